@@ -1,0 +1,460 @@
+package dev.synapsehub.core.claim;
+
+import dev.synapsehub.core.command.CheckpointCommand;
+import dev.synapsehub.core.command.ClaimCommand;
+import dev.synapsehub.core.command.Command;
+import dev.synapsehub.core.command.HandoffCommand;
+import dev.synapsehub.core.command.ReleaseCommand;
+import dev.synapsehub.core.command.TaskUpdateCommand;
+import dev.synapsehub.core.event.ClaimReleasedEvent;
+import dev.synapsehub.core.event.ClaimSnapshotEvent;
+import dev.synapsehub.core.event.CoordinationEvent;
+import dev.synapsehub.core.reply.Refusal;
+import dev.synapsehub.core.reply.Reply;
+import dev.synapsehub.core.scope.PathNormalizer;
+import dev.synapsehub.core.scope.Scope;
+import dev.synapsehub.core.scope.ScopeIndex;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The claim registry: leases, epochs, versions, scopes, quotas and retained checkpoints
+ * (seed 000 §§1–3, INV-CR-2, INV-CR-3).
+ *
+ * <p>{@link #decide} validates a command against the current state and returns the events
+ * that carry its effect without applying them; {@link #apply} is the one path that changes
+ * state, used live and on replay alike. Expiry is a pure function of time: it runs before
+ * every decision and read, and again inside {@code apply} at the event's own timestamp, so a
+ * replayed log rebuilds exactly the live state. Not thread-safe: one writer owns it.
+ */
+public final class ClaimRegistry {
+
+    /** A live claim with its index entry, which remembers the insertion order. */
+    private record Held(Claim claim, ScopeIndex.Holding holding) {
+    }
+
+    private final RegistryLimits limits;
+    private final Map<String, Held> live = new HashMap<>();
+    private final ScopeIndex index = new ScopeIndex();
+    private final ExpiryQueue expiry = new ExpiryQueue();
+    private final Map<String, Integer> chargedByPrincipal = new HashMap<>();
+    private final LinkedHashMap<String, String> retainedCheckpoints = new LinkedHashMap<>();
+    private long epochCounter;
+    private long orderCounter;
+    private double now = Double.NEGATIVE_INFINITY;
+    private Deque<Runnable> undo;
+
+    /** A registry with the given bounds. */
+    public ClaimRegistry(RegistryLimits limits) {
+        this.limits = limits;
+    }
+
+    /** A registry with the spec's default bounds. */
+    public ClaimRegistry() {
+        this(RegistryLimits.DEFAULTS);
+    }
+
+    /** The bounds in force. */
+    public RegistryLimits limits() {
+        return limits;
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Decide
+
+    /**
+     * Decides {@code command} at {@code at} (raised to the registry's clock if earlier).
+     * Runs expiry first; otherwise changes nothing. Apply the returned events to make it so.
+     */
+    public Decision decide(Command command, double at) {
+        double t = advanceTo(at);
+        if (command instanceof ClaimCommand c) {
+            return decideClaim(c, t);
+        } else if (command instanceof ReleaseCommand r) {
+            return decideRelease(r, t);
+        } else if (command instanceof TaskUpdateCommand u) {
+            return decideUpdate(u, t);
+        } else if (command instanceof HandoffCommand h) {
+            return decideHandoff(h, t);
+        } else if (command instanceof CheckpointCommand k) {
+            return decideCheckpoint(k, t);
+        }
+        throw new IllegalArgumentException("unknown command " + command.getClass().getName());
+    }
+
+    private Decision decideClaim(ClaimCommand c, double t) {
+        String taskId = strip(c.taskId());
+        String agent = c.agent();
+        String principal = c.principal() == null || c.principal().isEmpty() ? agent : c.principal();
+        Scope scope = new Scope(c.worktree(), PathNormalizer.normalizeDeclared(c.paths(), limits.maxDeclaredPaths()));
+        if (taskId.isEmpty()) {
+            return claimDenied(t, agent, taskId, scope,
+                    new Reply.Denied("", Refusal.TASK_ID_REQUIRED, "A task id is required to claim."));
+        }
+        Held existing = live.get(taskId);
+        if (existing != null && !existing.claim().owner().equals(agent)) {
+            String owner = existing.claim().owner();
+            return claimDenied(t, agent, taskId, scope, new Reply.Denied(taskId, Refusal.LEASE_LIVE,
+                    "Task '" + taskId + "' is already claimed by " + owner + ".", owner, null));
+        }
+        Optional<ScopeIndex.Holding> conflict = index.firstConflict(scope, agent, null);
+        if (conflict.isPresent()) {
+            return claimDenied(t, agent, taskId, scope, scopeConflict(taskId, conflict.get()));
+        }
+        boolean freeRenewal = existing != null && existing.claim().principal().equals(principal);
+        if (!freeRenewal && charged(principal) >= limits.maxClaimsPerPrincipal()) {
+            return claimDenied(t, agent, taskId, scope, new Reply.Denied(taskId, Refusal.QUOTA_EXCEEDED,
+                    "Principal claim quota reached: maximum " + limits.maxClaimsPerPrincipal() + " claims."));
+        }
+        double ttl = TtlPolicy.effective(c.ttlSeconds(), limits.defaultTtlSeconds());
+        String checkpoint = existing != null
+                ? existing.claim().checkpoint()
+                : retainedCheckpoints.getOrDefault(taskId, "");
+        Claim claim = new Claim(taskId, agent, principal, strip(c.note()), t, t + ttl, ClaimStatus.CLAIMED, "",
+                scope.worktree(), scope.paths(), epochCounter + 1, 0, checkpoint, c.git());
+        String verb = existing != null ? "renewed" : "claimed";
+        return granted(new ClaimSnapshotEvent(t, ClaimSnapshotEvent.Kind.CLAIM, claim),
+                new Reply.Granted(claim, null, "Task '" + taskId + "' " + verb + " by " + agent + "."));
+    }
+
+    private Decision decideRelease(ReleaseCommand r, double t) {
+        String taskId = strip(r.taskId());
+        if (taskId.isEmpty()) {
+            return denied(taskId, Refusal.TASK_ID_REQUIRED, "A task id is required to release.");
+        }
+        Held held = live.get(taskId);
+        if (held == null) {
+            return denied(taskId, Refusal.NOT_CLAIMED, "Task '" + taskId + "' is not currently claimed.");
+        }
+        Optional<Decision> fenced = fence(held.claim(), r.agent(), r.epoch());
+        if (fenced.isPresent()) {
+            return fenced.get();
+        }
+        return granted(new ClaimReleasedEvent(t, taskId),
+                new Reply.Granted(held.claim(), null, "Task '" + taskId + "' released by " + r.agent() + "."));
+    }
+
+    private Decision decideUpdate(TaskUpdateCommand u, double t) {
+        String taskId = strip(u.taskId());
+        if (taskId.isEmpty()) {
+            return denied(taskId, Refusal.TASK_ID_REQUIRED, "A task id is required to update a task.");
+        }
+        Held held = live.get(taskId);
+        if (held == null) {
+            return denied(taskId, Refusal.NOT_FOUND, "Task '" + taskId + "' not found among live claims.");
+        }
+        Claim claim = held.claim();
+        Optional<Decision> fenced = fence(claim, u.agent(), u.epoch());
+        if (fenced.isPresent()) {
+            return fenced.get();
+        }
+        if (u.expectedVersion() != null && u.expectedVersion() != claim.version()) {
+            return denied(taskId, Refusal.VERSION_CONFLICT, "Task '" + taskId + "' version conflict: expected "
+                    + u.expectedVersion() + ", current " + claim.version() + ".");
+        }
+        ClaimStatus status = claim.status();
+        String requested = strip(u.status());
+        if (!requested.isEmpty()) {
+            Optional<ClaimStatus> target = ClaimStatus.fromWire(requested);
+            if (target.isEmpty() || !claim.status().canMoveTo(target.get())) {
+                return denied(taskId, Refusal.ILLEGAL_TRANSITION,
+                        "Task '" + taskId + "' cannot transition " + claim.status().wire() + " -> " + requested + ".");
+            }
+            status = target.get();
+        }
+        Claim updated = claim.withUpdate(status,
+                u.note() == null ? claim.note() : u.note().strip(),
+                u.dataRef() == null ? claim.dataRef() : u.dataRef().strip());
+        return granted(new ClaimSnapshotEvent(t, ClaimSnapshotEvent.Kind.TASK_UPDATE, updated),
+                new Reply.Granted(updated, null, "Task '" + taskId + "' updated."));
+    }
+
+    private Decision decideHandoff(HandoffCommand h, double t) {
+        String taskId = strip(h.taskId());
+        String recipient = strip(h.recipient());
+        if (taskId.isEmpty()) {
+            return denied(taskId, Refusal.TASK_ID_REQUIRED, "A task id is required to hand off.");
+        }
+        if (recipient.isEmpty()) {
+            return denied(taskId, Refusal.TARGET_REQUIRED, "A handoff target is required.");
+        }
+        Held held = live.get(taskId);
+        if (held == null) {
+            return denied(taskId, Refusal.NOT_CLAIMED, "Task '" + taskId + "' is not currently claimed.");
+        }
+        Claim claim = held.claim();
+        if (!claim.owner().equals(h.agent())) {
+            return notOwner(claim);
+        }
+        if (recipient.equals(claim.owner())) {
+            return denied(taskId, Refusal.ALREADY_OWNER, "Task '" + taskId + "' is already owned by " + recipient + ".");
+        }
+        if (h.epoch() != null && h.epoch() != claim.epoch()) {
+            return staleEpoch(claim, h.epoch());
+        }
+        String principal = h.recipientPrincipal() == null || h.recipientPrincipal().isEmpty()
+                ? recipient : h.recipientPrincipal();
+        if (!principal.equals(claim.principal()) && charged(principal) >= limits.maxClaimsPerPrincipal()) {
+            return denied(taskId, Refusal.QUOTA_EXCEEDED, "Handoff refused: " + recipient
+                    + " is at its principal claim quota (maximum " + limits.maxClaimsPerPrincipal() + " claims).");
+        }
+        Optional<ScopeIndex.Holding> conflict = index.firstConflict(claim.scope(), recipient, held.holding());
+        if (conflict.isPresent()) {
+            return new Decision(scopeConflict(taskId, conflict.get()), List.of());
+        }
+        String note = h.note() == null || h.note().isBlank() ? claim.note() : h.note().strip();
+        Claim moved = claim.withOwnership(recipient, principal, t, t + limits.defaultTtlSeconds(),
+                epochCounter + 1, note);
+        return granted(new ClaimSnapshotEvent(t, ClaimSnapshotEvent.Kind.HANDOFF, moved),
+                new Reply.Granted(moved, claim.owner(),
+                        "Task '" + taskId + "' handed from " + claim.owner() + " to " + recipient + "."));
+    }
+
+    private Decision decideCheckpoint(CheckpointCommand k, double t) {
+        String taskId = strip(k.taskId());
+        if (taskId.isEmpty()) {
+            return denied(taskId, Refusal.TASK_ID_REQUIRED, "A task id is required to save a checkpoint.");
+        }
+        Held held = live.get(taskId);
+        if (held == null) {
+            return denied(taskId, Refusal.NOT_FOUND, "Task '" + taskId + "' not found among live claims.");
+        }
+        Optional<Decision> fenced = fence(held.claim(), k.agent(), k.epoch());
+        if (fenced.isPresent()) {
+            return fenced.get();
+        }
+        Claim saved = held.claim().withCheckpoint(k.checkpoint() == null ? "" : k.checkpoint());
+        return granted(new ClaimSnapshotEvent(t, ClaimSnapshotEvent.Kind.CHECKPOINT, saved),
+                new Reply.Granted(saved, null, "Checkpoint saved for task '" + taskId + "'."));
+    }
+
+    /** Ownership then epoch: a stale epoch from a non-owner gets the ownership refusal. */
+    private Optional<Decision> fence(Claim claim, String agent, Long epoch) {
+        if (!claim.owner().equals(agent)) {
+            return Optional.of(notOwner(claim));
+        }
+        if (epoch != null && epoch != claim.epoch()) {
+            return Optional.of(staleEpoch(claim, epoch));
+        }
+        return Optional.empty();
+    }
+
+    private static Decision notOwner(Claim claim) {
+        return new Decision(new Reply.Denied(claim.taskId(), Refusal.NOT_OWNER,
+                "Task '" + claim.taskId() + "' is owned by " + claim.owner() + ".", claim.owner(), null), List.of());
+    }
+
+    private static Decision staleEpoch(Claim claim, long supplied) {
+        return denied(claim.taskId(), Refusal.STALE_EPOCH, "Task '" + claim.taskId() + "' epoch is stale: supplied "
+                + supplied + ", current " + claim.epoch() + ".");
+    }
+
+    private static Reply.Denied scopeConflict(String taskId, ScopeIndex.Holding other) {
+        return new Reply.Denied(taskId, Refusal.SCOPE_CONFLICT, "Task '" + taskId + "' file scope conflicts with '"
+                + other.taskId() + "' held by " + other.owner() + ".", other.owner(), other.taskId());
+    }
+
+    private static Decision claimDenied(double t, String agent, String taskId, Scope scope, Reply.Denied reply) {
+        return new Decision(reply, List.of(DenialEvidence.of(t, agent, taskId, scope, reply.refusal().name())));
+    }
+
+    private static Decision denied(String taskId, Refusal refusal, String message) {
+        return new Decision(new Reply.Denied(taskId, refusal, message), List.of());
+    }
+
+    private static Decision granted(CoordinationEvent event, Reply.Granted reply) {
+        return new Decision(reply, List.of(event));
+    }
+
+    private static String strip(String s) {
+        return s == null ? "" : s.strip();
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Apply
+
+    /**
+     * Applies one event: the only way claim state changes. Expires what is due at the event's
+     * timestamp first, exactly as the live decision did. Events of other families are ignored.
+     */
+    public void apply(CoordinationEvent event) {
+        if (event instanceof ClaimSnapshotEvent s) {
+            advanceTo(s.ts());
+            put(s.claim());
+        } else if (event instanceof ClaimReleasedEvent r) {
+            advanceTo(r.ts());
+            Held held = live.get(r.taskId());
+            if (held != null) {
+                record(() -> insert(held.claim(), held.holding().order()));
+                remove(held);
+            }
+            dropRetained(r.taskId());
+        }
+        // claim_denial and idempotency events are not registry state (INV-RR-3).
+    }
+
+    private void put(Claim claim) {
+        Held previous = live.get(claim.taskId());
+        long order;
+        if (previous != null) {
+            order = previous.holding().order();
+            record(() -> {
+                remove(live.get(claim.taskId()));
+                insert(previous.claim(), order);
+            });
+            remove(previous);
+        } else {
+            order = ++orderCounter;
+            record(() -> remove(live.get(claim.taskId())));
+        }
+        insert(claim, order);
+        dropRetained(claim.taskId());
+        if (claim.epoch() > epochCounter) {
+            long before = epochCounter;
+            record(() -> epochCounter = before);
+            epochCounter = claim.epoch();
+        }
+    }
+
+    private void insert(Claim claim, long order) {
+        ScopeIndex.Holding holding = new ScopeIndex.Holding(claim.taskId(), claim.owner(), order, claim.scope());
+        live.put(claim.taskId(), new Held(claim, holding));
+        index.add(holding);
+        chargedByPrincipal.merge(claim.principal(), 1, Integer::sum);
+        expiry.push(claim);
+        if (expiry.size() > 2 * live.size() + 16) {
+            expiry.rebuild(() -> live.values().stream().map(Held::claim).iterator());
+        }
+    }
+
+    private void remove(Held held) {
+        if (held == null) {
+            return;
+        }
+        live.remove(held.claim().taskId());
+        index.remove(held.holding());
+        chargedByPrincipal.merge(held.claim().principal(), -1, (a, b) -> a + b == 0 ? null : a + b);
+    }
+
+    private void dropRetained(String taskId) {
+        String dropped = retainedCheckpoints.remove(taskId);
+        if (dropped != null) {
+            record(() -> retainedCheckpoints.put(taskId, dropped));
+        }
+    }
+
+    /**
+     * Advances the registry's clock to {@code at} (never backwards) and expires every lease
+     * whose expiry is at or before it; a non-empty checkpoint is retained for the next claimant.
+     * Expiry is a function of time, so it is not undone by {@link #rollbackBatch()}.
+     *
+     * @return the registry's time after the call
+     */
+    public double advanceTo(double at) {
+        if (at > now) {
+            now = at;
+        }
+        for (ExpiryQueue.Due due = expiry.pollDue(now); due != null; due = expiry.pollDue(now)) {
+            Held held = live.get(due.taskId());
+            if (held != null && held.claim().epoch() == due.epoch() && !held.claim().liveAt(now)) {
+                remove(held);
+                if (!held.claim().checkpoint().isEmpty()) {
+                    retainedCheckpoints.put(held.claim().taskId(), held.claim().checkpoint());
+                    if (retainedCheckpoints.size() > limits.maxRetainedCheckpoints()) {
+                        retainedCheckpoints.remove(retainedCheckpoints.keySet().iterator().next());
+                    }
+                }
+            }
+        }
+        return now;
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Batches: undo what a failed journal append must not leave behind (INV-JA-2)
+
+    /** Starts recording undo steps for every applied change. */
+    public void beginBatch() {
+        undo = new ArrayDeque<>();
+    }
+
+    /** Keeps every change applied since {@link #beginBatch()}. */
+    public void commitBatch() {
+        undo = null;
+    }
+
+    /** Reverts every change applied since {@link #beginBatch()}, newest first. */
+    public void rollbackBatch() {
+        Deque<Runnable> steps = undo;
+        undo = null;
+        if (steps != null) {
+            while (!steps.isEmpty()) {
+                steps.pop().run();
+            }
+        }
+    }
+
+    private void record(Runnable step) {
+        if (undo != null) {
+            undo.push(step);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Reads (each expires first, like every decision)
+
+    /** Live claims at {@code at}, sorted by task id. */
+    public List<Claim> snapshot(double at) {
+        advanceTo(at);
+        List<Claim> claims = new ArrayList<>(live.size());
+        for (Held held : live.values()) {
+            claims.add(held.claim());
+        }
+        claims.sort(Comparator.comparing(Claim::taskId));
+        return claims;
+    }
+
+    /** The live claim on {@code taskId} at {@code at}, if any. */
+    public Optional<Claim> liveClaim(String taskId, double at) {
+        advanceTo(at);
+        Held held = live.get(taskId);
+        return held == null ? Optional.empty() : Optional.of(held.claim());
+    }
+
+    /** Live claims currently charged to {@code principal} (as of the last expiry). */
+    public int charged(String principal) {
+        return chargedByPrincipal.getOrDefault(principal, 0);
+    }
+
+    /** The checkpoint retained for a task whose lease lapsed, if any. */
+    public Optional<String> retainedCheckpoint(String taskId) {
+        return Optional.ofNullable(retainedCheckpoints.get(taskId));
+    }
+
+    /** The highest epoch issued (or replayed) so far. */
+    public long epochCounter() {
+        return epochCounter;
+    }
+
+    /** Number of live claims as of the last expiry. */
+    public int liveCount() {
+        return live.size();
+    }
+
+    /** The registry's time: the latest instant it has been advanced to. */
+    public double now() {
+        return now;
+    }
+
+    /** Entries in the expiry heap, live and stale; bounded by 2 × live + 16 after each insert. */
+    int expiryQueueSize() {
+        return expiry.size();
+    }
+}

@@ -1,0 +1,41 @@
+package dev.synapsehub.core.reply;
+
+import dev.synapsehub.core.claim.Claim;
+
+/** The core's answer to one command: granted with the resulting claim, or refused with a code. */
+public sealed interface Reply permits Reply.Granted, Reply.Denied {
+
+    /** The task the reply concerns (trimmed; empty when the request had none). */
+    String taskId();
+
+    /** True for a grant. */
+    default boolean granted() {
+        return this instanceof Granted;
+    }
+
+    /**
+     * The command succeeded.
+     *
+     * @param claim the claim after the change (for a release: the claim as it was released)
+     * @param previousOwner the giver, for a handoff; otherwise null
+     */
+    record Granted(Claim claim, String previousOwner, String message) implements Reply {
+        @Override
+        public String taskId() {
+            return claim.taskId();
+        }
+    }
+
+    /**
+     * The command was refused and changed nothing but time-driven expiry.
+     *
+     * @param holder the agent whose claim caused the refusal, when there is one
+     * @param conflictingTask the other task, for a scope conflict
+     */
+    record Denied(String taskId, Refusal refusal, String message, String holder, String conflictingTask)
+            implements Reply {
+        public Denied(String taskId, Refusal refusal, String message) {
+            this(taskId, refusal, message, null, null);
+        }
+    }
+}
