@@ -1,0 +1,321 @@
+package dev.synapsehub.core.actor;
+
+import dev.synapsehub.core.Clock;
+import dev.synapsehub.core.claim.Decision;
+import dev.synapsehub.core.event.CoordinationEvent;
+import dev.synapsehub.core.event.IdempotencyRecordedEvent;
+import dev.synapsehub.core.journal.Journal;
+import dev.synapsehub.core.journal.JournalException;
+import dev.synapsehub.core.journal.JournaledEvent;
+import dev.synapsehub.core.reply.Reply;
+import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.core.state.IdempotencyLedger;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Function;
+
+/**
+ * The serialized mutation actor (seed 000 §4): one named thread owns the state. It drains
+ * what is queued, decides each command in order against the effects of those before it,
+ * appends the batch's events in one journal transaction and only after the commit completes
+ * the callers' futures (INV-JA-1). A failed append undoes the whole batch and refuses every
+ * command in it (INV-JA-2). {@link #close()} lets an in-flight append finish and processes
+ * what was already queued before the journal is closed (INV-JA-3).
+ *
+ * <p>Futures complete on the actor thread: callers should continue with the {@code *Async}
+ * variants on their own executor so the actor never does their work.
+ */
+public final class CoordinationActor implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(CoordinationActor.class.getName());
+
+    private sealed interface Task permits MutationTask, ReadTask {
+    }
+
+    private record MutationTask(Mutation mutation, CompletableFuture<Outcome> future) implements Task {
+    }
+
+    private record ReadTask(Function<CoordinationState, ?> query, CompletableFuture<Object> future)
+            implements Task {
+    }
+
+    /** A decided mutation waiting for its batch to commit. */
+    private static final class Pending {
+        final CompletableFuture<Outcome> future;
+        final Reply reply;
+        final List<CoordinationEvent> events;
+        final String storedResponse;
+        final Outcome settled;
+
+        Pending(CompletableFuture<Outcome> future, Reply reply, List<CoordinationEvent> events, String stored) {
+            this.future = future;
+            this.reply = reply;
+            this.events = events;
+            this.storedResponse = stored;
+            this.settled = null;
+        }
+
+        Pending(CompletableFuture<Outcome> future, Outcome settled) {
+            this.future = future;
+            this.reply = null;
+            this.events = List.of();
+            this.storedResponse = null;
+            this.settled = settled;
+        }
+    }
+
+    private final CoordinationState state;
+    private final Journal journal;
+    private final Clock clock;
+    private final ActorSettings settings;
+    private final BlockingQueue<Task> queue;
+    private final ActorMetrics metrics = new ActorMetrics();
+    private final ReadWriteLock admission = new ReentrantReadWriteLock();
+    private final Thread thread;
+    private final List<Pending> pending = new ArrayList<>();
+    private volatile boolean closing;
+
+    /** An actor over a state already rebuilt from {@code journal}; call {@link #start()}. */
+    public CoordinationActor(CoordinationState state, Journal journal, Clock clock, ActorSettings settings) {
+        this.state = state;
+        this.journal = journal;
+        this.clock = clock;
+        this.settings = settings;
+        this.queue = new ArrayBlockingQueue<>(settings.queueCapacity());
+        this.thread = new Thread(this::run, "synapse-actor");
+    }
+
+    /** Starts the actor thread. */
+    public void start() {
+        thread.start();
+    }
+
+    /** Submits a mutation; never blocks. A full queue completes at once with BUSY. */
+    public CompletableFuture<Outcome> submit(Mutation mutation) {
+        CompletableFuture<Outcome> future = new CompletableFuture<>();
+        if (!enqueue(new MutationTask(mutation, future))) {
+            future.complete(refusal());
+        }
+        return future;
+    }
+
+    /**
+     * Runs a query on the actor thread after every mutation queued before it has committed,
+     * so it sees committed state only (linearizable reads).
+     */
+    @SuppressWarnings("unchecked")
+    public <T> CompletableFuture<T> read(Function<CoordinationState, T> query) {
+        CompletableFuture<Object> future = new CompletableFuture<>();
+        if (!enqueue(new ReadTask(query, future))) {
+            Outcome.Refused refused = refusal();
+            future.completeExceptionally(new IllegalStateException(refused.message()));
+        }
+        return (CompletableFuture<T>) future;
+    }
+
+    private boolean enqueue(Task task) {
+        admission.readLock().lock();
+        try {
+            return !closing && queue.offer(task);
+        } finally {
+            admission.readLock().unlock();
+        }
+    }
+
+    private Outcome.Refused refusal() {
+        if (closing) {
+            return new Outcome.Refused(Outcome.Reason.SHUTTING_DOWN, "The hub is shutting down.");
+        }
+        metrics.busyRefusals.incrementAndGet();
+        return new Outcome.Refused(Outcome.Reason.BUSY, "The hub is busy; retry shortly.");
+    }
+
+    /** Counters for metrics and benchmarks. */
+    public ActorMetrics metrics() {
+        return metrics;
+    }
+
+    /** Submissions waiting in the queue. */
+    public int queueDepth() {
+        return queue.size();
+    }
+
+    /**
+     * Stops admitting work, lets the actor finish the batch in flight and everything already
+     * queued, then closes the journal. Never closes the journal under an append (INV-JA-3).
+     */
+    @Override
+    public void close() throws JournalException {
+        admission.writeLock().lock();
+        try {
+            closing = true;
+        } finally {
+            admission.writeLock().unlock();
+        }
+        boolean interrupted = false;
+        while (thread.isAlive()) {
+            try {
+                thread.join();
+            } catch (InterruptedException e) {
+                interrupted = true; // keep waiting: the append's outcome is authoritative
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        journal.close();
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // The actor thread
+
+    private void run() {
+        List<Task> batch = new ArrayList<>(settings.maxBatch());
+        while (true) {
+            Task first;
+            try {
+                first = queue.poll(50, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                first = null; // only close() ends the loop
+            }
+            if (first == null) {
+                if (closing && queue.isEmpty()) {
+                    return;
+                }
+                continue;
+            }
+            batch.clear();
+            batch.add(first);
+            queue.drainTo(batch, settings.maxBatch() - 1);
+            process(batch);
+        }
+    }
+
+    private void process(List<Task> batch) {
+        double now = clock.nowSeconds();
+        state.beginBatch();
+        for (Task task : batch) {
+            if (task instanceof ReadTask read) {
+                flush();
+                answer(read);
+                continue;
+            }
+            MutationTask mutation = (MutationTask) task;
+            try {
+                pending.add(decide(mutation, now));
+            } catch (RuntimeException fault) {
+                LOG.log(System.Logger.Level.ERROR, "fault deciding " + mutation.mutation().command()
+                        + "; undoing its batch", fault);
+                abandon(Outcome.Reason.INTERNAL_FAULT, "Internal fault; nothing was applied.");
+                mutation.future().complete(new Outcome.Refused(Outcome.Reason.INTERNAL_FAULT,
+                        "Internal fault; nothing was applied."));
+            }
+        }
+        flush();
+        state.commitBatch();
+    }
+
+    private Pending decide(MutationTask task, double now) {
+        Mutation mutation = task.mutation();
+        Idempotency idem = mutation.idempotency();
+        if (idem != null) {
+            Optional<IdempotencyLedger.Entry> prior = state.idempotency().find(idem.key());
+            if (prior.isPresent()) {
+                String response = prior.get().response();
+                Outcome settled = prior.get().requestDigest().equals(idem.requestDigest())
+                        ? new Outcome.Replayed(response)
+                        : new Outcome.IdempotencyConflict(response);
+                return new Pending(task.future(), settled);
+            }
+        }
+        Decision decision = state.decide(mutation.command(), now);
+        List<CoordinationEvent> events = new ArrayList<>(decision.events());
+        String stored = null;
+        if (idem != null && decision.reply().granted()) {
+            double decidedAt = state.claims().now();
+            stored = idem.renderer().render(decision.reply(), decidedAt);
+            events.add(new IdempotencyRecordedEvent(decidedAt, idem.key(), idem.requestDigest(), stored));
+        }
+        for (CoordinationEvent event : events) {
+            state.apply(event);
+        }
+        metrics.commands.incrementAndGet();
+        return new Pending(task.future(), decision.reply(), events, stored);
+    }
+
+    /** Commits what is pending, then completes its futures; on failure undoes and refuses all. */
+    private void flush() {
+        if (pending.isEmpty()) {
+            return;
+        }
+        List<CoordinationEvent> all = new ArrayList<>();
+        for (Pending p : pending) {
+            all.addAll(p.events);
+        }
+        List<JournaledEvent> committed = List.of();
+        if (!all.isEmpty()) {
+            long start = System.nanoTime();
+            try {
+                committed = journal.append(all);
+            } catch (JournalException | RuntimeException failure) {
+                metrics.journalFailures.incrementAndGet();
+                LOG.log(System.Logger.Level.ERROR, "journal append of " + all.size()
+                        + " events failed; refusing " + pending.size() + " commands", failure);
+                abandon(Outcome.Reason.JOURNAL_FAILED, "The journal could not commit; nothing was applied.");
+                return;
+            }
+            recordCommit(System.nanoTime() - start, all.size());
+        }
+        state.commitBatch();
+        int offset = 0;
+        for (Pending p : pending) {
+            if (p.settled != null) {
+                p.future.complete(p.settled);
+                continue;
+            }
+            List<JournaledEvent> mine = committed.subList(offset, offset + p.events.size());
+            offset += p.events.size();
+            p.future.complete(new Outcome.Decided(p.reply, mine, p.storedResponse));
+        }
+        pending.clear();
+        state.beginBatch();
+    }
+
+    /** Undoes the uncommitted batch and refuses every command in it. */
+    private void abandon(Outcome.Reason reason, String message) {
+        state.rollbackBatch();
+        for (Pending p : pending) {
+            p.future.complete(new Outcome.Refused(reason, message));
+        }
+        pending.clear();
+        state.beginBatch();
+    }
+
+    private void recordCommit(long nanos, int events) {
+        metrics.batches.incrementAndGet();
+        metrics.eventsCommitted.addAndGet(events);
+        metrics.commitNanosTotal.addAndGet(nanos);
+        metrics.commitNanosMax.accumulate(nanos);
+        metrics.lastCommitNanos.set(nanos);
+        if (nanos / 1_000_000 > settings.slowCommitMillis()) {
+            metrics.slowCommits.incrementAndGet();
+            LOG.log(System.Logger.Level.WARNING, "slow journal commit: " + nanos / 1_000_000 + " ms for "
+                    + events + " events");
+        }
+    }
+
+    private void answer(ReadTask read) {
+        try {
+            read.future().complete(read.query().apply(state));
+        } catch (RuntimeException e) {
+            read.future().completeExceptionally(e);
+        }
+    }
+}

@@ -1,0 +1,32 @@
+package dev.synapsehub.core.journal;
+
+import dev.synapsehub.core.event.CoordinationEvent;
+
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * Port: the append-only event log. The actor is its only writer; implementations need not be
+ * thread-safe for appends.
+ */
+public interface Journal extends AutoCloseable {
+
+    /**
+     * Appends the batch in one transaction, committed at the strongest durability any of its
+     * events asks for (INV-JA-4). Either every event is committed or none is.
+     *
+     * @return the committed events with their sequence numbers, in batch order
+     * @throws JournalException when nothing was committed
+     */
+    List<JournaledEvent> append(List<CoordinationEvent> batch) throws JournalException;
+
+    /** Streams every stored event in sequence order; unknown kinds are skipped. */
+    void replay(Consumer<JournaledEvent> sink) throws JournalException;
+
+    /** The highest committed sequence number, 0 for an empty journal. */
+    long lastSeq();
+
+    /** Closes the journal; the caller guarantees no append is in flight (INV-JA-3). */
+    @Override
+    void close() throws JournalException;
+}

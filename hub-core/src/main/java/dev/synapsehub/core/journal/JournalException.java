@@ -1,0 +1,12 @@
+package dev.synapsehub.core.journal;
+
+/** The journal could not do what was asked; for an append, nothing of the batch was committed. */
+public class JournalException extends Exception {
+    public JournalException(String message) {
+        super(message);
+    }
+
+    public JournalException(String message, Throwable cause) {
+        super(message, cause);
+    }
+}

@@ -1,0 +1,91 @@
+package dev.synapsehub.core.state;
+
+import dev.synapsehub.core.event.IdempotencyRecordedEvent;
+
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * First responses of keyed mutations (INV-CR-1, INV-DG-2), bounded: the least recently
+ * recorded key is forgotten first once {@code capacity} keys are held.
+ */
+public final class IdempotencyLedger {
+
+    /** A remembered first response. */
+    public record Entry(String key, String requestDigest, String response) {
+    }
+
+    private final int capacity;
+    private final LinkedHashMap<String, Entry> entries = new LinkedHashMap<>();
+    private Deque<Runnable> undo;
+
+    /** A ledger holding at most {@code capacity} keys (at least one). */
+    public IdempotencyLedger(int capacity) {
+        this.capacity = Math.max(1, capacity);
+    }
+
+    /** The entry stored under {@code key}, if still retained. */
+    public Optional<Entry> find(String key) {
+        return Optional.ofNullable(entries.get(key));
+    }
+
+    /** Applies a recorded event; re-recording a key refreshes it. */
+    public void apply(IdempotencyRecordedEvent event) {
+        Entry entry = new Entry(event.key(), event.requestDigest(), event.response());
+        Entry previous = entries.remove(entry.key());
+        entries.put(entry.key(), entry);
+        Entry evicted = null;
+        if (entries.size() > capacity) {
+            String eldest = entries.keySet().iterator().next();
+            evicted = entries.remove(eldest);
+        }
+        if (undo != null) {
+            Entry lost = evicted;
+            undo.push(() -> {
+                entries.remove(entry.key());
+                if (previous != null) {
+                    entries.put(previous.key(), previous);
+                }
+                if (lost != null) {
+                    entries.put(lost.key(), lost);
+                }
+            });
+        }
+    }
+
+    /** Number of keys held. */
+    public int size() {
+        return entries.size();
+    }
+
+    /** The bound on keys held. */
+    public int capacity() {
+        return capacity;
+    }
+
+    void beginBatch() {
+        undo = new ArrayDeque<>();
+    }
+
+    void commitBatch() {
+        undo = null;
+    }
+
+    void rollbackBatch() {
+        Deque<Runnable> steps = undo;
+        undo = null;
+        if (steps != null) {
+            while (!steps.isEmpty()) {
+                steps.pop().run();
+            }
+        }
+    }
+
+    /** Snapshot of keys in retention order, oldest first (for tests and diagnostics). */
+    public Map<String, Entry> view() {
+        return java.util.Collections.unmodifiableMap(new LinkedHashMap<>(entries));
+    }
+}
