@@ -134,8 +134,9 @@ public final class ScopeIndex {
     }
 
     private boolean conflicts(Node root, Scope request, String actor, Holding exclude) {
+        String worktree = request.worktree();
         if (request.wholeWorktree()) {
-            return others(root, actor, exclude) > 0;
+            return others(root, worktree, actor, exclude) > 0;
         }
         for (String path : request.paths()) {
             Node node = root;
@@ -150,17 +151,21 @@ public final class ScopeIndex {
                     break;
                 }
             }
-            if (reached && others(node, actor, exclude) > 0) {
+            if (reached && others(node, worktree, actor, exclude) > 0) {
                 return true;
             }
         }
         return false;
     }
 
-    /** Holdings in the subtree of {@code node} that are neither the actor's nor excluded. */
-    private static int others(Node node, String actor, Holding exclude) {
+    /**
+     * Holdings in the subtree of {@code node} (in {@code worktree}) that are neither the actor's
+     * nor excluded. An excluded holding in another worktree is not counted here, so it must not
+     * be subtracted either.
+     */
+    private static int others(Node node, String worktree, String actor, Holding exclude) {
         int n = node.total - node.ownedBy(actor);
-        if (exclude != null && !exclude.owner().equals(actor)) {
+        if (exclude != null && !exclude.owner().equals(actor) && exclude.scope().worktree().equals(worktree)) {
             for (String p : anchors(exclude.scope())) {
                 if (node.path.isEmpty() ? true : (p.equals(node.path) || p.startsWith(node.path + "/"))) {
                     n--;

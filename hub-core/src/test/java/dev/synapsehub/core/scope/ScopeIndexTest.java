@@ -1,0 +1,159 @@
+package dev.synapsehub.core.scope;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Random;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Pins the ScopeIndex conflict scan (INV-ME-2..4, catalog §12.5) against a brute-force scan. */
+class ScopeIndexTest {
+
+    private static ScopeIndex.Holding holding(String task, String owner, long order, String wt, String... paths) {
+        return new ScopeIndex.Holding(task, owner, order, new Scope(wt, List.of(paths)));
+    }
+
+    private static Optional<ScopeIndex.Holding> bruteForce(List<ScopeIndex.Holding> held, Scope request, String actor,
+                                                           ScopeIndex.Holding exclude) {
+        ScopeIndex.Holding first = null;
+        for (ScopeIndex.Holding h : held) {
+            if (h.owner().equals(actor) || (exclude != null && h.taskId().equals(exclude.taskId()))) {
+                continue;
+            }
+            if (h.scope().conflictsWith(request) && (first == null || h.order() < first.order())) {
+                first = h;
+            }
+        }
+        return Optional.ofNullable(first);
+    }
+
+    @Test
+    void emptyIndexHasNoConflict() {
+        assertThat(new ScopeIndex().firstConflict(new Scope("", List.of()), "A", null)).isEmpty();
+    }
+
+    @Test
+    void firstConflictIsTheLowestOrder() {
+        ScopeIndex index = new ScopeIndex();
+        index.add(holding("SECOND", "CHARLIE", 2, "main", "src/lib"));
+        index.add(holding("FIRST", "BRAVO", 1, "main", "src/app.py"));
+        assertThat(index.firstConflict(new Scope("main", List.of("src")), "ALPHA", null))
+                .map(ScopeIndex.Holding::taskId).contains("FIRST");
+    }
+
+    @Test
+    void skipsTheActorAndTheExcludedTask() {
+        ScopeIndex index = new ScopeIndex();
+        ScopeIndex.Holding own = holding("OWN", "ALPHA", 1, "main", "src/app.py");
+        ScopeIndex.Holding moving = holding("T1", "GIVER", 2, "main", "src");
+        index.add(own);
+        index.add(moving);
+        index.add(holding("TREE", "BRAVO", 3, "feature"));
+        index.add(holding("DISJOINT", "CHARLIE", 4, "main", "docs"));
+        assertThat(index.firstConflict(moving.scope(), "ALPHA", moving)).isEmpty();
+        assertThat(index.firstConflict(moving.scope(), "DELTA", moving)).map(ScopeIndex.Holding::taskId).contains("OWN");
+        assertThat(index.firstConflict(new Scope("main", List.of()), "ALPHA", null))
+                .map(ScopeIndex.Holding::taskId).contains("T1");
+    }
+
+    @Test
+    void anExcludedHoldingInAnotherWorktreeHidesNoConflict() {
+        ScopeIndex index = new ScopeIndex();
+        ScopeIndex.Holding elsewhere = holding("T10", "D", 7, "feature");
+        index.add(elsewhere);
+        index.add(holding("T11", "D", 8, "main"));
+        assertThat(index.firstConflict(new Scope("main", List.of()), "B", elsewhere))
+                .map(ScopeIndex.Holding::taskId).contains("T11");
+        assertThat(index.firstConflict(new Scope("main", List.of("x")), "B", elsewhere))
+                .map(ScopeIndex.Holding::taskId).contains("T11");
+    }
+
+    @Test
+    void wholeWorktreeEncodingsBothConflict() {
+        for (List<String> whole : List.of(List.<String>of(), List.of(""))) {
+            ScopeIndex index = new ScopeIndex();
+            index.add(new ScopeIndex.Holding("TREE", "B", 1, new Scope("main", whole)));
+            assertThat(index.firstConflict(new Scope("main", List.of("unrelated/file.py")), "A", null)).isPresent();
+            assertThat(index.firstConflict(new Scope("main", List.of()), "A", null)).isPresent();
+            assertThat(index.firstConflict(new Scope("main", List.of("")), "A", null)).isPresent();
+            assertThat(index.firstConflict(new Scope("feature", List.of()), "A", null)).isEmpty();
+        }
+    }
+
+    @Test
+    void segmentBoundaryAndRemovalPrune() {
+        ScopeIndex index = new ScopeIndex();
+        ScopeIndex.Holding src = holding("T1", "A", 1, "wt", "src", "src/deep/x");
+        index.add(src);
+        assertThat(index.firstConflict(new Scope("wt", List.of("srcfoo/x.py")), "B", null)).isEmpty();
+        assertThat(index.firstConflict(new Scope("wt", List.of("src/deep")), "B", null)).isPresent();
+        index.remove(src);
+        assertThat(index.firstConflict(new Scope("wt", List.of()), "B", null)).isEmpty();
+        assertThat(index.worktreeCount()).isZero();
+    }
+
+    @Test
+    void randomisedCrossCheckAgainstBruteForce() {
+        Random random = new Random(20240601L);
+        String[] segments = {"src", "core", "tests", "a", "b", "c", "..", ".", ""};
+        String[] worktrees = {"main", "wt-a", "", "feature"};
+        String[] owners = {"A", "B", "C", "D"};
+        ScopeIndex index = new ScopeIndex();
+        List<ScopeIndex.Holding> held = new ArrayList<>();
+        long order = 0;
+        int conflictsSeen = 0;
+        for (int step = 0; step < 20_000; step++) {
+            int op = random.nextInt(10);
+            if (op < 4 || held.isEmpty()) {
+                Scope scope = randomScope(random, segments, worktrees);
+                ScopeIndex.Holding h = new ScopeIndex.Holding("T" + step, owners[random.nextInt(owners.length)],
+                        ++order, scope);
+                index.add(h);
+                held.add(h);
+            } else if (op < 7) {
+                ScopeIndex.Holding victim = held.remove(random.nextInt(held.size()));
+                index.remove(victim);
+            } else {
+                Scope request = randomScope(random, segments, worktrees);
+                String actor = owners[random.nextInt(owners.length)];
+                ScopeIndex.Holding exclude = random.nextBoolean() || held.isEmpty()
+                        ? null : held.get(random.nextInt(held.size()));
+                Optional<ScopeIndex.Holding> expected = bruteForce(held, request, actor, exclude);
+                assertThat(index.firstConflict(request, actor, exclude))
+                        .as("step %d request %s actor %s exclude %s", step, request, actor, exclude)
+                        .isEqualTo(expected);
+                if (expected.isPresent()) {
+                    conflictsSeen++;
+                }
+            }
+            if (held.size() > 60) {
+                index.remove(held.remove(0));
+            }
+        }
+        for (ScopeIndex.Holding h : held) {
+            index.remove(h);
+        }
+        assertThat(index.worktreeCount()).isZero();
+        assertThat(conflictsSeen).isGreaterThan(100);
+    }
+
+    private static Scope randomScope(Random random, String[] segments, String[] worktrees) {
+        int n = random.nextInt(5);
+        List<String> raw = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            int depth = random.nextInt(5);
+            StringBuilder sb = new StringBuilder();
+            for (int d = 0; d < depth; d++) {
+                if (d > 0) {
+                    sb.append('/');
+                }
+                sb.append(segments[random.nextInt(segments.length)]);
+            }
+            raw.add(sb.toString());
+        }
+        return new Scope(worktrees[random.nextInt(worktrees.length)], PathNormalizer.normalizeDeclared(raw, 512));
+    }
+}
