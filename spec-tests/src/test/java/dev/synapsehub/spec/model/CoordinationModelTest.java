@@ -26,7 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * <p>Defaults: 300 sequences × 80 steps. {@code -Dspec.sequences}, {@code -Dspec.steps} override;
  * {@code -Dspec.seed} replays the seed a failure prints; profile {@code nightly} raises counts.
  */
-class CoordinationModelTest {
+public class CoordinationModelTest {
 
     /** Exactly the ids this model asserts; the drift guard binds this set to the spec's [model] tags. */
     public static final Set<String> MODEL_INVARIANTS = Set.of(

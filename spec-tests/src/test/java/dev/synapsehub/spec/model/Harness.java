@@ -214,10 +214,12 @@ final class Harness {
                 if (a.owner().equals(b.owner()) || !a.worktree().equals(b.worktree())) {
                     continue;
                 }
-                boolean whole = ModelScope.whole(a.paths()) || ModelScope.whole(b.paths());
-                Invariant.check(whole ? "INV-ME-4" : "INV-ME-2",
-                        !ModelScope.pathsOverlap(a.paths(), b.paths()),
-                        () -> "different owners hold conflicting live scopes: " + a + " / " + b);
+                if (ModelScope.whole(a.paths()) || ModelScope.whole(b.paths())) {
+                    Invariant.check("INV-ME-4", false,
+                            () -> "a whole-worktree claim coexists with another owner's claim: " + a + " / " + b);
+                }
+                Invariant.check("INV-ME-2", !ModelScope.pathsOverlap(a.paths(), b.paths()),
+                        () -> "different owners hold overlapping live scopes: " + a + " / " + b);
             }
         }
         Map<String, Integer> byPrincipal = new HashMap<>();
