@@ -13,7 +13,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -34,25 +33,6 @@ class SpecDriftGuardTest {
 
     static final String DOC = "docs/coordination-spec.md";
     static final String MODEL_DIR = "spec-tests/src/test/java/dev/synapsehub/spec/model";
-
-    /**
-     * Example tests written concurrently on another branch; cited in the document, present after
-     * the merge. Only their absence is tolerated, and only for exactly these paths. Empty this
-     * set once the branches have met.
-     */
-    static final Set<String> PENDING_FROM_PARALLEL_BRANCH = Set.of(
-            "spec-tests/src/test/java/dev/synapsehub/spec/invariants/OneOwnerPerTaskTest.java",
-            "spec-tests/src/test/java/dev/synapsehub/spec/invariants/ScopeConflictTest.java",
-            "spec-tests/src/test/java/dev/synapsehub/spec/invariants/QuotaTest.java",
-            "spec-tests/src/test/java/dev/synapsehub/spec/invariants/EpochFencingTest.java",
-            "spec-tests/src/test/java/dev/synapsehub/spec/invariants/VersionGuardTest.java",
-            "spec-tests/src/test/java/dev/synapsehub/spec/invariants/LeaseLivenessTest.java",
-            "spec-tests/src/test/java/dev/synapsehub/spec/invariants/HandoffTest.java",
-            "spec-tests/src/test/java/dev/synapsehub/spec/invariants/CheckpointResumeTest.java",
-            "spec-tests/src/test/java/dev/synapsehub/spec/invariants/DenialEvidenceTest.java",
-            "spec-tests/src/test/java/dev/synapsehub/spec/invariants/BatchRollbackTest.java",
-            "hub-core/src/test/java/dev/synapsehub/core/scope/PathNormalizerTest.java",
-            "hub-core/src/test/java/dev/synapsehub/core/scope/ScopeIndexTest.java");
 
     static Path root;
     static String document;
@@ -139,18 +119,7 @@ class SpecDriftGuardTest {
     @Test
     void documentAgreesWithTheCode() {
         List<SpecDriftGuard.Violation> violations = SpecDriftGuard.check(document, facts);
-        List<SpecDriftGuard.Violation> pending = new ArrayList<>();
-        List<SpecDriftGuard.Violation> real = new ArrayList<>();
-        for (SpecDriftGuard.Violation v : violations) {
-            boolean tolerated = v.kind() == SpecDriftGuard.Kind.PINNED_FILE_MISSING
-                    && PENDING_FROM_PARALLEL_BRANCH.contains(v.detail());
-            (tolerated ? pending : real).add(v);
-        }
-        if (!pending.isEmpty()) {
-            System.err.println("drift guard: " + pending.size() + " Pinned-by citations await the parallel branch: "
-                    + pending.stream().map(SpecDriftGuard.Violation::detail).distinct().sorted().toList());
-        }
-        assertThat(real).as("drift between " + DOC + " and the code").isEmpty();
+        assertThat(violations).as("drift between " + DOC + " and the code").isEmpty();
     }
 
     @Test
