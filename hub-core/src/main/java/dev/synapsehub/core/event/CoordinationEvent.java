@@ -5,7 +5,8 @@ package dev.synapsehub.core.event;
  * {@code apply} consumes them live and on replay.
  */
 public sealed interface CoordinationEvent
-        permits ClaimSnapshotEvent, ClaimReleasedEvent, ClaimDeniedEvent, IdempotencyRecordedEvent {
+        permits ClaimSnapshotEvent, ClaimReleasedEvent, ClaimDeniedEvent, IdempotencyRecordedEvent,
+        LedgerTaskEvent, LedgerProgressEvent {
     /** Hub time at which the event was decided, Unix seconds. */
     double ts();
 

@@ -1,8 +1,12 @@
 package dev.synapsehub.core.state;
 
+import dev.synapsehub.core.board.BoardLimits;
+import dev.synapsehub.core.board.BoardRegistry;
 import dev.synapsehub.core.claim.ClaimRegistry;
 import dev.synapsehub.core.claim.Decision;
 import dev.synapsehub.core.claim.RegistryLimits;
+import dev.synapsehub.core.command.BoardCommand;
+import dev.synapsehub.core.command.ClaimFamilyCommand;
 import dev.synapsehub.core.command.Command;
 import dev.synapsehub.core.event.CoordinationEvent;
 import dev.synapsehub.core.event.IdempotencyRecordedEvent;
@@ -21,11 +25,18 @@ public final class CoordinationState {
 
     private final ClaimRegistry claims;
     private final IdempotencyLedger idempotency;
+    private final BoardRegistry board;
 
-    /** A state with the given claim bounds and idempotency retention. */
-    public CoordinationState(RegistryLimits limits, int idempotencyCapacity) {
+    /** A state with the given bounds for every registry. */
+    public CoordinationState(RegistryLimits limits, int idempotencyCapacity, BoardLimits boardLimits) {
         this.claims = new ClaimRegistry(limits);
         this.idempotency = new IdempotencyLedger(idempotencyCapacity);
+        this.board = new BoardRegistry(boardLimits);
+    }
+
+    /** A state with the given claim bounds and idempotency retention, other registries at defaults. */
+    public CoordinationState(RegistryLimits limits, int idempotencyCapacity) {
+        this(limits, idempotencyCapacity, BoardLimits.DEFAULTS);
     }
 
     /** A state with the spec defaults. */
@@ -33,14 +44,25 @@ public final class CoordinationState {
         this(RegistryLimits.DEFAULTS, DEFAULT_IDEMPOTENCY_CAPACITY);
     }
 
-    /** Decides a command against the current state; see {@link ClaimRegistry#decide}. */
+    /**
+     * Decides a command against the current state without changing it (beyond time-driven
+     * expiry). The hub time used is {@code now} raised to the state's clock, which never goes back.
+     */
     public Decision decide(Command command, double now) {
-        return claims.decide(command, now);
+        if (command instanceof ClaimFamilyCommand c) {
+            return claims.decide(c, now);
+        }
+        double t = claims.advanceTo(now);
+        if (command instanceof BoardCommand b) {
+            return board.decide(b, t);
+        }
+        throw new IllegalArgumentException("unknown command " + command.getClass().getName());
     }
 
     /** The one path by which state changes. */
     public void apply(CoordinationEvent event) {
         claims.apply(event);
+        board.apply(event);
         if (event instanceof IdempotencyRecordedEvent recorded) {
             idempotency.apply(recorded);
         }
@@ -69,18 +91,21 @@ public final class CoordinationState {
     public void beginBatch() {
         claims.beginBatch();
         idempotency.beginBatch();
+        board.beginBatch();
     }
 
     /** The batch committed: keep its effects. */
     public void commitBatch() {
         claims.commitBatch();
         idempotency.commitBatch();
+        board.commitBatch();
     }
 
     /** The batch failed to commit: undo its effects (INV-JA-2). */
     public void rollbackBatch() {
         claims.rollbackBatch();
         idempotency.rollbackBatch();
+        board.rollbackBatch();
     }
 
     /** The claim registry. */
@@ -91,5 +116,10 @@ public final class CoordinationState {
     /** The idempotency ledger. */
     public IdempotencyLedger idempotency() {
         return idempotency;
+    }
+
+    /** The shared task board. */
+    public BoardRegistry board() {
+        return board;
     }
 }
