@@ -6,7 +6,7 @@ package dev.synapsehub.core.event;
  */
 public sealed interface CoordinationEvent
         permits ClaimSnapshotEvent, ClaimReleasedEvent, ClaimDeniedEvent, IdempotencyRecordedEvent,
-        LedgerTaskEvent, LedgerProgressEvent {
+        LedgerTaskEvent, LedgerProgressEvent, ResourceOfferedEvent {
     /** Hub time at which the event was decided, Unix seconds. */
     double ts();
 

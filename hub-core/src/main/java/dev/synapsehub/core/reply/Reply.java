@@ -7,7 +7,8 @@ import dev.synapsehub.core.claim.Claim;
  * {@link Denied} is also every other verb's typed refusal; the other permitted types are the
  * successful answers of the board, resource and messaging verbs.
  */
-public sealed interface Reply permits Reply.Granted, Reply.Denied, BoardTaskReply, ProgressNoteReply {
+public sealed interface Reply permits Reply.Granted, Reply.Denied, BoardTaskReply, ProgressNoteReply,
+        ResourceOfferReply {
 
     /** The task the reply concerns (trimmed; empty when the request had none or is not about a task). */
     default String taskId() {

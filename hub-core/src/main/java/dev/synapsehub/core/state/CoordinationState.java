@@ -8,10 +8,13 @@ import dev.synapsehub.core.claim.RegistryLimits;
 import dev.synapsehub.core.command.BoardCommand;
 import dev.synapsehub.core.command.ClaimFamilyCommand;
 import dev.synapsehub.core.command.Command;
+import dev.synapsehub.core.command.ResourceOfferCommand;
 import dev.synapsehub.core.event.CoordinationEvent;
 import dev.synapsehub.core.event.IdempotencyRecordedEvent;
 import dev.synapsehub.core.journal.Journal;
 import dev.synapsehub.core.journal.JournalException;
+import dev.synapsehub.core.resource.ResourceLimits;
+import dev.synapsehub.core.resource.ResourceRegistry;
 
 import java.util.function.LongConsumer;
 
@@ -26,17 +29,20 @@ public final class CoordinationState {
     private final ClaimRegistry claims;
     private final IdempotencyLedger idempotency;
     private final BoardRegistry board;
+    private final ResourceRegistry resources;
 
     /** A state with the given bounds for every registry. */
-    public CoordinationState(RegistryLimits limits, int idempotencyCapacity, BoardLimits boardLimits) {
+    public CoordinationState(RegistryLimits limits, int idempotencyCapacity, BoardLimits boardLimits,
+            ResourceLimits resourceLimits) {
         this.claims = new ClaimRegistry(limits);
         this.idempotency = new IdempotencyLedger(idempotencyCapacity);
         this.board = new BoardRegistry(boardLimits);
+        this.resources = new ResourceRegistry(resourceLimits);
     }
 
     /** A state with the given claim bounds and idempotency retention, other registries at defaults. */
     public CoordinationState(RegistryLimits limits, int idempotencyCapacity) {
-        this(limits, idempotencyCapacity, BoardLimits.DEFAULTS);
+        this(limits, idempotencyCapacity, BoardLimits.DEFAULTS, ResourceLimits.DEFAULTS);
     }
 
     /** A state with the spec defaults. */
@@ -55,6 +61,8 @@ public final class CoordinationState {
         double t = claims.advanceTo(now);
         if (command instanceof BoardCommand b) {
             return board.decide(b, t);
+        } else if (command instanceof ResourceOfferCommand r) {
+            return resources.decide(r, t);
         }
         throw new IllegalArgumentException("unknown command " + command.getClass().getName());
     }
@@ -63,6 +71,7 @@ public final class CoordinationState {
     public void apply(CoordinationEvent event) {
         claims.apply(event);
         board.apply(event);
+        resources.apply(event);
         if (event instanceof IdempotencyRecordedEvent recorded) {
             idempotency.apply(recorded);
         }
@@ -84,6 +93,7 @@ public final class CoordinationState {
             }
         });
         claims.advanceTo(now);
+        resources.advanceTo(now);
         return count[0];
     }
 
@@ -92,6 +102,7 @@ public final class CoordinationState {
         claims.beginBatch();
         idempotency.beginBatch();
         board.beginBatch();
+        resources.beginBatch();
     }
 
     /** The batch committed: keep its effects. */
@@ -99,6 +110,7 @@ public final class CoordinationState {
         claims.commitBatch();
         idempotency.commitBatch();
         board.commitBatch();
+        resources.commitBatch();
     }
 
     /** The batch failed to commit: undo its effects (INV-JA-2). */
@@ -106,6 +118,7 @@ public final class CoordinationState {
         claims.rollbackBatch();
         idempotency.rollbackBatch();
         board.rollbackBatch();
+        resources.rollbackBatch();
     }
 
     /** The claim registry. */
@@ -116,6 +129,11 @@ public final class CoordinationState {
     /** The idempotency ledger. */
     public IdempotencyLedger idempotency() {
         return idempotency;
+    }
+
+    /** The resource offers. */
+    public ResourceRegistry resources() {
+        return resources;
     }
 
     /** The shared task board. */
