@@ -5,7 +5,7 @@ package dev.synapsehub.core.command;
  * Sub-families: {@link ClaimFamilyCommand} (leases), {@link BoardCommand} (the shared task
  * board), {@link ResourceOfferCommand}, and {@link MessagingCommand} (chat and mailbox).
  */
-public sealed interface Command permits ClaimFamilyCommand, BoardCommand, ResourceOfferCommand {
+public sealed interface Command permits ClaimFamilyCommand, BoardCommand, ResourceOfferCommand, MessagingCommand {
     /** The bound name of the agent acting. */
     String agent();
 }

@@ -6,7 +6,9 @@ package dev.synapsehub.core.event;
  */
 public sealed interface CoordinationEvent
         permits ClaimSnapshotEvent, ClaimReleasedEvent, ClaimDeniedEvent, IdempotencyRecordedEvent,
-        LedgerTaskEvent, LedgerProgressEvent, ResourceOfferedEvent {
+        LedgerTaskEvent, LedgerProgressEvent, ResourceOfferedEvent, ChatEvent, DeliveryReceiptRequestedEvent,
+        DeliveryReceiptImmediateEvent, DeliveryReceiptDeferredEvent, DeliveryReceiptExpiredEvent,
+        MailboxWatermarkEvent, DeadLetterEscalationEvent, DeadLetterClearedEvent {
     /** Hub time at which the event was decided, Unix seconds. */
     double ts();
 
