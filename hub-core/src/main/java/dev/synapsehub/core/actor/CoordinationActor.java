@@ -272,6 +272,12 @@ public final class CoordinationActor implements AutoCloseable {
                 return;
             }
             recordCommit(System.nanoTime() - start, all.size());
+            long journalSeq = committed.get(committed.size() - 1).seq();
+            if (journalSeq != state.lastSeq()) {
+                LOG.log(System.Logger.Level.ERROR, "journal numbered the batch through seq " + journalSeq
+                        + " but the state expected " + state.lastSeq() + "; realigning (mailbox seqs may be off)");
+                state.resyncSeq(journalSeq);
+            }
         }
         state.commitBatch();
         int offset = 0;

@@ -5,5 +5,5 @@ package dev.synapsehub.core.command;
  *
  * @param epoch optional epoch fence
  */
-public record CheckpointCommand(String agent, String taskId, String checkpoint, Long epoch) implements Command {
+public record CheckpointCommand(String agent, String taskId, String checkpoint, Long epoch) implements ClaimFamilyCommand {
 }

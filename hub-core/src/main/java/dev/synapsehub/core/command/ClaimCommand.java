@@ -20,7 +20,7 @@ public record ClaimCommand(
         Double ttlSeconds,
         String worktree,
         List<String> paths,
-        GitContext git) implements Command {
+        GitContext git) implements ClaimFamilyCommand {
     public ClaimCommand {
         paths = paths == null ? List.of() : java.util.Collections.unmodifiableList(new java.util.ArrayList<>(paths));
         worktree = worktree == null ? "" : worktree;

@@ -1,11 +1,11 @@
 package dev.synapsehub.core.command;
 
-/** A validated request to the coordination core; the edge builds these from wire frames. */
-public sealed interface Command
-        permits ClaimCommand, ReleaseCommand, TaskUpdateCommand, HandoffCommand, CheckpointCommand {
+/**
+ * A validated request to the coordination core; the edge builds these from wire frames.
+ * Sub-families: {@link ClaimFamilyCommand} (leases), {@link BoardCommand} (the shared task
+ * board), {@link ResourceOfferCommand}, and {@link MessagingCommand} (chat and mailbox).
+ */
+public sealed interface Command permits ClaimFamilyCommand, BoardCommand, ResourceOfferCommand, MessagingCommand {
     /** The bound name of the agent acting. */
     String agent();
-
-    /** The task the command is about, as sent (the core trims it). */
-    String taskId();
 }

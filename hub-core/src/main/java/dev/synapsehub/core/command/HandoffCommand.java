@@ -13,5 +13,5 @@ public record HandoffCommand(
         String recipient,
         String recipientPrincipal,
         String note,
-        Long epoch) implements Command {
+        Long epoch) implements ClaimFamilyCommand {
 }

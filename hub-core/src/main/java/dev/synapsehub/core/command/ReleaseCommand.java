@@ -5,5 +5,5 @@ package dev.synapsehub.core.command;
  *
  * @param epoch optional fence; when present it must equal the claim's epoch
  */
-public record ReleaseCommand(String agent, String taskId, Long epoch) implements Command {
+public record ReleaseCommand(String agent, String taskId, Long epoch) implements ClaimFamilyCommand {
 }

@@ -16,5 +16,5 @@ public record TaskUpdateCommand(
         String note,
         String dataRef,
         Long epoch,
-        Long expectedVersion) implements Command {
+        Long expectedVersion) implements ClaimFamilyCommand {
 }

@@ -5,7 +5,10 @@ package dev.synapsehub.core.event;
  * {@code apply} consumes them live and on replay.
  */
 public sealed interface CoordinationEvent
-        permits ClaimSnapshotEvent, ClaimReleasedEvent, ClaimDeniedEvent, IdempotencyRecordedEvent {
+        permits ClaimSnapshotEvent, ClaimReleasedEvent, ClaimDeniedEvent, IdempotencyRecordedEvent,
+        LedgerTaskEvent, LedgerProgressEvent, ResourceOfferedEvent, ChatEvent, DeliveryReceiptRequestedEvent,
+        DeliveryReceiptImmediateEvent, DeliveryReceiptDeferredEvent, DeliveryReceiptExpiredEvent,
+        MailboxWatermarkEvent, DeadLetterEscalationEvent, DeadLetterClearedEvent {
     /** Hub time at which the event was decided, Unix seconds. */
     double ts();
 

@@ -13,7 +13,9 @@ public interface Journal extends AutoCloseable {
 
     /**
      * Appends the batch in one transaction, committed at the strongest durability any of its
-     * events asks for (INV-JA-4). Either every event is committed or none is.
+     * events asks for (INV-JA-4). Either every event is committed or none is. The events are
+     * numbered consecutively from {@link #lastSeq()} + 1 in batch order, and a failed append
+     * consumes no numbers: the state mirrors this numbering for mailbox seqs.
      *
      * @return the committed events with their sequence numbers, in batch order
      * @throws JournalException when nothing was committed

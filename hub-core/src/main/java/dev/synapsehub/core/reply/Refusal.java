@@ -18,5 +18,19 @@ public enum Refusal {
     TARGET_REQUIRED,
     STALE_EPOCH,
     VERSION_CONFLICT,
-    ILLEGAL_TRANSITION
+    ILLEGAL_TRANSITION,
+    /** A board task needs a title. */
+    TITLE_REQUIRED,
+    /** The declared dependencies would close a cycle through existing board tasks. */
+    DEPENDENCY_CYCLE,
+    /** A re-declaration names a different project than the task's existing scope. */
+    PROJECT_CONFLICT,
+    /** A board status outside open, in_progress, blocked, done, cancelled. */
+    UNKNOWN_STATUS,
+    /** A progress-note kind outside note, blocked, assessment, usage, approval. */
+    UNKNOWN_KIND,
+    /** A resource offer needs a kind. */
+    KIND_REQUIRED,
+    /** A resource offer needs a name. */
+    NAME_REQUIRED
 }

@@ -2,15 +2,22 @@ package dev.synapsehub.core.reply;
 
 import dev.synapsehub.core.claim.Claim;
 
-/** The core's answer to one command: granted with the resulting claim, or refused with a code. */
-public sealed interface Reply permits Reply.Granted, Reply.Denied {
+/**
+ * The core's answer to one command. {@link Granted} and {@link Denied} answer the claim family;
+ * {@link Denied} is also every other verb's typed refusal; the other permitted types are the
+ * successful answers of the board, resource and messaging verbs.
+ */
+public sealed interface Reply permits Reply.Granted, Reply.Denied, BoardTaskReply, ProgressNoteReply,
+        ResourceOfferReply, ChatReply, MailboxReply, ActivityReply {
 
-    /** The task the reply concerns (trimmed; empty when the request had none). */
-    String taskId();
+    /** The task the reply concerns (trimmed; empty when the request had none or is not about a task). */
+    default String taskId() {
+        return "";
+    }
 
-    /** True for a grant. */
+    /** True unless the command was refused. */
     default boolean granted() {
-        return this instanceof Granted;
+        return !(this instanceof Denied);
     }
 
     /**

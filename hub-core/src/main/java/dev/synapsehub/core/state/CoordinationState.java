@@ -1,19 +1,36 @@
 package dev.synapsehub.core.state;
 
+import dev.synapsehub.core.board.BoardLimits;
+import dev.synapsehub.core.board.BoardRegistry;
 import dev.synapsehub.core.claim.ClaimRegistry;
 import dev.synapsehub.core.claim.Decision;
 import dev.synapsehub.core.claim.RegistryLimits;
+import dev.synapsehub.core.command.BoardCommand;
+import dev.synapsehub.core.command.ClaimFamilyCommand;
 import dev.synapsehub.core.command.Command;
+import dev.synapsehub.core.command.MessagingCommand;
+import dev.synapsehub.core.command.ResourceOfferCommand;
 import dev.synapsehub.core.event.CoordinationEvent;
 import dev.synapsehub.core.event.IdempotencyRecordedEvent;
 import dev.synapsehub.core.journal.Journal;
 import dev.synapsehub.core.journal.JournalException;
+import dev.synapsehub.core.journal.JournaledEvent;
+import dev.synapsehub.core.messaging.MessagingLimits;
+import dev.synapsehub.core.messaging.MessagingRegistry;
+import dev.synapsehub.core.resource.ResourceLimits;
+import dev.synapsehub.core.resource.ResourceRegistry;
+import dev.synapsehub.core.undo.UndoLog;
 
 import java.util.function.LongConsumer;
 
 /**
  * Everything the hub is authoritative for, behind one {@link #apply} path used live and on
  * replay (INV-RR-1 by construction). Owned by one thread: the actor's.
+ *
+ * <p>The state mirrors the journal's numbering: every applied event takes the next sequence
+ * number ({@link #lastSeq()}), because mailbox facts (watermarks, acks, receipts) are in journal
+ * seqs. Replay adopts the journal's own seqs, so a log with gaps still lines up; the journal
+ * must number a live batch consecutively from its last seq (see {@link Journal#append}).
  */
 public final class CoordinationState {
     /** Default number of idempotency keys retained. */
@@ -21,11 +38,25 @@ public final class CoordinationState {
 
     private final ClaimRegistry claims;
     private final IdempotencyLedger idempotency;
+    private final BoardRegistry board;
+    private final ResourceRegistry resources;
+    private final MessagingRegistry messaging;
+    private final UndoLog undo = new UndoLog();
+    private long lastSeq;
 
-    /** A state with the given claim bounds and idempotency retention. */
-    public CoordinationState(RegistryLimits limits, int idempotencyCapacity) {
+    /** A state with the given bounds for every registry. */
+    public CoordinationState(RegistryLimits limits, int idempotencyCapacity, BoardLimits boardLimits,
+            ResourceLimits resourceLimits, MessagingLimits messagingLimits) {
         this.claims = new ClaimRegistry(limits);
         this.idempotency = new IdempotencyLedger(idempotencyCapacity);
+        this.board = new BoardRegistry(boardLimits);
+        this.resources = new ResourceRegistry(resourceLimits);
+        this.messaging = new MessagingRegistry(messagingLimits);
+    }
+
+    /** A state with the given claim bounds and idempotency retention, other registries at defaults. */
+    public CoordinationState(RegistryLimits limits, int idempotencyCapacity) {
+        this(limits, idempotencyCapacity, BoardLimits.DEFAULTS, ResourceLimits.DEFAULTS, MessagingLimits.DEFAULTS);
     }
 
     /** A state with the spec defaults. */
@@ -33,14 +64,33 @@ public final class CoordinationState {
         this(RegistryLimits.DEFAULTS, DEFAULT_IDEMPOTENCY_CAPACITY);
     }
 
-    /** Decides a command against the current state; see {@link ClaimRegistry#decide}. */
+    /**
+     * Decides a command against the current state without changing it (beyond time-driven
+     * expiry). The hub time used is {@code now} raised to the state's clock, which never goes back.
+     */
     public Decision decide(Command command, double now) {
-        return claims.decide(command, now);
+        if (command instanceof ClaimFamilyCommand c) {
+            return claims.decide(c, now);
+        }
+        double t = claims.advanceTo(now);
+        if (command instanceof BoardCommand b) {
+            return board.decide(b, t);
+        } else if (command instanceof ResourceOfferCommand r) {
+            return resources.decide(r, t);
+        } else if (command instanceof MessagingCommand m) {
+            return messaging.decide(m, t, lastSeq);
+        }
+        throw new IllegalArgumentException("unknown command " + command.getClass().getName());
     }
 
-    /** The one path by which state changes. */
+    /** The one path by which state changes; the event takes the next journal seq. */
     public void apply(CoordinationEvent event) {
+        long seq = ++lastSeq;
+        undo.record(() -> lastSeq = seq - 1);
         claims.apply(event);
+        messaging.apply(event, seq);
+        board.apply(event);
+        resources.apply(event);
         if (event instanceof IdempotencyRecordedEvent recorded) {
             idempotency.apply(recorded);
         }
@@ -56,31 +106,68 @@ public final class CoordinationState {
     public long replay(Journal journal, double now, LongConsumer progress) throws JournalException {
         long[] count = {0};
         journal.replay(journaled -> {
-            apply(journaled.event());
+            apply(journaled);
             if (++count[0] % 10_000 == 0) {
                 progress.accept(count[0]);
             }
         });
         claims.advanceTo(now);
+        resources.advanceTo(now);
+        lastSeq = Math.max(lastSeq, journal.lastSeq());
         return count[0];
+    }
+
+    /** Applies a journaled event under its own seq (replay; gaps in the log are skipped over). */
+    public void apply(JournaledEvent journaled) {
+        if (journaled.seq() - 1 > lastSeq) {
+            long before = lastSeq;
+            undo.record(() -> lastSeq = before);
+            lastSeq = journaled.seq() - 1;
+        }
+        apply(journaled.event());
+    }
+
+    /** The journal seq of the last applied event (0 before any). */
+    public long lastSeq() {
+        return lastSeq;
+    }
+
+    /**
+     * Realigns the numbering with the journal after a commit that numbered differently; only
+     * a journal breaking its contract needs this, and the actor logs it.
+     */
+    public void resyncSeq(long journalLastSeq) {
+        lastSeq = journalLastSeq;
     }
 
     /** Starts recording undo steps (a batch about to be journaled). */
     public void beginBatch() {
         claims.beginBatch();
         idempotency.beginBatch();
+        board.beginBatch();
+        resources.beginBatch();
+        messaging.beginBatch();
+        undo.begin();
     }
 
     /** The batch committed: keep its effects. */
     public void commitBatch() {
         claims.commitBatch();
         idempotency.commitBatch();
+        board.commitBatch();
+        resources.commitBatch();
+        messaging.commitBatch();
+        undo.commit();
     }
 
     /** The batch failed to commit: undo its effects (INV-JA-2). */
     public void rollbackBatch() {
         claims.rollbackBatch();
         idempotency.rollbackBatch();
+        board.rollbackBatch();
+        resources.rollbackBatch();
+        messaging.rollbackBatch();
+        undo.rollback();
     }
 
     /** The claim registry. */
@@ -91,5 +178,20 @@ public final class CoordinationState {
     /** The idempotency ledger. */
     public IdempotencyLedger idempotency() {
         return idempotency;
+    }
+
+    /** Chat history, dead letters, mailbox watermarks and pending receipts. */
+    public MessagingRegistry messaging() {
+        return messaging;
+    }
+
+    /** The resource offers. */
+    public ResourceRegistry resources() {
+        return resources;
+    }
+
+    /** The shared task board. */
+    public BoardRegistry board() {
+        return board;
     }
 }

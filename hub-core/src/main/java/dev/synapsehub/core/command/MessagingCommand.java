@@ -1,0 +1,6 @@
+package dev.synapsehub.core.command;
+
+/** A chat or mailbox command: chat, ack, a registration cursor, or agent activity. */
+public sealed interface MessagingCommand extends Command
+        permits ChatCommand, AckCommand, MailboxCursorCommand, AgentActivityCommand {
+}

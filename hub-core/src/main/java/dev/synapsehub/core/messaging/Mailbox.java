@@ -1,0 +1,82 @@
+package dev.synapsehub.core.messaging;
+
+import dev.synapsehub.core.undo.UndoLog;
+
+import java.util.ArrayDeque;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Receiver watermarks (monotonic per identity) and the pending projection: per identity, the
+ * seqs of directed chats addressed to it above its watermark (bounded identities, LRU; bounded
+ * seqs per identity, oldest dropped). Chat seqs arrive in increasing order, so each identity's
+ * pending seqs form an ascending queue cleared from the head.
+ */
+final class Mailbox {
+    private final MessagingLimits limits;
+    private final UndoLog undo;
+    private final StampedLru<String, Long> watermarks;
+    private final StampedLru<String, ArrayDeque<Long>> pending;
+
+    Mailbox(MessagingLimits limits, UndoLog undo) {
+        this.limits = limits;
+        this.undo = undo;
+        this.watermarks = new StampedLru<>(limits.maxWatermarks(), undo);
+        this.pending = new StampedLru<>(limits.mailboxIdentities(), undo);
+    }
+
+    long watermark(String identity) {
+        Long w = watermarks.get(identity);
+        return w == null ? 0 : w;
+    }
+
+    /** A directed chat at {@code seq} is pending for {@code identity} unless already below its watermark. */
+    void addPending(String identity, long seq) {
+        if (seq <= watermark(identity)) {
+            return;
+        }
+        ArrayDeque<Long> seqs = pending.get(identity);
+        if (seqs == null) {
+            seqs = new ArrayDeque<>();
+        }
+        pending.put(identity, seqs);
+        ArrayDeque<Long> q = seqs;
+        q.addLast(seq);
+        undo.record(q::removeLast);
+        while (q.size() > limits.maxPendingPerIdentity()) {
+            Long dropped = q.removeFirst();
+            undo.record(() -> q.addFirst(dropped));
+        }
+    }
+
+    /** Raises the watermark to {@code through} (never lowers it) and clears pending seqs up to it. */
+    void advance(String identity, long through) {
+        if (through > watermark(identity)) {
+            watermarks.put(identity, through);
+        }
+        long w = watermark(identity);
+        ArrayDeque<Long> q = pending.get(identity);
+        if (q == null) {
+            pending.put(identity, new ArrayDeque<>());
+            return;
+        }
+        pending.put(identity, q);
+        while (!q.isEmpty() && q.peekFirst() <= w) {
+            Long dropped = q.removeFirst();
+            undo.record(() -> q.addFirst(dropped));
+        }
+    }
+
+    /** Identity to pending count, sorted by identity. */
+    Map<String, Integer> pendingCounts() {
+        Map<String, Integer> out = new TreeMap<>();
+        for (Map.Entry<String, ArrayDeque<Long>> e : pending.view().entrySet()) {
+            out.put(e.getKey(), e.getValue().size());
+        }
+        return out;
+    }
+
+    Map<String, Long> watermarks() {
+        return new TreeMap<>(watermarks.view());
+    }
+}

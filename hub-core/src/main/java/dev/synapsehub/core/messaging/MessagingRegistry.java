@@ -1,0 +1,324 @@
+package dev.synapsehub.core.messaging;
+
+import dev.synapsehub.core.claim.Decision;
+import dev.synapsehub.core.command.AckCommand;
+import dev.synapsehub.core.command.AgentActivityCommand;
+import dev.synapsehub.core.command.ChatCommand;
+import dev.synapsehub.core.command.MailboxCursorCommand;
+import dev.synapsehub.core.command.MessagingCommand;
+import dev.synapsehub.core.event.ChatEvent;
+import dev.synapsehub.core.event.CoordinationEvent;
+import dev.synapsehub.core.event.DeadLetterClearedEvent;
+import dev.synapsehub.core.event.DeadLetterEscalationEvent;
+import dev.synapsehub.core.event.DeliveryReceiptDeferredEvent;
+import dev.synapsehub.core.event.DeliveryReceiptExpiredEvent;
+import dev.synapsehub.core.event.DeliveryReceiptImmediateEvent;
+import dev.synapsehub.core.event.DeliveryReceiptRequestedEvent;
+import dev.synapsehub.core.event.MailboxWatermarkEvent;
+import dev.synapsehub.core.reply.ActivityReply;
+import dev.synapsehub.core.reply.ChatReply;
+import dev.synapsehub.core.reply.MailboxReply;
+import dev.synapsehub.core.undo.UndoLog;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeSet;
+import java.util.function.Predicate;
+
+/**
+ * Chat and directed delivery state (seed 000 §7, wire contract §8): the bounded history, the
+ * msg_id counter, the dead-letter ledger, receiver watermarks with the pending projection, and
+ * pending deferred receipts. {@link #decide} changes nothing; {@link #apply} is the only
+ * mutation, live and on replay. Both are told the journal position by the state, because
+ * mailbox facts are in journal seqs. Not thread-safe: one writer owns it.
+ */
+public final class MessagingRegistry {
+    /** The expired receipt's reason. */
+    public static final String EVICTED = "pending_window_evicted";
+
+    private final MessagingLimits limits;
+    private final UndoLog undo = new UndoLog();
+    private final ChatHistory history;
+    private final DeadLetterLedger deadLetters;
+    private final Mailbox mailbox;
+    private final StampedLru<Long, PendingReceipt> pendingReceipts;
+    private final StampedLru<Long, DirectedChat> directed;
+    private long msgCounter;
+
+    /** A registry with the given bounds. */
+    public MessagingRegistry(MessagingLimits limits) {
+        this.limits = limits;
+        this.history = new ChatHistory(limits.maxHistory(), undo);
+        this.deadLetters = new DeadLetterLedger(limits, undo);
+        this.mailbox = new Mailbox(limits, undo);
+        this.pendingReceipts = new StampedLru<>(limits.pendingReceipts(), undo);
+        this.directed = new StampedLru<>(limits.maxHistory(), undo);
+    }
+
+    /** A registry with the contract defaults. */
+    public MessagingRegistry() {
+        this(MessagingLimits.DEFAULTS);
+    }
+
+    /** The bounds in force. */
+    public MessagingLimits limits() {
+        return limits;
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Decide
+
+    /**
+     * Decides a messaging command at hub time {@code t}, with {@code position} the journal seq
+     * of the last applied event (the next event will be {@code position + 1}).
+     */
+    public Decision decide(MessagingCommand command, double t, long position) {
+        if (command instanceof ChatCommand c) {
+            return decideChat(c, t, position);
+        } else if (command instanceof AckCommand a) {
+            return decideAck(a, t, position);
+        } else if (command instanceof MailboxCursorCommand m) {
+            return decideCursor(m, t, position);
+        } else if (command instanceof AgentActivityCommand a) {
+            boolean clear = deadLetters.current(a.agent(), t) != null;
+            return new Decision(new ActivityReply(a.agent(), clear),
+                    clear ? List.of(new DeadLetterClearedEvent(t, a.agent())) : List.of());
+        }
+        throw new IllegalArgumentException("unknown messaging command " + command.getClass().getName());
+    }
+
+    private Decision decideChat(ChatCommand c, double t, long position) {
+        String sender = c.agent();
+        String target = c.target();
+        String channel = c.channel() == null || c.channel().isBlank() ? null : c.channel();
+        boolean isDirected = AddressMatcher.isDirected(target);
+        long msgId = msgCounter + 1;
+        long seq = position + 1;
+        ChatStamp stamp = new ChatStamp(msgId, t, ClientFields.clientTimestamp(c.clientTimestamp()),
+                ClientFields.clientMsgId(c.clientMsgId()));
+        RecipientSet recipients = RecipientSet.resolve(target, sender, c.online());
+        boolean delivered = isDirected ? !recipients.live().isEmpty() : !recipients.matched().isEmpty();
+        String reason = delivered ? "" : recipients.matched().isEmpty() ? "no_online_recipient" : "no_live_recipient";
+        boolean deadLettered = isDirected && recipients.live().isEmpty();
+        ReceiptVerdict verdict = new ReceiptVerdict(delivered, isDirected ? recipients.live() : recipients.matched(),
+                recipients.matched(), isDirected ? recipients.stale() : List.of(), reason, deadLettered,
+                recipients.wakeCapabilities());
+        List<String> addressees = isDirected && channel == null ? addressees(target, sender, recipients) : List.of();
+        String frame = c.renderer().render(stamp);
+
+        List<CoordinationEvent> events = new ArrayList<>();
+        events.add(new ChatEvent(t, msgId, sender, target, channel, deadLettered, addressees, frame));
+        List<DeliveryReceiptExpiredEvent> expired = new ArrayList<>();
+        if (c.receiptRequested() && isDirected) {
+            events.add(new DeliveryReceiptRequestedEvent(t, sender, target, msgId, seq, stamp.clientMsgId()));
+            if (!delivered && pendingReceipts.size() >= limits.pendingReceipts()) {
+                PendingReceipt evicted = pendingReceipts.get(pendingReceipts.eldest());
+                DeliveryReceiptExpiredEvent e = new DeliveryReceiptExpiredEvent(t, evicted.sender(), evicted.target(),
+                        evicted.msgId(), evicted.msgSeq(), EVICTED, evicted.clientMsgId());
+                events.add(e);
+                expired.add(e);
+            }
+            events.add(new DeliveryReceiptImmediateEvent(t, sender, target, msgId, seq, verdict, stamp.clientMsgId()));
+        }
+        DeadLetterEscalationEvent escalation = null;
+        if (deadLettered && limits.escalationThreshold() > 0) {
+            String key = target.strip();
+            DeadLetter entry = deadLetters.current(key, t);
+            long count = (entry == null ? 0 : entry.count()) + 1;
+            if (count % limits.escalationThreshold() == 0) {
+                escalation = new DeadLetterEscalationEvent(t, key, count, sender, limits.escalationThreshold());
+                events.add(escalation);
+            }
+        }
+        if (deadLetters.current(sender, t) != null && !(deadLettered && target.strip().equals(sender))) {
+            events.add(new DeadLetterClearedEvent(t, sender));
+        }
+        return new Decision(new ChatReply(stamp, sender, target, frame, isDirected, c.receiptRequested(), verdict,
+                escalation, expired), events);
+    }
+
+    /** Literal target parts and matched logical recipients, without the sender, sorted. */
+    private static List<String> addressees(String target, String sender, RecipientSet recipients) {
+        TreeSet<String> out = new TreeSet<>(recipients.matched());
+        for (String part : AddressMatcher.parts(target)) {
+            if (AddressMatcher.isLiteral(part)) {
+                out.add(part);
+            }
+        }
+        out.remove(sender);
+        return List.copyOf(out);
+    }
+
+    private Decision decideAck(AckCommand a, double t, long position) {
+        String identity = a.effectiveIdentity();
+        long seq = a.seq();
+        long before = mailbox.watermark(identity);
+        if (seq <= 0 || seq > position) {
+            return new Decision(new MailboxReply(identity, before, false, null), List.of());
+        }
+        DirectedChat chat = directed.get(seq);
+        if (chat == null && a.storedChat() != null && a.storedChat().seq() == seq) {
+            chat = a.storedChat();
+        }
+        List<CoordinationEvent> events = new ArrayList<>();
+        boolean advanced = false;
+        if (chat != null && chat.channel() == null && addressedTo(chat.target(), chat.sender(), identity, a.roles())
+                && seq > before) {
+            events.add(new MailboxWatermarkEvent(t, identity, seq, MailboxWatermarkEvent.Source.ACK));
+            advanced = true;
+        }
+        DeliveryReceiptDeferredEvent deferred = null;
+        PendingReceipt receipt = pendingReceipts.get(seq);
+        if (receipt != null && addressedTo(receipt.target(), receipt.sender(), identity, a.roles())) {
+            deferred = new DeliveryReceiptDeferredEvent(t, receipt.sender(), receipt.target(), receipt.msgId(),
+                    receipt.msgSeq(), List.of(identity), identity, receipt.clientMsgId());
+            events.add(deferred);
+        }
+        return new Decision(new MailboxReply(identity, advanced ? seq : before, advanced, deferred), events);
+    }
+
+    /** A directed target addressing {@code identity}, which did not send it. */
+    private static boolean addressedTo(String target, String sender, String identity, List<String> roles) {
+        return AddressMatcher.isDirected(target) && !identity.equals(sender)
+                && AddressMatcher.addresses(target, identity, roles);
+    }
+
+    private Decision decideCursor(MailboxCursorCommand m, double t, long position) {
+        String identity = m.effectiveIdentity();
+        long before = mailbox.watermark(identity);
+        long through = Math.min(m.sinceSeq(), position);
+        if (through <= before) {
+            return new Decision(new MailboxReply(identity, before, false, null), List.of());
+        }
+        return new Decision(new MailboxReply(identity, through, true, null),
+                List.of(new MailboxWatermarkEvent(t, identity, through, MailboxWatermarkEvent.Source.CURSOR)));
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Apply
+
+    /**
+     * Applies one event committed (or about to be) under journal seq {@code seq}: the only way
+     * messaging state changes. Events of other families are ignored.
+     */
+    public void apply(CoordinationEvent event, long seq) {
+        if (event instanceof ChatEvent e) {
+            applyChat(e, seq);
+        } else if (event instanceof DeliveryReceiptImmediateEvent e) {
+            if (!e.verdict().delivered()) {
+                pendingReceipts.put(e.messageSeq(),
+                        new PendingReceipt(e.sender(), e.target(), e.messageId(), e.messageSeq(), e.clientMsgId()));
+            }
+        } else if (event instanceof DeliveryReceiptDeferredEvent e) {
+            pendingReceipts.remove(e.messageSeq());
+        } else if (event instanceof DeliveryReceiptExpiredEvent e) {
+            pendingReceipts.remove(e.messageSeq());
+        } else if (event instanceof MailboxWatermarkEvent e) {
+            mailbox.advance(e.identity(), Math.min(e.throughSeq(), seq));
+        } else if (event instanceof DeadLetterClearedEvent e) {
+            deadLetters.clear(e.name());
+        }
+        // delivery_receipt_requested and dead_letter_escalation are bookkeeping and audit only.
+    }
+
+    private void applyChat(ChatEvent e, long seq) {
+        if (e.msgId() > msgCounter) {
+            long previous = msgCounter;
+            msgCounter = e.msgId();
+            undo.record(() -> msgCounter = previous);
+        }
+        if (e.channel() == null) {
+            history.append(new ChatRecord(e.msgId(), seq, e.sender(), e.target(), null, e.ts(), e.frameJson()));
+        }
+        deadLetters.forgetStale(e.ts());
+        if (e.deadLettered() && e.target() != null) {
+            deadLetters.record(e.target().strip(), e.sender(), e.ts());
+        }
+        if (e.channel() == null && AddressMatcher.isDirected(e.target())) {
+            directed.put(seq, new DirectedChat(seq, e.msgId(), e.sender(), e.target(), null, null));
+            for (String identity : e.addressees()) {
+                mailbox.addPending(identity, seq);
+            }
+        }
+    }
+
+    /** Starts recording undo steps. */
+    public void beginBatch() {
+        undo.begin();
+    }
+
+    /** Keeps the batch's changes. */
+    public void commitBatch() {
+        undo.commit();
+    }
+
+    /** Reverts the batch's changes, newest first. */
+    public void rollbackBatch() {
+        undo.rollback();
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Reads
+
+    /** The highest msg_id issued or replayed; the next chat gets one more. */
+    public long msgCounter() {
+        return msgCounter;
+    }
+
+    /** {@code history_request}: the last {@code max(1, limit)} retained chats, all when null. */
+    public List<ChatRecord> history(Integer limit) {
+        return history.last(limit, r -> true);
+    }
+
+    /** {@code history_request} with a visibility filter (private directed mode), applied before the limit. */
+    public List<ChatRecord> history(Integer limit, Predicate<ChatRecord> visible) {
+        return history.last(limit, visible);
+    }
+
+    /** {@code resume_request}: retained chats with {@code msg_id > since}, in order. */
+    public List<ChatRecord> resume(long since) {
+        return history.since(since, r -> true);
+    }
+
+    /** {@code resume_request} with a visibility filter (private directed mode). */
+    public List<ChatRecord> resume(long since, Predicate<ChatRecord> visible) {
+        return history.since(since, visible);
+    }
+
+    /** Number of retained chats. */
+    public int historySize() {
+        return history.size();
+    }
+
+    /** {@code state_snapshot.dead_letters} at hub time {@code t}: count desc, then target. */
+    public List<DeadLetter> deadLetters(double t) {
+        return deadLetters.snapshot(t);
+    }
+
+    /** The identity's receiver watermark (0 if none). */
+    public long watermark(String identity) {
+        return mailbox.watermark(identity);
+    }
+
+    /** Every remembered watermark, sorted by identity. */
+    public Map<String, Long> watermarks() {
+        return mailbox.watermarks();
+    }
+
+    /** {@code who_snapshot.mailbox_pending}: identity to pending directed messages, sorted. */
+    public Map<String, Integer> mailboxPending() {
+        return mailbox.pendingCounts();
+    }
+
+    /** Pending deferred receipts, oldest first. */
+    public List<PendingReceipt> pendingReceipts() {
+        return List.copyOf(pendingReceipts.view().values());
+    }
+
+    /** The remembered directed chat at {@code seq}, if still retained. */
+    public Optional<DirectedChat> directedChat(long seq) {
+        return Optional.ofNullable(directed.get(seq));
+    }
+}

@@ -1,0 +1,28 @@
+package dev.synapsehub.core.reply;
+
+import dev.synapsehub.core.event.DeadLetterEscalationEvent;
+import dev.synapsehub.core.event.DeliveryReceiptExpiredEvent;
+import dev.synapsehub.core.messaging.ChatStamp;
+import dev.synapsehub.core.messaging.ReceiptVerdict;
+
+import java.util.List;
+
+/**
+ * A chat was stamped and recorded. The chat frame is {@code frameJson} plus {@code seq} (from
+ * the committed chat event). Follow-ups in order: {@code escalation} broadcast if present;
+ * {@code recipient_liveness_warning} when directed with stale or passive matches; the
+ * {@code delivery_receipt} from {@code verdict} if {@code receiptRequested}; and one expired
+ * receipt per {@code expiredReceipts} to its original sender.
+ *
+ * @param directed the target is directed (§8.1)
+ * @param verdict the immediate delivery verdict (always computed)
+ * @param escalation the dead-letter escalation decided with this chat, or null
+ * @param expiredReceipts pending receipts this chat's receipt evicted from the bounded window
+ */
+public record ChatReply(ChatStamp stamp, String sender, String target, String frameJson, boolean directed,
+        boolean receiptRequested, ReceiptVerdict verdict, DeadLetterEscalationEvent escalation,
+        List<DeliveryReceiptExpiredEvent> expiredReceipts) implements Reply {
+    public ChatReply {
+        expiredReceipts = List.copyOf(expiredReceipts);
+    }
+}
