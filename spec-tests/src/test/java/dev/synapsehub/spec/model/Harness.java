@@ -125,7 +125,7 @@ final class Harness {
         if (command instanceof dev.synapsehub.core.command.ClaimCommand c) {
             requested = c.worktree();
         } else {
-            ShadowModel.Slot moved = model.live.get(command.taskId());
+            ShadowModel.Slot moved = model.live.get(((dev.synapsehub.core.command.ClaimFamilyCommand) command).taskId());
             requested = moved == null ? null : moved.worktree;
         }
         ShadowModel.Slot other = model.live.get(otherTask);
