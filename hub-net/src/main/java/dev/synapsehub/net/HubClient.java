@@ -146,6 +146,11 @@ public final class HubClient implements AutoCloseable {
         channel.writeAndFlush(new TextWebSocketFrame(text)).syncUninterruptibly();
     }
 
+    /** Sends raw bytes as a text frame, unvalidated (hostile-input tests). */
+    public void channelWriteText(byte[] bytes) {
+        channel.writeAndFlush(new TextWebSocketFrame(Unpooled.wrappedBuffer(bytes))).syncUninterruptibly();
+    }
+
     /** Sends raw bytes as a binary frame. */
     public void sendBinary(byte[] bytes) {
         channel.writeAndFlush(new BinaryWebSocketFrame(Unpooled.wrappedBuffer(bytes))).syncUninterruptibly();
