@@ -19,7 +19,6 @@ import dev.synapsehub.core.reply.Reply;
 import dev.synapsehub.net.session.Session;
 import dev.synapsehub.net.wire.CanonicalJson;
 import dev.synapsehub.net.wire.FieldCoercion;
-import dev.synapsehub.net.wire.HubFrames;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -120,8 +119,8 @@ public final class ClaimVerbs {
         ClaimCommand command = new ClaimCommand(r.sender(), r.session().principal(), taskId,
                 FieldCoercion.text(r.get("note")), FieldCoercion.ttl(r.get("ttl_seconds")),
                 worktree == null ? "" : worktree, paths, git);
-        submit(r, command, (reply, at) -> claimFrames.claimGranted(((Reply.Granted) reply).claim(), reply instanceof
-                Reply.Granted gr ? gr.message() : "", at), this::publishClaim);
+        submit(r, command, (reply, at) -> claimFrames.claimGranted(((Reply.Granted) reply).claim(),
+                ((Reply.Granted) reply).message(), at), this::publishClaim);
     }
 
     private void release(Request r) {
@@ -408,9 +407,5 @@ public final class ClaimVerbs {
 
     private static String strip(String s) {
         return s == null ? "" : s.strip();
-    }
-
-    static String frameText(HubFrames frames, ObjectNode f) {
-        return frames.write(f);
     }
 }
