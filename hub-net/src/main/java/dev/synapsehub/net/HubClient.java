@@ -1,0 +1,298 @@
+package dev.synapsehub.net;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.HttpClientCodec;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.WebSocketClientHandshakerFactory;
+import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolConfig;
+import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolHandler;
+import io.netty.handler.codec.http.websocketx.WebSocketFrame;
+import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
+import io.netty.handler.codec.http.websocketx.WebSocketVersion;
+import io.netty.util.concurrent.DefaultThreadFactory;
+
+import java.io.IOException;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
+
+/**
+ * A small blocking WebSocket client speaking wire protocol v2: connect, register, send frames,
+ * await a frame by predicate with a timeout, observe the close code. Used by tests, the CLI
+ * and the load tool. Never call its blocking methods from a Netty event loop.
+ */
+public final class HubClient implements AutoCloseable {
+    /** The close code and reason the hub sent (or -1 when the TCP connection just dropped). */
+    public record CloseStatus(int code, String reason) {
+    }
+
+    private final ObjectMapper mapper = new ObjectMapper();
+    private final EventLoopGroup group;
+    private final boolean ownsGroup;
+    private final Object lock = new Object();
+    private final List<ObjectNode> inbox = new ArrayList<>();
+    private final List<ObjectNode> everything = new ArrayList<>();
+    private final CompletableFuture<CloseStatus> closed = new CompletableFuture<>();
+    private Channel channel;
+    private String name;
+
+    private HubClient(EventLoopGroup group, boolean ownsGroup) {
+        this.group = group;
+        this.ownsGroup = ownsGroup;
+    }
+
+    /** Opens a WebSocket to {@code uri} (e.g. {@code ws://127.0.0.1:8876/}). */
+    public static HubClient connect(URI uri, Duration timeout) throws IOException {
+        HubClient client = new HubClient(new NioEventLoopGroup(1, new DefaultThreadFactory("hub-client", true)), true);
+        client.open(uri, timeout);
+        return client;
+    }
+
+    /** Opens a WebSocket sharing {@code group} (many clients, one loop group; the caller owns it). */
+    public static HubClient connect(URI uri, Duration timeout, EventLoopGroup group) throws IOException {
+        HubClient client = new HubClient(group, false);
+        client.open(uri, timeout);
+        return client;
+    }
+
+    private void open(URI uri, Duration timeout) throws IOException {
+        WebSocketClientProtocolConfig config = WebSocketClientProtocolConfig.newBuilder()
+                .webSocketUri(uri)
+                .version(WebSocketVersion.V13)
+                .customHeaders(new DefaultHttpHeaders())
+                .maxFramePayloadLength(64 * 1024 * 1024)
+                .handleCloseFrames(false)
+                .dropPongFrames(true)
+                .handshakeTimeoutMillis(timeout.toMillis())
+                .generateOriginHeader(false)
+                .build();
+        WebSocketClientProtocolHandler protocol = new WebSocketClientProtocolHandler(config);
+        CompletableFuture<Void> handshake = new CompletableFuture<>();
+        Bootstrap b = new Bootstrap().group(group).channel(NioSocketChannel.class)
+                .handler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast(new HttpClientCodec(), new HttpObjectAggregator(1 << 20), protocol,
+                                new WebSocketFrameAggregator(64 * 1024 * 1024), new Inbound(handshake));
+                    }
+                });
+        int port = uri.getPort() < 0 ? 80 : uri.getPort();
+        try {
+            channel = b.connect(uri.getHost(), port).sync().channel();
+            handshake.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            close();
+            throw new IOException("cannot open " + uri + ": " + e, e);
+        }
+    }
+
+    /** Sends the registration heartbeat and waits for {@code welcome} (returned). */
+    public ObjectNode register(String agentName, String token, Duration timeout) throws TimeoutException {
+        ObjectNode hb = frame(agentName, "heartbeat");
+        hb.put("payload", "online");
+        if (token != null) {
+            hb.put("token", token);
+        }
+        this.name = agentName;
+        send(hb);
+        return await(f -> "welcome".equals(f.path("type").asText()), timeout);
+    }
+
+    /** A fresh frame from {@code sender} of {@code type} with {@code target: "System"}. */
+    public ObjectNode frame(String sender, String type) {
+        ObjectNode f = mapper.createObjectNode();
+        f.put("sender", sender);
+        f.put("target", "System");
+        f.put("type", type);
+        f.put("payload", "");
+        f.put("timestamp", System.currentTimeMillis() / 1000.0);
+        return f;
+    }
+
+    /** A fresh frame from the registered name. */
+    public ObjectNode frame(String type) {
+        return frame(name, type);
+    }
+
+    /** Sends a frame as text. */
+    public void send(JsonNode frame) {
+        sendText(frame.toString());
+    }
+
+    /** Sends raw text (may be malformed on purpose). */
+    public void sendText(String text) {
+        channel.writeAndFlush(new TextWebSocketFrame(text)).syncUninterruptibly();
+    }
+
+    /** Sends raw bytes as a text frame, unvalidated (hostile-input tests). */
+    public void channelWriteText(byte[] bytes) {
+        channel.writeAndFlush(new TextWebSocketFrame(Unpooled.wrappedBuffer(bytes))).syncUninterruptibly();
+    }
+
+    /** Sends raw bytes as a binary frame. */
+    public void sendBinary(byte[] bytes) {
+        channel.writeAndFlush(new BinaryWebSocketFrame(Unpooled.wrappedBuffer(bytes))).syncUninterruptibly();
+    }
+
+    /** Waits for, removes and returns the first received frame matching {@code predicate}. */
+    public ObjectNode await(Predicate<ObjectNode> predicate, Duration timeout) throws TimeoutException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        synchronized (lock) {
+            while (true) {
+                for (Iterator<ObjectNode> it = inbox.iterator(); it.hasNext(); ) {
+                    ObjectNode f = it.next();
+                    if (predicate.test(f)) {
+                        it.remove();
+                        return f;
+                    }
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new TimeoutException("no matching frame within " + timeout + "; inbox: " + inbox);
+                }
+                try {
+                    lock.wait(Math.max(1, left / 1_000_000));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new TimeoutException("interrupted");
+                }
+            }
+        }
+    }
+
+    /** Waits for a frame of {@code type}. */
+    public ObjectNode awaitType(String type, Duration timeout) throws TimeoutException {
+        return await(f -> type.equals(f.path("type").asText()), timeout);
+    }
+
+    /** Frames received and not yet consumed by {@link #await}. */
+    public List<ObjectNode> pending() {
+        synchronized (lock) {
+            return new ArrayList<>(inbox);
+        }
+    }
+
+    /** Every frame received so far, in order. */
+    public List<ObjectNode> received() {
+        synchronized (lock) {
+            return new ArrayList<>(everything);
+        }
+    }
+
+    /** Drops frames not yet consumed. */
+    public void clearPending() {
+        synchronized (lock) {
+            inbox.clear();
+        }
+    }
+
+    /** Waits for the connection to close; returns the hub's close code and reason. */
+    public CloseStatus awaitClose(Duration timeout) throws TimeoutException {
+        try {
+            return closed.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** True while the connection is open. */
+    public boolean isOpen() {
+        return channel != null && channel.isActive();
+    }
+
+    /** Stops reading from the socket (to simulate a client that stops reading). */
+    public void pauseReading() {
+        channel.config().setAutoRead(false);
+    }
+
+    /** The registered name. */
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public void close() {
+        if (channel != null && channel.isActive()) {
+            channel.writeAndFlush(new CloseWebSocketFrame(1000, "")).awaitUninterruptibly(1, TimeUnit.SECONDS);
+            channel.close().awaitUninterruptibly(1, TimeUnit.SECONDS);
+        }
+        if (ownsGroup) {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        }
+    }
+
+    private final class Inbound extends SimpleChannelInboundHandler<WebSocketFrame> {
+        private final CompletableFuture<Void> handshake;
+
+        Inbound(CompletableFuture<Void> handshake) {
+            this.handshake = handshake;
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+            if (evt == WebSocketClientProtocolHandler.ClientHandshakeStateEvent.HANDSHAKE_COMPLETE) {
+                handshake.complete(null);
+            } else if (evt == WebSocketClientProtocolHandler.ClientHandshakeStateEvent.HANDSHAKE_TIMEOUT) {
+                handshake.completeExceptionally(new TimeoutException("handshake timeout"));
+            }
+            super.userEventTriggered(ctx, evt);
+        }
+
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, WebSocketFrame frame) throws Exception {
+            if (frame instanceof TextWebSocketFrame text) {
+                JsonNode node = mapper.readTree(text.text());
+                if (node instanceof ObjectNode object) {
+                    synchronized (lock) {
+                        inbox.add(object);
+                        everything.add(object);
+                        lock.notifyAll();
+                    }
+                }
+            } else if (frame instanceof CloseWebSocketFrame close) {
+                closed.complete(new CloseStatus(close.statusCode(), close.reasonText()));
+                ctx.close();
+            }
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+            closed.complete(new CloseStatus(-1, "connection dropped"));
+            handshake.completeExceptionally(new IOException("closed before handshake"));
+            synchronized (lock) {
+                lock.notifyAll();
+            }
+            super.channelInactive(ctx);
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            handshake.completeExceptionally(cause);
+            ctx.close();
+        }
+    }
+}

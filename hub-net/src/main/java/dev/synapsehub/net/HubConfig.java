@@ -1,0 +1,160 @@
+package dev.synapsehub.net;
+
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+
+/**
+ * Everything the network edge needs to know, validated once (contract §3, §4.4, §9, §10).
+ *
+ * @param token connect token, or null for an open hub
+ * @param maxConnectionsPerHost 0 disables the per-host cap
+ * @param outboundHighWaterBytes per-connection outbound buffer; a client that stays above it
+ *        for {@code slowReaderGrace} (or reaches twice it) is disconnected
+ * @param leaseOfflineTtlSeconds how long a name lease outlives its holder's disconnect
+ * @param ratePerSecond per-connection frame rate for non-heartbeat frames; 0 disables
+ * @param pingInterval server WebSocket ping interval; the peer must answer within the same time
+ */
+public record HubConfig(
+        String host,
+        int port,
+        String token,
+        int maxClients,
+        int maxConnectionsPerHost,
+        int maxUnauthClients,
+        Duration authTimeout,
+        int maxFrameBytes,
+        int maxJsonDepth,
+        int outboundHighWaterBytes,
+        Duration slowReaderGrace,
+        double leaseOfflineTtlSeconds,
+        List<MessageAuthKey> messageAuthKeys,
+        boolean requireMessageAuth,
+        int messageAuthReplayCapacity,
+        double messageAuthWindowSeconds,
+        double messageAuthFutureSkewSeconds,
+        boolean metricsEnabled,
+        String hubId,
+        String hubVersion,
+        double ratePerSecond,
+        int rateBurst,
+        Duration pingInterval,
+        String advertisedHost,
+        List<String> allowOrigins) {
+
+    public HubConfig {
+        if (port < 0 || port > 65_535) {
+            throw new IllegalArgumentException("port out of range: " + port);
+        }
+        token = token == null || token.isEmpty() ? null : token;
+        maxClients = Math.max(1, maxClients);
+        maxConnectionsPerHost = Math.max(0, maxConnectionsPerHost);
+        maxUnauthClients = maxUnauthClients <= 0 ? maxClients : maxUnauthClients;
+        maxFrameBytes = Math.max(1024, maxFrameBytes);
+        maxJsonDepth = Math.max(1, maxJsonDepth);
+        outboundHighWaterBytes = Math.max(8 * 1024, outboundHighWaterBytes);
+        leaseOfflineTtlSeconds = Math.max(0, leaseOfflineTtlSeconds);
+        messageAuthKeys = List.copyOf(messageAuthKeys);
+        messageAuthReplayCapacity = Math.max(1, messageAuthReplayCapacity);
+        hubId = hubId == null || hubId.isBlank() ? randomHubId() : hubId;
+        allowOrigins = List.copyOf(allowOrigins);
+    }
+
+    /** True when a connect token is configured. */
+    public boolean secured() {
+        return token != null;
+    }
+
+    /** {@code syn-} + 8 lowercase hex characters. */
+    public static String randomHubId() {
+        byte[] b = new byte[4];
+        new SecureRandom().nextBytes(b);
+        return "syn-" + HexFormat.of().formatHex(b);
+    }
+
+    /** A builder with the contract's defaults (127.0.0.1:8876, open hub). */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder starting from this configuration. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.host = host; b.port = port; b.token = token; b.maxClients = maxClients;
+        b.maxConnectionsPerHost = maxConnectionsPerHost; b.maxUnauthClients = maxUnauthClients;
+        b.authTimeout = authTimeout; b.maxFrameBytes = maxFrameBytes; b.maxJsonDepth = maxJsonDepth;
+        b.outboundHighWaterBytes = outboundHighWaterBytes; b.slowReaderGrace = slowReaderGrace;
+        b.leaseOfflineTtlSeconds = leaseOfflineTtlSeconds; b.messageAuthKeys = messageAuthKeys;
+        b.requireMessageAuth = requireMessageAuth; b.messageAuthReplayCapacity = messageAuthReplayCapacity;
+        b.messageAuthWindowSeconds = messageAuthWindowSeconds;
+        b.messageAuthFutureSkewSeconds = messageAuthFutureSkewSeconds; b.metricsEnabled = metricsEnabled;
+        b.hubId = hubId; b.hubVersion = hubVersion; b.ratePerSecond = ratePerSecond; b.rateBurst = rateBurst;
+        b.pingInterval = pingInterval; b.advertisedHost = advertisedHost; b.allowOrigins = allowOrigins;
+        return b;
+    }
+
+    /** Mutable builder for {@link HubConfig}. */
+    public static final class Builder {
+        private String host = "127.0.0.1";
+        private int port = 8876;
+        private String token;
+        private int maxClients = 256;
+        private int maxConnectionsPerHost = 32;
+        private int maxUnauthClients;
+        private Duration authTimeout = Duration.ofSeconds(10);
+        private int maxFrameBytes = 1024 * 1024;
+        private int maxJsonDepth = 64;
+        private int outboundHighWaterBytes = 4 * 1024 * 1024;
+        private Duration slowReaderGrace = Duration.ofSeconds(5);
+        private double leaseOfflineTtlSeconds = 3600;
+        private List<MessageAuthKey> messageAuthKeys = List.of();
+        private boolean requireMessageAuth;
+        private int messageAuthReplayCapacity = 4096;
+        private double messageAuthWindowSeconds = 10.0;
+        private double messageAuthFutureSkewSeconds = 1.0;
+        private boolean metricsEnabled;
+        private String hubId;
+        private String hubVersion = "synapse-hub-java/0.1.0";
+        private double ratePerSecond;
+        private int rateBurst = 20;
+        private Duration pingInterval = Duration.ofSeconds(15);
+        private String advertisedHost;
+        private List<String> allowOrigins = List.of();
+
+        public Builder host(String v) { host = v; return this; }
+        public Builder port(int v) { port = v; return this; }
+        public Builder token(String v) { token = v; return this; }
+        public Builder maxClients(int v) { maxClients = v; return this; }
+        public Builder maxConnectionsPerHost(int v) { maxConnectionsPerHost = v; return this; }
+        public Builder maxUnauthClients(int v) { maxUnauthClients = v; return this; }
+        public Builder authTimeout(Duration v) { authTimeout = v; return this; }
+        public Builder maxFrameBytes(int v) { maxFrameBytes = v; return this; }
+        public Builder maxJsonDepth(int v) { maxJsonDepth = v; return this; }
+        public Builder outboundHighWaterBytes(int v) { outboundHighWaterBytes = v; return this; }
+        public Builder slowReaderGrace(Duration v) { slowReaderGrace = v; return this; }
+        public Builder leaseOfflineTtlSeconds(double v) { leaseOfflineTtlSeconds = v; return this; }
+        public Builder messageAuthKeys(List<MessageAuthKey> v) { messageAuthKeys = v; return this; }
+        public Builder requireMessageAuth(boolean v) { requireMessageAuth = v; return this; }
+        public Builder messageAuthReplayCapacity(int v) { messageAuthReplayCapacity = v; return this; }
+        public Builder messageAuthWindowSeconds(double v) { messageAuthWindowSeconds = v; return this; }
+        public Builder messageAuthFutureSkewSeconds(double v) { messageAuthFutureSkewSeconds = v; return this; }
+        public Builder metricsEnabled(boolean v) { metricsEnabled = v; return this; }
+        public Builder hubId(String v) { hubId = v; return this; }
+        public Builder hubVersion(String v) { hubVersion = v; return this; }
+        public Builder ratePerSecond(double v) { ratePerSecond = v; return this; }
+        public Builder rateBurst(int v) { rateBurst = v; return this; }
+        public Builder pingInterval(Duration v) { pingInterval = v; return this; }
+        public Builder advertisedHost(String v) { advertisedHost = v; return this; }
+        public Builder allowOrigins(List<String> v) { allowOrigins = v; return this; }
+
+        /** The validated configuration. */
+        public HubConfig build() {
+            return new HubConfig(host, port, token, maxClients, maxConnectionsPerHost, maxUnauthClients,
+                    authTimeout, maxFrameBytes, maxJsonDepth, outboundHighWaterBytes, slowReaderGrace,
+                    leaseOfflineTtlSeconds, messageAuthKeys, requireMessageAuth, messageAuthReplayCapacity,
+                    messageAuthWindowSeconds, messageAuthFutureSkewSeconds, metricsEnabled, hubId, hubVersion,
+                    ratePerSecond, rateBurst, pingInterval, advertisedHost, allowOrigins);
+        }
+    }
+}

@@ -1,0 +1,161 @@
+package dev.synapsehub.net;
+
+import dev.synapsehub.core.Clock;
+import dev.synapsehub.core.actor.CoordinationActor;
+import dev.synapsehub.net.auth.ConnectTokenAuth;
+import dev.synapsehub.net.auth.MessageAuthenticator;
+import dev.synapsehub.net.handler.HostGuard;
+import dev.synapsehub.net.handler.HttpRequestHandler;
+import dev.synapsehub.net.handler.WebSocketFrameHandler;
+import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.protocol.HubMetrics;
+import dev.synapsehub.net.protocol.HubMetricsText;
+import dev.synapsehub.net.protocol.InboundPipeline;
+import dev.synapsehub.net.protocol.Outbox;
+import dev.synapsehub.net.session.SessionRegistry;
+import dev.synapsehub.net.wire.HubFrames;
+import dev.synapsehub.net.wire.WireJson;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPipeline;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
+import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
+import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolConfig;
+import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.concurrent.DefaultEventExecutor;
+import io.netty.util.concurrent.DefaultThreadFactory;
+
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.HexFormat;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The Netty hub: one port, WebSocket upgrade on any path, HTTP {@code /health} and
+ * {@code /metrics}. The composition root hands it a started {@link CoordinationActor}.
+ */
+public final class HubServer implements AutoCloseable {
+    private final HubConfig config;
+    private final CoordinationActor actor;
+    private final Clock clock;
+    private EventLoopGroup boss;
+    private EventLoopGroup workers;
+    private DefaultEventExecutor outboxThread;
+    private Channel serverChannel;
+    private HubContext context;
+
+    public HubServer(HubConfig config, CoordinationActor actor, Clock clock) {
+        this.config = config;
+        this.actor = actor;
+        this.clock = clock;
+    }
+
+    /** Binds and starts serving; returns the bound port (useful with port 0). */
+    public int start() throws InterruptedException {
+        WireJson json = new WireJson(config.maxJsonDepth());
+        HubFrames frames = new HubFrames(json, config.hubId());
+        SessionRegistry registry = new SessionRegistry(config.maxClients(), config.maxConnectionsPerHost(),
+                config.maxUnauthClients(), config.secured(), config.leaseOfflineTtlSeconds());
+        HubMetrics metrics = new HubMetrics();
+        outboxThread = new DefaultEventExecutor(new DefaultThreadFactory("synapse-outbox", true));
+        Outbox outbox = new Outbox(outboxThread, registry, frames, config.outboundHighWaterBytes(), metrics);
+        context = new HubContext(config, actor, clock, json, frames, registry, outbox, metrics,
+                new ConnectTokenAuth(config.token()),
+                new MessageAuthenticator(config.messageAuthKeys(), config.requireMessageAuth(),
+                        config.messageAuthWindowSeconds(), config.messageAuthFutureSkewSeconds(),
+                        config.messageAuthReplayCapacity()),
+                new AtomicLong(), clock.nowSeconds(), configEpoch(config));
+        InboundPipeline pipeline = new InboundPipeline(context);
+        HubMetricsText metricsText = new HubMetricsText(context);
+        AtomicLong ids = new AtomicLong();
+        boss = new NioEventLoopGroup(1, new DefaultThreadFactory("synapse-accept", true));
+        workers = new NioEventLoopGroup(0, new DefaultThreadFactory("synapse-io", true));
+        int highWater = config.outboundHighWaterBytes();
+        ServerBootstrap bootstrap = new ServerBootstrap()
+                .group(boss, workers)
+                .channel(NioServerSocketChannel.class)
+                .option(ChannelOption.SO_BACKLOG, 1024)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(highWater / 2, highWater))
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        HostGuard guard = new HostGuard(config.host(), boundPort(), config.advertisedHost(),
+                                config.allowOrigins());
+                        long ping = config.pingInterval().toMillis();
+                        ChannelPipeline p = ch.pipeline();
+                        p.addLast(new HttpServerCodec());
+                        p.addLast(new HttpObjectAggregator(64 * 1024));
+                        p.addLast(new HttpRequestHandler(context, guard, metricsText));
+                        p.addLast(new WebSocketServerProtocolHandler(WebSocketServerProtocolConfig.newBuilder()
+                                .websocketPath("/")
+                                .checkStartsWith(true)
+                                .handleCloseFrames(true)
+                                .dropPongFrames(true)
+                                .handshakeTimeoutMillis(config.authTimeout().toMillis())
+                                .decoderConfig(WebSocketDecoderConfig.newBuilder()
+                                        .maxFramePayloadLength(config.maxFrameBytes())
+                                        .allowExtensions(false)
+                                        .withUTF8Validator(false)
+                                        .closeOnProtocolViolation(true)
+                                        .build())
+                                .build()));
+                        p.addLast(new WebSocketFrameAggregator(config.maxFrameBytes()));
+                        p.addLast(new IdleStateHandler(2 * ping, ping, 0, TimeUnit.MILLISECONDS));
+                        p.addLast(new WebSocketFrameHandler(context, pipeline, ids));
+                    }
+                });
+        serverChannel = bootstrap.bind(config.host(), config.port()).sync().channel();
+        return boundPort();
+    }
+
+    /** The bound port. */
+    public int boundPort() {
+        return ((InetSocketAddress) serverChannel.localAddress()).getPort();
+    }
+
+    /** The shared collaborators (for tests and the composition root). */
+    public HubContext context() {
+        return context;
+    }
+
+    /** Stops accepting, closes connections and stops the threads (the actor is the caller's). */
+    @Override
+    public void close() {
+        if (serverChannel != null) {
+            serverChannel.close().syncUninterruptibly();
+        }
+        if (workers != null) {
+            workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+        if (boss != null) {
+            boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+        if (outboxThread != null) {
+            outboxThread.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+    }
+
+    private static String configEpoch(HubConfig c) {
+        String summary = c.hubVersion() + "|" + c.secured() + "|" + c.maxClients() + "|" + c.maxConnectionsPerHost()
+                + "|" + c.maxFrameBytes() + "|" + c.requireMessageAuth() + "|" + c.leaseOfflineTtlSeconds();
+        try {
+            byte[] d = MessageDigest.getInstance("SHA-256").digest(summary.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(d).substring(0, 16);
+        } catch (Exception e) {
+            return "";
+        }
+    }
+}

@@ -1,0 +1,95 @@
+package dev.synapsehub.net.handler;
+
+import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.protocol.HubMetricsText;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.QueryStringDecoder;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * HTTP on the hub port (contract §3.1, §10): {@code /health} and {@code /metrics} when metrics
+ * are enabled (403 otherwise), the Host/Origin guard for everything else, then the WebSocket
+ * upgrade further down the pipeline.
+ */
+public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
+    private final HubContext hub;
+    private final HostGuard guard;
+    private final HubMetricsText metricsText;
+
+    public HttpRequestHandler(HubContext hub, HostGuard guard, HubMetricsText metricsText) {
+        super(false);
+        this.hub = hub;
+        this.guard = guard;
+        this.metricsText = metricsText;
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
+        String path = new QueryStringDecoder(request.uri()).path();
+        if ("/health".equals(path) || "/metrics".equals(path)) {
+            try {
+                serveHttp(ctx, request, path);
+            } finally {
+                request.release();
+            }
+            return;
+        }
+        if (!guard.admits(request.headers().get(HttpHeaderNames.HOST), request.headers().get(HttpHeaderNames.ORIGIN))) {
+            request.release();
+            respond(ctx, HttpResponseStatus.FORBIDDEN, "text/plain; charset=utf-8", "Forbidden: untrusted Host or Origin\n",
+                    false);
+            return;
+        }
+        ctx.fireChannelRead(request); // on to the WebSocket handshake
+    }
+
+    private void serveHttp(ChannelHandlerContext ctx, FullHttpRequest request, String path) {
+        boolean keepAlive = HttpUtil.isKeepAlive(request);
+        if (!hub.config().metricsEnabled()) {
+            respond(ctx, HttpResponseStatus.FORBIDDEN, "text/plain; charset=utf-8", "Forbidden\n", false);
+            return;
+        }
+        if (!HttpMethod.GET.equals(request.method())) {
+            respond(ctx, HttpResponseStatus.METHOD_NOT_ALLOWED, "text/plain; charset=utf-8", "GET only\n", false);
+            return;
+        }
+        double now = hub.clock().nowSeconds();
+        hub.actor().read(s -> s.claims().snapshot(now).size()).whenComplete((claims, failure) -> {
+            int active = failure == null ? claims : -1;
+            ctx.executor().execute(() -> {
+                if ("/health".equals(path)) {
+                    respond(ctx, HttpResponseStatus.OK, "application/json", metricsText.health(active, now), keepAlive);
+                } else {
+                    respond(ctx, HttpResponseStatus.OK, "text/plain; version=0.0.4; charset=utf-8",
+                            metricsText.prometheus(active), keepAlive);
+                }
+            });
+        });
+    }
+
+    private static void respond(ChannelHandlerContext ctx, HttpResponseStatus status, String type, String body,
+                                boolean keepAlive) {
+        FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
+                Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
+        response.headers().set(HttpHeaderNames.CONTENT_TYPE, type);
+        HttpUtil.setContentLength(response, response.content().readableBytes());
+        if (keepAlive) {
+            HttpUtil.setKeepAlive(response, true);
+            ctx.writeAndFlush(response);
+        } else {
+            ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+}

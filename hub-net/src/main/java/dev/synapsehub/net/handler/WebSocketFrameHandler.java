@@ -1,0 +1,133 @@
+package dev.synapsehub.net.handler;
+
+import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.protocol.InboundPipeline;
+import dev.synapsehub.net.session.Session;
+import dev.synapsehub.net.session.SessionRegistry;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.CorruptedFrameException;
+import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.PingWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.WebSocketFrame;
+import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
+import io.netty.handler.timeout.IdleState;
+import io.netty.handler.timeout.IdleStateEvent;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One WebSocket connection: admission on handshake, frames into the {@link InboundPipeline},
+ * keepalive pings, slow-reader and fault handling. Never blocks the event loop.
+ */
+public final class WebSocketFrameHandler extends SimpleChannelInboundHandler<WebSocketFrame> {
+    private static final Logger LOG = LoggerFactory.getLogger(WebSocketFrameHandler.class);
+
+    private final HubContext hub;
+    private final InboundPipeline pipeline;
+    private final AtomicLong ids;
+    private Session session;
+
+    public WebSocketFrameHandler(HubContext hub, InboundPipeline pipeline, AtomicLong ids) {
+        this.hub = hub;
+        this.pipeline = pipeline;
+        this.ids = ids;
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+        if (evt instanceof WebSocketServerProtocolHandler.HandshakeComplete) {
+            admit(ctx);
+        } else if (evt instanceof IdleStateEvent idle) {
+            if (idle.state() == IdleState.READER_IDLE) {
+                ctx.close(); // no pong (nor anything else) within the keepalive window
+            } else if (idle.state() == IdleState.WRITER_IDLE) {
+                ctx.writeAndFlush(new PingWebSocketFrame());
+            }
+        } else {
+            super.userEventTriggered(ctx, evt);
+        }
+    }
+
+    private void admit(ChannelHandlerContext ctx) {
+        String host = ctx.channel().remoteAddress() instanceof InetSocketAddress a
+                ? a.getAddress().getHostAddress() : String.valueOf(ctx.channel().remoteAddress());
+        Session s = new Session(ids.incrementAndGet(), ctx.channel(), host);
+        SessionRegistry.Refusal refusal = hub.registry().admit(s);
+        if (refusal != null) {
+            s.markClosing();
+            ctx.writeAndFlush(new CloseWebSocketFrame(refusal.code(), refusal.reason()))
+                    .addListener(ChannelFutureListener.CLOSE);
+            return;
+        }
+        session = s;
+        long timeout = hub.config().authTimeout().toMillis();
+        s.authTimer(ctx.executor().schedule(() -> pipeline.onAuthTimeout(s), timeout, TimeUnit.MILLISECONDS));
+        pipeline.onAdmitted(s);
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, WebSocketFrame frame) {
+        if (session == null) {
+            return;
+        }
+        if (frame instanceof TextWebSocketFrame || frame instanceof BinaryWebSocketFrame) {
+            pipeline.onFrame(session, ByteBufUtil.getBytes(frame.content()));
+        }
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+        Session s = session;
+        if (s != null && !ctx.channel().isWritable() && s.slowReaderTimer() == null) {
+            long grace = hub.config().slowReaderGrace().toMillis();
+            s.slowReaderTimer(ctx.executor().schedule(() -> {
+                s.slowReaderTimer(null);
+                if (!ctx.channel().isWritable()) {
+                    hub.metrics().slowReadersDisconnected.incrementAndGet();
+                    s.markClosing();
+                    ctx.close();
+                }
+            }, grace, TimeUnit.MILLISECONDS));
+        }
+        super.channelWritabilityChanged(ctx);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        if (session != null) {
+            pipeline.onClosed(session);
+        }
+        super.channelInactive(ctx);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        if (cause instanceof TooLongFrameException || cause instanceof CorruptedFrameException) {
+            if (session != null) {
+                session.markClosing();
+            }
+            ctx.writeAndFlush(new CloseWebSocketFrame(1009, "message too big"))
+                    .addListener(ChannelFutureListener.CLOSE);
+            return;
+        }
+        hub.metrics().faults.incrementAndGet();
+        LOG.warn("unexpected fault on {}; closing 1011", session, cause);
+        if (session != null) {
+            session.markClosing();
+        }
+        if (ctx.channel().isActive()) {
+            ctx.writeAndFlush(new CloseWebSocketFrame(1011, "unexpected fault"))
+                    .addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+}

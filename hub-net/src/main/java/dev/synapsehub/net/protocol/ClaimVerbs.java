@@ -1,0 +1,411 @@
+package dev.synapsehub.net.protocol;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.actor.Idempotency;
+import dev.synapsehub.core.actor.Mutation;
+import dev.synapsehub.core.actor.Outcome;
+import dev.synapsehub.core.actor.ResponseRenderer;
+import dev.synapsehub.core.claim.Claim;
+import dev.synapsehub.core.claim.GitContext;
+import dev.synapsehub.core.command.CheckpointCommand;
+import dev.synapsehub.core.command.ClaimCommand;
+import dev.synapsehub.core.command.Command;
+import dev.synapsehub.core.command.HandoffCommand;
+import dev.synapsehub.core.command.ReleaseCommand;
+import dev.synapsehub.core.command.TaskUpdateCommand;
+import dev.synapsehub.core.reply.Refusal;
+import dev.synapsehub.core.reply.Reply;
+import dev.synapsehub.net.session.Session;
+import dev.synapsehub.net.wire.CanonicalJson;
+import dev.synapsehub.net.wire.FieldCoercion;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * The claim family (contract §5.4–5.8): turns frames into commands, submits them to the actor
+ * and publishes the outcome from the outbox thread in commit order. Idempotent retries follow
+ * §4.6; the stored response is the exact frame first published.
+ */
+public final class ClaimVerbs {
+    private static final Set<Refusal> CLAIM_REASON_CODES = EnumSet.of(Refusal.TASK_ID_REQUIRED,
+            Refusal.PATH_IDENTITY_INVALID, Refusal.LEASE_LIVE, Refusal.SCOPE_CONFLICT, Refusal.QUOTA_EXCEEDED);
+
+    private final HubContext hub;
+    private final ClaimFrames claimFrames;
+
+    public ClaimVerbs(HubContext hub) {
+        this.hub = hub;
+        this.claimFrames = new ClaimFrames(hub.frames());
+    }
+
+    /** True for the verbs handled here. */
+    public static boolean handles(String type) {
+        switch (type) {
+            case "claim":
+            case "release":
+            case "task_update":
+            case "handoff":
+            case "checkpoint":
+                return true;
+            default:
+                return false;
+        }
+    }
+
+    /** Handles one claim-family request (on the connection's event loop). */
+    public void handle(Request r) {
+        switch (r.type()) {
+            case "claim":
+                claim(r);
+                break;
+            case "release":
+                release(r);
+                break;
+            case "task_update":
+                taskUpdate(r);
+                break;
+            case "handoff":
+                handoff(r);
+                break;
+            case "checkpoint":
+                checkpoint(r);
+                break;
+            default:
+                throw new IllegalArgumentException(r.type());
+        }
+    }
+
+    // ------------------------------------------------------------------------------ verbs
+
+    private void claim(Request r) {
+        String taskId = taskId(r, true);
+        if (taskId == null) {
+            return;
+        }
+        JsonNode pathsNode = r.get("paths");
+        List<String> paths = new ArrayList<>();
+        if (pathsNode != null && !pathsNode.isNull()) {
+            if (!pathsNode.isArray()) {
+                malformed(r, "paths", "Field 'paths' must be an array of strings.");
+                return;
+            }
+            for (JsonNode p : pathsNode) {
+                if (!p.isTextual()) {
+                    malformed(r, "paths", "Field 'paths' must be an array of strings.");
+                    return;
+                }
+                paths.add(p.textValue());
+            }
+        }
+        if (rejectNonText(r, "note") || rejectNonText(r, "worktree")) {
+            return;
+        }
+        GitContext git = null;
+        JsonNode g = r.get("git");
+        if (g != null && g.isObject()) {
+            git = new GitContext(FieldCoercion.text(g.get("branch")), FieldCoercion.text(g.get("base")),
+                    FieldCoercion.text(g.get("auto_release_on")));
+        }
+        String worktree = FieldCoercion.text(r.get("worktree"));
+        ClaimCommand command = new ClaimCommand(r.sender(), r.session().principal(), taskId,
+                FieldCoercion.text(r.get("note")), FieldCoercion.ttl(r.get("ttl_seconds")),
+                worktree == null ? "" : worktree, paths, git);
+        submit(r, command, (reply, at) -> claimFrames.claimGranted(((Reply.Granted) reply).claim(),
+                ((Reply.Granted) reply).message(), at), this::publishClaim);
+    }
+
+    private void release(Request r) {
+        String taskId = taskId(r, true);
+        FieldCoercion.Guard epoch = guard(r, "epoch");
+        if (taskId == null || epoch == null) {
+            return;
+        }
+        ReleaseReceipt receipt = ReleaseReceipt.from(r.frame());
+        ReleaseCommand command = new ReleaseCommand(r.sender(), taskId, epoch.boxed());
+        submit(r, command, (reply, at) -> claimFrames.releaseGranted(((Reply.Granted) reply).claim(),
+                ((Reply.Granted) reply).message(), at, receipt), (req, reply, stored, at) -> {
+                    if (reply instanceof Reply.Granted granted) {
+                        Claim c = granted.claim();
+                        hub.metrics().releasesGranted.incrementAndGet();
+                        hub.registry().pruneWaits(c.taskId());
+                        hub.outbox().broadcast(stored != null ? stored
+                                : hub.frames().write(claimFrames.releaseGranted(c, granted.message(), at, receipt)));
+                        if (receipt.hasEvidence()) {
+                            hub.outbox().broadcast(claimFrames.progressPosted(c.taskId(), req.sender(), "assessment",
+                                    receipt.summary(c.taskId()), at));
+                        }
+                    } else {
+                        Reply.Denied d = (Reply.Denied) reply;
+                        hub.outbox().send(req.session(), claimFrames.denied("release_denied", req.sender(),
+                                d.taskId(), d.message(), at));
+                    }
+                });
+    }
+
+    private void taskUpdate(Request r) {
+        JsonNode idNode = r.get("task_id");
+        if (idNode == null || idNode.isNull() || (idNode.isTextual() && idNode.textValue().isBlank())) {
+            idNode = r.get("id");
+        }
+        if (FieldCoercion.notText(idNode)) {
+            malformed(r, "task_id", "Field 'task_id' must be a string.");
+            return;
+        }
+        String taskId = FieldCoercion.text(idNode);
+        FieldCoercion.Guard epoch = guard(r, "epoch");
+        FieldCoercion.Guard expected = epoch == null ? null : guard(r, "expected_version");
+        if (epoch == null || expected == null) {
+            return;
+        }
+        if (rejectNonText(r, "status") || rejectNonText(r, "note") || rejectNonText(r, "data_ref")) {
+            return;
+        }
+        TaskUpdateCommand command = new TaskUpdateCommand(r.sender(), taskId == null ? "" : taskId,
+                FieldCoercion.text(r.get("status")), FieldCoercion.text(r.get("note")),
+                FieldCoercion.text(r.get("data_ref")), epoch.boxed(), expected.boxed());
+        submit(r, command, (reply, at) -> claimFrames.taskUpdated(((Reply.Granted) reply).claim(),
+                ((Reply.Granted) reply).message(), at), (req, reply, stored, at) -> {
+                    if (reply instanceof Reply.Granted granted) {
+                        hub.outbox().broadcast(stored != null ? stored
+                                : hub.frames().write(claimFrames.taskUpdated(granted.claim(), granted.message(), at)));
+                    } else {
+                        hub.outbox().send(req.session(), hub.frames().error(req.sender(),
+                                ((Reply.Denied) reply).message(), at));
+                    }
+                });
+    }
+
+    private void handoff(Request r) {
+        if (rejectNonText(r, "task_id") || rejectNonText(r, "to_agent") || rejectNonText(r, "note")) {
+            return;
+        }
+        String taskId = strip(FieldCoercion.text(r.get("task_id")));
+        String recipient = strip(FieldCoercion.text(r.get("to_agent")));
+        if (recipient.isEmpty()) {
+            recipient = r.target();
+        }
+        FieldCoercion.Guard epoch = guard(r, "epoch");
+        if (epoch == null) {
+            return;
+        }
+        Session recipientSession = hub.registry().session(recipient);
+        if (recipientSession == null) {
+            hub.outbox().send(r.session(), claimFrames.denied("handoff_denied", r.sender(), taskId,
+                    "Handoff target '" + recipient + "' is not online.", now()));
+            return;
+        }
+        String note = FieldCoercion.text(r.get("note"));
+        HandoffCommand command = new HandoffCommand(r.sender(), taskId, recipient, recipientSession.principal(),
+                note, epoch.boxed());
+        submit(r, command, (reply, at) -> claimFrames.handoffGranted(((Reply.Granted) reply).claim(),
+                ((Reply.Granted) reply).previousOwner(), ((Reply.Granted) reply).message(), at),
+                (req, reply, stored, at) -> {
+                    if (reply instanceof Reply.Granted granted) {
+                        Claim c = granted.claim();
+                        String text = "handed off to " + c.owner()
+                                + (note == null || note.isBlank() ? "" : ": " + note.strip());
+                        hub.outbox().broadcast(claimFrames.progressPosted(c.taskId(), req.sender(), "note", text, at));
+                        hub.outbox().broadcast(stored != null ? stored : hub.frames().write(
+                                claimFrames.handoffGranted(c, granted.previousOwner(), granted.message(), at)));
+                    } else {
+                        Reply.Denied d = (Reply.Denied) reply;
+                        hub.outbox().send(req.session(), claimFrames.denied("handoff_denied", req.sender(),
+                                d.taskId(), d.message(), at));
+                    }
+                });
+    }
+
+    private void checkpoint(Request r) {
+        if (rejectNonText(r, "task_id") || rejectNonText(r, "checkpoint")) {
+            return;
+        }
+        String taskId = strip(FieldCoercion.text(r.get("task_id")));
+        String token = FieldCoercion.text(r.get("checkpoint"));
+        if (token == null) {
+            token = FieldCoercion.text(r.get("payload"));
+        }
+        FieldCoercion.Guard epoch = guard(r, "epoch");
+        if (epoch == null) {
+            return;
+        }
+        CheckpointCommand command = new CheckpointCommand(r.sender(), taskId, token == null ? "" : token,
+                epoch.boxed());
+        String requester = r.sender();
+        submit(r, command, (reply, at) -> claimFrames.checkpointSaved(((Reply.Granted) reply).claim(), requester,
+                ((Reply.Granted) reply).message(), at), (req, reply, stored, at) -> {
+                    if (reply instanceof Reply.Granted granted) {
+                        hub.outbox().send(req.session(), stored != null ? stored : hub.frames().write(
+                                claimFrames.checkpointSaved(granted.claim(), requester, granted.message(), at)));
+                    } else {
+                        Reply.Denied d = (Reply.Denied) reply;
+                        hub.outbox().send(req.session(), claimFrames.denied("checkpoint_denied", req.sender(),
+                                d.taskId(), d.message(), at));
+                    }
+                });
+    }
+
+    private void publishClaim(Request req, Reply reply, String stored, double at) {
+        if (reply instanceof Reply.Granted granted) {
+            hub.metrics().claimsGranted.incrementAndGet();
+            hub.registry().clearWait(req.sender(), granted.claim().taskId());
+            hub.outbox().broadcast(stored != null ? stored
+                    : hub.frames().write(claimFrames.claimGranted(granted.claim(), granted.message(), at)));
+        } else {
+            Reply.Denied d = (Reply.Denied) reply;
+            hub.metrics().claimsDenied.incrementAndGet();
+            ObjectNode f = claimFrames.denied("claim_denied", req.sender(), d.taskId(), d.message(), at);
+            f.put("reason_code", CLAIM_REASON_CODES.contains(d.refusal()) ? d.refusal().name() : "CLAIM_DENIED");
+            hub.outbox().send(req.session(), f);
+        }
+    }
+
+    // ------------------------------------------------------------------------ submission
+
+    /** Publishes a decided reply from the outbox thread. */
+    @FunctionalInterface
+    private interface Publisher {
+        void publish(Request request, Reply reply, String storedResponse, double decidedAt);
+    }
+
+    /** Renders the success frame of a reply (for the idempotency store). */
+    @FunctionalInterface
+    private interface GrantRenderer {
+        ObjectNode render(Reply reply, double decidedAt);
+    }
+
+    private void submit(Request r, Command command, GrantRenderer renderer, Publisher publisher) {
+        Idempotency idem = null;
+        JsonNode key = r.get("idem_key");
+        if (key != null && !key.isNull()) {
+            if (!key.isTextual() || key.textValue().isEmpty()) {
+                ObjectNode e = hub.frames().error(r.sender(), "Field 'idem_key' must be a non-empty string.", now());
+                e.put("error_code", "invalid_idempotency_request");
+                hub.outbox().send(r.session(), e);
+                return;
+            }
+            ResponseRenderer store = (reply, at) -> hub.frames().write(renderer.render(reply, at));
+            idem = new Idempotency(Idempotency.key(r.sender(), r.type(), key.textValue()), digest(r), store);
+        }
+        hub.actor().submit(new Mutation(command, idem)).thenAcceptAsync(outcome -> {
+            try {
+                publish(r, outcome, publisher);
+            } catch (RuntimeException fault) {
+                hub.metrics().faults.incrementAndGet();
+                hub.outbox().close(r.session(), null, 1011, "unexpected fault");
+            }
+        }, hub.outbox().executor());
+    }
+
+    private void publish(Request r, Outcome outcome, Publisher publisher) {
+        double at = now();
+        if (outcome instanceof Outcome.Decided decided) {
+            publisher.publish(r, decided.reply(), decided.storedResponse(), at);
+        } else if (outcome instanceof Outcome.Replayed replayed) {
+            hub.metrics().idempotentReplays.incrementAndGet();
+            hub.outbox().send(r.session(), replayed.response());
+        } else if (outcome instanceof Outcome.IdempotencyConflict conflict) {
+            hub.metrics().idempotencyConflicts.incrementAndGet();
+            ObjectNode e = hub.frames().error(r.sender(),
+                    "idem_key was already used for a different request; nothing was applied.", at);
+            JsonNode original = hub.json().parse(conflict.originalResponse());
+            if (original != null && original.isObject()) {
+                if (original.has("timestamp")) {
+                    e.set("timestamp", original.get("timestamp"));
+                }
+                if (original.has("hub_id")) {
+                    e.set("hub_id", original.get("hub_id"));
+                }
+            }
+            e.put("error_code", "idempotency_conflict");
+            hub.outbox().send(r.session(), e);
+        } else if (outcome instanceof Outcome.Refused refused) {
+            ObjectNode e = hub.frames().error(r.sender(), refused.message(), at);
+            e.put("error_code", refused.reason().name().toLowerCase(Locale.ROOT));
+            if (refused.reason() == Outcome.Reason.INTERNAL_FAULT) {
+                hub.metrics().faults.incrementAndGet();
+                hub.outbox().close(r.session(), e, 1011, "unexpected fault");
+            } else {
+                hub.outbox().send(r.session(), e);
+            }
+        }
+    }
+
+    /**
+     * SHA-256 hex of the canonical request (§4.6): sender and type normalised, token removed,
+     * without timestamp, client_timestamp, auth and signature; sorted keys, ASCII-escaped.
+     */
+    static String digest(Request r) {
+        ObjectNode copy = r.frame().deepCopy();
+        copy.put("sender", r.sender());
+        copy.put("type", r.type());
+        copy.remove(List.of("token", "timestamp", "client_timestamp", "auth", "signature"));
+        try {
+            byte[] d = MessageDigest.getInstance("SHA-256")
+                    .digest(CanonicalJson.write(copy, true).getBytes(StandardCharsets.US_ASCII));
+            return HexFormat.of().formatHex(d);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    // ------------------------------------------------------------------------- helpers
+
+    /** The task id (trimmed), falling back to a string payload; null after a typed error. */
+    private String taskId(Request r, boolean payloadFallback) {
+        JsonNode node = r.get("task_id");
+        if (FieldCoercion.notText(node)) {
+            malformed(r, "task_id", "Field 'task_id' must be a string.");
+            return null;
+        }
+        String id = strip(FieldCoercion.text(node));
+        if (id.isEmpty() && payloadFallback) {
+            id = strip(FieldCoercion.text(r.get("payload")));
+        }
+        return id;
+    }
+
+    /** A strict guard, or null after sending the typed error (nothing is submitted). */
+    private FieldCoercion.Guard guard(Request r, String field) {
+        FieldCoercion.Guard g = FieldCoercion.guard(r.get(field));
+        if (!g.valid()) {
+            ObjectNode e = hub.frames().error(r.sender(), "Field '" + field + "' must be an integer.", now());
+            e.put("error_code", "invalid_guard");
+            e.put("field", field);
+            hub.outbox().send(r.session(), e);
+            return null;
+        }
+        return g;
+    }
+
+    private boolean rejectNonText(Request r, String field) {
+        if (FieldCoercion.notText(r.get(field))) {
+            malformed(r, field, "Field '" + field + "' must be a string.");
+            return true;
+        }
+        return false;
+    }
+
+    private void malformed(Request r, String field, String message) {
+        ObjectNode e = hub.frames().error(r.sender(), message, now());
+        e.put("error_code", "malformed_request");
+        e.put("field", field);
+        hub.outbox().send(r.session(), e);
+    }
+
+    private double now() {
+        return hub.clock().nowSeconds();
+    }
+
+    private static String strip(String s) {
+        return s == null ? "" : s.strip();
+    }
+}

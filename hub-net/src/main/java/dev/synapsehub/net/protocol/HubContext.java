@@ -1,0 +1,33 @@
+package dev.synapsehub.net.protocol;
+
+import dev.synapsehub.core.Clock;
+import dev.synapsehub.core.actor.CoordinationActor;
+import dev.synapsehub.net.HubConfig;
+import dev.synapsehub.net.auth.ConnectTokenAuth;
+import dev.synapsehub.net.auth.MessageAuthenticator;
+import dev.synapsehub.net.session.SessionRegistry;
+import dev.synapsehub.net.wire.HubFrames;
+import dev.synapsehub.net.wire.WireJson;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The collaborators every connection shares, wired once by {@code HubServer}.
+ *
+ * @param configEpoch fingerprint of the effective configuration (who_snapshot, /health)
+ */
+public record HubContext(
+        HubConfig config,
+        CoordinationActor actor,
+        Clock clock,
+        WireJson json,
+        HubFrames frames,
+        SessionRegistry registry,
+        Outbox outbox,
+        HubMetrics metrics,
+        ConnectTokenAuth tokens,
+        MessageAuthenticator messageAuth,
+        AtomicLong anonymousNames,
+        double startedAt,
+        String configEpoch) {
+}

@@ -1,0 +1,258 @@
+package dev.synapsehub.net.protocol;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.net.session.Session;
+import dev.synapsehub.net.session.SessionRegistry;
+import dev.synapsehub.net.wire.FieldCoercion;
+import dev.synapsehub.net.wire.HubFrames;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * The inbound processing pipeline of contract §4.3, run on the connection's event loop:
+ * decode, shape checks, normalisation, token, name binding, rate limit, HMAC gate, dispatch.
+ * It never blocks and never touches coordination state (that goes through the actor).
+ */
+public final class InboundPipeline {
+    private static final Set<String> RESERVED = Set.of("synapsehub", "synapse", "system");
+    private static final List<String> ROUTING_FIELDS = List.of("sender", "target", "type", "channel");
+
+    private final HubContext hub;
+    private final ClaimVerbs claims;
+    private final QueryVerbs queries;
+
+    public InboundPipeline(HubContext hub) {
+        this.hub = hub;
+        this.claims = new ClaimVerbs(hub);
+        this.queries = new QueryVerbs(hub);
+    }
+
+    /** Open hub: the private {@code welcome} sent at connect, before any frame. */
+    public void onAdmitted(Session session) {
+        if (!hub.config().secured()) {
+            hub.outbox().send(session, welcome(hub.registry().online(), hub.registry().connectedClients()));
+        }
+    }
+
+    /** One inbound text or binary frame. */
+    public void onFrame(Session session, byte[] bytes) {
+        if (session.closing()) {
+            return;
+        }
+        double now = hub.clock().nowSeconds();
+        JsonNode node = hub.json().parse(bytes);
+        if (node == null) {
+            earlyError(session, "Malformed JSON.", now);
+            return;
+        }
+        if (!node.isObject()) {
+            earlyError(session, "Expected a JSON object.", now);
+            return;
+        }
+        ObjectNode frame = (ObjectNode) node;
+        for (String field : ROUTING_FIELDS) {
+            if (FieldCoercion.notText(frame.get(field))) {
+                earlyError(session, "Field '" + field + "' must be a string.", now);
+                return;
+            }
+        }
+        String token = FieldCoercion.text(frame.get("token"));
+        frame.remove("token");
+        ObjectNode received = hub.messageAuth().appliesTo(normalisedType(frame)) ? frame.deepCopy() : null;
+
+        String sender = strip(FieldCoercion.text(frame.get("sender")));
+        if (sender.isEmpty()) {
+            sender = "anon-" + hub.anonymousNames().incrementAndGet();
+        }
+        String type = normalisedType(frame);
+        String target = FieldCoercion.text(frame.get("target"));
+        if (target == null || target.isEmpty()) {
+            target = "all";
+        }
+        if (RESERVED.contains(sender.toLowerCase(Locale.ROOT))) {
+            hub.outbox().close(session, nameConflict(sender, "Name '" + sender + "' is reserved by the hub.", now),
+                    4009, "reserved identity");
+            return;
+        }
+        if (session.name() == null) {
+            if (!register(session, frame, sender, token, now)) {
+                return;
+            }
+        } else if (!sender.equals(session.name())) {
+            hub.outbox().close(session, nameConflict(session.name(), "This connection is bound to '"
+                    + session.name() + "'; it cannot switch to '" + sender + "'.", now), 4009, "name switch");
+            return;
+        } else {
+            hub.registry().touch(sender, now, !"heartbeat".equals(type));
+        }
+        frame.put("sender", sender);
+        frame.put("type", type);
+        if ("heartbeat".equals(type)) {
+            heartbeatSideEffects(sender, frame);
+            return;
+        }
+        if (hub.config().ratePerSecond() > 0
+                && !session.takeRateToken(hub.config().ratePerSecond(), hub.config().rateBurst(), System.nanoTime())) {
+            hub.metrics().rateLimited.incrementAndGet();
+            ObjectNode e = hub.frames().error(sender, "Rate limit exceeded; slow down.", now);
+            e.put("error_code", "rate_limited");
+            hub.outbox().send(session, e);
+            return;
+        }
+        if (received != null) {
+            String result = hub.messageAuth().verify(received, sender, now);
+            if (!"ok".equals(result)) {
+                hub.metrics().authFailures.incrementAndGet();
+                ObjectNode e = hub.frames().error(sender, "Per-message authentication failed: " + result + ".", now);
+                e.put("verification_result", result);
+                hub.outbox().send(session, e);
+                return;
+            }
+        }
+        Request request = new Request(session, sender, type, target, frame);
+        if (ClaimVerbs.handles(type)) {
+            claims.handle(request);
+        } else if (QueryVerbs.handles(type)) {
+            queries.handle(request);
+        } else {
+            hub.outbox().send(session, hub.frames().error(sender, "Unknown message type '" + type + "'.", now));
+        }
+    }
+
+    /** First frame: token, binding, lease, welcome, presence. False when the socket is closing. */
+    private boolean register(Session session, ObjectNode frame, String sender, String token, double now) {
+        if (hub.tokens().secured()) {
+            String refusal = hub.tokens().check(token);
+            if (refusal != null) {
+                hub.metrics().authFailures.incrementAndGet();
+                hub.outbox().close(session, hub.frames().envelope(sender, "auth_denied", refusal, now),
+                        4010, "auth denied");
+                return false;
+            }
+            session.markAuthenticated();
+        }
+        session.principal(hub.tokens().principalFor(session.remoteHost()));
+        SessionRegistry.Bind bind = hub.registry().bind(session, sender,
+                FieldCoercion.truthy(frame.get("takeover")), FieldCoercion.text(frame.get("owner_lease")),
+                FieldCoercion.truthy(frame.get("lease")), now);
+        switch (bind.kind()) {
+            case OWNED:
+                hub.outbox().close(session, nameConflict(sender, "Name '" + sender
+                        + "' is owned by a lease; present its owner_lease.", now), 4016, "name owned");
+                return false;
+            case CONFLICT:
+                hub.outbox().close(session, nameConflict(sender, "Name '" + sender
+                        + "' is already online from another session. Use a unique name.", now), 4009, "name conflict");
+                return false;
+            default:
+                break;
+        }
+        if (session.authTimer() != null) {
+            session.authTimer().cancel(false);
+        }
+        if (bind.superseded() != null) {
+            hub.metrics().takeovers.incrementAndGet();
+            hub.outbox().close(bind.superseded(), null, 4010, "superseded");
+        }
+        if (bind.leaseToken() != null) {
+            ObjectNode lease = hub.frames().envelope(sender, "lease_granted", "Name lease granted.", now);
+            lease.put("owner_lease", bind.leaseToken());
+            lease.put("lease_name", sender);
+            hub.outbox().send(session, lease);
+        }
+        if (hub.config().secured()) {
+            hub.outbox().send(session, welcome(bind.onlineAgents(), bind.connectedClients()));
+        }
+        if (bind.joined()) {
+            hub.outbox().broadcastLater(presence("joined", sender, now));
+        }
+        return true;
+    }
+
+    /** Socket closed: unbind, presence {@code left} (contract §3.8). Claims are not released. */
+    public void onClosed(Session session) {
+        if (session.authTimer() != null) {
+            session.authTimer().cancel(false);
+        }
+        double now = hub.clock().nowSeconds();
+        SessionRegistry.Departure departure = hub.registry().remove(session, now);
+        if (departure.left()) {
+            hub.outbox().broadcastLater(presenceFrame("left", departure.name(), departure.onlineAgents(), now));
+        }
+    }
+
+    /** No first frame within the auth timeout. */
+    public void onAuthTimeout(Session session) {
+        if (session.name() == null && !session.closing()) {
+            hub.outbox().close(session, null, 4012, hub.config().secured() ? "auth timeout" : "registration timeout");
+        }
+    }
+
+    private void heartbeatSideEffects(String sender, ObjectNode frame) {
+        JsonNode roles = frame.get("roles");
+        if (roles != null && roles.isArray()) {
+            Set<String> clean = new LinkedHashSet<>();
+            for (JsonNode role : roles) {
+                if (role.isTextual() && !role.textValue().isBlank() && clean.size() < 64) {
+                    clean.add(role.textValue().strip());
+                }
+            }
+            hub.registry().roles(sender, new ArrayList<>(clean));
+        }
+        JsonNode wake = frame.get("wake_capability");
+        if (wake != null && !wake.isNull()) {
+            String w = wake.isTextual() ? wake.textValue().strip().toLowerCase(Locale.ROOT).replace('-', '_') : "";
+            switch (w) {
+                case "direct":
+                case "passive":
+                case "pane_bridge":
+                    break;
+                default:
+                    w = "unknown";
+            }
+            hub.registry().wake(sender, w);
+        }
+    }
+
+    private ObjectNode welcome(List<String> online, int connected) {
+        ObjectNode f = hub.frames().envelope("self", "welcome", "Welcome to Synapse", hub.clock().nowSeconds());
+        f.put("connected_clients", connected);
+        HubFrames.putStrings(f, "online_agents", online);
+        f.put("protocol_version", 2);
+        return f;
+    }
+
+    private ObjectNode presence(String event, String agent, double now) {
+        return presenceFrame(event, agent, hub.registry().online(), now);
+    }
+
+    private ObjectNode presenceFrame(String event, String agent, List<String> online, double now) {
+        ObjectNode f = hub.frames().envelope("all", "presence_update", "Presence update", now);
+        HubFrames.putStrings(f, "online_agents", online);
+        f.put("event", event);
+        f.put("agent", agent);
+        return f;
+    }
+
+    private ObjectNode nameConflict(String target, String payload, double now) {
+        return hub.frames().envelope(target, "name_conflict", payload, now);
+    }
+
+    private void earlyError(Session session, String payload, double now) {
+        hub.outbox().send(session, hub.frames().error("all", payload, now));
+    }
+
+    private static String normalisedType(ObjectNode frame) {
+        String type = strip(FieldCoercion.text(frame.get("type"))).toLowerCase(Locale.ROOT);
+        return type.isEmpty() ? "chat" : type;
+    }
+
+    private static String strip(String s) {
+        return s == null ? "" : s.strip();
+    }
+}

@@ -1,0 +1,107 @@
+package dev.synapsehub.net.protocol;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.net.session.Session;
+import dev.synapsehub.net.session.SessionRegistry;
+import dev.synapsehub.net.wire.HubFrames;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelOutboundBuffer;
+import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
+import io.netty.util.concurrent.EventExecutor;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Writes frames to connections. Actor outcomes are published from one single-threaded
+ * executor, so every client sees broadcasts in the actor's commit order. A connection whose
+ * unread output exceeds twice the high-water mark is dropped instead of growing the hub.
+ */
+public final class Outbox {
+    private final EventExecutor executor;
+    private final SessionRegistry registry;
+    private final HubFrames frames;
+    private final long hardLimitBytes;
+    private final HubMetrics metrics;
+
+    public Outbox(EventExecutor executor, SessionRegistry registry, HubFrames frames, int highWaterBytes,
+                  HubMetrics metrics) {
+        this.executor = executor;
+        this.registry = registry;
+        this.frames = frames;
+        this.hardLimitBytes = 2L * highWaterBytes;
+        this.metrics = metrics;
+    }
+
+    /** The publishing thread: continue actor futures here with {@code *Async}. */
+    public EventExecutor executor() {
+        return executor;
+    }
+
+    /** Sends one frame to one connection. */
+    public void send(Session session, ObjectNode frame) {
+        send(session, frames.write(frame));
+    }
+
+    /** Sends one serialised frame to one connection. */
+    public void send(Session session, String text) {
+        Channel channel = session.channel();
+        if (!channel.isActive() || overLimit(session)) {
+            return;
+        }
+        channel.writeAndFlush(new TextWebSocketFrame(text));
+    }
+
+    /** Sends a frame to every connection allowed to receive broadcasts. */
+    public void broadcast(ObjectNode frame) {
+        broadcast(frames.write(frame));
+    }
+
+    /** Sends a serialised frame to every connection allowed to receive broadcasts. */
+    public void broadcast(String text) {
+        ByteBuf bytes = Unpooled.copiedBuffer(text, StandardCharsets.UTF_8);
+        try {
+            for (Session session : registry.audience()) {
+                Channel channel = session.channel();
+                if (channel.isActive() && !overLimit(session)) {
+                    channel.writeAndFlush(new TextWebSocketFrame(bytes.retainedDuplicate()));
+                }
+            }
+        } finally {
+            bytes.release();
+        }
+    }
+
+    /** Publishes a broadcast from the outbox thread (keeps broadcast order global). */
+    public void broadcastLater(ObjectNode frame) {
+        String text = frames.write(frame);
+        executor.execute(() -> broadcast(text));
+    }
+
+    /** Sends {@code before} (if any), then a close frame with {@code code}/{@code reason}, then closes. */
+    public void close(Session session, ObjectNode before, int code, String reason) {
+        session.markClosing();
+        Channel channel = session.channel();
+        if (!channel.isActive()) {
+            return;
+        }
+        if (before != null) {
+            channel.write(new TextWebSocketFrame(frames.write(before)));
+        }
+        channel.writeAndFlush(new CloseWebSocketFrame(code, reason)).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    private boolean overLimit(Session session) {
+        ChannelOutboundBuffer buffer = session.channel().unsafe().outboundBuffer();
+        if (buffer != null && buffer.totalPendingWriteBytes() > hardLimitBytes) {
+            metrics.slowReadersDisconnected.incrementAndGet();
+            session.markClosing();
+            session.channel().close();
+            return true;
+        }
+        return false;
+    }
+}

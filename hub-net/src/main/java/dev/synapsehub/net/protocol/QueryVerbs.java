@@ -1,0 +1,201 @@
+package dev.synapsehub.net.protocol;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.claim.Claim;
+import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.net.wire.FieldCoercion;
+import dev.synapsehub.net.wire.HubFrames;
+
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Read-only verbs (contract §5.9, §5.17, §5.18). Claim state is read through the actor
+ * (linearizable) and answered from the outbox thread, after every earlier broadcast.
+ */
+public final class QueryVerbs {
+    private final HubContext hub;
+    private final ClaimFrames claimFrames;
+
+    public QueryVerbs(HubContext hub) {
+        this.hub = hub;
+        this.claimFrames = new ClaimFrames(hub.frames());
+    }
+
+    /** True for the verbs handled here. */
+    public static boolean handles(String type) {
+        return "state_request".equals(type) || "who_request".equals(type) || "wait_request".equals(type);
+    }
+
+    /** Handles one query (on the connection's event loop). */
+    public void handle(Request r) {
+        switch (r.type()) {
+            case "state_request":
+                state(r);
+                break;
+            case "who_request":
+                hub.outbox().send(r.session(), who(r.sender()));
+                break;
+            case "wait_request":
+                waitRequest(r);
+                break;
+            default:
+                throw new IllegalArgumentException(r.type());
+        }
+    }
+
+    private void state(Request r) {
+        double now = hub.clock().nowSeconds();
+        hub.actor().read(s -> s.claims().snapshot(now)).whenCompleteAsync((claims, failure) -> {
+            if (failure != null) {
+                busy(r);
+                return;
+            }
+            ObjectNode f = hub.frames().envelope(r.sender(), "state_snapshot", "State snapshot", now);
+            ObjectNode snapshot = f.putObject("snapshot");
+            ArrayNode active = snapshot.putArray("active_claims");
+            for (Claim c : claims) {
+                claimFrames.writeClaim(active.addObject(), c);
+            }
+            ArrayNode agents = snapshot.putArray("agents");
+            hub.registry().lastSeen().forEach((name, seen) -> {
+                ObjectNode a = agents.addObject();
+                a.put("agent", name);
+                HubFrames.putFloat(a, "last_seen", seen);
+            });
+            snapshot.putArray("resources");
+            HubFrames.putFloat(snapshot, "generated_at", now);
+            snapshot.putArray("dead_letters");
+            snapshot.putArray("pending_relay_approvals");
+            hub.outbox().send(r.session(), f);
+        }, hub.outbox().executor());
+    }
+
+    /** The {@code who_snapshot} frame for {@code requester} (contract §6.8). */
+    ObjectNode who(String requester) {
+        double now = hub.clock().nowSeconds();
+        List<String> online = hub.registry().online();
+        ObjectNode f = hub.frames().envelope(requester, "who_snapshot", "Who snapshot", now);
+        HubFrames.putStrings(f, "online_agents", online);
+        ObjectNode roles = f.putObject("agent_roles");
+        hub.registry().roles().forEach((name, list) -> HubFrames.putStrings(roles, name, list));
+        f.put("connected_clients", hub.registry().connectedClients());
+        f.put("hub_version", hub.config().hubVersion());
+        f.put("config_epoch", hub.configEpoch());
+        f.putNull("mailbox_pending");
+        ObjectNode liveness = f.putObject("agent_liveness");
+        Map<String, Double> reactions = hub.registry().lastReactions();
+        for (String name : online) {
+            if (name.endsWith("-rx")) {
+                continue;
+            }
+            ObjectNode l = liveness.putObject(name);
+            Double last = reactions.get(name);
+            l.put("proven_live", last != null);
+            l.put("has_live_waiter", false);
+            if (last == null) {
+                l.putNull("last_reaction_age");
+            } else {
+                HubFrames.putFloat(l, "last_reaction_age", Math.max(0.0, now - last));
+            }
+        }
+        Map<String, String> wake = hub.registry().wake();
+        if (!wake.isEmpty()) {
+            ObjectNode w = f.putObject("wake_capabilities");
+            wake.forEach(w::put);
+        }
+        return f;
+    }
+
+    /** Outcome of a wait check, computed on the actor thread from committed state. */
+    private record WaitCheck(String holder, boolean deadlock) {
+    }
+
+    private void waitRequest(Request r) {
+        if (FieldCoercion.notText(r.get("task_id"))) {
+            ObjectNode e = hub.frames().error(r.sender(), "Field 'task_id' must be a string.",
+                    hub.clock().nowSeconds());
+            e.put("error_code", "malformed_request");
+            e.put("field", "task_id");
+            hub.outbox().send(r.session(), e);
+            return;
+        }
+        String id = FieldCoercion.text(r.get("task_id"));
+        id = id == null ? "" : id.strip();
+        if (id.isEmpty()) {
+            String payload = FieldCoercion.text(r.get("payload"));
+            id = payload == null ? "" : payload.strip();
+        }
+        String taskId = id;
+        String waiter = r.sender();
+        Map<String, Set<String>> graph = hub.registry().waitGraph();
+        double now = hub.clock().nowSeconds();
+        hub.actor().read(s -> check(s, taskId, waiter, graph, now)).whenCompleteAsync((check, failure) -> {
+            if (failure != null) {
+                busy(r);
+                return;
+            }
+            double at = hub.clock().nowSeconds();
+            if (check == null) {
+                hub.outbox().send(r.session(), claimFrames.denied("wait_denied", waiter, taskId,
+                        "Task '" + taskId + "' is not currently claimed.", at));
+            } else if (check.holder().equals(waiter)) {
+                hub.outbox().send(r.session(), claimFrames.denied("wait_denied", waiter, taskId,
+                        "You already hold task '" + taskId + "'.", at));
+            } else if (check.deadlock()) {
+                ObjectNode f = claimFrames.denied("wait_denied", waiter, taskId,
+                        "Waiting on '" + taskId + "' would close a wait-for cycle with " + check.holder() + ".", at);
+                f.put("holder", check.holder());
+                hub.outbox().send(r.session(), f);
+            } else {
+                hub.registry().addWait(waiter, taskId);
+                ObjectNode f = hub.frames().envelope(waiter, "wait_granted",
+                        "Waiting on '" + taskId + "' held by " + check.holder() + ".", at);
+                f.put("task_id", taskId);
+                f.put("holder", check.holder());
+                hub.outbox().send(r.session(), f);
+            }
+        }, hub.outbox().executor());
+    }
+
+    /** Runs on the actor thread: copies out only what the answer needs. */
+    private static WaitCheck check(CoordinationState state, String taskId, String waiter,
+                                   Map<String, Set<String>> graph, double now) {
+        Optional<Claim> claim = taskId.isEmpty() ? Optional.empty() : state.claims().liveClaim(taskId, now);
+        if (claim.isEmpty()) {
+            return null;
+        }
+        String holder = claim.get().owner();
+        if (holder.equals(waiter)) {
+            return new WaitCheck(holder, false);
+        }
+        Deque<String> todo = new ArrayDeque<>();
+        Set<String> seen = new HashSet<>();
+        todo.push(holder);
+        while (!todo.isEmpty() && seen.size() < 10_000) {
+            String agent = todo.pop();
+            if (agent.equals(waiter)) {
+                return new WaitCheck(holder, true);
+            }
+            if (!seen.add(agent)) {
+                continue;
+            }
+            for (String task : graph.getOrDefault(agent, Set.of())) {
+                state.claims().liveClaim(task, now).ifPresent(c -> todo.push(c.owner()));
+            }
+        }
+        return new WaitCheck(holder, false);
+    }
+
+    private void busy(Request r) {
+        ObjectNode e = hub.frames().error(r.sender(), "The hub is busy; retry shortly.", hub.clock().nowSeconds());
+        e.put("error_code", "busy");
+        hub.outbox().send(r.session(), e);
+    }
+}

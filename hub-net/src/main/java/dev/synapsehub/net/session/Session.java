@@ -1,0 +1,122 @@
+package dev.synapsehub.net.session;
+
+import io.netty.channel.Channel;
+
+import java.util.concurrent.ScheduledFuture;
+
+/**
+ * One WebSocket connection's edge state. The bound name and flags are published through
+ * {@link SessionRegistry}; the rest is touched only on the channel's event loop.
+ */
+public final class Session {
+    private final long id;
+    private final Channel channel;
+    private final String remoteHost;
+    private volatile String name;
+    private volatile boolean authenticated;
+    private volatile String principal;
+    private volatile boolean closing;
+    private ScheduledFuture<?> authTimer;
+    private ScheduledFuture<?> slowReaderTimer;
+    private double rateTokens;
+    private long rateRefilledNanos;
+    private long frames;
+
+    /** A fresh, unbound session. */
+    public Session(long id, Channel channel, String remoteHost) {
+        this.id = id;
+        this.channel = channel;
+        this.remoteHost = remoteHost;
+    }
+
+    public long id() {
+        return id;
+    }
+
+    public Channel channel() {
+        return channel;
+    }
+
+    /** The remote IP address as text. */
+    public String remoteHost() {
+        return remoteHost;
+    }
+
+    /** The bound name, null until the first frame bound one. */
+    public String name() {
+        return name;
+    }
+
+    void bindName(String bound) {
+        this.name = bound;
+    }
+
+    /** True once the connect token was accepted (always true on an open hub). */
+    public boolean authenticated() {
+        return authenticated;
+    }
+
+    public void markAuthenticated() {
+        this.authenticated = true;
+    }
+
+    /** The quota principal charged for this connection's claims. */
+    public String principal() {
+        return principal;
+    }
+
+    public void principal(String value) {
+        this.principal = value;
+    }
+
+    /** True once the hub decided to close this connection: later frames are ignored. */
+    public boolean closing() {
+        return closing;
+    }
+
+    public void markClosing() {
+        this.closing = true;
+    }
+
+    public ScheduledFuture<?> authTimer() {
+        return authTimer;
+    }
+
+    public void authTimer(ScheduledFuture<?> timer) {
+        this.authTimer = timer;
+    }
+
+    public ScheduledFuture<?> slowReaderTimer() {
+        return slowReaderTimer;
+    }
+
+    public void slowReaderTimer(ScheduledFuture<?> timer) {
+        this.slowReaderTimer = timer;
+    }
+
+    /** Frames received so far (event loop only). */
+    public long countFrame() {
+        return ++frames;
+    }
+
+    /** Token bucket: true when a frame may pass at {@code nowNanos} (event loop only). */
+    public boolean takeRateToken(double perSecond, int burst, long nowNanos) {
+        if (rateRefilledNanos == 0) {
+            rateRefilledNanos = nowNanos;
+            rateTokens = burst;
+        }
+        double elapsed = (nowNanos - rateRefilledNanos) / 1e9;
+        rateRefilledNanos = nowNanos;
+        rateTokens = Math.min(burst, rateTokens + elapsed * perSecond);
+        if (rateTokens < 1.0) {
+            return false;
+        }
+        rateTokens -= 1.0;
+        return true;
+    }
+
+    @Override
+    public String toString() {
+        return "Session[" + id + ", " + remoteHost + ", " + name + "]";
+    }
+}

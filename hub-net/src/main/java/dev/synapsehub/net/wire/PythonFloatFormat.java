@@ -1,0 +1,97 @@
+package dev.synapsehub.net.wire;
+
+import java.math.BigDecimal;
+import java.math.MathContext;
+import java.math.RoundingMode;
+
+/**
+ * Formats a double exactly as Python's {@code repr(float)} does (wire contract §9): the
+ * shortest digit string that round-trips, positional when the decimal exponent is in
+ * [-4, 16), otherwise {@code d[.ddd]e±XX}. Java's {@link Double#toString} differs.
+ */
+public final class PythonFloatFormat {
+    private PythonFloatFormat() {
+    }
+
+    /** Python {@code repr} of {@code value}; non-finite values print as Python does. */
+    public static String format(double value) {
+        if (Double.isNaN(value)) {
+            return "NaN";
+        }
+        if (Double.isInfinite(value)) {
+            return value > 0 ? "Infinity" : "-Infinity";
+        }
+        if (value == 0.0) {
+            return (Double.doubleToRawLongBits(value) < 0) ? "-0.0" : "0.0";
+        }
+        boolean negative = value < 0;
+        double abs = Math.abs(value);
+        BigDecimal shortest = shortest(abs);
+        String digits = shortest.unscaledValue().toString();
+        int trailing = 0;
+        while (trailing < digits.length() - 1 && digits.charAt(digits.length() - 1 - trailing) == '0') {
+            trailing++;
+        }
+        digits = digits.substring(0, digits.length() - trailing);
+        // value = 0.digits × 10^(exp10+1) => scientific exponent:
+        int exponent = digits.length() - 1 - shortest.scale() + trailing;
+        StringBuilder out = new StringBuilder(24);
+        if (negative) {
+            out.append('-');
+        }
+        if (exponent >= -4 && exponent < 16) {
+            if (exponent >= 0) {
+                if (digits.length() <= exponent + 1) {
+                    out.append(digits);
+                    out.append("0".repeat(exponent + 1 - digits.length()));
+                    out.append(".0");
+                } else {
+                    out.append(digits, 0, exponent + 1).append('.').append(digits, exponent + 1, digits.length());
+                }
+            } else {
+                out.append("0.").append("0".repeat(-exponent - 1)).append(digits);
+            }
+        } else {
+            out.append(digits.charAt(0));
+            if (digits.length() > 1) {
+                out.append('.').append(digits, 1, digits.length());
+            }
+            out.append('e').append(exponent < 0 ? '-' : '+');
+            int absExp = Math.abs(exponent);
+            if (absExp < 10) {
+                out.append('0');
+            }
+            out.append(absExp);
+        }
+        return out.toString();
+    }
+
+    /** The shortest correctly rounded decimal that parses back to {@code abs}. */
+    private static BigDecimal shortest(double abs) {
+        BigDecimal exact = new BigDecimal(abs);
+        // Double.toString always round-trips; it is an upper bound on the digits needed.
+        int upper = Math.min(17, significantDigits(Double.toString(abs)));
+        BigDecimal best = exact.round(new MathContext(upper, RoundingMode.HALF_EVEN));
+        if (best.doubleValue() != abs) {
+            best = exact.round(new MathContext(17, RoundingMode.HALF_EVEN));
+            upper = 17;
+        }
+        // If p digits round-trip, so do p+1: search downwards for the shortest.
+        for (int p = upper - 1; p >= 1; p--) {
+            BigDecimal candidate = exact.round(new MathContext(p, RoundingMode.HALF_EVEN));
+            if (candidate.doubleValue() != abs) {
+                break;
+            }
+            best = candidate;
+        }
+        return best;
+    }
+
+    private static int significantDigits(String javaRepr) {
+        int e = javaRepr.indexOf('E');
+        String mantissa = e < 0 ? javaRepr : javaRepr.substring(0, e);
+        String digits = mantissa.replace(".", "").replaceFirst("^0+", "");
+        digits = digits.replaceFirst("0+$", "");
+        return Math.max(1, digits.length());
+    }
+}

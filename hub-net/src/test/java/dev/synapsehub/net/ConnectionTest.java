@@ -1,0 +1,263 @@
+package dev.synapsehub.net;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.junit.jupiter.api.Test;
+
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+
+import static dev.synapsehub.net.TestHub.WAIT;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Contract §3: admission, close codes with exact reasons, handshake order, presence, HTTP. */
+class ConnectionTest {
+
+    private static boolean isType(ObjectNode f, String type) {
+        return type.equals(f.path("type").asText());
+    }
+
+    @Test
+    void openHubWelcomesAtConnectThenPresenceJoinedAndLeft() throws Exception {
+        try (TestHub hub = TestHub.open()) {
+            HubClient alpha = hub.connect();
+            ObjectNode welcome = alpha.awaitType("welcome", WAIT);
+            assertThat(welcome.path("target").asText()).isEqualTo("self");
+            assertThat(welcome.path("protocol_version").asInt()).isEqualTo(2);
+            assertThat(welcome.path("connected_clients").asInt()).isEqualTo(1);
+            assertThat(welcome.path("online_agents")).isEmpty();
+            assertThat(welcome.path("hub_id").asText()).matches("syn-[0-9a-f]{8}");
+            alpha.send(alpha.frame("p/alpha", "heartbeat"));
+            ObjectNode joined = alpha.awaitType("presence_update", WAIT);
+            assertThat(joined.path("event").asText()).isEqualTo("joined");
+            assertThat(joined.path("agent").asText()).isEqualTo("p/alpha");
+
+            HubClient beta = hub.connect();
+            ObjectNode w2 = beta.awaitType("welcome", WAIT);
+            assertThat(w2.path("online_agents").get(0).asText()).isEqualTo("p/alpha");
+            assertThat(w2.path("connected_clients").asInt()).isEqualTo(2);
+            beta.send(beta.frame("p/beta", "heartbeat"));
+            alpha.await(f -> isType(f, "presence_update") && "p/beta".equals(f.path("agent").asText()), WAIT);
+            // a keepalive heartbeat gets no reply
+            alpha.send(alpha.frame("p/alpha", "heartbeat"));
+            TestHub.assertQuiet(alpha);
+            beta.close();
+            ObjectNode left = alpha.await(f -> isType(f, "presence_update") && "left".equals(f.path("event").asText()),
+                    WAIT);
+            assertThat(left.path("agent").asText()).isEqualTo("p/beta");
+            assertThat(left.path("online_agents").toString()).isEqualTo("[\"p/alpha\"]");
+        }
+    }
+
+    @Test
+    void nameConflictNameSwitchAndReservedIdentityClose4009() throws Exception {
+        try (TestHub hub = TestHub.open()) {
+            hub.agent("p/alpha");
+            HubClient dup = hub.connect();
+            dup.send(dup.frame("p/alpha", "heartbeat"));
+            ObjectNode conflict = dup.awaitType("name_conflict", WAIT);
+            assertThat(conflict.path("target").asText()).isEqualTo("p/alpha");
+            assertThat(dup.awaitClose(WAIT)).isEqualTo(new HubClient.CloseStatus(4009, "name conflict"));
+
+            HubClient switcher = hub.agent("p/beta");
+            switcher.send(switcher.frame("p/gamma", "who_request"));
+            ObjectNode sw = switcher.awaitType("name_conflict", WAIT);
+            assertThat(sw.path("target").asText()).isEqualTo("p/beta");
+            assertThat(switcher.awaitClose(WAIT)).isEqualTo(new HubClient.CloseStatus(4009, "name switch"));
+
+            HubClient omits = hub.agent("p/delta");
+            ObjectNode noSender = omits.frame("p/delta", "who_request");
+            noSender.remove("sender");
+            omits.send(noSender);
+            assertThat(omits.awaitClose(WAIT).reason()).isEqualTo("name switch");
+
+            HubClient reserved = hub.connect();
+            reserved.send(reserved.frame("SYSTEM", "heartbeat"));
+            reserved.awaitType("name_conflict", WAIT);
+            assertThat(reserved.awaitClose(WAIT)).isEqualTo(new HubClient.CloseStatus(4009, "reserved identity"));
+        }
+    }
+
+    @Test
+    void takeoverSupersedesTheOldSocketWithoutPresence() throws Exception {
+        try (TestHub hub = TestHub.open()) {
+            HubClient old = hub.agent("p/alpha");
+            HubClient observer = hub.agent("p/obs");
+            HubClient fresh = hub.connect();
+            ObjectNode hb = fresh.frame("p/alpha", "heartbeat");
+            hb.put("takeover", true);
+            fresh.send(hb);
+            assertThat(old.awaitClose(WAIT)).isEqualTo(new HubClient.CloseStatus(4010, "superseded"));
+            fresh.send(fresh.frame("p/alpha", "who_request"));
+            ObjectNode who = fresh.awaitType("who_snapshot", WAIT);
+            assertThat(who.path("online_agents").toString()).isEqualTo("[\"p/alpha\",\"p/obs\"]");
+            Thread.sleep(200);
+            assertThat(observer.pending()).noneMatch(f -> isType(f, "presence_update")
+                    && "p/alpha".equals(f.path("agent").asText()));
+        }
+    }
+
+    @Test
+    void tokenHubAuthDeniedLeaseBeforeWelcomeAndNoBroadcastsBeforeAuth() throws Exception {
+        try (TestHub hub = new TestHub(HubConfig.builder().token("sekrit"))) {
+            HubClient lurker = hub.connect();
+            HubClient alpha = hub.connect();
+            ObjectNode hb = alpha.frame("p/alpha", "heartbeat");
+            hb.put("token", "sekrit");
+            hb.put("lease", true);
+            alpha.send(hb);
+            ObjectNode first = alpha.await(f -> true, WAIT);
+            assertThat(first.path("type").asText()).isEqualTo("lease_granted");
+            assertThat(first.path("lease_name").asText()).isEqualTo("p/alpha");
+            assertThat(first.path("owner_lease").asText()).hasSizeGreaterThanOrEqualTo(40);
+            ObjectNode welcome = alpha.await(f -> true, WAIT);
+            assertThat(welcome.path("type").asText()).isEqualTo("welcome");
+            alpha.awaitType("presence_update", WAIT);
+            Thread.sleep(200);
+            assertThat(lurker.received()).isEmpty();
+
+            HubClient bad = hub.connect();
+            ObjectNode wrong = bad.frame("p/bad", "heartbeat");
+            wrong.put("token", "nope");
+            bad.send(wrong);
+            ObjectNode denied = bad.awaitType("auth_denied", WAIT);
+            assertThat(denied.path("payload").asText()).isEqualTo("invalid token");
+            assertThat(denied.toString()).doesNotContain("nope");
+            assertThat(bad.awaitClose(WAIT)).isEqualTo(new HubClient.CloseStatus(4010, "auth denied"));
+
+            HubClient none = hub.connect();
+            none.send(none.frame("p/none", "heartbeat"));
+            assertThat(none.awaitType("auth_denied", WAIT).path("payload").asText()).isEqualTo("token required");
+            assertThat(none.awaitClose(WAIT).code()).isEqualTo(4010);
+        }
+    }
+
+    @Test
+    void leasedNameRefusesBindsWithoutTheLease4016() throws Exception {
+        try (TestHub hub = new TestHub(HubConfig.builder().leaseOfflineTtlSeconds(60))) {
+            HubClient owner = hub.connect();
+            ObjectNode hb = owner.frame("p/alpha", "heartbeat");
+            hb.put("lease", true);
+            owner.send(hb);
+            String lease = owner.awaitType("lease_granted", WAIT).path("owner_lease").asText();
+            owner.close();
+            Thread.sleep(200);
+            HubClient thief = hub.connect();
+            ObjectNode steal = thief.frame("p/alpha", "heartbeat");
+            steal.put("takeover", true);
+            thief.send(steal);
+            thief.awaitType("name_conflict", WAIT);
+            assertThat(thief.awaitClose(WAIT)).isEqualTo(new HubClient.CloseStatus(4016, "name owned"));
+            HubClient back = hub.connect();
+            ObjectNode again = back.frame("p/alpha", "heartbeat");
+            again.put("owner_lease", lease);
+            back.send(again);
+            back.awaitType("presence_update", WAIT);
+            assertThat(back.isOpen()).isTrue();
+        }
+    }
+
+    @Test
+    void authAndRegistrationTimeoutsClose4012() throws Exception {
+        try (TestHub open = new TestHub(HubConfig.builder().authTimeout(Duration.ofMillis(300)))) {
+            HubClient idle = open.connect();
+            assertThat(idle.awaitClose(WAIT)).isEqualTo(new HubClient.CloseStatus(4012, "registration timeout"));
+        }
+        try (TestHub secured = new TestHub(HubConfig.builder().token("t").authTimeout(Duration.ofMillis(300)))) {
+            HubClient idle = secured.connect();
+            assertThat(idle.awaitClose(WAIT)).isEqualTo(new HubClient.CloseStatus(4012, "auth timeout"));
+        }
+    }
+
+    @Test
+    void capacityCapsClose4013_4014_4015() throws Exception {
+        try (TestHub hub = new TestHub(HubConfig.builder().maxClients(2))) {
+            hub.connect();
+            hub.connect();
+            HubClient third = hub.connect();
+            assertThat(third.awaitClose(WAIT)).isEqualTo(new HubClient.CloseStatus(4013, "hub at capacity"));
+        }
+        try (TestHub hub = new TestHub(HubConfig.builder().maxConnectionsPerHost(1))) {
+            hub.connect();
+            HubClient second = hub.connect();
+            assertThat(second.awaitClose(WAIT))
+                    .isEqualTo(new HubClient.CloseStatus(4015, "too many connections from host"));
+        }
+        try (TestHub hub = new TestHub(HubConfig.builder().token("t").maxUnauthClients(1))) {
+            hub.connect();
+            HubClient second = hub.connect();
+            assertThat(second.awaitClose(WAIT))
+                    .isEqualTo(new HubClient.CloseStatus(4014, "too many unauthenticated connections"));
+        }
+    }
+
+    @Test
+    void oversizeFrameCloses1009() throws Exception {
+        try (TestHub hub = new TestHub(HubConfig.builder().maxFrameBytes(4096))) {
+            HubClient c = hub.agent("p/alpha");
+            c.sendText("{\"sender\":\"p/alpha\",\"payload\":\"" + "x".repeat(8000) + "\"}");
+            assertThat(c.awaitClose(WAIT).code()).isEqualTo(1009);
+        }
+    }
+
+    @Test
+    void untrustedHostOrOriginIsRefused403AndHttpEndpointsFollowTheMetricsFlag() throws Exception {
+        try (TestHub hub = new TestHub(HubConfig.builder().metricsEnabled(true))) {
+            assertThat(http(hub.port, "GET / HTTP/1.1\r\nHost: evil.example\r\nUpgrade: websocket\r\n"
+                    + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                    + "Sec-WebSocket-Version: 13\r\n\r\n")).startsWith("HTTP/1.1 403");
+            assertThat(http(hub.port, "GET / HTTP/1.1\r\nHost: 127.0.0.1:" + hub.port + "\r\nOrigin: http://evil\r\n"
+                    + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                    + "Sec-WebSocket-Version: 13\r\n\r\n")).startsWith("HTTP/1.1 403");
+            String health = http(hub.port, "GET /health HTTP/1.1\r\nHost: whatever\r\nConnection: close\r\n\r\n");
+            assertThat(health).startsWith("HTTP/1.1 200").contains("application/json");
+            for (String field : List.of("\"status\":\"ok\"", "\"journal_corrupt_rows\":0", "\"version\":",
+                    "\"protocol_version\":2", "\"hub_id\":\"syn-", "\"config_epoch\":", "\"uptime_seconds\":",
+                    "\"online_agents\":0", "\"active_claims\":0", "\"operation_outbox_pending\":0")) {
+                assertThat(health).contains(field);
+            }
+            String metrics = http(hub.port, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+            assertThat(metrics).startsWith("HTTP/1.1 200").contains("text/plain; version=0.0.4")
+                    .contains("synapse_connected_clients 0").contains("synapse_claims_granted_total 0")
+                    .contains("synapse_actor_queue_depth").contains("synapse_actor_mean_batch_size")
+                    .contains("synapse_commit_latency_mean_microseconds").contains("synapse_active_claims 0");
+        }
+        try (TestHub hub = TestHub.open()) {
+            assertThat(http(hub.port, "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
+                    .startsWith("HTTP/1.1 403");
+        }
+    }
+
+    private static String http(int port, String request) throws Exception {
+        try (Socket s = new Socket("127.0.0.1", port)) {
+            s.setSoTimeout(5000);
+            OutputStream out = s.getOutputStream();
+            out.write(request.getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            InputStream in = s.getInputStream();
+            byte[] buf = new byte[16384];
+            StringBuilder sb = new StringBuilder();
+            long deadline = System.currentTimeMillis() + 5000;
+            while (System.currentTimeMillis() < deadline) {
+                int n;
+                try {
+                    n = in.read(buf);
+                } catch (java.net.SocketTimeoutException e) {
+                    break;
+                }
+                if (n < 0) {
+                    break;
+                }
+                sb.append(new String(buf, 0, n, StandardCharsets.UTF_8));
+                if (sb.indexOf("\r\n\r\n") > 0 && (sb.indexOf("403") > 0 || sb.toString().contains("}")
+                        || sb.toString().contains("synapse_operation_outbox_pending"))) {
+                    break;
+                }
+            }
+            return sb.toString();
+        }
+    }
+}

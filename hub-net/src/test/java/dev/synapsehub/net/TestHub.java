@@ -1,0 +1,76 @@
+package dev.synapsehub.net;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.Clock;
+import dev.synapsehub.core.actor.ActorSettings;
+import dev.synapsehub.core.actor.CoordinationActor;
+import dev.synapsehub.core.journal.InMemoryJournal;
+import dev.synapsehub.core.state.CoordinationState;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeoutException;
+
+/** A real hub on an ephemeral loopback port with an in-memory journal, plus client helpers. */
+final class TestHub implements AutoCloseable {
+    static final Duration WAIT = Duration.ofSeconds(5);
+    static final Duration QUIET = Duration.ofMillis(300);
+
+    final HubServer server;
+    final CoordinationActor actor;
+    final int port;
+    private final List<HubClient> clients = new ArrayList<>();
+
+    TestHub(HubConfig.Builder config) throws InterruptedException {
+        actor = new CoordinationActor(new CoordinationState(), new InMemoryJournal(), Clock.system(),
+                ActorSettings.DEFAULTS);
+        actor.start();
+        server = new HubServer(config.host("127.0.0.1").port(0).build(), actor, Clock.system());
+        port = server.start();
+    }
+
+    static TestHub open() throws InterruptedException {
+        return new TestHub(HubConfig.builder());
+    }
+
+    URI uri() {
+        return URI.create("ws://127.0.0.1:" + port + "/");
+    }
+
+    HubClient connect() throws Exception {
+        HubClient c = HubClient.connect(uri(), WAIT);
+        clients.add(c);
+        return c;
+    }
+
+    /** Connects and registers on an open hub (welcome arrives at connect). */
+    HubClient agent(String name) throws Exception {
+        HubClient c = connect();
+        c.register(name, null, WAIT);
+        c.await(f -> "presence_update".equals(f.path("type").asText()) && name.equals(f.path("agent").asText()), WAIT);
+        return c;
+    }
+
+    /** Sends a state_request and returns the snapshot's active claims. */
+    static ObjectNode state(HubClient c) throws TimeoutException {
+        c.send(c.frame("state_request"));
+        return c.awaitType("state_snapshot", WAIT);
+    }
+
+    /** Asserts nothing matching arrives within the quiet period. */
+    static void assertQuiet(HubClient c) throws InterruptedException {
+        Thread.sleep(QUIET.toMillis());
+        if (!c.pending().isEmpty()) {
+            throw new AssertionError("unexpected frames: " + c.pending());
+        }
+    }
+
+    @Override
+    public void close() throws Exception {
+        clients.forEach(HubClient::close);
+        server.close();
+        actor.close();
+    }
+}
