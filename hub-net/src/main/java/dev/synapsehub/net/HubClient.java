@@ -30,12 +30,14 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import java.io.IOException;
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 
 /**
@@ -53,7 +55,10 @@ public final class HubClient implements AutoCloseable {
     private final boolean ownsGroup;
     private final Object lock = new Object();
     private final List<ObjectNode> inbox = new ArrayList<>();
-    private final List<ObjectNode> everything = new ArrayList<>();
+    /** The most recent frames kept for {@link #received()}; older ones are forgotten. */
+    private static final int HISTORY_LIMIT = 10_000;
+    private final ArrayDeque<ObjectNode> everything = new ArrayDeque<>();
+    private volatile Consumer<ObjectNode> listener;
     private final CompletableFuture<CloseStatus> closed = new CompletableFuture<>();
     private Channel channel;
     private String name;
@@ -187,6 +192,25 @@ public final class HubClient implements AutoCloseable {
         return await(f -> type.equals(f.path("type").asText()), timeout);
     }
 
+    /**
+     * Hands every frame received from now on to {@code frameListener}, on this connection's
+     * event loop, instead of queueing it for {@link #await}: the load tool's non-blocking mode.
+     * The listener must not block; use {@link #sendAsync} from it.
+     */
+    public void onFrame(Consumer<ObjectNode> frameListener) {
+        this.listener = frameListener;
+    }
+
+    /** Sends a frame without waiting for the write (safe from the event loop). */
+    public void sendAsync(JsonNode frame) {
+        channel.writeAndFlush(new TextWebSocketFrame(frame.toString()));
+    }
+
+    /** Runs {@code task} on this connection's event loop. */
+    public void execute(Runnable task) {
+        channel.eventLoop().execute(task);
+    }
+
     /** Frames received and not yet consumed by {@link #await}. */
     public List<ObjectNode> pending() {
         synchronized (lock) {
@@ -194,7 +218,7 @@ public final class HubClient implements AutoCloseable {
         }
     }
 
-    /** Every frame received so far, in order. */
+    /** The frames received so far, in order (the most recent 10,000 at most). */
     public List<ObjectNode> received() {
         synchronized (lock) {
             return new ArrayList<>(everything);
@@ -267,9 +291,17 @@ public final class HubClient implements AutoCloseable {
             if (frame instanceof TextWebSocketFrame text) {
                 JsonNode node = mapper.readTree(text.text());
                 if (node instanceof ObjectNode object) {
+                    Consumer<ObjectNode> l = listener;
+                    if (l != null) {
+                        l.accept(object);
+                        return;
+                    }
                     synchronized (lock) {
                         inbox.add(object);
                         everything.add(object);
+                        if (everything.size() > HISTORY_LIMIT) {
+                            everything.removeFirst();
+                        }
                         lock.notifyAll();
                     }
                 }
