@@ -81,7 +81,9 @@ class GoldenTranscriptTest {
                         assertThat(c.awaitClose(WAIT).code()).isEqualTo(code);
                         assertThat(c.awaitClose(WAIT).reason()).isEqualTo(l.path("h>c").path("reason").asText());
                     } else if (c != null) {
+                        int before = hub.server.context().registry().connectedClients();
                         c.close();
+                        awaitConnectionCountBelow(hub, before);
                     }
                 } else if ("c>h".equals(l.path("dir").asText())) {
                     JsonNode frame = l.path("frame");
@@ -114,6 +116,14 @@ class GoldenTranscriptTest {
                         .forEach(f -> leftovers.add(f.path("type").asText()));
                 assertThat(leftovers).as("unrecorded frames on conn %d", e.getKey()).isEmpty();
             }
+        }
+    }
+
+    /** A client-side close reaches the hub asynchronously; later snapshots must not count it. */
+    private static void awaitConnectionCountBelow(TestHub hub, int before) throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (hub.server.context().registry().connectedClients() >= before && System.nanoTime() < deadline) {
+            Thread.sleep(2);
         }
     }
 
