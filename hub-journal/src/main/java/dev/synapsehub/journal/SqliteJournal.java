@@ -198,36 +198,60 @@ public final class SqliteJournal implements Journal {
         synchronousLevel = actual;
     }
 
+    /** One row to write: what {@link #append} turns each event into. */
+    record Row(double ts, String kind, Durability durability, String payload) {
+    }
+
     @Override
     public List<JournaledEvent> append(List<CoordinationEvent> batch) throws JournalException {
         ensureOpen();
         if (batch.isEmpty()) {
             return List.of();
         }
-        Durability level = Durability.NORMAL;
-        String[] payloads = new String[batch.size()];
+        List<Row> rows = new ArrayList<>(batch.size());
         try {
-            for (int i = 0; i < payloads.length; i++) {
-                CoordinationEvent event = batch.get(i);
-                if (event.durability() == Durability.FULL) {
-                    level = Durability.FULL;
-                }
-                payloads[i] = codec.encode(event);
+            for (CoordinationEvent event : batch) {
+                rows.add(new Row(event.ts(), event.kind(), event.durability(), codec.encode(event)));
             }
         } catch (RuntimeException e) {
             throw new JournalException("cannot encode the batch; nothing was committed", e);
         }
+        long first = appendRows(rows);
+        List<JournaledEvent> committed = new ArrayList<>(batch.size());
+        for (int i = 0; i < batch.size(); i++) {
+            committed.add(new JournaledEvent(first + i, batch.get(i)));
+        }
+        return committed;
+    }
+
+    /** The commit level of a batch: FULL when any row asks for it, NORMAL otherwise (INV-JA-4). */
+    static Durability levelOf(List<Row> rows) {
+        for (Row row : rows) {
+            if (row.durability() == Durability.FULL) {
+                return Durability.FULL;
+            }
+        }
+        return Durability.NORMAL;
+    }
+
+    /**
+     * Writes {@code rows} in one transaction at {@link #levelOf} their durability.
+     *
+     * @return the seq of the first row; the others follow contiguously
+     */
+    long appendRows(List<Row> rows) throws JournalException {
+        ensureOpen();
         boolean inTransaction = false;
         try {
+            Durability level = levelOf(rows);
             setSynchronous(level);
             begin.executeUpdate();
             inTransaction = true;
-            for (int i = 0; i < payloads.length; i++) {
-                CoordinationEvent event = batch.get(i);
-                insert.setDouble(1, event.ts());
-                insert.setString(2, event.kind());
-                insert.setString(3, event.durability().name());
-                insert.setString(4, payloads[i]);
+            for (Row row : rows) {
+                insert.setDouble(1, row.ts());
+                insert.setString(2, row.kind());
+                insert.setString(3, row.durability().name());
+                insert.setString(4, row.payload());
                 insert.executeUpdate();
             }
             long last;
@@ -235,7 +259,7 @@ public final class SqliteJournal implements Journal {
                 rs.next();
                 last = rs.getLong(1);
             }
-            long first = last - payloads.length + 1;
+            long first = last - rows.size() + 1;
             if (first <= lastSeq) {
                 throw new SQLException("sequence went backwards: first " + first + " after " + lastSeq);
             }
@@ -243,11 +267,7 @@ public final class SqliteJournal implements Journal {
             inTransaction = false;
             lastSeq = last;
             lastCommitSynchronous = level;
-            List<JournaledEvent> committed = new ArrayList<>(payloads.length);
-            for (int i = 0; i < payloads.length; i++) {
-                committed.add(new JournaledEvent(first + i, batch.get(i)));
-            }
-            return committed;
+            return first;
         } catch (SQLException e) {
             if (inTransaction) {
                 try {
@@ -256,7 +276,7 @@ public final class SqliteJournal implements Journal {
                     e.addSuppressed(rollbackFailure);
                 }
             }
-            throw new JournalException(path + ": append of " + payloads.length
+            throw new JournalException(path + ": append of " + rows.size()
                     + " events failed; nothing was committed: " + e.getMessage(), e);
         }
     }
