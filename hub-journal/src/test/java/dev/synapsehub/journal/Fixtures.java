@@ -69,9 +69,18 @@ final class Fixtures {
 
     /** A keyed claim: key namespaced by sender and verb, digest over the request's content. */
     static Mutation keyedClaim(String agent, String task, String rawKey) {
-        ClaimCommand command = ClaimCommand.of(agent, task);
+        ClaimCommand command = claim(agent, task, null);
         return new Mutation(command, new Idempotency(Idempotency.key(agent, "claim", rawKey),
                 sha256("claim|" + agent + "|" + task), RENDERER));
+    }
+
+    /** A claim in its own worktree (named after the task), so tasks never contend by scope. */
+    static ClaimCommand claim(String agent, String task, Double ttl) {
+        return new ClaimCommand(agent, agent, task, "", ttl, "wt-" + task, List.of(), null);
+    }
+
+    static Mutation claimOf(String agent, String task) {
+        return Mutation.of(claim(agent, task, null));
     }
 
     static <T> T await(CompletableFuture<T> future) {
