@@ -3,6 +3,9 @@ package dev.synapsehub.core.state;
 import dev.synapsehub.core.event.IdempotencyRecordedEvent;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -20,6 +23,10 @@ public final class IdempotencyLedger {
 
     private final int capacity;
     private final LinkedHashMap<String, Entry> entries = new LinkedHashMap<>();
+    /** Recording order of each held key, so a rollback can restore the eviction order. */
+    private final java.util.HashMap<String, Long> recordedAt = new java.util.HashMap<>();
+    private long recordings;
+    private boolean reorderOnRollback;
     private Deque<Runnable> undo;
 
     /** A ledger holding at most {@code capacity} keys (at least one). */
@@ -36,21 +43,30 @@ public final class IdempotencyLedger {
     public void apply(IdempotencyRecordedEvent event) {
         Entry entry = new Entry(event.key(), event.requestDigest(), event.response());
         Entry previous = entries.remove(entry.key());
+        Long previousAt = recordedAt.put(entry.key(), ++recordings);
         entries.put(entry.key(), entry);
         Entry evicted = null;
+        Long evictedAt = null;
         if (entries.size() > capacity) {
             String eldest = entries.keySet().iterator().next();
             evicted = entries.remove(eldest);
+            evictedAt = recordedAt.remove(eldest);
         }
         if (undo != null) {
             Entry lost = evicted;
+            Long lostAt = evictedAt;
             undo.push(() -> {
                 entries.remove(entry.key());
+                recordedAt.remove(entry.key());
                 if (previous != null) {
                     entries.put(previous.key(), previous);
+                    recordedAt.put(previous.key(), previousAt);
+                    reorderOnRollback = true;
                 }
                 if (lost != null) {
                     entries.put(lost.key(), lost);
+                    recordedAt.put(lost.key(), lostAt);
+                    reorderOnRollback = true;
                 }
             });
         }
@@ -80,6 +96,17 @@ public final class IdempotencyLedger {
         if (steps != null) {
             while (!steps.isEmpty()) {
                 steps.pop().run();
+            }
+        }
+        if (reorderOnRollback) {
+            // Restored entries were re-inserted at the young end; put them back where they were
+            // so eviction order (and thus the state a replay rebuilds) is exactly as before.
+            reorderOnRollback = false;
+            List<Entry> ordered = new ArrayList<>(entries.values());
+            ordered.sort(Comparator.comparingLong(e -> recordedAt.get(e.key())));
+            entries.clear();
+            for (Entry e : ordered) {
+                entries.put(e.key(), e);
             }
         }
     }

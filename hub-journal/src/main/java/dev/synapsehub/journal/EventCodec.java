@@ -1,0 +1,373 @@
+package dev.synapsehub.journal;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.json.JsonWriteFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.synapsehub.core.claim.Claim;
+import dev.synapsehub.core.claim.ClaimStatus;
+import dev.synapsehub.core.claim.GitContext;
+import dev.synapsehub.core.event.ClaimDeniedEvent;
+import dev.synapsehub.core.event.ClaimReleasedEvent;
+import dev.synapsehub.core.event.ClaimSnapshotEvent;
+import dev.synapsehub.core.event.CoordinationEvent;
+import dev.synapsehub.core.event.IdempotencyRecordedEvent;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Encodes {@link CoordinationEvent}s to the stored payload shapes of the wire contract §12.4
+ * and back. Payloads are compact JSON with every non-ASCII character escaped, so any Java
+ * string (including lone surrogates) survives the round trip.
+ *
+ * <ul>
+ *   <li>{@code claim} / {@code task_update} / {@code checkpoint} / {@code handoff}: the claim
+ *       object {@code task_id, owner, note, claimed_at, lease_expires_at, status, data_ref,
+ *       worktree, paths, epoch, version, checkpoint, git (object or null: branch, base,
+ *       auto_release_on), quota_principal}. A payload without {@code quota_principal} (older
+ *       logs) is charged to {@code owner}; unknown members such as {@code path_identity} are
+ *       ignored.</li>
+ *   <li>{@code release}: {@code {task_id}}.</li>
+ *   <li>{@code claim_denial}: {@code claimant, claimant_sha256, claimant_truncated,
+ *       decision:"deny", path_count, reason_code, scope_sha256, task_id_sha256}.</li>
+ *   <li>{@code idempotency}: {@code key, request_digest, response}; the response is stored as a
+ *       JSON string so it replays byte for byte. A response stored as a JSON object (the
+ *       reference hub's layout) is accepted and re-serialised compactly.</li>
+ * </ul>
+ *
+ * The event timestamp is not in the payload: it is the row's {@code ts} column. Thread-safe.
+ */
+public final class EventCodec {
+
+    /** A payload that cannot be decoded into its kind's event. */
+    public static final class CorruptPayloadException extends Exception {
+        public CorruptPayloadException(String message) {
+            super(message);
+        }
+
+        public CorruptPayloadException(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    private static final JsonFactory FACTORY = JsonFactory.builder()
+            .enable(JsonWriteFeature.ESCAPE_NON_ASCII)
+            .build();
+    private static final ObjectMapper MAPPER = new ObjectMapper(FACTORY);
+
+    private static final Map<String, ClaimSnapshotEvent.Kind> SNAPSHOT_KINDS = Map.of(
+            "claim", ClaimSnapshotEvent.Kind.CLAIM,
+            "task_update", ClaimSnapshotEvent.Kind.TASK_UPDATE,
+            "checkpoint", ClaimSnapshotEvent.Kind.CHECKPOINT,
+            "handoff", ClaimSnapshotEvent.Kind.HANDOFF);
+
+    /** True when this codec decodes {@code kind}; other kinds are skipped on replay. */
+    public boolean knows(String kind) {
+        return SNAPSHOT_KINDS.containsKey(kind) || "release".equals(kind) || "claim_denial".equals(kind)
+                || "idempotency".equals(kind);
+    }
+
+    // -------------------------------------------------------------------------------------
+    // Encode
+
+    /** The stored payload of {@code event}: compact, ASCII-escaped JSON. */
+    public String encode(CoordinationEvent event) {
+        java.io.StringWriter out = new java.io.StringWriter(256);
+        try (JsonGenerator g = FACTORY.createGenerator(out)) {
+            g.writeStartObject();
+            if (event instanceof ClaimSnapshotEvent s) {
+                writeClaim(g, s.claim());
+            } else if (event instanceof ClaimReleasedEvent r) {
+                g.writeStringField("task_id", r.taskId());
+            } else if (event instanceof ClaimDeniedEvent d) {
+                g.writeStringField("claimant", d.claimant());
+                g.writeStringField("claimant_sha256", d.claimantSha256());
+                g.writeBooleanField("claimant_truncated", d.claimantTruncated());
+                g.writeStringField("decision", "deny");
+                g.writeNumberField("path_count", d.pathCount());
+                g.writeStringField("reason_code", d.reasonCode());
+                g.writeStringField("scope_sha256", d.scopeSha256());
+                g.writeStringField("task_id_sha256", d.taskIdSha256());
+            } else if (event instanceof IdempotencyRecordedEvent i) {
+                g.writeStringField("key", i.key());
+                g.writeStringField("request_digest", i.requestDigest());
+                g.writeStringField("response", i.response());
+            } else {
+                throw new IllegalArgumentException("no payload shape for " + event.getClass().getName());
+            }
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException("encoding " + event.kind(), e);
+        }
+        return out.toString();
+    }
+
+    private static void writeClaim(JsonGenerator g, Claim c) throws IOException {
+        g.writeStringField("task_id", c.taskId());
+        g.writeStringField("owner", c.owner());
+        g.writeStringField("note", c.note());
+        g.writeNumberField("claimed_at", c.claimedAt());
+        g.writeNumberField("lease_expires_at", c.leaseExpiresAt());
+        g.writeStringField("status", c.status().wire());
+        g.writeStringField("data_ref", c.dataRef());
+        g.writeStringField("worktree", c.worktree());
+        g.writeArrayFieldStart("paths");
+        for (String path : c.paths()) {
+            g.writeString(path);
+        }
+        g.writeEndArray();
+        g.writeNumberField("epoch", c.epoch());
+        g.writeNumberField("version", c.version());
+        g.writeStringField("checkpoint", c.checkpoint());
+        GitContext git = c.git();
+        if (git == null) {
+            g.writeNullField("git");
+        } else {
+            g.writeObjectFieldStart("git");
+            g.writeStringField("branch", git.branch());
+            g.writeStringField("base", git.base());
+            g.writeStringField("auto_release_on", git.autoReleaseOn());
+            g.writeEndObject();
+        }
+        g.writeStringField("quota_principal", c.principal());
+    }
+
+    // -------------------------------------------------------------------------------------
+    // Decode
+
+    /**
+     * Decodes a stored row.
+     *
+     * @return empty for a kind this codec does not know (skipped on replay, forward compatible)
+     * @throws CorruptPayloadException when the payload is not valid for its kind
+     */
+    public Optional<CoordinationEvent> decode(String kind, double ts, String payload) throws CorruptPayloadException {
+        if (!knows(kind)) {
+            return Optional.empty();
+        }
+        if (payload == null) {
+            throw new CorruptPayloadException("null payload");
+        }
+        try (JsonParser p = FACTORY.createParser(payload)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                throw new CorruptPayloadException("payload is not a JSON object");
+            }
+            CoordinationEvent event;
+            ClaimSnapshotEvent.Kind snapshot = SNAPSHOT_KINDS.get(kind);
+            if (snapshot != null) {
+                event = new ClaimSnapshotEvent(ts, snapshot, readClaim(p));
+            } else if ("release".equals(kind)) {
+                event = readRelease(p, ts);
+            } else if ("claim_denial".equals(kind)) {
+                event = readDenial(p, ts);
+            } else {
+                event = readIdempotency(p, ts);
+            }
+            if (p.nextToken() != null) {
+                throw new CorruptPayloadException("trailing content after the payload object");
+            }
+            return Optional.of(event);
+        } catch (IOException | RuntimeException e) {
+            throw new CorruptPayloadException("undecodable " + kind + " payload: " + e.getMessage(), e);
+        }
+    }
+
+    private static Claim readClaim(JsonParser p) throws IOException, CorruptPayloadException {
+        String taskId = null;
+        String owner = null;
+        String principal = null;
+        String note = "";
+        Double claimedAt = null;
+        Double leaseExpiresAt = null;
+        ClaimStatus status = ClaimStatus.CLAIMED;
+        String dataRef = "";
+        String worktree = "";
+        List<String> paths = List.of();
+        Long epoch = null;
+        long version = 0;
+        String checkpoint = "";
+        GitContext git = null;
+        for (JsonToken t = p.nextToken(); t == JsonToken.FIELD_NAME; t = p.nextToken()) {
+            String name = p.currentName();
+            JsonToken value = p.nextToken();
+            switch (name) {
+                case "task_id" -> taskId = text(p, value, name);
+                case "owner" -> owner = text(p, value, name);
+                case "quota_principal" -> principal = text(p, value, name);
+                case "note" -> note = text(p, value, name);
+                case "claimed_at" -> claimedAt = number(p, value, name);
+                case "lease_expires_at" -> leaseExpiresAt = number(p, value, name);
+                case "status" -> {
+                    String wire = text(p, value, name);
+                    status = ClaimStatus.fromWire(wire)
+                            .orElseThrow(() -> new CorruptPayloadException("unknown status " + wire));
+                }
+                case "data_ref" -> dataRef = text(p, value, name);
+                case "worktree" -> worktree = text(p, value, name);
+                case "paths" -> paths = readStrings(p, value, name);
+                case "epoch" -> epoch = integer(p, value, name);
+                case "version" -> version = integer(p, value, name);
+                case "checkpoint" -> checkpoint = text(p, value, name);
+                case "git" -> git = readGit(p, value);
+                default -> p.skipChildren();
+            }
+        }
+        if (taskId == null || owner == null || epoch == null || leaseExpiresAt == null) {
+            throw new CorruptPayloadException("claim payload lacks task_id, owner, epoch or lease_expires_at");
+        }
+        return new Claim(taskId, owner, principal == null ? owner : principal, note,
+                claimedAt == null ? 0.0 : claimedAt, leaseExpiresAt, status, dataRef, worktree, paths, epoch,
+                version, checkpoint, git);
+    }
+
+    private static GitContext readGit(JsonParser p, JsonToken value) throws IOException, CorruptPayloadException {
+        if (value == JsonToken.VALUE_NULL) {
+            return null;
+        }
+        if (value != JsonToken.START_OBJECT) {
+            throw new CorruptPayloadException("git must be an object or null");
+        }
+        String branch = null;
+        String base = null;
+        String autoRelease = null;
+        for (JsonToken t = p.nextToken(); t == JsonToken.FIELD_NAME; t = p.nextToken()) {
+            String name = p.currentName();
+            JsonToken v = p.nextToken();
+            switch (name) {
+                case "branch" -> branch = text(p, v, name);
+                case "base" -> base = text(p, v, name);
+                case "auto_release_on" -> autoRelease = text(p, v, name);
+                default -> p.skipChildren();
+            }
+        }
+        return new GitContext(branch, base, autoRelease);
+    }
+
+    private static ClaimReleasedEvent readRelease(JsonParser p, double ts) throws IOException, CorruptPayloadException {
+        String taskId = null;
+        for (JsonToken t = p.nextToken(); t == JsonToken.FIELD_NAME; t = p.nextToken()) {
+            String name = p.currentName();
+            JsonToken value = p.nextToken();
+            if ("task_id".equals(name)) {
+                taskId = text(p, value, name);
+            } else {
+                p.skipChildren();
+            }
+        }
+        if (taskId == null) {
+            throw new CorruptPayloadException("release payload lacks task_id");
+        }
+        return new ClaimReleasedEvent(ts, taskId);
+    }
+
+    private static ClaimDeniedEvent readDenial(JsonParser p, double ts) throws IOException, CorruptPayloadException {
+        String claimant = "";
+        String claimantSha = "";
+        boolean truncated = false;
+        int pathCount = 0;
+        String reason = "";
+        String scopeSha = "";
+        String taskSha = "";
+        for (JsonToken t = p.nextToken(); t == JsonToken.FIELD_NAME; t = p.nextToken()) {
+            String name = p.currentName();
+            JsonToken value = p.nextToken();
+            switch (name) {
+                case "claimant" -> claimant = text(p, value, name);
+                case "claimant_sha256" -> claimantSha = text(p, value, name);
+                case "claimant_truncated" -> truncated = value == JsonToken.VALUE_TRUE;
+                case "path_count" -> pathCount = (int) integer(p, value, name);
+                case "reason_code" -> reason = text(p, value, name);
+                case "scope_sha256" -> scopeSha = text(p, value, name);
+                case "task_id_sha256" -> taskSha = text(p, value, name);
+                default -> p.skipChildren();
+            }
+        }
+        return new ClaimDeniedEvent(ts, claimant, claimantSha, truncated, pathCount, reason, scopeSha, taskSha);
+    }
+
+    private static IdempotencyRecordedEvent readIdempotency(JsonParser p, double ts)
+            throws IOException, CorruptPayloadException {
+        String key = null;
+        String digest = "";
+        String response = null;
+        for (JsonToken t = p.nextToken(); t == JsonToken.FIELD_NAME; t = p.nextToken()) {
+            String name = p.currentName();
+            JsonToken value = p.nextToken();
+            switch (name) {
+                case "key" -> key = text(p, value, name);
+                case "request_digest" -> digest = text(p, value, name);
+                case "response" -> {
+                    if (value == JsonToken.VALUE_STRING) {
+                        response = p.getText();
+                    } else if (value == JsonToken.START_OBJECT) {
+                        JsonNode tree = MAPPER.readTree(p);
+                        response = MAPPER.writeValueAsString(tree);
+                    } else {
+                        throw new CorruptPayloadException("response must be a string or an object");
+                    }
+                }
+                default -> p.skipChildren();
+            }
+        }
+        if (key == null || response == null) {
+            throw new CorruptPayloadException("idempotency payload lacks key or response");
+        }
+        return new IdempotencyRecordedEvent(ts, key, digest, response);
+    }
+
+    private static String text(JsonParser p, JsonToken value, String name) throws IOException, CorruptPayloadException {
+        if (value == JsonToken.VALUE_STRING) {
+            return p.getText();
+        }
+        if (value == JsonToken.VALUE_NULL) {
+            return null;
+        }
+        throw new CorruptPayloadException(name + " must be a string");
+    }
+
+    private static double number(JsonParser p, JsonToken value, String name) throws IOException, CorruptPayloadException {
+        if (value == JsonToken.VALUE_NUMBER_FLOAT || value == JsonToken.VALUE_NUMBER_INT) {
+            return p.getDoubleValue();
+        }
+        throw new CorruptPayloadException(name + " must be a number");
+    }
+
+    private static long integer(JsonParser p, JsonToken value, String name) throws IOException, CorruptPayloadException {
+        if (value == JsonToken.VALUE_NUMBER_INT) {
+            return p.getLongValue();
+        }
+        if (value == JsonToken.VALUE_NUMBER_FLOAT) {
+            double d = p.getDoubleValue();
+            if (d == Math.rint(d) && Math.abs(d) < 9.0e15) {
+                return (long) d;
+            }
+        }
+        throw new CorruptPayloadException(name + " must be an integer");
+    }
+
+    private static List<String> readStrings(JsonParser p, JsonToken value, String name)
+            throws IOException, CorruptPayloadException {
+        if (value == JsonToken.VALUE_NULL) {
+            return List.of();
+        }
+        if (value != JsonToken.START_ARRAY) {
+            throw new CorruptPayloadException(name + " must be an array");
+        }
+        List<String> out = new ArrayList<>();
+        for (JsonToken t = p.nextToken(); t != JsonToken.END_ARRAY; t = p.nextToken()) {
+            if (t != JsonToken.VALUE_STRING) {
+                throw new CorruptPayloadException(name + " must hold strings");
+            }
+            out.add(p.getText());
+        }
+        return out;
+    }
+}

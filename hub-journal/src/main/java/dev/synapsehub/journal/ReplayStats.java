@@ -1,0 +1,29 @@
+package dev.synapsehub.journal;
+
+/**
+ * What the last replay read.
+ *
+ * @param rows rows read from the events table
+ * @param replayed events decoded and handed to the sink
+ * @param skippedUnknown rows of kinds this hub does not know (forward compatible, skipped)
+ * @param corrupt rows whose payload could not be decoded for their kind; never silently
+ *     dropped: each is logged with its seq and counted here, and a hub should report itself
+ *     degraded when this is not zero
+ * @param firstCorruptSeq the seq of the first corrupt row, 0 when there is none
+ * @param seconds wall time of the replay
+ */
+public record ReplayStats(long rows, long replayed, long skippedUnknown, long corrupt, long firstCorruptSeq,
+                          double seconds) {
+    /** Nothing replayed yet. */
+    public static final ReplayStats NONE = new ReplayStats(0, 0, 0, 0, 0, 0);
+
+    /** True when no corrupt row was met. */
+    public boolean clean() {
+        return corrupt == 0;
+    }
+
+    /** Rows read per second. */
+    public double rowsPerSecond() {
+        return seconds <= 0 ? 0 : rows / seconds;
+    }
+}
