@@ -1,0 +1,51 @@
+package dev.synapsehub.cli;
+
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/** How an operator subcommand reaches a hub. */
+public final class ClientOptions {
+    @Option(names = "--url", paramLabel = "URI", defaultValue = "${env:SYNAPSE_URI:-ws://127.0.0.1:8876}",
+            description = "Hub to talk to (default: $SYNAPSE_URI or ws://127.0.0.1:8876).")
+    URI url;
+
+    @Option(names = "--name", paramLabel = "AGENT", defaultValue = "operator/cli",
+            description = "Agent name to register as; claims are owned by it (default: ${DEFAULT-VALUE}).")
+    String name;
+
+    @Option(names = "--token", description = "Connect token, for a secured hub (prefer --token-file or SYNAPSE_TOKEN).")
+    String token;
+
+    @Option(names = "--token-file", paramLabel = "FILE", description = "Read the connect token from this file.")
+    Path tokenFile;
+
+    @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "5",
+            description = "How long to wait for the hub (default: ${DEFAULT-VALUE}).")
+    double timeoutSeconds;
+
+    @Option(names = "--json", description = "Print the hub's reply frame as JSON instead of a summary.")
+    boolean json;
+
+    Duration timeout() {
+        return Duration.ofMillis((long) (Math.max(0.1, timeoutSeconds) * 1000));
+    }
+
+    String token() throws IOException {
+        if (token != null && !token.isEmpty()) {
+            return token;
+        }
+        if (tokenFile != null) {
+            List<String> lines = Files.readAllLines(tokenFile, StandardCharsets.UTF_8);
+            return lines.isEmpty() ? null : lines.get(0).strip();
+        }
+        String env = System.getenv("SYNAPSE_TOKEN");
+        return env == null || env.isBlank() ? null : env.strip();
+    }
+}

@@ -1,0 +1,59 @@
+package dev.synapsehub.cli;
+
+import picocli.CommandLine;
+
+/** Entry point of the {@code synapse-hub} command. */
+public final class Main {
+    private Main() {
+    }
+
+    /** Runs the command line and exits with its code. */
+    public static void main(String[] args) {
+        System.exit(run(args));
+    }
+
+    /** Runs the command line and returns its exit code (tests call this). */
+    static int run(String[] args) {
+        chooseLogLevel(args);
+        CommandLine cl;
+        try {
+            cl = SynapseHubCommand.commandLine(args);
+        } catch (CommandLine.PicocliException e) {
+            System.err.println("synapse-hub: " + e.getMessage());
+            return ExitCodes.USAGE;
+        }
+        cl.setExecutionExceptionHandler((e, line, parsed) -> {
+            line.getErr().println("synapse-hub: internal error: " + e);
+            e.printStackTrace(line.getErr());
+            return ExitCodes.SOFTWARE;
+        });
+        cl.setParameterExceptionHandler((e, a) -> {
+            e.getCommandLine().getErr().println("synapse-hub: " + e.getMessage());
+            e.getCommandLine().usage(e.getCommandLine().getErr());
+            return ExitCodes.USAGE;
+        });
+        return cl.execute(args);
+    }
+
+    /**
+     * Sets the level logback reads at start-up ({@code SYNAPSE_LOG_LEVEL} in logback.xml):
+     * {@code --log-level} wins; a subcommand is quiet (WARN) so its output stays readable.
+     */
+    private static void chooseLogLevel(String[] args) {
+        for (int i = 0; i < args.length; i++) {
+            if (args[i].equals("--log-level") && i + 1 < args.length) {
+                System.setProperty("SYNAPSE_LOG_LEVEL", args[i + 1].toUpperCase(java.util.Locale.ROOT));
+                return;
+            }
+            if (args[i].startsWith("--log-level=")) {
+                System.setProperty("SYNAPSE_LOG_LEVEL",
+                        args[i].substring("--log-level=".length()).toUpperCase(java.util.Locale.ROOT));
+                return;
+            }
+        }
+        boolean subcommand = args.length > 0 && !args[0].startsWith("-");
+        if (subcommand && System.getProperty("SYNAPSE_LOG_LEVEL") == null && System.getenv("SYNAPSE_LOG_LEVEL") == null) {
+            System.setProperty("SYNAPSE_LOG_LEVEL", "WARN");
+        }
+    }
+}

@@ -1,0 +1,279 @@
+package dev.synapsehub.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.net.HubClient;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
+
+/** Operator subcommands that talk to a running hub: who, state, claim, release, handoff. */
+final class OperatorCommands {
+    private OperatorCommands() {
+    }
+
+    /** Shared plumbing: connect, register, send one request, wait for its reply. */
+    abstract static class Base implements Callable<Integer> {
+        @Mixin
+        ClientOptions client;
+
+        @Spec
+        CommandSpec spec;
+
+        /** Builds the request frame. */
+        abstract ObjectNode request(HubClient hub);
+
+        /** Recognises the reply to the request. */
+        abstract Predicate<ObjectNode> isReply();
+
+        /** Prints a reply and returns the exit code. */
+        abstract int report(ObjectNode reply, PrintWriter out);
+
+        @Override
+        public Integer call() {
+            PrintWriter err = spec.commandLine().getErr();
+            try (HubClient hub = HubClient.connect(client.url, client.timeout())) {
+                hub.register(client.name, client.token(), client.timeout());
+                hub.send(request(hub));
+                ObjectNode reply = hub.await(f -> isReply().test(f) || isFatal(f), client.timeout());
+                if ("auth_denied".equals(type(reply)) || "name_conflict".equals(type(reply))) {
+                    err.println("synapse-hub: " + type(reply) + ": " + reply.path("payload").asText());
+                    return ExitCodes.REFUSED;
+                }
+                if (client.json) {
+                    spec.commandLine().getOut().println(reply.toString());
+                    return "error".equals(type(reply)) || type(reply).endsWith("_denied")
+                            ? ExitCodes.REFUSED : ExitCodes.OK;
+                }
+                return report(reply, spec.commandLine().getOut());
+            } catch (IOException e) {
+                err.println("synapse-hub: cannot reach " + client.url + ": " + e.getMessage());
+                return ExitCodes.UNAVAILABLE;
+            } catch (TimeoutException e) {
+                err.println("synapse-hub: no answer from " + client.url + " within " + client.timeoutSeconds + " s");
+                return ExitCodes.UNAVAILABLE;
+            }
+        }
+
+        static String type(JsonNode frame) {
+            return frame.path("type").asText();
+        }
+
+        private static boolean isFatal(ObjectNode f) {
+            String t = type(f);
+            return t.equals("auth_denied") || t.equals("name_conflict");
+        }
+
+        static int denied(ObjectNode reply, PrintWriter out) {
+            String code = reply.path("reason_code").asText("");
+            out.println("refused" + (code.isEmpty() ? "" : " (" + code + ")") + ": " + reply.path("payload").asText());
+            return ExitCodes.REFUSED;
+        }
+    }
+
+    /** {@code synapse-hub who}. */
+    @Command(name = "who", description = "List the agents online on a hub.", mixinStandardHelpOptions = true,
+            footer = ExitCodes.HELP_FOOTER)
+    static final class Who extends Base {
+        @Override
+        ObjectNode request(HubClient hub) {
+            return hub.frame("who_request");
+        }
+
+        @Override
+        Predicate<ObjectNode> isReply() {
+            return f -> type(f).equals("who_snapshot");
+        }
+
+        @Override
+        int report(ObjectNode reply, PrintWriter out) {
+            List<String> names = new ArrayList<>();
+            reply.path("online_agents").forEach(n -> names.add(n.asText()));
+            out.printf("%d agent(s) online, %d connection(s); hub %s%n", names.size(),
+                    reply.path("connected_clients").asInt(), reply.path("hub_version").asText());
+            JsonNode roles = reply.path("agent_roles");
+            for (String name : names) {
+                JsonNode r = roles.path(name);
+                out.println("  " + name + (r.isArray() && r.size() > 0 ? "  roles " + r : ""));
+            }
+            return ExitCodes.OK;
+        }
+    }
+
+    /** {@code synapse-hub state}. */
+    @Command(name = "state", description = "Show a hub's live claims.", mixinStandardHelpOptions = true,
+            footer = ExitCodes.HELP_FOOTER)
+    static final class State extends Base {
+        @Override
+        ObjectNode request(HubClient hub) {
+            return hub.frame("state_request");
+        }
+
+        @Override
+        Predicate<ObjectNode> isReply() {
+            return f -> type(f).equals("state_snapshot");
+        }
+
+        @Override
+        int report(ObjectNode reply, PrintWriter out) {
+            JsonNode claims = reply.path("snapshot").path("active_claims");
+            double now = reply.path("snapshot").path("generated_at").asDouble();
+            out.printf("%d live claim(s)%n", claims.size());
+            for (JsonNode c : claims) {
+                out.printf("  %-24s %-20s %-14s epoch %-6d v%-4d %6.0fs left  %s:%s%n", c.path("task_id").asText(),
+                        c.path("owner").asText(), c.path("status").asText(), c.path("epoch").asLong(),
+                        c.path("version").asLong(), c.path("lease_expires_at").asDouble() - now,
+                        c.path("worktree").asText(), c.path("paths"));
+            }
+            return ExitCodes.OK;
+        }
+    }
+
+    /** {@code synapse-hub claim TASK}. */
+    @Command(name = "claim", description = "Claim a task (owned by --name until released or its lease lapses).",
+            mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER)
+    static final class Claim extends Base {
+        @Parameters(paramLabel = "TASK", description = "Task id.")
+        String taskId;
+
+        @Option(names = "--worktree", defaultValue = "", description = "Worktree label (default: the root worktree \"\").")
+        String worktree;
+
+        @Option(names = "--path", paramLabel = "PATH", description = "Declared file or directory (repeatable); none = whole worktree.")
+        List<String> paths = new ArrayList<>();
+
+        @Option(names = "--ttl", paramLabel = "SECONDS", description = "Lease length, clamped to [30 s, 30 days] (default 3600).")
+        Double ttl;
+
+        @Option(names = "--note", description = "Note stored on the claim.")
+        String note;
+
+        @Override
+        ObjectNode request(HubClient hub) {
+            ObjectNode f = hub.frame("claim");
+            f.put("task_id", taskId);
+            f.put("worktree", worktree);
+            f.putArray("paths").addAll(paths.stream().map(p -> f.textNode(p)).toList());
+            if (ttl != null) {
+                f.put("ttl_seconds", ttl);
+            }
+            if (note != null) {
+                f.put("note", note);
+            }
+            return f;
+        }
+
+        @Override
+        Predicate<ObjectNode> isReply() {
+            return f -> (type(f).equals("claim_granted") && taskId.strip().equals(f.path("task_id").asText())
+                    && client.name.equals(f.path("owner").asText()))
+                    || (type(f).equals("claim_denied") && taskId.strip().equals(f.path("task_id").asText()))
+                    || (type(f).equals("claim_denied") && taskId.isBlank())
+                    || type(f).equals("error");
+        }
+
+        @Override
+        int report(ObjectNode reply, PrintWriter out) {
+            if (!type(reply).equals("claim_granted")) {
+                return denied(reply, out);
+            }
+            out.printf("granted %s to %s: epoch %d, lease until %.3f%n", reply.path("task_id").asText(),
+                    reply.path("owner").asText(), reply.path("epoch").asLong(), reply.path("lease_expires_at").asDouble());
+            return ExitCodes.OK;
+        }
+    }
+
+    /** {@code synapse-hub release TASK}. */
+    @Command(name = "release", description = "Release a task held by --name.", mixinStandardHelpOptions = true,
+            footer = ExitCodes.HELP_FOOTER)
+    static final class Release extends Base {
+        @Parameters(paramLabel = "TASK", description = "Task id.")
+        String taskId;
+
+        @Option(names = "--epoch", description = "Fence: refuse unless the claim still has this epoch.")
+        Long epoch;
+
+        @Override
+        ObjectNode request(HubClient hub) {
+            ObjectNode f = hub.frame("release");
+            f.put("task_id", taskId);
+            if (epoch != null) {
+                f.put("epoch", epoch);
+            }
+            return f;
+        }
+
+        @Override
+        Predicate<ObjectNode> isReply() {
+            return f -> ((type(f).equals("release_granted") || type(f).equals("release_denied"))
+                    && taskId.strip().equals(f.path("task_id").asText())) || type(f).equals("error");
+        }
+
+        @Override
+        int report(ObjectNode reply, PrintWriter out) {
+            if (!type(reply).equals("release_granted")) {
+                return denied(reply, out);
+            }
+            out.println("released " + reply.path("task_id").asText());
+            return ExitCodes.OK;
+        }
+    }
+
+    /** {@code synapse-hub handoff TASK --to AGENT}. */
+    @Command(name = "handoff", description = "Hand a task held by --name to another online agent, atomically.",
+            mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER)
+    static final class Handoff extends Base {
+        @Parameters(paramLabel = "TASK", description = "Task id.")
+        String taskId;
+
+        @Option(names = "--to", required = true, paramLabel = "AGENT", description = "Recipient (must be online).")
+        String to;
+
+        @Option(names = "--note", description = "Replacement note for the recipient.")
+        String note;
+
+        @Option(names = "--epoch", description = "Fence: refuse unless the claim still has this epoch.")
+        Long epoch;
+
+        @Override
+        ObjectNode request(HubClient hub) {
+            ObjectNode f = hub.frame("handoff");
+            f.put("task_id", taskId);
+            f.put("to_agent", to);
+            if (note != null) {
+                f.put("note", note);
+            }
+            if (epoch != null) {
+                f.put("epoch", epoch);
+            }
+            return f;
+        }
+
+        @Override
+        Predicate<ObjectNode> isReply() {
+            return f -> ((type(f).equals("handoff_granted") || type(f).equals("handoff_denied"))
+                    && taskId.strip().equals(f.path("task_id").asText())) || type(f).equals("error");
+        }
+
+        @Override
+        int report(ObjectNode reply, PrintWriter out) {
+            if (!type(reply).equals("handoff_granted")) {
+                return denied(reply, out);
+            }
+            out.printf("handed %s from %s to %s: epoch %d%n", reply.path("task_id").asText(),
+                    reply.path("previous_owner").asText(), reply.path("owner").asText(), reply.path("epoch").asLong());
+            return ExitCodes.OK;
+        }
+    }
+}

@@ -1,0 +1,231 @@
+package dev.synapsehub.cli;
+
+import dev.synapsehub.core.actor.ActorSettings;
+import dev.synapsehub.core.claim.RegistryLimits;
+import dev.synapsehub.core.SpecConstants;
+import dev.synapsehub.net.HubConfig;
+import dev.synapsehub.net.MessageAuthKey;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The options of {@code synapse-hub} when it runs the hub; turned into validated settings once. */
+public final class ServeOptions {
+
+    @Option(names = "--host", defaultValue = "127.0.0.1", description = "Bind address (default: ${DEFAULT-VALUE}).")
+    String host;
+
+    @Option(names = "--port", defaultValue = "8876", description = "Port for WebSocket and HTTP (default: ${DEFAULT-VALUE}; 0 picks a free one).")
+    int port;
+
+    @Option(names = "--db", paramLabel = "FILE", description = "Journal file (SQLite, WAL). Without it the hub runs in memory and forgets everything on exit.")
+    Path db;
+
+    @Option(names = "--hub-id", description = "Stable hub identity (default: syn- plus 8 random hex characters).")
+    String hubId;
+
+    @Option(names = "--token", description = "Shared connect token agents must send in their first frame. Prefer --token-file or SYNAPSE_TOKEN.")
+    String token;
+
+    @Option(names = "--token-file", paramLabel = "FILE", description = "Read the connect token from this file (first line).")
+    Path tokenFile;
+
+    @Option(names = "--auth-timeout", defaultValue = "10.0", paramLabel = "SECONDS", description = "First-frame deadline (default: ${DEFAULT-VALUE}).")
+    double authTimeoutSeconds;
+
+    @Option(names = "--lease-offline-ttl", defaultValue = "3600.0", paramLabel = "SECONDS", description = "How long a name-ownership lease outlives its holder's disconnect; 0 ends it at disconnect (default: ${DEFAULT-VALUE}).")
+    double leaseOfflineTtl;
+
+    @Option(names = "--max-clients", defaultValue = "256", description = "Open sockets at most; beyond: close 4013 (default: ${DEFAULT-VALUE}).")
+    int maxClients;
+
+    @Option(names = "--max-unauth-clients", defaultValue = "0", description = "Sockets in the pre-auth window at most on a token hub; 0 = --max-clients.")
+    int maxUnauthClients;
+
+    @Option(names = "--max-connections-per-host", defaultValue = "32", description = "Sockets per remote address; 0 disables (default: ${DEFAULT-VALUE}).")
+    int maxConnectionsPerHost;
+
+    @Option(names = "--max-msg-kb", defaultValue = "1024", description = "Largest inbound frame in KiB; beyond: close 1009 (default: ${DEFAULT-VALUE}).")
+    int maxMsgKb;
+
+    @Option(names = "--max-claims-per-agent", defaultValue = "128", description = "Live claims per quota principal (default: ${DEFAULT-VALUE}).")
+    int maxClaimsPerAgent;
+
+    @Option(names = "--max-paths-per-claim", defaultValue = "512", description = "Declared paths before a claim widens to its whole worktree (default: ${DEFAULT-VALUE}).")
+    int maxPathsPerClaim;
+
+    @Option(names = "--message-auth-key", paramLabel = "KEY_ID:SECRET:SENDER[,SENDER...]", description = "Per-message HMAC key (repeatable).")
+    List<String> messageAuthKeys = new ArrayList<>();
+
+    @Option(names = "--message-auth-key-file", paramLabel = "FILE", description = "HMAC keys, one KEY_ID:SECRET:SENDERS per line; # starts a comment.")
+    Path messageAuthKeyFile;
+
+    @Option(names = "--require-message-auth", description = "Refuse unsigned claim-family frames.")
+    boolean requireMessageAuth;
+
+    @Option(names = "--message-auth-window-seconds", defaultValue = "10.0", description = "How old a signed frame may be (default: ${DEFAULT-VALUE}); the future skew is fixed at 1 s.")
+    double messageAuthWindow;
+
+    @Option(names = "--message-auth-replay-capacity", defaultValue = "4096", description = "Live nonces remembered for replay protection (default: ${DEFAULT-VALUE}).")
+    int messageAuthReplayCapacity;
+
+    @Option(names = "--metrics", description = "Serve GET /health and /metrics on the hub port.")
+    boolean metrics;
+
+    @Option(names = "--rate", defaultValue = "0", description = "Per-connection frames per second for non-heartbeat frames; 0 disables (default: ${DEFAULT-VALUE}).")
+    double rate;
+
+    @Option(names = "--burst", defaultValue = "20", description = "Burst for --rate (default: ${DEFAULT-VALUE}).")
+    int burst;
+
+    @Option(names = "--queue-capacity", defaultValue = "65536", description = "Commands waiting for the state actor at most; beyond, the hub answers busy (default: ${DEFAULT-VALUE}).")
+    int queueCapacity;
+
+    @Option(names = "--max-batch", defaultValue = "1024", description = "Commands committed in one journal transaction at most (default: ${DEFAULT-VALUE}).")
+    int maxBatch;
+
+    @Option(names = "--insecure-off-loopback", description = "Allow binding off loopback without a connect token (not recommended).")
+    boolean insecureOffLoopback;
+
+    /** The validated hub settings; throws {@link IllegalArgumentException} with an operator-facing message. */
+    HubConfig hubConfig() {
+        String effectiveToken = resolveToken();
+        if (!isLoopback(host) && effectiveToken == null && !insecureOffLoopback) {
+            throw new IllegalArgumentException("refusing to bind " + host + " without a connect token: set --token-file "
+                    + "(or --insecure-off-loopback to accept the risk)");
+        }
+        require(port >= 0 && port <= 65_535, "--port must be within 0..65535");
+        require(maxMsgKb >= 1, "--max-msg-kb must be at least 1");
+        require(authTimeoutSeconds > 0 && Double.isFinite(authTimeoutSeconds), "--auth-timeout must be a positive number");
+        require(leaseOfflineTtl >= 0 && Double.isFinite(leaseOfflineTtl), "--lease-offline-ttl must be >= 0");
+        require(messageAuthWindow > 0 && Double.isFinite(messageAuthWindow), "--message-auth-window-seconds must be positive");
+        require(rate >= 0 && Double.isFinite(rate), "--rate must be >= 0");
+        List<MessageAuthKey> keys = messageAuthKeys();
+        require(!requireMessageAuth || !keys.isEmpty(), "--require-message-auth needs at least one --message-auth-key");
+        return HubConfig.builder()
+                .host(host).port(port).token(effectiveToken).hubId(hubId)
+                .authTimeout(Duration.ofMillis((long) (authTimeoutSeconds * 1000)))
+                .leaseOfflineTtlSeconds(leaseOfflineTtl)
+                .maxClients(maxClients).maxUnauthClients(maxUnauthClients)
+                .maxConnectionsPerHost(maxConnectionsPerHost)
+                .maxFrameBytes(Math.multiplyExact(maxMsgKb, 1024))
+                .messageAuthKeys(keys).requireMessageAuth(requireMessageAuth)
+                .messageAuthWindowSeconds(messageAuthWindow)
+                .messageAuthFutureSkewSeconds(SpecConstants.DEFAULT_MESSAGE_AUTH_FUTURE_SKEW_SECONDS)
+                .messageAuthReplayCapacity(messageAuthReplayCapacity)
+                .metricsEnabled(metrics).ratePerSecond(rate).rateBurst(burst)
+                .hubVersion("synapse-hub-java/" + VersionProvider.version())
+                .build();
+    }
+
+    /** The claim registry's bounds. */
+    RegistryLimits registryLimits() {
+        require(maxClaimsPerAgent >= 1, "--max-claims-per-agent must be at least 1");
+        require(maxPathsPerClaim >= 1, "--max-paths-per-claim must be at least 1");
+        return RegistryLimits.DEFAULTS.withMaxClaimsPerPrincipal(maxClaimsPerAgent).withMaxDeclaredPaths(maxPathsPerClaim);
+    }
+
+    /** The actor's bounds. */
+    ActorSettings actorSettings() {
+        require(queueCapacity >= 1, "--queue-capacity must be at least 1");
+        require(maxBatch >= 1, "--max-batch must be at least 1");
+        return new ActorSettings(queueCapacity, maxBatch, ActorSettings.DEFAULTS.slowCommitMillis());
+    }
+
+    /** One line per effective setting, secrets masked, for the start-up log. */
+    Map<String, Object> effectiveSummary(HubConfig config, RegistryLimits limits, ActorSettings actor) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("bind", config.host() + ":" + config.port());
+        m.put("hub_id", config.hubId());
+        m.put("journal", db == null ? "in-memory (no --db: nothing survives a restart)" : db.toAbsolutePath());
+        m.put("token", config.secured() ? "set (" + tokenSource() + ")" : "none (open hub)");
+        m.put("auth_timeout_s", config.authTimeout().toMillis() / 1000.0);
+        m.put("lease_offline_ttl_s", config.leaseOfflineTtlSeconds());
+        m.put("max_clients", config.maxClients());
+        m.put("max_unauth_clients", config.maxUnauthClients());
+        m.put("max_connections_per_host", config.maxConnectionsPerHost());
+        m.put("max_frame_bytes", config.maxFrameBytes());
+        m.put("max_claims_per_principal", limits.maxClaimsPerPrincipal());
+        m.put("max_declared_paths", limits.maxDeclaredPaths());
+        m.put("default_lease_ttl_s", limits.defaultTtlSeconds());
+        m.put("message_auth", config.messageAuthKeys().size() + " key(s), "
+                + (config.requireMessageAuth() ? "required" : "not required"));
+        m.put("metrics", config.metricsEnabled());
+        m.put("rate_per_s", config.ratePerSecond() == 0 ? "off" : config.ratePerSecond() + " burst " + config.rateBurst());
+        m.put("actor", "queue " + actor.queueCapacity() + ", batch " + actor.maxBatch());
+        return m;
+    }
+
+    Path db() {
+        return db;
+    }
+
+    private String tokenSource() {
+        if (token != null && !token.isEmpty()) {
+            return "--token";
+        }
+        return tokenFile != null ? "--token-file" : "SYNAPSE_TOKEN";
+    }
+
+    private String resolveToken() {
+        if (token != null && !token.isEmpty()) {
+            return token;
+        }
+        if (tokenFile != null) {
+            try {
+                List<String> lines = Files.readAllLines(tokenFile, StandardCharsets.UTF_8);
+                String first = lines.isEmpty() ? "" : lines.get(0).strip();
+                require(!first.isEmpty(), "--token-file " + tokenFile + " is empty");
+                return first;
+            } catch (IOException e) {
+                throw new IllegalArgumentException("cannot read --token-file " + tokenFile + ": " + e.getMessage(), e);
+            }
+        }
+        String env = System.getenv("SYNAPSE_TOKEN");
+        return env == null || env.isBlank() ? null : env.strip();
+    }
+
+    private List<MessageAuthKey> messageAuthKeys() {
+        List<String> specs = new ArrayList<>(messageAuthKeys);
+        if (messageAuthKeyFile != null) {
+            try {
+                for (String line : Files.readAllLines(messageAuthKeyFile, StandardCharsets.UTF_8)) {
+                    String s = line.strip();
+                    if (!s.isEmpty() && !s.startsWith("#")) {
+                        specs.add(s);
+                    }
+                }
+            } catch (IOException e) {
+                throw new IllegalArgumentException("cannot read --message-auth-key-file " + messageAuthKeyFile
+                        + ": " + e.getMessage(), e);
+            }
+        }
+        List<MessageAuthKey> keys = new ArrayList<>();
+        for (String spec : specs) {
+            try {
+                keys.add(MessageAuthKey.parse(spec));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("bad message-auth key (" + e.getMessage() + ")", e);
+            }
+        }
+        return keys;
+    }
+
+    private static boolean isLoopback(String host) {
+        return host.equals("localhost") || host.startsWith("127.") || host.equals("::1") || host.equals("[::1]");
+    }
+
+    private static void require(boolean ok, String message) {
+        if (!ok) {
+            throw new IllegalArgumentException(message);
+        }
+    }
+}

@@ -1,0 +1,80 @@
+package dev.synapsehub.cli;
+
+import picocli.AutoComplete;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+/** {@code synapse-hub}: with no subcommand, runs the hub; subcommands talk to one or read a journal. */
+@Command(name = "synapse-hub", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
+        sortOptions = false, usageHelpAutoWidth = true, abbreviateSynopsis = true, footer = ExitCodes.HELP_FOOTER,
+        description = {
+            "Coordination hub for fleets of AI agents (wire protocol 2).",
+            "",
+            "Without a subcommand it runs the hub: in memory on 127.0.0.1:8876 by default, durably with --db FILE.",
+            "Stop it with Ctrl-C or SIGTERM: connections close, accepted work is committed, the journal closes."},
+        subcommands = {
+            OperatorCommands.Who.class, OperatorCommands.State.class, OperatorCommands.Claim.class,
+            OperatorCommands.Release.class, OperatorCommands.Handoff.class,
+            JournalCommand.class, BenchCommand.class, AutoComplete.GenerateCompletion.class})
+public final class SynapseHubCommand implements Callable<Integer> {
+
+    @Mixin
+    ServeOptions serve;
+
+    @Option(names = "--config", paramLabel = "FILE", order = -1,
+            description = "Read option defaults from a properties file (keys are option names without dashes, "
+                    + "e.g. port=8876, db=/var/lib/synapse/hub.db). Command-line options win.")
+    Path config;
+
+    @Option(names = "--log-level", paramLabel = "LEVEL", order = -1,
+            description = "Log level: ERROR, WARN, INFO (default for the hub), DEBUG; subcommands default to WARN.")
+    String logLevel;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        HubDaemon daemon;
+        try {
+            daemon = HubDaemon.start(serve);
+        } catch (IllegalArgumentException e) {
+            spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
+            return ExitCodes.USAGE;
+        } catch (dev.synapsehub.core.journal.JournalException e) {
+            spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
+            return ExitCodes.DATA_ERROR;
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Thread hook = new Thread(() -> {
+            try {
+                daemon.close();
+            } catch (Exception e) {
+                System.err.println("synapse-hub: error during shutdown: " + e);
+            } finally {
+                stopped.countDown();
+            }
+        }, "synapse-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        stopped.await();
+        return ExitCodes.OK;
+    }
+
+    /** Builds the command line with the {@code --config} file, if any, as the default provider. */
+    static CommandLine commandLine(String[] args) {
+        CommandLine cl = new CommandLine(new SynapseHubCommand());
+        Path configFile = ConfigFile.find(args);
+        if (configFile != null) {
+            cl.setDefaultValueProvider(ConfigFile.defaults(configFile));
+        }
+        return cl;
+    }
+}

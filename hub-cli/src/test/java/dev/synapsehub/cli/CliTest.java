@@ -1,0 +1,176 @@
+package dev.synapsehub.cli;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The synapse-hub command end to end: a real hub on a loopback port, real subcommands against it. */
+class CliTest {
+    private HubDaemon daemon;
+
+    @AfterEach
+    void stop() throws Exception {
+        if (daemon != null) {
+            daemon.close();
+        }
+    }
+
+    /** Output and exit code of one command line. */
+    record Run(int code, String out, String err) {
+    }
+
+    static Run run(String... args) {
+        CommandLine cl = SynapseHubCommand.commandLine(args);
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        cl.setOut(new PrintWriter(out, true));
+        cl.setErr(new PrintWriter(err, true));
+        cl.setParameterExceptionHandler((e, a) -> {
+            e.getCommandLine().getErr().println("synapse-hub: " + e.getMessage());
+            return ExitCodes.USAGE;
+        });
+        int code = cl.execute(args);
+        return new Run(code, out.toString(), err.toString());
+    }
+
+    private HubDaemon startHub(String... args) throws Exception {
+        SynapseHubCommand command = new SynapseHubCommand();
+        new CommandLine(command).parseArgs(args);
+        daemon = HubDaemon.start(command.serve);
+        return daemon;
+    }
+
+    private String url() {
+        return "ws://127.0.0.1:" + daemon.port();
+    }
+
+    @Test
+    void helpAndVersionExitZeroAndUnknownOptionsAreUsageErrors() {
+        Run help = run("--help");
+        assertThat(help.code()).isEqualTo(ExitCodes.OK);
+        assertThat(help.out()).contains("--db=FILE").contains("Exit codes");
+        assertThat(run("--version").out()).contains("wire protocol 2");
+        assertThat(run("--no-such-flag").code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(run("claim", "--help").out()).contains("TASK");
+    }
+
+    @Test
+    void claimStateReleaseAndHandoffAgainstARunningHub() throws Exception {
+        startHub("--port", "0");
+        Run granted = run("claim", "T1", "--url", url(), "--worktree", "wt", "--path", "src", "--ttl", "120");
+        assertThat(granted.code()).as(granted.err()).isEqualTo(ExitCodes.OK);
+        assertThat(granted.out()).startsWith("granted T1 to operator/cli: epoch 1");
+
+        Run refused = run("claim", "T1", "--url", url(), "--name", "someone/else");
+        assertThat(refused.code()).isEqualTo(ExitCodes.REFUSED);
+        assertThat(refused.out()).contains("LEASE_LIVE");
+
+        Run state = run("state", "--url", url());
+        assertThat(state.code()).isEqualTo(ExitCodes.OK);
+        assertThat(state.out()).contains("1 live claim(s)").contains("T1").contains("operator/cli");
+
+        Run json = run("state", "--url", url(), "--json");
+        assertThat(json.out()).contains("\"type\":\"state_snapshot\"");
+
+        // The recipient must be online: nobody else is connected, so the handoff is refused.
+        Run handoff = run("handoff", "T1", "--to", "ghost/agent", "--url", url());
+        assertThat(handoff.code()).isEqualTo(ExitCodes.REFUSED);
+
+        Run release = run("release", "T1", "--url", url(), "--epoch", "99");
+        assertThat(release.code()).isEqualTo(ExitCodes.REFUSED);
+        assertThat(run("release", "T1", "--url", url()).code()).isEqualTo(ExitCodes.OK);
+        assertThat(run("state", "--url", url()).out()).contains("0 live claim(s)");
+
+        Run who = run("who", "--url", url());
+        assertThat(who.code()).isEqualTo(ExitCodes.OK);
+        assertThat(who.out()).contains("1 agent(s) online");
+    }
+
+    @Test
+    void anUnreachableHubIsExitCodeThree() {
+        Run who = run("who", "--url", "ws://127.0.0.1:1", "--timeout", "1");
+        assertThat(who.code()).isEqualTo(ExitCodes.UNAVAILABLE);
+        assertThat(who.err()).contains("cannot reach");
+    }
+
+    @Test
+    void durableHubKeepsItsClaimsAndTheJournalToolsReadThem(@TempDir Path dir) throws Exception {
+        Path db = dir.resolve("hub.db");
+        startHub("--port", "0", "--db", db.toString());
+        assertThat(run("claim", "T1", "--url", url(), "--worktree", "a").code()).isEqualTo(ExitCodes.OK);
+        assertThat(run("claim", "T2", "--url", url(), "--worktree", "b").code()).isEqualTo(ExitCodes.OK);
+        assertThat(run("release", "T2", "--url", url()).code()).isEqualTo(ExitCodes.OK);
+        daemon.close();
+        daemon = null;
+
+        Run inspect = run("journal", "inspect", "--db", db.toString());
+        assertThat(inspect.code()).as(inspect.err()).isEqualTo(ExitCodes.OK);
+        assertThat(inspect.out()).contains("live claims    1 (epoch counter 2)").contains("release");
+        Run verify = run("journal", "verify", "--db", db.toString());
+        assertThat(verify.code()).isEqualTo(ExitCodes.OK);
+        assertThat(verify.out()).startsWith("ok: 3 events replayed cleanly, 1 live claims");
+
+        startHub("--port", "0", "--db", db.toString());
+        Run state = run("state", "--url", url());
+        assertThat(state.out()).contains("1 live claim(s)").contains("T1").doesNotContain("T2");
+    }
+
+    @Test
+    void journalToolsRefuseForeignAndMissingFiles(@TempDir Path dir) throws Exception {
+        Path foreign = dir.resolve("notes.txt");
+        Files.writeString(foreign, "not a journal");
+        Run verify = run("journal", "verify", "--db", foreign.toString());
+        assertThat(verify.code()).isEqualTo(ExitCodes.DATA_ERROR);
+        assertThat(verify.err()).contains("not an SQLite database");
+        assertThat(Files.readString(foreign)).isEqualTo("not a journal");
+        assertThat(run("journal", "inspect", "--db", dir.resolve("missing.db").toString()).code())
+                .isEqualTo(ExitCodes.DATA_ERROR);
+        assertThat(Files.exists(dir.resolve("missing.db"))).isFalse();
+    }
+
+    @Test
+    void aConfigFileSuppliesDefaultsAndTheCommandLineWins(@TempDir Path dir) throws Exception {
+        Path config = dir.resolve("hub.properties");
+        Files.writeString(config, "port=0\nmax-claims-per-agent=7\nhub-id=syn-fromfile\n");
+        SynapseHubCommand command = new SynapseHubCommand();
+        CommandLine cl = new CommandLine(command);
+        cl.setDefaultValueProvider(ConfigFile.defaults(config));
+        cl.parseArgs("--config", config.toString(), "--hub-id", "syn-cli");
+        assertThat(command.serve.registryLimits().maxClaimsPerPrincipal()).isEqualTo(7);
+        assertThat(command.serve.hubConfig().hubId()).isEqualTo("syn-cli");
+        assertThat(command.serve.hubConfig().port()).isZero();
+    }
+
+    @Test
+    void offLoopbackWithoutATokenIsRefusedAtStart() {
+        Run run = run("--host", "0.0.0.0", "--port", "0");
+        assertThat(run.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(run.err()).contains("without a connect token");
+    }
+
+    @Test
+    void benchDrivesClaimsAndReportsPercentiles() throws Exception {
+        startHub("--port", "0", "--max-claims-per-agent", "64");
+        Run bench = run("bench", "--url", url(), "--agents", "2", "--duration", "1", "--warmup", "0",
+                "--who-every", "5", "--quiet");
+        assertThat(bench.code()).as(bench.err()).isEqualTo(ExitCodes.OK);
+        assertThat(bench.out()).contains("claims granted").contains("claim->grant        p50")
+                .contains("p99.9").contains("who->snapshot");
+        assertThat(bench.out()).containsPattern("claims denied\\s+0");
+    }
+
+    @Test
+    void completionScriptIsGenerated() {
+        Run completion = run("generate-completion");
+        assertThat(completion.code()).isEqualTo(ExitCodes.OK);
+        assertThat(completion.out()).contains("synapse-hub").contains("complete");
+    }
+}
