@@ -190,11 +190,11 @@ class SpecDriftGuardTest {
 
     @Test
     void invariantWithoutPinOrStatusIsReported() {
-        String section = sectionOf(document, "INV-JA-3");
+        String section = sectionOf(document, "INV-DG-1");
         String copy = document.replace(section, section.replace("Status: not yet implemented", "Status: coming soon"));
         assertThat(copy).isNotEqualTo(document);
         assertThat(drifted(copy)).anyMatch(v -> v.kind() == SpecDriftGuard.Kind.INVARIANT_UNPINNED
-                && v.subject().equals("INV-JA-3"));
+                && v.subject().equals("INV-DG-1"));
     }
 
     @Test
@@ -210,12 +210,13 @@ class SpecDriftGuardTest {
 
     @Test
     void extraModelTagIsReported() {
-        String section = sectionOf(document, "INV-RR-1");
+        String section = sectionOf(document, "INV-RR-2");
+        assertThat(section).doesNotContain("[model]");
         String copy = document.replace(section, section + "**Pinned by.** `" + MODEL_DIR
                 + "/CoordinationModelTest.java` [model]\n\n");
         assertThat(copy).isNotEqualTo(document);
         assertThat(drifted(copy)).anyMatch(v -> v.kind() == SpecDriftGuard.Kind.MODEL_TAG_NOT_ASSERTED
-                && v.subject().equals("INV-RR-1"));
+                && v.subject().equals("INV-RR-2"));
     }
 
     @Test
@@ -245,6 +246,17 @@ class SpecDriftGuardTest {
                 "`hub-core: dev.synapsehub.core.claim.TtlClamp#effective`");
         assertThat(copy).isNotEqualTo(document);
         assertThat(drifted(copy)).anyMatch(v -> v.kind() == SpecDriftGuard.Kind.IMPLEMENTATION_UNKNOWN_CLASS);
+
+        // Classes off the spec-tests class path are checked as sources in the module the symbol names.
+        assertThat(document).contains("`hub-journal: dev.synapsehub.journal.DurableCoordination#open`");
+        String unknown = document.replace("`hub-journal: dev.synapsehub.journal.DurableCoordination#open`",
+                "`hub-journal: dev.synapsehub.journal.DurableStartup#open`");
+        assertThat(drifted(unknown)).anyMatch(v -> v.kind() == SpecDriftGuard.Kind.IMPLEMENTATION_UNKNOWN_CLASS
+                && v.detail().contains("DurableStartup"));
+        String wrongModule = document.replace("`hub-journal: dev.synapsehub.journal.DurableCoordination#open`",
+                "`hub-net: dev.synapsehub.journal.DurableCoordination#open`");
+        assertThat(drifted(wrongModule)).anyMatch(v -> v.kind() == SpecDriftGuard.Kind.IMPLEMENTATION_UNKNOWN_CLASS
+                && v.detail().startsWith("hub-net:"));
     }
 
     /** The text of one invariant section, heading included, up to the next heading. */

@@ -3,6 +3,7 @@ package dev.synapsehub.spec.model;
 import dev.synapsehub.spec.runner.StatefulRunner;
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -11,13 +12,23 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The machine-checkable coordination model (docs/coordination-spec.md, "The model").
  *
- * <p>Drives the real {@code ClaimRegistry} through long random sequences of claim, explicit-TTL
- * claim (NaN, ±Infinity, tiny, huge), renew, release (with current, missing and stale epochs),
- * handoff, update_task (with stale epochs and stale expected_version), checkpoint, clock advance
- * (1..7200 s), takeover exactly at or after expiry and 30-day jumps. An independent
+ * <p>Drives the real {@code ClaimRegistry} (inside a {@code CoordinationState}) through long random
+ * sequences of claim, explicit-TTL claim (NaN, ±Infinity, tiny, huge), renew, release (with
+ * current, missing and stale epochs), handoff, update_task (with stale epochs and stale
+ * expected_version), checkpoint, clock advance (1..7200 s), takeover exactly at or after expiry,
+ * 30-day jumps, restart by replay and failed (rolled-back) batches. An independent
  * {@link ShadowModel} predicts every reply (grant, or refusal code and first conflicting task)
  * and the full expected state; {@link Harness#checkInvariants()} asserts every [model]
- * invariant after every step, and each sequence ends with an "everything expires" sweep.
+ * invariant after every step, and each sequence ends with restart, an "everything expires"
+ * sweep, and another restart.
+ *
+ * <p>Restart (INV-RR-1): every applied event is kept in a list-backed journal under the seq a
+ * journal gives it; a restart replays it through {@code CoordinationState.replay} into a fresh
+ * state at the model clock, asserts it holds exactly the old state's authority (every claim
+ * field, quota charges, retained checkpoints, epoch counter, clock, seq, conflict insertion
+ * order; INV-EF-1 for the counter not regressing) and swaps it in, leaving the shadow model
+ * alone. A failed batch (INV-JA-2) applies decided events inside {@code beginBatch}, never
+ * journals them, rolls back and asserts the state is exactly as before.
  *
  * <p>INV-JA-1 is asserted at the state-transition level only: with time already advanced,
  * {@code decide} must not change anything observable, and only {@code apply} of its events
@@ -34,7 +45,8 @@ public class CoordinationModelTest {
             "INV-EF-1", "INV-EF-2", "INV-EF-3",
             "INV-LL-1", "INV-LL-2", "INV-LL-3", "INV-LL-4",
             "INV-CR-2", "INV-CR-3",
-            "INV-JA-1");
+            "INV-JA-1", "INV-JA-2",
+            "INV-RR-1");
 
     static StatefulRunner<Harness> runner() {
         return StatefulRunner.<Harness>named("coordination model")
@@ -49,11 +61,28 @@ public class CoordinationModelTest {
                 .action(ModelActions.advance(8))
                 .action(ModelActions.takeover(6))
                 .action(ModelActions.farJump(1))
+                .action(ModelActions.restart(4))
+                .action(ModelActions.rollback(4))
                 .invariants(Harness::checkInvariants)
-                .finalCheck(Harness::sweep)
+                .finalCheck(Harness::finalCheck)
                 .sequences(300)
                 .steps(80)
                 .build();
+    }
+
+    /** Restart and a failed batch as the very first steps, before anything has read the clock. */
+    @Test
+    void restartAndFailedBatchOnAFreshHub() throws Exception {
+        Harness h = new Harness();
+        new ModelActions.Restart().run(h);
+        h.checkInvariants();
+        new ModelActions.FailedBatch(List.of(
+                new ModelActions.BatchStep("claim", "A", "T1", "wt-main", List.of("src"), ""),
+                new ModelActions.BatchStep("checkpoint", "A", "T1", "wt-main", List.of(), "cp-1"))).run(h);
+        h.checkInvariants();
+        h.finalCheck();
+        assertThat(h.real.epochCounter()).isZero();
+        assertThat(h.journal.size()).isZero();
     }
 
     @Test
@@ -82,6 +111,11 @@ public class CoordinationModelTest {
             assertThat(Harness.covered("ttl:non-finite-default")).as("non-finite TTLs").isPositive();
             assertThat(Harness.covered("expired-exactly-at-boundary")).as("expiry == now").isPositive();
             assertThat(Harness.covered("granted-despite-overlap-in-other-worktree")).as("INV-ME-3").isPositive();
+            assertThat(Harness.covered("restart-with-live-claims")).as("INV-RR-1 restarts with live claims").isPositive();
+            assertThat(Harness.covered("restart-with-ordered-conflicts")).as("INV-RR-1 conflict order").isPositive();
+            assertThat(Harness.covered("restart-with-retained-checkpoint")).as("INV-RR-1 retained checkpoints")
+                    .isPositive();
+            assertThat(Harness.covered("rollback-undid-state-events")).as("INV-JA-2 non-empty rollbacks").isPositive();
         }
     }
 }

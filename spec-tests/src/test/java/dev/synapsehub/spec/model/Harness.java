@@ -5,7 +5,15 @@ import dev.synapsehub.core.claim.ClaimRegistry;
 import dev.synapsehub.core.claim.Decision;
 import dev.synapsehub.core.claim.RegistryLimits;
 import dev.synapsehub.core.command.Command;
+import dev.synapsehub.core.command.ClaimCommand;
 import dev.synapsehub.core.event.ClaimDeniedEvent;
+import dev.synapsehub.core.event.ClaimReleasedEvent;
+import dev.synapsehub.core.event.IdempotencyRecordedEvent;
+import dev.synapsehub.core.journal.JournalException;
+import dev.synapsehub.core.journal.JournaledEvent;
+import dev.synapsehub.core.reply.Refusal;
+import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.core.state.IdempotencyLedger;
 import dev.synapsehub.core.event.CoordinationEvent;
 import dev.synapsehub.core.reply.Reply;
 
@@ -36,7 +44,16 @@ final class Harness {
     /** Run-wide counters of interesting outcomes, so the test can prove they happened. */
     static final Map<String, AtomicLong> COVERAGE = new ConcurrentHashMap<>();
 
-    final ClaimRegistry real = new ClaimRegistry(RegistryLimits.DEFAULTS.withMaxClaimsPerPrincipal(CAP));
+    static final RegistryLimits LIMITS = RegistryLimits.DEFAULTS.withMaxClaimsPerPrincipal(CAP);
+    /** The task and agent of the read-only scope probes; never claimed for real. */
+    static final String PROBE = "~probe";
+
+    /** Every event the harness applied, numbered as a journal numbers them; a restart replays it. */
+    final ListJournal journal = new ListJournal();
+    /** The real authoritative state; a restart swaps in a replayed one. */
+    CoordinationState state = new CoordinationState(LIMITS, CoordinationState.DEFAULT_IDEMPOTENCY_CAPACITY);
+    /** {@code state.claims()}, kept in step with {@link #state}. */
+    ClaimRegistry real = state.claims();
     final ShadowModel model = new ShadowModel(CAP);
 
     static void count(String what) {
@@ -80,7 +97,7 @@ final class Harness {
     Reply perform(Command command, ShadowModel.Prediction p) {
         model.advanceTo(model.now);
         Observable before = observe();
-        Decision decision = real.decide(command, model.now);
+        Decision decision = state.decide(command, model.now);
         Observable afterDecide = observe();
         Invariant.check("INV-JA-1", before.equals(afterDecide),
                 () -> "decide(" + command + ") changed observable state\n  before " + before
@@ -94,9 +111,7 @@ final class Harness {
             List<String> diff = differences(claim, p.expected());
             Invariant.check(id, diff.isEmpty(),
                     () -> "granted claim differs from the model in " + diff + ": real " + claim + " model " + p.expected());
-            for (CoordinationEvent e : decision.events()) {
-                real.apply(e);
-            }
+            commit(decision.events());
             p.commit().run();
         } else {
             Invariant.check(id, reply instanceof Reply.Denied d && d.refusal() == p.refusal(),
@@ -111,13 +126,189 @@ final class Harness {
             }
             boolean auditOnly = decision.events().stream().allMatch(e -> e instanceof ClaimDeniedEvent);
             Invariant.check("INV-JA-1", auditOnly, () -> "a refusal produced state events: " + decision.events());
-            decision.events().forEach(real::apply);
+            commit(decision.events());
             Observable afterApply = observe();
             Invariant.check("INV-JA-1", before.equals(afterApply),
                     () -> "applying the denial evidence of " + command + " changed state: " + afterApply);
             count("refused:" + p.refusal());
         }
         return reply;
+    }
+
+    /**
+     * Applies decided events the way the actor does (apply, then append), so the journal holds
+     * exactly what the live state applied, under the seqs the state expects.
+     */
+    private void commit(List<CoordinationEvent> events) {
+        if (events.isEmpty()) {
+            return;
+        }
+        for (CoordinationEvent e : events) {
+            state.apply(e);
+        }
+        List<JournaledEvent> committed = journal.append(events);
+        long journalSeq = committed.get(committed.size() - 1).seq();
+        Invariant.check("INV-RR-1", journalSeq == state.lastSeq(),
+                () -> "the journal numbered the batch through " + journalSeq + " but the state expects "
+                        + state.lastSeq() + " (replay would renumber)");
+    }
+
+    /**
+     * Everything a restart must preserve, read without mutating (decide-only probes).
+     *
+     * @param claims the live claims, every field (epoch, version, status, checkpoint, scope, lease, note...)
+     * @param charged quota charges of every principal of the model
+     * @param liveCount live claims as of the last expiry (read before the snapshot expires anything)
+     * @param retained retained checkpoints of every task of the model
+     * @param epochCounter the registry's epoch counter
+     * @param clock the registry's clock (a replay must have advanced it to the restart time)
+     * @param lastSeq the state's journal seq
+     * @param firstConflicts per worktree and probing agent, the first conflicting task in insertion order
+     * @param idempotency the idempotency ledger
+     */
+    record Authority(List<Claim> claims, Map<String, Integer> charged, int liveCount, Map<String, String> retained,
+                     long epochCounter, double clock, long lastSeq, Map<String, String> firstConflicts,
+                     Map<String, IdempotencyLedger.Entry> idempotency) {
+    }
+
+    Authority authority(CoordinationState s) {
+        ClaimRegistry r = s.claims();
+        // Clock, charges, live count and retained checkpoints are read before anything advances
+        // the registry, so a replay that failed to expire at restart time cannot be masked by
+        // the expiry the snapshot below performs.
+        double clock = r.now();
+        int live = r.liveCount();
+        Map<String, Integer> charged = new TreeMap<>();
+        for (String p : PRINCIPALS) {
+            charged.put(p, r.charged(p));
+        }
+        Map<String, String> retained = new TreeMap<>();
+        for (String t : TASKS) {
+            r.retainedCheckpoint(t).ifPresent(cp -> retained.put(t, cp));
+        }
+        List<Claim> claims = r.snapshot(model.now);
+        Map<String, String> firstConflicts = new TreeMap<>();
+        for (String w : WORKTREES) {
+            for (String agent : List.of(PROBE, "A", "B", "C")) {
+                Reply reply = r.decide(probe(agent, w), model.now).reply();
+                firstConflicts.put(w + "/" + agent, reply instanceof Reply.Denied d
+                        && d.refusal() == Refusal.SCOPE_CONFLICT ? d.conflictingTask() : "-");
+            }
+        }
+        return new Authority(claims, charged, live, retained, r.epochCounter(), clock, s.lastSeq(),
+                firstConflicts, new TreeMap<>(s.idempotency().view()));
+    }
+
+    /** A whole-worktree claim of a task nobody holds: answered with the first conflict in insertion order. */
+    private static ClaimCommand probe(String agent, String worktree) {
+        return new ClaimCommand(agent, null, PROBE, null, null, worktree, List.of(), null);
+    }
+
+    /**
+     * The full insertion order of live claims per worktree, read by probing and releasing the
+     * first conflict until none is left: DESTROYS the registry's claims, so only run it on a
+     * registry about to be discarded.
+     */
+    private List<String> drainConflictOrder(ClaimRegistry r) {
+        List<String> order = new ArrayList<>();
+        for (String w : WORKTREES) {
+            for (int i = 0; i <= TASKS.size(); i++) {
+                Reply reply = r.decide(probe(PROBE, w), model.now).reply();
+                if (!(reply instanceof Reply.Denied d) || d.refusal() != Refusal.SCOPE_CONFLICT) {
+                    break;
+                }
+                order.add(w + ":" + d.conflictingTask());
+                r.apply(new ClaimReleasedEvent(model.now, d.conflictingTask()));
+            }
+        }
+        return order;
+    }
+
+    /** A fresh state rebuilt from the journal through {@code CoordinationState.replay} at the model clock. */
+    private CoordinationState replayed() throws JournalException {
+        CoordinationState fresh = new CoordinationState(LIMITS, CoordinationState.DEFAULT_IDEMPOTENCY_CAPACITY);
+        long n = fresh.replay(journal, model.now, progress -> { });
+        Invariant.check("INV-RR-1", n == journal.size() && fresh.lastSeq() == journal.lastSeq(),
+                () -> "replayed " + n + " of " + journal.size() + " events, seq " + fresh.lastSeq()
+                        + " vs journal " + journal.lastSeq());
+        return fresh;
+    }
+
+    /**
+     * Restart by replay (INV-RR-1): a fresh state rebuilt from every event applied so far, expired
+     * at the model clock, must hold exactly the authority of the one it replaces, and is swapped
+     * in. The shadow model is not touched: the step's invariant check then holds the replayed
+     * state to the same predictions.
+     */
+    void restart() throws JournalException {
+        advanceTo(model.now); // the old hub, too, has reached the restart instant
+        Authority before = authority(state);
+        CoordinationState fresh = replayed();
+        CoordinationState twin = replayed();
+        Authority after = authority(fresh);
+        Invariant.check("INV-EF-1", after.epochCounter() >= before.epochCounter(),
+                () -> "the epoch counter regressed across a restart: " + before.epochCounter() + " -> "
+                        + after.epochCounter());
+        Invariant.check("INV-RR-1", before.equals(after),
+                () -> "replay did not rebuild the live authority\n  before  " + before + "\n  replayed " + after);
+        // The old state is discarded below, so its order can be read destructively; the replayed
+        // twin (same journal, same replay) stands in for the fresh state we keep.
+        List<String> orderBefore = drainConflictOrder(state.claims());
+        List<String> orderAfter = drainConflictOrder(twin.claims());
+        Invariant.check("INV-RR-1", orderBefore.equals(orderAfter),
+                () -> "insertion order of conflicts changed across a restart: " + orderBefore + " -> " + orderAfter);
+        state = fresh;
+        real = fresh.claims();
+        count("restart");
+        if (!before.claims().isEmpty()) {
+            count("restart-with-live-claims");
+        }
+        if (orderBefore.size() > 1) {
+            count("restart-with-ordered-conflicts");
+        }
+        if (!before.retained().isEmpty()) {
+            count("restart-with-retained-checkpoint");
+        }
+    }
+
+    /**
+     * A batch whose journal append fails (INV-JA-2 at state level): the commands are decided and
+     * their events applied inside {@code beginBatch}, a granted one also records an idempotency
+     * entry as the actor would, nothing reaches the journal, and {@code rollbackBatch} must leave
+     * the state exactly as it was. The model is not told: nothing was granted.
+     */
+    void failedBatch(List<java.util.function.Function<Harness, Command>> commands) {
+        advanceTo(model.now); // expiry is a function of time and is not undone: settle it first
+        Authority before = authority(state);
+        long journalBefore = journal.lastSeq();
+        state.beginBatch();
+        int stateEvents = 0;
+        List<String> keys = new ArrayList<>();
+        for (java.util.function.Function<Harness, Command> make : commands) {
+            Command command = make.apply(this);
+            Decision decision = state.decide(command, model.now);
+            for (CoordinationEvent e : decision.events()) {
+                state.apply(e);
+                if (!(e instanceof ClaimDeniedEvent)) {
+                    stateEvents++;
+                }
+            }
+            if (decision.reply().granted()) {
+                String key = "batch" + keys.size() + "\0" + command.getClass().getSimpleName();
+                keys.add(key);
+                state.apply(new IdempotencyRecordedEvent(model.now, key, "digest", "{\"ok\":true}"));
+            }
+        }
+        state.rollbackBatch();
+        Authority after = authority(state);
+        Invariant.check("INV-JA-2", before.equals(after),
+                () -> "a rolled-back batch left effects\n  before " + before + "\n  after  " + after);
+        Invariant.check("INV-JA-2", journal.lastSeq() == journalBefore && keys.stream()
+                        .allMatch(k -> state.idempotency().find(k).isEmpty()),
+                () -> "a rolled-back batch left a journal entry or idempotency key: " + keys);
+        if (stateEvents > 0) {
+            count("rollback-undid-state-events");
+        }
     }
 
     private boolean sameWorktree(Command command, String otherTask) {
@@ -237,6 +428,22 @@ final class Harness {
             String actual = real.retainedCheckpoint(t).orElse(null);
             Invariant.check("INV-CR-3", java.util.Objects.equals(expected, actual),
                     () -> t + " retained checkpoint " + actual + ", model " + expected);
+        }
+    }
+
+    /**
+     * End of every sequence: restart, let everything expire, restart again (retained
+     * checkpoints and released quota must survive replay too).
+     */
+    void finalCheck() {
+        try {
+            restart();
+            checkInvariants();
+            sweep();
+            restart();
+            checkInvariants();
+        } catch (JournalException e) {
+            throw new AssertionError("the in-test journal cannot fail", e);
         }
     }
 

@@ -2,6 +2,7 @@ package dev.synapsehub.spec.model;
 
 import dev.synapsehub.core.command.CheckpointCommand;
 import dev.synapsehub.core.command.ClaimCommand;
+import dev.synapsehub.core.command.Command;
 import dev.synapsehub.core.command.HandoffCommand;
 import dev.synapsehub.core.command.ReleaseCommand;
 import dev.synapsehub.core.command.TaskUpdateCommand;
@@ -428,5 +429,101 @@ final class ModelActions {
 
     static Weighted<Harness> farJump(int weight) {
         return Weighted.of(weight, "far-jump", r -> new FarJump());
+    }
+
+    // -------------------------------------------------------------------------------------
+    // Restart by replay (INV-RR-1) and a batch whose journal append fails (INV-JA-2)
+
+    /** Rebuilds the real state from the journal and swaps it in; the shadow model is untouched. */
+    record Restart() implements Action<Harness> {
+        @Override
+        public void run(Harness h) throws Exception {
+            h.restart();
+        }
+
+        @Override
+        public String toString() {
+            return "restart (replay the journal)";
+        }
+    }
+
+    static Weighted<Harness> restart(int weight) {
+        return Weighted.of(weight, "restart", r -> new Restart());
+    }
+
+    /** One command of a failed batch; "the owner" is resolved against the real state inside the batch. */
+    record BatchStep(String verb, String agent, String task, String worktree, List<String> paths, String other) {
+        Command command(Harness h) {
+            String owner = h.real.liveClaim(task, h.model.now).map(c -> c.owner()).orElse(agent);
+            switch (verb) {
+                case "claim":
+                    return new ClaimCommand(agent, null, task, null, null, worktree, paths, null);
+                case "release":
+                    return new ReleaseCommand(owner, task, null);
+                case "update":
+                    return new TaskUpdateCommand(owner, task, other, null, null, null, null);
+                case "handoff":
+                    return new HandoffCommand(owner, task, other, null, null, null);
+                default:
+                    return new CheckpointCommand(owner, task, other, null);
+            }
+        }
+
+        @Override
+        public String toString() {
+            return verb.equals("claim") ? "claim " + agent + " " + task + " " + worktree + paths
+                    : verb + " " + task + " by owner(else " + agent + ")" + (other.isEmpty() ? "" : " '" + other + "'");
+        }
+    }
+
+    /** Decides and applies a few commands in one batch, then the append "fails" and the batch rolls back. */
+    record FailedBatch(List<BatchStep> steps) implements Action<Harness> {
+        @Override
+        public void run(Harness h) {
+            List<java.util.function.Function<Harness, Command>> commands = new ArrayList<>();
+            for (BatchStep step : steps) {
+                commands.add(step::command);
+            }
+            h.failedBatch(commands);
+        }
+
+        @Override
+        public List<Action<Harness>> simplifications() {
+            List<Action<Harness>> out = new ArrayList<>();
+            for (int i = 0; i < steps.size() && steps.size() > 1; i++) {
+                List<BatchStep> fewer = new ArrayList<>(steps);
+                fewer.remove(i);
+                out.add(new FailedBatch(fewer));
+            }
+            return out;
+        }
+
+        @Override
+        public String toString() {
+            return "failed batch " + steps + " (rolled back)";
+        }
+    }
+
+    static Weighted<Harness> rollback(int weight) {
+        return Weighted.of(weight, "rollback", r -> {
+            List<BatchStep> steps = new ArrayList<>();
+            int n = 1 + r.nextInt(4);
+            for (int i = 0; i < n; i++) {
+                String verb = pick(r, List.of("claim", "claim", "release", "update", "handoff", "checkpoint"));
+                String other;
+                if (verb.equals("update")) {
+                    other = pick(r, STATUSES);
+                } else if (verb.equals("handoff")) {
+                    other = pick(r, Harness.AGENTS);
+                } else if (verb.equals("checkpoint")) {
+                    other = pick(r, TOKENS);
+                } else {
+                    other = "";
+                }
+                steps.add(new BatchStep(verb, pick(r, Harness.AGENTS), pick(r, Harness.TASKS),
+                        pick(r, Harness.WORKTREES), paths(r), other));
+            }
+            return new FailedBatch(steps);
+        });
     }
 }
