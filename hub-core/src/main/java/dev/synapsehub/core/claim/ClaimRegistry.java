@@ -417,6 +417,9 @@ public final class ClaimRegistry {
         if (at > now) {
             now = at;
         }
+        if (!expiry.hasDue(now)) {
+            return now;
+        }
         if (expiry.allDue(now)) {
             expireEverything();
             return now;
