@@ -37,15 +37,50 @@ import java.util.Optional;
  */
 public final class ClaimRegistry {
 
-    /** A live claim with its index entry, which remembers the insertion order. */
-    private record Held(Claim claim, ScopeIndex.Holding holding) {
+    /**
+     * A live claim with its index entry (which remembers the insertion order) and its quota
+     * charge. The expiry heap points at these directly: an entry is acted on only while its
+     * {@code Held} is still the live one, which replaces the map lookup and epoch comparison.
+     */
+    private static final class Held {
+        final Claim claim;
+        final ScopeIndex.Entry entry;
+        final Charge charge;
+        /** False once removed (released, replaced, expired or rolled back). */
+        boolean live = true;
+
+        Held(Claim claim, ScopeIndex.Entry entry, Charge charge) {
+            this.claim = claim;
+            this.entry = entry;
+            this.charge = charge;
+        }
+
+        Claim claim() {
+            return claim;
+        }
+
+        ScopeIndex.Holding holding() {
+            return entry.holding();
+        }
+    }
+
+    /**
+     * Live claims charged to one principal. A principal whose count drops to zero keeps its
+     * (empty) charge until enough empty ones accumulate to sweep them in one pass.
+     */
+    private static final class Charge {
+        int count;
     }
 
     private final RegistryLimits limits;
     private final Map<String, Held> live = new HashMap<>();
     private final ScopeIndex index = new ScopeIndex();
-    private final ExpiryQueue expiry = new ExpiryQueue();
-    private final Map<String, Integer> chargedByPrincipal = new HashMap<>();
+    private final ExpiryQueue<Held> expiry = new ExpiryQueue<>();
+    private final Map<String, Charge> chargedByPrincipal = new HashMap<>();
+    /** Charges in {@link #chargedByPrincipal} at zero, not yet swept. */
+    private int emptyCharges;
+    /** Live claims carrying a non-empty checkpoint. */
+    private int checkpointed;
     private final LinkedHashMap<String, String> retainedCheckpoints = new LinkedHashMap<>();
     private long epochCounter;
     private long orderCounter;
@@ -326,12 +361,25 @@ public final class ClaimRegistry {
 
     private void insert(Claim claim, long order) {
         ScopeIndex.Holding holding = new ScopeIndex.Holding(claim.taskId(), claim.owner(), order, claim.scope());
-        live.put(claim.taskId(), new Held(claim, holding));
-        index.add(holding);
-        chargedByPrincipal.merge(claim.principal(), 1, Integer::sum);
-        expiry.push(claim);
+        Charge charge = chargedByPrincipal.get(claim.principal());
+        if (charge == null) {
+            charge = new Charge();
+            chargedByPrincipal.put(claim.principal(), charge);
+        } else if (charge.count == 0) {
+            emptyCharges--;
+        }
+        charge.count++;
+        Held held = new Held(claim, index.index(holding), charge);
+        live.put(claim.taskId(), held);
+        if (!claim.checkpoint().isEmpty()) {
+            checkpointed++;
+        }
+        expiry.push(claim.leaseExpiresAt(), order, held);
         if (expiry.size() > 2 * live.size() + 16) {
-            expiry.rebuild(() -> live.values().stream().map(Held::claim).iterator());
+            expiry.clear();
+            for (Held h : live.values()) {
+                expiry.push(h.claim.leaseExpiresAt(), h.holding().order(), h);
+            }
         }
     }
 
@@ -339,9 +387,16 @@ public final class ClaimRegistry {
         if (held == null) {
             return;
         }
-        live.remove(held.claim().taskId());
-        index.remove(held.holding());
-        chargedByPrincipal.merge(held.claim().principal(), -1, (a, b) -> a + b == 0 ? null : a + b);
+        held.live = false;
+        live.remove(held.claim.taskId());
+        if (!held.claim.checkpoint().isEmpty()) {
+            checkpointed--;
+        }
+        index.remove(held.entry);
+        if (--held.charge.count == 0 && ++emptyCharges > (chargedByPrincipal.size() >> 1) + 16) {
+            chargedByPrincipal.values().removeIf(c -> c.count == 0);
+            emptyCharges = 0;
+        }
     }
 
     private void dropRetained(String taskId) {
@@ -362,19 +417,66 @@ public final class ClaimRegistry {
         if (at > now) {
             now = at;
         }
-        for (ExpiryQueue.Due due = expiry.pollDue(now); due != null; due = expiry.pollDue(now)) {
-            Held held = live.get(due.taskId());
-            if (held != null && held.claim().epoch() == due.epoch() && !held.claim().liveAt(now)) {
+        if (!expiry.hasDue(now)) {
+            return now;
+        }
+        if (expiry.allDue(now)) {
+            expireEverything();
+            return now;
+        }
+        while (expiry.hasDue(now)) {
+            Held held = expiry.poll();
+            // A heap entry is due exactly at its claim's expiry; a replaced or released claim's
+            // entry is stale and skipped.
+            if (held.live) {
                 remove(held);
-                if (!held.claim().checkpoint().isEmpty()) {
-                    retainedCheckpoints.put(held.claim().taskId(), held.claim().checkpoint());
-                    if (retainedCheckpoints.size() > limits.maxRetainedCheckpoints()) {
-                        retainedCheckpoints.remove(retainedCheckpoints.keySet().iterator().next());
-                    }
-                }
+                retain(held.claim);
             }
         }
         return now;
+    }
+
+    /**
+     * Every entry in the heap is due, so every live lease expires (each live claim has exactly
+     * one heap entry). The outcome is that of expiring them one by one in heap order, (expiry,
+     * insertion order), which only shows in the order checkpoints are retained: so only the
+     * checkpointed claims are sorted, and the rest is dropped wholesale instead of unlinked
+     * lease by lease.
+     */
+    private void expireEverything() {
+        if (checkpointed > 0) {
+            List<Held> saved = new ArrayList<>(checkpointed);
+            for (Held held : live.values()) {
+                if (!held.claim.checkpoint().isEmpty()) {
+                    saved.add(held);
+                }
+            }
+            saved.sort((a, b) -> {
+                int c = Double.compare(a.claim.leaseExpiresAt(), b.claim.leaseExpiresAt());
+                return c != 0 ? c : Long.compare(a.holding().order(), b.holding().order());
+            });
+            for (Held held : saved) {
+                retain(held.claim);
+            }
+        }
+        // The dropped Held records are unreachable from here on: the heap that could name them
+        // is cleared with them, and undo steps look claims up by task id.
+        live.clear();
+        index.clear();
+        chargedByPrincipal.clear();
+        emptyCharges = 0;
+        checkpointed = 0;
+        expiry.clear();
+    }
+
+    /** Keeps an expired claim's non-empty checkpoint for the next claimant, dropping the oldest. */
+    private void retain(Claim claim) {
+        if (!claim.checkpoint().isEmpty()) {
+            retainedCheckpoints.put(claim.taskId(), claim.checkpoint());
+            if (retainedCheckpoints.size() > limits.maxRetainedCheckpoints()) {
+                retainedCheckpoints.remove(retainedCheckpoints.keySet().iterator().next());
+            }
+        }
     }
 
     // ---------------------------------------------------------------------------------------
@@ -430,7 +532,8 @@ public final class ClaimRegistry {
 
     /** Live claims currently charged to {@code principal} (as of the last expiry). */
     public int charged(String principal) {
-        return chargedByPrincipal.getOrDefault(principal, 0);
+        Charge charge = chargedByPrincipal.get(principal);
+        return charge == null ? 0 : charge.count;
     }
 
     /** The checkpoint retained for a task whose lease lapsed, if any. */

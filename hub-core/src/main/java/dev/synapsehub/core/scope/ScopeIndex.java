@@ -1,6 +1,7 @@
 package dev.synapsehub.core.scope;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -8,10 +9,16 @@ import java.util.Optional;
 
 /**
  * Finds file-scope conflicts (INV-ME-2..4) without scanning every live claim: one trie per
- * worktree over path segments, each node counting the holdings below it by owner.
+ * worktree over path segments, each node counting the anchors below it.
  *
- * <p>Whether a request conflicts costs O(declared paths × depth). Naming the first conflicting
- * holding in insertion order walks the conflicting subtree, which only happens on refusal.
+ * <p>Whether a request conflicts costs O(declared paths × depth), plus the actor's own anchors
+ * in that worktree (they are subtracted from a node's count by walking up from each of the
+ * actor's leaves). Naming the first conflicting holding in insertion order walks the
+ * conflicting subtree, which only happens on refusal.
+ *
+ * <p>{@link #index} returns an {@link Entry} that remembers the trie nodes the holding sits on,
+ * so {@link #remove(Entry)} walks parent pointers instead of splitting and searching paths,
+ * and touches no per-owner hash map: owners are tracked once per worktree, not on every node.
  */
 public final class ScopeIndex {
 
@@ -23,70 +30,217 @@ public final class ScopeIndex {
     public record Holding(String taskId, String owner, long order, Scope scope) {
     }
 
-    private static final class Node {
-        final String path;
-        final Node parent;
-        Map<String, Node> children;
-        List<Holding> here;
-        int total;
-        final Map<String, Integer> byOwner = new HashMap<>(2);
+    /** An indexed holding: returned by {@link #index}, the cheap way to {@link #remove(Entry)} it. */
+    public static final class Entry {
+        private final Holding holding;
+        private final Root root;
+        private final Owner owner;
+        /** The node each anchor ends at, one per anchor, in anchor order. */
+        private final Node[] leaves;
+        private boolean removed;
 
-        Node(String path, Node parent) {
-            this.path = path;
-            this.parent = parent;
+        private Entry(Holding holding, Root root, Owner owner, Node[] leaves) {
+            this.holding = holding;
+            this.root = root;
+            this.owner = owner;
+            this.leaves = leaves;
         }
 
-        int ownedBy(String owner) {
-            return byOwner.getOrDefault(owner, 0);
+        /** The holding this entry indexes. */
+        public Holding holding() {
+            return holding;
         }
     }
 
-    private final Map<String, Node> roots = new HashMap<>();
+    private static class Node {
+        final String segment;
+        final String path;
+        final Node parent;
+        final int depth;
+        Map<String, Node> children;
+        /** Entries anchored exactly here, in the order they were added. */
+        List<Entry> here;
+        /** Anchors at or below this node. */
+        int total;
+
+        Node(String segment, String path, Node parent) {
+            this.segment = segment;
+            this.path = path;
+            this.parent = parent;
+            this.depth = parent == null ? 0 : parent.depth + 1;
+        }
+    }
+
+    /** A worktree's trie root, with the worktree's owners. */
+    private static final class Root extends Node {
+        final String worktree;
+        final Map<String, Owner> owners = new HashMap<>();
+        /** Owners in {@link #owners} with no anchor left; swept in bulk, never one by one. */
+        int emptyOwners;
+
+        Root(String worktree) {
+            super("", "", null);
+            this.worktree = worktree;
+        }
+    }
+
+    /** The anchor nodes of one owner's holdings in one worktree (a multiset, unordered). */
+    private static final class Owner {
+        Node[] leaves = new Node[2];
+        int size;
+
+        void add(Node leaf) {
+            if (size == leaves.length) {
+                leaves = Arrays.copyOf(leaves, size * 2);
+            }
+            leaves[size++] = leaf;
+        }
+
+        void remove(Node leaf) {
+            for (int i = size - 1; i >= 0; i--) {
+                if (leaves[i] == leaf) {
+                    leaves[i] = leaves[--size];
+                    leaves[size] = null;
+                    return;
+                }
+            }
+        }
+
+        /** Anchors of this owner at or below {@code node}. */
+        int under(Node node) {
+            int n = 0;
+            for (int i = 0; i < size; i++) {
+                Node leaf = leaves[i];
+                for (int up = leaf.depth - node.depth; up > 0; up--) {
+                    leaf = leaf.parent;
+                }
+                if (leaf == node) {
+                    n++;
+                }
+            }
+            return n;
+        }
+    }
+
+    private final Map<String, Root> roots = new HashMap<>();
 
     /** Indexes a holding under each of its declared paths (the root for a whole-worktree scope). */
     public void add(Holding holding) {
-        Node root = roots.computeIfAbsent(holding.scope().worktree(), w -> new Node("", null));
-        for (String path : anchors(holding.scope())) {
+        index(holding);
+    }
+
+    /**
+     * Indexes a holding like {@link #add}, returning the entry to pass to {@link #remove(Entry)}.
+     */
+    public Entry index(Holding holding) {
+        String worktree = holding.scope().worktree();
+        Root root = roots.get(worktree);
+        if (root == null) {
+            root = new Root(worktree);
+            roots.put(worktree, root);
+        }
+        Owner owner = root.owners.get(holding.owner());
+        if (owner == null) {
+            owner = new Owner();
+            root.owners.put(holding.owner(), owner);
+        } else if (owner.size == 0) {
+            root.emptyOwners--;
+        }
+        List<String> anchors = anchors(holding.scope());
+        Node[] leaves = new Node[anchors.size()];
+        Entry entry = new Entry(holding, root, owner, leaves);
+        for (int a = 0; a < leaves.length; a++) {
+            String path = anchors.get(a);
             Node node = root;
-            count(node, holding.owner(), 1);
+            node.total++;
             if (!path.isEmpty()) {
-                for (String segment : path.split("/", -1)) {
+                int start = 0;
+                while (true) {
+                    int slash = path.indexOf('/', start);
+                    int end = slash < 0 ? path.length() : slash;
+                    String segment = path.substring(start, end);
                     if (node.children == null) {
                         node.children = new HashMap<>(4);
                     }
-                    Node parent = node;
-                    String childPath = parent.path.isEmpty() ? segment : parent.path + "/" + segment;
-                    node = node.children.computeIfAbsent(segment, s -> new Node(childPath, parent));
-                    count(node, holding.owner(), 1);
+                    Node child = node.children.get(segment);
+                    if (child == null) {
+                        child = new Node(segment, path.substring(0, end), node);
+                        node.children.put(segment, child);
+                    }
+                    node = child;
+                    node.total++;
+                    if (slash < 0) {
+                        break;
+                    }
+                    start = slash + 1;
                 }
             }
             if (node.here == null) {
                 node.here = new ArrayList<>(1);
             }
-            node.here.add(holding);
+            node.here.add(entry);
+            leaves[a] = node;
+            owner.add(node);
         }
+        return entry;
     }
 
-    /** Removes a holding previously added; prunes nodes left empty. */
-    public void remove(Holding holding) {
-        Node root = roots.get(holding.scope().worktree());
-        if (root == null) {
+    /** Removes an entry returned by {@link #index}; prunes nodes left empty. Idempotent. */
+    public void remove(Entry entry) {
+        if (entry == null || entry.removed) {
             return;
         }
-        for (String path : anchors(holding.scope())) {
-            Node node = find(root, path);
-            if (node == null || node.here == null || !node.here.remove(holding)) {
-                continue;
-            }
-            for (Node n = node; n != null; n = n.parent) {
-                count(n, holding.owner(), -1);
-                if (n.total == 0 && n.parent != null) {
-                    n.parent.children.remove(lastSegment(n.path));
+        entry.removed = true;
+        Root root = entry.root;
+        Owner owner = entry.owner;
+        for (Node leaf : entry.leaves) {
+            removeFromList(leaf.here, entry);
+            owner.remove(leaf);
+            Node emptied = null;
+            for (Node n = leaf; n != null; n = n.parent) {
+                if (--n.total == 0) {
+                    emptied = n;
                 }
+            }
+            // Only the highest node left empty needs unlinking; its subtree goes with it.
+            if (emptied != null && emptied.parent != null) {
+                emptied.parent.children.remove(emptied.segment);
             }
         }
         if (root.total == 0) {
-            roots.remove(holding.scope().worktree());
+            if (roots.get(root.worktree) == root) {
+                roots.remove(root.worktree);
+            }
+            return;
+        }
+        if (owner.size == 0 && ++root.emptyOwners > (root.owners.size() >> 1) + 16) {
+            root.owners.values().removeIf(o -> o.size == 0);
+            root.emptyOwners = 0;
+        }
+    }
+
+    /** Removes a holding previously added (found by its paths); prunes nodes left empty. */
+    public void remove(Holding holding) {
+        Root root = roots.get(holding.scope().worktree());
+        if (root == null) {
+            return;
+        }
+        List<String> anchors = anchors(holding.scope());
+        Node node = anchors.isEmpty() ? null : find(root, anchors.get(0));
+        if (node == null || node.here == null) {
+            return;
+        }
+        for (Entry e : node.here) {
+            if (e.holding == holding) {
+                remove(e);
+                return;
+            }
+        }
+        for (Entry e : node.here) {
+            if (e.holding.equals(holding)) {
+                remove(e);
+                return;
+            }
         }
     }
 
@@ -95,11 +249,11 @@ public final class ScopeIndex {
      * actor's own holdings and {@code exclude} (the task being handed off, or null).
      */
     public Optional<Holding> firstConflict(Scope request, String actor, Holding exclude) {
-        Node root = roots.get(request.worktree());
+        Root root = roots.get(request.worktree());
         if (root == null || !conflicts(root, request, actor, exclude)) {
             return Optional.empty();
         }
-        List<Holding> candidates = new ArrayList<>();
+        List<Entry> candidates = new ArrayList<>();
         if (request.wholeWorktree()) {
             collectSubtree(root, candidates);
         } else {
@@ -119,7 +273,8 @@ public final class ScopeIndex {
             }
         }
         Holding first = null;
-        for (Holding h : candidates) {
+        for (Entry e : candidates) {
+            Holding h = e.holding;
             if (contends(h, actor, exclude) && h.scope().conflictsWith(request)
                     && (first == null || h.order() < first.order())) {
                 first = h;
@@ -128,15 +283,23 @@ public final class ScopeIndex {
         return Optional.ofNullable(first);
     }
 
+    /**
+     * Drops every holding at once. Entries handed out before are detached: removing one
+     * afterwards only touches its own discarded trie, never the live index.
+     */
+    public void clear() {
+        roots.clear();
+    }
+
     /** Number of worktrees with at least one holding. */
     public int worktreeCount() {
         return roots.size();
     }
 
-    private boolean conflicts(Node root, Scope request, String actor, Holding exclude) {
+    private boolean conflicts(Root root, Scope request, String actor, Holding exclude) {
         String worktree = request.worktree();
         if (request.wholeWorktree()) {
-            return others(root, worktree, actor, exclude) > 0;
+            return others(root, root, worktree, actor, exclude) > 0;
         }
         for (String path : request.paths()) {
             Node node = root;
@@ -151,7 +314,7 @@ public final class ScopeIndex {
                     break;
                 }
             }
-            if (reached && others(node, worktree, actor, exclude) > 0) {
+            if (reached && others(root, node, worktree, actor, exclude) > 0) {
                 return true;
             }
         }
@@ -159,12 +322,13 @@ public final class ScopeIndex {
     }
 
     /**
-     * Holdings in the subtree of {@code node} (in {@code worktree}) that are neither the actor's
+     * Anchors in the subtree of {@code node} (in {@code worktree}) that are neither the actor's
      * nor excluded. An excluded holding in another worktree is not counted here, so it must not
      * be subtracted either.
      */
-    private static int others(Node node, String worktree, String actor, Holding exclude) {
-        int n = node.total - node.ownedBy(actor);
+    private static int others(Root root, Node node, String worktree, String actor, Holding exclude) {
+        Owner own = root.owners.get(actor);
+        int n = node.total - (own == null ? 0 : own.under(node));
         if (exclude != null && !exclude.owner().equals(actor) && exclude.scope().worktree().equals(worktree)) {
             for (String p : anchors(exclude.scope())) {
                 if (node.path.isEmpty() ? true : (p.equals(node.path) || p.startsWith(node.path + "/"))) {
@@ -175,10 +339,10 @@ public final class ScopeIndex {
         return n;
     }
 
-    private static boolean anyContending(List<Holding> holdings, String actor, Holding exclude) {
-        if (holdings != null) {
-            for (Holding h : holdings) {
-                if (contends(h, actor, exclude)) {
+    private static boolean anyContending(List<Entry> entries, String actor, Holding exclude) {
+        if (entries != null) {
+            for (Entry e : entries) {
+                if (contends(e.holding, actor, exclude)) {
                     return true;
                 }
             }
@@ -190,7 +354,7 @@ public final class ScopeIndex {
         return !h.owner().equals(actor) && (exclude == null || !h.taskId().equals(exclude.taskId()));
     }
 
-    private static void collectSubtree(Node node, List<Holding> out) {
+    private static void collectSubtree(Node node, List<Entry> out) {
         addAll(out, node.here);
         if (node.children != null) {
             for (Node child : node.children.values()) {
@@ -199,9 +363,18 @@ public final class ScopeIndex {
         }
     }
 
-    private static void addAll(List<Holding> out, List<Holding> in) {
+    private static void addAll(List<Entry> out, List<Entry> in) {
         if (in != null) {
             out.addAll(in);
+        }
+    }
+
+    private static void removeFromList(List<Entry> list, Entry entry) {
+        for (int i = list.size() - 1; i >= 0; i--) {
+            if (list.get(i) == entry) {
+                list.remove(i);
+                return;
+            }
         }
     }
 
@@ -217,15 +390,6 @@ public final class ScopeIndex {
             }
         }
         return node;
-    }
-
-    private static void count(Node node, String owner, int delta) {
-        node.total += delta;
-        node.byOwner.merge(owner, delta, (a, b) -> a + b == 0 ? null : a + b);
-    }
-
-    private static String lastSegment(String path) {
-        return path.substring(path.lastIndexOf('/') + 1);
     }
 
     /** The paths a scope is anchored at: the root for a whole-worktree scope. */
