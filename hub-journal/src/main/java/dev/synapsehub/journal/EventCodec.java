@@ -69,9 +69,11 @@ public final class EventCodec {
             "checkpoint", ClaimSnapshotEvent.Kind.CHECKPOINT,
             "handoff", ClaimSnapshotEvent.Kind.HANDOFF);
 
+    private final MessagingEventCodec messaging = new MessagingEventCodec();
+
     /** True when this codec decodes {@code kind}; other kinds are skipped on replay. */
     public boolean knows(String kind) {
-        return SNAPSHOT_KINDS.containsKey(kind) || "release".equals(kind) || "claim_denial".equals(kind)
+        return MessagingEventCodec.knows(kind) || SNAPSHOT_KINDS.containsKey(kind) || "release".equals(kind) || "claim_denial".equals(kind)
                 || "idempotency".equals(kind);
     }
 
@@ -80,6 +82,9 @@ public final class EventCodec {
 
     /** The stored payload of {@code event}: compact, ASCII-escaped JSON. */
     public String encode(CoordinationEvent event) {
+        if (MessagingEventCodec.handles(event)) {
+            return messaging.encode(event); // board, resource, chat, mailbox and receipt kinds
+        }
         java.io.StringWriter out = new java.io.StringWriter(256);
         try (JsonGenerator g = FACTORY.createGenerator(out)) {
             g.writeStartObject();
@@ -155,6 +160,9 @@ public final class EventCodec {
         }
         if (payload == null) {
             throw new CorruptPayloadException("null payload");
+        }
+        if (MessagingEventCodec.knows(kind)) {
+            return Optional.of(messaging.decode(kind, ts, payload));
         }
         try (JsonParser p = FACTORY.createParser(payload)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {

@@ -21,8 +21,11 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Consumer;
 
 /**
@@ -53,6 +56,7 @@ public final class SqliteJournal implements Journal {
     private final PreparedStatement rollback;
     private final PreparedStatement lastRowId;
     private final EventCodec codec = new EventCodec();
+    private final Map<String, PreparedStatement> readAfterStatements = new HashMap<>();
     private final long progressIntervalMillis;
     private volatile long lastSeq;
     private Durability synchronousLevel;
@@ -328,6 +332,63 @@ public final class SqliteJournal implements Journal {
                 "journal replay done: " + lastReplay);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Runs on the appending thread (the actor, via {@code CoordinationActor.read}) rather than
+     * on a second read-only connection: the journal holds {@code locking_mode=EXCLUSIVE}, which
+     * keeps the WAL index in this connection's private memory, so no other connection could read
+     * it, and the single-writer connection is not thread-safe. The read is bounded by
+     * {@code limit} (the contract's 1000-chat replay scan) and walks the primary-key range
+     * {@code seq > afterSeq} with a prepared statement, so the actor pauses for at most one
+     * bounded range scan. Undecodable rows are skipped (they are reported by replay).
+     */
+    @Override
+    public List<JournaledEvent> readAfter(long afterSeq, int limit, Set<String> kinds) throws JournalException {
+        ensureOpen();
+        if (limit <= 0 || kinds.isEmpty()) {
+            return List.of();
+        }
+        List<String> sorted = new ArrayList<>(new java.util.TreeSet<>(kinds));
+        String key = String.join(",", sorted);
+        List<JournaledEvent> out = new ArrayList<>();
+        try {
+            PreparedStatement q = readAfterStatements.get(key);
+            if (q == null) {
+                if (readAfterStatements.size() >= 16) {
+                    for (PreparedStatement old : readAfterStatements.values()) {
+                        old.close();
+                    }
+                    readAfterStatements.clear();
+                }
+                String marks = String.join(",", java.util.Collections.nCopies(sorted.size(), "?"));
+                q = connection.prepareStatement("SELECT seq, ts, kind, payload FROM events WHERE seq > ? AND kind IN ("
+                        + marks + ") ORDER BY seq LIMIT ?");
+                readAfterStatements.put(key, q);
+            }
+            q.setLong(1, afterSeq);
+            for (int i = 0; i < sorted.size(); i++) {
+                q.setString(2 + i, sorted.get(i));
+            }
+            q.setInt(2 + sorted.size(), limit);
+            try (ResultSet rs = q.executeQuery()) {
+                while (rs.next()) {
+                    long seq = rs.getLong(1);
+                    try {
+                        codec.decode(rs.getString(3), rs.getDouble(2), rs.getString(4))
+                                .ifPresent(e -> out.add(new JournaledEvent(seq, e)));
+                    } catch (EventCodec.CorruptPayloadException e) {
+                        LOG.log(System.Logger.Level.WARNING, "journal row seq=" + seq + " skipped in a read: "
+                                + e.getMessage());
+                    }
+                }
+            }
+        } catch (SQLException e) {
+            throw new JournalException(path + ": read after seq " + afterSeq + " failed: " + e.getMessage(), e);
+        }
+        return out;
+    }
+
     @Override
     public long lastSeq() {
         return lastSeq;
@@ -384,6 +445,9 @@ public final class SqliteJournal implements Journal {
             commit.close();
             rollback.close();
             lastRowId.close();
+            for (PreparedStatement q : readAfterStatements.values()) {
+                q.close();
+            }
             connection.close();
         } catch (SQLException e) {
             throw new JournalException(path + ": close failed: " + e.getMessage(), e);

@@ -15,6 +15,9 @@ import java.util.List;
  * @param leaseOfflineTtlSeconds how long a name lease outlives its holder's disconnect
  * @param ratePerSecond per-connection frame rate for non-heartbeat frames; 0 disables
  * @param pingInterval server WebSocket ping interval; the peer must answer within the same time
+ * @param privateDirectedMessages {@code --private-directed-messages}: directed chats go only to the
+ *        directed-private audience (contract §4.7, §8.8), and history/resume show them only to their
+ *        sender and recipients (behaviour notes, decision 4)
  */
 public record HubConfig(
         String host,
@@ -41,7 +44,8 @@ public record HubConfig(
         int rateBurst,
         Duration pingInterval,
         String advertisedHost,
-        List<String> allowOrigins) {
+        List<String> allowOrigins,
+        boolean privateDirectedMessages) {
 
     public HubConfig {
         if (port < 0 || port > 65_535) {
@@ -91,6 +95,7 @@ public record HubConfig(
         b.messageAuthFutureSkewSeconds = messageAuthFutureSkewSeconds; b.metricsEnabled = metricsEnabled;
         b.hubId = hubId; b.hubVersion = hubVersion; b.ratePerSecond = ratePerSecond; b.rateBurst = rateBurst;
         b.pingInterval = pingInterval; b.advertisedHost = advertisedHost; b.allowOrigins = allowOrigins;
+        b.privateDirectedMessages = privateDirectedMessages;
         return b;
     }
 
@@ -121,6 +126,7 @@ public record HubConfig(
         private Duration pingInterval = Duration.ofSeconds(15);
         private String advertisedHost;
         private List<String> allowOrigins = List.of();
+        private boolean privateDirectedMessages;
 
         public Builder host(String v) { host = v; return this; }
         public Builder port(int v) { port = v; return this; }
@@ -147,6 +153,7 @@ public record HubConfig(
         public Builder pingInterval(Duration v) { pingInterval = v; return this; }
         public Builder advertisedHost(String v) { advertisedHost = v; return this; }
         public Builder allowOrigins(List<String> v) { allowOrigins = v; return this; }
+        public Builder privateDirectedMessages(boolean v) { privateDirectedMessages = v; return this; }
 
         /** The validated configuration. */
         public HubConfig build() {
@@ -154,7 +161,8 @@ public record HubConfig(
                     authTimeout, maxFrameBytes, maxJsonDepth, outboundHighWaterBytes, slowReaderGrace,
                     leaseOfflineTtlSeconds, messageAuthKeys, requireMessageAuth, messageAuthReplayCapacity,
                     messageAuthWindowSeconds, messageAuthFutureSkewSeconds, metricsEnabled, hubId, hubVersion,
-                    ratePerSecond, rateBurst, pingInterval, advertisedHost, allowOrigins);
+                    ratePerSecond, rateBurst, pingInterval, advertisedHost, allowOrigins,
+                    privateDirectedMessages);
         }
     }
 }

@@ -2,6 +2,7 @@ package dev.synapsehub.net;
 
 import dev.synapsehub.core.Clock;
 import dev.synapsehub.core.actor.CoordinationActor;
+import dev.synapsehub.core.journal.Journal;
 import dev.synapsehub.net.auth.ConnectTokenAuth;
 import dev.synapsehub.net.auth.MessageAuthenticator;
 import dev.synapsehub.net.handler.HostGuard;
@@ -56,10 +57,22 @@ public final class HubServer implements AutoCloseable {
     private Channel serverChannel;
     private HubContext context;
 
+    private final Journal journal;
+
+    /** A hub without a durable journal: no seqs, no mailbox replay, immediate receipts only. */
     public HubServer(HubConfig config, CoordinationActor actor, Clock clock) {
+        this(config, actor, clock, null);
+    }
+
+    /**
+     * A hub whose actor appends to {@code journal} (null: none). The hub reads it only through
+     * the actor, for mailbox replay and ack resolution.
+     */
+    public HubServer(HubConfig config, CoordinationActor actor, Clock clock, Journal journal) {
         this.config = config;
         this.actor = actor;
         this.clock = clock;
+        this.journal = journal;
     }
 
     /** Binds and starts serving; returns the bound port (useful with port 0). */
@@ -76,7 +89,7 @@ public final class HubServer implements AutoCloseable {
                 new MessageAuthenticator(config.messageAuthKeys(), config.requireMessageAuth(),
                         config.messageAuthWindowSeconds(), config.messageAuthFutureSkewSeconds(),
                         config.messageAuthReplayCapacity()),
-                new AtomicLong(), clock.nowSeconds(), configEpoch(config));
+                new AtomicLong(), clock.nowSeconds(), configEpoch(config), journal);
         InboundPipeline pipeline = new InboundPipeline(context);
         HubMetricsText metricsText = new HubMetricsText(context);
         AtomicLong ids = new AtomicLong();

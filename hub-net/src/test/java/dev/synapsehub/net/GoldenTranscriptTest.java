@@ -31,9 +31,10 @@ class GoldenTranscriptTest {
     private static final Path TRANSCRIPT = Path.of("/work/shared/transcripts/reference-v2.jsonl");
     private static final Set<String> IGNORED_VALUES = Set.of("hub_id", "timestamp", "seq", "msg_id", "payload",
             "epoch", "lease_expires_at", "claimed_at", "last_seen", "generated_at", "last_reaction_age", "config_epoch",
-            "hub_version", "posted_at", "agents", "mailbox_pending");
-    /** Flows using chat, mailbox or restart: later issues. */
-    private static final Set<String> SKIPPED_VERBS = Set.of("chat", "ack");
+            "hub_version", "posted_at", "agents", "mailbox_pending", "client_timestamp", "message_id", "message_seq",
+            "receipt_notification_id");
+    /** Flows using chat or the mailbox run against a journaled hub (seq, mailbox, deferred receipts). */
+    private static final Set<String> JOURNALED_VERBS = Set.of("chat", "ack");
     private static final Duration WAIT = Duration.ofSeconds(5);
     private final ObjectMapper mapper = new ObjectMapper();
 
@@ -54,21 +55,23 @@ class GoldenTranscriptTest {
         List<DynamicTest> tests = new ArrayList<>();
         flows.forEach((name, lines) -> {
             boolean chatty = lines.stream().anyMatch(l -> "c>h".equals(l.path("dir").asText())
-                    && SKIPPED_VERBS.contains(l.path("frame").path("type").asText()));
-            if (!chatty && !name.startsWith("durable_restart") && !name.startsWith("js-client")) {
-                tests.add(DynamicTest.dynamicTest(name, () -> replay(lines)));
+                    && JOURNALED_VERBS.contains(l.path("frame").path("type").asText()));
+            if (!name.startsWith("durable_restart") && !name.startsWith("js-client")) {
+                tests.add(DynamicTest.dynamicTest(name, () -> replay(lines, chatty)));
             }
         });
-        assertThat(tests).hasSizeGreaterThanOrEqualTo(12);
+        assertThat(tests).hasSizeGreaterThanOrEqualTo(19);
         return tests.stream();
     }
 
-    private void replay(List<JsonNode> lines) throws Exception {
-        try (TestHub hub = TestHub.open()) {
+    private void replay(List<JsonNode> lines, boolean journaled) throws Exception {
+        Path dir = journaled ? Files.createTempDirectory("golden") : null;
+        try (TestHub hub = journaled ? TestHub.journaled(dir.resolve("hub.db")) : TestHub.open()) {
             Map<Integer, HubClient> conns = new HashMap<>();
             Map<String, Integer> connOfAgent = new HashMap<>();
             Map<Integer, List<String>> expectedTypes = new HashMap<>();
             Map<Integer, List<String>> actualTypes = new HashMap<>();
+            Map<Long, Long> seqs = new HashMap<>(); // recorded journal seq -> ours (acks and since_seq refer to them)
             for (JsonNode l : lines) {
                 int conn = l.path("conn").asInt();
                 String event = l.path("event").asText();
@@ -90,7 +93,7 @@ class GoldenTranscriptTest {
                 } else if ("c>h".equals(l.path("dir").asText())) {
                     JsonNode frame = l.path("frame");
                     connOfAgent.putIfAbsent(frame.path("sender").asText(), conn);
-                    conns.get(conn).sendText(l.path("raw").asText());
+                    conns.get(conn).sendText(translateSeqs(l.path("raw").asText(), seqs));
                 } else if ("h>c".equals(l.path("dir").asText())) {
                     ObjectNode expected = (ObjectNode) mapper.readTree(l.path("raw").asText());
                     String type = expected.path("type").asText();
@@ -107,6 +110,9 @@ class GoldenTranscriptTest {
                             && (task == null || task.equals(f.path("task_id").asText()))
                             && (agent == null || agent.equals(f.path("agent").asText())), WAIT);
                     actualTypes.computeIfAbsent(conn, k -> new ArrayList<>()).add(type);
+                    if (expected.has("seq") && actual.has("seq")) {
+                        seqs.put(expected.get("seq").asLong(), actual.get("seq").asLong());
+                    }
                     compare(type, expected, actual);
                 }
             }
@@ -119,6 +125,23 @@ class GoldenTranscriptTest {
                 assertThat(leftovers).as("unrecorded frames on conn %d", e.getKey()).isEmpty();
             }
         }
+    }
+
+    /** Rewrites a client frame's {@code seq} / {@code since_seq} from the recorded hub's numbering to ours. */
+    private String translateSeqs(String raw, Map<Long, Long> seqs) throws Exception {
+        JsonNode node = mapper.readTree(raw);
+        if (!node.isObject()) {
+            return raw;
+        }
+        boolean changed = false;
+        for (String field : List.of("seq", "since_seq")) {
+            JsonNode v = node.get(field);
+            if (v != null && v.isIntegralNumber() && seqs.containsKey(v.asLong())) {
+                ((ObjectNode) node).put(field, seqs.get(v.asLong()));
+                changed = true;
+            }
+        }
+        return changed ? mapper.writeValueAsString(node) : raw;
     }
 
     /** A client-side close reaches the hub asynchronously; later snapshots must not count it. */

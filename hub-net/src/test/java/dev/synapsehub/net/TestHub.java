@@ -31,6 +31,21 @@ final class TestHub implements AutoCloseable {
         port = server.start();
     }
 
+    /** A hub over a SqliteJournal at {@code db} (replayed first), as a journaled hub runs. */
+    TestHub(HubConfig.Builder config, java.nio.file.Path db, java.util.function.Supplier<CoordinationState> fresh)
+            throws Exception {
+        dev.synapsehub.journal.DurableCoordination durable = dev.synapsehub.journal.DurableCoordination.open(db,
+                Clock.system(), fresh, ActorSettings.DEFAULTS);
+        actor = durable.actor();
+        server = new HubServer(config.host("127.0.0.1").port(0).build(), actor, Clock.system(), durable.journal());
+        port = server.start();
+    }
+
+    /** A journaled open hub over {@code db}. */
+    static TestHub journaled(java.nio.file.Path db) throws Exception {
+        return new TestHub(HubConfig.builder(), db, CoordinationState::new);
+    }
+
     static TestHub open() throws InterruptedException {
         return new TestHub(HubConfig.builder());
     }

@@ -4,6 +4,7 @@ import dev.synapsehub.core.event.CoordinationEvent;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.function.Consumer;
 
 /**
@@ -25,6 +26,11 @@ public final class InMemoryJournal implements Journal {
     @Override
     public void replay(Consumer<JournaledEvent> sink) {
         // Nothing is kept, so there is nothing to replay.
+    }
+
+    @Override
+    public List<JournaledEvent> readAfter(long afterSeq, int limit, Set<String> kinds) {
+        return List.of(); // nothing is kept: no journal, nothing replayed
     }
 
     @Override

@@ -3,6 +3,7 @@ package dev.synapsehub.core.journal;
 import dev.synapsehub.core.event.CoordinationEvent;
 
 import java.util.List;
+import java.util.Set;
 import java.util.function.Consumer;
 
 /**
@@ -24,6 +25,17 @@ public interface Journal extends AutoCloseable {
 
     /** Streams every stored event in sequence order; unknown kinds are skipped. */
     void replay(Consumer<JournaledEvent> sink) throws JournalException;
+
+    /**
+     * A bounded read for mailbox replay and ack resolution: the first {@code limit} stored events
+     * with {@code seq > afterSeq} whose kind is in {@code kinds}, in seq order. Same threading
+     * rule as {@link #replay}: call it from the thread that appends (the actor, through
+     * {@code CoordinationActor.read}). A journal that keeps nothing returns nothing: without a
+     * journal nothing is replayed (wire contract §8.3).
+     */
+    default List<JournaledEvent> readAfter(long afterSeq, int limit, Set<String> kinds) throws JournalException {
+        return List.of();
+    }
 
     /** The highest committed sequence number, 0 for an empty journal. */
     long lastSeq();

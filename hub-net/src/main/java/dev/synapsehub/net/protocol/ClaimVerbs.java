@@ -41,10 +41,13 @@ public final class ClaimVerbs {
 
     private final HubContext hub;
     private final ClaimFrames claimFrames;
+    private final BoardVerbs board;
 
-    public ClaimVerbs(HubContext hub) {
+    /** Claim verbs whose release and handoff notes are posted through {@code board} (stored, journaled). */
+    public ClaimVerbs(HubContext hub, BoardVerbs board) {
         this.hub = hub;
         this.claimFrames = new ClaimFrames(hub.frames());
+        this.board = board;
     }
 
     /** True for the verbs handled here. */
@@ -140,8 +143,7 @@ public final class ClaimVerbs {
                         hub.outbox().broadcast(stored != null ? stored
                                 : hub.frames().write(claimFrames.releaseGranted(c, granted.message(), at, receipt)));
                         if (receipt.hasEvidence()) {
-                            hub.outbox().broadcast(claimFrames.progressPosted(c.taskId(), req.sender(), "assessment",
-                                    receipt.summary(c.taskId()), at));
+                            board.postNote(req.sender(), c.taskId(), "assessment", receipt.summary(c.taskId()), null);
                         }
                     } else {
                         Reply.Denied d = (Reply.Denied) reply;
@@ -213,9 +215,10 @@ public final class ClaimVerbs {
                         Claim c = granted.claim();
                         String text = "handed off to " + c.owner()
                                 + (note == null || note.isBlank() ? "" : ": " + note.strip());
-                        hub.outbox().broadcast(claimFrames.progressPosted(c.taskId(), req.sender(), "note", text, at));
-                        hub.outbox().broadcast(stored != null ? stored : hub.frames().write(
-                                claimFrames.handoffGranted(c, granted.previousOwner(), granted.message(), at)));
+                        String handed = stored != null ? stored : hub.frames().write(
+                                claimFrames.handoffGranted(c, granted.previousOwner(), granted.message(), at));
+                        // the note is stored on the board first, then handoff_granted follows it (§5.21)
+                        board.postNote(req.sender(), c.taskId(), "note", text, () -> hub.outbox().broadcast(handed));
                     } else {
                         Reply.Denied d = (Reply.Denied) reply;
                         hub.outbox().send(req.session(), claimFrames.denied("handoff_denied", req.sender(),

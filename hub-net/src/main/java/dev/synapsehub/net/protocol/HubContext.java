@@ -2,6 +2,7 @@ package dev.synapsehub.net.protocol;
 
 import dev.synapsehub.core.Clock;
 import dev.synapsehub.core.actor.CoordinationActor;
+import dev.synapsehub.core.journal.Journal;
 import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.auth.ConnectTokenAuth;
 import dev.synapsehub.net.auth.MessageAuthenticator;
@@ -15,6 +16,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * The collaborators every connection shares, wired once by {@code HubServer}.
  *
  * @param configEpoch fingerprint of the effective configuration (who_snapshot, /health)
+ * @param journal the durable journal (mailbox replay, ack resolution), or null for a hub without
+ *     one; read only on the actor thread, through {@code actor.read}
  */
 public record HubContext(
         HubConfig config,
@@ -29,5 +32,10 @@ public record HubContext(
         MessageAuthenticator messageAuth,
         AtomicLong anonymousNames,
         double startedAt,
-        String configEpoch) {
+        String configEpoch,
+        Journal journal) {
+    /** True when the hub has a durable journal: seqs on chats, mailbox, deferred receipts. */
+    public boolean journaled() {
+        return journal != null;
+    }
 }

@@ -25,11 +25,17 @@ public final class InboundPipeline {
     private final HubContext hub;
     private final ClaimVerbs claims;
     private final QueryVerbs queries;
+    private final BoardVerbs board;
+    private final MessagingVerbs messaging;
+    private final CapabilityCards cards;
 
     public InboundPipeline(HubContext hub) {
         this.hub = hub;
-        this.claims = new ClaimVerbs(hub);
-        this.queries = new QueryVerbs(hub);
+        this.cards = new CapabilityCards(hub);
+        this.board = new BoardVerbs(hub, cards);
+        this.messaging = new MessagingVerbs(hub);
+        this.claims = new ClaimVerbs(hub, board);
+        this.queries = new QueryVerbs(hub, board);
     }
 
     /** Open hub: the private {@code welcome} sent at connect, before any frame. */
@@ -94,7 +100,11 @@ public final class InboundPipeline {
         frame.put("type", type);
         if ("heartbeat".equals(type)) {
             heartbeatSideEffects(sender, frame);
+            messaging.onHeartbeat(session, sender, frame);
             return;
+        }
+        if (!"chat".equals(type)) {
+            messaging.onActivity(sender); // a chat clears its sender's dead letter by itself
         }
         if (hub.config().ratePerSecond() > 0
                 && !session.takeRateToken(hub.config().ratePerSecond(), hub.config().rateBurst(), System.nanoTime())) {
@@ -119,6 +129,10 @@ public final class InboundPipeline {
             claims.handle(request);
         } else if (QueryVerbs.handles(type)) {
             queries.handle(request);
+        } else if (MessagingVerbs.handles(type)) {
+            messaging.handle(request);
+        } else if (BoardVerbs.handles(type)) {
+            board.handle(request);
         } else {
             hub.outbox().send(session, hub.frames().error(sender, "Unknown message type '" + type + "'.", now));
         }
@@ -168,6 +182,7 @@ public final class InboundPipeline {
         if (hub.config().secured()) {
             hub.outbox().send(session, welcome(bind.onlineAgents(), bind.connectedClients()));
         }
+        messaging.onBound(session, sender); // owed receipts first, then presence (§3.7 step 4)
         if (bind.joined()) {
             hub.outbox().broadcastLater(presence("joined", sender, now));
         }
@@ -182,6 +197,7 @@ public final class InboundPipeline {
         double now = hub.clock().nowSeconds();
         SessionRegistry.Departure departure = hub.registry().remove(session, now);
         if (departure.left()) {
+            cards.dropFor(departure.name());
             hub.outbox().broadcastLater(presenceFrame("left", departure.name(), departure.onlineAgents(), now));
         }
     }

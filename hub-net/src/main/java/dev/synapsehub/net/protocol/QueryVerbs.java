@@ -3,6 +3,8 @@ package dev.synapsehub.net.protocol;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.core.claim.Claim;
+import dev.synapsehub.core.messaging.DeadLetter;
+import dev.synapsehub.core.resource.ResourceOffer;
 import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.net.wire.FieldCoercion;
 import dev.synapsehub.net.wire.HubFrames;
@@ -22,10 +24,16 @@ import java.util.Set;
 public final class QueryVerbs {
     private final HubContext hub;
     private final ClaimFrames claimFrames;
+    private final BoardVerbs board;
 
-    public QueryVerbs(HubContext hub) {
+    public QueryVerbs(HubContext hub, BoardVerbs board) {
         this.hub = hub;
         this.claimFrames = new ClaimFrames(hub.frames());
+        this.board = board;
+    }
+
+    /** What a state snapshot reads on the actor thread, in one linearizable read. */
+    private record StateRead(List<Claim> claims, List<ResourceOffer> resources, List<DeadLetter> deadLetters) {
     }
 
     /** True for the verbs handled here. */
@@ -40,7 +48,7 @@ public final class QueryVerbs {
                 state(r);
                 break;
             case "who_request":
-                hub.outbox().send(r.session(), who(r.sender()));
+                whoRequest(r);
                 break;
             case "wait_request":
                 waitRequest(r);
@@ -52,7 +60,8 @@ public final class QueryVerbs {
 
     private void state(Request r) {
         double now = hub.clock().nowSeconds();
-        hub.actor().read(s -> s.claims().snapshot(now)).whenCompleteAsync((claims, failure) -> {
+        hub.actor().read(s -> new StateRead(s.claims().snapshot(now), s.resources().snapshot(now),
+                s.messaging().deadLetters(now))).whenCompleteAsync((read, failure) -> {
             if (failure != null) {
                 busy(r);
                 return;
@@ -60,7 +69,7 @@ public final class QueryVerbs {
             ObjectNode f = hub.frames().envelope(r.sender(), "state_snapshot", "State snapshot", now);
             ObjectNode snapshot = f.putObject("snapshot");
             ArrayNode active = snapshot.putArray("active_claims");
-            for (Claim c : claims) {
+            for (Claim c : read.claims()) {
                 claimFrames.writeClaim(active.addObject(), c);
             }
             ArrayNode agents = snapshot.putArray("agents");
@@ -69,16 +78,45 @@ public final class QueryVerbs {
                 a.put("agent", name);
                 HubFrames.putFloat(a, "last_seen", seen);
             });
-            snapshot.putArray("resources");
+            ArrayNode resources = snapshot.putArray("resources");
+            for (ResourceOffer o : read.resources()) {
+                board.writeOffer(resources.addObject(), o);
+            }
             HubFrames.putFloat(snapshot, "generated_at", now);
-            snapshot.putArray("dead_letters");
+            ArrayNode dead = snapshot.putArray("dead_letters");
+            for (DeadLetter d : read.deadLetters()) {
+                ObjectNode o = dead.addObject();
+                o.put("target", d.target());
+                o.put("count", d.count());
+                HubFrames.putFloat(o, "last_ts", d.lastTs());
+                o.put("last_sender", d.lastSender());
+            }
             snapshot.putArray("pending_relay_approvals");
             hub.outbox().send(r.session(), f);
         }, hub.outbox().executor());
     }
 
-    /** The {@code who_snapshot} frame for {@code requester} (contract §6.8). */
-    ObjectNode who(String requester) {
+    /** who_request: with a journal the pending projection is read through the actor. */
+    private void whoRequest(Request r) {
+        if (!hub.journaled()) {
+            hub.outbox().send(r.session(), who(r.sender(), null));
+            return;
+        }
+        hub.actor().read(s -> s.messaging().mailboxPending()).whenCompleteAsync((pending, failure) -> {
+            if (failure != null) {
+                busy(r);
+                return;
+            }
+            hub.outbox().send(r.session(), who(r.sender(), pending));
+        }, hub.outbox().executor());
+    }
+
+    /**
+     * The {@code who_snapshot} frame for {@code requester} (contract §6.8).
+     *
+     * @param pending identity to pending directed messages, or null without a journal
+     */
+    ObjectNode who(String requester, Map<String, Integer> pending) {
         double now = hub.clock().nowSeconds();
         List<String> online = hub.registry().online();
         ObjectNode f = hub.frames().envelope(requester, "who_snapshot", "Who snapshot", now);
@@ -88,7 +126,12 @@ public final class QueryVerbs {
         f.put("connected_clients", hub.registry().connectedClients());
         f.put("hub_version", hub.config().hubVersion());
         f.put("config_epoch", hub.configEpoch());
-        f.putNull("mailbox_pending");
+        if (pending == null) {
+            f.putNull("mailbox_pending");
+        } else {
+            ObjectNode p = f.putObject("mailbox_pending");
+            pending.forEach(p::put);
+        }
         ObjectNode liveness = f.putObject("agent_liveness");
         Map<String, Double> reactions = hub.registry().lastReactions();
         for (String name : online) {

@@ -1,0 +1,193 @@
+package dev.synapsehub.net.protocol;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.messaging.AddressMatcher;
+import dev.synapsehub.net.wire.FieldCoercion;
+import dev.synapsehub.net.wire.HubFrames;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * Live capability cards (contract §5.15–5.16, §6.6): edge memory, not coordination state and
+ * not journalled. A card lives 300 s without a re-advertise and vanishes when the connection
+ * that advertised it closes. Bounded: at most {@link #MAX_CARDS} cards (oldest dropped).
+ */
+public final class CapabilityCards {
+    /** Live card liveness without a refresh. */
+    public static final double LIVENESS_SECONDS = 300.0;
+    /** Cards kept at most. */
+    public static final int MAX_CARDS = 4096;
+    private static final int MAX_LIST = 256;
+
+    private record Card(String advertiser, double advertisedAt, ObjectNode json) {
+    }
+
+    private final HubContext hub;
+    private final LinkedHashMap<String, Card> cards = new LinkedHashMap<>();
+
+    public CapabilityCards(HubContext hub) {
+        this.hub = hub;
+    }
+
+    /** {@code advertise}: validate, store, broadcast {@code capability_advertised}. */
+    void advertise(Request r, VerbSupport support) {
+        for (String field : List.of("description", "model", "manifest_digest", "agent")) {
+            if (support.rejectNonText(r, field)) {
+                return;
+            }
+        }
+        for (String field : List.of("persist", "dispatchable")) {
+            JsonNode v = r.get(field);
+            if (v != null && !v.isNull() && !v.isBoolean()) {
+                support.malformed(r, field, "Field '" + field + "' must be a boolean.");
+                return;
+            }
+        }
+        String agent = FieldCoercion.text(r.get("agent"));
+        agent = agent == null || agent.isBlank() ? r.sender() : agent.strip();
+        if (!agent.equals(r.sender()) && !AddressMatcher.logicalName(r.sender()).equals(agent)) {
+            ObjectNode e = hub.frames().error(r.sender(), "You may advertise only for yourself or the identity whose"
+                    + " -rx sidecar you are.", support.now());
+            e.put("error_code", "not_authorised");
+            hub.outbox().send(r.session(), e);
+            return;
+        }
+        boolean persist = r.get("persist") != null && r.get("persist").asBoolean(false);
+        if (persist && AddressMatcher.projectPrefix(agent).isEmpty()) {
+            support.malformed(r, "persist", "A persistent card needs a <project>/<seat> identity.");
+            return;
+        }
+        double now = support.now();
+        ObjectNode card = hub.json().object();
+        card.put("agent", agent);
+        card.put("description", orEmpty(FieldCoercion.text(r.get("description"))));
+        HubFrames.putStrings(card, "skills", cleanList(r.get("skills")));
+        HubFrames.putStrings(card, "task_classes", cleanList(r.get("task_classes")));
+        card.put("model", orEmpty(FieldCoercion.text(r.get("model"))));
+        card.put("project", AddressMatcher.projectPrefix(agent));
+        card.put("manifest_digest", orEmpty(FieldCoercion.text(r.get("manifest_digest"))));
+        card.set("contracts", contracts(r.get("contracts")));
+        JsonNode meta = r.get("meta");
+        card.set("meta", meta != null && meta.isObject() ? meta.deepCopy() : hub.json().object());
+        JsonNode signature = r.get("signature");
+        boolean signed = signature != null && signature.isObject() && signature.size() > 0;
+        card.set("signature", signed ? signature.deepCopy() : hub.json().object());
+        ObjectNode verification = card.putObject("verification");
+        verification.put("result", signed ? "unsupported" : "missing_signature");
+        verification.put("detail", signed ? "this hub does not verify signed cards" : "the card is not signed");
+        HubFrames.putFloat(card, "advertised_at", now);
+        if (persist) {
+            card.put("persistent", true);
+            JsonNode d = r.get("dispatchable");
+            card.put("dispatchable", d == null || d.isNull() || d.booleanValue());
+        }
+        synchronized (this) {
+            cards.remove(agent);
+            cards.put(agent, new Card(r.sender(), now, card));
+            while (cards.size() > MAX_CARDS) {
+                Iterator<String> it = cards.keySet().iterator();
+                it.next();
+                it.remove();
+            }
+        }
+        ObjectNode f = hub.frames().envelope("all", "capability_advertised", "Capabilities of " + agent, now);
+        f.put("agent", agent);
+        f.set("card", card.deepCopy());
+        String text = hub.frames().write(f);
+        hub.outbox().executor().execute(() -> hub.outbox().broadcast(text));
+    }
+
+    /** {@code manifest_request}: the live cards sorted by agent, privately. */
+    void manifest(Request r) {
+        double now = hub.clock().nowSeconds();
+        ObjectNode f = hub.frames().envelope(r.sender(), "manifest_snapshot", "Capability manifest", now);
+        ArrayNode manifest = f.putArray("manifest");
+        for (ObjectNode card : live(now).values()) {
+            manifest.add(card);
+        }
+        String text = hub.frames().write(f);
+        hub.outbox().executor().execute(() -> hub.outbox().send(r.session(), text));
+    }
+
+    /** Live cards by agent, sorted; expired ones are forgotten. */
+    synchronized Map<String, ObjectNode> live(double now) {
+        cards.values().removeIf(c -> now - c.advertisedAt() > LIVENESS_SECONDS);
+        Map<String, ObjectNode> out = new TreeMap<>();
+        cards.forEach((agent, c) -> out.put(agent, c.json().deepCopy()));
+        return out;
+    }
+
+    /** A connection bound to {@code name} closed: its live cards vanish. */
+    public synchronized void dropFor(String name) {
+        if (name != null) {
+            cards.values().removeIf(c -> c.advertiser().equals(name));
+        }
+    }
+
+    private ArrayNode contracts(JsonNode raw) {
+        ArrayNode out = hub.json().mapper().createArrayNode();
+        List<JsonNode> entries = new ArrayList<>();
+        Map<String, JsonNode> keyed = new LinkedHashMap<>();
+        if (raw != null && raw.isArray()) {
+            raw.forEach(entries::add);
+        } else if (raw != null && raw.isObject()) {
+            if (raw.has("task_class") || raw.has("task")) {
+                entries.add(raw);
+            } else {
+                raw.fields().forEachRemaining(e -> keyed.put(e.getKey(), e.getValue()));
+            }
+        }
+        Set<String> seen = new LinkedHashSet<>();
+        for (Map.Entry<String, JsonNode> e : keyed.entrySet()) {
+            addContract(out, seen, e.getKey(), e.getValue());
+        }
+        for (JsonNode e : entries) {
+            addContract(out, seen, null, e);
+        }
+        return out;
+    }
+
+    private void addContract(ArrayNode out, Set<String> seen, String keyClass, JsonNode c) {
+        if (c == null || !c.isObject() || out.size() >= MAX_LIST) {
+            return;
+        }
+        String taskClass = keyClass != null ? keyClass : FieldCoercion.text(c.has("task_class") ? c.get("task_class") : c.get("task"));
+        if (taskClass == null || taskClass.isBlank() || !seen.add(taskClass.strip())) {
+            return;
+        }
+        ObjectNode o = out.addObject();
+        o.put("task_class", taskClass.strip());
+        JsonNode in = c.has("input_schema") ? c.get("input_schema") : c.get("inputs");
+        JsonNode outSchema = c.has("output_schema") ? c.get("output_schema") : c.get("outputs");
+        o.set("input_schema", in != null && in.isObject() ? in.deepCopy() : hub.json().object());
+        o.set("output_schema", outSchema != null && outSchema.isObject() ? outSchema.deepCopy() : hub.json().object());
+        HubFrames.putStrings(o, "preconditions", cleanList(c.get("preconditions")));
+        HubFrames.putStrings(o, "postconditions", cleanList(c.get("postconditions")));
+    }
+
+    /** Trimmed strings, blanks and duplicates dropped; a non-array is empty. */
+    private static List<String> cleanList(JsonNode v) {
+        Set<String> out = new LinkedHashSet<>();
+        if (v != null && v.isArray()) {
+            for (JsonNode e : v) {
+                if (e.isTextual() && !e.textValue().isBlank() && out.size() < MAX_LIST) {
+                    out.add(e.textValue().strip());
+                }
+            }
+        }
+        return new ArrayList<>(out);
+    }
+
+    private static String orEmpty(String s) {
+        return s == null ? "" : s;
+    }
+}

@@ -1,0 +1,569 @@
+package dev.synapsehub.net.protocol;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.util.RawValue;
+import dev.synapsehub.core.actor.Mutation;
+import dev.synapsehub.core.actor.Outcome;
+import dev.synapsehub.core.command.AckCommand;
+import dev.synapsehub.core.command.AgentActivityCommand;
+import dev.synapsehub.core.command.ChatCommand;
+import dev.synapsehub.core.command.MailboxCursorCommand;
+import dev.synapsehub.core.event.ChatEvent;
+import dev.synapsehub.core.event.DeadLetterEscalationEvent;
+import dev.synapsehub.core.event.DeliveryReceiptDeferredEvent;
+import dev.synapsehub.core.event.DeliveryReceiptExpiredEvent;
+import dev.synapsehub.core.journal.JournalException;
+import dev.synapsehub.core.journal.JournaledEvent;
+import dev.synapsehub.core.messaging.AddressMatcher;
+import dev.synapsehub.core.messaging.ChatFrameRenderer;
+import dev.synapsehub.core.messaging.ChatRecord;
+import dev.synapsehub.core.messaging.DirectedChat;
+import dev.synapsehub.core.messaging.OnlineAgent;
+import dev.synapsehub.core.messaging.ReceiptVerdict;
+import dev.synapsehub.core.reply.ChatReply;
+import dev.synapsehub.core.reply.MailboxReply;
+import dev.synapsehub.core.reply.Reply;
+import dev.synapsehub.net.session.Session;
+import dev.synapsehub.net.wire.FieldCoercion;
+import dev.synapsehub.net.wire.HubFrames;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.Predicate;
+
+/**
+ * Chat and the mailbox (contract §5.1–5.3, §5.19–5.20, §8): stamping, fan-out (broadcast or
+ * directed-private), dead letters, receipts, liveness warnings, mailbox replay and acks,
+ * history and resume. Never blocks a Netty thread: state is reached through the actor, and the
+ * journal only through {@code actor.read} (see {@code SqliteJournal#readAfter}).
+ */
+public final class MessagingVerbs {
+    /** Contract §8.3: the replay scan reads the first 1000 chat events after since_seq. */
+    public static final int REPLAY_SCAN = 1000;
+    /** Waiter liveness window (§8.6, {@code --waiter-liveness-window}). */
+    public static final double WAITER_WINDOW = 20.0;
+    /** Recipient reaction window (§8.6, {@code --recipient-liveness-window}). */
+    public static final double REACTION_WINDOW = 90.0;
+    /** Receipt frames owed to offline senders, kept in memory at most (§8.5). */
+    public static final int MAX_OWED_RECEIPTS = 1024;
+    private static final Set<String> CHAT = Set.of("chat");
+    /** Room for the members the hub adds to a chat frame (times, ids, seq). */
+    private static final int HUB_MEMBERS_BYTES = 256;
+
+    private final HubContext hub;
+    private final VerbSupport support;
+    private final Map<String, Deque<String>> owedReceipts = new LinkedHashMap<>();
+    private int owedCount;
+    private final Set<String> deadLetterHints = new HashSet<>();
+
+    public MessagingVerbs(HubContext hub) {
+        this.hub = hub;
+        this.support = new VerbSupport(hub);
+    }
+
+    /** True for the verbs handled here. */
+    public static boolean handles(String type) {
+        return "chat".equals(type) || "ack".equals(type) || "history_request".equals(type)
+                || "resume_request".equals(type);
+    }
+
+    /** Handles one request (on the connection's event loop). */
+    public void handle(Request r) {
+        switch (r.type()) {
+            case "chat":
+                chat(r);
+                break;
+            case "ack":
+                ack(r);
+                break;
+            case "history_request":
+                history(r);
+                break;
+            case "resume_request":
+                resume(r);
+                break;
+            default:
+                throw new IllegalArgumentException(r.type());
+        }
+    }
+
+    // -------------------------------------------------------------------------------- chat
+
+    private void chat(Request r) {
+        ObjectNode frame = r.frame();
+        String target = FieldCoercion.text(frame.get("target"));
+        String channel = FieldCoercion.text(frame.get("channel"));
+        JsonNode ts = frame.get("timestamp");
+        Number clientTs = ts != null && ts.isNumber() ? ts.numberValue() : null;
+        JsonNode rawId = frame.get("client_msg_id");
+        String clientMsgId = rawId != null && rawId.isTextual() ? rawId.textValue() : null;
+        boolean receipt = FieldCoercion.truthy(frame.get("receipt_requested"));
+        ObjectNode base = frame.deepCopy();
+        // hub-owned members: a client cannot pre-set them
+        base.remove(List.of("client_timestamp", "client_msg_id", "hub_id", "msg_id", "seq", "replayed", "auth"));
+        if (hub.json().write(base).getBytes(StandardCharsets.UTF_8).length + HUB_MEMBERS_BYTES
+                > hub.config().maxFrameBytes()) {
+            ObjectNode e = hub.frames().error(r.sender(), "The chat frame would exceed the frame size limit once"
+                    + " stamped; send less.", support.now());
+            e.put("error_code", "frame_too_large");
+            hub.outbox().send(r.session(), e);
+            return;
+        }
+        String hubId = hub.frames().hubId();
+        ChatFrameRenderer renderer = stamp -> {
+            ObjectNode f = base.deepCopy();
+            HubFrames.putFloat(f, "timestamp", stamp.hubTimestamp());
+            if (stamp.clientTimestamp() != null) {
+                HubFrames.putFloat(f, "client_timestamp", stamp.clientTimestamp());
+            }
+            f.put("hub_id", hubId);
+            f.put("msg_id", stamp.msgId());
+            if (stamp.clientMsgId() != null) {
+                f.put("client_msg_id", stamp.clientMsgId());
+            }
+            return hub.frames().write(f);
+        };
+        double now = support.now();
+        ChatCommand command = new ChatCommand(r.sender(), target, channel, clientTs, clientMsgId, receipt,
+                onlineAgents(now), renderer);
+        support.submit(r, command, false, null, (req, reply, stored, committed, at) -> {
+            if (reply instanceof ChatReply c) {
+                publishChat(req, c, committed, at);
+            } else {
+                Reply.Denied d = (Reply.Denied) reply;
+                ObjectNode e = hub.frames().error(req.sender(), d.message(), at);
+                e.put("error_code", d.refusal().name().toLowerCase(java.util.Locale.ROOT));
+                hub.outbox().send(req.session(), e);
+            }
+        });
+    }
+
+    private void publishChat(Request req, ChatReply c, List<JournaledEvent> committed, double at) {
+        long seq = 0;
+        for (JournaledEvent e : committed) {
+            if (e.event() instanceof ChatEvent) {
+                seq = e.seq();
+                break;
+            }
+        }
+        boolean journaled = hub.journaled() && seq > 0;
+        String text = journaled ? withSeq(c.frameJson(), seq) : c.frameJson();
+        ReceiptVerdict v = c.verdict();
+        if (v.deadLettered() && c.target() != null) {
+            synchronized (deadLetterHints) {
+                if (deadLetterHints.size() < 4096) {
+                    deadLetterHints.addAll(AddressMatcher.parts(c.target()));
+                }
+            }
+        }
+        boolean receiptFirst = c.receiptRequested() && !v.matchedRecipients().isEmpty() && v.recipients().isEmpty()
+                && c.directed();
+        ObjectNode receipt = c.receiptRequested() ? immediateReceipt(c, journaled ? seq : 0, at) : null;
+        if (receiptFirst) {
+            hub.outbox().send(req.session(), receipt);
+        }
+        if (hub.config().privateDirectedMessages() && c.directed()) {
+            Set<String> matched = new HashSet<>(v.matchedRecipients());
+            for (Session s : hub.registry().audience()) {
+                String name = s.name();
+                if (s == req.session() || (name != null && (matched.contains(AddressMatcher.logicalName(name))
+                        || matched.contains(name)))) {
+                    hub.outbox().send(s, text);
+                }
+            }
+        } else {
+            hub.outbox().broadcast(text);
+        }
+        DeadLetterEscalationEvent esc = c.escalation();
+        if (esc != null) {
+            ObjectNode f = hub.frames().envelope("all", "dead_letter_escalation",
+                    esc.count() + " undelivered messages for " + esc.target(), at);
+            f.put("escalation_target", esc.target());
+            f.put("escalation_count", esc.count());
+            f.put("last_sender", esc.lastSender());
+            hub.outbox().broadcast(f);
+        }
+        if (c.directed() && !v.matchedRecipients().isEmpty()) {
+            List<String> passive = new ArrayList<>();
+            v.wakeCapabilities().forEach((name, cap) -> {
+                if ("passive".equals(cap)) {
+                    passive.add(name);
+                }
+            });
+            if (!v.staleRecipients().isEmpty() || !passive.isEmpty()) {
+                ObjectNode w = hub.frames().envelope(req.sender(), "recipient_liveness_warning",
+                        "Some recipients may not read this soon: " + String.join(", ", v.matchedRecipients()), at);
+                w.put("message_target", messageTarget(c.target()));
+                w.put("message_id", c.stamp().msgId());
+                w.put("delivered", v.delivered());
+                w.put("dead_lettered", v.deadLettered());
+                w.put("reason", v.reason());
+                HubFrames.putStrings(w, "matched_recipients", v.matchedRecipients());
+                HubFrames.putStrings(w, "stale_recipients", v.staleRecipients());
+                HubFrames.putStrings(w, "passive_recipients", passive);
+                ObjectNode wake = w.putObject("recipient_wake_capabilities");
+                v.wakeCapabilities().forEach(wake::put);
+                hub.outbox().send(req.session(), w);
+            }
+        }
+        if (receipt != null && !receiptFirst) {
+            hub.outbox().send(req.session(), receipt);
+        }
+        if (journaled) {
+            for (DeliveryReceiptExpiredEvent e : c.expiredReceipts()) {
+                deliverNamed(e.sender(), expiredReceipt(e, at));
+            }
+        }
+    }
+
+    private static String withSeq(String frameJson, long seq) {
+        String f = frameJson.strip();
+        return f.substring(0, f.length() - 1) + (f.length() > 2 ? "," : "") + "\"seq\":" + seq + "}";
+    }
+
+    private static String messageTarget(String target) {
+        return target == null || target.isEmpty() ? "all" : target;
+    }
+
+    /** Delivery receipt members are emitted in sorted order, as the reference hub does. */
+    private ObjectNode sorted(ObjectNode f) {
+        ObjectNode out = hub.json().object();
+        TreeMap<String, JsonNode> members = new TreeMap<>();
+        f.fields().forEachRemaining(e -> members.put(e.getKey(), e.getValue()));
+        members.forEach(out::set);
+        return out;
+    }
+
+    private ObjectNode immediateReceipt(ChatReply c, long seq, double at) {
+        ReceiptVerdict v = c.verdict();
+        String payload = v.delivered() ? "delivered to " + String.join(", ", v.recipients())
+                : "delivery failed: " + v.reason().replace('_', ' ') + " for " + messageTarget(c.target());
+        ObjectNode f = hub.frames().envelope(c.sender(), "delivery_receipt", payload, at);
+        f.put("message_target", messageTarget(c.target()));
+        f.put("message_id", c.stamp().msgId());
+        if (seq > 0) {
+            f.put("message_seq", seq);
+        }
+        f.put("delivered", v.delivered());
+        f.put("deferred", false);
+        HubFrames.putStrings(f, "recipients", v.recipients());
+        HubFrames.putStrings(f, "matched_recipients", v.matchedRecipients());
+        HubFrames.putStrings(f, "stale_recipients", v.staleRecipients());
+        f.put("reason", v.reason());
+        f.put("dead_lettered", v.deadLettered());
+        ObjectNode wake = f.putObject("recipient_wake_capabilities");
+        v.wakeCapabilities().forEach(wake::put);
+        if (c.stamp().clientMsgId() != null) {
+            f.put("client_msg_id", c.stamp().clientMsgId());
+        }
+        if (seq > 0 && c.directed()) {
+            f.put("receipt_notification_id", "delivery-receipt:" + seq + ":"
+                    + (v.delivered() ? "immediate_delivered" : "pending"));
+        }
+        return sorted(f);
+    }
+
+    private ObjectNode deferredReceipt(DeliveryReceiptDeferredEvent e, double at) {
+        ObjectNode f = hub.frames().envelope(e.sender(), "delivery_receipt",
+                "delivered to " + String.join(", ", e.recipients()) + " on reconnect", at);
+        f.put("message_target", messageTarget(e.target()));
+        f.put("message_id", e.messageId());
+        f.put("message_seq", e.messageSeq());
+        f.put("delivered", true);
+        f.put("deferred", true);
+        HubFrames.putStrings(f, "recipients", e.recipients());
+        if (e.clientMsgId() != null) {
+            f.put("client_msg_id", e.clientMsgId());
+        }
+        f.put("receipt_notification_id", "delivery-receipt:" + e.messageSeq() + ":deferred");
+        return sorted(f);
+    }
+
+    private ObjectNode expiredReceipt(DeliveryReceiptExpiredEvent e, double at) {
+        ObjectNode f = hub.frames().envelope(e.sender(), "delivery_receipt",
+                "no acknowledgement before the pending-receipt window evicted it", at);
+        f.put("message_target", messageTarget(e.target()));
+        f.put("message_id", e.messageId());
+        f.put("message_seq", e.messageSeq());
+        f.put("delivered", false);
+        f.put("deferred", true);
+        f.put("expired", true);
+        f.put("reason", e.reason());
+        f.putArray("recipients");
+        if (e.clientMsgId() != null) {
+            f.put("client_msg_id", e.clientMsgId());
+        }
+        f.put("receipt_notification_id", "delivery-receipt:" + e.messageSeq() + ":expired");
+        return sorted(f);
+    }
+
+    /** Sends to the socket bound to {@code name}, or keeps it for its next registration (§8.5). */
+    private void deliverNamed(String name, ObjectNode frame) {
+        Session s = hub.registry().session(name);
+        String text = hub.frames().write(frame);
+        if (s != null) {
+            hub.outbox().send(s, text);
+            return;
+        }
+        synchronized (owedReceipts) {
+            owedReceipts.computeIfAbsent(name, k -> new ArrayDeque<>()).addLast(text);
+            owedCount++;
+            while (owedCount > MAX_OWED_RECEIPTS) {
+                Iterator<Map.Entry<String, Deque<String>>> it = owedReceipts.entrySet().iterator();
+                Map.Entry<String, Deque<String>> eldest = it.next();
+                eldest.getValue().pollFirst();
+                owedCount--;
+                if (eldest.getValue().isEmpty()) {
+                    it.remove();
+                }
+            }
+        }
+    }
+
+    /**
+     * A socket bound {@code name}: queue the receipts still owed to it (before its presence
+     * update, which the caller queues afterwards on the same outbox thread), and clear its
+     * dead-letter entry (§8.2).
+     */
+    public void onBound(Session session, String name) {
+        Deque<String> owed;
+        synchronized (owedReceipts) {
+            owed = owedReceipts.remove(name);
+            if (owed != null) {
+                owedCount -= owed.size();
+            }
+        }
+        if (owed != null) {
+            hub.outbox().executor().execute(() -> owed.forEach(text -> hub.outbox().send(session, text)));
+        }
+        synchronized (deadLetterHints) {
+            deadLetterHints.remove(name);
+        }
+        hub.actor().submit(Mutation.of(new AgentActivityCommand(name)));
+    }
+
+    /** A non-heartbeat, non-chat frame from {@code name}: clears its dead-letter entry if it may have one. */
+    public void onActivity(String name) {
+        boolean hinted;
+        synchronized (deadLetterHints) {
+            hinted = deadLetterHints.remove(name);
+        }
+        if (hinted) {
+            hub.actor().submit(Mutation.of(new AgentActivityCommand(name)));
+        }
+    }
+
+    /** Every bound connection with its roles, wake capability and consume-liveness (§8.6). */
+    List<OnlineAgent> onlineAgents(double now) {
+        List<String> online = hub.registry().online();
+        Map<String, List<String>> roles = hub.registry().roles();
+        Map<String, String> wake = hub.registry().wake();
+        Map<String, Double> reactions = hub.registry().lastReactions();
+        Map<String, Double> seen = hub.registry().lastSeen();
+        Set<String> onlineSet = new HashSet<>(online);
+        List<OnlineAgent> out = new ArrayList<>(online.size());
+        for (String name : online) {
+            String logical = AddressMatcher.logicalName(name);
+            out.add(new OnlineAgent(name, roles.getOrDefault(name, List.of()),
+                    consumeLive(logical, now, onlineSet, reactions, seen), wake.getOrDefault(name, "unknown")));
+        }
+        return out;
+    }
+
+    private static boolean consumeLive(String logical, double now, Set<String> online, Map<String, Double> reactions,
+                                       Map<String, Double> seen) {
+        for (String waiter : List.of(logical + "-rx", logical + "-pane-rx")) {
+            Double s = seen.get(waiter);
+            if (online.contains(waiter) && s != null && now - s <= WAITER_WINDOW) {
+                return true;
+            }
+        }
+        Double reaction = reactions.get(logical);
+        return reaction != null && now - reaction <= REACTION_WINDOW;
+    }
+
+    // ----------------------------------------------------------------------------- mailbox
+
+    /** The logical identity of {@code mailbox_for} (§3.6): own name, or the owner of an -rx sidecar. */
+    static String mailboxIdentity(String name, JsonNode mailboxFor) {
+        String v = FieldCoercion.text(mailboxFor);
+        if (v == null) {
+            return name;
+        }
+        v = v.strip();
+        if (v.isEmpty() || v.equals(name) || name.equals(v + "-rx") || name.equals(v + "-pane-rx")) {
+            return v.isEmpty() ? name : v;
+        }
+        return name;
+    }
+
+    /**
+     * Heartbeat side effect (§8.3): with {@code mailbox: true}, advance the cursor watermark and
+     * replay the directed backlog privately. Queued after the registration's presence update.
+     */
+    public void onHeartbeat(Session session, String name, ObjectNode frame) {
+        JsonNode mailbox = frame.get("mailbox");
+        if (mailbox == null || !mailbox.isBoolean() || !mailbox.booleanValue() || !hub.journaled()) {
+            return;
+        }
+        String identity = mailboxIdentity(name, frame.get("mailbox_for"));
+        OptionalLong raw = FieldCoercion.tolerantLong(frame.get("since_seq"));
+        long since = raw.isPresent() ? Math.max(0, raw.getAsLong()) : 0;
+        if (since > 0) {
+            hub.actor().submit(Mutation.of(new MailboxCursorCommand(name, identity, since)));
+        }
+        List<String> roles = hub.registry().roles().getOrDefault(name, List.of());
+        hub.actor().read(s -> readChats(since, REPLAY_SCAN)).whenCompleteAsync((events, failure) -> {
+            if (failure != null || events == null) {
+                return;
+            }
+            for (JournaledEvent je : events) {
+                ChatEvent chat = (ChatEvent) je.event();
+                if (chat.channel() != null || !AddressMatcher.isDirected(chat.target())
+                        || identity.equals(chat.sender()) || !AddressMatcher.addresses(chat.target(), identity, roles)) {
+                    continue;
+                }
+                String text = replayed(chat.frameJson(), je.seq());
+                if (text != null) {
+                    hub.outbox().send(session, text);
+                }
+            }
+        }, hub.outbox().executor());
+    }
+
+    /** Runs on the actor thread: the bounded journal read. */
+    private List<JournaledEvent> readChats(long after, int limit) {
+        try {
+            List<JournaledEvent> out = new ArrayList<>();
+            for (JournaledEvent e : hub.journal().readAfter(after, limit, CHAT)) {
+                if (e.event() instanceof ChatEvent) {
+                    out.add(e);
+                }
+            }
+            return out;
+        } catch (JournalException e) {
+            return List.of();
+        }
+    }
+
+    /**
+     * The stored frame minus {@code receipt_requested}, plus {@code replayed: true} and {@code seq}.
+     * A chat that asked for a receipt was stored by the reference on its atomic receipt path with
+     * sorted members; we reproduce that member order.
+     */
+    private String replayed(String frameJson, long seq) {
+        JsonNode node = hub.json().parse(frameJson);
+        if (node == null || !node.isObject()) {
+            return null;
+        }
+        ObjectNode f = (ObjectNode) node;
+        boolean receipt = f.has("receipt_requested");
+        f.remove("receipt_requested");
+        ObjectNode out = receipt ? sorted(f) : f;
+        out.put("replayed", true);
+        out.put("seq", seq);
+        return hub.frames().write(out);
+    }
+
+    private void ack(Request r) {
+        JsonNode seqNode = r.get("seq");
+        if (!hub.journaled() || seqNode == null || !seqNode.isIntegralNumber() || !seqNode.canConvertToLong()
+                || seqNode.longValue() <= 0) {
+            return; // silently ignored (§5.3)
+        }
+        long seq = seqNode.longValue();
+        String identity = mailboxIdentity(r.sender(), r.get("mailbox_for"));
+        List<String> roles = hub.registry().roles().getOrDefault(r.sender(), List.of());
+        hub.actor().read(s -> s.messaging().directedChat(seq).isPresent() ? null : storedChat(seq))
+                .whenComplete((stored, failure) -> {
+                    if (failure != null) {
+                        return;
+                    }
+                    AckCommand command = new AckCommand(r.sender(), identity, roles, seq, stored);
+                    support.submit(r, command, false, null, (req, reply, st, committed, at) -> {
+                        if (reply instanceof MailboxReply m && m.deferredReceipt() != null) {
+                            deliverNamed(m.deferredReceipt().sender(), deferredReceipt(m.deferredReceipt(), at));
+                        }
+                    });
+                });
+    }
+
+    /** Runs on the actor thread: the chat stored at {@code seq}, from the journal. */
+    private DirectedChat storedChat(long seq) {
+        for (JournaledEvent e : readChats(seq - 1, 1)) {
+            if (e.seq() == seq) {
+                ChatEvent c = (ChatEvent) e.event();
+                return new DirectedChat(seq, c.msgId(), c.sender(), c.target(), c.channel(), null);
+            }
+        }
+        return null;
+    }
+
+    // ----------------------------------------------------------------------- history/resume
+
+    /** Private directed mode: a directed chat is visible to its sender and the identities it addresses. */
+    private Predicate<ChatRecord> visibleTo(String requester) {
+        if (!hub.config().privateDirectedMessages()) {
+            return rec -> true;
+        }
+        List<String> roles = hub.registry().roles().getOrDefault(requester, List.of());
+        String logical = AddressMatcher.logicalName(requester);
+        return rec -> !rec.directed() || rec.sender().equals(requester) || rec.sender().equals(logical)
+                || AddressMatcher.addresses(rec.target(), requester, roles)
+                || AddressMatcher.addresses(rec.target(), logical, roles);
+    }
+
+    private void history(Request r) {
+        OptionalLong limit = FieldCoercion.tolerantLong(r.get("limit"));
+        JsonNode raw = r.get("limit");
+        Integer used = raw == null || raw.isNull() || raw.isBoolean() || limit.isEmpty() ? null
+                : (int) Math.max(1, Math.min(Integer.MAX_VALUE, limit.getAsLong()));
+        Predicate<ChatRecord> visible = visibleTo(r.sender());
+        hub.actor().read(s -> s.messaging().history(used, visible)).whenCompleteAsync((records, failure) -> {
+            double at = support.now();
+            if (failure != null) {
+                support.errorLater(r, "The hub is busy; retry shortly.", "busy");
+                return;
+            }
+            ObjectNode f = hub.frames().envelope(r.sender(), "history_snapshot", "History snapshot", at);
+            ArrayNode history = f.putArray("history");
+            records.forEach(rec -> history.addRawValue(new RawValue(rec.frameJson())));
+            if (used == null) {
+                f.put("requested_limit", "all");
+            } else {
+                f.put("requested_limit", used);
+            }
+            hub.outbox().send(r.session(), f);
+        }, hub.outbox().executor());
+    }
+
+    private void resume(Request r) {
+        OptionalLong raw = FieldCoercion.tolerantLong(r.get("since"));
+        long since = raw.isPresent() ? raw.getAsLong() : 0;
+        Predicate<ChatRecord> visible = visibleTo(r.sender());
+        hub.actor().read(s -> s.messaging().resume(since, visible)).whenCompleteAsync((records, failure) -> {
+            double at = support.now();
+            if (failure != null) {
+                support.errorLater(r, "The hub is busy; retry shortly.", "busy");
+                return;
+            }
+            ObjectNode f = hub.frames().envelope(r.sender(), "resume_snapshot", "Resume snapshot", at);
+            f.put("since", since);
+            ArrayNode messages = f.putArray("messages");
+            records.forEach(rec -> messages.addRawValue(new RawValue(rec.frameJson())));
+            hub.outbox().send(r.session(), f);
+        }, hub.outbox().executor());
+    }
+}
