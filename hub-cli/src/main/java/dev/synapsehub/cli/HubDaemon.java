@@ -51,7 +51,7 @@ final class HubDaemon implements AutoCloseable {
         Journal journal = options.db() == null ? new InMemoryJournal() : SqliteJournal.open(options.db());
         CoordinationActor actor;
         try {
-            CoordinationState state = new CoordinationState(limits, CoordinationState.DEFAULT_IDEMPOTENCY_CAPACITY);
+            CoordinationState state = options.newState();
             long replayed = state.replay(journal, clock.nowSeconds(), n -> { });
             if (journal instanceof SqliteJournal sqlite) {
                 ReplayStats stats = sqlite.lastReplay();
@@ -70,7 +70,7 @@ final class HubDaemon implements AutoCloseable {
             journal.close();
             throw e;
         }
-        HubServer server = new HubServer(config, actor, clock);
+        HubServer server = new HubServer(config, actor, clock, options.db() == null ? null : journal);
         int port;
         try {
             port = server.start();

@@ -1,6 +1,10 @@
 package dev.synapsehub.cli;
 
 import dev.synapsehub.core.actor.ActorSettings;
+import dev.synapsehub.core.board.BoardLimits;
+import dev.synapsehub.core.messaging.MessagingLimits;
+import dev.synapsehub.core.resource.ResourceLimits;
+import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.core.claim.RegistryLimits;
 import dev.synapsehub.core.SpecConstants;
 import dev.synapsehub.net.HubConfig;
@@ -92,6 +96,29 @@ public final class ServeOptions {
     @Option(names = "--max-batch", defaultValue = "1024", description = "Commands committed in one journal transaction at most (default: ${DEFAULT-VALUE}).")
     int maxBatch;
 
+    @Option(names = "--private-directed-messages", description = "Deliver directed chats only to their recipients "
+            + "(and the sender), not to every socket; history and resume are filtered the same way.")
+    boolean privateDirectedMessages;
+
+    @Option(names = "--max-history", defaultValue = "10000", description = "Chat messages kept in memory for history (default: ${DEFAULT-VALUE}).")
+    int maxHistory;
+
+    @Option(names = "--dead-letter-escalation", paramLabel = "N", defaultValue = "0",
+            description = "Broadcast an escalation every N-th dead letter to one target; 0 disables (default: ${DEFAULT-VALUE}).")
+    int deadLetterEscalation;
+
+    @Option(names = "--max-progress", defaultValue = "5000", description = "Board progress notes kept (default: ${DEFAULT-VALUE}).")
+    int maxProgress;
+
+    @Option(names = "--max-progress-per-author", defaultValue = "1000", description = "Board progress notes kept per author (default: ${DEFAULT-VALUE}).")
+    int maxProgressPerAuthor;
+
+    @Option(names = "--max-progress-per-task", defaultValue = "1000", description = "Board progress notes kept per task (default: ${DEFAULT-VALUE}).")
+    int maxProgressPerTask;
+
+    @Option(names = "--max-offers-per-agent", defaultValue = "64", description = "Resource offers per agent (default: ${DEFAULT-VALUE}).")
+    int maxOffersPerAgent;
+
     @Option(names = "--insecure-off-loopback", description = "Allow binding off loopback without a connect token (not recommended).")
     boolean insecureOffLoopback;
 
@@ -122,6 +149,7 @@ public final class ServeOptions {
                 .messageAuthFutureSkewSeconds(SpecConstants.DEFAULT_MESSAGE_AUTH_FUTURE_SKEW_SECONDS)
                 .messageAuthReplayCapacity(messageAuthReplayCapacity)
                 .metricsEnabled(metrics).ratePerSecond(rate).rateBurst(burst)
+                .privateDirectedMessages(privateDirectedMessages)
                 .hubVersion("synapse-hub-java/" + VersionProvider.version())
                 .build();
     }
@@ -131,6 +159,19 @@ public final class ServeOptions {
         require(maxClaimsPerAgent >= 1, "--max-claims-per-agent must be at least 1");
         require(maxPathsPerClaim >= 1, "--max-paths-per-claim must be at least 1");
         return RegistryLimits.DEFAULTS.withMaxClaimsPerPrincipal(maxClaimsPerAgent).withMaxDeclaredPaths(maxPathsPerClaim);
+    }
+
+    /** A fresh, empty coordination state with every configured bound. */
+    CoordinationState newState() {
+        require(maxHistory >= 1, "--max-history must be at least 1");
+        require(deadLetterEscalation >= 0, "--dead-letter-escalation must be >= 0");
+        require(maxProgress >= 1 && maxProgressPerAuthor >= 1 && maxProgressPerTask >= 1,
+                "--max-progress* must be at least 1");
+        require(maxOffersPerAgent >= 1, "--max-offers-per-agent must be at least 1");
+        return new CoordinationState(registryLimits(), CoordinationState.DEFAULT_IDEMPOTENCY_CAPACITY,
+                new BoardLimits(maxProgress, maxProgressPerAuthor, maxProgressPerTask),
+                new ResourceLimits(maxOffersPerAgent, ResourceLimits.DEFAULTS.ttlSeconds()),
+                MessagingLimits.DEFAULTS.withMaxHistory(maxHistory).withEscalationThreshold(deadLetterEscalation));
     }
 
     /** The actor's bounds. */
@@ -159,6 +200,12 @@ public final class ServeOptions {
         m.put("message_auth", config.messageAuthKeys().size() + " key(s), "
                 + (config.requireMessageAuth() ? "required" : "not required"));
         m.put("metrics", config.metricsEnabled());
+        m.put("private_directed_messages", config.privateDirectedMessages());
+        m.put("max_history", maxHistory);
+        m.put("dead_letter_escalation", deadLetterEscalation == 0 ? "off" : "every " + deadLetterEscalation);
+        m.put("board_notes", maxProgress + " total, " + maxProgressPerAuthor + " per author, " + maxProgressPerTask
+                + " per task");
+        m.put("max_offers_per_agent", maxOffersPerAgent);
         m.put("rate_per_s", config.ratePerSecond() == 0 ? "off" : config.ratePerSecond() + " burst " + config.rateBurst());
         m.put("actor", "queue " + actor.queueCapacity() + ", batch " + actor.maxBatch());
         return m;

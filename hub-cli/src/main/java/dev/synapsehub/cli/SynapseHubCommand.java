@@ -23,6 +23,8 @@ import java.util.concurrent.CountDownLatch;
         subcommands = {
             OperatorCommands.Who.class, OperatorCommands.State.class, OperatorCommands.Claim.class,
             OperatorCommands.Release.class, OperatorCommands.Handoff.class,
+            MessagingCommands.Send.class, MessagingCommands.Tail.class, MessagingCommands.Board.class,
+            MessagingCommands.DeadLetters.class,
             JournalCommand.class, BenchCommand.class, AutoComplete.GenerateCompletion.class})
 public final class SynapseHubCommand implements Callable<Integer> {
 
