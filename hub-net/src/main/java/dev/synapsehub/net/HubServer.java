@@ -103,7 +103,7 @@ public final class HubServer implements AutoCloseable {
                                 .websocketPath("/")
                                 .checkStartsWith(true)
                                 .handleCloseFrames(true)
-                                .dropPongFrames(true)
+                                .dropPongFrames(false) // pongs must reach the idle handler
                                 .handshakeTimeoutMillis(config.authTimeout().toMillis())
                                 .decoderConfig(WebSocketDecoderConfig.newBuilder()
                                         .maxFramePayloadLength(config.maxFrameBytes())
@@ -113,7 +113,8 @@ public final class HubServer implements AutoCloseable {
                                         .build())
                                 .build()));
                         p.addLast(new WebSocketFrameAggregator(config.maxFrameBytes()));
-                        p.addLast(new IdleStateHandler(2 * ping, ping, 0, TimeUnit.MILLISECONDS));
+                        // reader idle for one interval => ping; idle for another => no pong, drop
+                        p.addLast(new IdleStateHandler(ping, 0, 0, TimeUnit.MILLISECONDS));
                         p.addLast(new WebSocketFrameHandler(context, pipeline, ids));
                     }
                 });
