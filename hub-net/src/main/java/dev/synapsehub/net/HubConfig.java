@@ -15,6 +15,11 @@ import java.util.List;
  * @param leaseOfflineTtlSeconds how long a name lease outlives its holder's disconnect
  * @param ratePerSecond per-connection frame rate for non-heartbeat frames; 0 disables
  * @param pingInterval server WebSocket ping interval; the peer must answer within the same time
+ * @param takeoverCooldown a takeover of a name within this time of its previous takeover is refused
+ *        (close 4014 {@code takeover cooldown}); zero disables
+ * @param takeoverQuarantineThreshold this many takeovers of one name within
+ *        {@code takeoverQuarantineWindow} pin the name to its holder (4014 {@code takeover quarantine})
+ * @param takeoverQuarantine how long such a name stays pinned
  */
 public record HubConfig(
         String host,
@@ -41,7 +46,11 @@ public record HubConfig(
         int rateBurst,
         Duration pingInterval,
         String advertisedHost,
-        List<String> allowOrigins) {
+        List<String> allowOrigins,
+        Duration takeoverCooldown,
+        int takeoverQuarantineThreshold,
+        Duration takeoverQuarantineWindow,
+        Duration takeoverQuarantine) {
 
     public HubConfig {
         if (port < 0 || port > 65_535) {
@@ -59,6 +68,14 @@ public record HubConfig(
         messageAuthReplayCapacity = Math.max(1, messageAuthReplayCapacity);
         hubId = hubId == null || hubId.isBlank() ? randomHubId() : hubId;
         allowOrigins = List.copyOf(allowOrigins);
+        takeoverCooldown = nonNegative(takeoverCooldown);
+        takeoverQuarantineThreshold = Math.max(1, takeoverQuarantineThreshold);
+        takeoverQuarantineWindow = nonNegative(takeoverQuarantineWindow);
+        takeoverQuarantine = nonNegative(takeoverQuarantine);
+    }
+
+    private static Duration nonNegative(Duration d) {
+        return d == null || d.isNegative() ? Duration.ZERO : d;
     }
 
     /** True when a connect token is configured. */
@@ -91,6 +108,8 @@ public record HubConfig(
         b.messageAuthFutureSkewSeconds = messageAuthFutureSkewSeconds; b.metricsEnabled = metricsEnabled;
         b.hubId = hubId; b.hubVersion = hubVersion; b.ratePerSecond = ratePerSecond; b.rateBurst = rateBurst;
         b.pingInterval = pingInterval; b.advertisedHost = advertisedHost; b.allowOrigins = allowOrigins;
+        b.takeoverCooldown = takeoverCooldown; b.takeoverQuarantineThreshold = takeoverQuarantineThreshold;
+        b.takeoverQuarantineWindow = takeoverQuarantineWindow; b.takeoverQuarantine = takeoverQuarantine;
         return b;
     }
 
@@ -121,6 +140,10 @@ public record HubConfig(
         private Duration pingInterval = Duration.ofSeconds(15);
         private String advertisedHost;
         private List<String> allowOrigins = List.of();
+        private Duration takeoverCooldown = Duration.ofSeconds(2);
+        private int takeoverQuarantineThreshold = 5;
+        private Duration takeoverQuarantineWindow = Duration.ofSeconds(30);
+        private Duration takeoverQuarantine = Duration.ofSeconds(60);
 
         public Builder host(String v) { host = v; return this; }
         public Builder port(int v) { port = v; return this; }
@@ -147,6 +170,10 @@ public record HubConfig(
         public Builder pingInterval(Duration v) { pingInterval = v; return this; }
         public Builder advertisedHost(String v) { advertisedHost = v; return this; }
         public Builder allowOrigins(List<String> v) { allowOrigins = v; return this; }
+        public Builder takeoverCooldown(Duration v) { takeoverCooldown = v; return this; }
+        public Builder takeoverQuarantineThreshold(int v) { takeoverQuarantineThreshold = v; return this; }
+        public Builder takeoverQuarantineWindow(Duration v) { takeoverQuarantineWindow = v; return this; }
+        public Builder takeoverQuarantine(Duration v) { takeoverQuarantine = v; return this; }
 
         /** The validated configuration. */
         public HubConfig build() {
@@ -154,7 +181,8 @@ public record HubConfig(
                     authTimeout, maxFrameBytes, maxJsonDepth, outboundHighWaterBytes, slowReaderGrace,
                     leaseOfflineTtlSeconds, messageAuthKeys, requireMessageAuth, messageAuthReplayCapacity,
                     messageAuthWindowSeconds, messageAuthFutureSkewSeconds, metricsEnabled, hubId, hubVersion,
-                    ratePerSecond, rateBurst, pingInterval, advertisedHost, allowOrigins);
+                    ratePerSecond, rateBurst, pingInterval, advertisedHost, allowOrigins, takeoverCooldown,
+                    takeoverQuarantineThreshold, takeoverQuarantineWindow, takeoverQuarantine);
         }
     }
 }

@@ -67,7 +67,10 @@ public final class HubServer implements AutoCloseable {
         WireJson json = new WireJson(config.maxJsonDepth());
         HubFrames frames = new HubFrames(json, config.hubId());
         SessionRegistry registry = new SessionRegistry(config.maxClients(), config.maxConnectionsPerHost(),
-                config.maxUnauthClients(), config.secured(), config.leaseOfflineTtlSeconds());
+                config.maxUnauthClients(), config.secured(), config.leaseOfflineTtlSeconds(),
+                new SessionRegistry.TakeoverPolicy(seconds(config.takeoverCooldown()),
+                        config.takeoverQuarantineThreshold(), seconds(config.takeoverQuarantineWindow()),
+                        seconds(config.takeoverQuarantine())));
         HubMetrics metrics = new HubMetrics();
         outboxThread = new DefaultEventExecutor(new DefaultThreadFactory("synapse-outbox", true));
         Outbox outbox = new Outbox(outboxThread, registry, frames, config.outboundHighWaterBytes(), metrics);
@@ -147,6 +150,10 @@ public final class HubServer implements AutoCloseable {
         if (outboxThread != null) {
             outboxThread.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         }
+    }
+
+    private static double seconds(java.time.Duration d) {
+        return d.toNanos() / 1e9;
     }
 
     private static String configEpoch(HubConfig c) {
