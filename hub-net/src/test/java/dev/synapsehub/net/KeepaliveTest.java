@@ -9,7 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** Contract §3.1 keepalive: the hub pings a silent peer and drops it when no pong comes back. */
 class KeepaliveTest {
-    private static final Duration PING = Duration.ofMillis(200);
+    private static final Duration PING = Duration.ofMillis(300);
 
     @Test
     void aSilentPeerThatAnswersPingsStaysConnected() throws Exception {

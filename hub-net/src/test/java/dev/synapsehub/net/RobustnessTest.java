@@ -239,23 +239,31 @@ class RobustnessTest {
             Channel slowChannel = hub.server.context().registry().session("p/slow").channel();
             long maxPending = 0;
             int sent = 0;
-            // flood only until the hub's buffer for the slow socket passes the high-water mark
-            while (slowChannel.isWritable() && sent < 500) {
-                flooder.send(bigClaim(flooder));
-                sent++;
-                assertThat(grants.tryAcquire(5, TimeUnit.SECONDS)).isTrue();
-                maxPending = Math.max(maxPending, pending(hub, "p/slow"));
+            long firstStall = 0;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            // Keep the hub's buffer for the slow socket just above the high-water mark: send only
+            // while it is writable. The kernel's socket buffers grow and absorb some of it, so
+            // the socket may turn writable again a few times before they are full; once it stays
+            // above the mark for the grace, the hub drops it.
+            while (hub.server.context().registry().isOnline("p/slow") && sent < 1000 && System.nanoTime() < deadline) {
+                if (slowChannel.isWritable()) {
+                    flooder.send(bigClaim(flooder));
+                    sent++;
+                    assertThat(grants.tryAcquire(5, TimeUnit.SECONDS)).isTrue();
+                    maxPending = Math.max(maxPending, pending(hub, "p/slow"));
+                } else {
+                    if (firstStall == 0) {
+                        firstStall = System.nanoTime();
+                    }
+                    Thread.sleep(5);
+                }
             }
-            assertThat(slowChannel.isWritable()).as("never passed the high-water mark in %d grants", sent).isFalse();
-            long stalledAt = System.nanoTime();
-            long deadline = stalledAt + grace.toNanos() + WAIT.toNanos();
-            while (hub.server.context().registry().isOnline("p/slow") && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
-            long droppedAfterMillis = (System.nanoTime() - stalledAt) / 1_000_000;
-            assertThat(hub.server.context().registry().isOnline("p/slow")).isFalse();
+            assertThat(firstStall).as("never passed the high-water mark in %d grants", sent).isPositive();
+            long droppedAfterMillis = (System.nanoTime() - firstStall) / 1_000_000;
+            assertThat(hub.server.context().registry().isOnline("p/slow")).as("online after %d grants", sent).isFalse();
             assertThat(droppedAfterMillis).isGreaterThanOrEqualTo(grace.toMillis() - 50);
-            assertThat(maxPending).isLessThanOrEqualTo(2L * HIGH_WATER + 150_000);
+            // fed only while under the mark: never near the hard cap of twice the mark
+            assertThat(maxPending).isLessThan(2L * HIGH_WATER);
             assertThat(hub.server.context().metrics().slowReadersDisconnected.get()).isGreaterThanOrEqualTo(1);
             assertThat(slowChannel.isOpen()).isFalse();
             flooder.send(flooder.frame("who_request")); // the rest of the hub carries on
