@@ -18,6 +18,11 @@ import java.util.List;
  * @param privateDirectedMessages {@code --private-directed-messages}: directed chats go only to the
  *        directed-private audience (contract §4.7, §8.8), and history/resume show them only to their
  *        sender and recipients (behaviour notes, decision 4)
+ * @param takeoverCooldown a takeover of a name within this time of its previous takeover is refused
+ *        (close 4014 {@code takeover cooldown}); zero disables
+ * @param takeoverQuarantineThreshold this many takeovers of one name within
+ *        {@code takeoverQuarantineWindow} pin the name to its holder (4014 {@code takeover quarantine})
+ * @param takeoverQuarantine how long such a name stays pinned
  */
 public record HubConfig(
         String host,
@@ -45,7 +50,11 @@ public record HubConfig(
         Duration pingInterval,
         String advertisedHost,
         List<String> allowOrigins,
-        boolean privateDirectedMessages) {
+        boolean privateDirectedMessages,
+        Duration takeoverCooldown,
+        int takeoverQuarantineThreshold,
+        Duration takeoverQuarantineWindow,
+        Duration takeoverQuarantine) {
 
     public HubConfig {
         if (port < 0 || port > 65_535) {
@@ -63,6 +72,14 @@ public record HubConfig(
         messageAuthReplayCapacity = Math.max(1, messageAuthReplayCapacity);
         hubId = hubId == null || hubId.isBlank() ? randomHubId() : hubId;
         allowOrigins = List.copyOf(allowOrigins);
+        takeoverCooldown = nonNegative(takeoverCooldown);
+        takeoverQuarantineThreshold = Math.max(1, takeoverQuarantineThreshold);
+        takeoverQuarantineWindow = nonNegative(takeoverQuarantineWindow);
+        takeoverQuarantine = nonNegative(takeoverQuarantine);
+    }
+
+    private static Duration nonNegative(Duration d) {
+        return d == null || d.isNegative() ? Duration.ZERO : d;
     }
 
     /** True when a connect token is configured. */
@@ -96,6 +113,8 @@ public record HubConfig(
         b.hubId = hubId; b.hubVersion = hubVersion; b.ratePerSecond = ratePerSecond; b.rateBurst = rateBurst;
         b.pingInterval = pingInterval; b.advertisedHost = advertisedHost; b.allowOrigins = allowOrigins;
         b.privateDirectedMessages = privateDirectedMessages;
+        b.takeoverCooldown = takeoverCooldown; b.takeoverQuarantineThreshold = takeoverQuarantineThreshold;
+        b.takeoverQuarantineWindow = takeoverQuarantineWindow; b.takeoverQuarantine = takeoverQuarantine;
         return b;
     }
 
@@ -127,6 +146,10 @@ public record HubConfig(
         private String advertisedHost;
         private List<String> allowOrigins = List.of();
         private boolean privateDirectedMessages;
+        private Duration takeoverCooldown = Duration.ofSeconds(2);
+        private int takeoverQuarantineThreshold = 5;
+        private Duration takeoverQuarantineWindow = Duration.ofSeconds(30);
+        private Duration takeoverQuarantine = Duration.ofSeconds(60);
 
         public Builder host(String v) { host = v; return this; }
         public Builder port(int v) { port = v; return this; }
@@ -154,6 +177,10 @@ public record HubConfig(
         public Builder advertisedHost(String v) { advertisedHost = v; return this; }
         public Builder allowOrigins(List<String> v) { allowOrigins = v; return this; }
         public Builder privateDirectedMessages(boolean v) { privateDirectedMessages = v; return this; }
+        public Builder takeoverCooldown(Duration v) { takeoverCooldown = v; return this; }
+        public Builder takeoverQuarantineThreshold(int v) { takeoverQuarantineThreshold = v; return this; }
+        public Builder takeoverQuarantineWindow(Duration v) { takeoverQuarantineWindow = v; return this; }
+        public Builder takeoverQuarantine(Duration v) { takeoverQuarantine = v; return this; }
 
         /** The validated configuration. */
         public HubConfig build() {
@@ -162,7 +189,8 @@ public record HubConfig(
                     leaseOfflineTtlSeconds, messageAuthKeys, requireMessageAuth, messageAuthReplayCapacity,
                     messageAuthWindowSeconds, messageAuthFutureSkewSeconds, metricsEnabled, hubId, hubVersion,
                     ratePerSecond, rateBurst, pingInterval, advertisedHost, allowOrigins,
-                    privateDirectedMessages);
+                    privateDirectedMessages, takeoverCooldown, takeoverQuarantineThreshold, takeoverQuarantineWindow,
+                    takeoverQuarantine);
         }
     }
 }

@@ -80,7 +80,10 @@ public final class HubServer implements AutoCloseable {
         WireJson json = new WireJson(config.maxJsonDepth());
         HubFrames frames = new HubFrames(json, config.hubId());
         SessionRegistry registry = new SessionRegistry(config.maxClients(), config.maxConnectionsPerHost(),
-                config.maxUnauthClients(), config.secured(), config.leaseOfflineTtlSeconds());
+                config.maxUnauthClients(), config.secured(), config.leaseOfflineTtlSeconds(),
+                new SessionRegistry.TakeoverPolicy(seconds(config.takeoverCooldown()),
+                        config.takeoverQuarantineThreshold(), seconds(config.takeoverQuarantineWindow()),
+                        seconds(config.takeoverQuarantine())));
         HubMetrics metrics = new HubMetrics();
         outboxThread = new DefaultEventExecutor(new DefaultThreadFactory("synapse-outbox", true));
         Outbox outbox = new Outbox(outboxThread, registry, frames, config.outboundHighWaterBytes(), metrics);
@@ -116,7 +119,7 @@ public final class HubServer implements AutoCloseable {
                                 .websocketPath("/")
                                 .checkStartsWith(true)
                                 .handleCloseFrames(true)
-                                .dropPongFrames(true)
+                                .dropPongFrames(false) // pongs must reach the idle handler
                                 .handshakeTimeoutMillis(config.authTimeout().toMillis())
                                 .decoderConfig(WebSocketDecoderConfig.newBuilder()
                                         .maxFramePayloadLength(config.maxFrameBytes())
@@ -126,7 +129,8 @@ public final class HubServer implements AutoCloseable {
                                         .build())
                                 .build()));
                         p.addLast(new WebSocketFrameAggregator(config.maxFrameBytes()));
-                        p.addLast(new IdleStateHandler(2 * ping, ping, 0, TimeUnit.MILLISECONDS));
+                        // reader idle for one interval => ping; idle for another => no pong, drop
+                        p.addLast(new IdleStateHandler(ping, 0, 0, TimeUnit.MILLISECONDS));
                         p.addLast(new WebSocketFrameHandler(context, pipeline, ids));
                     }
                 });
@@ -159,6 +163,10 @@ public final class HubServer implements AutoCloseable {
         if (outboxThread != null) {
             outboxThread.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         }
+    }
+
+    private static double seconds(java.time.Duration d) {
+        return d.toNanos() / 1e9;
     }
 
     private static String configEpoch(HubConfig c) {

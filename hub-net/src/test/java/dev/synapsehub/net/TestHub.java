@@ -24,10 +24,24 @@ final class TestHub implements AutoCloseable {
     private final List<HubClient> clients = new ArrayList<>();
 
     TestHub(HubConfig.Builder config) throws InterruptedException {
-        actor = new CoordinationActor(new CoordinationState(), new InMemoryJournal(), Clock.system(),
-                ActorSettings.DEFAULTS);
+        this(config, Clock.system());
+    }
+
+    /** A hub whose edge (admission, takeover windows, frame timestamps) reads {@code edgeClock}. */
+    TestHub(HubConfig.Builder config, Clock edgeClock) throws InterruptedException {
+        this(config, started(new CoordinationActor(new CoordinationState(), new InMemoryJournal(), Clock.system(),
+                ActorSettings.DEFAULTS)), edgeClock);
+    }
+
+    private static CoordinationActor started(CoordinationActor actor) {
         actor.start();
-        server = new HubServer(config.host("127.0.0.1").port(0).build(), actor, Clock.system());
+        return actor;
+    }
+
+    /** A hub over a started actor (e.g. a durable one); {@link #close()} closes it too. */
+    TestHub(HubConfig.Builder config, CoordinationActor actor, Clock edgeClock) throws InterruptedException {
+        this.actor = actor;
+        server = new HubServer(config.host("127.0.0.1").port(0).build(), actor, edgeClock);
         port = server.start();
     }
 

@@ -47,11 +47,21 @@ public final class WebSocketFrameHandler extends SimpleChannelInboundHandler<Web
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
         if (evt instanceof WebSocketServerProtocolHandler.HandshakeComplete) {
             admit(ctx);
-        } else if (evt instanceof IdleStateEvent idle) {
-            if (idle.state() == IdleState.READER_IDLE) {
-                ctx.close(); // no pong (nor anything else) within the keepalive window
-            } else if (idle.state() == IdleState.WRITER_IDLE) {
+        } else if (evt instanceof IdleStateEvent idle && idle.state() == IdleState.READER_IDLE) {
+            // Contract §3.1 keepalive. Any inbound frame (a pong included) resets the idle
+            // clock, so the first idle event means "silent for one interval": ping. A second
+            // one without a read in between means the ping went unanswered: drop the peer.
+            // Pinging on inbound silence (not outbound) keeps a busy broadcast stream from
+            // starving a passive listener of pings.
+            if (idle.isFirst()) {
                 ctx.writeAndFlush(new PingWebSocketFrame());
+            } else {
+                if (session != null) {
+                    session.markClosing();
+                }
+                // best effort: a peer that stopped reading may never take the close frame
+                ctx.writeAndFlush(new CloseWebSocketFrame(1011, "keepalive ping timeout"));
+                ctx.close();
             }
         } else {
             super.userEventTriggered(ctx, evt);

@@ -48,6 +48,8 @@ public final class HubMetricsText {
                 m.authFailures.get());
         counter(s, "synapse_rate_limited_total", "Frames refused by the rate limit.", m.rateLimited.get());
         counter(s, "synapse_takeovers_total", "Name takeovers.", m.takeovers.get());
+        counter(s, "synapse_takeover_quarantines_total", "Names pinned to their holder after repeated takeovers.",
+                hub.registry().takeoverQuarantines());
         counter(s, "synapse_atomic_operations_replayed_total", "Idempotent retries answered from the store.",
                 m.idempotentReplays.get());
         counter(s, "synapse_atomic_operations_conflicts_total", "Idempotency key conflicts.",

@@ -163,6 +163,12 @@ public final class InboundPipeline {
                 hub.outbox().close(session, nameConflict(sender, "Name '" + sender
                         + "' is already online from another session. Use a unique name.", now), 4009, "name conflict");
                 return false;
+            case TAKEOVER_COOLDOWN:
+                hub.outbox().close(session, null, 4014, "takeover cooldown");
+                return false;
+            case TAKEOVER_QUARANTINE:
+                hub.outbox().close(session, null, 4014, "takeover quarantine");
+                return false;
             default:
                 break;
         }
@@ -259,8 +265,19 @@ public final class InboundPipeline {
         return hub.frames().envelope(target, "name_conflict", payload, now);
     }
 
+    /**
+     * A refusal before binding (§4.3 steps 1, 2, 4). On a bound socket the frame is dropped and
+     * the socket kept; on a socket whose first frame this is, nothing got bound, so after the
+     * error the socket is closed 4010 (§3.2 row 6).
+     */
     private void earlyError(Session session, String payload, double now) {
-        hub.outbox().send(session, hub.frames().error("all", payload, now));
+        ObjectNode error = hub.frames().error("all", payload, now);
+        if (session.name() == null) {
+            hub.outbox().close(session, error, 4010,
+                    hub.config().secured() ? "auth required" : "registration required");
+        } else {
+            hub.outbox().send(session, error);
+        }
     }
 
     private static String normalisedType(ObjectNode frame) {

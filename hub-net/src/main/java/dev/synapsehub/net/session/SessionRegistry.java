@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
@@ -30,8 +31,21 @@ public final class SessionRegistry {
     /** The result of binding a name (contract §3.4–3.5). */
     public record Bind(Kind kind, Session superseded, boolean joined, String leaseToken,
                        List<String> onlineAgents, int connectedClients) {
-        /** Outcome kinds. */
-        public enum Kind { BOUND, CONFLICT, OWNED }
+        /** Outcome kinds: bound, or refused (4009 conflict, 4016 owned, 4014 cooldown / quarantine). */
+        public enum Kind { BOUND, CONFLICT, OWNED, TAKEOVER_COOLDOWN, TAKEOVER_QUARANTINE }
+    }
+
+    /**
+     * Takeover throttling (contract §3.2, close 4014): a takeover within {@code cooldownSeconds}
+     * of the name's previous takeover is refused; the takeover that makes {@code threshold}
+     * takeovers of one name within {@code windowSeconds} pins the name to its new holder for
+     * {@code quarantineSeconds} (later takeovers refused). A plain bind of a free name is not a
+     * takeover and is never throttled.
+     */
+    public record TakeoverPolicy(double cooldownSeconds, int threshold, double windowSeconds,
+                                 double quarantineSeconds) {
+        /** The contract's defaults: 2 s cooldown; 5 takeovers in 30 s pin the name for 60 s. */
+        public static final TakeoverPolicy DEFAULTS = new TakeoverPolicy(2, 5, 30, 60);
     }
 
     /** What a closed socket leaves behind. */
@@ -58,20 +72,43 @@ public final class SessionRegistry {
             return size() > MAX_REMEMBERED_NAMES;
         }
     };
+    /** Per name, the times of its recent takeovers (at most the quarantine threshold kept). */
+    private final LinkedHashMap<String, ArrayDeque<Double>> takeovers = new LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, ArrayDeque<Double>> eldest) {
+            return size() > MAX_REMEMBERED_NAMES;
+        }
+    };
+    /** Names pinned to their holder, with the end of the pin. */
+    private final LinkedHashMap<String, Double> quarantinedUntil = new LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Double> eldest) {
+            return size() > MAX_REMEMBERED_NAMES;
+        }
+    };
+    private long quarantinesStarted;
     private final SecureRandom random = new SecureRandom();
     private final int maxClients;
     private final int maxPerHost;
     private final int maxUnauth;
     private final boolean secured;
     private final double leaseOfflineTtl;
+    private final TakeoverPolicy takeoverPolicy;
 
-    /** A table enforcing the admission caps of contract §3.2. */
+    /** A table enforcing the admission caps of contract §3.2, with the default takeover policy. */
     public SessionRegistry(int maxClients, int maxPerHost, int maxUnauth, boolean secured, double leaseOfflineTtl) {
+        this(maxClients, maxPerHost, maxUnauth, secured, leaseOfflineTtl, TakeoverPolicy.DEFAULTS);
+    }
+
+    /** A table enforcing the admission caps of contract §3.2 and {@code takeoverPolicy}. */
+    public SessionRegistry(int maxClients, int maxPerHost, int maxUnauth, boolean secured, double leaseOfflineTtl,
+                           TakeoverPolicy takeoverPolicy) {
         this.maxClients = maxClients;
         this.maxPerHost = maxPerHost;
         this.maxUnauth = maxUnauth;
         this.secured = secured;
         this.leaseOfflineTtl = leaseOfflineTtl;
+        this.takeoverPolicy = takeoverPolicy;
     }
 
     /** Admission checks in contract order; null when admitted (and counted). */
@@ -116,6 +153,10 @@ public final class SessionRegistry {
             if (!takeover) {
                 return new Bind(Bind.Kind.CONFLICT, null, false, null, online(), sockets.size());
             }
+            Bind.Kind throttled = throttleTakeover(name, now);
+            if (throttled != null) {
+                return new Bind(throttled, null, false, null, online(), sockets.size());
+            }
             superseded = holder;
         }
         List<String> before = online();
@@ -135,6 +176,36 @@ public final class SessionRegistry {
             leases.put(name, new Lease(hash(token), true, Double.POSITIVE_INFINITY));
         }
         return new Bind(Bind.Kind.BOUND, superseded, joined, token, before, sockets.size());
+    }
+
+    /** Null when a takeover of {@code name} may proceed now (and records it), else the refusal. */
+    private Bind.Kind throttleTakeover(String name, double now) {
+        Double pinnedUntil = quarantinedUntil.get(name);
+        if (pinnedUntil != null) {
+            if (pinnedUntil > now) {
+                return Bind.Kind.TAKEOVER_QUARANTINE;
+            }
+            quarantinedUntil.remove(name);
+        }
+        ArrayDeque<Double> times = takeovers.computeIfAbsent(name, k -> new ArrayDeque<>());
+        while (!times.isEmpty() && times.peekFirst() <= now - takeoverPolicy.windowSeconds()) {
+            times.removeFirst();
+        }
+        if (!times.isEmpty() && now - times.peekLast() < takeoverPolicy.cooldownSeconds()) {
+            return Bind.Kind.TAKEOVER_COOLDOWN;
+        }
+        times.addLast(now);
+        if (times.size() >= takeoverPolicy.threshold()) {
+            quarantinedUntil.put(name, now + takeoverPolicy.quarantineSeconds());
+            quarantinesStarted++;
+            times.clear();
+        }
+        return null;
+    }
+
+    /** How many takeover quarantines were started since the hub started. */
+    public synchronized long takeoverQuarantines() {
+        return quarantinesStarted;
     }
 
     /** Forgets a closed socket; unbinds its name if it still owns it (contract §3.8). */
