@@ -96,6 +96,10 @@ public final class ServeOptions {
     @Option(names = "--max-batch", defaultValue = "1024", description = "Commands committed in one journal transaction at most (default: ${DEFAULT-VALUE}).")
     int maxBatch;
 
+    @Option(names = "--takeover-cooldown", defaultValue = "2.0", paramLabel = "SECONDS",
+            description = "Minimum spacing between takeovers of one name; closer ones close 4014 (default: ${DEFAULT-VALUE}).")
+    double takeoverCooldown;
+
     @Option(names = "--private-directed-messages", description = "Deliver directed chats only to their recipients "
             + "(and the sender), not to every socket; history and resume are filtered the same way.")
     boolean privateDirectedMessages;
@@ -135,6 +139,7 @@ public final class ServeOptions {
         require(leaseOfflineTtl >= 0 && Double.isFinite(leaseOfflineTtl), "--lease-offline-ttl must be >= 0");
         require(messageAuthWindow > 0 && Double.isFinite(messageAuthWindow), "--message-auth-window-seconds must be positive");
         require(rate >= 0 && Double.isFinite(rate), "--rate must be >= 0");
+        require(takeoverCooldown >= 0 && Double.isFinite(takeoverCooldown), "--takeover-cooldown must be >= 0");
         List<MessageAuthKey> keys = messageAuthKeys();
         require(!requireMessageAuth || !keys.isEmpty(), "--require-message-auth needs at least one --message-auth-key");
         return HubConfig.builder()
@@ -150,6 +155,7 @@ public final class ServeOptions {
                 .messageAuthReplayCapacity(messageAuthReplayCapacity)
                 .metricsEnabled(metrics).ratePerSecond(rate).rateBurst(burst)
                 .privateDirectedMessages(privateDirectedMessages)
+                .takeoverCooldown(Duration.ofMillis((long) (takeoverCooldown * 1000)))
                 .hubVersion("synapse-hub-java/" + VersionProvider.version())
                 .build();
     }
@@ -201,6 +207,7 @@ public final class ServeOptions {
                 + (config.requireMessageAuth() ? "required" : "not required"));
         m.put("metrics", config.metricsEnabled());
         m.put("private_directed_messages", config.privateDirectedMessages());
+        m.put("takeover_cooldown_s", config.takeoverCooldown().toMillis() / 1000.0);
         m.put("max_history", maxHistory);
         m.put("dead_letter_escalation", deadLetterEscalation == 0 ? "off" : "every " + deadLetterEscalation);
         m.put("board_notes", maxProgress + " total, " + maxProgressPerAuthor + " per author, " + maxProgressPerTask
