@@ -2,15 +2,10 @@ package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.synapsehub.core.actor.Idempotency;
-import dev.synapsehub.core.actor.Mutation;
-import dev.synapsehub.core.actor.Outcome;
-import dev.synapsehub.core.actor.ResponseRenderer;
 import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.claim.GitContext;
 import dev.synapsehub.core.command.CheckpointCommand;
 import dev.synapsehub.core.command.ClaimCommand;
-import dev.synapsehub.core.command.Command;
 import dev.synapsehub.core.command.HandoffCommand;
 import dev.synapsehub.core.command.ReleaseCommand;
 import dev.synapsehub.core.command.TaskUpdateCommand;
@@ -27,7 +22,6 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -42,12 +36,14 @@ public final class ClaimVerbs {
     private final HubContext hub;
     private final ClaimFrames claimFrames;
     private final BoardVerbs board;
+    private final VerbSupport support;
 
     /** Claim verbs whose release and handoff notes are posted through {@code board} (stored, journaled). */
     public ClaimVerbs(HubContext hub, BoardVerbs board) {
         this.hub = hub;
         this.claimFrames = new ClaimFrames(hub.frames());
         this.board = board;
+        this.support = new VerbSupport(hub);
     }
 
     /** True for the verbs handled here. */
@@ -122,8 +118,8 @@ public final class ClaimVerbs {
         ClaimCommand command = new ClaimCommand(r.sender(), r.session().principal(), taskId,
                 FieldCoercion.text(r.get("note")), FieldCoercion.ttl(r.get("ttl_seconds")),
                 worktree == null ? "" : worktree, paths, git);
-        submit(r, command, (reply, at) -> claimFrames.claimGranted(((Reply.Granted) reply).claim(),
-                ((Reply.Granted) reply).message(), at), this::publishClaim);
+        support.submit(r, command, true, (reply, at) -> claimFrames.claimGranted(((Reply.Granted) reply).claim(),
+                ((Reply.Granted) reply).message(), at), (req, reply, stored, committed, at) -> publishClaim(req, reply, stored, at));
     }
 
     private void release(Request r) {
@@ -134,8 +130,8 @@ public final class ClaimVerbs {
         }
         ReleaseReceipt receipt = ReleaseReceipt.from(r.frame());
         ReleaseCommand command = new ReleaseCommand(r.sender(), taskId, epoch.boxed());
-        submit(r, command, (reply, at) -> claimFrames.releaseGranted(((Reply.Granted) reply).claim(),
-                ((Reply.Granted) reply).message(), at, receipt), (req, reply, stored, at) -> {
+        support.submit(r, command, true, (reply, at) -> claimFrames.releaseGranted(((Reply.Granted) reply).claim(),
+                ((Reply.Granted) reply).message(), at, receipt), (req, reply, stored, committed, at) -> {
                     if (reply instanceof Reply.Granted granted) {
                         Claim c = granted.claim();
                         hub.metrics().releasesGranted.incrementAndGet();
@@ -174,8 +170,8 @@ public final class ClaimVerbs {
         TaskUpdateCommand command = new TaskUpdateCommand(r.sender(), taskId == null ? "" : taskId,
                 FieldCoercion.text(r.get("status")), FieldCoercion.text(r.get("note")),
                 FieldCoercion.text(r.get("data_ref")), epoch.boxed(), expected.boxed());
-        submit(r, command, (reply, at) -> claimFrames.taskUpdated(((Reply.Granted) reply).claim(),
-                ((Reply.Granted) reply).message(), at), (req, reply, stored, at) -> {
+        support.submit(r, command, true, (reply, at) -> claimFrames.taskUpdated(((Reply.Granted) reply).claim(),
+                ((Reply.Granted) reply).message(), at), (req, reply, stored, committed, at) -> {
                     if (reply instanceof Reply.Granted granted) {
                         hub.outbox().broadcast(stored != null ? stored
                                 : hub.frames().write(claimFrames.taskUpdated(granted.claim(), granted.message(), at)));
@@ -208,9 +204,9 @@ public final class ClaimVerbs {
         String note = FieldCoercion.text(r.get("note"));
         HandoffCommand command = new HandoffCommand(r.sender(), taskId, recipient, recipientSession.principal(),
                 note, epoch.boxed());
-        submit(r, command, (reply, at) -> claimFrames.handoffGranted(((Reply.Granted) reply).claim(),
+        support.submit(r, command, true, (reply, at) -> claimFrames.handoffGranted(((Reply.Granted) reply).claim(),
                 ((Reply.Granted) reply).previousOwner(), ((Reply.Granted) reply).message(), at),
-                (req, reply, stored, at) -> {
+                (req, reply, stored, committed, at) -> {
                     if (reply instanceof Reply.Granted granted) {
                         Claim c = granted.claim();
                         String text = "handed off to " + c.owner()
@@ -243,8 +239,8 @@ public final class ClaimVerbs {
         CheckpointCommand command = new CheckpointCommand(r.sender(), taskId, token == null ? "" : token,
                 epoch.boxed());
         String requester = r.sender();
-        submit(r, command, (reply, at) -> claimFrames.checkpointSaved(((Reply.Granted) reply).claim(), requester,
-                ((Reply.Granted) reply).message(), at), (req, reply, stored, at) -> {
+        support.submit(r, command, true, (reply, at) -> claimFrames.checkpointSaved(((Reply.Granted) reply).claim(), requester,
+                ((Reply.Granted) reply).message(), at), (req, reply, stored, committed, at) -> {
                     if (reply instanceof Reply.Granted granted) {
                         hub.outbox().send(req.session(), stored != null ? stored : hub.frames().write(
                                 claimFrames.checkpointSaved(granted.claim(), requester, granted.message(), at)));
@@ -268,77 +264,6 @@ public final class ClaimVerbs {
             ObjectNode f = claimFrames.denied("claim_denied", req.sender(), d.taskId(), d.message(), at);
             f.put("reason_code", CLAIM_REASON_CODES.contains(d.refusal()) ? d.refusal().name() : "CLAIM_DENIED");
             hub.outbox().send(req.session(), f);
-        }
-    }
-
-    // ------------------------------------------------------------------------ submission
-
-    /** Publishes a decided reply from the outbox thread. */
-    @FunctionalInterface
-    private interface Publisher {
-        void publish(Request request, Reply reply, String storedResponse, double decidedAt);
-    }
-
-    /** Renders the success frame of a reply (for the idempotency store). */
-    @FunctionalInterface
-    private interface GrantRenderer {
-        ObjectNode render(Reply reply, double decidedAt);
-    }
-
-    private void submit(Request r, Command command, GrantRenderer renderer, Publisher publisher) {
-        Idempotency idem = null;
-        JsonNode key = r.get("idem_key");
-        if (key != null && !key.isNull()) {
-            if (!key.isTextual() || key.textValue().isEmpty()) {
-                ObjectNode e = hub.frames().error(r.sender(), "Field 'idem_key' must be a non-empty string.", now());
-                e.put("error_code", "invalid_idempotency_request");
-                hub.outbox().send(r.session(), e);
-                return;
-            }
-            ResponseRenderer store = (reply, at) -> hub.frames().write(renderer.render(reply, at));
-            idem = new Idempotency(Idempotency.key(r.sender(), r.type(), key.textValue()), digest(r), store);
-        }
-        hub.actor().submit(new Mutation(command, idem)).thenAcceptAsync(outcome -> {
-            try {
-                publish(r, outcome, publisher);
-            } catch (RuntimeException fault) {
-                hub.metrics().faults.incrementAndGet();
-                hub.outbox().close(r.session(), null, 1011, "unexpected fault");
-            }
-        }, hub.outbox().executor());
-    }
-
-    private void publish(Request r, Outcome outcome, Publisher publisher) {
-        double at = now();
-        if (outcome instanceof Outcome.Decided decided) {
-            publisher.publish(r, decided.reply(), decided.storedResponse(), at);
-        } else if (outcome instanceof Outcome.Replayed replayed) {
-            hub.metrics().idempotentReplays.incrementAndGet();
-            hub.outbox().send(r.session(), replayed.response());
-        } else if (outcome instanceof Outcome.IdempotencyConflict conflict) {
-            hub.metrics().idempotencyConflicts.incrementAndGet();
-            ObjectNode e = hub.frames().error(r.sender(),
-                    "idem_key was already used for a different request; nothing was applied.", at);
-            JsonNode original = hub.json().parse(conflict.originalResponse());
-            if (original != null && original.isObject()) {
-                if (original.has("timestamp")) {
-                    e.set("timestamp", original.get("timestamp"));
-                }
-                if (original.has("hub_id")) {
-                    e.set("hub_id", original.get("hub_id"));
-                }
-            }
-            e.put("error_code", "idempotency_conflict");
-            hub.outbox().send(r.session(), e);
-        } else if (outcome instanceof Outcome.Refused refused) {
-            ObjectNode e = hub.frames().error(r.sender(), refused.message(), at);
-            e.put("error_code", refused.reason().name().toLowerCase(Locale.ROOT));
-            if (refused.reason() == Outcome.Reason.INTERNAL_FAULT) {
-                hub.metrics().faults.incrementAndGet();
-                hub.outbox().close(r.session(), e, 1011, "unexpected fault");
-            } else {
-                hub.outbox().send(r.session(), e);
-            }
         }
     }
 
@@ -390,22 +315,15 @@ public final class ClaimVerbs {
     }
 
     private boolean rejectNonText(Request r, String field) {
-        if (FieldCoercion.notText(r.get(field))) {
-            malformed(r, field, "Field '" + field + "' must be a string.");
-            return true;
-        }
-        return false;
+        return support.rejectNonText(r, field);
     }
 
     private void malformed(Request r, String field, String message) {
-        ObjectNode e = hub.frames().error(r.sender(), message, now());
-        e.put("error_code", "malformed_request");
-        e.put("field", field);
-        hub.outbox().send(r.session(), e);
+        support.malformed(r, field, message);
     }
 
     private double now() {
-        return hub.clock().nowSeconds();
+        return support.now();
     }
 
     private static String strip(String s) {
