@@ -1,5 +1,6 @@
 package dev.synapsehub.net;
 
+import dev.synapsehub.core.SpecConstants;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HexFormat;
@@ -131,12 +132,12 @@ public record HubConfig(
         private int maxJsonDepth = 64;
         private int outboundHighWaterBytes = 4 * 1024 * 1024;
         private Duration slowReaderGrace = Duration.ofSeconds(5);
-        private double leaseOfflineTtlSeconds = 3600;
+        private double leaseOfflineTtlSeconds = SpecConstants.DEFAULT_LEASE_OFFLINE_TTL;
         private List<MessageAuthKey> messageAuthKeys = List.of();
         private boolean requireMessageAuth;
         private int messageAuthReplayCapacity = 4096;
-        private double messageAuthWindowSeconds = 10.0;
-        private double messageAuthFutureSkewSeconds = 1.0;
+        private double messageAuthWindowSeconds = SpecConstants.DEFAULT_MESSAGE_AUTH_WINDOW_SECONDS;
+        private double messageAuthFutureSkewSeconds = SpecConstants.DEFAULT_MESSAGE_AUTH_FUTURE_SKEW_SECONDS;
         private boolean metricsEnabled;
         private String hubId;
         private String hubVersion = "synapse-hub-java/0.1.0";

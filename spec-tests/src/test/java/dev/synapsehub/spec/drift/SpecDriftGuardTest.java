@@ -190,11 +190,11 @@ class SpecDriftGuardTest {
 
     @Test
     void invariantWithoutPinOrStatusIsReported() {
-        String section = sectionOf(document, "INV-DG-1");
+        String section = sectionOf(document, "INV-CR-4");
         String copy = document.replace(section, section.replace("Status: not yet implemented", "Status: coming soon"));
         assertThat(copy).isNotEqualTo(document);
         assertThat(drifted(copy)).anyMatch(v -> v.kind() == SpecDriftGuard.Kind.INVARIANT_UNPINNED
-                && v.subject().equals("INV-DG-1"));
+                && v.subject().equals("INV-CR-4"));
     }
 
     @Test
