@@ -45,7 +45,7 @@ public final class ServeOptions {
     @Option(names = "--auth-timeout", defaultValue = "10.0", paramLabel = "SECONDS", description = "First-frame deadline (default: ${DEFAULT-VALUE}).")
     double authTimeoutSeconds;
 
-    @Option(names = "--lease-offline-ttl", defaultValue = "3600.0", paramLabel = "SECONDS", description = "How long a name-ownership lease outlives its holder's disconnect; 0 ends it at disconnect (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--lease-offline-ttl", defaultValue = "" + SpecConstants.DEFAULT_LEASE_OFFLINE_TTL, paramLabel = "SECONDS", description = "How long a name-ownership lease outlives its holder's disconnect; 0 ends it at disconnect (default: ${DEFAULT-VALUE}).")
     double leaseOfflineTtl;
 
     @Option(names = "--max-clients", defaultValue = "256", description = "Open sockets at most; beyond: close 4013 (default: ${DEFAULT-VALUE}).")
@@ -75,7 +75,7 @@ public final class ServeOptions {
     @Option(names = "--require-message-auth", description = "Refuse unsigned claim-family frames.")
     boolean requireMessageAuth;
 
-    @Option(names = "--message-auth-window-seconds", defaultValue = "10.0", description = "How old a signed frame may be (default: ${DEFAULT-VALUE}); the future skew is fixed at 1 s.")
+    @Option(names = "--message-auth-window-seconds", defaultValue = "" + SpecConstants.DEFAULT_MESSAGE_AUTH_WINDOW_SECONDS, description = "How old a signed frame may be (default: ${DEFAULT-VALUE}); the future skew is fixed at 1 s.")
     double messageAuthWindow;
 
     @Option(names = "--message-auth-replay-capacity", defaultValue = "4096", description = "Live nonces remembered for replay protection (default: ${DEFAULT-VALUE}).")
@@ -123,6 +123,15 @@ public final class ServeOptions {
     @Option(names = "--max-offers-per-agent", defaultValue = "64", description = "Resource offers per agent (default: ${DEFAULT-VALUE}).")
     int maxOffersPerAgent;
 
+    @Option(names = "--advertised-host", paramLabel = "HOST[:PORT]",
+            description = "An extra Host header authority to admit (the name clients use to reach the hub).")
+    String advertisedHost;
+
+    @Option(names = "--allow-origin", paramLabel = "ORIGIN",
+            description = "A browser origin (scheme://host[:port]) admitted at the WebSocket handshake (repeatable); "
+                    + "by default every request carrying an Origin header is refused.")
+    List<String> allowOrigins = new ArrayList<>();
+
     @Option(names = "--insecure-off-loopback", description = "Allow binding off loopback without a connect token (not recommended).")
     boolean insecureOffLoopback;
 
@@ -156,6 +165,7 @@ public final class ServeOptions {
                 .metricsEnabled(metrics).ratePerSecond(rate).rateBurst(burst)
                 .privateDirectedMessages(privateDirectedMessages)
                 .takeoverCooldown(Duration.ofMillis((long) (takeoverCooldown * 1000)))
+                .advertisedHost(advertisedHost).allowOrigins(allowOrigins)
                 .hubVersion("synapse-hub-java/" + VersionProvider.version())
                 .build();
     }
