@@ -160,8 +160,9 @@ final class BenchConnections implements AutoCloseable {
     void printHints(PrintWriter err, int wanted) {
         LongAdder capacity = closeCodes.get(4013);
         if (capacity != null) {
-            err.printf(Locale.ROOT, "hint: the hub closed %,d connection(s) with 4013 (hub at capacity): start it with"
-                    + " --max-clients %d or more%n", capacity.sum(), wanted + 8);
+            err.printf(Locale.ROOT, "hint: the hub closed %,d connection(s) with 4013 (hub at capacity): this run opens %,d;"
+                    + " start the hub with --max-clients %d or more (plus whatever else connects)%n", capacity.sum(), wanted,
+                    wanted);
         }
         LongAdder perHost = closeCodes.get(4015);
         if (perHost != null) {

@@ -43,7 +43,7 @@ final class MessagingBench {
     static final int REPLAY_PAGE = 1000;
     private static final long DEFAULT_MAILBOX = 10_000;
     private static final int MAILBOX_WINDOW = 64;
-    private static final long PAGE_QUIET_NANOS = 1_000_000_000L;
+    private static final long PAGE_QUIET_NANOS = 5_000_000_000L;
 
     private final BenchCommand o;
     private final String run;
@@ -221,7 +221,7 @@ final class MessagingBench {
         }
         out.printf(Locale.ROOT, "errors              %,d%s%n", errors.sum(), errorSuffix());
         out.printf(Locale.ROOT, "delivery latency    %s%n", percentiles());
-        return finish(errors.sum() == 0 && lost == 0 && got == expected);
+        return finish(errors.sum() == 0 && lost == 0 && got == expected, wanted);
     }
 
     private List<String> idleNames() {
@@ -401,7 +401,7 @@ final class MessagingBench {
         out.printf(Locale.ROOT, "delivered=false     %,d%n", undelivered.sum());
         out.printf(Locale.ROOT, "errors              %,d%s%n", errors.sum(), errorSuffix());
         out.printf(Locale.ROOT, "send->receipt       %s%n", percentiles());
-        return finish(errors.sum() == 0 && undelivered.sum() == 0 && missing == 0);
+        return finish(errors.sum() == 0 && undelivered.sum() == 0 && missing == 0, wanted);
     }
 
     private final class DirectedSender {
@@ -589,7 +589,8 @@ final class MessagingBench {
         if (received == n && replay.duplicates == 0 && replay.outOfOrder == 0) {
             out.printf(Locale.ROOT, "check               ok: every chat replayed exactly once, in seq order%n");
         }
-        return finish(received == n && replay.duplicates == 0 && replay.outOfOrder == 0 && replay.unexpected == 0);
+        return finish(received == n && replay.duplicates == 0 && replay.outOfOrder == 0 && replay.unexpected == 0,
+                2 + o.idle);
     }
 
     private ObjectNode mailboxHeartbeat(HubClient c, String identity, long since, boolean first) {
@@ -731,7 +732,7 @@ final class MessagingBench {
         return first == null ? "" : "  (first: " + first + ")";
     }
 
-    private int finish(boolean ok) {
+    private int finish(boolean ok, int wanted) {
         if (connections.closedByHub() > 0) {
             out.printf(Locale.ROOT, "closed by hub       %,d  (%s)%n", connections.closedByHub(),
                     connections.closeSummary());
@@ -739,7 +740,7 @@ final class MessagingBench {
         Runtime runtime = Runtime.getRuntime();
         out.printf(Locale.ROOT, "bench heap used     %,d MiB%n", (runtime.totalMemory() - runtime.freeMemory()) >> 20);
         out.flush();
-        connections.printHints(err, o.agents + o.senders + o.idle);
+        connections.printHints(err, wanted);
         return ok && connections.closedByHub() == 0 ? ExitCodes.OK : ExitCodes.REFUSED;
     }
 }

@@ -121,7 +121,8 @@ class BenchCommandTest {
         assertThat(r.out()).containsPattern("replayed\\s+2,100 of 2,100\\n")
                 .containsPattern("duplicates\\s+0\\n")
                 .containsPattern("out of order\\s+0\\n")
-                .containsPattern("pages\\s+3\\s+\\(1000 of 1000 chats each at most; 0 re-requested");
+                .containsPattern("pages\\s+3\\s+\\(1000 of 1000 chats each at most; 0 re-requested")
+                .contains("every chat replayed exactly once, in seq order");
     }
 
     @Test
@@ -137,7 +138,7 @@ class BenchCommandTest {
         startHub("--port", "0", "--max-clients", "2");
         CliTest.Run r = bench("--workload", "broadcast", "--agents", "3", "--count", "5");
         assertThat(r.code()).isEqualTo(ExitCodes.UNAVAILABLE);
-        assertThat(r.err()).contains("4013").contains("--max-clients");
+        assertThat(r.err()).contains("4013").contains("--max-clients 4 or more");
     }
 
     @Test
