@@ -98,6 +98,10 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Connections opened and registered at a time (default: ${DEFAULT-VALUE}).")
     int connectParallelism;
 
+    @Option(names = "--connect-timeout", paramLabel = "SECONDS", defaultValue = "30",
+            description = "Per connection: handshake and registration at most this long (default: ${DEFAULT-VALUE}).")
+    double connectTimeoutSeconds;
+
     @Option(names = "--token", description = "Connect token for a secured hub.")
     String token;
 
@@ -123,7 +127,7 @@ public final class BenchCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         if (agents < 1 || durationSeconds <= 0 || count < 0 || idle < 0 || whoEvery < 0 || senders < 1 || rate < 0
-                || drainSeconds < 0 || connectParallelism < 1) {
+                || drainSeconds < 0 || connectParallelism < 1 || connectTimeoutSeconds <= 0) {
             err.println("synapse-hub: --agents/--senders/--connect-parallelism must be >= 1, --duration > 0,"
                     + " --count/--idle/--who-every/--rate/--drain >= 0");
             return ExitCodes.USAGE;
@@ -138,7 +142,8 @@ public final class BenchCommand implements Callable<Integer> {
         }
         String run = HexFormat.of().formatHex(new byte[] {(byte) ThreadLocalRandom.current().nextInt(),
                 (byte) ThreadLocalRandom.current().nextInt(), (byte) ThreadLocalRandom.current().nextInt()});
-        try (BenchConnections connections = new BenchConnections(url, token, Duration.ofSeconds(10), connectParallelism)) {
+        try (BenchConnections connections = new BenchConnections(url, token,
+                Duration.ofMillis((long) (Math.min(connectTimeoutSeconds, 600) * 1000)), connectParallelism)) {
             if (workload != Workload.claims) {
                 return new MessagingBench(this, run, connections, out, err).run();
             }

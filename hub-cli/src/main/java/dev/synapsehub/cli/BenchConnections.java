@@ -15,6 +15,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -108,25 +109,46 @@ final class BenchConnections implements AutoCloseable {
         return c;
     }
 
+    /**
+     * Registers {@code name} and waits until the hub has processed it: its own
+     * {@code presence_update} (joined) arrives, or a refusal. The raw text is only scanned, never
+     * parsed, because every registration is announced to every connection.
+     */
     private HubClient register(String name) throws IOException {
         HubClient c = connect();
+        CompletableFuture<String> answer = new CompletableFuture<>();
+        String joined = "\"agent\":\"" + name + "\"";
+        c.onText(t -> {
+            if (answer.isDone()) {
+                return;
+            }
+            if (t.contains("\"presence_update\"") && t.contains(joined)) {
+                answer.complete(null);
+            } else if (t.contains("\"auth_denied\"") || t.contains("\"name_conflict\"")) {
+                answer.complete(t);
+            }
+        });
+        c.closeFuture().thenAccept(st -> answer.completeExceptionally(
+                new IOException("connection closed (" + st.code() + " " + st.reason() + ")")));
         ObjectNode hb = c.frame(name, "heartbeat");
         hb.put("payload", "online");
         if (token != null) {
             hb.put("token", token);
         }
         c.sendAsync(hb);
-        ObjectNode answer;
+        String refusal;
         try {
-            answer = c.awaitWhileOpen(f -> {
-                String type = f.path("type").asText();
-                return "welcome".equals(type) || "auth_denied".equals(type) || "name_conflict".equals(type);
-            }, timeout);
+            refusal = answer.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
-            throw new IOException("registering " + name + ": " + e.getMessage());
+            throw new IOException("registering " + name + ": no presence_update within " + timeout.toSeconds() + " s");
+        } catch (ExecutionException e) {
+            throw new IOException("registering " + name + ": " + e.getCause().getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted");
         }
-        if (!"welcome".equals(answer.path("type").asText())) {
-            throw new IOException("registering " + name + " refused: " + answer.path("payload").asText());
+        if (refusal != null) {
+            throw new IOException("registering " + name + " refused: " + refusal);
         }
         c.onText(t -> { });
         c.clearPending();
