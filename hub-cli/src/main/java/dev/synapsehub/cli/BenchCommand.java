@@ -2,9 +2,6 @@ package dev.synapsehub.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.net.HubClient;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.nio.NioEventLoopGroup;
-import io.netty.util.concurrent.DefaultThreadFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -25,24 +22,41 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * {@code synapse-hub bench}: the hub's own load tool. Opens N agents against any wire-v2 hub,
- * each running a closed loop of claim → grant → release → receipt (optionally with a
- * who_request every K claims), for a bounded time and count, and prints throughput and
- * claim→grant latency percentiles with a live progress line.
+ * {@code synapse-hub bench}: the hub's own load tool. Opens N agents against any wire-v2 hub
+ * and runs one workload for a bounded time and count, printing throughput and latency
+ * percentiles with a live progress line. The default {@code claims} workload runs, per agent,
+ * a closed loop of claim → grant → release → receipt (optionally with a who_request every K
+ * claims); {@code broadcast}, {@code directed} and {@code mailbox} exercise messaging (see
+ * {@link MessagingBench}).
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER,
-        description = {"Drive claim/release load against a hub and report throughput and latency.",
-            "Every agent claims its own worktree, so claims never conflict; on an open hub all loopback",
-            "agents share one quota principal, so start the hub with --max-claims-per-agent >= --agents."})
+        description = {"Drive load against a hub and report throughput and latency.",
+            "Workloads: claims (default): closed-loop claim/release per agent. Every agent claims its own",
+            "worktree, so claims never conflict; on an open hub all loopback agents share one quota principal,",
+            "so start the hub with --max-claims-per-agent >= --agents.",
+            "broadcast: --senders chat to \"all\" (closed loop, or --rate msgs/s); the --agents receivers",
+            "measure delivery latency and count lost deliveries.",
+            "directed: --agents (even) send directed chats with receipts to a partner, closed loop on the receipt.",
+            "mailbox: --count (default 10000) directed chats to an offline identity, which then reconnects with",
+            "mailbox: true and times the replay (the hub needs --db).",
+            "Beyond 256 connections start the hub with --max-clients and --max-connections-per-host 0."})
 public final class BenchCommand implements Callable<Integer> {
     /** Hard bound on a run's length, whatever the options say. */
     static final double MAX_SECONDS = 3600;
+
+    /** What the agents do. */
+    enum Workload { claims, broadcast, directed, mailbox }
+
+    @Option(names = "--workload", defaultValue = "claims",
+            description = "claims, broadcast, directed or mailbox (default: ${DEFAULT-VALUE}).")
+    Workload workload;
 
     @Option(names = "--url", paramLabel = "URI", defaultValue = "${env:SYNAPSE_URI:-ws://127.0.0.1:8876}",
             description = "Hub to load (default: $SYNAPSE_URI or ws://127.0.0.1:8876).")
     URI url;
 
-    @Option(names = "--agents", defaultValue = "1", description = "Concurrent agents, one connection each (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--agents", defaultValue = "1", description = "Concurrent agents, one connection each; for broadcast the"
+            + " receivers, for directed the senders, paired a_i -> a_(i xor 1) (default: ${DEFAULT-VALUE}).")
     int agents;
 
     @Option(names = "--duration", paramLabel = "SECONDS", defaultValue = "10",
@@ -50,7 +64,8 @@ public final class BenchCommand implements Callable<Integer> {
     double durationSeconds;
 
     @Option(names = "--count", paramLabel = "N", defaultValue = "0",
-            description = "Stop after N granted claims in all (0: only --duration bounds the run).")
+            description = "Stop after N granted claims, N broadcasts sent or N receipts in all (0: only --duration"
+                    + " bounds the run); for mailbox the backlog size (0: 10000).")
     long count;
 
     @Option(names = "--warmup", paramLabel = "SECONDS", defaultValue = "1",
@@ -64,6 +79,28 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--idle", paramLabel = "N", defaultValue = "0",
             description = "Additionally hold N idle registered connections for the whole run.")
     int idle;
+
+    @Option(names = "--senders", paramLabel = "K", defaultValue = "1",
+            description = "broadcast: concurrent senders (default: ${DEFAULT-VALUE}).")
+    int senders;
+
+    @Option(names = "--rate", paramLabel = "MSGS", defaultValue = "0",
+            description = "broadcast: send this many messages per second in all, open loop (0: closed loop, each"
+                    + " sender waits for the hub's echo of its last message).")
+    double rate;
+
+    @Option(names = "--drain", paramLabel = "SECONDS", defaultValue = "5",
+            description = "broadcast/directed: wait at most this long after the run for outstanding deliveries"
+                    + " (default: ${DEFAULT-VALUE}; at most 60).")
+    double drainSeconds;
+
+    @Option(names = "--connect-parallelism", paramLabel = "N", defaultValue = "32",
+            description = "Connections opened and registered at a time (default: ${DEFAULT-VALUE}).")
+    int connectParallelism;
+
+    @Option(names = "--connect-timeout", paramLabel = "SECONDS", defaultValue = "30",
+            description = "Per connection: handshake and registration at most this long (default: ${DEFAULT-VALUE}).")
+    double connectTimeoutSeconds;
 
     @Option(names = "--token", description = "Connect token for a secured hub.")
     String token;
@@ -89,35 +126,62 @@ public final class BenchCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        if (agents < 1 || durationSeconds <= 0 || count < 0 || idle < 0 || whoEvery < 0) {
-            err.println("synapse-hub: --agents must be >= 1, --duration > 0, --count/--idle/--who-every >= 0");
+        if (agents < 1 || durationSeconds <= 0 || count < 0 || idle < 0 || whoEvery < 0 || senders < 1 || rate < 0
+                || drainSeconds < 0 || connectParallelism < 1 || connectTimeoutSeconds <= 0) {
+            err.println("synapse-hub: --agents/--senders/--connect-parallelism must be >= 1, --duration > 0,"
+                    + " --count/--idle/--who-every/--rate/--drain >= 0");
             return ExitCodes.USAGE;
         }
-        double duration = Math.min(durationSeconds, MAX_SECONDS);
+        if (workload == Workload.directed && agents % 2 != 0) {
+            err.println("synapse-hub: --workload directed pairs agents a_i -> a_(i xor 1): --agents must be even");
+            return ExitCodes.USAGE;
+        }
+        if (workload == Workload.mailbox && count > MessagingBench.MAX_MAILBOX) {
+            err.printf(Locale.ROOT, "synapse-hub: --workload mailbox takes --count <= %,d%n", MessagingBench.MAX_MAILBOX);
+            return ExitCodes.USAGE;
+        }
         String run = HexFormat.of().formatHex(new byte[] {(byte) ThreadLocalRandom.current().nextInt(),
                 (byte) ThreadLocalRandom.current().nextInt(), (byte) ThreadLocalRandom.current().nextInt()});
-        EventLoopGroup group = new NioEventLoopGroup(Math.max(1, Runtime.getRuntime().availableProcessors()),
-                new DefaultThreadFactory("bench-io", true));
-        List<HubClient> clients = new ArrayList<>();
+        try (BenchConnections connections = new BenchConnections(url, token,
+                Duration.ofMillis((long) (Math.min(connectTimeoutSeconds, 600) * 1000)), connectParallelism)) {
+            if (workload != Workload.claims) {
+                return new MessagingBench(this, run, connections, out, err).run();
+            }
+            return runClaims(run, connections, out, err);
+        }
+    }
+
+    /** The run length after the hard bound. */
+    double duration() {
+        return Math.min(durationSeconds, MAX_SECONDS);
+    }
+
+    /** Opens {@code --idle} registered connections that discard what they receive. */
+    List<HubClient> openIdle(String run, BenchConnections connections, PrintWriter err) throws IOException {
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < idle; i++) {
+            names.add(namePrefix + "-" + run + "/idle" + i);
+        }
+        return connections.open(names, quiet ? null : err);
+    }
+
+    private int runClaims(String run, BenchConnections connections, PrintWriter out, PrintWriter err)
+            throws InterruptedException {
+        double duration = duration();
         List<Agent> loops = new ArrayList<>();
         try {
-            Duration connectTimeout = Duration.ofSeconds(10);
-            for (int i = 0; i < idle; i++) {
-                HubClient c = HubClient.connect(url, connectTimeout, group);
-                clients.add(c);
-                c.register(namePrefix + "-" + run + "/idle" + i, token, connectTimeout);
-                c.onFrame(f -> { });
-            }
+            openIdle(run, connections, err);
+            List<String> names = new ArrayList<>();
             for (int i = 0; i < agents; i++) {
-                HubClient c = HubClient.connect(url, connectTimeout, group);
-                clients.add(c);
-                String name = namePrefix + "-" + run + "/a" + i;
-                c.register(name, token, connectTimeout);
-                loops.add(new Agent(c, name, "a" + i, "wt-" + run + "-" + i));
+                names.add(namePrefix + "-" + run + "/a" + i);
             }
-        } catch (IOException | java.util.concurrent.TimeoutException e) {
+            List<HubClient> clients = connections.open(names, quiet ? null : err);
+            for (int i = 0; i < agents; i++) {
+                loops.add(new Agent(clients.get(i), names.get(i), "a" + i, "wt-" + run + "-" + i));
+            }
+        } catch (IOException e) {
             err.println("synapse-hub: cannot set up " + (agents + idle) + " connections to " + url + ": " + e.getMessage());
-            close(clients, group);
+            connections.printHints(err, agents + idle);
             return ExitCodes.UNAVAILABLE;
         }
         Runtime runtime = Runtime.getRuntime();
@@ -172,21 +236,17 @@ public final class BenchCommand implements Callable<Integer> {
                     micros(whoLatency.maxNanos()), whoLatency.count());
         }
         out.printf(Locale.ROOT, "bench heap used     %,d MiB%n", usedHeap >> 20);
+        if (connections.closedByHub() > 0) {
+            out.printf(Locale.ROOT, "closed by hub       %,d  (%s)%n", connections.closedByHub(), connections.closeSummary());
+        }
         out.flush();
-        close(clients, group);
+        connections.printHints(err, agents + idle);
         return errors.get() == 0 ? ExitCodes.OK : ExitCodes.REFUSED;
     }
 
-    private static String micros(long nanos) {
+    static String micros(long nanos) {
         return nanos >= 10_000_000 ? String.format(Locale.ROOT, "%.1fms", nanos / 1e6)
                 : String.format(Locale.ROOT, "%.0fµs", nanos / 1e3);
-    }
-
-    private static void close(List<HubClient> clients, EventLoopGroup group) {
-        for (HubClient c : clients) {
-            c.close();
-        }
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
     }
 
     /** One agent's closed loop, driven entirely by frames arriving on its event loop. */

@@ -59,6 +59,7 @@ public final class HubClient implements AutoCloseable {
     private static final int HISTORY_LIMIT = 10_000;
     private final ArrayDeque<ObjectNode> everything = new ArrayDeque<>();
     private volatile Consumer<ObjectNode> listener;
+    private volatile Consumer<String> textListener;
     private final CompletableFuture<CloseStatus> closed = new CompletableFuture<>();
     private Channel channel;
     private String name;
@@ -163,6 +164,19 @@ public final class HubClient implements AutoCloseable {
 
     /** Waits for, removes and returns the first received frame matching {@code predicate}. */
     public ObjectNode await(Predicate<ObjectNode> predicate, Duration timeout) throws TimeoutException {
+        return await(predicate, timeout, false);
+    }
+
+    /**
+     * Like {@link #await}, but gives up as soon as the connection has closed with no matching
+     * frame left: the exception then names the hub's close code and reason.
+     */
+    public ObjectNode awaitWhileOpen(Predicate<ObjectNode> predicate, Duration timeout) throws TimeoutException {
+        return await(predicate, timeout, true);
+    }
+
+    private ObjectNode await(Predicate<ObjectNode> predicate, Duration timeout, boolean stopOnClose)
+            throws TimeoutException {
         long deadline = System.nanoTime() + timeout.toNanos();
         synchronized (lock) {
             while (true) {
@@ -172,6 +186,10 @@ public final class HubClient implements AutoCloseable {
                         it.remove();
                         return f;
                     }
+                }
+                if (stopOnClose && closed.isDone()) {
+                    CloseStatus status = closed.getNow(null);
+                    throw new TimeoutException("connection closed (" + status.code() + " " + status.reason() + ")");
                 }
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
@@ -199,6 +217,26 @@ public final class HubClient implements AutoCloseable {
      */
     public void onFrame(Consumer<ObjectNode> frameListener) {
         this.listener = frameListener;
+        this.textListener = null;
+    }
+
+    /**
+     * Hands the raw text of every frame received from now on to {@code rawListener}, on this
+     * connection's event loop, without parsing it (the load tool's cheapest mode: idle
+     * connections and fan-out receivers). Replaces any {@link #onFrame} listener; must not block.
+     */
+    public void onText(Consumer<String> rawListener) {
+        this.textListener = rawListener;
+    }
+
+    /** Completes with the hub's close code and reason (or -1) when the connection ends. */
+    public CompletableFuture<CloseStatus> closeFuture() {
+        return closed.thenApply(s -> s);
+    }
+
+    /** This connection's event loop (for scheduling from the load tool). */
+    public io.netty.channel.EventLoop eventLoop() {
+        return channel.eventLoop();
     }
 
     /** Sends a frame without waiting for the write (safe from the event loop). */
@@ -289,6 +327,11 @@ public final class HubClient implements AutoCloseable {
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, WebSocketFrame frame) throws Exception {
             if (frame instanceof TextWebSocketFrame text) {
+                Consumer<String> raw = textListener;
+                if (raw != null) {
+                    raw.accept(text.text());
+                    return;
+                }
                 JsonNode node = mapper.readTree(text.text());
                 if (node instanceof ObjectNode object) {
                     Consumer<ObjectNode> l = listener;

@@ -1,0 +1,209 @@
+package dev.synapsehub.cli;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.net.HubClient;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.util.concurrent.DefaultThreadFactory;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The load tool's connections: one shared event loop group for every agent, registration in
+ * parallel (a bounded pool, so 10,000 idle connections open in reasonable time), and a tally
+ * of the close codes the hub sent, with a hint when they mean the hub's connection limits.
+ */
+final class BenchConnections implements AutoCloseable {
+    private final URI url;
+    private final String token;
+    private final Duration timeout;
+    private final int parallelism;
+    private final EventLoopGroup group;
+    private final List<HubClient> clients = Collections.synchronizedList(new ArrayList<>());
+    private final Map<Integer, LongAdder> closeCodes = new ConcurrentHashMap<>();
+    private volatile boolean closing;
+
+    BenchConnections(URI url, String token, Duration timeout, int parallelism) {
+        this.url = url;
+        this.token = token;
+        this.timeout = timeout;
+        this.parallelism = Math.max(1, parallelism);
+        this.group = new NioEventLoopGroup(Math.max(1, Runtime.getRuntime().availableProcessors()),
+                new DefaultThreadFactory("bench-io", true));
+    }
+
+    /**
+     * Opens and registers one connection per name, {@code parallelism} at a time. Each is left
+     * discarding what it receives (unparsed) until its workload installs a listener.
+     */
+    List<HubClient> open(List<String> names, PrintWriter progress) throws IOException {
+        if (names.isEmpty()) {
+            return List.of();
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(Math.min(parallelism, names.size()),
+                new DefaultThreadFactory("bench-connect", true));
+        AtomicInteger done = new AtomicInteger();
+        try {
+            List<Future<HubClient>> futures = new ArrayList<>(names.size());
+            for (String name : names) {
+                futures.add(pool.submit(() -> {
+                    HubClient c = register(name);
+                    done.incrementAndGet();
+                    return c;
+                }));
+            }
+            List<HubClient> out = new ArrayList<>(names.size());
+            long lastPrint = System.nanoTime();
+            for (Future<HubClient> f : futures) {
+                while (true) {
+                    try {
+                        out.add(f.get(200, TimeUnit.MILLISECONDS));
+                        break;
+                    } catch (TimeoutException e) {
+                        long now = System.nanoTime();
+                        if (progress != null && now - lastPrint >= 1_000_000_000L) {
+                            lastPrint = now;
+                            progress.printf(Locale.ROOT, "\r  connected %,d of %,d   ", done.get(), names.size());
+                            progress.flush();
+                        }
+                    }
+                }
+            }
+            if (progress != null && names.size() >= 1000) {
+                progress.printf(Locale.ROOT, "\r  connected %,d of %,d   %n", done.get(), names.size());
+            }
+            return out;
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            throw cause instanceof IOException io ? io : new IOException(String.valueOf(cause.getMessage()), cause);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while connecting");
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** Opens one connection without registering it (the caller sends its own first frame). */
+    HubClient connect() throws IOException {
+        HubClient c = HubClient.connect(url, timeout, group);
+        track(c);
+        return c;
+    }
+
+    /**
+     * Registers {@code name} and waits until the hub has processed it: its own
+     * {@code presence_update} (joined) arrives, or a refusal. The raw text is only scanned, never
+     * parsed, because every registration is announced to every connection.
+     */
+    private HubClient register(String name) throws IOException {
+        HubClient c = connect();
+        CompletableFuture<String> answer = new CompletableFuture<>();
+        String joined = "\"agent\":\"" + name + "\"";
+        c.onText(t -> {
+            if (answer.isDone()) {
+                return;
+            }
+            if (t.contains("\"presence_update\"") && t.contains(joined)) {
+                answer.complete(null);
+            } else if (t.contains("\"auth_denied\"") || t.contains("\"name_conflict\"")) {
+                answer.complete(t);
+            }
+        });
+        c.closeFuture().thenAccept(st -> answer.completeExceptionally(
+                new IOException("connection closed (" + st.code() + " " + st.reason() + ")")));
+        ObjectNode hb = c.frame(name, "heartbeat");
+        hb.put("payload", "online");
+        if (token != null) {
+            hb.put("token", token);
+        }
+        c.sendAsync(hb);
+        String refusal;
+        try {
+            refusal = answer.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            throw new IOException("registering " + name + ": no presence_update within " + timeout.toSeconds() + " s");
+        } catch (ExecutionException e) {
+            throw new IOException("registering " + name + ": " + e.getCause().getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted");
+        }
+        if (refusal != null) {
+            throw new IOException("registering " + name + " refused: " + refusal);
+        }
+        c.onText(t -> { });
+        c.clearPending();
+        return c;
+    }
+
+    private void track(HubClient c) {
+        clients.add(c);
+        c.closeFuture().thenAccept(s -> {
+            if (!closing) {
+                closeCodes.computeIfAbsent(s.code(), k -> new LongAdder()).increment();
+            }
+        });
+    }
+
+    /** Connections the hub (or the network) closed while the tool still wanted them. */
+    long closedByHub() {
+        return closeCodes.values().stream().mapToLong(LongAdder::sum).sum();
+    }
+
+    /** The close codes seen so far, e.g. {@code 4013 x3, -1 x1}; empty when none. */
+    String closeSummary() {
+        StringBuilder b = new StringBuilder();
+        new java.util.TreeMap<>(closeCodes).forEach((code, n) -> {
+            b.append(b.length() == 0 ? "" : ", ").append(code).append(" x").append(n.sum());
+        });
+        return b.toString();
+    }
+
+    /** Prints what the hub's limits need when it refused connections with 4013 or 4015. */
+    void printHints(PrintWriter err, int wanted) {
+        LongAdder capacity = closeCodes.get(4013);
+        if (capacity != null) {
+            err.printf(Locale.ROOT, "hint: the hub closed %,d connection(s) with 4013 (hub at capacity): this run opens %,d;"
+                    + " start the hub with --max-clients %d or more (plus whatever else connects)%n", capacity.sum(), wanted,
+                    wanted);
+        }
+        LongAdder perHost = closeCodes.get(4015);
+        if (perHost != null) {
+            err.printf(Locale.ROOT, "hint: the hub closed %,d connection(s) with 4015 (too many connections from host):"
+                    + " start it with --max-connections-per-host 0%n", perHost.sum());
+        }
+        err.flush();
+    }
+
+    @Override
+    public void close() {
+        closing = true;
+        List<HubClient> all;
+        synchronized (clients) {
+            all = new ArrayList<>(clients);
+        }
+        for (HubClient c : all) {
+            c.close();
+        }
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+    }
+}

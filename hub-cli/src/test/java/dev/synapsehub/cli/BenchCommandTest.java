@@ -1,0 +1,151 @@
+package dev.synapsehub.cli;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+import static dev.synapsehub.cli.CliTest.run;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code synapse-hub bench --workload ...} against an in-process hub on a loopback port: small
+ * runs bounded by count (and by --duration as a backstop), checking the correctness counters.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class BenchCommandTest {
+    private HubDaemon daemon;
+
+    @AfterEach
+    void stop() throws Exception {
+        if (daemon != null) {
+            daemon.close();
+        }
+    }
+
+    private void startHub(String... args) throws Exception {
+        SynapseHubCommand command = new SynapseHubCommand();
+        new CommandLine(command).parseArgs(args);
+        daemon = HubDaemon.start(command.serve);
+    }
+
+    private String url() {
+        return "ws://127.0.0.1:" + daemon.port();
+    }
+
+    private CliTest.Run bench(String... args) {
+        String[] all = new String[args.length + 7];
+        all[0] = "bench";
+        all[1] = "--url";
+        all[2] = url();
+        all[3] = "--warmup";
+        all[4] = "0";
+        all[5] = "--quiet";
+        all[6] = "--duration=60";
+        System.arraycopy(args, 0, all, 7, args.length);
+        return run(all);
+    }
+
+    @Test
+    void broadcastDeliversEveryMessageToEveryReceiver() throws Exception {
+        startHub("--port", "0");
+        CliTest.Run r = bench("--workload", "broadcast", "--agents", "3", "--count", "50");
+        assertThat(r.code()).as(r.out() + r.err()).isEqualTo(ExitCodes.OK);
+        assertThat(r.out()).contains("workload            broadcast")
+                .contains("senders             1 (closed loop)")
+                .containsPattern("messages sent\\s+50\\s")
+                .containsPattern("deliveries\\s+150\\s")
+                .containsPattern("expected\\s+150\\n")
+                .containsPattern("lost deliveries\\s+0\\n")
+                .containsPattern("errors\\s+0\\n")
+                .contains("delivery latency    p50").contains("p99.9");
+    }
+
+    @Test
+    void broadcastAtAFixedRateWithSeveralSendersAndIdleConnections() throws Exception {
+        startHub("--port", "0");
+        CliTest.Run r = bench("--workload", "broadcast", "--agents", "2", "--senders", "2", "--rate", "400",
+                "--count", "40", "--idle", "5");
+        assertThat(r.code()).as(r.out() + r.err()).isEqualTo(ExitCodes.OK);
+        assertThat(r.out()).contains("senders             2 (open loop at 400 msgs/s)")
+                .contains("receivers           2 (+5 idle)")
+                .containsPattern("messages sent\\s+40\\s")
+                .containsPattern("deliveries\\s+80\\s")
+                .containsPattern("lost deliveries\\s+0\\n");
+    }
+
+    @Test
+    void directedPairsCloseTheLoopOnDeliveryReceipts(@TempDir Path dir) throws Exception {
+        startHub("--port", "0", "--db", dir.resolve("hub.db").toString());
+        CliTest.Run r = bench("--workload", "directed", "--agents", "4", "--count", "40");
+        assertThat(r.code()).as(r.out() + r.err()).isEqualTo(ExitCodes.OK);
+        assertThat(r.out()).contains("agents              4 in 2 pairs")
+                .containsPattern("chats sent\\s+40\\n")
+                .containsPattern("receipts\\s+40\\s+\\(")
+                .containsPattern("missing receipts\\s+0\\n")
+                .containsPattern("delivered=false\\s+0\\n")
+                .contains("send->receipt       p50");
+    }
+
+    @Test
+    void directedNeedsAnEvenNumberOfAgents() throws Exception {
+        startHub("--port", "0");
+        CliTest.Run r = bench("--workload", "directed", "--agents", "3", "--count", "4");
+        assertThat(r.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(r.err()).contains("must be even");
+    }
+
+    @Test
+    void mailboxReplaysTheWholeBacklogOnceInOrder(@TempDir Path dir) throws Exception {
+        startHub("--port", "0", "--db", dir.resolve("hub.db").toString());
+        CliTest.Run r = bench("--workload", "mailbox", "--count", "200");
+        assertThat(r.code()).as(r.out() + r.err()).isEqualTo(ExitCodes.OK);
+        assertThat(r.out()).contains("workload            mailbox")
+                .containsPattern("replayed\\s+200 of 200\\n")
+                .containsPattern("duplicates\\s+0\\n")
+                .containsPattern("out of order\\s+0\\n")
+                .contains("replay time").contains("msgs/s")
+                .containsPattern("pages\\s+1\\s")
+                .contains("every chat replayed exactly once, in seq order");
+    }
+
+    @Test
+    void mailboxPagesThroughABacklogLargerThanOneReplay(@TempDir Path dir) throws Exception {
+        startHub("--port", "0", "--db", dir.resolve("hub.db").toString());
+        CliTest.Run r = bench("--workload", "mailbox", "--count", "2100");
+        assertThat(r.code()).as(r.out() + r.err()).isEqualTo(ExitCodes.OK);
+        assertThat(r.out()).containsPattern("replayed\\s+2,100 of 2,100\\n")
+                .containsPattern("duplicates\\s+0\\n")
+                .containsPattern("out of order\\s+0\\n")
+                .containsPattern("pages\\s+3\\s+\\(1000 of 1000 chats each at most; 0 re-requested")
+                .contains("every chat replayed exactly once, in seq order");
+    }
+
+    @Test
+    void mailboxAgainstAHubWithoutAJournalFailsClearly() throws Exception {
+        startHub("--port", "0");
+        CliTest.Run r = bench("--workload", "mailbox", "--count", "10");
+        assertThat(r.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(r.err()).contains("no journal").contains("--db");
+    }
+
+    @Test
+    void aHubAtCapacityGetsAHint() throws Exception {
+        startHub("--port", "0", "--max-clients", "2");
+        CliTest.Run r = bench("--workload", "broadcast", "--agents", "3", "--count", "5");
+        assertThat(r.code()).isEqualTo(ExitCodes.UNAVAILABLE);
+        assertThat(r.err()).contains("4013").contains("--max-clients 4 or more");
+    }
+
+    @Test
+    void aPerHostLimitGetsAHint() throws Exception {
+        startHub("--port", "0", "--max-connections-per-host", "2");
+        CliTest.Run r = bench("--agents", "3", "--count", "5");
+        assertThat(r.code()).isEqualTo(ExitCodes.UNAVAILABLE);
+        assertThat(r.err()).contains("4015").contains("--max-connections-per-host 0");
+    }
+}
