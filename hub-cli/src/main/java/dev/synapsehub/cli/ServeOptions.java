@@ -100,6 +100,12 @@ public final class ServeOptions {
             description = "Minimum spacing between takeovers of one name; closer ones close 4014 (default: ${DEFAULT-VALUE}).")
     double takeoverCooldown;
 
+    @Option(names = "--presence-fanout-limit", paramLabel = "N", defaultValue = "0",
+            description = "Above N open sockets, stop broadcasting presence_update on joins and leaves (each lists "
+                    + "every online agent to every socket: quadratic); agents poll who_request. 0 = always broadcast "
+                    + "(default, as the wire contract).")
+    int presenceFanoutLimit;
+
     @Option(names = "--private-directed-messages", description = "Deliver directed chats only to their recipients "
             + "(and the sender), not to every socket; history and resume are filtered the same way.")
     boolean privateDirectedMessages;
@@ -166,6 +172,7 @@ public final class ServeOptions {
                 .privateDirectedMessages(privateDirectedMessages)
                 .takeoverCooldown(Duration.ofMillis((long) (takeoverCooldown * 1000)))
                 .advertisedHost(advertisedHost).allowOrigins(allowOrigins)
+                .presenceFanoutLimit(presenceFanoutLimit)
                 .hubVersion("synapse-hub-java/" + VersionProvider.version())
                 .build();
     }
@@ -218,6 +225,7 @@ public final class ServeOptions {
         m.put("metrics", config.metricsEnabled());
         m.put("private_directed_messages", config.privateDirectedMessages());
         m.put("takeover_cooldown_s", config.takeoverCooldown().toMillis() / 1000.0);
+        m.put("presence_fanout", config.presenceFanoutLimit() == 0 ? "always" : "up to " + config.presenceFanoutLimit() + " sockets");
         m.put("max_history", maxHistory);
         m.put("dead_letter_escalation", deadLetterEscalation == 0 ? "off" : "every " + deadLetterEscalation);
         m.put("board_notes", maxProgress + " total, " + maxProgressPerAuthor + " per author, " + maxProgressPerTask

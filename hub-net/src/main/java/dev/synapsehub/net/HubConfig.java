@@ -24,6 +24,9 @@ import java.util.List;
  * @param takeoverQuarantineThreshold this many takeovers of one name within
  *        {@code takeoverQuarantineWindow} pin the name to its holder (4014 {@code takeover quarantine})
  * @param takeoverQuarantine how long such a name stays pinned
+ * @param presenceFanoutLimit above this many open sockets, joins and leaves are no longer
+ *        broadcast as {@code presence_update} (each one costs a frame listing every online agent
+ *        to every socket, quadratic in the fleet); clients poll {@code who_request}. 0 = always
  */
 public record HubConfig(
         String host,
@@ -55,7 +58,8 @@ public record HubConfig(
         Duration takeoverCooldown,
         int takeoverQuarantineThreshold,
         Duration takeoverQuarantineWindow,
-        Duration takeoverQuarantine) {
+        Duration takeoverQuarantine,
+        int presenceFanoutLimit) {
 
     public HubConfig {
         if (port < 0 || port > 65_535) {
@@ -73,6 +77,7 @@ public record HubConfig(
         messageAuthReplayCapacity = Math.max(1, messageAuthReplayCapacity);
         hubId = hubId == null || hubId.isBlank() ? randomHubId() : hubId;
         allowOrigins = List.copyOf(allowOrigins);
+        presenceFanoutLimit = Math.max(0, presenceFanoutLimit);
         takeoverCooldown = nonNegative(takeoverCooldown);
         takeoverQuarantineThreshold = Math.max(1, takeoverQuarantineThreshold);
         takeoverQuarantineWindow = nonNegative(takeoverQuarantineWindow);
@@ -116,6 +121,7 @@ public record HubConfig(
         b.privateDirectedMessages = privateDirectedMessages;
         b.takeoverCooldown = takeoverCooldown; b.takeoverQuarantineThreshold = takeoverQuarantineThreshold;
         b.takeoverQuarantineWindow = takeoverQuarantineWindow; b.takeoverQuarantine = takeoverQuarantine;
+        b.presenceFanoutLimit = presenceFanoutLimit;
         return b;
     }
 
@@ -151,6 +157,7 @@ public record HubConfig(
         private int takeoverQuarantineThreshold = 5;
         private Duration takeoverQuarantineWindow = Duration.ofSeconds(30);
         private Duration takeoverQuarantine = Duration.ofSeconds(60);
+        private int presenceFanoutLimit;
 
         public Builder host(String v) { host = v; return this; }
         public Builder port(int v) { port = v; return this; }
@@ -182,6 +189,7 @@ public record HubConfig(
         public Builder takeoverQuarantineThreshold(int v) { takeoverQuarantineThreshold = v; return this; }
         public Builder takeoverQuarantineWindow(Duration v) { takeoverQuarantineWindow = v; return this; }
         public Builder takeoverQuarantine(Duration v) { takeoverQuarantine = v; return this; }
+        public Builder presenceFanoutLimit(int v) { presenceFanoutLimit = v; return this; }
 
         /** The validated configuration. */
         public HubConfig build() {
@@ -191,7 +199,7 @@ public record HubConfig(
                     messageAuthWindowSeconds, messageAuthFutureSkewSeconds, metricsEnabled, hubId, hubVersion,
                     ratePerSecond, rateBurst, pingInterval, advertisedHost, allowOrigins,
                     privateDirectedMessages, takeoverCooldown, takeoverQuarantineThreshold, takeoverQuarantineWindow,
-                    takeoverQuarantine);
+                    takeoverQuarantine, presenceFanoutLimit);
         }
     }
 }

@@ -189,7 +189,7 @@ public final class InboundPipeline {
             hub.outbox().send(session, welcome(bind.onlineAgents(), bind.connectedClients()));
         }
         messaging.onBound(session, sender); // owed receipts first, then presence (§3.7 step 4)
-        if (bind.joined()) {
+        if (bind.joined() && presenceFannedOut()) {
             hub.outbox().broadcastLater(presence("joined", sender, now));
         }
         return true;
@@ -204,7 +204,9 @@ public final class InboundPipeline {
         SessionRegistry.Departure departure = hub.registry().remove(session, now);
         if (departure.left()) {
             cards.dropFor(departure.name());
-            hub.outbox().broadcastLater(presenceFrame("left", departure.name(), departure.onlineAgents(), now));
+            if (presenceFannedOut()) {
+                hub.outbox().broadcastLater(presenceFrame("left", departure.name(), departure.onlineAgents(), now));
+            }
         }
     }
 
@@ -247,6 +249,12 @@ public final class InboundPipeline {
         HubFrames.putStrings(f, "online_agents", online);
         f.put("protocol_version", 2);
         return f;
+    }
+
+    /** False once the fleet is larger than {@code --presence-fanout-limit} (0: never). */
+    private boolean presenceFannedOut() {
+        int limit = hub.config().presenceFanoutLimit();
+        return limit == 0 || hub.registry().connectedClients() <= limit;
     }
 
     private ObjectNode presence(String event, String agent, double now) {
