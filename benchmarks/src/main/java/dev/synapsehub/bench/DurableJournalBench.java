@@ -18,6 +18,8 @@ import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.journal.DurableCoordination;
 import dev.synapsehub.journal.SqliteJournal;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -48,7 +50,24 @@ import java.util.concurrent.atomic.LongAdder;
  * [--replay 10000,100000,1000000] [--fsync-iterations N]}
  */
 public final class DurableJournalBench {
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
     private DurableJournalBench() {
+    }
+
+    /** CPU time of the actor thread (by name), or -1 when it cannot be measured. */
+    private static long actorCpuNanos() {
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().equals("synapse-actor")) {
+                return THREADS.getThreadCpuTime(t.getId());
+            }
+        }
+        return -1;
+    }
+
+    /** Load average over the last minute, for the record (machine shared with other builds). */
+    private static double load() {
+        return ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
     }
 
     public static void main(String[] args) throws Exception {
@@ -161,9 +180,11 @@ public final class DurableJournalBench {
         long c0 = m.commands();
         long g0 = granted.sum();
         long l0 = latencyNanos.sum();
+        long cpu0 = actorCpuNanos();
         long t0 = System.nanoTime();
         Thread.sleep((long) (seconds * 1000));
         double elapsed = (System.nanoTime() - t0) / 1e9;
+        long actorCpu = actorCpuNanos() - cpu0;
         long events = m.eventsCommitted() - e0;
         long batches = m.batches() - b0;
         long commands = m.commands() - c0;
@@ -175,9 +196,11 @@ public final class DurableJournalBench {
         }
         actor.close();
         System.out.printf(Locale.ROOT, "actor FULL, %3d submitters: %,9.0f durable events/s, %,7.0f commits/s,"
-                        + " mean batch %.1f commands, mean latency %.0f us, mean commit %.0f us, slow commits %d%n",
+                        + " mean batch %.1f commands, mean latency %.0f us, mean commit %.0f us, slow commits %d;"
+                        + " actor thread CPU %.0f%% = %.1f us/event; load %.1f%n",
                 submitters, events / elapsed, batches / elapsed, batches == 0 ? 0 : (double) commands / batches,
-                meanLatencyUs, m.meanCommitMicros(), m.slowCommits());
+                meanLatencyUs, m.meanCommitMicros(), m.slowCommits(), actorCpu / elapsed / 1e7,
+                events == 0 ? 0 : actorCpu / 1000.0 / events, load());
     }
 
     /** Writes {@code n} claim-family events, then replays them: decode only, and full rebuild. */
@@ -221,16 +244,22 @@ public final class DurableJournalBench {
         for (int run = 1; run <= 2; run++) {
             try (SqliteJournal journal = SqliteJournal.open(db)) {
                 long[] count = {0};
+                long c0 = THREADS.getCurrentThreadCpuTime();
                 long t0 = System.nanoTime();
                 journal.replay(e -> count[0]++);
                 double decode = (System.nanoTime() - t0) / 1e9;
+                double decodeCpu = (THREADS.getCurrentThreadCpuTime() - c0) / 1e9;
                 CoordinationState state = new CoordinationState();
+                long c1 = THREADS.getCurrentThreadCpuTime();
                 long t1 = System.nanoTime();
                 long replayed = state.replay(journal, System.currentTimeMillis() / 1000.0, x -> { });
                 double rebuild = (System.nanoTime() - t1) / 1e9;
-                System.out.printf(Locale.ROOT, "replay %,9d events (run %d): decode only %,10.0f events/s (%.2f s);"
-                                + " full rebuild through apply %,10.0f events/s (%.2f s), %d live claims%n", n, run,
-                        count[0] / decode, decode, replayed / rebuild, rebuild, state.claims().liveCount());
+                double rebuildCpu = (THREADS.getCurrentThreadCpuTime() - c1) / 1e9;
+                System.out.printf(Locale.ROOT, "replay %,9d events (run %d): decode only %,10.0f events/s (%.2f s,"
+                                + " per CPU-second %,.0f/s); full rebuild through apply %,10.0f events/s (%.2f s,"
+                                + " per CPU-second %,.0f/s), %d live claims; load %.1f%n", n, run,
+                        count[0] / decode, decode, count[0] / decodeCpu, replayed / rebuild, rebuild,
+                        replayed / rebuildCpu, state.claims().liveCount(), load());
             }
         }
         Files.deleteIfExists(db);
