@@ -297,10 +297,10 @@ public final class SqliteJournal implements Journal {
                 long seq = rs.getLong(1);
                 double ts = rs.getDouble(2);
                 String kind = rs.getString(3);
-                String payload = rs.getString(4);
+                byte[] payload = rs.getBytes(4); // the stored UTF-8, decoded without a String copy
                 Optional<CoordinationEvent> event;
                 try {
-                    event = codec.decode(kind, ts, payload);
+                    event = payload != null ? codec.decode(kind, ts, payload) : codec.decode(kind, ts, rs.getString(4));
                 } catch (EventCodec.CorruptPayloadException e) {
                     corrupt++;
                     if (firstCorrupt == 0) {

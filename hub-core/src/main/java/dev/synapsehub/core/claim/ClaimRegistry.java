@@ -310,12 +310,20 @@ public final class ClaimRegistry {
                 remove(live.get(claim.taskId()));
                 insert(previous.claim(), order);
             });
-            remove(previous);
+            if (sameHolding(previous.claim(), claim)) {
+                // same owner, principal and scope (task update, checkpoint): the index entry
+                // and the quota charge stay as they are; only the snapshot and its expiry change
+                live.put(claim.taskId(), new Held(claim, previous.holding()));
+                pushExpiry(claim);
+            } else {
+                remove(previous);
+                insert(claim, order);
+            }
         } else {
             order = ++orderCounter;
             record(() -> remove(live.get(claim.taskId())));
+            insert(claim, order);
         }
-        insert(claim, order);
         dropRetained(claim.taskId());
         if (claim.epoch() > epochCounter) {
             long before = epochCounter;
@@ -329,10 +337,20 @@ public final class ClaimRegistry {
         live.put(claim.taskId(), new Held(claim, holding));
         index.add(holding);
         chargedByPrincipal.merge(claim.principal(), 1, Integer::sum);
+        pushExpiry(claim);
+    }
+
+    private void pushExpiry(Claim claim) {
         expiry.push(claim);
         if (expiry.size() > 2 * live.size() + 16) {
             expiry.rebuild(() -> live.values().stream().map(Held::claim).iterator());
         }
+    }
+
+    /** True when {@code next} would be indexed and charged exactly as {@code previous} is. */
+    private static boolean sameHolding(Claim previous, Claim next) {
+        return previous.owner().equals(next.owner()) && previous.principal().equals(next.principal())
+                && previous.worktree().equals(next.worktree()) && previous.paths().equals(next.paths());
     }
 
     private void remove(Held held) {
