@@ -5,6 +5,8 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.core.io.SegmentedStringWriter;
+import com.fasterxml.jackson.core.util.BufferRecycler;
 import com.fasterxml.jackson.core.json.JsonWriteFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -84,7 +86,9 @@ public final class EventCodec {
 
     /** The stored payload of {@code event}: compact, ASCII-escaped JSON. */
     public String encode(CoordinationEvent event) {
-        java.io.StringWriter out = new java.io.StringWriter(256);
+        // Jackson's pooled segment writer: no synchronized StringBuffer, no copy per grow
+        BufferRecycler recycler = FACTORY._getBufferRecycler();
+        SegmentedStringWriter out = new SegmentedStringWriter(recycler);
         try (JsonGenerator g = FACTORY.createGenerator(out)) {
             g.writeStartObject();
             if (event instanceof ClaimSnapshotEvent s) {
@@ -111,7 +115,17 @@ public final class EventCodec {
         } catch (IOException e) {
             throw new UncheckedIOException("encoding " + event.kind(), e);
         }
-        return out.toString();
+        return drain(out, recycler);
+    }
+
+    private static String drain(SegmentedStringWriter out, BufferRecycler recycler) {
+        try {
+            return out.getAndClear();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } finally {
+            recycler.releaseToPool();
+        }
     }
 
     private static void writeClaim(JsonGenerator g, Claim c) throws IOException {
