@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.core.io.SerializedString;
 import com.fasterxml.jackson.core.io.SegmentedStringWriter;
 import com.fasterxml.jackson.core.util.BufferRecycler;
 import com.fasterxml.jackson.core.json.JsonWriteFeature;
@@ -128,34 +129,65 @@ public final class EventCodec {
         }
     }
 
+    // claim field names, quoted once (identical output to writeStringField("..."))
+    private static final SerializedString F_TASK_ID = new SerializedString("task_id");
+    private static final SerializedString F_OWNER = new SerializedString("owner");
+    private static final SerializedString F_NOTE = new SerializedString("note");
+    private static final SerializedString F_STATUS = new SerializedString("status");
+    private static final SerializedString F_DATA_REF = new SerializedString("data_ref");
+    private static final SerializedString F_WORKTREE = new SerializedString("worktree");
+    private static final SerializedString F_CHECKPOINT = new SerializedString("checkpoint");
+    private static final SerializedString F_BRANCH = new SerializedString("branch");
+    private static final SerializedString F_BASE = new SerializedString("base");
+    private static final SerializedString F_AUTO_RELEASE_ON = new SerializedString("auto_release_on");
+    private static final SerializedString F_QUOTA_PRINCIPAL = new SerializedString("quota_principal");
+    private static final SerializedString F_CLAIMED_AT = new SerializedString("claimed_at");
+    private static final SerializedString F_LEASE_EXPIRES_AT = new SerializedString("lease_expires_at");
+    private static final SerializedString F_EPOCH = new SerializedString("epoch");
+    private static final SerializedString F_VERSION = new SerializedString("version");
+    private static final SerializedString F_PATHS = new SerializedString("paths");
+    private static final SerializedString F_GIT = new SerializedString("git");
+
     private static void writeClaim(JsonGenerator g, Claim c) throws IOException {
-        g.writeStringField("task_id", c.taskId());
-        g.writeStringField("owner", c.owner());
-        g.writeStringField("note", c.note());
-        g.writeNumberField("claimed_at", c.claimedAt());
-        g.writeNumberField("lease_expires_at", c.leaseExpiresAt());
-        g.writeStringField("status", c.status().wire());
-        g.writeStringField("data_ref", c.dataRef());
-        g.writeStringField("worktree", c.worktree());
-        g.writeArrayFieldStart("paths");
+        writeString(g, F_TASK_ID, c.taskId());
+        writeString(g, F_OWNER, c.owner());
+        writeString(g, F_NOTE, c.note());
+        g.writeFieldName(F_CLAIMED_AT);
+        g.writeNumber(c.claimedAt());
+        g.writeFieldName(F_LEASE_EXPIRES_AT);
+        g.writeNumber(c.leaseExpiresAt());
+        writeString(g, F_STATUS, c.status().wire());
+        writeString(g, F_DATA_REF, c.dataRef());
+        writeString(g, F_WORKTREE, c.worktree());
+        g.writeFieldName(F_PATHS);
+        g.writeStartArray();
         for (String path : c.paths()) {
             g.writeString(path);
         }
         g.writeEndArray();
-        g.writeNumberField("epoch", c.epoch());
-        g.writeNumberField("version", c.version());
-        g.writeStringField("checkpoint", c.checkpoint());
+        g.writeFieldName(F_EPOCH);
+        g.writeNumber(c.epoch());
+        g.writeFieldName(F_VERSION);
+        g.writeNumber(c.version());
+        writeString(g, F_CHECKPOINT, c.checkpoint());
         GitContext git = c.git();
         if (git == null) {
-            g.writeNullField("git");
+            g.writeFieldName(F_GIT);
+            g.writeNull();
         } else {
-            g.writeObjectFieldStart("git");
-            g.writeStringField("branch", git.branch());
-            g.writeStringField("base", git.base());
-            g.writeStringField("auto_release_on", git.autoReleaseOn());
+            g.writeFieldName(F_GIT);
+            g.writeStartObject();
+            writeString(g, F_BRANCH, git.branch());
+            writeString(g, F_BASE, git.base());
+            writeString(g, F_AUTO_RELEASE_ON, git.autoReleaseOn());
             g.writeEndObject();
         }
-        g.writeStringField("quota_principal", c.principal());
+        writeString(g, F_QUOTA_PRINCIPAL, c.principal());
+    }
+
+    private static void writeString(JsonGenerator g, SerializedString name, String value) throws IOException {
+        g.writeFieldName(name);
+        g.writeString(value);
     }
 
     // -------------------------------------------------------------------------------------
