@@ -310,151 +310,51 @@ public final class SqliteJournal implements Journal {
         statement.setString(offset + 4, row.payload());
     }
 
-    /** Events handed from the replay reader thread to the caller per chunk. */
-    private static final int REPLAY_CHUNK = 256;
-
-    /**
-     * Streams every stored event, in seq order, to {@code sink} on the calling thread, while a
-     * helper thread reads and decodes the rows ahead of it (a bounded pipeline: reading and
-     * decoding overlap with what the sink does, e.g. {@code apply}). The sink sees exactly the
-     * events, in exactly the order, that a single-threaded read would give; a read failure is
-     * reported after every event read before it was delivered; a sink failure stops the reader.
-     */
     @Override
     public void replay(Consumer<JournaledEvent> sink) throws JournalException {
         ensureOpen();
         ReplayProgress progress = new ReplayProgress(LOG, lastSeq, progressIntervalMillis);
-        ReplayReader reader = new ReplayReader(progress);
-        Thread thread = new Thread(reader, "synapse-journal-replay");
-        thread.setDaemon(true);
-        thread.start();
-        boolean interrupted = false;
-        try {
-            while (true) {
-                Object next;
+        long rows = 0;
+        long replayed = 0;
+        long unknown = 0;
+        long corrupt = 0;
+        long firstCorrupt = 0;
+        try (PreparedStatement q = connection.prepareStatement("SELECT seq, ts, kind, payload FROM events ORDER BY seq");
+             ResultSet rs = q.executeQuery()) {
+            while (rs.next()) {
+                rows++;
+                long seq = rs.getLong(1);
+                double ts = rs.getDouble(2);
+                String kind = rs.getString(3);
+                byte[] payload = rs.getBytes(4); // the stored UTF-8, decoded without a String copy
+                Optional<CoordinationEvent> event;
                 try {
-                    next = reader.handoff.take();
-                } catch (InterruptedException e) {
-                    interrupted = true; // replay is not interruptible, as a plain read never was
+                    event = payload != null ? codec.decode(kind, ts, payload) : codec.decode(kind, ts, rs.getString(4));
+                } catch (EventCodec.CorruptPayloadException e) {
+                    corrupt++;
+                    if (firstCorrupt == 0) {
+                        firstCorrupt = seq;
+                    }
+                    LOG.log(System.Logger.Level.ERROR, "journal row seq=" + seq + " kind=" + kind
+                            + " is corrupt and was not replayed: " + e.getMessage());
                     continue;
                 }
-                if (next instanceof JournaledEvent[] chunk) {
-                    for (JournaledEvent event : chunk) {
-                        if (event == null) {
-                            break;
-                        }
-                        sink.accept(event);
-                    }
-                } else if (next instanceof SQLException e) {
-                    throw new JournalException(path + ": replay failed after " + reader.rows + " rows: "
-                            + e.getMessage(), e);
-                } else if (next instanceof RuntimeException e) {
-                    throw e; // as a single-threaded read would have thrown it
-                } else if (next instanceof Error e) {
-                    throw e;
+                if (event.isEmpty()) {
+                    unknown++;
                 } else {
-                    break; // END
+                    sink.accept(new JournaledEvent(seq, event.get()));
+                    replayed++;
+                }
+                if ((rows & 4095) == 0) {
+                    progress.update(rows);
                 }
             }
-        } finally {
-            reader.cancelled = true;
-            reader.handoff.clear();
-            while (thread.isAlive()) {
-                try {
-                    thread.join();
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-                reader.handoff.clear();
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+        } catch (SQLException e) {
+            throw new JournalException(path + ": replay failed after " + rows + " rows: " + e.getMessage(), e);
         }
-        lastReplay = new ReplayStats(reader.rows, reader.replayed, reader.unknown, reader.corrupt,
-                reader.firstCorrupt, progress.elapsedSeconds());
-        LOG.log(reader.corrupt == 0 ? System.Logger.Level.INFO : System.Logger.Level.WARNING,
+        lastReplay = new ReplayStats(rows, replayed, unknown, corrupt, firstCorrupt, progress.elapsedSeconds());
+        LOG.log(corrupt == 0 ? System.Logger.Level.INFO : System.Logger.Level.WARNING,
                 "journal replay done: " + lastReplay);
-    }
-
-    /** Reads and decodes rows into chunks for {@link #replay}; its counters are read after join. */
-    private final class ReplayReader implements Runnable {
-        private static final Object END = new Object();
-
-        final java.util.concurrent.BlockingQueue<Object> handoff = new java.util.concurrent.ArrayBlockingQueue<>(16);
-        final ReplayProgress progress;
-        volatile boolean cancelled;
-        long rows;
-        long replayed;
-        long unknown;
-        long corrupt;
-        long firstCorrupt;
-
-        ReplayReader(ReplayProgress progress) {
-            this.progress = progress;
-        }
-
-        @Override
-        public void run() {
-            JournaledEvent[] chunk = new JournaledEvent[REPLAY_CHUNK];
-            int filled = 0;
-            Object last = END;
-            try (PreparedStatement q = connection.prepareStatement(
-                    "SELECT seq, ts, kind, payload FROM events ORDER BY seq");
-                 ResultSet rs = q.executeQuery()) {
-                while (!cancelled && rs.next()) {
-                    rows++;
-                    long seq = rs.getLong(1);
-                    double ts = rs.getDouble(2);
-                    String kind = rs.getString(3);
-                    byte[] payload = rs.getBytes(4); // the stored UTF-8, decoded without a String copy
-                    Optional<CoordinationEvent> event;
-                    try {
-                        event = payload != null ? codec.decode(kind, ts, payload)
-                                : codec.decode(kind, ts, rs.getString(4));
-                    } catch (EventCodec.CorruptPayloadException e) {
-                        corrupt++;
-                        if (firstCorrupt == 0) {
-                            firstCorrupt = seq;
-                        }
-                        LOG.log(System.Logger.Level.ERROR, "journal row seq=" + seq + " kind=" + kind
-                                + " is corrupt and was not replayed: " + e.getMessage());
-                        continue;
-                    }
-                    if (event.isEmpty()) {
-                        unknown++;
-                    } else {
-                        chunk[filled++] = new JournaledEvent(seq, event.get());
-                        replayed++;
-                        if (filled == REPLAY_CHUNK) {
-                            hand(chunk);
-                            chunk = new JournaledEvent[REPLAY_CHUNK];
-                            filled = 0;
-                        }
-                    }
-                    if ((rows & 4095) == 0) {
-                        progress.update(rows);
-                    }
-                }
-            } catch (SQLException | RuntimeException | Error e) {
-                last = e;
-            }
-            if (filled > 0) {
-                hand(chunk);
-            }
-            hand(last);
-        }
-
-        /** Queues {@code item} for the caller; gives up once the caller has stopped listening. */
-        private void hand(Object item) {
-            try {
-                while (!cancelled && !handoff.offer(item, 50, java.util.concurrent.TimeUnit.MILLISECONDS)) {
-                    // the caller is busy applying: wait for room
-                }
-            } catch (InterruptedException e) {
-                cancelled = true;
-            }
-        }
     }
 
     @Override
