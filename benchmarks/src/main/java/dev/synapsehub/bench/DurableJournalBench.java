@@ -55,11 +55,14 @@ public final class DurableJournalBench {
     private DurableJournalBench() {
     }
 
-    /** CPU time of the actor thread (by name), or -1 when it cannot be measured. */
+    /**
+     * User-mode CPU time of the actor thread (by name), or -1 when it cannot be measured. User
+     * time only: the kernel time of its write/fsync calls depends on the other I/O on the disk.
+     */
     private static long actorCpuNanos() {
         for (Thread t : Thread.getAllStackTraces().keySet()) {
             if (t.getName().equals("synapse-actor")) {
-                return THREADS.getThreadCpuTime(t.getId());
+                return THREADS.getThreadUserTime(t.getId());
             }
         }
         return -1;
@@ -204,7 +207,7 @@ public final class DurableJournalBench {
         actor.close();
         System.out.printf(Locale.ROOT, "actor FULL, %3d submitters: %,9.0f durable events/s, %,7.0f commits/s,"
                         + " mean batch %.1f commands, mean latency %.0f us, mean commit %.0f us, slow commits %d;"
-                        + " actor thread CPU %.0f%% = %.1f us/event; load %.1f%n",
+                        + " actor thread user CPU %.0f%% = %.1f us/event; load %.1f%n",
                 submitters, events / elapsed, batches / elapsed, batches == 0 ? 0 : (double) commands / batches,
                 meanLatencyUs, m.meanCommitMicros(), m.slowCommits(), actorCpu / elapsed / 1e7,
                 events == 0 ? 0 : actorCpu / 1000.0 / events, load());
