@@ -18,6 +18,8 @@ import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.journal.DurableCoordination;
 import dev.synapsehub.journal.SqliteJournal;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -45,10 +47,36 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * Usage: {@code java -cp benchmarks/target/benchmarks.jar dev.synapsehub.bench.DurableJournalBench
  * [fsync|throughput|replay|all] [--dir D] [--seconds S] [--submitters 1,16,64,256]
- * [--replay 10000,100000,1000000] [--fsync-iterations N]}
+ * [--replay 10000,100000,1000000] [--runs 2] [--fsync-iterations N]}
  */
 public final class DurableJournalBench {
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
     private DurableJournalBench() {
+    }
+
+    /**
+     * User-mode CPU time of the actor thread (by name), or -1 when it cannot be measured. User
+     * time only: the kernel time of its write/fsync calls depends on the other I/O on the disk.
+     */
+    private static long actorCpuNanos() {
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().equals("synapse-actor")) {
+                return THREADS.getThreadUserTime(t.getId());
+            }
+        }
+        return -1;
+    }
+
+    /** CPU time of the whole process (all threads, GC included), or -1. */
+    private static long processCpuNanos() {
+        java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+        return os instanceof com.sun.management.OperatingSystemMXBean sun ? sun.getProcessCpuTime() : -1;
+    }
+
+    /** Load average over the last minute, for the record (machine shared with other builds). */
+    private static double load() {
+        return ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
     }
 
     public static void main(String[] args) throws Exception {
@@ -58,6 +86,7 @@ public final class DurableJournalBench {
         int[] submitters = ints(option(args, "--submitters", "1,16,64,256"));
         int[] replaySizes = ints(option(args, "--replay", "10000,100000,1000000"));
         int fsyncIterations = Integer.parseInt(option(args, "--fsync-iterations", "500"));
+        int runs = Integer.parseInt(option(args, "--runs", "2"));
         Path work = Files.createTempDirectory(dir, "journal-bench-");
         System.out.printf(Locale.ROOT, "# %s, %d CPUs, java %s, dir %s%n", mode,
                 Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"), work);
@@ -71,7 +100,7 @@ public final class DurableJournalBench {
         }
         if (mode.equals("replay") || mode.equals("all")) {
             for (int n : replaySizes) {
-                replay(work, n);
+                replay(work, n, runs);
             }
         }
     }
@@ -161,9 +190,11 @@ public final class DurableJournalBench {
         long c0 = m.commands();
         long g0 = granted.sum();
         long l0 = latencyNanos.sum();
+        long cpu0 = actorCpuNanos();
         long t0 = System.nanoTime();
         Thread.sleep((long) (seconds * 1000));
         double elapsed = (System.nanoTime() - t0) / 1e9;
+        long actorCpu = actorCpuNanos() - cpu0;
         long events = m.eventsCommitted() - e0;
         long batches = m.batches() - b0;
         long commands = m.commands() - c0;
@@ -175,13 +206,15 @@ public final class DurableJournalBench {
         }
         actor.close();
         System.out.printf(Locale.ROOT, "actor FULL, %3d submitters: %,9.0f durable events/s, %,7.0f commits/s,"
-                        + " mean batch %.1f commands, mean latency %.0f us, mean commit %.0f us, slow commits %d%n",
+                        + " mean batch %.1f commands, mean latency %.0f us, mean commit %.0f us, slow commits %d;"
+                        + " actor thread user CPU %.0f%% = %.1f us/event; load %.1f%n",
                 submitters, events / elapsed, batches / elapsed, batches == 0 ? 0 : (double) commands / batches,
-                meanLatencyUs, m.meanCommitMicros(), m.slowCommits());
+                meanLatencyUs, m.meanCommitMicros(), m.slowCommits(), actorCpu / elapsed / 1e7,
+                events == 0 ? 0 : actorCpu / 1000.0 / events, load());
     }
 
     /** Writes {@code n} claim-family events, then replays them: decode only, and full rebuild. */
-    static void replay(Path work, int n) throws Exception {
+    static void replay(Path work, int n, int runs) throws Exception {
         Path db = work.resolve("replay-" + n + ".db");
         double base = System.currentTimeMillis() / 1000.0;
         long epoch = 0;
@@ -218,21 +251,33 @@ public final class DurableJournalBench {
                 journal.append(batch);
             }
         }
-        for (int run = 1; run <= 2; run++) {
+        double bestDecode = 0;
+        double bestRebuild = 0;
+        for (int run = 1; run <= runs; run++) {
             try (SqliteJournal journal = SqliteJournal.open(db)) {
                 long[] count = {0};
+                long c0 = processCpuNanos();
                 long t0 = System.nanoTime();
                 journal.replay(e -> count[0]++);
                 double decode = (System.nanoTime() - t0) / 1e9;
+                double decodeCpu = (processCpuNanos() - c0) / 1e9;
                 CoordinationState state = new CoordinationState();
+                long c1 = processCpuNanos();
                 long t1 = System.nanoTime();
                 long replayed = state.replay(journal, System.currentTimeMillis() / 1000.0, x -> { });
                 double rebuild = (System.nanoTime() - t1) / 1e9;
-                System.out.printf(Locale.ROOT, "replay %,9d events (run %d): decode only %,10.0f events/s (%.2f s);"
-                                + " full rebuild through apply %,10.0f events/s (%.2f s), %d live claims%n", n, run,
-                        count[0] / decode, decode, replayed / rebuild, rebuild, state.claims().liveCount());
+                double rebuildCpu = (processCpuNanos() - c1) / 1e9;
+                System.out.printf(Locale.ROOT, "replay %,9d events (run %d): decode only %,10.0f events/s (%.2f s,"
+                                + " per process CPU-second %,.0f/s); full rebuild through apply %,10.0f events/s (%.2f s,"
+                                + " per process CPU-second %,.0f/s), %d live claims; load %.1f%n", n, run,
+                        count[0] / decode, decode, count[0] / decodeCpu, replayed / rebuild, rebuild,
+                        replayed / rebuildCpu, state.claims().liveCount(), load());
+                bestDecode = Math.max(bestDecode, count[0] / decode);
+                bestRebuild = Math.max(bestRebuild, replayed / rebuild);
             }
         }
+        System.out.printf(Locale.ROOT, "replay %,9d events, best of %d runs: decode only %,10.0f events/s;"
+                + " full rebuild through apply %,10.0f events/s%n", n, runs, bestDecode, bestRebuild);
         Files.deleteIfExists(db);
         Files.deleteIfExists(Path.of(db + "-wal"));
         Files.deleteIfExists(Path.of(db + "-shm"));

@@ -4,6 +4,10 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.core.io.SerializedString;
+import com.fasterxml.jackson.core.io.SegmentedStringWriter;
+import com.fasterxml.jackson.core.util.BufferRecycler;
 import com.fasterxml.jackson.core.json.JsonWriteFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -18,6 +22,7 @@ import dev.synapsehub.core.event.IdempotencyRecordedEvent;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -60,6 +65,8 @@ public final class EventCodec {
 
     private static final JsonFactory FACTORY = JsonFactory.builder()
             .enable(JsonWriteFeature.ESCAPE_NON_ASCII)
+            // exact (correctly rounded) like Double.parseDouble, only faster
+            .enable(StreamReadFeature.USE_FAST_DOUBLE_PARSER)
             .build();
     private static final ObjectMapper MAPPER = new ObjectMapper(FACTORY);
 
@@ -85,7 +92,9 @@ public final class EventCodec {
         if (MessagingEventCodec.handles(event)) {
             return messaging.encode(event); // board, resource, chat, mailbox and receipt kinds
         }
-        java.io.StringWriter out = new java.io.StringWriter(256);
+        // Jackson's pooled segment writer: no synchronized StringBuffer, no copy per grow
+        BufferRecycler recycler = FACTORY._getBufferRecycler();
+        SegmentedStringWriter out = new SegmentedStringWriter(recycler);
         try (JsonGenerator g = FACTORY.createGenerator(out)) {
             g.writeStartObject();
             if (event instanceof ClaimSnapshotEvent s) {
@@ -112,37 +121,78 @@ public final class EventCodec {
         } catch (IOException e) {
             throw new UncheckedIOException("encoding " + event.kind(), e);
         }
-        return out.toString();
+        return drain(out, recycler);
     }
 
+    private static String drain(SegmentedStringWriter out, BufferRecycler recycler) {
+        try {
+            return out.getAndClear();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } finally {
+            recycler.releaseToPool();
+        }
+    }
+
+    // claim field names, quoted once (identical output to writeStringField("..."))
+    private static final SerializedString F_TASK_ID = new SerializedString("task_id");
+    private static final SerializedString F_OWNER = new SerializedString("owner");
+    private static final SerializedString F_NOTE = new SerializedString("note");
+    private static final SerializedString F_STATUS = new SerializedString("status");
+    private static final SerializedString F_DATA_REF = new SerializedString("data_ref");
+    private static final SerializedString F_WORKTREE = new SerializedString("worktree");
+    private static final SerializedString F_CHECKPOINT = new SerializedString("checkpoint");
+    private static final SerializedString F_BRANCH = new SerializedString("branch");
+    private static final SerializedString F_BASE = new SerializedString("base");
+    private static final SerializedString F_AUTO_RELEASE_ON = new SerializedString("auto_release_on");
+    private static final SerializedString F_QUOTA_PRINCIPAL = new SerializedString("quota_principal");
+    private static final SerializedString F_CLAIMED_AT = new SerializedString("claimed_at");
+    private static final SerializedString F_LEASE_EXPIRES_AT = new SerializedString("lease_expires_at");
+    private static final SerializedString F_EPOCH = new SerializedString("epoch");
+    private static final SerializedString F_VERSION = new SerializedString("version");
+    private static final SerializedString F_PATHS = new SerializedString("paths");
+    private static final SerializedString F_GIT = new SerializedString("git");
+
     private static void writeClaim(JsonGenerator g, Claim c) throws IOException {
-        g.writeStringField("task_id", c.taskId());
-        g.writeStringField("owner", c.owner());
-        g.writeStringField("note", c.note());
-        g.writeNumberField("claimed_at", c.claimedAt());
-        g.writeNumberField("lease_expires_at", c.leaseExpiresAt());
-        g.writeStringField("status", c.status().wire());
-        g.writeStringField("data_ref", c.dataRef());
-        g.writeStringField("worktree", c.worktree());
-        g.writeArrayFieldStart("paths");
+        writeString(g, F_TASK_ID, c.taskId());
+        writeString(g, F_OWNER, c.owner());
+        writeString(g, F_NOTE, c.note());
+        g.writeFieldName(F_CLAIMED_AT);
+        g.writeNumber(c.claimedAt());
+        g.writeFieldName(F_LEASE_EXPIRES_AT);
+        g.writeNumber(c.leaseExpiresAt());
+        writeString(g, F_STATUS, c.status().wire());
+        writeString(g, F_DATA_REF, c.dataRef());
+        writeString(g, F_WORKTREE, c.worktree());
+        g.writeFieldName(F_PATHS);
+        g.writeStartArray();
         for (String path : c.paths()) {
             g.writeString(path);
         }
         g.writeEndArray();
-        g.writeNumberField("epoch", c.epoch());
-        g.writeNumberField("version", c.version());
-        g.writeStringField("checkpoint", c.checkpoint());
+        g.writeFieldName(F_EPOCH);
+        g.writeNumber(c.epoch());
+        g.writeFieldName(F_VERSION);
+        g.writeNumber(c.version());
+        writeString(g, F_CHECKPOINT, c.checkpoint());
         GitContext git = c.git();
         if (git == null) {
-            g.writeNullField("git");
+            g.writeFieldName(F_GIT);
+            g.writeNull();
         } else {
-            g.writeObjectFieldStart("git");
-            g.writeStringField("branch", git.branch());
-            g.writeStringField("base", git.base());
-            g.writeStringField("auto_release_on", git.autoReleaseOn());
+            g.writeFieldName(F_GIT);
+            g.writeStartObject();
+            writeString(g, F_BRANCH, git.branch());
+            writeString(g, F_BASE, git.base());
+            writeString(g, F_AUTO_RELEASE_ON, git.autoReleaseOn());
             g.writeEndObject();
         }
-        g.writeStringField("quota_principal", c.principal());
+        writeString(g, F_QUOTA_PRINCIPAL, c.principal());
+    }
+
+    private static void writeString(JsonGenerator g, SerializedString name, String value) throws IOException {
+        g.writeFieldName(name);
+        g.writeString(value);
     }
 
     // -------------------------------------------------------------------------------------
@@ -165,27 +215,51 @@ public final class EventCodec {
             return Optional.of(messaging.decode(kind, ts, payload));
         }
         try (JsonParser p = FACTORY.createParser(payload)) {
-            if (p.nextToken() != JsonToken.START_OBJECT) {
-                throw new CorruptPayloadException("payload is not a JSON object");
-            }
-            CoordinationEvent event;
-            ClaimSnapshotEvent.Kind snapshot = SNAPSHOT_KINDS.get(kind);
-            if (snapshot != null) {
-                event = new ClaimSnapshotEvent(ts, snapshot, readClaim(p));
-            } else if ("release".equals(kind)) {
-                event = readRelease(p, ts);
-            } else if ("claim_denial".equals(kind)) {
-                event = readDenial(p, ts);
-            } else {
-                event = readIdempotency(p, ts);
-            }
-            if (p.nextToken() != null) {
-                throw new CorruptPayloadException("trailing content after the payload object");
-            }
-            return Optional.of(event);
+            return Optional.of(decode(kind, ts, p));
         } catch (IOException | RuntimeException e) {
             throw new CorruptPayloadException("undecodable " + kind + " payload: " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * Decodes a stored row from the UTF-8 bytes of its payload, as SQLite holds them (replay's
+     * fast path: no {@code String} of the whole payload). Decodes exactly as
+     * {@link #decode(String, double, String)} of the same text: a payload that does not start
+     * with '{' or does not parse as UTF-8 JSON is decoded through the text path instead.
+     */
+    public Optional<CoordinationEvent> decode(String kind, double ts, byte[] utf8) throws CorruptPayloadException {
+        if (!knows(kind)) {
+            return Optional.empty();
+        }
+        if (utf8 != null && utf8.length > 0 && utf8[0] == '{' && !MessagingEventCodec.knows(kind)) {
+            try (JsonParser p = FACTORY.createParser(utf8)) {
+                return Optional.of(decode(kind, ts, p));
+            } catch (IOException | RuntimeException | CorruptPayloadException e) {
+                // fall through: the text path gives the authoritative result and message
+            }
+        }
+        return decode(kind, ts, utf8 == null ? null : new String(utf8, StandardCharsets.UTF_8));
+    }
+
+    private CoordinationEvent decode(String kind, double ts, JsonParser p) throws IOException, CorruptPayloadException {
+        if (p.nextToken() != JsonToken.START_OBJECT) {
+            throw new CorruptPayloadException("payload is not a JSON object");
+        }
+        CoordinationEvent event;
+        ClaimSnapshotEvent.Kind snapshot = SNAPSHOT_KINDS.get(kind);
+        if (snapshot != null) {
+            event = new ClaimSnapshotEvent(ts, snapshot, readClaim(p));
+        } else if ("release".equals(kind)) {
+            event = readRelease(p, ts);
+        } else if ("claim_denial".equals(kind)) {
+            event = readDenial(p, ts);
+        } else {
+            event = readIdempotency(p, ts);
+        }
+        if (p.nextToken() != null) {
+            throw new CorruptPayloadException("trailing content after the payload object");
+        }
+        return event;
     }
 
     private static Claim readClaim(JsonParser p) throws IOException, CorruptPayloadException {

@@ -107,4 +107,35 @@ class EventCodecTest {
         assertThatThrownBy(() -> codec.decode("release", 1.0, "{}"))
                 .isInstanceOf(EventCodec.CorruptPayloadException.class);
     }
+
+    @Test
+    void decodingStoredBytesEqualsDecodingTheText() throws Exception {
+        ClaimSnapshotEvent event = new ClaimSnapshotEvent(2.5, ClaimSnapshotEvent.Kind.TASK_UPDATE,
+                claim(List.of("src/\u00e9.java"), new GitContext("b", "main", "merge"), "n \uD800"));
+        List<String> payloads = List.of(codec.encode(event), codec.encode(new ClaimReleasedEvent(2.5, "t")),
+                "{\"task_id\":\"raw \u00e9\u4e2d\"}", "\uFEFF{\"task_id\":\"bom\"}", "", "[]", "{\"task_id\":1}",
+                "{\"task_id\":\"t\"} trailing");
+        for (String text : payloads) {
+            for (String kind : List.of("release", "claim", "task_update", "chat")) {
+                byte[] utf8 = text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                Object viaText;
+                Object viaBytes;
+                try {
+                    viaText = codec.decode(kind, 2.5, text);
+                } catch (EventCodec.CorruptPayloadException e) {
+                    viaText = e.getMessage();
+                }
+                try {
+                    viaBytes = codec.decode(kind, 2.5, utf8);
+                } catch (EventCodec.CorruptPayloadException e) {
+                    viaBytes = e.getMessage();
+                }
+                assertThat(viaBytes).as(kind + " " + text).isEqualTo(viaText);
+            }
+        }
+        // invalid UTF-8 inside a string: the text path's replacement characters, not a failure
+        byte[] invalid = {'{', '"', 't', 'a', 's', 'k', '_', 'i', 'd', '"', ':', '"', 'a', (byte) 0xff, '"', '}'};
+        assertThat(codec.decode("release", 1.0, invalid))
+                .isEqualTo(codec.decode("release", 1.0, new String(invalid, java.nio.charset.StandardCharsets.UTF_8)));
+    }
 }

@@ -86,6 +86,39 @@ class SqliteJournalTest {
     }
 
     @Test
+    void batchesAcrossMultiRowInsertChunksAreNumberedInOrderAndStoredAsText() throws Exception {
+        Path db = dir.resolve("hub.db");
+        List<CoordinationEvent> written = new ArrayList<>();
+        try (SqliteJournal j = SqliteJournal.open(db)) {
+            long expected = 1;
+            for (int size : new int[] {1, SqliteJournal.CHUNK - 1, SqliteJournal.CHUNK, SqliteJournal.CHUNK + 1,
+                    3 * SqliteJournal.CHUNK + 5}) {
+                List<CoordinationEvent> batch = new ArrayList<>();
+                for (int i = 0; i < size; i++) {
+                    batch.add(claimEvent("t" + written.size(), "a", written.size() + 1, written.size()));
+                    written.add(batch.get(i));
+                }
+                List<JournaledEvent> committed = j.append(batch);
+                for (JournaledEvent e : committed) {
+                    assertThat(e.seq()).isEqualTo(expected++);
+                }
+            }
+        }
+        try (SqliteJournal j = SqliteJournal.open(db)) {
+            List<JournaledEvent> replayed = all(j);
+            assertThat(replayed).extracting(JournaledEvent::event).containsExactlyElementsOf(written);
+            assertThat(replayed).extracting(JournaledEvent::seq).isSorted();
+        }
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db);
+             Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT DISTINCT typeof(payload) FROM events")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getString(1)).isEqualTo("text");
+            assertThat(rs.next()).isFalse();
+        }
+    }
+
+    @Test
     void aNonSqliteFileIsRefusedAndLeftUntouched() throws Exception {
         Path db = dir.resolve("notes.db");
         byte[] content = "these are my notes, not a database\n".repeat(200).getBytes(StandardCharsets.UTF_8);

@@ -236,11 +236,12 @@ public final class CoordinationActor implements AutoCloseable {
             }
         }
         Decision decision = state.decide(mutation.command(), now);
-        List<CoordinationEvent> events = new ArrayList<>(decision.events());
+        List<CoordinationEvent> events = decision.events();
         String stored = null;
         if (idem != null && decision.reply().granted()) {
             double decidedAt = state.claims().now();
             stored = idem.renderer().render(decision.reply(), decidedAt);
+            events = new ArrayList<>(events);
             events.add(new IdempotencyRecordedEvent(decidedAt, idem.key(), idem.requestDigest(), stored));
         }
         for (CoordinationEvent event : events) {
@@ -255,7 +256,7 @@ public final class CoordinationActor implements AutoCloseable {
         if (pending.isEmpty()) {
             return;
         }
-        List<CoordinationEvent> all = new ArrayList<>();
+        List<CoordinationEvent> all = new ArrayList<>(pending.size() + 8);
         for (Pending p : pending) {
             all.addAll(p.events);
         }

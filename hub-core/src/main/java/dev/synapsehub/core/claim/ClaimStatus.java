@@ -9,15 +9,19 @@ import java.util.Set;
 public enum ClaimStatus {
     CLAIMED, WORKING, INPUT_REQUIRED, DONE, FAILED;
 
+    private static final ClaimStatus[] ALL = values();
+
+    private final String wire = name().toLowerCase(Locale.ROOT);
+
     /** The wire spelling, e.g. {@code input_required}. */
     public String wire() {
-        return name().toLowerCase(Locale.ROOT);
+        return wire;
     }
 
     /** Parses a wire spelling exactly (no trimming, no case folding); empty when unknown. */
     public static Optional<ClaimStatus> fromWire(String value) {
-        for (ClaimStatus status : values()) {
-            if (status.wire().equals(value)) {
+        for (ClaimStatus status : ALL) {
+            if (status.wire.equals(value)) {
                 return Optional.of(status);
             }
         }
