@@ -9,11 +9,16 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelOutboundBuffer;
+import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 import io.netty.util.concurrent.EventExecutor;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
 
 /**
  * Writes frames to connections. Actor outcomes are published from one single-threaded
@@ -60,15 +65,33 @@ public final class Outbox {
         broadcast(frames.write(frame));
     }
 
-    /** Sends a serialised frame to every connection allowed to receive broadcasts. */
+    /**
+     * Sends a serialised frame to every connection allowed to receive broadcasts: one task per
+     * event loop writes it to that loop's connections, instead of one cross-thread write per
+     * connection. Per connection, order is kept: every write to it goes through its loop's queue.
+     */
     public void broadcast(String text) {
         ByteBuf bytes = Unpooled.copiedBuffer(text, StandardCharsets.UTF_8);
         try {
+            Map<EventLoop, List<Session>> byLoop = new IdentityHashMap<>();
             for (Session session : registry.audience()) {
-                Channel channel = session.channel();
-                if (channel.isActive() && !overLimit(session)) {
-                    channel.writeAndFlush(new TextWebSocketFrame(bytes.retainedDuplicate()));
-                }
+                byLoop.computeIfAbsent(session.channel().eventLoop(), loop -> new ArrayList<>()).add(session);
+            }
+            for (Map.Entry<EventLoop, List<Session>> group : byLoop.entrySet()) {
+                ByteBuf shared = bytes.retainedDuplicate();
+                List<Session> sessions = group.getValue();
+                group.getKey().execute(() -> {
+                    try {
+                        for (Session session : sessions) {
+                            Channel channel = session.channel();
+                            if (channel.isActive() && !overLimit(session)) {
+                                channel.writeAndFlush(new TextWebSocketFrame(shared.retainedDuplicate()));
+                            }
+                        }
+                    } finally {
+                        shared.release();
+                    }
+                });
             }
         } finally {
             bytes.release();

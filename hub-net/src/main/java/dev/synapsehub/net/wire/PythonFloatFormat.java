@@ -88,10 +88,29 @@ public final class PythonFloatFormat {
     }
 
     private static int significantDigits(String javaRepr) {
-        int e = javaRepr.indexOf('E');
-        String mantissa = e < 0 ? javaRepr : javaRepr.substring(0, e);
-        String digits = mantissa.replace(".", "").replaceFirst("^0+", "");
-        digits = digits.replaceFirst("0+$", "");
-        return Math.max(1, digits.length());
+        int end = javaRepr.indexOf('E');
+        if (end < 0) {
+            end = javaRepr.length();
+        }
+        int first = -1;
+        int last = -1;
+        int count = 0;
+        for (int i = 0; i < end; i++) {
+            char c = javaRepr.charAt(i);
+            if (c < '0' || c > '9') {
+                continue;
+            }
+            if (first < 0 && c == '0') {
+                continue; // leading zeros are not significant
+            }
+            if (first < 0) {
+                first = count;
+            }
+            count++;
+            if (c != '0') {
+                last = count;
+            }
+        }
+        return Math.max(1, last < 0 ? 0 : last - first);
     }
 }
