@@ -111,18 +111,21 @@ final class BenchConnections implements AutoCloseable {
 
     /**
      * Registers {@code name} and waits until the hub has processed it: its own
-     * {@code presence_update} (joined) arrives, or a refusal. The raw text is only scanned, never
-     * parsed, because every registration is announced to every connection.
+     * {@code presence_update} (joined) arrives, or the private answer to a tiny probe sent right
+     * after the heartbeat (a hub with --presence-fanout-limit stops announcing joins), or a
+     * refusal. The raw text is only scanned, never parsed.
      */
     private HubClient register(String name) throws IOException {
         HubClient c = connect();
         CompletableFuture<String> answer = new CompletableFuture<>();
         String joined = "\"agent\":\"" + name + "\"";
+        String probeTask = "bench-registration-probe-" + name;
         c.onText(t -> {
             if (answer.isDone()) {
                 return;
             }
-            if (t.contains("\"presence_update\"") && t.contains(joined)) {
+            if ((t.contains("\"presence_update\"") && t.contains(joined))
+                    || (t.contains("\"wait_denied\"") && t.contains(probeTask))) {
                 answer.complete(null);
             } else if (t.contains("\"auth_denied\"") || t.contains("\"name_conflict\"")) {
                 answer.complete(t);
@@ -136,6 +139,9 @@ final class BenchConnections implements AutoCloseable {
             hb.put("token", token);
         }
         c.sendAsync(hb);
+        ObjectNode probe = c.frame(name, "wait_request");
+        probe.put("task_id", probeTask);
+        c.sendAsync(probe);
         String refusal;
         try {
             refusal = answer.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
