@@ -260,7 +260,15 @@ public final class SessionRegistry {
 
     /** Open sockets. */
     public synchronized int connectedClients() {
-        return sockets.size();
+        // A socket the hub is closing is gone for every later snapshot, as in the reference,
+        // even though its TCP connection may take a moment to finish.
+        int open = 0;
+        for (Session s : sockets) {
+            if (!s.closing()) {
+                open++;
+            }
+        }
+        return open;
     }
 
     /** Sockets that may receive broadcasts: all on an open hub, authenticated ones on a token hub. */
