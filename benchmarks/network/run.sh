@@ -51,7 +51,7 @@ for mode in memory durable; do
   flags="$big"; [ "$mode" = durable ] && flags="$big --db $out/claims-$mode.db"
   for agents in 1 64 1000; do
     start_hub "claims-$mode-$agents" $flags
-    bench "claims-$mode-$agents" --agents "$agents" --duration 10 --warmup 2 --connect-parallelism 64
+    bench "claims-$mode-$agents" --agents "$agents" --duration 10 --warmup 15 --connect-parallelism 64
     stop_hub
   done
 done
@@ -60,7 +60,7 @@ fi
 # 10,000 idle connected agents, claim latency meanwhile (presence broadcasts capped: see docs)
 if [[ " $sections " == *" idle "* ]]; then
 start_hub idle-10000 $big --presence-fanout-limit 256
-bench idle-10000 --agents 1 --idle 10000 --duration 30 --warmup 2 --connect-parallelism 64 --connect-timeout 300 &
+bench idle-10000 --agents 1 --idle 10000 --duration 30 --warmup 15 --connect-parallelism 64 --connect-timeout 300 &
 bench_pid=$!
 for _ in $(seq 1 120); do grep -q "^bench: " "$out/idle-10000.txt" 2>/dev/null && break; sleep 5; done
 sleep 10   # all 10,000 connections are registered and the measured phase runs
@@ -72,10 +72,10 @@ fi
 # Messaging (issue 5)
 if [[ " $sections " == *" messaging "* ]]; then
 start_hub broadcast-1000 $big
-bench broadcast-1000 --workload broadcast --agents 1000 --duration 10 --warmup 2 --connect-parallelism 64
+bench broadcast-1000 --workload broadcast --agents 1000 --duration 10 --warmup 10 --connect-parallelism 64
 stop_hub
 start_hub directed-64 $big --private-directed-messages --db "$out/directed-64.db"
-bench directed-64 --workload directed --agents 64 --duration 10 --warmup 2
+bench directed-64 --workload directed --agents 64 --duration 10 --warmup 10
 stop_hub
 start_hub mailbox-10000 $big --db "$out/mailbox-10000.db"
 bench mailbox-10000 --workload mailbox --count 10000 --duration 120
