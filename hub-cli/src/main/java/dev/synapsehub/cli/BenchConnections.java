@@ -39,6 +39,8 @@ final class BenchConnections implements AutoCloseable {
     private final EventLoopGroup group;
     private final List<HubClient> clients = Collections.synchronizedList(new ArrayList<>());
     private final Map<Integer, LongAdder> closeCodes = new ConcurrentHashMap<>();
+    private final Map<HubClient, CompletableFuture<HubClient.CloseStatus>> closeRecorded =
+            new ConcurrentHashMap<>();
     private volatile boolean closing;
 
     BenchConnections(URI url, String token, Duration timeout, int parallelism) {
@@ -131,7 +133,8 @@ final class BenchConnections implements AutoCloseable {
                 answer.complete(t);
             }
         });
-        c.closeFuture().thenAccept(st -> answer.completeExceptionally(
+        // after the close code is counted, so a failed set-up can already print its hint
+        closeRecorded.get(c).thenAccept(st -> answer.completeExceptionally(
                 new IOException("connection closed (" + st.code() + " " + st.reason() + ")")));
         ObjectNode hb = c.frame(name, "heartbeat");
         hb.put("payload", "online");
@@ -163,11 +166,12 @@ final class BenchConnections implements AutoCloseable {
 
     private void track(HubClient c) {
         clients.add(c);
-        c.closeFuture().thenAccept(s -> {
+        closeRecorded.put(c, c.closeFuture().thenApply(s -> {
             if (!closing) {
                 closeCodes.computeIfAbsent(s.code(), k -> new LongAdder()).increment();
             }
-        });
+            return s;
+        }));
     }
 
     /** Connections the hub (or the network) closed while the tool still wanted them. */

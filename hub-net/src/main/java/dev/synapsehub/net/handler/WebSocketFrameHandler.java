@@ -2,6 +2,7 @@ package dev.synapsehub.net.handler;
 
 import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.InboundPipeline;
+import dev.synapsehub.net.protocol.Outbox;
 import dev.synapsehub.net.session.Session;
 import dev.synapsehub.net.session.SessionRegistry;
 import io.netty.buffer.ByteBufUtil;
@@ -75,8 +76,7 @@ public final class WebSocketFrameHandler extends SimpleChannelInboundHandler<Web
         SessionRegistry.Refusal refusal = hub.registry().admit(s);
         if (refusal != null) {
             s.markClosing();
-            ctx.writeAndFlush(new CloseWebSocketFrame(refusal.code(), refusal.reason()))
-                    .addListener(ChannelFutureListener.CLOSE);
+            Outbox.closeGracefully(ctx.channel(), new CloseWebSocketFrame(refusal.code(), refusal.reason()));
             return;
         }
         session = s;

@@ -7,7 +7,6 @@ import dev.synapsehub.net.wire.HubFrames;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
@@ -114,7 +113,21 @@ public final class Outbox {
         if (before != null) {
             channel.write(new TextWebSocketFrame(frames.write(before)));
         }
-        channel.writeAndFlush(new CloseWebSocketFrame(code, reason)).addListener(ChannelFutureListener.CLOSE);
+        closeGracefully(channel, new CloseWebSocketFrame(code, reason));
+    }
+
+    /** How long a closed-by-the-hub peer has to answer the close frame before TCP is closed. */
+    private static final long CLOSE_GRACE_MILLIS = 500;
+
+    /**
+     * Sends the close frame, then closes TCP when the peer answers it (the protocol handler does
+     * that) or after a short grace. Closing TCP at once while the peer's next frames are still
+     * unread makes the kernel reset the connection, and a reset can discard the close frame (and
+     * with it the close code) before the client reads it.
+     */
+    public static void closeGracefully(Channel channel, CloseWebSocketFrame close) {
+        channel.writeAndFlush(close).addListener(done -> channel.eventLoop()
+                .schedule(() -> channel.close(), CLOSE_GRACE_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS));
     }
 
     private boolean overLimit(Session session) {
