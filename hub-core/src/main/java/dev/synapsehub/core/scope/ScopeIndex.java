@@ -124,13 +124,9 @@ public final class ScopeIndex {
 
     private final Map<String, Root> roots = new HashMap<>();
 
-    /** Indexes a holding under each of its declared paths (the root for a whole-worktree scope). */
-    public void add(Holding holding) {
-        index(holding);
-    }
-
     /**
-     * Indexes a holding like {@link #add}, returning the entry to pass to {@link #remove(Entry)}.
+     * Indexes a holding under each of its declared paths (the root for a whole-worktree scope),
+     * returning the entry to pass to {@link #remove(Entry)}.
      */
     public Entry index(Holding holding) {
         String worktree = holding.scope().worktree();
@@ -216,31 +212,6 @@ public final class ScopeIndex {
         if (owner.size == 0 && ++root.emptyOwners > (root.owners.size() >> 1) + 16) {
             root.owners.values().removeIf(o -> o.size == 0);
             root.emptyOwners = 0;
-        }
-    }
-
-    /** Removes a holding previously added (found by its paths); prunes nodes left empty. */
-    public void remove(Holding holding) {
-        Root root = roots.get(holding.scope().worktree());
-        if (root == null) {
-            return;
-        }
-        List<String> anchors = anchors(holding.scope());
-        Node node = anchors.isEmpty() ? null : find(root, anchors.get(0));
-        if (node == null || node.here == null) {
-            return;
-        }
-        for (Entry e : node.here) {
-            if (e.holding == holding) {
-                remove(e);
-                return;
-            }
-        }
-        for (Entry e : node.here) {
-            if (e.holding.equals(holding)) {
-                remove(e);
-                return;
-            }
         }
     }
 
@@ -376,20 +347,6 @@ public final class ScopeIndex {
                 return;
             }
         }
-    }
-
-    private static Node find(Node root, String path) {
-        Node node = root;
-        if (path.isEmpty()) {
-            return node;
-        }
-        for (String segment : path.split("/", -1)) {
-            node = node.children == null ? null : node.children.get(segment);
-            if (node == null) {
-                return null;
-            }
-        }
-        return node;
     }
 
     /** The paths a scope is anchored at: the root for a whole-worktree scope. */

@@ -3,7 +3,9 @@ package dev.synapsehub.core.scope;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 
@@ -38,8 +40,8 @@ class ScopeIndexTest {
     @Test
     void firstConflictIsTheLowestOrder() {
         ScopeIndex index = new ScopeIndex();
-        index.add(holding("SECOND", "CHARLIE", 2, "main", "src/lib"));
-        index.add(holding("FIRST", "BRAVO", 1, "main", "src/app.py"));
+        index.index(holding("SECOND", "CHARLIE", 2, "main", "src/lib"));
+        index.index(holding("FIRST", "BRAVO", 1, "main", "src/app.py"));
         assertThat(index.firstConflict(new Scope("main", List.of("src")), "ALPHA", null))
                 .map(ScopeIndex.Holding::taskId).contains("FIRST");
     }
@@ -49,10 +51,10 @@ class ScopeIndexTest {
         ScopeIndex index = new ScopeIndex();
         ScopeIndex.Holding own = holding("OWN", "ALPHA", 1, "main", "src/app.py");
         ScopeIndex.Holding moving = holding("T1", "GIVER", 2, "main", "src");
-        index.add(own);
-        index.add(moving);
-        index.add(holding("TREE", "BRAVO", 3, "feature"));
-        index.add(holding("DISJOINT", "CHARLIE", 4, "main", "docs"));
+        index.index(own);
+        index.index(moving);
+        index.index(holding("TREE", "BRAVO", 3, "feature"));
+        index.index(holding("DISJOINT", "CHARLIE", 4, "main", "docs"));
         assertThat(index.firstConflict(moving.scope(), "ALPHA", moving)).isEmpty();
         assertThat(index.firstConflict(moving.scope(), "DELTA", moving)).map(ScopeIndex.Holding::taskId).contains("OWN");
         assertThat(index.firstConflict(new Scope("main", List.of()), "ALPHA", null))
@@ -63,8 +65,8 @@ class ScopeIndexTest {
     void anExcludedHoldingInAnotherWorktreeHidesNoConflict() {
         ScopeIndex index = new ScopeIndex();
         ScopeIndex.Holding elsewhere = holding("T10", "D", 7, "feature");
-        index.add(elsewhere);
-        index.add(holding("T11", "D", 8, "main"));
+        index.index(elsewhere);
+        index.index(holding("T11", "D", 8, "main"));
         assertThat(index.firstConflict(new Scope("main", List.of()), "B", elsewhere))
                 .map(ScopeIndex.Holding::taskId).contains("T11");
         assertThat(index.firstConflict(new Scope("main", List.of("x")), "B", elsewhere))
@@ -75,7 +77,7 @@ class ScopeIndexTest {
     void wholeWorktreeEncodingsBothConflict() {
         for (List<String> whole : List.of(List.<String>of(), List.of(""))) {
             ScopeIndex index = new ScopeIndex();
-            index.add(new ScopeIndex.Holding("TREE", "B", 1, new Scope("main", whole)));
+            index.index(new ScopeIndex.Holding("TREE", "B", 1, new Scope("main", whole)));
             assertThat(index.firstConflict(new Scope("main", List.of("unrelated/file.py")), "A", null)).isPresent();
             assertThat(index.firstConflict(new Scope("main", List.of()), "A", null)).isPresent();
             assertThat(index.firstConflict(new Scope("main", List.of("")), "A", null)).isPresent();
@@ -87,10 +89,10 @@ class ScopeIndexTest {
     void segmentBoundaryAndRemovalPrune() {
         ScopeIndex index = new ScopeIndex();
         ScopeIndex.Holding src = holding("T1", "A", 1, "wt", "src", "src/deep/x");
-        index.add(src);
+        ScopeIndex.Entry srcEntry = index.index(src);
         assertThat(index.firstConflict(new Scope("wt", List.of("srcfoo/x.py")), "B", null)).isEmpty();
         assertThat(index.firstConflict(new Scope("wt", List.of("src/deep")), "B", null)).isPresent();
-        index.remove(src);
+        index.remove(srcEntry);
         assertThat(index.firstConflict(new Scope("wt", List.of()), "B", null)).isEmpty();
         assertThat(index.worktreeCount()).isZero();
     }
@@ -103,6 +105,7 @@ class ScopeIndexTest {
         String[] owners = {"A", "B", "C", "D"};
         ScopeIndex index = new ScopeIndex();
         List<ScopeIndex.Holding> held = new ArrayList<>();
+        Map<ScopeIndex.Holding, ScopeIndex.Entry> entries = new IdentityHashMap<>();
         long order = 0;
         int conflictsSeen = 0;
         for (int step = 0; step < 20_000; step++) {
@@ -111,11 +114,11 @@ class ScopeIndexTest {
                 Scope scope = randomScope(random, segments, worktrees);
                 ScopeIndex.Holding h = new ScopeIndex.Holding("T" + step, owners[random.nextInt(owners.length)],
                         ++order, scope);
-                index.add(h);
+                entries.put(h, index.index(h));
                 held.add(h);
             } else if (op < 7) {
                 ScopeIndex.Holding victim = held.remove(random.nextInt(held.size()));
-                index.remove(victim);
+                index.remove(entries.remove(victim));
             } else {
                 Scope request = randomScope(random, segments, worktrees);
                 String actor = owners[random.nextInt(owners.length)];
@@ -130,11 +133,11 @@ class ScopeIndexTest {
                 }
             }
             if (held.size() > 60) {
-                index.remove(held.remove(0));
+                index.remove(entries.remove(held.remove(0)));
             }
         }
         for (ScopeIndex.Holding h : held) {
-            index.remove(h);
+            index.remove(entries.remove(h));
         }
         assertThat(index.worktreeCount()).isZero();
         assertThat(conflictsSeen).isGreaterThan(100);
