@@ -133,16 +133,7 @@ final class MessagingCommands {
     /** {@code synapse-hub dead-letters}. */
     @Command(name = "dead-letters", mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER,
             description = "Show directed messages that reached no live recipient, per target.")
-    static final class DeadLetters extends OperatorCommands.Base {
-        @Override
-        ObjectNode request(HubClient hub) {
-            return hub.frame("state_request");
-        }
-
-        @Override
-        Predicate<ObjectNode> isReply() {
-            return f -> type(f).equals("state_snapshot");
-        }
+    static final class DeadLetters extends OperatorCommands.StateQuery {
 
         @Override
         int report(ObjectNode reply, PrintWriter out) {

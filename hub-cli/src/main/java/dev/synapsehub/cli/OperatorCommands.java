@@ -82,6 +82,19 @@ final class OperatorCommands {
         }
     }
 
+    /** Commands answered from one {@code state_snapshot}. */
+    abstract static class StateQuery extends Base {
+        @Override
+        ObjectNode request(HubClient hub) {
+            return hub.frame("state_request");
+        }
+
+        @Override
+        Predicate<ObjectNode> isReply() {
+            return f -> type(f).equals("state_snapshot");
+        }
+    }
+
     /** {@code synapse-hub who}. */
     @Command(name = "who", description = "List the agents online on a hub.", mixinStandardHelpOptions = true,
             footer = ExitCodes.HELP_FOOTER)
@@ -114,16 +127,7 @@ final class OperatorCommands {
     /** {@code synapse-hub state}. */
     @Command(name = "state", description = "Show a hub's live claims.", mixinStandardHelpOptions = true,
             footer = ExitCodes.HELP_FOOTER)
-    static final class State extends Base {
-        @Override
-        ObjectNode request(HubClient hub) {
-            return hub.frame("state_request");
-        }
-
-        @Override
-        Predicate<ObjectNode> isReply() {
-            return f -> type(f).equals("state_snapshot");
-        }
+    static final class State extends StateQuery {
 
         @Override
         int report(ObjectNode reply, PrintWriter out) {
