@@ -32,7 +32,6 @@ import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
 import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
-import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultEventExecutor;
 import io.netty.util.concurrent.DefaultThreadFactory;
@@ -87,7 +86,7 @@ public final class HubServer implements AutoCloseable {
                         seconds(config.takeoverQuarantine())));
         HubMetrics metrics = new HubMetrics();
         outboxThread = new DefaultEventExecutor(new DefaultThreadFactory("synapse-outbox", true));
-        Outbox outbox = new Outbox(outboxThread, registry, frames, config.outboundHighWaterBytes(), metrics);
+        Outbox outbox = new Outbox(outboxThread, frames, config.outboundHighWaterBytes(), metrics);
         context = new HubContext(config, actor, clock, json, frames, registry, outbox, metrics,
                 new ConnectTokenAuth(config.token()),
                 new MessageAuthenticator(config.messageAuthKeys(), config.requireMessageAuth(),
@@ -98,7 +97,10 @@ public final class HubServer implements AutoCloseable {
         HubMetricsText metricsText = new HubMetricsText(context);
         AtomicLong ids = new AtomicLong();
         boss = new NioEventLoopGroup(1, new DefaultThreadFactory("synapse-accept", true));
-        workers = new NioEventLoopGroup(0, new DefaultThreadFactory("synapse-io", true));
+        // One loop per core: handlers never block, and under broadcast fan-out every extra
+        // runnable loop only adds context switches between the loops sharing a core.
+        workers = new NioEventLoopGroup(Runtime.getRuntime().availableProcessors(),
+                new DefaultThreadFactory("synapse-io", true));
         int highWater = config.outboundHighWaterBytes();
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(boss, workers)
@@ -113,9 +115,6 @@ public final class HubServer implements AutoCloseable {
                                 config.allowOrigins());
                         long ping = config.pingInterval().toMillis();
                         ChannelPipeline p = ch.pipeline();
-                        // Broadcasts write one frame per socket per event; coalescing the flushes
-                        // of one event-loop pass saves a syscall per frame under fan-out.
-                        p.addLast(new FlushConsolidationHandler(256, true));
                         p.addLast(new HttpServerCodec());
                         p.addLast(new HttpObjectAggregator(64 * 1024));
                         p.addLast(new HttpRequestHandler(context, guard, metricsText));

@@ -37,7 +37,9 @@ class MessagingWireTest {
         hb.put("since_seq", since);
         c.send(hb);
         c.awaitType("welcome", WAIT);
-        c.await(f -> "presence_update".equals(f.path("type").asText()) && name.equals(f.path("agent").asText()), WAIT);
+        // "joined": the "left" of this name's previous connection may reach the new socket first
+        c.await(f -> "presence_update".equals(f.path("type").asText()) && name.equals(f.path("agent").asText())
+                && "joined".equals(f.path("event").asText()), WAIT);
         return c;
     }
 

@@ -137,7 +137,8 @@ class SignedFrameEdgeTest {
             HubClient c = HubClient.connect(uri, WAIT);
             clients.add(c);
             c.register(name, null, WAIT);
-            c.await(f -> "presence_update".equals(f.path("type").asText()) && name.equals(f.path("agent").asText()),
+            c.await(f -> "presence_update".equals(f.path("type").asText()) && name.equals(f.path("agent").asText())
+                && "joined".equals(f.path("event").asText()),
                     WAIT);
             return c;
         }

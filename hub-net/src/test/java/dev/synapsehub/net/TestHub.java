@@ -78,7 +78,8 @@ final class TestHub implements AutoCloseable {
     HubClient agent(String name) throws Exception {
         HubClient c = connect();
         c.register(name, null, WAIT);
-        c.await(f -> "presence_update".equals(f.path("type").asText()) && name.equals(f.path("agent").asText()), WAIT);
+        c.await(f -> "presence_update".equals(f.path("type").asText()) && name.equals(f.path("agent").asText())
+                && "joined".equals(f.path("event").asText()), WAIT);
         return c;
     }
 

@@ -80,6 +80,7 @@ public final class WebSocketFrameHandler extends SimpleChannelInboundHandler<Web
             return;
         }
         session = s;
+        hub.outbox().join(s);
         long timeout = hub.config().authTimeout().toMillis();
         s.authTimer(ctx.executor().schedule(() -> pipeline.onAuthTimeout(s), timeout, TimeUnit.MILLISECONDS));
         pipeline.onAdmitted(s);
@@ -115,6 +116,7 @@ public final class WebSocketFrameHandler extends SimpleChannelInboundHandler<Web
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
         if (session != null) {
+            hub.outbox().leave(session);
             pipeline.onClosed(session);
         }
         super.channelInactive(ctx);

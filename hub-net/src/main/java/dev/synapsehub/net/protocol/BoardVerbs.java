@@ -139,7 +139,7 @@ public final class BoardVerbs {
 
     private void publishTask(Request req, Reply reply, String stored, String type, double at) {
         if (reply instanceof BoardTaskReply t) {
-            hub.outbox().broadcast(stored != null ? stored : hub.frames().write(taskFrame(type, t.task(), at)));
+            hub.outbox().broadcast(stored != null ? stored : hub.frames().write(taskFrame(type, t.task(), at)), req.session());
         } else {
             denied(req, (Reply.Denied) reply, at);
         }
@@ -160,7 +160,7 @@ public final class BoardVerbs {
         support.submit(r, command, true, (reply, at) -> progressFrame(((ProgressNoteReply) reply).note()),
                 (req, reply, stored, committed, at) -> {
                     if (reply instanceof ProgressNoteReply p) {
-                        hub.outbox().broadcast(stored != null ? stored : hub.frames().write(progressFrame(p.note())));
+                        hub.outbox().broadcast(stored != null ? stored : hub.frames().write(progressFrame(p.note())), req.session());
                     } else {
                         denied(req, (Reply.Denied) reply, at);
                     }
@@ -270,7 +270,7 @@ public final class BoardVerbs {
         support.submit(r, command, true, (reply, at) -> offered(((ResourceOfferReply) reply).offer(), at),
                 (req, reply, stored, committed, at) -> {
                     if (reply instanceof ResourceOfferReply o) {
-                        hub.outbox().broadcast(stored != null ? stored : hub.frames().write(offered(o.offer(), at)));
+                        hub.outbox().broadcast(stored != null ? stored : hub.frames().write(offered(o.offer(), at)), req.session());
                     } else {
                         denied(req, (Reply.Denied) reply, at);
                     }

@@ -137,7 +137,7 @@ public final class ClaimVerbs {
                         hub.metrics().releasesGranted.incrementAndGet();
                         hub.registry().pruneWaits(c.taskId());
                         hub.outbox().broadcast(stored != null ? stored
-                                : hub.frames().write(claimFrames.releaseGranted(c, granted.message(), at, receipt)));
+                                : hub.frames().write(claimFrames.releaseGranted(c, granted.message(), at, receipt)), req.session());
                         if (receipt.hasEvidence()) {
                             board.postNote(req.sender(), c.taskId(), "assessment", receipt.summary(c.taskId()), null);
                         }
@@ -174,7 +174,7 @@ public final class ClaimVerbs {
                 ((Reply.Granted) reply).message(), at), (req, reply, stored, committed, at) -> {
                     if (reply instanceof Reply.Granted granted) {
                         hub.outbox().broadcast(stored != null ? stored
-                                : hub.frames().write(claimFrames.taskUpdated(granted.claim(), granted.message(), at)));
+                                : hub.frames().write(claimFrames.taskUpdated(granted.claim(), granted.message(), at)), req.session());
                     } else {
                         hub.outbox().send(req.session(), hub.frames().error(req.sender(),
                                 ((Reply.Denied) reply).message(), at));
@@ -214,7 +214,7 @@ public final class ClaimVerbs {
                         String handed = stored != null ? stored : hub.frames().write(
                                 claimFrames.handoffGranted(c, granted.previousOwner(), granted.message(), at));
                         // the note is stored on the board first, then handoff_granted follows it (§5.21)
-                        board.postNote(req.sender(), c.taskId(), "note", text, () -> hub.outbox().broadcast(handed));
+                        board.postNote(req.sender(), c.taskId(), "note", text, () -> hub.outbox().broadcast(handed, req.session()));
                     } else {
                         Reply.Denied d = (Reply.Denied) reply;
                         hub.outbox().send(req.session(), claimFrames.denied("handoff_denied", req.sender(),
@@ -257,7 +257,7 @@ public final class ClaimVerbs {
             hub.metrics().claimsGranted.incrementAndGet();
             hub.registry().clearWait(req.sender(), granted.claim().taskId());
             hub.outbox().broadcast(stored != null ? stored
-                    : hub.frames().write(claimFrames.claimGranted(granted.claim(), granted.message(), at)));
+                    : hub.frames().write(claimFrames.claimGranted(granted.claim(), granted.message(), at)), req.session());
         } else {
             Reply.Denied d = (Reply.Denied) reply;
             hub.metrics().claimsDenied.incrementAndGet();

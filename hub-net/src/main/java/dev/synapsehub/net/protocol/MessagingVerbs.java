@@ -184,7 +184,7 @@ public final class MessagingVerbs {
                 }
             }
         } else {
-            hub.outbox().broadcast(text);
+            hub.outbox().broadcast(text, req.session());
         }
         DeadLetterEscalationEvent esc = c.escalation();
         if (esc != null) {

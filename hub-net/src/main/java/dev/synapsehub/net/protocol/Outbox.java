@@ -2,10 +2,9 @@ package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.net.session.Session;
-import dev.synapsehub.net.session.SessionRegistry;
 import dev.synapsehub.net.wire.HubFrames;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.EventLoop;
@@ -13,28 +12,34 @@ import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 import io.netty.util.concurrent.EventExecutor;
 
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Writes frames to connections. Actor outcomes are published from one single-threaded
- * executor, so every client sees broadcasts in the actor's commit order. A connection whose
- * unread output exceeds twice the high-water mark is dropped instead of growing the hub.
+ * executor, so every client sees broadcasts in the actor's commit order. Broadcasts published
+ * in one run of that executor (typically one group commit) are encoded once, as WebSocket
+ * frames, into one batch that each event loop's {@link LoopFanout} hands to its connections;
+ * a private frame first catches its connection up with every earlier batch. A connection
+ * whose unread output exceeds twice the high-water mark is dropped instead of growing the hub.
  */
 public final class Outbox {
     private final EventExecutor executor;
-    private final SessionRegistry registry;
     private final HubFrames frames;
     private final long hardLimitBytes;
     private final HubMetrics metrics;
+    private final Map<EventLoop, LoopFanout> fanouts = new ConcurrentHashMap<>();
+    private final Runnable dispatchTask = this::dispatch;
+    /** The batch being collected on the outbox thread, null when empty. */
+    private ByteBuf batch;
+    private List<Session> origins = new ArrayList<>();
 
-    public Outbox(EventExecutor executor, SessionRegistry registry, HubFrames frames, int highWaterBytes,
+    public Outbox(EventExecutor executor, HubFrames frames, int highWaterBytes,
                   HubMetrics metrics) {
         this.executor = executor;
-        this.registry = registry;
         this.frames = frames;
         this.hardLimitBytes = 2L * highWaterBytes;
         this.metrics = metrics;
@@ -45,75 +50,139 @@ public final class Outbox {
         return executor;
     }
 
+    /** Makes a newly admitted connection a broadcast member (on its event loop). */
+    public void join(Session session) {
+        EventLoop loop = session.channel().eventLoop();
+        fanouts.computeIfAbsent(loop, l -> new LoopFanout(l, this::deliverable)).join(session);
+    }
+
+    /** Ends a closed connection's membership (on its event loop). */
+    public void leave(Session session) {
+        LoopFanout fanout = fanouts.get(session.channel().eventLoop());
+        if (fanout != null) {
+            fanout.leave(session);
+        }
+    }
+
     /** Sends one frame to one connection. */
     public void send(Session session, ObjectNode frame) {
         send(session, frames.write(frame));
     }
 
-    /** Sends one serialised frame to one connection. */
+    /** Sends one serialised frame to one connection, after every broadcast published before it. */
     public void send(Session session, String text) {
-        Channel channel = session.channel();
-        if (!channel.isActive() || overLimit(session)) {
-            return;
-        }
-        channel.writeAndFlush(new TextWebSocketFrame(text));
+        onLoop(session, () -> {
+            Channel channel = session.channel();
+            if (channel.isActive() && !overLimit(session)) {
+                channel.writeAndFlush(new TextWebSocketFrame(text));
+            }
+        });
     }
 
     /** Sends a frame to every connection allowed to receive broadcasts. */
     public void broadcast(ObjectNode frame) {
-        broadcast(frames.write(frame));
+        broadcast(frames.write(frame), null);
+    }
+
+    /** Sends a serialised frame to every connection allowed to receive broadcasts. */
+    public void broadcast(String text) {
+        broadcast(text, null);
     }
 
     /**
-     * Sends a serialised frame to every connection allowed to receive broadcasts: one task per
-     * event loop writes it to that loop's connections, instead of one cross-thread write per
-     * connection. Per connection, order is kept: every write to it goes through its loop's queue.
+     * Sends a serialised frame to every connection allowed to receive broadcasts; {@code origin}
+     * (the requester, may be null) is served before the rest of its event loop. Called off the
+     * outbox thread, the broadcast is handed to it first.
      */
-    public void broadcast(String text) {
-        ByteBuf bytes = Unpooled.copiedBuffer(text, StandardCharsets.UTF_8);
-        try {
-            Map<EventLoop, List<Session>> byLoop = new IdentityHashMap<>();
-            for (Session session : registry.audience()) {
-                byLoop.computeIfAbsent(session.channel().eventLoop(), loop -> new ArrayList<>()).add(session);
-            }
-            for (Map.Entry<EventLoop, List<Session>> group : byLoop.entrySet()) {
-                ByteBuf shared = bytes.retainedDuplicate();
-                List<Session> sessions = group.getValue();
-                group.getKey().execute(() -> {
-                    try {
-                        for (Session session : sessions) {
-                            Channel channel = session.channel();
-                            if (channel.isActive() && !overLimit(session)) {
-                                channel.writeAndFlush(new TextWebSocketFrame(shared.retainedDuplicate()));
-                            }
-                        }
-                    } finally {
-                        shared.release();
-                    }
-                });
-            }
-        } finally {
-            bytes.release();
+    public void broadcast(String text, Session origin) {
+        if (!executor.inEventLoop()) {
+            executor.execute(() -> broadcast(text, origin));
+            return;
+        }
+        if (batch == null) {
+            batch = PooledByteBufAllocator.DEFAULT.directBuffer(Math.max(256, text.length() + 16));
+            executor.execute(dispatchTask);
+        }
+        WebSocketText.encode(text, batch);
+        if (origin != null) {
+            origins.add(origin);
         }
     }
 
     /** Publishes a broadcast from the outbox thread (keeps broadcast order global). */
     public void broadcastLater(ObjectNode frame) {
         String text = frames.write(frame);
-        executor.execute(() -> broadcast(text));
+        executor.execute(() -> broadcast(text, null));
     }
 
     /** Sends {@code before} (if any), then a close frame with {@code code}/{@code reason}, then closes. */
     public void close(Session session, ObjectNode before, int code, String reason) {
         session.markClosing();
-        Channel channel = session.channel();
-        if (!channel.isActive()) {
+        String text = before == null ? null : frames.write(before);
+        onLoop(session, () -> {
+            Channel channel = session.channel();
+            if (!channel.isActive()) {
+                return;
+            }
+            if (text != null) {
+                channel.write(new TextWebSocketFrame(text));
+            }
+            closeGracefully(channel, new CloseWebSocketFrame(code, reason));
+        });
+    }
+
+    /**
+     * Runs a private write on the session's event loop once the session has every broadcast
+     * published before it: from the outbox thread the pending batch is dispatched first.
+     */
+    private void onLoop(Session session, Runnable write) {
+        if (executor.inEventLoop()) {
+            dispatch();
+        }
+        EventLoop loop = session.channel().eventLoop();
+        Runnable ordered = () -> {
+            LoopFanout fanout = fanouts.get(loop);
+            if (fanout != null) {
+                fanout.catchUp(session);
+            }
+            write.run();
+        };
+        if (loop.inEventLoop()) {
+            ordered.run();
+        } else {
+            try {
+                loop.execute(ordered);
+            } catch (RejectedExecutionException shuttingDown) {
+                // the connection's loop is shutting down: nothing left to write to
+            }
+        }
+    }
+
+    /** Hands the collected batch to every event loop (outbox thread). */
+    private void dispatch() {
+        ByteBuf frames = batch;
+        if (frames == null) {
             return;
         }
-        if (before != null) {
-            channel.write(new TextWebSocketFrame(frames.write(before)));
+        List<Session> from = origins;
+        batch = null;
+        origins = new ArrayList<>();
+        try {
+            for (LoopFanout fanout : fanouts.values()) {
+                ByteBuf share = frames.retainedDuplicate();
+                try {
+                    fanout.loop().execute(() -> fanout.accept(share, from));
+                } catch (RejectedExecutionException shuttingDown) {
+                    share.release(); // the loop and its connections are going away
+                }
+            }
+        } finally {
+            frames.release();
         }
-        closeGracefully(channel, new CloseWebSocketFrame(code, reason));
+    }
+
+    private boolean deliverable(Session session) {
+        return session.authenticated() && !session.closing() && session.channel().isActive() && !overLimit(session);
     }
 
     /** How long a closed-by-the-hub peer has to answer the close frame before TCP is closed. */

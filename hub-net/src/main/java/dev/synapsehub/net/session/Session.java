@@ -21,6 +21,8 @@ public final class Session {
     private double rateTokens;
     private long rateRefilledNanos;
     private long frames;
+    private int fanoutIndex = -1;
+    private long fanoutDelivered;
 
     /** A fresh, unbound session. */
     public Session(long id, Channel channel, String remoteHost) {
@@ -97,6 +99,24 @@ public final class Session {
     /** Frames received so far (event loop only). */
     public long countFrame() {
         return ++frames;
+    }
+
+    /** This session's slot among its event loop's broadcast members, -1 when none (event loop only). */
+    public int fanoutIndex() {
+        return fanoutIndex;
+    }
+
+    public void fanoutIndex(int index) {
+        this.fanoutIndex = index;
+    }
+
+    /** The newest broadcast batch of its event loop this session has been given (event loop only). */
+    public long fanoutDelivered() {
+        return fanoutDelivered;
+    }
+
+    public void fanoutDelivered(long seq) {
+        this.fanoutDelivered = seq;
     }
 
     /** Token bucket: true when a frame may pass at {@code nowNanos} (event loop only). */

@@ -1,0 +1,176 @@
+package dev.synapsehub.net.protocol;
+
+import dev.synapsehub.net.session.Session;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoop;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+/**
+ * One event loop's share of broadcast delivery. Broadcast batches (already encoded WebSocket
+ * frames) queue here in commit order; a drain pass walks the loop's members and hands each one
+ * everything it has not been given yet in a single flush, yielding to the loop's I/O every
+ * few hundred members. A batch's requesters are served first, so the agent that caused a
+ * broadcast does not wait for ten thousand others to get it. Every frame for a member
+ * (broadcast or private) is written on this loop after the member has been caught up, so each
+ * connection still sees frames in commit order. Confined to its event loop.
+ */
+final class LoopFanout {
+    /** Member visits per task before the loop gets to read and write sockets again. */
+    private static final int VISITS_PER_TASK = 128;
+
+    private record Pending(long seq, ByteBuf frames) {
+    }
+
+    private final EventLoop loop;
+    private final Predicate<Session> deliverable;
+    private final List<Session> members = new ArrayList<>();
+    /** Undelivered batches, seqs consecutive, oldest first. */
+    private final List<Pending> pending = new ArrayList<>();
+    private final Runnable drainTask = this::drain;
+    private long newest;
+    /** Members before this index were visited in the current pass. */
+    private int next;
+    /** The lowest seq every member visited in this pass has been given. */
+    private long passFloor = Long.MAX_VALUE;
+    private boolean draining;
+
+    /** @param deliverable whether a member may be written to now (may close it as a side effect) */
+    LoopFanout(EventLoop loop, Predicate<Session> deliverable) {
+        this.loop = loop;
+        this.deliverable = deliverable;
+    }
+
+    EventLoop loop() {
+        return loop;
+    }
+
+    /** Adds a member: it receives batches accepted from now on. */
+    void join(Session s) {
+        s.fanoutDelivered(newest);
+        s.fanoutIndex(members.size());
+        members.add(s);
+    }
+
+    /** Removes a member, keeping the current pass's visited members before {@link #next}. */
+    void leave(Session s) {
+        int i = s.fanoutIndex();
+        if (i < 0 || i >= members.size() || members.get(i) != s) {
+            return;
+        }
+        int last = members.size() - 1;
+        if (i < next) {
+            // Fill the hole with the last visited member, and its slot with the last member,
+            // which then sits at the start of the unvisited part.
+            int lastVisited = next - 1;
+            move(lastVisited, i);
+            move(last, lastVisited);
+            next--;
+        } else {
+            move(last, i);
+        }
+        members.remove(last);
+        s.fanoutIndex(-1);
+        if (members.isEmpty()) {
+            releaseUpTo(newest);
+        }
+    }
+
+    /**
+     * Queues one batch (takes over one reference to {@code frames}) and serves the requesters
+     * among this loop's members at once.
+     */
+    void accept(ByteBuf frames, List<Session> origins) {
+        if (members.isEmpty()) {
+            frames.release();
+            newest++;
+            return;
+        }
+        newest++;
+        pending.add(new Pending(newest, frames));
+        for (Session origin : origins) {
+            if (isMember(origin)) {
+                catchUp(origin);
+            }
+        }
+        if (!draining) {
+            draining = true;
+            drain();
+        }
+    }
+
+    /** Writes to {@code s} every queued batch it has not been given, in order. */
+    void catchUp(Session s) {
+        long delivered = s.fanoutDelivered();
+        if (delivered >= newest || !isMember(s)) {
+            return;
+        }
+        s.fanoutDelivered(newest);
+        if (!deliverable.test(s)) {
+            return;
+        }
+        Channel channel = s.channel();
+        int from = (int) (delivered + 1 - pending.get(0).seq());
+        for (int k = from; k < pending.size(); k++) {
+            channel.write(pending.get(k).frames().retainedDuplicate(), channel.voidPromise());
+        }
+        channel.flush();
+    }
+
+    /** Batches waiting for at least one member (for tests and metrics). */
+    int pendingBatches() {
+        return pending.size();
+    }
+
+    int memberCount() {
+        return members.size();
+    }
+
+    private void drain() {
+        int visits = 0;
+        while (true) {
+            if (next >= members.size()) {
+                releaseUpTo(members.isEmpty() ? newest : passFloor);
+                next = 0;
+                passFloor = Long.MAX_VALUE;
+                if (pending.isEmpty()) {
+                    draining = false;
+                    return;
+                }
+            }
+            Session member = members.get(next++);
+            catchUp(member);
+            passFloor = Math.min(passFloor, member.fanoutDelivered());
+            if (++visits >= VISITS_PER_TASK) {
+                // A scheduled task runs only after the loop's next I/O pass; a re-queued one
+                // could run straight away, up to 64 times in a row, starving reads.
+                loop.schedule(drainTask, 0, TimeUnit.NANOSECONDS);
+                return;
+            }
+        }
+    }
+
+    private boolean isMember(Session s) {
+        int i = s.fanoutIndex();
+        return i >= 0 && i < members.size() && members.get(i) == s;
+    }
+
+    private void move(int from, int to) {
+        Session s = members.get(from);
+        members.set(to, s);
+        s.fanoutIndex(to);
+    }
+
+    private void releaseUpTo(long seq) {
+        int n = 0;
+        while (n < pending.size() && pending.get(n).seq() <= seq) {
+            pending.get(n).frames().release();
+            n++;
+        }
+        pending.subList(0, n).clear();
+    }
+}

@@ -1,0 +1,159 @@
+package dev.synapsehub.net.protocol;
+
+import dev.synapsehub.net.session.Session;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.DefaultEventLoop;
+import io.netty.channel.embedded.EmbeddedChannel;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Broadcast batches reach every member once, in order, requesters first, with members coming and going. */
+class LoopFanoutTest {
+    private final DefaultEventLoop loop = new DefaultEventLoop();
+    private final Set<Session> muted = new HashSet<>();
+    private final LoopFanout fanout = new LoopFanout(loop, s -> !muted.contains(s));
+    private long ids;
+
+    @AfterEach
+    void stop() {
+        loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+
+    @Test
+    void everyMemberGetsEveryBatchOnceInOrderWhileMembersComeAndGo() throws Exception {
+        List<Session> members = onLoop(() -> join(600));
+        onLoop(() -> {
+            fanout.accept(frame("b1"), List.of());
+            return null;
+        });
+        // between drain chunks: a batch arrives, early and late members leave, newcomers join
+        List<Session> newcomers = onLoop(() -> {
+            fanout.accept(frame("b2"), List.of());
+            fanout.leave(members.get(0));
+            fanout.leave(members.get(599));
+            fanout.leave(members.get(300));
+            return join(3);
+        });
+        onLoop(() -> {
+            fanout.accept(frame("b3"), List.of());
+            return null;
+        });
+        awaitDrained();
+        for (int i = 0; i < members.size(); i++) {
+            List<String> got = received(members.get(i));
+            if (i == 0 || i == 599 || i == 300) {
+                assertThat(got).as("member %d left", i).isSubsetOf("b1", "b2").doesNotHaveDuplicates();
+            } else {
+                assertThat(got).as("member %d", i).containsExactly("b1", "b2", "b3");
+            }
+        }
+        for (Session s : newcomers) {
+            assertThat(received(s)).containsExactly("b3");
+        }
+        assertThat(onLoop(fanout::pendingBatches)).isZero();
+    }
+
+    @Test
+    void theRequesterIsServedBeforeTheRestOfItsLoop() throws Exception {
+        List<Session> members = onLoop(() -> join(600));
+        Session requester = members.get(599);
+        List<List<String>> seenInTheSameTask = onLoop(() -> {
+            fanout.accept(frame("granted"), List.of(requester));
+            return List.of(received(requester), received(members.get(500)));
+        });
+        assertThat(seenInTheSameTask.get(0)).containsExactly("granted");
+        assertThat(seenInTheSameTask.get(1)).as("beyond the first drain chunk").isEmpty();
+        awaitDrained();
+        assertThat(received(members.get(500))).containsExactly("granted");
+        assertThat(received(requester)).isEmpty(); // not twice
+    }
+
+    @Test
+    void aPrivateFrameFollowsEveryBroadcastQueuedBeforeIt() throws Exception {
+        List<Session> members = onLoop(() -> join(600));
+        Session late = members.get(550);
+        onLoop(() -> {
+            fanout.accept(frame("broadcast"), List.of());
+            fanout.catchUp(late);
+            late.channel().writeAndFlush(frame("private"));
+            return null;
+        });
+        awaitDrained();
+        assertThat(received(late)).containsExactly("broadcast", "private");
+    }
+
+    @Test
+    void membersThatMayNotReceiveAreSkippedWithoutHoldingBatches() throws Exception {
+        List<Session> members = onLoop(() -> join(10));
+        muted.add(members.get(3));
+        onLoop(() -> {
+            fanout.accept(frame("b1"), List.of(members.get(3)));
+            return null;
+        });
+        awaitDrained();
+        assertThat(received(members.get(3))).isEmpty();
+        assertThat(received(members.get(4))).containsExactly("b1");
+        assertThat(onLoop(fanout::pendingBatches)).isZero();
+    }
+
+    @Test
+    void withNoMembersABatchIsReleasedAtOnce() throws Exception {
+        ByteBuf b = frame("nobody");
+        onLoop(() -> {
+            fanout.accept(b, List.of());
+            return null;
+        });
+        assertThat(b.refCnt()).isZero();
+        List<Session> later = onLoop(() -> join(2));
+        assertThat(received(later.get(0))).isEmpty();
+    }
+
+    private List<Session> join(int n) {
+        List<Session> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            Session s = new Session(++ids, new EmbeddedChannel(), "127.0.0.1");
+            fanout.join(s);
+            out.add(s);
+        }
+        return out;
+    }
+
+    private void awaitDrained() throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (onLoop(fanout::pendingBatches) > 0) {
+            assertThat(System.nanoTime()).as("drained within 10 s").isLessThan(deadline);
+            Thread.sleep(5);
+        }
+    }
+
+    private <T> T onLoop(Callable<T> task) throws Exception {
+        return loop.submit(task).get(10, TimeUnit.SECONDS);
+    }
+
+    private static ByteBuf frame(String text) {
+        return Unpooled.copiedBuffer(text, StandardCharsets.UTF_8);
+    }
+
+    /** Drains what was written to the member's channel so far. */
+    private static List<String> received(Session s) {
+        EmbeddedChannel ch = (EmbeddedChannel) s.channel();
+        List<String> out = new ArrayList<>();
+        for (Object m = ch.readOutbound(); m != null; m = ch.readOutbound()) {
+            ByteBuf b = (ByteBuf) m;
+            out.add(b.toString(StandardCharsets.UTF_8));
+            b.release();
+        }
+        return out;
+    }
+}
