@@ -2,6 +2,7 @@ package dev.synapsehub.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.net.HubClient;
+import io.netty.buffer.ByteBuf;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -10,11 +11,15 @@ import picocli.CommandLine.Spec;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
@@ -79,6 +84,11 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Also send a who_request after every K-th claim per agent (0: never).")
     int whoEvery;
 
+    @Option(names = "--in-flight", paramLabel = "N", defaultValue = "1",
+            description = "claims: independent claim/release loops per agent, i.e. claims each agent keeps"
+                    + " in flight (default: ${DEFAULT-VALUE}).")
+    int inFlight;
+
     @Option(names = "--idle", paramLabel = "N", defaultValue = "0",
             description = "Additionally hold N idle registered connections for the whole run.")
     int idle;
@@ -87,9 +97,10 @@ public final class BenchCommand implements Callable<Integer> {
             description = "broadcast: concurrent senders (default: ${DEFAULT-VALUE}).")
     int senders;
 
-    @Option(names = "--rate", paramLabel = "MSGS", defaultValue = "0",
+    @Option(names = "--rate", paramLabel = "PER_SECOND", defaultValue = "0",
             description = "broadcast: send this many messages per second in all, open loop (0: closed loop, each"
-                    + " sender waits for the hub's echo of its last message).")
+                    + " sender waits for the hub's echo of its last message). claims: start at most this many"
+                    + " claims per second in all, each agent slot waiting for its turn (0: as fast as the loop goes).")
     double rate;
 
     @Option(names = "--drain", paramLabel = "SECONDS", defaultValue = "5",
@@ -129,9 +140,9 @@ public final class BenchCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        if (agents < 1 || durationSeconds <= 0 || count < 0 || idle < 0 || whoEvery < 0 || senders < 1 || rate < 0
+        if (agents < 1 || inFlight < 1 || inFlight > 1024 || durationSeconds <= 0 || count < 0 || idle < 0 || whoEvery < 0 || senders < 1 || rate < 0
                 || drainSeconds < 0 || connectParallelism < 1 || connectTimeoutSeconds <= 0) {
-            err.println("synapse-hub: --agents/--senders/--connect-parallelism must be >= 1, --duration > 0,"
+            err.println("synapse-hub: --agents/--senders/--connect-parallelism must be >= 1, --in-flight 1..1024, --duration > 0,"
                     + " --count/--idle/--who-every/--rate/--drain >= 0");
             return ExitCodes.USAGE;
         }
@@ -165,7 +176,7 @@ public final class BenchCommand implements Callable<Integer> {
         for (int i = 0; i < idle; i++) {
             names.add(namePrefix + "-" + run + "/idle" + i);
         }
-        return connections.open(names, quiet ? null : err);
+        return connections.openIdle(names, quiet ? null : err);
     }
 
     private int runClaims(String run, BenchConnections connections, PrintWriter out, PrintWriter err)
@@ -188,9 +199,10 @@ public final class BenchCommand implements Callable<Integer> {
             return ExitCodes.UNAVAILABLE;
         }
         Runtime runtime = Runtime.getRuntime();
-        err.printf("bench: %d agent(s)%s against %s for %.0f s%s (warm-up %.0f s)%n", agents,
-                idle > 0 ? " + " + idle + " idle" : "", url, duration, count > 0 ? " or " + count + " claims" : "",
-                warmupSeconds);
+        err.printf(Locale.ROOT, "bench: %d agent(s)%s%s%s against %s for %.0f s%s (warm-up %.0f s)%n", agents,
+                inFlight > 1 ? " x " + inFlight + " claims in flight" : "", idle > 0 ? " + " + idle + " idle" : "",
+                rate > 0 ? String.format(Locale.ROOT, " at <= %,.0f claims/s", rate) : "", url, duration,
+                count > 0 ? " or " + count + " claims" : "", warmupSeconds);
         loops.forEach(Agent::start);
         long warmupEnd = System.nanoTime() + (long) (warmupSeconds * 1e9);
         while (System.nanoTime() < warmupEnd) {
@@ -224,7 +236,8 @@ public final class BenchCommand implements Callable<Integer> {
             err.println();
         }
         long usedHeap = runtime.totalMemory() - runtime.freeMemory();
-        out.printf(Locale.ROOT, "agents              %d (+%d idle)%n", agents, idle);
+        out.printf(Locale.ROOT, "agents              %d x %d in flight (+%d idle)%s%n", agents, inFlight, idle,
+                rate > 0 ? String.format(Locale.ROOT, ", paced at %,.0f claims/s", rate) : "");
         out.printf(Locale.ROOT, "measured            %.2f s%n", elapsed);
         out.printf(Locale.ROOT, "claims granted      %,d  (%,.0f claims/s, %,.0f claim+release round trips/s)%n",
                 granted.get(), granted.get() / elapsed, granted.get() / elapsed);
@@ -252,16 +265,24 @@ public final class BenchCommand implements Callable<Integer> {
                 : String.format(Locale.ROOT, "%.0fµs", nanos / 1e3);
     }
 
-    /** One agent's closed loop, driven entirely by frames arriving on its event loop. */
+    /**
+     * One agent: {@code --in-flight} independent closed loops (slots), driven entirely by frames
+     * arriving on its event loop. Each slot claims its own tasks and paths in the agent's
+     * worktree, so its claims never conflict.
+     */
     private final class Agent {
         private final HubClient client;
         private final String name;
         private final String worktree;
         private final String taskPrefix;
-        private long seq;
-        private String task;
-        private long sentAt;
-        private long whoSentAt;
+        /** The agent's name as a JSON string: every frame that concerns it carries this. */
+        private final byte[] quotedName;
+        /** Where the search anchors in {@link #quotedName}: its last '/', else its opening quote. */
+        private final int anchor;
+        private final Map<String, Slot> byTask = new HashMap<>();
+        private final List<Slot> slots = new ArrayList<>();
+        private final ArrayDeque<Slot> whoWaiters = new ArrayDeque<>();
+        private int active;
         private volatile CountDownLatch drained;
 
         Agent(HubClient client, String name, String taskPrefix, String worktree) {
@@ -269,94 +290,179 @@ public final class BenchCommand implements Callable<Integer> {
             this.name = name;
             this.taskPrefix = taskPrefix;
             this.worktree = worktree;
+            this.quotedName = ("\"" + name + "\"").getBytes(StandardCharsets.UTF_8);
+            int slash = quotedName.length - 1;
+            while (slash > 0 && quotedName[slash] != '/') {
+                slash--;
+            }
+            this.anchor = slash;
+            for (int i = 0; i < inFlight; i++) {
+                slots.add(new Slot(inFlight == 1 ? taskPrefix : taskPrefix + "s" + i));
+            }
         }
 
         void start() {
-            // Every agent receives every other agent's broadcasts; parse only frames that can
-            // concern this agent, so the load tool measures the hub rather than its own parsing.
-            client.onText(text -> {
-                String current = task;
-                if ((current != null && text.contains(current)) || text.contains("\"error\"")
-                        || text.contains("\"who_snapshot\"")) {
-                    try {
-                        onFrame((ObjectNode) FRAME_READER.readTree(text));
-                    } catch (java.io.IOException | ClassCastException e) {
-                        errors.incrementAndGet();
-                    }
+            // Every agent receives every other agent's broadcasts; decode and parse only frames
+            // naming this agent (as owner or target), so the load tool measures the hub rather
+            // than its own parsing.
+            client.onBytes(bytes -> {
+                if (!names(bytes)) {
+                    return;
+                }
+                try {
+                    onFrame((ObjectNode) FRAME_READER.readTree(bytes.toString(StandardCharsets.UTF_8)));
+                } catch (java.io.IOException | ClassCastException e) {
+                    errors.incrementAndGet();
                 }
             });
-            client.execute(this::claimNext);
+            client.execute(() -> {
+                active = slots.size();
+                slots.forEach(Slot::claimNext);
+            });
+        }
+
+        /**
+         * True when the frame contains this agent's quoted name. Most frames are other agents'
+         * broadcasts, so this is the load tool's hottest loop: it looks for the name's rarest
+         * byte (the {@code /} of {@code PREFIX-RUN/aN}) with Netty's word-at-a-time search and
+         * compares the name only around those few hits.
+         */
+        private boolean names(ByteBuf bytes) {
+            int from = bytes.readerIndex();
+            int to = bytes.writerIndex();
+            byte[] needle = quotedName;
+            for (int hit = bytes.indexOf(from + anchor, to, needle[anchor]); hit >= 0;
+                    hit = bytes.indexOf(hit + 1, to, needle[anchor])) {
+                int at = hit - anchor;
+                if (at + needle.length <= to && matches(bytes, at, needle)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        private static boolean matches(ByteBuf bytes, int at, byte[] needle) {
+            for (int i = 0; i < needle.length; i++) {
+                if (bytes.getByte(at + i) != needle[i]) {
+                    return false;
+                }
+            }
+            return true;
         }
 
         void stop(CountDownLatch latch) {
             drained = latch;
             client.execute(() -> {
-                if (task == null) {
+                if (active == 0) {
                     latch.countDown();
                 }
             });
         }
 
-        private void claimNext() {
-            if (stopping || (count > 0 && granted.get() >= count && measuring)) {
-                task = null;
-                CountDownLatch latch = drained;
-                if (latch != null) {
-                    latch.countDown();
+        private void onFrame(ObjectNode f) {
+            String type = f.path("type").asText();
+            if ("error".equals(type)) {
+                // errors carry no task id; any error fails the run (exit code), the slot stalls
+                errors.incrementAndGet();
+                return;
+            }
+            if ("who_snapshot".equals(type)) {
+                Slot slot = whoWaiters.poll(); // snapshots answer in request order
+                if (slot != null) {
+                    if (measuring) {
+                        whoLatency.record(System.nanoTime() - slot.whoSentAt);
+                    }
+                    slot.claimNext();
                 }
                 return;
             }
-            task = taskPrefix + "-t" + (++seq);
-            ObjectNode claim = client.frame(name, "claim");
-            claim.put("task_id", task);
-            claim.put("worktree", worktree);
-            claim.putArray("paths").add("src/" + task);
-            sentAt = System.nanoTime();
-            client.sendAsync(claim);
+            Slot slot = byTask.get(f.path("task_id").asText());
+            if (slot != null) {
+                slot.onFrame(type, f);
+            }
         }
 
-        private void onFrame(ObjectNode f) {
-            String type = f.path("type").asText();
-            switch (type) {
-                case "claim_granted" -> {
-                    if (task != null && task.equals(f.path("task_id").asText()) && name.equals(f.path("owner").asText())) {
-                        if (measuring) {
-                            claimLatency.record(System.nanoTime() - sentAt);
-                        }
-                        granted.incrementAndGet();
-                        ObjectNode release = client.frame(name, "release");
-                        release.put("task_id", task);
-                        client.sendAsync(release);
+        private final class Slot {
+            private final String prefix;
+            private long seq;
+            private String task;
+            private long sentAt;
+            private long lastStart;
+            private long whoSentAt;
+
+            Slot(String prefix) {
+                this.prefix = prefix;
+            }
+
+            void claimNext() {
+                if (task != null) {
+                    byTask.remove(task);
+                }
+                if (rate > 0 && !stopping) {
+                    // paced: this slot's next claim starts one slot-interval after its last one
+                    long interval = (long) (1e9 * agents * inFlight / rate);
+                    long wait = lastStart + interval - System.nanoTime();
+                    if (wait > 0) {
+                        task = null;
+                        client.eventLoop().schedule(this::claimNow, wait, TimeUnit.NANOSECONDS);
+                        return;
                     }
                 }
-                case "claim_denied" -> {
-                    if (task != null && task.equals(f.path("task_id").asText())) {
+                claimNow();
+            }
+
+            private void claimNow() {
+                if (stopping || (count > 0 && granted.get() >= count && measuring)) {
+                    task = null;
+                    if (--active == 0) {
+                        CountDownLatch latch = drained;
+                        if (latch != null) {
+                            latch.countDown();
+                        }
+                    }
+                    return;
+                }
+                task = prefix + "-t" + (++seq);
+                byTask.put(task, this);
+                ObjectNode claim = client.frame(name, "claim");
+                claim.put("task_id", task);
+                claim.put("worktree", worktree);
+                claim.putArray("paths").add("src/" + task);
+                sentAt = System.nanoTime();
+                lastStart = sentAt;
+                client.sendAsync(claim);
+            }
+
+            void onFrame(String type, ObjectNode f) {
+                switch (type) {
+                    case "claim_granted" -> {
+                        if (name.equals(f.path("owner").asText())) {
+                            if (measuring) {
+                                claimLatency.record(System.nanoTime() - sentAt);
+                            }
+                            granted.incrementAndGet();
+                            ObjectNode release = client.frame(name, "release");
+                            release.put("task_id", task);
+                            client.sendAsync(release);
+                        }
+                    }
+                    case "claim_denied" -> {
                         denied.incrementAndGet();
                         claimNext();
                     }
-                }
-                case "release_granted", "release_denied" -> {
-                    if (task != null && task.equals(f.path("task_id").asText())) {
+                    case "release_granted", "release_denied" -> {
                         if (whoEvery > 0 && seq % whoEvery == 0) {
+                            byTask.remove(task);
                             whoSentAt = System.nanoTime();
+                            whoWaiters.add(this);
                             client.sendAsync(client.frame(name, "who_request"));
                         } else {
                             claimNext();
                         }
                     }
-                }
-                case "who_snapshot" -> {
-                    if (measuring) {
-                        whoLatency.record(System.nanoTime() - whoSentAt);
+                    default -> {
+                        // other frames about this task (e.g. progress notes): ignored
                     }
-                    claimNext();
-                }
-                case "error" -> {
-                    errors.incrementAndGet();
-                    claimNext();
-                }
-                default -> {
-                    // broadcasts from other agents: ignored
                 }
             }
         }

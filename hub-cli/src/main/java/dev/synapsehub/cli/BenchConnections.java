@@ -27,7 +27,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * The load tool's connections: one shared event loop group for every agent, registration in
+ * The load tool's connections: one event loop group for the measured agents and a separate one
+ * for idle connections (so reading ten thousand idle sockets never delays a measured reply), registration in
  * parallel (a bounded pool, so 10,000 idle connections open in reasonable time), and a tally
  * of the close codes the hub sent, with a hint when they mean the hub's connection limits.
  */
@@ -37,6 +38,7 @@ final class BenchConnections implements AutoCloseable {
     private final Duration timeout;
     private final int parallelism;
     private final EventLoopGroup group;
+    private EventLoopGroup idleGroup;
     private final List<HubClient> clients = Collections.synchronizedList(new ArrayList<>());
     private final Map<Integer, LongAdder> closeCodes = new ConcurrentHashMap<>();
     private final Map<HubClient, CompletableFuture<HubClient.CloseStatus>> closeRecorded =
@@ -57,6 +59,20 @@ final class BenchConnections implements AutoCloseable {
      * discarding what it receives (unparsed) until its workload installs a listener.
      */
     List<HubClient> open(List<String> names, PrintWriter progress) throws IOException {
+        return open(names, progress, group);
+    }
+
+    /** Like {@link #open}, on the idle connections' own event loop. */
+    List<HubClient> openIdle(List<String> names, PrintWriter progress) throws IOException {
+        synchronized (this) {
+            if (idleGroup == null) {
+                idleGroup = new NioEventLoopGroup(1, new DefaultThreadFactory("bench-idle-io", true));
+            }
+        }
+        return open(names, progress, idleGroup);
+    }
+
+    private List<HubClient> open(List<String> names, PrintWriter progress, EventLoopGroup loops) throws IOException {
         if (names.isEmpty()) {
             return List.of();
         }
@@ -67,7 +83,7 @@ final class BenchConnections implements AutoCloseable {
             List<Future<HubClient>> futures = new ArrayList<>(names.size());
             for (String name : names) {
                 futures.add(pool.submit(() -> {
-                    HubClient c = register(name);
+                    HubClient c = register(name, loops);
                     done.incrementAndGet();
                     return c;
                 }));
@@ -106,7 +122,11 @@ final class BenchConnections implements AutoCloseable {
 
     /** Opens one connection without registering it (the caller sends its own first frame). */
     HubClient connect() throws IOException {
-        HubClient c = HubClient.connect(url, timeout, group);
+        return connect(group);
+    }
+
+    private HubClient connect(EventLoopGroup loops) throws IOException {
+        HubClient c = HubClient.connect(url, timeout, loops, false);
         track(c);
         return c;
     }
@@ -117,8 +137,8 @@ final class BenchConnections implements AutoCloseable {
      * after the heartbeat (a hub with --presence-fanout-limit stops announcing joins), or a
      * refusal. The raw text is only scanned, never parsed.
      */
-    private HubClient register(String name) throws IOException {
-        HubClient c = connect();
+    private HubClient register(String name, EventLoopGroup loops) throws IOException {
+        HubClient c = connect(loops);
         CompletableFuture<String> answer = new CompletableFuture<>();
         String joined = "\"agent\":\"" + name + "\"";
         String probeTask = "bench-registration-probe-" + name;
@@ -159,7 +179,7 @@ final class BenchConnections implements AutoCloseable {
         if (refusal != null) {
             throw new IOException("registering " + name + " refused: " + refusal);
         }
-        c.onText(t -> { });
+        c.onBytes(b -> { });
         c.clearPending();
         return c;
     }
@@ -215,5 +235,10 @@ final class BenchConnections implements AutoCloseable {
             c.close();
         }
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        synchronized (this) {
+            if (idleGroup != null) {
+                idleGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            }
+        }
     }
 }

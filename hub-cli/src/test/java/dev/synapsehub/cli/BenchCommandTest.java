@@ -148,4 +148,24 @@ class BenchCommandTest {
         assertThat(r.code()).isEqualTo(ExitCodes.UNAVAILABLE);
         assertThat(r.err()).contains("4015").contains("--max-connections-per-host 0");
     }
+
+    @Test
+    void claimsWithSeveralInFlightPerAgentIdleConnectionsAndAPaceAllComplete() throws Exception {
+        startHub("--port", "0", "--max-claims-per-agent", "64");
+        // 2 agents x 3 slots, paced at 100 claims/s: 30 grants take about 0.3 s, and
+        // every one of them needs its own claim_granted picked out of the others' broadcasts.
+        CliTest.Run r = bench("--agents", "2", "--in-flight", "3", "--idle", "5", "--rate", "100", "--count", "30");
+        assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.OK);
+        assertThat(r.out()).contains("2 x 3 in flight (+5 idle), paced at 100 claims/s")
+                .containsPattern("claims denied\\s+0").containsPattern("errors\\s+0")
+                .containsPattern("claims granted\\s+(3\\d|[4-9]\\d)\\b");
+    }
+
+    @Test
+    void inFlightOutOfRangeIsAUsageError() throws Exception {
+        startHub("--port", "0");
+        CliTest.Run r = bench("--in-flight", "0", "--count", "1");
+        assertThat(r.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(r.err()).contains("--in-flight 1..1024");
+    }
 }

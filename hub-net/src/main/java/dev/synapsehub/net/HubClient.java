@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
@@ -14,16 +15,20 @@ import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpClientCodec;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
-import io.netty.handler.codec.http.websocketx.WebSocketClientHandshakerFactory;
+import io.netty.handler.codec.http.websocketx.WebSocketClientHandshaker;
+import io.netty.handler.codec.http.websocketx.WebSocketClientHandshaker13;
 import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolHandler;
 import io.netty.handler.codec.http.websocketx.WebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
+import io.netty.handler.codec.http.websocketx.WebSocketFrameDecoder;
 import io.netty.handler.codec.http.websocketx.WebSocketVersion;
 import io.netty.util.concurrent.DefaultThreadFactory;
 
@@ -57,9 +62,11 @@ public final class HubClient implements AutoCloseable {
     private final List<ObjectNode> inbox = new ArrayList<>();
     /** The most recent frames kept for {@link #received()}; older ones are forgotten. */
     private static final int HISTORY_LIMIT = 10_000;
+    private static final int MAX_FRAME_BYTES = 64 * 1024 * 1024;
     private final ArrayDeque<ObjectNode> everything = new ArrayDeque<>();
     private volatile Consumer<ObjectNode> listener;
     private volatile Consumer<String> textListener;
+    private volatile Consumer<ByteBuf> bytesListener;
     private final CompletableFuture<CloseStatus> closed = new CompletableFuture<>();
     private Channel channel;
     private String name;
@@ -78,30 +85,46 @@ public final class HubClient implements AutoCloseable {
 
     /** Opens a WebSocket sharing {@code group} (many clients, one loop group; the caller owns it). */
     public static HubClient connect(URI uri, Duration timeout, EventLoopGroup group) throws IOException {
+        return connect(uri, timeout, group, true);
+    }
+
+    /**
+     * Like {@link #connect(URI, Duration, EventLoopGroup)}; {@code validateUtf8 = false} skips
+     * checking every received text frame's UTF-8 (the load tool, whose receivers mostly
+     * discard frames, would otherwise spend most of its time there).
+     */
+    public static HubClient connect(URI uri, Duration timeout, EventLoopGroup group, boolean validateUtf8)
+            throws IOException {
         HubClient client = new HubClient(group, false);
-        client.open(uri, timeout);
+        client.open(uri, timeout, validateUtf8);
         return client;
     }
 
     private void open(URI uri, Duration timeout) throws IOException {
+        open(uri, timeout, true);
+    }
+
+    private void open(URI uri, Duration timeout, boolean validateUtf8) throws IOException {
         WebSocketClientProtocolConfig config = WebSocketClientProtocolConfig.newBuilder()
                 .webSocketUri(uri)
                 .version(WebSocketVersion.V13)
                 .customHeaders(new DefaultHttpHeaders())
-                .maxFramePayloadLength(64 * 1024 * 1024)
+                .maxFramePayloadLength(MAX_FRAME_BYTES)
                 .handleCloseFrames(false)
                 .dropPongFrames(true)
                 .handshakeTimeoutMillis(timeout.toMillis())
                 .generateOriginHeader(false)
+                .withUTF8Validator(validateUtf8)
                 .build();
-        WebSocketClientProtocolHandler protocol = new WebSocketClientProtocolHandler(config);
+        WebSocketClientProtocolHandler protocol = validateUtf8 ? new WebSocketClientProtocolHandler(config)
+                : new WebSocketClientProtocolHandler(leanHandshaker(uri), config);
         CompletableFuture<Void> handshake = new CompletableFuture<>();
         Bootstrap b = new Bootstrap().group(group).channel(NioSocketChannel.class)
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         ch.pipeline().addLast(new HttpClientCodec(), new HttpObjectAggregator(1 << 20), protocol,
-                                new WebSocketFrameAggregator(64 * 1024 * 1024), new Inbound(handshake));
+                                new WebSocketFrameAggregator(MAX_FRAME_BYTES), new Inbound(handshake));
                     }
                 });
         int port = uri.getPort() < 0 ? 80 : uri.getPort();
@@ -112,6 +135,24 @@ public final class HubClient implements AutoCloseable {
             close();
             throw new IOException("cannot open " + uri + ": " + e, e);
         }
+    }
+
+    /** A standard handshake whose frame decoder hands text frames straight to {@link #onBytes}. */
+    private WebSocketClientHandshaker leanHandshaker(URI uri) {
+        return new WebSocketClientHandshaker13(uri, WebSocketVersion.V13, null, false, new DefaultHttpHeaders(),
+                MAX_FRAME_BYTES, true, false, -1) {
+            @Override
+            protected FullHttpRequest newHandshakeRequest() {
+                FullHttpRequest request = super.newHandshakeRequest();
+                request.headers().remove(HttpHeaderNames.ORIGIN); // as the standard mode: no Origin
+                return request;
+            }
+
+            @Override
+            protected WebSocketFrameDecoder newWebsocketDecoder() {
+                return new LeanFrameDecoder(MAX_FRAME_BYTES, () -> bytesListener);
+            }
+        };
     }
 
     /** Sends the registration heartbeat and waits for {@code welcome} (returned). */
@@ -218,6 +259,7 @@ public final class HubClient implements AutoCloseable {
     public void onFrame(Consumer<ObjectNode> frameListener) {
         this.listener = frameListener;
         this.textListener = null;
+        this.bytesListener = null;
     }
 
     /**
@@ -227,6 +269,17 @@ public final class HubClient implements AutoCloseable {
      */
     public void onText(Consumer<String> rawListener) {
         this.textListener = rawListener;
+        this.bytesListener = null;
+    }
+
+    /**
+     * Hands the undecoded content of every text frame received from now on to
+     * {@code bytesListener}, on this connection's event loop; the buffer is valid only during
+     * the call. The cheapest mode, for receivers that filter frames before decoding any.
+     * Replaces any {@link #onText} or {@link #onFrame} listener; must not block.
+     */
+    public void onBytes(Consumer<ByteBuf> rawBytesListener) {
+        this.bytesListener = rawBytesListener;
     }
 
     /** Completes with the hub's close code and reason (or -1) when the connection ends. */
@@ -327,6 +380,11 @@ public final class HubClient implements AutoCloseable {
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, WebSocketFrame frame) throws Exception {
             if (frame instanceof TextWebSocketFrame text) {
+                Consumer<ByteBuf> bytes = bytesListener;
+                if (bytes != null) {
+                    bytes.accept(text.content());
+                    return;
+                }
                 Consumer<String> raw = textListener;
                 if (raw != null) {
                     raw.accept(text.text());
