@@ -98,8 +98,10 @@ final class LoopFanout {
             }
         }
         if (!draining) {
+            // Not now: after the loop's next I/O pass, so that batches arriving meanwhile go
+            // out to each member in the same write (the requesters already have theirs).
             draining = true;
-            drain();
+            loop.schedule(drainTask, 0, TimeUnit.NANOSECONDS);
         }
     }
 
