@@ -100,7 +100,8 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--rate", paramLabel = "PER_SECOND", defaultValue = "0",
             description = "broadcast: send this many messages per second in all, open loop (0: closed loop, each"
                     + " sender waits for the hub's echo of its last message). claims: start at most this many"
-                    + " claims per second in all, each agent slot waiting for its turn (0: as fast as the loop goes).")
+                    + " claims per second in all once the warm-up is over, each agent slot waiting for its turn (0: as"
+                    + " fast as the loop goes).")
     double rate;
 
     @Option(names = "--drain", paramLabel = "SECONDS", defaultValue = "5",
@@ -334,15 +335,16 @@ public final class BenchCommand implements Callable<Integer> {
             for (int hit = bytes.indexOf(from + anchor, to, needle[anchor]); hit >= 0;
                     hit = bytes.indexOf(hit + 1, to, needle[anchor])) {
                 int at = hit - anchor;
-                if (at + needle.length <= to && matches(bytes, at, needle)) {
+                if (at >= from && at + needle.length <= to && matches(bytes, at, needle)) {
                     return true;
                 }
             }
             return false;
         }
 
+        /** Compares from the end: agents' names share their prefix and differ in the last bytes. */
         private static boolean matches(ByteBuf bytes, int at, byte[] needle) {
-            for (int i = 0; i < needle.length; i++) {
+            for (int i = needle.length - 1; i >= 0; i--) {
                 if (bytes.getByte(at + i) != needle[i]) {
                     return false;
                 }
@@ -398,8 +400,10 @@ public final class BenchCommand implements Callable<Integer> {
                 if (task != null) {
                     byTask.remove(task);
                 }
-                if (rate > 0 && !stopping) {
-                    // paced: this slot's next claim starts one slot-interval after its last one
+                if (rate > 0 && measuring && !stopping) {
+                    // paced while measuring (the warm-up runs flat out, so the hub's JIT has
+                    // compiled the claim path before the first measured claim): this slot's
+                    // next claim starts one slot-interval after its last one
                     long interval = (long) (1e9 * agents * inFlight / rate);
                     long wait = lastStart + interval - System.nanoTime();
                     if (wait > 0) {
