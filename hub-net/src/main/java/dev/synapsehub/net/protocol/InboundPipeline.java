@@ -149,6 +149,7 @@ public final class InboundPipeline {
                 return false;
             }
             session.markAuthenticated();
+            hub.outbox().skipQueuedBroadcasts(session);
         }
         session.principal(hub.tokens().principalFor(session.remoteHost()));
         SessionRegistry.Bind bind = hub.registry().bind(session, sender,

@@ -105,6 +105,13 @@ final class LoopFanout {
         }
     }
 
+    /** Marks every batch queued so far as not for {@code s} (it was outside the audience when they were published). */
+    void skipQueued(Session s) {
+        if (isMember(s)) {
+            s.fanoutDelivered(newest);
+        }
+    }
+
     /** Writes to {@code s} every queued batch it has not been given, in order. */
     void catchUp(Session s) {
         long delivered = s.fanoutDelivered();

@@ -64,6 +64,17 @@ public final class Outbox {
         }
     }
 
+    /**
+     * A connection just authenticated (on its event loop): broadcasts published before that
+     * are not for it, so the frames that follow (its auth outcome first) come before any.
+     */
+    public void skipQueuedBroadcasts(Session session) {
+        LoopFanout fanout = fanouts.get(session.channel().eventLoop());
+        if (fanout != null) {
+            fanout.skipQueued(session);
+        }
+    }
+
     /** Sends one frame to one connection. */
     public void send(Session session, ObjectNode frame) {
         send(session, frames.write(frame));

@@ -108,6 +108,24 @@ class LoopFanoutTest {
     }
 
     @Test
+    void aConnectionThatJustAuthenticatedGetsOnlyLaterBatches() throws Exception {
+        List<Session> members = onLoop(() -> join(400));
+        Session late = members.get(399);
+        muted.add(late); // not authenticated yet
+        onLoop(() -> {
+            fanout.accept(frame("before auth"), List.of());
+            muted.remove(late); // authenticated before the drain reached it...
+            fanout.skipQueued(late); // ...which is what the hub says when it authenticates one
+            late.channel().writeAndFlush(frame("welcome"));
+            fanout.accept(frame("after auth"), List.of());
+            return null;
+        });
+        awaitDrained();
+        assertThat(received(late)).containsExactly("welcome", "after auth");
+        assertThat(received(members.get(398))).containsExactly("before auth", "after auth");
+    }
+
+    @Test
     void withNoMembersABatchIsReleasedAtOnce() throws Exception {
         ByteBuf b = frame("nobody");
         onLoop(() -> {
