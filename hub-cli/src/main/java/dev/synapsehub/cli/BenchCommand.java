@@ -38,7 +38,7 @@ import java.util.concurrent.atomic.AtomicLong;
         description = {"Drive load against a hub and report throughput and latency.",
             "Workloads: claims (default): closed-loop claim/release per agent. Every agent claims its own",
             "worktree, so claims never conflict; on an open hub all loopback agents share one quota principal,",
-            "so start the hub with --max-claims-per-agent >= --agents.",
+            "so start the hub with --max-claims-per-agent >= --agents x --in-flight.",
             "broadcast: --senders chat to \"all\" (closed loop, or --rate msgs/s); the --agents receivers",
             "measure delivery latency and count lost deliveries.",
             "directed: --agents (even) send directed chats with receipts to a partner, closed loop on the receipt.",
@@ -284,6 +284,7 @@ public final class BenchCommand implements Callable<Integer> {
         private final List<Slot> slots = new ArrayList<>();
         private final ArrayDeque<Slot> whoWaiters = new ArrayDeque<>();
         private int active;
+        private boolean counted;
         private volatile CountDownLatch drained;
 
         Agent(HubClient client, String name, String taskPrefix, String worktree) {
@@ -332,6 +333,9 @@ public final class BenchCommand implements Callable<Integer> {
             int from = bytes.readerIndex();
             int to = bytes.writerIndex();
             byte[] needle = quotedName;
+            if (to - from < needle.length) {
+                return false;
+            }
             for (int hit = bytes.indexOf(from + anchor, to, needle[anchor]); hit >= 0;
                     hit = bytes.indexOf(hit + 1, to, needle[anchor])) {
                 int at = hit - anchor;
@@ -356,9 +360,18 @@ public final class BenchCommand implements Callable<Integer> {
             drained = latch;
             client.execute(() -> {
                 if (active == 0) {
-                    latch.countDown();
+                    countDrained();
                 }
             });
+        }
+
+        /** Counts this agent as drained, once (stop and the last slot may both get there). */
+        private void countDrained() {
+            CountDownLatch latch = drained;
+            if (latch != null && !counted) {
+                counted = true;
+                latch.countDown();
+            }
         }
 
         private void onFrame(ObjectNode f) {
@@ -419,10 +432,7 @@ public final class BenchCommand implements Callable<Integer> {
                 if (stopping || (count > 0 && granted.get() >= count && measuring)) {
                     task = null;
                     if (--active == 0) {
-                        CountDownLatch latch = drained;
-                        if (latch != null) {
-                            latch.countDown();
-                        }
+                        countDrained();
                     }
                     return;
                 }

@@ -47,6 +47,7 @@ final class LeanFrameDecoder extends ByteToMessageDecoder implements WebSocketFr
             int b0 = in.getUnsignedByte(start);
             int b1 = in.getUnsignedByte(start + 1);
             if ((b0 & 0x70) != 0) {
+                in.skipBytes(in.readableBytes()); // the stream cannot be resynchronised
                 throw new CorruptedFrameException("reserved bits set: no extension was negotiated");
             }
             boolean masked = (b1 & 0x80) != 0;
@@ -57,6 +58,7 @@ final class LeanFrameDecoder extends ByteToMessageDecoder implements WebSocketFr
             }
             long length = len7 == 126 ? in.getUnsignedShort(start + 2) : len7 == 127 ? in.getLong(start + 2) : len7;
             if (length < 0 || length > maxPayload) {
+                in.skipBytes(in.readableBytes());
                 throw new TooLongFrameException("frame of " + length + " bytes exceeds " + maxPayload);
             }
             if (in.readableBytes() < header + length) {
@@ -85,6 +87,9 @@ final class LeanFrameDecoder extends ByteToMessageDecoder implements WebSocketFr
                     throw new CorruptedFrameException("unknown opcode " + opcode);
                 }
             }
+            // Frames in out reach the pipeline when decode returns: a later whole text frame
+            // must not overtake them by going to the listener first.
+            return;
         }
     }
 

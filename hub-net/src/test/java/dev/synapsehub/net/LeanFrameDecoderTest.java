@@ -70,6 +70,23 @@ class LeanFrameDecoderTest {
     }
 
     @Test
+    void aWholeTextFrameDoesNotOvertakeAFragmentedOneReadWithIt() {
+        EmbeddedChannel ch = new EmbeddedChannel(new LeanFrameDecoder(1 << 20, () -> listener),
+                new io.netty.channel.ChannelInboundHandlerAdapter() {
+                    @Override
+                    public void channelRead(io.netty.channel.ChannelHandlerContext ctx, Object msg) {
+                        direct.add("pipeline:" + ((io.netty.buffer.ByteBufHolder) msg).content().toString(StandardCharsets.UTF_8));
+                        io.netty.util.ReferenceCountUtil.release(msg);
+                    }
+                });
+        ByteBuf read = Unpooled.buffer();
+        read.writeBytes(frame(0x01, "first ", false)).writeBytes(frame(0x80, "half", false))
+                .writeBytes(frame(0x81, "whole", false));
+        ch.writeInbound(read);
+        assertThat(direct).containsExactly("pipeline:first ", "pipeline:half", "whole");
+    }
+
+    @Test
     void withoutAListenerTextFramesGoDownThePipeline() {
         listener = null;
         EmbeddedChannel ch = channel(1 << 20);

@@ -28,6 +28,7 @@ final class LoopFanout {
 
     private final EventLoop loop;
     private final Predicate<Session> deliverable;
+    private final Predicate<Session> deliverableWhileClosing;
     private final List<Session> members = new ArrayList<>();
     /** Undelivered batches, seqs consecutive, oldest first. */
     private final List<Pending> pending = new ArrayList<>();
@@ -39,10 +40,15 @@ final class LoopFanout {
     private long passFloor = Long.MAX_VALUE;
     private boolean draining;
 
-    /** @param deliverable whether a member may be written to now (may close it as a side effect) */
-    LoopFanout(EventLoop loop, Predicate<Session> deliverable) {
+    /**
+     * @param deliverable whether a member may be written to now (may close it as a side effect)
+     * @param deliverableWhileClosing the same for a member the hub is closing, which still gets
+     *        what was broadcast before the close
+     */
+    LoopFanout(EventLoop loop, Predicate<Session> deliverable, Predicate<Session> deliverableWhileClosing) {
         this.loop = loop;
         this.deliverable = deliverable;
+        this.deliverableWhileClosing = deliverableWhileClosing;
     }
 
     EventLoop loop() {
@@ -64,11 +70,13 @@ final class LoopFanout {
         }
         int last = members.size() - 1;
         if (i < next) {
-            // Fill the hole with the last visited member, and its slot with the last member,
-            // which then sits at the start of the unvisited part.
+            // Fill the hole with the last visited member, and its slot with the last member
+            // (if that is another one), which then sits at the start of the unvisited part.
             int lastVisited = next - 1;
             move(lastVisited, i);
-            move(last, lastVisited);
+            if (last != lastVisited) {
+                move(last, lastVisited);
+            }
             next--;
         } else {
             move(last, i);
@@ -114,12 +122,25 @@ final class LoopFanout {
 
     /** Writes to {@code s} every queued batch it has not been given, in order. */
     void catchUp(Session s) {
+        catchUp(s, deliverable);
+    }
+
+    /**
+     * The hub is closing {@code s}: it gets what was broadcast before the close (its last
+     * frames follow), then leaves.
+     */
+    void finish(Session s) {
+        catchUp(s, deliverableWhileClosing);
+        leave(s);
+    }
+
+    private void catchUp(Session s, Predicate<Session> mayWrite) {
         long delivered = s.fanoutDelivered();
         if (delivered >= newest || !isMember(s)) {
             return;
         }
         s.fanoutDelivered(newest);
-        if (!deliverable.test(s)) {
+        if (!mayWrite.test(s)) {
             return;
         }
         Channel channel = s.channel();

@@ -53,7 +53,8 @@ public final class Outbox {
     /** Makes a newly admitted connection a broadcast member (on its event loop). */
     public void join(Session session) {
         EventLoop loop = session.channel().eventLoop();
-        fanouts.computeIfAbsent(loop, l -> new LoopFanout(l, this::deliverable)).join(session);
+        fanouts.computeIfAbsent(loop, l -> new LoopFanout(l, this::deliverable, this::deliverableWhileClosing))
+                .join(session);
     }
 
     /** Ends a closed connection's membership (on its event loop). */
@@ -82,7 +83,7 @@ public final class Outbox {
 
     /** Sends one serialised frame to one connection, after every broadcast published before it. */
     public void send(Session session, String text) {
-        onLoop(session, () -> {
+        onLoop(session, false, () -> {
             Channel channel = session.channel();
             if (channel.isActive() && !overLimit(session)) {
                 channel.writeAndFlush(new TextWebSocketFrame(text));
@@ -111,8 +112,12 @@ public final class Outbox {
             return;
         }
         if (batch == null) {
+            try {
+                executor.execute(dispatchTask);
+            } catch (RejectedExecutionException shuttingDown) {
+                return;
+            }
             batch = PooledByteBufAllocator.DEFAULT.directBuffer(Math.max(256, text.length() + 16));
-            executor.execute(dispatchTask);
         }
         WebSocketText.encode(text, batch);
         if (origin != null) {
@@ -130,7 +135,7 @@ public final class Outbox {
     public void close(Session session, ObjectNode before, int code, String reason) {
         session.markClosing();
         String text = before == null ? null : frames.write(before);
-        onLoop(session, () -> {
+        onLoop(session, true, () -> {
             Channel channel = session.channel();
             if (!channel.isActive()) {
                 return;
@@ -146,7 +151,7 @@ public final class Outbox {
      * Runs a private write on the session's event loop once the session has every broadcast
      * published before it: from the outbox thread the pending batch is dispatched first.
      */
-    private void onLoop(Session session, Runnable write) {
+    private void onLoop(Session session, boolean closing, Runnable write) {
         if (executor.inEventLoop()) {
             dispatch();
         }
@@ -154,7 +159,11 @@ public final class Outbox {
         Runnable ordered = () -> {
             LoopFanout fanout = fanouts.get(loop);
             if (fanout != null) {
-                fanout.catchUp(session);
+                if (closing) {
+                    fanout.finish(session);
+                } else {
+                    fanout.catchUp(session);
+                }
             }
             write.run();
         };
@@ -180,9 +189,15 @@ public final class Outbox {
         origins = new ArrayList<>();
         try {
             for (LoopFanout fanout : fanouts.values()) {
+                List<Session> mine = new ArrayList<>(0);
+                for (Session origin : from) {
+                    if (origin.channel().eventLoop() == fanout.loop()) {
+                        mine.add(origin); // a loop touches only its own sessions
+                    }
+                }
                 ByteBuf share = frames.retainedDuplicate();
                 try {
-                    fanout.loop().execute(() -> fanout.accept(share, from));
+                    fanout.loop().execute(() -> fanout.accept(share, mine));
                 } catch (RejectedExecutionException shuttingDown) {
                     share.release(); // the loop and its connections are going away
                 }
@@ -193,7 +208,11 @@ public final class Outbox {
     }
 
     private boolean deliverable(Session session) {
-        return session.authenticated() && !session.closing() && session.channel().isActive() && !overLimit(session);
+        return !session.closing() && deliverableWhileClosing(session);
+    }
+
+    private boolean deliverableWhileClosing(Session session) {
+        return session.authenticated() && session.channel().isActive() && !overLimit(session);
     }
 
     /** How long a closed-by-the-hub peer has to answer the close frame before TCP is closed. */

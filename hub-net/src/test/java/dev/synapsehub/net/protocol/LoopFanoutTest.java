@@ -22,7 +22,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 class LoopFanoutTest {
     private final DefaultEventLoop loop = new DefaultEventLoop();
     private final Set<Session> muted = new HashSet<>();
-    private final LoopFanout fanout = new LoopFanout(loop, s -> !muted.contains(s));
+    private final Set<Session> closing = new HashSet<>();
+    /** Runs when the drain visits a member (as a slow reader's close would be triggered). */
+    private volatile java.util.function.Consumer<Session> onVisit = s -> { };
+    private final LoopFanout fanout = new LoopFanout(loop, s -> {
+        onVisit.accept(s);
+        return !muted.contains(s) && !closing.contains(s);
+    }, s -> !muted.contains(s));
     private long ids;
 
     @AfterEach
@@ -123,6 +129,57 @@ class LoopFanoutTest {
         awaitDrained();
         assertThat(received(late)).containsExactly("welcome", "after auth");
         assertThat(received(members.get(398))).containsExactly("before auth", "after auth");
+    }
+
+    @Test
+    void aMemberLeavingWhenThePassHasVisitedEveryoneKeepsTheOthersIndexed() throws Exception {
+        // Exactly one drain chunk of members: the chunk ends with every member visited
+        // (next == size). A close triggered during the chunk runs before the chunk's
+        // continuation (a queued task precedes a scheduled one), i.e. with next == size.
+        List<Session> members = onLoop(() -> join(128));
+        Session last = members.get(127);
+        onVisit = s -> {
+            if (s == last) {
+                loop.execute(() -> fanout.leave(members.get(0)));
+            }
+        };
+        onLoop(() -> {
+            fanout.accept(frame("b1"), List.of());
+            return null;
+        });
+        awaitDrained();
+        onVisit = s -> { };
+        onLoop(() -> {
+            fanout.accept(frame("b2"), List.of());
+            return null;
+        });
+        awaitDrained();
+        for (int i = 1; i < members.size(); i++) {
+            assertThat(received(members.get(i))).as("member %d", i).containsExactly("b1", "b2");
+        }
+        assertThat(onLoop(fanout::memberCount)).isEqualTo(127);
+        onLoop(() -> {
+            members.subList(1, 128).forEach(fanout::leave);
+            return null;
+        });
+        assertThat(onLoop(fanout::memberCount)).as("every member could leave").isZero();
+    }
+
+    @Test
+    void aConnectionBeingClosedStillGetsWhatWasBroadcastBeforeTheClose() throws Exception {
+        List<Session> members = onLoop(() -> join(300));
+        Session closed = members.get(299);
+        onLoop(() -> {
+            fanout.accept(frame("granted"), List.of());
+            closing.add(closed);    // the hub decided to close it...
+            fanout.finish(closed);  // ...and its close path catches it up first
+            closed.channel().writeAndFlush(frame("close"));
+            fanout.accept(frame("later"), List.of());
+            return null;
+        });
+        awaitDrained();
+        assertThat(received(closed)).containsExactly("granted", "close");
+        assertThat(onLoop(fanout::memberCount)).isEqualTo(299);
     }
 
     @Test
