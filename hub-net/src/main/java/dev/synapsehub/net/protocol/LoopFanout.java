@@ -14,7 +14,7 @@ import java.util.function.Predicate;
  * One event loop's share of broadcast delivery. Broadcast batches (already encoded WebSocket
  * frames) queue here in commit order; a drain pass walks the loop's members and hands each one
  * everything it has not been given yet in a single flush, yielding to the loop's I/O every
- * few hundred members. A batch's requesters are served first, so the agent that caused a
+ * 128 members. A batch's requesters are served first, so the agent that caused a
  * broadcast does not wait for ten thousand others to get it. Every frame for a member
  * (broadcast or private) is written on this loop after the member has been caught up, so each
  * connection still sees frames in commit order. Confined to its event loop.
@@ -113,7 +113,7 @@ final class LoopFanout {
         }
     }
 
-    /** Marks every batch queued so far as not for {@code s} (it was outside the audience when they were published). */
+    /** Marks every batch queued so far as not for {@code s}: it was outside the audience then. */
     void skipQueued(Session s) {
         if (isMember(s)) {
             s.fanoutDelivered(newest);
