@@ -103,7 +103,7 @@ public final class CapabilityCards {
         f.put("agent", agent);
         f.set("card", card.deepCopy());
         String text = hub.frames().write(f);
-        hub.outbox().executor().execute(() -> hub.outbox().broadcast(text));
+        hub.outbox().broadcast(text);
     }
 
     /** {@code manifest_request}: the live cards sorted by agent, privately. */
@@ -115,7 +115,7 @@ public final class CapabilityCards {
             manifest.add(card);
         }
         String text = hub.frames().write(f);
-        hub.outbox().executor().execute(() -> hub.outbox().send(r.session(), text));
+        hub.outbox().sendInOrder(r.session(), text);
     }
 
     /** Live cards by agent, sorted; expired ones are forgotten. */

@@ -191,7 +191,7 @@ public final class InboundPipeline {
         }
         messaging.onBound(session, sender); // owed receipts first, then presence (§3.7 step 4)
         if (bind.joined() && presenceFannedOut()) {
-            hub.outbox().broadcastLater(presence("joined", sender, now));
+            hub.outbox().broadcast(presence("joined", sender, now));
         }
         return true;
     }
@@ -206,7 +206,7 @@ public final class InboundPipeline {
         if (departure.left()) {
             cards.dropFor(departure.name());
             if (presenceFannedOut()) {
-                hub.outbox().broadcastLater(presenceFrame("left", departure.name(), departure.onlineAgents(), now));
+                hub.outbox().broadcast(presenceFrame("left", departure.name(), departure.onlineAgents(), now));
             }
         }
     }

@@ -346,7 +346,7 @@ public final class MessagingVerbs {
             }
         }
         if (owed != null) {
-            hub.outbox().executor().execute(() -> owed.forEach(text -> hub.outbox().send(session, text)));
+            owed.forEach(text -> hub.outbox().sendInOrder(session, text));
         }
         synchronized (deadLetterHints) {
             deadLetterHints.remove(name);

@@ -91,7 +91,7 @@ public final class Outbox {
         });
     }
 
-    /** Sends a frame to every connection allowed to receive broadcasts. */
+    /** Sends a frame to every connection allowed to receive broadcasts (from any thread, in one global order). */
     public void broadcast(ObjectNode frame) {
         broadcast(frames.write(frame), null);
     }
@@ -125,10 +125,16 @@ public final class Outbox {
         }
     }
 
-    /** Publishes a broadcast from the outbox thread (keeps broadcast order global). */
-    public void broadcastLater(ObjectNode frame) {
-        String text = frames.write(frame);
-        executor.execute(() -> broadcast(text, null));
+    /**
+     * Sends one serialised frame to one connection from the outbox thread, so it follows every
+     * reply and broadcast published before it (for callers on an I/O thread).
+     */
+    public void sendInOrder(Session session, String text) {
+        if (executor.inEventLoop()) {
+            send(session, text);
+        } else {
+            executor.execute(() -> send(session, text));
+        }
     }
 
     /** Sends {@code before} (if any), then a close frame with {@code code}/{@code reason}, then closes. */

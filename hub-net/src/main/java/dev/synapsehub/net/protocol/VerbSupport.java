@@ -108,7 +108,7 @@ final class VerbSupport {
         ObjectNode e = hub.frames().error(r.sender(), message, now());
         e.put("error_code", code);
         String text = hub.frames().write(e);
-        hub.outbox().executor().execute(() -> hub.outbox().send(r.session(), text));
+        hub.outbox().sendInOrder(r.session(), text);
     }
 
     /** True (after the typed error) when the member is present, non-null and not a string. */
