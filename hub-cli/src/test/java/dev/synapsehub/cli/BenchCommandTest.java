@@ -4,7 +4,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
@@ -18,30 +17,18 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class BenchCommandTest {
-    private HubDaemon daemon;
+    private final LoopbackHub hub = new LoopbackHub();
 
     @AfterEach
     void stop() throws Exception {
-        if (daemon != null) {
-            daemon.close();
-        }
-    }
-
-    private void startHub(String... args) throws Exception {
-        SynapseHubCommand command = new SynapseHubCommand();
-        new CommandLine(command).parseArgs(args);
-        daemon = HubDaemon.start(command.serve);
-    }
-
-    private String url() {
-        return "ws://127.0.0.1:" + daemon.port();
+        hub.close();
     }
 
     private CliTest.Run bench(String... args) {
         String[] all = new String[args.length + 7];
         all[0] = "bench";
         all[1] = "--url";
-        all[2] = url();
+        all[2] = hub.url();
         all[3] = "--warmup";
         all[4] = "0";
         all[5] = "--quiet";
@@ -52,7 +39,7 @@ class BenchCommandTest {
 
     @Test
     void broadcastDeliversEveryMessageToEveryReceiver() throws Exception {
-        startHub("--port", "0");
+        hub.start("--port", "0");
         CliTest.Run r = bench("--workload", "broadcast", "--agents", "3", "--count", "50");
         assertThat(r.code()).as(r.out() + r.err()).isEqualTo(ExitCodes.OK);
         assertThat(r.out()).contains("workload            broadcast")
@@ -67,7 +54,7 @@ class BenchCommandTest {
 
     @Test
     void broadcastAtAFixedRateWithSeveralSendersAndIdleConnections() throws Exception {
-        startHub("--port", "0");
+        hub.start("--port", "0");
         CliTest.Run r = bench("--workload", "broadcast", "--agents", "2", "--senders", "2", "--rate", "400",
                 "--count", "40", "--idle", "5");
         assertThat(r.code()).as(r.out() + r.err()).isEqualTo(ExitCodes.OK);
@@ -80,7 +67,7 @@ class BenchCommandTest {
 
     @Test
     void directedPairsCloseTheLoopOnDeliveryReceipts(@TempDir Path dir) throws Exception {
-        startHub("--port", "0", "--db", dir.resolve("hub.db").toString());
+        hub.start("--port", "0", "--db", dir.resolve("hub.db").toString());
         CliTest.Run r = bench("--workload", "directed", "--agents", "4", "--count", "40");
         assertThat(r.code()).as(r.out() + r.err()).isEqualTo(ExitCodes.OK);
         assertThat(r.out()).contains("agents              4 in 2 pairs")
@@ -93,7 +80,7 @@ class BenchCommandTest {
 
     @Test
     void directedNeedsAnEvenNumberOfAgents() throws Exception {
-        startHub("--port", "0");
+        hub.start("--port", "0");
         CliTest.Run r = bench("--workload", "directed", "--agents", "3", "--count", "4");
         assertThat(r.code()).isEqualTo(ExitCodes.USAGE);
         assertThat(r.err()).contains("must be even");
@@ -101,7 +88,7 @@ class BenchCommandTest {
 
     @Test
     void mailboxReplaysTheWholeBacklogOnceInOrder(@TempDir Path dir) throws Exception {
-        startHub("--port", "0", "--db", dir.resolve("hub.db").toString());
+        hub.start("--port", "0", "--db", dir.resolve("hub.db").toString());
         CliTest.Run r = bench("--workload", "mailbox", "--count", "200");
         assertThat(r.code()).as(r.out() + r.err()).isEqualTo(ExitCodes.OK);
         assertThat(r.out()).contains("workload            mailbox")
@@ -115,7 +102,7 @@ class BenchCommandTest {
 
     @Test
     void mailboxPagesThroughABacklogLargerThanOneReplay(@TempDir Path dir) throws Exception {
-        startHub("--port", "0", "--db", dir.resolve("hub.db").toString());
+        hub.start("--port", "0", "--db", dir.resolve("hub.db").toString());
         CliTest.Run r = bench("--workload", "mailbox", "--count", "2100");
         assertThat(r.code()).as(r.out() + r.err()).isEqualTo(ExitCodes.OK);
         assertThat(r.out()).containsPattern("replayed\\s+2,100 of 2,100\\n")
@@ -127,7 +114,7 @@ class BenchCommandTest {
 
     @Test
     void mailboxAgainstAHubWithoutAJournalFailsClearly() throws Exception {
-        startHub("--port", "0");
+        hub.start("--port", "0");
         CliTest.Run r = bench("--workload", "mailbox", "--count", "10");
         assertThat(r.code()).isEqualTo(ExitCodes.USAGE);
         assertThat(r.err()).contains("no journal").contains("--db");
@@ -135,7 +122,7 @@ class BenchCommandTest {
 
     @Test
     void aHubAtCapacityGetsAHint() throws Exception {
-        startHub("--port", "0", "--max-clients", "2");
+        hub.start("--port", "0", "--max-clients", "2");
         CliTest.Run r = bench("--workload", "broadcast", "--agents", "3", "--count", "5");
         assertThat(r.code()).isEqualTo(ExitCodes.UNAVAILABLE);
         assertThat(r.err()).contains("4013").contains("--max-clients 4 or more");
@@ -143,7 +130,7 @@ class BenchCommandTest {
 
     @Test
     void aPerHostLimitGetsAHint() throws Exception {
-        startHub("--port", "0", "--max-connections-per-host", "2");
+        hub.start("--port", "0", "--max-connections-per-host", "2");
         CliTest.Run r = bench("--agents", "3", "--count", "5");
         assertThat(r.code()).isEqualTo(ExitCodes.UNAVAILABLE);
         assertThat(r.err()).contains("4015").contains("--max-connections-per-host 0");
@@ -151,7 +138,7 @@ class BenchCommandTest {
 
     @Test
     void claimsWithSeveralInFlightPerAgentIdleConnectionsAndAPaceAllComplete() throws Exception {
-        startHub("--port", "0", "--max-claims-per-agent", "64");
+        hub.start("--port", "0", "--max-claims-per-agent", "64");
         // 2 agents x 3 slots, paced at 100 claims/s: 30 grants take about 0.3 s, and
         // every one of them needs its own claim_granted picked out of the others' broadcasts.
         CliTest.Run r = bench("--agents", "2", "--in-flight", "3", "--idle", "5", "--rate", "100", "--count", "30");
@@ -163,7 +150,7 @@ class BenchCommandTest {
 
     @Test
     void inFlightOutOfRangeIsAUsageError() throws Exception {
-        startHub("--port", "0");
+        hub.start("--port", "0");
         CliTest.Run r = bench("--in-flight", "0", "--count", "1");
         assertThat(r.code()).isEqualTo(ExitCodes.USAGE);
         assertThat(r.err()).contains("--in-flight 1..1024");

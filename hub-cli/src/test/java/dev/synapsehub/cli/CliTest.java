@@ -14,13 +14,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** The synapse-hub command end to end: a real hub on a loopback port, real subcommands against it. */
 class CliTest {
-    private HubDaemon daemon;
+    private final LoopbackHub hub = new LoopbackHub();
 
     @AfterEach
     void stop() throws Exception {
-        if (daemon != null) {
-            daemon.close();
-        }
+        hub.close();
     }
 
     /** Output and exit code of one command line. */
@@ -41,17 +39,6 @@ class CliTest {
         return new Run(code, out.toString(), err.toString());
     }
 
-    private HubDaemon startHub(String... args) throws Exception {
-        SynapseHubCommand command = new SynapseHubCommand();
-        new CommandLine(command).parseArgs(args);
-        daemon = HubDaemon.start(command.serve);
-        return daemon;
-    }
-
-    private String url() {
-        return "ws://127.0.0.1:" + daemon.port();
-    }
-
     @Test
     void helpAndVersionExitZeroAndUnknownOptionsAreUsageErrors() {
         Run help = run("--help");
@@ -64,32 +51,32 @@ class CliTest {
 
     @Test
     void claimStateReleaseAndHandoffAgainstARunningHub() throws Exception {
-        startHub("--port", "0");
-        Run granted = run("claim", "T1", "--url", url(), "--worktree", "wt", "--path", "src", "--ttl", "120");
+        hub.start("--port", "0");
+        Run granted = run("claim", "T1", "--url", hub.url(), "--worktree", "wt", "--path", "src", "--ttl", "120");
         assertThat(granted.code()).as(granted.err()).isEqualTo(ExitCodes.OK);
         assertThat(granted.out()).startsWith("granted T1 to operator/cli: epoch 1");
 
-        Run refused = run("claim", "T1", "--url", url(), "--name", "someone/else");
+        Run refused = run("claim", "T1", "--url", hub.url(), "--name", "someone/else");
         assertThat(refused.code()).isEqualTo(ExitCodes.REFUSED);
         assertThat(refused.out()).contains("LEASE_LIVE");
 
-        Run state = run("state", "--url", url());
+        Run state = run("state", "--url", hub.url());
         assertThat(state.code()).isEqualTo(ExitCodes.OK);
         assertThat(state.out()).contains("1 live claim(s)").contains("T1").contains("operator/cli");
 
-        Run json = run("state", "--url", url(), "--json");
+        Run json = run("state", "--url", hub.url(), "--json");
         assertThat(json.out()).contains("\"type\":\"state_snapshot\"");
 
         // The recipient must be online: nobody else is connected, so the handoff is refused.
-        Run handoff = run("handoff", "T1", "--to", "ghost/agent", "--url", url());
+        Run handoff = run("handoff", "T1", "--to", "ghost/agent", "--url", hub.url());
         assertThat(handoff.code()).isEqualTo(ExitCodes.REFUSED);
 
-        Run release = run("release", "T1", "--url", url(), "--epoch", "99");
+        Run release = run("release", "T1", "--url", hub.url(), "--epoch", "99");
         assertThat(release.code()).isEqualTo(ExitCodes.REFUSED);
-        assertThat(run("release", "T1", "--url", url()).code()).isEqualTo(ExitCodes.OK);
-        assertThat(run("state", "--url", url()).out()).contains("0 live claim(s)");
+        assertThat(run("release", "T1", "--url", hub.url()).code()).isEqualTo(ExitCodes.OK);
+        assertThat(run("state", "--url", hub.url()).out()).contains("0 live claim(s)");
 
-        Run who = run("who", "--url", url());
+        Run who = run("who", "--url", hub.url());
         assertThat(who.code()).isEqualTo(ExitCodes.OK);
         assertThat(who.out()).contains("1 agent(s) online");
     }
@@ -104,12 +91,11 @@ class CliTest {
     @Test
     void durableHubKeepsItsClaimsAndTheJournalToolsReadThem(@TempDir Path dir) throws Exception {
         Path db = dir.resolve("hub.db");
-        startHub("--port", "0", "--db", db.toString());
-        assertThat(run("claim", "T1", "--url", url(), "--worktree", "a").code()).isEqualTo(ExitCodes.OK);
-        assertThat(run("claim", "T2", "--url", url(), "--worktree", "b").code()).isEqualTo(ExitCodes.OK);
-        assertThat(run("release", "T2", "--url", url()).code()).isEqualTo(ExitCodes.OK);
-        daemon.close();
-        daemon = null;
+        hub.start("--port", "0", "--db", db.toString());
+        assertThat(run("claim", "T1", "--url", hub.url(), "--worktree", "a").code()).isEqualTo(ExitCodes.OK);
+        assertThat(run("claim", "T2", "--url", hub.url(), "--worktree", "b").code()).isEqualTo(ExitCodes.OK);
+        assertThat(run("release", "T2", "--url", hub.url()).code()).isEqualTo(ExitCodes.OK);
+        hub.close();
 
         Run inspect = run("journal", "inspect", "--db", db.toString());
         assertThat(inspect.code()).as(inspect.err()).isEqualTo(ExitCodes.OK);
@@ -118,8 +104,8 @@ class CliTest {
         assertThat(verify.code()).isEqualTo(ExitCodes.OK);
         assertThat(verify.out()).startsWith("ok: 3 events replayed cleanly, 1 live claims");
 
-        startHub("--port", "0", "--db", db.toString());
-        Run state = run("state", "--url", url());
+        hub.start("--port", "0", "--db", db.toString());
+        Run state = run("state", "--url", hub.url());
         assertThat(state.out()).contains("1 live claim(s)").contains("T1").doesNotContain("T2");
     }
 
@@ -158,9 +144,9 @@ class CliTest {
 
     @Test
     void benchDrivesClaimsAndReportsPercentiles() throws Exception {
-        startHub("--port", "0", "--max-claims-per-agent", "64");
+        hub.start("--port", "0", "--max-claims-per-agent", "64");
         // Bounded by count (and by time as a backstop), so a slow machine still sees who requests.
-        Run bench = run("bench", "--url", url(), "--agents", "2", "--count", "20", "--duration", "60",
+        Run bench = run("bench", "--url", hub.url(), "--agents", "2", "--count", "20", "--duration", "60",
                 "--warmup", "0", "--who-every", "2", "--quiet");
         assertThat(bench.code()).as(bench.err()).isEqualTo(ExitCodes.OK);
         assertThat(bench.out()).contains("claims granted").contains("claim->grant        p50")

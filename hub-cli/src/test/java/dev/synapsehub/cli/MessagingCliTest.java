@@ -5,7 +5,6 @@ import dev.synapsehub.net.HubClient;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 import java.net.URI;
 import java.nio.file.Path;
@@ -18,48 +17,36 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** send, tail, board and dead-letters against a real hub on a loopback port. */
 class MessagingCliTest {
     private static final Duration WAIT = Duration.ofSeconds(10);
-    private HubDaemon daemon;
+    private final LoopbackHub hub = new LoopbackHub();
 
     @AfterEach
     void stop() throws Exception {
-        if (daemon != null) {
-            daemon.close();
-        }
-    }
-
-    private void startHub(String... args) throws Exception {
-        SynapseHubCommand command = new SynapseHubCommand();
-        new CommandLine(command).parseArgs(args);
-        daemon = HubDaemon.start(command.serve);
-    }
-
-    private String url() {
-        return "ws://127.0.0.1:" + daemon.port();
+        hub.close();
     }
 
     @Test
     void aDirectedMessageToAnAbsentAgentIsDeadLetteredAndReportedSo(@TempDir Path dir) throws Exception {
-        startHub("--port", "0", "--db", dir.resolve("hub.db").toString());
-        CliTest.Run sent = run("send", "team/absent", "please review", "--receipt", "--url", url());
+        hub.start("--port", "0", "--db", dir.resolve("hub.db").toString());
+        CliTest.Run sent = run("send", "team/absent", "please review", "--receipt", "--url", hub.url());
         assertThat(sent.code()).as(sent.err()).isEqualTo(ExitCodes.REFUSED);
         assertThat(sent.out()).startsWith("not delivered to team/absent").contains("dead letter");
 
-        CliTest.Run letters = run("dead-letters", "--url", url());
+        CliTest.Run letters = run("dead-letters", "--url", hub.url());
         assertThat(letters.code()).isEqualTo(ExitCodes.OK);
         assertThat(letters.out()).contains("1 target(s)").contains("team/absent").contains("operator/cli");
     }
 
     @Test
     void aBroadcastIsAcceptedAndTailSeesIt() throws Exception {
-        startHub("--port", "0");
-        CompletableFuture<CliTest.Run> tail = CompletableFuture.supplyAsync(() -> run("tail", "--url", url(),
+        hub.start("--port", "0");
+        CompletableFuture<CliTest.Run> tail = CompletableFuture.supplyAsync(() -> run("tail", "--url", hub.url(),
                 "--name", "ops/tail", "--type", "chat", "--count", "1", "--duration", "20"));
-        try (HubClient watcher = HubClient.connect(URI.create(url()), WAIT)) {
+        try (HubClient watcher = HubClient.connect(URI.create(hub.url()), WAIT)) {
             watcher.register("ops/watcher", null, WAIT);
             watcher.await(f -> "presence_update".equals(f.path("type").asText())
                     && "ops/tail".equals(f.path("agent").asText()), WAIT);
         }
-        CliTest.Run sent = run("send", "all", "hello fleet", "--url", url(), "--name", "ops/sender");
+        CliTest.Run sent = run("send", "all", "hello fleet", "--url", hub.url(), "--name", "ops/sender");
         assertThat(sent.code()).as(sent.err()).isEqualTo(ExitCodes.OK);
         assertThat(sent.out()).startsWith("sent to all (msg_id 1");
         CliTest.Run tailed = tail.get(30, java.util.concurrent.TimeUnit.SECONDS);
@@ -69,8 +56,8 @@ class MessagingCliTest {
 
     @Test
     void boardShowsTasksReadinessAndNotes() throws Exception {
-        startHub("--port", "0");
-        try (HubClient planner = HubClient.connect(URI.create(url()), WAIT)) {
+        hub.start("--port", "0");
+        try (HubClient planner = HubClient.connect(URI.create(hub.url()), WAIT)) {
             planner.register("proj/planner", null, WAIT);
             ObjectNode design = planner.frame("ledger_task");
             design.put("task_id", "design");
@@ -90,7 +77,7 @@ class MessagingCliTest {
             planner.send(note);
             planner.awaitType("ledger_progress_posted", WAIT);
         }
-        CliTest.Run board = run("board", "--url", url());
+        CliTest.Run board = run("board", "--url", hub.url());
         assertThat(board.code()).as(board.err()).isEqualTo(ExitCodes.OK);
         assertThat(board.out()).contains("2 task(s); ready: [\"design\"]")
                 .contains("build").contains("after [\"design\"]")
