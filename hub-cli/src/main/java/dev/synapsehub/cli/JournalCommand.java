@@ -51,19 +51,19 @@ public final class JournalCommand {
         return new Reading(journal, journal.lastReplay(), kinds, state, now);
     }
 
-    /** {@code journal inspect}: what the file holds. */
-    @Command(name = "inspect", description = "Summarise a journal: events by kind, sequence range, live claims after replay.",
-            mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER)
-    static final class Inspect implements Callable<Integer> {
+    /** A subcommand that replays one journal file and reports on it. */
+    abstract static class JournalTool implements Callable<Integer> {
         @Option(names = "--db", required = true, paramLabel = "FILE", description = "The journal file.")
         Path db;
 
         @Spec
         CommandSpec spec;
 
+        /** Reports on the replayed journal (and closes it); returns the exit code. */
+        abstract int report(Reading r) throws Exception;
+
         @Override
         public Integer call() throws Exception {
-            PrintWriter out = spec.commandLine().getOut();
             Reading r;
             try {
                 r = read(db);
@@ -71,6 +71,17 @@ public final class JournalCommand {
                 spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
                 return ExitCodes.DATA_ERROR;
             }
+            return report(r);
+        }
+    }
+
+    /** {@code journal inspect}: what the file holds. */
+    @Command(name = "inspect", description = "Summarise a journal: events by kind, sequence range, live claims after replay.",
+            mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER)
+    static final class Inspect extends JournalTool {
+        @Override
+        int report(Reading r) throws Exception {
+            PrintWriter out = spec.commandLine().getOut();
             try (SqliteJournal journal = r.journal()) {
                 ReplayStats s = r.stats();
                 out.printf("journal        %s (%,d bytes, mode %s)%n", journal.path(), Files.size(journal.path()),
@@ -101,22 +112,9 @@ public final class JournalCommand {
     /** {@code journal verify}: exit 0 only for a journal that replays cleanly. */
     @Command(name = "verify", description = "Replay a journal fully; exit 0 when every row decodes, 4 otherwise.",
             mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER)
-    static final class Verify implements Callable<Integer> {
-        @Option(names = "--db", required = true, paramLabel = "FILE", description = "The journal file.")
-        Path db;
-
-        @Spec
-        CommandSpec spec;
-
+    static final class Verify extends JournalTool {
         @Override
-        public Integer call() throws Exception {
-            Reading r;
-            try {
-                r = read(db);
-            } catch (JournalException e) {
-                spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
-                return ExitCodes.DATA_ERROR;
-            }
+        int report(Reading r) throws Exception {
             try (SqliteJournal journal = r.journal()) {
                 ReplayStats s = r.stats();
                 if (!s.clean()) {
