@@ -80,7 +80,7 @@ public final class HubClient implements AutoCloseable {
     /** Opens a WebSocket to {@code uri} (e.g. {@code ws://127.0.0.1:8876/}). */
     public static HubClient connect(URI uri, Duration timeout) throws IOException {
         HubClient client = new HubClient(new NioEventLoopGroup(1, new DefaultThreadFactory("hub-client", true)), true);
-        client.open(uri, timeout);
+        client.open(uri, timeout, true);
         return client;
     }
 
@@ -99,10 +99,6 @@ public final class HubClient implements AutoCloseable {
         HubClient client = new HubClient(group, false);
         client.open(uri, timeout, validateUtf8);
         return client;
-    }
-
-    private void open(URI uri, Duration timeout) throws IOException {
-        open(uri, timeout, true);
     }
 
     private void open(URI uri, Duration timeout, boolean validateUtf8) throws IOException {
