@@ -1,7 +1,6 @@
 package dev.synapsehub.net;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.CorruptedFrameException;
@@ -50,9 +49,18 @@ final class LeanFrameDecoder extends ByteToMessageDecoder implements WebSocketFr
                 in.skipBytes(in.readableBytes()); // the stream cannot be resynchronised
                 throw new CorruptedFrameException("reserved bits set: no extension was negotiated");
             }
-            boolean masked = (b1 & 0x80) != 0;
+            if ((b1 & 0x80) != 0) {
+                in.skipBytes(in.readableBytes());
+                throw new CorruptedFrameException("a masked frame: a server must not mask (RFC 6455 section 5.1)");
+            }
+            boolean fin = (b0 & 0x80) != 0;
+            int opcode = b0 & 0x0F;
             int len7 = b1 & 0x7F;
-            int header = 2 + (len7 == 126 ? 2 : len7 == 127 ? 8 : 0) + (masked ? 4 : 0);
+            if (opcode >= OP_CLOSE && (!fin || len7 > 125)) {
+                in.skipBytes(in.readableBytes());
+                throw new CorruptedFrameException("a control frame must be whole and at most 125 bytes");
+            }
+            int header = 2 + (len7 == 126 ? 2 : len7 == 127 ? 8 : 0);
             if (in.readableBytes() < header) {
                 return;
             }
@@ -66,15 +74,13 @@ final class LeanFrameDecoder extends ByteToMessageDecoder implements WebSocketFr
             }
             int payloadAt = start + header;
             int n = (int) length;
-            boolean fin = (b0 & 0x80) != 0;
-            int opcode = b0 & 0x0F;
             in.skipBytes(header + n);
             Consumer<ByteBuf> listener = direct.get();
-            if (!masked && fin && opcode == OP_TEXT && listener != null) {
+            if (fin && opcode == OP_TEXT && listener != null) {
                 listener.accept(in.slice(payloadAt, n));
                 continue;
             }
-            ByteBuf payload = masked ? unmask(in, payloadAt - 4, payloadAt, n) : in.retainedSlice(payloadAt, n);
+            ByteBuf payload = in.retainedSlice(payloadAt, n);
             switch (opcode) {
                 case OP_CONTINUATION -> out.add(new ContinuationWebSocketFrame(fin, 0, payload));
                 case OP_TEXT -> out.add(new TextWebSocketFrame(fin, 0, payload));
@@ -91,13 +97,5 @@ final class LeanFrameDecoder extends ByteToMessageDecoder implements WebSocketFr
             // must not overtake them by going to the listener first.
             return;
         }
-    }
-
-    private static ByteBuf unmask(ByteBuf in, int keyAt, int payloadAt, int n) {
-        ByteBuf copy = Unpooled.buffer(n);
-        for (int i = 0; i < n; i++) {
-            copy.writeByte(in.getByte(payloadAt + i) ^ in.getByte(keyAt + (i & 3)));
-        }
-        return copy;
     }
 }

@@ -3,6 +3,7 @@ package dev.synapsehub.net;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.ContinuationWebSocketFrame;
@@ -44,15 +45,12 @@ class LeanFrameDecoderTest {
     }
 
     @Test
-    void maskedFragmentedAndControlFramesBecomeNettyFrames() {
+    void fragmentedAndControlFramesBecomeNettyFrames() {
         EmbeddedChannel ch = channel(1 << 20);
-        ch.writeInbound(frame(0x81, "masked", true));
         ch.writeInbound(frame(0x01, "part one ", false));
         ch.writeInbound(frame(0x80, "part two", false));
         ch.writeInbound(frame(0x89, "", false));
         ch.writeInbound(closeFrame(4013, "hub at capacity"));
-        TextWebSocketFrame masked = ch.readInbound();
-        assertThat(masked.text()).isEqualTo("masked");
         TextWebSocketFrame first = ch.readInbound();
         assertThat(first.isFinalFragment()).isFalse();
         ContinuationWebSocketFrame second = ch.readInbound();
@@ -63,7 +61,6 @@ class LeanFrameDecoderTest {
         assertThat(close.statusCode()).isEqualTo(4013);
         assertThat(close.reasonText()).isEqualTo("hub at capacity");
         assertThat(direct).isEmpty();
-        masked.release();
         first.release();
         second.release();
         close.release();
@@ -94,6 +91,17 @@ class LeanFrameDecoderTest {
         TextWebSocketFrame f = ch.readInbound();
         assertThat(f.text()).isEqualTo("plain");
         f.release();
+    }
+
+    @Test
+    void aMaskedFrameAndAFragmentedOrOversizeControlFrameAreRefused() {
+        assertThatThrownBy(() -> channel(1 << 20).writeInbound(frame(0x81, "masked", true)))
+                .isInstanceOf(CorruptedFrameException.class).hasMessageContaining("masked");
+        assertThatThrownBy(() -> channel(1 << 20).writeInbound(frame(0x09, "", false)))
+                .isInstanceOf(CorruptedFrameException.class).hasMessageContaining("control frame");
+        assertThatThrownBy(() -> channel(1 << 20).writeInbound(frame(0x89, "x".repeat(126), false)))
+                .isInstanceOf(CorruptedFrameException.class).hasMessageContaining("control frame");
+        assertThat(direct).isEmpty();
     }
 
     @Test
