@@ -313,10 +313,14 @@ public final class HubClient implements AutoCloseable {
         }
     }
 
-    /** Drops frames not yet consumed. */
+    /**
+     * Drops frames not yet consumed, and the history {@link #received} returns (a welcome on a
+     * busy hub lists every online agent: ten thousand idle load-tool connections kept theirs).
+     */
     public void clearPending() {
         synchronized (lock) {
             inbox.clear();
+            everything.clear();
         }
     }
 

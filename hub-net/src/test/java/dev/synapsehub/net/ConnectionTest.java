@@ -260,4 +260,16 @@ class ConnectionTest {
             return sb.toString();
         }
     }
+
+    /** The load tool's 10,000 idle clients each kept a welcome listing every online agent. */
+    @Test
+    void clearPendingAlsoForgetsTheReceivedHistory() throws Exception {
+        try (TestHub hub = TestHub.open()) {
+            HubClient alpha = hub.agent("p/alpha");
+            assertThat(alpha.received()).anyMatch(f -> isType(f, "welcome"));
+            alpha.clearPending();
+            assertThat(alpha.received()).isEmpty();
+            assertThat(alpha.pending()).isEmpty();
+        }
+    }
 }
