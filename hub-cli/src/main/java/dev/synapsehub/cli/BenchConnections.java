@@ -2,8 +2,8 @@ package dev.synapsehub.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.net.HubClient;
+import dev.synapsehub.net.NetTransport;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.util.concurrent.DefaultThreadFactory;
 
 import java.io.IOException;
@@ -50,8 +50,7 @@ final class BenchConnections implements AutoCloseable {
         this.token = token;
         this.timeout = timeout;
         this.parallelism = Math.max(1, parallelism);
-        this.group = new NioEventLoopGroup(Math.max(1, Runtime.getRuntime().availableProcessors()),
-                new DefaultThreadFactory("bench-io", true));
+        this.group = NetTransport.choose(true).group(Math.max(1, Runtime.getRuntime().availableProcessors()), "bench-io");
     }
 
     /**
@@ -66,7 +65,7 @@ final class BenchConnections implements AutoCloseable {
     List<HubClient> openIdle(List<String> names, PrintWriter progress) throws IOException {
         synchronized (this) {
             if (idleGroup == null) {
-                idleGroup = new NioEventLoopGroup(1, new DefaultThreadFactory("bench-idle-io", true));
+                idleGroup = NetTransport.choose(true).group(1, "bench-idle-io");
             }
         }
         return open(names, progress, idleGroup);

@@ -9,6 +9,7 @@ import dev.synapsehub.core.claim.RegistryLimits;
 import dev.synapsehub.core.SpecConstants;
 import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.MessageAuthKey;
+import dev.synapsehub.net.NetTransport;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -106,6 +107,17 @@ public final class ServeOptions {
                     + "(default, as the wire contract).")
     int presenceFanoutLimit;
 
+    @Option(names = "--broadcast-linger-ms", paramLabel = "MS", defaultValue = "5",
+            description = "How long a broadcast waits before going to every socket but its requester's, so that "
+                    + "broadcasts close together share one write per socket; the requester is answered at once. "
+                    + "0..1000 (default: ${DEFAULT-VALUE}).")
+    int broadcastLingerMs;
+
+    @Option(names = "--transport", paramLabel = "auto|nio", defaultValue = "auto",
+            description = "Socket transport: auto uses Linux's native epoll where it loads, else Java NIO; nio forces "
+                    + "Java NIO (default: ${DEFAULT-VALUE}).")
+    String transport;
+
     @Option(names = "--private-directed-messages", description = "Deliver directed chats only to their recipients "
             + "(and the sender), not to every socket; history and resume are filtered the same way.")
     boolean privateDirectedMessages;
@@ -155,6 +167,8 @@ public final class ServeOptions {
         require(messageAuthWindow > 0 && Double.isFinite(messageAuthWindow), "--message-auth-window-seconds must be positive");
         require(rate >= 0 && Double.isFinite(rate), "--rate must be >= 0");
         require(takeoverCooldown >= 0 && Double.isFinite(takeoverCooldown), "--takeover-cooldown must be >= 0");
+        require(broadcastLingerMs >= 0 && broadcastLingerMs <= 1000, "--broadcast-linger-ms must be within 0..1000");
+        require(transport.equals("auto") || transport.equals("nio"), "--transport must be auto or nio");
         List<MessageAuthKey> keys = messageAuthKeys();
         require(!requireMessageAuth || !keys.isEmpty(), "--require-message-auth needs at least one --message-auth-key");
         return HubConfig.builder()
@@ -173,6 +187,8 @@ public final class ServeOptions {
                 .takeoverCooldown(Duration.ofMillis((long) (takeoverCooldown * 1000)))
                 .advertisedHost(advertisedHost).allowOrigins(allowOrigins)
                 .presenceFanoutLimit(presenceFanoutLimit)
+                .broadcastLinger(Duration.ofMillis(broadcastLingerMs))
+                .nativeTransport(transport.equals("auto"))
                 .hubVersion("synapse-hub-java/" + VersionProvider.version())
                 .build();
     }
@@ -226,6 +242,8 @@ public final class ServeOptions {
         m.put("private_directed_messages", config.privateDirectedMessages());
         m.put("takeover_cooldown_s", config.takeoverCooldown().toMillis() / 1000.0);
         m.put("presence_fanout", config.presenceFanoutLimit() == 0 ? "always" : "up to " + config.presenceFanoutLimit() + " sockets");
+        m.put("broadcast_linger_ms", config.broadcastLinger().toMillis());
+        m.put("transport", NetTransport.choose(config.nativeTransport()).name().toLowerCase(java.util.Locale.ROOT));
         m.put("max_history", maxHistory);
         m.put("dead_letter_escalation", deadLetterEscalation == 0 ? "off" : "every " + deadLetterEscalation);
         m.put("board_notes", maxProgress + " total, " + maxProgressPerAuthor + " per author, " + maxProgressPerTask

@@ -136,6 +136,24 @@ class CliTest {
     }
 
     @Test
+    void broadcastLingerAndTransportAreValidatedAndReachTheConfig() {
+        Run linger = run("--port", "0", "--broadcast-linger-ms", "1001");
+        assertThat(linger.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(linger.err()).contains("--broadcast-linger-ms must be within 0..1000");
+        Run transport = run("--port", "0", "--transport", "epoll");
+        assertThat(transport.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(transport.err()).contains("--transport must be auto or nio");
+        SynapseHubCommand command = new SynapseHubCommand();
+        new CommandLine(command).parseArgs("--broadcast-linger-ms", "0", "--transport", "nio");
+        assertThat(command.serve.hubConfig().broadcastLinger()).isZero();
+        assertThat(command.serve.hubConfig().nativeTransport()).isFalse();
+        SynapseHubCommand defaults = new SynapseHubCommand();
+        new CommandLine(defaults).parseArgs();
+        assertThat(defaults.serve.hubConfig().broadcastLinger()).hasMillis(5);
+        assertThat(defaults.serve.hubConfig().nativeTransport()).isTrue();
+    }
+
+    @Test
     void offLoopbackWithoutATokenIsRefusedAtStart() {
         Run run = run("--host", "0.0.0.0", "--port", "0");
         assertThat(run.code()).isEqualTo(ExitCodes.USAGE);

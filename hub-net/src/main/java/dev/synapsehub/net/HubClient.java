@@ -11,9 +11,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpClientCodec;
@@ -30,7 +28,6 @@ import io.netty.handler.codec.http.websocketx.WebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameDecoder;
 import io.netty.handler.codec.http.websocketx.WebSocketVersion;
-import io.netty.util.concurrent.DefaultThreadFactory;
 
 import java.io.IOException;
 import java.net.URI;
@@ -79,7 +76,7 @@ public final class HubClient implements AutoCloseable {
 
     /** Opens a WebSocket to {@code uri} (e.g. {@code ws://127.0.0.1:8876/}). */
     public static HubClient connect(URI uri, Duration timeout) throws IOException {
-        HubClient client = new HubClient(new NioEventLoopGroup(1, new DefaultThreadFactory("hub-client", true)), true);
+        HubClient client = new HubClient(NetTransport.choose(true).group(1, "hub-client"), true);
         client.open(uri, timeout, true);
         return client;
     }
@@ -116,7 +113,7 @@ public final class HubClient implements AutoCloseable {
         WebSocketClientProtocolHandler protocol = validateUtf8 ? new WebSocketClientProtocolHandler(config)
                 : new WebSocketClientProtocolHandler(leanHandshaker(uri), config);
         CompletableFuture<Void> handshake = new CompletableFuture<>();
-        Bootstrap b = new Bootstrap().group(group).channel(NioSocketChannel.class)
+        Bootstrap b = new Bootstrap().group(group).channel(NetTransport.of(group).socketChannel())
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {

@@ -27,6 +27,9 @@ import java.util.List;
  * @param presenceFanoutLimit above this many open sockets, joins and leaves are no longer
  *        broadcast as {@code presence_update} (each one costs a frame listing every online agent
  *        to every socket, quadratic in the fleet); clients poll {@code who_request}. 0 = always
+ * @param broadcastLinger how long a broadcast waits before going to sockets other than its
+ *        requester's, so that broadcasts close together share one write per socket (at most 1 s)
+ * @param nativeTransport use Linux's native epoll transport where it loads (else Java NIO)
  */
 public record HubConfig(
         String host,
@@ -59,7 +62,9 @@ public record HubConfig(
         int takeoverQuarantineThreshold,
         Duration takeoverQuarantineWindow,
         Duration takeoverQuarantine,
-        int presenceFanoutLimit) {
+        int presenceFanoutLimit,
+        Duration broadcastLinger,
+        boolean nativeTransport) {
 
     public HubConfig {
         if (port < 0 || port > 65_535) {
@@ -82,6 +87,10 @@ public record HubConfig(
         takeoverQuarantineThreshold = Math.max(1, takeoverQuarantineThreshold);
         takeoverQuarantineWindow = nonNegative(takeoverQuarantineWindow);
         takeoverQuarantine = nonNegative(takeoverQuarantine);
+        broadcastLinger = nonNegative(broadcastLinger);
+        if (broadcastLinger.compareTo(Duration.ofSeconds(1)) > 0) {
+            throw new IllegalArgumentException("broadcast linger above 1 s: " + broadcastLinger);
+        }
     }
 
     private static Duration nonNegative(Duration d) {
@@ -122,6 +131,7 @@ public record HubConfig(
         b.takeoverCooldown = takeoverCooldown; b.takeoverQuarantineThreshold = takeoverQuarantineThreshold;
         b.takeoverQuarantineWindow = takeoverQuarantineWindow; b.takeoverQuarantine = takeoverQuarantine;
         b.presenceFanoutLimit = presenceFanoutLimit;
+        b.broadcastLinger = broadcastLinger; b.nativeTransport = nativeTransport;
         return b;
     }
 
@@ -158,6 +168,8 @@ public record HubConfig(
         private Duration takeoverQuarantineWindow = Duration.ofSeconds(30);
         private Duration takeoverQuarantine = Duration.ofSeconds(60);
         private int presenceFanoutLimit;
+        private Duration broadcastLinger = Duration.ofMillis(5);
+        private boolean nativeTransport = true;
 
         public Builder host(String v) { host = v; return this; }
         public Builder port(int v) { port = v; return this; }
@@ -190,6 +202,8 @@ public record HubConfig(
         public Builder takeoverQuarantineWindow(Duration v) { takeoverQuarantineWindow = v; return this; }
         public Builder takeoverQuarantine(Duration v) { takeoverQuarantine = v; return this; }
         public Builder presenceFanoutLimit(int v) { presenceFanoutLimit = v; return this; }
+        public Builder broadcastLinger(Duration v) { broadcastLinger = v; return this; }
+        public Builder nativeTransport(boolean v) { nativeTransport = v; return this; }
 
         /** The validated configuration. */
         public HubConfig build() {
@@ -199,7 +213,7 @@ public record HubConfig(
                     messageAuthWindowSeconds, messageAuthFutureSkewSeconds, metricsEnabled, hubId, hubVersion,
                     ratePerSecond, rateBurst, pingInterval, advertisedHost, allowOrigins,
                     privateDirectedMessages, takeoverCooldown, takeoverQuarantineThreshold, takeoverQuarantineWindow,
-                    takeoverQuarantine, presenceFanoutLimit);
+                    takeoverQuarantine, presenceFanoutLimit, broadcastLinger, nativeTransport);
         }
     }
 }

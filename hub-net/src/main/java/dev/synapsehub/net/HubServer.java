@@ -23,9 +23,7 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
-import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
@@ -51,6 +49,7 @@ public final class HubServer implements AutoCloseable {
     private final HubConfig config;
     private final CoordinationActor actor;
     private final Clock clock;
+    private NetTransport transport;
     private EventLoopGroup boss;
     private EventLoopGroup workers;
     private DefaultEventExecutor outboxThread;
@@ -86,7 +85,7 @@ public final class HubServer implements AutoCloseable {
                         seconds(config.takeoverQuarantine())));
         HubMetrics metrics = new HubMetrics();
         outboxThread = new DefaultEventExecutor(new DefaultThreadFactory("synapse-outbox", true));
-        Outbox outbox = new Outbox(outboxThread, frames, config.outboundHighWaterBytes(), metrics);
+        Outbox outbox = new Outbox(outboxThread, frames, config.outboundHighWaterBytes(), config.broadcastLinger(), metrics);
         context = new HubContext(config, actor, clock, json, frames, registry, outbox, metrics,
                 new ConnectTokenAuth(config.token()),
                 new MessageAuthenticator(config.messageAuthKeys(), config.requireMessageAuth(),
@@ -96,15 +95,15 @@ public final class HubServer implements AutoCloseable {
         InboundPipeline pipeline = new InboundPipeline(context);
         HubMetricsText metricsText = new HubMetricsText(context);
         AtomicLong ids = new AtomicLong();
-        boss = new NioEventLoopGroup(1, new DefaultThreadFactory("synapse-accept", true));
+        transport = NetTransport.choose(config.nativeTransport());
+        boss = transport.group(1, "synapse-accept");
         // One loop per core: handlers never block, and under broadcast fan-out every extra
         // runnable loop only adds context switches between the loops sharing a core.
-        workers = new NioEventLoopGroup(Runtime.getRuntime().availableProcessors(),
-                new DefaultThreadFactory("synapse-io", true));
+        workers = transport.group(Runtime.getRuntime().availableProcessors(), "synapse-io");
         int highWater = config.outboundHighWaterBytes();
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(boss, workers)
-                .channel(NioServerSocketChannel.class)
+                .channel(transport.serverChannel())
                 .option(ChannelOption.SO_BACKLOG, 1024)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(highWater / 2, highWater))
@@ -144,6 +143,11 @@ public final class HubServer implements AutoCloseable {
     /** The bound port. */
     public int boundPort() {
         return ((InetSocketAddress) serverChannel.localAddress()).getPort();
+    }
+
+    /** The socket transport in use (after {@link #start()}). */
+    public NetTransport transport() {
+        return transport;
     }
 
     /** The shared collaborators (for tests and the composition root). */

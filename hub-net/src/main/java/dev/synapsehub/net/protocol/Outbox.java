@@ -12,6 +12,7 @@ import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 import io.netty.util.concurrent.EventExecutor;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -30,6 +31,7 @@ public final class Outbox {
     private final EventExecutor executor;
     private final HubFrames frames;
     private final long hardLimitBytes;
+    private final long lingerNanos;
     private final HubMetrics metrics;
     private final Map<EventLoop, LoopFanout> fanouts = new ConcurrentHashMap<>();
     private final Runnable dispatchTask = this::dispatch;
@@ -37,11 +39,12 @@ public final class Outbox {
     private ByteBuf batch;
     private List<Session> origins = new ArrayList<>();
 
-    public Outbox(EventExecutor executor, HubFrames frames, int highWaterBytes,
+    public Outbox(EventExecutor executor, HubFrames frames, int highWaterBytes, Duration linger,
                   HubMetrics metrics) {
         this.executor = executor;
         this.frames = frames;
         this.hardLimitBytes = 2L * highWaterBytes;
+        this.lingerNanos = linger.toNanos();
         this.metrics = metrics;
     }
 
@@ -53,7 +56,7 @@ public final class Outbox {
     /** Makes a newly admitted connection a broadcast member (on its event loop). */
     public void join(Session session) {
         EventLoop loop = session.channel().eventLoop();
-        fanouts.computeIfAbsent(loop, l -> new LoopFanout(l, this::deliverable, this::deliverableWhileClosing))
+        fanouts.computeIfAbsent(loop, l -> new LoopFanout(l, lingerNanos, this::deliverable, this::deliverableWhileClosing))
                 .join(session);
     }
 

@@ -3,6 +3,8 @@ package dev.synapsehub.net.protocol;
 import dev.synapsehub.net.session.Session;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.DefaultEventLoop;
 import io.netty.channel.embedded.EmbeddedChannel;
 import org.junit.jupiter.api.AfterEach;
@@ -12,9 +14,12 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -25,7 +30,7 @@ class LoopFanoutTest {
     private final Set<Session> closing = new HashSet<>();
     /** Runs when the drain visits a member (as a slow reader's close would be triggered). */
     private volatile java.util.function.Consumer<Session> onVisit = s -> { };
-    private final LoopFanout fanout = new LoopFanout(loop, s -> {
+    private final LoopFanout fanout = new LoopFanout(loop, 0, s -> {
         onVisit.accept(s);
         return !muted.contains(s) && !closing.contains(s);
     }, s -> !muted.contains(s));
@@ -194,11 +199,56 @@ class LoopFanoutTest {
         assertThat(received(later.get(0))).isEmpty();
     }
 
+    @Test
+    void othersGetBatchesAfterTheLingerInOneWriteWhileTheRequesterGetsThemAtOnce() throws Exception {
+        // a long linger, so the second batch surely comes while the first still waits
+        LoopFanout lingering = new LoopFanout(loop, TimeUnit.SECONDS.toNanos(2), s -> true, s -> true);
+        Map<Session, AtomicInteger> flushes = new ConcurrentHashMap<>();
+        List<Session> members = onLoop(() -> join(lingering, 4, flushes));
+        Session requester = members.get(0);
+        Session other = members.get(3);
+        List<List<String>> afterGrant = onLoop(() -> {
+            lingering.accept(frame("granted"), List.of(requester));
+            return List.of(received(requester), received(other));
+        });
+        assertThat(afterGrant.get(0)).containsExactly("granted");
+        assertThat(afterGrant.get(1)).as("the others wait for the linger").isEmpty();
+        List<String> otherAfterRelease = onLoop(() -> {
+            lingering.accept(frame("released"), List.of(requester));
+            return received(other);
+        });
+        assertThat(otherAfterRelease).as("still lingering").isEmpty();
+        assertThat(onLoop(() -> received(requester))).containsExactly("released");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (onLoop(lingering::pendingBatches) > 0) {
+            assertThat(System.nanoTime()).as("drained within 10 s").isLessThan(deadline);
+            Thread.sleep(5);
+        }
+        for (Session s : members.subList(1, 4)) {
+            assertThat(onLoop(() -> received(s))).containsExactly("granted", "released");
+            assertThat(flushes.get(s)).as("one write for both").hasValue(1);
+        }
+        assertThat(flushes.get(requester)).hasValue(2);
+    }
+
     private List<Session> join(int n) {
+        return join(fanout, n, new ConcurrentHashMap<>());
+    }
+
+    /** Joins {@code n} members to {@code to}, counting each one's flushes. */
+    private List<Session> join(LoopFanout to, int n, Map<Session, AtomicInteger> flushes) {
         List<Session> out = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            Session s = new Session(++ids, new EmbeddedChannel(), "127.0.0.1");
-            fanout.join(s);
+            AtomicInteger count = new AtomicInteger();
+            Session s = new Session(++ids, new EmbeddedChannel(new ChannelOutboundHandlerAdapter() {
+                @Override
+                public void flush(ChannelHandlerContext ctx) {
+                    count.incrementAndGet();
+                    ctx.flush();
+                }
+            }), "127.0.0.1");
+            flushes.put(s, count);
+            to.join(s);
             out.add(s);
         }
         return out;
