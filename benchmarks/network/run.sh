@@ -64,7 +64,7 @@ fi
 # 10,000 idle connected agents, claim latency meanwhile (presence broadcasts capped: see docs)
 if [[ " $sections " == *" idle "* ]]; then
 # One claimant, unpaced (each claim and release fans out to 10,001 sockets) and paced.
-for rate in 0 5 1; do
+for rate in 0 10 5 1; do
   name="idle-10000-rate$rate"
   start_hub "$name" $big --presence-fanout-limit 256
   bench "$name" --agents 1 --idle 10000 --rate "$rate" --duration 30 --warmup 20 --connect-parallelism 64 \
