@@ -303,7 +303,7 @@ public final class HubClient implements AutoCloseable {
         }
     }
 
-    /** The frames received so far, in order (the most recent 10,000 at most). */
+    /** The frames received so far (since the last {@link #clearPending}), in order, the most recent 10,000 at most. */
     public List<ObjectNode> received() {
         synchronized (lock) {
             return new ArrayList<>(everything);
@@ -339,7 +339,9 @@ public final class HubClient implements AutoCloseable {
 
     /** Stops reading from the socket (to simulate a client that stops reading). */
     public void pauseReading() {
-        channel.config().setAutoRead(false);
+        // On the channel's loop: from another thread the epoll transport keeps reading while a
+        // read is pending, and a peer that should stay deaf would still answer the next ping.
+        channel.eventLoop().submit(() -> channel.config().setAutoRead(false)).syncUninterruptibly();
     }
 
     /** The registered name. */
