@@ -161,6 +161,9 @@ public final class HubServer implements AutoCloseable {
         if (serverChannel != null) {
             serverChannel.close().syncUninterruptibly();
         }
+        if (context != null) {
+            context.outbox().deliverPending(1000); // stopping the loops cancels lingering drains
+        }
         if (workers != null) {
             workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         }

@@ -14,4 +14,6 @@ public final class HubMetrics {
     public final AtomicLong idempotencyConflicts = new AtomicLong();
     public final AtomicLong slowReadersDisconnected = new AtomicLong();
     public final AtomicLong faults = new AtomicLong();
+    /** Broadcast bytes queued on the I/O loops and not yet given to every socket (summed over loops). */
+    public final AtomicLong fanoutBacklogBytes = new AtomicLong();
 }

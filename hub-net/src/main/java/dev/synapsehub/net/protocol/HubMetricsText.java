@@ -56,6 +56,9 @@ public final class HubMetricsText {
                 m.idempotencyConflicts.get());
         counter(s, "synapse_slow_readers_disconnected_total", "Connections dropped for not reading.",
                 m.slowReadersDisconnected.get());
+        gauge(s, "synapse_fanout_backlog_bytes",
+                "Broadcast bytes queued on the I/O loops for sockets that have not had them yet (summed over loops).",
+                m.fanoutBacklogBytes.get());
         gauge(s, "synapse_actor_queue_depth", "Submissions waiting for the coordination actor.",
                 hub.actor().queueDepth());
         gaugeFloat(s, "synapse_actor_mean_batch_size", "Mean mutations per journal transaction.",

@@ -8,6 +8,7 @@ import io.netty.channel.EventLoop;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 
 /**
@@ -25,13 +26,14 @@ final class LoopFanout {
     /** Member visits per task before the loop gets to read and write sockets again. */
     private static final int VISITS_PER_TASK = 128;
 
-    private record Pending(long seq, ByteBuf frames) {
+    private record Pending(long seq, ByteBuf frames, int bytes) {
     }
 
     private final EventLoop loop;
     private final long lingerNanos;
     private final Predicate<Session> deliverable;
     private final Predicate<Session> deliverableWhileClosing;
+    private final AtomicLong backlogBytes;
     private final List<Session> members = new ArrayList<>();
     /** Undelivered batches, seqs consecutive, oldest first. */
     private final List<Pending> pending = new ArrayList<>();
@@ -48,13 +50,15 @@ final class LoopFanout {
      * @param deliverable whether a member may be written to now (may close it as a side effect)
      * @param deliverableWhileClosing the same for a member the hub is closing, which still gets
      *        what was broadcast before the close
+     * @param backlogBytes counts the bytes of the batches queued here (shared by every loop)
      */
     LoopFanout(EventLoop loop, long lingerNanos, Predicate<Session> deliverable,
-               Predicate<Session> deliverableWhileClosing) {
+               Predicate<Session> deliverableWhileClosing, AtomicLong backlogBytes) {
         this.loop = loop;
         this.lingerNanos = Math.max(0, lingerNanos);
         this.deliverable = deliverable;
         this.deliverableWhileClosing = deliverableWhileClosing;
+        this.backlogBytes = backlogBytes;
     }
 
     EventLoop loop() {
@@ -105,7 +109,9 @@ final class LoopFanout {
             return;
         }
         newest++;
-        pending.add(new Pending(newest, frames));
+        int bytes = frames.readableBytes();
+        pending.add(new Pending(newest, frames, bytes));
+        backlogBytes.addAndGet(bytes);
         for (Session origin : origins) {
             if (isMember(origin)) {
                 catchUp(origin);
@@ -156,6 +162,14 @@ final class LoopFanout {
             channel.write(pending.get(k).frames().retainedDuplicate(), channel.voidPromise());
         }
         channel.flush();
+    }
+
+    /** Gives every member what it has not had yet, now, and releases every batch (shutdown). */
+    void deliverAll() {
+        for (Session member : new ArrayList<>(members)) {
+            catchUp(member);
+        }
+        releaseUpTo(newest);
     }
 
     /** Batches waiting for at least one member (for tests and metrics). */
@@ -211,7 +225,9 @@ final class LoopFanout {
     private void releaseUpTo(long seq) {
         int n = 0;
         while (n < pending.size() && pending.get(n).seq() <= seq) {
-            pending.get(n).frames().release();
+            Pending done = pending.get(n);
+            done.frames().release();
+            backlogBytes.addAndGet(-done.bytes());
             n++;
         }
         pending.subList(0, n).clear();

@@ -56,7 +56,8 @@ public final class Outbox {
     /** Makes a newly admitted connection a broadcast member (on its event loop). */
     public void join(Session session) {
         EventLoop loop = session.channel().eventLoop();
-        fanouts.computeIfAbsent(loop, l -> new LoopFanout(l, lingerNanos, this::deliverable, this::deliverableWhileClosing))
+        fanouts.computeIfAbsent(loop, l -> new LoopFanout(l, lingerNanos, this::deliverable, this::deliverableWhileClosing,
+                        metrics.fanoutBacklogBytes))
                 .join(session);
     }
 
@@ -106,8 +107,8 @@ public final class Outbox {
 
     /**
      * Sends a serialised frame to every connection allowed to receive broadcasts; {@code origin}
-     * (the requester, may be null) is served before the rest of its event loop. Called off the
-     * outbox thread, the broadcast is handed to it first.
+     * (the requester, may be null) gets it at once, the others after the broadcast linger.
+     * Called off the outbox thread, the broadcast is handed to it first.
      */
     public void broadcast(String text, Session origin) {
         if (!executor.inEventLoop()) {
@@ -184,6 +185,23 @@ public final class Outbox {
             } catch (RejectedExecutionException shuttingDown) {
                 // the connection's loop is shutting down: nothing left to write to
             }
+        }
+    }
+
+    /**
+     * Shutdown, before the I/O loops stop: hands out what was broadcast so far, lingering or not,
+     * to every connection still open. Waits at most {@code timeoutMillis} per thread.
+     */
+    public void deliverPending(long timeoutMillis) {
+        try {
+            executor.submit(this::dispatch).await(timeoutMillis);
+            for (LoopFanout fanout : fanouts.values()) {
+                fanout.loop().submit(fanout::deliverAll).await(timeoutMillis);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RejectedExecutionException alreadyStopping) {
+            // nothing left to deliver to
         }
     }
 

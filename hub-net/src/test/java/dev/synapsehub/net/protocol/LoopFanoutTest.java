@@ -20,6 +20,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -30,10 +31,11 @@ class LoopFanoutTest {
     private final Set<Session> closing = new HashSet<>();
     /** Runs when the drain visits a member (as a slow reader's close would be triggered). */
     private volatile java.util.function.Consumer<Session> onVisit = s -> { };
+    private final AtomicLong backlog = new AtomicLong();
     private final LoopFanout fanout = new LoopFanout(loop, 0, s -> {
         onVisit.accept(s);
         return !muted.contains(s) && !closing.contains(s);
-    }, s -> !muted.contains(s));
+    }, s -> !muted.contains(s), backlog);
     private long ids;
 
     @AfterEach
@@ -73,6 +75,7 @@ class LoopFanoutTest {
             assertThat(received(s)).containsExactly("b3");
         }
         assertThat(onLoop(fanout::pendingBatches)).isZero();
+        assertThat(backlog).as("every queued byte was released").hasValue(0);
     }
 
     @Test
@@ -202,7 +205,8 @@ class LoopFanoutTest {
     @Test
     void othersGetBatchesAfterTheLingerInOneWriteWhileTheRequesterGetsThemAtOnce() throws Exception {
         // a long linger, so the second batch surely comes while the first still waits
-        LoopFanout lingering = new LoopFanout(loop, TimeUnit.SECONDS.toNanos(2), s -> true, s -> true);
+        AtomicLong queued = new AtomicLong();
+        LoopFanout lingering = new LoopFanout(loop, TimeUnit.MILLISECONDS.toNanos(500), s -> true, s -> true, queued);
         Map<Session, AtomicInteger> flushes = new ConcurrentHashMap<>();
         List<Session> members = onLoop(() -> join(lingering, 4, flushes));
         Session requester = members.get(0);
@@ -218,6 +222,7 @@ class LoopFanoutTest {
             return received(other);
         });
         assertThat(otherAfterRelease).as("still lingering").isEmpty();
+        assertThat(queued).as("both batches queued").hasValue("granted".length() + "released".length());
         assertThat(onLoop(() -> received(requester))).containsExactly("released");
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (onLoop(lingering::pendingBatches) > 0) {
@@ -229,6 +234,62 @@ class LoopFanoutTest {
             assertThat(flushes.get(s)).as("one write for both").hasValue(1);
         }
         assertThat(flushes.get(requester)).hasValue(2);
+        assertThat(queued).hasValue(0);
+    }
+
+    @Test
+    void aBatchThatComesDuringAPassReachesTheMembersAlreadyVisitedOnlyAfterALinger() throws Exception {
+        AtomicLong queued = new AtomicLong();
+        List<Session> members = new ArrayList<>();
+        List<String> firstMemberAtPassEnd = new ArrayList<>();
+        AtomicInteger visits = new AtomicInteger();
+        LoopFanout[] self = new LoopFanout[1];
+        // 300 members: three drain tasks of 128 visits. A task queued from a visit runs after
+        // the drain task making it: so "b2" arrives between the first two tasks, and the
+        // snapshot is taken right after the pass's last task.
+        self[0] = new LoopFanout(loop, TimeUnit.MILLISECONDS.toNanos(200), s -> {
+            int visit = visits.incrementAndGet();
+            if (visit == 6) {
+                loop.execute(() -> self[0].accept(frame("b2"), List.of()));
+            } else if (visit == 300) {
+                loop.execute(() -> firstMemberAtPassEnd.addAll(received(members.get(0))));
+            }
+            return true;
+        }, s -> true, queued);
+        members.addAll(onLoop(() -> join(self[0], 300, new ConcurrentHashMap<>())));
+        onLoop(() -> {
+            self[0].accept(frame("b1"), List.of());
+            return null;
+        });
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (onLoop(self[0]::pendingBatches) > 0 || firstMemberAtPassEnd.isEmpty()) {
+            assertThat(System.nanoTime()).as("drained within 10 s").isLessThan(deadline);
+            Thread.sleep(5);
+        }
+        assertThat(firstMemberAtPassEnd).as("when the pass that met b2 ended").containsExactly("b1");
+        assertThat(onLoop(() -> received(members.get(0)))).as("a linger later").containsExactly("b2");
+        for (int i = 1; i < 300; i++) {
+            Session member = members.get(i);
+            assertThat(onLoop(() -> received(member))).as("member %d", i).containsExactly("b1", "b2");
+        }
+        assertThat(queued).hasValue(0);
+    }
+
+    @Test
+    void atShutdownEveryMemberGetsWhatIsStillLingering() throws Exception {
+        AtomicLong queued = new AtomicLong();
+        LoopFanout lingering = new LoopFanout(loop, TimeUnit.HOURS.toNanos(1), s -> true, s -> true, queued);
+        List<Session> members = onLoop(() -> join(lingering, 3, new ConcurrentHashMap<>()));
+        onLoop(() -> {
+            lingering.accept(frame("last words"), List.of());
+            lingering.deliverAll();
+            return null;
+        });
+        for (Session s : members) {
+            assertThat(onLoop(() -> received(s))).containsExactly("last words");
+        }
+        assertThat(onLoop(lingering::pendingBatches)).isZero();
+        assertThat(queued).hasValue(0);
     }
 
     private List<Session> join(int n) {
