@@ -103,7 +103,7 @@ public final class CapabilityCards {
         f.put("agent", agent);
         f.set("card", card.deepCopy());
         String text = hub.frames().write(f);
-        hub.outbox().broadcast(text);
+        hub.outbox().broadcast(text, r.session());
     }
 
     /** {@code manifest_request}: the live cards sorted by agent, privately. */

@@ -191,7 +191,7 @@ public final class InboundPipeline {
         }
         messaging.onBound(session, sender); // owed receipts first, then presence (§3.7 step 4)
         if (bind.joined() && presenceFannedOut()) {
-            hub.outbox().broadcast(presence("joined", sender, now));
+            hub.outbox().broadcast(hub.frames().write(presence("joined", sender, now)), session);
         }
         return true;
     }
