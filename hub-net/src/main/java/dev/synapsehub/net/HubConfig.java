@@ -87,9 +87,8 @@ public record HubConfig(
         takeoverQuarantineThreshold = Math.max(1, takeoverQuarantineThreshold);
         takeoverQuarantineWindow = nonNegative(takeoverQuarantineWindow);
         takeoverQuarantine = nonNegative(takeoverQuarantine);
-        broadcastLinger = nonNegative(broadcastLinger);
-        if (broadcastLinger.compareTo(Duration.ofSeconds(1)) > 0) {
-            throw new IllegalArgumentException("broadcast linger above 1 s: " + broadcastLinger);
+        if (broadcastLinger == null || broadcastLinger.isNegative() || broadcastLinger.compareTo(Duration.ofSeconds(1)) > 0) {
+            throw new IllegalArgumentException("broadcast linger must be within 0..1 s: " + broadcastLinger);
         }
     }
 

@@ -3,6 +3,7 @@ package dev.synapsehub.net;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollEventLoop;
 import io.netty.channel.epoll.EpollEventLoopGroup;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
@@ -28,9 +29,9 @@ public enum NetTransport {
         return preferNative && Epoll.isAvailable() ? EPOLL : NIO;
     }
 
-    /** The transport a group was made for (client bootstraps follow the group they are given). */
+    /** The transport a group (or single loop) was made for: client bootstraps follow the group they are given. */
     public static NetTransport of(EventLoopGroup group) {
-        return group instanceof EpollEventLoopGroup ? EPOLL : NIO;
+        return group instanceof EpollEventLoopGroup || group instanceof EpollEventLoop ? EPOLL : NIO;
     }
 
     /** A group of {@code threads} daemon event loops named {@code name}-N. */
