@@ -50,6 +50,7 @@ public final class HubServer implements AutoCloseable {
     private final CoordinationActor actor;
     private final Clock clock;
     private NetTransport transport;
+    private boolean closed;
     private EventLoopGroup boss;
     private EventLoopGroup workers;
     private DefaultEventExecutor outboxThread;
@@ -155,9 +156,13 @@ public final class HubServer implements AutoCloseable {
         return context;
     }
 
-    /** Stops accepting, closes connections and stops the threads (the actor is the caller's). */
+    /** Stops accepting, closes connections and stops the threads (the actor is the caller's); once. */
     @Override
     public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
         if (serverChannel != null) {
             serverChannel.close().syncUninterruptibly();
         }

@@ -44,4 +44,19 @@ class ClaimFlowTest {
         assertThat(denied.path("target").asText()).isEqualTo("p/beta");
         TestHub.assertQuiet(alpha);
     }
+
+    @Test
+    void observersGetALingeringBroadcastAtTheLatestWhenTheHubStops() throws Exception {
+        try (TestHub lingering = new TestHub(HubConfig.builder().broadcastLinger(java.time.Duration.ofSeconds(1)))) {
+            HubClient alpha = lingering.agent("p/alpha");
+            HubClient beta = lingering.agent("p/beta");
+            ObjectNode claim = alpha.frame("claim");
+            claim.put("task_id", "T1").put("worktree", "wt");
+            claim.putArray("paths").add("src/a.py");
+            alpha.send(claim);
+            alpha.awaitType("claim_granted", WAIT); // the requester at once, beta a second later
+            lingering.server.close(); // long before the linger is over
+            assertThat(beta.awaitType("claim_granted", WAIT).path("owner").asText()).isEqualTo("p/alpha");
+        }
+    }
 }
