@@ -113,6 +113,11 @@ public final class ServeOptions {
                     + "0..1000 (default: ${DEFAULT-VALUE}).")
     int broadcastLingerMs;
 
+    @Option(names = "--max-fanout-backlog-mb", paramLabel = "MB", defaultValue = "64",
+            description = "While more broadcast data than this waits for its sockets, requests that change state "
+                    + "are answered busy until the hub catches up (default: ${DEFAULT-VALUE}).")
+    int maxFanoutBacklogMb;
+
     @Option(names = "--transport", paramLabel = "auto|nio", defaultValue = "auto",
             description = "Socket transport: auto uses Linux's native epoll where it loads, else Java NIO; nio forces "
                     + "Java NIO (default: ${DEFAULT-VALUE}).")
@@ -169,6 +174,7 @@ public final class ServeOptions {
         require(takeoverCooldown >= 0 && Double.isFinite(takeoverCooldown), "--takeover-cooldown must be >= 0");
         require(broadcastLingerMs >= 0 && broadcastLingerMs <= 1000, "--broadcast-linger-ms must be within 0..1000");
         require(transport.equals("auto") || transport.equals("nio"), "--transport must be auto or nio");
+        require(maxFanoutBacklogMb >= 1, "--max-fanout-backlog-mb must be at least 1");
         List<MessageAuthKey> keys = messageAuthKeys();
         require(!requireMessageAuth || !keys.isEmpty(), "--require-message-auth needs at least one --message-auth-key");
         return HubConfig.builder()
@@ -189,6 +195,7 @@ public final class ServeOptions {
                 .presenceFanoutLimit(presenceFanoutLimit)
                 .broadcastLinger(Duration.ofMillis(broadcastLingerMs))
                 .nativeTransport(transport.equals("auto"))
+                .maxFanoutBacklogBytes(maxFanoutBacklogMb * 1024L * 1024)
                 .hubVersion("synapse-hub-java/" + VersionProvider.version())
                 .build();
     }
@@ -243,6 +250,7 @@ public final class ServeOptions {
         m.put("takeover_cooldown_s", config.takeoverCooldown().toMillis() / 1000.0);
         m.put("presence_fanout", config.presenceFanoutLimit() == 0 ? "always" : "up to " + config.presenceFanoutLimit() + " sockets");
         m.put("broadcast_linger_ms", config.broadcastLinger().toMillis());
+        m.put("max_fanout_backlog_mb", maxFanoutBacklogMb);
         m.put("transport", NetTransport.choose(config.nativeTransport()).name().toLowerCase(java.util.Locale.ROOT));
         m.put("max_history", maxHistory);
         m.put("dead_letter_escalation", deadLetterEscalation == 0 ? "off" : "every " + deadLetterEscalation);

@@ -136,13 +136,16 @@ class CliTest {
     }
 
     @Test
-    void broadcastLingerAndTransportAreValidatedAndReachTheConfig() {
+    void broadcastLingerTransportAndBacklogLimitAreValidatedAndReachTheConfig() {
         Run linger = run("--port", "0", "--broadcast-linger-ms", "1001");
         assertThat(linger.code()).isEqualTo(ExitCodes.USAGE);
         assertThat(linger.err()).contains("--broadcast-linger-ms must be within 0..1000");
         Run transport = run("--port", "0", "--transport", "epoll");
         assertThat(transport.code()).isEqualTo(ExitCodes.USAGE);
         assertThat(transport.err()).contains("--transport must be auto or nio");
+        Run backlog = run("--port", "0", "--max-fanout-backlog-mb", "0");
+        assertThat(backlog.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(backlog.err()).contains("--max-fanout-backlog-mb must be at least 1");
         SynapseHubCommand command = new SynapseHubCommand();
         new CommandLine(command).parseArgs("--broadcast-linger-ms", "0", "--transport", "nio");
         assertThat(command.serve.hubConfig().broadcastLinger()).isZero();
@@ -151,6 +154,7 @@ class CliTest {
         new CommandLine(defaults).parseArgs();
         assertThat(defaults.serve.hubConfig().broadcastLinger()).hasMillis(5);
         assertThat(defaults.serve.hubConfig().nativeTransport()).isTrue();
+        assertThat(defaults.serve.hubConfig().maxFanoutBacklogBytes()).isEqualTo(64L * 1024 * 1024);
     }
 
     @Test

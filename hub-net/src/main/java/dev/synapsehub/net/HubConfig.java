@@ -30,6 +30,9 @@ import java.util.List;
  * @param broadcastLinger how long a broadcast waits before going to sockets other than its
  *        requester's, so that broadcasts close together share one write per socket (at most 1 s)
  * @param nativeTransport use Linux's native epoll transport where it loads (else Java NIO)
+ * @param maxFanoutBacklogBytes while more broadcast bytes than this wait on the I/O loops for
+ *        their sockets, the hub answers new mutating requests {@code busy} instead of letting
+ *        the backlog grow without bound
  */
 public record HubConfig(
         String host,
@@ -64,7 +67,8 @@ public record HubConfig(
         Duration takeoverQuarantine,
         int presenceFanoutLimit,
         Duration broadcastLinger,
-        boolean nativeTransport) {
+        boolean nativeTransport,
+        long maxFanoutBacklogBytes) {
 
     public HubConfig {
         if (port < 0 || port > 65_535) {
@@ -89,6 +93,9 @@ public record HubConfig(
         takeoverQuarantine = nonNegative(takeoverQuarantine);
         if (broadcastLinger == null || broadcastLinger.isNegative() || broadcastLinger.compareTo(Duration.ofSeconds(1)) > 0) {
             throw new IllegalArgumentException("broadcast linger must be within 0..1 s: " + broadcastLinger);
+        }
+        if (maxFanoutBacklogBytes < 1) {
+            throw new IllegalArgumentException("fan-out backlog limit must be positive: " + maxFanoutBacklogBytes);
         }
     }
 
@@ -131,6 +138,7 @@ public record HubConfig(
         b.takeoverQuarantineWindow = takeoverQuarantineWindow; b.takeoverQuarantine = takeoverQuarantine;
         b.presenceFanoutLimit = presenceFanoutLimit;
         b.broadcastLinger = broadcastLinger; b.nativeTransport = nativeTransport;
+        b.maxFanoutBacklogBytes = maxFanoutBacklogBytes;
         return b;
     }
 
@@ -169,6 +177,7 @@ public record HubConfig(
         private int presenceFanoutLimit;
         private Duration broadcastLinger = Duration.ofMillis(5);
         private boolean nativeTransport = true;
+        private long maxFanoutBacklogBytes = 64L * 1024 * 1024;
 
         public Builder host(String v) { host = v; return this; }
         public Builder port(int v) { port = v; return this; }
@@ -203,6 +212,7 @@ public record HubConfig(
         public Builder presenceFanoutLimit(int v) { presenceFanoutLimit = v; return this; }
         public Builder broadcastLinger(Duration v) { broadcastLinger = v; return this; }
         public Builder nativeTransport(boolean v) { nativeTransport = v; return this; }
+        public Builder maxFanoutBacklogBytes(long v) { maxFanoutBacklogBytes = v; return this; }
 
         /** The validated configuration. */
         public HubConfig build() {
@@ -212,7 +222,7 @@ public record HubConfig(
                     messageAuthWindowSeconds, messageAuthFutureSkewSeconds, metricsEnabled, hubId, hubVersion,
                     ratePerSecond, rateBurst, pingInterval, advertisedHost, allowOrigins,
                     privateDirectedMessages, takeoverCooldown, takeoverQuarantineThreshold, takeoverQuarantineWindow,
-                    takeoverQuarantine, presenceFanoutLimit, broadcastLinger, nativeTransport);
+                    takeoverQuarantine, presenceFanoutLimit, broadcastLinger, nativeTransport, maxFanoutBacklogBytes);
         }
     }
 }

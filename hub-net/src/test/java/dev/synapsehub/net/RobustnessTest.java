@@ -351,6 +351,28 @@ class RobustnessTest {
         }
     }
 
+    @Test
+    void aHubBehindOnItsBroadcastsAnswersBusyChangesNothingAndRecovers() throws Exception {
+        // a one-second linger keeps the first grant queued for beta; a 1-byte limit makes that a backlog
+        HubConfig.Builder config = HubConfig.builder().broadcastLinger(Duration.ofSeconds(1)).maxFanoutBacklogBytes(1);
+        try (TestHub hub = new TestHub(config)) {
+            HubClient alpha = hub.agent("p/alpha");
+            hub.agent("p/beta");
+            awaitNoBroadcastBacklog(hub); // beta's own presence_update
+            alpha.send(claim(alpha, "T1", "wt", "src/a"));
+            alpha.awaitType("claim_granted", WAIT);
+            String before = activeClaims(alpha); // queries still answered
+            alpha.send(claim(alpha, "T2", "wt", "src/b"));
+            ObjectNode busy = alpha.awaitType("error", WAIT);
+            assertThat(busy.path("error_code").asText()).isEqualTo("busy");
+            assertThat(activeClaims(alpha)).isEqualTo(before).doesNotContain("T2");
+            assertThat(hub.server.context().metrics().fanoutBusyRefusals.get()).isEqualTo(1);
+            awaitNoBroadcastBacklog(hub);
+            alpha.send(claim(alpha, "T2", "wt", "src/b"));
+            assertThat(alpha.awaitType("claim_granted", WAIT).path("task_id").asText()).isEqualTo("T2");
+        }
+    }
+
     private static void awaitNoBroadcastBacklog(TestHub hub) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (hub.server.context().metrics().fanoutBacklogBytes.get() > 0) {

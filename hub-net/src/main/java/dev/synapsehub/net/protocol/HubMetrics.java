@@ -16,4 +16,6 @@ public final class HubMetrics {
     public final AtomicLong faults = new AtomicLong();
     /** Broadcast bytes queued on the I/O loops and not yet given to every socket (summed over loops). */
     public final AtomicLong fanoutBacklogBytes = new AtomicLong();
+    /** Mutating requests answered busy because the broadcast backlog was over its limit. */
+    public final AtomicLong fanoutBusyRefusals = new AtomicLong();
 }

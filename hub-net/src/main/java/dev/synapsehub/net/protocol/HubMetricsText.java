@@ -59,6 +59,9 @@ public final class HubMetricsText {
         gauge(s, "synapse_fanout_backlog_bytes",
                 "Broadcast bytes queued on the I/O loops for sockets that have not had them yet (summed over loops).",
                 m.fanoutBacklogBytes.get());
+        counter(s, "synapse_fanout_busy_refusals_total",
+                "Requests answered busy because the broadcast backlog was over --max-fanout-backlog-mb.",
+                m.fanoutBusyRefusals.get());
         gauge(s, "synapse_actor_queue_depth", "Submissions waiting for the coordination actor.",
                 hub.actor().queueDepth());
         gaugeFloat(s, "synapse_actor_mean_batch_size", "Mean mutations per journal transaction.",

@@ -125,6 +125,14 @@ public final class InboundPipeline {
             }
         }
         Request request = new Request(session, sender, type, target, frame);
+        boolean mutating = ClaimVerbs.handles(type) || MessagingVerbs.handles(type) || BoardVerbs.handles(type);
+        if (mutating && fanoutBacklogged()) {
+            hub.metrics().fanoutBusyRefusals.incrementAndGet();
+            ObjectNode e = hub.frames().error(sender, "The hub is busy; retry shortly.", now);
+            e.put("error_code", "busy");
+            hub.outbox().send(session, e);
+            return;
+        }
         if (ClaimVerbs.handles(type)) {
             claims.handle(request);
         } else if (QueryVerbs.handles(type)) {
@@ -250,6 +258,15 @@ public final class InboundPipeline {
         HubFrames.putStrings(f, "online_agents", online);
         f.put("protocol_version", 2);
         return f;
+    }
+
+    /**
+     * True while more broadcast bytes wait for their sockets than {@code --max-fanout-backlog-mb}:
+     * requests that change state (and broadcast the change) are answered busy until the I/O loops
+     * catch up, so an overloaded hub slows its producers instead of queueing without bound.
+     */
+    private boolean fanoutBacklogged() {
+        return hub.metrics().fanoutBacklogBytes.get() > hub.config().maxFanoutBacklogBytes();
     }
 
     /** False once the fleet is larger than {@code --presence-fanout-limit} (0: never). */
