@@ -38,7 +38,7 @@ final class BenchConnections implements AutoCloseable {
     private final Duration timeout;
     private final int parallelism;
     private final EventLoopGroup group;
-    private EventLoopGroup idleGroup;
+    private final EventLoopGroup idleGroup;
     private final List<HubClient> clients = Collections.synchronizedList(new ArrayList<>());
     private final Map<Integer, LongAdder> closeCodes = new ConcurrentHashMap<>();
     private final Map<HubClient, CompletableFuture<HubClient.CloseStatus>> closeRecorded =
@@ -51,6 +51,7 @@ final class BenchConnections implements AutoCloseable {
         this.timeout = timeout;
         this.parallelism = Math.max(1, parallelism);
         this.group = NetTransport.choose(true).group(Math.max(1, Runtime.getRuntime().availableProcessors()), "bench-io");
+        this.idleGroup = NetTransport.choose(true).group(1, "bench-idle-io"); // its thread starts with the first connection
     }
 
     /**
@@ -63,11 +64,6 @@ final class BenchConnections implements AutoCloseable {
 
     /** Like {@link #open}, on the idle connections' own event loop. */
     List<HubClient> openIdle(List<String> names, PrintWriter progress) throws IOException {
-        synchronized (this) {
-            if (idleGroup == null) {
-                idleGroup = NetTransport.choose(true).group(1, "bench-idle-io");
-            }
-        }
         return open(names, progress, idleGroup);
     }
 
@@ -234,10 +230,6 @@ final class BenchConnections implements AutoCloseable {
             c.close();
         }
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-        synchronized (this) {
-            if (idleGroup != null) {
-                idleGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-            }
-        }
+        idleGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS);
     }
 }

@@ -124,7 +124,6 @@ public final class InboundPipeline {
                 return;
             }
         }
-        Request request = new Request(session, sender, type, target, frame);
         boolean mutating = ClaimVerbs.handles(type) || MessagingVerbs.handles(type) || BoardVerbs.handles(type);
         if (mutating && fanoutBacklogged()) {
             hub.metrics().fanoutBusyRefusals.incrementAndGet();
@@ -133,6 +132,7 @@ public final class InboundPipeline {
             hub.outbox().send(session, e);
             return;
         }
+        Request request = new Request(session, sender, type, target, frame);
         if (ClaimVerbs.handles(type)) {
             claims.handle(request);
         } else if (QueryVerbs.handles(type)) {

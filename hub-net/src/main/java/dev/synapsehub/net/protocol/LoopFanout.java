@@ -26,7 +26,8 @@ final class LoopFanout {
     /** Member visits per task before the loop gets to read and write sockets again. */
     private static final int VISITS_PER_TASK = 128;
 
-    private record Pending(long seq, ByteBuf frames, int bytes) {
+    /** A batch; its own indices never move (members are written duplicates). */
+    private record Pending(long seq, ByteBuf frames) {
     }
 
     private final EventLoop loop;
@@ -109,9 +110,8 @@ final class LoopFanout {
             return;
         }
         newest++;
-        int bytes = frames.readableBytes();
-        pending.add(new Pending(newest, frames, bytes));
-        backlogBytes.addAndGet(bytes);
+        pending.add(new Pending(newest, frames));
+        backlogBytes.addAndGet(frames.readableBytes());
         for (Session origin : origins) {
             if (isMember(origin)) {
                 catchUp(origin);
@@ -225,9 +225,9 @@ final class LoopFanout {
     private void releaseUpTo(long seq) {
         int n = 0;
         while (n < pending.size() && pending.get(n).seq() <= seq) {
-            Pending done = pending.get(n);
-            done.frames().release();
-            backlogBytes.addAndGet(-done.bytes());
+            ByteBuf done = pending.get(n).frames();
+            backlogBytes.addAndGet(-done.readableBytes());
+            done.release();
             n++;
         }
         pending.subList(0, n).clear();

@@ -100,11 +100,6 @@ public final class Outbox {
         broadcast(frames.write(frame), null);
     }
 
-    /** Sends a serialised frame to every connection allowed to receive broadcasts. */
-    public void broadcast(String text) {
-        broadcast(text, null);
-    }
-
     /**
      * Sends a serialised frame to every connection allowed to receive broadcasts; {@code origin}
      * (the requester, may be null) gets it at once, the others after the broadcast linger.
