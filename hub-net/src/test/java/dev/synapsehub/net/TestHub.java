@@ -89,6 +89,17 @@ final class TestHub implements AutoCloseable {
         return c.awaitType("state_snapshot", WAIT);
     }
 
+    /** Waits until every broadcast queued on the I/O loops has been handed to every socket. */
+    void awaitBroadcastsHandedOut() throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (server.context().metrics().fanoutBacklogBytes.get() > 0) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("broadcasts still queued after " + WAIT);
+            }
+            Thread.sleep(1);
+        }
+    }
+
     /** Asserts nothing matching arrives within the quiet period. */
     static void assertQuiet(HubClient c) throws InterruptedException {
         Thread.sleep(QUIET.toMillis());
