@@ -15,6 +15,15 @@ public final class PythonFloatFormat {
 
     /** Python {@code repr} of {@code value}; non-finite values print as Python does. */
     public static String format(double value) {
+        return format(value, true);
+    }
+
+    /** The same without the fast path: every value goes through the digit search (for tests). */
+    static String formatBySearch(double value) {
+        return format(value, false);
+    }
+
+    private static String format(double value, boolean fastPath) {
         if (Double.isNaN(value)) {
             return "NaN";
         }
@@ -26,7 +35,7 @@ public final class PythonFloatFormat {
         }
         boolean negative = value < 0;
         double abs = Math.abs(value);
-        BigDecimal shortest = shortest(abs);
+        BigDecimal shortest = shortest(abs, fastPath);
         String digits = shortest.unscaledValue().toString();
         int trailing = 0;
         while (trailing < digits.length() - 1 && digits.charAt(digits.length() - 1 - trailing) == '0') {
@@ -67,10 +76,20 @@ public final class PythonFloatFormat {
     }
 
     /** The shortest correctly rounded decimal that parses back to {@code abs}. */
-    private static BigDecimal shortest(double abs) {
+    private static BigDecimal shortest(double abs, boolean fastPath) {
+        String java = Double.toString(abs);
+        int upper = Math.min(17, significantDigits(java));
+        if (fastPath && upper <= 15 && abs >= 0x1p-1000) {
+            // Double.toString round-trips. A normal double (kept clear of the subnormals) has exactly one decimal of at most 15
+            // significant digits that parses to it (DBL_DIG = 15: such a decimal survives
+            // decimal -> double -> nearest 15-digit decimal), and the shortest repr has no more
+            // digits than this one, so it is this one. Timestamps (millisecond precision, 13
+            // digits) take this path and skip the exact search below, which was the hottest
+            // code of a broadcast's encoding.
+            return new BigDecimal(java);
+        }
         BigDecimal exact = new BigDecimal(abs);
         // Double.toString always round-trips; it is an upper bound on the digits needed.
-        int upper = Math.min(17, significantDigits(Double.toString(abs)));
         BigDecimal best = exact.round(new MathContext(upper, RoundingMode.HALF_EVEN));
         if (best.doubleValue() != abs) {
             best = exact.round(new MathContext(17, RoundingMode.HALF_EVEN));
