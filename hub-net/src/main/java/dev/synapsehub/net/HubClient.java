@@ -28,6 +28,7 @@ import io.netty.handler.codec.http.websocketx.WebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameDecoder;
 import io.netty.handler.codec.http.websocketx.WebSocketVersion;
+import io.netty.handler.flush.FlushConsolidationHandler;
 
 import java.io.IOException;
 import java.net.URI;
@@ -117,6 +118,9 @@ public final class HubClient implements AutoCloseable {
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        // Frames sent while handling a read (a load agent answering its grants)
+                        // go out in one write when the read ends, instead of one each.
+                        ch.pipeline().addLast(new FlushConsolidationHandler(64, false));
                         ch.pipeline().addLast(new HttpClientCodec(), new HttpObjectAggregator(1 << 20), protocol,
                                 new WebSocketFrameAggregator(MAX_FRAME_BYTES), new Inbound(handshake));
                     }
