@@ -38,7 +38,8 @@ import java.util.concurrent.atomic.AtomicLong;
         description = {"Drive load against a hub and report throughput and latency.",
             "Workloads: claims (default): closed-loop claim/release per agent. Every agent claims its own",
             "worktree, so claims never conflict; on an open hub all loopback agents share one quota principal,",
-            "so start the hub with --max-claims-per-agent >= --agents x --in-flight.",
+            "so start the hub with --max-claims-per-agent >= --agents x --in-flight. Requests a hub refuses as busy",
+            "are sent again after a pause and counted apart from errors.",
             "broadcast: --senders chat to \"all\" (closed loop, or --rate msgs/s); the --agents receivers",
             "measure delivery latency and count lost deliveries.",
             "directed: --agents (even) send directed chats with receipts to a partner, closed loop on the receipt.",
@@ -51,6 +52,9 @@ public final class BenchCommand implements Callable<Integer> {
 
     /** Hard bound on a run's length, whatever the options say. */
     static final double MAX_SECONDS = 3600;
+
+    /** After an {@code error} frame, how long an agent waits before resending what is still unanswered. */
+    static final long RETRY_PAUSE_MILLIS = 250;
 
     /** What the agents do. */
     enum Workload { claims, broadcast, directed, mailbox }
@@ -134,6 +138,8 @@ public final class BenchCommand implements Callable<Integer> {
     private final AtomicLong granted = new AtomicLong();
     private final AtomicLong denied = new AtomicLong();
     private final AtomicLong errors = new AtomicLong();
+    private final AtomicLong busy = new AtomicLong();
+    private final AtomicLong resent = new AtomicLong();
     private volatile boolean measuring;
     private volatile boolean stopping;
 
@@ -221,9 +227,9 @@ public final class BenchCommand implements Callable<Integer> {
             if (!quiet && now - lastPrint >= 1_000_000_000L) {
                 lastPrint = now;
                 double secs = (now - start) / 1e9;
-                err.printf(Locale.ROOT, "\r  %5.0fs  %,12d claims  %,10.0f/s  p50 %s  p99 %s  denied %d  errors %d   ",
+                err.printf(Locale.ROOT, "\r  %5.0fs  %,12d claims  %,10.0f/s  p50 %s  p99 %s  denied %d  busy %d  errors %d   ",
                         secs, granted.get(), granted.get() / secs, micros(claimLatency.quantileNanos(0.5)),
-                        micros(claimLatency.quantileNanos(0.99)), denied.get(), errors.get());
+                        micros(claimLatency.quantileNanos(0.99)), denied.get(), busy.get(), errors.get());
                 err.flush();
             }
         }
@@ -244,6 +250,9 @@ public final class BenchCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "claims granted      %,d  (%,.0f claims/s)%n", granted.get(), granted.get() / elapsed);
         out.printf(Locale.ROOT, "claims denied       %,d%n", denied.get());
         out.printf(Locale.ROOT, "errors              %,d%n", errors.get());
+        if (busy.get() > 0 || resent.get() > 0) {
+            out.printf(Locale.ROOT, "busy refusals       %,d  (requests resent after a pause: %,d)%n", busy.get(), resent.get());
+        }
         out.printf(Locale.ROOT, "claim->grant        p50 %s  p99 %s  p99.9 %s  max %s%n",
                 micros(claimLatency.quantileNanos(0.5)), micros(claimLatency.quantileNanos(0.99)),
                 micros(claimLatency.quantileNanos(0.999)), micros(claimLatency.maxNanos()));
@@ -377,8 +386,14 @@ public final class BenchCommand implements Callable<Integer> {
         private void onFrame(ObjectNode f) {
             String type = f.path("type").asText();
             if ("error".equals(type)) {
-                // errors carry no task id; any error fails the run (exit code), the slot stalls
-                errors.incrementAndGet();
+                // A busy hub refused a request (other errors fail the run's exit code). Errors carry
+                // no task id, so after a pause every request already waiting when this came and
+                // still unanswered is sent again: a refused one was not applied, and a claim or
+                // release repeated by its owner is answered again rather than applied twice.
+                ("busy".equals(f.path("error_code").asText()) ? busy : errors).incrementAndGet();
+                long errorAt = System.nanoTime();
+                client.eventLoop().schedule(() -> slots.forEach(slot -> slot.resendIfSentBefore(errorAt)),
+                        RETRY_PAUSE_MILLIS, TimeUnit.MILLISECONDS);
                 return;
             }
             if ("who_snapshot".equals(type)) {
@@ -404,9 +419,25 @@ public final class BenchCommand implements Callable<Integer> {
             private long sentAt;
             private long lastStart;
             private long whoSentAt;
+            /** The claim or release awaiting its answer, null when none. */
+            private ObjectNode outstanding;
+            private long outstandingSince;
 
             Slot(String prefix) {
                 this.prefix = prefix;
+            }
+
+            private void send(ObjectNode request) {
+                outstanding = request;
+                outstandingSince = System.nanoTime();
+                client.sendAsync(request);
+            }
+
+            void resendIfSentBefore(long errorAt) {
+                if (outstanding != null && outstandingSince <= errorAt) {
+                    resent.incrementAndGet();
+                    send(outstanding);
+                }
             }
 
             void claimNext() {
@@ -444,27 +475,37 @@ public final class BenchCommand implements Callable<Integer> {
                 claim.putArray("paths").add("src/" + task);
                 sentAt = System.nanoTime();
                 lastStart = sentAt;
-                client.sendAsync(claim);
+                send(claim);
             }
 
             void onFrame(String type, ObjectNode f) {
+                // a resent request may be answered twice: only the first answer moves the slot on
+                boolean claiming = outstanding != null && "claim".equals(outstanding.path("type").asText());
+                boolean releasing = outstanding != null && !claiming;
                 switch (type) {
                     case "claim_granted" -> {
-                        if (name.equals(f.path("owner").asText())) {
+                        if (claiming && name.equals(f.path("owner").asText())) {
                             if (measuring) {
                                 claimLatency.record(System.nanoTime() - sentAt);
                             }
                             granted.incrementAndGet();
                             ObjectNode release = client.frame(name, "release");
                             release.put("task_id", task);
-                            client.sendAsync(release);
+                            send(release);
                         }
                     }
                     case "claim_denied" -> {
-                        denied.incrementAndGet();
-                        claimNext();
+                        if (claiming) {
+                            outstanding = null;
+                            denied.incrementAndGet();
+                            claimNext();
+                        }
                     }
                     case "release_granted", "release_denied" -> {
+                        if (!releasing) {
+                            return;
+                        }
+                        outstanding = null;
                         if (whoEvery > 0 && seq % whoEvery == 0) {
                             byTask.remove(task);
                             whoSentAt = System.nanoTime();

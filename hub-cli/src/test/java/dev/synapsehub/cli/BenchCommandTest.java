@@ -1,11 +1,20 @@
 package dev.synapsehub.cli;
 
+import dev.synapsehub.core.Clock;
+import dev.synapsehub.core.actor.ActorSettings;
+import dev.synapsehub.core.actor.CoordinationActor;
+import dev.synapsehub.core.journal.InMemoryJournal;
+import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.net.HubConfig;
+import dev.synapsehub.net.HubServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
+
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 import static dev.synapsehub.cli.CliTest.run;
@@ -146,6 +155,27 @@ class BenchCommandTest {
         assertThat(r.out()).contains("2 x 3 in flight (+5 idle), paced at 100 claims/s")
                 .containsPattern("claims denied\\s+0").containsPattern("errors\\s+0")
                 .containsPattern("claims granted\\s+(3\\d|[4-9]\\d)\\b");
+    }
+
+    @Test
+    void claimsResendWhatABusyHubRefusedAndStillSucceed() throws Exception {
+        // A 1-byte broadcast backlog limit with a 200 ms linger: while one agent's grant or release
+        // waits to reach the other agent, every request that changes state is answered busy.
+        CoordinationActor actor = new CoordinationActor(new CoordinationState(), new InMemoryJournal(), Clock.system(),
+                ActorSettings.DEFAULTS);
+        actor.start();
+        try (HubServer server = new HubServer(HubConfig.builder().host("127.0.0.1").port(0)
+                .broadcastLinger(Duration.ofMillis(200)).maxFanoutBacklogBytes(1).build(), actor, Clock.system())) {
+            int port = server.start();
+            CliTest.Run r = run("bench", "--url", "ws://127.0.0.1:" + port, "--warmup", "0", "--quiet", "--duration=60",
+                    "--agents", "2", "--count", "6");
+            assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.OK);
+            assertThat(r.out()).containsPattern("claims granted\\s+([6-9]|\\d\\d)\\b").containsPattern("errors\\s+0")
+                    .containsPattern("busy refusals\\s+[1-9]\\d*\\s+\\(requests resent after a pause: [1-9]");
+            assertThat(server.context().metrics().fanoutBusyRefusals.get()).isPositive();
+        } finally {
+            actor.close();
+        }
     }
 
     @Test
