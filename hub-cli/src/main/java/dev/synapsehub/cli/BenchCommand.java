@@ -36,15 +36,18 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER,
         description = {"Drive load against a hub and report throughput and latency.",
-            "Workloads: claims (default): closed-loop claim/release per agent. Every agent claims its own",
-            "worktree, so claims never conflict; on an open hub all loopback agents share one quota principal,",
-            "so start the hub with --max-claims-per-agent >= --agents x --in-flight. Requests a hub refuses as busy",
-            "are sent again after a pause and counted apart from errors.",
-            "broadcast: --senders chat to \"all\" (closed loop, or --rate msgs/s); the --agents receivers",
-            "measure delivery latency and count lost deliveries.",
+            "",
+            "Workloads:",
+            "claims (default): a closed claim/release loop per agent (--in-flight loops each). Every agent claims"
+                + " its own worktree, so claims never conflict; on an open hub all loopback agents share one quota"
+                + " principal, so start the hub with --max-claims-per-agent >= --agents x --in-flight. Requests a hub"
+                + " refuses as busy are sent again after a pause and counted apart from errors.",
+            "broadcast: --senders chat to \"all\" (closed loop, or --rate msgs/s); the --agents receivers measure"
+                + " delivery latency and count lost deliveries.",
             "directed: --agents (even) send directed chats with receipts to a partner, closed loop on the receipt.",
-            "mailbox: --count (default 10000) directed chats to an offline identity, which then reconnects with",
-            "mailbox: true and times the replay (the hub needs --db).",
+            "mailbox: --count (default 10000) directed chats to an offline identity, which then reconnects with"
+                + " mailbox: true and times the replay (the hub needs --db).",
+            "",
             "Beyond 256 connections start the hub with --max-clients and --max-connections-per-host 0."})
 public final class BenchCommand implements Callable<Integer> {
     private static final com.fasterxml.jackson.databind.ObjectMapper FRAME_READER =
