@@ -22,7 +22,9 @@ import io.netty.handler.timeout.IdleStateEvent;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.channels.ClosedChannelException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -130,6 +132,17 @@ public final class WebSocketFrameHandler extends SimpleChannelInboundHandler<Web
             }
             ctx.writeAndFlush(new CloseWebSocketFrame(1009, "message too big"))
                     .addListener(ChannelFutureListener.CLOSE);
+            return;
+        }
+        if (cause instanceof ClosedChannelException || !ctx.channel().isActive()) {
+            // Writes still queued when a connection closes (a dropped slow reader has many) fail
+            // one by one and land here: expected, and nothing is left to close.
+            return;
+        }
+        if (cause instanceof IOException) {
+            // the peer reset or vanished mid-write: an ordinary disconnect, not a hub fault
+            LOG.debug("connection lost on {}: {}", session, cause.toString());
+            ctx.close();
             return;
         }
         hub.metrics().faults.incrementAndGet();
