@@ -270,7 +270,8 @@ public final class BenchCommand implements Callable<Integer> {
         }
         out.flush();
         connections.printHints(err, agents + idle);
-        return errors.get() == 0 ? ExitCodes.OK : ExitCodes.REFUSED;
+        // an agent whose connection the hub closed stopped claiming: the run is not clean
+        return errors.get() == 0 && connections.closedByHub() == 0 ? ExitCodes.OK : ExitCodes.REFUSED;
     }
 
     static String micros(long nanos) {

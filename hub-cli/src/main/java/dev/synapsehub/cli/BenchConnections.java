@@ -216,6 +216,13 @@ final class BenchConnections implements AutoCloseable {
             err.printf(Locale.ROOT, "hint: the hub closed %,d connection(s) with 4015 (too many connections from host):"
                     + " start it with --max-connections-per-host 0%n", perHost.sum());
         }
+        LongAdder dropped = closeCodes.get(-1);
+        if (dropped != null) {
+            err.printf(Locale.ROOT, "hint: %,d connection(s) ended without a close frame, which is how a hub drops a reader"
+                    + " that fell too far behind its broadcasts (here, most likely this tool, sharing the machine with"
+                    + " the hub); the figures cover fewer agents than asked. Fewer --agents or --in-flight load it less.%n",
+                    dropped.sum());
+        }
         err.flush();
     }
 
