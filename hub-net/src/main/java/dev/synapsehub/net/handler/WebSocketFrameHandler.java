@@ -1,5 +1,6 @@
 package dev.synapsehub.net.handler;
 
+import com.fasterxml.jackson.core.JacksonException;
 import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.InboundPipeline;
 import dev.synapsehub.net.protocol.Outbox;
@@ -134,14 +135,17 @@ public final class WebSocketFrameHandler extends SimpleChannelInboundHandler<Web
                     .addListener(ChannelFutureListener.CLOSE);
             return;
         }
-        if (cause instanceof ClosedChannelException || !ctx.channel().isActive()) {
+        if (cause instanceof ClosedChannelException) {
             // Writes still queued when a connection closes (a dropped slow reader has many) fail
             // one by one and land here: expected, and nothing is left to close.
             return;
         }
-        if (cause instanceof IOException) {
+        if (cause instanceof IOException && !(cause instanceof JacksonException)) {
             // the peer reset or vanished mid-write: an ordinary disconnect, not a hub fault
             LOG.debug("connection lost on {}: {}", session, cause.toString());
+            if (session != null) {
+                session.markClosing();
+            }
             ctx.close();
             return;
         }
