@@ -16,10 +16,12 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
@@ -296,6 +298,8 @@ public final class BenchCommand implements Callable<Integer> {
         private final Map<String, Slot> byTask = new HashMap<>();
         private final List<Slot> slots = new ArrayList<>();
         private final ArrayDeque<Slot> whoWaiters = new ArrayDeque<>();
+        /** Tasks whose claim was sent twice: a grant that comes after the slot moved on is released. */
+        private final Set<String> resentClaims = new HashSet<>();
         private int active;
         private boolean counted;
         private volatile CountDownLatch drained;
@@ -390,11 +394,17 @@ public final class BenchCommand implements Callable<Integer> {
         private void onFrame(ObjectNode f) {
             String type = f.path("type").asText();
             if ("error".equals(type)) {
-                // A busy hub refused a request (other errors fail the run's exit code). Errors carry
-                // no task id, so after a pause every request already waiting when this came and
-                // still unanswered is sent again: a refused one was not applied, and a claim or
-                // release repeated by its owner is answered again rather than applied twice.
-                ("busy".equals(f.path("error_code").asText()) ? busy : errors).incrementAndGet();
+                if (!"busy".equals(f.path("error_code").asText())) {
+                    errors.incrementAndGet(); // fails the run (exit code); its slot stalls
+                    return;
+                }
+                // A busy hub refused a request without applying it. Errors carry no task id, so
+                // after a pause every claim or release already waiting when this came and still
+                // unanswered is sent again (with one claim in flight per agent, exactly the
+                // refused one). One that was applied and is only slow is answered twice: the
+                // slot takes the first answer, and a claim granted again after its release is
+                // released again (below).
+                busy.incrementAndGet();
                 long errorAt = System.nanoTime();
                 client.eventLoop().schedule(() -> slots.forEach(slot -> slot.resendIfSentBefore(errorAt)),
                         RETRY_PAUSE_MILLIS, TimeUnit.MILLISECONDS);
@@ -410,9 +420,16 @@ public final class BenchCommand implements Callable<Integer> {
                 }
                 return;
             }
-            Slot slot = byTask.get(f.path("task_id").asText());
+            String taskId = f.path("task_id").asText();
+            Slot slot = byTask.get(taskId);
             if (slot != null) {
                 slot.onFrame(type, f);
+            } else if ("claim_granted".equals(type) && name.equals(f.path("owner").asText())
+                    && resentClaims.remove(taskId)) {
+                // a resent claim renewed after the slot had released the task: do not leave it held
+                ObjectNode release = client.frame(name, "release");
+                release.put("task_id", taskId);
+                client.sendAsync(release);
             }
         }
 
@@ -440,6 +457,9 @@ public final class BenchCommand implements Callable<Integer> {
             void resendIfSentBefore(long errorAt) {
                 if (outstanding != null && outstandingSince <= errorAt) {
                     resent.incrementAndGet();
+                    if ("claim".equals(outstanding.path("type").asText())) {
+                        resentClaims.add(task);
+                    }
                     send(outstanding);
                 }
             }

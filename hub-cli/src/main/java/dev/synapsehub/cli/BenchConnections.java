@@ -218,10 +218,10 @@ final class BenchConnections implements AutoCloseable {
         }
         LongAdder dropped = closeCodes.get(-1);
         if (dropped != null) {
-            err.printf(Locale.ROOT, "hint: %,d connection(s) ended without a close frame, which is how a hub drops a reader"
-                    + " that fell too far behind its broadcasts (here, most likely this tool, sharing the machine with"
-                    + " the hub); the figures cover fewer agents than asked. Fewer --agents or --in-flight load it less.%n",
-                    dropped.sum());
+            err.printf(Locale.ROOT, "hint: %,d connection(s) ended without a close frame: the hub stopped, the network"
+                    + " dropped them, or the hub dropped a reader that fell too far behind its broadcasts (this tool,"
+                    + " when it shares the machine with the hub); the figures cover fewer agents than asked. If the hub"
+                    + " counted slow readers, fewer --agents or --in-flight load it less.%n", dropped.sum());
         }
         err.flush();
     }

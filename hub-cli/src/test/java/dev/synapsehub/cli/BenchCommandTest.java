@@ -5,6 +5,7 @@ import dev.synapsehub.core.actor.ActorSettings;
 import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.journal.InMemoryJournal;
 import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.net.HubClient;
 import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.HubServer;
 import org.junit.jupiter.api.AfterEach;
@@ -12,8 +13,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.net.URI;
 import java.nio.file.Path;
-
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
@@ -173,6 +174,13 @@ class BenchCommandTest {
             assertThat(r.out()).containsPattern("claims granted\\s+([6-9]|\\d\\d)\\b").containsPattern("errors\\s+0")
                     .containsPattern("busy refusals\\s+[1-9]\\d*\\s+\\(requests resent after a pause: [1-9]");
             assertThat(server.context().metrics().fanoutBusyRefusals.get()).isPositive();
+            // every resent claim was released in the end: the hub holds none
+            try (HubClient observer = HubClient.connect(URI.create("ws://127.0.0.1:" + port + "/"), Duration.ofSeconds(10))) {
+                observer.register("p/observer", null, Duration.ofSeconds(10));
+                observer.send(observer.frame("state_request"));
+                assertThat(observer.awaitType("state_snapshot", Duration.ofSeconds(10)).path("snapshot")
+                        .path("active_claims")).isEmpty();
+            }
         } finally {
             actor.close();
         }
