@@ -413,6 +413,7 @@ public final class BenchCommand implements Callable<Integer> {
             if ("who_snapshot".equals(type)) {
                 Slot slot = whoWaiters.poll(); // snapshots answer in request order
                 if (slot != null) {
+                    slot.outstanding = null;
                     if (measuring) {
                         whoLatency.record(System.nanoTime() - slot.whoSentAt);
                     }
@@ -440,7 +441,7 @@ public final class BenchCommand implements Callable<Integer> {
             private long sentAt;
             private long lastStart;
             private long whoSentAt;
-            /** The claim or release awaiting its answer, null when none. */
+            /** The claim, release or who_request awaiting its answer, null when none. */
             private ObjectNode outstanding;
             private long outstandingSince;
 
@@ -505,7 +506,7 @@ public final class BenchCommand implements Callable<Integer> {
             void onFrame(String type, ObjectNode f) {
                 // a resent request may be answered twice: only the first answer moves the slot on
                 boolean claiming = outstanding != null && "claim".equals(outstanding.path("type").asText());
-                boolean releasing = outstanding != null && !claiming;
+                boolean releasing = outstanding != null && "release".equals(outstanding.path("type").asText());
                 switch (type) {
                     case "claim_granted" -> {
                         if (claiming && name.equals(f.path("owner").asText())) {
@@ -534,7 +535,7 @@ public final class BenchCommand implements Callable<Integer> {
                             byTask.remove(task);
                             whoSentAt = System.nanoTime();
                             whoWaiters.add(this);
-                            client.sendAsync(client.frame(name, "who_request"));
+                            send(client.frame(name, "who_request")); // resent, too, if refused busy
                         } else {
                             claimNext();
                         }

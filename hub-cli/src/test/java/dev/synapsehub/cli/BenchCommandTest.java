@@ -169,10 +169,11 @@ class BenchCommandTest {
                 .broadcastLinger(Duration.ofMillis(200)).maxFanoutBacklogBytes(1).build(), actor, Clock.system())) {
             int port = server.start();
             CliTest.Run r = run("bench", "--url", "ws://127.0.0.1:" + port, "--warmup", "0", "--quiet", "--duration=60",
-                    "--agents", "2", "--count", "6");
+                    "--agents", "2", "--count", "6", "--who-every", "2");
             assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.OK);
             assertThat(r.out()).containsPattern("claims granted\\s+([6-9]|\\d\\d)\\b").containsPattern("errors\\s+0")
-                    .containsPattern("busy refusals\\s+[1-9]\\d*\\s+\\(requests resent after a pause: [1-9]");
+                    .containsPattern("busy refusals\\s+[1-9]\\d*\\s+\\(requests resent after a pause: [1-9]")
+                    .containsPattern("who->snapshot .*\\([1-9]\\d* requests\\)");
             assertThat(server.context().metrics().fanoutBusyRefusals.get()).isPositive();
             // every resent claim was released in the end: the hub holds none
             try (HubClient observer = HubClient.connect(URI.create("ws://127.0.0.1:" + port + "/"), Duration.ofSeconds(10))) {
