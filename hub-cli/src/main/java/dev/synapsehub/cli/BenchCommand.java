@@ -58,7 +58,7 @@ public final class BenchCommand implements Callable<Integer> {
     /** Hard bound on a run's length, whatever the options say. */
     static final double MAX_SECONDS = 3600;
 
-    /** After an {@code error} frame, how long an agent waits before resending what is still unanswered. */
+    /** After a {@code busy} refusal, how long an agent waits before resending what is still unanswered. */
     static final long RETRY_PAUSE_MILLIS = 250;
 
     /** What the agents do. */
@@ -455,10 +455,15 @@ public final class BenchCommand implements Callable<Integer> {
                 client.sendAsync(request);
             }
 
+            /** True while this slot's outstanding request is of {@code type}. */
+            private boolean awaiting(String type) {
+                return outstanding != null && type.equals(outstanding.path("type").asText());
+            }
+
             void resendIfSentBefore(long errorAt) {
                 if (outstanding != null && outstandingSince <= errorAt) {
                     resent.incrementAndGet();
-                    if ("claim".equals(outstanding.path("type").asText())) {
+                    if (awaiting("claim")) {
                         resentClaims.add(task);
                     }
                     send(outstanding);
@@ -505,8 +510,8 @@ public final class BenchCommand implements Callable<Integer> {
 
             void onFrame(String type, ObjectNode f) {
                 // a resent request may be answered twice: only the first answer moves the slot on
-                boolean claiming = outstanding != null && "claim".equals(outstanding.path("type").asText());
-                boolean releasing = outstanding != null && "release".equals(outstanding.path("type").asText());
+                boolean claiming = awaiting("claim");
+                boolean releasing = awaiting("release");
                 switch (type) {
                     case "claim_granted" -> {
                         if (claiming && name.equals(f.path("owner").asText())) {

@@ -250,7 +250,7 @@ public final class ServeOptions {
         m.put("takeover_cooldown_s", config.takeoverCooldown().toMillis() / 1000.0);
         m.put("presence_fanout", config.presenceFanoutLimit() == 0 ? "always" : "up to " + config.presenceFanoutLimit() + " sockets");
         m.put("broadcast_linger_ms", config.broadcastLinger().toMillis());
-        m.put("max_fanout_backlog_mb", maxFanoutBacklogMb);
+        m.put("max_fanout_backlog_mb", config.maxFanoutBacklogBytes() >> 20);
         m.put("transport", NetTransport.choose(config.nativeTransport()).name().toLowerCase(java.util.Locale.ROOT));
         m.put("max_history", maxHistory);
         m.put("dead_letter_escalation", deadLetterEscalation == 0 ? "off" : "every " + deadLetterEscalation);

@@ -40,10 +40,12 @@ public enum NetTransport {
         return this == EPOLL ? new EpollEventLoopGroup(threads, factory) : new NioEventLoopGroup(threads, factory);
     }
 
+    /** The listening channel class of this transport. */
     public Class<? extends ServerChannel> serverChannel() {
         return this == EPOLL ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
     }
 
+    /** The connection channel class of this transport. */
     public Class<? extends SocketChannel> socketChannel() {
         return this == EPOLL ? EpollSocketChannel.class : NioSocketChannel.class;
     }

@@ -80,12 +80,12 @@ public final class PythonFloatFormat {
         String java = Double.toString(abs);
         int upper = Math.min(17, significantDigits(java));
         if (fastPath && upper <= 15 && abs >= 0x1p-1000) {
-            // Double.toString round-trips. A normal double (kept clear of the subnormals) has exactly one decimal of at most 15
-            // significant digits that parses to it (DBL_DIG = 15: such a decimal survives
-            // decimal -> double -> nearest 15-digit decimal), and the shortest repr has no more
-            // digits than this one, so it is this one. Timestamps (millisecond precision, 13
-            // digits) take this path and skip the exact search below, which was the hottest
-            // code of a broadcast's encoding.
+            // Double.toString round-trips. A normal double (kept clear of the subnormals) has
+            // exactly one decimal of at most 15 significant digits that parses to it (DBL_DIG =
+            // 15: such a decimal survives decimal -> double -> nearest 15-digit decimal), and the
+            // shortest repr has no more digits than this one, so it is this one. Timestamps
+            // (millisecond precision, 13 digits) take this path and skip the exact search below,
+            // which was the hottest code of a broadcast's encoding.
             return new BigDecimal(java);
         }
         BigDecimal exact = new BigDecimal(abs);
