@@ -4,6 +4,8 @@ import dev.synapsehub.core.Clock;
 import dev.synapsehub.core.actor.Idempotency;
 import dev.synapsehub.core.actor.Mutation;
 import dev.synapsehub.core.actor.Outcome;
+import dev.synapsehub.core.command.CheckpointCommand;
+import dev.synapsehub.core.command.Command;
 import dev.synapsehub.core.command.HandoffCommand;
 import dev.synapsehub.core.command.ReleaseCommand;
 import dev.synapsehub.core.command.TaskUpdateCommand;
@@ -25,7 +27,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * The hub core and SQLite journal under load, run in a child JVM by {@link CrashSafetyTest}
  * and killed with SIGKILL. Prints one flushed line per acknowledged (committed) outcome:
  * {@code ACK seq kind task owner epoch $} per committed claim-family event and
- * {@code IDEM agent task rawKey digest base64(response) $} per acknowledged keyed grant.
+ * {@code IDEM verb agent task recipient rawKey base64(response) $} per acknowledged keyed grant
+ * (claims, releases, handoffs, updates and checkpoints are keyed alike).
  *
  * <p>Arguments: db path, clock offset in seconds, random seed.
  */
@@ -44,8 +47,29 @@ public final class CrashChild {
         OUT.flush();
     }
 
-    static String digest(String agent, String task) {
-        return Fixtures.sha256("claim|" + agent + "|" + task);
+    static String digest(String verb, String agent, String task) {
+        return Fixtures.sha256(verb + "|" + agent + "|" + task);
+    }
+
+    /**
+     * The command of a keyed request as the child sends it; {@code recipientOnline} is false for
+     * the retries the suite sends after a restart, when nobody is connected.
+     */
+    static Command command(String verb, String agent, String task, String to, boolean recipientOnline) {
+        switch (verb) {
+            case "claim":
+                return Fixtures.claim(agent, task, 60.0);
+            case "release":
+                return new ReleaseCommand(agent, task, null);
+            case "handoff":
+                return new HandoffCommand(agent, task, to, recipientOnline, recipientOnline ? to : null, null, null);
+            case "task_update":
+                return new TaskUpdateCommand(agent, task, null, "keyed", null, null, null);
+            case "checkpoint":
+                return new CheckpointCommand(agent, task, "cp-" + agent, null);
+            default:
+                throw new IllegalArgumentException(verb);
+        }
     }
 
     public static void main(String[] args) throws Exception {
@@ -72,22 +96,27 @@ public final class CrashChild {
             int dice = random.nextInt(100);
             Mutation mutation;
             String rawKey = null;
+            String verb;
+            String to = "agent-" + random.nextInt(AGENTS);
             if (dice < 45) {
-                double ttl = 30 + random.nextInt(90);
-                if (random.nextInt(100) < 30) {
-                    rawKey = seed + "-" + agent + "-" + keys.incrementAndGet();
-                    mutation = new Mutation(Fixtures.claim(agent, task, ttl), new Idempotency(
-                            Idempotency.key(agent, "claim", rawKey), digest(agent, task), Fixtures.RENDERER));
-                } else {
-                    mutation = Mutation.of(Fixtures.claim(agent, task, ttl));
-                }
+                verb = "claim";
             } else if (dice < 70) {
-                mutation = Mutation.of(new ReleaseCommand(agent, task, null));
-            } else if (dice < 90) {
-                String to = "agent-" + random.nextInt(AGENTS);
-                mutation = Mutation.of(new HandoffCommand(agent, task, to, to, null, null));
+                verb = "release";
+            } else if (dice < 85) {
+                verb = "handoff";
+            } else if (dice < 95) {
+                verb = "task_update";
             } else {
-                mutation = Mutation.of(new TaskUpdateCommand(agent, task, null, "n" + random.nextInt(9), null, null, null));
+                verb = "checkpoint";
+            }
+            Command command = verb.equals("claim") ? Fixtures.claim(agent, task, 30.0 + random.nextInt(90))
+                    : command(verb, agent, task, to, true);
+            if (random.nextInt(100) < 30) {
+                rawKey = seed + "-" + agent + "-" + keys.incrementAndGet();
+                mutation = new Mutation(command, new Idempotency(Idempotency.key(agent, verb, rawKey),
+                        digest(verb, agent, task), Fixtures.RENDERER));
+            } else {
+                mutation = Mutation.of(command);
             }
             Outcome outcome;
             try {
@@ -109,7 +138,7 @@ public final class CrashChild {
                 }
             }
             if (rawKey != null) {
-                emit("IDEM " + agent + " " + task + " " + rawKey + " " + digest(agent, task) + " "
+                emit("IDEM " + verb + " " + agent + " " + task + " " + to + " " + rawKey + " "
                         + Base64.getEncoder().encodeToString(decided.storedResponse().getBytes(StandardCharsets.UTF_8)));
             }
         }

@@ -106,7 +106,7 @@ class JournalBeforeApplyTest {
         assertThat(journal.entered.await(10, TimeUnit.SECONDS)).isTrue();
         batch.add(actor.submit(Fixtures.keyedClaim("alice", "task-k4", "k4")));        // evicts k1
         batch.add(actor.submit(Fixtures.claimOf("dave", "ck")));            // takes the retained checkpoint
-        batch.add(actor.submit(Mutation.of(new HandoffCommand("alice", "task-k2", "erin", "erin", null, null))));
+        batch.add(actor.submit(Mutation.of(new HandoffCommand("alice", "task-k2", "erin", true, "erin", null, null))));
         batch.add(actor.submit(Mutation.of(new CheckpointCommand("alice", "task-k3", "c3", null))));
         batch.add(actor.submit(Fixtures.keyedClaim("alice", "task-k1", "k1")));        // a replay in the same batch
         Thread.sleep(100);

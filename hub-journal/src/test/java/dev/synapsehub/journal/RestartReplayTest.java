@@ -71,7 +71,7 @@ class RestartReplayTest {
         granted(submit(hub, Mutation.of(new ReleaseCommand("dave", "t4", null))));
         granted(submit(hub, Fixtures.keyedClaim("erin", "t5", "k5")));
         granted(submit(hub, Fixtures.claimOf("alice", "t6")));
-        granted(submit(hub, Mutation.of(new HandoffCommand("alice", "t6", "frank", "frank", "yours", null))));
+        granted(submit(hub, Mutation.of(new HandoffCommand("alice", "t6", "frank", true, "frank", "yours", null))));
         List<Claim> before = read(hub, s -> s.claims().snapshot(clock.nowSeconds()));
         long epochs = read(hub, s -> s.claims().epochCounter());
         Map<String, ?> ledger = read(hub, s -> s.idempotency().view());

@@ -1,15 +1,12 @@
 package dev.synapsehub.core.actor;
 
 import dev.synapsehub.core.Clock;
-import dev.synapsehub.core.claim.Decision;
 import dev.synapsehub.core.event.CoordinationEvent;
-import dev.synapsehub.core.event.IdempotencyRecordedEvent;
 import dev.synapsehub.core.journal.Journal;
 import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.core.reply.Reply;
 import dev.synapsehub.core.state.CoordinationState;
-import dev.synapsehub.core.state.IdempotencyLedger;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -137,6 +134,20 @@ public final class CoordinationActor implements AutoCloseable {
         return new Outcome.Refused(Outcome.Reason.BUSY, "The hub is busy; retry shortly.");
     }
 
+    /** True when a committed idempotency entry is held under {@code key}; safe from any thread. */
+    public boolean remembers(String key) {
+        return state.idempotency().findCommitted(key).isPresent();
+    }
+
+    /**
+     * The committed first answer under {@code key} for a request with {@code requestDigest}
+     * (replayed or conflicting), read without queueing: a keyed retry of an applied mutation is
+     * answered even when the actor is busy. Safe from any thread.
+     */
+    public Optional<Outcome> priorAnswer(String key, String requestDigest) {
+        return state.idempotency().findCommitted(key).map(e -> MutationDecider.answer(e, requestDigest));
+    }
+
     /** Counters for metrics and benchmarks. */
     public ActorMetrics metrics() {
         return metrics;
@@ -223,32 +234,16 @@ public final class CoordinationActor implements AutoCloseable {
     }
 
     private Pending decide(MutationTask task, double now) {
-        Mutation mutation = task.mutation();
-        Idempotency idem = mutation.idempotency();
-        if (idem != null) {
-            Optional<IdempotencyLedger.Entry> prior = state.idempotency().find(idem.key());
-            if (prior.isPresent()) {
-                String response = prior.get().response();
-                Outcome settled = prior.get().requestDigest().equals(idem.requestDigest())
-                        ? new Outcome.Replayed(response)
-                        : new Outcome.IdempotencyConflict(response);
-                return new Pending(task.future(), settled);
-            }
+        MutationDecider.Result result = MutationDecider.decide(state, task.mutation(), now);
+        if (result instanceof MutationDecider.Settled settled) {
+            return new Pending(task.future(), settled.outcome());
         }
-        Decision decision = state.decide(mutation.command(), now);
-        List<CoordinationEvent> events = decision.events();
-        String stored = null;
-        if (idem != null && decision.reply().granted()) {
-            double decidedAt = state.claims().now();
-            stored = idem.renderer().render(decision.reply(), decidedAt);
-            events = new ArrayList<>(events);
-            events.add(new IdempotencyRecordedEvent(decidedAt, idem.key(), idem.requestDigest(), stored));
-        }
-        for (CoordinationEvent event : events) {
+        MutationDecider.Fresh fresh = (MutationDecider.Fresh) result;
+        for (CoordinationEvent event : fresh.events()) {
             state.apply(event);
         }
         metrics.commands.incrementAndGet();
-        return new Pending(task.future(), decision.reply(), events, stored);
+        return new Pending(task.future(), fresh.reply(), fresh.events(), fresh.storedResponse());
     }
 
     /** Commits what is pending, then completes its futures; on failure undoes and refuses all. */

@@ -215,6 +215,9 @@ public final class ClaimRegistry {
     private Decision decideHandoff(HandoffCommand h, double t) {
         String taskId = strip(h.taskId());
         String recipient = strip(h.recipient());
+        if (!h.recipientOnline()) { // checked first (contract §5.7)
+            return denied(taskId, Refusal.TARGET_OFFLINE, "Handoff target '" + recipient + "' is not online.");
+        }
         if (taskId.isEmpty()) {
             return denied(taskId, Refusal.TASK_ID_REQUIRED, "A task id is required to hand off.");
         }

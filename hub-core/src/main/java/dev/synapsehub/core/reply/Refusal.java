@@ -16,6 +16,8 @@ public enum Refusal {
     NOT_OWNER,
     ALREADY_OWNER,
     TARGET_REQUIRED,
+    /** A handoff's recipient is not bound to a live connection. */
+    TARGET_OFFLINE,
     STALE_EPOCH,
     VERSION_CONFLICT,
     ILLEGAL_TRANSITION,

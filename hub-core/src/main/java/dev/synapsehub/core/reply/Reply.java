@@ -1,5 +1,6 @@
 package dev.synapsehub.core.reply;
 
+import dev.synapsehub.core.board.ProgressNote;
 import dev.synapsehub.core.claim.Claim;
 
 /**
@@ -25,8 +26,20 @@ public sealed interface Reply permits Reply.Granted, Reply.Denied, BoardTaskRepl
      *
      * @param claim the claim after the change (for a release: the claim as it was released)
      * @param previousOwner the giver, for a handoff; otherwise null
+     * @param note the hub-authored progress note decided and journaled with the change (the
+     *     handoff note, a release's assessment), or null
      */
-    record Granted(Claim claim, String previousOwner, String message) implements Reply {
+    record Granted(Claim claim, String previousOwner, String message, ProgressNote note) implements Reply {
+        /** A grant without a progress note. */
+        public Granted(Claim claim, String previousOwner, String message) {
+            this(claim, previousOwner, message, null);
+        }
+
+        /** This grant with {@code note} attached. */
+        public Granted withNote(ProgressNote note) {
+            return new Granted(claim, previousOwner, message, note);
+        }
+
         @Override
         public String taskId() {
             return claim.taskId();

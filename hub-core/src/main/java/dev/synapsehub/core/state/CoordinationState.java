@@ -6,7 +6,13 @@ import dev.synapsehub.core.claim.ClaimRegistry;
 import dev.synapsehub.core.claim.Decision;
 import dev.synapsehub.core.claim.RegistryLimits;
 import dev.synapsehub.core.command.BoardCommand;
+import dev.synapsehub.core.board.NoteKind;
 import dev.synapsehub.core.command.ClaimFamilyCommand;
+import dev.synapsehub.core.command.HandoffCommand;
+import dev.synapsehub.core.command.LedgerProgressCommand;
+import dev.synapsehub.core.command.ReleaseCommand;
+import dev.synapsehub.core.reply.ProgressNoteReply;
+import dev.synapsehub.core.reply.Reply;
 import dev.synapsehub.core.command.Command;
 import dev.synapsehub.core.command.MessagingCommand;
 import dev.synapsehub.core.command.ResourceOfferCommand;
@@ -21,6 +27,8 @@ import dev.synapsehub.core.resource.ResourceLimits;
 import dev.synapsehub.core.resource.ResourceRegistry;
 import dev.synapsehub.core.undo.UndoLog;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.LongConsumer;
 
 /**
@@ -70,7 +78,7 @@ public final class CoordinationState {
      */
     public Decision decide(Command command, double now) {
         if (command instanceof ClaimFamilyCommand c) {
-            return claims.decide(c, now);
+            return withHubNote(c, claims.decide(c, now));
         }
         double t = claims.advanceTo(now);
         if (command instanceof BoardCommand b) {
@@ -81,6 +89,35 @@ public final class CoordinationState {
             return messaging.decide(m, t, lastSeq);
         }
         throw new IllegalArgumentException("unknown command " + command.getClass().getName());
+    }
+
+    /**
+     * A granted handoff, or a release with evidence, posts a hub-authored progress note. It is
+     * decided here with the change itself, so the two are one decision, journaled in one batch
+     * and published together in commit order (contract §5.7, §A11 R3).
+     */
+    private Decision withHubNote(ClaimFamilyCommand command, Decision decision) {
+        if (!(decision.reply() instanceof Reply.Granted granted)) {
+            return decision;
+        }
+        LedgerProgressCommand note;
+        if (command instanceof HandoffCommand h) {
+            String text = "handed off to " + granted.claim().owner()
+                    + (h.note() == null || h.note().isBlank() ? "" : ": " + h.note().strip());
+            note = new LedgerProgressCommand(h.agent(), granted.claim().taskId(), NoteKind.NOTE.wire(), text);
+        } else if (command instanceof ReleaseCommand r && r.assessment() != null) {
+            note = new LedgerProgressCommand(r.agent(), granted.claim().taskId(), NoteKind.ASSESSMENT.wire(),
+                    r.assessment());
+        } else {
+            return decision;
+        }
+        Decision posted = board.decide(note, claims.now());
+        if (!(posted.reply() instanceof ProgressNoteReply p)) {
+            throw new IllegalStateException("the board refused a hub note: " + posted.reply());
+        }
+        List<CoordinationEvent> events = new ArrayList<>(decision.events());
+        events.addAll(posted.events());
+        return new Decision(granted.withNote(p.note()), events);
     }
 
     /** The one path by which state changes; the event takes the next journal seq. */

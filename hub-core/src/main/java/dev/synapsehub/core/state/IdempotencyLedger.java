@@ -10,10 +10,17 @@ import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * First responses of keyed mutations (INV-CR-1, INV-DG-2), bounded: the least recently
  * recorded key is forgotten first once {@code capacity} keys are held.
+ *
+ * <p>Owned by the actor thread, except {@link #findCommitted}: a view of the committed entries
+ * that any thread may read, so the edge can answer a keyed retry before any check that depends
+ * on the present moment (rate, busy), which must never override a first answer.
  */
 public final class IdempotencyLedger {
 
@@ -28,6 +35,10 @@ public final class IdempotencyLedger {
     private long recordings;
     private boolean reorderOnRollback;
     private Deque<Runnable> undo;
+    /** The entries as of the last committed batch (replay publishes at once). */
+    private final ConcurrentHashMap<String, Entry> committed = new ConcurrentHashMap<>();
+    /** Keys recorded or evicted by the batch in progress, published at its commit. */
+    private final Set<String> touched = new HashSet<>();
 
     /** A ledger holding at most {@code capacity} keys (at least one). */
     public IdempotencyLedger(int capacity) {
@@ -37,6 +48,11 @@ public final class IdempotencyLedger {
     /** The entry stored under {@code key}, if still retained. */
     public Optional<Entry> find(String key) {
         return Optional.ofNullable(entries.get(key));
+    }
+
+    /** The committed entry under {@code key}, if retained; safe from any thread. */
+    public Optional<Entry> findCommitted(String key) {
+        return Optional.ofNullable(committed.get(key));
     }
 
     /** Applies a recorded event; re-recording a key refreshes it. */
@@ -52,7 +68,16 @@ public final class IdempotencyLedger {
             evicted = entries.remove(eldest);
             evictedAt = recordedAt.remove(eldest);
         }
-        if (undo != null) {
+        if (undo == null) {
+            committed.put(entry.key(), entry);
+            if (evicted != null) {
+                committed.remove(evicted.key());
+            }
+        } else {
+            touched.add(entry.key());
+            if (evicted != null) {
+                touched.add(evicted.key());
+            }
             Entry lost = evicted;
             Long lostAt = evictedAt;
             undo.push(() -> {
@@ -88,11 +113,21 @@ public final class IdempotencyLedger {
 
     void commitBatch() {
         undo = null;
+        for (String key : touched) {
+            Entry now = entries.get(key);
+            if (now == null) {
+                committed.remove(key);
+            } else {
+                committed.put(key, now);
+            }
+        }
+        touched.clear();
     }
 
     void rollbackBatch() {
         Deque<Runnable> steps = undo;
         undo = null;
+        touched.clear(); // the rolled-back entries were never published
         if (steps != null) {
             while (!steps.isEmpty()) {
                 steps.pop().run();

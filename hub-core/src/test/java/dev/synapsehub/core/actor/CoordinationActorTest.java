@@ -2,7 +2,9 @@ package dev.synapsehub.core.actor;
 
 import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.command.ClaimCommand;
+import dev.synapsehub.core.command.HandoffCommand;
 import dev.synapsehub.core.command.ReleaseCommand;
+import dev.synapsehub.core.reply.Refusal;
 import dev.synapsehub.core.event.CoordinationEvent;
 import dev.synapsehub.core.journal.InMemoryJournal;
 import dev.synapsehub.core.journal.Journal;
@@ -38,27 +40,10 @@ class CoordinationActorTest {
         return actor;
     }
 
-    private static ClaimCommand claim(String agent, String task) {
-        return new ClaimCommand(agent, agent, task, null, null, task, List.of(), null);
-    }
-
-    @Test
-    void grantIsDecidedCommittedAndVisibleToLaterReads() throws Exception {
-        start(new InMemoryJournal());
-        Outcome outcome = actor.submit(Mutation.of(claim("A", "T1"))).get(5, TimeUnit.SECONDS);
-        assertThat(outcome).isInstanceOf(Outcome.Decided.class);
-        Outcome.Decided decided = (Outcome.Decided) outcome;
-        assertThat(decided.reply().granted()).isTrue();
-        assertThat(decided.committed()).extracting(JournaledEvent::seq).containsExactly(1L);
-        List<Claim> live = actor.read(s -> s.claims().snapshot(1000.0)).get(5, TimeUnit.SECONDS);
-        assertThat(live).extracting(Claim::owner).containsExactly("A");
-    }
-
-    @Test
-    void failedAppendRefusesTheBatchAndLeavesStateUntouched() throws Exception {
-        AtomicBoolean fail = new AtomicBoolean(false);
+    /** An in-memory journal whose appends fail while {@code fail} is set. */
+    private static Journal failing(AtomicBoolean fail) {
         InMemoryJournal delegate = new InMemoryJournal();
-        start(new Journal() {
+        return new Journal() {
             @Override
             public List<JournaledEvent> append(List<CoordinationEvent> batch) throws JournalException {
                 if (fail.get()) {
@@ -79,7 +64,29 @@ class CoordinationActorTest {
             @Override
             public void close() {
             }
-        });
+        };
+    }
+
+    private static ClaimCommand claim(String agent, String task) {
+        return new ClaimCommand(agent, agent, task, null, null, task, List.of(), null);
+    }
+
+    @Test
+    void grantIsDecidedCommittedAndVisibleToLaterReads() throws Exception {
+        start(new InMemoryJournal());
+        Outcome outcome = actor.submit(Mutation.of(claim("A", "T1"))).get(5, TimeUnit.SECONDS);
+        assertThat(outcome).isInstanceOf(Outcome.Decided.class);
+        Outcome.Decided decided = (Outcome.Decided) outcome;
+        assertThat(decided.reply().granted()).isTrue();
+        assertThat(decided.committed()).extracting(JournaledEvent::seq).containsExactly(1L);
+        List<Claim> live = actor.read(s -> s.claims().snapshot(1000.0)).get(5, TimeUnit.SECONDS);
+        assertThat(live).extracting(Claim::owner).containsExactly("A");
+    }
+
+    @Test
+    void failedAppendRefusesTheBatchAndLeavesStateUntouched() throws Exception {
+        AtomicBoolean fail = new AtomicBoolean(false);
+        start(failing(fail));
         actor.submit(Mutation.of(claim("A", "T1"))).get(5, TimeUnit.SECONDS);
         fail.set(true);
         Outcome refused = actor.submit(Mutation.of(new ReleaseCommand("A", "T1", null))).get(5, TimeUnit.SECONDS);
@@ -122,6 +129,45 @@ class CoordinationActorTest {
                 .get(5, TimeUnit.SECONDS);
         assertThat(((Outcome.Decided) denied).reply()).isInstanceOf(Reply.Denied.class);
         assertThat(actor.read(s -> s.idempotency().find(key)).get(5, TimeUnit.SECONDS)).isEmpty();
+    }
+
+    @Test
+    void aKeyedHandoffRetriedWhileTheRecipientIsOfflineReplaysTheFirstAnswer() throws Exception {
+        start(new InMemoryJournal());
+        actor.submit(Mutation.of(claim("A", "T1"))).get(5, TimeUnit.SECONDS);
+        ResponseRenderer renderer = (reply, at) -> "{\"handed\":\"" + reply.taskId() + "\"}";
+        Idempotency idem = new Idempotency(Idempotency.key("A", "handoff", "h1"), "d", renderer);
+        Outcome first = actor.submit(new Mutation(new HandoffCommand("A", "T1", "B", true, "B", null, null), idem))
+                .get(5, TimeUnit.SECONDS);
+        assertThat(((Outcome.Decided) first).reply().granted()).isTrue();
+        Outcome retry = actor.submit(new Mutation(new HandoffCommand("A", "T1", "B", false, null, null, null), idem))
+                .get(5, TimeUnit.SECONDS);
+        assertThat(retry).isEqualTo(new Outcome.Replayed("{\"handed\":\"T1\"}"));
+        assertThat(actor.priorAnswer(idem.key(), "d")).contains(new Outcome.Replayed("{\"handed\":\"T1\"}"));
+        assertThat(actor.priorAnswer(idem.key(), "other")).contains(new Outcome.IdempotencyConflict("{\"handed\":\"T1\"}"));
+
+        // a new key is decided now: an offline recipient is refused and the key is not remembered
+        actor.submit(Mutation.of(claim("A", "T2"))).get(5, TimeUnit.SECONDS);
+        Idempotency fresh = new Idempotency(Idempotency.key("A", "handoff", "h2"), "d2", renderer);
+        Outcome offline = actor.submit(new Mutation(new HandoffCommand("A", "T2", "C", false, null, null, null), fresh))
+                .get(5, TimeUnit.SECONDS);
+        Reply.Denied denied = (Reply.Denied) ((Outcome.Decided) offline).reply();
+        assertThat(denied.refusal()).isEqualTo(Refusal.TARGET_OFFLINE);
+        assertThat(denied.message()).isEqualTo("Handoff target 'C' is not online.");
+        assertThat(actor.remembers(fresh.key())).isFalse();
+    }
+
+    @Test
+    void theCommittedLedgerViewShowsOnlyCommittedKeys() throws Exception {
+        AtomicBoolean fail = new AtomicBoolean(true);
+        start(failing(fail));
+        Idempotency idem = new Idempotency(Idempotency.key("A", "claim", "k"), "d", (reply, at) -> "r");
+        Outcome refused = actor.submit(new Mutation(claim("A", "T1"), idem)).get(5, TimeUnit.SECONDS);
+        assertThat(refused).isInstanceOf(Outcome.Refused.class);
+        assertThat(actor.remembers(idem.key())).as("a rolled-back key is never visible").isFalse();
+        fail.set(false);
+        actor.submit(new Mutation(claim("A", "T1"), idem)).get(5, TimeUnit.SECONDS);
+        assertThat(actor.remembers(idem.key())).isTrue();
     }
 
     @Test

@@ -167,23 +167,6 @@ public final class BoardVerbs {
                 });
     }
 
-    /**
-     * Posts a hub-authored progress note (release evidence, handoff) through the board state so
-     * it is stored and journaled; {@code then} runs on the outbox thread after the note frame.
-     */
-    public void postNote(String author, String taskId, String kind, String text, Runnable then) {
-        hub.actor().submit(dev.synapsehub.core.actor.Mutation.of(new LedgerProgressCommand(author, taskId, kind, text)))
-                .thenAcceptAsync(outcome -> {
-                    if (outcome instanceof dev.synapsehub.core.actor.Outcome.Decided d
-                            && d.reply() instanceof ProgressNoteReply p) {
-                        hub.outbox().broadcast(progressFrame(p.note()));
-                    }
-                    if (then != null) {
-                        then.run();
-                    }
-                }, hub.outbox().executor());
-    }
-
     private void boardRequest(Request r) {
         hub.actor().read(s -> s.board().snapshot()).whenCompleteAsync((snapshot, failure) -> {
             double at = support.now();
@@ -218,8 +201,16 @@ public final class BoardVerbs {
 
     /** Broadcast {@code ledger_progress_posted} for a stored note. */
     ObjectNode progressFrame(ProgressNote note) {
-        ObjectNode f = hub.frames().envelope("all", "ledger_progress_posted", "Progress from " + note.author(),
-                note.postedAt());
+        return noteFrame("Progress from " + note.author(), note);
+    }
+
+    /** The assessment note a release with evidence posts (payload per contract §A11 R3). */
+    ObjectNode assessmentFrame(String owner, ProgressNote note) {
+        return noteFrame("Release receipt from " + owner, note);
+    }
+
+    private ObjectNode noteFrame(String payload, ProgressNote note) {
+        ObjectNode f = hub.frames().envelope("all", "ledger_progress_posted", payload, note.postedAt());
         writeNote(f.putObject("note"), note);
         return f;
     }

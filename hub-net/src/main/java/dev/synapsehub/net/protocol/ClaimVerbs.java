@@ -129,7 +129,8 @@ public final class ClaimVerbs {
             return;
         }
         ReleaseReceipt receipt = ReleaseReceipt.from(r.frame());
-        ReleaseCommand command = new ReleaseCommand(r.sender(), taskId, epoch.boxed());
+        ReleaseCommand command = new ReleaseCommand(r.sender(), taskId, epoch.boxed(),
+                receipt.hasEvidence() ? receipt.summary(taskId) : null);
         support.submit(r, command, true, (reply, at) -> claimFrames.releaseGranted(((Reply.Granted) reply).claim(),
                 ((Reply.Granted) reply).message(), at, receipt), (req, reply, stored, committed, at) -> {
                     if (reply instanceof Reply.Granted granted) {
@@ -138,8 +139,8 @@ public final class ClaimVerbs {
                         hub.registry().pruneWaits(c.taskId());
                         hub.outbox().broadcast(stored != null ? stored
                                 : hub.frames().write(claimFrames.releaseGranted(c, granted.message(), at, receipt)), req.session());
-                        if (receipt.hasEvidence()) {
-                            board.postNote(req.sender(), c.taskId(), "assessment", receipt.summary(c.taskId()), null);
+                        if (granted.note() != null) { // the assessment follows release_granted (§A11 R3)
+                            hub.outbox().broadcast(board.assessmentFrame(c.owner(), granted.note()));
                         }
                     } else {
                         Reply.Denied d = (Reply.Denied) reply;
@@ -195,26 +196,21 @@ public final class ClaimVerbs {
         if (epoch == null) {
             return;
         }
+        // Presence is a fact of this moment: the core weighs it only after a keyed retry has
+        // been answered from the idempotency ledger (INV-CR-1).
         Session recipientSession = hub.registry().session(recipient);
-        if (recipientSession == null) {
-            hub.outbox().send(r.session(), claimFrames.denied("handoff_denied", r.sender(), taskId,
-                    "Handoff target '" + recipient + "' is not online.", now()));
-            return;
-        }
-        String note = FieldCoercion.text(r.get("note"));
-        HandoffCommand command = new HandoffCommand(r.sender(), taskId, recipient, recipientSession.principal(),
-                note, epoch.boxed());
+        HandoffCommand command = new HandoffCommand(r.sender(), taskId, recipient, recipientSession != null,
+                recipientSession == null ? null : recipientSession.principal(), FieldCoercion.text(r.get("note")),
+                epoch.boxed());
         support.submit(r, command, true, (reply, at) -> claimFrames.handoffGranted(((Reply.Granted) reply).claim(),
                 ((Reply.Granted) reply).previousOwner(), ((Reply.Granted) reply).message(), at),
                 (req, reply, stored, committed, at) -> {
                     if (reply instanceof Reply.Granted granted) {
                         Claim c = granted.claim();
-                        String text = "handed off to " + c.owner()
-                                + (note == null || note.isBlank() ? "" : ": " + note.strip());
-                        String handed = stored != null ? stored : hub.frames().write(
-                                claimFrames.handoffGranted(c, granted.previousOwner(), granted.message(), at));
-                        // the note is stored on the board first, then handoff_granted follows it (§5.21)
-                        board.postNote(req.sender(), c.taskId(), "note", text, () -> hub.outbox().broadcast(handed, req.session()));
+                        // the note was decided and journaled with the move; it goes out first (§5.7)
+                        hub.outbox().broadcast(board.progressFrame(granted.note()));
+                        hub.outbox().broadcast(stored != null ? stored : hub.frames().write(
+                                claimFrames.handoffGranted(c, granted.previousOwner(), granted.message(), at)), req.session());
                     } else {
                         Reply.Denied d = (Reply.Denied) reply;
                         hub.outbox().send(req.session(), claimFrames.denied("handoff_denied", req.sender(),

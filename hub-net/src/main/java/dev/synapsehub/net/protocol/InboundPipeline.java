@@ -2,6 +2,7 @@ package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.actor.Outcome;
 import dev.synapsehub.net.session.Session;
 import dev.synapsehub.net.session.SessionRegistry;
 import dev.synapsehub.net.wire.FieldCoercion;
@@ -11,6 +12,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -28,6 +30,7 @@ public final class InboundPipeline {
     private final BoardVerbs board;
     private final MessagingVerbs messaging;
     private final CapabilityCards cards;
+    private final VerbSupport support;
 
     public InboundPipeline(HubContext hub) {
         this.hub = hub;
@@ -36,6 +39,7 @@ public final class InboundPipeline {
         this.messaging = new MessagingVerbs(hub);
         this.claims = new ClaimVerbs(hub, board);
         this.queries = new QueryVerbs(hub, board);
+        this.support = new VerbSupport(hub);
     }
 
     /** Open hub: the private {@code welcome} sent at connect, before any frame. */
@@ -106,33 +110,32 @@ public final class InboundPipeline {
         if (!"chat".equals(type)) {
             messaging.onActivity(sender); // a chat clears its sender's dead letter by itself
         }
+        Request request = new Request(session, sender, type, target, frame);
         if (hub.config().ratePerSecond() > 0
                 && !session.takeRateToken(hub.config().ratePerSecond(), hub.config().rateBurst(), System.nanoTime())) {
+            if (answeredFromLedger(request, received, now)) {
+                return;
+            }
             hub.metrics().rateLimited.incrementAndGet();
             ObjectNode e = hub.frames().error(sender, "Rate limit exceeded; slow down.", now);
             e.put("error_code", "rate_limited");
             hub.outbox().send(session, e);
             return;
         }
-        if (received != null) {
-            String result = hub.messageAuth().verify(received, sender, now);
-            if (!"ok".equals(result)) {
-                hub.metrics().authFailures.incrementAndGet();
-                ObjectNode e = hub.frames().error(sender, "Per-message authentication failed: " + result + ".", now);
-                e.put("verification_result", result);
-                hub.outbox().send(session, e);
-                return;
-            }
+        if (received != null && !signedFrameVerified(session, sender, received, now)) {
+            return;
         }
         boolean mutating = ClaimVerbs.handles(type) || MessagingVerbs.handles(type) || BoardVerbs.handles(type);
         if (mutating && fanoutBacklogged()) {
+            if (answeredFromLedger(request, null, now)) {
+                return;
+            }
             hub.metrics().fanoutBusyRefusals.incrementAndGet();
             ObjectNode e = hub.frames().error(sender, "The hub is busy; retry shortly.", now);
             e.put("error_code", "busy");
             hub.outbox().send(session, e);
             return;
         }
-        Request request = new Request(session, sender, type, target, frame);
         if (ClaimVerbs.handles(type)) {
             claims.handle(request);
         } else if (QueryVerbs.handles(type)) {
@@ -144,6 +147,36 @@ public final class InboundPipeline {
         } else {
             hub.outbox().send(session, hub.frames().error(sender, "Unknown message type '" + type + "'.", now));
         }
+    }
+
+    /**
+     * A keyed retry of an applied mutation about to be refused for a reason of the present
+     * moment (rate, busy) gets its first answer instead: such a check must never override it
+     * (INV-CR-1). Authentication still comes first: {@code unverified} is the signed frame when
+     * the HMAC gate has not run yet. True when the request was answered.
+     */
+    private boolean answeredFromLedger(Request request, ObjectNode unverified, double now) {
+        Optional<Outcome> prior = support.priorAnswer(request);
+        if (prior.isEmpty()) {
+            return false;
+        }
+        if (unverified == null || signedFrameVerified(request.session(), request.sender(), unverified, now)) {
+            support.answerLater(request, prior.get());
+        }
+        return true;
+    }
+
+    /** The per-message HMAC gate (§9); false after answering the refusal. */
+    private boolean signedFrameVerified(Session session, String sender, ObjectNode received, double now) {
+        String result = hub.messageAuth().verify(received, sender, now);
+        if ("ok".equals(result)) {
+            return true;
+        }
+        hub.metrics().authFailures.incrementAndGet();
+        ObjectNode e = hub.frames().error(sender, "Per-message authentication failed: " + result + ".", now);
+        e.put("verification_result", result);
+        hub.outbox().send(session, e);
+        return false;
     }
 
     /** First frame: token, binding, lease, welcome, presence. False when the socket is closing. */

@@ -12,6 +12,8 @@ import dev.synapsehub.core.reply.Reply;
 
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
 
 /**
  * Submission and outcome publishing shared by the board, resource and messaging verbs: the
@@ -37,6 +39,44 @@ final class VerbSupport {
         ObjectNode render(Reply reply, double decidedAt);
     }
 
+    /** The verbs that honour {@code idem_key} (contract §4.6), by normalised type. */
+    static final Set<String> KEYED_VERBS = Set.of("claim", "release", "task_update", "handoff", "checkpoint",
+            "ledger_task", "ledger_task_update", "ledger_progress", "resource", "resource_offer", "offer_resource");
+
+    /**
+     * The committed first answer to a keyed retry, read without the actor: the stored response
+     * for the same request, {@code idempotency_conflict} for another. Empty when the frame is not
+     * a keyed request of a keyed verb or the key is not (or no longer) remembered. Only for a
+     * request about to be refused for a reason of the present moment: otherwise the actor
+     * answers it, in order with the requester's other replies.
+     */
+    Optional<Outcome> priorAnswer(Request r) {
+        if (!KEYED_VERBS.contains(r.type())) {
+            return Optional.empty();
+        }
+        JsonNode key = r.get("idem_key");
+        if (key == null || !key.isTextual() || key.textValue().isEmpty()) {
+            return Optional.empty();
+        }
+        String ledgerKey = Idempotency.key(r.sender(), r.type(), key.textValue());
+        if (!hub.actor().remembers(ledgerKey)) {
+            return Optional.empty(); // the common case costs one map lookup, no digest
+        }
+        return hub.actor().priorAnswer(ledgerKey, ClaimVerbs.digest(r));
+    }
+
+    /** Publishes a ledger answer from the outbox thread, after everything published before it. */
+    void answerLater(Request r, Outcome prior) {
+        hub.outbox().executor().execute(() -> {
+            try {
+                publish(r, prior, null);
+            } catch (RuntimeException fault) {
+                hub.metrics().faults.incrementAndGet();
+                hub.outbox().close(r.session(), null, 1011, "unexpected fault");
+            }
+        });
+    }
+
     /** Submits {@code command}; keyed when {@code keyed} and the frame carries an {@code idem_key}. */
     void submit(Request r, Command command, boolean keyed, GrantRenderer renderer, Publisher publisher) {
         Idempotency idem = null;
@@ -51,8 +91,14 @@ final class VerbSupport {
             ResponseRenderer store = (reply, at) -> hub.frames().write(renderer.render(reply, at));
             idem = new Idempotency(Idempotency.key(r.sender(), r.type(), key.textValue()), ClaimVerbs.digest(r), store);
         }
+        Idempotency keyedAs = idem;
         hub.actor().submit(new Mutation(command, idem)).thenAcceptAsync(outcome -> {
             try {
+                if (keyedAs != null && outcome instanceof Outcome.Refused refused
+                        && refused.reason() == Outcome.Reason.BUSY) {
+                    // a full queue must not override a first answer already committed (INV-CR-1)
+                    outcome = hub.actor().priorAnswer(keyedAs.key(), keyedAs.requestDigest()).orElse(outcome);
+                }
                 publish(r, outcome, publisher);
             } catch (RuntimeException fault) {
                 hub.metrics().faults.incrementAndGet();

@@ -60,7 +60,7 @@ class BatchRollbackTest {
                 new ClaimCommand("B", "pA", "FIRST", null, null, "main", List.of("src/app.py"), null), // renewal, principal moves
                 new TaskUpdateCommand("A", "T1", "working", "n", "d", null, null),      // update
                 checkpoint("A", "T1", "cp2"),                                            // checkpoint
-                new HandoffCommand("B", "FIRST", "F", "pA", null, null),                // handoff, charge moves
+                new HandoffCommand("B", "FIRST", "F", true, "pA", null, null),                // handoff, charge moves
                 release("B", "FIRST"),                                                   // release (first in order)
                 release("A", "T1"));                                                     // release with checkpoint
         for (Command command : commands) {

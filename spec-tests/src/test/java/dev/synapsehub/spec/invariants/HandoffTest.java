@@ -55,9 +55,9 @@ class HandoffTest {
     void handoffNoteReplacesWhenGivenAndKeepsWhenBlank() {
         var h = fresh();
         h.grant(new ClaimCommand("A", "A", "T1", "old", null, "wt", List.of(), null), 1000);
-        Claim kept = h.grant(new HandoffCommand("A", "T1", "B", null, "   ", null), 1001);
+        Claim kept = h.grant(new HandoffCommand("A", "T1", "B", true, null, "   ", null), 1001);
         assertThat(kept.note()).isEqualTo("old");
-        Claim replaced = h.grant(new HandoffCommand("B", "T1", "C", null, "  picking up from B  ", null), 1002);
+        Claim replaced = h.grant(new HandoffCommand("B", "T1", "C", true, null, "  picking up from B  ", null), 1002);
         assertThat(replaced.note()).isEqualTo("picking up from B");
     }
 

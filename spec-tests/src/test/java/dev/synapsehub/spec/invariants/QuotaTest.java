@@ -22,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class QuotaTest {
 
     private static HandoffCommand handoffTo(String giver, String task, String recipient, String principal) {
-        return new HandoffCommand(giver, task, recipient, principal, null, null);
+        return new HandoffCommand(giver, task, recipient, true, principal, null, null);
     }
 
     @Test

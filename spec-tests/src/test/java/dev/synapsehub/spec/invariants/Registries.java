@@ -73,11 +73,11 @@ final class Registries {
     }
 
     static HandoffCommand handoff(String agent, String task, String to) {
-        return new HandoffCommand(agent, task, to, null, null, null);
+        return new HandoffCommand(agent, task, to, true, null, null, null);
     }
 
     static HandoffCommand handoff(String agent, String task, String to, long epoch) {
-        return new HandoffCommand(agent, task, to, null, null, epoch);
+        return new HandoffCommand(agent, task, to, true, null, null, epoch);
     }
 
     static CheckpointCommand checkpoint(String agent, String task, String token) {

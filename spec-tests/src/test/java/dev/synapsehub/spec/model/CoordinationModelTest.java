@@ -14,9 +14,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * <p>Drives the real {@code ClaimRegistry} (inside a {@code CoordinationState}) through long random
  * sequences of claim, explicit-TTL claim (NaN, ±Infinity, tiny, huge), renew, release (with
- * current, missing and stale epochs), handoff, update_task (with stale epochs and stale
- * expected_version), checkpoint, clock advance (1..7200 s), takeover exactly at or after expiry,
- * 30-day jumps, restart by replay and failed (rolled-back) batches. An independent
+ * current, missing and stale epochs), handoff (also to an offline recipient), update_task (with
+ * stale epochs and stale expected_version), checkpoint, keyed requests of every claim verb and
+ * exact retries of them (INV-CR-1: through the actor's own {@code MutationDecider}, across
+ * restarts, with the recipient gone offline), clock advance (1..7200 s), takeover exactly at or
+ * after expiry, 30-day jumps, restart by replay and failed (rolled-back) batches. An independent
  * {@link ShadowModel} predicts every reply (grant, or refusal code and first conflicting task)
  * and the full expected state; {@link Harness#checkInvariants()} asserts every [model]
  * invariant after every step, and each sequence ends with restart, an "everything expires"
@@ -44,7 +46,7 @@ public class CoordinationModelTest {
             "INV-ME-1", "INV-ME-2", "INV-ME-3", "INV-ME-4", "INV-ME-5",
             "INV-EF-1", "INV-EF-2", "INV-EF-3",
             "INV-LL-1", "INV-LL-2", "INV-LL-3", "INV-LL-4",
-            "INV-CR-2", "INV-CR-3",
+            "INV-CR-1", "INV-CR-2", "INV-CR-3",
             "INV-JA-1", "INV-JA-2",
             "INV-RR-1");
 
@@ -61,6 +63,8 @@ public class CoordinationModelTest {
                 .action(ModelActions.advance(8))
                 .action(ModelActions.takeover(6))
                 .action(ModelActions.farJump(1))
+                .action(ModelActions.keyed(8))
+                .action(ModelActions.keyedRetry(6))
                 .action(ModelActions.restart(4))
                 .action(ModelActions.rollback(4))
                 .invariants(Harness::checkInvariants)
@@ -116,6 +120,13 @@ public class CoordinationModelTest {
             assertThat(Harness.covered("restart-with-retained-checkpoint")).as("INV-RR-1 retained checkpoints")
                     .isPositive();
             assertThat(Harness.covered("rollback-undid-state-events")).as("INV-JA-2 non-empty rollbacks").isPositive();
+            assertThat(Harness.covered("keyed-replayed")).as("INV-CR-1 replays").isPositive();
+            assertThat(Harness.covered("keyed-conflict")).as("INV-CR-1 conflicts").isPositive();
+            assertThat(Harness.covered("keyed-refused-not-remembered")).as("INV-CR-1 refusals forgotten").isPositive();
+            assertThat(Harness.covered("keyed-replayed-after-restart")).as("INV-CR-1 across a restart").isPositive();
+            assertThat(Harness.covered("keyed-handoff-replayed-with-recipient-offline"))
+                    .as("INV-CR-1 before presence").isPositive();
+            assertThat(Harness.covered("refused:TARGET_OFFLINE")).as("offline handoff recipients").isPositive();
         }
     }
 }

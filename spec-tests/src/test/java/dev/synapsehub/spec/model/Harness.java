@@ -1,5 +1,10 @@
 package dev.synapsehub.spec.model;
 
+import dev.synapsehub.core.actor.Idempotency;
+import dev.synapsehub.core.actor.Mutation;
+import dev.synapsehub.core.actor.MutationDecider;
+import dev.synapsehub.core.actor.Outcome;
+import dev.synapsehub.core.actor.ResponseRenderer;
 import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.claim.ClaimRegistry;
 import dev.synapsehub.core.claim.Decision;
@@ -55,6 +60,14 @@ final class Harness {
     /** {@code state.claims()}, kept in step with {@link #state}. */
     ClaimRegistry real = state.claims();
     final ShadowModel model = new ShadowModel(CAP);
+    /** Every keyed request sent so far, as its client remembers it (retries resend these). */
+    final List<ModelActions.KeyedRequest> sentKeyed = new ArrayList<>();
+
+    /** Stores a grant's first response the way a wire layer would render it: enough to compare. */
+    static final ResponseRenderer RENDERER = (reply, at) -> {
+        Claim c = ((Reply.Granted) reply).claim();
+        return c.taskId() + "|" + c.owner() + "|" + c.epoch() + "|" + c.version() + "|" + at;
+    };
 
     static void count(String what) {
         COVERAGE.computeIfAbsent(what, k -> new AtomicLong()).incrementAndGet();
@@ -95,13 +108,36 @@ final class Harness {
      * must leave every observable unchanged; only {@code apply} of the returned events mutates.
      */
     Reply perform(Command command, ShadowModel.Prediction p) {
+        return perform(command, null, p);
+    }
+
+    /**
+     * {@link #perform} for a keyed request whose key the model does not hold: decided through
+     * the actor's own {@link MutationDecider}; a grant must store the model's expected first
+     * response, a refusal must not be remembered (INV-CR-1).
+     */
+    private Reply perform(Command command, Idempotency idem, ShadowModel.Prediction p) {
         model.advanceTo(model.now);
         Observable before = observe();
-        Decision decision = state.decide(command, model.now);
+        MutationDecider.Result result = MutationDecider.decide(state, new Mutation(command, idem), model.now);
+        Invariant.check("INV-CR-1", result instanceof MutationDecider.Fresh,
+                () -> "a key the model never saw granted was answered from the ledger: " + command + " -> " + result);
+        MutationDecider.Fresh fresh = (MutationDecider.Fresh) result;
+        Decision decision = new Decision(fresh.reply(), stateEvents(fresh.events()));
         Observable afterDecide = observe();
         Invariant.check("INV-JA-1", before.equals(afterDecide),
                 () -> "decide(" + command + ") changed observable state\n  before " + before
                         + "\n  after  " + afterDecide);
+        if (idem != null) {
+            boolean recorded = fresh.events().size() > decision.events().size();
+            Invariant.check("INV-CR-1", p.granted() == recorded && p.granted() == (fresh.storedResponse() != null),
+                    () -> "keyed " + command + ": granted=" + p.granted() + " but recorded=" + recorded);
+            if (p.granted()) {
+                String expected = ShadowModel.response(p.expected(), model.now);
+                Invariant.check("INV-CR-1", expected.equals(fresh.storedResponse()),
+                        () -> "stored first response " + fresh.storedResponse() + ", model " + expected);
+            }
+        }
         Reply reply = decision.reply();
         String id = p.invariantId();
         if (p.granted()) {
@@ -111,8 +147,13 @@ final class Harness {
             List<String> diff = differences(claim, p.expected());
             Invariant.check(id, diff.isEmpty(),
                     () -> "granted claim differs from the model in " + diff + ": real " + claim + " model " + p.expected());
-            commit(decision.events());
+            commit(fresh.events());
             p.commit().run();
+            if (idem != null) {
+                model.ledger.put(idem.key(), new ShadowModel.KeyedAnswer(idem.requestDigest(), fresh.storedResponse(),
+                        model.restarts));
+                count("keyed-granted");
+            }
         } else {
             Invariant.check(id, reply instanceof Reply.Denied d && d.refusal() == p.refusal(),
                     () -> "model expects " + p.refusal() + " for " + command + " but the registry answered " + reply);
@@ -126,13 +167,58 @@ final class Harness {
             }
             boolean auditOnly = decision.events().stream().allMatch(e -> e instanceof ClaimDeniedEvent);
             Invariant.check("INV-JA-1", auditOnly, () -> "a refusal produced state events: " + decision.events());
-            commit(decision.events());
+            commit(fresh.events());
+            if (idem != null) {
+                Invariant.check("INV-CR-1", state.idempotency().find(idem.key()).isEmpty(),
+                        () -> "a refused keyed request was remembered: " + command);
+                count("keyed-refused-not-remembered");
+            }
             Observable afterApply = observe();
             Invariant.check("INV-JA-1", before.equals(afterApply),
                     () -> "applying the denial evidence of " + command + " changed state: " + afterApply);
             count("refused:" + p.refusal());
         }
         return reply;
+    }
+
+    /** The decided events without the idempotency record (what the state decision itself produced). */
+    private static List<CoordinationEvent> stateEvents(List<CoordinationEvent> events) {
+        List<CoordinationEvent> out = new ArrayList<>(events);
+        out.removeIf(e -> e instanceof IdempotencyRecordedEvent);
+        return out;
+    }
+
+    /**
+     * A keyed request, first or retried (INV-CR-1). A key the model remembers is answered from
+     * the ledger before anything else: the same request replays its first response, another
+     * conflicts, and nothing changes: not the state, not the journal, whoever is online now. A
+     * key the model does not hold is decided afresh (a refused first attempt is not remembered).
+     */
+    void performKeyed(ModelActions.KeyedRequest request, boolean recipientOnline) {
+        Idempotency idem = new Idempotency(request.ledgerKey(), request.digest(), RENDERER);
+        Command command = request.command(recipientOnline);
+        ShadowModel.KeyedAnswer prior = model.ledger.get(request.ledgerKey());
+        if (prior == null) {
+            perform(command, idem, request.predict(model, recipientOnline));
+            return;
+        }
+        model.advanceTo(model.now);
+        Observable before = observe();
+        long seqBefore = journal.lastSeq();
+        MutationDecider.Result result = MutationDecider.decide(state, new Mutation(command, idem), model.now);
+        Outcome expected = prior.digest().equals(request.digest()) ? new Outcome.Replayed(prior.response())
+                : new Outcome.IdempotencyConflict(prior.response());
+        Invariant.check("INV-CR-1", result instanceof MutationDecider.Settled settled && settled.outcome().equals(expected),
+                () -> "keyed retry " + request + " answered " + result + ", expected " + expected);
+        Invariant.check("INV-CR-1", before.equals(observe()) && journal.lastSeq() == seqBefore,
+                () -> "keyed retry " + request + " changed state or the journal");
+        count(expected instanceof Outcome.Replayed ? "keyed-replayed" : "keyed-conflict");
+        if (expected instanceof Outcome.Replayed && prior.restartsAtGrant() < model.restarts) {
+            count("keyed-replayed-after-restart");
+        }
+        if (expected instanceof Outcome.Replayed && request.verb().equals("handoff") && !recipientOnline) {
+            count("keyed-handoff-replayed-with-recipient-offline");
+        }
     }
 
     /**
@@ -259,6 +345,7 @@ final class Harness {
                 () -> "insertion order of conflicts changed across a restart: " + orderBefore + " -> " + orderAfter);
         state = fresh;
         real = fresh.claims();
+        model.restarts++;
         count("restart");
         if (!before.claims().isEmpty()) {
             count("restart-with-live-claims");
@@ -361,6 +448,12 @@ final class Harness {
 
     /** Every [model] state invariant, checked after every step. */
     void checkInvariants() {
+        for (Map.Entry<String, ShadowModel.KeyedAnswer> e : model.ledger.entrySet()) {
+            var held = state.idempotency().find(e.getKey());
+            Invariant.check("INV-CR-1", held.isPresent() && held.get().requestDigest().equals(e.getValue().digest())
+                            && held.get().response().equals(e.getValue().response()),
+                    () -> "the ledger lost or changed the first answer under " + e.getKey() + ": " + held);
+        }
         double now = model.now;
         List<Claim> claims = real.snapshot(now);
         Map<String, Claim> byTask = new HashMap<>();

@@ -273,15 +273,16 @@ final class ModelActions {
     // -------------------------------------------------------------------------------------
     // Handoff (INV-CR-2)
 
-    record Handoff(String task, boolean byOwner, String agent, String recipient, String recipientPrincipal,
-                   EpochMode epoch) implements Action<Harness> {
+    record Handoff(String task, boolean byOwner, String agent, String recipient, boolean recipientOnline,
+                   String recipientPrincipal, EpochMode epoch) implements Action<Harness> {
         @Override
         public void run(Harness h) {
             String who = actor(h, task, byOwner, agent);
             ShadowModel.Slot s = h.model.live.get(task);
             Long e = epoch.pick(s);
-            ShadowModel.Prediction p = h.model.handoff(who, task, recipient, recipientPrincipal, e);
-            Reply r = h.perform(new HandoffCommand(who, task, recipient, recipientPrincipal, null, e), p);
+            ShadowModel.Prediction p = h.model.handoff(who, task, recipient, recipientOnline, recipientPrincipal, e);
+            Reply r = h.perform(new HandoffCommand(who, task, recipient, recipientOnline,
+                    recipientOnline ? recipientPrincipal : null, null, e), p);
             if (r instanceof Reply.Granted g) {
                 Invariant.check("INV-CR-2", s != null && who.equals(g.previousOwner())
                                 && g.claim().owner().equals(recipient) && g.claim().version() == 0
@@ -297,10 +298,13 @@ final class ModelActions {
         public List<Action<Harness>> simplifications() {
             List<Action<Harness>> out = new ArrayList<>();
             if (epoch != EpochMode.NONE) {
-                out.add(new Handoff(task, byOwner, agent, recipient, recipientPrincipal, EpochMode.NONE));
+                out.add(new Handoff(task, byOwner, agent, recipient, recipientOnline, recipientPrincipal, EpochMode.NONE));
             }
             if (recipientPrincipal != null) {
-                out.add(new Handoff(task, byOwner, agent, recipient, null, epoch));
+                out.add(new Handoff(task, byOwner, agent, recipient, recipientOnline, null, epoch));
+            }
+            if (!recipientOnline) {
+                out.add(new Handoff(task, byOwner, agent, recipient, true, recipientPrincipal, epoch));
             }
             return out;
         }
@@ -308,13 +312,135 @@ final class ModelActions {
         @Override
         public String toString() {
             return "handoff " + task + " by " + (byOwner ? "owner(else " + agent + ")" : agent) + " to " + recipient
+                    + (recipientOnline ? "" : " (offline)")
                     + (recipientPrincipal != null ? " principal=" + recipientPrincipal : "") + " epoch=" + epoch;
         }
     }
 
     static Weighted<Harness> handoff(int weight) {
         return Weighted.of(weight, "handoff", r -> new Handoff(pick(r, Harness.TASKS), r.nextInt(5) != 0,
-                pick(r, Harness.AGENTS), pick(r, Harness.AGENTS), principal(r), epochMode(r)));
+                pick(r, Harness.AGENTS), pick(r, Harness.AGENTS), r.nextInt(8) != 0, principal(r), epochMode(r)));
+    }
+
+    // -------------------------------------------------------------------------------------
+    // Keyed requests and their retries (INV-CR-1)
+
+    /**
+     * One keyed request as a client sends it: the verb, the sender (resolved when first sent),
+     * the task, the verb's parameter (worktree and paths, status, recipient, token) and the raw
+     * {@code idem_key}. Its digest covers exactly these, never a fact of the present moment.
+     */
+    record KeyedRequest(String verb, String sender, String task, String worktree, List<String> paths, String other,
+                        String rawKey) {
+        String ledgerKey() {
+            return dev.synapsehub.core.actor.Idempotency.key(sender, verb, rawKey);
+        }
+
+        String digest() {
+            return verb + "|" + sender + "|" + task + "|" + worktree + paths + "|" + other;
+        }
+
+        /** The command, with who is online now: the only thing a retry may see differently. */
+        Command command(boolean recipientOnline) {
+            switch (verb) {
+                case "claim":
+                    return new ClaimCommand(sender, null, task, null, null, worktree, paths, null);
+                case "release":
+                    return new ReleaseCommand(sender, task, null);
+                case "task_update":
+                    return new TaskUpdateCommand(sender, task, other, null, null, null, null);
+                case "handoff":
+                    return new HandoffCommand(sender, task, other, recipientOnline, null, null, null);
+                default:
+                    return new CheckpointCommand(sender, task, other, null);
+            }
+        }
+
+        ShadowModel.Prediction predict(ShadowModel model, boolean recipientOnline) {
+            switch (verb) {
+                case "claim":
+                    return model.claim(sender, null, task, worktree, paths, null);
+                case "release":
+                    return model.release(sender, task, null);
+                case "task_update":
+                    return model.update(sender, task, other, null, null);
+                case "handoff":
+                    return model.handoff(sender, task, other, recipientOnline, null, null);
+                default:
+                    return model.checkpoint(sender, task, other, null);
+            }
+        }
+
+        @Override
+        public String toString() {
+            return verb + " " + task + " by " + sender + (verb.equals("claim") ? " " + worktree + paths
+                    : other.isEmpty() ? "" : " '" + other + "'") + " idem_key=" + rawKey;
+        }
+    }
+
+    /** A keyed request; "the owner" is resolved when it runs. A reused key with another request conflicts. */
+    record Keyed(String verb, boolean byOwner, String agent, String task, String worktree, List<String> paths,
+                 String other, String rawKey, boolean recipientOnline) implements Action<Harness> {
+        @Override
+        public void run(Harness h) {
+            String who = verb.equals("claim") ? agent : actor(h, task, byOwner, agent);
+            KeyedRequest request = new KeyedRequest(verb, who, task, verb.equals("claim") ? worktree : "",
+                    verb.equals("claim") ? paths : List.of(), other, rawKey);
+            h.sentKeyed.add(request);
+            h.performKeyed(request, recipientOnline);
+        }
+
+        @Override
+        public String toString() {
+            return "keyed " + verb + " " + task + " by " + (byOwner ? "owner(else " + agent + ")" : agent)
+                    + (verb.equals("claim") ? " " + worktree + paths : other.isEmpty() ? "" : " '" + other + "'")
+                    + (recipientOnline ? "" : " (recipient offline)") + " idem_key=" + rawKey;
+        }
+    }
+
+    static Weighted<Harness> keyed(int weight) {
+        return Weighted.of(weight, "keyed", r -> {
+            String verb = pick(r, List.of("claim", "claim", "release", "task_update", "handoff", "handoff", "checkpoint"));
+            String other;
+            switch (verb) {
+                case "task_update":
+                    other = pick(r, STATUSES);
+                    break;
+                case "handoff":
+                    other = pick(r, Harness.AGENTS);
+                    break;
+                case "checkpoint":
+                    other = pick(r, TOKENS);
+                    break;
+                default:
+                    other = "";
+            }
+            return new Keyed(verb, r.nextInt(5) != 0, pick(r, Harness.AGENTS), pick(r, Harness.TASKS),
+                    pick(r, Harness.WORKTREES), paths(r), other, "k" + r.nextInt(3), r.nextInt(6) != 0);
+        });
+    }
+
+    /**
+     * Resends an earlier keyed request exactly (by index into those sent so far), as a client
+     * retrying after a lost reply or a restart would; who is online may have changed since.
+     */
+    record KeyedRetry(int index, boolean recipientOnline) implements Action<Harness> {
+        @Override
+        public void run(Harness h) {
+            if (h.sentKeyed.isEmpty()) {
+                return;
+            }
+            h.performKeyed(h.sentKeyed.get(index % h.sentKeyed.size()), recipientOnline);
+        }
+
+        @Override
+        public String toString() {
+            return "retry keyed request #" + index + (recipientOnline ? "" : " (recipient offline now)");
+        }
+    }
+
+    static Weighted<Harness> keyedRetry(int weight) {
+        return Weighted.of(weight, "keyed-retry", r -> new KeyedRetry(r.nextInt(1000), r.nextInt(2) == 0));
     }
 
     // -------------------------------------------------------------------------------------
@@ -463,7 +589,7 @@ final class ModelActions {
                 case "update":
                     return new TaskUpdateCommand(owner, task, other, null, null, null, null);
                 case "handoff":
-                    return new HandoffCommand(owner, task, other, null, null, null);
+                    return new HandoffCommand(owner, task, other, true, null, null, null);
                 default:
                     return new CheckpointCommand(owner, task, other, null);
             }

@@ -94,6 +94,22 @@ final class ShadowModel {
     private long orderCounter;
     final Map<String, Slot> live = new HashMap<>();
     final Map<String, String> retained = new HashMap<>();
+    /** First answers of keyed grants by ledger key (INV-CR-1); a refused keyed request is not here. */
+    final Map<String, KeyedAnswer> ledger = new HashMap<>();
+    /** Restarts so far, so a replay can be told apart from one across a restart. */
+    int restarts;
+
+    /** A remembered first answer: the request's digest, the stored response, the restart count then. */
+    record KeyedAnswer(String digest, String response, int restartsAtGrant) {
+    }
+
+    /**
+     * The first response the harness's renderer must have stored for a grant: the model's own
+     * expected claim, at the decision instant.
+     */
+    static String response(Slot expected, double at) {
+        return expected.task + "|" + expected.owner + "|" + expected.epoch + "|" + expected.version + "|" + at;
+    }
 
     ShadowModel(int cap) {
         this.cap = cap;
@@ -250,7 +266,11 @@ final class ShadowModel {
         return new Prediction(null, null, n, "INV-EF-3", () -> live.put(task, n));
     }
 
-    Prediction handoff(String agent, String task, String recipient, String recipientPrincipal, Long epoch) {
+    Prediction handoff(String agent, String task, String recipient, boolean recipientOnline,
+                       String recipientPrincipal, Long epoch) {
+        if (!recipientOnline) { // checked first (contract §5.7)
+            return Prediction.refuse(Refusal.TARGET_OFFLINE, "INV-CR-2");
+        }
         Slot s = live.get(task);
         if (s == null) {
             return Prediction.refuse(Refusal.NOT_CLAIMED, "INV-LL-2");
