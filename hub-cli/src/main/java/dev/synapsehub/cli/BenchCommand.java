@@ -1,7 +1,7 @@
 package dev.synapsehub.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.synapsehub.net.HubClient;
+import dev.synapsehub.client.HubClient;
 import io.netty.buffer.ByteBuf;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;

@@ -1,8 +1,8 @@
 package dev.synapsehub.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.synapsehub.net.HubClient;
-import dev.synapsehub.net.NetTransport;
+import dev.synapsehub.client.HubClient;
+import dev.synapsehub.client.NetTransport;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.DefaultThreadFactory;
 

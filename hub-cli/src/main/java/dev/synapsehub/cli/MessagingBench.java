@@ -2,7 +2,7 @@ package dev.synapsehub.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.synapsehub.net.HubClient;
+import dev.synapsehub.client.HubClient;
 import io.netty.util.concurrent.ScheduledFuture;
 
 import java.io.IOException;

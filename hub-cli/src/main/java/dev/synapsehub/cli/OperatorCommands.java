@@ -2,7 +2,7 @@ package dev.synapsehub.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.synapsehub.net.HubClient;
+import dev.synapsehub.client.HubClient;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;

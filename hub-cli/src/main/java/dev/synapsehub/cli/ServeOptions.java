@@ -9,7 +9,7 @@ import dev.synapsehub.core.claim.RegistryLimits;
 import dev.synapsehub.core.SpecConstants;
 import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.MessageAuthKey;
-import dev.synapsehub.net.NetTransport;
+import dev.synapsehub.client.NetTransport;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;

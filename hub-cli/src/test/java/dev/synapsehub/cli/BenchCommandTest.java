@@ -5,7 +5,7 @@ import dev.synapsehub.core.actor.ActorSettings;
 import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.journal.InMemoryJournal;
 import dev.synapsehub.core.state.CoordinationState;
-import dev.synapsehub.net.HubClient;
+import dev.synapsehub.client.HubClient;
 import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.HubServer;
 import org.junit.jupiter.api.AfterEach;

@@ -1,7 +1,7 @@
 package dev.synapsehub.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.synapsehub.net.HubClient;
+import dev.synapsehub.client.HubClient;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,5 +1,6 @@
 package dev.synapsehub.net;
 
+import dev.synapsehub.client.NetTransport;
 import dev.synapsehub.core.Clock;
 import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.journal.Journal;

@@ -1,5 +1,6 @@
 package dev.synapsehub.net;
 
+import dev.synapsehub.client.HubClient;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.net.auth.MessageAuthenticator;
 import dev.synapsehub.net.wire.WireJson;

@@ -1,5 +1,6 @@
 package dev.synapsehub.net;
 
+import dev.synapsehub.client.HubClient;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;

@@ -1,5 +1,6 @@
 package dev.synapsehub.net;
 
+import dev.synapsehub.client.HubClient;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

@@ -1,5 +1,6 @@
 package dev.synapsehub.net;
 
+import dev.synapsehub.client.HubClient;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.core.SpecConstants;
 import dev.synapsehub.core.actor.ActorSettings;

@@ -1,5 +1,7 @@
 package dev.synapsehub.net;
 
+import dev.synapsehub.client.NetTransport;
+import dev.synapsehub.client.HubClient;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.netty.channel.EventLoopGroup;
 import org.junit.jupiter.api.Test;

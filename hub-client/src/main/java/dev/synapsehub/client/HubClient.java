@@ -1,4 +1,4 @@
-package dev.synapsehub.net;
+package dev.synapsehub.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

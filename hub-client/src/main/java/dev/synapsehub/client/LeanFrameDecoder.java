@@ -1,4 +1,4 @@
-package dev.synapsehub.net;
+package dev.synapsehub.client;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
