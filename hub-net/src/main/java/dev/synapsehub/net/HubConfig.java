@@ -1,6 +1,7 @@
 package dev.synapsehub.net;
 
 import dev.synapsehub.core.SpecConstants;
+import dev.synapsehub.net.auth.ReplayCache;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HexFormat;
@@ -158,7 +159,7 @@ public record HubConfig(
         private double leaseOfflineTtlSeconds = SpecConstants.DEFAULT_LEASE_OFFLINE_TTL;
         private List<MessageAuthKey> messageAuthKeys = List.of();
         private boolean requireMessageAuth;
-        private int messageAuthReplayCapacity = 4096;
+        private int messageAuthReplayCapacity = ReplayCache.DEFAULT_CAPACITY;
         private double messageAuthWindowSeconds = SpecConstants.DEFAULT_MESSAGE_AUTH_WINDOW_SECONDS;
         private double messageAuthFutureSkewSeconds = SpecConstants.DEFAULT_MESSAGE_AUTH_FUTURE_SKEW_SECONDS;
         private boolean metricsEnabled;

@@ -1,0 +1,70 @@
+package dev.synapsehub.net.auth;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.SplittableRandom;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The nonce cache of contract §9: duplicates inside the window are refused, a nonce is
+ * remembered exactly as long as a frame carrying it could pass the window check, and with
+ * the default capacity 10,000 signed frames a second (with signing times jittered across the
+ * −10 s / +1 s budget) are all admitted, none refused as a false replay.
+ */
+class ReplayCacheTest {
+    private static final double WINDOW = 10.0;
+
+    @Test
+    void aDuplicateInsideTheWindowIsRefusedAndOtherSendersOrKeysAreNot() {
+        ReplayCache cache = new ReplayCache(16, WINDOW);
+        assertThat(cache.admit("k1", "a", "n1", 1000.0, 1000.0)).isTrue();
+        assertThat(cache.admit("k1", "a", "n1", 1000.0, 1005.0)).isFalse();
+        assertThat(cache.admit("k1", "b", "n1", 1000.0, 1005.0)).isTrue();
+        assertThat(cache.admit("k2", "a", "n1", 1000.0, 1005.0)).isTrue();
+    }
+
+    @Test
+    void aNonceIsKeptThroughTheInclusiveWindowEdgeAndForgottenAfterIt() {
+        ReplayCache cache = new ReplayCache(16, WINDOW);
+        assertThat(cache.admit("k", "a", "n", 1000.0, 1000.0)).isTrue();
+        // at now = signedAt + window the frame still passes the window check: the replay must be caught
+        assertThat(cache.admit("k", "a", "n", 1000.0, 1010.0)).isFalse();
+        assertThat(cache.size()).isEqualTo(1);
+        // past it the frame is `expired` anyway, so the nonce is no longer needed
+        cache.admit("k", "a", "other", 1010.5, 1010.5);
+        assertThat(cache.size()).isEqualTo(1);
+    }
+
+    @Test
+    void aFullCacheRefusesNewNoncesAndNeverEvictsALiveOne() {
+        ReplayCache cache = new ReplayCache(3, WINDOW);
+        for (int i = 0; i < 3; i++) {
+            assertThat(cache.admit("k", "a", "n" + i, 1000.0, 1000.0)).isTrue();
+        }
+        assertThat(cache.admit("k", "a", "n3", 1000.0, 1001.0)).isFalse();
+        assertThat(cache.admit("k", "a", "n0", 1000.0, 1001.0)).as("n0 is still remembered").isFalse();
+        assertThat(cache.admit("k", "a", "n3", 1011.0, 1011.0)).as("room again once the others expired").isTrue();
+    }
+
+    @Test
+    void tenThousandSignedFramesASecondAreAllAdmittedWithTheDefaultCapacity() {
+        ReplayCache cache = new ReplayCache(ReplayCache.DEFAULT_CAPACITY, WINDOW);
+        SplittableRandom random = new SplittableRandom(7);
+        int perSecond = 10_000;
+        int seconds = 40;
+        int refused = 0;
+        int peak = 0;
+        for (int i = 0; i < perSecond * seconds; i++) {
+            double now = 1000.0 + (double) i / perSecond;
+            double signedAt = now - random.nextDouble(-1.0, WINDOW); // anywhere in the budget
+            if (!cache.admit("k" + (i % 3), "agent-" + (i % 50), "nonce-" + i, signedAt, now)) {
+                refused++;
+            }
+            peak = Math.max(peak, cache.size());
+        }
+        assertThat(refused).isZero();
+        assertThat(peak).as("live nonces stay bounded by rate x (window + skew)")
+                .isLessThanOrEqualTo((int) (perSecond * (WINDOW + 1.0)) + 1);
+    }
+}
