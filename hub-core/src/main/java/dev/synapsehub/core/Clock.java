@@ -6,8 +6,11 @@ public interface Clock {
     /** Current time in Unix seconds. */
     double nowSeconds();
 
-    /** The wall clock; only the daemon's composition root should use it. */
+    /**
+     * The system clock as the hub keeps time: monotonic, anchored to the wall clock, slewing
+     * toward it after a step ({@link SteadyClock}); only composition roots should use it.
+     */
     static Clock system() {
-        return () -> System.currentTimeMillis() / 1000.0;
+        return SteadyClock.system();
     }
 }
