@@ -4,6 +4,7 @@ import dev.synapsehub.core.event.CoordinationEvent;
 import dev.synapsehub.core.event.Durability;
 import dev.synapsehub.core.journal.Journal;
 import dev.synapsehub.core.journal.JournalException;
+import dev.synapsehub.core.journal.JournalInDoubtException;
 import dev.synapsehub.core.journal.JournaledEvent;
 
 import java.io.IOException;
@@ -19,6 +20,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import org.sqlite.SQLiteErrorCode;
+import org.sqlite.SQLiteException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -54,12 +57,12 @@ public final class SqliteJournal implements Journal {
     /** Rows per multi-row INSERT; a batch is written in chunks of this many, then row by row. */
     static final int CHUNK = 16;
 
-    private final PreparedStatement insert;
-    private final PreparedStatement insertChunk;
-    private final PreparedStatement begin;
-    private final PreparedStatement commit;
-    private final PreparedStatement rollback;
-    private final PreparedStatement lastRowId;
+    // Not final: a statement that failed (sqlite-jdbc closes a COMMIT that failed) is prepared again.
+    private PreparedStatement insert;
+    private PreparedStatement insertChunk;
+    private PreparedStatement begin;
+    private PreparedStatement commit;
+    private PreparedStatement lastRowId;
     private final EventCodec codec = new EventCodec();
     private final Map<String, PreparedStatement> readAfterStatements = new HashMap<>();
     private final long progressIntervalMillis;
@@ -73,16 +76,29 @@ public final class SqliteJournal implements Journal {
         this.path = path;
         this.connection = connection;
         this.progressIntervalMillis = progressIntervalMillis;
-        this.insert = connection.prepareStatement(insertSql(1));
-        this.insertChunk = connection.prepareStatement(insertSql(CHUNK));
-        this.begin = connection.prepareStatement("BEGIN IMMEDIATE");
-        this.commit = connection.prepareStatement("COMMIT");
-        this.rollback = connection.prepareStatement("ROLLBACK");
-        this.lastRowId = connection.prepareStatement("SELECT last_insert_rowid()");
+        prepareStatements();
         try (Statement s = connection.createStatement();
              ResultSet rs = s.executeQuery("SELECT COALESCE(MAX(seq), 0) FROM events")) {
             rs.next();
             this.lastSeq = rs.getLong(1);
+        }
+    }
+
+    private void prepareStatements() throws SQLException {
+        insert = connection.prepareStatement(insertSql(1));
+        insertChunk = connection.prepareStatement(insertSql(CHUNK));
+        begin = connection.prepareStatement("BEGIN IMMEDIATE");
+        commit = connection.prepareStatement("COMMIT");
+        lastRowId = connection.prepareStatement("SELECT last_insert_rowid()");
+    }
+
+    private void closeStatements() {
+        for (PreparedStatement statement : List.of(insert, insertChunk, begin, commit, lastRowId)) {
+            try {
+                statement.close();
+            } catch (SQLException ignored) {
+                // a failed statement may already be closed
+            }
         }
     }
 
@@ -263,6 +279,8 @@ public final class SqliteJournal implements Journal {
     long appendRows(List<Row> rows) throws JournalException {
         ensureOpen();
         boolean inTransaction = false;
+        boolean committing = false;
+        long first = lastSeq + 1;
         try {
             Durability level = levelOf(rows);
             setSynchronous(level);
@@ -285,25 +303,89 @@ public final class SqliteJournal implements Journal {
                 rs.next();
                 last = rs.getLong(1);
             }
-            long first = last - rows.size() + 1;
+            first = last - rows.size() + 1;
             if (first <= lastSeq) {
                 throw new SQLException("sequence went backwards: first " + first + " after " + lastSeq);
             }
+            committing = true;
             commit.executeUpdate();
             inTransaction = false;
             lastSeq = last;
             lastCommitSynchronous = level;
             return first;
         } catch (SQLException e) {
-            if (inTransaction) {
-                try {
-                    rollback.executeUpdate();
-                } catch (SQLException rollbackFailure) {
-                    e.addSuppressed(rollbackFailure);
-                }
+            recoverAfter(e, inTransaction);
+            if (committing && !unwritten(e)) {
+                throw new JournalInDoubtException(path + ": the commit of " + rows.size() + " events failed after"
+                        + " they were written (" + e.getMessage() + "); whether they are durable is not known yet",
+                        first, e);
             }
             throw new JournalException(path + ": append of " + rows.size()
                     + " events failed; nothing was committed: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * True when a failed COMMIT cannot have made its batch durable: the WAL's commit frame was
+     * never completely written (a write error, a full disk), so no recovery can see the batch.
+     * A failed fsync is the opposite: every frame may be on the disk.
+     */
+    private static boolean unwritten(SQLException e) {
+        if (!(e instanceof SQLiteException failure)) {
+            return false;
+        }
+        SQLiteErrorCode code = failure.getResultCode();
+        return code == SQLiteErrorCode.SQLITE_FULL || code == SQLiteErrorCode.SQLITE_IOERR_WRITE
+                || code == SQLiteErrorCode.SQLITE_IOERR_SHORT_READ || code == SQLiteErrorCode.SQLITE_BUSY;
+    }
+
+    /**
+     * Leaves the connection usable after a failed append: rolls back what is open and prepares
+     * the statements again (sqlite-jdbc closes a statement whose step failed, and a prepared
+     * ROLLBACK would be one of them), so the journal recovers once the fault clears.
+     */
+    private void recoverAfter(SQLException failure, boolean inTransaction) {
+        if (inTransaction) {
+            try (Statement s = connection.createStatement()) {
+                s.execute("ROLLBACK");
+            } catch (SQLException rollbackFailure) {
+                // SQLite rolls back by itself after some I/O errors: "no transaction is active"
+                failure.addSuppressed(rollbackFailure);
+            }
+        }
+        closeStatements();
+        try {
+            prepareStatements();
+        } catch (SQLException prepareFailure) {
+            failure.addSuppressed(prepareFailure);
+        }
+    }
+
+    @Override
+    public boolean settle(long firstSeq) throws JournalException {
+        ensureOpen();
+        try {
+            // A commit of our own: it proves the journal writes again, and its WAL frames take the
+            // place of the doubtful batch's, so no recovery can ever find that batch afterwards.
+            setSynchronous(Durability.FULL);
+            begin.executeUpdate();
+            try (PreparedStatement s = connection.prepareStatement(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('last_settled', ?)")) {
+                s.setString(1, Long.toString(System.currentTimeMillis()) + "/" + firstSeq); // a real change: a real write
+                s.executeUpdate();
+            }
+            commit.executeUpdate();
+            long found;
+            try (Statement s = connection.createStatement();
+                 ResultSet rs = s.executeQuery("SELECT COALESCE(MAX(seq), 0) FROM events")) {
+                rs.next();
+                found = rs.getLong(1);
+            }
+            lastSeq = Math.max(lastSeq, found);
+            return found >= firstSeq;
+        } catch (SQLException e) {
+            recoverAfter(e, true);
+            throw new JournalException(path + ": the journal still cannot commit: " + e.getMessage(), e);
         }
     }
 
@@ -469,12 +551,7 @@ public final class SqliteJournal implements Journal {
         }
         closed = true;
         try {
-            insert.close();
-            insertChunk.close();
-            begin.close();
-            commit.close();
-            rollback.close();
-            lastRowId.close();
+            closeStatements();
             for (PreparedStatement q : readAfterStatements.values()) {
                 q.close();
             }

@@ -14,6 +14,10 @@ public final class ActorMetrics {
     final AtomicLong journalFailures = new AtomicLong();
     final AtomicLong busyRefusals = new AtomicLong();
     final AtomicLong slowCommits = new AtomicLong();
+    /** False from a failed append until the journal commits again. */
+    volatile boolean journalWriting = true;
+    /** True while an append's outcome is unknown and the actor waits to settle it. */
+    volatile boolean journalInDoubt;
 
     /** Journal transactions committed (or attempted). */
     public long batches() {
@@ -60,6 +64,16 @@ public final class ActorMetrics {
     /** Submissions refused because the queue was full. */
     public long busyRefusals() {
         return busyRefusals.get();
+    }
+
+    /** True unless the last append failed and the journal has not committed since. */
+    public boolean journalWriting() {
+        return journalWriting;
+    }
+
+    /** True while the actor holds a batch whose commit outcome is unknown (nothing is answered meanwhile). */
+    public boolean journalInDoubt() {
+        return journalInDoubt;
     }
 
     /** Commits slower than the configured threshold. */

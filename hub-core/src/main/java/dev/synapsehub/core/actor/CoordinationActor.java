@@ -4,6 +4,7 @@ import dev.synapsehub.core.Clock;
 import dev.synapsehub.core.event.CoordinationEvent;
 import dev.synapsehub.core.journal.Journal;
 import dev.synapsehub.core.journal.JournalException;
+import dev.synapsehub.core.journal.JournalInDoubtException;
 import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.core.reply.Reply;
 import dev.synapsehub.core.state.CoordinationState;
@@ -260,13 +261,21 @@ public final class CoordinationActor implements AutoCloseable {
             long start = System.nanoTime();
             try {
                 committed = journal.append(all);
+            } catch (JournalInDoubtException doubt) {
+                metrics.journalFailures.incrementAndGet();
+                committed = settle(doubt, all);
+                if (committed == null) {
+                    return; // refused or given up; settle answered every command
+                }
             } catch (JournalException | RuntimeException failure) {
                 metrics.journalFailures.incrementAndGet();
+                metrics.journalWriting = false;
                 LOG.log(System.Logger.Level.ERROR, "journal append of " + all.size()
                         + " events failed; refusing " + pending.size() + " commands", failure);
                 abandon(Outcome.Reason.JOURNAL_FAILED, "The journal could not commit; nothing was applied.");
                 return;
             }
+            metrics.journalWriting = true;
             recordCommit(System.nanoTime() - start, all.size());
             long journalSeq = committed.get(committed.size() - 1).seq();
             if (journalSeq != state.lastSeq()) {
@@ -288,6 +297,55 @@ public final class CoordinationActor implements AutoCloseable {
         }
         pending.clear();
         state.beginBatch();
+    }
+
+    /**
+     * An append whose outcome is unknown (its fsync failed after the batch was written): no
+     * command of the batch is answered, and nothing else is decided, until the journal commits
+     * again and says whether the batch is in it. Retried with backoff, so the hub recovers by
+     * itself when the fault clears; meanwhile the queue fills and new work is refused busy.
+     *
+     * @return the batch as committed, or null when it was not (its commands were refused)
+     */
+    private List<JournaledEvent> settle(JournalInDoubtException doubt, List<CoordinationEvent> batch) {
+        metrics.journalWriting = false;
+        metrics.journalInDoubt = true;
+        LOG.log(System.Logger.Level.ERROR, "journal commit of " + batch.size() + " events is in doubt; holding "
+                + pending.size() + " commands unanswered until the journal writes again", doubt);
+        long backoffMillis = 20;
+        int attemptsWhileClosing = 0;
+        while (true) {
+            try {
+                boolean inJournal = journal.settle(doubt.firstSeq());
+                metrics.journalInDoubt = false;
+                metrics.journalWriting = true;
+                LOG.log(System.Logger.Level.WARNING, "journal writes again; the batch in doubt "
+                        + (inJournal ? "was committed and is published" : "was not committed and is refused"));
+                if (!inJournal) {
+                    abandon(Outcome.Reason.JOURNAL_FAILED, "The journal could not commit; nothing was applied.");
+                    return null;
+                }
+                List<JournaledEvent> committed = new ArrayList<>(batch.size());
+                for (int i = 0; i < batch.size(); i++) {
+                    committed.add(new JournaledEvent(doubt.firstSeq() + i, batch.get(i)));
+                }
+                return committed;
+            } catch (JournalException | RuntimeException stillFailing) {
+                if (closing && ++attemptsWhileClosing > 10) {
+                    LOG.log(System.Logger.Level.ERROR, "stopping with a batch in doubt: its commands are told the"
+                            + " outcome is unknown", stillFailing);
+                    abandon(Outcome.Reason.OUTCOME_UNKNOWN, "The journal could not confirm this change; it may"
+                            + " or may not have been applied. Retry it with the same idem_key once the hub is back.");
+                    return null;
+                }
+                try {
+                    Thread.sleep(backoffMillis);
+                } catch (InterruptedException e) {
+                    // only close() ends the actor; keep settling
+                }
+                backoffMillis = Math.min(2_000, backoffMillis * 2);
+            }
+        }
     }
 
     /** Undoes the uncommitted batch and refuses every command in it. */

@@ -38,6 +38,11 @@ public sealed interface Outcome
         BUSY,
         /** The journal append failed; the whole batch was undone (INV-JA-2). */
         JOURNAL_FAILED,
+        /**
+         * The hub stopped while a batch's commit was in doubt (an fsync failed and the journal
+         * never wrote again): the change may or may not be in the journal.
+         */
+        OUTCOME_UNKNOWN,
         /** The actor is shutting down. */
         SHUTTING_DOWN,
         /** An unexpected fault while deciding; the whole batch was undone. */

@@ -19,9 +19,23 @@ public interface Journal extends AutoCloseable {
      * consumes no numbers: the state mirrors this numbering for mailbox seqs.
      *
      * @return the committed events with their sequence numbers, in batch order
+     * @throws JournalInDoubtException when the commit failed after the batch was written, so it
+     *     may or may not be durable: call {@link #settle} before answering anything about it
      * @throws JournalException when nothing was committed
      */
     List<JournaledEvent> append(List<CoordinationEvent> batch) throws JournalException;
+
+    /**
+     * Settles an append that ended in doubt: makes the journal write again (a later commit also
+     * makes sure the doubtful batch can never reappear at a restart) and says whether the batch
+     * numbered from {@code firstSeq} committed after all.
+     *
+     * @return true when the batch is in the journal, numbered from {@code firstSeq}
+     * @throws JournalException while the journal still cannot write; call again later
+     */
+    default boolean settle(long firstSeq) throws JournalException {
+        throw new JournalException("this journal never leaves an append in doubt");
+    }
 
     /** Streams every stored event in sequence order; unknown kinds are skipped. */
     void replay(Consumer<JournaledEvent> sink) throws JournalException;
