@@ -17,11 +17,13 @@ import java.util.concurrent.Callable;
 /** {@code synapse-hub mcp}: the MCP face, a stdio Model Context Protocol server acting as one agent. */
 @Command(name = "mcp", mixinStandardHelpOptions = true, sortOptions = false, footer = ExitCodes.HELP_FOOTER,
         description = {
-            "Serve the Model Context Protocol on stdin/stdout as one agent of a hub, for coding agents",
-            "(Claude Code: claude mcp add synapse -- synapse-hub mcp --name proj/me). Tools: claim, renew, release,",
-            "handoff, checkpoint, task_update, ledger_task, ledger_task_update, ledger_progress, send, inbox, state,",
-            "who, board; resources synapse://state, synapse://who, synapse://board, synapse://link. The connection",
-            "is kept alive and re-established when the hub restarts. Logs go to stderr. See docs/mcp.md."})
+            "Serve MCP (Model Context Protocol) on stdio as one agent of a hub, for coding agents.",
+            "",
+            "Claude Code: claude mcp add synapse -- synapse-hub mcp --name proj/me. Tools: claim, renew, release, "
+                    + "handoff, checkpoint, task_update, ledger_task, ledger_task_update, ledger_progress, send, inbox, "
+                    + "state, who, board; resources synapse://state, synapse://who, synapse://board, synapse://link. "
+                    + "The connection is kept alive and re-established when the hub restarts; state-changing calls "
+                    + "carry an idem_key, so a retry is applied once. Logs go to stderr. See docs/mcp.md."})
 public final class McpCommand implements Callable<Integer> {
     @Option(names = "--name", required = true, paramLabel = "NS/AGENT",
             description = "Agent name to register as; claims made through the tools are owned by it.")
