@@ -348,6 +348,11 @@ final class HubLink implements AutoCloseable {
          */
         void register(boolean takeover) throws Refused, IOException, TimeoutException {
             client.onFrame(this::onFrame);
+            // an open hub sends welcome at connect: it may have been queued before the listener was set
+            for (ObjectNode early : client.pending()) {
+                onFrame(early);
+            }
+            client.clearPending();
             ObjectNode hb = Frames.request(settings.name(), "heartbeat");
             hb.put("payload", "online");
             if (settings.token() != null) {
