@@ -212,6 +212,8 @@ class McpFaceTest {
         assertThat(board.path("ready").toString()).isEqualTo("[\"build\"]");
         assertThat(board.path("progress").toString()).contains("starting");
         assertThat(map(ok(agent.call("board", Map.of())).get("board")).get("ready")).isEqualTo(List.of("build"));
+        assertThat(ok(agent.call("state", Map.of()))).containsEntry("type", "state_snapshot").containsKey("snapshot");
+        assertThat(ok(agent.call("who", Map.of())).get("online_agents")).isEqualTo(List.of("proj/coder"));
     }
 
     @Test
