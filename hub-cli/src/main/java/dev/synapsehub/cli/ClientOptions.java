@@ -38,6 +38,11 @@ public final class ClientOptions {
     }
 
     String token() throws IOException {
+        return readToken(token, tokenFile);
+    }
+
+    /** The connect token: {@code --token}, else the first line of {@code --token-file}, else $SYNAPSE_TOKEN, else null. */
+    static String readToken(String token, Path tokenFile) throws IOException {
         if (token != null && !token.isEmpty()) {
             return token;
         }

@@ -24,7 +24,7 @@ import java.util.concurrent.CountDownLatch;
             OperatorCommands.Who.class, OperatorCommands.State.class, OperatorCommands.Claim.class,
             OperatorCommands.Release.class, OperatorCommands.Handoff.class,
             MessagingCommands.Send.class, MessagingCommands.Tail.class, MessagingCommands.Board.class,
-            MessagingCommands.DeadLetters.class,
+            MessagingCommands.DeadLetters.class, McpCommand.class, ImportCommand.class,
             JournalCommand.class, BenchCommand.class, AutoComplete.GenerateCompletion.class})
 public final class SynapseHubCommand implements Callable<Integer> {
 

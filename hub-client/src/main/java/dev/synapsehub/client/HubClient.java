@@ -167,6 +167,11 @@ public final class HubClient implements AutoCloseable {
 
     /** A fresh frame from {@code sender} of {@code type} with {@code target: "System"}. */
     public ObjectNode frame(String sender, String type) {
+        return requestFrame(sender, type);
+    }
+
+    /** A fresh request frame (no connection needed): sender, {@code target: "System"}, type, empty payload, send time. */
+    public static ObjectNode requestFrame(String sender, String type) {
         ObjectNode f = MAPPER.createObjectNode();
         f.put("sender", sender);
         f.put("target", "System");
