@@ -316,41 +316,61 @@ public final class SqliteJournal implements Journal {
 
     @Override
     public void replay(Consumer<JournaledEvent> sink) throws JournalException {
+        replayAfter(0, sink);
+    }
+
+    /**
+     * Streams every stored event with {@code seq > afterSeq} in sequence order (the journal tail
+     * after a snapshot), then records what was read in {@link #lastReplay()}.
+     *
+     * <p>No row stops a replay: a row whose payload is not valid for its kind (see
+     * {@link PayloadReader}), or whose event the sink refuses with an exception, is skipped,
+     * logged with its seq, and counted in {@link ReplayStats#corrupt()}.
+     */
+    public void replayAfter(long afterSeq, Consumer<JournaledEvent> sink) throws JournalException {
         ensureOpen();
-        ReplayProgress progress = new ReplayProgress(LOG, lastSeq, progressIntervalMillis);
+        ReplayProgress progress = new ReplayProgress(LOG, Math.max(0, lastSeq - afterSeq), progressIntervalMillis);
         long rows = 0;
         long replayed = 0;
         long unknown = 0;
         long corrupt = 0;
         long firstCorrupt = 0;
-        try (PreparedStatement q = connection.prepareStatement("SELECT seq, ts, kind, payload FROM events ORDER BY seq");
-             ResultSet rs = q.executeQuery()) {
-            while (rs.next()) {
-                rows++;
-                long seq = rs.getLong(1);
-                double ts = rs.getDouble(2);
-                String kind = rs.getString(3);
-                byte[] payload = rs.getBytes(4); // the stored UTF-8, decoded without a String copy
-                Optional<CoordinationEvent> event;
-                try {
-                    event = payload != null ? codec.decode(kind, ts, payload) : codec.decode(kind, ts, rs.getString(4));
-                } catch (EventCodec.CorruptPayloadException e) {
-                    corrupt++;
-                    if (firstCorrupt == 0) {
-                        firstCorrupt = seq;
+        try (PreparedStatement q = connection.prepareStatement(
+                "SELECT seq, ts, kind, payload FROM events WHERE seq > ? ORDER BY seq")) {
+            q.setLong(1, afterSeq);
+            try (ResultSet rs = q.executeQuery()) {
+                while (rs.next()) {
+                    rows++;
+                    long seq = rs.getLong(1);
+                    double ts = rs.getDouble(2);
+                    boolean tsMissing = rs.wasNull();
+                    String kind = rs.getString(3);
+                    byte[] payload = rs.getBytes(4); // the stored UTF-8, decoded without a String copy
+                    String fault;
+                    try {
+                        Optional<CoordinationEvent> event = decodeRow(seq, tsMissing, ts, kind, payload, rs);
+                        if (event.isEmpty()) {
+                            unknown++;
+                            fault = null;
+                        } else {
+                            fault = deliver(sink, new JournaledEvent(seq, event.get()));
+                            if (fault == null) {
+                                replayed++;
+                            }
+                        }
+                    } catch (EventCodec.CorruptPayloadException e) {
+                        fault = "is corrupt and was not replayed: " + e.getMessage();
                     }
-                    LOG.log(System.Logger.Level.ERROR, "journal row seq=" + seq + " kind=" + kind
-                            + " is corrupt and was not replayed: " + e.getMessage());
-                    continue;
-                }
-                if (event.isEmpty()) {
-                    unknown++;
-                } else {
-                    sink.accept(new JournaledEvent(seq, event.get()));
-                    replayed++;
-                }
-                if ((rows & 4095) == 0) {
-                    progress.update(rows);
+                    if (fault != null) {
+                        corrupt++;
+                        if (firstCorrupt == 0) {
+                            firstCorrupt = seq;
+                        }
+                        LOG.log(System.Logger.Level.ERROR, "journal row seq=" + seq + " kind=" + kind + " " + fault);
+                    }
+                    if ((rows & 4095) == 0) {
+                        progress.update(rows);
+                    }
                 }
             }
         } catch (SQLException e) {
@@ -359,6 +379,32 @@ public final class SqliteJournal implements Journal {
         lastReplay = new ReplayStats(rows, replayed, unknown, corrupt, firstCorrupt, progress.elapsedSeconds());
         LOG.log(corrupt == 0 ? System.Logger.Level.INFO : System.Logger.Level.WARNING,
                 "journal replay done: " + lastReplay);
+    }
+
+    private Optional<CoordinationEvent> decodeRow(long seq, boolean tsMissing, double ts, String kind, byte[] payload,
+                                                  ResultSet rs) throws EventCodec.CorruptPayloadException, SQLException {
+        if (kind == null) {
+            throw new EventCodec.CorruptPayloadException("the row has no kind");
+        }
+        if (tsMissing || !Double.isFinite(ts)) {
+            throw new EventCodec.CorruptPayloadException("the row has no finite ts");
+        }
+        return payload != null ? codec.decode(kind, ts, payload) : codec.decode(kind, ts, rs.getString(4));
+    }
+
+    /**
+     * Hands a decoded event to the sink. The codec validates every event, so a refusal here is a
+     * defect; it is still only a skipped row, never an aborted start-up.
+     *
+     * @return null when accepted, else why the row was skipped
+     */
+    private static String deliver(Consumer<JournaledEvent> sink, JournaledEvent event) {
+        try {
+            sink.accept(event);
+            return null;
+        } catch (RuntimeException e) {
+            return "was refused by the state and skipped: " + e;
+        }
     }
 
     /**
@@ -426,6 +472,16 @@ public final class SqliteJournal implements Journal {
     /** What the last {@link #replay} read, including the count of corrupt rows. */
     public ReplayStats lastReplay() {
         return lastReplay;
+    }
+
+    @Override
+    public long corruptRows() {
+        return lastReplay.corrupt();
+    }
+
+    @Override
+    public long firstCorruptSeq() {
+        return lastReplay.firstCorruptSeq();
     }
 
     /**
