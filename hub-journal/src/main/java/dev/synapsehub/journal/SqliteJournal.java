@@ -67,6 +67,10 @@ public final class SqliteJournal implements Journal {
     private Durability synchronousLevel;
     private volatile Durability lastCommitSynchronous;
     private volatile ReplayStats lastReplay = ReplayStats.NONE;
+    private final SnapshotStore snapshots;
+    /** Corrupt rows counted by the replays a loaded snapshot was built from (see {@link #carryCorruption}). */
+    private volatile long carriedCorrupt;
+    private volatile long carriedFirstCorrupt;
     private boolean closed;
 
     private SqliteJournal(Path path, Connection connection, long progressIntervalMillis) throws SQLException {
@@ -79,11 +83,14 @@ public final class SqliteJournal implements Journal {
         this.commit = connection.prepareStatement("COMMIT");
         this.rollback = connection.prepareStatement("ROLLBACK");
         this.lastRowId = connection.prepareStatement("SELECT last_insert_rowid()");
+        // sqlite_sequence keeps the highest seq ever handed out, even once retention deleted the rows
         try (Statement s = connection.createStatement();
-             ResultSet rs = s.executeQuery("SELECT COALESCE(MAX(seq), 0) FROM events")) {
+             ResultSet rs = s.executeQuery("SELECT MAX(COALESCE((SELECT MAX(seq) FROM events), 0),"
+                     + " COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0))")) {
             rs.next();
             this.lastSeq = rs.getLong(1);
         }
+        this.snapshots = new SnapshotStore(this);
     }
 
     private static String insertSql(int rows) {
@@ -261,13 +268,8 @@ public final class SqliteJournal implements Journal {
      * @return the seq of the first row; the others follow contiguously
      */
     long appendRows(List<Row> rows) throws JournalException {
-        ensureOpen();
-        boolean inTransaction = false;
-        try {
-            Durability level = levelOf(rows);
-            setSynchronous(level);
-            begin.executeUpdate();
-            inTransaction = true;
+        Durability level = levelOf(rows);
+        long last = transaction(level, "append of " + rows.size() + " events", c -> {
             // multi-row INSERTs number their rows in VALUES order, like single ones
             int i = 0;
             for (; i + CHUNK <= rows.size(); i += CHUNK) {
@@ -280,31 +282,19 @@ public final class SqliteJournal implements Journal {
                 bind(insert, 0, rows.get(i));
                 insert.executeUpdate();
             }
-            long last;
+            long lastRow;
             try (ResultSet rs = lastRowId.executeQuery()) {
                 rs.next();
-                last = rs.getLong(1);
+                lastRow = rs.getLong(1);
             }
-            long first = last - rows.size() + 1;
-            if (first <= lastSeq) {
-                throw new SQLException("sequence went backwards: first " + first + " after " + lastSeq);
+            if (lastRow - rows.size() + 1 <= lastSeq) {
+                throw new SQLException("sequence went backwards: first " + (lastRow - rows.size() + 1) + " after " + lastSeq);
             }
-            commit.executeUpdate();
-            inTransaction = false;
-            lastSeq = last;
-            lastCommitSynchronous = level;
-            return first;
-        } catch (SQLException e) {
-            if (inTransaction) {
-                try {
-                    rollback.executeUpdate();
-                } catch (SQLException rollbackFailure) {
-                    e.addSuppressed(rollbackFailure);
-                }
-            }
-            throw new JournalException(path + ": append of " + rows.size()
-                    + " events failed; nothing was committed: " + e.getMessage(), e);
-        }
+            return lastRow;
+        });
+        lastSeq = last;
+        lastCommitSynchronous = level;
+        return last - rows.size() + 1;
     }
 
     private static void bind(PreparedStatement statement, int offset, Row row) throws SQLException {
@@ -476,12 +466,83 @@ public final class SqliteJournal implements Journal {
 
     @Override
     public long corruptRows() {
-        return lastReplay.corrupt();
+        return carriedCorrupt + lastReplay.corrupt();
     }
 
     @Override
     public long firstCorruptSeq() {
-        return lastReplay.firstCorruptSeq();
+        return carriedFirstCorrupt != 0 ? carriedFirstCorrupt : lastReplay.firstCorruptSeq();
+    }
+
+    /**
+     * Adds the corrupt rows a loaded snapshot's state was built past, so that {@link #corruptRows}
+     * keeps reporting them after a restart from the snapshot.
+     */
+    void carryCorruption(long rows, long firstSeq) {
+        carriedCorrupt = rows;
+        carriedFirstCorrupt = firstSeq;
+    }
+
+    /**
+     * The highest seq retention has deleted (meta {@code compacted_through}); 0 when every row
+     * since the first is still here. Rows up to it can only be rebuilt from a snapshot.
+     */
+    public long compactedThrough() throws JournalException {
+        return query("reading compacted_through", c -> {
+            try (Statement s = c.createStatement();
+                 ResultSet rs = s.executeQuery("SELECT value FROM meta WHERE key = 'compacted_through'")) {
+                return rs.next() ? Long.parseLong(rs.getString(1)) : 0L;
+            } catch (NumberFormatException e) {
+                throw new SQLException("unreadable meta compacted_through", e);
+            }
+        });
+    }
+
+    /** The state snapshots stored in this file (writer thread only, like appends). */
+    public SnapshotStore snapshots() {
+        return snapshots;
+    }
+
+    /** Work on the writer's connection. */
+    interface SqlWork<T> {
+        T run(Connection c) throws SQLException;
+    }
+
+    /**
+     * Runs {@code work} in one transaction committed at {@code level}, rolled back on failure;
+     * for snapshot and retention upkeep, on the appending thread.
+     */
+    <T> T transaction(Durability level, String what, SqlWork<T> work) throws JournalException {
+        ensureOpen();
+        boolean inTransaction = false;
+        try {
+            setSynchronous(level);
+            begin.executeUpdate();
+            inTransaction = true;
+            T result = work.run(connection);
+            commit.executeUpdate();
+            inTransaction = false;
+            return result;
+        } catch (SQLException e) {
+            if (inTransaction) {
+                try {
+                    rollback.executeUpdate();
+                } catch (SQLException rollbackFailure) {
+                    e.addSuppressed(rollbackFailure);
+                }
+            }
+            throw new JournalException(path + ": " + what + " failed; nothing was committed: " + e.getMessage(), e);
+        }
+    }
+
+    /** Runs a read on the writer's connection, outside any transaction. */
+    <T> T query(String what, SqlWork<T> work) throws JournalException {
+        ensureOpen();
+        try {
+            return work.run(connection);
+        } catch (SQLException e) {
+            throw new JournalException(path + ": " + what + " failed: " + e.getMessage(), e);
+        }
     }
 
     /**
