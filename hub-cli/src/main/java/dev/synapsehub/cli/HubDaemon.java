@@ -9,6 +9,7 @@ import dev.synapsehub.core.journal.Journal;
 import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.journal.ReplayStats;
+import dev.synapsehub.journal.Retention;
 import dev.synapsehub.journal.SnapshotPolicy;
 import dev.synapsehub.journal.Snapshotter;
 import dev.synapsehub.journal.SqliteJournal;
@@ -55,6 +56,7 @@ final class HubDaemon implements AutoCloseable {
 
         Clock clock = Clock.system();
         SnapshotPolicy snapshotPolicy = options.snapshotPolicy();
+        Retention retention = options.retention();
         Journal journal = options.db() == null ? new InMemoryJournal() : SqliteJournal.open(options.db());
         CoordinationActor actor = null;
         Snapshotter snapshotter = null;
@@ -71,7 +73,7 @@ final class HubDaemon implements AutoCloseable {
             actor = new CoordinationActor(state, journal, clock, actorSettings);
             actor.start();
             if (journal instanceof SqliteJournal sqlite) {
-                snapshotter = Snapshotter.start(sqlite, actor, clock, snapshotPolicy);
+                snapshotter = Snapshotter.start(sqlite, actor, clock, snapshotPolicy, retention);
             }
         } catch (JournalException | RuntimeException e) {
             if (actor != null) {

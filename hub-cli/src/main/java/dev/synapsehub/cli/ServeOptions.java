@@ -7,6 +7,7 @@ import dev.synapsehub.core.resource.ResourceLimits;
 import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.core.claim.RegistryLimits;
 import dev.synapsehub.core.SpecConstants;
+import dev.synapsehub.journal.Retention;
 import dev.synapsehub.journal.SnapshotPolicy;
 import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.MessageAuthKey;
@@ -54,6 +55,12 @@ public final class ServeOptions {
     @Option(names = "--no-shutdown-snapshot",
             description = "Do not take a state snapshot on a clean stop (the next start then replays the tail).")
     boolean noShutdownSnapshot;
+
+    @Option(names = "--journal-keep-rows", paramLabel = "N|all", defaultValue = "all",
+            description = "With --db: journal rows (audit history) always kept. After each snapshot, older rows the "
+                    + "kept snapshots cover are deleted unless a mailbox still needs them; all keeps every row "
+                    + "(default: ${DEFAULT-VALUE}).")
+    String journalKeepRows;
 
     @Option(names = "--hub-id", description = "Stable hub identity (default: syn- plus 8 random hex characters).")
     String hubId;
@@ -249,6 +256,20 @@ public final class ServeOptions {
         return new SnapshotPolicy(snapshotInterval, snapshotEveryRows, snapshotsKept, !noShutdownSnapshot);
     }
 
+    /** How many journal rows retention keeps (used with {@code --db}). */
+    Retention retention() {
+        if ("all".equals(journalKeepRows)) {
+            return Retention.keepAll();
+        }
+        try {
+            long n = Long.parseLong(journalKeepRows);
+            require(n >= 0, "--journal-keep-rows must be a number >= 0 or all");
+            return new Retention(n);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--journal-keep-rows must be a number >= 0 or all", e);
+        }
+    }
+
     /** The actor's bounds. */
     ActorSettings actorSettings() {
         require(queueCapacity >= 1, "--queue-capacity must be at least 1");
@@ -266,6 +287,7 @@ public final class ServeOptions {
             m.put("snapshots", (snapshotInterval == 0 ? "no timer" : "every " + snapshotInterval + " s") + ", "
                     + (snapshotEveryRows == 0 ? "no row count" : "every " + snapshotEveryRows + " rows") + ", "
                     + snapshotsKept + " kept" + (noShutdownSnapshot ? "" : ", one at shutdown"));
+            m.put("journal_keep_rows", journalKeepRows);
         }
         m.put("token", config.secured() ? "set (" + tokenSource() + ")" : "none (open hub)");
         m.put("auth_timeout_s", config.authTimeout().toMillis() / 1000.0);

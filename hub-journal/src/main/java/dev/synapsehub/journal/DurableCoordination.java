@@ -18,22 +18,25 @@ import java.util.function.Supplier;
  * @param actor the started actor; closing it closes the journal
  * @param journal the open journal
  * @param recovery how the state was rebuilt
- * @param snapshotter takes snapshots, or null under {@link SnapshotPolicy#NEVER}
+ * @param snapshotter takes snapshots by the policy, and on demand ({@link Snapshotter#takeNow()})
  */
 public record DurableCoordination(CoordinationActor actor, SqliteJournal journal, StateRecovery.Recovery recovery,
                                   Snapshotter snapshotter) implements AutoCloseable {
 
-    /** Opens {@code db}, rebuilds into {@code fresh.get()}, starts an actor and snapshots by {@code policy}. */
+    /**
+     * Opens {@code db}, rebuilds into {@code fresh.get()}, starts an actor, snapshots by
+     * {@code policy} and compacts by {@code retention} after each snapshot.
+     */
     public static DurableCoordination open(Path db, Clock clock, Supplier<CoordinationState> fresh,
-                                           ActorSettings settings, SnapshotPolicy policy) throws JournalException {
+                                           ActorSettings settings, SnapshotPolicy policy, Retention retention)
+            throws JournalException {
         SqliteJournal journal = SqliteJournal.open(db);
         CoordinationActor actor = null;
         try {
             StateRecovery.Recovery recovery = StateRecovery.recover(journal, fresh, clock.nowSeconds());
             actor = new CoordinationActor(recovery.state(), journal, clock, settings);
             actor.start();
-            Snapshotter snapshotter = policy.periodic() || policy.onShutdown()
-                    ? Snapshotter.start(journal, actor, clock, policy) : null;
+            Snapshotter snapshotter = Snapshotter.start(journal, actor, clock, policy, retention);
             return new DurableCoordination(actor, journal, recovery, snapshotter);
         } catch (JournalException | RuntimeException e) {
             if (actor != null) {
@@ -45,7 +48,13 @@ public record DurableCoordination(CoordinationActor actor, SqliteJournal journal
         }
     }
 
-    /** Without snapshots (every start replays the whole journal). */
+    /** Snapshots by {@code policy}, every row kept. */
+    public static DurableCoordination open(Path db, Clock clock, Supplier<CoordinationState> fresh,
+                                           ActorSettings settings, SnapshotPolicy policy) throws JournalException {
+        return open(db, clock, fresh, settings, policy, Retention.keepAll());
+    }
+
+    /** Without automatic snapshots (a start replays what no snapshot covers). */
     public static DurableCoordination open(Path db, Clock clock, Supplier<CoordinationState> fresh,
                                            ActorSettings settings) throws JournalException {
         return open(db, clock, fresh, settings, SnapshotPolicy.NEVER);
@@ -64,9 +73,7 @@ public record DurableCoordination(CoordinationActor actor, SqliteJournal journal
     /** Takes the shutdown snapshot the policy asks for, then closes the actor and the journal. */
     @Override
     public void close() throws JournalException {
-        if (snapshotter != null) {
-            snapshotter.close();
-        }
+        snapshotter.close();
         actor.close();
     }
 }

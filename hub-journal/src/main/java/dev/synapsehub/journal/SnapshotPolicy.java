@@ -12,7 +12,7 @@ package dev.synapsehub.journal;
 public record SnapshotPolicy(double intervalSeconds, long everyRows, int keep, boolean onShutdown) {
     /** Every 5 minutes or 1,000,000 rows, whichever comes first; two kept; one at shutdown. */
     public static final SnapshotPolicy DEFAULTS = new SnapshotPolicy(300, 1_000_000, 2, true);
-    /** No snapshots at all: every start replays the whole journal. */
+    /** No automatic snapshots (neither periodic nor at shutdown); {@link Snapshotter#takeNow()} still works. */
     public static final SnapshotPolicy NEVER = new SnapshotPolicy(0, 0, 2, false);
 
     public SnapshotPolicy {

@@ -23,7 +23,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * chunks of {@link SnapshotStore#CHUNK_BYTES}, each its own short transaction queued behind
  * whatever mutations are waiting, and a last FULL transaction makes it visible. So the writer
  * is never held for the whole body; {@link Result#longestWriterPauseMillis} reports the longest
- * single hold. Older snapshots beyond {@link SnapshotPolicy#keep} are then deleted.
+ * single hold. Older snapshots beyond {@link SnapshotPolicy#keep} are then deleted, and
+ * {@link Retention} compacts the rows the kept ones cover.
  */
 public final class Snapshotter implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Snapshotter.class.getName());
@@ -36,15 +37,18 @@ public final class Snapshotter implements AutoCloseable {
      * @param longestWriterPauseMillis the longest single hold of the writer (image, a chunk, ...)
      * @param totalMillis from the image to the completed, rotated and compacted snapshot
      * @param deletedSnapshots older snapshots deleted by rotation
+     * @param compactedRows journal rows deleted by retention
      */
     public record Result(SnapshotStore.Info info, double imageMillis, double encodeMillis,
-                         double longestWriterPauseMillis, double totalMillis, int deletedSnapshots) {
+                         double longestWriterPauseMillis, double totalMillis, int deletedSnapshots,
+                         long compactedRows) {
     }
 
     private final SqliteJournal journal;
     private final WriterAccess writer;
     private final Clock clock;
     private final SnapshotPolicy policy;
+    private final Retention retention;
     private final ScheduledExecutorService timer;
     private final AtomicLong taken = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
@@ -53,12 +57,13 @@ public final class Snapshotter implements AutoCloseable {
     private volatile Result last;
     private boolean closed;
 
-    private Snapshotter(SqliteJournal journal, WriterAccess writer, Clock clock, SnapshotPolicy policy)
-            throws JournalException {
+    private Snapshotter(SqliteJournal journal, WriterAccess writer, Clock clock, SnapshotPolicy policy,
+                        Retention retention) throws JournalException {
         this.journal = journal;
         this.writer = writer;
         this.clock = clock;
         this.policy = policy;
+        this.retention = retention;
         List<SnapshotStore.Info> existing = writer.run(s -> journal.snapshots().list());
         this.lastSeq = existing.isEmpty() ? 0 : existing.get(0).seq();
         this.lastAt = clock.nowSeconds();
@@ -69,10 +74,13 @@ public final class Snapshotter implements AutoCloseable {
         }) : null;
     }
 
-    /** Starts taking snapshots of the hub whose {@code actor} appends to {@code journal}. */
+    /**
+     * Starts taking snapshots of the hub whose {@code actor} appends to {@code journal}; after
+     * each, {@code retention} compacts what the kept snapshots cover.
+     */
     public static Snapshotter start(SqliteJournal journal, CoordinationActor actor, Clock clock,
-                                    SnapshotPolicy policy) throws JournalException {
-        Snapshotter s = new Snapshotter(journal, WriterAccess.actor(actor, 60), clock, policy);
+                                    SnapshotPolicy policy, Retention retention) throws JournalException {
+        Snapshotter s = new Snapshotter(journal, WriterAccess.actor(actor, 60), clock, policy, retention);
         if (s.timer != null) {
             s.timer.scheduleWithFixedDelay(s::tick, 1, 1, TimeUnit.SECONDS);
         }
@@ -95,7 +103,7 @@ public final class Snapshotter implements AutoCloseable {
     /** Takes a snapshot now (one at a time); logs and counts a failure before rethrowing it. */
     public synchronized Result takeNow() throws JournalException {
         try {
-            Result r = take(journal, writer, clock, policy.keep());
+            Result r = take(journal, writer, clock, policy.keep(), retention);
             lastSeq = r.info().seq();
             lastAt = clock.nowSeconds();
             last = r;
@@ -151,9 +159,10 @@ public final class Snapshotter implements AutoCloseable {
 
     /**
      * The whole procedure, on any {@link WriterAccess}: image, encode, write in chunks,
-     * complete, rotate to {@code keep}.
+     * complete, rotate to {@code keep}, compact.
      */
-    static Result take(SqliteJournal journal, WriterAccess writer, Clock clock, int keep) throws JournalException {
+    static Result take(SqliteJournal journal, WriterAccess writer, Clock clock, int keep, Retention retention)
+            throws JournalException {
         long start = System.nanoTime();
         writer.resetLongest();
         double createdAt = clock.nowSeconds();
@@ -204,13 +213,14 @@ public final class Snapshotter implements AutoCloseable {
             });
             deleted++;
         }
+        long compacted = retention.compact(journal, writer, keep);
         Result result = new Result(info, imageMillis, encodeMillis, writer.longestNanos() / 1e6,
-                (System.nanoTime() - start) / 1e6, deleted);
+                (System.nanoTime() - start) / 1e6, deleted, compacted);
         LOG.log(System.Logger.Level.INFO, String.format(Locale.ROOT,
                 "state snapshot #%d at seq %,d: %,d bytes in %d chunk(s); image %.1f ms on the writer, encode %.1f ms,"
-                        + " longest writer pause %.1f ms, %.0f ms in all; %d older deleted",
+                        + " longest writer pause %.1f ms, %.0f ms in all; %d older deleted, %,d journal rows compacted",
                 id, snapshot.seq(), body.length, chunks, imageMillis, encodeMillis, result.longestWriterPauseMillis(),
-                result.totalMillis(), deleted));
+                result.totalMillis(), deleted, compacted));
         return result;
     }
 }

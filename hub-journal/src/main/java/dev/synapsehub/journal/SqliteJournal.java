@@ -498,6 +498,20 @@ public final class SqliteJournal implements Journal {
         });
     }
 
+    /** Retained rows per kind, by kind (the journal tools). */
+    public Map<String, Long> rowsByKind() throws JournalException {
+        return query("counting rows by kind", c -> {
+            Map<String, Long> out = new java.util.TreeMap<>();
+            try (Statement s = c.createStatement();
+                 ResultSet rs = s.executeQuery("SELECT kind, COUNT(*) FROM events GROUP BY kind")) {
+                while (rs.next()) {
+                    out.put(String.valueOf(rs.getString(1)), rs.getLong(2));
+                }
+            }
+            return out;
+        });
+    }
+
     /** The state snapshots stored in this file (writer thread only, like appends). */
     public SnapshotStore snapshots() {
         return snapshots;

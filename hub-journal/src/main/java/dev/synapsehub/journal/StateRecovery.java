@@ -47,14 +47,23 @@ public final class StateRecovery {
         }
     }
 
-    /** Rebuilds a state for {@code journal} from {@code fresh.get()} and expires it at {@code now}. */
+    /**
+     * Rebuilds a state for {@code journal} from {@code fresh.get()} and expires it at {@code now},
+     * first discarding snapshots a stop left incomplete.
+     */
     public static Recovery recover(SqliteJournal journal, Supplier<CoordinationState> fresh, double now)
             throws JournalException {
-        SnapshotStore store = journal.snapshots();
-        int discarded = store.discardIncomplete();
+        int discarded = journal.snapshots().discardIncomplete();
         if (discarded > 0) {
             LOG.log(System.Logger.Level.INFO, "discarded " + discarded + " snapshot(s) a stop left incomplete");
         }
+        return rebuild(journal, fresh, now);
+    }
+
+    /** As {@link #recover}, but writes nothing to the file (the journal tools). */
+    public static Recovery rebuild(SqliteJournal journal, Supplier<CoordinationState> fresh, double now)
+            throws JournalException {
+        SnapshotStore store = journal.snapshots();
         long compacted = journal.compactedThrough();
         List<SnapshotStore.Info> snapshots = store.list();
         List<String> fallbacks = new ArrayList<>();
@@ -90,7 +99,7 @@ public final class StateRecovery {
     }
 
     /** Loads a snapshot into {@code state}; returns null, or why it cannot be used. */
-    private static String load(SqliteJournal journal, SnapshotStore.Info info, long compacted, CoordinationState state)
+    static String load(SqliteJournal journal, SnapshotStore.Info info, long compacted, CoordinationState state)
             throws JournalException {
         if (info.seq() > journal.lastSeq()) {
             return "it covers seq " + info.seq() + " but the journal ends at seq " + journal.lastSeq();

@@ -51,7 +51,7 @@ class SnapshotEquivalenceTest {
         try (DurableCoordination hub = DurableCoordination.open(db, clock, SnapshotEquivalenceTest::smallState,
                 ActorSettings.DEFAULTS)) {
             Snapshotter snapshots = Snapshotter.start(hub.journal(), hub.actor(), clock,
-                    new SnapshotPolicy(0, 0, 1_000, false));
+                    new SnapshotPolicy(0, 0, 1_000, false), Retention.keepAll());
             java.util.Random when = new java.util.Random(7);
             for (int burst = 0; burst < 150; burst++) {
                 List<CompletableFuture<Outcome>> inFlight = new ArrayList<>();
