@@ -1,5 +1,6 @@
 package dev.synapsehub.journal;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
@@ -68,7 +69,15 @@ final class SnapshotBytes {
             int n = s.length();
             varint(n + 1L);
             ensure(3 * n);
-            for (int i = 0; i < n; i++) {
+            int i = 0;
+            for (; i < n; i++) { // the common case, ASCII without NUL, one byte per char
+                char c = s.charAt(i);
+                if (c == 0 || c >= 0x80) {
+                    break;
+                }
+                buf[size++] = (byte) c;
+            }
+            for (; i < n; i++) {
                 char c = s.charAt(i);
                 if (c != 0 && c < 0x80) {
                     buf[size++] = (byte) c;
@@ -172,7 +181,13 @@ final class SnapshotBytes {
             if (n > buf.length - pos) {
                 throw new CorruptSnapshotException("a string of " + n + " chars exceeds the body");
             }
-            char[] chars = new char[(int) n];
+            int len = (int) n;
+            if (ascii(len)) {
+                String fast = new String(buf, pos, len, StandardCharsets.ISO_8859_1);
+                pos += len;
+                return fast;
+            }
+            char[] chars = new char[len];
             for (int i = 0; i < n; i++) {
                 need(1);
                 int b = buf[pos++] & 0xFF;
@@ -188,6 +203,19 @@ final class SnapshotBytes {
                 }
             }
             return new String(chars);
+        }
+
+        /** True when the next {@code n} bytes are each a one-byte char (ASCII without NUL). */
+        private boolean ascii(int n) {
+            if (n > buf.length - pos) {
+                return false;
+            }
+            for (int i = pos, end = pos + n; i < end; i++) {
+                if (buf[i] <= 0) {
+                    return false;
+                }
+            }
+            return true;
         }
 
         /** A string that must be present. */
