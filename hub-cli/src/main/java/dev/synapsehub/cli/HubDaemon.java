@@ -8,6 +8,7 @@ import dev.synapsehub.core.journal.InMemoryJournal;
 import dev.synapsehub.core.journal.Journal;
 import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.journal.JournalControl;
 import dev.synapsehub.journal.ReplayStats;
 import dev.synapsehub.journal.Retention;
 import dev.synapsehub.journal.SnapshotPolicy;
@@ -33,13 +34,16 @@ final class HubDaemon implements AutoCloseable {
     private final HubServer server;
     private final CoordinationActor actor;
     private final Snapshotter snapshotter;
+    private final JournalControl control;
     private final HubConfig config;
     private final int port;
 
-    private HubDaemon(HubServer server, CoordinationActor actor, Snapshotter snapshotter, HubConfig config, int port) {
+    private HubDaemon(HubServer server, CoordinationActor actor, Snapshotter snapshotter, JournalControl control,
+                      HubConfig config, int port) {
         this.server = server;
         this.actor = actor;
         this.snapshotter = snapshotter;
+        this.control = control;
         this.config = config;
         this.port = port;
     }
@@ -60,6 +64,7 @@ final class HubDaemon implements AutoCloseable {
         Journal journal = options.db() == null ? new InMemoryJournal() : SqliteJournal.open(options.db());
         CoordinationActor actor = null;
         Snapshotter snapshotter = null;
+        JournalControl control = null;
         try {
             CoordinationState state;
             if (journal instanceof SqliteJournal sqlite) {
@@ -74,6 +79,7 @@ final class HubDaemon implements AutoCloseable {
             actor.start();
             if (journal instanceof SqliteJournal sqlite) {
                 snapshotter = Snapshotter.start(sqlite, actor, clock, snapshotPolicy, retention);
+                control = JournalControl.start(sqlite, actor, retention).orElse(null);
             }
         } catch (JournalException | RuntimeException e) {
             if (actor != null) {
@@ -89,6 +95,9 @@ final class HubDaemon implements AutoCloseable {
             port = server.start();
         } catch (InterruptedException | RuntimeException e) {
             server.close();
+            if (control != null) {
+                control.close();
+            }
             if (snapshotter != null) {
                 snapshotter.close();
             }
@@ -97,7 +106,7 @@ final class HubDaemon implements AutoCloseable {
         }
         LOG.info("listening on ws://{}:{}/ (hub_id {}){}", config.host(), port, config.hubId(),
                 config.metricsEnabled() ? "; /health and /metrics served" : "");
-        return new HubDaemon(server, actor, snapshotter, config, port);
+        return new HubDaemon(server, actor, snapshotter, control, config, port);
     }
 
     private static void logRecovery(SqliteJournal sqlite, StateRecovery.Recovery recovery, CoordinationState state) {
@@ -128,6 +137,9 @@ final class HubDaemon implements AutoCloseable {
     public void close() throws JournalException {
         LOG.info("shutting down: closing connections, then committing what was accepted");
         server.close();
+        if (control != null) {
+            control.close(); // a backup in progress finishes first
+        }
         if (snapshotter != null) {
             snapshotter.close(); // the shutdown snapshot, written through the actor before it stops
         }

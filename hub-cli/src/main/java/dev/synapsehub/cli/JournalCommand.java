@@ -4,7 +4,9 @@ import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.journal.CorruptSnapshotException;
+import dev.synapsehub.journal.JournalBackup;
 import dev.synapsehub.journal.JournalCheck;
+import dev.synapsehub.journal.JournalControl;
 import dev.synapsehub.journal.JournalRefusedException;
 import dev.synapsehub.journal.ReplayStats;
 import dev.synapsehub.journal.SnapshotCodec;
@@ -22,12 +24,14 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 
 /** {@code synapse-hub journal inspect|verify --db FILE}: look into a journal file offline (snapshots included). */
-@Command(name = "journal", description = "Inspect or verify a journal file (the hub must not be running on it).",
+@Command(name = "journal", description = "Inspect or verify a journal file (the hub must not be running on it), or"
+        + " back it up (online through the running hub, or offline).",
         mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER,
-        subcommands = {JournalCommand.Inspect.class, JournalCommand.Verify.class})
+        subcommands = {JournalCommand.Inspect.class, JournalCommand.Verify.class, JournalCommand.Backup.class})
 public final class JournalCommand {
 
     /** Opens an existing journal file for a tool. */
@@ -147,6 +151,48 @@ public final class JournalCommand {
             spec.commandLine().getOut().printf("ok: %s; %s, the same state; %,d live claims, last seq %,d%n",
                     snapshots, rows, r.state().claims().liveCount(), journal.lastSeq());
             return ExitCodes.OK;
+        }
+    }
+
+    /** {@code journal backup}: a consistent copy, through the running hub or offline. */
+    @Command(name = "backup", description = {"Copy a journal consistently into a new file.",
+            "With a hub running on --db the copy is taken through that hub (its control socket FILE.control next to"
+                    + " the journal, owner only), consistent at the seq it started at, while the hub keeps serving;"
+                    + " with no hub running the file is copied directly. The target must not exist. A backup is"
+                    + " itself a journal: start a hub on it, or check it with journal verify."},
+            mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER)
+    static final class Backup implements Callable<Integer> {
+        @Option(names = "--db", required = true, paramLabel = "FILE", description = "The journal file.")
+        Path db;
+
+        @Option(names = "--to", required = true, paramLabel = "FILE", description = "The new file to write.")
+        Path to;
+
+        @Spec
+        CommandSpec spec;
+
+        @Override
+        public Integer call() {
+            PrintWriter out = spec.commandLine().getOut();
+            Path target = to.toAbsolutePath().normalize();
+            try {
+                Optional<String> online = JournalControl.request(db, "backup " + target);
+                if (online.isPresent()) {
+                    String reply = online.get();
+                    if (reply.startsWith("ok ")) {
+                        out.println("online backup " + reply.substring(3));
+                        return ExitCodes.OK;
+                    }
+                    spec.commandLine().getErr().println("synapse-hub: the running hub refused the backup: "
+                            + reply.replaceFirst("^error ", ""));
+                    return ExitCodes.DATA_ERROR;
+                }
+                out.println("offline backup " + JournalBackup.offline(db, target).summary());
+                return ExitCodes.OK;
+            } catch (JournalException | java.io.IOException e) {
+                spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
+                return ExitCodes.DATA_ERROR;
+            }
         }
     }
 }

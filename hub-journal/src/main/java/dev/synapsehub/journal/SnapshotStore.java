@@ -3,7 +3,6 @@ package dev.synapsehub.journal;
 import dev.synapsehub.core.event.Durability;
 import dev.synapsehub.core.journal.JournalException;
 
-import java.io.ByteArrayOutputStream;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -37,6 +36,8 @@ public final class SnapshotStore {
     }
 
     private final SqliteJournal journal;
+    /** Snapshots a backup is copying: rotation leaves them alone until released. */
+    private final java.util.Set<Long> pinned = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     SnapshotStore(SqliteJournal journal) {
         this.journal = journal;
@@ -133,10 +134,12 @@ public final class SnapshotStore {
         if (info.format() != SnapshotCodec.FORMAT) {
             throw new CorruptSnapshotException("format " + info.format() + " is not " + SnapshotCodec.FORMAT);
         }
-        if (info.bytes() > Integer.MAX_VALUE - 16) {
-            throw new CorruptSnapshotException("recorded length " + info.bytes() + " is too large");
+        if (info.bytes() > Integer.MAX_VALUE - 16 || info.bytes() > (long) info.chunks() * CHUNK_BYTES) {
+            throw new CorruptSnapshotException("recorded length " + info.bytes() + " does not fit its "
+                    + info.chunks() + " chunk(s)");
         }
-        ByteArrayOutputStream body = new ByteArrayOutputStream((int) Math.max(0, info.bytes()));
+        byte[] bytes = new byte[(int) Math.max(0, info.bytes())]; // filled in place: no growing copies of a large body
+        long[] filled = {0};
         int chunks = journal.query("reading a snapshot", c -> {
             int n = 0;
             try (PreparedStatement q = c.prepareStatement(
@@ -148,7 +151,11 @@ public final class SnapshotStore {
                             return -1 - n; // a gap: chunk n is missing
                         }
                         byte[] data = rs.getBytes(2);
-                        body.write(data == null ? new byte[0] : data, 0, data == null ? 0 : data.length);
+                        int len = data == null ? 0 : data.length;
+                        if (filled[0] + len <= bytes.length) {
+                            System.arraycopy(data == null ? new byte[0] : data, 0, bytes, (int) filled[0], len);
+                        }
+                        filled[0] += len;
                         n++;
                     }
                 }
@@ -158,17 +165,73 @@ public final class SnapshotStore {
         if (chunks < 0) {
             throw new CorruptSnapshotException("chunk " + (-1 - chunks) + " is missing");
         }
-        if (chunks != info.chunks() || body.size() != info.bytes()) {
-            throw new CorruptSnapshotException("holds " + chunks + " chunks, " + body.size() + " bytes; recorded "
+        if (chunks != info.chunks() || filled[0] != info.bytes()) {
+            throw new CorruptSnapshotException("holds " + chunks + " chunks, " + filled[0] + " bytes; recorded "
                     + info.chunks() + " chunks, " + info.bytes() + " bytes");
         }
-        byte[] bytes = body.toByteArray();
         long crc = SnapshotCodec.crc32c(bytes);
         if (crc != info.crc32c()) {
             throw new CorruptSnapshotException("CRC-32C " + Long.toHexString(crc) + " does not match the recorded "
                     + Long.toHexString(info.crc32c()));
         }
         return bytes;
+    }
+
+    /** Keeps rotation from deleting these snapshots (a backup copies them). */
+    void pin(List<Info> snapshots) {
+        for (Info info : snapshots) {
+            pinned.add(info.id());
+        }
+    }
+
+    /** Lets rotation delete them again. */
+    void unpin(List<Info> snapshots) {
+        for (Info info : snapshots) {
+            pinned.remove(info.id());
+        }
+    }
+
+    /** True while a backup copies the snapshot. */
+    boolean pinned(long id) {
+        return pinned.contains(id);
+    }
+
+    /** One chunk's bytes (a backup copies a body a chunk per writer turn). */
+    byte[] readChunk(long id, int idx) throws JournalException {
+        return journal.query("reading a snapshot chunk", c -> {
+            try (PreparedStatement q = c.prepareStatement(
+                    "SELECT data FROM snapshot_chunks WHERE snapshot_id = ? AND idx = ?")) {
+                q.setLong(1, id);
+                q.setInt(2, idx);
+                try (ResultSet rs = q.executeQuery()) {
+                    if (!rs.next()) {
+                        throw new java.sql.SQLException("snapshot " + id + " has no chunk " + idx);
+                    }
+                    return rs.getBytes(1);
+                }
+            }
+        });
+    }
+
+    /** Marks a snapshot incomplete: no longer listed or loaded, discarded at the next start if not deleted before. */
+    public void retire(long id) throws JournalException {
+        journal.transaction(Durability.NORMAL, "retiring a snapshot", c -> {
+            try (PreparedStatement q = c.prepareStatement("UPDATE snapshots SET complete = 0 WHERE id = ?")) {
+                q.setLong(1, id);
+                return q.executeUpdate();
+            }
+        });
+    }
+
+    /** Deletes one chunk of a snapshot (rotation frees a large body a chunk per transaction). */
+    public void deleteChunk(long id, int idx) throws JournalException {
+        journal.transaction(Durability.NORMAL, "deleting a snapshot chunk", c -> {
+            try (PreparedStatement q = c.prepareStatement("DELETE FROM snapshot_chunks WHERE snapshot_id = ? AND idx = ?")) {
+                q.setLong(1, id);
+                q.setInt(2, idx);
+                return q.executeUpdate();
+            }
+        });
     }
 
     /** Deletes a snapshot and its chunks. */

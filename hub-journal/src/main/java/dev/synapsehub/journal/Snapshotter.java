@@ -207,6 +207,21 @@ public final class Snapshotter implements AutoCloseable {
         int deleted = 0;
         List<SnapshotStore.Info> all = writer.run(s -> store.list());
         for (SnapshotStore.Info old : all.subList(Math.min(keep, all.size()), all.size())) {
+            if (store.pinned(old.id())) {
+                continue; // a backup is copying it; a later rotation deletes it
+            }
+            // retired first (never listed again), then a chunk per short transaction, the header last
+            writer.run(s -> {
+                store.retire(old.id());
+                return null;
+            });
+            for (int idx = old.chunks() - 1; idx >= 0; idx--) {
+                int chunk = idx;
+                writer.run(s -> {
+                    store.deleteChunk(old.id(), chunk);
+                    return null;
+                });
+            }
             writer.run(s -> {
                 store.delete(old.id());
                 return null;

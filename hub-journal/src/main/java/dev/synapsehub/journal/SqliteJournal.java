@@ -186,7 +186,7 @@ public final class SqliteJournal implements Journal {
     }
 
     /** Creates a missing journal file readable by its owner only (mode 0600 where supported). */
-    private static void createPrivately(Path file) throws JournalException {
+    static void createPrivately(Path file) throws JournalException {
         if (Files.exists(file)) {
             return;
         }
@@ -495,6 +495,30 @@ public final class SqliteJournal implements Journal {
             } catch (NumberFormatException e) {
                 throw new SQLException("unreadable meta compacted_through", e);
             }
+        });
+    }
+
+    /** A stored row exactly as SQLite holds it (values keep their storage class). */
+    record RawRow(long seq, Object ts, Object kind, Object durability, Object payload) {
+    }
+
+    /** Up to {@code limit} rows with {@code afterSeq < seq <= throughSeq}, in seq order, unchanged (backup). */
+    List<RawRow> readRaw(long afterSeq, long throughSeq, int limit) throws JournalException {
+        return query("reading rows for a backup", c -> {
+            List<RawRow> out = new ArrayList<>(Math.min(limit, 16_384));
+            try (PreparedStatement q = c.prepareStatement("SELECT seq, ts, kind, durability, payload FROM events"
+                    + " WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?")) {
+                q.setLong(1, afterSeq);
+                q.setLong(2, throughSeq);
+                q.setInt(3, limit);
+                try (ResultSet rs = q.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(new RawRow(rs.getLong(1), rs.getObject(2), rs.getObject(3), rs.getObject(4),
+                                rs.getObject(5)));
+                    }
+                }
+            }
+            return out;
         });
     }
 
