@@ -36,7 +36,7 @@ import java.util.UUID;
 public final class JournalBackup {
     private static final System.Logger LOG = System.getLogger(JournalBackup.class.getName());
     /** Rows read per writer turn. */
-    static final int ROWS_PER_TURN = 10_000;
+    static final int ROWS_PER_TURN = 2_000;
 
     private JournalBackup() {
     }

@@ -62,7 +62,9 @@ public final class SnapshotStore {
 
     /** Writes chunk {@code idx} of snapshot {@code id}. */
     public void writeChunk(long id, int idx, byte[] data) throws JournalException {
-        journal.transaction(Durability.NORMAL, "writing snapshot chunk", c -> {
+        // synced chunk by chunk: the final FULL commit would otherwise sync the whole body at once,
+        // holding the writer for the time it takes to flush tens of megabytes
+        journal.transaction(Durability.FULL, "writing snapshot chunk", c -> {
             try (PreparedStatement q = c.prepareStatement(
                     "INSERT INTO snapshot_chunks(snapshot_id, idx, data) VALUES (?, ?, ?)")) {
                 q.setLong(1, id);
