@@ -8,8 +8,13 @@ import dev.synapsehub.core.journal.InMemoryJournal;
 import dev.synapsehub.core.journal.Journal;
 import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.journal.JournalControl;
 import dev.synapsehub.journal.ReplayStats;
+import dev.synapsehub.journal.Retention;
+import dev.synapsehub.journal.SnapshotPolicy;
+import dev.synapsehub.journal.Snapshotter;
 import dev.synapsehub.journal.SqliteJournal;
+import dev.synapsehub.journal.StateRecovery;
 import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.HubServer;
 import org.slf4j.Logger;
@@ -18,21 +23,27 @@ import org.slf4j.LoggerFactory;
 import java.util.Map;
 
 /**
- * The composition root of a running hub: journal (SQLite or in memory), state rebuilt by
- * replay, the mutation actor, and the Netty server. Closing it stops the server first, then
- * lets the actor finish what it accepted and closes the journal (nothing acknowledged is lost).
+ * The composition root of a running hub: journal (SQLite or in memory), state rebuilt from the
+ * newest snapshot plus the journal tail (or by replay), the mutation actor, the snapshotter and
+ * the Netty server. Closing it stops the server first, takes the shutdown snapshot, then lets
+ * the actor finish what it accepted and closes the journal (nothing acknowledged is lost).
  */
 final class HubDaemon implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(HubDaemon.class);
 
     private final HubServer server;
     private final CoordinationActor actor;
+    private final Snapshotter snapshotter;
+    private final JournalControl control;
     private final HubConfig config;
     private final int port;
 
-    private HubDaemon(HubServer server, CoordinationActor actor, HubConfig config, int port) {
+    private HubDaemon(HubServer server, CoordinationActor actor, Snapshotter snapshotter, JournalControl control,
+                      HubConfig config, int port) {
         this.server = server;
         this.actor = actor;
+        this.snapshotter = snapshotter;
+        this.control = control;
         this.config = config;
         this.port = port;
     }
@@ -48,26 +59,34 @@ final class HubDaemon implements AutoCloseable {
         LOG.info(line.toString());
 
         Clock clock = Clock.system();
+        SnapshotPolicy snapshotPolicy = options.snapshotPolicy();
+        Retention retention = options.retention();
         Journal journal = options.db() == null ? new InMemoryJournal() : SqliteJournal.open(options.db());
-        CoordinationActor actor;
+        CoordinationActor actor = null;
+        Snapshotter snapshotter = null;
+        JournalControl control = null;
         try {
-            CoordinationState state = options.newState();
-            long replayed = state.replay(journal, clock.nowSeconds(), n -> { });
+            CoordinationState state;
             if (journal instanceof SqliteJournal sqlite) {
-                ReplayStats stats = sqlite.lastReplay();
-                LOG.info("journal {}: replayed {} events in {} s; {} live claims, epoch counter {}",
-                        sqlite.path(), replayed, String.format("%.3f", stats.seconds()), state.claims().liveCount(),
-                        state.claims().epochCounter());
-                if (!stats.clean()) {
-                    LOG.warn("journal {}: {} corrupt row(s), first at seq {}; they were skipped. "
-                            + "Run `synapse-hub journal verify --db {}` with the hub stopped.",
-                            sqlite.path(), stats.corrupt(), stats.firstCorruptSeq(), sqlite.path());
-                }
+                StateRecovery.Recovery recovery = StateRecovery.recover(sqlite, options::newState, clock.nowSeconds());
+                state = recovery.state();
+                logRecovery(sqlite, recovery, state);
+            } else {
+                state = options.newState();
+                state.replay(journal, clock.nowSeconds(), n -> { });
             }
             actor = new CoordinationActor(state, journal, clock, actorSettings);
             actor.start();
+            if (journal instanceof SqliteJournal sqlite) {
+                snapshotter = Snapshotter.start(sqlite, actor, clock, snapshotPolicy, retention);
+                control = JournalControl.start(sqlite, actor, retention).orElse(null);
+            }
         } catch (JournalException | RuntimeException e) {
-            journal.close();
+            if (actor != null) {
+                actor.close();
+            } else {
+                journal.close();
+            }
             throw e;
         }
         HubServer server = new HubServer(config, actor, clock, options.db() == null ? null : journal);
@@ -76,12 +95,32 @@ final class HubDaemon implements AutoCloseable {
             port = server.start();
         } catch (InterruptedException | RuntimeException e) {
             server.close();
+            if (control != null) {
+                control.close();
+            }
+            if (snapshotter != null) {
+                snapshotter.close();
+            }
             actor.close();
             throw e;
         }
         LOG.info("listening on ws://{}:{}/ (hub_id {}){}", config.host(), port, config.hubId(),
                 config.metricsEnabled() ? "; /health and /metrics served" : "");
-        return new HubDaemon(server, actor, config, port);
+        return new HubDaemon(server, actor, snapshotter, control, config, port);
+    }
+
+    private static void logRecovery(SqliteJournal sqlite, StateRecovery.Recovery recovery, CoordinationState state) {
+        ReplayStats stats = recovery.tail();
+        String from = recovery.snapshot() == null ? "a full replay" : "snapshot #" + recovery.snapshot().id()
+                + " at seq " + recovery.snapshot().seq() + String.format(" (loaded in %.3f s)", recovery.loadSeconds());
+        LOG.info("journal {}: state from {} plus {} events replayed in {} s; {} live claims, epoch counter {}",
+                sqlite.path(), from, stats.replayed(), String.format("%.3f", stats.seconds()),
+                state.claims().liveCount(), state.claims().epochCounter());
+        if (sqlite.corruptRows() > 0) {
+            LOG.warn("journal {}: {} corrupt row(s), first at seq {}; they were skipped. "
+                    + "Run `synapse-hub journal verify --db {}` with the hub stopped.",
+                    sqlite.path(), sqlite.corruptRows(), sqlite.firstCorruptSeq(), sqlite.path());
+        }
     }
 
     /** The bound port. */
@@ -98,6 +137,12 @@ final class HubDaemon implements AutoCloseable {
     public void close() throws JournalException {
         LOG.info("shutting down: closing connections, then committing what was accepted");
         server.close();
+        if (control != null) {
+            control.close(); // a backup in progress finishes first
+        }
+        if (snapshotter != null) {
+            snapshotter.close(); // the shutdown snapshot, written through the actor before it stops
+        }
         actor.close();
         LOG.info("stopped; the journal is closed");
     }

@@ -3,9 +3,16 @@ package dev.synapsehub.cli;
 import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.journal.CorruptSnapshotException;
+import dev.synapsehub.journal.JournalBackup;
+import dev.synapsehub.journal.JournalCheck;
+import dev.synapsehub.journal.JournalControl;
 import dev.synapsehub.journal.JournalRefusedException;
 import dev.synapsehub.journal.ReplayStats;
+import dev.synapsehub.journal.SnapshotCodec;
+import dev.synapsehub.journal.SnapshotStore;
 import dev.synapsehub.journal.SqliteJournal;
+import dev.synapsehub.journal.StateRecovery;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -14,44 +21,28 @@ import picocli.CommandLine.Model.CommandSpec;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 
-/** {@code synapse-hub journal inspect|verify --db FILE}: look into a journal file offline. */
-@Command(name = "journal", description = "Inspect or verify a journal file (the hub must not be running on it).",
+/** {@code synapse-hub journal inspect|verify --db FILE}: look into a journal file offline (snapshots included). */
+@Command(name = "journal", description = "Inspect or verify a journal file (the hub must not be running on it), or"
+        + " back it up (online through the running hub, or offline).",
         mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER,
-        subcommands = {JournalCommand.Inspect.class, JournalCommand.Verify.class})
+        subcommands = {JournalCommand.Inspect.class, JournalCommand.Verify.class, JournalCommand.Backup.class})
 public final class JournalCommand {
 
-    /** What one replay of the file found. */
-    record Reading(SqliteJournal journal, ReplayStats stats, Map<String, Long> kinds, CoordinationState state,
-                   double replayedAt) {
-    }
-
-    static Reading read(Path db) throws JournalException {
+    /** Opens an existing journal file for a tool. */
+    static SqliteJournal openExisting(Path db) throws JournalException {
         if (!Files.isRegularFile(db)) {
             throw new JournalRefusedException(db + ": no such journal file");
         }
-        SqliteJournal journal = SqliteJournal.open(db);
-        CoordinationState state = new CoordinationState();
-        Map<String, Long> kinds = new TreeMap<>();
-        double now = System.currentTimeMillis() / 1000.0;
-        try {
-            journal.replay(j -> {
-                kinds.merge(j.event().kind(), 1L, Long::sum);
-                state.apply(j.event());
-            });
-            state.claims().advanceTo(now);
-        } catch (JournalException | RuntimeException e) {
-            journal.close();
-            throw e;
-        }
-        return new Reading(journal, journal.lastReplay(), kinds, state, now);
+        return SqliteJournal.open(db);
     }
 
-    /** A subcommand that replays one journal file and reports on it. */
+    /** A subcommand that opens one journal file and reports on it. */
     abstract static class JournalTool implements Callable<Integer> {
         @Option(names = "--db", required = true, paramLabel = "FILE", description = "The journal file.")
         Path db;
@@ -59,72 +50,148 @@ public final class JournalCommand {
         @Spec
         CommandSpec spec;
 
-        /** Reports on the replayed journal (and closes it); returns the exit code. */
-        abstract int report(Reading r) throws Exception;
+        /** Reports on the open journal; returns the exit code. */
+        abstract int report(SqliteJournal journal, double now) throws Exception;
 
         @Override
         public Integer call() throws Exception {
-            Reading r;
-            try {
-                r = read(db);
+            try (SqliteJournal journal = openExisting(db)) {
+                return report(journal, System.currentTimeMillis() / 1000.0);
             } catch (JournalException e) {
                 spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
                 return ExitCodes.DATA_ERROR;
             }
-            return report(r);
         }
     }
 
     /** {@code journal inspect}: what the file holds. */
-    @Command(name = "inspect", description = "Summarise a journal: events by kind, sequence range, live claims after replay.",
+    @Command(name = "inspect", description = "Summarise a journal: rows by kind, sequence range, state snapshots,"
+            + " retention, and the live claims of the state a start would rebuild.",
             mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER)
     static final class Inspect extends JournalTool {
         @Override
-        int report(Reading r) throws Exception {
+        int report(SqliteJournal journal, double now) throws Exception {
             PrintWriter out = spec.commandLine().getOut();
-            try (SqliteJournal journal = r.journal()) {
-                ReplayStats s = r.stats();
-                out.printf("journal        %s (%,d bytes, mode %s)%n", journal.path(), Files.size(journal.path()),
-                        journal.journalMode());
-                out.printf("events         %,d (last seq %,d)%n", s.rows(), journal.lastSeq());
-                r.kinds().forEach((kind, n) -> out.printf("  %-24s %,d%n", kind, n));
-                if (s.skippedUnknown() > 0) {
-                    out.printf("  %-24s %,d%n", "(unknown kinds skipped)", s.skippedUnknown());
+            Map<String, Long> kinds = journal.rowsByKind();
+            long rows = kinds.values().stream().mapToLong(Long::longValue).sum();
+            out.printf("journal        %s (%,d bytes, mode %s)%n", journal.path(), Files.size(journal.path()),
+                    journal.journalMode());
+            out.printf("rows           %,d retained (last seq %,d)%n", rows, journal.lastSeq());
+            kinds.forEach((kind, n) -> out.printf("  %-24s %,d%n", kind, n));
+            long compacted = journal.compactedThrough();
+            out.printf("compacted      %s%n", compacted == 0 ? "none (every row since the first is kept)"
+                    : String.format("rows through seq %,d deleted by retention", compacted));
+            List<SnapshotStore.Info> snapshots = journal.snapshots().list();
+            int incomplete = journal.snapshots().incomplete();
+            out.printf("snapshots      %d%s%n", snapshots.size(), incomplete > 0 ? " (+" + incomplete
+                    + " incomplete, discarded at the next start)" : "");
+            for (SnapshotStore.Info info : snapshots) {
+                String check;
+                try {
+                    SnapshotCodec.decode(journal.snapshots().read(info));
+                    check = "checksum ok";
+                } catch (CorruptSnapshotException e) {
+                    check = "UNUSABLE: " + e.getMessage();
                 }
-                out.printf("corrupt rows   %,d%s%n", s.corrupt(),
-                        s.corrupt() > 0 ? " (first at seq " + s.firstCorruptSeq() + ")" : "");
-                out.printf("replay         %.3f s (%,.0f rows/s)%n", s.seconds(), s.rowsPerSecond());
-                List<Claim> live = r.state().claims().snapshot(r.replayedAt());
-                out.printf("live claims    %,d (epoch counter %,d)%n", live.size(), r.state().claims().epochCounter());
-                for (Claim c : live.subList(0, Math.min(20, live.size()))) {
-                    out.printf("  %-24s owner %-20s epoch %d version %d status %s%n", c.taskId(), c.owner(),
-                            c.epoch(), c.version(), c.status().wire());
-                }
-                if (live.size() > 20) {
-                    out.printf("  … and %,d more%n", live.size() - 20);
-                }
-                out.printf("idempotency    %,d keys retained%n", r.state().idempotency().size());
+                out.printf("  #%-5d seq %,d  taken %s  %,d bytes in %d chunk(s)  crc32c %08x  %s%n", info.id(), info.seq(),
+                        Instant.ofEpochMilli((long) (info.createdAt() * 1000)), info.bytes(), info.chunks(),
+                        info.crc32c(), check);
             }
+            StateRecovery.Recovery r = StateRecovery.rebuild(journal, CoordinationState::new, now);
+            ReplayStats s = r.tail();
+            out.printf("start-up       %s, then %,d rows replayed in %.3f s (%,.0f rows/s)%n",
+                    r.snapshot() == null ? "a full replay" : "snapshot #" + r.snapshot().id() + String.format(
+                            " (seq %,d, loaded in %.3f s)", r.snapshot().seq(), r.loadSeconds()),
+                    s.rows(), s.seconds(), s.rowsPerSecond());
+            for (String fallback : r.fallbacks()) {
+                out.printf("  fallback: %s%n", fallback);
+            }
+            if (s.skippedUnknown() > 0) {
+                out.printf("  %-24s %,d%n", "(unknown kinds skipped)", s.skippedUnknown());
+            }
+            out.printf("corrupt rows   %,d%s%n", journal.corruptRows(),
+                    journal.corruptRows() > 0 ? " (first at seq " + journal.firstCorruptSeq() + ")" : "");
+            CoordinationState state = r.state();
+            List<Claim> live = state.claims().snapshot(now);
+            out.printf("live claims    %,d (epoch counter %,d)%n", live.size(), state.claims().epochCounter());
+            for (Claim c : live.subList(0, Math.min(20, live.size()))) {
+                out.printf("  %-24s owner %-20s epoch %d version %d status %s%n", c.taskId(), c.owner(),
+                        c.epoch(), c.version(), c.status().wire());
+            }
+            if (live.size() > 20) {
+                out.printf("  … and %,d more%n", live.size() - 20);
+            }
+            out.printf("idempotency    %,d keys retained%n", state.idempotency().size());
             return ExitCodes.OK;
         }
     }
 
-    /** {@code journal verify}: exit 0 only for a journal that replays cleanly. */
-    @Command(name = "verify", description = "Replay a journal fully; exit 0 when every row decodes, 4 otherwise.",
+    /** {@code journal verify}: exit 0 only for a journal whose snapshots and rows rebuild one state cleanly. */
+    @Command(name = "verify", description = "Check every state snapshot (CRC-32C, decoding) and replay each valid one"
+            + " plus the rows after it, and every row when none was compacted; exit 0 when all decode and rebuild"
+            + " the same state, 4 otherwise.",
             mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER)
     static final class Verify extends JournalTool {
         @Override
-        int report(Reading r) throws Exception {
-            try (SqliteJournal journal = r.journal()) {
-                ReplayStats s = r.stats();
-                if (!s.clean()) {
-                    spec.commandLine().getErr().printf("synapse-hub: %s: %,d corrupt row(s), first at seq %d%n",
-                            journal.path(), s.corrupt(), s.firstCorruptSeq());
+        int report(SqliteJournal journal, double now) throws Exception {
+            JournalCheck.Result r = JournalCheck.verify(journal, CoordinationState::new, now);
+            if (!r.ok()) {
+                for (String problem : r.problems()) {
+                    spec.commandLine().getErr().printf("synapse-hub: %s: %s%n", journal.path(), problem);
+                }
+                return ExitCodes.DATA_ERROR;
+            }
+            String snapshots = r.snapshots().isEmpty() ? "no snapshots"
+                    : r.snapshots().size() + " snapshot(s) verified (newest #" + r.snapshots().get(0).info().id()
+                    + String.format(" at seq %,d plus %,d rows)", r.snapshots().get(0).info().seq(),
+                    r.snapshots().get(0).tail().rows());
+            String rows = r.fullReplay() == null
+                    ? String.format("rows through seq %,d compacted", r.compactedThrough())
+                    : String.format("%,d rows replayed cleanly", r.fullReplay().rows());
+            spec.commandLine().getOut().printf("ok: %s; %s, the same state; %,d live claims, last seq %,d%n",
+                    snapshots, rows, r.state().claims().liveCount(), journal.lastSeq());
+            return ExitCodes.OK;
+        }
+    }
+
+    /** {@code journal backup}: a consistent copy, through the running hub or offline. */
+    @Command(name = "backup", description = {"Copy a journal consistently into a new file.",
+            "With a hub running on --db the copy is taken through that hub (its control socket FILE.control next to"
+                    + " the journal, owner only), consistent at the seq it started at, while the hub keeps serving;"
+                    + " with no hub running the file is copied directly. The target must not exist. A backup is"
+                    + " itself a journal: start a hub on it, or check it with journal verify."},
+            mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER)
+    static final class Backup implements Callable<Integer> {
+        @Option(names = "--db", required = true, paramLabel = "FILE", description = "The journal file.")
+        Path db;
+
+        @Option(names = "--to", required = true, paramLabel = "FILE", description = "The new file to write.")
+        Path to;
+
+        @Spec
+        CommandSpec spec;
+
+        @Override
+        public Integer call() {
+            PrintWriter out = spec.commandLine().getOut();
+            Path target = to.toAbsolutePath().normalize();
+            try {
+                Optional<String> online = JournalControl.request(db, "backup " + target);
+                if (online.isPresent()) {
+                    String reply = online.get();
+                    if (reply.startsWith("ok ")) {
+                        out.println("online backup " + reply.substring(3));
+                        return ExitCodes.OK;
+                    }
+                    spec.commandLine().getErr().println("synapse-hub: the running hub refused the backup: "
+                            + reply.replaceFirst("^error ", ""));
                     return ExitCodes.DATA_ERROR;
                 }
-                spec.commandLine().getOut().printf("ok: %,d events replayed cleanly, %,d live claims, last seq %,d%n",
-                        s.rows(), r.state().claims().liveCount(), journal.lastSeq());
+                out.println("offline backup " + JournalBackup.offline(db, target).summary());
                 return ExitCodes.OK;
+            } catch (JournalException | java.io.IOException e) {
+                spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
+                return ExitCodes.DATA_ERROR;
             }
         }
     }

@@ -7,6 +7,8 @@ import dev.synapsehub.core.resource.ResourceLimits;
 import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.core.claim.RegistryLimits;
 import dev.synapsehub.core.SpecConstants;
+import dev.synapsehub.journal.Retention;
+import dev.synapsehub.journal.SnapshotPolicy;
 import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.MessageAuthKey;
 import dev.synapsehub.client.NetTransport;
@@ -33,6 +35,32 @@ public final class ServeOptions {
 
     @Option(names = "--db", paramLabel = "FILE", description = "Journal file (SQLite, WAL). Without it the hub runs in memory and forgets everything on exit.")
     Path db;
+
+    @Option(names = "--snapshot-interval", paramLabel = "SECONDS", defaultValue = "300",
+            description = "With --db: take a state snapshot when this long has passed since the last and the journal "
+                    + "grew; a restart loads the newest snapshot and replays only the rows after it. 0 disables the "
+                    + "timer (default: ${DEFAULT-VALUE}).")
+    double snapshotInterval;
+
+    @Option(names = "--snapshot-every-rows", paramLabel = "N", defaultValue = "1000000",
+            description = "With --db: take a state snapshot every N journal rows; bounds the rows a restart after a "
+                    + "crash replays. 0 disables the count (default: ${DEFAULT-VALUE}).")
+    long snapshotEveryRows;
+
+    @Option(names = "--snapshots-kept", paramLabel = "N", defaultValue = "2",
+            description = "State snapshots kept in the journal file, newest first; an older one is the fallback when "
+                    + "the newest is damaged (default: ${DEFAULT-VALUE}).")
+    int snapshotsKept;
+
+    @Option(names = "--no-shutdown-snapshot",
+            description = "Do not take a state snapshot on a clean stop (the next start then replays the tail).")
+    boolean noShutdownSnapshot;
+
+    @Option(names = "--journal-keep-rows", paramLabel = "N|all", defaultValue = "all",
+            description = "With --db: journal rows (audit history) always kept. After each snapshot, older rows the "
+                    + "kept snapshots cover are deleted unless a mailbox still needs them; all keeps every row "
+                    + "(default: ${DEFAULT-VALUE}).")
+    String journalKeepRows;
 
     @Option(names = "--hub-id", description = "Stable hub identity (default: syn- plus 8 random hex characters).")
     String hubId;
@@ -220,6 +248,28 @@ public final class ServeOptions {
                 MessagingLimits.DEFAULTS.withMaxHistory(maxHistory).withEscalationThreshold(deadLetterEscalation));
     }
 
+    /** When state snapshots are taken (used with {@code --db}). */
+    SnapshotPolicy snapshotPolicy() {
+        require(snapshotInterval >= 0 && Double.isFinite(snapshotInterval), "--snapshot-interval must be >= 0");
+        require(snapshotEveryRows >= 0, "--snapshot-every-rows must be >= 0");
+        require(snapshotsKept >= 1, "--snapshots-kept must be at least 1");
+        return new SnapshotPolicy(snapshotInterval, snapshotEveryRows, snapshotsKept, !noShutdownSnapshot);
+    }
+
+    /** How many journal rows retention keeps (used with {@code --db}). */
+    Retention retention() {
+        if ("all".equals(journalKeepRows)) {
+            return Retention.keepAll();
+        }
+        try {
+            long n = Long.parseLong(journalKeepRows);
+            require(n >= 0, "--journal-keep-rows must be a number >= 0 or all");
+            return new Retention(n);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--journal-keep-rows must be a number >= 0 or all", e);
+        }
+    }
+
     /** The actor's bounds. */
     ActorSettings actorSettings() {
         require(queueCapacity >= 1, "--queue-capacity must be at least 1");
@@ -233,6 +283,12 @@ public final class ServeOptions {
         m.put("bind", config.host() + ":" + config.port());
         m.put("hub_id", config.hubId());
         m.put("journal", db == null ? "in-memory (no --db: nothing survives a restart)" : db.toAbsolutePath());
+        if (db != null) {
+            m.put("snapshots", (snapshotInterval == 0 ? "no timer" : "every " + snapshotInterval + " s") + ", "
+                    + (snapshotEveryRows == 0 ? "no row count" : "every " + snapshotEveryRows + " rows") + ", "
+                    + snapshotsKept + " kept" + (noShutdownSnapshot ? "" : ", one at shutdown"));
+            m.put("journal_keep_rows", journalKeepRows);
+        }
         m.put("token", config.secured() ? "set (" + tokenSource() + ")" : "none (open hub)");
         m.put("auth_timeout_s", config.authTimeout().toMillis() / 1000.0);
         m.put("lease_offline_ttl_s", config.leaseOfflineTtlSeconds());

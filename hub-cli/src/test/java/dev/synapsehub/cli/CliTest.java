@@ -102,7 +102,8 @@ class CliTest {
         assertThat(inspect.out()).contains("live claims    1 (epoch counter 2)").contains("release");
         Run verify = run("journal", "verify", "--db", db.toString());
         assertThat(verify.code()).isEqualTo(ExitCodes.OK);
-        assertThat(verify.out()).startsWith("ok: 3 events replayed cleanly, 1 live claims");
+        assertThat(verify.out()).startsWith("ok: 1 snapshot(s) verified (newest #1 at seq 3 plus 0 rows);")
+                .contains("3 rows replayed cleanly, the same state; 1 live claims, last seq 3");
 
         hub.start("--port", "0", "--db", db.toString());
         Run state = run("state", "--url", hub.url());

@@ -2,14 +2,9 @@ package dev.synapsehub.journal;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.core.io.SerializedString;
 import com.fasterxml.jackson.core.io.SegmentedStringWriter;
 import com.fasterxml.jackson.core.util.BufferRecycler;
-import com.fasterxml.jackson.core.json.JsonWriteFeature;
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.claim.ClaimStatus;
@@ -23,7 +18,6 @@ import dev.synapsehub.core.event.IdempotencyRecordedEvent;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -63,11 +57,7 @@ public final class EventCodec {
         }
     }
 
-    private static final JsonFactory FACTORY = JsonFactory.builder()
-            .enable(JsonWriteFeature.ESCAPE_NON_ASCII)
-            // exact (correctly rounded) like Double.parseDouble, only faster
-            .enable(StreamReadFeature.USE_FAST_DOUBLE_PARSER)
-            .build();
+    private static final JsonFactory FACTORY = PayloadReader.FACTORY;
     private static final ObjectMapper MAPPER = new ObjectMapper(FACTORY);
 
     private static final Map<String, ClaimSnapshotEvent.Kind> SNAPSHOT_KINDS = Map.of(
@@ -208,248 +198,102 @@ public final class EventCodec {
         if (!knows(kind)) {
             return Optional.empty();
         }
-        if (payload == null) {
-            throw new CorruptPayloadException("null payload");
+        if (!Double.isFinite(ts)) {
+            throw new CorruptPayloadException("ts is not a finite number");
         }
         if (MessagingEventCodec.knows(kind)) {
             return Optional.of(messaging.decode(kind, ts, payload));
         }
-        try (JsonParser p = FACTORY.createParser(payload)) {
-            return Optional.of(decode(kind, ts, p));
-        } catch (IOException | RuntimeException e) {
-            throw new CorruptPayloadException("undecodable " + kind + " payload: " + e.getMessage(), e);
-        }
+        return Optional.of(decode(kind, ts, PayloadReader.parse(payload, "idempotency".equals(kind))));
     }
 
     /**
      * Decodes a stored row from the UTF-8 bytes of its payload, as SQLite holds them (replay's
      * fast path: no {@code String} of the whole payload). Decodes exactly as
      * {@link #decode(String, double, String)} of the same text: a payload that does not start
-     * with '{' or does not parse as UTF-8 JSON is decoded through the text path instead.
+     * with '{' or does not decode from its bytes is decoded through the text path instead,
+     * which gives the authoritative result and message.
      */
     public Optional<CoordinationEvent> decode(String kind, double ts, byte[] utf8) throws CorruptPayloadException {
         if (!knows(kind)) {
             return Optional.empty();
         }
-        if (utf8 != null && utf8.length > 0 && utf8[0] == '{' && !MessagingEventCodec.knows(kind)) {
-            try (JsonParser p = FACTORY.createParser(utf8)) {
-                return Optional.of(decode(kind, ts, p));
-            } catch (IOException | RuntimeException | CorruptPayloadException e) {
-                // fall through: the text path gives the authoritative result and message
+        if (utf8 != null && utf8.length > 0 && utf8[0] == '{' && !MessagingEventCodec.knows(kind)
+                && Double.isFinite(ts)) {
+            try {
+                return Optional.of(decode(kind, ts, PayloadReader.parse(utf8, "idempotency".equals(kind))));
+            } catch (CorruptPayloadException | RuntimeException e) {
+                // fall through to the text path
             }
         }
         return decode(kind, ts, utf8 == null ? null : new String(utf8, StandardCharsets.UTF_8));
     }
 
-    private CoordinationEvent decode(String kind, double ts, JsonParser p) throws IOException, CorruptPayloadException {
-        if (p.nextToken() != JsonToken.START_OBJECT) {
-            throw new CorruptPayloadException("payload is not a JSON object");
-        }
-        CoordinationEvent event;
+    private static CoordinationEvent decode(String kind, double ts, PayloadReader r) throws CorruptPayloadException {
         ClaimSnapshotEvent.Kind snapshot = SNAPSHOT_KINDS.get(kind);
         if (snapshot != null) {
-            event = new ClaimSnapshotEvent(ts, snapshot, readClaim(p));
+            return new ClaimSnapshotEvent(ts, snapshot, readClaim(r));
         } else if ("release".equals(kind)) {
-            event = readRelease(p, ts);
+            return new ClaimReleasedEvent(ts, r.id("task_id"));
         } else if ("claim_denial".equals(kind)) {
-            event = readDenial(p, ts);
+            return new ClaimDeniedEvent(ts, r.text("claimant", ""), r.text("claimant_sha256", ""),
+                    r.bool("claimant_truncated", false), (int) r.integer("path_count", 0, 0),
+                    r.text("reason_code", ""), r.text("scope_sha256", ""), r.text("task_id_sha256", ""));
+        }
+        return readIdempotency(r, ts);
+    }
+
+    /**
+     * The claim object. Required: {@code task_id}, {@code owner} (not blank), {@code epoch} (at
+     * least 1, as every issued epoch) and {@code lease_expires_at}; the rest default when absent
+     * (reference logs), never when null.
+     */
+    private static Claim readClaim(PayloadReader r) throws CorruptPayloadException {
+        // read in the order writeClaim writes them (the reader scans from the last member found)
+        String taskId = r.id("task_id");
+        String owner = r.id("owner");
+        String note = r.text("note", "");
+        double claimedAt = r.number("claimed_at", 0.0);
+        double leaseExpiresAt = r.number("lease_expires_at");
+        String status = r.text("status", ClaimStatus.CLAIMED.wire());
+        String dataRef = r.text("data_ref", "");
+        String worktree = r.text("worktree", "");
+        List<String> paths = r.strings("paths");
+        long epoch = r.integer("epoch");
+        if (epoch < 1) {
+            throw new CorruptPayloadException("epoch is " + epoch + ", below 1");
+        }
+        long version = r.integer("version", 0, 0);
+        String checkpoint = r.text("checkpoint", "");
+        GitContext git = readGit(r.object("git"));
+        return new Claim(taskId, owner, r.text("quota_principal", owner), note, claimedAt, leaseExpiresAt,
+                ClaimStatus.fromWire(status).orElseThrow(() -> new CorruptPayloadException("unknown status " + status)),
+                dataRef, worktree, paths, epoch, version, checkpoint, git);
+    }
+
+    private static GitContext readGit(PayloadReader git) throws CorruptPayloadException {
+        if (git == null) {
+            return null;
+        }
+        return new GitContext(git.nullableText("branch"), git.nullableText("base"), git.nullableText("auto_release_on"));
+    }
+
+    /** {@code key} and {@code response} required; a response object (reference layout) is compacted. */
+    private static IdempotencyRecordedEvent readIdempotency(PayloadReader r, double ts) throws CorruptPayloadException {
+        String key = r.text("key");
+        if (key.isEmpty()) {
+            throw new CorruptPayloadException("key is empty");
+        }
+        String response;
+        if (r.isObject("response")) {
+            try {
+                response = MAPPER.writeValueAsString(MAPPER.readTree(r.raw("response")));
+            } catch (IOException e) {
+                throw new CorruptPayloadException("unreadable response object: " + e.getMessage(), e);
+            }
         } else {
-            event = readIdempotency(p, ts);
+            response = r.text("response");
         }
-        if (p.nextToken() != null) {
-            throw new CorruptPayloadException("trailing content after the payload object");
-        }
-        return event;
-    }
-
-    private static Claim readClaim(JsonParser p) throws IOException, CorruptPayloadException {
-        String taskId = null;
-        String owner = null;
-        String principal = null;
-        String note = "";
-        Double claimedAt = null;
-        Double leaseExpiresAt = null;
-        ClaimStatus status = ClaimStatus.CLAIMED;
-        String dataRef = "";
-        String worktree = "";
-        List<String> paths = List.of();
-        Long epoch = null;
-        long version = 0;
-        String checkpoint = "";
-        GitContext git = null;
-        for (JsonToken t = p.nextToken(); t == JsonToken.FIELD_NAME; t = p.nextToken()) {
-            String name = p.currentName();
-            JsonToken value = p.nextToken();
-            switch (name) {
-                case "task_id" -> taskId = text(p, value, name);
-                case "owner" -> owner = text(p, value, name);
-                case "quota_principal" -> principal = text(p, value, name);
-                case "note" -> note = text(p, value, name);
-                case "claimed_at" -> claimedAt = number(p, value, name);
-                case "lease_expires_at" -> leaseExpiresAt = number(p, value, name);
-                case "status" -> {
-                    String wire = text(p, value, name);
-                    status = ClaimStatus.fromWire(wire)
-                            .orElseThrow(() -> new CorruptPayloadException("unknown status " + wire));
-                }
-                case "data_ref" -> dataRef = text(p, value, name);
-                case "worktree" -> worktree = text(p, value, name);
-                case "paths" -> paths = readStrings(p, value, name);
-                case "epoch" -> epoch = integer(p, value, name);
-                case "version" -> version = integer(p, value, name);
-                case "checkpoint" -> checkpoint = text(p, value, name);
-                case "git" -> git = readGit(p, value);
-                default -> p.skipChildren();
-            }
-        }
-        if (taskId == null || owner == null || epoch == null || leaseExpiresAt == null) {
-            throw new CorruptPayloadException("claim payload lacks task_id, owner, epoch or lease_expires_at");
-        }
-        return new Claim(taskId, owner, principal == null ? owner : principal, note,
-                claimedAt == null ? 0.0 : claimedAt, leaseExpiresAt, status, dataRef, worktree, paths, epoch,
-                version, checkpoint, git);
-    }
-
-    private static GitContext readGit(JsonParser p, JsonToken value) throws IOException, CorruptPayloadException {
-        if (value == JsonToken.VALUE_NULL) {
-            return null;
-        }
-        if (value != JsonToken.START_OBJECT) {
-            throw new CorruptPayloadException("git must be an object or null");
-        }
-        String branch = null;
-        String base = null;
-        String autoRelease = null;
-        for (JsonToken t = p.nextToken(); t == JsonToken.FIELD_NAME; t = p.nextToken()) {
-            String name = p.currentName();
-            JsonToken v = p.nextToken();
-            switch (name) {
-                case "branch" -> branch = text(p, v, name);
-                case "base" -> base = text(p, v, name);
-                case "auto_release_on" -> autoRelease = text(p, v, name);
-                default -> p.skipChildren();
-            }
-        }
-        return new GitContext(branch, base, autoRelease);
-    }
-
-    private static ClaimReleasedEvent readRelease(JsonParser p, double ts) throws IOException, CorruptPayloadException {
-        String taskId = null;
-        for (JsonToken t = p.nextToken(); t == JsonToken.FIELD_NAME; t = p.nextToken()) {
-            String name = p.currentName();
-            JsonToken value = p.nextToken();
-            if ("task_id".equals(name)) {
-                taskId = text(p, value, name);
-            } else {
-                p.skipChildren();
-            }
-        }
-        if (taskId == null) {
-            throw new CorruptPayloadException("release payload lacks task_id");
-        }
-        return new ClaimReleasedEvent(ts, taskId);
-    }
-
-    private static ClaimDeniedEvent readDenial(JsonParser p, double ts) throws IOException, CorruptPayloadException {
-        String claimant = "";
-        String claimantSha = "";
-        boolean truncated = false;
-        int pathCount = 0;
-        String reason = "";
-        String scopeSha = "";
-        String taskSha = "";
-        for (JsonToken t = p.nextToken(); t == JsonToken.FIELD_NAME; t = p.nextToken()) {
-            String name = p.currentName();
-            JsonToken value = p.nextToken();
-            switch (name) {
-                case "claimant" -> claimant = text(p, value, name);
-                case "claimant_sha256" -> claimantSha = text(p, value, name);
-                case "claimant_truncated" -> truncated = value == JsonToken.VALUE_TRUE;
-                case "path_count" -> pathCount = (int) integer(p, value, name);
-                case "reason_code" -> reason = text(p, value, name);
-                case "scope_sha256" -> scopeSha = text(p, value, name);
-                case "task_id_sha256" -> taskSha = text(p, value, name);
-                default -> p.skipChildren();
-            }
-        }
-        return new ClaimDeniedEvent(ts, claimant, claimantSha, truncated, pathCount, reason, scopeSha, taskSha);
-    }
-
-    private static IdempotencyRecordedEvent readIdempotency(JsonParser p, double ts)
-            throws IOException, CorruptPayloadException {
-        String key = null;
-        String digest = "";
-        String response = null;
-        for (JsonToken t = p.nextToken(); t == JsonToken.FIELD_NAME; t = p.nextToken()) {
-            String name = p.currentName();
-            JsonToken value = p.nextToken();
-            switch (name) {
-                case "key" -> key = text(p, value, name);
-                case "request_digest" -> digest = text(p, value, name);
-                case "response" -> {
-                    if (value == JsonToken.VALUE_STRING) {
-                        response = p.getText();
-                    } else if (value == JsonToken.START_OBJECT) {
-                        JsonNode tree = MAPPER.readTree(p);
-                        response = MAPPER.writeValueAsString(tree);
-                    } else {
-                        throw new CorruptPayloadException("response must be a string or an object");
-                    }
-                }
-                default -> p.skipChildren();
-            }
-        }
-        if (key == null || response == null) {
-            throw new CorruptPayloadException("idempotency payload lacks key or response");
-        }
-        return new IdempotencyRecordedEvent(ts, key, digest, response);
-    }
-
-    private static String text(JsonParser p, JsonToken value, String name) throws IOException, CorruptPayloadException {
-        if (value == JsonToken.VALUE_STRING) {
-            return p.getText();
-        }
-        if (value == JsonToken.VALUE_NULL) {
-            return null;
-        }
-        throw new CorruptPayloadException(name + " must be a string");
-    }
-
-    private static double number(JsonParser p, JsonToken value, String name) throws IOException, CorruptPayloadException {
-        if (value == JsonToken.VALUE_NUMBER_FLOAT || value == JsonToken.VALUE_NUMBER_INT) {
-            return p.getDoubleValue();
-        }
-        throw new CorruptPayloadException(name + " must be a number");
-    }
-
-    private static long integer(JsonParser p, JsonToken value, String name) throws IOException, CorruptPayloadException {
-        if (value == JsonToken.VALUE_NUMBER_INT) {
-            return p.getLongValue();
-        }
-        if (value == JsonToken.VALUE_NUMBER_FLOAT) {
-            double d = p.getDoubleValue();
-            if (d == Math.rint(d) && Math.abs(d) < 9.0e15) {
-                return (long) d;
-            }
-        }
-        throw new CorruptPayloadException(name + " must be an integer");
-    }
-
-    private static List<String> readStrings(JsonParser p, JsonToken value, String name)
-            throws IOException, CorruptPayloadException {
-        if (value == JsonToken.VALUE_NULL) {
-            return List.of();
-        }
-        if (value != JsonToken.START_ARRAY) {
-            throw new CorruptPayloadException(name + " must be an array");
-        }
-        List<String> out = new ArrayList<>();
-        for (JsonToken t = p.nextToken(); t != JsonToken.END_ARRAY; t = p.nextToken()) {
-            if (t != JsonToken.VALUE_STRING) {
-                throw new CorruptPayloadException(name + " must hold strings");
-            }
-            out.add(p.getText());
-        }
-        return out;
+        return new IdempotencyRecordedEvent(ts, key, r.text("request_digest", ""), response);
     }
 }

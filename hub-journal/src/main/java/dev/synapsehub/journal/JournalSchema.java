@@ -26,8 +26,27 @@ import java.util.Set;
  *   payload    TEXT NOT NULL);                    -- compact ASCII-escaped JSON (§12.4, {@link EventCodec})
  * </pre>
  * Idempotency records are {@code idempotency} events in the same table, committed in the
- * mutation's transaction; the ledger is rebuilt from them on replay (INV-CR-1). Mailbox
- * watermarks arrive with the wire issue as a schema-version-2 migration.
+ * mutation's transaction; the ledger is rebuilt from them on replay (INV-CR-1).
+ *
+ * <h2>Schema version 2: state snapshots and compaction</h2>
+ * <pre>
+ * CREATE TABLE snapshots (
+ *   id         INTEGER PRIMARY KEY AUTOINCREMENT,
+ *   seq        INTEGER NOT NULL,                 -- the journal seq the state covers
+ *   created_at REAL NOT NULL,                    -- hub time it was taken, Unix seconds
+ *   format     INTEGER NOT NULL,                 -- {@link SnapshotCodec#FORMAT}
+ *   bytes      INTEGER NOT NULL,                 -- body length (0 while incomplete)
+ *   chunks     INTEGER NOT NULL,                 -- number of chunk rows (0 while incomplete)
+ *   crc32c     INTEGER NOT NULL,                 -- CRC-32C of the body (0 while incomplete)
+ *   complete   INTEGER NOT NULL);                -- 1 once every chunk is written
+ * CREATE TABLE snapshot_chunks (
+ *   snapshot_id INTEGER NOT NULL, idx INTEGER NOT NULL, data BLOB NOT NULL,
+ *   PRIMARY KEY (snapshot_id, idx));
+ * meta 'compacted_through' = the highest seq deleted by retention (absent: none)
+ * </pre>
+ * A snapshot is written in chunks, each its own short transaction, and becomes visible only
+ * when a last transaction marks it complete with its length and checksum (see
+ * {@link SnapshotStore}).
  *
  * <h2>Versions and migrations</h2>
  * Version 0 is the reference hub's layout: an {@code events(seq, ts, kind, payload)} table
@@ -43,7 +62,7 @@ public final class JournalSchema {
     /** The {@code meta.magic} value. */
     public static final String MAGIC = "synapse-hub-journal";
     /** The schema version this code writes. */
-    public static final int CURRENT_VERSION = 1;
+    public static final int CURRENT_VERSION = 2;
 
     /** One migration step: brings a file at {@code from} to {@code from + 1}. */
     record Migration(int from, String description, List<String> statements) {
@@ -55,7 +74,14 @@ public final class JournalSchema {
                     List.of(
                             "ALTER TABLE events ADD COLUMN durability TEXT NOT NULL DEFAULT 'FULL'",
                             "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-                            "INSERT OR REPLACE INTO meta(key, value) VALUES ('magic', '" + MAGIC + "')")));
+                            "INSERT OR REPLACE INTO meta(key, value) VALUES ('magic', '" + MAGIC + "')")),
+            new Migration(1, "v1 -> v2: state snapshot tables",
+                    List.of(
+                            "CREATE TABLE snapshots (id INTEGER PRIMARY KEY AUTOINCREMENT, seq INTEGER NOT NULL,"
+                                    + " created_at REAL NOT NULL, format INTEGER NOT NULL, bytes INTEGER NOT NULL,"
+                                    + " chunks INTEGER NOT NULL, crc32c INTEGER NOT NULL, complete INTEGER NOT NULL)",
+                            "CREATE TABLE snapshot_chunks (snapshot_id INTEGER NOT NULL, idx INTEGER NOT NULL,"
+                                    + " data BLOB NOT NULL, PRIMARY KEY (snapshot_id, idx))")));
 
     private static final List<String> CREATE_V1 = List.of(
             "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -152,13 +178,18 @@ public final class JournalSchema {
         return found.containsAll(columns);
     }
 
-    /** Creates the current schema in an empty database, in one transaction. */
+    /** Creates the current schema in an empty database (version 1, then every step), in one transaction. */
     static void create(Connection c) throws SQLException {
         try (Statement s = c.createStatement()) {
             s.execute("BEGIN IMMEDIATE");
             try {
                 for (String sql : CREATE_V1) {
                     s.execute(sql);
+                }
+                for (Migration step : MIGRATIONS.subList(1, MIGRATIONS.size())) {
+                    for (String sql : step.statements()) {
+                        s.execute(sql);
+                    }
                 }
                 stamp(s, CURRENT_VERSION);
                 s.execute("COMMIT");

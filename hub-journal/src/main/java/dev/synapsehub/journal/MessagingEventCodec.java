@@ -2,11 +2,6 @@ package dev.synapsehub.journal;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.core.json.JsonWriteFeature;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.synapsehub.core.board.BoardStatus;
 import dev.synapsehub.core.board.BoardTask;
 import dev.synapsehub.core.board.NoteKind;
@@ -29,13 +24,9 @@ import dev.synapsehub.core.resource.ResourceOffer;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
-import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 
 /**
  * Payload shapes (wire contract §12.4) of the board, resource, chat, mailbox and receipt kinds.
@@ -63,8 +54,7 @@ public final class MessagingEventCodec {
 
     private static final String DEAD_LETTERED = "_dead_lettered";
     private static final String ADDRESSEES = "_addressees";
-    private static final JsonFactory FACTORY = JsonFactory.builder().enable(JsonWriteFeature.ESCAPE_NON_ASCII).build();
-    private static final ObjectMapper MAPPER = new ObjectMapper(FACTORY);
+    private static final JsonFactory FACTORY = PayloadReader.FACTORY;
 
     /** True for the kinds handled here. */
     public static boolean knows(String kind) {
@@ -253,227 +243,93 @@ public final class MessagingEventCodec {
 
     // ------------------------------------------------------------------------------ decode
 
-    /** Decodes a stored row of one of {@link #KINDS}. */
+    /** Decodes a stored row of one of {@link #KINDS}; every member is read by {@link PayloadReader}. */
     public CoordinationEvent decode(String kind, double ts, String payload) throws EventCodec.CorruptPayloadException {
-        if (payload == null) {
-            throw new EventCodec.CorruptPayloadException("null payload");
-        }
-        try {
-            Map<String, Member> m = members(payload);
-            switch (kind) {
-                case "chat":
-                    return decodeChat(ts, payload, m);
-                case "ledger_task":
-                    return new LedgerTaskEvent(ts, readTask(m), m.containsKey("_causal_parent")
-                            && m.get("_causal_parent").node().isObject() ? m.get("_causal_parent").raw() : null);
-                case "ledger_progress":
-                    return new LedgerProgressEvent(ts, new ProgressNote(optText(m, "task_id"), optText(m, "author"),
-                            NoteKind.fromWire(optText(m, "kind")).orElseThrow(() -> corrupt("unknown note kind")),
-                            optText(m, "text"), num(m, "posted_at", ts)));
-                case "resource": {
-                    Member meta = m.get("meta");
-                    return new ResourceOfferedEvent(ts, new ResourceOffer(text(m, "agent"), text(m, "kind"),
-                            text(m, "name"), (int) Math.min(Integer.MAX_VALUE, integer(m, "capacity", 1)),
-                            meta != null && meta.node().isObject() ? meta.raw() : "{}", num(m, "offered_at", ts)));
-                }
-                case "delivery_receipt_requested":
-                    return new DeliveryReceiptRequestedEvent(ts, text(m, "sender"), optTextOrNull(m, "target"),
-                            integer(m, "message_id", 0), integer(m, "message_seq", 0), optTextOrNull(m, "client_msg_id"));
-                case "delivery_receipt_immediate": {
-                    Map<String, String> wake = new TreeMap<>();
-                    Member w = m.get("recipient_wake_capabilities");
-                    if (w != null && w.node().isObject()) {
-                        for (Iterator<Map.Entry<String, JsonNode>> it = w.node().fields(); it.hasNext(); ) {
-                            Map.Entry<String, JsonNode> e = it.next();
-                            wake.put(e.getKey(), e.getValue().asText());
-                        }
-                    }
-                    ReceiptVerdict v = new ReceiptVerdict(bool(m, "delivered"), strs(m, "recipients"),
-                            strs(m, "matched_recipients"), strs(m, "stale_recipients"), optText(m, "reason"),
-                            bool(m, "dead_lettered"), wake);
-                    return new DeliveryReceiptImmediateEvent(ts, text(m, "sender"), optTextOrNull(m, "target"),
-                            integer(m, "message_id", 0), integer(m, "message_seq", 0), v, optTextOrNull(m, "client_msg_id"));
-                }
-                case "delivery_receipt_deferred":
-                    return new DeliveryReceiptDeferredEvent(ts, text(m, "sender"), optTextOrNull(m, "target"),
-                            integer(m, "message_id", 0), integer(m, "message_seq", 0), strs(m, "recipients"),
-                            optText(m, "acked_by"), optTextOrNull(m, "client_msg_id"));
-                case "delivery_receipt_expired":
-                    return new DeliveryReceiptExpiredEvent(ts, text(m, "sender"), optTextOrNull(m, "target"),
-                            integer(m, "message_id", 0), integer(m, "message_seq", 0), optText(m, "reason"),
-                            optTextOrNull(m, "client_msg_id"));
-                case "mailbox_watermark": {
-                    String source = optText(m, "source");
-                    MailboxWatermarkEvent.Source s = "ack".equals(source) ? MailboxWatermarkEvent.Source.ACK
-                            : MailboxWatermarkEvent.Source.CURSOR;
-                    return new MailboxWatermarkEvent(ts, text(m, "identity"), integer(m, "through_seq", 0), s);
-                }
-                case "dead_letter_escalation":
-                    return new DeadLetterEscalationEvent(ts, text(m, "target"), integer(m, "count", 0),
-                            optText(m, "last_sender"), (int) integer(m, "threshold", 0));
-                case "dead_letter_cleared":
-                    return new DeadLetterClearedEvent(ts, text(m, "name"));
-                default:
-                    throw corrupt("not a messaging kind: " + kind);
+        PayloadReader m = PayloadReader.parse(payload, true);
+        switch (kind) {
+            case "chat":
+                return decodeChat(ts, payload, m);
+            case "ledger_task":
+                return new LedgerTaskEvent(ts, readTask(m), m.isObject("_causal_parent") ? m.raw("_causal_parent") : null);
+            case "ledger_progress": {
+                String kindName = m.text("kind", "");
+                return new LedgerProgressEvent(ts, new ProgressNote(m.text("task_id", ""), m.text("author", ""),
+                        NoteKind.fromWire(kindName).orElseThrow(() -> corrupt("unknown note kind " + kindName)),
+                        m.text("text", ""), m.number("posted_at", ts)));
             }
-        } catch (EventCodec.CorruptPayloadException e) {
-            throw e;
-        } catch (IOException | RuntimeException e) {
-            throw new EventCodec.CorruptPayloadException("undecodable " + kind + " payload: " + e.getMessage(), e);
+            case "resource":
+                return new ResourceOfferedEvent(ts, new ResourceOffer(m.id("agent"), m.id("kind"), m.id("name"),
+                        (int) Math.min(Integer.MAX_VALUE, m.integer("capacity", 1)),
+                        m.isObject("meta") ? m.raw("meta") : "{}", m.number("offered_at", ts)));
+            case "delivery_receipt_requested":
+                return new DeliveryReceiptRequestedEvent(ts, m.text("sender"), m.nullableText("target"),
+                        m.integer("message_id", 0, 0), m.integer("message_seq", 0, 0), m.nullableText("client_msg_id"));
+            case "delivery_receipt_immediate": {
+                ReceiptVerdict v = new ReceiptVerdict(m.bool("delivered", false), m.strings("recipients"),
+                        m.strings("matched_recipients"), m.strings("stale_recipients"), m.text("reason", ""),
+                        m.bool("dead_lettered", false), m.stringMap("recipient_wake_capabilities"));
+                return new DeliveryReceiptImmediateEvent(ts, m.text("sender"), m.nullableText("target"),
+                        m.integer("message_id", 0, 0), m.integer("message_seq", 0, 0), v,
+                        m.nullableText("client_msg_id"));
+            }
+            case "delivery_receipt_deferred":
+                return new DeliveryReceiptDeferredEvent(ts, m.text("sender"), m.nullableText("target"),
+                        m.integer("message_id", 0, 0), m.integer("message_seq", 0, 0), m.strings("recipients"),
+                        m.text("acked_by", ""), m.nullableText("client_msg_id"));
+            case "delivery_receipt_expired":
+                return new DeliveryReceiptExpiredEvent(ts, m.text("sender"), m.nullableText("target"),
+                        m.integer("message_id", 0, 0), m.integer("message_seq", 0, 0), m.text("reason", ""),
+                        m.nullableText("client_msg_id"));
+            case "mailbox_watermark": {
+                MailboxWatermarkEvent.Source source = "ack".equals(m.text("source", "cursor"))
+                        ? MailboxWatermarkEvent.Source.ACK : MailboxWatermarkEvent.Source.CURSOR;
+                return new MailboxWatermarkEvent(ts, m.id("identity"), m.integer("through_seq", 0, 0), source);
+            }
+            case "dead_letter_escalation":
+                return new DeadLetterEscalationEvent(ts, m.text("target"), m.integer("count", 0, 0),
+                        m.text("last_sender", ""), (int) Math.min(Integer.MAX_VALUE, m.integer("threshold", 0, 0)));
+            case "dead_letter_cleared":
+                return new DeadLetterClearedEvent(ts, m.text("name"));
+            default:
+                throw corrupt("not a messaging kind: " + kind);
         }
     }
 
-    private static ChatEvent decodeChat(double ts, String payload, Map<String, Member> m)
+    /**
+     * A chat row: the frame, then the hub's two members when they close the object (cut off
+     * exactly), else a reference row without them. {@code sender} is required; {@code target}
+     * and {@code channel} are strings or absent, as the wire admits them.
+     */
+    private static ChatEvent decodeChat(double ts, String payload, PayloadReader m)
             throws EventCodec.CorruptPayloadException {
-        Member dead = m.get(DEAD_LETTERED);
-        Member addressees = m.get(ADDRESSEES);
         String frame;
         boolean deadLettered = false;
         List<String> to = List.of();
-        if (dead != null && addressees != null && dead.index() == m.size() - 2 && addressees.index() == m.size() - 1) {
+        int size = m.size();
+        if (m.indexOf(DEAD_LETTERED) == size - 2 && m.indexOf(ADDRESSEES) == size - 1 && size >= 2) {
             // the hub's two members close the object: cut them off exactly
-            int cut = payload.lastIndexOf(',', dead.nameOffset());
+            int cut = payload.lastIndexOf(',', m.nameOffset(DEAD_LETTERED));
             frame = cut < 0 ? "{}" : payload.substring(0, cut) + "}";
-            deadLettered = dead.node().asBoolean(false);
-            to = strs(m, ADDRESSEES);
+            deadLettered = m.bool(DEAD_LETTERED, false);
+            to = m.strings(ADDRESSEES);
         } else {
             frame = payload; // a reference chat row: no hub members
         }
-        Member msgId = m.get("msg_id");
-        Member target = m.get("target");
-        Member channel = m.get("channel");
-        return new ChatEvent(ts,
-                msgId == null ? 0 : msgId.node().asLong(0), text(m, "sender"),
-                target != null && target.node().isTextual() ? target.node().textValue() : null,
-                channel != null && channel.node().isTextual() && !channel.node().textValue().isBlank()
-                        ? channel.node().textValue() : null,
-                deadLettered, to, frame);
+        String channel = m.nullableText("channel");
+        return new ChatEvent(ts, m.integer("msg_id", 0, 0), m.text("sender"), m.nullableText("target"),
+                channel == null || channel.isBlank() ? null : channel, deadLettered, to, frame);
     }
 
-    private static BoardTask readTask(Map<String, Member> m) throws EventCodec.CorruptPayloadException {
-        String status = optText(m, "status");
-        return new BoardTask(text(m, "task_id"), optText(m, "title"), optText(m, "description"), strs(m, "depends_on"),
-                BoardStatus.fromWire(status.isEmpty() ? "open" : status).orElseThrow(() -> corrupt("unknown status")),
-                optText(m, "suggested_owner"), optText(m, "project"), integer(m, "version", 1),
-                optText(m, "created_by"), num(m, "created_at", 0.0), num(m, "updated_at", 0.0));
-    }
-
-    /** One top-level member: its position, the offset of its name token, its raw text and value. */
-    private record Member(int index, int nameOffset, String raw, JsonNode node) {
-    }
-
-    /** The top-level members of an object in order; a repeated name keeps its last occurrence. */
-    private static Map<String, Member> members(String payload) throws IOException, EventCodec.CorruptPayloadException {
-        Map<String, Member> out = new LinkedHashMap<>();
-        List<String> order = new ArrayList<>();
-        try (JsonParser p = FACTORY.createParser(payload)) {
-            if (p.nextToken() != JsonToken.START_OBJECT) {
-                throw corrupt("payload is not a JSON object");
-            }
-            for (JsonToken t = p.nextToken(); t == JsonToken.FIELD_NAME; t = p.nextToken()) {
-                String name = p.currentName();
-                int nameOffset = (int) p.getTokenLocation().getCharOffset();
-                p.nextToken();
-                int start = (int) p.getTokenLocation().getCharOffset();
-                if (p.currentToken().isStructStart()) {
-                    p.skipChildren();
-                } else {
-                    p.finishToken(); // scalars are read lazily; consume the value before taking the end offset
-                }
-                int end = (int) p.getCurrentLocation().getCharOffset();
-                String raw = payload.substring(start, end);
-                out.remove(name);
-                order.remove(name);
-                out.put(name, new Member(0, nameOffset, raw, MAPPER.readTree(raw)));
-                order.add(name);
-            }
-            if (p.nextToken() != null) {
-                throw corrupt("trailing content after the payload object");
-            }
-        }
-        Map<String, Member> indexed = new LinkedHashMap<>();
-        int i = 0;
-        for (String name : order) {
-            Member mb = out.get(name);
-            indexed.put(name, new Member(i++, mb.nameOffset(), mb.raw(), mb.node()));
-        }
-        return indexed;
-    }
-
-    private static String text(Map<String, Member> m, String name) throws EventCodec.CorruptPayloadException {
-        Member v = m.get(name);
-        if (v == null || !v.node().isTextual()) {
-            throw corrupt(name + " must be a string");
-        }
-        return v.node().textValue();
-    }
-
-    private static String optText(Map<String, Member> m, String name) throws EventCodec.CorruptPayloadException {
-        String s = optTextOrNull(m, name);
-        return s == null ? "" : s;
-    }
-
-    private static String optTextOrNull(Map<String, Member> m, String name) throws EventCodec.CorruptPayloadException {
-        Member v = m.get(name);
-        if (v == null || v.node().isNull()) {
-            return null;
-        }
-        if (!v.node().isTextual()) {
-            throw corrupt(name + " must be a string");
-        }
-        return v.node().textValue();
-    }
-
-    private static long integer(Map<String, Member> m, String name, long dflt) throws EventCodec.CorruptPayloadException {
-        Member v = m.get(name);
-        if (v == null || v.node().isNull()) {
-            return dflt;
-        }
-        if (v.node().isIntegralNumber() && v.node().canConvertToLong()) {
-            return v.node().longValue();
-        }
-        if (v.node().isNumber() && v.node().doubleValue() == Math.rint(v.node().doubleValue())
-                && Math.abs(v.node().doubleValue()) < 9.0e15) {
-            return (long) v.node().doubleValue();
-        }
-        throw corrupt(name + " must be an integer");
-    }
-
-    private static double num(Map<String, Member> m, String name, double dflt) throws EventCodec.CorruptPayloadException {
-        Member v = m.get(name);
-        if (v == null || v.node().isNull()) {
-            return dflt;
-        }
-        if (!v.node().isNumber()) {
-            throw corrupt(name + " must be a number");
-        }
-        return v.node().doubleValue();
-    }
-
-    private static boolean bool(Map<String, Member> m, String name) {
-        Member v = m.get(name);
-        return v != null && v.node().asBoolean(false);
-    }
-
-    private static List<String> strs(Map<String, Member> m, String name) throws EventCodec.CorruptPayloadException {
-        Member v = m.get(name);
-        if (v == null || v.node().isNull()) {
-            return List.of();
-        }
-        if (!v.node().isArray()) {
-            throw corrupt(name + " must be an array");
-        }
-        List<String> out = new ArrayList<>();
-        for (JsonNode n : v.node()) {
-            if (!n.isTextual()) {
-                throw corrupt(name + " must hold strings");
-            }
-            out.add(n.textValue());
-        }
-        return out;
+    private static BoardTask readTask(PayloadReader m) throws EventCodec.CorruptPayloadException {
+        String status = m.text("status", "open");
+        return new BoardTask(m.id("task_id"), m.text("title", ""), m.text("description", ""), m.strings("depends_on"),
+                BoardStatus.fromWire(status.isEmpty() ? "open" : status)
+                        .orElseThrow(() -> corrupt("unknown status " + status)),
+                m.text("suggested_owner", ""), m.text("project", ""), m.integer("version", 1, 1),
+                m.text("created_by", ""), m.number("created_at", 0.0), m.number("updated_at", 0.0));
     }
 
     private static EventCodec.CorruptPayloadException corrupt(String message) {
-        return new EventCodec.CorruptPayloadException(message);
+        return PayloadReader.corrupt(message);
     }
 }

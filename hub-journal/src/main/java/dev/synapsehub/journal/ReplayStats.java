@@ -6,9 +6,10 @@ package dev.synapsehub.journal;
  * @param rows rows read from the events table
  * @param replayed events decoded and handed to the sink
  * @param skippedUnknown rows of kinds this hub does not know (forward compatible, skipped)
- * @param corrupt rows whose payload could not be decoded for their kind; never silently
- *     dropped: each is logged with its seq and counted here, and a hub should report itself
- *     degraded when this is not zero
+ * @param corrupt rows skipped because their payload is not valid for their kind (malformed JSON,
+ *     a member missing, null, mistyped or not finite) or because the state refused the event;
+ *     never silently dropped: each is logged with its seq and counted here, and a hub reports
+ *     itself degraded when this is not zero
  * @param firstCorruptSeq the seq of the first corrupt row, 0 when there is none
  * @param seconds wall time of the replay
  */

@@ -70,6 +70,10 @@ public final class SqliteJournal implements Journal {
     private Durability synchronousLevel;
     private volatile Durability lastCommitSynchronous;
     private volatile ReplayStats lastReplay = ReplayStats.NONE;
+    private final SnapshotStore snapshots;
+    /** Corrupt rows counted by the replays a loaded snapshot was built from (see {@link #carryCorruption}). */
+    private volatile long carriedCorrupt;
+    private volatile long carriedFirstCorrupt;
     private boolean closed;
 
     private SqliteJournal(Path path, Connection connection, long progressIntervalMillis) throws SQLException {
@@ -77,11 +81,14 @@ public final class SqliteJournal implements Journal {
         this.connection = connection;
         this.progressIntervalMillis = progressIntervalMillis;
         prepareStatements();
+        // sqlite_sequence keeps the highest seq ever handed out, even once retention deleted the rows
         try (Statement s = connection.createStatement();
-             ResultSet rs = s.executeQuery("SELECT COALESCE(MAX(seq), 0) FROM events")) {
+             ResultSet rs = s.executeQuery("SELECT MAX(COALESCE((SELECT MAX(seq) FROM events), 0),"
+                     + " COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0))")) {
             rs.next();
             this.lastSeq = rs.getLong(1);
         }
+        this.snapshots = new SnapshotStore(this);
     }
 
     private void prepareStatements() throws SQLException {
@@ -195,7 +202,7 @@ public final class SqliteJournal implements Journal {
     }
 
     /** Creates a missing journal file readable by its owner only (mode 0600 where supported). */
-    private static void createPrivately(Path file) throws JournalException {
+    static void createPrivately(Path file) throws JournalException {
         if (Files.exists(file)) {
             return;
         }
@@ -277,52 +284,40 @@ public final class SqliteJournal implements Journal {
      * @return the seq of the first row; the others follow contiguously
      */
     long appendRows(List<Row> rows) throws JournalException {
-        ensureOpen();
-        boolean inTransaction = false;
-        boolean committing = false;
-        long first = lastSeq + 1;
+        Durability level = levelOf(rows);
+        long[] first = {lastSeq + 1};
+        long last;
         try {
-            Durability level = levelOf(rows);
-            setSynchronous(level);
-            begin.executeUpdate();
-            inTransaction = true;
-            // multi-row INSERTs number their rows in VALUES order, like single ones
-            int i = 0;
-            for (; i + CHUNK <= rows.size(); i += CHUNK) {
-                for (int k = 0; k < CHUNK; k++) {
-                    bind(insertChunk, 4 * k, rows.get(i + k));
+            last = transaction(level, "append of " + rows.size() + " events", c -> {
+                // multi-row INSERTs number their rows in VALUES order, like single ones
+                int i = 0;
+                for (; i + CHUNK <= rows.size(); i += CHUNK) {
+                    for (int k = 0; k < CHUNK; k++) {
+                        bind(insertChunk, 4 * k, rows.get(i + k));
+                    }
+                    insertChunk.executeUpdate();
                 }
-                insertChunk.executeUpdate();
-            }
-            for (; i < rows.size(); i++) {
-                bind(insert, 0, rows.get(i));
-                insert.executeUpdate();
-            }
-            long last;
-            try (ResultSet rs = lastRowId.executeQuery()) {
-                rs.next();
-                last = rs.getLong(1);
-            }
-            first = last - rows.size() + 1;
-            if (first <= lastSeq) {
-                throw new SQLException("sequence went backwards: first " + first + " after " + lastSeq);
-            }
-            committing = true;
-            commit.executeUpdate();
-            inTransaction = false;
-            lastSeq = last;
-            lastCommitSynchronous = level;
-            return first;
-        } catch (SQLException e) {
-            recoverAfter(e, inTransaction);
-            if (committing && !unwritten(e)) {
-                throw new JournalInDoubtException(path + ": the commit of " + rows.size() + " events failed after"
-                        + " they were written (" + e.getMessage() + "); whether they are durable is not known yet",
-                        first, e);
-            }
-            throw new JournalException(path + ": append of " + rows.size()
-                    + " events failed; nothing was committed: " + e.getMessage(), e);
+                for (; i < rows.size(); i++) {
+                    bind(insert, 0, rows.get(i));
+                    insert.executeUpdate();
+                }
+                long lastRow;
+                try (ResultSet rs = lastRowId.executeQuery()) {
+                    rs.next();
+                    lastRow = rs.getLong(1);
+                }
+                first[0] = lastRow - rows.size() + 1;
+                if (first[0] <= lastSeq) {
+                    throw new SQLException("sequence went backwards: first " + first[0] + " after " + lastSeq);
+                }
+                return lastRow;
+            });
+        } catch (JournalInDoubtException doubt) {
+            throw new JournalInDoubtException(doubt.getMessage(), first[0], doubt.getCause());
         }
+        lastSeq = last;
+        lastCommitSynchronous = level;
+        return last - rows.size() + 1;
     }
 
     /**
@@ -398,41 +393,61 @@ public final class SqliteJournal implements Journal {
 
     @Override
     public void replay(Consumer<JournaledEvent> sink) throws JournalException {
+        replayAfter(0, sink);
+    }
+
+    /**
+     * Streams every stored event with {@code seq > afterSeq} in sequence order (the journal tail
+     * after a snapshot), then records what was read in {@link #lastReplay()}.
+     *
+     * <p>No row stops a replay: a row whose payload is not valid for its kind (see
+     * {@link PayloadReader}), or whose event the sink refuses with an exception, is skipped,
+     * logged with its seq, and counted in {@link ReplayStats#corrupt()}.
+     */
+    public void replayAfter(long afterSeq, Consumer<JournaledEvent> sink) throws JournalException {
         ensureOpen();
-        ReplayProgress progress = new ReplayProgress(LOG, lastSeq, progressIntervalMillis);
+        ReplayProgress progress = new ReplayProgress(LOG, Math.max(0, lastSeq - afterSeq), progressIntervalMillis);
         long rows = 0;
         long replayed = 0;
         long unknown = 0;
         long corrupt = 0;
         long firstCorrupt = 0;
-        try (PreparedStatement q = connection.prepareStatement("SELECT seq, ts, kind, payload FROM events ORDER BY seq");
-             ResultSet rs = q.executeQuery()) {
-            while (rs.next()) {
-                rows++;
-                long seq = rs.getLong(1);
-                double ts = rs.getDouble(2);
-                String kind = rs.getString(3);
-                byte[] payload = rs.getBytes(4); // the stored UTF-8, decoded without a String copy
-                Optional<CoordinationEvent> event;
-                try {
-                    event = payload != null ? codec.decode(kind, ts, payload) : codec.decode(kind, ts, rs.getString(4));
-                } catch (EventCodec.CorruptPayloadException e) {
-                    corrupt++;
-                    if (firstCorrupt == 0) {
-                        firstCorrupt = seq;
+        try (PreparedStatement q = connection.prepareStatement(
+                "SELECT seq, ts, kind, payload FROM events WHERE seq > ? ORDER BY seq")) {
+            q.setLong(1, afterSeq);
+            try (ResultSet rs = q.executeQuery()) {
+                while (rs.next()) {
+                    rows++;
+                    long seq = rs.getLong(1);
+                    double ts = rs.getDouble(2);
+                    boolean tsMissing = rs.wasNull();
+                    String kind = rs.getString(3);
+                    byte[] payload = rs.getBytes(4); // the stored UTF-8, decoded without a String copy
+                    String fault;
+                    try {
+                        Optional<CoordinationEvent> event = decodeRow(seq, tsMissing, ts, kind, payload, rs);
+                        if (event.isEmpty()) {
+                            unknown++;
+                            fault = null;
+                        } else {
+                            fault = deliver(sink, new JournaledEvent(seq, event.get()));
+                            if (fault == null) {
+                                replayed++;
+                            }
+                        }
+                    } catch (EventCodec.CorruptPayloadException e) {
+                        fault = "is corrupt and was not replayed: " + e.getMessage();
                     }
-                    LOG.log(System.Logger.Level.ERROR, "journal row seq=" + seq + " kind=" + kind
-                            + " is corrupt and was not replayed: " + e.getMessage());
-                    continue;
-                }
-                if (event.isEmpty()) {
-                    unknown++;
-                } else {
-                    sink.accept(new JournaledEvent(seq, event.get()));
-                    replayed++;
-                }
-                if ((rows & 4095) == 0) {
-                    progress.update(rows);
+                    if (fault != null) {
+                        corrupt++;
+                        if (firstCorrupt == 0) {
+                            firstCorrupt = seq;
+                        }
+                        LOG.log(System.Logger.Level.ERROR, "journal row seq=" + seq + " kind=" + kind + " " + fault);
+                    }
+                    if ((rows & 4095) == 0) {
+                        progress.update(rows);
+                    }
                 }
             }
         } catch (SQLException e) {
@@ -441,6 +456,32 @@ public final class SqliteJournal implements Journal {
         lastReplay = new ReplayStats(rows, replayed, unknown, corrupt, firstCorrupt, progress.elapsedSeconds());
         LOG.log(corrupt == 0 ? System.Logger.Level.INFO : System.Logger.Level.WARNING,
                 "journal replay done: " + lastReplay);
+    }
+
+    private Optional<CoordinationEvent> decodeRow(long seq, boolean tsMissing, double ts, String kind, byte[] payload,
+                                                  ResultSet rs) throws EventCodec.CorruptPayloadException, SQLException {
+        if (kind == null) {
+            throw new EventCodec.CorruptPayloadException("the row has no kind");
+        }
+        if (tsMissing || !Double.isFinite(ts)) {
+            throw new EventCodec.CorruptPayloadException("the row has no finite ts");
+        }
+        return payload != null ? codec.decode(kind, ts, payload) : codec.decode(kind, ts, rs.getString(4));
+    }
+
+    /**
+     * Hands a decoded event to the sink. The codec validates every event, so a refusal here is a
+     * defect; it is still only a skipped row, never an aborted start-up.
+     *
+     * @return null when accepted, else why the row was skipped
+     */
+    private static String deliver(Consumer<JournaledEvent> sink, JournaledEvent event) {
+        try {
+            sink.accept(event);
+            return null;
+        } catch (RuntimeException e) {
+            return "was refused by the state and skipped: " + e;
+        }
     }
 
     /**
@@ -508,6 +549,125 @@ public final class SqliteJournal implements Journal {
     /** What the last {@link #replay} read, including the count of corrupt rows. */
     public ReplayStats lastReplay() {
         return lastReplay;
+    }
+
+    @Override
+    public long corruptRows() {
+        return carriedCorrupt + lastReplay.corrupt();
+    }
+
+    @Override
+    public long firstCorruptSeq() {
+        return carriedFirstCorrupt != 0 ? carriedFirstCorrupt : lastReplay.firstCorruptSeq();
+    }
+
+    /**
+     * Adds the corrupt rows a loaded snapshot's state was built past, so that {@link #corruptRows}
+     * keeps reporting them after a restart from the snapshot.
+     */
+    void carryCorruption(long rows, long firstSeq) {
+        carriedCorrupt = rows;
+        carriedFirstCorrupt = firstSeq;
+    }
+
+    /**
+     * The highest seq retention has deleted (meta {@code compacted_through}); 0 when every row
+     * since the first is still here. Rows up to it can only be rebuilt from a snapshot.
+     */
+    public long compactedThrough() throws JournalException {
+        return query("reading compacted_through", c -> {
+            try (Statement s = c.createStatement();
+                 ResultSet rs = s.executeQuery("SELECT value FROM meta WHERE key = 'compacted_through'")) {
+                return rs.next() ? Long.parseLong(rs.getString(1)) : 0L;
+            } catch (NumberFormatException e) {
+                throw new SQLException("unreadable meta compacted_through", e);
+            }
+        });
+    }
+
+    /** A stored row exactly as SQLite holds it (values keep their storage class). */
+    record RawRow(long seq, Object ts, Object kind, Object durability, Object payload) {
+    }
+
+    /** Up to {@code limit} rows with {@code afterSeq < seq <= throughSeq}, in seq order, unchanged (backup). */
+    List<RawRow> readRaw(long afterSeq, long throughSeq, int limit) throws JournalException {
+        return query("reading rows for a backup", c -> {
+            List<RawRow> out = new ArrayList<>(Math.min(limit, 16_384));
+            try (PreparedStatement q = c.prepareStatement("SELECT seq, ts, kind, durability, payload FROM events"
+                    + " WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?")) {
+                q.setLong(1, afterSeq);
+                q.setLong(2, throughSeq);
+                q.setInt(3, limit);
+                try (ResultSet rs = q.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(new RawRow(rs.getLong(1), rs.getObject(2), rs.getObject(3), rs.getObject(4),
+                                rs.getObject(5)));
+                    }
+                }
+            }
+            return out;
+        });
+    }
+
+    /** Retained rows per kind, by kind (the journal tools). */
+    public Map<String, Long> rowsByKind() throws JournalException {
+        return query("counting rows by kind", c -> {
+            Map<String, Long> out = new java.util.TreeMap<>();
+            try (Statement s = c.createStatement();
+                 ResultSet rs = s.executeQuery("SELECT kind, COUNT(*) FROM events GROUP BY kind")) {
+                while (rs.next()) {
+                    out.put(String.valueOf(rs.getString(1)), rs.getLong(2));
+                }
+            }
+            return out;
+        });
+    }
+
+    /** The state snapshots stored in this file (writer thread only, like appends). */
+    public SnapshotStore snapshots() {
+        return snapshots;
+    }
+
+    /** Work on the writer's connection. */
+    interface SqlWork<T> {
+        T run(Connection c) throws SQLException;
+    }
+
+    /**
+     * Runs {@code work} in one transaction committed at {@code level}, rolled back on failure;
+     * for snapshot and retention upkeep, on the appending thread.
+     */
+    <T> T transaction(Durability level, String what, SqlWork<T> work) throws JournalException {
+        ensureOpen();
+        boolean inTransaction = false;
+        boolean committing = false;
+        try {
+            setSynchronous(level);
+            begin.executeUpdate();
+            inTransaction = true;
+            T result = work.run(connection);
+            committing = true;
+            commit.executeUpdate();
+            inTransaction = false;
+            return result;
+        } catch (SQLException e) {
+            recoverAfter(e, inTransaction);
+            if (committing && !unwritten(e)) {
+                throw new JournalInDoubtException(path + ": the commit of the " + what + " failed after it was"
+                        + " written (" + e.getMessage() + "); whether it is durable is not known yet", -1, e);
+            }
+            throw new JournalException(path + ": " + what + " failed; nothing was committed: " + e.getMessage(), e);
+        }
+    }
+
+    /** Runs a read on the writer's connection, outside any transaction. */
+    <T> T query(String what, SqlWork<T> work) throws JournalException {
+        ensureOpen();
+        try {
+            return work.run(connection);
+        } catch (SQLException e) {
+            throw new JournalException(path + ": " + what + " failed: " + e.getMessage(), e);
+        }
     }
 
     /**

@@ -34,7 +34,7 @@ import java.util.function.Function;
 public final class CoordinationActor implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(CoordinationActor.class.getName());
 
-    private sealed interface Task permits MutationTask, ReadTask {
+    private sealed interface Task permits MutationTask, ReadTask, UpkeepTask {
     }
 
     private record MutationTask(Mutation mutation, CompletableFuture<Outcome> future) implements Task {
@@ -42,6 +42,10 @@ public final class CoordinationActor implements AutoCloseable {
 
     private record ReadTask(Function<CoordinationState, ?> query, CompletableFuture<Object> future)
             implements Task {
+    }
+
+    /** Journal upkeep run on the actor thread at a commit boundary (see {@link #upkeep}). */
+    private record UpkeepTask(Function<CoordinationState, ?> work, CompletableFuture<Object> future) implements Task {
     }
 
     /** A decided mutation waiting for its batch to commit. */
@@ -114,6 +118,24 @@ public final class CoordinationActor implements AutoCloseable {
         if (!enqueue(new ReadTask(query, future))) {
             Outcome.Refused refused = refusal();
             future.completeExceptionally(new IllegalStateException(refused.message()));
+        }
+        return (CompletableFuture<T>) future;
+    }
+
+    /**
+     * Runs {@code work} on the actor thread once everything queued before it has committed, for
+     * journal upkeep that must use the writer's own connection and see committed state only:
+     * state snapshots, compaction, online backup. Each piece must be short and bounded (a chunk),
+     * because the actor decides nothing while it runs. Kept apart from {@link #read} so that
+     * moving reads off the writer never moves this. A full queue or a closing actor fails the
+     * future with {@link IllegalStateException}; a failure of {@code work} fails it too.
+     */
+    @SuppressWarnings("unchecked")
+    public <T> CompletableFuture<T> upkeep(Function<CoordinationState, T> work) {
+        CompletableFuture<Object> future = new CompletableFuture<>();
+        if (!enqueue(new UpkeepTask(work, future))) {
+            future.completeExceptionally(new IllegalStateException(closing ? "the actor is closing"
+                    : "the actor queue is full"));
         }
         return (CompletableFuture<T>) future;
     }
@@ -216,7 +238,12 @@ public final class CoordinationActor implements AutoCloseable {
         for (Task task : batch) {
             if (task instanceof ReadTask read) {
                 flush();
-                answer(read);
+                runOnState(read.query(), read.future());
+                continue;
+            }
+            if (task instanceof UpkeepTask upkeep) {
+                flush();
+                runOnState(upkeep.work(), upkeep.future());
                 continue;
             }
             MutationTask mutation = (MutationTask) task;
@@ -371,11 +398,12 @@ public final class CoordinationActor implements AutoCloseable {
         }
     }
 
-    private void answer(ReadTask read) {
+    /** Runs a read or upkeep on the committed state, completing its future with the result or failure. */
+    private void runOnState(Function<CoordinationState, ?> work, CompletableFuture<Object> future) {
         try {
-            read.future().complete(read.query().apply(state));
+            future.complete(work.apply(state));
         } catch (RuntimeException e) {
-            read.future().completeExceptionally(e);
+            future.completeExceptionally(e);
         }
     }
 }

@@ -12,6 +12,7 @@ import dev.synapsehub.core.reply.BoardTaskReply;
 import dev.synapsehub.core.reply.ProgressNoteReply;
 import dev.synapsehub.core.reply.Refusal;
 import dev.synapsehub.core.reply.Reply;
+import dev.synapsehub.core.state.StateImage;
 import dev.synapsehub.core.undo.UndoLog;
 
 import java.util.ArrayDeque;
@@ -235,6 +236,26 @@ public final class BoardRegistry {
             });
         } else if (event instanceof LedgerProgressEvent e) {
             progress.append(e.note());
+        }
+    }
+
+    /** Every task (by id) and the retained notes (oldest first), as data. */
+    public StateImage.Board image() {
+        List<BoardTask> sorted = new ArrayList<>(tasks.values());
+        sorted.sort(Comparator.comparing(BoardTask::taskId));
+        return new StateImage.Board(sorted, progress.notes());
+    }
+
+    /** Loads an image into this empty board; the note caps in force are re-applied (INV-RR-2). */
+    public void restore(StateImage.Board image) {
+        if (!tasks.isEmpty() || progress.size() > 0) {
+            throw new IllegalStateException("restore needs an empty board");
+        }
+        for (BoardTask task : image.tasks()) {
+            tasks.put(task.taskId(), task);
+        }
+        for (ProgressNote note : image.notes()) {
+            progress.append(note);
         }
     }
 

@@ -14,6 +14,7 @@ import dev.synapsehub.core.reply.Reply;
 import dev.synapsehub.core.scope.PathNormalizer;
 import dev.synapsehub.core.scope.Scope;
 import dev.synapsehub.core.scope.ScopeIndex;
+import dev.synapsehub.core.state.StateImage;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -351,7 +352,10 @@ public final class ClaimRegistry {
             remove(previous);
         } else {
             order = ++orderCounter;
-            record(() -> remove(live.get(claim.taskId())));
+            record(() -> {
+                remove(live.get(claim.taskId()));
+                orderCounter = order - 1; // a rolled-back claim leaves no gap in the numbering
+            });
         }
         insert(claim, order);
         dropRetained(claim.taskId());
@@ -475,11 +479,50 @@ public final class ClaimRegistry {
     /** Keeps an expired claim's non-empty checkpoint for the next claimant, dropping the oldest. */
     private void retain(Claim claim) {
         if (!claim.checkpoint().isEmpty()) {
-            retainedCheckpoints.put(claim.taskId(), claim.checkpoint());
-            if (retainedCheckpoints.size() > limits.maxRetainedCheckpoints()) {
-                retainedCheckpoints.remove(retainedCheckpoints.keySet().iterator().next());
-            }
+            keepCheckpoint(claim.taskId(), claim.checkpoint());
         }
+    }
+
+    private void keepCheckpoint(String taskId, String checkpoint) {
+        retainedCheckpoints.put(taskId, checkpoint);
+        if (retainedCheckpoints.size() > limits.maxRetainedCheckpoints()) {
+            retainedCheckpoints.remove(retainedCheckpoints.keySet().iterator().next());
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // State snapshots
+
+    /** Everything this registry holds, as data (on the owning thread, outside a batch). */
+    public StateImage.Claims image() {
+        List<StateImage.Held> held = new ArrayList<>(live.size());
+        for (Held h : live.values()) {
+            held.add(new StateImage.Held(h.claim, h.holding().order()));
+        }
+        held.sort(Comparator.comparingLong(StateImage.Held::order));
+        List<StateImage.Retained> kept = new ArrayList<>(retainedCheckpoints.size());
+        retainedCheckpoints.forEach((task, checkpoint) -> kept.add(new StateImage.Retained(task, checkpoint)));
+        return new StateImage.Claims(now, epochCounter, orderCounter, held, kept);
+    }
+
+    /**
+     * Loads an image into this empty registry: the same indexes, charges, expiry heap and
+     * counters as the registry it was taken from. The retention bound in force is re-applied
+     * (INV-RR-2); nothing expires here, the caller advances the clock afterwards.
+     */
+    public void restore(StateImage.Claims image) {
+        if (!live.isEmpty() || orderCounter != 0 || !retainedCheckpoints.isEmpty()) {
+            throw new IllegalStateException("restore needs an empty registry");
+        }
+        for (StateImage.Held h : image.live()) {
+            insert(h.claim(), h.order());
+        }
+        for (StateImage.Retained r : image.retained()) {
+            keepCheckpoint(r.taskId(), r.checkpoint());
+        }
+        now = image.now();
+        epochCounter = image.epochCounter();
+        orderCounter = image.orderCounter();
     }
 
     // ---------------------------------------------------------------------------------------

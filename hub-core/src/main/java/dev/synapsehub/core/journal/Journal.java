@@ -51,6 +51,20 @@ public interface Journal extends AutoCloseable {
         return List.of();
     }
 
+    /**
+     * Rows the start-up replay skipped because they could not be applied (corrupt payloads),
+     * including those a loaded state snapshot was built past; 0 for a journal that keeps
+     * nothing. What {@code /health} reports as {@code journal_corrupt_rows}. Safe from any thread.
+     */
+    default long corruptRows() {
+        return 0;
+    }
+
+    /** The seq of the first row counted by {@link #corruptRows()}, 0 when there is none. Any thread. */
+    default long firstCorruptSeq() {
+        return 0;
+    }
+
     /** The highest committed sequence number, 0 for an empty journal. */
     long lastSeq();
 

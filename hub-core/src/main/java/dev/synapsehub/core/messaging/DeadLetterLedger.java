@@ -64,4 +64,16 @@ final class DeadLetterLedger {
     int size() {
         return entries.size();
     }
+
+    /** Every entry, stale or not, least recently updated first. */
+    List<DeadLetter> image() {
+        return new ArrayList<>(entries.view().values());
+    }
+
+    /** Loads entries, least recently updated first (the target bound re-applied). */
+    void restore(List<DeadLetter> image) {
+        for (DeadLetter entry : image) {
+            entries.put(entry.target(), entry);
+        }
+    }
 }

@@ -1,8 +1,11 @@
 package dev.synapsehub.core.messaging;
 
+import dev.synapsehub.core.state.StateImage;
 import dev.synapsehub.core.undo.UndoLog;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -78,5 +81,33 @@ final class Mailbox {
 
     Map<String, Long> watermarks() {
         return new TreeMap<>(watermarks.view());
+    }
+
+    /** Watermarks, least recently advanced first. */
+    List<StateImage.Watermark> watermarkImage() {
+        List<StateImage.Watermark> out = new ArrayList<>();
+        watermarks.view().forEach((identity, through) -> out.add(new StateImage.Watermark(identity, through)));
+        return out;
+    }
+
+    /** The pending projection, least recently touched identity first. */
+    List<StateImage.Pending> pendingImage() {
+        List<StateImage.Pending> out = new ArrayList<>();
+        pending.view().forEach((identity, seqs) -> out.add(new StateImage.Pending(identity, new ArrayList<>(seqs))));
+        return out;
+    }
+
+    /** Loads watermarks and the pending projection in image order; every bound in force is re-applied. */
+    void restore(List<StateImage.Watermark> marks, List<StateImage.Pending> pendingSeqs) {
+        for (StateImage.Watermark w : marks) {
+            watermarks.put(w.identity(), w.throughSeq());
+        }
+        for (StateImage.Pending p : pendingSeqs) {
+            ArrayDeque<Long> q = new ArrayDeque<>(p.seqs());
+            while (q.size() > limits.maxPendingPerIdentity()) {
+                q.removeFirst();
+            }
+            pending.put(p.identity(), q);
+        }
     }
 }

@@ -18,6 +18,7 @@ import dev.synapsehub.core.event.MailboxWatermarkEvent;
 import dev.synapsehub.core.reply.ActivityReply;
 import dev.synapsehub.core.reply.ChatReply;
 import dev.synapsehub.core.reply.MailboxReply;
+import dev.synapsehub.core.state.StateImage;
 import dev.synapsehub.core.undo.UndoLog;
 
 import java.util.ArrayList;
@@ -241,6 +242,32 @@ public final class MessagingRegistry {
             for (String identity : e.addressees()) {
                 mailbox.addPending(identity, seq);
             }
+        }
+    }
+
+    /** Everything this registry holds, as data, every bounded collection in eviction order. */
+    public StateImage.Messaging image() {
+        return new StateImage.Messaging(msgCounter, history.all(), deadLetters.image(), mailbox.watermarkImage(),
+                mailbox.pendingImage(), new ArrayList<>(pendingReceipts.view().values()),
+                new ArrayList<>(directed.view().values()));
+    }
+
+    /** Loads an image into this empty registry; every bound in force is re-applied (INV-RR-2). */
+    public void restore(StateImage.Messaging image) {
+        if (msgCounter != 0 || history.size() > 0 || pendingReceipts.size() > 0 || directed.size() > 0) {
+            throw new IllegalStateException("restore needs an empty registry");
+        }
+        msgCounter = image.msgCounter();
+        for (ChatRecord record : image.history()) {
+            history.append(record);
+        }
+        deadLetters.restore(image.deadLetters());
+        mailbox.restore(image.watermarks(), image.pending());
+        for (PendingReceipt receipt : image.pendingReceipts()) {
+            pendingReceipts.put(receipt.msgSeq(), receipt);
+        }
+        for (DirectedChat chat : image.directed()) {
+            directed.put(chat.seq(), chat);
         }
     }
 

@@ -7,6 +7,7 @@ import dev.synapsehub.core.event.ResourceOfferedEvent;
 import dev.synapsehub.core.reply.Refusal;
 import dev.synapsehub.core.reply.Reply;
 import dev.synapsehub.core.reply.ResourceOfferReply;
+import dev.synapsehub.core.state.StateImage;
 import dev.synapsehub.core.undo.UndoLog;
 
 import java.util.ArrayList;
@@ -129,6 +130,25 @@ public final class ResourceRegistry {
             }
         }
         return now;
+    }
+
+    /** The clock and every offer held (sorted like {@link #snapshot}), as data; expires nothing. */
+    public StateImage.Resources image() {
+        List<ResourceOffer> list = new ArrayList<>(offers.values());
+        list.sort(Comparator.comparing(ResourceOffer::agent).thenComparing(ResourceOffer::kind)
+                .thenComparing(ResourceOffer::name));
+        return new StateImage.Resources(now, list);
+    }
+
+    /** Loads an image into this empty registry; nothing expires until the clock next advances. */
+    public void restore(StateImage.Resources image) {
+        if (!offers.isEmpty()) {
+            throw new IllegalStateException("restore needs an empty registry");
+        }
+        for (ResourceOffer offer : image.offers()) {
+            put(offer);
+        }
+        now = image.now();
     }
 
     /** Starts recording undo steps. */

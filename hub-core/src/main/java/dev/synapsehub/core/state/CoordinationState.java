@@ -148,10 +148,46 @@ public final class CoordinationState {
                 progress.accept(count[0]);
             }
         });
+        settle(now, journal.lastSeq());
+        return count[0];
+    }
+
+    /**
+     * Ends a rebuild (replay, or a restored image plus the journal tail): expires what is past
+     * due at {@code now} (INV-RR-1) and takes up the numbering at the journal's last seq, which
+     * may lie past the last event applied (skipped rows).
+     */
+    public void settle(double now, long journalLastSeq) {
         claims.advanceTo(now);
         resources.advanceTo(now);
-        lastSeq = Math.max(lastSeq, journal.lastSeq());
-        return count[0];
+        lastSeq = Math.max(lastSeq, journalLastSeq);
+    }
+
+    /**
+     * Everything this state holds, as data: call it on the owning thread between batches (the
+     * actor, at a commit boundary), so the image holds committed state only. Cheap: the parts
+     * are immutable records, so it copies references, not claims.
+     */
+    public StateImage image() {
+        return new StateImage(lastSeq, claims.image(), idempotency.image(), board.image(), resources.image(),
+                messaging.image());
+    }
+
+    /**
+     * Loads an image into this fresh state: afterwards it holds what the imaged state held, and
+     * applying the journal's events after {@link StateImage#lastSeq()} rebuilds what a full
+     * replay rebuilds. The bounds of this state are re-applied (INV-RR-2).
+     */
+    public void restore(StateImage image) {
+        if (lastSeq != 0) {
+            throw new IllegalStateException("restore needs a fresh state");
+        }
+        claims.restore(image.claims());
+        idempotency.restore(image.idempotency());
+        board.restore(image.board());
+        resources.restore(image.resources());
+        messaging.restore(image.messaging());
+        lastSeq = image.lastSeq();
     }
 
     /** Applies a journaled event under its own seq (replay; gaps in the log are skipped over). */

@@ -97,6 +97,27 @@ public final class IdempotencyLedger {
         }
     }
 
+    /** The held entries, least recently recorded first (the next evicted). */
+    public List<Entry> image() {
+        return new ArrayList<>(entries.values());
+    }
+
+    /**
+     * Loads entries, least recently recorded first, into this empty ledger and publishes them;
+     * beyond the capacity in force the oldest are dropped, as replay would (INV-RR-2).
+     */
+    public void restore(List<Entry> image) {
+        if (!entries.isEmpty()) {
+            throw new IllegalStateException("restore needs an empty ledger");
+        }
+        for (Entry entry : image.subList(Math.max(0, image.size() - capacity), image.size())) {
+            entries.remove(entry.key());
+            entries.put(entry.key(), entry);
+            recordedAt.put(entry.key(), ++recordings);
+            committed.put(entry.key(), entry);
+        }
+    }
+
     /** Number of keys held. */
     public int size() {
         return entries.size();

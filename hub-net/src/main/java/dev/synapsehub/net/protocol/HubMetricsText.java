@@ -17,8 +17,9 @@ public final class HubMetricsText {
     /** The {@code /health} JSON object. */
     public String health(int activeClaims, double now) {
         ObjectNode o = hub.json().object();
-        o.put("status", "ok");
-        o.put("journal_corrupt_rows", 0);
+        long corrupt = corruptRows();
+        o.put("status", corrupt > 0 ? "degraded" : "ok");
+        o.put("journal_corrupt_rows", corrupt);
         o.put("version", hub.config().hubVersion());
         o.put("protocol_version", 2);
         o.put("hub_id", hub.frames().hubId());
@@ -36,7 +37,7 @@ public final class HubMetricsText {
         HubMetrics m = hub.metrics();
         StringBuilder s = new StringBuilder(2048);
         gauge(s, "synapse_up", "1 while the hub serves.", 1);
-        gauge(s, "synapse_journal_corrupt_rows", "Corrupt journal rows quarantined at start-up.", 0);
+        gauge(s, "synapse_journal_corrupt_rows", "Corrupt journal rows quarantined at start-up.", corruptRows());
         gauge(s, "synapse_connected_clients", "Open WebSocket connections.", hub.registry().connectedClients());
         gauge(s, "synapse_online_agents", "Bound agent names.", hub.registry().online().size());
         gauge(s, "synapse_active_claims", "Live claims.", Math.max(0, activeClaims));
@@ -74,6 +75,11 @@ public final class HubMetricsText {
                 a.busyRefusals());
         gauge(s, "synapse_operation_outbox_pending", "Operation outbox rows pending.", 0);
         return s.toString();
+    }
+
+    /** Rows the start-up replay skipped (measured by the journal; 0 without one). */
+    private long corruptRows() {
+        return hub.journal() == null ? 0 : hub.journal().corruptRows();
     }
 
     private static void gauge(StringBuilder s, String name, String help, long value) {

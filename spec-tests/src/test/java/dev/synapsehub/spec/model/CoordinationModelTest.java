@@ -66,6 +66,7 @@ public class CoordinationModelTest {
                 .action(ModelActions.keyed(8))
                 .action(ModelActions.keyedRetry(6))
                 .action(ModelActions.restart(4))
+                .action(ModelActions.snapshot(3))
                 .action(ModelActions.rollback(4))
                 .invariants(Harness::checkInvariants)
                 .finalCheck(Harness::finalCheck)
@@ -118,6 +119,8 @@ public class CoordinationModelTest {
             assertThat(Harness.covered("restart-with-live-claims")).as("INV-RR-1 restarts with live claims").isPositive();
             assertThat(Harness.covered("restart-with-ordered-conflicts")).as("INV-RR-1 conflict order").isPositive();
             assertThat(Harness.covered("restart-with-retained-checkpoint")).as("INV-RR-1 retained checkpoints")
+                    .isPositive();
+            assertThat(Harness.covered("restart-from-image-with-tail")).as("INV-RR-1 snapshot plus tail")
                     .isPositive();
             assertThat(Harness.covered("rollback-undid-state-events")).as("INV-JA-2 non-empty rollbacks").isPositive();
             assertThat(Harness.covered("keyed-replayed")).as("INV-CR-1 replays").isPositive();

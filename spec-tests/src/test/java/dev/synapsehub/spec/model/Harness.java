@@ -19,6 +19,7 @@ import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.core.reply.Refusal;
 import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.core.state.IdempotencyLedger;
+import dev.synapsehub.core.state.StateImage;
 import dev.synapsehub.core.event.CoordinationEvent;
 import dev.synapsehub.core.reply.Reply;
 
@@ -60,6 +61,8 @@ final class Harness {
     /** {@code state.claims()}, kept in step with {@link #state}. */
     ClaimRegistry real = state.claims();
     final ShadowModel model = new ShadowModel(CAP);
+    /** The latest state image taken ({@link #takeImage}), or null: a restart also rebuilds from it. */
+    StateImage image;
     /** Every keyed request sent so far, as its client remembers it (retries resend these). */
     final List<ModelActions.KeyedRequest> sentKeyed = new ArrayList<>();
 
@@ -343,6 +346,9 @@ final class Harness {
         List<String> orderAfter = drainConflictOrder(twin.claims());
         Invariant.check("INV-RR-1", orderBefore.equals(orderAfter),
                 () -> "insertion order of conflicts changed across a restart: " + orderBefore + " -> " + orderAfter);
+        if (image != null) {
+            restartFromImage(fresh);
+        }
         state = fresh;
         real = fresh.claims();
         model.restarts++;
@@ -355,6 +361,52 @@ final class Harness {
         }
         if (!before.retained().isEmpty()) {
             count("restart-with-retained-checkpoint");
+        }
+    }
+
+    /** A state snapshot of the live state between batches, as the hub takes one on its actor. */
+    void takeImage() {
+        image = state.image();
+        count("image-taken");
+    }
+
+    /** The latest image restored into a fresh state, then the journal's events after it applied. */
+    private CoordinationState restoredFromImage() {
+        CoordinationState restored = new CoordinationState(LIMITS, CoordinationState.DEFAULT_IDEMPOTENCY_CAPACITY);
+        restored.restore(image);
+        long from = image.lastSeq();
+        journal.replay(e -> {
+            if (e.seq() > from) {
+                restored.apply(e);
+            }
+        });
+        restored.settle(model.now, journal.lastSeq());
+        return restored;
+    }
+
+    /**
+     * Restart from a snapshot (INV-RR-1): the latest image plus the journal tail after it must
+     * rebuild exactly what the full replay {@code replayed} rebuilt: the same authority, the same
+     * conflict order, the same image of every registry.
+     */
+    private void restartFromImage(CoordinationState replayed) throws JournalException {
+        CoordinationState restored = restoredFromImage();
+        Authority fromImage = authority(restored);
+        Authority fromReplay = authority(replayed);
+        Invariant.check("INV-RR-1", fromImage.equals(fromReplay),
+                () -> "snapshot + tail differs from a full replay\n  replay   " + fromReplay + "\n  snapshot " + fromImage);
+        StateImage a = restored.image();
+        StateImage b = replayed.image();
+        Invariant.check("INV-RR-1", a.equals(b),
+                () -> "snapshot + tail holds another state than a full replay\n  replay   " + b + "\n  snapshot " + a);
+        List<String> orderFromImage = drainConflictOrder(restoredFromImage().claims());
+        List<String> orderFromReplay = drainConflictOrder(replayed().claims());
+        Invariant.check("INV-RR-1", orderFromImage.equals(orderFromReplay),
+                () -> "conflict order differs between snapshot + tail and a full replay: " + orderFromImage + " vs "
+                        + orderFromReplay);
+        count("restart-from-image");
+        if (image.lastSeq() < journal.lastSeq()) {
+            count("restart-from-image-with-tail");
         }
     }
 

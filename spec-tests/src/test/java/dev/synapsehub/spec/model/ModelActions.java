@@ -577,6 +577,23 @@ final class ModelActions {
         return Weighted.of(weight, "restart", r -> new Restart());
     }
 
+    /** Takes a state snapshot of the live state; later restarts also rebuild from it plus the tail. */
+    record Snapshot() implements Action<Harness> {
+        @Override
+        public void run(Harness h) {
+            h.takeImage();
+        }
+
+        @Override
+        public String toString() {
+            return "snapshot (image the state)";
+        }
+    }
+
+    static Weighted<Harness> snapshot(int weight) {
+        return Weighted.of(weight, "snapshot", r -> new Snapshot());
+    }
+
     /** One command of a failed batch; "the owner" is resolved against the real state inside the batch. */
     record BatchStep(String verb, String agent, String task, String worktree, List<String> paths, String other) {
         Command command(Harness h) {

@@ -1,0 +1,71 @@
+package dev.synapsehub.cli;
+
+import dev.synapsehub.journal.JournalControl;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code journal backup} against a running hub (through its control socket, while it serves) and
+ * against a stopped one; the copy is a journal a hub starts from.
+ */
+class JournalBackupCliTest {
+    @TempDir
+    Path dir;
+
+    private final LoopbackHub hub = new LoopbackHub();
+
+    @AfterEach
+    void stop() throws Exception {
+        hub.close();
+    }
+
+    @Test
+    void onlineThroughTheRunningHubThenOfflineAndBothRestore() throws Exception {
+        Path db = dir.resolve("hub.db");
+        hub.start("--port", "0", "--db", db.toString());
+        assertThat(Files.exists(JournalControl.socketPath(db))).as("the control socket beside the journal").isTrue();
+        assertThat(CliTest.run("claim", "T1", "--url", hub.url()).code()).isEqualTo(ExitCodes.OK);
+
+        Path online = dir.resolve("online.db");
+        CliTest.Run backup = CliTest.run("journal", "backup", "--db", db.toString(), "--to", online.toString());
+        assertThat(backup.code()).as(backup.err()).isEqualTo(ExitCodes.OK);
+        assertThat(backup.out()).startsWith("online backup ").contains("consistent at seq 1");
+        assertThat(CliTest.run("claim", "T2", "--url", hub.url()).code()).as("the hub kept serving").isEqualTo(ExitCodes.OK);
+        CliTest.Run again = CliTest.run("journal", "backup", "--db", db.toString(), "--to", online.toString());
+        assertThat(again.code()).isEqualTo(ExitCodes.DATA_ERROR);
+        assertThat(again.err()).contains("never overwrites");
+        hub.close();
+        assertThat(Files.exists(JournalControl.socketPath(db))).as("removed at stop").isFalse();
+
+        Path offline = dir.resolve("offline.db");
+        CliTest.Run off = CliTest.run("journal", "backup", "--db", db.toString(), "--to", offline.toString());
+        assertThat(off.code()).as(off.err()).isEqualTo(ExitCodes.OK);
+        assertThat(off.out()).startsWith("offline backup ");
+        assertThat(CliTest.run("journal", "verify", "--db", online.toString()).code()).isEqualTo(ExitCodes.OK);
+        assertThat(CliTest.run("journal", "verify", "--db", offline.toString()).code()).isEqualTo(ExitCodes.OK);
+
+        hub.start("--port", "0", "--db", online.toString());
+        assertThat(CliTest.run("state", "--url", hub.url()).out()).contains("1 live claim(s)").contains("T1")
+                .doesNotContain("T2");
+        hub.close();
+        hub.start("--port", "0", "--db", offline.toString());
+        assertThat(CliTest.run("state", "--url", hub.url()).out()).contains("2 live claim(s)");
+    }
+
+    @Test
+    void aStaleControlSocketFromAKilledHubFallsBackToOffline() throws Exception {
+        Path db = dir.resolve("hub.db");
+        hub.start("--port", "0", "--db", db.toString());
+        hub.close();
+        Files.createFile(JournalControl.socketPath(db)); // what a SIGKILL leaves: a file nobody listens on
+        CliTest.Run off = CliTest.run("journal", "backup", "--db", db.toString(), "--to", dir.resolve("b.db").toString());
+        assertThat(off.code()).as(off.err()).isEqualTo(ExitCodes.OK);
+        assertThat(off.out()).startsWith("offline backup ");
+    }
+}

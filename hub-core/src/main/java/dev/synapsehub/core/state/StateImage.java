@@ -1,0 +1,111 @@
+package dev.synapsehub.core.state;
+
+import dev.synapsehub.core.board.BoardTask;
+import dev.synapsehub.core.board.ProgressNote;
+import dev.synapsehub.core.claim.Claim;
+import dev.synapsehub.core.messaging.ChatRecord;
+import dev.synapsehub.core.messaging.DeadLetter;
+import dev.synapsehub.core.messaging.DirectedChat;
+import dev.synapsehub.core.messaging.PendingReceipt;
+import dev.synapsehub.core.resource.ResourceOffer;
+
+import java.util.List;
+
+/**
+ * Everything {@link CoordinationState} is authoritative for, as plain immutable data: what a
+ * state snapshot stores, so that restoring it and replaying the journal after {@link #lastSeq}
+ * rebuilds exactly the state a full replay rebuilds. Every ordered collection is listed in the
+ * order that decides what is evicted or reported first, because that order is state too.
+ *
+ * @param lastSeq the journal seq of the last event the state applied
+ */
+public record StateImage(long lastSeq, Claims claims, List<IdempotencyLedger.Entry> idempotency, Board board,
+                         Resources resources, Messaging messaging) {
+
+    public StateImage {
+        idempotency = List.copyOf(idempotency);
+    }
+
+    /**
+     * The claim registry.
+     *
+     * @param now the registry's clock (expiry has run up to it)
+     * @param epochCounter the highest epoch issued
+     * @param orderCounter the last insertion order handed out
+     * @param live live claims with their insertion order, ascending by order
+     * @param retained retained checkpoints of lapsed leases, oldest first (the next dropped)
+     */
+    public record Claims(double now, long epochCounter, long orderCounter, List<Held> live, List<Retained> retained) {
+        public Claims {
+            live = List.copyOf(live);
+            retained = List.copyOf(retained);
+        }
+    }
+
+    /** A live claim and its insertion order (the order scope conflicts are reported in). */
+    public record Held(Claim claim, long order) {
+    }
+
+    /** A checkpoint retained for the next claimant of a task whose lease lapsed. */
+    public record Retained(String taskId, String checkpoint) {
+    }
+
+    /**
+     * The task board.
+     *
+     * @param tasks every task, by id
+     * @param notes retained progress notes, oldest first
+     */
+    public record Board(List<BoardTask> tasks, List<ProgressNote> notes) {
+        public Board {
+            tasks = List.copyOf(tasks);
+            notes = List.copyOf(notes);
+        }
+    }
+
+    /**
+     * Resource offers.
+     *
+     * @param now the registry's clock (expiry has run up to it)
+     */
+    public record Resources(double now, List<ResourceOffer> offers) {
+        public Resources {
+            offers = List.copyOf(offers);
+        }
+    }
+
+    /**
+     * Chat and directed delivery. The LRU-bounded collections are least recently written first.
+     *
+     * @param msgCounter the highest msg_id issued
+     * @param history retained chats, oldest first
+     * @param deadLetters dead-letter entries, least recently updated first
+     * @param watermarks receiver watermarks, least recently advanced first
+     * @param pending the pending projection per identity (ascending seqs), least recently touched first
+     * @param pendingReceipts negative directed receipts awaiting an ack, oldest first
+     * @param directed remembered directed chats, oldest first
+     */
+    public record Messaging(long msgCounter, List<ChatRecord> history, List<DeadLetter> deadLetters,
+                            List<Watermark> watermarks, List<Pending> pending, List<PendingReceipt> pendingReceipts,
+                            List<DirectedChat> directed) {
+        public Messaging {
+            history = List.copyOf(history);
+            deadLetters = List.copyOf(deadLetters);
+            watermarks = List.copyOf(watermarks);
+            pending = List.copyOf(pending);
+            pendingReceipts = List.copyOf(pendingReceipts);
+            directed = List.copyOf(directed);
+        }
+    }
+
+    /** An identity's receiver watermark. */
+    public record Watermark(String identity, long throughSeq) {
+    }
+
+    /** The directed chat seqs pending for an identity, ascending. */
+    public record Pending(String identity, List<Long> seqs) {
+        public Pending {
+            seqs = List.copyOf(seqs);
+        }
+    }
+}

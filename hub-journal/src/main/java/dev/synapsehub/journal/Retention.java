@@ -1,0 +1,167 @@
+package dev.synapsehub.journal;
+
+import dev.synapsehub.core.event.Durability;
+import dev.synapsehub.core.journal.JournalException;
+import dev.synapsehub.core.journal.RetentionHold;
+import dev.synapsehub.core.messaging.PendingReceipt;
+import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.core.state.StateImage;
+
+import java.sql.PreparedStatement;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Compacts journal rows that state snapshots cover, keeping what the hub still has to serve.
+ *
+ * <p>After each snapshot, rows up to a floor are deleted, where the floor is the lowest of:
+ * <ul>
+ *   <li>the oldest snapshot kept (so the previous snapshot stays a complete fallback: it and
+ *       every row after it are still here); nothing is compacted while fewer than two
+ *       snapshots exist (one, when the operator keeps only one);</li>
+ *   <li>the operator's audit window: the last {@link #keepRows} rows are kept ({@code -1}: all,
+ *       the default, so nothing is ever deleted unless the operator asks);</li>
+ *   <li>the mailbox: every directed chat still pending for some identity, and every chat whose
+ *       deferred receipt is still pending, stays replayable and resolvable by an {@code ack};</li>
+ *   <li>every {@link RetentionHold} registered: a federation peer's log cursor, a backup in
+ *       progress.</li>
+ * </ul>
+ * Chat history, idempotency windows and every other state are in the snapshot, not the rows.
+ * Deletion runs on the writer in transactions of at most {@link #BATCH_ROWS} rows, each also
+ * recording {@code meta.compacted_through}, so a crash mid-way leaves a consistent file.
+ */
+public final class Retention {
+    private static final System.Logger LOG = System.getLogger(Retention.class.getName());
+    /** Rows deleted per writer transaction. */
+    static final int BATCH_ROWS = 20_000;
+
+    private final long keepRows;
+    private final Map<String, RetentionHold> holds = new ConcurrentHashMap<>();
+
+    /** @param keepRows rows of audit history always kept, {@code -1} for all (never compact) */
+    public Retention(long keepRows) {
+        if (keepRows < -1) {
+            throw new IllegalArgumentException("rows to keep must be >= 0, or -1 for all");
+        }
+        this.keepRows = keepRows;
+    }
+
+    /** Keeps every row: no compaction. */
+    public static Retention keepAll() {
+        return new Retention(-1);
+    }
+
+    /** Rows of audit history always kept, -1 for all. */
+    public long keepRows() {
+        return keepRows;
+    }
+
+    /**
+     * Registers (or replaces) a hold under {@code name}; while registered, rows after its
+     * {@link RetentionHold#keepAfter()} are kept. Safe from any thread.
+     */
+    public void hold(String name, RetentionHold hold) {
+        holds.put(name, hold);
+    }
+
+    /** Removes the hold under {@code name}. */
+    public void release(String name) {
+        holds.remove(name);
+    }
+
+    /** The floor and why: rows with seq up to {@code through} may go. */
+    record Floor(long through, String limitedBy) {
+    }
+
+    /**
+     * The compaction floor for {@code state} (on the writer thread), with {@code keepSnapshots}
+     * the number of snapshots rotation keeps.
+     */
+    Floor floor(SqliteJournal journal, CoordinationState state, int keepSnapshots) throws JournalException {
+        if (keepRows < 0) {
+            return new Floor(0, "the audit window (all rows kept)");
+        }
+        List<SnapshotStore.Info> snapshots = journal.snapshots().list();
+        if (snapshots.size() < Math.min(2, keepSnapshots)) {
+            // the only snapshot must not lose its fallback: a full replay needs every row
+            return new Floor(0, snapshots.isEmpty() ? "no snapshot" : "no second snapshot to fall back to");
+        }
+        long floor = snapshots.get(snapshots.size() - 1).seq();
+        String why = "the oldest snapshot kept";
+        long audit = journal.lastSeq() - keepRows;
+        if (audit < floor) {
+            floor = audit;
+            why = "the audit window of " + keepRows + " rows";
+        }
+        long mailbox = mailboxFloor(state.messaging().image());
+        if (mailbox < floor) {
+            floor = mailbox;
+            why = "a directed chat still pending in a mailbox";
+        }
+        for (Map.Entry<String, RetentionHold> h : holds.entrySet()) {
+            long keepAfter = h.getValue().keepAfter();
+            if (keepAfter < floor) {
+                floor = keepAfter;
+                why = "the hold '" + h.getKey() + "'";
+            }
+        }
+        return new Floor(Math.max(0, floor), why);
+    }
+
+    /** One below the lowest chat seq a mailbox or a pending receipt still needs; MAX_VALUE when none. */
+    static long mailboxFloor(StateImage.Messaging messaging) {
+        long lowest = Long.MAX_VALUE;
+        for (StateImage.Pending p : messaging.pending()) {
+            if (!p.seqs().isEmpty()) {
+                lowest = Math.min(lowest, p.seqs().get(0));
+            }
+        }
+        for (PendingReceipt r : messaging.pendingReceipts()) {
+            lowest = Math.min(lowest, r.msgSeq());
+        }
+        return lowest == Long.MAX_VALUE ? Long.MAX_VALUE : lowest - 1;
+    }
+
+    /**
+     * Deletes the rows below the floor in bounded writer transactions.
+     *
+     * @return rows deleted
+     */
+    long compact(SqliteJournal journal, WriterAccess writer, int keepSnapshots) throws JournalException {
+        Floor floor = writer.run(state -> floor(journal, state, keepSnapshots));
+        long from = writer.run(state -> journal.compactedThrough());
+        if (floor.through() <= from) {
+            return 0;
+        }
+        long deleted = 0;
+        long start = System.nanoTime();
+        for (long lo = from; lo < floor.through(); lo += BATCH_ROWS) {
+            long low = lo;
+            long high = Math.min(floor.through(), lo + BATCH_ROWS);
+            deleted += writer.run(state -> deleteRange(journal, low, high));
+        }
+        LOG.log(System.Logger.Level.INFO, String.format(Locale.ROOT,
+                "journal retention: %,d rows through seq %,d deleted in %.0f ms (floor set by %s)", deleted,
+                floor.through(), (System.nanoTime() - start) / 1e6, floor.limitedBy()));
+        return deleted;
+    }
+
+    private static long deleteRange(SqliteJournal journal, long low, long high) throws JournalException {
+        return journal.transaction(Durability.NORMAL, "compacting rows " + (low + 1) + ".." + high, c -> {
+            long n;
+            try (PreparedStatement delete = c.prepareStatement("DELETE FROM events WHERE seq > ? AND seq <= ?")) {
+                delete.setLong(1, low);
+                delete.setLong(2, high);
+                n = delete.executeUpdate();
+            }
+            try (PreparedStatement mark = c.prepareStatement(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('compacted_through', ?)")) {
+                mark.setString(1, Long.toString(high));
+                mark.executeUpdate();
+            }
+            return n;
+        });
+    }
+}

@@ -1,0 +1,362 @@
+package dev.synapsehub.journal;
+
+import dev.synapsehub.core.board.BoardStatus;
+import dev.synapsehub.core.board.BoardTask;
+import dev.synapsehub.core.board.NoteKind;
+import dev.synapsehub.core.board.ProgressNote;
+import dev.synapsehub.core.claim.Claim;
+import dev.synapsehub.core.claim.ClaimStatus;
+import dev.synapsehub.core.claim.GitContext;
+import dev.synapsehub.core.messaging.ChatRecord;
+import dev.synapsehub.core.messaging.DeadLetter;
+import dev.synapsehub.core.messaging.DirectedChat;
+import dev.synapsehub.core.messaging.PendingReceipt;
+import dev.synapsehub.core.resource.ResourceOffer;
+import dev.synapsehub.core.state.IdempotencyLedger;
+import dev.synapsehub.core.state.StateImage;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.zip.CRC32C;
+
+/**
+ * The body of a stored state snapshot ({@link #FORMAT} 1), binary with the primitives of
+ * {@link SnapshotBytes}: the magic {@code SYNHSNAP}, the format, the snapshot header (created
+ * at, carried corrupt-row count and first seq), then the image section by section (claims,
+ * idempotency ledger, board, resources, messaging) in the order {@link StateImage} lists them,
+ * and the magic again. Enumerations are stored by their wire spelling, not their ordinal.
+ *
+ * <p>Decoding is strict: a body that ends early, runs past its end, holds an unknown status, a
+ * non-finite clock or anything an image record refuses is a {@link CorruptSnapshotException};
+ * start-up then falls back to an older snapshot or a full replay. The checksum (CRC-32C of the
+ * whole body, {@link #crc32c}) is kept beside the body by {@link SnapshotStore}.
+ */
+public final class SnapshotCodec {
+    /** The body format this code writes and reads. */
+    public static final int FORMAT = 1;
+    private static final byte[] MAGIC = "SYNHSNAP".getBytes(StandardCharsets.US_ASCII);
+
+    private SnapshotCodec() {
+    }
+
+    /** CRC-32C of a body. */
+    public static long crc32c(byte[] body) {
+        CRC32C crc = new CRC32C();
+        crc.update(body);
+        return crc.getValue();
+    }
+
+    // ------------------------------------------------------------------------------ encode
+
+    /** The body of {@code snapshot}. */
+    public static byte[] encode(StateSnapshot snapshot) {
+        SnapshotBytes.Out o = new SnapshotBytes.Out();
+        o.bytes(MAGIC);
+        o.varint(FORMAT);
+        o.f64(snapshot.createdAt());
+        o.varint(snapshot.corruptRows());
+        o.varint(snapshot.firstCorruptSeq());
+        StateImage image = snapshot.image();
+        o.varint(image.lastSeq());
+        writeClaims(o, image.claims());
+        o.varint(image.idempotency().size());
+        for (IdempotencyLedger.Entry e : image.idempotency()) {
+            o.str(e.key());
+            o.str(e.requestDigest());
+            o.str(e.response());
+        }
+        writeBoard(o, image.board());
+        o.f64(image.resources().now());
+        o.varint(image.resources().offers().size());
+        for (ResourceOffer r : image.resources().offers()) {
+            o.str(r.agent());
+            o.str(r.kind());
+            o.str(r.name());
+            o.varint(r.capacity());
+            o.str(r.meta());
+            o.f64(r.offeredAt());
+        }
+        writeMessaging(o, image.messaging());
+        o.bytes(MAGIC);
+        return o.toByteArray();
+    }
+
+    private static void writeClaims(SnapshotBytes.Out o, StateImage.Claims c) {
+        o.f64(c.now());
+        o.varint(c.epochCounter());
+        o.varint(c.orderCounter());
+        o.varint(c.live().size());
+        for (StateImage.Held h : c.live()) {
+            Claim k = h.claim();
+            o.varint(h.order());
+            o.str(k.taskId());
+            o.str(k.owner());
+            o.str(k.principal());
+            o.str(k.note());
+            o.f64(k.claimedAt());
+            o.f64(k.leaseExpiresAt());
+            o.str(k.status().wire());
+            o.str(k.dataRef());
+            o.str(k.worktree());
+            strings(o, k.paths());
+            o.varint(k.epoch());
+            o.varint(k.version());
+            o.str(k.checkpoint());
+            GitContext git = k.git();
+            o.bool(git != null);
+            if (git != null) {
+                o.str(git.branch());
+                o.str(git.base());
+                o.str(git.autoReleaseOn());
+            }
+        }
+        o.varint(c.retained().size());
+        for (StateImage.Retained r : c.retained()) {
+            o.str(r.taskId());
+            o.str(r.checkpoint());
+        }
+    }
+
+    private static void writeBoard(SnapshotBytes.Out o, StateImage.Board b) {
+        o.varint(b.tasks().size());
+        for (BoardTask t : b.tasks()) {
+            o.str(t.taskId());
+            o.str(t.title());
+            o.str(t.description());
+            strings(o, t.dependsOn());
+            o.str(t.status().wire());
+            o.str(t.suggestedOwner());
+            o.str(t.project());
+            o.varint(t.version());
+            o.str(t.createdBy());
+            o.f64(t.createdAt());
+            o.f64(t.updatedAt());
+        }
+        o.varint(b.notes().size());
+        for (ProgressNote n : b.notes()) {
+            o.str(n.taskId());
+            o.str(n.author());
+            o.str(n.kind().wire());
+            o.str(n.text());
+            o.f64(n.postedAt());
+        }
+    }
+
+    private static void writeMessaging(SnapshotBytes.Out o, StateImage.Messaging m) {
+        o.varint(m.msgCounter());
+        o.varint(m.history().size());
+        for (ChatRecord r : m.history()) {
+            o.varint(r.msgId());
+            o.varint(r.seq());
+            o.str(r.sender());
+            o.str(r.target());
+            o.str(r.channel());
+            o.f64(r.ts());
+            o.str(r.frameJson());
+        }
+        o.varint(m.deadLetters().size());
+        for (DeadLetter d : m.deadLetters()) {
+            o.str(d.target());
+            o.varint(d.count());
+            o.f64(d.lastTs());
+            o.str(d.lastSender());
+        }
+        o.varint(m.watermarks().size());
+        for (StateImage.Watermark w : m.watermarks()) {
+            o.str(w.identity());
+            o.varint(w.throughSeq());
+        }
+        o.varint(m.pending().size());
+        for (StateImage.Pending p : m.pending()) {
+            o.str(p.identity());
+            o.varint(p.seqs().size());
+            for (long seq : p.seqs()) {
+                o.varint(seq);
+            }
+        }
+        o.varint(m.pendingReceipts().size());
+        for (PendingReceipt r : m.pendingReceipts()) {
+            o.str(r.sender());
+            o.str(r.target());
+            o.varint(r.msgId());
+            o.varint(r.msgSeq());
+            o.str(r.clientMsgId());
+        }
+        o.varint(m.directed().size());
+        for (DirectedChat d : m.directed()) {
+            o.varint(d.seq());
+            o.varint(d.msgId());
+            o.str(d.sender());
+            o.str(d.target());
+            o.str(d.channel());
+            o.str(d.clientMsgId());
+        }
+    }
+
+    private static void strings(SnapshotBytes.Out o, List<String> values) {
+        o.varint(values.size());
+        for (String v : values) {
+            o.str(v);
+        }
+    }
+
+    // ------------------------------------------------------------------------------ decode
+
+    /** Decodes a body written by {@link #encode}. */
+    public static StateSnapshot decode(byte[] body) throws CorruptSnapshotException {
+        SnapshotBytes.In in = new SnapshotBytes.In(body);
+        try {
+            if (!Arrays.equals(in.bytes(MAGIC.length), MAGIC)) {
+                throw new CorruptSnapshotException("not a snapshot body (bad magic)");
+            }
+            long format = in.varint();
+            if (format != FORMAT) {
+                throw new CorruptSnapshotException("snapshot format " + format + " is not " + FORMAT);
+            }
+            double createdAt = in.finite("created_at");
+            long corrupt = in.varint();
+            long firstCorrupt = in.varint();
+            long lastSeq = in.varint();
+            StateImage.Claims claims = readClaims(in);
+            int keys = in.count("idempotency");
+            List<IdempotencyLedger.Entry> ledger = new ArrayList<>(keys);
+            for (int i = 0; i < keys; i++) {
+                ledger.add(new IdempotencyLedger.Entry(in.text("key"), in.text("request_digest"), in.text("response")));
+            }
+            StateImage.Board board = readBoard(in);
+            double resourcesNow = in.f64();
+            int offers = in.count("offers");
+            List<ResourceOffer> offerList = new ArrayList<>(offers);
+            for (int i = 0; i < offers; i++) {
+                offerList.add(new ResourceOffer(in.text("agent"), in.text("kind"), in.text("name"),
+                        (int) Math.min(Integer.MAX_VALUE, in.varint()), in.text("meta"), in.finite("offered_at")));
+            }
+            StateImage.Messaging messaging = readMessaging(in);
+            if (!Arrays.equals(in.bytes(MAGIC.length), MAGIC) || !in.atEnd()) {
+                throw new CorruptSnapshotException("the body does not end where its sections do");
+            }
+            return new StateSnapshot(createdAt, corrupt, firstCorrupt, new StateImage(lastSeq, claims, ledger, board,
+                    new StateImage.Resources(resourcesNow, offerList), messaging));
+        } catch (RuntimeException e) {
+            // an image record refused a value (a null where none is allowed, a bad list)
+            throw new CorruptSnapshotException("undecodable snapshot body: " + e, e);
+        }
+    }
+
+    private static StateImage.Claims readClaims(SnapshotBytes.In in) throws CorruptSnapshotException {
+        double now = in.f64();
+        long epochCounter = in.varint();
+        long orderCounter = in.varint();
+        int n = in.count("claims");
+        List<StateImage.Held> live = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            long order = in.varint();
+            String taskId = in.text("task_id");
+            String owner = in.text("owner");
+            String principal = in.text("principal");
+            String note = in.text("note");
+            double claimedAt = in.finite("claimed_at");
+            double leaseExpiresAt = in.finite("lease_expires_at");
+            String status = in.text("status");
+            ClaimStatus parsed = ClaimStatus.fromWire(status)
+                    .orElseThrow(() -> new CorruptSnapshotException("unknown claim status " + status));
+            String dataRef = in.text("data_ref");
+            String worktree = in.text("worktree");
+            List<String> paths = strings(in);
+            long epoch = in.varint();
+            long version = in.varint();
+            String checkpoint = in.text("checkpoint");
+            GitContext git = in.bool() ? new GitContext(in.text("branch"), in.text("base"), in.text("auto_release_on"))
+                    : null;
+            live.add(new StateImage.Held(new Claim(taskId, owner, principal, note, claimedAt, leaseExpiresAt, parsed,
+                    dataRef, worktree, paths, epoch, version, checkpoint, git), order));
+        }
+        int r = in.count("retained checkpoints");
+        List<StateImage.Retained> retained = new ArrayList<>(r);
+        for (int i = 0; i < r; i++) {
+            retained.add(new StateImage.Retained(in.text("task_id"), in.text("checkpoint")));
+        }
+        return new StateImage.Claims(now, epochCounter, orderCounter, live, retained);
+    }
+
+    private static StateImage.Board readBoard(SnapshotBytes.In in) throws CorruptSnapshotException {
+        int n = in.count("board tasks");
+        List<BoardTask> tasks = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            String taskId = in.text("task_id");
+            String title = in.text("title");
+            String description = in.text("description");
+            List<String> deps = strings(in);
+            String status = in.text("status");
+            BoardStatus parsed = BoardStatus.fromWire(status)
+                    .orElseThrow(() -> new CorruptSnapshotException("unknown board status " + status));
+            tasks.add(new BoardTask(taskId, title, description, deps, parsed, in.text("suggested_owner"),
+                    in.text("project"), in.varint(), in.text("created_by"), in.finite("created_at"),
+                    in.finite("updated_at")));
+        }
+        int m = in.count("notes");
+        List<ProgressNote> notes = new ArrayList<>(m);
+        for (int i = 0; i < m; i++) {
+            String taskId = in.text("task_id");
+            String author = in.text("author");
+            String kind = in.text("kind");
+            NoteKind parsed = NoteKind.fromWire(kind)
+                    .orElseThrow(() -> new CorruptSnapshotException("unknown note kind " + kind));
+            notes.add(new ProgressNote(taskId, author, parsed, in.text("text"), in.finite("posted_at")));
+        }
+        return new StateImage.Board(tasks, notes);
+    }
+
+    private static StateImage.Messaging readMessaging(SnapshotBytes.In in) throws CorruptSnapshotException {
+        long msgCounter = in.varint();
+        int h = in.count("history");
+        List<ChatRecord> history = new ArrayList<>(h);
+        for (int i = 0; i < h; i++) {
+            history.add(new ChatRecord(in.varint(), in.varint(), in.text("sender"), in.str(), in.str(),
+                    in.finite("ts"), in.text("frame")));
+        }
+        int d = in.count("dead letters");
+        List<DeadLetter> dead = new ArrayList<>(d);
+        for (int i = 0; i < d; i++) {
+            dead.add(new DeadLetter(in.text("target"), in.varint(), in.finite("last_ts"), in.text("last_sender")));
+        }
+        int w = in.count("watermarks");
+        List<StateImage.Watermark> marks = new ArrayList<>(w);
+        for (int i = 0; i < w; i++) {
+            marks.add(new StateImage.Watermark(in.text("identity"), in.varint()));
+        }
+        int p = in.count("pending identities");
+        List<StateImage.Pending> pending = new ArrayList<>(p);
+        for (int i = 0; i < p; i++) {
+            String identity = in.text("identity");
+            int seqs = in.count("pending seqs");
+            List<Long> list = new ArrayList<>(seqs);
+            for (int k = 0; k < seqs; k++) {
+                list.add(in.varint());
+            }
+            pending.add(new StateImage.Pending(identity, list));
+        }
+        int r = in.count("pending receipts");
+        List<PendingReceipt> receipts = new ArrayList<>(r);
+        for (int i = 0; i < r; i++) {
+            receipts.add(new PendingReceipt(in.text("sender"), in.str(), in.varint(), in.varint(), in.str()));
+        }
+        int c = in.count("directed chats");
+        List<DirectedChat> directed = new ArrayList<>(c);
+        for (int i = 0; i < c; i++) {
+            directed.add(new DirectedChat(in.varint(), in.varint(), in.text("sender"), in.str(), in.str(), in.str()));
+        }
+        return new StateImage.Messaging(msgCounter, history, dead, marks, pending, receipts, directed);
+    }
+
+    private static List<String> strings(SnapshotBytes.In in) throws CorruptSnapshotException {
+        int n = in.count("strings");
+        List<String> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            out.add(in.text("list item"));
+        }
+        return out;
+    }
+}

@@ -1,0 +1,241 @@
+package dev.synapsehub.journal;
+
+import dev.synapsehub.core.Clock;
+import dev.synapsehub.core.actor.CoordinationActor;
+import dev.synapsehub.core.journal.JournalException;
+import dev.synapsehub.core.state.StateImage;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Takes state snapshots of a running hub: periodically by {@link SnapshotPolicy} and on a clean
+ * stop ({@link #close}).
+ *
+ * <p>One snapshot: the actor images the state at a commit boundary ({@link StateImage}: it
+ * copies references to immutable records, a few milliseconds for 100,000 claims); the body is
+ * encoded and checksummed on the snapshot thread, off the writer; then the actor writes it in
+ * chunks of {@link SnapshotStore#CHUNK_BYTES}, each its own short transaction queued behind
+ * whatever mutations are waiting, and a last FULL transaction makes it visible. So the writer
+ * is never held for the whole body; {@link Result#longestWriterPauseMillis} reports the longest
+ * single hold. Older snapshots beyond {@link SnapshotPolicy#keep} are then deleted, and
+ * {@link Retention} compacts the rows the kept ones cover.
+ */
+public final class Snapshotter implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(Snapshotter.class.getName());
+
+    /**
+     * One snapshot taken.
+     *
+     * @param imageMillis time the writer spent imaging the state
+     * @param encodeMillis time spent encoding and checksumming, off the writer
+     * @param longestWriterPauseMillis the longest single hold of the writer (image, a chunk, ...)
+     * @param totalMillis from the image to the completed, rotated and compacted snapshot
+     * @param deletedSnapshots older snapshots deleted by rotation
+     * @param compactedRows journal rows deleted by retention
+     */
+    public record Result(SnapshotStore.Info info, double imageMillis, double encodeMillis,
+                         double longestWriterPauseMillis, double totalMillis, int deletedSnapshots,
+                         long compactedRows) {
+    }
+
+    private final SqliteJournal journal;
+    private final WriterAccess writer;
+    private final Clock clock;
+    private final SnapshotPolicy policy;
+    private final Retention retention;
+    private final ScheduledExecutorService timer;
+    private final AtomicLong taken = new AtomicLong();
+    private final AtomicLong failures = new AtomicLong();
+    private volatile long lastSeq;
+    private volatile double lastAt;
+    private volatile Result last;
+    private boolean closed;
+
+    private Snapshotter(SqliteJournal journal, WriterAccess writer, Clock clock, SnapshotPolicy policy,
+                        Retention retention) throws JournalException {
+        this.journal = journal;
+        this.writer = writer;
+        this.clock = clock;
+        this.policy = policy;
+        this.retention = retention;
+        List<SnapshotStore.Info> existing = writer.run(s -> journal.snapshots().list());
+        this.lastSeq = existing.isEmpty() ? 0 : existing.get(0).seq();
+        this.lastAt = clock.nowSeconds();
+        this.timer = policy.periodic() ? Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "synapse-snapshots");
+            t.setDaemon(true);
+            return t;
+        }) : null;
+    }
+
+    /**
+     * Starts taking snapshots of the hub whose {@code actor} appends to {@code journal}; after
+     * each, {@code retention} compacts what the kept snapshots cover.
+     */
+    public static Snapshotter start(SqliteJournal journal, CoordinationActor actor, Clock clock,
+                                    SnapshotPolicy policy, Retention retention) throws JournalException {
+        Snapshotter s = new Snapshotter(journal, WriterAccess.actor(actor, 60), clock, policy, retention);
+        if (s.timer != null) {
+            s.timer.scheduleWithFixedDelay(s::tick, 1, 1, TimeUnit.SECONDS);
+        }
+        return s;
+    }
+
+    private void tick() {
+        long rows = journal.lastSeq() - lastSeq;
+        boolean due = (policy.everyRows() > 0 && rows >= policy.everyRows())
+                || (policy.intervalSeconds() > 0 && rows > 0 && clock.nowSeconds() - lastAt >= policy.intervalSeconds());
+        if (due) {
+            try {
+                takeNow();
+            } catch (JournalException | RuntimeException e) {
+                // counted and logged in takeNow; the next tick tries again
+            }
+        }
+    }
+
+    /** Takes a snapshot now (one at a time); logs and counts a failure before rethrowing it. */
+    public synchronized Result takeNow() throws JournalException {
+        try {
+            Result r = take(journal, writer, clock, policy.keep(), retention);
+            lastSeq = r.info().seq();
+            lastAt = clock.nowSeconds();
+            last = r;
+            taken.incrementAndGet();
+            return r;
+        } catch (JournalException | RuntimeException e) {
+            failures.incrementAndGet();
+            LOG.log(System.Logger.Level.WARNING, "state snapshot failed (the journal is unaffected; the next one"
+                    + " will try again): " + e.getMessage(), e);
+            throw e;
+        }
+    }
+
+    /** Snapshots taken by this snapshotter. */
+    public long taken() {
+        return taken.get();
+    }
+
+    /** Snapshots that failed. */
+    public long failures() {
+        return failures.get();
+    }
+
+    /** The last snapshot taken, or null. */
+    public Result last() {
+        return last;
+    }
+
+    /**
+     * Stops the timer, lets a snapshot in progress finish, and takes one more when the policy
+     * asks for one at shutdown and rows were added since the last. Call it before the actor is
+     * closed (the snapshot is written through it).
+     */
+    @Override
+    public void close() {
+        if (timer != null) {
+            timer.shutdownNow();
+        }
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            if (policy.onShutdown() && journal.lastSeq() > lastSeq) {
+                try {
+                    takeNow();
+                } catch (JournalException | RuntimeException e) {
+                    // logged; the next start replays the tail instead
+                }
+            }
+        }
+    }
+
+    /**
+     * The whole procedure, on any {@link WriterAccess}: image, encode, write in chunks,
+     * complete, rotate to {@code keep}, compact.
+     */
+    static Result take(SqliteJournal journal, WriterAccess writer, Clock clock, int keep, Retention retention)
+            throws JournalException {
+        long start = System.nanoTime();
+        writer.resetLongest();
+        double createdAt = clock.nowSeconds();
+        long imageStart = System.nanoTime();
+        StateSnapshot snapshot = writer.run(s -> new StateSnapshot(createdAt, journal.corruptRows(),
+                journal.firstCorruptSeq(), s.image()));
+        double imageMillis = (System.nanoTime() - imageStart) / 1e6;
+        long encodeStart = System.nanoTime();
+        byte[] body = SnapshotCodec.encode(snapshot);
+        long crc = SnapshotCodec.crc32c(body);
+        double encodeMillis = (System.nanoTime() - encodeStart) / 1e6;
+        SnapshotStore store = journal.snapshots();
+        long id = writer.run(s -> store.begin(snapshot.seq(), createdAt));
+        int chunks = (body.length + SnapshotStore.CHUNK_BYTES - 1) / SnapshotStore.CHUNK_BYTES;
+        try {
+            for (int i = 0; i < chunks; i++) {
+                int idx = i;
+                byte[] data = Arrays.copyOfRange(body, i * SnapshotStore.CHUNK_BYTES,
+                        Math.min(body.length, (i + 1) * SnapshotStore.CHUNK_BYTES));
+                writer.run(s -> {
+                    store.writeChunk(id, idx, data);
+                    return null;
+                });
+            }
+            writer.run(s -> {
+                store.complete(id, body.length, chunks, crc);
+                return null;
+            });
+        } catch (JournalException | RuntimeException e) {
+            try {
+                writer.run(s -> {
+                    store.delete(id);
+                    return null;
+                });
+            } catch (JournalException | RuntimeException cleanup) {
+                e.addSuppressed(cleanup); // left incomplete: discarded at the next start
+            }
+            throw e;
+        }
+        SnapshotStore.Info info = new SnapshotStore.Info(id, snapshot.seq(), createdAt, SnapshotCodec.FORMAT,
+                body.length, chunks, crc);
+        int deleted = 0;
+        List<SnapshotStore.Info> all = writer.run(s -> store.list());
+        for (SnapshotStore.Info old : all.subList(Math.min(keep, all.size()), all.size())) {
+            if (store.pinned(old.id())) {
+                continue; // a backup is copying it; a later rotation deletes it
+            }
+            // retired first (never listed again), then a chunk per short transaction, the header last
+            writer.run(s -> {
+                store.retire(old.id());
+                return null;
+            });
+            for (int idx = old.chunks() - 1; idx >= 0; idx--) {
+                int chunk = idx;
+                writer.run(s -> {
+                    store.deleteChunk(old.id(), chunk);
+                    return null;
+                });
+            }
+            writer.run(s -> {
+                store.delete(old.id());
+                return null;
+            });
+            deleted++;
+        }
+        long compacted = retention.compact(journal, writer, keep);
+        Result result = new Result(info, imageMillis, encodeMillis, writer.longestNanos() / 1e6,
+                (System.nanoTime() - start) / 1e6, deleted, compacted);
+        LOG.log(System.Logger.Level.INFO, String.format(Locale.ROOT,
+                "state snapshot #%d at seq %,d: %,d bytes in %d chunk(s); image %.1f ms on the writer, encode %.1f ms,"
+                        + " longest writer pause %.1f ms, %.0f ms in all; %d older deleted, %,d journal rows compacted",
+                id, snapshot.seq(), body.length, chunks, imageMillis, encodeMillis, result.longestWriterPauseMillis(),
+                result.totalMillis(), deleted, compacted));
+        return result;
+    }
+}

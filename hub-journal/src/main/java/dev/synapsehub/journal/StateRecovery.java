@@ -1,0 +1,130 @@
+package dev.synapsehub.journal;
+
+import dev.synapsehub.core.journal.JournalException;
+import dev.synapsehub.core.state.CoordinationState;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Supplier;
+
+/**
+ * Start-up of a journaled state: the newest valid snapshot plus the journal tail after it, or
+ * a full replay when there is none (INV-RR-1).
+ *
+ * <p>Snapshots are tried newest first. One that is unusable (its checksum fails, it does not
+ * decode, it covers more than the journal holds, rows after it were compacted away, or the
+ * state refuses it) is skipped with a WARN naming it, why, and what is tried next: the previous
+ * snapshot, or a full replay of the journal. When rows were compacted and no snapshot covers
+ * them, nothing can rebuild the state: start-up fails with a message rather than serve a state
+ * that silently lost acknowledged work.
+ */
+public final class StateRecovery {
+    private static final System.Logger LOG = System.getLogger(StateRecovery.class.getName());
+
+    private StateRecovery() {
+    }
+
+    /**
+     * What start-up did.
+     *
+     * @param state the rebuilt state, expired at the start-up instant
+     * @param snapshot the snapshot loaded, or null after a full replay
+     * @param fallbacks one line per snapshot skipped, newest first (each was logged as a WARN)
+     * @param tail what the replay after the snapshot (or the full replay) read
+     * @param loadSeconds time spent reading, checking, decoding and restoring the snapshot
+     */
+    public record Recovery(CoordinationState state, SnapshotStore.Info snapshot, List<String> fallbacks,
+                           ReplayStats tail, double loadSeconds) {
+        public Recovery {
+            fallbacks = List.copyOf(fallbacks);
+        }
+
+        /** Events applied: those of the tail (a snapshot's are not counted). */
+        public long replayed() {
+            return tail.replayed();
+        }
+    }
+
+    /**
+     * Rebuilds a state for {@code journal} from {@code fresh.get()} and expires it at {@code now},
+     * first discarding snapshots a stop left incomplete.
+     */
+    public static Recovery recover(SqliteJournal journal, Supplier<CoordinationState> fresh, double now)
+            throws JournalException {
+        int discarded = journal.snapshots().discardIncomplete();
+        if (discarded > 0) {
+            LOG.log(System.Logger.Level.INFO, "discarded " + discarded + " snapshot(s) a stop left incomplete");
+        }
+        return rebuild(journal, fresh, now);
+    }
+
+    /** As {@link #recover}, but writes nothing to the file (the journal tools). */
+    public static Recovery rebuild(SqliteJournal journal, Supplier<CoordinationState> fresh, double now)
+            throws JournalException {
+        SnapshotStore store = journal.snapshots();
+        long compacted = journal.compactedThrough();
+        List<SnapshotStore.Info> snapshots = store.list();
+        List<String> fallbacks = new ArrayList<>();
+        for (int i = 0; i < snapshots.size(); i++) {
+            SnapshotStore.Info info = snapshots.get(i);
+            long start = System.nanoTime();
+            CoordinationState state = fresh.get();
+            String unusable = load(journal, info, compacted, state);
+            if (unusable == null) {
+                double load = (System.nanoTime() - start) / 1e9;
+                LOG.log(System.Logger.Level.INFO, String.format(Locale.ROOT,
+                        "state loaded from snapshot #%d (seq %,d, %,d bytes) in %.3f s; replaying the journal after it",
+                        info.id(), info.seq(), info.bytes(), load));
+                journal.replayAfter(info.seq(), state::apply);
+                state.settle(now, journal.lastSeq());
+                return new Recovery(state, info, fallbacks, journal.lastReplay(), load);
+            }
+            String next = i + 1 < snapshots.size() ? describe(snapshots.get(i + 1)) : compacted > 0
+                    ? "nothing: rows through seq " + compacted + " were compacted away" : "a full replay of the journal";
+            String line = describe(info) + " is unusable: " + unusable + "; falling back to " + next;
+            LOG.log(System.Logger.Level.WARNING, line);
+            fallbacks.add(line);
+        }
+        if (compacted > 0) {
+            throw new JournalRefusedException(journal.path() + ": rows through seq " + compacted + " were compacted"
+                    + " and no valid snapshot covers them, so the state cannot be rebuilt. Restore the file from a"
+                    + " backup (synapse-hub journal backup). The file was not modified.");
+        }
+        CoordinationState state = fresh.get();
+        journal.replayAfter(0, state::apply);
+        state.settle(now, journal.lastSeq());
+        return new Recovery(state, null, fallbacks, journal.lastReplay(), 0);
+    }
+
+    /** Loads a snapshot into {@code state}; returns null, or why it cannot be used. */
+    static String load(SqliteJournal journal, SnapshotStore.Info info, long compacted, CoordinationState state)
+            throws JournalException {
+        if (info.seq() > journal.lastSeq()) {
+            return "it covers seq " + info.seq() + " but the journal ends at seq " + journal.lastSeq();
+        }
+        if (info.seq() < compacted) {
+            return "rows after it, through seq " + compacted + ", were compacted away";
+        }
+        try {
+            StateSnapshot snapshot = SnapshotCodec.decode(journal.snapshots().read(info));
+            if (snapshot.seq() != info.seq()) {
+                return "its body covers seq " + snapshot.seq() + ", its header " + info.seq();
+            }
+            state.restore(snapshot.image());
+            journal.carryCorruption(snapshot.corruptRows(), snapshot.firstCorruptSeq());
+            return null;
+        } catch (CorruptSnapshotException e) {
+            return e.getMessage();
+        } catch (RuntimeException e) {
+            return "the state refused it: " + e;
+        }
+    }
+
+    /** How a snapshot is named in logs and reports. */
+    static String describe(SnapshotStore.Info info) {
+        return String.format(Locale.ROOT, "snapshot #%d (seq %,d, taken %s)", info.id(), info.seq(),
+                Instant.ofEpochMilli((long) (info.createdAt() * 1000)));
+    }
+}

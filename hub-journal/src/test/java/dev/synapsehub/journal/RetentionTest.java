@@ -1,0 +1,187 @@
+package dev.synapsehub.journal;
+
+import dev.synapsehub.core.actor.ActorSettings;
+import dev.synapsehub.core.actor.Mutation;
+import dev.synapsehub.core.command.ChatCommand;
+import dev.synapsehub.core.command.ReleaseCommand;
+import dev.synapsehub.core.journal.JournaledEvent;
+import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.core.state.StateImage;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.List;
+import java.util.Set;
+
+import static dev.synapsehub.journal.Fixtures.await;
+import static dev.synapsehub.journal.Fixtures.granted;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Retention deletes the rows the kept snapshots cover and nothing the hub still has to serve:
+ * the rows after the oldest kept snapshot (its fallback), the operator's audit window, directed
+ * chats still pending in a mailbox, and whatever a hold (a peer's cursor) names.
+ */
+class RetentionTest {
+    @TempDir
+    Path dir;
+
+    private final Fixtures.ManualClock clock = new Fixtures.ManualClock(1_000);
+    private static final SnapshotPolicy MANUAL = new SnapshotPolicy(0, 0, 2, true);
+
+    private Path db() {
+        return dir.resolve("hub.db");
+    }
+
+    private DurableCoordination open(Retention retention) throws Exception {
+        return DurableCoordination.open(db(), clock, CoordinationState::new, ActorSettings.DEFAULTS, MANUAL, retention);
+    }
+
+    /** {@code n} claim + release pairs: 2n rows of history nothing needs. */
+    private static void churn(DurableCoordination hub, String prefix, int n) {
+        for (int i = 0; i < n; i++) {
+            granted(await(hub.actor().submit(Fixtures.claimOf("alice", prefix + i))));
+            granted(await(hub.actor().submit(Mutation.of(new ReleaseCommand("alice", prefix + i, null)))));
+        }
+    }
+
+    /** A directed chat to an identity that is not online: pending in its mailbox. Returns its seq. */
+    private static long directedToOffline(DurableCoordination hub) {
+        var outcome = (dev.synapsehub.core.actor.Outcome.Decided) await(hub.actor().submit(Mutation.of(
+                new ChatCommand("alice", "x/offline", null, null, null, false, List.of(),
+                        stamp -> "{\"type\":\"chat\",\"sender\":\"alice\",\"target\":\"x/offline\",\"payload\":\"hi\",\"msg_id\":"
+                                + stamp.msgId() + "}"))));
+        return outcome.committed().get(0).seq();
+    }
+
+    private long firstRow() throws Exception {
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db()); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT MIN(seq) FROM events")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private static StateImage image(DurableCoordination hub) {
+        return await(hub.actor().read(CoordinationState::image));
+    }
+
+    @Test
+    void rowsBeforeTheOldestKeptSnapshotGoUnlessAMailboxStillNeedsThem() throws Exception {
+        long pendingChat;
+        long firstSnapshot;
+        StateImage before;
+        try (DurableCoordination hub = open(new Retention(0))) {
+            churn(hub, "early", 50);
+            pendingChat = directedToOffline(hub);
+            churn(hub, "mid", 50);
+            firstSnapshot = hub.snapshotter().takeNow().info().seq();
+            churn(hub, "late", 50);
+            Snapshotter.Result second = hub.snapshotter().takeNow();
+            assertThat(second.compactedRows()).as("rows before the pending chat").isEqualTo(pendingChat - 1);
+            assertThat(hub.journal().compactedThrough()).isEqualTo(pendingChat - 1);
+            List<JournaledEvent> chat = await(hub.actor().read(s -> {
+                try {
+                    return hub.journal().readAfter(pendingChat - 1, 1, Set.of("chat"));
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }));
+            assertThat(chat).extracting(JournaledEvent::seq).as("the mailbox can still replay it").containsExactly(pendingChat);
+            before = image(hub);
+        }
+        assertThat(firstRow()).isEqualTo(pendingChat);
+        assertThat(firstSnapshot).isGreaterThan(pendingChat);
+
+        try (DurableCoordination hub = open(new Retention(0))) {
+            assertThat(image(hub)).isEqualTo(before);
+            // the chat is acknowledged through a cursor: nothing pending, the next snapshot compacts to the older one
+            await(hub.actor().submit(Mutation.of(new dev.synapsehub.core.command.MailboxCursorCommand("x/offline", null,
+                    hub.journal().lastSeq()))));
+            churn(hub, "after", 5);
+            long olderKept = hub.journal().snapshots().list().get(0).seq();
+            hub.snapshotter().takeNow();
+            assertThat(hub.journal().compactedThrough()).isEqualTo(olderKept);
+        }
+        try (SqliteJournal j = SqliteJournal.open(db())) {
+            List<SnapshotStore.Info> kept = j.snapshots().list();
+            assertThat(kept).hasSize(2);
+            assertThat(j.compactedThrough()).as("the older kept snapshot stays a complete fallback")
+                    .isEqualTo(kept.get(1).seq());
+        }
+        // damage the newest: the older one plus its rows rebuild the same state
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db()); Statement s = c.createStatement()) {
+            s.executeUpdate("UPDATE snapshot_chunks SET data = zeroblob(length(data)) WHERE snapshot_id ="
+                    + " (SELECT MAX(id) FROM snapshots)");
+        }
+        try (DurableCoordination hub = DurableCoordination.open(db(), clock, CoordinationState::new,
+                ActorSettings.DEFAULTS, SnapshotPolicy.NEVER)) {
+            assertThat(hub.recovery().fallbacks()).hasSize(1);
+            assertThat(hub.recovery().snapshot()).isNotNull();
+            int live = await(hub.actor().read(s -> s.claims().liveCount()));
+            assertThat(live).isZero();
+        }
+    }
+
+    @Test
+    void theAuditWindowAndHoldsKeepRowsAndKeepAllKeepsEverything() throws Exception {
+        try (DurableCoordination hub = open(new Retention(30))) {
+            churn(hub, "a", 40);
+            hub.snapshotter().takeNow();
+            churn(hub, "b", 40);
+            hub.snapshotter().takeNow();
+            assertThat(hub.journal().compactedThrough()).as("the older snapshot bounds it")
+                    .isEqualTo(hub.journal().snapshots().list().get(1).seq());
+            churn(hub, "c", 5);
+            hub.snapshotter().takeNow();
+            assertThat(hub.journal().compactedThrough()).as("the last 30 rows stay")
+                    .isEqualTo(Math.min(hub.journal().lastSeq() - 30, hub.journal().snapshots().list().get(1).seq()));
+        }
+        Path held = dir.resolve("held.db");
+        Retention withHold = new Retention(0);
+        withHold.hold("peer-a", () -> 25);
+        try (DurableCoordination hub = DurableCoordination.open(held, clock, CoordinationState::new,
+                ActorSettings.DEFAULTS, MANUAL, withHold)) {
+            churn(hub, "h", 40);
+            hub.snapshotter().takeNow();
+            churn(hub, "i", 10);
+            hub.snapshotter().takeNow();
+            assertThat(hub.journal().compactedThrough()).as("a peer still needs rows after 25").isEqualTo(25);
+            withHold.release("peer-a");
+            churn(hub, "j", 1);
+            hub.snapshotter().takeNow();
+            assertThat(hub.journal().compactedThrough()).isGreaterThan(25);
+        }
+        Path all = dir.resolve("all.db");
+        try (DurableCoordination hub = DurableCoordination.open(all, clock, CoordinationState::new,
+                ActorSettings.DEFAULTS, MANUAL, Retention.keepAll())) {
+            churn(hub, "k", 20);
+            hub.snapshotter().takeNow();
+            churn(hub, "l", 20);
+            assertThat(hub.snapshotter().takeNow().compactedRows()).isZero();
+            assertThat(hub.journal().compactedThrough()).isZero();
+        }
+    }
+
+    @Test
+    void compactingEveryRowKeepsTheSequenceGoing() throws Exception {
+        long last;
+        try (DurableCoordination hub = open(new Retention(0))) {
+            churn(hub, "x", 10);
+            hub.snapshotter().takeNow();
+            last = hub.journal().lastSeq();
+            hub.snapshotter().takeNow(); // two snapshots at the same seq: the older covers every row
+            assertThat(hub.journal().compactedThrough()).isEqualTo(last);
+        }
+        try (DurableCoordination hub = open(new Retention(0))) {
+            assertThat(hub.journal().lastSeq()).as("from sqlite_sequence: no seq is ever reused").isEqualTo(last);
+            var outcome = (dev.synapsehub.core.actor.Outcome.Decided) await(hub.actor().submit(Fixtures.claimOf("bob", "y")));
+            assertThat(outcome.committed().get(0).seq()).isEqualTo(last + 1);
+        }
+    }
+}
