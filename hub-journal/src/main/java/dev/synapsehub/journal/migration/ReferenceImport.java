@@ -339,8 +339,41 @@ public final class ReferenceImport {
         if (row.payload() == null) {
             throw new EventCodec.CorruptPayloadException("null payload");
         }
-        return codec.decode(row.kind(), row.ts(), row.payload());
+        return codec.decode(row.kind(), row.ts(), withoutNoneMembers(row.kind(), row.payload()));
     }
+
+    /** Optional text members of a claim object that the source hub stores as null (Python None) when unset. */
+    private static final Set<String> NONE_MEANS_UNSET = Set.of("note", "data_ref", "checkpoint", "quota_principal");
+
+    /**
+     * The source hub writes an unset optional text of a claim as {@code null}; our journal
+     * writes it absent and reads a present null as a corrupt row. Translated here, so only the
+     * import is lenient, and only about those members.
+     */
+    private static String withoutNoneMembers(String kind, String payload) {
+        if (!CLAIM_KINDS.contains(kind) || !payload.contains("null")) {
+            return payload;
+        }
+        try {
+            JsonNode node = NONE_READER.readTree(payload);
+            if (!(node instanceof com.fasterxml.jackson.databind.node.ObjectNode object)) {
+                return payload;
+            }
+            boolean changed = false;
+            for (String member : NONE_MEANS_UNSET) {
+                if (object.has(member) && object.get(member).isNull()) {
+                    object.remove(member);
+                    changed = true;
+                }
+            }
+            return changed ? NONE_READER.writeValueAsString(object) : payload;
+        } catch (java.io.IOException notJson) {
+            return payload; // the decoder reports it
+        }
+    }
+
+    private static final Set<String> CLAIM_KINDS = Set.of("claim", "task_update", "checkpoint", "handoff");
+    private static final ObjectMapper NONE_READER = new ObjectMapper();
 
     /** {@code operations} rows whose key has no {@code idempotency} event with the same digest. */
     private static List<SourceDatabase.Operation> extraOperations(SourceDatabase src, Facts f)
