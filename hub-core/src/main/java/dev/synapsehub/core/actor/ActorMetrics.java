@@ -14,6 +14,7 @@ public final class ActorMetrics {
     final AtomicLong journalFailures = new AtomicLong();
     final AtomicLong busyRefusals = new AtomicLong();
     final AtomicLong slowCommits = new AtomicLong();
+    final AtomicLong writerFailures = new AtomicLong();
 
     /** Journal transactions committed (or attempted). */
     public long batches() {
@@ -60,6 +61,11 @@ public final class ActorMetrics {
     /** Submissions refused because the queue was full. */
     public long busyRefusals() {
         return busyRefusals.get();
+    }
+
+    /** Times the actor stopped for good (0 or 1, see {@code CoordinationActor#failure()}). */
+    public long writerFailures() {
+        return writerFailures.get();
     }
 
     /** Commits slower than the configured threshold. */

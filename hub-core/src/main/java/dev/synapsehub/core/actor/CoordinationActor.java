@@ -14,9 +14,11 @@ import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
@@ -29,6 +31,13 @@ import java.util.function.Function;
  *
  * <p>Futures complete on the actor thread: callers should continue with the {@code *Async}
  * variants on their own executor so the actor never does their work.
+ *
+ * <p>Supervision: a {@link RuntimeException} while deciding undoes its batch and the actor goes
+ * on. Anything else that escapes (an {@link Error}, or a fault outside a decision) leaves the
+ * state in doubt, so the actor stops for good: it logs the cause once, refuses everything in
+ * flight and everything submitted later with {@link Outcome.Reason#WRITER_FAILED}, reports itself
+ * through {@link #failure()}, and tells the {@link #onFailure} listeners, whose job is to shut the
+ * process down so that a service manager restarts it from the journal.
  */
 public final class CoordinationActor implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(CoordinationActor.class.getName());
@@ -77,7 +86,13 @@ public final class CoordinationActor implements AutoCloseable {
     private final ReadWriteLock admission = new ReentrantReadWriteLock();
     private final Thread thread;
     private final List<Pending> pending = new ArrayList<>();
+    private final List<Consumer<Throwable>> failureListeners = new CopyOnWriteArrayList<>();
+    /** The batch being processed (actor thread), for refusing what it holds if the actor dies. */
+    private final List<Task> batch;
     private volatile boolean closing;
+    private volatile Throwable failure;
+    /** True while an append is running: a death then leaves the batch's fate unknown. */
+    private boolean appending;
 
     /** An actor over a state already rebuilt from {@code journal}; call {@link #start()}. */
     public CoordinationActor(CoordinationState state, Journal journal, Clock clock, ActorSettings settings) {
@@ -86,7 +101,8 @@ public final class CoordinationActor implements AutoCloseable {
         this.clock = clock;
         this.settings = settings;
         this.queue = new ArrayBlockingQueue<>(settings.queueCapacity());
-        this.thread = new Thread(this::run, "synapse-actor");
+        this.batch = new ArrayList<>(settings.maxBatch());
+        this.thread = new Thread(this::supervisedRun, "synapse-actor");
     }
 
     /** Starts the actor thread. */
@@ -111,8 +127,7 @@ public final class CoordinationActor implements AutoCloseable {
     public <T> CompletableFuture<T> read(Function<CoordinationState, T> query) {
         CompletableFuture<Object> future = new CompletableFuture<>();
         if (!enqueue(new ReadTask(query, future))) {
-            Outcome.Refused refused = refusal();
-            future.completeExceptionally(new IllegalStateException(refused.message()));
+            future.completeExceptionally(new ActorRefusedException(refusal()));
         }
         return (CompletableFuture<T>) future;
     }
@@ -120,13 +135,16 @@ public final class CoordinationActor implements AutoCloseable {
     private boolean enqueue(Task task) {
         admission.readLock().lock();
         try {
-            return !closing && queue.offer(task);
+            return !closing && failure == null && queue.offer(task);
         } finally {
             admission.readLock().unlock();
         }
     }
 
     private Outcome.Refused refusal() {
+        if (failure != null) {
+            return WRITER_FAILED;
+        }
         if (closing) {
             return new Outcome.Refused(Outcome.Reason.SHUTTING_DOWN, "The hub is shutting down.");
         }
@@ -146,6 +164,23 @@ public final class CoordinationActor implements AutoCloseable {
      */
     public Optional<Outcome> priorAnswer(String key, String requestDigest) {
         return state.idempotency().findCommitted(key).map(e -> MutationDecider.answer(e, requestDigest));
+    }
+
+    /** Why the actor stopped for good, if it did; empty while it runs (or after a clean close). */
+    public Optional<Throwable> failure() {
+        return Optional.ofNullable(failure);
+    }
+
+    /**
+     * Registers {@code listener} to be told, once, on the dying actor thread, that the actor
+     * stopped for good; registered after that, it is told at once. It must not block for long.
+     */
+    public void onFailure(Consumer<Throwable> listener) {
+        failureListeners.add(listener);
+        Throwable cause = failure;
+        if (cause != null && failureListeners.remove(listener)) {
+            notify(listener, cause);
+        }
     }
 
     /** Counters for metrics and benchmarks. */
@@ -187,8 +222,74 @@ public final class CoordinationActor implements AutoCloseable {
     // ---------------------------------------------------------------------------------------
     // The actor thread
 
+    private static final Outcome.Refused WRITER_FAILED = new Outcome.Refused(Outcome.Reason.WRITER_FAILED,
+            "The hub's writer failed; nothing more is accepted until the hub restarts.");
+
+    private void supervisedRun() {
+        try {
+            run();
+        } catch (Throwable fatal) {
+            die(fatal);
+        }
+    }
+
+    /**
+     * The actor is gone for good: refuse what it held and what is queued, and tell the
+     * listeners. The journal is left as it is: the append in flight either committed or not, and
+     * a restart reads which.
+     */
+    private void die(Throwable cause) {
+        admission.writeLock().lock();
+        try {
+            failure = cause;
+        } finally {
+            admission.writeLock().unlock();
+        }
+        metrics.writerFailures.incrementAndGet();
+        LOG.log(System.Logger.Level.ERROR, "the coordination actor (the hub's only writer) failed"
+                + (appending ? " during a journal append" : "") + "; it refuses everything from now on and the hub"
+                + " must restart from the journal", cause);
+        Outcome.Refused unknown = appending ? new Outcome.Refused(Outcome.Reason.WRITER_FAILED,
+                "The hub's writer failed while committing this request; it may or may not have been applied. "
+                        + "Retry with the same idem_key once the hub is back.") : WRITER_FAILED;
+        for (Pending p : pending) {
+            p.future.complete(unknown);
+        }
+        pending.clear();
+        for (Task task : batch) {
+            refuse(task);
+        }
+        batch.clear();
+        List<Task> queued = new ArrayList<>();
+        queue.drainTo(queued);
+        for (Task task : queued) {
+            refuse(task);
+        }
+        for (Consumer<Throwable> listener : failureListeners) {
+            if (failureListeners.remove(listener)) {
+                notify(listener, cause);
+            }
+        }
+    }
+
+    /** Completes a task the dead actor will never run; completing a done future again is a no-op. */
+    private static void refuse(Task task) {
+        if (task instanceof MutationTask m) {
+            m.future().complete(WRITER_FAILED);
+        } else if (task instanceof ReadTask r) {
+            r.future().completeExceptionally(new ActorRefusedException(WRITER_FAILED));
+        }
+    }
+
+    private static void notify(Consumer<Throwable> listener, Throwable cause) {
+        try {
+            listener.accept(cause);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "a writer-failure listener failed", e);
+        }
+    }
+
     private void run() {
-        List<Task> batch = new ArrayList<>(settings.maxBatch());
         while (true) {
             Task first;
             try {
@@ -258,15 +359,18 @@ public final class CoordinationActor implements AutoCloseable {
         List<JournaledEvent> committed = List.of();
         if (!all.isEmpty()) {
             long start = System.nanoTime();
+            appending = true;
             try {
                 committed = journal.append(all);
             } catch (JournalException | RuntimeException failure) {
+                appending = false;
                 metrics.journalFailures.incrementAndGet();
                 LOG.log(System.Logger.Level.ERROR, "journal append of " + all.size()
                         + " events failed; refusing " + pending.size() + " commands", failure);
                 abandon(Outcome.Reason.JOURNAL_FAILED, "The journal could not commit; nothing was applied.");
                 return;
             }
+            appending = false;
             recordCommit(System.nanoTime() - start, all.size());
             long journalSeq = committed.get(committed.size() - 1).seq();
             if (journalSeq != state.lastSeq()) {

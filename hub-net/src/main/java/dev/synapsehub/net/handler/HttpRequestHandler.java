@@ -1,6 +1,7 @@
 package dev.synapsehub.net.handler;
 
 import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.protocol.HubHealth;
 import dev.synapsehub.net.protocol.HubMetricsText;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
@@ -70,7 +71,9 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
             int active = failure == null ? claims : -1;
             ctx.executor().execute(() -> {
                 if ("/health".equals(path)) {
-                    respond(ctx, HttpResponseStatus.OK, "application/json", metricsText.health(active, now), keepAlive);
+                    HubHealth verdict = metricsText.verdict();
+                    respond(ctx, HttpResponseStatus.valueOf(verdict.httpStatus()), "application/json",
+                            metricsText.health(verdict, active, now), keepAlive);
                 } else {
                     respond(ctx, HttpResponseStatus.OK, "text/plain; version=0.0.4; charset=utf-8",
                             metricsText.prometheus(active), keepAlive);

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.core.actor.ActorMetrics;
 import dev.synapsehub.net.wire.HubFrames;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 
 /** Renders {@code /health} (contract §10) and {@code /metrics} (Prometheus text format). */
@@ -14,10 +16,22 @@ public final class HubMetricsText {
         this.hub = hub;
     }
 
-    /** The {@code /health} JSON object. */
-    public String health(int activeClaims, double now) {
+    /** The hub's health now. */
+    public HubHealth verdict() {
+        List<String> failed = new ArrayList<>();
+        if (hub.actor().failure().isPresent()) {
+            failed.add("writer_failed");
+        }
+        return failed.isEmpty() ? new HubHealth(HubHealth.Status.OK, List.of())
+                : new HubHealth(HubHealth.Status.FAILED, failed);
+    }
+
+    /** The {@code /health} JSON object for {@code verdict}. */
+    public String health(HubHealth verdict, int activeClaims, double now) {
         ObjectNode o = hub.json().object();
-        o.put("status", "ok");
+        o.put("status", verdict.status().word());
+        HubFrames.putStrings(o, "reasons", verdict.reasons());
+        o.put("writer", hub.actor().failure().isPresent() ? "failed" : "running");
         o.put("journal_corrupt_rows", 0);
         o.put("version", hub.config().hubVersion());
         o.put("protocol_version", 2);
