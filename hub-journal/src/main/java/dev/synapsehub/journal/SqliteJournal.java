@@ -428,6 +428,12 @@ public final class SqliteJournal implements Journal {
         return lastReplay;
     }
 
+    /** The corrupt rows the last replay skipped (see {@link ReplayStats}). */
+    @Override
+    public long rowsSkippedOnReplay() {
+        return lastReplay.corrupt();
+    }
+
     /**
      * The {@code PRAGMA synchronous} level the last successful commit ran under, as read back
      * from SQLite when it was set; null before the first commit.

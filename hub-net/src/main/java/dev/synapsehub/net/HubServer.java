@@ -86,6 +86,7 @@ public final class HubServer implements AutoCloseable {
                         config.takeoverQuarantineThreshold(), seconds(config.takeoverQuarantineWindow()),
                         seconds(config.takeoverQuarantine())));
         HubMetrics metrics = new HubMetrics();
+        actor.observe(metrics);
         outboxThread = new DefaultEventExecutor(new DefaultThreadFactory("synapse-outbox", true));
         Outbox outbox = new Outbox(outboxThread, frames, config.outboundHighWaterBytes(), config.broadcastLinger(), metrics);
         context = new HubContext(config, actor, clock, json, frames, registry, outbox, metrics,

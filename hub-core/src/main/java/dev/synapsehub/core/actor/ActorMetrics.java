@@ -15,6 +15,7 @@ public final class ActorMetrics {
     final AtomicLong busyRefusals = new AtomicLong();
     final AtomicLong slowCommits = new AtomicLong();
     final AtomicLong writerFailures = new AtomicLong();
+    volatile boolean lastAppendFailed;
 
     /** Journal transactions committed (or attempted). */
     public long batches() {
@@ -51,6 +52,11 @@ public final class ActorMetrics {
     /** Latest commit latency in microseconds. */
     public double lastCommitMicros() {
         return lastCommitNanos.get() / 1000.0;
+    }
+
+    /** True while the most recent journal append failed (until one succeeds). */
+    public boolean lastAppendFailed() {
+        return lastAppendFailed;
     }
 
     /** Appends that failed (each refused its whole batch). */

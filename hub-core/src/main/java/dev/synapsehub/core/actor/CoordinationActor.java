@@ -43,12 +43,14 @@ public final class CoordinationActor implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(CoordinationActor.class.getName());
 
     private sealed interface Task permits MutationTask, ReadTask {
+        /** {@link System#nanoTime()} when it was queued. */
+        long queuedAt();
     }
 
-    private record MutationTask(Mutation mutation, CompletableFuture<Outcome> future) implements Task {
+    private record MutationTask(Mutation mutation, CompletableFuture<Outcome> future, long queuedAt) implements Task {
     }
 
-    private record ReadTask(Function<CoordinationState, ?> query, CompletableFuture<Object> future)
+    private record ReadTask(Function<CoordinationState, ?> query, CompletableFuture<Object> future, long queuedAt)
             implements Task {
     }
 
@@ -91,6 +93,7 @@ public final class CoordinationActor implements AutoCloseable {
     private final List<Task> batch;
     private volatile boolean closing;
     private volatile Throwable failure;
+    private volatile ActorObserver observer = ActorObserver.NONE;
     /** True while an append is running: a death then leaves the batch's fate unknown. */
     private boolean appending;
 
@@ -113,7 +116,7 @@ public final class CoordinationActor implements AutoCloseable {
     /** Submits a mutation; never blocks. A full queue completes at once with BUSY. */
     public CompletableFuture<Outcome> submit(Mutation mutation) {
         CompletableFuture<Outcome> future = new CompletableFuture<>();
-        if (!enqueue(new MutationTask(mutation, future))) {
+        if (!enqueue(new MutationTask(mutation, future, System.nanoTime()))) {
             future.complete(refusal());
         }
         return future;
@@ -126,7 +129,7 @@ public final class CoordinationActor implements AutoCloseable {
     @SuppressWarnings("unchecked")
     public <T> CompletableFuture<T> read(Function<CoordinationState, T> query) {
         CompletableFuture<Object> future = new CompletableFuture<>();
-        if (!enqueue(new ReadTask(query, future))) {
+        if (!enqueue(new ReadTask(query, future, System.nanoTime()))) {
             future.completeExceptionally(new ActorRefusedException(refusal()));
         }
         return (CompletableFuture<T>) future;
@@ -191,6 +194,20 @@ public final class CoordinationActor implements AutoCloseable {
     /** Submissions waiting in the queue. */
     public int queueDepth() {
         return queue.size();
+    }
+
+    /**
+     * How long the oldest submission still waiting has waited, in nanoseconds (0 when none
+     * waits): how far behind the writer is. Safe from any thread.
+     */
+    public long oldestQueuedNanos() {
+        Task oldest = queue.peek();
+        return oldest == null ? 0 : Math.max(0, System.nanoTime() - oldest.queuedAt());
+    }
+
+    /** Sets who is told what commits and decisions cost (one observer; {@link ActorObserver#NONE} by default). */
+    public void observe(ActorObserver observer) {
+        this.observer = observer == null ? ActorObserver.NONE : observer;
     }
 
     /**
@@ -335,7 +352,9 @@ public final class CoordinationActor implements AutoCloseable {
     }
 
     private Pending decide(MutationTask task, double now) {
+        long start = System.nanoTime();
         MutationDecider.Result result = MutationDecider.decide(state, task.mutation(), now);
+        observer.decided(task.mutation().command(), System.nanoTime() - start);
         if (result instanceof MutationDecider.Settled settled) {
             return new Pending(task.future(), settled.outcome());
         }
@@ -365,13 +384,15 @@ public final class CoordinationActor implements AutoCloseable {
             } catch (JournalException | RuntimeException failure) {
                 appending = false;
                 metrics.journalFailures.incrementAndGet();
+                metrics.lastAppendFailed = true;
                 LOG.log(System.Logger.Level.ERROR, "journal append of " + all.size()
                         + " events failed; refusing " + pending.size() + " commands", failure);
                 abandon(Outcome.Reason.JOURNAL_FAILED, "The journal could not commit; nothing was applied.");
                 return;
             }
             appending = false;
-            recordCommit(System.nanoTime() - start, all.size());
+            metrics.lastAppendFailed = false;
+            recordCommit(System.nanoTime() - start, pending.size(), all.size());
             long journalSeq = committed.get(committed.size() - 1).seq();
             if (journalSeq != state.lastSeq()) {
                 LOG.log(System.Logger.Level.ERROR, "journal numbered the batch through seq " + journalSeq
@@ -404,7 +425,8 @@ public final class CoordinationActor implements AutoCloseable {
         state.beginBatch();
     }
 
-    private void recordCommit(long nanos, int events) {
+    private void recordCommit(long nanos, int commands, int events) {
+        observer.committed(nanos, commands, events);
         metrics.batches.incrementAndGet();
         metrics.eventsCommitted.addAndGet(events);
         metrics.commitNanosTotal.addAndGet(nanos);

@@ -37,6 +37,14 @@ public interface Journal extends AutoCloseable {
         return List.of();
     }
 
+    /**
+     * Rows the last replay could not use and skipped (counted, logged with their seq), for
+     * {@code /health} and {@code /metrics}: a hub that skipped any reports itself degraded.
+     */
+    default long rowsSkippedOnReplay() {
+        return 0;
+    }
+
     /** The highest committed sequence number, 0 for an empty journal. */
     long lastSeq();
 

@@ -18,6 +18,8 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.QueryStringDecoder;
 
 import java.nio.charset.StandardCharsets;
+import java.util.OptionalInt;
+import java.util.concurrent.TimeUnit;
 
 /**
  * HTTP on the hub port (contract §3.1, §10): {@code /health} and {@code /metrics} when metrics
@@ -67,19 +69,21 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
             return;
         }
         double now = hub.clock().nowSeconds();
-        hub.actor().read(s -> s.claims().snapshot(now).size()).whenComplete((claims, failure) -> {
-            int active = failure == null ? claims : -1;
-            ctx.executor().execute(() -> {
-                if ("/health".equals(path)) {
-                    HubHealth verdict = metricsText.verdict();
-                    respond(ctx, HttpResponseStatus.valueOf(verdict.httpStatus()), "application/json",
-                            metricsText.health(verdict, active, now), keepAlive);
-                } else {
-                    respond(ctx, HttpResponseStatus.OK, "text/plain; version=0.0.4; charset=utf-8",
-                            metricsText.prometheus(active), keepAlive);
-                }
-            });
-        });
+        // the live-claim count is the one thing read through the writer; a writer that does not
+        // answer in time makes it unknown (null), never 0, and the hub degraded
+        hub.actor().read(s -> s.claims().snapshot(now).size())
+                .orTimeout(HubMetricsText.BEHIND.toMillis(), TimeUnit.MILLISECONDS)
+                .whenComplete((claims, failure) -> ctx.executor().execute(() -> {
+                    OptionalInt active = failure == null ? OptionalInt.of(claims) : OptionalInt.empty();
+                    if ("/health".equals(path)) {
+                        HubHealth verdict = metricsText.verdict(failure != null);
+                        respond(ctx, HttpResponseStatus.valueOf(verdict.httpStatus()), "application/json",
+                                metricsText.health(verdict, active, now), keepAlive);
+                    } else {
+                        respond(ctx, HttpResponseStatus.OK, HubMetricsText.PROMETHEUS_CONTENT_TYPE,
+                                metricsText.prometheus(active), keepAlive);
+                    }
+                }));
     }
 
     private static void respond(ChannelHandlerContext ctx, HttpResponseStatus status, String type, String body,

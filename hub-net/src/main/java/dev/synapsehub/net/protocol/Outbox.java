@@ -37,6 +37,8 @@ public final class Outbox {
     private final Runnable dispatchTask = this::dispatch;
     /** The batch being collected on the outbox thread, null when empty. */
     private ByteBuf batch;
+    /** When the first broadcast of {@link #batch} was published ({@link System#nanoTime()}). */
+    private long batchStartedAt;
     private List<Session> origins = new ArrayList<>();
 
     public Outbox(EventExecutor executor, HubFrames frames, int highWaterBytes, Duration linger,
@@ -57,7 +59,7 @@ public final class Outbox {
     public void join(Session session) {
         EventLoop loop = session.channel().eventLoop();
         fanouts.computeIfAbsent(loop, l -> new LoopFanout(l, lingerNanos, this::deliverable, this::deliverableWhileClosing,
-                        metrics.fanoutBacklogBytes))
+                        metrics.fanoutBacklogBytes, metrics::fanoutDelivered))
                 .join(session);
     }
 
@@ -117,6 +119,7 @@ public final class Outbox {
                 return;
             }
             batch = PooledByteBufAllocator.DEFAULT.directBuffer(Math.max(256, text.length() + 16));
+            batchStartedAt = System.nanoTime();
         }
         WebSocketText.encode(text, batch);
         if (origin != null) {
@@ -207,6 +210,7 @@ public final class Outbox {
             return;
         }
         List<Session> from = origins;
+        long publishedAt = batchStartedAt;
         batch = null;
         origins = new ArrayList<>();
         try {
@@ -219,7 +223,7 @@ public final class Outbox {
                 }
                 ByteBuf share = frames.retainedDuplicate();
                 try {
-                    fanout.loop().execute(() -> fanout.accept(share, mine));
+                    fanout.loop().execute(() -> fanout.accept(share, mine, publishedAt));
                 } catch (RejectedExecutionException shuttingDown) {
                     share.release(); // the loop and its connections are going away
                 }
