@@ -34,6 +34,7 @@ import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultEventExecutor;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.RejectedExecutionHandlers;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -87,8 +88,11 @@ public final class HubServer implements AutoCloseable {
                         seconds(config.takeoverQuarantine())));
         HubMetrics metrics = new HubMetrics();
         actor.observe(metrics);
-        outboxThread = new DefaultEventExecutor(new DefaultThreadFactory("synapse-outbox", true));
-        Outbox outbox = new Outbox(outboxThread, frames, config.outboundHighWaterBytes(), config.broadcastLinger(), metrics);
+        // bounded: admission answers busy above outboxBusyTasks, long before this refuses
+        outboxThread = new DefaultEventExecutor(null, new DefaultThreadFactory("synapse-outbox", true),
+                config.outboxQueueCapacity(), RejectedExecutionHandlers.reject());
+        Outbox outbox = new Outbox(outboxThread, frames, config.outboundHighWaterBytes(), config.broadcastLinger(), metrics,
+                config.outboxBusyTasks());
         context = new HubContext(config, actor, clock, json, frames, registry, outbox, metrics,
                 new ConnectTokenAuth(config.token()),
                 new MessageAuthenticator(config.messageAuthKeys(), config.requireMessageAuth(),

@@ -33,12 +33,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 class HealthTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    /** Stands for any Error on the writer thread. */
-    private static final class InjectedError extends Error {
-        InjectedError() {
-            super("injected for the test");
-        }
-    }
 
     static JsonNode healthBody(String response) throws Exception {
         return JSON.readTree(response.substring(response.indexOf("\r\n\r\n") + 4));

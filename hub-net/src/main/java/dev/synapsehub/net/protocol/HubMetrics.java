@@ -25,9 +25,11 @@ public final class HubMetrics implements ActorObserver {
     public final AtomicLong idempotencyConflicts = new AtomicLong();
     public final AtomicLong slowReadersDisconnected = new AtomicLong();
     public final AtomicLong faults = new AtomicLong();
-    /** Broadcast bytes queued on the I/O loops and not yet given to every socket (summed over loops). */
+    /** Mutations no request waited for (dead-letter clearing, mailbox watermarks) that the actor refused. */
+    public final AtomicLong unansweredRefusals = new AtomicLong();
+    /** Broadcast bytes queued on the I/O loops and not yet given to every socket (a batch counts once). */
     public final AtomicLong fanoutBacklogBytes = new AtomicLong();
-    /** Mutating requests answered busy because the broadcast backlog was over its limit. */
+    /** Requests answered busy because delivery was behind (broadcast backlog or outbox queue over its limit). */
     public final AtomicLong fanoutBusyRefusals = new AtomicLong();
 
     /** Journal commit latency (one observation per transaction). */

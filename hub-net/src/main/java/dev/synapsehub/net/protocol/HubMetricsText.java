@@ -66,6 +66,9 @@ public final class HubMetricsText {
         if (hub.metrics().fanoutBacklogBytes.get() > hub.config().maxFanoutBacklogBytes()) {
             degraded.add("fanout_backlogged");
         }
+        if (hub.outbox().overloaded()) {
+            degraded.add("outbox_backlogged");
+        }
         if (!failed.isEmpty()) {
             failed.addAll(degraded);
             return new HubHealth(HubHealth.Status.FAILED, failed);
@@ -139,8 +142,10 @@ public final class HubMetricsText {
                 .register(registry);
         gauge("synapse_live_waiters", "Agents with advisory wait edges.", () -> hub.registry().waitGraph().size());
         gauge("synapse_fanout_backlog_bytes",
-                "Broadcast bytes queued on the I/O loops for sockets that have not had them yet (summed over loops).",
+                "Broadcast bytes queued on the I/O loops for sockets that have not had them yet (a batch counts once).",
                 m.fanoutBacklogBytes::get);
+        gauge("synapse_outbox_queued_tasks", "Tasks (replies, broadcasts) waiting for the outbox thread.",
+                () -> hub.outbox().queuedTasks());
         gauge("synapse_actor_queue_depth", "Submissions waiting for the coordination actor.",
                 () -> hub.actor().queueDepth());
         gauge("synapse_actor_queue_oldest_seconds", "How long the oldest submission still waiting has waited.",
@@ -162,9 +167,13 @@ public final class HubMetricsText {
         counter("synapse_slow_readers_disconnected_total", "Connections dropped for not reading (once per connection).",
                 m.slowReadersDisconnected::get);
         counter("synapse_fanout_busy_refusals_total",
-                "Requests answered busy because the broadcast backlog was over --max-fanout-backlog-mb.",
+                "Requests answered busy because delivery was behind (broadcast backlog over --max-fanout-backlog-mb,"
+                        + " or the outbox thread's queue over its threshold).",
                 m.fanoutBusyRefusals::get);
         counter("synapse_faults_total", "Unexpected faults (each logged once and answered).", m.faults::get);
+        counter("synapse_unanswered_submissions_refused_total",
+                "Background mutations (dead-letter clearing, mailbox watermarks) the actor refused; retried later.",
+                m.unansweredRefusals::get);
         counter("synapse_actor_commands_total", "Mutations decided by the actor.", a::commands);
         counter("synapse_actor_busy_refusals_total", "Submissions refused because the queue was full.",
                 a::busyRefusals);

@@ -104,6 +104,10 @@ public final class InboundPipeline {
         frame.put("type", type);
         if ("heartbeat".equals(type)) {
             heartbeatSideEffects(sender, frame);
+            if (overloaded() && FieldCoercion.truthy(frame.get("mailbox"))) {
+                busy(session, sender, now); // the replay is work; the liveness refresh above is not
+                return;
+            }
             messaging.onHeartbeat(session, sender, frame);
             return;
         }
@@ -125,15 +129,11 @@ public final class InboundPipeline {
         if (received != null && !signedFrameVerified(session, sender, received, now)) {
             return;
         }
-        boolean mutating = ClaimVerbs.handles(type) || MessagingVerbs.handles(type) || BoardVerbs.handles(type);
-        if (mutating && fanoutBacklogged()) {
+        if (overloaded()) {
             if (answeredFromLedger(request, null, now)) {
                 return;
             }
-            hub.metrics().fanoutBusyRefusals.incrementAndGet();
-            ObjectNode e = hub.frames().error(sender, "The hub is busy; retry shortly.", now);
-            e.put("error_code", "busy");
-            hub.outbox().send(session, e);
+            busy(session, sender, now);
             return;
         }
         if (ClaimVerbs.handles(type)) {
@@ -294,12 +294,21 @@ public final class InboundPipeline {
     }
 
     /**
-     * True while more broadcast bytes wait for their sockets than {@code --max-fanout-backlog-mb}:
-     * requests that change state (and broadcast the change) are answered busy until the I/O loops
-     * catch up, so an overloaded hub slows its producers instead of queueing without bound.
+     * True while more broadcast bytes wait for their sockets than {@code --max-fanout-backlog-mb},
+     * or more tasks wait for the outbox thread than its busy threshold: every request (a query's
+     * reply is work for the same outbox thread) is answered busy until they catch up, so an
+     * overloaded hub slows its producers instead of queueing without bound.
      */
-    private boolean fanoutBacklogged() {
-        return hub.metrics().fanoutBacklogBytes.get() > hub.config().maxFanoutBacklogBytes();
+    private boolean overloaded() {
+        return hub.metrics().fanoutBacklogBytes.get() > hub.config().maxFanoutBacklogBytes()
+                || hub.outbox().overloaded();
+    }
+
+    private void busy(Session session, String sender, double now) {
+        hub.metrics().fanoutBusyRefusals.incrementAndGet();
+        ObjectNode e = hub.frames().error(sender, "The hub is busy; retry shortly.", now);
+        e.put("error_code", "busy");
+        hub.outbox().send(session, e);
     }
 
     /** False once the fleet is larger than {@code --presence-fanout-limit} (0: never). */

@@ -28,7 +28,7 @@ final class LoopFanout {
     private static final int VISITS_PER_TASK = 128;
 
     /** A batch; its own indices never move (members are written duplicates). */
-    private record Pending(long seq, ByteBuf frames, long publishedAt) {
+    private record Pending(long seq, ByteBuf frames, long publishedAt, BacklogShare backlog) {
     }
 
     private final EventLoop loop;
@@ -53,7 +53,8 @@ final class LoopFanout {
      * @param deliverable whether a member may be written to now (may close it as a side effect)
      * @param deliverableWhileClosing the same for a member the hub is closing, which still gets
      *        what was broadcast before the close
-     * @param backlogBytes counts the bytes of the batches queued here (shared by every loop)
+     * @param backlogBytes the backlog a batch handed to {@link #accept(ByteBuf, List)} counts in
+     *        (batches from the outbox come with their own {@link BacklogShare})
      * @param fanoutDelay told, per batch, the nanoseconds from its publication until every member
      *        of this loop had been handed it
      */
@@ -110,25 +111,25 @@ final class LoopFanout {
         }
     }
 
-    /** {@link #accept(ByteBuf, List, long)} of a batch published now. */
+    /** {@link #accept(ByteBuf, List, long, BacklogShare)} of a batch published now, for this loop alone. */
     void accept(ByteBuf frames, List<Session> origins) {
-        accept(frames, origins, System.nanoTime());
+        accept(frames, origins, System.nanoTime(), new BacklogShare(backlogBytes, frames.readableBytes(), 1));
     }
 
     /**
      * Queues one batch (takes over one reference to {@code frames}) published at
-     * {@code publishedAt} ({@link System#nanoTime()}) and serves the requesters among this loop's
-     * members at once.
+     * {@code publishedAt} ({@link System#nanoTime()}), whose bytes {@code backlog} counts until
+     * this loop releases it, and serves the requesters among this loop's members at once.
      */
-    void accept(ByteBuf frames, List<Session> origins, long publishedAt) {
+    void accept(ByteBuf frames, List<Session> origins, long publishedAt, BacklogShare backlog) {
         if (members.isEmpty()) {
             frames.release();
+            backlog.release();
             newest++;
             return;
         }
         newest++;
-        pending.add(new Pending(newest, frames, publishedAt));
-        backlogBytes.addAndGet(frames.readableBytes());
+        pending.add(new Pending(newest, frames, publishedAt, backlog));
         for (Session origin : origins) {
             if (isMember(origin)) {
                 catchUp(origin);
@@ -247,9 +248,8 @@ final class LoopFanout {
             if (delivered) {
                 fanoutDelay.accept(now - pending.get(n).publishedAt());
             }
-            ByteBuf done = pending.get(n).frames();
-            backlogBytes.addAndGet(-done.readableBytes());
-            done.release();
+            pending.get(n).frames().release();
+            pending.get(n).backlog().release();
             n++;
         }
         pending.subList(0, n).clear();

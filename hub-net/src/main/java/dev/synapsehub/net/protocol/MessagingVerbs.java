@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.util.RawValue;
-import dev.synapsehub.core.actor.Mutation;
 import dev.synapsehub.core.actor.Outcome;
 import dev.synapsehub.core.command.AckCommand;
 import dev.synapsehub.core.command.AgentActivityCommand;
@@ -351,7 +350,7 @@ public final class MessagingVerbs {
         synchronized (deadLetterHints) {
             deadLetterHints.remove(name);
         }
-        hub.actor().submit(Mutation.of(new AgentActivityCommand(name)));
+        clearDeadLetter(name);
     }
 
     /** A non-heartbeat, non-chat frame from {@code name}: clears its dead-letter entry if it may have one. */
@@ -361,8 +360,19 @@ public final class MessagingVerbs {
             hinted = deadLetterHints.remove(name);
         }
         if (hinted) {
-            hub.actor().submit(Mutation.of(new AgentActivityCommand(name)));
+            clearDeadLetter(name);
         }
+    }
+
+    /** Clears {@code name}'s dead-letter entry; refused (busy), the hint comes back so its next frame retries. */
+    private void clearDeadLetter(String name) {
+        support.submitUnanswered(new AgentActivityCommand(name), "clearing the dead letter of " + name, () -> {
+            synchronized (deadLetterHints) {
+                if (deadLetterHints.size() < 4096) {
+                    deadLetterHints.add(name);
+                }
+            }
+        });
     }
 
     /** Every bound connection with its roles, wake capability and consume-liveness (§8.6). */
@@ -422,13 +432,14 @@ public final class MessagingVerbs {
         OptionalLong raw = FieldCoercion.tolerantLong(frame.get("since_seq"));
         long since = raw.isPresent() ? Math.max(0, raw.getAsLong()) : 0;
         if (since > 0) {
-            hub.actor().submit(Mutation.of(new MailboxCursorCommand(name, identity, since)));
+            // the next mailbox heartbeat carries its since_seq again, so a refusal only delays it
+            support.submitUnanswered(new MailboxCursorCommand(name, identity, since),
+                    "advancing the mailbox watermark of " + identity, () -> { });
         }
         List<String> roles = hub.registry().roles().getOrDefault(name, List.of());
-        hub.actor().read(s -> readChats(since, REPLAY_SCAN)).whenCompleteAsync((events, failure) -> {
-            if (failure != null || events == null) {
-                return;
-            }
+        Request r = new Request(session, name, "heartbeat", "all", frame);
+        support.afterRead(r, "replaying the mailbox of " + identity, hub.actor().read(s -> readChats(since, REPLAY_SCAN)),
+                events -> {
             for (JournaledEvent je : events) {
                 ChatEvent chat = (ChatEvent) je.event();
                 if (chat.channel() != null || !AddressMatcher.isDirected(chat.target())
@@ -440,10 +451,13 @@ public final class MessagingVerbs {
                     hub.outbox().send(session, text);
                 }
             }
-        }, hub.outbox().executor());
+        });
     }
 
-    /** Runs on the actor thread: the bounded journal read. */
+    /**
+     * Runs on the actor thread: the bounded journal read. A journal that cannot be read fails the
+     * read (answered {@code journal_failed}); an empty answer would look like "nothing to replay".
+     */
     private List<JournaledEvent> readChats(long after, int limit) {
         try {
             List<JournaledEvent> out = new ArrayList<>();
@@ -454,7 +468,7 @@ public final class MessagingVerbs {
             }
             return out;
         } catch (JournalException e) {
-            return List.of();
+            throw new JournalReadException(e);
         }
     }
 
@@ -486,11 +500,8 @@ public final class MessagingVerbs {
         long seq = seqNode.longValue();
         String identity = mailboxIdentity(r.sender(), r.get("mailbox_for"));
         List<String> roles = hub.registry().roles().getOrDefault(r.sender(), List.of());
-        hub.actor().read(s -> s.messaging().directedChat(seq).isPresent() ? null : storedChat(seq))
-                .whenComplete((stored, failure) -> {
-                    if (failure != null) {
-                        return;
-                    }
+        support.afterRead(r, "resolving the ack of seq " + seq,
+                hub.actor().read(s -> s.messaging().directedChat(seq).isPresent() ? null : storedChat(seq)), stored -> {
                     AckCommand command = new AckCommand(r.sender(), identity, roles, seq, stored);
                     support.submit(r, command, false, null, (req, reply, st, committed, at) -> {
                         if (reply instanceof MailboxReply m && m.deferredReceipt() != null) {
@@ -531,12 +542,9 @@ public final class MessagingVerbs {
         Integer used = raw == null || raw.isNull() || raw.isBoolean() || limit.isEmpty() ? null
                 : (int) Math.max(1, Math.min(Integer.MAX_VALUE, limit.getAsLong()));
         Predicate<ChatRecord> visible = visibleTo(r.sender());
-        hub.actor().read(s -> s.messaging().history(used, visible)).whenCompleteAsync((records, failure) -> {
+        support.afterRead(r, "answering history_request", hub.actor().read(s -> s.messaging().history(used, visible)),
+                records -> {
             double at = support.now();
-            if (failure != null) {
-                support.errorLater(r, "The hub is busy; retry shortly.", "busy");
-                return;
-            }
             ObjectNode f = hub.frames().envelope(r.sender(), "history_snapshot", "History snapshot", at);
             ArrayNode history = f.putArray("history");
             records.forEach(rec -> history.addRawValue(new RawValue(rec.frameJson())));
@@ -546,24 +554,21 @@ public final class MessagingVerbs {
                 f.put("requested_limit", used);
             }
             hub.outbox().send(r.session(), f);
-        }, hub.outbox().executor());
+        });
     }
 
     private void resume(Request r) {
         OptionalLong raw = FieldCoercion.tolerantLong(r.get("since"));
         long since = raw.isPresent() ? raw.getAsLong() : 0;
         Predicate<ChatRecord> visible = visibleTo(r.sender());
-        hub.actor().read(s -> s.messaging().resume(since, visible)).whenCompleteAsync((records, failure) -> {
+        support.afterRead(r, "answering resume_request", hub.actor().read(s -> s.messaging().resume(since, visible)),
+                records -> {
             double at = support.now();
-            if (failure != null) {
-                support.errorLater(r, "The hub is busy; retry shortly.", "busy");
-                return;
-            }
             ObjectNode f = hub.frames().envelope(r.sender(), "resume_snapshot", "Resume snapshot", at);
             f.put("since", since);
             ArrayNode messages = f.putArray("messages");
             records.forEach(rec -> messages.addRawValue(new RawValue(rec.frameJson())));
             hub.outbox().send(r.session(), f);
-        }, hub.outbox().executor());
+        });
     }
 }
