@@ -4,11 +4,13 @@ import dev.synapsehub.client.NetTransport;
 import dev.synapsehub.core.Clock;
 import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.journal.Journal;
+import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.net.auth.ConnectTokenAuth;
 import dev.synapsehub.net.auth.MessageAuthenticator;
 import dev.synapsehub.net.handler.HostGuard;
 import dev.synapsehub.net.handler.HttpRequestHandler;
 import dev.synapsehub.net.handler.WebSocketFrameHandler;
+import dev.synapsehub.net.protocol.HistoricalReads;
 import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.HubMetrics;
 import dev.synapsehub.net.protocol.HubMetricsText;
@@ -58,6 +60,7 @@ public final class HubServer implements AutoCloseable {
     private DefaultEventExecutor outboxThread;
     private Channel serverChannel;
     private HubContext context;
+    private HistoricalReads history;
 
     private final Journal journal;
 
@@ -67,8 +70,9 @@ public final class HubServer implements AutoCloseable {
     }
 
     /**
-     * A hub whose actor appends to {@code journal} (null: none). The hub reads it only through
-     * the actor, for mailbox replay and ack resolution.
+     * A hub whose actor appends to {@code journal} (null: none). The edge reads its history
+     * (mailbox replay, ack resolution) through {@link HistoricalReads}: the journal's own reader
+     * on a thread of its own, or the actor when the journal has none.
      */
     public HubServer(HubConfig config, CoordinationActor actor, Clock clock, Journal journal) {
         this.config = config;
@@ -88,6 +92,11 @@ public final class HubServer implements AutoCloseable {
                         seconds(config.takeoverQuarantine())));
         HubMetrics metrics = new HubMetrics();
         actor.observe(metrics);
+        try {
+            history = HistoricalReads.open(actor, journal);
+        } catch (JournalException e) {
+            throw new IllegalStateException("cannot open a reader of the journal: " + e.getMessage(), e);
+        }
         // bounded: admission answers busy above outboxBusyTasks, long before this refuses
         outboxThread = new DefaultEventExecutor(null, new DefaultThreadFactory("synapse-outbox", true),
                 config.outboxQueueCapacity(), RejectedExecutionHandlers.reject());
@@ -98,7 +107,7 @@ public final class HubServer implements AutoCloseable {
                 new MessageAuthenticator(config.messageAuthKeys(), config.requireMessageAuth(),
                         config.messageAuthWindowSeconds(), config.messageAuthFutureSkewSeconds(),
                         config.messageAuthReplayCapacity()),
-                new AtomicLong(), clock.nowSeconds(), configEpoch(config), journal);
+                new AtomicLong(), clock.nowSeconds(), configEpoch(config), journal, history);
         InboundPipeline pipeline = new InboundPipeline(context);
         HubMetricsText metricsText = new HubMetricsText(context);
         AtomicLong ids = new AtomicLong();
@@ -183,6 +192,9 @@ public final class HubServer implements AutoCloseable {
         }
         if (outboxThread != null) {
             outboxThread.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+        if (history != null) {
+            history.close();
         }
     }
 

@@ -88,6 +88,7 @@ public final class CoordinationActor implements AutoCloseable {
     private final ReadWriteLock admission = new ReentrantReadWriteLock();
     private final Thread thread;
     private final List<Pending> pending = new ArrayList<>();
+    private final List<HeldRead> reads = new ArrayList<>();
     private final List<Consumer<Throwable>> failureListeners = new CopyOnWriteArrayList<>();
     /** The batch being processed (actor thread), for refusing what it holds if the actor dies. */
     private final List<Task> batch;
@@ -123,8 +124,11 @@ public final class CoordinationActor implements AutoCloseable {
     }
 
     /**
-     * Runs a query on the actor thread after every mutation queued before it has committed,
-     * so it sees committed state only (linearizable reads).
+     * Runs a query on the actor thread at its place in the actor's order (after every mutation
+     * queued before it) and answers it only once those mutations have committed, so it sees
+     * committed state only (linearizable reads) without splitting the batch's group commit; if
+     * they fail to commit it is run again without them. The query must return a copy: it is
+     * answered after the batch, and read on other threads.
      */
     @SuppressWarnings("unchecked")
     public <T> CompletableFuture<T> read(Function<CoordinationState, T> query) {
@@ -273,6 +277,7 @@ public final class CoordinationActor implements AutoCloseable {
             p.future.complete(unknown);
         }
         pending.clear();
+        reads.clear(); // their tasks are in the batch, refused next
         for (Task task : batch) {
             refuse(task);
         }
@@ -332,8 +337,9 @@ public final class CoordinationActor implements AutoCloseable {
         state.beginBatch();
         for (Task task : batch) {
             if (task instanceof ReadTask read) {
-                flush();
-                answer(read);
+                // evaluated here, at its place in the batch; answered only after the batch commits,
+                // so a read never splits group commit into several fsyncs
+                reads.add(new HeldRead(read).evaluate(state));
                 continue;
             }
             MutationTask mutation = (MutationTask) task;
@@ -366,8 +372,19 @@ public final class CoordinationActor implements AutoCloseable {
         return new Pending(task.future(), fresh.reply(), fresh.events(), fresh.storedResponse());
     }
 
-    /** Commits what is pending, then completes its futures; on failure undoes and refuses all. */
+    /**
+     * Commits what is pending and completes its futures (on failure undoes and refuses all), then
+     * answers the reads held for this batch.
+     */
     private void flush() {
+        commitPending();
+        for (HeldRead read : reads) {
+            read.complete();
+        }
+        reads.clear();
+    }
+
+    private void commitPending() {
         if (pending.isEmpty()) {
             return;
         }
@@ -415,7 +432,11 @@ public final class CoordinationActor implements AutoCloseable {
         state.beginBatch();
     }
 
-    /** Undoes the uncommitted batch and refuses every command in it. */
+    /**
+     * Undoes the uncommitted batch and refuses every command in it. The reads held so far saw
+     * those commands' effects; with all of them refused, the state at each read's place is the
+     * state as rolled back, so each read is evaluated again.
+     */
     private void abandon(Outcome.Reason reason, String message) {
         state.rollbackBatch();
         for (Pending p : pending) {
@@ -423,6 +444,9 @@ public final class CoordinationActor implements AutoCloseable {
         }
         pending.clear();
         state.beginBatch();
+        for (HeldRead read : reads) {
+            read.evaluate(state);
+        }
     }
 
     private void recordCommit(long nanos, int commands, int events) {
@@ -439,11 +463,33 @@ public final class CoordinationActor implements AutoCloseable {
         }
     }
 
-    private void answer(ReadTask read) {
-        try {
-            read.future().complete(read.query().apply(state));
-        } catch (RuntimeException e) {
-            read.future().completeExceptionally(e);
+    /** A read evaluated at its place in a batch, answered once everything before it has committed. */
+    private static final class HeldRead {
+        private final ReadTask task;
+        private Object value;
+        private RuntimeException failure;
+
+        HeldRead(ReadTask task) {
+            this.task = task;
+        }
+
+        HeldRead evaluate(CoordinationState state) {
+            try {
+                value = task.query().apply(state);
+                failure = null;
+            } catch (RuntimeException e) {
+                value = null;
+                failure = e;
+            }
+            return this;
+        }
+
+        void complete() {
+            if (failure != null) {
+                task.future().completeExceptionally(failure);
+            } else {
+                task.future().complete(value);
+            }
         }
     }
 }

@@ -38,6 +38,14 @@ public interface Journal extends AutoCloseable {
     }
 
     /**
+     * Opens a reader of committed events for another thread, or returns null when this journal
+     * has none (its historical reads then go through the writer, {@link #readAfter}).
+     */
+    default JournalReader openReader() throws JournalException {
+        return null;
+    }
+
+    /**
      * Rows the last replay could not use and skipped (counted, logged with their seq), for
      * {@code /health} and {@code /metrics}: a hub that skipped any reports itself degraded.
      */

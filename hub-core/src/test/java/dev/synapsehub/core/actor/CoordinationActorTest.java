@@ -258,4 +258,49 @@ class CoordinationActorTest {
         actor.close(); // orderly even though the thread is gone
         actor = null;
     }
+
+    /** Blocks the actor on a read until {@code release}, so what is submitted meanwhile forms one batch. */
+    private void holdTheWriter(CountDownLatch release) throws InterruptedException {
+        CountDownLatch held = new CountDownLatch(1);
+        actor.read(s -> {
+            held.countDown();
+            try {
+                return release.await(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertThat(held.await(5, TimeUnit.SECONDS)).isTrue();
+    }
+
+    @Test
+    void aReadAmongMutationsSeesWhatCameBeforeItAndDoesNotSplitTheGroupCommit() throws Exception {
+        start(new InMemoryJournal());
+        CountDownLatch release = new CountDownLatch(1);
+        holdTheWriter(release);
+        CompletableFuture<Outcome> first = actor.submit(Mutation.of(claim("A", "T1")));
+        CompletableFuture<Integer> between = actor.read(s -> s.claims().liveCount());
+        CompletableFuture<Outcome> second = actor.submit(Mutation.of(claim("B", "T2")));
+        long commitsBefore = actor.metrics().batches();
+        release.countDown();
+
+        assertThat(between.get(5, TimeUnit.SECONDS)).isEqualTo(1); // T1, not T2
+        assertThat(first.get(5, TimeUnit.SECONDS)).isInstanceOf(Outcome.Decided.class);
+        assertThat(second.get(5, TimeUnit.SECONDS)).isInstanceOf(Outcome.Decided.class);
+        assertThat(actor.metrics().batches() - commitsBefore).as("journal transactions").isEqualTo(1);
+    }
+
+    @Test
+    void aReadHeldForAFailedBatchIsAnsweredWithoutTheRefusedMutations() throws Exception {
+        AtomicBoolean fail = new AtomicBoolean(true);
+        start(failing(fail));
+        CountDownLatch release = new CountDownLatch(1);
+        holdTheWriter(release);
+        CompletableFuture<Outcome> first = actor.submit(Mutation.of(claim("A", "T1")));
+        CompletableFuture<Integer> between = actor.read(s -> s.claims().liveCount());
+        release.countDown();
+
+        assertThat(first.get(5, TimeUnit.SECONDS)).isInstanceOf(Outcome.Refused.class);
+        assertThat(between.get(5, TimeUnit.SECONDS)).as("T1 never committed").isZero();
+    }
 }

@@ -13,7 +13,6 @@ import dev.synapsehub.core.event.ChatEvent;
 import dev.synapsehub.core.event.DeadLetterEscalationEvent;
 import dev.synapsehub.core.event.DeliveryReceiptDeferredEvent;
 import dev.synapsehub.core.event.DeliveryReceiptExpiredEvent;
-import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.core.messaging.AddressMatcher;
 import dev.synapsehub.core.messaging.ChatFrameRenderer;
@@ -40,13 +39,14 @@ import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Predicate;
 
 /**
  * Chat and the mailbox (contract §5.1–5.3, §5.19–5.20, §8): stamping, fan-out (broadcast or
  * directed-private), dead letters, receipts, liveness warnings, mailbox replay and acks,
  * history and resume. Never blocks a Netty thread: state is reached through the actor, and the
- * journal only through {@code actor.read} (see {@code SqliteJournal#readAfter}).
+ * journal's history through {@link HistoricalReads} (off the writer).
  */
 public final class MessagingVerbs {
     /** Contract §8.3: the replay scan reads the first 1000 chat events after since_seq. */
@@ -438,10 +438,12 @@ public final class MessagingVerbs {
         }
         List<String> roles = hub.registry().roles().getOrDefault(name, List.of());
         Request r = new Request(session, name, "heartbeat", "all", frame);
-        support.afterRead(r, "replaying the mailbox of " + identity, hub.actor().read(s -> readChats(since, REPLAY_SCAN)),
+        support.afterRead(r, "replaying the mailbox of " + identity, hub.history().readAfter(since, REPLAY_SCAN, CHAT),
                 events -> {
             for (JournaledEvent je : events) {
-                ChatEvent chat = (ChatEvent) je.event();
+                if (!(je.event() instanceof ChatEvent chat)) {
+                    continue;
+                }
                 if (chat.channel() != null || !AddressMatcher.isDirected(chat.target())
                         || identity.equals(chat.sender()) || !AddressMatcher.addresses(chat.target(), identity, roles)) {
                     continue;
@@ -452,24 +454,6 @@ public final class MessagingVerbs {
                 }
             }
         });
-    }
-
-    /**
-     * Runs on the actor thread: the bounded journal read. A journal that cannot be read fails the
-     * read (answered {@code journal_failed}); an empty answer would look like "nothing to replay".
-     */
-    private List<JournaledEvent> readChats(long after, int limit) {
-        try {
-            List<JournaledEvent> out = new ArrayList<>();
-            for (JournaledEvent e : hub.journal().readAfter(after, limit, CHAT)) {
-                if (e.event() instanceof ChatEvent) {
-                    out.add(e);
-                }
-            }
-            return out;
-        } catch (JournalException e) {
-            throw new JournalReadException(e);
-        }
     }
 
     /**
@@ -500,8 +484,11 @@ public final class MessagingVerbs {
         long seq = seqNode.longValue();
         String identity = mailboxIdentity(r.sender(), r.get("mailbox_for"));
         List<String> roles = hub.registry().roles().getOrDefault(r.sender(), List.of());
-        support.afterRead(r, "resolving the ack of seq " + seq,
-                hub.actor().read(s -> s.messaging().directedChat(seq).isPresent() ? null : storedChat(seq)), stored -> {
+        // pending in memory (committed state, through the writer), else from the journal's history
+        CompletableFuture<DirectedChat> resolved = hub.actor().read(s -> s.messaging().directedChat(seq).isPresent())
+                .thenCompose(pending -> pending ? CompletableFuture.completedFuture(null)
+                        : hub.history().readAfter(seq - 1, 1, CHAT).thenApply(events -> storedChat(events, seq)));
+        support.afterRead(r, "resolving the ack of seq " + seq, resolved, stored -> {
                     AckCommand command = new AckCommand(r.sender(), identity, roles, seq, stored);
                     support.submit(r, command, false, null, (req, reply, st, committed, at) -> {
                         if (reply instanceof MailboxReply m && m.deferredReceipt() != null) {
@@ -511,10 +498,10 @@ public final class MessagingVerbs {
                 });
     }
 
-    /** Runs on the actor thread: the chat stored at {@code seq}, from the journal. */
-    private DirectedChat storedChat(long seq) {
-        for (JournaledEvent e : readChats(seq - 1, 1)) {
-            if (e.seq() == seq) {
+    /** The chat stored at {@code seq} among {@code events} read from the journal, else null. */
+    private static DirectedChat storedChat(List<JournaledEvent> events, long seq) {
+        for (JournaledEvent e : events) {
+            if (e.seq() == seq && e.event() instanceof ChatEvent) {
                 ChatEvent c = (ChatEvent) e.event();
                 return new DirectedChat(seq, c.msgId(), c.sender(), c.target(), c.channel(), null);
             }
