@@ -7,6 +7,7 @@ import dev.synapsehub.core.journal.Journal;
 import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.net.auth.ConnectTokenAuth;
 import dev.synapsehub.net.auth.MessageAuthenticator;
+import dev.synapsehub.net.handler.CloseCodeGuard;
 import dev.synapsehub.net.handler.HostGuard;
 import dev.synapsehub.net.handler.HttpRequestHandler;
 import dev.synapsehub.net.handler.WebSocketFrameHandler;
@@ -133,6 +134,7 @@ public final class HubServer implements AutoCloseable {
                         p.addLast(new HttpServerCodec());
                         p.addLast(new HttpObjectAggregator(64 * 1024));
                         p.addLast(new HttpRequestHandler(context, guard, metricsText));
+                        p.addLast(CloseCodeGuard.INSTANCE);
                         p.addLast(new WebSocketServerProtocolHandler(WebSocketServerProtocolConfig.newBuilder()
                                 .websocketPath("/")
                                 .checkStartsWith(true)

@@ -40,6 +40,14 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
 
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
+        if (request.decoderResult().isFailure() || !request.uri().startsWith("/")) {
+            // absolute form (GET http://host/health), asterisk form (OPTIONS *) or an undecodable
+            // request: nothing further down answers it, so it would hang until the idle close
+            request.release();
+            respond(ctx, HttpResponseStatus.BAD_REQUEST, "text/plain; charset=utf-8",
+                    "Bad Request: the request target must be a path such as /health\n", false);
+            return;
+        }
         String path = new QueryStringDecoder(request.uri()).path();
         if ("/health".equals(path) || "/metrics".equals(path)) {
             try {

@@ -307,8 +307,9 @@ public final class Outbox {
     private boolean overLimit(Session session) {
         ChannelOutboundBuffer buffer = session.channel().unsafe().outboundBuffer();
         if (buffer != null && buffer.totalPendingWriteBytes() > hardLimitBytes) {
-            metrics.slowReadersDisconnected.incrementAndGet();
-            session.markClosing();
+            if (session.dropAsSlowReader()) {
+                metrics.slowReadersDisconnected.incrementAndGet();
+            }
             session.channel().close();
             return true;
         }
