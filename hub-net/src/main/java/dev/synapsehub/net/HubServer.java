@@ -192,11 +192,11 @@ public final class HubServer implements AutoCloseable {
         if (boss != null) {
             boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         }
+        if (history != null) {
+            history.close(); // before the outbox: a read finishing now still has a thread to answer on
+        }
         if (outboxThread != null) {
             outboxThread.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
-        }
-        if (history != null) {
-            history.close();
         }
     }
 

@@ -239,6 +239,32 @@ class HostileWireTest {
         }
     }
 
+    @Test
+    void historyAndResumeRepliesStayWithinOneFrameAndSaySoWhenCut() throws Exception {
+        try (TestHub hub = new TestHub(HubConfig.builder().maxFrameBytes(4096))) {
+            HubClient a = hub.agent("p/alpha");
+            for (int i = 1; i <= 5; i++) {
+                ObjectNode chat = a.frame("chat");
+                chat.put("payload", i + "-" + "z".repeat(1500));
+                a.send(chat);
+                a.await(f -> "chat".equals(f.path("type").asText()) && "p/alpha".equals(f.path("sender").asText()), WAIT);
+            }
+            a.send(a.frame("history_request"));
+            ObjectNode history = a.awaitType("history_snapshot", WAIT);
+            assertThat(history.path("truncated").asBoolean()).isTrue();
+            assertThat(history.path("history")).hasSize(2);
+            assertThat(history.path("history").get(1).path("payload").asText()).startsWith("5-"); // the newest
+            ObjectNode resume = a.frame("resume_request");
+            resume.put("since", 0);
+            a.send(resume);
+            ObjectNode resumed = a.awaitType("resume_snapshot", WAIT);
+            assertThat(resumed.path("truncated").asBoolean()).isTrue();
+            assertThat(resumed.path("messages")).hasSize(2);
+            assertThat(resumed.path("messages").get(0).path("payload").asText()).startsWith("1-"); // the oldest
+            assertThat(hub.server.context().json().write(history).length()).isLessThan(4096);
+        }
+    }
+
     private static void awaitNoConnections(TestHub hub) throws InterruptedException {
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (hub.server.context().registry().connectedClients() > 0) {

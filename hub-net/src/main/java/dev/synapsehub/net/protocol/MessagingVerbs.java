@@ -534,7 +534,11 @@ public final class MessagingVerbs {
             double at = support.now();
             ObjectNode f = hub.frames().envelope(r.sender(), "history_snapshot", "History snapshot", at);
             ArrayNode history = f.putArray("history");
-            records.forEach(rec -> history.addRawValue(new RawValue(rec.frameJson())));
+            List<ChatRecord> fit = newestThatFit(records);
+            fit.forEach(rec -> history.addRawValue(new RawValue(rec.frameJson())));
+            if (fit.size() < records.size()) {
+                f.put("truncated", true);
+            }
             if (used == null) {
                 f.put("requested_limit", "all");
             } else {
@@ -542,6 +546,36 @@ public final class MessagingVerbs {
             }
             hub.outbox().send(r.session(), f);
         });
+    }
+
+    /**
+     * The newest records whose frames fit in one frame of {@code --max-msg-kb} (at least the
+     * newest one): without that bound a history of ten thousand large chats became a single
+     * reply of gigabytes (issue 11's hostile run).
+     */
+    private List<ChatRecord> newestThatFit(List<ChatRecord> records) {
+        long budget = replyBudget();
+        int from = records.size();
+        while (from > 0 && (from == records.size() || budget >= records.get(from - 1).frameJson().length())) {
+            budget -= records.get(from - 1).frameJson().length() + 1;
+            from--;
+        }
+        return records.subList(from, records.size());
+    }
+
+    /** The oldest records that fit in one frame (at least one), for a resume that continues. */
+    private List<ChatRecord> oldestThatFit(List<ChatRecord> records) {
+        long budget = replyBudget();
+        int to = 0;
+        while (to < records.size() && (to == 0 || budget >= records.get(to).frameJson().length())) {
+            budget -= records.get(to).frameJson().length() + 1;
+            to++;
+        }
+        return records.subList(0, to);
+    }
+
+    private long replyBudget() {
+        return hub.config().maxFrameBytes() - HUB_MEMBERS_BYTES;
     }
 
     private void resume(Request r) {
@@ -554,7 +588,11 @@ public final class MessagingVerbs {
             ObjectNode f = hub.frames().envelope(r.sender(), "resume_snapshot", "Resume snapshot", at);
             f.put("since", since);
             ArrayNode messages = f.putArray("messages");
-            records.forEach(rec -> messages.addRawValue(new RawValue(rec.frameJson())));
+            List<ChatRecord> fit = oldestThatFit(records);
+            fit.forEach(rec -> messages.addRawValue(new RawValue(rec.frameJson())));
+            if (fit.size() < records.size()) {
+                f.put("truncated", true); // resume again from the last msg_id
+            }
             hub.outbox().send(r.session(), f);
         });
     }

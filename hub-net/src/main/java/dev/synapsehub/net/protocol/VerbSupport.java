@@ -108,7 +108,7 @@ final class VerbSupport {
             }
             return null;
         }, hub.outbox().executor()).whenComplete((ignored, notRun) -> {
-            if (notRun != null) {
+            if (notRun != null && !hub.outbox().executor().isShuttingDown()) { // stopping: every socket closes
                 // the outbox would not take the continuation (it is full or stopping): answer
                 // from here, on the connection's own loop, since no other path will
                 fault(r, what + " (the outbox refused the continuation)", notRun);
