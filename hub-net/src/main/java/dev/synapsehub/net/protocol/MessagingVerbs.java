@@ -120,20 +120,8 @@ public final class MessagingVerbs {
             hub.outbox().send(r.session(), e);
             return;
         }
-        String hubId = hub.frames().hubId();
-        ChatFrameRenderer renderer = stamp -> {
-            ObjectNode f = base.deepCopy();
-            HubFrames.putFloat(f, "timestamp", stamp.hubTimestamp());
-            if (stamp.clientTimestamp() != null) {
-                HubFrames.putFloat(f, "client_timestamp", stamp.clientTimestamp());
-            }
-            f.put("hub_id", hubId);
-            f.put("msg_id", stamp.msgId());
-            if (stamp.clientMsgId() != null) {
-                f.put("client_msg_id", stamp.clientMsgId());
-            }
-            return hub.frames().write(f);
-        };
+        // rendered here, on the event loop: the writer only joins strings (ChatTemplate)
+        ChatFrameRenderer renderer = ChatTemplate.of(base, hub.json(), hub.frames().hubId());
         double now = support.now();
         ChatCommand command = new ChatCommand(r.sender(), target, channel, clientTs, clientMsgId, receipt,
                 onlineAgents(now), renderer);
