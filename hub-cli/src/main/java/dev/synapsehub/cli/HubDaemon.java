@@ -21,12 +21,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * The composition root of a running hub: journal (SQLite or in memory), state rebuilt from the
  * newest snapshot plus the journal tail (or by replay), the mutation actor, the snapshotter and
  * the Netty server. Closing it stops the server first, takes the shutdown snapshot, then lets
  * the actor finish what it accepted and closes the journal (nothing acknowledged is lost).
+ *
+ * <p>It supervises the actor: when the writer thread fails for good, {@link #writerFailure()}
+ * completes, and the command shuts the hub down and exits non-zero so that a service manager
+ * restarts it from the journal (docs/operations.md, "When the writer fails").
  */
 final class HubDaemon implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(HubDaemon.class);
@@ -37,6 +42,8 @@ final class HubDaemon implements AutoCloseable {
     private final JournalControl control;
     private final HubConfig config;
     private final int port;
+    private final CompletableFuture<Throwable> writerFailure = new CompletableFuture<>();
+    private boolean closed;
 
     private HubDaemon(HubServer server, CoordinationActor actor, Snapshotter snapshotter, JournalControl control,
                       HubConfig config, int port) {
@@ -46,6 +53,12 @@ final class HubDaemon implements AutoCloseable {
         this.control = control;
         this.config = config;
         this.port = port;
+        // the actor has logged the cause with its stack trace; this line says what happens next
+        actor.onFailure(cause -> {
+            LOG.error("the writer thread failed ({}); /health answers 503 and the hub shuts down to be restarted",
+                    cause.toString());
+            writerFailure.complete(cause);
+        });
     }
 
     /** Validates the options, logs the effective configuration once, and starts serving. */
@@ -133,8 +146,23 @@ final class HubDaemon implements AutoCloseable {
         return config;
     }
 
+    /** The mutation actor (the hub's only writer). */
+    CoordinationActor actor() {
+        return actor;
+    }
+
+    /** Completes with the cause once the writer thread has failed for good; never completes otherwise. */
+    CompletableFuture<Throwable> writerFailure() {
+        return writerFailure;
+    }
+
+    /** Stops the server, lets the actor finish what it accepted, closes the journal; once (later calls wait for it). */
     @Override
-    public void close() throws JournalException {
+    public synchronized void close() throws JournalException {
+        if (closed) {
+            return;
+        }
+        closed = true;
         LOG.info("shutting down: closing connections, then committing what was accepted");
         server.close();
         if (control != null) {

@@ -9,6 +9,7 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
@@ -19,7 +20,8 @@ import java.util.concurrent.CountDownLatch;
             "Coordination hub for fleets of AI agents (wire protocol 2).",
             "",
             "Without a subcommand it runs the hub: in memory on 127.0.0.1:8876 by default, durably with --db FILE.",
-            "Stop it with Ctrl-C or SIGTERM: connections close, accepted work is committed, the journal closes."},
+            "Stop it with Ctrl-C or SIGTERM: connections close, accepted work is committed, the journal closes.",
+            "If its writer thread fails it closes the same way and exits 70, for a service manager to restart it."},
         subcommands = {
             OperatorCommands.Who.class, OperatorCommands.State.class, OperatorCommands.Claim.class,
             OperatorCommands.Release.class, OperatorCommands.Handoff.class,
@@ -55,6 +57,20 @@ public final class SynapseHubCommand implements Callable<Integer> {
             spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
             return ExitCodes.DATA_ERROR;
         }
+        return serveUntilStopped(daemon, WRITER_FAILURE_SHUTDOWN);
+    }
+
+    /** How long the orderly shutdown after a writer failure may take before the process halts. */
+    static final Duration WRITER_FAILURE_SHUTDOWN = Duration.ofSeconds(15);
+
+    /**
+     * Serves until SIGTERM/Ctrl-C (exit 0 after an orderly close) or until the writer thread
+     * fails: then the hub is closed within {@code bound} (connections closed, the journal closed,
+     * nothing further accepted) and the exit code is {@link ExitCodes#SOFTWARE}, so that a
+     * service manager restarts it from the journal. A close that overruns the bound halts the
+     * process with the same code rather than leave a hub up that cannot write.
+     */
+    static int serveUntilStopped(HubDaemon daemon, Duration bound) throws InterruptedException {
         CountDownLatch stopped = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
             try {
@@ -66,8 +82,31 @@ public final class SynapseHubCommand implements Callable<Integer> {
             }
         }, "synapse-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
+        daemon.writerFailure().thenRun(stopped::countDown);
         stopped.await();
-        return ExitCodes.OK;
+        if (!daemon.writerFailure().isDone()) {
+            return ExitCodes.OK; // the hook closed the hub
+        }
+        try {
+            Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException alreadyShuttingDown) {
+            // a signal came as well: the hook closes the hub, and close() runs once
+        }
+        Thread closer = new Thread(() -> {
+            try {
+                daemon.close();
+            } catch (Exception e) {
+                System.err.println("synapse-hub: error during shutdown: " + e);
+            }
+        }, "synapse-failure-shutdown");
+        closer.start();
+        closer.join(bound.toMillis());
+        if (closer.isAlive()) {
+            System.err.println("synapse-hub: the shutdown after a writer failure took longer than " + bound
+                    + "; halting");
+            Runtime.getRuntime().halt(ExitCodes.SOFTWARE);
+        }
+        return ExitCodes.SOFTWARE;
     }
 
     /** Builds the command line with the {@code --config} file, if any, as the default provider. */

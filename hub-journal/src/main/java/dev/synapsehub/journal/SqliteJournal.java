@@ -5,6 +5,7 @@ import dev.synapsehub.core.event.Durability;
 import dev.synapsehub.core.journal.Journal;
 import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.core.journal.JournalInDoubtException;
+import dev.synapsehub.core.journal.JournalReader;
 import dev.synapsehub.core.journal.JournaledEvent;
 
 import java.io.IOException;
@@ -24,7 +25,6 @@ import org.sqlite.SQLiteErrorCode;
 import org.sqlite.SQLiteException;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -42,8 +42,10 @@ import java.util.function.Consumer;
  * from SQLite, see {@link #synchronousOfLastCommit()}.
  *
  * <p>{@link #open} refuses, without writing to it, a file that is not SQLite, a SQLite file
- * of another application, a damaged one, or one written by a newer schema. The database is
- * held with {@code locking_mode=EXCLUSIVE}, so a second hub cannot write to the same file.
+ * of another application, a damaged one, or one written by a newer schema. One hub at a time:
+ * a {@link WriterLock} on {@code <file>-lock} refuses a second writer. SQLite's own locking stays
+ * normal, so read-only connections ({@link #openReader()}, the {@code sqlite3} shell) can read
+ * committed rows while the hub appends.
  *
  * <p>Appends and replay come from one thread (the actor, and start-up before it); only
  * {@link #lastSeq()} is safe from any thread.
@@ -64,7 +66,9 @@ public final class SqliteJournal implements Journal {
     private PreparedStatement commit;
     private PreparedStatement lastRowId;
     private final EventCodec codec = new EventCodec();
-    private final Map<String, PreparedStatement> readAfterStatements = new HashMap<>();
+    private final EventRangeQuery rangeQuery;
+    /** Held while open: one hub per journal file (see {@link WriterLock}). */
+    private final WriterLock writerLock;
     private final long progressIntervalMillis;
     private volatile long lastSeq;
     private Durability synchronousLevel;
@@ -76,9 +80,12 @@ public final class SqliteJournal implements Journal {
     private volatile long carriedFirstCorrupt;
     private boolean closed;
 
-    private SqliteJournal(Path path, Connection connection, long progressIntervalMillis) throws SQLException {
+    private SqliteJournal(Path path, Connection connection, long progressIntervalMillis, WriterLock writerLock)
+            throws SQLException {
         this.path = path;
         this.connection = connection;
+        this.writerLock = writerLock;
+        this.rangeQuery = new EventRangeQuery(path, connection);
         this.progressIntervalMillis = progressIntervalMillis;
         prepareStatements();
         // sqlite_sequence keeps the highest seq ever handed out, even once retention deleted the rows
@@ -132,6 +139,7 @@ public final class SqliteJournal implements Journal {
         Path file = path.toAbsolutePath();
         checkHeader(file);
         createPrivately(file);
+        WriterLock lock = WriterLock.acquire(file);
         Connection c;
         try {
             Properties props = new Properties();
@@ -140,6 +148,7 @@ public final class SqliteJournal implements Journal {
             props.setProperty("jdbc.get_generated_keys", "false");
             c = DriverManager.getConnection("jdbc:sqlite:" + file, props);
         } catch (SQLException e) {
+            lock.release();
             throw new JournalException(file + ": cannot open the journal: " + e.getMessage(), e);
         }
         try {
@@ -161,15 +170,16 @@ public final class SqliteJournal implements Journal {
             } else {
                 JournalSchema.migrate(c, found.version(), LOG);
             }
-            pragma(c, "PRAGMA locking_mode=EXCLUSIVE");
-            SqliteJournal journal = new SqliteJournal(file, c, progressIntervalMillis);
+            SqliteJournal journal = new SqliteJournal(file, c, progressIntervalMillis, lock);
             journal.setSynchronous(Durability.FULL);
             return journal;
         } catch (JournalException e) {
             closeQuietly(c);
+            lock.release();
             throw e;
         } catch (SQLException e) {
             closeQuietly(c);
+            lock.release();
             throw new JournalException(file + ": cannot open the journal: " + e.getMessage(), e);
         }
     }
@@ -487,58 +497,22 @@ public final class SqliteJournal implements Journal {
     /**
      * {@inheritDoc}
      *
-     * <p>Runs on the appending thread (the actor, via {@code CoordinationActor.read}) rather than
-     * on a second read-only connection: the journal holds {@code locking_mode=EXCLUSIVE}, which
-     * keeps the WAL index in this connection's private memory, so no other connection could read
-     * it, and the single-writer connection is not thread-safe. The read is bounded by
-     * {@code limit} (the contract's 1000-chat replay scan) and walks the primary-key range
-     * {@code seq > afterSeq} with a prepared statement, so the actor pauses for at most one
-     * bounded range scan. Undecodable rows are skipped (they are reported by replay).
+     * <p>On the appending thread; the hub reads history through {@link #openReader()} instead, on
+     * a thread of its own. The read is bounded by {@code limit} and walks the primary-key range
+     * {@code seq > afterSeq} with a prepared statement. Undecodable rows are skipped (they are
+     * reported by replay).
      */
     @Override
     public List<JournaledEvent> readAfter(long afterSeq, int limit, Set<String> kinds) throws JournalException {
         ensureOpen();
-        if (limit <= 0 || kinds.isEmpty()) {
-            return List.of();
-        }
-        List<String> sorted = new ArrayList<>(new java.util.TreeSet<>(kinds));
-        String key = String.join(",", sorted);
-        List<JournaledEvent> out = new ArrayList<>();
-        try {
-            PreparedStatement q = readAfterStatements.get(key);
-            if (q == null) {
-                if (readAfterStatements.size() >= 16) {
-                    for (PreparedStatement old : readAfterStatements.values()) {
-                        old.close();
-                    }
-                    readAfterStatements.clear();
-                }
-                String marks = String.join(",", java.util.Collections.nCopies(sorted.size(), "?"));
-                q = connection.prepareStatement("SELECT seq, ts, kind, payload FROM events WHERE seq > ? AND kind IN ("
-                        + marks + ") ORDER BY seq LIMIT ?");
-                readAfterStatements.put(key, q);
-            }
-            q.setLong(1, afterSeq);
-            for (int i = 0; i < sorted.size(); i++) {
-                q.setString(2 + i, sorted.get(i));
-            }
-            q.setInt(2 + sorted.size(), limit);
-            try (ResultSet rs = q.executeQuery()) {
-                while (rs.next()) {
-                    long seq = rs.getLong(1);
-                    try {
-                        codec.decode(rs.getString(3), rs.getDouble(2), rs.getString(4))
-                                .ifPresent(e -> out.add(new JournaledEvent(seq, e)));
-                    } catch (EventCodec.CorruptPayloadException e) {
-                        LOG.log(System.Logger.Level.WARNING, "journal row seq=" + seq + " skipped in a read: "
-                                + e.getMessage());
-                    }
-                }
-            }
-        } catch (SQLException e) {
-            throw new JournalException(path + ": read after seq " + afterSeq + " failed: " + e.getMessage(), e);
-        }
-        return out;
+        return rangeQuery.readAfter(afterSeq, limit, kinds);
+    }
+
+    /** A read-only connection on this file (WAL readers see committed rows while we append). */
+    @Override
+    public JournalReader openReader() throws JournalException {
+        ensureOpen();
+        return SqliteJournalReader.open(path);
     }
 
     @Override
@@ -712,12 +686,12 @@ public final class SqliteJournal implements Journal {
         closed = true;
         try {
             closeStatements();
-            for (PreparedStatement q : readAfterStatements.values()) {
-                q.close();
-            }
+            rangeQuery.close();
             connection.close();
         } catch (SQLException e) {
             throw new JournalException(path + ": close failed: " + e.getMessage(), e);
+        } finally {
+            writerLock.release();
         }
     }
 

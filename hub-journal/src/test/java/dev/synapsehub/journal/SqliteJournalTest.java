@@ -247,4 +247,31 @@ class SqliteJournalTest {
         String line = p.line(250_000, System.nanoTime() + 500_000_000L);
         assertThat(line).contains("250,000 of 1,000,000 events (25%)").contains("events/s").contains("s left");
     }
+
+    @Test
+    void aSecondWriterIsRefusedWhileTheJournalIsOpenAndAdmittedAfterItCloses() throws Exception {
+        Path db = dir.resolve("hub.db");
+        try (SqliteJournal first = SqliteJournal.open(db)) {
+            first.append(List.of(claimEvent("t1", "a", 1, 10)));
+            assertThatThrownBy(() -> SqliteJournal.open(db)).isInstanceOf(JournalRefusedException.class)
+                    .hasMessageContaining("open in another hub");
+        }
+        try (SqliteJournal again = SqliteJournal.open(db)) {
+            assertThat(again.lastSeq()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aReaderOnAnotherConnectionSeesEveryCommittedRowWhileTheWriterAppends() throws Exception {
+        try (SqliteJournal writer = SqliteJournal.open(dir.resolve("hub.db"));
+             dev.synapsehub.core.journal.JournalReader reader = writer.openReader()) {
+            writer.append(List.of(claimEvent("t1", "a", 1, 10)));
+            assertThat(reader.readAfter(0, 10, java.util.Set.of("claim"))).extracting(JournaledEvent::seq)
+                    .containsExactly(1L);
+            writer.append(List.of(claimEvent("t2", "a", 2, 11), claimEvent("t3", "a", 3, 12)));
+            assertThat(reader.readAfter(1, 10, java.util.Set.of("claim"))).extracting(JournaledEvent::seq)
+                    .containsExactly(2L, 3L);
+            assertThat(reader.readAfter(0, 2, java.util.Set.of("claim"))).hasSize(2);
+        }
+    }
 }

@@ -34,6 +34,9 @@ import java.util.List;
  * @param maxFanoutBacklogBytes while more broadcast bytes than this wait on the I/O loops for
  *        their sockets, the hub answers new mutating requests {@code busy} instead of letting
  *        the backlog grow without bound
+ * @param outboxBusyTasks while more continuations than this wait for the outbox thread (which
+ *        publishes every reply and broadcast), new requests are answered {@code busy}; its queue
+ *        refuses work beyond {@link #outboxQueueCapacity()} (not an operator flag)
  */
 public record HubConfig(
         String host,
@@ -69,7 +72,8 @@ public record HubConfig(
         int presenceFanoutLimit,
         Duration broadcastLinger,
         boolean nativeTransport,
-        long maxFanoutBacklogBytes) {
+        long maxFanoutBacklogBytes,
+        int outboxBusyTasks) {
 
     public HubConfig {
         if (port < 0 || port > 65_535) {
@@ -98,6 +102,17 @@ public record HubConfig(
         if (maxFanoutBacklogBytes < 1) {
             throw new IllegalArgumentException("fan-out backlog limit must be positive: " + maxFanoutBacklogBytes);
         }
+        if (outboxBusyTasks < 1) {
+            throw new IllegalArgumentException("outbox busy threshold must be positive: " + outboxBusyTasks);
+        }
+    }
+
+    /**
+     * The outbox thread's queue bound: the busy threshold plus room for what is already past
+     * admission when it trips (the actor's queue and one batch, at their defaults).
+     */
+    public int outboxQueueCapacity() {
+        return outboxBusyTasks + 128 * 1024;
     }
 
     private static Duration nonNegative(Duration d) {
@@ -139,7 +154,7 @@ public record HubConfig(
         b.takeoverQuarantineWindow = takeoverQuarantineWindow; b.takeoverQuarantine = takeoverQuarantine;
         b.presenceFanoutLimit = presenceFanoutLimit;
         b.broadcastLinger = broadcastLinger; b.nativeTransport = nativeTransport;
-        b.maxFanoutBacklogBytes = maxFanoutBacklogBytes;
+        b.maxFanoutBacklogBytes = maxFanoutBacklogBytes; b.outboxBusyTasks = outboxBusyTasks;
         return b;
     }
 
@@ -179,6 +194,7 @@ public record HubConfig(
         private Duration broadcastLinger = Duration.ofMillis(5);
         private boolean nativeTransport = true;
         private long maxFanoutBacklogBytes = 64L * 1024 * 1024;
+        private int outboxBusyTasks = 16_384;
 
         public Builder host(String v) { host = v; return this; }
         public Builder port(int v) { port = v; return this; }
@@ -214,6 +230,7 @@ public record HubConfig(
         public Builder broadcastLinger(Duration v) { broadcastLinger = v; return this; }
         public Builder nativeTransport(boolean v) { nativeTransport = v; return this; }
         public Builder maxFanoutBacklogBytes(long v) { maxFanoutBacklogBytes = v; return this; }
+        public Builder outboxBusyTasks(int v) { outboxBusyTasks = v; return this; }
 
         /** The validated configuration. */
         public HubConfig build() {
@@ -223,7 +240,8 @@ public record HubConfig(
                     messageAuthWindowSeconds, messageAuthFutureSkewSeconds, metricsEnabled, hubId, hubVersion,
                     ratePerSecond, rateBurst, pingInterval, advertisedHost, allowOrigins,
                     privateDirectedMessages, takeoverCooldown, takeoverQuarantineThreshold, takeoverQuarantineWindow,
-                    takeoverQuarantine, presenceFanoutLimit, broadcastLinger, nativeTransport, maxFanoutBacklogBytes);
+                    takeoverQuarantine, presenceFanoutLimit, broadcastLinger, nativeTransport, maxFanoutBacklogBytes,
+                    outboxBusyTasks);
         }
     }
 }

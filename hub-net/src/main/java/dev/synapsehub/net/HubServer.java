@@ -4,11 +4,14 @@ import dev.synapsehub.client.NetTransport;
 import dev.synapsehub.core.Clock;
 import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.journal.Journal;
+import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.net.auth.ConnectTokenAuth;
 import dev.synapsehub.net.auth.MessageAuthenticator;
+import dev.synapsehub.net.handler.CloseCodeGuard;
 import dev.synapsehub.net.handler.HostGuard;
 import dev.synapsehub.net.handler.HttpRequestHandler;
 import dev.synapsehub.net.handler.WebSocketFrameHandler;
+import dev.synapsehub.net.protocol.HistoricalReads;
 import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.HubMetrics;
 import dev.synapsehub.net.protocol.HubMetricsText;
@@ -34,6 +37,7 @@ import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultEventExecutor;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.RejectedExecutionHandlers;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -57,6 +61,7 @@ public final class HubServer implements AutoCloseable {
     private DefaultEventExecutor outboxThread;
     private Channel serverChannel;
     private HubContext context;
+    private HistoricalReads history;
 
     private final Journal journal;
 
@@ -66,8 +71,9 @@ public final class HubServer implements AutoCloseable {
     }
 
     /**
-     * A hub whose actor appends to {@code journal} (null: none). The hub reads it only through
-     * the actor, for mailbox replay and ack resolution.
+     * A hub whose actor appends to {@code journal} (null: none). The edge reads its history
+     * (mailbox replay, ack resolution) through {@link HistoricalReads}: the journal's own reader
+     * on a thread of its own, or the actor when the journal has none.
      */
     public HubServer(HubConfig config, CoordinationActor actor, Clock clock, Journal journal) {
         this.config = config;
@@ -86,14 +92,23 @@ public final class HubServer implements AutoCloseable {
                         config.takeoverQuarantineThreshold(), seconds(config.takeoverQuarantineWindow()),
                         seconds(config.takeoverQuarantine())));
         HubMetrics metrics = new HubMetrics();
-        outboxThread = new DefaultEventExecutor(new DefaultThreadFactory("synapse-outbox", true));
-        Outbox outbox = new Outbox(outboxThread, frames, config.outboundHighWaterBytes(), config.broadcastLinger(), metrics);
+        actor.observe(metrics);
+        try {
+            history = HistoricalReads.open(actor, journal);
+        } catch (JournalException e) {
+            throw new IllegalStateException("cannot open a reader of the journal: " + e.getMessage(), e);
+        }
+        // bounded: admission answers busy above outboxBusyTasks, long before this refuses
+        outboxThread = new DefaultEventExecutor(null, new DefaultThreadFactory("synapse-outbox", true),
+                config.outboxQueueCapacity(), RejectedExecutionHandlers.reject());
+        Outbox outbox = new Outbox(outboxThread, frames, config.outboundHighWaterBytes(), config.broadcastLinger(), metrics,
+                config.outboxBusyTasks());
         context = new HubContext(config, actor, clock, json, frames, registry, outbox, metrics,
                 new ConnectTokenAuth(config.token()),
                 new MessageAuthenticator(config.messageAuthKeys(), config.requireMessageAuth(),
                         config.messageAuthWindowSeconds(), config.messageAuthFutureSkewSeconds(),
                         config.messageAuthReplayCapacity()),
-                new AtomicLong(), clock.nowSeconds(), configEpoch(config), journal);
+                new AtomicLong(), clock.nowSeconds(), configEpoch(config), journal, history);
         InboundPipeline pipeline = new InboundPipeline(context);
         HubMetricsText metricsText = new HubMetricsText(context);
         AtomicLong ids = new AtomicLong();
@@ -119,6 +134,7 @@ public final class HubServer implements AutoCloseable {
                         p.addLast(new HttpServerCodec());
                         p.addLast(new HttpObjectAggregator(64 * 1024));
                         p.addLast(new HttpRequestHandler(context, guard, metricsText));
+                        p.addLast(CloseCodeGuard.INSTANCE);
                         p.addLast(new WebSocketServerProtocolHandler(WebSocketServerProtocolConfig.newBuilder()
                                 .websocketPath("/")
                                 .checkStartsWith(true)
@@ -175,6 +191,9 @@ public final class HubServer implements AutoCloseable {
         }
         if (boss != null) {
             boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+        if (history != null) {
+            history.close(); // before the outbox: a read finishing now still has a thread to answer on
         }
         if (outboxThread != null) {
             outboxThread.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();

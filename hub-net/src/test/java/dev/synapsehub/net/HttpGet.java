@@ -13,11 +13,15 @@ final class HttpGet {
 
     /** The whole response (status line, headers, body) of {@code GET path}. */
     static String body(int port, String path) throws Exception {
+        return raw(port, "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    }
+
+    /** The whole response to the raw {@code request} (request line, headers, blank line). */
+    static String raw(int port, String request) throws Exception {
         try (Socket s = new Socket("127.0.0.1", port)) {
             s.setSoTimeout(5000);
             OutputStream out = s.getOutputStream();
-            out.write(("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-                    .getBytes(StandardCharsets.US_ASCII));
+            out.write(request.getBytes(StandardCharsets.US_ASCII));
             out.flush();
             InputStream in = s.getInputStream();
             ByteArrayOutputStream buf = new ByteArrayOutputStream();

@@ -49,7 +49,6 @@ class SignedFrameEdgeTest {
                     auth -> auth.put("timestamp", String.valueOf(NOW)),           // a numeric string
                     auth -> auth.put("timestamp", "NaN"),                        // NaN spelled as a string
                     auth -> auth.put("timestamp", "Infinity"),
-                    auth -> auth.put("timestamp", BigInteger.TEN.pow(400)),      // integral, overflows a double
                     auth -> auth.putNull("timestamp"),
                     auth -> auth.remove("timestamp"));                           // missing
             int n = 0;
@@ -60,9 +59,10 @@ class SignedFrameEdgeTest {
             }
             assertUnchanged(hub, a, seqBefore);
 
-            // NaN / Infinity literals and a float overflowing a double never pass the strict decoder:
-            // the frame is answered "Malformed JSON." before the HMAC gate sees it.
-            for (String literal : List.of("NaN", "Infinity", "-Infinity", "1e999")) {
+            // NaN / Infinity literals and a number overflowing a double (float or integer literal)
+            // never pass the strict decoder: the frame is answered "Malformed JSON." before the
+            // HMAC gate sees it.
+            for (String literal : List.of("NaN", "Infinity", "-Infinity", "1e999", BigInteger.TEN.pow(400).toString())) {
                 ObjectNode f = signed(claim(a, "TS"), "lit-" + literal, auth -> auth.put("timestamp", "@TS@"));
                 a.sendText(f.toString().replace("\"@TS@\"", literal));
                 ObjectNode e = a.awaitType("error", WAIT);

@@ -41,8 +41,14 @@ final class TestHub implements AutoCloseable {
 
     /** A hub over a started actor (e.g. a durable one); {@link #close()} closes it too. */
     TestHub(HubConfig.Builder config, CoordinationActor actor, Clock edgeClock) throws InterruptedException {
+        this(config, actor, edgeClock, null);
+    }
+
+    /** A hub over a started actor whose journal {@code journal} the edge reads (null: none). */
+    TestHub(HubConfig.Builder config, CoordinationActor actor, Clock edgeClock, dev.synapsehub.core.journal.Journal journal)
+            throws InterruptedException {
         this.actor = actor;
-        server = new HubServer(config.host("127.0.0.1").port(0).build(), actor, edgeClock);
+        server = new HubServer(config.host("127.0.0.1").port(0).build(), actor, edgeClock, journal);
         port = server.start();
     }
 

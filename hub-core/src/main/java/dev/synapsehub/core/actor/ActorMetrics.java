@@ -14,6 +14,7 @@ public final class ActorMetrics {
     final AtomicLong journalFailures = new AtomicLong();
     final AtomicLong busyRefusals = new AtomicLong();
     final AtomicLong slowCommits = new AtomicLong();
+    final AtomicLong writerFailures = new AtomicLong();
     /** False from a failed append until the journal commits again. */
     volatile boolean journalWriting = true;
     /** True while an append's outcome is unknown and the actor waits to settle it. */
@@ -74,6 +75,11 @@ public final class ActorMetrics {
     /** True while the actor holds a batch whose commit outcome is unknown (nothing is answered meanwhile). */
     public boolean journalInDoubt() {
         return journalInDoubt;
+    }
+
+    /** Times the actor stopped for good (0 or 1, see {@code CoordinationActor#failure()}). */
+    public long writerFailures() {
+        return writerFailures.get();
     }
 
     /** Commits slower than the configured threshold. */

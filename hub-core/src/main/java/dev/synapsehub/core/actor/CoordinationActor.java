@@ -15,9 +15,11 @@ import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
@@ -30,22 +32,32 @@ import java.util.function.Function;
  *
  * <p>Futures complete on the actor thread: callers should continue with the {@code *Async}
  * variants on their own executor so the actor never does their work.
+ *
+ * <p>Supervision: a {@link RuntimeException} while deciding undoes its batch and the actor goes
+ * on. Anything else that escapes (an {@link Error}, or a fault outside a decision) leaves the
+ * state in doubt, so the actor stops for good: it logs the cause once, refuses everything in
+ * flight and everything submitted later with {@link Outcome.Reason#WRITER_FAILED}, reports itself
+ * through {@link #failure()}, and tells the {@link #onFailure} listeners, whose job is to shut the
+ * process down so that a service manager restarts it from the journal.
  */
 public final class CoordinationActor implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(CoordinationActor.class.getName());
 
     private sealed interface Task permits MutationTask, ReadTask, UpkeepTask {
+        /** {@link System#nanoTime()} when it was queued. */
+        long queuedAt();
     }
 
-    private record MutationTask(Mutation mutation, CompletableFuture<Outcome> future) implements Task {
+    private record MutationTask(Mutation mutation, CompletableFuture<Outcome> future, long queuedAt) implements Task {
     }
 
-    private record ReadTask(Function<CoordinationState, ?> query, CompletableFuture<Object> future)
+    private record ReadTask(Function<CoordinationState, ?> query, CompletableFuture<Object> future, long queuedAt)
             implements Task {
     }
 
     /** Journal upkeep run on the actor thread at a commit boundary (see {@link #upkeep}). */
-    private record UpkeepTask(Function<CoordinationState, ?> work, CompletableFuture<Object> future) implements Task {
+    private record UpkeepTask(Function<CoordinationState, ?> work, CompletableFuture<Object> future, long queuedAt)
+            implements Task {
     }
 
     /** A decided mutation waiting for its batch to commit. */
@@ -82,7 +94,15 @@ public final class CoordinationActor implements AutoCloseable {
     private final ReadWriteLock admission = new ReentrantReadWriteLock();
     private final Thread thread;
     private final List<Pending> pending = new ArrayList<>();
+    private final List<HeldRead> reads = new ArrayList<>();
+    private final List<Consumer<Throwable>> failureListeners = new CopyOnWriteArrayList<>();
+    /** The batch being processed (actor thread), for refusing what it holds if the actor dies. */
+    private final List<Task> batch;
     private volatile boolean closing;
+    private volatile Throwable failure;
+    private volatile ActorObserver observer = ActorObserver.NONE;
+    /** True while an append is running: a death then leaves the batch's fate unknown. */
+    private boolean appending;
 
     /** An actor over a state already rebuilt from {@code journal}; call {@link #start()}. */
     public CoordinationActor(CoordinationState state, Journal journal, Clock clock, ActorSettings settings) {
@@ -91,7 +111,8 @@ public final class CoordinationActor implements AutoCloseable {
         this.clock = clock;
         this.settings = settings;
         this.queue = new ArrayBlockingQueue<>(settings.queueCapacity());
-        this.thread = new Thread(this::run, "synapse-actor");
+        this.batch = new ArrayList<>(settings.maxBatch());
+        this.thread = new Thread(this::supervisedRun, "synapse-actor");
     }
 
     /** Starts the actor thread. */
@@ -102,22 +123,24 @@ public final class CoordinationActor implements AutoCloseable {
     /** Submits a mutation; never blocks. A full queue completes at once with BUSY. */
     public CompletableFuture<Outcome> submit(Mutation mutation) {
         CompletableFuture<Outcome> future = new CompletableFuture<>();
-        if (!enqueue(new MutationTask(mutation, future))) {
+        if (!enqueue(new MutationTask(mutation, future, System.nanoTime()))) {
             future.complete(refusal());
         }
         return future;
     }
 
     /**
-     * Runs a query on the actor thread after every mutation queued before it has committed,
-     * so it sees committed state only (linearizable reads).
+     * Runs a query on the actor thread at its place in the actor's order (after every mutation
+     * queued before it) and answers it only once those mutations have committed, so it sees
+     * committed state only (linearizable reads) without splitting the batch's group commit; if
+     * they fail to commit it is run again without them. The query must return a copy: it is
+     * answered after the batch, and read on other threads.
      */
     @SuppressWarnings("unchecked")
     public <T> CompletableFuture<T> read(Function<CoordinationState, T> query) {
         CompletableFuture<Object> future = new CompletableFuture<>();
-        if (!enqueue(new ReadTask(query, future))) {
-            Outcome.Refused refused = refusal();
-            future.completeExceptionally(new IllegalStateException(refused.message()));
+        if (!enqueue(new ReadTask(query, future, System.nanoTime()))) {
+            future.completeExceptionally(new ActorRefusedException(refusal()));
         }
         return (CompletableFuture<T>) future;
     }
@@ -133,9 +156,8 @@ public final class CoordinationActor implements AutoCloseable {
     @SuppressWarnings("unchecked")
     public <T> CompletableFuture<T> upkeep(Function<CoordinationState, T> work) {
         CompletableFuture<Object> future = new CompletableFuture<>();
-        if (!enqueue(new UpkeepTask(work, future))) {
-            future.completeExceptionally(new IllegalStateException(closing ? "the actor is closing"
-                    : "the actor queue is full"));
+        if (!enqueue(new UpkeepTask(work, future, System.nanoTime()))) {
+            future.completeExceptionally(new ActorRefusedException(refusal()));
         }
         return (CompletableFuture<T>) future;
     }
@@ -143,13 +165,16 @@ public final class CoordinationActor implements AutoCloseable {
     private boolean enqueue(Task task) {
         admission.readLock().lock();
         try {
-            return !closing && queue.offer(task);
+            return !closing && failure == null && queue.offer(task);
         } finally {
             admission.readLock().unlock();
         }
     }
 
     private Outcome.Refused refusal() {
+        if (failure != null) {
+            return WRITER_FAILED;
+        }
         if (closing) {
             return new Outcome.Refused(Outcome.Reason.SHUTTING_DOWN, "The hub is shutting down.");
         }
@@ -171,6 +196,23 @@ public final class CoordinationActor implements AutoCloseable {
         return state.idempotency().findCommitted(key).map(e -> MutationDecider.answer(e, requestDigest));
     }
 
+    /** Why the actor stopped for good, if it did; empty while it runs (or after a clean close). */
+    public Optional<Throwable> failure() {
+        return Optional.ofNullable(failure);
+    }
+
+    /**
+     * Registers {@code listener} to be told, once, on the dying actor thread, that the actor
+     * stopped for good; registered after that, it is told at once. It must not block for long.
+     */
+    public void onFailure(Consumer<Throwable> listener) {
+        failureListeners.add(listener);
+        Throwable cause = failure;
+        if (cause != null && failureListeners.remove(listener)) {
+            notify(listener, cause);
+        }
+    }
+
     /** Counters for metrics and benchmarks. */
     public ActorMetrics metrics() {
         return metrics;
@@ -179,6 +221,20 @@ public final class CoordinationActor implements AutoCloseable {
     /** Submissions waiting in the queue. */
     public int queueDepth() {
         return queue.size();
+    }
+
+    /**
+     * How long the oldest submission still waiting has waited, in nanoseconds (0 when none
+     * waits): how far behind the writer is. Safe from any thread.
+     */
+    public long oldestQueuedNanos() {
+        Task oldest = queue.peek();
+        return oldest == null ? 0 : Math.max(0, System.nanoTime() - oldest.queuedAt());
+    }
+
+    /** Sets who is told what commits and decisions cost (one observer; {@link ActorObserver#NONE} by default). */
+    public void observe(ActorObserver observer) {
+        this.observer = observer == null ? ActorObserver.NONE : observer;
     }
 
     /**
@@ -210,8 +266,77 @@ public final class CoordinationActor implements AutoCloseable {
     // ---------------------------------------------------------------------------------------
     // The actor thread
 
+    private static final Outcome.Refused WRITER_FAILED = new Outcome.Refused(Outcome.Reason.WRITER_FAILED,
+            "The hub's writer failed; nothing more is accepted until the hub restarts.");
+
+    private void supervisedRun() {
+        try {
+            run();
+        } catch (Throwable fatal) {
+            die(fatal);
+        }
+    }
+
+    /**
+     * The actor is gone for good: refuse what it held and what is queued, and tell the
+     * listeners. The journal is left as it is: the append in flight either committed or not, and
+     * a restart reads which.
+     */
+    private void die(Throwable cause) {
+        admission.writeLock().lock();
+        try {
+            failure = cause;
+        } finally {
+            admission.writeLock().unlock();
+        }
+        metrics.writerFailures.incrementAndGet();
+        LOG.log(System.Logger.Level.ERROR, "the coordination actor (the hub's only writer) failed"
+                + (appending ? " during a journal append" : "") + "; it refuses everything from now on and the hub"
+                + " must restart from the journal", cause);
+        Outcome.Refused unknown = appending ? new Outcome.Refused(Outcome.Reason.WRITER_FAILED,
+                "The hub's writer failed while committing this request; it may or may not have been applied. "
+                        + "Retry with the same idem_key once the hub is back.") : WRITER_FAILED;
+        for (Pending p : pending) {
+            p.future.complete(unknown);
+        }
+        pending.clear();
+        reads.clear(); // their tasks are in the batch, refused next
+        for (Task task : batch) {
+            refuse(task);
+        }
+        batch.clear();
+        List<Task> queued = new ArrayList<>();
+        queue.drainTo(queued);
+        for (Task task : queued) {
+            refuse(task);
+        }
+        for (Consumer<Throwable> listener : failureListeners) {
+            if (failureListeners.remove(listener)) {
+                notify(listener, cause);
+            }
+        }
+    }
+
+    /** Completes a task the dead actor will never run; completing a done future again is a no-op. */
+    private static void refuse(Task task) {
+        if (task instanceof MutationTask m) {
+            m.future().complete(WRITER_FAILED);
+        } else if (task instanceof ReadTask r) {
+            r.future().completeExceptionally(new ActorRefusedException(WRITER_FAILED));
+        } else if (task instanceof UpkeepTask u) {
+            u.future().completeExceptionally(new ActorRefusedException(WRITER_FAILED));
+        }
+    }
+
+    private static void notify(Consumer<Throwable> listener, Throwable cause) {
+        try {
+            listener.accept(cause);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "a writer-failure listener failed", e);
+        }
+    }
+
     private void run() {
-        List<Task> batch = new ArrayList<>(settings.maxBatch());
         while (true) {
             Task first;
             try {
@@ -237,12 +362,13 @@ public final class CoordinationActor implements AutoCloseable {
         state.beginBatch();
         for (Task task : batch) {
             if (task instanceof ReadTask read) {
-                flush();
-                runOnState(read.query(), read.future());
+                // evaluated here, at its place in the batch; answered only after the batch commits,
+                // so a read never splits group commit into several fsyncs
+                reads.add(new HeldRead(read).evaluate(state));
                 continue;
             }
             if (task instanceof UpkeepTask upkeep) {
-                flush();
+                flush(); // upkeep writes through the journal's connection: at a commit boundary
                 runOnState(upkeep.work(), upkeep.future());
                 continue;
             }
@@ -262,7 +388,9 @@ public final class CoordinationActor implements AutoCloseable {
     }
 
     private Pending decide(MutationTask task, double now) {
+        long start = System.nanoTime();
         MutationDecider.Result result = MutationDecider.decide(state, task.mutation(), now);
+        observer.decided(task.mutation().command(), System.nanoTime() - start);
         if (result instanceof MutationDecider.Settled settled) {
             return new Pending(task.future(), settled.outcome());
         }
@@ -274,8 +402,19 @@ public final class CoordinationActor implements AutoCloseable {
         return new Pending(task.future(), fresh.reply(), fresh.events(), fresh.storedResponse());
     }
 
-    /** Commits what is pending, then completes its futures; on failure undoes and refuses all. */
+    /**
+     * Commits what is pending and completes its futures (on failure undoes and refuses all), then
+     * answers the reads held for this batch.
+     */
     private void flush() {
+        commitPending();
+        for (HeldRead read : reads) {
+            read.complete();
+        }
+        reads.clear();
+    }
+
+    private void commitPending() {
         if (pending.isEmpty()) {
             return;
         }
@@ -286,15 +425,18 @@ public final class CoordinationActor implements AutoCloseable {
         List<JournaledEvent> committed = List.of();
         if (!all.isEmpty()) {
             long start = System.nanoTime();
+            appending = true;
             try {
                 committed = journal.append(all);
             } catch (JournalInDoubtException doubt) {
                 metrics.journalFailures.incrementAndGet();
-                committed = settle(doubt, all);
+                committed = settle(doubt, all); // appending stays true: dying meanwhile leaves the batch in doubt
                 if (committed == null) {
+                    appending = false;
                     return; // refused or given up; settle answered every command
                 }
             } catch (JournalException | RuntimeException failure) {
+                appending = false;
                 metrics.journalFailures.incrementAndGet();
                 metrics.journalWriting = false;
                 LOG.log(System.Logger.Level.ERROR, "journal append of " + all.size()
@@ -302,8 +444,9 @@ public final class CoordinationActor implements AutoCloseable {
                 abandon(Outcome.Reason.JOURNAL_FAILED, "The journal could not commit; nothing was applied.");
                 return;
             }
+            appending = false;
             metrics.journalWriting = true;
-            recordCommit(System.nanoTime() - start, all.size());
+            recordCommit(System.nanoTime() - start, pending.size(), all.size());
             long journalSeq = committed.get(committed.size() - 1).seq();
             if (journalSeq != state.lastSeq()) {
                 LOG.log(System.Logger.Level.ERROR, "journal numbered the batch through seq " + journalSeq
@@ -375,7 +518,11 @@ public final class CoordinationActor implements AutoCloseable {
         }
     }
 
-    /** Undoes the uncommitted batch and refuses every command in it. */
+    /**
+     * Undoes the uncommitted batch and refuses every command in it. The reads held so far saw
+     * those commands' effects; with all of them refused, the state at each read's place is the
+     * state as rolled back, so each read is evaluated again.
+     */
     private void abandon(Outcome.Reason reason, String message) {
         state.rollbackBatch();
         for (Pending p : pending) {
@@ -383,9 +530,13 @@ public final class CoordinationActor implements AutoCloseable {
         }
         pending.clear();
         state.beginBatch();
+        for (HeldRead read : reads) {
+            read.evaluate(state);
+        }
     }
 
-    private void recordCommit(long nanos, int events) {
+    private void recordCommit(long nanos, int commands, int events) {
+        observer.committed(nanos, commands, events);
         metrics.batches.incrementAndGet();
         metrics.eventsCommitted.addAndGet(events);
         metrics.commitNanosTotal.addAndGet(nanos);
@@ -398,12 +549,42 @@ public final class CoordinationActor implements AutoCloseable {
         }
     }
 
-    /** Runs a read or upkeep on the committed state, completing its future with the result or failure. */
+    /** Runs upkeep on the committed state, completing its future with the result or failure. */
     private void runOnState(Function<CoordinationState, ?> work, CompletableFuture<Object> future) {
         try {
             future.complete(work.apply(state));
         } catch (RuntimeException e) {
             future.completeExceptionally(e);
+        }
+    }
+
+    /** A read evaluated at its place in a batch, answered once everything before it has committed. */
+    private static final class HeldRead {
+        private final ReadTask task;
+        private Object value;
+        private RuntimeException failure;
+
+        HeldRead(ReadTask task) {
+            this.task = task;
+        }
+
+        HeldRead evaluate(CoordinationState state) {
+            try {
+                value = task.query().apply(state);
+                failure = null;
+            } catch (RuntimeException e) {
+                value = null;
+                failure = e;
+            }
+            return this;
+        }
+
+        void complete() {
+            if (failure != null) {
+                task.future().completeExceptionally(failure);
+            } else {
+                task.future().complete(value);
+            }
         }
     }
 }

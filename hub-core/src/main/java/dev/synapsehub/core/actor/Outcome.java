@@ -46,6 +46,12 @@ public sealed interface Outcome
         /** The actor is shutting down. */
         SHUTTING_DOWN,
         /** An unexpected fault while deciding; the whole batch was undone. */
-        INTERNAL_FAULT
+        INTERNAL_FAULT,
+        /**
+         * The actor stopped for good (an {@link Error} or a fault outside a decision): nothing is
+         * accepted until the hub restarts from its journal. A request that was being committed when
+         * it failed may or may not have been applied.
+         */
+        WRITER_FAILED
     }
 }

@@ -65,6 +65,14 @@ public interface Journal extends AutoCloseable {
         return 0;
     }
 
+    /**
+     * Opens a reader of committed events for another thread, or returns null when this journal
+     * has none (its historical reads then go through the writer, {@link #readAfter}).
+     */
+    default JournalReader openReader() throws JournalException {
+        return null;
+    }
+
     /** The highest committed sequence number, 0 for an empty journal. */
     long lastSeq();
 

@@ -16,11 +16,14 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The actor's contract in brief: decide, journal, then publish; failures undo the batch. */
 class CoordinationActorTest {
@@ -40,16 +43,19 @@ class CoordinationActorTest {
         return actor;
     }
 
-    /** An in-memory journal whose appends fail while {@code fail} is set. */
-    private static Journal failing(AtomicBoolean fail) {
+    /** What a test journal does on append: delegate, throw, or wait first. */
+    @FunctionalInterface
+    private interface AppendStep {
+        List<JournaledEvent> append(InMemoryJournal delegate, List<CoordinationEvent> batch) throws JournalException;
+    }
+
+    /** An in-memory journal whose appends go through {@code step}. */
+    private static Journal journal(AppendStep step) {
         InMemoryJournal delegate = new InMemoryJournal();
         return new Journal() {
             @Override
             public List<JournaledEvent> append(List<CoordinationEvent> batch) throws JournalException {
-                if (fail.get()) {
-                    throw new JournalException("disk full");
-                }
-                return delegate.append(batch);
+                return step.append(delegate, batch);
             }
 
             @Override
@@ -65,6 +71,16 @@ class CoordinationActorTest {
             public void close() {
             }
         };
+    }
+
+    /** An in-memory journal whose appends fail while {@code fail} is set. */
+    private static Journal failing(AtomicBoolean fail) {
+        return journal((delegate, batch) -> {
+            if (fail.get()) {
+                throw new JournalException("disk full");
+            }
+            return delegate.append(batch);
+        });
     }
 
     private static ClaimCommand claim(String agent, String task) {
@@ -178,5 +194,113 @@ class CoordinationActorTest {
         assertThat(outcome).isInstanceOf(Outcome.Refused.class);
         assertThat(((Outcome.Refused) outcome).reason()).isEqualTo(Outcome.Reason.SHUTTING_DOWN);
         actor = null;
+    }
+
+    /** Stands for any {@link Error} on the writer thread (out of memory, a stack overflow, a linkage error). */
+    private static final class InjectedError extends Error {
+        InjectedError() {
+            super("injected");
+        }
+    }
+
+    @Test
+    void anErrorStopsTheWriterForGoodAndEveryRequestIsRefusedInsteadOfLeftWaiting() throws Exception {
+        start(new InMemoryJournal());
+        CompletableFuture<Throwable> told = new CompletableFuture<>();
+        actor.onFailure(told::complete);
+
+        CompletableFuture<Object> fatal = actor.read(s -> {
+            throw new InjectedError();
+        });
+
+        assertThat(told.get(5, TimeUnit.SECONDS)).isInstanceOf(InjectedError.class);
+        assertThat(actor.failure()).containsInstanceOf(InjectedError.class);
+        assertThat(actor.metrics().writerFailures()).isEqualTo(1);
+        assertThatThrownBy(() -> fatal.get(5, TimeUnit.SECONDS)).hasCauseInstanceOf(ActorRefusedException.class);
+        // later work is answered at once with the reason, never queued for a thread that is gone
+        Outcome later = actor.submit(Mutation.of(claim("A", "T1"))).get(5, TimeUnit.SECONDS);
+        assertThat(later).isInstanceOf(Outcome.Refused.class);
+        assertThat(((Outcome.Refused) later).reason()).isEqualTo(Outcome.Reason.WRITER_FAILED);
+        assertThatThrownBy(() -> actor.read(s -> 1).get(5, TimeUnit.SECONDS))
+                .hasCauseInstanceOf(ActorRefusedException.class)
+                .cause().satisfies(e -> assertThat(((ActorRefusedException) e).refusal().reason())
+                        .isEqualTo(Outcome.Reason.WRITER_FAILED));
+        // a listener that comes late is told too
+        CompletableFuture<Throwable> lateListener = new CompletableFuture<>();
+        actor.onFailure(lateListener::complete);
+        assertThat(lateListener.getNow(null)).isInstanceOf(InjectedError.class);
+    }
+
+    @Test
+    void anErrorDuringTheAppendRefusesTheBatchAsOfUnknownOutcomeAndWhatIsQueuedAsFailed() throws Exception {
+        CountDownLatch appendEntered = new CountDownLatch(1);
+        CountDownLatch releaseAppend = new CountDownLatch(1);
+        start(journal((delegate, batch) -> {
+            appendEntered.countDown();
+            try {
+                releaseAppend.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            throw new InjectedError();
+        }));
+        CompletableFuture<Outcome> inFlight = actor.submit(Mutation.of(claim("A", "T1")));
+        assertThat(appendEntered.await(5, TimeUnit.SECONDS)).isTrue();
+        CompletableFuture<Outcome> queued = actor.submit(Mutation.of(claim("B", "T2")));
+        releaseAppend.countDown();
+
+        Outcome.Refused first = (Outcome.Refused) inFlight.get(5, TimeUnit.SECONDS);
+        assertThat(first.reason()).isEqualTo(Outcome.Reason.WRITER_FAILED);
+        assertThat(first.message()).contains("may or may not have been applied");
+        Outcome.Refused second = (Outcome.Refused) queued.get(5, TimeUnit.SECONDS);
+        assertThat(second.reason()).isEqualTo(Outcome.Reason.WRITER_FAILED);
+        assertThat(second.message()).doesNotContain("may or may not");
+        actor.close(); // orderly even though the thread is gone
+        actor = null;
+    }
+
+    /** Blocks the actor on a read until {@code release}, so what is submitted meanwhile forms one batch. */
+    private void holdTheWriter(CountDownLatch release) throws InterruptedException {
+        CountDownLatch held = new CountDownLatch(1);
+        actor.read(s -> {
+            held.countDown();
+            try {
+                return release.await(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertThat(held.await(5, TimeUnit.SECONDS)).isTrue();
+    }
+
+    @Test
+    void aReadAmongMutationsSeesWhatCameBeforeItAndDoesNotSplitTheGroupCommit() throws Exception {
+        start(new InMemoryJournal());
+        CountDownLatch release = new CountDownLatch(1);
+        holdTheWriter(release);
+        CompletableFuture<Outcome> first = actor.submit(Mutation.of(claim("A", "T1")));
+        CompletableFuture<Integer> between = actor.read(s -> s.claims().liveCount());
+        CompletableFuture<Outcome> second = actor.submit(Mutation.of(claim("B", "T2")));
+        long commitsBefore = actor.metrics().batches();
+        release.countDown();
+
+        assertThat(between.get(5, TimeUnit.SECONDS)).isEqualTo(1); // T1, not T2
+        assertThat(first.get(5, TimeUnit.SECONDS)).isInstanceOf(Outcome.Decided.class);
+        assertThat(second.get(5, TimeUnit.SECONDS)).isInstanceOf(Outcome.Decided.class);
+        assertThat(actor.metrics().batches() - commitsBefore).as("journal transactions").isEqualTo(1);
+    }
+
+    @Test
+    void aReadHeldForAFailedBatchIsAnsweredWithoutTheRefusedMutations() throws Exception {
+        AtomicBoolean fail = new AtomicBoolean(true);
+        start(failing(fail));
+        CountDownLatch release = new CountDownLatch(1);
+        holdTheWriter(release);
+        CompletableFuture<Outcome> first = actor.submit(Mutation.of(claim("A", "T1")));
+        CompletableFuture<Integer> between = actor.read(s -> s.claims().liveCount());
+        release.countDown();
+
+        assertThat(first.get(5, TimeUnit.SECONDS)).isInstanceOf(Outcome.Refused.class);
+        assertThat(between.get(5, TimeUnit.SECONDS)).as("T1 never committed").isZero();
     }
 }

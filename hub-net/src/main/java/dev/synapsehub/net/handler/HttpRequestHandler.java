@@ -1,6 +1,7 @@
 package dev.synapsehub.net.handler;
 
 import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.protocol.HubHealth;
 import dev.synapsehub.net.protocol.HubMetricsText;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
@@ -17,6 +18,8 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.QueryStringDecoder;
 
 import java.nio.charset.StandardCharsets;
+import java.util.OptionalInt;
+import java.util.concurrent.TimeUnit;
 
 /**
  * HTTP on the hub port (contract §3.1, §10): {@code /health} and {@code /metrics} when metrics
@@ -37,6 +40,14 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
 
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
+        if (request.decoderResult().isFailure() || !request.uri().startsWith("/")) {
+            // absolute form (GET http://host/health), asterisk form (OPTIONS *) or an undecodable
+            // request: nothing further down answers it, so it would hang until the idle close
+            request.release();
+            respond(ctx, HttpResponseStatus.BAD_REQUEST, "text/plain; charset=utf-8",
+                    "Bad Request: the request target must be a path such as /health\n", false);
+            return;
+        }
         String path = new QueryStringDecoder(request.uri()).path();
         if ("/health".equals(path) || "/metrics".equals(path)) {
             try {
@@ -66,17 +77,21 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
             return;
         }
         double now = hub.clock().nowSeconds();
-        hub.actor().read(s -> s.claims().snapshot(now).size()).whenComplete((claims, failure) -> {
-            int active = failure == null ? claims : -1;
-            ctx.executor().execute(() -> {
-                if ("/health".equals(path)) {
-                    respond(ctx, HttpResponseStatus.OK, "application/json", metricsText.health(active, now), keepAlive);
-                } else {
-                    respond(ctx, HttpResponseStatus.OK, "text/plain; version=0.0.4; charset=utf-8",
-                            metricsText.prometheus(active), keepAlive);
-                }
-            });
-        });
+        // the live-claim count is the one thing read through the writer; a writer that does not
+        // answer in time makes it unknown (null), never 0, and the hub degraded
+        hub.actor().read(s -> s.claims().snapshot(now).size())
+                .orTimeout(HubMetricsText.BEHIND.toMillis(), TimeUnit.MILLISECONDS)
+                .whenComplete((claims, failure) -> ctx.executor().execute(() -> {
+                    OptionalInt active = failure == null ? OptionalInt.of(claims) : OptionalInt.empty();
+                    if ("/health".equals(path)) {
+                        HubHealth verdict = metricsText.verdict(failure != null);
+                        respond(ctx, HttpResponseStatus.valueOf(verdict.httpStatus()), "application/json",
+                                metricsText.health(verdict, active, now), keepAlive);
+                    } else {
+                        respond(ctx, HttpResponseStatus.OK, HubMetricsText.PROMETHEUS_CONTENT_TYPE,
+                                metricsText.prometheus(active), keepAlive);
+                    }
+                }));
     }
 
     private static void respond(ChannelHandlerContext ctx, HttpResponseStatus status, String type, String body,

@@ -11,9 +11,11 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.CorruptedFrameException;
+import io.netty.handler.codec.PrematureChannelClosureException;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.CorruptedWebSocketFrameException;
 import io.netty.handler.codec.http.websocketx.PingWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketFrame;
@@ -107,8 +109,9 @@ public final class WebSocketFrameHandler extends SimpleChannelInboundHandler<Web
             s.slowReaderTimer(ctx.executor().schedule(() -> {
                 s.slowReaderTimer(null);
                 if (!ctx.channel().isWritable()) {
-                    hub.metrics().slowReadersDisconnected.incrementAndGet();
-                    s.markClosing();
+                    if (s.dropAsSlowReader()) {
+                        hub.metrics().slowReadersDisconnected.incrementAndGet();
+                    }
                     ctx.close();
                 }
             }, grace, TimeUnit.MILLISECONDS));
@@ -127,6 +130,25 @@ public final class WebSocketFrameHandler extends SimpleChannelInboundHandler<Web
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        if (cause instanceof PrematureChannelClosureException) {
+            // the peer closed (or reset) in the middle of a fragmented message: an ordinary
+            // disconnect, not a fault; the aggregator has released what it held
+            LOG.debug("connection closed mid-message on {}", session);
+            if (session != null) {
+                session.markClosing();
+            }
+            return;
+        }
+        if (cause instanceof CorruptedWebSocketFrameException corrupt) {
+            // the frame decoder already answered with the right code (1002 protocol error, 1007,
+            // 1009) and is closing: a misbehaving peer, not a hub fault
+            LOG.debug("protocol violation on {}: {} ({})", session, corrupt.getMessage(), corrupt.closeStatus());
+            if (session != null) {
+                session.markClosing();
+            }
+            ctx.close();
+            return;
+        }
         if (cause instanceof TooLongFrameException || cause instanceof CorruptedFrameException) {
             if (session != null) {
                 session.markClosing();

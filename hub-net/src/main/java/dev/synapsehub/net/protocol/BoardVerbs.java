@@ -168,14 +168,8 @@ public final class BoardVerbs {
     }
 
     private void boardRequest(Request r) {
-        hub.actor().read(s -> s.board().snapshot()).whenCompleteAsync((snapshot, failure) -> {
-            double at = support.now();
-            if (failure != null) {
-                support.errorLater(r, "The hub is busy; retry shortly.", "busy");
-                return;
-            }
-            hub.outbox().send(r.session(), boardSnapshot(r.sender(), snapshot, at));
-        }, hub.outbox().executor());
+        support.afterRead(r, "answering board_request", hub.actor().read(s -> s.board().snapshot()),
+                snapshot -> hub.outbox().send(r.session(), boardSnapshot(r.sender(), snapshot, support.now())));
     }
 
     ObjectNode boardSnapshot(String requester, BoardSnapshot snapshot, double at) {

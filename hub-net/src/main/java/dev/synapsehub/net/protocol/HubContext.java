@@ -16,8 +16,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * The collaborators every connection shares, wired once by {@code HubServer}.
  *
  * @param configEpoch fingerprint of the effective configuration (who_snapshot, /health)
- * @param journal the durable journal (mailbox replay, ack resolution), or null for a hub without
- *     one; read only on the actor thread, through {@code actor.read}
+ * @param journal the durable journal, or null for a hub without one
+ * @param history historical reads of the journal (mailbox replay, ack resolution), off the writer
  */
 public record HubContext(
         HubConfig config,
@@ -33,7 +33,8 @@ public record HubContext(
         AtomicLong anonymousNames,
         double startedAt,
         String configEpoch,
-        Journal journal) {
+        Journal journal,
+        HistoricalReads history) {
     /** True when the hub has a durable journal: seqs on chats, mailbox, deferred receipts. */
     public boolean journaled() {
         return journal != null;

@@ -1,9 +1,20 @@
 package dev.synapsehub.net.protocol;
 
+import dev.synapsehub.core.actor.ActorObserver;
+import dev.synapsehub.core.command.ClaimCommand;
+import dev.synapsehub.core.command.Command;
+import io.prometheus.metrics.core.metrics.Histogram;
+
 import java.util.concurrent.atomic.AtomicLong;
 
-/** Edge counters exported on {@code /metrics}. */
-public final class HubMetrics {
+/**
+ * Edge counters and the latency histograms exported on {@code /metrics}. The histograms are fed
+ * from the actor thread ({@link ActorObserver}) and the I/O loops (fan-out); recording one costs
+ * a few lock-free increments.
+ */
+public final class HubMetrics implements ActorObserver {
+    private static final double NANOS_PER_SECOND = 1e9;
+
     public final AtomicLong claimsGranted = new AtomicLong();
     public final AtomicLong claimsDenied = new AtomicLong();
     public final AtomicLong releasesGranted = new AtomicLong();
@@ -14,8 +25,61 @@ public final class HubMetrics {
     public final AtomicLong idempotencyConflicts = new AtomicLong();
     public final AtomicLong slowReadersDisconnected = new AtomicLong();
     public final AtomicLong faults = new AtomicLong();
-    /** Broadcast bytes queued on the I/O loops and not yet given to every socket (summed over loops). */
+    /** Mutations no request waited for (dead-letter clearing, mailbox watermarks) that the actor refused. */
+    public final AtomicLong unansweredRefusals = new AtomicLong();
+    /** Broadcast bytes queued on the I/O loops and not yet given to every socket (a batch counts once). */
     public final AtomicLong fanoutBacklogBytes = new AtomicLong();
-    /** Mutating requests answered busy because the broadcast backlog was over its limit. */
+    /** Requests answered busy because delivery was behind (broadcast backlog or outbox queue over its limit). */
     public final AtomicLong fanoutBusyRefusals = new AtomicLong();
+
+    /** Journal commit latency (one observation per transaction). */
+    final Histogram commitLatency = Histogram.builder()
+            .name("synapse_commit_latency_seconds")
+            .help("Journal commit latency: one observation per transaction (group commit).")
+            .classicOnly()
+            .classicUpperBounds(0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                    0.1, 0.25, 0.5, 1, 2.5)
+            .build();
+    /** Mutations per journal transaction. */
+    final Histogram batchSize = Histogram.builder()
+            .name("synapse_commit_batch_size")
+            .help("Mutations decided into one journal transaction.")
+            .classicOnly()
+            .classicUpperBounds(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+            .build();
+    /** Time to decide one claim on the actor thread. */
+    final Histogram claimDecide = Histogram.builder()
+            .name("synapse_claim_decide_seconds")
+            .help("Time the writer spends deciding one claim (expiry included, journal excluded).")
+            .classicOnly()
+            .classicUpperBounds(0.000001, 0.0000025, 0.000005, 0.00001, 0.000025, 0.00005, 0.0001, 0.00025,
+                    0.0005, 0.001, 0.01)
+            .build();
+    /** Publication of a broadcast batch until one I/O loop has handed it to all its sockets. */
+    final Histogram fanoutDelay = Histogram.builder()
+            .name("synapse_fanout_delay_seconds")
+            .help("From a broadcast's publication until an I/O loop has handed it to every socket it serves"
+                    + " (one observation per loop and batch).")
+            .classicOnly()
+            .classicUpperBounds(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                    0.5, 1, 2.5, 5)
+            .build();
+
+    @Override
+    public void committed(long nanos, int commands, int events) {
+        commitLatency.observe(nanos / NANOS_PER_SECOND);
+        batchSize.observe(commands);
+    }
+
+    @Override
+    public void decided(Command command, long nanos) {
+        if (command instanceof ClaimCommand) {
+            claimDecide.observe(nanos / NANOS_PER_SECOND);
+        }
+    }
+
+    /** A broadcast batch reached every socket of one I/O loop {@code nanos} after its publication. */
+    public void fanoutDelivered(long nanos) {
+        fanoutDelay.observe(nanos / NANOS_PER_SECOND);
+    }
 }

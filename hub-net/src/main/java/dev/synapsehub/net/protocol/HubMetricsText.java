@@ -2,101 +2,203 @@ package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.core.actor.ActorMetrics;
+import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.net.wire.HubFrames;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
-import java.util.Locale;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalInt;
+import java.util.function.DoubleSupplier;
+import java.util.function.LongSupplier;
 
-/** Renders {@code /health} (contract §10) and {@code /metrics} (Prometheus text format). */
+/**
+ * Renders {@code /health} (contract §10, with a truthful status) and {@code /metrics} (Prometheus
+ * text exposition through the Prometheus Java client, over a registry of this hub's own).
+ */
 public final class HubMetricsText {
+    /**
+     * The writer counts as behind when the oldest submission waiting for it has waited this long,
+     * or when it has not answered the health read within this time.
+     */
+    public static final Duration BEHIND = Duration.ofSeconds(1);
+    /** The Content-Type of {@link #prometheus}. */
+    public static final String PROMETHEUS_CONTENT_TYPE = PrometheusTextFormatWriter.CONTENT_TYPE;
+
     private final HubContext hub;
+    private final PrometheusRegistry registry = new PrometheusRegistry();
+    private final PrometheusTextFormatWriter writer = PrometheusTextFormatWriter.create();
+    /** The live-claim count read for the scrape in progress (scrapes are serialised). */
+    private OptionalInt scrapedClaims = OptionalInt.empty();
 
     public HubMetricsText(HubContext hub) {
         this.hub = hub;
+        register();
     }
 
-    /** The {@code /health} JSON object. */
-    public String health(int activeClaims, double now) {
+    /**
+     * The hub's health now. {@code claimsReadFailed}: the writer did not answer the health read
+     * (in time, or at all).
+     */
+    public HubHealth verdict(boolean claimsReadFailed) {
+        CoordinationActor actor = hub.actor();
+        List<String> failed = new ArrayList<>();
+        List<String> degraded = new ArrayList<>();
+        if (actor.failure().isPresent()) {
+            failed.add("writer_failed");
+        } else if (claimsReadFailed || actor.oldestQueuedNanos() >= BEHIND.toNanos()) {
+            degraded.add("actor_behind");
+        }
+        if (actor.metrics().journalInDoubt()) {
+            failed.add("journal_in_doubt");
+        } else if (!actor.metrics().journalWriting()) {
+            failed.add("journal_failing");
+        }
+        if (skippedRows() > 0) {
+            degraded.add("journal_rows_skipped");
+        }
+        if (hub.metrics().fanoutBacklogBytes.get() > hub.config().maxFanoutBacklogBytes()) {
+            degraded.add("fanout_backlogged");
+        }
+        if (hub.outbox().overloaded()) {
+            degraded.add("outbox_backlogged");
+        }
+        if (!failed.isEmpty()) {
+            failed.addAll(degraded);
+            return new HubHealth(HubHealth.Status.FAILED, failed);
+        }
+        return new HubHealth(degraded.isEmpty() ? HubHealth.Status.OK : HubHealth.Status.DEGRADED, degraded);
+    }
+
+    /** The {@code /health} JSON object; {@code activeClaims} is empty when the writer did not answer. */
+    public String health(HubHealth verdict, OptionalInt activeClaims, double now) {
         ObjectNode o = hub.json().object();
-        long corrupt = corruptRows();
-        o.put("status", corrupt > 0 ? "degraded" : "ok");
-        o.put("journal_corrupt_rows", corrupt);
+        o.put("status", verdict.status().word());
+        HubFrames.putStrings(o, "reasons", verdict.reasons());
+        o.put("writer", hub.actor().failure().isPresent() ? "failed" : "running");
+        o.put("journal_corrupt_rows", skippedRows());
         o.put("version", hub.config().hubVersion());
         o.put("protocol_version", 2);
         o.put("hub_id", hub.frames().hubId());
         o.put("config_epoch", hub.configEpoch());
         HubFrames.putFloat(o, "uptime_seconds", Math.round((now - hub.startedAt()) * 1000.0) / 1000.0);
         o.put("online_agents", hub.registry().online().size());
-        o.put("active_claims", Math.max(0, activeClaims));
-        o.put("operation_outbox_pending", 0);
+        if (activeClaims.isPresent()) {
+            o.put("active_claims", activeClaims.getAsInt());
+        } else {
+            o.putNull("active_claims"); // unknown, not zero
+        }
+        o.put("actor_queue_depth", hub.actor().queueDepth());
+        HubFrames.putFloat(o, "actor_oldest_queued_seconds", hub.actor().oldestQueuedNanos() / 1e9);
+        o.put("operation_outbox_pending", 0); // this hub keeps no operation outbox (contract field)
         return hub.json().write(o);
     }
 
-    /** Prometheus text exposition. */
-    public String prometheus(int activeClaims) {
-        ActorMetrics a = hub.actor().metrics();
-        HubMetrics m = hub.metrics();
-        StringBuilder s = new StringBuilder(2048);
-        gauge(s, "synapse_up", "1 while the hub serves.", 1);
-        gauge(s, "synapse_journal_corrupt_rows", "Corrupt journal rows quarantined at start-up.", corruptRows());
-        gauge(s, "synapse_connected_clients", "Open WebSocket connections.", hub.registry().connectedClients());
-        gauge(s, "synapse_online_agents", "Bound agent names.", hub.registry().online().size());
-        gauge(s, "synapse_active_claims", "Live claims.", Math.max(0, activeClaims));
-        gauge(s, "synapse_live_waiters", "Agents with advisory wait edges.", hub.registry().waitGraph().size());
-        counter(s, "synapse_claims_granted_total", "Claims granted.", m.claimsGranted.get());
-        counter(s, "synapse_claims_denied_total", "Claims denied.", m.claimsDenied.get());
-        counter(s, "synapse_releases_granted_total", "Releases granted.", m.releasesGranted.get());
-        counter(s, "synapse_auth_failures_total", "Token and per-message authentication failures.",
-                m.authFailures.get());
-        counter(s, "synapse_rate_limited_total", "Frames refused by the rate limit.", m.rateLimited.get());
-        counter(s, "synapse_takeovers_total", "Name takeovers.", m.takeovers.get());
-        counter(s, "synapse_takeover_quarantines_total", "Names pinned to their holder after repeated takeovers.",
-                hub.registry().takeoverQuarantines());
-        counter(s, "synapse_atomic_operations_replayed_total", "Idempotent retries answered from the store.",
-                m.idempotentReplays.get());
-        counter(s, "synapse_atomic_operations_conflicts_total", "Idempotency key conflicts.",
-                m.idempotencyConflicts.get());
-        counter(s, "synapse_slow_readers_disconnected_total", "Connections dropped for not reading.",
-                m.slowReadersDisconnected.get());
-        gauge(s, "synapse_fanout_backlog_bytes",
-                "Broadcast bytes queued on the I/O loops for sockets that have not had them yet (summed over loops).",
-                m.fanoutBacklogBytes.get());
-        counter(s, "synapse_fanout_busy_refusals_total",
-                "Requests answered busy because the broadcast backlog was over --max-fanout-backlog-mb.",
-                m.fanoutBusyRefusals.get());
-        gauge(s, "synapse_actor_queue_depth", "Submissions waiting for the coordination actor.",
-                hub.actor().queueDepth());
-        gaugeFloat(s, "synapse_actor_mean_batch_size", "Mean mutations per journal transaction.",
-                a.meanBatchSize());
-        gaugeFloat(s, "synapse_commit_latency_mean_microseconds", "Mean journal commit latency.",
-                a.meanCommitMicros());
-        gaugeFloat(s, "synapse_commit_latency_max_microseconds", "Slowest journal commit.", a.maxCommitMicros());
-        counter(s, "synapse_actor_commands_total", "Mutations decided by the actor.", a.commands());
-        counter(s, "synapse_actor_busy_refusals_total", "Submissions refused because the queue was full.",
-                a.busyRefusals());
-        gauge(s, "synapse_operation_outbox_pending", "Operation outbox rows pending.", 0);
-        return s.toString();
+    /** Prometheus text exposition; {@code activeClaims} is empty when the writer did not answer. */
+    public synchronized String prometheus(OptionalInt activeClaims) {
+        scrapedClaims = activeClaims;
+        ByteArrayOutputStream out = new ByteArrayOutputStream(8192);
+        try {
+            writer.write(out, registry.scrape());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out.toString(StandardCharsets.UTF_8);
     }
 
-    /** Rows the start-up replay skipped (measured by the journal; 0 without one). */
-    private long corruptRows() {
+    private long skippedRows() {
         return hub.journal() == null ? 0 : hub.journal().corruptRows();
     }
 
-    private static void gauge(StringBuilder s, String name, String help, long value) {
-        s.append("# HELP ").append(name).append(' ').append(help).append('\n');
-        s.append("# TYPE ").append(name).append(" gauge\n");
-        s.append(name).append(' ').append(value).append('\n');
+    private void register() {
+        ActorMetrics a = hub.actor().metrics();
+        HubMetrics m = hub.metrics();
+        gauge("synapse_up", "1 while the hub answers HTTP.", () -> 1);
+        gauge("synapse_writer_up", "1 while the writer thread (the coordination actor) runs, 0 once it failed.",
+                () -> hub.actor().failure().isPresent() ? 0 : 1);
+        GaugeWithCallback.builder().name("synapse_health_status")
+                .help("1 for the status /health reports (ok, degraded, failed), 0 for the others.")
+                .labelNames("status")
+                .callback(cb -> {
+                    HubHealth.Status now = verdict(scrapedClaims.isEmpty()).status();
+                    for (HubHealth.Status s : HubHealth.Status.values()) {
+                        cb.call(s == now ? 1 : 0, s.word());
+                    }
+                })
+                .register(registry);
+        gauge("synapse_journal_corrupt_rows", "Journal rows skipped at start-up because they could not be used.",
+                this::skippedRows);
+        gauge("synapse_connected_clients", "Open WebSocket connections.", () -> hub.registry().connectedClients());
+        gauge("synapse_online_agents", "Bound agent names.", () -> hub.registry().online().size());
+        GaugeWithCallback.builder().name("synapse_active_claims")
+                .help("Live claims (absent when the writer did not answer the read).")
+                .callback(cb -> scrapedClaims.ifPresent(cb::call))
+                .register(registry);
+        gauge("synapse_live_waiters", "Agents with advisory wait edges.", () -> hub.registry().waitGraph().size());
+        gauge("synapse_fanout_backlog_bytes",
+                "Broadcast bytes queued on the I/O loops for sockets that have not had them yet (a batch counts once).",
+                m.fanoutBacklogBytes::get);
+        gauge("synapse_outbox_queued_tasks", "Tasks (replies, broadcasts) waiting for the outbox thread.",
+                () -> hub.outbox().queuedTasks());
+        gauge("synapse_actor_queue_depth", "Submissions waiting for the coordination actor.",
+                () -> hub.actor().queueDepth());
+        gauge("synapse_actor_queue_oldest_seconds", "How long the oldest submission still waiting has waited.",
+                () -> hub.actor().oldestQueuedNanos() / 1e9);
+        gauge("synapse_operation_outbox_pending", "Operation outbox rows pending (this hub keeps none).", () -> 0);
+
+        counter("synapse_claims_granted_total", "Claims granted.", m.claimsGranted::get);
+        counter("synapse_claims_denied_total", "Claims denied.", m.claimsDenied::get);
+        counter("synapse_releases_granted_total", "Releases granted.", m.releasesGranted::get);
+        counter("synapse_auth_failures_total", "Token and per-message authentication failures.", m.authFailures::get);
+        counter("synapse_rate_limited_total", "Frames refused by the rate limit.", m.rateLimited::get);
+        counter("synapse_takeovers_total", "Name takeovers.", m.takeovers::get);
+        counter("synapse_takeover_quarantines_total", "Names pinned to their holder after repeated takeovers.",
+                () -> hub.registry().takeoverQuarantines());
+        counter("synapse_atomic_operations_replayed_total", "Idempotent retries answered from the store.",
+                m.idempotentReplays::get);
+        counter("synapse_atomic_operations_conflicts_total", "Idempotency key conflicts.",
+                m.idempotencyConflicts::get);
+        counter("synapse_slow_readers_disconnected_total", "Connections dropped for not reading (once per connection).",
+                m.slowReadersDisconnected::get);
+        counter("synapse_fanout_busy_refusals_total",
+                "Requests answered busy because delivery was behind (broadcast backlog over --max-fanout-backlog-mb,"
+                        + " or the outbox thread's queue over its threshold).",
+                m.fanoutBusyRefusals::get);
+        counter("synapse_faults_total", "Unexpected faults (each logged once and answered).", m.faults::get);
+        counter("synapse_unanswered_submissions_refused_total",
+                "Background mutations (dead-letter clearing, mailbox watermarks) the actor refused; retried later.",
+                m.unansweredRefusals::get);
+        counter("synapse_actor_commands_total", "Mutations decided by the actor.", a::commands);
+        counter("synapse_actor_busy_refusals_total", "Submissions refused because the queue was full.",
+                a::busyRefusals);
+        counter("synapse_journal_commits_total", "Journal transactions committed.", a::batches);
+        counter("synapse_journal_events_total", "Events committed to the journal.", a::eventsCommitted);
+        counter("synapse_journal_append_failures_total", "Journal appends that failed (each refused its batch).",
+                a::journalFailures);
+        counter("synapse_journal_slow_commits_total", "Journal commits slower than the slow-commit threshold.",
+                a::slowCommits);
+
+        registry.register(m.commitLatency);
+        registry.register(m.batchSize);
+        registry.register(m.claimDecide);
+        registry.register(m.fanoutDelay);
     }
 
-    private static void gaugeFloat(StringBuilder s, String name, String help, double value) {
-        s.append("# HELP ").append(name).append(' ').append(help).append('\n');
-        s.append("# TYPE ").append(name).append(" gauge\n");
-        s.append(name).append(' ').append(String.format(Locale.ROOT, "%.3f", value)).append('\n');
+    private void gauge(String name, String help, DoubleSupplier value) {
+        GaugeWithCallback.builder().name(name).help(help).callback(cb -> cb.call(value.getAsDouble()))
+                .register(registry);
     }
 
-    private static void counter(StringBuilder s, String name, String help, long value) {
-        s.append("# HELP ").append(name).append(' ').append(help).append('\n');
-        s.append("# TYPE ").append(name).append(" counter\n");
-        s.append(name).append(' ').append(value).append('\n');
+    private void counter(String name, String help, LongSupplier value) {
+        CounterWithCallback.builder().name(name).help(help).callback(cb -> cb.call(value.getAsLong()))
+                .register(registry);
     }
 }

@@ -5,8 +5,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.core.actor.Outcome;
 import dev.synapsehub.net.session.Session;
 import dev.synapsehub.net.session.SessionRegistry;
+import dev.synapsehub.net.wire.AgentNames;
 import dev.synapsehub.net.wire.FieldCoercion;
 import dev.synapsehub.net.wire.HubFrames;
+import dev.synapsehub.net.wire.WireJson;
 
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -21,7 +23,6 @@ import java.util.Set;
  * It never blocks and never touches coordination state (that goes through the actor).
  */
 public final class InboundPipeline {
-    private static final Set<String> RESERVED = Set.of("synapsehub", "synapse", "system");
     private static final List<String> ROUTING_FIELDS = List.of("sender", "target", "type", "channel");
 
     private final HubContext hub;
@@ -55,7 +56,19 @@ public final class InboundPipeline {
             return;
         }
         double now = hub.clock().nowSeconds();
-        JsonNode node = hub.json().parse(bytes);
+        WireJson.Decoded decoded = hub.json().decode(bytes);
+        JsonNode node = decoded.node();
+        if (decoded.illFormedUnicode()) {
+            ObjectNode e = hub.frames().error("all", "Ill-formed Unicode: a string holds a lone UTF-16 surrogate"
+                    + (decoded.field() == null ? "" : " (in '" + decoded.field() + "')")
+                    + "; nothing was applied.", now);
+            e.put("error_code", "invalid_unicode");
+            if (decoded.field() != null) {
+                e.put("field", decoded.field());
+            }
+            earlyError(session, e);
+            return;
+        }
         if (node == null) {
             earlyError(session, "Malformed JSON.", now);
             return;
@@ -84,7 +97,22 @@ public final class InboundPipeline {
         if (target == null || target.isEmpty()) {
             target = "all";
         }
-        if (RESERVED.contains(sender.toLowerCase(Locale.ROOT))) {
+        boolean unbound = session.name() == null;
+        if (unbound || !sender.equals(session.name())) { // a bound name passed these checks when it bound
+            String refusal = AgentNames.refusal(sender);
+            if (refusal != null) {
+                ObjectNode e = hub.frames().error("all", "Invalid agent name: it " + refusal + ".", now);
+                e.put("error_code", "invalid_name");
+                e.put("field", "sender");
+                if (unbound) {
+                    hub.outbox().close(session, e, 4010, "invalid name");
+                } else {
+                    hub.outbox().send(session, e);
+                }
+                return;
+            }
+        }
+        if ((unbound || !sender.equals(session.name())) && AgentNames.reserved(sender)) {
             hub.outbox().close(session, nameConflict(sender, "Name '" + sender + "' is reserved by the hub.", now),
                     4009, "reserved identity");
             return;
@@ -104,6 +132,10 @@ public final class InboundPipeline {
         frame.put("type", type);
         if ("heartbeat".equals(type)) {
             heartbeatSideEffects(sender, frame);
+            if (overloaded() && FieldCoercion.truthy(frame.get("mailbox"))) {
+                busy(session, sender, now); // the replay is work; the liveness refresh above is not
+                return;
+            }
             messaging.onHeartbeat(session, sender, frame);
             return;
         }
@@ -125,15 +157,11 @@ public final class InboundPipeline {
         if (received != null && !signedFrameVerified(session, sender, received, now)) {
             return;
         }
-        boolean mutating = ClaimVerbs.handles(type) || MessagingVerbs.handles(type) || BoardVerbs.handles(type);
-        if (mutating && fanoutBacklogged()) {
+        if (overloaded()) {
             if (answeredFromLedger(request, null, now)) {
                 return;
             }
-            hub.metrics().fanoutBusyRefusals.incrementAndGet();
-            ObjectNode e = hub.frames().error(sender, "The hub is busy; retry shortly.", now);
-            e.put("error_code", "busy");
-            hub.outbox().send(session, e);
+            busy(session, sender, now);
             return;
         }
         if (ClaimVerbs.handles(type)) {
@@ -294,12 +322,21 @@ public final class InboundPipeline {
     }
 
     /**
-     * True while more broadcast bytes wait for their sockets than {@code --max-fanout-backlog-mb}:
-     * requests that change state (and broadcast the change) are answered busy until the I/O loops
-     * catch up, so an overloaded hub slows its producers instead of queueing without bound.
+     * True while more broadcast bytes wait for their sockets than {@code --max-fanout-backlog-mb},
+     * or more tasks wait for the outbox thread than its busy threshold: every request (a query's
+     * reply is work for the same outbox thread) is answered busy until they catch up, so an
+     * overloaded hub slows its producers instead of queueing without bound.
      */
-    private boolean fanoutBacklogged() {
-        return hub.metrics().fanoutBacklogBytes.get() > hub.config().maxFanoutBacklogBytes();
+    private boolean overloaded() {
+        return hub.metrics().fanoutBacklogBytes.get() > hub.config().maxFanoutBacklogBytes()
+                || hub.outbox().overloaded();
+    }
+
+    private void busy(Session session, String sender, double now) {
+        hub.metrics().fanoutBusyRefusals.incrementAndGet();
+        ObjectNode e = hub.frames().error(sender, "The hub is busy; retry shortly.", now);
+        e.put("error_code", "busy");
+        hub.outbox().send(session, e);
     }
 
     /** False once the fleet is larger than {@code --presence-fanout-limit} (0: never). */
@@ -330,7 +367,10 @@ public final class InboundPipeline {
      * error the socket is closed 4010 (§3.2 row 6).
      */
     private void earlyError(Session session, String payload, double now) {
-        ObjectNode error = hub.frames().error("all", payload, now);
+        earlyError(session, hub.frames().error("all", payload, now));
+    }
+
+    private void earlyError(Session session, ObjectNode error) {
         if (session.name() == null) {
             hub.outbox().close(session, error, 4010,
                     hub.config().secured() ? "auth required" : "registration required");
@@ -339,9 +379,22 @@ public final class InboundPipeline {
         }
     }
 
+    /**
+     * Trimmed, and lower-cased only when it is ASCII: every verb is, and lower-casing other text
+     * would fold look-alikes into verbs (the Kelvin sign U+212A lower-cases to {@code k}, so
+     * {@code chec\u212apoint} would run as {@code checkpoint}).
+     */
     private static String normalisedType(ObjectNode frame) {
-        String type = strip(FieldCoercion.text(frame.get("type"))).toLowerCase(Locale.ROOT);
-        return type.isEmpty() ? "chat" : type;
+        String type = strip(FieldCoercion.text(frame.get("type")));
+        if (type.isEmpty()) {
+            return "chat";
+        }
+        for (int i = 0; i < type.length(); i++) {
+            if (type.charAt(i) >= 0x80) {
+                return type; // matches no verb: answered "Unknown message type"
+            }
+        }
+        return type.toLowerCase(Locale.ROOT);
     }
 
     private static String strip(String s) {

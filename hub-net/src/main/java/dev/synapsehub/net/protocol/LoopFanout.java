@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongConsumer;
 import java.util.function.Predicate;
 
 /**
@@ -27,7 +28,7 @@ final class LoopFanout {
     private static final int VISITS_PER_TASK = 128;
 
     /** A batch; its own indices never move (members are written duplicates). */
-    private record Pending(long seq, ByteBuf frames) {
+    private record Pending(long seq, ByteBuf frames, long publishedAt, BacklogShare backlog) {
     }
 
     private final EventLoop loop;
@@ -35,6 +36,7 @@ final class LoopFanout {
     private final Predicate<Session> deliverable;
     private final Predicate<Session> deliverableWhileClosing;
     private final AtomicLong backlogBytes;
+    private final LongConsumer fanoutDelay;
     private final List<Session> members = new ArrayList<>();
     /** Undelivered batches, seqs consecutive, oldest first. */
     private final List<Pending> pending = new ArrayList<>();
@@ -51,15 +53,25 @@ final class LoopFanout {
      * @param deliverable whether a member may be written to now (may close it as a side effect)
      * @param deliverableWhileClosing the same for a member the hub is closing, which still gets
      *        what was broadcast before the close
-     * @param backlogBytes counts the bytes of the batches queued here (shared by every loop)
+     * @param backlogBytes the backlog a batch handed to {@link #accept(ByteBuf, List)} counts in
+     *        (batches from the outbox come with their own {@link BacklogShare})
+     * @param fanoutDelay told, per batch, the nanoseconds from its publication until every member
+     *        of this loop had been handed it
      */
     LoopFanout(EventLoop loop, long lingerNanos, Predicate<Session> deliverable,
-               Predicate<Session> deliverableWhileClosing, AtomicLong backlogBytes) {
+               Predicate<Session> deliverableWhileClosing, AtomicLong backlogBytes, LongConsumer fanoutDelay) {
         this.loop = loop;
         this.lingerNanos = Math.max(0, lingerNanos);
         this.deliverable = deliverable;
         this.deliverableWhileClosing = deliverableWhileClosing;
         this.backlogBytes = backlogBytes;
+        this.fanoutDelay = fanoutDelay;
+    }
+
+    /** A fan-out whose delays nobody observes. */
+    LoopFanout(EventLoop loop, long lingerNanos, Predicate<Session> deliverable,
+               Predicate<Session> deliverableWhileClosing, AtomicLong backlogBytes) {
+        this(loop, lingerNanos, deliverable, deliverableWhileClosing, backlogBytes, nanos -> { });
     }
 
     EventLoop loop() {
@@ -95,23 +107,29 @@ final class LoopFanout {
         members.remove(last);
         s.fanoutIndex(-1);
         if (members.isEmpty()) {
-            releaseUpTo(newest);
+            releaseUpTo(newest, false);
         }
     }
 
-    /**
-     * Queues one batch (takes over one reference to {@code frames}) and serves the requesters
-     * among this loop's members at once.
-     */
+    /** {@link #accept(ByteBuf, List, long, BacklogShare)} of a batch published now, for this loop alone. */
     void accept(ByteBuf frames, List<Session> origins) {
+        accept(frames, origins, System.nanoTime(), new BacklogShare(backlogBytes, frames.readableBytes(), 1));
+    }
+
+    /**
+     * Queues one batch (takes over one reference to {@code frames}) published at
+     * {@code publishedAt} ({@link System#nanoTime()}), whose bytes {@code backlog} counts until
+     * this loop releases it, and serves the requesters among this loop's members at once.
+     */
+    void accept(ByteBuf frames, List<Session> origins, long publishedAt, BacklogShare backlog) {
         if (members.isEmpty()) {
             frames.release();
+            backlog.release();
             newest++;
             return;
         }
         newest++;
-        pending.add(new Pending(newest, frames));
-        backlogBytes.addAndGet(frames.readableBytes());
+        pending.add(new Pending(newest, frames, publishedAt, backlog));
         for (Session origin : origins) {
             if (isMember(origin)) {
                 catchUp(origin);
@@ -169,7 +187,7 @@ final class LoopFanout {
         for (Session member : new ArrayList<>(members)) {
             catchUp(member);
         }
-        releaseUpTo(newest);
+        releaseUpTo(newest, true);
     }
 
     /** Batches waiting for at least one member (for tests and metrics). */
@@ -185,7 +203,7 @@ final class LoopFanout {
         int visits = 0;
         while (true) {
             if (next >= members.size()) {
-                releaseUpTo(members.isEmpty() ? newest : passFloor);
+                releaseUpTo(members.isEmpty() ? newest : passFloor, !members.isEmpty());
                 next = 0;
                 passFloor = Long.MAX_VALUE;
                 if (pending.isEmpty()) {
@@ -222,12 +240,16 @@ final class LoopFanout {
         s.fanoutIndex(to);
     }
 
-    private void releaseUpTo(long seq) {
+    /** Releases the batches up to {@code seq}; {@code delivered}: every member was handed them. */
+    private void releaseUpTo(long seq, boolean delivered) {
         int n = 0;
+        long now = delivered ? System.nanoTime() : 0;
         while (n < pending.size() && pending.get(n).seq() <= seq) {
-            ByteBuf done = pending.get(n).frames();
-            backlogBytes.addAndGet(-done.readableBytes());
-            done.release();
+            if (delivered) {
+                fanoutDelay.accept(now - pending.get(n).publishedAt());
+            }
+            pending.get(n).frames().release();
+            pending.get(n).backlog().release();
             n++;
         }
         pending.subList(0, n).clear();

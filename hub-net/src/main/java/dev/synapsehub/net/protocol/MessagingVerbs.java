@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.util.RawValue;
-import dev.synapsehub.core.actor.Mutation;
 import dev.synapsehub.core.actor.Outcome;
 import dev.synapsehub.core.command.AckCommand;
 import dev.synapsehub.core.command.AgentActivityCommand;
@@ -14,7 +13,6 @@ import dev.synapsehub.core.event.ChatEvent;
 import dev.synapsehub.core.event.DeadLetterEscalationEvent;
 import dev.synapsehub.core.event.DeliveryReceiptDeferredEvent;
 import dev.synapsehub.core.event.DeliveryReceiptExpiredEvent;
-import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.core.messaging.AddressMatcher;
 import dev.synapsehub.core.messaging.ChatFrameRenderer;
@@ -41,13 +39,14 @@ import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Predicate;
 
 /**
  * Chat and the mailbox (contract §5.1–5.3, §5.19–5.20, §8): stamping, fan-out (broadcast or
  * directed-private), dead letters, receipts, liveness warnings, mailbox replay and acks,
  * history and resume. Never blocks a Netty thread: state is reached through the actor, and the
- * journal only through {@code actor.read} (see {@code SqliteJournal#readAfter}).
+ * journal's history through {@link HistoricalReads} (off the writer).
  */
 public final class MessagingVerbs {
     /** Contract §8.3: the replay scan reads the first 1000 chat events after since_seq. */
@@ -121,20 +120,8 @@ public final class MessagingVerbs {
             hub.outbox().send(r.session(), e);
             return;
         }
-        String hubId = hub.frames().hubId();
-        ChatFrameRenderer renderer = stamp -> {
-            ObjectNode f = base.deepCopy();
-            HubFrames.putFloat(f, "timestamp", stamp.hubTimestamp());
-            if (stamp.clientTimestamp() != null) {
-                HubFrames.putFloat(f, "client_timestamp", stamp.clientTimestamp());
-            }
-            f.put("hub_id", hubId);
-            f.put("msg_id", stamp.msgId());
-            if (stamp.clientMsgId() != null) {
-                f.put("client_msg_id", stamp.clientMsgId());
-            }
-            return hub.frames().write(f);
-        };
+        // rendered here, on the event loop: the writer only joins strings (ChatTemplate)
+        ChatFrameRenderer renderer = ChatTemplate.of(base, hub.json(), hub.frames().hubId());
         double now = support.now();
         ChatCommand command = new ChatCommand(r.sender(), target, channel, clientTs, clientMsgId, receipt,
                 onlineAgents(now), renderer);
@@ -351,7 +338,7 @@ public final class MessagingVerbs {
         synchronized (deadLetterHints) {
             deadLetterHints.remove(name);
         }
-        hub.actor().submit(Mutation.of(new AgentActivityCommand(name)));
+        clearDeadLetter(name);
     }
 
     /** A non-heartbeat, non-chat frame from {@code name}: clears its dead-letter entry if it may have one. */
@@ -361,8 +348,19 @@ public final class MessagingVerbs {
             hinted = deadLetterHints.remove(name);
         }
         if (hinted) {
-            hub.actor().submit(Mutation.of(new AgentActivityCommand(name)));
+            clearDeadLetter(name);
         }
+    }
+
+    /** Clears {@code name}'s dead-letter entry; refused (busy), the hint comes back so its next frame retries. */
+    private void clearDeadLetter(String name) {
+        support.submitUnanswered(new AgentActivityCommand(name), "clearing the dead letter of " + name, () -> {
+            synchronized (deadLetterHints) {
+                if (deadLetterHints.size() < 4096) {
+                    deadLetterHints.add(name);
+                }
+            }
+        });
     }
 
     /** Every bound connection with its roles, wake capability and consume-liveness (§8.6). */
@@ -422,15 +420,18 @@ public final class MessagingVerbs {
         OptionalLong raw = FieldCoercion.tolerantLong(frame.get("since_seq"));
         long since = raw.isPresent() ? Math.max(0, raw.getAsLong()) : 0;
         if (since > 0) {
-            hub.actor().submit(Mutation.of(new MailboxCursorCommand(name, identity, since)));
+            // the next mailbox heartbeat carries its since_seq again, so a refusal only delays it
+            support.submitUnanswered(new MailboxCursorCommand(name, identity, since),
+                    "advancing the mailbox watermark of " + identity, () -> { });
         }
         List<String> roles = hub.registry().roles().getOrDefault(name, List.of());
-        hub.actor().read(s -> readChats(since, REPLAY_SCAN)).whenCompleteAsync((events, failure) -> {
-            if (failure != null || events == null) {
-                return;
-            }
+        Request r = new Request(session, name, "heartbeat", "all", frame);
+        support.afterRead(r, "replaying the mailbox of " + identity, hub.history().readAfter(since, REPLAY_SCAN, CHAT),
+                events -> {
             for (JournaledEvent je : events) {
-                ChatEvent chat = (ChatEvent) je.event();
+                if (!(je.event() instanceof ChatEvent chat)) {
+                    continue;
+                }
                 if (chat.channel() != null || !AddressMatcher.isDirected(chat.target())
                         || identity.equals(chat.sender()) || !AddressMatcher.addresses(chat.target(), identity, roles)) {
                     continue;
@@ -440,22 +441,7 @@ public final class MessagingVerbs {
                     hub.outbox().send(session, text);
                 }
             }
-        }, hub.outbox().executor());
-    }
-
-    /** Runs on the actor thread: the bounded journal read. */
-    private List<JournaledEvent> readChats(long after, int limit) {
-        try {
-            List<JournaledEvent> out = new ArrayList<>();
-            for (JournaledEvent e : hub.journal().readAfter(after, limit, CHAT)) {
-                if (e.event() instanceof ChatEvent) {
-                    out.add(e);
-                }
-            }
-            return out;
-        } catch (JournalException e) {
-            return List.of();
-        }
+        });
     }
 
     /**
@@ -486,11 +472,11 @@ public final class MessagingVerbs {
         long seq = seqNode.longValue();
         String identity = mailboxIdentity(r.sender(), r.get("mailbox_for"));
         List<String> roles = hub.registry().roles().getOrDefault(r.sender(), List.of());
-        hub.actor().read(s -> s.messaging().directedChat(seq).isPresent() ? null : storedChat(seq))
-                .whenComplete((stored, failure) -> {
-                    if (failure != null) {
-                        return;
-                    }
+        // pending in memory (committed state, through the writer), else from the journal's history
+        CompletableFuture<DirectedChat> resolved = hub.actor().read(s -> s.messaging().directedChat(seq).isPresent())
+                .thenCompose(pending -> pending ? CompletableFuture.completedFuture(null)
+                        : hub.history().readAfter(seq - 1, 1, CHAT).thenApply(events -> storedChat(events, seq)));
+        support.afterRead(r, "resolving the ack of seq " + seq, resolved, stored -> {
                     AckCommand command = new AckCommand(r.sender(), identity, roles, seq, stored);
                     support.submit(r, command, false, null, (req, reply, st, committed, at) -> {
                         if (reply instanceof MailboxReply m && m.deferredReceipt() != null) {
@@ -500,10 +486,10 @@ public final class MessagingVerbs {
                 });
     }
 
-    /** Runs on the actor thread: the chat stored at {@code seq}, from the journal. */
-    private DirectedChat storedChat(long seq) {
-        for (JournaledEvent e : readChats(seq - 1, 1)) {
-            if (e.seq() == seq) {
+    /** The chat stored at {@code seq} among {@code events} read from the journal, else null. */
+    private static DirectedChat storedChat(List<JournaledEvent> events, long seq) {
+        for (JournaledEvent e : events) {
+            if (e.seq() == seq && e.event() instanceof ChatEvent) {
                 ChatEvent c = (ChatEvent) e.event();
                 return new DirectedChat(seq, c.msgId(), c.sender(), c.target(), c.channel(), null);
             }
@@ -531,39 +517,71 @@ public final class MessagingVerbs {
         Integer used = raw == null || raw.isNull() || raw.isBoolean() || limit.isEmpty() ? null
                 : (int) Math.max(1, Math.min(Integer.MAX_VALUE, limit.getAsLong()));
         Predicate<ChatRecord> visible = visibleTo(r.sender());
-        hub.actor().read(s -> s.messaging().history(used, visible)).whenCompleteAsync((records, failure) -> {
+        support.afterRead(r, "answering history_request", hub.actor().read(s -> s.messaging().history(used, visible)),
+                records -> {
             double at = support.now();
-            if (failure != null) {
-                support.errorLater(r, "The hub is busy; retry shortly.", "busy");
-                return;
-            }
             ObjectNode f = hub.frames().envelope(r.sender(), "history_snapshot", "History snapshot", at);
             ArrayNode history = f.putArray("history");
-            records.forEach(rec -> history.addRawValue(new RawValue(rec.frameJson())));
+            List<ChatRecord> fit = newestThatFit(records);
+            fit.forEach(rec -> history.addRawValue(new RawValue(rec.frameJson())));
+            if (fit.size() < records.size()) {
+                f.put("truncated", true);
+            }
             if (used == null) {
                 f.put("requested_limit", "all");
             } else {
                 f.put("requested_limit", used);
             }
             hub.outbox().send(r.session(), f);
-        }, hub.outbox().executor());
+        });
+    }
+
+    /**
+     * The newest records whose frames fit in one frame of {@code --max-msg-kb} (at least the
+     * newest one): without that bound a history of ten thousand large chats became a single
+     * reply of gigabytes (issue 11's hostile run).
+     */
+    private List<ChatRecord> newestThatFit(List<ChatRecord> records) {
+        long budget = replyBudget();
+        int from = records.size();
+        while (from > 0 && (from == records.size() || budget >= records.get(from - 1).frameJson().length())) {
+            budget -= records.get(from - 1).frameJson().length() + 1;
+            from--;
+        }
+        return records.subList(from, records.size());
+    }
+
+    /** The oldest records that fit in one frame (at least one), for a resume that continues. */
+    private List<ChatRecord> oldestThatFit(List<ChatRecord> records) {
+        long budget = replyBudget();
+        int to = 0;
+        while (to < records.size() && (to == 0 || budget >= records.get(to).frameJson().length())) {
+            budget -= records.get(to).frameJson().length() + 1;
+            to++;
+        }
+        return records.subList(0, to);
+    }
+
+    private long replyBudget() {
+        return hub.config().maxFrameBytes() - HUB_MEMBERS_BYTES;
     }
 
     private void resume(Request r) {
         OptionalLong raw = FieldCoercion.tolerantLong(r.get("since"));
         long since = raw.isPresent() ? raw.getAsLong() : 0;
         Predicate<ChatRecord> visible = visibleTo(r.sender());
-        hub.actor().read(s -> s.messaging().resume(since, visible)).whenCompleteAsync((records, failure) -> {
+        support.afterRead(r, "answering resume_request", hub.actor().read(s -> s.messaging().resume(since, visible)),
+                records -> {
             double at = support.now();
-            if (failure != null) {
-                support.errorLater(r, "The hub is busy; retry shortly.", "busy");
-                return;
-            }
             ObjectNode f = hub.frames().envelope(r.sender(), "resume_snapshot", "Resume snapshot", at);
             f.put("since", since);
             ArrayNode messages = f.putArray("messages");
-            records.forEach(rec -> messages.addRawValue(new RawValue(rec.frameJson())));
+            List<ChatRecord> fit = oldestThatFit(records);
+            fit.forEach(rec -> messages.addRawValue(new RawValue(rec.frameJson())));
+            if (fit.size() < records.size()) {
+                f.put("truncated", true); // resume again from the last msg_id
+            }
             hub.outbox().send(r.session(), f);
-        }, hub.outbox().executor());
+        });
     }
 }

@@ -11,6 +11,9 @@ import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.SingleThreadEventExecutor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,9 +29,17 @@ import java.util.concurrent.RejectedExecutionException;
  * frames, into one batch that each event loop's {@link LoopFanout} hands to its connections;
  * a private frame first catches its connection up with every earlier batch. A connection
  * whose unread output exceeds twice the high-water mark is dropped instead of growing the hub.
+ *
+ * <p>The outbox thread's queue is bounded (see {@link dev.synapsehub.net.HubConfig#outboxQueueCapacity()});
+ * the edge answers new requests busy long before it fills ({@link #overloaded()}). Should it
+ * refuse a task anyway, nothing is dropped silently: a broadcast goes out without batching, a
+ * private frame is written directly, and the refusal is logged and counted as a fault.
  */
 public final class Outbox {
+    private static final Logger LOG = LoggerFactory.getLogger(Outbox.class);
+
     private final EventExecutor executor;
+    private final int busyTasks;
     private final HubFrames frames;
     private final long hardLimitBytes;
     private final long lingerNanos;
@@ -37,11 +48,18 @@ public final class Outbox {
     private final Runnable dispatchTask = this::dispatch;
     /** The batch being collected on the outbox thread, null when empty. */
     private ByteBuf batch;
+    /** When the first broadcast of {@link #batch} was published ({@link System#nanoTime()}). */
+    private long batchStartedAt;
     private List<Session> origins = new ArrayList<>();
 
+    /**
+     * @param busyTasks above this many tasks waiting for {@code executor}, {@link #overloaded()}
+     *        is true
+     */
     public Outbox(EventExecutor executor, HubFrames frames, int highWaterBytes, Duration linger,
-                  HubMetrics metrics) {
+                  HubMetrics metrics, int busyTasks) {
         this.executor = executor;
+        this.busyTasks = busyTasks;
         this.frames = frames;
         this.hardLimitBytes = 2L * highWaterBytes;
         this.lingerNanos = linger.toNanos();
@@ -53,11 +71,38 @@ public final class Outbox {
         return executor;
     }
 
+    /** Tasks waiting for the outbox thread. */
+    public int queuedTasks() {
+        return executor instanceof SingleThreadEventExecutor single ? single.pendingTasks() : 0;
+    }
+
+    /** True while more tasks wait for the outbox thread than the busy threshold: answer new requests busy. */
+    public boolean overloaded() {
+        return queuedTasks() > busyTasks;
+    }
+
+    /**
+     * Hands {@code task} to the outbox thread; false when it refused (full or stopping). A full
+     * queue is a fault (logged, counted): admission should have answered busy long before.
+     */
+    private boolean offer(Runnable task, String what) {
+        try {
+            executor.execute(task);
+            return true;
+        } catch (RejectedExecutionException refused) {
+            if (!executor.isShuttingDown()) {
+                metrics.faults.incrementAndGet();
+                LOG.error("the outbox thread's queue is full ({} tasks); {} without it", queuedTasks(), what);
+            }
+            return false;
+        }
+    }
+
     /** Makes a newly admitted connection a broadcast member (on its event loop). */
     public void join(Session session) {
         EventLoop loop = session.channel().eventLoop();
         fanouts.computeIfAbsent(loop, l -> new LoopFanout(l, lingerNanos, this::deliverable, this::deliverableWhileClosing,
-                        metrics.fanoutBacklogBytes))
+                        metrics.fanoutBacklogBytes, metrics::fanoutDelivered))
                 .join(session);
     }
 
@@ -107,20 +152,25 @@ public final class Outbox {
      */
     public void broadcast(String text, Session origin) {
         if (!executor.inEventLoop()) {
-            executor.execute(() -> broadcast(text, origin));
+            // refused only when stopping, or (a logged fault) full: then no thread can order it
+            offer(() -> broadcast(text, origin), "a broadcast is dropped");
             return;
         }
+        boolean dispatchNow = false;
         if (batch == null) {
-            try {
-                executor.execute(dispatchTask);
-            } catch (RejectedExecutionException shuttingDown) {
+            if (executor.isShuttingDown()) {
                 return;
             }
+            dispatchNow = !offer(dispatchTask, "a broadcast goes out unbatched");
             batch = PooledByteBufAllocator.DEFAULT.directBuffer(Math.max(256, text.length() + 16));
+            batchStartedAt = System.nanoTime();
         }
         WebSocketText.encode(text, batch);
         if (origin != null) {
             origins.add(origin);
+        }
+        if (dispatchNow) {
+            dispatch();
         }
     }
 
@@ -129,10 +179,8 @@ public final class Outbox {
      * reply and broadcast published before it (for callers on an I/O thread).
      */
     public void sendInOrder(Session session, String text) {
-        if (executor.inEventLoop()) {
+        if (executor.inEventLoop() || !offer(() -> send(session, text), "a private frame is written out of order")) {
             send(session, text);
-        } else {
-            executor.execute(() -> send(session, text));
         }
     }
 
@@ -207,10 +255,14 @@ public final class Outbox {
             return;
         }
         List<Session> from = origins;
+        long publishedAt = batchStartedAt;
         batch = null;
         origins = new ArrayList<>();
+        List<LoopFanout> loops = new ArrayList<>(fanouts.values());
+        // the loops share one buffer: its bytes count once in the backlog
+        BacklogShare backlog = new BacklogShare(metrics.fanoutBacklogBytes, frames.readableBytes(), loops.size());
         try {
-            for (LoopFanout fanout : fanouts.values()) {
+            for (LoopFanout fanout : loops) {
                 List<Session> mine = new ArrayList<>(0);
                 for (Session origin : from) {
                     if (origin.channel().eventLoop() == fanout.loop()) {
@@ -219,9 +271,10 @@ public final class Outbox {
                 }
                 ByteBuf share = frames.retainedDuplicate();
                 try {
-                    fanout.loop().execute(() -> fanout.accept(share, mine));
+                    fanout.loop().execute(() -> fanout.accept(share, mine, publishedAt, backlog));
                 } catch (RejectedExecutionException shuttingDown) {
                     share.release(); // the loop and its connections are going away
+                    backlog.release();
                 }
             }
         } finally {
@@ -254,8 +307,9 @@ public final class Outbox {
     private boolean overLimit(Session session) {
         ChannelOutboundBuffer buffer = session.channel().unsafe().outboundBuffer();
         if (buffer != null && buffer.totalPendingWriteBytes() > hardLimitBytes) {
-            metrics.slowReadersDisconnected.incrementAndGet();
-            session.markClosing();
+            if (session.dropAsSlowReader()) {
+                metrics.slowReadersDisconnected.incrementAndGet();
+            }
             session.channel().close();
             return true;
         }

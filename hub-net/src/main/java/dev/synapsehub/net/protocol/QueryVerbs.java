@@ -25,11 +25,13 @@ public final class QueryVerbs {
     private final HubContext hub;
     private final ClaimFrames claimFrames;
     private final BoardVerbs board;
+    private final VerbSupport support;
 
     public QueryVerbs(HubContext hub, BoardVerbs board) {
         this.hub = hub;
         this.claimFrames = new ClaimFrames(hub.frames());
         this.board = board;
+        this.support = new VerbSupport(hub);
     }
 
     /** What a state snapshot reads on the actor thread, in one linearizable read. */
@@ -60,12 +62,8 @@ public final class QueryVerbs {
 
     private void state(Request r) {
         double now = hub.clock().nowSeconds();
-        hub.actor().read(s -> new StateRead(s.claims().snapshot(now), s.resources().snapshot(now),
-                s.messaging().deadLetters(now))).whenCompleteAsync((read, failure) -> {
-            if (failure != null) {
-                busy(r);
-                return;
-            }
+        support.afterRead(r, "answering state_request", hub.actor().read(s -> new StateRead(s.claims().snapshot(now),
+                s.resources().snapshot(now), s.messaging().deadLetters(now))), read -> {
             ObjectNode f = hub.frames().envelope(r.sender(), "state_snapshot", "State snapshot", now);
             ObjectNode snapshot = f.putObject("snapshot");
             ArrayNode active = snapshot.putArray("active_claims");
@@ -93,7 +91,7 @@ public final class QueryVerbs {
             }
             snapshot.putArray("pending_relay_approvals");
             hub.outbox().send(r.session(), f);
-        }, hub.outbox().executor());
+        });
     }
 
     /** who_request: with a journal the pending projection is read through the actor. */
@@ -102,13 +100,8 @@ public final class QueryVerbs {
             hub.outbox().send(r.session(), who(r.sender(), null));
             return;
         }
-        hub.actor().read(s -> s.messaging().mailboxPending()).whenCompleteAsync((pending, failure) -> {
-            if (failure != null) {
-                busy(r);
-                return;
-            }
-            hub.outbox().send(r.session(), who(r.sender(), pending));
-        }, hub.outbox().executor());
+        support.afterRead(r, "answering who_request", hub.actor().read(s -> s.messaging().mailboxPending()),
+                pending -> hub.outbox().send(r.session(), who(r.sender(), pending)));
     }
 
     /**
@@ -179,11 +172,8 @@ public final class QueryVerbs {
         String waiter = r.sender();
         Map<String, Set<String>> graph = hub.registry().waitGraph();
         double now = hub.clock().nowSeconds();
-        hub.actor().read(s -> check(s, taskId, waiter, graph, now)).whenCompleteAsync((check, failure) -> {
-            if (failure != null) {
-                busy(r);
-                return;
-            }
+        support.afterRead(r, "answering wait_request", hub.actor().read(s -> check(s, taskId, waiter, graph, now)),
+                check -> {
             double at = hub.clock().nowSeconds();
             if (check == null) {
                 hub.outbox().send(r.session(), claimFrames.denied("wait_denied", waiter, taskId,
@@ -204,7 +194,7 @@ public final class QueryVerbs {
                 f.put("holder", check.holder());
                 hub.outbox().send(r.session(), f);
             }
-        }, hub.outbox().executor());
+        });
     }
 
     /** Runs on the actor thread: copies out only what the answer needs. */
@@ -234,11 +224,5 @@ public final class QueryVerbs {
             }
         }
         return new WaitCheck(holder, false);
-    }
-
-    private void busy(Request r) {
-        ObjectNode e = hub.frames().error(r.sender(), "The hub is busy; retry shortly.", hub.clock().nowSeconds());
-        e.put("error_code", "busy");
-        hub.outbox().send(r.session(), e);
     }
 }

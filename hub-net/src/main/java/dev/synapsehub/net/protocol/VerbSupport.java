@@ -2,6 +2,7 @@ package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.actor.ActorRefusedException;
 import dev.synapsehub.core.actor.Idempotency;
 import dev.synapsehub.core.actor.Mutation;
 import dev.synapsehub.core.actor.Outcome;
@@ -9,18 +10,32 @@ import dev.synapsehub.core.actor.ResponseRenderer;
 import dev.synapsehub.core.command.Command;
 import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.core.reply.Reply;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.function.Consumer;
 
 /**
  * Submission and outcome publishing shared by the board, resource and messaging verbs: the
  * same rules as the claim family (keyed apply-once §4.6, stored response replayed privately,
  * refusals as typed errors), published from the outbox thread in commit order.
+ *
+ * <p>Every asynchronous continuation goes through {@link #submit} or {@link #afterRead}, which
+ * account for every way it can fail: a refused read is answered with its reason, and a fault
+ * (in the read, in rendering the reply, or an outbox that would not take the continuation) is
+ * logged once, counted in {@code synapse_faults_total} and answered, so no request is left
+ * without a reply.
  */
 final class VerbSupport {
+    private static final Logger LOG = LoggerFactory.getLogger(VerbSupport.class);
+
     private final HubContext hub;
 
     VerbSupport(HubContext hub) {
@@ -67,14 +82,98 @@ final class VerbSupport {
 
     /** Publishes a ledger answer from the outbox thread, after everything published before it. */
     void answerLater(Request r, Outcome prior) {
-        hub.outbox().executor().execute(() -> {
+        afterRead(r, "answering a keyed retry from the ledger", CompletableFuture.completedFuture(prior),
+                outcome -> publish(r, outcome, null));
+    }
+
+    /**
+     * Continues with {@code read}'s value on the outbox thread (in order with everything published
+     * before). A read the actor refused is answered with its reason ({@code busy},
+     * {@code shutting_down}, {@code writer_failed}); a journal that could not be read is answered
+     * {@code journal_failed}; any other failure, and a fault in {@code then}, is a fault.
+     *
+     * @param what what the continuation does, for the log line
+     */
+    <T> void afterRead(Request r, String what, CompletableFuture<T> read, Consumer<T> then) {
+        // handle, not whenComplete: its future fails only if this continuation did not run
+        read.handleAsync((value, failure) -> {
+            if (failure != null) {
+                answerFailure(r, what, failure);
+                return null;
+            }
             try {
-                publish(r, prior, null);
+                then.accept(value);
             } catch (RuntimeException fault) {
-                hub.metrics().faults.incrementAndGet();
-                hub.outbox().close(r.session(), null, 1011, "unexpected fault");
+                fault(r, what, fault);
+            }
+            return null;
+        }, hub.outbox().executor()).whenComplete((ignored, notRun) -> {
+            if (notRun != null && !hub.outbox().executor().isShuttingDown()) { // stopping: every socket closes
+                // the outbox would not take the continuation (it is full or stopping): answer
+                // from here, on the connection's own loop, since no other path will
+                fault(r, what + " (the outbox refused the continuation)", notRun);
             }
         });
+    }
+
+    /**
+     * Submits a mutation that no request waits for (dead-letter clearing, a mailbox watermark). A
+     * refusal is counted in {@code synapse_unanswered_submissions_refused_total} and handed to
+     * {@code onRefused}, so the caller can arrange a retry; anything else that goes wrong is a
+     * fault, logged once and counted.
+     */
+    void submitUnanswered(Command command, String what, Runnable onRefused) {
+        hub.actor().submit(Mutation.of(command)).whenComplete((outcome, failure) -> {
+            if (failure != null) {
+                hub.metrics().faults.incrementAndGet();
+                LOG.error("fault {}", what, failure);
+            } else if (outcome instanceof Outcome.Refused refused) {
+                if (refused.reason() == Outcome.Reason.INTERNAL_FAULT) {
+                    hub.metrics().faults.incrementAndGet(); // the actor logged it with its batch
+                } else {
+                    hub.metrics().unansweredRefusals.incrementAndGet();
+                    LOG.debug("{}: refused {}", what, refused.reason());
+                    onRefused.run();
+                }
+            }
+        });
+    }
+
+    /** Answers a failed read or submission: refusals with their reason, journal reads and faults as such. */
+    private void answerFailure(Request r, String what, Throwable failure) {
+        Throwable cause = unwrap(failure);
+        if (cause instanceof ActorRefusedException refused) {
+            // load shedding and shutdown, not faults: counted by the actor, answered here
+            LOG.debug("{} for {}: refused {}", what, r.session(), refused.refusal().reason());
+            errorLater(r, refused.refusal().message(), refused.refusal().reason().name().toLowerCase(Locale.ROOT));
+        } else if (cause instanceof JournalReadException journal) {
+            hub.metrics().faults.incrementAndGet();
+            LOG.error("{} for {}: the journal could not be read", what, r.session(), journal.getCause());
+            errorLater(r, "The journal could not be read; nothing was replayed. Retry shortly.", "journal_failed");
+        } else {
+            fault(r, what, cause);
+        }
+    }
+
+    /**
+     * An unexpected fault while serving {@code r}: logged once with its stack trace, counted, and
+     * answered with {@code internal_fault} and close 1011 (the connection's state is in doubt).
+     */
+    void fault(Request r, String what, Throwable fault) {
+        hub.metrics().faults.incrementAndGet();
+        LOG.error("fault {} for {}; closing it 1011", what, r.session(), fault);
+        ObjectNode e = hub.frames().error(r.sender(), "Internal fault while answering this request; it was logged.",
+                now());
+        e.put("error_code", "internal_fault");
+        hub.outbox().close(r.session(), e, 1011, "unexpected fault");
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        Throwable c = t;
+        while ((c instanceof CompletionException || c instanceof ExecutionException) && c.getCause() != null) {
+            c = c.getCause();
+        }
+        return c;
     }
 
     /** Submits {@code command}; keyed when {@code keyed} and the frame carries an {@code idem_key}. */
@@ -92,19 +191,15 @@ final class VerbSupport {
             idem = new Idempotency(Idempotency.key(r.sender(), r.type(), key.textValue()), ClaimVerbs.digest(r), store);
         }
         Idempotency keyedAs = idem;
-        hub.actor().submit(new Mutation(command, idem)).thenAcceptAsync(outcome -> {
-            try {
-                if (keyedAs != null && outcome instanceof Outcome.Refused refused
-                        && refused.reason() == Outcome.Reason.BUSY) {
-                    // a full queue must not override a first answer already committed (INV-CR-1)
-                    outcome = hub.actor().priorAnswer(keyedAs.key(), keyedAs.requestDigest()).orElse(outcome);
-                }
-                publish(r, outcome, publisher);
-            } catch (RuntimeException fault) {
-                hub.metrics().faults.incrementAndGet();
-                hub.outbox().close(r.session(), null, 1011, "unexpected fault");
-            }
-        }, hub.outbox().executor());
+        afterRead(r, "publishing the outcome of " + r.type(), hub.actor().submit(new Mutation(command, idem)),
+                outcome -> {
+                    if (keyedAs != null && outcome instanceof Outcome.Refused refused
+                            && refused.reason() == Outcome.Reason.BUSY) {
+                        // a full queue must not override a first answer already committed (INV-CR-1)
+                        outcome = hub.actor().priorAnswer(keyedAs.key(), keyedAs.requestDigest()).orElse(outcome);
+                    }
+                    publish(r, outcome, publisher);
+                });
     }
 
     private void publish(Request r, Outcome outcome, Publisher publisher) {
@@ -133,7 +228,7 @@ final class VerbSupport {
             ObjectNode e = hub.frames().error(r.sender(), refused.message(), at);
             e.put("error_code", refused.reason().name().toLowerCase(Locale.ROOT));
             if (refused.reason() == Outcome.Reason.INTERNAL_FAULT) {
-                hub.metrics().faults.incrementAndGet();
+                hub.metrics().faults.incrementAndGet(); // the actor logged the fault with its batch
                 hub.outbox().close(r.session(), e, 1011, "unexpected fault");
             } else {
                 hub.outbox().send(r.session(), e);

@@ -3,6 +3,7 @@ package dev.synapsehub.net.session;
 import io.netty.channel.Channel;
 
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * One WebSocket connection's edge state. The bound name and flags are published through
@@ -16,6 +17,7 @@ public final class Session {
     private volatile boolean authenticated;
     private volatile String principal;
     private volatile boolean closing;
+    private final AtomicBoolean droppedAsSlowReader = new AtomicBoolean();
     private ScheduledFuture<?> authTimer;
     private ScheduledFuture<?> slowReaderTimer;
     private double rateTokens;
@@ -78,6 +80,15 @@ public final class Session {
 
     public void markClosing() {
         this.closing = true;
+    }
+
+    /**
+     * Marks this connection dropped for not reading and closing; true only the first time, so
+     * each dropped reader is counted once however many writes find it over its limit.
+     */
+    public boolean dropAsSlowReader() {
+        closing = true;
+        return droppedAsSlowReader.compareAndSet(false, true);
     }
 
     public ScheduledFuture<?> authTimer() {

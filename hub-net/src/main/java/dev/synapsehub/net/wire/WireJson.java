@@ -14,11 +14,15 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.Iterator;
+import java.util.Map;
 
 /**
  * The wire's strict JSON decoder (contract §4.3 step 1): UTF-8 only, nesting at most the
- * configured depth, no NaN/Infinity, no number overflowing a double, no over-long literals,
- * no trailing data. Float literals are kept exactly so HMAC canonicalisation sees them.
+ * configured depth, no NaN/Infinity, no number overflowing a double (integer literals included),
+ * no over-long literals, no trailing data, and no string or member name holding a lone UTF-16
+ * surrogate (from a {@code \ud800} escape): such a string cannot be written back as UTF-8, and
+ * folding it to {@code ?} would make it another identifier. Float literals are kept exactly so
+ * HMAC canonicalisation sees them.
  */
 public final class WireJson {
     /** Longest number literal accepted (Jackson counts digits). */
@@ -45,8 +49,29 @@ public final class WireJson {
         return mapper;
     }
 
-    /** Parses one inbound frame; {@code null} means "malformed JSON". */
+    /** Parses one inbound frame; {@code null} means "malformed JSON" (or ill-formed Unicode). */
     public JsonNode parse(byte[] bytes) {
+        return decode(bytes).node();
+    }
+
+    /** Parses text; {@code null} means "malformed JSON" (or ill-formed Unicode). */
+    public JsonNode parse(String text) {
+        return decode(text).node();
+    }
+
+    /**
+     * A decoded inbound frame: the node, or why there is none.
+     *
+     * @param node the frame, null when refused
+     * @param illFormedUnicode true when the refusal is a lone surrogate (else: malformed JSON)
+     * @param field the top-level member holding it, or null
+     */
+    public record Decoded(JsonNode node, boolean illFormedUnicode, String field) {
+        static final Decoded MALFORMED = new Decoded(null, false, null);
+    }
+
+    /** Decodes one inbound frame, telling a lone surrogate apart from malformed JSON. */
+    public Decoded decode(byte[] bytes) {
         String text;
         try {
             text = StandardCharsets.UTF_8.newDecoder()
@@ -54,23 +79,23 @@ public final class WireJson {
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
                     .decode(ByteBuffer.wrap(bytes)).toString();
         } catch (CharacterCodingException e) {
-            return null;
+            return Decoded.MALFORMED;
         }
-        return parse(text);
+        return decode(text);
     }
 
-    /** Parses text; {@code null} means "malformed JSON". */
-    public JsonNode parse(String text) {
+    private Decoded decode(String text) {
         JsonNode node;
         try {
             node = mapper.readTree(text);
         } catch (JsonProcessingException | RuntimeException e) {
-            return null;
+            return Decoded.MALFORMED;
         }
-        if (node == null || node.isMissingNode() || !allFinite(node)) {
-            return null;
+        if (node == null || node.isMissingNode()) {
+            return Decoded.MALFORMED;
         }
-        return node;
+        Decoded problem = problem(node, null);
+        return problem != null ? problem : new Decoded(node, false, null);
     }
 
     /** Serialises a frame. */
@@ -87,18 +112,53 @@ public final class WireJson {
         return mapper.createObjectNode();
     }
 
-    private static boolean allFinite(JsonNode node) {
-        if (node.isFloatingPointNumber()) {
-            return Double.isFinite(node.doubleValue());
+    /** The first thing wrong in {@code node} (a member of the top-level {@code field}), or null. */
+    private static Decoded problem(JsonNode node, String field) {
+        if (node.isFloatingPointNumber() || node.isBigInteger()) {
+            // a 309-digit integer is as much an overflow as 1e400 (docs/protocol.md)
+            return Double.isFinite(node.doubleValue()) ? null : Decoded.MALFORMED;
         }
-        if (node.isContainerNode()) {
-            Iterator<JsonNode> it = node.elements();
+        if (node.isTextual()) {
+            return hasLoneSurrogate(node.textValue()) ? new Decoded(null, true, field) : null;
+        }
+        if (node.isObject()) {
+            Iterator<Map.Entry<String, JsonNode>> it = node.fields();
             while (it.hasNext()) {
-                if (!allFinite(it.next())) {
-                    return false;
+                Map.Entry<String, JsonNode> member = it.next();
+                String where = field == null ? member.getKey() : field;
+                if (hasLoneSurrogate(member.getKey())) {
+                    return new Decoded(null, true, field);
+                }
+                Decoded inner = problem(member.getValue(), where);
+                if (inner != null) {
+                    return inner;
+                }
+            }
+        } else if (node.isArray()) {
+            for (JsonNode element : node) {
+                Decoded inner = problem(element, field);
+                if (inner != null) {
+                    return inner;
                 }
             }
         }
-        return true;
+        return null;
+    }
+
+    /** True when {@code s} holds a high surrogate not followed by a low one, or a low one alone. */
+    static boolean hasLoneSurrogate(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (Character.isHighSurrogate(c)) {
+                if (i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                    i++;
+                } else {
+                    return true;
+                }
+            } else if (Character.isLowSurrogate(c)) {
+                return true;
+            }
+        }
+        return false;
     }
 }

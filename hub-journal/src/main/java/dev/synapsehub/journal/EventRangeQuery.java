@@ -1,0 +1,97 @@
+package dev.synapsehub.journal;
+
+import dev.synapsehub.core.journal.JournalException;
+import dev.synapsehub.core.journal.JournaledEvent;
+
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The bounded range scan behind {@code readAfter}: the first {@code limit} events with
+ * {@code seq > afterSeq} of the given kinds, over the primary key with a prepared statement per
+ * kind set (at most 16 kept). Undecodable rows are skipped with a warning (replay reports them).
+ * Confined to the thread that uses its connection.
+ */
+final class EventRangeQuery implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(EventRangeQuery.class.getName());
+    private static final int MAX_STATEMENTS = 16;
+
+    private final Path path;
+    private final Connection connection;
+    private final EventCodec codec = new EventCodec();
+    private final Map<String, PreparedStatement> statements = new HashMap<>();
+
+    EventRangeQuery(Path path, Connection connection) {
+        this.path = path;
+        this.connection = connection;
+    }
+
+    List<JournaledEvent> readAfter(long afterSeq, int limit, Set<String> kinds) throws JournalException {
+        if (limit <= 0 || kinds.isEmpty()) {
+            return List.of();
+        }
+        List<String> sorted = new ArrayList<>(new TreeSet<>(kinds));
+        List<JournaledEvent> out = new ArrayList<>();
+        try {
+            PreparedStatement q = statement(sorted);
+            q.setLong(1, afterSeq);
+            for (int i = 0; i < sorted.size(); i++) {
+                q.setString(2 + i, sorted.get(i));
+            }
+            q.setInt(2 + sorted.size(), limit);
+            try (ResultSet rs = q.executeQuery()) {
+                while (rs.next()) {
+                    long seq = rs.getLong(1);
+                    try {
+                        codec.decode(rs.getString(3), rs.getDouble(2), rs.getString(4))
+                                .ifPresent(e -> out.add(new JournaledEvent(seq, e)));
+                    } catch (EventCodec.CorruptPayloadException e) {
+                        LOG.log(System.Logger.Level.WARNING, "journal row seq=" + seq + " skipped in a read: "
+                                + e.getMessage());
+                    }
+                }
+            }
+        } catch (SQLException e) {
+            throw new JournalException(path + ": read after seq " + afterSeq + " failed: " + e.getMessage(), e);
+        }
+        return out;
+    }
+
+    private PreparedStatement statement(List<String> sortedKinds) throws SQLException {
+        String key = String.join(",", sortedKinds);
+        PreparedStatement q = statements.get(key);
+        if (q == null) {
+            if (statements.size() >= MAX_STATEMENTS) {
+                closeStatements();
+            }
+            String marks = String.join(",", Collections.nCopies(sortedKinds.size(), "?"));
+            q = connection.prepareStatement("SELECT seq, ts, kind, payload FROM events WHERE seq > ? AND kind IN ("
+                    + marks + ") ORDER BY seq LIMIT ?");
+            statements.put(key, q);
+        }
+        return q;
+    }
+
+    private void closeStatements() throws SQLException {
+        for (PreparedStatement old : statements.values()) {
+            old.close();
+        }
+        statements.clear();
+    }
+
+    /** Closes the statements (not the connection, which is its owner's). */
+    @Override
+    public void close() throws SQLException {
+        closeStatements();
+    }
+}

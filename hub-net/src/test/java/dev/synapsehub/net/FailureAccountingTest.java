@@ -1,0 +1,251 @@
+package dev.synapsehub.net;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.client.HubClient;
+import dev.synapsehub.core.Clock;
+import dev.synapsehub.core.actor.ActorSettings;
+import dev.synapsehub.core.actor.CoordinationActor;
+import dev.synapsehub.core.event.CoordinationEvent;
+import dev.synapsehub.core.journal.InMemoryJournal;
+import dev.synapsehub.core.journal.Journal;
+import dev.synapsehub.core.journal.JournalException;
+import dev.synapsehub.core.journal.JournaledEvent;
+import dev.synapsehub.core.state.CoordinationState;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+
+import static dev.synapsehub.net.TestHub.WAIT;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Every asynchronous failure on the way to a reply is logged once, counted and answered: the
+ * client is never left waiting, and a journal that cannot be read never looks like an empty one.
+ */
+class FailureAccountingTest {
+
+    /** What the journal's historical read does. */
+    @FunctionalInterface
+    private interface HistoricalRead {
+        List<JournaledEvent> readAfter(long afterSeq) throws JournalException;
+    }
+
+    /** An in-memory journal whose historical reads go through {@code read}. */
+    private static Journal journal(HistoricalRead read) {
+        InMemoryJournal memory = new InMemoryJournal();
+        return new Journal() {
+            @Override
+            public List<JournaledEvent> append(List<CoordinationEvent> batch) throws JournalException {
+                return memory.append(batch);
+            }
+
+            @Override
+            public void replay(Consumer<JournaledEvent> sink) {
+            }
+
+            @Override
+            public List<JournaledEvent> readAfter(long afterSeq, int limit, Set<String> kinds) throws JournalException {
+                return read.readAfter(afterSeq);
+            }
+
+            @Override
+            public long lastSeq() {
+                return memory.lastSeq();
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+    }
+
+    private static TestHub hubOver(Journal journal, ActorSettings settings) throws Exception {
+        CoordinationActor actor = new CoordinationActor(new CoordinationState(), journal, Clock.system(), settings);
+        actor.start();
+        return new TestHub(HubConfig.builder().metricsEnabled(true), actor, Clock.system(), journal);
+    }
+
+    private static ObjectNode mailboxHeartbeat(HubClient c) {
+        ObjectNode hb = c.frame("heartbeat");
+        hb.put("mailbox", true);
+        hb.put("since_seq", 0);
+        return hb;
+    }
+
+    private static long faults(TestHub hub) {
+        return hub.server.context().metrics().faults.get();
+    }
+
+    @Test
+    void aJournalThatCannotBeReadIsAnsweredJournalFailedNotAnEmptyReplay() throws Exception {
+        try (TestHub hub = hubOver(journal(after -> {
+            throw new JournalException("injected: disk I/O error");
+        }), ActorSettings.DEFAULTS)) {
+            HubClient a = hub.agent("p/alpha");
+            a.send(mailboxHeartbeat(a));
+            ObjectNode e = a.awaitType("error", WAIT);
+            assertThat(e.path("error_code").asText()).isEqualTo("journal_failed");
+            assertThat(faults(hub)).isEqualTo(1);
+
+            ObjectNode ack = a.frame("ack");
+            ack.put("seq", 41);
+            a.send(ack); // resolving an unknown seq reads the journal too
+            assertThat(a.awaitType("error", WAIT).path("error_code").asText()).isEqualTo("journal_failed");
+            assertThat(faults(hub)).isEqualTo(2);
+            assertThat(a.isOpen()).isTrue();
+            TestHub.state(a); // still answers
+        }
+    }
+
+    @Test
+    void aFaultInAReadIsLoggedCountedAndAnsweredInternalFaultAnd1011() throws Exception {
+        try (TestHub hub = hubOver(journal(after -> {
+            throw new IllegalStateException("injected fault");
+        }), ActorSettings.DEFAULTS)) {
+            HubClient a = hub.agent("p/alpha");
+            a.send(mailboxHeartbeat(a));
+            ObjectNode e = a.awaitType("error", WAIT);
+            assertThat(e.path("error_code").asText()).isEqualTo("internal_fault");
+            assertThat(a.awaitClose(WAIT).code()).isEqualTo(1011);
+            assertThat(faults(hub)).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void readsTheWriterRefusesAreAnsweredWithTheRealReasonNotBusy() throws Exception {
+        try (TestHub hub = TestHub.open()) {
+            HubClient a = hub.agent("p/alpha");
+            hub.actor.read(s -> {
+                throw new InjectedError();
+            });
+            for (String query : List.of("state_request", "board_request", "history_request", "resume_request",
+                    "wait_request")) {
+                a.send(a.frame(query));
+                assertThat(a.awaitType("error", WAIT).path("error_code").asText()).as(query).isEqualTo("writer_failed");
+            }
+            assertThat(a.isOpen()).isTrue();
+        }
+    }
+
+    @Test
+    void aBackgroundSubmissionRefusedBusyIsCountedAndRetriedOnTheNextFrame() throws Exception {
+        try (TestHub hub = hubOver(new InMemoryJournal(), new ActorSettings(2, 1024, 200))) {
+            HubClient a = hub.agent("p/alpha");
+            ObjectNode chat = a.frame("chat");
+            chat.put("target", "p/bob");
+            chat.put("payload", "for bob, who is away");
+            a.send(chat);
+            a.awaitType("chat", WAIT);
+            assertThat(TestHub.state(a).path("snapshot").path("dead_letters")).hasSize(1);
+
+            CountDownLatch stuck = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            hub.actor.read(s -> {
+                stuck.countDown();
+                return await(release);
+            });
+            assertThat(stuck.await(5, TimeUnit.SECONDS)).isTrue();
+            hub.actor.read(s -> 0); // fill the queue of two
+            hub.actor.read(s -> 0);
+            HubClient bob = hub.agent("p/bob"); // binding submits the dead-letter clearing: refused busy
+            assertThat(hub.server.context().metrics().unansweredRefusals.get()).isEqualTo(1);
+            release.countDown();
+            awaitCaughtUp(hub.actor);
+
+            assertThat(TestHub.state(a).path("snapshot").path("dead_letters")).as("not cleared: it was refused")
+                    .hasSize(1);
+            bob.send(bob.frame("who_request")); // bob's next frame retries it
+            bob.awaitType("who_snapshot", WAIT);
+            assertThat(TestHub.state(a).path("snapshot").path("dead_letters")).isEmpty();
+        }
+    }
+
+    @Test
+    void anOutboxThatFallsBehindMakesNewRequestsBusyAndEveryRequestIsAnsweredOnce() throws Exception {
+        try (TestHub hub = new TestHub(HubConfig.builder().outboxBusyTasks(4))) {
+            HubClient a = hub.agent("p/alpha");
+            a.clearPending();
+            CountDownLatch release = new CountDownLatch(1);
+            hub.server.context().outbox().executor().execute(() -> await(release)); // the outbox thread stalls
+            int sent = 40;
+            for (int i = 0; i < sent; i++) {
+                a.send(a.frame("state_request"));
+            }
+            // the edge answers busy on the connection's own loop while the outbox is stalled
+            ObjectNode busy = a.awaitType("error", WAIT);
+            assertThat(busy.path("error_code").asText()).isEqualTo("busy");
+            assertThat(hub.server.context().outbox().queuedTasks())
+                    .isLessThanOrEqualTo(hub.server.context().config().outboxQueueCapacity());
+            release.countDown();
+            List<String> answers = new ArrayList<>();
+            answers.add("busy");
+            while (answers.size() < sent) {
+                ObjectNode f = a.await(x -> "state_snapshot".equals(x.path("type").asText())
+                        || "error".equals(x.path("type").asText()), WAIT);
+                answers.add(f.path("type").asText());
+            }
+            assertThat(answers).contains("state_snapshot");
+            TestHub.assertQuiet(a); // and nothing more: each request got exactly one answer
+            assertThat(hub.server.context().metrics().fanoutBusyRefusals.get())
+                    .isEqualTo(answers.stream().filter("error"::equals).count() + 1);
+        }
+    }
+
+    @Test
+    void aBroadcastSharedByTwoLoopsCountsOnceInTheBacklog() throws Exception {
+        try (TestHub hub = new TestHub(HubConfig.builder().broadcastLinger(java.time.Duration.ofMillis(1000)))) {
+            List<HubClient> clients = new ArrayList<>();
+            for (int i = 0; i < 4; i++) { // spread over the I/O loops
+                clients.add(hub.agent("p/a" + i));
+            }
+            hub.awaitBroadcastsHandedOut();
+            HubClient a = clients.get(0);
+            List<String> raw = new java.util.concurrent.CopyOnWriteArrayList<>();
+            a.onText(raw::add);
+            ObjectNode chat = a.frame("chat");
+            chat.put("payload", "x".repeat(1000));
+            a.send(chat);
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (raw.stream().noneMatch(t -> t.contains("xxxx")) && System.nanoTime() < deadline) {
+                Thread.sleep(1);
+            }
+            long backlog = hub.server.context().metrics().fanoutBacklogBytes.get(); // lingering on the loops
+            String echo = raw.stream().filter(t -> t.contains("xxxx")).findFirst().orElseThrow();
+            long frameBytes = echo.getBytes(java.nio.charset.StandardCharsets.UTF_8).length + 4; // + WebSocket header
+            assertThat(backlog).as("one batch, shared by every loop").isEqualTo(frameBytes);
+            hub.awaitBroadcastsHandedOut();
+        }
+    }
+
+    /** Waits until a read gets through the (tiny) queue: the writer has caught up. */
+    private static void awaitCaughtUp(CoordinationActor actor) throws Exception {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (true) {
+            try {
+                actor.read(s -> 0).get(5, TimeUnit.SECONDS);
+                return;
+            } catch (java.util.concurrent.ExecutionException busy) {
+                if (System.nanoTime() > deadline) {
+                    throw busy;
+                }
+                Thread.sleep(1);
+            }
+        }
+    }
+
+    private static boolean await(CountDownLatch latch) {
+        try {
+            return latch.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+}
