@@ -79,7 +79,7 @@ final class HubDaemon implements AutoCloseable {
             actor.close();
             throw e;
         }
-        LOG.info("listening on ws://{}:{}/ (hub_id {}){}", config.host(), port, config.hubId(),
+        LOG.info("listening on {}://{}:{}/ (hub_id {}){}", config.scheme(), config.host(), port, config.hubId(),
                 config.metricsEnabled() ? "; /health and /metrics served" : "");
         return new HubDaemon(server, actor, config, port);
     }

@@ -1,6 +1,7 @@
 package dev.synapsehub.net;
 
 import dev.synapsehub.core.SpecConstants;
+import dev.synapsehub.net.tls.TlsFiles;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HexFormat;
@@ -33,6 +34,7 @@ import java.util.List;
  * @param maxFanoutBacklogBytes while more broadcast bytes than this wait on the I/O loops for
  *        their sockets, the hub answers new mutating requests {@code busy} instead of letting
  *        the backlog grow without bound
+ * @param tls native TLS on the hub port ({@code wss://}), or null for plain {@code ws://}
  */
 public record HubConfig(
         String host,
@@ -68,7 +70,8 @@ public record HubConfig(
         int presenceFanoutLimit,
         Duration broadcastLinger,
         boolean nativeTransport,
-        long maxFanoutBacklogBytes) {
+        long maxFanoutBacklogBytes,
+        TlsFiles tls) {
 
     public HubConfig {
         if (port < 0 || port > 65_535) {
@@ -101,6 +104,11 @@ public record HubConfig(
 
     private static Duration nonNegative(Duration d) {
         return d == null || d.isNegative() ? Duration.ZERO : d;
+    }
+
+    /** The URI scheme clients use: {@code wss} with native TLS, else {@code ws}. */
+    public String scheme() {
+        return tls == null ? "ws" : "wss";
     }
 
     /** True when a connect token is configured. */
@@ -139,6 +147,7 @@ public record HubConfig(
         b.presenceFanoutLimit = presenceFanoutLimit;
         b.broadcastLinger = broadcastLinger; b.nativeTransport = nativeTransport;
         b.maxFanoutBacklogBytes = maxFanoutBacklogBytes;
+        b.tls = tls;
         return b;
     }
 
@@ -178,6 +187,7 @@ public record HubConfig(
         private Duration broadcastLinger = Duration.ofMillis(5);
         private boolean nativeTransport = true;
         private long maxFanoutBacklogBytes = 64L * 1024 * 1024;
+        private TlsFiles tls;
 
         public Builder host(String v) { host = v; return this; }
         public Builder port(int v) { port = v; return this; }
@@ -213,6 +223,7 @@ public record HubConfig(
         public Builder broadcastLinger(Duration v) { broadcastLinger = v; return this; }
         public Builder nativeTransport(boolean v) { nativeTransport = v; return this; }
         public Builder maxFanoutBacklogBytes(long v) { maxFanoutBacklogBytes = v; return this; }
+        public Builder tls(TlsFiles v) { tls = v; return this; }
 
         /** The validated configuration. */
         public HubConfig build() {
@@ -222,7 +233,8 @@ public record HubConfig(
                     messageAuthWindowSeconds, messageAuthFutureSkewSeconds, metricsEnabled, hubId, hubVersion,
                     ratePerSecond, rateBurst, pingInterval, advertisedHost, allowOrigins,
                     privateDirectedMessages, takeoverCooldown, takeoverQuarantineThreshold, takeoverQuarantineWindow,
-                    takeoverQuarantine, presenceFanoutLimit, broadcastLinger, nativeTransport, maxFanoutBacklogBytes);
+                    takeoverQuarantine, presenceFanoutLimit, broadcastLinger, nativeTransport, maxFanoutBacklogBytes,
+                    tls);
         }
     }
 }

@@ -31,7 +31,10 @@ import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
 import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
+import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateHandler;
+import dev.synapsehub.net.handler.TlsHandshakeWatch;
+import dev.synapsehub.net.tls.ServerTls;
 import io.netty.util.concurrent.DefaultEventExecutor;
 import io.netty.util.concurrent.DefaultThreadFactory;
 
@@ -78,6 +81,7 @@ public final class HubServer implements AutoCloseable {
 
     /** Binds and starts serving; returns the bound port (useful with port 0). */
     public int start() throws InterruptedException {
+        SslContext ssl = config.tls() == null ? null : ServerTls.context(config.tls()); // refuse before any thread starts
         WireJson json = new WireJson(config.maxJsonDepth());
         HubFrames frames = new HubFrames(json, config.hubId());
         SessionRegistry registry = new SessionRegistry(config.maxClients(), config.maxConnectionsPerHost(),
@@ -116,6 +120,10 @@ public final class HubServer implements AutoCloseable {
                                 config.allowOrigins());
                         long ping = config.pingInterval().toMillis();
                         ChannelPipeline p = ch.pipeline();
+                        if (ssl != null) {
+                            p.addLast(ssl.newHandler(ch.alloc()));
+                            p.addLast(new TlsHandshakeWatch(metrics));
+                        }
                         p.addLast(new HttpServerCodec());
                         p.addLast(new HttpObjectAggregator(64 * 1024));
                         p.addLast(new HttpRequestHandler(context, guard, metricsText));

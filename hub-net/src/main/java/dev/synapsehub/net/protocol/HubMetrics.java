@@ -18,4 +18,6 @@ public final class HubMetrics {
     public final AtomicLong fanoutBacklogBytes = new AtomicLong();
     /** Mutating requests answered busy because the broadcast backlog was over its limit. */
     public final AtomicLong fanoutBusyRefusals = new AtomicLong();
+    /** TLS handshakes that failed (wrong protocol, untrusted client certificate, ...). */
+    public final AtomicLong tlsHandshakeFailures = new AtomicLong();
 }

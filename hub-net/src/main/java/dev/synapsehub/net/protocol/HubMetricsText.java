@@ -62,6 +62,9 @@ public final class HubMetricsText {
         counter(s, "synapse_fanout_busy_refusals_total",
                 "Requests answered busy because the broadcast backlog was over --max-fanout-backlog-mb.",
                 m.fanoutBusyRefusals.get());
+        counter(s, "synapse_tls_handshake_failures_total",
+                "TLS handshakes that failed (plain ws:// to a wss:// port, a client certificate the CA refuses, ...).",
+                m.tlsHandshakeFailures.get());
         gauge(s, "synapse_actor_queue_depth", "Submissions waiting for the coordination actor.",
                 hub.actor().queueDepth());
         gaugeFloat(s, "synapse_actor_mean_batch_size", "Mean mutations per journal transaction.",
