@@ -12,6 +12,10 @@ import dev.synapsehub.journal.ReplayStats;
 import dev.synapsehub.journal.SqliteJournal;
 import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.HubServer;
+import dev.synapsehub.net.extension.HubExtensions;
+import dev.synapsehub.federation.FederationExtension;
+import dev.synapsehub.federation.trust.ServingTrust;
+import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,8 +42,13 @@ final class HubDaemon implements AutoCloseable {
     }
 
     /** Validates the options, logs the effective configuration once, and starts serving. */
-    static HubDaemon start(ServeOptions options) throws JournalException, InterruptedException {
+    static HubDaemon start(ServeOptions options, FederationOptions federationOptions)
+            throws JournalException, InterruptedException {
         HubConfig config = options.hubConfig();
+        ServingTrust trust = federationOptions.servingTrust(config.tls() != null, LOG::warn);
+        if (trust.startupPolicy() != null) {
+            config = config.toBuilder().tls(config.tls().withClientCa(trust.startupPolicy().clientCaFile())).build();
+        }
         RegistryLimits limits = options.registryLimits();
         ActorSettings actorSettings = options.actorSettings();
         Map<String, Object> effective = options.effectiveSummary(config, limits, actorSettings);
@@ -70,7 +79,10 @@ final class HubDaemon implements AutoCloseable {
             journal.close();
             throw e;
         }
-        HubServer server = new HubServer(config, actor, clock, options.db() == null ? null : journal);
+        FederationExtension federation = new FederationExtension(trust,
+                journal instanceof SqliteJournal sqlite ? sqlite : null);
+        HubServer server = new HubServer(config, actor, clock, options.db() == null ? null : journal,
+                new HubExtensions(List.of(federation)));
         int port;
         try {
             port = server.start();
@@ -81,6 +93,10 @@ final class HubDaemon implements AutoCloseable {
         }
         LOG.info("listening on {}://{}:{}/ (hub_id {}){}", config.scheme(), config.host(), port, config.hubId(),
                 config.metricsEnabled() ? "; /health and /metrics served" : "");
+        if (trust.startupPolicy() != null) {
+            LOG.info("serving the log to {} peer hub(s) under {}", trust.startupPolicy().grants().size(),
+                    trust.startupPolicy().file());
+        }
         return new HubDaemon(server, actor, config, port);
     }
 

@@ -31,6 +31,9 @@ public final class SynapseHubCommand implements Callable<Integer> {
     @Mixin
     ServeOptions serve;
 
+    @Mixin
+    FederationOptions federation;
+
     @Option(names = "--config", paramLabel = "FILE", order = -1,
             description = "Read option defaults from a properties file (keys are option names without dashes, "
                     + "e.g. port=8876, db=/var/lib/synapse/hub.db). Command-line options win.")
@@ -47,7 +50,7 @@ public final class SynapseHubCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         HubDaemon daemon;
         try {
-            daemon = HubDaemon.start(serve);
+            daemon = HubDaemon.start(serve, federation);
         } catch (IllegalArgumentException e) {
             spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
             return ExitCodes.USAGE;

@@ -34,6 +34,7 @@ import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateHandler;
 import dev.synapsehub.net.handler.TlsHandshakeWatch;
+import dev.synapsehub.net.extension.HubExtensions;
 import dev.synapsehub.net.tls.ServerTls;
 import io.netty.util.concurrent.DefaultEventExecutor;
 import io.netty.util.concurrent.DefaultThreadFactory;
@@ -62,6 +63,7 @@ public final class HubServer implements AutoCloseable {
     private HubContext context;
 
     private final Journal journal;
+    private final HubExtensions extensions;
 
     /** A hub without a durable journal: no seqs, no mailbox replay, immediate receipts only. */
     public HubServer(HubConfig config, CoordinationActor actor, Clock clock) {
@@ -73,10 +75,16 @@ public final class HubServer implements AutoCloseable {
      * the actor, for mailbox replay and ack resolution.
      */
     public HubServer(HubConfig config, CoordinationActor actor, Clock clock, Journal journal) {
+        this(config, actor, clock, journal, HubExtensions.none());
+    }
+
+    /** A hub with {@code extensions} plugged in (bound at start, closed with the server). */
+    public HubServer(HubConfig config, CoordinationActor actor, Clock clock, Journal journal, HubExtensions extensions) {
         this.config = config;
         this.actor = actor;
         this.clock = clock;
         this.journal = journal;
+        this.extensions = extensions;
     }
 
     /** Binds and starts serving; returns the bound port (useful with port 0). */
@@ -97,8 +105,9 @@ public final class HubServer implements AutoCloseable {
                 new MessageAuthenticator(config.messageAuthKeys(), config.requireMessageAuth(),
                         config.messageAuthWindowSeconds(), config.messageAuthFutureSkewSeconds(),
                         config.messageAuthReplayCapacity()),
-                new AtomicLong(), clock.nowSeconds(), configEpoch(config), journal);
+                new AtomicLong(), clock.nowSeconds(), configEpoch(config), journal, extensions);
         InboundPipeline pipeline = new InboundPipeline(context);
+        extensions.bind(context, pipeline.claimService());
         HubMetricsText metricsText = new HubMetricsText(context);
         AtomicLong ids = new AtomicLong();
         transport = NetTransport.choose(config.nativeTransport());
@@ -172,6 +181,7 @@ public final class HubServer implements AutoCloseable {
             return;
         }
         closed = true;
+        extensions.close();
         if (serverChannel != null) {
             serverChannel.close().syncUninterruptibly();
         }

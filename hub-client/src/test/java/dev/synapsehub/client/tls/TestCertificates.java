@@ -143,6 +143,24 @@ public final class TestCertificates {
         return "-----BEGIN " + label + "-----\n" + body + "\n-----END " + label + "-----\n";
     }
 
+    /** A trust manager that trusts every server (tests that check something other than server trust). */
+    public static javax.net.ssl.X509TrustManager trustAll() {
+        return new javax.net.ssl.X509TrustManager() {
+            @Override
+            public void checkClientTrusted(X509Certificate[] chain, String authType) {
+            }
+
+            @Override
+            public void checkServerTrusted(X509Certificate[] chain, String authType) {
+            }
+
+            @Override
+            public X509Certificate[] getAcceptedIssuers() {
+                return new X509Certificate[0];
+            }
+        };
+    }
+
     /** Writes {@code text} to {@code file} readable by its owner only. */
     public static void writePrivate(Path file, String text) throws IOException {
         Files.writeString(file, text, StandardCharsets.US_ASCII);

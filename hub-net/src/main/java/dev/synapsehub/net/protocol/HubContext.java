@@ -6,6 +6,7 @@ import dev.synapsehub.core.journal.Journal;
 import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.auth.ConnectTokenAuth;
 import dev.synapsehub.net.auth.MessageAuthenticator;
+import dev.synapsehub.net.extension.HubExtensions;
 import dev.synapsehub.net.session.SessionRegistry;
 import dev.synapsehub.net.wire.HubFrames;
 import dev.synapsehub.net.wire.WireJson;
@@ -18,6 +19,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * @param configEpoch fingerprint of the effective configuration (who_snapshot, /health)
  * @param journal the durable journal (mailbox replay, ack resolution), or null for a hub without
  *     one; read only on the actor thread, through {@code actor.read}
+ * @param extensions the modules plugged in by the composition root (federation), possibly none
  */
 public record HubContext(
         HubConfig config,
@@ -33,7 +35,8 @@ public record HubContext(
         AtomicLong anonymousNames,
         double startedAt,
         String configEpoch,
-        Journal journal) {
+        Journal journal,
+        HubExtensions extensions) {
     /** True when the hub has a durable journal: seqs on chats, mailbox, deferred receipts. */
     public boolean journaled() {
         return journal != null;

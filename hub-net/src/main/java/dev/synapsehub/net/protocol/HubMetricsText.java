@@ -76,6 +76,7 @@ public final class HubMetricsText {
         counter(s, "synapse_actor_busy_refusals_total", "Submissions refused because the queue was full.",
                 a.busyRefusals());
         gauge(s, "synapse_operation_outbox_pending", "Operation outbox rows pending.", 0);
+        hub.extensions().appendMetrics(s);
         return s.toString();
     }
 

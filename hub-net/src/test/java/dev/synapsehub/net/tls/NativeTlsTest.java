@@ -167,7 +167,7 @@ class NativeTlsTest {
         // A client that presents it anyway fails the handshake (F4)
         javax.net.ssl.SSLContext forced = javax.net.ssl.SSLContext.getInstance("TLSv1.3");
         forced.init(new javax.net.ssl.KeyManager[] {new AlwaysPresent(stranger)},
-                new javax.net.ssl.TrustManager[] {new TrustAll()}, null);
+                new javax.net.ssl.TrustManager[] {TestCertificates.trustAll()}, null);
         try (javax.net.ssl.SSLSocket socket = (javax.net.ssl.SSLSocket) forced.getSocketFactory()
                 .createSocket("127.0.0.1", server.boundPort())) {
             socket.setSoTimeout(5000);
@@ -219,33 +219,6 @@ class NativeTlsTest {
         public java.security.PrivateKey getPrivateKey(String alias) {
             return id.key();
         }
-    }
-
-    /** Trusts any server (the test checks the client side of the handshake only). */
-    private static final class TrustAll implements javax.net.ssl.X509TrustManager {
-        @Override
-        public void checkClientTrusted(X509Certificate[] chain, String authType) {
-        }
-
-        @Override
-        public void checkServerTrusted(X509Certificate[] chain, String authType) {
-        }
-
-        @Override
-        public X509Certificate[] getAcceptedIssuers() {
-            return new X509Certificate[0];
-        }
-    }
-
-    @Test
-    void aKeyFileThatIsNotPemIsRefusedWithTheFix() throws Exception {
-        TestCertificates.PemPair files = TestCertificates.selfSigned("hub").write(dir, "server");
-        Files.writeString(files.key(), "-----BEGIN EC PRIVATE KEY-----\nAAAA\n-----END EC PRIVATE KEY-----\n");
-        assertThatThrownBy(() -> hub(new TlsFiles(files.cert(), files.key(), null)))
-                .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("cannot serve native WSS").hasMessageContaining(files.key().toString());
-        assertThatThrownBy(() -> new TlsFiles(files.cert(), null, null))
-                .hasMessage("native WSS requires both --tls-certfile and --tls-keyfile");
     }
 
     /** Binds {@code name} on an open hub, whose welcome came at connect. */
