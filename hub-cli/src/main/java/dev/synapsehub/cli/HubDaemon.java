@@ -14,6 +14,9 @@ import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.HubServer;
 import dev.synapsehub.net.extension.HubExtensions;
 import dev.synapsehub.federation.FederationExtension;
+import dev.synapsehub.federation.FederationSettings;
+import dev.synapsehub.federation.follow.Mirror;
+import dev.synapsehub.federation.follow.SqliteMirror;
 import dev.synapsehub.federation.trust.ServingTrust;
 import java.util.List;
 import org.slf4j.Logger;
@@ -46,6 +49,7 @@ final class HubDaemon implements AutoCloseable {
             throws JournalException, InterruptedException {
         HubConfig config = options.hubConfig();
         ServingTrust trust = federationOptions.servingTrust(config.tls() != null, LOG::warn);
+        FederationSettings federationSettings = federationOptions.settings(trust, options.hubId, config.hubId());
         if (trust.startupPolicy() != null) {
             config = config.toBuilder().tls(config.tls().withClientCa(trust.startupPolicy().clientCaFile())).build();
         }
@@ -79,8 +83,15 @@ final class HubDaemon implements AutoCloseable {
             journal.close();
             throw e;
         }
-        FederationExtension federation = new FederationExtension(trust,
-                journal instanceof SqliteJournal sqlite ? sqlite : null);
+        FederationExtension federation;
+        try {
+            federation = new FederationExtension(federationSettings,
+                    journal instanceof SqliteJournal sqlite ? sqlite : null,
+                    options.db() == null ? Mirror.memory() : SqliteMirror.open(options.db()));
+        } catch (Mirror.MirrorException e) {
+            actor.close();
+            throw new JournalException(e.getMessage(), e);
+        }
         HubServer server = new HubServer(config, actor, clock, options.db() == null ? null : journal,
                 new HubExtensions(List.of(federation)));
         int port;

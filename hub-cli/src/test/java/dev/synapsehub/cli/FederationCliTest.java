@@ -88,8 +88,44 @@ class FederationCliTest {
         }
     }
 
+    private static void refusedAtStart(String contractText, String... args) {
+        String[] all = new String[args.length + 2];
+        all[0] = "--port";
+        all[1] = "0";
+        System.arraycopy(args, 0, all, 2, args.length);
+        CliTest.Run run = CliTest.run(all);
+        assertThat(run.code()).as(run.err()).isEqualTo(ExitCodes.USAGE);
+        assertThat(run.err()).contains("synapse-hub: " + contractText);
+    }
+
+    @Test
+    void theWatchAndOwnershipFlagsRefuseWhatContractF6Refuses() throws Exception {
+        refusedAtStart("--namespace-owner requires --hub-id; the ownership map compares each namespace's owner "
+                + "against this hub's own stable id.", "--namespace-owner", "proj=hub-b");
+        refusedAtStart("--namespace-owner names namespace 'proj' twice", "--hub-id", "hub-a",
+                "--namespace-owner", "proj=hub-b", "--namespace-owner", "proj=hub-c");
+        refusedAtStart("--namespace-owner must use NS=HUB_ID, got 'proj'", "--hub-id", "hub-a", "--namespace-owner", "proj");
+        refusedAtStart("--multihub-watch requires --namespace-owner; the watch feeds partition detection, and without "
+                + "an ownership map there is nothing to detect against.", "--multihub-watch", "b=wss://127.0.0.1:1");
+        refusedAtStart("--multihub-watch names peer 'b' twice", "--hub-id", "a", "--namespace-owner", "proj=b",
+                "--multihub-watch", "b=wss://127.0.0.1:1", "--multihub-watch", "b=wss://127.0.0.1:2");
+        refusedAtStart("--multihub-watch-pin names 'c', which --multihub-watch does not watch", "--hub-id", "a",
+                "--namespace-owner", "proj=b", "--multihub-watch", "b=wss://127.0.0.1:1",
+                "--multihub-watch-pin", "c=sha256:" + "0".repeat(64));
+        refusedAtStart("--multihub-watch-pin pin must be sha256:<hex>, got 'md5:abc'", "--hub-id", "a",
+                "--namespace-owner", "proj=b", "--multihub-watch", "b=wss://127.0.0.1:1", "--multihub-watch-pin", "b=md5:abc");
+        Setup s = setup();
+        refusedAtStart("--multihub-client-certfile and --multihub-client-keyfile must be configured together.",
+                "--multihub-client-certfile", s.client().cert().toString());
+        refusedAtStart("multi-hub client identity requires a certificate pin for every watched peer; missing: b",
+                "--hub-id", "a", "--namespace-owner", "proj=b", "--multihub-watch", "b=wss://127.0.0.1:1",
+                "--multihub-client-certfile", s.client().cert().toString(),
+                "--multihub-client-keyfile", s.client().key().toString());
+    }
+
     @Test
     void helpExplainsTheServingPolicy() {
-        assertThat(CliTest.run("--help").out()).contains("--multihub-serving-policy").contains("owner-only");
+        assertThat(CliTest.run("--help").out()).contains("--multihub-serving-policy").contains("owner-only")
+                .contains("--multihub-watch=PEER=URI").contains("--namespace-owner").contains("--multihub-watch-pin");
     }
 }

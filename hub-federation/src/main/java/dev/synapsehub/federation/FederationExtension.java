@@ -1,55 +1,159 @@
 package dev.synapsehub.federation;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.federation.follow.AdvisoryFold;
+import dev.synapsehub.federation.follow.LogWatch;
+import dev.synapsehub.federation.follow.Mirror;
+import dev.synapsehub.federation.follow.PeerView;
+import dev.synapsehub.federation.link.PeerLinks;
 import dev.synapsehub.federation.serve.LogServer;
-import dev.synapsehub.federation.trust.ServingTrust;
+import dev.synapsehub.federation.serve.ObservedQuery;
 import dev.synapsehub.journal.SqliteJournal;
 import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.net.extension.HubExtension;
 import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.Request;
 
+import java.util.Set;
+
 /**
  * Federation plugged into the hub's network edge: serves peer log pulls (§11.1) under the
- * serving policy. The composition root builds it from validated settings and hands it to
- * {@code HubServer}.
+ * serving policy, follows the watched peers' logs into the advisory fold (§11.2), and answers
+ * the fold query and the operator recovery. The composition root builds it from validated
+ * settings and hands it to {@code HubServer}.
  */
 public final class FederationExtension implements HubExtension {
-    private final ServingTrust trust;
+    private static final Set<String> TYPES = Set.of("multihub_log_request", "multihub_observed_request",
+            "multihub_recover_request");
+
+    private final FederationSettings settings;
     private final SqliteJournal journal;
+    private final Mirror mirror;
     private final FederationMetrics metrics = new FederationMetrics();
+    private final AdvisoryFold fold = new AdvisoryFold();
+    private HubContext hub;
     private LogServer logServer;
+    private ObservedQuery observed;
+    private LogWatch watch;
+    private PeerLinks links;
 
     /**
-     * @param trust the serving policy ({@link ServingTrust#none()}: every peer refused)
      * @param journal the hub's journal, or null for a hub without {@code --db}
+     * @param mirror where followed peers' observations persist ({@link Mirror#memory()} without {@code --db})
      */
-    public FederationExtension(ServingTrust trust, SqliteJournal journal) {
-        this.trust = trust;
+    public FederationExtension(FederationSettings settings, SqliteJournal journal, Mirror mirror) {
+        this.settings = settings;
         this.journal = journal;
+        this.mirror = mirror;
     }
 
     @Override
-    public void bind(HubContext hub, ClaimService claims) {
-        logServer = new LogServer(hub, trust, journal, metrics);
+    public void bind(HubContext context, ClaimService claims) {
+        this.hub = context;
+        logServer = new LogServer(context, settings.trust(), journal, metrics);
+        observed = new ObservedQuery(context, fold);
+        links = new PeerLinks(context.config().hubId());
+        AuditJournal audit = new AuditJournal(context.actor(), context.config().hubId());
+        try {
+            watch = new LogWatch(settings.watch(), fold, mirror, audit, context.config().hubId(),
+                    () -> context.clock().nowSeconds());
+        } catch (Mirror.MirrorException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        }
+        watch.start(links);
     }
 
     @Override
     public boolean handles(String type) {
-        return "multihub_log_request".equals(type);
+        return TYPES.contains(type);
     }
 
     @Override
     public void handle(Request request) {
-        logServer.handle(request);
+        switch (request.type()) {
+            case "multihub_log_request" -> logServer.handle(request);
+            case "multihub_observed_request" -> observed.handle(request);
+            default -> recover(request);
+        }
+    }
+
+    /**
+     * {@code multihub_recover_request {peer, reason}}: an operator lifting a peer's quarantine.
+     * Accepted only from a connection on this machine (loopback), after the hub's own token.
+     */
+    private void recover(Request r) {
+        String peer = r.get("peer") != null && r.get("peer").isTextual() ? r.get("peer").textValue().strip() : "";
+        String reason = r.get("reason") != null && r.get("reason").isTextual() ? r.get("reason").textValue() : "";
+        if (!isLoopback(r.session().remoteHost())) {
+            answerRecovery(r, peer, false, "recovery is accepted only from this machine (loopback)");
+            return;
+        }
+        watch.recover(peer, r.sender(), reason).whenComplete((detail, failure) ->
+                answerRecovery(r, peer, failure == null, failure == null ? detail
+                        : (failure.getCause() != null ? failure.getCause() : failure).getMessage()));
+    }
+
+    private void answerRecovery(Request r, String peer, boolean recovered, String detail) {
+        ObjectNode f = hub.frames().envelope(r.sender(), "multihub_recover_result", detail, hub.clock().nowSeconds());
+        f.put("peer", peer);
+        f.put("recovered", recovered);
+        f.put("detail", detail);
+        hub.outbox().sendInOrder(r.session(), hub.frames().write(f));
+    }
+
+    private static boolean isLoopback(String host) {
+        return host != null && (host.startsWith("127.") || host.equals("::1") || host.equals("0:0:0:0:0:0:0:1"));
     }
 
     @Override
     public void appendMetrics(StringBuilder out) {
         metrics.appendTo(out);
+        if (watch == null) {
+            return;
+        }
+        FederationMetrics.counter(out, "synapse_multihub_polls_total", "Successful polls of watched peers.",
+                watch.metrics().polls.get());
+        FederationMetrics.counter(out, "synapse_multihub_poll_failures_total", "Failed polls of watched peers.",
+                watch.metrics().pollFailures.get());
+        FederationMetrics.counter(out, "synapse_multihub_events_folded_total", "Peer log events folded.",
+                watch.metrics().eventsFolded.get());
+        FederationMetrics.counter(out, "synapse_multihub_equivocations_total", "Peers quarantined for equivocation.",
+                watch.metrics().equivocations.get());
+        double now = hub.clock().nowSeconds();
+        for (PeerView v : fold.peers()) {
+            String l = "{peer=\"" + FederationMetrics.escapeLabel(v.peer()) + "\"}";
+            FederationMetrics.sample(out, "synapse_multihub_peer_cursor", "Last peer seq folded.", "gauge", l, v.cursor());
+            FederationMetrics.sample(out, "synapse_multihub_peer_lag_events", "Peer events not folded yet.", "gauge", l,
+                    v.lag());
+            FederationMetrics.sample(out, "synapse_multihub_peer_last_success_timestamp_seconds",
+                    "Time of the last successful poll (0: never).", "gauge", l, v.lastSuccess());
+            FederationMetrics.sample(out, "synapse_multihub_peer_clock_skew_seconds",
+                    "Peer clock minus this hub's at the last connection.", "gauge", l,
+                    Double.isNaN(v.clockSkewSeconds()) ? 0 : v.clockSkewSeconds());
+            FederationMetrics.sample(out, "synapse_multihub_peer_quarantined", "1 while quarantined for equivocation.",
+                    "gauge", l, v.quarantined() ? 1 : 0);
+            FederationMetrics.sample(out, "synapse_multihub_peer_live_claims", "Live claims the peer's log asserts.",
+                    "gauge", l, v.claims().values().stream().filter(c -> c.liveAt(now)).count());
+        }
+    }
+
+    @Override
+    public void close() {
+        if (watch != null) {
+            watch.close();
+        }
+        if (links != null) {
+            links.close();
+        }
     }
 
     /** The counters (tests, status). */
     public FederationMetrics metrics() {
         return metrics;
+    }
+
+    /** The advisory view of the watched peers. */
+    public AdvisoryFold fold() {
+        return fold;
     }
 }

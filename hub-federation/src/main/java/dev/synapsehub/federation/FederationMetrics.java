@@ -44,6 +44,11 @@ public final class FederationMetrics {
                 peerClaimsDecided.get());
     }
 
+    /** A label value with backslash, quote and newline escaped (Prometheus text format). */
+    public static String escapeLabel(String v) {
+        return v.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+    }
+
     /** One Prometheus sample with its HELP and TYPE lines. */
     public static void counter(StringBuilder s, String name, String help, long value) {
         sample(s, name, help, "counter", "", value);

@@ -14,6 +14,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.claim.ClaimStatus;
 import dev.synapsehub.core.claim.GitContext;
+import dev.synapsehub.core.event.AuditRecordEvent;
 import dev.synapsehub.core.event.ClaimDeniedEvent;
 import dev.synapsehub.core.event.ClaimReleasedEvent;
 import dev.synapsehub.core.event.ClaimSnapshotEvent;
@@ -81,7 +82,7 @@ public final class EventCodec {
     /** True when this codec decodes {@code kind}; other kinds are skipped on replay. */
     public boolean knows(String kind) {
         return MessagingEventCodec.knows(kind) || SNAPSHOT_KINDS.containsKey(kind) || "release".equals(kind) || "claim_denial".equals(kind)
-                || "idempotency".equals(kind);
+                || "idempotency".equals(kind) || AuditRecordEvent.KINDS.contains(kind);
     }
 
     // -------------------------------------------------------------------------------------
@@ -91,6 +92,9 @@ public final class EventCodec {
     public String encode(CoordinationEvent event) {
         if (MessagingEventCodec.handles(event)) {
             return messaging.encode(event); // board, resource, chat, mailbox and receipt kinds
+        }
+        if (event instanceof AuditRecordEvent audit) {
+            return audit.payloadJson(); // authored as compact, ASCII-escaped JSON by its module
         }
         // Jackson's pooled segment writer: no synchronized StringBuffer, no copy per grow
         BufferRecycler recycler = FACTORY._getBufferRecycler();
@@ -211,6 +215,16 @@ public final class EventCodec {
         if (payload == null) {
             throw new CorruptPayloadException("null payload");
         }
+        if (AuditRecordEvent.KINDS.contains(kind)) {
+            try {
+                if (!MAPPER.readTree(payload).isObject()) {
+                    throw new IllegalArgumentException("not a JSON object");
+                }
+                return Optional.of(new AuditRecordEvent(ts, kind, payload.strip()));
+            } catch (IOException | IllegalArgumentException e) {
+                throw new CorruptPayloadException("undecodable " + kind + " payload: " + e.getMessage(), e);
+            }
+        }
         if (MessagingEventCodec.knows(kind)) {
             return Optional.of(messaging.decode(kind, ts, payload));
         }
@@ -231,7 +245,8 @@ public final class EventCodec {
         if (!knows(kind)) {
             return Optional.empty();
         }
-        if (utf8 != null && utf8.length > 0 && utf8[0] == '{' && !MessagingEventCodec.knows(kind)) {
+        if (utf8 != null && utf8.length > 0 && utf8[0] == '{' && !MessagingEventCodec.knows(kind)
+                && !AuditRecordEvent.KINDS.contains(kind)) {
             try (JsonParser p = FACTORY.createParser(utf8)) {
                 return Optional.of(decode(kind, ts, p));
             } catch (IOException | RuntimeException | CorruptPayloadException e) {

@@ -7,6 +7,9 @@ import dev.synapsehub.core.Clock;
 import dev.synapsehub.core.actor.ActorSettings;
 import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.federation.FederationExtension;
+import dev.synapsehub.federation.FederationSettings;
+import dev.synapsehub.federation.follow.SqliteMirror;
+import dev.synapsehub.federation.follow.WatchSettings;
 import dev.synapsehub.federation.trust.ServingTrust;
 import dev.synapsehub.journal.DurableCoordination;
 import dev.synapsehub.net.HubConfig;
@@ -20,7 +23,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Function;
 
 /**
  * A real journaled hub on a loopback port with native TLS and the federation extension, as the
@@ -35,15 +37,12 @@ public final class FedHub implements AutoCloseable {
     public final FederationExtension federation;
     private final List<HubClient> clients = new ArrayList<>();
 
-    /**
-     * Starts hub {@code certs.hubId()} journaling to {@code db}; {@code federation} builds the
-     * extension from the journal.
-     */
-    public FedHub(Pki.HubCerts certs, Path db, ServingTrust trust,
-                  Function<DurableCoordination, FederationExtension> federation) throws Exception {
+    /** Starts hub {@code certs.hubId()} journaling to {@code db}, its mirror beside it. */
+    public FedHub(Pki.HubCerts certs, Path db, FederationSettings settings) throws Exception {
         this.certs = certs;
         this.durable = DurableCoordination.open(db, Clock.system(), CoordinationState::new, ActorSettings.DEFAULTS);
-        this.federation = federation.apply(durable);
+        this.federation = new FederationExtension(settings, durable.journal(), SqliteMirror.open(db));
+        ServingTrust trust = settings.trust();
         TlsFiles tls = new TlsFiles(certs.serverFiles().cert(), certs.serverFiles().key(), null);
         if (trust.startupPolicy() != null) {
             tls = tls.withClientCa(trust.startupPolicy().clientCaFile());
@@ -57,7 +56,8 @@ public final class FedHub implements AutoCloseable {
 
     /** A hub serving its log under {@code trust}. */
     public static FedHub serving(Pki.HubCerts certs, Path db, ServingTrust trust) throws Exception {
-        return new FedHub(certs, db, trust, d -> new FederationExtension(trust, d.journal()));
+        return new FedHub(certs, db, new FederationSettings(trust, WatchSettings.none(),
+                dev.synapsehub.federation.route.NamespaceOwners.none(certs.hubId())));
     }
 
     /** {@code wss://127.0.0.1:<port>/}. */

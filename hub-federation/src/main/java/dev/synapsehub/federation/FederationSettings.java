@@ -1,0 +1,19 @@
+package dev.synapsehub.federation;
+
+import dev.synapsehub.federation.follow.WatchSettings;
+import dev.synapsehub.federation.route.NamespaceOwners;
+import dev.synapsehub.federation.trust.ServingTrust;
+
+/**
+ * Everything federation needs, validated once at start-up.
+ *
+ * @param trust who may pull this hub's log and forward claims to it
+ * @param watch the peers whose logs this hub follows
+ * @param owners which hub owns each namespace (empty: every claim is local)
+ */
+public record FederationSettings(ServingTrust trust, WatchSettings watch, NamespaceOwners owners) {
+    /** No federation: no peer served, none followed, every claim local. */
+    public static FederationSettings none(String hubId) {
+        return new FederationSettings(ServingTrust.none(), WatchSettings.none(), NamespaceOwners.none(hubId));
+    }
+}
