@@ -5,6 +5,8 @@ import dev.synapsehub.federation.FederationSettings;
 import dev.synapsehub.federation.follow.PollBudget;
 import dev.synapsehub.federation.follow.WatchPeer;
 import dev.synapsehub.federation.follow.WatchSettings;
+import dev.synapsehub.federation.route.ClaimRoute;
+import dev.synapsehub.federation.route.ForwardSettings;
 import dev.synapsehub.federation.route.NamespaceOwners;
 import dev.synapsehub.federation.trust.SecureFile;
 import dev.synapsehub.federation.trust.ServingTrust;
@@ -68,6 +70,18 @@ public final class FederationOptions {
             description = "Private key (PKCS#8 PEM) of --multihub-client-certfile. Owner-only file.")
     Path clientKeyFile;
 
+    @Option(names = "--claim-peer", paramLabel = "HUB_ID=URI",
+            description = "Forward claims in namespaces owned by HUB_ID to it at URI (wss://host:port) and relay its "
+                    + "verdict; repeatable, needs --namespace-owner. Without a route such claims are refused here.")
+    List<String> claimPeers = new ArrayList<>();
+
+    @Option(names = "--claim-peer-token", paramLabel = "TOKEN", description = "Connect token sent with forwarded claims.")
+    String claimPeerToken;
+
+    @Option(names = "--claim-peer-pin", paramLabel = "HUB_ID=sha256:HEX",
+            description = "Trust exactly the server certificate with this pin for claim route HUB_ID (its URI must be wss://).")
+    List<String> claimPeerPins = new ArrayList<>();
+
     /**
      * The serving trust, loaded strictly; throws {@link IllegalArgumentException} with the
      * contract's refusal text (exit 2).
@@ -90,7 +104,61 @@ public final class FederationOptions {
     /** Validated settings; {@code explicitHubId} is the --hub-id given (null when defaulted). */
     FederationSettings settings(ServingTrust trust, String explicitHubId, String effectiveHubId) {
         NamespaceOwners owners = owners(explicitHubId, effectiveHubId);
-        return new FederationSettings(trust, watchSettings(owners), owners);
+        WatchSettings watch = watchSettings(owners);
+        return new FederationSettings(trust, watch, owners, forwardSettings(owners));
+    }
+
+    private ForwardSettings forwardSettings(NamespaceOwners owners) {
+        if (claimPeers.isEmpty()) {
+            if (!claimPeerPins.isEmpty()) {
+                throw new IllegalArgumentException("--claim-peer-pin requires --claim-peer; a pin without a route cannot "
+                        + "secure any owner connection.");
+            }
+            return ForwardSettings.none();
+        }
+        if (!owners.configured()) {
+            throw new IllegalArgumentException("--claim-peer requires --namespace-owner; a forwarding route is keyed by "
+                    + "the owning hub id, and without an ownership map no claim is remote-owned to forward.");
+        }
+        Map<String, URI> routes = new LinkedHashMap<>();
+        for (String spec : claimPeers) {
+            String[] kv = pair(spec, "--claim-peer must use HUB_ID=URI, got '" + spec + "'");
+            if (routes.put(kv[0], uri(kv[1], spec)) != null) {
+                throw new IllegalArgumentException("--claim-peer names hub '" + kv[0] + "' twice");
+            }
+        }
+        Map<String, CertificatePin> pins = new LinkedHashMap<>();
+        TreeSet<String> unknown = new TreeSet<>();
+        for (String spec : claimPeerPins) {
+            String[] kv = pair(spec, "--claim-peer-pin must use HUB_ID=sha256:<hex>, got '" + spec + "'");
+            if (!routes.containsKey(kv[0])) {
+                unknown.add(kv[0]);
+                continue;
+            }
+            try {
+                pins.put(kv[0], CertificatePin.parse(kv[1]));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--claim-peer-pin pin must be sha256:<hex>, got '" + kv[1] + "'");
+            }
+        }
+        if (!unknown.isEmpty()) {
+            throw new IllegalArgumentException("--claim-peer-pin names hubs not configured by --claim-peer: "
+                    + String.join(", ", unknown));
+        }
+        List<ClaimRoute> list = new ArrayList<>();
+        for (Map.Entry<String, URI> r : routes.entrySet()) {
+            if (clientCertFile != null && !pins.containsKey(r.getKey())) {
+                throw new IllegalArgumentException("multi-hub client identity requires --claim-peer-pin for hub '"
+                        + r.getKey() + "'");
+            }
+            if (pins.containsKey(r.getKey()) && !"wss".equalsIgnoreCase(r.getValue().getScheme())) {
+                throw new IllegalArgumentException("--claim-peer-pin for '" + r.getKey() + "' requires a wss:// peer "
+                        + "URI, got " + r.getValue());
+            }
+            list.add(new ClaimRoute(r.getKey(), r.getValue(), pins.get(r.getKey())));
+        }
+        return new ForwardSettings(ForwardSettings.byHub(list), claimPeerToken, clientCertFile, clientKeyFile,
+                ForwardSettings.BOUND);
     }
 
     private NamespaceOwners owners(String explicitHubId, String effectiveHubId) {

@@ -124,6 +124,28 @@ class FederationCliTest {
     }
 
     @Test
+    void theClaimRouteFlagsRefuseWhatContractF6Refuses() throws Exception {
+        refusedAtStart("--claim-peer requires --namespace-owner; a forwarding route is keyed by the owning hub id, and "
+                + "without an ownership map no claim is remote-owned to forward.", "--claim-peer", "b=wss://127.0.0.1:1");
+        refusedAtStart("--claim-peer-pin requires --claim-peer; a pin without a route cannot secure any owner "
+                + "connection.", "--claim-peer-pin", "b=sha256:" + "0".repeat(64));
+        refusedAtStart("--claim-peer-pin names hubs not configured by --claim-peer: c", "--hub-id", "a",
+                "--namespace-owner", "proj=b", "--claim-peer", "b=wss://127.0.0.1:1",
+                "--claim-peer-pin", "c=sha256:" + "0".repeat(64));
+        refusedAtStart("--claim-peer-pin pin must be sha256:<hex>, got 'abc'", "--hub-id", "a", "--namespace-owner",
+                "proj=b", "--claim-peer", "b=wss://127.0.0.1:1", "--claim-peer-pin", "b=abc");
+        refusedAtStart("--claim-peer names hub 'b' twice", "--hub-id", "a", "--namespace-owner", "proj=b",
+                "--claim-peer", "b=wss://127.0.0.1:1", "--claim-peer", "b=wss://127.0.0.1:2");
+        refusedAtStart("--claim-peer must use HUB_ID=URI, got 'wss://x:1'", "--hub-id", "a", "--namespace-owner",
+                "proj=b", "--claim-peer", "wss://x:1");
+        Setup s = setup();
+        refusedAtStart("multi-hub client identity requires --claim-peer-pin for hub 'b'", "--hub-id", "a",
+                "--namespace-owner", "proj=b", "--claim-peer", "b=wss://127.0.0.1:1",
+                "--multihub-client-certfile", s.client().cert().toString(),
+                "--multihub-client-keyfile", s.client().key().toString());
+    }
+
+    @Test
     void helpExplainsTheServingPolicy() {
         assertThat(CliTest.run("--help").out()).contains("--multihub-serving-policy").contains("owner-only")
                 .contains("--multihub-watch=PEER=URI").contains("--namespace-owner").contains("--multihub-watch-pin");

@@ -14,17 +14,37 @@ import dev.synapsehub.net.extension.HubExtension;
 import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.Request;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.synapsehub.core.event.AuditRecordEvent;
+import dev.synapsehub.core.journal.JournalException;
+import dev.synapsehub.core.journal.JournaledEvent;
+import dev.synapsehub.federation.route.ClaimForwarder;
+import dev.synapsehub.federation.route.ClaimServer;
+import dev.synapsehub.federation.route.OwnershipResolver;
+import dev.synapsehub.federation.route.PartitionTracker;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Federation plugged into the hub's network edge: serves peer log pulls (§11.1) under the
- * serving policy, follows the watched peers' logs into the advisory fold (§11.2), and answers
- * the fold query and the operator recovery. The composition root builds it from validated
+ * serving policy, follows the watched peers' logs into the advisory fold (§11.2), routes
+ * claims by namespace ownership (forwarding remote ones, refusing ungoverned and partitioned
+ * ones, §11.3), decides claims forwarded by authorised peers, and answers the fold query and
+ * the operator recovery. The composition root builds it from validated
  * settings and hands it to {@code HubServer}.
  */
 public final class FederationExtension implements HubExtension {
     private static final Set<String> TYPES = Set.of("multihub_log_request", "multihub_observed_request",
-            "multihub_recover_request");
+            "multihub_recover_request", "multihub_claim_request");
+    private static final Logger LOG = LoggerFactory.getLogger(FederationExtension.class);
 
     private final FederationSettings settings;
     private final SqliteJournal journal;
@@ -36,6 +56,11 @@ public final class FederationExtension implements HubExtension {
     private ObservedQuery observed;
     private LogWatch watch;
     private PeerLinks links;
+    private OwnershipResolver resolver;
+    private PartitionTracker partitions;
+    private ClaimForwarder forwarder;
+    private ClaimServer claimServer;
+    private ScheduledExecutorService background;
 
     /**
      * @param journal the hub's journal, or null for a hub without {@code --db}
@@ -60,7 +85,57 @@ public final class FederationExtension implements HubExtension {
         } catch (Mirror.MirrorException e) {
             throw new IllegalStateException(e.getMessage(), e);
         }
+        resolver = new OwnershipResolver(settings.owners(), fold);
+        partitions = new PartitionTracker(resolver, audit, journaledPartitions(context));
+        background = Executors.newScheduledThreadPool(2, r -> {
+            Thread t = new Thread(r, "synapse-federation");
+            t.setDaemon(true);
+            return t;
+        });
+        forwarder = new ClaimForwarder(context, resolver, settings.forward(), links, metrics, background);
+        claimServer = new ClaimServer(context, settings.trust(), resolver, claims, metrics);
         watch.start(links);
+        if (settings.owners().configured()) {
+            background.scheduleWithFixedDelay(this::refreshPartitions, 0, 1, TimeUnit.SECONDS);
+        }
+    }
+
+    private void refreshPartitions() {
+        try {
+            partitions.refresh(hub.clock().nowSeconds());
+        } catch (RuntimeException fault) {
+            LOG.error("partition refresh failed", fault);
+        }
+    }
+
+    /** The unresolved partitions the journal holds (restored at start-up). */
+    private Map<String, Set<String>> journaledPartitions(HubContext context) {
+        if (journal == null) {
+            return Map.of();
+        }
+        try {
+            List<JournaledEvent> rows = context.actor().read(s -> {
+                try {
+                    return journal.readAfter(0, Integer.MAX_VALUE, Set.of("multihub_partition", "multihub_heal"));
+                } catch (JournalException e) {
+                    throw new IllegalStateException(e.getMessage(), e);
+                }
+            }).get();
+            List<Map.Entry<String, JsonNode>> records = new ArrayList<>();
+            ObjectMapper mapper = new ObjectMapper();
+            for (JournaledEvent e : rows) {
+                AuditRecordEvent a = (AuditRecordEvent) e.event();
+                records.add(Map.entry(a.kind(), mapper.readTree(a.payloadJson())));
+            }
+            return PartitionTracker.unresolved(records);
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot restore partitions from the journal: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public boolean claimIsLocal(Request claim) {
+        return forwarder.claimIsLocal(claim);
     }
 
     @Override
@@ -73,6 +148,7 @@ public final class FederationExtension implements HubExtension {
         switch (request.type()) {
             case "multihub_log_request" -> logServer.handle(request);
             case "multihub_observed_request" -> observed.handle(request);
+            case "multihub_claim_request" -> claimServer.handle(request);
             default -> recover(request);
         }
     }
@@ -139,6 +215,9 @@ public final class FederationExtension implements HubExtension {
 
     @Override
     public void close() {
+        if (background != null) {
+            background.shutdownNow();
+        }
         if (watch != null) {
             watch.close();
         }
@@ -150,6 +229,11 @@ public final class FederationExtension implements HubExtension {
     /** The counters (tests, status). */
     public FederationMetrics metrics() {
         return metrics;
+    }
+
+    /** The partitions as last journaled (status, tests). */
+    public Map<String, Set<String>> partitions() {
+        return partitions.current();
     }
 
     /** The advisory view of the watched peers. */

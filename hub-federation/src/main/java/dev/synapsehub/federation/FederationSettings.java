@@ -1,6 +1,7 @@
 package dev.synapsehub.federation;
 
 import dev.synapsehub.federation.follow.WatchSettings;
+import dev.synapsehub.federation.route.ForwardSettings;
 import dev.synapsehub.federation.route.NamespaceOwners;
 import dev.synapsehub.federation.trust.ServingTrust;
 
@@ -10,10 +11,13 @@ import dev.synapsehub.federation.trust.ServingTrust;
  * @param trust who may pull this hub's log and forward claims to it
  * @param watch the peers whose logs this hub follows
  * @param owners which hub owns each namespace (empty: every claim is local)
+ * @param forward where claims owned by other hubs are forwarded
  */
-public record FederationSettings(ServingTrust trust, WatchSettings watch, NamespaceOwners owners) {
+public record FederationSettings(ServingTrust trust, WatchSettings watch, NamespaceOwners owners,
+                                 ForwardSettings forward) {
     /** No federation: no peer served, none followed, every claim local. */
     public static FederationSettings none(String hubId) {
-        return new FederationSettings(ServingTrust.none(), WatchSettings.none(), NamespaceOwners.none(hubId));
+        return new FederationSettings(ServingTrust.none(), WatchSettings.none(), NamespaceOwners.none(hubId),
+                ForwardSettings.none());
     }
 }

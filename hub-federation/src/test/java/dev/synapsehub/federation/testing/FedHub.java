@@ -57,7 +57,8 @@ public final class FedHub implements AutoCloseable {
     /** A hub serving its log under {@code trust}. */
     public static FedHub serving(Pki.HubCerts certs, Path db, ServingTrust trust) throws Exception {
         return new FedHub(certs, db, new FederationSettings(trust, WatchSettings.none(),
-                dev.synapsehub.federation.route.NamespaceOwners.none(certs.hubId())));
+                dev.synapsehub.federation.route.NamespaceOwners.none(certs.hubId()),
+                dev.synapsehub.federation.route.ForwardSettings.none()));
     }
 
     /** {@code wss://127.0.0.1:<port>/}. */

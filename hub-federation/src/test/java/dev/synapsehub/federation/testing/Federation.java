@@ -30,6 +30,7 @@ public final class Federation {
 
     /** A follower of {@code peers} (serving nobody) with the given ownership map. */
     public static FederationSettings follower(Pki.HubCerts self, List<WatchPeer> peers, Map<String, String> owners) {
-        return new FederationSettings(ServingTrust.none(), watch(self, peers), new NamespaceOwners(self.hubId(), owners));
+        return new FederationSettings(ServingTrust.none(), watch(self, peers), new NamespaceOwners(self.hubId(), owners),
+                dev.synapsehub.federation.route.ForwardSettings.none());
     }
 }
