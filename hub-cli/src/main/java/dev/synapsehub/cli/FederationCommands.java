@@ -32,7 +32,7 @@ import java.util.function.Predicate;
     "Store commands work on a file (default ~/.synapse/federation.json) and never talk to a hub;",
     "status, observed and recover ask a running hub (observed also reads a stopped hub's --db)."},
         subcommands = {FederationCommands.Offer.class, FederationCommands.Import.class, FederationCommands.ListStore.class,
-            FederationCommands.Revoke.class, FederationCommands.Status.class, FederationCommands.Observed.class,
+            FederationCommands.Revoke.class, FederationCommands.Fetch.class, FederationCommands.Doctor.class, FederationCommands.Status.class, FederationCommands.Observed.class,
             FederationCommands.Recover.class})
 final class FederationCommands implements Callable<Integer> {
     @Spec
@@ -55,12 +55,16 @@ final class FederationCommands implements Callable<Integer> {
     /** The fingerprint block of {@code offer} and {@code fetch}. */
     static void printBundle(PrintWriter out, PeeringRecord r) {
         out.println("domain: " + r.domainId());
-        out.println("signing key ids: " + String.join(", ", r.signingKeyIds()));
-        out.println("certificate pins: " + String.join(", ", r.certificatePins()));
-        out.println("namespaces: " + String.join(", ", r.namespaces()));
+        out.println("signing key ids: " + String.join(", ", sorted(r.signingKeyIds())));
+        out.println("certificate pins: " + String.join(", ", sorted(r.certificatePins())));
+        out.println("namespaces: " + String.join(", ", sorted(r.namespaces())));
         out.println("scope grants: " + r.scopeGrants().size());
         out.println("expires: " + expiry(r.expiresAt()));
         out.println("bundle fingerprint: " + FederationStore.fingerprint(r));
+    }
+
+    private static List<String> sorted(List<String> values) {
+        return values.stream().sorted().toList();
     }
 
     static PeeringRecord readBundle(Path file) throws TrustFileException {
@@ -183,6 +187,177 @@ final class FederationCommands implements Callable<Integer> {
             current.with(r.revokedCopy()).write(store());
             out.println("revoked peering with domain '" + domain + "'");
             return ExitCodes.OK;
+        }
+    }
+
+    @Command(name = "fetch", mixinStandardHelpOptions = true,
+            description = "Pull a peer hub's own bundle (served with --federation-offer) over the wire, write it to "
+                    + "--out and print its fingerprint for comparison. It never imports.")
+    static final class Fetch implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Parameters(paramLabel = "URI", description = "The peer hub, e.g. wss://hub-b.example:8876.")
+        java.net.URI uri;
+
+        @Option(names = "--out", required = true, paramLabel = "FILE", description = "Where to write the bundle.")
+        Path out;
+
+        @Option(names = "--pin", paramLabel = "sha256:HEX", description = "The peer's server certificate pin (wss:// only).")
+        String pin;
+
+        @Option(names = "--token", description = "The peer's connect token, if it has one.")
+        String token;
+
+        @Option(names = "--local-id", paramLabel = "NAME", defaultValue = "operator/federation-fetch",
+                description = "Name to register as on the peer (default: ${DEFAULT-VALUE}).")
+        String localId;
+
+        @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "5", description = "Wait at most this long.")
+        double timeout;
+
+        @Override
+        public Integer call() {
+            PrintWriter err = spec.commandLine().getErr();
+            java.time.Duration wait = java.time.Duration.ofMillis((long) (Math.max(0.1, timeout) * 1000));
+            try {
+                dev.synapsehub.client.tls.ClientTls tls = pin == null ? dev.synapsehub.client.tls.ClientTls.NONE
+                        : dev.synapsehub.client.tls.ClientTls.pinned(dev.synapsehub.client.tls.CertificatePin.parse(pin));
+                try (HubClient hub = HubClient.connect(uri, wait, tls)) {
+                    hub.register(localId, token, wait);
+                    hub.send(hub.frame(localId, "federation_offer_request"));
+                    ObjectNode reply = hub.await(f -> "federation_offer".equals(f.path("type").asText())
+                            || "error".equals(f.path("type").asText()), wait);
+                    if (!"federation_offer".equals(reply.path("type").asText())) {
+                        err.println("synapse-hub: " + uri + " offers no bundle: " + reply.path("payload").asText());
+                        return ExitCodes.REFUSED;
+                    }
+                    ObjectNode bundle = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+                    for (String field : List.of("domain_id", "namespaces", "certificate_pins", "signing_key_ids",
+                            "scope_grants", "expires_at", "revoked")) {
+                        bundle.set(field, reply.get(field));
+                    }
+                    byte[] bytes = new com.fasterxml.jackson.databind.ObjectMapper()
+                            .writerWithDefaultPrettyPrinter().writeValueAsBytes(bundle);
+                    PeeringRecord r = FederationStore.parseBundle(bytes, out);
+                    Files.write(out, bytes);
+                    printBundle(spec.commandLine().getOut(), r);
+                    return ExitCodes.OK;
+                }
+            } catch (IllegalArgumentException | TrustFileException e) {
+                err.println("synapse-hub: " + e.getMessage());
+                return ExitCodes.USAGE;
+            } catch (IOException | java.util.concurrent.TimeoutException e) {
+                err.println("synapse-hub: cannot fetch the offer of " + uri + ": " + e.getMessage());
+                return ExitCodes.UNAVAILABLE;
+            }
+        }
+    }
+
+    @Command(name = "doctor", mixinStandardHelpOptions = true,
+            description = {"Read-only checks of a hub's federation setup, given the hub's own flags: the configuration "
+                    + "validates as at start-up, certificates are valid (and for how long), the serving policy's "
+                    + "peerings are active, and every watch and claim route is reachable with its pin and client "
+                    + "certificate. Binds no name on any peer. Exit 0 when nothing failed, 1 otherwise."})
+    static final class Doctor implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @picocli.CommandLine.Mixin
+        ServeOptions serve;
+
+        @picocli.CommandLine.Mixin
+        FederationOptions federation;
+
+        private int failures;
+
+        @Override
+        public Integer call() {
+            PrintWriter out = spec.commandLine().getOut();
+            dev.synapsehub.net.HubConfig config;
+            dev.synapsehub.federation.FederationSettings settings;
+            try {
+                config = serve.hubConfig();
+                dev.synapsehub.federation.trust.ServingTrust trust = federation.servingTrust(config.tls() != null, m -> { });
+                settings = federation.settings(trust, serve.hubId, config.hubId());
+                line(out, "ok", "configuration", "validates (hub id " + config.hubId() + ", "
+                        + settings.owners().owners().size() + " namespace owner(s), " + settings.watch().peers().size()
+                        + " watched peer(s), " + settings.forward().routes().size() + " claim route(s))");
+            } catch (IllegalArgumentException e) {
+                line(out, "FAIL", "configuration", e.getMessage());
+                return ExitCodes.REFUSED;
+            }
+            if (config.tls() != null) {
+                certificate(out, "server certificate", config.tls().certFile());
+            }
+            if (settings.watch().clientCertFile() != null) {
+                certificate(out, "client certificate", settings.watch().clientCertFile());
+            } else if (settings.forward().clientCertFile() != null) {
+                certificate(out, "client certificate", settings.forward().clientCertFile());
+            }
+            var policy = settings.trust().startupPolicy();
+            if (policy != null) {
+                double now = System.currentTimeMillis() / 1000.0;
+                for (var grant : policy.grantList()) {
+                    PeeringRecord r = policy.store().record(grant.domainId()).orElseThrow();
+                    String state = r.state(now);
+                    line(out, "active".equals(state) ? "ok" : "FAIL", "grant " + grant.sender(), "domain "
+                            + grant.domainId() + " is " + state + ", namespace " + grant.namespace() + ", expires "
+                            + expiry(r.expiresAt()));
+                }
+            }
+            java.util.Set<String> probed = new java.util.HashSet<>();
+            for (var peer : settings.watch().peers()) {
+                if (probed.add(peer.uri().toString())) {
+                    probe(out, "watch " + peer.label(), peer.uri(), settings.watch().tlsFor(peer));
+                }
+            }
+            for (var route : settings.forward().routes().values()) {
+                if (probed.add(route.uri().toString())) {
+                    probe(out, "claim route " + route.hubId(), route.uri(), settings.forward().tlsFor(route));
+                }
+            }
+            out.println(failures == 0 ? "no problems found" : failures + " problem(s) found");
+            return failures == 0 ? ExitCodes.OK : ExitCodes.REFUSED;
+        }
+
+        private void certificate(PrintWriter out, String what, Path file) {
+            try {
+                java.security.cert.X509Certificate c = dev.synapsehub.client.tls.PemFiles.certificates(file).get(0);
+                long daysLeft = java.time.Duration.between(Instant.now(), c.getNotAfter().toInstant()).toDays();
+                boolean valid = c.getNotBefore().toInstant().isBefore(Instant.now()) && daysLeft >= 0;
+                line(out, !valid ? "FAIL" : daysLeft < 14 ? "WARN" : "ok", what, file + ": "
+                        + c.getSubjectX500Principal().getName() + ", valid until " + c.getNotAfter().toInstant()
+                        + " (" + daysLeft + " days), pin " + dev.synapsehub.client.tls.CertificatePin.of(c));
+            } catch (IOException e) {
+                line(out, "FAIL", what, e.getMessage());
+            }
+        }
+
+        private void probe(PrintWriter out, String what, java.net.URI uri, dev.synapsehub.client.tls.ClientTls tls) {
+            long start = System.nanoTime();
+            try (HubClient c = HubClient.connect(uri, java.time.Duration.ofSeconds(5), tls)) {
+                long millis = (System.nanoTime() - start) / 1_000_000;
+                String detail;
+                try {
+                    ObjectNode w = c.awaitType("welcome", java.time.Duration.ofSeconds(2));
+                    double skew = w.path("timestamp").asDouble() - System.currentTimeMillis() / 1000.0;
+                    detail = String.format(Locale.ROOT, "protocol %d, clock skew %.3f s",
+                            w.path("protocol_version").asInt(1), skew);
+                } catch (java.util.concurrent.TimeoutException e) {
+                    detail = "no welcome before a first frame (a token hub)";
+                }
+                line(out, "ok", what, uri + " reachable in " + millis + " ms (TLS and pin ok), " + detail);
+            } catch (IOException e) {
+                line(out, "FAIL", what, uri + ": " + e.getMessage());
+            }
+        }
+
+        private void line(PrintWriter out, String verdict, String what, String detail) {
+            if ("FAIL".equals(verdict)) {
+                failures++;
+            }
+            out.printf(Locale.ROOT, "%-4s %s: %s%n", verdict, what, detail);
         }
     }
 

@@ -70,6 +70,11 @@ public final class FederationOptions {
             description = "Private key (PKCS#8 PEM) of --multihub-client-certfile. Owner-only file.")
     Path clientKeyFile;
 
+    @Option(names = "--federation-offer", paramLabel = "FILE",
+            description = "Offer this hub's own bundle (a peering record without provenance) to "
+                    + "`synapse-hub federation fetch`; checked at start, re-read on every request.")
+    Path offerFile;
+
     @Option(names = "--claim-peer", paramLabel = "HUB_ID=URI",
             description = "Forward claims in namespaces owned by HUB_ID to it at URI (wss://host:port) and relay its "
                     + "verdict; repeatable, needs --namespace-owner. Without a route such claims are refused here.")
@@ -105,7 +110,14 @@ public final class FederationOptions {
     FederationSettings settings(ServingTrust trust, String explicitHubId, String effectiveHubId) {
         NamespaceOwners owners = owners(explicitHubId, effectiveHubId);
         WatchSettings watch = watchSettings(owners);
-        return new FederationSettings(trust, watch, owners, forwardSettings(owners));
+        if (offerFile != null) {
+            try {
+                dev.synapsehub.federation.serve.OfferServer.read(offerFile);
+            } catch (TrustFileException e) {
+                throw new IllegalArgumentException("cannot serve --federation-offer: " + e.getMessage(), e);
+            }
+        }
+        return new FederationSettings(trust, watch, owners, forwardSettings(owners), offerFile);
     }
 
     private ForwardSettings forwardSettings(NamespaceOwners owners) {

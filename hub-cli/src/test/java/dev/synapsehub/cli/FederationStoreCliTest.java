@@ -55,6 +55,59 @@ class FederationStoreCliTest {
     }
 
     @Test
+    void fetchPullsTheOfferedBundleWithTheSameFingerprintAndNeverImports() throws Exception {
+        String pin = TestCertificates.authority("ca").issue("hub-b").pin().text();
+        Path bundle = dir.resolve("offer.json");
+        Files.writeString(bundle, "{\"domain_id\":\" b.example \",\"namespaces\":[\"proj\",\"ops\"],"
+                + "\"certificate_pins\":[\"" + pin + "\"],\"signing_key_ids\":[\"k2\",\"k1\"],"
+                + "\"scope_grants\":[{\"verb\":\"claim\",\"namespace\":\"proj\"}],\"expires_at\":1900000000}");
+        String offered = CliTest.run("federation", "offer", bundle.toString()).out();
+        TestCertificates.Identity server = TestCertificates.selfSigned("hub-b");
+        TestCertificates.PemPair files = server.write(dir, "server");
+        HubDaemon d = hub.start("--port", "0", "--tls-certfile", files.cert().toString(), "--tls-keyfile",
+                files.key().toString(), "--federation-offer", bundle.toString());
+        Path out = dir.resolve("fetched.json");
+        CliTest.Run fetched = CliTest.run("federation", "fetch", "wss://127.0.0.1:" + d.port(), "--out", out.toString(),
+                "--pin", server.pin().text());
+        assertThat(fetched.code()).as(fetched.err()).isEqualTo(ExitCodes.OK);
+        assertThat(fetched.out()).isEqualTo(offered); // same fields, same fingerprint
+        assertThat(CliTest.run("federation", "offer", out.toString()).out()).isEqualTo(offered);
+        assertThat(dir.resolve("store")).doesNotExist();
+        hub.close();
+
+        HubDaemon bare = hub.start("--port", "0");
+        CliTest.Run none = CliTest.run("federation", "fetch", "ws://127.0.0.1:" + bare.port(), "--out", out.toString());
+        assertThat(none.code()).isEqualTo(ExitCodes.REFUSED);
+        assertThat(none.err()).contains("No federation offer is configured on this hub.");
+        CliTest.Run broken = CliTest.run("--port", "0", "--federation-offer", dir.resolve("missing.json").toString());
+        assertThat(broken.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(broken.err()).startsWith("synapse-hub: cannot serve --federation-offer:");
+    }
+
+    @Test
+    void doctorChecksConfigurationCertificatesAndRoutesWithoutChangingAnything() throws Exception {
+        TestCertificates.Identity server = TestCertificates.selfSigned("hub-b");
+        TestCertificates.PemPair files = server.write(dir, "server");
+        HubDaemon d = hub.start("--port", "0", "--tls-certfile", files.cert().toString(), "--tls-keyfile",
+                files.key().toString());
+        String route = "hub-b=wss://127.0.0.1:" + d.port();
+        CliTest.Run ok = CliTest.run("federation", "doctor", "--hub-id", "hub-a", "--namespace-owner", "proj=hub-b",
+                "--tls-certfile", files.cert().toString(), "--tls-keyfile", files.key().toString(),
+                "--claim-peer", route, "--claim-peer-pin", "hub-b=" + server.pin().text());
+        assertThat(ok.code()).as(ok.out() + ok.err()).isEqualTo(ExitCodes.OK);
+        assertThat(ok.out()).contains("ok   configuration: validates").contains("ok   server certificate")
+                .contains("ok   claim route hub-b: wss://127.0.0.1:" + d.port() + " reachable").contains("no problems found");
+        CliTest.Run wrongPin = CliTest.run("federation", "doctor", "--hub-id", "hub-a", "--namespace-owner",
+                "proj=hub-b", "--claim-peer", route, "--claim-peer-pin",
+                "hub-b=" + TestCertificates.selfSigned("x").pin().text());
+        assertThat(wrongPin.code()).isEqualTo(ExitCodes.REFUSED);
+        assertThat(wrongPin.out()).contains("FAIL claim route hub-b").contains("pin mismatch");
+        CliTest.Run badConfig = CliTest.run("federation", "doctor", "--namespace-owner", "proj=hub-b");
+        assertThat(badConfig.out()).contains("FAIL configuration: --namespace-owner requires --hub-id");
+        assertThat(d.config().hubId()).isNotNull();
+    }
+
+    @Test
     void aMalformedBundleIsRefusedNamingTheField() throws Exception {
         Path bundle = dir.resolve("bad.json");
         Files.writeString(bundle, "{\"domain_id\":\"a.example\",\"certificate_pins\":[\"md5:x\"]}");

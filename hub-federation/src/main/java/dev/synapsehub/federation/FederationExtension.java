@@ -43,7 +43,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class FederationExtension implements HubExtension {
     private static final Set<String> TYPES = Set.of("multihub_log_request", "multihub_observed_request",
-            "multihub_recover_request", "multihub_claim_request");
+            "multihub_recover_request", "multihub_claim_request", "federation_offer_request");
     private static final Logger LOG = LoggerFactory.getLogger(FederationExtension.class);
 
     private final FederationSettings settings;
@@ -60,6 +60,7 @@ public final class FederationExtension implements HubExtension {
     private PartitionTracker partitions;
     private ClaimForwarder forwarder;
     private ClaimServer claimServer;
+    private dev.synapsehub.federation.serve.OfferServer offers;
     private ScheduledExecutorService background;
 
     /**
@@ -77,6 +78,7 @@ public final class FederationExtension implements HubExtension {
         this.hub = context;
         logServer = new LogServer(context, settings.trust(), journal, metrics);
         observed = new ObservedQuery(context, fold);
+        offers = new dev.synapsehub.federation.serve.OfferServer(context, settings.offerFile());
         links = new PeerLinks(context.config().hubId());
         AuditJournal audit = new AuditJournal(context.actor(), context.config().hubId());
         try {
@@ -149,6 +151,7 @@ public final class FederationExtension implements HubExtension {
             case "multihub_log_request" -> logServer.handle(request);
             case "multihub_observed_request" -> observed.handle(request);
             case "multihub_claim_request" -> claimServer.handle(request);
+            case "federation_offer_request" -> offers.handle(request);
             default -> recover(request);
         }
     }
