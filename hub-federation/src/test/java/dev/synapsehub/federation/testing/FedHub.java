@@ -39,6 +39,12 @@ public final class FedHub implements AutoCloseable {
 
     /** Starts hub {@code certs.hubId()} journaling to {@code db}, its mirror beside it. */
     public FedHub(Pki.HubCerts certs, Path db, FederationSettings settings) throws Exception {
+        this(certs, db, settings, b -> b);
+    }
+
+    /** Like the above, with the hub configuration adjusted by {@code config} (e.g. an advertised host). */
+    public FedHub(Pki.HubCerts certs, Path db, FederationSettings settings,
+                  java.util.function.UnaryOperator<HubConfig.Builder> config) throws Exception {
         this.certs = certs;
         this.durable = DurableCoordination.open(db, Clock.system(), CoordinationState::new, ActorSettings.DEFAULTS);
         this.federation = new FederationExtension(settings, durable.journal(), SqliteMirror.open(db));
@@ -47,9 +53,9 @@ public final class FedHub implements AutoCloseable {
         if (trust.startupPolicy() != null) {
             tls = tls.withClientCa(trust.startupPolicy().clientCaFile());
         }
-        HubConfig config = HubConfig.builder().host("127.0.0.1").port(0).hubId(certs.hubId()).tls(tls)
-                .metricsEnabled(true).build();
-        this.server = new HubServer(config, durable.actor(), Clock.system(), durable.journal(),
+        HubConfig hubConfig = config.apply(HubConfig.builder().host("127.0.0.1").port(0).hubId(certs.hubId()).tls(tls)
+                .metricsEnabled(true)).build();
+        this.server = new HubServer(hubConfig, durable.actor(), Clock.system(), durable.journal(),
                 new HubExtensions(List.of(this.federation)));
         server.start();
     }
