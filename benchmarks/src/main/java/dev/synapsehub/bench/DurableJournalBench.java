@@ -216,41 +216,7 @@ public final class DurableJournalBench {
     /** Writes {@code n} claim-family events, then replays them: decode only, and full rebuild. */
     static void replay(Path work, int n, int runs) throws Exception {
         Path db = work.resolve("replay-" + n + ".db");
-        double base = System.currentTimeMillis() / 1000.0;
-        long epoch = 0;
-        try (SqliteJournal journal = SqliteJournal.open(db)) {
-            List<CoordinationEvent> batch = new ArrayList<>(10_000);
-            int tasks = 10_000;
-            Claim[] held = new Claim[tasks];
-            for (int i = 0; i < n; i++) {
-                int t = i % tasks;
-                double ts = base + i * 1e-4;
-                Claim c = held[t];
-                if (c == null) {
-                    c = new Claim("task-" + t, "agent-" + (t % 97), "agent-" + (t % 97), "bench", ts, ts + 3600,
-                            ClaimStatus.CLAIMED, "", "wt-" + t, List.of("src/module" + t, "docs/" + t), ++epoch, 0, "",
-                            null);
-                    held[t] = c;
-                    batch.add(new ClaimSnapshotEvent(ts, ClaimSnapshotEvent.Kind.CLAIM, c));
-                } else if ((i / tasks) % 3 == 1) {
-                    c = new Claim(c.taskId(), c.owner(), c.principal(), "working on it", c.claimedAt(),
-                            c.leaseExpiresAt(), ClaimStatus.WORKING, "ref", c.worktree(), c.paths(), c.epoch(),
-                            c.version() + 1, "ckpt-" + i, c.git());
-                    held[t] = c;
-                    batch.add(new ClaimSnapshotEvent(ts, ClaimSnapshotEvent.Kind.TASK_UPDATE, c));
-                } else {
-                    held[t] = null;
-                    batch.add(new ClaimReleasedEvent(ts, c.taskId()));
-                }
-                if (batch.size() == 10_000) {
-                    journal.append(batch);
-                    batch.clear();
-                }
-            }
-            if (!batch.isEmpty()) {
-                journal.append(batch);
-            }
-        }
+        ClaimLogWriter.write(db, n, "");
         double bestDecode = 0;
         double bestRebuild = 0;
         for (int run = 1; run <= runs; run++) {

@@ -1,5 +1,8 @@
 package dev.synapsehub.cli;
 
+import dev.synapsehub.client.HubClient;
+import dev.synapsehub.client.tls.CertificatePin;
+import dev.synapsehub.client.tls.ClientTls;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -26,12 +29,28 @@ public final class ClientOptions {
     @Option(names = "--token-file", paramLabel = "FILE", description = "Read the connect token from this file.")
     Path tokenFile;
 
+    @Option(names = "--pin", paramLabel = "sha256:HEX",
+            description = "For a wss:// hub: trust exactly the server certificate with this pin (sha256 of its DER "
+                    + "form) instead of checking it against the system's CAs.")
+    String pin;
+
     @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "5",
             description = "How long to wait for the hub (default: ${DEFAULT-VALUE}).")
     double timeoutSeconds;
 
     @Option(names = "--json", description = "Print the hub's reply frame as JSON instead of a summary.")
     boolean json;
+
+    /** Connects to {@link #url}, pinned when {@code --pin} is given. */
+    HubClient connect() throws IOException {
+        ClientTls tls;
+        try {
+            tls = pin == null ? ClientTls.NONE : ClientTls.pinned(CertificatePin.parse(pin));
+        } catch (IllegalArgumentException e) {
+            throw new IOException("--pin " + e.getMessage(), e);
+        }
+        return HubClient.connect(url, timeout(), tls);
+    }
 
     Duration timeout() {
         return Duration.ofMillis((long) (Math.max(0.1, timeoutSeconds) * 1000));

@@ -17,6 +17,13 @@ import dev.synapsehub.journal.SqliteJournal;
 import dev.synapsehub.journal.StateRecovery;
 import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.HubServer;
+import dev.synapsehub.net.extension.HubExtensions;
+import dev.synapsehub.federation.FederationExtension;
+import dev.synapsehub.federation.FederationSettings;
+import dev.synapsehub.federation.follow.Mirror;
+import dev.synapsehub.federation.follow.SqliteMirror;
+import dev.synapsehub.federation.trust.ServingTrust;
+import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,8 +69,14 @@ final class HubDaemon implements AutoCloseable {
     }
 
     /** Validates the options, logs the effective configuration once, and starts serving. */
-    static HubDaemon start(ServeOptions options) throws JournalException, InterruptedException {
+    static HubDaemon start(ServeOptions options, FederationOptions federationOptions)
+            throws JournalException, InterruptedException {
         HubConfig config = options.hubConfig();
+        ServingTrust trust = federationOptions.servingTrust(config.tls() != null, LOG::warn);
+        FederationSettings federationSettings = federationOptions.settings(trust, options.hubId, config.hubId());
+        if (trust.startupPolicy() != null) {
+            config = config.toBuilder().tls(config.tls().withClientCa(trust.startupPolicy().clientCaFile())).build();
+        }
         RegistryLimits limits = options.registryLimits();
         ActorSettings actorSettings = options.actorSettings();
         Map<String, Object> effective = options.effectiveSummary(config, limits, actorSettings);
@@ -102,7 +115,17 @@ final class HubDaemon implements AutoCloseable {
             }
             throw e;
         }
-        HubServer server = new HubServer(config, actor, clock, options.db() == null ? null : journal);
+        FederationExtension federation;
+        try {
+            federation = new FederationExtension(federationSettings,
+                    journal instanceof SqliteJournal sqlite ? sqlite : null,
+                    options.db() == null ? Mirror.memory() : SqliteMirror.open(options.db()));
+        } catch (Mirror.MirrorException e) {
+            actor.close();
+            throw new JournalException(e.getMessage(), e);
+        }
+        HubServer server = new HubServer(config, actor, clock, options.db() == null ? null : journal,
+                new HubExtensions(List.of(federation)));
         int port;
         try {
             port = server.start();
@@ -117,8 +140,12 @@ final class HubDaemon implements AutoCloseable {
             actor.close();
             throw e;
         }
-        LOG.info("listening on ws://{}:{}/ (hub_id {}){}", config.host(), port, config.hubId(),
+        LOG.info("listening on {}://{}:{}/ (hub_id {}){}", config.scheme(), config.host(), port, config.hubId(),
                 config.metricsEnabled() ? "; /health and /metrics served" : "");
+        if (trust.startupPolicy() != null) {
+            LOG.info("serving the log to {} peer hub(s) under {}", trust.startupPolicy().grants().size(),
+                    trust.startupPolicy().file());
+        }
         return new HubDaemon(server, actor, snapshotter, control, config, port);
     }
 

@@ -178,7 +178,7 @@ final class MessagingCommands {
             Set<String> wanted = Set.copyOf(types);
             CountDownLatch done = new CountDownLatch(1);
             AtomicLong printed = new AtomicLong();
-            try (HubClient hub = HubClient.connect(client.url, client.timeout())) {
+            try (HubClient hub = client.connect()) {
                 hub.register(client.name, client.token(), client.timeout());
                 hub.onFrame(f -> {
                     if (matches(f, wanted)) {

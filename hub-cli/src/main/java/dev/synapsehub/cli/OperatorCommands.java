@@ -43,7 +43,7 @@ final class OperatorCommands {
         @Override
         public Integer call() {
             PrintWriter err = spec.commandLine().getErr();
-            try (HubClient hub = HubClient.connect(client.url, client.timeout())) {
+            try (HubClient hub = client.connect()) {
                 hub.register(client.name, client.token(), client.timeout());
                 hub.send(request(hub));
                 ObjectNode reply = hub.await(f -> isReply().test(f) || isFatal(f), client.timeout());

@@ -11,6 +11,7 @@ import dev.synapsehub.journal.Retention;
 import dev.synapsehub.journal.SnapshotPolicy;
 import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.MessageAuthKey;
+import dev.synapsehub.net.tls.TlsFiles;
 import dev.synapsehub.client.NetTransport;
 import picocli.CommandLine.Option;
 
@@ -183,6 +184,16 @@ public final class ServeOptions {
                     + "by default every request carrying an Origin header is refused.")
     List<String> allowOrigins = new ArrayList<>();
 
+    @Option(names = "--tls-certfile", paramLabel = "PEM",
+            description = "Serve native TLS (wss://) on the hub port with this certificate chain (PEM, leaf first); "
+                    + "needs --tls-keyfile. Without both, the hub speaks plain ws://.")
+    Path tlsCertFile;
+
+    @Option(names = "--tls-keyfile", paramLabel = "PEM",
+            description = "The private key of --tls-certfile: unencrypted PKCS#8 PEM (BEGIN PRIVATE KEY). Clients "
+                    + "pin the certificate as sha256:<hex of the DER certificate>.")
+    Path tlsKeyFile;
+
     @Option(names = "--insecure-off-loopback", description = "Allow binding off loopback without a connect token (not recommended).")
     boolean insecureOffLoopback;
 
@@ -206,6 +217,7 @@ public final class ServeOptions {
         List<MessageAuthKey> keys = messageAuthKeys();
         require(!requireMessageAuth || !keys.isEmpty(), "--require-message-auth needs at least one --message-auth-key");
         return HubConfig.builder()
+                .tls(tlsFiles())
                 .host(host).port(port).token(effectiveToken).hubId(hubId)
                 .authTimeout(Duration.ofMillis((long) (authTimeoutSeconds * 1000)))
                 .leaseOfflineTtlSeconds(leaseOfflineTtl)
@@ -226,6 +238,14 @@ public final class ServeOptions {
                 .maxFanoutBacklogBytes(maxFanoutBacklogMb * 1024L * 1024)
                 .hubVersion("synapse-hub-java/" + VersionProvider.version())
                 .build();
+    }
+
+    /** Native TLS files, or null for plain ws://; both flags or neither (contract F3's last row). */
+    TlsFiles tlsFiles() {
+        if (tlsCertFile == null && tlsKeyFile == null) {
+            return null;
+        }
+        return new TlsFiles(tlsCertFile, tlsKeyFile, null);
     }
 
     /** The claim registry's bounds. */
@@ -289,6 +309,8 @@ public final class ServeOptions {
                     + snapshotsKept + " kept" + (noShutdownSnapshot ? "" : ", one at shutdown"));
             m.put("journal_keep_rows", journalKeepRows);
         }
+        m.put("tls", config.tls() == null ? "off (ws://)" : "wss:// with " + config.tls().certFile()
+                + (config.tls().clientCaFile() == null ? "" : ", client certificates from " + config.tls().clientCaFile()));
         m.put("token", config.secured() ? "set (" + tokenSource() + ")" : "none (open hub)");
         m.put("auth_timeout_s", config.authTimeout().toMillis() / 1000.0);
         m.put("lease_offline_ttl_s", config.leaseOfflineTtlSeconds());

@@ -27,11 +27,14 @@ import java.util.concurrent.CountDownLatch;
             OperatorCommands.Release.class, OperatorCommands.Handoff.class,
             MessagingCommands.Send.class, MessagingCommands.Tail.class, MessagingCommands.Board.class,
             MessagingCommands.DeadLetters.class, McpCommand.class, ImportCommand.class,
-            JournalCommand.class, BenchCommand.class, AutoComplete.GenerateCompletion.class})
+            JournalCommand.class, FederationCommands.class, BenchCommand.class, AutoComplete.GenerateCompletion.class})
 public final class SynapseHubCommand implements Callable<Integer> {
 
     @Mixin
     ServeOptions serve;
+
+    @Mixin
+    FederationOptions federation;
 
     @Option(names = "--config", paramLabel = "FILE", order = -1,
             description = "Read option defaults from a properties file (keys are option names without dashes, "
@@ -49,7 +52,7 @@ public final class SynapseHubCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         HubDaemon daemon;
         try {
-            daemon = HubDaemon.start(serve);
+            daemon = HubDaemon.start(serve, federation);
         } catch (IllegalArgumentException e) {
             spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
             return ExitCodes.USAGE;

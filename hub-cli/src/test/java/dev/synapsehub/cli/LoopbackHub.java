@@ -10,7 +10,7 @@ final class LoopbackHub implements AutoCloseable {
     HubDaemon start(String... args) throws Exception {
         SynapseHubCommand command = new SynapseHubCommand();
         new CommandLine(command).parseArgs(args);
-        daemon = HubDaemon.start(command.serve);
+        daemon = HubDaemon.start(command.serve, command.federation);
         return daemon;
     }
 

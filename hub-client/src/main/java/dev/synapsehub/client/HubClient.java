@@ -29,6 +29,9 @@ import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameDecoder;
 import io.netty.handler.codec.http.websocketx.WebSocketVersion;
 import io.netty.handler.flush.FlushConsolidationHandler;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
+import dev.synapsehub.client.tls.ClientTls;
 
 import java.io.IOException;
 import java.net.URI;
@@ -75,10 +78,21 @@ public final class HubClient implements AutoCloseable {
         this.ownsGroup = ownsGroup;
     }
 
-    /** Opens a WebSocket to {@code uri} (e.g. {@code ws://127.0.0.1:8876/}). */
+    /** Opens a WebSocket to {@code uri} (e.g. {@code ws://127.0.0.1:8876/}); {@code wss://} verifies the CA. */
     public static HubClient connect(URI uri, Duration timeout) throws IOException {
+        return connect(uri, timeout, ClientTls.NONE);
+    }
+
+    /**
+     * Opens a WebSocket to {@code uri}; a {@code wss://} URI is secured as {@code tls} says (a pin,
+     * or CA and host-name verification; optionally a client certificate). A pin on a {@code ws://}
+     * URI is refused.
+     */
+    public static HubClient connect(URI uri, Duration timeout, ClientTls tls) throws IOException {
+        tls.checkScheme(uri);
+        SslContext ssl = ClientTls.secure(uri) ? tls.context(uri) : null;
         HubClient client = new HubClient(NetTransport.choose(true).group(1, "hub-client"), true);
-        client.open(uri, timeout, true);
+        client.open(uri, timeout, true, ssl);
         return client;
     }
 
@@ -95,11 +109,12 @@ public final class HubClient implements AutoCloseable {
     public static HubClient connect(URI uri, Duration timeout, EventLoopGroup group, boolean validateUtf8)
             throws IOException {
         HubClient client = new HubClient(group, false);
-        client.open(uri, timeout, validateUtf8);
+        client.open(uri, timeout, validateUtf8, ClientTls.secure(uri) ? ClientTls.NONE.context(uri) : null);
         return client;
     }
 
-    private void open(URI uri, Duration timeout, boolean validateUtf8) throws IOException {
+    private void open(URI uri, Duration timeout, boolean validateUtf8, SslContext ssl) throws IOException {
+        int port = uri.getPort() >= 0 ? uri.getPort() : ssl != null ? 443 : 80;
         WebSocketClientProtocolConfig config = WebSocketClientProtocolConfig.newBuilder()
                 .webSocketUri(uri)
                 .version(WebSocketVersion.V13)
@@ -118,6 +133,9 @@ public final class HubClient implements AutoCloseable {
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        if (ssl != null) {
+                            ch.pipeline().addLast(ssl.newHandler(ch.alloc(), uri.getHost(), port));
+                        }
                         // Frames sent while handling a read (a load agent answering its grants)
                         // go out in one write when the read ends, instead of one each.
                         ch.pipeline().addLast(new FlushConsolidationHandler(64, false));
@@ -125,7 +143,6 @@ public final class HubClient implements AutoCloseable {
                                 new WebSocketFrameAggregator(MAX_FRAME_BYTES), new Inbound(handshake));
                     }
                 });
-        int port = uri.getPort() < 0 ? 80 : uri.getPort();
         try {
             channel = b.connect(uri.getHost(), port).sync().channel();
             handshake.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -382,6 +399,8 @@ public final class HubClient implements AutoCloseable {
                 handshake.complete(null);
             } else if (evt == WebSocketClientProtocolHandler.ClientHandshakeStateEvent.HANDSHAKE_TIMEOUT) {
                 handshake.completeExceptionally(new TimeoutException("handshake timeout"));
+            } else if (evt instanceof SslHandshakeCompletionEvent tls && !tls.isSuccess()) {
+                handshake.completeExceptionally(tls.cause()); // a pin or CA refusal, named at once
             }
             super.userEventTriggered(ctx, evt);
         }

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.claim.ClaimStatus;
 import dev.synapsehub.core.claim.GitContext;
+import dev.synapsehub.core.event.AuditRecordEvent;
 import dev.synapsehub.core.event.ClaimDeniedEvent;
 import dev.synapsehub.core.event.ClaimReleasedEvent;
 import dev.synapsehub.core.event.ClaimSnapshotEvent;
@@ -71,7 +72,7 @@ public final class EventCodec {
     /** True when this codec decodes {@code kind}; other kinds are skipped on replay. */
     public boolean knows(String kind) {
         return MessagingEventCodec.knows(kind) || SNAPSHOT_KINDS.containsKey(kind) || "release".equals(kind) || "claim_denial".equals(kind)
-                || "idempotency".equals(kind);
+                || "idempotency".equals(kind) || AuditRecordEvent.KINDS.contains(kind);
     }
 
     // -------------------------------------------------------------------------------------
@@ -81,6 +82,9 @@ public final class EventCodec {
     public String encode(CoordinationEvent event) {
         if (MessagingEventCodec.handles(event)) {
             return messaging.encode(event); // board, resource, chat, mailbox and receipt kinds
+        }
+        if (event instanceof AuditRecordEvent audit) {
+            return audit.payloadJson(); // authored as compact, ASCII-escaped JSON by its module
         }
         // Jackson's pooled segment writer: no synchronized StringBuffer, no copy per grow
         BufferRecycler recycler = FACTORY._getBufferRecycler();
@@ -201,6 +205,16 @@ public final class EventCodec {
         if (!Double.isFinite(ts)) {
             throw new CorruptPayloadException("ts is not a finite number");
         }
+        if (AuditRecordEvent.KINDS.contains(kind)) {
+            try {
+                if (!MAPPER.readTree(payload).isObject()) {
+                    throw new IllegalArgumentException("not a JSON object");
+                }
+                return Optional.of(new AuditRecordEvent(ts, kind, payload.strip()));
+            } catch (IOException | IllegalArgumentException e) {
+                throw new CorruptPayloadException("undecodable " + kind + " payload: " + e.getMessage(), e);
+            }
+        }
         if (MessagingEventCodec.knows(kind)) {
             return Optional.of(messaging.decode(kind, ts, payload));
         }
@@ -219,7 +233,7 @@ public final class EventCodec {
             return Optional.empty();
         }
         if (utf8 != null && utf8.length > 0 && utf8[0] == '{' && !MessagingEventCodec.knows(kind)
-                && Double.isFinite(ts)) {
+                && Double.isFinite(ts) && !AuditRecordEvent.KINDS.contains(kind)) {
             try {
                 return Optional.of(decode(kind, ts, PayloadReader.parse(utf8, "idempotency".equals(kind))));
             } catch (CorruptPayloadException | RuntimeException e) {

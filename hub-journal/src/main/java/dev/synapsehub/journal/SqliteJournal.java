@@ -69,6 +69,7 @@ public final class SqliteJournal implements Journal {
     private final EventRangeQuery rangeQuery;
     /** Held while open: one hub per journal file (see {@link WriterLock}). */
     private final WriterLock writerLock;
+    private PreparedStatement readStored;
     private final long progressIntervalMillis;
     private volatile long lastSeq;
     private Durability synchronousLevel;
@@ -515,6 +516,43 @@ public final class SqliteJournal implements Journal {
         return SqliteJournalReader.open(path);
     }
 
+    /**
+     * The stored rows with {@code seq > afterSeq}, every kind, undecoded, in seq order: at most
+     * {@code maxEvents}, and no more rows once their payloads reach {@code maxBytes} (the first
+     * row always comes). Serving a peer's log pull (contract §11.1). Same threading rule as
+     * {@link #readAfter}: on the appending thread, through {@code CoordinationActor.read}.
+     */
+    public List<StoredEvent> readStored(long afterSeq, int maxEvents, long maxBytes) throws JournalException {
+        ensureOpen();
+        List<StoredEvent> out = new ArrayList<>();
+        if (maxEvents <= 0) {
+            return out;
+        }
+        try {
+            if (readStored == null) {
+                readStored = connection.prepareStatement(
+                        "SELECT seq, ts, kind, payload FROM events WHERE seq > ? ORDER BY seq LIMIT ?");
+            }
+            readStored.setLong(1, afterSeq);
+            readStored.setInt(2, maxEvents);
+            long bytes = 0;
+            try (ResultSet rs = readStored.executeQuery()) {
+                while (rs.next()) {
+                    String payload = rs.getString(4);
+                    bytes += payload == null ? 0 : payload.length();
+                    if (!out.isEmpty() && bytes > maxBytes) {
+                        break;
+                    }
+                    out.add(new StoredEvent(rs.getLong(1), rs.getDouble(2), rs.getString(3), payload));
+                }
+            }
+        } catch (SQLException e) {
+            throw new JournalException(path + ": read of stored rows after seq " + afterSeq + " failed: "
+                    + e.getMessage(), e);
+        }
+        return out;
+    }
+
     @Override
     public long lastSeq() {
         return lastSeq;
@@ -687,6 +725,9 @@ public final class SqliteJournal implements Journal {
         try {
             closeStatements();
             rangeQuery.close();
+            if (readStored != null) {
+                readStored.close();
+            }
             connection.close();
         } catch (SQLException e) {
             throw new JournalException(path + ": close failed: " + e.getMessage(), e);

@@ -98,7 +98,12 @@ class EventCodecTest {
     @Test
     void unknownKindsDecodeToNothingAndBadPayloadsAreCorrupt() throws Exception {
         assertThat(codec.decode("recall", 1.0, "{}")).isEmpty(); // chat is a known kind since issue 5
-        assertThat(codec.decode("multihub_heal", 1.0, "not json")).isEmpty();
+        assertThat(codec.decode("sandbox_run", 1.0, "not json")).isEmpty();
+        // the federation audit kinds are known since issue 12: a damaged one is corrupt, not skipped
+        for (String bad : List.of("not json", "{not json}", "[]")) {
+            assertThatThrownBy(() -> codec.decode("multihub_heal", 1.0, bad)).as(bad)
+                    .isInstanceOf(EventCodec.CorruptPayloadException.class);
+        }
         for (String bad : List.of("not json", "[]", "{\"task_id\":", "{\"owner\":\"x\"}", "{} trailing",
                 "{\"task_id\":\"t\",\"owner\":\"o\",\"epoch\":1,\"lease_expires_at\":2,\"status\":\"bogus\"}")) {
             assertThatThrownBy(() -> codec.decode("claim", 1.0, bad)).as(bad)

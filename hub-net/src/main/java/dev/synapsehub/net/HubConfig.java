@@ -2,6 +2,7 @@ package dev.synapsehub.net;
 
 import dev.synapsehub.core.SpecConstants;
 import dev.synapsehub.net.auth.ReplayCache;
+import dev.synapsehub.net.tls.TlsFiles;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HexFormat;
@@ -37,6 +38,7 @@ import java.util.List;
  * @param outboxBusyTasks while more continuations than this wait for the outbox thread (which
  *        publishes every reply and broadcast), new requests are answered {@code busy}; its queue
  *        refuses work beyond {@link #outboxQueueCapacity()} (not an operator flag)
+ * @param tls native TLS on the hub port ({@code wss://}), or null for plain {@code ws://}
  */
 public record HubConfig(
         String host,
@@ -73,7 +75,8 @@ public record HubConfig(
         Duration broadcastLinger,
         boolean nativeTransport,
         long maxFanoutBacklogBytes,
-        int outboxBusyTasks) {
+        int outboxBusyTasks,
+        TlsFiles tls) {
 
     public HubConfig {
         if (port < 0 || port > 65_535) {
@@ -119,6 +122,11 @@ public record HubConfig(
         return d == null || d.isNegative() ? Duration.ZERO : d;
     }
 
+    /** The URI scheme clients use: {@code wss} with native TLS, else {@code ws}. */
+    public String scheme() {
+        return tls == null ? "ws" : "wss";
+    }
+
     /** True when a connect token is configured. */
     public boolean secured() {
         return token != null;
@@ -155,6 +163,7 @@ public record HubConfig(
         b.presenceFanoutLimit = presenceFanoutLimit;
         b.broadcastLinger = broadcastLinger; b.nativeTransport = nativeTransport;
         b.maxFanoutBacklogBytes = maxFanoutBacklogBytes; b.outboxBusyTasks = outboxBusyTasks;
+        b.tls = tls;
         return b;
     }
 
@@ -195,6 +204,7 @@ public record HubConfig(
         private boolean nativeTransport = true;
         private long maxFanoutBacklogBytes = 64L * 1024 * 1024;
         private int outboxBusyTasks = 16_384;
+        private TlsFiles tls;
 
         public Builder host(String v) { host = v; return this; }
         public Builder port(int v) { port = v; return this; }
@@ -231,6 +241,7 @@ public record HubConfig(
         public Builder nativeTransport(boolean v) { nativeTransport = v; return this; }
         public Builder maxFanoutBacklogBytes(long v) { maxFanoutBacklogBytes = v; return this; }
         public Builder outboxBusyTasks(int v) { outboxBusyTasks = v; return this; }
+        public Builder tls(TlsFiles v) { tls = v; return this; }
 
         /** The validated configuration. */
         public HubConfig build() {
@@ -241,7 +252,7 @@ public record HubConfig(
                     ratePerSecond, rateBurst, pingInterval, advertisedHost, allowOrigins,
                     privateDirectedMessages, takeoverCooldown, takeoverQuarantineThreshold, takeoverQuarantineWindow,
                     takeoverQuarantine, presenceFanoutLimit, broadcastLinger, nativeTransport, maxFanoutBacklogBytes,
-                    outboxBusyTasks);
+                    outboxBusyTasks, tls);
         }
     }
 }

@@ -34,7 +34,11 @@ import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
 import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
+import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateHandler;
+import dev.synapsehub.net.handler.TlsHandshakeWatch;
+import dev.synapsehub.net.extension.HubExtensions;
+import dev.synapsehub.net.tls.ServerTls;
 import io.netty.util.concurrent.DefaultEventExecutor;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.RejectedExecutionHandlers;
@@ -64,6 +68,7 @@ public final class HubServer implements AutoCloseable {
     private HistoricalReads history;
 
     private final Journal journal;
+    private final HubExtensions extensions;
 
     /** A hub without a durable journal: no seqs, no mailbox replay, immediate receipts only. */
     public HubServer(HubConfig config, CoordinationActor actor, Clock clock) {
@@ -76,14 +81,21 @@ public final class HubServer implements AutoCloseable {
      * on a thread of its own, or the actor when the journal has none.
      */
     public HubServer(HubConfig config, CoordinationActor actor, Clock clock, Journal journal) {
+        this(config, actor, clock, journal, HubExtensions.none());
+    }
+
+    /** A hub with {@code extensions} plugged in (bound at start, closed with the server). */
+    public HubServer(HubConfig config, CoordinationActor actor, Clock clock, Journal journal, HubExtensions extensions) {
         this.config = config;
         this.actor = actor;
         this.clock = clock;
         this.journal = journal;
+        this.extensions = extensions;
     }
 
     /** Binds and starts serving; returns the bound port (useful with port 0). */
     public int start() throws InterruptedException {
+        SslContext ssl = config.tls() == null ? null : ServerTls.context(config.tls()); // refuse before any thread starts
         WireJson json = new WireJson(config.maxJsonDepth());
         HubFrames frames = new HubFrames(json, config.hubId());
         SessionRegistry registry = new SessionRegistry(config.maxClients(), config.maxConnectionsPerHost(),
@@ -108,8 +120,9 @@ public final class HubServer implements AutoCloseable {
                 new MessageAuthenticator(config.messageAuthKeys(), config.requireMessageAuth(),
                         config.messageAuthWindowSeconds(), config.messageAuthFutureSkewSeconds(),
                         config.messageAuthReplayCapacity()),
-                new AtomicLong(), clock.nowSeconds(), configEpoch(config), journal, history);
+                new AtomicLong(), clock.nowSeconds(), configEpoch(config), journal, history, extensions);
         InboundPipeline pipeline = new InboundPipeline(context);
+        extensions.bind(context, pipeline.claimService());
         HubMetricsText metricsText = new HubMetricsText(context);
         AtomicLong ids = new AtomicLong();
         transport = NetTransport.choose(config.nativeTransport());
@@ -131,6 +144,10 @@ public final class HubServer implements AutoCloseable {
                                 config.allowOrigins());
                         long ping = config.pingInterval().toMillis();
                         ChannelPipeline p = ch.pipeline();
+                        if (ssl != null) {
+                            p.addLast(ssl.newHandler(ch.alloc()));
+                            p.addLast(new TlsHandshakeWatch(metrics));
+                        }
                         p.addLast(new HttpServerCodec());
                         p.addLast(new HttpObjectAggregator(64 * 1024));
                         p.addLast(new HttpRequestHandler(context, guard, metricsText));
@@ -180,6 +197,7 @@ public final class HubServer implements AutoCloseable {
             return;
         }
         closed = true;
+        extensions.close();
         if (serverChannel != null) {
             serverChannel.close().syncUninterruptibly();
         }

@@ -3,9 +3,11 @@ package dev.synapsehub.core.command;
 /**
  * A validated request to the coordination core; the edge builds these from wire frames.
  * Sub-families: {@link ClaimFamilyCommand} (leases), {@link BoardCommand} (the shared task
- * board), {@link ResourceOfferCommand}, and {@link MessagingCommand} (chat and mailbox).
+ * board), {@link ResourceOfferCommand}, {@link MessagingCommand} (chat and mailbox), and
+ * {@link AuditRecordCommand} (an audit record authored outside the core).
  */
-public sealed interface Command permits ClaimFamilyCommand, BoardCommand, ResourceOfferCommand, MessagingCommand {
+public sealed interface Command permits ClaimFamilyCommand, BoardCommand, ResourceOfferCommand, MessagingCommand,
+        AuditRecordCommand {
     /** The bound name of the agent acting. */
     String agent();
 }

@@ -5,7 +5,10 @@ import dev.synapsehub.core.board.BoardRegistry;
 import dev.synapsehub.core.claim.ClaimRegistry;
 import dev.synapsehub.core.claim.Decision;
 import dev.synapsehub.core.claim.RegistryLimits;
+import dev.synapsehub.core.command.AuditRecordCommand;
 import dev.synapsehub.core.command.BoardCommand;
+import dev.synapsehub.core.event.AuditRecordEvent;
+import dev.synapsehub.core.reply.AuditRecordedReply;
 import dev.synapsehub.core.board.NoteKind;
 import dev.synapsehub.core.command.ClaimFamilyCommand;
 import dev.synapsehub.core.command.HandoffCommand;
@@ -87,6 +90,8 @@ public final class CoordinationState {
             return resources.decide(r, t);
         } else if (command instanceof MessagingCommand m) {
             return messaging.decide(m, t, lastSeq);
+        } else if (command instanceof AuditRecordCommand a) {
+            return new Decision(new AuditRecordedReply(a.kind()), List.of(new AuditRecordEvent(t, a.kind(), a.payloadJson())));
         }
         throw new IllegalArgumentException("unknown command " + command.getClass().getName());
     }

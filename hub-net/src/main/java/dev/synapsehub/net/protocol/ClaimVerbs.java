@@ -9,7 +9,10 @@ import dev.synapsehub.core.command.ClaimCommand;
 import dev.synapsehub.core.command.HandoffCommand;
 import dev.synapsehub.core.command.ReleaseCommand;
 import dev.synapsehub.core.command.TaskUpdateCommand;
+import dev.synapsehub.core.actor.Outcome;
 import dev.synapsehub.core.reply.Refusal;
+import dev.synapsehub.net.extension.ClaimService;
+import java.util.concurrent.CompletableFuture;
 import dev.synapsehub.core.reply.Reply;
 import dev.synapsehub.net.session.Session;
 import dev.synapsehub.net.wire.CanonicalJson;
@@ -86,27 +89,37 @@ public final class ClaimVerbs {
     // ------------------------------------------------------------------------------ verbs
 
     private void claim(Request r) {
+        ClaimCommand command = claimCommand(r, r.session().principal());
+        if (command == null) {
+            return;
+        }
+        support.submit(r, command, true, this::renderGrant,
+                (req, reply, stored, committed, at) -> publishClaim(req, reply, stored, at));
+    }
+
+    /** The claim command of a claim frame charged to {@code principal}; null after a typed error. */
+    private ClaimCommand claimCommand(Request r, String principal) {
         String taskId = taskId(r, true);
         if (taskId == null) {
-            return;
+            return null;
         }
         JsonNode pathsNode = r.get("paths");
         List<String> paths = new ArrayList<>();
         if (pathsNode != null && !pathsNode.isNull()) {
             if (!pathsNode.isArray()) {
                 malformed(r, "paths", "Field 'paths' must be an array of strings.");
-                return;
+                return null;
             }
             for (JsonNode p : pathsNode) {
                 if (!p.isTextual()) {
                     malformed(r, "paths", "Field 'paths' must be an array of strings.");
-                    return;
+                    return null;
                 }
                 paths.add(p.textValue());
             }
         }
         if (rejectNonText(r, "note") || rejectNonText(r, "worktree")) {
-            return;
+            return null;
         }
         GitContext git = null;
         JsonNode g = r.get("git");
@@ -115,11 +128,60 @@ public final class ClaimVerbs {
                     FieldCoercion.text(g.get("auto_release_on")));
         }
         String worktree = FieldCoercion.text(r.get("worktree"));
-        ClaimCommand command = new ClaimCommand(r.sender(), r.session().principal(), taskId,
+        return new ClaimCommand(r.sender(), principal, taskId,
                 FieldCoercion.text(r.get("note")), FieldCoercion.ttl(r.get("ttl_seconds")),
                 worktree == null ? "" : worktree, paths, git);
-        support.submit(r, command, true, (reply, at) -> claimFrames.claimGranted(((Reply.Granted) reply).claim(),
-                ((Reply.Granted) reply).message(), at), (req, reply, stored, committed, at) -> publishClaim(req, reply, stored, at));
+    }
+
+    private ObjectNode renderGrant(Reply reply, double at) {
+        return claimFrames.claimGranted(((Reply.Granted) reply).claim(), ((Reply.Granted) reply).message(), at);
+    }
+
+    /**
+     * A claim decided for a claimant on another hub ({@link ClaimService#claimOnBehalf}): the
+     * request's {@code type} is replaced by {@code ledgerScope}, so its {@code idem_key} lives in
+     * a ledger scope of its own; a grant is published as any grant, every outcome goes to {@code answer}.
+     */
+    public void claimOnBehalf(Request r, String principal, String ledgerScope, ClaimService.Answer answer) {
+        Request scoped = new Request(r.session(), r.sender(), ledgerScope, r.target(), r.frame());
+        ClaimCommand command = claimCommand(scoped, principal);
+        if (command == null) {
+            return;
+        }
+        support.submit(scoped, command, true, this::renderGrant, (req, reply, stored, committed, at) -> {
+            publishClaim(req, reply, stored, at, false);
+            if (reply instanceof Reply.Granted granted) {
+                answer.answer(true, stored != null ? (ObjectNode) hub.json().parse(stored)
+                        : renderGrant(granted, at), granted.message());
+            } else {
+                answer.answer(false, null, ((Reply.Denied) reply).message());
+            }
+        }, (req, settled) -> {
+            if (settled instanceof Outcome.Replayed replayed) {
+                hub.metrics().idempotentReplays.incrementAndGet();
+                ObjectNode first = (ObjectNode) hub.json().parse(replayed.response());
+                answer.answer(true, first, first.path("payload").asText(""));
+            } else if (settled instanceof Outcome.IdempotencyConflict) {
+                hub.metrics().idempotencyConflicts.incrementAndGet();
+                answer.answer(false, null, "idem_key was already used for a different request; nothing was applied.");
+            } else if (settled instanceof Outcome.Refused refused) {
+                answer.answer(false, null, refused.message());
+            }
+        });
+    }
+
+    /** {@link ClaimService#answerIfHeld}: the existing grant, read from committed state, when the claimant holds the task. */
+    public CompletableFuture<Boolean> answerIfHeld(String claimant, String principal, String taskId,
+            ClaimService.Answer answer) {
+        double now = hub.clock().nowSeconds();
+        return hub.actor().read(state -> state.claims().liveClaim(taskId, now)
+                        .filter(c -> c.owner().equals(claimant) && c.principal().equals(principal)))
+                .thenApplyAsync(held -> {
+                    held.ifPresent(c -> answer.answer(true, claimFrames.claimGranted(c, "Task '" + taskId
+                            + "' already claimed by " + claimant + ".", now), "Task '" + taskId
+                            + "' already claimed by " + claimant + "."));
+                    return held.isPresent();
+                }, hub.outbox().executor());
     }
 
     private void release(Request r) {
@@ -249,6 +311,11 @@ public final class ClaimVerbs {
     }
 
     private void publishClaim(Request req, Reply reply, String stored, double at) {
+        publishClaim(req, reply, stored, at, true);
+    }
+
+    /** Publishes a claim's outcome; a refusal goes to the requester only when {@code answerDenial}. */
+    private void publishClaim(Request req, Reply reply, String stored, double at, boolean answerDenial) {
         if (reply instanceof Reply.Granted granted) {
             hub.metrics().claimsGranted.incrementAndGet();
             hub.registry().clearWait(req.sender(), granted.claim().taskId());
@@ -257,6 +324,9 @@ public final class ClaimVerbs {
         } else {
             Reply.Denied d = (Reply.Denied) reply;
             hub.metrics().claimsDenied.incrementAndGet();
+            if (!answerDenial) {
+                return;
+            }
             ObjectNode f = claimFrames.denied("claim_denied", req.sender(), d.taskId(), d.message(), at);
             f.put("reason_code", CLAIM_REASON_CODES.contains(d.refusal()) ? d.refusal().name() : "CLAIM_DENIED");
             hub.outbox().send(req.session(), f);

@@ -6,6 +6,7 @@ import dev.synapsehub.core.journal.Journal;
 import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.auth.ConnectTokenAuth;
 import dev.synapsehub.net.auth.MessageAuthenticator;
+import dev.synapsehub.net.extension.HubExtensions;
 import dev.synapsehub.net.session.SessionRegistry;
 import dev.synapsehub.net.wire.HubFrames;
 import dev.synapsehub.net.wire.WireJson;
@@ -18,6 +19,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * @param configEpoch fingerprint of the effective configuration (who_snapshot, /health)
  * @param journal the durable journal, or null for a hub without one
  * @param history historical reads of the journal (mailbox replay, ack resolution), off the writer
+ * @param extensions the modules plugged in by the composition root (federation), possibly none
  */
 public record HubContext(
         HubConfig config,
@@ -34,7 +36,8 @@ public record HubContext(
         double startedAt,
         String configEpoch,
         Journal journal,
-        HistoricalReads history) {
+        HistoricalReads history,
+        HubExtensions extensions) {
     /** True when the hub has a durable journal: seqs on chats, mailbox, deferred receipts. */
     public boolean journaled() {
         return journal != null;

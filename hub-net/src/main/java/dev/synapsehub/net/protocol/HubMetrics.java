@@ -31,6 +31,8 @@ public final class HubMetrics implements ActorObserver {
     public final AtomicLong fanoutBacklogBytes = new AtomicLong();
     /** Requests answered busy because delivery was behind (broadcast backlog or outbox queue over its limit). */
     public final AtomicLong fanoutBusyRefusals = new AtomicLong();
+    /** TLS handshakes that failed (wrong protocol, untrusted client certificate, ...). */
+    public final AtomicLong tlsHandshakeFailures = new AtomicLong();
 
     /** Journal commit latency (one observation per transaction). */
     final Histogram commitLatency = Histogram.builder()

@@ -111,7 +111,9 @@ public final class HubMetricsText {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return out.toString(StandardCharsets.UTF_8);
+        StringBuilder text = new StringBuilder(out.toString(StandardCharsets.UTF_8));
+        hub.extensions().appendMetrics(text); // plugged-in modules' families follow the hub's own
+        return text.toString();
     }
 
     private long skippedRows() {
@@ -172,6 +174,9 @@ public final class HubMetricsText {
                 "Requests answered busy because delivery was behind (broadcast backlog over --max-fanout-backlog-mb,"
                         + " or the outbox thread's queue over its threshold).",
                 m.fanoutBusyRefusals::get);
+        counter("synapse_tls_handshake_failures_total",
+                "TLS handshakes that failed (plain ws:// to a wss:// port, a client certificate the CA refuses, ...).",
+                m.tlsHandshakeFailures::get);
         counter("synapse_faults_total", "Unexpected faults (each logged once and answered).", m.faults::get);
         counter("synapse_unanswered_submissions_refused_total",
                 "Background mutations (dead-letter clearing, mailbox watermarks) the actor refused; retried later.",

@@ -3,6 +3,7 @@ package dev.synapsehub.net.protocol;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.core.actor.Outcome;
+import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.net.session.Session;
 import dev.synapsehub.net.session.SessionRegistry;
 import dev.synapsehub.net.wire.AgentNames;
@@ -41,6 +42,22 @@ public final class InboundPipeline {
         this.claims = new ClaimVerbs(hub, board);
         this.queries = new QueryVerbs(hub, board);
         this.support = new VerbSupport(hub);
+    }
+
+    /** The hub's claim path, as extensions use it to decide claims on behalf of another hub. */
+    public ClaimService claimService() {
+        return new ClaimService() {
+            @Override
+            public void claimOnBehalf(Request claim, String principal, String ledgerScope, Answer answer) {
+                claims.claimOnBehalf(claim, principal, ledgerScope, answer);
+            }
+
+            @Override
+            public java.util.concurrent.CompletableFuture<Boolean> answerIfHeld(String claimant, String principal,
+                    String taskId, Answer answer) {
+                return claims.answerIfHeld(claimant, principal, taskId, answer);
+            }
+        };
     }
 
     /** Open hub: the private {@code welcome} sent at connect, before any frame. */
@@ -165,13 +182,17 @@ public final class InboundPipeline {
             return;
         }
         if (ClaimVerbs.handles(type)) {
-            claims.handle(request);
+            if (!"claim".equals(type) || hub.extensions().claimIsLocal(request)) {
+                claims.handle(request);
+            }
         } else if (QueryVerbs.handles(type)) {
             queries.handle(request);
         } else if (MessagingVerbs.handles(type)) {
             messaging.handle(request);
         } else if (BoardVerbs.handles(type)) {
             board.handle(request);
+        } else if (hub.extensions().handler(type) != null) {
+            hub.extensions().handler(type).handle(request);
         } else {
             hub.outbox().send(session, hub.frames().error(sender, "Unknown message type '" + type + "'.", now));
         }

@@ -176,8 +176,24 @@ final class VerbSupport {
         return c;
     }
 
+    /** Answers an outcome that was not decided fresh: replayed, conflicting or refused (on the outbox thread). */
+    @FunctionalInterface
+    interface SettledAnswer {
+        void answer(Request request, Outcome settled);
+    }
+
     /** Submits {@code command}; keyed when {@code keyed} and the frame carries an {@code idem_key}. */
     void submit(Request r, Command command, boolean keyed, GrantRenderer renderer, Publisher publisher) {
+        submit(r, command, keyed, renderer, publisher, null);
+    }
+
+    /**
+     * Like {@link #submit(Request, Command, boolean, GrantRenderer, Publisher)}; {@code settled}
+     * (when not null) answers replayed, conflicting and refused outcomes instead of the
+     * requester's socket getting the stored response or a typed error.
+     */
+    void submit(Request r, Command command, boolean keyed, GrantRenderer renderer, Publisher publisher,
+            SettledAnswer settled) {
         Idempotency idem = null;
         JsonNode key = keyed ? r.get("idem_key") : null;
         if (key != null && !key.isNull()) {
@@ -198,7 +214,11 @@ final class VerbSupport {
                         // a full queue must not override a first answer already committed (INV-CR-1)
                         outcome = hub.actor().priorAnswer(keyedAs.key(), keyedAs.requestDigest()).orElse(outcome);
                     }
-                    publish(r, outcome, publisher);
+                    if (settled != null && !(outcome instanceof Outcome.Decided)) {
+                        settled.answer(r, outcome);
+                    } else {
+                        publish(r, outcome, publisher);
+                    }
                 });
     }
 

@@ -41,6 +41,14 @@ public final class Session {
         return channel;
     }
 
+    /**
+     * The client certificate presented in this connection's TLS handshake, or null (plain
+     * {@code ws://}, or no certificate presented).
+     */
+    public java.security.cert.X509Certificate peerCertificate() {
+        return dev.synapsehub.net.tls.ServerTls.peerCertificate(channel);
+    }
+
     /** The remote IP address as text. */
     public String remoteHost() {
         return remoteHost;

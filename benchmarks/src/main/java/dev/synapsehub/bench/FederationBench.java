@@ -1,0 +1,272 @@
+package dev.synapsehub.bench;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.client.HubClient;
+import dev.synapsehub.client.tls.ClientTls;
+import dev.synapsehub.client.tls.PemFiles;
+import dev.synapsehub.core.Clock;
+import dev.synapsehub.core.actor.ActorSettings;
+import dev.synapsehub.core.claim.Claim;
+import dev.synapsehub.core.claim.ClaimStatus;
+import dev.synapsehub.core.claim.RegistryLimits;
+import dev.synapsehub.core.event.ClaimReleasedEvent;
+import dev.synapsehub.core.event.ClaimSnapshotEvent;
+import dev.synapsehub.core.event.CoordinationEvent;
+import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.federation.FederationExtension;
+import dev.synapsehub.federation.FederationSettings;
+import dev.synapsehub.federation.follow.PollBudget;
+import dev.synapsehub.federation.follow.SqliteMirror;
+import dev.synapsehub.federation.follow.WatchPeer;
+import dev.synapsehub.federation.follow.WatchSettings;
+import dev.synapsehub.federation.route.ClaimRoute;
+import dev.synapsehub.federation.route.ForwardSettings;
+import dev.synapsehub.federation.route.NamespaceOwners;
+import dev.synapsehub.federation.trust.FederationStore;
+import dev.synapsehub.federation.trust.PeeringRecord;
+import dev.synapsehub.federation.trust.Provenance;
+import dev.synapsehub.federation.trust.ServingTrust;
+import dev.synapsehub.journal.DurableCoordination;
+import dev.synapsehub.journal.SqliteJournal;
+import dev.synapsehub.net.HubConfig;
+import dev.synapsehub.net.HubServer;
+import dev.synapsehub.net.extension.HubExtensions;
+import dev.synapsehub.net.tls.TlsFiles;
+
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Federation over loopback TLS, two hubs in one JVM (a plain {@code main}: it measures sockets,
+ * TLS, SQLite and threads, not a hot loop).
+ *
+ * <ul>
+ *   <li>{@code catchup --events N}: hub-b's journal holds N events; hub-a starts watching it and
+ *       the time until hub-a has folded all N (committed to its mirror) gives events/s.</li>
+ *   <li>{@code forward --claims K}: on hub-a, K claims in hub-b's namespace (forwarded over the
+ *       warm link and granted by hub-b) and K claims in hub-a's own namespace (local), one at a
+ *       time, interleaved; send-to-grant latency percentiles of both, from the same run.</li>
+ * </ul>
+ * Certificates are made with {@code openssl} in {@code --dir}, as docs/federation.md shows.
+ */
+public final class FederationBench {
+    private FederationBench() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length == 0) {
+            System.err.println("usage: FederationBench catchup|forward --dir DIR [--events N] [--claims K]");
+            System.exit(2);
+        }
+        Path dir = Path.of(option(args, "--dir", "/tmp/fedbench"));
+        Files.createDirectories(dir);
+        Setup s = new Setup(dir);
+        switch (args[0]) {
+            case "catchup" -> catchUp(s, Integer.parseInt(option(args, "--events", "1000000")));
+            case "forward" -> forward(s, Integer.parseInt(option(args, "--claims", "2000")));
+            default -> throw new IllegalArgumentException(args[0]);
+        }
+        System.exit(0);
+    }
+
+    private static String option(String[] args, String name, String fallback) {
+        for (int i = 0; i < args.length - 1; i++) {
+            if (args[i].equals(name)) {
+                return args[i + 1];
+            }
+        }
+        return fallback;
+    }
+
+    /** Certificates, hub-b's store and serving policy granting hub-a. */
+    private static final class Setup {
+        final Path dir;
+        final Path ca;
+        final Path policy;
+
+        Setup(Path dir) throws Exception {
+            this.dir = dir;
+            ca = dir.resolve("ca.pem");
+            if (!Files.exists(ca)) {
+                run(dir, "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                        "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=bench-ca");
+                for (String h : List.of("a", "b")) {
+                    run(dir, "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                            "-keyout", h + "-server.key", "-out", h + "-server.pem", "-days", "2", "-subj", "/CN=hub-" + h,
+                            "-addext", "subjectAltName=IP:127.0.0.1");
+                }
+                run(dir, "openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
+                        "a-client.key", "-out", "a-client.csr", "-subj", "/CN=hub-a");
+                run(dir, "openssl", "x509", "-req", "-in", "a-client.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+                        "-CAcreateserial", "-out", "a-client.pem", "-days", "2");
+            }
+            String pin = PemFiles.pinOf(dir.resolve("a-client.pem")).text();
+            new FederationStore(List.of(new PeeringRecord("a.example", List.of("proj"), List.of(pin), List.of("k"),
+                    List.of(), null, false, new Provenance("bench", 0, "bench")))).write(dir.resolve("federation.json"));
+            Files.copy(ca, dir.resolve("client-ca.pem"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            policy = dir.resolve("serving-policy.json");
+            Files.writeString(policy, "{\"version\":1,\"federation_store\":\"federation.json\",\"client_ca_file\":"
+                    + "\"client-ca.pem\",\"grants\":[{\"sender\":\"hub-a\",\"domain_id\":\"a.example\",\"namespace\":"
+                    + "\"proj\",\"signing_key_id\":\"k\"}]}");
+            try (var files = Files.list(dir)) {
+                for (Path p : files.toList()) {
+                    if (Files.isRegularFile(p)) {
+                        Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rw-------"));
+                    }
+                }
+            }
+        }
+
+        TlsFiles tls(String h) {
+            return new TlsFiles(dir.resolve(h + "-server.pem"), dir.resolve(h + "-server.key"), null);
+        }
+
+        ClientTls toB() throws IOException {
+            return ClientTls.pinned(PemFiles.pinOf(dir.resolve("b-server.pem")))
+                    .withClientCertificate(dir.resolve("a-client.pem"), dir.resolve("a-client.key"));
+        }
+    }
+
+    private static void run(Path dir, String... command) throws Exception {
+        Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
+                .redirectOutput(dir.resolve("openssl.log").toFile()).start();
+        if (p.waitFor() != 0) {
+            throw new IllegalStateException(String.join(" ", command) + " failed; see " + dir.resolve("openssl.log"));
+        }
+    }
+
+    /** A started hub and what to close. */
+    private record Hub(DurableCoordination durable, HubServer server, FederationExtension federation) {
+        URI uri() {
+            return URI.create("wss://127.0.0.1:" + server.boundPort() + "/");
+        }
+
+        void close() throws Exception {
+            server.close();
+            durable.actor().close();
+        }
+    }
+
+    private static Hub hub(Path db, String id, TlsFiles tls, FederationSettings settings) throws Exception {
+        DurableCoordination d = DurableCoordination.open(db, Clock.system(), () -> new CoordinationState(
+                RegistryLimits.DEFAULTS.withMaxClaimsPerPrincipal(10_000_000), 100_000), ActorSettings.DEFAULTS);
+        FederationExtension ext = new FederationExtension(settings, d.journal(), SqliteMirror.open(db));
+        HubServer server = new HubServer(HubConfig.builder().host("127.0.0.1").port(0).hubId(id).tls(tls).build(),
+                d.actor(), Clock.system(), d.journal(), new HubExtensions(List.of(ext)));
+        server.start();
+        return new Hub(d, server, ext);
+    }
+
+    private static Hub owner(Setup s, Path db) throws Exception {
+        ServingTrust trust = ServingTrust.load(s.policy, m -> { });
+        return hub(db, "hub-b", s.tls("b").withClientCa(trust.startupPolicy().clientCaFile()), new FederationSettings(
+                trust, WatchSettings.none(), new NamespaceOwners("hub-b", Map.of("proj", "hub-b", "aproj", "hub-a")),
+                ForwardSettings.none()));
+    }
+
+    static void catchUp(Setup s, int n) throws Exception {
+        Path bDb = s.dir.resolve("catchup-b-" + n + ".db");
+        if (!Files.exists(bDb)) {
+            long t0 = System.nanoTime();
+            ClaimLogWriter.write(bDb, n, "proj/");
+            System.out.printf(Locale.ROOT, "wrote %d events to %s in %.1f s%n", n, bDb, (System.nanoTime() - t0) / 1e9);
+        }
+        Hub b = owner(s, bDb);
+        Path aDb = s.dir.resolve("catchup-a.db");
+        for (String suffix : List.of("", "-wal", "-shm", ".federation.db", ".federation.db-wal", ".federation.db-shm")) {
+            Files.deleteIfExists(Path.of(aDb + suffix));
+        }
+        ClientTls tls = s.toB();
+        WatchPeer peer = new WatchPeer("hub-b", b.uri(), tls.pin());
+        WatchSettings watch = new WatchSettings(List.of(peer), Duration.ofSeconds(1), null, s.dir.resolve("a-client.pem"),
+                s.dir.resolve("a-client.key"), PollBudget.DEFAULT, Duration.ofSeconds(10));
+        long end = b.durable().journal().lastSeq();
+        long t0 = System.nanoTime();
+        Hub a = hub(aDb, "hub-a", s.tls("a"), new FederationSettings(ServingTrust.none(), watch,
+                new NamespaceOwners("hub-a", Map.of("proj", "hub-b")), ForwardSettings.none()));
+        long deadline = t0 + Duration.ofMinutes(10).toNanos();
+        while (a.federation().fold().peer("hub-b").cursor() < end) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("not caught up after 10 minutes: "
+                        + a.federation().fold().peer("hub-b"));
+            }
+            Thread.sleep(2);
+        }
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        System.out.printf(Locale.ROOT, "catch-up: %d events folded in %.2f s = %.0f events/s (%d observed claims, "
+                + "load %.1f)%n", end, seconds, end / seconds, a.federation().fold().peer("hub-b").claims().size(),
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+        a.close();
+        b.close();
+    }
+
+    static void forward(Setup s, int k) throws Exception {
+        for (String h : List.of("b", "a")) {
+            for (String suffix : List.of("", "-wal", "-shm", ".federation.db", ".federation.db-wal", ".federation.db-shm")) {
+                Files.deleteIfExists(s.dir.resolve("forward-" + h + ".db" + suffix));
+            }
+        }
+        Hub b = owner(s, s.dir.resolve("forward-b.db"));
+        ClientTls tls = s.toB();
+        ForwardSettings forward = new ForwardSettings(ForwardSettings.byHub(List.of(new ClaimRoute("hub-b", b.uri(),
+                tls.pin()))), null, s.dir.resolve("a-client.pem"), s.dir.resolve("a-client.key"), ForwardSettings.BOUND);
+        Hub a = hub(s.dir.resolve("forward-a.db"), "hub-a", s.tls("a"), new FederationSettings(ServingTrust.none(),
+                WatchSettings.none(), new NamespaceOwners("hub-a", Map.of("proj", "hub-b", "aproj", "hub-a")), forward));
+        ClientTls toA = ClientTls.pinned(PemFiles.pinOf(s.dir.resolve("a-server.pem")));
+        try (HubClient remote = HubClient.connect(a.uri(), Duration.ofSeconds(5), toA);
+             HubClient local = HubClient.connect(a.uri(), Duration.ofSeconds(5), toA)) {
+            remote.register("proj/bench", null, Duration.ofSeconds(5));
+            local.register("aproj/bench", null, Duration.ofSeconds(5));
+            int warmup = Math.min(200, k / 5);
+            long[] fwd = new long[k];
+            long[] loc = new long[k];
+            for (int i = 0; i < warmup + k; i++) {
+                long f = claim(remote, "proj/bench", "f-" + i);
+                long l = claim(local, "aproj/bench", "l-" + i);
+                if (i >= warmup) {
+                    fwd[i - warmup] = f;
+                    loc[i - warmup] = l;
+                }
+            }
+            Arrays.sort(fwd);
+            Arrays.sort(loc);
+            System.out.printf(Locale.ROOT, "forwarded claim: p50 %.0f us, p90 %.0f us, p99 %.0f us (%d claims)%n",
+                    pct(fwd, 0.5), pct(fwd, 0.9), pct(fwd, 0.99), k);
+            System.out.printf(Locale.ROOT, "local claim:     p50 %.0f us, p90 %.0f us, p99 %.0f us (%d claims)%n",
+                    pct(loc, 0.5), pct(loc, 0.9), pct(loc, 0.99), k);
+            System.out.printf(Locale.ROOT, "p50 ratio forwarded/local: %.2f (load %.1f)%n", pct(fwd, 0.5) / pct(loc, 0.5),
+                    java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+        }
+        a.close();
+        b.close();
+    }
+
+    private static long claim(HubClient c, String name, String task) throws Exception {
+        ObjectNode f = c.frame(name, "claim");
+        f.put("task_id", task);
+        long t0 = System.nanoTime();
+        c.send(f);
+        ObjectNode reply = c.await(r -> task.equals(r.path("task_id").asText()) && (
+                "claim_granted".equals(r.path("type").asText()) || "claim_denied".equals(r.path("type").asText())),
+                Duration.ofSeconds(15));
+        long micros = (System.nanoTime() - t0) / 1000;
+        if (!"claim_granted".equals(reply.path("type").asText())) {
+            throw new IllegalStateException("not granted: " + reply);
+        }
+        c.clearPending();
+        return micros;
+    }
+
+    private static double pct(long[] sorted, double p) {
+        return sorted[Math.min(sorted.length - 1, (int) Math.floor(p * sorted.length))];
+    }
+}

@@ -1,0 +1,500 @@
+package dev.synapsehub.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.client.HubClient;
+import dev.synapsehub.federation.follow.PeerView;
+import dev.synapsehub.federation.follow.SqliteMirror;
+import dev.synapsehub.federation.serve.ObservedQuery;
+import dev.synapsehub.federation.trust.FederationStore;
+import dev.synapsehub.federation.trust.PeeringRecord;
+import dev.synapsehub.federation.trust.Provenance;
+import dev.synapsehub.federation.trust.TrustFileException;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.function.Predicate;
+
+/** {@code synapse-hub federation ...}: the federation store (contract F2.1) and the running federation. */
+@Command(name = "federation", mixinStandardHelpOptions = true, description = {
+    "Federation between hubs (docs/federation.md): the trust store and the peers a hub follows.",
+    "Store commands work on a file (default ~/.synapse/federation.json) and never talk to a hub;",
+    "status, observed and recover ask a running hub (observed also reads a stopped hub's --db)."},
+        subcommands = {FederationCommands.Offer.class, FederationCommands.Import.class, FederationCommands.ListStore.class,
+            FederationCommands.Revoke.class, FederationCommands.Fetch.class, FederationCommands.Doctor.class, FederationCommands.Status.class, FederationCommands.Observed.class,
+            FederationCommands.Recover.class})
+final class FederationCommands implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+        return ExitCodes.USAGE;
+    }
+
+    static Path defaultStore() {
+        return Path.of(System.getProperty("user.home"), ".synapse", "federation.json");
+    }
+
+    static String expiry(Double expiresAt) {
+        return expiresAt == null ? "never" : Instant.ofEpochMilli((long) (expiresAt * 1000)).toString();
+    }
+
+    /** The fingerprint block of {@code offer} and {@code fetch}. */
+    static void printBundle(PrintWriter out, PeeringRecord r) {
+        out.println("domain: " + r.domainId());
+        out.println("signing key ids: " + String.join(", ", sorted(r.signingKeyIds())));
+        out.println("certificate pins: " + String.join(", ", sorted(r.certificatePins())));
+        out.println("namespaces: " + String.join(", ", sorted(r.namespaces())));
+        out.println("scope grants: " + r.scopeGrants().size());
+        out.println("expires: " + expiry(r.expiresAt()));
+        out.println("bundle fingerprint: " + FederationStore.fingerprint(r));
+    }
+
+    private static List<String> sorted(List<String> values) {
+        return values.stream().sorted().toList();
+    }
+
+    static PeeringRecord readBundle(Path file) throws TrustFileException {
+        try {
+            return FederationStore.parseBundle(Files.readAllBytes(file), file);
+        } catch (IOException e) {
+            throw new TrustFileException("cannot read bundle " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Runs a store command, turning a trust-file refusal into exit 2. */
+    abstract static class StoreCommand implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Option(names = "--store", paramLabel = "FILE", description = "The federation store (default: ~/.synapse/federation.json).")
+        Path store;
+
+        Path store() {
+            return store == null ? defaultStore() : store;
+        }
+
+        abstract int run(PrintWriter out) throws TrustFileException, IOException;
+
+        @Override
+        public Integer call() {
+            try {
+                return run(spec.commandLine().getOut());
+            } catch (TrustFileException | IOException e) {
+                spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
+                return ExitCodes.USAGE;
+            }
+        }
+    }
+
+    @Command(name = "offer", mixinStandardHelpOptions = true,
+            description = "Validate your own bundle (a peering record without provenance) and print its fingerprint "
+                    + "for the peer's operator to compare before they import it.")
+    static final class Offer extends StoreCommand {
+        @Parameters(paramLabel = "BUNDLE")
+        Path bundle;
+
+        @Override
+        int run(PrintWriter out) throws TrustFileException {
+            printBundle(out, readBundle(bundle));
+            return ExitCodes.OK;
+        }
+    }
+
+    @Command(name = "import", mixinStandardHelpOptions = true,
+            description = "Add (or replace, by domain) a peer's bundle in the store, with who confirmed it. Trust "
+                    + "enters only this way. A running hub re-reads its serving policy's store on the next peer request.")
+    static final class Import extends StoreCommand {
+        @Parameters(paramLabel = "BUNDLE")
+        Path bundle;
+
+        @Option(names = "--confirmed-by", required = true, paramLabel = "OPERATOR",
+                description = "Who compared the bundle fingerprint with the peer's operator.")
+        String confirmedBy;
+
+        @Option(names = "--source", paramLabel = "TEXT", description = "Where the bundle came from (default: its file name).")
+        String source;
+
+        @Override
+        int run(PrintWriter out) throws TrustFileException, IOException {
+            PeeringRecord bundleRecord = readBundle(bundle);
+            FederationStore current = FederationStore.readOrEmpty(store());
+            boolean existed = current.record(bundleRecord.domainId()).isPresent();
+            PeeringRecord record = bundleRecord.withProvenance(new Provenance(
+                    source == null ? bundle.getFileName().toString() : source,
+                    System.currentTimeMillis() / 1000.0, confirmedBy));
+            current.with(record).write(store());
+            out.printf(Locale.ROOT, "%s peering with domain '%s' (%d namespaces, %d keys, %d pins), confirmed by %s%n",
+                    existed ? "updated" : "imported", record.domainId(), record.namespaces().size(),
+                    record.signingKeyIds().size(), record.certificatePins().size(), confirmedBy);
+            return ExitCodes.OK;
+        }
+    }
+
+    @Command(name = "list", mixinStandardHelpOptions = true,
+            description = "One line per peer domain: [active]/[expired]/[revoked], counts, expiry, provenance and age. "
+                    + "Exit 1 when an active record is older than --max-age.")
+    static final class ListStore extends StoreCommand {
+        @Option(names = "--max-age", paramLabel = "DAYS", description = "Flag active peerings imported longer ago than this.")
+        Double maxAgeDays;
+
+        @Override
+        int run(PrintWriter out) throws TrustFileException {
+            double now = System.currentTimeMillis() / 1000.0;
+            boolean stale = false;
+            for (PeeringRecord r : FederationStore.readOrEmpty(store()).records()) {
+                double ageDays = r.provenance() == null ? 0 : (now - r.provenance().importedAt()) / 86400.0;
+                String state = r.state(now);
+                boolean old = maxAgeDays != null && "active".equals(state) && ageDays > maxAgeDays;
+                stale |= old;
+                out.printf(Locale.ROOT, "[%s] %s: %d namespaces, %d keys, %d pins; expires %s; from %s, confirmed by %s, "
+                        + "%.1f days ago%s%n", state, r.domainId(), r.namespaces().size(), r.signingKeyIds().size(),
+                        r.certificatePins().size(), expiry(r.expiresAt()),
+                        r.provenance() == null ? "?" : r.provenance().source(),
+                        r.provenance() == null ? "?" : r.provenance().confirmedBy(), ageDays, old ? " (older than --max-age)" : "");
+            }
+            return stale ? ExitCodes.REFUSED : ExitCodes.OK;
+        }
+    }
+
+    @Command(name = "revoke", mixinStandardHelpOptions = true,
+            description = "Mark a peer domain revoked; the record stays and authorises nothing.")
+    static final class Revoke extends StoreCommand {
+        @Parameters(paramLabel = "DOMAIN")
+        String domain;
+
+        @Override
+        int run(PrintWriter out) throws TrustFileException, IOException {
+            FederationStore current = FederationStore.readOrEmpty(store());
+            PeeringRecord r = current.record(domain).orElse(null);
+            if (r == null) {
+                spec.commandLine().getErr().println("synapse-hub: no peering with domain '" + domain + "' in " + store());
+                return ExitCodes.REFUSED;
+            }
+            current.with(r.revokedCopy()).write(store());
+            out.println("revoked peering with domain '" + domain + "'");
+            return ExitCodes.OK;
+        }
+    }
+
+    @Command(name = "fetch", mixinStandardHelpOptions = true,
+            description = "Pull a peer hub's own bundle (served with --federation-offer) over the wire, write it to "
+                    + "--out and print its fingerprint for comparison. It never imports.")
+    static final class Fetch implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Parameters(paramLabel = "URI", description = "The peer hub, e.g. wss://hub-b.example:8876.")
+        java.net.URI uri;
+
+        @Option(names = "--out", required = true, paramLabel = "FILE", description = "Where to write the bundle.")
+        Path out;
+
+        @Option(names = "--pin", paramLabel = "sha256:HEX", description = "The peer's server certificate pin (wss:// only).")
+        String pin;
+
+        @Option(names = "--token", description = "The peer's connect token, if it has one.")
+        String token;
+
+        @Option(names = "--local-id", paramLabel = "NAME", defaultValue = "operator/federation-fetch",
+                description = "Name to register as on the peer (default: ${DEFAULT-VALUE}).")
+        String localId;
+
+        @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "5", description = "Wait at most this long.")
+        double timeout;
+
+        @Override
+        public Integer call() {
+            PrintWriter err = spec.commandLine().getErr();
+            java.time.Duration wait = java.time.Duration.ofMillis((long) (Math.max(0.1, timeout) * 1000));
+            try {
+                dev.synapsehub.client.tls.ClientTls tls = pin == null ? dev.synapsehub.client.tls.ClientTls.NONE
+                        : dev.synapsehub.client.tls.ClientTls.pinned(dev.synapsehub.client.tls.CertificatePin.parse(pin));
+                try (HubClient hub = HubClient.connect(uri, wait, tls)) {
+                    hub.register(localId, token, wait);
+                    hub.send(hub.frame(localId, "federation_offer_request"));
+                    ObjectNode reply = hub.await(f -> "federation_offer".equals(f.path("type").asText())
+                            || "error".equals(f.path("type").asText()), wait);
+                    if (!"federation_offer".equals(reply.path("type").asText())) {
+                        err.println("synapse-hub: " + uri + " offers no bundle: " + reply.path("payload").asText());
+                        return ExitCodes.REFUSED;
+                    }
+                    ObjectNode bundle = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+                    for (String field : List.of("domain_id", "namespaces", "certificate_pins", "signing_key_ids",
+                            "scope_grants", "expires_at", "revoked")) {
+                        bundle.set(field, reply.get(field));
+                    }
+                    byte[] bytes = new com.fasterxml.jackson.databind.ObjectMapper()
+                            .writerWithDefaultPrettyPrinter().writeValueAsBytes(bundle);
+                    PeeringRecord r = FederationStore.parseBundle(bytes, out);
+                    Files.write(out, bytes);
+                    printBundle(spec.commandLine().getOut(), r);
+                    return ExitCodes.OK;
+                }
+            } catch (IllegalArgumentException | TrustFileException e) {
+                err.println("synapse-hub: " + e.getMessage());
+                return ExitCodes.USAGE;
+            } catch (IOException | java.util.concurrent.TimeoutException e) {
+                err.println("synapse-hub: cannot fetch the offer of " + uri + ": " + e.getMessage());
+                return ExitCodes.UNAVAILABLE;
+            }
+        }
+    }
+
+    @Command(name = "doctor", mixinStandardHelpOptions = true,
+            description = {"Read-only checks of a hub's federation setup, given the hub's own flags: the configuration "
+                    + "validates as at start-up, certificates are valid (and for how long), the serving policy's "
+                    + "peerings are active, and every watch and claim route is reachable with its pin and client "
+                    + "certificate. Binds no name on any peer. Exit 0 when nothing failed, 1 otherwise."})
+    static final class Doctor implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @picocli.CommandLine.Mixin
+        ServeOptions serve;
+
+        @picocli.CommandLine.Mixin
+        FederationOptions federation;
+
+        private int failures;
+
+        @Override
+        public Integer call() {
+            PrintWriter out = spec.commandLine().getOut();
+            dev.synapsehub.net.HubConfig config;
+            dev.synapsehub.federation.FederationSettings settings;
+            try {
+                config = serve.hubConfig();
+                dev.synapsehub.federation.trust.ServingTrust trust = federation.servingTrust(config.tls() != null, m -> { });
+                settings = federation.settings(trust, serve.hubId, config.hubId());
+                line(out, "ok", "configuration", "validates (hub id " + config.hubId() + ", "
+                        + settings.owners().owners().size() + " namespace owner(s), " + settings.watch().peers().size()
+                        + " watched peer(s), " + settings.forward().routes().size() + " claim route(s))");
+            } catch (IllegalArgumentException e) {
+                line(out, "FAIL", "configuration", e.getMessage());
+                return ExitCodes.REFUSED;
+            }
+            if (config.tls() != null) {
+                certificate(out, "server certificate", config.tls().certFile());
+            }
+            if (settings.watch().clientCertFile() != null) {
+                certificate(out, "client certificate", settings.watch().clientCertFile());
+            } else if (settings.forward().clientCertFile() != null) {
+                certificate(out, "client certificate", settings.forward().clientCertFile());
+            }
+            var policy = settings.trust().startupPolicy();
+            if (policy != null) {
+                double now = System.currentTimeMillis() / 1000.0;
+                for (var grant : policy.grantList()) {
+                    PeeringRecord r = policy.store().record(grant.domainId()).orElseThrow();
+                    String state = r.state(now);
+                    line(out, "active".equals(state) ? "ok" : "FAIL", "grant " + grant.sender(), "domain "
+                            + grant.domainId() + " is " + state + ", namespace " + grant.namespace() + ", expires "
+                            + expiry(r.expiresAt()));
+                }
+            }
+            java.util.Set<String> probed = new java.util.HashSet<>();
+            for (var peer : settings.watch().peers()) {
+                if (probed.add(peer.uri().toString())) {
+                    probe(out, "watch " + peer.label(), peer.uri(), settings.watch().tlsFor(peer));
+                }
+            }
+            for (var route : settings.forward().routes().values()) {
+                if (probed.add(route.uri().toString())) {
+                    probe(out, "claim route " + route.hubId(), route.uri(), settings.forward().tlsFor(route));
+                }
+            }
+            out.println(failures == 0 ? "no problems found" : failures + " problem(s) found");
+            return failures == 0 ? ExitCodes.OK : ExitCodes.REFUSED;
+        }
+
+        private void certificate(PrintWriter out, String what, Path file) {
+            try {
+                java.security.cert.X509Certificate c = dev.synapsehub.client.tls.PemFiles.certificates(file).get(0);
+                long daysLeft = java.time.Duration.between(Instant.now(), c.getNotAfter().toInstant()).toDays();
+                boolean valid = c.getNotBefore().toInstant().isBefore(Instant.now()) && daysLeft >= 0;
+                line(out, !valid ? "FAIL" : daysLeft < 14 ? "WARN" : "ok", what, file + ": "
+                        + c.getSubjectX500Principal().getName() + ", valid until " + c.getNotAfter().toInstant()
+                        + " (" + daysLeft + " days), pin " + dev.synapsehub.client.tls.CertificatePin.of(c));
+            } catch (IOException e) {
+                line(out, "FAIL", what, e.getMessage());
+            }
+        }
+
+        private void probe(PrintWriter out, String what, java.net.URI uri, dev.synapsehub.client.tls.ClientTls tls) {
+            long start = System.nanoTime();
+            try (HubClient c = HubClient.connect(uri, java.time.Duration.ofSeconds(5), tls)) {
+                long millis = (System.nanoTime() - start) / 1_000_000;
+                String detail;
+                try {
+                    ObjectNode w = c.awaitType("welcome", java.time.Duration.ofSeconds(2));
+                    double skew = w.path("timestamp").asDouble() - System.currentTimeMillis() / 1000.0;
+                    detail = String.format(Locale.ROOT, "protocol %d, clock skew %.3f s",
+                            w.path("protocol_version").asInt(1), skew);
+                } catch (java.util.concurrent.TimeoutException e) {
+                    detail = "no welcome before a first frame (a token hub)";
+                }
+                line(out, "ok", what, uri + " reachable in " + millis + " ms (TLS and pin ok), " + detail);
+            } catch (IOException e) {
+                line(out, "FAIL", what, uri + ": " + e.getMessage());
+            }
+        }
+
+        private void line(PrintWriter out, String verdict, String what, String detail) {
+            if ("FAIL".equals(verdict)) {
+                failures++;
+            }
+            out.printf(Locale.ROOT, "%-4s %s: %s%n", verdict, what, detail);
+        }
+    }
+
+    /** Asks a running hub for its advisory view. */
+    abstract static class ObservedQueryCommand extends OperatorCommands.Base {
+        abstract boolean withClaims();
+
+        @Override
+        ObjectNode request(HubClient hub) {
+            ObjectNode f = hub.frame("multihub_observed_request");
+            f.put("claims", withClaims());
+            return f;
+        }
+
+        @Override
+        Predicate<ObjectNode> isReply() {
+            return f -> "multihub_observed".equals(type(f));
+        }
+    }
+
+    @Command(name = "status", mixinStandardHelpOptions = true,
+            description = "Per watched peer of a running hub: cursor, lag, last success, clock skew, last error, quarantine.")
+    static final class Status extends ObservedQueryCommand {
+        @Override
+        boolean withClaims() {
+            return false;
+        }
+
+        @Override
+        int report(ObjectNode reply, PrintWriter out) {
+            if (reply.path("peers").isEmpty()) {
+                out.println("no watched peers");
+            }
+            for (JsonNode p : reply.path("peers")) {
+                out.println(statusLine(p));
+            }
+            return ExitCodes.OK;
+        }
+    }
+
+    static String statusLine(JsonNode p) {
+        double last = p.path("last_success").asDouble();
+        return String.format(Locale.ROOT, "%s: %s cursor %d, lag %d, last success %s, clock skew %s, last error %s%s",
+                p.path("peer").asText(), p.path("last_error").isNull() ? (last > 0 ? "reachable," : "not polled yet,")
+                        : "FAILING,", p.path("cursor").asLong(), p.path("lag").asLong(),
+                last > 0 ? Instant.ofEpochMilli((long) (last * 1000)).toString() : "never",
+                p.path("clock_skew_seconds").isNull() ? "unknown" : p.path("clock_skew_seconds").asText() + " s",
+                p.path("last_error").isNull() ? "none" : p.path("last_error").asText(),
+                p.path("quarantined").asBoolean() ? "; QUARANTINED: " + p.path("quarantine").asText() : "");
+    }
+
+    @Command(name = "observed", mixinStandardHelpOptions = true,
+            description = "The advisory view (what each watched peer's log asserts; it grants nothing), from a running "
+                    + "hub, or offline from a stopped hub's journal with --db.")
+    static final class Observed extends ObservedQueryCommand {
+        @Option(names = "--db", paramLabel = "FILE", description = "Read the view a hub keeps beside this journal instead.")
+        Path db;
+
+        @Override
+        boolean withClaims() {
+            return true;
+        }
+
+        @Override
+        public Integer call() {
+            if (db == null) {
+                return super.call();
+            }
+            Path mirrorFile = SqliteMirror.fileFor(db);
+            if (!Files.isRegularFile(mirrorFile)) {
+                spec.commandLine().getErr().println("synapse-hub: no federation mirror beside " + db + " (" + mirrorFile
+                        + "); the hub has followed no peer");
+                return ExitCodes.DATA_ERROR;
+            }
+            try (SqliteMirror mirror = SqliteMirror.open(db)) {
+                double now = System.currentTimeMillis() / 1000.0;
+                List<PeerView> views = mirror.load();
+                ObjectNode reply = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+                var peers = reply.putArray("peers");
+                views.forEach(v -> peers.add(ObservedQuery.render(v, now, true)));
+                if (client.json) {
+                    spec.commandLine().getOut().println(reply);
+                    return ExitCodes.OK;
+                }
+                return report(reply, spec.commandLine().getOut());
+            } catch (Exception e) {
+                spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
+                return ExitCodes.DATA_ERROR;
+            }
+        }
+
+        @Override
+        int report(ObjectNode reply, PrintWriter out) {
+            if (reply.path("peers").isEmpty()) {
+                out.println("no watched peers");
+            }
+            for (JsonNode p : reply.path("peers")) {
+                out.println(statusLine(p));
+                for (JsonNode c : p.path("claims")) {
+                    out.printf(Locale.ROOT, "  %s %s held by %s (namespace '%s', epoch %d, seq %d, observed on %s)%n",
+                            c.path("live").asBoolean() ? "live   " : "expired", c.path("task_id").asText(),
+                            c.path("owner").asText(), c.path("namespace").asText(), c.path("epoch").asLong(),
+                            c.path("seq").asLong(), c.path("observed_on").asText());
+                }
+            }
+            return ExitCodes.OK;
+        }
+    }
+
+    @Command(name = "recover", mixinStandardHelpOptions = true,
+            description = "Lift a watched peer's equivocation quarantine (or restart following a peer whose log went "
+                    + "backwards): journals multihub_equivocation_recovery and re-reads the peer from seq 0. Only "
+                    + "accepted from the hub's own machine.")
+    static final class Recover extends OperatorCommands.Base {
+        @Parameters(paramLabel = "PEER")
+        String peer;
+
+        @Option(names = "--reason", paramLabel = "TEXT", required = true, description = "Why (its hash is journaled).")
+        String reason;
+
+        @Override
+        ObjectNode request(HubClient hub) {
+            ObjectNode f = hub.frame("multihub_recover_request");
+            f.put("peer", peer);
+            f.put("reason", reason);
+            return f;
+        }
+
+        @Override
+        Predicate<ObjectNode> isReply() {
+            return f -> "multihub_recover_result".equals(type(f));
+        }
+
+        @Override
+        int report(ObjectNode reply, PrintWriter out) {
+            out.println(reply.path("detail").asText());
+            return reply.path("recovered").asBoolean() ? ExitCodes.OK : ExitCodes.REFUSED;
+        }
+    }
+}

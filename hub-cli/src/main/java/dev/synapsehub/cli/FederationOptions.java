@@ -1,0 +1,281 @@
+package dev.synapsehub.cli;
+
+import dev.synapsehub.client.tls.CertificatePin;
+import dev.synapsehub.federation.FederationSettings;
+import dev.synapsehub.federation.follow.PollBudget;
+import dev.synapsehub.federation.follow.WatchPeer;
+import dev.synapsehub.federation.follow.WatchSettings;
+import dev.synapsehub.federation.route.ClaimRoute;
+import dev.synapsehub.federation.route.ForwardSettings;
+import dev.synapsehub.federation.route.NamespaceOwners;
+import dev.synapsehub.federation.trust.SecureFile;
+import dev.synapsehub.federation.trust.ServingTrust;
+import dev.synapsehub.federation.trust.TrustFileException;
+import picocli.CommandLine.Option;
+
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.function.Consumer;
+
+/**
+ * The federation options of {@code synapse-hub} when it runs the hub (docs/federation.md),
+ * validated once with the start-up refusals of contract F6 (exit 2).
+ */
+public final class FederationOptions {
+
+    @Option(names = "--multihub-serving-policy", paramLabel = "FILE",
+            description = "Serve this hub's log and decide forwarded claims for the peer hubs this JSON policy "
+                    + "grants (contract 11.4): version 1, federation_store, client_ca_file, grants. Needs "
+                    + "--tls-certfile/--tls-keyfile; peers must present a client certificate from client_ca_file "
+                    + "whose pin their peering lists. Files must be owner-only (chmod 600), no symlinks. Edits are "
+                    + "picked up without a restart; an invalid edit refuses every peer until it validates. "
+                    + "Without it no peer is served.")
+    Path servingPolicy;
+
+    @Option(names = "--namespace-owner", paramLabel = "NS=HUB_ID",
+            description = "The hub that owns namespace NS (the project prefix of agent names, proj of proj/a1); "
+                    + "repeatable, needs --hub-id. With any owner configured only namespaces owned by this hub grant "
+                    + "here; others are forwarded (--claim-peer) or refused; names in no listed namespace are refused.")
+    List<String> namespaceOwners = new ArrayList<>();
+
+    @Option(names = "--multihub-watch", paramLabel = "PEER=URI",
+            description = "Follow peer hub PEER's log at URI (wss://host:port) into the advisory view; repeatable, "
+                    + "needs --namespace-owner. Observations persist beside --db and feed partition detection.")
+    List<String> watches = new ArrayList<>();
+
+    @Option(names = "--multihub-watch-interval", paramLabel = "SECONDS", defaultValue = "30",
+            description = "Seconds between polls of each watched peer (default: ${DEFAULT-VALUE}; at least 1). A peer "
+                    + "behind by more than one poll's budget is polled again at once until caught up.")
+    double watchInterval;
+
+    @Option(names = "--multihub-watch-token", paramLabel = "TOKEN", description = "Connect token sent to watched peers.")
+    String watchToken;
+
+    @Option(names = "--multihub-watch-pin", paramLabel = "PEER=sha256:HEX",
+            description = "Trust exactly the server certificate with this pin for watched peer PEER (its URI must be wss://).")
+    List<String> watchPins = new ArrayList<>();
+
+    @Option(names = "--multihub-client-certfile", paramLabel = "PEM",
+            description = "Client certificate this hub presents to every peer (watch and claim routes); with "
+                    + "--multihub-client-keyfile. Owner-only file. When set, every route needs a pin.")
+    Path clientCertFile;
+
+    @Option(names = "--multihub-client-keyfile", paramLabel = "PEM",
+            description = "Private key (PKCS#8 PEM) of --multihub-client-certfile. Owner-only file.")
+    Path clientKeyFile;
+
+    @Option(names = "--federation-offer", paramLabel = "FILE",
+            description = "Offer this hub's own bundle (a peering record without provenance) to "
+                    + "`synapse-hub federation fetch`; checked at start, re-read on every request.")
+    Path offerFile;
+
+    @Option(names = "--claim-peer", paramLabel = "HUB_ID=URI",
+            description = "Forward claims in namespaces owned by HUB_ID to it at URI (wss://host:port) and relay its "
+                    + "verdict; repeatable, needs --namespace-owner. Without a route such claims are refused here.")
+    List<String> claimPeers = new ArrayList<>();
+
+    @Option(names = "--claim-peer-token", paramLabel = "TOKEN", description = "Connect token sent with forwarded claims.")
+    String claimPeerToken;
+
+    @Option(names = "--claim-peer-pin", paramLabel = "HUB_ID=sha256:HEX",
+            description = "Trust exactly the server certificate with this pin for claim route HUB_ID (its URI must be wss://).")
+    List<String> claimPeerPins = new ArrayList<>();
+
+    /**
+     * The serving trust, loaded strictly; throws {@link IllegalArgumentException} with the
+     * contract's refusal text (exit 2).
+     */
+    ServingTrust servingTrust(boolean tlsConfigured, Consumer<String> log) {
+        if (servingPolicy == null) {
+            return ServingTrust.none();
+        }
+        if (!tlsConfigured) {
+            throw new IllegalArgumentException("native WSS requires both --tls-certfile and --tls-keyfile"
+                    + " (--multihub-serving-policy authenticates peers by their TLS client certificate)");
+        }
+        try {
+            return ServingTrust.load(servingPolicy, log);
+        } catch (TrustFileException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
+        }
+    }
+
+    /** Validated settings; {@code explicitHubId} is the --hub-id given (null when defaulted). */
+    FederationSettings settings(ServingTrust trust, String explicitHubId, String effectiveHubId) {
+        NamespaceOwners owners = owners(explicitHubId, effectiveHubId);
+        WatchSettings watch = watchSettings(owners);
+        if (offerFile != null) {
+            try {
+                dev.synapsehub.federation.serve.OfferServer.read(offerFile);
+            } catch (TrustFileException e) {
+                throw new IllegalArgumentException("cannot serve --federation-offer: " + e.getMessage(), e);
+            }
+        }
+        return new FederationSettings(trust, watch, owners, forwardSettings(owners), offerFile);
+    }
+
+    private ForwardSettings forwardSettings(NamespaceOwners owners) {
+        if (claimPeers.isEmpty()) {
+            if (!claimPeerPins.isEmpty()) {
+                throw new IllegalArgumentException("--claim-peer-pin requires --claim-peer; a pin without a route cannot "
+                        + "secure any owner connection.");
+            }
+            return ForwardSettings.none();
+        }
+        if (!owners.configured()) {
+            throw new IllegalArgumentException("--claim-peer requires --namespace-owner; a forwarding route is keyed by "
+                    + "the owning hub id, and without an ownership map no claim is remote-owned to forward.");
+        }
+        Map<String, URI> routes = new LinkedHashMap<>();
+        for (String spec : claimPeers) {
+            String[] kv = pair(spec, "--claim-peer must use HUB_ID=URI, got '" + spec + "'");
+            if (routes.put(kv[0], uri(kv[1], spec)) != null) {
+                throw new IllegalArgumentException("--claim-peer names hub '" + kv[0] + "' twice");
+            }
+        }
+        Map<String, CertificatePin> pins = new LinkedHashMap<>();
+        TreeSet<String> unknown = new TreeSet<>();
+        for (String spec : claimPeerPins) {
+            String[] kv = pair(spec, "--claim-peer-pin must use HUB_ID=sha256:<hex>, got '" + spec + "'");
+            if (!routes.containsKey(kv[0])) {
+                unknown.add(kv[0]);
+                continue;
+            }
+            try {
+                pins.put(kv[0], CertificatePin.parse(kv[1]));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--claim-peer-pin pin must be sha256:<hex>, got '" + kv[1] + "'");
+            }
+        }
+        if (!unknown.isEmpty()) {
+            throw new IllegalArgumentException("--claim-peer-pin names hubs not configured by --claim-peer: "
+                    + String.join(", ", unknown));
+        }
+        List<ClaimRoute> list = new ArrayList<>();
+        for (Map.Entry<String, URI> r : routes.entrySet()) {
+            if (clientCertFile != null && !pins.containsKey(r.getKey())) {
+                throw new IllegalArgumentException("multi-hub client identity requires --claim-peer-pin for hub '"
+                        + r.getKey() + "'");
+            }
+            if (pins.containsKey(r.getKey()) && !"wss".equalsIgnoreCase(r.getValue().getScheme())) {
+                throw new IllegalArgumentException("--claim-peer-pin for '" + r.getKey() + "' requires a wss:// peer "
+                        + "URI, got " + r.getValue());
+            }
+            list.add(new ClaimRoute(r.getKey(), r.getValue(), pins.get(r.getKey())));
+        }
+        return new ForwardSettings(ForwardSettings.byHub(list), claimPeerToken, clientCertFile, clientKeyFile,
+                ForwardSettings.BOUND);
+    }
+
+    private NamespaceOwners owners(String explicitHubId, String effectiveHubId) {
+        if (namespaceOwners.isEmpty()) {
+            return NamespaceOwners.none(effectiveHubId);
+        }
+        if (explicitHubId == null || explicitHubId.isBlank()) {
+            throw new IllegalArgumentException("--namespace-owner requires --hub-id; the ownership map compares each "
+                    + "namespace's owner against this hub's own stable id.");
+        }
+        Map<String, String> map = new LinkedHashMap<>();
+        for (String spec : namespaceOwners) {
+            String[] kv = pair(spec, "--namespace-owner must use NS=HUB_ID, got '" + spec + "'");
+            if (map.put(kv[0], kv[1]) != null) {
+                throw new IllegalArgumentException("--namespace-owner names namespace '" + kv[0] + "' twice");
+            }
+        }
+        return new NamespaceOwners(effectiveHubId, map);
+    }
+
+    private WatchSettings watchSettings(NamespaceOwners owners) {
+        if ((clientCertFile == null) != (clientKeyFile == null)) {
+            throw new IllegalArgumentException("--multihub-client-certfile and --multihub-client-keyfile must be "
+                    + "configured together.");
+        }
+        if (clientCertFile != null) {
+            try {
+                SecureFile.read(clientCertFile, "--multihub-client-certfile:", 1024 * 1024);
+                SecureFile.read(clientKeyFile, "--multihub-client-keyfile:", 1024 * 1024);
+            } catch (TrustFileException e) {
+                throw new IllegalArgumentException(e.getMessage(), e);
+            }
+        }
+        if (watches.isEmpty()) {
+            if (!watchPins.isEmpty()) {
+                throw new IllegalArgumentException("--multihub-watch-pin names '" + pair(watchPins.get(0),
+                        "--multihub-watch-pin must use PEER=sha256:<hex>, got '" + watchPins.get(0) + "'")[0]
+                        + "', which --multihub-watch does not watch");
+            }
+            return WatchSettings.none();
+        }
+        if (!owners.configured()) {
+            throw new IllegalArgumentException("--multihub-watch requires --namespace-owner; the watch feeds partition "
+                    + "detection, and without an ownership map there is nothing to detect against.");
+        }
+        Map<String, URI> peers = new LinkedHashMap<>();
+        for (String spec : watches) {
+            String[] kv = pair(spec, "--multihub-watch must use PEER=URI, got '" + spec + "'");
+            if (peers.put(kv[0], uri(kv[1], spec)) != null) {
+                throw new IllegalArgumentException("--multihub-watch names peer '" + kv[0] + "' twice");
+            }
+        }
+        Map<String, CertificatePin> pins = new LinkedHashMap<>();
+        for (String spec : watchPins) {
+            String[] kv = pair(spec, "--multihub-watch-pin must use PEER=sha256:<hex>, got '" + spec + "'");
+            if (!peers.containsKey(kv[0])) {
+                throw new IllegalArgumentException("--multihub-watch-pin names '" + kv[0]
+                        + "', which --multihub-watch does not watch");
+            }
+            try {
+                pins.put(kv[0], CertificatePin.parse(kv[1]));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--multihub-watch-pin pin must be sha256:<hex>, got '" + kv[1] + "'");
+            }
+        }
+        if (clientCertFile != null) {
+            TreeSet<String> missing = new TreeSet<>(peers.keySet());
+            missing.removeAll(pins.keySet());
+            if (!missing.isEmpty()) {
+                throw new IllegalArgumentException("multi-hub client identity requires a certificate pin for every "
+                        + "watched peer; missing: " + String.join(", ", missing));
+            }
+        }
+        List<WatchPeer> list = new ArrayList<>();
+        peers.forEach((label, uri) -> {
+            if (pins.containsKey(label) && !"wss".equalsIgnoreCase(uri.getScheme())) {
+                throw new IllegalArgumentException("--multihub-watch-pin for '" + label + "' requires a wss:// peer "
+                        + "URI, got " + uri);
+            }
+            list.add(new WatchPeer(label, uri, pins.get(label)));
+        });
+        if (!(watchInterval > 0) || !Double.isFinite(watchInterval)) {
+            throw new IllegalArgumentException("--multihub-watch-interval must be a positive number of seconds");
+        }
+        return new WatchSettings(list, Duration.ofMillis((long) (Math.max(1.0, watchInterval) * 1000)), watchToken,
+                clientCertFile, clientKeyFile, PollBudget.DEFAULT, Duration.ofSeconds(10));
+    }
+
+    private static String[] pair(String spec, String error) {
+        int eq = spec.indexOf('=');
+        if (eq <= 0 || eq == spec.length() - 1) {
+            throw new IllegalArgumentException(error);
+        }
+        return new String[] {spec.substring(0, eq).strip(), spec.substring(eq + 1).strip()};
+    }
+
+    private static URI uri(String text, String spec) {
+        try {
+            URI u = URI.create(text);
+            if (u.getHost() == null || !("ws".equalsIgnoreCase(u.getScheme()) || "wss".equalsIgnoreCase(u.getScheme()))) {
+                throw new IllegalArgumentException(text);
+            }
+            return u;
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("'" + spec + "' needs a ws:// or wss:// URI with a host, got '" + text + "'");
+        }
+    }
+}

@@ -1,0 +1,153 @@
+package dev.synapsehub.cli;
+
+import dev.synapsehub.client.HubClient;
+import dev.synapsehub.client.tls.ClientTls;
+import dev.synapsehub.client.tls.TestCertificates;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The federation flags of the hub command: start-up refusals (exit 2, contract text) and a served log pull. */
+class FederationCliTest {
+    private final LoopbackHub hub = new LoopbackHub();
+
+    @TempDir
+    Path dir;
+
+    @AfterEach
+    void stop() throws Exception {
+        hub.close();
+    }
+
+    /** Server certificate, client CA, hub-a's client certificate, store and policy, all owner-only. */
+    private record Setup(TestCertificates.Identity server, TestCertificates.PemPair serverFiles,
+                         TestCertificates.PemPair client, Path policy) {
+    }
+
+    private Setup setup() throws Exception {
+        TestCertificates.Identity server = TestCertificates.selfSigned("hub-b");
+        TestCertificates.Authority ca = TestCertificates.authority("fed-client-ca");
+        TestCertificates.Identity client = ca.issue("hub-a");
+        ca.writeCertificate(dir, "client-ca");
+        TestCertificates.writePrivate(dir.resolve("federation.json"), "{\"version\":1,\"records\":[{\"domain_id\":"
+                + "\"a.example\",\"namespaces\":[\"proj\"],\"certificate_pins\":[\"" + client.pin().text() + "\"],"
+                + "\"signing_key_ids\":[\"proj:hub-a:2026\"],\"scope_grants\":[],\"expires_at\":null,\"revoked\":false,"
+                + "\"provenance\":{\"source\":\"t\",\"imported_at\":1.0,\"confirmed_by\":\"alice\"}}]}");
+        Path policy = dir.resolve("serving-policy.json");
+        TestCertificates.writePrivate(policy, "{\"version\":1,\"federation_store\":\"federation.json\","
+                + "\"client_ca_file\":\"client-ca.pem\",\"grants\":[{\"sender\":\"hub-a\",\"domain_id\":\"a.example\","
+                + "\"namespace\":\"proj\",\"signing_key_id\":\"proj:hub-a:2026\"}]}");
+        return new Setup(server, server.write(dir, "server"), client.write(dir, "client"), policy);
+    }
+
+    @Test
+    void aServingPolicyNeedsNativeTls() throws Exception {
+        Setup s = setup();
+        CliTest.Run run = CliTest.run("--port", "0", "--multihub-serving-policy", s.policy().toString());
+        assertThat(run.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(run.err()).startsWith("synapse-hub: native WSS requires both --tls-certfile and --tls-keyfile");
+    }
+
+    @Test
+    void aPolicyReadableByOthersIsRefusedAtStartWithTheContractText() throws Exception {
+        Setup s = setup();
+        Files.setPosixFilePermissions(s.policy(), PosixFilePermissions.fromString("rw-r--r--"));
+        CliTest.Run run = CliTest.run("--port", "0", "--tls-certfile", s.serverFiles().cert().toString(),
+                "--tls-keyfile", s.serverFiles().key().toString(), "--multihub-serving-policy", s.policy().toString());
+        assertThat(run.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(run.err()).startsWith("synapse-hub: --multihub-serving-policy: " + s.policy().toAbsolutePath()
+                + " is accessible by other users (mode 644); a secret file must be owner-only — run: chmod 600");
+    }
+
+    @Test
+    void aHubStartedWithAPolicyServesItsLogToTheGrantedPeer() throws Exception {
+        Setup s = setup();
+        HubDaemon d = hub.start("--port", "0", "--db", dir.resolve("hub.db").toString(), "--hub-id", "hub-b",
+                "--tls-certfile", s.serverFiles().cert().toString(), "--tls-keyfile", s.serverFiles().key().toString(),
+                "--multihub-serving-policy", s.policy().toString());
+        assertThat(CliTest.run("claim", "T1", "--url", "wss://127.0.0.1:" + d.port(), "--pin", s.server().pin().text(),
+                "--name", "proj/b1").code()).isEqualTo(ExitCodes.OK);
+        try (HubClient peer = HubClient.connect(URI.create("wss://127.0.0.1:" + d.port()), Duration.ofSeconds(5),
+                ClientTls.pinned(s.server().pin()).withClientCertificate(s.client().cert(), s.client().key()))) {
+            peer.awaitType("welcome", Duration.ofSeconds(5));
+            peer.send(peer.frame("hub-a", "heartbeat"));
+            var request = peer.frame("hub-a", "multihub_log_request");
+            request.put("after_seq", 0);
+            peer.send(request);
+            var snapshot = peer.awaitType("multihub_log_snapshot", Duration.ofSeconds(5));
+            assertThat(snapshot.path("events").findValuesAsText("kind")).contains("claim");
+            assertThat(snapshot.path("log_end_seq").asLong()).isPositive();
+        }
+    }
+
+    private static void refusedAtStart(String contractText, String... args) {
+        String[] all = new String[args.length + 2];
+        all[0] = "--port";
+        all[1] = "0";
+        System.arraycopy(args, 0, all, 2, args.length);
+        CliTest.Run run = CliTest.run(all);
+        assertThat(run.code()).as(run.err()).isEqualTo(ExitCodes.USAGE);
+        assertThat(run.err()).contains("synapse-hub: " + contractText);
+    }
+
+    @Test
+    void theWatchAndOwnershipFlagsRefuseWhatContractF6Refuses() throws Exception {
+        refusedAtStart("--namespace-owner requires --hub-id; the ownership map compares each namespace's owner "
+                + "against this hub's own stable id.", "--namespace-owner", "proj=hub-b");
+        refusedAtStart("--namespace-owner names namespace 'proj' twice", "--hub-id", "hub-a",
+                "--namespace-owner", "proj=hub-b", "--namespace-owner", "proj=hub-c");
+        refusedAtStart("--namespace-owner must use NS=HUB_ID, got 'proj'", "--hub-id", "hub-a", "--namespace-owner", "proj");
+        refusedAtStart("--multihub-watch requires --namespace-owner; the watch feeds partition detection, and without "
+                + "an ownership map there is nothing to detect against.", "--multihub-watch", "b=wss://127.0.0.1:1");
+        refusedAtStart("--multihub-watch names peer 'b' twice", "--hub-id", "a", "--namespace-owner", "proj=b",
+                "--multihub-watch", "b=wss://127.0.0.1:1", "--multihub-watch", "b=wss://127.0.0.1:2");
+        refusedAtStart("--multihub-watch-pin names 'c', which --multihub-watch does not watch", "--hub-id", "a",
+                "--namespace-owner", "proj=b", "--multihub-watch", "b=wss://127.0.0.1:1",
+                "--multihub-watch-pin", "c=sha256:" + "0".repeat(64));
+        refusedAtStart("--multihub-watch-pin pin must be sha256:<hex>, got 'md5:abc'", "--hub-id", "a",
+                "--namespace-owner", "proj=b", "--multihub-watch", "b=wss://127.0.0.1:1", "--multihub-watch-pin", "b=md5:abc");
+        Setup s = setup();
+        refusedAtStart("--multihub-client-certfile and --multihub-client-keyfile must be configured together.",
+                "--multihub-client-certfile", s.client().cert().toString());
+        refusedAtStart("multi-hub client identity requires a certificate pin for every watched peer; missing: b",
+                "--hub-id", "a", "--namespace-owner", "proj=b", "--multihub-watch", "b=wss://127.0.0.1:1",
+                "--multihub-client-certfile", s.client().cert().toString(),
+                "--multihub-client-keyfile", s.client().key().toString());
+    }
+
+    @Test
+    void theClaimRouteFlagsRefuseWhatContractF6Refuses() throws Exception {
+        refusedAtStart("--claim-peer requires --namespace-owner; a forwarding route is keyed by the owning hub id, and "
+                + "without an ownership map no claim is remote-owned to forward.", "--claim-peer", "b=wss://127.0.0.1:1");
+        refusedAtStart("--claim-peer-pin requires --claim-peer; a pin without a route cannot secure any owner "
+                + "connection.", "--claim-peer-pin", "b=sha256:" + "0".repeat(64));
+        refusedAtStart("--claim-peer-pin names hubs not configured by --claim-peer: c", "--hub-id", "a",
+                "--namespace-owner", "proj=b", "--claim-peer", "b=wss://127.0.0.1:1",
+                "--claim-peer-pin", "c=sha256:" + "0".repeat(64));
+        refusedAtStart("--claim-peer-pin pin must be sha256:<hex>, got 'abc'", "--hub-id", "a", "--namespace-owner",
+                "proj=b", "--claim-peer", "b=wss://127.0.0.1:1", "--claim-peer-pin", "b=abc");
+        refusedAtStart("--claim-peer names hub 'b' twice", "--hub-id", "a", "--namespace-owner", "proj=b",
+                "--claim-peer", "b=wss://127.0.0.1:1", "--claim-peer", "b=wss://127.0.0.1:2");
+        refusedAtStart("--claim-peer must use HUB_ID=URI, got 'wss://x:1'", "--hub-id", "a", "--namespace-owner",
+                "proj=b", "--claim-peer", "wss://x:1");
+        Setup s = setup();
+        refusedAtStart("multi-hub client identity requires --claim-peer-pin for hub 'b'", "--hub-id", "a",
+                "--namespace-owner", "proj=b", "--claim-peer", "b=wss://127.0.0.1:1",
+                "--multihub-client-certfile", s.client().cert().toString(),
+                "--multihub-client-keyfile", s.client().key().toString());
+    }
+
+    @Test
+    void helpExplainsTheServingPolicy() {
+        assertThat(CliTest.run("--help").out()).contains("--multihub-serving-policy").contains("owner-only")
+                .contains("--multihub-watch=PEER=URI").contains("--namespace-owner").contains("--multihub-watch-pin");
+    }
+}

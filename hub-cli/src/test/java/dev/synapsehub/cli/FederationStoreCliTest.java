@@ -1,0 +1,129 @@
+package dev.synapsehub.cli;
+
+import dev.synapsehub.client.tls.TestCertificates;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@code synapse-hub federation offer/import/list/revoke} (contract F2.1) and the status/observed views. */
+class FederationStoreCliTest {
+    private final LoopbackHub hub = new LoopbackHub();
+
+    @TempDir
+    Path dir;
+
+    @AfterEach
+    void stop() throws Exception {
+        hub.close();
+    }
+
+    @Test
+    void aBundleIsOfferedImportedListedAndRevoked() throws Exception {
+        String pin = TestCertificates.authority("ca").issue("hub-a").pin().text();
+        Path bundle = dir.resolve("bundle.json");
+        Files.writeString(bundle, "{\"domain_id\":\"a.example\",\"namespaces\":[\"proj\"],\"certificate_pins\":[\""
+                + pin + "\"],\"signing_key_ids\":[\"proj:hub-a:2026\"],\"scope_grants\":[],\"expires_at\":null}");
+        CliTest.Run offer = CliTest.run("federation", "offer", bundle.toString());
+        assertThat(offer.code()).as(offer.err()).isEqualTo(ExitCodes.OK);
+        assertThat(offer.out()).contains("domain: a.example").contains("certificate pins: " + pin)
+                .contains("scope grants: 0").contains("expires: never").containsPattern("bundle fingerprint: sha256:[0-9a-f]{64}");
+
+        Path store = dir.resolve("store/federation.json");
+        CliTest.Run imported = CliTest.run("federation", "import", bundle.toString(), "--confirmed-by", "alice",
+                "--source", "ticket-42", "--store", store.toString());
+        assertThat(imported.out()).contains("imported peering with domain 'a.example' (1 namespaces, 1 keys, 1 pins), "
+                + "confirmed by alice");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(store))).isEqualTo("rw-------");
+        assertThat(CliTest.run("federation", "import", bundle.toString(), "--confirmed-by", "bob", "--store",
+                store.toString()).out()).startsWith("updated peering with domain 'a.example'");
+        CliTest.Run list = CliTest.run("federation", "list", "--store", store.toString());
+        assertThat(list.out()).startsWith("[active] a.example: 1 namespaces, 1 keys, 1 pins; expires never; "
+                + "from bundle.json, confirmed by bob");
+        assertThat(CliTest.run("federation", "list", "--store", store.toString(), "--max-age", "-1").code())
+                .isEqualTo(ExitCodes.REFUSED);
+        assertThat(CliTest.run("federation", "revoke", "a.example", "--store", store.toString()).out())
+                .contains("revoked peering with domain 'a.example'");
+        assertThat(CliTest.run("federation", "list", "--store", store.toString()).out()).startsWith("[revoked] a.example");
+        assertThat(CliTest.run("federation", "revoke", "z.example", "--store", store.toString()).code())
+                .isEqualTo(ExitCodes.REFUSED);
+    }
+
+    @Test
+    void fetchPullsTheOfferedBundleWithTheSameFingerprintAndNeverImports() throws Exception {
+        String pin = TestCertificates.authority("ca").issue("hub-b").pin().text();
+        Path bundle = dir.resolve("offer.json");
+        Files.writeString(bundle, "{\"domain_id\":\" b.example \",\"namespaces\":[\"proj\",\"ops\"],"
+                + "\"certificate_pins\":[\"" + pin + "\"],\"signing_key_ids\":[\"k2\",\"k1\"],"
+                + "\"scope_grants\":[{\"verb\":\"claim\",\"namespace\":\"proj\"}],\"expires_at\":1900000000}");
+        String offered = CliTest.run("federation", "offer", bundle.toString()).out();
+        TestCertificates.Identity server = TestCertificates.selfSigned("hub-b");
+        TestCertificates.PemPair files = server.write(dir, "server");
+        HubDaemon d = hub.start("--port", "0", "--tls-certfile", files.cert().toString(), "--tls-keyfile",
+                files.key().toString(), "--federation-offer", bundle.toString());
+        Path out = dir.resolve("fetched.json");
+        CliTest.Run fetched = CliTest.run("federation", "fetch", "wss://127.0.0.1:" + d.port(), "--out", out.toString(),
+                "--pin", server.pin().text());
+        assertThat(fetched.code()).as(fetched.err()).isEqualTo(ExitCodes.OK);
+        assertThat(fetched.out()).isEqualTo(offered); // same fields, same fingerprint
+        assertThat(CliTest.run("federation", "offer", out.toString()).out()).isEqualTo(offered);
+        assertThat(dir.resolve("store")).doesNotExist();
+        hub.close();
+
+        HubDaemon bare = hub.start("--port", "0");
+        CliTest.Run none = CliTest.run("federation", "fetch", "ws://127.0.0.1:" + bare.port(), "--out", out.toString());
+        assertThat(none.code()).isEqualTo(ExitCodes.REFUSED);
+        assertThat(none.err()).contains("No federation offer is configured on this hub.");
+        CliTest.Run broken = CliTest.run("--port", "0", "--federation-offer", dir.resolve("missing.json").toString());
+        assertThat(broken.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(broken.err()).startsWith("synapse-hub: cannot serve --federation-offer:");
+    }
+
+    @Test
+    void doctorChecksConfigurationCertificatesAndRoutesWithoutChangingAnything() throws Exception {
+        TestCertificates.Identity server = TestCertificates.selfSigned("hub-b");
+        TestCertificates.PemPair files = server.write(dir, "server");
+        HubDaemon d = hub.start("--port", "0", "--tls-certfile", files.cert().toString(), "--tls-keyfile",
+                files.key().toString());
+        String route = "hub-b=wss://127.0.0.1:" + d.port();
+        CliTest.Run ok = CliTest.run("federation", "doctor", "--hub-id", "hub-a", "--namespace-owner", "proj=hub-b",
+                "--tls-certfile", files.cert().toString(), "--tls-keyfile", files.key().toString(),
+                "--claim-peer", route, "--claim-peer-pin", "hub-b=" + server.pin().text());
+        assertThat(ok.code()).as(ok.out() + ok.err()).isEqualTo(ExitCodes.OK);
+        assertThat(ok.out()).contains("ok   configuration: validates").contains("ok   server certificate")
+                .contains("ok   claim route hub-b: wss://127.0.0.1:" + d.port() + " reachable").contains("no problems found");
+        CliTest.Run wrongPin = CliTest.run("federation", "doctor", "--hub-id", "hub-a", "--namespace-owner",
+                "proj=hub-b", "--claim-peer", route, "--claim-peer-pin",
+                "hub-b=" + TestCertificates.selfSigned("x").pin().text());
+        assertThat(wrongPin.code()).isEqualTo(ExitCodes.REFUSED);
+        assertThat(wrongPin.out()).contains("FAIL claim route hub-b").contains("pin mismatch");
+        CliTest.Run badConfig = CliTest.run("federation", "doctor", "--namespace-owner", "proj=hub-b");
+        assertThat(badConfig.out()).contains("FAIL configuration: --namespace-owner requires --hub-id");
+        assertThat(d.config().hubId()).isNotNull();
+    }
+
+    @Test
+    void aMalformedBundleIsRefusedNamingTheField() throws Exception {
+        Path bundle = dir.resolve("bad.json");
+        Files.writeString(bundle, "{\"domain_id\":\"a.example\",\"certificate_pins\":[\"md5:x\"]}");
+        CliTest.Run run = CliTest.run("federation", "offer", bundle.toString());
+        assertThat(run.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(run.err()).contains("certificate_pins").contains("sha256:<64 hex digits>");
+    }
+
+    @Test
+    void statusOfAHubWithoutWatchedPeersAndOfflineObservedWithoutAMirror() throws Exception {
+        HubDaemon d = hub.start("--port", "0");
+        CliTest.Run status = CliTest.run("federation", "status", "--url", "ws://127.0.0.1:" + d.port());
+        assertThat(status.code()).as(status.err()).isEqualTo(ExitCodes.OK);
+        assertThat(status.out()).contains("no watched peers");
+        CliTest.Run offline = CliTest.run("federation", "observed", "--db", dir.resolve("none.db").toString());
+        assertThat(offline.code()).isEqualTo(ExitCodes.DATA_ERROR);
+        assertThat(offline.err()).contains("no federation mirror beside");
+    }
+}

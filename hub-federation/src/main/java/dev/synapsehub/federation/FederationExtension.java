@@ -1,0 +1,246 @@
+package dev.synapsehub.federation;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.federation.follow.AdvisoryFold;
+import dev.synapsehub.federation.follow.LogWatch;
+import dev.synapsehub.federation.follow.Mirror;
+import dev.synapsehub.federation.follow.PeerView;
+import dev.synapsehub.federation.link.PeerLinks;
+import dev.synapsehub.federation.serve.LogServer;
+import dev.synapsehub.federation.serve.ObservedQuery;
+import dev.synapsehub.journal.SqliteJournal;
+import dev.synapsehub.net.extension.ClaimService;
+import dev.synapsehub.net.extension.HubExtension;
+import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.protocol.Request;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.synapsehub.core.event.AuditRecordEvent;
+import dev.synapsehub.core.journal.JournalException;
+import dev.synapsehub.core.journal.JournaledEvent;
+import dev.synapsehub.federation.route.ClaimForwarder;
+import dev.synapsehub.federation.route.ClaimServer;
+import dev.synapsehub.federation.route.OwnershipResolver;
+import dev.synapsehub.federation.route.PartitionTracker;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Federation plugged into the hub's network edge: serves peer log pulls (§11.1) under the
+ * serving policy, follows the watched peers' logs into the advisory fold (§11.2), routes
+ * claims by namespace ownership (forwarding remote ones, refusing ungoverned and partitioned
+ * ones, §11.3), decides claims forwarded by authorised peers, and answers the fold query and
+ * the operator recovery. The composition root builds it from validated
+ * settings and hands it to {@code HubServer}.
+ */
+public final class FederationExtension implements HubExtension {
+    private static final Set<String> TYPES = Set.of("multihub_log_request", "multihub_observed_request",
+            "multihub_recover_request", "multihub_claim_request", "federation_offer_request");
+    private static final Logger LOG = LoggerFactory.getLogger(FederationExtension.class);
+
+    private final FederationSettings settings;
+    private final SqliteJournal journal;
+    private final Mirror mirror;
+    private final FederationMetrics metrics = new FederationMetrics();
+    private final AdvisoryFold fold = new AdvisoryFold();
+    private HubContext hub;
+    private LogServer logServer;
+    private ObservedQuery observed;
+    private LogWatch watch;
+    private PeerLinks links;
+    private OwnershipResolver resolver;
+    private PartitionTracker partitions;
+    private ClaimForwarder forwarder;
+    private ClaimServer claimServer;
+    private dev.synapsehub.federation.serve.OfferServer offers;
+    private ScheduledExecutorService background;
+
+    /**
+     * @param journal the hub's journal, or null for a hub without {@code --db}
+     * @param mirror where followed peers' observations persist ({@link Mirror#memory()} without {@code --db})
+     */
+    public FederationExtension(FederationSettings settings, SqliteJournal journal, Mirror mirror) {
+        this.settings = settings;
+        this.journal = journal;
+        this.mirror = mirror;
+    }
+
+    @Override
+    public void bind(HubContext context, ClaimService claims) {
+        this.hub = context;
+        logServer = new LogServer(context, settings.trust(), journal, metrics);
+        observed = new ObservedQuery(context, fold);
+        offers = new dev.synapsehub.federation.serve.OfferServer(context, settings.offerFile());
+        links = new PeerLinks(context.config().hubId());
+        AuditJournal audit = new AuditJournal(context.actor(), context.config().hubId());
+        try {
+            watch = new LogWatch(settings.watch(), fold, mirror, audit, context.config().hubId(),
+                    () -> context.clock().nowSeconds());
+        } catch (Mirror.MirrorException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        }
+        resolver = new OwnershipResolver(settings.owners(), fold);
+        partitions = new PartitionTracker(resolver, audit, journaledPartitions(context));
+        background = Executors.newScheduledThreadPool(2, r -> {
+            Thread t = new Thread(r, "synapse-federation");
+            t.setDaemon(true);
+            return t;
+        });
+        forwarder = new ClaimForwarder(context, resolver, settings.forward(), links, metrics, background);
+        claimServer = new ClaimServer(context, settings.trust(), resolver, claims, metrics);
+        watch.start(links);
+        if (settings.owners().configured()) {
+            background.scheduleWithFixedDelay(this::refreshPartitions, 0, 1, TimeUnit.SECONDS);
+        }
+    }
+
+    private void refreshPartitions() {
+        try {
+            partitions.refresh(hub.clock().nowSeconds());
+        } catch (RuntimeException fault) {
+            LOG.error("partition refresh failed", fault);
+        }
+    }
+
+    /** The unresolved partitions the journal holds (restored at start-up). */
+    private Map<String, Set<String>> journaledPartitions(HubContext context) {
+        if (journal == null) {
+            return Map.of();
+        }
+        try {
+            List<JournaledEvent> rows = context.actor().read(s -> {
+                try {
+                    return journal.readAfter(0, Integer.MAX_VALUE, Set.of("multihub_partition", "multihub_heal"));
+                } catch (JournalException e) {
+                    throw new IllegalStateException(e.getMessage(), e);
+                }
+            }).get();
+            List<Map.Entry<String, JsonNode>> records = new ArrayList<>();
+            ObjectMapper mapper = new ObjectMapper();
+            for (JournaledEvent e : rows) {
+                AuditRecordEvent a = (AuditRecordEvent) e.event();
+                records.add(Map.entry(a.kind(), mapper.readTree(a.payloadJson())));
+            }
+            return PartitionTracker.unresolved(records);
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot restore partitions from the journal: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public boolean claimIsLocal(Request claim) {
+        return forwarder.claimIsLocal(claim);
+    }
+
+    @Override
+    public boolean handles(String type) {
+        return TYPES.contains(type);
+    }
+
+    @Override
+    public void handle(Request request) {
+        switch (request.type()) {
+            case "multihub_log_request" -> logServer.handle(request);
+            case "multihub_observed_request" -> observed.handle(request);
+            case "multihub_claim_request" -> claimServer.handle(request);
+            case "federation_offer_request" -> offers.handle(request);
+            default -> recover(request);
+        }
+    }
+
+    /**
+     * {@code multihub_recover_request {peer, reason}}: an operator lifting a peer's quarantine.
+     * Accepted only from a connection on this machine (loopback), after the hub's own token.
+     */
+    private void recover(Request r) {
+        String peer = r.get("peer") != null && r.get("peer").isTextual() ? r.get("peer").textValue().strip() : "";
+        String reason = r.get("reason") != null && r.get("reason").isTextual() ? r.get("reason").textValue() : "";
+        if (!isLoopback(r.session().remoteHost())) {
+            answerRecovery(r, peer, false, "recovery is accepted only from this machine (loopback)");
+            return;
+        }
+        watch.recover(peer, r.sender(), reason).whenComplete((detail, failure) ->
+                answerRecovery(r, peer, failure == null, failure == null ? detail
+                        : (failure.getCause() != null ? failure.getCause() : failure).getMessage()));
+    }
+
+    private void answerRecovery(Request r, String peer, boolean recovered, String detail) {
+        ObjectNode f = hub.frames().envelope(r.sender(), "multihub_recover_result", detail, hub.clock().nowSeconds());
+        f.put("peer", peer);
+        f.put("recovered", recovered);
+        f.put("detail", detail);
+        hub.outbox().sendInOrder(r.session(), hub.frames().write(f));
+    }
+
+    private static boolean isLoopback(String host) {
+        return host != null && (host.startsWith("127.") || host.equals("::1") || host.equals("0:0:0:0:0:0:0:1"));
+    }
+
+    @Override
+    public void appendMetrics(StringBuilder out) {
+        metrics.appendTo(out);
+        if (watch == null) {
+            return;
+        }
+        FederationMetrics.counter(out, "synapse_multihub_polls_total", "Successful polls of watched peers.",
+                watch.metrics().polls.get());
+        FederationMetrics.counter(out, "synapse_multihub_poll_failures_total", "Failed polls of watched peers.",
+                watch.metrics().pollFailures.get());
+        FederationMetrics.counter(out, "synapse_multihub_events_folded_total", "Peer log events folded.",
+                watch.metrics().eventsFolded.get());
+        FederationMetrics.counter(out, "synapse_multihub_equivocations_total", "Peers quarantined for equivocation.",
+                watch.metrics().equivocations.get());
+        double now = hub.clock().nowSeconds();
+        for (PeerView v : fold.peers()) {
+            String l = "{peer=\"" + FederationMetrics.escapeLabel(v.peer()) + "\"}";
+            FederationMetrics.sample(out, "synapse_multihub_peer_cursor", "Last peer seq folded.", "gauge", l, v.cursor());
+            FederationMetrics.sample(out, "synapse_multihub_peer_lag_events", "Peer events not folded yet.", "gauge", l,
+                    v.lag());
+            FederationMetrics.sample(out, "synapse_multihub_peer_last_success_timestamp_seconds",
+                    "Time of the last successful poll (0: never).", "gauge", l, v.lastSuccess());
+            FederationMetrics.sample(out, "synapse_multihub_peer_clock_skew_seconds",
+                    "Peer clock minus this hub's at the last connection.", "gauge", l,
+                    Double.isNaN(v.clockSkewSeconds()) ? 0 : v.clockSkewSeconds());
+            FederationMetrics.sample(out, "synapse_multihub_peer_quarantined", "1 while quarantined for equivocation.",
+                    "gauge", l, v.quarantined() ? 1 : 0);
+            FederationMetrics.sample(out, "synapse_multihub_peer_live_claims", "Live claims the peer's log asserts.",
+                    "gauge", l, v.claims().values().stream().filter(c -> c.liveAt(now)).count());
+        }
+    }
+
+    @Override
+    public void close() {
+        if (background != null) {
+            background.shutdownNow();
+        }
+        if (watch != null) {
+            watch.close();
+        }
+        if (links != null) {
+            links.close();
+        }
+    }
+
+    /** The counters (tests, status). */
+    public FederationMetrics metrics() {
+        return metrics;
+    }
+
+    /** The partitions as last journaled (status, tests). */
+    public Map<String, Set<String>> partitions() {
+        return partitions.current();
+    }
+
+    /** The advisory view of the watched peers. */
+    public AdvisoryFold fold() {
+        return fold;
+    }
+}

@@ -1,0 +1,71 @@
+package dev.synapsehub.federation;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+/** Federation counters exported on {@code /metrics} (contract §10 names where it has them). */
+public final class FederationMetrics {
+    /** Peer requests refused by the serving policy (reason logged, never sent). */
+    public final AtomicLong federationDenied = new AtomicLong();
+    /** Log pulls answered with events to an authorised peer. */
+    public final AtomicLong logRequestsServed = new AtomicLong();
+    /** Events served to peers. */
+    public final AtomicLong logEventsServed = new AtomicLong();
+    /** Claims this hub forwarded to an owning hub. */
+    public final AtomicLong forwardedClaims = new AtomicLong();
+    /** Forwarded claims the owner granted. */
+    public final AtomicLong forwardedClaimsGranted = new AtomicLong();
+    /** Forwarded claims refused (by the owner, by transport failure, or by timeout). */
+    public final AtomicLong forwardedClaimsDenied = new AtomicLong();
+    /** Forwarded claims with no answer within the bound. */
+    public final AtomicLong forwardedClaimTimeouts = new AtomicLong();
+    /** Claims refused here because their namespace is not owned here (remote without route, ungoverned, partitioned). */
+    public final AtomicLong ownershipRefusals = new AtomicLong();
+    /** Claims decided here on behalf of a peer hub. */
+    public final AtomicLong peerClaimsDecided = new AtomicLong();
+
+    /** Appends the counters in Prometheus text format. */
+    public void appendTo(StringBuilder s) {
+        counter(s, "synapse_federation_denied_total", "Peer requests refused by the serving policy.", federationDenied.get());
+        counter(s, "synapse_multihub_log_requests_served_total", "Log pulls served to authorised peers.",
+                logRequestsServed.get());
+        counter(s, "synapse_multihub_log_events_served_total", "Journal events served to peers.", logEventsServed.get());
+        counter(s, "synapse_forwarded_claims_total", "Claims forwarded to their namespace's owning hub.",
+                forwardedClaims.get());
+        counter(s, "synapse_forwarded_claims_granted_total", "Forwarded claims the owner granted.",
+                forwardedClaimsGranted.get());
+        counter(s, "synapse_forwarded_claims_denied_total", "Forwarded claims refused (owner, transport or timeout).",
+                forwardedClaimsDenied.get());
+        counter(s, "synapse_forwarded_claim_timeouts_total", "Forwarded claims unanswered within 10 s.",
+                forwardedClaimTimeouts.get());
+        counter(s, "synapse_namespace_ownership_refusals_total",
+                "Claims refused here: namespace remote without a route, ungoverned, or partitioned.",
+                ownershipRefusals.get());
+        counter(s, "synapse_peer_claims_decided_total", "Claims decided here on behalf of a peer hub.",
+                peerClaimsDecided.get());
+    }
+
+    /** A label value with backslash, quote and newline escaped (Prometheus text format). */
+    public static String escapeLabel(String v) {
+        return v.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+    }
+
+    /** One Prometheus sample with its HELP and TYPE lines. */
+    public static void counter(StringBuilder s, String name, String help, long value) {
+        sample(s, name, help, "counter", "", value);
+    }
+
+    /** One sample; {@code labels} is empty or {@code {k="v"}}; HELP and TYPE are written once per name. */
+    public static void sample(StringBuilder s, String name, String help, String type, String labels, double value) {
+        if (s.indexOf("# TYPE " + name + " ") < 0) {
+            s.append("# HELP ").append(name).append(' ').append(help).append('\n');
+            s.append("# TYPE ").append(name).append(' ').append(type).append('\n');
+        }
+        s.append(name).append(labels).append(' ');
+        if (value == Math.rint(value) && Math.abs(value) < 1e15) {
+            s.append((long) value);
+        } else {
+            s.append(value);
+        }
+        s.append('\n');
+    }
+}

@@ -1,0 +1,29 @@
+package dev.synapsehub.federation;
+
+import dev.synapsehub.federation.follow.WatchSettings;
+import dev.synapsehub.federation.route.ForwardSettings;
+import dev.synapsehub.federation.route.NamespaceOwners;
+import dev.synapsehub.federation.trust.ServingTrust;
+
+/**
+ * Everything federation needs, validated once at start-up.
+ *
+ * @param trust who may pull this hub's log and forward claims to it
+ * @param watch the peers whose logs this hub follows
+ * @param owners which hub owns each namespace (empty: every claim is local)
+ * @param forward where claims owned by other hubs are forwarded
+ * @param offerFile this hub's own bundle, served to {@code federation_offer_request} (null: none)
+ */
+public record FederationSettings(ServingTrust trust, WatchSettings watch, NamespaceOwners owners,
+                                 ForwardSettings forward, java.nio.file.Path offerFile) {
+    /** Settings without an offered bundle. */
+    public FederationSettings(ServingTrust trust, WatchSettings watch, NamespaceOwners owners, ForwardSettings forward) {
+        this(trust, watch, owners, forward, null);
+    }
+
+    /** No federation: no peer served, none followed, every claim local. */
+    public static FederationSettings none(String hubId) {
+        return new FederationSettings(ServingTrust.none(), WatchSettings.none(), NamespaceOwners.none(hubId),
+                ForwardSettings.none());
+    }
+}

@@ -1,0 +1,136 @@
+package dev.synapsehub.federation.follow;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.federation.AuditJournal;
+import dev.synapsehub.federation.link.PeerLinks;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.DoubleSupplier;
+
+/**
+ * The standing watch of contract §11.2: one {@link PeerFollower} per configured peer, each on a
+ * thread of its own with its own backoff, feeding the {@link AdvisoryFold}. Views are restored
+ * from the {@link Mirror} at start, so a restarted follower resumes from its cursors and its
+ * advisory view (and any quarantine) is back before the first poll.
+ */
+public final class LogWatch implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(LogWatch.class);
+
+    private final WatchSettings settings;
+    private final AdvisoryFold fold;
+    private final Mirror mirror;
+    private final AuditJournal audit;
+    private final String localHubId;
+    private final DoubleSupplier clock;
+    private final WatchMetrics metrics = new WatchMetrics();
+    private final Map<String, ScheduledExecutorService> threads = new LinkedHashMap<>();
+    private final Map<String, PeerFollower> followers = new LinkedHashMap<>();
+
+    public LogWatch(WatchSettings settings, AdvisoryFold fold, Mirror mirror, AuditJournal audit, String localHubId,
+                    DoubleSupplier clock) throws Mirror.MirrorException {
+        this.settings = settings;
+        this.fold = fold;
+        this.mirror = mirror;
+        this.audit = audit;
+        this.localHubId = localHubId;
+        this.clock = clock;
+        Map<String, PeerView> stored = new LinkedHashMap<>();
+        for (PeerView v : mirror.load()) {
+            stored.put(v.peer(), v);
+        }
+        for (WatchPeer p : settings.peers()) {
+            PeerView v = stored.getOrDefault(p.label(), PeerView.fresh(p.label()));
+            fold.put(v);
+            if (v.cursor() > 0) {
+                LOG.info("multihub watch: peer '{}' resumes after seq {} with {} observed claim(s){}", p.label(),
+                        v.cursor(), v.claims().size(), v.quarantined() ? "; QUARANTINED: " + v.quarantine() : "");
+            }
+        }
+    }
+
+    /** Starts following every peer through {@code links}. */
+    public void start(PeerLinks links) {
+        for (WatchPeer p : settings.peers()) {
+            ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "synapse-watch-" + p.label());
+                t.setDaemon(true);
+                return t;
+            });
+            PeerFollower f = new PeerFollower(p, links.link(p.label(), p.uri(), settings.tlsFor(p), settings.token()),
+                    settings, fold, mirror, audit, localHubId, thread, clock, metrics);
+            threads.put(p.label(), thread);
+            followers.put(p.label(), f);
+            f.start();
+        }
+    }
+
+    /** The watch's counters. */
+    public WatchMetrics metrics() {
+        return metrics;
+    }
+
+    /** The configured peers' labels. */
+    public List<String> peers() {
+        return new ArrayList<>(threads.keySet());
+    }
+
+    /**
+     * An operator recovery of {@code peer} (after an equivocation or a log regression): journals
+     * {@code multihub_equivocation_recovery}, starts a new log generation (cursor 0, no observed
+     * claims, no fingerprint) and polls at once. Completes with a detail line, or exceptionally
+     * for an unknown peer.
+     */
+    public CompletableFuture<String> recover(String peer, String operator, String reason) {
+        ScheduledExecutorService thread = threads.get(peer);
+        if (thread == null) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException("'" + peer + "' is not a watched peer"));
+        }
+        return CompletableFuture.supplyAsync(() -> {
+            PeerView old = fold.peer(peer);
+            PeerView next = new PeerView(peer, 0, -1, 0, null, old.clockSkewSeconds(), null, old.generation() + 1,
+                    Map.of());
+            try {
+                mirror.reset(next);
+            } catch (Mirror.MirrorException e) {
+                throw new IllegalStateException(e.getMessage(), e);
+            }
+            ObjectNode p = AuditJournal.payload();
+            AuditJournal.putIdentity(p, "peer_id", peer);
+            AuditJournal.putIdentity(p, "recovered_by", operator);
+            AuditJournal.putIdentity(p, "new_log_generation", Long.toString(next.generation()));
+            p.put("reason_sha256", AuditJournal.sha256(reason == null ? "" : reason));
+            p.put("recovered_at", clock.getAsDouble());
+            p.put("explicit_recovery", true);
+            p.put("status", "recovered");
+            audit.record("multihub_equivocation_recovery", p).join();
+            fold.put(next);
+            LOG.warn("multihub watch: peer '{}' recovered by {}{}; following it again from seq 0 (log generation {})",
+                    peer, operator, old.quarantined() ? " (was quarantined: " + old.quarantine() + ")" : "",
+                    next.generation());
+            thread.execute(followers.get(peer)::pollOnce);
+            return "recovered peer '" + peer + "'; log generation " + next.generation() + ", following from seq 0";
+        }, thread);
+    }
+
+    @Override
+    public void close() {
+        threads.values().forEach(ScheduledExecutorService::shutdownNow);
+        for (ScheduledExecutorService t : threads.values()) {
+            try {
+                t.awaitTermination(2, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        mirror.close();
+    }
+}

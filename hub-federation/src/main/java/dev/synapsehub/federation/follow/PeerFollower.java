@@ -1,0 +1,325 @@
+package dev.synapsehub.federation.follow;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.federation.AuditJournal;
+import dev.synapsehub.federation.link.PeerLink;
+import dev.synapsehub.net.wire.CanonicalJson;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.DoubleSupplier;
+
+/**
+ * Follows one peer's log on a thread of its own (a slow or dead peer delays no other): each poll
+ * pulls pages after the cursor within its budget, checks them, folds them, and commits cursor,
+ * fold and mirror together only when every page of the poll checked out. A failed poll changes
+ * nothing but the peer's error and backoff (the last observation stays: fails closed).
+ *
+ * <p>Checks (contract §11.1): a reply within the bound; {@code log_end_seq} known; events
+ * contiguous from the requested cursor + 1; each event well formed. Each poll after the first
+ * re-reads the last event it folded (one event of overlap) and compares its fingerprint: the
+ * same content is idempotent, different content at the same seq quarantines the peer, journals
+ * {@code multihub_equivocation}, and stops following it until an operator recovery. A peer whose
+ * log ends before the cursor (restarted with a shorter log) fails its polls until it catches up
+ * (then the overlap check decides) or an operator recovers it.
+ */
+final class PeerFollower {
+    private static final Logger LOG = LoggerFactory.getLogger(PeerFollower.class);
+    private static final Set<String> SNAPSHOT_KINDS = Set.of("claim", "task_update", "checkpoint", "handoff");
+    private static final int MAX_PAGE = 5000;
+
+    private final WatchPeer peer;
+    private final PeerLink link;
+    private final WatchSettings settings;
+    private final AdvisoryFold fold;
+    private final Mirror mirror;
+    private final AuditJournal audit;
+    private final String localHubId;
+    private final ScheduledExecutorService thread;
+    private final DoubleSupplier clock;
+    private final WatchMetrics metrics;
+    private int failures;
+    private String lastLogged;
+
+    PeerFollower(WatchPeer peer, PeerLink link, WatchSettings settings, AdvisoryFold fold, Mirror mirror,
+                 AuditJournal audit, String localHubId, ScheduledExecutorService thread, DoubleSupplier clock,
+                 WatchMetrics metrics) {
+        this.peer = peer;
+        this.link = link;
+        this.settings = settings;
+        this.fold = fold;
+        this.mirror = mirror;
+        this.audit = audit;
+        this.localHubId = localHubId;
+        this.thread = thread;
+        this.clock = clock;
+        this.metrics = metrics;
+    }
+
+    /** A check that failed: the poll commits nothing. */
+    private static final class PollFailure extends Exception {
+        PollFailure(String message) {
+            super(message);
+        }
+    }
+
+    /** Schedules the first poll now. */
+    void start() {
+        schedule(0);
+    }
+
+    private void schedule(long delayMillis) {
+        if (!thread.isShutdown()) {
+            thread.schedule(this::pollSafely, delayMillis, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void pollSafely() {
+        try {
+            schedule(poll());
+        } catch (RuntimeException fault) {
+            LOG.error("multihub watch: poll of peer '{}' hit an unexpected fault", peer.label(), fault);
+            metrics.pollFailures.incrementAndGet();
+            schedule(backoff(++failures));
+        }
+    }
+
+    /** One extra poll now (after a recovery); the regular schedule goes on. */
+    void pollOnce() {
+        try {
+            poll();
+        } catch (RuntimeException fault) {
+            LOG.error("multihub watch: poll of peer '{}' hit an unexpected fault", peer.label(), fault);
+        }
+    }
+
+    /** One poll; returns the delay before the next. */
+    long poll() {
+        PeerView view = fold.peer(peer.label());
+        long interval = settings.interval().toMillis();
+        if (view.quarantined()) {
+            return interval;
+        }
+        long pos = view.cursor();
+        String accepted;
+        try {
+            accepted = mirror.fingerprint(peer.label());
+        } catch (Mirror.MirrorException e) {
+            return failed(view, e.getMessage());
+        }
+        boolean overlap = pos > 0 && accepted != null;
+        Map<String, ObservedClaim> delta = new LinkedHashMap<>(); // null value: released
+        long logEnd = view.logEnd();
+        String fingerprint = accepted;
+        long deadline = System.nanoTime() + settings.budget().time().toNanos();
+        int pages = 0;
+        long events = 0;
+        boolean caughtUp = false;
+        try {
+            while (true) {
+                long after = overlap ? pos - 1 : pos;
+                ObjectNode request = JsonNodeFactory.instance.objectNode();
+                request.put("type", "multihub_log_request");
+                request.put("target", "all");
+                request.put("after_seq", after);
+                request.put("limit", (int) Math.min(MAX_PAGE, settings.budget().events() - events + (overlap ? 1 : 0)));
+                ObjectNode snapshot = link.request(request, "multihub_log_snapshot", settings.replyTimeout())
+                        .get(settings.replyTimeout().toMillis() + 1000, TimeUnit.MILLISECONDS);
+                JsonNode end = snapshot.get("log_end_seq");
+                JsonNode list = snapshot.get("events");
+                if (end == null || !end.isIntegralNumber()) {
+                    throw new PollFailure("the peer served no log end (log_end_seq null: it refused this hub, or keeps"
+                            + " no journal)");
+                }
+                if (list == null || !list.isArray()) {
+                    throw new PollFailure("malformed snapshot: 'events' is not a list");
+                }
+                logEnd = end.longValue();
+                if (list.isEmpty()) {
+                    if (logEnd < pos || overlap) {
+                        throw new PollFailure("the peer's log ends at seq " + logEnd + ", behind this hub's cursor "
+                                + pos + " (restarted with a shorter log?); keeping the last observation");
+                    }
+                    caughtUp = true;
+                    break;
+                }
+                long expected = after + 1;
+                JsonNode last = null;
+                for (JsonNode e : list) {
+                    long seq = checked(e, expected++);
+                    if (overlap && seq == pos) {
+                        String live = fingerprint(e);
+                        if (!live.equals(accepted)) {
+                            quarantine(view, seq, accepted, live);
+                            return interval;
+                        }
+                        overlap = false; // the same content again: idempotent
+                        continue;
+                    }
+                    foldInto(delta, e, seq);
+                    last = e;
+                    pos = seq;
+                }
+                if (last != null) {
+                    fingerprint = fingerprint(last);
+                    events += list.size();
+                }
+                pages++;
+                if (pos >= logEnd) {
+                    caughtUp = true;
+                    break;
+                }
+                if (pages >= settings.budget().pages() || events >= settings.budget().events()
+                        || System.nanoTime() > deadline) {
+                    break; // resumable: commit this step and continue at once
+                }
+            }
+        } catch (PollFailure e) {
+            return failed(view, e.getMessage());
+        } catch (ExecutionException e) {
+            return failed(view, e.getCause() == null ? e.toString() : e.getCause().getMessage());
+        } catch (TimeoutException e) {
+            return failed(view, "no reply within " + settings.replyTimeout().toSeconds() + " s");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return interval;
+        }
+        Map<String, ObservedClaim> claims = new HashMap<>(view.claims());
+        List<ObservedClaim> upserts = new java.util.ArrayList<>();
+        List<String> releases = new java.util.ArrayList<>();
+        delta.forEach((task, claim) -> {
+            if (claim == null) {
+                claims.remove(task);
+                releases.add(task);
+            } else {
+                claims.put(task, claim);
+                upserts.add(claim);
+            }
+        });
+        PeerView next = new PeerView(peer.label(), pos, logEnd, clock.getAsDouble(), null, skew(view), null,
+                view.generation(), claims);
+        try {
+            mirror.commit(next, fingerprint, upserts, releases);
+        } catch (Mirror.MirrorException e) {
+            return failed(view, e.getMessage());
+        }
+        fold.put(next);
+        metrics.eventsFolded.addAndGet(events);
+        metrics.polls.incrementAndGet();
+        if (failures > 0 || lastLogged != null) {
+            LOG.info("multihub watch: peer '{}' reachable again; cursor {}", peer.label(), pos);
+        }
+        failures = 0;
+        lastLogged = null;
+        return caughtUp ? interval : 0;
+    }
+
+    /** The event's seq, after checking it is the expected one and well formed. */
+    private static long checked(JsonNode e, long expected) throws PollFailure {
+        JsonNode seq = e.get("seq");
+        if (seq == null || !seq.isIntegralNumber()) {
+            throw new PollFailure("malformed event: no integer seq (expected seq " + expected + ")");
+        }
+        if (seq.longValue() != expected) {
+            throw new PollFailure("events not contiguous: expected seq " + expected + ", got " + seq.longValue());
+        }
+        JsonNode ts = e.get("ts");
+        JsonNode kind = e.get("kind");
+        JsonNode payload = e.get("payload");
+        if (ts == null || !ts.isNumber() || kind == null || !kind.isTextual()
+                || !(payload == null || payload.isNull() || payload.isObject())) {
+            throw new PollFailure("malformed event at seq " + expected + ": needs ts number, kind string, payload object");
+        }
+        return expected;
+    }
+
+    private void foldInto(Map<String, ObservedClaim> delta, JsonNode e, long seq) {
+        String kind = e.get("kind").textValue();
+        JsonNode p = e.get("payload");
+        if (p == null || !p.isObject()) {
+            return;
+        }
+        String task = p.path("task_id").asText("");
+        if (task.isEmpty()) {
+            return;
+        }
+        if ("release".equals(kind)) {
+            delta.put(task, null);
+        } else if (SNAPSHOT_KINDS.contains(kind)) {
+            String owner = p.path("owner").asText("");
+            if (!owner.isEmpty()) {
+                delta.put(task, new ObservedClaim(peer.label(), task, owner, ObservedClaim.namespaceOf(owner),
+                        p.path("lease_expires_at").asDouble(0), p.path("epoch").asLong(0), p.path("status").asText(""),
+                        seq, kind));
+            }
+        }
+    }
+
+    /** SHA-256 of the event's canonical JSON (sorted keys, compact), as {@code sha256:<hex>}. */
+    static String fingerprint(JsonNode event) {
+        ObjectNode canonical = JsonNodeFactory.instance.objectNode();
+        canonical.set("seq", event.get("seq"));
+        canonical.set("ts", event.get("ts"));
+        canonical.set("kind", event.get("kind"));
+        canonical.set("payload", event.get("payload") == null ? JsonNodeFactory.instance.nullNode() : event.get("payload"));
+        return "sha256:" + AuditJournal.sha256(CanonicalJson.write(canonical, true));
+    }
+
+    private void quarantine(PeerView view, long seq, String accepted, String conflicting) {
+        double now = clock.getAsDouble();
+        String why = "equivocation at seq " + seq + ": accepted " + accepted + ", now " + conflicting;
+        PeerView q = new PeerView(view.peer(), view.cursor(), view.logEnd(), view.lastSuccess(), why, skew(view), why,
+                view.generation(), view.claims());
+        try {
+            mirror.commit(q, accepted, List.of(), List.of());
+        } catch (Mirror.MirrorException e) {
+            LOG.error("multihub watch: cannot persist the quarantine of '{}': {}", peer.label(), e.getMessage());
+        }
+        metrics.equivocations.incrementAndGet();
+        LOG.error("multihub watch: peer '{}' served different content at seq {} than before; quarantined until "
+                + "an operator recovers it (synapse-hub federation recover {})", peer.label(), seq, peer.label());
+        ObjectNode p = AuditJournal.payload();
+        AuditJournal.putIdentity(p, "peer_id", peer.label());
+        AuditJournal.putIdentity(p, "observer_id", localHubId);
+        p.put("seq", seq);
+        p.put("accepted_fingerprint", accepted);
+        p.put("conflicting_fingerprint", conflicting);
+        p.put("detected_at", now);
+        p.put("status", "quarantined");
+        audit.record("multihub_equivocation", p).join(); // journaled before anyone sees the quarantine
+        fold.put(q);
+    }
+
+    private long failed(PeerView view, String error) {
+        failures++;
+        metrics.pollFailures.incrementAndGet();
+        fold.put(view.failed(error, skew(view)));
+        if (!error.equals(lastLogged)) {
+            LOG.warn("multihub watch: poll of peer '{}' failed: {}; keeping the last observation", peer.label(), error);
+            lastLogged = error;
+        }
+        return backoff(failures);
+    }
+
+    private long backoff(int failed) {
+        long interval = settings.interval().toMillis();
+        long cap = Math.max(interval, 300_000);
+        return Math.min(cap, interval << Math.min(failed - 1, 6));
+    }
+
+    private double skew(PeerView view) {
+        PeerLink.Welcome w = link.welcome();
+        return w == null ? view.clockSkewSeconds() : w.clockSkewSeconds();
+    }
+}

@@ -1,0 +1,198 @@
+package dev.synapsehub.federation.follow;
+
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The observed mirror in a file of its own beside the journal ({@code <db>.federation.db},
+ * SQLite in WAL mode): per peer its cursor, log end, last success, quarantine, log generation
+ * and last event fingerprint, and the claims its log asserts. Each poll commits in one
+ * transaction, so a crash leaves the mirror at the end of some complete poll. Used by one
+ * follower thread at a time per peer; methods are synchronized.
+ */
+public final class SqliteMirror implements Mirror {
+    private final Connection c;
+    private final Path file;
+
+    private SqliteMirror(Path file, Connection c) {
+        this.file = file;
+        this.c = c;
+    }
+
+    /** The mirror file of the journal {@code db}. */
+    public static Path fileFor(Path db) {
+        return db.toAbsolutePath().resolveSibling(db.getFileName() + ".federation.db");
+    }
+
+    /** Opens (or creates) the mirror beside {@code db}. */
+    public static SqliteMirror open(Path db) throws MirrorException {
+        Path file = fileFor(db);
+        try {
+            Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
+            try (Statement s = c.createStatement()) {
+                s.execute("PRAGMA journal_mode=WAL");
+                s.execute("PRAGMA synchronous=NORMAL");
+                s.execute("CREATE TABLE IF NOT EXISTS peer (peer TEXT PRIMARY KEY, cursor INTEGER NOT NULL, "
+                        + "log_end INTEGER NOT NULL, last_success REAL NOT NULL, quarantine TEXT, "
+                        + "generation INTEGER NOT NULL, fingerprint TEXT)");
+                s.execute("CREATE TABLE IF NOT EXISTS observed_claim (peer TEXT NOT NULL, task_id TEXT NOT NULL, "
+                        + "owner TEXT NOT NULL, namespace TEXT NOT NULL, lease_expires_at REAL NOT NULL, "
+                        + "epoch INTEGER NOT NULL, status TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, "
+                        + "PRIMARY KEY (peer, task_id))");
+            }
+            return new SqliteMirror(file, c);
+        } catch (SQLException e) {
+            throw new MirrorException(file + ": cannot open the federation mirror: " + e.getMessage(), e);
+        }
+    }
+
+    /** The mirror's file. */
+    public Path file() {
+        return file;
+    }
+
+    @Override
+    public synchronized List<PeerView> load() throws MirrorException {
+        try (Statement s = c.createStatement()) {
+            Map<String, Map<String, ObservedClaim>> claims = new HashMap<>();
+            try (ResultSet rs = s.executeQuery("SELECT peer, task_id, owner, namespace, lease_expires_at, epoch, "
+                    + "status, seq, kind FROM observed_claim")) {
+                while (rs.next()) {
+                    ObservedClaim oc = new ObservedClaim(rs.getString(1), rs.getString(2), rs.getString(3),
+                            rs.getString(4), rs.getDouble(5), rs.getLong(6), rs.getString(7), rs.getLong(8),
+                            rs.getString(9));
+                    claims.computeIfAbsent(oc.peer(), k -> new HashMap<>()).put(oc.taskId(), oc);
+                }
+            }
+            List<PeerView> out = new ArrayList<>();
+            try (ResultSet rs = s.executeQuery("SELECT peer, cursor, log_end, last_success, quarantine, generation "
+                    + "FROM peer")) {
+                while (rs.next()) {
+                    String peer = rs.getString(1);
+                    out.add(new PeerView(peer, rs.getLong(2), rs.getLong(3), rs.getDouble(4), null, Double.NaN,
+                            rs.getString(5), rs.getLong(6), claims.getOrDefault(peer, Map.of())));
+                }
+            }
+            return out;
+        } catch (SQLException e) {
+            throw new MirrorException(file + ": cannot read the federation mirror: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public synchronized String fingerprint(String peer) throws MirrorException {
+        try (PreparedStatement q = c.prepareStatement("SELECT fingerprint FROM peer WHERE peer = ?")) {
+            q.setString(1, peer);
+            try (ResultSet rs = q.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        } catch (SQLException e) {
+            throw new MirrorException(file + ": cannot read the federation mirror: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public synchronized void commit(PeerView view, String fingerprint, Collection<ObservedClaim> upserts,
+            Collection<String> releases) throws MirrorException {
+        try {
+            c.setAutoCommit(false);
+            try (PreparedStatement put = c.prepareStatement("INSERT OR REPLACE INTO observed_claim (peer, task_id, "
+                    + "owner, namespace, lease_expires_at, epoch, status, seq, kind) VALUES (?,?,?,?,?,?,?,?,?)");
+                 PreparedStatement del = c.prepareStatement("DELETE FROM observed_claim WHERE peer = ? AND task_id = ?")) {
+                for (ObservedClaim oc : upserts) {
+                    put.setString(1, oc.peer());
+                    put.setString(2, oc.taskId());
+                    put.setString(3, oc.owner());
+                    put.setString(4, oc.namespace());
+                    put.setDouble(5, oc.leaseExpiresAt());
+                    put.setLong(6, oc.epoch());
+                    put.setString(7, oc.status());
+                    put.setLong(8, oc.seq());
+                    put.setString(9, oc.kind());
+                    put.addBatch();
+                }
+                put.executeBatch();
+                for (String task : releases) {
+                    del.setString(1, view.peer());
+                    del.setString(2, task);
+                    del.addBatch();
+                }
+                del.executeBatch();
+            }
+            putPeer(view, fingerprint);
+            c.commit();
+        } catch (SQLException e) {
+            rollback();
+            throw new MirrorException(file + ": cannot commit a poll of " + view.peer() + ": " + e.getMessage(), e);
+        } finally {
+            autoCommit();
+        }
+    }
+
+    @Override
+    public synchronized void reset(PeerView view) throws MirrorException {
+        try {
+            c.setAutoCommit(false);
+            try (PreparedStatement del = c.prepareStatement("DELETE FROM observed_claim WHERE peer = ?")) {
+                del.setString(1, view.peer());
+                del.executeUpdate();
+            }
+            putPeer(view, null);
+            c.commit();
+        } catch (SQLException e) {
+            rollback();
+            throw new MirrorException(file + ": cannot reset " + view.peer() + ": " + e.getMessage(), e);
+        } finally {
+            autoCommit();
+        }
+    }
+
+    private void putPeer(PeerView view, String fingerprint) throws SQLException {
+        try (PreparedStatement q = c.prepareStatement("INSERT OR REPLACE INTO peer (peer, cursor, log_end, "
+                + "last_success, quarantine, generation, fingerprint) VALUES (?,?,?,?,?,?,?)")) {
+            q.setString(1, view.peer());
+            q.setLong(2, view.cursor());
+            q.setLong(3, view.logEnd());
+            q.setDouble(4, view.lastSuccess());
+            q.setString(5, view.quarantine());
+            q.setLong(6, view.generation());
+            q.setString(7, fingerprint);
+            q.executeUpdate();
+        }
+    }
+
+    private void rollback() {
+        try {
+            c.rollback();
+        } catch (SQLException ignored) {
+            // the commit's own failure is what is reported
+        }
+    }
+
+    private void autoCommit() {
+        try {
+            c.setAutoCommit(true);
+        } catch (SQLException ignored) {
+            // next use reports a broken connection
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        try {
+            c.close();
+        } catch (SQLException ignored) {
+            // closing at shutdown
+        }
+    }
+}

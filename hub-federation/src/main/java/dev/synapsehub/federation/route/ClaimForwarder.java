@@ -1,0 +1,167 @@
+package dev.synapsehub.federation.route;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.federation.FederationMetrics;
+import dev.synapsehub.federation.link.PeerLink;
+import dev.synapsehub.federation.link.PeerLinks;
+import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.protocol.Request;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Iterator;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * The forwarding side of contract §11.3: decides, before the hub's claim path, whether a claim
+ * is this hub's to decide. {@code local} goes on to the claim path; {@code remote} with a route
+ * is forwarded to the owner as {@code multihub_claim_request} over the warm link to it and the
+ * owner's verdict is relayed (granted, denied, {@code forward_error: "timeout"} past the 10 s
+ * bound, the plain ownership refusal on any transport failure); everything else gets the plain
+ * ownership refusal. Nothing here grants (INV-MH-1): only the owner does.
+ */
+public final class ClaimForwarder {
+    private static final Logger LOG = LoggerFactory.getLogger(ClaimForwarder.class);
+    private static final Set<String> ENVELOPE = Set.of("sender", "target", "type", "timestamp", "hub_id");
+
+    private final HubContext hub;
+    private final OwnershipResolver resolver;
+    private final ForwardSettings settings;
+    private final PeerLinks links;
+    private final FederationMetrics metrics;
+    private final ExecutorService connector;
+
+    /** {@code connector} runs the (possibly connecting) sends, off the event loops. */
+    public ClaimForwarder(HubContext hub, OwnershipResolver resolver, ForwardSettings settings, PeerLinks links,
+                          FederationMetrics metrics, ExecutorService connector) {
+        this.hub = hub;
+        this.resolver = resolver;
+        this.settings = settings;
+        this.links = links;
+        this.metrics = metrics;
+        this.connector = connector;
+    }
+
+    /** True when the claim is decided here; otherwise it is answered (or forwarded) and false. */
+    public boolean claimIsLocal(Request claim) {
+        Resolution res = resolver.resolve(claim.sender(), hub.clock().nowSeconds());
+        if (res.ownership() == Ownership.LOCAL) {
+            return true;
+        }
+        String taskId = claim.get("task_id") != null && claim.get("task_id").isTextual()
+                ? claim.get("task_id").textValue().strip() : "";
+        ClaimRoute route = res.ownership() == Ownership.REMOTE ? settings.routes().get(res.ownerHubId()) : null;
+        if (route == null) {
+            metrics.ownershipRefusals.incrementAndGet();
+            refuse(claim, taskId, res);
+            return false;
+        }
+        metrics.forwardedClaims.incrementAndGet();
+        connector.execute(() -> forward(claim, taskId, res, route));
+        return false;
+    }
+
+    private void forward(Request claim, String taskId, Resolution res, ClaimRoute route) {
+        ObjectNode request = JsonNodeFactory.instance.objectNode();
+        request.put("type", "multihub_claim_request");
+        request.put("target", route.hubId());
+        request.put("namespace", res.namespace());
+        request.put("claimant", claim.sender());
+        request.put("task_id", taskId);
+        ObjectNode original = claim.frame().deepCopy(); // the token was removed by the pipeline
+        original.remove("token");
+        request.set("claim", original);
+        PeerLink link = links.link(route.hubId(), route.uri(), settings.tlsFor(route), settings.token());
+        link.request(request, "multihub_claim_result",
+                reply -> taskId.equals(reply.path("task_id").asText()), settings.bound()).whenCompleteAsync((result, failure) -> {
+            if (failure != null) {
+                Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                        ? failure.getCause() : failure;
+                metrics.forwardedClaimsDenied.incrementAndGet();
+                if (cause instanceof TimeoutException) {
+                    metrics.forwardedClaimTimeouts.incrementAndGet();
+                    LOG.warn("Forwarding claim '{}' for {} to owner {} timed out after {} s", taskId, claim.sender(),
+                            route.hubId(), settings.bound().toSeconds());
+                    ObjectNode f = ownershipRefusal(claim, taskId, res);
+                    f.put("ownership", Ownership.REMOTE.wire());
+                    f.put("forward_error", "timeout");
+                    send(claim, f);
+                } else {
+                    LOG.warn("Forwarding claim '{}' for {} to owner {} failed: {}", taskId, claim.sender(),
+                            route.hubId(), cause.getMessage());
+                    refuse(claim, taskId, res);
+                }
+                return;
+            }
+            relay(claim, taskId, res, result);
+        }, hub.outbox().executor());
+    }
+
+    private void relay(Request claim, String taskId, Resolution res, ObjectNode result) {
+        JsonNode granted = result.get("granted");
+        JsonNode grant = result.get("grant");
+        String owner = text(result, "owner_hub_id");
+        if (granted == null || !granted.isBoolean() || text(result, "task_id") == null || text(result, "namespace") == null
+                || owner == null || (granted.booleanValue() && (grant == null || !grant.isObject()))) {
+            metrics.forwardedClaimsDenied.incrementAndGet();
+            LOG.warn("Owner {} answered claim '{}' with a malformed multihub_claim_result", res.ownerHubId(), taskId);
+            refuse(claim, taskId, res);
+            return;
+        }
+        double now = hub.clock().nowSeconds();
+        if (granted.booleanValue()) {
+            metrics.forwardedClaimsGranted.incrementAndGet();
+            ObjectNode f = hub.frames().envelope(claim.sender(), "claim_granted", grant.path("payload").asText(""), now);
+            for (Iterator<Map.Entry<String, JsonNode>> it = grant.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> m = it.next();
+                if (!ENVELOPE.contains(m.getKey()) && !"payload".equals(m.getKey())) {
+                    f.set(m.getKey(), m.getValue());
+                }
+            }
+            send(claim, f);
+        } else {
+            metrics.forwardedClaimsDenied.incrementAndGet();
+            JsonNode detail = result.get("detail");
+            ObjectNode f = hub.frames().envelope(claim.sender(), "claim_denied",
+                    detail != null && detail.isTextual() ? detail.textValue() : "", now);
+            f.put("task_id", taskId);
+            f.put("namespace", res.namespace());
+            f.put("owner_hub_id", owner);
+            send(claim, f);
+        }
+    }
+
+    /** The plain ownership refusal of §11.3: task_id, namespace, ownership, owner_hub_id; no reason_code. */
+    private void refuse(Request claim, String taskId, Resolution res) {
+        send(claim, ownershipRefusal(claim, taskId, res));
+    }
+
+    private ObjectNode ownershipRefusal(Request claim, String taskId, Resolution res) {
+        ObjectNode f = hub.frames().envelope(claim.sender(), "claim_denied", "claim refused: this hub does not own "
+                + "namespace '" + res.namespace() + "' (" + res.ownership().wire() + ")", hub.clock().nowSeconds());
+        f.put("task_id", taskId);
+        f.put("namespace", res.namespace());
+        f.put("ownership", res.ownership().wire());
+        if (res.ownerHubId() == null) {
+            f.putNull("owner_hub_id");
+        } else {
+            f.put("owner_hub_id", res.ownerHubId());
+        }
+        return f;
+    }
+
+    private void send(Request claim, ObjectNode frame) {
+        hub.outbox().sendInOrder(claim.session(), hub.frames().write(frame));
+    }
+
+    private static String text(JsonNode o, String field) {
+        JsonNode v = o.get(field);
+        return v != null && v.isTextual() && !v.textValue().isEmpty() ? v.textValue() : null;
+    }
+}

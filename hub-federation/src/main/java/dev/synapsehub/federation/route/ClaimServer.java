@@ -1,0 +1,174 @@
+package dev.synapsehub.federation.route;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.federation.FederationMetrics;
+import dev.synapsehub.federation.follow.ObservedClaim;
+import dev.synapsehub.federation.trust.PeerDecision;
+import dev.synapsehub.federation.trust.ServingTrust;
+import dev.synapsehub.net.extension.ClaimService;
+import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.protocol.Request;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The owning side of contract §11.3: decides a {@code multihub_claim_request} only when the peer
+ * is authorised by the serving policy with its live client certificate (F5), the request's
+ * namespace is the one its grant names, the claimant belongs to that namespace (F9.3), and the
+ * namespace resolves {@code local} here (INV-MH-3: deny by default). The claim then goes through
+ * the hub's own claim path charged to {@code federation-peer:<hub>}, its {@code idem_key} kept in
+ * a ledger scope of that peer, so a retry never grants twice; a retry for a task the claimant
+ * already holds gets the existing grant without renewing. Every verdict is a
+ * {@code multihub_claim_result}; a malformed request gets an {@code error}.
+ */
+public final class ClaimServer {
+    private static final Logger LOG = LoggerFactory.getLogger(ClaimServer.class);
+    /** The quota principal prefix forwarded claims are charged to. */
+    public static final String PRINCIPAL_PREFIX = "federation-peer:";
+
+    private final HubContext hub;
+    private final ServingTrust trust;
+    private final OwnershipResolver resolver;
+    private final ClaimService claims;
+    private final FederationMetrics metrics;
+    private final Map<Long, CompletableFuture<Void>> inOrder = new ConcurrentHashMap<>();
+
+    public ClaimServer(HubContext hub, ServingTrust trust, OwnershipResolver resolver, ClaimService claims,
+                       FederationMetrics metrics) {
+        this.hub = hub;
+        this.trust = trust;
+        this.resolver = resolver;
+        this.claims = claims;
+        this.metrics = metrics;
+    }
+
+    /** Answers one request (on the connection's event loop). */
+    public void handle(Request r) {
+        String namespace = text(r.get("namespace"));
+        String claimant = text(r.get("claimant"));
+        String taskId = text(r.get("task_id"));
+        JsonNode claim = r.get("claim");
+        if (namespace == null || claimant == null || taskId == null || claim == null || !claim.isObject()
+                || !wellFormed((ObjectNode) claim)) {
+            hub.outbox().send(r.session(), hub.frames().error(r.sender(), "Malformed multi-hub claim request",
+                    hub.clock().nowSeconds()));
+            return;
+        }
+        // one verdict at a time per connection, so the forwarder reads them in request order
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        long id = r.session().id();
+        CompletableFuture<Void> before = inOrder.put(id, done);
+        done.whenComplete((x, e) -> inOrder.remove(id, done));
+        Runnable decide = () -> decide(r, namespace, claimant, taskId, (ObjectNode) claim, done);
+        if (before == null) {
+            decide.run();
+        } else {
+            before.whenComplete((x, e) -> decide.run());
+        }
+    }
+
+    private void decide(Request r, String namespace, String claimant, String taskId, ObjectNode claim,
+                        CompletableFuture<Void> done) {
+        double now = hub.clock().nowSeconds();
+        PeerDecision decision = trust.decide(r.sender(), r.session().peerCertificate(), now);
+        if (!decision.allowed()) {
+            metrics.federationDenied.incrementAndGet();
+            LOG.warn("Refused forwarded claim '{}' from peer '{}': {}", taskId, r.sender(), decision.reason());
+            result(r, false, taskId, namespace, "peer not authorised to forward claims", null, done);
+            return;
+        }
+        if (!decision.grant().namespace().equals(namespace)) {
+            metrics.federationDenied.incrementAndGet();
+            LOG.warn("Refused forwarded claim '{}' from peer '{}': namespace '{}' is not its grant's '{}'", taskId,
+                    r.sender(), namespace, decision.grant().namespace());
+            result(r, false, taskId, namespace, "peer not authorised to forward claims in namespace '" + namespace + "'",
+                    null, done);
+            return;
+        }
+        if (!ObservedClaim.namespaceOf(claimant).equals(namespace)) {
+            result(r, false, taskId, namespace, "claimant '" + claimant + "' is not in namespace '" + namespace + "'",
+                    null, done);
+            return;
+        }
+        Resolution res = resolver.resolve(claimant, now);
+        if (res.ownership() != Ownership.LOCAL) {
+            result(r, false, taskId, namespace, "this hub does not own namespace '" + namespace + "'"
+                    + (res.ownership() == Ownership.PARTITIONED ? " (partitioned)" : ""), null, done);
+            return;
+        }
+        metrics.peerClaimsDecided.incrementAndGet();
+        String principal = PRINCIPAL_PREFIX + r.sender();
+        ObjectNode inner = claim.deepCopy();
+        inner.remove("token");
+        inner.put("sender", claimant);
+        inner.put("type", "claim");
+        inner.put("task_id", taskId);
+        Request onBehalf = new Request(r.session(), claimant, "claim", "all", inner);
+        ClaimService.Answer answer = (granted, grant, message) -> result(r, granted, taskId, namespace, message, grant,
+                done);
+        if (inner.hasNonNull("idem_key")) {
+            // a keyed retry is answered from the ledger before anything else (INV-CR-1)
+            claims.claimOnBehalf(onBehalf, principal, "multihub_claim:" + r.sender(), answer);
+            return;
+        }
+        claims.answerIfHeld(claimant, principal, taskId, answer).whenComplete((held, failure) -> {
+            if (failure != null) {
+                result(r, false, taskId, namespace, "The hub is busy; retry shortly.", null, done);
+            } else if (!held) {
+                claims.claimOnBehalf(onBehalf, principal, "multihub_claim:" + r.sender(), answer);
+            }
+        });
+    }
+
+    private void result(Request r, boolean granted, String taskId, String namespace, String detail, ObjectNode grant,
+                        CompletableFuture<Void> done) {
+        ObjectNode f = hub.frames().envelope(r.sender(), "multihub_claim_result", detail, hub.clock().nowSeconds());
+        f.put("granted", granted);
+        f.put("task_id", taskId);
+        f.put("namespace", namespace);
+        f.put("owner_hub_id", hub.config().hubId());
+        f.put("detail", detail);
+        if (grant == null) {
+            f.putNull("grant");
+        } else {
+            f.set("grant", grant);
+        }
+        hub.outbox().sendInOrder(r.session(), hub.frames().write(f));
+        done.complete(null);
+    }
+
+    /**
+     * The forwarded claim object has the shapes the claim path accepts (task_id, paths, note,
+     * worktree, idem_key), so deciding it always ends in a verdict.
+     */
+    private static boolean wellFormed(ObjectNode c) {
+        for (String field : new String[] {"task_id", "note", "worktree"}) {
+            JsonNode v = c.get(field);
+            if (v != null && !v.isNull() && !v.isTextual()) {
+                return false;
+            }
+        }
+        JsonNode paths = c.get("paths");
+        if (paths != null && !paths.isNull()) {
+            if (!paths.isArray()) {
+                return false;
+            }
+            for (JsonNode p : paths) {
+                if (!p.isTextual()) {
+                    return false;
+                }
+            }
+        }
+        JsonNode key = c.get("idem_key");
+        return key == null || key.isNull() || (key.isTextual() && !key.textValue().isEmpty());
+    }
+
+    private static String text(JsonNode n) {
+        return n != null && n.isTextual() && !n.textValue().isBlank() ? n.textValue().strip() : null;
+    }
+}

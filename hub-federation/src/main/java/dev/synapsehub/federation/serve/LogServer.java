@@ -1,0 +1,124 @@
+package dev.synapsehub.federation.serve;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.util.RawValue;
+import dev.synapsehub.federation.FederationMetrics;
+import dev.synapsehub.federation.trust.PeerDecision;
+import dev.synapsehub.federation.trust.ServingTrust;
+import dev.synapsehub.journal.SqliteJournal;
+import dev.synapsehub.journal.StoredEvent;
+import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.protocol.Request;
+import dev.synapsehub.net.wire.HubFrames;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.List;
+import java.util.concurrent.CompletionException;
+
+/**
+ * Serves {@code multihub_log_request} with {@code multihub_log_snapshot} (contract §11.1): the
+ * journal's rows after the requested cursor, every kind, in seq order, to authorised peers only
+ * (F5). A refusal looks like "no new events" on the wire and is logged with its reason. Pages
+ * are bounded by {@link #MAX_EVENTS} and {@link #MAX_BYTES} whatever {@code limit} asks, so a
+ * large backlog is served in resumable steps; {@code next_cursor} is the last seq served.
+ */
+public final class LogServer {
+    /** Most events in one snapshot. */
+    public static final int MAX_EVENTS = 5000;
+    /** Payload bytes after which a snapshot stops (the first event always goes). */
+    public static final long MAX_BYTES = 768 * 1024;
+    private static final Logger LOG = LoggerFactory.getLogger(LogServer.class);
+
+    private final HubContext hub;
+    private final ServingTrust trust;
+    private final SqliteJournal journal;
+    private final FederationMetrics metrics;
+
+    /** {@code journal} is null for a hub without {@code --db}: it serves empty snapshots. */
+    public LogServer(HubContext hub, ServingTrust trust, SqliteJournal journal, FederationMetrics metrics) {
+        this.hub = hub;
+        this.trust = trust;
+        this.journal = journal;
+        this.metrics = metrics;
+    }
+
+    /** Answers one request (on the connection's event loop; the read runs on the actor thread). */
+    public void handle(Request r) {
+        Long afterSeq = nonNegative(r.get("after_seq"));
+        JsonNode limitNode = r.get("limit");
+        Long limit = limitNode == null || limitNode.isNull() ? Long.valueOf(Long.MAX_VALUE) : nonNegative(limitNode);
+        PeerDecision decision = trust.decide(r.sender(), r.session().peerCertificate(), hub.clock().nowSeconds());
+        if (!decision.allowed()) {
+            metrics.federationDenied.incrementAndGet();
+            LOG.warn("Refused multi-hub log to peer '{}': {}", r.sender(), decision.reason());
+            reply(r, List.of(), afterSeq == null ? 0 : afterSeq, null);
+            return;
+        }
+        if (afterSeq == null || limit == null) {
+            reply(r, List.of(), 0, null); // malformed: empty at cursor 0 (§11.1)
+            return;
+        }
+        if (journal == null) {
+            reply(r, List.of(), afterSeq, null);
+            return;
+        }
+        int events = (int) Math.min(limit, MAX_EVENTS);
+        hub.actor().read(state -> {
+            try {
+                return new Page(journal.readStored(afterSeq, events, MAX_BYTES), journal.lastSeq());
+            } catch (dev.synapsehub.core.journal.JournalException e) {
+                throw new CompletionException(e);
+            }
+        }).whenCompleteAsync((page, failure) -> {
+            if (failure != null) {
+                LOG.error("serving the log to peer '{}' after seq {} failed", r.sender(), afterSeq, failure);
+                hub.metrics().faults.incrementAndGet();
+                reply(r, List.of(), afterSeq, null);
+                return;
+            }
+            metrics.logRequestsServed.incrementAndGet();
+            metrics.logEventsServed.addAndGet(page.events().size());
+            reply(r, page.events(), page.events().isEmpty() ? afterSeq : page.events().get(page.events().size() - 1).seq(),
+                    page.logEnd());
+        }, hub.outbox().executor());
+    }
+
+    private record Page(List<StoredEvent> events, long logEnd) {
+    }
+
+    private void reply(Request r, List<StoredEvent> events, long nextCursor, Long logEnd) {
+        ObjectNode f = hub.frames().envelope(r.sender(), "multihub_log_snapshot", "Multi-hub log snapshot",
+                hub.clock().nowSeconds());
+        ArrayNode list = f.putArray("events");
+        for (StoredEvent e : events) {
+            ObjectNode item = list.addObject();
+            item.put("seq", e.seq());
+            HubFrames.putFloat(item, "ts", e.ts());
+            item.put("kind", e.kind());
+            String p = e.payload();
+            if (p != null && p.startsWith("{") && p.endsWith("}")) {
+                item.putRawValue("payload", new RawValue(p)); // the stored JSON object, as is
+            } else {
+                item.putNull("payload"); // a damaged row: its seq still goes, so the peer sees no gap
+            }
+        }
+        f.put("next_cursor", nextCursor);
+        if (logEnd == null) {
+            f.putNull("log_end_seq");
+        } else {
+            f.put("log_end_seq", logEnd);
+        }
+        hub.outbox().sendInOrder(r.session(), hub.frames().write(f));
+    }
+
+    /** A JSON integer ≥ 0, else null (a float, a bool, a string or a negative number is malformed). */
+    private static Long nonNegative(JsonNode n) {
+        if (n == null || !n.isIntegralNumber() || !n.canConvertToLong() || n.longValue() < 0) {
+            return null;
+        }
+        return n.longValue();
+    }
+}

@@ -1,0 +1,275 @@
+package dev.synapsehub.federation.route;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.client.HubClient;
+import dev.synapsehub.client.tls.TestCertificates;
+import dev.synapsehub.core.claim.Claim;
+import dev.synapsehub.federation.FederationSettings;
+import dev.synapsehub.federation.follow.WatchSettings;
+import dev.synapsehub.federation.testing.FakePeer;
+import dev.synapsehub.federation.testing.FedHub;
+import dev.synapsehub.federation.testing.Http;
+import dev.synapsehub.federation.testing.Pki;
+import dev.synapsehub.federation.testing.TrustFiles;
+import dev.synapsehub.federation.trust.ServingTrust;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Namespace ownership and claim forwarding (contract §11.3) between real hubs over mutual TLS:
+ * only the owner grants (INV-MH-1), routing is deny by default on both sides (INV-MH-3), and
+ * every relay shape: granted, denied, timeout, transport failure, ungoverned, no route.
+ */
+class ForwardingTest {
+    static final Duration WAIT = Duration.ofSeconds(15);
+    @TempDir
+    Path dir;
+    Pki pki;
+    Pki.HubCerts aCerts;
+    FedHub b;
+    final List<AutoCloseable> open = new ArrayList<>();
+
+    @BeforeEach
+    void ownerB() throws Exception {
+        pki = new Pki(dir);
+        aCerts = pki.hub("hub-a");
+        Path policy = TrustFiles.servingPolicy(dir.resolve("b-trust"), pki.clientCaFile(),
+                List.of(TrustFiles.peering("a.example", "proj", "k", List.of(aCerts.client().pin().text()))),
+                List.of(new TrustFiles.Grant("hub-a", "a.example", "proj", "k")));
+        Pki.HubCerts bCerts = pki.hub("hub-b");
+        b = keep(new FedHub(bCerts, dir.resolve("b.db"), new FederationSettings(ServingTrust.load(policy, m -> { }),
+                WatchSettings.none(), new NamespaceOwners("hub-b", Map.of("proj", "hub-b", "other", "hub-c")),
+                ForwardSettings.none())));
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        for (int i = open.size() - 1; i >= 0; i--) {
+            open.get(i).close();
+        }
+    }
+
+    private <T extends AutoCloseable> T keep(T c) {
+        open.add(c);
+        return c;
+    }
+
+    /** Hub A: owns aproj, forwards proj to {@code route}, presents its client certificate. */
+    private FedHub forwarder(ClaimRoute route, Duration bound) throws Exception {
+        ForwardSettings forward = new ForwardSettings(ForwardSettings.byHub(List.of(route)), null,
+                aCerts.clientFiles().cert(), aCerts.clientFiles().key(), bound);
+        return keep(new FedHub(aCerts, dir.resolve("a.db"), new FederationSettings(ServingTrust.none(),
+                WatchSettings.none(), new NamespaceOwners("hub-a", Map.of("proj", "hub-b", "aproj", "hub-a",
+                "other", "hub-c")), forward)));
+    }
+
+    private FedHub forwarder() throws Exception {
+        return forwarder(new ClaimRoute("hub-b", b.uri(), b.certs.server().pin()), ForwardSettings.BOUND);
+    }
+
+    private static Optional<Claim> live(FedHub hub, String task) throws Exception {
+        double now = System.currentTimeMillis() / 1000.0;
+        return hub.durable.actor().read(s -> s.claims().liveClaim(task, now)).get();
+    }
+
+    @Test
+    void onlyTheOwnerGrantsAndTheForwarderRelaysItsVerdicts() throws Exception {
+        FedHub a = forwarder();
+        HubClient a1 = a.agent("proj/a1");
+        ObjectNode granted = FedHub.claim(a1, "proj/a1", "T-1", "src/x.py");
+        assertThat(granted.path("type").asText()).as(granted.toString()).isEqualTo("claim_granted");
+        assertThat(granted.path("target").asText()).isEqualTo("proj/a1");
+        assertThat(granted.path("hub_id").asText()).isEqualTo("hub-a");
+        long epoch = granted.path("epoch").asLong();
+        // INV-MH-1: the grant lives on the owner, charged to the forwarding hub; nothing here
+        Claim onB = live(b, "T-1").orElseThrow();
+        assertThat(onB.owner()).isEqualTo("proj/a1");
+        assertThat(onB.principal()).isEqualTo("federation-peer:hub-a");
+        assertThat(onB.epoch()).isEqualTo(epoch);
+        assertThat(live(a, "T-1")).isEmpty();
+
+        ObjectNode again = FedHub.claim(a1, "proj/a1", "T-1", "src/x.py");
+        assertThat(again.path("type").asText()).isEqualTo("claim_granted");
+        assertThat(again.path("epoch").asLong()).isEqualTo(epoch);
+        assertThat(again.path("payload").asText()).isEqualTo("Task 'T-1' already claimed by proj/a1.");
+        assertThat(live(b, "T-1").orElseThrow().epoch()).isEqualTo(epoch); // not renewed
+
+        HubClient a2 = a.agent("proj/a2");
+        ObjectNode denied = FedHub.claim(a2, "proj/a2", "T-1", "src/x.py");
+        assertThat(denied.path("type").asText()).isEqualTo("claim_denied");
+        assertThat(denied.path("namespace").asText()).isEqualTo("proj");
+        assertThat(denied.path("owner_hub_id").asText()).isEqualTo("hub-b");
+        assertThat(denied.path("payload").asText()).isEqualTo("Task 'T-1' is already claimed by proj/a1.");
+        assertThat(denied.has("ownership")).isFalse();
+        assertThat(denied.has("reason_code")).isFalse();
+        assertThat(live(b, "T-1").orElseThrow().owner()).isEqualTo("proj/a1");
+
+        HubClient local = a.agent("aproj/l1");
+        assertThat(FedHub.claim(local, "aproj/l1", "L-1", "src").path("type").asText()).isEqualTo("claim_granted");
+        assertThat(live(a, "L-1")).isPresent(); // its own namespace is decided here
+        assertThat(live(b, "L-1")).isEmpty();
+        assertThat(a.federation.metrics().forwardedClaims.get()).isEqualTo(3);
+        assertThat(a.federation.metrics().forwardedClaimsGranted.get()).isEqualTo(2);
+        assertThat(Http.get(a, "/metrics")).contains("synapse_forwarded_claims_denied_total 1");
+    }
+
+    @Test
+    void aKeyedRetryOfAForwardedClaimIsAnsweredFromTheOwnersLedgerAndNeverGrantsTwice() throws Exception {
+        FedHub a = forwarder();
+        HubClient a1 = a.agent("proj/a1");
+        ObjectNode first = keyedClaim(a1, "T-9", "k-1", "src/a");
+        assertThat(first.path("type").asText()).isEqualTo("claim_granted");
+        long counter = b.durable.actor().read(s -> s.claims().epochCounter()).get();
+        ObjectNode retry = keyedClaim(a1, "T-9", "k-1", "src/a");
+        assertThat(retry.path("type").asText()).isEqualTo("claim_granted");
+        assertThat(retry.path("epoch").asLong()).isEqualTo(first.path("epoch").asLong());
+        assertThat(b.durable.actor().read(s -> s.claims().epochCounter()).get()).isEqualTo(counter);
+        assertThat(b.server.context().metrics().idempotentReplays.get()).isEqualTo(1);
+        ObjectNode conflict = keyedClaim(a1, "T-9", "k-1", "src/other");
+        assertThat(conflict.path("type").asText()).isEqualTo("claim_denied");
+        assertThat(conflict.path("payload").asText()).contains("idem_key was already used");
+        assertThat(b.durable.actor().read(s -> s.claims().epochCounter()).get()).isEqualTo(counter);
+    }
+
+    private static ObjectNode keyedClaim(HubClient c, String task, String key, String path) throws Exception {
+        ObjectNode f = c.frame("proj/a1", "claim");
+        f.put("task_id", task);
+        f.put("idem_key", key);
+        f.putArray("paths").add(path);
+        c.send(f);
+        return c.await(r -> task.equals(r.path("task_id").asText())
+                && (r.path("type").asText().equals("claim_granted") || r.path("type").asText().equals("claim_denied")),
+                WAIT);
+    }
+
+    @Test
+    void theForwarderRefusesUngovernedNamespacesAndRemoteOnesWithoutARoute() throws Exception {
+        FedHub a = forwarder();
+        HubClient plain = a.agent("loner");
+        ObjectNode ungoverned = FedHub.claim(plain, "loner", "U-1");
+        assertThat(ungoverned.path("type").asText()).isEqualTo("claim_denied");
+        assertThat(ungoverned.path("ownership").asText()).isEqualTo("ungoverned");
+        assertThat(ungoverned.path("owner_hub_id").isNull()).isTrue();
+        assertThat(ungoverned.path("namespace").asText()).isEmpty();
+        assertThat(ungoverned.has("reason_code")).isFalse();
+        HubClient other = a.agent("other/z");
+        ObjectNode noRoute = FedHub.claim(other, "other/z", "O-1");
+        assertThat(noRoute.path("ownership").asText()).isEqualTo("remote");
+        assertThat(noRoute.path("owner_hub_id").asText()).isEqualTo("hub-c");
+        assertThat(noRoute.path("payload").asText())
+                .isEqualTo("claim refused: this hub does not own namespace 'other' (remote)");
+        assertThat(live(a, "U-1")).isEmpty();
+        assertThat(live(a, "O-1")).isEmpty();
+        assertThat(a.federation.metrics().forwardedClaims.get()).isZero();
+    }
+
+    /** A peer socket to B registered as hub-a, with or without hub-a's client certificate. */
+    private HubClient peerToB(boolean withCert) throws Exception {
+        HubClient c = b.connect(withCert ? b.pinned().withClientCertificate(aCerts.clientFiles().cert(),
+                aCerts.clientFiles().key()) : b.pinned());
+        c.awaitType("welcome", WAIT);
+        c.send(c.frame("hub-a", "heartbeat"));
+        return c;
+    }
+
+    private static ObjectNode forwardedTo(HubClient peer, String namespace, String claimant, String task)
+            throws Exception {
+        ObjectNode f = peer.frame("hub-a", "multihub_claim_request");
+        f.put("namespace", namespace);
+        f.put("claimant", claimant);
+        f.put("task_id", task);
+        ObjectNode inner = f.putObject("claim");
+        inner.put("type", "claim");
+        inner.put("sender", claimant);
+        inner.put("task_id", task);
+        peer.send(f);
+        return peer.await(r -> "multihub_claim_result".equals(r.path("type").asText()) || "error".equals(
+                r.path("type").asText()), WAIT);
+    }
+
+    @Test
+    void theOwnerGrantsOnlyAnAuthorisedPeerInItsGrantedNamespaceThatResolvesLocal() throws Exception {
+        try (HubClient noCert = peerToB(false)) {
+            ObjectNode r = forwardedTo(noCert, "proj", "proj/a1", "X-1");
+            assertThat(r.path("granted").asBoolean()).isFalse();
+            assertThat(r.path("detail").asText()).isEqualTo("peer not authorised to forward claims");
+            assertThat(r.path("owner_hub_id").asText()).isEqualTo("hub-b");
+            assertThat(r.path("grant").isNull()).isTrue();
+        }
+        Await.offline(b, "hub-a");
+        HubClient peer = peerToB(true);
+        ObjectNode otherNs = forwardedTo(peer, "other", "other/z", "X-2");
+        assertThat(otherNs.path("granted").asBoolean()).isFalse(); // not its grant's namespace
+        ObjectNode mismatch = forwardedTo(peer, "proj", "zzz/q1", "X-3");
+        assertThat(mismatch.path("granted").asBoolean()).isFalse();
+        assertThat(mismatch.path("detail").asText()).isEqualTo("claimant 'zzz/q1' is not in namespace 'proj'");
+        ObjectNode malformed = peer.frame("hub-a", "multihub_claim_request");
+        malformed.put("namespace", "proj");
+        peer.send(malformed);
+        assertThat(peer.awaitType("error", WAIT).path("payload").asText()).isEqualTo("Malformed multi-hub claim request");
+        assertThat(live(b, "X-1")).isEmpty();
+        assertThat(live(b, "X-2")).isEmpty();
+        assertThat(live(b, "X-3")).isEmpty();
+        ObjectNode ok = forwardedTo(peer, "proj", "proj/a1", "X-4");
+        assertThat(ok.path("granted").asBoolean()).as(ok.toString()).isTrue();
+        assertThat(ok.path("grant").path("owner").asText()).isEqualTo("proj/a1");
+        assertThat(live(b, "X-4")).isPresent();
+    }
+
+    @Test
+    void anOwnerSlowerThanTheBoundIsATimeoutAndAWrongPinThePlainRefusal() throws Exception {
+        FakePeer silent = keep(new FakePeer(pki.hub("hub-s"), r -> null));
+        FedHub a = forwarder(new ClaimRoute("hub-b", silent.uri(), silent.certs.server().pin()), Duration.ofSeconds(1));
+        HubClient a1 = a.agent("proj/a1");
+        ObjectNode timeout = FedHub.claim(a1, "proj/a1", "T-1");
+        assertThat(timeout.path("type").asText()).isEqualTo("claim_denied");
+        assertThat(timeout.path("ownership").asText()).isEqualTo("remote");
+        assertThat(timeout.path("forward_error").asText()).isEqualTo("timeout");
+        assertThat(a.federation.metrics().forwardedClaimTimeouts.get()).isEqualTo(1);
+        a.close();
+        open.remove(a);
+
+        FedHub wrongPin = forwarder(new ClaimRoute("hub-b", b.uri(), TestCertificates.selfSigned("x").pin()),
+                ForwardSettings.BOUND);
+        HubClient c = wrongPin.agent("proj/a1");
+        ObjectNode refused = FedHub.claim(c, "proj/a1", "T-2");
+        assertThat(refused.path("ownership").asText()).isEqualTo("remote");
+        assertThat(refused.has("forward_error")).isFalse();
+        assertThat(c.isOpen()).isTrue(); // the claimant's socket is never closed for it (F9.2)
+        c.send(c.frame("proj/a1", "state_request"));
+        c.awaitType("state_snapshot", WAIT);
+        assertThat(live(b, "T-2")).isEmpty();
+    }
+
+    @Test
+    void twoDefaultHubsGiveNoCrossHostExclusion() throws Exception {
+        // INV-MH-4: without an ownership map each hub grants from its own lease table
+        FedHub one = keep(FedHub.serving(pki.hub("hub-x"), dir.resolve("x.db"), ServingTrust.none()));
+        FedHub two = keep(FedHub.serving(pki.hub("hub-y"), dir.resolve("y.db"), ServingTrust.none()));
+        ObjectNode g1 = FedHub.claim(one.agent("proj/p1"), "proj/p1", "SAME", "src/file.py");
+        ObjectNode g2 = FedHub.claim(two.agent("proj/p2"), "proj/p2", "SAME", "src/file.py");
+        assertThat(g1.path("type").asText()).isEqualTo("claim_granted");
+        assertThat(g2.path("type").asText()).isEqualTo("claim_granted");
+        assertThat(live(one, "SAME").orElseThrow().owner()).isEqualTo("proj/p1");
+        assertThat(live(two, "SAME").orElseThrow().owner()).isEqualTo("proj/p2");
+    }
+
+    /** Small waits on hub state. */
+    static final class Await {
+        static void offline(FedHub hub, String name) throws InterruptedException {
+            dev.synapsehub.federation.testing.Await.until(name + " offline", WAIT,
+                    () -> !hub.server.context().registry().isOnline(name));
+        }
+    }
+}

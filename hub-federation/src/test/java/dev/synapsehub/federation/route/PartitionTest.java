@@ -1,0 +1,103 @@
+package dev.synapsehub.federation.route;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.client.HubClient;
+import dev.synapsehub.federation.FederationSettings;
+import dev.synapsehub.federation.testing.Await;
+import dev.synapsehub.federation.testing.FedHub;
+import dev.synapsehub.federation.testing.Federation;
+import dev.synapsehub.federation.testing.Pki;
+import dev.synapsehub.federation.testing.TrustFiles;
+import dev.synapsehub.federation.trust.ServingTrust;
+import dev.synapsehub.journal.StoredEvent;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * INV-CR-4: a namespace contested by a watched hub that is neither its owner nor this hub is
+ * partitioned and refuses every grant; entering and healing are journaled and an unresolved
+ * partition is restored at start-up. Ungoverned namespaces grant nothing either.
+ */
+class PartitionTest {
+    static final Duration WAIT = Duration.ofSeconds(15);
+    @TempDir
+    Path dir;
+    final List<AutoCloseable> open = new ArrayList<>();
+
+    @AfterEach
+    void close() throws Exception {
+        for (int i = open.size() - 1; i >= 0; i--) {
+            open.get(i).close();
+        }
+    }
+
+    private <T extends AutoCloseable> T keep(T c) {
+        open.add(c);
+        return c;
+    }
+
+    @Test
+    void aContestedNamespaceRefusesEveryGrantUntilItHealsAndThePartitionSurvivesARestart() throws Exception {
+        Pki pki = new Pki(dir);
+        Pki.HubCerts aCerts = pki.hub("hub-a");
+        Path policy = TrustFiles.servingPolicy(dir.resolve("c-trust"), pki.clientCaFile(),
+                List.of(TrustFiles.peering("a.example", "proj", "k", List.of(aCerts.client().pin().text()))),
+                List.of(new TrustFiles.Grant("hub-a", "a.example", "proj", "k")));
+        // hub-c wrongly believes it may grant in proj (it has no ownership map): it is the contester
+        FedHub c = keep(FedHub.serving(pki.hub("hub-c"), dir.resolve("c.db"), ServingTrust.load(policy, m -> { })));
+        HubClient c1 = c.agent("proj/c1");
+        assertThat(FedHub.claim(c1, "proj/c1", "C-1", "src/c").path("type").asText()).isEqualTo("claim_granted");
+
+        FederationSettings aSettings = Federation.follower(aCerts, List.of(Federation.peer("hub-c", c.uri(), c.certs)),
+                Map.of("proj", "hub-a"));
+        Path aDb = dir.resolve("a.db");
+        FedHub a = new FedHub(aCerts, aDb, aSettings);
+        Await.until("hub-a sees the partition", WAIT, () -> a.federation.partitions().containsKey("proj"));
+        HubClient a1 = a.agent("proj/a1");
+        ObjectNode refused = FedHub.claim(a1, "proj/a1", "T-1", "src/a");
+        assertThat(refused.path("type").asText()).isEqualTo("claim_denied");
+        assertThat(refused.path("ownership").asText()).isEqualTo("partitioned");
+        assertThat(refused.path("owner_hub_id").asText()).isEqualTo("hub-a");
+        assertThat(refused.has("reason_code")).isFalse();
+        List<StoredEvent> audit = auditRows(a);
+        assertThat(audit).extracting(StoredEvent::kind).containsExactly("multihub_partition");
+        assertThat(audit.get(0).payload()).contains("\"contesting_hubs\":[\"hub-c\"]")
+                .contains("\"transition\":\"entered\"").contains("\"outcome\":\"partitioned\"");
+        a.close();
+
+        FedHub restarted = keep(new FedHub(aCerts, aDb, aSettings));
+        assertThat(restarted.federation.partitions()).containsKey("proj"); // restored before any poll
+        HubClient again = restarted.agent("proj/a1");
+        assertThat(FedHub.claim(again, "proj/a1", "T-2", "src/b").path("ownership").asText()).isEqualTo("partitioned");
+
+        ObjectNode release = c1.frame("proj/c1", "release");
+        release.put("task_id", "C-1");
+        c1.send(release);
+        c1.awaitType("release_granted", WAIT);
+        Await.until("the partition heals", WAIT, () -> restarted.federation.partitions().isEmpty());
+        assertThat(auditRows(restarted)).extracting(StoredEvent::kind)
+                .containsExactly("multihub_partition", "multihub_heal"); // not entered twice
+        assertThat(auditRows(restarted).get(1).payload()).contains("\"previous_contesting_hubs\":[\"hub-c\"]")
+                .contains("\"outcome\":\"local\"").contains("\"observation_refreshed\":true");
+        assertThat(FedHub.claim(again, "proj/a1", "T-3", "src/c").path("type").asText()).isEqualTo("claim_granted");
+    }
+
+    static List<StoredEvent> auditRows(FedHub hub) throws Exception {
+        return hub.durable.actor().read(s -> {
+            try {
+                return hub.durable.journal().readStored(0, 1000, Long.MAX_VALUE);
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }).get().stream().filter(e -> e.kind().startsWith("multihub_")).toList();
+    }
+}

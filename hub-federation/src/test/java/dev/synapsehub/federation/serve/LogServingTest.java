@@ -1,0 +1,185 @@
+package dev.synapsehub.federation.serve;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.client.HubClient;
+import dev.synapsehub.client.tls.TestCertificates;
+import dev.synapsehub.federation.testing.FedHub;
+import dev.synapsehub.federation.testing.Pki;
+import dev.synapsehub.federation.testing.TrustFiles;
+import dev.synapsehub.federation.trust.FederationStore;
+import dev.synapsehub.federation.trust.PeeringRecord;
+import dev.synapsehub.federation.trust.ServingTrust;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code multihub_log_request} → {@code multihub_log_snapshot} (contract §11.1) from a real
+ * journaled hub over TLS: authorised peers get contiguous pages from the journal; every refusal
+ * of F5 looks like "no new events" on the wire, is counted, and names its reason in the log.
+ */
+class LogServingTest {
+    @TempDir
+    Path dir;
+    Pki pki;
+    Pki.HubCerts a;
+    FedHub b;
+    Path policy;
+    PeeringRecord peering;
+    final List<AutoCloseable> open = new ArrayList<>();
+
+    @BeforeEach
+    void ownerWithPolicy() throws Exception {
+        pki = new Pki(dir);
+        a = pki.hub("hub-a");
+        peering = TrustFiles.peering("a.example", "proj", "proj:hub-a:2026", List.of(a.client().pin().text()));
+        policy = TrustFiles.servingPolicy(dir.resolve("hub-b-trust"), pki.clientCaFile(), List.of(peering),
+                List.of(new TrustFiles.Grant("hub-a", "a.example", "proj", "proj:hub-a:2026")));
+        b = FedHub.serving(pki.hub("hub-b"), dir.resolve("b.db"), ServingTrust.load(policy, m -> { }));
+        open.add(b);
+        HubClient agent = b.agent("proj/b1");
+        for (int i = 1; i <= 3; i++) {
+            assertThat(FedHub.claim(agent, "proj/b1", "T-" + i, "src/" + i).path("type").asText())
+                    .isEqualTo("claim_granted");
+        }
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        for (int i = open.size() - 1; i >= 0; i--) {
+            open.get(i).close();
+        }
+    }
+
+    /** A peer socket registered as {@code name}, presenting hub-a's client certificate when {@code withCert}. */
+    private HubClient peer(String name, boolean withCert) throws Exception {
+        HubClient c = b.connect(withCert ? b.pinned().withClientCertificate(a.clientFiles().cert(),
+                a.clientFiles().key()) : b.pinned());
+        c.awaitType("welcome", FedHub.WAIT);
+        ObjectNode hb = c.frame(name, "heartbeat");
+        c.send(hb);
+        return c;
+    }
+
+    private void awaitOffline(String name) throws InterruptedException {
+        long deadline = System.nanoTime() + FedHub.WAIT.toNanos();
+        while (b.server.context().registry().isOnline(name)) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(name + " still online");
+            }
+            Thread.sleep(2);
+        }
+    }
+
+    private static ObjectNode pull(HubClient c, String name, Object afterSeq, Object limit) throws Exception {
+        ObjectNode f = c.frame(name, "multihub_log_request");
+        if (afterSeq instanceof Long l) {
+            f.put("after_seq", l);
+        } else if (afterSeq != null) {
+            f.put("after_seq", afterSeq.toString());
+        }
+        if (limit instanceof Integer i) {
+            f.put("limit", i);
+        } else {
+            f.putNull("limit");
+        }
+        c.send(f);
+        return c.awaitType("multihub_log_snapshot", FedHub.WAIT);
+    }
+
+    private static void assertRefused(ObjectNode snapshot, long cursor) {
+        assertThat(snapshot.path("events").size()).isZero();
+        assertThat(snapshot.path("next_cursor").asLong()).isEqualTo(cursor);
+        assertThat(snapshot.path("log_end_seq").isNull()).isTrue();
+    }
+
+    @Test
+    void anAuthorisedPeerGetsTheJournalInContiguousPages() throws Exception {
+        HubClient p = peer("hub-a", true);
+        ObjectNode all = pull(p, "hub-a", 0L, null);
+        long end = b.durable.journal().lastSeq();
+        assertThat(all.path("log_end_seq").asLong()).isEqualTo(end);
+        JsonNode events = all.path("events");
+        assertThat(events.size()).isEqualTo((int) end);
+        for (int i = 0; i < events.size(); i++) {
+            assertThat(events.get(i).path("seq").asLong()).isEqualTo(i + 1);
+            assertThat(events.get(i).path("payload").isObject()).isTrue();
+        }
+        assertThat(events.findValuesAsText("kind")).contains("claim");
+        assertThat(all.path("next_cursor").asLong()).isEqualTo(end);
+        assertThat(all.path("target").asText()).isEqualTo("hub-a");
+
+        ObjectNode page = pull(p, "hub-a", 1L, 2);
+        assertThat(page.path("events").size()).isEqualTo(2);
+        assertThat(page.path("events").get(0).path("seq").asLong()).isEqualTo(2);
+        assertThat(page.path("next_cursor").asLong()).isEqualTo(3);
+
+        ObjectNode caughtUp = pull(p, "hub-a", end, null);
+        assertThat(caughtUp.path("events").size()).isZero();
+        assertThat(caughtUp.path("next_cursor").asLong()).isEqualTo(end);
+        assertThat(caughtUp.path("log_end_seq").asLong()).isEqualTo(end);
+        assertThat(b.federation.metrics().federationDenied.get()).isZero();
+    }
+
+    @Test
+    void aMalformedRequestFromAnAuthorisedPeerGetsAnEmptySnapshotAtCursorZero() throws Exception {
+        HubClient p = peer("hub-a", true);
+        assertRefused(pull(p, "hub-a", -1L, null), 0);
+        assertRefused(pull(p, "hub-a", "3", null), 0);
+    }
+
+    @Test
+    void everyRefusalLooksLikeNoNewEventsAndIsCounted() throws Exception {
+        try (HubClient noCert = peer("hub-a", false)) {
+            assertRefused(pull(noCert, "hub-a", 0L, null), 0); // missing_certificate
+        }
+        assertRefused(pull(peer("hub-z", true), "hub-z", 2L, null), 2); // unknown_peer
+        awaitOffline("hub-a");
+        TestCertificates.PemPair stranger = pki.clientCa().issue("hub-a").write(dir, "stranger");
+        HubClient s = b.connect(b.pinned().withClientCertificate(stranger.cert(), stranger.key()));
+        s.awaitType("welcome", FedHub.WAIT);
+        s.send(s.frame("hub-a", "heartbeat"));
+        assertRefused(pull(s, "hub-a", 1L, null), 1); // certificate_pin_not_accepted: same CA, other pin
+        assertThat(b.federation.metrics().federationDenied.get()).isEqualTo(3);
+        String metrics = dev.synapsehub.federation.testing.Http.get(b, "/metrics");
+        assertThat(metrics).contains("synapse_federation_denied_total 3");
+    }
+
+    @Test
+    void withoutAServingPolicyEveryPeerIsRefused() throws Exception {
+        FedHub bare = FedHub.serving(pki.hub("hub-c"), dir.resolve("c.db"), ServingTrust.none());
+        open.add(bare);
+        HubClient c = bare.connect(bare.pinned());
+        c.awaitType("welcome", FedHub.WAIT);
+        c.send(c.frame("hub-a", "heartbeat"));
+        assertRefused(pull(c, "hub-a", 0L, null), 0);
+        assertThat(bare.federation.metrics().federationDenied.get()).isEqualTo(1);
+    }
+
+    @Test
+    void trustReloadsWithoutARestartAndAnInvalidFileNeverFallsBackToTheOldAllow() throws Exception {
+        HubClient p = peer("hub-a", true);
+        assertThat(pull(p, "hub-a", 0L, 1).path("events").size()).isEqualTo(1);
+
+        Path store = dir.resolve("hub-b-trust/federation.json");
+        new FederationStore(List.of(peering.revokedCopy())).write(store);
+        assertRefused(pull(p, "hub-a", 0L, 1), 0); // revoked_peering, read from the changed store
+
+        new FederationStore(List.of(peering)).write(store);
+        assertThat(pull(p, "hub-a", 0L, 1).path("events").size()).isEqualTo(1);
+
+        String good = java.nio.file.Files.readString(policy);
+        TrustFiles.rewrite(policy, "{\"version\": 1, \"grants\": [");
+        assertRefused(pull(p, "hub-a", 0L, 1), 0); // policy_invalid: denied, not the cached allow
+        TrustFiles.rewrite(policy, good + " ");
+        assertThat(pull(p, "hub-a", 0L, 1).path("events").size()).isEqualTo(1);
+    }
+}

@@ -1,0 +1,36 @@
+package dev.synapsehub.net.extension;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.net.protocol.Request;
+
+/** The hub's claim path, offered to extensions that decide claims on behalf of another hub's agents. */
+public interface ClaimService {
+    /** The outcome of a claim decided on behalf of another hub, delivered on the outbox thread. */
+    @FunctionalInterface
+    interface Answer {
+        /**
+         * @param granted true when the claimant holds the task afterwards
+         * @param grant the {@code claim_granted} frame as published (or as first published, for
+         *     a keyed retry), null when refused
+         * @param message the hub's text (the grant's or the refusal's payload)
+         */
+        void answer(boolean granted, ObjectNode grant, String message);
+    }
+
+    /**
+     * Decides {@code claim} (a {@code claim} frame whose {@code sender} is the claimant) with the
+     * same parsing and rules as a local claim, charged to {@code principal}. An {@code idem_key}
+     * in the frame is kept in a ledger scope of its own ({@code ledgerScope}), so a retry is
+     * answered from the ledger and never grants twice. A grant is broadcast like any local
+     * grant; the requester's socket gets nothing else: {@code answer} tells the outcome.
+     */
+    void claimOnBehalf(Request claim, String principal, String ledgerScope, Answer answer);
+
+    /**
+     * Answers from committed state, without deciding anything, when the claimant already holds
+     * {@code taskId} live under {@code principal}: {@code answer} gets the existing grant and
+     * true is returned later via the future; otherwise it completes false and answers nothing.
+     */
+    java.util.concurrent.CompletableFuture<Boolean> answerIfHeld(String claimant, String principal, String taskId,
+            Answer answer);
+}

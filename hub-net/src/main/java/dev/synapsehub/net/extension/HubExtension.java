@@ -1,0 +1,37 @@
+package dev.synapsehub.net.extension;
+
+import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.protocol.Request;
+
+/**
+ * A module outside hub-net (federation) that answers frame types of its own and may take over
+ * claims before the hub's own claim path; the composition root plugs it in, so hub-net never
+ * depends on it. Every method runs on a connection's event loop unless said otherwise, and must
+ * not block.
+ */
+public interface HubExtension {
+    /** Called once from {@code HubServer.start}, before the port is bound. */
+    void bind(HubContext hub, ClaimService claims);
+
+    /** True for the (normalised) frame types this extension answers. */
+    boolean handles(String type);
+
+    /** Answers one frame of a type it {@link #handles}. */
+    void handle(Request request);
+
+    /**
+     * For a {@code claim} frame, after the envelope pipeline: true when this hub's own claim
+     * path decides it, false when the extension answered it itself (refused or forwarded).
+     */
+    default boolean claimIsLocal(Request claim) {
+        return true;
+    }
+
+    /** Appends Prometheus text exposition lines for {@code /metrics} (any thread). */
+    default void appendMetrics(StringBuilder out) {
+    }
+
+    /** The server is closing: stop background work (called once, off the event loops). */
+    default void close() {
+    }
+}

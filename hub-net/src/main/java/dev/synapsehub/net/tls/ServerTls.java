@@ -1,0 +1,68 @@
+package dev.synapsehub.net.tls;
+
+import dev.synapsehub.client.tls.PemFiles;
+import io.netty.handler.ssl.ClientAuth;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.ssl.SslProvider;
+import io.netty.channel.Channel;
+
+import javax.net.ssl.SSLPeerUnverifiedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.cert.Certificate;
+import java.security.cert.X509Certificate;
+
+/** Builds the server's TLS context from {@link TlsFiles}, and reads a connection's client certificate. */
+public final class ServerTls {
+    private ServerTls() {
+    }
+
+    /**
+     * The server context: TLS 1.2 or 1.3; client certificates requested (not required) only
+     * when a client CA is configured.
+     *
+     * @throws IllegalArgumentException naming the file and the fix when one cannot be used
+     */
+    public static SslContext context(TlsFiles files) {
+        readable(files.certFile(), "--tls-certfile");
+        readable(files.keyFile(), "--tls-keyfile");
+        try {
+            SslContextBuilder b = SslContextBuilder.forServer(files.certFile().toFile(), files.keyFile().toFile())
+                    .sslProvider(SslProvider.JDK)
+                    .protocols("TLSv1.3", "TLSv1.2");
+            if (files.clientCaFile() != null) {
+                readable(files.clientCaFile(), "client CA");
+                b.trustManager(files.clientCaFile().toFile()).clientAuth(ClientAuth.OPTIONAL);
+            }
+            return b.build();
+        } catch (Exception e) {
+            throw new IllegalArgumentException("cannot serve native WSS: "
+                    + PemFiles.explainFailure(e, files.certFile(), files.keyFile()), e);
+        }
+    }
+
+    private static void readable(Path p, String what) {
+        if (!Files.isRegularFile(p) || !Files.isReadable(p)) {
+            throw new IllegalArgumentException(what + " " + p + " is not a readable file");
+        }
+    }
+
+    /**
+     * The client certificate presented on {@code channel}'s completed TLS handshake, or null
+     * when the connection is not TLS or the client presented none.
+     */
+    public static X509Certificate peerCertificate(Channel channel) {
+        SslHandler ssl = channel.pipeline().get(SslHandler.class);
+        if (ssl == null) {
+            return null;
+        }
+        try {
+            Certificate[] chain = ssl.engine().getSession().getPeerCertificates();
+            return chain.length > 0 && chain[0] instanceof X509Certificate x ? x : null;
+        } catch (SSLPeerUnverifiedException none) {
+            return null;
+        }
+    }
+}
