@@ -2,6 +2,7 @@ package dev.synapsehub.core.actor;
 
 import dev.synapsehub.core.Clock;
 import dev.synapsehub.core.event.CoordinationEvent;
+import dev.synapsehub.core.journal.CommitUnknownException;
 import dev.synapsehub.core.journal.Journal;
 import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.core.journal.JournaledEvent;
@@ -14,6 +15,7 @@ import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -29,11 +31,25 @@ import java.util.function.Function;
  *
  * <p>Futures complete on the actor thread: callers should continue with the {@code *Async}
  * variants on their own executor so the actor never does their work.
+ *
+ * <p>In a replicated hub two more things happen on this thread: a {@link DecisionSite} that does
+ * not decide here hands each mutation over instead of deciding it, and
+ * {@link #applyReplicated} runs changes that were committed elsewhere (applied for good, never
+ * undone), ahead of queued submissions and never refused for a full queue.
  */
 public final class CoordinationActor implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(CoordinationActor.class.getName());
 
-    private sealed interface Task permits MutationTask, ReadTask {
+    private sealed interface Task permits MutationTask, ReadTask, ReplicatedTask, Wake {
+    }
+
+    private record ReplicatedTask(Function<CoordinationState, ?> job, CompletableFuture<Object> future)
+            implements Task {
+    }
+
+    /** Wakes the actor when a replicated task arrives while it waits on the queue. */
+    private enum Wake implements Task {
+        INSTANCE
     }
 
     private record MutationTask(Mutation mutation, CompletableFuture<Outcome> future) implements Task {
@@ -46,13 +62,16 @@ public final class CoordinationActor implements AutoCloseable {
     /** A decided mutation waiting for its batch to commit. */
     private static final class Pending {
         final CompletableFuture<Outcome> future;
+        final Mutation mutation;
         final Reply reply;
         final List<CoordinationEvent> events;
         final String storedResponse;
         final Outcome settled;
 
-        Pending(CompletableFuture<Outcome> future, Reply reply, List<CoordinationEvent> events, String stored) {
+        Pending(CompletableFuture<Outcome> future, Mutation mutation, Reply reply, List<CoordinationEvent> events,
+                String stored) {
             this.future = future;
+            this.mutation = mutation;
             this.reply = reply;
             this.events = events;
             this.storedResponse = stored;
@@ -61,6 +80,7 @@ public final class CoordinationActor implements AutoCloseable {
 
         Pending(CompletableFuture<Outcome> future, Outcome settled) {
             this.future = future;
+            this.mutation = null;
             this.reply = null;
             this.events = List.of();
             this.storedResponse = null;
@@ -72,7 +92,9 @@ public final class CoordinationActor implements AutoCloseable {
     private final Journal journal;
     private final Clock clock;
     private final ActorSettings settings;
+    private final DecisionSite site;
     private final BlockingQueue<Task> queue;
+    private final ConcurrentLinkedQueue<ReplicatedTask> replicated = new ConcurrentLinkedQueue<>();
     private final ActorMetrics metrics = new ActorMetrics();
     private final ReadWriteLock admission = new ReentrantReadWriteLock();
     private final Thread thread;
@@ -81,10 +103,17 @@ public final class CoordinationActor implements AutoCloseable {
 
     /** An actor over a state already rebuilt from {@code journal}; call {@link #start()}. */
     public CoordinationActor(CoordinationState state, Journal journal, Clock clock, ActorSettings settings) {
+        this(state, journal, clock, settings, DecisionSite.HERE);
+    }
+
+    /** An actor that decides only while {@code site} says so and hands other mutations to it. */
+    public CoordinationActor(CoordinationState state, Journal journal, Clock clock, ActorSettings settings,
+                             DecisionSite site) {
         this.state = state;
         this.journal = journal;
         this.clock = clock;
         this.settings = settings;
+        this.site = site;
         this.queue = new ArrayBlockingQueue<>(settings.queueCapacity());
         this.thread = new Thread(this::run, "synapse-actor");
     }
@@ -114,6 +143,20 @@ public final class CoordinationActor implements AutoCloseable {
             Outcome.Refused refused = refusal();
             future.completeExceptionally(new IllegalStateException(refused.message()));
         }
+        return (CompletableFuture<T>) future;
+    }
+
+    /**
+     * Runs {@code job} on the actor thread, after the batch in flight and before queued
+     * submissions, with the state's changes kept for good: the job applies what was committed
+     * elsewhere (a replicated log), so it is never undone and never refused for a full queue.
+     * A job that throws has its partial changes undone and fails the future.
+     */
+    @SuppressWarnings("unchecked")
+    public <T> CompletableFuture<T> applyReplicated(Function<CoordinationState, T> job) {
+        CompletableFuture<Object> future = new CompletableFuture<>();
+        replicated.add(new ReplicatedTask(job, future)); // after close() it is failed there
+        queue.offer(Wake.INSTANCE); // a full queue means the actor is busy and will look anyway
         return (CompletableFuture<T>) future;
     }
 
@@ -181,6 +224,10 @@ public final class CoordinationActor implements AutoCloseable {
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
+        ReplicatedTask late;
+        while ((late = replicated.poll()) != null) { // arrived after the loop's last look
+            late.future().completeExceptionally(new IllegalStateException("the actor has stopped"));
+        }
         journal.close();
     }
 
@@ -190,21 +237,27 @@ public final class CoordinationActor implements AutoCloseable {
     private void run() {
         List<Task> batch = new ArrayList<>(settings.maxBatch());
         while (true) {
-            Task first;
-            try {
-                first = queue.poll(50, TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                first = null; // only close() ends the loop
-            }
-            if (first == null) {
-                if (closing && queue.isEmpty()) {
-                    return;
-                }
-                continue;
-            }
             batch.clear();
-            batch.add(first);
-            queue.drainTo(batch, settings.maxBatch() - 1);
+            ReplicatedTask rep;
+            while (batch.size() < settings.maxBatch() && (rep = replicated.poll()) != null) {
+                batch.add(rep); // committed elsewhere: ahead of what is queued here
+            }
+            if (batch.isEmpty()) {
+                Task first;
+                try {
+                    first = queue.poll(50, TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    first = null; // only close() ends the loop
+                }
+                if (first == null) {
+                    if (closing && queue.isEmpty() && replicated.isEmpty()) {
+                        return;
+                    }
+                    continue;
+                }
+                batch.add(first);
+            }
+            queue.drainTo(batch, settings.maxBatch() - batch.size());
             process(batch);
         }
     }
@@ -213,12 +266,25 @@ public final class CoordinationActor implements AutoCloseable {
         double now = clock.nowSeconds();
         state.beginBatch();
         for (Task task : batch) {
+            if (task instanceof Wake) {
+                continue;
+            }
             if (task instanceof ReadTask read) {
                 flush();
                 answer(read);
                 continue;
             }
+            if (task instanceof ReplicatedTask rep) {
+                flush();
+                applyReplicated(rep);
+                continue;
+            }
             MutationTask mutation = (MutationTask) task;
+            if (!site.decidesHere()) {
+                flush(); // what this actor decided before goes out before what it hands over
+                handOver(mutation);
+                continue;
+            }
             try {
                 pending.add(decide(mutation, now));
             } catch (RuntimeException fault) {
@@ -243,7 +309,34 @@ public final class CoordinationActor implements AutoCloseable {
             state.apply(event);
         }
         metrics.commands.incrementAndGet();
-        return new Pending(task.future(), fresh.reply(), fresh.events(), fresh.storedResponse());
+        return new Pending(task.future(), task.mutation(), fresh.reply(), fresh.events(), fresh.storedResponse());
+    }
+
+    private void handOver(MutationTask task) {
+        try {
+            site.handOver(task.mutation(), task.future());
+        } catch (RuntimeException fault) {
+            LOG.log(System.Logger.Level.ERROR, "fault handing over " + task.mutation().command(), fault);
+            task.future().complete(new Outcome.Refused(Outcome.Reason.INTERNAL_FAULT,
+                    "Internal fault; nothing was applied."));
+        }
+    }
+
+    /** Runs a replicated job with its changes kept; a failing job is undone and reported. */
+    private void applyReplicated(ReplicatedTask task) {
+        Object result;
+        try {
+            result = task.job().apply(state);
+        } catch (RuntimeException fault) {
+            LOG.log(System.Logger.Level.ERROR, "fault applying a replicated change; undoing it", fault);
+            state.rollbackBatch();
+            state.beginBatch();
+            task.future().completeExceptionally(fault);
+            return;
+        }
+        state.commitBatch();
+        state.beginBatch();
+        task.future().complete(result);
     }
 
     /** Commits what is pending, then completes its futures; on failure undoes and refuses all. */
@@ -259,12 +352,17 @@ public final class CoordinationActor implements AutoCloseable {
         if (!all.isEmpty()) {
             long start = System.nanoTime();
             try {
-                committed = journal.append(all);
+                committed = journal instanceof DecisionLog log ? log.append(all, decided()) : journal.append(all);
             } catch (JournalException | RuntimeException failure) {
                 metrics.journalFailures.incrementAndGet();
                 LOG.log(System.Logger.Level.ERROR, "journal append of " + all.size()
                         + " events failed; refusing " + pending.size() + " commands", failure);
-                abandon(Outcome.Reason.JOURNAL_FAILED, "The journal could not commit; nothing was applied.");
+                if (failure instanceof CommitUnknownException) {
+                    abandon(Outcome.Reason.COMMIT_UNKNOWN, "The commit could not be confirmed in time; it may still"
+                            + " apply. Retry with the same idem_key to learn the outcome.");
+                } else {
+                    abandon(Outcome.Reason.JOURNAL_FAILED, "The journal could not commit; nothing was applied.");
+                }
                 return;
             }
             recordCommit(System.nanoTime() - start, all.size());
@@ -288,6 +386,16 @@ public final class CoordinationActor implements AutoCloseable {
         }
         pending.clear();
         state.beginBatch();
+    }
+
+    private List<DecidedMutation> decided() {
+        List<DecidedMutation> out = new ArrayList<>(pending.size());
+        for (Pending p : pending) {
+            if (p.settled == null) {
+                out.add(new DecidedMutation(p.mutation, p.reply, p.events, p.storedResponse));
+            }
+        }
+        return out;
     }
 
     /** Undoes the uncommitted batch and refuses every command in it. */

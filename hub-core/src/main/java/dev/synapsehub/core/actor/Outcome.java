@@ -38,6 +38,11 @@ public sealed interface Outcome
         BUSY,
         /** The journal append failed; the whole batch was undone (INV-JA-2). */
         JOURNAL_FAILED,
+        /**
+         * A replicated append lost contact before its outcome was known: the batch was undone
+         * here but may still commit; a keyed retry learns which.
+         */
+        COMMIT_UNKNOWN,
         /** The actor is shutting down. */
         SHUTTING_DOWN,
         /** An unexpected fault while deciding; the whole batch was undone. */

@@ -18,7 +18,6 @@ import org.junit.jupiter.api.Test;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Consumer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -42,27 +41,13 @@ class CoordinationActorTest {
 
     /** An in-memory journal whose appends fail while {@code fail} is set. */
     private static Journal failing(AtomicBoolean fail) {
-        InMemoryJournal delegate = new InMemoryJournal();
-        return new Journal() {
+        return new TestJournal() {
             @Override
             public List<JournaledEvent> append(List<CoordinationEvent> batch) throws JournalException {
                 if (fail.get()) {
                     throw new JournalException("disk full");
                 }
-                return delegate.append(batch);
-            }
-
-            @Override
-            public void replay(Consumer<JournaledEvent> sink) {
-            }
-
-            @Override
-            public long lastSeq() {
-                return delegate.lastSeq();
-            }
-
-            @Override
-            public void close() {
+                return super.append(batch);
             }
         };
     }
