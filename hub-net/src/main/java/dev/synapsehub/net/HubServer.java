@@ -57,6 +57,7 @@ public final class HubServer implements AutoCloseable {
     private DefaultEventExecutor outboxThread;
     private Channel serverChannel;
     private HubContext context;
+    private volatile InboundPipeline pipeline;
 
     private final Journal journal;
 
@@ -94,7 +95,7 @@ public final class HubServer implements AutoCloseable {
                         config.messageAuthWindowSeconds(), config.messageAuthFutureSkewSeconds(),
                         config.messageAuthReplayCapacity()),
                 new AtomicLong(), clock.nowSeconds(), configEpoch(config), journal);
-        InboundPipeline pipeline = new InboundPipeline(context);
+        pipeline = new InboundPipeline(context);
         HubMetricsText metricsText = new HubMetricsText(context);
         AtomicLong ids = new AtomicLong();
         transport = NetTransport.choose(config.nativeTransport());
@@ -155,6 +156,11 @@ public final class HubServer implements AutoCloseable {
     /** The shared collaborators (for tests and the composition root). */
     public HubContext context() {
         return context;
+    }
+
+    /** The verbs' entry points for a replicated hub (after {@link #start()}; null before). */
+    public InboundPipeline pipeline() {
+        return pipeline;
     }
 
     /** Stops accepting, closes connections and stops the threads (the actor is the caller's); once. */

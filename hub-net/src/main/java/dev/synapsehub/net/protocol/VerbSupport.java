@@ -92,7 +92,8 @@ final class VerbSupport {
             idem = new Idempotency(Idempotency.key(r.sender(), r.type(), key.textValue()), ClaimVerbs.digest(r), store);
         }
         Idempotency keyedAs = idem;
-        hub.actor().submit(new Mutation(command, idem)).thenAcceptAsync(outcome -> {
+        RequestContext context = new RequestContext(r.type(), r.sender(), r.target(), r.frame());
+        hub.actor().submit(new Mutation(command, idem, context)).thenAcceptAsync(outcome -> {
             try {
                 if (keyedAs != null && outcome instanceof Outcome.Refused refused
                         && refused.reason() == Outcome.Reason.BUSY) {
