@@ -162,6 +162,11 @@ public final class MeshNode implements AutoCloseable {
         return actor;
     }
 
+    /** The node's journal (the Raft log; mailbox reads go to its local copy), for the edge. */
+    public Journal journal() {
+        return journal;
+    }
+
     /** The last seq of the node's local journal copy. */
     long journalLastSeq() {
         return journal.local().lastSeq();

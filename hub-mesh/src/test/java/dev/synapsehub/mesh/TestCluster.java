@@ -6,6 +6,7 @@ import dev.synapsehub.core.journal.Journal;
 import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.journal.SqliteJournal;
+import dev.synapsehub.net.HubConfig;
 
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -19,8 +20,9 @@ import java.util.function.BooleanSupplier;
 
 /**
  * N mesh nodes in this JVM on loopback, each with its own Raft storage and SQLite journal under
- * one temp directory. Nodes can be stopped (as if killed: their edge and actor stop with them)
- * and restarted on the same storage.
+ * one temp directory; with {@code wire}, each also serves agents ({@link MeshHub}) on an
+ * ephemeral port. Nodes can be stopped (their edge and actor stop with them) and restarted on
+ * the same storage.
  */
 final class TestCluster implements AutoCloseable {
     static final Duration COMMIT_TIMEOUT = Duration.ofSeconds(3);
@@ -29,10 +31,17 @@ final class TestCluster implements AutoCloseable {
     private final List<MeshPeer> peers = new ArrayList<>();
     private final Map<String, MeshNode> nodes = new LinkedHashMap<>();
     private final Map<String, TestEdge> edges = new LinkedHashMap<>();
+    private final Map<String, MeshHub> hubs = new LinkedHashMap<>();
     private final String hubId;
+    private final boolean wire;
 
     TestCluster(Path dir, int size) throws IOException {
+        this(dir, size, false);
+    }
+
+    TestCluster(Path dir, int size, boolean wire) throws IOException {
         this.dir = dir;
+        this.wire = wire;
         for (int i = 1; i <= size; i++) {
             peers.add(new MeshPeer("n" + i, "127.0.0.1", freePort()));
         }
@@ -61,6 +70,18 @@ final class TestCluster implements AutoCloseable {
         } catch (JournalException e) {
             throw new IOException(e);
         }
+        if (wire) {
+            MeshHub hub;
+            try {
+                hub = MeshHub.start(config(id), HubConfig.builder().host("127.0.0.1").port(0).hubId(hubId).build(),
+                        local, new CoordinationState(), Clock.system(), ActorSettings.DEFAULTS, 0);
+            } catch (JournalException | InterruptedException e) {
+                throw new IOException(e);
+            }
+            hubs.put(id, hub);
+            nodes.put(id, hub.node());
+            return hub.node();
+        }
         TestEdge edge = new TestEdge();
         MeshNode node = new MeshNode(config(id), hubId, local, new CoordinationState(), Clock.system(),
                 ActorSettings.DEFAULTS, edge);
@@ -70,10 +91,23 @@ final class TestCluster implements AutoCloseable {
         return node;
     }
 
+    /** The WebSocket URI of node {@code id} (wire clusters). */
+    java.net.URI uri(String id) {
+        return java.net.URI.create("ws://127.0.0.1:" + hubs.get(id).port() + "/");
+    }
+
+    /** The hub id every node shows. */
+    String hubId() {
+        return hubId;
+    }
+
     /** Stops node {@code id} abruptly for the cluster (its Raft server goes away first). */
     void stop(String id) throws Exception {
         MeshNode node = nodes.remove(id);
-        if (node != null) {
+        MeshHub hub = hubs.remove(id);
+        if (hub != null) {
+            hub.close();
+        } else if (node != null) {
             node.close();
         }
     }
