@@ -11,9 +11,14 @@ import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.exceptions.AlreadyClosedException;
+import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
+import org.apache.ratis.protocol.exceptions.NotLeaderException;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 
+import java.net.ConnectException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -101,14 +106,22 @@ final class Forwarder {
             retry(request, future, deadline); // nothing left this node
             return;
         }
-        sent.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).whenComplete(handle(request, future, deadline));
+        sent.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).whenComplete(handle(leader, request, future, deadline));
     }
 
-    private BiConsumer<RaftClientReply, Throwable> handle(ByteString request, CompletableFuture<Outcome> future,
-                                                          long deadline) {
+    private BiConsumer<RaftClientReply, Throwable> handle(RaftPeerId leader, ByteString request,
+                                                          CompletableFuture<Outcome> future, long deadline) {
         return (reply, failure) -> {
             if (failure != null) {
-                unknown(future, "the leader did not answer: " + failure);
+                Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                        ? failure.getCause() : failure;
+                // a failed channel stays closed until reset: the next request reconnects
+                rpc.handleException(leader, cause, true);
+                if (neverArrived(cause)) {
+                    retry(request, future, deadline); // nothing was sent, or the leader's actor never saw it
+                } else {
+                    unknown(future, "the leader did not answer: " + cause);
+                }
             } else if (reply.getNotLeaderException() != null || reply.getLeaderNotReadyException() != null) {
                 retry(request, future, deadline); // refused before the leader's actor saw it
             } else if (!reply.isSuccess()) {
@@ -117,6 +130,20 @@ final class Forwarder {
                 answered(reply.getMessage(), request, future, deadline);
             }
         };
+    }
+
+    /**
+     * True when the failure proves the leader's actor never saw the request: the channel was
+     * closed or could not connect, or the leader refused it as not leading or not ready.
+     */
+    private static boolean neverArrived(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof AlreadyClosedException || t instanceof NotLeaderException
+                    || t instanceof LeaderNotReadyException || t instanceof ConnectException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void answered(Message message, ByteString request, CompletableFuture<Outcome> future, long deadline) {
