@@ -79,6 +79,13 @@ public final class MeshNode implements AutoCloseable {
     private final ClientId proposerId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
     private volatile boolean closed;
+    /**
+     * The commit index this node found when it first heard from a leader: the records up to it
+     * are history (replayed after a restart, or missed while down) that it applies but does not
+     * publish to its connections. Until then nothing is published.
+     */
+    private volatile long publishAfter = Long.MAX_VALUE;
+    private final Clock clock;
 
     /**
      * Builds a node; nothing runs until {@link #start()}.
@@ -92,6 +99,7 @@ public final class MeshNode implements AutoCloseable {
         this.config = config;
         this.nodeId = config.nodeId();
         this.edge = edge;
+        this.clock = clock;
         this.mutations = new MutationCodec(edge);
         List<RaftPeer> peers = new ArrayList<>();
         for (MeshPeer p : config.peers()) {
@@ -213,6 +221,11 @@ public final class MeshNode implements AutoCloseable {
         return false;
     }
 
+    /** True once this node heard from a leader and publishes what commits from then on. */
+    public boolean inTouch() {
+        return publishAfter != Long.MAX_VALUE;
+    }
+
     /** The node's view of the cluster, measured now. */
     public MeshStatus status() {
         DivisionInfo info = info();
@@ -294,7 +307,7 @@ public final class MeshNode implements AutoCloseable {
     // ------------------------------------------------------------------------- applying
 
     /** Applies a committed record on the actor thread (skipping the state of our own, already applied). */
-    private Void applyCommitted(CoordinationState state, long index, ReplicatedBatch batch) {
+    private Void applyCommitted(CoordinationState state, long index, ReplicatedBatch batch, boolean publish) {
         if (index > cursor.appliedIndex()) {
             if (batch.firstSeq() != state.lastSeq() + 1) {
                 throw new IllegalStateException("record at index " + index + " starts at seq " + batch.firstSeq()
@@ -310,13 +323,21 @@ public final class MeshNode implements AutoCloseable {
             }
             cursor.applied(index, state.lastSeq());
         }
-        for (int i = 0; i < batch.decisions().size(); i++) {
+        for (int i = 0; publish && i < batch.decisions().size(); i++) {
             ReplicatedBatch.Decision d = batch.decisions().get(i);
             if (!nodeId.equals(d.originNodeId())) {
                 publishRemote(batch, i, d);
             }
         }
         return null;
+    }
+
+    /**
+     * A decision older than this is history, not news: a node that catches up after being cut
+     * off applies it but does not announce it to its connections (they read the current state).
+     */
+    private double staleAfterSeconds() {
+        return (2 * config.commitTimeout().toMillis() + config.electionTimeoutMax().toMillis()) / 1000.0;
     }
 
     private void publishRemote(ReplicatedBatch batch, int i, ReplicatedBatch.Decision d) {
@@ -332,7 +353,8 @@ public final class MeshNode implements AutoCloseable {
     private final class Replica implements MeshStateMachine.Replica {
         @Override
         public void committed(long index, MeshEnvelope record, ReplicatedBatch batch) {
-            actor.applyReplicated(s -> applyCommitted(s, index, batch)).whenComplete((done, fault) -> {
+            boolean publish = index > publishAfter && clock.nowSeconds() - record.createdAt() <= staleAfterSeconds();
+            actor.applyReplicated(s -> applyCommitted(s, index, batch, publish)).whenComplete((done, fault) -> {
                 if (fault != null && !closed) {
                     String why = "cannot apply committed record " + record.recordId() + " at index " + index + ": "
                             + fault.getMessage();
@@ -341,6 +363,13 @@ public final class MeshNode implements AutoCloseable {
                             + "; restore it from a healthy peer");
                 }
             });
+        }
+
+        @Override
+        public void leaderKnown() {
+            if (publishAfter == Long.MAX_VALUE) {
+                publishAfter = Math.max(0, commitIndex()); // what committed before we were in touch is history
+            }
         }
 
         @Override

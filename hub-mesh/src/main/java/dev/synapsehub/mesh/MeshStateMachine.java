@@ -2,6 +2,8 @@ package dev.synapsehub.mesh;
 
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftGroupMemberId;
+import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.statemachine.impl.BaseStateMachine;
 
@@ -26,6 +28,10 @@ final class MeshStateMachine extends BaseStateMachine {
 
         /** This node leads {@code term} and has applied everything before the term. */
         void leaderReady();
+
+        /** A leader became known to this node (itself or another). */
+        default void leaderKnown() {
+        }
 
         /** A follower's forwarded mutation, on the leader; answers the encoded reply. */
         CompletableFuture<Message> forwarded(byte[] request);
@@ -94,6 +100,13 @@ final class MeshStateMachine extends BaseStateMachine {
         rejected++;
         LOG.log(System.Logger.Level.WARNING, "record at index " + index + " rejected_fenced: " + reason);
         return new Verdict(false, reason);
+    }
+
+    @Override
+    public void notifyLeaderChanged(RaftGroupMemberId member, RaftPeerId leader) {
+        if (leader != null) {
+            replica.leaderKnown();
+        }
     }
 
     @Override

@@ -160,6 +160,12 @@ class MeshReplicationTest {
         assertThat(claims(restarted)).isEqualTo(reference);
         assertThat(restarted.actor().read(s -> s.lastSeq()).get(5, TimeUnit.SECONDS)).isEqualTo(seq);
         assertThat(restarted.journalLastSeq()).as("the local copy is not written twice").isEqualTo(seq);
+        assertThat(cluster.edge(id).published).as("history is not re-published to a restarted node's agents")
+                .isEmpty();
+        TestCluster.await("the restarted node is in touch with the leader", restarted::inTouch);
+        Outcome fresh = submit(leader, Mutation.of(claim("gina", "R9")));
+        TestCluster.await("a new decision is published there", () -> cluster.edge(id).published.stream()
+                .anyMatch(d -> d.reply().equals(((Outcome.Decided) fresh).reply())));
     }
 
     @Test
