@@ -148,6 +148,9 @@ public final class MeshNode implements AutoCloseable {
         RaftServerConfigKeys.Rpc.setTimeoutMax(p, millis(config.electionTimeoutMax().toMillis()));
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, false); // no snapshots yet: the log is kept whole
         RaftServerConfigKeys.Log.setPreallocatedSize(p, SizeInBytes.valueOf("1MB"));
+        // an entry counts toward a commit only once fsynced here (Ratis' defaults, pinned)
+        RaftServerConfigKeys.Log.setUnsafeFlushEnabled(p, false);
+        RaftServerConfigKeys.Log.setAsyncFlushEnabled(p, false);
         RaftClientConfigKeys.Rpc.setRequestTimeout(p, millis(config.commitTimeout().toMillis()));
         return p;
     }

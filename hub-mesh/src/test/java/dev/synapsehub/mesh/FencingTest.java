@@ -135,5 +135,18 @@ class FencingTest {
         assertThat(d.reply()).isInstanceOf(Reply.Granted.class);
         assertThat(d.events()).allSatisfy(e -> assertThat(WriteClass.of(e)).isEqualTo(WriteClass.STRONG));
         assertThat(WriteClass.fromWire("append-only")).isEqualTo(WriteClass.APPEND_ONLY);
+        assertThat(WriteClass.of(new dev.synapsehub.core.event.ChatEvent(1, 1, "a", "all", null, false, List.of(), "{}")))
+                .isEqualTo(WriteClass.APPEND_ONLY);
+        assertThat(WriteClass.of(new dev.synapsehub.core.event.ClaimDeniedEvent(1, "a", "h", false, 0, "LEASE_LIVE", "s",
+                "t"))).as("audit").isEqualTo(WriteClass.APPEND_ONLY);
+        assertThat(WriteClass.of(new dev.synapsehub.core.event.ClaimReleasedEvent(1, "T"))).isEqualTo(WriteClass.STRONG);
+        assertThat(WriteClass.APPEND_ONLY.wire()).isEqualTo("append-only");
+        var note = new dev.synapsehub.core.board.ProgressNote("B", "a", dev.synapsehub.core.board.NoteKind.NOTE, "x", 1);
+        assertThat(WriteClass.of(new dev.synapsehub.core.event.LedgerProgressEvent(1, note))).as("progress note")
+                .isEqualTo(WriteClass.APPEND_ONLY);
+        var task = new dev.synapsehub.core.board.BoardTask("B", "t", "", List.of(),
+                dev.synapsehub.core.board.BoardStatus.OPEN, "", "", 1, "a", 1, 1);
+        assertThat(WriteClass.of(new dev.synapsehub.core.event.LedgerTaskEvent(1, task, null))).as("board task")
+                .isEqualTo(WriteClass.STRONG);
     }
 }

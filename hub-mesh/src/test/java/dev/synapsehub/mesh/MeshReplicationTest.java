@@ -184,4 +184,19 @@ class MeshReplicationTest {
                 Outcome.Reason.JOURNAL_FAILED);
         assertThat(claims(leader)).isEmpty();
     }
+
+    @Test
+    void followersNeverReadTheirOwnClocksTheLeadersTimeIsInTheRecords() throws Exception {
+        cluster = new TestCluster(dir, 3, false, 1000); // n1 +1000 s, n2 +2000 s, n3 +3000 s
+        MeshNode leader = cluster.awaitLeader();
+        MeshNode follower = cluster.follower(leader);
+        double before = System.currentTimeMillis() / 1000.0 + 1000 * Integer.parseInt(leader.nodeId().substring(1));
+        Outcome granted = submit(follower, Mutation.of(claim("ivy", "C1")));
+        cluster.awaitApplied(OutcomeCodec.lastSeq(granted));
+        Claim decided = ((Reply.Granted) ((Outcome.Decided) granted).reply()).claim();
+        assertThat(decided.claimedAt()).as("decided on the leader's clock").isBetween(before, before + 60);
+        for (MeshNode n : cluster.running()) {
+            assertThat(claims(n)).as(n.nodeId()).containsExactly(decided);
+        }
+    }
 }

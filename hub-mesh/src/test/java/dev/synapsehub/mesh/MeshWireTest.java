@@ -60,6 +60,10 @@ class MeshWireTest {
         HubClient ann = agent(a, "ann");
         HubClient bob = agent(b, "bob");
         HubClient cat = agent(c, "cat");
+        ObjectNode catJoined = cat.await(f -> "presence_update".equals(f.path("type").asText())
+                && "cat".equals(f.path("agent").asText()), WAIT);
+        assertThat(catJoined.path("online_agents").toString()).as("presence is node-local")
+                .contains("cat").doesNotContain("ann").doesNotContain("bob");
 
         ann.send(claim(ann, "T1"));
         ObjectNode granted = awaitType(ann, "claim_granted", "T1");

@@ -34,14 +34,21 @@ final class TestCluster implements AutoCloseable {
     private final Map<String, MeshHub> hubs = new LinkedHashMap<>();
     private final String hubId;
     private final boolean wire;
+    private final double skewSeconds;
 
     TestCluster(Path dir, int size) throws IOException {
         this(dir, size, false);
     }
 
     TestCluster(Path dir, int size, boolean wire) throws IOException {
+        this(dir, size, wire, 0);
+    }
+
+    /** With node n's clock {@code n * skewSeconds} ahead of the wall clock. */
+    TestCluster(Path dir, int size, boolean wire, double skewSeconds) throws IOException {
         this.dir = dir;
         this.wire = wire;
+        this.skewSeconds = skewSeconds;
         for (int i = 1; i <= size; i++) {
             peers.add(new MeshPeer("n" + i, "127.0.0.1", freePort()));
         }
@@ -64,6 +71,8 @@ final class TestCluster implements AutoCloseable {
 
     /** Starts (or restarts) node {@code id} on its storage. */
     MeshNode start(String id) throws IOException {
+        double skew = skewSeconds * Integer.parseInt(id.substring(1));
+        Clock clock = () -> System.currentTimeMillis() / 1000.0 + skew;
         Journal local;
         try {
             local = SqliteJournal.open(dir.resolve(id + ".db"));
@@ -74,7 +83,7 @@ final class TestCluster implements AutoCloseable {
             MeshHub hub;
             try {
                 hub = MeshHub.start(config(id), HubConfig.builder().host("127.0.0.1").port(0).hubId(hubId).build(),
-                        local, new CoordinationState(), Clock.system(), ActorSettings.DEFAULTS, 0);
+                        local, new CoordinationState(), clock, ActorSettings.DEFAULTS, 0);
             } catch (JournalException | InterruptedException e) {
                 throw new IOException(e);
             }
@@ -83,7 +92,7 @@ final class TestCluster implements AutoCloseable {
             return hub.node();
         }
         TestEdge edge = new TestEdge();
-        MeshNode node = new MeshNode(config(id), hubId, local, new CoordinationState(), Clock.system(),
+        MeshNode node = new MeshNode(config(id), hubId, local, new CoordinationState(), clock,
                 ActorSettings.DEFAULTS, edge);
         node.start();
         nodes.put(id, node);
