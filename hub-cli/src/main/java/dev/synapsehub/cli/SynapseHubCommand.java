@@ -25,7 +25,7 @@ import java.util.concurrent.CountDownLatch;
             OperatorCommands.Release.class, OperatorCommands.Handoff.class,
             MessagingCommands.Send.class, MessagingCommands.Tail.class, MessagingCommands.Board.class,
             MessagingCommands.DeadLetters.class,
-            JournalCommand.class, BenchCommand.class, AutoComplete.GenerateCompletion.class})
+            JournalCommand.class, MeshCommand.class, BenchCommand.class, AutoComplete.GenerateCompletion.class})
 public final class SynapseHubCommand implements Callable<Integer> {
 
     @Mixin

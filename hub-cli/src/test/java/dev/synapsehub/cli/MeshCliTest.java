@@ -139,5 +139,18 @@ class MeshCliTest {
         CliTest.Run state = run("state", "--url", hubs.get(0).url(), "--timeout", "20");
         assertThat(state.out()).contains("T1").contains("alice");
         assertThat(Files.isDirectory(Path.of(dir.resolve("n1.db") + ".raft"))).isTrue();
+
+        CliTest.Run status = run("mesh", "status", "--mesh-peers", peers, "--timeout", "10");
+        assertThat(status.code()).as(status.err()).isEqualTo(ExitCodes.OK);
+        assertThat(status.out()).containsPattern("leader n[123], 3 voters, quorum 2")
+                .contains("LEADER").contains("FOLLOWER").contains("snapshot none");
+        CliTest.Run json = run("mesh", "status", "--mesh-peers", peers, "--json");
+        assertThat(json.out()).contains("\"quorum\":2").contains("\"applied_index\"").contains("\"lag\"");
+
+        hubs.get(1).close();
+        hubs.get(2).close(); // one of three left: no majority agrees on a leader
+        CliTest.Run lost = run("mesh", "status", "--mesh-peers", peers, "--timeout", "2");
+        assertThat(lost.code()).isEqualTo(ExitCodes.UNAVAILABLE);
+        assertThat(lost.out()).contains("unreachable");
     }
 }

@@ -63,7 +63,12 @@ public record MeshConfig(String nodeId, List<MeshPeer> peers, Path storageDir, D
 
     /** Votes a commit needs: floor(voters / 2) + 1 (seed 001 §7). */
     public int quorum() {
-        return peers.size() / 2 + 1;
+        return quorum(peers.size());
+    }
+
+    /** Votes a commit needs among {@code voters}: floor(voters / 2) + 1. */
+    public static int quorum(int voters) {
+        return voters / 2 + 1;
     }
 
     /**
@@ -71,6 +76,11 @@ public record MeshConfig(String nodeId, List<MeshPeer> peers, Path storageDir, D
      * sorted peer ids, so no extra setting has to match.
      */
     public UUID groupId() {
+        return groupId(peers);
+    }
+
+    /** The Raft group id of a membership: see {@link #groupId()}. */
+    public static UUID groupId(List<MeshPeer> peers) {
         List<String> ids = new ArrayList<>();
         peers.forEach(p -> ids.add(p.id()));
         ids.sort(null);
