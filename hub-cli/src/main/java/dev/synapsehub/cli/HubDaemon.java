@@ -15,6 +15,8 @@ import dev.synapsehub.journal.SnapshotPolicy;
 import dev.synapsehub.journal.Snapshotter;
 import dev.synapsehub.journal.SqliteJournal;
 import dev.synapsehub.journal.StateRecovery;
+import dev.synapsehub.mesh.MeshConfig;
+import dev.synapsehub.mesh.MeshHub;
 import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.HubServer;
 import dev.synapsehub.net.extension.HubExtensions;
@@ -27,6 +29,8 @@ import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
@@ -42,22 +46,26 @@ import java.util.concurrent.CompletableFuture;
  */
 final class HubDaemon implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(HubDaemon.class);
+    /** How long a mesh node waits to catch up with the cluster before serving agents anyway. */
+    private static final long CATCH_UP_MILLIS = 30_000;
 
     private final HubServer server;
     private final CoordinationActor actor;
     private final Snapshotter snapshotter;
     private final JournalControl control;
+    private final MeshHub mesh;
     private final HubConfig config;
     private final int port;
     private final CompletableFuture<Throwable> writerFailure = new CompletableFuture<>();
     private boolean closed;
 
     private HubDaemon(HubServer server, CoordinationActor actor, Snapshotter snapshotter, JournalControl control,
-                      HubConfig config, int port) {
+                      MeshHub mesh, HubConfig config, int port) {
         this.server = server;
         this.actor = actor;
         this.snapshotter = snapshotter;
         this.control = control;
+        this.mesh = mesh;
         this.config = config;
         this.port = port;
         // the actor has logged the cause with its stack trace; this line says what happens next
@@ -85,6 +93,10 @@ final class HubDaemon implements AutoCloseable {
         LOG.info(line.toString());
 
         Clock clock = Clock.system();
+        MeshConfig meshConfig = options.meshConfig();
+        if (meshConfig != null) {
+            return startMesh(options, config, meshConfig, actorSettings, clock);
+        }
         SnapshotPolicy snapshotPolicy = options.snapshotPolicy();
         Retention retention = options.retention();
         Journal journal = options.db() == null ? new InMemoryJournal() : SqliteJournal.open(options.db());
@@ -146,7 +158,7 @@ final class HubDaemon implements AutoCloseable {
             LOG.info("serving the log to {} peer hub(s) under {}", trust.startupPolicy().grants().size(),
                     trust.startupPolicy().file());
         }
-        return new HubDaemon(server, actor, snapshotter, control, config, port);
+        return new HubDaemon(server, actor, snapshotter, control, null, config, port);
     }
 
     private static void logRecovery(SqliteJournal sqlite, StateRecovery.Recovery recovery, CoordinationState state) {
@@ -161,6 +173,32 @@ final class HubDaemon implements AutoCloseable {
                     + "Run `synapse-hub journal verify --db {}` with the hub stopped.",
                     sqlite.path(), sqlite.corruptRows(), sqlite.firstCorruptSeq(), sqlite.path());
         }
+    }
+
+    /**
+     * A mesh node: its journal is a copy of the replicated log, so it must start empty (or be
+     * this node's own copy, with the Raft log beside it); a single hub's journal is refused.
+     */
+    private static HubDaemon startMesh(ServeOptions options, HubConfig config, MeshConfig meshConfig,
+                                       ActorSettings actorSettings, Clock clock)
+            throws JournalException, InterruptedException {
+        SqliteJournal local = SqliteJournal.open(options.db());
+        if (local.lastSeq() > 0 && !Files.isDirectory(meshConfig.storageDir())) {
+            local.close();
+            throw new IllegalArgumentException(options.db() + " holds " + local.lastSeq() + " events of a single hub "
+                    + "and there is no Raft log at " + meshConfig.storageDir() + "; a mesh node starts from an empty "
+                    + "journal (turning a single hub into a mesh is not supported yet)");
+        }
+        MeshHub mesh;
+        try {
+            mesh = MeshHub.start(meshConfig, config, local, options.newState(), clock, actorSettings, CATCH_UP_MILLIS);
+        } catch (IOException e) {
+            throw new JournalException("mesh node " + meshConfig.nodeId() + " could not start: " + e.getMessage(), e);
+        }
+        LOG.info("mesh node {} listening on ws://{}:{}/ (hub_id {}), raft {}, {} voters, quorum {}",
+                meshConfig.nodeId(), config.host(), mesh.port(), config.hubId(), meshConfig.self().address(),
+                meshConfig.peers().size(), meshConfig.quorum());
+        return new HubDaemon(mesh.server(), mesh.node().actor(), null, null, mesh, config, mesh.port());
     }
 
     /** The bound port. */
@@ -191,14 +229,22 @@ final class HubDaemon implements AutoCloseable {
         }
         closed = true;
         LOG.info("shutting down: closing connections, then committing what was accepted");
-        server.close();
-        if (control != null) {
-            control.close(); // a backup in progress finishes first
+        if (mesh != null) {
+            try {
+                mesh.close();
+            } catch (IOException e) {
+                LOG.warn("mesh node did not stop cleanly: {}", e.getMessage());
+            }
+        } else {
+            server.close();
+            if (control != null) {
+                control.close(); // a backup in progress finishes first
+            }
+            if (snapshotter != null) {
+                snapshotter.close(); // the shutdown snapshot, written through the actor before it stops
+            }
+            actor.close();
         }
-        if (snapshotter != null) {
-            snapshotter.close(); // the shutdown snapshot, written through the actor before it stops
-        }
-        actor.close();
         LOG.info("stopped; the journal is closed");
     }
 }

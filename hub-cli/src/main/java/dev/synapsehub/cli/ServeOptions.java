@@ -9,6 +9,8 @@ import dev.synapsehub.core.claim.RegistryLimits;
 import dev.synapsehub.core.SpecConstants;
 import dev.synapsehub.journal.Retention;
 import dev.synapsehub.journal.SnapshotPolicy;
+import dev.synapsehub.mesh.MeshConfig;
+import dev.synapsehub.mesh.MeshPeer;
 import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.MessageAuthKey;
 import dev.synapsehub.net.tls.TlsFiles;
@@ -197,6 +199,21 @@ public final class ServeOptions {
     @Option(names = "--insecure-off-loopback", description = "Allow binding off loopback without a connect token (not recommended).")
     boolean insecureOffLoopback;
 
+    @Option(names = "--mesh-id", paramLabel = "ID",
+            description = "Run as node ID of a mesh: a replicated cluster on Raft that agents may reach through any node "
+                    + "(docs/mesh.md). Needs --mesh-peers and --db; the Raft log goes to <db>.raft.")
+    String meshId;
+
+    @Option(names = "--mesh-peers", paramLabel = "ID=HOST:PORT[,...]",
+            description = "Every mesh voter's Raft address, this node's included, the same list on every node. "
+                    + "The WebSocket port stays --port.")
+    String meshPeers;
+
+    @Option(names = "--mesh-commit-timeout", defaultValue = "5.0", paramLabel = "SECONDS",
+            description = "How long a mesh write waits for a quorum before it is answered commit_unknown "
+                    + "(default: ${DEFAULT-VALUE}).")
+    double meshCommitTimeout;
+
     /** The validated hub settings; throws {@link IllegalArgumentException} with an operator-facing message. */
     HubConfig hubConfig() {
         String effectiveToken = resolveToken();
@@ -218,7 +235,7 @@ public final class ServeOptions {
         require(!requireMessageAuth || !keys.isEmpty(), "--require-message-auth needs at least one --message-auth-key");
         return HubConfig.builder()
                 .tls(tlsFiles())
-                .host(host).port(port).token(effectiveToken).hubId(hubId)
+                .host(host).port(port).token(effectiveToken).hubId(effectiveHubId())
                 .authTimeout(Duration.ofMillis((long) (authTimeoutSeconds * 1000)))
                 .leaseOfflineTtlSeconds(leaseOfflineTtl)
                 .maxClients(maxClients).maxUnauthClients(maxUnauthClients)
@@ -246,6 +263,36 @@ public final class ServeOptions {
             return null;
         }
         return new TlsFiles(tlsCertFile, tlsKeyFile, null);
+    }
+
+    /**
+     * The mesh node settings, or null for a single hub. A mesh node needs --db: its Raft log
+     * lives beside it, in {@code <db>.raft}.
+     */
+    MeshConfig meshConfig() {
+        if (meshId == null && meshPeers == null) {
+            return null;
+        }
+        require(meshId != null && meshPeers != null, "--mesh-id and --mesh-peers go together");
+        require(db != null, "a mesh node needs --db (its Raft log goes beside it, in <db>.raft)");
+        require(meshCommitTimeout > 0 && Double.isFinite(meshCommitTimeout), "--mesh-commit-timeout must be positive");
+        return new MeshConfig(meshId, MeshPeer.parseList(meshPeers), meshStorage(),
+                Duration.ofMillis((long) (meshCommitTimeout * 1000)), MeshConfig.DEFAULT_ELECTION_MIN,
+                MeshConfig.DEFAULT_ELECTION_MAX);
+    }
+
+    /** Where a mesh node keeps its Raft log: beside the journal. */
+    Path meshStorage() {
+        return Path.of(db.toString() + ".raft");
+    }
+
+    /** --hub-id; for a mesh without one, the id derived from its membership (the same on every node). */
+    private String effectiveHubId() {
+        if (hubId != null || meshId == null) {
+            return hubId;
+        }
+        MeshConfig mesh = meshConfig();
+        return mesh.defaultHubId();
     }
 
     /** The claim registry's bounds. */
@@ -311,6 +358,10 @@ public final class ServeOptions {
         }
         m.put("tls", config.tls() == null ? "off (ws://)" : "wss:// with " + config.tls().certFile()
                 + (config.tls().clientCaFile() == null ? "" : ", client certificates from " + config.tls().clientCaFile()));
+        if (meshId != null) {
+            m.put("mesh", "node " + meshId + " of " + meshPeers + ", raft log " + meshStorage().toAbsolutePath()
+                    + ", commit timeout " + meshCommitTimeout + " s");
+        }
         m.put("token", config.secured() ? "set (" + tokenSource() + ")" : "none (open hub)");
         m.put("auth_timeout_s", config.authTimeout().toMillis() / 1000.0);
         m.put("lease_offline_ttl_s", config.leaseOfflineTtlSeconds());

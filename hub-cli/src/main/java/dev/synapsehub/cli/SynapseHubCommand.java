@@ -27,7 +27,8 @@ import java.util.concurrent.CountDownLatch;
             OperatorCommands.Release.class, OperatorCommands.Handoff.class,
             MessagingCommands.Send.class, MessagingCommands.Tail.class, MessagingCommands.Board.class,
             MessagingCommands.DeadLetters.class, McpCommand.class, ImportCommand.class,
-            JournalCommand.class, FederationCommands.class, BenchCommand.class, AutoComplete.GenerateCompletion.class})
+            JournalCommand.class, FederationCommands.class, MeshCommand.class, BenchCommand.class,
+            AutoComplete.GenerateCompletion.class})
 public final class SynapseHubCommand implements Callable<Integer> {
 
     @Mixin

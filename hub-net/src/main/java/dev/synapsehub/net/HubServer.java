@@ -66,6 +66,7 @@ public final class HubServer implements AutoCloseable {
     private Channel serverChannel;
     private HubContext context;
     private HistoricalReads history;
+    private volatile InboundPipeline pipeline;
 
     private final Journal journal;
     private final HubExtensions extensions;
@@ -121,7 +122,7 @@ public final class HubServer implements AutoCloseable {
                         config.messageAuthWindowSeconds(), config.messageAuthFutureSkewSeconds(),
                         config.messageAuthReplayCapacity()),
                 new AtomicLong(), clock.nowSeconds(), configEpoch(config), journal, history, extensions);
-        InboundPipeline pipeline = new InboundPipeline(context);
+        pipeline = new InboundPipeline(context);
         extensions.bind(context, pipeline.claimService());
         HubMetricsText metricsText = new HubMetricsText(context);
         AtomicLong ids = new AtomicLong();
@@ -188,6 +189,11 @@ public final class HubServer implements AutoCloseable {
     /** The shared collaborators (for tests and the composition root). */
     public HubContext context() {
         return context;
+    }
+
+    /** The verbs' entry points for a replicated hub (after {@link #start()}; null before). */
+    public InboundPipeline pipeline() {
+        return pipeline;
     }
 
     /** Stops accepting, closes connections and stops the threads (the actor is the caller's); once. */

@@ -2,6 +2,7 @@ package dev.synapsehub.core.actor;
 
 import dev.synapsehub.core.Clock;
 import dev.synapsehub.core.event.CoordinationEvent;
+import dev.synapsehub.core.journal.CommitUnknownException;
 import dev.synapsehub.core.journal.Journal;
 import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.core.journal.JournalInDoubtException;
@@ -15,6 +16,7 @@ import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReadWriteLock;
@@ -39,13 +41,32 @@ import java.util.function.Function;
  * flight and everything submitted later with {@link Outcome.Reason#WRITER_FAILED}, reports itself
  * through {@link #failure()}, and tells the {@link #onFailure} listeners, whose job is to shut the
  * process down so that a service manager restarts it from the journal.
+ *
+ * <p>In a replicated hub two more things happen on this thread: a {@link DecisionSite} that does
+ * not decide here hands each mutation over instead of deciding it, and
+ * {@link #applyReplicated} runs changes that were committed elsewhere (applied for good, never
+ * undone), ahead of queued submissions and never refused for a full queue.
  */
 public final class CoordinationActor implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(CoordinationActor.class.getName());
 
-    private sealed interface Task permits MutationTask, ReadTask, UpkeepTask {
+    private sealed interface Task permits MutationTask, ReadTask, UpkeepTask, ReplicatedTask, Wake {
         /** {@link System#nanoTime()} when it was queued. */
         long queuedAt();
+    }
+
+    private record ReplicatedTask(Function<CoordinationState, ?> job, CompletableFuture<Object> future, long queuedAt)
+            implements Task {
+    }
+
+    /** Wakes the actor when a replicated task arrives while it waits on the queue. */
+    private enum Wake implements Task {
+        INSTANCE;
+
+        @Override
+        public long queuedAt() {
+            return System.nanoTime(); // never waits: it only wakes the loop
+        }
     }
 
     private record MutationTask(Mutation mutation, CompletableFuture<Outcome> future, long queuedAt) implements Task {
@@ -63,13 +84,16 @@ public final class CoordinationActor implements AutoCloseable {
     /** A decided mutation waiting for its batch to commit. */
     private static final class Pending {
         final CompletableFuture<Outcome> future;
+        final Mutation mutation;
         final Reply reply;
         final List<CoordinationEvent> events;
         final String storedResponse;
         final Outcome settled;
 
-        Pending(CompletableFuture<Outcome> future, Reply reply, List<CoordinationEvent> events, String stored) {
+        Pending(CompletableFuture<Outcome> future, Mutation mutation, Reply reply, List<CoordinationEvent> events,
+                String stored) {
             this.future = future;
+            this.mutation = mutation;
             this.reply = reply;
             this.events = events;
             this.storedResponse = stored;
@@ -78,6 +102,7 @@ public final class CoordinationActor implements AutoCloseable {
 
         Pending(CompletableFuture<Outcome> future, Outcome settled) {
             this.future = future;
+            this.mutation = null;
             this.reply = null;
             this.events = List.of();
             this.storedResponse = null;
@@ -89,7 +114,9 @@ public final class CoordinationActor implements AutoCloseable {
     private final Journal journal;
     private final Clock clock;
     private final ActorSettings settings;
+    private final DecisionSite site;
     private final BlockingQueue<Task> queue;
+    private final ConcurrentLinkedQueue<ReplicatedTask> replicated = new ConcurrentLinkedQueue<>();
     private final ActorMetrics metrics = new ActorMetrics();
     private final ReadWriteLock admission = new ReentrantReadWriteLock();
     private final Thread thread;
@@ -106,10 +133,17 @@ public final class CoordinationActor implements AutoCloseable {
 
     /** An actor over a state already rebuilt from {@code journal}; call {@link #start()}. */
     public CoordinationActor(CoordinationState state, Journal journal, Clock clock, ActorSettings settings) {
+        this(state, journal, clock, settings, DecisionSite.HERE);
+    }
+
+    /** An actor that decides only while {@code site} says so and hands other mutations to it. */
+    public CoordinationActor(CoordinationState state, Journal journal, Clock clock, ActorSettings settings,
+                             DecisionSite site) {
         this.state = state;
         this.journal = journal;
         this.clock = clock;
         this.settings = settings;
+        this.site = site;
         this.queue = new ArrayBlockingQueue<>(settings.queueCapacity());
         this.batch = new ArrayList<>(settings.maxBatch());
         this.thread = new Thread(this::supervisedRun, "synapse-actor");
@@ -159,6 +193,20 @@ public final class CoordinationActor implements AutoCloseable {
         if (!enqueue(new UpkeepTask(work, future, System.nanoTime()))) {
             future.completeExceptionally(new ActorRefusedException(refusal()));
         }
+        return (CompletableFuture<T>) future;
+    }
+
+    /**
+     * Runs {@code job} on the actor thread, after the batch in flight and before queued
+     * submissions, with the state's changes kept for good: the job applies what was committed
+     * elsewhere (a replicated log), so it is never undone and never refused for a full queue.
+     * A job that throws has its partial changes undone and fails the future.
+     */
+    @SuppressWarnings("unchecked")
+    public <T> CompletableFuture<T> applyReplicated(Function<CoordinationState, T> job) {
+        CompletableFuture<Object> future = new CompletableFuture<>();
+        replicated.add(new ReplicatedTask(job, future, System.nanoTime())); // after close() it is failed there
+        queue.offer(Wake.INSTANCE); // a full queue means the actor is busy and will look anyway
         return (CompletableFuture<T>) future;
     }
 
@@ -260,6 +308,10 @@ public final class CoordinationActor implements AutoCloseable {
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
+        ReplicatedTask late;
+        while ((late = replicated.poll()) != null) { // arrived after the loop's last look
+            late.future().completeExceptionally(new IllegalStateException("the actor has stopped"));
+        }
         journal.close();
     }
 
@@ -325,6 +377,8 @@ public final class CoordinationActor implements AutoCloseable {
             r.future().completeExceptionally(new ActorRefusedException(WRITER_FAILED));
         } else if (task instanceof UpkeepTask u) {
             u.future().completeExceptionally(new ActorRefusedException(WRITER_FAILED));
+        } else if (task instanceof ReplicatedTask r) {
+            r.future().completeExceptionally(new ActorRefusedException(WRITER_FAILED));
         }
     }
 
@@ -338,21 +392,27 @@ public final class CoordinationActor implements AutoCloseable {
 
     private void run() {
         while (true) {
-            Task first;
-            try {
-                first = queue.poll(50, TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                first = null; // only close() ends the loop
-            }
-            if (first == null) {
-                if (closing && queue.isEmpty()) {
-                    return;
-                }
-                continue;
-            }
             batch.clear();
-            batch.add(first);
-            queue.drainTo(batch, settings.maxBatch() - 1);
+            ReplicatedTask rep;
+            while (batch.size() < settings.maxBatch() && (rep = replicated.poll()) != null) {
+                batch.add(rep); // committed elsewhere: ahead of what is queued here
+            }
+            if (batch.isEmpty()) {
+                Task first;
+                try {
+                    first = queue.poll(50, TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    first = null; // only close() ends the loop
+                }
+                if (first == null) {
+                    if (closing && queue.isEmpty() && replicated.isEmpty()) {
+                        return;
+                    }
+                    continue;
+                }
+                batch.add(first);
+            }
+            queue.drainTo(batch, settings.maxBatch() - batch.size());
             process(batch);
         }
     }
@@ -361,6 +421,9 @@ public final class CoordinationActor implements AutoCloseable {
         double now = clock.nowSeconds();
         state.beginBatch();
         for (Task task : batch) {
+            if (task instanceof Wake) {
+                continue;
+            }
             if (task instanceof ReadTask read) {
                 // evaluated here, at its place in the batch; answered only after the batch commits,
                 // so a read never splits group commit into several fsyncs
@@ -372,7 +435,17 @@ public final class CoordinationActor implements AutoCloseable {
                 runOnState(upkeep.work(), upkeep.future());
                 continue;
             }
+            if (task instanceof ReplicatedTask rep) {
+                flush();
+                applyReplicated(rep);
+                continue;
+            }
             MutationTask mutation = (MutationTask) task;
+            if (!site.decidesHere()) {
+                flush(); // what this actor decided before goes out before what it hands over
+                handOver(mutation);
+                continue;
+            }
             try {
                 pending.add(decide(mutation, now));
             } catch (RuntimeException fault) {
@@ -399,7 +472,34 @@ public final class CoordinationActor implements AutoCloseable {
             state.apply(event);
         }
         metrics.commands.incrementAndGet();
-        return new Pending(task.future(), fresh.reply(), fresh.events(), fresh.storedResponse());
+        return new Pending(task.future(), task.mutation(), fresh.reply(), fresh.events(), fresh.storedResponse());
+    }
+
+    private void handOver(MutationTask task) {
+        try {
+            site.handOver(task.mutation(), task.future());
+        } catch (RuntimeException fault) {
+            LOG.log(System.Logger.Level.ERROR, "fault handing over " + task.mutation().command(), fault);
+            task.future().complete(new Outcome.Refused(Outcome.Reason.INTERNAL_FAULT,
+                    "Internal fault; nothing was applied."));
+        }
+    }
+
+    /** Runs a replicated job with its changes kept; a failing job is undone and reported. */
+    private void applyReplicated(ReplicatedTask task) {
+        Object result;
+        try {
+            result = task.job().apply(state);
+        } catch (RuntimeException fault) {
+            LOG.log(System.Logger.Level.ERROR, "fault applying a replicated change; undoing it", fault);
+            state.rollbackBatch();
+            state.beginBatch();
+            task.future().completeExceptionally(fault);
+            return;
+        }
+        state.commitBatch();
+        state.beginBatch();
+        task.future().complete(result);
     }
 
     /**
@@ -427,7 +527,7 @@ public final class CoordinationActor implements AutoCloseable {
             long start = System.nanoTime();
             appending = true;
             try {
-                committed = journal.append(all);
+                committed = journal instanceof DecisionLog log ? log.append(all, decided()) : journal.append(all);
             } catch (JournalInDoubtException doubt) {
                 metrics.journalFailures.incrementAndGet();
                 committed = settle(doubt, all); // appending stays true: dying meanwhile leaves the batch in doubt
@@ -441,7 +541,12 @@ public final class CoordinationActor implements AutoCloseable {
                 metrics.journalWriting = false;
                 LOG.log(System.Logger.Level.ERROR, "journal append of " + all.size()
                         + " events failed; refusing " + pending.size() + " commands", failure);
-                abandon(Outcome.Reason.JOURNAL_FAILED, "The journal could not commit; nothing was applied.");
+                if (failure instanceof CommitUnknownException) {
+                    abandon(Outcome.Reason.COMMIT_UNKNOWN, "The commit could not be confirmed in time; it may still"
+                            + " apply. Retry with the same idem_key to learn the outcome.");
+                } else {
+                    abandon(Outcome.Reason.JOURNAL_FAILED, "The journal could not commit; nothing was applied.");
+                }
                 return;
             }
             appending = false;
@@ -467,6 +572,16 @@ public final class CoordinationActor implements AutoCloseable {
         }
         pending.clear();
         state.beginBatch();
+    }
+
+    private List<DecidedMutation> decided() {
+        List<DecidedMutation> out = new ArrayList<>(pending.size());
+        for (Pending p : pending) {
+            if (p.settled == null) {
+                out.add(new DecidedMutation(p.mutation, p.reply, p.events, p.storedResponse));
+            }
+        }
+        return out;
     }
 
     /**
@@ -504,7 +619,7 @@ public final class CoordinationActor implements AutoCloseable {
                 if (closing && ++attemptsWhileClosing > 10) {
                     LOG.log(System.Logger.Level.ERROR, "stopping with a batch in doubt: its commands are told the"
                             + " outcome is unknown", stillFailing);
-                    abandon(Outcome.Reason.OUTCOME_UNKNOWN, "The journal could not confirm this change; it may"
+                    abandon(Outcome.Reason.COMMIT_UNKNOWN, "The journal could not confirm this change; it may"
                             + " or may not have been applied. Retry it with the same idem_key once the hub is back.");
                     return null;
                 }

@@ -39,10 +39,12 @@ public sealed interface Outcome
         /** The journal append failed; the whole batch was undone (INV-JA-2). */
         JOURNAL_FAILED,
         /**
-         * The hub stopped while a batch's commit was in doubt (an fsync failed and the journal
-         * never wrote again): the change may or may not be in the journal.
+         * The batch's commit outcome is not known: a replicated append lost contact before it was
+         * known, or the hub stopped while a local append was in doubt (an fsync failed and the
+         * journal never wrote again). The change may or may not be in the log; a keyed retry
+         * learns which.
          */
-        OUTCOME_UNKNOWN,
+        COMMIT_UNKNOWN,
         /** The actor is shutting down. */
         SHUTTING_DOWN,
         /** An unexpected fault while deciding; the whole batch was undone. */

@@ -11,6 +11,7 @@ import dev.synapsehub.core.command.LedgerProgressCommand;
 import dev.synapsehub.core.command.LedgerTaskCommand;
 import dev.synapsehub.core.command.LedgerTaskUpdateCommand;
 import dev.synapsehub.core.command.ResourceOfferCommand;
+import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.core.reply.BoardTaskReply;
 import dev.synapsehub.core.reply.ProgressNoteReply;
 import dev.synapsehub.core.reply.Refusal;
@@ -115,8 +116,7 @@ public final class BoardVerbs {
         LedgerTaskCommand command = new LedgerTaskCommand(r.sender(), text(r, "task_id"), text(r, "title"),
                 FieldCoercion.text(r.get("description")), deps, FieldCoercion.text(r.get("suggested_owner")),
                 FieldCoercion.text(r.get("project")), expected[0], parent[0]);
-        support.submit(r, command, true, (reply, at) -> taskFrame("ledger_task_posted", ((BoardTaskReply) reply).task(), at),
-                (req, reply, stored, committed, at) -> publishTask(req, reply, stored, "ledger_task_posted", at));
+        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at), this::publish);
     }
 
     private void ledgerTaskUpdate(Request r) {
@@ -133,16 +133,42 @@ public final class BoardVerbs {
         LedgerTaskUpdateCommand command = new LedgerTaskUpdateCommand(r.sender(), text(r, "task_id"),
                 FieldCoercion.text(r.get("status")), FieldCoercion.text(r.get("suggested_owner")),
                 FieldCoercion.text(r.get("project")), expected[0], parent[0]);
-        support.submit(r, command, true, (reply, at) -> taskFrame("ledger_task_updated", ((BoardTaskReply) reply).task(), at),
-                (req, reply, stored, committed, at) -> publishTask(req, reply, stored, "ledger_task_updated", at));
+        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at), this::publish);
     }
 
-    private void publishTask(Request req, Reply reply, String stored, String type, double at) {
-        if (reply instanceof BoardTaskReply t) {
-            hub.outbox().broadcast(stored != null ? stored : hub.frames().write(taskFrame(type, t.task(), at)), req.session());
+    /** Board and resource outcomes: a grant is broadcast to the others, a refusal answered privately. */
+    private void publish(Request req, Reply reply, String stored, List<JournaledEvent> committed, double at) {
+        if (reply.granted()) {
+            broadcastGrant(req, reply, stored, at);
         } else {
             denied(req, (Reply.Denied) reply, at);
         }
+    }
+
+    /**
+     * The frame a granted board or resource request is broadcast and stored with (the stored
+     * first response of a keyed request, contract §4.6).
+     */
+    ObjectNode grantFrame(Request r, Reply reply, double at) {
+        switch (r.type()) {
+            case "ledger_task":
+                return taskFrame("ledger_task_posted", ((BoardTaskReply) reply).task(), at);
+            case "ledger_task_update":
+                return taskFrame("ledger_task_updated", ((BoardTaskReply) reply).task(), at);
+            case "ledger_progress":
+                return progressFrame(((ProgressNoteReply) reply).note());
+            case "resource":
+            case "resource_offer":
+            case "offer_resource":
+                return offered(((ResourceOfferReply) reply).offer(), at);
+            default:
+                throw new IllegalArgumentException(r.type());
+        }
+    }
+
+    /** Broadcasts a grant to every connection but the requester's ({@code r.session()}, null for another node's). */
+    void broadcastGrant(Request r, Reply reply, String stored, double at) {
+        hub.outbox().broadcast(stored != null ? stored : hub.frames().write(grantFrame(r, reply, at)), r.session());
     }
 
     private void ledgerProgress(Request r) {
@@ -157,14 +183,7 @@ public final class BoardVerbs {
         }
         LedgerProgressCommand command = new LedgerProgressCommand(r.sender(), text(r, "task_id"),
                 FieldCoercion.text(r.get("kind")), text == null ? "" : text);
-        support.submit(r, command, true, (reply, at) -> progressFrame(((ProgressNoteReply) reply).note()),
-                (req, reply, stored, committed, at) -> {
-                    if (reply instanceof ProgressNoteReply p) {
-                        hub.outbox().broadcast(stored != null ? stored : hub.frames().write(progressFrame(p.note())), req.session());
-                    } else {
-                        denied(req, (Reply.Denied) reply, at);
-                    }
-                });
+        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at), this::publish);
     }
 
     private void boardRequest(Request r) {
@@ -252,14 +271,7 @@ public final class BoardVerbs {
         }
         ResourceOfferCommand command = new ResourceOfferCommand(r.sender(), kind, name, capacity,
                 meta == null || meta.isNull() ? "{}" : hub.frames().write(meta.deepCopy()));
-        support.submit(r, command, true, (reply, at) -> offered(((ResourceOfferReply) reply).offer(), at),
-                (req, reply, stored, committed, at) -> {
-                    if (reply instanceof ResourceOfferReply o) {
-                        hub.outbox().broadcast(stored != null ? stored : hub.frames().write(offered(o.offer(), at)), req.session());
-                    } else {
-                        denied(req, (Reply.Denied) reply, at);
-                    }
-                });
+        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at), this::publish);
     }
 
     private ObjectNode offered(ResourceOffer o, double at) {

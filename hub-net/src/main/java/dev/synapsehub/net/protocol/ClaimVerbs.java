@@ -193,17 +193,10 @@ public final class ClaimVerbs {
         ReleaseReceipt receipt = ReleaseReceipt.from(r.frame());
         ReleaseCommand command = new ReleaseCommand(r.sender(), taskId, epoch.boxed(),
                 receipt.hasEvidence() ? receipt.summary(taskId) : null);
-        support.submit(r, command, true, (reply, at) -> claimFrames.releaseGranted(((Reply.Granted) reply).claim(),
-                ((Reply.Granted) reply).message(), at, receipt), (req, reply, stored, committed, at) -> {
+        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at), (req, reply, stored, committed, at) -> {
                     if (reply instanceof Reply.Granted granted) {
-                        Claim c = granted.claim();
                         hub.metrics().releasesGranted.incrementAndGet();
-                        hub.registry().pruneWaits(c.taskId());
-                        hub.outbox().broadcast(stored != null ? stored
-                                : hub.frames().write(claimFrames.releaseGranted(c, granted.message(), at, receipt)), req.session());
-                        if (granted.note() != null) { // the assessment follows release_granted (§A11 R3)
-                            hub.outbox().broadcast(board.assessmentFrame(c.owner(), granted.note()));
-                        }
+                        broadcastGrant(req, granted, stored, at);
                     } else {
                         Reply.Denied d = (Reply.Denied) reply;
                         hub.outbox().send(req.session(), claimFrames.denied("release_denied", req.sender(),
@@ -233,11 +226,9 @@ public final class ClaimVerbs {
         TaskUpdateCommand command = new TaskUpdateCommand(r.sender(), taskId == null ? "" : taskId,
                 FieldCoercion.text(r.get("status")), FieldCoercion.text(r.get("note")),
                 FieldCoercion.text(r.get("data_ref")), epoch.boxed(), expected.boxed());
-        support.submit(r, command, true, (reply, at) -> claimFrames.taskUpdated(((Reply.Granted) reply).claim(),
-                ((Reply.Granted) reply).message(), at), (req, reply, stored, committed, at) -> {
+        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at), (req, reply, stored, committed, at) -> {
                     if (reply instanceof Reply.Granted granted) {
-                        hub.outbox().broadcast(stored != null ? stored
-                                : hub.frames().write(claimFrames.taskUpdated(granted.claim(), granted.message(), at)), req.session());
+                        broadcastGrant(req, granted, stored, at);
                     } else {
                         hub.outbox().send(req.session(), hub.frames().error(req.sender(),
                                 ((Reply.Denied) reply).message(), at));
@@ -264,15 +255,10 @@ public final class ClaimVerbs {
         HandoffCommand command = new HandoffCommand(r.sender(), taskId, recipient, recipientSession != null,
                 recipientSession == null ? null : recipientSession.principal(), FieldCoercion.text(r.get("note")),
                 epoch.boxed());
-        support.submit(r, command, true, (reply, at) -> claimFrames.handoffGranted(((Reply.Granted) reply).claim(),
-                ((Reply.Granted) reply).previousOwner(), ((Reply.Granted) reply).message(), at),
+        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at),
                 (req, reply, stored, committed, at) -> {
                     if (reply instanceof Reply.Granted granted) {
-                        Claim c = granted.claim();
-                        // the note was decided and journaled with the move; it goes out first (§5.7)
-                        hub.outbox().broadcast(board.progressFrame(granted.note()));
-                        hub.outbox().broadcast(stored != null ? stored : hub.frames().write(
-                                claimFrames.handoffGranted(c, granted.previousOwner(), granted.message(), at)), req.session());
+                        broadcastGrant(req, granted, stored, at);
                     } else {
                         Reply.Denied d = (Reply.Denied) reply;
                         hub.outbox().send(req.session(), claimFrames.denied("handoff_denied", req.sender(),
@@ -296,12 +282,10 @@ public final class ClaimVerbs {
         }
         CheckpointCommand command = new CheckpointCommand(r.sender(), taskId, token == null ? "" : token,
                 epoch.boxed());
-        String requester = r.sender();
-        support.submit(r, command, true, (reply, at) -> claimFrames.checkpointSaved(((Reply.Granted) reply).claim(), requester,
-                ((Reply.Granted) reply).message(), at), (req, reply, stored, committed, at) -> {
+        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at), (req, reply, stored, committed, at) -> {
                     if (reply instanceof Reply.Granted granted) {
                         hub.outbox().send(req.session(), stored != null ? stored : hub.frames().write(
-                                claimFrames.checkpointSaved(granted.claim(), requester, granted.message(), at)));
+                                grantFrame(req, granted, at)));
                     } else {
                         Reply.Denied d = (Reply.Denied) reply;
                         hub.outbox().send(req.session(), claimFrames.denied("checkpoint_denied", req.sender(),
@@ -319,8 +303,7 @@ public final class ClaimVerbs {
         if (reply instanceof Reply.Granted granted) {
             hub.metrics().claimsGranted.incrementAndGet();
             hub.registry().clearWait(req.sender(), granted.claim().taskId());
-            hub.outbox().broadcast(stored != null ? stored
-                    : hub.frames().write(claimFrames.claimGranted(granted.claim(), granted.message(), at)), req.session());
+            broadcastGrant(req, granted, stored, at);
         } else {
             Reply.Denied d = (Reply.Denied) reply;
             hub.metrics().claimsDenied.incrementAndGet();
@@ -330,6 +313,52 @@ public final class ClaimVerbs {
             ObjectNode f = claimFrames.denied("claim_denied", req.sender(), d.taskId(), d.message(), at);
             f.put("reason_code", CLAIM_REASON_CODES.contains(d.refusal()) ? d.refusal().name() : "CLAIM_DENIED");
             hub.outbox().send(req.session(), f);
+        }
+    }
+
+    /**
+     * The frame a granted request of this family is answered and stored with (the stored first
+     * response of a keyed request, contract §4.6); all but {@code checkpoint_saved} are broadcast.
+     */
+    ObjectNode grantFrame(Request r, Reply reply, double at) {
+        Reply.Granted g = (Reply.Granted) reply;
+        Claim c = g.claim();
+        // a claim decided for another hub's claimant runs under a ledger scope of its own
+        String verb = r.type().startsWith("multihub_claim:") ? "claim" : r.type();
+        switch (verb) {
+            case "claim":
+                return claimFrames.claimGranted(c, g.message(), at);
+            case "release":
+                return claimFrames.releaseGranted(c, g.message(), at, ReleaseReceipt.from(r.frame()));
+            case "task_update":
+                return claimFrames.taskUpdated(c, g.message(), at);
+            case "handoff":
+                return claimFrames.handoffGranted(c, g.previousOwner(), g.message(), at);
+            case "checkpoint":
+                return claimFrames.checkpointSaved(c, r.sender(), g.message(), at);
+            default:
+                throw new IllegalArgumentException(r.type());
+        }
+    }
+
+    /**
+     * What every connection but the requester's sees of a grant, in order: the handoff's note
+     * before the move (§5.7), the release's assessment after it (§A11 R3). A checkpoint is
+     * private. {@code r.session()} is null for a request of another mesh node's agent.
+     */
+    void broadcastGrant(Request r, Reply.Granted g, String stored, double at) {
+        if ("checkpoint".equals(r.type())) {
+            return;
+        }
+        String grant = stored != null ? stored : hub.frames().write(grantFrame(r, g, at));
+        if ("release".equals(r.type())) {
+            hub.registry().pruneWaits(g.claim().taskId());
+        } else if ("handoff".equals(r.type())) {
+            hub.outbox().broadcast(board.progressFrame(g.note()));
+        }
+        hub.outbox().broadcast(grant, r.session());
+        if ("release".equals(r.type()) && g.note() != null) {
+            hub.outbox().broadcast(board.assessmentFrame(g.claim().owner(), g.note()));
         }
     }
 

@@ -4,12 +4,19 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.core.actor.Outcome;
 import dev.synapsehub.net.extension.ClaimService;
+import dev.synapsehub.core.actor.ResponseRenderer;
+import dev.synapsehub.core.journal.JournaledEvent;
+import dev.synapsehub.core.messaging.ChatFrameRenderer;
+import dev.synapsehub.core.reply.Reply;
 import dev.synapsehub.net.session.Session;
 import dev.synapsehub.net.session.SessionRegistry;
 import dev.synapsehub.net.wire.AgentNames;
 import dev.synapsehub.net.wire.FieldCoercion;
 import dev.synapsehub.net.wire.HubFrames;
 import dev.synapsehub.net.wire.WireJson;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -24,6 +31,7 @@ import java.util.Set;
  * It never blocks and never touches coordination state (that goes through the actor).
  */
 public final class InboundPipeline {
+    private static final Logger LOG = LoggerFactory.getLogger(InboundPipeline.class);
     private static final List<String> ROUTING_FIELDS = List.of("sender", "target", "type", "channel");
 
     private final HubContext hub;
@@ -58,6 +66,50 @@ public final class InboundPipeline {
                 return claims.answerIfHeld(claimant, principal, taskId, answer);
             }
         };
+    }
+
+    /**
+     * The stored-response renderer of a keyed request decided on this node for another mesh
+     * node's agent: the same frame its own node would have stored.
+     */
+    public ResponseRenderer storedResponse(RequestContext origin) {
+        Request r = origin.detached();
+        if (ClaimVerbs.handles(r.type())) {
+            return (reply, at) -> hub.frames().write(claims.grantFrame(r, reply, at));
+        }
+        if (BoardVerbs.handles(r.type())) {
+            return (reply, at) -> hub.frames().write(board.grantFrame(r, reply, at));
+        }
+        throw new IllegalArgumentException("verb '" + r.type() + "' keeps no stored response");
+    }
+
+    /** The frame renderer of a chat decided on this node for another mesh node's agent. */
+    public ChatFrameRenderer chatFrame(RequestContext origin) {
+        return messaging.chatRenderer(origin.detached());
+    }
+
+    /**
+     * Publishes to this node's connections a decision committed for another mesh node's agent:
+     * what every connection but the requester's would see (that node answers its agent). Runs on
+     * the outbox thread, in order with this node's own publications.
+     */
+    public void publishCommitted(RequestContext origin, Reply reply, String stored, List<JournaledEvent> committed) {
+        hub.outbox().executor().execute(() -> {
+            try {
+                Request r = origin.detached();
+                double at = hub.clock().nowSeconds();
+                if (ClaimVerbs.handles(r.type()) && reply instanceof Reply.Granted granted) {
+                    claims.broadcastGrant(r, granted, stored, at);
+                } else if (BoardVerbs.handles(r.type()) && reply.granted()) {
+                    board.broadcastGrant(r, reply, stored, at);
+                } else if (MessagingVerbs.handles(r.type())) {
+                    messaging.publishCommitted(r, reply, committed, at);
+                }
+            } catch (RuntimeException fault) {
+                hub.metrics().faults.incrementAndGet();
+                LOG.warn("cannot publish a committed {} of another node", origin.type(), fault);
+            }
+        });
     }
 
     /** Open hub: the private {@code welcome} sent at connect, before any frame. */

@@ -109,9 +109,7 @@ public final class MessagingVerbs {
         JsonNode rawId = frame.get("client_msg_id");
         String clientMsgId = rawId != null && rawId.isTextual() ? rawId.textValue() : null;
         boolean receipt = FieldCoercion.truthy(frame.get("receipt_requested"));
-        ObjectNode base = frame.deepCopy();
-        // hub-owned members: a client cannot pre-set them
-        base.remove(List.of("client_timestamp", "client_msg_id", "hub_id", "msg_id", "seq", "replayed", "auth"));
+        ObjectNode base = chatBase(frame);
         if (hub.json().write(base).getBytes(StandardCharsets.UTF_8).length + HUB_MEMBERS_BYTES
                 > hub.config().maxFrameBytes()) {
             ObjectNode e = hub.frames().error(r.sender(), "The chat frame would exceed the frame size limit once"
@@ -120,8 +118,7 @@ public final class MessagingVerbs {
             hub.outbox().send(r.session(), e);
             return;
         }
-        // rendered here, on the event loop: the writer only joins strings (ChatTemplate)
-        ChatFrameRenderer renderer = ChatTemplate.of(base, hub.json(), hub.frames().hubId());
+        ChatFrameRenderer renderer = chatRenderer(base);
         double now = support.now();
         ChatCommand command = new ChatCommand(r.sender(), target, channel, clientTs, clientMsgId, receipt,
                 onlineAgents(now), renderer);
@@ -137,51 +134,45 @@ public final class MessagingVerbs {
         });
     }
 
-    private void publishChat(Request req, ChatReply c, List<JournaledEvent> committed, double at) {
-        long seq = 0;
+    /** The chat frame as fanned out: the client's frame minus hub-owned members, stamped. */
+    /** Rendered here, on the event loop: the writer only joins strings (ChatTemplate). */
+    private ChatFrameRenderer chatRenderer(ObjectNode base) {
+        return ChatTemplate.of(base, hub.json(), hub.frames().hubId());
+    }
+
+    /** The renderer of a chat request decided on another node (a mesh leader deciding for a follower). */
+    ChatFrameRenderer chatRenderer(Request r) {
+        return chatRenderer(chatBase(r.frame()));
+    }
+
+    /** A copy of a chat frame without the hub-owned members, which a client cannot pre-set. */
+    private static ObjectNode chatBase(ObjectNode frame) {
+        ObjectNode base = frame.deepCopy();
+        base.remove(List.of("client_timestamp", "client_msg_id", "hub_id", "msg_id", "seq", "replayed", "auth"));
+        return base;
+    }
+
+    private static long chatSeq(List<JournaledEvent> committed) {
         for (JournaledEvent e : committed) {
             if (e.event() instanceof ChatEvent) {
-                seq = e.seq();
-                break;
+                return e.seq();
             }
         }
+        return 0;
+    }
+
+    private void publishChat(Request req, ChatReply c, List<JournaledEvent> committed, double at) {
+        long seq = chatSeq(committed);
         boolean journaled = hub.journaled() && seq > 0;
         String text = journaled ? withSeq(c.frameJson(), seq) : c.frameJson();
         ReceiptVerdict v = c.verdict();
-        if (v.deadLettered() && c.target() != null) {
-            synchronized (deadLetterHints) {
-                if (deadLetterHints.size() < 4096) {
-                    deadLetterHints.addAll(AddressMatcher.parts(c.target()));
-                }
-            }
-        }
         boolean receiptFirst = c.receiptRequested() && !v.matchedRecipients().isEmpty() && v.recipients().isEmpty()
                 && c.directed();
         ObjectNode receipt = c.receiptRequested() ? immediateReceipt(c, journaled ? seq : 0, at) : null;
         if (receiptFirst) {
             hub.outbox().send(req.session(), receipt);
         }
-        if (hub.config().privateDirectedMessages() && c.directed()) {
-            Set<String> matched = new HashSet<>(v.matchedRecipients());
-            for (Session s : hub.registry().audience()) {
-                String name = s.name();
-                if (s == req.session() || (name != null && (matched.contains(AddressMatcher.logicalName(name))
-                        || matched.contains(name)))) {
-                    hub.outbox().send(s, text);
-                }
-            }
-        } else {
-            hub.outbox().broadcast(text, req.session());
-        }
-        DeadLetterEscalationEvent esc = c.escalation();
-        if (esc != null) {
-            ObjectNode f = hub.frames().envelope("all", "dead_letter_escalation",
-                    esc.count() + " undelivered messages for " + esc.target(), at);
-            f.put("escalation_target", esc.target());
-            f.put("escalation_count", esc.count());
-            f.put("last_sender", esc.lastSender());
-            hub.outbox().broadcast(f);
-        }
+        fanOut(req, c, text, at);
         if (c.directed() && !v.matchedRecipients().isEmpty()) {
             List<String> passive = new ArrayList<>();
             v.wakeCapabilities().forEach((name, cap) -> {
@@ -209,9 +200,67 @@ public final class MessagingVerbs {
             hub.outbox().send(req.session(), receipt);
         }
         if (journaled) {
-            for (DeliveryReceiptExpiredEvent e : c.expiredReceipts()) {
-                deliverNamed(e.sender(), expiredReceipt(e, at));
+            deliverExpired(c, at, true);
+        }
+    }
+
+    /**
+     * What others see of a chat: the frame to its audience, then any escalation. {@code
+     * req.session()} is null for a chat of another mesh node's agent.
+     */
+    private void fanOut(Request req, ChatReply c, String text, double at) {
+        ReceiptVerdict v = c.verdict();
+        if (v.deadLettered() && c.target() != null) {
+            synchronized (deadLetterHints) {
+                if (deadLetterHints.size() < 4096) {
+                    deadLetterHints.addAll(AddressMatcher.parts(c.target()));
+                }
             }
+        }
+        if (hub.config().privateDirectedMessages() && c.directed()) {
+            Set<String> matched = new HashSet<>(v.matchedRecipients());
+            for (Session s : hub.registry().audience()) {
+                String name = s.name();
+                if (s == req.session() || (name != null && (matched.contains(AddressMatcher.logicalName(name))
+                        || matched.contains(name)))) {
+                    hub.outbox().send(s, text);
+                }
+            }
+        } else {
+            hub.outbox().broadcast(text, req.session());
+        }
+        DeadLetterEscalationEvent esc = c.escalation();
+        if (esc != null) {
+            ObjectNode f = hub.frames().envelope("all", "dead_letter_escalation",
+                    esc.count() + " undelivered messages for " + esc.target(), at);
+            f.put("escalation_target", esc.target());
+            f.put("escalation_count", esc.count());
+            f.put("last_sender", esc.lastSender());
+            hub.outbox().broadcast(f);
+        }
+    }
+
+    private void deliverExpired(ChatReply c, double at, boolean owe) {
+        for (DeliveryReceiptExpiredEvent e : c.expiredReceipts()) {
+            deliverNamed(e.sender(), expiredReceipt(e, at), owe);
+        }
+    }
+
+    /**
+     * A committed chat or ack of another mesh node's agent, published here: the chat to this
+     * node's audience, and receipts to their senders if connected here (only the origin node,
+     * which answers its own agent, keeps receipts owed to absent senders).
+     */
+    void publishCommitted(Request req, Reply reply, List<JournaledEvent> committed, double at) {
+        if (reply instanceof ChatReply c) {
+            long seq = chatSeq(committed);
+            boolean journaled = hub.journaled() && seq > 0;
+            fanOut(req, c, journaled ? withSeq(c.frameJson(), seq) : c.frameJson(), at);
+            if (journaled) {
+                deliverExpired(c, at, false);
+            }
+        } else if (reply instanceof MailboxReply m && m.deferredReceipt() != null) {
+            deliverNamed(m.deferredReceipt().sender(), deferredReceipt(m.deferredReceipt(), at), false);
         }
     }
 
@@ -296,12 +345,18 @@ public final class MessagingVerbs {
         return sorted(f);
     }
 
-    /** Sends to the socket bound to {@code name}, or keeps it for its next registration (§8.5). */
-    private void deliverNamed(String name, ObjectNode frame) {
+    /**
+     * Sends to the socket bound to {@code name}, or, when {@code owe}, keeps it for its next
+     * registration (§8.5).
+     */
+    private void deliverNamed(String name, ObjectNode frame, boolean owe) {
         Session s = hub.registry().session(name);
         String text = hub.frames().write(frame);
         if (s != null) {
             hub.outbox().send(s, text);
+            return;
+        }
+        if (!owe) {
             return;
         }
         synchronized (owedReceipts) {
@@ -480,7 +535,7 @@ public final class MessagingVerbs {
                     AckCommand command = new AckCommand(r.sender(), identity, roles, seq, stored);
                     support.submit(r, command, false, null, (req, reply, st, committed, at) -> {
                         if (reply instanceof MailboxReply m && m.deferredReceipt() != null) {
-                            deliverNamed(m.deferredReceipt().sender(), deferredReceipt(m.deferredReceipt(), at));
+                            deliverNamed(m.deferredReceipt().sender(), deferredReceipt(m.deferredReceipt(), at), true);
                         }
                     });
                 });

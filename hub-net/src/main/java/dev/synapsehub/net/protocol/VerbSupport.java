@@ -207,7 +207,8 @@ final class VerbSupport {
             idem = new Idempotency(Idempotency.key(r.sender(), r.type(), key.textValue()), ClaimVerbs.digest(r), store);
         }
         Idempotency keyedAs = idem;
-        afterRead(r, "publishing the outcome of " + r.type(), hub.actor().submit(new Mutation(command, idem)),
+        RequestContext context = new RequestContext(r.type(), r.sender(), r.target(), r.frame());
+        afterRead(r, "publishing the outcome of " + r.type(), hub.actor().submit(new Mutation(command, idem, context)),
                 outcome -> {
                     if (keyedAs != null && outcome instanceof Outcome.Refused refused
                             && refused.reason() == Outcome.Reason.BUSY) {

@@ -1,0 +1,156 @@
+package dev.synapsehub.cli;
+
+import dev.synapsehub.mesh.MeshConfig;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static dev.synapsehub.cli.CliTest.run;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Mesh mode from the command line: {@code --mesh-id}, {@code --mesh-peers}, one hub id, Raft log beside --db. */
+class MeshCliTest {
+    private final List<LoopbackHub> hubs = new ArrayList<>();
+
+    @AfterEach
+    void stop() throws Exception {
+        for (LoopbackHub h : hubs) {
+            h.close();
+        }
+    }
+
+    private static SynapseHubCommand parse(String... args) {
+        SynapseHubCommand command = new SynapseHubCommand();
+        new CommandLine(command).parseArgs(args);
+        return command;
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    @Test
+    void meshOptionsAreValidatedWithOperatorFacingMessages(@TempDir Path dir) {
+        String db = dir.resolve("n1.db").toString();
+        assertThat(run("--port", "0", "--mesh-id", "n1", "--db", db).err()).contains("--mesh-id and --mesh-peers go together");
+        assertThat(run("--port", "0", "--mesh-id", "n1", "--mesh-peers", "n1=127.0.0.1:1").err())
+                .contains("a mesh node needs --db");
+        assertThat(run("--port", "0", "--db", db, "--mesh-id", "n9", "--mesh-peers", "n1=127.0.0.1:1").err())
+                .contains("--mesh-id 'n9' is not one of --mesh-peers");
+        CliTest.Run bad = run("--port", "0", "--db", db, "--mesh-id", "n1", "--mesh-peers", "n1=127.0.0.1");
+        assertThat(bad.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(bad.err()).contains("is not id=host:port");
+        assertThat(run("--port", "0", "--db", db, "--mesh-id", "n1", "--mesh-peers", "n1=h:1,n1=h:2").err())
+                .contains("listed twice");
+        assertThat(Files.exists(dir.resolve("n1.db"))).as("nothing is created on a refused start").isFalse();
+        assertThat(run("--help").out()).contains("--mesh-id").contains("--mesh-peers").contains("--mesh-commit-timeout");
+    }
+
+    @Test
+    void everyNodeShowsTheSameHubIdAndAnExplicitOneWins(@TempDir Path dir) {
+        String peers = "n1=127.0.0.1:1,n2=127.0.0.1:2,n3=127.0.0.1:3";
+        String id1 = parse("--db", dir.resolve("a.db").toString(), "--mesh-id", "n1", "--mesh-peers", peers)
+                .serve.hubConfig().hubId();
+        String id3 = parse("--db", dir.resolve("c.db").toString(), "--mesh-id", "n3", "--mesh-peers",
+                "n3=127.0.0.1:3,n1=127.0.0.1:1,n2=127.0.0.1:2").serve.hubConfig().hubId();
+        assertThat(id1).isEqualTo(id3).startsWith("syn-");
+        assertThat(parse("--db", "x.db", "--mesh-id", "n1", "--mesh-peers", peers, "--hub-id", "syn-team")
+                .serve.hubConfig().hubId()).isEqualTo("syn-team");
+        MeshConfig mesh = parse("--db", dir.resolve("a.db").toString(), "--mesh-id", "n1", "--mesh-peers", peers)
+                .serve.meshConfig();
+        assertThat(mesh.storageDir()).isEqualTo(Path.of(dir.resolve("a.db") + ".raft"));
+        assertThat(mesh.quorum()).isEqualTo(2);
+    }
+
+    @Test
+    void theMembershipMayComeFromTheConfigFile(@TempDir Path dir) throws Exception {
+        Path config = dir.resolve("node.properties");
+        Files.writeString(config, "mesh-id=n2\nmesh-peers=n1=127.0.0.1:9871,n2=127.0.0.1:9872\nmesh-commit-timeout=2.5\n");
+        SynapseHubCommand command = new SynapseHubCommand();
+        CommandLine cl = new CommandLine(command);
+        cl.setDefaultValueProvider(ConfigFile.defaults(config));
+        cl.parseArgs("--config", config.toString(), "--db", dir.resolve("n2.db").toString());
+        MeshConfig mesh = command.serve.meshConfig();
+        assertThat(mesh.nodeId()).isEqualTo("n2");
+        assertThat(mesh.peers()).hasSize(2);
+        assertThat(mesh.commitTimeout()).hasMillis(2500);
+    }
+
+    @Test
+    void aSingleHubsJournalIsRefusedAsAMeshNodesJournal(@TempDir Path dir) throws Exception {
+        Path db = dir.resolve("hub.db");
+        LoopbackHub single = new LoopbackHub();
+        hubs.add(single);
+        single.start("--port", "0", "--db", db.toString());
+        assertThat(run("claim", "T1", "--url", single.url()).code()).isEqualTo(ExitCodes.OK);
+        single.close();
+
+        LoopbackHub node = new LoopbackHub();
+        hubs.add(node);
+        assertThatThrownBy(() -> node.start("--port", "0", "--db", db.toString(), "--mesh-id", "n1", "--mesh-peers",
+                "n1=127.0.0.1:" + freePort())).hasMessageContaining("holds 1 events of a single hub");
+        assertThat(Files.exists(Path.of(db + ".raft"))).isFalse();
+    }
+
+    @Test
+    void threeNodesStartedFromTheCommandLineActAsOneHub(@TempDir Path dir) throws Exception {
+        String peers = "n1=127.0.0.1:" + freePort() + ",n2=127.0.0.1:" + freePort() + ",n3=127.0.0.1:" + freePort();
+        List<Thread> starts = new ArrayList<>();
+        List<Exception> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+        for (int i = 1; i <= 3; i++) {
+            LoopbackHub hub = new LoopbackHub();
+            hubs.add(hub);
+            String id = "n" + i;
+            // each node waits to catch up with a leader before it serves: start them together
+            Thread t = new Thread(() -> {
+                try {
+                    hub.start("--port", "0", "--db", dir.resolve(id + ".db").toString(), "--mesh-id", id,
+                            "--mesh-peers", peers);
+                } catch (Exception e) {
+                    failures.add(e);
+                }
+            });
+            t.start();
+            starts.add(t);
+        }
+        for (Thread t : starts) {
+            t.join();
+        }
+        assertThat(failures).isEmpty();
+        CliTest.Run granted = run("claim", "T1", "--url", hubs.get(1).url(), "--name", "alice",
+                "--timeout", "20");
+        assertThat(granted.code()).as(granted.err()).isEqualTo(ExitCodes.OK);
+        CliTest.Run refused = run("claim", "T1", "--url", hubs.get(2).url(), "--name", "bob",
+                "--timeout", "20");
+        assertThat(refused.code()).isEqualTo(ExitCodes.REFUSED);
+        assertThat(refused.out() + refused.err()).contains("LEASE_LIVE");
+        CliTest.Run state = run("state", "--url", hubs.get(0).url(), "--timeout", "20");
+        assertThat(state.out()).contains("T1").contains("alice");
+        assertThat(Files.isDirectory(Path.of(dir.resolve("n1.db") + ".raft"))).isTrue();
+
+        CliTest.Run status = run("mesh", "status", "--mesh-peers", peers, "--timeout", "10");
+        assertThat(status.code()).as(status.err()).isEqualTo(ExitCodes.OK);
+        assertThat(status.out()).containsPattern("leader n[123], 3 voters, quorum 2")
+                .contains("LEADER").contains("FOLLOWER").contains("snapshot none");
+        CliTest.Run json = run("mesh", "status", "--mesh-peers", peers, "--json");
+        assertThat(json.out()).contains("\"quorum\":2").contains("\"applied_index\"").contains("\"lag\"");
+
+        hubs.get(1).close();
+        hubs.get(2).close(); // one of three left: no majority agrees on a leader
+        CliTest.Run lost = run("mesh", "status", "--mesh-peers", peers, "--timeout", "2");
+        assertThat(lost.code()).isEqualTo(ExitCodes.UNAVAILABLE);
+        assertThat(lost.out()).contains("unreachable");
+    }
+}

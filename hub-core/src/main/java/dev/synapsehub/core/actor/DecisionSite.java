@@ -1,0 +1,32 @@
+package dev.synapsehub.core.actor;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Where the actor's mutations are decided. A single hub decides everything {@link #HERE}; a
+ * replica that is not its cluster's leader must not decide at all (its clock and state are not
+ * the authority) and hands each mutation to the node that may.
+ */
+public interface DecisionSite {
+    /** Every mutation is decided by this actor. */
+    DecisionSite HERE = new DecisionSite() {
+        @Override
+        public boolean decidesHere() {
+            return true;
+        }
+
+        @Override
+        public void handOver(Mutation mutation, CompletableFuture<Outcome> future) {
+            throw new IllegalStateException("a local decision site never hands over");
+        }
+    };
+
+    /** True when this actor may decide now. Called on the actor thread before each mutation. */
+    boolean decidesHere();
+
+    /**
+     * Hands a mutation this actor may not decide to the one that may; completes {@code future}
+     * with its outcome, from any thread. Called on the actor thread; must not block.
+     */
+    void handOver(Mutation mutation, CompletableFuture<Outcome> future);
+}

@@ -1,0 +1,33 @@
+package dev.synapsehub.mesh;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.synapsehub.core.actor.MutationContext;
+import dev.synapsehub.core.actor.ResponseRenderer;
+import dev.synapsehub.core.messaging.ChatFrameRenderer;
+
+/**
+ * What the mesh needs from the connection edge (hub-net): the edge attaches a
+ * {@link MutationContext} to each mutation and owns every frame. The mesh carries the context
+ * as JSON to the leader (which rebuilds the renderers a decision needs from it) and to every
+ * other node (which publishes the committed decision to its own connections).
+ */
+public interface EdgeBinding {
+    /** The context as JSON, or null for a mutation without one. */
+    JsonNode describe(MutationContext context);
+
+    /** The context back from {@link #describe}; null for null. */
+    MutationContext context(JsonNode description);
+
+    /** The renderer of a keyed mutation's stored first response, rebuilt on the deciding node. */
+    ResponseRenderer storedResponse(MutationContext context);
+
+    /** The frame renderer of a chat, rebuilt on the deciding node. */
+    ChatFrameRenderer chatFrame(MutationContext context);
+
+    /**
+     * Publishes to this node's own connections a committed decision taken for an agent of
+     * another node (that node answers its agent itself). Called on the actor thread in commit
+     * order; must hand the work off and return.
+     */
+    void publishRemote(RemoteDecision decision);
+}

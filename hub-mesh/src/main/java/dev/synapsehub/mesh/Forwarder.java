@@ -1,0 +1,198 @@
+package dev.synapsehub.mesh;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.actor.Mutation;
+import dev.synapsehub.core.actor.Outcome;
+import org.apache.ratis.client.RaftClientRpc;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.exceptions.AlreadyClosedException;
+import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
+import org.apache.ratis.protocol.exceptions.NotLeaderException;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+
+import java.net.ConnectException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
+
+/**
+ * Sends a follower's mutation to the leader and completes its future with the leader's outcome.
+ *
+ * <p>The request travels as a Raft read to the leader's state machine, which submits it to the
+ * leader's actor. It is retried only when the reply proves the leader never handed it to its
+ * actor (not the leader, not ready, or its actor no longer decides); any other failure is an
+ * unknown outcome ({@code COMMIT_UNKNOWN}), because the leader may have decided it. A decided
+ * outcome that changed state is released only once this node has applied those events, so the
+ * agent's next read here sees its own write.
+ */
+final class Forwarder {
+    private static final System.Logger LOG = System.getLogger(Forwarder.class.getName());
+    /** The leader's answer when its actor no longer decides (it lost the lead meanwhile). */
+    static final String NOT_DECIDING = "not_deciding";
+    private static final long RETRY_MILLIS = 50;
+
+    /** What the forwarder needs from its node. */
+    interface Node {
+        /** The current leader's id, or null during an election. */
+        RaftPeerId leader();
+
+        /** Runs {@code release} on the actor thread once the state holds {@code seq}. */
+        void whenApplied(long seq, Runnable release);
+    }
+
+    private final String nodeId;
+    private final RaftGroupId groupId;
+    private final RaftClientRpc rpc;
+    private final Node node;
+    private final MutationCodec mutations;
+    private final OutcomeCodec outcomes = new OutcomeCodec();
+    private final ScheduledExecutorService scheduler;
+    private final long timeoutMillis;
+    private final ClientId clientId = ClientId.randomId();
+    private final AtomicLong callIds = new AtomicLong();
+    private final AtomicLong forwarded = new AtomicLong();
+    private final AtomicLong unknown = new AtomicLong();
+
+    Forwarder(String nodeId, RaftGroupId groupId, RaftClientRpc rpc, Node node, MutationCodec mutations,
+              ScheduledExecutorService scheduler, long timeoutMillis) {
+        this.nodeId = nodeId;
+        this.groupId = groupId;
+        this.rpc = rpc;
+        this.node = node;
+        this.mutations = mutations;
+        this.scheduler = scheduler;
+        this.timeoutMillis = timeoutMillis;
+    }
+
+    /** Forwards {@code mutation}; never blocks. */
+    void forward(Mutation mutation, CompletableFuture<Outcome> future) {
+        ObjectNode request = MeshJson.MAPPER.createObjectNode();
+        request.put("protocol", MeshProtocol.PROTOCOL);
+        request.put("version", MeshProtocol.VERSION);
+        request.put("origin", nodeId);
+        try {
+            request.set("mutation", mutations.write(mutation));
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "cannot forward " + mutation.command(), e);
+            future.complete(new Outcome.Refused(Outcome.Reason.INTERNAL_FAULT, "Internal fault; nothing was applied."));
+            return;
+        }
+        forwarded.incrementAndGet();
+        attempt(ByteString.copyFrom(MeshJson.bytes(request)), future, System.nanoTime() + timeoutMillis * 1_000_000);
+    }
+
+    private void attempt(ByteString request, CompletableFuture<Outcome> future, long deadline) {
+        RaftPeerId leader = node.leader();
+        if (leader == null || leader.toString().equals(nodeId)) {
+            retry(request, future, deadline); // an election, or this node leads but is not ready yet
+            return;
+        }
+        RaftClientRequest r = RaftClientRequest.newBuilder().setClientId(clientId).setServerId(leader)
+                .setGroupId(groupId).setCallId(callIds.incrementAndGet()).setMessage(Message.valueOf(request))
+                .setType(RaftClientRequest.readRequestType(true)).setTimeoutMs(timeoutMillis).build();
+        CompletableFuture<RaftClientReply> sent;
+        try {
+            sent = rpc.sendRequestAsyncUnordered(r);
+        } catch (RuntimeException e) {
+            retry(request, future, deadline); // nothing left this node
+            return;
+        }
+        sent.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).whenComplete(handle(leader, request, future, deadline));
+    }
+
+    private BiConsumer<RaftClientReply, Throwable> handle(RaftPeerId leader, ByteString request,
+                                                          CompletableFuture<Outcome> future, long deadline) {
+        return (reply, failure) -> {
+            if (failure != null) {
+                Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                        ? failure.getCause() : failure;
+                // a failed channel stays closed until reset: the next request reconnects
+                rpc.handleException(leader, cause, true);
+                if (neverArrived(cause)) {
+                    retry(request, future, deadline); // nothing was sent, or the leader's actor never saw it
+                } else {
+                    unknown(future, "the leader did not answer: " + cause);
+                }
+            } else if (reply.getNotLeaderException() != null || reply.getLeaderNotReadyException() != null) {
+                retry(request, future, deadline); // refused before the leader's actor saw it
+            } else if (!reply.isSuccess()) {
+                unknown(future, "the leader failed: " + reply.getException());
+            } else {
+                answered(reply.getMessage(), request, future, deadline);
+            }
+        };
+    }
+
+    /**
+     * True when the failure proves the leader's actor never saw the request: the channel was
+     * closed or could not connect, or the leader refused it as not leading or not ready.
+     */
+    private static boolean neverArrived(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof AlreadyClosedException || t instanceof NotLeaderException
+                    || t instanceof LeaderNotReadyException || t instanceof ConnectException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void answered(Message message, ByteString request, CompletableFuture<Outcome> future, long deadline) {
+        Outcome outcome;
+        try {
+            JsonNode json = MeshJson.tree(message.getContent().toByteArray());
+            if (NOT_DECIDING.equals(json.path("outcome").asText())) {
+                retry(request, future, deadline);
+                return;
+            }
+            outcome = outcomes.read(json);
+        } catch (IllegalArgumentException e) {
+            unknown(future, "the leader's answer is unreadable: " + e.getMessage());
+            return;
+        }
+        long seq = OutcomeCodec.lastSeq(outcome);
+        if (seq == 0) {
+            future.complete(outcome);
+            return;
+        }
+        Outcome decided = outcome;
+        node.whenApplied(seq, () -> future.complete(decided));
+        // committed for sure: if this node lags (cut off right after), answer anyway after a while
+        scheduler.schedule(() -> future.complete(decided), timeoutMillis, TimeUnit.MILLISECONDS);
+    }
+
+    private void retry(ByteString request, CompletableFuture<Outcome> future, long deadline) {
+        if (System.nanoTime() - deadline > 0) {
+            future.complete(new Outcome.Refused(Outcome.Reason.BUSY,
+                    "The mesh has no leader that could decide in time; nothing was applied. Retry shortly."));
+            return;
+        }
+        scheduler.schedule(() -> attempt(request, future, deadline), RETRY_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    private void unknown(CompletableFuture<Outcome> future, String why) {
+        unknown.incrementAndGet();
+        LOG.log(System.Logger.Level.WARNING, "forwarded mutation's outcome is unknown: " + why);
+        future.complete(new Outcome.Refused(Outcome.Reason.COMMIT_UNKNOWN, "The leader did not confirm in time; it may"
+                + " still apply. Retry with the same idem_key to learn the outcome."));
+    }
+
+    /** Mutations forwarded since start. */
+    long forwarded() {
+        return forwarded.get();
+    }
+
+    /** Forwarded mutations answered COMMIT_UNKNOWN since start. */
+    long unknownOutcomes() {
+        return unknown.get();
+    }
+}

@@ -1,0 +1,83 @@
+package dev.synapsehub.mesh;
+
+import dev.synapsehub.core.Clock;
+import dev.synapsehub.core.actor.ActorSettings;
+import dev.synapsehub.core.journal.Journal;
+import dev.synapsehub.core.journal.JournalException;
+import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.net.HubConfig;
+import dev.synapsehub.net.HubServer;
+
+import java.io.IOException;
+
+/**
+ * A mesh node serving agents: the {@link MeshNode} and, once it has caught up with the cluster,
+ * the unchanged WebSocket hub over the node's actor. Agents may connect to any node; the whole
+ * mesh shows them one hub id.
+ */
+public final class MeshHub implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(MeshHub.class.getName());
+
+    private final MeshNode node;
+    private final HubServer server;
+    private final int port;
+
+    private MeshHub(MeshNode node, HubServer server, int port) {
+        this.node = node;
+        this.server = server;
+        this.port = port;
+    }
+
+    /**
+     * Starts the node, waits up to {@code catchUpMillis} for it to apply what the cluster
+     * committed, then serves {@code hub} (whose hub id must be the mesh's).
+     *
+     * @param local the node's journal copy (closed with the node)
+     */
+    public static MeshHub start(MeshConfig mesh, HubConfig hub, Journal local, CoordinationState state, Clock clock,
+                                ActorSettings settings, long catchUpMillis)
+            throws IOException, JournalException, InterruptedException {
+        WireEdge edge = new WireEdge();
+        MeshNode node = new MeshNode(mesh, hub.hubId(), local, state, clock, settings, edge);
+        HubServer server = null;
+        try {
+            node.start();
+            if (!node.awaitCaughtUp(catchUpMillis)) {
+                LOG.log(System.Logger.Level.WARNING, "mesh node " + mesh.nodeId() + " has not caught up with a"
+                        + " leader within " + catchUpMillis + " ms; serving anyway (writes wait for a quorum)");
+            }
+            server = new HubServer(hub, node.actor(), clock, node.journal());
+            int port = server.start();
+            edge.bind(server);
+            return new MeshHub(node, server, port);
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            if (server != null) {
+                server.close();
+            }
+            node.close();
+            throw e;
+        }
+    }
+
+    /** The node. */
+    public MeshNode node() {
+        return node;
+    }
+
+    /** The WebSocket server. */
+    public HubServer server() {
+        return server;
+    }
+
+    /** The bound WebSocket port. */
+    public int port() {
+        return port;
+    }
+
+    /** Closes the agents' connections, then the node. */
+    @Override
+    public void close() throws IOException, JournalException {
+        server.close();
+        node.close();
+    }
+}

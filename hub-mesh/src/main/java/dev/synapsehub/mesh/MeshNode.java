@@ -1,0 +1,441 @@
+package dev.synapsehub.mesh;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.synapsehub.core.Clock;
+import dev.synapsehub.core.actor.ActorSettings;
+import dev.synapsehub.core.actor.CoordinationActor;
+import dev.synapsehub.core.actor.Mutation;
+import dev.synapsehub.core.actor.Outcome;
+import dev.synapsehub.core.event.CoordinationEvent;
+import dev.synapsehub.core.journal.CommitUnknownException;
+import dev.synapsehub.core.journal.Journal;
+import dev.synapsehub.core.journal.JournalException;
+import dev.synapsehub.core.state.CoordinationState;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.server.DivisionInfo;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.util.SizeInBytes;
+import org.apache.ratis.util.TimeDuration;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+/**
+ * One node of a mesh: an embedded Ratis server whose state machine feeds the node's own
+ * {@link CoordinationActor}. The leader's actor decides and proposes each group commit as one
+ * record ({@link MeshJournal}); every node applies committed records on its actor through the
+ * same {@code CoordinationState.apply} that replay uses; followers hand their mutations to the
+ * leader ({@link Forwarder}). Start with {@link #start()}, then serve the edge on
+ * {@link #actor()}.
+ */
+public final class MeshNode implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(MeshNode.class.getName());
+
+    private final MeshConfig config;
+    private final String nodeId;
+    private final RaftGroup group;
+    private final EdgeBinding edge;
+    private final ReplicaCursor cursor = new ReplicaCursor();
+    private final Map<Mutation, String> forwardedOrigins = Collections.synchronizedMap(new IdentityHashMap<>());
+    private final ScheduledExecutorService scheduler;
+    private final MeshStateMachine stateMachine;
+    private final RaftServer server;
+    private final RaftClient client;
+    private final MeshJournal journal;
+    private final MeshSite site;
+    private final Forwarder forwarder;
+    private final CoordinationActor actor;
+    private final MutationCodec mutations;
+    private final OutcomeCodec outcomes = new OutcomeCodec();
+    private final ReplyCodec replies = new ReplyCodec();
+    private final ClientId proposerId = ClientId.randomId();
+    private final AtomicLong callIds = new AtomicLong();
+    private volatile boolean closed;
+    /**
+     * The commit index this node found when it first heard from a leader: the records up to it
+     * are history (replayed after a restart, or missed while down) that it applies but does not
+     * publish to its connections. Until then nothing is published.
+     */
+    private volatile long publishAfter = Long.MAX_VALUE;
+    private final Clock clock;
+
+    /**
+     * Builds a node; nothing runs until {@link #start()}.
+     *
+     * @param hubId the hub id the whole mesh shows agents (the same on every node)
+     * @param local the node's own journal, kept as a copy of the committed events (mailbox replay)
+     * @param state a fresh state: the node rebuilds it from the Raft log
+     */
+    public MeshNode(MeshConfig config, String hubId, Journal local, CoordinationState state, Clock clock,
+                    ActorSettings settings, EdgeBinding edge) throws IOException {
+        this.config = config;
+        this.nodeId = config.nodeId();
+        this.edge = edge;
+        this.clock = clock;
+        this.mutations = new MutationCodec(edge);
+        List<RaftPeer> peers = new ArrayList<>();
+        for (MeshPeer p : config.peers()) {
+            peers.add(RaftPeer.newBuilder().setId(p.id()).setAddress(p.address()).build());
+        }
+        this.group = RaftGroup.valueOf(RaftGroupId.valueOf(config.groupId()), peers);
+        this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "synapse-mesh-" + nodeId);
+            t.setDaemon(true);
+            return t;
+        });
+        RaftProperties properties = properties(config);
+        this.stateMachine = new MeshStateMachine(new Replica(), nodeId);
+        this.client = RaftClient.newBuilder().setRaftGroup(group).setProperties(properties)
+                .setRetryPolicy(RetryPolicies.noRetry()).build();
+        this.forwarder = new Forwarder(nodeId, group.getGroupId(), client.getClientRpc(), new Forwarder.Node() {
+            @Override
+            public RaftPeerId leader() {
+                DivisionInfo info = info();
+                return info == null ? null : info.getLeaderId();
+            }
+
+            @Override
+            public void whenApplied(long seq, Runnable release) {
+                actor().applyReplicated(s -> {
+                    cursor.whenApplied(seq, release);
+                    return null;
+                });
+            }
+        }, mutations, scheduler, config.commitTimeout().toMillis());
+        this.site = new MeshSite(cursor, this::info, forwarder, forwardedOrigins);
+        this.journal = new MeshJournal(nodeId, hubId, cursor, this::propose, local, edge, forwardedOrigins,
+                stateMachine::highestOwnOriginSeq);
+        this.actor = new CoordinationActor(state, journal, clock, settings, site);
+        this.server = RaftServer.newBuilder().setServerId(RaftPeerId.valueOf(nodeId)).setGroup(group)
+                .setStateMachine(stateMachine).setProperties(properties)
+                .setOption(RaftStorage.StartupOption.RECOVER).build();
+    }
+
+    private static RaftProperties properties(MeshConfig config) {
+        RaftProperties p = new RaftProperties();
+        RaftServerConfigKeys.setStorageDir(p, List.of(config.storageDir().toFile()));
+        GrpcConfigKeys.Server.setHost(p, config.self().host());
+        GrpcConfigKeys.Server.setPort(p, config.self().port());
+        RaftServerConfigKeys.Rpc.setTimeoutMin(p, millis(config.electionTimeoutMin().toMillis()));
+        RaftServerConfigKeys.Rpc.setTimeoutMax(p, millis(config.electionTimeoutMax().toMillis()));
+        RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, false); // no snapshots yet: the log is kept whole
+        RaftServerConfigKeys.Log.setPreallocatedSize(p, SizeInBytes.valueOf("1MB"));
+        // an entry counts toward a commit only once fsynced here (Ratis' defaults, pinned)
+        RaftServerConfigKeys.Log.setUnsafeFlushEnabled(p, false);
+        RaftServerConfigKeys.Log.setAsyncFlushEnabled(p, false);
+        RaftClientConfigKeys.Rpc.setRequestTimeout(p, millis(config.commitTimeout().toMillis()));
+        return p;
+    }
+
+    private static TimeDuration millis(long ms) {
+        return TimeDuration.valueOf(ms, TimeUnit.MILLISECONDS);
+    }
+
+    /** Starts the actor, then the Raft server (which replays the log into the actor). */
+    public void start() throws IOException {
+        actor.start();
+        server.start();
+        LOG.log(System.Logger.Level.INFO, "mesh node " + nodeId + " started: raft " + config.self().address()
+                + ", group " + group.getGroupId() + ", " + config.peers().size() + " voters, quorum "
+                + config.quorum() + ", storage " + config.storageDir());
+    }
+
+    /** The node's actor: the edge submits to it as to a single hub's. */
+    public CoordinationActor actor() {
+        return actor;
+    }
+
+    /** The node's journal (the Raft log; mailbox reads go to its local copy), for the edge. */
+    public Journal journal() {
+        return journal;
+    }
+
+    /** The last seq of the node's local journal copy. */
+    long journalLastSeq() {
+        return journal.local().lastSeq();
+    }
+
+    /** Where this node's actor decides (for tests and status). */
+    MeshSite site() {
+        return site;
+    }
+
+    /** This node's id. */
+    public String nodeId() {
+        return nodeId;
+    }
+
+    /** The configuration. */
+    public MeshConfig config() {
+        return config;
+    }
+
+    /**
+     * Waits until a leader is known and this node's state holds every record committed when
+     * that was learned, so an edge started afterwards does not serve a state far behind.
+     *
+     * @return true when caught up within {@code timeoutMillis}
+     */
+    public boolean awaitCaughtUp(long timeoutMillis) throws InterruptedException {
+        long deadline = System.nanoTime() + timeoutMillis * 1_000_000;
+        long target = -1;
+        while (System.nanoTime() - deadline < 0) {
+            DivisionInfo info = info();
+            if (info != null && info.getLeaderId() != null) {
+                if (target < 0) {
+                    target = commitIndex();
+                }
+                if (stateMachine.getLastAppliedTermIndex() != null
+                        && stateMachine.getLastAppliedTermIndex().getIndex() >= target
+                        && cursor.appliedIndex() >= stateMachine.lastAccepted()) {
+                    return true;
+                }
+            }
+            Thread.sleep(20);
+        }
+        return false;
+    }
+
+    /** True once this node heard from a leader and publishes what commits from then on. */
+    public boolean inTouch() {
+        return publishAfter != Long.MAX_VALUE;
+    }
+
+    /** The node's view of the cluster, measured now. */
+    public MeshStatus status() {
+        DivisionInfo info = info();
+        Map<String, Long> match = new LinkedHashMap<>();
+        String role = "STOPPED";
+        String leader = null;
+        long term = 0;
+        if (info != null && !closed) {
+            role = info.getCurrentRole().name();
+            leader = info.getLeaderId() == null ? null : info.getLeaderId().toString();
+            term = info.getCurrentTerm();
+            if (info.isLeader()) {
+                // both lists come from the leader's appenders, in the same order
+                long[] indices = info.getFollowerMatchIndices();
+                var followers = info.getRoleInfoProto().getLeaderInfo().getFollowerInfoList();
+                if (indices != null && indices.length == followers.size()) {
+                    for (int i = 0; i < indices.length; i++) {
+                        match.put(followers.get(i).getId().getId().toStringUtf8(), indices[i]);
+                    }
+                }
+            }
+        }
+        return new MeshStatus(nodeId, role, leader, term, commitIndex(), cursor.appliedIndex(), cursor.appliedSeq(),
+                config.quorum(), match, stateMachine.rejected(), forwarder.forwarded(), forwarder.unknownOutcomes(),
+                site.failure());
+    }
+
+    private long commitIndex() {
+        try {
+            return server.getDivision(group.getGroupId()).getRaftLog().getLastCommittedIndex();
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    private DivisionInfo info() {
+        try {
+            return server.getDivision(group.getGroupId()).getInfo();
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    // ------------------------------------------------------------------------- proposing
+
+    private MeshJournal.Proposal propose(byte[] record) throws JournalException {
+        RaftClientRequest request = RaftClientRequest.newBuilder().setClientId(proposerId)
+                .setServerId(RaftPeerId.valueOf(nodeId)).setGroupId(group.getGroupId())
+                .setCallId(callIds.incrementAndGet()).setMessage(Message.valueOf(ByteString.copyFrom(record)))
+                .setType(RaftClientRequest.writeRequestType()).build();
+        CompletableFuture<RaftClientReply> pending;
+        try {
+            pending = server.submitClientRequestAsync(request);
+        } catch (IOException e) {
+            throw new JournalException("the record was not proposed: " + e.getMessage(), e);
+        }
+        RaftClientReply reply;
+        try {
+            reply = pending.get(config.commitTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            throw new CommitUnknownException("no quorum committed the record within " + config.commitTimeout(), e);
+        } catch (ExecutionException e) {
+            throw new CommitUnknownException("the proposal failed: " + e.getCause(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CommitUnknownException("interrupted while the record was proposed", e);
+        }
+        if (reply.isSuccess()) {
+            return new MeshJournal.Proposal(MeshStateMachine.Verdict.parse(reply.getMessage()), reply.getLogIndex());
+        }
+        if (reply.getLeaderNotReadyException() != null) {
+            throw new JournalException("the record was not proposed: this leader is not ready yet");
+        }
+        // NotLeader may come after the record was appended: the next leader may still commit it
+        throw new CommitUnknownException("the proposal was not confirmed: " + reply.getException(),
+                reply.getException());
+    }
+
+    // ------------------------------------------------------------------------- applying
+
+    /** Applies a committed record on the actor thread (skipping the state of our own, already applied). */
+    private Void applyCommitted(CoordinationState state, long index, ReplicatedBatch batch, boolean publish) {
+        if (index > cursor.appliedIndex()) {
+            if (batch.firstSeq() != state.lastSeq() + 1) {
+                throw new IllegalStateException("record at index " + index + " starts at seq " + batch.firstSeq()
+                        + " but this node's state is at seq " + state.lastSeq());
+            }
+            for (CoordinationEvent event : batch.events()) {
+                state.apply(event);
+            }
+            try {
+                journal.copyLocally(batch, "replicated");
+            } catch (CommitUnknownException e) {
+                LOG.log(System.Logger.Level.ERROR, "record at index " + index + ": " + e.getMessage());
+            }
+            cursor.applied(index, state.lastSeq());
+        }
+        for (int i = 0; publish && i < batch.decisions().size(); i++) {
+            ReplicatedBatch.Decision d = batch.decisions().get(i);
+            if (!nodeId.equals(d.originNodeId())) {
+                publishRemote(batch, i, d);
+            }
+        }
+        return null;
+    }
+
+    /**
+     * A decision older than this is history, not news: a node that catches up after being cut
+     * off applies it but does not announce it to its connections (they read the current state).
+     */
+    private double staleAfterSeconds() {
+        return (2 * config.commitTimeout().toMillis() + config.electionTimeoutMax().toMillis()) / 1000.0;
+    }
+
+    private void publishRemote(ReplicatedBatch batch, int i, ReplicatedBatch.Decision d) {
+        try {
+            edge.publishRemote(new RemoteDecision(d.originNodeId(), edge.context(d.context()), replies.read(d.reply()),
+                    d.storedResponse(), batch.committedOf(i)));
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "cannot publish a decision of " + d.originNodeId() + " here", e);
+        }
+    }
+
+    /** The Ratis state machine's view of this node. */
+    private final class Replica implements MeshStateMachine.Replica {
+        @Override
+        public void committed(long index, MeshEnvelope record, ReplicatedBatch batch) {
+            boolean publish = index > publishAfter && clock.nowSeconds() - record.createdAt() <= staleAfterSeconds();
+            actor.applyReplicated(s -> applyCommitted(s, index, batch, publish)).whenComplete((done, fault) -> {
+                if (fault != null && !closed) {
+                    String why = "cannot apply committed record " + record.recordId() + " at index " + index + ": "
+                            + fault.getMessage();
+                    site.fail(why);
+                    LOG.log(System.Logger.Level.ERROR, "mesh node " + nodeId + " stops deciding: " + why
+                            + "; restore it from a healthy peer");
+                }
+            });
+        }
+
+        @Override
+        public void leaderKnown() {
+            if (publishAfter == Long.MAX_VALUE) {
+                publishAfter = Math.max(0, commitIndex()); // what committed before we were in touch is history
+            }
+        }
+
+        @Override
+        public void leaderReady() {
+            DivisionInfo info = info();
+            if (info == null) {
+                return;
+            }
+            long term = info.getCurrentTerm();
+            actor.applyReplicated(s -> {
+                cursor.ready(term);
+                return null;
+            });
+            LOG.log(System.Logger.Level.INFO, "mesh node " + nodeId + " leads term " + term);
+        }
+
+        @Override
+        public CompletableFuture<Message> forwarded(byte[] request) {
+            Mutation mutation;
+            String origin;
+            try {
+                JsonNode json = MeshJson.tree(request);
+                String incompatible = MeshProtocol.incompatibility(json.path("protocol").asText(null),
+                        json.path("version").asText(null));
+                if (incompatible != null) {
+                    throw new IllegalArgumentException(incompatible);
+                }
+                origin = json.path("origin").asText();
+                mutation = mutations.read(json.get("mutation"));
+            } catch (IllegalArgumentException e) {
+                LOG.log(System.Logger.Level.WARNING, "refusing a forwarded mutation: " + e.getMessage());
+                return CompletableFuture.completedFuture(encode(new Outcome.Refused(Outcome.Reason.INTERNAL_FAULT,
+                        "The leader could not read the forwarded request; nothing was applied.")));
+            }
+            forwardedOrigins.put(mutation, origin);
+            return actor.submit(mutation).thenApplyAsync(outcome -> {
+                forwardedOrigins.remove(mutation);
+                if (outcome == MeshSite.NOT_DECIDING) {
+                    return Message.valueOf(ByteString.copyFrom(MeshJson.bytes(
+                            MeshJson.MAPPER.createObjectNode().put("outcome", Forwarder.NOT_DECIDING))));
+                }
+                return encode(outcome);
+            }, scheduler);
+        }
+
+        private Message encode(Outcome outcome) {
+            return Message.valueOf(ByteString.copyFrom(MeshJson.bytes(outcomes.write(outcome))));
+        }
+    }
+
+    /** Stops Raft first (no more records), then lets the actor finish and closes the local journal. */
+    @Override
+    public void close() throws IOException, JournalException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            server.close();
+        } finally {
+            client.close();
+            scheduler.shutdownNow();
+            actor.close();
+        }
+    }
+}

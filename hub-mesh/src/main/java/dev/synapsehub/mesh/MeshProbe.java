@@ -1,0 +1,97 @@
+package dev.synapsehub.mesh;
+
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.proto.RaftProtos.LogInfoProto;
+import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
+import org.apache.ratis.protocol.GroupInfoReply;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.util.TimeDuration;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Asks every voter of a mesh for its own view over Raft's admin channel (no agent connection):
+ * role, leader, term, commit and applied index, log end, last snapshot. What
+ * {@code synapse-hub mesh status} prints; every figure is measured by the node that reports it.
+ */
+public final class MeshProbe {
+    private MeshProbe() {
+    }
+
+    /**
+     * One voter's answer.
+     *
+     * @param error why it could not be asked (unreachable, not a member), else null
+     * @param leaderId the leader it follows (itself when it leads), or null
+     * @param term the term of its last log entry (the leader's current term when it leads)
+     * @param lastSnapshotIndex -1 when it has taken no snapshot
+     */
+    public record PeerReport(String id, String address, String error, String role, String leaderId, long term,
+                             long commitIndex, long appliedIndex, long lastIndex, long lastSnapshotIndex,
+                             boolean storageHealthy) {
+        /** True when the voter answered. */
+        public boolean reachable() {
+            return error == null;
+        }
+    }
+
+    /** Asks each of {@code peers} (the group {@code --mesh-peers} names), each within {@code timeout}. */
+    public static List<PeerReport> probe(List<MeshPeer> peers, Duration timeout) {
+        List<RaftPeer> raftPeers = new ArrayList<>();
+        for (MeshPeer p : peers) {
+            raftPeers.add(RaftPeer.newBuilder().setId(p.id()).setAddress(p.address()).build());
+        }
+        RaftGroupId groupId = RaftGroupId.valueOf(MeshConfig.groupId(peers));
+        RaftProperties properties = new RaftProperties();
+        RaftClientConfigKeys.Rpc.setRequestTimeout(properties,
+                TimeDuration.valueOf(timeout.toMillis(), TimeUnit.MILLISECONDS));
+        List<PeerReport> out = new ArrayList<>();
+        try (RaftClient client = RaftClient.newBuilder().setRaftGroup(RaftGroup.valueOf(groupId, raftPeers))
+                .setProperties(properties).setRetryPolicy(RetryPolicies.noRetry()).build()) {
+            for (MeshPeer p : peers) {
+                out.add(ask(client, groupId, p));
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot close the probe client: " + e.getMessage(), e);
+        }
+        return out;
+    }
+
+    private static PeerReport ask(RaftClient client, RaftGroupId groupId, MeshPeer p) {
+        GroupInfoReply reply;
+        try {
+            reply = client.getGroupManagementApi(RaftPeerId.valueOf(p.id())).info(groupId);
+        } catch (IOException | RuntimeException e) {
+            return new PeerReport(p.id(), p.address(), String.valueOf(e.getMessage()), null, null, -1, -1, -1, -1, -1,
+                    false);
+        }
+        if (reply == null || !reply.isSuccess()) {
+            return new PeerReport(p.id(), p.address(), reply == null ? "no answer" : String.valueOf(reply.getException()),
+                    null, null, -1, -1, -1, -1, -1, false);
+        }
+        RoleInfoProto role = reply.getRoleInfoProto();
+        LogInfoProto log = reply.getLogInfoProto();
+        String leader = null;
+        long term = log.hasLastEntry() ? log.getLastEntry().getTerm() : 0;
+        if (role.hasLeaderInfo()) {
+            leader = p.id();
+            term = role.getLeaderInfo().getTerm();
+        } else if (role.hasFollowerInfo() && role.getFollowerInfo().hasLeaderInfo()) {
+            leader = role.getFollowerInfo().getLeaderInfo().getId().getId().toStringUtf8();
+        }
+        return new PeerReport(p.id(), p.address(), null, role.getRole().name(), leader == null || leader.isEmpty()
+                ? null : leader, term, log.hasCommitted() ? log.getCommitted().getIndex() : -1,
+                log.hasApplied() ? log.getApplied().getIndex() : -1, log.hasLastEntry() ? log.getLastEntry().getIndex() : -1,
+                log.hasLastSnapshot() ? log.getLastSnapshot().getIndex() : -1, reply.isRaftStorageHealthy());
+    }
+}

@@ -1,0 +1,90 @@
+package dev.synapsehub.mesh;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.event.CoordinationEvent;
+import dev.synapsehub.core.journal.JournaledEvent;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The payload of a replicated record: one group commit of the leader's actor. The events,
+ * numbered from {@code firstSeq} (every node numbers them alike), and the decisions that
+ * produced them, so every node can publish them to its own connections.
+ */
+record ReplicatedBatch(long firstSeq, List<CoordinationEvent> events, List<Decision> decisions) {
+
+    /**
+     * One decision of the batch.
+     *
+     * @param originNodeId the node whose agent asked (that node answers it)
+     * @param context the edge's description of the request, or null
+     * @param reply the reply as JSON
+     * @param storedResponse the stored first response of a keyed grant, else null
+     * @param eventCount how many of the batch's events (in order) it produced
+     */
+    record Decision(String originNodeId, JsonNode context, JsonNode reply, String storedResponse, int eventCount) {
+    }
+
+    ReplicatedBatch {
+        events = List.copyOf(events);
+        decisions = List.copyOf(decisions);
+    }
+
+    /** The seq of the last event. */
+    long lastSeq() {
+        return firstSeq + events.size() - 1;
+    }
+
+    /** The events of decision {@code d} with their seqs. */
+    List<JournaledEvent> committedOf(int d) {
+        int offset = 0;
+        for (int i = 0; i < d; i++) {
+            offset += decisions.get(i).eventCount();
+        }
+        List<JournaledEvent> out = new ArrayList<>(decisions.get(d).eventCount());
+        for (int i = 0; i < decisions.get(d).eventCount(); i++) {
+            out.add(new JournaledEvent(firstSeq + offset + i, events.get(offset + i)));
+        }
+        return out;
+    }
+
+    ObjectNode toJson(EventsJson codec) {
+        ObjectNode o = MeshJson.MAPPER.createObjectNode();
+        o.put("firstSeq", firstSeq);
+        o.set("events", codec.write(events));
+        ArrayNode ds = o.putArray("decisions");
+        for (Decision d : decisions) {
+            ObjectNode j = ds.addObject();
+            j.put("origin", d.originNodeId());
+            if (d.context() != null) {
+                j.set("context", d.context());
+            }
+            j.set("reply", d.reply());
+            if (d.storedResponse() != null) {
+                j.put("stored", d.storedResponse());
+            }
+            j.put("events", d.eventCount());
+        }
+        return o;
+    }
+
+    static ReplicatedBatch fromJson(JsonNode o, EventsJson codec) {
+        List<CoordinationEvent> events = codec.read(o.get("events"));
+        List<Decision> decisions = new ArrayList<>();
+        int counted = 0;
+        for (JsonNode j : o.path("decisions")) {
+            JsonNode stored = j.get("stored");
+            Decision d = new Decision(j.path("origin").asText(), j.get("context"), j.get("reply"),
+                    stored == null || stored.isNull() ? null : stored.asText(), j.path("events").asInt());
+            counted += d.eventCount();
+            decisions.add(d);
+        }
+        if (counted != events.size()) {
+            throw new IllegalArgumentException("decisions account for " + counted + " of " + events.size() + " events");
+        }
+        return new ReplicatedBatch(o.path("firstSeq").asLong(), events, decisions);
+    }
+}

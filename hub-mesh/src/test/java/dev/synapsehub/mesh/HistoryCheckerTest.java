@@ -1,0 +1,83 @@
+package dev.synapsehub.mesh;
+
+import dev.synapsehub.mesh.History.Kind;
+import dev.synapsehub.mesh.History.Op;
+import dev.synapsehub.mesh.History.Result;
+import dev.synapsehub.mesh.History.Scope;
+import dev.synapsehub.mesh.HistoryChecker.LogEvent;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The checker itself: it finds each broken rule in a fabricated history, and accepts a valid one. */
+class HistoryCheckerTest {
+    static final Scope A = new Scope("w", List.of("src/a"));
+    static final Scope AB = new Scope("w", List.of("src/a/b"));
+    static final Scope C = new Scope("w", List.of("src/c"));
+
+    static Op claim(String client, String task, Scope scope, long inv, long ret, Result r, long epoch) {
+        return new Op(client, "n1", Kind.CLAIM, task, scope, null, null, inv, ret, r, epoch, client);
+    }
+
+    static Op release(String client, String task, long epoch, long inv, long ret, Result r) {
+        return new Op(client, "n1", Kind.RELEASE, task, null, epoch, null, inv, ret, r, 0, client);
+    }
+
+    static Op handoff(String client, String task, Scope scope, long epochArg, String to, long inv, long ret,
+                      long epoch) {
+        return new Op(client, "n1", Kind.HANDOFF, task, scope, epochArg, to, inv, ret, Result.GRANTED, epoch, to);
+    }
+
+    @Test
+    void aValidHistoryWithUnknownOutcomesPasses() {
+        List<Op> ops = List.of(
+                claim("ann", "T1", A, 0, 10, Result.GRANTED, 1),
+                claim("bob", "T1", A, 5, 12, Result.DENIED, 0),
+                claim("bob", "T2", C, 6, 14, Result.GRANTED, 2),
+                release("ann", "T1", 1, 20, 30, Result.UNKNOWN),
+                claim("bob", "T1", A, 25, 40, Result.GRANTED, 3), // may follow ann's unknown release
+                handoff("bob", "T1", A, 3, "cat", 50, 60, 4),
+                release("cat", "T1", 4, 70, 80, Result.GRANTED));
+        assertThat(HistoryChecker.violations(ops)).isEmpty();
+        List<LogEvent> log = List.of(new LogEvent("claim", "T1", "ann", 1), new LogEvent("claim", "T2", "bob", 2),
+                new LogEvent("release", "T1", "", 0), new LogEvent("claim", "T1", "bob", 3),
+                new LogEvent("handoff", "T1", "cat", 4), new LogEvent("release", "T1", "", 0));
+        assertThat(HistoryChecker.lost(ops, log)).isEmpty();
+    }
+
+    @Test
+    void twoOwnersAtOnceAreFound() {
+        List<Op> ops = List.of(claim("ann", "T1", A, 0, 10, Result.GRANTED, 1),
+                claim("bob", "T1", A, 11, 15, Result.GRANTED, 2));
+        assertThat(HistoryChecker.violations(ops)).anyMatch(v -> v.startsWith("two owners of T1"));
+    }
+
+    @Test
+    void anEpochThatGoesBackIsFound() {
+        List<Op> ops = List.of(claim("ann", "T1", A, 0, 10, Result.GRANTED, 5),
+                release("ann", "T1", 5, 11, 12, Result.GRANTED),
+                claim("bob", "T1", A, 20, 25, Result.GRANTED, 4));
+        assertThat(HistoryChecker.violations(ops)).anyMatch(v -> v.startsWith("epoch went back on T1"));
+    }
+
+    @Test
+    void overlappingScopesHeldAtOnceAreFound() {
+        List<Op> ops = List.of(claim("ann", "T1", A, 0, 10, Result.GRANTED, 1),
+                claim("bob", "T2", AB, 11, 15, Result.GRANTED, 2));
+        assertThat(HistoryChecker.violations(ops)).anyMatch(v -> v.startsWith("overlapping scopes"));
+        List<Op> disjoint = List.of(claim("ann", "T1", A, 0, 10, Result.GRANTED, 1),
+                claim("bob", "T2", C, 11, 15, Result.GRANTED, 2));
+        assertThat(HistoryChecker.violations(disjoint)).isEmpty();
+    }
+
+    @Test
+    void anAcknowledgedGrantOrReleaseMissingFromTheLogIsFound() {
+        List<Op> ops = List.of(claim("ann", "T1", A, 0, 10, Result.GRANTED, 1),
+                release("ann", "T1", 1, 11, 12, Result.GRANTED));
+        assertThat(HistoryChecker.lost(ops, List.of())).hasSize(2);
+        assertThat(HistoryChecker.lost(ops, List.of(new LogEvent("claim", "T1", "ann", 1))))
+                .containsExactly("acknowledged release of T1@1 by ann is not in the log");
+    }
+}

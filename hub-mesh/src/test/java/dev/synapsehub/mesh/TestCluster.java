@@ -1,0 +1,179 @@
+package dev.synapsehub.mesh;
+
+import dev.synapsehub.core.Clock;
+import dev.synapsehub.core.actor.ActorSettings;
+import dev.synapsehub.core.journal.Journal;
+import dev.synapsehub.core.journal.JournalException;
+import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.journal.SqliteJournal;
+import dev.synapsehub.net.HubConfig;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+
+/**
+ * N mesh nodes in this JVM on loopback, each with its own Raft storage and SQLite journal under
+ * one temp directory; with {@code wire}, each also serves agents ({@link MeshHub}) on an
+ * ephemeral port. Nodes can be stopped (their edge and actor stop with them) and restarted on
+ * the same storage.
+ */
+final class TestCluster implements AutoCloseable {
+    static final Duration COMMIT_TIMEOUT = Duration.ofSeconds(3);
+
+    private final Path dir;
+    private final List<MeshPeer> peers = new ArrayList<>();
+    private final Map<String, MeshNode> nodes = new LinkedHashMap<>();
+    private final Map<String, TestEdge> edges = new LinkedHashMap<>();
+    private final Map<String, MeshHub> hubs = new LinkedHashMap<>();
+    private final String hubId;
+    private final boolean wire;
+    private final double skewSeconds;
+
+    TestCluster(Path dir, int size) throws IOException {
+        this(dir, size, false);
+    }
+
+    TestCluster(Path dir, int size, boolean wire) throws IOException {
+        this(dir, size, wire, 0);
+    }
+
+    /** With node n's clock {@code n * skewSeconds} ahead of the wall clock. */
+    TestCluster(Path dir, int size, boolean wire, double skewSeconds) throws IOException {
+        this.dir = dir;
+        this.wire = wire;
+        this.skewSeconds = skewSeconds;
+        for (int i = 1; i <= size; i++) {
+            peers.add(new MeshPeer("n" + i, "127.0.0.1", freePort()));
+        }
+        this.hubId = config("n1").defaultHubId();
+        for (MeshPeer p : peers) {
+            start(p.id());
+        }
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    MeshConfig config(String id) {
+        return new MeshConfig(id, peers, dir.resolve(id + ".db.raft"), COMMIT_TIMEOUT, Duration.ofMillis(300),
+                Duration.ofMillis(600));
+    }
+
+    /** Starts (or restarts) node {@code id} on its storage. */
+    MeshNode start(String id) throws IOException {
+        double skew = skewSeconds * Integer.parseInt(id.substring(1));
+        Clock clock = () -> System.currentTimeMillis() / 1000.0 + skew;
+        Journal local;
+        try {
+            local = SqliteJournal.open(dir.resolve(id + ".db"));
+        } catch (JournalException e) {
+            throw new IOException(e);
+        }
+        if (wire) {
+            MeshHub hub;
+            try {
+                hub = MeshHub.start(config(id), HubConfig.builder().host("127.0.0.1").port(0).hubId(hubId).build(),
+                        local, new CoordinationState(), clock, ActorSettings.DEFAULTS, 0);
+            } catch (JournalException | InterruptedException e) {
+                throw new IOException(e);
+            }
+            hubs.put(id, hub);
+            nodes.put(id, hub.node());
+            return hub.node();
+        }
+        TestEdge edge = new TestEdge();
+        MeshNode node = new MeshNode(config(id), hubId, local, new CoordinationState(), clock,
+                ActorSettings.DEFAULTS, edge);
+        node.start();
+        nodes.put(id, node);
+        edges.put(id, edge);
+        return node;
+    }
+
+    /** The WebSocket URI of node {@code id} (wire clusters). */
+    java.net.URI uri(String id) {
+        return java.net.URI.create("ws://127.0.0.1:" + hubs.get(id).port() + "/");
+    }
+
+    /** The hub id every node shows. */
+    String hubId() {
+        return hubId;
+    }
+
+    /** Stops node {@code id} abruptly for the cluster (its Raft server goes away first). */
+    void stop(String id) throws Exception {
+        MeshNode node = nodes.remove(id);
+        MeshHub hub = hubs.remove(id);
+        if (hub != null) {
+            hub.close();
+        } else if (node != null) {
+            node.close();
+        }
+    }
+
+    MeshNode node(String id) {
+        return nodes.get(id);
+    }
+
+    TestEdge edge(String id) {
+        return edges.get(id);
+    }
+
+    List<MeshNode> running() {
+        return new ArrayList<>(nodes.values());
+    }
+
+    /** Waits for a node that leads and may decide; returns it. */
+    MeshNode awaitLeader() throws InterruptedException {
+        MeshNode[] found = new MeshNode[1];
+        await("a ready leader", () -> {
+            for (MeshNode n : nodes.values()) {
+                MeshStatus s = n.status();
+                if (s.leading() && n.site().decidesHere()) {
+                    found[0] = n;
+                    return true;
+                }
+            }
+            return false;
+        });
+        return found[0];
+    }
+
+    /** Some running node that is not {@code leader}. */
+    MeshNode follower(MeshNode leader) {
+        return nodes.values().stream().filter(n -> n != leader).findFirst().orElseThrow();
+    }
+
+    /** Waits until every running node's state holds seq {@code seq}. */
+    void awaitApplied(long seq) throws InterruptedException {
+        await("every node at seq " + seq, () -> nodes.values().stream().allMatch(n -> n.status().appliedSeq() >= seq));
+    }
+
+    /** Polls {@code condition} until it holds; fails after 30 s (a loaded two-core host is slow). */
+    static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            Thread.sleep(10);
+        }
+    }
+
+    @Override
+    public void close() throws Exception {
+        for (String id : new ArrayList<>(nodes.keySet())) {
+            stop(id);
+        }
+    }
+}
