@@ -133,6 +133,12 @@ final class CrashRig {
             child.destroyForcibly().waitFor();
             fail("child did not start; see " + dir.resolve("child-" + seed + ".err"));
         }
+        // the random moment is counted from the first acknowledgement, so the kill lands under
+        // load even on a machine slow to warm up
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (lines.isEmpty() && child.isAlive() && System.nanoTime() < deadline) {
+            Thread.sleep(2);
+        }
         Thread.sleep(runMillis);
         child.destroyForcibly(); // SIGKILL
         child.waitFor(30, TimeUnit.SECONDS);
