@@ -175,7 +175,17 @@ class FailureAccountingTest {
             CountDownLatch release = new CountDownLatch(1);
             hub.server.context().outbox().executor().execute(() -> await(release)); // the outbox thread stalls
             int sent = 40;
-            for (int i = 0; i < sent; i++) {
+            int first = 5; // more than the busy threshold of 4
+            for (int i = 0; i < first; i++) {
+                a.send(a.frame("state_request"));
+            }
+            // the answers to those wait behind the stalled outbox thread; only then is the edge behind
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (hub.server.context().outbox().queuedTasks() < first && System.nanoTime() < deadline) {
+                Thread.sleep(1);
+            }
+            assertThat(hub.server.context().outbox().queuedTasks()).isGreaterThanOrEqualTo(first);
+            for (int i = first; i < sent; i++) {
                 a.send(a.frame("state_request"));
             }
             // the edge answers busy on the connection's own loop while the outbox is stalled
