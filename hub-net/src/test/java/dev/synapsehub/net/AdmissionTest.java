@@ -48,15 +48,15 @@ class AdmissionTest {
                 .getBytes(StandardCharsets.UTF_8));
         m.put("Malformed JSON.|utf8", new byte[] {'{', '"', 's', 'e', 'n', 'd', 'e', 'r', '"', ':', '"', (byte) 0xc3,
                 (byte) 0x28, '"', '}'});
-        m.put("Expected a JSON object.|array", "[{\"sender\":\"p/a\"}]".getBytes(StandardCharsets.UTF_8));
-        m.put("Expected a JSON object.|number", "42".getBytes(StandardCharsets.UTF_8));
-        m.put("Expected a JSON object.|null", "null".getBytes(StandardCharsets.UTF_8));
-        m.put("Field 'sender' must be a string.", "{\"sender\":5,\"type\":\"heartbeat\"}".getBytes(StandardCharsets.UTF_8));
-        m.put("Field 'type' must be a string.|array", "{\"sender\":\"p/a\",\"type\":[\"heartbeat\"]}"
+        m.put("Malformed frame: expected a JSON object.|array", "[{\"sender\":\"p/a\"}]".getBytes(StandardCharsets.UTF_8));
+        m.put("Malformed frame: expected a JSON object.|number", "42".getBytes(StandardCharsets.UTF_8));
+        m.put("Malformed frame: expected a JSON object.|null", "null".getBytes(StandardCharsets.UTF_8));
+        m.put("Malformed frame: 'sender' must be a string.", "{\"sender\":5,\"type\":\"heartbeat\"}".getBytes(StandardCharsets.UTF_8));
+        m.put("Malformed frame: 'type' must be a string.|array", "{\"sender\":\"p/a\",\"type\":[\"heartbeat\"]}"
                 .getBytes(StandardCharsets.UTF_8));
-        m.put("Field 'target' must be a string.", "{\"sender\":\"p/a\",\"target\":{},\"type\":\"heartbeat\"}"
+        m.put("Malformed frame: 'target' must be a string.", "{\"sender\":\"p/a\",\"target\":{},\"type\":\"heartbeat\"}"
                 .getBytes(StandardCharsets.UTF_8));
-        m.put("Field 'channel' must be a string.", "{\"sender\":\"p/a\",\"channel\":true}"
+        m.put("Malformed frame: 'channel' must be a string.", "{\"sender\":\"p/a\",\"channel\":true}"
                 .getBytes(StandardCharsets.UTF_8));
         return m;
     }

@@ -73,10 +73,10 @@ public final class BoardRegistry {
         String taskId = strip(c.taskId());
         String title = strip(c.title());
         if (taskId.isEmpty()) {
-            return denied("", Refusal.TASK_ID_REQUIRED, "A task id is required to declare a board task.");
+            return denied("", Refusal.TASK_ID_REQUIRED, "Task ID is required.");
         }
         if (title.isEmpty()) {
-            return denied(taskId, Refusal.TITLE_REQUIRED, "Board task '" + taskId + "' needs a title.");
+            return denied(taskId, Refusal.TITLE_REQUIRED, "Task title is required.");
         }
         BoardTask existing = tasks.get(taskId);
         long current = existing == null ? 0 : existing.version();
@@ -111,11 +111,11 @@ public final class BoardRegistry {
     private Decision decideUpdate(LedgerTaskUpdateCommand u, double t) {
         String taskId = strip(u.taskId());
         if (taskId.isEmpty()) {
-            return denied("", Refusal.TASK_ID_REQUIRED, "A task id is required to update a board task.");
+            return denied("", Refusal.TASK_ID_REQUIRED, "Task ID is required.");
         }
         BoardTask existing = tasks.get(taskId);
         if (existing == null) {
-            return denied(taskId, Refusal.NOT_FOUND, "Board task '" + taskId + "' does not exist.");
+            return denied(taskId, Refusal.NOT_FOUND, "Task '" + taskId + "' is not on the board.");
         }
         if (u.expectedVersion() != null && u.expectedVersion() != existing.version()) {
             return versionConflict(taskId, u.expectedVersion(), existing.version());
@@ -124,8 +124,7 @@ public final class BoardRegistry {
         if (u.status() != null && !u.status().isBlank()) {
             Optional<BoardStatus> parsed = BoardStatus.fromWire(u.status());
             if (parsed.isEmpty()) {
-                return denied(taskId, Refusal.UNKNOWN_STATUS, "Unknown board status '" + u.status().strip()
-                        + "'; use open, in_progress, blocked, done or cancelled.");
+                return denied(taskId, Refusal.UNKNOWN_STATUS, "Unknown ledger status '" + u.status().strip() + "'.");
             }
             status = parsed.get();
         }

@@ -164,7 +164,7 @@ public final class ClaimRegistry {
     private Decision decideRelease(ReleaseCommand r, double t) {
         String taskId = strip(r.taskId());
         if (taskId.isEmpty()) {
-            return denied(taskId, Refusal.TASK_ID_REQUIRED, "A task id is required to release.");
+            return denied(taskId, Refusal.TASK_ID_REQUIRED, "Task ID is required.");
         }
         Held held = live.get(taskId);
         if (held == null) {
@@ -185,7 +185,7 @@ public final class ClaimRegistry {
         }
         Held held = live.get(taskId);
         if (held == null) {
-            return denied(taskId, Refusal.NOT_FOUND, "Task '" + taskId + "' not found among live claims.");
+            return denied(taskId, Refusal.NOT_FOUND, "Task '" + taskId + "' not found.");
         }
         Claim claim = held.claim();
         Optional<Decision> fenced = fence(claim, u.agent(), u.epoch());
@@ -231,7 +231,7 @@ public final class ClaimRegistry {
         }
         Claim claim = held.claim();
         if (!claim.owner().equals(h.agent())) {
-            return notOwner(claim);
+            return notOwner(claim, h.agent());
         }
         if (recipient.equals(claim.owner())) {
             return denied(taskId, Refusal.ALREADY_OWNER, "Task '" + taskId + "' is already owned by " + recipient + ".");
@@ -264,7 +264,7 @@ public final class ClaimRegistry {
         }
         Held held = live.get(taskId);
         if (held == null) {
-            return denied(taskId, Refusal.NOT_FOUND, "Task '" + taskId + "' not found among live claims.");
+            return denied(taskId, Refusal.NOT_FOUND, "Task '" + taskId + "' not found.");
         }
         Optional<Decision> fenced = fence(held.claim(), k.agent(), k.epoch());
         if (fenced.isPresent()) {
@@ -278,7 +278,7 @@ public final class ClaimRegistry {
     /** Ownership then epoch: a stale epoch from a non-owner gets the ownership refusal. */
     private Optional<Decision> fence(Claim claim, String agent, Long epoch) {
         if (!claim.owner().equals(agent)) {
-            return Optional.of(notOwner(claim));
+            return Optional.of(notOwner(claim, agent));
         }
         if (epoch != null && epoch != claim.epoch()) {
             return Optional.of(staleEpoch(claim, epoch));
@@ -286,14 +286,16 @@ public final class ClaimRegistry {
         return Optional.empty();
     }
 
-    private static Decision notOwner(Claim claim) {
+    /** The refusal text of contract A9, which tools match on. */
+    private static Decision notOwner(Claim claim, String agent) {
         return new Decision(new Reply.Denied(claim.taskId(), Refusal.NOT_OWNER,
-                "Task '" + claim.taskId() + "' is owned by " + claim.owner() + ".", claim.owner(), null), List.of());
+                "Task '" + claim.taskId() + "' is owned by " + claim.owner() + ", not " + agent + ".", claim.owner(),
+                null), List.of());
     }
 
     private static Decision staleEpoch(Claim claim, long supplied) {
-        return denied(claim.taskId(), Refusal.STALE_EPOCH, "Task '" + claim.taskId() + "' epoch is stale: supplied "
-                + supplied + ", current " + claim.epoch() + ".");
+        return denied(claim.taskId(), Refusal.STALE_EPOCH, "Task '" + claim.taskId() + "' epoch is stale (current "
+                + claim.epoch() + ").");
     }
 
     private static Reply.Denied scopeConflict(String taskId, ScopeIndex.Holding other) {

@@ -69,7 +69,7 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
     private void serveHttp(ChannelHandlerContext ctx, FullHttpRequest request, String path) {
         boolean keepAlive = HttpUtil.isKeepAlive(request);
         if (!hub.config().metricsEnabled()) {
-            respond(ctx, HttpResponseStatus.FORBIDDEN, "text/plain; charset=utf-8", "Forbidden\n", false);
+            respond(ctx, HttpResponseStatus.FORBIDDEN, "text/plain; charset=utf-8", "metrics disabled\n", false);
             return;
         }
         if (!HttpMethod.GET.equals(request.method())) {

@@ -315,7 +315,7 @@ public final class BoardVerbs {
         }
         String s = FieldCoercion.text(v);
         if (s == null || s.isBlank()) {
-            ObjectNode e = hub.frames().error(r.sender(), "A resource offer needs a " + name + ".", support.now());
+            ObjectNode e = hub.frames().error(r.sender(), "resource offer requires kind+name", support.now());
             e.put("error_code", name + "_required");
             hub.outbox().send(r.session(), e);
             return null;

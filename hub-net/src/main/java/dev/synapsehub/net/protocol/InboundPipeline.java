@@ -13,6 +13,7 @@ import dev.synapsehub.net.session.SessionRegistry;
 import dev.synapsehub.net.wire.AgentNames;
 import dev.synapsehub.net.wire.FieldCoercion;
 import dev.synapsehub.net.wire.HubFrames;
+import dev.synapsehub.net.wire.PythonFloatFormat;
 import dev.synapsehub.net.wire.WireJson;
 
 import org.slf4j.Logger;
@@ -143,13 +144,13 @@ public final class InboundPipeline {
             return;
         }
         if (!node.isObject()) {
-            earlyError(session, "Expected a JSON object.", now);
+            earlyError(session, "Malformed frame: expected a JSON object.", now);
             return;
         }
         ObjectNode frame = (ObjectNode) node;
         for (String field : ROUTING_FIELDS) {
             if (FieldCoercion.notText(frame.get(field))) {
-                earlyError(session, "Field '" + field + "' must be a string.", now);
+                earlyError(session, "Malformed frame: '" + field + "' must be a string.", now);
                 return;
             }
         }
@@ -182,7 +183,8 @@ public final class InboundPipeline {
             }
         }
         if ((unbound || !sender.equals(session.name())) && AgentNames.reserved(sender)) {
-            hub.outbox().close(session, nameConflict(sender, "Name '" + sender + "' is reserved by the hub.", now),
+            hub.outbox().close(session, nameConflict(sender, "Name '" + sender
+                    + "' is reserved for hub protocol provenance. Choose a non-reserved agent name.", now),
                     4009, "reserved identity");
             return;
         }
@@ -191,8 +193,8 @@ public final class InboundPipeline {
                 return;
             }
         } else if (!sender.equals(session.name())) {
-            hub.outbox().close(session, nameConflict(session.name(), "This connection is bound to '"
-                    + session.name() + "'; it cannot switch to '" + sender + "'.", now), 4009, "name switch");
+            hub.outbox().close(session, nameConflict(session.name(), "Sender name switch denied: '"
+                    + session.name() + "' -> '" + sender + "'. Reconnect with a new --name.", now), 4009, "name switch");
             return;
         } else {
             hub.registry().touch(sender, now, !"heartbeat".equals(type));
@@ -300,11 +302,14 @@ public final class InboundPipeline {
         switch (bind.kind()) {
             case OWNED:
                 hub.outbox().close(session, nameConflict(sender, "Name '" + sender
-                        + "' is owned by a lease; present its owner_lease.", now), 4016, "name owned");
+                        + "' is protected by an ownership lease. Reconnect presenting its owner_lease token, wait "
+                        + seconds(hub.config().leaseOfflineTtlSeconds())
+                        + "s after its holder disconnects for the lease to lapse, or choose a unique --name.", now),
+                        4016, "name owned");
                 return false;
             case CONFLICT:
                 hub.outbox().close(session, nameConflict(sender, "Name '" + sender
-                        + "' is already online from another session. Use a unique name.", now), 4009, "name conflict");
+                        + "' is already online from another session. Use a unique --name.", now), 4009, "name conflict");
                 return false;
             case TAKEOVER_COOLDOWN:
                 hub.outbox().close(session, null, 4014, "takeover cooldown");
@@ -323,7 +328,8 @@ public final class InboundPipeline {
             hub.outbox().close(bind.superseded(), null, 4010, "superseded");
         }
         if (bind.leaseToken() != null) {
-            ObjectNode lease = hub.frames().envelope(sender, "lease_granted", "Name lease granted.", now);
+            ObjectNode lease = hub.frames().envelope(sender, "lease_granted", "Ownership lease granted for '"
+                    + sender + "'. Persist the token and present it as owner_lease on every reconnect.", now);
             lease.put("owner_lease", bind.leaseToken());
             lease.put("lease_name", sender);
             hub.outbox().send(session, lease);
@@ -468,6 +474,11 @@ public final class InboundPipeline {
             }
         }
         return type.toLowerCase(Locale.ROOT);
+    }
+
+    /** Whole seconds print without a fraction, as in the contract's lease refusal ({@code 3600s}). */
+    private static String seconds(double s) {
+        return s == Math.rint(s) && Math.abs(s) < 1e15 ? Long.toString((long) s) : PythonFloatFormat.format(s);
     }
 
     private static String strip(String s) {

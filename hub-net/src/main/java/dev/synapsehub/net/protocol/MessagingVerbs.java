@@ -282,9 +282,26 @@ public final class MessagingVerbs {
         return out;
     }
 
+    /** Recipients with their wake label, as contract A7 writes them ({@code unknown} adds none). */
+    static String labelled(List<String> recipients, Map<String, String> wake) {
+        List<String> out = new ArrayList<>(recipients.size());
+        for (String name : recipients) {
+            String label = switch (wake.getOrDefault(name, "unknown")) {
+                case "direct" -> " (direct agent)";
+                case "passive" -> " (passive receiver)";
+                case "pane_bridge" -> " (pane bridge)";
+                default -> "";
+            };
+            out.add(name + label);
+        }
+        return String.join(", ", out);
+    }
+
     private ObjectNode immediateReceipt(ChatReply c, long seq, double at) {
         ReceiptVerdict v = c.verdict();
-        String payload = v.delivered() ? "delivered to " + String.join(", ", v.recipients())
+        String payload = v.delivered() ? "delivered to " + labelled(v.recipients(), v.wakeCapabilities())
+                : "no_online_recipient".equals(v.reason())
+                ? "delivery failed: no online recipient matched " + messageTarget(c.target())
                 : "delivery failed: " + v.reason().replace('_', ' ') + " for " + messageTarget(c.target());
         ObjectNode f = hub.frames().envelope(c.sender(), "delivery_receipt", payload, at);
         f.put("message_target", messageTarget(c.target()));

@@ -177,19 +177,19 @@ public final class QueryVerbs {
             double at = hub.clock().nowSeconds();
             if (check == null) {
                 hub.outbox().send(r.session(), claimFrames.denied("wait_denied", waiter, taskId,
-                        "Task '" + taskId + "' is not currently claimed.", at));
+                        "Task '" + taskId + "' is not claimed; nothing to wait for.", at));
             } else if (check.holder().equals(waiter)) {
                 hub.outbox().send(r.session(), claimFrames.denied("wait_denied", waiter, taskId,
-                        "You already hold task '" + taskId + "'.", at));
+                        "You already hold '" + taskId + "'.", at));
             } else if (check.deadlock()) {
                 ObjectNode f = claimFrames.denied("wait_denied", waiter, taskId,
-                        "Waiting on '" + taskId + "' would close a wait-for cycle with " + check.holder() + ".", at);
+                        "Waiting for '" + taskId + "' held by " + check.holder() + " would deadlock.", at);
                 f.put("holder", check.holder());
                 hub.outbox().send(r.session(), f);
             } else {
                 hub.registry().addWait(waiter, taskId);
                 ObjectNode f = hub.frames().envelope(waiter, "wait_granted",
-                        "Waiting on '" + taskId + "' held by " + check.holder() + ".", at);
+                        "Waiting for '" + taskId + "' held by " + check.holder() + ".", at);
                 f.put("task_id", taskId);
                 f.put("holder", check.holder());
                 hub.outbox().send(r.session(), f);
