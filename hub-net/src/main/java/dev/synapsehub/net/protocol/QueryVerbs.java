@@ -10,6 +10,7 @@ import dev.synapsehub.net.wire.FieldCoercion;
 import dev.synapsehub.net.wire.HubFrames;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashSet;
 import java.util.List;
@@ -26,6 +27,7 @@ public final class QueryVerbs {
     private final ClaimFrames claimFrames;
     private final BoardVerbs board;
     private final VerbSupport support;
+    private final KnownIdentities known = new KnownIdentities();
 
     public QueryVerbs(HubContext hub, BoardVerbs board) {
         this.hub = hub;
@@ -100,8 +102,11 @@ public final class QueryVerbs {
             hub.outbox().send(r.session(), who(r.sender(), null));
             return;
         }
+        List<String> online = new ArrayList<>(hub.registry().online());
+        online.add(r.sender()); // the requester is always listed (contract A11 M1)
+        known.touchOnline(online);
         support.afterRead(r, "answering who_request", hub.actor().read(s -> s.messaging().mailboxPending()),
-                pending -> hub.outbox().send(r.session(), who(r.sender(), pending)));
+                pending -> hub.outbox().send(r.session(), who(r.sender(), known.withZeros(pending))));
     }
 
     /**
