@@ -80,7 +80,7 @@ class MessagingWireTest {
                 assertThat(got.path("client_msg_id").asText()).isEqualTo("m-1");
                 assertThat(got.path("priority").asText()).isEqualTo("high");
                 assertThat(got.path("metadata").path("k").asDouble()).isEqualTo(1.25);
-                assertThat(got.has("seq")).as("no seq without a journal").isFalse();
+                assertThat(got.path("seq").asInt()).as("a client seq passes through without a journal (A6)").isEqualTo(77);
                 assertThat(got.has("token")).isFalse();
                 assertThat(got.path("msg_id").asLong()).isEqualTo(1);
                 assertThat(got.path("hub_id").asText()).startsWith("syn-");

@@ -145,10 +145,14 @@ public final class MessagingVerbs {
         return chatRenderer(chatBase(r.frame()));
     }
 
-    /** A copy of a chat frame without the hub-owned members, which a client cannot pre-set. */
+    /**
+     * A copy of a chat frame without the hub-owned members, which a client cannot pre-set. A
+     * client's own {@code seq} stays (contract A6, A10.2): a streamed reply numbers its frames
+     * with it; a journaled hub replaces it with the journal seq on live delivery only.
+     */
     private static ObjectNode chatBase(ObjectNode frame) {
         ObjectNode base = frame.deepCopy();
-        base.remove(List.of("client_timestamp", "client_msg_id", "hub_id", "msg_id", "seq", "replayed", "auth"));
+        base.remove(List.of("client_timestamp", "client_msg_id", "hub_id", "msg_id", "replayed", "auth"));
         return base;
     }
 
@@ -164,7 +168,7 @@ public final class MessagingVerbs {
     private void publishChat(Request req, ChatReply c, List<JournaledEvent> committed, double at) {
         long seq = chatSeq(committed);
         boolean journaled = hub.journaled() && seq > 0;
-        String text = journaled ? withSeq(c.frameJson(), seq) : c.frameJson();
+        String text = journaled ? withSeq(req, c.frameJson(), seq) : c.frameJson();
         ReceiptVerdict v = c.verdict();
         boolean receiptFirst = c.receiptRequested() && !v.matchedRecipients().isEmpty() && v.recipients().isEmpty()
                 && c.directed();
@@ -255,7 +259,7 @@ public final class MessagingVerbs {
         if (reply instanceof ChatReply c) {
             long seq = chatSeq(committed);
             boolean journaled = hub.journaled() && seq > 0;
-            fanOut(req, c, journaled ? withSeq(c.frameJson(), seq) : c.frameJson(), at);
+            fanOut(req, c, journaled ? withSeq(req, c.frameJson(), seq) : c.frameJson(), at);
             if (journaled) {
                 deliverExpired(c, at, false);
             }
@@ -264,7 +268,16 @@ public final class MessagingVerbs {
         }
     }
 
-    private static String withSeq(String frameJson, long seq) {
+    /** The stored frame with the journal {@code seq}: in place of the client's own, else appended. */
+    private String withSeq(Request req, String frameJson, long seq) {
+        if (req.frame().has("seq")) {
+            JsonNode node = hub.json().parse(frameJson);
+            if (node != null && node.isObject()) {
+                ObjectNode f = (ObjectNode) node;
+                f.put("seq", seq);
+                return hub.frames().write(f);
+            }
+        }
         String f = frameJson.strip();
         return f.substring(0, f.length() - 1) + (f.length() > 2 ? "," : "") + "\"seq\":" + seq + "}";
     }
