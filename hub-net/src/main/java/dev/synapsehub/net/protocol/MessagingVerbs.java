@@ -104,6 +104,15 @@ public final class MessagingVerbs {
         ObjectNode frame = r.frame();
         String target = FieldCoercion.text(frame.get("target"));
         String channel = FieldCoercion.text(frame.get("channel"));
+        if (channel != null && !channel.strip().isEmpty()) {
+            // no channel verbs here yet, so nobody is a member of any channel: refused as the
+            // contract refuses a non-member (A1.4), never fanned out to everyone
+            ObjectNode e = hub.frames().error(r.sender(), "not a member of channel '" + channel.strip() + "'",
+                    support.now());
+            e.put("channel", channel.strip());
+            hub.outbox().send(r.session(), e);
+            return;
+        }
         JsonNode ts = frame.get("timestamp");
         Number clientTs = ts != null && ts.isNumber() ? ts.numberValue() : null;
         JsonNode rawId = frame.get("client_msg_id");
@@ -185,8 +194,11 @@ public final class MessagingVerbs {
                 }
             });
             if (!v.staleRecipients().isEmpty() || !passive.isEmpty()) {
-                ObjectNode w = hub.frames().envelope(req.sender(), "recipient_liveness_warning",
-                        "Some recipients may not read this soon: " + String.join(", ", v.matchedRecipients()), at);
+                String says = passive.isEmpty()
+                        ? "Some recipients may not read this soon: " + String.join(", ", v.matchedRecipients())
+                        : String.join(", ", passive) + " reached only a passive receiver — socket delivery does not"
+                        + " prove an agent pane was woken; a directed message may sit unread";
+                ObjectNode w = hub.frames().envelope(req.sender(), "recipient_liveness_warning", says, at);
                 w.put("message_target", messageTarget(c.target()));
                 w.put("message_id", c.stamp().msgId());
                 w.put("delivered", v.delivered());
