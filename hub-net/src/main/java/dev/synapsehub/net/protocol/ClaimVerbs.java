@@ -192,7 +192,7 @@ public final class ClaimVerbs {
         }
         ReleaseReceipt receipt = ReleaseReceipt.from(r.frame());
         ReleaseCommand command = new ReleaseCommand(r.sender(), taskId, epoch.boxed(),
-                receipt.hasEvidence() ? receipt.summary(taskId) : null);
+                receipt.hasEvidence() ? receipt.assessment() : null);
         support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at), (req, reply, stored, committed, at) -> {
                     if (reply instanceof Reply.Granted granted) {
                         hub.metrics().releasesGranted.incrementAndGet();

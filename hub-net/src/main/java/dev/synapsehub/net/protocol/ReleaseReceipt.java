@@ -2,13 +2,24 @@ package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.synapsehub.net.wire.FieldCoercion;
 import dev.synapsehub.net.wire.HubFrames;
+import dev.synapsehub.net.wire.PythonFloatFormat;
 
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
 
-/** The closeout evidence of a release and its advisory grade (contract §5.5, §6.3). */
+/**
+ * The closeout evidence of a release and its advisory grade (contract §5.5, §6.3, and the
+ * decision table of A11 R1–R3, which existing tools read): the six cleaned lists, the
+ * {@code confidence} text, the parsed {@code freshness_seconds}, the {@code epistemic_status}
+ * with its exact reasons, and the text of the {@code assessment} note.
+ *
+ * @param freshnessSeconds the unclamped parsed age (may be negative, infinite or NaN), or null
+ *     when absent or unparseable
+ */
 public record ReleaseReceipt(
         List<String> evidence,
         List<String> artifacts,
@@ -20,58 +31,76 @@ public record ReleaseReceipt(
         Double freshnessSeconds) {
 
     static final int MAX_ITEMS = 50;
-    static final int MAX_CHARS = 500;
+    static final int MAX_CODE_POINTS = 500;
     static final double STALE_AFTER_SECONDS = 3600;
 
-    /** Reads the receipt members of a release frame; malformed members degrade to empty. */
+    static final String KNOWN_FAILURES = "known failures declared";
+    static final String POSITIVE = "positive evidence present";
+    static final String NO_POSITIVE = "no positive evidence, artifact, changed file, generated artifact, or approval";
+    static final String NO_FRESHNESS = "freshness_seconds missing";
+    static final String TOO_OLD = "evidence age exceeds 3600 seconds";
+    static final String UNVERIFIED = "fresh evidence present but unverified";
+
+    /** A Python float literal after trimming, underscores between digits allowed (R1.3). */
+    private static final String DIGITS = "\\d(?:_?\\d)*";
+    private static final Pattern FLOAT_LITERAL = Pattern.compile("[+-]?(?:" + DIGITS + "(?:\\.(?:" + DIGITS + ")?)?|\\."
+            + DIGITS + ")(?:[eE][+-]?" + DIGITS + ")?");
+    private static final Pattern NON_FINITE = Pattern.compile("(?i)[+-]?(?:inf|infinity|nan)");
+
+    /** Reads the top-level receipt members of a release frame (R1); an object under {@code evidence} counts as none. */
     public static ReleaseReceipt from(JsonNode frame) {
-        String confidence = FieldCoercion.text(frame.get("confidence"));
-        confidence = confidence == null ? null : truncate(confidence.strip());
+        JsonNode c = frame.get("confidence");
+        String confidence = c == null ? "" : cut(pythonStrip(pythonText(c, true)));
         return new ReleaseReceipt(list(frame.get("evidence")), list(frame.get("artifacts")),
                 list(frame.get("known_failures")), list(frame.get("changed_files")),
                 list(frame.get("generated_artifacts")), list(frame.get("approvals")),
-                confidence == null || confidence.isEmpty() ? null : confidence,
-                FieldCoercion.nonNegative(frame.get("freshness_seconds")));
+                confidence.isEmpty() ? null : confidence, freshness(frame.get("freshness_seconds")));
     }
 
-    /** True when the receipt carries any evidence (then a progress note is posted). */
+    /** True when the receipt carries evidence, so an {@code assessment} note is posted (R3 trigger). */
     public boolean hasEvidence() {
-        return !evidence.isEmpty() || !artifacts.isEmpty() || !knownFailures.isEmpty() || !changedFiles.isEmpty()
-                || !generatedArtifacts.isEmpty() || !approvals.isEmpty() || confidence != null
-                || freshnessSeconds != null;
+        return positive() || !knownFailures.isEmpty() || confidence != null || freshnessSeconds != null;
     }
 
-    /** The hub's advisory grade. */
+    private boolean positive() {
+        return !evidence.isEmpty() || !artifacts.isEmpty() || !changedFiles.isEmpty() || !generatedArtifacts.isEmpty()
+                || !approvals.isEmpty();
+    }
+
+    /** The hub's advisory grade: the first matching row of R2. */
     public String epistemicStatus() {
         if (!knownFailures.isEmpty()) {
             return "degraded";
         }
-        if (evidence.isEmpty() && artifacts.isEmpty() && changedFiles.isEmpty() && generatedArtifacts.isEmpty()
-                && approvals.isEmpty()) {
+        if (!positive()) {
             return "unsupported";
         }
         if (freshnessSeconds == null) {
             return "needs_freshness";
         }
-        return freshnessSeconds > STALE_AFTER_SECONDS ? "stale" : "unverified";
+        return freshnessSeconds > STALE_AFTER_SECONDS ? "stale" : "unverified"; // NaN is not stale
     }
 
-    private List<String> reasons() {
-        switch (epistemicStatus()) {
-            case "degraded":
-                return List.of("known failures reported");
-            case "unsupported":
-                return List.of("no positive evidence, artifact, changed file, generated artifact, or approval");
-            case "needs_freshness":
-                return List.of("evidence freshness not supplied");
-            case "stale":
-                return List.of("evidence older than one hour");
-            default:
-                return List.of("evidence supplied but not independently verified");
+    /** The exact reasons of R2, in order: two per row except {@code unsupported}. */
+    public List<String> epistemicReasons() {
+        if (!knownFailures.isEmpty()) {
+            return List.of(KNOWN_FAILURES, positive() ? POSITIVE : NO_POSITIVE);
         }
+        if (!positive()) {
+            return List.of(NO_POSITIVE);
+        }
+        if (freshnessSeconds == null) {
+            return List.of(POSITIVE, NO_FRESHNESS);
+        }
+        return List.of(POSITIVE, freshnessSeconds > STALE_AFTER_SECONDS ? TOO_OLD : UNVERIFIED);
     }
 
-    /** The receipt object of §6.3. */
+    /** The receipt's {@code freshness_seconds}: negative values clamped to 0.0, NaN kept; null when absent. */
+    Double clampedFreshness() {
+        return freshnessSeconds == null ? null : freshnessSeconds < 0 ? 0.0 : freshnessSeconds;
+    }
+
+    /** The receipt object of §6.3, members in the observed order (R2). */
     public void writeTo(ObjectNode receipt, String taskId, String owner) {
         receipt.put("task_id", taskId);
         receipt.put("owner", owner);
@@ -83,34 +112,50 @@ public record ReleaseReceipt(
         HubFrames.putStrings(receipt, "generated_artifacts", generatedArtifacts);
         HubFrames.putStrings(receipt, "approvals", approvals);
         receipt.put("epistemic_status", epistemicStatus());
-        HubFrames.putStrings(receipt, "epistemic_reasons", reasons());
+        HubFrames.putStrings(receipt, "epistemic_reasons", epistemicReasons());
         if (confidence != null) {
             receipt.put("confidence", confidence);
         }
-        if (freshnessSeconds != null) {
-            HubFrames.putFloat(receipt, "freshness_seconds", freshnessSeconds);
+        Double fresh = clampedFreshness();
+        // a non-finite age grades the release but is never written: Infinity and NaN are not
+        // JSON, and a strict client would drop the whole release_granted (docs/protocol.md)
+        if (fresh != null && Double.isFinite(fresh)) {
+            HubFrames.putFloat(receipt, "freshness_seconds", fresh);
         }
     }
 
-    /** A one-line summary for the assessment note. */
-    public String summary(String taskId) {
-        StringBuilder s = new StringBuilder("release receipt for ").append(taskId).append(": ")
-                .append(epistemicStatus());
-        if (!evidence.isEmpty()) {
-            s.append("; evidence: ").append(String.join(", ", evidence));
-        }
-        if (!knownFailures.isEmpty()) {
-            s.append("; known failures: ").append(String.join(", ", knownFailures));
-        }
+    /** The text of the {@code assessment} note (R3), uncapped. */
+    public String assessment() {
+        List<String> sections = new ArrayList<>();
+        section(sections, "evidence", evidence);
+        section(sections, "artifacts", artifacts);
+        section(sections, "known_failures", knownFailures);
+        section(sections, "changed_files", changedFiles);
+        section(sections, "generated_artifacts", generatedArtifacts);
+        section(sections, "approvals", approvals);
         if (confidence != null) {
-            s.append("; confidence: ").append(confidence);
+            sections.add("confidence=" + confidence);
         }
-        return truncate(s.toString());
+        Double fresh = clampedFreshness();
+        if (fresh != null) {
+            sections.add("freshness_seconds=" + (fresh.isNaN() ? "nan" : fresh.isInfinite() ? "inf"
+                    : PythonFloatFormat.format(fresh)));
+        }
+        sections.add("epistemic_status=" + epistemicStatus());
+        sections.add("epistemic_reasons=" + String.join(", ", epistemicReasons()));
+        return "release receipt: " + String.join("; ", sections);
     }
 
+    private static void section(List<String> sections, String name, List<String> items) {
+        if (!items.isEmpty()) {
+            sections.add(name + "=" + String.join(", ", items));
+        }
+    }
+
+    /** R1.1: a string is one item, an array one per element (non-strings as Python text), else none. */
     private static List<String> list(JsonNode node) {
         List<String> out = new ArrayList<>();
-        if (node == null || node.isNull()) {
+        if (node == null) {
             return out;
         }
         if (node.isTextual()) {
@@ -120,22 +165,116 @@ public record ReleaseReceipt(
                 if (out.size() >= MAX_ITEMS) {
                     break;
                 }
-                if (item.isTextual()) {
-                    add(out, item.textValue());
-                }
+                add(out, pythonText(item, true));
             }
         }
         return out;
     }
 
     private static void add(List<String> out, String value) {
-        String v = value.strip();
+        String v = pythonStrip(value);
         if (!v.isEmpty()) {
-            out.add(truncate(v));
+            out.add(cut(v));
         }
     }
 
-    private static String truncate(String s) {
-        return s.length() <= MAX_CHARS ? s : s.substring(0, MAX_CHARS);
+    /** R1.3: the value's Python text parsed as a Python float literal; null when it is not one. */
+    static Double freshness(JsonNode node) {
+        if (node == null || node.isNull() || node.isBoolean() || node.isContainerNode()) {
+            return null;
+        }
+        String text = pythonStrip(node.isTextual() ? node.textValue() : pythonText(node, true));
+        if (NON_FINITE.matcher(text).matches()) {
+            String t = text.toLowerCase(java.util.Locale.ROOT);
+            return t.endsWith("nan") ? Double.NaN
+                    : t.startsWith("-") ? Double.NEGATIVE_INFINITY : Double.POSITIVE_INFINITY;
+        }
+        if (!FLOAT_LITERAL.matcher(text).matches()) {
+            return null;
+        }
+        return Double.parseDouble(text.replace("_", "")); // too large for a double: infinity, as Python
+    }
+
+    /**
+     * Python's {@code str()} of the decoded JSON value ({@code top}) or its {@code repr()} inside a
+     * container: {@code True}, {@code None}, {@code 1.5}, {@code 1e+20}, {@code ['x']}, {@code {'a': 1}}.
+     */
+    static String pythonText(JsonNode node, boolean top) {
+        if (node.isTextual()) {
+            return top ? node.textValue() : pythonRepr(node.textValue());
+        }
+        if (node.isNull()) {
+            return "None";
+        }
+        if (node.isBoolean()) {
+            return node.booleanValue() ? "True" : "False";
+        }
+        if (node.isIntegralNumber()) {
+            return node.bigIntegerValue().toString();
+        }
+        if (node.isNumber()) {
+            return PythonFloatFormat.format(node.doubleValue());
+        }
+        if (node.isArray()) {
+            List<String> items = new ArrayList<>();
+            node.forEach(item -> items.add(pythonText(item, false)));
+            return "[" + String.join(", ", items) + "]";
+        }
+        List<String> members = new ArrayList<>();
+        for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            members.add(pythonRepr(e.getKey()) + ": " + pythonText(e.getValue(), false));
+        }
+        return "{" + String.join(", ", members) + "}";
+    }
+
+    /** Python's {@code repr()} of a string: single quotes unless it holds one and no double quote. */
+    private static String pythonRepr(String s) {
+        char quote = s.indexOf('\'') >= 0 && s.indexOf('"') < 0 ? '"' : '\'';
+        StringBuilder b = new StringBuilder(s.length() + 2).append(quote);
+        for (int i = 0; i < s.length(); i++) {
+            char ch = s.charAt(i);
+            if (ch == quote || ch == '\\') {
+                b.append('\\').append(ch);
+            } else if (ch == '\n') {
+                b.append("\\n");
+            } else if (ch == '\r') {
+                b.append("\\r");
+            } else if (ch == '\t') {
+                b.append("\\t");
+            } else if (ch < 0x20 || ch == 0x7f) {
+                b.append(String.format("\\x%02x", (int) ch));
+            } else {
+                b.append(ch);
+            }
+        }
+        return b.append(quote).toString();
+    }
+
+    /** Trims Python's whitespace, which Java's {@code strip()} does not match (U+00A0, U+2007, U+202F...). */
+    static String pythonStrip(String s) {
+        int from = 0;
+        int to = s.length();
+        while (from < to && pythonSpace(s.charAt(from))) {
+            from++;
+        }
+        while (to > from && pythonSpace(s.charAt(to - 1))) {
+            to--;
+        }
+        return s.substring(from, to);
+    }
+
+    private static boolean pythonSpace(char c) {
+        return (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x20) || c == 0x85 || c == 0xa0 || c == 0x1680
+                || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f || c == 0x205f
+                || c == 0x3000;
+    }
+
+    /** Cut to 500 code points (an astral character counts once). */
+    private static String cut(String s) {
+        if (s.codePointCount(0, s.length()) <= MAX_CODE_POINTS) {
+            return s;
+        }
+        return s.substring(0, s.offsetByCodePoints(0, MAX_CODE_POINTS));
     }
 }
