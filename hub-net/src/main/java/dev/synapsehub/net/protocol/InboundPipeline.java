@@ -42,6 +42,7 @@ public final class InboundPipeline {
     private final MessagingVerbs messaging;
     private final CapabilityCards cards;
     private final VerbSupport support;
+    private final UnavailableFeatureVerbs unavailable;
 
     public InboundPipeline(HubContext hub) {
         this.hub = hub;
@@ -51,6 +52,7 @@ public final class InboundPipeline {
         this.claims = new ClaimVerbs(hub, board);
         this.queries = new QueryVerbs(hub, board);
         this.support = new VerbSupport(hub);
+        this.unavailable = new UnavailableFeatureVerbs(hub);
     }
 
     /** The hub's claim path, as extensions use it to decide claims on behalf of another hub. */
@@ -247,7 +249,7 @@ public final class InboundPipeline {
             board.handle(request);
         } else if (hub.extensions().handler(type) != null) {
             hub.extensions().handler(type).handle(request);
-        } else {
+        } else if (!unavailable.answer(request)) {
             hub.outbox().send(session, hub.frames().error(sender, "Unknown message type '" + type + "'.", now));
         }
     }

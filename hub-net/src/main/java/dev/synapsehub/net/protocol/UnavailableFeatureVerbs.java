@@ -1,0 +1,119 @@
+package dev.synapsehub.net.protocol;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+/**
+ * Optional verbs of contract §14 whose feature this hub does not run, answered as the
+ * reference answers a hub without that feature (A2.6, A3, A4, A5.1) instead of "Unknown
+ * message type": existing clients read these answers. Nothing is applied, journaled or sent
+ * to anyone but the requester.
+ */
+final class UnavailableFeatureVerbs {
+    private final HubContext hub;
+
+    UnavailableFeatureVerbs(HubContext hub) {
+        this.hub = hub;
+    }
+
+    /** True when {@code r} was answered here. */
+    boolean answer(Request r) {
+        switch (r.type()) {
+            case "federation_offer_request":
+                // a hub with --federation-offer answers through its federation extension first
+                send(r, hub.frames().error(r.sender(), "No federation offer is configured on this hub.", now()));
+                return true;
+            case "guard_denial":
+                if (hub.config().secured() && hub.journaled()) {
+                    return false; // the gate passes, and the verb itself is not implemented here
+                }
+                ObjectNode e = hub.frames().error(r.sender(),
+                        "guard denial evidence requires an authenticated durable hub", now());
+                e.put("error_code", "guard_evidence_unavailable");
+                send(r, e);
+                return true;
+            case "operator_relay_request":
+                operatorRelay(r);
+                return true;
+            case "identity_pin_reclaim":
+                pinReclaim(r);
+                return true;
+            default:
+                return false;
+        }
+    }
+
+    /** A5.1: no relay is authorised here, so a well-formed request answers {@code peer_not_authorised}. */
+    private void operatorRelay(Request r) {
+        boolean wellFormed = required(r, "action") && required(r, "namespace") && required(r, "task_id")
+                && required(r, "operator") && required(r, "origin_hub_id")
+                && optional(r.get("reason"), JsonNode::isTextual) && optional(r.get("break_glass"), JsonNode::isBoolean)
+                && optional(r.get("idem_key"), v -> v.isTextual() && !v.textValue().isBlank());
+        if (!wellFormed) {
+            send(r, hub.frames().error(r.sender(), "Malformed operator relay request", now()));
+            return;
+        }
+        ObjectNode f = hub.frames().envelope(r.sender(), "operator_relay_result", "Operator relay result", now());
+        f.put("applied", false);
+        f.set("action", r.get("action"));
+        f.set("namespace", r.get("namespace"));
+        f.set("task_id", r.get("task_id"));
+        f.put("owner_hub_id", hub.frames().hubId());
+        f.put("detail", "peer_not_authorised");
+        f.put("pending", false);
+        send(r, f);
+    }
+
+    private static boolean required(Request r, String field) {
+        JsonNode v = r.get(field);
+        return v != null && v.isTextual() && !v.textValue().isBlank();
+    }
+
+    private static boolean optional(JsonNode v, java.util.function.Predicate<JsonNode> ok) {
+        return v == null || v.isNull() || ok.test(v);
+    }
+
+    /**
+     * A2.6: the checks in the contract's order up to the ACL grant, which no rule of this hub
+     * ever gives (it has no {@code --acl-policy}), so nothing is ever reclaimed.
+     */
+    private void pinReclaim(Request r) {
+        String pin = text(r.get("pin_name"));
+        String keyId = text(r.get("expected_key_id"));
+        String reason = text(r.get("reason"));
+        String refusal;
+        if (pin.isEmpty()) {
+            refusal = "pin name is required";
+        } else if (keyId.isEmpty()) {
+            refusal = "expected key id is required";
+        } else if (reason.isEmpty()) {
+            refusal = "a non-empty operator reason is required";
+        } else if (reason.codePointCount(0, reason.length()) > 500) {
+            refusal = "operator reason exceeds 500 characters";
+        } else if (pin.equals(r.sender())) {
+            refusal = "an operator cannot reclaim the identity used by its own live connection";
+        } else {
+            refusal = "no identity-pin-reclaim ACL grant authorises this operator and target";
+        }
+        ObjectNode f = hub.frames().envelope(r.sender(), "identity_pin_reclaim_result", refusal, now());
+        f.put("pin_name", pin);
+        f.put("expected_key_id", keyId);
+        f.put("applied", false);
+        JsonNode breakGlass = r.get("break_glass");
+        f.put("break_glass", breakGlass != null && breakGlass.isBoolean() && breakGlass.booleanValue());
+        f.putNull("audit_seq");
+        send(r, f);
+    }
+
+    private static String text(JsonNode v) {
+        return v != null && v.isTextual() ? v.textValue().strip() : "";
+    }
+
+    private void send(Request r, ObjectNode frame) {
+        hub.outbox().send(r.session(), frame);
+    }
+
+    private double now() {
+        return hub.clock().nowSeconds();
+    }
+}
