@@ -37,8 +37,15 @@ public final class MeshHub implements AutoCloseable {
     public static MeshHub start(MeshConfig mesh, HubConfig hub, Journal local, CoordinationState state, Clock clock,
                                 ActorSettings settings, long catchUpMillis)
             throws IOException, JournalException, InterruptedException {
+        return start(mesh, hub, local, state, clock, settings, catchUpMillis, MeshCompaction.DEFAULTS);
+    }
+
+    /** As {@link #start(MeshConfig, HubConfig, Journal, CoordinationState, Clock, ActorSettings, long)}, compacting as {@code compaction} says. */
+    public static MeshHub start(MeshConfig mesh, HubConfig hub, Journal local, CoordinationState state, Clock clock,
+                                ActorSettings settings, long catchUpMillis, MeshCompaction compaction)
+            throws IOException, JournalException, InterruptedException {
         WireEdge edge = new WireEdge();
-        MeshNode node = new MeshNode(mesh, hub.hubId(), local, state, clock, settings, edge);
+        MeshNode node = new MeshNode(mesh, hub.hubId(), local, state, clock, settings, edge, compaction);
         HubServer server = null;
         try {
             node.start();
