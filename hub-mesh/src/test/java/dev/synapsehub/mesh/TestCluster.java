@@ -93,7 +93,8 @@ final class TestCluster implements AutoCloseable {
         if (wire) {
             MeshHub hub;
             try {
-                hub = MeshHub.start(config(id), HubConfig.builder().host("127.0.0.1").port(0).hubId(hubId).build(),
+                hub = MeshHub.start(config(id), HubConfig.builder().host("127.0.0.1").port(0).hubId(hubId)
+                        .metricsEnabled(true).build(),
                         local, new CoordinationState(), clock, ActorSettings.DEFAULTS, 0, compaction);
             } catch (JournalException | InterruptedException e) {
                 throw new IOException(e);
