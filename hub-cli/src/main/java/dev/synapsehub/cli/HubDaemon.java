@@ -191,7 +191,8 @@ final class HubDaemon implements AutoCloseable {
         }
         MeshHub mesh;
         try {
-            mesh = MeshHub.start(meshConfig, config, local, options.newState(), clock, actorSettings, CATCH_UP_MILLIS);
+            mesh = MeshHub.start(meshConfig, config, local, options.newState(), clock, actorSettings, CATCH_UP_MILLIS,
+                    options.meshCompaction());
         } catch (IOException e) {
             throw new JournalException("mesh node " + meshConfig.nodeId() + " could not start: " + e.getMessage(), e);
         }

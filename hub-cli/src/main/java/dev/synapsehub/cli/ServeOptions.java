@@ -9,6 +9,7 @@ import dev.synapsehub.core.claim.RegistryLimits;
 import dev.synapsehub.core.SpecConstants;
 import dev.synapsehub.journal.Retention;
 import dev.synapsehub.journal.SnapshotPolicy;
+import dev.synapsehub.mesh.MeshCompaction;
 import dev.synapsehub.mesh.MeshConfig;
 import dev.synapsehub.mesh.MeshPeer;
 import dev.synapsehub.net.HubConfig;
@@ -214,6 +215,11 @@ public final class ServeOptions {
                     + "(default: ${DEFAULT-VALUE}).")
     double meshCommitTimeout;
 
+    @Option(names = "--mesh-snapshot-every", defaultValue = "10000", paramLabel = "ENTRIES",
+            description = "A mesh node snapshots its state every ENTRIES Raft log entries and compacts the log behind "
+                    + "it; a restart replays at most about that many (default: ${DEFAULT-VALUE}).")
+    long meshSnapshotEvery;
+
     /** The validated hub settings; throws {@link IllegalArgumentException} with an operator-facing message. */
     HubConfig hubConfig() {
         String effectiveToken = resolveToken();
@@ -276,9 +282,17 @@ public final class ServeOptions {
         require(meshId != null && meshPeers != null, "--mesh-id and --mesh-peers go together");
         require(db != null, "a mesh node needs --db (its Raft log goes beside it, in <db>.raft)");
         require(meshCommitTimeout > 0 && Double.isFinite(meshCommitTimeout), "--mesh-commit-timeout must be positive");
+        meshCompaction(); // validated with the other mesh flags
         return new MeshConfig(meshId, MeshPeer.parseList(meshPeers), meshStorage(),
                 Duration.ofMillis((long) (meshCommitTimeout * 1000)), MeshConfig.DEFAULT_ELECTION_MIN,
                 MeshConfig.DEFAULT_ELECTION_MAX);
+    }
+
+    /** The mesh node's log compaction (validated). */
+    MeshCompaction meshCompaction() {
+        require(meshSnapshotEvery >= 1 && meshSnapshotEvery <= 100_000_000,
+                "--mesh-snapshot-every must be within 1..100000000 log entries");
+        return MeshCompaction.every(meshSnapshotEvery);
     }
 
     /** Where a mesh node keeps its Raft log: beside the journal. */
@@ -360,7 +374,8 @@ public final class ServeOptions {
                 + (config.tls().clientCaFile() == null ? "" : ", client certificates from " + config.tls().clientCaFile()));
         if (meshId != null) {
             m.put("mesh", "node " + meshId + " of " + meshPeers + ", raft log " + meshStorage().toAbsolutePath()
-                    + ", commit timeout " + meshCommitTimeout + " s");
+                    + ", commit timeout " + meshCommitTimeout + " s, snapshot every " + meshSnapshotEvery
+                    + " log entries");
         }
         m.put("token", config.secured() ? "set (" + tokenSource() + ")" : "none (open hub)");
         m.put("auth_timeout_s", config.authTimeout().toMillis() / 1000.0);

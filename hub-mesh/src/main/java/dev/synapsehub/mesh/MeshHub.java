@@ -7,8 +7,10 @@ import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.HubServer;
+import dev.synapsehub.net.extension.HubExtensions;
 
 import java.io.IOException;
+import java.util.List;
 
 /**
  * A mesh node serving agents: the {@link MeshNode} and, once it has caught up with the cluster,
@@ -37,8 +39,15 @@ public final class MeshHub implements AutoCloseable {
     public static MeshHub start(MeshConfig mesh, HubConfig hub, Journal local, CoordinationState state, Clock clock,
                                 ActorSettings settings, long catchUpMillis)
             throws IOException, JournalException, InterruptedException {
+        return start(mesh, hub, local, state, clock, settings, catchUpMillis, MeshCompaction.DEFAULTS);
+    }
+
+    /** As {@link #start(MeshConfig, HubConfig, Journal, CoordinationState, Clock, ActorSettings, long)}, compacting as {@code compaction} says. */
+    public static MeshHub start(MeshConfig mesh, HubConfig hub, Journal local, CoordinationState state, Clock clock,
+                                ActorSettings settings, long catchUpMillis, MeshCompaction compaction)
+            throws IOException, JournalException, InterruptedException {
         WireEdge edge = new WireEdge();
-        MeshNode node = new MeshNode(mesh, hub.hubId(), local, state, clock, settings, edge);
+        MeshNode node = new MeshNode(mesh, hub.hubId(), local, state, clock, settings, edge, compaction);
         HubServer server = null;
         try {
             node.start();
@@ -46,7 +55,8 @@ public final class MeshHub implements AutoCloseable {
                 LOG.log(System.Logger.Level.WARNING, "mesh node " + mesh.nodeId() + " has not caught up with a"
                         + " leader within " + catchUpMillis + " ms; serving anyway (writes wait for a quorum)");
             }
-            server = new HubServer(hub, node.actor(), clock, node.journal());
+            server = new HubServer(hub, node.actor(), clock, node.journal(),
+                    new HubExtensions(List.of(new MeshMetrics(node)))); // mesh figures on /metrics
             int port = server.start();
             edge.bind(server);
             return new MeshHub(node, server, port);

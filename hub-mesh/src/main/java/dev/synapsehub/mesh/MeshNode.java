@@ -11,6 +11,7 @@ import dev.synapsehub.core.journal.CommitUnknownException;
 import dev.synapsehub.core.journal.Journal;
 import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.core.state.StateImage;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.conf.RaftProperties;
@@ -23,6 +24,7 @@ import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.SnapshotManagementRequest;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
@@ -86,6 +88,15 @@ public final class MeshNode implements AutoCloseable {
      */
     private volatile long publishAfter = Long.MAX_VALUE;
     private final Clock clock;
+    private final MeshCompaction compaction;
+    /** The log index of the last state image captured for a snapshot; touched on the actor thread only. */
+    private long lastCaptureIndex;
+
+    /** A node with the default log compaction ({@link MeshCompaction#DEFAULTS}). */
+    public MeshNode(MeshConfig config, String hubId, Journal local, CoordinationState state, Clock clock,
+                    ActorSettings settings, EdgeBinding edge) throws IOException {
+        this(config, hubId, local, state, clock, settings, edge, MeshCompaction.DEFAULTS);
+    }
 
     /**
      * Builds a node; nothing runs until {@link #start()}.
@@ -95,8 +106,9 @@ public final class MeshNode implements AutoCloseable {
      * @param state a fresh state: the node rebuilds it from the Raft log
      */
     public MeshNode(MeshConfig config, String hubId, Journal local, CoordinationState state, Clock clock,
-                    ActorSettings settings, EdgeBinding edge) throws IOException {
+                    ActorSettings settings, EdgeBinding edge, MeshCompaction compaction) throws IOException {
         this.config = config;
+        this.compaction = compaction;
         this.nodeId = config.nodeId();
         this.edge = edge;
         this.clock = clock;
@@ -112,6 +124,7 @@ public final class MeshNode implements AutoCloseable {
             return t;
         });
         RaftProperties properties = properties(config);
+        compaction(properties, compaction);
         this.stateMachine = new MeshStateMachine(new Replica(), nodeId);
         this.client = RaftClient.newBuilder().setRaftGroup(group).setProperties(properties)
                 .setRetryPolicy(RetryPolicies.noRetry()).build();
@@ -146,13 +159,26 @@ public final class MeshNode implements AutoCloseable {
         GrpcConfigKeys.Server.setPort(p, config.self().port());
         RaftServerConfigKeys.Rpc.setTimeoutMin(p, millis(config.electionTimeoutMin().toMillis()));
         RaftServerConfigKeys.Rpc.setTimeoutMax(p, millis(config.electionTimeoutMax().toMillis()));
-        RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, false); // no snapshots yet: the log is kept whole
+        // snapshots are requested by the node when its actor has captured an image (MeshSnapshots), not by Ratis
+        RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, false);
         RaftServerConfigKeys.Log.setPreallocatedSize(p, SizeInBytes.valueOf("1MB"));
         // an entry counts toward a commit only once fsynced here (Ratis' defaults, pinned)
         RaftServerConfigKeys.Log.setUnsafeFlushEnabled(p, false);
         RaftServerConfigKeys.Log.setAsyncFlushEnabled(p, false);
         RaftClientConfigKeys.Rpc.setRequestTimeout(p, millis(config.commitTimeout().toMillis()));
         return p;
+    }
+
+    /** Log compaction: snapshots every N entries, the log purged up to the newest, two intervals kept. */
+    private static void compaction(RaftProperties p, MeshCompaction c) {
+        RaftServerConfigKeys.Snapshot.setCreationGap(p, 1);
+        RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, 3);
+        // purge past a follower that is down: it catches up by snapshot install instead of holding the log
+        RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
+        RaftServerConfigKeys.Log.setPurgePreservationLogNum(p, c.preservedEntries());
+        RaftServerConfigKeys.Log.setPurgeGap(p, (int) Math.max(1, Math.min(1024, c.snapshotEvery())));
+        RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf(c.segmentBytes()));
+        RaftServerConfigKeys.Log.setPreallocatedSize(p, SizeInBytes.valueOf(Math.min(1L << 20, c.segmentBytes())));
     }
 
     private static TimeDuration millis(long ms) {
@@ -326,6 +352,7 @@ public final class MeshNode implements AutoCloseable {
             }
             cursor.applied(index, state.lastSeq());
         }
+        captureIfDue(state);
         for (int i = 0; publish && i < batch.decisions().size(); i++) {
             ReplicatedBatch.Decision d = batch.decisions().get(i);
             if (!nodeId.equals(d.originNodeId())) {
@@ -333,6 +360,71 @@ public final class MeshNode implements AutoCloseable {
             }
         }
         return null;
+    }
+
+    /**
+     * Every {@code snapshotEvery} log entries, captures the state (committed: replicated jobs run
+     * between batches) for the next snapshot and asks Ratis to take it; Ratis writes it on its
+     * own thread, so neither waits for the other.
+     */
+    private void captureIfDue(CoordinationState state) {
+        long index = cursor.appliedIndex();
+        if (index - lastCaptureIndex < compaction.snapshotEvery()) {
+            return;
+        }
+        lastCaptureIndex = index;
+        stateMachine.snapshots().offer(new MeshSnapshotFile(0, index, clock.nowSeconds(), stateMachine.originSeqs(),
+                state.image()));
+        scheduler.execute(this::requestSnapshot);
+    }
+
+    private void requestSnapshot() {
+        if (closed) {
+            return;
+        }
+        SnapshotManagementRequest request = SnapshotManagementRequest.newCreate(proposerId, RaftPeerId.valueOf(nodeId),
+                group.getGroupId(), callIds.incrementAndGet(), config.commitTimeout().toMillis());
+        try {
+            server.snapshotManagementAsync(request).whenComplete((reply, fault) -> {
+                if (fault != null || reply == null || !reply.isSuccess()) {
+                    LOG.log(System.Logger.Level.WARNING, "mesh node " + nodeId + ": snapshot request not done: "
+                            + (fault != null ? fault : reply == null ? "no reply" : reply.getException())
+                            + "; the capture is written with the next one");
+                }
+            });
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "mesh node " + nodeId + ": cannot request a snapshot: " + e);
+        }
+    }
+
+    /** This node's snapshots, measured now. */
+    public SnapshotStatus snapshotStatus() {
+        MeshSnapshots s = stateMachine.snapshots();
+        return new SnapshotStatus(s.latestIndex(), s.loadedIndex(), s.taken(), s.corrupt(), s.failed(),
+                logStartIndex(), compaction.snapshotEvery());
+    }
+
+    /**
+     * A node's snapshots and compacted log.
+     *
+     * @param lastSnapshotIndex the newest snapshot's log index, -1 when none
+     * @param loadedIndex the snapshot this node started from or last installed, -1 when none
+     * @param taken snapshots written since start
+     * @param corrupt snapshot files refused as corrupt since start
+     * @param failed snapshots that could not be written since start
+     * @param logStartIndex the first index the Raft log still holds (compaction moves it forward), -1 unknown
+     * @param snapshotEvery the configured interval, in log entries
+     */
+    public record SnapshotStatus(long lastSnapshotIndex, long loadedIndex, long taken, long corrupt, long failed,
+                                 long logStartIndex, long snapshotEvery) {
+    }
+
+    private long logStartIndex() {
+        try {
+            return server.getDivision(group.getGroupId()).getRaftLog().getStartIndex();
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
     }
 
     /**
@@ -364,6 +456,31 @@ public final class MeshNode implements AutoCloseable {
                     site.fail(why);
                     LOG.log(System.Logger.Level.ERROR, "mesh node " + nodeId + " stops deciding: " + why
                             + "; restore it from a healthy peer");
+                }
+            });
+        }
+
+        @Override
+        public void restored(long index, StateImage image) {
+            actor.applyReplicated(s -> {
+                if (index > cursor.appliedIndex()) {
+                    s.replaceWith(image);
+                    cursor.applied(index, s.lastSeq());
+                    lastCaptureIndex = Math.max(lastCaptureIndex, index);
+                    long copied = journal.local().lastSeq();
+                    if (copied < s.lastSeq()) {
+                        // the local copy serves mailbox replay; the Raft log no longer holds the gap
+                        LOG.log(System.Logger.Level.WARNING, "mesh node " + nodeId + ": the local journal copy"
+                                + " ends at seq " + copied + ", the snapshot at seq " + s.lastSeq()
+                                + "; mailbox replay on this node cannot serve the seqs between");
+                    }
+                }
+                return null;
+            }).whenComplete((done, fault) -> {
+                if (fault != null && !closed) {
+                    site.fail("cannot load the snapshot at index " + index + ": " + fault.getMessage());
+                    LOG.log(System.Logger.Level.ERROR, "mesh node " + nodeId + " stops deciding: cannot load the"
+                            + " snapshot at index " + index + ": " + fault);
                 }
             });
         }

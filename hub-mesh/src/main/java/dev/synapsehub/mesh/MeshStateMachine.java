@@ -1,14 +1,25 @@
 package dev.synapsehub.mesh;
 
+import dev.synapsehub.core.state.StateImage;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftGroupMemberId;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.SnapshotInfo;
+import org.apache.ratis.statemachine.StateMachineStorage;
 import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.statemachine.impl.BaseStateMachine;
+import org.apache.ratis.util.LifeCycle;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The Ratis state machine of a mesh node. It owns no coordination state: it judges each
@@ -35,6 +46,13 @@ final class MeshStateMachine extends BaseStateMachine {
 
         /** A follower's forwarded mutation, on the leader; answers the encoded reply. */
         CompletableFuture<Message> forwarded(byte[] request);
+
+        /**
+         * The state as of log index {@code index} comes from a snapshot (at start, or installed
+         * from the leader): it replaces what the node's state holds, before any later record.
+         */
+        default void restored(long index, StateImage image) {
+        }
     }
 
     private final Replica replica;
@@ -45,10 +63,90 @@ final class MeshStateMachine extends BaseStateMachine {
     private volatile long lastAcceptedSeen;
     private volatile long rejected;
     private volatile long highestOwnOriginSeq;
+    /** Per origin node, the highest origin seq seen: carried by snapshots, the log before them is gone. */
+    private final Map<String, Long> originSeqs = new ConcurrentHashMap<>();
+    private final MeshSnapshots snapshots;
 
     MeshStateMachine(Replica replica, String nodeId) {
+        this(replica, nodeId, new MeshSnapshots(nodeId));
+    }
+
+    MeshStateMachine(Replica replica, String nodeId, MeshSnapshots snapshots) {
         this.replica = replica;
         this.nodeId = nodeId;
+        this.snapshots = snapshots;
+    }
+
+    // ------------------------------------------------------------------ snapshots (seed 001 §11, issue 13)
+
+    @Override
+    public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage storage) throws IOException {
+        super.initialize(server, groupId, storage);
+        getLifeCycle().startAndTransition(() -> {
+            snapshots.init(storage);
+            restore(snapshots.load(false));
+        }, IOException.class);
+    }
+
+    @Override
+    public void pause() {
+        getLifeCycle().transition(LifeCycle.State.PAUSING);
+        getLifeCycle().transition(LifeCycle.State.PAUSED);
+    }
+
+    /** Ratis installed the leader's snapshot (this node was too far behind): start over from it. */
+    @Override
+    public void reinitialize() throws IOException {
+        MeshSnapshotFile installed = snapshots.load(true);
+        LOG.log(System.Logger.Level.INFO, "mesh node " + nodeId + " installed the leader's snapshot at index "
+                + installed.index());
+        restore(installed);
+        getLifeCycle().transition(LifeCycle.State.STARTING);
+        getLifeCycle().transition(LifeCycle.State.RUNNING);
+    }
+
+    private void restore(MeshSnapshotFile file) {
+        if (file == null) {
+            return;
+        }
+        lastAccepted = file.index(); // a snapshot is taken at an accepted record: the next base
+        lastAcceptedSeen = file.index();
+        file.originSeqs().forEach((origin, seq) -> originSeqs.merge(origin, seq, Math::max));
+        highestOwnOriginSeq = Math.max(highestOwnOriginSeq, originSeqs.getOrDefault(nodeId, 0L));
+        setLastAppliedTermIndex(TermIndex.valueOf(file.term(), file.index()));
+        replica.restored(file.index(), file.image());
+    }
+
+    @Override
+    public StateMachineStorage getStateMachineStorage() {
+        return snapshots.storage();
+    }
+
+    @Override
+    public SnapshotInfo getLatestSnapshot() {
+        return snapshots.latest();
+    }
+
+    /** Writes the node's newest captured image (never waits for the actor) and returns the snapshot index. */
+    @Override
+    public long takeSnapshot() {
+        return snapshots.write(index -> {
+            try {
+                return getServer().join().getDivision(getGroupId()).getRaftLog().getTermIndex(index);
+            } catch (IOException | RuntimeException e) {
+                return null;
+            }
+        });
+    }
+
+    /** The snapshots (for the node's status and captures). */
+    MeshSnapshots snapshots() {
+        return snapshots;
+    }
+
+    /** Per origin node, the highest origin seq seen so far. */
+    Map<String, Long> originSeqs() {
+        return Map.copyOf(originSeqs);
     }
 
     @Override
@@ -70,6 +168,7 @@ final class MeshStateMachine extends BaseStateMachine {
         } catch (IllegalArgumentException e) {
             return reject(index, "malformed record: " + e.getMessage());
         }
+        originSeqs.merge(record.originNodeId(), record.originSeq(), Math::max);
         if (nodeId.equals(record.originNodeId()) && record.originSeq() > highestOwnOriginSeq) {
             highestOwnOriginSeq = record.originSeq(); // rebuilt on restart from the log (seed 001 §11 step 2)
         }

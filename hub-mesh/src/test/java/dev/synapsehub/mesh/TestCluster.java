@@ -35,6 +35,7 @@ final class TestCluster implements AutoCloseable {
     private final String hubId;
     private final boolean wire;
     private final double skewSeconds;
+    private final MeshCompaction compaction;
 
     TestCluster(Path dir, int size) throws IOException {
         this(dir, size, false);
@@ -46,7 +47,17 @@ final class TestCluster implements AutoCloseable {
 
     /** With node n's clock {@code n * skewSeconds} ahead of the wall clock. */
     TestCluster(Path dir, int size, boolean wire, double skewSeconds) throws IOException {
+        this(dir, size, wire, skewSeconds, MeshCompaction.DEFAULTS);
+    }
+
+    /** Nodes compacting their logs as {@code compaction} says. */
+    TestCluster(Path dir, int size, MeshCompaction compaction) throws IOException {
+        this(dir, size, false, 0, compaction);
+    }
+
+    TestCluster(Path dir, int size, boolean wire, double skewSeconds, MeshCompaction compaction) throws IOException {
         this.dir = dir;
+        this.compaction = compaction;
         this.wire = wire;
         this.skewSeconds = skewSeconds;
         for (int i = 1; i <= size; i++) {
@@ -82,8 +93,9 @@ final class TestCluster implements AutoCloseable {
         if (wire) {
             MeshHub hub;
             try {
-                hub = MeshHub.start(config(id), HubConfig.builder().host("127.0.0.1").port(0).hubId(hubId).build(),
-                        local, new CoordinationState(), clock, ActorSettings.DEFAULTS, 0);
+                hub = MeshHub.start(config(id), HubConfig.builder().host("127.0.0.1").port(0).hubId(hubId)
+                        .metricsEnabled(true).build(),
+                        local, new CoordinationState(), clock, ActorSettings.DEFAULTS, 0, compaction);
             } catch (JournalException | InterruptedException e) {
                 throw new IOException(e);
             }
@@ -93,11 +105,25 @@ final class TestCluster implements AutoCloseable {
         }
         TestEdge edge = new TestEdge();
         MeshNode node = new MeshNode(config(id), hubId, local, new CoordinationState(), clock,
-                ActorSettings.DEFAULTS, edge);
-        node.start();
+                ActorSettings.DEFAULTS, edge, compaction);
+        try {
+            node.start();
+        } catch (IOException | RuntimeException e) {
+            try {
+                node.close();
+            } catch (Exception suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
         nodes.put(id, node);
         edges.put(id, edge);
         return node;
+    }
+
+    /** The directory the cluster keeps its nodes' storage in. */
+    Path dir() {
+        return dir;
     }
 
     /** The WebSocket URI of node {@code id} (wire clusters). */

@@ -47,17 +47,29 @@ public final class CoordinationState {
     /** Default number of idempotency keys retained. */
     public static final int DEFAULT_IDEMPOTENCY_CAPACITY = 100_000;
 
-    private final ClaimRegistry claims;
-    private final IdempotencyLedger idempotency;
-    private final BoardRegistry board;
-    private final ResourceRegistry resources;
-    private final MessagingRegistry messaging;
+    // not final: replaceWith swaps in registries restored from an image (a mesh snapshot install)
+    private ClaimRegistry claims;
+    private IdempotencyLedger idempotency;
+    private BoardRegistry board;
+    private ResourceRegistry resources;
+    private MessagingRegistry messaging;
+    private final RegistryLimits limits;
+    private final int idempotencyCapacity;
+    private final BoardLimits boardLimits;
+    private final ResourceLimits resourceLimits;
+    private final MessagingLimits messagingLimits;
     private final UndoLog undo = new UndoLog();
+    private boolean batchOpen;
     private long lastSeq;
 
     /** A state with the given bounds for every registry. */
     public CoordinationState(RegistryLimits limits, int idempotencyCapacity, BoardLimits boardLimits,
             ResourceLimits resourceLimits, MessagingLimits messagingLimits) {
+        this.limits = limits;
+        this.idempotencyCapacity = idempotencyCapacity;
+        this.boardLimits = boardLimits;
+        this.resourceLimits = resourceLimits;
+        this.messagingLimits = messagingLimits;
         this.claims = new ClaimRegistry(limits);
         this.idempotency = new IdempotencyLedger(idempotencyCapacity);
         this.board = new BoardRegistry(boardLimits);
@@ -195,6 +207,34 @@ public final class CoordinationState {
         lastSeq = image.lastSeq();
     }
 
+    /**
+     * Replaces everything this state holds with {@code image}, whatever it held before (a mesh
+     * node installing a snapshot from its leader). The image is loaded into fresh registries with
+     * this state's bounds (INV-RR-2) before anything here changes, so an image a registry refuses
+     * leaves this state as it was. Not undoable: a batch open now goes on over the new registries.
+     */
+    public void replaceWith(StateImage image) {
+        ClaimRegistry c = new ClaimRegistry(limits);
+        IdempotencyLedger i = new IdempotencyLedger(idempotencyCapacity);
+        BoardRegistry b = new BoardRegistry(boardLimits);
+        ResourceRegistry r = new ResourceRegistry(resourceLimits);
+        MessagingRegistry m = new MessagingRegistry(messagingLimits);
+        c.restore(image.claims());
+        i.restore(image.idempotency());
+        b.restore(image.board());
+        r.restore(image.resources());
+        m.restore(image.messaging());
+        claims = c;
+        idempotency = i;
+        board = b;
+        resources = r;
+        messaging = m;
+        lastSeq = image.lastSeq();
+        if (batchOpen) {
+            beginBatch(); // the old registries' undo steps are dropped with them
+        }
+    }
+
     /** Applies a journaled event under its own seq (replay; gaps in the log are skipped over). */
     public void apply(JournaledEvent journaled) {
         if (journaled.seq() - 1 > lastSeq) {
@@ -226,6 +266,7 @@ public final class CoordinationState {
         resources.beginBatch();
         messaging.beginBatch();
         undo.begin();
+        batchOpen = true;
     }
 
     /** The batch committed: keep its effects. */
@@ -236,6 +277,7 @@ public final class CoordinationState {
         resources.commitBatch();
         messaging.commitBatch();
         undo.commit();
+        batchOpen = false;
     }
 
     /** The batch failed to commit: undo its effects (INV-JA-2). */
@@ -246,6 +288,7 @@ public final class CoordinationState {
         resources.rollbackBatch();
         messaging.rollbackBatch();
         undo.rollback();
+        batchOpen = false;
     }
 
     /** The claim registry. */

@@ -1,0 +1,90 @@
+package dev.synapsehub.mesh;
+
+import dev.synapsehub.net.extension.ClaimService;
+import dev.synapsehub.net.extension.HubExtension;
+import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.protocol.Request;
+
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * A mesh node's figures on {@code /metrics}, measured at each scrape from the node itself:
+ * Raft term, commit and applied index, whether it leads, its snapshots and log start, and on the
+ * leader each follower's replication lag (the leader's commit index minus the follower's match
+ * index, as Ratis' leader reports it). Answers no frames.
+ */
+final class MeshMetrics implements HubExtension {
+    private final MeshNode node;
+
+    MeshMetrics(MeshNode node) {
+        this.node = node;
+    }
+
+    @Override
+    public void bind(HubContext hub, ClaimService claims) {
+        // nothing to bind: the figures come from the node
+    }
+
+    @Override
+    public boolean handles(String type) {
+        return false;
+    }
+
+    @Override
+    public void handle(Request request) {
+        throw new IllegalStateException("mesh metrics answer no frames");
+    }
+
+    @Override
+    public void appendMetrics(StringBuilder out) {
+        MeshStatus s = node.status();
+        MeshNode.SnapshotStatus snap = node.snapshotStatus();
+        gauge(out, "synapse_mesh_term", "The Raft term this node is in (the contract's lease epoch).", s.term());
+        gauge(out, "synapse_mesh_leader", "1 while this node is the Raft leader, 0 otherwise.", s.leading() ? 1 : 0);
+        gauge(out, "synapse_mesh_commit_index", "The last Raft log index this node knows committed.", s.commitIndex());
+        gauge(out, "synapse_mesh_applied_index", "The last Raft log index this node's state holds.", s.appliedIndex());
+        gauge(out, "synapse_mesh_applied_seq", "The last event seq this node's state holds.", s.appliedSeq());
+        gauge(out, "synapse_mesh_quorum", "Votes a commit needs: floor(voters / 2) + 1.", s.quorum());
+        gauge(out, "synapse_mesh_last_snapshot_index", "Log index of this node's newest snapshot, -1 when none.",
+                snap.lastSnapshotIndex());
+        gauge(out, "synapse_mesh_log_start_index", "First index this node's Raft log still holds (compaction moves it).",
+                snap.logStartIndex());
+        counter(out, "synapse_mesh_snapshots_taken_total", "Snapshots this node wrote since start.", snap.taken());
+        counter(out, "synapse_mesh_snapshots_corrupt_total", "Snapshot files refused as corrupt since start.",
+                snap.corrupt());
+        counter(out, "synapse_mesh_snapshot_failures_total", "Snapshots that could not be written since start.",
+                snap.failed());
+        counter(out, "synapse_mesh_rejected_records_total", "Records rejected as fenced or malformed since start.",
+                s.rejectedRecords());
+        counter(out, "synapse_mesh_forwarded_total", "Mutations this node forwarded to a leader since start.",
+                s.forwarded());
+        counter(out, "synapse_mesh_unknown_outcomes_total", "Forwarded mutations answered commit_unknown since start.",
+                s.unknownOutcomes());
+        Map<String, Long> match = new TreeMap<>(s.peerMatchIndex());
+        if (!match.isEmpty()) {
+            out.append("# HELP synapse_mesh_peer_lag_entries On the leader: its commit index minus each follower's"
+                    + " replicated (match) index.\n# TYPE synapse_mesh_peer_lag_entries gauge\n");
+            match.forEach((peer, index) -> out.append("synapse_mesh_peer_lag_entries{peer=\"").append(label(peer))
+                    .append("\"} ").append(Math.max(0, s.commitIndex() - index)).append('\n'));
+        }
+    }
+
+    private static void gauge(StringBuilder out, String name, String help, long value) {
+        out.append("# HELP ").append(name).append(' ').append(help).append('\n');
+        out.append("# TYPE ").append(name).append(" gauge\n");
+        out.append(name).append(' ').append(value).append('\n');
+    }
+
+    private static void counter(StringBuilder out, String name, String help, long value) {
+        String family = name.substring(0, name.length() - "_total".length());
+        out.append("# HELP ").append(family).append(' ').append(help).append('\n');
+        out.append("# TYPE ").append(family).append(" counter\n");
+        out.append(name).append(' ').append(value).append('\n');
+    }
+
+    /** A Prometheus label value: backslash, quote and newline escaped. */
+    private static String label(String v) {
+        return v.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+    }
+}

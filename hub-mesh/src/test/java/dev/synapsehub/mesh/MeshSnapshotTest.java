@@ -1,0 +1,164 @@
+package dev.synapsehub.mesh;
+
+import dev.synapsehub.core.actor.Mutation;
+import dev.synapsehub.core.actor.Outcome;
+import dev.synapsehub.core.claim.Claim;
+import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.stream.Stream;
+
+import static dev.synapsehub.mesh.MeshReplicationTest.claim;
+import static dev.synapsehub.mesh.MeshReplicationTest.claims;
+import static dev.synapsehub.mesh.MeshReplicationTest.submit;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Snapshots and log compaction: restart from snapshot plus log tail, catch-up by install, corrupt files refused. */
+class MeshSnapshotTest {
+    /** A snapshot every 8 entries, 8 KiB log segments: a few dozen claims compact the log. */
+    private static final MeshCompaction SMALL = new MeshCompaction(8, 8 << 10);
+
+    @TempDir
+    Path dir;
+    private TestCluster cluster;
+
+    @AfterEach
+    void stop() throws Exception {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    /** Grants {@code count} fresh tasks through {@code node}; returns the last seq. */
+    private static long grant(MeshNode node, String prefix, int count) throws Exception {
+        long seq = 0;
+        for (int i = 0; i < count; i++) {
+            Outcome o = submit(node, Mutation.of(claim("snap", prefix + i)));
+            assertThat(((Outcome.Decided) o).reply().granted()).as(prefix + i).isTrue();
+            seq = OutcomeCodec.lastSeq(o);
+        }
+        return seq;
+    }
+
+    private record SnapshotFile(Path path, long index) {
+    }
+
+    /** The node's snapshot files on disk, newest first. */
+    private List<SnapshotFile> snapshotFiles(String id) throws IOException {
+        try (Stream<Path> files = Files.walk(dir.resolve(id + ".db.raft"))) {
+            return files.map(p -> {
+                Matcher m = SimpleStateMachineStorage.SNAPSHOT_REGEX.matcher(p.getFileName().toString());
+                return m.matches() ? new SnapshotFile(p, Long.parseLong(m.group(2))) : null;
+            }).filter(f -> f != null).sorted(Comparator.comparingLong(SnapshotFile::index).reversed()).toList();
+        }
+    }
+
+    private static void corrupt(Path file) throws IOException {
+        byte[] bytes = Files.readAllBytes(file);
+        bytes[bytes.length / 2] ^= 0x5A;
+        Files.write(file, bytes);
+    }
+
+    @Test
+    void aRestartedNodeStartsFromItsSnapshotPlusTheLogTail() throws Exception {
+        cluster = new TestCluster(dir, 3, SMALL);
+        MeshNode leader = cluster.awaitLeader();
+        MeshNode follower = cluster.follower(leader);
+        long seq = grant(leader, "R", 40);
+        cluster.awaitApplied(seq);
+        TestCluster.await("the follower snapshotted and compacted its log", () -> {
+            MeshNode.SnapshotStatus s = follower.snapshotStatus();
+            return s.lastSnapshotIndex() > 0 && s.logStartIndex() > 0;
+        });
+        List<Claim> reference = claims(leader);
+        String id = follower.nodeId();
+        cluster.stop(id);
+
+        MeshNode restarted = cluster.start(id);
+        MeshNode.SnapshotStatus status = restarted.snapshotStatus();
+        assertThat(status.loadedIndex()).as("started from its snapshot").isPositive();
+        assertThat(status.logStartIndex()).as("the log before it is gone").isPositive();
+        TestCluster.await("the restarted node holds seq " + seq, () -> restarted.status().appliedSeq() >= seq);
+        assertThat(claims(restarted)).isEqualTo(reference);
+        assertThat(restarted.actor().read(s -> s.lastSeq()).get()).isEqualTo(seq);
+
+        // and it goes on applying what commits next
+        long next = grant(leader, "N", 3);
+        TestCluster.await("the restarted node applies new records", () -> restarted.status().appliedSeq() >= next);
+        assertThat(claims(restarted)).isEqualTo(claims(leader));
+    }
+
+    @Test
+    void aNodeDownWhileTheLogWasCompactedCatchesUpBySnapshotInstall() throws Exception {
+        cluster = new TestCluster(dir, 3, SMALL);
+        MeshNode leader = cluster.awaitLeader();
+        MeshNode lagging = cluster.follower(leader);
+        cluster.awaitApplied(grant(leader, "A", 2));
+        String id = lagging.nodeId();
+        long downAt = lagging.status().appliedIndex();
+        cluster.stop(id);
+
+        long seq = grant(leader, "B", 60);
+        TestCluster.await("the leader compacted past the lagging node", () ->
+                leader.snapshotStatus().logStartIndex() > downAt + 1);
+        MeshNode back = cluster.start(id);
+        TestCluster.await("the lagging node catches up", () -> back.status().appliedSeq() >= seq);
+
+        assertThat(back.snapshotStatus().loadedIndex()).as("it installed the leader's snapshot")
+                .isGreaterThan(downAt + 1);
+        assertThat(claims(back)).isEqualTo(claims(leader));
+        long next = grant(leader, "C", 2);
+        TestCluster.await("it applies what commits next", () -> back.status().appliedSeq() >= next);
+        assertThat(claims(back)).isEqualTo(claims(leader));
+    }
+
+    @Test
+    void aCorruptSnapshotIsRefusedAndTheNodeFallsBackToThePreviousOneAndTheLog() throws Exception {
+        cluster = new TestCluster(dir, 3, SMALL);
+        MeshNode leader = cluster.awaitLeader();
+        MeshNode follower = cluster.follower(leader);
+        String id = follower.nodeId();
+        long seq = grant(leader, "K", 30);
+        cluster.awaitApplied(seq);
+        TestCluster.await("two snapshots on the follower", () -> follower.snapshotStatus().taken() >= 2);
+        List<Claim> reference = claims(leader);
+        cluster.stop(id);
+        List<SnapshotFile> files = snapshotFiles(id);
+        assertThat(files).hasSizeGreaterThanOrEqualTo(2);
+        corrupt(files.get(0).path());
+
+        MeshNode restarted = cluster.start(id);
+        MeshNode.SnapshotStatus status = restarted.snapshotStatus();
+        assertThat(status.corrupt()).as("the corrupt file was refused").isEqualTo(1);
+        assertThat(status.loadedIndex()).as("it fell back to the previous snapshot").isEqualTo(files.get(1).index());
+        assertThat(files.get(0).path().resolveSibling(files.get(0).path().getFileName() + ".corrupt")).exists();
+        TestCluster.await("the restarted node holds seq " + seq, () -> restarted.status().appliedSeq() >= seq);
+        assertThat(claims(restarted)).isEqualTo(reference);
+    }
+
+    @Test
+    void withNoUsableSnapshotAndACompactedLogTheNodeRefusesToStart() throws Exception {
+        cluster = new TestCluster(dir, 3, SMALL);
+        MeshNode leader = cluster.awaitLeader();
+        MeshNode follower = cluster.follower(leader);
+        String id = follower.nodeId();
+        cluster.awaitApplied(grant(leader, "X", 40));
+        TestCluster.await("the follower compacted its log", () -> follower.snapshotStatus().logStartIndex() > 0
+                && follower.snapshotStatus().taken() >= 1);
+        cluster.stop(id);
+        for (SnapshotFile f : snapshotFiles(id)) {
+            corrupt(f.path());
+        }
+
+        assertThatThrownBy(() -> cluster.start(id)).hasStackTraceContaining("cannot rebuild its state");
+    }
+}
