@@ -79,6 +79,9 @@ public final class MeshNode implements AutoCloseable {
     private final ClientId proposerId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
     private volatile boolean closed;
+    private final MeshIntents intents;
+    /** The leader this node last heard of (its intents' fence names it). */
+    private volatile String lastLeader;
     /**
      * The commit index this node found when it first heard from a leader: the records up to it
      * are history (replayed after a restart, or missed while down) that it applies but does not
@@ -130,7 +133,11 @@ public final class MeshNode implements AutoCloseable {
                 });
             }
         }, mutations, scheduler, config.commitTimeout().toMillis());
-        this.site = new MeshSite(cursor, this::info, forwarder, forwardedOrigins);
+        this.lastLeader = nodeId;
+        this.intents = new MeshIntents(nodeId, IntentQueue.open(new IntentStore(
+                IntentStore.beside(config.storageDir()), nodeId), nodeId, mutations), new IntentView(), this::actor,
+                edge, clock, scheduler, config.commitTimeout().toMillis() + " ms");
+        this.site = new MeshSite(cursor, this::info, forwarder, forwardedOrigins, intents::queueInstead);
         this.journal = new MeshJournal(nodeId, hubId, cursor, this::propose, local, edge, forwardedOrigins,
                 stateMachine::highestOwnOriginSeq);
         this.actor = new CoordinationActor(state, journal, clock, settings, site);
@@ -163,6 +170,7 @@ public final class MeshNode implements AutoCloseable {
     public void start() throws IOException {
         actor.start();
         server.start();
+        intents.start();
         LOG.log(System.Logger.Level.INFO, "mesh node " + nodeId + " started: raft " + config.self().address()
                 + ", group " + group.getGroupId() + ", " + config.peers().size() + " voters, quorum "
                 + config.quorum() + ", storage " + config.storageDir());
@@ -186,6 +194,16 @@ public final class MeshNode implements AutoCloseable {
     /** Where this node's actor decides (for tests and status). */
     MeshSite site() {
         return site;
+    }
+
+    /** The node's offline queue (seed 001 §9). */
+    MeshIntents intents() {
+        return intents;
+    }
+
+    /** Strong writes queued here that wait for replay (seed 001 §9, §12 queueDepth). */
+    public int queueDepth() {
+        return intents.depth();
     }
 
     /** This node's id. */
@@ -352,6 +370,36 @@ public final class MeshNode implements AutoCloseable {
         }
     }
 
+    /** What the offline queue reads of this node. */
+    private final class IntentView implements MeshIntents.View {
+        @Override
+        public long term() {
+            DivisionInfo i = info();
+            return i == null ? 0 : i.getCurrentTerm();
+        }
+
+        @Override
+        public String leader() {
+            return lastLeader;
+        }
+
+        @Override
+        public long baseIndex() {
+            return cursor.appliedIndex();
+        }
+
+        /** Seed 001 §11 step 4: a leader is known, this node heard from it and holds what was accepted. */
+        @Override
+        public boolean readyToReplay() {
+            DivisionInfo i = info();
+            if (closed || i == null || i.getLeaderId() == null || !inTouch() || site.failure() != null
+                    || cursor.appliedIndex() < stateMachine.lastAccepted()) {
+                return false;
+            }
+            return !i.isLeader() || site.decidesHere();
+        }
+    }
+
     /** The Ratis state machine's view of this node. */
     private final class Replica implements MeshStateMachine.Replica {
         @Override
@@ -370,6 +418,10 @@ public final class MeshNode implements AutoCloseable {
 
         @Override
         public void leaderKnown() {
+            DivisionInfo known = info();
+            if (known != null && known.getLeaderId() != null) {
+                lastLeader = known.getLeaderId().toString();
+            }
             if (publishAfter == Long.MAX_VALUE) {
                 publishAfter = Math.max(0, commitIndex()); // what committed before we were in touch is history
             }
