@@ -7,8 +7,10 @@ import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.HubServer;
+import dev.synapsehub.net.extension.HubExtensions;
 
 import java.io.IOException;
+import java.util.List;
 
 /**
  * A mesh node serving agents: the {@link MeshNode} and, once it has caught up with the cluster,
@@ -46,7 +48,8 @@ public final class MeshHub implements AutoCloseable {
                 LOG.log(System.Logger.Level.WARNING, "mesh node " + mesh.nodeId() + " has not caught up with a"
                         + " leader within " + catchUpMillis + " ms; serving anyway (writes wait for a quorum)");
             }
-            server = new HubServer(hub, node.actor(), clock, node.journal());
+            server = new HubServer(hub, node.actor(), clock, node.journal(),
+                    new HubExtensions(List.of(new MeshReadLabel(node))));
             int port = server.start();
             edge.bind(server);
             return new MeshHub(node, server, port);

@@ -80,6 +80,7 @@ public final class MeshNode implements AutoCloseable {
     private final AtomicLong callIds = new AtomicLong();
     private volatile boolean closed;
     private final MeshIntents intents;
+    private final ReadStaleness staleness;
     /** The leader this node last heard of (its intents' fence names it). */
     private volatile String lastLeader;
     /**
@@ -138,6 +139,7 @@ public final class MeshNode implements AutoCloseable {
                 IntentStore.beside(config.storageDir()), nodeId), nodeId, mutations), new IntentView(), this::actor,
                 edge, clock, scheduler, config.commitTimeout().toMillis() + " ms");
         this.site = new MeshSite(cursor, this::info, forwarder, forwardedOrigins, intents::queueInstead);
+        this.staleness = new ReadStaleness(new IntentView(), config.electionTimeoutMax().toMillis());
         this.journal = new MeshJournal(nodeId, hubId, cursor, this::propose, local, edge, forwardedOrigins,
                 stateMachine::highestOwnOriginSeq);
         this.actor = new CoordinationActor(state, journal, clock, settings, site);
@@ -171,6 +173,7 @@ public final class MeshNode implements AutoCloseable {
         actor.start();
         server.start();
         intents.start();
+        scheduler.scheduleWithFixedDelay(staleness::sample, 100, 100, TimeUnit.MILLISECONDS);
         LOG.log(System.Logger.Level.INFO, "mesh node " + nodeId + " started: raft " + config.self().address()
                 + ", group " + group.getGroupId() + ", " + config.peers().size() + " voters, quorum "
                 + config.quorum() + ", storage " + config.storageDir());
@@ -204,6 +207,11 @@ public final class MeshNode implements AutoCloseable {
     /** Strong writes queued here that wait for replay (seed 001 §9, §12 queueDepth). */
     public int queueDepth() {
         return intents.depth();
+    }
+
+    /** How fresh this node's reads are now (seed 001 §12). */
+    ReadStaleness.Staleness staleness() {
+        return staleness.now();
     }
 
     /** This node's id. */
@@ -371,7 +379,41 @@ public final class MeshNode implements AutoCloseable {
     }
 
     /** What the offline queue reads of this node. */
-    private final class IntentView implements MeshIntents.View {
+    private final class IntentView implements MeshIntents.View, ReadStaleness.View {
+        @Override
+        public boolean leading() {
+            return !closed && site.decidesHere();
+        }
+
+        @Override
+        public boolean leaderKnown() {
+            DivisionInfo i = info();
+            return !closed && i != null && i.getLeaderId() != null && inTouch();
+        }
+
+        @Override
+        public long sinceLeaderContactMillis() {
+            DivisionInfo i = info();
+            if (i == null) {
+                return -1;
+            }
+            var role = i.getRoleInfoProto();
+            return role.hasFollowerInfo() && role.getFollowerInfo().hasLeaderInfo()
+                    ? role.getFollowerInfo().getLeaderInfo().getLastRpcElapsedTimeMs() : -1;
+        }
+
+        @Override
+        public boolean caughtUp() {
+            var applied = stateMachine.getLastAppliedTermIndex();
+            return applied != null && applied.getIndex() >= commitIndex()
+                    && cursor.appliedIndex() >= stateMachine.lastAccepted();
+        }
+
+        @Override
+        public int queueDepth() {
+            return intents.depth();
+        }
+
         @Override
         public long term() {
             DivisionInfo i = info();
@@ -404,6 +446,7 @@ public final class MeshNode implements AutoCloseable {
     private final class Replica implements MeshStateMachine.Replica {
         @Override
         public void committed(long index, MeshEnvelope record, ReplicatedBatch batch) {
+            staleness.committed(record.createdAt());
             boolean publish = index > publishAfter && clock.nowSeconds() - record.createdAt() <= staleAfterSeconds();
             actor.applyReplicated(s -> applyCommitted(s, index, batch, publish)).whenComplete((done, fault) -> {
                 if (fault != null && !closed) {
@@ -451,6 +494,10 @@ public final class MeshNode implements AutoCloseable {
                         json.path("version").asText(null));
                 if (incompatible != null) {
                     throw new IllegalArgumentException(incompatible);
+                }
+                if (json.has(MeshQueueProbe.QUERY)) {
+                    return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(
+                            MeshQueueProbe.answer(json, intents.depth())))));
                 }
                 origin = json.path("origin").asText();
                 mutation = mutations.read(json.get("mutation"));
