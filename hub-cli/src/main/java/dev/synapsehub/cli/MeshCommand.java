@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.mesh.MeshConfig;
 import dev.synapsehub.mesh.MeshPeer;
 import dev.synapsehub.mesh.MeshProbe;
+import dev.synapsehub.mesh.MeshQueueProbe;
 import dev.synapsehub.mesh.MeshProbe.PeerReport;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -15,6 +16,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code synapse-hub mesh status}: a mesh's voters as they report themselves. */
@@ -57,11 +59,12 @@ public final class MeshCommand {
             long leaderCommit = reports.stream().filter(r -> r.id().equals(leader)).mapToLong(PeerReport::commitIndex)
                     .findFirst().orElse(-1);
             PrintWriter out = spec.commandLine().getOut();
+            Map<String, Integer> queued = MeshQueueProbe.queueDepths(peers, Duration.ofMillis((long) (timeout * 1000)));
             if (json) {
-                out.println(json(reports, leader, quorum, leaderCommit));
+                out.println(json(reports, leader, quorum, leaderCommit, queued));
             } else {
-                out.printf("leader %s, %d voters, quorum %d, offline queue: not implemented%n",
-                        leader == null ? "none agreed" : leader, peers.size(), quorum);
+                out.printf("leader %s, %d voters, quorum %d, offline queue: %s%n",
+                        leader == null ? "none agreed" : leader, peers.size(), quorum, QueueDepths.text(queued));
                 for (PeerReport r : reports) {
                     if (!r.reachable()) {
                         out.printf("  %-10s %-22s unreachable: %s%n", r.id(), r.address(), r.error());
@@ -91,12 +94,13 @@ public final class MeshCommand {
             return null;
         }
 
-        private static String json(List<PeerReport> reports, String leader, int quorum, long leaderCommit) {
+        private static String json(List<PeerReport> reports, String leader, int quorum, long leaderCommit,
+                                   Map<String, Integer> queued) {
             ObjectMapper mapper = new ObjectMapper();
             ObjectNode o = mapper.createObjectNode();
             o.put("leader", leader);
             o.put("quorum", quorum);
-            o.putNull("queue_depth"); // no offline queue yet
+            QueueDepths.put(o, queued);
             ArrayNode nodes = o.putArray("nodes");
             for (PeerReport r : reports) {
                 ObjectNode n = nodes.addObject();

@@ -143,9 +143,11 @@ class MeshCliTest {
         CliTest.Run status = run("mesh", "status", "--mesh-peers", peers, "--timeout", "10");
         assertThat(status.code()).as(status.err()).isEqualTo(ExitCodes.OK);
         assertThat(status.out()).containsPattern("leader n[123], 3 voters, quorum 2")
-                .contains("LEADER").contains("FOLLOWER").contains("snapshot none");
+                .contains("LEADER").contains("FOLLOWER").contains("snapshot none")
+                .contains("offline queue: 0 queued (n1 0, n2 0, n3 0)");
         CliTest.Run json = run("mesh", "status", "--mesh-peers", peers, "--json");
-        assertThat(json.out()).contains("\"quorum\":2").contains("\"applied_index\"").contains("\"lag\"");
+        assertThat(json.out()).contains("\"quorum\":2").contains("\"applied_index\"").contains("\"lag\"")
+                .contains("\"queue_depth\":0");
 
         hubs.get(1).close();
         hubs.get(2).close(); // one of three left: no majority agrees on a leader

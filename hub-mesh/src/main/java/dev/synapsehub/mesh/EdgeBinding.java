@@ -30,4 +30,12 @@ public interface EdgeBinding {
      * order; must hand the work off and return.
      */
     void publishRemote(RemoteDecision decision);
+
+    /**
+     * Tells {@code agent}, if it is connected to this node, what became of an intent this node
+     * queued for it ({@code report}: the intent's id, outcome, detail). Called off the actor
+     * thread; must hand the work off and return.
+     */
+    default void reportIntent(String agent, JsonNode report) {
+    }
 }

@@ -39,6 +39,9 @@ final class Forwarder {
     /** The leader's answer when its actor no longer decides (it lost the lead meanwhile). */
     static final String NOT_DECIDING = "not_deciding";
     private static final long RETRY_MILLIS = 50;
+    /** The answer when no leader could be reached in time (identity-compared: nothing was applied). */
+    static final Outcome.Refused NO_LEADER = new Outcome.Refused(Outcome.Reason.BUSY,
+            "The mesh has no leader that could decide in time; nothing was applied. Retry shortly.");
 
     /** What the forwarder needs from its node. */
     interface Node {
@@ -172,8 +175,7 @@ final class Forwarder {
 
     private void retry(ByteString request, CompletableFuture<Outcome> future, long deadline) {
         if (System.nanoTime() - deadline > 0) {
-            future.complete(new Outcome.Refused(Outcome.Reason.BUSY,
-                    "The mesh has no leader that could decide in time; nothing was applied. Retry shortly."));
+            future.complete(NO_LEADER);
             return;
         }
         scheduler.schedule(() -> attempt(request, future, deadline), RETRY_MILLIS, TimeUnit.MILLISECONDS);

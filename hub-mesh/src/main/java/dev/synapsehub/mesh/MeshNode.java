@@ -81,6 +81,10 @@ public final class MeshNode implements AutoCloseable {
     private final ClientId proposerId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
     private volatile boolean closed;
+    private final MeshIntents intents;
+    private final ReadStaleness staleness;
+    /** The leader this node last heard of (its intents' fence names it). */
+    private volatile String lastLeader;
     /**
      * The commit index this node found when it first heard from a leader: the records up to it
      * are history (replayed after a restart, or missed while down) that it applies but does not
@@ -143,7 +147,12 @@ public final class MeshNode implements AutoCloseable {
                 });
             }
         }, mutations, scheduler, config.commitTimeout().toMillis());
-        this.site = new MeshSite(cursor, this::info, forwarder, forwardedOrigins);
+        this.lastLeader = nodeId;
+        this.intents = new MeshIntents(nodeId, IntentQueue.open(new IntentStore(
+                IntentStore.beside(config.storageDir()), nodeId), nodeId, mutations), new IntentView(), this::actor,
+                edge, clock, scheduler, config.commitTimeout().toMillis() + " ms");
+        this.site = new MeshSite(cursor, this::info, forwarder, forwardedOrigins, intents::queueInstead);
+        this.staleness = new ReadStaleness(new IntentView(), config.electionTimeoutMax().toMillis());
         this.journal = new MeshJournal(nodeId, hubId, cursor, this::propose, local, edge, forwardedOrigins,
                 stateMachine::highestOwnOriginSeq);
         this.actor = new CoordinationActor(state, journal, clock, settings, site);
@@ -189,6 +198,8 @@ public final class MeshNode implements AutoCloseable {
     public void start() throws IOException {
         actor.start();
         server.start();
+        intents.start();
+        scheduler.scheduleWithFixedDelay(staleness::sample, 100, 100, TimeUnit.MILLISECONDS);
         LOG.log(System.Logger.Level.INFO, "mesh node " + nodeId + " started: raft " + config.self().address()
                 + ", group " + group.getGroupId() + ", " + config.peers().size() + " voters, quorum "
                 + config.quorum() + ", storage " + config.storageDir());
@@ -212,6 +223,21 @@ public final class MeshNode implements AutoCloseable {
     /** Where this node's actor decides (for tests and status). */
     MeshSite site() {
         return site;
+    }
+
+    /** The node's offline queue (seed 001 §9). */
+    MeshIntents intents() {
+        return intents;
+    }
+
+    /** Strong writes queued here that wait for replay (seed 001 §9, §12 queueDepth). */
+    public int queueDepth() {
+        return intents.depth();
+    }
+
+    /** How fresh this node's reads are now (seed 001 §12). */
+    ReadStaleness.Staleness staleness() {
+        return staleness.now();
     }
 
     /** This node's id. */
@@ -444,10 +470,75 @@ public final class MeshNode implements AutoCloseable {
         }
     }
 
+    /** What the offline queue reads of this node. */
+    private final class IntentView implements MeshIntents.View, ReadStaleness.View {
+        @Override
+        public boolean leading() {
+            return !closed && site.decidesHere();
+        }
+
+        @Override
+        public boolean leaderKnown() {
+            DivisionInfo i = info();
+            return !closed && i != null && i.getLeaderId() != null && inTouch();
+        }
+
+        @Override
+        public long sinceLeaderContactMillis() {
+            DivisionInfo i = info();
+            if (i == null) {
+                return -1;
+            }
+            var role = i.getRoleInfoProto();
+            return role.hasFollowerInfo() && role.getFollowerInfo().hasLeaderInfo()
+                    ? role.getFollowerInfo().getLeaderInfo().getLastRpcElapsedTimeMs() : -1;
+        }
+
+        @Override
+        public boolean caughtUp() {
+            var applied = stateMachine.getLastAppliedTermIndex();
+            return applied != null && applied.getIndex() >= commitIndex()
+                    && cursor.appliedIndex() >= stateMachine.lastAccepted();
+        }
+
+        @Override
+        public int queueDepth() {
+            return intents.depth();
+        }
+
+        @Override
+        public long term() {
+            DivisionInfo i = info();
+            return i == null ? 0 : i.getCurrentTerm();
+        }
+
+        @Override
+        public String leader() {
+            return lastLeader;
+        }
+
+        @Override
+        public long baseIndex() {
+            return cursor.appliedIndex();
+        }
+
+        /** Seed 001 §11 step 4: a leader is known, this node heard from it and holds what was accepted. */
+        @Override
+        public boolean readyToReplay() {
+            DivisionInfo i = info();
+            if (closed || i == null || i.getLeaderId() == null || !inTouch() || site.failure() != null
+                    || cursor.appliedIndex() < stateMachine.lastAccepted()) {
+                return false;
+            }
+            return !i.isLeader() || site.decidesHere();
+        }
+    }
+
     /** The Ratis state machine's view of this node. */
     private final class Replica implements MeshStateMachine.Replica {
         @Override
         public void committed(long index, MeshEnvelope record, ReplicatedBatch batch) {
+            staleness.committed(record.createdAt());
             boolean publish = index > publishAfter && clock.nowSeconds() - record.createdAt() <= staleAfterSeconds();
             actor.applyReplicated(s -> applyCommitted(s, index, batch, publish)).whenComplete((done, fault) -> {
                 if (fault != null && !closed) {
@@ -487,6 +578,10 @@ public final class MeshNode implements AutoCloseable {
 
         @Override
         public void leaderKnown() {
+            DivisionInfo known = info();
+            if (known != null && known.getLeaderId() != null) {
+                lastLeader = known.getLeaderId().toString();
+            }
             if (publishAfter == Long.MAX_VALUE) {
                 publishAfter = Math.max(0, commitIndex()); // what committed before we were in touch is history
             }
@@ -516,6 +611,10 @@ public final class MeshNode implements AutoCloseable {
                         json.path("version").asText(null));
                 if (incompatible != null) {
                     throw new IllegalArgumentException(incompatible);
+                }
+                if (json.has(MeshQueueProbe.QUERY)) {
+                    return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(
+                            MeshQueueProbe.answer(json, intents.depth())))));
                 }
                 origin = json.path("origin").asText();
                 mutation = mutations.read(json.get("mutation"));

@@ -7,6 +7,7 @@ import org.apache.ratis.server.DivisionInfo;
 
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BiFunction;
 import java.util.function.Supplier;
 
 /**
@@ -25,14 +26,20 @@ final class MeshSite implements DecisionSite {
     private final Supplier<DivisionInfo> info;
     private final Forwarder forwarder;
     private final Map<Mutation, String> forwardedOrigins;
+    private final BiFunction<Mutation, Outcome.Refused, Outcome> queue;
     private volatile String failure;
 
+    /**
+     * @param queue what becomes of a write no quorum committed in time: queued (seed 001 §9) or
+     *     answered with the refusal
+     */
     MeshSite(ReplicaCursor cursor, Supplier<DivisionInfo> info, Forwarder forwarder,
-             Map<Mutation, String> forwardedOrigins) {
+             Map<Mutation, String> forwardedOrigins, BiFunction<Mutation, Outcome.Refused, Outcome> queue) {
         this.cursor = cursor;
         this.info = info;
         this.forwarder = forwarder;
         this.forwardedOrigins = forwardedOrigins;
+        this.queue = queue;
     }
 
     @Override
@@ -50,7 +57,27 @@ final class MeshSite implements DecisionSite {
             future.complete(NOT_DECIDING);
             return;
         }
-        forwarder.forward(mutation, future);
+        CompletableFuture<Outcome> forwarded = new CompletableFuture<>();
+        forwarded.whenComplete((outcome, fault) -> {
+            if (fault != null) {
+                future.completeExceptionally(fault);
+            } else if (outcome == Forwarder.NO_LEADER || (outcome instanceof Outcome.Refused r
+                    && r.reason() == Outcome.Reason.COMMIT_UNKNOWN)) {
+                future.complete(queue.apply(mutation, (Outcome.Refused) outcome)); // no quorum in time
+            } else {
+                future.complete(outcome);
+            }
+        });
+        forwarder.forward(mutation, forwarded);
+    }
+
+    /** This node decided it but no quorum confirmed it in time: queued, unless another node took it. */
+    @Override
+    public Outcome unconfirmed(Mutation mutation, Outcome.Refused refusal) {
+        if (forwardedOrigins.containsKey(mutation)) {
+            return refusal; // the follower that took it queues it, when told the outcome is unknown
+        }
+        return queue.apply(mutation, refusal);
     }
 
     /** Stops deciding for good: this node's state can no longer be trusted. */

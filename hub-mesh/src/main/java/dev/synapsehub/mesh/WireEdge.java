@@ -6,6 +6,7 @@ import dev.synapsehub.core.actor.MutationContext;
 import dev.synapsehub.core.actor.ResponseRenderer;
 import dev.synapsehub.core.messaging.ChatFrameRenderer;
 import dev.synapsehub.net.HubServer;
+import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.InboundPipeline;
 import dev.synapsehub.net.protocol.RequestContext;
 
@@ -90,5 +91,24 @@ public final class WireEdge implements EdgeBinding {
         if (p != null && decision.context() instanceof RequestContext r) {
             p.publishCommitted(r, decision.reply(), decision.storedResponse(), decision.committed());
         }
+    }
+
+    @Override
+    public void reportIntent(String agent, JsonNode report) {
+        HubServer s = server;
+        InboundPipeline p = s == null ? null : s.pipeline();
+        if (p == null) {
+            return; // not serving yet: no connection to tell; the outcome is in the intent queue
+        }
+        HubContext hub = s.context();
+        var session = hub.registry().session(agent);
+        if (session == null) {
+            return; // the agent is not connected here; the outcome stays in the intent queue
+        }
+        ObjectNode frame = hub.frames().envelope(agent, "intent_reconciled", "Queued intent "
+                + report.path("intent_id").asText() + ": " + report.path("outcome").asText() + ".",
+                hub.clock().nowSeconds());
+        report.fields().forEachRemaining(e -> frame.set(e.getKey(), e.getValue()));
+        hub.outbox().send(session, frame);
     }
 }

@@ -180,8 +180,8 @@ class MeshReplicationTest {
         }
         Outcome outcome = submit(leader, Mutation.of(claim("hank", "Q1")));
         assertThat(outcome).isInstanceOf(Outcome.Refused.class);
-        assertThat(((Outcome.Refused) outcome).reason()).isIn(Outcome.Reason.COMMIT_UNKNOWN, Outcome.Reason.BUSY,
-                Outcome.Reason.JOURNAL_FAILED);
+        assertThat(((Outcome.Refused) outcome).reason()).isIn(Outcome.Reason.QUEUED, Outcome.Reason.COMMIT_UNKNOWN,
+                Outcome.Reason.BUSY, Outcome.Reason.JOURNAL_FAILED);
         assertThat(claims(leader)).isEmpty();
     }
 

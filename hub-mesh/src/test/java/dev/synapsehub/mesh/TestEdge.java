@@ -15,6 +15,8 @@ final class TestEdge implements EdgeBinding {
     }
 
     final List<RemoteDecision> published = new CopyOnWriteArrayList<>();
+    /** Intent reports, as {@code {"agent": ..., "report": {...}}}. */
+    final List<JsonNode> reports = new CopyOnWriteArrayList<>();
 
     @Override
     public JsonNode describe(MutationContext context) {
@@ -45,5 +47,10 @@ final class TestEdge implements EdgeBinding {
     @Override
     public void publishRemote(RemoteDecision decision) {
         published.add(decision);
+    }
+
+    @Override
+    public void reportIntent(String agent, JsonNode report) {
+        reports.add(MeshJson.MAPPER.createObjectNode().put("agent", agent).set("report", report));
     }
 }

@@ -542,8 +542,7 @@ public final class CoordinationActor implements AutoCloseable {
                 LOG.log(System.Logger.Level.ERROR, "journal append of " + all.size()
                         + " events failed; refusing " + pending.size() + " commands", failure);
                 if (failure instanceof CommitUnknownException) {
-                    abandon(Outcome.Reason.COMMIT_UNKNOWN, "The commit could not be confirmed in time; it may still"
-                            + " apply. Retry with the same idem_key to learn the outcome.");
+                    abandonUnconfirmed();
                 } else {
                     abandon(Outcome.Reason.JOURNAL_FAILED, "The journal could not commit; nothing was applied.");
                 }
@@ -642,6 +641,33 @@ public final class CoordinationActor implements AutoCloseable {
         state.rollbackBatch();
         for (Pending p : pending) {
             p.future.complete(new Outcome.Refused(reason, message));
+        }
+        pending.clear();
+        state.beginBatch();
+        for (HeldRead read : reads) {
+            read.evaluate(state);
+        }
+    }
+
+    /**
+     * Undoes a batch whose commit is unknown, like {@link #abandon}; each decided command is
+     * answered as the site says (a replicated hub queues it), the others with the refusal.
+     */
+    private void abandonUnconfirmed() {
+        Outcome.Refused unknown = new Outcome.Refused(Outcome.Reason.COMMIT_UNKNOWN, "The commit could not be"
+                + " confirmed in time; it may still apply. Retry with the same idem_key to learn the outcome.");
+        state.rollbackBatch();
+        for (Pending p : pending) {
+            Outcome answer = unknown;
+            if (p.mutation != null) {
+                try {
+                    answer = site.unconfirmed(p.mutation, unknown);
+                } catch (RuntimeException fault) {
+                    LOG.log(System.Logger.Level.ERROR, "fault handing an unconfirmed " + p.mutation.command()
+                            + " to the decision site", fault);
+                }
+            }
+            p.future.complete(answer);
         }
         pending.clear();
         state.beginBatch();

@@ -29,4 +29,14 @@ public interface DecisionSite {
      * with its outcome, from any thread. Called on the actor thread; must not block.
      */
     void handOver(Mutation mutation, CompletableFuture<Outcome> future);
+
+    /**
+     * A mutation decided here whose commit could not be confirmed ({@code refusal} is
+     * {@link Outcome.Reason#COMMIT_UNKNOWN}; its changes are already undone). The answer the
+     * caller gets: the refusal itself, or what the site made of it (a replicated hub queues it).
+     * Called on the actor thread; must not block.
+     */
+    default Outcome unconfirmed(Mutation mutation, Outcome.Refused refusal) {
+        return refusal;
+    }
 }

@@ -54,6 +54,12 @@ public sealed interface Outcome
          * accepted until the hub restarts from its journal. A request that was being committed when
          * it failed may or may not have been applied.
          */
-        WRITER_FAILED
+        WRITER_FAILED,
+        /**
+         * Not decided yet: a replicated hub could not commit it in time (no quorum) and keeps it
+         * as a durable queued intent, replayed once a quorum is back. It grants nothing until
+         * then; the message names the intent, whose outcome is reported later.
+         */
+        QUEUED
     }
 }

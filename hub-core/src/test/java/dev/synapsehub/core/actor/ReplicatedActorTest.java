@@ -206,4 +206,43 @@ class ReplicatedActorTest {
         assertThat(refused.message()).doesNotContain("nothing was applied");
         assertThat(actor.read(s -> s.claims().epochCounter()).get(5, TimeUnit.SECONDS)).isZero();
     }
+
+    @Test
+    void anUnconfirmedDecisionIsAnsweredAsTheSiteSaysAndStaysUndone() throws Exception {
+        Journal journal = new TestJournal() {
+            @Override
+            public List<JournaledEvent> append(List<CoordinationEvent> batch) throws JournalException {
+                throw new CommitUnknownException("no quorum within the timeout", null);
+            }
+        };
+        List<Mutation> queued = new ArrayList<>();
+        DecisionSite queueing = new DecisionSite() {
+            @Override
+            public boolean decidesHere() {
+                return true;
+            }
+
+            @Override
+            public void handOver(Mutation mutation, CompletableFuture<Outcome> future) {
+                throw new AssertionError("decided here");
+            }
+
+            @Override
+            public Outcome unconfirmed(Mutation mutation, Outcome.Refused refusal) {
+                assertThat(refusal.reason()).isEqualTo(Outcome.Reason.COMMIT_UNKNOWN);
+                queued.add(mutation);
+                return new Outcome.Refused(Outcome.Reason.QUEUED, "queued as intent i-1");
+            }
+        };
+        actor = new CoordinationActor(state, journal, () -> 1000.0, ActorSettings.DEFAULTS, queueing);
+        actor.start();
+        Mutation m = Mutation.of(claim("A", "T1"));
+        Outcome outcome = actor.submit(m).get(5, TimeUnit.SECONDS);
+
+        assertThat(outcome).isEqualTo(new Outcome.Refused(Outcome.Reason.QUEUED, "queued as intent i-1"));
+        assertThat(queued).containsExactly(m);
+        assertThat(actor.read(s -> s.claims().epochCounter()).get(5, TimeUnit.SECONDS)).as("a queued claim grants"
+                + " nothing").isZero();
+        assertThat(actor.read(s -> s.claims().snapshot(1000.0)).get(5, TimeUnit.SECONDS)).isEmpty();
+    }
 }

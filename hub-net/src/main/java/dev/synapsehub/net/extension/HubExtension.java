@@ -1,5 +1,6 @@
 package dev.synapsehub.net.extension;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.Request;
 
@@ -25,6 +26,14 @@ public interface HubExtension {
      */
     default boolean claimIsLocal(Request claim) {
         return true;
+    }
+
+    /**
+     * Adds members to a read reply ({@code state_snapshot}, {@code who_snapshot},
+     * {@code board_snapshot}) just before it is sent: a replicated hub labels how fresh the
+     * state it read is. Runs on the outbox thread; must not block.
+     */
+    default void labelRead(ObjectNode reply) {
     }
 
     /** Appends Prometheus text exposition lines for {@code /metrics} (any thread). */

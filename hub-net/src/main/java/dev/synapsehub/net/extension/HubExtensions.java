@@ -1,5 +1,6 @@
 package dev.synapsehub.net.extension;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.Request;
 
@@ -41,6 +42,11 @@ public final class HubExtensions {
             }
         }
         return true;
+    }
+
+    /** Lets every extension label a read reply ({@link HubExtension#labelRead}). */
+    public void labelRead(ObjectNode reply) {
+        all.forEach(e -> e.labelRead(reply));
     }
 
     /** Every extension's metrics. */

@@ -188,7 +188,11 @@ public final class BoardVerbs {
 
     private void boardRequest(Request r) {
         support.afterRead(r, "answering board_request", hub.actor().read(s -> s.board().snapshot()),
-                snapshot -> hub.outbox().send(r.session(), boardSnapshot(r.sender(), snapshot, support.now())));
+                snapshot -> {
+                    ObjectNode f = boardSnapshot(r.sender(), snapshot, support.now());
+                    hub.extensions().labelRead(f);
+                    hub.outbox().send(r.session(), f);
+                });
     }
 
     ObjectNode boardSnapshot(String requester, BoardSnapshot snapshot, double at) {

@@ -92,6 +92,7 @@ public final class QueryVerbs {
                 o.put("last_sender", d.lastSender());
             }
             snapshot.putArray("pending_relay_approvals");
+            hub.extensions().labelRead(f);
             hub.outbox().send(r.session(), f);
         });
     }
@@ -151,6 +152,7 @@ public final class QueryVerbs {
             ObjectNode w = f.putObject("wake_capabilities");
             wake.forEach(w::put);
         }
+        hub.extensions().labelRead(f);
         return f;
     }
 
