@@ -26,8 +26,9 @@ import java.util.function.DoubleSupplier;
  * fold and mirror together only when every page of the poll checked out. A failed poll changes
  * nothing but the peer's error and backoff (the last observation stays: fails closed).
  *
- * <p>Checks (contract §11.1): a reply within the bound; {@code log_end_seq} known; events
- * contiguous from the requested cursor + 1; each event well formed. Each poll after the first
+ * <p>Checks (contract §11.1): a reply within the bound; {@code log_end_seq} known; no more
+ * events than the page's {@code limit}; events contiguous from the requested cursor + 1; each
+ * event well formed. Each poll after the first
  * re-reads the last event it folded (one event of overlap) and compares its fingerprint: the
  * same content is idempotent, different content at the same seq quarantines the peer, journals
  * {@code multihub_equivocation}, and stops following it until an operator recovery. A peer whose
@@ -144,6 +145,11 @@ final class PeerFollower {
                 }
                 if (list == null || !list.isArray()) {
                     throw new PollFailure("malformed snapshot: 'events' is not a list");
+                }
+                int asked = request.get("limit").intValue();
+                if (list.size() > asked) { // a peer ignoring the page size could make one poll unbounded
+                    throw new PollFailure("oversized page: the peer served " + list.size() + " events where this hub"
+                            + " asked for at most " + asked + " (limit); nothing of this poll is folded");
                 }
                 logEnd = end.longValue();
                 if (list.isEmpty()) {
