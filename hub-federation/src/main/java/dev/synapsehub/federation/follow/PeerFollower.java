@@ -68,10 +68,13 @@ final class PeerFollower {
         this.metrics = metrics;
     }
 
-    /** A check that failed: the poll commits nothing. */
+    /** A check that failed: the poll commits nothing. {@code kind} labels it on {@code /metrics}. */
     private static final class PollFailure extends Exception {
-        PollFailure(String message) {
+        final String kind;
+
+        PollFailure(String kind, String message) {
             super(message);
+            this.kind = kind;
         }
     }
 
@@ -92,6 +95,7 @@ final class PeerFollower {
         } catch (RuntimeException fault) {
             LOG.error("multihub watch: poll of peer '{}' hit an unexpected fault", peer.label(), fault);
             metrics.pollFailures.incrementAndGet();
+            metrics.observationErrors.increment(peer.label(), "fault");
             schedule(backoff(++failures));
         }
     }
@@ -117,7 +121,7 @@ final class PeerFollower {
         try {
             accepted = mirror.fingerprint(peer.label());
         } catch (Mirror.MirrorException e) {
-            return failed(view, e.getMessage());
+            return failed(view, "mirror", e.getMessage());
         }
         boolean overlap = pos > 0 && accepted != null;
         Map<String, ObservedClaim> delta = new LinkedHashMap<>(); // null value: released
@@ -140,21 +144,21 @@ final class PeerFollower {
                 JsonNode end = snapshot.get("log_end_seq");
                 JsonNode list = snapshot.get("events");
                 if (end == null || !end.isIntegralNumber()) {
-                    throw new PollFailure("the peer served no log end (log_end_seq null: it refused this hub, or keeps"
+                    throw new PollFailure("no_log_end", "the peer served no log end (log_end_seq null: it refused this hub, or keeps"
                             + " no journal)");
                 }
                 if (list == null || !list.isArray()) {
-                    throw new PollFailure("malformed snapshot: 'events' is not a list");
+                    throw new PollFailure("malformed", "malformed snapshot: 'events' is not a list");
                 }
                 int asked = request.get("limit").intValue();
                 if (list.size() > asked) { // a peer ignoring the page size could make one poll unbounded
-                    throw new PollFailure("oversized page: the peer served " + list.size() + " events where this hub"
+                    throw new PollFailure("oversized_page", "oversized page: the peer served " + list.size() + " events where this hub"
                             + " asked for at most " + asked + " (limit); nothing of this poll is folded");
                 }
                 logEnd = end.longValue();
                 if (list.isEmpty()) {
                     if (logEnd < pos || overlap) {
-                        throw new PollFailure("the peer's log ends at seq " + logEnd + ", behind this hub's cursor "
+                        throw new PollFailure("log_behind_cursor", "the peer's log ends at seq " + logEnd + ", behind this hub's cursor "
                                 + pos + " (restarted with a shorter log?); keeping the last observation");
                     }
                     caughtUp = true;
@@ -192,11 +196,13 @@ final class PeerFollower {
                 }
             }
         } catch (PollFailure e) {
-            return failed(view, e.getMessage());
+            return failed(view, e.kind, e.getMessage());
         } catch (ExecutionException e) {
-            return failed(view, e.getCause() == null ? e.toString() : e.getCause().getMessage());
+            boolean timedOut = e.getCause() instanceof TimeoutException;
+            return failed(view, timedOut ? "timeout" : "transport",
+                    e.getCause() == null ? e.toString() : e.getCause().getMessage());
         } catch (TimeoutException e) {
-            return failed(view, "no reply within " + settings.replyTimeout().toSeconds() + " s");
+            return failed(view, "timeout", "no reply within " + settings.replyTimeout().toSeconds() + " s");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return interval;
@@ -218,7 +224,7 @@ final class PeerFollower {
         try {
             mirror.commit(next, fingerprint, upserts, releases);
         } catch (Mirror.MirrorException e) {
-            return failed(view, e.getMessage());
+            return failed(view, "mirror", e.getMessage());
         }
         fold.put(next);
         metrics.eventsFolded.addAndGet(events);
@@ -235,17 +241,17 @@ final class PeerFollower {
     private static long checked(JsonNode e, long expected) throws PollFailure {
         JsonNode seq = e.get("seq");
         if (seq == null || !seq.isIntegralNumber()) {
-            throw new PollFailure("malformed event: no integer seq (expected seq " + expected + ")");
+            throw new PollFailure("malformed", "malformed event: no integer seq (expected seq " + expected + ")");
         }
         if (seq.longValue() != expected) {
-            throw new PollFailure("events not contiguous: expected seq " + expected + ", got " + seq.longValue());
+            throw new PollFailure("gap", "events not contiguous: expected seq " + expected + ", got " + seq.longValue());
         }
         JsonNode ts = e.get("ts");
         JsonNode kind = e.get("kind");
         JsonNode payload = e.get("payload");
         if (ts == null || !ts.isNumber() || kind == null || !kind.isTextual()
                 || !(payload == null || payload.isNull() || payload.isObject())) {
-            throw new PollFailure("malformed event at seq " + expected + ": needs ts number, kind string, payload object");
+            throw new PollFailure("malformed", "malformed event at seq " + expected + ": needs ts number, kind string, payload object");
         }
         return expected;
     }
@@ -293,6 +299,7 @@ final class PeerFollower {
             LOG.error("multihub watch: cannot persist the quarantine of '{}': {}", peer.label(), e.getMessage());
         }
         metrics.equivocations.incrementAndGet();
+        metrics.observationErrors.increment(peer.label(), "equivocation");
         LOG.error("multihub watch: peer '{}' served different content at seq {} than before; quarantined until "
                 + "an operator recovers it (synapse-hub federation recover {})", peer.label(), seq, peer.label());
         ObjectNode p = AuditJournal.payload();
@@ -307,9 +314,10 @@ final class PeerFollower {
         fold.put(q);
     }
 
-    private long failed(PeerView view, String error) {
+    private long failed(PeerView view, String kind, String error) {
         failures++;
         metrics.pollFailures.incrementAndGet();
+        metrics.observationErrors.increment(peer.label(), kind);
         fold.put(view.failed(error, skew(view)));
         if (!error.equals(lastLogged)) {
             LOG.warn("multihub watch: poll of peer '{}' failed: {}; keeping the last observation", peer.label(), error);

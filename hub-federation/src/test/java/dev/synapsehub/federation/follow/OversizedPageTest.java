@@ -10,6 +10,7 @@ import dev.synapsehub.federation.testing.Await;
 import dev.synapsehub.federation.testing.FakePeer;
 import dev.synapsehub.federation.testing.FedHub;
 import dev.synapsehub.federation.testing.Federation;
+import dev.synapsehub.federation.testing.Http;
 import dev.synapsehub.federation.testing.Pki;
 import dev.synapsehub.federation.trust.ServingTrust;
 import org.junit.jupiter.api.AfterEach;
@@ -107,6 +108,8 @@ class OversizedPageTest {
         assertThat(refused.cursor()).isEqualTo(3);
         assertThat(refused.logEnd()).isEqualTo(before.logEnd()); // the page's log_end_seq was not taken either
         assertThat(refused.claims()).isEqualTo(before.claims());
+        assertThat(Http.get(first, "/metrics"))
+                .contains("synapse_multihub_peer_observation_errors_total{peer=\"hub-f\",kind=\"oversized_page\"} ");
         first.close();
 
         // the mirror did not change: a restarted follower has the same view back
