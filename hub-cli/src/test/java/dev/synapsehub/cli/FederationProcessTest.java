@@ -175,9 +175,15 @@ class FederationProcessTest {
         assertThat(whileDown.path("ownership").asText()).isEqualTo("remote");
         assertThat(whileDown.path("owner_hub_id").asText()).isEqualTo("hub-b");
         assertThat(sample(a.metrics(), "synapse_active_claims")).isZero();
-        // the observer's poll of hub-b fails and its last observation stays
+        assertThat(sum(a.metrics(), "synapse_forwarded_claim_outcomes_total{owner=\"hub-b\",outcome=\"granted\"}"))
+                .isEqualTo(1);
+        assertThat(sum(a.metrics(), "synapse_forwarded_claim_outcomes_total{owner=\"hub-b\",outcome=\"transport_failure\"}")
+                + sum(a.metrics(), "synapse_forwarded_claim_outcomes_total{owner=\"hub-b\",outcome=\"timeout\"}"))
+                .isEqualTo(1);
+        // the observer's poll of hub-b fails, is counted, and its last observation stays
         JsonNode failing = awaitObserved(reader, "hub-b", view -> !view.path("last_error").isNull());
         assertThat(claimOf(failing, "T-1")).as(failing.toString()).isNotNull();
+        assertThat(sum(c.metrics(), "synapse_multihub_peer_observation_errors_total{peer=\"hub-b\",")).isPositive();
 
         // restart: hub-b is back on its journal, still holds T-1, and forwarding and observation recover
         b.start().awaitHealthy();
@@ -278,6 +284,17 @@ class FederationProcessTest {
             }
         }
         return null;
+    }
+
+    /** The sum of the samples whose name and labels start with {@code prefix} (0 when there is none). */
+    static double sum(String metrics, String prefix) {
+        double total = 0;
+        for (String line : metrics.split("\n")) {
+            if (line.startsWith(prefix)) {
+                total += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return total;
     }
 
     /** The value of the unlabelled sample {@code name} in a Prometheus text body. */
