@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.federation.follow.AdvisoryFold;
 import dev.synapsehub.federation.follow.LogWatch;
 import dev.synapsehub.federation.follow.Mirror;
-import dev.synapsehub.federation.follow.PeerView;
+import dev.synapsehub.federation.follow.PeerGauges;
 import dev.synapsehub.federation.link.PeerLinks;
 import dev.synapsehub.federation.serve.LogServer;
 import dev.synapsehub.federation.serve.ObservedQuery;
@@ -198,22 +198,8 @@ public final class FederationExtension implements HubExtension {
                 watch.metrics().eventsFolded.get());
         FederationMetrics.counter(out, "synapse_multihub_equivocations_total", "Peers quarantined for equivocation.",
                 watch.metrics().equivocations.get());
-        double now = hub.clock().nowSeconds();
-        for (PeerView v : fold.peers()) {
-            String l = "{peer=\"" + FederationMetrics.escapeLabel(v.peer()) + "\"}";
-            FederationMetrics.sample(out, "synapse_multihub_peer_cursor", "Last peer seq folded.", "gauge", l, v.cursor());
-            FederationMetrics.sample(out, "synapse_multihub_peer_lag_events", "Peer events not folded yet.", "gauge", l,
-                    v.lag());
-            FederationMetrics.sample(out, "synapse_multihub_peer_last_success_timestamp_seconds",
-                    "Time of the last successful poll (0: never).", "gauge", l, v.lastSuccess());
-            FederationMetrics.sample(out, "synapse_multihub_peer_clock_skew_seconds",
-                    "Peer clock minus this hub's at the last connection.", "gauge", l,
-                    Double.isNaN(v.clockSkewSeconds()) ? 0 : v.clockSkewSeconds());
-            FederationMetrics.sample(out, "synapse_multihub_peer_quarantined", "1 while quarantined for equivocation.",
-                    "gauge", l, v.quarantined() ? 1 : 0);
-            FederationMetrics.sample(out, "synapse_multihub_peer_live_claims", "Live claims the peer's log asserts.",
-                    "gauge", l, v.claims().values().stream().filter(c -> c.liveAt(now)).count());
-        }
+        watch.metrics().observationErrors.appendTo(out);
+        PeerGauges.appendTo(out, fold.peers(), hub.clock().nowSeconds());
     }
 
     @Override

@@ -22,6 +22,10 @@ public final class FederationMetrics {
     public final AtomicLong ownershipRefusals = new AtomicLong();
     /** Claims decided here on behalf of a peer hub. */
     public final AtomicLong peerClaimsDecided = new AtomicLong();
+    /** Forwarded claims by owning hub and outcome (granted, denied, timeout, transport_failure, malformed). */
+    public final LabelledCounters forwardOutcomes = new LabelledCounters("synapse_forwarded_claim_outcomes_total",
+            "Forwarded claims by owning hub and outcome: granted, denied (by the owner), timeout, "
+                    + "transport_failure, malformed (result).", "owner", "outcome");
 
     /** Appends the counters in Prometheus text format. */
     public void appendTo(StringBuilder s) {
@@ -42,6 +46,7 @@ public final class FederationMetrics {
                 ownershipRefusals.get());
         counter(s, "synapse_peer_claims_decided_total", "Claims decided here on behalf of a peer hub.",
                 peerClaimsDecided.get());
+        forwardOutcomes.appendTo(s);
     }
 
     /** A label value with backslash, quote and newline escaped (Prometheus text format). */

@@ -26,8 +26,9 @@ import java.util.function.DoubleSupplier;
  * fold and mirror together only when every page of the poll checked out. A failed poll changes
  * nothing but the peer's error and backoff (the last observation stays: fails closed).
  *
- * <p>Checks (contract §11.1): a reply within the bound; {@code log_end_seq} known; events
- * contiguous from the requested cursor + 1; each event well formed. Each poll after the first
+ * <p>Checks (contract §11.1): a reply within the bound; {@code log_end_seq} known; no more
+ * events than the page's {@code limit}; events contiguous from the requested cursor + 1; each
+ * event well formed. Each poll after the first
  * re-reads the last event it folded (one event of overlap) and compares its fingerprint: the
  * same content is idempotent, different content at the same seq quarantines the peer, journals
  * {@code multihub_equivocation}, and stops following it until an operator recovery. A peer whose
@@ -67,10 +68,13 @@ final class PeerFollower {
         this.metrics = metrics;
     }
 
-    /** A check that failed: the poll commits nothing. */
+    /** A check that failed: the poll commits nothing. {@code kind} labels it on {@code /metrics}. */
     private static final class PollFailure extends Exception {
-        PollFailure(String message) {
+        final String kind;
+
+        PollFailure(String kind, String message) {
             super(message);
+            this.kind = kind;
         }
     }
 
@@ -91,6 +95,7 @@ final class PeerFollower {
         } catch (RuntimeException fault) {
             LOG.error("multihub watch: poll of peer '{}' hit an unexpected fault", peer.label(), fault);
             metrics.pollFailures.incrementAndGet();
+            metrics.observationErrors.increment(peer.label(), "fault");
             schedule(backoff(++failures));
         }
     }
@@ -116,7 +121,7 @@ final class PeerFollower {
         try {
             accepted = mirror.fingerprint(peer.label());
         } catch (Mirror.MirrorException e) {
-            return failed(view, e.getMessage());
+            return failed(view, "mirror", e.getMessage());
         }
         boolean overlap = pos > 0 && accepted != null;
         Map<String, ObservedClaim> delta = new LinkedHashMap<>(); // null value: released
@@ -139,16 +144,21 @@ final class PeerFollower {
                 JsonNode end = snapshot.get("log_end_seq");
                 JsonNode list = snapshot.get("events");
                 if (end == null || !end.isIntegralNumber()) {
-                    throw new PollFailure("the peer served no log end (log_end_seq null: it refused this hub, or keeps"
+                    throw new PollFailure("no_log_end", "the peer served no log end (log_end_seq null: it refused this hub, or keeps"
                             + " no journal)");
                 }
                 if (list == null || !list.isArray()) {
-                    throw new PollFailure("malformed snapshot: 'events' is not a list");
+                    throw new PollFailure("malformed", "malformed snapshot: 'events' is not a list");
+                }
+                int asked = request.get("limit").intValue();
+                if (list.size() > asked) { // a peer ignoring the page size could make one poll unbounded
+                    throw new PollFailure("oversized_page", "oversized page: the peer served " + list.size() + " events where this hub"
+                            + " asked for at most " + asked + " (limit); nothing of this poll is folded");
                 }
                 logEnd = end.longValue();
                 if (list.isEmpty()) {
                     if (logEnd < pos || overlap) {
-                        throw new PollFailure("the peer's log ends at seq " + logEnd + ", behind this hub's cursor "
+                        throw new PollFailure("log_behind_cursor", "the peer's log ends at seq " + logEnd + ", behind this hub's cursor "
                                 + pos + " (restarted with a shorter log?); keeping the last observation");
                     }
                     caughtUp = true;
@@ -186,11 +196,13 @@ final class PeerFollower {
                 }
             }
         } catch (PollFailure e) {
-            return failed(view, e.getMessage());
+            return failed(view, e.kind, e.getMessage());
         } catch (ExecutionException e) {
-            return failed(view, e.getCause() == null ? e.toString() : e.getCause().getMessage());
+            boolean timedOut = e.getCause() instanceof TimeoutException;
+            return failed(view, timedOut ? "timeout" : "transport",
+                    e.getCause() == null ? e.toString() : e.getCause().getMessage());
         } catch (TimeoutException e) {
-            return failed(view, "no reply within " + settings.replyTimeout().toSeconds() + " s");
+            return failed(view, "timeout", "no reply within " + settings.replyTimeout().toSeconds() + " s");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return interval;
@@ -212,7 +224,7 @@ final class PeerFollower {
         try {
             mirror.commit(next, fingerprint, upserts, releases);
         } catch (Mirror.MirrorException e) {
-            return failed(view, e.getMessage());
+            return failed(view, "mirror", e.getMessage());
         }
         fold.put(next);
         metrics.eventsFolded.addAndGet(events);
@@ -229,17 +241,17 @@ final class PeerFollower {
     private static long checked(JsonNode e, long expected) throws PollFailure {
         JsonNode seq = e.get("seq");
         if (seq == null || !seq.isIntegralNumber()) {
-            throw new PollFailure("malformed event: no integer seq (expected seq " + expected + ")");
+            throw new PollFailure("malformed", "malformed event: no integer seq (expected seq " + expected + ")");
         }
         if (seq.longValue() != expected) {
-            throw new PollFailure("events not contiguous: expected seq " + expected + ", got " + seq.longValue());
+            throw new PollFailure("gap", "events not contiguous: expected seq " + expected + ", got " + seq.longValue());
         }
         JsonNode ts = e.get("ts");
         JsonNode kind = e.get("kind");
         JsonNode payload = e.get("payload");
         if (ts == null || !ts.isNumber() || kind == null || !kind.isTextual()
                 || !(payload == null || payload.isNull() || payload.isObject())) {
-            throw new PollFailure("malformed event at seq " + expected + ": needs ts number, kind string, payload object");
+            throw new PollFailure("malformed", "malformed event at seq " + expected + ": needs ts number, kind string, payload object");
         }
         return expected;
     }
@@ -287,6 +299,7 @@ final class PeerFollower {
             LOG.error("multihub watch: cannot persist the quarantine of '{}': {}", peer.label(), e.getMessage());
         }
         metrics.equivocations.incrementAndGet();
+        metrics.observationErrors.increment(peer.label(), "equivocation");
         LOG.error("multihub watch: peer '{}' served different content at seq {} than before; quarantined until "
                 + "an operator recovers it (synapse-hub federation recover {})", peer.label(), seq, peer.label());
         ObjectNode p = AuditJournal.payload();
@@ -301,9 +314,10 @@ final class PeerFollower {
         fold.put(q);
     }
 
-    private long failed(PeerView view, String error) {
+    private long failed(PeerView view, String kind, String error) {
         failures++;
         metrics.pollFailures.incrementAndGet();
+        metrics.observationErrors.increment(peer.label(), kind);
         fold.put(view.failed(error, skew(view)));
         if (!error.equals(lastLogged)) {
             LOG.warn("multihub watch: poll of peer '{}' failed: {}; keeping the last observation", peer.label(), error);

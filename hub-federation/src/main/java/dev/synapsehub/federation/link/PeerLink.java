@@ -13,6 +13,7 @@ import java.util.Iterator;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
 
 /**
@@ -32,6 +33,13 @@ public final class PeerLink implements AutoCloseable {
     private final String token;
     private final Duration connectTimeout;
     private final Deque<Pending> pending = new ArrayDeque<>();
+    /**
+     * Held while (re)connecting, so two operations needing a connection at once (a poll and a
+     * forwarded claim after the peer restarted) open one, not two: the second registration of
+     * this hub's id would be refused {@code name_conflict}, and the first, orphaned, would hold
+     * the name on the peer. Not the monitor: the event loops take that to dispatch replies.
+     */
+    private final ReentrantLock connecting = new ReentrantLock();
     private HubClient client;
     private volatile Welcome welcome;
     private boolean closed;
@@ -111,6 +119,15 @@ public final class PeerLink implements AutoCloseable {
     }
 
     private HubClient open() throws IOException, TimeoutException {
+        connecting.lock();
+        try {
+            return openLocked();
+        } finally {
+            connecting.unlock();
+        }
+    }
+
+    private HubClient openLocked() throws IOException, TimeoutException {
         synchronized (this) {
             if (closed) {
                 throw new IOException("link to " + peer + " is closed");

@@ -86,6 +86,7 @@ public final class ClaimForwarder {
                 metrics.forwardedClaimsDenied.incrementAndGet();
                 if (cause instanceof TimeoutException) {
                     metrics.forwardedClaimTimeouts.incrementAndGet();
+                    metrics.forwardOutcomes.increment(route.hubId(), "timeout");
                     LOG.warn("Forwarding claim '{}' for {} to owner {} timed out after {} s", taskId, claim.sender(),
                             route.hubId(), settings.bound().toSeconds());
                     ObjectNode f = ownershipRefusal(claim, taskId, res);
@@ -93,6 +94,7 @@ public final class ClaimForwarder {
                     f.put("forward_error", "timeout");
                     send(claim, f);
                 } else {
+                    metrics.forwardOutcomes.increment(route.hubId(), "transport_failure");
                     LOG.warn("Forwarding claim '{}' for {} to owner {} failed: {}", taskId, claim.sender(),
                             route.hubId(), cause.getMessage());
                     refuse(claim, taskId, res);
@@ -110,6 +112,7 @@ public final class ClaimForwarder {
         if (granted == null || !granted.isBoolean() || text(result, "task_id") == null || text(result, "namespace") == null
                 || owner == null || (granted.booleanValue() && (grant == null || !grant.isObject()))) {
             metrics.forwardedClaimsDenied.incrementAndGet();
+            metrics.forwardOutcomes.increment(res.ownerHubId(), "malformed");
             LOG.warn("Owner {} answered claim '{}' with a malformed multihub_claim_result", res.ownerHubId(), taskId);
             refuse(claim, taskId, res);
             return;
@@ -117,6 +120,7 @@ public final class ClaimForwarder {
         double now = hub.clock().nowSeconds();
         if (granted.booleanValue()) {
             metrics.forwardedClaimsGranted.incrementAndGet();
+            metrics.forwardOutcomes.increment(res.ownerHubId(), "granted");
             ObjectNode f = hub.frames().envelope(claim.sender(), "claim_granted", grant.path("payload").asText(""), now);
             for (Iterator<Map.Entry<String, JsonNode>> it = grant.fields(); it.hasNext(); ) {
                 Map.Entry<String, JsonNode> m = it.next();
@@ -127,6 +131,7 @@ public final class ClaimForwarder {
             send(claim, f);
         } else {
             metrics.forwardedClaimsDenied.incrementAndGet();
+            metrics.forwardOutcomes.increment(res.ownerHubId(), "denied");
             JsonNode detail = result.get("detail");
             ObjectNode f = hub.frames().envelope(claim.sender(), "claim_denied",
                     detail != null && detail.isTextual() ? detail.textValue() : "", now);

@@ -1,0 +1,203 @@
+package dev.synapsehub.cli;
+
+import dev.synapsehub.client.tls.TestCertificates;
+
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManager;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A hub run as its own operating-system process, exactly as {@code bin/synapse-hub ARGS} runs it
+ * (the same main class, {@link Main}, in a fresh JVM) but on the module's test class path, so
+ * it works from a clean checkout before the shaded jar exists (surefire runs before
+ * {@code package}). Started with {@code --metrics} over native TLS; {@link #awaitHealthy} waits
+ * for {@code /health}. {@link #close} always ends the process (a shutdown hook too, should the
+ * test JVM itself be stopped).
+ */
+final class HubProcess implements AutoCloseable {
+    /** Generous: a JVM start on a loaded 2-core machine can take many seconds. */
+    static final Duration START = Duration.ofSeconds(90);
+
+    private final String name;
+    private final int port;
+    private final Path log;
+    private final List<String> args;
+    private Process process;
+    private Thread hook;
+
+    /**
+     * @param name a label for the log file and messages
+     * @param port the port the hub binds (the caller picked it with {@link #freePort})
+     * @param log where the process's stdout and stderr go (appended across restarts)
+     * @param args the hub's arguments (without {@code --port}, {@code --host}, {@code --metrics})
+     */
+    HubProcess(String name, int port, Path log, List<String> args) {
+        this.name = name;
+        this.port = port;
+        this.log = log;
+        this.args = List.copyOf(args);
+    }
+
+    /** The hub's port. */
+    int port() {
+        return port;
+    }
+
+    /** {@code wss://127.0.0.1:<port>}. */
+    String url() {
+        return "wss://127.0.0.1:" + port;
+    }
+
+    /** Starts the process (again, after {@link #kill}); does not wait for it to serve. */
+    synchronized HubProcess start() throws IOException {
+        if (process != null && process.isAlive()) {
+            throw new IllegalStateException(name + " is already running");
+        }
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                // a small, quickly started JVM: three of them share two cores with the test
+                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-Xmx256m",
+                "-cp", System.getProperty("java.class.path"), Main.class.getName(),
+                "--host", "127.0.0.1", "--port", Integer.toString(port), "--metrics"));
+        command.addAll(args);
+        ProcessBuilder pb = new ProcessBuilder(command);
+        pb.redirectErrorStream(true);
+        pb.redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        process = pb.start();
+        Process started = process;
+        hook = new Thread(started::destroyForcibly, "kill-" + name);
+        Runtime.getRuntime().addShutdownHook(hook);
+        return this;
+    }
+
+    /**
+     * Waits until {@code GET /health} answers 200 (polling on the condition, never a fixed
+     * sleep); fails with the tail of the hub's log when the process exits or the deadline passes.
+     */
+    void awaitHealthy() throws Exception {
+        long deadline = System.nanoTime() + START.toNanos();
+        String last = "no answer yet";
+        while (System.nanoTime() < deadline) {
+            Process p;
+            synchronized (this) {
+                p = process;
+            }
+            if (!p.isAlive()) {
+                throw new AssertionError(name + " exited with " + p.exitValue() + " before serving; log:\n" + logTail());
+            }
+            try {
+                HttpResponse<String> r = get("/health");
+                if (r.statusCode() == 200 && r.body().contains("\"status\"")) {
+                    return;
+                }
+                last = r.statusCode() + " " + r.body();
+            } catch (IOException e) {
+                last = e.toString();
+            }
+            p.waitFor(100, TimeUnit.MILLISECONDS); // returns at once should it exit
+        }
+        throw new AssertionError(name + " not healthy within " + START + " (" + last + "); log:\n" + logTail());
+    }
+
+    /** The body of {@code GET /metrics}. */
+    String metrics() throws Exception {
+        HttpResponse<String> r = get("/metrics");
+        if (r.statusCode() != 200) {
+            throw new AssertionError(name + " /metrics answered " + r.statusCode() + ": " + r.body());
+        }
+        return r.body();
+    }
+
+    private HttpResponse<String> get(String path) throws IOException, InterruptedException {
+        SSLContext ssl;
+        try {
+            ssl = SSLContext.getInstance("TLS");
+            ssl.init(null, new TrustManager[] {TestCertificates.trustAll()}, null);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+        HttpClient client = HttpClient.newBuilder().sslContext(ssl).connectTimeout(Duration.ofSeconds(5)).build();
+        HttpRequest request = HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(10)).GET().build();
+        return client.send(request, HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** SIGKILL, as a crash or a pulled plug: no shutdown path runs. Waits until the process is gone. */
+    synchronized void kill() throws InterruptedException {
+        if (process == null) {
+            return;
+        }
+        process.destroyForcibly();
+        if (!process.waitFor(60, TimeUnit.SECONDS)) {
+            throw new AssertionError(name + " survived SIGKILL for 60 s");
+        }
+        removeHook();
+    }
+
+    /** The last lines of the hub's log (failure messages). */
+    String logTail() {
+        try {
+            List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
+            return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+        } catch (IOException e) {
+            return "(no log: " + e + ")";
+        }
+    }
+
+    /** Ends the process: SIGTERM, then SIGKILL if it has not exited within 20 s. */
+    @Override
+    public synchronized void close() throws InterruptedException {
+        if (process == null) {
+            return;
+        }
+        if (process.isAlive()) {
+            process.destroy();
+            if (!process.waitFor(20, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+                process.waitFor(60, TimeUnit.SECONDS);
+            }
+        }
+        removeHook();
+        process = null;
+    }
+
+    private void removeHook() {
+        if (hook != null) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // the JVM is already exiting: the hook runs anyway
+            }
+            hook = null;
+        }
+    }
+
+    /**
+     * A port that 127.0.0.1 can bind now, chosen below the kernel's ephemeral range (32768 and
+     * up on Linux) so the test's own outgoing connections cannot take it before the hub binds it.
+     */
+    static int freePort() throws IOException {
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int candidate = ThreadLocalRandom.current().nextInt(20_000, 32_000);
+            try (ServerSocket s = new ServerSocket(candidate, 1, InetAddress.getLoopbackAddress())) {
+                return s.getLocalPort();
+            } catch (IOException taken) {
+                // try another
+            }
+        }
+        throw new IOException("no free port in 20000..32000 after 200 attempts");
+    }
+}
