@@ -135,10 +135,15 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--quiet", description = "No live progress line.")
     boolean quiet;
 
+    @Option(names = "--metrics-url", paramLabel = "URL",
+            description = "Where to read the hub's process_cpu_seconds_total before and after the run (default:"
+                    + " /metrics on the --url host and port; the hub serves it with --metrics).")
+    URI metricsUrl;
+
     @Spec
     CommandSpec spec;
 
-    private final LatencyHistogram claimLatency = new LatencyHistogram();
+    private final SendLatency claimLatency = new SendLatency();
     private final LatencyHistogram whoLatency = new LatencyHistogram();
     private final AtomicLong granted = new AtomicLong();
     private final AtomicLong denied = new AtomicLong();
@@ -147,6 +152,8 @@ public final class BenchCommand implements Callable<Integer> {
     private final AtomicLong resent = new AtomicLong();
     private volatile boolean measuring;
     private volatile boolean stopping;
+    /** When the measured phase began: paced slots lay their schedules from it. */
+    private volatile long measureStart;
 
     @Override
     public Integer call() throws Exception {
@@ -182,6 +189,26 @@ public final class BenchCommand implements Callable<Integer> {
         return Math.min(durationSeconds, MAX_SECONDS);
     }
 
+    /** The hub's and this tool's CPU over the measured phase, to be started and stopped around it. */
+    RunCpu runCpu() {
+        return new RunCpu(metricsUrl != null ? metricsUrl : RunCpu.metricsUrl(url));
+    }
+
+    /**
+     * True, after saying so on {@code err}, when the hub or the network dropped connections of
+     * this run: its agents stopped part-way, so any figure would describe a smaller, shorter
+     * run than the one asked for, and none is printed.
+     */
+    static boolean refuseDroppedRun(BenchConnections connections, PrintWriter err, int wanted) {
+        if (connections.closedByHub() == 0) {
+            return false;
+        }
+        err.printf(Locale.ROOT, "synapse-hub: %,d of %,d connection(s) were dropped during the run (close codes %s):"
+                + " no figure is printed for it%n", connections.closedByHub(), wanted, connections.closeSummary());
+        connections.printHints(err, wanted);
+        return true;
+    }
+
     /** Opens {@code --idle} registered connections that discard what they receive. */
     List<HubClient> openIdle(String run, BenchConnections connections, PrintWriter err) throws IOException {
         List<String> names = new ArrayList<>();
@@ -203,7 +230,7 @@ public final class BenchCommand implements Callable<Integer> {
             }
             List<HubClient> clients = connections.open(names, quiet ? null : err);
             for (int i = 0; i < agents; i++) {
-                loops.add(new Agent(clients.get(i), names.get(i), "a" + i, "wt-" + run + "-" + i));
+                loops.add(new Agent(clients.get(i), names.get(i), "a" + i, "wt-" + run + "-" + i, i));
             }
         } catch (IOException e) {
             err.println("synapse-hub: cannot set up " + (agents + idle) + " connections to " + url + ": " + e.getMessage());
@@ -220,32 +247,40 @@ public final class BenchCommand implements Callable<Integer> {
         while (System.nanoTime() < warmupEnd) {
             Thread.sleep(50);
         }
+        RunCpu cpu = runCpu(); // read first: the scrape takes a moment, and claims counted during it must not count
+        cpu.start();
         granted.set(0);
         denied.set(0);
+        measureStart = System.nanoTime();
         measuring = true;
-        long start = System.nanoTime();
+        long start = measureStart;
         long deadline = start + (long) (duration * 1e9);
         long lastPrint = start;
-        while (System.nanoTime() < deadline && (count == 0 || granted.get() < count)) {
+        // a dropped connection ends the run: its agent stopped, so nothing measured after counts
+        while (System.nanoTime() < deadline && (count == 0 || granted.get() < count) && connections.closedByHub() == 0) {
             Thread.sleep(20);
             long now = System.nanoTime();
             if (!quiet && now - lastPrint >= 1_000_000_000L) {
                 lastPrint = now;
                 double secs = (now - start) / 1e9;
                 err.printf(Locale.ROOT, "\r  %5.0fs  %,12d claims  %,10.0f/s  p50 %s  p99 %s  denied %d  busy %d  errors %d   ",
-                        secs, granted.get(), granted.get() / secs, micros(claimLatency.quantileNanos(0.5)),
-                        micros(claimLatency.quantileNanos(0.99)), denied.get(), busy.get(), errors.get());
+                        secs, granted.get(), granted.get() / secs, micros(claimLatency.fromIntended().quantileNanos(0.5)),
+                        micros(claimLatency.fromIntended().quantileNanos(0.99)), denied.get(), busy.get(), errors.get());
                 err.flush();
             }
         }
         measuring = false;
         double elapsed = (System.nanoTime() - start) / 1e9;
+        cpu.stop();
         stopping = true;
         CountDownLatch drained = new CountDownLatch(loops.size());
         loops.forEach(a -> a.stop(drained));
         drained.await(5, TimeUnit.SECONDS);
         if (!quiet) {
             err.println();
+        }
+        if (refuseDroppedRun(connections, err, agents + idle)) {
+            return ExitCodes.REFUSED;
         }
         long usedHeap = runtime.totalMemory() - runtime.freeMemory();
         out.printf(Locale.ROOT, "agents              %d x %d in flight (+%d idle)%s%n", agents, inFlight, idle,
@@ -258,22 +293,25 @@ public final class BenchCommand implements Callable<Integer> {
         if (busy.get() > 0 || resent.get() > 0) {
             out.printf(Locale.ROOT, "busy refusals       %,d  (requests resent after a pause: %,d)%n", busy.get(), resent.get());
         }
-        out.printf(Locale.ROOT, "claim->grant        p50 %s  p99 %s  p99.9 %s  max %s%n",
-                micros(claimLatency.quantileNanos(0.5)), micros(claimLatency.quantileNanos(0.99)),
-                micros(claimLatency.quantileNanos(0.999)), micros(claimLatency.maxNanos()));
+        if (rate > 0) {
+            out.printf(Locale.ROOT, "claim->grant        %s  (from the intended send time)%n",
+                    SendLatency.percentiles(claimLatency.fromIntended()));
+            out.printf(Locale.ROOT, "  from actual send  %s  (leaves out waits for a late hub)%n",
+                    SendLatency.percentiles(claimLatency.fromActual()));
+        } else {
+            // a closed loop sends each claim when its slot is free: intended and actual are one instant
+            out.printf(Locale.ROOT, "claim->grant        %s%n", SendLatency.percentiles(claimLatency.fromActual()));
+        }
         if (whoLatency.count() > 0) {
             out.printf(Locale.ROOT, "who->snapshot       p50 %s  p99 %s  max %s  (%,d requests)%n",
                     micros(whoLatency.quantileNanos(0.5)), micros(whoLatency.quantileNanos(0.99)),
                     micros(whoLatency.maxNanos()), whoLatency.count());
         }
+        cpu.print(out);
         out.printf(Locale.ROOT, "bench heap used     %,d MiB%n", usedHeap >> 20);
-        if (connections.closedByHub() > 0) {
-            out.printf(Locale.ROOT, "closed by hub       %,d  (%s)%n", connections.closedByHub(), connections.closeSummary());
-        }
         out.flush();
         connections.printHints(err, agents + idle);
-        // an agent whose connection the hub closed stopped claiming: the run is not clean
-        return errors.get() == 0 && connections.closedByHub() == 0 ? ExitCodes.OK : ExitCodes.REFUSED;
+        return errors.get() == 0 ? ExitCodes.OK : ExitCodes.REFUSED;
     }
 
     static String micros(long nanos) {
@@ -304,7 +342,7 @@ public final class BenchCommand implements Callable<Integer> {
         private boolean counted;
         private volatile CountDownLatch drained;
 
-        Agent(HubClient client, String name, String taskPrefix, String worktree) {
+        Agent(HubClient client, String name, String taskPrefix, String worktree, int index) {
             this.client = client;
             this.name = name;
             this.taskPrefix = taskPrefix;
@@ -316,7 +354,7 @@ public final class BenchCommand implements Callable<Integer> {
             }
             this.anchor = slash;
             for (int i = 0; i < inFlight; i++) {
-                slots.add(new Slot(inFlight == 1 ? taskPrefix : taskPrefix + "s" + i));
+                slots.add(new Slot(inFlight == 1 ? taskPrefix : taskPrefix + "s" + i, index * inFlight + i));
             }
         }
 
@@ -436,17 +474,23 @@ public final class BenchCommand implements Callable<Integer> {
 
         private final class Slot {
             private final String prefix;
+            /** This slot's place among all agents' slots: where its schedule starts within one interval. */
+            private final int ordinal;
             private long seq;
             private String task;
             private long sentAt;
-            private long lastStart;
+            /** When the pace meant the current claim to go out; its send instant in a closed loop. */
+            private long intendedAt;
+            /** When the pace means the next claim to go out; 0 before the first paced claim. */
+            private long nextIntended;
             private long whoSentAt;
             /** The claim, release or who_request awaiting its answer, null when none. */
             private ObjectNode outstanding;
             private long outstandingSince;
 
-            Slot(String prefix) {
+            Slot(String prefix, int ordinal) {
                 this.prefix = prefix;
+                this.ordinal = ordinal;
             }
 
             private void send(ObjectNode request) {
@@ -476,20 +520,32 @@ public final class BenchCommand implements Callable<Integer> {
                 }
                 if (rate > 0 && measuring && !stopping) {
                     // paced while measuring (the warm-up runs flat out, so the hub's JIT has
-                    // compiled the claim path before the first measured claim): this slot's
-                    // next claim starts one slot-interval after its last one
-                    long interval = (long) (1e9 * agents * inFlight / rate);
-                    long wait = lastStart + interval - System.nanoTime();
+                    // compiled the claim path before the first measured claim). The schedule is
+                    // fixed: claim k of this slot is due at its start + k intervals, however late
+                    // the hub answered claim k-1, so a stall shows in the latency of every claim
+                    // that was due during it (measured from the intended instant).
+                    int slotsInAll = agents * inFlight;
+                    double interval = 1e9 * slotsInAll / rate;
+                    if (nextIntended == 0) {
+                        // slots start spread over one interval, so the aggregate pace is even
+                        nextIntended = measureStart + (long) (interval * ordinal / slotsInAll);
+                    }
+                    long intended = nextIntended;
+                    nextIntended = intended + (long) interval;
+                    long wait = intended - System.nanoTime();
                     if (wait > 0) {
                         task = null;
-                        client.eventLoop().schedule(this::claimNow, wait, TimeUnit.NANOSECONDS);
+                        client.eventLoop().schedule(() -> claimNow(intended), wait, TimeUnit.NANOSECONDS);
                         return;
                     }
+                    claimNow(intended);
+                    return;
                 }
-                claimNow();
+                claimNow(0);
             }
 
-            private void claimNow() {
+            /** Sends the next claim; {@code intended}: when the pace meant it to go out, 0 in a closed loop. */
+            private void claimNow(long intended) {
                 if (stopping || (count > 0 && granted.get() >= count && measuring)) {
                     task = null;
                     if (--active == 0) {
@@ -504,7 +560,7 @@ public final class BenchCommand implements Callable<Integer> {
                 claim.put("worktree", worktree);
                 claim.putArray("paths").add("src/" + task);
                 sentAt = System.nanoTime();
-                lastStart = sentAt;
+                intendedAt = intended == 0 ? sentAt : intended;
                 send(claim);
             }
 
@@ -516,7 +572,7 @@ public final class BenchCommand implements Callable<Integer> {
                     case "claim_granted" -> {
                         if (claiming && name.equals(f.path("owner").asText())) {
                             if (measuring) {
-                                claimLatency.record(System.nanoTime() - sentAt);
+                                claimLatency.record(intendedAt, sentAt, System.nanoTime());
                             }
                             granted.incrementAndGet();
                             ObjectNode release = client.frame(name, "release");

@@ -55,7 +55,9 @@ final class MessagingBench {
     private final String measuredTag;
     private final String warmupTag;
 
-    private final LatencyHistogram latency = new LatencyHistogram();
+    private final SendLatency latency = new SendLatency();
+    /** The hub's and this tool's CPU over the measured phase. */
+    private RunCpu cpu;
     /** Measured sends (reserved against --count). */
     private final AtomicLong sent = new AtomicLong();
     private final LongAdder delivered = new LongAdder();
@@ -129,33 +131,36 @@ final class MessagingBench {
     }
 
     private String percentiles() {
-        return String.format(Locale.ROOT, "p50 %s  p99 %s  p99.9 %s  max %s",
-                BenchCommand.micros(latency.quantileNanos(0.5)), BenchCommand.micros(latency.quantileNanos(0.99)),
-                BenchCommand.micros(latency.quantileNanos(0.999)), BenchCommand.micros(latency.maxNanos()));
+        return SendLatency.percentiles(latency.fromIntended());
     }
 
     /** The measured phase: until --duration, --count or every sender finished; returns its length in ns. */
     private long measure(String unit, Runnable progressExtra) throws InterruptedException {
+        cpu = o.runCpu();
+        cpu.start();
         measuring = true;
         long start = System.nanoTime();
         long deadline = start + (long) (o.duration() * 1e9);
         long lastPrint = start;
-        while (System.nanoTime() < deadline && (o.count == 0 || sent.get() < o.count)) {
+        // a dropped connection ends the run: no figure is printed for it
+        while (System.nanoTime() < deadline && (o.count == 0 || sent.get() < o.count) && connections.closedByHub() == 0) {
             Thread.sleep(10);
             long now = System.nanoTime();
             if (!o.quiet && now - lastPrint >= 1_000_000_000L) {
                 lastPrint = now;
                 double secs = (now - start) / 1e9;
                 err.printf(Locale.ROOT, "\r  %5.0fs  %,12d %s  %,10.0f/s  p50 %s  p99 %s  errors %d   ", secs,
-                        sent.get(), unit, sent.get() / secs, BenchCommand.micros(latency.quantileNanos(0.5)),
-                        BenchCommand.micros(latency.quantileNanos(0.99)), errors.sum());
+                        sent.get(), unit, sent.get() / secs, BenchCommand.micros(latency.fromIntended().quantileNanos(0.5)),
+                        BenchCommand.micros(latency.fromIntended().quantileNanos(0.99)), errors.sum());
                 progressExtra.run();
                 err.flush();
             }
         }
         stopping = true;
         measuring = false;
-        return System.nanoTime() - start;
+        long measured = System.nanoTime() - start;
+        cpu.stop();
+        return measured;
     }
 
     // ---------------------------------------------------------------------------- broadcast
@@ -202,6 +207,9 @@ final class MessagingBench {
         if (!o.quiet) {
             err.println();
         }
+        if (BenchCommand.refuseDroppedRun(connections, err, wanted)) {
+            return ExitCodes.REFUSED;
+        }
         long got = delivered.sum();
         long lost = Math.max(0, expected - got);
         double sendSecs = measuredNanos / 1e9;
@@ -220,7 +228,13 @@ final class MessagingBench {
             out.printf(Locale.ROOT, "extra deliveries    %,d%n", got - expected);
         }
         out.printf(Locale.ROOT, "errors              %,d%s%n", errors.sum(), errorSuffix());
-        out.printf(Locale.ROOT, "delivery latency    %s%n", percentiles());
+        if (o.rate > 0) {
+            out.printf(Locale.ROOT, "delivery latency    %s  (from the intended send time)%n", percentiles());
+            out.printf(Locale.ROOT, "  from actual send  %s  (leaves out the sender's own lag)%n",
+                    SendLatency.percentiles(latency.fromActual()));
+        } else {
+            out.printf(Locale.ROOT, "delivery latency    %s%n", percentiles());
+        }
         return finish(errors.sum() == 0 && lost == 0 && got == expected, wanted);
     }
 
@@ -237,9 +251,10 @@ final class MessagingBench {
         if (!text.contains(measuredTag)) {
             return;
         }
-        long sentNs = longMember(text, "\"bench_sent_ns\"");
+        long intendedNs = longMember(text, "\"bench_sent_ns\"");
+        long actualNs = longMember(text, "\"bench_actual_ns\"");
         long now = System.nanoTime();
-        latency.record(now - sentNs);
+        latency.record(intendedNs, actualNs, now);
         delivered.increment();
         lastDelivery.accumulateAndGet(now, Math::max);
     }
@@ -337,7 +352,8 @@ final class MessagingBench {
             chat.put("payload", "bench broadcast");
             chat.put("bench_tag", measured ? measuredTag : warmupTag);
             chat.put("bench_seq", ++seq);
-            chat.put("bench_sent_ns", sentNs);
+            chat.put("bench_sent_ns", sentNs); // the intended instant (the actual one in a closed loop)
+            chat.put("bench_actual_ns", System.nanoTime());
             inFlight = seq;
             client.sendAsync(chat);
             return true;
@@ -388,6 +404,9 @@ final class MessagingBench {
         }
         if (!o.quiet) {
             err.println();
+        }
+        if (BenchCommand.refuseDroppedRun(connections, err, wanted)) {
+            return ExitCodes.REFUSED;
         }
         double secs = measuredNanos / 1e9;
         long receipts = delivered.sum();
@@ -461,7 +480,7 @@ final class MessagingBench {
             if ("delivery_receipt".equals(type)) {
                 if (inFlight != null && inFlight.equals(f.path("client_msg_id").asText())) {
                     if (inFlightMeasured) {
-                        latency.record(System.nanoTime() - sentAt);
+                        latency.record(sentAt, sentAt, System.nanoTime()); // closed loop: sent when due
                         delivered.increment();
                         if (!f.path("delivered").asBoolean()) {
                             undelivered.increment();
@@ -496,11 +515,14 @@ final class MessagingBench {
         long fillStart = System.nanoTime();
         long fillDeadline = fillStart + (long) (o.duration() * 1e9);
         fill.start();
-        while (!fill.finished() && System.nanoTime() < fillDeadline) {
+        while (!fill.finished() && System.nanoTime() < fillDeadline && connections.closedByHub() == 0) {
             Thread.sleep(5);
         }
         double fillSecs = (System.nanoTime() - fillStart) / 1e9;
         stopping = true;
+        if (BenchCommand.refuseDroppedRun(connections, err, 2 + o.idle)) {
+            return ExitCodes.REFUSED;
+        }
         if (fill.noJournal) {
             err.println("synapse-hub: the hub has no journal (its chat frames carry no seq), so it keeps no mailbox;"
                     + " start it with --db FILE to bench mailbox replay");
@@ -541,7 +563,10 @@ final class MessagingBench {
         int pageEnd = Math.min(n, REPLAY_PAGE) - 1;
         long pageSentAt = start;
         long lastPrint = start;
-        while (replay.received < n && System.nanoTime() < deadline && replay.refusal == null) {
+        RunCpu replayCpu = o.runCpu();
+        replayCpu.start();
+        while (replay.received < n && System.nanoTime() < deadline && replay.refusal == null
+                && connections.closedByHub() == 0) {
             Thread.sleep(2);
             long now = System.nanoTime();
             int firstMissing = replay.firstMissing;
@@ -568,10 +593,15 @@ final class MessagingBench {
         if (!o.quiet) {
             err.println();
         }
+        replayCpu.stop();
         if (replay.refusal != null) {
             err.println("synapse-hub: the hub refused the mailbox identity: " + replay.refusal);
             return ExitCodes.REFUSED;
         }
+        if (BenchCommand.refuseDroppedRun(connections, err, 2 + o.idle)) {
+            return ExitCodes.REFUSED;
+        }
+        cpu = replayCpu;
         long received = replay.received;
         long end = received >= n ? replay.doneAt : System.nanoTime();
         double secs = (end - start) / 1e9;
@@ -733,14 +763,11 @@ final class MessagingBench {
     }
 
     private int finish(boolean ok, int wanted) {
-        if (connections.closedByHub() > 0) {
-            out.printf(Locale.ROOT, "closed by hub       %,d  (%s)%n", connections.closedByHub(),
-                    connections.closeSummary());
-        }
+        cpu.print(out);
         Runtime runtime = Runtime.getRuntime();
         out.printf(Locale.ROOT, "bench heap used     %,d MiB%n", (runtime.totalMemory() - runtime.freeMemory()) >> 20);
         out.flush();
         connections.printHints(err, wanted);
-        return ok && connections.closedByHub() == 0 ? ExitCodes.OK : ExitCodes.REFUSED;
+        return ok ? ExitCodes.OK : ExitCodes.REFUSED;
     }
 }

@@ -198,6 +198,47 @@ class BenchCommandTest {
     }
 
     @Test
+    void aPacedRunReportsLatencyFromTheIntendedAndTheActualSendAndBothCpus() throws Exception {
+        hub.start("--port", "0", "--metrics");
+        CliTest.Run r = bench("--agents", "2", "--rate", "200", "--count", "20");
+        assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.OK);
+        assertThat(r.out()).containsPattern("claim->grant        p50 .* max .*\\(from the intended send time\\)\\n")
+                .containsPattern("  from actual send  p50 .* max ")
+                .containsPattern("hub CPU             \\d+\\.\\d\\d s  \\(\\d+ % of one core over \\d+\\.\\d\\d s\\)")
+                .containsPattern("bench CPU           \\d+\\.\\d\\d s  \\(");
+    }
+
+    @Test
+    void withoutMetricsTheHubsCpuIsUnknownNotZero() throws Exception {
+        hub.start("--port", "0");
+        CliTest.Run r = bench("--workload", "broadcast", "--agents", "1", "--rate", "200", "--count", "10");
+        assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.OK);
+        assertThat(r.out()).contains("delivery latency    p50").contains("(from the intended send time)")
+                .contains("  from actual send  p50")
+                .containsPattern("hub CPU             unknown \\(.*403.*--metrics\\)");
+    }
+
+    @Test
+    void aRunWhoseConnectionsWereDroppedPrintsNoFigureAndFails() throws Exception {
+        HubDaemon daemon = hub.start("--port", "0", "--max-claims-per-agent", "64");
+        String url = hub.url();
+        java.util.concurrent.CompletableFuture<CliTest.Run> run = java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> run("bench", "--url", url, "--warmup", "0", "--quiet", "--duration=60", "--agents", "2"));
+        // once claims flow in the measured phase (no warm-up), the hub goes away under the agents
+        long before = daemon.actor().metrics().commands();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (daemon.actor().metrics().commands() < before + 20 && System.nanoTime() < deadline && !run.isDone()) {
+            Thread.sleep(10);
+        }
+        assertThat(run).as("the bench ended before the hub was stopped").isNotDone();
+        hub.close();
+        CliTest.Run r = run.get(90, TimeUnit.SECONDS);
+        assertThat(r.code()).isEqualTo(ExitCodes.REFUSED);
+        assertThat(r.err()).contains("connection(s) were dropped during the run").contains("no figure is printed");
+        assertThat(r.out()).doesNotContain("claims granted").doesNotContain("p99").doesNotContain("CPU");
+    }
+
+    @Test
     void inFlightOutOfRangeIsAUsageError() throws Exception {
         hub.start("--port", "0");
         CliTest.Run r = bench("--in-flight", "0", "--count", "1");

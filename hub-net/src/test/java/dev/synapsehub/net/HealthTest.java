@@ -190,6 +190,19 @@ class HealthTest {
         }
     }
 
+    @Test
+    void metricsReportTheCpuTimeTheProcessHasUsedAsTheJvmMeasuresIt() throws Exception {
+        var os = (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean();
+        try (TestHub hub = new TestHub(HubConfig.builder().metricsEnabled(true))) {
+            double first = count(HttpGet.body(hub.port, "/metrics"), "process_cpu_seconds_total");
+            double between = os.getProcessCpuTime() / 1e9; // the hub runs in this process
+            double second = count(HttpGet.body(hub.port, "/metrics"), "process_cpu_seconds_total");
+            assertThat(first).isPositive().isLessThanOrEqualTo(between);
+            assertThat(second).isGreaterThanOrEqualTo(between);
+        }
+    }
+
     private static double count(String metrics, String sample) {
         for (String line : metrics.split("\n")) {
             if (line.startsWith(sample + " ")) {

@@ -191,10 +191,27 @@ public final class HubMetricsText {
         counter("synapse_journal_slow_commits_total", "Journal commits slower than the slow-commit threshold.",
                 a::slowCommits);
 
+        // measured by the JVM; absent, never 0, where it does not measure (load tools read it around a run)
+        CounterWithCallback.builder().name("process_cpu_seconds_total")
+                .help("CPU time (user and system) the hub's process has used, in seconds.")
+                .callback(cb -> {
+                    long nanos = processCpuNanos();
+                    if (nanos >= 0) {
+                        cb.call(nanos / 1e9);
+                    }
+                })
+                .register(registry);
+
         registry.register(m.commitLatency);
         registry.register(m.batchSize);
         registry.register(m.claimDecide);
         registry.register(m.fanoutDelay);
+    }
+
+    /** CPU nanoseconds this process has used, or -1 when the JVM does not measure it. */
+    static long processCpuNanos() {
+        java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        return os instanceof com.sun.management.OperatingSystemMXBean sun ? sun.getProcessCpuTime() : -1;
     }
 
     private void gauge(String name, String help, DoubleSupplier value) {

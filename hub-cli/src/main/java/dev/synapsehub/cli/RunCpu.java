@@ -1,0 +1,135 @@
+package dev.synapsehub.cli;
+
+import java.io.PrintWriter;
+import java.lang.management.ManagementFactory;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.OptionalDouble;
+
+/**
+ * The CPU time the hub and the load tool itself spent during one measured phase. The two share
+ * the machine, so a latency figure means little without both. The hub's is read from its
+ * {@code /metrics} ({@code process_cpu_seconds_total}) before and after; the tool's from its own
+ * JVM. Either is reported as unknown, never as zero, when it cannot be read.
+ */
+final class RunCpu {
+    /** The hub's metric: CPU seconds its process has used. */
+    static final String HUB_METRIC = "process_cpu_seconds_total";
+    private static final Duration SCRAPE_TIMEOUT = Duration.ofSeconds(3);
+
+    private final URI metrics;
+    private final HttpClient http;
+    private OptionalDouble hubBefore = OptionalDouble.empty();
+    private OptionalDouble hubAfter = OptionalDouble.empty();
+    private String hubProblem = "not read";
+    private long selfBefore = -1;
+    private long selfAfter = -1;
+    private long startNanos;
+    private long stopNanos;
+
+    /** {@code metrics}: the hub's {@code /metrics} URL, null when the hub's CPU is not to be read. */
+    RunCpu(URI metrics) {
+        this.metrics = metrics;
+        this.http = metrics == null ? null : HttpClient.newBuilder().connectTimeout(SCRAPE_TIMEOUT).build();
+    }
+
+    /** The {@code /metrics} URL on a hub's WebSocket port: ws → http, wss → https. */
+    static URI metricsUrl(URI hub) {
+        String scheme = "wss".equalsIgnoreCase(hub.getScheme()) ? "https" : "http";
+        return URI.create(scheme + "://" + hub.getRawAuthority() + "/metrics");
+    }
+
+    /** Reads both counters at the start of the measured phase. */
+    void start() {
+        hubBefore = scrapeHub();
+        selfBefore = ownCpuNanos();
+        startNanos = System.nanoTime();
+    }
+
+    /** Reads both counters at the end of the measured phase. */
+    void stop() {
+        stopNanos = System.nanoTime();
+        selfAfter = ownCpuNanos();
+        hubAfter = hubBefore.isPresent() ? scrapeHub() : OptionalDouble.empty();
+    }
+
+    /** CPU seconds the hub used between start and stop, when both reads succeeded. */
+    OptionalDouble hubSeconds() {
+        if (hubBefore.isEmpty() || hubAfter.isEmpty()) {
+            return OptionalDouble.empty();
+        }
+        return OptionalDouble.of(hubAfter.getAsDouble() - hubBefore.getAsDouble());
+    }
+
+    /** CPU seconds this tool used between start and stop, when the JVM measures it. */
+    OptionalDouble selfSeconds() {
+        return selfBefore < 0 || selfAfter < 0 ? OptionalDouble.empty() : OptionalDouble.of((selfAfter - selfBefore) / 1e9);
+    }
+
+    void print(PrintWriter out) {
+        double wall = (stopNanos - startNanos) / 1e9;
+        OptionalDouble hub = hubSeconds();
+        out.printf(Locale.ROOT, "hub CPU             %s%n", hub.isPresent() ? share(hub.getAsDouble(), wall)
+                : "unknown (" + hubProblem + ")");
+        OptionalDouble self = selfSeconds();
+        out.printf(Locale.ROOT, "bench CPU           %s%n", self.isPresent() ? share(self.getAsDouble(), wall)
+                : "unknown (this JVM does not measure its process CPU time)");
+    }
+
+    private static String share(double cpu, double wall) {
+        return String.format(Locale.ROOT, "%.2f s  (%.0f %% of one core over %.2f s)", cpu,
+                wall > 0 ? 100 * cpu / wall : 0, wall);
+    }
+
+    private OptionalDouble scrapeHub() {
+        if (metrics == null) {
+            hubProblem = "not asked for";
+            return OptionalDouble.empty();
+        }
+        try {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(metrics).timeout(SCRAPE_TIMEOUT).GET().build(),
+                    HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() != 200) {
+                hubProblem = metrics + " answered " + r.statusCode() + ": start the hub with --metrics";
+                return OptionalDouble.empty();
+            }
+            OptionalDouble v = counter(r.body(), HUB_METRIC);
+            if (v.isEmpty()) {
+                hubProblem = metrics + " has no " + HUB_METRIC;
+            }
+            return v;
+        } catch (java.io.IOException e) {
+            hubProblem = "cannot read " + metrics + ": " + e.getMessage();
+            return OptionalDouble.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            hubProblem = "interrupted";
+            return OptionalDouble.empty();
+        }
+    }
+
+    /** The value of an unlabelled sample {@code name} in Prometheus text exposition, if there is one. */
+    static OptionalDouble counter(String exposition, String name) {
+        for (String line : exposition.split("\n")) {
+            if (line.startsWith(name + " ")) {
+                String[] parts = line.trim().split("\\s+");
+                try {
+                    return OptionalDouble.of(Double.parseDouble(parts[1]));
+                } catch (NumberFormatException e) {
+                    return OptionalDouble.empty();
+                }
+            }
+        }
+        return OptionalDouble.empty();
+    }
+
+    /** CPU nanoseconds this process has used, or -1 when the JVM does not say. */
+    static long ownCpuNanos() {
+        java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+        return os instanceof com.sun.management.OperatingSystemMXBean sun ? sun.getProcessCpuTime() : -1;
+    }
+}
