@@ -132,12 +132,12 @@ class CockpitApiTest {
     @Test
     void theEventStreamCarriesCommittedChangesAndDenialsAreKept() throws Exception {
         try (TestHub hub = cockpitHub(); CockpitHttp http = new CockpitHttp(hub.port, null)) {
+            HubClient alpha = hub.agent("p/alpha");
+            HubClient beta = hub.agent("p/beta");
             BlockingQueue<JsonNode> events = http.events("");
             JsonNode hello = CockpitHttp.next(events, e -> e.path("event").asText().equals("hello"), LIVE);
             assertThat(hello.path("data").path("now").asDouble()).isPositive();
 
-            HubClient alpha = hub.agent("p/alpha");
-            HubClient beta = hub.agent("p/beta");
             claim(alpha, "T-live", "repo", "src");
             JsonNode granted = CockpitHttp.next(events, e -> e.path("data").path("kind").asText().equals("claim"), LIVE);
             assertThat(granted.path("event").asText()).isEqualTo("change");
@@ -164,8 +164,12 @@ class CockpitApiTest {
             JsonNode released = CockpitHttp.next(events, e -> e.path("data").path("kind").asText().equals("release"),
                     LIVE);
             assertThat(released.path("data").path("task_id").asText()).isEqualTo("T-live");
-            JsonNode presence = CockpitHttp.next(events, e -> e.path("event").asText().equals("presence"), LIVE);
-            assertThat(presence.path("data").path("online").asInt()).isPositive();
+            JsonNode baseline = CockpitHttp.next(events, e -> e.path("data").path("baseline").asBoolean(), LIVE);
+            assertThat(baseline.path("data").path("online").asInt()).isEqualTo(2);
+            hub.agent("p/gamma");
+            JsonNode joined = CockpitHttp.next(events, e -> e.path("event").asText().equals("presence"), LIVE);
+            assertThat(joined.path("data").path("joined").get(0).path("name").asText()).isEqualTo("p/gamma");
+            assertThat(joined.path("data").path("online").asInt()).isEqualTo(3);
 
             JsonNode recent = http.view("/ui/api/recent?q=t-live");
             assertThat(recent.path("changes")).hasSizeGreaterThanOrEqualTo(2);

@@ -62,7 +62,7 @@ public final class Cockpit implements AutoCloseable {
     private Cockpit(HubContext hub) {
         this.hub = hub;
         this.thread = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("synapse-cockpit", true));
-        this.feed = new CockpitFeed(hub.registry());
+        this.feed = new CockpitFeed(hub.registry(), hub.clock());
         this.views = new CockpitViews(hub, feed, thread);
     }
 

@@ -47,7 +47,9 @@ final class CockpitFeed {
     private final ArrayDeque<String> recent = new ArrayDeque<>();
     private final ArrayDeque<ObjectNode> denials = new ArrayDeque<>();
     private final List<Stream> streams = new CopyOnWriteArrayList<>();
-    private Set<String> online = Set.of();
+    private final dev.synapsehub.core.Clock clock;
+    /** The online set at the last look; null while nobody watches (the next look only takes it in). */
+    private Set<String> online;
     private long lastSeq;
     private volatile boolean overflowed;
     final AtomicLong eventsSeen = new AtomicLong();
@@ -61,8 +63,9 @@ final class CockpitFeed {
         }
     }
 
-    CockpitFeed(SessionRegistry registry) {
+    CockpitFeed(SessionRegistry registry, dev.synapsehub.core.Clock clock) {
         this.registry = registry;
+        this.clock = clock;
     }
 
     /** An observer that tells {@code inner} everything and hands committed batches to this feed. */
@@ -139,11 +142,19 @@ final class CockpitFeed {
     /** Streams who joined and who left since the last look (cockpit thread, once a second). */
     void presence() {
         if (streams.isEmpty()) {
-            online = Set.of(); // nobody watches: the next watcher starts from a fresh page anyway
+            online = null; // nobody watches: the next watcher loads a fresh page anyway
             return;
         }
         Set<String> now = new HashSet<>(registry.online());
-        if (online.isEmpty() && now.isEmpty()) {
+        if (online == null) {
+            // who was here before anyone watched did not just join: a baseline, no names
+            online = now;
+            ObjectNode o = FeedEvents.JSON.objectNode();
+            o.put("kind", "presence");
+            o.put("ts", clock.nowSeconds());
+            o.put("online", now.size());
+            o.put("baseline", true);
+            push("presence", o.toString(), "presence");
             return;
         }
         List<String> joined = new ArrayList<>();
@@ -164,6 +175,7 @@ final class CockpitFeed {
         }
         ObjectNode o = FeedEvents.JSON.objectNode();
         o.put("kind", "presence");
+        o.put("ts", clock.nowSeconds());
         o.put("online", now.size());
         if (joined.size() + left.size() > MAX_PRESENCE_NAMES) {
             o.put("resync", true);

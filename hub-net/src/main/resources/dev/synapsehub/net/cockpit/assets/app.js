@@ -67,7 +67,8 @@ function status(text) {
 
 function failed(err) {
   if (err instanceof AuthError) {
-    askForToken(state.token ? 'The hub refused that token (' + err.message + ').' : 'This hub needs its connect token.');
+    askForToken(state.token ? 'The hub refused that token (' + err.message + ').'
+      : 'Enter the token the hub was started with (--token-file).');
     return;
   }
   status('error: ' + err.message);
@@ -352,6 +353,7 @@ function tickLeases() {
 // ---------------------------------------------------------------- the live feed
 
 function applyChange(ch) {
+  if (ch.baseline) { applyPresence(ch); return; } // the online count when the stream began, no change
   state.feed.unshift(ch);
   if (state.feed.length > 200) state.feed.pop();
   if (state.view === 'feed') renderFeed();
@@ -389,6 +391,8 @@ function upsertClaim(c) {
     const before = p.offset === 0 || (p.rows.length > 0 && c.task_id > p.rows[0].task_id);
     if (sorted && before) {
       p.rows.push(c);
+      p.matched++;
+      p.total++;
       p.rows.sort((a, b) => (a.task_id < b.task_id ? -1 : a.task_id > b.task_id ? 1 : 0));
       if (p.rows.length > LIMIT) p.rows.pop();
     }
