@@ -99,7 +99,7 @@ final class FeedEvents {
         o.put("version", c.version());
         o.put("claimed_at", c.claimedAt());
         o.put("lease_expires_at", c.leaseExpiresAt());
-        o.put("checkpoint", c.checkpoint() != null);
+        o.put("checkpoint", c.checkpoint() != null && !c.checkpoint().isEmpty());
         String note = c.note() == null ? "" : c.note();
         o.put("note", note.length() > 200 ? note.substring(0, 200) + "…" : note);
         return o;
