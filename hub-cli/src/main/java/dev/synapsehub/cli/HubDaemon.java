@@ -154,6 +154,10 @@ final class HubDaemon implements AutoCloseable {
         }
         LOG.info("listening on {}://{}:{}/ (hub_id {}){}", config.scheme(), config.host(), port, config.hubId(),
                 config.metricsEnabled() ? "; /health and /metrics served" : "");
+        if (config.ui()) {
+            LOG.info("operator cockpit at {}://{}:{}/ui{}", config.tls() == null ? "http" : "https", config.host(), port,
+                    config.secured() ? " (asks for the connect token)" : "");
+        }
         if (trust.startupPolicy() != null) {
             LOG.info("serving the log to {} peer hub(s) under {}", trust.startupPolicy().grants().size(),
                     trust.startupPolicy().file());

@@ -117,6 +117,11 @@ public final class ServeOptions {
     @Option(names = "--metrics", description = "Serve GET /health and /metrics on the hub port.")
     boolean metrics;
 
+    @Option(names = "--ui", description = "Serve the read-only operator cockpit at GET /ui on the hub port (live "
+            + "presence, claims, denials, board, mailboxes and a live feed); on a token hub it asks for the token. "
+            + "Not on a mesh node.")
+    boolean ui;
+
     @Option(names = "--rate", defaultValue = "0", description = "Per-connection frames per second for non-heartbeat frames; 0 disables (default: ${DEFAULT-VALUE}).")
     double rate;
 
@@ -237,6 +242,8 @@ public final class ServeOptions {
         require(broadcastLingerMs >= 0 && broadcastLingerMs <= 1000, "--broadcast-linger-ms must be within 0..1000");
         require(transport.equals("auto") || transport.equals("nio"), "--transport must be auto or nio");
         require(maxFanoutBacklogMb >= 1, "--max-fanout-backlog-mb must be at least 1");
+        require(!ui || meshId == null, "--ui is not supported on a mesh node: its live feed sees only the changes "
+                + "this node decides, not those replicated to it; run the cockpit on a single hub");
         List<MessageAuthKey> keys = messageAuthKeys();
         require(!requireMessageAuth || !keys.isEmpty(), "--require-message-auth needs at least one --message-auth-key");
         return HubConfig.builder()
@@ -251,7 +258,7 @@ public final class ServeOptions {
                 .messageAuthWindowSeconds(messageAuthWindow)
                 .messageAuthFutureSkewSeconds(SpecConstants.DEFAULT_MESSAGE_AUTH_FUTURE_SKEW_SECONDS)
                 .messageAuthReplayCapacity(messageAuthReplayCapacity)
-                .metricsEnabled(metrics).ratePerSecond(rate).rateBurst(burst)
+                .metricsEnabled(metrics).ui(ui).ratePerSecond(rate).rateBurst(burst)
                 .privateDirectedMessages(privateDirectedMessages)
                 .takeoverCooldown(Duration.ofMillis((long) (takeoverCooldown * 1000)))
                 .advertisedHost(advertisedHost).allowOrigins(allowOrigins)
@@ -390,6 +397,7 @@ public final class ServeOptions {
         m.put("message_auth", config.messageAuthKeys().size() + " key(s), "
                 + (config.requireMessageAuth() ? "required" : "not required"));
         m.put("metrics", config.metricsEnabled());
+        m.put("ui", config.ui() ? "cockpit at /ui" : "off");
         m.put("private_directed_messages", config.privateDirectedMessages());
         m.put("takeover_cooldown_s", config.takeoverCooldown().toMillis() / 1000.0);
         m.put("presence_fanout", config.presenceFanoutLimit() == 0 ? "always" : "up to " + config.presenceFanoutLimit() + " sockets");

@@ -39,6 +39,7 @@ import java.util.List;
  *        publishes every reply and broadcast), new requests are answered {@code busy}; its queue
  *        refuses work beyond {@link #outboxQueueCapacity()} (not an operator flag)
  * @param tls native TLS on the hub port ({@code wss://}), or null for plain {@code ws://}
+ * @param ui serve the read-only operator cockpit at {@code /ui} ({@code --ui})
  */
 public record HubConfig(
         String host,
@@ -76,7 +77,8 @@ public record HubConfig(
         boolean nativeTransport,
         long maxFanoutBacklogBytes,
         int outboxBusyTasks,
-        TlsFiles tls) {
+        TlsFiles tls,
+        boolean ui) {
 
     public HubConfig {
         if (port < 0 || port > 65_535) {
@@ -164,6 +166,7 @@ public record HubConfig(
         b.broadcastLinger = broadcastLinger; b.nativeTransport = nativeTransport;
         b.maxFanoutBacklogBytes = maxFanoutBacklogBytes; b.outboxBusyTasks = outboxBusyTasks;
         b.tls = tls;
+        b.ui = ui;
         return b;
     }
 
@@ -205,6 +208,7 @@ public record HubConfig(
         private long maxFanoutBacklogBytes = 64L * 1024 * 1024;
         private int outboxBusyTasks = 16_384;
         private TlsFiles tls;
+        private boolean ui;
 
         public Builder host(String v) { host = v; return this; }
         public Builder port(int v) { port = v; return this; }
@@ -242,6 +246,7 @@ public record HubConfig(
         public Builder maxFanoutBacklogBytes(long v) { maxFanoutBacklogBytes = v; return this; }
         public Builder outboxBusyTasks(int v) { outboxBusyTasks = v; return this; }
         public Builder tls(TlsFiles v) { tls = v; return this; }
+        public Builder ui(boolean v) { ui = v; return this; }
 
         /** The validated configuration. */
         public HubConfig build() {
@@ -252,7 +257,7 @@ public record HubConfig(
                     ratePerSecond, rateBurst, pingInterval, advertisedHost, allowOrigins,
                     privateDirectedMessages, takeoverCooldown, takeoverQuarantineThreshold, takeoverQuarantineWindow,
                     takeoverQuarantine, presenceFanoutLimit, broadcastLinger, nativeTransport, maxFanoutBacklogBytes,
-                    outboxBusyTasks, tls);
+                    outboxBusyTasks, tls, ui);
         }
     }
 }

@@ -7,6 +7,7 @@ import dev.synapsehub.core.journal.Journal;
 import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.net.auth.ConnectTokenAuth;
 import dev.synapsehub.net.auth.MessageAuthenticator;
+import dev.synapsehub.net.cockpit.Cockpit;
 import dev.synapsehub.net.handler.CloseCodeGuard;
 import dev.synapsehub.net.handler.HostGuard;
 import dev.synapsehub.net.handler.HttpRequestHandler;
@@ -66,6 +67,7 @@ public final class HubServer implements AutoCloseable {
     private Channel serverChannel;
     private HubContext context;
     private HistoricalReads history;
+    private Cockpit cockpit;
     private volatile InboundPipeline pipeline;
 
     private final Journal journal;
@@ -125,6 +127,10 @@ public final class HubServer implements AutoCloseable {
         pipeline = new InboundPipeline(context);
         extensions.bind(context, pipeline.claimService());
         HubMetricsText metricsText = new HubMetricsText(context);
+        if (config.ui()) {
+            cockpit = Cockpit.start(context);
+            actor.observe(cockpit.observing(metrics));
+        }
         AtomicLong ids = new AtomicLong();
         transport = NetTransport.choose(config.nativeTransport());
         boss = transport.group(1, "synapse-accept");
@@ -151,7 +157,7 @@ public final class HubServer implements AutoCloseable {
                         }
                         p.addLast(new HttpServerCodec());
                         p.addLast(new HttpObjectAggregator(64 * 1024));
-                        p.addLast(new HttpRequestHandler(context, guard, metricsText));
+                        p.addLast(new HttpRequestHandler(context, guard, metricsText, cockpit));
                         p.addLast(CloseCodeGuard.INSTANCE);
                         p.addLast(new WebSocketServerProtocolHandler(WebSocketServerProtocolConfig.newBuilder()
                                 .websocketPath("/")
@@ -206,6 +212,9 @@ public final class HubServer implements AutoCloseable {
         extensions.close();
         if (serverChannel != null) {
             serverChannel.close().syncUninterruptibly();
+        }
+        if (cockpit != null) {
+            cockpit.close(); // ends its event streams before the loops stop
         }
         if (context != null) {
             context.outbox().deliverPending(1000); // stopping the loops cancels lingering drains

@@ -1,6 +1,9 @@
 package dev.synapsehub.core.actor;
 
 import dev.synapsehub.core.command.Command;
+import dev.synapsehub.core.journal.JournaledEvent;
+
+import java.util.List;
 
 /**
  * Told on the actor thread what each commit and each decision cost, so an edge can keep
@@ -14,6 +17,13 @@ public interface ActorObserver {
 
     /** A journal transaction of {@code commands} decided mutations ({@code events} events) committed in {@code nanos}. */
     default void committed(long nanos, int commands, int events) {
+    }
+
+    /**
+     * A batch committed these events, in commit order, before any caller hears of it (the
+     * operator cockpit's live feed). Hand them off; never render or block here.
+     */
+    default void published(List<JournaledEvent> committed) {
     }
 
     /** Deciding {@code command} took {@code nanos} (time-driven expiry included). */

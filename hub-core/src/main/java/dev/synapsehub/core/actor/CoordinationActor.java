@@ -559,6 +559,9 @@ public final class CoordinationActor implements AutoCloseable {
             }
         }
         state.commitBatch();
+        if (!committed.isEmpty()) {
+            observer.published(committed);
+        }
         int offset = 0;
         for (Pending p : pending) {
             if (p.settled != null) {

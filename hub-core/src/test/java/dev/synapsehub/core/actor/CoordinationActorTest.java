@@ -100,6 +100,25 @@ class CoordinationActorTest {
     }
 
     @Test
+    void theObserverIsToldCommittedEventsOnlyAfterTheirCommit() throws Exception {
+        AtomicBoolean fail = new AtomicBoolean(false);
+        start(failing(fail));
+        List<JournaledEvent> published = new java.util.concurrent.CopyOnWriteArrayList<>();
+        actor.observe(new ActorObserver() {
+            @Override
+            public void published(List<JournaledEvent> committed) {
+                published.addAll(committed);
+            }
+        });
+        actor.submit(Mutation.of(claim("A", "T1"))).get(5, TimeUnit.SECONDS);
+        assertThat(published).extracting(JournaledEvent::seq).containsExactly(1L);
+        assertThat(published.get(0).event().kind()).isEqualTo("claim");
+        fail.set(true);
+        actor.submit(Mutation.of(claim("B", "T2"))).get(5, TimeUnit.SECONDS);
+        assertThat(published).as("a batch that did not commit is never published").hasSize(1);
+    }
+
+    @Test
     void failedAppendRefusesTheBatchAndLeavesStateUntouched() throws Exception {
         AtomicBoolean fail = new AtomicBoolean(false);
         start(failing(fail));

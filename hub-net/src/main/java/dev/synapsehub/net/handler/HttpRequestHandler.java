@@ -1,5 +1,6 @@
 package dev.synapsehub.net.handler;
 
+import dev.synapsehub.net.cockpit.Cockpit;
 import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.HubHealth;
 import dev.synapsehub.net.protocol.HubMetricsText;
@@ -30,12 +31,19 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
     private final HubContext hub;
     private final HostGuard guard;
     private final HubMetricsText metricsText;
+    private final Cockpit cockpit;
 
     public HttpRequestHandler(HubContext hub, HostGuard guard, HubMetricsText metricsText) {
+        this(hub, guard, metricsText, null);
+    }
+
+    /** With the operator cockpit at {@code /ui} ({@code cockpit} null: not served). */
+    public HttpRequestHandler(HubContext hub, HostGuard guard, HubMetricsText metricsText, Cockpit cockpit) {
         super(false);
         this.hub = hub;
         this.guard = guard;
         this.metricsText = metricsText;
+        this.cockpit = cockpit;
     }
 
     @Override
@@ -55,6 +63,10 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
             } finally {
                 request.release();
             }
+            return;
+        }
+        if (cockpit != null && Cockpit.owns(path)) {
+            cockpit.serve(ctx, request, guard); // its own Host/Origin check; releases the request
             return;
         }
         if (!guard.admits(request.headers().get(HttpHeaderNames.HOST), request.headers().get(HttpHeaderNames.ORIGIN))) {

@@ -1,0 +1,321 @@
+package dev.synapsehub.net.cockpit;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.actor.ActorObserver;
+import dev.synapsehub.net.handler.HostGuard;
+import dev.synapsehub.net.protocol.HubContext;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+/**
+ * The read-only operator cockpit at {@code /ui} ({@code --ui}): a static page from the jar,
+ * JSON views under {@code /ui/api/}, and {@code /ui/api/events}, a server-sent-events stream of
+ * committed changes. On a token hub every {@code /ui/api/} request needs
+ * {@code Authorization: Bearer TOKEN} (401 without); a token in the URL is refused (400), so it
+ * never lands in a log or the browser history. The page itself carries no data and is served
+ * without the token. Everything runs on one daemon thread of its own, never on the writer.
+ */
+public final class Cockpit implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Cockpit.class);
+    /** The path the cockpit answers under. */
+    public static final String PATH = "/ui";
+    private static final String API = "/ui/api/";
+    private static final String SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; "
+            + "connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+    private final HubContext hub;
+    private final ScheduledExecutorService thread;
+    private final CockpitFeed feed;
+    private final CockpitViews views;
+    private final CockpitAssets assets = new CockpitAssets();
+
+    private Cockpit(HubContext hub) {
+        this.hub = hub;
+        this.thread = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("synapse-cockpit", true));
+        this.feed = new CockpitFeed(hub.registry(), hub.clock());
+        this.views = new CockpitViews(hub, feed, thread);
+    }
+
+    /** Starts the cockpit's thread: the feed drains every 100 ms, presence is compared every second. */
+    public static Cockpit start(HubContext hub) {
+        Cockpit c = new Cockpit(hub);
+        c.thread.scheduleWithFixedDelay(c.guarded("draining the feed", c.feed::drain), 100, 100, TimeUnit.MILLISECONDS);
+        c.thread.scheduleWithFixedDelay(c.guarded("comparing presence", c.feed::presence), 1, 1, TimeUnit.SECONDS);
+        c.thread.scheduleWithFixedDelay(c.guarded("keeping streams alive", c.feed::heartbeat), 15, 15, TimeUnit.SECONDS);
+        return c;
+    }
+
+    /** True for the paths the cockpit answers. */
+    public static boolean owns(String path) {
+        return path.equals(PATH) || path.startsWith(PATH + "/");
+    }
+
+    /** The observer to give the writer: {@code inner} keeps its job, the feed gets committed batches. */
+    public ActorObserver observing(ActorObserver inner) {
+        return feed.observing(inner);
+    }
+
+    /** Answers one request for a path it {@link #owns}; releases the request. */
+    public void serve(ChannelHandlerContext ctx, FullHttpRequest request, HostGuard guard) {
+        try {
+            route(ctx, request, guard);
+        } finally {
+            request.release();
+        }
+    }
+
+    private void route(ChannelHandlerContext ctx, FullHttpRequest request, HostGuard guard) {
+        boolean keepAlive = HttpUtil.isKeepAlive(request);
+        HttpHeaders headers = request.headers();
+        if (!admits(guard, headers.get(HttpHeaderNames.HOST), headers.get(HttpHeaderNames.ORIGIN))) {
+            error(ctx, HttpResponseStatus.FORBIDDEN, "forbidden", "untrusted Host or Origin", null, false);
+            return;
+        }
+        if (!HttpMethod.GET.equals(request.method())) {
+            error(ctx, HttpResponseStatus.METHOD_NOT_ALLOWED, "method_not_allowed", "the cockpit is read-only: GET only",
+                    null, false);
+            return;
+        }
+        QueryStringDecoder query = new QueryStringDecoder(request.uri());
+        String path = query.path();
+        if (path.equals(PATH)) {
+            FullHttpResponse r = response(HttpResponseStatus.MOVED_PERMANENTLY, "text/plain; charset=utf-8", "see /ui/\n");
+            r.headers().set(HttpHeaderNames.LOCATION, PATH + "/");
+            send(ctx, r, keepAlive);
+            return;
+        }
+        if (!path.startsWith(API)) {
+            CockpitAssets.Asset asset = assets.find(path.substring(PATH.length()));
+            if (asset == null) {
+                error(ctx, HttpResponseStatus.NOT_FOUND, "not_found", "no such cockpit page: " + path, null, keepAlive);
+                return;
+            }
+            FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
+                    Unpooled.wrappedBuffer(asset.bytes()));
+            r.headers().set(HttpHeaderNames.CONTENT_TYPE, asset.type());
+            r.headers().set(HttpHeaderNames.CACHE_CONTROL, "no-cache");
+            send(ctx, r, keepAlive);
+            return;
+        }
+        if (query.parameters().containsKey("token") || query.parameters().containsKey("access_token")) {
+            error(ctx, HttpResponseStatus.BAD_REQUEST, "token_in_url",
+                    "never put the token in a URL: send it as 'Authorization: Bearer TOKEN'", "token", false);
+            return;
+        }
+        if (hub.tokens().secured()) {
+            String refused = hub.tokens().check(bearer(headers.get(HttpHeaderNames.AUTHORIZATION)));
+            if (refused != null) {
+                FullHttpResponse r = json(HttpResponseStatus.UNAUTHORIZED, problem(refused.replace(' ', '_'),
+                        refused + ": send 'Authorization: Bearer TOKEN'", null));
+                r.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"synapse-hub\"");
+                send(ctx, r, keepAlive);
+                return;
+            }
+        }
+        String view = path.substring(API.length());
+        ViewQuery q;
+        try {
+            q = ViewQuery.of(query);
+        } catch (ViewQuery.BadParameter bad) {
+            error(ctx, HttpResponseStatus.BAD_REQUEST, "bad_parameter", bad.getMessage(), bad.field, keepAlive);
+            return;
+        }
+        Function<ViewQuery, CompletableFuture<ObjectNode>> reader = switch (view) {
+            case "overview" -> x -> views.overview();
+            case "presence" -> views::presence;
+            case "claims" -> views::claims;
+            case "board" -> views::board;
+            case "messaging" -> views::messaging;
+            case "denials" -> views::denials;
+            case "recent" -> views::recent;
+            case "events" -> null;
+            default -> x -> CompletableFuture.failedFuture(new NotFound(view));
+        };
+        if (reader == null) {
+            openStream(ctx, query);
+            return;
+        }
+        CompletableFuture<ObjectNode> answer;
+        try {
+            answer = reader.apply(q);
+        } catch (RuntimeException e) {
+            answer = CompletableFuture.failedFuture(e);
+        }
+        answer.whenComplete((body, failure) -> ctx.executor().execute(() -> {
+            if (failure == null) {
+                send(ctx, json(HttpResponseStatus.OK, body), keepAlive);
+            } else if (unwrap(failure) instanceof NotFound) {
+                error(ctx, HttpResponseStatus.NOT_FOUND, "not_found", "no such cockpit view: " + view, null, keepAlive);
+            } else if (unwrap(failure) instanceof java.util.concurrent.TimeoutException) {
+                error(ctx, HttpResponseStatus.SERVICE_UNAVAILABLE, "writer_busy",
+                        "the hub's writer did not answer in time; retry shortly", null, keepAlive);
+            } else {
+                hub.metrics().faults.incrementAndGet();
+                LOG.error("fault serving cockpit view {}", view, failure);
+                error(ctx, HttpResponseStatus.INTERNAL_SERVER_ERROR, "internal_fault", "the view failed; it was logged",
+                        null, false);
+            }
+        }));
+    }
+
+    /** The live feed: a chunked text/event-stream response that stays open. */
+    private void openStream(ChannelHandlerContext ctx, QueryStringDecoder query) {
+        Set<String> kinds = new HashSet<>();
+        List<String> asked = query.parameters().get("kinds");
+        if (asked != null) {
+            for (String k : asked) {
+                Arrays.stream(k.split(",")).map(String::strip).filter(s -> !s.isEmpty()).forEach(kinds::add);
+            }
+        }
+        HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+        head.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
+        head.headers().set(HttpHeaderNames.CACHE_CONTROL, "no-store");
+        head.headers().set("X-Content-Type-Options", "nosniff");
+        HttpUtil.setTransferEncodingChunked(head, true);
+        if (ctx.pipeline().get(IdleStateHandler.class) != null) {
+            ctx.pipeline().remove(IdleStateHandler.class); // no WebSocket pings on an event stream
+        }
+        ctx.writeAndFlush(head);
+        double now = hub.clock().nowSeconds();
+        thread.execute(guarded("opening an event stream", () -> feed.open(ctx.channel(), kinds, now)));
+    }
+
+    /**
+     * The handshake guard's Host check; an Origin (browsers send one on some same-origin requests)
+     * must be the page's own origin or one the operator allowed.
+     */
+    static boolean admits(HostGuard guard, String host, String origin) {
+        if (!guard.admits(host, null)) {
+            return false;
+        }
+        if (origin == null || guard.admits(host, origin)) {
+            return true;
+        }
+        try {
+            URI o = new URI(origin.strip());
+            String authority = o.getPort() >= 0 ? o.getHost() + ":" + o.getPort() : o.getHost();
+            return o.getHost() != null && authority.equalsIgnoreCase(host.strip());
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    private static String bearer(String authorization) {
+        if (authorization == null) {
+            return null;
+        }
+        String a = authorization.strip();
+        return a.regionMatches(true, 0, "Bearer ", 0, 7) ? a.substring(7).strip() : null;
+    }
+
+    private Runnable guarded(String what, Runnable job) {
+        return () -> {
+            try {
+                job.run();
+            } catch (RuntimeException e) { // a periodic task that throws is never run again
+                hub.metrics().faults.incrementAndGet();
+                LOG.error("cockpit fault {}", what, e);
+            }
+        };
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        Throwable c = t;
+        while (c instanceof java.util.concurrent.CompletionException && c.getCause() != null) {
+            c = c.getCause();
+        }
+        return c;
+    }
+
+    /** An unknown view name. */
+    private static final class NotFound extends RuntimeException {
+        NotFound(String view) {
+            super(view, null, false, false);
+        }
+    }
+
+    private static ObjectNode problem(String code, String message, String field) {
+        ObjectNode o = FeedEvents.JSON.objectNode();
+        o.put("error", code);
+        o.put("message", message);
+        if (field != null) {
+            o.put("field", field);
+        }
+        return o;
+    }
+
+    private static void error(ChannelHandlerContext ctx, HttpResponseStatus status, String code, String message,
+                              String field, boolean keepAlive) {
+        send(ctx, json(status, problem(code, message, field)), keepAlive);
+    }
+
+    private static FullHttpResponse json(HttpResponseStatus status, ObjectNode body) {
+        FullHttpResponse r = response(status, "application/json", body.toString());
+        r.headers().set(HttpHeaderNames.CACHE_CONTROL, "no-store");
+        return r;
+    }
+
+    private static FullHttpResponse response(HttpResponseStatus status, String type, String body) {
+        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
+                Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
+        r.headers().set(HttpHeaderNames.CONTENT_TYPE, type);
+        return r;
+    }
+
+    private static void send(ChannelHandlerContext ctx, FullHttpResponse r, boolean keepAlive) {
+        r.headers().set("Content-Security-Policy", SECURITY_POLICY);
+        r.headers().set("X-Content-Type-Options", "nosniff");
+        r.headers().set("Referrer-Policy", "no-referrer");
+        HttpUtil.setContentLength(r, r.content().readableBytes());
+        if (keepAlive) {
+            HttpUtil.setKeepAlive(r, true);
+            ctx.writeAndFlush(r);
+        } else {
+            ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+
+    /** Ends the event streams and stops the cockpit's thread. */
+    @Override
+    public void close() {
+        thread.execute(feed::closeAll);
+        thread.shutdown();
+        try {
+            thread.awaitTermination(2, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+
+}
