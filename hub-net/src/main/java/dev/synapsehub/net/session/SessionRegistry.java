@@ -58,10 +58,19 @@ public final class SessionRegistry {
         }
     }
 
+    private record OfflineLease(String name, double expiresAt) {
+    }
+
     private final Set<Session> sockets = new LinkedHashSet<>();
     private final Map<String, Integer> perHost = new HashMap<>();
     private final TreeMap<String, Session> byName = new TreeMap<>();
     private final Map<String, Lease> leases = new HashMap<>();
+    /**
+     * Offline leases in the order they lapse (every one lasts {@code leaseOfflineTtl} from a
+     * departure on the steady edge clock, so arrival order is lapse order): swept on every bind
+     * and departure, so a lease whose name never binds again does not stay for ever.
+     */
+    private final ArrayDeque<OfflineLease> lapsing = new ArrayDeque<>();
     private final Map<String, List<String>> roles = new TreeMap<>();
     private final Map<String, String> wake = new TreeMap<>();
     private final Map<String, Double> lastReaction = new HashMap<>();
@@ -136,6 +145,7 @@ public final class SessionRegistry {
     /** Binds {@code name} to {@code session} following contract §3.4 steps 3–4 and §3.5. */
     public synchronized Bind bind(Session session, String name, boolean takeover, String ownerLease,
                                   boolean wantLease, double now) {
+        dropLapsedLeases(now);
         Lease lease = leases.get(name);
         if (lease != null && !lease.liveAt(now)) {
             leases.remove(name);
@@ -203,6 +213,22 @@ public final class SessionRegistry {
         return null;
     }
 
+    /** Removes the offline leases that lapsed by {@code now} (one whose holder came back is kept). */
+    private void dropLapsedLeases(double now) {
+        while (!lapsing.isEmpty() && lapsing.peekFirst().expiresAt() <= now) {
+            OfflineLease lapsed = lapsing.removeFirst();
+            Lease lease = leases.get(lapsed.name());
+            if (lease != null && !lease.holderOnline() && lease.expiresAt() == lapsed.expiresAt()) {
+                leases.remove(lapsed.name());
+            }
+        }
+    }
+
+    /** Name leases held, their holder online or not. */
+    public synchronized int leaseCount() {
+        return leases.size();
+    }
+
     /** How many takeover quarantines were started since the hub started. */
     public synchronized long takeoverQuarantines() {
         return quarantinesStarted;
@@ -210,6 +236,7 @@ public final class SessionRegistry {
 
     /** Forgets a closed socket; unbinds its name if it still owns it (contract §3.8). */
     public synchronized Departure remove(Session session, double now) {
+        dropLapsedLeases(now);
         if (!sockets.remove(session)) {
             return new Departure(false, null, online());
         }
@@ -229,6 +256,7 @@ public final class SessionRegistry {
                 leases.remove(name);
             } else {
                 leases.put(name, new Lease(lease.hash(), false, now + leaseOfflineTtl));
+                lapsing.addLast(new OfflineLease(name, now + leaseOfflineTtl));
             }
         }
         return new Departure(true, name, online());

@@ -1,0 +1,137 @@
+package dev.synapsehub.net;
+
+import com.code_intelligence.jazzer.junit.FuzzTest;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.client.HubClient;
+import dev.synapsehub.net.session.Session;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeoutException;
+
+import static dev.synapsehub.net.FuzzedHub.closeStatus;
+import static dev.synapsehub.net.FuzzedHub.show;
+import static dev.synapsehub.net.TestHub.WAIT;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Coverage-guided fuzzing (Jazzer) of the frame → command path: every input is one text frame
+ * a bound agent sends over a real socket into a real hub (decode, shape checks, names, HMAC
+ * gate, verbs, the actor); {@link FuzzedHub} says what must hold after it. A frame the hub
+ * refused (only typed errors came back, or a documented refusal close) leaves the coordination
+ * state exactly as it was. Without {@code JAZZER_FUZZ} this runs the regression corpus in
+ * {@code src/test/resources/dev/synapsehub/net/FrameFuzzTestInputs/aTextFrame/}; the longer run
+ * and its result are in docs/benchmarks.md.
+ */
+class FrameFuzzTest {
+    private static final String ME = "p/fuzzer";
+    /** Close codes a refusal of a bound agent's text frame may carry: too big; name switch or reserved. */
+    private static final Set<Integer> REFUSAL_CLOSES = Set.of(1009, 4009);
+
+    private static FuzzedHub fuzzed;
+    private static HubClient fuzzer;
+    private static long markers;
+
+    @BeforeAll
+    static void startHub() throws Exception {
+        fuzzed = new FuzzedHub();
+        fuzzer = bind();
+    }
+
+    @AfterAll
+    static void stopHub() throws Exception {
+        if (fuzzed != null) {
+            fuzzed.close();
+        }
+    }
+
+    @FuzzTest(maxDuration = "30m")
+    void aTextFrame(byte[] frame) throws Exception {
+        fuzzed.loopbackOnly();
+        HubClient c = boundFuzzer();
+        FuzzedHub.Fingerprint before = fuzzed.fingerprint();
+        long faults = fuzzed.faults();
+        c.clearPending();
+
+        Integer closedWith = null;
+        try {
+            c.channelWriteText(frame);
+            c.send(c.frame("who_request"));
+            // the edge has handled the frame once the probe behind it is answered
+            c.awaitWhileOpen(f -> "who_snapshot".equals(f.path("type").asText()), WAIT);
+        } catch (Exception closed) { // a write or the wait met the hub's close (Netty throws it unchecked)
+            closedWith = closeStatus(c, closed).code();
+        }
+        // the actor is FIFO: this read runs after any mutation the frame submitted
+        FuzzedHub.Fingerprint after = fuzzed.fingerprint();
+        if (closedWith == null) {
+            closedWith = awaitMarker(c);
+        }
+        List<ObjectNode> replies = c.pending();
+
+        fuzzed.assertInvariants(after, faults, frame);
+        for (ObjectNode reply : replies) {
+            if ("error".equals(reply.path("type").asText())) {
+                FuzzedHub.assertWellFormedError(reply, frame);
+            }
+        }
+        boolean refused;
+        if (closedWith != null) {
+            if (!(closedWith == -1 && FuzzedHub.mayResetInsteadOfClose(frame))) {
+                assertThat(REFUSAL_CLOSES).as("close code after %s", show(frame)).contains(closedWith);
+            }
+            refused = true;
+        } else {
+            refused = !replies.isEmpty() && replies.stream().allMatch(r -> "error".equals(r.path("type").asText()));
+        }
+        if (refused) {
+            assertThat(after).as("state after the refused %s (replies %s)", show(frame), replies).isEqualTo(before);
+        }
+    }
+
+    /** The fuzzing connection, reconnected and bound again after the hub closed it. */
+    private static HubClient boundFuzzer() throws Exception {
+        if (fuzzer.isOpen() && !fuzzer.closeFuture().isDone()) {
+            return fuzzer;
+        }
+        fuzzer.close();
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (fuzzed.hub.server.context().registry().isOnline(ME)) { // the old socket's departure is processed
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(ME + " still online " + WAIT + " after its socket closed");
+            }
+            Thread.sleep(1);
+        }
+        fuzzer = bind();
+        return fuzzer;
+    }
+
+    /** A connection bound as {@link #ME} (not kept by the TestHub: a long run makes many). */
+    private static HubClient bind() throws Exception {
+        HubClient c = HubClient.connect(fuzzed.hub.uri(), WAIT);
+        c.register(ME, null, WAIT);
+        c.await(f -> "presence_update".equals(f.path("type").asText()) && ME.equals(f.path("agent").asText()), WAIT);
+        return c;
+    }
+
+    /**
+     * A private frame the outbox sends after everything published before it: once it arrives,
+     * every reply to the fuzzed frame has. Returns the close code if the socket closed instead.
+     */
+    private static Integer awaitMarker(HubClient c) throws Exception {
+        Session session = fuzzed.hub.server.context().registry().session(ME);
+        if (session == null) {
+            return closeStatus(c, null).code();
+        }
+        long n = ++markers;
+        fuzzed.hub.server.context().outbox().sendInOrder(session, "{\"type\":\"fuzz_marker\",\"n\":" + n + "}");
+        try {
+            c.awaitWhileOpen(f -> "fuzz_marker".equals(f.path("type").asText()) && f.path("n").asLong() == n, WAIT);
+            return null;
+        } catch (TimeoutException closed) {
+            return closeStatus(c, closed).code();
+        }
+    }
+}
