@@ -11,7 +11,16 @@ public final class Main {
     /** Runs the command line and exits with its code. */
     public static void main(String[] args) {
         quietLeakDetector();
-        System.exit(run(args));
+        int code;
+        try {
+            code = run(args);
+        } catch (Throwable t) {
+            // an Error escapes picocli's handlers; Netty's threads would keep a dead hub's JVM up
+            System.err.println("synapse-hub: fatal: " + t);
+            t.printStackTrace();
+            code = ExitCodes.SOFTWARE;
+        }
+        System.exit(code);
     }
 
     /**
