@@ -222,10 +222,10 @@ class ConnectionTest {
             }
             String metrics = http(hub.port, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
             assertThat(metrics).startsWith("HTTP/1.1 200").contains("text/plain; version=0.0.4")
-                    .contains("synapse_connected_clients 0.0").contains("synapse_claims_granted_total 0.0")
+                    .contains("synapse_connected_clients 0\n").contains("synapse_claims_granted_total 0\n")
                     .contains("synapse_actor_queue_depth").contains("synapse_commit_batch_size")
-                    .contains("synapse_commit_latency_seconds").contains("synapse_active_claims 0.0")
-                    .contains("synapse_fanout_backlog_bytes 0.0");
+                    .contains("synapse_commit_latency_seconds").contains("synapse_active_claims 0\n")
+                    .contains("synapse_fanout_backlog_bytes 0\n");
         }
         try (TestHub hub = TestHub.open()) {
             assertThat(http(hub.port, "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))

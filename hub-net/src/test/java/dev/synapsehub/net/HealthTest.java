@@ -83,8 +83,8 @@ class HealthTest {
             assertThat(body.path("reasons").toString()).contains("journal_rows_skipped");
             assertThat(body.path("journal_corrupt_rows").asLong()).isEqualTo(1);
             assertThat(body.path("active_claims").asInt()).isEqualTo(1);
-            assertThat(HttpGet.body(hub.port, "/metrics")).contains("synapse_journal_corrupt_rows 1.0")
-                    .contains("synapse_health_status{status=\"degraded\"} 1.0");
+            assertThat(HttpGet.body(hub.port, "/metrics")).contains("synapse_journal_corrupt_rows 1\n")
+                    .contains("synapse_health_status{status=\"degraded\"} 1\n");
         }
     }
 
@@ -108,7 +108,7 @@ class HealthTest {
                 assertThat(body.path("reasons").toString()).contains("actor_behind");
                 assertThat(body.path("active_claims").isNull()).isTrue();
                 String metrics = HttpGet.body(hub.port, "/metrics");
-                assertThat(metrics).doesNotContain("synapse_active_claims ").contains("synapse_writer_up 1.0");
+                assertThat(metrics).doesNotContain("synapse_active_claims ").contains("synapse_writer_up 1\n");
             } finally {
                 release.countDown();
             }
@@ -155,7 +155,7 @@ class HealthTest {
             String failing = HttpGet.body(hub.port, "/health");
             assertThat(failing).startsWith("HTTP/1.1 503");
             assertThat(healthBody(failing).path("reasons").toString()).contains("journal_failing");
-            assertThat(HttpGet.body(hub.port, "/metrics")).contains("synapse_journal_append_failures_total 1.0");
+            assertThat(HttpGet.body(hub.port, "/metrics")).contains("synapse_journal_append_failures_total 1\n");
 
             fail.set(false);
             a.send(claim(a, "T1"));
@@ -179,10 +179,10 @@ class HealthTest {
                     .contains("synapse_claim_decide_seconds_count 3")
                     .contains("# TYPE synapse_commit_batch_size histogram")
                     .contains("# TYPE synapse_fanout_delay_seconds histogram")
-                    .contains("synapse_claims_granted_total 3.0")
+                    .contains("synapse_claims_granted_total 3\n")
                     .contains("synapse_actor_commands_total ")
                     .contains("synapse_journal_commits_total ")
-                    .contains("synapse_active_claims 3.0")
+                    .contains("synapse_active_claims 3\n")
                     .doesNotContain("synapse_commit_latency_mean_microseconds");
             assertThat(count(metrics, "synapse_commit_latency_seconds_count")).isGreaterThanOrEqualTo(1);
             assertThat(count(metrics, "synapse_commit_batch_size_sum")).isGreaterThanOrEqualTo(3);

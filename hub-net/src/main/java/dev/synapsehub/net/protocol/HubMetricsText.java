@@ -113,7 +113,7 @@ public final class HubMetricsText {
         }
         StringBuilder text = new StringBuilder(out.toString(StandardCharsets.UTF_8));
         hub.extensions().appendMetrics(text); // plugged-in modules' families follow the hub's own
-        return text.toString();
+        return IntegralSamples.rewrite(text);
     }
 
     private long skippedRows() {
