@@ -216,8 +216,8 @@ public final class ServeOptions {
     String meshPeers;
 
     @Option(names = "--mesh-commit-timeout", defaultValue = "5.0", paramLabel = "SECONDS",
-            description = "How long a mesh write waits for a quorum before it is answered commit_unknown "
-                    + "(default: ${DEFAULT-VALUE}).")
+            description = "How long a mesh write waits for a quorum before a strong write is queued (answered "
+                    + "queued) and any other is answered commit_unknown (default: ${DEFAULT-VALUE}).")
     double meshCommitTimeout;
 
     @Option(names = "--mesh-snapshot-every", defaultValue = "10000", paramLabel = "ENTRIES",

@@ -67,7 +67,8 @@ final class IntentReplayer {
         return failures.get();
     }
 
-    private void tick() {
+    /** One look for work (scheduled; package-private so tests can drive it). */
+    void tick() {
         try {
             if (queue.depth() == 0 || !node.readyToReplay() || !running.compareAndSet(false, true)) {
                 return;

@@ -96,6 +96,11 @@ final class MeshIntents {
                 + " Its outcome comes as an intent_reconciled frame.");
     }
 
+    /** The counters, measured now. */
+    IntentCounters counters() {
+        return new IntentCounters(depth(), queuedTotal(), reconciledTotal(), failures());
+    }
+
     /** The queue. */
     IntentQueue queue() {
         return queue;

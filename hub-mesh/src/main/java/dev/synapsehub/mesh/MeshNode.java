@@ -230,6 +230,11 @@ public final class MeshNode implements AutoCloseable {
         return intents;
     }
 
+    /** The offline queue's counters (depth, queued, reconciled, failures), measured now. */
+    public IntentCounters intentCounters() {
+        return intents.counters();
+    }
+
     /** Strong writes queued here that wait for replay (seed 001 §9, §12 queueDepth). */
     public int queueDepth() {
         return intents.depth();

@@ -76,6 +76,7 @@ class MeshQueueTest {
         String intentId = queuedIntent(submit(survivor, Mutation.of(claim("hank", "Q1"))));
         assertThat(claims(survivor)).as("a queued claim grants nothing").isEmpty();
         assertThat(survivor.queueDepth()).isEqualTo(1);
+        assertThat(survivor.intentCounters()).isEqualTo(new IntentCounters(1, 1, 0, 0));
         QueuedIntent stored = onDisk(id, intentId);
         assertThat(stored).as("stored beside the node's db before the agent is told").isNotNull();
         assertThat(Files.exists(dir.resolve(id + ".db.intents"))).isTrue();
@@ -187,6 +188,7 @@ class MeshQueueTest {
         TestCluster.await("every intent reconciled", () -> back.queueDepth() == 0);
 
         IntentQueue queue = back.intents().queue();
+        assertThat(back.intentCounters()).isEqualTo(new IntentCounters(0, 0, 5, 0));
         assertThat(queue.get(noop).outcome()).isEqualTo(ReplayOutcome.NOOP_ALREADY_APPLIED);
         assertThat(queue.get(superseded).outcome()).isEqualTo(ReplayOutcome.SUPERSEDED);
         assertThat(queue.get(conflict).outcome()).isEqualTo(ReplayOutcome.CONFLICT_REQUIRES_MERGE);
