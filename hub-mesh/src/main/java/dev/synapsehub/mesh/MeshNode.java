@@ -366,7 +366,8 @@ public final class MeshNode implements AutoCloseable {
     /**
      * Every {@code snapshotEvery} log entries, captures the state (committed: replicated jobs run
      * between batches) for the next snapshot and asks Ratis to take it; Ratis writes it on its
-     * own thread, so neither waits for the other.
+     * own thread: the actor never waits for the disk, and Ratis never waits for the actor (which
+     * may be blocked on a proposal that only Ratis' apply thread can complete).
      */
     private void captureIfDue(CoordinationState state) {
         long index = cursor.appliedIndex();
