@@ -21,7 +21,8 @@ import java.util.concurrent.Callable;
 
 /** {@code synapse-hub mesh status}: a mesh's voters as they report themselves. */
 @Command(name = "mesh", description = "Look at a mesh (replicated cluster, docs/mesh.md).",
-        mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER, subcommands = MeshCommand.Status.class)
+        mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER, subcommands = {MeshCommand.Status.class,
+        MeshTransferLeaderCommand.class})
 public final class MeshCommand {
 
     /** {@code mesh status --mesh-peers ...}. */

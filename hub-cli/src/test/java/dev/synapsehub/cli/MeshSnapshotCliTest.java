@@ -16,7 +16,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import static dev.synapsehub.cli.CliTest.run;
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** {@code --mesh-snapshot-every} and the last snapshot in {@code mesh status}. */
+/** {@code --mesh-snapshot-every}, the last snapshot in {@code mesh status}, {@code mesh transfer-leader}. */
 class MeshSnapshotCliTest {
     private final List<LoopbackHub> hubs = new ArrayList<>();
 
@@ -51,19 +51,20 @@ class MeshSnapshotCliTest {
         assertThat(summary.get("mesh").toString()).contains("snapshot every 250 log entries");
     }
 
-    @Test
-    void meshStatusShowsEachVotersLastSnapshot(@TempDir Path dir) throws Exception {
+    /** Starts three nodes together (each waits for a leader before it serves); returns --mesh-peers. */
+    private String startThree(Path dir, String... extra) throws Exception {
         String peers = "n1=127.0.0.1:" + freePort() + ",n2=127.0.0.1:" + freePort() + ",n3=127.0.0.1:" + freePort();
         List<Thread> starts = new ArrayList<>();
         List<Exception> failures = new CopyOnWriteArrayList<>();
         for (int i = 1; i <= 3; i++) {
             LoopbackHub hub = new LoopbackHub();
             hubs.add(hub);
-            String id = "n" + i;
-            Thread t = new Thread(() -> { // each node waits for a leader before it serves: start them together
+            List<String> args = new ArrayList<>(List.of("--port", "0", "--db", dir.resolve("n" + i + ".db").toString(),
+                    "--mesh-id", "n" + i, "--mesh-peers", peers));
+            args.addAll(List.of(extra));
+            Thread t = new Thread(() -> {
                 try {
-                    hub.start("--port", "0", "--db", dir.resolve(id + ".db").toString(), "--mesh-id", id,
-                            "--mesh-peers", peers, "--mesh-snapshot-every", "4");
+                    hub.start(args.toArray(String[]::new));
                 } catch (Exception e) {
                     failures.add(e);
                 }
@@ -75,6 +76,12 @@ class MeshSnapshotCliTest {
             t.join();
         }
         assertThat(failures).isEmpty();
+        return peers;
+    }
+
+    @Test
+    void meshStatusShowsEachVotersLastSnapshot(@TempDir Path dir) throws Exception {
+        String peers = startThree(dir, "--mesh-snapshot-every", "4");
         CliTest.Run before = run("mesh", "status", "--mesh-peers", peers, "--timeout", "10");
         assertThat(before.out()).contains("snapshot none");
 
@@ -94,5 +101,28 @@ class MeshSnapshotCliTest {
         assertThat(status.out().lines().filter(l -> l.matches(".*snapshot [1-9][0-9]*.*"))).hasSize(3);
         CliTest.Run json = run("mesh", "status", "--mesh-peers", peers, "--json");
         assertThat(json.out()).containsPattern("\"last_snapshot_index\":[1-9]");
+    }
+
+    @Test
+    void transferLeaderHandsLeadershipToTheNamedVoterAndRefusesAnUnknownOne(@TempDir Path dir) throws Exception {
+        String peers = startThree(dir);
+        CliTest.Run status = run("mesh", "status", "--mesh-peers", peers, "--timeout", "10");
+        assertThat(status.code()).as(status.err()).isEqualTo(ExitCodes.OK);
+        String follower = status.out().lines().filter(l -> l.contains("FOLLOWER")).findFirst().orElseThrow()
+                .trim().split("\\s+")[0];
+
+        CliTest.Run moved = run("mesh", "transfer-leader", "--mesh-peers", peers, "--to", follower, "--timeout", "20");
+        assertThat(moved.code()).as(moved.err()).isEqualTo(ExitCodes.OK);
+        assertThat(moved.out()).containsPattern("leader n[123] -> " + follower + " \\(term \\d+\\)");
+        CliTest.Run after = run("mesh", "status", "--mesh-peers", peers, "--timeout", "10");
+        assertThat(after.out()).contains("leader " + follower + ",");
+        CliTest.Run again = run("mesh", "transfer-leader", "--mesh-peers", peers, "--to", follower);
+        assertThat(again.code()).isEqualTo(ExitCodes.OK);
+        assertThat(again.out()).contains(follower + " already leads");
+        CliTest.Run unknown = run("mesh", "transfer-leader", "--mesh-peers", peers, "--to", "n9");
+        assertThat(unknown.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(unknown.err()).contains("'n9' is not one of");
+        CliTest.Run claim = run("claim", "AFTER", "--url", hubs.get(0).url(), "--name", "alice", "--timeout", "20");
+        assertThat(claim.code()).as(claim.err()).isEqualTo(ExitCodes.OK);
     }
 }

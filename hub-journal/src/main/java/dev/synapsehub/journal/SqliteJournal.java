@@ -597,6 +597,34 @@ public final class SqliteJournal implements Journal {
         });
     }
 
+    /**
+     * Numbers the next append from {@code seq + 1} although the rows up to {@code seq} were never
+     * written here: a mesh node that installed its leader's snapshot holds them in its state but
+     * can no longer copy them from the Raft log. Recorded like rows retention deleted (meta
+     * {@code compacted_through}), so readers know they can only come from a snapshot. On the
+     * appending thread; a seq at or below {@link #lastSeq()} changes nothing.
+     */
+    public void advanceTo(long seq) throws JournalException {
+        if (seq <= lastSeq) {
+            return;
+        }
+        transaction(Durability.FULL, "advancing the numbering to seq " + seq, c -> {
+            try (Statement s = c.createStatement()) {
+                s.executeUpdate("DELETE FROM sqlite_sequence WHERE name = 'events'");
+            }
+            try (PreparedStatement next = c.prepareStatement("INSERT INTO sqlite_sequence(name, seq) VALUES ('events', ?)");
+                 PreparedStatement mark = c.prepareStatement(
+                         "INSERT OR REPLACE INTO meta(key, value) VALUES ('compacted_through', ?)")) {
+                next.setLong(1, seq);
+                next.executeUpdate();
+                mark.setString(1, Long.toString(seq));
+                mark.executeUpdate();
+            }
+            return null;
+        });
+        lastSeq = seq;
+    }
+
     /** A stored row exactly as SQLite holds it (values keep their storage class). */
     record RawRow(long seq, Object ts, Object kind, Object durability, Object payload) {
     }

@@ -12,6 +12,7 @@ import dev.synapsehub.core.journal.Journal;
 import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.core.state.StateImage;
+import dev.synapsehub.journal.SqliteJournal;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.conf.RaftProperties;
@@ -396,7 +397,8 @@ public final class MeshNode implements AutoCloseable {
     /**
      * Every {@code snapshotEvery} log entries, captures the state (committed: replicated jobs run
      * between batches) for the next snapshot and asks Ratis to take it; Ratis writes it on its
-     * own thread, so neither waits for the other.
+     * own thread: the actor never waits for the disk, and Ratis never waits for the actor (which
+     * may be blocked on a proposal that only Ratis' apply thread can complete).
      */
     private void captureIfDue(CoordinationState state) {
         long index = cursor.appliedIndex();
@@ -563,13 +565,7 @@ public final class MeshNode implements AutoCloseable {
                     s.replaceWith(image);
                     cursor.applied(index, s.lastSeq());
                     lastCaptureIndex = Math.max(lastCaptureIndex, index);
-                    long copied = journal.local().lastSeq();
-                    if (copied < s.lastSeq()) {
-                        // the local copy serves mailbox replay; the Raft log no longer holds the gap
-                        LOG.log(System.Logger.Level.WARNING, "mesh node " + nodeId + ": the local journal copy"
-                                + " ends at seq " + copied + ", the snapshot at seq " + s.lastSeq()
-                                + "; mailbox replay on this node cannot serve the seqs between");
-                    }
+                    skipLocalCopyTo(s.lastSeq());
                 }
                 return null;
             }).whenComplete((done, fault) -> {
@@ -579,6 +575,32 @@ public final class MeshNode implements AutoCloseable {
                             + " snapshot at index " + index + ": " + fault);
                 }
             });
+        }
+
+        /**
+         * The local copy serves mailbox replay, and the Raft log no longer holds what the snapshot
+         * covers: the copy numbers on after it (the gap recorded as compacted), so later records
+         * keep their seqs there.
+         */
+        private void skipLocalCopyTo(long seq) {
+            long copied = journal.local().lastSeq();
+            if (copied >= seq) {
+                return;
+            }
+            String gap = "seqs " + (copied + 1) + ".." + seq;
+            if (!(journal.local() instanceof SqliteJournal sqlite)) {
+                LOG.log(System.Logger.Level.WARNING, "mesh node " + nodeId + ": the local journal copy lacks " + gap
+                        + " (in the installed snapshot only)");
+                return;
+            }
+            try {
+                sqlite.advanceTo(seq);
+                LOG.log(System.Logger.Level.WARNING, "mesh node " + nodeId + ": the local journal copy skips " + gap
+                        + " (in the installed snapshot only); mailbox replay on this node cannot serve them");
+            } catch (JournalException e) {
+                LOG.log(System.Logger.Level.ERROR, "mesh node " + nodeId + ": cannot skip the local journal copy past "
+                        + gap + ": " + e.getMessage() + "; mailbox seqs may be off");
+            }
         }
 
         @Override

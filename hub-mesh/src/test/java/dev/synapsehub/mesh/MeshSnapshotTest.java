@@ -49,6 +49,10 @@ class MeshSnapshotTest {
         return seq;
     }
 
+    private static String claimKind() {
+        return dev.synapsehub.core.event.ClaimSnapshotEvent.Kind.CLAIM.label();
+    }
+
     private record SnapshotFile(Path path, long index) {
     }
 
@@ -119,6 +123,18 @@ class MeshSnapshotTest {
         long next = grant(leader, "C", 2);
         TestCluster.await("it applies what commits next", () -> back.status().appliedSeq() >= next);
         assertThat(claims(back)).isEqualTo(claims(leader));
+        // its local journal copy skipped what only the snapshot holds, so later records keep their seqs
+        TestCluster.await("the local copy holds seq " + next, () -> back.journalLastSeq() >= next);
+        assertThat(back.journalLastSeq()).isEqualTo(next);
+        List<Long> copied = back.actor().read(s -> {
+            try {
+                return back.journal().readAfter(seq, 10, java.util.Set.of(claimKind())).stream()
+                        .map(dev.synapsehub.core.journal.JournaledEvent::seq).toList();
+            } catch (dev.synapsehub.core.journal.JournalException e) {
+                throw new IllegalStateException(e);
+            }
+        }).get();
+        assertThat(copied).containsExactly(seq + 1, seq + 2);
     }
 
     @Test
