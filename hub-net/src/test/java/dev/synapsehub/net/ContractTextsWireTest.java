@@ -276,6 +276,19 @@ class ContractTextsWireTest {
     }
 
     @Test
+    void aPlainGetOnAnyOtherPathIs426UpgradeRequired() throws Exception {
+        try (TestHub hub = TestHub.open()) {
+            for (String path : new String[] {"/", "/other", "/?x=1"}) {
+                String response = HttpGet.body(hub.port, path);
+                assertThat(response).as(path).startsWith("HTTP/1.1 426 Upgrade Required\r\n");
+                assertThat(response.toLowerCase(java.util.Locale.ROOT)).contains("upgrade: websocket\r\n");
+            }
+            HubClient still = hub.agent("p/alpha"); // a real handshake on the same port is unaffected
+            assertThat(still.isOpen()).isTrue();
+        }
+    }
+
+    @Test
     void metricsDisabledAnswers403WithTheContractBody() throws Exception {
         try (TestHub hub = TestHub.open()) {
             for (String path : new String[] {"/metrics", "/health", "/metrics?format=json"}) {
