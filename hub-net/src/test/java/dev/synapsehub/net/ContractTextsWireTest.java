@@ -259,13 +259,15 @@ class ContractTextsWireTest {
             carol.send(passive);
             // both declarations are in once who_snapshot shows them
             alpha.clearPending();
-            for (int i = 0; i < 50; i++) {
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            for (int i = 0; i < 100_000; i++) {
                 alpha.send(alpha.frame("who_request"));
                 ObjectNode who = alpha.awaitType("who_snapshot", WAIT);
                 if ("direct".equals(who.path("wake_capabilities").path("p/bob").asText())
                         && "passive".equals(who.path("wake_capabilities").path("p/carol").asText())) {
                     break;
                 }
+                assertThat(System.nanoTime()).as("both declarations applied in time").isLessThan(deadline);
             }
             ObjectNode chat = alpha.frame("chat");
             chat.put("target", "p/bob,p/carol").put("payload", "hi").put("receipt_requested", true);
