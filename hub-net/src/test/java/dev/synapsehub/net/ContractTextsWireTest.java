@@ -259,19 +259,34 @@ class ContractTextsWireTest {
             carol.send(passive);
             // both declarations are in once who_snapshot shows them
             alpha.clearPending();
-            for (int i = 0; i < 50; i++) {
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            for (int i = 0; i < 100_000; i++) {
                 alpha.send(alpha.frame("who_request"));
                 ObjectNode who = alpha.awaitType("who_snapshot", WAIT);
                 if ("direct".equals(who.path("wake_capabilities").path("p/bob").asText())
                         && "passive".equals(who.path("wake_capabilities").path("p/carol").asText())) {
                     break;
                 }
+                assertThat(System.nanoTime()).as("both declarations applied in time").isLessThan(deadline);
             }
             ObjectNode chat = alpha.frame("chat");
             chat.put("target", "p/bob,p/carol").put("payload", "hi").put("receipt_requested", true);
             alpha.send(chat);
             assertThat(alpha.awaitType("delivery_receipt", WAIT).path("payload").asText())
                     .isEqualTo("delivered to p/bob (direct agent), p/carol (passive receiver)");
+        }
+    }
+
+    @Test
+    void aPlainGetOnAnyOtherPathIs426UpgradeRequired() throws Exception {
+        try (TestHub hub = TestHub.open()) {
+            for (String path : new String[] {"/", "/other", "/?x=1"}) {
+                String response = HttpGet.body(hub.port, path);
+                assertThat(response).as(path).startsWith("HTTP/1.1 426 Upgrade Required\r\n");
+                assertThat(response.toLowerCase(java.util.Locale.ROOT)).contains("upgrade: websocket\r\n");
+            }
+            HubClient still = hub.agent("p/alpha"); // a real handshake on the same port is unaffected
+            assertThat(still.isOpen()).isTrue();
         }
     }
 

@@ -59,7 +59,8 @@ class WakeCapabilityReceiptWireTest {
 
     /** Polls who_snapshot until {@code name} shows {@code wake} (the declaration is applied on its own loop). */
     private static void awaitDeclared(HubClient observer, String name, String wake) throws Exception {
-        for (int i = 0; i < 200; i++) {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        for (int i = 0; i < 100_000 && System.nanoTime() < deadline; i++) {
             observer.send(observer.frame("who_request"));
             JsonNode who = observer.awaitType("who_snapshot", WAIT);
             if (wake.equals(who.path("wake_capabilities").path(name).asText())) {

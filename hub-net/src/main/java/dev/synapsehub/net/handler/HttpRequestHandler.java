@@ -28,6 +28,9 @@ import java.util.concurrent.TimeUnit;
  * upgrade further down the pipeline.
  */
 public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
+    private static final String UPGRADE_REQUIRED = "Upgrade Required: this is a WebSocket endpoint; connect with a"
+            + " WebSocket client.\n";
+
     private final HubContext hub;
     private final HostGuard guard;
     private final HubMetricsText metricsText;
@@ -73,6 +76,17 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
             request.release();
             respond(ctx, HttpResponseStatus.FORBIDDEN, "text/plain; charset=utf-8", "Forbidden: untrusted Host or Origin\n",
                     false);
+            return;
+        }
+        if (!request.headers().containsValue(HttpHeaderNames.UPGRADE, "websocket", true)) {
+            // a plain GET on any other path: 426, as the contract's table says (A9)
+            request.release();
+            FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
+                    HttpResponseStatus.UPGRADE_REQUIRED, Unpooled.copiedBuffer(UPGRADE_REQUIRED, StandardCharsets.UTF_8));
+            response.headers().set(HttpHeaderNames.UPGRADE, "websocket");
+            response.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8");
+            HttpUtil.setContentLength(response, response.content().readableBytes());
+            ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
             return;
         }
         ctx.fireChannelRead(request); // on to the WebSocket handshake
