@@ -361,21 +361,51 @@ public final class ClaimRegistry {
                 remove(live.get(claim.taskId()));
                 insert(previous.claim(), order);
             });
-            remove(previous);
+            if (sameHolding(previous.claim, claim)) {
+                replaceKeepingHolding(previous, claim, order);
+            } else {
+                remove(previous);
+                insert(claim, order);
+            }
         } else {
             order = ++orderCounter;
             record(() -> {
                 remove(live.get(claim.taskId()));
                 orderCounter = order - 1; // a rolled-back claim leaves no gap in the numbering
             });
+            insert(claim, order);
         }
-        insert(claim, order);
         dropRetained(claim.taskId());
         if (claim.epoch() > epochCounter) {
             long before = epochCounter;
             record(() -> epochCounter = before);
             epochCounter = claim.epoch();
         }
+    }
+
+    /** True when the index and the quota see no difference between the two: same owner, principal and scope. */
+    private static boolean sameHolding(Claim before, Claim after) {
+        return before.owner().equals(after.owner()) && before.principal().equals(after.principal())
+                && before.worktree().equals(after.worktree()) && before.paths().equals(after.paths());
+    }
+
+    /**
+     * Replaces a live claim by a snapshot of it that keeps its owner, principal and scope (a task
+     * update, a checkpoint, a renewal): the scope-index entry and the quota charge stay as they
+     * are, since removing and re-adding them would leave the index and the charges as they were;
+     * the old expiry entry goes stale and the new lease is pushed, as for any replacement.
+     */
+    private void replaceKeepingHolding(Held previous, Claim claim, long order) {
+        previous.live = false;
+        if (!previous.claim.checkpoint().isEmpty()) {
+            checkpointed--;
+        }
+        Held held = new Held(claim, previous.entry, previous.charge);
+        live.put(claim.taskId(), held);
+        if (!claim.checkpoint().isEmpty()) {
+            checkpointed++;
+        }
+        schedule(held, order);
     }
 
     private void insert(Claim claim, long order) {
@@ -393,7 +423,12 @@ public final class ClaimRegistry {
         if (!claim.checkpoint().isEmpty()) {
             checkpointed++;
         }
-        expiry.push(claim.leaseExpiresAt(), order, held);
+        schedule(held, order);
+    }
+
+    /** Pushes a live claim's lease onto the expiry heap, rebuilding the heap when stale entries dominate. */
+    private void schedule(Held held, long order) {
+        expiry.push(held.claim.leaseExpiresAt(), order, held);
         if (expiry.size() > 2 * live.size() + 16) {
             expiry.clear();
             for (Held h : live.values()) {
