@@ -45,9 +45,13 @@ public final class ClaimRegistry {
      */
     private static final class Held {
         final Claim claim;
-        final ScopeIndex.Entry entry;
+        /** Replaced when the index is rebuilt around the survivors of a bulk expiry. */
+        ScopeIndex.Entry entry;
         final Charge charge;
-        /** False once removed (released, replaced, expired or rolled back). */
+        /**
+         * False once removed (released, replaced, expired or rolled back). A record dropped by a
+         * bulk expiry keeps it: the heap, map and index that could reach it are dropped with it.
+         */
         boolean live = true;
 
         Held(Claim claim, ScopeIndex.Entry entry, Charge charge) {
@@ -73,11 +77,19 @@ public final class ClaimRegistry {
         int count;
     }
 
+    /**
+     * Leases expired one at a time before {@link #advanceTo} checks whether most of the live
+     * ones are due: a decision usually finds one or a few due, and those never pay for a scan.
+     */
+    static final int ONE_BY_ONE_BEFORE_SCAN = 64;
+
     private final RegistryLimits limits;
-    private final Map<String, Held> live = new HashMap<>();
+    /** Replaced, not emptied, by a bulk expiry: a map keeps the table it once grew to. */
+    private Map<String, Held> live = new HashMap<>();
     private final ScopeIndex index = new ScopeIndex();
     private final ExpiryQueue<Held> expiry = new ExpiryQueue<>();
-    private final Map<String, Charge> chargedByPrincipal = new HashMap<>();
+    /** Replaced by a bulk expiry, like {@link #live}. */
+    private Map<String, Charge> chargedByPrincipal = new HashMap<>();
     /** Charges in {@link #chargedByPrincipal} at zero, not yet swept. */
     private int emptyCharges;
     /** Live claims carrying a non-empty checkpoint. */
@@ -351,21 +363,51 @@ public final class ClaimRegistry {
                 remove(live.get(claim.taskId()));
                 insert(previous.claim(), order);
             });
-            remove(previous);
+            if (sameHolding(previous.claim, claim)) {
+                replaceKeepingHolding(previous, claim, order);
+            } else {
+                remove(previous);
+                insert(claim, order);
+            }
         } else {
             order = ++orderCounter;
             record(() -> {
                 remove(live.get(claim.taskId()));
                 orderCounter = order - 1; // a rolled-back claim leaves no gap in the numbering
             });
+            insert(claim, order);
         }
-        insert(claim, order);
         dropRetained(claim.taskId());
         if (claim.epoch() > epochCounter) {
             long before = epochCounter;
             record(() -> epochCounter = before);
             epochCounter = claim.epoch();
         }
+    }
+
+    /** True when the index and the quota see no difference between the two: same owner, principal and scope. */
+    private static boolean sameHolding(Claim before, Claim after) {
+        return before.owner().equals(after.owner()) && before.principal().equals(after.principal())
+                && before.worktree().equals(after.worktree()) && before.paths().equals(after.paths());
+    }
+
+    /**
+     * Replaces a live claim by a snapshot of it that keeps its owner, principal and scope (a task
+     * update, a checkpoint, a renewal): the scope-index entry and the quota charge stay as they
+     * are, since removing and re-adding them would leave the index and the charges as they were;
+     * the old expiry entry goes stale and the new lease is pushed, as for any replacement.
+     */
+    private void replaceKeepingHolding(Held previous, Claim claim, long order) {
+        previous.live = false;
+        if (!previous.claim.checkpoint().isEmpty()) {
+            checkpointed--;
+        }
+        Held held = new Held(claim, previous.entry, previous.charge);
+        live.put(claim.taskId(), held);
+        if (!claim.checkpoint().isEmpty()) {
+            checkpointed++;
+        }
+        schedule(held, order);
     }
 
     private void insert(Claim claim, long order) {
@@ -383,7 +425,12 @@ public final class ClaimRegistry {
         if (!claim.checkpoint().isEmpty()) {
             checkpointed++;
         }
-        expiry.push(claim.leaseExpiresAt(), order, held);
+        schedule(held, order);
+    }
+
+    /** Pushes a live claim's lease onto the expiry heap, rebuilding the heap when stale entries dominate. */
+    private void schedule(Held held, long order) {
+        expiry.push(held.claim.leaseExpiresAt(), order, held);
         if (expiry.size() > 2 * live.size() + 16) {
             expiry.clear();
             for (Held h : live.values()) {
@@ -433,7 +480,11 @@ public final class ClaimRegistry {
             expireEverything();
             return now;
         }
+        int polled = 0;
         while (expiry.hasDue(now)) {
+            if (polled++ == ONE_BY_ONE_BEFORE_SCAN && expireMostInBulk()) {
+                return now;
+            }
             Held held = expiry.poll();
             // A heap entry is due exactly at its claim's expiry; a replaced or released claim's
             // entry is stale and skipped.
@@ -443,6 +494,75 @@ public final class ClaimRegistry {
             }
         }
         return now;
+    }
+
+    /**
+     * When at least half of the live leases are due at {@link #now}, expires all of them at once
+     * and returns true; otherwise changes nothing and returns false. Removing a lease from the
+     * live map, the scope index and its charge costs a few dozen random memory accesses, so with
+     * most of them due it is cheaper to rebuild those from the survivors than to unlink the
+     * rest. The outcome is that of expiring them one by one in heap order: the due set is the
+     * same (a key at or before now; the one-by-one loop never reaches a NaN key here, since a key
+     * after now exists when not everything is due), and the order, which only shows in the order
+     * checkpoints are retained, is restored by sorting the checkpointed ones by (expiry, insertion).
+     */
+    private boolean expireMostInBulk() {
+        int survivorCount = expiry.countNotDue(now, held -> held.live);
+        if (survivorCount > live.size() - survivorCount) {
+            return false;
+        }
+        List<Held> survivors = new ArrayList<>(survivorCount);
+        List<Held> saved = new ArrayList<>();
+        double t = now;
+        // A due entry is read only when some live claim carries a checkpoint: the expired records
+        // are dropped with the heap, the map and the index, and nothing reads their live flag again.
+        boolean anyCheckpoint = checkpointed > 0;
+        expiry.forEach((expiresAt, order, held) -> {
+            if (expiresAt <= t) {
+                if (anyCheckpoint && held.live && !held.claim.checkpoint().isEmpty()) {
+                    saved.add(held);
+                }
+            } else if (held.live) { // not a released or replaced claim's stale entry
+                survivors.add(held);
+            }
+        });
+        saved.sort(ClaimRegistry::heapOrder);
+        for (Held held : saved) {
+            retain(held.claim);
+        }
+        // Rebuild around the survivors in insertion order, so the index lists holdings in the
+        // order they were added, as it did before.
+        survivors.sort((a, b) -> Long.compare(a.holding().order(), b.holding().order()));
+        int capacity = Math.max(16, (int) (survivors.size() / 0.75f) + 1);
+        Map<String, Held> kept = new HashMap<>(capacity);
+        // every live claim of a principal shares the one charge its map entry holds
+        Map<String, Charge> charges = new HashMap<>(capacity);
+        index.clear();
+        expiry.clear();
+        checkpointed = 0;
+        for (Held held : survivors) {
+            held.charge.count = 0;
+        }
+        for (Held held : survivors) {
+            kept.put(held.claim.taskId(), held);
+            held.entry = index.index(held.holding());
+            held.charge.count++;
+            charges.putIfAbsent(held.claim.principal(), held.charge);
+            if (!held.claim.checkpoint().isEmpty()) {
+                checkpointed++;
+            }
+            expiry.push(held.claim.leaseExpiresAt(), held.holding().order(), held);
+        }
+        live = kept;
+        chargedByPrincipal = charges;
+        emptyCharges = 0;
+        return true;
+    }
+
+    /** The order the expiry heap yields leases in: expiry instant, then insertion order. */
+    private static int heapOrder(Held a, Held b) {
+        int c = Double.compare(a.claim.leaseExpiresAt(), b.claim.leaseExpiresAt());
+        return c != 0 ? c : Long.compare(a.holding().order(), b.holding().order());
     }
 
     /**
@@ -460,10 +580,7 @@ public final class ClaimRegistry {
                     saved.add(held);
                 }
             }
-            saved.sort((a, b) -> {
-                int c = Double.compare(a.claim.leaseExpiresAt(), b.claim.leaseExpiresAt());
-                return c != 0 ? c : Long.compare(a.holding().order(), b.holding().order());
-            });
+            saved.sort(ClaimRegistry::heapOrder);
             for (Held held : saved) {
                 retain(held.claim);
             }

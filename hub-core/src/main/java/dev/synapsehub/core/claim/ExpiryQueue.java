@@ -71,6 +71,34 @@ final class ExpiryQueue<E> {
         return size;
     }
 
+    /** What {@link #forEach} hands over: one heap entry with its key and tie-break. */
+    interface Visitor<E> {
+        void visit(double expiresAt, long order, E entry);
+    }
+
+    /** Visits every entry, live and stale, in array (not expiry) order; the heap is left as it is. */
+    @SuppressWarnings("unchecked")
+    void forEach(Visitor<E> visitor) {
+        for (int i = 0; i < size; i++) {
+            visitor.visit(keys[i], orders[i], (E) entries[i]);
+        }
+    }
+
+    /**
+     * Entries not due at {@code now} (a key after it, or NaN) that {@code counted} accepts: a
+     * linear pass over the keys, reading an entry only when its key is not due.
+     */
+    @SuppressWarnings("unchecked")
+    int countNotDue(double now, java.util.function.Predicate<E> counted) {
+        int n = 0;
+        for (int i = 0; i < size; i++) {
+            if (!(keys[i] <= now) && counted.test((E) entries[i])) {
+                n++;
+            }
+        }
+        return n;
+    }
+
     /** Drops every entry; the caller then pushes the live ones again. */
     void clear() {
         Arrays.fill(entries, 0, size, null);
