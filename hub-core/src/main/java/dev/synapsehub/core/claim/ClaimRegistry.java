@@ -21,7 +21,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -94,7 +93,7 @@ public final class ClaimRegistry {
     private int emptyCharges;
     /** Live claims carrying a non-empty checkpoint. */
     private int checkpointed;
-    private final LinkedHashMap<String, String> retainedCheckpoints = new LinkedHashMap<>();
+    private final RetainedCheckpoints retainedCheckpoints;
     private long epochCounter;
     private long orderCounter;
     private double now = Double.NEGATIVE_INFINITY;
@@ -103,6 +102,7 @@ public final class ClaimRegistry {
     /** A registry with the given bounds. */
     public ClaimRegistry(RegistryLimits limits) {
         this.limits = limits;
+        this.retainedCheckpoints = new RetainedCheckpoints(limits.maxRetainedCheckpoints());
     }
 
     /** A registry with the spec's default bounds. */
@@ -165,7 +165,7 @@ public final class ClaimRegistry {
         double ttl = TtlPolicy.effective(c.ttlSeconds(), limits.defaultTtlSeconds());
         String checkpoint = existing != null
                 ? existing.claim().checkpoint()
-                : retainedCheckpoints.getOrDefault(taskId, "");
+                : retainedOrEmpty(taskId);
         Claim claim = new Claim(taskId, agent, principal, strip(c.note()), t, t + ttl, ClaimStatus.CLAIMED, "",
                 scope.worktree(), scope.paths(), epochCounter + 1, 0, checkpoint, c.git());
         String verb = existing != null ? "renewed" : "claimed";
@@ -456,10 +456,16 @@ public final class ClaimRegistry {
     }
 
     private void dropRetained(String taskId) {
-        String dropped = retainedCheckpoints.remove(taskId);
+        RetainedCheckpoints.Slot dropped = retainedCheckpoints.drop(taskId);
         if (dropped != null) {
-            record(() -> retainedCheckpoints.put(taskId, dropped));
+            // Back at its original place, not the young end: eviction order stays a replay's.
+            record(() -> retainedCheckpoints.reinstate(taskId, dropped));
         }
+    }
+
+    private String retainedOrEmpty(String taskId) {
+        String checkpoint = retainedCheckpoints.get(taskId);
+        return checkpoint == null ? "" : checkpoint;
     }
 
     /**
@@ -598,14 +604,7 @@ public final class ClaimRegistry {
     /** Keeps an expired claim's non-empty checkpoint for the next claimant, dropping the oldest. */
     private void retain(Claim claim) {
         if (!claim.checkpoint().isEmpty()) {
-            keepCheckpoint(claim.taskId(), claim.checkpoint());
-        }
-    }
-
-    private void keepCheckpoint(String taskId, String checkpoint) {
-        retainedCheckpoints.put(taskId, checkpoint);
-        if (retainedCheckpoints.size() > limits.maxRetainedCheckpoints()) {
-            retainedCheckpoints.remove(retainedCheckpoints.keySet().iterator().next());
+            retainedCheckpoints.retain(claim.taskId(), claim.checkpoint());
         }
     }
 
@@ -637,7 +636,7 @@ public final class ClaimRegistry {
             insert(h.claim(), h.order());
         }
         for (StateImage.Retained r : image.retained()) {
-            keepCheckpoint(r.taskId(), r.checkpoint());
+            retainedCheckpoints.retain(r.taskId(), r.checkpoint());
         }
         now = image.now();
         epochCounter = image.epochCounter();
