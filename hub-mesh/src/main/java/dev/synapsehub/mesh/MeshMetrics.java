@@ -61,6 +61,15 @@ final class MeshMetrics implements HubExtension {
                 s.forwarded());
         counter(out, "synapse_mesh_unknown_outcomes_total", "Forwarded mutations answered commit_unknown since start.",
                 s.unknownOutcomes());
+        IntentCounters q = node.intentCounters();
+        gauge(out, "synapse_mesh_queue_depth", "Queued intents on this node waiting for replay (seed 001 §9).",
+                q.depth());
+        counter(out, "synapse_mesh_intents_queued_total", "Strong writes this node queued for lack of a quorum since start.",
+                q.queued());
+        counter(out, "synapse_mesh_intents_reconciled_total", "Queued intents reconciled (any §10 outcome) since start.",
+                q.reconciled());
+        counter(out, "synapse_mesh_intent_failures_total",
+                "Writes that could not be queued durably and replay steps that failed, since start.", q.failures());
         Map<String, Long> match = new TreeMap<>(s.peerMatchIndex());
         if (!match.isEmpty()) {
             out.append("# HELP synapse_mesh_peer_lag_entries On the leader: its commit index minus each follower's"

@@ -123,6 +123,19 @@ class MeshQueueWireTest {
         assertThat(depths.get(taker.nodeId())).as("the cut-off node answers its own queue depth").isEqualTo(1);
         assertThat(depths.entrySet()).filteredOn(e -> !e.getKey().equals(taker.nodeId()))
                 .allMatch(e -> e.getValue() == null);
+        String metrics = metrics(cluster.uri(taker.nodeId()).getPort());
+        assertThat(metrics).contains("\nsynapse_mesh_queue_depth 1\n")
+                .contains("\nsynapse_mesh_intents_queued_total 1\n")
+                .contains("\nsynapse_mesh_intents_reconciled_total 0\n");
+    }
+
+    private static String metrics(int port) throws Exception {
+        java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
+                java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + port + "/metrics"))
+                        .timeout(java.time.Duration.ofSeconds(20)).GET().build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).isEqualTo(200);
+        return r.body();
     }
 
     @Test
