@@ -113,7 +113,8 @@ class CockpitBrowserTest {
             WebElement filter = driver.findElement(By.id("filter-claims"));
             filter.sendKeys("late-comer");
             new WebDriverWait(driver, LIVE).until(d -> d.findElements(By.cssSelector("#claims-rows tr[data-task]")).size() == 1);
-            assertThat(text("#claims-page-info")).startsWith("1–1 of 1 matching");
+            waitText("#claims-page-info", "1–1 of 1 matching");
+            assertThat(driver.findElements(By.cssSelector("#claims-rows tr[data-task]"))).hasSize(1);
             filter.clear();
             filter.sendKeys(" ");
             new WebDriverWait(driver, LIVE).until(d -> d.findElements(By.cssSelector("#claims-rows tr[data-task]")).size() > 1);

@@ -29,7 +29,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
@@ -316,6 +315,4 @@ public final class Cockpit implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
     }
-
-
 }

@@ -22,6 +22,7 @@ const state = {
   streamGen: 0,
   loaded: {},
   timers: {},
+  tickets: {},          // the latest request per view: an older answer arriving late is dropped
 };
 
 class AuthError extends Error {}
@@ -30,6 +31,16 @@ class AuthError extends Error {}
 
 function headers() {
   return state.token ? { Authorization: 'Bearer ' + state.token } : {};
+}
+
+// a ticket for a new request of `view`; stale(view, t) is true once a newer one was asked
+function ticket(view) {
+  state.tickets[view] = (state.tickets[view] || 0) + 1;
+  return state.tickets[view];
+}
+
+function stale(view, t) {
+  return state.tickets[view] !== t;
 }
 
 async function api(view, params) {
@@ -143,30 +154,43 @@ const loaders = {
   async presence() {
     const q = state.filters.presence || '';
     const online = document.getElementById('presence-online').checked;
+    const t = ticket('presence');
     const p = await api('presence', { q, offset: state.offsets.presence, limit: LIMIT, online: online ? 1 : 0 });
+    if (stale('presence', t)) return;
     state.presence = { total: p.total, matched: p.matched, offset: p.offset, rows: p.agents, online };
     renderPresence();
   },
   async claims() {
     const q = state.filters.claims || '';
+    const t = ticket('claims');
     const p = await api('claims', { q, offset: state.offsets.claims, limit: LIMIT });
+    if (stale('claims', t)) return;
     state.claims = { total: p.total, matched: p.matched, offset: p.offset, rows: p.claims };
     renderClaims();
   },
   async denials() {
+    const t = ticket('denials');
     const p = await api('denials', { q: state.filters.denials || '', limit: 200 });
+    if (stale('denials', t)) return;
     state.denials = p.denials;
     renderDenials();
   },
   async board() {
-    state.board = await api('board', { q: state.filters.board || '', limit: LIMIT });
+    const t = ticket('board');
+    const b = await api('board', { q: state.filters.board || '', limit: LIMIT });
+    if (stale('board', t)) return;
+    state.board = b;
     renderBoard();
   },
   async messaging() {
-    renderMessaging(await api('messaging', { q: state.filters.messaging || '', limit: LIMIT }));
+    const t = ticket('messaging');
+    const m = await api('messaging', { q: state.filters.messaging || '', limit: LIMIT });
+    if (!stale('messaging', t)) renderMessaging(m);
   },
   async feed() {
+    const t = ticket('feed');
     const p = await api('recent', { limit: 200 });
+    if (stale('feed', t)) return;
     state.feed = p.changes.slice().reverse();
     renderFeed();
   },
