@@ -45,6 +45,7 @@ class FirstFrameFuzzTest {
     @FuzzTest(maxDuration = "30m")
     void aFirstFrame(byte[] frame) throws Exception {
         fuzzed.loopbackOnly();
+        fuzzed.drainWitness();
         Set<String> onlineBefore = new HashSet<>(fuzzed.hub.server.context().registry().online());
         FuzzedHub.Fingerprint before = fuzzed.fingerprint();
         long faults = fuzzed.faults();

@@ -50,6 +50,7 @@ class FrameFuzzTest {
     @FuzzTest(maxDuration = "30m")
     void aTextFrame(byte[] frame) throws Exception {
         fuzzed.loopbackOnly();
+        fuzzed.drainWitness();
         HubClient c = boundFuzzer();
         FuzzedHub.Fingerprint before = fuzzed.fingerprint();
         long faults = fuzzed.faults();

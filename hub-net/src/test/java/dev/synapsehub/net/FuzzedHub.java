@@ -77,6 +77,11 @@ final class FuzzedHub implements AutoCloseable {
         }
     }
 
+    /** Drops what the idle witness received (broadcasts of fuzzed frames): a long run sends millions. */
+    void drainWitness() {
+        witness.clearPending();
+    }
+
     Fingerprint fingerprint() throws Exception {
         return hub.actor.read(s -> new Fingerprint(s.lastSeq(), s.image())).get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
     }
