@@ -178,17 +178,20 @@ class ConnectionTest {
         try (TestHub hub = new TestHub(HubConfig.builder().maxClients(2))) {
             hub.connect();
             hub.connect();
+            awaitAdmitted(hub, 2);
             HubClient third = hub.connect();
             assertThat(third.awaitClose(WAIT)).isEqualTo(new HubClient.CloseStatus(4013, "hub at capacity"));
         }
         try (TestHub hub = new TestHub(HubConfig.builder().maxConnectionsPerHost(1))) {
             hub.connect();
+            awaitAdmitted(hub, 1);
             HubClient second = hub.connect();
             assertThat(second.awaitClose(WAIT))
                     .isEqualTo(new HubClient.CloseStatus(4015, "too many connections from host"));
         }
         try (TestHub hub = new TestHub(HubConfig.builder().token("t").maxUnauthClients(1))) {
             hub.connect();
+            awaitAdmitted(hub, 1);
             HubClient second = hub.connect();
             assertThat(second.awaitClose(WAIT))
                     .isEqualTo(new HubClient.CloseStatus(4014, "too many unauthenticated connections"));
@@ -230,6 +233,20 @@ class ConnectionTest {
         try (TestHub hub = TestHub.open()) {
             assertThat(http(hub.port, "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
                     .startsWith("HTTP/1.1 403");
+        }
+    }
+
+    /**
+     * Waits until the hub has admitted {@code n} sockets: a client's handshake can complete
+     * before the hub's admission of it has run, and a cap counts admitted sockets only.
+     */
+    private static void awaitAdmitted(TestHub hub, int n) throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (hub.server.context().registry().connectedClients() < n) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(n + " sockets not admitted within " + WAIT);
+            }
+            Thread.sleep(1);
         }
     }
 

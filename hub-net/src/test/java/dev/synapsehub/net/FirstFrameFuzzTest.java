@@ -1,5 +1,6 @@
 package dev.synapsehub.net;
 
+import com.code_intelligence.jazzer.api.SilentCloseable;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.client.HubClient;
@@ -44,7 +45,13 @@ class FirstFrameFuzzTest {
 
     @FuzzTest(maxDuration = "30m")
     void aFirstFrame(byte[] frame) throws Exception {
-        fuzzed.loopbackOnly();
+        try (SilentCloseable loopback = FuzzedHub.loopbackOnly()) {
+            check(frame);
+        }
+    }
+
+    private static void check(byte[] frame) throws Exception {
+        fuzzed.drainWitness();
         Set<String> onlineBefore = new HashSet<>(fuzzed.hub.server.context().registry().online());
         FuzzedHub.Fingerprint before = fuzzed.fingerprint();
         long faults = fuzzed.faults();
