@@ -104,6 +104,8 @@ class IntentReplayerTest {
         TestCluster.await("C submitted after A", () -> node.submitted.size() == 4);
         node.pending.get(3).complete(decided(new Reply.Denied("C", Refusal.STALE_EPOCH, "stale")));
         TestCluster.await("all reconciled", () -> queue.depth() == 0);
+        // an outcome is stored before it is reported: wait for the last report too
+        TestCluster.await("all reported", () -> node.reported.size() == 3);
 
         assertThat(node.submitted).extracting(c -> ((ClaimCommand) c).taskId()).containsExactly("B", "B", "A", "C");
         assertThat(node.reported).containsExactly("B:applied", "A:noop_already_applied", "C:rejected_fenced");
