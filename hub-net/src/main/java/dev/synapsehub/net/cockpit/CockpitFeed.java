@@ -147,14 +147,7 @@ final class CockpitFeed {
         }
         Set<String> now = new HashSet<>(registry.online());
         if (online == null) {
-            // who was here before anyone watched did not just join: a baseline, no names
-            online = now;
-            ObjectNode o = FeedEvents.JSON.objectNode();
-            o.put("kind", "presence");
-            o.put("ts", clock.nowSeconds());
-            o.put("online", now.size());
-            o.put("baseline", true);
-            push("presence", o.toString(), "presence");
+            baseline(now);
             return;
         }
         List<String> joined = new ArrayList<>();
@@ -219,6 +212,22 @@ final class CockpitFeed {
         write(s, "retry: 3000\n" + frame(lastSeq, "hello", hello.toString()));
         streams.add(s);
         channel.closeFuture().addListener(f -> streams.remove(s));
+        if (online == null) {
+            // taken as the stream opens, not at the next comparison: an agent that joins after
+            // hello (and after the page read its presence view) must be streamed as joined
+            baseline(new HashSet<>(registry.online()));
+        }
+    }
+
+    /** Who was here before anyone watched did not just join: a baseline, no names. */
+    private void baseline(Set<String> now) {
+        online = now;
+        ObjectNode o = FeedEvents.JSON.objectNode();
+        o.put("kind", "presence");
+        o.put("ts", clock.nowSeconds());
+        o.put("online", now.size());
+        o.put("baseline", true);
+        push("presence", o.toString(), "presence");
     }
 
     /** The most recent changes, oldest first (cockpit thread). */
