@@ -201,6 +201,9 @@ class MeshProcessTest {
         Map<String, Long> state = finalStates.values().iterator().next();
 
         List<Op> ops = new ArrayList<>(history);
+        System.out.printf("mesh processes: %d leader kills, %d operations, %d granted, %d unknown outcomes%n", KILLS,
+                ops.size(), ops.stream().filter(Op::granted).count(),
+                ops.stream().filter(o -> o.result() == Result.UNKNOWN).count());
         assertThat(ops.stream().filter(Op::granted).count()).as("the load was granted").isGreaterThan(20);
         assertThat(violations(ops)).as("history checked against one hub").isEmpty();
         assertThat(lost(ops, state)).as("acknowledged claims and releases in the final state").isEmpty();
