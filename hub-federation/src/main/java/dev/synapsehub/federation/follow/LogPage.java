@@ -4,7 +4,11 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.DoubleNode;
+import com.fasterxml.jackson.databind.node.IntNode;
+import com.fasterxml.jackson.databind.node.LongNode;
 import com.fasterxml.jackson.databind.node.MissingNode;
+import com.fasterxml.jackson.databind.node.TextNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import dev.synapsehub.federation.link.ReplyDecoder;
 
@@ -130,12 +134,30 @@ final class LogPage {
         return page;
     }
 
-    /** The current value as a tree node (JSON null as NullNode). */
+    /**
+     * The current value as the tree would hold it. Strings and numbers, nearly every value read,
+     * are made here directly: {@code readValueAsTree} sets up a deserialization context per call.
+     */
     private static JsonNode tree(JsonParser p) throws IOException {
-        if (p.currentToken() == JsonToken.VALUE_NULL) {
-            return NullNode.getInstance();
+        switch (p.currentToken()) {
+            case VALUE_NULL:
+                return NullNode.getInstance();
+            case VALUE_STRING:
+                return TextNode.valueOf(p.getText());
+            case VALUE_NUMBER_INT:
+                switch (p.getNumberType()) {
+                    case INT:
+                        return IntNode.valueOf(p.getIntValue());
+                    case LONG:
+                        return LongNode.valueOf(p.getLongValue());
+                    default:
+                        return p.readValueAsTree();
+                }
+            case VALUE_NUMBER_FLOAT:
+                return DoubleNode.valueOf(p.getDoubleValue()); // what the tree makes of a float without USE_BIG_DECIMAL_FOR_FLOATS
+            default:
+                return p.readValueAsTree();
         }
-        return p.readValueAsTree();
     }
 
     /** The current integer token as {@code JsonNode.longValue()} reads it (a big one truncated). */
