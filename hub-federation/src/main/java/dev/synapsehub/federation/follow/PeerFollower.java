@@ -9,6 +9,7 @@ import dev.synapsehub.net.wire.CanonicalJson;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -69,7 +70,7 @@ final class PeerFollower {
     }
 
     /** A check that failed: the poll commits nothing. {@code kind} labels it on {@code /metrics}. */
-    private static final class PollFailure extends Exception {
+    static final class PollFailure extends Exception {
         final String kind;
 
         PollFailure(String kind, String message) {
@@ -138,24 +139,23 @@ final class PeerFollower {
                 request.put("type", "multihub_log_request");
                 request.put("target", "all");
                 request.put("after_seq", after);
-                request.put("limit", (int) Math.min(MAX_PAGE, settings.budget().events() - events + (overlap ? 1 : 0)));
-                ObjectNode snapshot = link.request(request, "multihub_log_snapshot", settings.replyTimeout())
+                int asked = (int) Math.min(MAX_PAGE, settings.budget().events() - events + (overlap ? 1 : 0));
+                request.put("limit", asked);
+                LogPage snapshot = link.request(request, "multihub_log_snapshot", LogPage.DECODER, settings.replyTimeout())
                         .get(settings.replyTimeout().toMillis() + 1000, TimeUnit.MILLISECONDS);
-                JsonNode end = snapshot.get("log_end_seq");
-                JsonNode list = snapshot.get("events");
-                if (end == null || !end.isIntegralNumber()) {
+                List<LogPage.Event> list = snapshot.events();
+                if (!snapshot.logEndKnown()) {
                     throw new PollFailure("no_log_end", "the peer served no log end (log_end_seq null: it refused this hub, or keeps"
                             + " no journal)");
                 }
-                if (list == null || !list.isArray()) {
+                if (list == null) {
                     throw new PollFailure("malformed", "malformed snapshot: 'events' is not a list");
                 }
-                int asked = request.get("limit").intValue();
                 if (list.size() > asked) { // a peer ignoring the page size could make one poll unbounded
                     throw new PollFailure("oversized_page", "oversized page: the peer served " + list.size() + " events where this hub"
                             + " asked for at most " + asked + " (limit); nothing of this poll is folded");
                 }
-                logEnd = end.longValue();
+                logEnd = snapshot.logEnd();
                 if (list.isEmpty()) {
                     if (logEnd < pos || overlap) {
                         throw new PollFailure("log_behind_cursor", "the peer's log ends at seq " + logEnd + ", behind this hub's cursor "
@@ -165,11 +165,11 @@ final class PeerFollower {
                     break;
                 }
                 long expected = after + 1;
-                JsonNode last = null;
-                for (JsonNode e : list) {
+                LogPage.Event last = null;
+                for (LogPage.Event e : list) {
                     long seq = checked(e, expected++);
                     if (overlap && seq == pos) {
-                        String live = fingerprint(e);
+                        String live = snapshot.fingerprint(e);
                         if (!live.equals(accepted)) {
                             quarantine(view, seq, accepted, live);
                             return interval;
@@ -182,7 +182,7 @@ final class PeerFollower {
                     pos = seq;
                 }
                 if (last != null) {
-                    fingerprint = fingerprint(last);
+                    fingerprint = snapshot.fingerprint(last);
                     events += list.size();
                 }
                 pages++;
@@ -197,6 +197,8 @@ final class PeerFollower {
             }
         } catch (PollFailure e) {
             return failed(view, e.kind, e.getMessage());
+        } catch (IOException e) { // an event's own text did not parse again: cannot happen for a page that parsed
+            return failed(view, "malformed", "malformed event: " + e.getMessage());
         } catch (ExecutionException e) {
             boolean timedOut = e.getCause() instanceof TimeoutException;
             return failed(view, timedOut ? "timeout" : "transport",
@@ -238,42 +240,40 @@ final class PeerFollower {
     }
 
     /** The event's seq, after checking it is the expected one and well formed. */
-    private static long checked(JsonNode e, long expected) throws PollFailure {
-        JsonNode seq = e.get("seq");
-        if (seq == null || !seq.isIntegralNumber()) {
+    static long checked(LogPage.Event e, long expected) throws PollFailure {
+        if (!e.seqIntegral) {
             throw new PollFailure("malformed", "malformed event: no integer seq (expected seq " + expected + ")");
         }
-        if (seq.longValue() != expected) {
-            throw new PollFailure("gap", "events not contiguous: expected seq " + expected + ", got " + seq.longValue());
+        if (e.seq != expected) {
+            throw new PollFailure("gap", "events not contiguous: expected seq " + expected + ", got " + e.seq);
         }
-        JsonNode ts = e.get("ts");
-        JsonNode kind = e.get("kind");
-        JsonNode payload = e.get("payload");
-        if (ts == null || !ts.isNumber() || kind == null || !kind.isTextual()
-                || !(payload == null || payload.isNull() || payload.isObject())) {
+        if (!e.tsNumber || e.kind == null || e.payload == LogPage.PayloadShape.OTHER) {
             throw new PollFailure("malformed", "malformed event at seq " + expected + ": needs ts number, kind string, payload object");
         }
         return expected;
     }
 
-    private void foldInto(Map<String, ObservedClaim> delta, JsonNode e, long seq) {
-        String kind = e.get("kind").textValue();
-        JsonNode p = e.get("payload");
-        if (p == null || !p.isObject()) {
+    private void foldInto(Map<String, ObservedClaim> delta, LogPage.Event e, long seq) {
+        foldInto(peer.label(), delta, e, seq);
+    }
+
+    /** Folds one checked event into {@code delta} (a null value: released). */
+    static void foldInto(String peer, Map<String, ObservedClaim> delta, LogPage.Event e, long seq) {
+        String kind = e.kind;
+        if (e.payload != LogPage.PayloadShape.OBJECT) {
             return;
         }
-        String task = p.path("task_id").asText("");
+        String task = e.taskId.asText("");
         if (task.isEmpty()) {
             return;
         }
         if ("release".equals(kind)) {
             delta.put(task, null);
         } else if (SNAPSHOT_KINDS.contains(kind)) {
-            String owner = p.path("owner").asText("");
+            String owner = e.owner.asText("");
             if (!owner.isEmpty()) {
-                delta.put(task, new ObservedClaim(peer.label(), task, owner, ObservedClaim.namespaceOf(owner),
-                        p.path("lease_expires_at").asDouble(0), p.path("epoch").asLong(0), p.path("status").asText(""),
-                        seq, kind));
+                delta.put(task, new ObservedClaim(peer, task, owner, ObservedClaim.namespaceOf(owner),
+                        e.leaseExpiresAt.asDouble(0), e.epoch.asLong(0), e.status.asText(""), seq, kind));
             }
         }
     }

@@ -1,10 +1,18 @@
 package dev.synapsehub.federation.link;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.client.HubClient;
 import dev.synapsehub.client.tls.ClientTls;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -26,6 +34,7 @@ import java.util.function.Predicate;
  * can never be taken for another's), and the next request reconnects.
  */
 public final class PeerLink implements AutoCloseable {
+    private static final ObjectMapper MAPPER = new ObjectMapper();
     private final String peer;
     private final URI uri;
     private final ClientTls tls;
@@ -48,7 +57,12 @@ public final class PeerLink implements AutoCloseable {
     public record Welcome(int protocolVersion, double clockSkewSeconds) {
     }
 
-    private record Pending(String replyType, Predicate<ObjectNode> matches, CompletableFuture<ObjectNode> future) {
+    /** A request waiting for its reply: a tree ({@code decoder} null) or a decoded reply. */
+    private record Pending(String replyType, Predicate<ObjectNode> matches, ReplyDecoder<?> decoder,
+                           CompletableFuture<Object> future) {
+        void completeDecoded(Object reply) {
+            future.complete(reply);
+        }
     }
 
     public PeerLink(String peer, URI uri, ClientTls tls, String localHubId, String token, Duration connectTimeout) {
@@ -90,7 +104,21 @@ public final class PeerLink implements AutoCloseable {
      */
     public CompletableFuture<ObjectNode> request(ObjectNode frame, String replyType, Predicate<ObjectNode> matches,
                                                  Duration timeout) {
-        CompletableFuture<ObjectNode> future = new CompletableFuture<>();
+        return send(frame, replyType, matches, null, timeout).thenApply(reply -> (ObjectNode) reply);
+    }
+
+    /**
+     * Like {@link #request(ObjectNode, String, Duration)}, but the reply is decoded by
+     * {@code decoder} from the frame's bytes instead of being built into a tree first.
+     */
+    @SuppressWarnings("unchecked")
+    public <T> CompletableFuture<T> request(ObjectNode frame, String replyType, ReplyDecoder<T> decoder, Duration timeout) {
+        return send(frame, replyType, reply -> true, decoder, timeout).thenApply(reply -> (T) reply);
+    }
+
+    private CompletableFuture<Object> send(ObjectNode frame, String replyType, Predicate<ObjectNode> matches,
+                                           ReplyDecoder<?> decoder, Duration timeout) {
+        CompletableFuture<Object> future = new CompletableFuture<>();
         HubClient c;
         try {
             c = open();
@@ -107,7 +135,7 @@ public final class PeerLink implements AutoCloseable {
                 future.completeExceptionally(new IOException("connection to " + uri + " closed"));
                 return future;
             }
-            pending.addLast(new Pending(replyType, matches, future));
+            pending.addLast(new Pending(replyType, matches, decoder, future));
             c.sendAsync(frame); // under the lock: the peer sees requests in queue order
         }
         c.eventLoop().schedule(() -> {
@@ -155,7 +183,7 @@ public final class PeerLink implements AutoCloseable {
             c.close();
             throw e;
         }
-        c.onFrame(f -> dispatch(c, f));
+        c.onBytes(content -> receive(c, content));
         c.closeFuture().thenAccept(status -> drop(c, new IOException("connection to " + peer + " closed ("
                 + status.code() + " " + status.reason() + ")")));
         synchronized (this) {
@@ -168,9 +196,94 @@ public final class PeerLink implements AutoCloseable {
         return c;
     }
 
-    private void dispatch(HubClient from, ObjectNode frame) {
+    /**
+     * One frame from the peer, on the connection's event loop. A reply awaited by a decoder is
+     * decoded from the bytes; any other frame is parsed into a tree as the client would. A frame
+     * that is not JSON throws, which closes the connection (as the client does).
+     */
+    private void receive(HubClient from, ByteBuf content) {
+        byte[] bytes = ByteBufUtil.getBytes(content);
+        String first = firstType(bytes);
+        ReplyDecoder<?> decoder;
+        synchronized (this) {
+            if (from != client) {
+                return;
+            }
+            Pending p = oldestOfType(first);
+            decoder = p == null ? null : p.decoder();
+        }
+        try {
+            if (decoder != null && completeDecoded(from, decoder, bytes, first)) {
+                return;
+            }
+            JsonNode node = MAPPER.readTree(bytes);
+            if (node instanceof ObjectNode object) {
+                dispatch(from, object, bytes);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Decodes and hands over a reply awaited by {@code decoder}; false if the frame turned out to be another. */
+    private boolean completeDecoded(HubClient from, ReplyDecoder<?> decoder, byte[] bytes, String first) throws IOException {
+        Object reply = decoder.decode(bytes);
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        String type = ((ReplyDecoder) decoder).type(reply);
+        if (!first.equals(type)) {
+            return false; // a repeated "type" key: the last one counts, as in a tree
+        }
+        Pending taken = null;
+        synchronized (this) {
+            if (from != client) {
+                return true;
+            }
+            Pending p = oldestOfType(type);
+            if (p == null || p.decoder() != decoder) {
+                return false;
+            }
+            pending.remove(p);
+            taken = p;
+        }
+        taken.completeDecoded(reply);
+        return true;
+    }
+
+    private Pending oldestOfType(String type) {
+        if (type == null) {
+            return null;
+        }
+        for (Pending p : pending) {
+            if (p.replyType().equals(type)) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    /** The first top-level {@code type} string of a JSON object, or null (not found, or not JSON: the tree path decides). */
+    private static String firstType(byte[] bytes) {
+        try (JsonParser p = MAPPER.getFactory().createParser(bytes)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                return null;
+            }
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                boolean type = "type".equals(p.currentName());
+                JsonToken value = p.nextToken();
+                if (type) {
+                    return value == JsonToken.VALUE_STRING ? p.getText() : null;
+                }
+                p.skipChildren();
+            }
+            return null;
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    private void dispatch(HubClient from, ObjectNode frame, byte[] bytes) throws IOException {
         String type = frame.path("type").asText();
-        CompletableFuture<ObjectNode> done = null;
+        Pending done = null;
         synchronized (this) {
             if (from != client) {
                 return;
@@ -187,13 +300,13 @@ public final class PeerLink implements AutoCloseable {
                 Pending p = it.next();
                 if (p.replyType().equals(type) && p.matches().test(frame)) {
                     it.remove();
-                    done = p.future();
+                    done = p;
                     break;
                 }
             }
         }
         if (done != null) {
-            done.complete(frame);
+            done.completeDecoded(done.decoder() == null ? frame : done.decoder().decode(bytes));
         }
     }
 
