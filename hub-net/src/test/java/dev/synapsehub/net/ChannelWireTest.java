@@ -195,6 +195,36 @@ class ChannelWireTest {
     }
 
     @Test
+    void aPassiveSidecarMakesTheMemberPassiveInTheReceipt() throws Exception {
+        try (TestHub hub = TestHub.open()) {
+            HubClient ann = hub.agent("ann");
+            HubClient bob = hub.agent("bob");
+            HubClient rx = hub.connect();
+            ObjectNode hb = rx.frame("bob-rx", "heartbeat");
+            hb.put("payload", "online").put("wake_capability", "passive");
+            rx.send(hb);
+            rx.awaitType("welcome", WAIT);
+            verb(ann, "channel_create", "ops", null);
+            verb(ann, "channel_invite", "ops", "bob");
+            verb(bob, "channel_join", "ops", null);
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            JsonNode receipt = null;
+            for (int i = 0; i < 1000 && System.nanoTime() < deadline; i++) {
+                ObjectNode chat = ann.frame("chat");
+                chat.put("channel", "ops").put("payload", "ping " + i).put("receipt_requested", true);
+                ann.send(chat);
+                receipt = ann.awaitType("delivery_receipt", WAIT);
+                if ("passive".equals(receipt.path("recipient_wake_capabilities").path("bob").asText())) {
+                    break;
+                }
+            }
+            assertThat(receipt.path("recipient_wake_capabilities").path("bob").asText()).isEqualTo("passive");
+            assertThat(receipt.path("payload").asText()).isEqualTo("delivered to bob (passive receiver)");
+            assertThat(strings(receipt.path("recipients"))).containsExactly("bob");
+        }
+    }
+
+    @Test
     void channelsMembershipAndHistorySurviveARestart(@TempDir Path dir) throws Exception {
         Path db = dir.resolve("hub.db");
         try (TestHub hub = TestHub.journaled(db)) {

@@ -152,12 +152,23 @@ public final class MessagingRegistry {
         ChatStamp stamp = new ChatStamp(msgId, t, ClientFields.clientTimestamp(c.clientTimestamp()),
                 ClientFields.clientMsgId(c.clientMsgId()));
         TreeSet<String> online = new TreeSet<>();
-        java.util.Map<String, String> wake = new java.util.TreeMap<>();
+        java.util.Map<String, String> declared = new java.util.HashMap<>();
         for (OnlineAgent a : c.online()) {
+            declared.put(a.name(), a.wakeCapability());
             if (!a.name().equals(sender) && members.contains(a.name())) {
                 online.add(a.name());
-                wake.put(a.name(), a.wakeCapability());
             }
+        }
+        // A7: a member's own declaration unless unknown, else its pane waiter's, else its -rx's
+        java.util.Map<String, String> wake = new java.util.TreeMap<>();
+        for (String m : online) {
+            String w = declared.getOrDefault(m, "unknown");
+            for (String sidecar : List.of(m + "-pane-rx", m + "-rx")) {
+                if ("unknown".equals(w)) {
+                    w = declared.getOrDefault(sidecar, "unknown");
+                }
+            }
+            wake.put(m, w);
         }
         List<String> recipients = List.copyOf(online);
         boolean delivered = !recipients.isEmpty();
