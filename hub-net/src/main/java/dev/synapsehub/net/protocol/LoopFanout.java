@@ -177,6 +177,11 @@ final class LoopFanout {
         Channel channel = s.channel();
         int from = (int) (delivered + 1 - pending.get(0).seq());
         for (int k = from; k < pending.size(); k++) {
+            // asked again before each further batch: the hard cap counts what this pass has
+            // queued already, so a slow reader is dropped at most one batch past it
+            if (k > from && !mayWrite.test(s)) {
+                break;
+            }
             channel.write(pending.get(k).frames().retainedDuplicate(), channel.voidPromise());
         }
         channel.flush();
