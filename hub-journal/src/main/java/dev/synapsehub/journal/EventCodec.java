@@ -9,7 +9,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.claim.ClaimStatus;
 import dev.synapsehub.core.claim.GitContext;
+import dev.synapsehub.core.command.ChannelCommand;
 import dev.synapsehub.core.event.AuditRecordEvent;
+import dev.synapsehub.core.event.ChannelEvent;
 import dev.synapsehub.core.event.ClaimDeniedEvent;
 import dev.synapsehub.core.event.ClaimReleasedEvent;
 import dev.synapsehub.core.event.ClaimSnapshotEvent;
@@ -41,6 +43,9 @@ import java.util.Optional;
  *   <li>{@code idempotency}: {@code key, request_digest, response}; the response is stored as a
  *       JSON string so it replays byte for byte. A response stored as a JSON object (the
  *       reference hub's layout) is accepted and re-serialised compactly.</li>
+ *   <li>{@code channel} (ours, decision A10.1): {@code op} (create, invite, join, leave),
+ *       {@code channel} (trimmed, 1–200 characters), {@code agent}, {@code invitee} (an
+ *       invite's, required there, else absent) and {@code label} (a create's, or absent).</li>
  * </ul>
  *
  * The event timestamp is not in the payload: it is the row's {@code ts} column. Thread-safe.
@@ -72,7 +77,7 @@ public final class EventCodec {
     /** True when this codec decodes {@code kind}; other kinds are skipped on replay. */
     public boolean knows(String kind) {
         return MessagingEventCodec.knows(kind) || SNAPSHOT_KINDS.containsKey(kind) || "release".equals(kind) || "claim_denial".equals(kind)
-                || "idempotency".equals(kind) || AuditRecordEvent.KINDS.contains(kind);
+                || "idempotency".equals(kind) || AuditRecordEvent.KINDS.contains(kind) || "channel".equals(kind);
     }
 
     // -------------------------------------------------------------------------------------
@@ -104,6 +109,16 @@ public final class EventCodec {
                 g.writeStringField("reason_code", d.reasonCode());
                 g.writeStringField("scope_sha256", d.scopeSha256());
                 g.writeStringField("task_id_sha256", d.taskIdSha256());
+            } else if (event instanceof ChannelEvent c) {
+                g.writeStringField("op", c.op().name().toLowerCase(java.util.Locale.ROOT));
+                g.writeStringField("channel", c.channel());
+                g.writeStringField("agent", c.agent());
+                if (c.invitee() != null) {
+                    g.writeStringField("invitee", c.invitee());
+                }
+                if (c.label() != null) {
+                    g.writeStringField("label", c.label());
+                }
             } else if (event instanceof IdempotencyRecordedEvent i) {
                 g.writeStringField("key", i.key());
                 g.writeStringField("request_digest", i.requestDigest());
@@ -253,8 +268,40 @@ public final class EventCodec {
             return new ClaimDeniedEvent(ts, r.text("claimant", ""), r.text("claimant_sha256", ""),
                     r.bool("claimant_truncated", false), (int) r.integer("path_count", 0, 0),
                     r.text("reason_code", ""), r.text("scope_sha256", ""), r.text("task_id_sha256", ""));
+        } else if ("channel".equals(kind)) {
+            return readChannel(r, ts);
         }
         return readIdempotency(r, ts);
+    }
+
+    /** A channel change; strict: a payload the live hub could not have written is corrupt. */
+    private static ChannelEvent readChannel(PayloadReader r, double ts) throws CorruptPayloadException {
+        String opText = r.text("op");
+        ChannelCommand.Op op;
+        switch (opText) {
+            case "create" -> op = ChannelCommand.Op.CREATE;
+            case "invite" -> op = ChannelCommand.Op.INVITE;
+            case "join" -> op = ChannelCommand.Op.JOIN;
+            case "leave" -> op = ChannelCommand.Op.LEAVE;
+            default -> throw new CorruptPayloadException("unknown channel op '" + opText + "'");
+        }
+        String id = r.id("channel");
+        if (!id.equals(id.strip()) || id.length() > 200) {
+            throw new CorruptPayloadException("channel id is not trimmed or longer than 200 characters");
+        }
+        String agent = r.id("agent");
+        String invitee = r.nullableText("invitee");
+        if (op == ChannelCommand.Op.INVITE && (invitee == null || invitee.isBlank())) {
+            throw new CorruptPayloadException("an invite without an invitee");
+        }
+        if (op != ChannelCommand.Op.INVITE && invitee != null) {
+            throw new CorruptPayloadException("an invitee on a channel " + opText);
+        }
+        String label = r.nullableText("label");
+        if (op != ChannelCommand.Op.CREATE && label != null) {
+            throw new CorruptPayloadException("a label on a channel " + opText);
+        }
+        return new ChannelEvent(ts, op, id, agent, invitee, label);
     }
 
     /**

@@ -7,6 +7,7 @@ import dev.synapsehub.core.board.ProgressNote;
 import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.claim.ClaimStatus;
 import dev.synapsehub.core.claim.GitContext;
+import dev.synapsehub.core.channel.Channel;
 import dev.synapsehub.core.messaging.ChatRecord;
 import dev.synapsehub.core.messaging.DeadLetter;
 import dev.synapsehub.core.messaging.DirectedChat;
@@ -34,8 +35,10 @@ import java.util.zip.CRC32C;
  * whole body, {@link #crc32c}) is kept beside the body by {@link SnapshotStore}.
  */
 public final class SnapshotCodec {
-    /** The body format this code writes and reads. */
-    public static final int FORMAT = 1;
+    /** The body format this code writes; 2 adds the private channels section after messaging. */
+    public static final int FORMAT = 2;
+    /** The oldest body format this code still reads (format 1 predates channels: it holds none). */
+    public static final int OLDEST_FORMAT = 1;
     private static final byte[] MAGIC = "SYNHSNAP".getBytes(StandardCharsets.US_ASCII);
 
     private SnapshotCodec() {
@@ -79,6 +82,15 @@ public final class SnapshotCodec {
             o.f64(r.offeredAt());
         }
         writeMessaging(o, image.messaging());
+        o.varint(image.channels().size());
+        for (Channel ch : image.channels()) {
+            o.str(ch.id());
+            o.str(ch.owner());
+            o.str(ch.label());
+            strings(o, List.copyOf(ch.members()));
+            strings(o, List.copyOf(ch.invites()));
+            strings(o, ch.history());
+        }
         o.bytes(MAGIC);
         return o.toByteArray();
     }
@@ -212,8 +224,9 @@ public final class SnapshotCodec {
                 throw new CorruptSnapshotException("not a snapshot body (bad magic)");
             }
             long format = in.varint();
-            if (format != FORMAT) {
-                throw new CorruptSnapshotException("snapshot format " + format + " is not " + FORMAT);
+            if (format < OLDEST_FORMAT || format > FORMAT) {
+                throw new CorruptSnapshotException("snapshot format " + format + " is not " + OLDEST_FORMAT + " to "
+                        + FORMAT);
             }
             double createdAt = in.finite("created_at");
             long corrupt = in.varint();
@@ -234,11 +247,19 @@ public final class SnapshotCodec {
                         (int) Math.min(Integer.MAX_VALUE, in.varint()), in.text("meta"), in.finite("offered_at")));
             }
             StateImage.Messaging messaging = readMessaging(in);
+            List<Channel> channels = new ArrayList<>();
+            if (format >= 2) {
+                int n = in.count("channels");
+                for (int i = 0; i < n; i++) {
+                    channels.add(new Channel(in.text("channel id"), in.text("channel owner"), in.str(),
+                            new java.util.TreeSet<>(strings(in)), new java.util.TreeSet<>(strings(in)), strings(in)));
+                }
+            }
             if (!Arrays.equals(in.bytes(MAGIC.length), MAGIC) || !in.atEnd()) {
                 throw new CorruptSnapshotException("the body does not end where its sections do");
             }
             return new StateSnapshot(createdAt, corrupt, firstCorrupt, new StateImage(lastSeq, claims, ledger, board,
-                    new StateImage.Resources(resourcesNow, offerList), messaging));
+                    new StateImage.Resources(resourcesNow, offerList), messaging, channels));
         } catch (RuntimeException e) {
             // an image record refused a value (a null where none is allowed, a bad list)
             throw new CorruptSnapshotException("undecodable snapshot body: " + e, e);

@@ -133,8 +133,9 @@ public final class SnapshotStore {
      * @throws CorruptSnapshotException when a chunk is missing or the body does not match
      */
     public byte[] read(Info info) throws JournalException, CorruptSnapshotException {
-        if (info.format() != SnapshotCodec.FORMAT) {
-            throw new CorruptSnapshotException("format " + info.format() + " is not " + SnapshotCodec.FORMAT);
+        if (info.format() < SnapshotCodec.OLDEST_FORMAT || info.format() > SnapshotCodec.FORMAT) {
+            throw new CorruptSnapshotException("format " + info.format() + " is not " + SnapshotCodec.OLDEST_FORMAT
+                    + " to " + SnapshotCodec.FORMAT);
         }
         if (info.bytes() > Integer.MAX_VALUE - 16 || info.bytes() > (long) info.chunks() * CHUNK_BYTES) {
             throw new CorruptSnapshotException("recorded length " + info.bytes() + " does not fit its "

@@ -77,7 +77,11 @@ class MeshCodecTest {
                 new LedgerProgressCommand("ann", "B1", "note", "text"),
                 new ResourceOfferCommand("ann", "gpu", "a100", 2, "{\"x\":1}"),
                 new AckCommand("ann", null, List.of("r"), 12, new DirectedChat(12, 3, "bob", "ann", null, "m1")),
-                new MailboxCursorCommand("ann", "ann", 7), new AgentActivityCommand("ann"));
+                new MailboxCursorCommand("ann", "ann", 7), new AgentActivityCommand("ann"),
+                new dev.synapsehub.core.command.ChannelCommand("ann",
+                        dev.synapsehub.core.command.ChannelCommand.Op.INVITE, "ops", "bob", null),
+                new dev.synapsehub.core.command.ChannelCommand("ann",
+                        dev.synapsehub.core.command.ChannelCommand.Op.CREATE, "ops", null, "label"));
         for (Command c : commands) {
             Command back = roundTrip(c);
             if (c instanceof ClaimCommand cc && cc.ttlSeconds() != null && cc.ttlSeconds().isNaN()) {
@@ -126,7 +130,8 @@ class MeshCodecTest {
                         List.of(new DeliveryReceiptExpiredEvent(5.5, "ann", "bob", 1, 2, "evicted", null))),
                 new MailboxReply("ann", 7, true, new DeliveryReceiptDeferredEvent(1, "bob", "ann", 2, 3, List.of("ann"),
                         "ann", null)),
-                new ActivityReply("ann", true));
+                new ActivityReply("ann", true),
+                new dev.synapsehub.core.reply.ChannelReply("ops", true, "joined 'ops'", List.of("ann", "bob")));
         for (Reply r : replies) {
             Outcome o = new Outcome.Decided(r, List.of(new JournaledEvent(7, new ClaimSnapshotEvent(1000.5,
                     ClaimSnapshotEvent.Kind.CLAIM, CLAIM))), "{\"stored\":1}");

@@ -140,6 +140,46 @@ public final class MessagingRegistry {
                 escalation, expired), events);
     }
 
+    /**
+     * A member's chat in a private channel (contract A1.4, A1.5): stamped like any chat; its
+     * recipients are the other members bound now (by exact name); never dead-lettered, never
+     * pending in a mailbox, no receipt events (its receipt is immediate and not journaled).
+     */
+    public Decision decideChannelChat(ChatCommand c, double t, long position, java.util.Collection<String> members) {
+        String sender = c.agent();
+        String id = c.channel().strip();
+        long msgId = msgCounter + 1;
+        ChatStamp stamp = new ChatStamp(msgId, t, ClientFields.clientTimestamp(c.clientTimestamp()),
+                ClientFields.clientMsgId(c.clientMsgId()));
+        TreeSet<String> online = new TreeSet<>();
+        java.util.Map<String, String> declared = new java.util.HashMap<>();
+        for (OnlineAgent a : c.online()) {
+            declared.put(a.name(), a.wakeCapability());
+            if (!a.name().equals(sender) && members.contains(a.name())) {
+                online.add(a.name());
+            }
+        }
+        // A7: a member's own declaration unless unknown, else its pane waiter's, else its -rx's
+        java.util.Map<String, String> wake = new java.util.TreeMap<>();
+        for (String m : online) {
+            String w = declared.getOrDefault(m, "unknown");
+            for (String sidecar : List.of(m + "-pane-rx", m + "-rx")) {
+                if ("unknown".equals(w)) {
+                    w = declared.getOrDefault(sidecar, "unknown");
+                }
+            }
+            wake.put(m, w);
+        }
+        List<String> recipients = List.copyOf(online);
+        boolean delivered = !recipients.isEmpty();
+        ReceiptVerdict verdict = new ReceiptVerdict(delivered, recipients, recipients, List.of(),
+                delivered ? "" : "no_online_recipient", false, wake);
+        String frame = c.renderer().render(stamp);
+        List<CoordinationEvent> events = List.of(new ChatEvent(t, msgId, sender, c.target(), id, false, List.of(), frame));
+        return new Decision(new ChatReply(stamp, sender, c.target(), frame, false, c.receiptRequested(), verdict,
+                null, List.of()), events);
+    }
+
     /** Literal target parts and matched logical recipients, without the sender, sorted. */
     private static List<String> addressees(String target, String sender, RecipientSet recipients) {
         TreeSet<String> out = new TreeSet<>(recipients.matched());

@@ -34,5 +34,7 @@ public enum Refusal {
     /** A resource offer needs a kind. */
     KIND_REQUIRED,
     /** A resource offer needs a name. */
-    NAME_REQUIRED
+    NAME_REQUIRED,
+    /** A channel chat from a non-member, or to a channel that does not exist. */
+    NOT_A_MEMBER
 }

@@ -1,6 +1,10 @@
 package dev.synapsehub.core.state;
 
 import dev.synapsehub.core.board.BoardLimits;
+import dev.synapsehub.core.channel.ChannelRegistry;
+import dev.synapsehub.core.command.ChannelCommand;
+import dev.synapsehub.core.command.ChatCommand;
+import dev.synapsehub.core.reply.Refusal;
 import dev.synapsehub.core.board.BoardRegistry;
 import dev.synapsehub.core.claim.ClaimRegistry;
 import dev.synapsehub.core.claim.Decision;
@@ -53,6 +57,7 @@ public final class CoordinationState {
     private BoardRegistry board;
     private ResourceRegistry resources;
     private MessagingRegistry messaging;
+    private ChannelRegistry channels;
     private final RegistryLimits limits;
     private final int idempotencyCapacity;
     private final BoardLimits boardLimits;
@@ -75,6 +80,7 @@ public final class CoordinationState {
         this.board = new BoardRegistry(boardLimits);
         this.resources = new ResourceRegistry(resourceLimits);
         this.messaging = new MessagingRegistry(messagingLimits);
+        this.channels = new ChannelRegistry(messagingLimits.maxHistory());
     }
 
     /** A state with the given claim bounds and idempotency retention, other registries at defaults. */
@@ -100,6 +106,15 @@ public final class CoordinationState {
             return board.decide(b, t);
         } else if (command instanceof ResourceOfferCommand r) {
             return resources.decide(r, t);
+        } else if (command instanceof ChannelCommand ch) {
+            return channels.decide(ch, t);
+        } else if (command instanceof ChatCommand c && c.channel() != null && !c.channel().isBlank()) {
+            String id = c.channel().strip();
+            if (!channels.isMember(id, c.agent())) {
+                return new Decision(new Reply.Denied("", Refusal.NOT_A_MEMBER, "not a member of channel '" + id + "'"),
+                        List.of());
+            }
+            return messaging.decideChannelChat(c, t, lastSeq, channels.channel(id).orElseThrow().members());
         } else if (command instanceof MessagingCommand m) {
             return messaging.decide(m, t, lastSeq);
         } else if (command instanceof AuditRecordCommand a) {
@@ -145,6 +160,7 @@ public final class CoordinationState {
         messaging.apply(event, seq);
         board.apply(event);
         resources.apply(event);
+        channels.apply(event);
         if (event instanceof IdempotencyRecordedEvent recorded) {
             idempotency.apply(recorded);
         }
@@ -187,7 +203,7 @@ public final class CoordinationState {
      */
     public StateImage image() {
         return new StateImage(lastSeq, claims.image(), idempotency.image(), board.image(), resources.image(),
-                messaging.image());
+                messaging.image(), channels.image());
     }
 
     /**
@@ -204,6 +220,7 @@ public final class CoordinationState {
         board.restore(image.board());
         resources.restore(image.resources());
         messaging.restore(image.messaging());
+        channels.restore(image.channels());
         lastSeq = image.lastSeq();
     }
 
@@ -219,16 +236,19 @@ public final class CoordinationState {
         BoardRegistry b = new BoardRegistry(boardLimits);
         ResourceRegistry r = new ResourceRegistry(resourceLimits);
         MessagingRegistry m = new MessagingRegistry(messagingLimits);
+        ChannelRegistry ch = new ChannelRegistry(messagingLimits.maxHistory());
         c.restore(image.claims());
         i.restore(image.idempotency());
         b.restore(image.board());
         r.restore(image.resources());
         m.restore(image.messaging());
+        ch.restore(image.channels());
         claims = c;
         idempotency = i;
         board = b;
         resources = r;
         messaging = m;
+        channels = ch;
         lastSeq = image.lastSeq();
         if (batchOpen) {
             beginBatch(); // the old registries' undo steps are dropped with them
@@ -265,6 +285,7 @@ public final class CoordinationState {
         board.beginBatch();
         resources.beginBatch();
         messaging.beginBatch();
+        channels.beginBatch();
         undo.begin();
         batchOpen = true;
     }
@@ -276,6 +297,7 @@ public final class CoordinationState {
         board.commitBatch();
         resources.commitBatch();
         messaging.commitBatch();
+        channels.commitBatch();
         undo.commit();
         batchOpen = false;
     }
@@ -287,6 +309,7 @@ public final class CoordinationState {
         board.rollbackBatch();
         resources.rollbackBatch();
         messaging.rollbackBatch();
+        channels.rollbackBatch();
         undo.rollback();
         batchOpen = false;
     }
@@ -304,6 +327,11 @@ public final class CoordinationState {
     /** Chat history, dead letters, mailbox watermarks and pending receipts. */
     public MessagingRegistry messaging() {
         return messaging;
+    }
+
+    /** Private channels and their histories. */
+    public ChannelRegistry channels() {
+        return channels;
     }
 
     /** The resource offers. */

@@ -1,5 +1,6 @@
 package dev.synapsehub.core.state;
 
+import dev.synapsehub.core.channel.Channel;
 import dev.synapsehub.core.board.BoardTask;
 import dev.synapsehub.core.board.ProgressNote;
 import dev.synapsehub.core.claim.Claim;
@@ -18,12 +19,20 @@ import java.util.List;
  * order that decides what is evicted or reported first, because that order is state too.
  *
  * @param lastSeq the journal seq of the last event the state applied
+ * @param channels private channels with their retained chats, in creation order
  */
 public record StateImage(long lastSeq, Claims claims, List<IdempotencyLedger.Entry> idempotency, Board board,
-                         Resources resources, Messaging messaging) {
+                         Resources resources, Messaging messaging, List<Channel> channels) {
 
     public StateImage {
         idempotency = List.copyOf(idempotency);
+        channels = channels == null ? List.of() : List.copyOf(channels);
+    }
+
+    /** An image without private channels. */
+    public StateImage(long lastSeq, Claims claims, List<IdempotencyLedger.Entry> idempotency, Board board,
+                      Resources resources, Messaging messaging) {
+        this(lastSeq, claims, idempotency, board, resources, messaging, List.of());
     }
 
     /**

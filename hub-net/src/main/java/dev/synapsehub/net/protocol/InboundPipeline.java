@@ -43,6 +43,7 @@ public final class InboundPipeline {
     private final CapabilityCards cards;
     private final VerbSupport support;
     private final UnavailableFeatureVerbs unavailable;
+    private final ChannelVerbs channels;
 
     public InboundPipeline(HubContext hub) {
         this.hub = hub;
@@ -53,6 +54,7 @@ public final class InboundPipeline {
         this.queries = new QueryVerbs(hub, board);
         this.support = new VerbSupport(hub);
         this.unavailable = new UnavailableFeatureVerbs(hub);
+        this.channels = new ChannelVerbs(hub);
     }
 
     /** The hub's claim path, as extensions use it to decide claims on behalf of another hub. */
@@ -247,6 +249,8 @@ public final class InboundPipeline {
             messaging.handle(request);
         } else if (BoardVerbs.handles(type)) {
             board.handle(request);
+        } else if (ChannelVerbs.handles(type)) {
+            channels.handle(request);
         } else if (hub.extensions().handler(type) != null) {
             hub.extensions().handler(type).handle(request);
         } else if (!unavailable.answer(request)) {

@@ -22,6 +22,7 @@ import dev.synapsehub.core.messaging.OnlineAgent;
 import dev.synapsehub.core.messaging.ReceiptVerdict;
 import dev.synapsehub.core.reply.ChatReply;
 import dev.synapsehub.core.reply.MailboxReply;
+import dev.synapsehub.core.reply.Refusal;
 import dev.synapsehub.core.reply.Reply;
 import dev.synapsehub.net.session.Session;
 import dev.synapsehub.net.wire.FieldCoercion;
@@ -104,14 +105,8 @@ public final class MessagingVerbs {
         ObjectNode frame = r.frame();
         String target = FieldCoercion.text(frame.get("target"));
         String channel = FieldCoercion.text(frame.get("channel"));
-        if (channel != null && !channel.strip().isEmpty()) {
-            // no channel verbs here yet, so nobody is a member of any channel: refused as the
-            // contract refuses a non-member (A1.4), never fanned out to everyone
-            ObjectNode e = hub.frames().error(r.sender(), "not a member of channel '" + channel.strip() + "'",
-                    support.now());
-            e.put("channel", channel.strip());
-            hub.outbox().send(r.session(), e);
-            return;
+        if (channel != null && channel.strip().isEmpty()) {
+            channel = null; // channel "" is an ordinary public chat (A1.4), echoed as sent
         }
         JsonNode ts = frame.get("timestamp");
         Number clientTs = ts != null && ts.isNumber() ? ts.numberValue() : null;
@@ -134,6 +129,12 @@ public final class MessagingVerbs {
         support.submit(r, command, false, null, (req, reply, stored, committed, at) -> {
             if (reply instanceof ChatReply c) {
                 publishChat(req, c, committed, at);
+            } else if (((Reply.Denied) reply).refusal() == Refusal.NOT_A_MEMBER) {
+                // A1.4: a non-member (or unknown channel) gets this error, nothing is delivered
+                String id = FieldCoercion.text(req.frame().get("channel")).strip();
+                ObjectNode e = hub.frames().error(req.sender(), ((Reply.Denied) reply).message(), at);
+                e.put("channel", id);
+                hub.outbox().send(req.session(), e);
             } else {
                 Reply.Denied d = (Reply.Denied) reply;
                 ObjectNode e = hub.frames().error(req.sender(), d.message(), at);
@@ -175,6 +176,11 @@ public final class MessagingVerbs {
     }
 
     private void publishChat(Request req, ChatReply c, List<JournaledEvent> committed, double at) {
+        String channel = channelOf(req);
+        if (channel != null) {
+            publishChannelChat(req, c, channel, at);
+            return;
+        }
         long seq = chatSeq(committed);
         boolean journaled = hub.journaled() && seq > 0;
         String text = journaled ? withSeq(req, c.frameJson(), seq) : c.frameJson();
@@ -268,7 +274,9 @@ public final class MessagingVerbs {
      * which answers its own agent, keeps receipts owed to absent senders).
      */
     void publishCommitted(Request req, Reply reply, List<JournaledEvent> committed, double at) {
-        if (reply instanceof ChatReply c) {
+        if (reply instanceof ChatReply c && channelOf(req) != null) {
+            sendToMembers(c);
+        } else if (reply instanceof ChatReply c) {
             long seq = chatSeq(committed);
             boolean journaled = hub.journaled() && seq > 0;
             fanOut(req, c, journaled ? withSeq(req, c.frameJson(), seq) : c.frameJson(), at);
@@ -277,6 +285,50 @@ public final class MessagingVerbs {
             }
         } else if (reply instanceof MailboxReply m && m.deferredReceipt() != null) {
             deliverNamed(m.deferredReceipt().sender(), deferredReceipt(m.deferredReceipt(), at), false);
+        }
+    }
+
+    /** The trimmed channel of a chat request, or null for a public or directed chat. */
+    private static String channelOf(Request req) {
+        String channel = FieldCoercion.text(req.frame().get("channel"));
+        return channel == null || channel.isBlank() ? null : channel.strip();
+    }
+
+    /**
+     * A member's channel chat (A1.4, A1.5): to every other member bound now, on that socket
+     * only, without a hub {@code seq}; then the receipt if asked. No echo, no broadcast.
+     */
+    private void publishChannelChat(Request req, ChatReply c, String channel, double at) {
+        sendToMembers(c);
+        if (c.receiptRequested()) {
+            ReceiptVerdict v = c.verdict();
+            String payload = v.delivered() ? "delivered to " + labelled(v.recipients(), v.wakeCapabilities())
+                    : "delivery failed: no online recipient matched " + channel;
+            ObjectNode f = hub.frames().envelope(c.sender(), "delivery_receipt", payload, at);
+            f.put("message_target", channel);
+            f.put("message_id", c.stamp().msgId());
+            f.put("delivered", v.delivered());
+            f.put("deferred", false);
+            HubFrames.putStrings(f, "recipients", v.recipients());
+            HubFrames.putStrings(f, "matched_recipients", v.matchedRecipients());
+            HubFrames.putStrings(f, "stale_recipients", List.of());
+            f.put("reason", v.reason());
+            f.put("dead_lettered", false);
+            ObjectNode wake = f.putObject("recipient_wake_capabilities");
+            v.wakeCapabilities().forEach(wake::put);
+            if (c.stamp().clientMsgId() != null) {
+                f.put("client_msg_id", c.stamp().clientMsgId());
+            }
+            hub.outbox().send(req.session(), sorted(f));
+        }
+    }
+
+    private void sendToMembers(ChatReply c) {
+        for (String member : c.verdict().recipients()) {
+            Session s = hub.registry().session(member);
+            if (s != null) {
+                hub.outbox().send(s, c.frameJson());
+            }
         }
     }
 

@@ -1,0 +1,86 @@
+package dev.synapsehub.core.channel;
+
+import dev.synapsehub.core.claim.Decision;
+import dev.synapsehub.core.command.ChannelCommand;
+import dev.synapsehub.core.command.ChannelCommand.Op;
+import dev.synapsehub.core.event.ChatEvent;
+import dev.synapsehub.core.event.CoordinationEvent;
+import dev.synapsehub.core.reply.ChannelReply;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The channel registry's decisions, bounds and rollback (contract A1, INV-JA-2, INV-RR-1). */
+class ChannelRegistryTest {
+
+    private static ChannelReply run(ChannelRegistry r, String agent, Op op, String channel, String invitee) {
+        Decision d = r.decide(new ChannelCommand(agent, op, channel, invitee, null), 1.0);
+        d.events().forEach(r::apply);
+        return (ChannelReply) d.reply();
+    }
+
+    @Test
+    void aRefusalHasNoEventsAndChangesNothing() {
+        ChannelRegistry r = new ChannelRegistry(5);
+        run(r, "ann", Op.CREATE, "ops", null);
+        Decision d = r.decide(new ChannelCommand("bob", Op.JOIN, "ops", null, null), 2.0);
+        assertThat(d.events()).isEmpty();
+        assertThat(((ChannelReply) d.reply()).ok()).isFalse();
+        assertThat(r.isMember("ops", "bob")).isFalse();
+    }
+
+    @Test
+    void theRegistryHoldsAtMost4096Channels() {
+        ChannelRegistry r = new ChannelRegistry(5);
+        for (int i = 0; i < ChannelRegistry.MAX_CHANNELS; i++) {
+            assertThat(run(r, "ann", Op.CREATE, "c" + i, null).ok()).isTrue();
+        }
+        ChannelReply full = run(r, "ann", Op.CREATE, "one-more", null);
+        assertThat(full.ok()).isFalse();
+        assertThat(full.message()).isEqualTo("channel registry is full");
+        assertThat(r.size()).isEqualTo(ChannelRegistry.MAX_CHANNELS);
+        run(r, "ann", Op.LEAVE, "c0", null); // the last member out frees a place
+        assertThat(run(r, "ann", Op.CREATE, "one-more", null).ok()).isTrue();
+    }
+
+    @Test
+    void historyKeepsTheMostRecentMaxHistoryChats() {
+        ChannelRegistry r = new ChannelRegistry(3);
+        run(r, "ann", Op.CREATE, "ops", null);
+        for (int i = 1; i <= 5; i++) {
+            r.apply(new ChatEvent(i, i, "ann", null, "ops", false, List.of(), "{\"n\":" + i + "}"));
+        }
+        assertThat(r.channel("ops").orElseThrow().history()).containsExactly("{\"n\":3}", "{\"n\":4}", "{\"n\":5}");
+    }
+
+    @Test
+    void aRolledBackBatchLeavesWhatAReplayRebuilds() {
+        ChannelRegistry live = new ChannelRegistry(5);
+        ChannelRegistry replayed = new ChannelRegistry(5);
+        List<CoordinationEvent> committed = new java.util.ArrayList<>();
+        for (ChannelCommand c : List.of(new ChannelCommand("ann", Op.CREATE, "ops", null, "l"),
+                new ChannelCommand("ann", Op.INVITE, "ops", "bob", null),
+                new ChannelCommand("bob", Op.JOIN, "ops", null, null))) {
+            live.beginBatch();
+            Decision d = live.decide(c, 1.0);
+            d.events().forEach(live::apply);
+            live.commitBatch();
+            committed.addAll(d.events());
+        }
+        committed.forEach(replayed::apply);
+        live.beginBatch();
+        for (ChannelCommand c : List.of(new ChannelCommand("ann", Op.INVITE, "ops", "carol", null),
+                new ChannelCommand("bob", Op.LEAVE, "ops", null, null),
+                new ChannelCommand("ann", Op.LEAVE, "ops", null, null),
+                new ChannelCommand("eve", Op.CREATE, "ops", null, null))) {
+            live.decide(c, 2.0).events().forEach(live::apply);
+        }
+        live.apply(new ChatEvent(2.0, 9, "eve", null, "ops", false, List.of(), "{}"));
+        assertThat(live.channel("ops").orElseThrow().owner()).isEqualTo("eve");
+        live.rollbackBatch();
+        assertThat(live.image()).isEqualTo(replayed.image());
+        assertThat(live.channel("ops").orElseThrow().members()).containsExactly("ann", "bob");
+    }
+}
