@@ -56,7 +56,7 @@ public final class MeshHub implements AutoCloseable {
                         + " leader within " + catchUpMillis + " ms; serving anyway (writes wait for a quorum)");
             }
             server = new HubServer(hub, node.actor(), clock, node.journal(),
-                    new HubExtensions(List.of(new MeshMetrics(node), new MeshReadLabel(node)))); // mesh figures on /metrics; §12 read labels
+                    new HubExtensions(List.of(new MeshFace(node)))); // mesh figures on /metrics; §12 read labels
             int port = server.start();
             edge.bind(server);
             return new MeshHub(node, server, port);

@@ -1,5 +1,6 @@
 package dev.synapsehub.mesh;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.net.extension.HubExtension;
 import dev.synapsehub.net.protocol.HubContext;
@@ -9,15 +10,19 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * A mesh node's figures on {@code /metrics}, measured at each scrape from the node itself:
+ * What a mesh node adds to the hub's face. Its figures on {@code /metrics}, measured at each
+ * scrape from the node itself:
  * Raft term, commit and applied index, whether it leads, its snapshots and log start, and on the
  * leader each follower's replication lag (the leader's commit index minus the follower's match
- * index, as Ratis' leader reports it). Answers no frames.
+ * index, as Ratis' leader reports it). And the staleness block of seed 001 §12
+ * ({@code staleness}: source, lastGlobalCommitAt, replicationLagMs, queueDepth, isStale) on
+ * {@code state_snapshot}, {@code who_snapshot} and {@code board_snapshot} replies; a single hub
+ * has no such extension, so its replies are unchanged. Answers no frames.
  */
-final class MeshMetrics implements HubExtension {
+final class MeshFace implements HubExtension {
     private final MeshNode node;
 
-    MeshMetrics(MeshNode node) {
+    MeshFace(MeshNode node) {
         this.node = node;
     }
 
@@ -33,7 +38,7 @@ final class MeshMetrics implements HubExtension {
 
     @Override
     public void handle(Request request) {
-        throw new IllegalStateException("mesh metrics answer no frames");
+        throw new IllegalStateException("a mesh node's face answers no frames");
     }
 
     @Override
@@ -95,5 +100,10 @@ final class MeshMetrics implements HubExtension {
     /** A Prometheus label value: backslash, quote and newline escaped. */
     private static String label(String v) {
         return v.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+    }
+
+    @Override
+    public void labelRead(ObjectNode reply) {
+        reply.set("staleness", node.staleness().toJson());
     }
 }
