@@ -185,7 +185,9 @@ class MeshQueueTest {
 
         MeshNode back = cluster.start(takerId);
         assertThat(back.queueDepth()).as("still queued after the restart").isEqualTo(5);
-        TestCluster.await("every intent reconciled", () -> back.queueDepth() == 0);
+        // the counter moves just after the queue file is written, so wait for both
+        TestCluster.await("every intent reconciled",
+                () -> back.queueDepth() == 0 && back.intentCounters().reconciled() == 5);
 
         IntentQueue queue = back.intents().queue();
         assertThat(back.intentCounters()).isEqualTo(new IntentCounters(0, 0, 5, 0));
