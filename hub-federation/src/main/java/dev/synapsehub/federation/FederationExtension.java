@@ -12,6 +12,7 @@ import dev.synapsehub.journal.SqliteJournal;
 import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.net.extension.HubExtension;
 import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.protocol.PrometheusText;
 import dev.synapsehub.net.protocol.Request;
 
 import java.util.ArrayList;
@@ -190,13 +191,13 @@ public final class FederationExtension implements HubExtension {
         if (watch == null) {
             return;
         }
-        FederationMetrics.counter(out, "synapse_multihub_polls_total", "Successful polls of watched peers.",
+        PrometheusText.counter(out, "synapse_multihub_polls_total", "Successful polls of watched peers.",
                 watch.metrics().polls.get());
-        FederationMetrics.counter(out, "synapse_multihub_poll_failures_total", "Failed polls of watched peers.",
+        PrometheusText.counter(out, "synapse_multihub_poll_failures_total", "Failed polls of watched peers.",
                 watch.metrics().pollFailures.get());
-        FederationMetrics.counter(out, "synapse_multihub_events_folded_total", "Peer log events folded.",
+        PrometheusText.counter(out, "synapse_multihub_events_folded_total", "Peer log events folded.",
                 watch.metrics().eventsFolded.get());
-        FederationMetrics.counter(out, "synapse_multihub_equivocations_total", "Peers quarantined for equivocation.",
+        PrometheusText.counter(out, "synapse_multihub_equivocations_total", "Peers quarantined for equivocation.",
                 watch.metrics().equivocations.get());
         watch.metrics().observationErrors.appendTo(out);
         PeerGauges.appendTo(out, fold.peers(), hub.clock().nowSeconds());

@@ -2,6 +2,8 @@ package dev.synapsehub.federation;
 
 import java.util.concurrent.atomic.AtomicLong;
 
+import static dev.synapsehub.net.protocol.PrometheusText.counter;
+
 /** Federation counters exported on {@code /metrics} (contract §10 names where it has them). */
 public final class FederationMetrics {
     /** Peer requests refused by the serving policy (reason logged, never sent). */
@@ -47,30 +49,5 @@ public final class FederationMetrics {
         counter(s, "synapse_peer_claims_decided_total", "Claims decided here on behalf of a peer hub.",
                 peerClaimsDecided.get());
         forwardOutcomes.appendTo(s);
-    }
-
-    /** A label value with backslash, quote and newline escaped (Prometheus text format). */
-    public static String escapeLabel(String v) {
-        return v.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
-    }
-
-    /** One Prometheus sample with its HELP and TYPE lines. */
-    public static void counter(StringBuilder s, String name, String help, long value) {
-        sample(s, name, help, "counter", "", value);
-    }
-
-    /** One sample; {@code labels} is empty or {@code {k="v"}}; HELP and TYPE are written once per name. */
-    public static void sample(StringBuilder s, String name, String help, String type, String labels, double value) {
-        if (s.indexOf("# TYPE " + name + " ") < 0) {
-            s.append("# HELP ").append(name).append(' ').append(help).append('\n');
-            s.append("# TYPE ").append(name).append(' ').append(type).append('\n');
-        }
-        s.append(name).append(labels).append(' ');
-        if (value == Math.rint(value) && Math.abs(value) < 1e15) {
-            s.append((long) value);
-        } else {
-            s.append(value);
-        }
-        s.append('\n');
     }
 }

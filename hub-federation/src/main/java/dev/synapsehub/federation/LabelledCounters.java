@@ -1,5 +1,7 @@
 package dev.synapsehub.federation;
 
+import dev.synapsehub.net.protocol.PrometheusText;
+
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -50,9 +52,9 @@ public final class LabelledCounters {
             StringBuilder l = new StringBuilder("{");
             for (int i = 0; i < labels.size(); i++) {
                 l.append(i == 0 ? "" : ",").append(labels.get(i)).append("=\"")
-                        .append(FederationMetrics.escapeLabel(e.getKey().get(i))).append('"');
+                        .append(PrometheusText.escapeLabel(e.getKey().get(i))).append('"');
             }
-            FederationMetrics.sample(s, name, help, "counter", l.append('}').toString(), e.getValue().sum());
+            PrometheusText.sample(s, name, help, "counter", l.append('}').toString(), e.getValue().sum());
         }
     }
 }

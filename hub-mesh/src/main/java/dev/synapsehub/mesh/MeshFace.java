@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.net.extension.HubExtension;
 import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.protocol.PrometheusText;
 import dev.synapsehub.net.protocol.Request;
 
 import java.util.Map;
@@ -76,30 +77,17 @@ final class MeshFace implements HubExtension {
         counter(out, "synapse_mesh_intent_failures_total",
                 "Writes that could not be queued durably and replay steps that failed, since start.", q.failures());
         Map<String, Long> match = new TreeMap<>(s.peerMatchIndex());
-        if (!match.isEmpty()) {
-            out.append("# HELP synapse_mesh_peer_lag_entries On the leader: its commit index minus each follower's"
-                    + " replicated (match) index.\n# TYPE synapse_mesh_peer_lag_entries gauge\n");
-            match.forEach((peer, index) -> out.append("synapse_mesh_peer_lag_entries{peer=\"").append(label(peer))
-                    .append("\"} ").append(Math.max(0, s.commitIndex() - index)).append('\n'));
-        }
+        match.forEach((peer, index) -> PrometheusText.sample(out, "synapse_mesh_peer_lag_entries",
+                "On the leader: its commit index minus each follower's replicated (match) index.", "gauge",
+                "{peer=\"" + PrometheusText.escapeLabel(peer) + "\"}", Math.max(0, s.commitIndex() - index)));
     }
 
     private static void gauge(StringBuilder out, String name, String help, long value) {
-        out.append("# HELP ").append(name).append(' ').append(help).append('\n');
-        out.append("# TYPE ").append(name).append(" gauge\n");
-        out.append(name).append(' ').append(value).append('\n');
+        PrometheusText.gauge(out, name, help, value);
     }
 
     private static void counter(StringBuilder out, String name, String help, long value) {
-        String family = name.substring(0, name.length() - "_total".length());
-        out.append("# HELP ").append(family).append(' ').append(help).append('\n');
-        out.append("# TYPE ").append(family).append(" counter\n");
-        out.append(name).append(' ').append(value).append('\n');
-    }
-
-    /** A Prometheus label value: backslash, quote and newline escaped. */
-    private static String label(String v) {
-        return v.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+        PrometheusText.counter(out, name, help, value);
     }
 
     @Override

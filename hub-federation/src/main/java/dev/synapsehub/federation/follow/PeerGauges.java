@@ -1,6 +1,6 @@
 package dev.synapsehub.federation.follow;
 
-import dev.synapsehub.federation.FederationMetrics;
+import dev.synapsehub.net.protocol.PrometheusText;
 
 import java.util.Collection;
 import java.util.List;
@@ -39,8 +39,8 @@ public final class PeerGauges {
             for (PeerView v : views) {
                 Double value = g.value().apply(v);
                 if (value != null) {
-                    FederationMetrics.sample(out, g.name(), g.help(), "gauge",
-                            "{peer=\"" + FederationMetrics.escapeLabel(v.peer()) + "\"}", value);
+                    PrometheusText.sample(out, g.name(), g.help(), "gauge",
+                            "{peer=\"" + PrometheusText.escapeLabel(v.peer()) + "\"}", value);
                 }
             }
         }
