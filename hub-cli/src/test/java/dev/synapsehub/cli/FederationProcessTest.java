@@ -45,26 +45,15 @@ class FederationProcessTest {
 
     @TempDir
     Path dir;
-    private final List<AutoCloseable> open = new ArrayList<>();
+    private final Closer open = new Closer();
 
     @AfterEach
     void stop() throws Exception {
-        Exception first = null;
-        for (int i = open.size() - 1; i >= 0; i--) {
-            try {
-                open.get(i).close();
-            } catch (Exception e) {
-                first = first == null ? e : first;
-            }
-        }
-        if (first != null) {
-            throw first;
-        }
+        open.close();
     }
 
     private <T extends AutoCloseable> T keep(T c) {
-        open.add(c);
-        return c;
+        return open.keep(c);
     }
 
     /** One hub's identity: its id, its letter, its directory, its server certificate pin. */
