@@ -75,7 +75,7 @@ public final class ClaimServer {
     private void decide(Request r, String namespace, String claimant, String taskId, ObjectNode claim,
                         CompletableFuture<Void> done) {
         double now = hub.clock().nowSeconds();
-        PeerDecision decision = trust.decide(r.sender(), r.session().peerCertificate(), now);
+        PeerDecision decision = trust.decide(r.sender(), r.session().peerCertificateChain(), now);
         if (!decision.allowed()) {
             metrics.federationDenied.incrementAndGet();
             LOG.warn("Refused forwarded claim '{}' from peer '{}': {}", taskId, r.sender(), decision.reason());

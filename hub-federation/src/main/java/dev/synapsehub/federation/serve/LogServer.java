@@ -50,7 +50,7 @@ public final class LogServer {
         Long afterSeq = nonNegative(r.get("after_seq"));
         JsonNode limitNode = r.get("limit");
         Long limit = limitNode == null || limitNode.isNull() ? Long.valueOf(Long.MAX_VALUE) : nonNegative(limitNode);
-        PeerDecision decision = trust.decide(r.sender(), r.session().peerCertificate(), hub.clock().nowSeconds());
+        PeerDecision decision = trust.decide(r.sender(), r.session().peerCertificateChain(), hub.clock().nowSeconds());
         if (!decision.allowed()) {
             metrics.federationDenied.incrementAndGet();
             LOG.warn("Refused multi-hub log to peer '{}': {}", r.sender(), decision.reason());

@@ -1,12 +1,14 @@
 package dev.synapsehub.federation.trust;
 
 import dev.synapsehub.client.tls.CertificatePin;
+import dev.synapsehub.net.tls.ClientCaTrust;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
 import java.util.List;
 import java.util.Objects;
@@ -21,13 +23,19 @@ import java.util.function.Consumer;
  * <p>Trust reloads without a restart: before each decision the policy, store and CA files are
  * compared (size, modification time, file key) with what was loaded. A changed policy or store
  * is re-read and checked as at start-up; while it does not validate every peer is refused
- * ({@code policy_invalid}): a changed file never falls back to the allow it replaced. A changed
- * CA file refuses every peer ({@code client_ca_changed}) until it is restored or the hub is
- * restarted, because the TLS layer keeps verifying against the CA it started with.
+ * ({@code policy_invalid}): a changed file never falls back to the allow it replaced. The CA
+ * file's content may change (rotation): the TLS layer verifies new handshakes against it as it
+ * is then, and each decision verifies the socket's certificate chain against it again
+ * ({@code certificate_not_trusted}), so a connection made under the old CA loses its trust with
+ * it. A policy that names another CA path refuses every peer ({@code client_ca_changed}) until
+ * it names the start-up path again or the hub restarts, because the TLS layer reads the path it
+ * started with.
  */
 public final class ServingTrust {
     private final Path policyFile;
     private final Consumer<String> log;
+    /** The start-up policy's CA file as it is now; null without a policy. */
+    private ClientCaTrust clientCa;
     private volatile Loaded loaded;
 
     private record Stamp(long size, long modified, Object key) {
@@ -41,8 +49,11 @@ public final class ServingTrust {
         }
     }
 
-    /** The policy in force (null while invalid), the error that made it invalid, and the stamps it was loaded from. */
-    private record Loaded(ServingPolicy policy, String error, List<Stamp> stamps, Stamp caAtStart) {
+    /**
+     * The policy in force (null while invalid), the error that made it invalid and the refusal
+     * reason peers get meanwhile, and the stamps it was loaded from.
+     */
+    private record Loaded(ServingPolicy policy, String error, String refusal, List<Stamp> stamps) {
     }
 
     private ServingTrust(Path policyFile, Consumer<String> log) {
@@ -63,7 +74,12 @@ public final class ServingTrust {
     public static ServingTrust load(Path policyFile, Consumer<String> log) throws TrustFileException {
         ServingTrust trust = new ServingTrust(policyFile.toAbsolutePath().normalize(), log);
         ServingPolicy policy = ServingPolicy.load(trust.policyFile);
-        trust.loaded = new Loaded(policy, null, stamps(policy), Stamp.of(policy.clientCaFile()));
+        try {
+            trust.clientCa = ClientCaTrust.watching(policy.clientCaFile());
+        } catch (IllegalArgumentException e) {
+            throw new TrustFileException(e.getMessage() + "; point client_ca_file at a PEM CA certificate");
+        }
+        trust.loaded = new Loaded(policy, null, null, stamps(policy));
         return trust;
     }
 
@@ -80,23 +96,29 @@ public final class ServingTrust {
 
     /**
      * Decides one request from a peer registered as {@code sender} whose socket presented
-     * {@code certificate} (null: none), at {@code now} (epoch seconds).
+     * {@code chain} (leaf first; empty: none), at {@code now} (epoch seconds).
      */
-    public PeerDecision decide(String sender, X509Certificate certificate, double now) {
+    public PeerDecision decide(String sender, List<X509Certificate> chain, double now) {
         if (policyFile == null) {
             return PeerDecision.refuse("no_serving_policy");
         }
         Loaded current = current();
         if (current.policy() == null) {
-            return PeerDecision.refuse(current.error().startsWith("client CA") ? "client_ca_changed" : "policy_invalid");
+            return PeerDecision.refuse(current.refusal());
         }
         ServingPolicy policy = current.policy();
         ServingGrant grant = policy.grant(sender).orElse(null);
         if (grant == null) {
             return PeerDecision.refuse("unknown_peer");
         }
-        if (certificate == null) {
+        if (chain.isEmpty()) {
             return PeerDecision.refuse("missing_certificate");
+        }
+        X509Certificate certificate = chain.get(0);
+        try {
+            clientCa.verify(chain);
+        } catch (CertificateException e) {
+            return PeerDecision.refuse("certificate_not_trusted");
         }
         PeeringRecord record = policy.store().record(grant.domainId()).orElse(null);
         if (record == null) {
@@ -141,24 +163,24 @@ public final class ServingTrust {
             if (l.policy() != null && l.stamps().equals(stamps)) {
                 return l;
             }
-            if (!Stamp.of(next.clientCaFile()).equals(l.caAtStart())) {
-                String error = "client CA " + next.clientCaFile() + " differs from the one the TLS layer loaded at "
-                        + "start-up; every peer is refused until it is restored or the hub restarts";
+            if (!next.clientCaFile().equals(clientCa.file())) {
+                String error = "client CA " + next.clientCaFile() + " is not the file the TLS layer reads ("
+                        + clientCa.file() + "); every peer is refused until the policy names it again or the hub restarts";
                 if (!error.equals(l.error())) {
                     log.accept(error);
                 }
-                loaded = new Loaded(null, error, stamps, l.caAtStart());
+                loaded = new Loaded(null, error, "client_ca_changed", stamps);
                 return loaded;
             }
             if (l.policy() == null || !Objects.equals(l.stamps(), stamps)) {
                 log.accept("serving policy " + policyFile + " reloaded: " + next.grants().size() + " grant(s)");
             }
-            loaded = new Loaded(next, null, stamps, l.caAtStart());
+            loaded = new Loaded(next, null, null, stamps);
         } catch (TrustFileException e) {
             if (!e.getMessage().equals(l.error())) {
                 log.accept("serving policy no longer validates; every peer is refused until it does: " + e.getMessage());
             }
-            loaded = new Loaded(null, e.getMessage(), l.stamps(), l.caAtStart());
+            loaded = new Loaded(null, e.getMessage(), "policy_invalid", l.stamps());
         }
         return loaded;
     }

@@ -182,4 +182,44 @@ class LogServingTest {
         TrustFiles.rewrite(policy, good + " ");
         assertThat(pull(p, "hub-a", 0L, 1).path("events").size()).isEqualTo(1);
     }
+
+    @Test
+    void aRotatedClientCaTakesEffectWithoutARestartAndTheOldCaLosesItsTrustOnOpenSockets() throws Exception {
+        HubClient old = peer("hub-a", true);
+        assertThat(pull(old, "hub-a", 0L, 1).path("events").size()).isEqualTo(1);
+
+        TestCertificates.Authority rotated = TestCertificates.authority("fed-client-ca-rotated");
+        TestCertificates.Identity renewed = rotated.issue("hub-a");
+        TestCertificates.PemPair renewedFiles = renewed.write(dir, "hub-a-renewed");
+        new FederationStore(List.of(TrustFiles.peering("a.example", "proj", "proj:hub-a:2026",
+                List.of(a.client().pin().text(), renewed.pin().text())))).write(dir.resolve("hub-b-trust/federation.json"));
+        TrustFiles.rewrite(dir.resolve("hub-b-trust/client-ca.pem"),
+                java.nio.file.Files.readString(rotated.writeCertificate(dir, "rotated-ca")));
+
+        long denied = b.federation.metrics().federationDenied.get();
+        assertRefused(pull(old, "hub-a", 0L, 1), 0); // certificate_not_trusted: its CA was rotated out
+        assertThat(b.federation.metrics().federationDenied.get()).isEqualTo(denied + 1);
+        old.close();
+        awaitOffline("hub-a");
+
+        HubClient fresh = b.connect(b.pinned().withClientCertificate(renewedFiles.cert(), renewedFiles.key()));
+        fresh.awaitType("welcome", FedHub.WAIT);
+        fresh.send(fresh.frame("hub-a", "heartbeat"));
+        assertThat(pull(fresh, "hub-a", 0L, 1).path("events").size()).isEqualTo(1);
+        assertThat(b.server.context().registry().session("hub-a").peerCertificate().getIssuerX500Principal().getName())
+                .contains("fed-client-ca-rotated");
+    }
+
+    @Test
+    void aPolicyNamingAnotherCaFileRefusesEveryPeerUntilItNamesTheStartUpFileAgain() throws Exception {
+        HubClient p = peer("hub-a", true);
+        assertThat(pull(p, "hub-a", 0L, 1).path("events").size()).isEqualTo(1);
+        String good = java.nio.file.Files.readString(policy);
+        TestCertificates.writePrivate(dir.resolve("hub-b-trust/other-ca.pem"),
+                java.nio.file.Files.readString(dir.resolve("hub-b-trust/client-ca.pem")));
+        TrustFiles.rewrite(policy, good.replace("client-ca.pem", "other-ca.pem"));
+        assertRefused(pull(p, "hub-a", 0L, 1), 0); // client_ca_changed: the TLS layer reads the start-up file
+        TrustFiles.rewrite(policy, good + " ");
+        assertThat(pull(p, "hub-a", 0L, 1).path("events").size()).isEqualTo(1);
+    }
 }

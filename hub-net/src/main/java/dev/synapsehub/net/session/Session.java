@@ -49,6 +49,11 @@ public final class Session {
         return dev.synapsehub.net.tls.ServerTls.peerCertificate(channel);
     }
 
+    /** The client certificate chain (leaf first) of this connection's TLS handshake, empty without one. */
+    public java.util.List<java.security.cert.X509Certificate> peerCertificateChain() {
+        return dev.synapsehub.net.tls.ServerTls.peerCertificateChain(channel);
+    }
+
     /** The remote IP address as text. */
     public String remoteHost() {
         return remoteHost;

@@ -13,6 +13,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.cert.Certificate;
 import java.security.cert.X509Certificate;
+import java.util.ArrayList;
+import java.util.List;
 
 /** Builds the server's TLS context from {@link TlsFiles}, and reads a connection's client certificate. */
 public final class ServerTls {
@@ -21,7 +23,8 @@ public final class ServerTls {
 
     /**
      * The server context: TLS 1.2 or 1.3; client certificates requested (not required) only
-     * when a client CA is configured.
+     * when a client CA is configured, and verified against that file as it is at each
+     * handshake ({@link ClientCaTrust}).
      *
      * @throws IllegalArgumentException naming the file and the fix when one cannot be used
      */
@@ -34,7 +37,7 @@ public final class ServerTls {
                     .protocols("TLSv1.3", "TLSv1.2");
             if (files.clientCaFile() != null) {
                 readable(files.clientCaFile(), "client CA");
-                b.trustManager(files.clientCaFile().toFile()).clientAuth(ClientAuth.OPTIONAL);
+                b.trustManager(ClientCaTrust.watching(files.clientCaFile())).clientAuth(ClientAuth.OPTIONAL);
             }
             return b.build();
         } catch (Exception e) {
@@ -54,15 +57,30 @@ public final class ServerTls {
      * when the connection is not TLS or the client presented none.
      */
     public static X509Certificate peerCertificate(Channel channel) {
+        List<X509Certificate> chain = peerCertificateChain(channel);
+        return chain.isEmpty() ? null : chain.get(0);
+    }
+
+    /**
+     * The certificate chain (leaf first) presented in {@code channel}'s completed TLS handshake,
+     * empty when the connection is not TLS or the client presented none.
+     */
+    public static List<X509Certificate> peerCertificateChain(Channel channel) {
         SslHandler ssl = channel.pipeline().get(SslHandler.class);
         if (ssl == null) {
-            return null;
+            return List.of();
         }
         try {
-            Certificate[] chain = ssl.engine().getSession().getPeerCertificates();
-            return chain.length > 0 && chain[0] instanceof X509Certificate x ? x : null;
+            List<X509Certificate> out = new ArrayList<>();
+            for (Certificate c : ssl.engine().getSession().getPeerCertificates()) {
+                if (!(c instanceof X509Certificate x)) {
+                    return List.of();
+                }
+                out.add(x);
+            }
+            return List.copyOf(out);
         } catch (SSLPeerUnverifiedException none) {
-            return null;
+            return List.of();
         }
     }
 }
