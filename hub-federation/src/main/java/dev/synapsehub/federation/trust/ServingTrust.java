@@ -2,12 +2,9 @@ package dev.synapsehub.federation.trust;
 
 import dev.synapsehub.client.tls.CertificatePin;
 import dev.synapsehub.net.tls.ClientCaTrust;
+import dev.synapsehub.net.tls.FileStamp;
 
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
 import java.util.List;
@@ -38,22 +35,11 @@ public final class ServingTrust {
     private ClientCaTrust clientCa;
     private volatile Loaded loaded;
 
-    private record Stamp(long size, long modified, Object key) {
-        static Stamp of(Path p) {
-            try {
-                BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-                return new Stamp(a.size(), a.lastModifiedTime().toMillis(), a.fileKey());
-            } catch (IOException e) {
-                return new Stamp(-1, -1, null);
-            }
-        }
-    }
-
     /**
      * The policy in force (null while invalid), the error that made it invalid and the refusal
      * reason peers get meanwhile, and the stamps it was loaded from.
      */
-    private record Loaded(ServingPolicy policy, String error, String refusal, List<Stamp> stamps) {
+    private record Loaded(ServingPolicy policy, String error, String refusal, List<FileStamp> stamps) {
     }
 
     private ServingTrust(Path policyFile, Consumer<String> log) {
@@ -159,7 +145,7 @@ public final class ServingTrust {
         Loaded l = loaded;
         try {
             ServingPolicy next = ServingPolicy.load(policyFile);
-            List<Stamp> stamps = stamps(next);
+            List<FileStamp> stamps = stamps(next);
             if (l.policy() != null && l.stamps().equals(stamps)) {
                 return l;
             }
@@ -185,12 +171,12 @@ public final class ServingTrust {
         return loaded;
     }
 
-    private static List<Stamp> stamps(ServingPolicy p) {
+    private static List<FileStamp> stamps(ServingPolicy p) {
         return stampsOf(p.file(), p.storeFile(), p.clientCaFile());
     }
 
-    private static List<Stamp> stampsOf(Path policy, Path store, Path ca) {
-        return List.of(Stamp.of(policy), store == null ? new Stamp(-2, -2, null) : Stamp.of(store),
-                ca == null ? new Stamp(-2, -2, null) : Stamp.of(ca));
+    private static List<FileStamp> stampsOf(Path policy, Path store, Path ca) {
+        return List.of(FileStamp.of(policy), store == null ? FileStamp.NONE : FileStamp.of(store),
+                ca == null ? FileStamp.NONE : FileStamp.of(ca));
     }
 }

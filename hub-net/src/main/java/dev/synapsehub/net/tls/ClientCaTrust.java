@@ -12,9 +12,7 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.net.Socket;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.security.KeyStore;
 import java.security.cert.Certificate;
 import java.security.cert.CertificateException;
@@ -37,19 +35,8 @@ public final class ClientCaTrust extends X509ExtendedTrustManager {
     private final Path file;
     private volatile Loaded loaded;
 
-    private record Stamp(long size, long modified, Object key) {
-        static Stamp of(Path p) {
-            try {
-                BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-                return new Stamp(a.size(), a.lastModifiedTime().toMillis(), a.fileKey());
-            } catch (IOException e) {
-                return new Stamp(-1, -1, null);
-            }
-        }
-    }
-
     /** The trust in force (null while the file does not parse), why not, and what it was read from. */
-    private record Loaded(Stamp stamp, X509TrustManager delegate, X509Certificate[] issuers, String error) {
+    private record Loaded(FileStamp stamp, X509TrustManager delegate, X509Certificate[] issuers, String error) {
     }
 
     private ClientCaTrust(Path file) {
@@ -63,7 +50,7 @@ public final class ClientCaTrust extends X509ExtendedTrustManager {
      */
     public static ClientCaTrust watching(Path file) {
         ClientCaTrust trust = new ClientCaTrust(file.toAbsolutePath().normalize());
-        Loaded first = trust.read(Stamp.of(trust.file));
+        Loaded first = trust.read(FileStamp.of(trust.file));
         if (first.delegate() == null) {
             throw new IllegalArgumentException(first.error());
         }
@@ -100,7 +87,7 @@ public final class ClientCaTrust extends X509ExtendedTrustManager {
     /** The trust as the file is now: re-read when its stamp moved since the last read. */
     private Loaded fresh() {
         Loaded l = loaded;
-        Stamp now = Stamp.of(file);
+        FileStamp now = FileStamp.of(file);
         if (now.equals(l.stamp())) {
             return l;
         }
@@ -119,7 +106,7 @@ public final class ClientCaTrust extends X509ExtendedTrustManager {
         }
     }
 
-    private Loaded read(Stamp stamp) {
+    private Loaded read(FileStamp stamp) {
         try {
             if (stamp.size() < 0) {
                 return refused(stamp, "client CA " + file + " is not a readable file");
@@ -154,7 +141,7 @@ public final class ClientCaTrust extends X509ExtendedTrustManager {
         }
     }
 
-    private static Loaded refused(Stamp stamp, String why) {
+    private static Loaded refused(FileStamp stamp, String why) {
         return new Loaded(stamp, null, new X509Certificate[0], why);
     }
 
