@@ -117,7 +117,10 @@ public final class HubServer implements AutoCloseable {
         outboxThread = new DefaultEventExecutor(null, new DefaultThreadFactory("synapse-outbox", true),
                 config.outboxQueueCapacity(), RejectedExecutionHandlers.reject());
         Outbox outbox = new Outbox(outboxThread, frames, config.outboundHighWaterBytes(), config.broadcastLinger(), metrics,
-                config.outboxBusyTasks());
+                config.outboxBusyTasks(), config.defaultDelivery(), clock);
+        // scoped delivery's view of live claims starts from what a restarted hub holds
+        actor.read(state -> state.claims().snapshot(clock.nowSeconds()))
+                .thenAccept(claims -> outbox.scoped().seed(claims));
         context = new HubContext(config, actor, clock, json, frames, registry, outbox, metrics,
                 new ConnectTokenAuth(config.token()),
                 new MessageAuthenticator(config.messageAuthKeys(), config.requireMessageAuth(),
