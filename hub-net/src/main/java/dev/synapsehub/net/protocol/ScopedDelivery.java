@@ -106,6 +106,11 @@ public final class ScopedDelivery {
      * @param previousOwner the giver of a handoff, else null
      */
     void claimTraffic(List<String> texts, Session origin, Claim claim, boolean released, String previousOwner) {
+        if (!outbox.executor().inEventLoop()) {
+            // every publisher runs on the outbox thread; should one not, its order is kept all the same
+            outbox.runInOrder(() -> claimTraffic(texts, origin, claim, released, previousOwner));
+            return;
+        }
         double now = clock.nowSeconds();
         live.expire(now);
         Set<Session> scoped = null;
