@@ -134,7 +134,7 @@ public final class ScopedDelivery {
             }
         }
         for (String text : texts) {
-            outbox.broadcastLoud(text, origin);
+            loud(text, origin);
         }
         if (scoped != null) {
             for (Session s : scoped) {
@@ -167,7 +167,7 @@ public final class ScopedDelivery {
         }
         onOutbox(() -> {
             if (loudText != null) {
-                outbox.broadcastLoud(loudText, session);
+                loud(loudText, session);
             }
             if (index.size() == 0) {
                 return;
@@ -209,6 +209,19 @@ public final class ScopedDelivery {
             }
         }
         return out;
+    }
+
+    /**
+     * To every loud connection. While no connection is quiet (no scoped declaration, and
+     * broadcast by default) that is every connection: then the frame joins the batch of other
+     * broadcasts, as before scoped delivery existed, instead of starting a batch of its own.
+     */
+    private void loud(String text, Session origin) {
+        if (index.size() == 0 && !defaultDelivery.scoped()) {
+            outbox.broadcast(text, origin);
+        } else {
+            outbox.broadcastLoud(text, origin);
+        }
     }
 
     private void apply(Session session, Delivery delivery) {
