@@ -149,6 +149,24 @@ class ScopedDeliveryWireTest {
     }
 
     @Test
+    void aFirstFrameThatIsSetDeliveryBindsTheNameAndIsAnsweredOnce() throws Exception {
+        start(HubConfig.builder());
+        HubClient claimer = hub.agent("p/claimer");
+        HubClient agent = hub.connect();
+        ObjectNode first = agent.frame("p/agent", "set_delivery");
+        first.set("delivery", JSON.readTree("{\"mode\":\"scoped\",\"task_prefixes\":[\"A-\"]}"));
+        agent.send(first);
+        agent.awaitType("delivery_set", WAIT);
+        agent.send(agent.frame("p/agent", "who_request"));
+        assertThat(agent.awaitType("who_snapshot", WAIT).path("online_agents").toString()).contains("p/agent");
+        assertThat(agent.received()).filteredOn(f -> "delivery_set".equals(f.path("type").asText())).hasSize(1);
+        barrier(List.of(agent)); // bound under the default (broadcast), it saw its own join before the switch
+        claim(claimer, "p/claimer", "B-1", "w", "b");
+        claim(claimer, "p/claimer", "A-1", "w", "a");
+        assertThat(barrier(List.of(agent)).get(0)).containsExactly("claim_granted A-1");
+    }
+
+    @Test
     void theDefaultDeliveryFlagAppliesToClientsThatDeclareNothing() throws Exception {
         start(HubConfig.builder().defaultDelivery(Delivery.ofDefault("scoped")));
         HubClient old = undeclared("p/old");

@@ -43,6 +43,10 @@ final class DeliveryVerbs {
     void onRegistered(Session session, ObjectNode frame, double now) {
         JsonNode declared = frame.get("delivery");
         Delivery defaults = hub.outbox().scoped().defaultDelivery();
+        JsonNode type = frame.get("type");
+        if (type != null && type.isTextual() && handles(type.textValue().strip().toLowerCase(java.util.Locale.ROOT))) {
+            declared = null; // a first frame that is set_delivery: the verb answers it, once
+        }
         if (declared == null || declared.isNull()) {
             if (defaults.scoped()) {
                 hub.outbox().scoped().declare(session, defaults, null);
