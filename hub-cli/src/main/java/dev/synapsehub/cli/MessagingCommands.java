@@ -1,6 +1,7 @@
 package dev.synapsehub.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.client.HubClient;
 import picocli.CommandLine.Command;
@@ -179,9 +180,11 @@ final class MessagingCommands {
             CountDownLatch done = new CountDownLatch(1);
             AtomicLong printed = new AtomicLong();
             try (HubClient hub = client.connect()) {
-                hub.register(client.name, client.token(), client.timeout());
+                // an observer: every claim broadcast and presence even on a --default-delivery scoped hub
+                ObjectNode everything = JsonNodeFactory.instance.objectNode().put("delivery", "broadcast");
+                hub.register(client.name, client.token(), everything, client.timeout());
                 hub.onFrame(f -> {
-                    if (matches(f, wanted)) {
+                    if (matches(f, wanted) && !"delivery_set".equals(f.path("type").asText())) {
                         synchronized (out) {
                             out.println(client.json ? f.toString() : line(f));
                             out.flush();
@@ -192,7 +195,8 @@ final class MessagingCommands {
                     }
                 });
                 for (ObjectNode f : hub.pending()) {
-                    if (matches(f, wanted) && !"welcome".equals(f.path("type").asText())) {
+                    if (matches(f, wanted) && !"welcome".equals(f.path("type").asText())
+                            && !"delivery_set".equals(f.path("type").asText())) {
                         out.println(client.json ? f.toString() : line(f));
                     }
                 }

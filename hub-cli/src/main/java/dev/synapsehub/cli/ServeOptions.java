@@ -1,5 +1,6 @@
 package dev.synapsehub.cli;
 
+import dev.synapsehub.net.delivery.Delivery;
 import dev.synapsehub.core.actor.ActorSettings;
 import dev.synapsehub.core.board.BoardLimits;
 import dev.synapsehub.core.messaging.MessagingLimits;
@@ -144,6 +145,13 @@ public final class ServeOptions {
                     + "(default, as the wire contract).")
     int presenceFanoutLimit;
 
+    @Option(names = "--default-delivery", paramLabel = "broadcast|scoped", defaultValue = "broadcast",
+            description = "Claim traffic (claim_granted, release_granted, handoffs, task updates) and presence for "
+                    + "agents that declare no delivery of their own: broadcast sends every one to every socket, as "
+                    + "the wire contract; scoped sends an agent only its own, its handoffs', and those touching its "
+                    + "live claims (docs/protocol.md, Scoped delivery) (default: ${DEFAULT-VALUE}).")
+    String defaultDelivery;
+
     @Option(names = "--broadcast-linger-ms", paramLabel = "MS", defaultValue = "5",
             description = "How long a broadcast waits before going to every socket but its requester's, so that "
                     + "broadcasts close together share one write per socket; the requester is answered at once. "
@@ -241,6 +249,7 @@ public final class ServeOptions {
         require(takeoverCooldown >= 0 && Double.isFinite(takeoverCooldown), "--takeover-cooldown must be >= 0");
         require(broadcastLingerMs >= 0 && broadcastLingerMs <= 1000, "--broadcast-linger-ms must be within 0..1000");
         require(transport.equals("auto") || transport.equals("nio"), "--transport must be auto or nio");
+        require(Delivery.ofDefault(defaultDelivery) != null, "--default-delivery must be broadcast or scoped");
         require(maxFanoutBacklogMb >= 1, "--max-fanout-backlog-mb must be at least 1");
         require(!ui || meshId == null, "--ui is not supported on a mesh node: its live feed sees only the changes "
                 + "this node decides, not those replicated to it; run the cockpit on a single hub");
@@ -263,6 +272,7 @@ public final class ServeOptions {
                 .takeoverCooldown(Duration.ofMillis((long) (takeoverCooldown * 1000)))
                 .advertisedHost(advertisedHost).allowOrigins(allowOrigins)
                 .presenceFanoutLimit(presenceFanoutLimit)
+                .defaultDelivery(Delivery.ofDefault(defaultDelivery))
                 .broadcastLinger(Duration.ofMillis(broadcastLingerMs))
                 .nativeTransport(transport.equals("auto"))
                 .maxFanoutBacklogBytes(maxFanoutBacklogMb * 1024L * 1024)
@@ -401,6 +411,7 @@ public final class ServeOptions {
         m.put("private_directed_messages", config.privateDirectedMessages());
         m.put("takeover_cooldown_s", config.takeoverCooldown().toMillis() / 1000.0);
         m.put("presence_fanout", config.presenceFanoutLimit() == 0 ? "always" : "up to " + config.presenceFanoutLimit() + " sockets");
+        m.put("default_delivery", config.defaultDelivery().mode().wire());
         m.put("broadcast_linger_ms", config.broadcastLinger().toMillis());
         m.put("max_fanout_backlog_mb", config.maxFanoutBacklogBytes() >> 20);
         m.put("transport", NetTransport.choose(config.nativeTransport()).name().toLowerCase(java.util.Locale.ROOT));

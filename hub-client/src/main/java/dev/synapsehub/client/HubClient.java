@@ -182,6 +182,23 @@ public final class HubClient implements AutoCloseable {
         return await(f -> "welcome".equals(f.path("type").asText()), timeout);
     }
 
+    /**
+     * Sends the registration heartbeat with {@code extra}'s members added (e.g. a scoped
+     * delivery declaration, which a hub that does not know it ignores) and waits for {@code welcome}.
+     */
+    public ObjectNode register(String agentName, String token, ObjectNode extra, Duration timeout)
+            throws TimeoutException {
+        ObjectNode hb = frame(agentName, "heartbeat");
+        hb.put("payload", "online");
+        hb.setAll(extra);
+        if (token != null) {
+            hb.put("token", token);
+        }
+        this.name = agentName;
+        send(hb);
+        return await(f -> "welcome".equals(f.path("type").asText()), timeout);
+    }
+
     /** A fresh frame from {@code sender} of {@code type} with {@code target: "System"}. */
     public ObjectNode frame(String sender, String type) {
         return requestFrame(sender, type);

@@ -2,6 +2,7 @@ package dev.synapsehub.net;
 
 import dev.synapsehub.core.SpecConstants;
 import dev.synapsehub.net.auth.ReplayCache;
+import dev.synapsehub.net.delivery.Delivery;
 import dev.synapsehub.net.tls.TlsFiles;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -40,6 +41,8 @@ import java.util.List;
  *        refuses work beyond {@link #outboxQueueCapacity()} (not an operator flag)
  * @param tls native TLS on the hub port ({@code wss://}), or null for plain {@code ws://}
  * @param ui serve the read-only operator cockpit at {@code /ui} ({@code --ui})
+ * @param defaultDelivery the claim-traffic delivery of agents that declare none
+ *        ({@code --default-delivery}; broadcast, the wire contract's, unless set)
  */
 public record HubConfig(
         String host,
@@ -78,7 +81,8 @@ public record HubConfig(
         long maxFanoutBacklogBytes,
         int outboxBusyTasks,
         TlsFiles tls,
-        boolean ui) {
+        boolean ui,
+        Delivery defaultDelivery) {
 
     public HubConfig {
         if (port < 0 || port > 65_535) {
@@ -107,6 +111,7 @@ public record HubConfig(
         if (maxFanoutBacklogBytes < 1) {
             throw new IllegalArgumentException("fan-out backlog limit must be positive: " + maxFanoutBacklogBytes);
         }
+        defaultDelivery = defaultDelivery == null ? Delivery.EVERYTHING : defaultDelivery;
         if (outboxBusyTasks < 1) {
             throw new IllegalArgumentException("outbox busy threshold must be positive: " + outboxBusyTasks);
         }
@@ -167,6 +172,7 @@ public record HubConfig(
         b.maxFanoutBacklogBytes = maxFanoutBacklogBytes; b.outboxBusyTasks = outboxBusyTasks;
         b.tls = tls;
         b.ui = ui;
+        b.defaultDelivery = defaultDelivery;
         return b;
     }
 
@@ -209,6 +215,7 @@ public record HubConfig(
         private int outboxBusyTasks = 16_384;
         private TlsFiles tls;
         private boolean ui;
+        private Delivery defaultDelivery = Delivery.EVERYTHING;
 
         public Builder host(String v) { host = v; return this; }
         public Builder port(int v) { port = v; return this; }
@@ -247,6 +254,7 @@ public record HubConfig(
         public Builder outboxBusyTasks(int v) { outboxBusyTasks = v; return this; }
         public Builder tls(TlsFiles v) { tls = v; return this; }
         public Builder ui(boolean v) { ui = v; return this; }
+        public Builder defaultDelivery(Delivery v) { defaultDelivery = v; return this; }
 
         /** The validated configuration. */
         public HubConfig build() {
@@ -257,7 +265,7 @@ public record HubConfig(
                     ratePerSecond, rateBurst, pingInterval, advertisedHost, allowOrigins,
                     privateDirectedMessages, takeoverCooldown, takeoverQuarantineThreshold, takeoverQuarantineWindow,
                     takeoverQuarantine, presenceFanoutLimit, broadcastLinger, nativeTransport, maxFanoutBacklogBytes,
-                    outboxBusyTasks, tls, ui);
+                    outboxBusyTasks, tls, ui, defaultDelivery);
         }
     }
 }

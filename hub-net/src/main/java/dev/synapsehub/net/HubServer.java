@@ -117,7 +117,19 @@ public final class HubServer implements AutoCloseable {
         outboxThread = new DefaultEventExecutor(null, new DefaultThreadFactory("synapse-outbox", true),
                 config.outboxQueueCapacity(), RejectedExecutionHandlers.reject());
         Outbox outbox = new Outbox(outboxThread, frames, config.outboundHighWaterBytes(), config.broadcastLinger(), metrics,
-                config.outboxBusyTasks());
+                config.outboxBusyTasks(), config.defaultDelivery(), clock);
+        // scoped delivery's view of live claims starts from what a restarted hub holds
+        actor.read(state -> state.claims().snapshot(clock.nowSeconds()))
+                .whenComplete((claims, failed) -> {
+                    if (failed == null) {
+                        outbox.scoped().seed(claims);
+                    } else {
+                        metrics.faults.incrementAndGet();
+                        org.slf4j.LoggerFactory.getLogger(HubServer.class).warn("scoped delivery starts without the "
+                                + "live claims the hub holds (touching claims are seen once they change): {}",
+                                failed.toString());
+                    }
+                });
         context = new HubContext(config, actor, clock, json, frames, registry, outbox, metrics,
                 new ConnectTokenAuth(config.token()),
                 new MessageAuthenticator(config.messageAuthKeys(), config.requireMessageAuth(),

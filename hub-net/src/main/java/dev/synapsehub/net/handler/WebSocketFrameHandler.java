@@ -85,7 +85,8 @@ public final class WebSocketFrameHandler extends SimpleChannelInboundHandler<Web
             return;
         }
         session = s;
-        hub.outbox().join(s);
+        // scoped by default: the connection takes claim traffic only once it is bound and matched
+        hub.outbox().join(s, hub.config().defaultDelivery().scoped());
         long timeout = hub.config().authTimeout().toMillis();
         s.authTimer(ctx.executor().schedule(() -> pipeline.onAuthTimeout(s), timeout, TimeUnit.MILLISECONDS));
         pipeline.onAdmitted(s);

@@ -351,15 +351,20 @@ public final class ClaimVerbs {
             return;
         }
         String grant = stored != null ? stored : hub.frames().write(grantFrame(r, g, at));
-        if ("release".equals(r.type())) {
+        // claim traffic: loud connections get it as a broadcast, scoped ones as the rules say
+        List<String> texts = new ArrayList<>(2);
+        boolean release = "release".equals(r.type());
+        if (release) {
             hub.registry().pruneWaits(g.claim().taskId());
         } else if ("handoff".equals(r.type())) {
-            hub.outbox().broadcast(board.progressFrame(g.note()));
+            texts.add(hub.frames().write(board.progressFrame(g.note())));
         }
-        hub.outbox().broadcast(grant, r.session());
-        if ("release".equals(r.type()) && g.note() != null) {
-            hub.outbox().broadcast(board.assessmentFrame(g.claim().owner(), g.note()));
+        texts.add(grant);
+        if (release && g.note() != null) {
+            texts.add(hub.frames().write(board.assessmentFrame(g.claim().owner(), g.note())));
         }
+        hub.outbox().scoped().claimTraffic(texts, r.session(), g.claim(), release,
+                "handoff".equals(r.type()) ? g.previousOwner() : null);
     }
 
     /**

@@ -44,6 +44,7 @@ public final class InboundPipeline {
     private final VerbSupport support;
     private final UnavailableFeatureVerbs unavailable;
     private final ChannelVerbs channels;
+    private final DeliveryVerbs delivery;
 
     public InboundPipeline(HubContext hub) {
         this.hub = hub;
@@ -55,6 +56,7 @@ public final class InboundPipeline {
         this.support = new VerbSupport(hub);
         this.unavailable = new UnavailableFeatureVerbs(hub);
         this.channels = new ChannelVerbs(hub);
+        this.delivery = new DeliveryVerbs(hub);
     }
 
     /** The hub's claim path, as extensions use it to decide claims on behalf of another hub. */
@@ -251,6 +253,8 @@ public final class InboundPipeline {
             board.handle(request);
         } else if (ChannelVerbs.handles(type)) {
             channels.handle(request);
+        } else if (DeliveryVerbs.handles(type)) {
+            delivery.handle(request);
         } else if (hub.extensions().handler(type) != null) {
             hub.extensions().handler(type).handle(request);
         } else if (!unavailable.answer(request)) {
@@ -343,9 +347,11 @@ public final class InboundPipeline {
         if (hub.config().secured()) {
             hub.outbox().send(session, welcome(bind.onlineAgents(), bind.connectedClients()));
         }
+        delivery.onRegistered(session, frame, now); // before presence: the joiner's own mode applies to it
         messaging.onBound(session, sender); // owed receipts first, then presence (§3.7 step 4)
-        if (bind.joined() && presenceFannedOut()) {
-            hub.outbox().broadcast(hub.frames().write(presence("joined", sender, now)), session);
+        if (bind.joined()) {
+            hub.outbox().scoped().presence(presenceFannedOut() ? hub.frames().write(presence("joined", sender, now)) : null,
+                    () -> hub.frames().write(presence("joined", sender, now)), session, sender);
         }
         return true;
     }
@@ -359,10 +365,12 @@ public final class InboundPipeline {
         SessionRegistry.Departure departure = hub.registry().remove(session, now);
         if (departure.left()) {
             cards.dropFor(departure.name());
-            if (presenceFannedOut()) {
-                hub.outbox().broadcast(presenceFrame("left", departure.name(), departure.onlineAgents(), now));
-            }
+            hub.outbox().scoped().presence(presenceFannedOut()
+                    ? hub.frames().write(presenceFrame("left", departure.name(), departure.onlineAgents(), now)) : null,
+                    () -> hub.frames().write(presenceFrame("left", departure.name(), departure.onlineAgents(), now)),
+                    session, departure.name());
         }
+        hub.outbox().scoped().forget(session);
     }
 
     /** No first frame within the auth timeout. */

@@ -21,14 +21,73 @@ import java.util.function.Predicate;
  * its next exchange (a claim's release, say) usually joins the same pass: one write per socket
  * instead of two. Every frame for a member (broadcast or private) is written on this loop after
  * the member has been caught up, so each connection still sees frames in commit order.
- * Confined to its event loop.
+ *
+ * <p>Members are on one of two rosters. A loud member takes every batch; a quiet one (scoped
+ * delivery, see {@code docs/protocol.md}) takes only the batches meant for every socket, and
+ * gets the claim traffic meant for it as private frames. A pass visits the quiet roster only
+ * when a batch for every socket is waiting for it, so claim traffic costs nothing per quiet
+ * member. Confined to its event loop.
  */
 final class LoopFanout {
     /** Member visits per task before the loop gets to read and write sockets again. */
     private static final int VISITS_PER_TASK = 128;
 
-    /** A batch; its own indices never move (members are written duplicates). */
-    private record Pending(long seq, ByteBuf frames, long publishedAt, BacklogShare backlog) {
+    /**
+     * A batch; its own indices never move (members are written duplicates).
+     *
+     * @param universal for every member; otherwise for the loud roster only
+     */
+    private record Pending(long seq, ByteBuf frames, long publishedAt, BacklogShare backlog, boolean universal) {
+    }
+
+    /** The members of one roster, and how far the current pass has got through them. */
+    private static final class Roster {
+        final List<Session> members = new ArrayList<>();
+        /** Members before this index were visited in the current pass. */
+        int next;
+        /** The lowest seq every member visited in this pass has been given. */
+        long passFloor = Long.MAX_VALUE;
+
+        boolean contains(Session s) {
+            int i = s.fanoutIndex();
+            return i >= 0 && i < members.size() && members.get(i) == s;
+        }
+
+        void add(Session s) {
+            s.fanoutIndex(members.size());
+            members.add(s);
+        }
+
+        /** Removes a member, keeping the current pass's visited members before {@link #next}. */
+        void remove(Session s) {
+            int i = s.fanoutIndex();
+            int last = members.size() - 1;
+            if (i < next) {
+                // Fill the hole with the last visited member, and its slot with the last member
+                // (if that is another one), which then sits at the start of the unvisited part.
+                int lastVisited = next - 1;
+                move(lastVisited, i);
+                if (last != lastVisited) {
+                    move(last, lastVisited);
+                }
+                next--;
+            } else {
+                move(last, i);
+            }
+            members.remove(last);
+            s.fanoutIndex(-1);
+        }
+
+        void endPass() {
+            next = 0;
+            passFloor = Long.MAX_VALUE;
+        }
+
+        private void move(int from, int to) {
+            Session s = members.get(from);
+            members.set(to, s);
+            s.fanoutIndex(to);
+        }
     }
 
     private final EventLoop loop;
@@ -37,15 +96,16 @@ final class LoopFanout {
     private final Predicate<Session> deliverableWhileClosing;
     private final AtomicLong backlogBytes;
     private final LongConsumer fanoutDelay;
-    private final List<Session> members = new ArrayList<>();
+    private final Roster loud = new Roster();
+    private final Roster quiet = new Roster();
     /** Undelivered batches, seqs consecutive, oldest first. */
     private final List<Pending> pending = new ArrayList<>();
     private final Runnable drainTask = this::drain;
     private long newest;
-    /** Members before this index were visited in the current pass. */
-    private int next;
-    /** The lowest seq every member visited in this pass has been given. */
-    private long passFloor = Long.MAX_VALUE;
+    /** The seq of the newest batch for every member. */
+    private long newestUniversal;
+    /** Every quiet member has been given every batch for every member up to this seq. */
+    private long quietDone;
     private boolean draining;
 
     /**
@@ -78,37 +138,44 @@ final class LoopFanout {
         return loop;
     }
 
-    /** Adds a member: it receives batches accepted from now on. */
+    /** Adds a loud member: it receives batches accepted from now on. */
     void join(Session s) {
-        s.fanoutDelivered(newest);
-        s.fanoutIndex(members.size());
-        members.add(s);
+        join(s, false);
     }
 
-    /** Removes a member, keeping the current pass's visited members before {@link #next}. */
+    /** Adds a member to the quiet or the loud roster: it receives batches accepted from now on. */
+    void join(Session s, boolean quietMember) {
+        s.fanoutDelivered(newest);
+        s.fanoutQuiet(quietMember);
+        (quietMember ? quiet : loud).add(s);
+    }
+
+    /** Removes a member. */
     void leave(Session s) {
-        int i = s.fanoutIndex();
-        if (i < 0 || i >= members.size() || members.get(i) != s) {
+        if (!isMember(s)) {
             return;
         }
-        int last = members.size() - 1;
-        if (i < next) {
-            // Fill the hole with the last visited member, and its slot with the last member
-            // (if that is another one), which then sits at the start of the unvisited part.
-            int lastVisited = next - 1;
-            move(lastVisited, i);
-            if (last != lastVisited) {
-                move(last, lastVisited);
-            }
-            next--;
-        } else {
-            move(last, i);
+        rosterOf(s).remove(s);
+        if (loud.members.isEmpty() && quiet.members.isEmpty()) {
+            releaseUpTo(newest, newest, false);
         }
-        members.remove(last);
-        s.fanoutIndex(-1);
-        if (members.isEmpty()) {
-            releaseUpTo(newest, false);
+    }
+
+    /**
+     * Moves a member to the quiet or the loud roster: it first gets what it is owed under its
+     * old one, so it sees every frame once, in order, across the switch.
+     */
+    void quiet(Session s, boolean quietMember) {
+        if (!isMember(s)) {
+            s.fanoutQuiet(quietMember); // not (or no longer) a member: only remembered
+            return;
         }
+        if (s.fanoutQuiet() == quietMember) {
+            return;
+        }
+        catchUp(s);
+        rosterOf(s).remove(s);
+        join(s, quietMember);
     }
 
     /** {@link #accept(ByteBuf, List, long, BacklogShare)} of a batch published now, for this loop alone. */
@@ -116,20 +183,28 @@ final class LoopFanout {
         accept(frames, origins, System.nanoTime(), new BacklogShare(backlogBytes, frames.readableBytes(), 1));
     }
 
+    /** {@link #accept(ByteBuf, List, long, BacklogShare, boolean)} of a batch for every member. */
+    void accept(ByteBuf frames, List<Session> origins, long publishedAt, BacklogShare backlog) {
+        accept(frames, origins, publishedAt, backlog, true);
+    }
+
     /**
      * Queues one batch (takes over one reference to {@code frames}) published at
      * {@code publishedAt} ({@link System#nanoTime()}), whose bytes {@code backlog} counts until
      * this loop releases it, and serves the requesters among this loop's members at once.
+     * {@code universal}: for every member; otherwise for loud members only.
      */
-    void accept(ByteBuf frames, List<Session> origins, long publishedAt, BacklogShare backlog) {
-        if (members.isEmpty()) {
+    void accept(ByteBuf frames, List<Session> origins, long publishedAt, BacklogShare backlog, boolean universal) {
+        newest++;
+        if (loud.members.isEmpty() && quiet.members.isEmpty()) {
             frames.release();
             backlog.release();
-            newest++;
             return;
         }
-        newest++;
-        pending.add(new Pending(newest, frames, publishedAt, backlog));
+        pending.add(new Pending(newest, frames, publishedAt, backlog, universal));
+        if (universal) {
+            newestUniversal = newest;
+        }
         for (Session origin : origins) {
             if (isMember(origin)) {
                 catchUp(origin);
@@ -171,28 +246,41 @@ final class LoopFanout {
             return;
         }
         s.fanoutDelivered(newest);
-        if (!mayWrite.test(s)) {
+        if (pending.isEmpty() || !mayWrite.test(s)) {
             return;
         }
+        boolean quietMember = s.fanoutQuiet();
         Channel channel = s.channel();
-        int from = (int) (delivered + 1 - pending.get(0).seq());
+        // a quiet member's mark may lag behind batches released without it: they were not for it
+        int from = (int) Math.max(0, delivered + 1 - pending.get(0).seq());
+        boolean wrote = false;
         for (int k = from; k < pending.size(); k++) {
+            Pending batch = pending.get(k);
+            if (quietMember && !batch.universal()) {
+                continue;
+            }
             // asked again before each further batch: the hard cap counts what this pass has
             // queued already, so a slow reader is dropped at most one batch past it
-            if (k > from && !mayWrite.test(s)) {
+            if (wrote && !mayWrite.test(s)) {
                 break;
             }
-            channel.write(pending.get(k).frames().retainedDuplicate(), channel.voidPromise());
+            channel.write(batch.frames().retainedDuplicate(), channel.voidPromise());
+            wrote = true;
         }
-        channel.flush();
+        if (wrote) {
+            channel.flush();
+        }
     }
 
     /** Gives every member what it has not had yet, now, and releases every batch (shutdown). */
     void deliverAll() {
-        for (Session member : new ArrayList<>(members)) {
+        for (Session member : new ArrayList<>(loud.members)) {
             catchUp(member);
         }
-        releaseUpTo(newest, true);
+        for (Session member : new ArrayList<>(quiet.members)) {
+            catchUp(member);
+        }
+        releaseUpTo(newest, newest, true);
     }
 
     /** Batches waiting for at least one member (for tests and metrics). */
@@ -201,16 +289,24 @@ final class LoopFanout {
     }
 
     int memberCount() {
-        return members.size();
+        return loud.members.size() + quiet.members.size();
+    }
+
+    /** Members on the quiet roster (for tests). */
+    int quietCount() {
+        return quiet.members.size();
     }
 
     private void drain() {
         int visits = 0;
         while (true) {
-            if (next >= members.size()) {
-                releaseUpTo(members.isEmpty() ? newest : passFloor, !members.isEmpty());
-                next = 0;
-                passFloor = Long.MAX_VALUE;
+            Roster roster;
+            if (loud.next < loud.members.size()) {
+                roster = loud;
+            } else if (newestUniversal > quietDone && quiet.next < quiet.members.size()) {
+                roster = quiet; // only when a batch for every member waits for the quiet ones
+            } else {
+                endPass();
                 if (pending.isEmpty()) {
                     draining = false;
                     return;
@@ -221,10 +317,11 @@ final class LoopFanout {
                     loop.schedule(drainTask, lingerNanos, TimeUnit.NANOSECONDS);
                     return;
                 }
+                continue;
             }
-            Session member = members.get(next++);
+            Session member = roster.members.get(roster.next++);
             catchUp(member);
-            passFloor = Math.min(passFloor, member.fanoutDelivered());
+            roster.passFloor = Math.min(roster.passFloor, member.fanoutDelivered());
             if (++visits >= VISITS_PER_TASK) {
                 // A scheduled task runs only after the loop's next I/O pass; a re-queued one
                 // could run straight away, up to 64 times in a row, starving reads.
@@ -234,27 +331,49 @@ final class LoopFanout {
         }
     }
 
+    /** Every member due in this pass was visited: releases what all of them have been given. */
+    private void endPass() {
+        long loudFloor = loud.members.isEmpty() ? newest : loud.passFloor;
+        long quietFloor;
+        if (quiet.members.isEmpty()) {
+            quietFloor = newest;
+        } else if (quiet.next > 0) {
+            quietFloor = quiet.passFloor; // the quiet roster was visited in this pass
+        } else {
+            quietFloor = quietDone; // not due: nothing for every member is newer than this
+        }
+        quietDone = Math.max(quietDone, Math.min(quietFloor, newest));
+        boolean anyone = !loud.members.isEmpty() || !quiet.members.isEmpty();
+        releaseUpTo(anyone ? loudFloor : newest, anyone ? quietFloor : newest, anyone);
+        loud.endPass();
+        quiet.endPass();
+    }
+
+    private Roster rosterOf(Session s) {
+        return s.fanoutQuiet() ? quiet : loud;
+    }
+
     private boolean isMember(Session s) {
-        int i = s.fanoutIndex();
-        return i >= 0 && i < members.size() && members.get(i) == s;
+        return rosterOf(s).contains(s);
     }
 
-    private void move(int from, int to) {
-        Session s = members.get(from);
-        members.set(to, s);
-        s.fanoutIndex(to);
-    }
-
-    /** Releases the batches up to {@code seq}; {@code delivered}: every member was handed them. */
-    private void releaseUpTo(long seq, boolean delivered) {
+    /**
+     * Releases the batches up to {@code loudSeq} that are, when for every member, also within
+     * {@code quietSeq}; {@code delivered}: every member was handed them.
+     */
+    private void releaseUpTo(long loudSeq, long quietSeq, boolean delivered) {
         int n = 0;
         long now = delivered ? System.nanoTime() : 0;
-        while (n < pending.size() && pending.get(n).seq() <= seq) {
-            if (delivered) {
-                fanoutDelay.accept(now - pending.get(n).publishedAt());
+        while (n < pending.size()) {
+            Pending batch = pending.get(n);
+            if (batch.seq() > loudSeq || (batch.universal() && batch.seq() > quietSeq)) {
+                break;
             }
-            pending.get(n).frames().release();
-            pending.get(n).backlog().release();
+            if (delivered) {
+                fanoutDelay.accept(now - batch.publishedAt());
+            }
+            batch.frames().release();
+            batch.backlog().release();
             n++;
         }
         pending.subList(0, n).clear();

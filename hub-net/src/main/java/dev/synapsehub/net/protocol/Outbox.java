@@ -1,6 +1,8 @@
 package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.Clock;
+import dev.synapsehub.net.delivery.Delivery;
 import dev.synapsehub.net.session.Session;
 import dev.synapsehub.net.wire.HubFrames;
 import io.netty.buffer.ByteBuf;
@@ -46,11 +48,14 @@ public final class Outbox {
     private final HubMetrics metrics;
     private final Map<EventLoop, LoopFanout> fanouts = new ConcurrentHashMap<>();
     private final Runnable dispatchTask = this::dispatch;
+    private final ScopedDelivery scoped;
     /** The batch being collected on the outbox thread, null when empty. */
     private ByteBuf batch;
     /** When the first broadcast of {@link #batch} was published ({@link System#nanoTime()}). */
     private long batchStartedAt;
     private List<Session> origins = new ArrayList<>();
+    /** Whether {@link #batch} is for every connection, or for the loud (broadcast-delivery) ones only. */
+    private boolean batchUniversal;
 
     /**
      * @param busyTasks above this many tasks waiting for {@code executor}, {@link #overloaded()}
@@ -58,6 +63,16 @@ public final class Outbox {
      */
     public Outbox(EventExecutor executor, HubFrames frames, int highWaterBytes, Duration linger,
                   HubMetrics metrics, int busyTasks) {
+        this(executor, frames, highWaterBytes, linger, metrics, busyTasks, Delivery.EVERYTHING, Clock.system());
+    }
+
+    /**
+     * @param defaultDelivery the delivery of connections that declare none ({@code --default-delivery})
+     * @param clock the hub's clock (lease ends, for scoped delivery)
+     */
+    public Outbox(EventExecutor executor, HubFrames frames, int highWaterBytes, Duration linger,
+                  HubMetrics metrics, int busyTasks, Delivery defaultDelivery, Clock clock) {
+        this.scoped = new ScopedDelivery(this, defaultDelivery, clock);
         this.executor = executor;
         this.busyTasks = busyTasks;
         this.frames = frames;
@@ -69,6 +84,16 @@ public final class Outbox {
     /** The publishing thread: continue actor futures here with {@code *Async}. */
     public EventExecutor executor() {
         return executor;
+    }
+
+    /** Scoped delivery of claim traffic and presence. */
+    public ScopedDelivery scoped() {
+        return scoped;
+    }
+
+    /** Runs {@code task} on the outbox thread after everything handed to it before; a refusal is logged and counted. */
+    void runInOrder(Runnable task) {
+        offer(task, "a delivery change is dropped");
     }
 
     /** Tasks waiting for the outbox thread. */
@@ -100,10 +125,44 @@ public final class Outbox {
 
     /** Makes a newly admitted connection a broadcast member (on its event loop). */
     public void join(Session session) {
+        join(session, false);
+    }
+
+    /**
+     * Makes a newly admitted connection a broadcast member (on its event loop); a {@code quiet}
+     * one takes only the broadcasts for every connection (scoped delivery).
+     */
+    public void join(Session session, boolean quiet) {
         EventLoop loop = session.channel().eventLoop();
         fanouts.computeIfAbsent(loop, l -> new LoopFanout(l, lingerNanos, this::deliverable, this::deliverableWhileClosing,
                         metrics.fanoutBacklogBytes, metrics::fanoutDelivered))
-                .join(session);
+                .join(session, quiet);
+    }
+
+    /**
+     * Moves a connection to the quiet or the loud roster of its loop, after every broadcast
+     * published before this call (outbox thread): frames published after it follow the new mode.
+     */
+    void quiet(Session session, boolean quiet) {
+        if (executor.inEventLoop()) {
+            dispatch();
+        }
+        EventLoop loop = session.channel().eventLoop();
+        Runnable move = () -> {
+            LoopFanout fanout = fanouts.get(loop);
+            if (fanout != null) {
+                fanout.quiet(session, quiet);
+            }
+        };
+        if (loop.inEventLoop()) {
+            move.run();
+        } else {
+            try {
+                loop.execute(move);
+            } catch (RejectedExecutionException shuttingDown) {
+                // the connection's loop is shutting down: nothing left to deliver to
+            }
+        }
     }
 
     /** Ends a closed connection's membership (on its event loop). */
@@ -151,13 +210,30 @@ public final class Outbox {
      * Called off the outbox thread, the broadcast is handed to it first.
      */
     public void broadcast(String text, Session origin) {
+        publish(text, origin, true);
+    }
+
+    /**
+     * Sends a serialised frame to every loud connection (those taking every broadcast); quiet
+     * ones (scoped delivery) are left to the caller, which sends them their share privately.
+     * Outbox thread only.
+     */
+    void broadcastLoud(String text, Session origin) {
+        publish(text, origin, false);
+    }
+
+    private void publish(String text, Session origin, boolean universal) {
         if (!executor.inEventLoop()) {
             // refused only when stopping, or (a logged fault) full: then no thread can order it
-            offer(() -> broadcast(text, origin), "a broadcast is dropped");
+            offer(() -> publish(text, origin, universal), "a broadcast is dropped");
             return;
+        }
+        if (batch != null && batchUniversal != universal) {
+            dispatch(); // a batch has one audience: the next frame starts another, in order
         }
         boolean dispatchNow = false;
         if (batch == null) {
+            batchUniversal = universal;
             if (executor.isShuttingDown()) {
                 return;
             }
@@ -256,6 +332,7 @@ public final class Outbox {
         }
         List<Session> from = origins;
         long publishedAt = batchStartedAt;
+        boolean universal = batchUniversal;
         batch = null;
         origins = new ArrayList<>();
         List<LoopFanout> loops = new ArrayList<>(fanouts.values());
@@ -271,7 +348,7 @@ public final class Outbox {
                 }
                 ByteBuf share = frames.retainedDuplicate();
                 try {
-                    fanout.loop().execute(() -> fanout.accept(share, mine, publishedAt, backlog));
+                    fanout.loop().execute(() -> fanout.accept(share, mine, publishedAt, backlog, universal));
                 } catch (RejectedExecutionException shuttingDown) {
                     share.release(); // the loop and its connections are going away
                     backlog.release();

@@ -25,6 +25,7 @@ public final class Session {
     private long frames;
     private int fanoutIndex = -1;
     private long fanoutDelivered;
+    private boolean fanoutQuiet;
 
     /** A fresh, unbound session. */
     public Session(long id, Channel channel, String remoteHost) {
@@ -141,6 +142,18 @@ public final class Session {
 
     public void fanoutDelivered(long seq) {
         this.fanoutDelivered = seq;
+    }
+
+    /**
+     * True while this session takes only the broadcasts meant for every socket: claim traffic
+     * and presence reach it only when its declared delivery matches (event loop only).
+     */
+    public boolean fanoutQuiet() {
+        return fanoutQuiet;
+    }
+
+    public void fanoutQuiet(boolean quiet) {
+        this.fanoutQuiet = quiet;
     }
 
     /** Token bucket: true when a frame may pass at {@code nowNanos} (event loop only). */

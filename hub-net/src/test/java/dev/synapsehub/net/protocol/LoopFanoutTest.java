@@ -284,6 +284,72 @@ class LoopFanoutTest {
         assertThat(queued).hasValue(0);
     }
 
+    @Test
+    void quietMembersGetOnlyBatchesForEveryMemberAndSwitchingRostersLosesOrRepeatsNothing() throws Exception {
+        List<Session> members = onLoop(() -> join(300));
+        onLoop(() -> {
+            for (int i = 0; i < members.size(); i += 2) {
+                fanout.quiet(members.get(i), true);
+            }
+            fanout.accept(frame("u1"), List.of());
+            fanout.accept(frame("c1"), List.of(), System.nanoTime(), new BacklogShare(backlog, 2, 1), false);
+            return null;
+        });
+        onLoop(() -> {
+            fanout.accept(frame("u2"), List.of());
+            fanout.quiet(members.get(0), false); // quiet -> loud with c1 still queued: not for it
+            fanout.quiet(members.get(1), true); // loud -> quiet: gets what it is owed first
+            fanout.accept(frame("c2"), List.of(), System.nanoTime(), new BacklogShare(backlog, 2, 1), false);
+            return null;
+        });
+        awaitDrained();
+        assertThat(received(members.get(0))).containsExactly("u1", "u2", "c2");
+        assertThat(received(members.get(1))).containsExactly("u1", "c1", "u2");
+        for (int i = 2; i < members.size(); i++) {
+            assertThat(received(members.get(i))).as("member %d", i)
+                    .containsExactlyElementsOf(i % 2 == 0 ? List.of("u1", "u2") : List.of("u1", "c1", "u2", "c2"));
+        }
+        assertThat(onLoop(fanout::quietCount)).isEqualTo(150);
+        assertThat(backlog).as("every queued byte was released").hasValue(0);
+    }
+
+    @Test
+    void batchesForLoudMembersOnlyNeverVisitTheQuietOnes() throws Exception {
+        List<Session> quiet = onLoop(() -> join(500));
+        List<Session> loud = onLoop(() -> {
+            quiet.forEach(s -> fanout.quiet(s, true));
+            return join(3);
+        });
+        Set<Session> visitedQuiet = ConcurrentHashMap.newKeySet();
+        onVisit = s -> {
+            if (quiet.contains(s)) {
+                visitedQuiet.add(s);
+            }
+        };
+        for (int b = 0; b < 20; b++) {
+            String text = "c" + b;
+            onLoop(() -> {
+                fanout.accept(frame(text), List.of(), System.nanoTime(), new BacklogShare(backlog, 2, 1), false);
+                return null;
+            });
+        }
+        awaitDrained();
+        assertThat(visitedQuiet).as("quiet members looked at by claim traffic").isEmpty();
+        for (Session s : loud) {
+            assertThat(received(s)).hasSize(20);
+        }
+        onLoop(() -> {
+            fanout.accept(frame("u"), List.of());
+            return null;
+        });
+        awaitDrained();
+        assertThat(visitedQuiet).as("a batch for every member visits them all").hasSize(500);
+        for (Session s : quiet) {
+            assertThat(received(s)).containsExactly("u");
+        }
+        assertThat(backlog).hasValue(0);
+    }
+
     private List<Session> join(int n) {
         return join(fanout, n, new ConcurrentHashMap<>());
     }
