@@ -131,7 +131,9 @@ public final class MeshNode implements AutoCloseable {
         RaftProperties properties = properties(config);
         compaction(properties, compaction);
         this.stateMachine = new MeshStateMachine(new Replica(), nodeId);
-        this.client = RaftClient.newBuilder().setRaftGroup(group).setProperties(properties)
+        // one TLS setting for Raft, forwarding and admin traffic alike (seed 001 §15); empty without TLS
+        org.apache.ratis.conf.Parameters transport = MeshTls.parameters(config.tls());
+        this.client = RaftClient.newBuilder().setRaftGroup(group).setProperties(properties).setParameters(transport)
                 .setRetryPolicy(RetryPolicies.noRetry()).build();
         this.forwarder = new Forwarder(nodeId, group.getGroupId(), client.getClientRpc(), new Forwarder.Node() {
             @Override
@@ -158,7 +160,7 @@ public final class MeshNode implements AutoCloseable {
                 stateMachine::highestOwnOriginSeq);
         this.actor = new CoordinationActor(state, journal, clock, settings, site);
         this.server = RaftServer.newBuilder().setServerId(RaftPeerId.valueOf(nodeId)).setGroup(group)
-                .setStateMachine(stateMachine).setProperties(properties)
+                .setStateMachine(stateMachine).setProperties(properties).setParameters(transport)
                 .setOption(RaftStorage.StartupOption.RECOVER).build();
     }
 
@@ -203,7 +205,8 @@ public final class MeshNode implements AutoCloseable {
         scheduler.scheduleWithFixedDelay(staleness::sample, 100, 100, TimeUnit.MILLISECONDS);
         LOG.log(System.Logger.Level.INFO, "mesh node " + nodeId + " started: raft " + config.self().address()
                 + ", group " + group.getGroupId() + ", " + config.peers().size() + " voters, quorum "
-                + config.quorum() + ", storage " + config.storageDir());
+                + config.quorum() + ", storage " + config.storageDir() + ", transport "
+                + (config.tls() == null ? "plain gRPC (unauthenticated)" : config.tls().describe()));
     }
 
     /** The node's actor: the edge submits to it as to a single hub's. */
