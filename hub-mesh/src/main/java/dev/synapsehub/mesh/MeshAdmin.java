@@ -90,7 +90,8 @@ public final class MeshAdmin {
         MeshProbe.PeerReport confirmed = null;
         while (System.nanoTime() - deadline < 0) { // bounded by the caller's timeout
             // the whole membership is probed: the group id is derived from it
-            confirmed = MeshProbe.probe(peers, Duration.ofMillis(Math.min(timeout.toMillis(), 2000)), tls).stream().filter(r -> r.id().equals(target)).findFirst()
+            confirmed = MeshProbe.probe(peers, Duration.ofMillis(Math.min(timeout.toMillis(), 2000)), tls).stream()
+                    .filter(r -> r.id().equals(target)).findFirst()
                     .orElseThrow();
             if (confirmed.reachable() && "LEADER".equals(confirmed.role())) {
                 return new Transfer(leader, target, confirmed.term());

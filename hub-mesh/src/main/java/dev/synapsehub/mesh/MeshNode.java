@@ -383,7 +383,7 @@ public final class MeshNode implements AutoCloseable {
             try {
                 journal.copyLocally(batch, "replicated");
             } catch (CommitUnknownException e) {
-                LOG.log(System.Logger.Level.ERROR, "record at index " + index + ": " + e.getMessage());
+                LOG.log(System.Logger.Level.ERROR, "record at index " + index + ": " + LogRedactor.scrub(e.getMessage()));
             }
             cursor.applied(index, state.lastSeq());
         }
@@ -476,7 +476,8 @@ public final class MeshNode implements AutoCloseable {
             edge.publishRemote(new RemoteDecision(d.originNodeId(), edge.context(d.context()), replies.read(d.reply()),
                     d.storedResponse(), batch.committedOf(i)));
         } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "cannot publish a decision of " + d.originNodeId() + " here", e);
+            LOG.log(System.Logger.Level.ERROR, "cannot publish a decision of " + d.originNodeId() + " here",
+                    LogRedactor.safe(e));
         }
     }
 
@@ -553,7 +554,7 @@ public final class MeshNode implements AutoCloseable {
             actor.applyReplicated(s -> applyCommitted(s, index, batch, publish)).whenComplete((done, fault) -> {
                 if (fault != null && !closed) {
                     String why = "cannot apply committed record " + record.recordId() + " at index " + index + ": "
-                            + fault.getMessage();
+                            + LogRedactor.scrub(fault.getMessage());
                     site.fail(why);
                     LOG.log(System.Logger.Level.ERROR, "mesh node " + nodeId + " stops deciding: " + why
                             + "; restore it from a healthy peer");
@@ -573,9 +574,10 @@ public final class MeshNode implements AutoCloseable {
                 return null;
             }).whenComplete((done, fault) -> {
                 if (fault != null && !closed) {
-                    site.fail("cannot load the snapshot at index " + index + ": " + fault.getMessage());
+                    site.fail("cannot load the snapshot at index " + index + ": "
+                            + LogRedactor.scrub(fault.getMessage()));
                     LOG.log(System.Logger.Level.ERROR, "mesh node " + nodeId + " stops deciding: cannot load the"
-                            + " snapshot at index " + index + ": " + fault);
+                            + " snapshot at index " + index + ": " + LogRedactor.scrub(fault));
                 }
             });
         }
@@ -602,7 +604,7 @@ public final class MeshNode implements AutoCloseable {
                         + " (in the installed snapshot only); mailbox replay on this node cannot serve them");
             } catch (JournalException e) {
                 LOG.log(System.Logger.Level.ERROR, "mesh node " + nodeId + ": cannot skip the local journal copy past "
-                        + gap + ": " + e.getMessage() + "; mailbox seqs may be off");
+                        + gap + ": " + LogRedactor.scrub(e.getMessage()) + "; mailbox seqs may be off");
             }
         }
 
@@ -649,7 +651,8 @@ public final class MeshNode implements AutoCloseable {
                 origin = json.path("origin").asText();
                 mutation = mutations.read(json.get("mutation"));
             } catch (IllegalArgumentException e) {
-                LOG.log(System.Logger.Level.WARNING, "refusing a forwarded mutation: " + e.getMessage());
+                LOG.log(System.Logger.Level.WARNING, "refusing a forwarded mutation: "
+                        + LogRedactor.scrub(e.getMessage()));
                 return CompletableFuture.completedFuture(encode(new Outcome.Refused(Outcome.Reason.INTERNAL_FAULT,
                         "The leader could not read the forwarded request; nothing was applied.")));
             }
