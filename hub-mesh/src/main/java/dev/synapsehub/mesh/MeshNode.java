@@ -84,6 +84,7 @@ public final class MeshNode implements AutoCloseable {
     private volatile boolean closed;
     private final MeshIntents intents;
     private final ReadStaleness staleness;
+    private final LinearizableReads reads;
     /** The leader this node last heard of (its intents' fence names it). */
     private volatile String lastLeader;
     /**
@@ -155,6 +156,8 @@ public final class MeshNode implements AutoCloseable {
                 IntentStore.beside(config.storageDir()), nodeId), nodeId, mutations), new IntentView(), this::actor,
                 edge, clock, scheduler, config.commitTimeout().toMillis() + " ms");
         this.site = new MeshSite(cursor, this::info, forwarder, forwardedOrigins, intents::queueInstead);
+        this.reads = new LinearizableReads(client.getClientRpc(), group.getGroupId(), RaftPeerId.valueOf(nodeId),
+                () -> actor().<Void>applyReplicated(s -> null), config.commitTimeout().toMillis());
         this.staleness = new ReadStaleness(new IntentView(), config.electionTimeoutMax().toMillis());
         this.journal = new MeshJournal(nodeId, hubId, cursor, this::propose, local, edge, forwardedOrigins,
                 stateMachine::highestOwnOriginSeq);
@@ -178,6 +181,10 @@ public final class MeshNode implements AutoCloseable {
         RaftServerConfigKeys.Log.setUnsafeFlushEnabled(p, false);
         RaftServerConfigKeys.Log.setAsyncFlushEnabled(p, false);
         RaftClientConfigKeys.Rpc.setRequestTimeout(p, millis(config.commitTimeout().toMillis()));
+        // reads asked for as linearizable use Ratis' ReadIndex (also from a follower); forwarded writes and
+        // the queue probe are sent as non-linearizable and stale reads, which this does not change
+        RaftServerConfigKeys.Read.setOption(p, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
+        RaftServerConfigKeys.Read.setTimeout(p, millis(config.commitTimeout().toMillis()));
         return p;
     }
 
@@ -242,6 +249,11 @@ public final class MeshNode implements AutoCloseable {
     /** Strong writes queued here that wait for replay (seed 001 §9, §12 queueDepth). */
     public int queueDepth() {
         return intents.depth();
+    }
+
+    /** Linearizable reads on request (seed 001 §12). */
+    LinearizableReads reads() {
+        return reads;
     }
 
     /** How fresh this node's reads are now (seed 001 §12). */
@@ -643,6 +655,10 @@ public final class MeshNode implements AutoCloseable {
                         json.path("version").asText(null));
                 if (incompatible != null) {
                     throw new IllegalArgumentException(incompatible);
+                }
+                if (LinearizableReads.QUERY.equals(json.path(MeshQueueProbe.QUERY).asText(null))) {
+                    return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(
+                            LinearizableReads.answer()))));
                 }
                 if (json.has(MeshQueueProbe.QUERY)) {
                     return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(
