@@ -104,8 +104,9 @@ class MeshTlsCliTest {
         assertThat(failures).isEmpty();
         CliTest.Run granted = run("claim", "T1", "--url", hubs.get(1).url(), "--name", "alice", "--timeout", "20");
         assertThat(granted.code()).as(granted.err()).isEqualTo(ExitCodes.OK);
-        CliTest.Run state = run("state", "--url", hubs.get(2).url(), "--timeout", "20");
-        assertThat(state.out()).contains("T1").contains("alice");
+        CliTest.Run state = run("state", "--url", hubs.get(2).url(), "--timeout", "20", "--linearizable");
+        assertThat(state.out()).as("a linearizable read over the TLS transport").contains("T1").contains("alice")
+                .contains("1 live claim(s) (linearizable read)");
 
         String[] operator = tls(ca.issue("operator").write(dir, "operator"), caFile);
         CliTest.Run status = run(concat(new String[] {"mesh", "status", "--mesh-peers", peers, "--timeout", "10"},
