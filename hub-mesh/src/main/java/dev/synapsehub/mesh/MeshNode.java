@@ -395,7 +395,8 @@ public final class MeshNode implements AutoCloseable {
             try {
                 journal.copyLocally(batch, "replicated");
             } catch (CommitUnknownException e) {
-                LOG.log(System.Logger.Level.ERROR, "record at index " + index + ": " + LogRedactor.scrub(e.getMessage()));
+                LOG.log(System.Logger.Level.ERROR, "record at index " + index + ": "
+                        + LogRedactor.scrub(e.getMessage()));
             }
             cursor.applied(index, state.lastSeq());
         }
