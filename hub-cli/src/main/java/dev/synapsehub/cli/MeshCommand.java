@@ -7,8 +7,10 @@ import dev.synapsehub.mesh.MeshConfig;
 import dev.synapsehub.mesh.MeshPeer;
 import dev.synapsehub.mesh.MeshProbe;
 import dev.synapsehub.mesh.MeshQueueProbe;
+import dev.synapsehub.mesh.MeshTls;
 import dev.synapsehub.mesh.MeshProbe.PeerReport;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
@@ -42,25 +44,30 @@ public final class MeshCommand {
         @Option(names = "--json", description = "Print the reports as JSON.")
         boolean json;
 
+        @Mixin
+        MeshTlsOptions meshTls = new MeshTlsOptions();
+
         @Spec
         CommandSpec spec;
 
         @Override
         public Integer call() {
             List<MeshPeer> peers;
+            MeshTls tls;
             try {
                 peers = MeshPeer.parseList(meshPeers);
+                tls = meshTls.load();
             } catch (IllegalArgumentException e) {
                 spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
                 return ExitCodes.USAGE;
             }
-            List<PeerReport> reports = MeshProbe.probe(peers, Duration.ofMillis((long) (timeout * 1000)));
+            List<PeerReport> reports = MeshProbe.probe(peers, Duration.ofMillis((long) (timeout * 1000)), tls);
             int quorum = MeshConfig.quorum(peers.size());
             String leader = agreedLeader(reports, quorum);
             long leaderCommit = reports.stream().filter(r -> r.id().equals(leader)).mapToLong(PeerReport::commitIndex)
                     .findFirst().orElse(-1);
             PrintWriter out = spec.commandLine().getOut();
-            Map<String, Integer> queued = MeshQueueProbe.queueDepths(peers, Duration.ofMillis((long) (timeout * 1000)));
+            Map<String, Integer> queued = MeshQueueProbe.queueDepths(peers, Duration.ofMillis((long) (timeout * 1000)), tls);
             if (json) {
                 out.println(json(reports, leader, quorum, leaderCommit, queued));
             } else {

@@ -4,6 +4,7 @@ import dev.synapsehub.mesh.MeshAdmin;
 import dev.synapsehub.mesh.MeshPeer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -29,6 +30,9 @@ final class MeshTransferLeaderCommand implements Callable<Integer> {
             description = "How long the hand-over may take (default: ${DEFAULT-VALUE}).")
     double timeout;
 
+    @Mixin
+    MeshTlsOptions meshTls = new MeshTlsOptions();
+
     @Spec
     CommandSpec spec;
 
@@ -41,7 +45,8 @@ final class MeshTransferLeaderCommand implements Callable<Integer> {
         MeshAdmin.Transfer done;
         try {
             List<MeshPeer> peers = MeshPeer.parseList(meshPeers);
-            done = MeshAdmin.transferLeader(peers, to, Duration.ofMillis((long) (timeout * 1000)));
+            done = MeshAdmin.transferLeader(peers, to, Duration.ofMillis((long) (timeout * 1000)),
+                    meshTls.load());
         } catch (IllegalArgumentException e) {
             spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
             return ExitCodes.USAGE;

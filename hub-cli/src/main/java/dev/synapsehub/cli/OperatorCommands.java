@@ -128,12 +128,25 @@ final class OperatorCommands {
     @Command(name = "state", description = "Show a hub's live claims.", mixinStandardHelpOptions = true,
             footer = ExitCodes.HELP_FOOTER)
     static final class State extends StateQuery {
+        @Option(names = "--linearizable", description = "On a mesh node: read only after catching up to the leader's "
+                + "read index, so every write acknowledged before is shown (refused busy without a quorum).")
+        boolean linearizable;
+
+        @Override
+        ObjectNode request(HubClient hub) {
+            ObjectNode f = super.request(hub);
+            if (linearizable) {
+                f.put("consistency", "linearizable"); // docs/protocol.md, mesh mode extensions
+            }
+            return f;
+        }
 
         @Override
         int report(ObjectNode reply, PrintWriter out) {
             JsonNode claims = reply.path("snapshot").path("active_claims");
             double now = reply.path("snapshot").path("generated_at").asDouble();
-            out.printf("%d live claim(s)%n", claims.size());
+            String read = reply.path("staleness").path("consistency").asText("");
+            out.printf("%d live claim(s)%s%n", claims.size(), read.isEmpty() ? "" : " (" + read + " read)");
             for (JsonNode c : claims) {
                 out.printf("  %-24s %-20s %-14s epoch %-6d v%-4d %6.0fs left  %s:%s%n", c.path("task_id").asText(),
                         c.path("owner").asText(), c.path("status").asText(), c.path("epoch").asLong(),

@@ -17,6 +17,7 @@ import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.MessageAuthKey;
 import dev.synapsehub.net.tls.TlsFiles;
 import dev.synapsehub.client.NetTransport;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -233,6 +234,9 @@ public final class ServeOptions {
                     + "it; a restart replays at most about that many (default: ${DEFAULT-VALUE}).")
     long meshSnapshotEvery;
 
+    @Mixin
+    MeshTlsOptions meshTls = new MeshTlsOptions();
+
     /** The validated hub settings; throws {@link IllegalArgumentException} with an operator-facing message. */
     HubConfig hubConfig() {
         String effectiveToken = resolveToken();
@@ -294,6 +298,7 @@ public final class ServeOptions {
      */
     MeshConfig meshConfig() {
         if (meshId == null && meshPeers == null) {
+            require(!meshTls.given(), "--mesh-tls-* are for a mesh node: they need --mesh-id and --mesh-peers");
             return null;
         }
         require(meshId != null && meshPeers != null, "--mesh-id and --mesh-peers go together");
@@ -302,7 +307,7 @@ public final class ServeOptions {
         meshCompaction(); // validated with the other mesh flags
         return new MeshConfig(meshId, MeshPeer.parseList(meshPeers), meshStorage(),
                 Duration.ofMillis((long) (meshCommitTimeout * 1000)), MeshConfig.DEFAULT_ELECTION_MIN,
-                MeshConfig.DEFAULT_ELECTION_MAX);
+                MeshConfig.DEFAULT_ELECTION_MAX).withTls(meshTls.load());
     }
 
     /** The mesh node's log compaction (validated). */
@@ -393,6 +398,8 @@ public final class ServeOptions {
             m.put("mesh", "node " + meshId + " of " + meshPeers + ", raft log " + meshStorage().toAbsolutePath()
                     + ", commit timeout " + meshCommitTimeout + " s, snapshot every " + meshSnapshotEvery
                     + " log entries");
+            m.put("mesh_tls", meshTls.given() ? meshTls.load().describe()
+                    : "off: Raft traffic is plain gRPC, unauthenticated (seed 001 §15 wants --mesh-tls-*)");
         }
         m.put("token", config.secured() ? "set (" + tokenSource() + ")" : "none (open hub)");
         m.put("auth_timeout_s", config.authTimeout().toMillis() / 1000.0);

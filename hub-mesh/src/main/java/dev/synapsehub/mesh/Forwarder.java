@@ -85,7 +85,7 @@ final class Forwarder {
         try {
             request.set("mutation", mutations.write(mutation));
         } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "cannot forward " + mutation.command(), e);
+            LOG.log(System.Logger.Level.ERROR, "cannot forward " + LogRedactor.describe(mutation), LogRedactor.safe(e));
             future.complete(new Outcome.Refused(Outcome.Reason.INTERNAL_FAULT, "Internal fault; nothing was applied."));
             return;
         }
@@ -183,7 +183,7 @@ final class Forwarder {
 
     private void unknown(CompletableFuture<Outcome> future, String why) {
         unknown.incrementAndGet();
-        LOG.log(System.Logger.Level.WARNING, "forwarded mutation's outcome is unknown: " + why);
+        LOG.log(System.Logger.Level.WARNING, "forwarded mutation's outcome is unknown: " + LogRedactor.scrub(why));
         future.complete(new Outcome.Refused(Outcome.Reason.COMMIT_UNKNOWN, "The leader did not confirm in time; it may"
                 + " still apply. Retry with the same idem_key to learn the outcome."));
     }

@@ -77,7 +77,7 @@ final class IntentReplayer {
         } catch (RuntimeException e) {
             running.set(false);
             failures.incrementAndGet();
-            LOG.log(System.Logger.Level.ERROR, "intent replay pass failed", e);
+            LOG.log(System.Logger.Level.ERROR, "intent replay pass failed", LogRedactor.safe(e));
         }
     }
 
@@ -99,8 +99,8 @@ final class IntentReplayer {
             // an entry this node can no longer read is not silently dropped: it stays, and is logged
             running.set(false);
             failures.incrementAndGet();
-            LOG.log(System.Logger.Level.ERROR, "queued intent " + intent.intentId() + " cannot be rebuilt: "
-                    + e.getMessage());
+            LOG.log(System.Logger.Level.ERROR, "queued " + LogRedactor.describe(intent) + " cannot be rebuilt: "
+                    + LogRedactor.scrub(e.getMessage()));
             return;
         }
         node.submit(mutation).whenCompleteAsync((outcome, fault) -> {
@@ -113,7 +113,8 @@ final class IntentReplayer {
             } catch (RuntimeException e) {
                 running.set(false);
                 failures.incrementAndGet();
-                LOG.log(System.Logger.Level.ERROR, "replaying intent " + intent.intentId() + " failed", e);
+                LOG.log(System.Logger.Level.ERROR, "replaying " + LogRedactor.describe(intent) + " failed",
+                        LogRedactor.safe(e));
             }
         }, scheduler);
     }
@@ -131,14 +132,13 @@ final class IntentReplayer {
             QueuedIntent done = intent.reconciled(result.outcome(), result.detail(), now);
             queue.update(done); // journaled before it is reported
             reconciled.incrementAndGet();
-            LOG.log(System.Logger.Level.INFO, "intent " + intent.intentId() + " (" + intent.entityType() + " "
-                    + intent.entityId() + " by " + intent.agent() + "): " + result.outcome().wire());
+            LOG.log(System.Logger.Level.INFO, LogRedactor.describe(intent) + ": " + result.outcome().wire());
             node.report(done, mutation, outcome);
             return true;
         } catch (IOException e) {
             failures.incrementAndGet();
             LOG.log(System.Logger.Level.ERROR, "cannot store the replay of intent " + intent.intentId() + ": "
-                    + e.getMessage());
+                    + LogRedactor.scrub(e.getMessage()));
             return false;
         }
     }

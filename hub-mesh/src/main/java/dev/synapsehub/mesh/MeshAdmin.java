@@ -59,18 +59,24 @@ public final class MeshAdmin {
      */
     public static Transfer transferLeader(List<MeshPeer> peers, String target, Duration timeout)
             throws MeshAdminException, InterruptedException {
+        return transferLeader(peers, target, timeout, null);
+    }
+
+    /** As above, over mutual TLS when {@code tls} is not null. */
+    public static Transfer transferLeader(List<MeshPeer> peers, String target, Duration timeout, MeshTls tls)
+            throws MeshAdminException, InterruptedException {
         if (peers.stream().noneMatch(p -> p.id().equals(target))) {
             throw new IllegalArgumentException("'" + target + "' is not one of the mesh's voters "
                     + peers.stream().map(MeshPeer::id).toList());
         }
         long deadline = System.nanoTime() + timeout.toNanos();
-        String leader = agreedLeader(MeshProbe.probe(peers, timeout), MeshConfig.quorum(peers.size()));
+        String leader = agreedLeader(MeshProbe.probe(peers, timeout, tls), MeshConfig.quorum(peers.size()));
         if (leader == null) {
             throw new MeshAdminException("no leader is agreed by a majority of the voters; nothing was changed");
         }
         if (!leader.equals(target)) {
             RaftClientReply reply;
-            try (RaftClient client = client(peers, timeout)) {
+            try (RaftClient client = client(peers, timeout, tls)) {
                 reply = client.admin().transferLeadership(RaftPeerId.valueOf(target), RaftPeerId.valueOf(leader),
                         timeout.toMillis());
             } catch (IOException | RuntimeException e) {
@@ -84,7 +90,8 @@ public final class MeshAdmin {
         MeshProbe.PeerReport confirmed = null;
         while (System.nanoTime() - deadline < 0) { // bounded by the caller's timeout
             // the whole membership is probed: the group id is derived from it
-            confirmed = MeshProbe.probe(peers, Duration.ofMillis(Math.min(timeout.toMillis(), 2000))).stream().filter(r -> r.id().equals(target)).findFirst()
+            confirmed = MeshProbe.probe(peers, Duration.ofMillis(Math.min(timeout.toMillis(), 2000)), tls).stream()
+                    .filter(r -> r.id().equals(target)).findFirst()
                     .orElseThrow();
             if (confirmed.reachable() && "LEADER".equals(confirmed.role())) {
                 return new Transfer(leader, target, confirmed.term());
@@ -106,7 +113,7 @@ public final class MeshAdmin {
         return null;
     }
 
-    private static RaftClient client(List<MeshPeer> peers, Duration timeout) {
+    private static RaftClient client(List<MeshPeer> peers, Duration timeout, MeshTls tls) {
         List<RaftPeer> raftPeers = new ArrayList<>();
         for (MeshPeer p : peers) {
             raftPeers.add(RaftPeer.newBuilder().setId(p.id()).setAddress(p.address()).build());
@@ -116,6 +123,7 @@ public final class MeshAdmin {
                 TimeDuration.valueOf(timeout.toMillis(), TimeUnit.MILLISECONDS));
         return RaftClient.newBuilder()
                 .setRaftGroup(RaftGroup.valueOf(RaftGroupId.valueOf(MeshConfig.groupId(peers)), raftPeers))
-                .setProperties(properties).setRetryPolicy(RetryPolicies.noRetry()).build();
+                .setProperties(properties).setParameters(MeshTls.parameters(tls))
+                .setRetryPolicy(RetryPolicies.noRetry()).build();
     }
 }

@@ -18,9 +18,10 @@ import java.util.UUID;
  * @param commitTimeout how long a proposal or a forwarded mutation may wait for its commit
  * @param electionTimeoutMin Raft's election timeout range, low end (heartbeats go at half of it)
  * @param electionTimeoutMax Raft's election timeout range, high end
+ * @param tls mutual TLS on the Raft transport (seed 001 §15), or null for plain gRPC
  */
 public record MeshConfig(String nodeId, List<MeshPeer> peers, Path storageDir, Duration commitTimeout,
-                         Duration electionTimeoutMin, Duration electionTimeoutMax) {
+                         Duration electionTimeoutMin, Duration electionTimeoutMax, MeshTls tls) {
     /** Default commit timeout. */
     public static final Duration DEFAULT_COMMIT_TIMEOUT = Duration.ofSeconds(5);
     /** Default election timeout range: wide enough for a loaded two-core host. */
@@ -48,6 +49,17 @@ public record MeshConfig(String nodeId, List<MeshPeer> peers, Path storageDir, D
         if (electionTimeoutMin.toMillis() < 50 || electionTimeoutMax.compareTo(electionTimeoutMin) <= 0) {
             throw new IllegalArgumentException("election timeouts must satisfy 50 ms <= min < max");
         }
+    }
+
+    /** Without transport TLS. */
+    public MeshConfig(String nodeId, List<MeshPeer> peers, Path storageDir, Duration commitTimeout,
+                      Duration electionTimeoutMin, Duration electionTimeoutMax) {
+        this(nodeId, peers, storageDir, commitTimeout, electionTimeoutMin, electionTimeoutMax, null);
+    }
+
+    /** This configuration with {@code tls} on the Raft transport (null: plain gRPC). */
+    public MeshConfig withTls(MeshTls tls) {
+        return new MeshConfig(nodeId, peers, storageDir, commitTimeout, electionTimeoutMin, electionTimeoutMax, tls);
     }
 
     /** With the default timeouts. */

@@ -9,6 +9,7 @@ import dev.synapsehub.net.protocol.Request;
 
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * What a mesh node adds to the hub's face. Its figures on {@code /metrics}, measured at each
@@ -93,5 +94,25 @@ final class MeshFace implements HubExtension {
     @Override
     public void labelRead(ObjectNode reply) {
         reply.set("staleness", node.staleness().toJson());
+    }
+
+    /** A read that asked to be linearizable waited for the read index: its label says so. */
+    @Override
+    public void labelRead(ObjectNode reply, Request request) {
+        if (!LinearizableReads.asked(request.frame())) {
+            labelRead(reply);
+            return;
+        }
+        ObjectNode block = node.staleness().toJson();
+        block.put(LinearizableReads.FIELD, LinearizableReads.LINEARIZABLE);
+        block.put("replicationLagMs", 0); // it holds every write acknowledged before the request arrived
+        block.put("isStale", false);
+        reply.set("staleness", block);
+    }
+
+    /** {@code "consistency": "linearizable"} on a read request: first catch up to the leader's read index. */
+    @Override
+    public CompletableFuture<Void> readBarrier(Request request) {
+        return LinearizableReads.asked(request.frame()) ? node.reads().barrier() : null;
     }
 }

@@ -84,13 +84,13 @@ final class MeshIntents {
                     clock.nowSeconds());
         } catch (IOException | RuntimeException e) {
             queueFailures.incrementAndGet();
-            LOG.log(System.Logger.Level.ERROR, "cannot queue a " + mutation.command().getClass().getSimpleName()
-                    + " of " + mutation.command().agent() + " durably; answering " + refusal.reason() + ": " + e);
+            LOG.log(System.Logger.Level.ERROR, "cannot queue " + LogRedactor.describe(mutation) + " durably; answering "
+                    + refusal.reason() + ": " + LogRedactor.scrub(e));
             return refusal;
         }
         queuedTotal.incrementAndGet();
-        LOG.log(System.Logger.Level.WARNING, "no quorum committed a " + intent.entityType() + " of " + intent.agent()
-                + " within " + timeout + "; queued as intent " + intent.intentId());
+        LOG.log(System.Logger.Level.WARNING, "no quorum committed " + LogRedactor.describe(mutation) + " within "
+                + timeout + "; queued as " + LogRedactor.describe(intent));
         return new Outcome.Refused(Outcome.Reason.QUEUED, "No quorum could commit this within " + timeout
                 + "; it is queued as intent " + intent.intentId() + " and grants nothing until a replay commits it."
                 + " Its outcome comes as an intent_reconciled frame.");
@@ -153,7 +153,8 @@ final class MeshIntents {
                             d.committed()));
                 } catch (RuntimeException e) {
                     queueFailures.incrementAndGet();
-                    LOG.log(System.Logger.Level.ERROR, "cannot publish the replay of intent " + intent.intentId(), e);
+                    LOG.log(System.Logger.Level.ERROR, "cannot publish the replay of intent " + intent.intentId(),
+                            LogRedactor.safe(e));
                 }
             }
             ObjectNode report = MeshJson.MAPPER.createObjectNode();
@@ -172,7 +173,7 @@ final class MeshIntents {
             } catch (RuntimeException e) {
                 queueFailures.incrementAndGet();
                 LOG.log(System.Logger.Level.ERROR, "cannot report intent " + intent.intentId() + " to "
-                        + intent.agent(), e);
+                        + intent.agent(), LogRedactor.safe(e));
             }
         }
     }

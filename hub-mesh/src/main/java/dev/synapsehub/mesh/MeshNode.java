@@ -84,6 +84,7 @@ public final class MeshNode implements AutoCloseable {
     private volatile boolean closed;
     private final MeshIntents intents;
     private final ReadStaleness staleness;
+    private final LinearizableReads reads;
     /** The leader this node last heard of (its intents' fence names it). */
     private volatile String lastLeader;
     /**
@@ -131,7 +132,9 @@ public final class MeshNode implements AutoCloseable {
         RaftProperties properties = properties(config);
         compaction(properties, compaction);
         this.stateMachine = new MeshStateMachine(new Replica(), nodeId);
-        this.client = RaftClient.newBuilder().setRaftGroup(group).setProperties(properties)
+        // one TLS setting for Raft, forwarding and admin traffic alike (seed 001 §15); empty without TLS
+        org.apache.ratis.conf.Parameters transport = MeshTls.parameters(config.tls());
+        this.client = RaftClient.newBuilder().setRaftGroup(group).setProperties(properties).setParameters(transport)
                 .setRetryPolicy(RetryPolicies.noRetry()).build();
         this.forwarder = new Forwarder(nodeId, group.getGroupId(), client.getClientRpc(), new Forwarder.Node() {
             @Override
@@ -153,12 +156,14 @@ public final class MeshNode implements AutoCloseable {
                 IntentStore.beside(config.storageDir()), nodeId), nodeId, mutations), new IntentView(), this::actor,
                 edge, clock, scheduler, config.commitTimeout().toMillis() + " ms");
         this.site = new MeshSite(cursor, this::info, forwarder, forwardedOrigins, intents::queueInstead);
+        this.reads = new LinearizableReads(client.getClientRpc(), group.getGroupId(), RaftPeerId.valueOf(nodeId),
+                () -> actor().<Void>applyReplicated(s -> null), config.commitTimeout().toMillis());
         this.staleness = new ReadStaleness(new IntentView(), config.electionTimeoutMax().toMillis());
         this.journal = new MeshJournal(nodeId, hubId, cursor, this::propose, local, edge, forwardedOrigins,
                 stateMachine::highestOwnOriginSeq);
         this.actor = new CoordinationActor(state, journal, clock, settings, site);
         this.server = RaftServer.newBuilder().setServerId(RaftPeerId.valueOf(nodeId)).setGroup(group)
-                .setStateMachine(stateMachine).setProperties(properties)
+                .setStateMachine(stateMachine).setProperties(properties).setParameters(transport)
                 .setOption(RaftStorage.StartupOption.RECOVER).build();
     }
 
@@ -176,6 +181,10 @@ public final class MeshNode implements AutoCloseable {
         RaftServerConfigKeys.Log.setUnsafeFlushEnabled(p, false);
         RaftServerConfigKeys.Log.setAsyncFlushEnabled(p, false);
         RaftClientConfigKeys.Rpc.setRequestTimeout(p, millis(config.commitTimeout().toMillis()));
+        // reads asked for as linearizable use Ratis' ReadIndex (also from a follower); forwarded writes and
+        // the queue probe are sent as non-linearizable and stale reads, which this does not change
+        RaftServerConfigKeys.Read.setOption(p, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
+        RaftServerConfigKeys.Read.setTimeout(p, millis(config.commitTimeout().toMillis()));
         return p;
     }
 
@@ -203,7 +212,8 @@ public final class MeshNode implements AutoCloseable {
         scheduler.scheduleWithFixedDelay(staleness::sample, 100, 100, TimeUnit.MILLISECONDS);
         LOG.log(System.Logger.Level.INFO, "mesh node " + nodeId + " started: raft " + config.self().address()
                 + ", group " + group.getGroupId() + ", " + config.peers().size() + " voters, quorum "
-                + config.quorum() + ", storage " + config.storageDir());
+                + config.quorum() + ", storage " + config.storageDir() + ", transport "
+                + (config.tls() == null ? "plain gRPC (unauthenticated)" : config.tls().describe()));
     }
 
     /** The node's actor: the edge submits to it as to a single hub's. */
@@ -239,6 +249,11 @@ public final class MeshNode implements AutoCloseable {
     /** Strong writes queued here that wait for replay (seed 001 §9, §12 queueDepth). */
     public int queueDepth() {
         return intents.depth();
+    }
+
+    /** Linearizable reads on request (seed 001 §12). */
+    LinearizableReads reads() {
+        return reads;
     }
 
     /** How fresh this node's reads are now (seed 001 §12). */
@@ -380,7 +395,8 @@ public final class MeshNode implements AutoCloseable {
             try {
                 journal.copyLocally(batch, "replicated");
             } catch (CommitUnknownException e) {
-                LOG.log(System.Logger.Level.ERROR, "record at index " + index + ": " + e.getMessage());
+                LOG.log(System.Logger.Level.ERROR, "record at index " + index + ": "
+                        + LogRedactor.scrub(e.getMessage()));
             }
             cursor.applied(index, state.lastSeq());
         }
@@ -473,7 +489,8 @@ public final class MeshNode implements AutoCloseable {
             edge.publishRemote(new RemoteDecision(d.originNodeId(), edge.context(d.context()), replies.read(d.reply()),
                     d.storedResponse(), batch.committedOf(i)));
         } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "cannot publish a decision of " + d.originNodeId() + " here", e);
+            LOG.log(System.Logger.Level.ERROR, "cannot publish a decision of " + d.originNodeId() + " here",
+                    LogRedactor.safe(e));
         }
     }
 
@@ -550,7 +567,7 @@ public final class MeshNode implements AutoCloseable {
             actor.applyReplicated(s -> applyCommitted(s, index, batch, publish)).whenComplete((done, fault) -> {
                 if (fault != null && !closed) {
                     String why = "cannot apply committed record " + record.recordId() + " at index " + index + ": "
-                            + fault.getMessage();
+                            + LogRedactor.scrub(fault.getMessage());
                     site.fail(why);
                     LOG.log(System.Logger.Level.ERROR, "mesh node " + nodeId + " stops deciding: " + why
                             + "; restore it from a healthy peer");
@@ -570,9 +587,10 @@ public final class MeshNode implements AutoCloseable {
                 return null;
             }).whenComplete((done, fault) -> {
                 if (fault != null && !closed) {
-                    site.fail("cannot load the snapshot at index " + index + ": " + fault.getMessage());
+                    site.fail("cannot load the snapshot at index " + index + ": "
+                            + LogRedactor.scrub(fault.getMessage()));
                     LOG.log(System.Logger.Level.ERROR, "mesh node " + nodeId + " stops deciding: cannot load the"
-                            + " snapshot at index " + index + ": " + fault);
+                            + " snapshot at index " + index + ": " + LogRedactor.scrub(fault));
                 }
             });
         }
@@ -599,7 +617,7 @@ public final class MeshNode implements AutoCloseable {
                         + " (in the installed snapshot only); mailbox replay on this node cannot serve them");
             } catch (JournalException e) {
                 LOG.log(System.Logger.Level.ERROR, "mesh node " + nodeId + ": cannot skip the local journal copy past "
-                        + gap + ": " + e.getMessage() + "; mailbox seqs may be off");
+                        + gap + ": " + LogRedactor.scrub(e.getMessage()) + "; mailbox seqs may be off");
             }
         }
 
@@ -639,6 +657,10 @@ public final class MeshNode implements AutoCloseable {
                 if (incompatible != null) {
                     throw new IllegalArgumentException(incompatible);
                 }
+                if (LinearizableReads.QUERY.equals(json.path(MeshQueueProbe.QUERY).asText(null))) {
+                    return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(
+                            LinearizableReads.answer()))));
+                }
                 if (json.has(MeshQueueProbe.QUERY)) {
                     return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(
                             MeshQueueProbe.answer(json, intents.depth())))));
@@ -646,7 +668,8 @@ public final class MeshNode implements AutoCloseable {
                 origin = json.path("origin").asText();
                 mutation = mutations.read(json.get("mutation"));
             } catch (IllegalArgumentException e) {
-                LOG.log(System.Logger.Level.WARNING, "refusing a forwarded mutation: " + e.getMessage());
+                LOG.log(System.Logger.Level.WARNING, "refusing a forwarded mutation: "
+                        + LogRedactor.scrub(e.getMessage()));
                 return CompletableFuture.completedFuture(encode(new Outcome.Refused(Outcome.Reason.INTERNAL_FAULT,
                         "The leader could not read the forwarded request; nothing was applied.")));
             }

@@ -47,6 +47,11 @@ public final class MeshProbe {
 
     /** Asks each of {@code peers} (the group {@code --mesh-peers} names), each within {@code timeout}. */
     public static List<PeerReport> probe(List<MeshPeer> peers, Duration timeout) {
+        return probe(peers, timeout, null);
+    }
+
+    /** As above, over mutual TLS when {@code tls} is not null (a mesh started with it refuses anything else). */
+    public static List<PeerReport> probe(List<MeshPeer> peers, Duration timeout, MeshTls tls) {
         List<RaftPeer> raftPeers = new ArrayList<>();
         for (MeshPeer p : peers) {
             raftPeers.add(RaftPeer.newBuilder().setId(p.id()).setAddress(p.address()).build());
@@ -57,7 +62,8 @@ public final class MeshProbe {
                 TimeDuration.valueOf(timeout.toMillis(), TimeUnit.MILLISECONDS));
         List<PeerReport> out = new ArrayList<>();
         try (RaftClient client = RaftClient.newBuilder().setRaftGroup(RaftGroup.valueOf(groupId, raftPeers))
-                .setProperties(properties).setRetryPolicy(RetryPolicies.noRetry()).build()) {
+                .setProperties(properties).setParameters(MeshTls.parameters(tls))
+                .setRetryPolicy(RetryPolicies.noRetry()).build()) {
             for (MeshPeer p : peers) {
                 out.add(ask(client, groupId, p));
             }

@@ -52,6 +52,11 @@ public final class MeshQueueProbe {
      * {@code timeout} maps to null.
      */
     public static Map<String, Integer> queueDepths(List<MeshPeer> peers, Duration timeout) {
+        return queueDepths(peers, timeout, null);
+    }
+
+    /** As above, over mutual TLS when {@code tls} is not null (a mesh started with it refuses anything else). */
+    public static Map<String, Integer> queueDepths(List<MeshPeer> peers, Duration timeout, MeshTls tls) {
         List<RaftPeer> raftPeers = new ArrayList<>();
         for (MeshPeer p : peers) {
             raftPeers.add(RaftPeer.newBuilder().setId(p.id()).setAddress(p.address()).build());
@@ -67,7 +72,8 @@ public final class MeshQueueProbe {
         Map<String, Integer> out = new LinkedHashMap<>();
         RaftGroupId groupId = RaftGroupId.valueOf(MeshConfig.groupId(peers));
         try (RaftClient client = RaftClient.newBuilder().setRaftGroup(RaftGroup.valueOf(groupId, raftPeers))
-                .setProperties(properties).setRetryPolicy(RetryPolicies.noRetry()).build()) {
+                .setProperties(properties).setParameters(MeshTls.parameters(tls))
+                .setRetryPolicy(RetryPolicies.noRetry()).build()) {
             for (MeshPeer p : peers) {
                 out.put(p.id(), ask(client, message, p));
             }

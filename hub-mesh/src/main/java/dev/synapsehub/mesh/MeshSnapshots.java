@@ -173,7 +173,7 @@ final class MeshSnapshots {
             } catch (CorruptSnapshotException | IOException e) {
                 corrupt.incrementAndGet();
                 LOG.log(System.Logger.Level.ERROR, "mesh node " + nodeId + ": snapshot " + c.path() + " is corrupt ("
-                        + e.getMessage() + "); refused and moved aside as .corrupt");
+                        + LogRedactor.scrub(e.getMessage()) + "); refused and moved aside as .corrupt");
                 moveAside(c.path());
                 if (newestOnly) {
                     throw new IOException("the installed snapshot " + c.path() + " is corrupt: " + e.getMessage());

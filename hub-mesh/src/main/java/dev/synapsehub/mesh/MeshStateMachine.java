@@ -197,7 +197,7 @@ final class MeshStateMachine extends BaseStateMachine {
 
     private Verdict reject(long index, String reason) {
         rejected++;
-        LOG.log(System.Logger.Level.WARNING, "record at index " + index + " rejected_fenced: " + reason);
+        LOG.log(System.Logger.Level.WARNING, "record at index " + index + " rejected_fenced: " + LogRedactor.scrub(reason));
         return new Verdict(false, reason);
     }
 

@@ -17,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 
 /**
  * N mesh nodes in this JVM on loopback, each with its own Raft storage and SQLite journal under
@@ -36,6 +37,8 @@ final class TestCluster implements AutoCloseable {
     private final boolean wire;
     private final double skewSeconds;
     private final MeshCompaction compaction;
+    /** Each node's transport security; replaceable between a stop and a restart. */
+    private Function<String, MeshTls> tls;
 
     TestCluster(Path dir, int size) throws IOException {
         this(dir, size, false);
@@ -56,7 +59,18 @@ final class TestCluster implements AutoCloseable {
     }
 
     TestCluster(Path dir, int size, boolean wire, double skewSeconds, MeshCompaction compaction) throws IOException {
+        this(dir, size, wire, skewSeconds, compaction, id -> null);
+    }
+
+    /** Nodes whose Raft transport uses {@code tls.apply(id)} (null: plain gRPC). */
+    TestCluster(Path dir, int size, Function<String, MeshTls> tls) throws IOException {
+        this(dir, size, false, 0, MeshCompaction.DEFAULTS, tls);
+    }
+
+    TestCluster(Path dir, int size, boolean wire, double skewSeconds, MeshCompaction compaction,
+                Function<String, MeshTls> tls) throws IOException {
         this.dir = dir;
+        this.tls = tls;
         this.compaction = compaction;
         this.wire = wire;
         this.skewSeconds = skewSeconds;
@@ -77,7 +91,18 @@ final class TestCluster implements AutoCloseable {
 
     MeshConfig config(String id) {
         return new MeshConfig(id, peers, dir.resolve(id + ".db.raft"), COMMIT_TIMEOUT, Duration.ofMillis(300),
-                Duration.ofMillis(600));
+                Duration.ofMillis(600)).withTls(tls.apply(id));
+    }
+
+    /** Node {@code id} uses {@code security} from its next start on. */
+    void tls(String id, MeshTls security) {
+        Function<String, MeshTls> before = tls;
+        tls = n -> n.equals(id) ? security : before.apply(n);
+    }
+
+    /** Every voter, as each node's --mesh-peers lists them. */
+    List<MeshPeer> peers() {
+        return List.copyOf(peers);
     }
 
     /** Starts (or restarts) node {@code id} on its storage. */

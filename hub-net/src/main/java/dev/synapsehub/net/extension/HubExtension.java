@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.Request;
 
+import java.util.concurrent.CompletableFuture;
+
 /**
  * A module outside hub-net (federation) that answers frame types of its own and may take over
  * claims before the hub's own claim path; the composition root plugs it in, so hub-net never
@@ -34,6 +36,24 @@ public interface HubExtension {
      * state it read is. Runs on the outbox thread; must not block.
      */
     default void labelRead(ObjectNode reply) {
+    }
+
+    /**
+     * {@link #labelRead(ObjectNode)} knowing the request answered (a replicated hub says whether
+     * the read was linearizable, as the request asked).
+     */
+    default void labelRead(ObjectNode reply, Request request) {
+        labelRead(reply);
+    }
+
+    /**
+     * Before a read verb ({@code state_request}, {@code who_request}, {@code board_request})
+     * reads the state for {@code request}: null to read at once, else a future the read waits
+     * for (a replicated hub catching up to a linearizable point when the request asks for one);
+     * its failure is answered like a refused read. Must not block.
+     */
+    default CompletableFuture<Void> readBarrier(Request request) {
+        return null;
     }
 
     /** Appends Prometheus text exposition lines for {@code /metrics} (any thread). */

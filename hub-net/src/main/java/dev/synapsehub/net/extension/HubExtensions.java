@@ -5,6 +5,8 @@ import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.Request;
 
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 
 /** The extensions a hub runs with, in order (possibly none). */
 public final class HubExtensions {
@@ -47,6 +49,23 @@ public final class HubExtensions {
     /** Lets every extension label a read reply ({@link HubExtension#labelRead}). */
     public void labelRead(ObjectNode reply) {
         all.forEach(e -> e.labelRead(reply));
+    }
+
+    /** Lets every extension label the reply to {@code request}. */
+    public void labelRead(ObjectNode reply, Request request) {
+        all.forEach(e -> e.labelRead(reply, request));
+    }
+
+    /** Runs {@code read} once every extension's {@link HubExtension#readBarrier} for {@code request} completed. */
+    public <T> CompletableFuture<T> read(Request request, Supplier<CompletableFuture<T>> read) {
+        CompletableFuture<Void> barrier = null;
+        for (HubExtension e : all) {
+            CompletableFuture<Void> b = e.readBarrier(request);
+            if (b != null) {
+                barrier = barrier == null ? b : barrier.thenCompose(done -> b);
+            }
+        }
+        return barrier == null ? read.get() : barrier.thenCompose(done -> read.get());
     }
 
     /** Every extension's metrics. */

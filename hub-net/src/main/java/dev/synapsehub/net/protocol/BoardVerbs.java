@@ -187,10 +187,10 @@ public final class BoardVerbs {
     }
 
     private void boardRequest(Request r) {
-        support.afterRead(r, "answering board_request", hub.actor().read(s -> s.board().snapshot()),
-                snapshot -> {
+        support.afterRead(r, "answering board_request", hub.extensions().read(r,
+                () -> hub.actor().read(s -> s.board().snapshot())), snapshot -> {
                     ObjectNode f = boardSnapshot(r.sender(), snapshot, support.now());
-                    hub.extensions().labelRead(f);
+                    hub.extensions().labelRead(f, r);
                     hub.outbox().send(r.session(), f);
                 });
     }

@@ -64,8 +64,9 @@ public final class QueryVerbs {
 
     private void state(Request r) {
         double now = hub.clock().nowSeconds();
-        support.afterRead(r, "answering state_request", hub.actor().read(s -> new StateRead(s.claims().snapshot(now),
-                s.resources().snapshot(now), s.messaging().deadLetters(now))), read -> {
+        support.afterRead(r, "answering state_request", hub.extensions().read(r, () -> hub.actor().read(s ->
+                new StateRead(s.claims().snapshot(now), s.resources().snapshot(now), s.messaging().deadLetters(now)))),
+                read -> {
             ObjectNode f = hub.frames().envelope(r.sender(), "state_snapshot", "State snapshot", now);
             ObjectNode snapshot = f.putObject("snapshot");
             ArrayNode active = snapshot.putArray("active_claims");
@@ -92,7 +93,7 @@ public final class QueryVerbs {
                 o.put("last_sender", d.lastSender());
             }
             snapshot.putArray("pending_relay_approvals");
-            hub.extensions().labelRead(f);
+            hub.extensions().labelRead(f, r);
             hub.outbox().send(r.session(), f);
         });
     }
@@ -106,8 +107,12 @@ public final class QueryVerbs {
         List<String> online = new ArrayList<>(hub.registry().online());
         online.add(r.sender()); // the requester is always listed (contract A11 M1)
         known.touchOnline(online);
-        support.afterRead(r, "answering who_request", hub.actor().read(s -> s.messaging().mailboxPending()),
-                pending -> hub.outbox().send(r.session(), who(r.sender(), known.withZeros(pending))));
+        support.afterRead(r, "answering who_request", hub.extensions().read(r,
+                () -> hub.actor().read(s -> s.messaging().mailboxPending())), pending -> {
+                    ObjectNode f = who(r.sender(), known.withZeros(pending));
+                    hub.extensions().labelRead(f, r); // again, knowing the request (a linearizable read says so)
+                    hub.outbox().send(r.session(), f);
+                });
     }
 
     /**
