@@ -11,6 +11,7 @@ import dev.synapsehub.core.channel.Channel;
 import dev.synapsehub.core.messaging.ChatRecord;
 import dev.synapsehub.core.messaging.DeadLetter;
 import dev.synapsehub.core.messaging.DirectedChat;
+import dev.synapsehub.core.messaging.OwedReceipt;
 import dev.synapsehub.core.messaging.PendingReceipt;
 import dev.synapsehub.core.resource.ResourceOffer;
 import dev.synapsehub.core.state.IdempotencyLedger;
@@ -23,11 +24,11 @@ import java.util.List;
 import java.util.zip.CRC32C;
 
 /**
- * The body of a stored state snapshot ({@link #FORMAT} 1), binary with the primitives of
+ * The body of a stored state snapshot ({@link #FORMAT}), binary with the primitives of
  * {@link SnapshotBytes}: the magic {@code SYNHSNAP}, the format, the snapshot header (created
  * at, carried corrupt-row count and first seq), then the image section by section (claims,
- * idempotency ledger, board, resources, messaging) in the order {@link StateImage} lists them,
- * and the magic again. Enumerations are stored by their wire spelling, not their ordinal.
+ * idempotency ledger, board, resources, messaging, private channels, owed receipts) in the
+ * order {@link StateImage} lists them, and the magic again. Enumerations are stored by their wire spelling, not their ordinal.
  *
  * <p>Decoding is strict: a body that ends early, runs past its end, holds an unknown status, a
  * non-finite clock or anything an image record refuses is a {@link CorruptSnapshotException};
@@ -35,9 +36,15 @@ import java.util.zip.CRC32C;
  * whole body, {@link #crc32c}) is kept beside the body by {@link SnapshotStore}.
  */
 public final class SnapshotCodec {
-    /** The body format this code writes; 2 adds the private channels section after messaging. */
-    public static final int FORMAT = 2;
-    /** The oldest body format this code still reads (format 1 predates channels: it holds none). */
+    /**
+     * The body format this code writes; 2 adds the private channels section after messaging, 3
+     * the receipt notification outbox (§8.5) after the channels.
+     */
+    public static final int FORMAT = 3;
+    /**
+     * The oldest body format this code still reads (format 1 predates channels, formats 1 and 2
+     * the receipt outbox: they hold none).
+     */
     public static final int OLDEST_FORMAT = 1;
     private static final byte[] MAGIC = "SYNHSNAP".getBytes(StandardCharsets.US_ASCII);
 
@@ -90,6 +97,19 @@ public final class SnapshotCodec {
             strings(o, List.copyOf(ch.members()));
             strings(o, List.copyOf(ch.invites()));
             strings(o, ch.history());
+        }
+        List<OwedReceipt> owed = image.messaging().owedReceipts();
+        o.varint(owed.size());
+        for (OwedReceipt r : owed) {
+            o.f64(r.ts());
+            o.str(r.sender());
+            o.str(r.target());
+            o.varint(r.messageId());
+            o.varint(r.messageSeq());
+            o.bool(r.expired());
+            strings(o, r.recipients());
+            o.str(r.reason());
+            o.str(r.clientMsgId());
         }
         o.bytes(MAGIC);
         return o.toByteArray();
@@ -254,6 +274,17 @@ public final class SnapshotCodec {
                     channels.add(new Channel(in.text("channel id"), in.text("channel owner"), in.str(),
                             new java.util.TreeSet<>(strings(in)), new java.util.TreeSet<>(strings(in)), strings(in)));
                 }
+            }
+            if (format >= 3) {
+                int n = in.count("owed receipts");
+                List<OwedReceipt> owed = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    owed.add(new OwedReceipt(in.finite("owed ts"), in.text("owed sender"), in.str(), in.varint(),
+                            in.varint(), in.bool(), strings(in), in.text("owed reason"), in.str()));
+                }
+                StateImage.Messaging m = messaging;
+                messaging = new StateImage.Messaging(m.msgCounter(), m.history(), m.deadLetters(), m.watermarks(),
+                        m.pending(), m.pendingReceipts(), m.directed(), owed);
             }
             if (!Arrays.equals(in.bytes(MAGIC.length), MAGIC) || !in.atEnd()) {
                 throw new CorruptSnapshotException("the body does not end where its sections do");

@@ -16,6 +16,7 @@ import dev.synapsehub.core.command.LedgerProgressCommand;
 import dev.synapsehub.core.command.LedgerTaskCommand;
 import dev.synapsehub.core.command.LedgerTaskUpdateCommand;
 import dev.synapsehub.core.command.MailboxCursorCommand;
+import dev.synapsehub.core.command.ReceiptsDeliveredCommand;
 import dev.synapsehub.core.command.ReleaseCommand;
 import dev.synapsehub.core.command.ResourceOfferCommand;
 import dev.synapsehub.core.command.TaskUpdateCommand;
@@ -39,7 +40,7 @@ final class CommandCodec {
             ClaimCommand.class, ReleaseCommand.class, TaskUpdateCommand.class, HandoffCommand.class,
             CheckpointCommand.class, LedgerTaskCommand.class, LedgerTaskUpdateCommand.class,
             LedgerProgressCommand.class, ResourceOfferCommand.class, AckCommand.class, MailboxCursorCommand.class,
-            AgentActivityCommand.class, ChannelCommand.class);
+            AgentActivityCommand.class, ChannelCommand.class, ReceiptsDeliveredCommand.class);
 
     ObjectNode write(Command command) {
         if (command instanceof ChatCommand c) {

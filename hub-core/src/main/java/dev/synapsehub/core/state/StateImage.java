@@ -7,6 +7,7 @@ import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.messaging.ChatRecord;
 import dev.synapsehub.core.messaging.DeadLetter;
 import dev.synapsehub.core.messaging.DirectedChat;
+import dev.synapsehub.core.messaging.OwedReceipt;
 import dev.synapsehub.core.messaging.PendingReceipt;
 import dev.synapsehub.core.resource.ResourceOffer;
 
@@ -93,11 +94,20 @@ public record StateImage(long lastSeq, Claims claims, List<IdempotencyLedger.Ent
      * @param pending the pending projection per identity (ascending seqs), least recently touched first
      * @param pendingReceipts negative directed receipts awaiting an ack, oldest first
      * @param directed remembered directed chats, oldest first
+     * @param owedReceipts the receipt notification outbox, oldest first
      */
     public record Messaging(long msgCounter, List<ChatRecord> history, List<DeadLetter> deadLetters,
                             List<Watermark> watermarks, List<Pending> pending, List<PendingReceipt> pendingReceipts,
-                            List<DirectedChat> directed) {
+                            List<DirectedChat> directed, List<OwedReceipt> owedReceipts) {
+        /** An image without owed receipts (snapshots of format 2 and older hold none). */
+        public Messaging(long msgCounter, List<ChatRecord> history, List<DeadLetter> deadLetters,
+                         List<Watermark> watermarks, List<Pending> pending, List<PendingReceipt> pendingReceipts,
+                         List<DirectedChat> directed) {
+            this(msgCounter, history, deadLetters, watermarks, pending, pendingReceipts, directed, List.of());
+        }
+
         public Messaging {
+            owedReceipts = owedReceipts == null ? List.of() : List.copyOf(owedReceipts);
             history = List.copyOf(history);
             deadLetters = List.copyOf(deadLetters);
             watermarks = List.copyOf(watermarks);
