@@ -54,7 +54,7 @@ public final class MessagingVerbs {
     /** Contract §8.3: the replay scan reads the first 1000 chat events after since_seq. */
     public static final int REPLAY_SCAN = 1000;
     /** Waiter liveness window (§8.6, {@code --waiter-liveness-window}). */
-    public static final double WAITER_WINDOW = 20.0;
+    public static final double WAITER_WINDOW = LiveWaiters.WINDOW;
     /** Recipient reaction window (§8.6, {@code --recipient-liveness-window}). */
     public static final double REACTION_WINDOW = 90.0;
     /**
@@ -598,11 +598,8 @@ public final class MessagingVerbs {
 
     private static boolean consumeLive(String logical, double now, Set<String> online, Map<String, Double> reactions,
                                        Map<String, Double> seen) {
-        for (String waiter : List.of(logical + "-rx", logical + "-pane-rx")) {
-            Double s = seen.get(waiter);
-            if (online.contains(waiter) && s != null && now - s <= WAITER_WINDOW) {
-                return true;
-            }
+        if (LiveWaiters.has(logical, now, online, seen)) {
+            return true;
         }
         Double reaction = reactions.get(logical);
         return reaction != null && now - reaction <= REACTION_WINDOW;
