@@ -6,6 +6,7 @@ import dev.synapsehub.core.board.BoardStatus;
 import dev.synapsehub.core.board.BoardTask;
 import dev.synapsehub.core.board.NoteKind;
 import dev.synapsehub.core.board.ProgressNote;
+import dev.synapsehub.core.event.CapabilityCardEvent;
 import dev.synapsehub.core.event.ChatEvent;
 import dev.synapsehub.core.event.CoordinationEvent;
 import dev.synapsehub.core.event.DeadLetterClearedEvent;
@@ -46,6 +47,8 @@ import java.util.Set;
  *       the contract members; {@code dead_letter_cleared} (ours): {@code name};
  *       {@code delivery_receipt_outbox_delivered} (ours): {@code sender},
  *       {@code notification_ids} (string[]).</li>
+ *   <li>{@code capability_card} (ours): {@code agent}, {@code card} (the card object, kept
+ *       verbatim).</li>
  * </ul>
  * Thread-safe.
  */
@@ -54,7 +57,7 @@ public final class MessagingEventCodec {
     public static final Set<String> KINDS = Set.of("chat", "ledger_task", "ledger_progress", "resource",
             "delivery_receipt_requested", "delivery_receipt_immediate", "delivery_receipt_deferred",
             "delivery_receipt_expired", "mailbox_watermark", "dead_letter_escalation", "dead_letter_cleared",
-            "delivery_receipt_outbox_delivered");
+            "delivery_receipt_outbox_delivered", "capability_card");
 
     private static final String DEAD_LETTERED = "_dead_lettered";
     private static final String ADDRESSEES = "_addressees";
@@ -147,6 +150,10 @@ public final class MessagingEventCodec {
                 g.writeNumberField("threshold", e.threshold());
             } else if (event instanceof DeadLetterClearedEvent e) {
                 g.writeStringField("name", e.name());
+            } else if (event instanceof CapabilityCardEvent e) {
+                g.writeStringField("agent", e.agent());
+                g.writeFieldName("card");
+                g.writeRawValue(asciiEscape(e.cardJson()));
             } else if (event instanceof ReceiptsDeliveredEvent e) {
                 g.writeStringField("sender", e.sender());
                 strings(g, "notification_ids", e.notificationIds());
@@ -297,6 +304,11 @@ public final class MessagingEventCodec {
                         m.text("last_sender", ""), (int) Math.min(Integer.MAX_VALUE, m.integer("threshold", 0, 0)));
             case "dead_letter_cleared":
                 return new DeadLetterClearedEvent(ts, m.text("name"));
+            case "capability_card":
+                if (!m.isObject("card")) {
+                    throw corrupt("a capability_card without its card object");
+                }
+                return new CapabilityCardEvent(ts, m.id("agent"), m.raw("card"));
             case "delivery_receipt_outbox_delivered":
                 return new ReceiptsDeliveredEvent(ts, m.text("sender"), m.strings("notification_ids"));
             default:

@@ -16,7 +16,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The receipt outbox in the journal (contract §8.5): its settle event round-trips, a snapshot
- * (format 3) carries the owed receipts, and a format-2 snapshot still reads, owing none.
+ * (format 3 and up) carries the owed receipts, and a format-2 snapshot still reads, owing none.
  */
 class ReceiptOutboxCodecTest {
     private final EventCodec codec = new EventCodec();
@@ -55,19 +55,23 @@ class ReceiptOutboxCodecTest {
     @Test
     void aFormatTwoSnapshotStillReadsAndOwesNothing() throws Exception {
         StateImage image = new CoordinationState().image();
-        byte[] three = SnapshotCodec.encode(new StateSnapshot(3.0, 0, 0, image));
-        assertThat(three[8]).isEqualTo((byte) 3); // the format follows the 8-byte magic
-        // format 2 is format 3 without the owed-receipts count (0, one byte) before the end magic
-        byte[] two = new byte[three.length - 1];
-        System.arraycopy(three, 0, two, 0, three.length - 9);
-        System.arraycopy(three, three.length - 8, two, three.length - 9, 8);
+        byte[] current = SnapshotCodec.encode(new StateSnapshot(3.0, 0, 0, image));
+        assertThat(current[8]).isEqualTo((byte) SnapshotCodec.FORMAT); // the format follows the 8-byte magic
+        // format 2 is this body without the sections formats 3 and up added (each an empty count,
+        // one zero byte, before the end magic)
+        int added = SnapshotCodec.FORMAT - 2;
+        byte[] two = new byte[current.length - added];
+        System.arraycopy(current, 0, two, 0, current.length - 8 - added);
+        System.arraycopy(current, current.length - 8, two, current.length - 8 - added, 8);
         two[8] = 2;
-        assertThat(three[three.length - 9]).isZero();
+        for (int i = 0; i < added; i++) {
+            assertThat(current[current.length - 9 - i]).isZero();
+        }
         StateSnapshot back = SnapshotCodec.decode(two);
         assertThat(back.image()).isEqualTo(image);
-        // and a format-3 body cut the same way is refused, not misread
+        // and a body of the current format cut the same way is refused, not misread
         byte[] cut = Arrays.copyOf(two, two.length);
-        cut[8] = 3;
+        cut[8] = (byte) SnapshotCodec.FORMAT;
         assertThatThrownBy(() -> SnapshotCodec.decode(cut)).isInstanceOf(CorruptSnapshotException.class);
     }
 }

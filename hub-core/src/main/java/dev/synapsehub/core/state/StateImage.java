@@ -1,5 +1,6 @@
 package dev.synapsehub.core.state;
 
+import dev.synapsehub.core.card.PersistentCard;
 import dev.synapsehub.core.channel.Channel;
 import dev.synapsehub.core.board.BoardTask;
 import dev.synapsehub.core.board.ProgressNote;
@@ -21,19 +22,28 @@ import java.util.List;
  *
  * @param lastSeq the journal seq of the last event the state applied
  * @param channels private channels with their retained chats, in creation order
+ * @param cards persistent capability cards, least recently registered first
  */
 public record StateImage(long lastSeq, Claims claims, List<IdempotencyLedger.Entry> idempotency, Board board,
-                         Resources resources, Messaging messaging, List<Channel> channels) {
+                         Resources resources, Messaging messaging, List<Channel> channels,
+                         List<PersistentCard> cards) {
 
     public StateImage {
         idempotency = List.copyOf(idempotency);
         channels = channels == null ? List.of() : List.copyOf(channels);
+        cards = cards == null ? List.of() : List.copyOf(cards);
+    }
+
+    /** An image without persistent cards (snapshots of format 3 and older hold none). */
+    public StateImage(long lastSeq, Claims claims, List<IdempotencyLedger.Entry> idempotency, Board board,
+                      Resources resources, Messaging messaging, List<Channel> channels) {
+        this(lastSeq, claims, idempotency, board, resources, messaging, channels, List.of());
     }
 
     /** An image without private channels. */
     public StateImage(long lastSeq, Claims claims, List<IdempotencyLedger.Entry> idempotency, Board board,
                       Resources resources, Messaging messaging) {
-        this(lastSeq, claims, idempotency, board, resources, messaging, List.of());
+        this(lastSeq, claims, idempotency, board, resources, messaging, List.of(), List.of());
     }
 
     /**

@@ -31,7 +31,8 @@ import java.util.regex.Pattern;
 /**
  * The shared board (contract §5.11–5.14), resource offers (§5.10) and capability cards
  * (§5.15–5.16). Board and resource mutations go through the actor and honour {@code idem_key}
- * (§4.6); cards are edge memory (not journalled, dropped on disconnect, 300 s liveness).
+ * (§4.6); live cards are edge memory (dropped on disconnect, 300 s liveness), persistent ones
+ * are journaled.
  */
 public final class BoardVerbs {
     private static final Pattern FINGERPRINT = Pattern.compile("[0-9a-f]{64}");
@@ -89,7 +90,7 @@ public final class BoardVerbs {
                 cards.advertise(r, support);
                 break;
             case "manifest_request":
-                cards.manifest(r);
+                cards.manifest(r, support);
                 break;
             default:
                 throw new IllegalArgumentException(r.type());
