@@ -188,25 +188,41 @@ public final class BoardVerbs {
     }
 
     private void boardRequest(Request r) {
-        support.afterRead(r, "answering board_request", hub.actor().read(s -> s.board().snapshot()),
-                snapshot -> {
-                    ObjectNode f = boardSnapshot(r.sender(), snapshot, support.now());
+        support.afterRead(r, "answering board_request",
+                hub.actor().read(s -> new BoardRead(s.board().snapshot(), s.board().limits().taskCap())),
+                read -> {
+                    ObjectNode f = boardSnapshot(r.sender(), read.snapshot(), read.taskCap(), support.now());
                     hub.extensions().labelRead(f);
                     hub.outbox().send(r.session(), f);
                 });
     }
 
+    /** The board as read on the writer, with the {@code --board-task-cap} in force (0: none). */
+    private record BoardRead(BoardSnapshot snapshot, int taskCap) {
+    }
+
     ObjectNode boardSnapshot(String requester, BoardSnapshot snapshot, double at) {
+        return boardSnapshot(requester, snapshot, 0, at);
+    }
+
+    /** {@code board_snapshot} (§6.5); with a task cap, trimmed and with {@code total_tasks}, {@code truncated}, {@code task_cap}. */
+    ObjectNode boardSnapshot(String requester, BoardSnapshot snapshot, int taskCap, double at) {
         ObjectNode f = hub.frames().envelope(requester, "board_snapshot", "Board snapshot", at);
         ObjectNode board = f.putObject("board");
         ArrayNode tasks = board.putArray("tasks");
-        for (BoardTask t : snapshot.tasks()) {
+        List<BoardTask> listed = snapshot.capped(taskCap);
+        for (BoardTask t : listed) {
             writeTask(tasks.addObject(), t);
         }
         HubFrames.putStrings(board, "ready", snapshot.ready());
         ArrayNode progress = board.putArray("progress");
         for (ProgressNote n : snapshot.progress()) {
             writeNote(progress.addObject(), n);
+        }
+        if (taskCap > 0) {
+            board.put("total_tasks", snapshot.tasks().size());
+            board.put("truncated", listed.size() < snapshot.tasks().size());
+            board.put("task_cap", taskCap);
         }
         return f;
     }
