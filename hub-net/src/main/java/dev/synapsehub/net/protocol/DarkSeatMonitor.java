@@ -5,6 +5,7 @@ import dev.synapsehub.core.actor.ActorRefusedException;
 import dev.synapsehub.core.board.BoardTask;
 import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.core.state.StateImage;
 import dev.synapsehub.net.wire.HubFrames;
 import dev.synapsehub.net.wire.PythonFloatFormat;
 import io.netty.util.concurrent.ScheduledFuture;
@@ -83,16 +84,20 @@ public final class DarkSeatMonitor implements AutoCloseable {
         return c;
     }
 
-    /** Identity to its live claims and open suggested tasks, read on the writer (a copy). */
+    /**
+     * Identity to its live claims and open suggested tasks, read on the writer (a copy). Reads
+     * the images (references, no sort, no expiry run): the writer pauses only for one pass.
+     */
     private static Map<String, DarkSeats.Seat> responsibilities(CoordinationState s, double now) {
         Map<String, TreeSet<String>> claims = new TreeMap<>();
         Map<String, TreeSet<String>> tasks = new TreeMap<>();
-        for (Claim c : s.claims().snapshot(now)) {
+        for (StateImage.Held held : s.claims().image().live()) {
+            Claim c = held.claim();
             if (c.leaseExpiresAt() > now) {
                 claims.computeIfAbsent(c.owner(), k -> new TreeSet<>()).add(c.taskId());
             }
         }
-        for (BoardTask t : s.board().snapshot().tasks()) {
+        for (BoardTask t : s.board().image().tasks()) {
             String owner = t.suggestedOwner() == null ? "" : t.suggestedOwner().strip();
             if (!owner.isEmpty() && !t.status().terminal()) {
                 tasks.computeIfAbsent(owner, k -> new TreeSet<>()).add(t.taskId());
