@@ -192,6 +192,11 @@ public final class ServeOptions {
     @Option(names = "--max-offers-per-agent", defaultValue = "64", description = "Resource offers per agent (default: ${DEFAULT-VALUE}).")
     int maxOffersPerAgent;
 
+    @Option(names = "--board-task-cap", paramLabel = "N", defaultValue = "0",
+            description = "A board_snapshot lists at most N tasks (open ones and the most recently updated first) "
+                    + "with total_tasks, truncated and task_cap; 0 lists all (default: ${DEFAULT-VALUE}).")
+    int boardTaskCap;
+
     @Option(names = "--advertised-host", paramLabel = "HOST[:PORT]",
             description = "An extra Host header authority to admit (the name clients use to reach the hub).")
     String advertisedHost;
@@ -345,8 +350,9 @@ public final class ServeOptions {
         require(maxProgress >= 1 && maxProgressPerAuthor >= 1 && maxProgressPerTask >= 1,
                 "--max-progress* must be at least 1");
         require(maxOffersPerAgent >= 1, "--max-offers-per-agent must be at least 1");
+        require(boardTaskCap >= 0, "--board-task-cap must be >= 0");
         return new CoordinationState(registryLimits(), CoordinationState.DEFAULT_IDEMPOTENCY_CAPACITY,
-                new BoardLimits(maxProgress, maxProgressPerAuthor, maxProgressPerTask),
+                new BoardLimits(maxProgress, maxProgressPerAuthor, maxProgressPerTask, boardTaskCap),
                 new ResourceLimits(maxOffersPerAgent, ResourceLimits.DEFAULTS.ttlSeconds()),
                 MessagingLimits.DEFAULTS.withMaxHistory(maxHistory).withEscalationThreshold(deadLetterEscalation));
     }
@@ -427,6 +433,7 @@ public final class ServeOptions {
         m.put("board_notes", maxProgress + " total, " + maxProgressPerAuthor + " per author, " + maxProgressPerTask
                 + " per task");
         m.put("max_offers_per_agent", maxOffersPerAgent);
+        m.put("board_task_cap", boardTaskCap == 0 ? "off" : boardTaskCap);
         m.put("rate_per_s", config.ratePerSecond() == 0 ? "off" : config.ratePerSecond() + " burst " + config.rateBurst());
         m.put("actor", "queue " + actor.queueCapacity() + ", batch " + actor.maxBatch());
         return m;

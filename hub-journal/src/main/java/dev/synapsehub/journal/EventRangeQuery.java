@@ -18,8 +18,8 @@ import java.util.TreeSet;
 
 /**
  * The bounded range scan behind {@code readAfter}: the first {@code limit} events with
- * {@code seq > afterSeq} of the given kinds, over the primary key with a prepared statement per
- * kind set (at most 16 kept). Undecodable rows are skipped with a warning (replay reports them).
+ * {@code seq > afterSeq} of the given kinds, over the primary key (chat alone: over the partial
+ * index of chat rows, schema version 3) with a prepared statement per kind set (at most 16 kept). Undecodable rows are skipped with a warning (replay reports them).
  * Confined to the thread that uses its connection.
  */
 final class EventRangeQuery implements AutoCloseable {
@@ -74,12 +74,22 @@ final class EventRangeQuery implements AutoCloseable {
             if (statements.size() >= MAX_STATEMENTS) {
                 closeStatements();
             }
-            String marks = String.join(",", Collections.nCopies(sortedKinds.size(), "?"));
-            q = connection.prepareStatement("SELECT seq, ts, kind, payload FROM events WHERE seq > ? AND kind IN ("
-                    + marks + ") ORDER BY seq LIMIT ?");
+            q = connection.prepareStatement(sql(sortedKinds));
             statements.put(key, q);
         }
         return q;
+    }
+
+    /**
+     * The range query for {@code sortedKinds}. Chat alone (mailbox replay, acks) names the kind
+     * literally too: only then can SQLite use the partial index of chat rows (a bound parameter
+     * cannot prove the index's condition); the bound {@code ?} still matches it.
+     */
+    static String sql(List<String> sortedKinds) {
+        String marks = String.join(",", Collections.nCopies(sortedKinds.size(), "?"));
+        String chatOnly = sortedKinds.equals(List.of("chat")) ? " AND kind = 'chat'" : "";
+        return "SELECT seq, ts, kind, payload FROM events WHERE seq > ? AND kind IN (" + marks + ")" + chatOnly
+                + " ORDER BY seq LIMIT ?";
     }
 
     private void closeStatements() throws SQLException {

@@ -48,6 +48,15 @@ import java.util.Set;
  * when a last transaction marks it complete with its length and checksum (see
  * {@link SnapshotStore}).
  *
+ * <h2>Schema version 3: an index for the mailbox replay scan</h2>
+ * <pre>
+ * CREATE INDEX events_chat_seq ON events(seq) WHERE kind = 'chat';
+ * </pre>
+ * A registration's mailbox replay and an ack read the chat rows after a seq (contract §8.3);
+ * over the primary key alone that walks every row of every kind after it. The partial index
+ * holds the chat rows only, so the scan reads just those, and appending other kinds costs
+ * nothing more ({@link EventRangeQuery} names the kind literally, as a partial index needs).
+ *
  * <h2>Versions and migrations</h2>
  * Version 0 is the reference hub's layout: an {@code events(seq, ts, kind, payload)} table
  * without a {@code durability} column, no {@code meta} table and no application id.
@@ -62,7 +71,9 @@ public final class JournalSchema {
     /** The {@code meta.magic} value. */
     public static final String MAGIC = "synapse-hub-journal";
     /** The schema version this code writes. */
-    public static final int CURRENT_VERSION = 2;
+    public static final int CURRENT_VERSION = 3;
+    /** The partial index of chat rows by seq (schema version 3). */
+    static final String CHAT_INDEX = "events_chat_seq";
 
     /** One migration step: brings a file at {@code from} to {@code from + 1}. */
     record Migration(int from, String description, List<String> statements) {
@@ -81,7 +92,9 @@ public final class JournalSchema {
                                     + " created_at REAL NOT NULL, format INTEGER NOT NULL, bytes INTEGER NOT NULL,"
                                     + " chunks INTEGER NOT NULL, crc32c INTEGER NOT NULL, complete INTEGER NOT NULL)",
                             "CREATE TABLE snapshot_chunks (snapshot_id INTEGER NOT NULL, idx INTEGER NOT NULL,"
-                                    + " data BLOB NOT NULL, PRIMARY KEY (snapshot_id, idx))")));
+                                    + " data BLOB NOT NULL, PRIMARY KEY (snapshot_id, idx))")),
+            new Migration(2, "v2 -> v3: index of chat rows for the mailbox replay scan",
+                    List.of("CREATE INDEX IF NOT EXISTS " + CHAT_INDEX + " ON events(seq) WHERE kind = 'chat'")));
 
     private static final List<String> CREATE_V1 = List.of(
             "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",

@@ -6,6 +6,7 @@ import dev.synapsehub.core.board.BoardStatus;
 import dev.synapsehub.core.board.BoardTask;
 import dev.synapsehub.core.board.NoteKind;
 import dev.synapsehub.core.board.ProgressNote;
+import dev.synapsehub.core.event.CapabilityCardEvent;
 import dev.synapsehub.core.event.ChatEvent;
 import dev.synapsehub.core.event.CoordinationEvent;
 import dev.synapsehub.core.event.DeadLetterClearedEvent;
@@ -17,6 +18,7 @@ import dev.synapsehub.core.event.DeliveryReceiptRequestedEvent;
 import dev.synapsehub.core.event.LedgerProgressEvent;
 import dev.synapsehub.core.event.LedgerTaskEvent;
 import dev.synapsehub.core.event.MailboxWatermarkEvent;
+import dev.synapsehub.core.event.ReceiptsDeliveredEvent;
 import dev.synapsehub.core.event.ResourceOfferedEvent;
 import dev.synapsehub.core.messaging.ReceiptVerdict;
 import dev.synapsehub.core.resource.ResourceOffer;
@@ -42,7 +44,11 @@ import java.util.Set;
  *   <li>{@code ledger_progress}: the note object. {@code resource}: {@code agent, kind, name,
  *       capacity, meta, offered_at} ({@code meta} kept verbatim).</li>
  *   <li>{@code delivery_receipt_*}, {@code mailbox_watermark}, {@code dead_letter_escalation}:
- *       the contract members; {@code dead_letter_cleared} (ours): {@code name}.</li>
+ *       the contract members; {@code dead_letter_cleared} (ours): {@code name};
+ *       {@code delivery_receipt_outbox_delivered} (ours): {@code sender},
+ *       {@code notification_ids} (string[]).</li>
+ *   <li>{@code capability_card} (ours): {@code agent}, {@code card} (the card object, kept
+ *       verbatim).</li>
  * </ul>
  * Thread-safe.
  */
@@ -50,7 +56,8 @@ public final class MessagingEventCodec {
     /** The kinds this codec encodes and decodes. */
     public static final Set<String> KINDS = Set.of("chat", "ledger_task", "ledger_progress", "resource",
             "delivery_receipt_requested", "delivery_receipt_immediate", "delivery_receipt_deferred",
-            "delivery_receipt_expired", "mailbox_watermark", "dead_letter_escalation", "dead_letter_cleared");
+            "delivery_receipt_expired", "mailbox_watermark", "dead_letter_escalation", "dead_letter_cleared",
+            "delivery_receipt_outbox_delivered", "capability_card");
 
     private static final String DEAD_LETTERED = "_dead_lettered";
     private static final String ADDRESSEES = "_addressees";
@@ -143,6 +150,13 @@ public final class MessagingEventCodec {
                 g.writeNumberField("threshold", e.threshold());
             } else if (event instanceof DeadLetterClearedEvent e) {
                 g.writeStringField("name", e.name());
+            } else if (event instanceof CapabilityCardEvent e) {
+                g.writeStringField("agent", e.agent());
+                g.writeFieldName("card");
+                g.writeRawValue(asciiEscape(e.cardJson()));
+            } else if (event instanceof ReceiptsDeliveredEvent e) {
+                g.writeStringField("sender", e.sender());
+                strings(g, "notification_ids", e.notificationIds());
             } else {
                 throw new IllegalArgumentException("no messaging payload shape for " + event.getClass().getName());
             }
@@ -290,6 +304,13 @@ public final class MessagingEventCodec {
                         m.text("last_sender", ""), (int) Math.min(Integer.MAX_VALUE, m.integer("threshold", 0, 0)));
             case "dead_letter_cleared":
                 return new DeadLetterClearedEvent(ts, m.text("name"));
+            case "capability_card":
+                if (!m.isObject("card")) {
+                    throw corrupt("a capability_card without its card object");
+                }
+                return new CapabilityCardEvent(ts, m.id("agent"), m.raw("card"));
+            case "delivery_receipt_outbox_delivered":
+                return new ReceiptsDeliveredEvent(ts, m.text("sender"), m.strings("notification_ids"));
             default:
                 throw corrupt("not a messaging kind: " + kind);
         }

@@ -1,6 +1,7 @@
 package dev.synapsehub.journal;
 
 import dev.synapsehub.core.board.BoardStatus;
+import dev.synapsehub.core.card.PersistentCard;
 import dev.synapsehub.core.board.BoardTask;
 import dev.synapsehub.core.board.NoteKind;
 import dev.synapsehub.core.board.ProgressNote;
@@ -11,6 +12,7 @@ import dev.synapsehub.core.channel.Channel;
 import dev.synapsehub.core.messaging.ChatRecord;
 import dev.synapsehub.core.messaging.DeadLetter;
 import dev.synapsehub.core.messaging.DirectedChat;
+import dev.synapsehub.core.messaging.OwedReceipt;
 import dev.synapsehub.core.messaging.PendingReceipt;
 import dev.synapsehub.core.resource.ResourceOffer;
 import dev.synapsehub.core.state.IdempotencyLedger;
@@ -23,11 +25,11 @@ import java.util.List;
 import java.util.zip.CRC32C;
 
 /**
- * The body of a stored state snapshot ({@link #FORMAT} 1), binary with the primitives of
+ * The body of a stored state snapshot ({@link #FORMAT}), binary with the primitives of
  * {@link SnapshotBytes}: the magic {@code SYNHSNAP}, the format, the snapshot header (created
  * at, carried corrupt-row count and first seq), then the image section by section (claims,
- * idempotency ledger, board, resources, messaging) in the order {@link StateImage} lists them,
- * and the magic again. Enumerations are stored by their wire spelling, not their ordinal.
+ * idempotency ledger, board, resources, messaging, private channels, owed receipts, persistent
+ * cards) in the order {@link StateImage} lists them, and the magic again. Enumerations are stored by their wire spelling, not their ordinal.
  *
  * <p>Decoding is strict: a body that ends early, runs past its end, holds an unknown status, a
  * non-finite clock or anything an image record refuses is a {@link CorruptSnapshotException};
@@ -35,9 +37,16 @@ import java.util.zip.CRC32C;
  * whole body, {@link #crc32c}) is kept beside the body by {@link SnapshotStore}.
  */
 public final class SnapshotCodec {
-    /** The body format this code writes; 2 adds the private channels section after messaging. */
-    public static final int FORMAT = 2;
-    /** The oldest body format this code still reads (format 1 predates channels: it holds none). */
+    /**
+     * The body format this code writes; 2 adds the private channels section after messaging, 3
+     * the receipt notification outbox (§8.5) after the channels, 4 the persistent capability
+     * cards (§5.15) after the outbox.
+     */
+    public static final int FORMAT = 4;
+    /**
+     * The oldest body format this code still reads (format 1 predates channels, formats 1 and 2
+     * the receipt outbox, formats 1 to 3 persistent cards: they hold none).
+     */
     public static final int OLDEST_FORMAT = 1;
     private static final byte[] MAGIC = "SYNHSNAP".getBytes(StandardCharsets.US_ASCII);
 
@@ -90,6 +99,25 @@ public final class SnapshotCodec {
             strings(o, List.copyOf(ch.members()));
             strings(o, List.copyOf(ch.invites()));
             strings(o, ch.history());
+        }
+        List<OwedReceipt> owed = image.messaging().owedReceipts();
+        o.varint(owed.size());
+        for (OwedReceipt r : owed) {
+            o.f64(r.ts());
+            o.str(r.sender());
+            o.str(r.target());
+            o.varint(r.messageId());
+            o.varint(r.messageSeq());
+            o.bool(r.expired());
+            strings(o, r.recipients());
+            o.str(r.reason());
+            o.str(r.clientMsgId());
+        }
+        o.varint(image.cards().size());
+        for (PersistentCard c : image.cards()) {
+            o.str(c.agent());
+            o.str(c.cardJson());
+            o.f64(c.advertisedAt());
         }
         o.bytes(MAGIC);
         return o.toByteArray();
@@ -255,11 +283,29 @@ public final class SnapshotCodec {
                             new java.util.TreeSet<>(strings(in)), new java.util.TreeSet<>(strings(in)), strings(in)));
                 }
             }
+            if (format >= 3) {
+                int n = in.count("owed receipts");
+                List<OwedReceipt> owed = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    owed.add(new OwedReceipt(in.finite("owed ts"), in.text("owed sender"), in.str(), in.varint(),
+                            in.varint(), in.bool(), strings(in), in.text("owed reason"), in.str()));
+                }
+                StateImage.Messaging m = messaging;
+                messaging = new StateImage.Messaging(m.msgCounter(), m.history(), m.deadLetters(), m.watermarks(),
+                        m.pending(), m.pendingReceipts(), m.directed(), owed);
+            }
+            List<PersistentCard> cards = new ArrayList<>();
+            if (format >= 4) {
+                int n = in.count("persistent cards");
+                for (int i = 0; i < n; i++) {
+                    cards.add(new PersistentCard(in.text("card agent"), in.text("card"), in.finite("advertised_at")));
+                }
+            }
             if (!Arrays.equals(in.bytes(MAGIC.length), MAGIC) || !in.atEnd()) {
                 throw new CorruptSnapshotException("the body does not end where its sections do");
             }
             return new StateSnapshot(createdAt, corrupt, firstCorrupt, new StateImage(lastSeq, claims, ledger, board,
-                    new StateImage.Resources(resourcesNow, offerList), messaging, channels));
+                    new StateImage.Resources(resourcesNow, offerList), messaging, channels, cards));
         } catch (RuntimeException e) {
             // an image record refused a value (a null where none is allowed, a bad list)
             throw new CorruptSnapshotException("undecodable snapshot body: " + e, e);

@@ -75,7 +75,9 @@ class MessagingEventCodecTest {
                 new MailboxWatermarkEvent(TS, "p/beta", 40, MailboxWatermarkEvent.Source.ACK),
                 new MailboxWatermarkEvent(TS, "p/beta", 12, MailboxWatermarkEvent.Source.CURSOR),
                 new DeadLetterEscalationEvent(TS, "p/beta", 10, "p/alpha", 5),
-                new DeadLetterClearedEvent(TS, "p/beta"));
+                new DeadLetterClearedEvent(TS, "p/beta"),
+                new dev.synapsehub.core.event.ReceiptsDeliveredEvent(TS, "p/alpha", List.of("delivery-receipt:4:deferred")),
+                new dev.synapsehub.core.event.CapabilityCardEvent(TS, "p/alpha", "{\"agent\":\"p/alpha\",\"meta\":{}}"));
     }
 
     @Test

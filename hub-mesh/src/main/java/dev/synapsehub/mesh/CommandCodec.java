@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.core.actor.MutationContext;
 import dev.synapsehub.core.command.AckCommand;
 import dev.synapsehub.core.command.AgentActivityCommand;
+import dev.synapsehub.core.command.CardCommand;
 import dev.synapsehub.core.command.ChannelCommand;
 import dev.synapsehub.core.command.ChatCommand;
 import dev.synapsehub.core.command.CheckpointCommand;
@@ -16,6 +17,7 @@ import dev.synapsehub.core.command.LedgerProgressCommand;
 import dev.synapsehub.core.command.LedgerTaskCommand;
 import dev.synapsehub.core.command.LedgerTaskUpdateCommand;
 import dev.synapsehub.core.command.MailboxCursorCommand;
+import dev.synapsehub.core.command.ReceiptsDeliveredCommand;
 import dev.synapsehub.core.command.ReleaseCommand;
 import dev.synapsehub.core.command.ResourceOfferCommand;
 import dev.synapsehub.core.command.TaskUpdateCommand;
@@ -39,7 +41,8 @@ final class CommandCodec {
             ClaimCommand.class, ReleaseCommand.class, TaskUpdateCommand.class, HandoffCommand.class,
             CheckpointCommand.class, LedgerTaskCommand.class, LedgerTaskUpdateCommand.class,
             LedgerProgressCommand.class, ResourceOfferCommand.class, AckCommand.class, MailboxCursorCommand.class,
-            AgentActivityCommand.class, ChannelCommand.class);
+            AgentActivityCommand.class, ChannelCommand.class, ReceiptsDeliveredCommand.class,
+            CardCommand.class);
 
     ObjectNode write(Command command) {
         if (command instanceof ChatCommand c) {

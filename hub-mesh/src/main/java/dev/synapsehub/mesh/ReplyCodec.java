@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.core.reply.ActivityReply;
 import dev.synapsehub.core.reply.BoardTaskReply;
+import dev.synapsehub.core.reply.CardReply;
 import dev.synapsehub.core.reply.ChannelReply;
 import dev.synapsehub.core.reply.ChatReply;
 import dev.synapsehub.core.reply.MailboxReply;
@@ -15,7 +16,8 @@ import dev.synapsehub.core.reply.ResourceOfferReply;
 final class ReplyCodec {
     private final TypedRecords<Reply> records = new TypedRecords<>(Reply.class, Reply.Granted.class,
             Reply.Denied.class, BoardTaskReply.class, ProgressNoteReply.class, ResourceOfferReply.class,
-            ChatReply.class, MailboxReply.class, ActivityReply.class, ChannelReply.class);
+            ChatReply.class, MailboxReply.class, ActivityReply.class, ChannelReply.class,
+            CardReply.class);
 
     ObjectNode write(Reply reply) {
         return records.write(reply);

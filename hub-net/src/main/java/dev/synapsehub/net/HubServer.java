@@ -12,6 +12,7 @@ import dev.synapsehub.net.handler.CloseCodeGuard;
 import dev.synapsehub.net.handler.HostGuard;
 import dev.synapsehub.net.handler.HttpRequestHandler;
 import dev.synapsehub.net.handler.WebSocketFrameHandler;
+import dev.synapsehub.net.protocol.DarkSeatMonitor;
 import dev.synapsehub.net.protocol.HistoricalReads;
 import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.HubMetrics;
@@ -69,6 +70,7 @@ public final class HubServer implements AutoCloseable {
     private HistoricalReads history;
     private Cockpit cockpit;
     private volatile InboundPipeline pipeline;
+    private DarkSeatMonitor darkSeats;
 
     private final Journal journal;
     private final HubExtensions extensions;
@@ -138,6 +140,8 @@ public final class HubServer implements AutoCloseable {
                 new AtomicLong(), clock.nowSeconds(), configEpoch(config), journal, history, extensions);
         pipeline = new InboundPipeline(context);
         extensions.bind(context, pipeline.claimService());
+        darkSeats = new DarkSeatMonitor(context);
+        darkSeats.start();
         HubMetricsText metricsText = new HubMetricsText(context);
         if (config.ui()) {
             cockpit = Cockpit.start(context);
@@ -214,6 +218,11 @@ public final class HubServer implements AutoCloseable {
         return pipeline;
     }
 
+    /** The dark-seat monitor (§8.7; after {@link #start()}, null before). */
+    public DarkSeatMonitor darkSeats() {
+        return darkSeats;
+    }
+
     /** Stops accepting, closes connections and stops the threads (the actor is the caller's); once. */
     @Override
     public void close() {
@@ -222,6 +231,9 @@ public final class HubServer implements AutoCloseable {
         }
         closed = true;
         extensions.close();
+        if (darkSeats != null) {
+            darkSeats.close();
+        }
         if (serverChannel != null) {
             serverChannel.close().syncUninterruptibly();
         }

@@ -1,6 +1,6 @@
 package dev.synapsehub.core.command;
 
-/** A chat or mailbox command: chat, ack, a registration cursor, or agent activity. */
+/** A chat or mailbox command: chat, ack, a registration cursor, agent activity, or receipts delivered. */
 public sealed interface MessagingCommand extends Command
-        permits ChatCommand, AckCommand, MailboxCursorCommand, AgentActivityCommand {
+        permits ChatCommand, AckCommand, MailboxCursorCommand, AgentActivityCommand, ReceiptsDeliveredCommand {
 }

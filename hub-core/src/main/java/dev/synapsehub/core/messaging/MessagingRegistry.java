@@ -6,6 +6,7 @@ import dev.synapsehub.core.command.AgentActivityCommand;
 import dev.synapsehub.core.command.ChatCommand;
 import dev.synapsehub.core.command.MailboxCursorCommand;
 import dev.synapsehub.core.command.MessagingCommand;
+import dev.synapsehub.core.command.ReceiptsDeliveredCommand;
 import dev.synapsehub.core.event.ChatEvent;
 import dev.synapsehub.core.event.CoordinationEvent;
 import dev.synapsehub.core.event.DeadLetterClearedEvent;
@@ -15,6 +16,7 @@ import dev.synapsehub.core.event.DeliveryReceiptExpiredEvent;
 import dev.synapsehub.core.event.DeliveryReceiptImmediateEvent;
 import dev.synapsehub.core.event.DeliveryReceiptRequestedEvent;
 import dev.synapsehub.core.event.MailboxWatermarkEvent;
+import dev.synapsehub.core.event.ReceiptsDeliveredEvent;
 import dev.synapsehub.core.reply.ActivityReply;
 import dev.synapsehub.core.reply.ChatReply;
 import dev.synapsehub.core.reply.MailboxReply;
@@ -31,8 +33,8 @@ import java.util.function.Predicate;
 /**
  * Chat and directed delivery state (seed 000 §7, wire contract §8): the bounded history, the
  * msg_id counter, the dead-letter ledger, receiver watermarks with the pending projection, and
- * pending deferred receipts. {@link #decide} changes nothing; {@link #apply} is the only
- * mutation, live and on replay. Both are told the journal position by the state, because
+ * pending deferred receipts, and the receipt notification outbox. {@link #decide} changes
+ * nothing; {@link #apply} is the only mutation, live and on replay. Both are told the journal position by the state, because
  * mailbox facts are in journal seqs. Not thread-safe: one writer owns it.
  */
 public final class MessagingRegistry {
@@ -46,6 +48,7 @@ public final class MessagingRegistry {
     private final Mailbox mailbox;
     private final StampedLru<Long, PendingReceipt> pendingReceipts;
     private final StampedLru<Long, DirectedChat> directed;
+    private final ReceiptOutbox outbox;
     private long msgCounter;
 
     /** A registry with the given bounds. */
@@ -56,6 +59,7 @@ public final class MessagingRegistry {
         this.mailbox = new Mailbox(limits, undo);
         this.pendingReceipts = new StampedLru<>(limits.pendingReceipts(), undo);
         this.directed = new StampedLru<>(limits.maxHistory(), undo);
+        this.outbox = new ReceiptOutbox(limits.pendingReceipts(), undo);
     }
 
     /** A registry with the contract defaults. */
@@ -86,6 +90,15 @@ public final class MessagingRegistry {
             boolean clear = deadLetters.current(a.agent(), t) != null;
             return new Decision(new ActivityReply(a.agent(), clear),
                     clear ? List.of(new DeadLetterClearedEvent(t, a.agent())) : List.of());
+        } else if (command instanceof ReceiptsDeliveredCommand d) {
+            List<String> owed = new ArrayList<>();
+            for (String id : d.notificationIds()) {
+                if (outbox.owes(d.agent(), id) && !owed.contains(id)) {
+                    owed.add(id);
+                }
+            }
+            return new Decision(new ActivityReply(d.agent(), !owed.isEmpty()),
+                    owed.isEmpty() ? List.of() : List.of(new ReceiptsDeliveredEvent(t, d.agent(), owed)));
         }
         throw new IllegalArgumentException("unknown messaging command " + command.getClass().getName());
     }
@@ -254,8 +267,14 @@ public final class MessagingRegistry {
             }
         } else if (event instanceof DeliveryReceiptDeferredEvent e) {
             pendingReceipts.remove(e.messageSeq());
+            outbox.owe(OwedReceipt.of(e));
         } else if (event instanceof DeliveryReceiptExpiredEvent e) {
             pendingReceipts.remove(e.messageSeq());
+            outbox.owe(OwedReceipt.of(e));
+        } else if (event instanceof ReceiptsDeliveredEvent e) {
+            for (String id : e.notificationIds()) {
+                outbox.settle(e.sender(), id);
+            }
         } else if (event instanceof MailboxWatermarkEvent e) {
             mailbox.advance(e.identity(), Math.min(e.throughSeq(), seq));
         } else if (event instanceof DeadLetterClearedEvent e) {
@@ -289,12 +308,13 @@ public final class MessagingRegistry {
     public StateImage.Messaging image() {
         return new StateImage.Messaging(msgCounter, history.all(), deadLetters.image(), mailbox.watermarkImage(),
                 mailbox.pendingImage(), new ArrayList<>(pendingReceipts.view().values()),
-                new ArrayList<>(directed.view().values()));
+                new ArrayList<>(directed.view().values()), outbox.all());
     }
 
     /** Loads an image into this empty registry; every bound in force is re-applied (INV-RR-2). */
     public void restore(StateImage.Messaging image) {
-        if (msgCounter != 0 || history.size() > 0 || pendingReceipts.size() > 0 || directed.size() > 0) {
+        if (msgCounter != 0 || history.size() > 0 || pendingReceipts.size() > 0 || directed.size() > 0
+                || outbox.size() > 0) {
             throw new IllegalStateException("restore needs an empty registry");
         }
         msgCounter = image.msgCounter();
@@ -308,6 +328,9 @@ public final class MessagingRegistry {
         }
         for (DirectedChat chat : image.directed()) {
             directed.put(chat.seq(), chat);
+        }
+        for (OwedReceipt receipt : image.owedReceipts()) {
+            outbox.owe(receipt);
         }
     }
 
@@ -382,6 +405,11 @@ public final class MessagingRegistry {
     /** Pending deferred receipts, oldest first. */
     public List<PendingReceipt> pendingReceipts() {
         return List.copyOf(pendingReceipts.view().values());
+    }
+
+    /** Receipts owed in the notification outbox (§8.5), oldest first. */
+    public List<OwedReceipt> owedReceipts() {
+        return outbox.all();
     }
 
     /** The remembered directed chat at {@code seq}, if still retained. */

@@ -1,6 +1,8 @@
 package dev.synapsehub.core.state;
 
 import dev.synapsehub.core.board.BoardLimits;
+import dev.synapsehub.core.card.CardRegistry;
+import dev.synapsehub.core.command.CardCommand;
 import dev.synapsehub.core.channel.ChannelRegistry;
 import dev.synapsehub.core.command.ChannelCommand;
 import dev.synapsehub.core.command.ChatCommand;
@@ -58,6 +60,7 @@ public final class CoordinationState {
     private ResourceRegistry resources;
     private MessagingRegistry messaging;
     private ChannelRegistry channels;
+    private CardRegistry cards;
     private final RegistryLimits limits;
     private final int idempotencyCapacity;
     private final BoardLimits boardLimits;
@@ -81,6 +84,7 @@ public final class CoordinationState {
         this.resources = new ResourceRegistry(resourceLimits);
         this.messaging = new MessagingRegistry(messagingLimits);
         this.channels = new ChannelRegistry(messagingLimits.maxHistory());
+        this.cards = new CardRegistry();
     }
 
     /** A state with the given claim bounds and idempotency retention, other registries at defaults. */
@@ -108,6 +112,8 @@ public final class CoordinationState {
             return resources.decide(r, t);
         } else if (command instanceof ChannelCommand ch) {
             return channels.decide(ch, t);
+        } else if (command instanceof CardCommand card) {
+            return cards.decide(card, t);
         } else if (command instanceof ChatCommand c && c.channel() != null && !c.channel().isBlank()) {
             String id = c.channel().strip();
             if (!channels.isMember(id, c.agent())) {
@@ -161,6 +167,7 @@ public final class CoordinationState {
         board.apply(event);
         resources.apply(event);
         channels.apply(event);
+        cards.apply(event);
         if (event instanceof IdempotencyRecordedEvent recorded) {
             idempotency.apply(recorded);
         }
@@ -203,7 +210,7 @@ public final class CoordinationState {
      */
     public StateImage image() {
         return new StateImage(lastSeq, claims.image(), idempotency.image(), board.image(), resources.image(),
-                messaging.image(), channels.image());
+                messaging.image(), channels.image(), cards.image());
     }
 
     /**
@@ -221,6 +228,7 @@ public final class CoordinationState {
         resources.restore(image.resources());
         messaging.restore(image.messaging());
         channels.restore(image.channels());
+        cards.restore(image.cards());
         lastSeq = image.lastSeq();
     }
 
@@ -237,18 +245,21 @@ public final class CoordinationState {
         ResourceRegistry r = new ResourceRegistry(resourceLimits);
         MessagingRegistry m = new MessagingRegistry(messagingLimits);
         ChannelRegistry ch = new ChannelRegistry(messagingLimits.maxHistory());
+        CardRegistry cr = new CardRegistry();
         c.restore(image.claims());
         i.restore(image.idempotency());
         b.restore(image.board());
         r.restore(image.resources());
         m.restore(image.messaging());
         ch.restore(image.channels());
+        cr.restore(image.cards());
         claims = c;
         idempotency = i;
         board = b;
         resources = r;
         messaging = m;
         channels = ch;
+        cards = cr;
         lastSeq = image.lastSeq();
         if (batchOpen) {
             beginBatch(); // the old registries' undo steps are dropped with them
@@ -286,6 +297,7 @@ public final class CoordinationState {
         resources.beginBatch();
         messaging.beginBatch();
         channels.beginBatch();
+        cards.beginBatch();
         undo.begin();
         batchOpen = true;
     }
@@ -298,6 +310,7 @@ public final class CoordinationState {
         resources.commitBatch();
         messaging.commitBatch();
         channels.commitBatch();
+        cards.commitBatch();
         undo.commit();
         batchOpen = false;
     }
@@ -310,6 +323,7 @@ public final class CoordinationState {
         resources.rollbackBatch();
         messaging.rollbackBatch();
         channels.rollbackBatch();
+        cards.rollbackBatch();
         undo.rollback();
         batchOpen = false;
     }
@@ -332,6 +346,11 @@ public final class CoordinationState {
     /** Private channels and their histories. */
     public ChannelRegistry channels() {
         return channels;
+    }
+
+    /** Persistent capability cards. */
+    public CardRegistry cards() {
+        return cards;
     }
 
     /** The resource offers. */

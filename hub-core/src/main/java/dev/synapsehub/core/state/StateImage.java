@@ -1,5 +1,6 @@
 package dev.synapsehub.core.state;
 
+import dev.synapsehub.core.card.PersistentCard;
 import dev.synapsehub.core.channel.Channel;
 import dev.synapsehub.core.board.BoardTask;
 import dev.synapsehub.core.board.ProgressNote;
@@ -7,6 +8,7 @@ import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.messaging.ChatRecord;
 import dev.synapsehub.core.messaging.DeadLetter;
 import dev.synapsehub.core.messaging.DirectedChat;
+import dev.synapsehub.core.messaging.OwedReceipt;
 import dev.synapsehub.core.messaging.PendingReceipt;
 import dev.synapsehub.core.resource.ResourceOffer;
 
@@ -20,19 +22,28 @@ import java.util.List;
  *
  * @param lastSeq the journal seq of the last event the state applied
  * @param channels private channels with their retained chats, in creation order
+ * @param cards persistent capability cards, least recently registered first
  */
 public record StateImage(long lastSeq, Claims claims, List<IdempotencyLedger.Entry> idempotency, Board board,
-                         Resources resources, Messaging messaging, List<Channel> channels) {
+                         Resources resources, Messaging messaging, List<Channel> channels,
+                         List<PersistentCard> cards) {
 
     public StateImage {
         idempotency = List.copyOf(idempotency);
         channels = channels == null ? List.of() : List.copyOf(channels);
+        cards = cards == null ? List.of() : List.copyOf(cards);
+    }
+
+    /** An image without persistent cards (snapshots of format 3 and older hold none). */
+    public StateImage(long lastSeq, Claims claims, List<IdempotencyLedger.Entry> idempotency, Board board,
+                      Resources resources, Messaging messaging, List<Channel> channels) {
+        this(lastSeq, claims, idempotency, board, resources, messaging, channels, List.of());
     }
 
     /** An image without private channels. */
     public StateImage(long lastSeq, Claims claims, List<IdempotencyLedger.Entry> idempotency, Board board,
                       Resources resources, Messaging messaging) {
-        this(lastSeq, claims, idempotency, board, resources, messaging, List.of());
+        this(lastSeq, claims, idempotency, board, resources, messaging, List.of(), List.of());
     }
 
     /**
@@ -93,11 +104,20 @@ public record StateImage(long lastSeq, Claims claims, List<IdempotencyLedger.Ent
      * @param pending the pending projection per identity (ascending seqs), least recently touched first
      * @param pendingReceipts negative directed receipts awaiting an ack, oldest first
      * @param directed remembered directed chats, oldest first
+     * @param owedReceipts the receipt notification outbox, oldest first
      */
     public record Messaging(long msgCounter, List<ChatRecord> history, List<DeadLetter> deadLetters,
                             List<Watermark> watermarks, List<Pending> pending, List<PendingReceipt> pendingReceipts,
-                            List<DirectedChat> directed) {
+                            List<DirectedChat> directed, List<OwedReceipt> owedReceipts) {
+        /** An image without owed receipts (snapshots of format 2 and older hold none). */
+        public Messaging(long msgCounter, List<ChatRecord> history, List<DeadLetter> deadLetters,
+                         List<Watermark> watermarks, List<Pending> pending, List<PendingReceipt> pendingReceipts,
+                         List<DirectedChat> directed) {
+            this(msgCounter, history, deadLetters, watermarks, pending, pendingReceipts, directed, List.of());
+        }
+
         public Messaging {
+            owedReceipts = owedReceipts == null ? List.of() : List.copyOf(owedReceipts);
             history = List.copyOf(history);
             deadLetters = List.copyOf(deadLetters);
             watermarks = List.copyOf(watermarks);

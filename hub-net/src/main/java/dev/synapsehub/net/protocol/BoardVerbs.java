@@ -31,7 +31,8 @@ import java.util.regex.Pattern;
 /**
  * The shared board (contract §5.11–5.14), resource offers (§5.10) and capability cards
  * (§5.15–5.16). Board and resource mutations go through the actor and honour {@code idem_key}
- * (§4.6); cards are edge memory (not journalled, dropped on disconnect, 300 s liveness).
+ * (§4.6); live cards are edge memory (dropped on disconnect, 300 s liveness), persistent ones
+ * are journaled.
  */
 public final class BoardVerbs {
     private static final Pattern FINGERPRINT = Pattern.compile("[0-9a-f]{64}");
@@ -89,7 +90,7 @@ public final class BoardVerbs {
                 cards.advertise(r, support);
                 break;
             case "manifest_request":
-                cards.manifest(r);
+                cards.manifest(r, support);
                 break;
             default:
                 throw new IllegalArgumentException(r.type());
@@ -188,24 +189,40 @@ public final class BoardVerbs {
 
     private void boardRequest(Request r) {
         support.afterRead(r, "answering board_request", hub.extensions().read(r,
-                () -> hub.actor().read(s -> s.board().snapshot())), snapshot -> {
-                    ObjectNode f = boardSnapshot(r.sender(), snapshot, support.now());
+                () -> hub.actor().read(s -> new BoardRead(s.board().snapshot(), s.board().limits().taskCap()))),
+                read -> {
+                    ObjectNode f = boardSnapshot(r.sender(), read.snapshot(), read.taskCap(), support.now());
                     hub.extensions().labelRead(f, r);
                     hub.outbox().send(r.session(), f);
                 });
     }
 
+    /** The board as read on the writer, with the {@code --board-task-cap} in force (0: none). */
+    private record BoardRead(BoardSnapshot snapshot, int taskCap) {
+    }
+
     ObjectNode boardSnapshot(String requester, BoardSnapshot snapshot, double at) {
+        return boardSnapshot(requester, snapshot, 0, at);
+    }
+
+    /** {@code board_snapshot} (§6.5); with a task cap, trimmed and with {@code total_tasks}, {@code truncated}, {@code task_cap}. */
+    ObjectNode boardSnapshot(String requester, BoardSnapshot snapshot, int taskCap, double at) {
         ObjectNode f = hub.frames().envelope(requester, "board_snapshot", "Board snapshot", at);
         ObjectNode board = f.putObject("board");
         ArrayNode tasks = board.putArray("tasks");
-        for (BoardTask t : snapshot.tasks()) {
+        List<BoardTask> listed = snapshot.capped(taskCap);
+        for (BoardTask t : listed) {
             writeTask(tasks.addObject(), t);
         }
         HubFrames.putStrings(board, "ready", snapshot.ready());
         ArrayNode progress = board.putArray("progress");
         for (ProgressNote n : snapshot.progress()) {
             writeNote(progress.addObject(), n);
+        }
+        if (taskCap > 0) {
+            board.put("total_tasks", snapshot.tasks().size());
+            board.put("truncated", listed.size() < snapshot.tasks().size());
+            board.put("task_cap", taskCap);
         }
         return f;
     }

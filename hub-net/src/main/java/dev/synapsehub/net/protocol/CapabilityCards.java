@@ -3,6 +3,8 @@ package dev.synapsehub.net.protocol;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.card.PersistentCard;
+import dev.synapsehub.core.command.CardCommand;
 import dev.synapsehub.core.messaging.AddressMatcher;
 import dev.synapsehub.net.wire.FieldCoercion;
 import dev.synapsehub.net.wire.HubFrames;
@@ -17,9 +19,11 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * Live capability cards (contract §5.15–5.16, §6.6): edge memory, not coordination state and
- * not journalled. A card lives 300 s without a re-advertise and vanishes when the connection
- * that advertised it closes. Bounded: at most {@link #MAX_CARDS} cards (oldest dropped).
+ * Capability cards (contract §5.15–5.16, §6.6). A live card is edge memory: it lives 300 s
+ * without a re-advertise and vanishes when the connection that advertised it closes (at most
+ * {@link #MAX_CARDS}, oldest dropped). A persistent card ({@code persist: true}) is
+ * coordination state: journaled through the writer, it outlives its connection, the 300 s and
+ * a restart, and the manifest lists it whenever its identity has no live card.
  */
 public final class CapabilityCards {
     /** Live card liveness without a refresh. */
@@ -33,6 +37,7 @@ public final class CapabilityCards {
 
     private final HubContext hub;
     private final LinkedHashMap<String, Card> cards = new LinkedHashMap<>();
+    private final CardSignature signatures = new CardSignature();
 
     public CapabilityCards(HubContext hub) {
         this.hub = hub;
@@ -67,6 +72,23 @@ public final class CapabilityCards {
             return;
         }
         double now = support.now();
+        JsonNode signature = r.get("signature");
+        if (signature != null && !signature.isNull() && !signature.isObject()) {
+            support.malformed(r, "signature", "Field 'signature' must be an object.");
+            return;
+        }
+        boolean signed = signature != null && signature.isObject() && signature.size() > 0;
+        CardSignature.Verification verified = signed ? signatures.verify(r.frame(), agent, now) : null;
+        if (verified != null && !verified.valid()) {
+            // a bad signature changes nothing: no card, no broadcast, no registration
+            ObjectNode e = hub.frames().error(r.sender(), "Capability card signature refused: " + verified.result()
+                    + " (" + verified.detail() + ").", now);
+            e.put("error_code", "bad_signature");
+            e.put("field", "signature");
+            e.put("verification_result", verified.result());
+            hub.outbox().send(r.session(), e);
+            return;
+        }
         ObjectNode card = hub.json().object();
         card.put("agent", agent);
         card.put("description", orEmpty(FieldCoercion.text(r.get("description"))));
@@ -78,18 +100,39 @@ public final class CapabilityCards {
         card.set("contracts", contracts(r.get("contracts")));
         JsonNode meta = r.get("meta");
         card.set("meta", meta != null && meta.isObject() ? meta.deepCopy() : hub.json().object());
-        JsonNode signature = r.get("signature");
-        boolean signed = signature != null && signature.isObject() && signature.size() > 0;
         card.set("signature", signed ? signature.deepCopy() : hub.json().object());
         ObjectNode verification = card.putObject("verification");
-        verification.put("result", signed ? "unsupported" : "missing_signature");
-        verification.put("detail", signed ? "this hub does not verify signed cards" : "the card is not signed");
+        if (verified == null) {
+            verification.put("result", "missing_signature");
+            verification.put("detail", "the card is not signed");
+        } else {
+            verification.put("result", verified.result());
+            verification.put("detail", verified.detail());
+            verification.put("key_id", verified.keyId());
+            verification.put("sequence", verified.sequence());
+            verification.put("card_digest", verified.cardDigest());
+            HubFrames.putFloat(verification, "signed_at", verified.signedAt());
+            if (verified.expiresAt() != null) {
+                HubFrames.putFloat(verification, "expires_at", verified.expiresAt());
+            }
+        }
         HubFrames.putFloat(card, "advertised_at", now);
         if (persist) {
             card.put("persistent", true);
             JsonNode d = r.get("dispatchable");
             card.put("dispatchable", d == null || d.isNull() || d.booleanValue());
         }
+        if (!persist) {
+            publish(r, agent, card, now);
+            return;
+        }
+        String cardAgent = agent;
+        support.submit(r, new CardCommand(r.sender(), agent, hub.frames().write(card)), false, null,
+                (req, reply, stored, committed, at) -> publish(req, cardAgent, card, now)); // as journaled
+    }
+
+    /** Keeps {@code card} live for {@code agent} and broadcasts it. */
+    private void publish(Request r, String agent, ObjectNode card, double now) {
         synchronized (this) {
             cards.remove(agent);
             cards.put(agent, new Card(r.sender(), now, card));
@@ -106,16 +149,26 @@ public final class CapabilityCards {
         hub.outbox().broadcast(text, r.session());
     }
 
-    /** {@code manifest_request}: the live cards sorted by agent, privately. */
-    void manifest(Request r) {
-        double now = hub.clock().nowSeconds();
-        ObjectNode f = hub.frames().envelope(r.sender(), "manifest_snapshot", "Capability manifest", now);
-        ArrayNode manifest = f.putArray("manifest");
-        for (ObjectNode card : live(now).values()) {
-            manifest.add(card);
-        }
-        String text = hub.frames().write(f);
-        hub.outbox().sendInOrder(r.session(), text);
+    /**
+     * {@code manifest_request}: the cards sorted by agent, privately: each identity's live card,
+     * else its persistent one (read through the writer, committed state only).
+     */
+    void manifest(Request r, VerbSupport support) {
+        support.afterRead(r, "answering manifest_request", hub.actor().read(s -> s.cards().all()), persistent -> {
+            double now = hub.clock().nowSeconds();
+            Map<String, ObjectNode> merged = new TreeMap<>();
+            for (PersistentCard c : persistent) {
+                com.fasterxml.jackson.databind.JsonNode json = hub.json().parse(c.cardJson());
+                if (json != null && json.isObject()) {
+                    merged.put(c.agent(), (ObjectNode) json);
+                }
+            }
+            merged.putAll(live(now));
+            ObjectNode f = hub.frames().envelope(r.sender(), "manifest_snapshot", "Capability manifest", now);
+            ArrayNode manifest = f.putArray("manifest");
+            merged.values().forEach(manifest::add);
+            hub.outbox().send(r.session(), f);
+        });
     }
 
     /** Live cards by agent, sorted; expired ones are forgotten. */

@@ -9,6 +9,7 @@ import dev.synapsehub.core.command.AckCommand;
 import dev.synapsehub.core.command.AgentActivityCommand;
 import dev.synapsehub.core.command.ChatCommand;
 import dev.synapsehub.core.command.MailboxCursorCommand;
+import dev.synapsehub.core.command.ReceiptsDeliveredCommand;
 import dev.synapsehub.core.event.ChatEvent;
 import dev.synapsehub.core.event.DeadLetterEscalationEvent;
 import dev.synapsehub.core.event.DeliveryReceiptDeferredEvent;
@@ -19,6 +20,7 @@ import dev.synapsehub.core.messaging.ChatFrameRenderer;
 import dev.synapsehub.core.messaging.ChatRecord;
 import dev.synapsehub.core.messaging.DirectedChat;
 import dev.synapsehub.core.messaging.OnlineAgent;
+import dev.synapsehub.core.messaging.OwedReceipt;
 import dev.synapsehub.core.messaging.ReceiptVerdict;
 import dev.synapsehub.core.reply.ChatReply;
 import dev.synapsehub.core.reply.MailboxReply;
@@ -29,9 +31,7 @@ import dev.synapsehub.net.wire.FieldCoercion;
 import dev.synapsehub.net.wire.HubFrames;
 
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -41,6 +41,7 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
 /**
@@ -53,24 +54,63 @@ public final class MessagingVerbs {
     /** Contract §8.3: the replay scan reads the first 1000 chat events after since_seq. */
     public static final int REPLAY_SCAN = 1000;
     /** Waiter liveness window (§8.6, {@code --waiter-liveness-window}). */
-    public static final double WAITER_WINDOW = 20.0;
+    public static final double WAITER_WINDOW = LiveWaiters.WINDOW;
     /** Recipient reaction window (§8.6, {@code --recipient-liveness-window}). */
     public static final double REACTION_WINDOW = 90.0;
-    /** Receipt frames owed to offline senders, kept in memory at most (§8.5). */
+    /**
+     * Receipt frames owed to offline senders, kept at most (§8.5): the core's outbox holds as
+     * many ({@code MessagingLimits.pendingReceipts}, 1024 by default), evicting the oldest alike.
+     */
     public static final int MAX_OWED_RECEIPTS = 1024;
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(MessagingVerbs.class);
     private static final Set<String> CHAT = Set.of("chat");
     /** Room for the members the hub adds to a chat frame (times, ids, seq). */
     private static final int HUB_MEMBERS_BYTES = 256;
 
     private final HubContext hub;
     private final VerbSupport support;
-    private final Map<String, Deque<String>> owedReceipts = new LinkedHashMap<>();
+    /**
+     * The edge's copy of the core's receipt outbox, by sender: notification id to frame. The core
+     * holds what survives a restart; this copy lets a registration queue what is owed before its
+     * presence update without waiting for the writer. Guarded by itself.
+     */
+    private final Map<String, LinkedHashMap<String, String>> owedReceipts = new LinkedHashMap<>();
     private int owedCount;
     private final Set<String> deadLetterHints = new HashSet<>();
 
     public MessagingVerbs(HubContext hub) {
         this.hub = hub;
         this.support = new VerbSupport(hub);
+        loadOwedReceipts();
+    }
+
+    /**
+     * Takes up the receipts the core still owes (recovered from the journal) so that their
+     * senders get them on their next registration (§8.5). A hub that cannot read them now logs
+     * it once, counts it, and serves on: they stay owed in the core for the next start.
+     */
+    private void loadOwedReceipts() {
+        if (!hub.journaled()) {
+            return;
+        }
+        List<OwedReceipt> owed;
+        try {
+            owed = hub.actor().read(s -> s.messaging().owedReceipts()).get(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            hub.metrics().faults.incrementAndGet();
+            LOG.error("the owed delivery receipts could not be read; they are sent after the next start", e);
+            return;
+        }
+        for (OwedReceipt r : owed) {
+            ObjectNode frame = r.event() instanceof DeliveryReceiptExpiredEvent x ? expiredReceipt(x, r.ts())
+                    : deferredReceipt((DeliveryReceiptDeferredEvent) r.event(), r.ts());
+            synchronized (owedReceipts) {
+                owe(r.sender(), r.notificationId(), hub.frames().write(frame));
+            }
+        }
     }
 
     /** True for the verbs handled here. */
@@ -264,7 +304,7 @@ public final class MessagingVerbs {
 
     private void deliverExpired(ChatReply c, double at, boolean owe) {
         for (DeliveryReceiptExpiredEvent e : c.expiredReceipts()) {
-            deliverNamed(e.sender(), expiredReceipt(e, at), owe);
+            deliverNamed(e.sender(), OwedReceipt.notificationId(e.messageSeq(), true), expiredReceipt(e, at), owe);
         }
     }
 
@@ -284,7 +324,8 @@ public final class MessagingVerbs {
                 deliverExpired(c, at, false);
             }
         } else if (reply instanceof MailboxReply m && m.deferredReceipt() != null) {
-            deliverNamed(m.deferredReceipt().sender(), deferredReceipt(m.deferredReceipt(), at), false);
+            deliverNamed(m.deferredReceipt().sender(), OwedReceipt.notificationId(m.deferredReceipt().messageSeq(), false),
+                    deferredReceipt(m.deferredReceipt(), at), false);
         }
     }
 
@@ -440,41 +481,66 @@ public final class MessagingVerbs {
     }
 
     /**
-     * Sends to the socket bound to {@code name}, or, when {@code owe}, keeps it for its next
-     * registration (§8.5).
+     * Sends to the socket bound to {@code name} and settles the receipt in the core's outbox,
+     * or, when {@code owe}, keeps it for its next registration (§8.5). The bound socket is looked
+     * up under the same lock {@link #onBound} drains under, so a receipt is either sent here or
+     * drained there, never left behind by a registration racing this.
      */
-    private void deliverNamed(String name, ObjectNode frame, boolean owe) {
-        Session s = hub.registry().session(name);
+    private void deliverNamed(String name, String id, ObjectNode frame, boolean owe) {
         String text = hub.frames().write(frame);
-        if (s != null) {
-            hub.outbox().send(s, text);
-            return;
-        }
-        if (!owe) {
-            return;
-        }
+        Session s;
         synchronized (owedReceipts) {
-            owedReceipts.computeIfAbsent(name, k -> new ArrayDeque<>()).addLast(text);
-            owedCount++;
-            while (owedCount > MAX_OWED_RECEIPTS) {
-                Iterator<Map.Entry<String, Deque<String>>> it = owedReceipts.entrySet().iterator();
-                Map.Entry<String, Deque<String>> eldest = it.next();
-                eldest.getValue().pollFirst();
-                owedCount--;
-                if (eldest.getValue().isEmpty()) {
-                    it.remove();
+            s = hub.registry().session(name);
+            if (s == null) {
+                if (owe) {
+                    owe(name, id, text);
                 }
+                return;
+            }
+        }
+        hub.outbox().send(s, text);
+        settle(name, List.of(id));
+    }
+
+    /** Keeps {@code text} owed to {@code name}, dropping the oldest beyond the bound. Holds the lock. */
+    private void owe(String name, String id, String text) {
+        if (owedReceipts.computeIfAbsent(name, k -> new LinkedHashMap<>()).put(id, text) == null) {
+            owedCount++;
+        }
+        while (owedCount > MAX_OWED_RECEIPTS) {
+            Iterator<Map.Entry<String, LinkedHashMap<String, String>>> it = owedReceipts.entrySet().iterator();
+            Map.Entry<String, LinkedHashMap<String, String>> eldest = it.next();
+            Iterator<String> ids = eldest.getValue().keySet().iterator();
+            ids.next();
+            ids.remove();
+            owedCount--;
+            if (eldest.getValue().isEmpty()) {
+                it.remove();
             }
         }
     }
 
     /**
+     * The receipts {@code ids} were written to {@code name}'s socket: they leave the core's
+     * outbox, so neither a later registration nor a restart sends them again. Refused (busy),
+     * they stay owed in the core and are sent once more after a restart, with the same id the
+     * sender dedupes on.
+     */
+    private void settle(String name, List<String> ids) {
+        if (!hub.journaled() || ids.isEmpty()) {
+            return;
+        }
+        support.submitUnanswered(new ReceiptsDeliveredCommand(name, ids), "settling the receipts sent to " + name,
+                () -> { });
+    }
+
+    /**
      * A socket bound {@code name}: queue the receipts still owed to it (before its presence
-     * update, which the caller queues afterwards on the same outbox thread), and clear its
-     * dead-letter entry (§8.2).
+     * update, which the caller queues afterwards on the same outbox thread), settle them, and
+     * clear its dead-letter entry (§8.2).
      */
     public void onBound(Session session, String name) {
-        Deque<String> owed;
+        LinkedHashMap<String, String> owed;
         synchronized (owedReceipts) {
             owed = owedReceipts.remove(name);
             if (owed != null) {
@@ -482,7 +548,8 @@ public final class MessagingVerbs {
             }
         }
         if (owed != null) {
-            owed.forEach(text -> hub.outbox().sendInOrder(session, text));
+            owed.values().forEach(text -> hub.outbox().sendInOrder(session, text));
+            settle(name, List.copyOf(owed.keySet()));
         }
         synchronized (deadLetterHints) {
             deadLetterHints.remove(name);
@@ -531,11 +598,8 @@ public final class MessagingVerbs {
 
     private static boolean consumeLive(String logical, double now, Set<String> online, Map<String, Double> reactions,
                                        Map<String, Double> seen) {
-        for (String waiter : List.of(logical + "-rx", logical + "-pane-rx")) {
-            Double s = seen.get(waiter);
-            if (online.contains(waiter) && s != null && now - s <= WAITER_WINDOW) {
-                return true;
-            }
+        if (LiveWaiters.has(logical, now, online, seen)) {
+            return true;
         }
         Double reaction = reactions.get(logical);
         return reaction != null && now - reaction <= REACTION_WINDOW;
@@ -629,7 +693,9 @@ public final class MessagingVerbs {
                     AckCommand command = new AckCommand(r.sender(), identity, roles, seq, stored);
                     support.submit(r, command, false, null, (req, reply, st, committed, at) -> {
                         if (reply instanceof MailboxReply m && m.deferredReceipt() != null) {
-                            deliverNamed(m.deferredReceipt().sender(), deferredReceipt(m.deferredReceipt(), at), true);
+                            deliverNamed(m.deferredReceipt().sender(),
+                                    OwedReceipt.notificationId(m.deferredReceipt().messageSeq(), false),
+                                    deferredReceipt(m.deferredReceipt(), at), true);
                         }
                     });
                 });

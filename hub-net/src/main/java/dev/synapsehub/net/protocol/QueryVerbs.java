@@ -138,6 +138,8 @@ public final class QueryVerbs {
         }
         ObjectNode liveness = f.putObject("agent_liveness");
         Map<String, Double> reactions = hub.registry().lastReactions();
+        Map<String, Double> seen = hub.registry().lastSeen();
+        java.util.Set<String> bound = new java.util.HashSet<>(online);
         for (String name : online) {
             if (name.endsWith("-rx")) {
                 continue;
@@ -145,7 +147,7 @@ public final class QueryVerbs {
             ObjectNode l = liveness.putObject(name);
             Double last = reactions.get(name);
             l.put("proven_live", last != null);
-            l.put("has_live_waiter", false);
+            l.put("has_live_waiter", LiveWaiters.has(name, now, bound, seen)); // §8.6: its -rx/-pane-rx
             if (last == null) {
                 l.putNull("last_reaction_age");
             } else {

@@ -1,0 +1,92 @@
+package dev.synapsehub.core.card;
+
+import dev.synapsehub.core.claim.Decision;
+import dev.synapsehub.core.command.CardCommand;
+import dev.synapsehub.core.event.CapabilityCardEvent;
+import dev.synapsehub.core.event.CoordinationEvent;
+import dev.synapsehub.core.reply.CardReply;
+import dev.synapsehub.core.undo.UndoLog;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Persistent capability cards (contract §5.15): one per identity, the latest registration
+ * wins; at most {@link #MAX_CARDS}, the least recently registered dropped beyond that. Decided
+ * and applied on the writer thread; every registration is a journaled {@link CapabilityCardEvent}.
+ */
+public final class CardRegistry {
+    /** Persistent cards kept at most (the live-card bound of §4.4). */
+    public static final int MAX_CARDS = 4096;
+
+    private final LinkedHashMap<String, PersistentCard> cards = new LinkedHashMap<>();
+    private final UndoLog undo = new UndoLog();
+
+    /** Decides a registration: always granted (the edge validated the card). */
+    public Decision decide(CardCommand c, double t) {
+        return new Decision(new CardReply(c.cardAgent(), t), List.of(new CapabilityCardEvent(t, c.cardAgent(), c.cardJson())));
+    }
+
+    /** Applies a registration; other events are ignored. */
+    public void apply(CoordinationEvent event) {
+        if (event instanceof CapabilityCardEvent e) {
+            put(new PersistentCard(e.agent(), e.cardJson(), e.ts()));
+        }
+    }
+
+    private void put(PersistentCard card) {
+        List<Map.Entry<String, PersistentCard>> before = new ArrayList<>(cards.entrySet());
+        cards.remove(card.agent());
+        cards.put(card.agent(), card);
+        while (cards.size() > MAX_CARDS) {
+            Iterator<String> it = cards.keySet().iterator();
+            it.next();
+            it.remove();
+        }
+        undo.record(() -> {
+            cards.clear();
+            before.forEach(e -> cards.put(e.getKey(), e.getValue()));
+        });
+    }
+
+    /** Every card, least recently registered first (the eviction order: state too). */
+    public List<PersistentCard> image() {
+        return new ArrayList<>(cards.values());
+    }
+
+    /** Loads an image into this empty registry. */
+    public void restore(List<PersistentCard> image) {
+        if (!cards.isEmpty()) {
+            throw new IllegalStateException("restore needs an empty registry");
+        }
+        image.forEach(c -> cards.put(c.agent(), c));
+        while (cards.size() > MAX_CARDS) {
+            Iterator<String> it = cards.keySet().iterator();
+            it.next();
+            it.remove();
+        }
+    }
+
+    /** Every card, sorted by agent. */
+    public List<PersistentCard> all() {
+        List<PersistentCard> out = new ArrayList<>(cards.values());
+        out.sort(Comparator.comparing(PersistentCard::agent));
+        return out;
+    }
+
+    public void beginBatch() {
+        undo.begin();
+    }
+
+    public void commitBatch() {
+        undo.commit();
+    }
+
+    public void rollbackBatch() {
+        undo.rollback();
+    }
+}

@@ -1,0 +1,47 @@
+package dev.synapsehub.journal;
+
+import dev.synapsehub.core.card.PersistentCard;
+import dev.synapsehub.core.event.CapabilityCardEvent;
+import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.core.state.StateImage;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Persistent cards in the journal: the event round-trips strictly; snapshots (format 4) carry them. */
+class CardCodecTest {
+    private final EventCodec codec = new EventCodec();
+
+    @Test
+    void theCardEventRoundTripsAndACardlessPayloadIsCorrupt() throws Exception {
+        CapabilityCardEvent e = new CapabilityCardEvent(2.5, "p/seat", "{\"agent\":\"p/seat\",\"skills\":[\"java\"]}");
+        String payload = codec.encode(e);
+        assertThat(payload).isEqualTo("{\"agent\":\"p/seat\",\"card\":{\"agent\":\"p/seat\",\"skills\":[\"java\"]}}");
+        assertThat(codec.decode("capability_card", 2.5, payload)).contains(e);
+        assertThatThrownBy(() -> codec.decode("capability_card", 1.0, "{\"agent\":\"p/seat\",\"card\":\"x\"}"))
+                .isInstanceOf(EventCodec.CorruptPayloadException.class);
+        assertThatThrownBy(() -> codec.decode("capability_card", 1.0, "{\"card\":{}}"))
+                .isInstanceOf(EventCodec.CorruptPayloadException.class);
+    }
+
+    @Test
+    void aSnapshotCarriesPersistentCardsAndAFormatThreeBodyReadsWithout() throws Exception {
+        CoordinationState state = new CoordinationState();
+        state.apply(new CapabilityCardEvent(1.0, "p/seat", "{\"agent\":\"p/seat\"}"));
+        StateImage image = state.image();
+        StateSnapshot back = SnapshotCodec.decode(SnapshotCodec.encode(new StateSnapshot(2.0, 0, 0, image)));
+        assertThat(back.image().cards()).containsExactly(new PersistentCard("p/seat", "{\"agent\":\"p/seat\"}", 1.0));
+        assertThat(back.image()).isEqualTo(image);
+
+        StateImage empty = new CoordinationState().image();
+        byte[] four = SnapshotCodec.encode(new StateSnapshot(3.0, 0, 0, empty));
+        assertThat(four[8]).isEqualTo((byte) 4);
+        // format 3 is format 4 without the cards count (0, one byte) before the end magic
+        byte[] three = new byte[four.length - 1];
+        System.arraycopy(four, 0, three, 0, four.length - 9);
+        System.arraycopy(four, four.length - 8, three, four.length - 9, 8);
+        three[8] = 3;
+        assertThat(SnapshotCodec.decode(three).image()).isEqualTo(empty);
+    }
+}

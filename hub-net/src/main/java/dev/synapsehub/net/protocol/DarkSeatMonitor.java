@@ -1,0 +1,152 @@
+package dev.synapsehub.net.protocol;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.actor.ActorRefusedException;
+import dev.synapsehub.core.board.BoardTask;
+import dev.synapsehub.core.claim.Claim;
+import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.core.state.StateImage;
+import dev.synapsehub.net.wire.HubFrames;
+import dev.synapsehub.net.wire.PythonFloatFormat;
+import io.netty.util.concurrent.ScheduledFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The dark-seat monitor (contract §8.7, always on): every 5 s it reads who owns an unexpired
+ * claim or is the suggested owner of a board task not done or cancelled, and broadcasts one
+ * {@code dark_seat_alert} per episode for those without a live waiter for 30 s. Time is the
+ * hub's clock ({@link HubContext#clock()}), so a test that sets the clock and calls
+ * {@link #check()} sees what the scheduled checks would. Never releases or changes anything.
+ */
+public final class DarkSeatMonitor implements AutoCloseable {
+    /** Seconds between checks (§8.7). */
+    public static final long PERIOD_SECONDS = 5;
+    private static final Logger LOG = LoggerFactory.getLogger(DarkSeatMonitor.class);
+
+    private final HubContext hub;
+    private final DarkSeats seats = new DarkSeats(); // touched on the outbox thread only
+    private volatile ScheduledFuture<?> schedule;
+
+    public DarkSeatMonitor(HubContext hub) {
+        this.hub = hub;
+    }
+
+    /** Starts the periodic checks on the outbox thread. */
+    public void start() {
+        schedule = hub.outbox().executor().scheduleAtFixedRate(() -> check().exceptionally(failure -> null),
+                PERIOD_SECONDS, PERIOD_SECONDS, TimeUnit.SECONDS);
+    }
+
+    /**
+     * One check now: reads committed state through the writer, then decides and broadcasts on
+     * the outbox thread. A check the writer refuses (busy, stopping) is skipped and counted in
+     * {@code synapse_unanswered_submissions_refused_total}; any other failure is logged once and
+     * counted as a fault; the next check runs as usual either way.
+     *
+     * @return the alerts this check broadcast
+     */
+    public CompletableFuture<List<DarkSeats.Alert>> check() {
+        double now = hub.clock().nowSeconds();
+        return hub.actor().read(s -> responsibilities(s, now))
+                .thenApplyAsync(responsible -> decide(now, responsible), hub.outbox().executor())
+                .whenComplete((alerts, failure) -> {
+                    if (failure == null || hub.outbox().executor().isShuttingDown()) {
+                        return; // stopping: nothing left to alert
+                    }
+                    if (unwrap(failure) instanceof ActorRefusedException refused) {
+                        hub.metrics().unansweredRefusals.incrementAndGet();
+                        LOG.debug("dark-seat check skipped: {}", refused.refusal().reason());
+                    } else {
+                        hub.metrics().faults.incrementAndGet();
+                        LOG.error("fault in the dark-seat check", failure);
+                    }
+                });
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        Throwable c = t;
+        while (c.getCause() != null && (c instanceof CompletionException || c instanceof ExecutionException)) {
+            c = c.getCause();
+        }
+        return c;
+    }
+
+    /**
+     * Identity to its live claims and open suggested tasks, read on the writer (a copy). Reads
+     * the images (references, no sort, no expiry run): the writer pauses only for one pass.
+     */
+    private static Map<String, DarkSeats.Seat> responsibilities(CoordinationState s, double now) {
+        Map<String, TreeSet<String>> claims = new TreeMap<>();
+        Map<String, TreeSet<String>> tasks = new TreeMap<>();
+        for (StateImage.Held held : s.claims().image().live()) {
+            Claim c = held.claim();
+            if (c.leaseExpiresAt() > now) {
+                claims.computeIfAbsent(c.owner(), k -> new TreeSet<>()).add(c.taskId());
+            }
+        }
+        for (BoardTask t : s.board().image().tasks()) {
+            String owner = t.suggestedOwner() == null ? "" : t.suggestedOwner().strip();
+            if (!owner.isEmpty() && !t.status().terminal()) {
+                tasks.computeIfAbsent(owner, k -> new TreeSet<>()).add(t.taskId());
+            }
+        }
+        Set<String> identities = new TreeSet<>(claims.keySet());
+        identities.addAll(tasks.keySet());
+        Map<String, DarkSeats.Seat> out = new TreeMap<>();
+        for (String identity : identities) {
+            out.put(identity, new DarkSeats.Seat(new ArrayList<>(claims.getOrDefault(identity, new TreeSet<>())),
+                    new ArrayList<>(tasks.getOrDefault(identity, new TreeSet<>()))));
+        }
+        return out;
+    }
+
+    private List<DarkSeats.Alert> decide(double now, Map<String, DarkSeats.Seat> responsible) {
+        Set<String> online = new HashSet<>(hub.registry().online());
+        Map<String, Double> seen = hub.registry().lastSeen();
+        List<DarkSeats.Alert> alerts = seats.check(now, responsible, id -> LiveWaiters.has(id, now, online, seen));
+        for (DarkSeats.Alert a : alerts) {
+            hub.outbox().broadcast(hub.frames().write(frame(a, now)), null);
+        }
+        return alerts;
+    }
+
+    private ObjectNode frame(DarkSeats.Alert a, double now) {
+        double missing = Math.round(a.missingForSeconds() * 1000.0) / 1000.0;
+        List<String> what = new ArrayList<>(a.seat().claims());
+        for (String t : a.seat().tasks()) {
+            if (!what.contains(t)) {
+                what.add(t);
+            }
+        }
+        ObjectNode f = hub.frames().envelope("all", "dark_seat_alert", a.identity() + " has no live waiter for "
+                + String.join(", ", what) + " (" + PythonFloatFormat.format(missing) + " s)", now);
+        f.put("identity", a.identity());
+        HubFrames.putStrings(f, "claims", a.seat().claims());
+        HubFrames.putStrings(f, "tasks", a.seat().tasks());
+        HubFrames.putFloat(f, "missing_for_seconds", missing);
+        f.put("remedy", "connect a waiter as " + a.identity() + "-rx (heartbeat at least every "
+                + (long) LiveWaiters.WINDOW + " s), or release: synapse-hub release TASK --name " + a.identity());
+        return f;
+    }
+
+    @Override
+    public void close() {
+        ScheduledFuture<?> s = schedule;
+        if (s != null) {
+            s.cancel(false);
+        }
+    }
+}

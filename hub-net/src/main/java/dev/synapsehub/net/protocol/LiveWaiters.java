@@ -1,0 +1,33 @@
+package dev.synapsehub.net.protocol;
+
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Who has a live waiter (contract §8.6, §8.7, §6.8 {@code has_live_waiter}): an identity
+ * {@code X} has one while {@code X-rx} or {@code X-pane-rx} is bound and was seen (sent any
+ * frame, heartbeats included) within the waiter window of 20 s on the hub's clock.
+ */
+public final class LiveWaiters {
+    /** The waiter liveness window ({@code --waiter-liveness-window}), seconds. */
+    public static final double WINDOW = 20.0;
+
+    private LiveWaiters() {
+    }
+
+    /**
+     * True when {@code identity} has a live waiter at {@code now}.
+     *
+     * @param online the names bound now
+     * @param seen name to the hub time of its last frame
+     */
+    public static boolean has(String identity, double now, Set<String> online, Map<String, Double> seen) {
+        for (String waiter : new String[] {identity + "-rx", identity + "-pane-rx"}) {
+            Double s = seen.get(waiter);
+            if (online.contains(waiter) && s != null && now - s <= WINDOW) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
