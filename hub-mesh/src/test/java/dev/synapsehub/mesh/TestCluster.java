@@ -36,6 +36,8 @@ final class TestCluster implements AutoCloseable {
     private final boolean wire;
     private final double skewSeconds;
     private final MeshCompaction compaction;
+    /** Proxies between the nodes' Raft ports, or null when the nodes talk directly. */
+    private final RaftLinks links;
 
     TestCluster(Path dir, int size) throws IOException {
         this(dir, size, false);
@@ -56,6 +58,16 @@ final class TestCluster implements AutoCloseable {
     }
 
     TestCluster(Path dir, int size, boolean wire, double skewSeconds, MeshCompaction compaction) throws IOException {
+        this(dir, size, wire, skewSeconds, compaction, false);
+    }
+
+    /** Nodes reaching each other's Raft ports through {@link RaftLinks}, so a test can partition live nodes. */
+    static TestCluster partitionable(Path dir, int size, boolean wire) throws IOException {
+        return new TestCluster(dir, size, wire, 0, MeshCompaction.DEFAULTS, true);
+    }
+
+    private TestCluster(Path dir, int size, boolean wire, double skewSeconds, MeshCompaction compaction,
+                        boolean proxied) throws IOException {
         this.dir = dir;
         this.compaction = compaction;
         this.wire = wire;
@@ -63,6 +75,7 @@ final class TestCluster implements AutoCloseable {
         for (int i = 1; i <= size; i++) {
             peers.add(new MeshPeer("n" + i, "127.0.0.1", freePort()));
         }
+        this.links = proxied ? new RaftLinks(peers) : null;
         this.hubId = config("n1").defaultHubId();
         for (MeshPeer p : peers) {
             start(p.id());
@@ -76,7 +89,8 @@ final class TestCluster implements AutoCloseable {
     }
 
     MeshConfig config(String id) {
-        return new MeshConfig(id, peers, dir.resolve(id + ".db.raft"), COMMIT_TIMEOUT, Duration.ofMillis(300),
+        List<MeshPeer> view = links == null ? peers : links.viewOf(id, peers);
+        return new MeshConfig(id, view, dir.resolve(id + ".db.raft"), COMMIT_TIMEOUT, Duration.ofMillis(300),
                 Duration.ofMillis(600));
     }
 
@@ -147,6 +161,14 @@ final class TestCluster implements AutoCloseable {
         }
     }
 
+    /** The links between the nodes (partitionable clusters only). */
+    RaftLinks links() {
+        if (links == null) {
+            throw new IllegalStateException("this cluster's nodes talk directly: use TestCluster.partitionable");
+        }
+        return links;
+    }
+
     MeshNode node(String id) {
         return nodes.get(id);
     }
@@ -198,8 +220,14 @@ final class TestCluster implements AutoCloseable {
 
     @Override
     public void close() throws Exception {
-        for (String id : new ArrayList<>(nodes.keySet())) {
-            stop(id);
+        try {
+            for (String id : new ArrayList<>(nodes.keySet())) {
+                stop(id);
+            }
+        } finally {
+            if (links != null) {
+                links.close();
+            }
         }
     }
 }
