@@ -170,7 +170,7 @@ final class LoopbackProxy implements AutoCloseable {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         closed = true;
         try {
             listener.close();
@@ -180,7 +180,11 @@ final class LoopbackProxy implements AutoCloseable {
         closeAll(carried);
         closeAll(held);
         pumps.shutdownNow();
-        acceptor.join(5000);
-        pumps.awaitTermination(5, TimeUnit.SECONDS);
+        try {
+            acceptor.join(5000);
+            pumps.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // closed anyway; the caller sees the flag
+        }
     }
 }

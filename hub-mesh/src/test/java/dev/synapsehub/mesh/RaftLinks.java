@@ -26,11 +26,7 @@ final class RaftLinks implements AutoCloseable {
                 }
             }
         } catch (IOException e) {
-            try {
-                close();
-            } catch (InterruptedException suppressed) {
-                Thread.currentThread().interrupt();
-            }
+            close();
             throw e;
         }
     }
@@ -68,7 +64,7 @@ final class RaftLinks implements AutoCloseable {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         for (LoopbackProxy p : links.values()) {
             p.close();
         }
