@@ -115,7 +115,7 @@ public final class MeshAdmin {
         RaftClientConfigKeys.Rpc.setRequestTimeout(properties,
                 TimeDuration.valueOf(timeout.toMillis(), TimeUnit.MILLISECONDS));
         return RaftClient.newBuilder()
-                .setRaftGroup(RaftGroup.valueOf(RaftGroupId.valueOf(MeshConfig.groupId(peers)), raftPeers))
+                .setRaftGroup(RaftGroup.valueOf(RaftGroupId.valueOf(MeshGroup.discover(peers, timeout)), raftPeers))
                 .setProperties(properties).setRetryPolicy(RetryPolicies.noRetry()).build();
     }
 }

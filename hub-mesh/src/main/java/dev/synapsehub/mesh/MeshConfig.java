@@ -18,9 +18,11 @@ import java.util.UUID;
  * @param commitTimeout how long a proposal or a forwarded mutation may wait for its commit
  * @param electionTimeoutMin Raft's election timeout range, low end (heartbeats go at half of it)
  * @param electionTimeoutMax Raft's election timeout range, high end
+ * @param group the Raft group this node belongs to, or null for the one derived from {@code peers}
+ *     (a mesh keeps its founding group through membership changes: {@link MeshGroup})
  */
 public record MeshConfig(String nodeId, List<MeshPeer> peers, Path storageDir, Duration commitTimeout,
-                         Duration electionTimeoutMin, Duration electionTimeoutMax) {
+                         Duration electionTimeoutMin, Duration electionTimeoutMax, UUID group) {
     /** Default commit timeout. */
     public static final Duration DEFAULT_COMMIT_TIMEOUT = Duration.ofSeconds(5);
     /** Default election timeout range: wide enough for a loaded two-core host. */
@@ -50,6 +52,17 @@ public record MeshConfig(String nodeId, List<MeshPeer> peers, Path storageDir, D
         }
     }
 
+    /** In the group derived from {@code peers} (a mesh whose membership never changed). */
+    public MeshConfig(String nodeId, List<MeshPeer> peers, Path storageDir, Duration commitTimeout,
+                      Duration electionTimeoutMin, Duration electionTimeoutMax) {
+        this(nodeId, peers, storageDir, commitTimeout, electionTimeoutMin, electionTimeoutMax, null);
+    }
+
+    /** This configuration in Raft group {@code group} (null: the one derived from the peers). */
+    public MeshConfig inGroup(UUID group) {
+        return new MeshConfig(nodeId, peers, storageDir, commitTimeout, electionTimeoutMin, electionTimeoutMax, group);
+    }
+
     /** With the default timeouts. */
     public static MeshConfig of(String nodeId, List<MeshPeer> peers, Path storageDir) {
         return new MeshConfig(nodeId, peers, storageDir, DEFAULT_COMMIT_TIMEOUT, DEFAULT_ELECTION_MIN,
@@ -73,10 +86,11 @@ public record MeshConfig(String nodeId, List<MeshPeer> peers, Path storageDir, D
 
     /**
      * The Raft group id, the same on every node given the same membership: derived from the
-     * sorted peer ids, so no extra setting has to match.
+     * sorted peer ids, so no extra setting has to match; after a membership change, the
+     * founding group this configuration names.
      */
     public UUID groupId() {
-        return groupId(peers);
+        return group != null ? group : groupId(peers);
     }
 
     /** The Raft group id of a membership: see {@link #groupId()}. */

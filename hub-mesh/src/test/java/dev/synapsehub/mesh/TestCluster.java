@@ -38,6 +38,8 @@ final class TestCluster implements AutoCloseable {
     private final MeshCompaction compaction;
     /** Proxies between the nodes' Raft ports, or null when the nodes talk directly. */
     private final RaftLinks links;
+    /** The Raft group of the founding members: kept when voters are added or removed. */
+    private final java.util.UUID group;
 
     TestCluster(Path dir, int size) throws IOException {
         this(dir, size, false);
@@ -75,6 +77,7 @@ final class TestCluster implements AutoCloseable {
         for (int i = 1; i <= size; i++) {
             peers.add(new MeshPeer("n" + i, "127.0.0.1", freePort()));
         }
+        this.group = MeshConfig.groupId(peers);
         this.links = proxied ? new RaftLinks(peers) : null;
         this.hubId = config("n1").defaultHubId();
         for (MeshPeer p : peers) {
@@ -91,7 +94,22 @@ final class TestCluster implements AutoCloseable {
     MeshConfig config(String id) {
         List<MeshPeer> view = links == null ? peers : links.viewOf(id, peers);
         return new MeshConfig(id, view, dir.resolve(id + ".db.raft"), COMMIT_TIMEOUT, Duration.ofMillis(300),
-                Duration.ofMillis(600));
+                Duration.ofMillis(600), group);
+    }
+
+    /** A new peer {@code id} on a free port, listed from now on in every node's configuration (start it next). */
+    MeshPeer addPeer(String id) throws IOException {
+        if (links != null) {
+            throw new IllegalStateException("a partitionable cluster's links are fixed at start");
+        }
+        MeshPeer peer = new MeshPeer(id, "127.0.0.1", freePort());
+        peers.add(peer);
+        return peer;
+    }
+
+    /** Drops peer {@code id} from the configuration of nodes started from now on. */
+    void removePeer(String id) {
+        peers.removeIf(p -> p.id().equals(id));
     }
 
     /** Starts (or restarts) node {@code id} on its storage. */
