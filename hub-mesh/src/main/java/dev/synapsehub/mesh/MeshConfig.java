@@ -58,11 +58,6 @@ public record MeshConfig(String nodeId, List<MeshPeer> peers, Path storageDir, D
         this(nodeId, peers, storageDir, commitTimeout, electionTimeoutMin, electionTimeoutMax, null);
     }
 
-    /** This configuration in Raft group {@code group} (null: the one derived from the peers). */
-    public MeshConfig inGroup(UUID group) {
-        return new MeshConfig(nodeId, peers, storageDir, commitTimeout, electionTimeoutMin, electionTimeoutMax, group);
-    }
-
     /** With the default timeouts. */
     public static MeshConfig of(String nodeId, List<MeshPeer> peers, Path storageDir) {
         return new MeshConfig(nodeId, peers, storageDir, DEFAULT_COMMIT_TIMEOUT, DEFAULT_ELECTION_MIN,
