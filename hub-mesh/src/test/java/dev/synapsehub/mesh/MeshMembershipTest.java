@@ -173,4 +173,27 @@ class MeshMembershipTest {
         }
         assertThat(granted(commit(leader, "still", "Q1"))).isTrue();
     }
+
+    @Test
+    void removingTheLeaderLeavesTheOthersToElectOneAndCommit() throws Exception {
+        cluster = new TestCluster(dir, 3);
+        MeshNode leader = cluster.awaitLeader();
+        List<MeshPeer> three = List.copyOf(leader.config().peers());
+        assertThat(granted(commit(leader, "pre", "P1"))).isTrue();
+
+        MeshMembership.Change shrunk = MeshMembership.removeNode(three, leader.nodeId(), TIMEOUT);
+        assertThat(shrunk.leader()).isEqualTo(leader.nodeId());
+        assertThat(shrunk.after()).extracting(MeshPeer::id).hasSize(2).doesNotContain(leader.nodeId());
+        cluster.stop(leader.nodeId());
+        cluster.removePeer(leader.nodeId());
+
+        MeshNode next = cluster.awaitLeader();
+        assertThat(next.nodeId()).isNotEqualTo(leader.nodeId());
+        Outcome after = commit(next, "post", "P2");
+        assertThat(granted(after)).as("the two remaining voters commit on their own").isTrue();
+        cluster.awaitApplied(OutcomeCodec.lastSeq(after));
+        for (MeshNode n : cluster.running()) {
+            assertThat(claims(n)).as(n.nodeId()).extracting(c -> c.taskId()).containsExactlyInAnyOrder("P1", "P2");
+        }
+    }
 }
