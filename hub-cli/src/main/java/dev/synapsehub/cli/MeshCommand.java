@@ -24,7 +24,7 @@ import java.util.concurrent.Callable;
 /** {@code synapse-hub mesh status}: a mesh's voters as they report themselves. */
 @Command(name = "mesh", description = "Look at a mesh (replicated cluster, docs/mesh.md).",
         mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER, subcommands = {MeshCommand.Status.class,
-        MeshTransferLeaderCommand.class})
+        MeshTransferLeaderCommand.class, MeshMembershipCommands.AddNode.class, MeshMembershipCommands.RemoveNode.class})
 public final class MeshCommand {
 
     /** {@code mesh status --mesh-peers ...}. */
@@ -68,11 +68,12 @@ public final class MeshCommand {
                     .findFirst().orElse(-1);
             PrintWriter out = spec.commandLine().getOut();
             Map<String, Integer> queued = MeshQueueProbe.queueDepths(peers, Duration.ofMillis((long) (timeout * 1000)), tls);
+            java.util.UUID group = dev.synapsehub.mesh.MeshGroup.discover(peers, Duration.ofMillis((long) (timeout * 1000)), tls);
             if (json) {
-                out.println(json(reports, leader, quorum, leaderCommit, queued));
+                out.println(json(reports, leader, quorum, leaderCommit, queued).put("group", group.toString()));
             } else {
-                out.printf("leader %s, %d voters, quorum %d, offline queue: %s%n",
-                        leader == null ? "none agreed" : leader, peers.size(), quorum, QueueDepths.text(queued));
+                out.printf("leader %s, %d voters, quorum %d, offline queue: %s, group %s%n",
+                        leader == null ? "none agreed" : leader, peers.size(), quorum, QueueDepths.text(queued), group);
                 for (PeerReport r : reports) {
                     if (!r.reachable()) {
                         out.printf("  %-10s %-22s unreachable: %s%n", r.id(), r.address(), r.error());
@@ -102,7 +103,7 @@ public final class MeshCommand {
             return null;
         }
 
-        private static String json(List<PeerReport> reports, String leader, int quorum, long leaderCommit,
+        private static ObjectNode json(List<PeerReport> reports, String leader, int quorum, long leaderCommit,
                                    Map<String, Integer> queued) {
             ObjectMapper mapper = new ObjectMapper();
             ObjectNode o = mapper.createObjectNode();
@@ -131,7 +132,7 @@ public final class MeshCommand {
                 n.put("last_snapshot_index", r.lastSnapshotIndex());
                 n.put("storage_healthy", r.storageHealthy());
             }
-            return o.toString();
+            return o;
         }
     }
 }

@@ -242,6 +242,12 @@ public final class ServeOptions {
     @Mixin
     MeshTlsOptions meshTls = new MeshTlsOptions();
 
+    @Option(names = "--mesh-group", paramLabel = "UUID",
+            description = "The Raft group of the mesh this node joins: needed only by a new node added to a mesh whose "
+                    + "membership changed (mesh add-node; mesh status shows it). A node with a Raft log uses the "
+                    + "group it holds.")
+    String meshGroup;
+
     /** The validated hub settings; throws {@link IllegalArgumentException} with an operator-facing message. */
     HubConfig hubConfig() {
         String effectiveToken = resolveToken();
@@ -312,7 +318,32 @@ public final class ServeOptions {
         meshCompaction(); // validated with the other mesh flags
         return new MeshConfig(meshId, MeshPeer.parseList(meshPeers), meshStorage(),
                 Duration.ofMillis((long) (meshCommitTimeout * 1000)), MeshConfig.DEFAULT_ELECTION_MIN,
-                MeshConfig.DEFAULT_ELECTION_MAX).withTls(meshTls.load());
+                MeshConfig.DEFAULT_ELECTION_MAX, meshGroupId()).withTls(meshTls.load());
+    }
+
+    /**
+     * The Raft group the node runs: the one its storage holds (kept through membership changes,
+     * so a restart with today's --mesh-peers does not start an empty group beside it), else
+     * --mesh-group, else null (derived from the peers).
+     */
+    private java.util.UUID meshGroupId() {
+        java.util.UUID given = null;
+        if (meshGroup != null) {
+            try {
+                given = java.util.UUID.fromString(meshGroup.strip());
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--mesh-group '" + meshGroup + "' is not a UUID");
+            }
+        }
+        java.util.UUID stored;
+        try {
+            stored = dev.synapsehub.mesh.MeshGroup.inStorage(meshStorage());
+        } catch (java.io.IOException e) {
+            throw new IllegalArgumentException("cannot read the mesh storage " + meshStorage() + ": " + e.getMessage());
+        }
+        require(stored == null || given == null || stored.equals(given), "--mesh-group " + given
+                + " differs from the group " + stored + " in " + meshStorage() + "; a node stays in its group");
+        return stored != null ? stored : given;
     }
 
     /** The mesh node's log compaction (validated). */
@@ -401,7 +432,8 @@ public final class ServeOptions {
         m.put("tls", config.tls() == null ? "off (ws://)" : "wss:// with " + config.tls().certFile()
                 + (config.tls().clientCaFile() == null ? "" : ", client certificates from " + config.tls().clientCaFile()));
         if (meshId != null) {
-            m.put("mesh", "node " + meshId + " of " + meshPeers + ", raft log " + meshStorage().toAbsolutePath()
+            m.put("mesh", "node " + meshId + " of " + meshPeers + ", group " + meshConfig().groupId()
+                    + ", raft log " + meshStorage().toAbsolutePath()
                     + ", commit timeout " + meshCommitTimeout + " s, snapshot every " + meshSnapshotEvery
                     + " log entries");
             m.put("mesh_tls", meshTls.given() ? meshTls.load().describe()

@@ -122,7 +122,7 @@ public final class MeshAdmin {
         RaftClientConfigKeys.Rpc.setRequestTimeout(properties,
                 TimeDuration.valueOf(timeout.toMillis(), TimeUnit.MILLISECONDS));
         return RaftClient.newBuilder()
-                .setRaftGroup(RaftGroup.valueOf(RaftGroupId.valueOf(MeshConfig.groupId(peers)), raftPeers))
+                .setRaftGroup(RaftGroup.valueOf(RaftGroupId.valueOf(MeshGroup.discover(peers, timeout, tls)), raftPeers))
                 .setProperties(properties).setParameters(MeshTls.parameters(tls))
                 .setRetryPolicy(RetryPolicies.noRetry()).build();
     }

@@ -19,9 +19,11 @@ import java.util.UUID;
  * @param electionTimeoutMin Raft's election timeout range, low end (heartbeats go at half of it)
  * @param electionTimeoutMax Raft's election timeout range, high end
  * @param tls mutual TLS on the Raft transport (seed 001 §15), or null for plain gRPC
+ * @param group the Raft group this node belongs to, or null for the one derived from {@code peers}
+ *     (a mesh keeps its founding group through membership changes: {@link MeshGroup})
  */
 public record MeshConfig(String nodeId, List<MeshPeer> peers, Path storageDir, Duration commitTimeout,
-                         Duration electionTimeoutMin, Duration electionTimeoutMax, MeshTls tls) {
+                         Duration electionTimeoutMin, Duration electionTimeoutMax, MeshTls tls, UUID group) {
     /** Default commit timeout. */
     public static final Duration DEFAULT_COMMIT_TIMEOUT = Duration.ofSeconds(5);
     /** Default election timeout range: wide enough for a loaded two-core host. */
@@ -51,15 +53,22 @@ public record MeshConfig(String nodeId, List<MeshPeer> peers, Path storageDir, D
         }
     }
 
-    /** Without transport TLS. */
+    /** Without transport TLS, in the group derived from {@code peers} (a mesh whose membership never changed). */
     public MeshConfig(String nodeId, List<MeshPeer> peers, Path storageDir, Duration commitTimeout,
                       Duration electionTimeoutMin, Duration electionTimeoutMax) {
-        this(nodeId, peers, storageDir, commitTimeout, electionTimeoutMin, electionTimeoutMax, null);
+        this(nodeId, peers, storageDir, commitTimeout, electionTimeoutMin, electionTimeoutMax, null, null);
+    }
+
+    /** Without transport TLS, in {@code group} (null: the one derived from {@code peers}). */
+    public MeshConfig(String nodeId, List<MeshPeer> peers, Path storageDir, Duration commitTimeout,
+                      Duration electionTimeoutMin, Duration electionTimeoutMax, UUID group) {
+        this(nodeId, peers, storageDir, commitTimeout, electionTimeoutMin, electionTimeoutMax, null, group);
     }
 
     /** This configuration with {@code tls} on the Raft transport (null: plain gRPC). */
     public MeshConfig withTls(MeshTls tls) {
-        return new MeshConfig(nodeId, peers, storageDir, commitTimeout, electionTimeoutMin, electionTimeoutMax, tls);
+        return new MeshConfig(nodeId, peers, storageDir, commitTimeout, electionTimeoutMin, electionTimeoutMax, tls,
+                group);
     }
 
     /** With the default timeouts. */
@@ -85,10 +94,11 @@ public record MeshConfig(String nodeId, List<MeshPeer> peers, Path storageDir, D
 
     /**
      * The Raft group id, the same on every node given the same membership: derived from the
-     * sorted peer ids, so no extra setting has to match.
+     * sorted peer ids, so no extra setting has to match; after a membership change, the
+     * founding group this configuration names.
      */
     public UUID groupId() {
-        return groupId(peers);
+        return group != null ? group : groupId(peers);
     }
 
     /** The Raft group id of a membership: see {@link #groupId()}. */

@@ -56,7 +56,7 @@ public final class MeshProbe {
         for (MeshPeer p : peers) {
             raftPeers.add(RaftPeer.newBuilder().setId(p.id()).setAddress(p.address()).build());
         }
-        RaftGroupId groupId = RaftGroupId.valueOf(MeshConfig.groupId(peers));
+        RaftGroupId groupId = RaftGroupId.valueOf(MeshGroup.discover(peers, timeout, tls)); // kept through membership changes
         RaftProperties properties = new RaftProperties();
         RaftClientConfigKeys.Rpc.setRequestTimeout(properties,
                 TimeDuration.valueOf(timeout.toMillis(), TimeUnit.MILLISECONDS));

@@ -70,7 +70,7 @@ public final class MeshQueueProbe {
         request.put(QUERY, QUEUE_DEPTH);
         Message message = Message.valueOf(ByteString.copyFrom(MeshJson.bytes(request)));
         Map<String, Integer> out = new LinkedHashMap<>();
-        RaftGroupId groupId = RaftGroupId.valueOf(MeshConfig.groupId(peers));
+        RaftGroupId groupId = RaftGroupId.valueOf(MeshGroup.discover(peers, timeout)); // kept through membership changes
         try (RaftClient client = RaftClient.newBuilder().setRaftGroup(RaftGroup.valueOf(groupId, raftPeers))
                 .setProperties(properties).setParameters(MeshTls.parameters(tls))
                 .setRetryPolicy(RetryPolicies.noRetry()).build()) {

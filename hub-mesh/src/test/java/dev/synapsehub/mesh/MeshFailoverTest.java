@@ -28,7 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class MeshFailoverTest {
     private static final int KILLS = Integer.getInteger("mesh.kills", 2);
-    private static final List<LoadAgent.TaskSpec> TASKS = List.of(
+    static final List<LoadAgent.TaskSpec> TASKS = List.of(
             new LoadAgent.TaskSpec("A", new Scope("w", List.of("src/a"))),
             new LoadAgent.TaskSpec("AB", new Scope("w", List.of("src/a/b"))), // overlaps A
             new LoadAgent.TaskSpec("C", new Scope("w", List.of("src/c"))),

@@ -39,6 +39,10 @@ final class TestCluster implements AutoCloseable {
     private final MeshCompaction compaction;
     /** Each node's transport security; replaceable between a stop and a restart. */
     private Function<String, MeshTls> tls;
+    /** Proxies between the nodes' Raft ports, or null when the nodes talk directly. */
+    private final RaftLinks links;
+    /** The Raft group of the founding members: kept when voters are added or removed. */
+    private final java.util.UUID group;
 
     TestCluster(Path dir, int size) throws IOException {
         this(dir, size, false);
@@ -59,16 +63,21 @@ final class TestCluster implements AutoCloseable {
     }
 
     TestCluster(Path dir, int size, boolean wire, double skewSeconds, MeshCompaction compaction) throws IOException {
-        this(dir, size, wire, skewSeconds, compaction, id -> null);
+        this(dir, size, wire, skewSeconds, compaction, id -> null, false);
     }
 
     /** Nodes whose Raft transport uses {@code tls.apply(id)} (null: plain gRPC). */
     TestCluster(Path dir, int size, Function<String, MeshTls> tls) throws IOException {
-        this(dir, size, false, 0, MeshCompaction.DEFAULTS, tls);
+        this(dir, size, false, 0, MeshCompaction.DEFAULTS, tls, false);
     }
 
-    TestCluster(Path dir, int size, boolean wire, double skewSeconds, MeshCompaction compaction,
-                Function<String, MeshTls> tls) throws IOException {
+    /** Nodes reaching each other's Raft ports through {@link RaftLinks}, so a test can partition live nodes. */
+    static TestCluster partitionable(Path dir, int size, boolean wire) throws IOException {
+        return new TestCluster(dir, size, wire, 0, MeshCompaction.DEFAULTS, id -> null, true);
+    }
+
+    private TestCluster(Path dir, int size, boolean wire, double skewSeconds, MeshCompaction compaction,
+                        Function<String, MeshTls> tls, boolean proxied) throws IOException {
         this.dir = dir;
         this.tls = tls;
         this.compaction = compaction;
@@ -77,6 +86,8 @@ final class TestCluster implements AutoCloseable {
         for (int i = 1; i <= size; i++) {
             peers.add(new MeshPeer("n" + i, "127.0.0.1", freePort()));
         }
+        this.group = MeshConfig.groupId(peers);
+        this.links = proxied ? new RaftLinks(peers) : null;
         this.hubId = config("n1").defaultHubId();
         for (MeshPeer p : peers) {
             start(p.id());
@@ -90,8 +101,9 @@ final class TestCluster implements AutoCloseable {
     }
 
     MeshConfig config(String id) {
-        return new MeshConfig(id, peers, dir.resolve(id + ".db.raft"), COMMIT_TIMEOUT, Duration.ofMillis(300),
-                Duration.ofMillis(600)).withTls(tls.apply(id));
+        List<MeshPeer> view = links == null ? peers : links.viewOf(id, peers);
+        return new MeshConfig(id, view, dir.resolve(id + ".db.raft"), COMMIT_TIMEOUT, Duration.ofMillis(300),
+                Duration.ofMillis(600), group).withTls(tls.apply(id));
     }
 
     /** Node {@code id} uses {@code security} from its next start on. */
@@ -103,6 +115,21 @@ final class TestCluster implements AutoCloseable {
     /** Every voter, as each node's --mesh-peers lists them. */
     List<MeshPeer> peers() {
         return List.copyOf(peers);
+    }
+
+    /** A new peer {@code id} on a free port, listed from now on in every node's configuration (start it next). */
+    MeshPeer addPeer(String id) throws IOException {
+        if (links != null) {
+            throw new IllegalStateException("a partitionable cluster's links are fixed at start");
+        }
+        MeshPeer peer = new MeshPeer(id, "127.0.0.1", freePort());
+        peers.add(peer);
+        return peer;
+    }
+
+    /** Drops peer {@code id} from the configuration of nodes started from now on. */
+    void removePeer(String id) {
+        peers.removeIf(p -> p.id().equals(id));
     }
 
     /** Starts (or restarts) node {@code id} on its storage. */
@@ -172,6 +199,14 @@ final class TestCluster implements AutoCloseable {
         }
     }
 
+    /** The links between the nodes (partitionable clusters only). */
+    RaftLinks links() {
+        if (links == null) {
+            throw new IllegalStateException("this cluster's nodes talk directly: use TestCluster.partitionable");
+        }
+        return links;
+    }
+
     MeshNode node(String id) {
         return nodes.get(id);
     }
@@ -223,8 +258,14 @@ final class TestCluster implements AutoCloseable {
 
     @Override
     public void close() throws Exception {
-        for (String id : new ArrayList<>(nodes.keySet())) {
-            stop(id);
+        try {
+            for (String id : new ArrayList<>(nodes.keySet())) {
+                stop(id);
+            }
+        } finally {
+            if (links != null) {
+                links.close();
+            }
         }
     }
 }

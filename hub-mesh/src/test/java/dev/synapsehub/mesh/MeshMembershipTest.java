@@ -1,0 +1,199 @@
+package dev.synapsehub.mesh;
+
+import dev.synapsehub.core.actor.Idempotency;
+import dev.synapsehub.core.actor.Mutation;
+import dev.synapsehub.core.actor.Outcome;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static dev.synapsehub.mesh.MeshReplicationTest.claim;
+import static dev.synapsehub.mesh.MeshReplicationTest.claims;
+import static dev.synapsehub.mesh.MeshReplicationTest.submit;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** {@code mesh add-node} / {@code remove-node}: Raft membership changes while writes keep committing. */
+class MeshMembershipTest {
+    /** A snapshot every 8 entries, 8 KiB log segments: a few dozen claims compact the log. */
+    private static final MeshCompaction SMALL = new MeshCompaction(8, 8 << 10);
+    private static final Duration TIMEOUT = Duration.ofSeconds(30);
+
+    @TempDir
+    Path dir;
+    private TestCluster cluster;
+    private Thread loader;
+    private final AtomicBoolean stopLoad = new AtomicBoolean();
+
+    @AfterEach
+    void stop() throws Exception {
+        stopLoad.set(true);
+        if (loader != null) {
+            loader.join(60_000);
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    private static boolean granted(Outcome o) {
+        return o instanceof Outcome.Decided d && d.reply().granted();
+    }
+
+    /**
+     * Claims task {@code task} through {@code node} with an idempotency key, asking again with the
+     * same key while the outcome is not decided (a leader change on a loaded host answers
+     * commit_unknown or busy): the ledger makes a retry safe. Bounded to 10 attempts.
+     */
+    private static Outcome commit(MeshNode node, String agent, String task) throws Exception {
+        TestEdge.Verb verb = new TestEdge.Verb("claim");
+        Idempotency key = new Idempotency(Idempotency.key(agent, "claim", task), "digest-" + task,
+                TestEdge.renderer(verb));
+        Outcome o = null;
+        for (int attempt = 0; attempt < 10 && !(o instanceof Outcome.Decided); attempt++) {
+            o = submit(node, new Mutation(claim(agent, task), key, verb));
+        }
+        return o;
+    }
+
+    /** Claims fresh tasks through {@code node} one after another until stopped (at most 2000 or 3 minutes). */
+    private void load(MeshNode node, AtomicInteger granted, List<String> failures) {
+        loader = new Thread(() -> {
+            long deadline = System.nanoTime() + 180_000_000_000L;
+            for (int i = 0; i < 2000 && !stopLoad.get() && System.nanoTime() - deadline < 0; i++) {
+                try {
+                    Outcome o = commit(node, "load", "L" + i);
+                    if (granted(o)) {
+                        granted.incrementAndGet();
+                    } else {
+                        failures.add("L" + i + ": " + o);
+                    }
+                } catch (Exception e) {
+                    failures.add("L" + i + ": " + e);
+                }
+            }
+        }, "membership-load");
+        loader.start();
+    }
+
+    private static void awaitMore(AtomicInteger granted, String what) throws InterruptedException {
+        int before = granted.get();
+        TestCluster.await(what, () -> granted.get() >= before + 3);
+    }
+
+    @Test
+    void aFourthVoterCatchesUpBySnapshotAndAVoterIsRemovedWhileWritesKeepCommitting() throws Exception {
+        cluster = new TestCluster(dir, 3, SMALL);
+        MeshNode leader = cluster.awaitLeader();
+        List<MeshPeer> three = List.copyOf(leader.config().peers());
+        for (int i = 0; i < 40; i++) {
+            assertThat(granted(submit(leader, Mutation.of(claim("seed", "S" + i))))).isTrue();
+        }
+        TestCluster.await("the leader compacted its log", () -> leader.snapshotStatus().logStartIndex() > 1);
+
+        AtomicInteger granted = new AtomicInteger();
+        List<String> failures = new CopyOnWriteArrayList<>();
+        load(leader, granted, failures);
+        awaitMore(granted, "writes commit before the change");
+
+        MeshPeer added = cluster.addPeer("n4");
+        MeshNode fourth = cluster.start("n4");
+        MeshMembership.Change grown = MeshMembership.addNode(three, added, TIMEOUT);
+        assertThat(grown.leader()).isIn("n1", "n2", "n3");
+        assertThat(grown.after()).extracting(MeshPeer::id).containsExactlyInAnyOrder("n1", "n2", "n3", "n4");
+        assertThat(grown.group()).isEqualTo(leader.config().groupId());
+        awaitMore(granted, "writes commit after the fourth joined");
+        long seq = leader.status().appliedSeq();
+        TestCluster.await("the fourth voter holds seq " + seq, () -> fourth.status().appliedSeq() >= seq);
+        assertThat(fourth.snapshotStatus().loadedIndex()).as("it caught up by installing the leader's snapshot")
+                .isPositive();
+        List<MeshPeer> four = new ArrayList<>(three);
+        four.add(added);
+        List<MeshProbe.PeerReport> reports = MeshProbe.probe(four, Duration.ofSeconds(5));
+        assertThat(reports).as("every voter, the new one too, follows the same leader")
+                .allMatch(r -> r.reachable() && r.leaderId() != null && r.leaderId().equals(reports.get(0).leaderId()));
+
+        String removed = three.stream().map(MeshPeer::id).filter(id -> !id.equals(leader.nodeId())).findFirst()
+                .orElseThrow();
+        MeshMembership.Change shrunk = MeshMembership.removeNode(four, removed, TIMEOUT);
+        assertThat(shrunk.after()).extracting(MeshPeer::id).hasSize(3).doesNotContain(removed).contains("n4");
+        awaitMore(granted, "writes commit after the removal");
+        cluster.stop(removed);
+        cluster.removePeer(removed);
+        awaitMore(granted, "writes commit with the removed node stopped");
+
+        stopLoad.set(true);
+        loader.join(60_000);
+        assertThat(failures).as("every write committed throughout").isEmpty();
+        assertThat(granted.get()).isPositive();
+
+        // the new voter counts toward the quorum: with the third voter down, the leader and n4 still commit
+        String third = shrunk.after().stream().map(MeshPeer::id)
+                .filter(id -> !id.equals(leader.nodeId()) && !id.equals("n4")).findFirst().orElseThrow();
+        cluster.stop(third);
+        Outcome last = commit(leader, "after", "Z1");
+        assertThat(granted(last)).as("committed by the leader and n4 alone").isTrue();
+        TestCluster.await("n4 applied the last write", () -> fourth.status().appliedSeq() >= OutcomeCodec.lastSeq(last));
+        assertThat(claims(fourth)).isEqualTo(claims(leader));
+    }
+
+    @Test
+    void aChangeThatCannotBeMadeIsRefusedAndNothingChanges() throws Exception {
+        cluster = new TestCluster(dir, 3);
+        MeshNode leader = cluster.awaitLeader();
+        List<MeshPeer> three = List.copyOf(leader.config().peers());
+        assertThatThrownBy(() -> MeshMembership.removeNode(three, "n9", Duration.ofSeconds(5)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'n9' is not one of");
+        assertThatThrownBy(() -> MeshMembership.addNode(three, new MeshPeer("n2", "127.0.0.1", 1),
+                Duration.ofSeconds(5))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("already a voter");
+        MeshPeer notRunning = new MeshPeer("n5", "127.0.0.1", TestCluster.freePort());
+        assertThatThrownBy(() -> MeshMembership.addNode(three, notRunning, Duration.ofSeconds(3)))
+                .isInstanceOf(MeshAdmin.MeshAdminException.class).hasMessageContaining("start it first")
+                .hasMessageContaining("nothing was changed");
+        List<MeshPeer> wrong = three.subList(0, 2);
+        assertThatThrownBy(() -> MeshMembership.removeNode(wrong, wrong.get(0).id(), Duration.ofSeconds(5)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("but the mesh's voters are");
+        assertThat(MeshProbe.probe(three, Duration.ofSeconds(5))).as("every voter still answers")
+                .allMatch(MeshProbe.PeerReport::reachable);
+        try (var client = MeshGroup.client(org.apache.ratis.protocol.RaftGroupId.valueOf(leader.config().groupId()),
+                three, Duration.ofSeconds(5), null, null)) {
+            for (MeshPeer p : three) {
+                assertThat(MeshGroup.votersAsSeenBy(client, org.apache.ratis.protocol.RaftGroupId.valueOf(
+                        leader.config().groupId()), p.id())).as("no change was made").containsExactlyInAnyOrderElementsOf(three);
+            }
+        }
+        assertThat(granted(commit(leader, "still", "Q1"))).isTrue();
+    }
+
+    @Test
+    void removingTheLeaderLeavesTheOthersToElectOneAndCommit() throws Exception {
+        cluster = new TestCluster(dir, 3);
+        MeshNode leader = cluster.awaitLeader();
+        List<MeshPeer> three = List.copyOf(leader.config().peers());
+        assertThat(granted(commit(leader, "pre", "P1"))).isTrue();
+
+        MeshMembership.Change shrunk = MeshMembership.removeNode(three, leader.nodeId(), TIMEOUT);
+        assertThat(shrunk.leader()).isEqualTo(leader.nodeId());
+        assertThat(shrunk.after()).extracting(MeshPeer::id).hasSize(2).doesNotContain(leader.nodeId());
+        cluster.stop(leader.nodeId());
+        cluster.removePeer(leader.nodeId());
+
+        MeshNode next = cluster.awaitLeader();
+        assertThat(next.nodeId()).isNotEqualTo(leader.nodeId());
+        Outcome after = commit(next, "post", "P2");
+        assertThat(granted(after)).as("the two remaining voters commit on their own").isTrue();
+        cluster.awaitApplied(OutcomeCodec.lastSeq(after));
+        for (MeshNode n : cluster.running()) {
+            assertThat(claims(n)).as(n.nodeId()).extracting(c -> c.taskId()).containsExactlyInAnyOrder("P1", "P2");
+        }
+    }
+}
