@@ -8,6 +8,7 @@ import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.claim.ClaimStatus;
 import dev.synapsehub.core.claim.GitContext;
 import dev.synapsehub.core.channel.Channel;
+import dev.synapsehub.core.identity.IdentityPin;
 import dev.synapsehub.core.messaging.ChatRecord;
 import dev.synapsehub.core.messaging.DeadLetter;
 import dev.synapsehub.core.messaging.DirectedChat;
@@ -23,10 +24,10 @@ import java.util.List;
 import java.util.zip.CRC32C;
 
 /**
- * The body of a stored state snapshot ({@link #FORMAT} 1), binary with the primitives of
+ * The body of a stored state snapshot ({@link #FORMAT}), binary with the primitives of
  * {@link SnapshotBytes}: the magic {@code SYNHSNAP}, the format, the snapshot header (created
  * at, carried corrupt-row count and first seq), then the image section by section (claims,
- * idempotency ledger, board, resources, messaging) in the order {@link StateImage} lists them,
+ * idempotency ledger, board, resources, messaging, channels, identity pins) in the order {@link StateImage} lists them,
  * and the magic again. Enumerations are stored by their wire spelling, not their ordinal.
  *
  * <p>Decoding is strict: a body that ends early, runs past its end, holds an unknown status, a
@@ -35,9 +36,12 @@ import java.util.zip.CRC32C;
  * whole body, {@link #crc32c}) is kept beside the body by {@link SnapshotStore}.
  */
 public final class SnapshotCodec {
-    /** The body format this code writes; 2 adds the private channels section after messaging. */
-    public static final int FORMAT = 2;
-    /** The oldest body format this code still reads (format 1 predates channels: it holds none). */
+    /**
+     * The body format this code writes; 2 adds the private channels section after messaging, 3
+     * the identity pins section after the channels.
+     */
+    public static final int FORMAT = 3;
+    /** The oldest body format this code still reads (format 1 predates channels, 1 and 2 pins: they hold none). */
     public static final int OLDEST_FORMAT = 1;
     private static final byte[] MAGIC = "SYNHSNAP".getBytes(StandardCharsets.US_ASCII);
 
@@ -90,6 +94,13 @@ public final class SnapshotCodec {
             strings(o, List.copyOf(ch.members()));
             strings(o, List.copyOf(ch.invites()));
             strings(o, ch.history());
+        }
+        o.varint(image.pins().size());
+        for (IdentityPin pin : image.pins()) {
+            o.str(pin.name());
+            o.str(pin.keyId());
+            o.str(pin.publicKey());
+            o.f64(pin.pinnedAt());
         }
         o.bytes(MAGIC);
         return o.toByteArray();
@@ -255,11 +266,19 @@ public final class SnapshotCodec {
                             new java.util.TreeSet<>(strings(in)), new java.util.TreeSet<>(strings(in)), strings(in)));
                 }
             }
+            List<IdentityPin> pins = new ArrayList<>();
+            if (format >= 3) {
+                int n = in.count("identity pins");
+                for (int i = 0; i < n; i++) {
+                    pins.add(new IdentityPin(in.text("pin name"), in.text("pin key id"), in.text("pin public key"),
+                            in.finite("pinned_at")));
+                }
+            }
             if (!Arrays.equals(in.bytes(MAGIC.length), MAGIC) || !in.atEnd()) {
                 throw new CorruptSnapshotException("the body does not end where its sections do");
             }
             return new StateSnapshot(createdAt, corrupt, firstCorrupt, new StateImage(lastSeq, claims, ledger, board,
-                    new StateImage.Resources(resourcesNow, offerList), messaging, channels));
+                    new StateImage.Resources(resourcesNow, offerList), messaging, channels, pins));
         } catch (RuntimeException e) {
             // an image record refused a value (a null where none is allowed, a bad list)
             throw new CorruptSnapshotException("undecodable snapshot body: " + e, e);

@@ -2,6 +2,8 @@ package dev.synapsehub.core.state;
 
 import dev.synapsehub.core.board.BoardLimits;
 import dev.synapsehub.core.channel.ChannelRegistry;
+import dev.synapsehub.core.command.IdentityPinCommand;
+import dev.synapsehub.core.identity.IdentityPinRegistry;
 import dev.synapsehub.core.command.ChannelCommand;
 import dev.synapsehub.core.command.ChatCommand;
 import dev.synapsehub.core.reply.Refusal;
@@ -58,6 +60,7 @@ public final class CoordinationState {
     private ResourceRegistry resources;
     private MessagingRegistry messaging;
     private ChannelRegistry channels;
+    private volatile IdentityPinRegistry pins = new IdentityPinRegistry(); // read by the edge (committed view)
     private final RegistryLimits limits;
     private final int idempotencyCapacity;
     private final BoardLimits boardLimits;
@@ -108,6 +111,8 @@ public final class CoordinationState {
             return resources.decide(r, t);
         } else if (command instanceof ChannelCommand ch) {
             return channels.decide(ch, t);
+        } else if (command instanceof IdentityPinCommand p) {
+            return pins.decide(p, t, lastSeq);
         } else if (command instanceof ChatCommand c && c.channel() != null && !c.channel().isBlank()) {
             String id = c.channel().strip();
             if (!channels.isMember(id, c.agent())) {
@@ -161,6 +166,7 @@ public final class CoordinationState {
         board.apply(event);
         resources.apply(event);
         channels.apply(event);
+        pins.apply(event);
         if (event instanceof IdempotencyRecordedEvent recorded) {
             idempotency.apply(recorded);
         }
@@ -203,7 +209,7 @@ public final class CoordinationState {
      */
     public StateImage image() {
         return new StateImage(lastSeq, claims.image(), idempotency.image(), board.image(), resources.image(),
-                messaging.image(), channels.image());
+                messaging.image(), channels.image(), pins.image());
     }
 
     /**
@@ -221,6 +227,7 @@ public final class CoordinationState {
         resources.restore(image.resources());
         messaging.restore(image.messaging());
         channels.restore(image.channels());
+        pins.restore(image.pins());
         lastSeq = image.lastSeq();
     }
 
@@ -243,12 +250,15 @@ public final class CoordinationState {
         r.restore(image.resources());
         m.restore(image.messaging());
         ch.restore(image.channels());
+        IdentityPinRegistry p = new IdentityPinRegistry();
+        p.restore(image.pins());
         claims = c;
         idempotency = i;
         board = b;
         resources = r;
         messaging = m;
         channels = ch;
+        pins = p;
         lastSeq = image.lastSeq();
         if (batchOpen) {
             beginBatch(); // the old registries' undo steps are dropped with them
@@ -286,6 +296,7 @@ public final class CoordinationState {
         resources.beginBatch();
         messaging.beginBatch();
         channels.beginBatch();
+        pins.beginBatch();
         undo.begin();
         batchOpen = true;
     }
@@ -298,6 +309,7 @@ public final class CoordinationState {
         resources.commitBatch();
         messaging.commitBatch();
         channels.commitBatch();
+        pins.commitBatch();
         undo.commit();
         batchOpen = false;
     }
@@ -310,6 +322,7 @@ public final class CoordinationState {
         resources.rollbackBatch();
         messaging.rollbackBatch();
         channels.rollbackBatch();
+        pins.rollbackBatch();
         undo.rollback();
         batchOpen = false;
     }
@@ -332,6 +345,11 @@ public final class CoordinationState {
     /** Private channels and their histories. */
     public ChannelRegistry channels() {
         return channels;
+    }
+
+    /** Identity pins (contract A2). */
+    public IdentityPinRegistry pins() {
+        return pins;
     }
 
     /** The resource offers. */

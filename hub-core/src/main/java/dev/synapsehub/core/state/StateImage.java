@@ -4,6 +4,7 @@ import dev.synapsehub.core.channel.Channel;
 import dev.synapsehub.core.board.BoardTask;
 import dev.synapsehub.core.board.ProgressNote;
 import dev.synapsehub.core.claim.Claim;
+import dev.synapsehub.core.identity.IdentityPin;
 import dev.synapsehub.core.messaging.ChatRecord;
 import dev.synapsehub.core.messaging.DeadLetter;
 import dev.synapsehub.core.messaging.DirectedChat;
@@ -20,13 +21,21 @@ import java.util.List;
  *
  * @param lastSeq the journal seq of the last event the state applied
  * @param channels private channels with their retained chats, in creation order
+ * @param pins identity pins, in the order pinned
  */
 public record StateImage(long lastSeq, Claims claims, List<IdempotencyLedger.Entry> idempotency, Board board,
-                         Resources resources, Messaging messaging, List<Channel> channels) {
+                         Resources resources, Messaging messaging, List<Channel> channels, List<IdentityPin> pins) {
 
     public StateImage {
         idempotency = List.copyOf(idempotency);
         channels = channels == null ? List.of() : List.copyOf(channels);
+        pins = pins == null ? List.of() : List.copyOf(pins);
+    }
+
+    /** An image without identity pins. */
+    public StateImage(long lastSeq, Claims claims, List<IdempotencyLedger.Entry> idempotency, Board board,
+                      Resources resources, Messaging messaging, List<Channel> channels) {
+        this(lastSeq, claims, idempotency, board, resources, messaging, channels, List.of());
     }
 
     /** An image without private channels. */
