@@ -2,6 +2,7 @@ package dev.synapsehub.net;
 
 import dev.synapsehub.core.SpecConstants;
 import dev.synapsehub.net.auth.ReplayCache;
+import dev.synapsehub.net.identity.IdentityPinSettings;
 import dev.synapsehub.net.tls.TlsFiles;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -40,6 +41,7 @@ import java.util.List;
  *        refuses work beyond {@link #outboxQueueCapacity()} (not an operator flag)
  * @param tls native TLS on the hub port ({@code wss://}), or null for plain {@code ws://}
  * @param ui serve the read-only operator cockpit at {@code /ui} ({@code --ui})
+ * @param identityPins identity pinning and its reclaim grants (contract A2); off by default
  */
 public record HubConfig(
         String host,
@@ -78,7 +80,8 @@ public record HubConfig(
         long maxFanoutBacklogBytes,
         int outboxBusyTasks,
         TlsFiles tls,
-        boolean ui) {
+        boolean ui,
+        IdentityPinSettings identityPins) {
 
     public HubConfig {
         if (port < 0 || port > 65_535) {
@@ -110,6 +113,7 @@ public record HubConfig(
         if (outboxBusyTasks < 1) {
             throw new IllegalArgumentException("outbox busy threshold must be positive: " + outboxBusyTasks);
         }
+        identityPins = identityPins == null ? IdentityPinSettings.OFF : identityPins;
     }
 
     /**
@@ -167,6 +171,7 @@ public record HubConfig(
         b.maxFanoutBacklogBytes = maxFanoutBacklogBytes; b.outboxBusyTasks = outboxBusyTasks;
         b.tls = tls;
         b.ui = ui;
+        b.identityPins = identityPins;
         return b;
     }
 
@@ -209,6 +214,7 @@ public record HubConfig(
         private int outboxBusyTasks = 16_384;
         private TlsFiles tls;
         private boolean ui;
+        private IdentityPinSettings identityPins = IdentityPinSettings.OFF;
 
         public Builder host(String v) { host = v; return this; }
         public Builder port(int v) { port = v; return this; }
@@ -247,6 +253,7 @@ public record HubConfig(
         public Builder outboxBusyTasks(int v) { outboxBusyTasks = v; return this; }
         public Builder tls(TlsFiles v) { tls = v; return this; }
         public Builder ui(boolean v) { ui = v; return this; }
+        public Builder identityPins(IdentityPinSettings v) { identityPins = v; return this; }
 
         /** The validated configuration. */
         public HubConfig build() {
@@ -257,7 +264,7 @@ public record HubConfig(
                     ratePerSecond, rateBurst, pingInterval, advertisedHost, allowOrigins,
                     privateDirectedMessages, takeoverCooldown, takeoverQuarantineThreshold, takeoverQuarantineWindow,
                     takeoverQuarantine, presenceFanoutLimit, broadcastLinger, nativeTransport, maxFanoutBacklogBytes,
-                    outboxBusyTasks, tls, ui);
+                    outboxBusyTasks, tls, ui, identityPins);
         }
     }
 }
