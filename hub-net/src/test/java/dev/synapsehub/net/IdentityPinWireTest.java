@@ -118,6 +118,29 @@ class IdentityPinWireTest {
     }
 
     @Test
+    void aSignedFirstChatPinsAndIsFannedOutWithItsProof() throws Exception {
+        try (TestHub hub = pinningHub()) {
+            HubClient bob = admitted(hub, unsigned("p/bob"));
+            IdentityKey ann = IdentityKey.generate();
+            ObjectNode chat = ann.registration("p/ann");
+            chat.put("type", "chat");
+            chat.put("target", "all");
+            chat.put("payload", "hello");
+            HubClient annSocket = hub.connect();
+            annSocket.send(ann.sign(chat));
+            JsonNode got = bob.await(f -> "chat".equals(f.path("type").asText())
+                    && "p/ann".equals(f.path("sender").asText()), WAIT);
+            assertThat(got.path("payload").asText()).isEqualTo("hello");
+            assertThat(got.path("identity_public_key").asText()).isEqualTo(ann.publicKey);
+            assertThat(got.path("signature").path("key_id").asText()).isEqualTo(ann.keyId);
+            assertThat(awaitPin(hub, "p/ann").keyId()).isEqualTo(ann.keyId);
+            // later frames are never checked
+            annSocket.send(annSocket.frame("p/ann", "who_request"));
+            assertThat(annSocket.awaitWhileOpen(f -> "who_snapshot".equals(f.path("type").asText()), WAIT)).isNotNull();
+        }
+    }
+
+    @Test
     void aPinnedNameRefusesEveryOtherProofAndAnUnsignedFrame() throws Exception {
         try (TestHub hub = pinningHub()) {
             IdentityKey ann = IdentityKey.generate();
