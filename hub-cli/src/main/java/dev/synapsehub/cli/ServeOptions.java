@@ -14,6 +14,8 @@ import dev.synapsehub.mesh.MeshCompaction;
 import dev.synapsehub.mesh.MeshConfig;
 import dev.synapsehub.mesh.MeshPeer;
 import dev.synapsehub.net.HubConfig;
+import dev.synapsehub.net.identity.IdentityPinSettings;
+import dev.synapsehub.net.identity.PinReclaimAcl;
 import dev.synapsehub.net.MessageAuthKey;
 import dev.synapsehub.net.tls.TlsFiles;
 import dev.synapsehub.client.NetTransport;
@@ -123,6 +125,15 @@ public final class ServeOptions {
             + "presence, claims, denials, board, mailboxes and a live feed); on a token hub it asks for the token. "
             + "Not on a mesh node.")
     boolean ui;
+
+    @Option(names = "--identity-pinning", description = "Pin each agent name to the Ed25519 key of its first valid "
+            + "registration proof (identity_public_key + signature) and refuse other keys with close 4013; pins are "
+            + "journaled with --db (in memory without). Off by default. Not on a mesh node.")
+    boolean identityPinning;
+
+    @Option(names = "--acl-policy", paramLabel = "FILE", description = "ACL policy (JSON {\"rules\": [...]}); this hub "
+            + "reads its identity-pin-reclaim rules: which operators may run identity_pin_reclaim on which names.")
+    Path aclPolicy;
 
     @Option(names = "--rate", defaultValue = "0", description = "Per-connection frames per second for non-heartbeat frames; 0 disables (default: ${DEFAULT-VALUE}).")
     double rate;
@@ -268,6 +279,8 @@ public final class ServeOptions {
         require(maxFanoutBacklogMb >= 1, "--max-fanout-backlog-mb must be at least 1");
         require(!ui || meshId == null, "--ui is not supported on a mesh node: its live feed sees only the changes "
                 + "this node decides, not those replicated to it; run the cockpit on a single hub");
+        require(!identityPinning || meshId == null, "--identity-pinning is not supported on a mesh node yet: "
+                + "pins are decided by a single hub's writer; run it on a single hub");
         List<MessageAuthKey> keys = messageAuthKeys();
         require(!requireMessageAuth || !keys.isEmpty(), "--require-message-auth needs at least one --message-auth-key");
         return HubConfig.builder()
@@ -292,6 +305,8 @@ public final class ServeOptions {
                 .nativeTransport(transport.equals("auto"))
                 .maxFanoutBacklogBytes(maxFanoutBacklogMb * 1024L * 1024)
                 .hubVersion("synapse-hub-java/" + VersionProvider.version())
+                .identityPins(new IdentityPinSettings(identityPinning, db == null ? null : db.toString(),
+                        aclPolicy == null ? PinReclaimAcl.NONE : PinReclaimAcl.load(aclPolicy)))
                 .build();
     }
 
@@ -453,6 +468,8 @@ public final class ServeOptions {
                 + (config.requireMessageAuth() ? "required" : "not required"));
         m.put("metrics", config.metricsEnabled());
         m.put("ui", config.ui() ? "cockpit at /ui" : "off");
+        m.put("identity_pinning", config.identityPins().enabled() ? "on (" + (db == null ? "pins in memory" : "pins journaled")
+                + ", " + config.identityPins().acl().grants().size() + " reclaim grant(s))" : "off");
         m.put("private_directed_messages", config.privateDirectedMessages());
         m.put("takeover_cooldown_s", config.takeoverCooldown().toMillis() / 1000.0);
         m.put("presence_fanout", config.presenceFanoutLimit() == 0 ? "always" : "up to " + config.presenceFanoutLimit() + " sockets");

@@ -12,6 +12,8 @@ import dev.synapsehub.core.claim.GitContext;
 import dev.synapsehub.core.command.ChannelCommand;
 import dev.synapsehub.core.event.AuditRecordEvent;
 import dev.synapsehub.core.event.ChannelEvent;
+import dev.synapsehub.core.event.IdentityPinEvent;
+import dev.synapsehub.core.event.IdentityPinReclaimEvent;
 import dev.synapsehub.core.event.ClaimDeniedEvent;
 import dev.synapsehub.core.event.ClaimReleasedEvent;
 import dev.synapsehub.core.event.ClaimSnapshotEvent;
@@ -46,6 +48,13 @@ import java.util.Optional;
  *   <li>{@code channel} (ours, decision A10.1): {@code op} (create, invite, join, leave),
  *       {@code channel} (trimmed, 1–200 characters), {@code agent}, {@code invitee} (an
  *       invite's, required there, else absent) and {@code label} (a create's, or absent).</li>
+ *   <li>{@code identity_pin} (ours, contract A2): {@code op} (pin, unpin), {@code name},
+ *       {@code key_id}, {@code public_key} (standard base64 of 32 bytes).</li>
+ *   <li>{@code identity_pin_reclaim} (contract A2.6, audit only): {@code operator},
+ *       {@code operator_key_id}, {@code pin_name}, {@code expected_key_id}, {@code reason},
+ *       {@code break_glass}, {@code owner_online}, {@code lease_live},
+ *       {@code stale_owner_reclaimable}, {@code status} (approved, applied), {@code applied},
+ *       and on an applied record {@code approved_seq} and {@code evicted_live_socket}.</li>
  * </ul>
  *
  * The event timestamp is not in the payload: it is the row's {@code ts} column. Thread-safe.
@@ -77,7 +86,8 @@ public final class EventCodec {
     /** True when this codec decodes {@code kind}; other kinds are skipped on replay. */
     public boolean knows(String kind) {
         return MessagingEventCodec.knows(kind) || SNAPSHOT_KINDS.containsKey(kind) || "release".equals(kind) || "claim_denial".equals(kind)
-                || "idempotency".equals(kind) || AuditRecordEvent.KINDS.contains(kind) || "channel".equals(kind);
+                || "idempotency".equals(kind) || AuditRecordEvent.KINDS.contains(kind) || "channel".equals(kind)
+                || "identity_pin".equals(kind) || "identity_pin_reclaim".equals(kind);
     }
 
     // -------------------------------------------------------------------------------------
@@ -119,6 +129,13 @@ public final class EventCodec {
                 if (c.label() != null) {
                     g.writeStringField("label", c.label());
                 }
+            } else if (event instanceof IdentityPinEvent p) {
+                g.writeStringField("op", p.op() == IdentityPinEvent.Op.PIN ? "pin" : "unpin");
+                g.writeStringField("name", p.name());
+                g.writeStringField("key_id", p.keyId());
+                g.writeStringField("public_key", p.publicKey());
+            } else if (event instanceof IdentityPinReclaimEvent a) {
+                writeReclaim(g, a);
             } else if (event instanceof IdempotencyRecordedEvent i) {
                 g.writeStringField("key", i.key());
                 g.writeStringField("request_digest", i.requestDigest());
@@ -199,6 +216,24 @@ public final class EventCodec {
         writeString(g, F_QUOTA_PRINCIPAL, c.principal());
     }
 
+    private static void writeReclaim(JsonGenerator g, IdentityPinReclaimEvent a) throws IOException {
+        g.writeStringField("operator", a.operator());
+        g.writeStringField("operator_key_id", a.operatorKeyId());
+        g.writeStringField("pin_name", a.pinName());
+        g.writeStringField("expected_key_id", a.expectedKeyId());
+        g.writeStringField("reason", a.reason());
+        g.writeBooleanField("break_glass", a.breakGlass());
+        g.writeBooleanField("owner_online", a.ownerOnline());
+        g.writeBooleanField("lease_live", a.leaseLive());
+        g.writeBooleanField("stale_owner_reclaimable", a.staleOwnerReclaimable());
+        g.writeStringField("status", a.status());
+        g.writeBooleanField("applied", a.applied());
+        if (a.applied()) {
+            g.writeNumberField("approved_seq", a.approvedSeq());
+            g.writeBooleanField("evicted_live_socket", a.evictedLiveSocket());
+        }
+    }
+
     private static void writeString(JsonGenerator g, SerializedString name, String value) throws IOException {
         g.writeFieldName(name);
         g.writeString(value);
@@ -270,8 +305,53 @@ public final class EventCodec {
                     r.text("reason_code", ""), r.text("scope_sha256", ""), r.text("task_id_sha256", ""));
         } else if ("channel".equals(kind)) {
             return readChannel(r, ts);
+        } else if ("identity_pin".equals(kind)) {
+            return readPin(r, ts);
+        } else if ("identity_pin_reclaim".equals(kind)) {
+            return readReclaim(r, ts);
         }
         return readIdempotency(r, ts);
+    }
+
+    /** A pin or unpin; strict: a payload the live hub could not have written is corrupt. */
+    private static IdentityPinEvent readPin(PayloadReader r, double ts) throws CorruptPayloadException {
+        String opText = r.text("op");
+        IdentityPinEvent.Op op = switch (opText) {
+            case "pin" -> IdentityPinEvent.Op.PIN;
+            case "unpin" -> IdentityPinEvent.Op.UNPIN;
+            default -> throw new CorruptPayloadException("unknown identity pin op '" + opText + "'");
+        };
+        String name = r.id("name");
+        String keyId = r.id("key_id");
+        String key = r.id("public_key");
+        byte[] raw;
+        try {
+            raw = java.util.Base64.getDecoder().decode(key);
+        } catch (IllegalArgumentException e) {
+            throw new CorruptPayloadException("public_key is not base64", e);
+        }
+        if (raw.length != 32) {
+            throw new CorruptPayloadException("public_key is " + raw.length + " bytes, not 32");
+        }
+        return new IdentityPinEvent(ts, op, name, keyId, key);
+    }
+
+    /** A reclaim audit record; an applied one carries its approval's seq and the eviction flag. */
+    private static IdentityPinReclaimEvent readReclaim(PayloadReader r, double ts) throws CorruptPayloadException {
+        String status = r.text("status");
+        if (!"approved".equals(status) && !"applied".equals(status)) {
+            throw new CorruptPayloadException("unknown reclaim status '" + status + "'");
+        }
+        boolean applied = r.bool("applied", false);
+        if (applied != "applied".equals(status)) {
+            throw new CorruptPayloadException("applied does not match status " + status);
+        }
+        Long approvedSeq = applied ? r.integer("approved_seq") : null;
+        Boolean evicted = applied ? r.bool("evicted_live_socket", false) : null;
+        return new IdentityPinReclaimEvent(ts, r.id("operator"), r.text("operator_key_id"), r.id("pin_name"),
+                r.text("expected_key_id"), r.text("reason"), r.bool("break_glass", false),
+                r.bool("owner_online", false), r.bool("lease_live", false), r.bool("stale_owner_reclaimable", false),
+                status, applied, approvedSeq, evicted);
     }
 
     /** A channel change; strict: a payload the live hub could not have written is corrupt. */

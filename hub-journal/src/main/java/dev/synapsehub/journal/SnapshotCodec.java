@@ -9,6 +9,7 @@ import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.claim.ClaimStatus;
 import dev.synapsehub.core.claim.GitContext;
 import dev.synapsehub.core.channel.Channel;
+import dev.synapsehub.core.identity.IdentityPin;
 import dev.synapsehub.core.messaging.ChatRecord;
 import dev.synapsehub.core.messaging.DeadLetter;
 import dev.synapsehub.core.messaging.DirectedChat;
@@ -29,7 +30,8 @@ import java.util.zip.CRC32C;
  * {@link SnapshotBytes}: the magic {@code SYNHSNAP}, the format, the snapshot header (created
  * at, carried corrupt-row count and first seq), then the image section by section (claims,
  * idempotency ledger, board, resources, messaging, private channels, owed receipts, persistent
- * cards) in the order {@link StateImage} lists them, and the magic again. Enumerations are stored by their wire spelling, not their ordinal.
+ * cards, identity pins) in the order {@link StateImage} lists them, and the magic again. Enumerations are stored by
+ * their wire spelling, not their ordinal.
  *
  * <p>Decoding is strict: a body that ends early, runs past its end, holds an unknown status, a
  * non-finite clock or anything an image record refuses is a {@link CorruptSnapshotException};
@@ -40,12 +42,12 @@ public final class SnapshotCodec {
     /**
      * The body format this code writes; 2 adds the private channels section after messaging, 3
      * the receipt notification outbox (§8.5) after the channels, 4 the persistent capability
-     * cards (§5.15) after the outbox.
+     * cards (§5.15) after the outbox, 5 the identity pins (contract A2) after the cards.
      */
-    public static final int FORMAT = 4;
+    public static final int FORMAT = 5;
     /**
      * The oldest body format this code still reads (format 1 predates channels, formats 1 and 2
-     * the receipt outbox, formats 1 to 3 persistent cards: they hold none).
+     * the receipt outbox, formats 1 to 3 persistent cards, formats 1 to 4 identity pins: they hold none).
      */
     public static final int OLDEST_FORMAT = 1;
     private static final byte[] MAGIC = "SYNHSNAP".getBytes(StandardCharsets.US_ASCII);
@@ -118,6 +120,13 @@ public final class SnapshotCodec {
             o.str(c.agent());
             o.str(c.cardJson());
             o.f64(c.advertisedAt());
+        }
+        o.varint(image.pins().size());
+        for (IdentityPin pin : image.pins()) {
+            o.str(pin.name());
+            o.str(pin.keyId());
+            o.str(pin.publicKey());
+            o.f64(pin.pinnedAt());
         }
         o.bytes(MAGIC);
         return o.toByteArray();
@@ -301,11 +310,19 @@ public final class SnapshotCodec {
                     cards.add(new PersistentCard(in.text("card agent"), in.text("card"), in.finite("advertised_at")));
                 }
             }
+            List<IdentityPin> pins = new ArrayList<>();
+            if (format >= 5) {
+                int n = in.count("identity pins");
+                for (int i = 0; i < n; i++) {
+                    pins.add(new IdentityPin(in.text("pin name"), in.text("pin key id"), in.text("pin public key"),
+                            in.finite("pinned_at")));
+                }
+            }
             if (!Arrays.equals(in.bytes(MAGIC.length), MAGIC) || !in.atEnd()) {
                 throw new CorruptSnapshotException("the body does not end where its sections do");
             }
             return new StateSnapshot(createdAt, corrupt, firstCorrupt, new StateImage(lastSeq, claims, ledger, board,
-                    new StateImage.Resources(resourcesNow, offerList), messaging, channels, cards));
+                    new StateImage.Resources(resourcesNow, offerList), messaging, channels, cards, pins));
         } catch (RuntimeException e) {
             // an image record refused a value (a null where none is allowed, a bad list)
             throw new CorruptSnapshotException("undecodable snapshot body: " + e, e);

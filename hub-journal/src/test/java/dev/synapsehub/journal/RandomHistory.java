@@ -33,10 +33,13 @@ import java.util.Random;
 final class RandomHistory {
     static final List<String> AGENTS = List.of("a/one", "a/two", "b/three", "b/four", "c/five");
     private final Random rnd;
+    /** Draws for identity pins only, so adding them left every other draw of a seed as it was. */
+    private final Random pins;
     private long step;
 
     RandomHistory(long seed) {
         this.rnd = new Random(seed);
+        this.pins = new Random(~seed);
     }
 
     private <T> T pick(List<T> values) {
@@ -123,6 +126,17 @@ final class RandomHistory {
                     1 + rnd.nextInt((int) Math.max(1, Math.min(Integer.MAX_VALUE, step * 3))), null));
         } else if (r < 98) {
             return Mutation.of(new MailboxCursorCommand(agent, null, rnd.nextInt((int) Math.max(1, step * 3))));
+        }
+        if (r == 99 && pins.nextBoolean()) { // identity pins (contract A2): pins, re-pins, mismatches, reclaims
+            int k = pins.nextInt(2);
+            String key = java.util.Base64.getEncoder().encodeToString(new byte[] {
+                (byte) k, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
+                26, 27, 28, 29, 30, 31});
+            return pins.nextInt(3) == 0
+                    ? Mutation.of(new dev.synapsehub.core.command.IdentityPinCommand.Reclaim(agent,
+                            AGENTS.get(pins.nextInt(AGENTS.size())), "k" + k, "r" + step, pins.nextBoolean(), false,
+                            false, false))
+                    : Mutation.of(new dev.synapsehub.core.command.IdentityPinCommand.Pin(agent, "k" + k, key));
         }
         return Mutation.of(new AgentActivityCommand(agent));
     }

@@ -118,6 +118,7 @@ class SnapshotEquivalenceTest {
         assertThat(image.board().tasks()).isNotEmpty();
         assertThat(image.claims().live()).isNotEmpty();
         assertThat(image.claims().retained()).isNotEmpty();
+        assertThat(image.pins()).as("identity pins are part of what was compared").isNotEmpty();
     }
 
     /** Both states decide the same random continuation identically. */

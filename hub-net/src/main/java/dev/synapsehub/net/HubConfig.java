@@ -3,6 +3,7 @@ package dev.synapsehub.net;
 import dev.synapsehub.core.SpecConstants;
 import dev.synapsehub.net.auth.ReplayCache;
 import dev.synapsehub.net.delivery.Delivery;
+import dev.synapsehub.net.identity.IdentityPinSettings;
 import dev.synapsehub.net.tls.TlsFiles;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -43,6 +44,7 @@ import java.util.List;
  * @param ui serve the read-only operator cockpit at {@code /ui} ({@code --ui})
  * @param defaultDelivery the claim-traffic delivery of agents that declare none
  *        ({@code --default-delivery}; broadcast, the wire contract's, unless set)
+ * @param identityPins identity pinning and its reclaim grants (contract A2); off by default
  */
 public record HubConfig(
         String host,
@@ -82,7 +84,8 @@ public record HubConfig(
         int outboxBusyTasks,
         TlsFiles tls,
         boolean ui,
-        Delivery defaultDelivery) {
+        Delivery defaultDelivery,
+        IdentityPinSettings identityPins) {
 
     public HubConfig {
         if (port < 0 || port > 65_535) {
@@ -115,6 +118,7 @@ public record HubConfig(
         if (outboxBusyTasks < 1) {
             throw new IllegalArgumentException("outbox busy threshold must be positive: " + outboxBusyTasks);
         }
+        identityPins = identityPins == null ? IdentityPinSettings.OFF : identityPins;
     }
 
     /**
@@ -173,6 +177,7 @@ public record HubConfig(
         b.tls = tls;
         b.ui = ui;
         b.defaultDelivery = defaultDelivery;
+        b.identityPins = identityPins;
         return b;
     }
 
@@ -216,6 +221,7 @@ public record HubConfig(
         private TlsFiles tls;
         private boolean ui;
         private Delivery defaultDelivery = Delivery.EVERYTHING;
+        private IdentityPinSettings identityPins = IdentityPinSettings.OFF;
 
         public Builder host(String v) { host = v; return this; }
         public Builder port(int v) { port = v; return this; }
@@ -255,6 +261,7 @@ public record HubConfig(
         public Builder tls(TlsFiles v) { tls = v; return this; }
         public Builder ui(boolean v) { ui = v; return this; }
         public Builder defaultDelivery(Delivery v) { defaultDelivery = v; return this; }
+        public Builder identityPins(IdentityPinSettings v) { identityPins = v; return this; }
 
         /** The validated configuration. */
         public HubConfig build() {
@@ -265,7 +272,7 @@ public record HubConfig(
                     ratePerSecond, rateBurst, pingInterval, advertisedHost, allowOrigins,
                     privateDirectedMessages, takeoverCooldown, takeoverQuarantineThreshold, takeoverQuarantineWindow,
                     takeoverQuarantine, presenceFanoutLimit, broadcastLinger, nativeTransport, maxFanoutBacklogBytes,
-                    outboxBusyTasks, tls, ui, defaultDelivery);
+                    outboxBusyTasks, tls, ui, defaultDelivery, identityPins);
         }
     }
 }

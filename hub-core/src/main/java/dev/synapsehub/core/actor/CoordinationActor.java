@@ -244,6 +244,11 @@ public final class CoordinationActor implements AutoCloseable {
         return state.idempotency().findCommitted(key).map(e -> MutationDecider.answer(e, requestDigest));
     }
 
+    /** The committed identity pin of {@code name} (contract A2); safe from any thread. */
+    public Optional<dev.synapsehub.core.identity.IdentityPin> committedPin(String name) {
+        return state.pins().findCommitted(name);
+    }
+
     /** Why the actor stopped for good, if it did; empty while it runs (or after a clean close). */
     public Optional<Throwable> failure() {
         return Optional.ofNullable(failure);

@@ -9,7 +9,8 @@ public sealed interface CoordinationEvent
         LedgerTaskEvent, LedgerProgressEvent, ResourceOfferedEvent, ChatEvent, DeliveryReceiptRequestedEvent,
         DeliveryReceiptImmediateEvent, DeliveryReceiptDeferredEvent, DeliveryReceiptExpiredEvent,
         MailboxWatermarkEvent, DeadLetterEscalationEvent, DeadLetterClearedEvent, AuditRecordEvent, ChannelEvent,
-        ReceiptsDeliveredEvent, CapabilityCardEvent {
+        ReceiptsDeliveredEvent, CapabilityCardEvent,
+        IdentityPinEvent, IdentityPinReclaimEvent {
     /** Hub time at which the event was decided, Unix seconds. */
     double ts();
 

@@ -4,6 +4,8 @@ import dev.synapsehub.core.board.BoardLimits;
 import dev.synapsehub.core.card.CardRegistry;
 import dev.synapsehub.core.command.CardCommand;
 import dev.synapsehub.core.channel.ChannelRegistry;
+import dev.synapsehub.core.command.IdentityPinCommand;
+import dev.synapsehub.core.identity.IdentityPinRegistry;
 import dev.synapsehub.core.command.ChannelCommand;
 import dev.synapsehub.core.command.ChatCommand;
 import dev.synapsehub.core.reply.Refusal;
@@ -61,6 +63,7 @@ public final class CoordinationState {
     private MessagingRegistry messaging;
     private ChannelRegistry channels;
     private CardRegistry cards;
+    private volatile IdentityPinRegistry pins = new IdentityPinRegistry(); // read by the edge (committed view)
     private final RegistryLimits limits;
     private final int idempotencyCapacity;
     private final BoardLimits boardLimits;
@@ -114,6 +117,8 @@ public final class CoordinationState {
             return channels.decide(ch, t);
         } else if (command instanceof CardCommand card) {
             return cards.decide(card, t);
+        } else if (command instanceof IdentityPinCommand p) {
+            return pins.decide(p, t, lastSeq);
         } else if (command instanceof ChatCommand c && c.channel() != null && !c.channel().isBlank()) {
             String id = c.channel().strip();
             if (!channels.isMember(id, c.agent())) {
@@ -168,6 +173,7 @@ public final class CoordinationState {
         resources.apply(event);
         channels.apply(event);
         cards.apply(event);
+        pins.apply(event);
         if (event instanceof IdempotencyRecordedEvent recorded) {
             idempotency.apply(recorded);
         }
@@ -210,7 +216,7 @@ public final class CoordinationState {
      */
     public StateImage image() {
         return new StateImage(lastSeq, claims.image(), idempotency.image(), board.image(), resources.image(),
-                messaging.image(), channels.image(), cards.image());
+                messaging.image(), channels.image(), cards.image(), pins.image());
     }
 
     /**
@@ -229,6 +235,7 @@ public final class CoordinationState {
         messaging.restore(image.messaging());
         channels.restore(image.channels());
         cards.restore(image.cards());
+        pins.restore(image.pins());
         lastSeq = image.lastSeq();
     }
 
@@ -253,6 +260,8 @@ public final class CoordinationState {
         m.restore(image.messaging());
         ch.restore(image.channels());
         cr.restore(image.cards());
+        IdentityPinRegistry p = new IdentityPinRegistry();
+        p.restore(image.pins());
         claims = c;
         idempotency = i;
         board = b;
@@ -260,6 +269,7 @@ public final class CoordinationState {
         messaging = m;
         channels = ch;
         cards = cr;
+        pins = p;
         lastSeq = image.lastSeq();
         if (batchOpen) {
             beginBatch(); // the old registries' undo steps are dropped with them
@@ -298,6 +308,7 @@ public final class CoordinationState {
         messaging.beginBatch();
         channels.beginBatch();
         cards.beginBatch();
+        pins.beginBatch();
         undo.begin();
         batchOpen = true;
     }
@@ -311,6 +322,7 @@ public final class CoordinationState {
         messaging.commitBatch();
         channels.commitBatch();
         cards.commitBatch();
+        pins.commitBatch();
         undo.commit();
         batchOpen = false;
     }
@@ -324,6 +336,7 @@ public final class CoordinationState {
         messaging.rollbackBatch();
         channels.rollbackBatch();
         cards.rollbackBatch();
+        pins.rollbackBatch();
         undo.rollback();
         batchOpen = false;
     }
@@ -351,6 +364,11 @@ public final class CoordinationState {
     /** Persistent capability cards. */
     public CardRegistry cards() {
         return cards;
+    }
+
+    /** Identity pins (contract A2). */
+    public IdentityPinRegistry pins() {
+        return pins;
     }
 
     /** The resource offers. */

@@ -5,6 +5,7 @@ import dev.synapsehub.core.channel.Channel;
 import dev.synapsehub.core.board.BoardTask;
 import dev.synapsehub.core.board.ProgressNote;
 import dev.synapsehub.core.claim.Claim;
+import dev.synapsehub.core.identity.IdentityPin;
 import dev.synapsehub.core.messaging.ChatRecord;
 import dev.synapsehub.core.messaging.DeadLetter;
 import dev.synapsehub.core.messaging.DirectedChat;
@@ -23,27 +24,29 @@ import java.util.List;
  * @param lastSeq the journal seq of the last event the state applied
  * @param channels private channels with their retained chats, in creation order
  * @param cards persistent capability cards, least recently registered first
+ * @param pins identity pins, in the order pinned
  */
 public record StateImage(long lastSeq, Claims claims, List<IdempotencyLedger.Entry> idempotency, Board board,
                          Resources resources, Messaging messaging, List<Channel> channels,
-                         List<PersistentCard> cards) {
+                         List<PersistentCard> cards, List<IdentityPin> pins) {
 
     public StateImage {
         idempotency = List.copyOf(idempotency);
         channels = channels == null ? List.of() : List.copyOf(channels);
         cards = cards == null ? List.of() : List.copyOf(cards);
+        pins = pins == null ? List.of() : List.copyOf(pins);
     }
 
-    /** An image without persistent cards (snapshots of format 3 and older hold none). */
+    /** An image without persistent cards or identity pins (snapshots of format 3 and older hold neither). */
     public StateImage(long lastSeq, Claims claims, List<IdempotencyLedger.Entry> idempotency, Board board,
                       Resources resources, Messaging messaging, List<Channel> channels) {
-        this(lastSeq, claims, idempotency, board, resources, messaging, channels, List.of());
+        this(lastSeq, claims, idempotency, board, resources, messaging, channels, List.of(), List.of());
     }
 
     /** An image without private channels. */
     public StateImage(long lastSeq, Claims claims, List<IdempotencyLedger.Entry> idempotency, Board board,
                       Resources resources, Messaging messaging) {
-        this(lastSeq, claims, idempotency, board, resources, messaging, List.of(), List.of());
+        this(lastSeq, claims, idempotency, board, resources, messaging, List.of(), List.of(), List.of());
     }
 
     /**

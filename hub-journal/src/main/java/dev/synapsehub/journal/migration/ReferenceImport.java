@@ -91,7 +91,7 @@ public final class ReferenceImport {
     private static final Map<String, String> NOT_KEPT = Map.ofEntries(
             Map.entry("guard_denial", "audit record of guard evidence, a feature this hub does not implement"),
             Map.entry("operator_relay", "audit record of operator relay, not implemented by this hub"),
-            Map.entry("identity_pin_reclaim", "audit record of identity pinning, not implemented by this hub"),
+            Map.entry("identity_pin_reclaim", "audit record of a reclaim of the reference's pin file, which is not imported"),
             Map.entry("dead_letter_forwarding", "audit record of multi-hub forwarding; changes no state"),
             Map.entry("multihub_partition", "multi-hub audit record; changes no state"),
             Map.entry("multihub_heal", "multi-hub audit record; changes no state"),

@@ -45,6 +45,8 @@ public final class InboundPipeline {
     private final UnavailableFeatureVerbs unavailable;
     private final ChannelVerbs channels;
     private final DeliveryVerbs delivery;
+    private final IdentityPinGate pins;
+    private final IdentityPinReclaimVerb pinReclaim;
 
     public InboundPipeline(HubContext hub) {
         this.hub = hub;
@@ -57,6 +59,8 @@ public final class InboundPipeline {
         this.unavailable = new UnavailableFeatureVerbs(hub);
         this.channels = new ChannelVerbs(hub);
         this.delivery = new DeliveryVerbs(hub);
+        this.pins = new IdentityPinGate(hub);
+        this.pinReclaim = new IdentityPinReclaimVerb(hub);
     }
 
     /** The hub's claim path, as extensions use it to decide claims on behalf of another hub. */
@@ -161,6 +165,8 @@ public final class InboundPipeline {
             }
         }
         String token = FieldCoercion.text(frame.get("token"));
+        // the identity proof signs the frame as received, connect token included (A2.2)
+        ObjectNode asReceived = session.name() == null && pins.wantsReceived(frame) ? frame.deepCopy() : null;
         frame.remove("token");
         ObjectNode received = hub.messageAuth().appliesTo(normalisedType(frame)) ? frame.deepCopy() : null;
 
@@ -195,7 +201,7 @@ public final class InboundPipeline {
             return;
         }
         if (session.name() == null) {
-            if (!register(session, frame, sender, token, now)) {
+            if (!register(session, frame, asReceived, sender, token, now)) {
                 return;
             }
         } else if (!sender.equals(session.name())) {
@@ -255,6 +261,8 @@ public final class InboundPipeline {
             channels.handle(request);
         } else if (DeliveryVerbs.handles(type)) {
             delivery.handle(request);
+        } else if (IdentityPinReclaimVerb.TYPE.equals(type)) {
+            pinReclaim.handle(request);
         } else if (hub.extensions().handler(type) != null) {
             hub.extensions().handler(type).handle(request);
         } else if (!unavailable.answer(request)) {
@@ -293,7 +301,8 @@ public final class InboundPipeline {
     }
 
     /** First frame: token, binding, lease, welcome, presence. False when the socket is closing. */
-    private boolean register(Session session, ObjectNode frame, String sender, String token, double now) {
+    private boolean register(Session session, ObjectNode frame, ObjectNode asReceived, String sender, String token,
+            double now) {
         if (hub.tokens().secured()) {
             String refusal = hub.tokens().check(token);
             if (refusal != null) {
@@ -304,6 +313,10 @@ public final class InboundPipeline {
             }
             session.markAuthenticated();
             hub.outbox().skipQueuedBroadcasts(session);
+        }
+        IdentityPinGate.Admission identity = pins.check(session, asReceived, sender, now);
+        if (!identity.admitted()) {
+            return false;
         }
         session.principal(hub.tokens().principalFor(session.remoteHost()));
         SessionRegistry.Bind bind = hub.registry().bind(session, sender,
@@ -329,6 +342,9 @@ public final class InboundPipeline {
                 return false;
             default:
                 break;
+        }
+        if (identity.pin() != null) {
+            pins.pinAfterBinding(session, identity.pin()); // only once the name is bound (A10.3)
         }
         if (session.authTimer() != null) {
             session.authTimer().cancel(false);

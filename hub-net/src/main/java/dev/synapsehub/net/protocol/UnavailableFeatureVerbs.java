@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 /**
  * Optional verbs of contract §14 whose feature this hub does not run, answered as the
- * reference answers a hub without that feature (A2.6, A3, A4, A5.1) instead of "Unknown
+ * reference answers a hub without that feature (A3, A4, A5.1) instead of "Unknown
  * message type": existing clients read these answers. Nothing is applied, journaled or sent
  * to anyone but the requester.
  */
@@ -34,9 +34,6 @@ final class UnavailableFeatureVerbs {
                 return true;
             case "operator_relay_request":
                 operatorRelay(r);
-                return true;
-            case "identity_pin_reclaim":
-                pinReclaim(r);
                 return true;
             default:
                 return false;
@@ -71,42 +68,6 @@ final class UnavailableFeatureVerbs {
 
     private static boolean optional(JsonNode v, java.util.function.Predicate<JsonNode> ok) {
         return v == null || v.isNull() || ok.test(v);
-    }
-
-    /**
-     * A2.6: the checks in the contract's order up to the ACL grant, which no rule of this hub
-     * ever gives (it has no {@code --acl-policy}), so nothing is ever reclaimed.
-     */
-    private void pinReclaim(Request r) {
-        String pin = text(r.get("pin_name"));
-        String keyId = text(r.get("expected_key_id"));
-        String reason = text(r.get("reason"));
-        String refusal;
-        if (pin.isEmpty()) {
-            refusal = "pin name is required";
-        } else if (keyId.isEmpty()) {
-            refusal = "expected key id is required";
-        } else if (reason.isEmpty()) {
-            refusal = "a non-empty operator reason is required";
-        } else if (reason.codePointCount(0, reason.length()) > 500) {
-            refusal = "operator reason exceeds 500 characters";
-        } else if (pin.equals(r.sender())) {
-            refusal = "an operator cannot reclaim the identity used by its own live connection";
-        } else {
-            refusal = "no identity-pin-reclaim ACL grant authorises this operator and target";
-        }
-        ObjectNode f = hub.frames().envelope(r.sender(), "identity_pin_reclaim_result", refusal, now());
-        f.put("pin_name", pin);
-        f.put("expected_key_id", keyId);
-        f.put("applied", false);
-        JsonNode breakGlass = r.get("break_glass");
-        f.put("break_glass", breakGlass != null && breakGlass.isBoolean() && breakGlass.booleanValue());
-        f.putNull("audit_seq");
-        send(r, f);
-    }
-
-    private static String text(JsonNode v) {
-        return v != null && v.isTextual() ? v.textValue().strip() : "";
     }
 
     private void send(Request r, ObjectNode frame) {

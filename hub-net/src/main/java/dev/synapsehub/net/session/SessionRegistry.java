@@ -224,6 +224,12 @@ public final class SessionRegistry {
         }
     }
 
+    /** True when {@code name} holds an ownership lease that has not lapsed at {@code now}. */
+    public synchronized boolean leaseLive(String name, double now) {
+        Lease lease = leases.get(name);
+        return lease != null && lease.liveAt(now);
+    }
+
     /** Name leases held, their holder online or not. */
     public synchronized int leaseCount() {
         return leases.size();

@@ -1,0 +1,64 @@
+package dev.synapsehub.cli;
+
+import dev.synapsehub.net.HubConfig;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** {@code --identity-pinning} (off by default) and {@code --acl-policy} as the hub reads them. */
+class IdentityPinningOptionsTest {
+    @TempDir
+    Path dir;
+
+    private static ServeOptions parse(String... args) {
+        SynapseHubCommand command = new SynapseHubCommand();
+        new CommandLine(command).parseArgs(args);
+        return command.serve;
+    }
+
+    @Test
+    void pinningIsOffByDefaultAndTheJournalIsThePinStore() {
+        HubConfig off = parse().hubConfig();
+        assertThat(off.identityPins().enabled()).isFalse();
+        assertThat(off.identityPins().acl().grants()).isEmpty();
+        Path db = dir.resolve("hub.db");
+        HubConfig on = parse("--identity-pinning", "--db", db.toString()).hubConfig();
+        assertThat(on.identityPins().enabled()).isTrue();
+        assertThat(on.identityPins().pinStore()).isEqualTo(db.toString());
+        assertThat(parse("--identity-pinning").hubConfig().identityPins().pinStore()).as("memory only").isNull();
+    }
+
+    @Test
+    void theAclPolicyKeepsReclaimGrantsAndRefusesAMalformedOne() throws Exception {
+        Path policy = dir.resolve("acl.json");
+        Files.writeString(policy, "{\"rules\": [{\"permission\": \"identity-pin-reclaim\", \"target_kind\": \"agent\","
+                + " \"target_pattern\": \"p/*\", \"namespace\": \"ops\"}, {\"permission\": \"relay\"}]}");
+        var acl = parse("--acl-policy", policy.toString()).hubConfig().identityPins().acl();
+        assertThat(acl.grants()).hasSize(1);
+        assertThat(acl.allows("ops/root", "p/ann")).isTrue();
+        assertThat(acl.allows("dev/root", "p/ann")).as("another project").isFalse();
+        assertThat(acl.allows("root", "p/ann")).as("no project").isFalse();
+        assertThat(acl.allows("ops/root", "q/ann")).isFalse();
+
+        Files.writeString(policy, "{\"rules\": [{\"permission\": \"identity-pin-reclaim\", \"target_kind\": \"task\","
+                + " \"target_pattern\": \"*\"}]}");
+        assertThatThrownBy(() -> parse("--acl-policy", policy.toString()).hubConfig())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("target_kind");
+        Files.writeString(policy, "not json");
+        assertThatThrownBy(() -> parse("--acl-policy", policy.toString()).hubConfig())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--acl-policy");
+    }
+
+    @Test
+    void aMeshNodeRefusesPinning() {
+        assertThatThrownBy(() -> parse("--identity-pinning", "--mesh-id", "n1", "--mesh-peers", "n1=127.0.0.1:1",
+                "--db", dir.resolve("m.db").toString()).hubConfig())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--identity-pinning");
+    }
+}

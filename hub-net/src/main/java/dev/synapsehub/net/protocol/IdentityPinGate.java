@@ -1,0 +1,130 @@
+package dev.synapsehub.net.protocol;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.actor.Mutation;
+import dev.synapsehub.core.actor.Outcome;
+import dev.synapsehub.core.command.IdentityPinCommand;
+import dev.synapsehub.core.identity.IdentityPin;
+import dev.synapsehub.core.reply.IdentityPinReply;
+import dev.synapsehub.net.identity.IdentityProof;
+import dev.synapsehub.net.session.Session;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Optional;
+
+/**
+ * Identity pinning at registration (wire contract A2.1–A2.4, decision A10.3). Only a socket's
+ * first frame is examined, after the reserved-name and token checks and before name binding: a
+ * pinned name needs a proof by its pinned key, a broken first-use proof is refused, and a valid
+ * first-use proof pins the name once its binding succeeded. Refusals are a private {@code error}
+ * with {@code verification_result}, then close 4013. Off unless {@code --identity-pinning}.
+ */
+final class IdentityPinGate {
+    private static final Logger LOG = LoggerFactory.getLogger(IdentityPinGate.class);
+
+    /** What the first frame may do next. */
+    record Admission(boolean admitted, IdentityPinCommand.Pin pin) {
+        static final Admission ADMIT = new Admission(true, null);
+        static final Admission REFUSED = new Admission(false, null);
+    }
+
+    private final HubContext hub;
+    private final IdentityProof proof = new IdentityProof();
+
+    IdentityPinGate(HubContext hub) {
+        this.hub = hub;
+    }
+
+    /** True when the first frame must be kept as received (with its token) for the proof check. */
+    boolean wantsReceived(ObjectNode frame) {
+        return hub.config().identityPins().enabled() && frame.has("signature");
+    }
+
+    /**
+     * Checks a first frame before its name binds; after a refusal the socket is closing.
+     *
+     * @param received the frame as received (token included) when {@link #wantsReceived}, else null
+     */
+    Admission check(Session session, ObjectNode received, String sender, double now) {
+        if (!hub.config().identityPins().enabled()) {
+            return Admission.ADMIT;
+        }
+        JsonNode signature = received == null ? null : received.get("signature");
+        boolean signed = signature != null && signature.isObject();
+        Optional<IdentityPin> pinned = hub.actor().committedPin(sender);
+        if (pinned.isPresent()) {
+            IdentityPin pin = pinned.get();
+            String result = signed ? proof.verify(received, sender, pin.keyId(), pin.publicKey(), now)
+                    : "signature missing";
+            if ("ok".equals(result)) {
+                return Admission.ADMIT;
+            }
+            refusePinned(session, sender, pin.keyId(), result, now);
+            return Admission.REFUSED;
+        }
+        JsonNode key = received == null ? null : received.get("identity_public_key");
+        boolean keyPresent = key != null && !key.isNull() && !(key.isTextual() && key.textValue().isEmpty());
+        if (!signed || !keyPresent) {
+            return Admission.ADMIT; // nothing to pin (A2.3, last row)
+        }
+        String keyText = key.isTextual() ? key.textValue() : "";
+        String result = proof.verify(received, sender, null, keyText, now);
+        if (!"ok".equals(result)) {
+            hub.metrics().authFailures.incrementAndGet();
+            refuse(session, sender, "identity signature invalid: " + result, result, "identity binding failed", now);
+            return Admission.REFUSED;
+        }
+        return new Admission(true, new IdentityPinCommand.Pin(sender, signature.get("key_id").textValue(), keyText));
+    }
+
+    /**
+     * The name bound with a valid first-use proof: pin it (decision A10.3). If another key got
+     * pinned first (two sockets raced for the name), this socket is refused as a pin mismatch.
+     */
+    void pinAfterBinding(Session session, IdentityPinCommand.Pin pin) {
+        hub.actor().submit(Mutation.of(pin)).whenComplete((outcome, failure) -> {
+            if (failure != null) {
+                hub.metrics().faults.incrementAndGet();
+                LOG.error("cannot pin '{}' to key {}: the name stays unpinned", pin.agent(), pin.keyId(), failure);
+                return;
+            }
+            if (!(outcome instanceof Outcome.Decided decided) || !(decided.reply() instanceof IdentityPinReply reply)) {
+                hub.metrics().unansweredRefusals.incrementAndGet();
+                LOG.warn("pinning '{}' to key {} was refused ({}): the name stays unpinned", pin.agent(), pin.keyId(),
+                        outcome);
+                return;
+            }
+            switch (reply.outcome()) {
+                case MISMATCH -> {
+                    String result = reply.pin().keyId().equals(pin.keyId()) ? "bad_signature" : "unknown_key";
+                    refusePinned(session, pin.agent(), reply.pin().keyId(), result, hub.clock().nowSeconds());
+                }
+                case STORE_FULL -> {
+                    hub.metrics().faults.incrementAndGet();
+                    LOG.warn("identity pin store is full: '{}' stays unpinned", pin.agent());
+                }
+                default -> LOG.debug("pinned '{}' to key {}", pin.agent(), pin.keyId());
+            }
+        });
+    }
+
+    private void refusePinned(Session session, String name, String keyId, String result, double now) {
+        hub.metrics().authFailures.incrementAndGet();
+        String store = hub.config().identityPins().pinStore();
+        String payload = "identity pin: name '" + name + "' is pinned to key " + keyId + " (" + result
+                + "). Connect from the machine holding that key, or ask an identity-pin-reclaim ACL operator to run "
+                + "synapse identity reclaim --operator=OPERATOR_IDENTITY --expected-key-id=" + keyId
+                + " --reason=REASON -- " + name + " after inspecting "
+                + (store == null ? "the in-memory pin through the hub operator" : store)
+                + "; the hub needs --db for the mandatory audit.";
+        refuse(session, name, payload, result, "identity pin mismatch", now);
+    }
+
+    private void refuse(Session session, String name, String payload, String result, String reason, double now) {
+        ObjectNode e = hub.frames().error(name, payload, now);
+        e.put("verification_result", result);
+        hub.outbox().close(session, e, 4013, reason);
+    }
+}

@@ -1,0 +1,147 @@
+package dev.synapsehub.net.protocol;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.command.IdentityPinCommand;
+import dev.synapsehub.core.event.IdentityPinReclaimEvent;
+import dev.synapsehub.core.journal.JournaledEvent;
+import dev.synapsehub.core.identity.IdentityPin;
+import dev.synapsehub.core.identity.IdentityPinRegistry;
+import dev.synapsehub.core.reply.IdentityPinReply;
+import dev.synapsehub.core.reply.Reply;
+import dev.synapsehub.net.session.Session;
+
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The operator verb {@code identity_pin_reclaim} (wire contract A2.6): the checks in the
+ * contract's order, each refusal a private {@code identity_pin_reclaim_result} whose payload is
+ * the first failing check. On success the writer journals the approval, the pin's removal and
+ * the application in one batch; then a live holder's socket is closed 4017, every socket gets
+ * the {@code system} notice, and the operator gets the result naming the applied record.
+ */
+final class IdentityPinReclaimVerb {
+    /** The verb. */
+    static final String TYPE = "identity_pin_reclaim";
+    /** Close code and reason for a reclaimed holder's socket (A2.6, decision A10.4). */
+    static final int RECLAIMED_CODE = 4017;
+    /**
+     * The reaction window the stale-owner waiver counts from, seconds (the contract's
+     * {@code --recipient-liveness-window} default; this hub has no such flag).
+     */
+    static final double REACTION_WINDOW_SECONDS = 90.0;
+
+    private final HubContext hub;
+    private final VerbSupport support;
+
+    IdentityPinReclaimVerb(HubContext hub) {
+        this.hub = hub;
+        this.support = new VerbSupport(hub);
+    }
+
+    void handle(Request r) {
+        double now = hub.clock().nowSeconds();
+        String pinName = text(r.get("pin_name"));
+        String keyId = text(r.get("expected_key_id"));
+        String reason = text(r.get("reason"));
+        JsonNode glass = r.get("break_glass");
+        boolean breakGlass = glass != null && glass.isBoolean() && glass.booleanValue(); // only literal true
+        boolean online = !pinName.isEmpty() && hub.registry().isOnline(pinName);
+        boolean leaseLive = !pinName.isEmpty() && hub.registry().leaseLive(pinName, now);
+        boolean stale = online && staleOwner(pinName, now);
+        Optional<IdentityPin> target = hub.actor().committedPin(pinName);
+        String refusal;
+        if (pinName.isEmpty()) {
+            refusal = "pin name is required";
+        } else if (keyId.isEmpty()) {
+            refusal = "expected key id is required";
+        } else if (reason.isEmpty()) {
+            refusal = "a non-empty operator reason is required";
+        } else if (reason.codePointCount(0, reason.length()) > 500) {
+            refusal = "operator reason exceeds 500 characters";
+        } else if (pinName.equals(r.sender())) {
+            refusal = "an operator cannot reclaim the identity used by its own live connection";
+        } else if (!hub.config().identityPins().acl().allows(r.sender(), pinName)) {
+            refusal = "no identity-pin-reclaim ACL grant authorises this operator and target";
+        } else if (hub.actor().committedPin(r.sender()).isEmpty()) {
+            refusal = IdentityPinRegistry.NOT_BOUND;
+        } else if (!hub.journaled()) {
+            refusal = "the hub has no durable journal for the mandatory reclaim audit event";
+        } else if (target.isEmpty()) {
+            refusal = IdentityPinRegistry.NO_PIN;
+        } else if (!target.get().keyId().equals(keyId)) {
+            refusal = IdentityPinRegistry.KEY_MISMATCH;
+        } else if (online && !breakGlass && !stale) {
+            refusal = "the pinned identity is online; use explicit break-glass recovery to evict it";
+        } else if (leaseLive && !breakGlass && !stale) {
+            refusal = "the ownership lease is still live; wait for its offline TTL or use break-glass";
+        } else {
+            refusal = null;
+        }
+        if (refusal != null) {
+            hub.outbox().send(r.session(), result(r, pinName, keyId, breakGlass, false, 0, refusal, now));
+            return;
+        }
+        IdentityPinCommand.Reclaim command = new IdentityPinCommand.Reclaim(r.sender(), pinName, keyId, reason,
+                breakGlass, online, leaseLive, stale);
+        support.submit(r, command, false, null, (req, reply, stored, committed, at) -> {
+            if (!(reply instanceof IdentityPinReply p)) {
+                hub.outbox().send(req.session(), hub.frames().error(req.sender(), ((Reply.Denied) reply).message(), at));
+                return;
+            }
+            if (p.outcome() != IdentityPinReply.Outcome.RECLAIMED) {
+                hub.outbox().send(req.session(), result(req, pinName, keyId, breakGlass, false, 0, p.message(), at));
+                return;
+            }
+            long auditSeq = committed.stream()
+                    .filter(j -> j.event() instanceof IdentityPinReclaimEvent a && a.applied())
+                    .mapToLong(JournaledEvent::seq).findFirst().orElse(p.auditSeq());
+            Session holder = hub.registry().session(pinName);
+            if (holder != null) {
+                hub.outbox().close(holder, null, RECLAIMED_CODE, "identity pin reclaimed");
+            }
+            ObjectNode notice = hub.frames().envelope("all", "system", "Identity pin for '" + pinName
+                    + "' was reclaimed by operator '" + req.sender() + "'.", at);
+            notice.put("event_kind", TYPE);
+            notice.put("operator", req.sender());
+            notice.put("pin_name", pinName);
+            notice.put("previous_key_id", p.pin().keyId());
+            notice.put("break_glass", breakGlass);
+            notice.put("audit_seq", auditSeq);
+            hub.outbox().broadcast(notice);
+            hub.outbox().send(req.session(), result(req, pinName, keyId, breakGlass, true, auditSeq,
+                    p.message(), at));
+        });
+    }
+
+    /**
+     * The A2.6 waiver of checks 11 and 12: an online holder that has not reacted for
+     * {@code --lease-offline-ttl} past its reaction window (this hub tracks no live waiters, so
+     * none counts). A holder with no recorded reaction is never waived.
+     */
+    private boolean staleOwner(String name, double now) {
+        Map<String, Double> reactions = hub.registry().lastReactions();
+        Double last = reactions.get(name);
+        return last != null && now - last > REACTION_WINDOW_SECONDS + hub.config().leaseOfflineTtlSeconds();
+    }
+
+    private ObjectNode result(Request r, String pinName, String keyId, boolean breakGlass, boolean applied,
+            long auditSeq, String payload, double at) {
+        ObjectNode f = hub.frames().envelope(r.sender(), "identity_pin_reclaim_result", payload, at);
+        f.put("pin_name", pinName);
+        f.put("expected_key_id", keyId);
+        f.put("applied", applied);
+        f.put("break_glass", breakGlass);
+        if (applied) {
+            f.put("audit_seq", auditSeq);
+        } else {
+            f.putNull("audit_seq");
+        }
+        return f;
+    }
+
+    private static String text(JsonNode v) {
+        return v != null && v.isTextual() ? v.textValue().strip() : "";
+    }
+}

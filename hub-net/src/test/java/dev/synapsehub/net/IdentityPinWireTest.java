@@ -1,0 +1,434 @@
+package dev.synapsehub.net;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.client.HubClient;
+import dev.synapsehub.core.identity.IdentityPin;
+import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.net.identity.IdentityPinSettings;
+import dev.synapsehub.net.identity.PinReclaimAcl;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.List;
+
+import static dev.synapsehub.net.TestHub.WAIT;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Identity pinning over a real socket (contract A2, decisions A10.3 and A10.4): a valid
+ * first-use proof pins the name, the same key is admitted again, every other proof and an
+ * unsigned frame for a pinned name are refused with close 4013 and the contract's texts, a
+ * broken first-use proof pins nothing, reserved names are never pinned, pins survive a restart
+ * of a journaled hub, the reclaim verb checks in the contract's order and evicts with 4017, and
+ * pinning is off unless {@code --identity-pinning}.
+ */
+class IdentityPinWireTest {
+
+    /** What a refused first frame got: the private error, then the close. */
+    private record Refusal(JsonNode error, HubClient.CloseStatus close) {
+    }
+
+    private static HubConfig.Builder pinning(String store, PinReclaimAcl acl) {
+        return HubConfig.builder().identityPins(new IdentityPinSettings(true, store, acl));
+    }
+
+    private static TestHub pinningHub() throws InterruptedException {
+        return new TestHub(pinning(null, PinReclaimAcl.NONE));
+    }
+
+    /** Sends {@code first} on a new socket and waits until its sender is bound (its own presence). */
+    private static HubClient admitted(TestHub hub, ObjectNode first) throws Exception {
+        HubClient c = hub.connect();
+        String name = first.path("sender").asText().strip();
+        c.send(first);
+        c.awaitWhileOpen(f -> "presence_update".equals(f.path("type").asText()) && name.equals(f.path("agent").asText())
+                && "joined".equals(f.path("event").asText()), WAIT);
+        return c;
+    }
+
+    private static Refusal refused(TestHub hub, ObjectNode first) throws Exception {
+        HubClient c = hub.connect();
+        c.send(first);
+        JsonNode error = c.await(f -> f.has("verification_result") || "name_conflict".equals(f.path("type").asText())
+                || "auth_denied".equals(f.path("type").asText()), WAIT);
+        return new Refusal(error, c.awaitClose(WAIT));
+    }
+
+    private static ObjectNode unsigned(String sender) {
+        ObjectNode f = HubClient.requestFrame(sender, "heartbeat");
+        f.put("payload", "online");
+        return f;
+    }
+
+    /** Waits (bounded) until the writer committed the pin of {@code name}. */
+    private static IdentityPin awaitPin(TestHub hub, String name) throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (hub.actor.committedPin(name).isEmpty()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("'" + name + "' was not pinned within " + WAIT);
+            }
+            Thread.sleep(5);
+        }
+        return hub.actor.committedPin(name).orElseThrow();
+    }
+
+    private static String pinnedText(String name, String keyId, String result, String store) {
+        return "identity pin: name '" + name + "' is pinned to key " + keyId + " (" + result + "). Connect from the "
+                + "machine holding that key, or ask an identity-pin-reclaim ACL operator to run synapse identity "
+                + "reclaim --operator=OPERATOR_IDENTITY --expected-key-id=" + keyId + " --reason=REASON -- " + name
+                + " after inspecting " + store + "; the hub needs --db for the mandatory audit.";
+    }
+
+    private static void assertPinMismatch(Refusal r, String name, String keyId, String result, String store) {
+        assertThat(r.error().path("type").asText()).isEqualTo("error");
+        assertThat(r.error().path("target").asText()).isEqualTo(name);
+        assertThat(r.error().path("verification_result").asText()).isEqualTo(result);
+        assertThat(r.error().path("payload").asText()).isEqualTo(pinnedText(name, keyId, result, store));
+        assertThat(r.close()).isEqualTo(new HubClient.CloseStatus(4013, "identity pin mismatch"));
+    }
+
+    private static void assertBindingFailed(Refusal r, String result) {
+        assertThat(r.error().path("type").asText()).isEqualTo("error");
+        assertThat(r.error().path("verification_result").asText()).isEqualTo(result);
+        assertThat(r.error().path("payload").asText()).isEqualTo("identity signature invalid: " + result);
+        assertThat(r.close()).isEqualTo(new HubClient.CloseStatus(4013, "identity binding failed"));
+    }
+
+    private static final String MEMORY = "the in-memory pin through the hub operator";
+
+    @Test
+    void aFirstValidProofPinsTheNameAndTheSameKeyIsAdmittedAgain() throws Exception {
+        try (TestHub hub = pinningHub()) {
+            IdentityKey ann = IdentityKey.generate();
+            admitted(hub, ann.registration("p/ann")).close();
+            IdentityPin pin = awaitPin(hub, "p/ann");
+            assertThat(pin.keyId()).isEqualTo(ann.keyId);
+            assertThat(pin.publicKey()).isEqualTo(ann.publicKey);
+            HubClient again = admitted(hub, ann.registration("p/ann", 2, System.currentTimeMillis() / 1000.0));
+            again.send(again.frame("p/ann", "who_request"));
+            assertThat(again.awaitType("who_snapshot", WAIT).path("online_agents").toString()).contains("p/ann");
+
+            // pins are per exact name: the sidecar is independent of its agent
+            IdentityKey other = IdentityKey.generate();
+            admitted(hub, other.registration("p/ann-rx"));
+            assertThat(awaitPin(hub, "p/ann-rx").keyId()).isEqualTo(other.keyId);
+        }
+    }
+
+    @Test
+    void aSignedFirstChatPinsAndIsFannedOutWithItsProof() throws Exception {
+        try (TestHub hub = pinningHub()) {
+            HubClient bob = admitted(hub, unsigned("p/bob"));
+            IdentityKey ann = IdentityKey.generate();
+            ObjectNode chat = ann.registration("p/ann");
+            chat.put("type", "chat");
+            chat.put("target", "all");
+            chat.put("payload", "hello");
+            HubClient annSocket = hub.connect();
+            annSocket.send(ann.sign(chat));
+            JsonNode got = bob.await(f -> "chat".equals(f.path("type").asText())
+                    && "p/ann".equals(f.path("sender").asText()), WAIT);
+            assertThat(got.path("payload").asText()).isEqualTo("hello");
+            assertThat(got.path("identity_public_key").asText()).isEqualTo(ann.publicKey);
+            assertThat(got.path("signature").path("key_id").asText()).isEqualTo(ann.keyId);
+            assertThat(awaitPin(hub, "p/ann").keyId()).isEqualTo(ann.keyId);
+            // later frames are never checked
+            annSocket.send(annSocket.frame("p/ann", "who_request"));
+            assertThat(annSocket.awaitWhileOpen(f -> "who_snapshot".equals(f.path("type").asText()), WAIT)).isNotNull();
+        }
+    }
+
+    @Test
+    void aPinnedNameRefusesEveryOtherProofAndAnUnsignedFrame() throws Exception {
+        try (TestHub hub = pinningHub()) {
+            IdentityKey ann = IdentityKey.generate();
+            admitted(hub, ann.registration("p/ann")).close();
+            awaitPin(hub, "p/ann");
+            // a nonce already accepted inside the window (signed_at at the edge of the future skew
+            // keeps the resend inside the window on a slow machine)
+            ObjectNode once = ann.registration("p/ann", 1, System.currentTimeMillis() / 1000.0 + 0.9);
+            admitted(hub, once).close();
+            assertPinMismatch(refused(hub, once), "p/ann", ann.keyId, "replayed", MEMORY);
+
+            assertPinMismatch(refused(hub, unsigned("p/ann")), "p/ann", ann.keyId, "signature missing", MEMORY);
+            IdentityKey mallory = IdentityKey.generate();
+            assertPinMismatch(refused(hub, mallory.registration("p/ann")), "p/ann", ann.keyId, "unknown_key", MEMORY);
+            // the pinned key id with another key (or a tampered frame) fails the signature check
+            ObjectNode sameId = mallory.registration("p/ann");
+            ((ObjectNode) sameId.get("signature")).put("key_id", ann.keyId);
+            assertPinMismatch(refused(hub, mallory.sign(sameId)), "p/ann", ann.keyId, "bad_signature", MEMORY);
+            ObjectNode tampered = ann.registration("p/ann");
+            tampered.put("payload", "tampered after signing");
+            assertPinMismatch(refused(hub, tampered), "p/ann", ann.keyId, "bad_signature", MEMORY);
+            double stale = System.currentTimeMillis() / 1000.0 - 60;
+            assertPinMismatch(refused(hub, ann.registration("p/ann", 1, stale)), "p/ann", ann.keyId, "expired", MEMORY);
+            // the hub trims the sender, but the proof must name it byte for byte
+            assertPinMismatch(refused(hub, ann.registration(" p/ann ")), "p/ann", ann.keyId, "sender_mismatch", MEMORY);
+            // a correct-key takeover of a live holder works; an unsigned takeover gets 4013
+            HubClient holder = admitted(hub, ann.registration("p/ann"));
+            ObjectNode takeover = unsigned("p/ann");
+            takeover.put("takeover", true);
+            assertPinMismatch(refused(hub, takeover), "p/ann", ann.keyId, "signature missing", MEMORY);
+            assertThat(holder.isOpen()).isTrue();
+            ObjectNode signedTakeover = ann.registration("p/ann");
+            signedTakeover.put("takeover", true);
+            HubClient taker = hub.connect();
+            taker.send(ann.sign(signedTakeover)); // a takeover joins nobody: no presence, the holder is superseded
+            assertThat(holder.awaitClose(WAIT)).isEqualTo(new HubClient.CloseStatus(4010, "superseded"));
+            taker.send(taker.frame("p/ann", "who_request"));
+            assertThat(taker.awaitWhileOpen(f -> "who_snapshot".equals(f.path("type").asText()), WAIT)
+                    .path("online_agents").toString()).contains("p/ann");
+            assertThat(hub.actor.committedPin("p/ann")).map(IdentityPin::keyId).contains(ann.keyId);
+        }
+    }
+
+    @Test
+    void aBrokenFirstUseProofIsRefusedAndPinsNothing() throws Exception {
+        try (TestHub hub = pinningHub()) {
+            IdentityKey bob = IdentityKey.generate();
+            ObjectNode tampered = bob.registration("p/bob");
+            tampered.put("payload", "changed");
+            assertBindingFailed(refused(hub, tampered), "bad_signature");
+            ObjectNode v1WithDomain = bob.registration("p/bob");
+            ((ObjectNode) v1WithDomain.get("signature")).put("domain", IdentityKey.DOMAIN);
+            assertBindingFailed(refused(hub, bob.sign(v1WithDomain)), "invalid_domain");
+            ObjectNode v2WithoutDomain = bob.registration("p/bob", 2, System.currentTimeMillis() / 1000.0);
+            ((ObjectNode) v2WithoutDomain.get("signature")).remove("domain");
+            assertBindingFailed(refused(hub, bob.sign(v2WithoutDomain)), "invalid_domain");
+            ObjectNode zeroSequence = bob.registration("p/bob");
+            ((ObjectNode) zeroSequence.get("signature")).put("sequence", 0);
+            assertBindingFailed(refused(hub, bob.sign(zeroSequence)), "sequence_mismatch");
+            ObjectNode boolVersion = bob.registration("p/bob");
+            ((ObjectNode) boolVersion.get("signature")).put("version", true);
+            assertBindingFailed(refused(hub, bob.sign(boolVersion)), "bad_signature");
+            ObjectNode shortKey = bob.registration("p/bob");
+            shortKey.put("identity_public_key", "AAAA");
+            assertBindingFailed(refused(hub, bob.sign(shortKey)), "unknown_key");
+            assertBindingFailed(refused(hub, bob.registration("p/bob", 1, System.currentTimeMillis() / 1000.0 + 30)),
+                    "expired");
+            assertThat(hub.actor.committedPin("p/bob")).isEmpty();
+
+            // either member missing: admitted, nothing pinned (A2.3, last row)
+            ObjectNode keyOnly = unsigned("p/bob");
+            keyOnly.put("identity_public_key", bob.publicKey);
+            admitted(hub, keyOnly).close();
+            ObjectNode signatureOnly = bob.registration("p/carol");
+            signatureOnly.remove("identity_public_key");
+            admitted(hub, signatureOnly).close();
+            assertThat(hub.actor.committedPin("p/bob")).isEmpty();
+            assertThat(hub.actor.committedPin("p/carol")).isEmpty();
+        }
+    }
+
+    @Test
+    void theReservedHubIdentityIsRefused4009AndNeverPinned() throws Exception {
+        try (TestHub hub = pinningHub()) {
+            IdentityKey key = IdentityKey.generate();
+            for (String reserved : List.of("SynapseHub", "synapse", "SYSTEM")) {
+                Refusal r = refused(hub, key.registration(reserved));
+                assertThat(r.error().path("type").asText()).isEqualTo("name_conflict");
+                assertThat(r.error().path("payload").asText()).isEqualTo("Name '" + reserved
+                        + "' is reserved for hub protocol provenance. Choose a non-reserved agent name.");
+                assertThat(r.close()).isEqualTo(new HubClient.CloseStatus(4009, "reserved identity"));
+                assertThat(hub.actor.committedPin(reserved)).isEmpty();
+            }
+        }
+    }
+
+    @Test
+    void aSignedFrameForANameHeldLiveIsRefusedAndPinsNothing() throws Exception {
+        try (TestHub hub = pinningHub()) {
+            HubClient holder = admitted(hub, unsigned("p/dan"));
+            IdentityKey intruder = IdentityKey.generate();
+            Refusal r = refused(hub, intruder.registration("p/dan"));
+            assertThat(r.error().path("type").asText()).isEqualTo("name_conflict");
+            assertThat(r.close()).isEqualTo(new HubClient.CloseStatus(4009, "name conflict"));
+            // decision A10.3: a key is pinned only after the name binding succeeded
+            assertThat(hub.actor.committedPin("p/dan")).isEmpty();
+            holder.close();
+            assertThat(holder.awaitClose(WAIT)).isNotNull();
+            admitted(hub, unsigned("p/dan"));
+        }
+    }
+
+    @Test
+    void theTokenCheckComesBeforeThePin() throws Exception {
+        try (TestHub hub = new TestHub(pinning(null, PinReclaimAcl.NONE).token("s3cret"))) {
+            IdentityKey ann = IdentityKey.generate();
+            ObjectNode first = ann.registration("p/ann");
+            first.put("token", "s3cret");
+            admitted(hub, ann.sign(first)).close();
+            awaitPin(hub, "p/ann");
+            ObjectNode wrongToken = ann.registration("p/ann");
+            wrongToken.put("token", "wrong");
+            Refusal r = refused(hub, ann.sign(wrongToken));
+            assertThat(r.error().path("type").asText()).isEqualTo("auth_denied");
+            assertThat(r.close()).isEqualTo(new HubClient.CloseStatus(4010, "auth denied"));
+            ObjectNode unsignedWithToken = unsigned("p/ann");
+            unsignedWithToken.put("token", "s3cret");
+            assertPinMismatch(refused(hub, unsignedWithToken), "p/ann", ann.keyId, "signature missing", MEMORY);
+        }
+    }
+
+    @Test
+    void pinningIsOffByDefault() throws Exception {
+        try (TestHub hub = TestHub.open()) {
+            assertThat(hub.server.context().config().identityPins().enabled()).isFalse();
+            IdentityKey ann = IdentityKey.generate();
+            admitted(hub, ann.registration("p/ann")).close();
+            admitted(hub, IdentityKey.generate().registration("p/ann")).close();
+            HubClient unsignedAnn = admitted(hub, unsigned("p/ann"));
+            assertThat(unsignedAnn.isOpen()).isTrue();
+            assertThat(hub.actor.committedPin("p/ann")).isEmpty();
+        }
+    }
+
+    @Test
+    void pinsSurviveARestartOfAJournaledHub(@TempDir Path dir) throws Exception {
+        Path db = dir.resolve("hub.db");
+        IdentityKey ann = IdentityKey.generate();
+        try (TestHub hub = new TestHub(pinning(db.toString(), PinReclaimAcl.NONE), db, CoordinationState::new)) {
+            admitted(hub, ann.registration("p/ann")).close();
+            awaitPin(hub, "p/ann");
+        }
+        try (TestHub hub = new TestHub(pinning(db.toString(), PinReclaimAcl.NONE), db, CoordinationState::new)) {
+            assertThat(hub.actor.committedPin("p/ann")).map(IdentityPin::publicKey).contains(ann.publicKey);
+            assertPinMismatch(refused(hub, IdentityKey.generate().registration("p/ann")), "p/ann", ann.keyId,
+                    "unknown_key", db.toString());
+            admitted(hub, ann.registration("p/ann"));
+        }
+    }
+
+    /** An agent's connection and the name it bound. */
+    private record Agent(HubClient client, String name) {
+    }
+
+    private static Agent agent(TestHub hub, ObjectNode first) throws Exception {
+        return new Agent(admitted(hub, first), first.path("sender").asText());
+    }
+
+    private static JsonNode reclaim(Agent operator, String pinName, String keyId, String reason, Object breakGlass)
+            throws Exception {
+        ObjectNode f = operator.client().frame(operator.name(), "identity_pin_reclaim");
+        if (pinName != null) {
+            f.put("pin_name", pinName);
+        }
+        if (keyId != null) {
+            f.put("expected_key_id", keyId);
+        }
+        if (reason != null) {
+            f.put("reason", reason);
+        }
+        if (breakGlass instanceof Boolean b) {
+            f.put("break_glass", b);
+        } else if (breakGlass != null) {
+            f.put("break_glass", breakGlass.toString());
+        }
+        operator.client().send(f);
+        return operator.client().awaitType("identity_pin_reclaim_result", WAIT);
+    }
+
+    private static void assertRefusedReclaim(JsonNode r, String payload) {
+        assertThat(r.path("payload").asText()).isEqualTo(payload);
+        assertThat(r.path("applied").asBoolean()).isFalse();
+        assertThat(r.path("audit_seq").isNull()).isTrue();
+    }
+
+    @Test
+    void reclaimChecksInTheContractsOrderThenEvictsAndUnpins(@TempDir Path dir) throws Exception {
+        Path db = dir.resolve("hub.db");
+        PinReclaimAcl acl = new PinReclaimAcl(List.of(new PinReclaimAcl.Grant("p/*", "ops")));
+        try (TestHub hub = new TestHub(pinning(db.toString(), acl), db, CoordinationState::new)) {
+            IdentityKey rootKey = IdentityKey.generate();
+            IdentityKey annKey = IdentityKey.generate();
+            Agent root = agent(hub, rootKey.registration("ops/root"));
+            awaitPin(hub, "ops/root");
+            HubClient ann = admitted(hub, annKey.registration("p/ann"));
+            awaitPin(hub, "p/ann");
+            Agent outsider = agent(hub, unsigned("dev/eve"));
+            Agent unbound = agent(hub, unsigned("ops/bob"));
+
+            assertRefusedReclaim(reclaim(root, " ", annKey.keyId, "r", null), "pin name is required");
+            assertRefusedReclaim(reclaim(root, "p/ann", null, "r", null), "expected key id is required");
+            assertRefusedReclaim(reclaim(root, "p/ann", annKey.keyId, "  ", null),
+                    "a non-empty operator reason is required");
+            assertRefusedReclaim(reclaim(root, "p/ann", annKey.keyId, "x".repeat(501), null),
+                    "operator reason exceeds 500 characters");
+            assertRefusedReclaim(reclaim(root, "ops/root", rootKey.keyId, "r", null),
+                    "an operator cannot reclaim the identity used by its own live connection");
+            assertRefusedReclaim(reclaim(outsider, "p/ann", annKey.keyId, "r", null),
+                    "no identity-pin-reclaim ACL grant authorises this operator and target");
+            assertRefusedReclaim(reclaim(root, "q/ann", annKey.keyId, "r", null),
+                    "no identity-pin-reclaim ACL grant authorises this operator and target");
+            assertRefusedReclaim(reclaim(unbound, "p/ann", annKey.keyId, "r", null),
+                    "the operator identity is not cryptographically bound");
+            assertRefusedReclaim(reclaim(root, "p/nobody", "k", "r", null), "the target has no identity pin");
+            assertRefusedReclaim(reclaim(root, "p/ann", "machine-wrong", "r", null),
+                    "the current pin does not match the expected key id");
+            assertRefusedReclaim(reclaim(root, "p/ann", annKey.keyId, "r", "true"),
+                    "the pinned identity is online; use explicit break-glass recovery to evict it");
+            assertThat(hub.actor.committedPin("p/ann")).isPresent();
+
+            JsonNode done = reclaim(root, " p/ann ", " " + annKey.keyId + " ", "laptop lost", true);
+            assertThat(done.path("payload").asText())
+                    .isEqualTo("identity pin reclaimed; the next valid proof may pin the name");
+            assertThat(done.path("applied").asBoolean()).isTrue();
+            assertThat(done.path("break_glass").asBoolean()).isTrue();
+            assertThat(done.path("pin_name").asText()).isEqualTo("p/ann");
+            assertThat(done.path("expected_key_id").asText()).isEqualTo(annKey.keyId);
+            assertThat(done.path("audit_seq").isIntegralNumber()).isTrue();
+            assertThat(ann.awaitClose(WAIT)).isEqualTo(new HubClient.CloseStatus(4017, "identity pin reclaimed"));
+            JsonNode notice = outsider.client().awaitType("system", WAIT);
+            assertThat(notice.path("payload").asText())
+                    .isEqualTo("Identity pin for 'p/ann' was reclaimed by operator 'ops/root'.");
+            assertThat(notice.path("event_kind").asText()).isEqualTo("identity_pin_reclaim");
+            assertThat(notice.path("operator").asText()).isEqualTo("ops/root");
+            assertThat(notice.path("pin_name").asText()).isEqualTo("p/ann");
+            assertThat(notice.path("previous_key_id").asText()).isEqualTo(annKey.keyId);
+            assertThat(notice.path("break_glass").asBoolean()).isTrue();
+            assertThat(notice.path("audit_seq").asLong()).isEqualTo(done.path("audit_seq").asLong());
+            assertThat(hub.actor.committedPin("p/ann")).isEmpty();
+
+            // the next valid proof, by any key, pins the name again
+            IdentityKey newKey = IdentityKey.generate();
+            admitted(hub, newKey.registration("p/ann"));
+            assertThat(awaitPin(hub, "p/ann").keyId()).isEqualTo(newKey.keyId);
+
+            // an offline holder whose ownership lease is still live: check 12, waived by break-glass
+            IdentityKey catKey = IdentityKey.generate();
+            ObjectNode leased = catKey.registration("p/cat");
+            leased.put("lease", true);
+            HubClient cat = admitted(hub, catKey.sign(leased));
+            cat.awaitType("lease_granted", WAIT);
+            awaitPin(hub, "p/cat");
+            cat.close();
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (hub.server.context().registry().isOnline("p/cat")) {
+                assertThat(System.nanoTime()).as("p/cat still online").isLessThan(deadline);
+                Thread.sleep(5);
+            }
+            assertRefusedReclaim(reclaim(root, "p/cat", catKey.keyId, "r", false),
+                    "the ownership lease is still live; wait for its offline TTL or use break-glass");
+            JsonNode glass = reclaim(root, "p/cat", catKey.keyId, "r", true);
+            assertThat(glass.path("applied").asBoolean()).isTrue();
+            assertThat(glass.path("audit_seq").asLong()).isGreaterThan(done.path("audit_seq").asLong());
+            assertThat(hub.actor.committedPin("p/cat")).isEmpty();
+        }
+    }
+
+    @Test
+    void reclaimNeedsAJournal() throws Exception {
+        PinReclaimAcl acl = new PinReclaimAcl(List.of(new PinReclaimAcl.Grant("*", null)));
+        try (TestHub hub = new TestHub(pinning(null, acl))) {
+            IdentityKey rootKey = IdentityKey.generate();
+            Agent root = agent(hub, rootKey.registration("ops/root"));
+            awaitPin(hub, "ops/root");
+            admitted(hub, IdentityKey.generate().registration("p/ann")).close();
+            awaitPin(hub, "p/ann");
+            assertRefusedReclaim(reclaim(root, "p/ann", "k", "r", null),
+                    "the hub has no durable journal for the mandatory reclaim audit event");
+        }
+    }
+}
