@@ -687,6 +687,19 @@ public final class ClaimRegistry {
         return claims;
     }
 
+    /**
+     * The live claims as of the last expiry, unsorted, without running expiry: one pass over the
+     * registry for periodic readers that filter by lease end themselves (the writer pauses only
+     * for the copy).
+     */
+    public List<Claim> liveUnsorted() {
+        List<Claim> claims = new ArrayList<>(live.size());
+        for (Held held : live.values()) {
+            claims.add(held.claim());
+        }
+        return claims;
+    }
+
     /** The live claim on {@code taskId} at {@code at}, if any. */
     public Optional<Claim> liveClaim(String taskId, double at) {
         advanceTo(at);

@@ -5,7 +5,6 @@ import dev.synapsehub.core.actor.ActorRefusedException;
 import dev.synapsehub.core.board.BoardTask;
 import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.state.CoordinationState;
-import dev.synapsehub.core.state.StateImage;
 import dev.synapsehub.net.wire.HubFrames;
 import dev.synapsehub.net.wire.PythonFloatFormat;
 import io.netty.util.concurrent.ScheduledFuture;
@@ -60,8 +59,8 @@ public final class DarkSeatMonitor implements AutoCloseable {
      */
     public CompletableFuture<List<DarkSeats.Alert>> check() {
         double now = hub.clock().nowSeconds();
-        return hub.actor().read(s -> responsibilities(s, now))
-                .thenApplyAsync(responsible -> decide(now, responsible), hub.outbox().executor())
+        return hub.actor().read(DarkSeatMonitor::duties)
+                .thenApplyAsync(duties -> decide(now, responsibilities(duties, now)), hub.outbox().executor())
                 .whenComplete((alerts, failure) -> {
                     if (failure == null || hub.outbox().executor().isShuttingDown()) {
                         return; // stopping: nothing left to alert
@@ -84,24 +83,33 @@ public final class DarkSeatMonitor implements AutoCloseable {
         return c;
     }
 
-    /**
-     * Identity to its live claims and open suggested tasks, read on the writer (a copy). Reads
-     * the images (references, no sort, no expiry run): the writer pauses only for one pass.
-     */
-    private static Map<String, DarkSeats.Seat> responsibilities(CoordinationState s, double now) {
+    /** What the writer hands over: the live claims (unsorted) and the open suggested tasks (owner, task). */
+    private record Duties(List<Claim> claims, List<String[]> tasks) {
+    }
+
+    /** One pass on the writer: references only, no sort, no expiry run, so it pauses only for the copy. */
+    private static Duties duties(CoordinationState s) {
+        List<String[]> tasks = new ArrayList<>();
+        for (BoardTask t : s.board().image().tasks()) {
+            String owner = t.suggestedOwner() == null ? "" : t.suggestedOwner().strip();
+            if (!owner.isEmpty() && !t.status().terminal()) {
+                tasks.add(new String[] {owner, t.taskId()});
+            }
+        }
+        return new Duties(s.claims().liveUnsorted(), tasks);
+    }
+
+    /** Identity to its unexpired claims and open suggested tasks, sorted; on the outbox thread. */
+    private static Map<String, DarkSeats.Seat> responsibilities(Duties d, double now) {
         Map<String, TreeSet<String>> claims = new TreeMap<>();
         Map<String, TreeSet<String>> tasks = new TreeMap<>();
-        for (StateImage.Held held : s.claims().image().live()) {
-            Claim c = held.claim();
+        for (Claim c : d.claims()) {
             if (c.leaseExpiresAt() > now) {
                 claims.computeIfAbsent(c.owner(), k -> new TreeSet<>()).add(c.taskId());
             }
         }
-        for (BoardTask t : s.board().image().tasks()) {
-            String owner = t.suggestedOwner() == null ? "" : t.suggestedOwner().strip();
-            if (!owner.isEmpty() && !t.status().terminal()) {
-                tasks.computeIfAbsent(owner, k -> new TreeSet<>()).add(t.taskId());
-            }
+        for (String[] t : d.tasks()) {
+            tasks.computeIfAbsent(t[0], k -> new TreeSet<>()).add(t[1]);
         }
         Set<String> identities = new TreeSet<>(claims.keySet());
         identities.addAll(tasks.keySet());
