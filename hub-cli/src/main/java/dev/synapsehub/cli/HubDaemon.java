@@ -138,6 +138,16 @@ final class HubDaemon implements AutoCloseable {
         }
         HubServer server = new HubServer(config, actor, clock, options.db() == null ? null : journal,
                 new HubExtensions(List.of(federation)));
+        if (options.relayLog() != null) {
+            try {
+                server.relayLog(dev.synapsehub.net.relay.RelayLog.open(options.relayLog(), options.relayMaxLines()));
+            } catch (java.io.IOException e) {
+                federation.close();
+                actor.close();
+                throw new IllegalArgumentException("--relay-log: cannot open " + options.relayLog() + ": " + e.getMessage(),
+                        e);
+            }
+        }
         int port;
         try {
             port = server.start();
@@ -186,6 +196,10 @@ final class HubDaemon implements AutoCloseable {
     private static HubDaemon startMesh(ServeOptions options, HubConfig config, MeshConfig meshConfig,
                                        ActorSettings actorSettings, Clock clock)
             throws JournalException, InterruptedException {
+        if (options.relayLog() != null) {
+            // a mesh node's edge is built by MeshHub, which has no relay mirror yet: refuse, never ignore
+            throw new IllegalArgumentException("--relay-log is not supported with --mesh-* yet");
+        }
         SqliteJournal local = SqliteJournal.open(options.db());
         if (local.lastSeq() > 0 && !Files.isDirectory(meshConfig.storageDir())) {
             local.close();

@@ -164,6 +164,15 @@ public final class ServeOptions {
             + "(and the sender), not to every socket; history and resume are filtered the same way.")
     boolean privateDirectedMessages;
 
+    @Option(names = "--relay-log", paramLabel = "FILE", description = "Mirror every frame the hub fans out "
+            + "(broadcasts, private directed and channel chats; never private replies) into FILE as NDJSON, one line "
+            + "per frame (contract A5.2). Created with mode 0600. Off by default.")
+    Path relayLog;
+
+    @Option(names = "--relay-max-lines", paramLabel = "N", defaultValue = "5000", description = "With --relay-log: after "
+            + "every N appends the file is cut to its last N lines, so it holds at most about 2N (default: ${DEFAULT-VALUE}).")
+    int relayMaxLines;
+
     @Option(names = "--max-history", defaultValue = "10000", description = "Chat messages kept in memory for history (default: ${DEFAULT-VALUE}).")
     int maxHistory;
 
@@ -416,6 +425,16 @@ public final class ServeOptions {
 
     Path db() {
         return db;
+    }
+
+    /** {@code --relay-log}, or null when off. */
+    Path relayLog() {
+        require(relayMaxLines >= 1, "--relay-max-lines must be at least 1");
+        return relayLog;
+    }
+
+    int relayMaxLines() {
+        return relayMaxLines;
     }
 
     private String tokenSource() {
