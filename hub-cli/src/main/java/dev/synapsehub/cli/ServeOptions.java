@@ -164,6 +164,10 @@ public final class ServeOptions {
             + "(and the sender), not to every socket; history and resume are filtered the same way.")
     boolean privateDirectedMessages;
 
+    @Option(names = "--max-findings-per-agent", paramLabel = "N", defaultValue = "512", description = "Admitted "
+            + "'finding' records per agent name (participant memory); below 1 counts as 1 (default: ${DEFAULT-VALUE}).")
+    int maxFindingsPerAgent;
+
     @Option(names = "--relay-log", paramLabel = "FILE", description = "Mirror every frame the hub fans out "
             + "(broadcasts, private directed and channel chats; never private replies) into FILE as NDJSON, one line "
             + "per frame (contract A5.2). Created with mode 0600. Off by default.")
@@ -269,6 +273,7 @@ public final class ServeOptions {
                 .messageAuthReplayCapacity(messageAuthReplayCapacity)
                 .metricsEnabled(metrics).ui(ui).ratePerSecond(rate).rateBurst(burst)
                 .privateDirectedMessages(privateDirectedMessages)
+                .maxFindingsPerAgent(maxFindingsPerAgent)
                 .takeoverCooldown(Duration.ofMillis((long) (takeoverCooldown * 1000)))
                 .advertisedHost(advertisedHost).allowOrigins(allowOrigins)
                 .presenceFanoutLimit(presenceFanoutLimit)

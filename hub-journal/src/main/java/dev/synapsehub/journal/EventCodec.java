@@ -77,7 +77,8 @@ public final class EventCodec {
     /** True when this codec decodes {@code kind}; other kinds are skipped on replay. */
     public boolean knows(String kind) {
         return MessagingEventCodec.knows(kind) || SNAPSHOT_KINDS.containsKey(kind) || "release".equals(kind) || "claim_denial".equals(kind)
-                || "idempotency".equals(kind) || AuditRecordEvent.KINDS.contains(kind) || "channel".equals(kind);
+                || "idempotency".equals(kind) || AuditRecordEvent.KINDS.contains(kind) || "channel".equals(kind)
+                || MemoryEventCodec.KINDS.contains(kind);
     }
 
     // -------------------------------------------------------------------------------------
@@ -90,6 +91,9 @@ public final class EventCodec {
         }
         if (event instanceof AuditRecordEvent audit) {
             return audit.payloadJson(); // authored as compact, ASCII-escaped JSON by its module
+        }
+        if (event instanceof dev.synapsehub.core.event.MemoryEvent memory) {
+            return memory.payloadJson(); // recall / finding, written compact and ASCII-escaped by the edge
         }
         // Jackson's pooled segment writer: no synchronized StringBuffer, no copy per grow
         BufferRecycler recycler = FACTORY._getBufferRecycler();
@@ -233,6 +237,9 @@ public final class EventCodec {
         if (MessagingEventCodec.knows(kind)) {
             return Optional.of(messaging.decode(kind, ts, payload));
         }
+        if (MemoryEventCodec.KINDS.contains(kind)) {
+            return Optional.of(MemoryEventCodec.decode(kind, ts, payload));
+        }
         return Optional.of(decode(kind, ts, PayloadReader.parse(payload, "idempotency".equals(kind))));
     }
 
@@ -248,7 +255,8 @@ public final class EventCodec {
             return Optional.empty();
         }
         if (utf8 != null && utf8.length > 0 && utf8[0] == '{' && !MessagingEventCodec.knows(kind)
-                && Double.isFinite(ts) && !AuditRecordEvent.KINDS.contains(kind)) {
+                && Double.isFinite(ts) && !AuditRecordEvent.KINDS.contains(kind)
+                && !MemoryEventCodec.KINDS.contains(kind)) {
             try {
                 return Optional.of(decode(kind, ts, PayloadReader.parse(utf8, "idempotency".equals(kind))));
             } catch (CorruptPayloadException | RuntimeException e) {

@@ -35,8 +35,11 @@ import java.util.zip.CRC32C;
  * whole body, {@link #crc32c}) is kept beside the body by {@link SnapshotStore}.
  */
 public final class SnapshotCodec {
-    /** The body format this code writes; 2 adds the private channels section after messaging. */
-    public static final int FORMAT = 2;
+    /**
+     * The body format this code writes; 2 adds the private channels section after messaging, 3
+     * the admitted-finding counts (participant memory) after the channels.
+     */
+    public static final int FORMAT = 3;
     /** The oldest body format this code still reads (format 1 predates channels: it holds none). */
     public static final int OLDEST_FORMAT = 1;
     private static final byte[] MAGIC = "SYNHSNAP".getBytes(StandardCharsets.US_ASCII);
@@ -90,6 +93,11 @@ public final class SnapshotCodec {
             strings(o, List.copyOf(ch.members()));
             strings(o, List.copyOf(ch.invites()));
             strings(o, ch.history());
+        }
+        o.varint(image.findingCounts().size());
+        for (java.util.Map.Entry<String, Integer> e : image.findingCounts().entrySet()) {
+            o.str(e.getKey());
+            o.varint(e.getValue());
         }
         o.bytes(MAGIC);
         return o.toByteArray();
@@ -255,11 +263,22 @@ public final class SnapshotCodec {
                             new java.util.TreeSet<>(strings(in)), new java.util.TreeSet<>(strings(in)), strings(in)));
                 }
             }
+            java.util.Map<String, Integer> findingCounts = new java.util.LinkedHashMap<>();
+            if (format >= 3) { // older bodies predate participant memory: no finding was admitted
+                int n = in.count("finding counts");
+                for (int i = 0; i < n; i++) {
+                    String actor = in.text("finding actor");
+                    long admitted = in.varint();
+                    if (admitted < 1 || admitted > Integer.MAX_VALUE || findingCounts.put(actor, (int) admitted) != null) {
+                        throw new CorruptSnapshotException("finding count " + admitted + " for '" + actor + "'");
+                    }
+                }
+            }
             if (!Arrays.equals(in.bytes(MAGIC.length), MAGIC) || !in.atEnd()) {
                 throw new CorruptSnapshotException("the body does not end where its sections do");
             }
             return new StateSnapshot(createdAt, corrupt, firstCorrupt, new StateImage(lastSeq, claims, ledger, board,
-                    new StateImage.Resources(resourcesNow, offerList), messaging, channels));
+                    new StateImage.Resources(resourcesNow, offerList), messaging, channels, findingCounts));
         } catch (RuntimeException e) {
             // an image record refused a value (a null where none is allowed, a bad list)
             throw new CorruptSnapshotException("undecodable snapshot body: " + e, e);

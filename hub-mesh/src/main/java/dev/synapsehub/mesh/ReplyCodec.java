@@ -15,7 +15,8 @@ import dev.synapsehub.core.reply.ResourceOfferReply;
 final class ReplyCodec {
     private final TypedRecords<Reply> records = new TypedRecords<>(Reply.class, Reply.Granted.class,
             Reply.Denied.class, BoardTaskReply.class, ProgressNoteReply.class, ResourceOfferReply.class,
-            ChatReply.class, MailboxReply.class, ActivityReply.class, ChannelReply.class);
+            ChatReply.class, MailboxReply.class, ActivityReply.class, ChannelReply.class,
+            dev.synapsehub.core.reply.MemoryReply.class);
 
     ObjectNode write(Reply reply) {
         return records.write(reply);

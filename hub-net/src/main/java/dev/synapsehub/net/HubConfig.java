@@ -40,6 +40,8 @@ import java.util.List;
  *        refuses work beyond {@link #outboxQueueCapacity()} (not an operator flag)
  * @param tls native TLS on the hub port ({@code wss://}), or null for plain {@code ws://}
  * @param ui serve the read-only operator cockpit at {@code /ui} ({@code --ui})
+ * @param maxFindingsPerAgent {@code --max-findings-per-agent}: admitted {@code finding}s per bound
+ *        name (contract A12 PM5); below 1 is 1
  */
 public record HubConfig(
         String host,
@@ -78,7 +80,8 @@ public record HubConfig(
         long maxFanoutBacklogBytes,
         int outboxBusyTasks,
         TlsFiles tls,
-        boolean ui) {
+        boolean ui,
+        int maxFindingsPerAgent) {
 
     public HubConfig {
         if (port < 0 || port > 65_535) {
@@ -91,6 +94,7 @@ public record HubConfig(
         maxFrameBytes = Math.max(1024, maxFrameBytes);
         maxJsonDepth = Math.max(1, maxJsonDepth);
         outboundHighWaterBytes = Math.max(8 * 1024, outboundHighWaterBytes);
+        maxFindingsPerAgent = Math.max(1, maxFindingsPerAgent); // 0 and -5 behave as 1 (PM5)
         leaseOfflineTtlSeconds = Math.max(0, leaseOfflineTtlSeconds);
         messageAuthKeys = List.copyOf(messageAuthKeys);
         messageAuthReplayCapacity = Math.max(1, messageAuthReplayCapacity);
@@ -167,6 +171,7 @@ public record HubConfig(
         b.maxFanoutBacklogBytes = maxFanoutBacklogBytes; b.outboxBusyTasks = outboxBusyTasks;
         b.tls = tls;
         b.ui = ui;
+        b.maxFindingsPerAgent = maxFindingsPerAgent;
         return b;
     }
 
@@ -209,6 +214,7 @@ public record HubConfig(
         private int outboxBusyTasks = 16_384;
         private TlsFiles tls;
         private boolean ui;
+        private int maxFindingsPerAgent = 512;
 
         public Builder host(String v) { host = v; return this; }
         public Builder port(int v) { port = v; return this; }
@@ -247,6 +253,7 @@ public record HubConfig(
         public Builder outboxBusyTasks(int v) { outboxBusyTasks = v; return this; }
         public Builder tls(TlsFiles v) { tls = v; return this; }
         public Builder ui(boolean v) { ui = v; return this; }
+        public Builder maxFindingsPerAgent(int v) { maxFindingsPerAgent = v; return this; }
 
         /** The validated configuration. */
         public HubConfig build() {
@@ -257,7 +264,7 @@ public record HubConfig(
                     ratePerSecond, rateBurst, pingInterval, advertisedHost, allowOrigins,
                     privateDirectedMessages, takeoverCooldown, takeoverQuarantineThreshold, takeoverQuarantineWindow,
                     takeoverQuarantine, presenceFanoutLimit, broadcastLinger, nativeTransport, maxFanoutBacklogBytes,
-                    outboxBusyTasks, tls, ui);
+                    outboxBusyTasks, tls, ui, maxFindingsPerAgent);
         }
     }
 }

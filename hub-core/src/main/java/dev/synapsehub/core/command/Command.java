@@ -7,7 +7,7 @@ package dev.synapsehub.core.command;
  * {@link AuditRecordCommand} (an audit record authored outside the core).
  */
 public sealed interface Command permits ClaimFamilyCommand, BoardCommand, ResourceOfferCommand, MessagingCommand,
-        AuditRecordCommand, ChannelCommand {
+        AuditRecordCommand, ChannelCommand, MemoryCommand {
     /** The bound name of the agent acting. */
     String agent();
 }

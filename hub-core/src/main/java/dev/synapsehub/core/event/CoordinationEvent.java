@@ -8,7 +8,7 @@ public sealed interface CoordinationEvent
         permits ClaimSnapshotEvent, ClaimReleasedEvent, ClaimDeniedEvent, IdempotencyRecordedEvent,
         LedgerTaskEvent, LedgerProgressEvent, ResourceOfferedEvent, ChatEvent, DeliveryReceiptRequestedEvent,
         DeliveryReceiptImmediateEvent, DeliveryReceiptDeferredEvent, DeliveryReceiptExpiredEvent,
-        MailboxWatermarkEvent, DeadLetterEscalationEvent, DeadLetterClearedEvent, AuditRecordEvent, ChannelEvent {
+        MailboxWatermarkEvent, DeadLetterEscalationEvent, DeadLetterClearedEvent, AuditRecordEvent, ChannelEvent, MemoryEvent {
     /** Hub time at which the event was decided, Unix seconds. */
     double ts();
 

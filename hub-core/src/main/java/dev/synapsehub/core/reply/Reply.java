@@ -9,7 +9,7 @@ import dev.synapsehub.core.claim.Claim;
  * successful answers of the board, resource and messaging verbs.
  */
 public sealed interface Reply permits Reply.Granted, Reply.Denied, BoardTaskReply, ProgressNoteReply,
-        ResourceOfferReply, ChatReply, MailboxReply, ActivityReply, AuditRecordedReply, ChannelReply {
+        ResourceOfferReply, ChatReply, MailboxReply, ActivityReply, AuditRecordedReply, ChannelReply, MemoryReply {
 
     /** The task the reply concerns (trimmed; empty when the request had none or is not about a task). */
     default String taskId() {

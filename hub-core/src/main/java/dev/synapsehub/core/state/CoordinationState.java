@@ -58,6 +58,7 @@ public final class CoordinationState {
     private ResourceRegistry resources;
     private MessagingRegistry messaging;
     private ChannelRegistry channels;
+    private dev.synapsehub.core.memory.FindingQuota findings = new dev.synapsehub.core.memory.FindingQuota();
     private final RegistryLimits limits;
     private final int idempotencyCapacity;
     private final BoardLimits boardLimits;
@@ -117,6 +118,8 @@ public final class CoordinationState {
             return messaging.decideChannelChat(c, t, lastSeq, channels.channel(id).orElseThrow().members());
         } else if (command instanceof MessagingCommand m) {
             return messaging.decide(m, t, lastSeq);
+        } else if (command instanceof dev.synapsehub.core.command.MemoryCommand m) {
+            return findings.decide(m, t, lastSeq + 1);
         } else if (command instanceof AuditRecordCommand a) {
             return new Decision(new AuditRecordedReply(a.kind()), List.of(new AuditRecordEvent(t, a.kind(), a.payloadJson())));
         }
@@ -161,6 +164,7 @@ public final class CoordinationState {
         board.apply(event);
         resources.apply(event);
         channels.apply(event);
+        findings.apply(event);
         if (event instanceof IdempotencyRecordedEvent recorded) {
             idempotency.apply(recorded);
         }
@@ -203,7 +207,7 @@ public final class CoordinationState {
      */
     public StateImage image() {
         return new StateImage(lastSeq, claims.image(), idempotency.image(), board.image(), resources.image(),
-                messaging.image(), channels.image());
+                messaging.image(), channels.image(), findings.image());
     }
 
     /**
@@ -221,6 +225,7 @@ public final class CoordinationState {
         resources.restore(image.resources());
         messaging.restore(image.messaging());
         channels.restore(image.channels());
+        findings.restore(image.findingCounts());
         lastSeq = image.lastSeq();
     }
 
@@ -243,12 +248,15 @@ public final class CoordinationState {
         r.restore(image.resources());
         m.restore(image.messaging());
         ch.restore(image.channels());
+        dev.synapsehub.core.memory.FindingQuota f = new dev.synapsehub.core.memory.FindingQuota();
+        f.restore(image.findingCounts());
         claims = c;
         idempotency = i;
         board = b;
         resources = r;
         messaging = m;
         channels = ch;
+        findings = f;
         lastSeq = image.lastSeq();
         if (batchOpen) {
             beginBatch(); // the old registries' undo steps are dropped with them
@@ -286,6 +294,7 @@ public final class CoordinationState {
         resources.beginBatch();
         messaging.beginBatch();
         channels.beginBatch();
+        findings.beginBatch();
         undo.begin();
         batchOpen = true;
     }
@@ -298,6 +307,7 @@ public final class CoordinationState {
         resources.commitBatch();
         messaging.commitBatch();
         channels.commitBatch();
+        findings.commitBatch();
         undo.commit();
         batchOpen = false;
     }
@@ -310,6 +320,7 @@ public final class CoordinationState {
         resources.rollbackBatch();
         messaging.rollbackBatch();
         channels.rollbackBatch();
+        findings.rollbackBatch();
         undo.rollback();
         batchOpen = false;
     }
@@ -327,6 +338,11 @@ public final class CoordinationState {
     /** Chat history, dead letters, mailbox watermarks and pending receipts. */
     public MessagingRegistry messaging() {
         return messaging;
+    }
+
+    /** Participant memory: admitted findings per name (contract A12 PM5). */
+    public dev.synapsehub.core.memory.FindingQuota findings() {
+        return findings;
     }
 
     /** Private channels and their histories. */

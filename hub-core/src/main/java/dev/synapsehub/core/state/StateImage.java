@@ -20,13 +20,23 @@ import java.util.List;
  *
  * @param lastSeq the journal seq of the last event the state applied
  * @param channels private channels with their retained chats, in creation order
+ * @param findingCounts admitted findings per name (participant memory, A12 PM5), in first-admission order
  */
 public record StateImage(long lastSeq, Claims claims, List<IdempotencyLedger.Entry> idempotency, Board board,
-                         Resources resources, Messaging messaging, List<Channel> channels) {
+                         Resources resources, Messaging messaging, List<Channel> channels,
+                         java.util.Map<String, Integer> findingCounts) {
 
     public StateImage {
         idempotency = List.copyOf(idempotency);
         channels = channels == null ? List.of() : List.copyOf(channels);
+        findingCounts = findingCounts == null ? java.util.Map.of()
+                : java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(findingCounts));
+    }
+
+    /** An image without finding counts. */
+    public StateImage(long lastSeq, Claims claims, List<IdempotencyLedger.Entry> idempotency, Board board,
+                      Resources resources, Messaging messaging, List<Channel> channels) {
+        this(lastSeq, claims, idempotency, board, resources, messaging, channels, java.util.Map.of());
     }
 
     /** An image without private channels. */

@@ -44,6 +44,7 @@ public final class InboundPipeline {
     private final VerbSupport support;
     private final UnavailableFeatureVerbs unavailable;
     private final ChannelVerbs channels;
+    private final MemoryVerbs memory;
 
     public InboundPipeline(HubContext hub) {
         this.hub = hub;
@@ -55,6 +56,7 @@ public final class InboundPipeline {
         this.support = new VerbSupport(hub);
         this.unavailable = new UnavailableFeatureVerbs(hub);
         this.channels = new ChannelVerbs(hub);
+        this.memory = new MemoryVerbs(hub);
     }
 
     /** The hub's claim path, as extensions use it to decide claims on behalf of another hub. */
@@ -251,6 +253,8 @@ public final class InboundPipeline {
             board.handle(request);
         } else if (ChannelVerbs.handles(type)) {
             channels.handle(request);
+        } else if (MemoryVerbs.handles(type)) {
+            memory.handle(request);
         } else if (hub.extensions().handler(type) != null) {
             hub.extensions().handler(type).handle(request);
         } else if (!unavailable.answer(request)) {
