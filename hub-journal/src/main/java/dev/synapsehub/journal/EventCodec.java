@@ -201,6 +201,9 @@ public final class EventCodec {
             g.writeEndObject();
         }
         writeString(g, F_QUOTA_PRINCIPAL, c.principal());
+        if (c.pathIdentity() != null) {
+            PathIdentityCodec.write(g, c.pathIdentity());
+        }
     }
 
     private static void writeString(JsonGenerator g, SerializedString name, String value) throws IOException {
@@ -337,7 +340,7 @@ public final class EventCodec {
         GitContext git = readGit(r.object("git"));
         return new Claim(taskId, owner, r.text("quota_principal", owner), note, claimedAt, leaseExpiresAt,
                 ClaimStatus.fromWire(status).orElseThrow(() -> new CorruptPayloadException("unknown status " + status)),
-                dataRef, worktree, paths, epoch, version, checkpoint, git);
+                dataRef, worktree, paths, epoch, version, checkpoint, git, PathIdentityCodec.read(r));
     }
 
     private static GitContext readGit(PayloadReader git) throws CorruptPayloadException {

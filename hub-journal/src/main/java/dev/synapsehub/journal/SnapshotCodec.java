@@ -37,9 +37,10 @@ import java.util.zip.CRC32C;
 public final class SnapshotCodec {
     /**
      * The body format this code writes; 2 adds the private channels section after messaging, 3
-     * the admitted-finding counts (participant memory) after the channels.
+     * the admitted-finding counts (participant memory) after the channels, 4 each live claim's
+     * path identity after its git context.
      */
-    public static final int FORMAT = 3;
+    public static final int FORMAT = 4;
     /** The oldest body format this code still reads (format 1 predates channels: it holds none). */
     public static final int OLDEST_FORMAT = 1;
     private static final byte[] MAGIC = "SYNHSNAP".getBytes(StandardCharsets.US_ASCII);
@@ -131,6 +132,7 @@ public final class SnapshotCodec {
                 o.str(git.base());
                 o.str(git.autoReleaseOn());
             }
+            writeIdentity(o, k.pathIdentity());
         }
         o.varint(c.retained().size());
         for (StateImage.Retained r : c.retained()) {
@@ -240,7 +242,7 @@ public final class SnapshotCodec {
             long corrupt = in.varint();
             long firstCorrupt = in.varint();
             long lastSeq = in.varint();
-            StateImage.Claims claims = readClaims(in);
+            StateImage.Claims claims = readClaims(in, format);
             int keys = in.count("idempotency");
             List<IdempotencyLedger.Entry> ledger = new ArrayList<>(keys);
             for (int i = 0; i < keys; i++) {
@@ -285,7 +287,42 @@ public final class SnapshotCodec {
         }
     }
 
-    private static StateImage.Claims readClaims(SnapshotBytes.In in) throws CorruptSnapshotException {
+    private static void writeIdentity(SnapshotBytes.Out o, dev.synapsehub.core.scope.PathIdentity id) {
+        o.bool(id != null);
+        if (id != null) {
+            o.str(id.worktreePath());
+            o.str(id.worktreeObjectId());
+            o.str(id.filesystemNamespace());
+            o.bool(id.caseSensitive());
+            o.varint(id.rows().size());
+            for (dev.synapsehub.core.scope.PathIdentity.Row r : id.rows()) {
+                o.str(r.gitPath());
+                o.str(r.filesystemPath());
+                o.str(r.objectId());
+                o.str(r.objectScope());
+            }
+        }
+    }
+
+    private static dev.synapsehub.core.scope.PathIdentity readIdentity(SnapshotBytes.In in)
+            throws CorruptSnapshotException {
+        if (!in.bool()) {
+            return null;
+        }
+        String worktree = in.text("worktree_path");
+        String wtId = in.text("worktree_object_id");
+        String ns = in.text("filesystem_namespace");
+        boolean caseSensitive = in.bool();
+        int n = in.count("path identity rows");
+        List<dev.synapsehub.core.scope.PathIdentity.Row> rows = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            rows.add(new dev.synapsehub.core.scope.PathIdentity.Row(in.text("git_path"), in.text("filesystem_path"),
+                    in.text("object_id"), in.text("object_scope")));
+        }
+        return new dev.synapsehub.core.scope.PathIdentity(worktree, wtId, ns, caseSensitive, rows);
+    }
+
+    private static StateImage.Claims readClaims(SnapshotBytes.In in, long format) throws CorruptSnapshotException {
         double now = in.f64();
         long epochCounter = in.varint();
         long orderCounter = in.varint();
@@ -310,8 +347,9 @@ public final class SnapshotCodec {
             String checkpoint = in.text("checkpoint");
             GitContext git = in.bool() ? new GitContext(in.text("branch"), in.text("base"), in.text("auto_release_on"))
                     : null;
+            dev.synapsehub.core.scope.PathIdentity identity = format >= 4 ? readIdentity(in) : null;
             live.add(new StateImage.Held(new Claim(taskId, owner, principal, note, claimedAt, leaseExpiresAt, parsed,
-                    dataRef, worktree, paths, epoch, version, checkpoint, git), order));
+                    dataRef, worktree, paths, epoch, version, checkpoint, git, identity), order));
         }
         int r = in.count("retained checkpoints");
         List<StateImage.Retained> retained = new ArrayList<>(r);
