@@ -75,6 +75,10 @@ public final class FederationOptions {
                     + "`synapse-hub federation fetch`; checked at start, re-read on every request.")
     Path offerFile;
 
+    @Option(names = "--require-relay-reason", description = "Refuse an operator relay (operator_relay_request) "
+            + "that carries no reason (detail reason_required).")
+    boolean requireRelayReason;
+
     @Option(names = "--claim-peer", paramLabel = "HUB_ID=URI",
             description = "Forward claims in namespaces owned by HUB_ID to it at URI (wss://host:port) and relay its "
                     + "verdict; repeatable, needs --namespace-owner. Without a route such claims are refused here.")
@@ -117,7 +121,7 @@ public final class FederationOptions {
                 throw new IllegalArgumentException("cannot serve --federation-offer: " + e.getMessage(), e);
             }
         }
-        return new FederationSettings(trust, watch, owners, forwardSettings(owners), offerFile);
+        return new FederationSettings(trust, watch, owners, forwardSettings(owners), offerFile, requireRelayReason);
     }
 
     private ForwardSettings forwardSettings(NamespaceOwners owners) {

@@ -43,7 +43,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class FederationExtension implements HubExtension {
     private static final Set<String> TYPES = Set.of("multihub_log_request", "multihub_observed_request",
-            "multihub_recover_request", "multihub_claim_request", "federation_offer_request");
+            "multihub_recover_request", "multihub_claim_request", "federation_offer_request", "operator_relay_request");
     private static final Logger LOG = LoggerFactory.getLogger(FederationExtension.class);
 
     private final FederationSettings settings;
@@ -60,6 +60,7 @@ public final class FederationExtension implements HubExtension {
     private PartitionTracker partitions;
     private ClaimForwarder forwarder;
     private ClaimServer claimServer;
+    private dev.synapsehub.federation.route.RelayServer relayServer;
     private dev.synapsehub.federation.serve.OfferServer offers;
     private ScheduledExecutorService background;
 
@@ -96,6 +97,8 @@ public final class FederationExtension implements HubExtension {
         });
         forwarder = new ClaimForwarder(context, resolver, settings.forward(), links, metrics, background);
         claimServer = new ClaimServer(context, settings.trust(), resolver, claims, metrics);
+        relayServer = new dev.synapsehub.federation.route.RelayServer(context, settings.trust(), resolver,
+                settings.requireRelayReason());
         watch.start(links);
         if (settings.owners().configured()) {
             background.scheduleWithFixedDelay(this::refreshPartitions, 0, 1, TimeUnit.SECONDS);
@@ -152,6 +155,7 @@ public final class FederationExtension implements HubExtension {
             case "multihub_observed_request" -> observed.handle(request);
             case "multihub_claim_request" -> claimServer.handle(request);
             case "federation_offer_request" -> offers.handle(request);
+            case "operator_relay_request" -> relayServer.handle(request);
             default -> recover(request);
         }
     }

@@ -13,12 +13,19 @@ import dev.synapsehub.federation.trust.ServingTrust;
  * @param owners which hub owns each namespace (empty: every claim is local)
  * @param forward where claims owned by other hubs are forwarded
  * @param offerFile this hub's own bundle, served to {@code federation_offer_request} (null: none)
+ * @param requireRelayReason {@code --require-relay-reason}: an operator relay without a reason is refused
  */
 public record FederationSettings(ServingTrust trust, WatchSettings watch, NamespaceOwners owners,
-                                 ForwardSettings forward, java.nio.file.Path offerFile) {
+                                 ForwardSettings forward, java.nio.file.Path offerFile, boolean requireRelayReason) {
     /** Settings without an offered bundle. */
     public FederationSettings(ServingTrust trust, WatchSettings watch, NamespaceOwners owners, ForwardSettings forward) {
-        this(trust, watch, owners, forward, null);
+        this(trust, watch, owners, forward, null, false);
+    }
+
+    /** Settings where a relay needs no reason. */
+    public FederationSettings(ServingTrust trust, WatchSettings watch, NamespaceOwners owners, ForwardSettings forward,
+                              java.nio.file.Path offerFile) {
+        this(trust, watch, owners, forward, offerFile, false);
     }
 
     /** No federation: no peer served, none followed, every claim local. */

@@ -39,7 +39,8 @@ final class CommandCodec {
             ClaimCommand.class, ReleaseCommand.class, TaskUpdateCommand.class, HandoffCommand.class,
             CheckpointCommand.class, LedgerTaskCommand.class, LedgerTaskUpdateCommand.class,
             LedgerProgressCommand.class, ResourceOfferCommand.class, AckCommand.class, MailboxCursorCommand.class,
-            AgentActivityCommand.class, ChannelCommand.class, dev.synapsehub.core.command.MemoryCommand.class);
+            AgentActivityCommand.class, ChannelCommand.class, dev.synapsehub.core.command.MemoryCommand.class,
+            dev.synapsehub.core.command.OperatorReleaseCommand.class);
 
     ObjectNode write(Command command) {
         if (command instanceof ChatCommand c) {

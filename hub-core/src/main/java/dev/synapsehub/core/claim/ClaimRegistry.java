@@ -195,6 +195,25 @@ public final class ClaimRegistry {
                 new Reply.Granted(held.claim(), null, "Task '" + taskId + "' released by " + r.agent() + "."));
     }
 
+    /**
+     * An operator relay's force-release (A5.1): no owner or epoch check, only that the task is
+     * held by an agent of {@code namespace} (the prefix of its name before {@code /}).
+     */
+    public Decision decideForcedRelease(String taskId, String namespace, double t) {
+        String id = strip(taskId);
+        Held held = live.get(id);
+        if (held == null) {
+            return denied(id, Refusal.NOT_CLAIMED, "task_not_claimed");
+        }
+        String owner = held.claim().owner();
+        int slash = owner.indexOf('/');
+        if (!(slash < 0 ? "" : owner.substring(0, slash)).equals(namespace)) {
+            return denied(id, Refusal.NOT_OWNER, "task_not_in_namespace");
+        }
+        return granted(new ClaimReleasedEvent(t, id), new Reply.Granted(held.claim(), null,
+                "Task '" + id + "' released by operator relay."));
+    }
+
     private Decision decideUpdate(TaskUpdateCommand u, double t) {
         String taskId = strip(u.taskId());
         if (taskId.isEmpty()) {

@@ -118,6 +118,15 @@ public final class CoordinationState {
             return messaging.decideChannelChat(c, t, lastSeq, channels.channel(id).orElseThrow().members());
         } else if (command instanceof MessagingCommand m) {
             return messaging.decide(m, t, lastSeq);
+        } else if (command instanceof dev.synapsehub.core.command.OperatorReleaseCommand o) {
+            Decision d = claims.decideForcedRelease(o.taskId(), o.namespace(), t);
+            if (!d.reply().granted()) {
+                return d;
+            }
+            List<CoordinationEvent> events = new ArrayList<>(d.events());
+            // audit-only on replay (INV-RR-3): the release event is what frees the task
+            events.add(new AuditRecordEvent(t, "operator_relay", o.auditPayloadJson()));
+            return new Decision(d.reply(), events);
         } else if (command instanceof dev.synapsehub.core.command.MemoryCommand m) {
             return findings.decide(m, t, lastSeq + 1);
         } else if (command instanceof AuditRecordCommand a) {
