@@ -98,7 +98,7 @@ public final class FederationExtension implements HubExtension {
         forwarder = new ClaimForwarder(context, resolver, settings.forward(), links, metrics, background);
         claimServer = new ClaimServer(context, settings.trust(), resolver, claims, metrics);
         relayServer = new dev.synapsehub.federation.route.RelayServer(context, settings.trust(), resolver,
-                settings.requireRelayReason());
+                settings.relay());
         watch.start(links);
         if (settings.owners().configured()) {
             background.scheduleWithFixedDelay(this::refreshPartitions, 0, 1, TimeUnit.SECONDS);
@@ -186,6 +186,15 @@ public final class FederationExtension implements HubExtension {
 
     private static boolean isLoopback(String host) {
         return host != null && (host.startsWith("127.") || host.equals("::1") || host.equals("0:0:0:0:0:0:0:1"));
+    }
+
+    /** {@code state_snapshot.snapshot.pending_relay_approvals}: the relays awaiting a second operator (A5.1). */
+    @Override
+    public void labelRead(ObjectNode reply) {
+        if (relayServer != null && "state_snapshot".equals(reply.path("type").asText())
+                && reply.get("snapshot") instanceof ObjectNode snapshot) {
+            relayServer.writePending(snapshot.putArray("pending_relay_approvals"));
+        }
     }
 
     @Override

@@ -24,6 +24,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * is registered (only {@code release}: {@code unknown_action}), a reason is present when
  * {@code --require-relay-reason} ({@code reason_required}), the peer's grant covers the namespace
  * ({@code scope_not_granted}) and the namespace resolves local here ({@code namespace_not_owned}).
+ * With {@code --require-two-person-relay} the first authorised peer's request is only recorded
+ * ({@code pending: true}, in memory, listed in {@code state_snapshot.pending_relay_approvals});
+ * a distinct peer asking the same releases it.
  * Then the task is force-released by the writer with an {@code operator_relay} audit record in
  * the same commit, and a {@code release_granted} carrying only {@code task_id} is broadcast
  * before the requester gets {@code operator_relay_result}.
@@ -37,14 +40,62 @@ public final class RelayServer {
     private final ServingTrust trust;
     private final OwnershipResolver resolver;
     private final boolean requireReason;
+    private final boolean twoPerson;
+    /** Relays awaiting a second operator at most; the oldest is forgotten beyond. */
+    static final int MAX_PENDING = 4096;
+    /** Relays awaiting a second operator, oldest first; keyed by action, namespace and task. */
+    private final java.util.LinkedHashMap<java.util.List<String>, String> pending = new java.util.LinkedHashMap<>();
     private final AtomicLong refused = new AtomicLong();
     private final AtomicLong applied = new AtomicLong();
 
-    public RelayServer(HubContext hub, ServingTrust trust, OwnershipResolver resolver, boolean requireReason) {
+    public RelayServer(HubContext hub, ServingTrust trust, OwnershipResolver resolver,
+                       dev.synapsehub.federation.FederationSettings.RelayPolicy policy) {
         this.hub = hub;
         this.trust = trust;
         this.resolver = resolver;
-        this.requireReason = requireReason;
+        this.requireReason = policy.requireReason();
+        this.twoPerson = policy.twoPerson();
+    }
+
+    /**
+     * Writes the relays awaiting a second operator as {@code {action, namespace, task_id,
+     * requester}}, oldest first ({@code state_snapshot.pending_relay_approvals}).
+     */
+    public void writePending(com.fasterxml.jackson.databind.node.ArrayNode out) {
+        synchronized (pending) {
+            pending.forEach((key, requester) -> out.addObject().put("action", key.get(0)).put("namespace", key.get(1))
+                    .put("task_id", key.get(2)).put("requester", requester));
+        }
+    }
+
+    /**
+     * Two-person relay: the first authorised principal (the peer hub, verified by its certificate)
+     * is recorded; the same one again is told so; a distinct one releases. Returns the refusal
+     * detail with {@code pending: true}, or null to apply now.
+     */
+    private String secondOperator(String action, String namespace, String taskId, String principal) {
+        if (!twoPerson) {
+            return null;
+        }
+        java.util.List<String> key = java.util.List.of(action, namespace, taskId);
+        synchronized (pending) {
+            String first = pending.get(key);
+            if (first == null) {
+                if (pending.size() >= MAX_PENDING) {
+                    java.util.List<String> oldest = pending.keySet().iterator().next();
+                    pending.remove(oldest);
+                    LOG.warn("{} operator relays await a second operator; the oldest ({}) is forgotten", MAX_PENDING,
+                            oldest);
+                }
+                pending.put(key, principal);
+                return "recorded; awaiting approval by a second operator";
+            }
+            if (first.equals(principal)) {
+                return "already recorded by this verified principal; awaiting a distinct principal";
+            }
+            pending.remove(key);
+            return null;
+        }
     }
 
     /** Relays refused at a gate. */
@@ -93,6 +144,11 @@ public final class RelayServer {
             result(r, false, refusal);
             return;
         }
+        String awaiting = secondOperator(action, namespace, taskId.strip(), r.sender());
+        if (awaiting != null) {
+            result(r, false, awaiting, true);
+            return;
+        }
         String operator = r.get("operator").textValue().strip();
         String detail = "released by operator " + operator + (reason.isEmpty() ? "" : ": " + reason);
         ObjectNode audit = MAPPER.createObjectNode();
@@ -136,6 +192,10 @@ public final class RelayServer {
     }
 
     private void result(Request r, boolean done, String detail) {
+        result(r, done, detail, false);
+    }
+
+    private void result(Request r, boolean done, String detail, boolean awaitingSecond) {
         ObjectNode f = hub.frames().envelope(r.sender(), "operator_relay_result", "Operator relay result",
                 hub.clock().nowSeconds());
         f.put("applied", done);
@@ -144,7 +204,7 @@ public final class RelayServer {
         f.set("task_id", r.get("task_id"));
         f.put("owner_hub_id", hub.frames().hubId());
         f.put("detail", detail);
-        f.put("pending", false); // no two-person approval here: a relay is applied or refused at once
+        f.put("pending", awaitingSecond);
         hub.outbox().sendInOrder(r.session(), hub.frames().write(f));
     }
 

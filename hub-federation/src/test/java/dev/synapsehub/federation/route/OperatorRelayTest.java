@@ -37,6 +37,7 @@ class OperatorRelayTest {
     Pki pki;
     Pki.HubCerts a;
     Pki.HubCerts stranger;
+    Pki.HubCerts c;
     FedHub b;
     final List<AutoCloseable> open = new ArrayList<>();
 
@@ -45,13 +46,18 @@ class OperatorRelayTest {
     }
 
     private FedHub owner(boolean requireReason, Map<String, String> owners) throws Exception {
+        return owner(new FederationSettings.RelayPolicy(requireReason, false), owners);
+    }
+
+    private FedHub owner(FederationSettings.RelayPolicy relayPolicy, Map<String, String> owners) throws Exception {
         Path policy = TrustFiles.servingPolicy(dir.resolve("b-trust"), pki.clientCaFile(),
-                List.of(TrustFiles.peering("a.example", "proj", "k", List.of(a.client().pin().text()))),
-                List.of(new TrustFiles.Grant("hub-a", "a.example", "proj", "k")));
+                List.of(TrustFiles.peering("a.example", "proj", "k", List.of(a.client().pin().text())),
+                        TrustFiles.peering("c.example", "proj", "kc", List.of(c.client().pin().text()))),
+                List.of(new TrustFiles.Grant("hub-a", "a.example", "proj", "k"),
+                        new TrustFiles.Grant("hub-c", "c.example", "proj", "kc")));
         FedHub hub = new FedHub(pki.hub("hub-b"), dir.resolve("b.db"), new FederationSettings(
                 ServingTrust.load(policy, m -> { }), WatchSettings.none(),
-                new NamespaceOwners("hub-b", owners), ForwardSettings.none(), null,
-                requireReason));
+                new NamespaceOwners("hub-b", owners), ForwardSettings.none(), null, relayPolicy));
         open.add(hub);
         return hub;
     }
@@ -61,6 +67,7 @@ class OperatorRelayTest {
         pki = new Pki(dir);
         a = pki.hub("hub-a");
         stranger = pki.hub("hub-x");
+        c = pki.hub("hub-c");
     }
 
     @AfterEach
@@ -77,6 +84,11 @@ class OperatorRelayTest {
         c.awaitType("welcome", FedHub.WAIT);
         c.send(c.frame(name, "heartbeat"));
         return c;
+    }
+
+    private static JsonNode snapshot(HubClient agent) throws Exception {
+        agent.send(agent.frame("proj/b1", "state_request"));
+        return agent.awaitType("state_snapshot", FedHub.WAIT).path("snapshot");
     }
 
     private void awaitOffline(String name) throws InterruptedException {
@@ -213,5 +225,35 @@ class OperatorRelayTest {
         state.apply(new AuditRecordEvent(2.0, "operator_relay",
                 "{\"action\":\"release\",\"namespace\":\"proj\",\"task_id\":\"T-9\",\"applied\":true}"));
         assertThat(state.claims().liveClaim("T-9", 3.0)).contains(held);
+    }
+
+    @Test
+    void twoPersonRelayNeedsASecondDistinctPeer() throws Exception {
+        b = owner(new FederationSettings.RelayPolicy(false, true), Map.of("proj", "hub-b"));
+        HubClient agent = b.agent("proj/b1");
+        assertThat(FedHub.claim(agent, "proj/b1", "T-1", "src/x").path("type").asText()).isEqualTo("claim_granted");
+        assertThat(snapshot(agent).path("pending_relay_approvals").toString()).isEqualTo("[]");
+        HubClient first = peer("hub-a", a);
+        ObjectNode recorded = relay(first, "hub-a", "release", "proj", "T-1", null);
+        assertThat(recorded.path("applied").asBoolean(true)).isFalse();
+        assertThat(recorded.path("pending").asBoolean()).isTrue();
+        assertThat(recorded.path("detail").asText()).isEqualTo("recorded; awaiting approval by a second operator");
+        ObjectNode again = relay(first, "hub-a", "release", "proj", "T-1", null);
+        assertThat(again.path("pending").asBoolean()).isTrue();
+        assertThat(again.path("detail").asText())
+                .isEqualTo("already recorded by this verified principal; awaiting a distinct principal");
+        JsonNode listed = snapshot(agent).path("pending_relay_approvals");
+        assertThat(listed.toString())
+                .isEqualTo("[{\"action\":\"release\",\"namespace\":\"proj\",\"task_id\":\"T-1\",\"requester\":\"hub-a\"}]");
+        double now = System.currentTimeMillis() / 1000.0;
+        assertThat(b.durable.actor().read(s -> s.claims().liveClaim("T-1", now)).get()).as("still held").isPresent();
+
+        HubClient second = peer("hub-c", c);
+        ObjectNode applied = relay(second, "hub-c", "release", "proj", "T-1", null);
+        assertThat(applied.path("applied").asBoolean()).isTrue();
+        assertThat(applied.path("pending").asBoolean(true)).isFalse();
+        assertThat(b.durable.actor().read(s -> s.claims().liveClaim("T-1", now)).get()).isEmpty();
+        assertThat(snapshot(agent).path("pending_relay_approvals").toString()).isEqualTo("[]");
+        assertThat(relayAudits()).hasSize(1);
     }
 }
