@@ -75,6 +75,14 @@ public final class FederationOptions {
                     + "`synapse-hub federation fetch`; checked at start, re-read on every request.")
     Path offerFile;
 
+    @Option(names = "--require-relay-reason", description = "Refuse an operator relay (operator_relay_request) "
+            + "that carries no reason (detail reason_required).")
+    boolean requireRelayReason;
+
+    @Option(names = "--require-two-person-relay", description = "An operator relay is applied only when a second, "
+            + "distinct authorised peer asks for the same action; the first is recorded as pending.")
+    boolean requireTwoPersonRelay;
+
     @Option(names = "--claim-peer", paramLabel = "HUB_ID=URI",
             description = "Forward claims in namespaces owned by HUB_ID to it at URI (wss://host:port) and relay its "
                     + "verdict; repeatable, needs --namespace-owner. Without a route such claims are refused here.")
@@ -117,7 +125,8 @@ public final class FederationOptions {
                 throw new IllegalArgumentException("cannot serve --federation-offer: " + e.getMessage(), e);
             }
         }
-        return new FederationSettings(trust, watch, owners, forwardSettings(owners), offerFile);
+        return new FederationSettings(trust, watch, owners, forwardSettings(owners), offerFile,
+                new FederationSettings.RelayPolicy(requireRelayReason, requireTwoPersonRelay));
     }
 
     private ForwardSettings forwardSettings(NamespaceOwners owners) {

@@ -80,6 +80,7 @@ final class HubDaemon implements AutoCloseable {
     static HubDaemon start(ServeOptions options, FederationOptions federationOptions)
             throws JournalException, InterruptedException {
         HubConfig config = options.hubConfig();
+        java.nio.file.Path relayLogFile = options.relayLog(); // checks --relay-max-lines before anything starts
         ServingTrust trust = federationOptions.servingTrust(config.tls() != null, LOG::warn);
         FederationSettings federationSettings = federationOptions.settings(trust, options.hubId, config.hubId());
         if (trust.startupPolicy() != null) {
@@ -138,6 +139,21 @@ final class HubDaemon implements AutoCloseable {
         }
         HubServer server = new HubServer(config, actor, clock, options.db() == null ? null : journal,
                 new HubExtensions(List.of(federation)));
+        if (relayLogFile != null) {
+            try {
+                server.relayLog(dev.synapsehub.net.relay.RelayLog.open(relayLogFile, options.relayMaxLines()));
+            } catch (java.io.IOException e) {
+                federation.close();
+                if (control != null) {
+                    control.close();
+                }
+                if (snapshotter != null) {
+                    snapshotter.close();
+                }
+                actor.close();
+                throw new IllegalArgumentException("--relay-log: cannot open " + relayLogFile + ": " + e.getMessage(), e);
+            }
+        }
         int port;
         try {
             port = server.start();
@@ -186,6 +202,10 @@ final class HubDaemon implements AutoCloseable {
     private static HubDaemon startMesh(ServeOptions options, HubConfig config, MeshConfig meshConfig,
                                        ActorSettings actorSettings, Clock clock)
             throws JournalException, InterruptedException {
+        if (options.relayLog() != null) { // (already checked by start)
+            // a mesh node's edge is built by MeshHub, which has no relay mirror yet: refuse, never ignore
+            throw new IllegalArgumentException("--relay-log is not supported with --mesh-* yet");
+        }
         SqliteJournal local = SqliteJournal.open(options.db());
         if (local.lastSeq() > 0 && !Files.isDirectory(meshConfig.storageDir())) {
             local.close();

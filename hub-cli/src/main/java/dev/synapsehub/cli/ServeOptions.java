@@ -184,6 +184,19 @@ public final class ServeOptions {
             + "(and the sender), not to every socket; history and resume are filtered the same way.")
     boolean privateDirectedMessages;
 
+    @Option(names = "--max-findings-per-agent", paramLabel = "N", defaultValue = "512", description = "Admitted "
+            + "'finding' records per agent name (participant memory); below 1 counts as 1 (default: ${DEFAULT-VALUE}).")
+    int maxFindingsPerAgent;
+
+    @Option(names = "--relay-log", paramLabel = "FILE", description = "Mirror every frame the hub fans out "
+            + "(broadcasts, private directed and channel chats; never private replies) into FILE as NDJSON, one line "
+            + "per frame (contract A5.2). Created with mode 0600. Off by default.")
+    Path relayLog;
+
+    @Option(names = "--relay-max-lines", paramLabel = "N", defaultValue = "5000", description = "With --relay-log: after "
+            + "every N appends the file is cut to its last N lines, so it holds at most about 2N (default: ${DEFAULT-VALUE}).")
+    int relayMaxLines;
+
     @Option(names = "--max-history", defaultValue = "10000", description = "Chat messages kept in memory for history (default: ${DEFAULT-VALUE}).")
     int maxHistory;
 
@@ -297,6 +310,7 @@ public final class ServeOptions {
                 .messageAuthReplayCapacity(messageAuthReplayCapacity)
                 .metricsEnabled(metrics).ui(ui).ratePerSecond(rate).rateBurst(burst)
                 .privateDirectedMessages(privateDirectedMessages)
+                .maxFindingsPerAgent(maxFindingsPerAgent)
                 .takeoverCooldown(Duration.ofMillis((long) (takeoverCooldown * 1000)))
                 .advertisedHost(advertisedHost).allowOrigins(allowOrigins)
                 .presenceFanoutLimit(presenceFanoutLimit)
@@ -490,6 +504,16 @@ public final class ServeOptions {
 
     Path db() {
         return db;
+    }
+
+    /** {@code --relay-log}, or null when off. */
+    Path relayLog() {
+        require(relayMaxLines >= 1, "--relay-max-lines must be at least 1");
+        return relayLog;
+    }
+
+    int relayMaxLines() {
+        return relayMaxLines;
     }
 
     private String tokenSource() {

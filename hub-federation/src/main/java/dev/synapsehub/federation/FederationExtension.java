@@ -44,7 +44,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class FederationExtension implements HubExtension {
     private static final Set<String> TYPES = Set.of("multihub_log_request", "multihub_observed_request",
-            "multihub_recover_request", "multihub_claim_request", "federation_offer_request");
+            "multihub_recover_request", "multihub_claim_request", "federation_offer_request", "operator_relay_request");
     private static final Logger LOG = LoggerFactory.getLogger(FederationExtension.class);
 
     private final FederationSettings settings;
@@ -61,6 +61,7 @@ public final class FederationExtension implements HubExtension {
     private PartitionTracker partitions;
     private ClaimForwarder forwarder;
     private ClaimServer claimServer;
+    private dev.synapsehub.federation.route.RelayServer relayServer;
     private dev.synapsehub.federation.serve.OfferServer offers;
     private ScheduledExecutorService background;
 
@@ -97,6 +98,8 @@ public final class FederationExtension implements HubExtension {
         });
         forwarder = new ClaimForwarder(context, resolver, settings.forward(), links, metrics, background);
         claimServer = new ClaimServer(context, settings.trust(), resolver, claims, metrics);
+        relayServer = new dev.synapsehub.federation.route.RelayServer(context, settings.trust(), resolver,
+                settings.relay());
         watch.start(links);
         if (settings.owners().configured()) {
             background.scheduleWithFixedDelay(this::refreshPartitions, 0, 1, TimeUnit.SECONDS);
@@ -153,6 +156,7 @@ public final class FederationExtension implements HubExtension {
             case "multihub_observed_request" -> observed.handle(request);
             case "multihub_claim_request" -> claimServer.handle(request);
             case "federation_offer_request" -> offers.handle(request);
+            case "operator_relay_request" -> relayServer.handle(request);
             default -> recover(request);
         }
     }
@@ -183,6 +187,15 @@ public final class FederationExtension implements HubExtension {
 
     private static boolean isLoopback(String host) {
         return host != null && (host.startsWith("127.") || host.equals("::1") || host.equals("0:0:0:0:0:0:0:1"));
+    }
+
+    /** {@code state_snapshot.snapshot.pending_relay_approvals}: the relays awaiting a second operator (A5.1). */
+    @Override
+    public void labelRead(ObjectNode reply) {
+        if (relayServer != null && "state_snapshot".equals(reply.path("type").asText())
+                && reply.get("snapshot") instanceof ObjectNode snapshot) {
+            relayServer.writePending(snapshot.putArray("pending_relay_approvals"));
+        }
     }
 
     @Override

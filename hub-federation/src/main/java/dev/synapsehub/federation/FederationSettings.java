@@ -13,12 +13,30 @@ import dev.synapsehub.federation.trust.ServingTrust;
  * @param owners which hub owns each namespace (empty: every claim is local)
  * @param forward where claims owned by other hubs are forwarded
  * @param offerFile this hub's own bundle, served to {@code federation_offer_request} (null: none)
+ * @param relay how operator relays are accepted ({@code --require-relay-reason},
+ *        {@code --require-two-person-relay})
  */
 public record FederationSettings(ServingTrust trust, WatchSettings watch, NamespaceOwners owners,
-                                 ForwardSettings forward, java.nio.file.Path offerFile) {
+                                 ForwardSettings forward, java.nio.file.Path offerFile, RelayPolicy relay) {
+    /** Operator relay options (contract A5.1); both off by default. */
+    public record RelayPolicy(boolean requireReason, boolean twoPerson) {
+        /** Neither a reason nor a second operator required. */
+        public static final RelayPolicy DEFAULT = new RelayPolicy(false, false);
+    }
+
+    public FederationSettings {
+        relay = relay == null ? RelayPolicy.DEFAULT : relay;
+    }
+
     /** Settings without an offered bundle. */
     public FederationSettings(ServingTrust trust, WatchSettings watch, NamespaceOwners owners, ForwardSettings forward) {
-        this(trust, watch, owners, forward, null);
+        this(trust, watch, owners, forward, null, RelayPolicy.DEFAULT);
+    }
+
+    /** Settings with the default relay policy. */
+    public FederationSettings(ServingTrust trust, WatchSettings watch, NamespaceOwners owners, ForwardSettings forward,
+                              java.nio.file.Path offerFile) {
+        this(trust, watch, owners, forward, offerFile, RelayPolicy.DEFAULT);
     }
 
     /** No federation: no peer served, none followed, every claim local. */

@@ -87,7 +87,8 @@ public final class EventCodec {
     public boolean knows(String kind) {
         return MessagingEventCodec.knows(kind) || SNAPSHOT_KINDS.containsKey(kind) || "release".equals(kind) || "claim_denial".equals(kind)
                 || "idempotency".equals(kind) || AuditRecordEvent.KINDS.contains(kind) || "channel".equals(kind)
-                || "identity_pin".equals(kind) || "identity_pin_reclaim".equals(kind);
+                || "identity_pin".equals(kind) || "identity_pin_reclaim".equals(kind)
+                || MemoryEventCodec.KINDS.contains(kind);
     }
 
     // -------------------------------------------------------------------------------------
@@ -100,6 +101,9 @@ public final class EventCodec {
         }
         if (event instanceof AuditRecordEvent audit) {
             return audit.payloadJson(); // authored as compact, ASCII-escaped JSON by its module
+        }
+        if (event instanceof dev.synapsehub.core.event.MemoryEvent memory) {
+            return memory.payloadJson(); // recall / finding, written compact and ASCII-escaped by the edge
         }
         // Jackson's pooled segment writer: no synchronized StringBuffer, no copy per grow
         BufferRecycler recycler = FACTORY._getBufferRecycler();
@@ -214,6 +218,9 @@ public final class EventCodec {
             g.writeEndObject();
         }
         writeString(g, F_QUOTA_PRINCIPAL, c.principal());
+        if (c.pathIdentity() != null) {
+            PathIdentityCodec.write(g, c.pathIdentity());
+        }
     }
 
     private static void writeReclaim(JsonGenerator g, IdentityPinReclaimEvent a) throws IOException {
@@ -268,6 +275,9 @@ public final class EventCodec {
         if (MessagingEventCodec.knows(kind)) {
             return Optional.of(messaging.decode(kind, ts, payload));
         }
+        if (MemoryEventCodec.KINDS.contains(kind)) {
+            return Optional.of(MemoryEventCodec.decode(kind, ts, payload));
+        }
         return Optional.of(decode(kind, ts, PayloadReader.parse(payload, "idempotency".equals(kind))));
     }
 
@@ -283,7 +293,8 @@ public final class EventCodec {
             return Optional.empty();
         }
         if (utf8 != null && utf8.length > 0 && utf8[0] == '{' && !MessagingEventCodec.knows(kind)
-                && Double.isFinite(ts) && !AuditRecordEvent.KINDS.contains(kind)) {
+                && Double.isFinite(ts) && !AuditRecordEvent.KINDS.contains(kind)
+                && !MemoryEventCodec.KINDS.contains(kind)) {
             try {
                 return Optional.of(decode(kind, ts, PayloadReader.parse(utf8, "idempotency".equals(kind))));
             } catch (CorruptPayloadException | RuntimeException e) {
@@ -409,7 +420,7 @@ public final class EventCodec {
         GitContext git = readGit(r.object("git"));
         return new Claim(taskId, owner, r.text("quota_principal", owner), note, claimedAt, leaseExpiresAt,
                 ClaimStatus.fromWire(status).orElseThrow(() -> new CorruptPayloadException("unknown status " + status)),
-                dataRef, worktree, paths, epoch, version, checkpoint, git);
+                dataRef, worktree, paths, epoch, version, checkpoint, git, PathIdentityCodec.read(r));
     }
 
     private static GitContext readGit(PayloadReader git) throws CorruptPayloadException {

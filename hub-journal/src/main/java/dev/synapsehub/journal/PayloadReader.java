@@ -360,6 +360,22 @@ final class PayloadReader {
         return out;
     }
 
+    /** The objects of an optional array member; null when absent, null, or holding anything but objects. */
+    List<PayloadReader> objects(String name) {
+        Object v = get(name);
+        if (!(v instanceof List<?> items)) {
+            return null;
+        }
+        List<PayloadReader> out = new ArrayList<>(items.size());
+        for (Object item : items) {
+            if (!(item instanceof PayloadReader nested)) {
+                return null;
+            }
+            out.add(nested);
+        }
+        return out;
+    }
+
     /** An object the event allows to be absent or null (then null). */
     PayloadReader object(String name) throws EventCodec.CorruptPayloadException {
         Object v = get(name);

@@ -42,12 +42,15 @@ public final class SnapshotCodec {
     /**
      * The body format this code writes; 2 adds the private channels section after messaging, 3
      * the receipt notification outbox (§8.5) after the channels, 4 the persistent capability
-     * cards (§5.15) after the outbox, 5 the identity pins (contract A2) after the cards.
+     * cards (§5.15) after the outbox, 5 the identity pins (contract A2) after the cards, 6 the
+     * admitted-finding counts (participant memory) after the pins, 7 each live claim's path
+     * identity after its git context.
      */
-    public static final int FORMAT = 5;
+    public static final int FORMAT = 7;
     /**
      * The oldest body format this code still reads (format 1 predates channels, formats 1 and 2
-     * the receipt outbox, formats 1 to 3 persistent cards, formats 1 to 4 identity pins: they hold none).
+     * the receipt outbox, formats 1 to 3 persistent cards, 1 to 4 identity pins, 1 to 5 finding
+     * counts, 1 to 6 path identities: they hold none).
      */
     public static final int OLDEST_FORMAT = 1;
     private static final byte[] MAGIC = "SYNHSNAP".getBytes(StandardCharsets.US_ASCII);
@@ -128,6 +131,11 @@ public final class SnapshotCodec {
             o.str(pin.publicKey());
             o.f64(pin.pinnedAt());
         }
+        o.varint(image.findingCounts().size());
+        for (java.util.Map.Entry<String, Integer> e : image.findingCounts().entrySet()) {
+            o.str(e.getKey());
+            o.varint(e.getValue());
+        }
         o.bytes(MAGIC);
         return o.toByteArray();
     }
@@ -160,6 +168,7 @@ public final class SnapshotCodec {
                 o.str(git.base());
                 o.str(git.autoReleaseOn());
             }
+            writeIdentity(o, k.pathIdentity());
         }
         o.varint(c.retained().size());
         for (StateImage.Retained r : c.retained()) {
@@ -269,7 +278,7 @@ public final class SnapshotCodec {
             long corrupt = in.varint();
             long firstCorrupt = in.varint();
             long lastSeq = in.varint();
-            StateImage.Claims claims = readClaims(in);
+            StateImage.Claims claims = readClaims(in, format);
             int keys = in.count("idempotency");
             List<IdempotencyLedger.Entry> ledger = new ArrayList<>(keys);
             for (int i = 0; i < keys; i++) {
@@ -318,18 +327,64 @@ public final class SnapshotCodec {
                             in.finite("pinned_at")));
                 }
             }
+            java.util.Map<String, Integer> findingCounts = new java.util.LinkedHashMap<>();
+            if (format >= 6) { // older bodies predate participant memory: no finding was admitted
+                int n = in.count("finding counts");
+                for (int i = 0; i < n; i++) {
+                    String actor = in.text("finding actor");
+                    long admitted = in.varint();
+                    if (admitted < 1 || admitted > Integer.MAX_VALUE || findingCounts.put(actor, (int) admitted) != null) {
+                        throw new CorruptSnapshotException("finding count " + admitted + " for '" + actor + "'");
+                    }
+                }
+            }
             if (!Arrays.equals(in.bytes(MAGIC.length), MAGIC) || !in.atEnd()) {
                 throw new CorruptSnapshotException("the body does not end where its sections do");
             }
             return new StateSnapshot(createdAt, corrupt, firstCorrupt, new StateImage(lastSeq, claims, ledger, board,
-                    new StateImage.Resources(resourcesNow, offerList), messaging, channels, cards, pins));
+                    new StateImage.Resources(resourcesNow, offerList), messaging, channels, cards, pins, findingCounts));
         } catch (RuntimeException e) {
             // an image record refused a value (a null where none is allowed, a bad list)
             throw new CorruptSnapshotException("undecodable snapshot body: " + e, e);
         }
     }
 
-    private static StateImage.Claims readClaims(SnapshotBytes.In in) throws CorruptSnapshotException {
+    private static void writeIdentity(SnapshotBytes.Out o, dev.synapsehub.core.scope.PathIdentity id) {
+        o.bool(id != null);
+        if (id != null) {
+            o.str(id.worktreePath());
+            o.str(id.worktreeObjectId());
+            o.str(id.filesystemNamespace());
+            o.bool(id.caseSensitive());
+            o.varint(id.rows().size());
+            for (dev.synapsehub.core.scope.PathIdentity.Row r : id.rows()) {
+                o.str(r.gitPath());
+                o.str(r.filesystemPath());
+                o.str(r.objectId());
+                o.str(r.objectScope());
+            }
+        }
+    }
+
+    private static dev.synapsehub.core.scope.PathIdentity readIdentity(SnapshotBytes.In in)
+            throws CorruptSnapshotException {
+        if (!in.bool()) {
+            return null;
+        }
+        String worktree = in.text("worktree_path");
+        String wtId = in.text("worktree_object_id");
+        String ns = in.text("filesystem_namespace");
+        boolean caseSensitive = in.bool();
+        int n = in.count("path identity rows");
+        List<dev.synapsehub.core.scope.PathIdentity.Row> rows = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            rows.add(new dev.synapsehub.core.scope.PathIdentity.Row(in.text("git_path"), in.text("filesystem_path"),
+                    in.text("object_id"), in.text("object_scope")));
+        }
+        return new dev.synapsehub.core.scope.PathIdentity(worktree, wtId, ns, caseSensitive, rows);
+    }
+
+    private static StateImage.Claims readClaims(SnapshotBytes.In in, long format) throws CorruptSnapshotException {
         double now = in.f64();
         long epochCounter = in.varint();
         long orderCounter = in.varint();
@@ -354,8 +409,9 @@ public final class SnapshotCodec {
             String checkpoint = in.text("checkpoint");
             GitContext git = in.bool() ? new GitContext(in.text("branch"), in.text("base"), in.text("auto_release_on"))
                     : null;
+            dev.synapsehub.core.scope.PathIdentity identity = format >= 7 ? readIdentity(in) : null;
             live.add(new StateImage.Held(new Claim(taskId, owner, principal, note, claimedAt, leaseExpiresAt, parsed,
-                    dataRef, worktree, paths, epoch, version, checkpoint, git), order));
+                    dataRef, worktree, paths, epoch, version, checkpoint, git, identity), order));
         }
         int r = in.count("retained checkpoints");
         List<StateImage.Retained> retained = new ArrayList<>(r);

@@ -97,7 +97,7 @@ class EventCodecTest {
 
     @Test
     void unknownKindsDecodeToNothingAndBadPayloadsAreCorrupt() throws Exception {
-        assertThat(codec.decode("recall", 1.0, "{}")).isEmpty(); // chat is a known kind since issue 5
+        assertThat(codec.decode("memory_compaction", 1.0, "{}")).isEmpty(); // recall is known since issue 14
         assertThat(codec.decode("sandbox_run", 1.0, "not json")).isEmpty();
         // the federation audit kinds are known since issue 12: a damaged one is corrupt, not skipped
         for (String bad : List.of("not json", "{not json}", "[]")) {

@@ -190,7 +190,7 @@ class SqliteJournalTest {
                     + "\"note\":\"\",\"claimed_at\":100.0,\"lease_expires_at\":4000000000.0,\"status\":\"claimed\","
                     + "\"data_ref\":\"\",\"worktree\":\"\",\"paths\":[],\"epoch\":5,\"version\":0,\"checkpoint\":\"\","
                     + "\"git\":null}')");
-            s.execute("INSERT INTO events(ts, kind, payload) VALUES (101.0, 'recall', '{\"type\":\"recall\"}')"); // unknown kind (chat is known since issue 5)
+            s.execute("INSERT INTO events(ts, kind, payload) VALUES (101.0, 'sandbox_run', '{\"type\":\"sandbox_run\"}')"); // unknown kind (recall is known since issue 14)
         }
         try (SqliteJournal j = SqliteJournal.open(db)) {
             CoordinationState state = new CoordinationState();
@@ -226,7 +226,7 @@ class SqliteJournalTest {
         }
         try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db); Statement s = c.createStatement()) {
             s.execute("INSERT INTO events(ts, kind, durability, payload) VALUES (11, 'claim', 'FULL', '{not json')");
-            s.execute("INSERT INTO events(ts, kind, durability, payload) VALUES (12, 'recall', 'FULL', '{}')"); // unknown kind (ledger_task is known since issue 5)
+            s.execute("INSERT INTO events(ts, kind, durability, payload) VALUES (12, 'sandbox_run', 'FULL', '{}')"); // unknown kind (recall is known since issue 14)
         }
         try (SqliteJournal j = SqliteJournal.open(db)) {
             j.append(List.of(claimEvent("t2", "a", 2, 13)));

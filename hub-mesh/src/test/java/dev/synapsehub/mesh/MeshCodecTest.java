@@ -68,6 +68,12 @@ class MeshCodecTest {
         List<Command> commands = List.of(
                 new ClaimCommand("ann", "p", "T1", "n", 30.5, "wt", List.of("x/y"), new GitContext("b", null, "manual")),
                 new ClaimCommand("ann", "p", "T1", null, Double.NaN, "", List.of(), null),
+                new ClaimCommand("ann", "p", "T1", null, null, "/w", List.of("a.txt"), null,
+                        new dev.synapsehub.core.scope.PathIdentity("/w", "W", "ns", true,
+                                List.of(new dev.synapsehub.core.scope.PathIdentity.Row("a.txt", "/w/a.txt", "ino-1", "")))),
+                new dev.synapsehub.core.command.MemoryCommand("ann", dev.synapsehub.core.command.MemoryCommand.Kind.FINDING,
+                        "{\"statement\":\"s\"}", 512),
+                new dev.synapsehub.core.command.OperatorReleaseCommand("hub-a", "proj", "T1", "{\"applied\":true}"),
                 new ReleaseCommand("ann", "T1", 4L, "assessed"), new ReleaseCommand("ann", "T1", null),
                 new TaskUpdateCommand("ann", "T1", "working", "n", "d", 2L, 1L),
                 new HandoffCommand("ann", "T1", "bob", true, "bob", "take it", 3L),

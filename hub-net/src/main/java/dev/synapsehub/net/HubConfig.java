@@ -45,6 +45,8 @@ import java.util.List;
  * @param defaultDelivery the claim-traffic delivery of agents that declare none
  *        ({@code --default-delivery}; broadcast, the wire contract's, unless set)
  * @param identityPins identity pinning and its reclaim grants (contract A2); off by default
+ * @param maxFindingsPerAgent {@code --max-findings-per-agent}: admitted {@code finding}s per bound
+ *        name (contract A12 PM5); below 1 is 1
  */
 public record HubConfig(
         String host,
@@ -85,7 +87,8 @@ public record HubConfig(
         TlsFiles tls,
         boolean ui,
         Delivery defaultDelivery,
-        IdentityPinSettings identityPins) {
+        IdentityPinSettings identityPins,
+        int maxFindingsPerAgent) {
 
     public HubConfig {
         if (port < 0 || port > 65_535) {
@@ -98,6 +101,7 @@ public record HubConfig(
         maxFrameBytes = Math.max(1024, maxFrameBytes);
         maxJsonDepth = Math.max(1, maxJsonDepth);
         outboundHighWaterBytes = Math.max(8 * 1024, outboundHighWaterBytes);
+        maxFindingsPerAgent = Math.max(1, maxFindingsPerAgent); // 0 and -5 behave as 1 (PM5)
         leaseOfflineTtlSeconds = Math.max(0, leaseOfflineTtlSeconds);
         messageAuthKeys = List.copyOf(messageAuthKeys);
         messageAuthReplayCapacity = Math.max(1, messageAuthReplayCapacity);
@@ -178,6 +182,7 @@ public record HubConfig(
         b.ui = ui;
         b.defaultDelivery = defaultDelivery;
         b.identityPins = identityPins;
+        b.maxFindingsPerAgent = maxFindingsPerAgent;
         return b;
     }
 
@@ -222,6 +227,7 @@ public record HubConfig(
         private boolean ui;
         private Delivery defaultDelivery = Delivery.EVERYTHING;
         private IdentityPinSettings identityPins = IdentityPinSettings.OFF;
+        private int maxFindingsPerAgent = 512;
 
         public Builder host(String v) { host = v; return this; }
         public Builder port(int v) { port = v; return this; }
@@ -262,6 +268,7 @@ public record HubConfig(
         public Builder ui(boolean v) { ui = v; return this; }
         public Builder defaultDelivery(Delivery v) { defaultDelivery = v; return this; }
         public Builder identityPins(IdentityPinSettings v) { identityPins = v; return this; }
+        public Builder maxFindingsPerAgent(int v) { maxFindingsPerAgent = v; return this; }
 
         /** The validated configuration. */
         public HubConfig build() {
@@ -272,7 +279,7 @@ public record HubConfig(
                     ratePerSecond, rateBurst, pingInterval, advertisedHost, allowOrigins,
                     privateDirectedMessages, takeoverCooldown, takeoverQuarantineThreshold, takeoverQuarantineWindow,
                     takeoverQuarantine, presenceFanoutLimit, broadcastLinger, nativeTransport, maxFanoutBacklogBytes,
-                    outboxBusyTasks, tls, ui, defaultDelivery, identityPins);
+                    outboxBusyTasks, tls, ui, defaultDelivery, identityPins, maxFindingsPerAgent);
         }
     }
 }

@@ -74,6 +74,7 @@ public final class HubServer implements AutoCloseable {
 
     private final Journal journal;
     private final HubExtensions extensions;
+    private dev.synapsehub.net.relay.RelayLog relayLog;
 
     /** A hub without a durable journal: no seqs, no mailbox replay, immediate receipts only. */
     public HubServer(HubConfig config, CoordinationActor actor, Clock clock) {
@@ -96,6 +97,15 @@ public final class HubServer implements AutoCloseable {
         this.clock = clock;
         this.journal = journal;
         this.extensions = extensions;
+    }
+
+    /**
+     * Mirrors what the hub fans out into {@code log} ({@code --relay-log}); call before
+     * {@link #start()}. The server closes it.
+     */
+    public HubServer relayLog(dev.synapsehub.net.relay.RelayLog log) {
+        this.relayLog = log;
+        return this;
     }
 
     /** Binds and starts serving; returns the bound port (useful with port 0). */
@@ -132,6 +142,10 @@ public final class HubServer implements AutoCloseable {
                                 failed.toString());
                     }
                 });
+        if (relayLog != null) {
+            relayLog.countFaultsIn(metrics.faults);
+            outbox.mirrorTo(relayLog::record);
+        }
         context = new HubContext(config, actor, clock, json, frames, registry, outbox, metrics,
                 new ConnectTokenAuth(config.token()),
                 new MessageAuthenticator(config.messageAuthKeys(), config.requireMessageAuth(),
@@ -254,6 +268,9 @@ public final class HubServer implements AutoCloseable {
         }
         if (outboxThread != null) {
             outboxThread.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+        if (relayLog != null) {
+            relayLog.close(); // after the outbox: every line it handed over is written
         }
     }
 

@@ -115,7 +115,7 @@ class OptionalVerbsWireTest {
     void verbsWithoutAContractAnswerStayUnknown() throws Exception {
         try (TestHub hub = TestHub.open()) {
             HubClient a = hub.agent("p/alpha");
-            for (String verb : new String[] {"recall_log", "finding", "dead_letter_forwarding"}) {
+            for (String verb : new String[] {"dead_letter_forwarding"}) { // recall_log, finding: MemoryWireTest
                 a.send(a.frame(verb));
                 assertThat(a.awaitType("error", WAIT).path("payload").asText())
                         .isEqualTo("Unknown message type '" + verb + "'.");

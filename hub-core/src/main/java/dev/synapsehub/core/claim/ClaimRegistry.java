@@ -142,10 +142,15 @@ public final class ClaimRegistry {
         String taskId = strip(c.taskId());
         String agent = c.agent();
         String principal = c.principal() == null || c.principal().isEmpty() ? agent : c.principal();
-        Scope scope = new Scope(c.worktree(), PathNormalizer.normalizeDeclared(c.paths(), limits.maxDeclaredPaths()));
+        Scope scope = new Scope(c.worktree(), PathNormalizer.normalizeDeclared(c.paths(), limits.maxDeclaredPaths()),
+                c.pathIdentity());
         if (taskId.isEmpty()) {
             return claimDenied(t, agent, taskId, scope,
                     new Reply.Denied("", Refusal.TASK_ID_REQUIRED, "A task id is required to claim."));
+        }
+        if (c.pathIdentity() != null && !c.pathIdentity().alignsWith(scope.worktree(), scope.paths())) {
+            return claimDenied(t, agent, taskId, scope, new Reply.Denied(taskId, Refusal.PATH_IDENTITY_INVALID,
+                    "Task '" + taskId + "' path identity does not match its declared scope."));
         }
         Held existing = live.get(taskId);
         if (existing != null && !existing.claim().owner().equals(agent)) {
@@ -167,7 +172,7 @@ public final class ClaimRegistry {
                 ? existing.claim().checkpoint()
                 : retainedOrEmpty(taskId);
         Claim claim = new Claim(taskId, agent, principal, strip(c.note()), t, t + ttl, ClaimStatus.CLAIMED, "",
-                scope.worktree(), scope.paths(), epochCounter + 1, 0, checkpoint, c.git());
+                scope.worktree(), scope.paths(), epochCounter + 1, 0, checkpoint, c.git(), c.pathIdentity());
         String verb = existing != null ? "renewed" : "claimed";
         return granted(new ClaimSnapshotEvent(t, ClaimSnapshotEvent.Kind.CLAIM, claim),
                 new Reply.Granted(claim, null, "Task '" + taskId + "' " + verb + " by " + agent + "."));
@@ -188,6 +193,25 @@ public final class ClaimRegistry {
         }
         return granted(new ClaimReleasedEvent(t, taskId),
                 new Reply.Granted(held.claim(), null, "Task '" + taskId + "' released by " + r.agent() + "."));
+    }
+
+    /**
+     * An operator relay's force-release (A5.1): no owner or epoch check, only that the task is
+     * held by an agent of {@code namespace} (the prefix of its name before {@code /}).
+     */
+    public Decision decideForcedRelease(String taskId, String namespace, double t) {
+        String id = strip(taskId);
+        Held held = live.get(id);
+        if (held == null) {
+            return denied(id, Refusal.NOT_CLAIMED, "task_not_claimed");
+        }
+        String owner = held.claim().owner();
+        int slash = owner.indexOf('/');
+        if (!(slash < 0 ? "" : owner.substring(0, slash)).equals(namespace)) {
+            return denied(id, Refusal.NOT_OWNER, "task_not_in_namespace");
+        }
+        return granted(new ClaimReleasedEvent(t, id), new Reply.Granted(held.claim(), null,
+                "Task '" + id + "' released by operator relay."));
     }
 
     private Decision decideUpdate(TaskUpdateCommand u, double t) {
@@ -388,7 +412,8 @@ public final class ClaimRegistry {
     /** True when the index and the quota see no difference between the two: same owner, principal and scope. */
     private static boolean sameHolding(Claim before, Claim after) {
         return before.owner().equals(after.owner()) && before.principal().equals(after.principal())
-                && before.worktree().equals(after.worktree()) && before.paths().equals(after.paths());
+                && before.worktree().equals(after.worktree()) && before.paths().equals(after.paths())
+                && java.util.Objects.equals(before.pathIdentity(), after.pathIdentity());
     }
 
     /**

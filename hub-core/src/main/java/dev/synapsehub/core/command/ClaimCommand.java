@@ -20,10 +20,17 @@ public record ClaimCommand(
         Double ttlSeconds,
         String worktree,
         List<String> paths,
-        GitContext git) implements ClaimFamilyCommand {
+        GitContext git,
+        dev.synapsehub.core.scope.PathIdentity pathIdentity) implements ClaimFamilyCommand {
     public ClaimCommand {
         paths = paths == null ? List.of() : java.util.Collections.unmodifiableList(new java.util.ArrayList<>(paths));
         worktree = worktree == null ? "" : worktree;
+    }
+
+    /** A claim without a path identity. */
+    public ClaimCommand(String agent, String principal, String taskId, String note, Double ttlSeconds, String worktree,
+                        List<String> paths, GitContext git) {
+        this(agent, principal, taskId, note, ttlSeconds, worktree, paths, git, null);
     }
 
     /** A plain claim: no note, default TTL, whole default worktree. */

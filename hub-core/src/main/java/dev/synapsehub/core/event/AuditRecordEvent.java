@@ -11,7 +11,7 @@ import java.util.Set;
 public record AuditRecordEvent(double ts, String kind, String payloadJson) implements CoordinationEvent {
     /** The kinds this record may carry. */
     public static final Set<String> KINDS = Set.of("multihub_partition", "multihub_heal", "multihub_equivocation",
-            "multihub_equivocation_recovery");
+            "multihub_equivocation_recovery", "operator_relay");
 
     public AuditRecordEvent {
         if (!KINDS.contains(kind)) {

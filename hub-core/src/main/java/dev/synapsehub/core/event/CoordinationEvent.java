@@ -10,7 +10,7 @@ public sealed interface CoordinationEvent
         DeliveryReceiptImmediateEvent, DeliveryReceiptDeferredEvent, DeliveryReceiptExpiredEvent,
         MailboxWatermarkEvent, DeadLetterEscalationEvent, DeadLetterClearedEvent, AuditRecordEvent, ChannelEvent,
         ReceiptsDeliveredEvent, CapabilityCardEvent,
-        IdentityPinEvent, IdentityPinReclaimEvent {
+        IdentityPinEvent, IdentityPinReclaimEvent, MemoryEvent {
     /** Hub time at which the event was decided, Unix seconds. */
     double ts();
 

@@ -123,12 +123,23 @@ public final class ScopeIndex {
     }
 
     private final Map<String, Root> roots = new HashMap<>();
+    /**
+     * Holdings that carry a path identity (contract A8): they can contend across worktree labels
+     * and through object ids (hard links) whatever their paths, so no trie finds them; they are
+     * checked one by one. Clients that send identities pay a linear scan over identity holdings.
+     */
+    private final java.util.Set<Entry> identities = new java.util.LinkedHashSet<>();
 
     /**
      * Indexes a holding under each of its declared paths (the root for a whole-worktree scope),
      * returning the entry to pass to {@link #remove(Entry)}.
      */
     public Entry index(Holding holding) {
+        if (holding.scope().identity() != null) {
+            Entry entry = new Entry(holding, null, null, new Node[0]);
+            identities.add(entry);
+            return entry;
+        }
         String worktree = holding.scope().worktree();
         Root root = roots.get(worktree);
         if (root == null) {
@@ -187,6 +198,10 @@ public final class ScopeIndex {
             return;
         }
         entry.removed = true;
+        if (entry.root == null) {
+            identities.remove(entry);
+            return;
+        }
         Root root = entry.root;
         Owner owner = entry.owner;
         for (Node leaf : entry.leaves) {
@@ -220,6 +235,22 @@ public final class ScopeIndex {
      * actor's own holdings and {@code exclude} (the task being handed off, or null).
      */
     public Optional<Holding> firstConflict(Scope request, String actor, Holding exclude) {
+        Holding first = firstTrieConflict(request, actor, exclude).orElse(null);
+        for (Entry e : identities) {
+            Holding h = e.holding;
+            if ((first == null || h.order() < first.order()) && contends(h, actor, exclude)
+                    && h.scope().conflictsWith(request)) {
+                first = h;
+            }
+        }
+        return Optional.ofNullable(first);
+    }
+
+    /**
+     * The first conflicting holding without a path identity: those sharing the request's
+     * worktree label, found through that worktree's trie.
+     */
+    private Optional<Holding> firstTrieConflict(Scope request, String actor, Holding exclude) {
         Root root = roots.get(request.worktree());
         if (root == null || !conflicts(root, request, actor, exclude)) {
             return Optional.empty();
@@ -260,6 +291,7 @@ public final class ScopeIndex {
      */
     public void clear() {
         roots.clear();
+        identities.clear();
     }
 
     /** Number of worktrees with at least one holding. */

@@ -64,6 +64,7 @@ public final class CoordinationState {
     private ChannelRegistry channels;
     private CardRegistry cards;
     private volatile IdentityPinRegistry pins = new IdentityPinRegistry(); // read by the edge (committed view)
+    private dev.synapsehub.core.memory.FindingQuota findings = new dev.synapsehub.core.memory.FindingQuota();
     private final RegistryLimits limits;
     private final int idempotencyCapacity;
     private final BoardLimits boardLimits;
@@ -128,6 +129,17 @@ public final class CoordinationState {
             return messaging.decideChannelChat(c, t, lastSeq, channels.channel(id).orElseThrow().members());
         } else if (command instanceof MessagingCommand m) {
             return messaging.decide(m, t, lastSeq);
+        } else if (command instanceof dev.synapsehub.core.command.OperatorReleaseCommand o) {
+            Decision d = claims.decideForcedRelease(o.taskId(), o.namespace(), t);
+            if (!d.reply().granted()) {
+                return d;
+            }
+            List<CoordinationEvent> events = new ArrayList<>(d.events());
+            // audit-only on replay (INV-RR-3): the release event is what frees the task
+            events.add(new AuditRecordEvent(t, "operator_relay", o.auditPayloadJson()));
+            return new Decision(d.reply(), events);
+        } else if (command instanceof dev.synapsehub.core.command.MemoryCommand m) {
+            return findings.decide(m, t, lastSeq + 1);
         } else if (command instanceof AuditRecordCommand a) {
             return new Decision(new AuditRecordedReply(a.kind()), List.of(new AuditRecordEvent(t, a.kind(), a.payloadJson())));
         }
@@ -174,6 +186,7 @@ public final class CoordinationState {
         channels.apply(event);
         cards.apply(event);
         pins.apply(event);
+        findings.apply(event);
         if (event instanceof IdempotencyRecordedEvent recorded) {
             idempotency.apply(recorded);
         }
@@ -216,7 +229,7 @@ public final class CoordinationState {
      */
     public StateImage image() {
         return new StateImage(lastSeq, claims.image(), idempotency.image(), board.image(), resources.image(),
-                messaging.image(), channels.image(), cards.image(), pins.image());
+                messaging.image(), channels.image(), cards.image(), pins.image(), findings.image());
     }
 
     /**
@@ -236,6 +249,7 @@ public final class CoordinationState {
         channels.restore(image.channels());
         cards.restore(image.cards());
         pins.restore(image.pins());
+        findings.restore(image.findingCounts());
         lastSeq = image.lastSeq();
     }
 
@@ -262,6 +276,8 @@ public final class CoordinationState {
         cr.restore(image.cards());
         IdentityPinRegistry p = new IdentityPinRegistry();
         p.restore(image.pins());
+        dev.synapsehub.core.memory.FindingQuota f = new dev.synapsehub.core.memory.FindingQuota();
+        f.restore(image.findingCounts());
         claims = c;
         idempotency = i;
         board = b;
@@ -270,6 +286,7 @@ public final class CoordinationState {
         channels = ch;
         cards = cr;
         pins = p;
+        findings = f;
         lastSeq = image.lastSeq();
         if (batchOpen) {
             beginBatch(); // the old registries' undo steps are dropped with them
@@ -309,6 +326,7 @@ public final class CoordinationState {
         channels.beginBatch();
         cards.beginBatch();
         pins.beginBatch();
+        findings.beginBatch();
         undo.begin();
         batchOpen = true;
     }
@@ -323,6 +341,7 @@ public final class CoordinationState {
         channels.commitBatch();
         cards.commitBatch();
         pins.commitBatch();
+        findings.commitBatch();
         undo.commit();
         batchOpen = false;
     }
@@ -337,6 +356,7 @@ public final class CoordinationState {
         channels.rollbackBatch();
         cards.rollbackBatch();
         pins.rollbackBatch();
+        findings.rollbackBatch();
         undo.rollback();
         batchOpen = false;
     }
@@ -354,6 +374,11 @@ public final class CoordinationState {
     /** Chat history, dead letters, mailbox watermarks and pending receipts. */
     public MessagingRegistry messaging() {
         return messaging;
+    }
+
+    /** Participant memory: admitted findings per name (contract A12 PM5). */
+    public dev.synapsehub.core.memory.FindingQuota findings() {
+        return findings;
     }
 
     /** Private channels and their histories. */

@@ -25,28 +25,32 @@ import java.util.List;
  * @param channels private channels with their retained chats, in creation order
  * @param cards persistent capability cards, least recently registered first
  * @param pins identity pins, in the order pinned
+ * @param findingCounts admitted findings per name (participant memory, A12 PM5), in first-admission order
  */
 public record StateImage(long lastSeq, Claims claims, List<IdempotencyLedger.Entry> idempotency, Board board,
                          Resources resources, Messaging messaging, List<Channel> channels,
-                         List<PersistentCard> cards, List<IdentityPin> pins) {
+                         List<PersistentCard> cards, List<IdentityPin> pins, java.util.Map<String, Integer> findingCounts) {
 
     public StateImage {
         idempotency = List.copyOf(idempotency);
         channels = channels == null ? List.of() : List.copyOf(channels);
         cards = cards == null ? List.of() : List.copyOf(cards);
         pins = pins == null ? List.of() : List.copyOf(pins);
+        findingCounts = findingCounts == null ? java.util.Map.of()
+                : java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(findingCounts));
     }
 
-    /** An image without persistent cards or identity pins (snapshots of format 3 and older hold neither). */
+    /** An image without persistent cards, identity pins or finding counts (snapshots of format 3 and older). */
     public StateImage(long lastSeq, Claims claims, List<IdempotencyLedger.Entry> idempotency, Board board,
                       Resources resources, Messaging messaging, List<Channel> channels) {
-        this(lastSeq, claims, idempotency, board, resources, messaging, channels, List.of(), List.of());
+        this(lastSeq, claims, idempotency, board, resources, messaging, channels, List.of(), List.of(),
+                java.util.Map.of());
     }
 
     /** An image without private channels. */
     public StateImage(long lastSeq, Claims claims, List<IdempotencyLedger.Entry> idempotency, Board board,
                       Resources resources, Messaging messaging) {
-        this(lastSeq, claims, idempotency, board, resources, messaging, List.of(), List.of(), List.of());
+        this(lastSeq, claims, idempotency, board, resources, messaging, List.of(), List.of(), List.of(), java.util.Map.of());
     }
 
     /**

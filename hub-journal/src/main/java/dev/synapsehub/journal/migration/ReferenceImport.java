@@ -97,9 +97,7 @@ public final class ReferenceImport {
             Map.entry("multihub_heal", "multi-hub audit record; changes no state"),
             Map.entry("multihub_equivocation", "multi-hub audit record; changes no state"),
             Map.entry("multihub_equivocation_recovery", "multi-hub audit record; changes no state"),
-            Map.entry("sandbox_run", "audit record of a feature this hub does not implement"),
-            Map.entry("recall", "participant memory, not implemented by this hub"),
-            Map.entry("finding", "participant memory, not implemented by this hub"));
+            Map.entry("sandbox_run", "audit record of a feature this hub does not implement"));
     private static final int WRITE_BATCH = 1_000;
     private static final int CORRUPT_LISTED = 5;
 
@@ -455,7 +453,7 @@ public final class ReferenceImport {
             }
             CoordinationEvent e = decoded.get();
             if (e instanceof ClaimSnapshotEvent s) {
-                if (hasPathIdentity(row.payload())) {
+                if (s.claim().pathIdentity() == null && hasPathIdentity(row.payload())) {
                     pathIdentities[0]++;
                 }
                 e = new ClaimSnapshotEvent(s.ts(), s.change(), normalised(s.claim()));
@@ -473,8 +471,8 @@ public final class ReferenceImport {
             report.countAppendedIdempotency();
         }
         if (pathIdentities[0] > 0) {
-            report.reconstructed(pathIdentities[0] + " claim snapshot(s) carried without their path_identity (§7.7 is "
-                    + "not implemented by this hub; scopes are compared by path)");
+            report.reconstructed(pathIdentities[0] + " claim snapshot(s) carried without their path_identity (not in "
+                    + "the §7.7 shape this hub reads; their scopes are compared by path)");
         }
     }
 
@@ -491,7 +489,7 @@ public final class ReferenceImport {
     private static Claim normalised(Claim c) {
         return new Claim(c.taskId(), c.owner(), c.principal() == null ? c.owner() : c.principal(), orEmpty(c.note()),
                 c.claimedAt(), c.leaseExpiresAt(), c.status(), orEmpty(c.dataRef()), orEmpty(c.worktree()), c.paths(),
-                c.epoch(), c.version(), orEmpty(c.checkpoint()), c.git());
+                c.epoch(), c.version(), orEmpty(c.checkpoint()), c.git(), c.pathIdentity());
     }
 
     private static String orEmpty(String s) {

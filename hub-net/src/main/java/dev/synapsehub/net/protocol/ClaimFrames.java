@@ -27,6 +27,7 @@ public final class ClaimFrames {
         f.put("version", c.version());
         f.put("checkpoint", c.checkpoint());
         putGit(f, c.git());
+        PathIdentityWire.write(f, c.pathIdentity());
         return f;
     }
 
@@ -109,6 +110,7 @@ public final class ClaimFrames {
         o.put("version", c.version());
         o.put("checkpoint", c.checkpoint());
         putGit(o, c.git());
+        PathIdentityWire.write(o, c.pathIdentity());
     }
 
     private static void putGit(ObjectNode f, GitContext git) {

@@ -128,9 +128,19 @@ public final class ClaimVerbs {
                     FieldCoercion.text(g.get("auto_release_on")));
         }
         String worktree = FieldCoercion.text(r.get("worktree"));
+        PathIdentityWire.Parsed identity = PathIdentityWire.parse(r.get("path_identity"));
+        if (identity.invalid()) {
+            // refused as the claim path refuses it, from the outbox thread in order; nothing submitted
+            Reply.Denied d = new Reply.Denied(taskId.strip(), Refusal.PATH_IDENTITY_INVALID,
+                    "Task '" + taskId.strip() + "' carries an invalid path identity.");
+            support.afterRead(r, "refusing an invalid path identity",
+                    java.util.concurrent.CompletableFuture.completedFuture(d),
+                    denied -> publishClaim(r, denied, null, support.now()));
+            return null;
+        }
         return new ClaimCommand(r.sender(), principal, taskId,
                 FieldCoercion.text(r.get("note")), FieldCoercion.ttl(r.get("ttl_seconds")),
-                worktree == null ? "" : worktree, paths, git);
+                worktree == null ? "" : worktree, paths, git, identity.identity());
     }
 
     private ObjectNode renderGrant(Reply reply, double at) {

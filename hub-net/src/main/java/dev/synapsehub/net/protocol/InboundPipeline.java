@@ -47,6 +47,7 @@ public final class InboundPipeline {
     private final DeliveryVerbs delivery;
     private final IdentityPinGate pins;
     private final IdentityPinReclaimVerb pinReclaim;
+    private final MemoryVerbs memory;
 
     public InboundPipeline(HubContext hub) {
         this.hub = hub;
@@ -61,6 +62,7 @@ public final class InboundPipeline {
         this.delivery = new DeliveryVerbs(hub);
         this.pins = new IdentityPinGate(hub);
         this.pinReclaim = new IdentityPinReclaimVerb(hub);
+        this.memory = new MemoryVerbs(hub);
     }
 
     /** The hub's claim path, as extensions use it to decide claims on behalf of another hub. */
@@ -263,6 +265,8 @@ public final class InboundPipeline {
             delivery.handle(request);
         } else if (IdentityPinReclaimVerb.TYPE.equals(type)) {
             pinReclaim.handle(request);
+        } else if (MemoryVerbs.handles(type)) {
+            memory.handle(request);
         } else if (hub.extensions().handler(type) != null) {
             hub.extensions().handler(type).handle(request);
         } else if (!unavailable.answer(request)) {

@@ -280,6 +280,7 @@ public final class MessagingVerbs {
             }
         }
         if (hub.config().privateDirectedMessages() && c.directed()) {
+            hub.outbox().mirror(text); // the relay log has a line for it, as for a broadcast (A5.2)
             Set<String> matched = new HashSet<>(v.matchedRecipients());
             for (Session s : hub.registry().audience()) {
                 String name = s.name();
@@ -365,6 +366,7 @@ public final class MessagingVerbs {
     }
 
     private void sendToMembers(ChatReply c) {
+        hub.outbox().mirror(c.frameJson()); // one relay-log line per channel chat (A5.2)
         for (String member : c.verdict().recipients()) {
             Session s = hub.registry().session(member);
             if (s != null) {

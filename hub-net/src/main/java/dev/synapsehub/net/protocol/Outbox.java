@@ -56,6 +56,8 @@ public final class Outbox {
     private List<Session> origins = new ArrayList<>();
     /** Whether {@link #batch} is for every connection, or for the loud (broadcast-delivery) ones only. */
     private boolean batchUniversal;
+    /** Told every frame the hub fans out (the relay log, A5.2); null when nobody listens. */
+    private volatile java.util.function.Consumer<String> mirror;
 
     /**
      * @param busyTasks above this many tasks waiting for {@code executor}, {@link #overloaded()}
@@ -199,6 +201,22 @@ public final class Outbox {
         });
     }
 
+    /**
+     * From now on every broadcast (in commit order, on the outbox thread) and every frame passed
+     * to {@link #mirror(String)} is also handed to {@code sink}, which must not block.
+     */
+    public void mirrorTo(java.util.function.Consumer<String> sink) {
+        this.mirror = sink;
+    }
+
+    /** Hands a fanned-out frame that is not a broadcast (a private-directed or channel chat) to the mirror. */
+    public void mirror(String text) {
+        java.util.function.Consumer<String> m = mirror;
+        if (m != null) {
+            m.accept(text);
+        }
+    }
+
     /** Sends a frame to every connection allowed to receive broadcasts (from any thread, in one global order). */
     public void broadcast(ObjectNode frame) {
         broadcast(frames.write(frame), null);
@@ -231,6 +249,7 @@ public final class Outbox {
         if (batch != null && batchUniversal != universal) {
             dispatch(); // a batch has one audience: the next frame starts another, in order
         }
+        mirror(text); // lines are written even when no socket is open (A5.2)
         boolean dispatchNow = false;
         if (batch == null) {
             batchUniversal = universal;

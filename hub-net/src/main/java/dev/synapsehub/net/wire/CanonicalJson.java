@@ -20,17 +20,26 @@ public final class CanonicalJson {
     /** The canonical text of {@code node}. */
     public static String write(JsonNode node, boolean asciiOnly) {
         StringBuilder out = new StringBuilder(256);
-        append(out, node, asciiOnly);
+        append(out, node, asciiOnly, true);
         return out.toString();
     }
 
-    private static void append(StringBuilder out, JsonNode node, boolean ascii) {
+    /** Like {@link #write} but members in their own order, as Python's {@code json.dumps} without sort_keys. */
+    public static String writeInOrder(JsonNode node, boolean asciiOnly) {
+        StringBuilder out = new StringBuilder(256);
+        append(out, node, asciiOnly, false);
+        return out.toString();
+    }
+
+    private static void append(StringBuilder out, JsonNode node, boolean ascii, boolean sortKeys) {
         if (node == null || node.isNull() || node.isMissingNode()) {
             out.append("null");
         } else if (node.isObject()) {
             List<Map.Entry<String, JsonNode>> fields = new ArrayList<>();
             node.fields().forEachRemaining(fields::add);
-            fields.sort((a, b) -> compareCodePoints(a.getKey(), b.getKey()));
+            if (sortKeys) {
+                fields.sort((a, b) -> compareCodePoints(a.getKey(), b.getKey()));
+            }
             out.append('{');
             boolean first = true;
             for (Map.Entry<String, JsonNode> field : fields) {
@@ -40,7 +49,7 @@ public final class CanonicalJson {
                 first = false;
                 appendString(out, field.getKey(), ascii);
                 out.append(':');
-                append(out, field.getValue(), ascii);
+                append(out, field.getValue(), ascii, sortKeys);
             }
             out.append('}');
         } else if (node.isArray()) {
@@ -52,7 +61,7 @@ public final class CanonicalJson {
                     out.append(',');
                 }
                 first = false;
-                append(out, it.next(), ascii);
+                append(out, it.next(), ascii, sortKeys);
             }
             out.append(']');
         } else if (node.isTextual()) {

@@ -1,0 +1,219 @@
+package dev.synapsehub.federation.route;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.actor.Mutation;
+import dev.synapsehub.core.actor.Outcome;
+import dev.synapsehub.core.command.OperatorReleaseCommand;
+import dev.synapsehub.core.reply.Reply;
+import dev.synapsehub.federation.trust.PeerDecision;
+import dev.synapsehub.federation.trust.ServingTrust;
+import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.protocol.Request;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The owning side of an operator relay (contract A5.1): {@code operator_relay_request} from a
+ * peer hub, validated, then its gates in the contract's order, the first failure answering
+ * {@code applied: false} with its {@code detail}: the peer is authorised by the serving policy
+ * with its live client certificate ({@code peer_not_authorised}, the reason logged), the action
+ * is registered (only {@code release}: {@code unknown_action}), a reason is present when
+ * {@code --require-relay-reason} ({@code reason_required}), the peer's grant covers the namespace
+ * ({@code scope_not_granted}) and the namespace resolves local here ({@code namespace_not_owned}).
+ * With {@code --require-two-person-relay} the first authorised peer's request is only recorded
+ * ({@code pending: true}, in memory, listed in {@code state_snapshot.pending_relay_approvals});
+ * a distinct peer asking the same releases it.
+ * Then the task is force-released by the writer with an {@code operator_relay} audit record in
+ * the same commit, and a {@code release_granted} carrying only {@code task_id} is broadcast
+ * before the requester gets {@code operator_relay_result}.
+ */
+public final class RelayServer {
+    private static final Logger LOG = LoggerFactory.getLogger(RelayServer.class);
+    private static final ObjectMapper MAPPER = new ObjectMapper(com.fasterxml.jackson.core.JsonFactory.builder()
+            .enable(com.fasterxml.jackson.core.json.JsonWriteFeature.ESCAPE_NON_ASCII).build());
+
+    private final HubContext hub;
+    private final ServingTrust trust;
+    private final OwnershipResolver resolver;
+    private final boolean requireReason;
+    private final boolean twoPerson;
+    /** Relays awaiting a second operator at most; the oldest is forgotten beyond. */
+    static final int MAX_PENDING = 4096;
+    /** Relays awaiting a second operator, oldest first; keyed by action, namespace and task. */
+    private final java.util.LinkedHashMap<java.util.List<String>, String> pending = new java.util.LinkedHashMap<>();
+    private final AtomicLong refused = new AtomicLong();
+    private final AtomicLong applied = new AtomicLong();
+
+    public RelayServer(HubContext hub, ServingTrust trust, OwnershipResolver resolver,
+                       dev.synapsehub.federation.FederationSettings.RelayPolicy policy) {
+        this.hub = hub;
+        this.trust = trust;
+        this.resolver = resolver;
+        this.requireReason = policy.requireReason();
+        this.twoPerson = policy.twoPerson();
+    }
+
+    /**
+     * Writes the relays awaiting a second operator as {@code {action, namespace, task_id,
+     * requester}}, oldest first ({@code state_snapshot.pending_relay_approvals}).
+     */
+    public void writePending(com.fasterxml.jackson.databind.node.ArrayNode out) {
+        synchronized (pending) {
+            pending.forEach((key, requester) -> out.addObject().put("action", key.get(0)).put("namespace", key.get(1))
+                    .put("task_id", key.get(2)).put("requester", requester));
+        }
+    }
+
+    /**
+     * Two-person relay: the first authorised principal (the peer hub, verified by its certificate)
+     * is recorded; the same one again is told so; a distinct one releases. Returns the refusal
+     * detail with {@code pending: true}, or null to apply now.
+     */
+    private String secondOperator(String action, String namespace, String taskId, String principal) {
+        if (!twoPerson) {
+            return null;
+        }
+        java.util.List<String> key = java.util.List.of(action, namespace, taskId);
+        synchronized (pending) {
+            String first = pending.get(key);
+            if (first == null) {
+                if (pending.size() >= MAX_PENDING) {
+                    java.util.List<String> oldest = pending.keySet().iterator().next();
+                    pending.remove(oldest);
+                    LOG.warn("{} operator relays await a second operator; the oldest ({}) is forgotten", MAX_PENDING,
+                            oldest);
+                }
+                pending.put(key, principal);
+                return "recorded; awaiting approval by a second operator";
+            }
+            if (first.equals(principal)) {
+                return "already recorded by this verified principal; awaiting a distinct principal";
+            }
+            pending.remove(key);
+            return null;
+        }
+    }
+
+    /** Relays refused at a gate. */
+    public long refused() {
+        return refused.get();
+    }
+
+    /** Relays applied. */
+    public long applied() {
+        return applied.get();
+    }
+
+    /** Answers one request (on the connection's event loop). */
+    public void handle(Request r) {
+        boolean wellFormed = required(r, "action") && required(r, "namespace") && required(r, "task_id")
+                && required(r, "operator") && required(r, "origin_hub_id")
+                && optional(r.get("reason"), JsonNode::isTextual) && optional(r.get("break_glass"), JsonNode::isBoolean)
+                && optional(r.get("idem_key"), v -> v.isTextual() && !v.textValue().isBlank());
+        if (!wellFormed) {
+            hub.outbox().sendInOrder(r.session(), hub.frames().write(
+                    hub.frames().error(r.sender(), "Malformed operator relay request", hub.clock().nowSeconds())));
+            return;
+        }
+        String action = r.get("action").textValue();
+        String namespace = r.get("namespace").textValue();
+        String taskId = r.get("task_id").textValue();
+        JsonNode reasonNode = r.get("reason");
+        String reason = reasonNode != null && reasonNode.isTextual() ? reasonNode.textValue().strip() : "";
+        double now = hub.clock().nowSeconds();
+        PeerDecision peer = trust.decide(r.sender(), r.session().peerCertificateChain(), now);
+        String refusal = null;
+        if (!peer.allowed()) {
+            LOG.warn("Refused operator relay from peer '{}': {}", r.sender(), peer.reason());
+            refusal = "peer_not_authorised";
+        } else if (!"release".equals(action)) {
+            refusal = "unknown_action";
+        } else if (requireReason && reason.isEmpty()) {
+            refusal = "reason_required";
+        } else if (!peer.grant().namespace().equals(namespace)) {
+            refusal = "scope_not_granted";
+        } else if (resolver.resolve(namespace + "/operator-relay", now).ownership() != Ownership.LOCAL) {
+            refusal = "namespace_not_owned";
+        }
+        if (refusal != null) {
+            refused.incrementAndGet();
+            result(r, false, refusal);
+            return;
+        }
+        String awaiting = secondOperator(action, namespace, taskId.strip(), r.sender());
+        if (awaiting != null) {
+            result(r, false, awaiting, true);
+            return;
+        }
+        String operator = r.get("operator").textValue().strip();
+        String detail = "released by operator " + operator + (reason.isEmpty() ? "" : ": " + reason);
+        ObjectNode audit = MAPPER.createObjectNode();
+        audit.put("action", action).put("namespace", namespace).put("task_id", taskId.strip())
+                .put("operator", operator).put("origin_hub_id", r.get("origin_hub_id").textValue())
+                .put("peer", r.sender()).put("reason", reason)
+                .put("break_glass", r.get("break_glass") != null && r.get("break_glass").asBoolean(false))
+                .put("applied", true);
+        String auditJson;
+        try {
+            auditJson = MAPPER.writeValueAsString(audit); // compact and ASCII-escaped, as audit records are stored
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+        OperatorReleaseCommand command = new OperatorReleaseCommand(r.sender(), namespace, taskId, auditJson);
+        hub.actor().submit(Mutation.of(command)).whenCompleteAsync((outcome, failure) -> {
+            if (failure != null || !(outcome instanceof Outcome.Decided decided)) {
+                String why = failure != null ? "internal_fault"
+                        : outcome instanceof Outcome.Refused refusedBy ? refusedBy.reason().name().toLowerCase(
+                        java.util.Locale.ROOT) : "not_applied";
+                if (failure != null) {
+                    hub.metrics().faults.incrementAndGet();
+                    LOG.error("operator relay of task '{}' failed", taskId, failure);
+                }
+                refused.incrementAndGet();
+                result(r, false, why);
+            } else if (decided.reply() instanceof Reply.Granted granted) {
+                applied.incrementAndGet();
+                LOG.info("Operator relay from peer '{}' (operator {}) released task '{}' held by {}", r.sender(),
+                        operator, granted.claim().taskId(), granted.claim().owner());
+                ObjectNode f = hub.frames().envelope("all", "release_granted", "Task '" + granted.claim().taskId()
+                        + "' in '" + namespace + "' was released by operator relay: " + detail, hub.clock().nowSeconds());
+                f.put("task_id", granted.claim().taskId());
+                hub.outbox().broadcast(hub.frames().write(f), r.session());
+                result(r, true, detail);
+            } else {
+                refused.incrementAndGet();
+                result(r, false, ((Reply.Denied) decided.reply()).message());
+            }
+        }, hub.outbox().executor());
+    }
+
+    private void result(Request r, boolean done, String detail) {
+        result(r, done, detail, false);
+    }
+
+    private void result(Request r, boolean done, String detail, boolean awaitingSecond) {
+        ObjectNode f = hub.frames().envelope(r.sender(), "operator_relay_result", "Operator relay result",
+                hub.clock().nowSeconds());
+        f.put("applied", done);
+        f.set("action", r.get("action"));
+        f.set("namespace", r.get("namespace"));
+        f.set("task_id", r.get("task_id"));
+        f.put("owner_hub_id", hub.frames().hubId());
+        f.put("detail", detail);
+        f.put("pending", awaitingSecond);
+        hub.outbox().sendInOrder(r.session(), hub.frames().write(f));
+    }
+
+    private static boolean required(Request r, String field) {
+        JsonNode v = r.get(field);
+        return v != null && v.isTextual() && !v.textValue().isBlank();
+    }
+
+    private static boolean optional(JsonNode v, java.util.function.Predicate<JsonNode> ok) {
+        return v == null || v.isNull() || ok.test(v);
+    }
+}
