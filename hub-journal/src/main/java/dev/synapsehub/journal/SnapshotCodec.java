@@ -53,6 +53,15 @@ public final class SnapshotCodec {
      * counts, 1 to 6 path identities: they hold none).
      */
     public static final int OLDEST_FORMAT = 1;
+
+    /**
+     * How many count-prefixed sections a body of {@code format} carries after the channels: 3
+     * adds the owed receipts, 4 the cards, 5 the pins, 6 the finding counts (7 adds a field inside
+     * each live claim, not a section). An empty state writes one zero byte for each.
+     */
+    static int sectionsAfterChannels(int format) {
+        return Math.max(0, Math.min(format, 6) - 2);
+    }
     private static final byte[] MAGIC = "SYNHSNAP".getBytes(StandardCharsets.US_ASCII);
 
     private SnapshotCodec() {

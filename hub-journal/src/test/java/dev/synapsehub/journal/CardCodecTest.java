@@ -37,9 +37,9 @@ class CardCodecTest {
         StateImage empty = new CoordinationState().image();
         byte[] current = SnapshotCodec.encode(new StateSnapshot(3.0, 0, 0, empty));
         assertThat(current[8]).isEqualTo((byte) SnapshotCodec.FORMAT);
-        // format 3 is the current body without the counts formats 4 and up added (cards, pins:
-        // 0, one byte each) before the end magic
-        int added = SnapshotCodec.FORMAT - 3;
+        // format 3 is the current body without the sections formats 4 and up added (an empty
+        // count, one zero byte, each) before the end magic
+        int added = SnapshotCodec.sectionsAfterChannels(SnapshotCodec.FORMAT) - SnapshotCodec.sectionsAfterChannels(3);
         byte[] three = new byte[current.length - added];
         System.arraycopy(current, 0, three, 0, current.length - 8 - added);
         System.arraycopy(current, current.length - 8, three, current.length - 8 - added, 8);

@@ -59,7 +59,7 @@ class ReceiptOutboxCodecTest {
         assertThat(current[8]).isEqualTo((byte) SnapshotCodec.FORMAT); // the format follows the 8-byte magic
         // format 2 is this body without the sections formats 3 and up added (each an empty count,
         // one zero byte, before the end magic)
-        int added = SnapshotCodec.FORMAT - 2;
+        int added = SnapshotCodec.sectionsAfterChannels(SnapshotCodec.FORMAT) - SnapshotCodec.sectionsAfterChannels(2);
         byte[] two = new byte[current.length - added];
         System.arraycopy(current, 0, two, 0, current.length - 8 - added);
         System.arraycopy(current, current.length - 8, two, current.length - 8 - added, 8);
