@@ -6,12 +6,6 @@ import dev.synapsehub.net.auth.ReplayCache;
 import dev.synapsehub.net.wire.CanonicalJson;
 
 import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
-import java.security.KeyFactory;
-import java.security.PublicKey;
-import java.security.Signature;
-import java.security.spec.X509EncodedKeySpec;
-import java.util.Base64;
 
 /**
  * The Ed25519 registration proof of wire contract A2.1–A2.2: checks a first frame's
@@ -31,7 +25,6 @@ public final class IdentityProof {
     public static final int REPLAY_CAPACITY = 4096;
 
     /** The DER prefix of an X.509 SubjectPublicKeyInfo for a raw 32-byte Ed25519 key (RFC 8410). */
-    private static final byte[] X509_PREFIX = {0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00};
 
     private final ReplayCache replay = new ReplayCache(REPLAY_CAPACITY, WINDOW_SECONDS);
 
@@ -55,7 +48,7 @@ public final class IdentityProof {
                 || (expectedKeyId != null && !expectedKeyId.equals(keyId.textValue()))) {
             return "unknown_key";
         }
-        byte[] rawKey = rawPublicKey(publicKey);
+        byte[] rawKey = Ed25519.rawPublicKey(publicKey);
         if (rawKey == null) {
             return "unknown_key";
         }
@@ -93,7 +86,7 @@ public final class IdentityProof {
                 || value == null || !value.isTextual() || value.textValue().isEmpty()) {
             return "bad_signature";
         }
-        if (!valid(rawKey, signedBytes(received, v), value.textValue())) {
+        if (!Ed25519.verifies(rawKey, signedBytes(received, v), Ed25519.signature(value.textValue()))) {
             return "bad_signature";
         }
         if (!replay.admit(keyId.textValue(), sender, nonce.textValue(), at, now)) {
@@ -120,49 +113,5 @@ public final class IdentityProof {
         System.arraycopy(prefix, 0, out, 0, prefix.length);
         System.arraycopy(body, 0, out, prefix.length + 1, body.length);
         return out;
-    }
-
-    /** The 32 raw key bytes of strict standard base64 text (canonical, padded), else null. */
-    public static byte[] rawPublicKey(String base64) {
-        if (base64 == null || base64.isEmpty()) {
-            return null;
-        }
-        try {
-            byte[] raw = Base64.getDecoder().decode(base64);
-            if (raw.length != 32 || !Base64.getEncoder().encodeToString(raw).equals(base64)) {
-                return null;
-            }
-            return raw;
-        } catch (IllegalArgumentException e) {
-            return null;
-        }
-    }
-
-    private static boolean valid(byte[] rawKey, byte[] message, String signatureBase64) {
-        byte[] sig;
-        try {
-            sig = Base64.getDecoder().decode(signatureBase64);
-        } catch (IllegalArgumentException e) {
-            return false;
-        }
-        if (sig.length != 64) {
-            return false;
-        }
-        try {
-            Signature verifier = Signature.getInstance("Ed25519");
-            verifier.initVerify(publicKey(rawKey));
-            verifier.update(message);
-            return verifier.verify(sig);
-        } catch (GeneralSecurityException | RuntimeException e) {
-            return false; // a key that is not a curve point, or a malformed signature: not a valid proof
-        }
-    }
-
-    /** A JDK Ed25519 public key from its 32 raw bytes. */
-    static PublicKey publicKey(byte[] raw) throws GeneralSecurityException {
-        byte[] der = new byte[X509_PREFIX.length + raw.length];
-        System.arraycopy(X509_PREFIX, 0, der, 0, X509_PREFIX.length);
-        System.arraycopy(raw, 0, der, X509_PREFIX.length, raw.length);
-        return KeyFactory.getInstance("Ed25519").generatePublic(new X509EncodedKeySpec(der));
     }
 }

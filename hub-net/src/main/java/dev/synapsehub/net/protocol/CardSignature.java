@@ -3,16 +3,12 @@ package dev.synapsehub.net.protocol;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.net.auth.ReplayCache;
+import dev.synapsehub.net.identity.Ed25519;
 import dev.synapsehub.net.wire.CanonicalJson;
 
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
-import java.security.KeyFactory;
 import java.security.MessageDigest;
-import java.security.PublicKey;
-import java.security.Signature;
-import java.security.spec.X509EncodedKeySpec;
-import java.util.Base64;
 import java.util.HexFormat;
 
 /**
@@ -32,7 +28,6 @@ public final class CardSignature {
     /** Signed-at tolerance into the future, seconds (A2.2). */
     public static final double FUTURE_SKEW = 1.0;
     /** DER prefix of an X.509 SubjectPublicKeyInfo holding a raw Ed25519 key (RFC 8410). */
-    private static final byte[] ED25519_SPKI = HexFormat.of().parseHex("302a300506032b6570032100");
 
     /** A verification outcome; {@code valid()} when the card may be registered. */
     public record Verification(String result, String detail, String keyId, long sequence, String cardDigest,
@@ -67,7 +62,7 @@ public final class CardSignature {
         if (keyId == null || keyId.isEmpty()) {
             return Verification.failed("unknown_key", "key_id is missing");
         }
-        PublicKey key = publicKey(text(sig.get("public_key")));
+        byte[] key = Ed25519.rawPublicKey(text(sig.get("public_key")));
         if (key == null) {
             return Verification.failed("unknown_key", "public_key is not the base64 of a 32-byte Ed25519 key");
         }
@@ -95,20 +90,13 @@ public final class CardSignature {
             }
         }
         String nonce = text(sig.get("nonce"));
-        byte[] value = decode(text(sig.get("value")));
-        if (nonce == null || nonce.isEmpty() || value == null || value.length != 64) {
+        byte[] value = Ed25519.signature(text(sig.get("value")));
+        if (nonce == null || nonce.isEmpty() || value == null) {
             return Verification.failed("bad_signature", "nonce and a 64-byte value are required");
         }
         byte[] signed = signedBytes(frame);
-        try {
-            Signature ed = Signature.getInstance("Ed25519");
-            ed.initVerify(key);
-            ed.update(signed);
-            if (!ed.verify(value)) {
-                return Verification.failed("bad_signature", "the Ed25519 signature does not match the card");
-            }
-        } catch (GeneralSecurityException e) {
-            return Verification.failed("bad_signature", "the Ed25519 signature could not be checked");
+        if (!Ed25519.verifies(key, signed, value)) {
+            return Verification.failed("bad_signature", "the Ed25519 signature does not match the card");
         }
         if (!replay.admit(keyId, agent, nonce, at, now)) {
             return Verification.failed("replayed", "this nonce was already used");
@@ -126,33 +114,6 @@ public final class CardSignature {
             s.remove("value");
         }
         return CanonicalJson.write(copy, false).getBytes(StandardCharsets.UTF_8);
-    }
-
-    private static PublicKey publicKey(String base64) {
-        byte[] raw = decode(base64);
-        if (raw == null || raw.length != 32) {
-            return null;
-        }
-        byte[] spki = new byte[ED25519_SPKI.length + 32];
-        System.arraycopy(ED25519_SPKI, 0, spki, 0, ED25519_SPKI.length);
-        System.arraycopy(raw, 0, spki, ED25519_SPKI.length, 32);
-        try {
-            return KeyFactory.getInstance("Ed25519").generatePublic(new X509EncodedKeySpec(spki));
-        } catch (GeneralSecurityException e) {
-            return null;
-        }
-    }
-
-    /** Strict standard base64, or null. */
-    private static byte[] decode(String base64) {
-        if (base64 == null || base64.isEmpty()) {
-            return null;
-        }
-        try {
-            return Base64.getDecoder().decode(base64);
-        } catch (IllegalArgumentException e) {
-            return null;
-        }
     }
 
     private static String sha256(byte[] bytes) {

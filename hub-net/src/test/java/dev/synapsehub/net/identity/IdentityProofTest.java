@@ -31,12 +31,12 @@ class IdentityProofTest {
         raw[0] = (byte) 0xfb; // '+' and '/' appear in standard base64, '-' and '_' in the URL alphabet
         raw[1] = (byte) 0xff;
         String standard = Base64.getEncoder().encodeToString(raw);
-        assertThat(IdentityProof.rawPublicKey(standard)).isEqualTo(raw);
-        assertThat(IdentityProof.rawPublicKey(Base64.getUrlEncoder().encodeToString(raw))).isNull();
-        assertThat(IdentityProof.rawPublicKey(standard.substring(0, standard.length() - 1))).as("unpadded").isNull();
-        assertThat(IdentityProof.rawPublicKey(Base64.getEncoder().encodeToString(new byte[31]))).isNull();
-        assertThat(IdentityProof.rawPublicKey(" " + standard)).isNull();
-        assertThat(IdentityProof.rawPublicKey("")).isNull();
+        assertThat(Ed25519.rawPublicKey(standard)).isEqualTo(raw);
+        assertThat(Ed25519.rawPublicKey(Base64.getUrlEncoder().encodeToString(raw))).isNull();
+        assertThat(Ed25519.rawPublicKey(standard.substring(0, standard.length() - 1))).as("unpadded").isNull();
+        assertThat(Ed25519.rawPublicKey(Base64.getEncoder().encodeToString(new byte[31]))).isNull();
+        assertThat(Ed25519.rawPublicKey(" " + standard)).isNull();
+        assertThat(Ed25519.rawPublicKey("")).isNull();
     }
 
     @Test
