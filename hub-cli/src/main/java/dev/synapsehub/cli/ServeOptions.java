@@ -126,10 +126,12 @@ public final class ServeOptions {
             + "Not on a mesh node.")
     boolean ui;
 
-    @Option(names = "--identity-pinning", description = "Pin each agent name to the Ed25519 key of its first valid "
-            + "registration proof (identity_public_key + signature) and refuse other keys with close 4013; pins are "
-            + "journaled with --db (in memory without). Off by default. Not on a mesh node.")
-    boolean identityPinning;
+    @Option(names = "--identity-pinning", negatable = true, description = "Pin each agent name to the Ed25519 key of "
+            + "its first valid registration proof (identity_public_key + signature) and refuse other keys with close "
+            + "4013; an agent that sends no proof is admitted and never pinned. Pins are journaled with --db (in memory "
+            + "without). On by default on a single hub, as on the reference hub (contract 15.15); "
+            + "--no-identity-pinning turns it off. A mesh node does not pin (not replicated yet).")
+    Boolean identityPinning; // null: not given, so on for a single hub, off on a mesh node
 
     @Option(names = "--acl-policy", paramLabel = "FILE", description = "ACL policy (JSON {\"rules\": [...]}); this hub "
             + "reads its identity-pin-reclaim rules: which operators may run identity_pin_reclaim on which names.")
@@ -292,8 +294,8 @@ public final class ServeOptions {
         require(maxFanoutBacklogMb >= 1, "--max-fanout-backlog-mb must be at least 1");
         require(!ui || meshId == null, "--ui is not supported on a mesh node: its live feed sees only the changes "
                 + "this node decides, not those replicated to it; run the cockpit on a single hub");
-        require(!identityPinning || meshId == null, "--identity-pinning is not supported on a mesh node yet: "
-                + "pins are decided by a single hub's writer; run it on a single hub");
+        require(!Boolean.TRUE.equals(identityPinning) || meshId == null, "--identity-pinning is not supported on a "
+                + "mesh node yet: pins are decided by a single hub's writer; run it on a single hub");
         List<MessageAuthKey> keys = messageAuthKeys();
         require(!requireMessageAuth || !keys.isEmpty(), "--require-message-auth needs at least one --message-auth-key");
         return HubConfig.builder()
@@ -319,7 +321,7 @@ public final class ServeOptions {
                 .nativeTransport(transport.equals("auto"))
                 .maxFanoutBacklogBytes(maxFanoutBacklogMb * 1024L * 1024)
                 .hubVersion("synapse-hub-java/" + VersionProvider.version())
-                .identityPins(new IdentityPinSettings(identityPinning, db == null ? null : db.toString(),
+                .identityPins(new IdentityPinSettings(identityPinning == null ? meshId == null : identityPinning, db == null ? null : db.toString(),
                         aclPolicy == null ? PinReclaimAcl.NONE : PinReclaimAcl.load(aclPolicy)))
                 .build();
     }

@@ -11,7 +11,7 @@ import java.nio.file.Path;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** {@code --identity-pinning} (off by default) and {@code --acl-policy} as the hub reads them. */
+/** {@code --identity-pinning} (on by default on a single hub) and {@code --acl-policy} as the hub reads them. */
 class IdentityPinningOptionsTest {
     @TempDir
     Path dir;
@@ -23,15 +23,16 @@ class IdentityPinningOptionsTest {
     }
 
     @Test
-    void pinningIsOffByDefaultAndTheJournalIsThePinStore() {
-        HubConfig off = parse().hubConfig();
-        assertThat(off.identityPins().enabled()).isFalse();
-        assertThat(off.identityPins().acl().grants()).isEmpty();
+    void pinningIsOnByDefaultOnASingleHubAndTheJournalIsThePinStore() {
+        HubConfig byDefault = parse().hubConfig();
+        assertThat(byDefault.identityPins().enabled()).as("on, as on the reference hub (contract 15.15)").isTrue();
+        assertThat(byDefault.identityPins().pinStore()).as("memory only").isNull();
+        assertThat(byDefault.identityPins().acl().grants()).isEmpty();
         Path db = dir.resolve("hub.db");
         HubConfig on = parse("--identity-pinning", "--db", db.toString()).hubConfig();
         assertThat(on.identityPins().enabled()).isTrue();
         assertThat(on.identityPins().pinStore()).isEqualTo(db.toString());
-        assertThat(parse("--identity-pinning").hubConfig().identityPins().pinStore()).as("memory only").isNull();
+        assertThat(parse("--no-identity-pinning").hubConfig().identityPins().enabled()).isFalse();
     }
 
     @Test
@@ -56,9 +57,12 @@ class IdentityPinningOptionsTest {
     }
 
     @Test
-    void aMeshNodeRefusesPinning() {
+    void aMeshNodeDoesNotPinAndRefusesTheFlag() {
+        String db = dir.resolve("m.db").toString();
+        assertThat(parse("--mesh-id", "n1", "--mesh-peers", "n1=127.0.0.1:1", "--db", db).hubConfig()
+                .identityPins().enabled()).isFalse();
         assertThatThrownBy(() -> parse("--identity-pinning", "--mesh-id", "n1", "--mesh-peers", "n1=127.0.0.1:1",
-                "--db", dir.resolve("m.db").toString()).hubConfig())
+                "--db", db).hubConfig())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--identity-pinning");
     }
 }
