@@ -107,6 +107,14 @@ function emptyRow(tbody, cols, text) {
   tbody.appendChild(tr);
 }
 
+// Replaces the rows of table body `id` with row(item) for each item, or one `empty` row.
+function fillRows(id, items, cols, empty, row) {
+  const tbody = document.getElementById(id);
+  tbody.textContent = '';
+  if (items.length === 0) emptyRow(tbody, cols, empty);
+  for (const item of items) tbody.appendChild(row(item));
+}
+
 function ago(ts) {
   if (ts === undefined || ts === null) return '–';
   const s = Math.max(0, Math.round(hubNow() - ts));
@@ -218,10 +226,7 @@ async function loadOverview() {
 
 function renderPresence() {
   const p = state.presence;
-  const tbody = document.getElementById('presence-rows');
-  tbody.textContent = '';
-  if (p.rows.length === 0) emptyRow(tbody, 4, 'no agents match');
-  for (const a of p.rows) {
+  fillRows('presence-rows', p.rows, 4, 'no agents match', (a) => {
     const tr = el('tr');
     tr.dataset.agent = a.name;
     cell(tr, a.name);
@@ -229,8 +234,8 @@ function renderPresence() {
     const seen = cell(tr, ago(a.last_seen), 'seen');
     if (a.last_seen !== undefined) seen.dataset.seen = a.last_seen;
     cell(tr, a.mailbox_pending, 'num');
-    tbody.appendChild(tr);
-  }
+    return tr;
+  });
   pager('presence', p);
 }
 
@@ -252,33 +257,27 @@ function claimRow(c) {
 
 function renderClaims(flashTask) {
   const p = state.claims;
-  const tbody = document.getElementById('claims-rows');
-  tbody.textContent = '';
-  if (p.rows.length === 0) emptyRow(tbody, 7, 'no live claims match');
-  for (const c of p.rows) {
+  fillRows('claims-rows', p.rows, 7, 'no live claims match', (c) => {
     const tr = claimRow(c);
     if (c.task_id === flashTask) tr.classList.add('flash');
-    tbody.appendChild(tr);
-  }
+    return tr;
+  });
   pager('claims', p);
   tickLeases();
 }
 
 function renderDenials() {
-  const tbody = document.getElementById('denials-rows');
-  tbody.textContent = '';
   const q = state.filters.denials || '';
   const rows = state.denials.filter((d) => matches(q, [d.claimant, d.reason]));
-  if (rows.length === 0) emptyRow(tbody, 5, 'no denials since the hub started');
-  for (const d of rows) {
+  fillRows('denials-rows', rows, 5, 'no denials since the hub started', (d) => {
     const tr = el('tr');
     cell(tr, clock(d.ts));
     cell(tr, d.claimant);
     cell(tr, d.reason);
     cell(tr, d.task_digest, 'scope');
     cell(tr, d.path_count, 'num');
-    tbody.appendChild(tr);
-  }
+    return tr;
+  });
 }
 
 function renderBoard() {
@@ -305,28 +304,22 @@ function renderBoard() {
 }
 
 function renderMessaging(m) {
-  const dead = document.getElementById('dead-rows');
-  dead.textContent = '';
-  if (m.dead_letters.length === 0) emptyRow(dead, 4, 'no dead letters');
-  for (const d of m.dead_letters) {
+  fillRows('dead-rows', m.dead_letters, 4, 'no dead letters', (d) => {
     const tr = el('tr');
     tr.dataset.target = d.target;
     cell(tr, d.target);
     cell(tr, d.count, 'num');
     cell(tr, d.last_sender);
     cell(tr, ago(d.last_ts), 'seen').dataset.seen = d.last_ts;
-    dead.appendChild(tr);
-  }
-  const backlog = document.getElementById('backlog-rows');
-  backlog.textContent = '';
-  if (m.backlogs.length === 0) emptyRow(backlog, 2, 'every mailbox is drained');
-  for (const b of m.backlogs) {
+    return tr;
+  });
+  fillRows('backlog-rows', m.backlogs, 2, 'every mailbox is drained', (b) => {
     const tr = el('tr');
     tr.dataset.identity = b.identity;
     cell(tr, b.identity);
     cell(tr, b.pending, 'num');
-    backlog.appendChild(tr);
-  }
+    return tr;
+  });
 }
 
 function describe(ch) {
