@@ -9,6 +9,9 @@ import dev.synapsehub.net.protocol.Request;
 
 import java.util.Map;
 import java.util.TreeMap;
+
+import static dev.synapsehub.net.protocol.PrometheusText.counter;
+import static dev.synapsehub.net.protocol.PrometheusText.gauge;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -81,14 +84,6 @@ final class MeshFace implements HubExtension {
         match.forEach((peer, index) -> PrometheusText.sample(out, "synapse_mesh_peer_lag_entries",
                 "On the leader: its commit index minus each follower's replicated (match) index.", "gauge",
                 "{peer=\"" + PrometheusText.escapeLabel(peer) + "\"}", Math.max(0, s.commitIndex() - index)));
-    }
-
-    private static void gauge(StringBuilder out, String name, String help, long value) {
-        PrometheusText.gauge(out, name, help, value);
-    }
-
-    private static void counter(StringBuilder out, String name, String help, long value) {
-        PrometheusText.counter(out, name, help, value);
     }
 
     @Override
