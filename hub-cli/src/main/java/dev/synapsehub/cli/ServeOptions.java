@@ -129,9 +129,9 @@ public final class ServeOptions {
     @Option(names = "--identity-pinning", negatable = true, description = "Pin each agent name to the Ed25519 key of "
             + "its first valid registration proof (identity_public_key + signature) and refuse other keys with close "
             + "4013; an agent that sends no proof is admitted and never pinned. Pins are journaled with --db (in memory "
-            + "without). On by default on a single hub, as on the reference hub (contract 15.15); "
-            + "--no-identity-pinning turns it off. A mesh node does not pin (not replicated yet).")
-    Boolean identityPinning; // null: not given, so on for a single hub, off on a mesh node
+            + "without; replicated on a mesh). On by default, as on the reference hub (contract 15.15); "
+            + "--no-identity-pinning turns it off (on a mesh: on every node alike).")
+    Boolean identityPinning; // null: not given, so on
 
     @Option(names = "--acl-policy", paramLabel = "FILE", description = "ACL policy (JSON {\"rules\": [...]}); this hub "
             + "reads its identity-pin-reclaim rules: which operators may run identity_pin_reclaim on which names.")
@@ -294,8 +294,6 @@ public final class ServeOptions {
         require(maxFanoutBacklogMb >= 1, "--max-fanout-backlog-mb must be at least 1");
         require(!ui || meshId == null, "--ui is not supported on a mesh node: its live feed sees only the changes "
                 + "this node decides, not those replicated to it; run the cockpit on a single hub");
-        require(!Boolean.TRUE.equals(identityPinning) || meshId == null, "--identity-pinning is not supported on a "
-                + "mesh node yet: pins are decided by a single hub's writer; run it on a single hub");
         List<MessageAuthKey> keys = messageAuthKeys();
         require(!requireMessageAuth || !keys.isEmpty(), "--require-message-auth needs at least one --message-auth-key");
         return HubConfig.builder()
@@ -321,7 +319,7 @@ public final class ServeOptions {
                 .nativeTransport(transport.equals("auto"))
                 .maxFanoutBacklogBytes(maxFanoutBacklogMb * 1024L * 1024)
                 .hubVersion("synapse-hub-java/" + VersionProvider.version())
-                .identityPins(new IdentityPinSettings(identityPinning == null ? meshId == null : identityPinning, db == null ? null : db.toString(),
+                .identityPins(new IdentityPinSettings(identityPinning == null || identityPinning, db == null ? null : db.toString(),
                         aclPolicy == null ? PinReclaimAcl.NONE : PinReclaimAcl.load(aclPolicy)))
                 .build();
     }
@@ -484,7 +482,7 @@ public final class ServeOptions {
                 + (config.requireMessageAuth() ? "required" : "not required"));
         m.put("metrics", config.metricsEnabled());
         m.put("ui", config.ui() ? "cockpit at /ui" : "off");
-        m.put("identity_pinning", config.identityPins().enabled() ? "on (" + (db == null ? "pins in memory" : "pins journaled")
+        m.put("identity_pinning", config.identityPins().enabled() ? "on (" + (meshId != null ? "pins replicated" : db == null ? "pins in memory" : "pins journaled")
                 + ", " + config.identityPins().acl().grants().size() + " reclaim grant(s))" : "off");
         m.put("private_directed_messages", config.privateDirectedMessages());
         m.put("takeover_cooldown_s", config.takeoverCooldown().toMillis() / 1000.0);

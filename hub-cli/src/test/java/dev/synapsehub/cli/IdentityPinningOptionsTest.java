@@ -11,7 +11,7 @@ import java.nio.file.Path;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** {@code --identity-pinning} (on by default on a single hub) and {@code --acl-policy} as the hub reads them. */
+/** {@code --identity-pinning} (on by default, on a single hub and a mesh node alike) and {@code --acl-policy} as the hub reads them. */
 class IdentityPinningOptionsTest {
     @TempDir
     Path dir;
@@ -57,12 +57,16 @@ class IdentityPinningOptionsTest {
     }
 
     @Test
-    void aMeshNodeDoesNotPinAndRefusesTheFlag() {
+    void aMeshNodePinsByDefaultLikeASingleHubAndMayTurnItOff() {
         String db = dir.resolve("m.db").toString();
-        assertThat(parse("--mesh-id", "n1", "--mesh-peers", "n1=127.0.0.1:1", "--db", db).hubConfig()
-                .identityPins().enabled()).isFalse();
-        assertThatThrownBy(() -> parse("--identity-pinning", "--mesh-id", "n1", "--mesh-peers", "n1=127.0.0.1:1",
-                "--db", db).hubConfig())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--identity-pinning");
+        String[] mesh = {"--mesh-id", "n1", "--mesh-peers", "n1=127.0.0.1:1", "--db", db};
+        assertThat(parse(mesh).hubConfig().identityPins().enabled()).as("pins are replicated (docs/mesh.md)").isTrue();
+        assertThat(parse(mesh).hubConfig().identityPins().pinStore()).isEqualTo(db);
+        String[] on = java.util.stream.Stream.concat(java.util.stream.Stream.of("--identity-pinning"),
+                java.util.Arrays.stream(mesh)).toArray(String[]::new);
+        assertThat(parse(on).hubConfig().identityPins().enabled()).isTrue();
+        String[] off = java.util.stream.Stream.concat(java.util.stream.Stream.of("--no-identity-pinning"),
+                java.util.Arrays.stream(mesh)).toArray(String[]::new);
+        assertThat(parse(off).hubConfig().identityPins().enabled()).isFalse();
     }
 }

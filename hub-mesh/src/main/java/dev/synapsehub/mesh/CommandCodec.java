@@ -43,7 +43,9 @@ final class CommandCodec {
             LedgerProgressCommand.class, ResourceOfferCommand.class, AckCommand.class, MailboxCursorCommand.class,
             AgentActivityCommand.class, ChannelCommand.class, ReceiptsDeliveredCommand.class,
             CardCommand.class, dev.synapsehub.core.command.MemoryCommand.class,
-            dev.synapsehub.core.command.OperatorReleaseCommand.class);
+            dev.synapsehub.core.command.OperatorReleaseCommand.class,
+            dev.synapsehub.core.command.IdentityPinCommand.Pin.class,
+            dev.synapsehub.core.command.IdentityPinCommand.Reclaim.class);
 
     ObjectNode write(Command command) {
         if (command instanceof ChatCommand c) {

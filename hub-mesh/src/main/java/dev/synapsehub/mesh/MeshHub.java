@@ -8,6 +8,7 @@ import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.HubServer;
 import dev.synapsehub.net.extension.HubExtensions;
+import dev.synapsehub.net.relay.RelayLog;
 
 import java.io.IOException;
 import java.util.List;
@@ -46,6 +47,18 @@ public final class MeshHub implements AutoCloseable {
     public static MeshHub start(MeshConfig mesh, HubConfig hub, Journal local, CoordinationState state, Clock clock,
                                 ActorSettings settings, long catchUpMillis, MeshCompaction compaction)
             throws IOException, JournalException, InterruptedException {
+        return start(mesh, hub, local, state, clock, settings, catchUpMillis, compaction, null);
+    }
+
+    /**
+     * As {@link #start(MeshConfig, HubConfig, Journal, CoordinationState, Clock, ActorSettings, long,
+     * MeshCompaction)}, mirroring every frame this node fans out to its own sockets (its own
+     * agents' requests and the decisions replicated to it) into {@code relayLog}
+     * ({@code --relay-log}, contract A5.2; null: none). The hub closes it.
+     */
+    public static MeshHub start(MeshConfig mesh, HubConfig hub, Journal local, CoordinationState state, Clock clock,
+                                ActorSettings settings, long catchUpMillis, MeshCompaction compaction,
+                                RelayLog relayLog) throws IOException, JournalException, InterruptedException {
         WireEdge edge = new WireEdge();
         MeshNode node = new MeshNode(mesh, hub.hubId(), local, state, clock, settings, edge, compaction);
         HubServer server = null;
@@ -57,12 +70,17 @@ public final class MeshHub implements AutoCloseable {
             }
             server = new HubServer(hub, node.actor(), clock, node.journal(),
                     new HubExtensions(List.of(new MeshFace(node)))); // mesh figures on /metrics; §12 read labels
+            if (relayLog != null) {
+                server.relayLog(relayLog);
+            }
             int port = server.start();
             edge.bind(server);
             return new MeshHub(node, server, port);
         } catch (IOException | InterruptedException | RuntimeException e) {
             if (server != null) {
                 server.close();
+            } else if (relayLog != null) {
+                relayLog.close();
             }
             node.close();
             throw e;

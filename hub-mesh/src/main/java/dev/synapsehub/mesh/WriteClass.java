@@ -7,8 +7,9 @@ import java.util.Locale;
 
 /**
  * The write classes of seed 001 §5, and which class each event kind belongs to (§4): claim
- * changes, board tasks and resource offers are {@link #STRONG}; chat, progress notes, audit and
- * mailbox bookkeeping are {@link #APPEND_ONLY}; presence is {@link #LOCAL} and never replicated.
+ * changes, board tasks, resource offers, private channel membership and identity pins are
+ * {@link #STRONG}; chat (channel chat included), progress notes, audit (a pin reclaim's records)
+ * and mailbox bookkeeping are {@link #APPEND_ONLY}; presence is {@link #LOCAL} and never replicated.
  */
 public enum WriteClass {
     /** Coordinator fence plus quorum commit before anyone sees it. */
@@ -38,9 +39,11 @@ public enum WriteClass {
     /** The class of one event. */
     public static WriteClass of(CoordinationEvent event) {
         return switch (event.kind()) {
-            case "claim", "task_update", "checkpoint", "handoff", "release", "idempotency", "ledger_task", "resource" ->
-                    STRONG;
-            default -> APPEND_ONLY; // chat, ledger_progress, claim_denial (audit), receipts, watermarks, dead letters
+            case "claim", "task_update", "checkpoint", "handoff", "release", "idempotency", "ledger_task", "resource",
+                    // who may read a private channel, and which key a name is bound to: decided once, by the leader
+                    "channel", "identity_pin" -> STRONG;
+            default -> APPEND_ONLY; // chat, ledger_progress, claim_denial and identity_pin_reclaim (audit), receipts,
+                                    // watermarks, dead letters
         };
     }
 

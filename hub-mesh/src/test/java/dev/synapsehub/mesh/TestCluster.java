@@ -43,6 +43,25 @@ final class TestCluster implements AutoCloseable {
     private final RaftLinks links;
     /** The Raft group of the founding members: kept when voters are added or removed. */
     private final java.util.UUID group;
+    /** How wire nodes serve agents beyond the defaults. */
+    private final Serving serving;
+
+    /**
+     * What a wire node serves with beyond the defaults: its hub settings (identity pinning, for
+     * example) and the relay log it mirrors its fan-out into (null: none).
+     */
+    interface Serving {
+        /** No change. */
+        Serving DEFAULTS = (id, db, base) -> base;
+
+        /** Node {@code id}'s hub settings from {@code base}; {@code db} is its journal copy. */
+        HubConfig.Builder hub(String id, Path db, HubConfig.Builder base);
+
+        /** Node {@code id}'s relay log file, or null. */
+        default Path relayLog(String id) {
+            return null;
+        }
+    }
 
     TestCluster(Path dir, int size) throws IOException {
         this(dir, size, false);
@@ -63,22 +82,28 @@ final class TestCluster implements AutoCloseable {
     }
 
     TestCluster(Path dir, int size, boolean wire, double skewSeconds, MeshCompaction compaction) throws IOException {
-        this(dir, size, wire, skewSeconds, compaction, id -> null, false);
+        this(dir, size, wire, skewSeconds, compaction, id -> null, false, Serving.DEFAULTS);
     }
 
     /** Nodes whose Raft transport uses {@code tls.apply(id)} (null: plain gRPC). */
     TestCluster(Path dir, int size, Function<String, MeshTls> tls) throws IOException {
-        this(dir, size, false, 0, MeshCompaction.DEFAULTS, tls, false);
+        this(dir, size, false, 0, MeshCompaction.DEFAULTS, tls, false, Serving.DEFAULTS);
     }
 
     /** Nodes reaching each other's Raft ports through {@link RaftLinks}, so a test can partition live nodes. */
     static TestCluster partitionable(Path dir, int size, boolean wire) throws IOException {
-        return new TestCluster(dir, size, wire, 0, MeshCompaction.DEFAULTS, id -> null, true);
+        return new TestCluster(dir, size, wire, 0, MeshCompaction.DEFAULTS, id -> null, true, Serving.DEFAULTS);
+    }
+
+    /** Wire nodes serving agents as {@code serving} says, compacting as {@code compaction} says. */
+    static TestCluster serving(Path dir, int size, MeshCompaction compaction, Serving serving) throws IOException {
+        return new TestCluster(dir, size, true, 0, compaction, id -> null, false, serving);
     }
 
     private TestCluster(Path dir, int size, boolean wire, double skewSeconds, MeshCompaction compaction,
-                        Function<String, MeshTls> tls, boolean proxied) throws IOException {
+                        Function<String, MeshTls> tls, boolean proxied, Serving serving) throws IOException {
         this.dir = dir;
+        this.serving = serving;
         this.tls = tls;
         this.compaction = compaction;
         this.wire = wire;
@@ -145,9 +170,11 @@ final class TestCluster implements AutoCloseable {
         if (wire) {
             MeshHub hub;
             try {
-                hub = MeshHub.start(config(id), HubConfig.builder().host("127.0.0.1").port(0).hubId(hubId)
-                        .metricsEnabled(true).build(),
-                        local, new CoordinationState(), clock, ActorSettings.DEFAULTS, 0, compaction);
+                HubConfig settings = serving.hub(id, dir.resolve(id + ".db"), HubConfig.builder().host("127.0.0.1")
+                        .port(0).hubId(hubId).metricsEnabled(true)).build();
+                Path relay = serving.relayLog(id);
+                hub = MeshHub.start(config(id), settings, local, new CoordinationState(), clock, ActorSettings.DEFAULTS,
+                        0, compaction, relay == null ? null : dev.synapsehub.net.relay.RelayLog.open(relay, 5000));
             } catch (JournalException | InterruptedException e) {
                 throw new IOException(e);
             }
@@ -176,6 +203,11 @@ final class TestCluster implements AutoCloseable {
     /** The directory the cluster keeps its nodes' storage in. */
     Path dir() {
         return dir;
+    }
+
+    /** Node {@code id}'s serving hub (wire clusters). */
+    MeshHub hub(String id) {
+        return hubs.get(id);
     }
 
     /** The WebSocket URI of node {@code id} (wire clusters). */

@@ -11,6 +11,7 @@ import dev.synapsehub.core.reply.IdentityPinReply;
 import dev.synapsehub.core.reply.Reply;
 import dev.synapsehub.net.session.Session;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -94,25 +95,45 @@ final class IdentityPinReclaimVerb {
                 hub.outbox().send(req.session(), result(req, pinName, keyId, breakGlass, false, 0, p.message(), at));
                 return;
             }
-            long auditSeq = committed.stream()
-                    .filter(j -> j.event() instanceof IdentityPinReclaimEvent a && a.applied())
-                    .mapToLong(JournaledEvent::seq).findFirst().orElse(p.auditSeq());
-            Session holder = hub.registry().session(pinName);
-            if (holder != null) {
-                hub.outbox().close(holder, null, RECLAIMED_CODE, "identity pin reclaimed");
-            }
-            ObjectNode notice = hub.frames().envelope("all", "system", "Identity pin for '" + pinName
-                    + "' was reclaimed by operator '" + req.sender() + "'.", at);
-            notice.put("event_kind", TYPE);
-            notice.put("operator", req.sender());
-            notice.put("pin_name", pinName);
-            notice.put("previous_key_id", p.pin().keyId());
-            notice.put("break_glass", breakGlass);
-            notice.put("audit_seq", auditSeq);
-            hub.outbox().broadcast(notice);
+            long auditSeq = evictAndAnnounce(req, p, pinName, breakGlass, committed, at);
             hub.outbox().send(req.session(), result(req, pinName, keyId, breakGlass, true, auditSeq,
                     p.message(), at));
         });
+    }
+
+    /**
+     * A reclaim another mesh node took and the leader applied, here: the holder's socket on this
+     * node (if any) is closed 4017 and this node's sockets get the {@code system} notice, as
+     * the taking node does for its own (that node answers the operator).
+     */
+    void publishCommitted(Request req, Reply reply, List<JournaledEvent> committed, double at) {
+        if (reply instanceof IdentityPinReply p && p.outcome() == IdentityPinReply.Outcome.RECLAIMED) {
+            JsonNode glass = req.get("break_glass");
+            evictAndAnnounce(req, p, p.pin().name(), glass != null && glass.isBoolean() && glass.booleanValue(),
+                    committed, at);
+        }
+    }
+
+    /** Closes the reclaimed name's socket on this hub, tells every socket; returns the audit seq. */
+    private long evictAndAnnounce(Request req, IdentityPinReply p, String pinName, boolean breakGlass,
+            List<JournaledEvent> committed, double at) {
+        long auditSeq = committed.stream()
+                .filter(j -> j.event() instanceof IdentityPinReclaimEvent a && a.applied())
+                .mapToLong(JournaledEvent::seq).findFirst().orElse(p.auditSeq());
+        Session holder = hub.registry().session(pinName);
+        if (holder != null) {
+            hub.outbox().close(holder, null, RECLAIMED_CODE, "identity pin reclaimed");
+        }
+        ObjectNode notice = hub.frames().envelope("all", "system", "Identity pin for '" + pinName
+                + "' was reclaimed by operator '" + req.sender() + "'.", at);
+        notice.put("event_kind", TYPE);
+        notice.put("operator", req.sender());
+        notice.put("pin_name", pinName);
+        notice.put("previous_key_id", p.pin().keyId());
+        notice.put("break_glass", breakGlass);
+        notice.put("audit_seq", auditSeq);
+        hub.outbox().broadcast(notice);
+        return auditSeq;
     }
 
     /**

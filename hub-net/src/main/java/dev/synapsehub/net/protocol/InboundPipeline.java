@@ -117,6 +117,8 @@ public final class InboundPipeline {
                     board.broadcastGrant(r, reply, stored, at);
                 } else if (MessagingVerbs.handles(r.type())) {
                     messaging.publishCommitted(r, reply, committed, at);
+                } else if (IdentityPinReclaimVerb.TYPE.equals(r.type())) {
+                    pinReclaim.publishCommitted(r, reply, committed, at);
                 }
             } catch (RuntimeException fault) {
                 hub.metrics().faults.incrementAndGet();
