@@ -189,8 +189,10 @@ public final class MessagingRegistry {
                 delivered ? "" : "no_online_recipient", false, wake);
         String frame = c.renderer().render(stamp);
         List<CoordinationEvent> events = List.of(new ChatEvent(t, msgId, sender, c.target(), id, false, List.of(), frame));
+        TreeSet<String> others = new TreeSet<>(members);
+        others.remove(sender);
         return new Decision(new ChatReply(stamp, sender, c.target(), frame, false, c.receiptRequested(), verdict,
-                null, List.of()), events);
+                null, List.of(), List.copyOf(others)), events);
     }
 
     /** Literal target parts and matched logical recipients, without the sender, sorted. */

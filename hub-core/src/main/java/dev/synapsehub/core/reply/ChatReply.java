@@ -18,11 +18,23 @@ import java.util.List;
  * @param verdict the immediate delivery verdict (always computed)
  * @param escalation the dead-letter escalation decided with this chat, or null
  * @param expiredReceipts pending receipts this chat's receipt evicted from the bounded window
+ * @param channelMembers for a private channel chat, the channel's other members when it was
+ *        decided (sorted), bound or not: a mesh node other than the sender's delivers to those
+ *        bound to it (its {@code verdict} only knows the sender's node); empty otherwise
  */
 public record ChatReply(ChatStamp stamp, String sender, String target, String frameJson, boolean directed,
         boolean receiptRequested, ReceiptVerdict verdict, DeadLetterEscalationEvent escalation,
-        List<DeliveryReceiptExpiredEvent> expiredReceipts) implements Reply {
+        List<DeliveryReceiptExpiredEvent> expiredReceipts, List<String> channelMembers) implements Reply {
     public ChatReply {
         expiredReceipts = List.copyOf(expiredReceipts);
+        channelMembers = channelMembers == null ? List.of() : List.copyOf(channelMembers); // null: an older node's
+    }
+
+    /** A chat that is not in a private channel. */
+    public ChatReply(ChatStamp stamp, String sender, String target, String frameJson, boolean directed,
+            boolean receiptRequested, ReceiptVerdict verdict, DeadLetterEscalationEvent escalation,
+            List<DeliveryReceiptExpiredEvent> expiredReceipts) {
+        this(stamp, sender, target, frameJson, directed, receiptRequested, verdict, escalation, expiredReceipts,
+                List.of());
     }
 }

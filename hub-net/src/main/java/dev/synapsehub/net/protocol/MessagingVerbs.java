@@ -316,7 +316,7 @@ public final class MessagingVerbs {
      */
     void publishCommitted(Request req, Reply reply, List<JournaledEvent> committed, double at) {
         if (reply instanceof ChatReply c && channelOf(req) != null) {
-            sendToMembers(c);
+            sendToBoundMembers(c);
         } else if (reply instanceof ChatReply c) {
             long seq = chatSeq(committed);
             boolean journaled = hub.journaled() && seq > 0;
@@ -368,6 +368,20 @@ public final class MessagingVerbs {
     private void sendToMembers(ChatReply c) {
         hub.outbox().mirror(c.frameJson()); // one relay-log line per channel chat (A5.2)
         for (String member : c.verdict().recipients()) {
+            Session s = hub.registry().session(member);
+            if (s != null) {
+                hub.outbox().send(s, c.frameJson());
+            }
+        }
+    }
+
+    /**
+     * A channel chat another mesh node took, here: to each of the channel's other members (as
+     * the leader decided it) bound to this node, on that socket only; never to anyone else.
+     */
+    private void sendToBoundMembers(ChatReply c) {
+        hub.outbox().mirror(c.frameJson()); // this node's relay-log line for it (A5.2)
+        for (String member : c.channelMembers()) {
             Session s = hub.registry().session(member);
             if (s != null) {
                 hub.outbox().send(s, c.frameJson());
