@@ -202,10 +202,6 @@ final class HubDaemon implements AutoCloseable {
     private static HubDaemon startMesh(ServeOptions options, HubConfig config, MeshConfig meshConfig,
                                        ActorSettings actorSettings, Clock clock)
             throws JournalException, InterruptedException {
-        if (options.relayLog() != null) { // (already checked by start)
-            // a mesh node's edge is built by MeshHub, which has no relay mirror yet: refuse, never ignore
-            throw new IllegalArgumentException("--relay-log is not supported with --mesh-* yet");
-        }
         SqliteJournal local = SqliteJournal.open(options.db());
         if (local.lastSeq() > 0 && !Files.isDirectory(meshConfig.storageDir())) {
             local.close();
@@ -213,10 +209,21 @@ final class HubDaemon implements AutoCloseable {
                     + "and there is no Raft log at " + meshConfig.storageDir() + "; a mesh node starts from an empty "
                     + "journal (turning a single hub into a mesh is not supported yet)");
         }
+        // each node mirrors what it fans out to its own sockets (docs/mesh.md, "The relay log on a mesh")
+        dev.synapsehub.net.relay.RelayLog relayLog = null;
+        if (options.relayLog() != null) {
+            try {
+                relayLog = dev.synapsehub.net.relay.RelayLog.open(options.relayLog(), options.relayMaxLines());
+            } catch (IOException e) {
+                local.close();
+                throw new IllegalArgumentException("--relay-log: cannot open " + options.relayLog() + ": "
+                        + e.getMessage(), e);
+            }
+        }
         MeshHub mesh;
         try {
             mesh = MeshHub.start(meshConfig, config, local, options.newState(), clock, actorSettings, CATCH_UP_MILLIS,
-                    options.meshCompaction());
+                    options.meshCompaction(), relayLog);
         } catch (IOException e) {
             throw new JournalException("mesh node " + meshConfig.nodeId() + " could not start: " + e.getMessage(), e);
         }

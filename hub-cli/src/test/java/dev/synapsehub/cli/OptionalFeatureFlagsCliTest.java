@@ -16,7 +16,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The issue-14 hub flags reach the running hub from the command line: {@code --relay-log} and
- * {@code --relay-max-lines} (contract A5.2), {@code --max-findings-per-agent} (A12 PM5).
+ * {@code --relay-max-lines} (contract A5.2, on a single hub and a mesh node), {@code --max-findings-per-agent}
+ * (A12 PM5).
  */
 class OptionalFeatureFlagsCliTest {
     private static final Duration WAIT = Duration.ofSeconds(10);
@@ -54,6 +55,31 @@ class OptionalFeatureFlagsCliTest {
             Thread.sleep(20);
         }
         assertThat(Files.readString(log)).doesNotContain("finding_rejected"); // private: never mirrored
+    }
+
+    @Test
+    void aMeshNodeMirrorsItsFanOutToItsRelayLog() throws Exception {
+        Path log = dir.resolve("n1-relay.ndjson");
+        int raft;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            raft = s.getLocalPort();
+        }
+        hub.start("--port", "0", "--db", dir.resolve("n1.db").toString(), "--mesh-id", "n1", "--mesh-peers",
+                "n1=127.0.0.1:" + raft, "--relay-log", log.toString());
+        try (HubClient alice = HubClient.connect(URI.create(hub.url()), WAIT)) {
+            alice.register("p/alice", null, WAIT);
+            ObjectNode claim = alice.frame("claim");
+            claim.put("task_id", "T1");
+            alice.send(claim);
+            alice.awaitType("claim_granted", Duration.ofSeconds(30));
+        }
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (!(Files.exists(log) && Files.readString(log).contains("\"ty\":\"claim_granted\""))) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no claim_granted line in " + log);
+            }
+            Thread.sleep(20);
+        }
     }
 
     @Test
