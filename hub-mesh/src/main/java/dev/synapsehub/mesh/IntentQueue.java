@@ -2,6 +2,7 @@ package dev.synapsehub.mesh;
 
 import dev.synapsehub.core.actor.Mutation;
 import dev.synapsehub.core.command.BoardCommand;
+import dev.synapsehub.core.command.ChannelCommand;
 import dev.synapsehub.core.command.CheckpointCommand;
 import dev.synapsehub.core.command.ClaimCommand;
 import dev.synapsehub.core.command.ClaimFamilyCommand;
@@ -60,10 +61,15 @@ final class IntentQueue {
         return q;
     }
 
-    /** True for the strong writes that are queued when no quorum commits them (§4, §5). */
+    /**
+     * True for the strong writes that are queued when no quorum commits them (§4, §5). Identity
+     * pins and reclaims are strong but not queued: a pin follows a registration the edge already
+     * admitted, and a reclaim's online checks would be stale by the time it replays.
+     */
     static boolean queueable(Command command) {
         return command instanceof ClaimFamilyCommand || command instanceof LedgerTaskCommand
-                || command instanceof LedgerTaskUpdateCommand || command instanceof ResourceOfferCommand;
+                || command instanceof LedgerTaskUpdateCommand || command instanceof ResourceOfferCommand
+                || command instanceof ChannelCommand;
     }
 
     /**
@@ -187,6 +193,8 @@ final class IntentQueue {
             return "resource_offer";
         } else if (c instanceof BoardCommand) {
             return "board";
+        } else if (c instanceof ChannelCommand ch) {
+            return "channel_" + ch.op().name().toLowerCase(java.util.Locale.ROOT); // channel_join, ...
         }
         return c.getClass().getSimpleName();
     }
@@ -200,6 +208,8 @@ final class IntentQueue {
             return String.valueOf(t.taskId());
         } else if (c instanceof ResourceOfferCommand r) {
             return r.kind() + "/" + r.name();
+        } else if (c instanceof ChannelCommand ch) {
+            return ch.channel();
         }
         return "";
     }

@@ -1,6 +1,7 @@
 package dev.synapsehub.mesh;
 
 import dev.synapsehub.core.actor.Outcome;
+import dev.synapsehub.core.reply.ChannelReply;
 import dev.synapsehub.core.reply.Refusal;
 import dev.synapsehub.core.reply.Reply;
 
@@ -24,6 +25,10 @@ final class Reconciliation {
         if (outcome instanceof Outcome.Decided d) {
             if (d.reply() instanceof Reply.Denied denied) {
                 return denied(denied);
+            }
+            if (d.reply() instanceof ChannelReply c && !c.ok()) {
+                // a channel verb refused on the committed state (exists already, not invited, not a member...)
+                return new Result(ReplayOutcome.CONFLICT_REQUIRES_MERGE, "channel_result: " + c.message());
             }
             return new Result(ReplayOutcome.APPLIED, d.reply().getClass().getSimpleName());
         }

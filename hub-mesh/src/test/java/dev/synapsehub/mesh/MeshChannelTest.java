@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -172,5 +173,61 @@ class MeshChannelTest {
         assertThat(history(bobAgain, "ops")).as("after a restart").isEqualTo(expected);
         say(ann, "ops", "m4");
         heard(bobAgain, "m4");
+    }
+
+    private static boolean member(MeshNode node, String channel, String agent) {
+        try {
+            return node.actor().read(s -> s.channels().isMember(channel, agent)).get(10, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private static ObjectNode reconciled(HubClient c) throws Exception {
+        return c.await(f -> "intent_reconciled".equals(f.path("type").asText()), Duration.ofSeconds(60));
+    }
+
+    @Test
+    void channelChangesWithoutAQuorumAreQueuedGrantNothingAndAreReconciledWhenItReturns() throws Exception {
+        cluster = new TestCluster(dir, 3, true);
+        MeshNode leader = cluster.awaitLeader();
+        MeshNode taker = cluster.follower(leader);
+        HubClient ann = agent(taker.nodeId(), "ann");
+        HubClient bob = agent(taker.nodeId(), "bob");
+        assertOk(verb(ann, "channel_create", "ops", null), "created channel 'ops'");
+        assertOk(verb(ann, "channel_invite", "ops", "bob"), "invited 'bob' to 'ops'");
+        List<String> others = cluster.running().stream().map(MeshNode::nodeId)
+                .filter(id -> !id.equals(taker.nodeId())).toList();
+        for (String id : others) {
+            cluster.stop(id);
+        }
+
+        bob.send(bob.frame("channel_join").put("channel", "ops"));
+        ObjectNode queued = bob.await(f -> "error".equals(f.path("type").asText()), WAIT);
+        assertThat(queued.path("error_code").asText()).isEqualTo("queued");
+        String joinIntent = taker.intents().queue().queued().get(0).intentId();
+        assertThat(queued.path("payload").asText()).contains(joinIntent).contains("grants nothing");
+        ann.send(ann.frame("channel_create").put("channel", "ops")); // exists: a conflict once replayed
+        assertThat(ann.await(f -> "error".equals(f.path("type").asText()), WAIT).path("error_code").asText())
+                .isEqualTo("queued");
+        assertThat(member(taker, "ops", "bob")).as("a queued join grants nothing").isFalse();
+        assertThat(taker.intents().queue().queued()).extracting(QueuedIntent::entityType)
+                .containsExactly("channel_join", "channel_create");
+
+        for (String id : others) {
+            cluster.start(id);
+        }
+        ObjectNode joined = reconciled(bob);
+        assertThat(joined.path("intent_id").asText()).isEqualTo(joinIntent);
+        assertThat(joined.path("outcome").asText()).isEqualTo("applied");
+        assertThat(joined.path("entity_type").asText()).isEqualTo("channel_join");
+        assertThat(joined.path("task_id").asText()).as("the entity id: the channel").isEqualTo("ops");
+        ObjectNode created = reconciled(ann);
+        assertThat(created.path("outcome").asText()).isEqualTo("conflict_requires_merge");
+        assertThat(created.path("detail").asText()).isEqualTo("channel_result: channel 'ops' already exists");
+        TestCluster.await("bob is a member on every node",
+                () -> cluster.running().stream().allMatch(n -> member(n, "ops", "bob")));
+        say(ann, "ops", "welcome");
+        heard(bob, "welcome");
     }
 }

@@ -2,6 +2,7 @@ package dev.synapsehub.mesh;
 
 import dev.synapsehub.core.actor.Outcome;
 import dev.synapsehub.core.reply.AuditRecordedReply;
+import dev.synapsehub.core.reply.ChannelReply;
 import dev.synapsehub.core.reply.Refusal;
 import dev.synapsehub.core.reply.Reply;
 import org.junit.jupiter.api.Test;
@@ -36,6 +37,12 @@ class ReconciliationTest {
         for (Outcome.Reason reason : Outcome.Reason.values()) {
             assertThat(Reconciliation.of(new Outcome.Refused(reason, "x"))).as(reason.name()).isNull();
         }
+        Reconciliation.Result refusedChannel = Reconciliation.of(new Outcome.Decided(
+                new ChannelReply("ops", false, "channel 'ops' already exists", List.of()), List.of(), null));
+        assertThat(refusedChannel.outcome()).as("a refused channel verb").isEqualTo(ReplayOutcome.CONFLICT_REQUIRES_MERGE);
+        assertThat(refusedChannel.detail()).isEqualTo("channel_result: channel 'ops' already exists");
+        assertThat(Reconciliation.of(new Outcome.Decided(new ChannelReply("ops", true, "joined 'ops'",
+                List.of("ann", "bob")), List.of(), null)).outcome()).isEqualTo(ReplayOutcome.APPLIED);
         assertThat(ReplayOutcome.fromWire("conflict_requires_merge")).isEqualTo(ReplayOutcome.CONFLICT_REQUIRES_MERGE);
         assertThat(ReplayOutcome.NOOP_ALREADY_APPLIED.wire()).isEqualTo("noop_already_applied");
     }
