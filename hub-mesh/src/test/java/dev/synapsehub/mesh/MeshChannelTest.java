@@ -22,7 +22,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Private channels on a mesh (wire contract A1; docs/mesh.md, "Identity pins and private
  * channels on a mesh"): created, joined and left through any node (strong writes decided by
  * the leader), a member's channel chat reaches the members bound to every node and nobody else,
- * and every node keeps the same channel history, also after a restart.
+ * and every node keeps the same channel history, also after a restart and a snapshot install;
+ * without a quorum a channel change is a queued intent, reconciled when the quorum returns.
  */
 class MeshChannelTest {
     static final Duration WAIT = Duration.ofSeconds(30);
@@ -229,5 +230,40 @@ class MeshChannelTest {
                 () -> cluster.running().stream().allMatch(n -> member(n, "ops", "bob")));
         say(ann, "ops", "welcome");
         heard(bob, "welcome");
+    }
+
+    @Test
+    void aChannelMadeWhileANodeWasDownReachesItBySnapshotInstallWithItsHistory() throws Exception {
+        cluster = new TestCluster(dir, 3, true, 0, new MeshCompaction(8, 8 << 10)); // compacts after a few dozen
+        String lagging = cluster.follower(cluster.awaitLeader()).nodeId();
+        long downAt = cluster.node(lagging).status().appliedIndex();
+        cluster.stop(lagging); // it may have become the leader meanwhile: wait for the election to settle
+        MeshNode leader = cluster.awaitLeader();
+        TestCluster.await("both running nodes know the leader", () -> cluster.running().stream()
+                .allMatch(n -> leader.nodeId().equals(n.status().leaderId())));
+        HubClient ann = agent(leader.nodeId(), "ann");
+
+        assertOk(verb(ann, "channel_create", "ops", null), "created channel 'ops'");
+        assertOk(verb(ann, "channel_invite", "ops", "bob"), "invited 'bob' to 'ops'");
+        for (int i = 0; i < 60 && leader.snapshotStatus().logStartIndex() <= downAt + 1; i++) {
+            say(ann, "ops", "c" + i); // no other member is bound: recorded in the history only
+            say(ann, null, "p" + i);
+            heard(ann, "p" + i); // the sender's echo of its public chat: both committed
+        }
+        TestCluster.await("the leader compacted past the lagging node",
+                () -> leader.snapshotStatus().logStartIndex() > downAt + 1);
+        List<String> expected = history(ann, "ops");
+        assertThat(expected).isNotEmpty();
+
+        MeshNode back = cluster.start(lagging);
+        long seq = leader.status().appliedSeq();
+        TestCluster.await("the lagging node catches up", () -> back.status().appliedSeq() >= seq);
+        assertThat(back.snapshotStatus().loadedIndex()).as("it installed the leader's snapshot")
+                .isGreaterThan(downAt + 1);
+        HubClient bob = agent(lagging, "bob");
+        assertOk(verb(bob, "channel_join", "ops", null), "joined 'ops'");
+        assertThat(history(bob, "ops")).as("the history the snapshot carried").isEqualTo(expected);
+        say(ann, "ops", "hello bob");
+        heard(bob, "hello bob");
     }
 }
