@@ -190,6 +190,8 @@ public final class FederationBench {
         WatchSettings watch = new WatchSettings(List.of(peer), Duration.ofSeconds(1), null, s.dir.resolve("a-client.pem"),
                 s.dir.resolve("a-client.key"), PollBudget.DEFAULT, Duration.ofSeconds(10));
         long end = b.durable().journal().lastSeq();
+        Map<Long, Long> cpu0 = threadCpu();
+        long process0 = processCpu();
         long t0 = System.nanoTime();
         Hub a = hub(aDb, "hub-a", s.tls("a"), new FederationSettings(ServingTrust.none(), watch,
                 new NamespaceOwners("hub-a", Map.of("proj", "hub-b")), ForwardSettings.none()));
@@ -202,11 +204,49 @@ public final class FederationBench {
             Thread.sleep(2);
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
+        long processCpu = processCpu() - process0;
+        Map<String, Long> byThread = cpuByThreadGroup(cpu0);
         System.out.printf(Locale.ROOT, "catch-up: %d events folded in %.2f s = %.0f events/s (%d observed claims, "
                 + "load %.1f)%n", end, seconds, end / seconds, a.federation().fold().peer("hub-b").claims().size(),
                 java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+        System.out.printf(Locale.ROOT, "catch-up CPU: %.2f s for the JVM = %.2f us per event; by thread (s):%n",
+                processCpu / 1e9, processCpu / 1e3 / end);
+        byThread.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                .filter(e -> e.getValue() >= 10_000_000L)
+                .forEach(e -> System.out.printf(Locale.ROOT, "  %-28s %6.2f%n", e.getKey(), e.getValue() / 1e9));
         a.close();
         b.close();
+    }
+
+    /** CPU time of every live thread, by id. */
+    private static Map<Long, Long> threadCpu() {
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        Map<Long, Long> out = new java.util.HashMap<>();
+        for (long id : mx.getAllThreadIds()) {
+            out.put(id, mx.getThreadCpuTime(id));
+        }
+        return out;
+    }
+
+    /** CPU time since {@code before} of the live threads, summed by name with digits removed. */
+    private static Map<String, Long> cpuByThreadGroup(Map<Long, Long> before) {
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        Map<String, Long> out = new java.util.TreeMap<>();
+        for (java.lang.management.ThreadInfo t : mx.getThreadInfo(mx.getAllThreadIds())) {
+            if (t == null) {
+                continue;
+            }
+            long now = mx.getThreadCpuTime(t.getThreadId());
+            long used = now - before.getOrDefault(t.getThreadId(), 0L);
+            out.merge(t.getThreadName().replaceAll("[0-9]+", "N"), Math.max(0, used), Long::sum);
+        }
+        return out;
+    }
+
+    /** The JVM's CPU time (user + system), nanoseconds. */
+    private static long processCpu() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
     static void forward(Setup s, int k) throws Exception {
