@@ -71,7 +71,8 @@ public final class FederationBench {
         Files.createDirectories(dir);
         Setup s = new Setup(dir);
         switch (args[0]) {
-            case "catchup" -> catchUp(s, Integer.parseInt(option(args, "--events", "1000000")));
+            case "catchup" -> catchUp(s, Integer.parseInt(option(args, "--events", "1000000")),
+                    Integer.parseInt(option(args, "--runs", "1")));
             case "forward" -> forward(s, Integer.parseInt(option(args, "--claims", "2000")));
             default -> throw new IllegalArgumentException(args[0]);
         }
@@ -173,7 +174,11 @@ public final class FederationBench {
                 ForwardSettings.none()));
     }
 
-    static void catchUp(Setup s, int n) throws Exception {
+    /**
+     * {@code runs} catch-ups of the same hub-b, each by a fresh hub-a (new journal, new mirror):
+     * the first also pays the JIT compiling hub-a's paths, later ones show the steady state.
+     */
+    static void catchUp(Setup s, int n, int runs) throws Exception {
         Path bDb = s.dir.resolve("catchup-b-" + n + ".db");
         if (!Files.exists(bDb)) {
             long t0 = System.nanoTime();
@@ -181,6 +186,14 @@ public final class FederationBench {
             System.out.printf(Locale.ROOT, "wrote %d events to %s in %.1f s%n", n, bDb, (System.nanoTime() - t0) / 1e9);
         }
         Hub b = owner(s, bDb);
+        for (int run = 1; run <= runs; run++) {
+            System.out.printf(Locale.ROOT, "run %d of %d%n", run, runs);
+            catchUp(s, b);
+        }
+        b.close();
+    }
+
+    private static void catchUp(Setup s, Hub b) throws Exception {
         Path aDb = s.dir.resolve("catchup-a.db");
         for (String suffix : List.of("", "-wal", "-shm", ".federation.db", ".federation.db-wal", ".federation.db-shm")) {
             Files.deleteIfExists(Path.of(aDb + suffix));
@@ -190,6 +203,8 @@ public final class FederationBench {
         WatchSettings watch = new WatchSettings(List.of(peer), Duration.ofSeconds(1), null, s.dir.resolve("a-client.pem"),
                 s.dir.resolve("a-client.key"), PollBudget.DEFAULT, Duration.ofSeconds(10));
         long end = b.durable().journal().lastSeq();
+        Map<String, Long> cpu0 = threadCpu();
+        long process0 = processCpu();
         long t0 = System.nanoTime();
         Hub a = hub(aDb, "hub-a", s.tls("a"), new FederationSettings(ServingTrust.none(), watch,
                 new NamespaceOwners("hub-a", Map.of("proj", "hub-b")), ForwardSettings.none()));
@@ -202,11 +217,58 @@ public final class FederationBench {
             Thread.sleep(2);
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
+        long processCpu = processCpu() - process0;
+        Map<String, Long> byThread = cpuByThreadGroup(cpu0);
         System.out.printf(Locale.ROOT, "catch-up: %d events folded in %.2f s = %.0f events/s (%d observed claims, "
                 + "load %.1f)%n", end, seconds, end / seconds, a.federation().fold().peer("hub-b").claims().size(),
                 java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+        System.out.printf(Locale.ROOT, "catch-up CPU: %.2f s for the JVM = %.2f us per event; by thread (s):%n",
+                processCpu / 1e9, processCpu / 1e3 / end);
+        byThread.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                .filter(e -> e.getValue() >= 10_000_000L)
+                .forEach(e -> System.out.printf(Locale.ROOT, "  %-28s %6.2f%n", e.getKey(), e.getValue() / 1e9));
         a.close();
-        b.close();
+    }
+
+    /**
+     * CPU time (ns) of every thread of this process by task id, from {@code /proc/self/task} (Linux):
+     * unlike the JMX bean it includes the JIT compiler and GC threads. Keyed "tid name".
+     */
+    private static Map<String, Long> threadCpu() {
+        Map<String, Long> out = new java.util.HashMap<>();
+        java.io.File[] tasks = new java.io.File("/proc/self/task").listFiles();
+        if (tasks == null) {
+            return out;
+        }
+        for (java.io.File t : tasks) {
+            try {
+                String stat = Files.readString(t.toPath().resolve("stat"));
+                String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+                String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]); // utime, stime
+                out.put(t.getName() + " " + name, ticks * 10_000_000L); // USER_HZ = 100
+            } catch (IOException | RuntimeException gone) {
+                // the thread ended meanwhile
+            }
+        }
+        return out;
+    }
+
+    /** CPU time since {@code before} of the threads, summed by name with digits removed. */
+    private static Map<String, Long> cpuByThreadGroup(Map<String, Long> before) {
+        Map<String, Long> out = new java.util.TreeMap<>();
+        threadCpu().forEach((key, now) -> {
+            long used = now - before.getOrDefault(key, 0L);
+            String name = key.substring(key.indexOf(' ') + 1).replaceAll("[0-9]+", "N");
+            out.merge(name, Math.max(0, used), Long::sum);
+        });
+        return out;
+    }
+
+    /** The JVM's CPU time (user + system), nanoseconds. */
+    private static long processCpu() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
     static void forward(Setup s, int k) throws Exception {

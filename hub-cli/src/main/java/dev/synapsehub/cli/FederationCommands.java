@@ -33,7 +33,7 @@ import java.util.function.Predicate;
     "status, observed and recover ask a running hub (observed also reads a stopped hub's --db)."},
         subcommands = {FederationCommands.Offer.class, FederationCommands.Import.class, FederationCommands.ListStore.class,
             FederationCommands.Revoke.class, FederationCommands.Fetch.class, FederationCommands.Doctor.class, FederationCommands.Status.class, FederationCommands.Observed.class,
-            FederationCommands.Recover.class})
+            FederationCommands.Recover.class, FederationRotate.class})
 final class FederationCommands implements Callable<Integer> {
     @Spec
     CommandSpec spec;

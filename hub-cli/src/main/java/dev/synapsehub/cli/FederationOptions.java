@@ -75,6 +75,18 @@ public final class FederationOptions {
                     + "`synapse-hub federation fetch`; checked at start, re-read on every request.")
     Path offerFile;
 
+    @Option(names = "--federation-store", paramLabel = "FILE",
+            description = "Turn on the federation frame gate (contract F8): a claim-family frame signed with a key id "
+                    + "this store enrols is refused with the exact reason (no peer public key can be loaded, so none is "
+                    + "verified). Owner-only file; read at start. A store with scope grants needs --require-message-auth.")
+    Path federationStore;
+
+    /** The federation frame gate, or null without {@code --federation-store}; refusals as F8 (exit 2). */
+    dev.synapsehub.federation.gate.FrameGate frameGate(boolean requireMessageAuth, Consumer<String> warn) {
+        return federationStore == null ? null : dev.synapsehub.federation.gate.FrameGate.load(federationStore,
+                requireMessageAuth, System.currentTimeMillis() / 1000.0, warn);
+    }
+
     @Option(names = "--require-relay-reason", description = "Refuse an operator relay (operator_relay_request) "
             + "that carries no reason (detail reason_required).")
     boolean requireRelayReason;

@@ -83,6 +83,7 @@ final class HubDaemon implements AutoCloseable {
         java.nio.file.Path relayLogFile = options.relayLog(); // checks --relay-max-lines before anything starts
         ServingTrust trust = federationOptions.servingTrust(config.tls() != null, LOG::warn);
         FederationSettings federationSettings = federationOptions.settings(trust, options.hubId, config.hubId());
+        dev.synapsehub.federation.gate.FrameGate frameGate = federationOptions.frameGate(options.requireMessageAuth, LOG::warn);
         if (trust.startupPolicy() != null) {
             config = config.toBuilder().tls(config.tls().withClientCa(trust.startupPolicy().clientCaFile())).build();
         }
@@ -138,7 +139,7 @@ final class HubDaemon implements AutoCloseable {
             throw new JournalException(e.getMessage(), e);
         }
         HubServer server = new HubServer(config, actor, clock, options.db() == null ? null : journal,
-                new HubExtensions(List.of(federation)));
+                new HubExtensions(frameGate == null ? List.of(federation) : List.of(frameGate, federation)));
         if (relayLogFile != null) {
             try {
                 server.relayLog(dev.synapsehub.net.relay.RelayLog.open(relayLogFile, options.relayMaxLines()));

@@ -96,6 +96,19 @@ public final class HubClient implements AutoCloseable {
         return client;
     }
 
+    /**
+     * Like {@link #connect(URI, Duration, ClientTls)}; {@code validateUtf8 = false} hands text
+     * frames to {@link #onBytes} unchecked (a hub-to-hub link that checks the UTF-8 of every
+     * frame itself, faster than the per-byte validator).
+     */
+    public static HubClient connect(URI uri, Duration timeout, ClientTls tls, boolean validateUtf8) throws IOException {
+        tls.checkScheme(uri);
+        SslContext ssl = ClientTls.secure(uri) ? tls.context(uri) : null;
+        HubClient client = new HubClient(NetTransport.choose(true).group(1, "hub-client"), true);
+        client.open(uri, timeout, validateUtf8, ssl);
+        return client;
+    }
+
     /** Opens a WebSocket sharing {@code group} (many clients, one loop group; the caller owns it). */
     public static HubClient connect(URI uri, Duration timeout, EventLoopGroup group) throws IOException {
         return connect(uri, timeout, group, true);

@@ -34,6 +34,11 @@ final class LogPage {
         }
 
         @Override
+        public LogPage decode(byte[] scratch, int length) throws IOException {
+            return parseDetached(scratch, length);
+        }
+
+        @Override
         public String type(LogPage page) {
             return page.type;
         }
@@ -56,6 +61,7 @@ final class LogPage {
         JsonNode status = MissingNode.getInstance();
         int start;
         int end;
+        byte[] text; // the event's own bytes, kept by a page parsed from a reused buffer
 
         private void resetPayload(PayloadShape shape) {
             payload = shape;
@@ -63,7 +69,7 @@ final class LogPage {
         }
     }
 
-    private final byte[] frame;
+    private byte[] frame; // null once detached: only the first and last event's text is kept
     private String type = "";
     private boolean logEndIntegral;
     private long logEnd;
@@ -87,15 +93,47 @@ final class LogPage {
         return events;
     }
 
-    /** The event's fingerprint, from its own text parsed as a tree (so exactly as before). */
+    /**
+     * The event's fingerprint, from its own text parsed as a tree (so exactly as before). A page
+     * parsed from a reused buffer ({@link #parseDetached}) has the text of its first and last
+     * event only, the two a follower fingerprints (the overlap and the new cursor).
+     */
     String fingerprint(Event e) throws IOException {
+        if (e.text != null) {
+            return PeerFollower.fingerprint(MAPPER.readTree(e.text));
+        }
+        if (frame == null) {
+            throw new IllegalStateException("only the first and last event of a detached page keep their text");
+        }
         return PeerFollower.fingerprint(MAPPER.readTree(MAPPER.getFactory().createParser(frame, e.start, e.end - e.start)));
     }
 
     /** Reads a page; a frame that is not a JSON object yields a page with nothing known. */
     static LogPage parse(byte[] frame) throws IOException {
+        return parse(frame, frame.length);
+    }
+
+    /**
+     * Reads a page from the first {@code length} bytes of {@code scratch}, a buffer reused once
+     * this returns: the first and last event keep a copy of their text, nothing else refers to it.
+     */
+    static LogPage parseDetached(byte[] scratch, int length) throws IOException {
+        LogPage page = parse(scratch, length);
+        if (page.events != null && !page.events.isEmpty()) {
+            keepText(scratch, page.events.get(0));
+            keepText(scratch, page.events.get(page.events.size() - 1));
+        }
+        page.frame = null;
+        return page;
+    }
+
+    private static void keepText(byte[] scratch, Event e) {
+        e.text = java.util.Arrays.copyOfRange(scratch, e.start, e.end);
+    }
+
+    private static LogPage parse(byte[] frame, int length) throws IOException {
         LogPage page = new LogPage(frame);
-        try (JsonParser p = MAPPER.getFactory().createParser(frame)) {
+        try (JsonParser p = MAPPER.getFactory().createParser(frame, 0, length)) {
             JsonToken top = p.nextToken();
             if (top != JsonToken.START_OBJECT) {
                 page.type = null; // not a frame at all (the link never hands one over)

@@ -15,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -35,6 +36,10 @@ import java.util.function.DoubleSupplier;
  * {@code multihub_equivocation}, and stops following it until an operator recovery. A peer whose
  * log ends before the cursor (restarted with a shorter log) fails its polls until it catches up
  * (then the overlap check decides) or an operator recovers it.
+ *
+ * <p>One page is requested ahead: the next request leaves before the current page is checked
+ * and folded, so the peer reads and writes it meanwhile; a page that fails its checks fails the
+ * poll, and the early reply is never read.
  */
 final class PeerFollower {
     private static final Logger LOG = LoggerFactory.getLogger(PeerFollower.class);
@@ -133,16 +138,12 @@ final class PeerFollower {
         long events = 0;
         boolean caughtUp = false;
         try {
+            long after = overlap ? pos - 1 : pos;
+            int asked = (int) Math.min(MAX_PAGE, settings.budget().events() + (overlap ? 1 : 0));
+            CompletableFuture<LogPage> pending = request(after, asked);
             while (true) {
-                long after = overlap ? pos - 1 : pos;
-                ObjectNode request = JsonNodeFactory.instance.objectNode();
-                request.put("type", "multihub_log_request");
-                request.put("target", "all");
-                request.put("after_seq", after);
-                int asked = (int) Math.min(MAX_PAGE, settings.budget().events() - events + (overlap ? 1 : 0));
-                request.put("limit", asked);
-                LogPage snapshot = link.request(request, "multihub_log_snapshot", LogPage.DECODER, settings.replyTimeout())
-                        .get(settings.replyTimeout().toMillis() + 1000, TimeUnit.MILLISECONDS);
+                LogPage snapshot = pending.get(settings.replyTimeout().toMillis() + 1000, TimeUnit.MILLISECONDS);
+                pending = null;
                 List<LogPage.Event> list = snapshot.events();
                 if (!snapshot.logEndKnown()) {
                     throw new PollFailure("no_log_end", "the peer served no log end (log_end_seq null: it refused this hub, or keeps"
@@ -163,6 +164,17 @@ final class PeerFollower {
                     }
                     caughtUp = true;
                     break;
+                }
+                // Ask for the next page before checking and folding this one, so the peer reads
+                // and writes it meanwhile. Taken on trust from the unchecked page: should this
+                // page fail its checks, the poll fails and the early reply is never read.
+                LogPage.Event tail = list.get(list.size() - 1);
+                long tailSeq = tail.seqIntegral ? tail.seq : -1;
+                long eventsAfter = events + (list.size() > (overlap ? 1 : 0) ? list.size() : 0); // as counted below
+                int nextAsked = (int) Math.min(MAX_PAGE, settings.budget().events() - eventsAfter);
+                if (tailSeq > after && tailSeq < logEnd && pages + 1 < settings.budget().pages() && nextAsked > 0
+                        && System.nanoTime() <= deadline) {
+                    pending = request(tailSeq, nextAsked);
                 }
                 long expected = after + 1;
                 LogPage.Event last = null;
@@ -190,10 +202,11 @@ final class PeerFollower {
                     caughtUp = true;
                     break;
                 }
-                if (pages >= settings.budget().pages() || events >= settings.budget().events()
-                        || System.nanoTime() > deadline) {
-                    break; // resumable: commit this step and continue at once
+                if (pending == null) {
+                    break; // a budget is spent: resumable, commit this step and continue at once
                 }
+                after = pos;
+                asked = nextAsked;
             }
         } catch (PollFailure e) {
             return failed(view, e.kind, e.getMessage());
@@ -237,6 +250,16 @@ final class PeerFollower {
         failures = 0;
         lastLogged = null;
         return caughtUp ? interval : 0;
+    }
+
+    /** Sends one {@code multihub_log_request} for up to {@code limit} events after {@code after}. */
+    private CompletableFuture<LogPage> request(long after, int limit) {
+        ObjectNode request = JsonNodeFactory.instance.objectNode();
+        request.put("type", "multihub_log_request");
+        request.put("target", "all");
+        request.put("after_seq", after);
+        request.put("limit", limit);
+        return link.request(request, "multihub_log_snapshot", LogPage.DECODER, settings.replyTimeout());
     }
 
     /** The event's seq, after checking it is the expected one and well formed. */

@@ -9,7 +9,6 @@ import dev.synapsehub.client.HubClient;
 import dev.synapsehub.client.tls.ClientTls;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -19,6 +18,7 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.Iterator;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.ReentrantLock;
@@ -138,11 +138,14 @@ public final class PeerLink implements AutoCloseable {
             pending.addLast(new Pending(replyType, matches, decoder, future));
             c.sendAsync(frame); // under the lock: the peer sees requests in queue order
         }
-        c.eventLoop().schedule(() -> {
+        ScheduledFuture<?> bound = c.eventLoop().schedule(() -> {
             if (!future.isDone()) {
                 drop(c, new TimeoutException("no " + replyType + " from " + peer + " within " + timeout));
             }
         }, timeout.toMillis(), TimeUnit.MILLISECONDS);
+        // A pending bound holds the future, and so its reply: a page of a catch-up kept for the
+        // whole bound (10 s) was most of the follower's heap (docs/benchmarks.md).
+        future.whenComplete((reply, failure) -> bound.cancel(false));
         return future;
     }
 
@@ -164,7 +167,7 @@ public final class PeerLink implements AutoCloseable {
                 return client;
             }
         }
-        HubClient c = HubClient.connect(uri, connectTimeout, tls);
+        HubClient c = HubClient.connect(uri, connectTimeout, tls, false); // UTF-8 is checked in receive()
         try {
             ObjectNode first = c.frame(localHubId, "heartbeat");
             first.put("payload", "online");
@@ -183,7 +186,8 @@ public final class PeerLink implements AutoCloseable {
             c.close();
             throw e;
         }
-        c.onBytes(content -> receive(c, content));
+        Scratch scratch = new Scratch(); // one per connection: only its event loop uses it
+        c.onBytes(content -> receive(c, content, scratch));
         c.closeFuture().thenAccept(status -> drop(c, new IOException("connection to " + peer + " closed ("
                 + status.code() + " " + status.reason() + ")")));
         synchronized (this) {
@@ -199,11 +203,16 @@ public final class PeerLink implements AutoCloseable {
     /**
      * One frame from the peer, on the connection's event loop. A reply awaited by a decoder is
      * decoded from the bytes; any other frame is parsed into a tree as the client would. A frame
-     * that is not JSON throws, which closes the connection (as the client does).
+     * that is not JSON, or not well-formed UTF-8, throws, which closes the connection (as the client does).
      */
-    private void receive(HubClient from, ByteBuf content) {
-        byte[] bytes = ByteBufUtil.getBytes(content);
-        String first = firstType(bytes);
+    private void receive(HubClient from, ByteBuf content, Scratch scratch) {
+        int length = content.readableBytes();
+        byte[] bytes = scratch.holding(length);
+        content.getBytes(content.readerIndex(), bytes, 0, length);
+        if (!WellFormedUtf8.check(bytes, length)) { // RFC 6455 §8.1: a text frame that is not UTF-8 fails the connection
+            throw new UncheckedIOException(new IOException(peer + " sent a text frame that is not well-formed UTF-8"));
+        }
+        String first = firstType(bytes, length);
         ReplyDecoder<?> decoder;
         synchronized (this) {
             if (from != client) {
@@ -213,12 +222,12 @@ public final class PeerLink implements AutoCloseable {
             decoder = p == null ? null : p.decoder();
         }
         try {
-            if (decoder != null && completeDecoded(from, decoder, bytes, first)) {
+            if (decoder != null && completeDecoded(from, decoder, bytes, length, first)) {
                 return;
             }
-            JsonNode node = MAPPER.readTree(bytes);
+            JsonNode node = MAPPER.readTree(bytes, 0, length);
             if (node instanceof ObjectNode object) {
-                dispatch(from, object, bytes);
+                dispatch(from, object, bytes, length);
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -226,8 +235,9 @@ public final class PeerLink implements AutoCloseable {
     }
 
     /** Decodes and hands over a reply awaited by {@code decoder}; false if the frame turned out to be another. */
-    private boolean completeDecoded(HubClient from, ReplyDecoder<?> decoder, byte[] bytes, String first) throws IOException {
-        Object reply = decoder.decode(bytes);
+    private boolean completeDecoded(HubClient from, ReplyDecoder<?> decoder, byte[] bytes, int length, String first)
+            throws IOException {
+        Object reply = decoder.decode(bytes, length);
         @SuppressWarnings({"unchecked", "rawtypes"})
         String type = ((ReplyDecoder) decoder).type(reply);
         if (!first.equals(type)) {
@@ -262,8 +272,8 @@ public final class PeerLink implements AutoCloseable {
     }
 
     /** The first top-level {@code type} string of a JSON object, or null (not found, or not JSON: the tree path decides). */
-    private static String firstType(byte[] bytes) {
-        try (JsonParser p = MAPPER.getFactory().createParser(bytes)) {
+    private static String firstType(byte[] bytes, int length) {
+        try (JsonParser p = MAPPER.getFactory().createParser(bytes, 0, length)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 return null;
             }
@@ -281,7 +291,7 @@ public final class PeerLink implements AutoCloseable {
         }
     }
 
-    private void dispatch(HubClient from, ObjectNode frame, byte[] bytes) throws IOException {
+    private void dispatch(HubClient from, ObjectNode frame, byte[] bytes, int length) throws IOException {
         String type = frame.path("type").asText();
         Pending done = null;
         synchronized (this) {
@@ -306,7 +316,23 @@ public final class PeerLink implements AutoCloseable {
             }
         }
         if (done != null) {
-            done.completeDecoded(done.decoder() == null ? frame : done.decoder().decode(bytes));
+            done.completeDecoded(done.decoder() == null ? frame : done.decoder().decode(bytes, length));
+        }
+    }
+
+    /**
+     * The buffer a connection copies each frame into: one frame of a large catch-up is most of a
+     * megabyte, and a fresh array per frame is a humongous allocation in G1 that starts a
+     * concurrent mark each time (docs/benchmarks.md). Grown to the largest frame seen.
+     */
+    private static final class Scratch {
+        private byte[] bytes = new byte[64 * 1024];
+
+        byte[] holding(int length) {
+            if (bytes.length < length) {
+                bytes = new byte[Math.max(length, bytes.length * 2)];
+            }
+            return bytes;
         }
     }
 

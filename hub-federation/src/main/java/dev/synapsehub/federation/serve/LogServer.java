@@ -1,9 +1,9 @@
 package dev.synapsehub.federation.serve;
 
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.fasterxml.jackson.databind.util.RawValue;
 import dev.synapsehub.federation.FederationMetrics;
 import dev.synapsehub.federation.trust.PeerDecision;
 import dev.synapsehub.federation.trust.ServingTrust;
@@ -11,11 +11,18 @@ import dev.synapsehub.journal.SqliteJournal;
 import dev.synapsehub.journal.StoredEvent;
 import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.Request;
-import dev.synapsehub.net.wire.HubFrames;
+import dev.synapsehub.net.wire.PythonFloatFormat;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufOutputStream;
+import io.netty.buffer.PooledByteBufAllocator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletionException;
 
 /**
@@ -31,6 +38,7 @@ public final class LogServer {
     /** Payload bytes after which a snapshot stops (the first event always goes). */
     public static final long MAX_BYTES = 768 * 1024;
     private static final Logger LOG = LoggerFactory.getLogger(LogServer.class);
+    private static final ObjectMapper MAPPER = new ObjectMapper();
 
     private final HubContext hub;
     private final ServingTrust trust;
@@ -89,29 +97,54 @@ public final class LogServer {
     private record Page(List<StoredEvent> events, long logEnd) {
     }
 
+    /**
+     * Writes the snapshot straight to UTF-8 bytes with a streaming generator: a page of 5,000
+     * events built as a tree, written to a String and encoded again cost more CPU than reading
+     * it from the journal (docs/benchmarks.md, "Federation catch-up: a second pass"). The bytes
+     * are what the tree would have written: the envelope, then {@code events} (each stored
+     * payload as is), {@code next_cursor} and {@code log_end_seq}.
+     */
     private void reply(Request r, List<StoredEvent> events, long nextCursor, Long logEnd) {
-        ObjectNode f = hub.frames().envelope(r.sender(), "multihub_log_snapshot", "Multi-hub log snapshot",
+        ObjectNode envelope = hub.frames().envelope(r.sender(), "multihub_log_snapshot", "Multi-hub log snapshot",
                 hub.clock().nowSeconds());
-        ArrayNode list = f.putArray("events");
-        for (StoredEvent e : events) {
-            ObjectNode item = list.addObject();
-            item.put("seq", e.seq());
-            HubFrames.putFloat(item, "ts", e.ts());
-            item.put("kind", e.kind());
-            String p = e.payload();
-            if (p != null && p.startsWith("{") && p.endsWith("}")) {
-                item.putRawValue("payload", new RawValue(p)); // the stored JSON object, as is
-            } else {
-                item.putNull("payload"); // a damaged row: its seq still goes, so the peer sees no gap
+        // pooled and off the heap: a page is most of a megabyte, a humongous object for G1
+        ByteBuf out = PooledByteBufAllocator.DEFAULT.directBuffer(256 + events.size() * 64);
+        try (JsonGenerator g = MAPPER.createGenerator((java.io.OutputStream) new ByteBufOutputStream(out))) {
+            g.writeStartObject();
+            for (Iterator<Map.Entry<String, JsonNode>> it = envelope.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> member = it.next();
+                g.writeFieldName(member.getKey());
+                g.writeTree(member.getValue());
             }
+            g.writeArrayFieldStart("events");
+            for (StoredEvent e : events) {
+                g.writeStartObject();
+                g.writeNumberField("seq", e.seq());
+                g.writeFieldName("ts");
+                g.writeRawValue(PythonFloatFormat.format(e.ts()));
+                g.writeStringField("kind", e.kind());
+                g.writeFieldName("payload");
+                String p = e.payload();
+                if (p != null && p.startsWith("{") && p.endsWith("}")) {
+                    g.writeRawValue(p); // the stored JSON object, as is
+                } else {
+                    g.writeNull(); // a damaged row: its seq still goes, so the peer sees no gap
+                }
+                g.writeEndObject();
+            }
+            g.writeEndArray();
+            g.writeNumberField("next_cursor", nextCursor);
+            if (logEnd == null) {
+                g.writeNullField("log_end_seq");
+            } else {
+                g.writeNumberField("log_end_seq", logEnd);
+            }
+            g.writeEndObject();
+        } catch (IOException e) { // writing to memory: cannot happen
+            out.release();
+            throw new UncheckedIOException(e);
         }
-        f.put("next_cursor", nextCursor);
-        if (logEnd == null) {
-            f.putNull("log_end_seq");
-        } else {
-            f.put("log_end_seq", logEnd);
-        }
-        hub.outbox().sendInOrder(r.session(), hub.frames().write(f));
+        hub.outbox().sendInOrder(r.session(), out);
     }
 
     /** A JSON integer ≥ 0, else null (a float, a bool, a string or a negative number is malformed). */

@@ -9,13 +9,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.net.wire.CanonicalJson;
 
 import java.io.IOException;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
@@ -282,20 +278,6 @@ public final class FederationStore {
             }
             list.add(o);
         }
-        byte[] bytes = (PRETTY.writeValueAsString(root) + "\n").getBytes(StandardCharsets.UTF_8);
-        Path absolute = file.toAbsolutePath();
-        Files.createDirectories(absolute.getParent());
-        Path temp = absolute.resolveSibling(absolute.getFileName() + ".tmp");
-        Files.deleteIfExists(temp);
-        if (absolute.getFileSystem().supportedFileAttributeViews().contains("posix")) {
-            Files.createFile(temp, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-        } else {
-            Files.createFile(temp);
-        }
-        try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-            ch.write(java.nio.ByteBuffer.wrap(bytes));
-            ch.force(true);
-        }
-        Files.move(temp, absolute, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        AtomicFile.write(file, (PRETTY.writeValueAsString(root) + "\n").getBytes(StandardCharsets.UTF_8));
     }
 }

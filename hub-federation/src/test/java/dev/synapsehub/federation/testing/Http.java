@@ -17,10 +17,15 @@ public final class Http {
 
     /** The body of {@code GET https://127.0.0.1:<port><path>}. */
     public static String get(FedHub hub, String path) throws Exception {
+        return get(hub.server.boundPort(), path);
+    }
+
+    /** The body of {@code GET https://127.0.0.1:<port><path>}. */
+    public static String get(int port, String path) throws Exception {
         SSLContext ssl = SSLContext.getInstance("TLS");
         ssl.init(null, new TrustManager[] {TestCertificates.trustAll()}, null);
         HttpClient client = HttpClient.newBuilder().sslContext(ssl).connectTimeout(Duration.ofSeconds(5)).build();
-        HttpRequest request = HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + hub.server.boundPort() + path))
+        HttpRequest request = HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + port + path))
                 .timeout(Duration.ofSeconds(5)).GET().build();
         return client.send(request, HttpResponse.BodyHandlers.ofString()).body();
     }

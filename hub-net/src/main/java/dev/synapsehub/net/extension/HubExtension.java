@@ -23,6 +23,14 @@ public interface HubExtension {
     void handle(Request request);
 
     /**
+     * For every verb frame, after per-message authentication and before the verb runs: false
+     * when the extension refused the frame itself (the federation frame gate, contract F8).
+     */
+    default boolean admits(Request request) {
+        return true;
+    }
+
+    /**
      * For a {@code claim} frame, after the envelope pipeline: true when this hub's own claim
      * path decides it, false when the extension answered it itself (refused or forwarded).
      */

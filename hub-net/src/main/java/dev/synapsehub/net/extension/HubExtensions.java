@@ -36,6 +36,16 @@ public final class HubExtensions {
         return null;
     }
 
+    /** True when every extension admits the frame ({@link HubExtension#admits}); the first refusal answers it. */
+    public boolean admits(Request request) {
+        for (HubExtension e : all) {
+            if (!e.admits(request)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** True when no extension took the claim over. */
     public boolean claimIsLocal(Request claim) {
         for (HubExtension e : all) {

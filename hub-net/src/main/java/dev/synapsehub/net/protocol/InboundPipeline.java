@@ -251,6 +251,9 @@ public final class InboundPipeline {
             busy(session, sender, now);
             return;
         }
+        if (!hub.extensions().admits(request)) { // the federation frame gate (F8): after auth, before the verb
+            return;
+        }
         if (ClaimVerbs.handles(type)) {
             if (!"claim".equals(type) || hub.extensions().claimIsLocal(request)) {
                 claims.handle(request);

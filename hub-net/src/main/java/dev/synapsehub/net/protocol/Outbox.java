@@ -279,6 +279,28 @@ public final class Outbox {
         }
     }
 
+    /**
+     * Like {@link #sendInOrder(Session, String)} for a frame already written as UTF-8 JSON (a
+     * large reply serialised straight to bytes: no String, no second encoding); takes ownership
+     * of {@code utf8}.
+     */
+    public void sendInOrder(Session session, ByteBuf utf8) {
+        if (executor.inEventLoop() || !offer(() -> send(session, utf8), "a private frame is written out of order")) {
+            send(session, utf8);
+        }
+    }
+
+    private void send(Session session, ByteBuf utf8) {
+        onLoop(session, false, () -> {
+            Channel channel = session.channel();
+            if (channel.isActive() && !overLimit(session)) {
+                channel.writeAndFlush(new TextWebSocketFrame(utf8));
+            } else {
+                utf8.release();
+            }
+        });
+    }
+
     /** Sends {@code before} (if any), then a close frame with {@code code}/{@code reason}, then closes. */
     public void close(Session session, ObjectNode before, int code, String reason) {
         session.markClosing();
