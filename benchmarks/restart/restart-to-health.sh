@@ -6,7 +6,9 @@
 # had used when /health answered (less sensitive than wall time to other work on the machine).
 #
 # usage: benchmarks/restart/restart-to-health.sh DB RUNS [extra synapse-hub flags...]
-# env:   JAVA (default java), JAVA_OPTS (default -Xmx4g), JAR (default hub-cli/target/synapse-hub.jar)
+# env:   JAVA (default java), JAVA_OPTS (default -Xmx4g), JAR (default hub-cli/target/synapse-hub.jar),
+#        LAUNCHER (e.g. bin/synapse-hub: start through it instead, with SYNAPSE_HUB_JAVA_OPTS=$JAVA_OPTS;
+#        it adds its class-data archive, so make that first with one run)
 set -euo pipefail
 db=$1
 runs=$2
@@ -18,8 +20,12 @@ log=$(mktemp)
 for i in $(seq 1 "$runs"); do
     port=$((20000 + RANDOM % 20000))
     start=$(date +%s%N)
-    # shellcheck disable=SC2086
-    $java $opts -jar "$jar" --db "$db" --port "$port" --metrics "$@" >"$log" 2>&1 &
+    if [ -n "${LAUNCHER:-}" ]; then
+        SYNAPSE_HUB_JAVA_OPTS="$opts" JAVA="$java" "$LAUNCHER" --db "$db" --port "$port" --metrics "$@" >"$log" 2>&1 &
+    else
+        # shellcheck disable=SC2086
+        $java $opts -jar "$jar" --db "$db" --port "$port" --metrics "$@" >"$log" 2>&1 &
+    fi
     pid=$!
     deadline=$((start + 900000000000)) # at most 900 s per start
     until curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1; do

@@ -83,11 +83,13 @@ final class EventRangeQuery implements AutoCloseable {
     /**
      * The range query for {@code sortedKinds}. Chat alone (mailbox replay, acks) names the kind
      * literally too: only then can SQLite use the partial index of chat rows (a bound parameter
-     * cannot prove the index's condition); the bound {@code ?} still matches it.
+     * cannot prove the index's condition); the bound {@code ?} still matches it. The partition
+     * audit kinds (read at every start) name theirs literally for their index the same way.
      */
     static String sql(List<String> sortedKinds) {
         String marks = String.join(",", Collections.nCopies(sortedKinds.size(), "?"));
-        String chatOnly = sortedKinds.equals(List.of("chat")) ? " AND kind = 'chat'" : "";
+        String chatOnly = sortedKinds.equals(List.of("chat")) ? " AND kind = 'chat'"
+                : sortedKinds.equals(JournalSchema.PARTITION_KINDS) ? " AND " + JournalSchema.PARTITION_CONDITION : "";
         return "SELECT seq, ts, kind, payload FROM events WHERE seq > ? AND kind IN (" + marks + ")" + chatOnly
                 + " ORDER BY seq LIMIT ?";
     }

@@ -92,24 +92,52 @@ final class SnapshotBytes {
             }
         }
 
+        /** Appends what {@code other} holds from byte {@code from} to byte {@code to}. */
+        void bytes(Out other, int from, int to) {
+            ensure(to - from);
+            System.arraycopy(other.buf, from, buf, size, to - from);
+            size += to - from;
+        }
+
+        /** Bytes written so far. */
+        int size() {
+            return size;
+        }
+
         byte[] toByteArray() {
             return Arrays.copyOf(buf, size);
         }
     }
 
-    /** A bounds-checked reader over a body. */
+    /** A bounds-checked reader over a body, or over one section of it. */
     static final class In {
         private final byte[] buf;
+        private final int end;
         private int pos;
 
         In(byte[] buf) {
+            this(buf, 0, buf.length);
+        }
+
+        /** A reader of bytes {@code from} (inclusive) to {@code to} (exclusive) of {@code buf} only. */
+        In(byte[] buf, int from, int to) {
+            if (from < 0 || to < from || to > buf.length) {
+                throw new IllegalArgumentException("range " + from + ".." + to + " of " + buf.length);
+            }
             this.buf = buf;
+            this.pos = from;
+            this.end = to;
         }
 
         private void need(int n) throws CorruptSnapshotException {
-            if (n < 0 || pos + n > buf.length || pos + n < 0) {
-                throw new CorruptSnapshotException("the body ends early (at byte " + pos + " of " + buf.length + ")");
+            if (n < 0 || pos + n > end || pos + n < 0) {
+                throw new CorruptSnapshotException("the body ends early (at byte " + pos + " of " + end + ")");
             }
+        }
+
+        /** The offset of the next byte in the whole buffer. */
+        int position() {
+            return pos;
         }
 
         byte[] bytes(int n) throws CorruptSnapshotException {
@@ -157,7 +185,7 @@ final class SnapshotBytes {
         /** A count of items, each taking at least one byte: bounded by what is left. */
         int count(String what) throws CorruptSnapshotException {
             long n = varint();
-            if (n < 0 || n > buf.length - pos) {
+            if (n < 0 || n > end - pos) {
                 throw new CorruptSnapshotException(what + " count " + n + " exceeds the body");
             }
             return (int) n;
@@ -178,7 +206,7 @@ final class SnapshotBytes {
                 return null;
             }
             long n = header - 1;
-            if (n > buf.length - pos) {
+            if (n > end - pos) {
                 throw new CorruptSnapshotException("a string of " + n + " chars exceeds the body");
             }
             int len = (int) n;
@@ -207,7 +235,7 @@ final class SnapshotBytes {
 
         /** True when the next {@code n} bytes are each a one-byte char (ASCII without NUL). */
         private boolean ascii(int n) {
-            if (n > buf.length - pos) {
+            if (n > end - pos) {
                 return false;
             }
             for (int i = pos, end = pos + n; i < end; i++) {
@@ -237,7 +265,7 @@ final class SnapshotBytes {
         }
 
         boolean atEnd() {
-            return pos == buf.length;
+            return pos == end;
         }
     }
 }

@@ -23,18 +23,25 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
 import java.util.zip.CRC32C;
 
 /**
  * The body of a stored state snapshot ({@link #FORMAT}), binary with the primitives of
  * {@link SnapshotBytes}: the magic {@code SYNHSNAP}, the format, the snapshot header (created
- * at, carried corrupt-row count and first seq), then the image section by section (claims,
- * idempotency ledger, board, resources, messaging, private channels, owed receipts, persistent
- * cards, identity pins) in the order {@link StateImage} lists them, and the magic again. Enumerations are stored by
- * their wire spelling, not their ordinal.
+ * at, carried corrupt-row count and first seq, the seq covered), the section table (count, then
+ * each section's id and byte length), then the image section by section (claims, idempotency
+ * ledger, board, resources, messaging, private channels, owed receipts, persistent cards,
+ * identity pins, finding counts), and the magic again. Bodies of formats 1 to 7 have no table:
+ * their sections follow the header directly, each format adding its own at the end.
+ * Enumerations are stored by their wire spelling, not their ordinal.
  *
  * <p>Decoding is strict: a body that ends early, runs past its end, holds an unknown status, a
- * non-finite clock or anything an image record refuses is a {@link CorruptSnapshotException};
+ * non-finite clock, a section table that does not match its sections (a wrong id, a length past
+ * the body, a section that ends before or after its length) or anything an image record refuses
+ * is a {@link CorruptSnapshotException};
  * start-up then falls back to an older snapshot or a full replay. The checksum (CRC-32C of the
  * whole body, {@link #crc32c}) is kept beside the body by {@link SnapshotStore}.
  */
@@ -44,9 +51,14 @@ public final class SnapshotCodec {
      * the receipt notification outbox (§8.5) after the channels, 4 the persistent capability
      * cards (§5.15) after the outbox, 5 the identity pins (contract A2) after the cards, 6 the
      * admitted-finding counts (participant memory) after the pins, 7 each live claim's path
-     * identity after its git context.
+     * identity after its git context, 8 a table of the sections' ids and lengths after the header,
+     * so that they decode independently (the claims on a thread of their own).
      */
-    public static final int FORMAT = 7;
+    public static final int FORMAT = 8;
+    /** The newest format without a section table: its sections follow each other directly. */
+    public static final int LAST_SEQUENTIAL_FORMAT = 7;
+    /** The first format with a section table. */
+    static final int SECTION_TABLE_FORMAT = 8;
     /**
      * The oldest body format this code still reads (format 1 predates channels, formats 1 and 2
      * the receipt outbox, formats 1 to 3 persistent cards, 1 to 4 identity pins, 1 to 5 finding
@@ -76,27 +88,60 @@ public final class SnapshotCodec {
 
     // ------------------------------------------------------------------------------ encode
 
-    /** The body of {@code snapshot}. */
+    /** The body of {@code snapshot}, in the current format. */
     public static byte[] encode(StateSnapshot snapshot) {
+        return encode(snapshot, FORMAT);
+    }
+
+    /**
+     * The body of {@code snapshot} in {@code format}: {@link #FORMAT} (a section table), or
+     * {@link #LAST_SEQUENTIAL_FORMAT} (the same sections back to back, without the table; kept so
+     * that tests can build the bodies older hubs wrote). Both hold the same bytes per section.
+     */
+    static byte[] encode(StateSnapshot snapshot, int format) {
+        if (format != FORMAT && format != LAST_SEQUENTIAL_FORMAT) {
+            throw new IllegalArgumentException("this code writes formats " + LAST_SEQUENTIAL_FORMAT + " and " + FORMAT);
+        }
+        StateImage image = snapshot.image();
+        SnapshotBytes.Out s = new SnapshotBytes.Out();
+        int[] ends = new int[Section.values().length];
+        for (Section section : Section.values()) {
+            section.write(s, image);
+            ends[section.ordinal()] = s.size();
+        }
         SnapshotBytes.Out o = new SnapshotBytes.Out();
         o.bytes(MAGIC);
-        o.varint(FORMAT);
+        o.varint(format);
         o.f64(snapshot.createdAt());
         o.varint(snapshot.corruptRows());
         o.varint(snapshot.firstCorruptSeq());
-        StateImage image = snapshot.image();
         o.varint(image.lastSeq());
-        writeClaims(o, image.claims());
-        o.varint(image.idempotency().size());
-        for (IdempotencyLedger.Entry e : image.idempotency()) {
+        if (format >= SECTION_TABLE_FORMAT) {
+            o.varint(ends.length);
+            for (Section section : Section.values()) {
+                int from = section.ordinal() == 0 ? 0 : ends[section.ordinal() - 1];
+                o.varint(section.id);
+                o.varint(ends[section.ordinal()] - from);
+            }
+        }
+        o.bytes(s, 0, s.size());
+        o.bytes(MAGIC);
+        return o.toByteArray();
+    }
+
+    private static void writeLedger(SnapshotBytes.Out o, List<IdempotencyLedger.Entry> ledger) {
+        o.varint(ledger.size());
+        for (IdempotencyLedger.Entry e : ledger) {
             o.str(e.key());
             o.str(e.requestDigest());
             o.str(e.response());
         }
-        writeBoard(o, image.board());
-        o.f64(image.resources().now());
-        o.varint(image.resources().offers().size());
-        for (ResourceOffer r : image.resources().offers()) {
+    }
+
+    private static void writeResources(SnapshotBytes.Out o, StateImage.Resources resources) {
+        o.f64(resources.now());
+        o.varint(resources.offers().size());
+        for (ResourceOffer r : resources.offers()) {
             o.str(r.agent());
             o.str(r.kind());
             o.str(r.name());
@@ -104,9 +149,11 @@ public final class SnapshotCodec {
             o.str(r.meta());
             o.f64(r.offeredAt());
         }
-        writeMessaging(o, image.messaging());
-        o.varint(image.channels().size());
-        for (Channel ch : image.channels()) {
+    }
+
+    private static void writeChannels(SnapshotBytes.Out o, List<Channel> channels) {
+        o.varint(channels.size());
+        for (Channel ch : channels) {
             o.str(ch.id());
             o.str(ch.owner());
             o.str(ch.label());
@@ -114,7 +161,9 @@ public final class SnapshotCodec {
             strings(o, List.copyOf(ch.invites()));
             strings(o, ch.history());
         }
-        List<OwedReceipt> owed = image.messaging().owedReceipts();
+    }
+
+    private static void writeOwed(SnapshotBytes.Out o, List<OwedReceipt> owed) {
         o.varint(owed.size());
         for (OwedReceipt r : owed) {
             o.f64(r.ts());
@@ -127,26 +176,33 @@ public final class SnapshotCodec {
             o.str(r.reason());
             o.str(r.clientMsgId());
         }
-        o.varint(image.cards().size());
-        for (PersistentCard c : image.cards()) {
+    }
+
+    private static void writeCards(SnapshotBytes.Out o, List<PersistentCard> cards) {
+        o.varint(cards.size());
+        for (PersistentCard c : cards) {
             o.str(c.agent());
             o.str(c.cardJson());
             o.f64(c.advertisedAt());
         }
-        o.varint(image.pins().size());
-        for (IdentityPin pin : image.pins()) {
+    }
+
+    private static void writePins(SnapshotBytes.Out o, List<IdentityPin> pins) {
+        o.varint(pins.size());
+        for (IdentityPin pin : pins) {
             o.str(pin.name());
             o.str(pin.keyId());
             o.str(pin.publicKey());
             o.f64(pin.pinnedAt());
         }
-        o.varint(image.findingCounts().size());
-        for (java.util.Map.Entry<String, Integer> e : image.findingCounts().entrySet()) {
+    }
+
+    private static void writeFindings(SnapshotBytes.Out o, java.util.Map<String, Integer> counts) {
+        o.varint(counts.size());
+        for (java.util.Map.Entry<String, Integer> e : counts.entrySet()) {
             o.str(e.getKey());
             o.varint(e.getValue());
         }
-        o.bytes(MAGIC);
-        return o.toByteArray();
     }
 
     private static void writeClaims(SnapshotBytes.Out o, StateImage.Claims c) {
@@ -271,8 +327,16 @@ public final class SnapshotCodec {
 
     // ------------------------------------------------------------------------------ decode
 
-    /** Decodes a body written by {@link #encode}. */
+    /**
+     * Decodes a body written by {@link #encode} or by an older hub; a body with a section table
+     * has its claims decoded on a second thread while this one decodes the rest.
+     */
     public static StateSnapshot decode(byte[] body) throws CorruptSnapshotException {
+        return decode(body, SnapshotCodec::onOwnThread);
+    }
+
+    /** As {@link #decode(byte[])}, with the claims section of a sectioned body run by {@code claimsRunner}. */
+    static StateSnapshot decode(byte[] body, Executor claimsRunner) throws CorruptSnapshotException {
         SnapshotBytes.In in = new SnapshotBytes.In(body);
         try {
             if (!Arrays.equals(in.bytes(MAGIC.length), MAGIC)) {
@@ -287,75 +351,279 @@ public final class SnapshotCodec {
             long corrupt = in.varint();
             long firstCorrupt = in.varint();
             long lastSeq = in.varint();
-            StateImage.Claims claims = readClaims(in, format);
-            int keys = in.count("idempotency");
-            List<IdempotencyLedger.Entry> ledger = new ArrayList<>(keys);
-            for (int i = 0; i < keys; i++) {
-                ledger.add(new IdempotencyLedger.Entry(in.text("key"), in.text("request_digest"), in.text("response")));
-            }
-            StateImage.Board board = readBoard(in);
-            double resourcesNow = in.f64();
-            int offers = in.count("offers");
-            List<ResourceOffer> offerList = new ArrayList<>(offers);
-            for (int i = 0; i < offers; i++) {
-                offerList.add(new ResourceOffer(in.text("agent"), in.text("kind"), in.text("name"),
-                        (int) Math.min(Integer.MAX_VALUE, in.varint()), in.text("meta"), in.finite("offered_at")));
-            }
-            StateImage.Messaging messaging = readMessaging(in);
-            List<Channel> channels = new ArrayList<>();
-            if (format >= 2) {
-                int n = in.count("channels");
-                for (int i = 0; i < n; i++) {
-                    channels.add(new Channel(in.text("channel id"), in.text("channel owner"), in.str(),
-                            new java.util.TreeSet<>(strings(in)), new java.util.TreeSet<>(strings(in)), strings(in)));
-                }
-            }
-            if (format >= 3) {
-                int n = in.count("owed receipts");
-                List<OwedReceipt> owed = new ArrayList<>(n);
-                for (int i = 0; i < n; i++) {
-                    owed.add(new OwedReceipt(in.finite("owed ts"), in.text("owed sender"), in.str(), in.varint(),
-                            in.varint(), in.bool(), strings(in), in.text("owed reason"), in.str()));
-                }
-                StateImage.Messaging m = messaging;
-                messaging = new StateImage.Messaging(m.msgCounter(), m.history(), m.deadLetters(), m.watermarks(),
-                        m.pending(), m.pendingReceipts(), m.directed(), owed);
-            }
-            List<PersistentCard> cards = new ArrayList<>();
-            if (format >= 4) {
-                int n = in.count("persistent cards");
-                for (int i = 0; i < n; i++) {
-                    cards.add(new PersistentCard(in.text("card agent"), in.text("card"), in.finite("advertised_at")));
-                }
-            }
-            List<IdentityPin> pins = new ArrayList<>();
-            if (format >= 5) {
-                int n = in.count("identity pins");
-                for (int i = 0; i < n; i++) {
-                    pins.add(new IdentityPin(in.text("pin name"), in.text("pin key id"), in.text("pin public key"),
-                            in.finite("pinned_at")));
-                }
-            }
-            java.util.Map<String, Integer> findingCounts = new java.util.LinkedHashMap<>();
-            if (format >= 6) { // older bodies predate participant memory: no finding was admitted
-                int n = in.count("finding counts");
-                for (int i = 0; i < n; i++) {
-                    String actor = in.text("finding actor");
-                    long admitted = in.varint();
-                    if (admitted < 1 || admitted > Integer.MAX_VALUE || findingCounts.put(actor, (int) admitted) != null) {
-                        throw new CorruptSnapshotException("finding count " + admitted + " for '" + actor + "'");
-                    }
-                }
-            }
-            if (!Arrays.equals(in.bytes(MAGIC.length), MAGIC) || !in.atEnd()) {
-                throw new CorruptSnapshotException("the body does not end where its sections do");
-            }
-            return new StateSnapshot(createdAt, corrupt, firstCorrupt, new StateImage(lastSeq, claims, ledger, board,
-                    new StateImage.Resources(resourcesNow, offerList), messaging, channels, cards, pins, findingCounts));
+            Parts parts = format >= SECTION_TABLE_FORMAT ? readSectioned(body, in, format, claimsRunner)
+                    : readSequential(in, format);
+            StateImage.Messaging m = parts.messaging;
+            StateImage.Messaging messaging = new StateImage.Messaging(m.msgCounter(), m.history(), m.deadLetters(),
+                    m.watermarks(), m.pending(), m.pendingReceipts(), m.directed(), parts.owed);
+            return new StateSnapshot(createdAt, corrupt, firstCorrupt, new StateImage(lastSeq, parts.claims,
+                    parts.ledger, parts.board, parts.resources, messaging, parts.channels, parts.cards, parts.pins,
+                    parts.findingCounts));
         } catch (RuntimeException e) {
             // an image record refused a value (a null where none is allowed, a bad list)
             throw new CorruptSnapshotException("undecodable snapshot body: " + e, e);
         }
+    }
+
+    /** Formats 1 to 7: the sections back to back, each format adding its own at the end. */
+    private static Parts readSequential(SnapshotBytes.In in, long format) throws CorruptSnapshotException {
+        Parts parts = new Parts();
+        for (Section section : Section.values()) {
+            if (format >= section.since) {
+                section.read(in, format, parts);
+            }
+        }
+        if (!Arrays.equals(in.bytes(MAGIC.length), MAGIC) || !in.atEnd()) {
+            throw new CorruptSnapshotException("the body does not end where its sections do");
+        }
+        return parts;
+    }
+
+    /**
+     * Format 8 and up: a table of every section's id and length, then the sections. Each is
+     * decoded from its own slice and must end exactly where the table says; the claims (most of
+     * a large body) are decoded by {@code claimsRunner} while this thread decodes the rest.
+     */
+    private static Parts readSectioned(byte[] body, SnapshotBytes.In in, long format, Executor claimsRunner)
+            throws CorruptSnapshotException {
+        Section[] sections = Section.values();
+        int n = in.count("sections");
+        if (n != sections.length) {
+            throw new CorruptSnapshotException("the section table lists " + n + " sections, format " + format
+                    + " has " + sections.length);
+        }
+        int[] from = new int[n];
+        int[] to = new int[n];
+        long offset = 0;
+        for (int i = 0; i < n; i++) {
+            long id = in.varint();
+            long length = in.varint();
+            if (id != sections[i].id) {
+                throw new CorruptSnapshotException("section " + (i + 1) + " of the table has id " + id + ", not "
+                        + sections[i].id + " (" + sections[i].label + ")");
+            }
+            if (length < 1 || length > body.length) {
+                throw new CorruptSnapshotException(sections[i].label + " section length " + length
+                        + " is outside the body");
+            }
+            from[i] = (int) offset;
+            offset += length;
+            to[i] = (int) Math.min(offset, body.length);
+        }
+        int start = in.position();
+        if (offset != (long) body.length - start - MAGIC.length) {
+            throw new CorruptSnapshotException("the section table covers " + offset + " bytes, the body holds "
+                    + ((long) body.length - start - MAGIC.length));
+        }
+        SnapshotBytes.In tail = new SnapshotBytes.In(body, start + (int) offset, body.length);
+        if (!Arrays.equals(tail.bytes(MAGIC.length), MAGIC)) {
+            throw new CorruptSnapshotException("the body does not end where its sections do");
+        }
+        Parts parts = new Parts();
+        int claims = Section.CLAIMS.ordinal();
+        CompletableFuture<Void> claimsDone = new CompletableFuture<>();
+        claimsRunner.execute(() -> {
+            try {
+                readSection(sections[claims], body, start + from[claims], start + to[claims], format, parts);
+                claimsDone.complete(null);
+            } catch (Throwable t) {
+                claimsDone.completeExceptionally(t);
+            }
+        });
+        CorruptSnapshotException rest = null;
+        try {
+            for (int i = 0; i < n; i++) {
+                if (i != claims) {
+                    readSection(sections[i], body, start + from[i], start + to[i], format, parts);
+                }
+            }
+        } catch (CorruptSnapshotException e) {
+            rest = e;
+        }
+        try {
+            claimsDone.join(); // also orders the claims thread's writes to parts before our reads
+        } catch (CompletionException e) {
+            // both finished: report the first damaged section in body order, whichever thread was quicker
+            Throwable cause = e.getCause();
+            if (cause instanceof CorruptSnapshotException c) {
+                throw c;
+            } else if (cause instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException("decoding the claims failed: " + cause, cause);
+        }
+        if (rest != null) {
+            throw rest;
+        }
+        return parts;
+    }
+
+    private static void readSection(Section section, byte[] body, int from, int to, long format, Parts parts)
+            throws CorruptSnapshotException {
+        SnapshotBytes.In in = new SnapshotBytes.In(body, from, to);
+        try {
+            section.read(in, format, parts);
+        } catch (CorruptSnapshotException e) {
+            throw new CorruptSnapshotException(section.label + " section: " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            throw new CorruptSnapshotException(section.label + " section: undecodable: " + e, e);
+        }
+        if (!in.atEnd()) {
+            throw new CorruptSnapshotException(section.label + " section ends at byte " + in.position()
+                    + ", its table entry at byte " + to);
+        }
+    }
+
+    /** Runs {@code task} on a thread of its own (decoding is start-up work, once per start). */
+    private static void onOwnThread(Runnable task) {
+        Thread t = new Thread(task, "snapshot-decode-claims");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /** The decoded sections, filled one field per section (possibly from two threads, joined before use). */
+    private static final class Parts {
+        StateImage.Claims claims;
+        List<IdempotencyLedger.Entry> ledger;
+        StateImage.Board board;
+        StateImage.Resources resources;
+        StateImage.Messaging messaging;
+        List<Channel> channels = new ArrayList<>();
+        List<OwedReceipt> owed = List.of();
+        List<PersistentCard> cards = new ArrayList<>();
+        List<IdentityPin> pins = new ArrayList<>();
+        java.util.Map<String, Integer> findingCounts = new java.util.LinkedHashMap<>();
+    }
+
+    /**
+     * The sections of a body, in body order, with the table id a sectioned body gives each and
+     * the format that added it (older bodies hold none of a later section: they predate it).
+     */
+    private enum Section {
+        CLAIMS(1, "claims", 1),
+        IDEMPOTENCY(2, "idempotency", 1),
+        BOARD(3, "board", 1),
+        RESOURCES(4, "resources", 1),
+        MESSAGING(5, "messaging", 1),
+        CHANNELS(6, "channels", 2),
+        OWED_RECEIPTS(7, "owed receipts", 3),
+        CARDS(8, "persistent cards", 4),
+        PINS(9, "identity pins", 5),
+        FINDINGS(10, "finding counts", 6);
+
+        final int id;
+        final String label;
+        final int since;
+
+        Section(int id, String label, int since) {
+            this.id = id;
+            this.label = label;
+            this.since = since;
+        }
+
+        void write(SnapshotBytes.Out o, StateImage image) {
+            switch (this) {
+                case CLAIMS -> writeClaims(o, image.claims());
+                case IDEMPOTENCY -> writeLedger(o, image.idempotency());
+                case BOARD -> writeBoard(o, image.board());
+                case RESOURCES -> writeResources(o, image.resources());
+                case MESSAGING -> writeMessaging(o, image.messaging());
+                case CHANNELS -> writeChannels(o, image.channels());
+                case OWED_RECEIPTS -> writeOwed(o, image.messaging().owedReceipts());
+                case CARDS -> writeCards(o, image.cards());
+                case PINS -> writePins(o, image.pins());
+                case FINDINGS -> writeFindings(o, image.findingCounts());
+                default -> throw new AssertionError(this);
+            }
+        }
+
+        void read(SnapshotBytes.In in, long format, Parts parts) throws CorruptSnapshotException {
+            switch (this) {
+                case CLAIMS -> parts.claims = readClaims(in, format);
+                case IDEMPOTENCY -> parts.ledger = readLedger(in);
+                case BOARD -> parts.board = readBoard(in);
+                case RESOURCES -> parts.resources = readResources(in);
+                case MESSAGING -> parts.messaging = readMessaging(in);
+                case CHANNELS -> parts.channels = readChannels(in);
+                case OWED_RECEIPTS -> parts.owed = readOwed(in);
+                case CARDS -> parts.cards = readCards(in);
+                case PINS -> parts.pins = readPins(in);
+                case FINDINGS -> parts.findingCounts = readFindings(in);
+                default -> throw new AssertionError(this);
+            }
+        }
+    }
+
+    private static List<IdempotencyLedger.Entry> readLedger(SnapshotBytes.In in) throws CorruptSnapshotException {
+        int keys = in.count("idempotency");
+        List<IdempotencyLedger.Entry> ledger = new ArrayList<>(keys);
+        for (int i = 0; i < keys; i++) {
+            ledger.add(new IdempotencyLedger.Entry(in.text("key"), in.text("request_digest"), in.text("response")));
+        }
+        return ledger;
+    }
+
+    private static StateImage.Resources readResources(SnapshotBytes.In in) throws CorruptSnapshotException {
+        double resourcesNow = in.f64();
+        int offers = in.count("offers");
+        List<ResourceOffer> offerList = new ArrayList<>(offers);
+        for (int i = 0; i < offers; i++) {
+            offerList.add(new ResourceOffer(in.text("agent"), in.text("kind"), in.text("name"),
+                    (int) Math.min(Integer.MAX_VALUE, in.varint()), in.text("meta"), in.finite("offered_at")));
+        }
+        return new StateImage.Resources(resourcesNow, offerList);
+    }
+
+    private static List<Channel> readChannels(SnapshotBytes.In in) throws CorruptSnapshotException {
+        int n = in.count("channels");
+        List<Channel> channels = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            channels.add(new Channel(in.text("channel id"), in.text("channel owner"), in.str(),
+                    new java.util.TreeSet<>(strings(in)), new java.util.TreeSet<>(strings(in)), strings(in)));
+        }
+        return channels;
+    }
+
+    private static List<OwedReceipt> readOwed(SnapshotBytes.In in) throws CorruptSnapshotException {
+        int n = in.count("owed receipts");
+        List<OwedReceipt> owed = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            owed.add(new OwedReceipt(in.finite("owed ts"), in.text("owed sender"), in.str(), in.varint(),
+                    in.varint(), in.bool(), strings(in), in.text("owed reason"), in.str()));
+        }
+        return owed;
+    }
+
+    private static List<PersistentCard> readCards(SnapshotBytes.In in) throws CorruptSnapshotException {
+        int n = in.count("persistent cards");
+        List<PersistentCard> cards = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            cards.add(new PersistentCard(in.text("card agent"), in.text("card"), in.finite("advertised_at")));
+        }
+        return cards;
+    }
+
+    private static List<IdentityPin> readPins(SnapshotBytes.In in) throws CorruptSnapshotException {
+        int n = in.count("identity pins");
+        List<IdentityPin> pins = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            pins.add(new IdentityPin(in.text("pin name"), in.text("pin key id"), in.text("pin public key"),
+                    in.finite("pinned_at")));
+        }
+        return pins;
+    }
+
+    private static java.util.Map<String, Integer> readFindings(SnapshotBytes.In in) throws CorruptSnapshotException {
+        java.util.Map<String, Integer> findingCounts = new java.util.LinkedHashMap<>();
+        int n = in.count("finding counts");
+        for (int i = 0; i < n; i++) {
+            String actor = in.text("finding actor");
+            long admitted = in.varint();
+            if (admitted < 1 || admitted > Integer.MAX_VALUE || findingCounts.put(actor, (int) admitted) != null) {
+                throw new CorruptSnapshotException("finding count " + admitted + " for '" + actor + "'");
+            }
+        }
+        return findingCounts;
     }
 
     private static void writeIdentity(SnapshotBytes.Out o, dev.synapsehub.core.scope.PathIdentity id) {

@@ -112,7 +112,8 @@ public final class StateRecovery {
             if (snapshot.seq() != info.seq()) {
                 return "its body covers seq " + snapshot.seq() + ", its header " + info.seq();
             }
-            state.restore(snapshot.image());
+            // the claims registry loads on a thread of its own while this one loads the rest
+            state.restore(snapshot.image(), StateRecovery::onOwnThread);
             journal.carryCorruption(snapshot.corruptRows(), snapshot.firstCorruptSeq());
             return null;
         } catch (CorruptSnapshotException e) {
@@ -120,6 +121,13 @@ public final class StateRecovery {
         } catch (RuntimeException e) {
             return "the state refused it: " + e;
         }
+    }
+
+    /** Runs {@code task} on a thread of its own (start-up work, once per snapshot tried). */
+    private static void onOwnThread(Runnable task) {
+        Thread t = new Thread(task, "snapshot-restore-claims");
+        t.setDaemon(true);
+        t.start();
     }
 
     /** How a snapshot is named in logs and reports. */

@@ -35,11 +35,11 @@ class CardCodecTest {
         assertThat(back.image()).isEqualTo(image);
 
         StateImage empty = new CoordinationState().image();
-        byte[] current = SnapshotCodec.encode(new StateSnapshot(3.0, 0, 0, empty));
-        assertThat(current[8]).isEqualTo((byte) SnapshotCodec.FORMAT);
-        // format 3 is the current body without the sections formats 4 and up added (an empty
+        byte[] current = SnapshotCodec.encode(new StateSnapshot(3.0, 0, 0, empty), SnapshotCodec.LAST_SEQUENTIAL_FORMAT);
+        assertThat(current[8]).isEqualTo((byte) SnapshotCodec.LAST_SEQUENTIAL_FORMAT);
+        // format 3 is the last table-less body without the sections formats 4 and up added (an empty
         // count, one zero byte, each) before the end magic
-        int added = SnapshotCodec.sectionsAfterChannels(SnapshotCodec.FORMAT) - SnapshotCodec.sectionsAfterChannels(3);
+        int added = SnapshotCodec.sectionsAfterChannels(SnapshotCodec.LAST_SEQUENTIAL_FORMAT) - SnapshotCodec.sectionsAfterChannels(3);
         byte[] three = new byte[current.length - added];
         System.arraycopy(current, 0, three, 0, current.length - 8 - added);
         System.arraycopy(current, current.length - 8, three, current.length - 8 - added, 8);

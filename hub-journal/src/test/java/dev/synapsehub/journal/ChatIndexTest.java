@@ -84,7 +84,7 @@ class ChatIndexTest {
             assertThat(indexExists(c)).isTrue();
             try (ResultSet rs = s.executeQuery("SELECT value FROM meta WHERE key = 'schema_version'")) {
                 assertThat(rs.next()).isTrue();
-                assertThat(rs.getString(1)).isEqualTo("3");
+                assertThat(rs.getString(1)).isEqualTo(Integer.toString(JournalSchema.CURRENT_VERSION));
             }
         }
     }

@@ -181,9 +181,9 @@ class IdentityPinJournalTest {
         // a format 4 body: the same sections without those formats 5 and up added (the pins count
         // and later ones, one zero byte each for an empty state), under format number 4
         StateImage noPins = new CoordinationState().image();
-        byte[] v3 = SnapshotCodec.encode(new StateSnapshot(2.0, 0, 0, noPins));
-        assertThat(v3[8]).as("format varint after the 8-byte magic").isEqualTo((byte) SnapshotCodec.FORMAT);
-        int added = SnapshotCodec.sectionsAfterChannels(SnapshotCodec.FORMAT) - SnapshotCodec.sectionsAfterChannels(4);
+        byte[] v3 = SnapshotCodec.encode(new StateSnapshot(2.0, 0, 0, noPins), SnapshotCodec.LAST_SEQUENTIAL_FORMAT);
+        assertThat(v3[8]).as("format varint after the 8-byte magic").isEqualTo((byte) SnapshotCodec.LAST_SEQUENTIAL_FORMAT);
+        int added = SnapshotCodec.sectionsAfterChannels(SnapshotCodec.LAST_SEQUENTIAL_FORMAT) - SnapshotCodec.sectionsAfterChannels(4);
         for (int i = 0; i < added; i++) {
             assertThat(v3[v3.length - 9 - i]).as("an empty section").isZero();
         }

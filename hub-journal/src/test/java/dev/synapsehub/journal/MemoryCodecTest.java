@@ -66,8 +66,9 @@ class MemoryCodecTest {
 
         // a format-5 body: the same sections without the counts section (one varint 0 here; an empty
         // state has no live claims, so format 7's per-claim identities add nothing)
-        byte[] current = SnapshotCodec.encode(new StateSnapshot(2.0, 0, 0, new CoordinationState().image()));
-        assertThat(current[8]).isEqualTo((byte) SnapshotCodec.FORMAT);
+        byte[] current = SnapshotCodec.encode(new StateSnapshot(2.0, 0, 0, new CoordinationState().image()),
+                SnapshotCodec.LAST_SEQUENTIAL_FORMAT);
+        assertThat(current[8]).isEqualTo((byte) SnapshotCodec.LAST_SEQUENTIAL_FORMAT);
         byte[] old = new byte[current.length - 1];
         System.arraycopy(current, 0, old, 0, current.length - 9);
         System.arraycopy(current, current.length - 8, old, current.length - 9, 8);
@@ -75,6 +76,6 @@ class MemoryCodecTest {
         assertThat(current[current.length - 9]).isZero();
         StateSnapshot fromOld = SnapshotCodec.decode(old);
         assertThat(fromOld.image().findingCounts()).isEmpty();
-        assertThat(Arrays.equals(SnapshotCodec.encode(fromOld), current)).isTrue();
+        assertThat(Arrays.equals(SnapshotCodec.encode(fromOld, SnapshotCodec.LAST_SEQUENTIAL_FORMAT), current)).isTrue();
     }
 }

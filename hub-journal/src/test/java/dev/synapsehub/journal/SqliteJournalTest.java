@@ -211,7 +211,7 @@ class SqliteJournalTest {
             }
         }
         assertThat(JournalSchema.MIGRATIONS).extracting(JournalSchema.Migration::from)
-                .as("one step per version below the current one").containsExactly(0, 1, 2);
+                .as("one step per version below the current one").containsExactly(0, 1, 2, 3);
         try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db); Statement s = c.createStatement();
              ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM snapshots")) {
             assertThat(rs.next()).as("the v2 step created the snapshot table").isTrue();

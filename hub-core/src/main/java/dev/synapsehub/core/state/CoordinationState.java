@@ -254,6 +254,49 @@ public final class CoordinationState {
     }
 
     /**
+     * As {@link #restore(StateImage)}, with the claims (most of a large image) loaded by
+     * {@code claimsRunner} while the calling thread loads the rest: for start-up, before any
+     * other thread can see this state. The registries share nothing, and waiting for the claims
+     * orders their writes before this returns. A part that is refused throws as
+     * {@link #restore(StateImage)} does (the claims' failure first); the state is then unusable.
+     */
+    public void restore(StateImage image, java.util.concurrent.Executor claimsRunner) {
+        if (lastSeq != 0) {
+            throw new IllegalStateException("restore needs a fresh state");
+        }
+        java.util.concurrent.CompletableFuture<Void> claimsDone =
+                java.util.concurrent.CompletableFuture.runAsync(() -> claims.restore(image.claims()), claimsRunner);
+        RuntimeException rest = null;
+        try {
+            idempotency.restore(image.idempotency());
+            board.restore(image.board());
+            resources.restore(image.resources());
+            messaging.restore(image.messaging());
+            channels.restore(image.channels());
+            cards.restore(image.cards());
+            pins.restore(image.pins());
+            findings.restore(image.findingCounts());
+        } catch (RuntimeException e) {
+            rest = e;
+        }
+        try {
+            claimsDone.join();
+        } catch (java.util.concurrent.CompletionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            if (e.getCause() instanceof Error err) {
+                throw err;
+            }
+            throw e;
+        }
+        if (rest != null) {
+            throw rest;
+        }
+        lastSeq = image.lastSeq();
+    }
+
+    /**
      * Replaces everything this state holds with {@code image}, whatever it held before (a mesh
      * node installing a snapshot from its leader). The image is loaded into fresh registries with
      * this state's bounds (INV-RR-2) before anything here changes, so an image a registry refuses
