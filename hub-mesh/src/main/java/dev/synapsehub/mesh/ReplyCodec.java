@@ -17,7 +17,7 @@ final class ReplyCodec {
     private final TypedRecords<Reply> records = new TypedRecords<>(Reply.class, Reply.Granted.class,
             Reply.Denied.class, BoardTaskReply.class, ProgressNoteReply.class, ResourceOfferReply.class,
             ChatReply.class, MailboxReply.class, ActivityReply.class, ChannelReply.class,
-            CardReply.class, dev.synapsehub.core.reply.MemoryReply.class);
+            CardReply.class, dev.synapsehub.core.reply.CardRemovedReply.class, dev.synapsehub.core.reply.MemoryReply.class);
 
     ObjectNode write(Reply reply) {
         return records.write(reply);
