@@ -122,8 +122,8 @@ public final class ServeOptions {
     boolean metrics;
 
     @Option(names = "--ui", description = "Serve the read-only operator cockpit at GET /ui on the hub port (live "
-            + "presence, claims, denials, board, mailboxes and a live feed); on a token hub it asks for the token. "
-            + "Not on a mesh node.")
+            + "presence, claims, denials, board, mailboxes, federation peers or mesh nodes, and a live feed); on a "
+            + "token hub it asks for the token. On a mesh node it shows that node's reads, labelled with their staleness.")
     boolean ui;
 
     @Option(names = "--identity-pinning", negatable = true, description = "Pin each agent name to the Ed25519 key of "
@@ -292,8 +292,6 @@ public final class ServeOptions {
         require(transport.equals("auto") || transport.equals("nio"), "--transport must be auto or nio");
         require(Delivery.ofDefault(defaultDelivery) != null, "--default-delivery must be broadcast or scoped");
         require(maxFanoutBacklogMb >= 1, "--max-fanout-backlog-mb must be at least 1");
-        require(!ui || meshId == null, "--ui is not supported on a mesh node: its live feed sees only the changes "
-                + "this node decides, not those replicated to it; run the cockpit on a single hub");
         List<MessageAuthKey> keys = messageAuthKeys();
         require(!requireMessageAuth || !keys.isEmpty(), "--require-message-auth needs at least one --message-auth-key");
         return HubConfig.builder()

@@ -1,19 +1,16 @@
 package dev.synapsehub.cli;
 
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** {@code --ui}: the hub serves the cockpit when asked, and a mesh node refuses it with a clear message. */
+/** {@code --ui}: the hub serves the cockpit when asked (a mesh node too: {@code CockpitClusterBrowserTest}). */
 class CockpitCliTest {
     private static HttpResponse<String> get(int port, String path) throws Exception {
         return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
@@ -31,16 +28,5 @@ class CockpitCliTest {
             int port = hub.start("--port", "0").port();
             assertThat(get(port, "/ui/api/overview").statusCode()).as("off without --ui").isNotEqualTo(200);
         }
-    }
-
-    @Test
-    void aMeshNodeRefusesUiWithAClearMessage(@TempDir Path dir) {
-        String db = dir.resolve("n1.db").toString();
-        CliTest.Run refused = CliTest.run("--port", "0", "--ui", "--db", db, "--mesh-id", "n1", "--mesh-peers",
-                "n1=127.0.0.1:1");
-        assertThat(refused.code()).isEqualTo(ExitCodes.USAGE);
-        assertThat(refused.err()).contains("--ui is not supported on a mesh node");
-        assertThat(Files.exists(dir.resolve("n1.db"))).as("nothing is created on a refused start").isFalse();
-        assertThat(CliTest.run("--help").out()).contains("--ui");
     }
 }

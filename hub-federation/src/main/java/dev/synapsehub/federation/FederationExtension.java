@@ -64,6 +64,7 @@ public final class FederationExtension implements HubExtension {
     private dev.synapsehub.federation.route.RelayServer relayServer;
     private dev.synapsehub.federation.serve.OfferServer offers;
     private ScheduledExecutorService background;
+    private FederationCockpit cockpit;
 
     /**
      * @param journal the hub's journal, or null for a hub without {@code --db}
@@ -101,6 +102,9 @@ public final class FederationExtension implements HubExtension {
         relayServer = new dev.synapsehub.federation.route.RelayServer(context, settings.trust(), resolver,
                 settings.relay());
         watch.start(links);
+        if (!settings.watch().peers().isEmpty() || settings.owners().configured()) { // a plain hub shows no federation
+            cockpit = new FederationCockpit(context.config().hubId(), fold, partitions::current);
+        }
         if (settings.owners().configured()) {
             background.scheduleWithFixedDelay(this::refreshPartitions, 0, 1, TimeUnit.SECONDS);
         }
@@ -214,6 +218,19 @@ public final class FederationExtension implements HubExtension {
                 watch.metrics().equivocations.get());
         watch.metrics().observationErrors.appendTo(out);
         PeerGauges.appendTo(out, fold.peers(), hub.clock().nowSeconds());
+    }
+
+    /** The cockpit's Cluster view: watched peers and partitions (null until bound). */
+    @Override
+    public ObjectNode cockpitStatus(double now) {
+        return cockpit == null ? null : cockpit.status(now);
+    }
+
+    /** The cockpit's {@code observed} list: the claims the watched peers assert (advisory). */
+    @Override
+    public ObjectNode cockpitRows(String list, java.util.function.Predicate<String> matches, int offset, int limit,
+                                  double now) {
+        return cockpit == null || !"observed".equals(list) ? null : cockpit.observed(matches, offset, limit, now);
     }
 
     @Override

@@ -48,7 +48,7 @@ import java.util.Set;
  *       {@code delivery_receipt_outbox_delivered} (ours): {@code sender},
  *       {@code notification_ids} (string[]).</li>
  *   <li>{@code capability_card} (ours): {@code agent}, {@code card} (the card object, kept
- *       verbatim).</li>
+ *       verbatim); {@code capability_card_removed} (ours): {@code agent}.</li>
  * </ul>
  * Thread-safe.
  */
@@ -57,7 +57,7 @@ public final class MessagingEventCodec {
     public static final Set<String> KINDS = Set.of("chat", "ledger_task", "ledger_progress", "resource",
             "delivery_receipt_requested", "delivery_receipt_immediate", "delivery_receipt_deferred",
             "delivery_receipt_expired", "mailbox_watermark", "dead_letter_escalation", "dead_letter_cleared",
-            "delivery_receipt_outbox_delivered", "capability_card");
+            "delivery_receipt_outbox_delivered", "capability_card", "capability_card_removed");
 
     private static final String DEAD_LETTERED = "_dead_lettered";
     private static final String ADDRESSEES = "_addressees";
@@ -154,6 +154,8 @@ public final class MessagingEventCodec {
                 g.writeStringField("agent", e.agent());
                 g.writeFieldName("card");
                 g.writeRawValue(asciiEscape(e.cardJson()));
+            } else if (event instanceof dev.synapsehub.core.event.CapabilityCardRemovedEvent e) {
+                g.writeStringField("agent", e.agent());
             } else if (event instanceof ReceiptsDeliveredEvent e) {
                 g.writeStringField("sender", e.sender());
                 strings(g, "notification_ids", e.notificationIds());
@@ -309,6 +311,8 @@ public final class MessagingEventCodec {
                     throw corrupt("a capability_card without its card object");
                 }
                 return new CapabilityCardEvent(ts, m.id("agent"), m.raw("card"));
+            case "capability_card_removed":
+                return new dev.synapsehub.core.event.CapabilityCardRemovedEvent(ts, m.id("agent"));
             case "delivery_receipt_outbox_delivered":
                 return new ReceiptsDeliveredEvent(ts, m.text("sender"), m.strings("notification_ids"));
             default:

@@ -26,6 +26,16 @@ class CardCodecTest {
     }
 
     @Test
+    void theCardRemovalRoundTripsAndAnAgentlessOneIsCorrupt() throws Exception {
+        var removed = new dev.synapsehub.core.event.CapabilityCardRemovedEvent(3.5, "p/seat");
+        String payload = codec.encode(removed);
+        assertThat(payload).isEqualTo("{\"agent\":\"p/seat\"}");
+        assertThat(codec.decode("capability_card_removed", 3.5, payload)).contains(removed);
+        assertThatThrownBy(() -> codec.decode("capability_card_removed", 1.0, "{}"))
+                .isInstanceOf(EventCodec.CorruptPayloadException.class);
+    }
+
+    @Test
     void aSnapshotCarriesPersistentCardsAndAFormatThreeBodyReadsWithout() throws Exception {
         CoordinationState state = new CoordinationState();
         state.apply(new CapabilityCardEvent(1.0, "p/seat", "{\"agent\":\"p/seat\"}"));

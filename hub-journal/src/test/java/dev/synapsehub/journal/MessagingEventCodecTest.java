@@ -77,7 +77,8 @@ class MessagingEventCodecTest {
                 new DeadLetterEscalationEvent(TS, "p/beta", 10, "p/alpha", 5),
                 new DeadLetterClearedEvent(TS, "p/beta"),
                 new dev.synapsehub.core.event.ReceiptsDeliveredEvent(TS, "p/alpha", List.of("delivery-receipt:4:deferred")),
-                new dev.synapsehub.core.event.CapabilityCardEvent(TS, "p/alpha", "{\"agent\":\"p/alpha\",\"meta\":{}}"));
+                new dev.synapsehub.core.event.CapabilityCardEvent(TS, "p/alpha", "{\"agent\":\"p/alpha\",\"meta\":{}}"),
+                new dev.synapsehub.core.event.CapabilityCardRemovedEvent(TS, "p/alpha"));
     }
 
     @Test

@@ -42,7 +42,8 @@ final class CommandCodec {
             CheckpointCommand.class, LedgerTaskCommand.class, LedgerTaskUpdateCommand.class,
             LedgerProgressCommand.class, ResourceOfferCommand.class, AckCommand.class, MailboxCursorCommand.class,
             AgentActivityCommand.class, ChannelCommand.class, ReceiptsDeliveredCommand.class,
-            CardCommand.class, dev.synapsehub.core.command.MemoryCommand.class,
+            CardCommand.class, dev.synapsehub.core.command.CardRemoveCommand.class,
+            dev.synapsehub.core.command.MemoryCommand.class,
             dev.synapsehub.core.command.OperatorReleaseCommand.class,
             dev.synapsehub.core.command.IdentityPinCommand.Pin.class,
             dev.synapsehub.core.command.IdentityPinCommand.Reclaim.class);

@@ -105,6 +105,18 @@ final class MeshFace implements HubExtension {
         reply.set("staleness", block);
     }
 
+    /** The cockpit's Cluster view: this node's leader, term, indexes, lag, queue, snapshot and staleness. */
+    @Override
+    public ObjectNode cockpitStatus(double now) {
+        return MeshCockpit.status(node);
+    }
+
+    /** The cockpit's feed also carries what other nodes decided and this node applied. */
+    @Override
+    public void tapReplicated(java.util.function.Consumer<java.util.List<dev.synapsehub.core.journal.JournaledEvent>> sink) {
+        node.tapReplicated(sink);
+    }
+
     /** {@code "consistency": "linearizable"} on a read request: first catch up to the leader's read index. */
     @Override
     public CompletableFuture<Void> readBarrier(Request request) {

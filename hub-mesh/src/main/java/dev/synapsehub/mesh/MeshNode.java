@@ -10,6 +10,7 @@ import dev.synapsehub.core.event.CoordinationEvent;
 import dev.synapsehub.core.journal.CommitUnknownException;
 import dev.synapsehub.core.journal.Journal;
 import dev.synapsehub.core.journal.JournalException;
+import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.core.state.StateImage;
 import dev.synapsehub.journal.SqliteJournal;
@@ -87,6 +88,8 @@ public final class MeshNode implements AutoCloseable {
     private final LinearizableReads reads;
     /** The leader this node last heard of (its intents' fence names it). */
     private volatile String lastLeader;
+    /** Told of each batch applied here but decided elsewhere (the cockpit's feed), or null. */
+    private volatile java.util.function.Consumer<List<JournaledEvent>> replicatedTap;
     /**
      * The commit index this node found when it first heard from a leader: the records up to it
      * are history (replayed after a restart, or missed while down) that it applies but does not
@@ -239,6 +242,20 @@ public final class MeshNode implements AutoCloseable {
     /** The node's offline queue (seed 001 §9). */
     MeshIntents intents() {
         return intents;
+    }
+
+    /**
+     * Hands {@code tap} every committed batch this node applies without having decided it (on
+     * the actor thread, in commit order; it must not block): the cockpit's live feed.
+     */
+    public void tapReplicated(java.util.function.Consumer<List<JournaledEvent>> tap) {
+        this.replicatedTap = tap;
+    }
+
+    /** The last Raft log index this node's state machine applied (records and Raft's own entries), -1 unknown. */
+    long lastAppliedLogIndex() {
+        var applied = stateMachine.getLastAppliedTermIndex();
+        return applied == null ? -1 : applied.getIndex();
     }
 
     /** The offline queue's counters (depth, queued, reconciled, failures), measured now. */
@@ -399,6 +416,10 @@ public final class MeshNode implements AutoCloseable {
                         + LogRedactor.scrub(e.getMessage()));
             }
             cursor.applied(index, state.lastSeq());
+            java.util.function.Consumer<List<JournaledEvent>> tap = replicatedTap;
+            if (tap != null) {
+                tap.accept(batch.journaled()); // another node's decision: the cockpit's feed sees it here
+            }
         }
         captureIfDue(state);
         for (int i = 0; publish && i < batch.decisions().size(); i++) {

@@ -38,6 +38,15 @@ record ReplicatedBatch(long firstSeq, List<CoordinationEvent> events, List<Decis
         return firstSeq + events.size() - 1;
     }
 
+    /** Every event with its seq. */
+    List<JournaledEvent> journaled() {
+        List<JournaledEvent> out = new ArrayList<>(events.size());
+        for (int i = 0; i < events.size(); i++) {
+            out.add(new JournaledEvent(firstSeq + i, events.get(i)));
+        }
+        return out;
+    }
+
     /** The events of decision {@code d} with their seqs. */
     List<JournaledEvent> committedOf(int d) {
         int offset = 0;

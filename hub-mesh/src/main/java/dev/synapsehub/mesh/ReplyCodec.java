@@ -17,8 +17,8 @@ final class ReplyCodec {
     private final TypedRecords<Reply> records = new TypedRecords<>(Reply.class, Reply.Granted.class,
             Reply.Denied.class, BoardTaskReply.class, ProgressNoteReply.class, ResourceOfferReply.class,
             ChatReply.class, MailboxReply.class, ActivityReply.class, ChannelReply.class,
-            CardReply.class, dev.synapsehub.core.reply.MemoryReply.class,
-            dev.synapsehub.core.reply.IdentityPinReply.class);
+            CardReply.class, dev.synapsehub.core.reply.CardRemovedReply.class,
+            dev.synapsehub.core.reply.MemoryReply.class, dev.synapsehub.core.reply.IdentityPinReply.class);
 
     ObjectNode write(Reply reply) {
         return records.write(reply);

@@ -52,6 +52,22 @@ class CockpitApiTest {
     }
 
     @Test
+    void aHubWithoutFederationOrMeshHasAnEmptyClusterViewAndNoStalenessLabel() throws Exception {
+        try (TestHub hub = cockpitHub(); CockpitHttp http = new CockpitHttp(hub.port, null)) {
+            JsonNode overview = http.view("/ui/api/overview");
+            assertThat(overview.path("cluster").isArray()).isTrue();
+            assertThat(overview.path("cluster")).isEmpty();
+            assertThat(overview.has("staleness")).as("only a mesh node labels its reads").isFalse();
+            assertThat(http.view("/ui/api/cluster").path("panels")).isEmpty();
+            JsonNode observed = http.view("/ui/api/observed?q=x");
+            assertThat(observed.path("advisory").asBoolean()).isTrue();
+            assertThat(observed.path("claims")).isEmpty();
+            assertThat(observed.path("total").asInt()).isZero();
+            assertThat(http.get("/ui/api/observed?limit=0").statusCode()).isEqualTo(400);
+        }
+    }
+
+    @Test
     void withoutTheFlagNothingIsServedAtUi() throws Exception {
         try (TestHub hub = TestHub.open(); CockpitHttp http = new CockpitHttp(hub.port, null)) {
             HttpResponse<String> r = http.get("/ui/api/overview");

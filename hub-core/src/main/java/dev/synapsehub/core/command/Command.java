@@ -7,7 +7,7 @@ package dev.synapsehub.core.command;
  * {@link AuditRecordCommand} (an audit record authored outside the core).
  */
 public sealed interface Command permits ClaimFamilyCommand, BoardCommand, ResourceOfferCommand, MessagingCommand,
-        AuditRecordCommand, ChannelCommand, CardCommand, IdentityPinCommand,
+        AuditRecordCommand, ChannelCommand, CardCommand, CardRemoveCommand, IdentityPinCommand,
         MemoryCommand, OperatorReleaseCommand {
     /** The bound name of the agent acting. */
     String agent();

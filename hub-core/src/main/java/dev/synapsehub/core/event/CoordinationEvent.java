@@ -9,7 +9,7 @@ public sealed interface CoordinationEvent
         LedgerTaskEvent, LedgerProgressEvent, ResourceOfferedEvent, ChatEvent, DeliveryReceiptRequestedEvent,
         DeliveryReceiptImmediateEvent, DeliveryReceiptDeferredEvent, DeliveryReceiptExpiredEvent,
         MailboxWatermarkEvent, DeadLetterEscalationEvent, DeadLetterClearedEvent, AuditRecordEvent, ChannelEvent,
-        ReceiptsDeliveredEvent, CapabilityCardEvent,
+        ReceiptsDeliveredEvent, CapabilityCardEvent, CapabilityCardRemovedEvent,
         IdentityPinEvent, IdentityPinReclaimEvent, MemoryEvent {
     /** Hub time at which the event was decided, Unix seconds. */
     double ts();

@@ -10,7 +10,7 @@ import dev.synapsehub.core.claim.Claim;
  */
 public sealed interface Reply permits Reply.Granted, Reply.Denied, BoardTaskReply, ProgressNoteReply,
         ResourceOfferReply, ChatReply, MailboxReply, ActivityReply, AuditRecordedReply, ChannelReply,
-        CardReply, IdentityPinReply, MemoryReply {
+        CardReply, CardRemovedReply, IdentityPinReply, MemoryReply {
 
     /** The task the reply concerns (trimmed; empty when the request had none or is not about a task). */
     default String taskId() {

@@ -118,6 +118,8 @@ public final class CoordinationState {
             return channels.decide(ch, t);
         } else if (command instanceof CardCommand card) {
             return cards.decide(card, t);
+        } else if (command instanceof dev.synapsehub.core.command.CardRemoveCommand remove) {
+            return cards.decide(remove, t);
         } else if (command instanceof IdentityPinCommand p) {
             return pins.decide(p, t, lastSeq);
         } else if (command instanceof ChatCommand c && c.channel() != null && !c.channel().isBlank()) {

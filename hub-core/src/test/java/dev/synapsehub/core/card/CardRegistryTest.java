@@ -2,6 +2,9 @@ package dev.synapsehub.core.card;
 
 import dev.synapsehub.core.claim.Decision;
 import dev.synapsehub.core.command.CardCommand;
+import dev.synapsehub.core.command.CardRemoveCommand;
+import dev.synapsehub.core.event.CapabilityCardRemovedEvent;
+import dev.synapsehub.core.reply.CardRemovedReply;
 import dev.synapsehub.core.event.CapabilityCardEvent;
 import dev.synapsehub.core.event.CoordinationEvent;
 import dev.synapsehub.core.reply.CardReply;
@@ -59,5 +62,37 @@ class CardRegistryTest {
         }
         assertThat(s.cards().all()).hasSize(CardRegistry.MAX_CARDS);
         assertThat(s.cards().all()).extracting(PersistentCard::agent).doesNotContain("p/seat");
+    }
+
+    @Test
+    void aRemovalIsAnEventThatReplaysAndRollsBackAndRemovingNoCardChangesNothing() {
+        CoordinationState s = new CoordinationState();
+        run(s, "p/seat", "{\"v\":1}", 1);
+        run(s, "p/other", "{\"v\":2}", 2);
+        run(s, "p/last", "{\"v\":3}", 3);
+
+        s.beginBatch();
+        s.decide(new CardRemoveCommand("p/other", "p/other"), 4).events().forEach(s::apply);
+        s.rollbackBatch();
+        assertThat(s.cards().image()).as("rolled back, in its old eviction place").extracting(PersistentCard::agent)
+                .containsExactly("p/seat", "p/other", "p/last");
+
+        Decision d = s.decide(new CardRemoveCommand("p/other-rx", "p/other"), 5);
+        assertThat(d.reply()).isEqualTo(new CardRemovedReply("p/other", true, 5));
+        assertThat(d.events()).containsExactly(new CapabilityCardRemovedEvent(5, "p/other"));
+        d.events().forEach(e -> {
+            s.apply(e);
+            journal.add(e);
+        });
+        assertThat(s.cards().find("p/other")).isNull();
+        assertThat(s.cards().image()).extracting(PersistentCard::agent).containsExactly("p/seat", "p/last");
+
+        Decision none = s.decide(new CardRemoveCommand("p/other", "p/other"), 6);
+        assertThat(none.reply()).isEqualTo(new CardRemovedReply("p/other", false, 6));
+        assertThat(none.events()).isEmpty();
+
+        CoordinationState replayed = new CoordinationState();
+        journal.forEach(replayed::apply);
+        assertThat(replayed.cards().image()).isEqualTo(s.cards().image());
     }
 }

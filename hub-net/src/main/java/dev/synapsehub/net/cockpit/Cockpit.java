@@ -56,13 +56,15 @@ public final class Cockpit implements AutoCloseable {
     private final ScheduledExecutorService thread;
     private final CockpitFeed feed;
     private final CockpitViews views;
+    private final ClusterWatch cluster;
     private final CockpitAssets assets = new CockpitAssets();
 
     private Cockpit(HubContext hub) {
         this.hub = hub;
         this.thread = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("synapse-cockpit", true));
         this.feed = new CockpitFeed(hub.registry(), hub.clock());
-        this.views = new CockpitViews(hub, feed, thread);
+        this.cluster = new ClusterWatch(hub.extensions());
+        this.views = new CockpitViews(hub, feed, thread, cluster);
     }
 
     /** Starts the cockpit's thread: the feed drains every 100 ms, presence is compared every second. */
@@ -71,6 +73,10 @@ public final class Cockpit implements AutoCloseable {
         c.thread.scheduleWithFixedDelay(c.guarded("draining the feed", c.feed::drain), 100, 100, TimeUnit.MILLISECONDS);
         c.thread.scheduleWithFixedDelay(c.guarded("comparing presence", c.feed::presence), 1, 1, TimeUnit.SECONDS);
         c.thread.scheduleWithFixedDelay(c.guarded("keeping streams alive", c.feed::heartbeat), 15, 15, TimeUnit.SECONDS);
+        c.thread.scheduleWithFixedDelay(c.guarded("watching the cluster",
+                () -> c.cluster.look(c.feed, hub.clock().nowSeconds())), 1, 1, TimeUnit.SECONDS);
+        // a mesh node applies other nodes' decisions without publishing them: the feed gets those too
+        hub.extensions().tapReplicated(c.feed::handOver);
         return c;
     }
 
@@ -157,6 +163,8 @@ public final class Cockpit implements AutoCloseable {
             case "messaging" -> views::messaging;
             case "denials" -> views::denials;
             case "recent" -> views::recent;
+            case "cluster" -> x -> views.cluster();
+            case "observed" -> views::observed;
             case "events" -> null;
             default -> x -> CompletableFuture.failedFuture(new NotFound(view));
         };
@@ -172,6 +180,7 @@ public final class Cockpit implements AutoCloseable {
         }
         answer.whenComplete((body, failure) -> ctx.executor().execute(() -> {
             if (failure == null) {
+                hub.extensions().labelRead(body); // a mesh node says how fresh its node-local read is
                 send(ctx, json(HttpResponseStatus.OK, body), keepAlive);
             } else if (unwrap(failure) instanceof NotFound) {
                 error(ctx, HttpResponseStatus.NOT_FOUND, "not_found", "no such cockpit view: " + view, null, keepAlive);

@@ -84,12 +84,26 @@ final class CockpitFeed {
             @Override
             public void published(List<JournaledEvent> committed) {
                 inner.published(committed);
-                if (!handedOver.offer(committed)) { // the writer never waits for the cockpit
-                    batchesDropped.incrementAndGet();
-                    overflowed = true;
-                }
+                handOver(committed);
             }
         };
+    }
+
+    /**
+     * A committed batch for the feed: what this hub's writer published, or what a mesh node
+     * applied for another node's decision. Never waits: beyond {@link #QUEUE} it is dropped and
+     * the open pages are told to reload.
+     */
+    void handOver(List<JournaledEvent> committed) {
+        if (!handedOver.offer(committed)) {
+            batchesDropped.incrementAndGet();
+            overflowed = true;
+        }
+    }
+
+    /** Streams the cluster status (federation peers, mesh nodes) after it changed (cockpit thread). */
+    void cluster(String json) {
+        push("cluster", json, "cluster");
     }
 
     /** Renders what the writer handed over and pushes it to the streams (cockpit thread). */

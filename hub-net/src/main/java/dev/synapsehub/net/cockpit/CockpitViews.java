@@ -33,10 +33,32 @@ final class CockpitViews {
     private final CockpitFeed feed;
     private final Executor cockpit;
 
-    CockpitViews(HubContext hub, CockpitFeed feed, Executor cockpit) {
+    private final ClusterWatch cluster;
+
+    CockpitViews(HubContext hub, CockpitFeed feed, Executor cockpit, ClusterWatch cluster) {
         this.hub = hub;
         this.feed = feed;
         this.cockpit = cockpit;
+        this.cluster = cluster;
+    }
+
+    /** Federation peers and mesh nodes as the extensions report them now ({@code panels}: empty on a plain hub). */
+    CompletableFuture<ObjectNode> cluster() {
+        return CompletableFuture.supplyAsync(() -> cluster.view(hub.clock().nowSeconds()), cockpit);
+    }
+
+    /** The claims watched peers assert (advisory, they grant nothing here), filtered and paged. */
+    CompletableFuture<ObjectNode> observed(ViewQuery q) {
+        return CompletableFuture.supplyAsync(() -> {
+            ObjectNode rows = hub.extensions().cockpitRows("observed", q::matches, q.offset(), q.limit(),
+                    hub.clock().nowSeconds());
+            if (rows == null) { // not federated: an empty list, not an error
+                rows = page(q, 0, 0, List.of(), "claims");
+                rows.put("advisory", true);
+            }
+            rows.put("filter", q.q());
+            return rows;
+        }, cockpit);
     }
 
     /** Hub identity, counts and the feed's own accounting. */
@@ -61,6 +83,7 @@ final class CockpitViews {
                     o.put("board_tasks", c.tasks());
                     o.put("dead_letter_targets", c.deadLetters());
                     o.put("mailbox_backlog", c.backlog());
+                    cluster.kinds(now).forEach(o.putArray("cluster")::add);
                     ObjectNode f = o.putObject("feed");
                     f.put("last_seq", feed.lastSeq());
                     f.put("events_seen", feed.eventsSeen.get());

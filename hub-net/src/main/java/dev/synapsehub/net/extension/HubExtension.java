@@ -68,6 +68,34 @@ public interface HubExtension {
     default void appendMetrics(StringBuilder out) {
     }
 
+    /**
+     * This extension's status for the operator cockpit's Cluster view ({@code /ui}), measured
+     * now, with a {@code kind} member ({@code federation}, {@code mesh}); null for none. Runs on
+     * the cockpit thread about once a second; must not block.
+     */
+    default ObjectNode cockpitStatus(double now) {
+        return null;
+    }
+
+    /**
+     * One page of a list this extension shows in the cockpit (federation: {@code observed}, the
+     * advisory claims of watched peers): the rows one of whose fields {@code matches}, from
+     * {@code offset}, at most {@code limit}, with {@code total} and {@code matched} counts; null
+     * when it has no list of that name. Runs on the cockpit thread; must not block.
+     */
+    default ObjectNode cockpitRows(String list, java.util.function.Predicate<String> matches, int offset, int limit,
+                                   double now) {
+        return null;
+    }
+
+    /**
+     * Hands {@code sink} each batch of committed events this hub applies without having decided
+     * it (a mesh node applying what another node decided), so that the cockpit's live feed
+     * sees every committed change. Called once, when the cockpit starts; {@code sink} never blocks.
+     */
+    default void tapReplicated(java.util.function.Consumer<java.util.List<dev.synapsehub.core.journal.JournaledEvent>> sink) {
+    }
+
     /** The server is closing: stop background work (called once, off the event loops). */
     default void close() {
     }

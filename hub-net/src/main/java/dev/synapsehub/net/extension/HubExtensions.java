@@ -83,6 +83,35 @@ public final class HubExtensions {
         all.forEach(e -> e.appendMetrics(out));
     }
 
+    /** Every extension's cockpit status ({@link HubExtension#cockpitStatus}), in order; empty for none. */
+    public List<ObjectNode> cockpitStatus(double now) {
+        List<ObjectNode> out = new java.util.ArrayList<>();
+        for (HubExtension e : all) {
+            ObjectNode status = e.cockpitStatus(now);
+            if (status != null) {
+                out.add(status);
+            }
+        }
+        return out;
+    }
+
+    /** The first extension's page of cockpit list {@code list} ({@link HubExtension#cockpitRows}), or null. */
+    public ObjectNode cockpitRows(String list, java.util.function.Predicate<String> matches, int offset, int limit,
+                                  double now) {
+        for (HubExtension e : all) {
+            ObjectNode rows = e.cockpitRows(list, matches, offset, limit, now);
+            if (rows != null) {
+                return rows;
+            }
+        }
+        return null;
+    }
+
+    /** Lets every extension feed {@code sink} what it applies without deciding ({@link HubExtension#tapReplicated}). */
+    public void tapReplicated(java.util.function.Consumer<List<dev.synapsehub.core.journal.JournaledEvent>> sink) {
+        all.forEach(e -> e.tapReplicated(sink));
+    }
+
     /** Closes every extension, last first. */
     public void close() {
         for (int i = all.size() - 1; i >= 0; i--) {

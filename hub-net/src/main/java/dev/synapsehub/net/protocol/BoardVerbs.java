@@ -59,6 +59,7 @@ public final class BoardVerbs {
             case "resource_offer":
             case "offer_resource":
             case "advertise":
+            case "card_remove":
             case "manifest_request":
                 return true;
             default:
@@ -88,6 +89,9 @@ public final class BoardVerbs {
                 break;
             case "advertise":
                 cards.advertise(r, support);
+                break;
+            case "card_remove":
+                cards.remove(r, support);
                 break;
             case "manifest_request":
                 cards.manifest(r, support);

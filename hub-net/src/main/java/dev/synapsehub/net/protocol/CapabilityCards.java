@@ -5,6 +5,9 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.core.card.PersistentCard;
 import dev.synapsehub.core.command.CardCommand;
+import dev.synapsehub.core.command.CardRemoveCommand;
+import dev.synapsehub.core.identity.IdentityPin;
+import dev.synapsehub.core.reply.CardRemovedReply;
 import dev.synapsehub.core.messaging.AddressMatcher;
 import dev.synapsehub.net.wire.FieldCoercion;
 import dev.synapsehub.net.wire.HubFrames;
@@ -89,6 +92,50 @@ public final class CapabilityCards {
             hub.outbox().send(r.session(), e);
             return;
         }
+        if (verified == null) {
+            register(r, support, agent, persist, signature, null, now);
+            return;
+        }
+        // a signed card of a pinned identity must be signed by the pinned key (read from committed state)
+        String cardAgent = agent;
+        support.afterRead(r, "checking a signed card against the identity pin",
+                hub.actor().read(s -> s.pins().find(cardAgent)), pin -> {
+                    String mismatch = pin.map(p -> pinMismatch(p, signature)).orElse(null);
+                    if (mismatch != null) {
+                        refusePinMismatch(r, cardAgent, pin.get(), mismatch);
+                    } else {
+                        register(r, support, cardAgent, persist, signature, verified, now);
+                    }
+                });
+    }
+
+    /** Why {@code signature} is not by the key {@code pin} holds, or null when it is. */
+    private static String pinMismatch(IdentityPin pin, JsonNode signature) {
+        String keyId = FieldCoercion.text(signature.get("key_id"));
+        String publicKey = FieldCoercion.text(signature.get("public_key"));
+        if (!pin.keyId().equals(keyId)) {
+            return "the card is signed with key " + keyId + ", the identity is pinned to key " + pin.keyId();
+        }
+        if (!pin.publicKey().equals(publicKey)) {
+            return "the card's public key for " + keyId + " is not the pinned one";
+        }
+        return null;
+    }
+
+    /** {@code error} {@code card_key_not_pinned}: nothing stored, registered or broadcast. */
+    private void refusePinMismatch(Request r, String agent, IdentityPin pin, String why) {
+        ObjectNode e = hub.frames().error(r.sender(), "Capability card refused: '" + agent + "' is pinned to key "
+                + pin.keyId() + " and a signed card must be signed by it (" + why + ").", hub.clock().nowSeconds());
+        e.put("error_code", "card_key_not_pinned");
+        e.put("field", "signature");
+        e.put("pinned_key_id", pin.keyId());
+        hub.outbox().send(r.session(), e);
+    }
+
+    /** Builds the card and keeps it live, or registers it persistently first ({@code verified} null: unsigned). */
+    private void register(Request r, VerbSupport support, String agent, boolean persist, JsonNode signature,
+                          CardSignature.Verification verified, double now) {
+        boolean signed = verified != null;
         ObjectNode card = hub.json().object();
         card.put("agent", agent);
         card.put("description", orEmpty(FieldCoercion.text(r.get("description"))));
@@ -147,6 +194,41 @@ public final class CapabilityCards {
         f.set("card", card.deepCopy());
         String text = hub.frames().write(f);
         hub.outbox().broadcast(text, r.session());
+    }
+
+    /**
+     * {@code card_remove} (ours): withdraws the identity's cards, the persistent one through the
+     * writer (journaled, so it stays gone after a restart) and the live one; answered privately
+     * with {@code card_removed} ({@code agent}, {@code removed_persistent}, {@code removed_live}).
+     * The same identities as {@code advertise}: the sender or the one whose {@code -rx} sidecar it is.
+     */
+    void remove(Request r, VerbSupport support) {
+        if (support.rejectNonText(r, "agent")) {
+            return;
+        }
+        String agent = FieldCoercion.text(r.get("agent"));
+        agent = agent == null || agent.isBlank() ? r.sender() : agent.strip();
+        if (!agent.equals(r.sender()) && !AddressMatcher.logicalName(r.sender()).equals(agent)) {
+            ObjectNode e = hub.frames().error(r.sender(), "You may remove only your own card or that of the identity"
+                    + " whose -rx sidecar you are.", support.now());
+            e.put("error_code", "not_authorised");
+            e.put("field", "agent");
+            hub.outbox().send(r.session(), e);
+            return;
+        }
+        String cardAgent = agent;
+        support.submit(r, new CardRemoveCommand(r.sender(), agent), false, null, (req, reply, stored, committed, at) -> {
+            boolean live;
+            synchronized (this) {
+                live = cards.remove(cardAgent) != null;
+            }
+            ObjectNode f = hub.frames().envelope(req.sender(), "card_removed", "Capability card of " + cardAgent
+                    + " removed", at);
+            f.put("agent", cardAgent);
+            f.put("removed_persistent", reply instanceof CardRemovedReply c && c.removed());
+            f.put("removed_live", live);
+            hub.outbox().send(req.session(), f);
+        });
     }
 
     /**

@@ -5,17 +5,19 @@
 
 const LIMIT = 100;
 const TOKEN_KEY = 'synapse-hub-cockpit-token';
-const VIEWS = ['presence', 'claims', 'denials', 'board', 'messaging', 'feed'];
+const VIEWS = ['presence', 'claims', 'denials', 'board', 'messaging', 'feed', 'cluster'];
 
 const state = {
   token: sessionStorage.getItem(TOKEN_KEY) || '',
   view: 'claims',
   skew: 0,              // hub time minus local time, seconds
-  offsets: { presence: 0, claims: 0 },
+  offsets: { presence: 0, claims: 0, cluster: 0 },
   filters: {},
   presence: null,       // last presence page
   claims: null,         // last claims page
   board: null,
+  cluster: null,         // last cluster status: { panels: [...] }
+  observed: null,        // last page of claims observed on federation peers
   denials: [],
   feed: [],
   stream: null,         // AbortController of the open stream
@@ -54,7 +56,19 @@ async function api(view, params) {
     const body = await res.json().catch(() => ({}));
     throw new Error(view + ': ' + res.status + ' ' + (body.message || ''));
   }
-  return res.json();
+  const body = await res.json();
+  if (body.staleness) showStaleness(body.staleness);
+  return body;
+}
+
+// a mesh node answers from its own replica: every view says how fresh that is
+function showStaleness(st) {
+  const badge = document.getElementById('staleness');
+  badge.hidden = false;
+  badge.textContent = (st.isStale ? 'STALE ' : '') + 'node-local ' + st.source + ' · lag ' + st.replicationLagMs + ' ms'
+    + (st.queueDepth ? ' · ' + st.queueDepth + ' queued' : '');
+  badge.className = 'badge ' + (st.isStale ? 'stale' : 'fresh');
+  badge.dataset.stale = st.isStale ? '1' : '0';
 }
 
 function hubNow() {
@@ -139,7 +153,8 @@ function matches(q, fields) {
   return fields.some((f) => f && String(f).toLowerCase().includes(q));
 }
 
-function pager(view, page) {
+function pager(view, page, offsetKey) {
+  const key = offsetKey || view;
   const box = document.querySelector('.pager[data-for="' + view + '"]');
   box.textContent = '';
   const first = page.matched === 0 ? 0 : page.offset + 1;
@@ -149,10 +164,10 @@ function pager(view, page) {
   info.id = view + '-page-info';
   const prev = el('button', null, '‹ prev');
   prev.disabled = page.offset === 0;
-  prev.addEventListener('click', () => { state.offsets[view] = Math.max(0, page.offset - LIMIT); load(view); });
+  prev.addEventListener('click', () => { state.offsets[key] = Math.max(0, page.offset - LIMIT); load(key); });
   const next = el('button', null, 'next ›');
   next.disabled = last >= page.matched;
-  next.addEventListener('click', () => { state.offsets[view] = page.offset + LIMIT; load(view); });
+  next.addEventListener('click', () => { state.offsets[key] = page.offset + LIMIT; load(key); });
   box.append(prev, info, next);
 }
 
@@ -195,6 +210,14 @@ const loaders = {
     const m = await api('messaging', { q: state.filters.messaging || '', limit: LIMIT });
     if (!stale('messaging', t)) renderMessaging(m);
   },
+  async cluster() {
+    const t = ticket('cluster');
+    const c = await api('cluster');
+    if (stale('cluster', t)) return;
+    state.cluster = c;
+    if (c.panels.some((p) => p.kind === 'federation')) await loadObserved();
+    renderCluster();
+  },
   async feed() {
     const t = ticket('feed');
     const p = await api('recent', { limit: 200 });
@@ -203,6 +226,13 @@ const loaders = {
     renderFeed();
   },
 };
+
+async function loadObserved() {
+  const t = ticket('observed');
+  const p = await api('observed', { q: state.filters.cluster || '', offset: state.offsets.cluster, limit: LIMIT });
+  if (stale('observed', t)) return;
+  state.observed = { total: p.total, matched: p.matched, offset: p.offset, rows: p.claims };
+}
 
 async function load(view) {
   try {
@@ -222,6 +252,7 @@ async function loadOverview() {
   document.getElementById('stat-tasks').textContent = o.board_tasks;
   document.getElementById('stat-backlog').textContent = o.mailbox_backlog;
   document.getElementById('stat-seq').textContent = o.feed.last_seq;
+  document.getElementById('tab-cluster').hidden = !(o.cluster && o.cluster.length);
 }
 
 function renderPresence() {
@@ -320,6 +351,108 @@ function renderMessaging(m) {
     cell(tr, b.pending, 'num');
     return tr;
   });
+}
+
+function renderCluster() {
+  const c = state.cluster;
+  if (!c) return;
+  const mesh = c.panels.find((p) => p.kind === 'mesh');
+  const fed = c.panels.find((p) => p.kind === 'federation');
+  document.getElementById('tab-cluster').hidden = c.panels.length === 0;
+  document.getElementById('mesh-panel').hidden = !mesh;
+  document.getElementById('federation-panel').hidden = !fed;
+  if (mesh) renderMesh(mesh);
+  if (fed) renderFederation(fed);
+}
+
+function fact(box, label, value, id) {
+  const span = el('span', null, label + ' ');
+  const b = el('b', null, value);
+  if (id) b.id = id;
+  span.appendChild(b);
+  box.appendChild(span);
+}
+
+function renderMesh(m) {
+  showStaleness(m.staleness);
+  document.getElementById('mesh-node').textContent = m.node_id + ' (' + m.role.toLowerCase() + ')';
+  const box = document.getElementById('mesh-facts');
+  box.textContent = '';
+  fact(box, 'leader', m.leader || 'none known', 'mesh-leader');
+  fact(box, 'term', m.term, 'mesh-term');
+  fact(box, 'commit index', m.commit_index, 'mesh-commit');
+  fact(box, 'applied index', m.applied_index);
+  fact(box, 'queue depth', m.queue_depth, 'mesh-queue');
+  fact(box, 'last snapshot', m.last_snapshot_index < 0 ? 'none yet' : 'index ' + m.last_snapshot_index, 'mesh-snapshot');
+  fact(box, 'reads', (m.staleness.isStale ? 'stale ' : '') + m.staleness.source + ', lag ' + m.staleness.replicationLagMs
+    + ' ms', 'mesh-staleness');
+  if (m.failure) fact(box, 'stopped deciding', m.failure);
+  fillRows('mesh-rows', m.nodes, 4, 'no voters', (n) => {
+    const tr = el('tr');
+    tr.dataset.node = n.id;
+    cell(tr, n.id + (n.self ? ' (this node)' : ''));
+    cell(tr, n.address, 'scope');
+    cell(tr, n.leader ? 'leader' : 'follower', n.leader ? 'ok' : null);
+    cell(tr, n.lag_entries === null ? 'known on the leader' : n.lag_entries, 'num lag');
+    return tr;
+  });
+}
+
+function renderFederation(f) {
+  document.getElementById('federation-hub').textContent = f.hub_id;
+  fillRows('peer-rows', f.peers, 9, 'no watched peers', (p) => {
+    const tr = el('tr');
+    tr.dataset.peer = p.peer;
+    cell(tr, p.peer);
+    cell(tr, p.reachable ? 'yes' : 'no', p.reachable ? 'ok reachable' : 'bad reachable');
+    cell(tr, p.cursor, 'num cursor');
+    cell(tr, p.log_end_seq === null ? '–' : p.log_end_seq, 'num');
+    cell(tr, p.lag, 'num lag');
+    cell(tr, p.clock_skew_seconds === null ? '–' : p.clock_skew_seconds.toFixed(3) + ' s', 'num');
+    cell(tr, p.quarantined ? 'yes: ' + p.quarantine : 'no', p.quarantined ? 'bad' : null);
+    cell(tr, p.partitioned_namespaces.length ? 'contests ' + p.partitioned_namespaces.join(', ') : 'none',
+      p.partitioned_namespaces.length ? 'bad' : null);
+    cell(tr, p.last_error || '–', p.last_error ? 'bad error' : 'muted');
+    return tr;
+  });
+  document.getElementById('partitions').textContent = f.partitions.length
+    ? 'Partitioned: ' + f.partitions.map((p) => p.namespace + ' (contested by ' + p.contesting_hubs.join(', ') + ')')
+      .join('; ') + '. Claims in these namespaces are refused until it clears.'
+    : 'No partition: every namespace is asserted only by its owner.';
+  const o = state.observed;
+  if (!o) return;
+  fillRows('observed-rows', o.rows, 7, 'no claims observed on peers', (c) => {
+    const tr = el('tr');
+    tr.dataset.task = c.task_id;
+    tr.dataset.peer = c.observed_on;
+    cell(tr, c.observed_on);
+    cell(tr, c.task_id);
+    cell(tr, c.owner);
+    cell(tr, c.live ? c.status : c.status + ' (lease ran out)');
+    cell(tr, c.epoch, 'num');
+    const lease = cell(tr, countdown(c.lease_expires_at), 'lease num');
+    lease.dataset.expires = c.lease_expires_at;
+    cell(tr, c.seq, 'num');
+    return tr;
+  });
+  pager('observed', { total: o.total, matched: o.matched, offset: o.offset, rows: o.rows }, 'cluster');
+}
+
+// a cluster status pushed by the hub: redraw it; re-read the observed page when a peer's log moved
+function applyCluster(c) {
+  const before = state.cluster;
+  state.cluster = c;
+  const cursors = (x) => (x ? x.panels.filter((p) => p.kind === 'federation')
+    .flatMap((p) => p.peers.map((q) => q.peer + ':' + q.cursor + ':' + q.log_generation)).join(',') : '');
+  if (cursors(before) !== cursors(c) && c.panels.some((p) => p.kind === 'federation')) {
+    throttle('observed', 500, () => loadObserved().then(() => { if (state.view === 'cluster') renderCluster(); })
+      .catch(failed));
+  }
+  if (state.view === 'cluster') renderCluster();
+  else {
+    const mesh = c.panels.find((p) => p.kind === 'mesh');
+    if (mesh) showStaleness(mesh.staleness);
+  }
 }
 
 function describe(ch) {
@@ -501,6 +634,8 @@ async function openStream() {
           await reloadAll();
         } else if (event === 'resync') {
           await reloadAll();
+        } else if (event === 'cluster') {
+          applyCluster(payload);
         } else {
           applyChange(payload);
         }
@@ -556,7 +691,7 @@ function show(view) {
   for (const v of VIEWS) document.getElementById('view-' + v).hidden = v !== state.view;
   for (const a of document.querySelectorAll('#tabs a')) a.classList.toggle('active', a.dataset.view === state.view);
   const renderers = { presence: renderPresence, claims: renderClaims, denials: renderDenials, board: renderBoard,
-    feed: renderFeed };
+    feed: renderFeed, cluster: renderCluster };
   if (state.view === 'messaging') load('messaging');
   else if (state[state.view] && renderers[state.view]) renderers[state.view]();
 }
