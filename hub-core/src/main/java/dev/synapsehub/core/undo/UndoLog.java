@@ -17,8 +17,14 @@ public final class UndoLog {
     private Deque<Runnable> steps;
     private List<Runnable> atEnd;
 
-    /** Starts recording; whatever an unfinished batch recorded is dropped with it. */
+    /**
+     * Starts recording. A batch still open is ended as a commit would end it (its changes stay,
+     * its end-of-batch actions run), so a committed view never misses a change.
+     */
     public void begin() {
+        if (steps != null) {
+            commit();
+        }
         steps = new ArrayDeque<>();
         atEnd = new ArrayList<>();
     }
