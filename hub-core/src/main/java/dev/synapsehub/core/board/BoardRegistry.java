@@ -34,14 +34,20 @@ import java.util.Set;
  */
 public final class BoardRegistry {
     private final BoardLimits limits;
-    private final UndoLog undo = new UndoLog();
+    private final UndoLog undo;
     private final Map<String, BoardTask> tasks = new HashMap<>();
     private final ProgressLog progress;
 
-    /** A board with the given retention caps. */
-    public BoardRegistry(BoardLimits limits) {
+    /** A board with the given retention caps, recording its changes in {@code undo}. */
+    public BoardRegistry(BoardLimits limits, UndoLog undo) {
         this.limits = limits;
+        this.undo = undo;
         this.progress = new ProgressLog(limits, undo);
+    }
+
+    /** A board with the given retention caps and an undo log of its own. */
+    public BoardRegistry(BoardLimits limits) {
+        this(limits, new UndoLog());
     }
 
     /** A board with the contract's default caps. */
@@ -256,21 +262,6 @@ public final class BoardRegistry {
         for (ProgressNote note : image.notes()) {
             progress.append(note);
         }
-    }
-
-    /** Starts recording undo steps. */
-    public void beginBatch() {
-        undo.begin();
-    }
-
-    /** Keeps the batch's changes. */
-    public void commitBatch() {
-        undo.commit();
-    }
-
-    /** Reverts the batch's changes, newest first. */
-    public void rollbackBatch() {
-        undo.rollback();
     }
 
     // ---------------------------------------------------------------------------------------

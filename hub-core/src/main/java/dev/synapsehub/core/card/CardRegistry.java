@@ -28,7 +28,17 @@ public final class CardRegistry {
     public static final int MAX_CARDS = 4096;
 
     private final LinkedHashMap<String, PersistentCard> cards = new LinkedHashMap<>();
-    private final UndoLog undo = new UndoLog();
+    private final UndoLog undo;
+
+    /** A registry recording its changes in {@code undo}. */
+    public CardRegistry(UndoLog undo) {
+        this.undo = undo;
+    }
+
+    /** A registry with an undo log of its own. */
+    public CardRegistry() {
+        this(new UndoLog());
+    }
 
     /** Decides a registration: always granted (the edge validated the card). */
     public Decision decide(CardCommand c, double t) {
@@ -107,17 +117,5 @@ public final class CardRegistry {
         List<PersistentCard> out = new ArrayList<>(cards.values());
         out.sort(Comparator.comparing(PersistentCard::agent));
         return out;
-    }
-
-    public void beginBatch() {
-        undo.begin();
-    }
-
-    public void commitBatch() {
-        undo.commit();
-    }
-
-    public void rollbackBatch() {
-        undo.rollback();
     }
 }

@@ -29,11 +29,17 @@ public final class ChannelRegistry {
 
     private final int maxHistory;
     private final Map<String, Channel> channels = new LinkedHashMap<>();
-    private final UndoLog undo = new UndoLog();
+    private final UndoLog undo;
 
-    /** A registry keeping the {@code maxHistory} most recent chats per channel. */
-    public ChannelRegistry(int maxHistory) {
+    /** A registry keeping the {@code maxHistory} most recent chats per channel, recording into {@code undo}. */
+    public ChannelRegistry(int maxHistory, UndoLog undo) {
         this.maxHistory = Math.max(1, maxHistory);
+        this.undo = undo;
+    }
+
+    /** A registry keeping the {@code maxHistory} most recent chats per channel, with an undo log of its own. */
+    public ChannelRegistry(int maxHistory) {
+        this(maxHistory, new UndoLog());
     }
 
     /** The retained chats per channel ({@code --max-history}). */
@@ -223,20 +229,5 @@ public final class ChannelRegistry {
             channels.put(ch.id(), h.size() > maxHistory ? ch.withHistory(h.subList(h.size() - maxHistory, h.size()))
                     : ch);
         }
-    }
-
-    /** Starts recording undo steps. */
-    public void beginBatch() {
-        undo.begin();
-    }
-
-    /** The batch committed. */
-    public void commitBatch() {
-        undo.commit();
-    }
-
-    /** The batch failed to commit: undo its effects. */
-    public void rollbackBatch() {
-        undo.rollback();
     }
 }

@@ -15,11 +15,10 @@ import dev.synapsehub.core.scope.PathNormalizer;
 import dev.synapsehub.core.scope.Scope;
 import dev.synapsehub.core.scope.ScopeIndex;
 import dev.synapsehub.core.state.StateImage;
+import dev.synapsehub.core.undo.UndoLog;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -97,12 +96,18 @@ public final class ClaimRegistry {
     private long epochCounter;
     private long orderCounter;
     private double now = Double.NEGATIVE_INFINITY;
-    private Deque<Runnable> undo;
+    private final UndoLog undo;
 
-    /** A registry with the given bounds. */
-    public ClaimRegistry(RegistryLimits limits) {
+    /** A registry with the given bounds, recording its changes in {@code undo}. */
+    public ClaimRegistry(RegistryLimits limits, UndoLog undo) {
         this.limits = limits;
+        this.undo = undo;
         this.retainedCheckpoints = new RetainedCheckpoints(limits.maxRetainedCheckpoints());
+    }
+
+    /** A registry with the given bounds and an undo log of its own. */
+    public ClaimRegistry(RegistryLimits limits) {
+        this(limits, new UndoLog());
     }
 
     /** A registry with the spec's default bounds. */
@@ -496,7 +501,7 @@ public final class ClaimRegistry {
     /**
      * Advances the registry's clock to {@code at} (never backwards) and expires every lease
      * whose expiry is at or before it; a non-empty checkpoint is retained for the next claimant.
-     * Expiry is a function of time, so it is not undone by {@link #rollbackBatch()}.
+     * Expiry is a function of time, so a rolled-back batch does not undo it.
      *
      * @return the registry's time after the call
      */
@@ -671,31 +676,8 @@ public final class ClaimRegistry {
     // ---------------------------------------------------------------------------------------
     // Batches: undo what a failed journal append must not leave behind (INV-JA-2)
 
-    /** Starts recording undo steps for every applied change. */
-    public void beginBatch() {
-        undo = new ArrayDeque<>();
-    }
-
-    /** Keeps every change applied since {@link #beginBatch()}. */
-    public void commitBatch() {
-        undo = null;
-    }
-
-    /** Reverts every change applied since {@link #beginBatch()}, newest first. */
-    public void rollbackBatch() {
-        Deque<Runnable> steps = undo;
-        undo = null;
-        if (steps != null) {
-            while (!steps.isEmpty()) {
-                steps.pop().run();
-            }
-        }
-    }
-
     private void record(Runnable step) {
-        if (undo != null) {
-            undo.push(step);
-        }
+        undo.record(step);
     }
 
     // ---------------------------------------------------------------------------------------

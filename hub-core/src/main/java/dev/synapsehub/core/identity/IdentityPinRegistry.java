@@ -35,8 +35,17 @@ public final class IdentityPinRegistry {
     private final Map<String, IdentityPin> pins = new LinkedHashMap<>();
     private final ConcurrentHashMap<String, IdentityPin> committed = new ConcurrentHashMap<>();
     private final Set<String> touched = new HashSet<>();
-    private final UndoLog undo = new UndoLog();
-    private boolean batchOpen;
+    private final UndoLog undo;
+
+    /** A registry recording its changes in {@code undo}. */
+    public IdentityPinRegistry(UndoLog undo) {
+        this.undo = undo;
+    }
+
+    /** A registry with an undo log of its own. */
+    public IdentityPinRegistry() {
+        this(new UndoLog());
+    }
 
     /**
      * Decides a pin or a reclaim; refusals change nothing.
@@ -114,10 +123,11 @@ public final class IdentityPinRegistry {
                 pins.put(name, before);
             }
         });
-        if (batchOpen) {
-            touched.add(name);
-        } else {
-            publish(name);
+        boolean firstInBatch = touched.isEmpty();
+        touched.add(name);
+        if (firstInBatch) {
+            // the edge sees the batch's pins once it ends (at once outside a batch)
+            undo.atBatchEnd(this::publishTouched);
         }
     }
 
@@ -161,26 +171,11 @@ public final class IdentityPinRegistry {
         }
     }
 
-    /** Starts recording undo steps. */
-    public void beginBatch() {
-        undo.begin();
-        batchOpen = true;
-    }
-
-    /** The batch committed: its changes become visible to the edge. */
-    public void commitBatch() {
-        undo.commit();
-        endBatch();
-    }
-
-    /** The batch failed to commit: undo its effects (the edge never saw them). */
-    public void rollbackBatch() {
-        undo.rollback();
-        endBatch();
-    }
-
-    private void endBatch() {
-        batchOpen = false;
+    /**
+     * The batch ended: committed changes become visible to the edge; after a rollback the
+     * touched names publish their restored pins, which the edge already saw.
+     */
+    private void publishTouched() {
         touched.forEach(this::publish);
         touched.clear();
     }

@@ -20,7 +20,17 @@ import java.util.Map;
  */
 public final class FindingQuota {
     private final Map<String, Integer> admitted = new LinkedHashMap<>();
-    private final UndoLog undo = new UndoLog();
+    private final UndoLog undo;
+
+    /** A quota recording its changes in {@code undo}. */
+    public FindingQuota(UndoLog undo) {
+        this.undo = undo;
+    }
+
+    /** A quota with an undo log of its own. */
+    public FindingQuota() {
+        this(new UndoLog());
+    }
 
     /** Decides a memory write: a finding over its author's quota is refused, nothing else is. */
     public Decision decide(MemoryCommand c, double t, long nextSeq) {
@@ -65,20 +75,5 @@ public final class FindingQuota {
             throw new IllegalStateException("restore needs an empty finding quota");
         }
         admitted.putAll(image);
-    }
-
-    /** Starts recording undo steps. */
-    public void beginBatch() {
-        undo.begin();
-    }
-
-    /** The batch committed. */
-    public void commitBatch() {
-        undo.commit();
-    }
-
-    /** The batch failed to commit: undo its counts. */
-    public void rollbackBatch() {
-        undo.rollback();
     }
 }

@@ -42,7 +42,7 @@ public final class MessagingRegistry {
     public static final String EVICTED = "pending_window_evicted";
 
     private final MessagingLimits limits;
-    private final UndoLog undo = new UndoLog();
+    private final UndoLog undo;
     private final ChatHistory history;
     private final DeadLetterLedger deadLetters;
     private final Mailbox mailbox;
@@ -51,15 +51,21 @@ public final class MessagingRegistry {
     private final ReceiptOutbox outbox;
     private long msgCounter;
 
-    /** A registry with the given bounds. */
-    public MessagingRegistry(MessagingLimits limits) {
+    /** A registry with the given bounds, recording its changes in {@code undo}. */
+    public MessagingRegistry(MessagingLimits limits, UndoLog undo) {
         this.limits = limits;
+        this.undo = undo;
         this.history = new ChatHistory(limits.maxHistory(), undo);
         this.deadLetters = new DeadLetterLedger(limits, undo);
         this.mailbox = new Mailbox(limits, undo);
         this.pendingReceipts = new StampedLru<>(limits.pendingReceipts(), undo);
         this.directed = new StampedLru<>(limits.maxHistory(), undo);
         this.outbox = new ReceiptOutbox(limits.pendingReceipts(), undo);
+    }
+
+    /** A registry with the given bounds and an undo log of its own. */
+    public MessagingRegistry(MessagingLimits limits) {
+        this(limits, new UndoLog());
     }
 
     /** A registry with the contract defaults. */
@@ -334,21 +340,6 @@ public final class MessagingRegistry {
         for (OwedReceipt receipt : image.owedReceipts()) {
             outbox.owe(receipt);
         }
-    }
-
-    /** Starts recording undo steps. */
-    public void beginBatch() {
-        undo.begin();
-    }
-
-    /** Keeps the batch's changes. */
-    public void commitBatch() {
-        undo.commit();
-    }
-
-    /** Reverts the batch's changes, newest first. */
-    public void rollbackBatch() {
-        undo.rollback();
     }
 
     // ---------------------------------------------------------------------------------------

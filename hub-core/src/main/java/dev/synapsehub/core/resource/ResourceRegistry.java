@@ -29,15 +29,21 @@ public final class ResourceRegistry {
     }
 
     private final ResourceLimits limits;
-    private final UndoLog undo = new UndoLog();
+    private final UndoLog undo;
     private final Map<String, ResourceOffer> offers = new HashMap<>();
     private final Map<String, Integer> perAgent = new HashMap<>();
     private final PriorityQueue<Due> expiry = new PriorityQueue<>(Comparator.comparingDouble(Due::expiresAt));
     private double now = Double.NEGATIVE_INFINITY;
 
-    /** A registry with the given bounds. */
-    public ResourceRegistry(ResourceLimits limits) {
+    /** A registry with the given bounds, recording its changes in {@code undo}. */
+    public ResourceRegistry(ResourceLimits limits, UndoLog undo) {
         this.limits = limits;
+        this.undo = undo;
+    }
+
+    /** A registry with the given bounds and an undo log of its own. */
+    public ResourceRegistry(ResourceLimits limits) {
+        this(limits, new UndoLog());
     }
 
     /** A registry with the default bounds. */
@@ -149,21 +155,6 @@ public final class ResourceRegistry {
             put(offer);
         }
         now = image.now();
-    }
-
-    /** Starts recording undo steps. */
-    public void beginBatch() {
-        undo.begin();
-    }
-
-    /** Keeps the batch's changes. */
-    public void commitBatch() {
-        undo.commit();
-    }
-
-    /** Reverts the batch's changes, newest first. */
-    public void rollbackBatch() {
-        undo.rollback();
     }
 
     /** Live offers at {@code at}, sorted by (agent, kind, name), as {@code state_snapshot.resources}. */

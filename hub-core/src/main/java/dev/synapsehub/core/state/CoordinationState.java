@@ -55,6 +55,11 @@ public final class CoordinationState {
     /** Default number of idempotency keys retained. */
     public static final int DEFAULT_IDEMPOTENCY_CAPACITY = 100_000;
 
+    /**
+     * The one undo log every registry records into while a batch is open: a rollback undoes the
+     * whole state in one pass, newest change first, whichever registry made it (INV-JA-2).
+     */
+    private final UndoLog undo = new UndoLog();
     // not final: replaceWith swaps in registries restored from an image (a mesh snapshot install)
     private ClaimRegistry claims;
     private IdempotencyLedger idempotency;
@@ -63,15 +68,13 @@ public final class CoordinationState {
     private MessagingRegistry messaging;
     private ChannelRegistry channels;
     private CardRegistry cards;
-    private volatile IdentityPinRegistry pins = new IdentityPinRegistry(); // read by the edge (committed view)
-    private dev.synapsehub.core.memory.FindingQuota findings = new dev.synapsehub.core.memory.FindingQuota();
+    private volatile IdentityPinRegistry pins = new IdentityPinRegistry(undo); // read by the edge (committed view)
+    private dev.synapsehub.core.memory.FindingQuota findings = new dev.synapsehub.core.memory.FindingQuota(undo);
     private final RegistryLimits limits;
     private final int idempotencyCapacity;
     private final BoardLimits boardLimits;
     private final ResourceLimits resourceLimits;
     private final MessagingLimits messagingLimits;
-    private final UndoLog undo = new UndoLog();
-    private boolean batchOpen;
     private long lastSeq;
 
     /** A state with the given bounds for every registry. */
@@ -82,13 +85,13 @@ public final class CoordinationState {
         this.boardLimits = boardLimits;
         this.resourceLimits = resourceLimits;
         this.messagingLimits = messagingLimits;
-        this.claims = new ClaimRegistry(limits);
-        this.idempotency = new IdempotencyLedger(idempotencyCapacity);
-        this.board = new BoardRegistry(boardLimits);
-        this.resources = new ResourceRegistry(resourceLimits);
-        this.messaging = new MessagingRegistry(messagingLimits);
-        this.channels = new ChannelRegistry(messagingLimits.maxHistory());
-        this.cards = new CardRegistry();
+        this.claims = new ClaimRegistry(limits, undo);
+        this.idempotency = new IdempotencyLedger(idempotencyCapacity, undo);
+        this.board = new BoardRegistry(boardLimits, undo);
+        this.resources = new ResourceRegistry(resourceLimits, undo);
+        this.messaging = new MessagingRegistry(messagingLimits, undo);
+        this.channels = new ChannelRegistry(messagingLimits.maxHistory(), undo);
+        this.cards = new CardRegistry(undo);
     }
 
     /** A state with the given claim bounds and idempotency retention, other registries at defaults. */
@@ -305,24 +308,32 @@ public final class CoordinationState {
      * leaves this state as it was. Not undoable: a batch open now goes on over the new registries.
      */
     public void replaceWith(StateImage image) {
-        ClaimRegistry c = new ClaimRegistry(limits);
-        IdempotencyLedger i = new IdempotencyLedger(idempotencyCapacity);
-        BoardRegistry b = new BoardRegistry(boardLimits);
-        ResourceRegistry r = new ResourceRegistry(resourceLimits);
-        MessagingRegistry m = new MessagingRegistry(messagingLimits);
-        ChannelRegistry ch = new ChannelRegistry(messagingLimits.maxHistory());
-        CardRegistry cr = new CardRegistry();
-        c.restore(image.claims());
-        i.restore(image.idempotency());
-        b.restore(image.board());
-        r.restore(image.resources());
-        m.restore(image.messaging());
-        ch.restore(image.channels());
-        cr.restore(image.cards());
-        IdentityPinRegistry p = new IdentityPinRegistry();
-        p.restore(image.pins());
-        dev.synapsehub.core.memory.FindingQuota f = new dev.synapsehub.core.memory.FindingQuota();
-        f.restore(image.findingCounts());
+        // Loaded with the open batch set aside, so restoring records nothing into it; a refused
+        // image takes the batch back as it was.
+        UndoLog.Suspended batch = undo.suspend();
+        ClaimRegistry c = new ClaimRegistry(limits, undo);
+        IdempotencyLedger i = new IdempotencyLedger(idempotencyCapacity, undo);
+        BoardRegistry b = new BoardRegistry(boardLimits, undo);
+        ResourceRegistry r = new ResourceRegistry(resourceLimits, undo);
+        MessagingRegistry m = new MessagingRegistry(messagingLimits, undo);
+        ChannelRegistry ch = new ChannelRegistry(messagingLimits.maxHistory(), undo);
+        CardRegistry cr = new CardRegistry(undo);
+        IdentityPinRegistry p = new IdentityPinRegistry(undo);
+        dev.synapsehub.core.memory.FindingQuota f = new dev.synapsehub.core.memory.FindingQuota(undo);
+        try {
+            c.restore(image.claims());
+            i.restore(image.idempotency());
+            b.restore(image.board());
+            r.restore(image.resources());
+            m.restore(image.messaging());
+            ch.restore(image.channels());
+            cr.restore(image.cards());
+            p.restore(image.pins());
+            f.restore(image.findingCounts());
+        } catch (RuntimeException refused) {
+            undo.resume(batch);
+            throw refused;
+        }
         claims = c;
         idempotency = i;
         board = b;
@@ -333,8 +344,8 @@ public final class CoordinationState {
         pins = p;
         findings = f;
         lastSeq = image.lastSeq();
-        if (batchOpen) {
-            beginBatch(); // the old registries' undo steps are dropped with them
+        if (batch.wasOpen()) {
+            undo.begin(); // the old registries' undo steps are dropped with them
         }
     }
 
@@ -363,47 +374,20 @@ public final class CoordinationState {
 
     /** Starts recording undo steps (a batch about to be journaled). */
     public void beginBatch() {
-        claims.beginBatch();
-        idempotency.beginBatch();
-        board.beginBatch();
-        resources.beginBatch();
-        messaging.beginBatch();
-        channels.beginBatch();
-        cards.beginBatch();
-        pins.beginBatch();
-        findings.beginBatch();
         undo.begin();
-        batchOpen = true;
     }
 
     /** The batch committed: keep its effects. */
     public void commitBatch() {
-        claims.commitBatch();
-        idempotency.commitBatch();
-        board.commitBatch();
-        resources.commitBatch();
-        messaging.commitBatch();
-        channels.commitBatch();
-        cards.commitBatch();
-        pins.commitBatch();
-        findings.commitBatch();
         undo.commit();
-        batchOpen = false;
     }
 
-    /** The batch failed to commit: undo its effects (INV-JA-2). */
+    /**
+     * The batch failed to commit: undo its effects (INV-JA-2), every registry's in one pass,
+     * newest change first.
+     */
     public void rollbackBatch() {
-        claims.rollbackBatch();
-        idempotency.rollbackBatch();
-        board.rollbackBatch();
-        resources.rollbackBatch();
-        messaging.rollbackBatch();
-        channels.rollbackBatch();
-        cards.rollbackBatch();
-        pins.rollbackBatch();
-        findings.rollbackBatch();
         undo.rollback();
-        batchOpen = false;
     }
 
     /** The claim registry. */

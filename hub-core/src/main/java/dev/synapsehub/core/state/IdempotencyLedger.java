@@ -1,12 +1,11 @@
 package dev.synapsehub.core.state;
 
 import dev.synapsehub.core.event.IdempotencyRecordedEvent;
+import dev.synapsehub.core.undo.UndoLog;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -34,15 +33,21 @@ public final class IdempotencyLedger {
     private final java.util.HashMap<String, Long> recordedAt = new java.util.HashMap<>();
     private long recordings;
     private boolean reorderOnRollback;
-    private Deque<Runnable> undo;
+    private final UndoLog undo;
     /** The entries as of the last committed batch (replay publishes at once). */
     private final ConcurrentHashMap<String, Entry> committed = new ConcurrentHashMap<>();
     /** Keys recorded or evicted by the batch in progress, published at its commit. */
     private final Set<String> touched = new HashSet<>();
 
-    /** A ledger holding at most {@code capacity} keys (at least one). */
-    public IdempotencyLedger(int capacity) {
+    /** A ledger holding at most {@code capacity} keys (at least one), recording into {@code undo}. */
+    public IdempotencyLedger(int capacity, UndoLog undo) {
         this.capacity = Math.max(1, capacity);
+        this.undo = undo;
+    }
+
+    /** A ledger holding at most {@code capacity} keys (at least one), with an undo log of its own. */
+    public IdempotencyLedger(int capacity) {
+        this(capacity, new UndoLog());
     }
 
     /** The entry stored under {@code key}, if still retained. */
@@ -68,19 +73,19 @@ public final class IdempotencyLedger {
             evicted = entries.remove(eldest);
             evictedAt = recordedAt.remove(eldest);
         }
-        if (undo == null) {
-            committed.put(entry.key(), entry);
-            if (evicted != null) {
-                committed.remove(evicted.key());
-            }
-        } else {
-            touched.add(entry.key());
-            if (evicted != null) {
-                touched.add(evicted.key());
-            }
+        boolean firstInBatch = touched.isEmpty();
+        touched.add(entry.key());
+        if (evicted != null) {
+            touched.add(evicted.key());
+        }
+        if (firstInBatch) {
+            // the committed view learns the batch's keys when it ends (at once outside a batch)
+            undo.atBatchEnd(this::endBatch);
+        }
+        if (undo.isOpen()) {
             Entry lost = evicted;
             Long lostAt = evictedAt;
-            undo.push(() -> {
+            undo.record(() -> {
                 entries.remove(entry.key());
                 recordedAt.remove(entry.key());
                 if (previous != null) {
@@ -128,32 +133,12 @@ public final class IdempotencyLedger {
         return capacity;
     }
 
-    void beginBatch() {
-        undo = new ArrayDeque<>();
-    }
-
-    void commitBatch() {
-        undo = null;
-        for (String key : touched) {
-            Entry now = entries.get(key);
-            if (now == null) {
-                committed.remove(key);
-            } else {
-                committed.put(key, now);
-            }
-        }
-        touched.clear();
-    }
-
-    void rollbackBatch() {
-        Deque<Runnable> steps = undo;
-        undo = null;
-        touched.clear(); // the rolled-back entries were never published
-        if (steps != null) {
-            while (!steps.isEmpty()) {
-                steps.pop().run();
-            }
-        }
+    /**
+     * The batch ended (after a rollback's undo steps, if it was rolled back): restores the
+     * eviction order a rollback disturbed, then publishes the touched keys as they now stand,
+     * so a rolled-back key shows its value from before the batch, which it already showed.
+     */
+    private void endBatch() {
         if (reorderOnRollback) {
             // Restored entries were re-inserted at the young end; put them back where they were
             // so eviction order (and thus the state a replay rebuilds) is exactly as before.
@@ -165,6 +150,15 @@ public final class IdempotencyLedger {
                 entries.put(e.key(), e);
             }
         }
+        for (String key : touched) {
+            Entry now = entries.get(key);
+            if (now == null) {
+                committed.remove(key);
+            } else {
+                committed.put(key, now);
+            }
+        }
+        touched.clear();
     }
 
     /** Snapshot of keys in retention order, oldest first (for tests and diagnostics). */

@@ -1,37 +1,125 @@
 package dev.synapsehub.core.undo;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
+import java.util.List;
 
-/** Undo steps recorded while a batch is open, replayed newest first on rollback (INV-JA-2). */
+/**
+ * The one undo log of a state: every registry records into it while a batch is open, and a
+ * rollback replays every step, newest first, across all registries in one pass (INV-JA-2).
+ *
+ * <p>Registries that publish a committed view to other threads also register an end-of-batch
+ * action ({@link #atBatchEnd}); it runs once the batch ends, committed or rolled back, after the
+ * undo steps, so what it publishes is exactly the state the batch left behind.
+ */
 public final class UndoLog {
     private Deque<Runnable> steps;
+    private List<Runnable> atEnd;
 
-    /** Starts recording. */
+    /**
+     * Starts recording. A batch still open is ended as a commit would end it (its changes stay,
+     * its end-of-batch actions run), so a committed view never misses a change.
+     */
     public void begin() {
+        if (steps != null) {
+            commit();
+        }
         steps = new ArrayDeque<>();
+        atEnd = new ArrayList<>();
     }
 
-    /** Forgets the recorded steps: the batch committed. */
+    /** True while a batch is open (its changes are recorded and not yet committed). */
+    public boolean isOpen() {
+        return steps != null;
+    }
+
+    /** Forgets the recorded steps (the batch committed), then runs the end-of-batch actions. */
     public void commit() {
+        List<Runnable> actions = atEnd;
         steps = null;
+        atEnd = null;
+        runAll(actions);
     }
 
-    /** Runs every recorded step, newest first, then stops recording. */
+    /**
+     * Runs every recorded step, newest first, stops recording, then runs the end-of-batch
+     * actions. The steps run in the reverse of the order the changes were made, whichever
+     * registry made them, so a change is undone only after every later one.
+     */
     public void rollback() {
         Deque<Runnable> pending = steps;
+        List<Runnable> actions = atEnd;
         steps = null;
+        atEnd = null;
         if (pending != null) {
             while (!pending.isEmpty()) {
                 pending.pop().run();
             }
         }
+        runAll(actions);
     }
 
     /** Records a step if a batch is open; outside a batch (replay, tests) it is dropped. */
     public void record(Runnable step) {
         if (steps != null) {
             steps.push(step);
+        }
+    }
+
+    /**
+     * Runs {@code action} once the open batch ends (after a commit, or after a rollback's undo
+     * steps), in the order registered; outside a batch the change is final, so it runs now.
+     */
+    public void atBatchEnd(Runnable action) {
+        if (atEnd != null) {
+            atEnd.add(action);
+        } else {
+            action.run();
+        }
+    }
+
+    /**
+     * Sets the open batch aside (nothing is recorded until {@link #resume} or {@link #begin}):
+     * for loading registries that must not record into it. Outside a batch it holds nothing.
+     */
+    public Suspended suspend() {
+        Suspended held = new Suspended(steps, atEnd);
+        steps = null;
+        atEnd = null;
+        return held;
+    }
+
+    /** Takes back a batch set aside by {@link #suspend}, exactly as it was. */
+    public void resume(Suspended held) {
+        steps = held.steps;
+        atEnd = held.atEnd;
+    }
+
+    /** A batch set aside by {@link #suspend}. */
+    public static final class Suspended {
+        private final Deque<Runnable> steps;
+        private final List<Runnable> atEnd;
+
+        private Suspended(Deque<Runnable> steps, List<Runnable> atEnd) {
+            this.steps = steps;
+            this.atEnd = atEnd;
+        }
+
+        /** True when a batch was open when it was set aside. */
+        public boolean wasOpen() {
+            return steps != null;
+        }
+    }
+
+    /** The number of steps recorded in the open batch (0 outside one); for tests and diagnostics. */
+    public int size() {
+        return steps == null ? 0 : steps.size();
+    }
+
+    private static void runAll(List<Runnable> actions) {
+        if (actions != null) {
+            actions.forEach(Runnable::run);
         }
     }
 }

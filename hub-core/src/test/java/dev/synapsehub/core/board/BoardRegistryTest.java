@@ -1,5 +1,6 @@
 package dev.synapsehub.core.board;
 
+import dev.synapsehub.core.undo.UndoLog;
 import dev.synapsehub.core.claim.Decision;
 import dev.synapsehub.core.command.BoardCommand;
 import dev.synapsehub.core.command.LedgerProgressCommand;
@@ -246,20 +247,21 @@ class BoardRegistryTest {
 
     @Test
     void rollbackRestoresExactly() {
-        BoardRegistry b = new BoardRegistry(new BoardLimits(4, 3, 3));
+        UndoLog undo = new UndoLog();
+        BoardRegistry b = new BoardRegistry(new BoardLimits(4, 3, 3), undo);
         run(b, declare("A", "a", null, null), 1);
         for (int i = 0; i < 4; i++) {
             run(b, new LedgerProgressCommand("X", "T", null, "x" + i), 2 + i);
         }
         BoardSnapshot before = b.snapshot();
-        b.beginBatch();
+        undo.begin();
         run(b, declare("A", "changed", null, "p"), 10);
         run(b, declare("B", "b", null, null), 11);
         run(b, new LedgerProgressCommand("X", "T", null, "y1"), 12);
         run(b, new LedgerProgressCommand("Y", "U", null, "y2"), 13);
         run(b, new LedgerProgressCommand("Y", "U", null, "y3"), 14);
         assertThat(b.snapshot()).isNotEqualTo(before);
-        b.rollbackBatch();
+        undo.rollback();
         assertThat(b.snapshot()).isEqualTo(before);
         assertThat(b.noteCountByAuthor("X")).isEqualTo(3);
         assertThat(b.noteCountByTask("T")).isEqualTo(3);

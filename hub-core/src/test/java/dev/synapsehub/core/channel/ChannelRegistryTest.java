@@ -1,5 +1,6 @@
 package dev.synapsehub.core.channel;
 
+import dev.synapsehub.core.undo.UndoLog;
 import dev.synapsehub.core.claim.Decision;
 import dev.synapsehub.core.command.ChannelCommand;
 import dev.synapsehub.core.command.ChannelCommand.Op;
@@ -57,20 +58,21 @@ class ChannelRegistryTest {
 
     @Test
     void aRolledBackBatchLeavesWhatAReplayRebuilds() {
-        ChannelRegistry live = new ChannelRegistry(5);
+        UndoLog undo = new UndoLog();
+        ChannelRegistry live = new ChannelRegistry(5, undo);
         ChannelRegistry replayed = new ChannelRegistry(5);
         List<CoordinationEvent> committed = new java.util.ArrayList<>();
         for (ChannelCommand c : List.of(new ChannelCommand("ann", Op.CREATE, "ops", null, "l"),
                 new ChannelCommand("ann", Op.INVITE, "ops", "bob", null),
                 new ChannelCommand("bob", Op.JOIN, "ops", null, null))) {
-            live.beginBatch();
+            undo.begin();
             Decision d = live.decide(c, 1.0);
             d.events().forEach(live::apply);
-            live.commitBatch();
+            undo.commit();
             committed.addAll(d.events());
         }
         committed.forEach(replayed::apply);
-        live.beginBatch();
+        undo.begin();
         for (ChannelCommand c : List.of(new ChannelCommand("ann", Op.INVITE, "ops", "carol", null),
                 new ChannelCommand("bob", Op.LEAVE, "ops", null, null),
                 new ChannelCommand("ann", Op.LEAVE, "ops", null, null),
@@ -79,7 +81,7 @@ class ChannelRegistryTest {
         }
         live.apply(new ChatEvent(2.0, 9, "eve", null, "ops", false, List.of(), "{}"));
         assertThat(live.channel("ops").orElseThrow().owner()).isEqualTo("eve");
-        live.rollbackBatch();
+        undo.rollback();
         assertThat(live.image()).isEqualTo(replayed.image());
         assertThat(live.channel("ops").orElseThrow().members()).containsExactly("ann", "bob");
     }

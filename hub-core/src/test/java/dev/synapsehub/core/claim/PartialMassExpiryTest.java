@@ -1,5 +1,6 @@
 package dev.synapsehub.core.claim;
 
+import dev.synapsehub.core.undo.UndoLog;
 import dev.synapsehub.core.command.CheckpointCommand;
 import dev.synapsehub.core.command.ClaimCommand;
 import dev.synapsehub.core.command.Command;
@@ -43,7 +44,11 @@ class PartialMassExpiryTest {
      * expire), renewals (stale heap entries, some of them outliving LATE), releases and handoffs.
      */
     private static ClaimRegistry populate(int surviveEvery) {
-        ClaimRegistry r = new ClaimRegistry(LIMITS);
+        return populate(surviveEvery, new UndoLog());
+    }
+
+    private static ClaimRegistry populate(int surviveEvery, UndoLog undo) {
+        ClaimRegistry r = new ClaimRegistry(LIMITS, undo);
         for (int i = 0; i < CLAIMS; i++) {
             double t = i * 0.5;
             String agent = "agent-" + (i % 300);
@@ -173,13 +178,14 @@ class PartialMassExpiryTest {
 
     @Test
     void aBulkExpiryInsideABatchIsKeptWhenTheBatchRollsBack() {
-        ClaimRegistry batched = populate(100);
+        UndoLog undo = new UndoLog();
+        ClaimRegistry batched = populate(100, undo);
         ClaimRegistry stepped = populate(100);
-        batched.beginBatch();
+        undo.begin();
         // deciding at LATE expires 99 % of the leases before the claim is applied
         grant(batched, new ClaimCommand("late", "late", "late-1", null, null, "wt-0", List.of("pkg0/late"), null), LATE);
         assertThat(batched.expiryQueueSize()).isEqualTo(batched.liveCount());
-        batched.rollbackBatch();
+        undo.rollback();
         step(stepped, 2500, LATE);
         // expiry is a function of time and is not undone; the claim is
         assertThat(batched.image()).isEqualTo(stepped.image());

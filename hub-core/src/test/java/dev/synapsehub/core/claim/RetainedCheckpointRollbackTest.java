@@ -1,5 +1,6 @@
 package dev.synapsehub.core.claim;
 
+import dev.synapsehub.core.undo.UndoLog;
 import dev.synapsehub.core.command.CheckpointCommand;
 import dev.synapsehub.core.command.ClaimCommand;
 import dev.synapsehub.core.command.Command;
@@ -26,7 +27,8 @@ class RetainedCheckpointRollbackTest {
 
     /** A live registry plus every event it committed, so a replay can be built from them. */
     private static final class Live {
-        final ClaimRegistry registry = new ClaimRegistry(TWO_RETAINED);
+        final UndoLog undo = new UndoLog();
+        final ClaimRegistry registry = new ClaimRegistry(TWO_RETAINED, undo);
         final List<CoordinationEvent> committed = new ArrayList<>();
 
         void grant(Command command, double t) {
@@ -38,12 +40,12 @@ class RetainedCheckpointRollbackTest {
 
         /** Decides and applies {@code commands} at {@code times} in one batch, then rolls it back. */
         void failedBatch(List<Command> commands, List<Double> times) {
-            registry.beginBatch();
+            undo.begin();
             for (int i = 0; i < commands.size(); i++) {
                 var decision = registry.decide(commands.get(i), times.get(i));
                 decision.events().forEach(registry::apply);
             }
-            registry.rollbackBatch();
+            undo.rollback();
         }
 
         /** The state a fresh registry rebuilds from the committed events, at the same time. */

@@ -1,5 +1,6 @@
 package dev.synapsehub.core.claim;
 
+import dev.synapsehub.core.undo.UndoLog;
 import dev.synapsehub.core.command.CheckpointCommand;
 import dev.synapsehub.core.command.ClaimCommand;
 import dev.synapsehub.core.command.Command;
@@ -24,7 +25,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * and charge on release and expiry, rolls back, and replays to the same state.
  */
 class SameHoldingReplacementTest {
-    private final ClaimRegistry registry = new ClaimRegistry();
+    private final UndoLog undo = new UndoLog();
+    private final ClaimRegistry registry = new ClaimRegistry(RegistryLimits.DEFAULTS, undo);
     private final List<CoordinationEvent> journal = new ArrayList<>();
 
     private Reply run(Command command, double t) {
@@ -81,9 +83,9 @@ class SameHoldingReplacementTest {
     void aRolledBackCheckpointLeavesTheClaimAsItWas() {
         run(claim("a", "T1", "src/x"), 0);
         StateImage.Claims before = registry.image();
-        registry.beginBatch();
+        undo.begin();
         run(new CheckpointCommand("a", "T1", "cp", null), 1);
-        registry.rollbackBatch();
+        undo.rollback();
         journal.remove(journal.size() - 1);
         assertThat(registry.image().live()).isEqualTo(before.live());
         assertThat(registry.charged("p-a")).isEqualTo(1);

@@ -1,5 +1,6 @@
 package dev.synapsehub.core.resource;
 
+import dev.synapsehub.core.undo.UndoLog;
 import dev.synapsehub.core.SpecConstants;
 import dev.synapsehub.core.claim.Decision;
 import dev.synapsehub.core.command.ResourceOfferCommand;
@@ -86,13 +87,14 @@ class ResourceRegistryTest {
 
     @Test
     void rollbackRestoresExactly() {
-        ResourceRegistry r = new ResourceRegistry();
+        UndoLog undo = new UndoLog();
+        ResourceRegistry r = new ResourceRegistry(ResourceLimits.DEFAULTS, undo);
         offer(r, "a", "k", "x", 1, 0);
         List<ResourceOffer> before = r.snapshot(0);
-        r.beginBatch();
+        undo.begin();
         offer(r, "a", "k", "x", 9, 1);
         offer(r, "a", "k", "y", 1, 1);
-        r.rollbackBatch();
+        undo.rollback();
         assertThat(r.snapshot(1)).isEqualTo(before);
         assertThat(r.offersBy("a")).isEqualTo(1);
         assertThat(r.snapshot(300)).isEmpty();

@@ -213,7 +213,7 @@ public final class InboundPipeline {
                     + session.name() + "' -> '" + sender + "'. Reconnect with a new --name.", now), 4009, "name switch");
             return;
         } else {
-            hub.registry().touch(sender, now, !"heartbeat".equals(type));
+            hub.registry().touch(session, now, !"heartbeat".equals(type));
         }
         frame.put("sender", sender);
         frame.put("type", type);

@@ -2,6 +2,7 @@ package dev.synapsehub.net.protocol;
 
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * Who has a live waiter (contract §8.6, §8.7, §6.8 {@code has_live_waiter}): an identity
@@ -22,9 +23,18 @@ public final class LiveWaiters {
      * @param seen name to the hub time of its last frame
      */
     public static boolean has(String identity, double now, Set<String> online, Map<String, Double> seen) {
+        return has(identity, now, name -> online.contains(name) ? seen.get(name) : null);
+    }
+
+    /**
+     * True when {@code identity} has a live waiter at {@code now}.
+     *
+     * @param seenIfBound name to the hub time of its last frame while it is bound, null when it is not
+     */
+    public static boolean has(String identity, double now, Function<String, Double> seenIfBound) {
         for (String waiter : new String[] {identity + "-rx", identity + "-pane-rx"}) {
-            Double s = seen.get(waiter);
-            if (online.contains(waiter) && s != null && now - s <= WINDOW) {
+            Double s = seenIfBound.apply(waiter);
+            if (s != null && now - s <= WINDOW) {
                 return true;
             }
         }

@@ -27,6 +27,7 @@ import dev.synapsehub.core.reply.MailboxReply;
 import dev.synapsehub.core.reply.Refusal;
 import dev.synapsehub.core.reply.Reply;
 import dev.synapsehub.net.session.Session;
+import dev.synapsehub.net.session.SessionRegistry;
 import dev.synapsehub.net.wire.FieldCoercion;
 import dev.synapsehub.net.wire.HubFrames;
 
@@ -597,27 +598,22 @@ public final class MessagingVerbs {
 
     /** Every bound connection with its roles, wake capability and consume-liveness (§8.6). */
     List<OnlineAgent> onlineAgents(double now) {
-        List<String> online = hub.registry().online();
-        Map<String, List<String>> roles = hub.registry().roles();
-        Map<String, String> wake = hub.registry().wake();
-        Map<String, Double> reactions = hub.registry().lastReactions();
-        Map<String, Double> seen = hub.registry().lastSeen();
-        Set<String> onlineSet = new HashSet<>(online);
-        List<OnlineAgent> out = new ArrayList<>(online.size());
-        for (String name : online) {
-            String logical = AddressMatcher.logicalName(name);
-            out.add(new OnlineAgent(name, roles.getOrDefault(name, List.of()),
-                    consumeLive(logical, now, onlineSet, reactions, seen), wake.getOrDefault(name, "unknown")));
+        // one pass over the bound names, lookups for liveness: no table is copied per chat
+        SessionRegistry registry = hub.registry();
+        List<SessionRegistry.Presence> bound = registry.presence();
+        List<OnlineAgent> out = new ArrayList<>(bound.size());
+        for (SessionRegistry.Presence p : bound) {
+            String logical = AddressMatcher.logicalName(p.name());
+            out.add(new OnlineAgent(p.name(), p.roles(), consumeLive(logical, now, registry), p.wake()));
         }
         return out;
     }
 
-    private static boolean consumeLive(String logical, double now, Set<String> online, Map<String, Double> reactions,
-                                       Map<String, Double> seen) {
-        if (LiveWaiters.has(logical, now, online, seen)) {
+    private static boolean consumeLive(String logical, double now, SessionRegistry registry) {
+        if (LiveWaiters.has(logical, now, registry::lastSeenIfBound)) {
             return true;
         }
-        Double reaction = reactions.get(logical);
+        Double reaction = registry.lastReactionIfBound(logical);
         return reaction != null && now - reaction <= REACTION_WINDOW;
     }
 
@@ -653,7 +649,7 @@ public final class MessagingVerbs {
             support.submitUnanswered(new MailboxCursorCommand(name, identity, since),
                     "advancing the mailbox watermark of " + identity, () -> { });
         }
-        List<String> roles = hub.registry().roles().getOrDefault(name, List.of());
+        List<String> roles = hub.registry().rolesOf(name);
         Request r = new Request(session, name, "heartbeat", "all", frame);
         support.afterRead(r, "replaying the mailbox of " + identity, hub.history().readAfter(since, REPLAY_SCAN, CHAT),
                 events -> {
@@ -700,7 +696,7 @@ public final class MessagingVerbs {
         }
         long seq = seqNode.longValue();
         String identity = mailboxIdentity(r.sender(), r.get("mailbox_for"));
-        List<String> roles = hub.registry().roles().getOrDefault(r.sender(), List.of());
+        List<String> roles = hub.registry().rolesOf(r.sender());
         // pending in memory (committed state, through the writer), else from the journal's history
         CompletableFuture<DirectedChat> resolved = hub.actor().read(s -> s.messaging().directedChat(seq).isPresent())
                 .thenCompose(pending -> pending ? CompletableFuture.completedFuture(null)
@@ -735,7 +731,7 @@ public final class MessagingVerbs {
         if (!hub.config().privateDirectedMessages()) {
             return rec -> true;
         }
-        List<String> roles = hub.registry().roles().getOrDefault(requester, List.of());
+        List<String> roles = hub.registry().rolesOf(requester);
         String logical = AddressMatcher.logicalName(requester);
         return rec -> !rec.directed() || rec.sender().equals(requester) || rec.sender().equals(logical)
                 || AddressMatcher.addresses(rec.target(), requester, roles)

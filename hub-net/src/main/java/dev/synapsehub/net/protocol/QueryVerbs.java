@@ -6,6 +6,7 @@ import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.messaging.DeadLetter;
 import dev.synapsehub.core.resource.ResourceOffer;
 import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.net.session.SessionRegistry;
 import dev.synapsehub.net.wire.FieldCoercion;
 import dev.synapsehub.net.wire.HubFrames;
 
@@ -122,11 +123,23 @@ public final class QueryVerbs {
      */
     ObjectNode who(String requester, Map<String, Integer> pending) {
         double now = hub.clock().nowSeconds();
-        List<String> online = hub.registry().online();
+        // one snapshot of the bound names: roles, liveness and wake agree with the online list,
+        // and the last-seen table of offline names is not copied
+        List<SessionRegistry.Presence> bound = hub.registry().presence();
+        Map<String, SessionRegistry.Presence> byName = new java.util.HashMap<>();
+        List<String> online = new ArrayList<>(bound.size());
+        for (SessionRegistry.Presence p : bound) {
+            byName.put(p.name(), p);
+            online.add(p.name());
+        }
         ObjectNode f = hub.frames().envelope(requester, "who_snapshot", "Who snapshot", now);
         HubFrames.putStrings(f, "online_agents", online);
         ObjectNode roles = f.putObject("agent_roles");
-        hub.registry().roles().forEach((name, list) -> HubFrames.putStrings(roles, name, list));
+        for (SessionRegistry.Presence p : bound) {
+            if (!p.roles().isEmpty()) {
+                HubFrames.putStrings(roles, p.name(), p.roles());
+            }
+        }
         f.put("connected_clients", hub.registry().connectedClients());
         f.put("hub_version", hub.config().hubVersion());
         f.put("config_epoch", hub.configEpoch());
@@ -137,27 +150,32 @@ public final class QueryVerbs {
             pending.forEach(p::put);
         }
         ObjectNode liveness = f.putObject("agent_liveness");
-        Map<String, Double> reactions = hub.registry().lastReactions();
-        Map<String, Double> seen = hub.registry().lastSeen();
-        java.util.Set<String> bound = new java.util.HashSet<>(online);
-        for (String name : online) {
+        for (SessionRegistry.Presence p : bound) {
+            String name = p.name();
             if (name.endsWith("-rx")) {
                 continue;
             }
             ObjectNode l = liveness.putObject(name);
-            Double last = reactions.get(name);
-            l.put("proven_live", last != null);
-            l.put("has_live_waiter", LiveWaiters.has(name, now, bound, seen)); // §8.6: its -rx/-pane-rx
-            if (last == null) {
+            double last = p.lastReaction(); // NaN only before its bind set it
+            l.put("proven_live", !Double.isNaN(last));
+            l.put("has_live_waiter", LiveWaiters.has(name, now, n -> { // §8.6: its -rx/-pane-rx
+                SessionRegistry.Presence waiter = byName.get(n);
+                return waiter == null ? null : waiter.lastSeen();
+            }));
+            if (Double.isNaN(last)) {
                 l.putNull("last_reaction_age");
             } else {
                 HubFrames.putFloat(l, "last_reaction_age", Math.max(0.0, now - last));
             }
         }
-        Map<String, String> wake = hub.registry().wake();
-        if (!wake.isEmpty()) {
-            ObjectNode w = f.putObject("wake_capabilities");
-            wake.forEach(w::put);
+        ObjectNode w = null;
+        for (SessionRegistry.Presence p : bound) {
+            if (!dev.synapsehub.net.session.Session.UNKNOWN_WAKE.equals(p.wake())) {
+                if (w == null) {
+                    w = f.putObject("wake_capabilities");
+                }
+                w.put(p.name(), p.wake());
+            }
         }
         hub.extensions().labelRead(f);
         return f;

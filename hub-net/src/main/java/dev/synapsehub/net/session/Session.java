@@ -2,11 +2,13 @@ package dev.synapsehub.net.session;
 
 import io.netty.channel.Channel;
 
+import java.util.List;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * One WebSocket connection's edge state. The bound name and flags are published through
+ * One WebSocket connection's edge state. The bound name, flags and the name's presence (last
+ * seen, last reaction, roles, wake capability) are volatile and published through
  * {@link SessionRegistry}; the rest is touched only on the channel's event loop.
  */
 public final class Session {
@@ -18,6 +20,12 @@ public final class Session {
     private volatile String principal;
     private volatile boolean closing;
     private final AtomicBoolean droppedAsSlowReader = new AtomicBoolean();
+    // Presence of the bound name, written on this connection's own frames without any shared
+    // lock (the per-frame path), read by queries and chat fan-out through SessionRegistry.
+    private volatile double lastSeen = Double.NaN;
+    private volatile double lastReaction = Double.NaN;
+    private volatile List<String> roles = List.of();
+    private volatile String wake = UNKNOWN_WAKE;
     private ScheduledFuture<?> authTimer;
     private ScheduledFuture<?> slowReaderTimer;
     private double rateTokens;
@@ -26,6 +34,9 @@ public final class Session {
     private int fanoutIndex = -1;
     private long fanoutDelivered;
     private boolean fanoutQuiet;
+
+    /** The wake capability of a name that declared none. */
+    public static final String UNKNOWN_WAKE = "unknown";
 
     /** A fresh, unbound session. */
     public Session(long id, Channel channel, String remoteHost) {
@@ -67,6 +78,48 @@ public final class Session {
 
     void bindName(String bound) {
         this.name = bound;
+    }
+
+    /** Hub time of this connection's last frame (or its bind); NaN before it bound. */
+    public double lastSeen() {
+        return lastSeen;
+    }
+
+    /** Hub time of its last reaction (any frame but a heartbeat, or its bind); NaN before it bound. */
+    public double lastReaction() {
+        return lastReaction;
+    }
+
+    /** The roles its name declared (empty when none). */
+    public List<String> roles() {
+        return roles;
+    }
+
+    /** The wake capability its name declared ({@link #UNKNOWN_WAKE} when none). */
+    public String wake() {
+        return wake;
+    }
+
+    /** A frame arrived at {@code now}: seen, and live for liveness unless it was a heartbeat. */
+    void touch(double now, boolean reaction) {
+        lastSeen = now;
+        if (reaction) {
+            lastReaction = now;
+        }
+    }
+
+    void roles(List<String> value) {
+        roles = List.copyOf(value);
+    }
+
+    void wake(String capability) {
+        wake = capability;
+    }
+
+    /** A takeover: the name's declared roles and wake capability stay with the name. */
+    void inheritDeclarations(Session previous) {
+        roles = previous.roles;
+        wake = previous.wake;
     }
 
     /** True once the connect token was accepted (always true on an open hub). */

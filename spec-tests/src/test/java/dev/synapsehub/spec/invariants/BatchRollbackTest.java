@@ -29,9 +29,9 @@ class BatchRollbackTest {
     private static void applyThenRollback(Registries.Harness h, Command command, double t) {
         var d = h.registry.decide(command, t);
         assertThat(d.reply().granted()).as("%s", d.reply()).isTrue();
-        h.registry.beginBatch();
+        h.undo.begin();
         d.events().forEach(h.registry::apply);
-        h.registry.rollbackBatch();
+        h.undo.rollback();
     }
 
     private static Registries.Harness seeded() {
@@ -77,7 +77,7 @@ class BatchRollbackTest {
     void rollingBackAWholeBatchOfSeveralEventsRestoresTheState() {
         var h = seeded();
         var before = h.state(41, TASKS);
-        h.registry.beginBatch();
+        h.undo.begin();
         for (Command c : List.of(release("B", "FIRST"), claimIn("E", "FIRST", "main", "src/app.py"),
                 claimIn("E", "T2", "wt2"), handoff("A", "T1", "E"), claimIn("E", "T3", "wt3"))) {
             var d = h.registry.decide(c, 41);
@@ -85,7 +85,7 @@ class BatchRollbackTest {
             d.events().forEach(h.registry::apply);
         }
         assertThat(h.registry.epochCounter()).isGreaterThan(before.epochCounter());
-        h.registry.rollbackBatch();
+        h.undo.rollback();
         assertThat(h.state(41, TASKS)).isEqualTo(before);
         assertConflictOrderIntact(h, 41);
         assertThat(h.registry.retainedCheckpoint("T2")).contains("resume-here");
@@ -95,10 +95,10 @@ class BatchRollbackTest {
     void committedBatchKeepsItsChanges() {
         var h = seeded();
         var d = h.registry.decide(claimIn("E", "T3", "wt3"), 41);
-        h.registry.beginBatch();
+        h.undo.begin();
         d.events().forEach(h.registry::apply);
-        h.registry.commitBatch();
-        h.registry.rollbackBatch(); // nothing left to undo
+        h.undo.commit();
+        h.undo.rollback(); // nothing left to undo
         assertThat(h.owned("T3", 41).owner()).isEqualTo("E");
     }
 
@@ -130,9 +130,9 @@ class BatchRollbackTest {
             var d = h.registry.decide(command, t);
             if (random.nextInt(3) == 0) {
                 var before = h.state(t, "T0", "T1", "T2", "T3");
-                h.registry.beginBatch();
+                h.undo.begin();
                 d.events().forEach(h.registry::apply);
-                h.registry.rollbackBatch();
+                h.undo.rollback();
                 assertThat(h.state(t, "T0", "T1", "T2", "T3")).as("step %d %s", step, command).isEqualTo(before);
             } else {
                 d.events().forEach(e -> {

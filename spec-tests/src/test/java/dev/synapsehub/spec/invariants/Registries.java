@@ -13,6 +13,7 @@ import dev.synapsehub.core.command.TaskUpdateCommand;
 import dev.synapsehub.core.event.CoordinationEvent;
 import dev.synapsehub.core.reply.Refusal;
 import dev.synapsehub.core.reply.Reply;
+import dev.synapsehub.core.undo.UndoLog;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -100,11 +101,13 @@ final class Registries {
 
     /** A registry plus the journal of every event applied to it through {@link #run}. */
     static final class Harness {
+        /** The batch the registry records into, as the state's one undo log would be. */
+        final UndoLog undo = new UndoLog();
         final ClaimRegistry registry;
         final List<CoordinationEvent> journal = new ArrayList<>();
 
         Harness(RegistryLimits limits) {
-            this.registry = new ClaimRegistry(limits);
+            this.registry = new ClaimRegistry(limits, undo);
         }
 
         /** Decides {@code command} at {@code t} and applies its events (grant or denial evidence). */
