@@ -64,7 +64,11 @@ final class MeshCockpit {
      */
     private static Long lag(MeshStatus s, long applied, String id) {
         if (id.equals(s.nodeId())) {
-            return s.leading() ? 0L : applied < 0 ? null : Math.max(0, s.commitIndex() - applied);
+            if (s.leading()) {
+                return 0L;
+            }
+            // not a nested ternary: `cond ? null : long` unboxes the null and throws
+            return applied < 0 ? null : Long.valueOf(Math.max(0, s.commitIndex() - applied));
         }
         Long match = s.leading() ? s.peerMatchIndex().get(id) : null;
         return match == null ? null : Math.max(0, s.commitIndex() - match);
