@@ -222,7 +222,7 @@ final class HubDaemon implements AutoCloseable {
         }
         LOG.info("mesh node {} listening on ws://{}:{}/ (hub_id {}), raft {}, {} voters, quorum {}",
                 meshConfig.nodeId(), config.host(), mesh.port(), config.hubId(), meshConfig.self().address(),
-                meshConfig.peers().size(), meshConfig.quorum());
+                mesh.node().voters().count(), mesh.node().voters().quorum());
         return new HubDaemon(mesh.server(), mesh.node().actor(), null, null, mesh, config, mesh.port());
     }
 

@@ -211,8 +211,8 @@ public final class MeshNode implements AutoCloseable {
         intents.start();
         scheduler.scheduleWithFixedDelay(staleness::sample, 100, 100, TimeUnit.MILLISECONDS);
         LOG.log(System.Logger.Level.INFO, "mesh node " + nodeId + " started: raft " + config.self().address()
-                + ", group " + group.getGroupId() + ", " + config.peers().size() + " voters, quorum "
-                + config.quorum() + ", storage " + config.storageDir() + ", transport "
+                + ", group " + group.getGroupId() + ", " + voters().count() + " voters, quorum "
+                + voters().quorum() + ", storage " + config.storageDir() + ", transport "
                 + (config.tls() == null ? "plain gRPC (unauthenticated)" : config.tls().describe()));
     }
 
@@ -325,8 +325,20 @@ public final class MeshNode implements AutoCloseable {
             }
         }
         return new MeshStatus(nodeId, role, leader, term, commitIndex(), cursor.appliedIndex(), cursor.appliedSeq(),
-                config.quorum(), match, stateMachine.rejected(), forwarder.forwarded(), forwarder.unknownOutcomes(),
+                voters().quorum(), match, stateMachine.rejected(), forwarder.forwarded(), forwarder.unknownOutcomes(),
                 site.failure());
+    }
+
+    /**
+     * The voters of the Raft configuration this node holds now (it follows membership changes);
+     * the start-up peers only until its Raft server has loaded its configuration.
+     */
+    public MeshVoters voters() {
+        try {
+            return MeshVoters.of(server.getDivision(group.getGroupId()).getRaftConf());
+        } catch (IOException | RuntimeException e) {
+            return new MeshVoters(config.peers().stream().map(MeshPeer::id).toList(), List.of());
+        }
     }
 
     private long commitIndex() {
