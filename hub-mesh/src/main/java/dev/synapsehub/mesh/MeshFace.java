@@ -76,6 +76,13 @@ final class MeshFace implements HubExtension {
                 s.forwarded());
         counter(out, "synapse_mesh_unknown_outcomes_total", "Forwarded mutations answered commit_unknown since start.",
                 s.unknownOutcomes());
+        MeshTlsReload tls = node.tlsReload();
+        if (tls != null) {
+            counter(out, "synapse_mesh_tls_reloads_total", "Changed mesh TLS files loaded since start (no restart).",
+                    tls.reloads());
+            counter(out, "synapse_mesh_tls_reload_failures_total",
+                    "Changed mesh TLS files refused since start (the previous ones stay in force).", tls.failures());
+        }
         IntentCounters q = node.intentCounters();
         gauge(out, "synapse_mesh_queue_depth", "Queued intents on this node waiting for replay (seed 001 §9).",
                 q.depth());

@@ -85,6 +85,8 @@ public final class MeshNode implements AutoCloseable {
     private final MeshIntents intents;
     private final ReadStaleness staleness;
     private final LinearizableReads reads;
+    /** This node's mesh TLS files, followed while it runs; null without TLS. */
+    private final MeshTlsReload tlsReload;
     /** The leader this node last heard of (its intents' fence names it). */
     private volatile String lastLeader;
     /**
@@ -133,7 +135,9 @@ public final class MeshNode implements AutoCloseable {
         compaction(properties, compaction);
         this.stateMachine = new MeshStateMachine(new Replica(), nodeId);
         // one TLS setting for Raft, forwarding and admin traffic alike (seed 001 §15); empty without TLS
-        org.apache.ratis.conf.Parameters transport = MeshTls.parameters(config.tls());
+        // the TLS files are re-read when they change (MeshTlsReload): a rotation needs no restart
+        this.tlsReload = config.tls() == null ? null : new MeshTlsReload(nodeId, config.tls());
+        org.apache.ratis.conf.Parameters transport = tlsReload == null ? MeshTls.parameters(null) : tlsReload.parameters();
         this.client = RaftClient.newBuilder().setRaftGroup(group).setProperties(properties).setParameters(transport)
                 .setRetryPolicy(RetryPolicies.noRetry()).build();
         this.forwarder = new Forwarder(nodeId, group.getGroupId(), client.getClientRpc(), new Forwarder.Node() {
@@ -210,6 +214,10 @@ public final class MeshNode implements AutoCloseable {
         server.start();
         intents.start();
         scheduler.scheduleWithFixedDelay(staleness::sample, 100, 100, TimeUnit.MILLISECONDS);
+        if (tlsReload != null) {
+            long every = MeshTlsReload.CHECK_EVERY.toMillis();
+            scheduler.scheduleWithFixedDelay(tlsReload::check, every, every, TimeUnit.MILLISECONDS);
+        }
         LOG.log(System.Logger.Level.INFO, "mesh node " + nodeId + " started: raft " + config.self().address()
                 + ", group " + group.getGroupId() + ", " + voters().count() + " voters, quorum "
                 + voters().quorum() + ", storage " + config.storageDir() + ", transport "
@@ -259,6 +267,11 @@ public final class MeshNode implements AutoCloseable {
     /** How fresh this node's reads are now (seed 001 §12). */
     ReadStaleness.Staleness staleness() {
         return staleness.now();
+    }
+
+    /** This node's mesh TLS files as it follows them, or null without TLS. */
+    MeshTlsReload tlsReload() {
+        return tlsReload;
     }
 
     /** This node's id. */
