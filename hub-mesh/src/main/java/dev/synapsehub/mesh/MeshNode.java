@@ -171,13 +171,18 @@ public final class MeshNode implements AutoCloseable {
                 .setOption(RaftStorage.StartupOption.RECOVER).build();
     }
 
-    private static RaftProperties properties(MeshConfig config) {
+    /** The Raft settings of a node of {@code config} (package-private: tests pin them). */
+    static RaftProperties properties(MeshConfig config) {
         RaftProperties p = new RaftProperties();
         RaftServerConfigKeys.setStorageDir(p, List.of(config.storageDir().toFile()));
         GrpcConfigKeys.Server.setHost(p, config.self().host());
         GrpcConfigKeys.Server.setPort(p, config.self().port());
         RaftServerConfigKeys.Rpc.setTimeoutMin(p, millis(config.electionTimeoutMin().toMillis()));
         RaftServerConfigKeys.Rpc.setTimeoutMax(p, millis(config.electionTimeoutMax().toMillis()));
+        // a leader that steps down (it heard no majority in time) may stand again after this, not Ratis' 10 s:
+        // with two survivors of a leader kill the other cannot win without its vote, so every such step-down
+        // on a loaded host stalled the mesh about 11 s (docs/benchmarks.md, "Mesh")
+        RaftServerConfigKeys.LeaderElection.setLeaderStepDownWaitTime(p, millis(config.electionTimeoutMax().toMillis()));
         // snapshots are requested by the node when its actor has captured an image (MeshSnapshots), not by Ratis
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, false);
         RaftServerConfigKeys.Log.setPreallocatedSize(p, SizeInBytes.valueOf("1MB"));
