@@ -203,7 +203,7 @@ public final class MeshFailoverBench {
         for (int i = 0; i < NODES; i++) {
             start(i);
         }
-        awaitStable(120_000);
+        awaitStable(300_000); // three JVMs starting on a loaded two-core host take a while
         System.out.printf(Locale.ROOT, "mesh of %d nodes up (peers %s); %d kill(s), claims at %.0f/s through a"
                 + " surviving node%n", NODES, peers(), kills, rate);
         List<Round> rounds = new ArrayList<>();
