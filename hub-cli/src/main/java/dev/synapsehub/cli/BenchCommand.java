@@ -72,6 +72,11 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Hub to load (default: $SYNAPSE_URI or ws://127.0.0.1:8876).")
     URI url;
 
+    @Option(names = "--spread-urls", paramLabel = "URI[,URI...]", split = ",",
+            description = "claims: spread the agents (and idle connections) round-robin over these hubs, e.g. the"
+                    + " nodes of a mesh, instead of --url; the hub CPU reported is the sum of their /metrics.")
+    List<URI> spreadUrls;
+
     @Option(names = "--agents", defaultValue = "1", description = "Concurrent agents, one connection each; for broadcast the"
             + " receivers, for directed the senders, paired a_i -> a_(i xor 1) (default: ${DEFAULT-VALUE}).")
     int agents;
@@ -175,7 +180,11 @@ public final class BenchCommand implements Callable<Integer> {
         }
         String run = HexFormat.of().formatHex(new byte[] {(byte) ThreadLocalRandom.current().nextInt(),
                 (byte) ThreadLocalRandom.current().nextInt(), (byte) ThreadLocalRandom.current().nextInt()});
-        try (BenchConnections connections = new BenchConnections(url, token,
+        if (spreadUrls != null && !spreadUrls.isEmpty() && workload != Workload.claims) {
+            err.println("synapse-hub: --spread-urls is for --workload claims only");
+            return ExitCodes.USAGE;
+        }
+        try (BenchConnections connections = new BenchConnections(hubs(), token,
                 Duration.ofMillis((long) (Math.min(connectTimeoutSeconds, 600) * 1000)), connectParallelism)) {
             if (workload != Workload.claims) {
                 return new MessagingBench(this, run, connections, out, err).run();
@@ -189,9 +198,15 @@ public final class BenchCommand implements Callable<Integer> {
         return Math.min(durationSeconds, MAX_SECONDS);
     }
 
+    /** The hubs the agents connect to: {@code --spread-urls}, else {@code --url}. */
+    List<URI> hubs() {
+        return spreadUrls == null || spreadUrls.isEmpty() ? List.of(url) : List.copyOf(spreadUrls);
+    }
+
     /** The hub's and this tool's CPU over the measured phase, to be started and stopped around it. */
     RunCpu runCpu() {
-        return new RunCpu(metricsUrl != null ? metricsUrl : RunCpu.metricsUrl(url));
+        return metricsUrl != null ? new RunCpu(metricsUrl)
+                : RunCpu.summing(hubs().stream().map(RunCpu::metricsUrl).toList());
     }
 
     /**
@@ -233,14 +248,15 @@ public final class BenchCommand implements Callable<Integer> {
                 loops.add(new Agent(clients.get(i), names.get(i), "a" + i, "wt-" + run + "-" + i, i));
             }
         } catch (IOException e) {
-            err.println("synapse-hub: cannot set up " + (agents + idle) + " connections to " + url + ": " + e.getMessage());
+            err.println("synapse-hub: cannot set up " + (agents + idle) + " connections to " + hubs() + ": " + e.getMessage());
             connections.printHints(err, agents + idle);
             return ExitCodes.UNAVAILABLE;
         }
         Runtime runtime = Runtime.getRuntime();
         err.printf(Locale.ROOT, "bench: %d agent(s)%s%s%s against %s for %.0f s%s (warm-up %.0f s)%n", agents,
                 inFlight > 1 ? " x " + inFlight + " claims in flight" : "", idle > 0 ? " + " + idle + " idle" : "",
-                rate > 0 ? String.format(Locale.ROOT, " at <= %,.0f claims/s", rate) : "", url, duration,
+                rate > 0 ? String.format(Locale.ROOT, " at <= %,.0f claims/s", rate) : "",
+                hubs().size() == 1 ? hubs().get(0) : hubs() + " (round-robin)", duration,
                 count > 0 ? " or " + count + " claims" : "", warmupSeconds);
         loops.forEach(Agent::start);
         long warmupEnd = System.nanoTime() + (long) (warmupSeconds * 1e9);

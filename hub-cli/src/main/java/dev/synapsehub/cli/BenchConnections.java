@@ -31,9 +31,11 @@ import java.util.concurrent.atomic.LongAdder;
  * for idle connections (so reading ten thousand idle sockets never delays a measured reply), registration in
  * parallel (a bounded pool, so 10,000 idle connections open in reasonable time), and a tally
  * of the close codes the hub sent, with a hint when they mean the hub's connection limits.
+ * Given several hubs (the nodes of a mesh), the i-th connection of each {@link #open} call
+ * goes to hub i modulo their number.
  */
 final class BenchConnections implements AutoCloseable {
-    private final URI url;
+    private final List<URI> urls;
     private final String token;
     private final Duration timeout;
     private final int parallelism;
@@ -46,7 +48,15 @@ final class BenchConnections implements AutoCloseable {
     private volatile boolean closing;
 
     BenchConnections(URI url, String token, Duration timeout, int parallelism) {
-        this.url = url;
+        this(List.of(url), token, timeout, parallelism);
+    }
+
+    /** Connections spread round-robin over {@code urls} (at least one). */
+    BenchConnections(List<URI> urls, String token, Duration timeout, int parallelism) {
+        if (urls.isEmpty()) {
+            throw new IllegalArgumentException("no hub to connect to");
+        }
+        this.urls = List.copyOf(urls);
         this.token = token;
         this.timeout = timeout;
         this.parallelism = Math.max(1, parallelism);
@@ -76,9 +86,11 @@ final class BenchConnections implements AutoCloseable {
         AtomicInteger done = new AtomicInteger();
         try {
             List<Future<HubClient>> futures = new ArrayList<>(names.size());
-            for (String name : names) {
+            for (int i = 0; i < names.size(); i++) {
+                String name = names.get(i);
+                URI url = urls.get(i % urls.size());
                 futures.add(pool.submit(() -> {
-                    HubClient c = register(name, loops);
+                    HubClient c = register(name, url, loops);
                     done.incrementAndGet();
                     return c;
                 }));
@@ -117,10 +129,10 @@ final class BenchConnections implements AutoCloseable {
 
     /** Opens one connection without registering it (the caller sends its own first frame). */
     HubClient connect() throws IOException {
-        return connect(group);
+        return connect(urls.get(0), group);
     }
 
-    private HubClient connect(EventLoopGroup loops) throws IOException {
+    private HubClient connect(URI url, EventLoopGroup loops) throws IOException {
         HubClient c = HubClient.connect(url, timeout, loops, false);
         track(c);
         return c;
@@ -132,8 +144,8 @@ final class BenchConnections implements AutoCloseable {
      * after the heartbeat (a hub with --presence-fanout-limit stops announcing joins), or a
      * refusal. The raw text is only scanned, never parsed.
      */
-    private HubClient register(String name, EventLoopGroup loops) throws IOException {
-        HubClient c = connect(loops);
+    private HubClient register(String name, URI url, EventLoopGroup loops) throws IOException {
+        HubClient c = connect(url, loops);
         CompletableFuture<String> answer = new CompletableFuture<>();
         String joined = "\"agent\":\"" + name + "\"";
         String probeTask = "bench-registration-probe-" + name;

@@ -230,7 +230,7 @@ final class HubDaemon implements AutoCloseable {
         }
         LOG.info("mesh node {} listening on ws://{}:{}/ (hub_id {}), raft {}, {} voters, quorum {}",
                 meshConfig.nodeId(), config.host(), mesh.port(), config.hubId(), meshConfig.self().address(),
-                meshConfig.peers().size(), meshConfig.quorum());
+                mesh.node().voters().count(), mesh.node().voters().quorum());
         if (config.ui()) {
             LOG.info("operator cockpit at {}://{}:{}/ui (this node's reads, labelled with their staleness)",
                     config.tls() == null ? "http" : "https", config.host(), mesh.port());

@@ -62,7 +62,14 @@ public final class MeshCommand {
                 return ExitCodes.USAGE;
             }
             List<PeerReport> reports = MeshProbe.probe(peers, Duration.ofMillis((long) (timeout * 1000)), tls);
-            int quorum = MeshConfig.quorum(peers.size());
+            // the voters' own configuration, which follows add-node / remove-node, not the list given here
+            List<String> voters = MeshProbe.currentVoters(reports, peers);
+            int quorum = MeshConfig.quorum(voters.size());
+            List<String> asked = peers.stream().map(MeshPeer::id).sorted().toList();
+            if (!asked.equals(voters)) {
+                spec.commandLine().getErr().printf("synapse-hub: note: the mesh's voters are %s; --mesh-peers lists %s%n",
+                        String.join(",", voters), String.join(",", asked));
+            }
             String leader = agreedLeader(reports, quorum);
             long leaderCommit = reports.stream().filter(r -> r.id().equals(leader)).mapToLong(PeerReport::commitIndex)
                     .findFirst().orElse(-1);
@@ -70,10 +77,12 @@ public final class MeshCommand {
             Map<String, Integer> queued = MeshQueueProbe.queueDepths(peers, Duration.ofMillis((long) (timeout * 1000)), tls);
             java.util.UUID group = dev.synapsehub.mesh.MeshGroup.discover(peers, Duration.ofMillis((long) (timeout * 1000)), tls);
             if (json) {
-                out.println(json(reports, leader, quorum, leaderCommit, queued).put("group", group.toString()));
+                ObjectNode report = json(reports, leader, quorum, leaderCommit, queued).put("group", group.toString());
+                voters.forEach(report.putArray("voters")::add);
+                out.println(report);
             } else {
                 out.printf("leader %s, %d voters, quorum %d, offline queue: %s, group %s%n",
-                        leader == null ? "none agreed" : leader, peers.size(), quorum, QueueDepths.text(queued), group);
+                        leader == null ? "none agreed" : leader, voters.size(), quorum, QueueDepths.text(queued), group);
                 for (PeerReport r : reports) {
                     if (!r.reachable()) {
                         out.printf("  %-10s %-22s unreachable: %s%n", r.id(), r.address(), r.error());

@@ -21,7 +21,8 @@ final class RunCpu {
     static final String HUB_METRIC = "process_cpu_seconds_total";
     private static final Duration SCRAPE_TIMEOUT = Duration.ofSeconds(3);
 
-    private final URI metrics;
+    /** The hubs' {@code /metrics}: several for the nodes of a mesh, whose CPU is summed. */
+    private final java.util.List<URI> metrics;
     private final HttpClient http;
     private OptionalDouble hubBefore = OptionalDouble.empty();
     private OptionalDouble hubAfter = OptionalDouble.empty();
@@ -33,8 +34,22 @@ final class RunCpu {
 
     /** {@code metrics}: the hub's {@code /metrics} URL, null when the hub's CPU is not to be read. */
     RunCpu(URI metrics) {
-        this.metrics = metrics;
-        this.http = metrics == null ? null : HttpClient.newBuilder().connectTimeout(SCRAPE_TIMEOUT).build();
+        this(metrics, java.util.List.of());
+    }
+
+    private RunCpu(URI first, java.util.List<URI> more) {
+        java.util.List<URI> all = new java.util.ArrayList<>();
+        if (first != null) {
+            all.add(first);
+            all.addAll(more);
+        }
+        this.metrics = java.util.List.copyOf(all);
+        this.http = all.isEmpty() ? null : HttpClient.newBuilder().connectTimeout(SCRAPE_TIMEOUT).build();
+    }
+
+    /** Every hub process of the run (a mesh's nodes, at least one): their CPU is added up. */
+    static RunCpu summing(java.util.List<URI> metrics) {
+        return new RunCpu(metrics.get(0), metrics.subList(1, metrics.size()));
     }
 
     /** The {@code /metrics} URL on a hub's WebSocket port: ws → http, wss → https. */
@@ -86,10 +101,22 @@ final class RunCpu {
     }
 
     private OptionalDouble scrapeHub() {
-        if (metrics == null) {
+        if (metrics.isEmpty()) {
             hubProblem = "not asked for";
             return OptionalDouble.empty();
         }
+        double sum = 0;
+        for (URI one : metrics) {
+            OptionalDouble v = scrapeHub(one);
+            if (v.isEmpty()) {
+                return v; // a partial sum would understate the hub's CPU
+            }
+            sum += v.getAsDouble();
+        }
+        return OptionalDouble.of(sum);
+    }
+
+    private OptionalDouble scrapeHub(URI metrics) {
         try {
             HttpResponse<String> r = http.send(HttpRequest.newBuilder(metrics).timeout(SCRAPE_TIMEOUT).GET().build(),
                     HttpResponse.BodyHandlers.ofString());

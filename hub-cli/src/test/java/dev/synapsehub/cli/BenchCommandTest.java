@@ -239,6 +239,42 @@ class BenchCommandTest {
     }
 
     @Test
+    void spreadUrlsPutsTheAgentsRoundRobinOnEveryHubAndAddsUpTheirCpu() throws Exception {
+        hub.start("--port", "0", "--metrics", "--max-claims-per-agent", "64");
+        try (LoopbackHub second = new LoopbackHub()) {
+            second.start("--port", "0", "--metrics", "--max-claims-per-agent", "64");
+            CliTest.Run r = run("bench", "--spread-urls", hub.url() + "," + second.url(), "--warmup", "0", "--quiet",
+                    "--duration=60", "--agents", "4", "--count", "40");
+            assertThat(r.code()).as(r.out() + r.err()).isEqualTo(ExitCodes.OK);
+            assertThat(r.err()).contains("(round-robin)");
+            assertThat(r.out()).containsPattern("claims granted\\s+([4-9]\\d|\\d{3,})\\b").containsPattern("errors\\s+0")
+                    .containsPattern("hub CPU             \\d+\\.\\d\\d s  \\(");
+            // two agents on each hub, each claiming there: both hubs granted claims, 40 or more in all
+            double onFirst = grantedOn(hub.url());
+            double onSecond = grantedOn(second.url());
+            assertThat(onFirst).isPositive();
+            assertThat(onSecond).isPositive();
+            assertThat(onFirst + onSecond).isGreaterThanOrEqualTo(40);
+        }
+    }
+
+    /** The hub's {@code synapse_claims_granted_total}, read from its /metrics. */
+    private static double grantedOn(String hubUrl) throws Exception {
+        java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
+                java.net.http.HttpRequest.newBuilder(RunCpu.metricsUrl(URI.create(hubUrl))).GET().build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        return RunCpu.counter(r.body(), "synapse_claims_granted_total").orElseThrow();
+    }
+
+    @Test
+    void spreadUrlsIsForTheClaimsWorkloadOnly() throws Exception {
+        hub.start("--port", "0");
+        CliTest.Run r = bench("--workload", "broadcast", "--spread-urls", hub.url() + "," + hub.url(), "--count", "1");
+        assertThat(r.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(r.err()).contains("--spread-urls is for --workload claims only");
+    }
+
+    @Test
     void inFlightOutOfRangeIsAUsageError() throws Exception {
         hub.start("--port", "0");
         CliTest.Run r = bench("--in-flight", "0", "--count", "1");

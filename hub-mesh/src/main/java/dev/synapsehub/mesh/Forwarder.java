@@ -64,6 +64,7 @@ final class Forwarder {
     private final AtomicLong callIds = new AtomicLong();
     private final AtomicLong forwarded = new AtomicLong();
     private final AtomicLong unknown = new AtomicLong();
+    private final ChannelResets resets = new ChannelResets();
 
     Forwarder(String nodeId, RaftGroupId groupId, RaftClientRpc rpc, Node node, MutationCodec mutations,
               ScheduledExecutorService scheduler, long timeoutMillis) {
@@ -103,23 +104,30 @@ final class Forwarder {
                 .setGroupId(groupId).setCallId(callIds.incrementAndGet()).setMessage(Message.valueOf(request))
                 .setType(RaftClientRequest.readRequestType(true)).setTimeoutMs(timeoutMillis).build();
         CompletableFuture<RaftClientReply> sent;
+        ChannelResets.Sent on = resets.sent(leader.toString(), System.nanoTime());
         try {
             sent = rpc.sendRequestAsyncUnordered(r);
         } catch (RuntimeException e) {
             retry(request, future, deadline); // nothing left this node
             return;
         }
-        sent.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).whenComplete(handle(leader, request, future, deadline));
+        sent.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).whenComplete(handle(leader, on, request, future, deadline));
     }
 
-    private BiConsumer<RaftClientReply, Throwable> handle(RaftPeerId leader, ByteString request,
+    private BiConsumer<RaftClientReply, Throwable> handle(RaftPeerId leader, ChannelResets.Sent on, ByteString request,
                                                           CompletableFuture<Outcome> future, long deadline) {
         return (reply, failure) -> {
+            if (failure == null) {
+                resets.answered(leader.toString(), System.nanoTime());
+            }
             if (failure != null) {
                 Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                         ? failure.getCause() : failure;
-                // a failed channel stays closed until reset: the next request reconnects
-                rpc.handleException(leader, cause, true);
+                // a failed channel stays closed until reset (the next request reconnects), but only the channel
+                // this request went on, and not one that answers others: a reset fails every forward in flight
+                if (resets.reset(on, cause)) {
+                    rpc.handleException(leader, cause, true);
+                }
                 if (neverArrived(cause)) {
                     retry(request, future, deadline); // nothing was sent, or the leader's actor never saw it
                 } else {
@@ -191,6 +199,11 @@ final class Forwarder {
     /** Mutations forwarded since start. */
     long forwarded() {
         return forwarded.get();
+    }
+
+    /** Channel resets to {@code peer} since start. */
+    long channelResets(String peer) {
+        return resets.resets(peer);
     }
 
     /** Forwarded mutations answered COMMIT_UNKNOWN since start. */

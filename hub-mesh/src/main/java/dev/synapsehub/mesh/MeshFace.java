@@ -55,7 +55,12 @@ final class MeshFace implements HubExtension {
         gauge(out, "synapse_mesh_commit_index", "The last Raft log index this node knows committed.", s.commitIndex());
         gauge(out, "synapse_mesh_applied_index", "The last Raft log index this node's state holds.", s.appliedIndex());
         gauge(out, "synapse_mesh_applied_seq", "The last event seq this node's state holds.", s.appliedSeq());
-        gauge(out, "synapse_mesh_quorum", "Votes a commit needs: floor(voters / 2) + 1.", s.quorum());
+        gauge(out, "synapse_mesh_quorum", "Votes a commit needs: floor(voters / 2) + 1, of the current configuration.",
+                s.quorum());
+        MeshVoters voters = node.voters();
+        gauge(out, "synapse_mesh_voters", "Voters of the Raft configuration this node holds now.", voters.count());
+        gauge(out, "synapse_mesh_membership_changing", "1 while a membership change is being committed, 0 otherwise.",
+                voters.changing() ? 1 : 0);
         gauge(out, "synapse_mesh_last_snapshot_index", "Log index of this node's newest snapshot, -1 when none.",
                 snap.lastSnapshotIndex());
         gauge(out, "synapse_mesh_log_start_index", "First index this node's Raft log still holds (compaction moves it).",
@@ -71,6 +76,13 @@ final class MeshFace implements HubExtension {
                 s.forwarded());
         counter(out, "synapse_mesh_unknown_outcomes_total", "Forwarded mutations answered commit_unknown since start.",
                 s.unknownOutcomes());
+        MeshTlsReload tls = node.tlsReload();
+        if (tls != null) {
+            counter(out, "synapse_mesh_tls_reloads_total", "Changed mesh TLS files loaded since start (no restart).",
+                    tls.reloads());
+            counter(out, "synapse_mesh_tls_reload_failures_total",
+                    "Changed mesh TLS files refused since start (the previous ones stay in force).", tls.failures());
+        }
         IntentCounters q = node.intentCounters();
         gauge(out, "synapse_mesh_queue_depth", "Queued intents on this node waiting for replay (seed 001 §9).",
                 q.depth());

@@ -86,6 +86,8 @@ public final class MeshNode implements AutoCloseable {
     private final MeshIntents intents;
     private final ReadStaleness staleness;
     private final LinearizableReads reads;
+    /** This node's mesh TLS files, followed while it runs; null without TLS. */
+    private final MeshTlsReload tlsReload;
     /** The leader this node last heard of (its intents' fence names it). */
     private volatile String lastLeader;
     /** Told of each batch applied here but decided elsewhere (the cockpit's feed), or null. */
@@ -136,7 +138,9 @@ public final class MeshNode implements AutoCloseable {
         compaction(properties, compaction);
         this.stateMachine = new MeshStateMachine(new Replica(), nodeId);
         // one TLS setting for Raft, forwarding and admin traffic alike (seed 001 §15); empty without TLS
-        org.apache.ratis.conf.Parameters transport = MeshTls.parameters(config.tls());
+        // the TLS files are re-read when they change (MeshTlsReload): a rotation needs no restart
+        this.tlsReload = config.tls() == null ? null : new MeshTlsReload(nodeId, config.tls());
+        org.apache.ratis.conf.Parameters transport = tlsReload == null ? MeshTls.parameters(null) : tlsReload.parameters();
         this.client = RaftClient.newBuilder().setRaftGroup(group).setProperties(properties).setParameters(transport)
                 .setRetryPolicy(RetryPolicies.noRetry()).build();
         this.forwarder = new Forwarder(nodeId, group.getGroupId(), client.getClientRpc(), new Forwarder.Node() {
@@ -170,13 +174,18 @@ public final class MeshNode implements AutoCloseable {
                 .setOption(RaftStorage.StartupOption.RECOVER).build();
     }
 
-    private static RaftProperties properties(MeshConfig config) {
+    /** The Raft settings of a node of {@code config} (package-private: tests pin them). */
+    static RaftProperties properties(MeshConfig config) {
         RaftProperties p = new RaftProperties();
         RaftServerConfigKeys.setStorageDir(p, List.of(config.storageDir().toFile()));
         GrpcConfigKeys.Server.setHost(p, config.self().host());
         GrpcConfigKeys.Server.setPort(p, config.self().port());
         RaftServerConfigKeys.Rpc.setTimeoutMin(p, millis(config.electionTimeoutMin().toMillis()));
         RaftServerConfigKeys.Rpc.setTimeoutMax(p, millis(config.electionTimeoutMax().toMillis()));
+        // a leader that steps down (it heard no majority in time) may stand again after this, not Ratis' 10 s:
+        // with two survivors of a leader kill the other cannot win without its vote, so every such step-down
+        // on a loaded host stalled the mesh about 11 s (docs/benchmarks.md, "Mesh")
+        RaftServerConfigKeys.LeaderElection.setLeaderStepDownWaitTime(p, millis(config.electionTimeoutMax().toMillis()));
         // snapshots are requested by the node when its actor has captured an image (MeshSnapshots), not by Ratis
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, false);
         RaftServerConfigKeys.Log.setPreallocatedSize(p, SizeInBytes.valueOf("1MB"));
@@ -213,9 +222,13 @@ public final class MeshNode implements AutoCloseable {
         server.start();
         intents.start();
         scheduler.scheduleWithFixedDelay(staleness::sample, 100, 100, TimeUnit.MILLISECONDS);
+        if (tlsReload != null) {
+            long every = MeshTlsReload.CHECK_EVERY.toMillis();
+            scheduler.scheduleWithFixedDelay(tlsReload::check, every, every, TimeUnit.MILLISECONDS);
+        }
         LOG.log(System.Logger.Level.INFO, "mesh node " + nodeId + " started: raft " + config.self().address()
-                + ", group " + group.getGroupId() + ", " + config.peers().size() + " voters, quorum "
-                + config.quorum() + ", storage " + config.storageDir() + ", transport "
+                + ", group " + group.getGroupId() + ", " + voters().count() + " voters, quorum "
+                + voters().quorum() + ", storage " + config.storageDir() + ", transport "
                 + (config.tls() == null ? "plain gRPC (unauthenticated)" : config.tls().describe()));
     }
 
@@ -276,6 +289,11 @@ public final class MeshNode implements AutoCloseable {
     /** How fresh this node's reads are now (seed 001 §12). */
     ReadStaleness.Staleness staleness() {
         return staleness.now();
+    }
+
+    /** This node's mesh TLS files as it follows them, or null without TLS. */
+    MeshTlsReload tlsReload() {
+        return tlsReload;
     }
 
     /** This node's id. */
@@ -342,8 +360,20 @@ public final class MeshNode implements AutoCloseable {
             }
         }
         return new MeshStatus(nodeId, role, leader, term, commitIndex(), cursor.appliedIndex(), cursor.appliedSeq(),
-                config.quorum(), match, stateMachine.rejected(), forwarder.forwarded(), forwarder.unknownOutcomes(),
+                voters().quorum(), match, stateMachine.rejected(), forwarder.forwarded(), forwarder.unknownOutcomes(),
                 site.failure());
+    }
+
+    /**
+     * The voters of the Raft configuration this node holds now (it follows membership changes);
+     * the start-up peers only until its Raft server has loaded its configuration.
+     */
+    public MeshVoters voters() {
+        try {
+            return MeshVoters.of(server.getDivision(group.getGroupId()).getRaftConf());
+        } catch (IOException | RuntimeException e) {
+            return new MeshVoters(config.peers().stream().map(MeshPeer::id).toList(), List.of());
+        }
     }
 
     private long commitIndex() {

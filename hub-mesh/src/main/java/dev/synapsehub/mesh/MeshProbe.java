@@ -35,10 +35,15 @@ public final class MeshProbe {
      * @param leaderId the leader it follows (itself when it leads), or null
      * @param term the term of its last log entry (the leader's current term when it leads)
      * @param lastSnapshotIndex -1 when it has taken no snapshot
+     * @param voters the voter ids of the Raft configuration it holds now (sorted), empty when unreachable
      */
     public record PeerReport(String id, String address, String error, String role, String leaderId, long term,
                              long commitIndex, long appliedIndex, long lastIndex, long lastSnapshotIndex,
-                             boolean storageHealthy) {
+                             boolean storageHealthy, List<String> voters) {
+        public PeerReport {
+            voters = voters == null ? List.of() : List.copyOf(voters);
+        }
+
         /** True when the voter answered. */
         public boolean reachable() {
             return error == null;
@@ -79,11 +84,11 @@ public final class MeshProbe {
             reply = client.getGroupManagementApi(RaftPeerId.valueOf(p.id())).info(groupId);
         } catch (IOException | RuntimeException e) {
             return new PeerReport(p.id(), p.address(), String.valueOf(e.getMessage()), null, null, -1, -1, -1, -1, -1,
-                    false);
+                    false, List.of());
         }
         if (reply == null || !reply.isSuccess()) {
             return new PeerReport(p.id(), p.address(), reply == null ? "no answer" : String.valueOf(reply.getException()),
-                    null, null, -1, -1, -1, -1, -1, false);
+                    null, null, -1, -1, -1, -1, -1, false, List.of());
         }
         RoleInfoProto role = reply.getRoleInfoProto();
         LogInfoProto log = reply.getLogInfoProto();
@@ -98,6 +103,32 @@ public final class MeshProbe {
         return new PeerReport(p.id(), p.address(), null, role.getRole().name(), leader == null || leader.isEmpty()
                 ? null : leader, term, log.hasCommitted() ? log.getCommitted().getIndex() : -1,
                 log.hasApplied() ? log.getApplied().getIndex() : -1, log.hasLastEntry() ? log.getLastEntry().getIndex() : -1,
-                log.hasLastSnapshot() ? log.getLastSnapshot().getIndex() : -1, reply.isRaftStorageHealthy());
+                log.hasLastSnapshot() ? log.getLastSnapshot().getIndex() : -1, reply.isRaftStorageHealthy(),
+                voters(reply));
+    }
+
+    /** The voters of the configuration the node holds (its group's peers; the reply's conf field is not filled in). */
+    private static List<String> voters(GroupInfoReply reply) {
+        if (reply.getGroup() == null) {
+            return List.of();
+        }
+        return reply.getGroup().getPeers().stream().map(peer -> peer.getId().toString()).sorted().toList();
+    }
+
+    /**
+     * The mesh's voters as the voters themselves report them: the list most of the answering
+     * voters hold (ties: the leader's, else the first), or the ids {@code asked} when none
+     * answered. What the quorum is computed from, so a stale {@code --mesh-peers} does not skew it.
+     */
+    public static List<String> currentVoters(List<PeerReport> reports, List<MeshPeer> asked) {
+        java.util.Map<List<String>, Integer> seen = new java.util.LinkedHashMap<>();
+        for (PeerReport r : reports) {
+            if (r.reachable() && !r.voters().isEmpty()) {
+                // the leader's view counts double: it is the one that commits the configuration
+                seen.merge(r.voters(), r.id().equals(r.leaderId()) ? 2 : 1, Integer::sum);
+            }
+        }
+        return seen.entrySet().stream().max(java.util.Map.Entry.comparingByValue()).map(java.util.Map.Entry::getKey)
+                .orElseGet(() -> asked.stream().map(MeshPeer::id).sorted().toList());
     }
 }

@@ -137,6 +137,18 @@ public final class MeshTls {
     }
 
     private GrpcTlsConfig grpc() {
+        Managers m = managers();
+        KeyManager keys = m.keyManager() instanceof javax.net.ssl.X509ExtendedKeyManager x
+                ? new PresentedKey(() -> x) : m.keyManager(); // its certificate, whatever CAs a server lists
+        return new GrpcTlsConfig(keys, m.trustManager(), true); // true: the server requires a client certificate
+    }
+
+    /** This node's key manager and the cluster CA's trust manager, built from the loaded files. */
+    record Managers(KeyManager keyManager, TrustManager trustManager) {
+    }
+
+    /** Builds the managers the transport hands every handshake (also on a reload, {@link MeshTlsReload}). */
+    Managers managers() {
         try {
             KeyStore keys = KeyStore.getInstance("PKCS12");
             keys.load(null, null);
@@ -151,9 +163,7 @@ public final class MeshTls {
             }
             TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
             tmf.init(trusted);
-            KeyManager km = kmf.getKeyManagers()[0];
-            TrustManager tm = tmf.getTrustManagers()[0];
-            return new GrpcTlsConfig(km, tm, true); // true: the server requires a client certificate
+            return new Managers(kmf.getKeyManagers()[0], tmf.getTrustManagers()[0]);
         } catch (GeneralSecurityException | IOException e) {
             throw new IllegalArgumentException("cannot build mesh TLS from " + certFile + ", " + keyFile + " and "
                     + caFile + ": " + e.getMessage(), e);

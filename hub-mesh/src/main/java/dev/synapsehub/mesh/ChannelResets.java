@@ -1,0 +1,81 @@
+package dev.synapsehub.mesh;
+
+import org.apache.ratis.protocol.exceptions.TimeoutIOException;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * When a follower's {@link Forwarder} resets its channel to the leader after a failed forward:
+ * once per channel, and never for a channel that is alive but slow. Resetting closes the channel
+ * and fails every other forward in flight on it; before this, each of those failures reset the
+ * next channel too, so under load one timed-out forward kept a follower's forwards failing
+ * (each answered commit_unknown, so queued) for as long as its agents kept writing.
+ *
+ * <ul>
+ *   <li>a failure of a forward sent before the channel was last reset resets nothing: the
+ *       channel it went on is gone already (its failure is that reset's doing);</li>
+ *   <li>a timeout resets nothing while the leader answered other forwards after this one was
+ *       sent: the channel works, the leader is slow;</li>
+ *   <li>anything else (a broken stream, a refused connection, a timeout with the leader silent)
+ *       resets once, and the next forward opens a new channel.</li>
+ * </ul>
+ * Times are {@link System#nanoTime()} values, passed in so the rule can be tested alone.
+ */
+final class ChannelResets {
+    /** What a forward recorded when it was sent: to whom, on which channel generation, when. */
+    record Sent(String peer, long generation, long at) {
+    }
+
+    private static final class Channel {
+        long generation;
+        long lastAnswer = Long.MIN_VALUE;
+        boolean answered;
+    }
+
+    private final Map<String, Channel> channels = new ConcurrentHashMap<>();
+
+    private Channel channel(String peer) {
+        return channels.computeIfAbsent(peer, p -> new Channel());
+    }
+
+    /** A forward to {@code peer} leaves now. */
+    synchronized Sent sent(String peer, long now) {
+        return new Sent(peer, channel(peer).generation, now);
+    }
+
+    /** {@code peer} answered a forward (whatever the answer): its channel works. */
+    synchronized void answered(String peer, long now) {
+        Channel c = channel(peer);
+        c.lastAnswer = now;
+        c.answered = true;
+    }
+
+    /** True when the forward {@code sent} failed with {@code cause} and its channel should be reset now. */
+    synchronized boolean reset(Sent sent, Throwable cause) {
+        Channel c = channel(sent.peer());
+        if (c.generation != sent.generation()) {
+            return false;
+        }
+        if (timeout(cause) && c.answered && c.lastAnswer - sent.at() > 0) {
+            return false;
+        }
+        c.generation++;
+        return true;
+    }
+
+    /** Resets made since start, for {@code peer}. */
+    synchronized long resets(String peer) {
+        return channel(peer).generation;
+    }
+
+    private static boolean timeout(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof TimeoutException || t instanceof TimeoutIOException) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

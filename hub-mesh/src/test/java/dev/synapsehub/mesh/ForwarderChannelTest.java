@@ -1,0 +1,173 @@
+package dev.synapsehub.mesh;
+
+import dev.synapsehub.core.actor.Mutation;
+import dev.synapsehub.core.actor.Outcome;
+import org.apache.ratis.client.RaftClientRpc;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static dev.synapsehub.mesh.MeshReplicationTest.claim;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A follower resets its channel to the leader once per broken channel, not once per failed
+ * forward, and not for a channel that still answers: resetting fails every forward in flight on
+ * it, and each of those failures used to reset the next channel, so one timed-out forward under
+ * load kept every later forward of that follower failing (commit_unknown, queued).
+ */
+class ForwarderChannelTest {
+    private static final RaftPeerId LEADER = RaftPeerId.valueOf("n1");
+    private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+
+    @AfterEach
+    void stop() {
+        scheduler.shutdownNow();
+    }
+
+    /** A transport whose replies the test gives, counting the channel resets the forwarder asks for. */
+    private static final class FakeRpc implements RaftClientRpc {
+        final List<RaftClientRequest> requests = new CopyOnWriteArrayList<>();
+        final List<CompletableFuture<RaftClientReply>> replies = new CopyOnWriteArrayList<>();
+        final AtomicInteger resets = new AtomicInteger();
+
+        @Override
+        public CompletableFuture<RaftClientReply> sendRequestAsyncUnordered(RaftClientRequest request) {
+            CompletableFuture<RaftClientReply> reply = new CompletableFuture<>();
+            requests.add(request);
+            replies.add(reply);
+            return reply;
+        }
+
+        @Override
+        public RaftClientReply sendRequest(RaftClientRequest request) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public boolean handleException(RaftPeerId serverId, Throwable t, boolean reconnect) {
+            resets.incrementAndGet();
+            return true;
+        }
+
+        @Override
+        public void addRaftPeers(java.util.Collection<RaftPeer> peers) {
+        }
+
+        @Override
+        public void close() {
+        }
+
+        /** Answers request {@code i} with a decided refusal (nothing applied, seq 0). */
+        void answer(int i) {
+            Message busy = Message.valueOf(ByteString.copyFrom(MeshJson.bytes(new OutcomeCodec().write(
+                    new Outcome.Refused(Outcome.Reason.BUSY, "decided: busy")))));
+            replies.get(i).complete(RaftClientReply.newBuilder().setRequest(requests.get(i)).setSuccess()
+                    .setMessage(busy).build());
+        }
+    }
+
+    private Forwarder forwarder(FakeRpc rpc, long timeoutMillis) {
+        return new Forwarder("n2", RaftGroupId.valueOf(UUID.randomUUID()), rpc, new Forwarder.Node() {
+            @Override
+            public RaftPeerId leader() {
+                return LEADER;
+            }
+
+            @Override
+            public void whenApplied(long seq, Runnable release) {
+                release.run();
+            }
+        }, new MutationCodec(new TestEdge()), scheduler, timeoutMillis);
+    }
+
+    private static CompletableFuture<Outcome> forward(Forwarder f, String task) {
+        CompletableFuture<Outcome> out = new CompletableFuture<>();
+        f.forward(Mutation.of(claim("alice", task)), out);
+        return out;
+    }
+
+    private static Outcome.Reason refusal(CompletableFuture<Outcome> outcome) throws Exception {
+        return ((Outcome.Refused) outcome.get(30, TimeUnit.SECONDS)).reason();
+    }
+
+    @Test
+    void aBrokenChannelIsResetOnceAndTheForwardsItTookDownResetNothing() throws Exception {
+        FakeRpc rpc = new FakeRpc();
+        Forwarder f = forwarder(rpc, 60_000);
+        CompletableFuture<Outcome> first = forward(f, "T1");
+        CompletableFuture<Outcome> second = forward(f, "T2");
+        CompletableFuture<Outcome> third = forward(f, "T3");
+        assertThat(rpc.requests).hasSize(3);
+
+        rpc.replies.get(0).completeExceptionally(new IOException("stream broken"));
+        assertThat(refusal(first)).isEqualTo(Outcome.Reason.COMMIT_UNKNOWN);
+        assertThat(rpc.resets.get()).as("the broken channel is reset").isEqualTo(1);
+        // the reset closed the channel under the other two: their failures reset nothing more
+        rpc.replies.get(1).completeExceptionally(new IOException("UNAVAILABLE: Channel shutdown invoked"));
+        rpc.replies.get(2).completeExceptionally(new IOException("CANCELLED: RST_STREAM closed stream"));
+        assertThat(refusal(second)).isEqualTo(Outcome.Reason.COMMIT_UNKNOWN);
+        assertThat(refusal(third)).isEqualTo(Outcome.Reason.COMMIT_UNKNOWN);
+        assertThat(rpc.resets.get()).as("one reset for one broken channel").isEqualTo(1);
+
+        // a forward on the new channel that breaks it resets again, and one answered meanwhile is untouched
+        CompletableFuture<Outcome> fourth = forward(f, "T4");
+        CompletableFuture<Outcome> fifth = forward(f, "T5");
+        rpc.answer(4);
+        assertThat(refusal(fifth)).isEqualTo(Outcome.Reason.BUSY);
+        rpc.replies.get(3).completeExceptionally(new IOException("stream broken"));
+        assertThat(refusal(fourth)).isEqualTo(Outcome.Reason.COMMIT_UNKNOWN);
+        assertThat(rpc.resets.get()).isEqualTo(2);
+        assertThat(f.channelResets("n1")).isEqualTo(2);
+    }
+
+    @Test
+    void aTimeoutOnAChannelThatStillAnswersResetsNothingOneOnASilentChannelDoes() throws Exception {
+        FakeRpc rpc = new FakeRpc();
+        Forwarder f = forwarder(rpc, 300);
+        CompletableFuture<Outcome> slow = forward(f, "T1");
+        CompletableFuture<Outcome> quick = forward(f, "T2");
+        rpc.answer(1); // the leader answers another forward after the slow one left
+        assertThat(refusal(quick)).isEqualTo(Outcome.Reason.BUSY);
+        assertThat(refusal(slow)).as("timed out after 300 ms").isEqualTo(Outcome.Reason.COMMIT_UNKNOWN);
+        assertThat(rpc.resets.get()).as("a slow leader on a working channel: no reset").isZero();
+
+        CompletableFuture<Outcome> lost = forward(f, "T3");
+        assertThat(refusal(lost)).isEqualTo(Outcome.Reason.COMMIT_UNKNOWN);
+        assertThat(rpc.resets.get()).as("nothing answered since it left: the channel is reset").isEqualTo(1);
+    }
+
+    @Test
+    void theRuleAlone() {
+        ChannelResets r = new ChannelResets();
+        ChannelResets.Sent a = r.sent("n1", 100);
+        ChannelResets.Sent b = r.sent("n1", 110);
+        assertThat(r.reset(a, new IOException("broken"))).isTrue();
+        assertThat(r.reset(b, new IOException("shut down by that reset"))).isFalse();
+        ChannelResets.Sent c = r.sent("n1", 200);
+        r.answered("n1", 250);
+        assertThat(r.reset(c, new TimeoutException())).as("answered since it was sent").isFalse();
+        assertThat(r.reset(c, new IOException("broken"))).as("a broken stream resets even so").isTrue();
+        ChannelResets.Sent d = r.sent("n1", 300);
+        assertThat(r.reset(d, new org.apache.ratis.protocol.exceptions.TimeoutIOException("t"))).isTrue();
+        assertThat(r.resets("n1")).isEqualTo(3);
+        assertThat(r.resets("n3")).isZero();
+    }
+}
