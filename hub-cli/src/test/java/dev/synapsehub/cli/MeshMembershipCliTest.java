@@ -5,8 +5,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,9 +28,7 @@ class MeshMembershipCliTest {
     }
 
     private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
+        return HubProcess.freePort(); // below the ephemeral range: no outgoing socket takes it meanwhile
     }
 
     /** Starts nodes {@code ids} in parallel (each waits for a leader before it serves); fails on any failure. */

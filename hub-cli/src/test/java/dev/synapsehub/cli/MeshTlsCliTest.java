@@ -7,8 +7,6 @@ import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,9 +27,7 @@ class MeshTlsCliTest {
     }
 
     private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
+        return HubProcess.freePort(); // below the ephemeral range: no outgoing socket takes it meanwhile
     }
 
     private static String[] tls(TestCertificates.PemPair pair, Path ca) {

@@ -60,10 +60,7 @@ class OptionalFeatureFlagsCliTest {
     @Test
     void aMeshNodeMirrorsItsFanOutToItsRelayLog() throws Exception {
         Path log = dir.resolve("n1-relay.ndjson");
-        int raft;
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            raft = s.getLocalPort();
-        }
+        int raft = HubProcess.freePort();
         hub.start("--port", "0", "--db", dir.resolve("n1.db").toString(), "--mesh-id", "n1", "--mesh-peers",
                 "n1=127.0.0.1:" + raft, "--relay-log", log.toString());
         try (HubClient alice = HubClient.connect(URI.create(hub.url()), WAIT)) {

@@ -26,6 +26,12 @@ import java.util.function.Function;
  * the same storage.
  */
 final class TestCluster implements AutoCloseable {
+    static {
+        // Ratis ends the JVM (System.exit) when, say, a node's gRPC port cannot be bound; in a test
+        // JVM that kills every other test of the fork: make it an exception that fails one test
+        org.apache.ratis.util.ExitUtils.disableSystemExit();
+    }
+
     static final Duration COMMIT_TIMEOUT = Duration.ofSeconds(3);
 
     private final Path dir;
@@ -119,10 +125,21 @@ final class TestCluster implements AutoCloseable {
         }
     }
 
+    /**
+     * A port 127.0.0.1 can bind now, chosen below the kernel's ephemeral range (32768 and up on
+     * Linux): an ephemeral port picked and closed here could be taken as the source port of one of
+     * the test's own outgoing connections before the node binds it.
+     */
     static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int candidate = java.util.concurrent.ThreadLocalRandom.current().nextInt(20_000, 32_000);
+            try (ServerSocket s = new ServerSocket(candidate, 1, java.net.InetAddress.getLoopbackAddress())) {
+                return s.getLocalPort();
+            } catch (IOException taken) {
+                // try another
+            }
         }
+        throw new IOException("no free port in 20000..32000 after 200 attempts");
     }
 
     MeshConfig config(String id) {
