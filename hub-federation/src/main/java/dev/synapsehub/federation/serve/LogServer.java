@@ -140,9 +140,9 @@ public final class LogServer {
                 g.writeNumberField("log_end_seq", logEnd);
             }
             g.writeEndObject();
-        } catch (IOException e) { // writing to memory: cannot happen
+        } catch (IOException | RuntimeException e) { // a pooled buffer is released on every failure
             out.release();
-            throw new UncheckedIOException(e);
+            throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
         }
         hub.outbox().sendInOrder(r.session(), out);
     }
