@@ -74,8 +74,9 @@ final class NameLeases {
      * when asked for. Returns the new token, or null.
      */
     synchronized String bound(String name, Presented presented, boolean wantLease) {
-        if (presented == Presented.MATCHED) {
-            leases.put(name, new Lease(leases.get(name).hash(), true, Double.POSITIVE_INFINITY));
+        Lease held = leases.get(name);
+        if (presented == Presented.MATCHED && held != null) {
+            leases.put(name, new Lease(held.hash(), true, Double.POSITIVE_INFINITY));
             return null;
         }
         if (!wantLease) {

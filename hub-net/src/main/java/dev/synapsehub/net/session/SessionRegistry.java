@@ -123,7 +123,7 @@ public final class SessionRegistry {
 
     /** True when {@code name} holds an ownership lease that has not lapsed at {@code now}. */
     public boolean leaseLive(String name, double now) {
-        leases.sweep(now);
+        // no sweep here: a sweep outside the name lock could drop a lease between a bind's check and bound
         return leases.live(name, now);
     }
 
