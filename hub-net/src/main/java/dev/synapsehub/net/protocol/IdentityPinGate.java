@@ -19,7 +19,8 @@ import java.util.Optional;
  * first frame is examined, after the reserved-name and token checks and before name binding: a
  * pinned name needs a proof by its pinned key, a broken first-use proof is refused, and a valid
  * first-use proof pins the name once its binding succeeded. Refusals are a private {@code error}
- * with {@code verification_result}, then close 4013. Off unless {@code --identity-pinning}.
+ * with {@code verification_result}, then close 4013. On by default (single hub and mesh node);
+ * {@code --no-identity-pinning} turns it off.
  */
 final class IdentityPinGate {
     private static final Logger LOG = LoggerFactory.getLogger(IdentityPinGate.class);
