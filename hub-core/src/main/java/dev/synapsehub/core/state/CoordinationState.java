@@ -247,6 +247,12 @@ public final class CoordinationState {
             throw new IllegalStateException("restore needs a fresh state");
         }
         claims.restore(image.claims());
+        restoreAllButClaims(image);
+        lastSeq = image.lastSeq();
+    }
+
+    /** Every registry but the claims, which {@link #restore(StateImage, java.util.concurrent.Executor)} loads apart. */
+    private void restoreAllButClaims(StateImage image) {
         idempotency.restore(image.idempotency());
         board.restore(image.board());
         resources.restore(image.resources());
@@ -255,7 +261,6 @@ public final class CoordinationState {
         cards.restore(image.cards());
         pins.restore(image.pins());
         findings.restore(image.findingCounts());
-        lastSeq = image.lastSeq();
     }
 
     /**
@@ -271,17 +276,10 @@ public final class CoordinationState {
         }
         java.util.concurrent.CompletableFuture<Void> claimsDone =
                 java.util.concurrent.CompletableFuture.runAsync(() -> claims.restore(image.claims()), claimsRunner);
-        RuntimeException rest = null;
+        Throwable rest = null;
         try {
-            idempotency.restore(image.idempotency());
-            board.restore(image.board());
-            resources.restore(image.resources());
-            messaging.restore(image.messaging());
-            channels.restore(image.channels());
-            cards.restore(image.cards());
-            pins.restore(image.pins());
-            findings.restore(image.findingCounts());
-        } catch (RuntimeException e) {
+            restoreAllButClaims(image);
+        } catch (RuntimeException | Error e) { // held until the claims' thread is done: it writes this state
             rest = e;
         }
         try {
@@ -295,8 +293,11 @@ public final class CoordinationState {
             }
             throw e;
         }
-        if (rest != null) {
-            throw rest;
+        if (rest instanceof RuntimeException r) {
+            throw r;
+        }
+        if (rest instanceof Error err) {
+            throw err;
         }
         lastSeq = image.lastSeq();
     }
