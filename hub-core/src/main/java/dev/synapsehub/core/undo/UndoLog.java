@@ -34,30 +34,44 @@ public final class UndoLog {
         return steps != null;
     }
 
-    /** Forgets the recorded steps (the batch committed), then runs the end-of-batch actions. */
+    /**
+     * Forgets the recorded steps (the batch committed), then runs the end-of-batch actions; as in
+     * {@link #rollback}, one that throws does not stop the rest, and the first failure is rethrown.
+     */
     public void commit() {
         List<Runnable> actions = atEnd;
         steps = null;
         atEnd = null;
-        runAll(actions);
+        RuntimeException failure = runAll(actions, null);
+        if (failure != null) {
+            throw failure;
+        }
     }
 
     /**
      * Runs every recorded step, newest first, stops recording, then runs the end-of-batch
      * actions. The steps run in the reverse of the order the changes were made, whichever
      * registry made them, so a change is undone only after every later one.
+     *
+     * <p>A step or action that throws does not stop the others: one registry's defect must not
+     * leave every other registry holding the failed batch's changes or an unpublished view. The
+     * first failure is rethrown once everything has run, later ones attached as suppressed.
      */
     public void rollback() {
         Deque<Runnable> pending = steps;
         List<Runnable> actions = atEnd;
         steps = null;
         atEnd = null;
+        RuntimeException failure = null;
         if (pending != null) {
             while (!pending.isEmpty()) {
-                pending.pop().run();
+                failure = runCollecting(pending.pop(), failure);
             }
         }
-        runAll(actions);
+        failure = runAll(actions, failure);
+        if (failure != null) {
+            throw failure;
+        }
     }
 
     /** Records a step if a batch is open; outside a batch (replay, tests) it is dropped. */
@@ -117,9 +131,24 @@ public final class UndoLog {
         return steps == null ? 0 : steps.size();
     }
 
-    private static void runAll(List<Runnable> actions) {
+    private static RuntimeException runAll(List<Runnable> actions, RuntimeException failure) {
         if (actions != null) {
-            actions.forEach(Runnable::run);
+            for (Runnable action : actions) {
+                failure = runCollecting(action, failure);
+            }
         }
+        return failure;
+    }
+
+    private static RuntimeException runCollecting(Runnable step, RuntimeException failure) {
+        try {
+            step.run();
+        } catch (RuntimeException e) {
+            if (failure == null) {
+                return e;
+            }
+            failure.addSuppressed(e);
+        }
+        return failure;
     }
 }

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The state's one undo log: newest first across recorders, end-of-batch actions after the steps. */
 class UndoLogTest {
@@ -40,6 +41,37 @@ class UndoLogTest {
         undo.commit();
         undo.rollback(); // nothing left: the commit forgot the steps and ran the action once
         assertThat(ran).containsExactly("publish");
+    }
+
+    @Test
+    void aThrowingStepOrActionDoesNotStopTheOthersAndTheFirstFailureIsRethrown() {
+        undo.begin();
+        undo.record(() -> ran.add("claims 1"));
+        undo.record(() -> {
+            throw new IllegalStateException("board undo");
+        });
+        undo.record(() -> ran.add("ledger 1"));
+        undo.atBatchEnd(() -> {
+            throw new IllegalArgumentException("publish A");
+        });
+        undo.atBatchEnd(() -> ran.add("publish B"));
+        assertThatThrownBy(undo::rollback)
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("board undo")
+                .satisfies(e -> assertThat(e.getSuppressed()).singleElement()
+                        .satisfies(s -> assertThat(s).hasMessage("publish A")));
+        assertThat(ran).containsExactly("ledger 1", "claims 1", "publish B");
+        assertThat(undo.isOpen()).isFalse();
+
+        ran.clear();
+        undo.begin();
+        undo.atBatchEnd(() -> {
+            throw new IllegalStateException("pins publish");
+        });
+        undo.atBatchEnd(() -> ran.add("ledger publish"));
+        assertThatThrownBy(undo::commit).hasMessage("pins publish");
+        assertThat(ran).containsExactly("ledger publish");
+        assertThat(undo.isOpen()).isFalse();
     }
 
     @Test
