@@ -1,0 +1,111 @@
+package dev.synapsehub.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The class-data-sharing part of {@code bin/synapse-hub}, run as the shell script it is, on a copy
+ * of the repository layout with a stand-in for {@code java} (so no jar needs to be built): hubs
+ * started together train the archive once, and a failed training is not retried on every start.
+ */
+class LauncherClassDataTest {
+    /** Stands in for java: a training (ArchiveClassesAtExit) is counted, takes a moment and writes the archive. */
+    private static final String FAKE_JAVA = """
+            #!/usr/bin/env bash
+            for a in "$@"; do
+              case "$a" in
+                -XX:ArchiveClassesAtExit=*)
+                  echo train >>"$FAKE_COUNT"
+                  sleep 2
+                  [ "${FAKE_TRAINING:-ok}" = ok ] || exit 1
+                  echo archive >"${a#*=}"
+                  exit 0;;
+              esac
+            done
+            echo "hub $*"
+            """;
+
+    @TempDir
+    Path root;
+
+    private Path setUp() throws IOException {
+        Files.createDirectories(root.resolve("bin"));
+        Path launcher = root.resolve("bin/synapse-hub");
+        Files.copy(Path.of("..", "bin", "synapse-hub"), launcher);
+        Files.createDirectories(root.resolve("hub-cli/target"));
+        Files.writeString(root.resolve("hub-cli/target/synapse-hub.jar"), "not a real jar");
+        Path java = root.resolve("fake-java");
+        Files.writeString(java, FAKE_JAVA);
+        for (Path p : List.of(launcher, java)) {
+            Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwxr-xr-x"));
+        }
+        return launcher;
+    }
+
+    private Process launch(Path launcher, String training) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(launcher.toString(), "--version");
+        pb.environment().put("JAVA", root.resolve("fake-java").toString());
+        pb.environment().put("FAKE_COUNT", root.resolve("trainings").toString());
+        pb.environment().put("FAKE_TRAINING", training);
+        pb.environment().put("SYNAPSE_HUB_CDS_DIR", root.resolve("cds").toString());
+        pb.environment().remove("SYNAPSE_HUB_CDS");
+        pb.environment().remove("SYNAPSE_HUB_JAVA_OPTS");
+        pb.redirectErrorStream(true);
+        return pb.start();
+    }
+
+    private static String finish(Process p) throws Exception {
+        assertThat(p.waitFor(120, TimeUnit.SECONDS)).as("the launcher finished").isTrue();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.exitValue()).as(out).isZero();
+        return out;
+    }
+
+    private long trainings() throws IOException {
+        Path count = root.resolve("trainings");
+        return Files.exists(count) ? Files.readAllLines(count).size() : 0;
+    }
+
+    @Test
+    void hubsStartedTogetherTrainTheArchiveOnceAndEveryOneStarts() throws Exception {
+        Path launcher = setUp();
+        List<Process> started = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            started.add(launch(launcher, "ok"));
+        }
+        List<String> outputs = new ArrayList<>();
+        for (Process p : started) {
+            outputs.add(finish(p));
+        }
+        assertThat(trainings()).isEqualTo(1);
+        assertThat(outputs).allSatisfy(out -> assertThat(out).contains("hub ").contains("--version"));
+        try (var files = Files.list(root.resolve("cds"))) {
+            assertThat(files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".jsa")).toList()).hasSize(1);
+        }
+        // a later start uses the archive and trains nothing
+        String later = finish(launch(launcher, "ok"));
+        assertThat(later).contains("-XX:SharedArchiveFile=");
+        assertThat(trainings()).isEqualTo(1);
+    }
+
+    @Test
+    void aFailedTrainingStartsTheHubWithoutAnArchiveAndIsNotRetried() throws Exception {
+        Path launcher = setUp();
+        String first = finish(launch(launcher, "fail"));
+        assertThat(first).contains("training failed").contains("hub ").doesNotContain("SharedArchiveFile");
+        String second = finish(launch(launcher, "fail"));
+        assertThat(second).contains("hub ").doesNotContain("making the class-data archive");
+        assertThat(trainings()).isEqualTo(1);
+    }
+}
