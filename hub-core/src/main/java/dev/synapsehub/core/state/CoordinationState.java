@@ -269,13 +269,21 @@ public final class CoordinationState {
      * other thread can see this state. The registries share nothing, and waiting for the claims
      * orders their writes before this returns. A part that is refused throws as
      * {@link #restore(StateImage)} does (the claims' failure first); the state is then unusable.
+     * When {@code claimsRunner} cannot start the work, everything is loaded on the calling thread.
      */
     public void restore(StateImage image, java.util.concurrent.Executor claimsRunner) {
         if (lastSeq != 0) {
             throw new IllegalStateException("restore needs a fresh state");
         }
-        java.util.concurrent.CompletableFuture<Void> claimsDone =
-                java.util.concurrent.CompletableFuture.runAsync(() -> claims.restore(image.claims()), claimsRunner);
+        java.util.concurrent.CompletableFuture<Void> claimsDone;
+        try {
+            claimsDone = java.util.concurrent.CompletableFuture.runAsync(() -> claims.restore(image.claims()), claimsRunner);
+        } catch (java.util.concurrent.RejectedExecutionException | OutOfMemoryError e) {
+            // no second thread to be had (a runner refusing, or "unable to create native thread"):
+            // a start-up is slower on one thread, never refused for that
+            restore(image);
+            return;
+        }
         Throwable rest = null;
         try {
             restoreAllButClaims(image);

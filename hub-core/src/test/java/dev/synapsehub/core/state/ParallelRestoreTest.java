@@ -80,4 +80,21 @@ class ParallelRestoreTest {
         assertThatThrownBy(() -> new CoordinationState().restore(noBoard, OWN_THREAD))
                 .isInstanceOf(NullPointerException.class);
     }
+
+    @Test
+    void aRunnerThatCannotStartTheClaimsLoadsEverythingOnTheCallingThread() {
+        StateImage image = source().image();
+        CoordinationState refused = new CoordinationState();
+        refused.restore(image, task -> {
+            throw new java.util.concurrent.RejectedExecutionException("no thread");
+        });
+        assertThat(refused.image()).isEqualTo(image);
+        assertThat(refused.lastSeq()).isEqualTo(image.lastSeq());
+
+        CoordinationState noNativeThread = new CoordinationState();
+        noNativeThread.restore(image, task -> {
+            throw new OutOfMemoryError("unable to create native thread");
+        });
+        assertThat(noNativeThread.image()).isEqualTo(image);
+    }
 }
