@@ -9,7 +9,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 
-/** Replaces a trust file atomically: a temp file (mode 0600) beside it, fsync, rename (contract F2). */
+/** Replaces a trust file atomically: a temp file (mode 0600) beside it, fsync, rename, fsync of the directory (contract F2). */
 final class AtomicFile {
     private AtomicFile() {
     }
@@ -24,10 +24,25 @@ final class AtomicFile {
         } else {
             Files.createFile(temp);
         }
-        try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-            ch.write(ByteBuffer.wrap(bytes));
-            ch.force(true);
+        boolean moved = false;
+        try {
+            try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+                ByteBuffer buffer = ByteBuffer.wrap(bytes);
+                while (buffer.hasRemaining()) {
+                    ch.write(buffer);
+                }
+                ch.force(true);
+            }
+            Files.move(temp, absolute, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            moved = true;
+        } finally {
+            if (!moved) { // a failed write leaves no stray temp file holding key material
+                Files.deleteIfExists(temp);
+            }
         }
-        Files.move(temp, absolute, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        // the rename is durable only once the directory entry is on disk
+        try (FileChannel dir = FileChannel.open(absolute.getParent(), StandardOpenOption.READ)) {
+            dir.force(true);
+        }
     }
 }
