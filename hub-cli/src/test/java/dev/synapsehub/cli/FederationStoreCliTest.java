@@ -117,6 +117,21 @@ class FederationStoreCliTest {
     }
 
     @Test
+    void aBundleWithAnUppercasePinIsRefusedAtImportAndTheStoreIsNotWritten() throws Exception {
+        String pin = TestCertificates.authority("ca").issue("hub-a").pin().text();
+        String upper = "sha256:" + pin.substring("sha256:".length()).toUpperCase(java.util.Locale.ROOT);
+        Path bundle = dir.resolve("upper.json");
+        Files.writeString(bundle, "{\"domain_id\":\"a.example\",\"namespaces\":[\"proj\"],\"certificate_pins\":[\""
+                + upper + "\"],\"signing_key_ids\":[],\"scope_grants\":[],\"expires_at\":null}");
+        Path store = dir.resolve("store/upper-federation.json");
+        CliTest.Run imported = CliTest.run("federation", "import", bundle.toString(), "--confirmed-by", "alice",
+                "--store", store.toString());
+        assertThat(imported.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(imported.err()).contains(upper).contains("write the hex in lowercase");
+        assertThat(store).doesNotExist();
+    }
+
+    @Test
     void statusOfAHubWithoutWatchedPeersAndOfflineObservedWithoutAMirror() throws Exception {
         HubDaemon d = hub.start("--port", "0");
         CliTest.Run status = CliTest.run("federation", "status", "--url", "ws://127.0.0.1:" + d.port());

@@ -161,6 +161,12 @@ public final class FederationStore {
                 throw new TrustFileException(where + ": field 'certificate_pins' holds '" + pin
                         + "'; a pin is sha256:<64 hex digits> of the DER certificate");
             }
+            // A store written by another hub may hold uppercase pins (they never match, as there);
+            // a bundle being imported is refused instead of becoming a peering no certificate fits.
+            if (!withProvenance && !pin.matches("sha256:[0-9a-f]{64}")) {
+                throw new TrustFileException(where + ": field 'certificate_pins' holds '" + pin
+                        + "'; pins are compared as exact strings, so write the hex in lowercase");
+            }
         }
         List<String> keys = list(r, "signing_key_ids", where);
         List<ScopeGrant> grants = new ArrayList<>();
