@@ -146,7 +146,8 @@ public final class CoordinationState {
         } else if (command instanceof dev.synapsehub.core.command.MemoryCommand m) {
             return findings.decide(m, t, lastSeq + 1);
         } else if (command instanceof AuditRecordCommand a) {
-            return new Decision(new AuditRecordedReply(a.kind()), List.of(new AuditRecordEvent(t, a.kind(), a.payloadJson())));
+            return new Decision(new AuditRecordedReply(a.kind(), lastSeq + 1), // the record is the decision's only event
+                    List.of(new AuditRecordEvent(t, a.kind(), a.payloadJson())));
         }
         throw new IllegalArgumentException("unknown command " + command.getClass().getName());
     }

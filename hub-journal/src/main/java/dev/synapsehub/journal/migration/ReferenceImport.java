@@ -89,7 +89,6 @@ public final class ReferenceImport {
 
     /** Kinds of §12.3 this hub does not keep, with the reason given in the report. */
     private static final Map<String, String> NOT_KEPT = Map.ofEntries(
-            Map.entry("guard_denial", "audit record of guard evidence, a feature this hub does not implement"),
             Map.entry("operator_relay", "audit record of operator relay, not implemented by this hub"),
             Map.entry("identity_pin_reclaim", "audit record of a reclaim of the reference's pin file, which is not imported"),
             Map.entry("dead_letter_forwarding", "audit record of multi-hub forwarding; changes no state"),

@@ -48,6 +48,7 @@ public final class InboundPipeline {
     private final IdentityPinGate pins;
     private final IdentityPinReclaimVerb pinReclaim;
     private final MemoryVerbs memory;
+    private final GuardEvidenceVerb guardEvidence;
 
     public InboundPipeline(HubContext hub) {
         this.hub = hub;
@@ -63,6 +64,7 @@ public final class InboundPipeline {
         this.pins = new IdentityPinGate(hub);
         this.pinReclaim = new IdentityPinReclaimVerb(hub);
         this.memory = new MemoryVerbs(hub);
+        this.guardEvidence = new GuardEvidenceVerb(hub);
     }
 
     /** The hub's claim path, as extensions use it to decide claims on behalf of another hub. */
@@ -272,6 +274,8 @@ public final class InboundPipeline {
             pinReclaim.handle(request);
         } else if (MemoryVerbs.handles(type)) {
             memory.handle(request);
+        } else if (GuardEvidenceVerb.TYPE.equals(type)) {
+            guardEvidence.handle(request);
         } else if (hub.extensions().handler(type) != null) {
             hub.extensions().handler(type).handle(request);
         } else if (!unavailable.answer(request)) {

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 /**
  * Optional verbs of contract §14 whose feature this hub does not run, answered as the
- * reference answers a hub without that feature (A3, A4, A5.1) instead of "Unknown
+ * reference answers a hub without that feature (A4, A5.1) instead of "Unknown
  * message type": existing clients read these answers. Nothing is applied, journaled or sent
  * to anyone but the requester.
  */
@@ -22,15 +22,6 @@ final class UnavailableFeatureVerbs {
             case "federation_offer_request":
                 // a hub with --federation-offer answers through its federation extension first
                 send(r, hub.frames().error(r.sender(), "No federation offer is configured on this hub.", now()));
-                return true;
-            case "guard_denial":
-                if (hub.config().secured() && hub.journaled()) {
-                    return false; // the gate passes, and the verb itself is not implemented here
-                }
-                ObjectNode e = hub.frames().error(r.sender(),
-                        "guard denial evidence requires an authenticated durable hub", now());
-                e.put("error_code", "guard_evidence_unavailable");
-                send(r, e);
                 return true;
             case "operator_relay_request":
                 operatorRelay(r);

@@ -57,7 +57,8 @@ final class VerbSupport {
     /** The verbs that honour {@code idem_key} (contract §4.6), by normalised type. */
     static final Set<String> KEYED_VERBS = Set.of("claim", "release", "task_update", "handoff", "checkpoint",
             "ledger_task", "ledger_task_update", "ledger_progress", "resource", "resource_offer", "offer_resource",
-            "recall_log", "finding"); // the memory verbs are keyed only on a journaled hub (A12 PM6)
+            "recall_log", "finding", // the memory verbs are keyed only on a journaled hub (A12 PM6)
+            "guard_denial"); // only a token hub with a journal takes it (A3)
 
     /**
      * The committed first answer to a keyed retry, read without the actor: the stored response
