@@ -44,7 +44,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class FederationExtension implements HubExtension {
     private static final Set<String> TYPES = Set.of("multihub_log_request", "multihub_observed_request",
-            "multihub_recover_request", "multihub_claim_request", "federation_offer_request", "operator_relay_request");
+            "multihub_recover_request", "multihub_claim_request", "federation_offer_request", "operator_relay_request",
+            dev.synapsehub.federation.route.DeadLetterForwardingServer.TYPE);
     private static final Logger LOG = LoggerFactory.getLogger(FederationExtension.class);
 
     private final FederationSettings settings;
@@ -62,6 +63,7 @@ public final class FederationExtension implements HubExtension {
     private ClaimForwarder forwarder;
     private ClaimServer claimServer;
     private dev.synapsehub.federation.route.RelayServer relayServer;
+    private dev.synapsehub.federation.route.DeadLetterForwardingServer deadLetters;
     private dev.synapsehub.federation.serve.OfferServer offers;
     private ScheduledExecutorService background;
     private FederationCockpit cockpit;
@@ -101,6 +103,8 @@ public final class FederationExtension implements HubExtension {
         claimServer = new ClaimServer(context, settings.trust(), resolver, claims, metrics);
         relayServer = new dev.synapsehub.federation.route.RelayServer(context, settings.trust(), resolver,
                 settings.relay());
+        deadLetters = new dev.synapsehub.federation.route.DeadLetterForwardingServer(context, settings.trust(), resolver,
+                audit);
         watch.start(links);
         if (!settings.watch().peers().isEmpty() || settings.owners().configured()) { // a plain hub shows no federation
             cockpit = new FederationCockpit(context.config().hubId(), fold, partitions::current);
@@ -161,6 +165,7 @@ public final class FederationExtension implements HubExtension {
             case "multihub_claim_request" -> claimServer.handle(request);
             case "federation_offer_request" -> offers.handle(request);
             case "operator_relay_request" -> relayServer.handle(request);
+            case dev.synapsehub.federation.route.DeadLetterForwardingServer.TYPE -> deadLetters.handle(request);
             default -> recover(request);
         }
     }

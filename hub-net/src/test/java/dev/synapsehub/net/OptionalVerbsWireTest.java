@@ -115,6 +115,7 @@ class OptionalVerbsWireTest {
     void verbsWithoutAContractAnswerStayUnknown() throws Exception {
         try (TestHub hub = TestHub.open()) {
             HubClient a = hub.agent("p/alpha");
+            // a hub without the federation module; with it: DeadLetterForwardingTest (hub-federation)
             for (String verb : new String[] {"dead_letter_forwarding"}) { // recall_log, finding: MemoryWireTest
                 a.send(a.frame(verb));
                 assertThat(a.awaitType("error", WAIT).path("payload").asText())

@@ -1,0 +1,129 @@
+package dev.synapsehub.federation.route;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.federation.AuditJournal;
+import dev.synapsehub.federation.trust.PeerDecision;
+import dev.synapsehub.federation.trust.ServingTrust;
+import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.protocol.Request;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The owning side of {@code dead_letter_forwarding} (contract §11.5, F5): a peer hub reports
+ * directed messages it could not deliver to a recipient in a namespace this hub owns. It is
+ * fire-and-forget: nothing is ever sent back. Accepted only from a peer the serving policy
+ * authorises with its live client certificate, for a well-formed {@code forwarding} object from
+ * that peer itself, whose target's namespace resolves local here; then an audit-only
+ * {@code dead_letter_forwarding} record ({@code direction: "in"}) is journaled and, once
+ * committed, every socket gets the broadcast {@code dead_letter_forwarding}. Any refusal sends
+ * nothing and is logged with its reason.
+ */
+public final class DeadLetterForwardingServer {
+    /** The frame type, and the kind of its audit record. */
+    public static final String TYPE = "dead_letter_forwarding";
+    /** The longest recipient name a report may carry, in code points (an agent name's bound). */
+    static final int MAX_TARGET = 256;
+    private static final Logger LOG = LoggerFactory.getLogger(DeadLetterForwardingServer.class);
+
+    private final HubContext hub;
+    private final ServingTrust trust;
+    private final OwnershipResolver resolver;
+    private final AuditJournal audit;
+    private final AtomicLong accepted = new AtomicLong();
+    private final AtomicLong refused = new AtomicLong();
+
+    public DeadLetterForwardingServer(HubContext hub, ServingTrust trust, OwnershipResolver resolver,
+                                      AuditJournal audit) {
+        this.hub = hub;
+        this.trust = trust;
+        this.resolver = resolver;
+        this.audit = audit;
+    }
+
+    /** Reports accepted and broadcast. */
+    public long accepted() {
+        return accepted.get();
+    }
+
+    /** Reports refused (unauthorised, malformed, or for a namespace this hub does not own). */
+    public long refused() {
+        return refused.get();
+    }
+
+    /** Handles one report (on the connection's event loop); never answers the sender. */
+    public void handle(Request r) {
+        double now = hub.clock().nowSeconds();
+        PeerDecision peer = trust.decide(r.sender(), r.session().peerCertificateChain(), now);
+        if (!peer.allowed()) {
+            refuse("Refused dead-letter forwarding from unauthorised peer '{}' ({})", r.sender(), peer.reason());
+            return;
+        }
+        JsonNode forwarding = r.get("forwarding");
+        String malformed = malformed(forwarding, r.sender());
+        if (malformed != null) {
+            refuse("Refused dead-letter forwarding from peer '{}': {}", r.sender(), malformed);
+            return;
+        }
+        String target = forwarding.get("target").textValue().strip();
+        long count = forwarding.get("count").longValue();
+        Resolution owner = resolver.resolve(target, now);
+        if (owner.ownership() != Ownership.LOCAL) {
+            refuse("Refused dead-letter forwarding from peer '{}': this hub does not own namespace '{}' ({})",
+                    r.sender(), owner.namespace(), owner.ownership());
+            return;
+        }
+        ObjectNode record = AuditJournal.payload();
+        record.put("target", target).put("count", count).put("origin_hub_id", r.sender())
+                .put("owner_hub_id", hub.config().hubId()).put("direction", "in").put("peer", r.sender());
+        audit.record(TYPE, record).whenCompleteAsync((committed, failure) -> {
+            if (failure != null || !committed) {
+                hub.metrics().faults.incrementAndGet();
+                LOG.error("dead-letter forwarding from peer '{}' for '{}' was not journaled; nothing was broadcast",
+                        r.sender(), target, failure);
+                return;
+            }
+            accepted.incrementAndGet();
+            ObjectNode f = hub.frames().envelope("all", TYPE, "dead-letter forwarding: peer hub '" + r.sender()
+                    + "' reports " + count + " directed message" + (count == 1 ? "" : "s") + " to '" + target
+                    + "' — nobody received them there; the recipient belongs on this hub", hub.clock().nowSeconds());
+            f.put("forwarding_target", target);
+            f.put("forwarding_count", count);
+            f.put("origin_hub_id", r.sender());
+            hub.outbox().broadcast(hub.frames().write(f), r.session());
+        }, hub.outbox().executor());
+    }
+
+    /** Why {@code forwarding} is not a report from {@code sender}, or null when it is one. */
+    static String malformed(JsonNode forwarding, String sender) {
+        if (forwarding == null || !forwarding.isObject()) {
+            return "'forwarding' is not an object";
+        }
+        JsonNode target = forwarding.get("target");
+        if (target == null || !target.isTextual() || target.textValue().isBlank()
+                || target.textValue().strip().codePointCount(0, target.textValue().strip().length()) > MAX_TARGET) {
+            return "'forwarding.target' is not a recipient name";
+        }
+        JsonNode count = forwarding.get("count");
+        if (count == null || !count.isIntegralNumber() || !count.canConvertToLong() || count.longValue() < 1) {
+            return "'forwarding.count' is not a positive integer";
+        }
+        JsonNode origin = forwarding.get("origin_hub_id");
+        if (origin == null || !origin.isTextual() || !origin.textValue().equals(sender)) {
+            return "'forwarding.origin_hub_id' is not the sending hub";
+        }
+        JsonNode owner = forwarding.get("owner_hub_id");
+        if (owner != null && !owner.isNull() && !owner.isTextual()) {
+            return "'forwarding.owner_hub_id' is not a string";
+        }
+        return null;
+    }
+
+    private void refuse(String message, Object... args) {
+        refused.incrementAndGet();
+        LOG.warn(message, args);
+    }
+}
