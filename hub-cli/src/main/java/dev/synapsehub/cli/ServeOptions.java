@@ -137,6 +137,17 @@ public final class ServeOptions {
             + "reads its identity-pin-reclaim rules: which operators may run identity_pin_reclaim on which names.")
     Path aclPolicy;
 
+    @Option(names = "--require-identity-binding", description = "Operator-bundle posture (contract A2.4): every "
+            + "registration must carry a signature proving the key --identity-trust names for its agent name, else "
+            + "close 4013 'identity binding failed' (missing_signature, unknown_key, ...). Pins are then neither "
+            + "checked nor made. Needs --identity-trust.")
+    boolean requireIdentityBinding;
+
+    @Option(names = "--identity-trust", paramLabel = "FILE", description = "The operator's identity bundle for "
+            + "--require-identity-binding: JSON {\"identities\": {\"<name>\": {\"key_id\": ..., \"public_key\": "
+            + "<base64 raw Ed25519 key>}}}.")
+    Path identityTrust;
+
     @Option(names = "--rate", defaultValue = "0", description = "Per-connection frames per second for non-heartbeat frames; 0 disables (default: ${DEFAULT-VALUE}).")
     double rate;
 
@@ -294,6 +305,9 @@ public final class ServeOptions {
         require(maxFanoutBacklogMb >= 1, "--max-fanout-backlog-mb must be at least 1");
         List<MessageAuthKey> keys = messageAuthKeys();
         require(!requireMessageAuth || !keys.isEmpty(), "--require-message-auth needs at least one --message-auth-key");
+        require(!requireIdentityBinding || identityTrust != null, "--require-identity-binding needs --identity-trust FILE");
+        require(identityTrust == null || requireIdentityBinding,
+                "--identity-trust is read only with --require-identity-binding (the operator-bundle posture)");
         return HubConfig.builder()
                 .tls(tlsFiles())
                 .host(host).port(port).token(effectiveToken).hubId(effectiveHubId())
@@ -318,7 +332,8 @@ public final class ServeOptions {
                 .maxFanoutBacklogBytes(maxFanoutBacklogMb * 1024L * 1024)
                 .hubVersion("synapse-hub-java/" + VersionProvider.version())
                 .identityPins(new IdentityPinSettings(identityPinning == null || identityPinning, db == null ? null : db.toString(),
-                        aclPolicy == null ? PinReclaimAcl.NONE : PinReclaimAcl.load(aclPolicy)))
+                        aclPolicy == null ? PinReclaimAcl.NONE : PinReclaimAcl.load(aclPolicy),
+                        identityTrust == null ? null : dev.synapsehub.net.identity.IdentityTrust.load(identityTrust)))
                 .build();
     }
 

@@ -69,4 +69,23 @@ class IdentityPinningOptionsTest {
                 java.util.Arrays.stream(mesh)).toArray(String[]::new);
         assertThat(parse(off).hubConfig().identityPins().enabled()).isFalse();
     }
+
+    @Test
+    void theOperatorBundlePostureNeedsBothFlagsAndReadsTheBundle() throws Exception {
+        assertThat(parse().hubConfig().identityPins().requiresBinding()).as("trust on first use by default").isFalse();
+        assertThatThrownBy(() -> parse("--require-identity-binding").hubConfig())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("--require-identity-binding needs --identity-trust FILE");
+        Path trust = dir.resolve("trust.json");
+        Files.writeString(trust, "{\"identities\": {\"p/ann\": {\"key_id\": \"k-ann\", \"public_key\": \""
+                + java.util.Base64.getEncoder().encodeToString(new byte[32]) + "\"}}}");
+        assertThatThrownBy(() -> parse("--identity-trust", trust.toString()).hubConfig())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("only with --require-identity-binding");
+        var pins = parse("--require-identity-binding", "--identity-trust", trust.toString()).hubConfig().identityPins();
+        assertThat(pins.requiresBinding()).isTrue();
+        assertThat(pins.trust().keyOf("p/ann").orElseThrow().keyId()).isEqualTo("k-ann");
+        Files.writeString(trust, "{\"identities\": {\"p/ann\": {\"key_id\": \"k-ann\"}}}");
+        assertThatThrownBy(() -> parse("--require-identity-binding", "--identity-trust", trust.toString()).hubConfig())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("public_key");
+    }
 }

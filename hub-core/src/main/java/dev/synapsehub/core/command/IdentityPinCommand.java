@@ -35,14 +35,23 @@ public sealed interface IdentityPinCommand extends Command {
      * @param ownerOnline the pinned name was bound to a live socket when checked
      * @param leaseLive the name had a live ownership lease when checked
      * @param staleOwnerReclaimable the online holder had not reacted for long enough to be waived
+     * @param boundKeyId the key the operator's registration proved when the hub runs the
+     *        operator-bundle posture (A2.6 check 7 then holds without the operator's own pin), else null
      */
     record Reclaim(String agent, String pinName, String expectedKeyId, String reason, boolean breakGlass,
-            boolean ownerOnline, boolean leaseLive, boolean staleOwnerReclaimable) implements IdentityPinCommand {
+            boolean ownerOnline, boolean leaseLive, boolean staleOwnerReclaimable, String boundKeyId)
+            implements IdentityPinCommand {
         public Reclaim {
             Objects.requireNonNull(agent, "agent");
             Objects.requireNonNull(pinName, "pinName");
             Objects.requireNonNull(expectedKeyId, "expectedKeyId");
             Objects.requireNonNull(reason, "reason");
+        }
+
+        /** A reclaim by an operator whose own name must be pinned (trust on first use). */
+        public Reclaim(String agent, String pinName, String expectedKeyId, String reason, boolean breakGlass,
+                boolean ownerOnline, boolean leaseLive, boolean staleOwnerReclaimable) {
+            this(agent, pinName, expectedKeyId, reason, breakGlass, ownerOnline, leaseLive, staleOwnerReclaimable, null);
         }
     }
 }

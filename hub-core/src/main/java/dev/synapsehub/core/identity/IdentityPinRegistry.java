@@ -75,9 +75,10 @@ public final class IdentityPinRegistry {
     }
 
     private Decision decideReclaim(IdentityPinCommand.Reclaim r, double t, long lastSeq) {
-        IdentityPin operator = pins.get(r.agent());
+        IdentityPin pinned = pins.get(r.agent());
+        String operatorKeyId = r.boundKeyId() != null ? r.boundKeyId() : pinned == null ? null : pinned.keyId();
         IdentityPin target = pins.get(r.pinName());
-        String refusal = operator == null ? NOT_BOUND
+        String refusal = operatorKeyId == null ? NOT_BOUND
                 : target == null ? NO_PIN
                 : !target.keyId().equals(r.expectedKeyId()) ? KEY_MISMATCH : null;
         if (refusal != null) {
@@ -87,17 +88,17 @@ public final class IdentityPinRegistry {
         boolean evicted = r.ownerOnline(); // the edge got here only if eviction is allowed (11/12)
         long approvedSeq = lastSeq + 1;
         long appliedSeq = lastSeq + 3;
-        IdentityPinReclaimEvent approved = audit(r, operator, t, "approved", null, null);
+        IdentityPinReclaimEvent approved = audit(r, operatorKeyId, t, "approved", null, null);
         IdentityPinEvent unpin = new IdentityPinEvent(t, IdentityPinEvent.Op.UNPIN, target.name(), target.keyId(),
                 target.publicKey());
-        IdentityPinReclaimEvent applied = audit(r, operator, t, "applied", approvedSeq, evicted);
+        IdentityPinReclaimEvent applied = audit(r, operatorKeyId, t, "applied", approvedSeq, evicted);
         return new Decision(new IdentityPinReply(IdentityPinReply.Outcome.RECLAIMED, target, RECLAIMED, appliedSeq),
                 List.of(approved, unpin, applied));
     }
 
-    private static IdentityPinReclaimEvent audit(IdentityPinCommand.Reclaim r, IdentityPin operator, double t,
+    private static IdentityPinReclaimEvent audit(IdentityPinCommand.Reclaim r, String operatorKeyId, double t,
             String status, Long approvedSeq, Boolean evicted) {
-        return new IdentityPinReclaimEvent(t, r.agent(), operator.keyId(), r.pinName(), r.expectedKeyId(), r.reason(),
+        return new IdentityPinReclaimEvent(t, r.agent(), operatorKeyId, r.pinName(), r.expectedKeyId(), r.reason(),
                 r.breakGlass(), r.ownerOnline(), r.leaseLive(), r.staleOwnerReclaimable(), status,
                 "applied".equals(status), approvedSeq, evicted);
     }

@@ -8,6 +8,7 @@ import dev.synapsehub.core.command.IdentityPinCommand;
 import dev.synapsehub.core.identity.IdentityPin;
 import dev.synapsehub.core.reply.IdentityPinReply;
 import dev.synapsehub.net.identity.IdentityProof;
+import dev.synapsehub.net.identity.IdentityTrust;
 import dev.synapsehub.net.session.Session;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,7 +21,8 @@ import java.util.Optional;
  * pinned name needs a proof by its pinned key, a broken first-use proof is refused, and a valid
  * first-use proof pins the name once its binding succeeded. Refusals are a private {@code error}
  * with {@code verification_result}, then close 4013. On by default (single hub and mesh node);
- * {@code --no-identity-pinning} turns it off.
+ * {@code --no-identity-pinning} turns it off. In the operator-bundle posture
+ * ({@code --require-identity-binding}) the bundle's key replaces pins for every name.
  */
 final class IdentityPinGate {
     private static final Logger LOG = LoggerFactory.getLogger(IdentityPinGate.class);
@@ -40,7 +42,8 @@ final class IdentityPinGate {
 
     /** True when the first frame must be kept as received (with its token) for the proof check. */
     boolean wantsReceived(ObjectNode frame) {
-        return hub.config().identityPins().enabled() && frame.has("signature");
+        return (hub.config().identityPins().enabled() || hub.config().identityPins().requiresBinding())
+                && frame.has("signature");
     }
 
     /**
@@ -49,11 +52,15 @@ final class IdentityPinGate {
      * @param received the frame as received (token included) when {@link #wantsReceived}, else null
      */
     Admission check(Session session, ObjectNode received, String sender, double now) {
+        JsonNode signature = received == null ? null : received.get("signature");
+        boolean signed = signature != null && signature.isObject();
+        IdentityTrust trust = hub.config().identityPins().trust();
+        if (trust != null) {
+            return bundle(trust, session, signed ? received : null, sender, now);
+        }
         if (!hub.config().identityPins().enabled()) {
             return Admission.ADMIT;
         }
-        JsonNode signature = received == null ? null : received.get("signature");
-        boolean signed = signature != null && signature.isObject();
         Optional<IdentityPin> pinned = hub.actor().committedPin(sender);
         if (pinned.isPresent()) {
             IdentityPin pin = pinned.get();
@@ -78,6 +85,24 @@ final class IdentityPinGate {
             return Admission.REFUSED;
         }
         return new Admission(true, new IdentityPinCommand.Pin(sender, signature.get("key_id").textValue(), keyText));
+    }
+
+    /**
+     * The operator-bundle posture (A2.2, A2.4): every first frame proves the bundle's key for its
+     * name; no pin is read or made. No {@code signature} object is {@code missing_signature}, a
+     * name the bundle does not hold is {@code unknown_key}.
+     */
+    private Admission bundle(IdentityTrust trust, Session session, ObjectNode signed, String sender, double now) {
+        Optional<IdentityTrust.TrustedKey> key = trust.keyOf(sender);
+        String result = signed == null ? "missing_signature"
+                : key.isEmpty() ? "unknown_key"
+                : proof.verify(signed, sender, key.get().keyId(), key.get().publicKey(), now);
+        if ("ok".equals(result)) {
+            return Admission.ADMIT;
+        }
+        hub.metrics().authFailures.incrementAndGet();
+        refuse(session, sender, "identity binding failed: " + result, result, "identity binding failed", now);
+        return Admission.REFUSED;
     }
 
     /**

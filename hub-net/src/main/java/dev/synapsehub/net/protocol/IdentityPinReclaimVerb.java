@@ -9,6 +9,7 @@ import dev.synapsehub.core.identity.IdentityPin;
 import dev.synapsehub.core.identity.IdentityPinRegistry;
 import dev.synapsehub.core.reply.IdentityPinReply;
 import dev.synapsehub.core.reply.Reply;
+import dev.synapsehub.net.identity.IdentityTrust;
 import dev.synapsehub.net.session.Session;
 
 import java.util.List;
@@ -52,6 +53,9 @@ final class IdentityPinReclaimVerb {
         boolean leaseLive = !pinName.isEmpty() && hub.registry().leaseLive(pinName, now);
         boolean stale = online && staleOwner(pinName, now);
         Optional<IdentityPin> target = hub.actor().committedPin(pinName);
+        IdentityTrust trust = hub.config().identityPins().trust();
+        String boundKeyId = trust == null ? null : trust.keyOf(r.sender()).map(IdentityTrust.TrustedKey::keyId)
+                .orElse(null);
         String refusal;
         if (pinName.isEmpty()) {
             refusal = "pin name is required";
@@ -65,8 +69,8 @@ final class IdentityPinReclaimVerb {
             refusal = "an operator cannot reclaim the identity used by its own live connection";
         } else if (!hub.config().identityPins().acl().allows(r.sender(), pinName)) {
             refusal = "no identity-pin-reclaim ACL grant authorises this operator and target";
-        } else if (hub.actor().committedPin(r.sender()).isEmpty()) {
-            refusal = IdentityPinRegistry.NOT_BOUND;
+        } else if (boundKeyId == null && hub.actor().committedPin(r.sender()).isEmpty()) {
+            refusal = IdentityPinRegistry.NOT_BOUND; // in the bundle posture every name proved its bundle key
         } else if (!hub.journaled()) {
             refusal = "the hub has no durable journal for the mandatory reclaim audit event";
         } else if (target.isEmpty()) {
@@ -85,7 +89,7 @@ final class IdentityPinReclaimVerb {
             return;
         }
         IdentityPinCommand.Reclaim command = new IdentityPinCommand.Reclaim(r.sender(), pinName, keyId, reason,
-                breakGlass, online, leaseLive, stale);
+                breakGlass, online, leaseLive, stale, boundKeyId);
         support.submit(r, command, false, null, (req, reply, stored, committed, at) -> {
             if (!(reply instanceof IdentityPinReply p)) {
                 hub.outbox().send(req.session(), hub.frames().error(req.sender(), ((Reply.Denied) reply).message(), at));
