@@ -43,6 +43,12 @@ public final class ImportCommand implements Callable<Integer> {
             description = "Skip event rows that cannot be decoded (reported) instead of refusing the import.")
     boolean skipCorrupt;
 
+    @Option(names = "--identity-pins", paramLabel = "PINS.json",
+            description = "The other hub's identity pin file (its --identity-pins, by default "
+                    + "~/synapse/identity-pins.json): its pins become this journal's identity pins, and its "
+                    + "identity_pin_reclaim audit rows are carried with them. A malformed file refuses the import.")
+    Path identityPins;
+
     @Spec
     CommandSpec spec;
 
@@ -51,7 +57,8 @@ public final class ImportCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         ImportReport report;
         try {
-            report = ReferenceImport.run(new ReferenceImport.Options(from, db, dryRun, replaceExisting, skipCorrupt),
+            report = ReferenceImport.run(new ReferenceImport.Options(from, db, dryRun, replaceExisting, skipCorrupt,
+                    identityPins),
                     System.currentTimeMillis() / 1000.0);
         } catch (ImportRefusedException e) {
             err.println("synapse-hub import: " + e.getMessage());

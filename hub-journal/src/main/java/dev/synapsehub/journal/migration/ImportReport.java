@@ -27,6 +27,7 @@ public final class ImportReport {
     private String sourceSummary = "";
     private String targetSummary = "";
     private long appendedIdempotency;
+    private long appendedPins;
 
     ImportReport(Path source, Path target, boolean dryRun) {
         this.source = source;
@@ -48,6 +49,10 @@ public final class ImportReport {
 
     void countAppendedIdempotency() {
         appendedIdempotency++;
+    }
+
+    void countAppendedPin() {
+        appendedPins++;
     }
 
     void skipped(String kind, String reason) {
@@ -77,6 +82,7 @@ public final class ImportReport {
         after.put("pending receipts", state.messaging().pendingReceipts().size());
         after.put("dead-letter targets", state.messaging().deadLetters(now).size());
         after.put("idempotency keys", state.idempotency().size());
+        after.put("identity pins", state.pins().size());
     }
 
     /** Events carried, by kind. */
@@ -117,6 +123,10 @@ public final class ImportReport {
         if (appendedIdempotency > 0) {
             out.add(String.format(Locale.ROOT, "  %-28s %,9d  (from the operations table, after the last seq)",
                     "idempotency", appendedIdempotency));
+        }
+        if (appendedPins > 0) {
+            out.add(String.format(Locale.ROOT, "  %-28s %,9d  (from the --identity-pins file, after the last seq)",
+                    "identity_pin", appendedPins));
         }
         long dropped = skipped.values().stream().mapToLong(Long::longValue).sum();
         out.add(String.format(Locale.ROOT, "skipped  %,d events", dropped));

@@ -8,6 +8,7 @@ import dev.synapsehub.core.event.ClaimSnapshotEvent;
 import dev.synapsehub.core.event.CoordinationEvent;
 import dev.synapsehub.core.event.DeliveryReceiptImmediateEvent;
 import dev.synapsehub.core.event.IdempotencyRecordedEvent;
+import dev.synapsehub.core.event.IdentityPinEvent;
 import dev.synapsehub.core.event.LedgerProgressEvent;
 import dev.synapsehub.core.event.MailboxWatermarkEvent;
 import dev.synapsehub.core.event.ResourceOfferedEvent;
@@ -78,19 +79,28 @@ public final class ReferenceImport {
      *     {@code <target>.replaced-<time>} instead of refusing the import
      * @param skipCorrupt rows that cannot be decoded are skipped (and reported) instead of
      *     refusing the import
+     * @param identityPins the source hub's pin file (A2.5), whose pins are appended as
+     *     {@code identity_pin} events and whose reclaim audit rows are then carried; null for none
      */
-    public record Options(Path source, Path target, boolean dryRun, boolean replaceExisting, boolean skipCorrupt) {
+    public record Options(Path source, Path target, boolean dryRun, boolean replaceExisting, boolean skipCorrupt,
+            Path identityPins) {
         public Options {
             if (source == null || target == null) {
                 throw new IllegalArgumentException("both the source and the target are required");
             }
+        }
+
+        /** Without a pin file. */
+        public Options(Path source, Path target, boolean dryRun, boolean replaceExisting, boolean skipCorrupt) {
+            this(source, target, dryRun, replaceExisting, skipCorrupt, null);
         }
     }
 
     /** Kinds of §12.3 this hub does not keep, with the reason given in the report. */
     private static final Map<String, String> NOT_KEPT = Map.ofEntries(
             Map.entry("operator_relay", "audit record of operator relay, not implemented by this hub"),
-            Map.entry("identity_pin_reclaim", "audit record of a reclaim of the reference's pin file, which is not imported"),
+            Map.entry("identity_pin_reclaim", "audit record of a reclaim of the reference's pin file, which is not "
+                    + "imported without --identity-pins"),
             Map.entry("dead_letter_forwarding", "audit record of multi-hub forwarding; changes no state"),
             Map.entry("multihub_partition", "multi-hub audit record; changes no state"),
             Map.entry("multihub_heal", "multi-hub audit record; changes no state"),
@@ -102,6 +112,10 @@ public final class ReferenceImport {
 
     private final EventCodec codec = new EventCodec();
     private final ObjectMapper json = new ObjectMapper();
+    /** The source hub's pins, appended after its log; empty without a pin file. */
+    private List<IdentityPinEvent> pins = List.of();
+    /** Whether a pin file was given (its reclaim audit rows are then carried). */
+    private boolean pinsGiven;
 
     private ReferenceImport() {
     }
@@ -125,6 +139,10 @@ public final class ReferenceImport {
                     "the source and the target are the same file; nothing was written");
         }
         TargetState existing = inspectTarget(target);
+        if (o.identityPins() != null) {
+            pins = ReferencePins.read(o.identityPins());
+            pinsGiven = true;
+        }
         if (existing.events() > 0 && !o.replaceExisting()) {
             throw new ImportRefusedException(ImportRefusedException.Side.TARGET, target + " already holds a journal with "
                     + existing.events() + " events (last seq " + existing.lastSeq() + "); importing into it would mix two "
@@ -330,7 +348,9 @@ public final class ReferenceImport {
         if (row.kind() == null || row.ts() == null) {
             throw new EventCodec.CorruptPayloadException("the row has no " + (row.kind() == null ? "kind" : "ts"));
         }
-        if (!codec.knows(row.kind()) || NOT_KEPT.containsKey(row.kind())) {
+        // the reclaim audit rows are about the pin file: carried when it is imported with them
+        boolean reclaimOfImportedPins = pinsGiven && "identity_pin_reclaim".equals(row.kind());
+        if (!codec.knows(row.kind()) || (NOT_KEPT.containsKey(row.kind()) && !reclaimOfImportedPins)) {
             // the multi-hub audit kinds are journaled by our own federation, but another hub's
             // partitions and quarantines were about its peers, not ours: they are not carried
             return Optional.empty();
@@ -468,6 +488,10 @@ public final class ReferenceImport {
             sink.accept(++seq, new IdempotencyRecordedEvent(ts, op.key(),
                     op.requestDigest() == null ? "" : op.requestDigest(), op.response()));
             report.countAppendedIdempotency();
+        }
+        for (IdentityPinEvent pin : pins) {
+            sink.accept(++seq, pin);
+            report.countAppendedPin();
         }
         if (pathIdentities[0] > 0) {
             report.reconstructed(pathIdentities[0] + " claim snapshot(s) carried without their path_identity (not in "
