@@ -212,7 +212,10 @@ class GuardEvidenceWireTest {
         try (TestHub hub = new TestHub(HubConfig.builder().token(TOKEN), actor, clock, journal)) {
             HubClient a = agent(hub, "p/alpha");
             HubClient b = agent(hub, "p/beta"); // the same token: the same principal
-            for (int i = 0; i < 100; i++) {
+            ObjectNode keyed = denial(a).put("idem_key", "before-the-limit");
+            a.send(keyed);
+            ObjectNode first = a.awaitType("guard_denial_recorded", WAIT);
+            for (int i = 1; i < 100; i++) {
                 HubClient c = i % 2 == 0 ? a : b;
                 c.send(denial(c));
                 c.awaitType("guard_denial_recorded", WAIT);
@@ -225,6 +228,9 @@ class GuardEvidenceWireTest {
             a.send(denial(a).put("reason_code", "nonsense"));
             assertThat(a.awaitType("error", WAIT).path("error_code").asText())
                     .as("the limit comes before validation").isEqualTo("guard_evidence_rate_limited");
+            a.send(keyed);
+            assertThat(a.awaitType("guard_denial_recorded", WAIT)).as("a remembered key beats the limit")
+                    .isEqualTo(first);
 
             clock.advance(60.0);
             a.send(denial(a));
