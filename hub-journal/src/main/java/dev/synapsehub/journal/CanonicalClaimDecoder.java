@@ -6,7 +6,7 @@ import dev.synapsehub.core.claim.ClaimStatus;
 import dev.synapsehub.core.claim.GitContext;
 
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 
@@ -185,20 +185,31 @@ final class CanonicalClaimDecoder {
         return false;
     }
 
-    /** A string array's items after its '[' up to and including ']'; null when not strings only. */
+    /**
+     * A string array's items after its '[' up to and including ']'; null when not strings only.
+     * Immutable, so the {@link Claim} constructor's {@code List.copyOf} keeps it as it is.
+     */
     private List<String> paths() {
-        List<String> out = new ArrayList<>(4);
         if (expectByte(']')) {
-            return out;
+            return List.of();
         }
+        String[] items = new String[4];
+        int n = 0;
         while (true) {
             String s = string();
             if (s == null) {
                 return null;
             }
-            out.add(s);
+            if (n == items.length) {
+                items = Arrays.copyOf(items, n * 2);
+            }
+            items[n++] = s;
             if (expectByte(']')) {
-                return out;
+                return switch (n) {
+                    case 1 -> List.of(items[0]);
+                    case 2 -> List.of(items[0], items[1]);
+                    default -> List.of(Arrays.copyOf(items, n));
+                };
             }
             if (!expectByte(',')) {
                 return null;
@@ -229,7 +240,8 @@ final class CanonicalClaimDecoder {
             int c = b[k];
             if (c == '"') {
                 i = k + 1;
-                return new String(b, start, k - start, StandardCharsets.ISO_8859_1); // ASCII: one byte, one char
+                // ASCII: one byte, one char; empty members (note, data_ref, checkpoint) are common
+                return k == start ? "" : new String(b, start, k - start, StandardCharsets.ISO_8859_1);
             }
             if (c == '\\') {
                 return escapedString(start);
