@@ -285,16 +285,34 @@ public final class EventCodec {
      * Decodes a stored row from the UTF-8 bytes of its payload, as SQLite holds them (replay's
      * fast path: no {@code String} of the whole payload). Decodes exactly as
      * {@link #decode(String, double, String)} of the same text: a payload that does not start
-     * with '{' or does not decode from its bytes is decoded through the text path instead,
-     * which gives the authoritative result and message.
+     * with '{', holds a byte that is not ASCII (Jackson's byte parser reads some ill-formed UTF-8,
+     * an overlong '/', as characters where the text path has U+FFFD), or does not decode from
+     * its bytes is decoded through the text path instead,
+     * which gives the authoritative result and message. Claim-family payloads in the exact layout
+     * {@link #encode} writes are read by {@link CanonicalClaimDecoder}, without a parser.
      */
     public Optional<CoordinationEvent> decode(String kind, double ts, byte[] utf8) throws CorruptPayloadException {
+        // the claim family as this codec writes it, read without a parser (replay's bulk)
+        if (kind != null && Double.isFinite(ts)) {
+            ClaimSnapshotEvent.Kind snapshot = SNAPSHOT_KINDS.get(kind);
+            if (snapshot != null) {
+                Claim claim = CanonicalClaimDecoder.claim(utf8);
+                if (claim != null) {
+                    return Optional.of(new ClaimSnapshotEvent(ts, snapshot, claim));
+                }
+            } else if ("release".equals(kind)) {
+                String taskId = CanonicalClaimDecoder.releasedTaskId(utf8);
+                if (taskId != null) {
+                    return Optional.of(new ClaimReleasedEvent(ts, taskId));
+                }
+            }
+        }
         if (!knows(kind)) {
             return Optional.empty();
         }
         if (utf8 != null && utf8.length > 0 && utf8[0] == '{' && !MessagingEventCodec.knows(kind)
                 && Double.isFinite(ts) && !AuditRecordEvent.KINDS.contains(kind)
-                && !MemoryEventCodec.KINDS.contains(kind)) {
+                && !MemoryEventCodec.KINDS.contains(kind) && ascii(utf8)) {
             try {
                 return Optional.of(decode(kind, ts, PayloadReader.parse(utf8, "idempotency".equals(kind))));
             } catch (CorruptPayloadException | RuntimeException e) {
@@ -302,6 +320,16 @@ public final class EventCodec {
             }
         }
         return decode(kind, ts, utf8 == null ? null : new String(utf8, StandardCharsets.UTF_8));
+    }
+
+    /** True when every byte is ASCII (this codec writes nothing else). */
+    private static boolean ascii(byte[] utf8) {
+        for (byte b : utf8) {
+            if (b < 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static CoordinationEvent decode(String kind, double ts, PayloadReader r) throws CorruptPayloadException {

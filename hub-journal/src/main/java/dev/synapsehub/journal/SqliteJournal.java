@@ -518,8 +518,8 @@ public final class SqliteJournal implements Journal {
 
     /**
      * The stored rows with {@code seq > afterSeq}, every kind, undecoded, in seq order: at most
-     * {@code maxEvents}, and no more rows once their payloads reach {@code maxBytes} (the first
-     * row always comes). Serving a peer's log pull (contract §11.1). Same threading rule as
+     * {@code maxEvents}, and no more rows once their payloads' UTF-8 bytes reach {@code maxBytes}
+     * (the first row always comes). Serving a peer's log pull (contract §11.1). Same threading rule as
      * {@link #readAfter}: on the appending thread, through {@code CoordinationActor.read}.
      */
     public List<StoredEvent> readStored(long afterSeq, int maxEvents, long maxBytes) throws JournalException {
@@ -538,8 +538,9 @@ public final class SqliteJournal implements Journal {
             long bytes = 0;
             try (ResultSet rs = readStored.executeQuery()) {
                 while (rs.next()) {
-                    String payload = rs.getString(4);
-                    bytes += payload == null ? 0 : payload.length();
+                    // the stored UTF-8 as is: a page is copied to the frame without a String per row
+                    byte[] payload = rs.getBytes(4);
+                    bytes += payload == null ? 0 : payload.length;
                     if (!out.isEmpty() && bytes > maxBytes) {
                         break;
                     }

@@ -117,21 +117,7 @@ public final class LogServer {
                 g.writeTree(member.getValue());
             }
             g.writeArrayFieldStart("events");
-            for (StoredEvent e : events) {
-                g.writeStartObject();
-                g.writeNumberField("seq", e.seq());
-                g.writeFieldName("ts");
-                g.writeRawValue(PythonFloatFormat.format(e.ts()));
-                g.writeStringField("kind", e.kind());
-                g.writeFieldName("payload");
-                String p = e.payload();
-                if (p != null && p.startsWith("{") && p.endsWith("}")) {
-                    g.writeRawValue(p); // the stored JSON object, as is
-                } else {
-                    g.writeNull(); // a damaged row: its seq still goes, so the peer sees no gap
-                }
-                g.writeEndObject();
-            }
+            writeEvents(g, events);
             g.writeEndArray();
             g.writeNumberField("next_cursor", nextCursor);
             if (logEnd == null) {
@@ -145,6 +131,36 @@ public final class LogServer {
             throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
         }
         hub.outbox().sendInOrder(r.session(), out);
+    }
+
+    /**
+     * The page's events, each {@code {seq, ts, kind, payload}}: a stored payload that is a JSON
+     * object is written as it is stored (copied as bytes when all ASCII, as this hub's encoder
+     * writes them), anything else as {@code null}, so its seq still goes and the peer sees no gap.
+     */
+    static void writeEvents(JsonGenerator g, List<StoredEvent> events) throws IOException {
+        for (StoredEvent e : events) {
+            g.writeStartObject();
+            g.writeNumberField("seq", e.seq());
+            g.writeFieldName("ts");
+            g.writeRawValue(PythonFloatFormat.format(e.ts()));
+            g.writeStringField("kind", e.kind());
+            g.writeFieldName("payload");
+            byte[] p = e.payloadUtf8();
+            if (p != null && p.length > 0 && p[0] == '{' && p[p.length - 1] == '}') {
+                // the stored JSON object, as is; bytes that are not all ASCII go through the text
+                // (ill-formed UTF-8 becomes U+FFFD there, so the frame stays valid UTF-8)
+                AsciiJson ascii = AsciiJson.of(p);
+                if (ascii != null) {
+                    g.writeRawValue(ascii);
+                } else {
+                    g.writeRawValue(e.payload());
+                }
+            } else {
+                g.writeNull(); // a damaged row: its seq still goes, so the peer sees no gap
+            }
+            g.writeEndObject();
+        }
     }
 
     /** A JSON integer ≥ 0, else null (a float, a bool, a string or a negative number is malformed). */

@@ -1,0 +1,128 @@
+package dev.synapsehub.federation.serve;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.synapsehub.journal.StoredEvent;
+import dev.synapsehub.net.wire.PythonFloatFormat;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A page's events written from the stored bytes ({@link LogServer#writeEvents}) are byte for byte
+ * what the text-based writer produced (each payload read as a {@code String}, then encoded again),
+ * for ASCII payloads, raw UTF-8, ill-formed UTF-8, payloads larger than the generator's buffer,
+ * and damaged rows; and the page stays well-formed UTF-8 whatever the rows hold.
+ */
+class PageEventsBytesTest {
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+
+    /** The writer before the stored bytes were copied: the payload as text, through the generator. */
+    private static void writeAsText(JsonGenerator g, List<StoredEvent> events) throws IOException {
+        for (StoredEvent e : events) {
+            g.writeStartObject();
+            g.writeNumberField("seq", e.seq());
+            g.writeFieldName("ts");
+            g.writeRawValue(PythonFloatFormat.format(e.ts()));
+            g.writeStringField("kind", e.kind());
+            g.writeFieldName("payload");
+            String p = e.payload();
+            if (p != null && p.startsWith("{") && p.endsWith("}")) {
+                g.writeRawValue(p);
+            } else {
+                g.writeNull();
+            }
+            g.writeEndObject();
+        }
+    }
+
+    interface Writer {
+        void write(JsonGenerator g, List<StoredEvent> events) throws IOException;
+    }
+
+    private static byte[] page(List<StoredEvent> events, Writer writer) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (JsonGenerator g = MAPPER.createGenerator(out)) {
+            g.writeStartArray();
+            writer.write(g, events);
+            g.writeEndArray();
+        }
+        return out.toByteArray();
+    }
+
+    private static void strictUtf8(byte[] b) throws CharacterCodingException {
+        StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(b));
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void storedBytesGoOutAsTheTextWriterWroteThem() throws Exception {
+        StringBuilder big = new StringBuilder("{\"note\":\"");
+        for (int k = 0; k < 30_000; k++) {
+            big.append((char) ('a' + k % 26));
+        }
+        big.append("\"}");
+        List<StoredEvent> events = List.of(
+                new StoredEvent(1, 1.5, "claim", utf8("{\"task_id\":\"t\\u00e9\",\"n\":1}")),
+                new StoredEvent(2, 1.7e9, "release", utf8("{\"task_id\":\"t\"}")),
+                new StoredEvent(3, 2.0, "chat", utf8("{\"text\":\"raw caf\u00e9 \uD834\uDD1E\"}")), // raw UTF-8 (reference logs)
+                new StoredEvent(4, 2.0, "claim", new byte[] {'{', '"', 'a', '"', ':', '"', (byte) 0xc0, (byte) 0xaf, '"', '}'}),
+                new StoredEvent(5, 2.0, "claim", new byte[] {'{', '"', 'a', '"', ':', '"', (byte) 0xed, (byte) 0xa0, (byte) 0x80, '"', '}'}),
+                new StoredEvent(6, 2.0, "claim", new byte[] {'{', '"', 'a', '"', ':', '1', (byte) 0xe2, '}'}),
+                new StoredEvent(7, 2.0, "claim", utf8("[1,2]")),
+                new StoredEvent(8, 2.0, "claim", utf8("")),
+                new StoredEvent(9, 2.0, "claim", null),
+                new StoredEvent(10, 2.0, "claim", utf8("{")),
+                new StoredEvent(11, 2.0, "claim", utf8("}")),
+                new StoredEvent(12, 2.0, "claim", new byte[] {'{', '"', 'x', '"', ':', '1', '}', (byte) 0xff}),
+                new StoredEvent(13, 2.0, "k\u00e9nd", utf8(big.toString())),
+                new StoredEvent(14, 2.0, "claim", utf8(big.toString())));
+        byte[] fromBytes = page(events, LogServer::writeEvents);
+        assertThat(fromBytes).isEqualTo(page(events, PageEventsBytesTest::writeAsText));
+        strictUtf8(fromBytes);
+        // the well-formed rows read back as JSON: the object as stored, a damaged row as null
+        byte[] wellFormed = page(List.of(events.get(0), events.get(2), events.get(6), events.get(8)), LogServer::writeEvents);
+        assertThat(MAPPER.readTree(wellFormed).get(0).get("payload").get("task_id").asText()).isEqualTo("t\u00e9");
+        assertThat(MAPPER.readTree(wellFormed).get(1).get("payload").get("text").asText()).isEqualTo("raw caf\u00e9 \uD834\uDD1E");
+        assertThat(MAPPER.readTree(wellFormed).get(2).get("payload").isNull()).isTrue();
+        assertThat(MAPPER.readTree(wellFormed).get(3).get("payload").isNull()).isTrue();
+    }
+
+    @Test
+    void randomRowsMatchTheTextWriter() throws Exception {
+        Random r = new Random(12L);
+        byte[] alphabet = {'{', '}', '"', 'a', '\\', ':', ',', '1', ' ', 0x7f, 0x00, (byte) 0x80, (byte) 0xc3, (byte) 0xa9,
+            (byte) 0xe2, (byte) 0x82, (byte) 0xac, (byte) 0xf0, (byte) 0x9f, (byte) 0xff};
+        for (int round = 0; round < 200; round++) {
+            List<StoredEvent> events = new ArrayList<>();
+            for (int k = 0; k < 50; k++) {
+                byte[] p = new byte[r.nextInt(40)];
+                for (int j = 0; j < p.length; j++) {
+                    p[j] = alphabet[r.nextInt(alphabet.length)];
+                }
+                if (p.length > 1 && r.nextBoolean()) {
+                    p[0] = '{';
+                    p[p.length - 1] = '}';
+                }
+                events.add(new StoredEvent(k + 1, r.nextDouble() * 1e9, "claim", r.nextInt(20) == 0 ? null : p));
+            }
+            byte[] fromBytes = page(events, LogServer::writeEvents);
+            assertThat(fromBytes).isEqualTo(page(events, PageEventsBytesTest::writeAsText));
+            strictUtf8(fromBytes);
+        }
+    }
+}
