@@ -107,6 +107,19 @@ public final class FederationOptions {
             description = "Trust exactly the server certificate with this pin for claim route HUB_ID (its URI must be wss://).")
     List<String> claimPeerPins = new ArrayList<>();
 
+    @Option(names = "--relay-peer", paramLabel = "HUB_ID=URI",
+            description = "Send operator relays (operator_relay_request from a client on this machine) for namespaces "
+                    + "owned by HUB_ID to it at URI (wss://host:port) and return its operator_relay_result; repeatable, "
+                    + "needs --namespace-owner. Without a route such relays are decided, and refused, here.")
+    List<String> relayPeers = new ArrayList<>();
+
+    @Option(names = "--relay-peer-token", paramLabel = "TOKEN", description = "Connect token sent with relayed operator requests.")
+    String relayPeerToken;
+
+    @Option(names = "--relay-peer-pin", paramLabel = "HUB_ID=sha256:HEX",
+            description = "Trust exactly the server certificate with this pin for relay route HUB_ID (its URI must be wss://).")
+    List<String> relayPeerPins = new ArrayList<>();
+
     /**
      * The serving trust, loaded strictly; throws {@link IllegalArgumentException} with the
      * contract's refusal text (exit 2).
@@ -138,32 +151,45 @@ public final class FederationOptions {
             }
         }
         return new FederationSettings(trust, watch, owners, forwardSettings(owners), offerFile,
-                new FederationSettings.RelayPolicy(requireRelayReason, requireTwoPersonRelay));
+                new FederationSettings.RelayPolicy(requireRelayReason, requireTwoPersonRelay), relaySettings(owners));
     }
 
     private ForwardSettings forwardSettings(NamespaceOwners owners) {
-        if (claimPeers.isEmpty()) {
-            if (!claimPeerPins.isEmpty()) {
-                throw new IllegalArgumentException("--claim-peer-pin requires --claim-peer; a pin without a route cannot "
+        return routes("--claim-peer", claimPeers, "--claim-peer-pin", claimPeerPins, claimPeerToken, owners,
+                "--claim-peer requires --namespace-owner; a forwarding route is keyed by the owning hub id, and "
+                        + "without an ownership map no claim is remote-owned to forward.");
+    }
+
+    /** {@code --relay-peer} routes (operator relays to the owning hub), refused as contract F6 says. */
+    private ForwardSettings relaySettings(NamespaceOwners owners) {
+        return routes("--relay-peer", relayPeers, "--relay-peer-pin", relayPeerPins, relayPeerToken, owners,
+                "--relay-peer requires --namespace-owner; relay routes are keyed by the authoritative owning hub id.");
+    }
+
+    /** Routes to owning hubs given by {@code flag} (HUB_ID=URI) and {@code pinFlag} (HUB_ID=sha256:HEX). */
+    private ForwardSettings routes(String flag, List<String> specs, String pinFlag, List<String> pinSpecs, String token,
+                                   NamespaceOwners owners, String needsOwners) {
+        if (specs.isEmpty()) {
+            if (!pinSpecs.isEmpty()) {
+                throw new IllegalArgumentException(pinFlag + " requires " + flag + "; a pin without a route cannot "
                         + "secure any owner connection.");
             }
             return ForwardSettings.none();
         }
         if (!owners.configured()) {
-            throw new IllegalArgumentException("--claim-peer requires --namespace-owner; a forwarding route is keyed by "
-                    + "the owning hub id, and without an ownership map no claim is remote-owned to forward.");
+            throw new IllegalArgumentException(needsOwners);
         }
         Map<String, URI> routes = new LinkedHashMap<>();
-        for (String spec : claimPeers) {
-            String[] kv = pair(spec, "--claim-peer must use HUB_ID=URI, got '" + spec + "'");
+        for (String spec : specs) {
+            String[] kv = pair(spec, flag + " must use HUB_ID=URI, got '" + spec + "'");
             if (routes.put(kv[0], uri(kv[1], spec)) != null) {
-                throw new IllegalArgumentException("--claim-peer names hub '" + kv[0] + "' twice");
+                throw new IllegalArgumentException(flag + " names hub '" + kv[0] + "' twice");
             }
         }
         Map<String, CertificatePin> pins = new LinkedHashMap<>();
         TreeSet<String> unknown = new TreeSet<>();
-        for (String spec : claimPeerPins) {
-            String[] kv = pair(spec, "--claim-peer-pin must use HUB_ID=sha256:<hex>, got '" + spec + "'");
+        for (String spec : pinSpecs) {
+            String[] kv = pair(spec, pinFlag + " must use HUB_ID=sha256:<hex>, got '" + spec + "'");
             if (!routes.containsKey(kv[0])) {
                 unknown.add(kv[0]);
                 continue;
@@ -171,26 +197,26 @@ public final class FederationOptions {
             try {
                 pins.put(kv[0], CertificatePin.parse(kv[1]));
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("--claim-peer-pin pin must be sha256:<hex>, got '" + kv[1] + "'");
+                throw new IllegalArgumentException(pinFlag + " pin must be sha256:<hex>, got '" + kv[1] + "'");
             }
         }
         if (!unknown.isEmpty()) {
-            throw new IllegalArgumentException("--claim-peer-pin names hubs not configured by --claim-peer: "
+            throw new IllegalArgumentException(pinFlag + " names hubs not configured by " + flag + ": "
                     + String.join(", ", unknown));
         }
         List<ClaimRoute> list = new ArrayList<>();
         for (Map.Entry<String, URI> r : routes.entrySet()) {
             if (clientCertFile != null && !pins.containsKey(r.getKey())) {
-                throw new IllegalArgumentException("multi-hub client identity requires --claim-peer-pin for hub '"
+                throw new IllegalArgumentException("multi-hub client identity requires " + pinFlag + " for hub '"
                         + r.getKey() + "'");
             }
             if (pins.containsKey(r.getKey()) && !"wss".equalsIgnoreCase(r.getValue().getScheme())) {
-                throw new IllegalArgumentException("--claim-peer-pin for '" + r.getKey() + "' requires a wss:// peer "
+                throw new IllegalArgumentException(pinFlag + " for '" + r.getKey() + "' requires a wss:// peer "
                         + "URI, got " + r.getValue());
             }
             list.add(new ClaimRoute(r.getKey(), r.getValue(), pins.get(r.getKey())));
         }
-        return new ForwardSettings(ForwardSettings.byHub(list), claimPeerToken, clientCertFile, clientKeyFile,
+        return new ForwardSettings(ForwardSettings.byHub(list), token, clientCertFile, clientKeyFile,
                 ForwardSettings.BOUND);
     }
 

@@ -62,6 +62,7 @@ public final class FederationExtension implements HubExtension {
     private ClaimForwarder forwarder;
     private ClaimServer claimServer;
     private dev.synapsehub.federation.route.RelayServer relayServer;
+    private dev.synapsehub.federation.route.RelayForwarder relayForwarder;
     private dev.synapsehub.federation.serve.OfferServer offers;
     private ScheduledExecutorService background;
     private FederationCockpit cockpit;
@@ -101,6 +102,8 @@ public final class FederationExtension implements HubExtension {
         claimServer = new ClaimServer(context, settings.trust(), resolver, claims, metrics);
         relayServer = new dev.synapsehub.federation.route.RelayServer(context, settings.trust(), resolver,
                 settings.relay());
+        relayForwarder = new dev.synapsehub.federation.route.RelayForwarder(context, resolver, settings.relayRoutes(),
+                links, background, audit);
         watch.start(links);
         if (!settings.watch().peers().isEmpty() || settings.owners().configured()) { // a plain hub shows no federation
             cockpit = new FederationCockpit(context.config().hubId(), fold, partitions::current);
@@ -160,7 +163,11 @@ public final class FederationExtension implements HubExtension {
             case "multihub_observed_request" -> observed.handle(request);
             case "multihub_claim_request" -> claimServer.handle(request);
             case "federation_offer_request" -> offers.handle(request);
-            case "operator_relay_request" -> relayServer.handle(request);
+            case "operator_relay_request" -> {
+                if (!relayForwarder.forwards(request)) { // not this machine's relay to a routed owner: decided here
+                    relayServer.handle(request);
+                }
+            }
             default -> recover(request);
         }
     }
@@ -205,6 +212,9 @@ public final class FederationExtension implements HubExtension {
     @Override
     public void appendMetrics(StringBuilder out) {
         metrics.appendTo(out);
+        if (relayForwarder != null) {
+            relayForwarder.appendMetrics(out);
+        }
         if (watch == null) {
             return;
         }
@@ -254,6 +264,11 @@ public final class FederationExtension implements HubExtension {
     /** The partitions as last journaled (status, tests). */
     public Map<String, Set<String>> partitions() {
         return partitions.current();
+    }
+
+    /** The forwarding side of operator relays (status, tests). */
+    public dev.synapsehub.federation.route.RelayForwarder relayForwarder() {
+        return relayForwarder;
     }
 
     /** The advisory view of the watched peers. */
