@@ -78,13 +78,24 @@ public final class FederationOptions {
     @Option(names = "--federation-store", paramLabel = "FILE",
             description = "Turn on the federation frame gate (contract F8): a claim-family frame signed with a key id "
                     + "this store enrols is refused with the exact reason (no peer public key can be loaded, so none is "
-                    + "verified). Owner-only file; read at start. A store with scope grants needs --require-message-auth.")
+                    + "verified). Owner-only file; edits are picked up without a restart (one that does not validate "
+                    + "refuses every signed frame until it does). A store with scope grants needs --require-message-auth.")
     Path federationStore;
+
+    @Option(names = "--federation-observe-only",
+            description = "The federation frame gate refuses nothing: it logs and counts what it would refuse "
+                    + "(synapse_federation_frame_gate_observed_total) and the frame goes on as without a store. Needs "
+                    + "--federation-store.")
+    boolean federationObserveOnly;
 
     /** The federation frame gate, or null without {@code --federation-store}; refusals as F8 (exit 2). */
     dev.synapsehub.federation.gate.FrameGate frameGate(boolean requireMessageAuth, Consumer<String> warn) {
+        if (federationObserveOnly && federationStore == null) {
+            throw new IllegalArgumentException("--federation-observe-only requires --federation-store; there is no "
+                    + "peering to observe.");
+        }
         return federationStore == null ? null : dev.synapsehub.federation.gate.FrameGate.load(federationStore,
-                requireMessageAuth, System.currentTimeMillis() / 1000.0, warn);
+                requireMessageAuth, federationObserveOnly, System.currentTimeMillis() / 1000.0, warn);
     }
 
     @Option(names = "--require-relay-reason", description = "Refuse an operator relay (operator_relay_request) "

@@ -45,6 +45,14 @@ class FederationFrameGateCliTest {
     }
 
     @Test
+    void observeOnlyWithoutAStoreIsRefusedAtStart() {
+        CliTest.Run run = CliTest.run("--port", "0", "--federation-observe-only");
+        assertThat(run.code()).as(run.err()).isEqualTo(ExitCodes.USAGE);
+        assertThat(run.err()).contains("synapse-hub: --federation-observe-only requires --federation-store; there is no "
+                + "peering to observe.");
+    }
+
+    @Test
     void aRunningHubRefusesAPeerSignedClaimAtTheGateAndGrantsAnUnsignedOne() throws Exception {
         TestCertificates.Identity server = TestCertificates.selfSigned("hub-b");
         TestCertificates.PemPair serverFiles = server.write(dir, "server");
