@@ -54,6 +54,18 @@ class FederationFrameGateCliTest {
 
     @Test
     void aRunningHubRefusesAPeerSignedClaimAtTheGateAndGrantsAnUnsignedOne() throws Exception {
+        refusesASignedClaimAndGrantsAnUnsignedOne();
+    }
+
+    @Test
+    void aMeshNodeAppliesTheGateToItsOwnSocketsToo() throws Exception {
+        int raft = HubProcess.freePort(); // below the ephemeral range: no outgoing socket takes it meanwhile
+        refusesASignedClaimAndGrantsAnUnsignedOne("--db", dir.resolve("n1.db").toString(), "--mesh-id", "n1",
+                "--mesh-peers", "n1=127.0.0.1:" + raft);
+    }
+
+    /** Starts a hub with the gate (plus {@code extra} flags), then: a peer-signed claim refused, an unsigned one granted. */
+    private void refusesASignedClaimAndGrantsAnUnsignedOne(String... extra) throws Exception {
         TestCertificates.Identity server = TestCertificates.selfSigned("hub-b");
         TestCertificates.PemPair serverFiles = server.write(dir, "server");
         TestCertificates.Authority ca = TestCertificates.authority("fed-client-ca");
@@ -65,9 +77,11 @@ class FederationFrameGateCliTest {
         TestCertificates.writePrivate(policy, "{\"version\":1,\"federation_store\":\"federation.json\","
                 + "\"client_ca_file\":\"client-ca.pem\",\"grants\":[{\"sender\":\"hub-a\",\"domain_id\":\"a.example\","
                 + "\"namespace\":\"proj\",\"signing_key_id\":\"proj:hub-a:2026\"}]}");
-        HubDaemon d = hub.start("--port", "0", "--hub-id", "hub-b", "--tls-certfile", serverFiles.cert().toString(),
-                "--tls-keyfile", serverFiles.key().toString(), "--multihub-serving-policy", policy.toString(),
-                "--federation-store", store.toString());
+        java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of("--port", "0", "--hub-id", "hub-b",
+                "--tls-certfile", serverFiles.cert().toString(), "--tls-keyfile", serverFiles.key().toString(),
+                "--multihub-serving-policy", policy.toString(), "--federation-store", store.toString()));
+        args.addAll(java.util.List.of(extra));
+        HubDaemon d = hub.start(args.toArray(String[]::new));
         Duration wait = Duration.ofSeconds(10);
         try (HubClient a = HubClient.connect(URI.create("wss://127.0.0.1:" + d.port()), wait,
                 ClientTls.pinned(server.pin()).withClientCertificate(clientFiles.cert(), clientFiles.key()))) {
