@@ -102,7 +102,8 @@ public final class FederationExtension implements HubExtension {
         claimServer = new ClaimServer(context, settings.trust(), resolver, claims, metrics);
         relayServer = new dev.synapsehub.federation.route.RelayServer(context, settings.trust(), resolver,
                 settings.relay());
-        relayForwarder = new dev.synapsehub.federation.route.RelayForwarder(context, resolver, settings.relayRoutes(),
+        relayForwarder = new dev.synapsehub.federation.route.RelayForwarder(context, resolver, settings.trust(),
+                settings.relayRoutes(),
                 links, background, audit);
         watch.start(links);
         if (!settings.watch().peers().isEmpty() || settings.owners().configured()) { // a plain hub shows no federation

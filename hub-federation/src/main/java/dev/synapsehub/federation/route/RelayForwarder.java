@@ -27,8 +27,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * travels unchanged, so a retry after a timeout is answered from the owner's ledger.
  *
  * <p>Only requests from a loopback connection are forwarded: the owner trusts this hub's
- * certificate, so relaying for anyone who can reach this hub would lend that trust out. Any
- * other request, and every namespace without a route, is left to the owning side
+ * certificate, so relaying for anyone who can reach this hub would lend that trust out. A peer
+ * hub that this hub's serving policy authorises is never relayed onwards either (relays do not
+ * chain). Any other request, and every namespace without a route, is left to the owning side
  * ({@link RelayServer}), which refuses it as the contract says.
  */
 public final class RelayForwarder {
@@ -39,6 +40,7 @@ public final class RelayForwarder {
 
     private final HubContext hub;
     private final OwnershipResolver resolver;
+    private final dev.synapsehub.federation.trust.ServingTrust trust;
     private final ForwardSettings routes;
     private final PeerLinks links;
     private final ExecutorService connector;
@@ -50,10 +52,11 @@ public final class RelayForwarder {
     private final AtomicLong auditFailures = new AtomicLong();
 
     /** {@code connector} runs the (possibly connecting) sends, off the event loops. */
-    public RelayForwarder(HubContext hub, OwnershipResolver resolver, ForwardSettings routes, PeerLinks links,
-                          ExecutorService connector, AuditJournal audit) {
+    public RelayForwarder(HubContext hub, OwnershipResolver resolver, dev.synapsehub.federation.trust.ServingTrust trust,
+                          ForwardSettings routes, PeerLinks links, ExecutorService connector, AuditJournal audit) {
         this.hub = hub;
         this.resolver = resolver;
+        this.trust = trust;
         this.routes = routes;
         this.links = links;
         this.connector = connector;
@@ -68,6 +71,10 @@ public final class RelayForwarder {
     public boolean forwards(Request r) {
         if (routes.routes().isEmpty() || !RelayServer.wellFormed(r) || !isLoopback(r.session().remoteHost())) {
             return false;
+        }
+        if (trust.configured() && trust.decide(r.sender(), r.session().peerCertificateChain(),
+                hub.clock().nowSeconds()).allowed()) {
+            return false; // a peer hub's relay is decided here as the owning side; relays never chain
         }
         String namespace = r.get("namespace").textValue();
         Resolution res = resolver.resolve(namespace + "/operator-relay", hub.clock().nowSeconds());

@@ -71,10 +71,14 @@ class RelayForwardingTest {
 
     /** Hub A: owns aproj; proj and other belong to hub-b, reached by {@code route}; presents its client certificate. */
     private FedHub relayer(ClaimRoute route, Duration bound) throws Exception {
+        return relayer(route, bound, ServingTrust.none());
+    }
+
+    private FedHub relayer(ClaimRoute route, Duration bound, ServingTrust trust) throws Exception {
         ForwardSettings relays = route == null ? ForwardSettings.none()
                 : new ForwardSettings(ForwardSettings.byHub(List.of(route)), null, aCerts.clientFiles().cert(),
                 aCerts.clientFiles().key(), bound);
-        return keep(new FedHub(aCerts, dir.resolve("a.db"), new FederationSettings(ServingTrust.none(),
+        return keep(new FedHub(aCerts, dir.resolve("a.db"), new FederationSettings(trust,
                 WatchSettings.none(), new NamespaceOwners("hub-a", Map.of("proj", "hub-b", "other", "hub-b",
                 "aproj", "hub-a")), ForwardSettings.none(), null, FederationSettings.RelayPolicy.DEFAULT, relays)));
     }
@@ -241,6 +245,37 @@ class RelayForwardingTest {
         assertThat(refused.path("owner_hub_id").asText()).isEqualTo("hub-a");
         assertThat(refused.has("forward_error")).isFalse();
         assertThat(live(b, "T-1")).isTrue();
+    }
+
+    @Test
+    void aPeerHubsRelayIsDecidedHereAndNeverRelayedOnwards() throws Exception {
+        HubClient holder = b.agent("proj/b1");
+        assertThat(FedHub.claim(holder, "proj/b1", "T-1", "src/x").path("type").asText()).isEqualTo("claim_granted");
+        Pki.HubCerts cCerts = pki.hub("hub-c");
+        Path policy = TrustFiles.servingPolicy(dir.resolve("a-trust"), pki.clientCaFile(),
+                List.of(TrustFiles.peering("c.example", "proj", "kc", List.of(cCerts.client().pin().text()))),
+                List.of(new TrustFiles.Grant("hub-c", "c.example", "proj", "kc")));
+        FedHub a = relayer(new ClaimRoute("hub-b", b.uri(), b.certs.server().pin()), ForwardSettings.BOUND,
+                ServingTrust.load(policy, m -> { }));
+        HubClient c = a.connect(a.pinned().withClientCertificate(cCerts.clientFiles().cert(), cCerts.clientFiles().key()));
+        c.awaitType("welcome", WAIT);
+        ObjectNode f = c.frame("hub-c", "operator_relay_request");
+        f.put("action", "release").put("namespace", "proj").put("task_id", "T-1").put("operator", "carol")
+                .put("origin_hub_id", "hub-c");
+        c.send(f);
+        ObjectNode result = c.await(r -> "operator_relay_result".equals(r.path("type").asText()), WAIT);
+        assertThat(result.path("applied").asBoolean(true)).isFalse();
+        assertThat(result.path("detail").asText()).as("A owns no proj; it does not pass C's request on to B")
+                .isEqualTo("namespace_not_owned");
+        assertThat(result.path("owner_hub_id").asText()).isEqualTo("hub-a");
+        assertThat(live(b, "T-1")).isTrue();
+        assertThat(journaled(b, "operator_relay")).isEmpty();
+        assertThat(a.federation.relayForwarder().outcomes("hub-b", "applied")).isZero();
+
+        // an operator on A's machine, not a peer, is still relayed
+        ObjectNode relayed = relay(a.agent("ops/alice"), "proj", "T-1", null, null);
+        assertThat(relayed.path("applied").asBoolean()).as(relayed.toString()).isTrue();
+        assertThat(live(b, "T-1")).isFalse();
     }
 
     @Test
