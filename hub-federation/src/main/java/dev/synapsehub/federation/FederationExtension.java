@@ -81,7 +81,7 @@ public final class FederationExtension implements HubExtension {
     public void bind(HubContext context, ClaimService claims) {
         this.hub = context;
         logServer = new LogServer(context, settings.trust(), journal, metrics);
-        observed = new ObservedQuery(context, fold);
+        observed = new ObservedQuery(context, fold, peer -> watch == null ? null : watch.link(peer));
         offers = new dev.synapsehub.federation.serve.OfferServer(context, settings.offerFile());
         links = new PeerLinks(context.config().hubId());
         AuditJournal audit = new AuditJournal(context.actor(), context.config().hubId());
