@@ -165,6 +165,40 @@ public final class FederationOptions {
                 new FederationSettings.RelayPolicy(requireRelayReason, requireTwoPersonRelay), relaySettings(owners));
     }
 
+    /**
+     * A mesh node runs the frame gate but none of federation's routing or serving; a flag that
+     * would be silently ignored there is refused instead (exit 2): with --namespace-owner ignored
+     * a node would grant claims in namespaces another hub owns (INV-MH-1). A serving policy is
+     * kept only for its client CA (the frame gate reads client certificates), with a warning.
+     */
+    void refuseOnMesh(Consumer<String> warn) {
+        List<String> ignored = new ArrayList<>();
+        if (!namespaceOwners.isEmpty()) {
+            ignored.add("--namespace-owner");
+        }
+        if (!watches.isEmpty()) {
+            ignored.add("--multihub-watch");
+        }
+        if (!claimPeers.isEmpty()) {
+            ignored.add("--claim-peer");
+        }
+        if (!relayPeers.isEmpty()) {
+            ignored.add("--relay-peer");
+        }
+        if (offerFile != null) {
+            ignored.add("--federation-offer");
+        }
+        if (!ignored.isEmpty()) {
+            throw new IllegalArgumentException(String.join(", ", ignored) + (ignored.size() == 1 ? " is" : " are")
+                    + " not supported on a mesh node: namespace ownership, forwarding, relays, peer watching and offers "
+                    + "run on a single hub (docs/mesh.md, \"The federation frame gate on a mesh node\")");
+        }
+        if (servingPolicy != null) {
+            warn.accept("WARNING a mesh node serves no peer hub: --multihub-serving-policy only supplies the client CA "
+                    + "its TLS port and the federation frame gate use (" + servingPolicy + ")");
+        }
+    }
+
     private ForwardSettings forwardSettings(NamespaceOwners owners) {
         return routes("--claim-peer", claimPeers, "--claim-peer-pin", claimPeerPins, claimPeerToken, owners,
                 "--claim-peer requires --namespace-owner; a forwarding route is keyed by the owning hub id, and "

@@ -97,6 +97,7 @@ final class HubDaemon implements AutoCloseable {
         Clock clock = Clock.system();
         MeshConfig meshConfig = options.meshConfig();
         if (meshConfig != null) {
+            federationOptions.refuseOnMesh(LOG::warn);
             return startMesh(options, config, meshConfig, actorSettings, clock, frameGate);
         }
         SnapshotPolicy snapshotPolicy = options.snapshotPolicy();
