@@ -379,7 +379,8 @@ final class FederationCommands implements Callable<Integer> {
     }
 
     @Command(name = "status", mixinStandardHelpOptions = true,
-            description = "Per watched peer of a running hub: cursor, lag, last success, clock skew, last error, quarantine.")
+            description = "Per watched peer of a running hub: cursor, lag, last success, round trip, clock skew, server "
+                    + "certificate expiry, last error, quarantine.")
     static final class Status extends ObservedQueryCommand {
         @Override
         boolean withClaims() {
@@ -400,11 +401,16 @@ final class FederationCommands implements Callable<Integer> {
 
     static String statusLine(JsonNode p) {
         double last = p.path("last_success").asDouble();
-        return String.format(Locale.ROOT, "%s: %s cursor %d, lag %d, last success %s, clock skew %s, last error %s%s",
+        JsonNode rtt = p.path("round_trip_seconds");
+        JsonNode notAfter = p.path("certificate_not_after");
+        return String.format(Locale.ROOT, "%s: %s cursor %d, lag %d, last success %s, round trip %s, clock skew %s, "
+                        + "certificate expires %s, last error %s%s",
                 p.path("peer").asText(), p.path("last_error").isNull() ? (last > 0 ? "reachable," : "not polled yet,")
                         : "FAILING,", p.path("cursor").asLong(), p.path("lag").asLong(),
                 last > 0 ? Instant.ofEpochMilli((long) (last * 1000)).toString() : "never",
+                rtt.isNumber() ? String.format(Locale.ROOT, "%.1f ms", rtt.asDouble() * 1000) : "unknown",
                 p.path("clock_skew_seconds").isNull() ? "unknown" : p.path("clock_skew_seconds").asText() + " s",
+                notAfter.isNumber() ? Instant.ofEpochMilli((long) (notAfter.asDouble() * 1000)).toString() : "unknown",
                 p.path("last_error").isNull() ? "none" : p.path("last_error").asText(),
                 p.path("quarantined").asBoolean() ? "; QUARANTINED: " + p.path("quarantine").asText() : "");
     }

@@ -78,13 +78,24 @@ public final class FederationOptions {
     @Option(names = "--federation-store", paramLabel = "FILE",
             description = "Turn on the federation frame gate (contract F8): a claim-family frame signed with a key id "
                     + "this store enrols is refused with the exact reason (no peer public key can be loaded, so none is "
-                    + "verified). Owner-only file; read at start. A store with scope grants needs --require-message-auth.")
+                    + "verified). Owner-only file; edits are picked up without a restart (one that does not validate "
+                    + "refuses every signed frame until it does). A store with scope grants needs --require-message-auth.")
     Path federationStore;
+
+    @Option(names = "--federation-observe-only",
+            description = "The federation frame gate refuses nothing: it logs and counts what it would refuse "
+                    + "(synapse_federation_frame_gate_observed_total) and the frame goes on as without a store. Needs "
+                    + "--federation-store.")
+    boolean federationObserveOnly;
 
     /** The federation frame gate, or null without {@code --federation-store}; refusals as F8 (exit 2). */
     dev.synapsehub.federation.gate.FrameGate frameGate(boolean requireMessageAuth, Consumer<String> warn) {
+        if (federationObserveOnly && federationStore == null) {
+            throw new IllegalArgumentException("--federation-observe-only requires --federation-store; there is no "
+                    + "peering to observe.");
+        }
         return federationStore == null ? null : dev.synapsehub.federation.gate.FrameGate.load(federationStore,
-                requireMessageAuth, System.currentTimeMillis() / 1000.0, warn);
+                requireMessageAuth, federationObserveOnly, System.currentTimeMillis() / 1000.0, warn);
     }
 
     @Option(names = "--require-relay-reason", description = "Refuse an operator relay (operator_relay_request) "
@@ -106,6 +117,19 @@ public final class FederationOptions {
     @Option(names = "--claim-peer-pin", paramLabel = "HUB_ID=sha256:HEX",
             description = "Trust exactly the server certificate with this pin for claim route HUB_ID (its URI must be wss://).")
     List<String> claimPeerPins = new ArrayList<>();
+
+    @Option(names = "--relay-peer", paramLabel = "HUB_ID=URI",
+            description = "Send operator relays (operator_relay_request from a client on this machine) for namespaces "
+                    + "owned by HUB_ID to it at URI (wss://host:port) and return its operator_relay_result; repeatable, "
+                    + "needs --namespace-owner. Without a route such relays are decided, and refused, here.")
+    List<String> relayPeers = new ArrayList<>();
+
+    @Option(names = "--relay-peer-token", paramLabel = "TOKEN", description = "Connect token sent with relayed operator requests.")
+    String relayPeerToken;
+
+    @Option(names = "--relay-peer-pin", paramLabel = "HUB_ID=sha256:HEX",
+            description = "Trust exactly the server certificate with this pin for relay route HUB_ID (its URI must be wss://).")
+    List<String> relayPeerPins = new ArrayList<>();
 
     /**
      * The serving trust, loaded strictly; throws {@link IllegalArgumentException} with the
@@ -138,32 +162,79 @@ public final class FederationOptions {
             }
         }
         return new FederationSettings(trust, watch, owners, forwardSettings(owners), offerFile,
-                new FederationSettings.RelayPolicy(requireRelayReason, requireTwoPersonRelay));
+                new FederationSettings.RelayPolicy(requireRelayReason, requireTwoPersonRelay), relaySettings(owners));
+    }
+
+    /**
+     * A mesh node runs the frame gate but none of federation's routing or serving; a flag that
+     * would be silently ignored there is refused instead (exit 2): with --namespace-owner ignored
+     * a node would grant claims in namespaces another hub owns (INV-MH-1). A serving policy is
+     * kept only for its client CA (the frame gate reads client certificates), with a warning.
+     */
+    void refuseOnMesh(Consumer<String> warn) {
+        List<String> ignored = new ArrayList<>();
+        if (!namespaceOwners.isEmpty()) {
+            ignored.add("--namespace-owner");
+        }
+        if (!watches.isEmpty()) {
+            ignored.add("--multihub-watch");
+        }
+        if (!claimPeers.isEmpty()) {
+            ignored.add("--claim-peer");
+        }
+        if (!relayPeers.isEmpty()) {
+            ignored.add("--relay-peer");
+        }
+        if (offerFile != null) {
+            ignored.add("--federation-offer");
+        }
+        if (!ignored.isEmpty()) {
+            throw new IllegalArgumentException(String.join(", ", ignored) + (ignored.size() == 1 ? " is" : " are")
+                    + " not supported on a mesh node: namespace ownership, forwarding, relays, peer watching and offers "
+                    + "run on a single hub (docs/mesh.md, \"The federation frame gate on a mesh node\")");
+        }
+        if (servingPolicy != null) {
+            warn.accept("WARNING a mesh node serves no peer hub: --multihub-serving-policy only supplies the client CA "
+                    + "its TLS port and the federation frame gate use (" + servingPolicy + ")");
+        }
     }
 
     private ForwardSettings forwardSettings(NamespaceOwners owners) {
-        if (claimPeers.isEmpty()) {
-            if (!claimPeerPins.isEmpty()) {
-                throw new IllegalArgumentException("--claim-peer-pin requires --claim-peer; a pin without a route cannot "
+        return routes("--claim-peer", claimPeers, "--claim-peer-pin", claimPeerPins, claimPeerToken, owners,
+                "--claim-peer requires --namespace-owner; a forwarding route is keyed by the owning hub id, and "
+                        + "without an ownership map no claim is remote-owned to forward.");
+    }
+
+    /** {@code --relay-peer} routes (operator relays to the owning hub), refused as contract F6 says. */
+    private ForwardSettings relaySettings(NamespaceOwners owners) {
+        return routes("--relay-peer", relayPeers, "--relay-peer-pin", relayPeerPins, relayPeerToken, owners,
+                "--relay-peer requires --namespace-owner; relay routes are keyed by the authoritative owning hub id.");
+    }
+
+    /** Routes to owning hubs given by {@code flag} (HUB_ID=URI) and {@code pinFlag} (HUB_ID=sha256:HEX). */
+    private ForwardSettings routes(String flag, List<String> specs, String pinFlag, List<String> pinSpecs, String token,
+                                   NamespaceOwners owners, String needsOwners) {
+        if (specs.isEmpty()) {
+            if (!pinSpecs.isEmpty()) {
+                throw new IllegalArgumentException(pinFlag + " requires " + flag + "; a pin without a route cannot "
                         + "secure any owner connection.");
             }
             return ForwardSettings.none();
         }
         if (!owners.configured()) {
-            throw new IllegalArgumentException("--claim-peer requires --namespace-owner; a forwarding route is keyed by "
-                    + "the owning hub id, and without an ownership map no claim is remote-owned to forward.");
+            throw new IllegalArgumentException(needsOwners);
         }
         Map<String, URI> routes = new LinkedHashMap<>();
-        for (String spec : claimPeers) {
-            String[] kv = pair(spec, "--claim-peer must use HUB_ID=URI, got '" + spec + "'");
+        for (String spec : specs) {
+            String[] kv = pair(spec, flag + " must use HUB_ID=URI, got '" + spec + "'");
             if (routes.put(kv[0], uri(kv[1], spec)) != null) {
-                throw new IllegalArgumentException("--claim-peer names hub '" + kv[0] + "' twice");
+                throw new IllegalArgumentException(flag + " names hub '" + kv[0] + "' twice");
             }
         }
         Map<String, CertificatePin> pins = new LinkedHashMap<>();
         TreeSet<String> unknown = new TreeSet<>();
-        for (String spec : claimPeerPins) {
-            String[] kv = pair(spec, "--claim-peer-pin must use HUB_ID=sha256:<hex>, got '" + spec + "'");
+        for (String spec : pinSpecs) {
+            String[] kv = pair(spec, pinFlag + " must use HUB_ID=sha256:<hex>, got '" + spec + "'");
             if (!routes.containsKey(kv[0])) {
                 unknown.add(kv[0]);
                 continue;
@@ -171,26 +242,26 @@ public final class FederationOptions {
             try {
                 pins.put(kv[0], CertificatePin.parse(kv[1]));
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("--claim-peer-pin pin must be sha256:<hex>, got '" + kv[1] + "'");
+                throw new IllegalArgumentException(pinFlag + " pin must be sha256:<hex>, got '" + kv[1] + "'");
             }
         }
         if (!unknown.isEmpty()) {
-            throw new IllegalArgumentException("--claim-peer-pin names hubs not configured by --claim-peer: "
+            throw new IllegalArgumentException(pinFlag + " names hubs not configured by " + flag + ": "
                     + String.join(", ", unknown));
         }
         List<ClaimRoute> list = new ArrayList<>();
         for (Map.Entry<String, URI> r : routes.entrySet()) {
             if (clientCertFile != null && !pins.containsKey(r.getKey())) {
-                throw new IllegalArgumentException("multi-hub client identity requires --claim-peer-pin for hub '"
+                throw new IllegalArgumentException("multi-hub client identity requires " + pinFlag + " for hub '"
                         + r.getKey() + "'");
             }
             if (pins.containsKey(r.getKey()) && !"wss".equalsIgnoreCase(r.getValue().getScheme())) {
-                throw new IllegalArgumentException("--claim-peer-pin for '" + r.getKey() + "' requires a wss:// peer "
+                throw new IllegalArgumentException(pinFlag + " for '" + r.getKey() + "' requires a wss:// peer "
                         + "URI, got " + r.getValue());
             }
             list.add(new ClaimRoute(r.getKey(), r.getValue(), pins.get(r.getKey())));
         }
-        return new ForwardSettings(ForwardSettings.byHub(list), claimPeerToken, clientCertFile, clientKeyFile,
+        return new ForwardSettings(ForwardSettings.byHub(list), token, clientCertFile, clientKeyFile,
                 ForwardSettings.BOUND);
     }
 

@@ -97,7 +97,8 @@ final class HubDaemon implements AutoCloseable {
         Clock clock = Clock.system();
         MeshConfig meshConfig = options.meshConfig();
         if (meshConfig != null) {
-            return startMesh(options, config, meshConfig, actorSettings, clock);
+            federationOptions.refuseOnMesh(LOG::warn);
+            return startMesh(options, config, meshConfig, actorSettings, clock, frameGate);
         }
         SnapshotPolicy snapshotPolicy = options.snapshotPolicy();
         Retention retention = options.retention();
@@ -201,7 +202,8 @@ final class HubDaemon implements AutoCloseable {
      * this node's own copy, with the Raft log beside it); a single hub's journal is refused.
      */
     private static HubDaemon startMesh(ServeOptions options, HubConfig config, MeshConfig meshConfig,
-                                       ActorSettings actorSettings, Clock clock)
+                                       ActorSettings actorSettings, Clock clock,
+                                       dev.synapsehub.federation.gate.FrameGate frameGate)
             throws JournalException, InterruptedException {
         SqliteJournal local = SqliteJournal.open(options.db());
         if (local.lastSeq() > 0 && !Files.isDirectory(meshConfig.storageDir())) {
@@ -224,7 +226,7 @@ final class HubDaemon implements AutoCloseable {
         MeshHub mesh;
         try {
             mesh = MeshHub.start(meshConfig, config, local, options.newState(), clock, actorSettings, CATCH_UP_MILLIS,
-                    options.meshCompaction(), relayLog);
+                    options.meshCompaction(), relayLog, frameGate == null ? List.of() : List.of(frameGate));
         } catch (IOException e) {
             throw new JournalException("mesh node " + meshConfig.nodeId() + " could not start: " + e.getMessage(), e);
         }

@@ -146,6 +146,26 @@ class FederationCliTest {
     }
 
     @Test
+    void theRelayRouteFlagsRefuseWhatContractF6Refuses() throws Exception {
+        refusedAtStart("--relay-peer requires --namespace-owner; relay routes are keyed by the authoritative owning hub "
+                + "id.", "--relay-peer", "b=wss://127.0.0.1:1");
+        refusedAtStart("--relay-peer-pin requires --relay-peer; a pin without a route cannot secure any owner "
+                + "connection.", "--relay-peer-pin", "b=sha256:" + "0".repeat(64));
+        refusedAtStart("--relay-peer-pin names hubs not configured by --relay-peer: c", "--hub-id", "a",
+                "--namespace-owner", "proj=b", "--relay-peer", "b=wss://127.0.0.1:1",
+                "--relay-peer-pin", "c=sha256:" + "0".repeat(64));
+        refusedAtStart("--relay-peer-pin pin must be sha256:<hex>, got 'abc'", "--hub-id", "a", "--namespace-owner",
+                "proj=b", "--relay-peer", "b=wss://127.0.0.1:1", "--relay-peer-pin", "b=abc");
+        refusedAtStart("--relay-peer names hub 'b' twice", "--hub-id", "a", "--namespace-owner", "proj=b",
+                "--relay-peer", "b=wss://127.0.0.1:1", "--relay-peer", "b=wss://127.0.0.1:2");
+        Setup s = setup();
+        refusedAtStart("multi-hub client identity requires --relay-peer-pin for hub 'b'", "--hub-id", "a",
+                "--namespace-owner", "proj=b", "--relay-peer", "b=wss://127.0.0.1:1",
+                "--multihub-client-certfile", s.client().cert().toString(),
+                "--multihub-client-keyfile", s.client().key().toString());
+    }
+
+    @Test
     void helpExplainsTheServingPolicy() {
         assertThat(CliTest.run("--help").out()).contains("--multihub-serving-policy").contains("owner-only")
                 .contains("--multihub-watch=PEER=URI").contains("--namespace-owner").contains("--multihub-watch-pin");

@@ -45,7 +45,43 @@ class FederationFrameGateCliTest {
     }
 
     @Test
+    void observeOnlyWithoutAStoreIsRefusedAtStart() {
+        CliTest.Run run = CliTest.run("--port", "0", "--federation-observe-only");
+        assertThat(run.code()).as(run.err()).isEqualTo(ExitCodes.USAGE);
+        assertThat(run.err()).contains("synapse-hub: --federation-observe-only requires --federation-store; there is no "
+                + "peering to observe.");
+    }
+
+    @Test
     void aRunningHubRefusesAPeerSignedClaimAtTheGateAndGrantsAnUnsignedOne() throws Exception {
+        refusesASignedClaimAndGrantsAnUnsignedOne();
+    }
+
+    @Test
+    void aMeshNodeAppliesTheGateToItsOwnSocketsToo() throws Exception {
+        int raft = HubProcess.freePort(); // below the ephemeral range: no outgoing socket takes it meanwhile
+        refusesASignedClaimAndGrantsAnUnsignedOne("--db", dir.resolve("n1.db").toString(), "--mesh-id", "n1",
+                "--mesh-peers", "n1=127.0.0.1:" + raft);
+    }
+
+    @Test
+    void federationFlagsAMeshNodeWouldIgnoreAreRefusedAtStart() throws Exception {
+        String raft = "n1=127.0.0.1:" + HubProcess.freePort();
+        CliTest.Run run = CliTest.run("--port", "0", "--db", dir.resolve("m.db").toString(), "--mesh-id", "n1",
+                "--mesh-peers", raft, "--hub-id", "hub-m", "--namespace-owner", "proj=hub-b",
+                "--claim-peer", "hub-b=wss://127.0.0.1:1");
+        assertThat(run.code()).as(run.err()).isEqualTo(ExitCodes.USAGE);
+        assertThat(run.err()).contains("synapse-hub: --namespace-owner, --claim-peer are not supported on a mesh node");
+        CliTest.Run watch = CliTest.run("--port", "0", "--db", dir.resolve("w.db").toString(), "--mesh-id", "n1",
+                "--mesh-peers", raft, "--hub-id", "hub-m", "--namespace-owner", "proj=hub-m",
+                "--multihub-watch", "hub-b=wss://127.0.0.1:1");
+        assertThat(watch.code()).as(watch.err()).isEqualTo(ExitCodes.USAGE);
+        assertThat(watch.err()).contains("--namespace-owner, --multihub-watch are not supported on a mesh node");
+        assertThat(java.nio.file.Files.exists(dir.resolve("m.db.raft"))).as("refused before the node starts").isFalse();
+    }
+
+    /** Starts a hub with the gate (plus {@code extra} flags), then: a peer-signed claim refused, an unsigned one granted. */
+    private void refusesASignedClaimAndGrantsAnUnsignedOne(String... extra) throws Exception {
         TestCertificates.Identity server = TestCertificates.selfSigned("hub-b");
         TestCertificates.PemPair serverFiles = server.write(dir, "server");
         TestCertificates.Authority ca = TestCertificates.authority("fed-client-ca");
@@ -57,9 +93,11 @@ class FederationFrameGateCliTest {
         TestCertificates.writePrivate(policy, "{\"version\":1,\"federation_store\":\"federation.json\","
                 + "\"client_ca_file\":\"client-ca.pem\",\"grants\":[{\"sender\":\"hub-a\",\"domain_id\":\"a.example\","
                 + "\"namespace\":\"proj\",\"signing_key_id\":\"proj:hub-a:2026\"}]}");
-        HubDaemon d = hub.start("--port", "0", "--hub-id", "hub-b", "--tls-certfile", serverFiles.cert().toString(),
-                "--tls-keyfile", serverFiles.key().toString(), "--multihub-serving-policy", policy.toString(),
-                "--federation-store", store.toString());
+        java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of("--port", "0", "--hub-id", "hub-b",
+                "--tls-certfile", serverFiles.cert().toString(), "--tls-keyfile", serverFiles.key().toString(),
+                "--multihub-serving-policy", policy.toString(), "--federation-store", store.toString()));
+        args.addAll(java.util.List.of(extra));
+        HubDaemon d = hub.start(args.toArray(String[]::new));
         Duration wait = Duration.ofSeconds(10);
         try (HubClient a = HubClient.connect(URI.create("wss://127.0.0.1:" + d.port()), wait,
                 ClientTls.pinned(server.pin()).withClientCertificate(clientFiles.cert(), clientFiles.key()))) {

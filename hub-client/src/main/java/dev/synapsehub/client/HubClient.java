@@ -337,6 +337,28 @@ public final class HubClient implements AutoCloseable {
         return closed.thenApply(s -> s);
     }
 
+    /**
+     * The server's certificate chain as this connection's TLS handshake presented it, leaf first;
+     * empty over plain {@code ws://} (or before the handshake).
+     */
+    public java.util.List<java.security.cert.X509Certificate> serverCertificates() {
+        io.netty.handler.ssl.SslHandler ssl = channel.pipeline().get(io.netty.handler.ssl.SslHandler.class);
+        if (ssl == null) {
+            return java.util.List.of();
+        }
+        try {
+            java.util.List<java.security.cert.X509Certificate> out = new java.util.ArrayList<>();
+            for (java.security.cert.Certificate c : ssl.engine().getSession().getPeerCertificates()) {
+                if (c instanceof java.security.cert.X509Certificate x) {
+                    out.add(x);
+                }
+            }
+            return out;
+        } catch (javax.net.ssl.SSLPeerUnverifiedException e) {
+            return java.util.List.of();
+        }
+    }
+
     /** This connection's event loop (for scheduling from the load tool). */
     public io.netty.channel.EventLoop eventLoop() {
         return channel.eventLoop();

@@ -64,6 +64,7 @@ public final class FederationExtension implements HubExtension {
     private ClaimServer claimServer;
     private dev.synapsehub.federation.route.RelayServer relayServer;
     private dev.synapsehub.federation.route.DeadLetterForwardingServer deadLetters;
+    private dev.synapsehub.federation.route.RelayForwarder relayForwarder;
     private dev.synapsehub.federation.serve.OfferServer offers;
     private ScheduledExecutorService background;
     private FederationCockpit cockpit;
@@ -82,7 +83,7 @@ public final class FederationExtension implements HubExtension {
     public void bind(HubContext context, ClaimService claims) {
         this.hub = context;
         logServer = new LogServer(context, settings.trust(), journal, metrics);
-        observed = new ObservedQuery(context, fold);
+        observed = new ObservedQuery(context, fold, peer -> watch == null ? null : watch.link(peer));
         offers = new dev.synapsehub.federation.serve.OfferServer(context, settings.offerFile());
         links = new PeerLinks(context.config().hubId());
         AuditJournal audit = new AuditJournal(context.actor(), context.config().hubId());
@@ -105,6 +106,9 @@ public final class FederationExtension implements HubExtension {
                 settings.relay());
         deadLetters = new dev.synapsehub.federation.route.DeadLetterForwardingServer(context, settings.trust(), resolver,
                 audit);
+        relayForwarder = new dev.synapsehub.federation.route.RelayForwarder(context, resolver, settings.trust(),
+                settings.relayRoutes(),
+                links, background, audit);
         watch.start(links);
         if (!settings.watch().peers().isEmpty() || settings.owners().configured()) { // a plain hub shows no federation
             cockpit = new FederationCockpit(context.config().hubId(), fold, partitions::current);
@@ -164,7 +168,11 @@ public final class FederationExtension implements HubExtension {
             case "multihub_observed_request" -> observed.handle(request);
             case "multihub_claim_request" -> claimServer.handle(request);
             case "federation_offer_request" -> offers.handle(request);
-            case "operator_relay_request" -> relayServer.handle(request);
+            case "operator_relay_request" -> {
+                if (!relayForwarder.forwards(request)) { // not this machine's relay to a routed owner: decided here
+                    relayServer.handle(request);
+                }
+            }
             case dev.synapsehub.federation.route.DeadLetterForwardingServer.TYPE -> deadLetters.handle(request);
             default -> recover(request);
         }
@@ -210,6 +218,9 @@ public final class FederationExtension implements HubExtension {
     @Override
     public void appendMetrics(StringBuilder out) {
         metrics.appendTo(out);
+        if (relayForwarder != null) {
+            relayForwarder.appendMetrics(out);
+        }
         if (watch == null) {
             return;
         }
@@ -259,6 +270,11 @@ public final class FederationExtension implements HubExtension {
     /** The partitions as last journaled (status, tests). */
     public Map<String, Set<String>> partitions() {
         return partitions.current();
+    }
+
+    /** The forwarding side of operator relays (status, tests). */
+    public dev.synapsehub.federation.route.RelayForwarder relayForwarder() {
+        return relayForwarder;
     }
 
     /** The advisory view of the watched peers. */

@@ -15,9 +15,12 @@ import dev.synapsehub.federation.trust.ServingTrust;
  * @param offerFile this hub's own bundle, served to {@code federation_offer_request} (null: none)
  * @param relay how operator relays are accepted ({@code --require-relay-reason},
  *        {@code --require-two-person-relay})
+ * @param relayRoutes where operator relays for namespaces owned by other hubs are sent
+ *        ({@code --relay-peer}; none: such relays are decided, and refused, here)
  */
 public record FederationSettings(ServingTrust trust, WatchSettings watch, NamespaceOwners owners,
-                                 ForwardSettings forward, java.nio.file.Path offerFile, RelayPolicy relay) {
+                                 ForwardSettings forward, java.nio.file.Path offerFile, RelayPolicy relay,
+                                 ForwardSettings relayRoutes) {
     /** Operator relay options (contract A5.1); both off by default. */
     public record RelayPolicy(boolean requireReason, boolean twoPerson) {
         /** Neither a reason nor a second operator required. */
@@ -26,6 +29,13 @@ public record FederationSettings(ServingTrust trust, WatchSettings watch, Namesp
 
     public FederationSettings {
         relay = relay == null ? RelayPolicy.DEFAULT : relay;
+        relayRoutes = relayRoutes == null ? ForwardSettings.none() : relayRoutes;
+    }
+
+    /** Settings without relay routes. */
+    public FederationSettings(ServingTrust trust, WatchSettings watch, NamespaceOwners owners, ForwardSettings forward,
+                              java.nio.file.Path offerFile, RelayPolicy relay) {
+        this(trust, watch, owners, forward, offerFile, relay, ForwardSettings.none());
     }
 
     /** Settings without an offered bundle. */

@@ -59,6 +59,20 @@ public final class MeshHub implements AutoCloseable {
     public static MeshHub start(MeshConfig mesh, HubConfig hub, Journal local, CoordinationState state, Clock clock,
                                 ActorSettings settings, long catchUpMillis, MeshCompaction compaction,
                                 RelayLog relayLog) throws IOException, JournalException, InterruptedException {
+        return start(mesh, hub, local, state, clock, settings, catchUpMillis, compaction, relayLog, List.of());
+    }
+
+    /**
+     * As {@link #start(MeshConfig, HubConfig, Journal, CoordinationState, Clock, ActorSettings, long,
+     * MeshCompaction, RelayLog)}, with {@code gates} before the mesh's own extension on this node's
+     * edge (e.g. the federation frame gate): they see each frame from this node's sockets, with
+     * the socket's client certificate, before it is replicated.
+     */
+    public static MeshHub start(MeshConfig mesh, HubConfig hub, Journal local, CoordinationState state, Clock clock,
+                                ActorSettings settings, long catchUpMillis, MeshCompaction compaction,
+                                RelayLog relayLog, List<dev.synapsehub.net.extension.HubExtension> gates)
+            throws IOException, JournalException, InterruptedException {
+        List<dev.synapsehub.net.extension.HubExtension> extensions = new java.util.ArrayList<>(gates);
         WireEdge edge = new WireEdge();
         MeshNode node = new MeshNode(mesh, hub.hubId(), local, state, clock, settings, edge, compaction);
         HubServer server = null;
@@ -68,8 +82,8 @@ public final class MeshHub implements AutoCloseable {
                 LOG.log(System.Logger.Level.WARNING, "mesh node " + mesh.nodeId() + " has not caught up with a"
                         + " leader within " + catchUpMillis + " ms; serving anyway (writes wait for a quorum)");
             }
-            server = new HubServer(hub, node.actor(), clock, node.journal(),
-                    new HubExtensions(List.of(new MeshFace(node)))); // mesh figures on /metrics; §12 read labels
+            extensions.add(new MeshFace(node)); // mesh figures on /metrics; §12 read labels
+            server = new HubServer(hub, node.actor(), clock, node.journal(), new HubExtensions(extensions));
             if (relayLog != null) {
                 server.relayLog(relayLog);
             }

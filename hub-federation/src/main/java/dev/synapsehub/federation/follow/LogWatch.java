@@ -57,6 +57,12 @@ public final class LogWatch implements AutoCloseable {
         }
     }
 
+    /** The link to watched peer {@code peer}, or null (not watched, or not started). */
+    public dev.synapsehub.federation.link.PeerLink link(String peer) {
+        PeerFollower f = followers.get(peer);
+        return f == null ? null : f.link();
+    }
+
     /** Starts following every peer through {@code links}. */
     public void start(PeerLinks links) {
         for (WatchPeer p : settings.peers()) {

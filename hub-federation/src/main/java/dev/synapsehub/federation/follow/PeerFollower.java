@@ -59,6 +59,11 @@ final class PeerFollower {
     private int failures;
     private String lastLogged;
 
+    /** The link this follower polls through (status: round trip, certificate expiry). */
+    PeerLink link() {
+        return link;
+    }
+
     PeerFollower(WatchPeer peer, PeerLink link, WatchSettings settings, AdvisoryFold fold, Mirror mirror,
                  AuditJournal audit, String localHubId, ScheduledExecutorService thread, DoubleSupplier clock,
                  WatchMetrics metrics) {

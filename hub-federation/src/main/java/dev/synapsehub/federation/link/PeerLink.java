@@ -51,10 +51,18 @@ public final class PeerLink implements AutoCloseable {
     private final ReentrantLock connecting = new ReentrantLock();
     private HubClient client;
     private volatile Welcome welcome;
+    private volatile long lastRoundTripNanos = -1;
     private boolean closed;
 
-    /** What the peer said when the connection opened: its protocol version and clock skew. */
-    public record Welcome(int protocolVersion, double clockSkewSeconds) {
+    /**
+     * What the peer said when the connection opened: its protocol version and clock skew, and
+     * when its server certificate expires (epoch seconds; NaN over {@code ws://}).
+     */
+    public record Welcome(int protocolVersion, double clockSkewSeconds, double certificateNotAfter) {
+        /** Without a known server certificate. */
+        public Welcome(int protocolVersion, double clockSkewSeconds) {
+            this(protocolVersion, clockSkewSeconds, Double.NaN);
+        }
     }
 
     /** A request waiting for its reply: a tree ({@code decoder} null) or a decoded reply. */
@@ -82,6 +90,12 @@ public final class PeerLink implements AutoCloseable {
     /** The peer's URI. */
     public URI uri() {
         return uri;
+    }
+
+    /** Seconds from sending the last answered request to its reply (NaN before the first). */
+    public double roundTripSeconds() {
+        long n = lastRoundTripNanos;
+        return n < 0 ? Double.NaN : n / 1e9;
     }
 
     /** The last connection's welcome facts, or null before the first connection. */
@@ -146,6 +160,8 @@ public final class PeerLink implements AutoCloseable {
         // A pending bound holds the future, and so its reply: a page of a catch-up kept for the
         // whole bound (10 s) was most of the follower's heap (docs/benchmarks.md).
         future.whenComplete((reply, failure) -> bound.cancel(false));
+        long sent = System.nanoTime();
+        future.thenRun(() -> lastRoundTripNanos = System.nanoTime() - sent); // status: the last answered request
         return future;
     }
 
@@ -181,7 +197,9 @@ public final class PeerLink implements AutoCloseable {
                 throw new IOException(peer + " refused the connection: " + w.path("payload").asText());
             }
             double skew = w.path("timestamp").asDouble(Double.NaN) - System.currentTimeMillis() / 1000.0;
-            welcome = new Welcome(w.has("protocol_version") ? w.path("protocol_version").asInt(1) : 1, skew);
+            java.util.List<java.security.cert.X509Certificate> chain = c.serverCertificates();
+            double notAfter = chain.isEmpty() ? Double.NaN : chain.get(0).getNotAfter().getTime() / 1000.0;
+            welcome = new Welcome(w.has("protocol_version") ? w.path("protocol_version").asInt(1) : 1, skew, notAfter);
         } catch (IOException | TimeoutException | RuntimeException e) {
             c.close();
             throw e;

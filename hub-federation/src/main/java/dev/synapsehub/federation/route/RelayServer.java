@@ -3,6 +3,7 @@ package dev.synapsehub.federation.route;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.actor.Idempotency;
 import dev.synapsehub.core.actor.Mutation;
 import dev.synapsehub.core.actor.Outcome;
 import dev.synapsehub.core.command.OperatorReleaseCommand;
@@ -11,6 +12,7 @@ import dev.synapsehub.federation.trust.PeerDecision;
 import dev.synapsehub.federation.trust.ServingTrust;
 import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.Request;
+import dev.synapsehub.net.wire.CanonicalJson;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -108,13 +110,17 @@ public final class RelayServer {
         return applied.get();
     }
 
-    /** Answers one request (on the connection's event loop). */
-    public void handle(Request r) {
-        boolean wellFormed = required(r, "action") && required(r, "namespace") && required(r, "task_id")
+    /** True when {@code r} has the members and types of contract A5.1 (else: {@code Malformed operator relay request}). */
+    static boolean wellFormed(Request r) {
+        return required(r, "action") && required(r, "namespace") && required(r, "task_id")
                 && required(r, "operator") && required(r, "origin_hub_id")
                 && optional(r.get("reason"), JsonNode::isTextual) && optional(r.get("break_glass"), JsonNode::isBoolean)
                 && optional(r.get("idem_key"), v -> v.isTextual() && !v.textValue().isBlank());
-        if (!wellFormed) {
+    }
+
+    /** Answers one request (on the connection's event loop). */
+    public void handle(Request r) {
+        if (!wellFormed(r)) {
             hub.outbox().sendInOrder(r.session(), hub.frames().write(
                     hub.frames().error(r.sender(), "Malformed operator relay request", hub.clock().nowSeconds())));
             return;
@@ -144,7 +150,13 @@ public final class RelayServer {
             result(r, false, refusal);
             return;
         }
-        String awaiting = secondOperator(action, namespace, taskId.strip(), r.sender());
+        JsonNode idemNode = r.get("idem_key");
+        // keyed by the verified peer: another principal's retry is a new request (catalog INV-CR-1 #33)
+        String ledgerKey = idemNode == null || idemNode.isNull() ? null
+                : Idempotency.key(r.sender(), r.type(), idemNode.textValue());
+        // a keyed retry of an applied relay replays its answer; it never opens a second quorum
+        String awaiting = ledgerKey != null && hub.actor().remembers(ledgerKey) ? null
+                : secondOperator(action, namespace, taskId.strip(), r.sender());
         if (awaiting != null) {
             result(r, false, awaiting, true);
             return;
@@ -164,7 +176,22 @@ public final class RelayServer {
             throw new IllegalStateException(e);
         }
         OperatorReleaseCommand command = new OperatorReleaseCommand(r.sender(), namespace, taskId, auditJson);
-        hub.actor().submit(Mutation.of(command)).whenCompleteAsync((outcome, failure) -> {
+        Idempotency idem = ledgerKey == null ? null : new Idempotency(ledgerKey, digest(r),
+                (reply, at) -> hub.frames().write(resultFrame(r, true, detail, false, at)));
+        hub.actor().submit(new Mutation(command, idem)).whenCompleteAsync((outcome, failure) -> {
+            if (failure == null && outcome instanceof Outcome.Replayed replayed) {
+                LOG.info("Operator relay from peer '{}' for task '{}' is a keyed retry; its first answer is replayed",
+                        r.sender(), taskId);
+                hub.outbox().sendInOrder(r.session(), replayed.response());
+                return;
+            }
+            if (failure == null && outcome instanceof Outcome.IdempotencyConflict) {
+                refused.incrementAndGet();
+                LOG.warn("Operator relay from peer '{}' for task '{}' reuses an idem_key for a different request",
+                        r.sender(), taskId);
+                result(r, false, "idempotency_conflict");
+                return;
+            }
             if (failure != null || !(outcome instanceof Outcome.Decided decided)) {
                 String why = failure != null ? "internal_fault"
                         : outcome instanceof Outcome.Refused refusedBy ? refusedBy.reason().name().toLowerCase(
@@ -183,7 +210,11 @@ public final class RelayServer {
                         + "' in '" + namespace + "' was released by operator relay: " + detail, hub.clock().nowSeconds());
                 f.put("task_id", granted.claim().taskId());
                 hub.outbox().broadcast(hub.frames().write(f), r.session());
-                result(r, true, detail);
+                if (decided.storedResponse() != null) {
+                    hub.outbox().sendInOrder(r.session(), decided.storedResponse()); // what a retry will replay
+                } else {
+                    result(r, true, detail);
+                }
             } else {
                 refused.incrementAndGet();
                 result(r, false, ((Reply.Denied) decided.reply()).message());
@@ -196,8 +227,12 @@ public final class RelayServer {
     }
 
     private void result(Request r, boolean done, String detail, boolean awaitingSecond) {
-        ObjectNode f = hub.frames().envelope(r.sender(), "operator_relay_result", "Operator relay result",
-                hub.clock().nowSeconds());
+        hub.outbox().sendInOrder(r.session(), hub.frames().write(resultFrame(r, done, detail, awaitingSecond,
+                hub.clock().nowSeconds())));
+    }
+
+    private ObjectNode resultFrame(Request r, boolean done, String detail, boolean awaitingSecond, double at) {
+        ObjectNode f = hub.frames().envelope(r.sender(), "operator_relay_result", "Operator relay result", at);
         f.put("applied", done);
         f.set("action", r.get("action"));
         f.set("namespace", r.get("namespace"));
@@ -205,7 +240,25 @@ public final class RelayServer {
         f.put("owner_hub_id", hub.frames().hubId());
         f.put("detail", detail);
         f.put("pending", awaitingSecond);
-        hub.outbox().sendInOrder(r.session(), hub.frames().write(f));
+        return f;
+    }
+
+    /**
+     * The request digest of a keyed relay: SHA-256 over the canonical frame, sender and type
+     * normalised, the members that differ between identical retries removed (as for every keyed verb).
+     */
+    static String digest(Request r) {
+        ObjectNode copy = r.frame().deepCopy();
+        copy.put("sender", r.sender());
+        copy.put("type", r.type());
+        copy.remove(java.util.List.of("token", "timestamp", "client_timestamp", "auth", "signature"));
+        try {
+            byte[] d = java.security.MessageDigest.getInstance("SHA-256").digest(
+                    CanonicalJson.write(copy, true).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            return java.util.HexFormat.of().formatHex(d);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private static boolean required(Request r, String field) {

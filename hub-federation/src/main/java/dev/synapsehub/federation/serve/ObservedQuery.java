@@ -2,6 +2,7 @@ package dev.synapsehub.federation.serve;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.federation.link.PeerLink;
 import dev.synapsehub.federation.follow.AdvisoryFold;
 import dev.synapsehub.federation.follow.ObservedClaim;
 import dev.synapsehub.federation.follow.PeerView;
@@ -19,10 +20,17 @@ import java.util.Comparator;
 public final class ObservedQuery {
     private final HubContext hub;
     private final AdvisoryFold fold;
+    private final java.util.function.Function<String, PeerLink> links;
 
     public ObservedQuery(HubContext hub, AdvisoryFold fold) {
+        this(hub, fold, peer -> null);
+    }
+
+    /** {@code links} gives the live link to a watched peer (null: none), for its round trip and certificate expiry. */
+    public ObservedQuery(HubContext hub, AdvisoryFold fold, java.util.function.Function<String, PeerLink> links) {
         this.hub = hub;
         this.fold = fold;
+        this.links = links;
     }
 
     /** Answers one request; {@code peer} filters, {@code claims: false} leaves the claims out. */
@@ -38,9 +46,32 @@ public final class ObservedQuery {
             if (only != null && !only.equals(v.peer())) {
                 continue;
             }
-            peers.add(render(v, now, withClaims));
+            ObjectNode peer = render(v, now, withClaims);
+            connection(peer, links.apply(v.peer()));
+            peers.add(peer);
         }
         hub.outbox().send(r.session(), f);
+    }
+
+    /**
+     * Adds what the live link measured: {@code round_trip_seconds} (the last answered request) and
+     * {@code certificate_not_after} (the peer's server certificate, epoch seconds), each null when
+     * not measured (no link yet, no answer yet, or {@code ws://}).
+     */
+    static void connection(ObjectNode peer, PeerLink link) {
+        double rtt = link == null ? Double.NaN : link.roundTripSeconds();
+        PeerLink.Welcome w = link == null ? null : link.welcome();
+        double notAfter = w == null ? Double.NaN : w.certificateNotAfter();
+        if (Double.isNaN(rtt)) {
+            peer.putNull("round_trip_seconds");
+        } else {
+            HubFrames.putFloat(peer, "round_trip_seconds", Math.round(rtt * 1e6) / 1e6);
+        }
+        if (Double.isNaN(notAfter)) {
+            peer.putNull("certificate_not_after");
+        } else {
+            HubFrames.putFloat(peer, "certificate_not_after", notAfter);
+        }
     }
 
     /** One peer's view as a JSON object (also the offline {@code federation observed}). */

@@ -110,6 +110,11 @@ class WatchTest {
         assertThat(peer.path("claims").get(0).path("task_id").asText()).isEqualTo("T-1");
         assertThat(peer.path("claims").get(0).path("observed_on").asText()).isEqualTo("hub-b");
         assertThat(peer.path("claims").get(0).path("live").asBoolean()).isTrue();
+        // federation status: the measured round trip of the last poll and the peer's server certificate expiry
+        assertThat(peer.path("round_trip_seconds").isNumber()).as(peer.toString()).isTrue();
+        assertThat(peer.path("round_trip_seconds").asDouble()).isPositive();
+        assertThat(peer.path("certificate_not_after").asDouble())
+                .isEqualTo(b.certs.server().certificate().getNotAfter().getTime() / 1000.0);
         assertThat(Http.get(follower, "/metrics")).contains("synapse_multihub_peer_cursor{peer=\"hub-b\"} " + end)
                 .contains("synapse_multihub_peer_live_claims{peer=\"hub-b\"} 1");
     }

@@ -23,7 +23,7 @@ import java.util.function.Function;
 /**
  * A real hub over TLS whose answers to {@code multihub_log_request} are scripted by the test:
  * gapped, malformed, huge or equivocating snapshots, as a faulty peer would send them. It
- * never answers a forwarded claim (an owner slower than any bound).
+ * never answers a forwarded claim or operator relay (an owner slower than any bound).
  */
 public final class FakePeer implements AutoCloseable {
     private final HubServer server;
@@ -49,14 +49,15 @@ public final class FakePeer implements AutoCloseable {
 
             @Override
             public boolean handles(String type) {
-                return "multihub_log_request".equals(type) || "multihub_claim_request".equals(type);
+                return "multihub_log_request".equals(type) || "multihub_claim_request".equals(type)
+                        || "operator_relay_request".equals(type);
             }
 
             @Override
             public void handle(Request r) {
                 requests.incrementAndGet();
                 if (!"multihub_log_request".equals(r.type())) {
-                    return; // claims: an owner that never answers
+                    return; // claims and relays: an owner that never answers
                 }
                 ObjectNode members = script.apply(r.frame());
                 if (members == null) {

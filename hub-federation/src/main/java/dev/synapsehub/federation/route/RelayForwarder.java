@@ -1,0 +1,209 @@
+package dev.synapsehub.federation.route;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.federation.AuditJournal;
+import dev.synapsehub.federation.LabelledCounters;
+import dev.synapsehub.federation.link.PeerLink;
+import dev.synapsehub.federation.link.PeerLinks;
+import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.protocol.Request;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The forwarding side of an operator relay ({@code --relay-peer HUB_ID=URI}, contract A5.1,
+ * §11.5, F6): an {@code operator_relay_request} from an operator on this machine for a
+ * namespace another hub owns goes to that owner over the warm, mutually authenticated link
+ * (this hub's client certificate, the route's pin), and the owner's {@code operator_relay_result}
+ * comes back to the requester. This hub decides nothing: the owner runs every gate, and sees
+ * this hub as the requesting peer ({@code origin_hub_id} is this hub's id). {@code idem_key}
+ * travels unchanged, so a retry after a timeout is answered from the owner's ledger.
+ *
+ * <p>Only requests from a loopback connection are forwarded: the owner trusts this hub's
+ * certificate, so relaying for anyone who can reach this hub would lend that trust out. A peer
+ * hub that this hub's serving policy authorises is never relayed onwards either (relays do not
+ * chain). Any other request, and every namespace without a route, is left to the owning side
+ * ({@link RelayServer}), which refuses it as the contract says.
+ */
+public final class RelayForwarder {
+    private static final Logger LOG = LoggerFactory.getLogger(RelayForwarder.class);
+    /** The request members forwarded; anything else the requester added stays here. */
+    private static final String[] MEMBERS = {"action", "namespace", "task_id", "operator", "reason", "break_glass",
+            "idem_key"};
+
+    private final HubContext hub;
+    private final OwnershipResolver resolver;
+    private final dev.synapsehub.federation.trust.ServingTrust trust;
+    private final ForwardSettings routes;
+    private final PeerLinks links;
+    private final ExecutorService connector;
+    private final AuditJournal audit;
+    /** Forwarded relays by owning hub and outcome. */
+    private final LabelledCounters outcomes = new LabelledCounters("synapse_operator_relays_forwarded_total",
+            "Operator relays forwarded to the owning hub, by owner and outcome: applied, pending, refused (by the "
+                    + "owner), timeout, transport_failure, malformed (result).", "owner", "outcome");
+    private final AtomicLong auditFailures = new AtomicLong();
+
+    /** {@code connector} runs the (possibly connecting) sends, off the event loops. */
+    public RelayForwarder(HubContext hub, OwnershipResolver resolver, dev.synapsehub.federation.trust.ServingTrust trust,
+                          ForwardSettings routes, PeerLinks links, ExecutorService connector, AuditJournal audit) {
+        this.hub = hub;
+        this.resolver = resolver;
+        this.trust = trust;
+        this.routes = routes;
+        this.links = links;
+        this.connector = connector;
+        this.audit = audit;
+    }
+
+    /**
+     * Takes {@code r} over when it is a well-formed relay from this machine for a namespace owned
+     * by a hub this one has a relay route to: it is forwarded and answered later. False: the
+     * owning side decides it here.
+     */
+    public boolean forwards(Request r) {
+        if (routes.routes().isEmpty() || !RelayServer.wellFormed(r) || !isLoopback(r.session().remoteHost())) {
+            return false;
+        }
+        if (trust.configured() && trust.decide(r.sender(), r.session().peerCertificateChain(),
+                hub.clock().nowSeconds()).allowed()) {
+            return false; // a peer hub's relay is decided here as the owning side; relays never chain
+        }
+        String namespace = r.get("namespace").textValue();
+        Resolution res = resolver.resolve(namespace + "/operator-relay", hub.clock().nowSeconds());
+        ClaimRoute route = res.ownership() == Ownership.REMOTE ? routes.routes().get(res.ownerHubId()) : null;
+        if (route == null) {
+            return false;
+        }
+        connector.execute(() -> forward(r, route));
+        return true;
+    }
+
+    private void forward(Request r, ClaimRoute route) {
+        ObjectNode request = JsonNodeFactory.instance.objectNode();
+        request.put("type", "operator_relay_request");
+        request.put("target", route.hubId());
+        for (String m : MEMBERS) {
+            JsonNode v = r.get(m);
+            if (v != null && !v.isNull()) {
+                request.set(m, v);
+            }
+        }
+        request.put("origin_hub_id", hub.frames().hubId()); // the owner's audit names where it came from
+        String taskId = r.get("task_id").textValue();
+        String namespace = r.get("namespace").textValue();
+        String action = r.get("action").textValue();
+        LOG.info("Relaying operator {} of task '{}' in '{}' for {} (operator {}) to owner {}", action, taskId, namespace,
+                r.sender(), r.get("operator").textValue(), route.hubId());
+        PeerLink link = links.link(route.hubId(), route.uri(), routes.tlsFor(route), routes.token());
+        link.request(request, "operator_relay_result", reply -> taskId.equals(reply.path("task_id").asText())
+                        && namespace.equals(reply.path("namespace").asText()) && action.equals(reply.path("action").asText()),
+                routes.bound()).whenCompleteAsync((result, failure) -> {
+            if (failure != null) {
+                Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                        ? failure.getCause() : failure;
+                boolean timeout = cause instanceof TimeoutException;
+                String outcome = timeout ? "timeout" : "transport_failure";
+                outcomes.increment(route.hubId(), outcome);
+                LOG.warn("Relaying operator {} of task '{}' to owner {} failed: {}", action, taskId, route.hubId(),
+                        cause.getMessage());
+                // a timeout leaves the outcome unknown on the owner: retrying with the same idem_key is safe
+                answer(r, route.hubId(), false, false, timeout ? "owner_timeout" : "owner_unreachable", outcome);
+                return;
+            }
+            relay(r, route, result);
+        }, hub.outbox().executor());
+    }
+
+    private void relay(Request r, ClaimRoute route, ObjectNode result) {
+        JsonNode applied = result.get("applied");
+        JsonNode pending = result.get("pending");
+        JsonNode owner = result.get("owner_hub_id");
+        JsonNode detail = result.get("detail");
+        if (applied == null || !applied.isBoolean() || pending != null && !pending.isBoolean()
+                || owner == null || !owner.isTextual() || owner.textValue().isBlank()
+                || detail == null || !detail.isTextual()) {
+            outcomes.increment(route.hubId(), "malformed");
+            LOG.warn("Owner {} answered an operator relay of task '{}' with a malformed operator_relay_result",
+                    route.hubId(), r.get("task_id").textValue());
+            answer(r, route.hubId(), false, false, "owner_answer_malformed", "malformed");
+            return;
+        }
+        boolean waiting = pending != null && pending.booleanValue();
+        outcomes.increment(route.hubId(), applied.booleanValue() ? "applied" : waiting ? "pending" : "refused");
+        answer(r, owner.textValue(), applied.booleanValue(), waiting, detail.textValue(), null);
+    }
+
+    /** The requester's {@code operator_relay_result}; {@code forwardError} names a failure to reach a verdict. */
+    private void answer(Request r, String ownerHubId, boolean applied, boolean pending, String detail,
+                        String forwardError) {
+        ObjectNode f = hub.frames().envelope(r.sender(), "operator_relay_result", "Operator relay result",
+                hub.clock().nowSeconds());
+        f.put("applied", applied);
+        f.set("action", r.get("action"));
+        f.set("namespace", r.get("namespace"));
+        f.set("task_id", r.get("task_id"));
+        f.put("owner_hub_id", ownerHubId);
+        f.put("detail", detail);
+        f.put("pending", pending);
+        if (forwardError != null) {
+            f.put("forward_error", forwardError);
+        }
+        hub.outbox().sendInOrder(r.session(), hub.frames().write(f));
+        journal(r, ownerHubId, applied, pending, detail, forwardError);
+    }
+
+    /** The outbound {@code operator_relay} audit record ({@code direction: "out"}); the owner journals its own. */
+    private void journal(Request r, String ownerHubId, boolean applied, boolean pending, String detail,
+                         String forwardError) {
+        ObjectNode p = AuditJournal.payload();
+        p.put("direction", "out");
+        p.put("action", r.get("action").textValue());
+        p.put("namespace", r.get("namespace").textValue());
+        p.put("task_id", r.get("task_id").textValue().strip());
+        p.put("operator", r.get("operator").textValue().strip());
+        p.put("requester", r.sender());
+        p.put("owner_hub_id", ownerHubId);
+        JsonNode reason = r.get("reason");
+        p.put("reason", reason != null && reason.isTextual() ? reason.textValue().strip() : "");
+        p.put("break_glass", r.get("break_glass") != null && r.get("break_glass").asBoolean(false));
+        p.put("applied", applied);
+        p.put("pending", pending);
+        p.put("detail", detail);
+        if (forwardError != null) {
+            p.put("forward_error", forwardError);
+        }
+        audit.record("operator_relay", p).whenComplete((committed, failure) -> {
+            if (failure != null || !Boolean.TRUE.equals(committed)) {
+                auditFailures.incrementAndGet();
+                LOG.warn("The outbound operator_relay audit of task '{}' was not journaled: {}",
+                        r.get("task_id").textValue(), failure != null ? failure.toString() : "refused by the writer");
+            }
+        });
+    }
+
+    /** The Prometheus samples of forwarded relays. */
+    public void appendMetrics(StringBuilder out) {
+        outcomes.appendTo(out);
+        if (!routes.routes().isEmpty()) {
+            dev.synapsehub.net.protocol.PrometheusText.counter(out, "synapse_operator_relay_audit_failures_total",
+                    "Outbound operator relay audit records the writer did not journal.", auditFailures.get());
+        }
+    }
+
+    /** Forwarded relays to {@code owner} with {@code outcome} (tests). */
+    public long outcomes(String owner, String outcome) {
+        return outcomes.get(owner, outcome);
+    }
+
+    static boolean isLoopback(String host) {
+        return host != null && (host.startsWith("127.") || host.equals("::1") || host.equals("0:0:0:0:0:0:0:1"));
+    }
+}

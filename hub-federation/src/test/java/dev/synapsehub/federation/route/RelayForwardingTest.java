@@ -1,0 +1,288 @@
+package dev.synapsehub.federation.route;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.client.HubClient;
+import dev.synapsehub.client.tls.TestCertificates;
+import dev.synapsehub.core.event.AuditRecordEvent;
+import dev.synapsehub.core.journal.JournaledEvent;
+import dev.synapsehub.federation.FederationSettings;
+import dev.synapsehub.federation.follow.WatchSettings;
+import dev.synapsehub.federation.testing.Await;
+import dev.synapsehub.federation.testing.FakePeer;
+import dev.synapsehub.federation.testing.FedHub;
+import dev.synapsehub.federation.testing.Pki;
+import dev.synapsehub.federation.testing.TrustFiles;
+import dev.synapsehub.federation.trust.ServingTrust;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The forwarding side of operator relays ({@code --relay-peer}, contract A5.1, §11.5, F6) between
+ * two real hubs over mutual TLS with certificates made here: hub A, which does not own
+ * {@code proj}, relays an operator's {@code operator_relay_request} to the owner B over its
+ * pinned, client-certified link and returns B's {@code operator_relay_result}; B decides every
+ * gate; {@code idem_key} travels end to end, so a keyed retry never releases twice; a silent,
+ * unreachable or wrongly pinned owner is a typed non-applied answer, never a closed socket.
+ */
+class RelayForwardingTest {
+    static final Duration WAIT = Duration.ofSeconds(15);
+    @TempDir
+    Path dir;
+    Pki pki;
+    Pki.HubCerts aCerts;
+    FedHub b;
+    final List<AutoCloseable> open = new ArrayList<>();
+
+    @BeforeEach
+    void ownerB() throws Exception {
+        pki = new Pki(dir);
+        aCerts = pki.hub("hub-a");
+        Path policy = TrustFiles.servingPolicy(dir.resolve("b-trust"), pki.clientCaFile(),
+                List.of(TrustFiles.peering("a.example", "proj", "k", List.of(aCerts.client().pin().text()))),
+                List.of(new TrustFiles.Grant("hub-a", "a.example", "proj", "k")));
+        b = keep(new FedHub(pki.hub("hub-b"), dir.resolve("b.db"), new FederationSettings(
+                ServingTrust.load(policy, m -> { }), WatchSettings.none(),
+                new NamespaceOwners("hub-b", Map.of("proj", "hub-b", "other", "hub-b")), ForwardSettings.none())));
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        for (int i = open.size() - 1; i >= 0; i--) {
+            open.get(i).close();
+        }
+    }
+
+    private <T extends AutoCloseable> T keep(T c) {
+        open.add(c);
+        return c;
+    }
+
+    /** Hub A: owns aproj; proj and other belong to hub-b, reached by {@code route}; presents its client certificate. */
+    private FedHub relayer(ClaimRoute route, Duration bound) throws Exception {
+        return relayer(route, bound, ServingTrust.none());
+    }
+
+    private FedHub relayer(ClaimRoute route, Duration bound, ServingTrust trust) throws Exception {
+        ForwardSettings relays = route == null ? ForwardSettings.none()
+                : new ForwardSettings(ForwardSettings.byHub(List.of(route)), null, aCerts.clientFiles().cert(),
+                aCerts.clientFiles().key(), bound);
+        return keep(new FedHub(aCerts, dir.resolve("a.db"), new FederationSettings(trust,
+                WatchSettings.none(), new NamespaceOwners("hub-a", Map.of("proj", "hub-b", "other", "hub-b",
+                "aproj", "hub-a")), ForwardSettings.none(), null, FederationSettings.RelayPolicy.DEFAULT, relays)));
+    }
+
+    private FedHub relayer() throws Exception {
+        return relayer(new ClaimRoute("hub-b", b.uri(), b.certs.server().pin()), ForwardSettings.BOUND);
+    }
+
+    private static ObjectNode relay(HubClient c, String namespace, String task, String reason, String idemKey)
+            throws Exception {
+        ObjectNode f = c.frame("ops/alice", "operator_relay_request");
+        f.put("action", "release").put("namespace", namespace).put("task_id", task).put("operator", "alice")
+                .put("origin_hub_id", "somewhere");
+        if (reason != null) {
+            f.put("reason", reason);
+        }
+        if (idemKey != null) {
+            f.put("idem_key", idemKey);
+        }
+        c.send(f);
+        return c.await(r -> "operator_relay_result".equals(r.path("type").asText())
+                && task.equals(r.path("task_id").asText()), WAIT);
+    }
+
+    private static boolean live(FedHub hub, String task) throws Exception {
+        double now = System.currentTimeMillis() / 1000.0;
+        return hub.durable.actor().read(s -> s.claims().liveClaim(task, now)).get().isPresent();
+    }
+
+    private static List<JsonNode> journaled(FedHub hub, String kind) throws Exception {
+        List<JournaledEvent> rows = hub.durable.actor().read(s -> {
+            try {
+                return hub.durable.journal().readAfter(0, 1000, Set.of(kind));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }).get();
+        List<JsonNode> out = new ArrayList<>();
+        for (JournaledEvent e : rows) {
+            out.add(e.event() instanceof AuditRecordEvent a
+                    ? new com.fasterxml.jackson.databind.ObjectMapper().readTree(a.payloadJson())
+                    : com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode());
+        }
+        return out;
+    }
+
+    @Test
+    void theOwnerDecidesAForwardedRelayAndItsVerdictComesBack() throws Exception {
+        HubClient holder = b.agent("proj/b1");
+        assertThat(FedHub.claim(holder, "proj/b1", "T-1", "src/x").path("type").asText()).isEqualTo("claim_granted");
+        FedHub a = relayer();
+        HubClient operator = a.agent("ops/alice");
+
+        ObjectNode result = relay(operator, "proj", "T-1", "holder crashed", null);
+        assertThat(result.path("applied").asBoolean()).as(result.toString()).isTrue();
+        assertThat(result.path("pending").asBoolean(true)).isFalse();
+        assertThat(result.path("owner_hub_id").asText()).isEqualTo("hub-b");
+        assertThat(result.path("detail").asText()).isEqualTo("released by operator alice: holder crashed");
+        assertThat(result.path("target").asText()).isEqualTo("ops/alice");
+        assertThat(result.path("hub_id").asText()).isEqualTo("hub-a");
+        assertThat(result.path("payload").asText()).isEqualTo("Operator relay result");
+        assertThat(result.has("forward_error")).isFalse();
+        assertThat(live(b, "T-1")).as("released on the owner").isFalse();
+        JsonNode released = holder.await(f -> "release_granted".equals(f.path("type").asText()), WAIT);
+        assertThat(released.path("task_id").asText()).isEqualTo("T-1");
+
+        // the owner's audit names this hub as the peer and the origin; this hub keeps an outbound record
+        List<JsonNode> inbound = journaled(b, "operator_relay");
+        assertThat(inbound).hasSize(1);
+        assertThat(inbound.get(0).path("peer").asText()).isEqualTo("hub-a");
+        assertThat(inbound.get(0).path("origin_hub_id").asText()).isEqualTo("hub-a");
+        Await.until("the outbound audit", WAIT, () -> {
+            try {
+                return journaled(a, "operator_relay").size() == 1;
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        JsonNode outbound = journaled(a, "operator_relay").get(0);
+        assertThat(outbound.path("direction").asText()).isEqualTo("out");
+        assertThat(outbound.path("requester").asText()).isEqualTo("ops/alice");
+        assertThat(outbound.path("owner_hub_id").asText()).isEqualTo("hub-b");
+        assertThat(outbound.path("applied").asBoolean()).isTrue();
+        assertThat(journaled(a, "release")).as("nothing released on the relaying hub").isEmpty();
+        assertThat(a.federation.relayForwarder().outcomes("hub-b", "applied")).isEqualTo(1);
+
+        // the owner's refusals come back as they are, naming the owner
+        ObjectNode notHeld = relay(operator, "proj", "NOPE", null, null);
+        assertThat(notHeld.path("applied").asBoolean(true)).isFalse();
+        assertThat(notHeld.path("detail").asText()).isEqualTo("task_not_claimed");
+        assertThat(notHeld.path("owner_hub_id").asText()).isEqualTo("hub-b");
+        ObjectNode scope = relay(operator, "other", "O-1", null, null);
+        assertThat(scope.path("detail").asText()).as("B's grant for hub-a names proj only").isEqualTo("scope_not_granted");
+        assertThat(a.federation.relayForwarder().outcomes("hub-b", "refused")).isEqualTo(2);
+    }
+
+    @Test
+    void aKeyedRetryIsAnsweredFromTheOwnersLedgerAndNeverReleasesTwice() throws Exception {
+        HubClient holder = b.agent("proj/b1");
+        assertThat(FedHub.claim(holder, "proj/b1", "T-1", "src/x").path("type").asText()).isEqualTo("claim_granted");
+        FedHub a = relayer();
+        HubClient operator = a.agent("ops/alice");
+        ObjectNode first = relay(operator, "proj", "T-1", "stuck", "relay-1");
+        assertThat(first.path("applied").asBoolean()).as(first.toString()).isTrue();
+        // the holder claims again: an unkeyed second relay would release it again
+        assertThat(FedHub.claim(holder, "proj/b1", "T-1", "src/x").path("type").asText()).isEqualTo("claim_granted");
+
+        ObjectNode retry = relay(operator, "proj", "T-1", "stuck", "relay-1");
+        assertThat(retry.path("applied").asBoolean()).as(retry.toString()).isTrue();
+        assertThat(retry.path("detail").asText()).isEqualTo(first.path("detail").asText());
+        assertThat(live(b, "T-1")).as("the retry released nothing").isTrue();
+        assertThat(journaled(b, "release")).hasSize(1);
+        assertThat(journaled(b, "operator_relay")).hasSize(1);
+
+        ObjectNode changed = relay(operator, "proj", "T-1", "another reason", "relay-1");
+        assertThat(changed.path("applied").asBoolean(true)).isFalse();
+        assertThat(changed.path("detail").asText()).isEqualTo("idempotency_conflict");
+        assertThat(live(b, "T-1")).isTrue();
+        assertThat(journaled(b, "release")).hasSize(1);
+
+        ObjectNode unkeyed = relay(operator, "proj", "T-1", "stuck", null);
+        assertThat(unkeyed.path("applied").asBoolean()).as("without the key it is a new request").isTrue();
+        assertThat(live(b, "T-1")).isFalse();
+    }
+
+    @Test
+    void aSilentUnreachableOrWronglyPinnedOwnerIsATypedAnswerAndNothingMore() throws Exception {
+        FakePeer silent = keep(new FakePeer(pki.hub("hub-s"), r -> null));
+        FedHub a = relayer(new ClaimRoute("hub-b", silent.uri(), silent.certs.server().pin()), Duration.ofSeconds(1));
+        HubClient operator = a.agent("ops/alice");
+        ObjectNode timeout = relay(operator, "proj", "T-1", null, "k-1");
+        assertThat(timeout.path("applied").asBoolean(true)).isFalse();
+        assertThat(timeout.path("pending").asBoolean(true)).isFalse();
+        assertThat(timeout.path("forward_error").asText()).isEqualTo("timeout");
+        assertThat(timeout.path("detail").asText()).isEqualTo("owner_timeout");
+        assertThat(timeout.path("owner_hub_id").asText()).isEqualTo("hub-b");
+        assertThat(silent.requests.get()).isEqualTo(1);
+        assertThat(a.federation.relayForwarder().outcomes("hub-b", "timeout")).isEqualTo(1);
+        a.close();
+        open.remove(a);
+
+        HubClient holder = b.agent("proj/b1");
+        assertThat(FedHub.claim(holder, "proj/b1", "T-2", "src/y").path("type").asText()).isEqualTo("claim_granted");
+        FedHub wrongPin = relayer(new ClaimRoute("hub-b", b.uri(), TestCertificates.selfSigned("x").pin()),
+                ForwardSettings.BOUND);
+        HubClient c = wrongPin.agent("ops/alice");
+        ObjectNode refused = relay(c, "proj", "T-2", null, null);
+        assertThat(refused.path("applied").asBoolean(true)).isFalse();
+        assertThat(refused.path("forward_error").asText()).isEqualTo("transport_failure");
+        assertThat(refused.path("detail").asText()).isEqualTo("owner_unreachable");
+        assertThat(c.isOpen()).isTrue();
+        assertThat(live(b, "T-2")).as("the owner never saw it").isTrue();
+        assertThat(journaled(b, "operator_relay")).isEmpty();
+    }
+
+    @Test
+    void withoutARouteTheRelayIsDecidedHereAndRefused() throws Exception {
+        HubClient holder = b.agent("proj/b1");
+        assertThat(FedHub.claim(holder, "proj/b1", "T-1", "src/x").path("type").asText()).isEqualTo("claim_granted");
+        FedHub a = relayer(null, ForwardSettings.BOUND);
+        ObjectNode refused = relay(a.agent("ops/alice"), "proj", "T-1", null, null);
+        assertThat(refused.path("applied").asBoolean(true)).isFalse();
+        assertThat(refused.path("detail").asText()).as("A has no serving policy").isEqualTo("peer_not_authorised");
+        assertThat(refused.path("owner_hub_id").asText()).isEqualTo("hub-a");
+        assertThat(refused.has("forward_error")).isFalse();
+        assertThat(live(b, "T-1")).isTrue();
+    }
+
+    @Test
+    void aPeerHubsRelayIsDecidedHereAndNeverRelayedOnwards() throws Exception {
+        HubClient holder = b.agent("proj/b1");
+        assertThat(FedHub.claim(holder, "proj/b1", "T-1", "src/x").path("type").asText()).isEqualTo("claim_granted");
+        Pki.HubCerts cCerts = pki.hub("hub-c");
+        Path policy = TrustFiles.servingPolicy(dir.resolve("a-trust"), pki.clientCaFile(),
+                List.of(TrustFiles.peering("c.example", "proj", "kc", List.of(cCerts.client().pin().text()))),
+                List.of(new TrustFiles.Grant("hub-c", "c.example", "proj", "kc")));
+        FedHub a = relayer(new ClaimRoute("hub-b", b.uri(), b.certs.server().pin()), ForwardSettings.BOUND,
+                ServingTrust.load(policy, m -> { }));
+        HubClient c = a.connect(a.pinned().withClientCertificate(cCerts.clientFiles().cert(), cCerts.clientFiles().key()));
+        c.awaitType("welcome", WAIT);
+        ObjectNode f = c.frame("hub-c", "operator_relay_request");
+        f.put("action", "release").put("namespace", "proj").put("task_id", "T-1").put("operator", "carol")
+                .put("origin_hub_id", "hub-c");
+        c.send(f);
+        ObjectNode result = c.await(r -> "operator_relay_result".equals(r.path("type").asText()), WAIT);
+        assertThat(result.path("applied").asBoolean(true)).isFalse();
+        assertThat(result.path("detail").asText()).as("A owns no proj; it does not pass C's request on to B")
+                .isEqualTo("namespace_not_owned");
+        assertThat(result.path("owner_hub_id").asText()).isEqualTo("hub-a");
+        assertThat(live(b, "T-1")).isTrue();
+        assertThat(journaled(b, "operator_relay")).isEmpty();
+        assertThat(a.federation.relayForwarder().outcomes("hub-b", "applied")).isZero();
+
+        // an operator on A's machine, not a peer, is still relayed
+        ObjectNode relayed = relay(a.agent("ops/alice"), "proj", "T-1", null, null);
+        assertThat(relayed.path("applied").asBoolean()).as(relayed.toString()).isTrue();
+        assertThat(live(b, "T-1")).isFalse();
+    }
+
+    @Test
+    void onlyALoopbackRequesterIsRelayed() {
+        assertThat(RelayForwarder.isLoopback("127.0.0.1")).isTrue();
+        assertThat(RelayForwarder.isLoopback("::1")).isTrue();
+        assertThat(RelayForwarder.isLoopback("10.0.0.7")).isFalse();
+        assertThat(RelayForwarder.isLoopback(null)).isFalse();
+    }
+}
