@@ -28,9 +28,12 @@ import java.util.function.BiConsumer;
  * Sends a follower's mutation to the leader and completes its future with the leader's outcome.
  *
  * <p>The request travels as a Raft read to the leader's state machine, which submits it to the
- * leader's actor. It is retried only when the reply proves the leader never handed it to its
- * actor (not the leader, not ready, or its actor no longer decides); any other failure is an
- * unknown outcome ({@code COMMIT_UNKNOWN}), because the leader may have decided it. A decided
+ * leader's actor. Every attempt carries the write's intent id ({@link IntentTags}), and a leader
+ * answers an id that has committed with that first decision, so a retry is never decided twice.
+ * It is retried when the reply says the leader did not decide it (not the leader, not ready, or
+ * its actor no longer decides) or the stream closed under it (which happens after the leader
+ * committed it too: the id makes that retry safe); any other failure is an unknown outcome
+ * ({@code COMMIT_UNKNOWN}), queued by the site under the same id. A decided
  * outcome that changed state is released only once this node has applied those events, so the
  * agent's next read here sees its own write.
  */
@@ -54,7 +57,7 @@ final class Forwarder {
 
     private final String nodeId;
     private final RaftGroupId groupId;
-    private final RaftClientRpc rpc;
+    private volatile RaftClientRpc rpc;
     private final Node node;
     private final MutationCodec mutations;
     private final OutcomeCodec outcomes = new OutcomeCodec();
@@ -77,12 +80,16 @@ final class Forwarder {
         this.timeoutMillis = timeoutMillis;
     }
 
-    /** Forwards {@code mutation}; never blocks. */
-    void forward(Mutation mutation, CompletableFuture<Outcome> future) {
+    /** Forwards {@code mutation} under its intent {@code tag}; never blocks. */
+    void forward(Mutation mutation, IntentTags.Tag tag, CompletableFuture<Outcome> future) {
         ObjectNode request = MeshJson.MAPPER.createObjectNode();
         request.put("protocol", MeshProtocol.PROTOCOL);
         request.put("version", MeshProtocol.VERSION);
         request.put("origin", nodeId);
+        request.put("intent", tag.intentId());
+        if (tag.replay()) {
+            request.put("replay", true);
+        }
         try {
             request.set("mutation", mutations.write(mutation));
         } catch (RuntimeException e) {
@@ -144,8 +151,11 @@ final class Forwarder {
     }
 
     /**
-     * True when the failure proves the leader's actor never saw the request: the channel was
-     * closed or could not connect, or the leader refused it as not leading or not ready.
+     * True when the request may be sent again: the leader refused it as not leading or not ready,
+     * the channel could not connect, or the channel closed under it. A closed stream does not
+     * prove the leader never saw it (Ratis fails every request in flight on a channel it resets
+     * or that the server ended, answered or not): the retry is safe only because it carries the
+     * same intent id, which a leader never decides twice.
      */
     private static boolean neverArrived(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause()) {
@@ -194,6 +204,11 @@ final class Forwarder {
         LOG.log(System.Logger.Level.WARNING, "forwarded mutation's outcome is unknown: " + LogRedactor.scrub(why));
         future.complete(new Outcome.Refused(Outcome.Reason.COMMIT_UNKNOWN, "The leader did not confirm in time; it may"
                 + " still apply. Retry with the same idem_key to learn the outcome."));
+    }
+
+    /** Sends from now on through {@code wrap} applied to the current transport (tests lose replies with it). */
+    void transport(java.util.function.UnaryOperator<RaftClientRpc> wrap) {
+        rpc = wrap.apply(rpc);
     }
 
     /** Mutations forwarded since start. */
