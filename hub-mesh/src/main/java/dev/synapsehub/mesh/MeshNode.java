@@ -254,6 +254,11 @@ public final class MeshNode implements AutoCloseable {
         return journal.local().lastSeq();
     }
 
+    /** The intent ids whose decisions this node remembers, oldest first (tests). */
+    CompletableFuture<List<String>> decidedIntentIds() {
+        return actor.applyReplicated(s -> decidedIntents.ids());
+    }
+
     /** Where this node's actor decides (for tests and status). */
     MeshSite site() {
         return site;
@@ -487,7 +492,7 @@ public final class MeshNode implements AutoCloseable {
         }
         lastCaptureIndex = index;
         stateMachine.snapshots().offer(new MeshSnapshotFile(0, index, clock.nowSeconds(), stateMachine.originSeqs(),
-                state.image()));
+                state.image(), decidedIntents.view()));
         scheduler.execute(this::requestSnapshot);
     }
 
@@ -640,10 +645,12 @@ public final class MeshNode implements AutoCloseable {
         }
 
         @Override
-        public void restored(long index, StateImage image) {
+        public void restored(long index, StateImage image, Map<String, DecidedIntents.Decided> intents) {
             actor.applyReplicated(s -> {
                 if (index > cursor.appliedIndex()) {
                     s.replaceWith(image);
+                    decidedIntents.clear(); // the ids committed up to the snapshot, as every node remembers them
+                    intents.forEach(decidedIntents::remember);
                     cursor.applied(index, s.lastSeq());
                     lastCaptureIndex = Math.max(lastCaptureIndex, index);
                     skipLocalCopyTo(s.lastSeq());
