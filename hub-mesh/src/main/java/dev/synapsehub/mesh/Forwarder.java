@@ -33,7 +33,9 @@ import java.util.function.BiConsumer;
  * It is retried when the reply says the leader did not decide it (not the leader, not ready, or
  * its actor no longer decides) or the stream closed under it (which happens after the leader
  * committed it too: the id makes that retry safe); any other failure is an unknown outcome
- * ({@code COMMIT_UNKNOWN}), queued by the site under the same id. A decided
+ * ({@code COMMIT_UNKNOWN}), queued by the site under the same id. Should this node itself take
+ * the lead while its forward retries, it decides the write on its own actor (no other node would).
+ * A decided
  * outcome that changed state is released only once this node has applied those events, so the
  * agent's next read here sees its own write.
  */
@@ -53,6 +55,16 @@ final class Forwarder {
 
         /** Runs {@code release} on the actor thread once the state holds {@code seq}. */
         void whenApplied(long seq, Runnable release);
+
+        /** True when this node leads and decides now. */
+        default boolean decidesHere() {
+            return false;
+        }
+
+        /** Decides {@code mutation} on this node's own actor and completes {@code future} with its outcome. */
+        default void decideHere(Mutation mutation, CompletableFuture<Outcome> future) {
+            throw new UnsupportedOperationException("this node does not decide");
+        }
     }
 
     private final String nodeId;
@@ -98,17 +110,37 @@ final class Forwarder {
             return;
         }
         forwarded.incrementAndGet();
-        attempt(ByteString.copyFrom(MeshJson.bytes(request)), future, System.nanoTime() + timeoutMillis * 1_000_000);
+        attempt(new Request(ByteString.copyFrom(MeshJson.bytes(request)), mutation), future,
+                System.nanoTime() + timeoutMillis * 1_000_000);
     }
 
-    private void attempt(ByteString request, CompletableFuture<Outcome> future, long deadline) {
+    /** A forward's encoded request and the mutation it carries. */
+    private record Request(ByteString bytes, Mutation mutation) {
+    }
+
+    /**
+     * True (and the write handed to this node's own actor) when this node now leads and decides:
+     * it won the election while its forward was retrying, and no other node will decide it.
+     */
+    private boolean decidedHere(RaftPeerId leader, Request request, CompletableFuture<Outcome> future) {
+        if (leader == null || !leader.toString().equals(nodeId) || !node.decidesHere()) {
+            return false;
+        }
+        node.decideHere(request.mutation(), future); // same mutation, same intent id: decided once
+        return true;
+    }
+
+    private void attempt(Request request, CompletableFuture<Outcome> future, long deadline) {
         RaftPeerId leader = node.leader();
+        if (decidedHere(leader, request, future)) {
+            return;
+        }
         if (leader == null || leader.toString().equals(nodeId)) {
             retry(request, future, deadline); // an election, or this node leads but is not ready yet
             return;
         }
         RaftClientRequest r = RaftClientRequest.newBuilder().setClientId(clientId).setServerId(leader)
-                .setGroupId(groupId).setCallId(callIds.incrementAndGet()).setMessage(Message.valueOf(request))
+                .setGroupId(groupId).setCallId(callIds.incrementAndGet()).setMessage(Message.valueOf(request.bytes()))
                 .setType(RaftClientRequest.readRequestType(true)).setTimeoutMs(timeoutMillis).build();
         CompletableFuture<RaftClientReply> sent;
         ChannelResets.Sent on = resets.sent(leader.toString(), System.nanoTime());
@@ -121,7 +153,7 @@ final class Forwarder {
         sent.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).whenComplete(handle(leader, on, request, future, deadline));
     }
 
-    private BiConsumer<RaftClientReply, Throwable> handle(RaftPeerId leader, ChannelResets.Sent on, ByteString request,
+    private BiConsumer<RaftClientReply, Throwable> handle(RaftPeerId leader, ChannelResets.Sent on, Request request,
                                                           CompletableFuture<Outcome> future, long deadline) {
         return (reply, failure) -> {
             if (failure == null) {
@@ -167,7 +199,7 @@ final class Forwarder {
         return false;
     }
 
-    private void answered(Message message, ByteString request, CompletableFuture<Outcome> future, long deadline) {
+    private void answered(Message message, Request request, CompletableFuture<Outcome> future, long deadline) {
         Outcome outcome;
         try {
             JsonNode json = MeshJson.tree(message.getContent().toByteArray());
@@ -191,9 +223,11 @@ final class Forwarder {
         scheduler.schedule(() -> future.complete(decided), timeoutMillis, TimeUnit.MILLISECONDS);
     }
 
-    private void retry(ByteString request, CompletableFuture<Outcome> future, long deadline) {
+    private void retry(Request request, CompletableFuture<Outcome> future, long deadline) {
         if (System.nanoTime() - deadline > 0) {
-            future.complete(NO_LEADER);
+            if (!decidedHere(node.leader(), request, future)) {
+                future.complete(NO_LEADER);
+            }
             return;
         }
         scheduler.schedule(() -> attempt(request, future, deadline), RETRY_MILLIS, TimeUnit.MILLISECONDS);

@@ -163,6 +163,22 @@ public final class MeshNode implements AutoCloseable {
                     return null;
                 });
             }
+
+            @Override
+            public boolean decidesHere() {
+                return !closed && site.decidesHere();
+            }
+
+            @Override
+            public void decideHere(Mutation mutation, CompletableFuture<Outcome> future) {
+                actor().submit(mutation).whenComplete((outcome, fault) -> {
+                    if (fault != null) {
+                        future.completeExceptionally(fault);
+                    } else {
+                        future.complete(outcome);
+                    }
+                });
+            }
         }, mutations, scheduler, config.commitTimeout().toMillis());
         this.lastLeader = nodeId;
         this.intents = new MeshIntents(nodeId, IntentQueue.open(new IntentStore(

@@ -128,6 +128,51 @@ class ForwardOnceTest {
         }
     }
 
+    /** The node's own forwarding transport, except that the first forward is held, never sent, and later failed. */
+    private static final class HeldFirstSend extends LostFirstReply {
+        final CompletableFuture<Void> held = new CompletableFuture<>();
+
+        HeldFirstSend(RaftClientRpc real) {
+            super(real);
+        }
+
+        @Override
+        public CompletableFuture<RaftClientReply> sendRequestAsyncUnordered(RaftClientRequest request) {
+            if (sent.incrementAndGet() > 1) {
+                return real.sendRequestAsyncUnordered(request);
+            }
+            held.complete(null);
+            return loseIt.thenCompose(v -> CompletableFuture.failedFuture(new AlreadyClosedException(
+                    "Stream close: no reply for async request")));
+        }
+    }
+
+    /**
+     * A follower whose forward is still retrying when it becomes the leader itself decides the
+     * write there (under the same intent id) instead of retrying until its commit timeout and
+     * answering {@code queued}: no other node would decide it.
+     */
+    @Test
+    void aForwardStillRetryingWhenItsOwnNodeTakesTheLeadIsDecidedThere() throws Exception {
+        cluster = new TestCluster(dir, 3);
+        MeshNode leader = cluster.awaitLeader();
+        MeshNode taker = cluster.follower(leader);
+        HeldFirstSend[] rpc = new HeldFirstSend[1];
+        taker.wrapForwardTransport(real -> rpc[0] = new HeldFirstSend(real));
+
+        CompletableFuture<Outcome> told = taker.actor().submit(Mutation.of(claim("alice", "T1")));
+        rpc[0].held.get(30, TimeUnit.SECONDS);
+        MeshAdmin.transferLeader(taker.config().peers(), taker.nodeId(), java.time.Duration.ofSeconds(30));
+        assertThat(cluster.awaitLeader()).isSameAs(taker);
+        rpc[0].loseIt.complete(null); // the forward's stream closed: it is retried, and this node leads now
+
+        Outcome answer = told.get(30, TimeUnit.SECONDS);
+        assertThat(answer).as(answer.toString()).isInstanceOf(Outcome.Decided.class);
+        assertThat(((Outcome.Decided) answer).reply().granted()).isTrue();
+        assertThat(taker.queueDepth()).as("decided, not queued").isZero();
+        assertThat(rpc[0].sent.get()).as("never sent to another node again").isEqualTo(1);
+    }
+
     /**
      * Seed 001 §7 step 4 and §9–§10 with a dead leader: a follower's strong write that the leader
      * committed but never answered (it died) is answered {@code queued}, stored under the intent
