@@ -88,7 +88,12 @@ final class HubProcess implements AutoCloseable {
      * sleep); fails with the tail of the hub's log when the process exits or the deadline passes.
      */
     void awaitHealthy() throws Exception {
-        long deadline = System.nanoTime() + START.toNanos();
+        awaitHealthy(START);
+    }
+
+    /** {@link #awaitHealthy()} within {@code within} (more JVMs than cores start slower). */
+    void awaitHealthy(Duration within) throws Exception {
+        long deadline = System.nanoTime() + within.toNanos();
         String last = "no answer yet";
         while (System.nanoTime() < deadline) {
             Process p;
@@ -109,7 +114,7 @@ final class HubProcess implements AutoCloseable {
             }
             p.waitFor(100, TimeUnit.MILLISECONDS); // returns at once should it exit
         }
-        throw new AssertionError(name + " not healthy within " + START + " (" + last + "); log:\n" + logTail());
+        throw new AssertionError(name + " not healthy within " + within + " (" + last + "); log:\n" + logTail());
     }
 
     /** The body of {@code GET /metrics}. */

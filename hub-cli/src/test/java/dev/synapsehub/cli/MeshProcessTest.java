@@ -76,7 +76,7 @@ class MeshProcessTest {
     }
 
     /** The cluster as the test sees it: which nodes are up, and their processes. */
-    private final class Cluster {
+    static final class Cluster {
         final Map<String, HubProcess> nodes = new LinkedHashMap<>();
         final Set<String> up = java.util.concurrent.ConcurrentHashMap.newKeySet();
         final TestCertificates.Identity server = TestCertificates.selfSigned("mesh-node");
@@ -231,7 +231,7 @@ class MeshProcessTest {
      * a node that is up and asks once more under the same key. Bounded by {@link #MAX_OPS} and a
      * stop flag.
      */
-    private static final class Agent implements Runnable {
+    static final class Agent implements Runnable {
         final String name;
         private final Cluster cluster;
         private final List<Op> history;
@@ -441,7 +441,7 @@ class MeshProcessTest {
 
     // ---- helpers ----
 
-    private static int distinctPort(Set<Integer> taken) throws Exception {
+    static int distinctPort(Set<Integer> taken) throws Exception {
         int p;
         do {
             p = HubProcess.freePort();
@@ -450,7 +450,7 @@ class MeshProcessTest {
     }
 
     /** Runs {@code synapse-hub mesh status --json} until {@code condition} holds; returns that report. */
-    private static JsonNode awaitStatus(Cluster cluster, Predicate<JsonNode> condition) throws Exception {
+    static JsonNode awaitStatus(Cluster cluster, Predicate<JsonNode> condition) throws Exception {
         long deadline = System.nanoTime() + WAIT.toNanos();
         String last = "no report yet";
         while (System.nanoTime() < deadline) {
@@ -467,7 +467,7 @@ class MeshProcessTest {
         throw new AssertionError("mesh status never matched within " + WAIT + "; last " + last);
     }
 
-    private static boolean allReachable(JsonNode status, int voters) {
+    static boolean allReachable(JsonNode status, int voters) {
         int reachable = 0;
         for (JsonNode n : status.path("nodes")) {
             if (n.path("reachable").asBoolean()) {
@@ -477,7 +477,7 @@ class MeshProcessTest {
         return reachable == voters;
     }
 
-    private static long maxTerm(JsonNode status) {
+    static long maxTerm(JsonNode status) {
         long term = -1;
         for (JsonNode n : status.path("nodes")) {
             term = Math.max(term, n.path("term").asLong(-1));
@@ -486,7 +486,7 @@ class MeshProcessTest {
     }
 
     /** Waits until at least {@code count} operations granted after {@code since} are recorded. */
-    private static void awaitGrantsAfter(List<Op> history, long since, int count, List<Agent> agents)
+    static void awaitGrantsAfter(List<Op> history, long since, int count, List<Agent> agents)
             throws InterruptedException {
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (System.nanoTime() < deadline) {
@@ -503,7 +503,7 @@ class MeshProcessTest {
     }
 
     /** Claims {@code task} under one idem_key until granted (the mesh may be electing), within {@link #WAIT}. */
-    private static ObjectNode claimUntilGranted(HubClient agent, String name, String task, List<Op> history)
+    static ObjectNode claimUntilGranted(HubClient agent, String name, String task, List<Op> history)
             throws Exception {
         long deadline = System.nanoTime() + WAIT.toNanos();
         String last = "no reply yet";

@@ -28,9 +28,14 @@ import java.util.function.BiConsumer;
  * Sends a follower's mutation to the leader and completes its future with the leader's outcome.
  *
  * <p>The request travels as a Raft read to the leader's state machine, which submits it to the
- * leader's actor. It is retried only when the reply proves the leader never handed it to its
- * actor (not the leader, not ready, or its actor no longer decides); any other failure is an
- * unknown outcome ({@code COMMIT_UNKNOWN}), because the leader may have decided it. A decided
+ * leader's actor. Every attempt carries the write's intent id ({@link IntentTags}), and a leader
+ * answers an id that has committed with that first decision, so a retry is never decided twice.
+ * It is retried when the reply says the leader did not decide it (not the leader, not ready, or
+ * its actor no longer decides) or the stream closed under it (which happens after the leader
+ * committed it too: the id makes that retry safe); any other failure is an unknown outcome
+ * ({@code COMMIT_UNKNOWN}), queued by the site under the same id. Should this node itself take
+ * the lead while its forward retries, it decides the write on its own actor (no other node would).
+ * A decided
  * outcome that changed state is released only once this node has applied those events, so the
  * agent's next read here sees its own write.
  */
@@ -50,11 +55,21 @@ final class Forwarder {
 
         /** Runs {@code release} on the actor thread once the state holds {@code seq}. */
         void whenApplied(long seq, Runnable release);
+
+        /** True when this node leads and decides now. */
+        default boolean decidesHere() {
+            return false;
+        }
+
+        /** Decides {@code mutation} on this node's own actor and completes {@code future} with its outcome. */
+        default void decideHere(Mutation mutation, CompletableFuture<Outcome> future) {
+            throw new UnsupportedOperationException("this node does not decide");
+        }
     }
 
     private final String nodeId;
     private final RaftGroupId groupId;
-    private final RaftClientRpc rpc;
+    private volatile RaftClientRpc rpc;
     private final Node node;
     private final MutationCodec mutations;
     private final OutcomeCodec outcomes = new OutcomeCodec();
@@ -77,12 +92,16 @@ final class Forwarder {
         this.timeoutMillis = timeoutMillis;
     }
 
-    /** Forwards {@code mutation}; never blocks. */
-    void forward(Mutation mutation, CompletableFuture<Outcome> future) {
+    /** Forwards {@code mutation} under its intent {@code tag}; never blocks. */
+    void forward(Mutation mutation, IntentTags.Tag tag, CompletableFuture<Outcome> future) {
         ObjectNode request = MeshJson.MAPPER.createObjectNode();
         request.put("protocol", MeshProtocol.PROTOCOL);
         request.put("version", MeshProtocol.VERSION);
         request.put("origin", nodeId);
+        request.put("intent", tag.intentId());
+        if (tag.replay()) {
+            request.put("replay", true);
+        }
         try {
             request.set("mutation", mutations.write(mutation));
         } catch (RuntimeException e) {
@@ -91,17 +110,37 @@ final class Forwarder {
             return;
         }
         forwarded.incrementAndGet();
-        attempt(ByteString.copyFrom(MeshJson.bytes(request)), future, System.nanoTime() + timeoutMillis * 1_000_000);
+        attempt(new Request(ByteString.copyFrom(MeshJson.bytes(request)), mutation), future,
+                System.nanoTime() + timeoutMillis * 1_000_000);
     }
 
-    private void attempt(ByteString request, CompletableFuture<Outcome> future, long deadline) {
+    /** A forward's encoded request and the mutation it carries. */
+    private record Request(ByteString bytes, Mutation mutation) {
+    }
+
+    /**
+     * True (and the write handed to this node's own actor) when this node now leads and decides:
+     * it won the election while its forward was retrying, and no other node will decide it.
+     */
+    private boolean decidedHere(RaftPeerId leader, Request request, CompletableFuture<Outcome> future) {
+        if (leader == null || !leader.toString().equals(nodeId) || !node.decidesHere()) {
+            return false;
+        }
+        node.decideHere(request.mutation(), future); // same mutation, same intent id: decided once
+        return true;
+    }
+
+    private void attempt(Request request, CompletableFuture<Outcome> future, long deadline) {
         RaftPeerId leader = node.leader();
+        if (decidedHere(leader, request, future)) {
+            return;
+        }
         if (leader == null || leader.toString().equals(nodeId)) {
             retry(request, future, deadline); // an election, or this node leads but is not ready yet
             return;
         }
         RaftClientRequest r = RaftClientRequest.newBuilder().setClientId(clientId).setServerId(leader)
-                .setGroupId(groupId).setCallId(callIds.incrementAndGet()).setMessage(Message.valueOf(request))
+                .setGroupId(groupId).setCallId(callIds.incrementAndGet()).setMessage(Message.valueOf(request.bytes()))
                 .setType(RaftClientRequest.readRequestType(true)).setTimeoutMs(timeoutMillis).build();
         CompletableFuture<RaftClientReply> sent;
         ChannelResets.Sent on = resets.sent(leader.toString(), System.nanoTime());
@@ -114,7 +153,7 @@ final class Forwarder {
         sent.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).whenComplete(handle(leader, on, request, future, deadline));
     }
 
-    private BiConsumer<RaftClientReply, Throwable> handle(RaftPeerId leader, ChannelResets.Sent on, ByteString request,
+    private BiConsumer<RaftClientReply, Throwable> handle(RaftPeerId leader, ChannelResets.Sent on, Request request,
                                                           CompletableFuture<Outcome> future, long deadline) {
         return (reply, failure) -> {
             if (failure == null) {
@@ -144,8 +183,11 @@ final class Forwarder {
     }
 
     /**
-     * True when the failure proves the leader's actor never saw the request: the channel was
-     * closed or could not connect, or the leader refused it as not leading or not ready.
+     * True when the request may be sent again: the leader refused it as not leading or not ready,
+     * the channel could not connect, or the channel closed under it. A closed stream does not
+     * prove the leader never saw it (Ratis fails every request in flight on a channel it resets
+     * or that the server ended, answered or not): the retry is safe only because it carries the
+     * same intent id, which a leader never decides twice.
      */
     private static boolean neverArrived(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause()) {
@@ -157,7 +199,7 @@ final class Forwarder {
         return false;
     }
 
-    private void answered(Message message, ByteString request, CompletableFuture<Outcome> future, long deadline) {
+    private void answered(Message message, Request request, CompletableFuture<Outcome> future, long deadline) {
         Outcome outcome;
         try {
             JsonNode json = MeshJson.tree(message.getContent().toByteArray());
@@ -181,9 +223,11 @@ final class Forwarder {
         scheduler.schedule(() -> future.complete(decided), timeoutMillis, TimeUnit.MILLISECONDS);
     }
 
-    private void retry(ByteString request, CompletableFuture<Outcome> future, long deadline) {
+    private void retry(Request request, CompletableFuture<Outcome> future, long deadline) {
         if (System.nanoTime() - deadline > 0) {
-            future.complete(NO_LEADER);
+            if (!decidedHere(node.leader(), request, future)) {
+                future.complete(NO_LEADER);
+            }
             return;
         }
         scheduler.schedule(() -> attempt(request, future, deadline), RETRY_MILLIS, TimeUnit.MILLISECONDS);
@@ -194,6 +238,11 @@ final class Forwarder {
         LOG.log(System.Logger.Level.WARNING, "forwarded mutation's outcome is unknown: " + LogRedactor.scrub(why));
         future.complete(new Outcome.Refused(Outcome.Reason.COMMIT_UNKNOWN, "The leader did not confirm in time; it may"
                 + " still apply. Retry with the same idem_key to learn the outcome."));
+    }
+
+    /** Sends from now on through {@code wrap} applied to the current transport (tests lose replies with it). */
+    void transport(java.util.function.UnaryOperator<RaftClientRpc> wrap) {
+        rpc = wrap.apply(rpc);
     }
 
     /** Mutations forwarded since start. */

@@ -82,9 +82,19 @@ final class IntentQueue {
      */
     synchronized QueuedIntent enqueue(Mutation mutation, long term, String leader, long baseIndex, double now)
             throws IOException {
+        return enqueue(mutation, null, term, leader, baseIndex, now);
+    }
+
+    /**
+     * Queues {@code mutation} durably under {@code intentId} (the id its forwards or its record
+     * carried, so a replay of a write that committed after all is recognised; null: a fresh one).
+     */
+    synchronized QueuedIntent enqueue(Mutation mutation, String intentId, long term, String leader, long baseIndex,
+                                      double now) throws IOException {
         Command c = mutation.command();
         long seq = lastOriginSeq + 1;
-        QueuedIntent intent = new QueuedIntent(UUID.randomUUID().toString(), entityType(c), entityId(c),
+        String id = intentId == null || entries.containsKey(intentId) ? UUID.randomUUID().toString() : intentId;
+        QueuedIntent intent = new QueuedIntent(id, entityType(c), entityId(c),
                 WriteClass.STRONG, nodeId, seq, term, new FenceToken(term, leader, baseIndex).wire(), now, 0, now, now,
                 now, EnvelopeState.QUEUED, null, null, null, c.agent(), mutations.write(mutation));
         entries.put(intent.intentId(), intent);

@@ -29,8 +29,8 @@ final class IntentReplayer {
         /** True once membership and a leader are known and the state is caught up (§11 step 4). */
         boolean readyToReplay();
 
-        /** Submits a replayed mutation (never queued again), on the node's actor. */
-        CompletableFuture<Outcome> submit(Mutation mutation);
+        /** Submits the replay of {@code intent} (never queued again), on the node's actor. */
+        CompletableFuture<Outcome> submit(QueuedIntent intent, Mutation mutation);
 
         /** Hub time now, Unix seconds. */
         double now();
@@ -103,7 +103,7 @@ final class IntentReplayer {
                     + LogRedactor.scrub(e.getMessage()));
             return;
         }
-        node.submit(mutation).whenCompleteAsync((outcome, fault) -> {
+        node.submit(intent, mutation).whenCompleteAsync((outcome, fault) -> {
             try {
                 if (fault != null || !settle(intent, mutation, outcome)) {
                     running.set(false);

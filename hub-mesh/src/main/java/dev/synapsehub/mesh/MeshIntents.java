@@ -49,12 +49,14 @@ final class MeshIntents {
     private final String timeout;
     private final IntentReplayer replayer;
     private final Map<Mutation, Boolean> replaying = Collections.synchronizedMap(new IdentityHashMap<>());
+    private final IntentTags tags;
     private final AtomicLong queuedTotal = new AtomicLong();
     private final AtomicLong queueFailures = new AtomicLong();
 
     MeshIntents(String nodeId, IntentQueue queue, View view, Supplier<CoordinationActor> actor, EdgeBinding edge,
-                Clock clock, ScheduledExecutorService scheduler, String timeout) {
+                Clock clock, ScheduledExecutorService scheduler, String timeout, IntentTags tags) {
         this.nodeId = nodeId;
+        this.tags = tags;
         this.queue = queue;
         this.view = view;
         this.actor = actor;
@@ -80,8 +82,9 @@ final class MeshIntents {
         }
         QueuedIntent intent;
         try {
-            intent = queue.enqueue(mutation, Math.max(0, view.term()), view.leader(), Math.max(0, view.baseIndex()),
-                    clock.nowSeconds());
+            IntentTags.Tag tag = tags.of(mutation);
+            intent = queue.enqueue(mutation, tag == null ? null : tag.intentId(), Math.max(0, view.term()),
+                    view.leader(), Math.max(0, view.baseIndex()), clock.nowSeconds());
         } catch (IOException | RuntimeException e) {
             queueFailures.incrementAndGet();
             LOG.log(System.Logger.Level.ERROR, "cannot queue " + LogRedactor.describe(mutation) + " durably; answering "
@@ -134,9 +137,14 @@ final class MeshIntents {
         }
 
         @Override
-        public CompletableFuture<Outcome> submit(Mutation mutation) {
+        public CompletableFuture<Outcome> submit(QueuedIntent intent, Mutation mutation) {
             replaying.put(mutation, Boolean.TRUE);
-            return actor.get().submit(mutation).whenComplete((o, t) -> replaying.remove(mutation));
+            // the replay carries the intent's id: a leader that holds it committed answers noop_already_applied
+            IntentTags.Tag tag = tags.tag(mutation, new IntentTags.Tag(intent.intentId(), true, false));
+            return actor.get().submit(mutation).whenComplete((o, t) -> {
+                replaying.remove(mutation);
+                tags.untag(mutation, tag);
+            });
         }
 
         @Override

@@ -56,12 +56,15 @@ final class MeshJournal implements DecisionLog {
     private final EdgeBinding edge;
     private final Map<Mutation, String> forwardedOrigins;
     private final LongSupplier highestOwnOriginSeq;
+    private final IntentTags tags;
+    private final DecidedIntents decidedIntents;
     private final ReplyCodec replies = new ReplyCodec();
     private final EventsJson events = new EventsJson();
     private long originSeq;
 
     MeshJournal(String nodeId, String hubId, ReplicaCursor cursor, Proposer proposer, Journal local, EdgeBinding edge,
-                Map<Mutation, String> forwardedOrigins, LongSupplier highestOwnOriginSeq) {
+                Map<Mutation, String> forwardedOrigins, LongSupplier highestOwnOriginSeq, IntentTags tags,
+                DecidedIntents decidedIntents) {
         this.nodeId = nodeId;
         this.hubId = hubId;
         this.cursor = cursor;
@@ -70,6 +73,8 @@ final class MeshJournal implements DecisionLog {
         this.edge = edge;
         this.forwardedOrigins = forwardedOrigins;
         this.highestOwnOriginSeq = highestOwnOriginSeq;
+        this.tags = tags;
+        this.decidedIntents = decidedIntents;
     }
 
     @Override
@@ -79,13 +84,24 @@ final class MeshJournal implements DecisionLog {
         if (term < 0) {
             throw new JournalException("this mesh node does not lead a term; nothing was proposed");
         }
-        ReplicatedBatch payload = new ReplicatedBatch(cursor.appliedSeq() + 1, batch, decisions(decided));
+        List<Mutation> assigned = new ArrayList<>();
+        ReplicatedBatch payload = new ReplicatedBatch(cursor.appliedSeq() + 1, batch, decisions(decided, assigned));
         MeshEnvelope record = envelope(term, payload, batch);
-        Proposal proposal = proposer.propose(record.toBytes());
+        Proposal proposal;
+        try {
+            proposal = proposer.propose(record.toBytes());
+        } catch (CommitUnknownException e) {
+            throw e; // the ids stay: the site queues each write under the id its record may still commit with
+        } catch (JournalException | RuntimeException e) {
+            untag(assigned);
+            throw e;
+        }
+        untag(assigned);
         if (!proposal.verdict().committed()) {
             throw new JournalException("record " + record.recordId() + " was rejected_fenced: "
                     + proposal.verdict().reason() + "; nothing was applied");
         }
+        decidedIntents.record(payload);
         copyLocally(payload, "proposed");
         cursor.applied(proposal.index(), payload.lastSeq());
         List<JournaledEvent> committed = new ArrayList<>(batch.size());
@@ -95,14 +111,34 @@ final class MeshJournal implements DecisionLog {
         return committed;
     }
 
-    private List<ReplicatedBatch.Decision> decisions(List<DecidedMutation> decided) {
+    /**
+     * The batch's decisions, each with its write's intent id: the one it came with (forwarded or
+     * replayed), or a fresh one for this node's own agents' strong writes, added to
+     * {@code assigned}, so a write queued because this record's commit is unknown keeps the id
+     * the record may still commit with.
+     */
+    private List<ReplicatedBatch.Decision> decisions(List<DecidedMutation> decided, List<Mutation> assigned) {
         List<ReplicatedBatch.Decision> out = new ArrayList<>(decided.size());
         for (DecidedMutation d : decided) {
             String origin = forwardedOrigins.getOrDefault(d.mutation(), nodeId);
+            IntentTags.Tag tag = tags.of(d.mutation());
+            if (tag == null && IntentQueue.queueable(d.mutation().command())) {
+                tag = tags.tag(d.mutation(), new IntentTags.Tag(IntentTags.fresh(), false, true));
+                assigned.add(d.mutation());
+            }
             out.add(new ReplicatedBatch.Decision(origin, edge.describe(d.mutation().context()), replies.write(d.reply()),
-                    d.storedResponse(), d.events().size()));
+                    d.storedResponse(), d.events().size(), tag == null ? null : tag.intentId()));
         }
         return out;
+    }
+
+    private void untag(List<Mutation> assigned) {
+        for (Mutation m : assigned) {
+            IntentTags.Tag tag = tags.of(m);
+            if (tag != null && tag.assignedByJournal()) {
+                tags.untag(m, tag);
+            }
+        }
     }
 
     private MeshEnvelope envelope(long term, ReplicatedBatch payload, List<CoordinationEvent> batch) {

@@ -69,6 +69,12 @@ public final class MeshNode implements AutoCloseable {
     private final EdgeBinding edge;
     private final ReplicaCursor cursor = new ReplicaCursor();
     private final Map<Mutation, String> forwardedOrigins = Collections.synchronizedMap(new IdentityHashMap<>());
+    /** The intent id of each write in flight here (exactly-once forwarding and replay). */
+    private final IntentTags tags = new IntentTags();
+    /** What committed under each recent intent id (actor thread). */
+    private final DecidedIntents decidedIntents = new DecidedIntents();
+    /** Forwarded writes this leader is deciding now, by intent id: a retry joins the first attempt. */
+    private final Map<String, CompletableFuture<Message>> forwardsInFlight = new java.util.HashMap<>();
     private final ScheduledExecutorService scheduler;
     private final MeshStateMachine stateMachine;
     private final RaftServer server;
@@ -157,17 +163,34 @@ public final class MeshNode implements AutoCloseable {
                     return null;
                 });
             }
+
+            @Override
+            public boolean decidesHere() {
+                return !closed && site.decidesHere();
+            }
+
+            @Override
+            public void decideHere(Mutation mutation, CompletableFuture<Outcome> future) {
+                actor().submit(mutation).whenComplete((outcome, fault) -> {
+                    if (fault != null) {
+                        future.completeExceptionally(fault);
+                    } else {
+                        future.complete(outcome);
+                    }
+                });
+            }
         }, mutations, scheduler, config.commitTimeout().toMillis());
         this.lastLeader = nodeId;
         this.intents = new MeshIntents(nodeId, IntentQueue.open(new IntentStore(
                 IntentStore.beside(config.storageDir()), nodeId), nodeId, mutations), new IntentView(), this::actor,
-                edge, clock, scheduler, config.commitTimeout().toMillis() + " ms");
-        this.site = new MeshSite(cursor, this::info, forwarder, forwardedOrigins, intents::queueInstead);
+                edge, clock, scheduler, config.commitTimeout().toMillis() + " ms", tags);
+        this.site = new MeshSite(cursor, this::info, forwarder, forwardedOrigins, intents::queueInstead, tags,
+                decidedIntents);
         this.reads = new LinearizableReads(client.getClientRpc(), group.getGroupId(), RaftPeerId.valueOf(nodeId),
                 () -> actor().<Void>applyReplicated(s -> null), config.commitTimeout().toMillis());
         this.staleness = new ReadStaleness(new IntentView(), config.electionTimeoutMax().toMillis());
         this.journal = new MeshJournal(nodeId, hubId, cursor, this::propose, local, edge, forwardedOrigins,
-                stateMachine::highestOwnOriginSeq);
+                stateMachine::highestOwnOriginSeq, tags, decidedIntents);
         this.actor = new CoordinationActor(state, journal, clock, settings, site);
         this.server = RaftServer.newBuilder().setServerId(RaftPeerId.valueOf(nodeId)).setGroup(group)
                 .setStateMachine(stateMachine).setProperties(properties).setParameters(transport)
@@ -247,9 +270,19 @@ public final class MeshNode implements AutoCloseable {
         return journal.local().lastSeq();
     }
 
+    /** The intent ids whose decisions this node remembers, oldest first (tests). */
+    CompletableFuture<List<String>> decidedIntentIds() {
+        return actor.applyReplicated(s -> decidedIntents.ids());
+    }
+
     /** Where this node's actor decides (for tests and status). */
     MeshSite site() {
         return site;
+    }
+
+    /** Forwards from now on through {@code wrap} applied to the forwarding transport (tests only). */
+    void wrapForwardTransport(java.util.function.UnaryOperator<org.apache.ratis.client.RaftClientRpc> wrap) {
+        forwarder.transport(wrap);
     }
 
     /** The node's offline queue (seed 001 §9). */
@@ -439,6 +472,7 @@ public final class MeshNode implements AutoCloseable {
             for (CoordinationEvent event : batch.events()) {
                 state.apply(event);
             }
+            decidedIntents.record(batch);
             try {
                 journal.copyLocally(batch, "replicated");
             } catch (CommitUnknownException e) {
@@ -474,7 +508,7 @@ public final class MeshNode implements AutoCloseable {
         }
         lastCaptureIndex = index;
         stateMachine.snapshots().offer(new MeshSnapshotFile(0, index, clock.nowSeconds(), stateMachine.originSeqs(),
-                state.image()));
+                state.image(), decidedIntents.view()));
         scheduler.execute(this::requestSnapshot);
     }
 
@@ -627,10 +661,12 @@ public final class MeshNode implements AutoCloseable {
         }
 
         @Override
-        public void restored(long index, StateImage image) {
+        public void restored(long index, StateImage image, Map<String, DecidedIntents.Decided> intents) {
             actor.applyReplicated(s -> {
                 if (index > cursor.appliedIndex()) {
                     s.replaceWith(image);
+                    decidedIntents.clear(); // the ids committed up to the snapshot, as every node remembers them
+                    intents.forEach(decidedIntents::remember);
                     cursor.applied(index, s.lastSeq());
                     lastCaptureIndex = Math.max(lastCaptureIndex, index);
                     skipLocalCopyTo(s.lastSeq());
@@ -701,8 +737,9 @@ public final class MeshNode implements AutoCloseable {
         public CompletableFuture<Message> forwarded(byte[] request) {
             Mutation mutation;
             String origin;
+            JsonNode json;
             try {
-                JsonNode json = MeshJson.tree(request);
+                json = MeshJson.tree(request);
                 String incompatible = MeshProtocol.incompatibility(json.path("protocol").asText(null),
                         json.path("version").asText(null));
                 if (incompatible != null) {
@@ -724,6 +761,37 @@ public final class MeshNode implements AutoCloseable {
                 return CompletableFuture.completedFuture(encode(new Outcome.Refused(Outcome.Reason.INTERNAL_FAULT,
                         "The leader could not read the forwarded request; nothing was applied.")));
             }
+            String intent = json.path("intent").asText(null);
+            if (intent == null) {
+                return decide(mutation, origin); // a node without intent ids
+            }
+            CompletableFuture<Message> answer;
+            synchronized (forwardsInFlight) {
+                CompletableFuture<Message> first = forwardsInFlight.get(intent);
+                if (first != null) {
+                    return first; // the same write again (its channel was reset): one decision answers both
+                }
+                answer = new CompletableFuture<>();
+                forwardsInFlight.put(intent, answer);
+            }
+            IntentTags.Tag tag = tags.tag(mutation, new IntentTags.Tag(intent, json.path("replay").asBoolean(false),
+                    false));
+            decide(mutation, origin).whenComplete((message, fault) -> {
+                tags.untag(mutation, tag);
+                synchronized (forwardsInFlight) {
+                    forwardsInFlight.remove(intent);
+                }
+                if (fault != null) {
+                    answer.completeExceptionally(fault);
+                } else {
+                    answer.complete(message);
+                }
+            });
+            return answer;
+        }
+
+        /** Submits a forwarded mutation to this node's actor and encodes its outcome. */
+        private CompletableFuture<Message> decide(Mutation mutation, String origin) {
             forwardedOrigins.put(mutation, origin);
             return actor.submit(mutation).thenApplyAsync(outcome -> {
                 forwardedOrigins.remove(mutation);

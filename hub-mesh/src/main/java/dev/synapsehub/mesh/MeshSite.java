@@ -27,6 +27,8 @@ final class MeshSite implements DecisionSite {
     private final Forwarder forwarder;
     private final Map<Mutation, String> forwardedOrigins;
     private final BiFunction<Mutation, Outcome.Refused, Outcome> queue;
+    private final IntentTags tags;
+    private final DecidedIntents decided;
     private volatile String failure;
 
     /**
@@ -34,7 +36,10 @@ final class MeshSite implements DecisionSite {
      *     answered with the refusal
      */
     MeshSite(ReplicaCursor cursor, Supplier<DivisionInfo> info, Forwarder forwarder,
-             Map<Mutation, String> forwardedOrigins, BiFunction<Mutation, Outcome.Refused, Outcome> queue) {
+             Map<Mutation, String> forwardedOrigins, BiFunction<Mutation, Outcome.Refused, Outcome> queue,
+             IntentTags tags, DecidedIntents decided) {
+        this.tags = tags;
+        this.decided = decided;
         this.cursor = cursor;
         this.info = info;
         this.forwarder = forwarder;
@@ -57,18 +62,27 @@ final class MeshSite implements DecisionSite {
             future.complete(NOT_DECIDING);
             return;
         }
+        // every attempt of this forward, and the queue entry it may become, carry one intent id
+        IntentTags.Tag own = new IntentTags.Tag(IntentTags.fresh(), false, false);
+        IntentTags.Tag tag = tags.tag(mutation, own); // a replay comes tagged with its intent's id
         CompletableFuture<Outcome> forwarded = new CompletableFuture<>();
         forwarded.whenComplete((outcome, fault) -> {
-            if (fault != null) {
-                future.completeExceptionally(fault);
-            } else if (outcome == Forwarder.NO_LEADER || (outcome instanceof Outcome.Refused r
-                    && r.reason() == Outcome.Reason.COMMIT_UNKNOWN)) {
-                future.complete(queue.apply(mutation, (Outcome.Refused) outcome)); // no quorum in time
-            } else {
-                future.complete(outcome);
+            try {
+                if (fault != null) {
+                    future.completeExceptionally(fault);
+                } else if (outcome == Forwarder.NO_LEADER || (outcome instanceof Outcome.Refused r
+                        && r.reason() == Outcome.Reason.COMMIT_UNKNOWN)) {
+                    future.complete(queue.apply(mutation, (Outcome.Refused) outcome)); // no quorum in time
+                } else {
+                    future.complete(outcome);
+                }
+            } finally {
+                if (tag == own) {
+                    tags.untag(mutation, own);
+                }
             }
         });
-        forwarder.forward(mutation, forwarded);
+        forwarder.forward(mutation, tag, forwarded);
     }
 
     /** This node decided it but no quorum confirmed it in time: queued, unless another node took it. */
@@ -77,7 +91,37 @@ final class MeshSite implements DecisionSite {
         if (forwardedOrigins.containsKey(mutation)) {
             return refusal; // the follower that took it queues it, when told the outcome is unknown
         }
-        return queue.apply(mutation, refusal);
+        IntentTags.Tag tag = tags.of(mutation);
+        try {
+            return queue.apply(mutation, refusal); // under the intent id the record may still commit with
+        } finally {
+            if (tag != null && tag.assignedByJournal()) {
+                tags.untag(mutation, tag);
+            }
+        }
+    }
+
+    /**
+     * A write whose intent id has committed already is answered with that decision, not decided
+     * again: the first attempt of a forward committed but its answer was lost (a closed stream, a
+     * leader that died), or a queued intent had committed after all. A replay's hit is answered
+     * as a replayed request, which reconciles it as {@code noop_already_applied}. Only a leader
+     * that has applied every record before its term decides, so it holds every committed id.
+     */
+    @Override
+    public Outcome decidedBefore(Mutation mutation) {
+        IntentTags.Tag tag = tags.of(mutation);
+        if (tag == null) {
+            return null;
+        }
+        Outcome.Decided first = decided.outcome(tag.intentId());
+        if (first == null) {
+            return null;
+        }
+        if (tag.replay()) {
+            return new Outcome.Replayed(first.storedResponse() == null ? "" : first.storedResponse());
+        }
+        return first;
     }
 
     /** Stops deciding for good: this node's state can no longer be trusted. */

@@ -24,8 +24,14 @@ record ReplicatedBatch(long firstSeq, List<CoordinationEvent> events, List<Decis
      * @param reply the reply as JSON
      * @param storedResponse the stored first response of a keyed grant, else null
      * @param eventCount how many of the batch's events (in order) it produced
+     * @param intentId the write's intent id ({@link IntentTags}), or null for a write without one
      */
-    record Decision(String originNodeId, JsonNode context, JsonNode reply, String storedResponse, int eventCount) {
+    record Decision(String originNodeId, JsonNode context, JsonNode reply, String storedResponse, int eventCount,
+                    String intentId) {
+        /** A decision without an intent id. */
+        Decision(String originNodeId, JsonNode context, JsonNode reply, String storedResponse, int eventCount) {
+            this(originNodeId, context, reply, storedResponse, eventCount, null);
+        }
     }
 
     ReplicatedBatch {
@@ -76,6 +82,9 @@ record ReplicatedBatch(long firstSeq, List<CoordinationEvent> events, List<Decis
                 j.put("stored", d.storedResponse());
             }
             j.put("events", d.eventCount());
+            if (d.intentId() != null) {
+                j.put("intent", d.intentId()); // an additive member: older readers ignore it (seed 001 §3)
+            }
         }
         return o;
     }
@@ -86,8 +95,10 @@ record ReplicatedBatch(long firstSeq, List<CoordinationEvent> events, List<Decis
         int counted = 0;
         for (JsonNode j : o.path("decisions")) {
             JsonNode stored = j.get("stored");
+            JsonNode intent = j.get("intent");
             Decision d = new Decision(j.path("origin").asText(), j.get("context"), j.get("reply"),
-                    stored == null || stored.isNull() ? null : stored.asText(), j.path("events").asInt());
+                    stored == null || stored.isNull() ? null : stored.asText(), j.path("events").asInt(),
+                    intent == null || intent.isNull() ? null : intent.asText());
             counted += d.eventCount();
             decisions.add(d);
         }

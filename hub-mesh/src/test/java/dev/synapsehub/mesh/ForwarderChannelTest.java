@@ -100,7 +100,7 @@ class ForwarderChannelTest {
 
     private static CompletableFuture<Outcome> forward(Forwarder f, String task) {
         CompletableFuture<Outcome> out = new CompletableFuture<>();
-        f.forward(Mutation.of(claim("alice", task)), out);
+        f.forward(Mutation.of(claim("alice", task)), new IntentTags.Tag(IntentTags.fresh(), false, false), out);
         return out;
     }
 

@@ -45,7 +45,7 @@ class IntentReplayerTest {
         }
 
         @Override
-        public CompletableFuture<Outcome> submit(Mutation mutation) {
+        public CompletableFuture<Outcome> submit(QueuedIntent intent, Mutation mutation) {
             submitted.add(mutation.command());
             CompletableFuture<Outcome> f = new CompletableFuture<>();
             pending.add(f);

@@ -452,6 +452,11 @@ public final class CoordinationActor implements AutoCloseable {
                 continue;
             }
             try {
+                Outcome before = site.decidedBefore(mutation.mutation());
+                if (before != null) {
+                    pending.add(new Pending(mutation.future(), before)); // answered once what precedes it commits
+                    continue;
+                }
                 pending.add(decide(mutation, now));
             } catch (RuntimeException fault) {
                 LOG.log(System.Logger.Level.ERROR, "fault deciding " + mutation.mutation().command()

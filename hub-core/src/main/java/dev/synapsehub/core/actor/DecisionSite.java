@@ -39,4 +39,14 @@ public interface DecisionSite {
     default Outcome unconfirmed(Mutation mutation, Outcome.Refused refusal) {
         return refusal;
     }
+
+    /**
+     * The outcome under which {@code mutation} was already decided and committed, or null to
+     * decide it now. A replicated hub answers a retried request this way when the first attempt
+     * committed but its answer was lost, so it is never decided twice. Called on the actor thread
+     * just before a mutation would be decided here; must not block.
+     */
+    default Outcome decidedBefore(Mutation mutation) {
+        return null;
+    }
 }

@@ -103,6 +103,36 @@ class ReplicatedActorTest {
     }
 
     @Test
+    void aMutationTheSiteKnowsAsDecidedIsAnsweredWithThatOutcomeAndDecidedNoMore() throws Exception {
+        Mutation retried = Mutation.of(claim("A", "T1"));
+        Outcome first = new Outcome.Replayed("the first answer");
+        DecisionSite site = new DecisionSite() {
+            @Override
+            public boolean decidesHere() {
+                return true;
+            }
+
+            @Override
+            public void handOver(Mutation mutation, CompletableFuture<Outcome> future) {
+                throw new IllegalStateException("decides here");
+            }
+
+            @Override
+            public Outcome decidedBefore(Mutation mutation) {
+                return mutation == retried ? first : null;
+            }
+        };
+        InMemoryJournal journal = new InMemoryJournal();
+        actor = new CoordinationActor(state, journal, () -> 1000.0, ActorSettings.DEFAULTS, site);
+        actor.start();
+
+        assertThat(actor.submit(retried).get(5, TimeUnit.SECONDS)).isSameAs(first);
+        assertThat(journal.lastSeq()).as("nothing decided, nothing journaled").isZero();
+        Outcome fresh = actor.submit(Mutation.of(claim("B", "T1"))).get(5, TimeUnit.SECONDS);
+        assertThat(((Outcome.Decided) fresh).reply().granted()).as("T1 was never claimed by A here").isTrue();
+    }
+
+    @Test
     void replicatedChangesSurviveTheRollbackOfABatchDecidedAfterThem() throws Exception {
         CountDownLatch gate = new CountDownLatch(1);
         GatedJournal journal = new GatedJournal(gate);
