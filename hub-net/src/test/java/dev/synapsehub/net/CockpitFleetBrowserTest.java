@@ -8,9 +8,11 @@ import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.claim.ClaimStatus;
 import dev.synapsehub.core.board.BoardStatus;
 import dev.synapsehub.core.board.BoardTask;
+import dev.synapsehub.core.event.ChatEvent;
 import dev.synapsehub.core.event.ClaimSnapshotEvent;
 import dev.synapsehub.core.event.LedgerTaskEvent;
 import dev.synapsehub.core.journal.InMemoryJournal;
+import dev.synapsehub.core.messaging.MessagingLimits;
 import dev.synapsehub.core.state.CoordinationState;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
@@ -46,8 +48,9 @@ import java.util.logging.Level;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The cockpit stays usable over a fleet of 10,000 agents, 100,000 live claims and 10,000 board
- * tasks, in a real headless Chromium: the lists are virtualised (the page holds only the rows in
+ * The cockpit stays usable over a fleet of 10,000 agents, 100,000 live claims, 10,000 board
+ * tasks and 10,000 chats to absent seats (as many dead letters and mailbox backlogs as the core
+ * keeps of them), in a real headless Chromium: the lists are virtualised (the page holds only the rows in
  * view plus a small overscan, {@link #MAX_DRAWN} at most, whatever the state's size), scrolling
  * to the middle or the end fetches and draws the rows there, filters run on the hub, and the
  * browser logs no console error. (That a claim arrives live is {@code CockpitBrowserTest}'s. The
@@ -133,6 +136,11 @@ class CockpitFleetBrowserTest {
                             "", now, now + 3600, ClaimStatus.CLAIMED, null, "repo", List.of("src/" + task), i + 1L, 0,
                             "", null)));
                 }
+                // 10,000 chats to seats that never came: dead letters and mailbox backlogs (bounded by the core)
+                for (int i = 0; i < TASKS; i++) {
+                    String seat = String.format("gone/seat-%05d", i);
+                    state.apply(new ChatEvent(now, i + 1L, "crew/lead", seat, null, true, List.of(seat), "{}"));
+                }
                 for (int i = 0; i < TASKS; i++) {
                     state.apply(new LedgerTaskEvent(now, new BoardTask(String.format("board-%05d", i), "task " + i, "",
                             List.of(), BoardStatus.OPEN, "", "fleet", 1, "crew/lead", now, now), null));
@@ -206,6 +214,33 @@ class CockpitFleetBrowserTest {
             filter("filter-board", "board-0424");
             waitText("#board-open-count", "10");
             new WebDriverWait(driver, LIVE).until(d -> rows("#board-open-cards .card") == 10);
+            assertThat(rowsInPage()).isLessThan(MAX_IN_PAGE);
+
+            // dead letters and mailbox backlogs: the core keeps the newest 200 dead-letter targets and
+            // 512 mailboxes of the 10,000 (MessagingLimits); each list draws the rows in view of them
+            int dead = MessagingLimits.DEFAULTS.deadLetterTargets();
+            int mailboxes = MessagingLimits.DEFAULTS.mailboxIdentities();
+            driver.findElement(By.cssSelector("#tabs a[data-view='messaging']")).click();
+            String firstKept = String.format("gone/seat-%05d", TASKS - mailboxes);
+            visible("#backlog-rows tr[data-identity='" + firstKept + "']");
+            waitText("#dead-page-info", " of " + dead);
+            waitText("#backlogs-page-info", " of " + mailboxes);
+            bounded("#dead-rows tr[data-target]");
+            bounded("#backlog-rows tr[data-identity]");
+            scrollTo("backlog-scroll", 1.0);
+            visible("#backlog-rows tr[data-identity='gone/seat-09999']");
+            waitText("#backlogs-page-info", mailboxes + " of " + mailboxes);
+            assertThat(rows("#backlog-rows tr[data-identity='" + firstKept + "']")).as("the first rows left").isZero();
+            scrollTo("dead-scroll", 1.0);
+            waitText("#dead-page-info", dead + " of " + dead);
+            bounded("#dead-rows tr[data-target]");
+            bounded("#backlog-rows tr[data-identity]");
+            filter("filter-messaging", "seat-0999");
+            // (ten rows match: all drawn, though a half-height list has only eight in view)
+            waitText("#dead-page-info", " of 10 matching (" + dead + " in all)");
+            waitText("#backlogs-page-info", " of 10 matching (" + mailboxes + " in all)");
+            new WebDriverWait(driver, LIVE).until(d -> rows("#dead-rows tr[data-target]") == 10
+                    && rows("#backlog-rows tr[data-identity]") == 10);
             assertThat(rowsInPage()).isLessThan(MAX_IN_PAGE);
 
             assertThat(driver.manage().logs().get(LogType.BROWSER).getAll().stream()
