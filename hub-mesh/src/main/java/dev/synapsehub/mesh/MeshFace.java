@@ -129,6 +129,11 @@ final class MeshFace implements HubExtension {
         node.tapReplicated(sink);
     }
 
+    @Override
+    public void tapRestored(Runnable sink) {
+        node.tapRestored(sink);
+    }
+
     /** {@code "consistency": "linearizable"} on a read request: first catch up to the leader's read index. */
     @Override
     public CompletableFuture<Void> readBarrier(Request request) {

@@ -98,6 +98,8 @@ public final class MeshNode implements AutoCloseable {
     private volatile String lastLeader;
     /** Told of each batch applied here but decided elsewhere (the cockpit's feed), or null. */
     private volatile java.util.function.Consumer<List<JournaledEvent>> replicatedTap;
+    /** Told when an installed snapshot replaced the state (the cockpit's open pages reload), or null. */
+    private volatile Runnable restoredTap;
     /**
      * The commit index this node found when it first heard from a leader: the records up to it
      * are history (replayed after a restart, or missed while down) that it applies but does not
@@ -296,6 +298,14 @@ public final class MeshNode implements AutoCloseable {
      */
     public void tapReplicated(java.util.function.Consumer<List<JournaledEvent>> tap) {
         this.replicatedTap = tap;
+    }
+
+    /**
+     * Tells {@code tap} (on the actor thread, after the batches applied before it; it must not
+     * block) each time a snapshot replaced this node's state: what was shown of the old state is gone.
+     */
+    public void tapRestored(Runnable tap) {
+        this.restoredTap = tap;
     }
 
     /** The last Raft log index this node's state machine applied (records and Raft's own entries), -1 unknown. */
@@ -670,6 +680,10 @@ public final class MeshNode implements AutoCloseable {
                     cursor.applied(index, s.lastSeq());
                     lastCaptureIndex = Math.max(lastCaptureIndex, index);
                     skipLocalCopyTo(s.lastSeq());
+                    Runnable tap = restoredTap;
+                    if (tap != null) {
+                        tap.run(); // the snapshot carries no events: the cockpit's pages must reload
+                    }
                 }
                 return null;
             }).whenComplete((done, fault) -> {

@@ -241,6 +241,55 @@ class CockpitApiTest {
             assertThat(mail.path("dead_letters").get(0).path("target").asText()).isEqualTo("p/away");
             assertThat(mail.path("dead_letters").get(0).path("last_sender").asText()).isEqualTo("p/alpha");
             assertThat(mail.toString()).as("no message bodies in the cockpit").doesNotContain("not here");
+
+            // a virtualised column pages through its own rows only; the lists page from an offset
+            JsonNode column = http.view("/ui/api/board?status=open&offset=1&limit=1");
+            assertThat(column.path("columns").get(0).path("matched").asInt()).isEqualTo(2);
+            assertThat(column.path("columns").get(0).path("tasks")).hasSize(1);
+            assertThat(column.path("columns").get(0).path("tasks").get(0).path("task_id").asText()).isEqualTo("B-2");
+            HttpResponse<String> noColumn = http.get("/ui/api/board?status=claimed");
+            assertThat(noColumn.statusCode()).isEqualTo(400);
+            assertThat(CockpitHttp.JSON.readTree(noColumn.body()).path("field").asText()).isEqualTo("status");
+            JsonNode past = http.view("/ui/api/messaging?offset=1");
+            assertThat(past.path("dead_letters")).isEmpty();
+            assertThat(past.path("dead_letters_matched").asInt()).isEqualTo(1);
+            assertThat(past.path("dead_letters_total").asInt()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void persistentCardsAreListedAndTheirRegistrationAndRemovalAreStreamed() throws Exception {
+        try (TestHub hub = cockpitHub(); CockpitHttp http = new CockpitHttp(hub.port, null)) {
+            BlockingQueue<JsonNode> events = http.events("");
+            CockpitHttp.next(events, e -> e.path("event").asText().equals("hello"), LIVE);
+            HubClient seat = hub.agent("p/seat");
+            ObjectNode ad = seat.frame("advertise");
+            ad.put("description", "reviewer").put("model", "m-1").put("persist", true).put("dispatchable", false);
+            ad.putArray("skills").add("review");
+            ad.putObject("meta").put("note", "kept out of the cockpit");
+            seat.send(ad);
+            seat.awaitType("capability_advertised", WAIT);
+            JsonNode added = CockpitHttp.next(events, e -> e.path("data").path("kind").asText().equals("capability_card"),
+                    LIVE).path("data");
+            assertThat(added.path("agent").asText()).isEqualTo("p/seat");
+            assertThat(added.path("card").path("skills").get(0).asText()).isEqualTo("review");
+            assertThat(added.path("card").path("signature_status").asText()).isEqualTo("missing_signature");
+            assertThat(added.path("card").path("dispatchable").asBoolean()).isFalse();
+
+            JsonNode cards = http.view("/ui/api/cards");
+            assertThat(cards.path("total").asInt()).isEqualTo(1);
+            assertThat(cards.path("cards").get(0).path("agent").asText()).isEqualTo("p/seat");
+            assertThat(cards.path("cards").get(0).path("model").asText()).isEqualTo("m-1");
+            assertThat(cards.toString()).as("only the card's summary").doesNotContain("kept out of the cockpit");
+            assertThat(http.view("/ui/api/cards?q=review").path("matched").asInt()).isEqualTo(1);
+            assertThat(http.view("/ui/api/cards?q=nobody").path("matched").asInt()).isZero();
+
+            seat.send(seat.frame("card_remove"));
+            seat.awaitType("card_removed", WAIT);
+            JsonNode removed = CockpitHttp.next(events,
+                    e -> e.path("data").path("kind").asText().equals("capability_card_removed"), LIVE).path("data");
+            assertThat(removed.path("agent").asText()).as("the stream says whose card went").isEqualTo("p/seat");
+            assertThat(http.view("/ui/api/cards").path("cards")).isEmpty();
         }
     }
 

@@ -136,6 +136,24 @@ class CockpitBrowserTest {
             row("#feed-rows li[data-kind='claim']");
             screenshot("cockpit-feed.png");
 
+            // a persistent capability card appears live, and its removal drops it from the open page
+            tab("cards");
+            HubClient seat = hub.agent("review/seat");
+            ObjectNode ad = seat.frame("advertise");
+            ad.put("description", "reviews parser changes").put("model", "review-model").put("persist", true);
+            ad.putArray("skills").add("review").add("parsers");
+            seat.send(ad);
+            seat.awaitType("capability_advertised", WAIT);
+            WebElement card = row("#cards-rows tr[data-agent='review/seat']");
+            assertThat(card.getText()).contains("reviews parser changes").contains("review, parsers");
+            screenshot("cockpit-cards.png");
+            seat.send(seat.frame("card_remove"));
+            assertThat(seat.awaitType("card_removed", WAIT).path("removed_persistent").asBoolean()).isTrue();
+            new WebDriverWait(driver, LIVE).until(ExpectedConditions.invisibilityOfElementLocated(
+                    By.cssSelector("#cards-rows tr[data-agent='review/seat']")));
+            assertThat(((JavascriptExecutor) driver).executeScript("return window.cockpitMarker;"))
+                    .as("the removal came through the live feed, not a reload").isEqualTo("same page");
+
             assertThat(consoleErrors(false)).as("console errors").isEmpty();
         }
     }

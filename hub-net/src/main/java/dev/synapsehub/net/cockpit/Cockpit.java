@@ -77,6 +77,8 @@ public final class Cockpit implements AutoCloseable {
                 () -> c.cluster.look(c.feed, hub.clock().nowSeconds())), 1, 1, TimeUnit.SECONDS);
         // a mesh node applies other nodes' decisions without publishing them: the feed gets those too
         hub.extensions().tapReplicated(c.feed::handOver);
+        // a mesh node that installs a snapshot gets no events for what changed: the pages reload
+        hub.extensions().tapRestored(c.feed::stateReplaced);
         return c;
     }
 
@@ -161,6 +163,7 @@ public final class Cockpit implements AutoCloseable {
             case "claims" -> views::claims;
             case "board" -> views::board;
             case "messaging" -> views::messaging;
+            case "cards" -> views::cards;
             case "denials" -> views::denials;
             case "recent" -> views::recent;
             case "cluster" -> x -> views.cluster();

@@ -42,6 +42,8 @@ final class CockpitFeed {
     /** Joins and leaves listed per presence change at most; beyond, the change says resync. */
     static final int MAX_PRESENCE_NAMES = 200;
 
+    /** The marker {@link #stateReplaced} queues (compared by identity). */
+    private static final List<JournaledEvent> REPLACED = new ArrayList<>(0);
     private final SessionRegistry registry;
     private final BlockingQueue<List<JournaledEvent>> handedOver = new ArrayBlockingQueue<>(QUEUE);
     private final ArrayDeque<String> recent = new ArrayDeque<>();
@@ -55,6 +57,7 @@ final class CockpitFeed {
     final AtomicLong eventsSeen = new AtomicLong();
     final AtomicLong batchesDropped = new AtomicLong();
     final AtomicLong streamsDropped = new AtomicLong();
+    final AtomicLong statesReplaced = new AtomicLong();
 
     /** One open event stream and the kinds it asked for (empty: all). */
     private record Stream(Channel channel, Set<String> kinds) {
@@ -101,6 +104,15 @@ final class CockpitFeed {
         }
     }
 
+    /**
+     * The state was replaced wholesale (a mesh node installed a snapshot): queued in order with
+     * the batches, so that the streams are told to reload after what came before and before what
+     * comes after. Never waits (a full queue overflows, which tells them to reload as well).
+     */
+    void stateReplaced() {
+        handOver(REPLACED);
+    }
+
     /** Streams the cluster status (federation peers, mesh nodes) after it changed (cockpit thread). */
     void cluster(String json) {
         push("cluster", json, "cluster");
@@ -123,6 +135,15 @@ final class CockpitFeed {
         StringBuilder all = new StringBuilder();
         Map<Stream, StringBuilder> filtered = new java.util.HashMap<>();
         for (List<JournaledEvent> batch : batches) {
+            if (batch == REPLACED) {
+                // what was rendered before is older than the new state: the pages reload instead
+                all.setLength(0);
+                filtered.clear();
+                statesReplaced.incrementAndGet();
+                LOG.info("the hub's state was replaced by a snapshot; telling open cockpit pages to reload");
+                push("resync", "{\"reason\":\"state_replaced\"}", "resync");
+                continue;
+            }
             for (JournaledEvent journaled : batch) {
                 eventsSeen.incrementAndGet();
                 lastSeq = Math.max(lastSeq, journaled.seq());

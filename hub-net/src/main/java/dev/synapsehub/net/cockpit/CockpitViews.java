@@ -90,6 +90,7 @@ final class CockpitViews {
                     f.put("batches_dropped", feed.batchesDropped.get());
                     f.put("streams", feed.streamCount());
                     f.put("streams_dropped", feed.streamsDropped.get());
+                    f.put("states_replaced", feed.statesReplaced.get());
                     return o;
                 }, cockpit);
     }
@@ -150,7 +151,10 @@ final class CockpitViews {
         }, cockpit);
     }
 
-    /** The board as status columns: per column the total, and the first {@code limit} matching tasks. */
+    /**
+     * The board as status columns: per column the number matching, and from {@code offset} at most
+     * {@code limit} of them (of the one column {@code status} names, when it names one).
+     */
     CompletableFuture<ObjectNode> board(ViewQuery q) {
         return read(s -> s.board().snapshot()).thenApplyAsync((BoardSnapshot b) -> {
             Set<String> ready = new HashSet<>(b.ready());
@@ -164,11 +168,12 @@ final class CockpitViews {
                 col.put("status", status.wire());
                 ArrayNode tasks = col.putArray("tasks");
                 int matched = 0;
+                boolean listed = q.status() == null || q.status() == status; // one column asked: its rows only
                 for (BoardTask t : b.tasks()) {
                     if (t.status() != status || !q.matches(t.taskId(), List.of(t.title(), t.project(), t.suggestedOwner()))) {
                         continue;
                     }
-                    if (matched++ >= q.offset() && tasks.size() < q.limit()) {
+                    if (matched++ >= q.offset() && listed && tasks.size() < q.limit()) {
                         tasks.add(FeedEvents.task(t, ready.contains(t.taskId())));
                     }
                 }
@@ -178,7 +183,7 @@ final class CockpitViews {
         }, cockpit);
     }
 
-    /** Dead letters (most first) and mailbox backlogs (largest first). */
+    /** Dead letters (most first) and mailbox backlogs (largest first), each from {@code offset}. */
     CompletableFuture<ObjectNode> messaging(ViewQuery q) {
         double now = hub.clock().nowSeconds();
         record Mail(List<DeadLetter> dead, Map<String, Integer> pending) {
@@ -192,7 +197,7 @@ final class CockpitViews {
                         if (!q.matches(d.target(), d.lastSender())) {
                             continue;
                         }
-                        if (deadMatched++ < q.limit()) {
+                        if (deadMatched++ >= q.offset() && dead.size() < q.limit()) {
                             ObjectNode a = dead.addObject();
                             a.put("target", d.target());
                             a.put("count", d.count());
@@ -201,6 +206,8 @@ final class CockpitViews {
                         }
                     }
                     o.put("dead_letters_matched", deadMatched);
+                    o.put("dead_letters_total", m.dead().size());
+                    o.put("offset", q.offset());
                     List<Map.Entry<String, Integer>> backlog = new ArrayList<>();
                     for (Map.Entry<String, Integer> e : m.pending().entrySet()) {
                         if (e.getValue() > 0 && q.matches(e.getKey())) {
@@ -210,14 +217,40 @@ final class CockpitViews {
                     backlog.sort(Map.Entry.<String, Integer>comparingByValue(Comparator.reverseOrder())
                             .thenComparing(Map.Entry.comparingByKey()));
                     ArrayNode mail = o.putArray("backlogs");
-                    for (int i = 0; i < Math.min(q.limit(), backlog.size()); i++) {
+                    for (int i = q.offset(); i < Math.min(q.offset() + (long) q.limit(), backlog.size()); i++) {
                         ObjectNode a = mail.addObject();
                         a.put("identity", backlog.get(i).getKey());
                         a.put("pending", backlog.get(i).getValue());
                     }
                     o.put("backlogs_matched", backlog.size());
+                    o.put("backlogs_total", m.pending().values().stream().filter(v -> v > 0).count());
                     return o;
                 }, cockpit);
+    }
+
+    /**
+     * Persistent capability cards sorted by agent (committed state: what {@code card_remove}
+     * withdraws and a restart keeps), filtered on agent, description, model and skills.
+     */
+    CompletableFuture<ObjectNode> cards(ViewQuery q) {
+        return read(s -> s.cards().all()).thenApplyAsync(all -> {
+            List<ObjectNode> rows = new ArrayList<>();
+            int matched = 0;
+            for (dev.synapsehub.core.card.PersistentCard c : all) {
+                ObjectNode card = FeedEvents.card(c.agent(), c.cardJson(), c.advertisedAt());
+                List<String> fields = new ArrayList<>();
+                card.path("skills").forEach(skill -> fields.add(skill.asText()));
+                fields.add(card.path("description").asText());
+                fields.add(card.path("model").asText());
+                if (!q.matches(c.agent(), fields)) {
+                    continue;
+                }
+                if (matched++ >= q.offset() && rows.size() < q.limit()) {
+                    rows.add(card);
+                }
+            }
+            return page(q, all.size(), matched, rows, "cards");
+        }, cockpit);
     }
 
     /** Recent claim denials, newest first (since this hub started). */

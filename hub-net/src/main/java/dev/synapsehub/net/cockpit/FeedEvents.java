@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.core.board.BoardTask;
 import dev.synapsehub.core.claim.Claim;
+import dev.synapsehub.core.event.CapabilityCardEvent;
+import dev.synapsehub.core.event.CapabilityCardRemovedEvent;
 import dev.synapsehub.core.event.ChatEvent;
 import dev.synapsehub.core.event.ClaimDeniedEvent;
 import dev.synapsehub.core.event.ClaimReleasedEvent;
@@ -79,6 +81,13 @@ final class FeedEvents {
             o.put("through_seq", m.throughSeq());
         } else if (event instanceof ResourceOfferedEvent r) {
             o.put("ts", r.ts());
+        } else if (event instanceof CapabilityCardEvent c) {
+            o.put("ts", c.ts());
+            o.put("agent", c.agent());
+            o.set("card", card(c.agent(), c.cardJson(), c.ts()));
+        } else if (event instanceof CapabilityCardRemovedEvent c) {
+            o.put("ts", c.ts());
+            o.put("agent", c.agent()); // an open page drops the card without a reload
         }
         return o;
     }
@@ -104,6 +113,38 @@ final class FeedEvents {
         o.put("note", note.length() > 200 ? note.substring(0, 200) + "…" : note);
         return o;
     }
+
+    /**
+     * A persistent card as the cockpit lists it: who, what it offers and whether its signature
+     * held, never its contracts or meta (a card may carry up to the frame limit of those).
+     */
+    static ObjectNode card(String agent, String cardJson, double registeredAt) {
+        ObjectNode o = JSON.objectNode();
+        o.put("agent", agent);
+        com.fasterxml.jackson.databind.JsonNode card;
+        try {
+            card = CARDS.readTree(cardJson);
+        } catch (java.io.IOException e) { // the writer only keeps objects; say so rather than fail the view
+            card = JSON.objectNode();
+            o.put("unreadable", true);
+        }
+        String description = card.path("description").asText("");
+        o.put("description", description.length() > 200 ? description.substring(0, 200) + "…" : description);
+        ArrayNode skills = o.putArray("skills");
+        for (com.fasterxml.jackson.databind.JsonNode skill : card.path("skills")) {
+            if (skills.size() < MAX_PATHS) {
+                skills.add(skill.asText());
+            }
+        }
+        o.put("model", card.path("model").asText(""));
+        o.put("project", card.path("project").asText(""));
+        o.put("signature_status", card.path("verification").path("result").asText("missing_signature"));
+        o.put("dispatchable", card.path("dispatchable").asBoolean(true));
+        o.put("registered_at", registeredAt);
+        return o;
+    }
+
+    private static final com.fasterxml.jackson.databind.ObjectMapper CARDS = new com.fasterxml.jackson.databind.ObjectMapper();
 
     static ObjectNode denial(ClaimDeniedEvent d) {
         ObjectNode o = JSON.objectNode();

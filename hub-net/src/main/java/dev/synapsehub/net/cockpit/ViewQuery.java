@@ -7,11 +7,13 @@ import java.util.Locale;
 
 /**
  * The filter and page of one cockpit view request, validated: {@code q} (case-insensitive
- * substring, at most 200 characters), {@code offset} (from 0) and {@code limit} (1..500).
+ * substring, at most 200 characters), {@code offset} (from 0) and {@code limit} (1..500); and
+ * {@code status}, one board column to page through (a virtualised column asks for its own rows).
  *
  * @param q the lower-cased filter, "" for none
+ * @param status the board column asked for, or null for every column
  */
-record ViewQuery(String q, int offset, int limit, boolean onlineOnly) {
+record ViewQuery(String q, int offset, int limit, boolean onlineOnly, dev.synapsehub.core.board.BoardStatus status) {
     static final int MAX_LIMIT = 500;
     static final int DEFAULT_LIMIT = 100;
     static final int MAX_FILTER = 200;
@@ -34,7 +36,14 @@ record ViewQuery(String q, int offset, int limit, boolean onlineOnly) {
         int offset = number(query, "offset", 0, 0, Integer.MAX_VALUE);
         int limit = number(query, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT);
         String online = first(query, "online", "");
-        return new ViewQuery(q.strip().toLowerCase(Locale.ROOT), offset, limit, online.equals("1") || online.equals("true"));
+        String column = first(query, "status", "");
+        dev.synapsehub.core.board.BoardStatus status = null;
+        if (!column.isEmpty()) {
+            status = dev.synapsehub.core.board.BoardStatus.fromWire(column.strip()).orElseThrow(() ->
+                    new BadParameter("status", "'status' must be a board column: open, in_progress, blocked, done or cancelled"));
+        }
+        return new ViewQuery(q.strip().toLowerCase(Locale.ROOT), offset, limit, online.equals("1") || online.equals("true"),
+                status);
     }
 
     /** True when the filter is empty or one of {@code fields} contains it. */

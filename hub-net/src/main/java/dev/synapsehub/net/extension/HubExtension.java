@@ -96,6 +96,14 @@ public interface HubExtension {
     default void tapReplicated(java.util.function.Consumer<java.util.List<dev.synapsehub.core.journal.JournaledEvent>> sink) {
     }
 
+    /**
+     * Calls {@code sink} each time this hub's state is replaced wholesale without events (a mesh
+     * node installing a snapshot), in order with the batches given to {@link #tapReplicated}, so
+     * that the cockpit's open pages reload. Called once, when the cockpit starts; {@code sink} never blocks.
+     */
+    default void tapRestored(Runnable sink) {
+    }
+
     /** The server is closing: stop background work (called once, off the event loops). */
     default void close() {
     }

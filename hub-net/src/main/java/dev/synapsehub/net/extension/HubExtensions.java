@@ -112,6 +112,11 @@ public final class HubExtensions {
         all.forEach(e -> e.tapReplicated(sink));
     }
 
+    /** Lets every extension tell {@code sink} when it replaced the state wholesale ({@link HubExtension#tapRestored}). */
+    public void tapRestored(Runnable sink) {
+        all.forEach(e -> e.tapRestored(sink));
+    }
+
     /** Closes every extension, last first. */
     public void close() {
         for (int i = all.size() - 1; i >= 0; i--) {

@@ -1,30 +1,27 @@
 // synapse-hub cockpit: read-only, no framework, no build step. Views are fetched filtered and
 // paged from the hub; afterwards they change only through the live feed (a server-sent-events
-// stream read with fetch, so the token travels in a header and never in a URL).
+// stream read with fetch, so the token travels in a header and never in a URL). Every list that
+// can grow long is virtualised: only the rows in view are in the page, fetched as it scrolls.
 'use strict';
 
-const LIMIT = 100;
 const TOKEN_KEY = 'synapse-hub-cockpit-token';
-const VIEWS = ['presence', 'claims', 'denials', 'board', 'messaging', 'feed', 'cluster'];
+const VIEWS = ['presence', 'claims', 'denials', 'board', 'messaging', 'cards', 'feed', 'cluster'];
+const COLUMNS = ['open', 'in_progress', 'blocked', 'done', 'cancelled'];
 
 const state = {
   token: sessionStorage.getItem(TOKEN_KEY) || '',
   view: 'claims',
   skew: 0,              // hub time minus local time, seconds
-  offsets: { presence: 0, claims: 0, cluster: 0 },
   filters: {},
-  presence: null,       // last presence page
-  claims: null,         // last claims page
-  board: null,
   cluster: null,         // last cluster status: { panels: [...] }
-  observed: null,        // last page of claims observed on federation peers
   denials: [],
   feed: [],
+  board: { total: 0, ready: 0 },
   stream: null,         // AbortController of the open stream
   streamGen: 0,
-  loaded: {},
   timers: {},
   tickets: {},          // the latest request per view: an older answer arriving late is dropped
+  ready: false,         // the hub answered with this token: views may be fetched
 };
 
 class AuthError extends Error {}
@@ -153,94 +150,477 @@ function matches(q, fields) {
   return fields.some((f) => f && String(f).toLowerCase().includes(q));
 }
 
-function pager(view, page, offsetKey) {
-  const key = offsetKey || view;
-  const box = document.querySelector('.pager[data-for="' + view + '"]');
-  box.textContent = '';
-  const first = page.matched === 0 ? 0 : page.offset + 1;
-  const last = page.offset + page.rows.length;
-  const info = el('span', 'page-info', first + '–' + last + ' of ' + page.matched
-    + (page.matched !== page.total ? ' matching (' + page.total + ' in all)' : ''));
-  info.id = view + '-page-info';
-  const prev = el('button', null, '‹ prev');
-  prev.disabled = page.offset === 0;
-  prev.addEventListener('click', () => { state.offsets[key] = Math.max(0, page.offset - LIMIT); load(key); });
-  const next = el('button', null, 'next ›');
-  next.disabled = last >= page.matched;
-  next.addEventListener('click', () => { state.offsets[key] = page.offset + LIMIT; load(key); });
-  box.append(prev, info, next);
+// ---------------------------------------------------------------- virtualised lists
+
+// A list that may hold 100,000 rows keeps in the page only the rows in view plus OVERSCAN on
+// each side, between two spacers that give the scrollbar the whole list's height. Rows come from
+// source(offset, limit) in blocks of BLOCK, filtered and counted by the hub; at most MAX_BLOCKS
+// blocks are kept, so a long scroll does not pile rows up in memory either.
+const BLOCK = 200;
+const OVERSCAN = 6;
+const MAX_BLOCKS = 6;
+
+class VirtualList {
+  // opts: scroller, body (element ids); cols (a table's column count, 0 for a list of divs or
+  // items); spacer ('tr', 'div' or 'li'); empty (text); row(item) -> element; key(item);
+  // order(a, b) (the hub's sort, for a row inserted live); source(offset, limit) ->
+  // Promise<{ total, matched, rows }>; counted(list) (after each answer); rowHeight (estimate)
+  constructor(name, opts) {
+    this.name = name;
+    this.o = opts;
+    this.scroller = document.getElementById(opts.scroller);
+    this.body = document.getElementById(opts.body);
+    this.rowH = opts.rowHeight || 33;
+    this.measured = false;
+    this.blocks = new Map();   // block index -> { gen, rows }
+    this.asked = new Map();    // block index -> generation it was last asked in
+    this.gen = 0;
+    this.total = 0;
+    this.matched = 0;
+    this.known = false;        // an answer arrived since the last reset
+    this.framed = false;
+    this.flash = null;
+    this.scroller.addEventListener('scroll', () => this.schedule(), { passive: true });
+  }
+
+  // forgets every row (a new filter) and asks for the first rows
+  reset() {
+    this.gen++;
+    this.blocks.clear();
+    this.asked.clear();
+    this.known = false;
+    this.scroller.scrollTop = 0;
+    return this.fill();
+  }
+
+  // asks the hub again for the rows in view (the state moved), showing the old ones meanwhile
+  refresh() {
+    this.gen++;
+    return this.fill();
+  }
+
+  schedule() {
+    if (this.framed) return;
+    this.framed = true;
+    requestAnimationFrame(() => { this.framed = false; this.fill().catch(failed); });
+  }
+
+  // the rows drawn: those in view and OVERSCAN on each side (a hidden list draws a window's worth)
+  range() {
+    const view = this.scroller.clientHeight || window.innerHeight;
+    const first = Math.max(0, Math.floor(this.scroller.scrollTop / this.rowH) - OVERSCAN);
+    const count = Math.ceil(Math.max(view, 1) / this.rowH) + 2 * OVERSCAN;
+    return { first, last: this.known ? Math.min(this.matched, first + count) : first + count };
+  }
+
+  fill() {
+    const { first, last } = this.range();
+    const asks = [];
+    for (let b = Math.floor(first / BLOCK); b <= Math.floor(Math.max(first, last - 1) / BLOCK); b++) {
+      const have = this.blocks.get(b);
+      if ((!have || have.gen !== this.gen) && this.asked.get(b) !== this.gen) asks.push(this.fetch(b));
+    }
+    this.draw();
+    return Promise.all(asks);
+  }
+
+  async fetch(b) {
+    const gen = this.gen;
+    this.asked.set(b, gen);
+    let page;
+    try {
+      page = await this.o.source(b * BLOCK, BLOCK);
+    } catch (err) {
+      if (this.asked.get(b) === gen) this.asked.delete(b);
+      if (err instanceof AuthError) throw err;
+      // a busy writer (503) or a dropped connection: say so and ask again shortly
+      status(err.message + '; asking again');
+      clearTimeout(this.retry);
+      this.retry = setTimeout(() => this.fill().catch(failed), 2000);
+      return;
+    }
+    if (gen !== this.gen) return; // a newer question is on its way
+    this.total = page.total;
+    this.matched = page.matched;
+    this.known = true;
+    this.blocks.set(b, { gen, rows: page.rows });
+    while (this.blocks.size > MAX_BLOCKS) { // the farthest block goes first
+      const far = [...this.blocks.keys()].sort((x, y) => Math.abs(y - b) - Math.abs(x - b))[0];
+      this.blocks.delete(far);
+      this.asked.delete(far);
+    }
+    if (this.o.counted) this.o.counted(this);
+    await this.fill(); // the count may have moved the window onto blocks not asked yet
+  }
+
+  at(i) {
+    const have = this.blocks.get(Math.floor(i / BLOCK));
+    return have ? have.rows[i % BLOCK] : undefined;
+  }
+
+  spacer(px) {
+    const s = el(this.o.spacer || 'tr', 'spacer');
+    if (this.o.cols) {
+      const td = el('td');
+      td.colSpan = this.o.cols;
+      s.appendChild(td);
+    }
+    s.style.height = px + 'px';
+    return s;
+  }
+
+  draw() {
+    const body = this.body;
+    const { first, last } = this.range();
+    body.textContent = '';
+    if (this.known && this.matched === 0) {
+      if (this.o.cols) emptyRow(body, this.o.cols, this.o.empty);
+      else body.appendChild(el(this.o.spacer || 'div', 'empty', this.o.empty));
+    } else {
+      body.appendChild(this.spacer(first * this.rowH));
+      for (let i = first; i < last; i++) {
+        const item = this.at(i);
+        let node;
+        if (item === undefined) {
+          node = el(this.o.spacer || 'tr', 'loading');
+          if (this.o.cols) { const td = cell(node, '…'); td.colSpan = this.o.cols; }
+          node.style.height = this.rowH + 'px';
+        } else {
+          node = this.o.row(item);
+          node.classList.add('vrow');
+          if (this.flash !== null && this.o.key(item) === this.flash) node.classList.add('flash');
+        }
+        body.appendChild(node);
+      }
+      body.appendChild(this.spacer(Math.max(0, (this.known ? this.matched : last) - last) * this.rowH));
+    }
+    this.flash = null;
+    this.measure();
+    this.info();
+    tickLeases();
+  }
+
+  // the real height of a row, taken once from two drawn rows (CSS fixes it; fonts may differ)
+  measure() {
+    if (this.measured) return;
+    const rows = this.body.querySelectorAll('.vrow');
+    if (rows.length < 2 || rows[0].offsetHeight === 0) return;
+    const h = rows[1].offsetTop - rows[0].offsetTop;
+    this.measured = true;
+    if (h > 0 && Math.abs(h - this.rowH) >= 1) { this.rowH = h; this.draw(); }
+  }
+
+  // "first–last of matched": the rows in view, as a reader counts them
+  info() {
+    const box = document.getElementById(this.name + '-page-info');
+    if (!box) return;
+    const h = this.scroller.clientHeight || window.innerHeight;
+    const top = this.scroller.scrollTop;
+    const head = this.o.cols ? (this.scroller.querySelector('thead') || { offsetHeight: 0 }).offsetHeight : 0;
+    const first = this.matched === 0 ? 0 : Math.min(this.matched, Math.floor(top / this.rowH) + 1);
+    const last = Math.min(this.matched, Math.max(first, Math.floor((top + h - head) / this.rowH)));
+    box.textContent = first + '–' + last + ' of ' + this.matched
+      + (this.matched !== this.total ? ' matching (' + this.total + ' in all)' : '');
+  }
+
+  find(key) {
+    for (const [b, have] of this.blocks) {
+      const at = have.rows.findIndex((r) => this.o.key(r) === key);
+      if (at >= 0) return { b, at, rows: have.rows };
+    }
+    return null;
+  }
+
+  // a row that changed in place: redrawn at once (it flashes)
+  update(item) {
+    const hit = this.find(this.o.key(item));
+    if (!hit) return false;
+    hit.rows[hit.at] = item;
+    this.flash = this.o.key(item);
+    this.draw();
+    return true;
+  }
+
+  // a row that is gone: dropped at once; the hub's view follows shortly
+  remove(key) {
+    const hit = this.find(key);
+    if (hit) {
+      hit.rows.splice(hit.at, 1);
+      this.matched = Math.max(0, this.matched - 1);
+      this.total = Math.max(0, this.total - 1);
+      this.draw();
+    }
+    throttle('refresh-' + this.name, 500, () => this.refresh().catch(failed));
+    return hit !== null;
+  }
+
+  // a new row: shown at once where it sorts into a block held now; the hub's view follows
+  insert(item) {
+    const order = this.o.order;
+    for (const [b, have] of [...this.blocks].sort((x, y) => x[0] - y[0])) {
+      const rows = have.rows;
+      // only where the row surely belongs: past the block's first row (or in the first block)
+      if (b > 0 && (rows.length === 0 || order(item, rows[0]) < 0)) continue;
+      if (rows.length >= BLOCK && order(item, rows[rows.length - 1]) > 0) continue;
+      let at = rows.findIndex((r) => order(item, r) < 0);
+      if (at < 0) at = rows.length;
+      rows.splice(at, 0, item);
+      this.matched++;
+      this.total++;
+      this.flash = this.o.key(item);
+      this.draw();
+      break;
+    }
+    throttle('refresh-' + this.name, 500, () => this.refresh().catch(failed));
+  }
+}
+
+// a list over rows the page holds itself (the feed, the denials): filtered here
+function localSource(items, fits) {
+  return (offset, limit) => {
+    const all = items();
+    const kept = all.filter(fits);
+    return Promise.resolve({ total: all.length, matched: kept.length, rows: kept.slice(offset, offset + limit) });
+  };
+}
+
+function byKey(key) {
+  return (a, b) => { const x = key(a); const y = key(b); return x < y ? -1 : x > y ? 1 : 0; };
 }
 
 // ---------------------------------------------------------------- views
 
+const lists = {};
+
+// a page of view `view` from the hub as a list source: { total, matched, rows: body[field] } (a late
+// answer to an older question is dropped by the list itself)
+function hubSource(view, field, params, counts) {
+  return async (offset, limit) => {
+    const p = await api(view, Object.assign({ offset, limit }, params()));
+    const c = counts ? counts(p) : p;
+    return { total: c.total, matched: c.matched, rows: p[field] };
+  };
+}
+
+function presenceRow(a) {
+  const tr = el('tr');
+  tr.dataset.agent = a.name;
+  cell(tr, a.name);
+  cell(tr, a.online ? 'online' : 'offline', a.online ? 'online' : 'offline');
+  const seen = cell(tr, ago(a.last_seen), 'seen');
+  if (a.last_seen !== undefined) seen.dataset.seen = a.last_seen;
+  cell(tr, a.mailbox_pending, 'num');
+  return tr;
+}
+
+function claimRow(c) {
+  const tr = el('tr');
+  tr.dataset.task = c.task_id;
+  cell(tr, c.task_id);
+  cell(tr, c.owner);
+  const scope = c.worktree + (c.paths.length ? ': ' + c.paths.join(', ') : ' (whole worktree)')
+    + (c.paths_total > c.paths.length ? ' … +' + (c.paths_total - c.paths.length) : '');
+  cell(tr, scope, 'scope').title = scope;
+  cell(tr, c.status);
+  cell(tr, c.epoch, 'num epoch');
+  cell(tr, c.version, 'num version');
+  const lease = cell(tr, countdown(c.lease_expires_at), 'lease num');
+  lease.dataset.expires = c.lease_expires_at;
+  return tr;
+}
+
+function denialRow(d) {
+  const tr = el('tr');
+  cell(tr, clock(d.ts));
+  cell(tr, d.claimant);
+  cell(tr, d.reason);
+  cell(tr, d.task_digest, 'scope');
+  cell(tr, d.path_count, 'num');
+  return tr;
+}
+
+function taskCard(t) {
+  const card = el('div', 'card' + (t.ready ? ' ready' : ''));
+  card.dataset.task = t.task_id;
+  card.appendChild(el('div', 'id', t.task_id + (t.ready ? ' · ready' : '')));
+  card.appendChild(el('div', 'title', t.title || '(untitled)'));
+  card.appendChild(el('div', 'deps', t.depends_on.length ? 'after ' + t.depends_on.join(', ') : ' '));
+  card.appendChild(el('div', 'deps', t.suggested_owner ? 'for ' + t.suggested_owner : ' '));
+  card.title = t.task_id + (t.title ? ': ' + t.title : '');
+  return card;
+}
+
+function deadRow(d) {
+  const tr = el('tr');
+  tr.dataset.target = d.target;
+  cell(tr, d.target);
+  cell(tr, d.count, 'num');
+  cell(tr, d.last_sender);
+  cell(tr, ago(d.last_ts), 'seen').dataset.seen = d.last_ts;
+  return tr;
+}
+
+function backlogRow(b) {
+  const tr = el('tr');
+  tr.dataset.identity = b.identity;
+  cell(tr, b.identity);
+  cell(tr, b.pending, 'num');
+  return tr;
+}
+
+function cardRow(c) {
+  const tr = el('tr');
+  tr.dataset.agent = c.agent;
+  cell(tr, c.agent);
+  cell(tr, c.description || '–');
+  cell(tr, (c.skills || []).join(', ') || '–', 'scope');
+  cell(tr, c.model || '–');
+  const v = c.signature_status === 'missing_signature' ? 'unsigned' : c.signature_status;
+  cell(tr, v, v === 'valid' ? 'ok signature' : 'muted signature');
+  cell(tr, c.dispatchable === false ? 'no' : 'yes');
+  cell(tr, ago(c.registered_at), 'seen').dataset.seen = c.registered_at;
+  return tr;
+}
+
+function observedRow(c) {
+  const tr = el('tr');
+  tr.dataset.task = c.task_id;
+  tr.dataset.peer = c.observed_on;
+  cell(tr, c.observed_on);
+  cell(tr, c.task_id);
+  cell(tr, c.owner);
+  cell(tr, c.live ? c.status : c.status + ' (lease ran out)');
+  cell(tr, c.epoch, 'num');
+  const lease = cell(tr, countdown(c.lease_expires_at), 'lease num');
+  lease.dataset.expires = c.lease_expires_at;
+  cell(tr, c.seq, 'num');
+  return tr;
+}
+
+function feedRow(ch) {
+  const li = el('li');
+  li.dataset.kind = ch.kind;
+  li.appendChild(el('span', 'muted', (ch.seq !== undefined ? '#' + ch.seq + ' ' : '') + (ch.ts ? clock(ch.ts) + ' ' : '')));
+  li.appendChild(el('span', 'kind', ch.kind));
+  li.appendChild(el('span', null, describe(ch)));
+  return li;
+}
+
+function makeLists() {
+  const filter = (v) => state.filters[v] || '';
+  lists.presence = new VirtualList('presence', {
+    scroller: 'presence-scroll', body: 'presence-rows', cols: 4, empty: 'no agents match', row: presenceRow,
+    key: (a) => a.name, order: byKey((a) => a.name),
+    source: hubSource('presence', 'agents', () => ({ q: filter('presence'),
+      online: document.getElementById('presence-online').checked ? 1 : 0 })),
+  });
+  lists.claims = new VirtualList('claims', {
+    scroller: 'claims-scroll', body: 'claims-rows', cols: 7, empty: 'no live claims match', row: claimRow,
+    key: (c) => c.task_id, order: byKey((c) => c.task_id),
+    source: hubSource('claims', 'claims', () => ({ q: filter('claims') })),
+  });
+  lists.denials = new VirtualList('denials', {
+    scroller: 'denials-scroll', body: 'denials-rows', cols: 5, empty: 'no denials since the hub started',
+    row: denialRow, key: (d) => d.ts + d.claimant, order: () => -1,
+    source: localSource(() => state.denials, (d) => matches(filter('denials'), [d.claimant, d.reason])),
+  });
+  for (const status of COLUMNS) {
+    lists['board-' + status] = new VirtualList('board-' + status, {
+      scroller: 'board-' + status + '-scroll', body: 'board-' + status + '-cards', cols: 0, spacer: 'div',
+      empty: 'no tasks', row: taskCard, key: (t) => t.task_id, order: byKey((t) => t.task_id), rowHeight: 82,
+      source: boardSource(status),
+      counted: (list) => {
+        document.getElementById('board-' + status + '-count').textContent = list.matched;
+      },
+    });
+  }
+  lists.dead = new VirtualList('dead', {
+    scroller: 'dead-scroll', body: 'dead-rows', cols: 4, empty: 'no dead letters', row: deadRow,
+    key: (d) => d.target, order: () => 1,
+    source: hubSource('messaging', 'dead_letters', () => ({ q: filter('messaging') }),
+      (p) => ({ total: p.dead_letters_total, matched: p.dead_letters_matched })),
+  });
+  lists.backlogs = new VirtualList('backlogs', {
+    scroller: 'backlog-scroll', body: 'backlog-rows', cols: 2, empty: 'every mailbox is drained', row: backlogRow,
+    key: (b) => b.identity, order: () => 1,
+    source: hubSource('messaging', 'backlogs', () => ({ q: filter('messaging') }),
+      (p) => ({ total: p.backlogs_total, matched: p.backlogs_matched })),
+  });
+  lists.cards = new VirtualList('cards', {
+    scroller: 'cards-scroll', body: 'cards-rows', cols: 7, empty: 'no capability cards', row: cardRow,
+    key: (c) => c.agent, order: byKey((c) => c.agent),
+    source: hubSource('cards', 'cards', () => ({ q: filter('cards') })),
+  });
+  lists.feed = new VirtualList('feed', {
+    scroller: 'feed-scroll', body: 'feed-rows', cols: 0, spacer: 'li', empty: 'no changes yet', row: feedRow,
+    key: (ch) => ch.seq + ':' + ch.kind, order: () => -1, rowHeight: 27,
+    source: localSource(() => state.feed, (ch) => matches(filter('feed'), [ch.kind, describe(ch)])),
+  });
+  lists.observed = new VirtualList('observed', {
+    scroller: 'observed-scroll', body: 'observed-rows', cols: 7, empty: 'no claims observed on peers',
+    row: observedRow, key: (c) => c.observed_on + '/' + c.task_id, order: () => 1,
+    source: hubSource('observed', 'claims', () => ({ q: filter('cluster') })),
+  });
+}
+
+function boardSource(status) {
+  return async (offset, limit) => {
+    const b = await api('board', { q: state.filters.board || '', status, offset, limit });
+    state.board = { total: b.total, ready: b.ready };
+    document.getElementById('board-summary').textContent = b.total + ' tasks, ' + b.ready + ' ready to start';
+    const col = b.columns.find((c) => c.status === status);
+    return { total: b.total, matched: col ? col.matched : 0, rows: col ? col.tasks : [] };
+  };
+}
+
+// the lists each view shows
+const VIEW_LISTS = {
+  presence: ['presence'], claims: ['claims'], denials: ['denials'],
+  board: COLUMNS.map((s) => 'board-' + s), messaging: ['dead', 'backlogs'], cards: ['cards'], feed: ['feed'],
+  cluster: ['observed'],
+};
+
 const loaders = {
-  async presence() {
-    const q = state.filters.presence || '';
-    const online = document.getElementById('presence-online').checked;
-    const t = ticket('presence');
-    const p = await api('presence', { q, offset: state.offsets.presence, limit: LIMIT, online: online ? 1 : 0 });
-    if (stale('presence', t)) return;
-    state.presence = { total: p.total, matched: p.matched, offset: p.offset, rows: p.agents, online };
-    renderPresence();
-  },
-  async claims() {
-    const q = state.filters.claims || '';
-    const t = ticket('claims');
-    const p = await api('claims', { q, offset: state.offsets.claims, limit: LIMIT });
-    if (stale('claims', t)) return;
-    state.claims = { total: p.total, matched: p.matched, offset: p.offset, rows: p.claims };
-    renderClaims();
-  },
+  async presence() { await lists.presence.refresh(); },
+  async claims() { await lists.claims.refresh(); },
   async denials() {
     const t = ticket('denials');
-    const p = await api('denials', { q: state.filters.denials || '', limit: 200 });
+    const p = await api('denials', { limit: 200 });
     if (stale('denials', t)) return;
     state.denials = p.denials;
-    renderDenials();
+    await lists.denials.refresh();
   },
-  async board() {
-    const t = ticket('board');
-    const b = await api('board', { q: state.filters.board || '', limit: LIMIT });
-    if (stale('board', t)) return;
-    state.board = b;
-    renderBoard();
-  },
-  async messaging() {
-    const t = ticket('messaging');
-    const m = await api('messaging', { q: state.filters.messaging || '', limit: LIMIT });
-    if (!stale('messaging', t)) renderMessaging(m);
-  },
+  async board() { await Promise.all(VIEW_LISTS.board.map((n) => lists[n].refresh())); },
+  async messaging() { await Promise.all([lists.dead.refresh(), lists.backlogs.refresh()]); },
+  async cards() { await lists.cards.refresh(); },
   async cluster() {
     const t = ticket('cluster');
     const c = await api('cluster');
     if (stale('cluster', t)) return;
     state.cluster = c;
-    if (c.panels.some((p) => p.kind === 'federation')) await loadObserved();
     renderCluster();
+    if (c.panels.some((p) => p.kind === 'federation')) await lists.observed.refresh();
   },
   async feed() {
     const t = ticket('feed');
     const p = await api('recent', { limit: 200 });
     if (stale('feed', t)) return;
     state.feed = p.changes.slice().reverse();
-    renderFeed();
+    await lists.feed.refresh();
   },
 };
-
-async function loadObserved() {
-  const t = ticket('observed');
-  const p = await api('observed', { q: state.filters.cluster || '', offset: state.offsets.cluster, limit: LIMIT });
-  if (stale('observed', t)) return;
-  state.observed = { total: p.total, matched: p.matched, offset: p.offset, rows: p.claims };
-}
 
 async function load(view) {
   try {
     await loaders[view]();
-    state.loaded[view] = true;
   } catch (err) {
     failed(err);
   }
+}
+
+// a filter changed: its lists start again from the top
+function refilter(view) {
+  return Promise.all(VIEW_LISTS[view].map((n) => lists[n].reset())).catch(failed);
 }
 
 async function loadOverview() {
@@ -253,104 +633,6 @@ async function loadOverview() {
   document.getElementById('stat-backlog').textContent = o.mailbox_backlog;
   document.getElementById('stat-seq').textContent = o.feed.last_seq;
   document.getElementById('tab-cluster').hidden = !(o.cluster && o.cluster.length);
-}
-
-function renderPresence() {
-  const p = state.presence;
-  fillRows('presence-rows', p.rows, 4, 'no agents match', (a) => {
-    const tr = el('tr');
-    tr.dataset.agent = a.name;
-    cell(tr, a.name);
-    cell(tr, a.online ? 'online' : 'offline', a.online ? 'online' : 'offline');
-    const seen = cell(tr, ago(a.last_seen), 'seen');
-    if (a.last_seen !== undefined) seen.dataset.seen = a.last_seen;
-    cell(tr, a.mailbox_pending, 'num');
-    return tr;
-  });
-  pager('presence', p);
-}
-
-function claimRow(c) {
-  const tr = el('tr');
-  tr.dataset.task = c.task_id;
-  cell(tr, c.task_id);
-  cell(tr, c.owner);
-  const scope = c.worktree + (c.paths.length ? ': ' + c.paths.join(', ') : ' (whole worktree)')
-    + (c.paths_total > c.paths.length ? ' … +' + (c.paths_total - c.paths.length) : '');
-  cell(tr, scope, 'scope');
-  cell(tr, c.status);
-  cell(tr, c.epoch, 'num epoch');
-  cell(tr, c.version, 'num version');
-  const lease = cell(tr, countdown(c.lease_expires_at), 'lease num');
-  lease.dataset.expires = c.lease_expires_at;
-  return tr;
-}
-
-function renderClaims(flashTask) {
-  const p = state.claims;
-  fillRows('claims-rows', p.rows, 7, 'no live claims match', (c) => {
-    const tr = claimRow(c);
-    if (c.task_id === flashTask) tr.classList.add('flash');
-    return tr;
-  });
-  pager('claims', p);
-  tickLeases();
-}
-
-function renderDenials() {
-  const q = state.filters.denials || '';
-  const rows = state.denials.filter((d) => matches(q, [d.claimant, d.reason]));
-  fillRows('denials-rows', rows, 5, 'no denials since the hub started', (d) => {
-    const tr = el('tr');
-    cell(tr, clock(d.ts));
-    cell(tr, d.claimant);
-    cell(tr, d.reason);
-    cell(tr, d.task_digest, 'scope');
-    cell(tr, d.path_count, 'num');
-    return tr;
-  });
-}
-
-function renderBoard() {
-  const b = state.board;
-  const box = document.getElementById('board-columns');
-  box.textContent = '';
-  document.getElementById('board-summary').textContent = b.total + ' tasks, ' + b.ready + ' ready to start';
-  for (const col of b.columns) {
-    const c = el('div', 'column');
-    c.dataset.status = col.status;
-    c.appendChild(el('h3', null, col.status.replace('_', ' ') + ' · ' + col.matched));
-    for (const t of col.tasks) {
-      const card = el('div', 'card' + (t.ready ? ' ready' : ''));
-      card.dataset.task = t.task_id;
-      card.appendChild(el('div', 'id', t.task_id + (t.ready ? ' · ready' : '')));
-      card.appendChild(el('div', 'title', t.title || '(untitled)'));
-      if (t.depends_on.length) card.appendChild(el('div', 'deps', 'after ' + t.depends_on.join(', ')));
-      if (t.suggested_owner) card.appendChild(el('div', 'deps', 'for ' + t.suggested_owner));
-      c.appendChild(card);
-    }
-    if (col.matched > col.tasks.length) c.appendChild(el('div', 'muted', '… ' + (col.matched - col.tasks.length) + ' more'));
-    box.appendChild(c);
-  }
-}
-
-function renderMessaging(m) {
-  fillRows('dead-rows', m.dead_letters, 4, 'no dead letters', (d) => {
-    const tr = el('tr');
-    tr.dataset.target = d.target;
-    cell(tr, d.target);
-    cell(tr, d.count, 'num');
-    cell(tr, d.last_sender);
-    cell(tr, ago(d.last_ts), 'seen').dataset.seen = d.last_ts;
-    return tr;
-  });
-  fillRows('backlog-rows', m.backlogs, 2, 'every mailbox is drained', (b) => {
-    const tr = el('tr');
-    tr.dataset.identity = b.identity;
-    cell(tr, b.identity);
-    cell(tr, b.pending, 'num');
-    return tr;
-  });
 }
 
 function renderCluster() {
@@ -419,34 +701,16 @@ function renderFederation(f) {
     ? 'Partitioned: ' + f.partitions.map((p) => p.namespace + ' (contested by ' + p.contesting_hubs.join(', ') + ')')
       .join('; ') + '. Claims in these namespaces are refused until it clears.'
     : 'No partition: every namespace is asserted only by its owner.';
-  const o = state.observed;
-  if (!o) return;
-  fillRows('observed-rows', o.rows, 7, 'no claims observed on peers', (c) => {
-    const tr = el('tr');
-    tr.dataset.task = c.task_id;
-    tr.dataset.peer = c.observed_on;
-    cell(tr, c.observed_on);
-    cell(tr, c.task_id);
-    cell(tr, c.owner);
-    cell(tr, c.live ? c.status : c.status + ' (lease ran out)');
-    cell(tr, c.epoch, 'num');
-    const lease = cell(tr, countdown(c.lease_expires_at), 'lease num');
-    lease.dataset.expires = c.lease_expires_at;
-    cell(tr, c.seq, 'num');
-    return tr;
-  });
-  pager('observed', { total: o.total, matched: o.matched, offset: o.offset, rows: o.rows }, 'cluster');
 }
 
-// a cluster status pushed by the hub: redraw it; re-read the observed page when a peer's log moved
+// a cluster status pushed by the hub: redraw it; re-read the observed claims when a peer's log moved
 function applyCluster(c) {
   const before = state.cluster;
   state.cluster = c;
   const cursors = (x) => (x ? x.panels.filter((p) => p.kind === 'federation')
     .flatMap((p) => p.peers.map((q) => q.peer + ':' + q.cursor + ':' + q.log_generation)).join(',') : '');
   if (cursors(before) !== cursors(c) && c.panels.some((p) => p.kind === 'federation')) {
-    throttle('observed', 500, () => loadObserved().then(() => { if (state.view === 'cluster') renderCluster(); })
-      .catch(failed));
+    throttle('observed', 500, () => lists.observed.refresh().catch(failed));
   }
   if (state.view === 'cluster') renderCluster();
   else {
@@ -468,23 +732,9 @@ function describe(ch) {
     case 'presence':
       return (ch.joined || []).map((a) => '+' + a.name).concat((ch.left || []).map((a) => '-' + a.name)).join(' ')
         + ' (' + ch.online + ' online)';
-    default: return ch.target || ch.identity || '';
-  }
-}
-
-function renderFeed() {
-  const ol = document.getElementById('feed-rows');
-  ol.textContent = '';
-  const q = state.filters.feed || '';
-  for (const ch of state.feed) {
-    const text = describe(ch);
-    if (!matches(q, [ch.kind, text])) continue;
-    const li = el('li');
-    li.dataset.kind = ch.kind;
-    li.appendChild(el('span', 'muted', (ch.seq !== undefined ? '#' + ch.seq + ' ' : '') + (ch.ts ? clock(ch.ts) + ' ' : '')));
-    li.appendChild(el('span', 'kind', ch.kind));
-    li.appendChild(el('span', null, text));
-    ol.appendChild(li);
+    case 'capability_card': return ch.agent + ' registered a persistent card';
+    case 'capability_card_removed': return ch.agent + ' removed its persistent card';
+    default: return ch.target || ch.identity || ch.agent || '';
   }
 }
 
@@ -506,20 +756,22 @@ function applyChange(ch) {
   if (ch.baseline) { applyPresence(ch); return; } // the online count when the stream began, no change
   state.feed.unshift(ch);
   if (state.feed.length > 200) state.feed.pop();
-  if (state.view === 'feed') renderFeed();
+  throttle('feed', 250, () => lists.feed.refresh().catch(failed)); // a busy feed redraws at most 4 times a second
   if (ch.seq !== undefined) document.getElementById('stat-seq').textContent = ch.seq;
   switch (ch.kind) {
     case 'claim': case 'task_update': case 'checkpoint': case 'handoff': upsertClaim(ch.claim); break;
-    case 'release': removeClaim(ch.task_id); break;
+    case 'release': lists.claims.remove(ch.task_id); break;
     case 'claim_denial':
       state.denials.unshift(ch.denial);
       if (state.denials.length > 200) state.denials.pop();
-      if (state.view === 'denials') renderDenials();
+      throttle('denials', 250, () => lists.denials.refresh().catch(failed));
       break;
     case 'ledger_task': upsertTask(ch.task); break;
     case 'chat': case 'dead_letter_escalation': case 'dead_letter_cleared': case 'mailbox_watermark': case 'ack':
       if (state.view === 'messaging') throttle('messaging', 500, () => load('messaging'));
       break;
+    case 'capability_card': upsertCard(ch.card); break;
+    case 'capability_card_removed': lists.cards.remove(ch.agent); break;
     case 'presence': applyPresence(ch); break;
     default: break;
   }
@@ -527,75 +779,53 @@ function applyChange(ch) {
 }
 
 function upsertClaim(c) {
-  const p = state.claims;
-  if (!p) return;
-  const at = p.rows.findIndex((r) => r.task_id === c.task_id);
   const fits = matches(state.filters.claims || '', [c.task_id, c.owner, c.worktree].concat(c.paths));
-  if (at >= 0) {
-    if (fits) p.rows[at] = c; else { p.rows.splice(at, 1); p.matched--; }
-  } else {
-    if (!fits) return;
-    // shown at once where it sorts into this page; the page's counts come back with a reload
-    throttle('claims', 1000, () => load('claims'));
-    const sorted = p.rows.length < LIMIT || c.task_id < p.rows[p.rows.length - 1].task_id;
-    const before = p.offset === 0 || (p.rows.length > 0 && c.task_id > p.rows[0].task_id);
-    if (sorted && before) {
-      p.rows.push(c);
-      p.matched++;
-      p.total++;
-      p.rows.sort((a, b) => (a.task_id < b.task_id ? -1 : a.task_id > b.task_id ? 1 : 0));
-      if (p.rows.length > LIMIT) p.rows.pop();
-    }
-  }
-  if (state.view === 'claims') renderClaims(c.task_id);
+  if (!fits) { if (lists.claims.find(c.task_id)) lists.claims.remove(c.task_id); return; }
+  if (!lists.claims.update(c)) lists.claims.insert(c);
 }
 
-function removeClaim(taskId) {
-  const p = state.claims;
-  if (!p) return;
-  const at = p.rows.findIndex((r) => r.task_id === taskId);
-  if (at >= 0) {
-    p.rows.splice(at, 1);
-    p.matched--;
-    p.total--;
-    if (state.view === 'claims') renderClaims();
-  }
+function upsertCard(c) {
+  if (!c) return;
+  const fits = matches(state.filters.cards || '', [c.agent, c.description, c.model].concat(c.skills || []));
+  if (!fits) return;
+  if (!lists.cards.update(c)) lists.cards.insert(c);
 }
 
 function upsertTask(t) {
-  const b = state.board;
-  if (!b) return;
-  let known = false;
-  for (const col of b.columns) {
-    const at = col.tasks.findIndex((x) => x.task_id === t.task_id);
-    if (at >= 0) { col.tasks.splice(at, 1); col.matched--; known = true; }
+  for (const s of COLUMNS) {
+    const list = lists['board-' + s];
+    const hit = list.find(t.task_id);
+    if (hit && s !== t.status) list.remove(t.task_id);
+    else if (hit) list.update(t);
   }
-  if (!known) b.total++;
-  if (matches(state.filters.board || '', [t.task_id, t.title, t.project, t.suggested_owner])) {
-    const col = b.columns.find((c) => c.status === t.status);
-    if (col) { col.tasks.push(t); col.tasks.sort((a, x) => (a.task_id < x.task_id ? -1 : 1)); col.matched++; }
-  }
-  // readiness depends on other tasks: ask the hub for this one small view again
+  const col = lists['board-' + t.status];
+  if (col && !col.find(t.task_id)
+    && matches(state.filters.board || '', [t.task_id, t.title, t.project, t.suggested_owner])) col.insert(t);
+  // readiness depends on other tasks: the hub's columns follow shortly
   throttle('board', 500, () => load('board'));
-  if (state.view === 'board') renderBoard();
 }
 
 function applyPresence(ch) {
   document.getElementById('stat-online').textContent = ch.online;
-  const p = state.presence;
-  if (!p) return;
+  const list = lists.presence;
   if (ch.resync) { throttle('presence', 500, () => load('presence')); return; }
   let unknown = false;
-  const set = (list, online) => {
-    for (const a of list || []) {
-      const row = p.rows.find((r) => r.name === a.name);
-      if (row) { row.online = online; if (a.last_seen !== undefined) row.last_seen = a.last_seen; } else unknown = true;
+  const set = (names, online) => {
+    for (const a of names || []) {
+      const hit = list.find(a.name);
+      if (hit) {
+        const row = Object.assign({}, hit.rows[hit.at], { online });
+        if (a.last_seen !== undefined) row.last_seen = a.last_seen;
+        list.update(row);
+      } else unknown = true;
     }
   };
   set(ch.joined, true);
   set(ch.left, false);
-  if (unknown) throttle('presence', 500, () => load('presence')); // a newcomer's place in the page
-  else if (state.view === 'presence') renderPresence();
+  // a newcomer's place in the list, or an 'online only' list that lost someone: ask the hub
+  if (unknown || (document.getElementById('presence-online').checked && (ch.left || []).length)) {
+    throttle('presence', 500, () => load('presence'));
+  }
 }
 
 async function openStream() {
@@ -656,7 +886,6 @@ async function reloadAll() {
   try {
     await loadOverview();
     await Promise.all(VIEWS.map((v) => loaders[v]()));
-    VIEWS.forEach((v) => { state.loaded[v] = true; });
     status('');
   } catch (err) {
     failed(err);
@@ -666,6 +895,7 @@ async function reloadAll() {
 // ---------------------------------------------------------------- token and navigation
 
 function askForToken(message) {
+  state.ready = false;
   if (state.stream) { state.stream.abort(); state.stream = null; }
   document.getElementById('auth-message').textContent = message
     + ' The cockpit sends it as an Authorization header, never in a URL.';
@@ -681,6 +911,7 @@ async function start() {
     failed(err);
     return;
   }
+  state.ready = true;
   document.getElementById('auth').hidden = true;
   document.getElementById('views').hidden = false;
   openStream();
@@ -690,13 +921,15 @@ function show(view) {
   state.view = VIEWS.includes(view) ? view : 'claims';
   for (const v of VIEWS) document.getElementById('view-' + v).hidden = v !== state.view;
   for (const a of document.querySelectorAll('#tabs a')) a.classList.toggle('active', a.dataset.view === state.view);
-  const renderers = { presence: renderPresence, claims: renderClaims, denials: renderDenials, board: renderBoard,
-    feed: renderFeed, cluster: renderCluster };
-  if (state.view === 'messaging') load('messaging');
-  else if (state[state.view] && renderers[state.view]) renderers[state.view]();
+  if (state.view === 'cluster') renderCluster();
+  if (!state.ready) return; // the first loads wait for the token and the stream's hello
+  if (state.view === 'messaging') load('messaging'); // not followed live while hidden
+  // a list drawn while hidden guessed its height: draw what is in view now
+  for (const n of VIEW_LISTS[state.view]) lists[n].fill().catch(failed);
 }
 
 function wire() {
+  makeLists();
   document.getElementById('auth-form').addEventListener('submit', (e) => {
     e.preventDefault();
     state.token = document.getElementById('auth-token').value.trim();
@@ -707,17 +940,12 @@ function wire() {
     const input = document.getElementById('filter-' + view);
     input.addEventListener('input', () => debounce('filter-' + view, 250, () => {
       state.filters[view] = input.value.trim().toLowerCase();
-      if (view in state.offsets) state.offsets[view] = 0;
-      if (view === 'feed') renderFeed();
-      else if (view === 'denials') renderDenials();
-      else load(view);
+      refilter(view);
     }));
   }
-  document.getElementById('presence-online').addEventListener('change', () => {
-    state.offsets.presence = 0;
-    load('presence');
-  });
+  document.getElementById('presence-online').addEventListener('change', () => refilter('presence'));
   window.addEventListener('hashchange', () => show(location.hash.slice(1)));
+  window.addEventListener('resize', () => { if (state.ready) for (const n of VIEW_LISTS[state.view]) lists[n].fill().catch(failed); });
   setInterval(tickLeases, 1000);
   show(location.hash.slice(1));
   start();
