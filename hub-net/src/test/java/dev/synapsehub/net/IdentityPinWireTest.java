@@ -431,4 +431,63 @@ class IdentityPinWireTest {
                     "the hub has no durable journal for the mandatory reclaim audit event");
         }
     }
+
+    /** The edge clock, moved by the test. */
+    private static final class ManualClock implements dev.synapsehub.core.Clock {
+        private volatile double now = System.currentTimeMillis() / 1000.0;
+
+        @Override
+        public double nowSeconds() {
+            return now;
+        }
+    }
+
+    private static void awaitOnline(TestHub hub, String name) {
+        assertThat(hub.server.context().registry().isOnline(name)).as(name + " online").isTrue();
+    }
+
+    @Test
+    void theStaleOwnerWaiverNeedsAQuietHolderWithoutALiveWaiter() throws Exception {
+        ManualClock clock = new ManualClock();
+        dev.synapsehub.core.journal.InMemoryJournal journal = new dev.synapsehub.core.journal.InMemoryJournal();
+        dev.synapsehub.core.actor.CoordinationActor actor = new dev.synapsehub.core.actor.CoordinationActor(
+                new CoordinationState(), journal, clock, dev.synapsehub.core.actor.ActorSettings.DEFAULTS);
+        actor.start();
+        PinReclaimAcl acl = new PinReclaimAcl(List.of(new PinReclaimAcl.Grant("p/*", "ops")));
+        double ttl = 5.0;
+        try (TestHub hub = new TestHub(pinning(null, acl).leaseOfflineTtlSeconds(ttl), actor, clock, journal)) {
+            IdentityKey rootKey = IdentityKey.generate();
+            IdentityKey annKey = IdentityKey.generate();
+            Agent root = agent(hub, rootKey.registration("ops/root", 1, clock.now));
+            awaitPin(hub, "ops/root");
+            HubClient ann = admitted(hub, annKey.registration("p/ann", 1, clock.now));
+            awaitPin(hub, "p/ann");
+            Agent waiter = agent(hub, unsigned("p/ann-rx"));
+
+            // past the reaction window and the offline TTL, the holder only heartbeats (no reaction),
+            // but its -rx waiter was seen just now: the holder is not stale
+            clock.now += 90.0 + ttl + 1; // the reaction window (the contract's 90 s default) and the offline TTL
+            ann.send(unsigned("p/ann"));
+            waiter.client().send(unsigned("p/ann-rx"));
+            root.client().send(root.client().frame("ops/root", "who_request"));
+            root.client().awaitType("who_snapshot", WAIT); // the heartbeats before it were handled
+            awaitOnline(hub, "p/ann");
+            assertRefusedReclaim(reclaim(root, "p/ann", annKey.keyId, "r", false),
+                    "the pinned identity is online; use explicit break-glass recovery to evict it");
+            assertThat(hub.actor.committedPin("p/ann")).isPresent();
+
+            // the waiter falls silent past its window: now the quiet holder is waived
+            clock.now += dev.synapsehub.net.protocol.LiveWaiters.WINDOW + 1;
+            ann.send(unsigned("p/ann"));
+            root.client().send(root.client().frame("ops/root", "who_request"));
+            root.client().awaitType("who_snapshot", WAIT);
+            awaitOnline(hub, "p/ann");
+            awaitOnline(hub, "p/ann-rx");
+            JsonNode done = reclaim(root, "p/ann", annKey.keyId, "holder unreachable", false);
+            assertThat(done.path("applied").asBoolean()).as(done.toString()).isTrue();
+            assertThat(done.path("break_glass").asBoolean()).isFalse();
+            assertThat(ann.awaitClose(WAIT)).isEqualTo(new HubClient.CloseStatus(4017, "identity pin reclaimed"));
+            assertThat(hub.actor.committedPin("p/ann")).isEmpty();
+        }
+    }
 }

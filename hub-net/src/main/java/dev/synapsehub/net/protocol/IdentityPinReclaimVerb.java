@@ -142,13 +142,15 @@ final class IdentityPinReclaimVerb {
 
     /**
      * The A2.6 waiver of checks 11 and 12: an online holder that has not reacted for
-     * {@code --lease-offline-ttl} past its reaction window (this hub tracks no live waiters, so
-     * none counts). A holder with no recorded reaction is never waived.
+     * {@code --lease-offline-ttl} past its reaction window and has no live waiter ({@code -rx} /
+     * {@code -pane-rx} seen within the waiter window). A holder with no recorded reaction is never
+     * waived.
      */
     private boolean staleOwner(String name, double now) {
         Map<String, Double> reactions = hub.registry().lastReactions();
         Double last = reactions.get(name);
-        return last != null && now - last > REACTION_WINDOW_SECONDS + hub.config().leaseOfflineTtlSeconds();
+        return last != null && now - last > REACTION_WINDOW_SECONDS + hub.config().leaseOfflineTtlSeconds()
+                && !LiveWaiters.has(name, now, hub.registry()::lastSeenIfBound);
     }
 
     private ObjectNode result(Request r, String pinName, String keyId, boolean breakGlass, boolean applied,
