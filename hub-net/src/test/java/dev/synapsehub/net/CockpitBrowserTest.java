@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
@@ -100,10 +101,10 @@ class CockpitBrowserTest {
 
             HubClient late = hub.agent("fleet/late-comer");
             claim(late, "zz/live-claim", "repo", "src/live");
-            WebElement live = row("#claims-rows tr[data-task='zz/live-claim']");
-            assertThat(live.getText()).contains("fleet/late-comer").contains("repo: src/live");
-            assertThat(live.findElement(By.cssSelector("td.lease")).getText()).matches("\\d+m \\d{2}s|\\d+s");
-            assertThat(live.findElement(By.cssSelector("td.epoch")).getText()).matches("\\d+");
+            String live = "#claims-rows tr[data-task='zz/live-claim']";
+            assertThat(rowText(live)).contains("fleet/late-comer").contains("repo: src/live");
+            assertThat(rowText(live + " td.lease")).matches("\\d+m \\d{2}s|\\d+s");
+            assertThat(rowText(live + " td.epoch")).matches("\\d+");
             assertThat(((JavascriptExecutor) driver).executeScript("return window.cockpitMarker;"))
                     .as("the claim arrived through the live feed, not a reload").isEqualTo("same page");
             waitText("#claims-page-info", "of 11"); // the page's counts follow
@@ -144,8 +145,8 @@ class CockpitBrowserTest {
             ad.putArray("skills").add("review").add("parsers");
             seat.send(ad);
             seat.awaitType("capability_advertised", WAIT);
-            WebElement card = row("#cards-rows tr[data-agent='review/seat']");
-            assertThat(card.getText()).contains("reviews parser changes").contains("review, parsers");
+            assertThat(rowText("#cards-rows tr[data-agent='review/seat']")).contains("reviews parser changes")
+                    .contains("review, parsers");
             screenshot("cockpit-cards.png");
             seat.send(seat.frame("card_remove"));
             assertThat(seat.awaitType("card_removed", WAIT).path("removed_persistent").asBoolean()).isTrue();
@@ -208,6 +209,17 @@ class CockpitBrowserTest {
 
     private static WebElement row(String css) {
         return new WebDriverWait(driver, LIVE).until(ExpectedConditions.visibilityOfElementLocated(By.cssSelector(css)));
+    }
+
+    /**
+     * The text of a visible element, read afresh: a virtualised list redraws its rows as live
+     * updates arrive, so an element found a moment ago may be gone (stale) by the time it is read.
+     */
+    private static String rowText(String css) {
+        return new WebDriverWait(driver, LIVE).ignoring(StaleElementReferenceException.class).until(d -> {
+            WebElement e = d.findElement(By.cssSelector(css));
+            return e.isDisplayed() ? e.getText() : null;
+        });
     }
 
     private static String text(String css) {
