@@ -131,6 +131,12 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Per connection: handshake and registration at most this long (default: ${DEFAULT-VALUE}).")
     double connectTimeoutSeconds;
 
+    @Option(names = "--source-addresses", paramLabel = "A[-B][,...]",
+            description = "Bind the sockets round-robin to these local IPv4 addresses, e.g. 127.0.0.2-127.0.0.9:"
+                    + " one source address has about 28,000 ephemeral ports towards one hub, so 100,000 connections"
+                    + " need four or more (default: the system's choice).")
+    String sourceAddresses;
+
     @Option(names = "--token", description = "Connect token for a secured hub.")
     String token;
 
@@ -184,8 +190,17 @@ public final class BenchCommand implements Callable<Integer> {
             err.println("synapse-hub: --spread-urls is for --workload claims only");
             return ExitCodes.USAGE;
         }
+        SourceAddresses sources = null;
+        if (sourceAddresses != null) {
+            try {
+                sources = SourceAddresses.parse(sourceAddresses);
+            } catch (IllegalArgumentException e) {
+                err.println("synapse-hub: --source-addresses: " + e.getMessage());
+                return ExitCodes.USAGE;
+            }
+        }
         try (BenchConnections connections = new BenchConnections(hubs(), token,
-                Duration.ofMillis((long) (Math.min(connectTimeoutSeconds, 600) * 1000)), connectParallelism)) {
+                Duration.ofMillis((long) (Math.min(connectTimeoutSeconds, 600) * 1000)), connectParallelism, sources)) {
             if (workload != Workload.claims) {
                 return new MessagingBench(this, run, connections, out, err).run();
             }
