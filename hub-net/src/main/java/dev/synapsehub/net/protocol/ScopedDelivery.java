@@ -155,17 +155,21 @@ public final class ScopedDelivery {
     }
 
     /**
-     * From any thread: a {@code presence_update} about {@code agent}. {@code loudText} (null:
-     * none, {@code --presence-fanout-limit} reached) goes to every loud connection; the scoped
-     * connections the presence rule selects get {@code frame} (built only when one does).
+     * From any thread: a {@code presence_update} about {@code agent}. {@code loudFrame} (null:
+     * none, {@code --presence-fanout-limit} reached) goes to every loud connection, built only
+     * when there is one (or the relay log): each frame lists every online agent, so building it
+     * for nobody on every join of a fleet whose sockets are all scoped cost time quadratic in its
+     * size. The scoped connections the presence rule selects get {@code frame} (built only when
+     * one does). Both are built on the outbox thread, in commit order.
      *
      * @param session the agent's own connection (it is told nothing: it has its welcome)
      */
-    public void presence(String loudText, Supplier<String> frame, Session session, String agent) {
-        if (loudText == null && scopedCount == 0) {
+    public void presence(Supplier<String> loudFrame, Supplier<String> frame, Session session, String agent) {
+        if (loudFrame == null && scopedCount == 0) {
             return;
         }
         onOutbox(() -> {
+            String loudText = loudFrame != null && outbox.anyLoudAudience() ? loudFrame.get() : null;
             if (loudText != null) {
                 loud(loudText, session);
             }
