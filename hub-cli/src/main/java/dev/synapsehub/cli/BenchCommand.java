@@ -118,6 +118,12 @@ public final class BenchCommand implements Callable<Integer> {
                     + " fast as the loop goes).")
     double rate;
 
+    @Option(names = "--paced-warmup",
+            description = "claims: pace the warm-up at --rate too (default: the warm-up runs flat out). A fleet of"
+                    + " thousands of slow claimants (e.g. --agents 10000 --rate 1000) run flat out floods the hub and"
+                    + " leaves a backlog in the measured phase.")
+    boolean pacedWarmup;
+
     @Option(names = "--drain", paramLabel = "SECONDS", defaultValue = "5",
             description = "broadcast/directed: wait at most this long after the run for outstanding deliveries"
                     + " (default: ${DEFAULT-VALUE}; at most 60).")
@@ -273,6 +279,9 @@ public final class BenchCommand implements Callable<Integer> {
                 rate > 0 ? String.format(Locale.ROOT, " at <= %,.0f claims/s", rate) : "",
                 hubs().size() == 1 ? hubs().get(0) : hubs() + " (round-robin)", duration,
                 count > 0 ? " or " + count + " claims" : "", warmupSeconds);
+        if (pacedWarmup && rate > 0) {
+            measureStart = System.nanoTime(); // the pace's origin; each slot keeps its schedule into the measured phase
+        }
         loops.forEach(Agent::start);
         long warmupEnd = System.nanoTime() + (long) (warmupSeconds * 1e9);
         while (System.nanoTime() < warmupEnd) {
@@ -549,9 +558,10 @@ public final class BenchCommand implements Callable<Integer> {
                 if (task != null) {
                     byTask.remove(task);
                 }
-                if (rate > 0 && measuring && !stopping) {
+                if (rate > 0 && (measuring || pacedWarmup) && !stopping) {
                     // paced while measuring (the warm-up runs flat out, so the hub's JIT has
-                    // compiled the claim path before the first measured claim). The schedule is
+                    // compiled the claim path before the first measured claim; with
+                    // --paced-warmup it is paced too, on the same schedule). The schedule is
                     // fixed: claim k of this slot is due at its start + k intervals, however late
                     // the hub answered claim k-1, so a stall shows in the latency of every claim
                     // that was due during it (measured from the intended instant).
