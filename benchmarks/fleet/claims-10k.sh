@@ -8,7 +8,7 @@
 # prints the hottest frames. Prints the bench's figures, hub and bench CPU, the load average.
 #
 #   benchmarks/fleet/claims-10k.sh compat [LINGER_MS] | fleet       (build first: ./mvnw -B -q -DskipTests package)
-#   RESULTS (/tmp/synapse-fleet), DURATION (30), WARMUP (20 compat, 3 fleet), PORT (18961)
+#   RESULTS (/tmp/synapse-fleet), DURATION (30), WARMUP (20 compat, 10 fleet, paced), PORT (18961)
 #
 # Bounded: the bench stops after --duration; the hub is stopped on exit. 127.0.0.x only.
 set -euo pipefail
@@ -24,7 +24,7 @@ case "$mode" in
   compat) hubflags=(--default-delivery broadcast --broadcast-linger-ms "$linger" --presence-fanout-limit 256)
           benchflags=(--agents 1 --idle 10000 --rate "${RATE:-20}" --warmup "${WARMUP:-20}"); total=10001 ;;
   fleet)  hubflags=(--default-delivery scoped --max-claims-per-agent 20000)
-          benchflags=(--agents 10000 --rate "${RATE:-1000}" --warmup "${WARMUP:-3}"); total=10000 ;;
+          benchflags=(--agents 10000 --rate "${RATE:-1000}" --paced-warmup --warmup "${WARMUP:-10}"); total=10000 ;;
   *) echo "mode: compat or fleet" >&2; exit 2 ;;
 esac
 "$JAVA" -Xmx2g -jar "$jar" --port "$port" --metrics --max-clients 10100 --max-connections-per-host 0 \
