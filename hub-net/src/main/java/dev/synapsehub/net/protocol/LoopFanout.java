@@ -107,8 +107,6 @@ final class LoopFanout {
     /** Every quiet member has been given every batch for every member up to this seq. */
     private long quietDone;
     private boolean draining;
-    /** Members on the loud roster, readable from any thread (the outbox skips building frames only loud ones take). */
-    private volatile int loudMembers;
 
     /**
      * @param lingerNanos how long a batch waits for company before a pass starts
@@ -150,12 +148,6 @@ final class LoopFanout {
         s.fanoutDelivered(newest);
         s.fanoutQuiet(quietMember);
         (quietMember ? quiet : loud).add(s);
-        loudMembers = loud.members.size();
-    }
-
-    /** Members on the loud roster now (any thread; a moment old). */
-    int loudMembers() {
-        return loudMembers;
     }
 
     /** Removes a member. */
@@ -164,7 +156,6 @@ final class LoopFanout {
             return;
         }
         rosterOf(s).remove(s);
-        loudMembers = loud.members.size();
         if (loud.members.isEmpty() && quiet.members.isEmpty()) {
             releaseUpTo(newest, newest, false);
         }

@@ -167,21 +167,9 @@ public final class Outbox {
         }
     }
 
-    /**
-     * True when a frame for loud connections only would reach anyone now: a loud member on some
-     * I/O loop, or the relay-log mirror (which writes every broadcast). Read on the outbox
-     * thread to skip building such a frame (a presence list of every online agent) for nobody.
-     */
-    boolean anyLoudAudience() {
-        if (mirror != null) {
-            return true;
-        }
-        for (LoopFanout f : fanouts.values()) {
-            if (f.loudMembers() > 0) {
-                return true;
-            }
-        }
-        return false;
+    /** True while the relay log mirrors every broadcast (it wants loud frames even with no loud socket). */
+    boolean mirroring() {
+        return mirror != null;
     }
 
     /** Ends a closed connection's membership (on its event loop). */

@@ -350,30 +350,6 @@ class LoopFanoutTest {
         assertThat(backlog).hasValue(0);
     }
 
-    @Test
-    void theLoudCountFollowsJoinsSwitchesAndLeaves() throws Exception {
-        // the outbox builds a frame for loud members only (a presence list) when this is above zero
-        List<Session> members = onLoop(() -> join(3));
-        assertThat(fanout.loudMembers()).isEqualTo(3);
-        onLoop(() -> {
-            members.forEach(s -> fanout.quiet(s, true));
-            return null;
-        });
-        assertThat(fanout.loudMembers()).as("all quiet").isZero();
-        onLoop(() -> {
-            fanout.quiet(members.get(1), false);
-            return null;
-        });
-        assertThat(fanout.loudMembers()).isEqualTo(1);
-        onLoop(() -> {
-            fanout.leave(members.get(1));
-            fanout.leave(members.get(0));
-            return null;
-        });
-        assertThat(fanout.loudMembers()).as("the loud one left, a quiet one too").isZero();
-        assertThat(onLoop(fanout::quietCount)).isEqualTo(1);
-    }
-
     private List<Session> join(int n) {
         return join(fanout, n, new ConcurrentHashMap<>());
     }
