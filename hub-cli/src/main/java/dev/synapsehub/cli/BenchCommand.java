@@ -118,6 +118,12 @@ public final class BenchCommand implements Callable<Integer> {
                     + " fast as the loop goes).")
     double rate;
 
+    @Option(names = "--paced-warmup",
+            description = "claims: pace the warm-up at --rate too (default: the warm-up runs flat out). A fleet of"
+                    + " thousands of slow claimants (e.g. --agents 10000 --rate 1000) run flat out floods the hub and"
+                    + " leaves a backlog in the measured phase.")
+    boolean pacedWarmup;
+
     @Option(names = "--drain", paramLabel = "SECONDS", defaultValue = "5",
             description = "broadcast/directed: wait at most this long after the run for outstanding deliveries"
                     + " (default: ${DEFAULT-VALUE}; at most 60).")
@@ -130,6 +136,12 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--connect-timeout", paramLabel = "SECONDS", defaultValue = "30",
             description = "Per connection: handshake and registration at most this long (default: ${DEFAULT-VALUE}).")
     double connectTimeoutSeconds;
+
+    @Option(names = "--source-addresses", paramLabel = "A[-B][,...]",
+            description = "Bind the sockets round-robin to these local IPv4 addresses, e.g. 127.0.0.2-127.0.0.9:"
+                    + " one source address has about 28,000 ephemeral ports towards one hub, so 100,000 connections"
+                    + " need four or more (default: the system's choice).")
+    String sourceAddresses;
 
     @Option(names = "--token", description = "Connect token for a secured hub.")
     String token;
@@ -184,8 +196,17 @@ public final class BenchCommand implements Callable<Integer> {
             err.println("synapse-hub: --spread-urls is for --workload claims only");
             return ExitCodes.USAGE;
         }
+        SourceAddresses sources = null;
+        if (sourceAddresses != null) {
+            try {
+                sources = SourceAddresses.parse(sourceAddresses);
+            } catch (IllegalArgumentException e) {
+                err.println("synapse-hub: --source-addresses: " + e.getMessage());
+                return ExitCodes.USAGE;
+            }
+        }
         try (BenchConnections connections = new BenchConnections(hubs(), token,
-                Duration.ofMillis((long) (Math.min(connectTimeoutSeconds, 600) * 1000)), connectParallelism)) {
+                Duration.ofMillis((long) (Math.min(connectTimeoutSeconds, 600) * 1000)), connectParallelism, sources)) {
             if (workload != Workload.claims) {
                 return new MessagingBench(this, run, connections, out, err).run();
             }
@@ -258,6 +279,9 @@ public final class BenchCommand implements Callable<Integer> {
                 rate > 0 ? String.format(Locale.ROOT, " at <= %,.0f claims/s", rate) : "",
                 hubs().size() == 1 ? hubs().get(0) : hubs() + " (round-robin)", duration,
                 count > 0 ? " or " + count + " claims" : "", warmupSeconds);
+        if (pacedWarmup && rate > 0) {
+            measureStart = System.nanoTime(); // the pace's origin; each slot keeps its schedule into the measured phase
+        }
         loops.forEach(Agent::start);
         long warmupEnd = System.nanoTime() + (long) (warmupSeconds * 1e9);
         while (System.nanoTime() < warmupEnd) {
@@ -534,9 +558,10 @@ public final class BenchCommand implements Callable<Integer> {
                 if (task != null) {
                     byTask.remove(task);
                 }
-                if (rate > 0 && measuring && !stopping) {
+                if (rate > 0 && (measuring || pacedWarmup) && !stopping) {
                     // paced while measuring (the warm-up runs flat out, so the hub's JIT has
-                    // compiled the claim path before the first measured claim). The schedule is
+                    // compiled the claim path before the first measured claim; with
+                    // --paced-warmup it is paced too, on the same schedule). The schedule is
                     // fixed: claim k of this slot is due at its start + k intervals, however late
                     // the hub answered claim k-1, so a stall shows in the latency of every claim
                     // that was due during it (measured from the intended instant).

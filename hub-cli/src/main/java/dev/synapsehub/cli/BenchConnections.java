@@ -46,16 +46,23 @@ final class BenchConnections implements AutoCloseable {
     private final Map<HubClient, CompletableFuture<HubClient.CloseStatus>> closeRecorded =
             new ConcurrentHashMap<>();
     private volatile boolean closing;
+    private final SourceAddresses sources;
+    /** Connections opened so far: the next one's index into {@link #sources}. */
+    private final AtomicInteger opened = new AtomicInteger();
 
     BenchConnections(URI url, String token, Duration timeout, int parallelism) {
-        this(List.of(url), token, timeout, parallelism);
+        this(List.of(url), token, timeout, parallelism, null);
     }
 
-    /** Connections spread round-robin over {@code urls} (at least one). */
-    BenchConnections(List<URI> urls, String token, Duration timeout, int parallelism) {
+    /**
+     * Connections spread round-robin over {@code urls} (at least one), each socket bound to the
+     * next of {@code sources} in turn (null: the system picks the source address).
+     */
+    BenchConnections(List<URI> urls, String token, Duration timeout, int parallelism, SourceAddresses sources) {
         if (urls.isEmpty()) {
             throw new IllegalArgumentException("no hub to connect to");
         }
+        this.sources = sources;
         this.urls = List.copyOf(urls);
         this.token = token;
         this.timeout = timeout;
@@ -133,7 +140,8 @@ final class BenchConnections implements AutoCloseable {
     }
 
     private HubClient connect(URI url, EventLoopGroup loops) throws IOException {
-        HubClient c = HubClient.connect(url, timeout, loops, false);
+        HubClient c = HubClient.connect(url, timeout, loops, false,
+                sources == null ? null : sources.forConnection(opened.getAndIncrement()));
         track(c);
         return c;
     }

@@ -281,4 +281,25 @@ class BenchCommandTest {
         assertThat(r.code()).isEqualTo(ExitCodes.USAGE);
         assertThat(r.err()).contains("--in-flight 1..1024");
     }
+
+    @Test
+    void sourceAddressesBindTheSocketsAndNonsenseIsAUsageError() throws Exception {
+        hub.start("--port", "0", "--max-claims-per-agent", "64");
+        CliTest.Run r = bench("--agents", "2", "--idle", "3", "--count", "10", "--source-addresses", "127.0.0.1-127.0.0.1");
+        assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.OK);
+        assertThat(r.out()).containsPattern("errors\\s+0").containsPattern("claims granted\\s+([1-9]\\d|\\d{3,})\\b");
+        CliTest.Run bad = bench("--agents", "1", "--count", "1", "--source-addresses", "127.0.0.9-127.0.0.2");
+        assertThat(bad.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(bad.err()).contains("--source-addresses").contains("ends before");
+    }
+
+    @Test
+    void aPacedWarmupKeepsEverySlotOnOneScheduleIntoTheMeasuredPhase() throws Exception {
+        hub.start("--port", "0", "--max-claims-per-agent", "64");
+        CliTest.Run r = run("bench", "--url", hub.url(), "--quiet", "--duration=60", "--warmup", "0.5", "--paced-warmup",
+                "--agents", "4", "--rate", "40", "--count", "20");
+        assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.OK);
+        assertThat(r.out()).contains("paced at 40 claims/s").containsPattern("errors\\s+0")
+                .containsPattern("claims granted\\s+([2-9]\\d|\\d{3,})\\b").contains("from the intended send time");
+    }
 }

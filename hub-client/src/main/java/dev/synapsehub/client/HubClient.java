@@ -34,6 +34,8 @@ import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import dev.synapsehub.client.tls.ClientTls;
 
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -121,12 +123,28 @@ public final class HubClient implements AutoCloseable {
      */
     public static HubClient connect(URI uri, Duration timeout, EventLoopGroup group, boolean validateUtf8)
             throws IOException {
+        return connect(uri, timeout, group, validateUtf8, null);
+    }
+
+    /**
+     * Like {@link #connect(URI, Duration, EventLoopGroup, boolean)}, the socket bound to
+     * {@code source} (null: any): a load tool holding more connections to one hub than one
+     * source address has ephemeral ports (about 28,000 on Linux) spreads them over several
+     * loopback addresses.
+     */
+    public static HubClient connect(URI uri, Duration timeout, EventLoopGroup group, boolean validateUtf8,
+            InetAddress source) throws IOException {
         HubClient client = new HubClient(group, false);
-        client.open(uri, timeout, validateUtf8, ClientTls.secure(uri) ? ClientTls.NONE.context(uri) : null);
+        client.open(uri, timeout, validateUtf8, ClientTls.secure(uri) ? ClientTls.NONE.context(uri) : null, source);
         return client;
     }
 
     private void open(URI uri, Duration timeout, boolean validateUtf8, SslContext ssl) throws IOException {
+        open(uri, timeout, validateUtf8, ssl, null);
+    }
+
+    private void open(URI uri, Duration timeout, boolean validateUtf8, SslContext ssl, InetAddress source)
+            throws IOException {
         int port = uri.getPort() >= 0 ? uri.getPort() : ssl != null ? 443 : 80;
         WebSocketClientProtocolConfig config = WebSocketClientProtocolConfig.newBuilder()
                 .webSocketUri(uri)
@@ -157,7 +175,9 @@ public final class HubClient implements AutoCloseable {
                     }
                 });
         try {
-            channel = b.connect(uri.getHost(), port).sync().channel();
+            channel = (source == null ? b.connect(uri.getHost(), port)
+                    : b.connect(new InetSocketAddress(uri.getHost(), port), new InetSocketAddress(source, 0)))
+                    .sync().channel();
             handshake.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (Exception e) {
             close();

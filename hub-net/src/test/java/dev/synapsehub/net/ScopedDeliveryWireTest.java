@@ -187,6 +187,33 @@ class ScopedDeliveryWireTest {
     }
 
     @Test
+    void onAScopedHubAConnectionThatSwitchesToBroadcastGetsTheNextChangeAndPresenceAndNothingAfterSwitchingBack()
+            throws Exception {
+        // a scoped hub publishes frames for loud connections only while one exists: the first
+        // switch to broadcast must not lose the change that follows its delivery_set
+        start(HubConfig.builder().defaultDelivery(Delivery.ofDefault("scoped")));
+        HubClient claimer = undeclared("p/claimer");
+        HubClient watcher = undeclared("p/agent"); // the name setDelivery sends as
+        List<HubClient> all = List.of(watcher);
+        claim(claimer, "p/claimer", "T-1", "w", "a");
+        assertThat(barrier(all).get(0)).as("scoped: not its change").isEmpty();
+
+        setDelivery(watcher, "\"broadcast\"");
+        claim(claimer, "p/claimer", "T-2", "w", "b");
+        HubClient joiner = undeclared("p/joiner");
+        release(claimer, "p/claimer", "T-2");
+        assertThat(barrier(all).get(0)).as("loud now: everything, presence too").containsExactly("claim_granted T-2",
+                "presence joined p/joiner", "release_granted T-2");
+
+        setDelivery(watcher, "{\"mode\":\"scoped\"}");
+        claim(claimer, "p/claimer", "T-3", "w", "c");
+        joiner.close();
+        assertThat(barrier(all).get(0)).as("scoped again: nothing of others'").isEmpty();
+        assertThat(barrier(List.of(claimer)).get(0)).as("the claimant still gets its own replies")
+                .endsWith("claim_granted T-3");
+    }
+
+    @Test
     void presenceReachesScopedAgentsOfTheSameWorktreeOrWhoseScopeTheAgentsClaimsTouch() throws Exception {
         start(HubConfig.builder());
         HubClient old = hub.agent("p/old");

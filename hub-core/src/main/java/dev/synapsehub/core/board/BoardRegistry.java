@@ -36,6 +36,12 @@ public final class BoardRegistry {
     private final BoardLimits limits;
     private final UndoLog undo;
     private final Map<String, BoardTask> tasks = new HashMap<>();
+    /**
+     * The tasks not done or cancelled that name a suggested owner, kept with every change: the
+     * dark-seat check reads them every 5 s on the writer, which then copies only these instead of
+     * sorting every task and copying every note.
+     */
+    private final Map<String, BoardTask> openSuggested = new HashMap<>();
     private final ProgressLog progress;
 
     /** A board with the given retention caps, recording its changes in {@code undo}. */
@@ -232,11 +238,14 @@ public final class BoardRegistry {
         if (event instanceof LedgerTaskEvent e) {
             BoardTask task = e.task();
             BoardTask previous = tasks.put(task.taskId(), task);
+            indexOpenSuggested(task);
             undo.record(() -> {
                 if (previous == null) {
                     tasks.remove(task.taskId());
+                    openSuggested.remove(task.taskId());
                 } else {
                     tasks.put(previous.taskId(), previous);
+                    indexOpenSuggested(previous);
                 }
             });
         } else if (event instanceof LedgerProgressEvent e) {
@@ -258,6 +267,7 @@ public final class BoardRegistry {
         }
         for (BoardTask task : image.tasks()) {
             tasks.put(task.taskId(), task);
+            indexOpenSuggested(task);
         }
         for (ProgressNote note : image.notes()) {
             progress.append(note);
@@ -283,6 +293,22 @@ public final class BoardRegistry {
     private boolean settled(String dependency) {
         BoardTask dep = tasks.get(dependency);
         return dep != null && dep.status().terminal();
+    }
+
+    /**
+     * The tasks not done or cancelled whose suggested owner is not blank, unsorted: a copy of an
+     * index kept with every change, so a periodic reader costs the writer only these.
+     */
+    public List<BoardTask> openSuggested() {
+        return new ArrayList<>(openSuggested.values());
+    }
+
+    private void indexOpenSuggested(BoardTask task) {
+        if (!task.suggestedOwner().isBlank() && !task.status().terminal()) {
+            openSuggested.put(task.taskId(), task);
+        } else {
+            openSuggested.remove(task.taskId());
+        }
     }
 
     /** The task with that id, if declared. */

@@ -270,4 +270,40 @@ class BoardRegistryTest {
         run(b, new LedgerProgressCommand("X", "T", null, "z"), 20);
         assertThat(b.notes()).extracting(ProgressNote::text).containsExactly("x2", "x3", "z");
     }
+
+    /** The index the dark-seat check reads, against the filter over every task it replaces. */
+    private static List<String> openSuggestedIds(BoardRegistry b) {
+        return b.openSuggested().stream().map(BoardTask::taskId).sorted().toList();
+    }
+
+    private static List<String> openSuggestedByScan(BoardRegistry b) {
+        return b.image().tasks().stream().filter(t -> !t.suggestedOwner().isBlank() && !t.status().terminal())
+                .map(BoardTask::taskId).sorted().toList();
+    }
+
+    @Test
+    void openSuggestedTasksFollowDeclarationsStatusChangesRollbackAndRestore() {
+        UndoLog undo = new UndoLog();
+        BoardRegistry b = new BoardRegistry(new BoardLimits(64, 64, 64), undo);
+        run(b, declare("A", "a", null, null), 1); // suggested owner bob
+        run(b, declare("B", "b", null, null), 2);
+        run(b, new LedgerTaskCommand("alice", "C", "c", "d", List.of(), null, null, null, null), 3); // no owner
+        assertThat(openSuggestedIds(b)).containsExactly("A", "B").isEqualTo(openSuggestedByScan(b));
+        run(b, LedgerTaskUpdateCommand.status("bob", "A", "done"), 4);
+        run(b, LedgerTaskUpdateCommand.status("bob", "B", "blocked"), 5);
+        assertThat(openSuggestedIds(b)).as("done leaves, blocked stays").containsExactly("B");
+        undo.begin();
+        run(b, LedgerTaskUpdateCommand.status("bob", "B", "cancelled"), 6);
+        run(b, new LedgerTaskCommand("alice", "C", "c", "d", List.of(), "carol", null, null, null), 7); // owner added
+        run(b, declare("D", "d", null, null), 8);
+        assertThat(openSuggestedIds(b)).containsExactly("C", "D").isEqualTo(openSuggestedByScan(b));
+        undo.rollback();
+        assertThat(openSuggestedIds(b)).as("rolled back exactly").containsExactly("B").isEqualTo(openSuggestedByScan(b));
+        BoardRegistry restored = new BoardRegistry();
+        restored.restore(b.image());
+        assertThat(openSuggestedIds(restored)).containsExactly("B");
+        run(restored, new LedgerTaskCommand("alice", "B", "b", "d", List.of(), " ", null, null, null), 9); // owner blanked
+        assertThat(openSuggestedIds(restored)).isEmpty();
+        assertThat(openSuggestedByScan(restored)).isEmpty();
+    }
 }

@@ -87,14 +87,16 @@ public final class DarkSeatMonitor implements AutoCloseable {
     private record Duties(List<Claim> claims, List<String[]> tasks) {
     }
 
-    /** One pass on the writer: references only, no sort, no expiry run, so it pauses only for the copy. */
+    /**
+     * One pass on the writer: references only, no sort, no expiry run, so it pauses only for the
+     * copy of the live claims and of the board's index of open suggested tasks (not every task
+     * and note, as a board image would).
+     */
     private static Duties duties(CoordinationState s) {
-        List<String[]> tasks = new ArrayList<>();
-        for (BoardTask t : s.board().image().tasks()) {
-            String owner = t.suggestedOwner() == null ? "" : t.suggestedOwner().strip();
-            if (!owner.isEmpty() && !t.status().terminal()) {
-                tasks.add(new String[] {owner, t.taskId()});
-            }
+        List<BoardTask> open = s.board().openSuggested();
+        List<String[]> tasks = new ArrayList<>(open.size());
+        for (BoardTask t : open) {
+            tasks.add(new String[] {t.suggestedOwner().strip(), t.taskId()});
         }
         return new Duties(s.claims().liveUnsorted(), tasks);
     }

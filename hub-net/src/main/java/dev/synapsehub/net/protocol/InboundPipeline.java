@@ -25,6 +25,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * The inbound processing pipeline of contract §4.3, run on the connection's event loop:
@@ -379,8 +380,8 @@ public final class InboundPipeline {
         delivery.onRegistered(session, frame, now); // before presence: the joiner's own mode applies to it
         messaging.onBound(session, sender); // owed receipts first, then presence (§3.7 step 4)
         if (bind.joined()) {
-            hub.outbox().scoped().presence(presenceFannedOut() ? hub.frames().write(presence("joined", sender, now)) : null,
-                    () -> hub.frames().write(presence("joined", sender, now)), session, sender);
+            Supplier<String> joined = () -> hub.frames().write(presence("joined", sender, now));
+            hub.outbox().scoped().presence(presenceFannedOut() ? joined : null, joined, session, sender);
         }
         return true;
     }
@@ -394,10 +395,9 @@ public final class InboundPipeline {
         SessionRegistry.Departure departure = hub.registry().remove(session, now);
         if (departure.left()) {
             cards.dropFor(departure.name());
-            hub.outbox().scoped().presence(presenceFannedOut()
-                    ? hub.frames().write(presenceFrame("left", departure.name(), departure.onlineAgents(), now)) : null,
-                    () -> hub.frames().write(presenceFrame("left", departure.name(), departure.onlineAgents(), now)),
-                    session, departure.name());
+            Supplier<String> left = () -> hub.frames().write(presenceFrame("left", departure.name(),
+                    departure.onlineAgents(), now));
+            hub.outbox().scoped().presence(presenceFannedOut() ? left : null, left, session, departure.name());
         }
         hub.outbox().scoped().forget(session);
     }

@@ -3,6 +3,7 @@ package dev.synapsehub.net.protocol;
 import dev.synapsehub.net.session.Session;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelOutboundInvoker;
 import io.netty.channel.EventLoop;
 
 import java.util.ArrayList;
@@ -251,6 +252,9 @@ final class LoopFanout {
         }
         boolean quietMember = s.fanoutQuiet();
         Channel channel = s.channel();
+        // the batch is encoded frames: it enters the pipeline at the WebSocket encoder (only TLS
+        // and the socket are nearer), not at the tail, saving a walk of every handler per member
+        ChannelOutboundInvoker out = s.batchWriter();
         // a quiet member's mark may lag behind batches released without it: they were not for it
         int from = (int) Math.max(0, delivered + 1 - pending.get(0).seq());
         boolean wrote = false;
@@ -264,11 +268,11 @@ final class LoopFanout {
             if (wrote && !mayWrite.test(s)) {
                 break;
             }
-            channel.write(batch.frames().retainedDuplicate(), channel.voidPromise());
+            out.write(batch.frames().retainedDuplicate(), channel.voidPromise());
             wrote = true;
         }
         if (wrote) {
-            channel.flush();
+            out.flush();
         }
     }
 

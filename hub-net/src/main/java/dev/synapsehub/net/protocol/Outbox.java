@@ -167,6 +167,11 @@ public final class Outbox {
         }
     }
 
+    /** True while the relay log mirrors every broadcast (it wants loud frames even with no loud socket). */
+    boolean mirroring() {
+        return mirror != null;
+    }
+
     /** Ends a closed connection's membership (on its event loop). */
     public void leave(Session session) {
         LoopFanout fanout = fanouts.get(session.channel().eventLoop());

@@ -37,6 +37,13 @@ public final class ScopedDelivery {
     private Set<String> publishedBeforeSeed = new HashSet<>();
     /** More tasks than this published before the view arrived: it is too old to use. */
     private static final int SEED_WINDOW = 65_536;
+    /**
+     * On a hub whose default is scoped, the connections that declared {@code broadcast}: exactly
+     * the loud ones, since every other joins quiet. Kept on the outbox thread in commit order, so
+     * a frame for loud connections is built and published only when one can take it (on a fleet
+     * of scoped agents every claim change was encoded and fanned out to every I/O loop for nobody).
+     */
+    private final Set<Session> declaredLoud = new HashSet<>();
     /** Scoped connections; read off the outbox thread only to skip work when there are none. */
     private volatile int scopedCount;
 
@@ -72,6 +79,7 @@ public final class ScopedDelivery {
     /** From any thread: a closed connection leaves the index. */
     public void forget(Session session) {
         onOutbox(() -> {
+            declaredLoud.remove(session);
             if (index.get(session) != null) {
                 index.remove(session);
                 String name = session.name();
@@ -155,17 +163,21 @@ public final class ScopedDelivery {
     }
 
     /**
-     * From any thread: a {@code presence_update} about {@code agent}. {@code loudText} (null:
-     * none, {@code --presence-fanout-limit} reached) goes to every loud connection; the scoped
-     * connections the presence rule selects get {@code frame} (built only when one does).
+     * From any thread: a {@code presence_update} about {@code agent}. {@code loudFrame} (null:
+     * none, {@code --presence-fanout-limit} reached) goes to every loud connection, built only
+     * when there is one (or the relay log): each frame lists every online agent, so building it
+     * for nobody on every join of a fleet whose sockets are all scoped cost time quadratic in its
+     * size. The scoped connections the presence rule selects get {@code frame} (built only when
+     * one does). Both are built on the outbox thread, in commit order.
      *
      * @param session the agent's own connection (it is told nothing: it has its welcome)
      */
-    public void presence(String loudText, Supplier<String> frame, Session session, String agent) {
-        if (loudText == null && scopedCount == 0) {
+    public void presence(Supplier<String> loudFrame, Supplier<String> frame, Session session, String agent) {
+        if (loudFrame == null && scopedCount == 0) {
             return;
         }
         onOutbox(() -> {
+            String loudText = loudFrame != null && loudAudience() ? loudFrame.get() : null;
             if (loudText != null) {
                 loud(loudText, session);
             }
@@ -217,6 +229,9 @@ public final class ScopedDelivery {
      * broadcasts, as before scoped delivery existed, instead of starting a batch of its own.
      */
     private void loud(String text, Session origin) {
+        if (!loudAudience()) {
+            return; // no loud connection and no relay log: the requester, quiet, is sent its reply privately
+        }
         if (index.size() == 0 && !defaultDelivery.scoped()) {
             outbox.broadcast(text, origin);
         } else {
@@ -224,8 +239,22 @@ public final class ScopedDelivery {
         }
     }
 
+    /**
+     * Outbox thread: whether a frame for loud connections can reach anyone. On a hub whose
+     * default is broadcast, connections join loud on their own I/O loops, unordered with this
+     * thread, so there it is always true.
+     */
+    private boolean loudAudience() {
+        return !defaultDelivery.scoped() || !declaredLoud.isEmpty() || outbox.mirroring();
+    }
+
     private void apply(Session session, Delivery delivery) {
         String name = session.name();
+        if (delivery.scoped()) {
+            declaredLoud.remove(session);
+        } else {
+            declaredLoud.add(session);
+        }
         if (delivery.scoped()) {
             index.put(session, delivery);
             if (name != null) {

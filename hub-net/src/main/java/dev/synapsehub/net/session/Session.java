@@ -1,6 +1,8 @@
 package dev.synapsehub.net.session;
 
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOutboundInvoker;
 
 import java.util.List;
 import java.util.concurrent.ScheduledFuture;
@@ -34,6 +36,8 @@ public final class Session {
     private int fanoutIndex = -1;
     private long fanoutDelivered;
     private boolean fanoutQuiet;
+    /** Where broadcast batches (already encoded frames) enter the pipeline; null: the channel's tail. */
+    private ChannelHandlerContext batchWriter;
 
     /** The wake capability of a name that declared none. */
     public static final String UNKNOWN_WAKE = "unknown";
@@ -187,6 +191,23 @@ public final class Session {
     public void fanoutIndex(int index) {
         this.fanoutIndex = index;
     }
+
+    /**
+     * Where broadcast batches enter this connection's pipeline (event loop only): the WebSocket
+     * encoder's context when there is one, so a batch passes only the handlers nearer the socket
+     * (TLS) instead of walking the whole pipeline once per member; the channel otherwise.
+     */
+    public ChannelOutboundInvoker batchWriter() {
+        ChannelHandlerContext ctx = batchWriter;
+        if (ctx == null || ctx.isRemoved()) {
+            ctx = channel.pipeline().context(WEBSOCKET_ENCODER);
+            batchWriter = ctx;
+        }
+        return ctx != null ? ctx : channel;
+    }
+
+    /** The name Netty's WebSocket handshake gives the frame encoder it installs. */
+    private static final String WEBSOCKET_ENCODER = "wsencoder";
 
     /** The newest broadcast batch of its event loop this session has been given (event loop only). */
     public long fanoutDelivered() {

@@ -350,6 +350,38 @@ class LoopFanoutTest {
         assertThat(backlog).hasValue(0);
     }
 
+    @Test
+    void aBatchEntersThePipelineAtTheWebSocketEncoderAndPrivateFramesStillPassEveryHandler() throws Exception {
+        List<String> nearSocket = new ArrayList<>();
+        List<String> afterEncoder = new ArrayList<>();
+        EmbeddedChannel channel = new EmbeddedChannel();
+        channel.pipeline().addLast("tls", recorder(nearSocket))
+                .addLast("wsencoder", new ChannelOutboundHandlerAdapter())
+                .addLast("idle", recorder(afterEncoder));
+        Session member = new Session(++ids, channel, "127.0.0.1");
+        onLoop(() -> {
+            fanout.join(member);
+            fanout.accept(frame("batch"), List.of());
+            return null;
+        });
+        awaitDrained();
+        channel.writeAndFlush(frame("private"));
+        assertThat(nearSocket).as("TLS sees both, in order").containsExactly("batch", "private");
+        assertThat(afterEncoder).as("the handlers after the encoder: only the private frame").containsExactly("private");
+        assertThat(received(member)).containsExactly("batch", "private");
+    }
+
+    /** An outbound handler that notes the text of every buffer written through it. */
+    private static ChannelOutboundHandlerAdapter recorder(List<String> seen) {
+        return new ChannelOutboundHandlerAdapter() {
+            @Override
+            public void write(ChannelHandlerContext ctx, Object msg, io.netty.channel.ChannelPromise promise) {
+                seen.add(((ByteBuf) msg).toString(StandardCharsets.UTF_8));
+                ctx.write(msg, promise);
+            }
+        };
+    }
+
     private List<Session> join(int n) {
         return join(fanout, n, new ConcurrentHashMap<>());
     }

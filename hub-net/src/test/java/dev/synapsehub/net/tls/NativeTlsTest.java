@@ -82,6 +82,23 @@ class NativeTlsTest {
     }
 
     @Test
+    void aBroadcastReachesEveryOtherClientOverWss() throws Exception {
+        // broadcast batches enter the pipeline at the WebSocket encoder: TLS must still encrypt them
+        TestCertificates.Identity cert = TestCertificates.selfSigned("hub");
+        HubServer server = hub(serverFiles(cert));
+        HubClient sender = client(server, ClientTls.pinned(cert.pin()));
+        HubClient receiver = client(server, ClientTls.pinned(cert.pin()));
+        sender.register("p/sender", null, WAIT);
+        receiver.register("p/receiver", null, WAIT);
+        ObjectNode chat = sender.frame("p/sender", "chat");
+        chat.put("target", "all").put("payload", "over tls");
+        sender.send(chat);
+        ObjectNode got = receiver.await(f -> "chat".equals(f.path("type").asText())
+                && "over tls".equals(f.path("payload").asText()), WAIT);
+        assertThat(got.path("sender").asText()).isEqualTo("p/sender");
+    }
+
+    @Test
     void aWrongPinFailsTheHandshakeAndNothingIsSent() throws Exception {
         TestCertificates.Identity cert = TestCertificates.selfSigned("hub");
         HubServer server = hub(serverFiles(cert));

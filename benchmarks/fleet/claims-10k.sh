@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# 10,000 agents on one hub (issue 15), one bounded run per call:
+#   compat  [LINGER_MS]  the contract's broadcast delivery: 1 claimant at RATE (20) claims/s beside
+#                        10,000 idle agents that declare nothing; --broadcast-linger-ms LINGER_MS (5)
+#   fleet                scoped delivery: 10,000 agents, each its own paced claimant, RATE (1000)
+#                        claims/s in all (each agent one claim every 10 s)
+# JFR=1 records the hub for the measured phase (jdk.ExecutionSample, profile settings) and
+# prints the hottest frames. Prints the bench's figures, hub and bench CPU, the load average.
+#
+#   benchmarks/fleet/claims-10k.sh compat [LINGER_MS] | fleet       (build first: ./mvnw -B -q -DskipTests package)
+#   RESULTS (/tmp/synapse-fleet), DURATION (30), WARMUP (20 compat, 10 fleet, paced), PORT (18961)
+#
+# Bounded: the bench stops after --duration; the hub is stopped on exit. 127.0.0.x only.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+jar="$root/hub-cli/target/synapse-hub.jar"
+mode=${1:?compat or fleet}; linger=${2:-5}
+out="${RESULTS:-/tmp/synapse-fleet}/$mode-$linger-$(date +%H%M%S)"
+mkdir -p "$out"
+duration=${DURATION:-30}; port=${PORT:-18961}
+JAVA="${JAVA:-java}"
+ulimit -Sn "$(ulimit -Hn)"
+case "$mode" in
+  compat) hubflags=(--default-delivery broadcast --broadcast-linger-ms "$linger" --presence-fanout-limit 256)
+          benchflags=(--agents 1 --idle 10000 --rate "${RATE:-20}" --warmup "${WARMUP:-20}"); total=10001 ;;
+  fleet)  hubflags=(--default-delivery scoped --max-claims-per-agent 20000)
+          benchflags=(--agents 10000 --rate "${RATE:-1000}" --paced-warmup --warmup "${WARMUP:-10}"); total=10000 ;;
+  *) echo "mode: compat or fleet" >&2; exit 2 ;;
+esac
+"$JAVA" -Xmx2g -jar "$jar" --port "$port" --metrics --max-clients 10100 --max-connections-per-host 0 \
+    --auth-timeout 120 --log-level WARN "${hubflags[@]}" > "$out/hub.log" 2>&1 &
+hub=$!
+bench=""
+cleanup() {
+  if [ -n "$bench" ]; then kill "$bench" 2>/dev/null || true; wait "$bench" 2>/dev/null || true; fi
+  kill "$hub" 2>/dev/null || true; wait "$hub" 2>/dev/null || true
+}
+trap cleanup EXIT
+for _ in $(seq 1 200); do curl -sf "http://127.0.0.1:$port/health" > /dev/null && break; sleep 0.2; done
+echo "== $mode linger=$linger: hub ${hubflags[*]}; bench ${benchflags[*]} --duration $duration; $(uptime | sed 's/.*load average/load average/')" | tee "$out/run.txt"
+"$JAVA" -Xmx4g -jar "$jar" bench --url "ws://127.0.0.1:$port" "${benchflags[@]}" --duration "$duration" \
+    --connect-parallelism 64 --connect-timeout 300 --source-addresses 127.0.0.2-127.0.0.9 \
+    > "$out/bench.txt" 2> "$out/bench.err" &
+bench=$!
+metric() { curl -s -m 20 "http://127.0.0.1:$port/metrics" | awk -v n="$1" '$1==n {print $2}'; }
+while kill -0 "$bench" 2>/dev/null; do
+  n=$(metric synapse_connected_clients || echo 0)
+  if [ "${n%.*}" -ge "$total" ] 2>/dev/null; then break; fi
+  sleep 2
+done
+echo "connected $total; $(uptime | sed 's/.*load average/load average/')" | tee -a "$out/run.txt"
+if [ "${JFR:-0}" = 1 ]; then
+  sleep "$(( ${WARMUP:-20} > 5 ? ${WARMUP:-20} - 3 : 2 ))"
+  jcmd "$hub" JFR.start name=fleet settings=profile duration="${duration}s" filename="$out/hub.jfr" > /dev/null
+fi
+wait "$bench" || echo "(bench exit code $?)" | tee -a "$out/run.txt"
+bench=""
+cat "$out/bench.txt" | tee -a "$out/run.txt"
+tr '\r' '\n' < "$out/bench.err" | grep -v '^ *connected ' | tail -4 | tee -a "$out/run.txt"
+echo "after: $(uptime | sed 's/.*load average/load average/')" | tee -a "$out/run.txt"
+if [ "${JFR:-0}" = 1 ]; then
+  for _ in $(seq 1 30); do [ -s "$out/hub.jfr" ] && break; sleep 1; done
+  jcmd "$hub" JFR.stop name=fleet > /dev/null 2>&1 || true
+  if [ -s "$out/hub.jfr" ]; then
+    echo "hub: hottest top frames (jdk.ExecutionSample)" | tee -a "$out/run.txt"
+    jfr print --events jdk.ExecutionSample "$out/hub.jfr" | awk '/stackTrace = \[/ {getline; print}' \
+      | sed 's/line:.*//' | sort | uniq -c | sort -rn | head -25 | tee -a "$out/run.txt"
+  fi
+fi
