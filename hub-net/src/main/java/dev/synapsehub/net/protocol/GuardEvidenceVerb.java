@@ -52,14 +52,14 @@ final class GuardEvidenceVerb {
         }
         // every bound socket of a token hub presented the token, so its principal is the token's:
         // the contract's "non-token principal" refusal cannot arise here
+        java.util.Optional<dev.synapsehub.core.actor.Outcome> prior = support.priorAnswer(r);
+        if (prior.isPresent()) { // a remembered key is answered before the present moment's limit, and uses none of it
+            support.answerLater(r, prior.get());
+            return;
+        }
         int bytes = hub.frames().write(r.frame()).getBytes(StandardCharsets.UTF_8).length;
         String limited = ingress.admit(r.session().principal(), bytes, now);
         if (limited != null) {
-            java.util.Optional<dev.synapsehub.core.actor.Outcome> prior = support.priorAnswer(r);
-            if (prior.isPresent()) { // a remembered key is answered before the present moment's limit
-                support.answerLater(r, prior.get());
-                return;
-            }
             ObjectNode e = hub.frames().error(r.sender(), "guard denial evidence ingress limit exceeded", now);
             e.put("error_code", "guard_evidence_rate_limited");
             e.put("limit_reason", limited);
