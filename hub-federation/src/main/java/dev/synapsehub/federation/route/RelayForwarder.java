@@ -82,8 +82,26 @@ public final class RelayForwarder {
         if (route == null) {
             return false;
         }
-        connector.execute(() -> forward(r, route));
+        try {
+            connector.execute(() -> {
+                try {
+                    forward(r, route);
+                } catch (RuntimeException e) { // the executor's FutureTask would swallow it: answer here
+                    internalFault(r, route, e);
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) { // the hub is stopping
+            internalFault(r, route, e);
+        }
         return true;
+    }
+
+    /** A relay this hub failed to forward through no fault of the owner: logged, counted, answered. */
+    private void internalFault(Request r, ClaimRoute route, RuntimeException e) {
+        outcomes.increment(route.hubId(), "internal_fault");
+        LOG.error("Relaying operator {} of task '{}' to owner {} failed inside this hub", r.get("action").textValue(),
+                r.get("task_id").textValue(), route.hubId(), e);
+        answer(r, route.hubId(), false, false, "forward_failed", "internal_fault");
     }
 
     private void forward(Request r, ClaimRoute route) {
@@ -106,20 +124,28 @@ public final class RelayForwarder {
         link.request(request, "operator_relay_result", reply -> taskId.equals(reply.path("task_id").asText())
                         && namespace.equals(reply.path("namespace").asText()) && action.equals(reply.path("action").asText()),
                 routes.bound()).whenCompleteAsync((result, failure) -> {
-            if (failure != null) {
-                Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-                        ? failure.getCause() : failure;
-                boolean timeout = cause instanceof TimeoutException;
-                String outcome = timeout ? "timeout" : "transport_failure";
-                outcomes.increment(route.hubId(), outcome);
-                LOG.warn("Relaying operator {} of task '{}' to owner {} failed: {}", action, taskId, route.hubId(),
-                        cause.getMessage());
-                // a timeout leaves the outcome unknown on the owner: retrying with the same idem_key is safe
-                answer(r, route.hubId(), false, false, timeout ? "owner_timeout" : "owner_unreachable", outcome);
-                return;
+            try {
+                settle(r, route, result, failure, action, taskId);
+            } catch (RuntimeException e) { // nothing else would see it: the returned future is dropped
+                internalFault(r, route, e);
             }
-            relay(r, route, result);
         }, hub.outbox().executor());
+    }
+
+    private void settle(Request r, ClaimRoute route, ObjectNode result, Throwable failure, String action, String taskId) {
+        if (failure != null) {
+            Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                    ? failure.getCause() : failure;
+            boolean timeout = cause instanceof TimeoutException;
+            String outcome = timeout ? "timeout" : "transport_failure";
+            outcomes.increment(route.hubId(), outcome);
+            LOG.warn("Relaying operator {} of task '{}' to owner {} failed: {}", action, taskId, route.hubId(),
+                    cause.getMessage());
+            // a timeout leaves the outcome unknown on the owner: retrying with the same idem_key is safe
+            answer(r, route.hubId(), false, false, timeout ? "owner_timeout" : "owner_unreachable", outcome);
+            return;
+        }
+        relay(r, route, result);
     }
 
     private void relay(Request r, ClaimRoute route, ObjectNode result) {
