@@ -86,6 +86,7 @@ public final class FederationExtension implements HubExtension {
         observed = new ObservedQuery(context, fold, peer -> watch == null ? null : watch.link(peer));
         offers = new dev.synapsehub.federation.serve.OfferServer(context, settings.offerFile());
         links = new PeerLinks(context.config().hubId());
+        expectLinks(links, settings);
         AuditJournal audit = new AuditJournal(context.actor(), context.config().hubId());
         try {
             watch = new LogWatch(settings.watch(), fold, mirror, audit, context.config().hubId(),
@@ -115,6 +116,24 @@ public final class FederationExtension implements HubExtension {
         }
         if (settings.owners().configured()) {
             background.scheduleWithFixedDelay(this::refreshPartitions, 0, 1, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Every route's link settings, declared up front so two routes to one URI cannot disagree. */
+    private static void expectLinks(PeerLinks links, FederationSettings settings) {
+        try {
+            for (dev.synapsehub.federation.follow.WatchPeer p : settings.watch().peers()) {
+                links.expect("--multihub-watch " + p.label(), p.uri(), settings.watch().tlsFor(p), settings.watch().token());
+            }
+            for (dev.synapsehub.federation.route.ClaimRoute r : settings.forward().routes().values()) {
+                links.expect("--claim-peer " + r.hubId(), r.uri(), settings.forward().tlsFor(r), settings.forward().token());
+            }
+            for (dev.synapsehub.federation.route.ClaimRoute r : settings.relayRoutes().routes().values()) {
+                links.expect("--relay-peer " + r.hubId(), r.uri(), settings.relayRoutes().tlsFor(r),
+                        settings.relayRoutes().token());
+            }
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException(e.getMessage(), e);
         }
     }
 

@@ -14,9 +14,32 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class PeerLinks implements AutoCloseable {
     private final String localHubId;
     private final Map<String, PeerLink> links = new ConcurrentHashMap<>();
+    private final Map<String, Expected> expected = new ConcurrentHashMap<>();
+
+    /** What the first route declared for a URI. */
+    private record Expected(String route, ClientTls tls, String token) {
+    }
 
     public PeerLinks(String localHubId) {
         this.localHubId = localHubId;
+    }
+
+    /**
+     * Declares, before any link is made, that {@code route} reaches {@code uri} with {@code tls} and
+     * {@code token}. Routes to one URI share one link (F9.4), so a second route that names the same
+     * URI with another pin, client certificate or token would silently use the first one's: it is
+     * refused instead, naming both.
+     *
+     * @throws IllegalArgumentException when an earlier route declared other settings for {@code uri}
+     */
+    public void expect(String route, URI uri, ClientTls tls, String token) {
+        Expected mine = new Expected(route, tls, token);
+        Expected prior = expected.putIfAbsent(uri.toString(), mine);
+        if (prior != null && !(java.util.Objects.equals(prior.tls(), tls) && java.util.Objects.equals(prior.token(), token))) {
+            throw new IllegalArgumentException(route + " and " + prior.route() + " both reach " + uri
+                    + " but with a different pin, client certificate or token; routes to one peer URI share one"
+                    + " link, so give them the same settings");
+        }
     }
 
     /** The link to {@code uri}, made on first use with {@code tls} and {@code token}. */
