@@ -131,6 +131,13 @@ final class TestCluster implements AutoCloseable {
     }
 
     /**
+     * Ports already given to a node in this JVM: never handed out twice, so two nodes of one cluster
+     * (picked before either binds) cannot share one, and a node never gets a port an earlier test's
+     * node may still hold in TIME_WAIT.
+     */
+    private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
      * A port 127.0.0.1 can bind now, chosen below the kernel's ephemeral range (32768 and up on
      * Linux): an ephemeral port picked and closed here could be taken as the source port of one of
      * the test's own outgoing connections before the node binds it.
@@ -138,7 +145,11 @@ final class TestCluster implements AutoCloseable {
     static int freePort() throws IOException {
         for (int attempt = 0; attempt < 200; attempt++) {
             int candidate = java.util.concurrent.ThreadLocalRandom.current().nextInt(20_000, 32_000);
+            if (HANDED_OUT.contains(candidate)) {
+                continue;
+            }
             try (ServerSocket s = new ServerSocket(candidate, 1, java.net.InetAddress.getLoopbackAddress())) {
+                HANDED_OUT.add(candidate);
                 return s.getLocalPort();
             } catch (IOException taken) {
                 // try another
