@@ -21,12 +21,24 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code dead_letter_forwarding} record ({@code direction: "in"}) is journaled and, once
  * committed, every socket gets the broadcast {@code dead_letter_forwarding}. Any refusal sends
  * nothing and is logged with its reason.
+ *
+ * <p>Bounds of ours (the contract sets none): each peer may have {@value #MAX_REPORTS_PER_WINDOW}
+ * reports accepted per {@value #WINDOW_SECONDS} s of hub time, since each is journaled at FULL
+ * durability and broadcast to every socket; and refusals are logged at most
+ * {@value #MAX_LOG_LINES_PER_WINDOW} times per window, the rest counted and summed up in the next
+ * line, since anyone who reaches the port can send them.
  */
 public final class DeadLetterForwardingServer {
     /** The frame type, and the kind of its audit record. */
     public static final String TYPE = "dead_letter_forwarding";
     /** The longest recipient name a report may carry, in code points (an agent name's bound). */
     static final int MAX_TARGET = 256;
+    /** Reports one peer may have accepted within a window. */
+    static final int MAX_REPORTS_PER_WINDOW = 60;
+    /** The window of both bounds, seconds of hub time. */
+    static final double WINDOW_SECONDS = 60.0;
+    /** Refusal log lines within a window; further refusals are only counted. */
+    static final int MAX_LOG_LINES_PER_WINDOW = 20;
     private static final Logger LOG = LoggerFactory.getLogger(DeadLetterForwardingServer.class);
 
     private final HubContext hub;
@@ -35,6 +47,11 @@ public final class DeadLetterForwardingServer {
     private final AuditJournal audit;
     private final AtomicLong accepted = new AtomicLong();
     private final AtomicLong refused = new AtomicLong();
+    /** Per authorised peer (so bounded by the serving policy's grants): {window start, accepted in it}. */
+    private final java.util.Map<String, double[]> reportWindows = new java.util.HashMap<>();
+    private double logWindowStart = Double.NEGATIVE_INFINITY;
+    private int logLines;
+    private long unlogged;
 
     public DeadLetterForwardingServer(HubContext hub, ServingTrust trust, OwnershipResolver resolver,
                                       AuditJournal audit) {
@@ -59,21 +76,26 @@ public final class DeadLetterForwardingServer {
         double now = hub.clock().nowSeconds();
         PeerDecision peer = trust.decide(r.sender(), r.session().peerCertificateChain(), now);
         if (!peer.allowed()) {
-            refuse("Refused dead-letter forwarding from unauthorised peer '{}' ({})", r.sender(), peer.reason());
+            refuse(now, "Refused dead-letter forwarding from unauthorised peer '{}' ({})", r.sender(), peer.reason());
             return;
         }
         JsonNode forwarding = r.get("forwarding");
         String malformed = malformed(forwarding, r.sender());
         if (malformed != null) {
-            refuse("Refused dead-letter forwarding from peer '{}': {}", r.sender(), malformed);
+            refuse(now, "Refused dead-letter forwarding from peer '{}': {}", r.sender(), malformed);
             return;
         }
         String target = forwarding.get("target").textValue().strip();
         long count = forwarding.get("count").longValue();
         Resolution owner = resolver.resolve(target, now);
         if (owner.ownership() != Ownership.LOCAL) {
-            refuse("Refused dead-letter forwarding from peer '{}': this hub does not own namespace '{}' ({})",
+            refuse(now, "Refused dead-letter forwarding from peer '{}': this hub does not own namespace '{}' ({})",
                     r.sender(), owner.namespace(), owner.ownership());
+            return;
+        }
+        if (!withinPeerLimit(r.sender(), now)) {
+            refuse(now, "Refused dead-letter forwarding from peer '{}': more than {} reports in {} s", r.sender(),
+                    MAX_REPORTS_PER_WINDOW, (long) WINDOW_SECONDS);
             return;
         }
         ObjectNode record = AuditJournal.payload();
@@ -122,8 +144,40 @@ public final class DeadLetterForwardingServer {
         return null;
     }
 
-    private void refuse(String message, Object... args) {
+    /** Counts one accepted report of {@code peer}; false when its window is full. */
+    private synchronized boolean withinPeerLimit(String peer, double now) {
+        double[] w = reportWindows.computeIfAbsent(peer, k -> new double[] {now, 0});
+        if (now - w[0] >= WINDOW_SECONDS || now < w[0]) {
+            w[0] = now;
+            w[1] = 0;
+        }
+        if (w[1] >= MAX_REPORTS_PER_WINDOW) {
+            return false;
+        }
+        w[1]++;
+        return true;
+    }
+
+    private void refuse(double now, String message, Object... args) {
         refused.incrementAndGet();
+        long quiet;
+        synchronized (this) {
+            if (now - logWindowStart >= WINDOW_SECONDS || now < logWindowStart) {
+                logWindowStart = now;
+                logLines = 0;
+            }
+            if (logLines >= MAX_LOG_LINES_PER_WINDOW) {
+                unlogged++;
+                return;
+            }
+            logLines++;
+            quiet = unlogged;
+            unlogged = 0;
+        }
+        if (quiet > 0) {
+            LOG.warn("{} more dead-letter forwarding refusals were not logged (at most {} lines per {} s)", quiet,
+                    MAX_LOG_LINES_PER_WINDOW, (long) WINDOW_SECONDS);
+        }
         LOG.warn(message, args);
     }
 }

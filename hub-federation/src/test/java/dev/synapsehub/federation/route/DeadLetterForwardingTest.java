@@ -183,4 +183,26 @@ class DeadLetterForwardingTest {
         assertThat(record.path("direction").asText()).isEqualTo("in");
         assertThat(record.path("peer").asText()).isEqualTo("hub-a");
     }
+
+    @Test
+    void aPeerHasAtMostSixtyReportsAcceptedPerMinuteAndTheRestAreDropped() throws Exception {
+        HubClient agent = b.agent("proj/b1");
+        HubClient peer = peer("hub-a", a);
+        barrier(peer, "hub-a");
+        barrier(agent, "proj/b1");
+        int limit = DeadLetterForwardingServer.MAX_REPORTS_PER_WINDOW;
+        for (int i = 0; i <= limit; i++) {
+            peer.send(report(peer, "hub-a", "proj/ghost-" + i, 1));
+        }
+        assertThat(barrier(peer, "hub-a")).as("never answered").allMatch(DeadLetterForwardingTest::isForwarding);
+        for (int i = 0; i < limit; i++) {
+            agent.await(DeadLetterForwardingTest::isForwarding, FedHub.WAIT);
+        }
+        // every report's audit was handed to the writer before the barrier's reply: the journal is complete
+        List<JournaledEvent> audits = audits();
+        assertThat(audits).hasSize(limit);
+        assertThat(audits).noneMatch(e -> ((AuditRecordEvent) e.event()).payloadJson().contains("proj/ghost-" + limit));
+        assertThat(barrier(agent, "proj/b1")).as("everything the agent got since the reports were sent")
+                .filteredOn(DeadLetterForwardingTest::isForwarding).hasSize(limit);
+    }
 }
