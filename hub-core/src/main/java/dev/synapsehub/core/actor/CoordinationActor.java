@@ -89,6 +89,11 @@ public final class CoordinationActor implements AutoCloseable {
         final List<CoordinationEvent> events;
         final String storedResponse;
         final Outcome settled;
+        /**
+         * True when {@link #settled} comes from a decision committed before this batch began, so a
+         * failure of this batch does not touch it; false when it may come from this very batch.
+         */
+        final boolean settledDurably;
 
         Pending(CompletableFuture<Outcome> future, Mutation mutation, Reply reply, List<CoordinationEvent> events,
                 String stored) {
@@ -98,15 +103,22 @@ public final class CoordinationActor implements AutoCloseable {
             this.events = events;
             this.storedResponse = stored;
             this.settled = null;
+            this.settledDurably = false;
         }
 
-        Pending(CompletableFuture<Outcome> future, Outcome settled) {
+        Pending(CompletableFuture<Outcome> future, Outcome settled, boolean durably) {
             this.future = future;
             this.mutation = null;
             this.reply = null;
             this.events = List.of();
             this.storedResponse = null;
             this.settled = settled;
+            this.settledDurably = durably;
+        }
+
+        /** The answer when the batch fails: a durable earlier answer stands, anything else is refused. */
+        Outcome whenAbandoned(Outcome refusal) {
+            return settled != null && settledDurably ? settled : refusal;
         }
     }
 
@@ -454,7 +466,8 @@ public final class CoordinationActor implements AutoCloseable {
             try {
                 Outcome before = site.decidedBefore(mutation.mutation());
                 if (before != null) {
-                    pending.add(new Pending(mutation.future(), before)); // answered once what precedes it commits
+                    // a decision the log committed: answered once what precedes it commits, and kept if this batch fails
+                    pending.add(new Pending(mutation.future(), before, true));
                     continue;
                 }
                 pending.add(decide(mutation, now));
@@ -475,7 +488,11 @@ public final class CoordinationActor implements AutoCloseable {
         MutationDecider.Result result = MutationDecider.decide(state, task.mutation(), now);
         observer.decided(task.mutation().command(), System.nanoTime() - start);
         if (result instanceof MutationDecider.Settled settled) {
-            return new Pending(task.future(), settled.outcome());
+            // durable only if the remembered answer was committed before this batch (the committed
+            // view is published at each batch end); one decided earlier in this batch fails with it
+            Idempotency idem = task.mutation().idempotency();
+            boolean durably = idem != null && state.idempotency().findCommitted(idem.key()).isPresent();
+            return new Pending(task.future(), settled.outcome(), durably);
         }
         MutationDecider.Fresh fresh = (MutationDecider.Fresh) result;
         for (CoordinationEvent event : fresh.events()) {
@@ -652,8 +669,9 @@ public final class CoordinationActor implements AutoCloseable {
      */
     private void abandon(Outcome.Reason reason, String message) {
         state.rollbackBatch();
+        Outcome.Refused refusal = new Outcome.Refused(reason, message);
         for (Pending p : pending) {
-            p.future.complete(new Outcome.Refused(reason, message));
+            p.future.complete(p.whenAbandoned(refusal));
         }
         pending.clear();
         state.beginBatch();
@@ -671,7 +689,7 @@ public final class CoordinationActor implements AutoCloseable {
                 + " confirmed in time; it may still apply. Retry with the same idem_key to learn the outcome.");
         state.rollbackBatch();
         for (Pending p : pending) {
-            Outcome answer = unknown;
+            Outcome answer = p.whenAbandoned(unknown);
             if (p.mutation != null) {
                 try {
                     answer = site.unconfirmed(p.mutation, unknown);

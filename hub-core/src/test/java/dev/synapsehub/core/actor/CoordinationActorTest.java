@@ -154,6 +154,66 @@ class CoordinationActorTest {
         assertThat(actor.read(s -> s.claims().epochCounter()).get(5, TimeUnit.SECONDS)).isEqualTo(1L);
     }
 
+    /** A journal whose first {@code pass} appends succeed, whose next one waits for {@code release}, then one fails. */
+    private static Journal blockThenFail(int pass, CountDownLatch entered, CountDownLatch release) {
+        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        return journal((delegate, batch) -> {
+            int call = calls.incrementAndGet();
+            if (call == pass + 1) {
+                entered.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    throw new JournalException("interrupted");
+                }
+            } else if (call == pass + 2) {
+                throw new JournalException("disk full");
+            }
+            return delegate.append(batch);
+        });
+    }
+
+    @Test
+    void aKeyedRetryOfACommittedDecisionKeepsItsAnswerWhenTheBatchItLandsInFails() throws Exception {
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        start(blockThenFail(1, entered, release));
+        ResponseRenderer renderer = (reply, at) -> "{\"granted\":" + reply.granted() + ",\"task\":\"" + reply.taskId() + "\"}";
+        Idempotency idem = new Idempotency(Idempotency.key("A", "claim", "k"), "d", renderer);
+        Outcome first = actor.submit(new Mutation(claim("A", "T1"), idem)).get(5, TimeUnit.SECONDS);
+        assertThat(((Outcome.Decided) first).reply().granted()).isTrue();
+
+        CompletableFuture<Outcome> blocker = actor.submit(Mutation.of(claim("B", "T2")));
+        assertThat(entered.await(5, TimeUnit.SECONDS)).isTrue();
+        CompletableFuture<Outcome> retry = actor.submit(new Mutation(claim("A", "T1"), idem));
+        CompletableFuture<Outcome> other = actor.submit(Mutation.of(claim("C", "T3")));
+        release.countDown(); // the retry and the other claim are decided together, and that batch fails
+
+        assertThat(blocker.get(5, TimeUnit.SECONDS)).isInstanceOf(Outcome.Decided.class);
+        assertThat(other.get(5, TimeUnit.SECONDS)).isInstanceOf(Outcome.Refused.class);
+        assertThat(retry.get(5, TimeUnit.SECONDS)).as("the first decision committed: its answer stands")
+                .isEqualTo(new Outcome.Replayed("{\"granted\":true,\"task\":\"T1\"}"));
+    }
+
+    @Test
+    void aKeyedRetryOfADecisionInTheSameFailedBatchIsRefusedWithIt() throws Exception {
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        start(blockThenFail(0, entered, release));
+        CompletableFuture<Outcome> blocker = actor.submit(Mutation.of(claim("B", "T2")));
+        assertThat(entered.await(5, TimeUnit.SECONDS)).isTrue();
+        Idempotency idem = new Idempotency(Idempotency.key("A", "claim", "k"), "d", (reply, at) -> "r");
+        CompletableFuture<Outcome> first = actor.submit(new Mutation(claim("A", "T1"), idem));
+        CompletableFuture<Outcome> retry = actor.submit(new Mutation(claim("A", "T1"), idem));
+        release.countDown(); // the first and its retry land in one batch, which fails
+
+        assertThat(blocker.get(5, TimeUnit.SECONDS)).isInstanceOf(Outcome.Decided.class);
+        assertThat(first.get(5, TimeUnit.SECONDS)).isInstanceOf(Outcome.Refused.class);
+        assertThat(retry.get(5, TimeUnit.SECONDS)).as("nothing was applied, so nothing is replayed")
+                .isInstanceOf(Outcome.Refused.class);
+        assertThat(actor.remembers(idem.key())).isFalse();
+    }
+
     @Test
     void deniedKeyedRequestIsNotRemembered() throws Exception {
         start(new InMemoryJournal());
