@@ -16,14 +16,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A TCP proxy on 127.0.0.1 in front of one loopback port, which a test can cut and heal. Cut, it
+ * A TCP proxy on 127.0.0.1 in front of one loopback port (a mesh node's Raft port, in this JVM or
+ * another process), which a test can cut and heal. It listens on a port below the kernel's
+ * ephemeral range, so none of the test's own outgoing connections can take it first. Cut, it
  * closes the connections it carries and holds new ones open without forwarding a byte (a black
  * hole, as a real partition looks to gRPC: no refusal, no answer); healed, it drops the held
  * ones so their clients reconnect through it. At most {@value #MAX_CONNECTIONS} connections,
- * two pump threads each plus one acceptor.
+ * two pump threads each plus one acceptor. Shared with hub-cli's process tests (test-jar).
  */
-final class LoopbackProxy implements AutoCloseable {
-    static final int MAX_CONNECTIONS = 16;
+public final class LoopbackProxy implements AutoCloseable {
+    public static final int MAX_CONNECTIONS = 16;
     private static final System.Logger LOG = System.getLogger(LoopbackProxy.class.getName());
 
     private final String name;
@@ -42,39 +44,51 @@ final class LoopbackProxy implements AutoCloseable {
     private volatile boolean cut;
     private volatile boolean closed;
 
-    /** Listens on an ephemeral 127.0.0.1 port and forwards to 127.0.0.1:{@code target}. */
-    LoopbackProxy(String name, int target) throws IOException {
+    /** Listens on a free 127.0.0.1 port in 20000..32000 and forwards to 127.0.0.1:{@code target}. */
+    public LoopbackProxy(String name, int target) throws IOException {
         this.name = name;
         this.target = target;
-        this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        this.listener = bind();
         this.acceptor = new Thread(this::acceptLoop, "proxy-accept-" + name);
         acceptor.setDaemon(true);
         acceptor.start();
     }
 
+    private static ServerSocket bind() throws IOException {
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int candidate = java.util.concurrent.ThreadLocalRandom.current().nextInt(20_000, 32_000);
+            try {
+                return new ServerSocket(candidate, 50, InetAddress.getLoopbackAddress());
+            } catch (IOException taken) {
+                // try another
+            }
+        }
+        throw new IOException("no free port in 20000..32000 after 200 attempts");
+    }
+
     /** The port clients connect to. */
-    int port() {
+    public int port() {
         return listener.getLocalPort();
     }
 
     /** Connections refused because the proxy was full or its pumps were busy. */
-    long refused() {
+    public long refused() {
         return refused.get();
     }
 
     /** True while cut. */
-    boolean isCut() {
+    public boolean isCut() {
         return cut;
     }
 
     /** Stops forwarding: the carried connections are closed, new ones are held silent. */
-    void cut() {
+    public void cut() {
         cut = true;
         closeAll(carried);
     }
 
     /** Forwards again: the held connections are closed so their clients reconnect through the proxy. */
-    void heal() {
+    public void heal() {
         cut = false;
         closeAll(held);
     }
