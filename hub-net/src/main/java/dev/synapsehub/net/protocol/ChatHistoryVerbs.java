@@ -1,0 +1,113 @@
+package dev.synapsehub.net.protocol;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.util.RawValue;
+import dev.synapsehub.core.messaging.AddressMatcher;
+import dev.synapsehub.core.messaging.ChatRecord;
+import dev.synapsehub.net.wire.FieldCoercion;
+
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.function.Predicate;
+
+/**
+ * {@code history_request} and {@code resume_request} (contract §5.19–5.20): the chat history
+ * the requester may see, bounded to one frame.
+ */
+final class ChatHistoryVerbs {
+    private final HubContext hub;
+    private final VerbSupport support;
+
+    ChatHistoryVerbs(HubContext hub, VerbSupport support) {
+        this.hub = hub;
+        this.support = support;
+    }
+
+    /** Private directed mode: a directed chat is visible to its sender and the identities it addresses. */
+    private Predicate<ChatRecord> visibleTo(String requester) {
+        if (!hub.config().privateDirectedMessages()) {
+            return rec -> true;
+        }
+        List<String> roles = hub.registry().rolesOf(requester);
+        String logical = AddressMatcher.logicalName(requester);
+        return rec -> !rec.directed() || rec.sender().equals(requester) || rec.sender().equals(logical)
+                || AddressMatcher.addresses(rec.target(), requester, roles)
+                || AddressMatcher.addresses(rec.target(), logical, roles);
+    }
+
+    void history(Request r) {
+        OptionalLong limit = FieldCoercion.tolerantLong(r.get("limit"));
+        JsonNode raw = r.get("limit");
+        Integer used = raw == null || raw.isNull() || raw.isBoolean() || limit.isEmpty() ? null
+                : (int) Math.max(1, Math.min(Integer.MAX_VALUE, limit.getAsLong()));
+        Predicate<ChatRecord> visible = visibleTo(r.sender());
+        support.afterRead(r, "answering history_request", hub.actor().read(s -> s.messaging().history(used, visible)),
+                records -> {
+            double at = support.now();
+            ObjectNode f = hub.frames().envelope(r.sender(), "history_snapshot", "History snapshot", at);
+            ArrayNode history = f.putArray("history");
+            List<ChatRecord> fit = newestThatFit(records);
+            fit.forEach(rec -> history.addRawValue(new RawValue(rec.frameJson())));
+            if (fit.size() < records.size()) {
+                f.put("truncated", true);
+            }
+            if (used == null) {
+                f.put("requested_limit", "all");
+            } else {
+                f.put("requested_limit", used);
+            }
+            hub.outbox().send(r.session(), f);
+        });
+    }
+
+    /**
+     * The newest records whose frames fit in one frame of {@code --max-msg-kb} (at least the
+     * newest one): without that bound a history of ten thousand large chats became a single
+     * reply of gigabytes (issue 11's hostile run).
+     */
+    private List<ChatRecord> newestThatFit(List<ChatRecord> records) {
+        long budget = replyBudget();
+        int from = records.size();
+        while (from > 0 && (from == records.size() || budget >= records.get(from - 1).frameJson().length())) {
+            budget -= records.get(from - 1).frameJson().length() + 1;
+            from--;
+        }
+        return records.subList(from, records.size());
+    }
+
+    /** The oldest records that fit in one frame (at least one), for a resume that continues. */
+    private List<ChatRecord> oldestThatFit(List<ChatRecord> records) {
+        long budget = replyBudget();
+        int to = 0;
+        while (to < records.size() && (to == 0 || budget >= records.get(to).frameJson().length())) {
+            budget -= records.get(to).frameJson().length() + 1;
+            to++;
+        }
+        return records.subList(0, to);
+    }
+
+    private long replyBudget() {
+        return hub.config().maxFrameBytes() - ChatVerb.HUB_MEMBERS_BYTES;
+    }
+
+    void resume(Request r) {
+        OptionalLong raw = FieldCoercion.tolerantLong(r.get("since"));
+        long since = raw.isPresent() ? raw.getAsLong() : 0;
+        Predicate<ChatRecord> visible = visibleTo(r.sender());
+        support.afterRead(r, "answering resume_request", hub.actor().read(s -> s.messaging().resume(since, visible)),
+                records -> {
+            double at = support.now();
+            ObjectNode f = hub.frames().envelope(r.sender(), "resume_snapshot", "Resume snapshot", at);
+            f.put("since", since);
+            ArrayNode messages = f.putArray("messages");
+            List<ChatRecord> fit = oldestThatFit(records);
+            fit.forEach(rec -> messages.addRawValue(new RawValue(rec.frameJson())));
+            if (fit.size() < records.size()) {
+                f.put("truncated", true); // resume again from the last msg_id
+            }
+            hub.outbox().send(r.session(), f);
+        });
+    }
+}

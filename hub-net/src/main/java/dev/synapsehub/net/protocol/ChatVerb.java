@@ -1,0 +1,225 @@
+package dev.synapsehub.net.protocol;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.command.ChatCommand;
+import dev.synapsehub.core.event.ChatEvent;
+import dev.synapsehub.core.event.DeadLetterEscalationEvent;
+import dev.synapsehub.core.event.DeliveryReceiptExpiredEvent;
+import dev.synapsehub.core.journal.JournaledEvent;
+import dev.synapsehub.core.messaging.AddressMatcher;
+import dev.synapsehub.core.messaging.ChatFrameRenderer;
+import dev.synapsehub.core.messaging.ReceiptVerdict;
+import dev.synapsehub.core.reply.ChatReply;
+import dev.synapsehub.core.reply.Refusal;
+import dev.synapsehub.core.reply.Reply;
+import dev.synapsehub.net.session.Session;
+import dev.synapsehub.net.wire.FieldCoercion;
+
+import java.nio.charset.StandardCharsets;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The {@code chat} verb (contract §5.1, §8): stamped by the hub, fanned out (broadcast or
+ * directed-private) or to a channel's members, with its receipt, liveness warning, dead-letter
+ * escalation and the receipts its decision expired.
+ */
+final class ChatVerb {
+    /** Room for the members the hub adds to a chat frame (times, ids, seq). */
+    static final int HUB_MEMBERS_BYTES = 256;
+
+    private final HubContext hub;
+    private final VerbSupport support;
+    private final ReceiptFrames receipts;
+    private final OwedReceipts owed;
+    private final DeadLetterHints deadLetters;
+    private final RecipientLiveness liveness;
+    private final ChannelChat channels;
+
+    ChatVerb(HubContext hub, VerbSupport support, ReceiptFrames receipts, OwedReceipts owed,
+            DeadLetterHints deadLetters) {
+        this.hub = hub;
+        this.support = support;
+        this.receipts = receipts;
+        this.owed = owed;
+        this.deadLetters = deadLetters;
+        this.liveness = new RecipientLiveness(hub);
+        this.channels = new ChannelChat(hub, receipts);
+    }
+
+    void handle(Request r) {
+        ObjectNode frame = r.frame();
+        String target = FieldCoercion.text(frame.get("target"));
+        String channel = FieldCoercion.text(frame.get("channel"));
+        if (channel != null && channel.strip().isEmpty()) {
+            channel = null; // channel "" is an ordinary public chat (A1.4), echoed as sent
+        }
+        JsonNode ts = frame.get("timestamp");
+        Number clientTs = ts != null && ts.isNumber() ? ts.numberValue() : null;
+        JsonNode rawId = frame.get("client_msg_id");
+        String clientMsgId = rawId != null && rawId.isTextual() ? rawId.textValue() : null;
+        boolean receipt = FieldCoercion.truthy(frame.get("receipt_requested"));
+        ObjectNode base = chatBase(frame);
+        if (hub.json().write(base).getBytes(StandardCharsets.UTF_8).length + HUB_MEMBERS_BYTES
+                > hub.config().maxFrameBytes()) {
+            ObjectNode e = hub.frames().error(r.sender(), "The chat frame would exceed the frame size limit once"
+                    + " stamped; send less.", support.now());
+            e.put("error_code", "frame_too_large");
+            hub.outbox().send(r.session(), e);
+            return;
+        }
+        ChatFrameRenderer renderer = renderer(base);
+        double now = support.now();
+        ChatCommand command = new ChatCommand(r.sender(), target, channel, clientTs, clientMsgId, receipt,
+                liveness.onlineAgents(now), renderer);
+        support.submit(r, command, false, null, (req, reply, stored, committed, at) -> {
+            if (reply instanceof ChatReply c) {
+                publish(req, c, committed, at);
+            } else if (((Reply.Denied) reply).refusal() == Refusal.NOT_A_MEMBER) {
+                // A1.4: a non-member (or unknown channel) gets this error, nothing is delivered
+                String id = FieldCoercion.text(req.frame().get("channel")).strip();
+                ObjectNode e = hub.frames().error(req.sender(), ((Reply.Denied) reply).message(), at);
+                e.put("channel", id);
+                hub.outbox().send(req.session(), e);
+            } else {
+                Reply.Denied d = (Reply.Denied) reply;
+                ObjectNode e = hub.frames().error(req.sender(), d.message(), at);
+                e.put("error_code", d.refusal().name().toLowerCase(java.util.Locale.ROOT));
+                hub.outbox().send(req.session(), e);
+            }
+        });
+    }
+
+    /** Rendered here, on the event loop: the writer only joins strings (ChatTemplate). */
+    private ChatFrameRenderer renderer(ObjectNode base) {
+        return ChatTemplate.of(base, hub.json(), hub.frames().hubId());
+    }
+
+    /** The renderer of a chat request decided on another node (a mesh leader deciding for a follower). */
+    ChatFrameRenderer renderer(Request r) {
+        return renderer(chatBase(r.frame()));
+    }
+
+    /**
+     * A copy of a chat frame without the hub-owned members, which a client cannot pre-set. A
+     * client's own {@code seq} stays (contract A6, A10.2): a streamed reply numbers its frames
+     * with it; a journaled hub replaces it with the journal seq on live delivery only.
+     */
+    private static ObjectNode chatBase(ObjectNode frame) {
+        ObjectNode base = frame.deepCopy();
+        base.remove(List.of("client_timestamp", "client_msg_id", "hub_id", "msg_id", "replayed", "auth"));
+        return base;
+    }
+
+    private static long chatSeq(List<JournaledEvent> committed) {
+        for (JournaledEvent e : committed) {
+            if (e.event() instanceof ChatEvent) {
+                return e.seq();
+            }
+        }
+        return 0;
+    }
+
+    /** This node's agent's chat, decided: to its audience, then the sender's warning and receipt. */
+    private void publish(Request req, ChatReply c, List<JournaledEvent> committed, double at) {
+        String channel = ChannelChat.channelOf(req);
+        if (channel != null) {
+            channels.publish(req, c, channel, at);
+            return;
+        }
+        long seq = chatSeq(committed);
+        boolean journaled = hub.journaled() && seq > 0;
+        String text = journaled ? withSeq(req, c.frameJson(), seq) : c.frameJson();
+        ReceiptVerdict v = c.verdict();
+        boolean receiptFirst = c.receiptRequested() && !v.matchedRecipients().isEmpty() && v.recipients().isEmpty()
+                && c.directed();
+        ObjectNode receipt = c.receiptRequested() ? receipts.immediate(c, journaled ? seq : 0, at) : null;
+        if (receiptFirst) {
+            hub.outbox().send(req.session(), receipt);
+        }
+        fanOut(req, c, text, at);
+        ObjectNode warning = liveness.warning(req.sender(), c, at);
+        if (warning != null) {
+            hub.outbox().send(req.session(), warning);
+        }
+        if (receipt != null && !receiptFirst) {
+            hub.outbox().send(req.session(), receipt);
+        }
+        if (journaled) {
+            deliverExpired(c, at, true);
+        }
+    }
+
+    /**
+     * A committed chat of another mesh node's agent, published here: to this node's audience,
+     * and expired receipts to their senders if connected here (only the origin node, which
+     * answers its own agent, keeps receipts owed to absent senders).
+     */
+    void publishCommitted(Request req, ChatReply c, List<JournaledEvent> committed, double at) {
+        if (ChannelChat.channelOf(req) != null) {
+            channels.publishCommitted(c);
+            return;
+        }
+        long seq = chatSeq(committed);
+        boolean journaled = hub.journaled() && seq > 0;
+        fanOut(req, c, journaled ? withSeq(req, c.frameJson(), seq) : c.frameJson(), at);
+        if (journaled) {
+            deliverExpired(c, at, false);
+        }
+    }
+
+    /**
+     * What others see of a chat: the frame to its audience, then any escalation. {@code
+     * req.session()} is null for a chat of another mesh node's agent.
+     */
+    private void fanOut(Request req, ChatReply c, String text, double at) {
+        ReceiptVerdict v = c.verdict();
+        if (v.deadLettered() && c.target() != null) {
+            deadLetters.deadLettered(c.target());
+        }
+        if (hub.config().privateDirectedMessages() && c.directed()) {
+            hub.outbox().mirror(text); // the relay log has a line for it, as for a broadcast (A5.2)
+            Set<String> matched = new HashSet<>(v.matchedRecipients());
+            for (Session s : hub.registry().audience()) {
+                String name = s.name();
+                if (s == req.session() || (name != null && (matched.contains(AddressMatcher.logicalName(name))
+                        || matched.contains(name)))) {
+                    hub.outbox().send(s, text);
+                }
+            }
+        } else {
+            hub.outbox().broadcast(text, req.session());
+        }
+        DeadLetterEscalationEvent esc = c.escalation();
+        if (esc != null) {
+            ObjectNode f = hub.frames().envelope("all", "dead_letter_escalation",
+                    esc.count() + " undelivered messages for " + esc.target(), at);
+            f.put("escalation_target", esc.target());
+            f.put("escalation_count", esc.count());
+            f.put("last_sender", esc.lastSender());
+            hub.outbox().broadcast(f);
+        }
+    }
+
+    private void deliverExpired(ChatReply c, double at, boolean owe) {
+        for (DeliveryReceiptExpiredEvent e : c.expiredReceipts()) {
+            owed.deliverExpired(e, at, owe);
+        }
+    }
+
+    /** The stored frame with the journal {@code seq}: in place of the client's own, else appended. */
+    private String withSeq(Request req, String frameJson, long seq) {
+        if (req.frame().has("seq")) {
+            JsonNode node = hub.json().parse(frameJson);
+            if (node != null && node.isObject()) {
+                ObjectNode f = (ObjectNode) node;
+                f.put("seq", seq);
+                return hub.frames().write(f);
+            }
+        }
+        String f = frameJson.strip();
+        return f.substring(0, f.length() - 1) + (f.length() > 2 ? "," : "") + "\"seq\":" + seq + "}";
+    }
+}

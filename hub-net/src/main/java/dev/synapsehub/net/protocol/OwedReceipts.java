@@ -1,0 +1,156 @@
+package dev.synapsehub.net.protocol;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.command.ReceiptsDeliveredCommand;
+import dev.synapsehub.core.event.DeliveryReceiptDeferredEvent;
+import dev.synapsehub.core.event.DeliveryReceiptExpiredEvent;
+import dev.synapsehub.core.messaging.OwedReceipt;
+import dev.synapsehub.net.session.Session;
+
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Receipts owed to senders (§8.5): sent to the sender's socket when it is bound, else kept for
+ * its next registration, and settled in the core's outbox once written to a socket.
+ */
+final class OwedReceipts {
+    /**
+     * Receipt frames owed to offline senders, kept at most (§8.5): the core's outbox holds as
+     * many ({@code MessagingLimits.pendingReceipts}, 1024 by default), evicting the oldest alike.
+     */
+    static final int MAX_OWED_RECEIPTS = 1024;
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(OwedReceipts.class);
+
+    private final HubContext hub;
+    private final VerbSupport support;
+    private final ReceiptFrames frames;
+    /**
+     * The edge's copy of the core's receipt outbox, by sender: notification id to frame. The core
+     * holds what survives a restart; this copy lets a registration queue what is owed before its
+     * presence update without waiting for the writer. Guarded by itself.
+     */
+    private final Map<String, LinkedHashMap<String, String>> owed = new LinkedHashMap<>();
+    private int owedCount;
+
+    OwedReceipts(HubContext hub, VerbSupport support, ReceiptFrames frames) {
+        this.hub = hub;
+        this.support = support;
+        this.frames = frames;
+        load();
+    }
+
+    /**
+     * Takes up the receipts the core still owes (recovered from the journal) so that their
+     * senders get them on their next registration (§8.5). A hub that cannot read them now logs
+     * it once, counts it, and serves on: they stay owed in the core for the next start.
+     */
+    private void load() {
+        if (!hub.journaled()) {
+            return;
+        }
+        List<OwedReceipt> recovered;
+        try {
+            recovered = hub.actor().read(s -> s.messaging().owedReceipts()).get(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            hub.metrics().faults.incrementAndGet();
+            LOG.error("the owed delivery receipts could not be read; they are sent after the next start", e);
+            return;
+        }
+        for (OwedReceipt r : recovered) {
+            ObjectNode frame = r.event() instanceof DeliveryReceiptExpiredEvent x ? frames.expired(x, r.ts())
+                    : frames.deferred((DeliveryReceiptDeferredEvent) r.event(), r.ts());
+            synchronized (owed) {
+                owe(r.sender(), r.notificationId(), hub.frames().write(frame));
+            }
+        }
+    }
+
+    /** Delivers the receipt of a chat acknowledged later; kept for an absent sender when {@code owe}. */
+    void deliverDeferred(DeliveryReceiptDeferredEvent e, double at, boolean owe) {
+        deliverNamed(e.sender(), OwedReceipt.notificationId(e.messageSeq(), false), frames.deferred(e, at), owe);
+    }
+
+    /** Delivers the receipt of a pending chat evicted unacknowledged; kept for an absent sender when {@code owe}. */
+    void deliverExpired(DeliveryReceiptExpiredEvent e, double at, boolean owe) {
+        deliverNamed(e.sender(), OwedReceipt.notificationId(e.messageSeq(), true), frames.expired(e, at), owe);
+    }
+
+    /**
+     * Sends to the socket bound to {@code name} and settles the receipt in the core's outbox,
+     * or, when {@code owe}, keeps it for its next registration (§8.5). The bound socket is looked
+     * up under the same lock {@link #onBound} drains under, so a receipt is either sent here or
+     * drained there, never left behind by a registration racing this.
+     */
+    private void deliverNamed(String name, String id, ObjectNode frame, boolean owe) {
+        String text = hub.frames().write(frame);
+        Session s;
+        synchronized (owed) {
+            s = hub.registry().session(name);
+            if (s == null) {
+                if (owe) {
+                    owe(name, id, text);
+                }
+                return;
+            }
+        }
+        hub.outbox().send(s, text);
+        settle(name, List.of(id));
+    }
+
+    /** Keeps {@code text} owed to {@code name}, dropping the oldest beyond the bound. Holds the lock. */
+    private void owe(String name, String id, String text) {
+        if (owed.computeIfAbsent(name, k -> new LinkedHashMap<>()).put(id, text) == null) {
+            owedCount++;
+        }
+        while (owedCount > MAX_OWED_RECEIPTS) {
+            Iterator<Map.Entry<String, LinkedHashMap<String, String>>> it = owed.entrySet().iterator();
+            Map.Entry<String, LinkedHashMap<String, String>> eldest = it.next();
+            Iterator<String> ids = eldest.getValue().keySet().iterator();
+            ids.next();
+            ids.remove();
+            owedCount--;
+            if (eldest.getValue().isEmpty()) {
+                it.remove();
+            }
+        }
+    }
+
+    /**
+     * The receipts {@code ids} were written to {@code name}'s socket: they leave the core's
+     * outbox, so neither a later registration nor a restart sends them again. Refused (busy),
+     * they stay owed in the core and are sent once more after a restart, with the same id the
+     * sender dedupes on.
+     */
+    private void settle(String name, List<String> ids) {
+        if (!hub.journaled() || ids.isEmpty()) {
+            return;
+        }
+        support.submitUnanswered(new ReceiptsDeliveredCommand(name, ids), "settling the receipts sent to " + name,
+                () -> { });
+    }
+
+    /**
+     * A socket bound {@code name}: queue the receipts still owed to it (before its presence
+     * update, which the caller queues afterwards on the same outbox thread), and settle them.
+     */
+    void onBound(Session session, String name) {
+        LinkedHashMap<String, String> drained;
+        synchronized (owed) {
+            drained = owed.remove(name);
+            if (drained != null) {
+                owedCount -= drained.size();
+            }
+        }
+        if (drained != null) {
+            drained.values().forEach(text -> hub.outbox().sendInOrder(session, text));
+            settle(name, List.copyOf(drained.keySet()));
+        }
+    }
+}

@@ -1,0 +1,84 @@
+package dev.synapsehub.net.protocol;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.messaging.AddressMatcher;
+import dev.synapsehub.core.messaging.OnlineAgent;
+import dev.synapsehub.core.messaging.ReceiptVerdict;
+import dev.synapsehub.core.reply.ChatReply;
+import dev.synapsehub.net.session.SessionRegistry;
+import dev.synapsehub.net.wire.HubFrames;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Who can consume a chat now (§8.6): the bound agents with their roles, wake capability and
+ * consume-liveness, and the warning a sender gets when a recipient may not read soon.
+ */
+final class RecipientLiveness {
+    /** Recipient reaction window (§8.6, {@code --recipient-liveness-window}). */
+    static final double REACTION_WINDOW = 90.0;
+
+    private final HubContext hub;
+
+    RecipientLiveness(HubContext hub) {
+        this.hub = hub;
+    }
+
+    /** Every bound connection with its roles, wake capability and consume-liveness (§8.6). */
+    List<OnlineAgent> onlineAgents(double now) {
+        // one pass over the bound names, lookups for liveness: no table is copied per chat
+        SessionRegistry registry = hub.registry();
+        List<SessionRegistry.Presence> bound = registry.presence();
+        List<OnlineAgent> out = new ArrayList<>(bound.size());
+        for (SessionRegistry.Presence p : bound) {
+            String logical = AddressMatcher.logicalName(p.name());
+            out.add(new OnlineAgent(p.name(), p.roles(), consumeLive(logical, now, registry), p.wake()));
+        }
+        return out;
+    }
+
+    private static boolean consumeLive(String logical, double now, SessionRegistry registry) {
+        if (LiveWaiters.has(logical, now, registry::lastSeenIfBound)) {
+            return true;
+        }
+        Double reaction = registry.lastReactionIfBound(logical);
+        return reaction != null && now - reaction <= REACTION_WINDOW;
+    }
+
+    /**
+     * The {@code recipient_liveness_warning} for the sender of a directed chat that reached a
+     * stale or only a passive recipient, or null when every matched recipient will read it.
+     */
+    ObjectNode warning(String sender, ChatReply c, double at) {
+        ReceiptVerdict v = c.verdict();
+        if (!c.directed() || v.matchedRecipients().isEmpty()) {
+            return null;
+        }
+        List<String> passive = new ArrayList<>();
+        v.wakeCapabilities().forEach((name, cap) -> {
+            if ("passive".equals(cap)) {
+                passive.add(name);
+            }
+        });
+        if (v.staleRecipients().isEmpty() && passive.isEmpty()) {
+            return null;
+        }
+        String says = passive.isEmpty()
+                ? "Some recipients may not read this soon: " + String.join(", ", v.matchedRecipients())
+                : String.join(", ", passive) + " reached only a passive receiver — socket delivery does not"
+                + " prove an agent pane was woken; a directed message may sit unread";
+        ObjectNode w = hub.frames().envelope(sender, "recipient_liveness_warning", says, at);
+        w.put("message_target", ReceiptFrames.messageTarget(c.target()));
+        w.put("message_id", c.stamp().msgId());
+        w.put("delivered", v.delivered());
+        w.put("dead_lettered", v.deadLettered());
+        w.put("reason", v.reason());
+        HubFrames.putStrings(w, "matched_recipients", v.matchedRecipients());
+        HubFrames.putStrings(w, "stale_recipients", v.staleRecipients());
+        HubFrames.putStrings(w, "passive_recipients", passive);
+        ObjectNode wake = w.putObject("recipient_wake_capabilities");
+        v.wakeCapabilities().forEach(wake::put);
+        return w;
+    }
+}
