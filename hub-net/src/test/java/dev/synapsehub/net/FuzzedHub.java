@@ -37,12 +37,18 @@ final class FuzzedHub implements AutoCloseable {
     /** Frozen time: no lease lapses between two fingerprints, so any difference is the frame's. */
     private static final double NOW = 1_767_225_600.0;
     static final int MAX_FRAME_BYTES = 64 * 1024;
+    /** Enough bytes for the 301 UTF-16 units {@link #show} looks at, whatever they encode. */
+    private static final int SHOWN_BYTES = 3 * 301;
 
     final TestHub hub;
     private final HubClient witness;
 
     /** What a refused frame must leave as it was: the writer's state, and the journal's end. */
     record Fingerprint(long lastSeq, StateImage image) {
+        /** True when {@code name} has a dead-letter entry, which its next non-chat frame clears. */
+        boolean hasDeadLetterFor(String name) {
+            return image.messaging().deadLetters().stream().anyMatch(d -> name.equals(d.target()));
+        }
     }
 
     FuzzedHub() throws Exception {
@@ -171,8 +177,13 @@ final class FuzzedHub implements AutoCloseable {
         return true;
     }
 
+    /**
+     * The frame for a failure message, cut at 300 characters. Built for every input, so only
+     * the bytes that can reach the cut are decoded (a UTF-16 unit takes at most 3 bytes), not a
+     * whole 100 KB input.
+     */
     static String show(byte[] frame) {
-        String s = new String(frame, StandardCharsets.UTF_8);
+        String s = new String(frame, 0, Math.min(frame.length, SHOWN_BYTES), StandardCharsets.UTF_8);
         return "frame " + (s.length() > 300 ? s.substring(0, 300) + "…(" + frame.length + " bytes)" : s);
     }
 
