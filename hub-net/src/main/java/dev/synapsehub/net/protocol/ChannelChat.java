@@ -2,6 +2,7 @@ package dev.synapsehub.net.protocol;
 
 import dev.synapsehub.core.reply.ChatReply;
 import dev.synapsehub.net.session.Session;
+import dev.synapsehub.net.session.SessionRegistry;
 import dev.synapsehub.net.wire.FieldCoercion;
 
 import java.util.List;
@@ -11,11 +12,13 @@ import java.util.List;
  * here, on that socket only, without a hub {@code seq}; no echo, no broadcast.
  */
 final class ChannelChat {
-    private final HubContext hub;
+    private final Outbox outbox;
+    private final SessionRegistry registry;
     private final ReceiptFrames receipts;
 
-    ChannelChat(HubContext hub, ReceiptFrames receipts) {
-        this.hub = hub;
+    ChannelChat(Outbox outbox, SessionRegistry registry, ReceiptFrames receipts) {
+        this.outbox = outbox;
+        this.registry = registry;
         this.receipts = receipts;
     }
 
@@ -29,7 +32,7 @@ final class ChannelChat {
     void publish(Request req, ChatReply c, String channel, double at) {
         sendTo(c, c.verdict().recipients()); // one relay-log line per channel chat (A5.2)
         if (c.receiptRequested()) {
-            hub.outbox().send(req.session(), receipts.channel(c, channel, at));
+            outbox.send(req.session(), receipts.channel(c, channel, at));
         }
     }
 
@@ -42,11 +45,11 @@ final class ChannelChat {
     }
 
     private void sendTo(ChatReply c, List<String> members) {
-        hub.outbox().mirror(c.frameJson());
+        outbox.mirror(c.frameJson());
         for (String member : members) {
-            Session s = hub.registry().session(member);
+            Session s = registry.session(member);
             if (s != null) {
-                hub.outbox().send(s, c.frameJson());
+                outbox.send(s, c.frameJson());
             }
         }
     }

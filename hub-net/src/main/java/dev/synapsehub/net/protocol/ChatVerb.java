@@ -45,8 +45,8 @@ final class ChatVerb {
         this.receipts = receipts;
         this.owed = owed;
         this.deadLetters = deadLetters;
-        this.liveness = new RecipientLiveness(hub);
-        this.channels = new ChannelChat(hub, receipts);
+        this.liveness = new RecipientLiveness(hub.registry(), hub.frames());
+        this.channels = new ChannelChat(hub.outbox(), hub.registry(), receipts);
     }
 
     void handle(Request r) {

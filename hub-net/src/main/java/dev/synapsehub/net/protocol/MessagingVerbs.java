@@ -26,7 +26,7 @@ public final class MessagingVerbs {
 
     public MessagingVerbs(HubContext hub) {
         VerbSupport support = new VerbSupport(hub);
-        ReceiptFrames receipts = new ReceiptFrames(hub);
+        ReceiptFrames receipts = new ReceiptFrames(hub.frames(), hub.json());
         this.owedReceipts = new OwedReceipts(hub, support, receipts);
         this.deadLetters = new DeadLetterHints(support);
         this.chat = new ChatVerb(hub, support, receipts, owedReceipts, deadLetters);

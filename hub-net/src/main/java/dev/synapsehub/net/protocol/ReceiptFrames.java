@@ -7,6 +7,7 @@ import dev.synapsehub.core.event.DeliveryReceiptExpiredEvent;
 import dev.synapsehub.core.messaging.ReceiptVerdict;
 import dev.synapsehub.core.reply.ChatReply;
 import dev.synapsehub.net.wire.HubFrames;
+import dev.synapsehub.net.wire.WireJson;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -18,10 +19,12 @@ import java.util.TreeMap;
  * deferred on an ack and expired on eviction. Members are sorted, as the reference hub emits them.
  */
 final class ReceiptFrames {
-    private final HubContext hub;
+    private final HubFrames frames;
+    private final WireJson json;
 
-    ReceiptFrames(HubContext hub) {
-        this.hub = hub;
+    ReceiptFrames(HubFrames frames, WireJson json) {
+        this.frames = frames;
+        this.json = json;
     }
 
     /** The receipt a sender gets with its own chat; {@code seq} is 0 on a hub without a journal. */
@@ -31,24 +34,13 @@ final class ReceiptFrames {
                 : "no_online_recipient".equals(v.reason())
                 ? "delivery failed: no online recipient matched " + messageTarget(c.target())
                 : "delivery failed: " + v.reason().replace('_', ' ') + " for " + messageTarget(c.target());
-        ObjectNode f = hub.frames().envelope(c.sender(), "delivery_receipt", payload, at);
+        ObjectNode f = frames.envelope(c.sender(), "delivery_receipt", payload, at);
         f.put("message_target", messageTarget(c.target()));
         f.put("message_id", c.stamp().msgId());
         if (seq > 0) {
             f.put("message_seq", seq);
         }
-        f.put("delivered", v.delivered());
-        f.put("deferred", false);
-        HubFrames.putStrings(f, "recipients", v.recipients());
-        HubFrames.putStrings(f, "matched_recipients", v.matchedRecipients());
-        HubFrames.putStrings(f, "stale_recipients", v.staleRecipients());
-        f.put("reason", v.reason());
-        f.put("dead_lettered", v.deadLettered());
-        ObjectNode wake = f.putObject("recipient_wake_capabilities");
-        v.wakeCapabilities().forEach(wake::put);
-        if (c.stamp().clientMsgId() != null) {
-            f.put("client_msg_id", c.stamp().clientMsgId());
-        }
+        putVerdict(f, c, v.staleRecipients(), v.deadLettered());
         if (seq > 0 && c.directed()) {
             f.put("receipt_notification_id", "delivery-receipt:" + seq + ":"
                     + (v.delivered() ? "immediate_delivered" : "pending"));
@@ -61,27 +53,33 @@ final class ReceiptFrames {
         ReceiptVerdict v = c.verdict();
         String payload = v.delivered() ? "delivered to " + labelled(v.recipients(), v.wakeCapabilities())
                 : "delivery failed: no online recipient matched " + channel;
-        ObjectNode f = hub.frames().envelope(c.sender(), "delivery_receipt", payload, at);
+        ObjectNode f = frames.envelope(c.sender(), "delivery_receipt", payload, at);
         f.put("message_target", channel);
         f.put("message_id", c.stamp().msgId());
+        putVerdict(f, c, List.of(), false);
+        return sorted(f);
+    }
+
+    /** The verdict members of an undeferred receipt (member order is fixed by {@link #sorted}). */
+    private static void putVerdict(ObjectNode f, ChatReply c, List<String> stale, boolean deadLettered) {
+        ReceiptVerdict v = c.verdict();
         f.put("delivered", v.delivered());
         f.put("deferred", false);
         HubFrames.putStrings(f, "recipients", v.recipients());
         HubFrames.putStrings(f, "matched_recipients", v.matchedRecipients());
-        HubFrames.putStrings(f, "stale_recipients", List.of());
+        HubFrames.putStrings(f, "stale_recipients", stale);
         f.put("reason", v.reason());
-        f.put("dead_lettered", false);
+        f.put("dead_lettered", deadLettered);
         ObjectNode wake = f.putObject("recipient_wake_capabilities");
         v.wakeCapabilities().forEach(wake::put);
         if (c.stamp().clientMsgId() != null) {
             f.put("client_msg_id", c.stamp().clientMsgId());
         }
-        return sorted(f);
     }
 
     /** The receipt of a chat a recipient acknowledged later (§8.5). */
     ObjectNode deferred(DeliveryReceiptDeferredEvent e, double at) {
-        ObjectNode f = hub.frames().envelope(e.sender(), "delivery_receipt",
+        ObjectNode f = frames.envelope(e.sender(), "delivery_receipt",
                 "delivered to " + String.join(", ", e.recipients()) + " on reconnect", at);
         f.put("message_target", messageTarget(e.target()));
         f.put("message_id", e.messageId());
@@ -98,7 +96,7 @@ final class ReceiptFrames {
 
     /** The receipt of a pending chat the pending-receipt window evicted unacknowledged. */
     ObjectNode expired(DeliveryReceiptExpiredEvent e, double at) {
-        ObjectNode f = hub.frames().envelope(e.sender(), "delivery_receipt",
+        ObjectNode f = frames.envelope(e.sender(), "delivery_receipt",
                 "no acknowledgement before the pending-receipt window evicted it", at);
         f.put("message_target", messageTarget(e.target()));
         f.put("message_id", e.messageId());
@@ -122,7 +120,7 @@ final class ReceiptFrames {
 
     /** Delivery receipt members are emitted in sorted order, as the reference hub does. */
     ObjectNode sorted(ObjectNode f) {
-        ObjectNode out = hub.json().object();
+        ObjectNode out = json.object();
         TreeMap<String, JsonNode> members = new TreeMap<>();
         f.fields().forEachRemaining(e -> members.put(e.getKey(), e.getValue()));
         members.forEach(out::set);

@@ -19,16 +19,17 @@ final class RecipientLiveness {
     /** Recipient reaction window (§8.6, {@code --recipient-liveness-window}). */
     static final double REACTION_WINDOW = 90.0;
 
-    private final HubContext hub;
+    private final SessionRegistry registry;
+    private final HubFrames frames;
 
-    RecipientLiveness(HubContext hub) {
-        this.hub = hub;
+    RecipientLiveness(SessionRegistry registry, HubFrames frames) {
+        this.registry = registry;
+        this.frames = frames;
     }
 
     /** Every bound connection with its roles, wake capability and consume-liveness (§8.6). */
     List<OnlineAgent> onlineAgents(double now) {
         // one pass over the bound names, lookups for liveness: no table is copied per chat
-        SessionRegistry registry = hub.registry();
         List<SessionRegistry.Presence> bound = registry.presence();
         List<OnlineAgent> out = new ArrayList<>(bound.size());
         for (SessionRegistry.Presence p : bound) {
@@ -68,7 +69,7 @@ final class RecipientLiveness {
                 ? "Some recipients may not read this soon: " + String.join(", ", v.matchedRecipients())
                 : String.join(", ", passive) + " reached only a passive receiver — socket delivery does not"
                 + " prove an agent pane was woken; a directed message may sit unread";
-        ObjectNode w = hub.frames().envelope(sender, "recipient_liveness_warning", says, at);
+        ObjectNode w = frames.envelope(sender, "recipient_liveness_warning", says, at);
         w.put("message_target", ReceiptFrames.messageTarget(c.target()));
         w.put("message_id", c.stamp().msgId());
         w.put("delivered", v.delivered());
