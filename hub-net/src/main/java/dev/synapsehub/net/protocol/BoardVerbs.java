@@ -11,7 +11,6 @@ import dev.synapsehub.core.command.LedgerProgressCommand;
 import dev.synapsehub.core.command.LedgerTaskCommand;
 import dev.synapsehub.core.command.LedgerTaskUpdateCommand;
 import dev.synapsehub.core.command.ResourceOfferCommand;
-import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.core.reply.BoardTaskReply;
 import dev.synapsehub.core.reply.ProgressNoteReply;
 import dev.synapsehub.core.reply.Refusal;
@@ -41,6 +40,10 @@ public final class BoardVerbs {
     private final HubContext hub;
     private final VerbSupport support;
     private final CapabilityCards cards;
+    /** Every board and resource verb's publisher: a grant broadcast, a refusal answered privately. */
+    private final DecisionPublisher publisher = DecisionPublisher.typed(Reply.class,
+            (d, reply) -> broadcastGrant(d.request(), reply, d.storedResponse(), d.at()),
+            (d, refusal) -> denied(d.request(), refusal, d.at()));
 
     public BoardVerbs(HubContext hub, CapabilityCards cards) {
         this.hub = hub;
@@ -121,7 +124,7 @@ public final class BoardVerbs {
         LedgerTaskCommand command = new LedgerTaskCommand(r.sender(), text(r, "task_id"), text(r, "title"),
                 FieldCoercion.text(r.get("description")), deps, FieldCoercion.text(r.get("suggested_owner")),
                 FieldCoercion.text(r.get("project")), expected[0], parent[0]);
-        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at), this::publish);
+        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at), publisher);
     }
 
     private void ledgerTaskUpdate(Request r) {
@@ -138,18 +141,10 @@ public final class BoardVerbs {
         LedgerTaskUpdateCommand command = new LedgerTaskUpdateCommand(r.sender(), text(r, "task_id"),
                 FieldCoercion.text(r.get("status")), FieldCoercion.text(r.get("suggested_owner")),
                 FieldCoercion.text(r.get("project")), expected[0], parent[0]);
-        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at), this::publish);
+        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at), publisher);
     }
 
     /** Board and resource outcomes: a grant is broadcast to the others, a refusal answered privately. */
-    private void publish(Request req, Reply reply, String stored, List<JournaledEvent> committed, double at) {
-        if (reply.granted()) {
-            broadcastGrant(req, reply, stored, at);
-        } else {
-            denied(req, (Reply.Denied) reply, at);
-        }
-    }
-
     /**
      * The frame a granted board or resource request is broadcast and stored with (the stored
      * first response of a keyed request, contract §4.6).
@@ -188,7 +183,7 @@ public final class BoardVerbs {
         }
         LedgerProgressCommand command = new LedgerProgressCommand(r.sender(), text(r, "task_id"),
                 FieldCoercion.text(r.get("kind")), text == null ? "" : text);
-        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at), this::publish);
+        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at), publisher);
     }
 
     private void boardRequest(Request r) {
@@ -296,7 +291,7 @@ public final class BoardVerbs {
         }
         ResourceOfferCommand command = new ResourceOfferCommand(r.sender(), kind, name, capacity,
                 meta == null || meta.isNull() ? "{}" : hub.frames().write(meta.deepCopy()));
-        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at), this::publish);
+        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at), publisher);
     }
 
     private ObjectNode offered(ResourceOffer o, double at) {

@@ -175,7 +175,7 @@ public final class CapabilityCards {
         }
         String cardAgent = agent;
         support.submit(r, new CardCommand(r.sender(), agent, hub.frames().write(card)), false, null,
-                (req, reply, stored, committed, at) -> publish(req, cardAgent, card, now)); // as journaled
+                d -> publish(d.request(), cardAgent, card, now)); // as journaled
     }
 
     /** Keeps {@code card} live for {@code agent} and broadcasts it. */
@@ -217,15 +217,16 @@ public final class CapabilityCards {
             return;
         }
         String cardAgent = agent;
-        support.submit(r, new CardRemoveCommand(r.sender(), agent), false, null, (req, reply, stored, committed, at) -> {
+        support.submit(r, new CardRemoveCommand(r.sender(), agent), false, null, d -> {
+            Request req = d.request();
             boolean live;
             synchronized (this) {
                 live = cards.remove(cardAgent) != null;
             }
             ObjectNode f = hub.frames().envelope(req.sender(), "card_removed", "Capability card of " + cardAgent
-                    + " removed", at);
+                    + " removed", d.at());
             f.put("agent", cardAgent);
-            f.put("removed_persistent", reply instanceof CardRemovedReply c && c.removed());
+            f.put("removed_persistent", d.reply() instanceof CardRemovedReply c && c.removed());
             f.put("removed_live", live);
             hub.outbox().send(req.session(), f);
         });

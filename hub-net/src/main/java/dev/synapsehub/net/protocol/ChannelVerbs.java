@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.util.RawValue;
 import dev.synapsehub.core.channel.Channel;
 import dev.synapsehub.core.command.ChannelCommand;
 import dev.synapsehub.core.reply.ChannelReply;
-import dev.synapsehub.core.reply.Reply;
 import dev.synapsehub.net.wire.FieldCoercion;
 import dev.synapsehub.net.wire.HubFrames;
 
@@ -67,14 +66,9 @@ final class ChannelVerbs {
         String label = op == ChannelCommand.Op.CREATE && lab != null && lab.isTextual() ? lab.textValue() : null;
         ChannelCommand command = new ChannelCommand(r.sender(), op, channelId(r), invitee, label);
         // never keyed: the contract's channel verbs ignore idem_key (A1.1)
-        support.submit(r, command, false, null, (req, reply, stored, committed, at) -> {
-            if (reply instanceof ChannelReply c) {
-                hub.outbox().send(req.session(), result(req.sender(), c, at));
-            } else {
-                Reply.Denied d = (Reply.Denied) reply;
-                hub.outbox().send(req.session(), hub.frames().error(req.sender(), d.message(), at));
-            }
-        });
+        support.submit(r, command, false, null, DecisionPublisher.typed(ChannelReply.class,
+                (d, c) -> hub.outbox().send(d.request().session(), result(d.request().sender(), c, d.at())),
+                support::refusePrivately));
     }
 
     private ObjectNode result(String requester, ChannelReply c, double at) {

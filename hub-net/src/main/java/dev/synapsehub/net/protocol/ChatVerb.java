@@ -74,22 +74,21 @@ final class ChatVerb {
         double now = support.now();
         ChatCommand command = new ChatCommand(r.sender(), target, channel, clientTs, clientMsgId, receipt,
                 liveness.onlineAgents(now), renderer);
-        support.submit(r, command, false, null, (req, reply, stored, committed, at) -> {
-            if (reply instanceof ChatReply c) {
-                publish(req, c, committed, at);
-            } else if (((Reply.Denied) reply).refusal() == Refusal.NOT_A_MEMBER) {
-                // A1.4: a non-member (or unknown channel) gets this error, nothing is delivered
-                String id = FieldCoercion.text(req.frame().get("channel")).strip();
-                ObjectNode e = hub.frames().error(req.sender(), ((Reply.Denied) reply).message(), at);
-                e.put("channel", id);
-                hub.outbox().send(req.session(), e);
-            } else {
-                Reply.Denied d = (Reply.Denied) reply;
-                ObjectNode e = hub.frames().error(req.sender(), d.message(), at);
-                e.put("error_code", d.refusal().name().toLowerCase(java.util.Locale.ROOT));
-                hub.outbox().send(req.session(), e);
-            }
-        });
+        support.submit(r, command, false, null, DecisionPublisher.typed(ChatReply.class,
+                (d, c) -> publish(d.request(), c, d.committed(), d.at()), this::refused));
+    }
+
+    /** A refused chat: answered privately, nothing delivered. */
+    private void refused(Decision d, Reply.Denied refusal) {
+        Request req = d.request();
+        ObjectNode e = hub.frames().error(req.sender(), refusal.message(), d.at());
+        if (refusal.refusal() == Refusal.NOT_A_MEMBER) {
+            // A1.4: a non-member (or unknown channel) gets this error, naming the channel
+            e.put("channel", FieldCoercion.text(req.frame().get("channel")).strip());
+        } else {
+            e.put("error_code", refusal.refusal().name().toLowerCase(java.util.Locale.ROOT));
+        }
+        hub.outbox().send(req.session(), e);
     }
 
     /** Rendered here, on the event loop: the writer only joins strings (ChatTemplate). */

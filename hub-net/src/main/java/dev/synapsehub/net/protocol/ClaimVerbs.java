@@ -93,8 +93,7 @@ public final class ClaimVerbs {
         if (command == null) {
             return;
         }
-        support.submit(r, command, true, this::renderGrant,
-                (req, reply, stored, committed, at) -> publishClaim(req, reply, stored, at));
+        support.submit(r, command, true, this::renderGrant, claimPublisher(true));
     }
 
     /** The claim command of a claim frame charged to {@code principal}; null after a typed error. */
@@ -135,7 +134,7 @@ public final class ClaimVerbs {
                     "Task '" + taskId.strip() + "' carries an invalid path identity.");
             support.afterRead(r, "refusing an invalid path identity",
                     java.util.concurrent.CompletableFuture.completedFuture(d),
-                    denied -> publishClaim(r, denied, null, support.now()));
+                    denied -> claimPublisher(true).publish(new Decision(r, denied, null, List.of(), support.now())));
             return null;
         }
         return new ClaimCommand(r.sender(), principal, taskId,
@@ -158,15 +157,16 @@ public final class ClaimVerbs {
         if (command == null) {
             return;
         }
-        support.submit(scoped, command, true, this::renderGrant, (req, reply, stored, committed, at) -> {
-            publishClaim(req, reply, stored, at, false);
-            if (reply instanceof Reply.Granted granted) {
-                answer.answer(true, stored != null ? (ObjectNode) hub.json().parse(stored)
-                        : renderGrant(granted, at), granted.message());
-            } else {
-                answer.answer(false, null, ((Reply.Denied) reply).message());
-            }
-        }, (req, settled) -> {
+        DecisionPublisher published = claimPublisher(false);
+        support.submit(scoped, command, true, this::renderGrant, DecisionPublisher.typed(Reply.Granted.class,
+                (d, granted) -> {
+                    published.publish(d);
+                    answer.answer(true, d.storedResponse() != null ? (ObjectNode) hub.json().parse(d.storedResponse())
+                            : renderGrant(granted, d.at()), granted.message());
+                }, (d, refusal) -> {
+                    published.publish(d);
+                    answer.answer(false, null, refusal.message());
+                }), (req, settled) -> {
             if (settled instanceof Outcome.Replayed replayed) {
                 hub.metrics().idempotentReplays.incrementAndGet();
                 ObjectNode first = (ObjectNode) hub.json().parse(replayed.response());
@@ -203,16 +203,11 @@ public final class ClaimVerbs {
         ReleaseReceipt receipt = ReleaseReceipt.from(r.frame());
         ReleaseCommand command = new ReleaseCommand(r.sender(), taskId, epoch.boxed(),
                 receipt.hasEvidence() ? receipt.assessment() : null);
-        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at), (req, reply, stored, committed, at) -> {
-                    if (reply instanceof Reply.Granted granted) {
-                        hub.metrics().releasesGranted.incrementAndGet();
-                        broadcastGrant(req, granted, stored, at);
-                    } else {
-                        Reply.Denied d = (Reply.Denied) reply;
-                        hub.outbox().send(req.session(), claimFrames.denied("release_denied", req.sender(),
-                                d.taskId(), d.message(), at));
-                    }
-                });
+        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at),
+                DecisionPublisher.typed(Reply.Granted.class, (d, granted) -> {
+                    hub.metrics().releasesGranted.incrementAndGet();
+                    broadcastGrant(d, granted);
+                }, deniedAs("release_denied")));
     }
 
     private void taskUpdate(Request r) {
@@ -236,14 +231,8 @@ public final class ClaimVerbs {
         TaskUpdateCommand command = new TaskUpdateCommand(r.sender(), taskId == null ? "" : taskId,
                 FieldCoercion.text(r.get("status")), FieldCoercion.text(r.get("note")),
                 FieldCoercion.text(r.get("data_ref")), epoch.boxed(), expected.boxed());
-        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at), (req, reply, stored, committed, at) -> {
-                    if (reply instanceof Reply.Granted granted) {
-                        broadcastGrant(req, granted, stored, at);
-                    } else {
-                        hub.outbox().send(req.session(), hub.frames().error(req.sender(),
-                                ((Reply.Denied) reply).message(), at));
-                    }
-                });
+        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at),
+                DecisionPublisher.typed(Reply.Granted.class, this::broadcastGrant, support::refusePrivately));
     }
 
     private void handoff(Request r) {
@@ -266,15 +255,7 @@ public final class ClaimVerbs {
                 recipientSession == null ? null : recipientSession.principal(), FieldCoercion.text(r.get("note")),
                 epoch.boxed());
         support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at),
-                (req, reply, stored, committed, at) -> {
-                    if (reply instanceof Reply.Granted granted) {
-                        broadcastGrant(req, granted, stored, at);
-                    } else {
-                        Reply.Denied d = (Reply.Denied) reply;
-                        hub.outbox().send(req.session(), claimFrames.denied("handoff_denied", req.sender(),
-                                d.taskId(), d.message(), at));
-                    }
-                });
+                DecisionPublisher.typed(Reply.Granted.class, this::broadcastGrant, deniedAs("handoff_denied")));
     }
 
     private void checkpoint(Request r) {
@@ -292,38 +273,40 @@ public final class ClaimVerbs {
         }
         CheckpointCommand command = new CheckpointCommand(r.sender(), taskId, token == null ? "" : token,
                 epoch.boxed());
-        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at), (req, reply, stored, committed, at) -> {
-                    if (reply instanceof Reply.Granted granted) {
-                        hub.outbox().send(req.session(), stored != null ? stored : hub.frames().write(
-                                grantFrame(req, granted, at)));
-                    } else {
-                        Reply.Denied d = (Reply.Denied) reply;
-                        hub.outbox().send(req.session(), claimFrames.denied("checkpoint_denied", req.sender(),
-                                d.taskId(), d.message(), at));
-                    }
-                });
-    }
-
-    private void publishClaim(Request req, Reply reply, String stored, double at) {
-        publishClaim(req, reply, stored, at, true);
+        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at),
+                DecisionPublisher.typed(Reply.Granted.class, (d, granted) -> hub.outbox().send(d.request().session(),
+                        d.storedResponse() != null ? d.storedResponse()
+                                : hub.frames().write(grantFrame(d.request(), granted, d.at()))),
+                        deniedAs("checkpoint_denied")));
     }
 
     /** Publishes a claim's outcome; a refusal goes to the requester only when {@code answerDenial}. */
-    private void publishClaim(Request req, Reply reply, String stored, double at, boolean answerDenial) {
-        if (reply instanceof Reply.Granted granted) {
+    private DecisionPublisher claimPublisher(boolean answerDenial) {
+        return DecisionPublisher.typed(Reply.Granted.class, (d, granted) -> {
             hub.metrics().claimsGranted.incrementAndGet();
-            hub.registry().clearWait(req.sender(), granted.claim().taskId());
-            broadcastGrant(req, granted, stored, at);
-        } else {
-            Reply.Denied d = (Reply.Denied) reply;
+            hub.registry().clearWait(d.request().sender(), granted.claim().taskId());
+            broadcastGrant(d, granted);
+        }, (d, refusal) -> {
             hub.metrics().claimsDenied.incrementAndGet();
             if (!answerDenial) {
                 return;
             }
-            ObjectNode f = claimFrames.denied("claim_denied", req.sender(), d.taskId(), d.message(), at);
-            f.put("reason_code", CLAIM_REASON_CODES.contains(d.refusal()) ? d.refusal().name() : "CLAIM_DENIED");
-            hub.outbox().send(req.session(), f);
-        }
+            ObjectNode f = claimFrames.denied("claim_denied", d.request().sender(), refusal.taskId(),
+                    refusal.message(), d.at());
+            f.put("reason_code", CLAIM_REASON_CODES.contains(refusal.refusal()) ? refusal.refusal().name()
+                    : "CLAIM_DENIED");
+            hub.outbox().send(d.request().session(), f);
+        });
+    }
+
+    /** A refusal answered privately with the family's own denial frame ({@code release_denied}, ...). */
+    private DecisionPublisher.OnRefusal deniedAs(String frameType) {
+        return (d, refusal) -> hub.outbox().send(d.request().session(), claimFrames.denied(frameType,
+                d.request().sender(), refusal.taskId(), refusal.message(), d.at()));
+    }
+
+    private void broadcastGrant(Decision d, Reply.Granted granted) {
+        broadcastGrant(d.request(), granted, d.storedResponse(), d.at());
     }
 
     /**

@@ -90,19 +90,17 @@ final class IdentityPinReclaimVerb {
         }
         IdentityPinCommand.Reclaim command = new IdentityPinCommand.Reclaim(r.sender(), pinName, keyId, reason,
                 breakGlass, online, leaseLive, stale, boundKeyId);
-        support.submit(r, command, false, null, (req, reply, stored, committed, at) -> {
-            if (!(reply instanceof IdentityPinReply p)) {
-                hub.outbox().send(req.session(), hub.frames().error(req.sender(), ((Reply.Denied) reply).message(), at));
-                return;
-            }
+        support.submit(r, command, false, null, DecisionPublisher.typed(IdentityPinReply.class, (d, p) -> {
+            Request req = d.request();
+            double at = d.at();
             if (p.outcome() != IdentityPinReply.Outcome.RECLAIMED) {
                 hub.outbox().send(req.session(), result(req, pinName, keyId, breakGlass, false, 0, p.message(), at));
                 return;
             }
-            long auditSeq = evictAndAnnounce(req, p, pinName, breakGlass, committed, at);
+            long auditSeq = evictAndAnnounce(req, p, pinName, breakGlass, d.committed(), at);
             hub.outbox().send(req.session(), result(req, pinName, keyId, breakGlass, true, auditSeq,
                     p.message(), at));
-        });
+        }, support::refusePrivately));
     }
 
     /**

@@ -123,9 +123,9 @@ final class MailboxVerbs {
                         : hub.history().readAfter(seq - 1, 1, CHAT).thenApply(events -> storedChat(events, seq)));
         support.afterRead(r, "resolving the ack of seq " + seq, resolved, stored -> {
                     AckCommand command = new AckCommand(r.sender(), identity, roles, seq, stored);
-                    support.submit(r, command, false, null, (req, reply, st, committed, at) -> {
-                        if (reply instanceof MailboxReply m && m.deferredReceipt() != null) {
-                            owed.deliverDeferred(m.deferredReceipt(), at, true);
+                    support.submit(r, command, false, null, d -> {
+                        if (d.reply() instanceof MailboxReply m && m.deferredReceipt() != null) {
+                            owed.deliverDeferred(m.deferredReceipt(), d.at(), true);
                         }
                     });
                 });

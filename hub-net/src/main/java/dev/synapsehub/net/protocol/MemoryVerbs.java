@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.core.actor.Outcome;
 import dev.synapsehub.core.command.MemoryCommand;
 import dev.synapsehub.core.reply.MemoryReply;
-import dev.synapsehub.core.reply.Reply;
 import dev.synapsehub.net.wire.CanonicalJson;
 import dev.synapsehub.net.wire.FieldCoercion;
 
@@ -228,19 +227,17 @@ final class MemoryVerbs {
             }
             return f;
         };
-        support.submit(r, command, hub.journaled(), render, (req, reply, stored, committed, at) -> {
-            if (reply instanceof MemoryReply m) {
-                String text = stored != null ? stored : hub.frames().write(render.render(m, at));
-                if (broadcast) {
-                    hub.outbox().broadcast(text, req.session());
-                } else {
-                    hub.outbox().send(req.session(), text);
-                }
+        support.submit(r, command, hub.journaled(), render, DecisionPublisher.typed(MemoryReply.class, (d, m) -> {
+            String text = d.storedResponse() != null ? d.storedResponse() : hub.frames().write(render.render(m, d.at()));
+            if (broadcast) {
+                hub.outbox().broadcast(text, d.request().session());
             } else {
-                // the finding quota (PM5): private, the single reason; nothing broadcast or journaled
-                reject(req, List.of(((Reply.Denied) reply).message()));
+                hub.outbox().send(d.request().session(), text);
             }
-        }, (req, settled) -> answerSettled(req, kind, settled));
+        }, (d, refusal) -> {
+            // the finding quota (PM5): private, the single reason; nothing broadcast or journaled
+            reject(d.request(), List.of(refusal.message()));
+        }), (req, settled) -> answerSettled(req, kind, settled));
     }
 
     /** A keyed repeat, a reused key, or a refusal, with the contract's texts (PM6). */

@@ -8,12 +8,10 @@ import dev.synapsehub.core.actor.Mutation;
 import dev.synapsehub.core.actor.Outcome;
 import dev.synapsehub.core.actor.ResponseRenderer;
 import dev.synapsehub.core.command.Command;
-import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.core.reply.Reply;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
@@ -40,12 +38,6 @@ final class VerbSupport {
 
     VerbSupport(HubContext hub) {
         this.hub = hub;
-    }
-
-    /** Publishes a decided reply from the outbox thread. */
-    @FunctionalInterface
-    interface Publisher {
-        void publish(Request request, Reply reply, String storedResponse, List<JournaledEvent> committed, double at);
     }
 
     /** Renders the success frame of a reply (stored for keyed requests). */
@@ -185,16 +177,16 @@ final class VerbSupport {
     }
 
     /** Submits {@code command}; keyed when {@code keyed} and the frame carries an {@code idem_key}. */
-    void submit(Request r, Command command, boolean keyed, GrantRenderer renderer, Publisher publisher) {
+    void submit(Request r, Command command, boolean keyed, GrantRenderer renderer, DecisionPublisher publisher) {
         submit(r, command, keyed, renderer, publisher, null);
     }
 
     /**
-     * Like {@link #submit(Request, Command, boolean, GrantRenderer, Publisher)}; {@code settled}
+     * Like {@link #submit(Request, Command, boolean, GrantRenderer, DecisionPublisher)}; {@code settled}
      * (when not null) answers replayed, conflicting and refused outcomes instead of the
      * requester's socket getting the stored response or a typed error.
      */
-    void submit(Request r, Command command, boolean keyed, GrantRenderer renderer, Publisher publisher,
+    void submit(Request r, Command command, boolean keyed, GrantRenderer renderer, DecisionPublisher publisher,
             SettledAnswer settled) {
         Idempotency idem = null;
         JsonNode key = keyed ? r.get("idem_key") : null;
@@ -225,10 +217,10 @@ final class VerbSupport {
                 });
     }
 
-    private void publish(Request r, Outcome outcome, Publisher publisher) {
+    private void publish(Request r, Outcome outcome, DecisionPublisher publisher) {
         double at = now();
         if (outcome instanceof Outcome.Decided decided) {
-            publisher.publish(r, decided.reply(), decided.storedResponse(), decided.committed(), at);
+            publisher.publish(new Decision(r, decided.reply(), decided.storedResponse(), decided.committed(), at));
         } else if (outcome instanceof Outcome.Replayed replayed) {
             hub.metrics().idempotentReplays.incrementAndGet();
             hub.outbox().send(r.session(), replayed.response());
@@ -257,6 +249,11 @@ final class VerbSupport {
                 hub.outbox().send(r.session(), e);
             }
         }
+    }
+
+    /** A refusal answered with a private error frame carrying its message (the common case). */
+    void refusePrivately(Decision d, Reply.Denied refusal) {
+        hub.outbox().send(d.request().session(), hub.frames().error(d.request().sender(), refusal.message(), d.at()));
     }
 
     /** A private typed error naming the offending field. */
