@@ -45,9 +45,9 @@ public final class BoardVerbs {
             (d, reply) -> broadcastGrant(d.request(), reply, d.storedResponse(), d.at()),
             (d, refusal) -> denied(d.request(), refusal, d.at()));
 
-    public BoardVerbs(HubContext hub, CapabilityCards cards) {
+    BoardVerbs(HubContext hub, VerbSupport support, CapabilityCards cards) {
         this.hub = hub;
-        this.support = new VerbSupport(hub);
+        this.support = support;
         this.cards = cards;
     }
 

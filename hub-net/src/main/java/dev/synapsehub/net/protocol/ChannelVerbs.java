@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.util.RawValue;
+import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.channel.Channel;
 import dev.synapsehub.core.command.ChannelCommand;
 import dev.synapsehub.core.reply.ChannelReply;
@@ -23,12 +24,16 @@ final class ChannelVerbs {
     /** {@code channel_history_request} without a usable {@code limit} (A1.3). */
     static final int DEFAULT_HISTORY_LIMIT = 20;
 
-    private final HubContext hub;
     private final VerbSupport support;
+    private final CoordinationActor actor;
+    private final HubFrames frames;
+    private final Outbox outbox;
 
-    ChannelVerbs(HubContext hub) {
-        this.hub = hub;
-        this.support = new VerbSupport(hub);
+    ChannelVerbs(VerbSupport support, CoordinationActor actor, HubFrames frames, Outbox outbox) {
+        this.support = support;
+        this.actor = actor;
+        this.frames = frames;
+        this.outbox = outbox;
     }
 
     /** True for the verbs handled here. */
@@ -67,12 +72,12 @@ final class ChannelVerbs {
         ChannelCommand command = new ChannelCommand(r.sender(), op, channelId(r), invitee, label);
         // never keyed: the contract's channel verbs ignore idem_key (A1.1)
         support.submit(r, command, false, null, DecisionPublisher.typed(ChannelReply.class,
-                (d, c) -> hub.outbox().send(d.request().session(), result(d.request().sender(), c, d.at())),
+                (d, c) -> outbox.send(d.request().session(), result(d.request().sender(), c, d.at())),
                 support::refusePrivately));
     }
 
     private ObjectNode result(String requester, ChannelReply c, double at) {
-        ObjectNode f = hub.frames().envelope(requester, "channel_result", c.message(), at);
+        ObjectNode f = frames.envelope(requester, "channel_result", c.message(), at);
         f.put("channel", c.channel());
         f.put("ok", c.ok());
         HubFrames.putStrings(f, "members", c.members());
@@ -81,35 +86,35 @@ final class ChannelVerbs {
 
     private void list(Request r) {
         support.afterRead(r, "answering channel_list_request",
-                hub.actor().read(s -> s.channels().channelsOf(r.sender())), ids -> {
-            ObjectNode f = hub.frames().envelope(r.sender(), "channel_list", "channel list", support.now());
+                actor.read(s -> s.channels().channelsOf(r.sender())), ids -> {
+            ObjectNode f = frames.envelope(r.sender(), "channel_list", "channel list", support.now());
             HubFrames.putStrings(f, "channels", ids);
-            hub.outbox().send(r.session(), f);
+            outbox.send(r.session(), f);
         });
     }
 
     private void history(Request r) {
         String id = channelId(r);
         int limit = historyLimit(r.get("limit"));
-        support.afterRead(r, "answering channel_history_request", hub.actor().read(s -> {
+        support.afterRead(r, "answering channel_history_request", actor.read(s -> {
             Optional<Channel> ch = s.channels().channel(id);
             return new HistoryRead(ch.isPresent() && ch.get().members().contains(r.sender()),
                     ch.map(Channel::history).orElse(List.of()), s.channels().maxHistory());
         }), found -> {
             double at = support.now();
             if (!found.member()) {
-                hub.outbox().send(r.session(), result(r.sender(),
+                outbox.send(r.session(), result(r.sender(),
                         new ChannelReply(id, false, "not a member of channel '" + id + "'", List.of()), at));
                 return;
             }
             List<String> all = found.history();
-            ObjectNode f = hub.frames().envelope(r.sender(), "channel_history", "channel history", at);
+            ObjectNode f = frames.envelope(r.sender(), "channel_history", "channel history", at);
             f.put("channel", id);
             ArrayNode messages = f.putArray("messages");
             all.subList(Math.max(0, all.size() - limit), all.size())
                     .forEach(m -> messages.addRawValue(new RawValue(m)));
             f.putObject("retention").put("max_messages", found.maxHistory());
-            hub.outbox().send(r.session(), f);
+            outbox.send(r.session(), f);
         });
     }
 

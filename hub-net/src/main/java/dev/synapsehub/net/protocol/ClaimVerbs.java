@@ -42,11 +42,11 @@ public final class ClaimVerbs {
     private final VerbSupport support;
 
     /** Claim verbs whose release and handoff notes are posted through {@code board} (stored, journaled). */
-    public ClaimVerbs(HubContext hub, BoardVerbs board) {
+    ClaimVerbs(HubContext hub, VerbSupport support, BoardVerbs board) {
         this.hub = hub;
         this.claimFrames = new ClaimFrames(hub.frames());
         this.board = board;
-        this.support = new VerbSupport(hub);
+        this.support = support;
     }
 
     /** True for the verbs handled here. */

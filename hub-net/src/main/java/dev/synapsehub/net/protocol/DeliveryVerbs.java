@@ -2,8 +2,10 @@ package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.Clock;
 import dev.synapsehub.net.delivery.Delivery;
 import dev.synapsehub.net.session.Session;
+import dev.synapsehub.net.wire.HubFrames;
 
 /**
  * Our extension's declarations of scoped delivery ({@code docs/protocol.md} "Scoped delivery"):
@@ -13,10 +15,14 @@ import dev.synapsehub.net.session.Session;
  * change itself is applied on the outbox thread.
  */
 final class DeliveryVerbs {
-    private final HubContext hub;
+    private final Outbox outbox;
+    private final HubFrames frames;
+    private final Clock clock;
 
-    DeliveryVerbs(HubContext hub) {
-        this.hub = hub;
+    DeliveryVerbs(Outbox outbox, HubFrames frames, Clock clock) {
+        this.outbox = outbox;
+        this.frames = frames;
+        this.clock = clock;
     }
 
     /** True for the verbs handled here. */
@@ -26,13 +32,13 @@ final class DeliveryVerbs {
 
     /** {@code set_delivery}: answered {@code delivery_set} once in force, or {@code invalid_delivery}. */
     void handle(Request r) {
-        double now = hub.clock().nowSeconds();
+        double now = clock.nowSeconds();
         Delivery.Parsed parsed = Delivery.parse(r.get("delivery"));
         if (!parsed.ok()) {
             refuse(r.session(), r.sender(), parsed, now);
             return;
         }
-        hub.outbox().scoped().declare(r.session(), parsed.delivery(), ack(r.sender(), parsed.delivery(), false, now));
+        outbox.scoped().declare(r.session(), parsed.delivery(), ack(r.sender(), parsed.delivery(), false, now));
     }
 
     /**
@@ -42,14 +48,14 @@ final class DeliveryVerbs {
      */
     void onRegistered(Session session, ObjectNode frame, double now) {
         JsonNode declared = frame.get("delivery");
-        Delivery defaults = hub.outbox().scoped().defaultDelivery();
+        Delivery defaults = outbox.scoped().defaultDelivery();
         JsonNode type = frame.get("type");
         if (type != null && type.isTextual() && handles(type.textValue().strip().toLowerCase(java.util.Locale.ROOT))) {
             declared = null; // a first frame that is set_delivery: the verb answers it, once
         }
         if (declared == null || declared.isNull()) {
             if (defaults.scoped()) {
-                hub.outbox().scoped().declare(session, defaults, null);
+                outbox.scoped().declare(session, defaults, null);
             }
             return;
         }
@@ -57,25 +63,25 @@ final class DeliveryVerbs {
         if (!parsed.ok()) {
             refuse(session, session.name(), parsed, now);
             if (defaults.scoped()) {
-                hub.outbox().scoped().declare(session, defaults, null);
+                outbox.scoped().declare(session, defaults, null);
             }
             return;
         }
-        hub.outbox().scoped().declare(session, parsed.delivery(), ack(session.name(), parsed.delivery(), true, now));
+        outbox.scoped().declare(session, parsed.delivery(), ack(session.name(), parsed.delivery(), true, now));
     }
 
     private ObjectNode ack(String target, Delivery delivery, boolean atRegistration, double now) {
-        ObjectNode f = hub.frames().envelope(target, "delivery_set", "Claim traffic delivery is now "
+        ObjectNode f = frames.envelope(target, "delivery_set", "Claim traffic delivery is now "
                 + delivery.mode().wire() + (atRegistration ? " (declared at registration)." : "."), now);
         f.set("delivery", delivery.toJson());
         return f;
     }
 
     private void refuse(Session session, String sender, Delivery.Parsed parsed, double now) {
-        ObjectNode e = hub.frames().error(sender, "Delivery declaration refused: " + parsed.problem()
+        ObjectNode e = frames.error(sender, "Delivery declaration refused: " + parsed.problem()
                 + " Nothing was changed.", now);
         e.put("error_code", "invalid_delivery");
         e.put("field", parsed.field());
-        hub.outbox().send(session, e);
+        outbox.send(session, e);
     }
 }

@@ -38,9 +38,9 @@ final class GuardEvidenceVerb {
     private final VerbSupport support;
     private final GuardEvidenceIngress ingress = new GuardEvidenceIngress();
 
-    GuardEvidenceVerb(HubContext hub) {
+    GuardEvidenceVerb(HubContext hub, VerbSupport support) {
         this.hub = hub;
-        this.support = new VerbSupport(hub);
+        this.support = support;
     }
 
     /** Handles one request (on the connection's event loop). */

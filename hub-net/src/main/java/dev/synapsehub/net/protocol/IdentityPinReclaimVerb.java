@@ -37,9 +37,9 @@ final class IdentityPinReclaimVerb {
     private final HubContext hub;
     private final VerbSupport support;
 
-    IdentityPinReclaimVerb(HubContext hub) {
+    IdentityPinReclaimVerb(HubContext hub, VerbSupport support) {
         this.hub = hub;
-        this.support = new VerbSupport(hub);
+        this.support = support;
     }
 
     void handle(Request r) {

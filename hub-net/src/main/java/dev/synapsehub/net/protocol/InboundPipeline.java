@@ -53,19 +53,19 @@ public final class InboundPipeline {
 
     public InboundPipeline(HubContext hub) {
         this.hub = hub;
+        this.support = VerbSupport.of(hub); // one for every verb: it holds no state of its own
         this.cards = new CapabilityCards(hub);
-        this.board = new BoardVerbs(hub, cards);
-        this.messaging = new MessagingVerbs(hub);
-        this.claims = new ClaimVerbs(hub, board);
-        this.queries = new QueryVerbs(hub, board);
-        this.support = new VerbSupport(hub);
-        this.unavailable = new UnavailableFeatureVerbs(hub);
-        this.channels = new ChannelVerbs(hub);
-        this.delivery = new DeliveryVerbs(hub);
+        this.board = new BoardVerbs(hub, support, cards);
+        this.messaging = new MessagingVerbs(hub, support);
+        this.claims = new ClaimVerbs(hub, support, board);
+        this.queries = new QueryVerbs(hub, support, board);
+        this.unavailable = new UnavailableFeatureVerbs(hub.outbox(), hub.frames(), hub.clock());
+        this.channels = new ChannelVerbs(support, hub.actor(), hub.frames(), hub.outbox());
+        this.delivery = new DeliveryVerbs(hub.outbox(), hub.frames(), hub.clock());
         this.pins = new IdentityPinGate(hub);
-        this.pinReclaim = new IdentityPinReclaimVerb(hub);
-        this.memory = new MemoryVerbs(hub);
-        this.guardEvidence = new GuardEvidenceVerb(hub);
+        this.pinReclaim = new IdentityPinReclaimVerb(hub, support);
+        this.memory = new MemoryVerbs(hub, support);
+        this.guardEvidence = new GuardEvidenceVerb(hub, support);
     }
 
     /** The hub's claim path, as extensions use it to decide claims on behalf of another hub. */

@@ -31,9 +31,9 @@ final class MemoryVerbs {
     private final HubContext hub;
     private final VerbSupport support;
 
-    MemoryVerbs(HubContext hub) {
+    MemoryVerbs(HubContext hub, VerbSupport support) {
         this.hub = hub;
-        this.support = new VerbSupport(hub);
+        this.support = support;
     }
 
     /** True for the verbs handled here. */

@@ -24,8 +24,7 @@ public final class MessagingVerbs {
     private final OwedReceipts owedReceipts;
     private final DeadLetterHints deadLetters;
 
-    public MessagingVerbs(HubContext hub) {
-        VerbSupport support = new VerbSupport(hub);
+    MessagingVerbs(HubContext hub, VerbSupport support) {
         ReceiptFrames receipts = new ReceiptFrames(hub.frames(), hub.json());
         this.owedReceipts = new OwedReceipts(hub, support, receipts);
         this.deadLetters = new DeadLetterHints(support);

@@ -30,11 +30,11 @@ public final class QueryVerbs {
     private final VerbSupport support;
     private final KnownIdentities known = new KnownIdentities();
 
-    public QueryVerbs(HubContext hub, BoardVerbs board) {
+    QueryVerbs(HubContext hub, VerbSupport support, BoardVerbs board) {
         this.hub = hub;
         this.claimFrames = new ClaimFrames(hub.frames());
         this.board = board;
-        this.support = new VerbSupport(hub);
+        this.support = support;
     }
 
     /** What a state snapshot reads on the actor thread, in one linearizable read. */

@@ -2,6 +2,8 @@ package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.Clock;
+import dev.synapsehub.net.wire.HubFrames;
 
 /**
  * Optional verbs of contract §14 whose feature this hub does not run, answered as the
@@ -10,10 +12,14 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * to anyone but the requester.
  */
 final class UnavailableFeatureVerbs {
-    private final HubContext hub;
+    private final Outbox outbox;
+    private final HubFrames frames;
+    private final Clock clock;
 
-    UnavailableFeatureVerbs(HubContext hub) {
-        this.hub = hub;
+    UnavailableFeatureVerbs(Outbox outbox, HubFrames frames, Clock clock) {
+        this.outbox = outbox;
+        this.frames = frames;
+        this.clock = clock;
     }
 
     /** True when {@code r} was answered here. */
@@ -21,7 +27,7 @@ final class UnavailableFeatureVerbs {
         switch (r.type()) {
             case "federation_offer_request":
                 // a hub with --federation-offer answers through its federation extension first
-                send(r, hub.frames().error(r.sender(), "No federation offer is configured on this hub.", now()));
+                send(r, frames.error(r.sender(), "No federation offer is configured on this hub.", now()));
                 return true;
             case "operator_relay_request":
                 operatorRelay(r);
@@ -38,15 +44,15 @@ final class UnavailableFeatureVerbs {
                 && optional(r.get("reason"), JsonNode::isTextual) && optional(r.get("break_glass"), JsonNode::isBoolean)
                 && optional(r.get("idem_key"), v -> v.isTextual() && !v.textValue().isBlank());
         if (!wellFormed) {
-            send(r, hub.frames().error(r.sender(), "Malformed operator relay request", now()));
+            send(r, frames.error(r.sender(), "Malformed operator relay request", now()));
             return;
         }
-        ObjectNode f = hub.frames().envelope(r.sender(), "operator_relay_result", "Operator relay result", now());
+        ObjectNode f = frames.envelope(r.sender(), "operator_relay_result", "Operator relay result", now());
         f.put("applied", false);
         f.set("action", r.get("action"));
         f.set("namespace", r.get("namespace"));
         f.set("task_id", r.get("task_id"));
-        f.put("owner_hub_id", hub.frames().hubId());
+        f.put("owner_hub_id", frames.hubId());
         f.put("detail", "peer_not_authorised");
         f.put("pending", false);
         send(r, f);
@@ -62,10 +68,10 @@ final class UnavailableFeatureVerbs {
     }
 
     private void send(Request r, ObjectNode frame) {
-        hub.outbox().send(r.session(), frame);
+        outbox.send(r.session(), frame);
     }
 
     private double now() {
-        return hub.clock().nowSeconds();
+        return clock.nowSeconds();
     }
 }

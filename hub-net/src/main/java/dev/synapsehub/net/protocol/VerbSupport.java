@@ -2,13 +2,17 @@ package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.Clock;
 import dev.synapsehub.core.actor.ActorRefusedException;
+import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.actor.Idempotency;
 import dev.synapsehub.core.actor.Mutation;
 import dev.synapsehub.core.actor.Outcome;
 import dev.synapsehub.core.actor.ResponseRenderer;
 import dev.synapsehub.core.command.Command;
 import dev.synapsehub.core.reply.Reply;
+import dev.synapsehub.net.wire.HubFrames;
+import dev.synapsehub.net.wire.WireJson;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,10 +38,26 @@ import java.util.function.Consumer;
 final class VerbSupport {
     private static final Logger LOG = LoggerFactory.getLogger(VerbSupport.class);
 
-    private final HubContext hub;
+    private final CoordinationActor actor;
+    private final Outbox outbox;
+    private final HubFrames frames;
+    private final WireJson json;
+    private final HubMetrics metrics;
+    private final Clock clock;
 
-    VerbSupport(HubContext hub) {
-        this.hub = hub;
+    VerbSupport(CoordinationActor actor, Outbox outbox, HubFrames frames, WireJson json, HubMetrics metrics,
+            Clock clock) {
+        this.actor = actor;
+        this.outbox = outbox;
+        this.frames = frames;
+        this.json = json;
+        this.metrics = metrics;
+        this.clock = clock;
+    }
+
+    /** The parts of {@code hub} it uses. */
+    static VerbSupport of(HubContext hub) {
+        return new VerbSupport(hub.actor(), hub.outbox(), hub.frames(), hub.json(), hub.metrics(), hub.clock());
     }
 
     /** Renders the success frame of a reply (stored for keyed requests). */
@@ -68,10 +88,10 @@ final class VerbSupport {
             return Optional.empty();
         }
         String ledgerKey = Idempotency.key(r.sender(), r.type(), key.textValue());
-        if (!hub.actor().remembers(ledgerKey)) {
+        if (!actor.remembers(ledgerKey)) {
             return Optional.empty(); // the common case costs one map lookup, no digest
         }
-        return hub.actor().priorAnswer(ledgerKey, ClaimVerbs.digest(r));
+        return actor.priorAnswer(ledgerKey, ClaimVerbs.digest(r));
     }
 
     /** Publishes a ledger answer from the outbox thread, after everything published before it. */
@@ -101,8 +121,8 @@ final class VerbSupport {
                 fault(r, what, fault);
             }
             return null;
-        }, hub.outbox().executor()).whenComplete((ignored, notRun) -> {
-            if (notRun != null && !hub.outbox().executor().isShuttingDown()) { // stopping: every socket closes
+        }, outbox.executor()).whenComplete((ignored, notRun) -> {
+            if (notRun != null && !outbox.executor().isShuttingDown()) { // stopping: every socket closes
                 // the outbox would not take the continuation (it is full or stopping): answer
                 // from here, on the connection's own loop, since no other path will
                 fault(r, what + " (the outbox refused the continuation)", notRun);
@@ -117,15 +137,15 @@ final class VerbSupport {
      * fault, logged once and counted.
      */
     void submitUnanswered(Command command, String what, Runnable onRefused) {
-        hub.actor().submit(Mutation.of(command)).whenComplete((outcome, failure) -> {
+        actor.submit(Mutation.of(command)).whenComplete((outcome, failure) -> {
             if (failure != null) {
-                hub.metrics().faults.incrementAndGet();
+                metrics.faults.incrementAndGet();
                 LOG.error("fault {}", what, failure);
             } else if (outcome instanceof Outcome.Refused refused) {
                 if (refused.reason() == Outcome.Reason.INTERNAL_FAULT) {
-                    hub.metrics().faults.incrementAndGet(); // the actor logged it with its batch
+                    metrics.faults.incrementAndGet(); // the actor logged it with its batch
                 } else {
-                    hub.metrics().unansweredRefusals.incrementAndGet();
+                    metrics.unansweredRefusals.incrementAndGet();
                     LOG.debug("{}: refused {}", what, refused.reason());
                     onRefused.run();
                 }
@@ -141,7 +161,7 @@ final class VerbSupport {
             LOG.debug("{} for {}: refused {}", what, r.session(), refused.refusal().reason());
             errorLater(r, refused.refusal().message(), refused.refusal().reason().name().toLowerCase(Locale.ROOT));
         } else if (cause instanceof JournalReadException journal) {
-            hub.metrics().faults.incrementAndGet();
+            metrics.faults.incrementAndGet();
             LOG.error("{} for {}: the journal could not be read", what, r.session(), journal.getCause());
             errorLater(r, "The journal could not be read; nothing was replayed. Retry shortly.", "journal_failed");
         } else {
@@ -154,12 +174,12 @@ final class VerbSupport {
      * answered with {@code internal_fault} and close 1011 (the connection's state is in doubt).
      */
     void fault(Request r, String what, Throwable fault) {
-        hub.metrics().faults.incrementAndGet();
+        metrics.faults.incrementAndGet();
         LOG.error("fault {} for {}; closing it 1011", what, r.session(), fault);
-        ObjectNode e = hub.frames().error(r.sender(), "Internal fault while answering this request; it was logged.",
+        ObjectNode e = frames.error(r.sender(), "Internal fault while answering this request; it was logged.",
                 now());
         e.put("error_code", "internal_fault");
-        hub.outbox().close(r.session(), e, 1011, "unexpected fault");
+        outbox.close(r.session(), e, 1011, "unexpected fault");
     }
 
     private static Throwable unwrap(Throwable t) {
@@ -192,22 +212,22 @@ final class VerbSupport {
         JsonNode key = keyed ? r.get("idem_key") : null;
         if (key != null && !key.isNull()) {
             if (!key.isTextual() || key.textValue().isEmpty()) {
-                ObjectNode e = hub.frames().error(r.sender(), "Field 'idem_key' must be a non-empty string.", now());
+                ObjectNode e = frames.error(r.sender(), "Field 'idem_key' must be a non-empty string.", now());
                 e.put("error_code", "invalid_idempotency_request");
-                hub.outbox().send(r.session(), e);
+                outbox.send(r.session(), e);
                 return;
             }
-            ResponseRenderer store = (reply, at) -> hub.frames().write(renderer.render(reply, at));
+            ResponseRenderer store = (reply, at) -> frames.write(renderer.render(reply, at));
             idem = new Idempotency(Idempotency.key(r.sender(), r.type(), key.textValue()), ClaimVerbs.digest(r), store);
         }
         Idempotency keyedAs = idem;
         RequestContext context = new RequestContext(r.type(), r.sender(), r.target(), r.frame());
-        afterRead(r, "publishing the outcome of " + r.type(), hub.actor().submit(new Mutation(command, idem, context)),
+        afterRead(r, "publishing the outcome of " + r.type(), actor.submit(new Mutation(command, idem, context)),
                 outcome -> {
                     if (keyedAs != null && outcome instanceof Outcome.Refused refused
                             && refused.reason() == Outcome.Reason.BUSY) {
                         // a full queue must not override a first answer already committed (INV-CR-1)
-                        outcome = hub.actor().priorAnswer(keyedAs.key(), keyedAs.requestDigest()).orElse(outcome);
+                        outcome = actor.priorAnswer(keyedAs.key(), keyedAs.requestDigest()).orElse(outcome);
                     }
                     if (settled != null && !(outcome instanceof Outcome.Decided)) {
                         settled.answer(r, outcome);
@@ -222,13 +242,13 @@ final class VerbSupport {
         if (outcome instanceof Outcome.Decided decided) {
             publisher.publish(new Decision(r, decided.reply(), decided.storedResponse(), decided.committed(), at));
         } else if (outcome instanceof Outcome.Replayed replayed) {
-            hub.metrics().idempotentReplays.incrementAndGet();
-            hub.outbox().send(r.session(), replayed.response());
+            metrics.idempotentReplays.incrementAndGet();
+            outbox.send(r.session(), replayed.response());
         } else if (outcome instanceof Outcome.IdempotencyConflict conflict) {
-            hub.metrics().idempotencyConflicts.incrementAndGet();
-            ObjectNode e = hub.frames().error(r.sender(),
+            metrics.idempotencyConflicts.incrementAndGet();
+            ObjectNode e = frames.error(r.sender(),
                     "idem_key was already used for a different request; nothing was applied.", at);
-            JsonNode original = hub.json().parse(conflict.originalResponse());
+            JsonNode original = json.parse(conflict.originalResponse());
             if (original != null && original.isObject()) {
                 if (original.has("timestamp")) {
                     e.set("timestamp", original.get("timestamp"));
@@ -238,38 +258,38 @@ final class VerbSupport {
                 }
             }
             e.put("error_code", "idempotency_conflict");
-            hub.outbox().send(r.session(), e);
+            outbox.send(r.session(), e);
         } else if (outcome instanceof Outcome.Refused refused) {
-            ObjectNode e = hub.frames().error(r.sender(), refused.message(), at);
+            ObjectNode e = frames.error(r.sender(), refused.message(), at);
             e.put("error_code", refused.reason().name().toLowerCase(Locale.ROOT));
             if (refused.reason() == Outcome.Reason.INTERNAL_FAULT) {
-                hub.metrics().faults.incrementAndGet(); // the actor logged the fault with its batch
-                hub.outbox().close(r.session(), e, 1011, "unexpected fault");
+                metrics.faults.incrementAndGet(); // the actor logged the fault with its batch
+                outbox.close(r.session(), e, 1011, "unexpected fault");
             } else {
-                hub.outbox().send(r.session(), e);
+                outbox.send(r.session(), e);
             }
         }
     }
 
     /** A refusal answered with a private error frame carrying its message (the common case). */
     void refusePrivately(Decision d, Reply.Denied refusal) {
-        hub.outbox().send(d.request().session(), hub.frames().error(d.request().sender(), refusal.message(), d.at()));
+        outbox.send(d.request().session(), frames.error(d.request().sender(), refusal.message(), d.at()));
     }
 
     /** A private typed error naming the offending field. */
     void malformed(Request r, String field, String message) {
-        ObjectNode e = hub.frames().error(r.sender(), message, now());
+        ObjectNode e = frames.error(r.sender(), message, now());
         e.put("error_code", "malformed_request");
         e.put("field", field);
-        hub.outbox().send(r.session(), e);
+        outbox.send(r.session(), e);
     }
 
     /** A private typed error sent from the outbox thread (keeps order behind earlier publishes). */
     void errorLater(Request r, String message, String code) {
-        ObjectNode e = hub.frames().error(r.sender(), message, now());
+        ObjectNode e = frames.error(r.sender(), message, now());
         e.put("error_code", code);
-        String text = hub.frames().write(e);
-        hub.outbox().sendInOrder(r.session(), text);
+        String text = frames.write(e);
+        outbox.sendInOrder(r.session(), text);
     }
 
     /** True (after the typed error) when the member is present, non-null and not a string. */
@@ -282,6 +302,6 @@ final class VerbSupport {
     }
 
     double now() {
-        return hub.clock().nowSeconds();
+        return clock.nowSeconds();
     }
 }
