@@ -42,7 +42,7 @@ public final class BoardVerbs {
     private final CapabilityCards cards;
     /** Every board and resource verb's publisher: a grant broadcast, a refusal answered privately. */
     private final DecisionPublisher publisher = DecisionPublisher.typed(Reply.class,
-            (d, reply) -> broadcastGrant(d.request(), reply, d.storedResponse(), d.at()),
+            (d, reply) -> broadcastGrant(d),
             (d, refusal) -> denied(d.request(), refusal, d.at()));
 
     BoardVerbs(HubContext hub, VerbSupport support, CapabilityCards cards) {
@@ -166,9 +166,18 @@ public final class BoardVerbs {
         }
     }
 
-    /** Broadcasts a grant to every connection but the requester's ({@code r.session()}, null for another node's). */
-    void broadcastGrant(Request r, Reply reply, String stored, double at) {
-        hub.outbox().broadcast(stored != null ? stored : hub.frames().write(grantFrame(r, reply, at)), r.session());
+    /** Another mesh node's decision: a grant, as every connection but the requester's sees it. */
+    void publishCommitted(Decision d) {
+        if (d.reply().granted()) {
+            broadcastGrant(d);
+        }
+    }
+
+    /** Broadcasts a grant to every connection but the requester's (its session is null for another node's). */
+    private void broadcastGrant(Decision d) {
+        Request r = d.request();
+        hub.outbox().broadcast(d.storedResponse() != null ? d.storedResponse()
+                : hub.frames().write(grantFrame(r, d.reply(), d.at())), r.session());
     }
 
     private void ledgerProgress(Request r) {

@@ -299,14 +299,17 @@ public final class ClaimVerbs {
         });
     }
 
+    /** Another mesh node's decision: a grant, as every connection but the requester's sees it. */
+    void publishCommitted(Decision d) {
+        if (d.reply() instanceof Reply.Granted granted) {
+            broadcastGrant(d, granted);
+        }
+    }
+
     /** A refusal answered privately with the family's own denial frame ({@code release_denied}, ...). */
     private DecisionPublisher.OnRefusal deniedAs(String frameType) {
         return (d, refusal) -> hub.outbox().send(d.request().session(), claimFrames.denied(frameType,
                 d.request().sender(), refusal.taskId(), refusal.message(), d.at()));
-    }
-
-    private void broadcastGrant(Decision d, Reply.Granted granted) {
-        broadcastGrant(d.request(), granted, d.storedResponse(), d.at());
     }
 
     /**
@@ -337,13 +340,14 @@ public final class ClaimVerbs {
     /**
      * What every connection but the requester's sees of a grant, in order: the handoff's note
      * before the move (§5.7), the release's assessment after it (§A11 R3). A checkpoint is
-     * private. {@code r.session()} is null for a request of another mesh node's agent.
+     * private. The request's session is null for a request of another mesh node's agent.
      */
-    void broadcastGrant(Request r, Reply.Granted g, String stored, double at) {
+    private void broadcastGrant(Decision d, Reply.Granted g) {
+        Request r = d.request();
         if ("checkpoint".equals(r.type())) {
             return;
         }
-        String grant = stored != null ? stored : hub.frames().write(grantFrame(r, g, at));
+        String grant = d.storedResponse() != null ? d.storedResponse() : hub.frames().write(grantFrame(r, g, d.at()));
         // claim traffic: loud connections get it as a broadcast, scoped ones as the rules say
         List<String> texts = new ArrayList<>(2);
         boolean release = "release".equals(r.type());

@@ -8,7 +8,6 @@ import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.core.identity.IdentityPin;
 import dev.synapsehub.core.identity.IdentityPinRegistry;
 import dev.synapsehub.core.reply.IdentityPinReply;
-import dev.synapsehub.core.reply.Reply;
 import dev.synapsehub.net.identity.IdentityTrust;
 import dev.synapsehub.net.session.Session;
 
@@ -108,11 +107,11 @@ final class IdentityPinReclaimVerb {
      * node (if any) is closed 4017 and this node's sockets get the {@code system} notice, as
      * the taking node does for its own (that node answers the operator).
      */
-    void publishCommitted(Request req, Reply reply, List<JournaledEvent> committed, double at) {
-        if (reply instanceof IdentityPinReply p && p.outcome() == IdentityPinReply.Outcome.RECLAIMED) {
-            JsonNode glass = req.get("break_glass");
-            evictAndAnnounce(req, p, p.pin().name(), glass != null && glass.isBoolean() && glass.booleanValue(),
-                    committed, at);
+    void publishCommitted(Decision d) {
+        if (d.reply() instanceof IdentityPinReply p && p.outcome() == IdentityPinReply.Outcome.RECLAIMED) {
+            JsonNode glass = d.request().get("break_glass");
+            evictAndAnnounce(d.request(), p, p.pin().name(),
+                    glass != null && glass.isBoolean() && glass.booleanValue(), d.committed(), d.at());
         }
     }
 

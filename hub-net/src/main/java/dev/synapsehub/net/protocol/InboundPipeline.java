@@ -112,16 +112,16 @@ public final class InboundPipeline {
     public void publishCommitted(RequestContext origin, Reply reply, String stored, List<JournaledEvent> committed) {
         hub.outbox().executor().execute(() -> {
             try {
-                Request r = origin.detached();
-                double at = hub.clock().nowSeconds();
-                if (ClaimVerbs.handles(r.type()) && reply instanceof Reply.Granted granted) {
-                    claims.broadcastGrant(r, granted, stored, at);
-                } else if (BoardVerbs.handles(r.type()) && reply.granted()) {
-                    board.broadcastGrant(r, reply, stored, at);
-                } else if (MessagingVerbs.handles(r.type())) {
-                    messaging.publishCommitted(r, reply, committed, at);
-                } else if (IdentityPinReclaimVerb.TYPE.equals(r.type())) {
-                    pinReclaim.publishCommitted(r, reply, committed, at);
+                Decision d = new Decision(origin.detached(), reply, stored, committed, hub.clock().nowSeconds());
+                String type = d.request().type();
+                if (ClaimVerbs.handles(type)) {
+                    claims.publishCommitted(d);
+                } else if (BoardVerbs.handles(type)) {
+                    board.publishCommitted(d);
+                } else if (MessagingVerbs.handles(type)) {
+                    messaging.publishCommitted(d);
+                } else if (IdentityPinReclaimVerb.TYPE.equals(type)) {
+                    pinReclaim.publishCommitted(d);
                 }
             } catch (RuntimeException fault) {
                 hub.metrics().faults.incrementAndGet();

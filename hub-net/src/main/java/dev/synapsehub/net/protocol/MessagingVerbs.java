@@ -1,14 +1,11 @@
 package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.core.messaging.ChatFrameRenderer;
 import dev.synapsehub.core.reply.ChatReply;
 import dev.synapsehub.core.reply.MailboxReply;
-import dev.synapsehub.core.reply.Reply;
 import dev.synapsehub.net.session.Session;
 
-import java.util.List;
 
 /**
  * Chat and the mailbox (contract §5.1–5.3, §5.19–5.20, §8), as the pipeline reaches them: the
@@ -69,11 +66,11 @@ public final class MessagingVerbs {
      * node's audience, and receipts to their senders if connected here (only the origin node,
      * which answers its own agent, keeps receipts owed to absent senders).
      */
-    void publishCommitted(Request req, Reply reply, List<JournaledEvent> committed, double at) {
-        if (reply instanceof ChatReply c) {
-            chat.publishCommitted(req, c, committed, at);
-        } else if (reply instanceof MailboxReply m && m.deferredReceipt() != null) {
-            owedReceipts.deliverDeferred(m.deferredReceipt(), at, false);
+    void publishCommitted(Decision d) {
+        if (d.reply() instanceof ChatReply c) {
+            chat.publishCommitted(d.request(), c, d.committed(), d.at());
+        } else if (d.reply() instanceof MailboxReply m && m.deferredReceipt() != null) {
+            owedReceipts.deliverDeferred(m.deferredReceipt(), d.at(), false);
         }
     }
 
