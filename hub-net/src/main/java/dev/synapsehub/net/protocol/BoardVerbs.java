@@ -167,14 +167,14 @@ public final class BoardVerbs {
     }
 
     /** Another mesh node's decision: a grant, as every connection but the requester's sees it. */
-    void publishCommitted(Decision d) {
+    void publishCommitted(CommittedDecision d) {
         if (d.reply().granted()) {
             broadcastGrant(d);
         }
     }
 
     /** Broadcasts a grant to every connection but the requester's (its session is null for another node's). */
-    private void broadcastGrant(Decision d) {
+    private void broadcastGrant(CommittedDecision d) {
         Request r = d.request();
         hub.outbox().broadcast(d.storedResponse() != null ? d.storedResponse()
                 : hub.frames().write(grantFrame(r, d.reply(), d.at())), r.session());

@@ -79,7 +79,7 @@ final class ChatVerb {
     }
 
     /** A refused chat: answered privately, nothing delivered. */
-    private void refused(Decision d, Reply.Denied refusal) {
+    private void refused(CommittedDecision d, Reply.Denied refusal) {
         Request req = d.request();
         ObjectNode e = hub.frames().error(req.sender(), refusal.message(), d.at());
         if (refusal.refusal() == Refusal.NOT_A_MEMBER) {

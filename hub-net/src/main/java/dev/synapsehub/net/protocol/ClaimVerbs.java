@@ -134,7 +134,8 @@ public final class ClaimVerbs {
                     "Task '" + taskId.strip() + "' carries an invalid path identity.");
             support.afterRead(r, "refusing an invalid path identity",
                     java.util.concurrent.CompletableFuture.completedFuture(d),
-                    denied -> claimPublisher(true).publish(new Decision(r, denied, null, List.of(), support.now())));
+                    denied -> claimPublisher(true).publish(
+                            new CommittedDecision(r, denied, null, List.of(), support.now())));
             return null;
         }
         return new ClaimCommand(r.sender(), principal, taskId,
@@ -300,7 +301,7 @@ public final class ClaimVerbs {
     }
 
     /** Another mesh node's decision: a grant, as every connection but the requester's sees it. */
-    void publishCommitted(Decision d) {
+    void publishCommitted(CommittedDecision d) {
         if (d.reply() instanceof Reply.Granted granted) {
             broadcastGrant(d, granted);
         }
@@ -342,7 +343,7 @@ public final class ClaimVerbs {
      * before the move (§5.7), the release's assessment after it (§A11 R3). A checkpoint is
      * private. The request's session is null for a request of another mesh node's agent.
      */
-    private void broadcastGrant(Decision d, Reply.Granted g) {
+    private void broadcastGrant(CommittedDecision d, Reply.Granted g) {
         Request r = d.request();
         if ("checkpoint".equals(r.type())) {
             return;

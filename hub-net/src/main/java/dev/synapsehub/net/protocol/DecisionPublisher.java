@@ -3,23 +3,23 @@ package dev.synapsehub.net.protocol;
 import dev.synapsehub.core.reply.Reply;
 
 /**
- * Turns a committed {@link Decision} into frames, on the outbox thread in commit order: the one
- * shape every verb's path from decision to frames takes.
+ * Turns a {@link CommittedDecision} into frames, on the outbox thread in commit order: the one shape
+ * every verb's path from decision to frames takes.
  */
 @FunctionalInterface
 interface DecisionPublisher {
-    void publish(Decision decision);
+    void publish(CommittedDecision decision);
 
     /** Publishes a verb's success reply, already of its own type. */
     @FunctionalInterface
     interface OnSuccess<R extends Reply> {
-        void publish(Decision decision, R reply);
+        void publish(CommittedDecision decision, R reply);
     }
 
     /** Publishes a typed refusal. */
     @FunctionalInterface
     interface OnRefusal {
-        void publish(Decision decision, Reply.Denied refusal);
+        void publish(CommittedDecision decision, Reply.Denied refusal);
     }
 
     /**

@@ -93,7 +93,8 @@ final class GuardEvidenceVerb {
         };
         AuditRecordCommand command = new AuditRecordCommand(r.sender(), TYPE, CanonicalJson.write(record, true));
         support.submit(r, command, true, render, d -> hub.outbox().send(d.request().session(),
-                d.storedResponse() != null ? d.storedResponse() : hub.frames().write(render.render(d.reply(), d.at()))));
+                d.storedResponse() != null ? d.storedResponse()
+                        : hub.frames().write(render.render(d.reply(), d.at()))));
     }
 
     /** The first member that breaks A3's rules, as the contract's text; null when all hold. */

@@ -107,7 +107,7 @@ final class IdentityPinReclaimVerb {
      * node (if any) is closed 4017 and this node's sockets get the {@code system} notice, as
      * the taking node does for its own (that node answers the operator).
      */
-    void publishCommitted(Decision d) {
+    void publishCommitted(CommittedDecision d) {
         if (d.reply() instanceof IdentityPinReply p && p.outcome() == IdentityPinReply.Outcome.RECLAIMED) {
             JsonNode glass = d.request().get("break_glass");
             evictAndAnnounce(d.request(), p, p.pin().name(),

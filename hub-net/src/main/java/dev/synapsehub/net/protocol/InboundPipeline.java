@@ -112,7 +112,8 @@ public final class InboundPipeline {
     public void publishCommitted(RequestContext origin, Reply reply, String stored, List<JournaledEvent> committed) {
         hub.outbox().executor().execute(() -> {
             try {
-                Decision d = new Decision(origin.detached(), reply, stored, committed, hub.clock().nowSeconds());
+                CommittedDecision d = new CommittedDecision(origin.detached(), reply, stored, committed,
+                        hub.clock().nowSeconds());
                 String type = d.request().type();
                 if (ClaimVerbs.handles(type)) {
                     claims.publishCommitted(d);

@@ -228,7 +228,8 @@ final class MemoryVerbs {
             return f;
         };
         support.submit(r, command, hub.journaled(), render, DecisionPublisher.typed(MemoryReply.class, (d, m) -> {
-            String text = d.storedResponse() != null ? d.storedResponse() : hub.frames().write(render.render(m, d.at()));
+            String text = d.storedResponse() != null ? d.storedResponse()
+                    : hub.frames().write(render.render(m, d.at()));
             if (broadcast) {
                 hub.outbox().broadcast(text, d.request().session());
             } else {

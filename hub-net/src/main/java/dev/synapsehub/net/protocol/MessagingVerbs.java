@@ -66,7 +66,7 @@ public final class MessagingVerbs {
      * node's audience, and receipts to their senders if connected here (only the origin node,
      * which answers its own agent, keeps receipts owed to absent senders).
      */
-    void publishCommitted(Decision d) {
+    void publishCommitted(CommittedDecision d) {
         if (d.reply() instanceof ChatReply c) {
             chat.publishCommitted(d.request(), c, d.committed(), d.at());
         } else if (d.reply() instanceof MailboxReply m && m.deferredReceipt() != null) {

@@ -240,7 +240,8 @@ final class VerbSupport {
     private void publish(Request r, Outcome outcome, DecisionPublisher publisher) {
         double at = now();
         if (outcome instanceof Outcome.Decided decided) {
-            publisher.publish(new Decision(r, decided.reply(), decided.storedResponse(), decided.committed(), at));
+            publisher.publish(new CommittedDecision(r, decided.reply(), decided.storedResponse(),
+                    decided.committed(), at));
         } else if (outcome instanceof Outcome.Replayed replayed) {
             metrics.idempotentReplays.incrementAndGet();
             outbox.send(r.session(), replayed.response());
@@ -272,7 +273,7 @@ final class VerbSupport {
     }
 
     /** A refusal answered with a private error frame carrying its message (the common case). */
-    void refusePrivately(Decision d, Reply.Denied refusal) {
+    void refusePrivately(CommittedDecision d, Reply.Denied refusal) {
         outbox.send(d.request().session(), frames.error(d.request().sender(), refusal.message(), d.at()));
     }
 

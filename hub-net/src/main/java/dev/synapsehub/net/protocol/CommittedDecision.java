@@ -14,5 +14,6 @@ import java.util.List;
  * @param committed the events journaled with it, in commit order
  * @param at when it is published (the frames' timestamp)
  */
-record Decision(Request request, Reply reply, String storedResponse, List<JournaledEvent> committed, double at) {
+record CommittedDecision(Request request, Reply reply, String storedResponse, List<JournaledEvent> committed,
+        double at) {
 }
