@@ -415,6 +415,42 @@ class IdentityPinWireTest {
             assertThat(glass.path("applied").asBoolean()).isTrue();
             assertThat(glass.path("audit_seq").asLong()).isGreaterThan(done.path("audit_seq").asLong());
             assertThat(hub.actor.committedPin("p/cat")).isEmpty();
+            // the lease went with the pin: the next valid proof binds without its owner_lease and pins
+            IdentityKey catNew = IdentityKey.generate();
+            admitted(hub, catNew.registration("p/cat"));
+            assertThat(awaitPin(hub, "p/cat").keyId()).isEqualTo(catNew.keyId);
+        }
+    }
+
+    @Test
+    void aReclaimEndsTheNamesOwnershipLeaseAlsoForAnEvictedLiveHolder(@TempDir Path dir) throws Exception {
+        Path db = dir.resolve("hub.db");
+        PinReclaimAcl acl = new PinReclaimAcl(List.of(new PinReclaimAcl.Grant("p/*", "ops")));
+        try (TestHub hub = new TestHub(pinning(db.toString(), acl), db, CoordinationState::new)) {
+            IdentityKey rootKey = IdentityKey.generate();
+            Agent root = agent(hub, rootKey.registration("ops/root"));
+            awaitPin(hub, "ops/root");
+            IdentityKey danKey = IdentityKey.generate();
+            ObjectNode leased = danKey.registration("p/dan");
+            leased.put("lease", true);
+            HubClient dan = admitted(hub, danKey.sign(leased));
+            dan.awaitType("lease_granted", WAIT);
+            awaitPin(hub, "p/dan");
+
+            JsonNode done = reclaim(root, "p/dan", danKey.keyId, "laptop stolen", true);
+            assertThat(done.path("applied").asBoolean()).as(done.toString()).isTrue();
+            assertThat(dan.awaitClose(WAIT)).isEqualTo(new HubClient.CloseStatus(4017, "identity pin reclaimed"));
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (hub.server.context().registry().isOnline("p/dan")) {
+                assertThat(System.nanoTime()).as("p/dan still online").isLessThan(deadline);
+                Thread.sleep(5);
+            }
+            // evicted after the reclaim, the holder left no offline lease behind (3600 s by default)
+            assertThat(hub.server.context().registry().leaseLive("p/dan", System.currentTimeMillis() / 1000.0))
+                    .isFalse();
+            IdentityKey newKey = IdentityKey.generate();
+            admitted(hub, newKey.registration("p/dan"));
+            assertThat(awaitPin(hub, "p/dan").keyId()).isEqualTo(newKey.keyId);
         }
     }
 

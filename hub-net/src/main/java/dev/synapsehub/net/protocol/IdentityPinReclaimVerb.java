@@ -21,7 +21,9 @@ import java.util.Optional;
  * contract's order, each refusal a private {@code identity_pin_reclaim_result} whose payload is
  * the first failing check. On success the writer journals the approval, the pin's removal and
  * the application in one batch; then a live holder's socket is closed 4017, every socket gets
- * the {@code system} notice, and the operator gets the result naming the applied record.
+ * the {@code system} notice, and the operator gets the result naming the applied record. The
+ * name's ownership lease ends with the pin (check 12 and break-glass treat the lease as the
+ * reclaimed identity's), so the next valid proof can bind the name and pin it.
  */
 final class IdentityPinReclaimVerb {
     /** The verb. */
@@ -118,7 +120,10 @@ final class IdentityPinReclaimVerb {
         }
     }
 
-    /** Closes the reclaimed name's socket on this hub, tells every socket; returns the audit seq. */
+    /**
+     * Closes the reclaimed name's socket on this hub, ends its ownership lease here, tells every
+     * socket; returns the audit seq.
+     */
     private long evictAndAnnounce(Request req, IdentityPinReply p, String pinName, boolean breakGlass,
             List<JournaledEvent> committed, double at) {
         long auditSeq = committed.stream()
@@ -128,6 +133,9 @@ final class IdentityPinReclaimVerb {
         if (holder != null) {
             hub.outbox().close(holder, null, RECLAIMED_CODE, "identity pin reclaimed");
         }
+        // the lease was the reclaimed identity's: left in place, it would refuse (4016) the next
+        // valid proof that A2.6 says may pin the name, until its offline TTL ran out
+        hub.registry().revokeLease(pinName);
         ObjectNode notice = hub.frames().envelope("all", "system", "Identity pin for '" + pinName
                 + "' was reclaimed by operator '" + req.sender() + "'.", at);
         notice.put("event_kind", TYPE);
