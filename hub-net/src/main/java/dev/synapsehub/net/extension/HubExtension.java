@@ -64,6 +64,13 @@ public interface HubExtension {
         return null;
     }
 
+    /**
+     * A dead-letter escalation this hub decided has committed (its broadcast is out): federation
+     * reports it to the hub that owns the recipient (contract §11.5). Any thread; must not block.
+     */
+    default void deadLetterEscalated(dev.synapsehub.core.event.DeadLetterEscalationEvent escalation) {
+    }
+
     /** Appends Prometheus text exposition lines for {@code /metrics} (any thread). */
     default void appendMetrics(StringBuilder out) {
     }

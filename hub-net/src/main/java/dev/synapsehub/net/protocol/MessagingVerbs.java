@@ -233,6 +233,7 @@ public final class MessagingVerbs {
             hub.outbox().send(req.session(), receipt);
         }
         fanOut(req, c, text, at);
+        hub.extensions().deadLetterEscalated(c.escalation()); // decided here: a peer may own the target (§11.5)
         if (c.directed() && !v.matchedRecipients().isEmpty()) {
             List<String> passive = new ArrayList<>();
             v.wakeCapabilities().forEach((name, cap) -> {
