@@ -71,6 +71,15 @@ public interface HubExtension {
     default void deadLetterEscalated(dev.synapsehub.core.event.DeadLetterEscalationEvent escalation) {
     }
 
+    /**
+     * True when this hub is one node of several that agents reach, each seeing only its own
+     * connections (a mesh node: presence and ownership leases are node-local), so no check here
+     * can tell whether a name is online or leased elsewhere.
+     */
+    default boolean presenceIsNodeLocal() {
+        return false;
+    }
+
     /** Appends Prometheus text exposition lines for {@code /metrics} (any thread). */
     default void appendMetrics(StringBuilder out) {
     }

@@ -85,6 +85,11 @@ public final class HubExtensions {
         }
     }
 
+    /** True when an extension makes this hub one node of several ({@link HubExtension#presenceIsNodeLocal}). */
+    public boolean presenceIsNodeLocal() {
+        return all.stream().anyMatch(HubExtension::presenceIsNodeLocal);
+    }
+
     /** Every extension's metrics. */
     public void appendMetrics(StringBuilder out) {
         all.forEach(e -> e.appendMetrics(out));

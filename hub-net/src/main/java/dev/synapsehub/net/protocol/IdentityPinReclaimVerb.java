@@ -35,6 +35,12 @@ final class IdentityPinReclaimVerb {
      * {@code --recipient-liveness-window} default; this hub has no such flag).
      */
     static final double REACTION_WINDOW_SECONDS = 90.0;
+    /**
+     * A mesh node's refusal where checks 11 and 12 cannot be judged cluster-wide (ours: the
+     * contract knows no mesh); it ends as check 11 does, with the recovery that works.
+     */
+    static final String OTHER_NODES = "the pinned identity may be online or leased on another mesh node; use explicit "
+            + "break-glass recovery to evict it";
 
     private final HubContext hub;
     private final VerbSupport support;
@@ -53,7 +59,10 @@ final class IdentityPinReclaimVerb {
         boolean breakGlass = glass != null && glass.isBoolean() && glass.booleanValue(); // only literal true
         boolean online = !pinName.isEmpty() && hub.registry().isOnline(pinName);
         boolean leaseLive = !pinName.isEmpty() && hub.registry().leaseLive(pinName, now);
-        boolean stale = online && staleOwner(pinName, now);
+        // a mesh node sees only its own connections: it cannot prove the holder offline, unleased
+        // or quiet on the others, so it fails closed and only break-glass reclaims there
+        boolean nodeLocal = hub.extensions().presenceIsNodeLocal();
+        boolean stale = online && !nodeLocal && staleOwner(pinName, now);
         Optional<IdentityPin> target = hub.actor().committedPin(pinName);
         IdentityTrust trust = hub.config().identityPins().trust();
         String boundKeyId = trust == null ? null : trust.keyOf(r.sender()).map(IdentityTrust.TrustedKey::keyId)
@@ -83,6 +92,8 @@ final class IdentityPinReclaimVerb {
             refusal = "the pinned identity is online; use explicit break-glass recovery to evict it";
         } else if (leaseLive && !breakGlass && !stale) {
             refusal = "the ownership lease is still live; wait for its offline TTL or use break-glass";
+        } else if (nodeLocal && !breakGlass) {
+            refusal = OTHER_NODES;
         } else {
             refusal = null;
         }
