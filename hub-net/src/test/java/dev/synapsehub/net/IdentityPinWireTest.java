@@ -330,6 +330,15 @@ class IdentityPinWireTest {
         return operator.client().awaitType("identity_pin_reclaim_result", WAIT);
     }
 
+    /** Waits (bounded) until {@code name} is no longer bound on the hub. */
+    private static void awaitOffline(TestHub hub, String name) throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (hub.server.context().registry().isOnline(name)) {
+            assertThat(System.nanoTime()).as(name + " still online").isLessThan(deadline);
+            Thread.sleep(5);
+        }
+    }
+
     private static void assertRefusedReclaim(JsonNode r, String payload) {
         assertThat(r.path("payload").asText()).isEqualTo(payload);
         assertThat(r.path("applied").asBoolean()).isFalse();
@@ -404,11 +413,7 @@ class IdentityPinWireTest {
             cat.awaitType("lease_granted", WAIT);
             awaitPin(hub, "p/cat");
             cat.close();
-            long deadline = System.nanoTime() + WAIT.toNanos();
-            while (hub.server.context().registry().isOnline("p/cat")) {
-                assertThat(System.nanoTime()).as("p/cat still online").isLessThan(deadline);
-                Thread.sleep(5);
-            }
+            awaitOffline(hub, "p/cat");
             assertRefusedReclaim(reclaim(root, "p/cat", catKey.keyId, "r", false),
                     "the ownership lease is still live; wait for its offline TTL or use break-glass");
             JsonNode glass = reclaim(root, "p/cat", catKey.keyId, "r", true);
@@ -440,11 +445,7 @@ class IdentityPinWireTest {
             JsonNode done = reclaim(root, "p/dan", danKey.keyId, "laptop stolen", true);
             assertThat(done.path("applied").asBoolean()).as(done.toString()).isTrue();
             assertThat(dan.awaitClose(WAIT)).isEqualTo(new HubClient.CloseStatus(4017, "identity pin reclaimed"));
-            long deadline = System.nanoTime() + WAIT.toNanos();
-            while (hub.server.context().registry().isOnline("p/dan")) {
-                assertThat(System.nanoTime()).as("p/dan still online").isLessThan(deadline);
-                Thread.sleep(5);
-            }
+            awaitOffline(hub, "p/dan");
             // evicted after the reclaim, the holder left no offline lease behind (3600 s by default)
             assertThat(hub.server.context().registry().leaseLive("p/dan", System.currentTimeMillis() / 1000.0))
                     .isFalse();
