@@ -339,6 +339,30 @@ class IdentityPinWireTest {
         }
     }
 
+    /** A journaled hub pinning identities, where operators of project {@code ops} may reclaim {@code p/*}. */
+    private static TestHub reclaimHub(Path dir) throws Exception {
+        Path db = dir.resolve("hub.db");
+        PinReclaimAcl acl = new PinReclaimAcl(List.of(new PinReclaimAcl.Grant("p/*", "ops")));
+        return new TestHub(pinning(db.toString(), acl), db, CoordinationState::new);
+    }
+
+    /** {@code name} registered with {@code key} asking for an ownership lease, once granted and pinned. */
+    private static HubClient leasedAndPinned(TestHub hub, IdentityKey key, String name) throws Exception {
+        ObjectNode leased = key.registration(name);
+        leased.put("lease", true);
+        HubClient c = admitted(hub, key.sign(leased));
+        c.awaitType("lease_granted", WAIT);
+        awaitPin(hub, name);
+        return c;
+    }
+
+    /** An agent registered as {@code name} with a fresh key, once its pin committed. */
+    private static Agent pinnedAgent(TestHub hub, String name) throws Exception {
+        Agent a = agent(hub, IdentityKey.generate().registration(name));
+        awaitPin(hub, name);
+        return a;
+    }
+
     private static void assertRefusedReclaim(JsonNode r, String payload) {
         assertThat(r.path("payload").asText()).isEqualTo(payload);
         assertThat(r.path("applied").asBoolean()).isFalse();
@@ -347,9 +371,7 @@ class IdentityPinWireTest {
 
     @Test
     void reclaimChecksInTheContractsOrderThenEvictsAndUnpins(@TempDir Path dir) throws Exception {
-        Path db = dir.resolve("hub.db");
-        PinReclaimAcl acl = new PinReclaimAcl(List.of(new PinReclaimAcl.Grant("p/*", "ops")));
-        try (TestHub hub = new TestHub(pinning(db.toString(), acl), db, CoordinationState::new)) {
+        try (TestHub hub = reclaimHub(dir)) {
             IdentityKey rootKey = IdentityKey.generate();
             IdentityKey annKey = IdentityKey.generate();
             Agent root = agent(hub, rootKey.registration("ops/root"));
@@ -407,11 +429,7 @@ class IdentityPinWireTest {
 
             // an offline holder whose ownership lease is still live: check 12, waived by break-glass
             IdentityKey catKey = IdentityKey.generate();
-            ObjectNode leased = catKey.registration("p/cat");
-            leased.put("lease", true);
-            HubClient cat = admitted(hub, catKey.sign(leased));
-            cat.awaitType("lease_granted", WAIT);
-            awaitPin(hub, "p/cat");
+            HubClient cat = leasedAndPinned(hub, catKey, "p/cat");
             cat.close();
             awaitOffline(hub, "p/cat");
             assertRefusedReclaim(reclaim(root, "p/cat", catKey.keyId, "r", false),
@@ -429,18 +447,10 @@ class IdentityPinWireTest {
 
     @Test
     void aReclaimEndsTheNamesOwnershipLeaseAlsoForAnEvictedLiveHolder(@TempDir Path dir) throws Exception {
-        Path db = dir.resolve("hub.db");
-        PinReclaimAcl acl = new PinReclaimAcl(List.of(new PinReclaimAcl.Grant("p/*", "ops")));
-        try (TestHub hub = new TestHub(pinning(db.toString(), acl), db, CoordinationState::new)) {
-            IdentityKey rootKey = IdentityKey.generate();
-            Agent root = agent(hub, rootKey.registration("ops/root"));
-            awaitPin(hub, "ops/root");
+        try (TestHub hub = reclaimHub(dir)) {
+            Agent root = pinnedAgent(hub, "ops/root");
             IdentityKey danKey = IdentityKey.generate();
-            ObjectNode leased = danKey.registration("p/dan");
-            leased.put("lease", true);
-            HubClient dan = admitted(hub, danKey.sign(leased));
-            dan.awaitType("lease_granted", WAIT);
-            awaitPin(hub, "p/dan");
+            HubClient dan = leasedAndPinned(hub, danKey, "p/dan");
 
             JsonNode done = reclaim(root, "p/dan", danKey.keyId, "laptop stolen", true);
             assertThat(done.path("applied").asBoolean()).as(done.toString()).isTrue();

@@ -15,6 +15,7 @@ import dev.synapsehub.core.resource.ResourceLimits;
 import dev.synapsehub.federation.FederationSettings;
 import dev.synapsehub.federation.follow.WatchSettings;
 import dev.synapsehub.federation.testing.Await;
+import dev.synapsehub.federation.testing.Closer;
 import dev.synapsehub.federation.testing.FakePeer;
 import dev.synapsehub.federation.testing.FedHub;
 import dev.synapsehub.federation.testing.Pki;
@@ -52,7 +53,7 @@ class DeadLetterReportingTest {
     Pki pki;
     Pki.HubCerts aCerts;
     Pki.HubCerts bCerts;
-    final List<AutoCloseable> open = new ArrayList<>();
+    final Closer open = new Closer();
 
     @BeforeEach
     void certificates() throws Exception {
@@ -63,14 +64,11 @@ class DeadLetterReportingTest {
 
     @AfterEach
     void close() throws Exception {
-        for (int i = open.size() - 1; i >= 0; i--) {
-            open.get(i).close();
-        }
+        open.close();
     }
 
     private <T extends AutoCloseable> T keep(T c) {
-        open.add(c);
-        return c;
+        return open.keep(c);
     }
 
     /** Owner B of {@code proj}; its serving policy grants hub-a when {@code grantA}. */
