@@ -65,6 +65,7 @@ public final class FederationExtension implements HubExtension {
     private dev.synapsehub.federation.route.RelayServer relayServer;
     private dev.synapsehub.federation.route.DeadLetterForwardingServer deadLetters;
     private dev.synapsehub.federation.route.RelayForwarder relayForwarder;
+    private dev.synapsehub.federation.route.DeadLetterForwarder deadLetterForwarder;
     private dev.synapsehub.federation.serve.OfferServer offers;
     private ScheduledExecutorService background;
     private FederationCockpit cockpit;
@@ -110,6 +111,12 @@ public final class FederationExtension implements HubExtension {
         relayForwarder = new dev.synapsehub.federation.route.RelayForwarder(context, resolver, settings.trust(),
                 settings.relayRoutes(),
                 links, background, audit);
+        deadLetterForwarder = new dev.synapsehub.federation.route.DeadLetterForwarder(context, resolver,
+                settings.relayRoutes(), links, audit, Executors.newSingleThreadScheduledExecutor(r -> {
+                    Thread t = new Thread(r, "synapse-dead-letter-forwarding");
+                    t.setDaemon(true);
+                    return t;
+                }));
         watch.start(links);
         if (!settings.watch().peers().isEmpty() || settings.owners().configured()) { // a plain hub shows no federation
             cockpit = new FederationCockpit(context.config().hubId(), fold, partitions::current);
@@ -235,8 +242,18 @@ public final class FederationExtension implements HubExtension {
     }
 
     @Override
+    public void deadLetterEscalated(dev.synapsehub.core.event.DeadLetterEscalationEvent escalation) {
+        if (deadLetterForwarder != null) {
+            deadLetterForwarder.escalated(escalation);
+        }
+    }
+
+    @Override
     public void appendMetrics(StringBuilder out) {
         metrics.appendTo(out);
+        if (deadLetterForwarder != null) {
+            deadLetterForwarder.appendMetrics(out);
+        }
         if (relayForwarder != null) {
             relayForwarder.appendMetrics(out);
         }
@@ -273,6 +290,9 @@ public final class FederationExtension implements HubExtension {
         if (background != null) {
             background.shutdownNow();
         }
+        if (deadLetterForwarder != null) {
+            deadLetterForwarder.close();
+        }
         if (watch != null) {
             watch.close();
         }
@@ -289,6 +309,11 @@ public final class FederationExtension implements HubExtension {
     /** The partitions as last journaled (status, tests). */
     public Map<String, Set<String>> partitions() {
         return partitions.current();
+    }
+
+    /** The sending side of dead-letter forwarding (status, tests). */
+    public dev.synapsehub.federation.route.DeadLetterForwarder deadLetterForwarder() {
+        return deadLetterForwarder;
     }
 
     /** The forwarding side of operator relays (status, tests). */

@@ -65,6 +65,16 @@ public final class PeerLink implements AutoCloseable {
         }
     }
 
+    /**
+     * The peer answered an {@code error} (or {@code name_conflict}) frame: it read the request
+     * and refused it, unlike a connection that failed or a reply that never came.
+     */
+    public static final class Answered extends IOException {
+        Answered(String message) {
+            super(message);
+        }
+    }
+
     /** A request waiting for its reply: a tree ({@code decoder} null) or a decoded reply. */
     private record Pending(String replyType, Predicate<ObjectNode> matches, ReplyDecoder<?> decoder,
                            CompletableFuture<Object> future) {
@@ -128,6 +138,33 @@ public final class PeerLink implements AutoCloseable {
     @SuppressWarnings("unchecked")
     public <T> CompletableFuture<T> request(ObjectNode frame, String replyType, ReplyDecoder<T> decoder, Duration timeout) {
         return send(frame, replyType, reply -> true, decoder, timeout).thenApply(reply -> (T) reply);
+    }
+
+    /**
+     * Sends {@code frame} (its sender and token are set here), a frame the peer never answers
+     * ({@code dead_letter_forwarding}, fire-and-forget), in order with the requests on this
+     * connection; a request sent after it and answered proves the peer read it. Blocks only
+     * while (re)connecting.
+     *
+     * @throws IOException when no connection could be opened (or it just closed)
+     */
+    public void fire(ObjectNode frame) throws IOException {
+        HubClient c;
+        try {
+            c = open();
+        } catch (TimeoutException e) {
+            throw new IOException("no connection to " + uri + " within " + connectTimeout, e);
+        }
+        frame.put("sender", localHubId);
+        if (token != null) {
+            frame.put("token", token);
+        }
+        synchronized (this) {
+            if (client != c || !c.isOpen()) {
+                throw new IOException("connection to " + uri + " closed");
+            }
+            c.sendAsync(frame); // under the lock: in the order requests are sent
+        }
     }
 
     private CompletableFuture<Object> send(ObjectNode frame, String replyType, Predicate<ObjectNode> matches,
@@ -319,7 +356,7 @@ public final class PeerLink implements AutoCloseable {
             if ("error".equals(type) || "name_conflict".equals(type)) {
                 Pending oldest = pending.pollFirst();
                 if (oldest != null) {
-                    oldest.future().completeExceptionally(new IOException(peer + " answered " + type + ": "
+                    oldest.future().completeExceptionally(new Answered(peer + " answered " + type + ": "
                             + frame.path("payload").asText()));
                 }
                 return;
