@@ -166,12 +166,12 @@ public final class FederationOptions {
     }
 
     /**
-     * A mesh node runs the frame gate but none of federation's routing or serving; a flag that
-     * would be silently ignored there is refused instead (exit 2): with --namespace-owner ignored
-     * a node would grant claims in namespaces another hub owns (INV-MH-1). A serving policy is
-     * kept only for its client CA (the frame gate reads client certificates), with a warning.
+     * A mesh node runs the frame gate and serves peer log pulls under the serving policy, but
+     * none of federation's routing; a flag that would be silently ignored there is refused
+     * instead (exit 2): with --namespace-owner ignored a node would grant claims in namespaces
+     * another hub owns (INV-MH-1).
      */
-    void refuseOnMesh(Consumer<String> warn) {
+    void refuseOnMesh() {
         List<String> ignored = new ArrayList<>();
         if (!namespaceOwners.isEmpty()) {
             ignored.add("--namespace-owner");
@@ -191,11 +191,7 @@ public final class FederationOptions {
         if (!ignored.isEmpty()) {
             throw new IllegalArgumentException(String.join(", ", ignored) + (ignored.size() == 1 ? " is" : " are")
                     + " not supported on a mesh node: namespace ownership, forwarding, relays, peer watching and offers "
-                    + "run on a single hub (docs/mesh.md, \"The federation frame gate on a mesh node\")");
-        }
-        if (servingPolicy != null) {
-            warn.accept("WARNING a mesh node serves no peer hub: --multihub-serving-policy only supplies the client CA "
-                    + "its TLS port and the federation frame gate use (" + servingPolicy + ")");
+                    + "run on a single hub (docs/mesh.md, \"Federation on a mesh node\")");
         }
     }
 
