@@ -166,16 +166,12 @@ public final class FederationOptions {
     }
 
     /**
-     * A mesh node runs the frame gate and serves peer log pulls under the serving policy, but
-     * none of federation's routing; a flag that would be silently ignored there is refused
-     * instead (exit 2): with --namespace-owner ignored a node would grant claims in namespaces
-     * another hub owns (INV-MH-1).
+     * A mesh node runs the frame gate, serves peer log pulls under the serving policy and, with
+     * --namespace-owner, decides claims by ownership (its own and forwarded ones), but watches,
+     * forwards and relays nothing: those flags are refused instead of ignored (exit 2).
      */
     void refuseOnMesh() {
         List<String> ignored = new ArrayList<>();
-        if (!namespaceOwners.isEmpty()) {
-            ignored.add("--namespace-owner");
-        }
         if (!watches.isEmpty()) {
             ignored.add("--multihub-watch");
         }
@@ -190,7 +186,7 @@ public final class FederationOptions {
         }
         if (!ignored.isEmpty()) {
             throw new IllegalArgumentException(String.join(", ", ignored) + (ignored.size() == 1 ? " is" : " are")
-                    + " not supported on a mesh node: namespace ownership, forwarding, relays, peer watching and offers "
+                    + " not supported on a mesh node: forwarding, relays, peer watching and offers "
                     + "run on a single hub (docs/mesh.md, \"Federation on a mesh node\")");
         }
     }

@@ -98,7 +98,8 @@ final class HubDaemon implements AutoCloseable {
         MeshConfig meshConfig = options.meshConfig();
         if (meshConfig != null) {
             federationOptions.refuseOnMesh();
-            return startMesh(options, config, meshConfig, actorSettings, clock, frameGate, trust);
+            return startMesh(options, config, meshConfig, actorSettings, clock, frameGate, trust,
+                    federationSettings.owners());
         }
         SnapshotPolicy snapshotPolicy = options.snapshotPolicy();
         Retention retention = options.retention();
@@ -203,7 +204,8 @@ final class HubDaemon implements AutoCloseable {
      */
     private static HubDaemon startMesh(ServeOptions options, HubConfig config, MeshConfig meshConfig,
                                        ActorSettings actorSettings, Clock clock,
-                                       dev.synapsehub.federation.gate.FrameGate frameGate, ServingTrust trust)
+                                       dev.synapsehub.federation.gate.FrameGate frameGate, ServingTrust trust,
+                                       dev.synapsehub.federation.route.NamespaceOwners owners)
             throws JournalException, InterruptedException {
         SqliteJournal local = SqliteJournal.open(options.db());
         if (local.lastSeq() > 0 && !Files.isDirectory(meshConfig.storageDir())) {
@@ -227,9 +229,10 @@ final class HubDaemon implements AutoCloseable {
         if (frameGate != null) {
             extensions.add(frameGate);
         }
-        if (trust.startupPolicy() != null) {
-            // every node serves peer log pulls from its journal copy under the cluster's hub id
-            extensions.add(new dev.synapsehub.federation.LogServingExtension(trust, local));
+        if (trust.startupPolicy() != null || owners.configured()) {
+            // every node serves peer log pulls from its journal copy under the cluster's hub id, and
+            // decides the claims in the namespaces the cluster owns (docs/mesh.md, "Federation on a mesh node")
+            extensions.add(new dev.synapsehub.federation.MeshFederationExtension(trust, local, owners));
         }
         MeshHub mesh;
         try {

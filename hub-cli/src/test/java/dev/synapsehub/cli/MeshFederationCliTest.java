@@ -25,13 +25,15 @@ import java.util.function.Predicate;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A mesh is one hub to a federation follower: every node serves {@code multihub_log_request}
+ * A mesh is one hub to its federation peers. Every node serves {@code multihub_log_request}
  * from its journal copy with the cluster's one hub id and the same {@code (seq, event)} pairs,
  * so a standalone hub watching one node keeps its cursor when pointed at another (its first
  * poll there re-reads the last event it folded and would quarantine the peer on any difference).
+ * With an ownership map, any node decides the claims a peer forwards in the cluster's namespaces
+ * (once, whichever node a retry reaches) and refuses its own agents' claims in other hubs'.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
-class MeshLogServingCliTest {
+class MeshFederationCliTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
     private static final Duration OBSERVE = Duration.ofSeconds(90);
 
@@ -40,6 +42,7 @@ class MeshLogServingCliTest {
     private final List<LoopbackHub> hubs = new CopyOnWriteArrayList<>();
     private TestCertificates.Identity server;
     private TestCertificates.PemPair serverFiles;
+    /** The peer hub's client certificate (the follower's, or the forwarder's). */
     private TestCertificates.PemPair followerFiles;
 
     @AfterEach
@@ -51,20 +54,8 @@ class MeshLogServingCliTest {
 
     @Test
     void aFollowerWatchingOneNodeKeepsItsCursorWhenPointedAtAnother() throws Exception {
-        server = TestCertificates.selfSigned("hub-m"); // one server identity for the cluster's one hub id
-        serverFiles = server.write(dir, "server");
-        TestCertificates.Authority ca = TestCertificates.authority("fed-client-ca");
-        TestCertificates.Identity follower = ca.issue("hub-f");
-        followerFiles = follower.write(dir, "client");
-        ca.writeCertificate(dir, "client-ca");
-        TestCertificates.writePrivate(dir.resolve("federation.json"), "{\"version\":1,\"records\":[{"
-                + "\"domain_id\":\"f.example\",\"namespaces\":[\"proj\"],\"certificate_pins\":[\"" + follower.pin().text()
-                + "\"],\"signing_key_ids\":[\"hub-f:2026\"],\"scope_grants\":[],\"expires_at\":null,\"revoked\":false,"
-                + "\"provenance\":{\"source\":\"ticket-7\",\"imported_at\":1.0,\"confirmed_by\":\"bob\"}}]}");
-        TestCertificates.writePrivate(dir.resolve("serving-policy.json"), "{\"version\":1,"
-                + "\"federation_store\":\"federation.json\",\"client_ca_file\":\"client-ca.pem\",\"grants\":[{"
-                + "\"sender\":\"hub-f\",\"domain_id\":\"f.example\",\"namespace\":\"proj\",\"signing_key_id\":\"hub-f:2026\"}]}");
-        List<HubDaemon> nodes = startMesh();
+        trust("hub-f");
+        List<HubDaemon> nodes = startMesh(List.of());
 
         HubClient alice = agent(nodes.get(1), "proj/alice");
         List<ObjectNode> grants = new ArrayList<>();
@@ -114,8 +105,102 @@ class MeshLogServingCliTest {
                 .isPositive();
     }
 
+    @Test
+    void anyNodeDecidesTheClaimsAPeerForwardsOnceAndRefusesItsAgentsClaimsInOtherHubsNamespaces() throws Exception {
+        trust("hub-a");
+        List<HubDaemon> nodes = startMesh(List.of("--namespace-owner", "proj=hub-m", "--namespace-owner", "lab=hub-a"));
+
+        // hub-a forwards proj to the mesh through n1; the cluster grants it once, on every node
+        HubClient bob = agent(nodes.get(2), "proj/bob");
+        LoopbackHub forwarder = forwarder(nodes.get(0));
+        HubClient alice = HubClient.connect(URI.create(forwarder.url()), WAIT);
+        alice.register("proj/alice", null, WAIT);
+        ObjectNode granted = keyedClaim(alice, "proj/alice", "T-1", "k-1");
+        assertThat(granted.path("type").asText()).as(granted.toString()).isEqualTo("claim_granted");
+        assertThat(granted.path("hub_id").asText()).isEqualTo("hub-a");
+        long epoch = granted.path("epoch").asLong();
+        ObjectNode seen = bob.await(f -> "claim_granted".equals(f.path("type").asText())
+                && "T-1".equals(f.path("task_id").asText()), WAIT);
+        assertThat(seen.path("owner").asText()).as("the grant is published on another node").isEqualTo("proj/alice");
+        assertThat(seen.path("epoch").asLong()).isEqualTo(epoch);
+        ObjectNode held = claimOutcome(bob, "proj/bob", "T-1");
+        assertThat(held.path("type").asText()).as(held.toString()).isEqualTo("claim_denied");
+        assertThat(held.path("payload").asText()).contains("proj/alice");
+        alice.close();
+        forwarder.close();
+
+        // the same keyed claim retried through another node is answered, never granted again
+        LoopbackHub again = forwarder(nodes.get(2));
+        HubClient retry = HubClient.connect(URI.create(again.url()), WAIT);
+        retry.register("proj/alice", null, WAIT);
+        ObjectNode replayed = keyedClaim(retry, "proj/alice", "T-1", "k-1");
+        assertThat(replayed.path("type").asText()).as(replayed.toString()).isEqualTo("claim_granted");
+        assertThat(replayed.path("epoch").asLong()).isEqualTo(epoch);
+        retry.close();
+
+        // the cluster's own agents: a namespace another hub owns is refused (no route), so is an ungoverned one
+        HubClient carol = agent(nodes.get(1), "lab/carol");
+        ObjectNode remote = claimOutcome(carol, "lab/carol", "L-1");
+        assertThat(remote.path("type").asText()).as(remote.toString()).isEqualTo("claim_denied");
+        assertThat(remote.path("ownership").asText()).isEqualTo("remote");
+        assertThat(remote.path("owner_hub_id").asText()).isEqualTo("hub-a");
+        HubClient dan = agent(nodes.get(1), "ops/dan");
+        ObjectNode ungoverned = claimOutcome(dan, "ops/dan", "O-1");
+        assertThat(ungoverned.path("ownership").asText()).as(ungoverned.toString()).isEqualTo("ungoverned");
+        HubClient erin = agent(nodes.get(0), "proj/erin");
+        assertThat(claimOutcome(erin, "proj/erin", "P-1").path("type").asText()).isEqualTo("claim_granted");
+        for (HubClient c : List.of(bob, carol, dan, erin)) {
+            c.close();
+        }
+    }
+
+    /** A standalone hub-a that owns lab and forwards proj to the mesh through {@code node}. */
+    private LoopbackHub forwarder(HubDaemon node) throws Exception {
+        LoopbackHub hub = new LoopbackHub();
+        hubs.add(hub);
+        hub.start("--port", "0", "--db", dir.resolve("a.db").toString(), "--hub-id", "hub-a",
+                "--namespace-owner", "proj=hub-m", "--namespace-owner", "lab=hub-a",
+                "--claim-peer", "hub-m=wss://127.0.0.1:" + node.port(), "--claim-peer-pin", "hub-m=" + server.pin().text(),
+                "--multihub-client-certfile", followerFiles.cert().toString(),
+                "--multihub-client-keyfile", followerFiles.key().toString());
+        return hub;
+    }
+
+    /** A claim carrying {@code idemKey}; its reply (granted to {@code name}, or denied). */
+    private static ObjectNode keyedClaim(HubClient agent, String name, String task, String idemKey) throws Exception {
+        ObjectNode f = agent.frame(name, "claim");
+        f.put("task_id", task);
+        f.put("idem_key", idemKey);
+        f.putArray("paths").add("src/" + task);
+        agent.send(f);
+        return agent.await(r -> task.equals(r.path("task_id").asText())
+                && ("claim_granted".equals(r.path("type").asText()) && name.equals(r.path("owner").asText())
+                || "claim_denied".equals(r.path("type").asText())), WAIT);
+    }
+
+    private static ObjectNode claimOutcome(HubClient agent, String name, String task) throws Exception {
+        return FederationProcessTest.claim(agent, name, task, "src/" + task);
+    }
+
+    /** The cluster's server certificate, and a serving policy and store that trust {@code peer}'s client certificate. */
+    private void trust(String peer) throws Exception {
+        server = TestCertificates.selfSigned("hub-m"); // one server identity for the cluster's one hub id
+        serverFiles = server.write(dir, "server");
+        TestCertificates.Authority ca = TestCertificates.authority("fed-client-ca");
+        TestCertificates.Identity client = ca.issue(peer);
+        followerFiles = client.write(dir, "client");
+        ca.writeCertificate(dir, "client-ca");
+        TestCertificates.writePrivate(dir.resolve("federation.json"), "{\"version\":1,\"records\":[{"
+                + "\"domain_id\":\"f.example\",\"namespaces\":[\"proj\"],\"certificate_pins\":[\"" + client.pin().text()
+                + "\"],\"signing_key_ids\":[\"" + peer + ":2026\"],\"scope_grants\":[],\"expires_at\":null,\"revoked\":false,"
+                + "\"provenance\":{\"source\":\"ticket-7\",\"imported_at\":1.0,\"confirmed_by\":\"bob\"}}]}");
+        TestCertificates.writePrivate(dir.resolve("serving-policy.json"), "{\"version\":1,"
+                + "\"federation_store\":\"federation.json\",\"client_ca_file\":\"client-ca.pem\",\"grants\":[{"
+                + "\"sender\":\"" + peer + "\",\"domain_id\":\"f.example\",\"namespace\":\"proj\",\"signing_key_id\":\"" + peer + ":2026\"}]}");
+    }
+
     /** Three nodes, each with the cluster's hub id, TLS and the serving policy, started together. */
-    private List<HubDaemon> startMesh() throws Exception {
+    private List<HubDaemon> startMesh(List<String> extra) throws Exception {
         String peers = "n1=127.0.0.1:" + HubProcess.freePort() + ",n2=127.0.0.1:" + HubProcess.freePort()
                 + ",n3=127.0.0.1:" + HubProcess.freePort();
         List<HubDaemon> started = new CopyOnWriteArrayList<>(new HubDaemon[3]);
@@ -129,10 +214,12 @@ class MeshLogServingCliTest {
             // each node waits to catch up with a leader before it serves: start them together
             Thread t = new Thread(() -> {
                 try {
-                    started.set(index, hub.start("--port", "0", "--db", dir.resolve(id + ".db").toString(),
+                    List<String> args = new ArrayList<>(List.of("--port", "0", "--db", dir.resolve(id + ".db").toString(),
                             "--mesh-id", id, "--mesh-peers", peers, "--hub-id", "hub-m",
                             "--tls-certfile", serverFiles.cert().toString(), "--tls-keyfile", serverFiles.key().toString(),
                             "--multihub-serving-policy", dir.resolve("serving-policy.json").toString()));
+                    args.addAll(extra);
+                    started.set(index, hub.start(args.toArray(String[]::new)));
                 } catch (Exception e) {
                     failures.add(e);
                 }
