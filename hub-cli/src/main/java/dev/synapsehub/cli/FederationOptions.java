@@ -63,7 +63,8 @@ public final class FederationOptions {
 
     @Option(names = "--multihub-client-certfile", paramLabel = "PEM",
             description = "Client certificate this hub presents to every peer (watch and claim routes); with "
-                    + "--multihub-client-keyfile. Owner-only file. When set, every route needs a pin.")
+                    + "--multihub-client-keyfile. Owner-only file. When set, every route needs a pin. Edits are picked up "
+                    + "before the next peer operation; while the pair does not validate every peer operation is refused.")
     Path clientCertFile;
 
     @Option(names = "--multihub-client-keyfile", paramLabel = "PEM",
