@@ -5,6 +5,7 @@ import dev.synapsehub.federation.follow.AdvisoryFold;
 import dev.synapsehub.federation.follow.LogWatch;
 import dev.synapsehub.federation.follow.Mirror;
 import dev.synapsehub.federation.follow.PeerGauges;
+import dev.synapsehub.federation.link.ClientIdentity;
 import dev.synapsehub.federation.link.PeerLinks;
 import dev.synapsehub.federation.serve.LogServer;
 import dev.synapsehub.federation.serve.ObservedQuery;
@@ -15,6 +16,7 @@ import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.PrometheusText;
 import dev.synapsehub.net.protocol.Request;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -86,7 +88,7 @@ public final class FederationExtension implements HubExtension {
         logServer = new LogServer(context, settings.trust(), journal, metrics);
         observed = new ObservedQuery(context, fold, peer -> watch == null ? null : watch.link(peer));
         offers = new dev.synapsehub.federation.serve.OfferServer(context, settings.offerFile());
-        links = new PeerLinks(context.config().hubId());
+        links = new PeerLinks(context.config().hubId(), clientIdentity(settings));
         expectLinks(links, settings);
         AuditJournal audit = new AuditJournal(context.actor(), context.config().hubId());
         try {
@@ -124,6 +126,17 @@ public final class FederationExtension implements HubExtension {
         if (settings.owners().configured()) {
             background.scheduleWithFixedDelay(this::refreshPartitions, 0, 1, TimeUnit.SECONDS);
         }
+    }
+
+    /** The client certificate every route presents (one pair of flags for all of them), watched for edits. */
+    private static ClientIdentity clientIdentity(FederationSettings settings) {
+        Path cert = settings.watch().clientCertFile() != null ? settings.watch().clientCertFile()
+                : settings.forward().clientCertFile() != null ? settings.forward().clientCertFile()
+                : settings.relayRoutes().clientCertFile();
+        Path key = settings.watch().clientKeyFile() != null ? settings.watch().clientKeyFile()
+                : settings.forward().clientKeyFile() != null ? settings.forward().clientKeyFile()
+                : settings.relayRoutes().clientKeyFile();
+        return ClientIdentity.of(cert, key, LOG::warn);
     }
 
     /** Every route's link settings, declared up front so two routes to one URI cannot disagree. */

@@ -41,6 +41,7 @@ public final class PeerLink implements AutoCloseable {
     private final String localHubId;
     private final String token;
     private final Duration connectTimeout;
+    private final ClientIdentity identity;
     private final Deque<Pending> pending = new ArrayDeque<>();
     /**
      * Held while (re)connecting, so two operations needing a connection at once (a poll and a
@@ -50,6 +51,8 @@ public final class PeerLink implements AutoCloseable {
      */
     private final ReentrantLock connecting = new ReentrantLock();
     private HubClient client;
+    /** The client identity's stamp when {@link #client} was opened. */
+    private Object clientIdentity;
     private volatile Welcome welcome;
     private volatile long lastRoundTripNanos = -1;
     private boolean closed;
@@ -84,6 +87,17 @@ public final class PeerLink implements AutoCloseable {
     }
 
     public PeerLink(String peer, URI uri, ClientTls tls, String localHubId, String token, Duration connectTimeout) {
+        this(peer, uri, tls, localHubId, token, connectTimeout, ClientIdentity.NONE);
+    }
+
+    /**
+     * @param identity checked before each operation when {@code tls} presents a client
+     *                 certificate: while it does not validate the operation fails and the open
+     *                 connection is closed; once it changed, the next operation reconnects
+     */
+    public PeerLink(String peer, URI uri, ClientTls tls, String localHubId, String token, Duration connectTimeout,
+                    ClientIdentity identity) {
+        this.identity = tls.clientCertFile() == null ? ClientIdentity.NONE : identity;
         this.peer = peer;
         this.uri = uri;
         this.tls = tls;
@@ -212,13 +226,31 @@ public final class PeerLink implements AutoCloseable {
     }
 
     private HubClient openLocked() throws IOException, TimeoutException {
+        Object stamp;
+        HubClient stale;
+        try {
+            stamp = identity.current();
+        } catch (IOException invalid) {
+            // no operation goes on under an identity the operator has changed into an invalid one
+            synchronized (this) {
+                stale = client;
+            }
+            if (stale != null) {
+                drop(stale, invalid);
+            }
+            throw invalid;
+        }
         synchronized (this) {
             if (closed) {
                 throw new IOException("link to " + peer + " is closed");
             }
-            if (client != null && client.isOpen()) {
+            if (client != null && client.isOpen() && stamp.equals(clientIdentity)) {
                 return client;
             }
+            stale = client != null && client.isOpen() ? client : null;
+        }
+        if (stale != null) {
+            drop(stale, new IOException("the multi-hub client identity changed; reconnecting to " + peer));
         }
         HubClient c = HubClient.connect(uri, connectTimeout, tls, false); // UTF-8 is checked in receive()
         try {
@@ -251,6 +283,7 @@ public final class PeerLink implements AutoCloseable {
                 throw new IOException("link to " + peer + " is closed");
             }
             client = c;
+            clientIdentity = stamp;
         }
         return c;
     }

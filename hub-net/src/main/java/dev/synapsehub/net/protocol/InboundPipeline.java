@@ -90,7 +90,7 @@ public final class InboundPipeline {
      */
     public ResponseRenderer storedResponse(RequestContext origin) {
         Request r = origin.detached();
-        if (ClaimVerbs.handles(r.type())) {
+        if (ClaimVerbs.renders(r.type())) {
             return (reply, at) -> hub.frames().write(claims.grantFrame(r, reply, at));
         }
         if (BoardVerbs.handles(r.type())) {
@@ -114,7 +114,7 @@ public final class InboundPipeline {
             try {
                 Request r = origin.detached();
                 double at = hub.clock().nowSeconds();
-                if (ClaimVerbs.handles(r.type()) && reply instanceof Reply.Granted granted) {
+                if (ClaimVerbs.renders(r.type()) && reply instanceof Reply.Granted granted) {
                     claims.broadcastGrant(r, granted, stored, at);
                 } else if (BoardVerbs.handles(r.type()) && reply.granted()) {
                     board.broadcastGrant(r, reply, stored, at);
