@@ -63,7 +63,8 @@ public final class FederationOptions {
 
     @Option(names = "--multihub-client-certfile", paramLabel = "PEM",
             description = "Client certificate this hub presents to every peer (watch and claim routes); with "
-                    + "--multihub-client-keyfile. Owner-only file. When set, every route needs a pin.")
+                    + "--multihub-client-keyfile. Owner-only file. When set, every route needs a pin. Edits are picked up "
+                    + "before the next peer operation; while the pair does not validate every peer operation is refused.")
     Path clientCertFile;
 
     @Option(names = "--multihub-client-keyfile", paramLabel = "PEM",
@@ -166,16 +167,12 @@ public final class FederationOptions {
     }
 
     /**
-     * A mesh node runs the frame gate but none of federation's routing or serving; a flag that
-     * would be silently ignored there is refused instead (exit 2): with --namespace-owner ignored
-     * a node would grant claims in namespaces another hub owns (INV-MH-1). A serving policy is
-     * kept only for its client CA (the frame gate reads client certificates), with a warning.
+     * A mesh node runs the frame gate, serves peer log pulls under the serving policy and, with
+     * --namespace-owner, decides claims by ownership (its own and forwarded ones), but watches,
+     * forwards and relays nothing: those flags are refused instead of ignored (exit 2).
      */
-    void refuseOnMesh(Consumer<String> warn) {
+    void refuseOnMesh() {
         List<String> ignored = new ArrayList<>();
-        if (!namespaceOwners.isEmpty()) {
-            ignored.add("--namespace-owner");
-        }
         if (!watches.isEmpty()) {
             ignored.add("--multihub-watch");
         }
@@ -190,12 +187,8 @@ public final class FederationOptions {
         }
         if (!ignored.isEmpty()) {
             throw new IllegalArgumentException(String.join(", ", ignored) + (ignored.size() == 1 ? " is" : " are")
-                    + " not supported on a mesh node: namespace ownership, forwarding, relays, peer watching and offers "
-                    + "run on a single hub (docs/mesh.md, \"The federation frame gate on a mesh node\")");
-        }
-        if (servingPolicy != null) {
-            warn.accept("WARNING a mesh node serves no peer hub: --multihub-serving-policy only supplies the client CA "
-                    + "its TLS port and the federation frame gate use (" + servingPolicy + ")");
+                    + " not supported on a mesh node: forwarding, relays, peer watching and offers "
+                    + "run on a single hub (docs/mesh.md, \"Federation on a mesh node\")");
         }
     }
 

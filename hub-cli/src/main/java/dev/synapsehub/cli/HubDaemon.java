@@ -97,8 +97,9 @@ final class HubDaemon implements AutoCloseable {
         Clock clock = Clock.system();
         MeshConfig meshConfig = options.meshConfig();
         if (meshConfig != null) {
-            federationOptions.refuseOnMesh(LOG::warn);
-            return startMesh(options, config, meshConfig, actorSettings, clock, frameGate);
+            federationOptions.refuseOnMesh();
+            return startMesh(options, config, meshConfig, actorSettings, clock, frameGate, trust,
+                    federationSettings.owners());
         }
         SnapshotPolicy snapshotPolicy = options.snapshotPolicy();
         Retention retention = options.retention();
@@ -203,7 +204,8 @@ final class HubDaemon implements AutoCloseable {
      */
     private static HubDaemon startMesh(ServeOptions options, HubConfig config, MeshConfig meshConfig,
                                        ActorSettings actorSettings, Clock clock,
-                                       dev.synapsehub.federation.gate.FrameGate frameGate)
+                                       dev.synapsehub.federation.gate.FrameGate frameGate, ServingTrust trust,
+                                       dev.synapsehub.federation.route.NamespaceOwners owners)
             throws JournalException, InterruptedException {
         SqliteJournal local = SqliteJournal.open(options.db());
         if (local.lastSeq() > 0 && !Files.isDirectory(meshConfig.storageDir())) {
@@ -223,10 +225,19 @@ final class HubDaemon implements AutoCloseable {
                         + e.getMessage(), e);
             }
         }
+        List<dev.synapsehub.net.extension.HubExtension> extensions = new java.util.ArrayList<>();
+        if (frameGate != null) {
+            extensions.add(frameGate);
+        }
+        if (trust.startupPolicy() != null || owners.configured()) {
+            // every node serves peer log pulls from its journal copy under the cluster's hub id, and
+            // decides the claims in the namespaces the cluster owns (docs/mesh.md, "Federation on a mesh node")
+            extensions.add(new dev.synapsehub.federation.MeshFederationExtension(trust, local, owners));
+        }
         MeshHub mesh;
         try {
             mesh = MeshHub.start(meshConfig, config, local, options.newState(), clock, actorSettings, CATCH_UP_MILLIS,
-                    options.meshCompaction(), relayLog, frameGate == null ? List.of() : List.of(frameGate));
+                    options.meshCompaction(), relayLog, extensions);
         } catch (IOException e) {
             throw new JournalException("mesh node " + meshConfig.nodeId() + " could not start: " + e.getMessage(), e);
         }
@@ -236,6 +247,10 @@ final class HubDaemon implements AutoCloseable {
         if (config.ui()) {
             LOG.info("operator cockpit at {}://{}:{}/ui (this node's reads, labelled with their staleness)",
                     config.tls() == null ? "http" : "https", config.host(), mesh.port());
+        }
+        if (trust.startupPolicy() != null) {
+            LOG.info("serving the cluster's log to {} peer hub(s) under {}", trust.startupPolicy().grants().size(),
+                    trust.startupPolicy().file());
         }
         return new HubDaemon(mesh.server(), mesh.node().actor(), null, null, mesh, config, mesh.port());
     }

@@ -216,7 +216,7 @@ class FederationProcessTest {
     }
 
     /** Claims {@code task} and returns the reply: claim_granted to {@code name}, or claim_denied. */
-    private static ObjectNode claim(HubClient agent, String name, String task, String... paths) throws TimeoutException {
+    static ObjectNode claim(HubClient agent, String name, String task, String... paths) throws TimeoutException {
         ObjectNode f = agent.frame(name, "claim");
         f.put("task_id", task);
         var p = f.putArray("paths");

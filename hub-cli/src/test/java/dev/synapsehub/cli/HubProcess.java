@@ -24,7 +24,7 @@ import java.util.concurrent.TimeUnit;
  * A hub run as its own operating-system process, exactly as {@code bin/synapse-hub ARGS} runs it
  * (the same main class, {@link Main}, in a fresh JVM) but on the module's test class path, so
  * it works from a clean checkout before the shaded jar exists (surefire runs before
- * {@code package}). Started with {@code --metrics} over native TLS; {@link #awaitHealthy} waits
+ * {@code package}); or, {@link #viaLauncher}, by the script itself on the shaded jar. Started with {@code --metrics} over native TLS; {@link #awaitHealthy} waits
  * for {@code /health}. {@link #close} always ends the process (a shutdown hook too, should the
  * test JVM itself be stopped).
  */
@@ -36,6 +36,7 @@ final class HubProcess implements AutoCloseable {
     private final int port;
     private final Path log;
     private final List<String> args;
+    private final Path launcher;
     private Process process;
     private Thread hook;
 
@@ -46,10 +47,31 @@ final class HubProcess implements AutoCloseable {
      * @param args the hub's arguments (without {@code --port}, {@code --host}, {@code --metrics})
      */
     HubProcess(String name, int port, Path log, List<String> args) {
+        this(name, port, log, args, null);
+    }
+
+    private HubProcess(String name, int port, Path log, List<String> args, Path launcher) {
         this.name = name;
         this.port = port;
         this.log = log;
         this.args = List.copyOf(args);
+        this.launcher = launcher;
+    }
+
+    /**
+     * A hub started by the real {@code bin/synapse-hub} script on the shaded jar the reactor built
+     * (so only from a test that runs after {@code package}: the "launcher" tests of hub-cli's
+     * integration-test phase). Refuses to start without the jar rather than let the script build
+     * one from inside a test.
+     */
+    static HubProcess viaLauncher(String name, int port, Path log, List<String> args) {
+        Path root = Path.of("..").toAbsolutePath().normalize();
+        Path jar = root.resolve("hub-cli/target/synapse-hub.jar");
+        if (!Files.isRegularFile(jar)) {
+            throw new IllegalStateException(jar + " is missing: launcher tests run in hub-cli's integration-test phase, "
+                    + "after package (./mvnw -pl hub-cli -am verify)");
+        }
+        return new HubProcess(name, port, log, args, root.resolve("bin/synapse-hub"));
     }
 
     /** The hub's port. */
@@ -67,13 +89,27 @@ final class HubProcess implements AutoCloseable {
         if (process != null && process.isAlive()) {
             throw new IllegalStateException(name + " is already running");
         }
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                // a small, quickly started JVM: three of them share two cores with the test
-                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-Xmx256m",
-                "-cp", System.getProperty("java.class.path"), Main.class.getName(),
-                "--host", "127.0.0.1", "--port", Integer.toString(port), "--metrics"));
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        // a small, quickly started JVM: three of them share two cores with the test
+        List<String> small = List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-Xmx256m");
+        List<String> command = new ArrayList<>();
+        if (launcher == null) {
+            command.add(java);
+            command.addAll(small);
+            command.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
+        } else {
+            command.add(launcher.toString());
+        }
+        command.addAll(List.of("--host", "127.0.0.1", "--port", Integer.toString(port), "--metrics"));
         command.addAll(args);
         ProcessBuilder pb = new ProcessBuilder(command);
+        if (launcher != null) {
+            pb.environment().put("JAVA", java);
+            pb.environment().put("SYNAPSE_HUB_JAVA_OPTS", String.join(" ", small));
+            // the class-data archive is the launcher's own business (LauncherClassDataTest); a
+            // training run here would only add a JVM start per build to this test
+            pb.environment().put("SYNAPSE_HUB_CDS", "off");
+        }
         pb.redirectErrorStream(true);
         pb.redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
         process = pb.start();

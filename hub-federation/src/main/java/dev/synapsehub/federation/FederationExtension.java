@@ -5,6 +5,7 @@ import dev.synapsehub.federation.follow.AdvisoryFold;
 import dev.synapsehub.federation.follow.LogWatch;
 import dev.synapsehub.federation.follow.Mirror;
 import dev.synapsehub.federation.follow.PeerGauges;
+import dev.synapsehub.federation.link.ClientIdentity;
 import dev.synapsehub.federation.link.PeerLinks;
 import dev.synapsehub.federation.serve.LogServer;
 import dev.synapsehub.federation.serve.ObservedQuery;
@@ -15,6 +16,7 @@ import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.PrometheusText;
 import dev.synapsehub.net.protocol.Request;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -65,6 +67,7 @@ public final class FederationExtension implements HubExtension {
     private dev.synapsehub.federation.route.RelayServer relayServer;
     private dev.synapsehub.federation.route.DeadLetterForwardingServer deadLetters;
     private dev.synapsehub.federation.route.RelayForwarder relayForwarder;
+    private dev.synapsehub.federation.route.DeadLetterForwarder deadLetterForwarder;
     private dev.synapsehub.federation.serve.OfferServer offers;
     private ScheduledExecutorService background;
     private FederationCockpit cockpit;
@@ -85,7 +88,7 @@ public final class FederationExtension implements HubExtension {
         logServer = new LogServer(context, settings.trust(), journal, metrics);
         observed = new ObservedQuery(context, fold, peer -> watch == null ? null : watch.link(peer));
         offers = new dev.synapsehub.federation.serve.OfferServer(context, settings.offerFile());
-        links = new PeerLinks(context.config().hubId());
+        links = new PeerLinks(context.config().hubId(), clientIdentity(settings));
         expectLinks(links, settings);
         AuditJournal audit = new AuditJournal(context.actor(), context.config().hubId());
         try {
@@ -110,6 +113,12 @@ public final class FederationExtension implements HubExtension {
         relayForwarder = new dev.synapsehub.federation.route.RelayForwarder(context, resolver, settings.trust(),
                 settings.relayRoutes(),
                 links, background, audit);
+        deadLetterForwarder = new dev.synapsehub.federation.route.DeadLetterForwarder(context, resolver,
+                settings.relayRoutes(), links, audit, Executors.newSingleThreadScheduledExecutor(r -> {
+                    Thread t = new Thread(r, "synapse-dead-letter-forwarding");
+                    t.setDaemon(true);
+                    return t;
+                }));
         watch.start(links);
         if (!settings.watch().peers().isEmpty() || settings.owners().configured()) { // a plain hub shows no federation
             cockpit = new FederationCockpit(context.config().hubId(), fold, partitions::current);
@@ -117,6 +126,17 @@ public final class FederationExtension implements HubExtension {
         if (settings.owners().configured()) {
             background.scheduleWithFixedDelay(this::refreshPartitions, 0, 1, TimeUnit.SECONDS);
         }
+    }
+
+    /** The client certificate every route presents (one pair of flags for all of them), watched for edits. */
+    private static ClientIdentity clientIdentity(FederationSettings settings) {
+        Path cert = settings.watch().clientCertFile() != null ? settings.watch().clientCertFile()
+                : settings.forward().clientCertFile() != null ? settings.forward().clientCertFile()
+                : settings.relayRoutes().clientCertFile();
+        Path key = settings.watch().clientKeyFile() != null ? settings.watch().clientKeyFile()
+                : settings.forward().clientKeyFile() != null ? settings.forward().clientKeyFile()
+                : settings.relayRoutes().clientKeyFile();
+        return ClientIdentity.of(cert, key, LOG::warn);
     }
 
     /** Every route's link settings, declared up front so two routes to one URI cannot disagree. */
@@ -235,8 +255,18 @@ public final class FederationExtension implements HubExtension {
     }
 
     @Override
+    public void deadLetterEscalated(dev.synapsehub.core.event.DeadLetterEscalationEvent escalation) {
+        if (deadLetterForwarder != null) {
+            deadLetterForwarder.escalated(escalation);
+        }
+    }
+
+    @Override
     public void appendMetrics(StringBuilder out) {
         metrics.appendTo(out);
+        if (deadLetterForwarder != null) {
+            deadLetterForwarder.appendMetrics(out);
+        }
         if (relayForwarder != null) {
             relayForwarder.appendMetrics(out);
         }
@@ -273,6 +303,9 @@ public final class FederationExtension implements HubExtension {
         if (background != null) {
             background.shutdownNow();
         }
+        if (deadLetterForwarder != null) {
+            deadLetterForwarder.close();
+        }
         if (watch != null) {
             watch.close();
         }
@@ -289,6 +322,11 @@ public final class FederationExtension implements HubExtension {
     /** The partitions as last journaled (status, tests). */
     public Map<String, Set<String>> partitions() {
         return partitions.current();
+    }
+
+    /** The sending side of dead-letter forwarding (status, tests). */
+    public dev.synapsehub.federation.route.DeadLetterForwarder deadLetterForwarder() {
+        return deadLetterForwarder;
     }
 
     /** The forwarding side of operator relays (status, tests). */

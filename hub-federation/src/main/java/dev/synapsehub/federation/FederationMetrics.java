@@ -31,10 +31,7 @@ public final class FederationMetrics {
 
     /** Appends the counters in Prometheus text format. */
     public void appendTo(StringBuilder s) {
-        counter(s, "synapse_federation_denied_total", "Peer requests refused by the serving policy.", federationDenied.get());
-        counter(s, "synapse_multihub_log_requests_served_total", "Log pulls served to authorised peers.",
-                logRequestsServed.get());
-        counter(s, "synapse_multihub_log_events_served_total", "Journal events served to peers.", logEventsServed.get());
+        appendServingTo(s);
         counter(s, "synapse_forwarded_claims_total", "Claims forwarded to their namespace's owning hub.",
                 forwardedClaims.get());
         counter(s, "synapse_forwarded_claims_granted_total", "Forwarded claims the owner granted.",
@@ -49,5 +46,13 @@ public final class FederationMetrics {
         counter(s, "synapse_peer_claims_decided_total", "Claims decided here on behalf of a peer hub.",
                 peerClaimsDecided.get());
         forwardOutcomes.appendTo(s);
+    }
+
+    /** Appends the log-serving counters only (a mesh node serves logs and routes nothing). */
+    public void appendServingTo(StringBuilder s) {
+        counter(s, "synapse_federation_denied_total", "Peer requests refused by the serving policy.", federationDenied.get());
+        counter(s, "synapse_multihub_log_requests_served_total", "Log pulls served to authorised peers.",
+                logRequestsServed.get());
+        counter(s, "synapse_multihub_log_events_served_total", "Journal events served to peers.", logEventsServed.get());
     }
 }

@@ -46,6 +46,12 @@ final class MeshFace implements HubExtension {
         throw new IllegalStateException("a mesh node's face answers no frames");
     }
 
+    /** Presence and ownership leases are this node's own (issue 13): a reclaim here fails closed. */
+    @Override
+    public boolean presenceIsNodeLocal() {
+        return true;
+    }
+
     @Override
     public void appendMetrics(StringBuilder out) {
         MeshStatus s = node.status();

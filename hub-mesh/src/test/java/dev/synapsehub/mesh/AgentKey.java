@@ -47,8 +47,16 @@ final class AgentKey {
 
     /** A registration heartbeat from {@code sender}, signed now with a fresh nonce. */
     ObjectNode registration(String sender) {
+        return registration(sender, false);
+    }
+
+    /** Like {@link #registration(String)}, asking for an ownership lease when {@code lease}. */
+    ObjectNode registration(String sender, boolean lease) {
         ObjectNode f = HubClient.requestFrame(sender, "heartbeat");
         f.put("payload", "online");
+        if (lease) {
+            f.put("lease", true);
+        }
         f.put("identity_public_key", publicKey);
         ObjectNode sig = f.putObject("signature");
         sig.put("version", 1);

@@ -198,6 +198,53 @@ class MeshIdentityPinTest {
     }
 
     @Test
+    void withoutBreakGlassAMeshNodeRefusesWhatItCannotJudgeClusterWideAndBreakGlassEndsTheLeaseOnEveryNode()
+            throws Exception {
+        cluster = pinningCluster(MeshCompaction.DEFAULTS);
+        MeshNode leader = cluster.awaitLeader();
+        String operatorNode = cluster.follower(leader).nodeId();
+        String holderNode = third(leader.nodeId(), operatorNode);
+        AgentKey rootKey = AgentKey.generate();
+        AgentKey annKey = AgentKey.generate();
+        AgentKey bobKey = AgentKey.generate();
+        HubClient root = admitted(operatorNode, rootKey.registration("ops/root"));
+        HubClient ann = admitted(holderNode, annKey.registration("p/ann", true)); // online, leased, on another node
+        ann.awaitType("lease_granted", WAIT);
+        HubClient bob = admitted(operatorNode, bobKey.registration("p/bob")); // online on the operator's node
+        awaitPinEverywhere("ops/root", rootKey.keyId);
+        awaitPinEverywhere("p/ann", annKey.keyId);
+        awaitPinEverywhere("p/bob", bobKey.keyId);
+
+        String otherNodes = "the pinned identity may be online or leased on another mesh node; use explicit "
+                + "break-glass recovery to evict it";
+        JsonNode here = reclaim(root, "ops/root", "p/bob", bobKey.keyId, false);
+        assertThat(here.path("payload").asText()).as("a holder this node sees: the contract's check 11")
+                .isEqualTo("the pinned identity is online; use explicit break-glass recovery to evict it");
+        JsonNode elsewhere = reclaim(root, "ops/root", "p/ann", annKey.keyId, false);
+        assertThat(elsewhere.path("payload").asText()).as("a holder on another node is not seen here: fail closed")
+                .isEqualTo(otherNodes);
+        assertThat(elsewhere.path("applied").asBoolean()).isFalse();
+        assertThat(elsewhere.path("audit_seq").isNull()).isTrue();
+        bob.close();
+        TestCluster.await("p/bob offline", () -> !cluster.hub(operatorNode).server().context().registry()
+                .isOnline("p/bob"));
+        assertThat(reclaim(root, "ops/root", "p/bob", bobKey.keyId, false).path("payload").asText())
+                .as("offline here proves nothing about the other nodes").isEqualTo(otherNodes);
+        awaitPinEverywhere("p/ann", annKey.keyId);
+        awaitPinEverywhere("p/bob", bobKey.keyId);
+        assertThat(ann.isOpen()).isTrue();
+
+        JsonNode done = reclaim(root, "ops/root", "p/ann", annKey.keyId, true);
+        assertThat(done.path("applied").asBoolean()).as(done.toString()).isTrue();
+        assertThat(ann.awaitClose(WAIT)).isEqualTo(new HubClient.CloseStatus(4017, "identity pin reclaimed"));
+        awaitPinEverywhere("p/ann", null);
+        // the lease p/ann held on its node ended there too: a new key binds it without the owner_lease
+        AgentKey newKey = AgentKey.generate();
+        admitted(holderNode, newKey.registration("p/ann"));
+        awaitPinEverywhere("p/ann", newKey.keyId);
+    }
+
+    @Test
     void pinsAndUnpinsMadeWhileANodeWasDownReachItBySnapshotInstall() throws Exception {
         cluster = pinningCluster(SMALL);
         MeshNode leader = cluster.awaitLeader();
@@ -217,7 +264,8 @@ class MeshIdentityPinTest {
         TestCluster.await("p/ann pinned", () -> leader.actor().committedPin("p/ann").isPresent());
         TestCluster.await("p/old offline", () -> !cluster.hub(operatorNode).server().context().registry()
                 .isOnline("p/old"));
-        assertThat(reclaim(root, "ops/root", "p/old", oldKey.keyId, false).path("applied").asBoolean()).isTrue();
+        // break-glass: a mesh node cannot tell that p/old is offline on the stopped node (fails closed)
+        assertThat(reclaim(root, "ops/root", "p/old", oldKey.keyId, true).path("applied").asBoolean()).isTrue();
         // load until the log is compacted past it (an outcome left undecided by a leader change is fine here)
         for (int i = 0; i < 120 && leader.snapshotStatus().logStartIndex() <= downAt + 1; i++) {
             MeshReplicationTest.submit(leader, Mutation.of(MeshReplicationTest.claim("load", "L" + i)));

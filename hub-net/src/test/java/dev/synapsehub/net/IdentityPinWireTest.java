@@ -330,6 +330,39 @@ class IdentityPinWireTest {
         return operator.client().awaitType("identity_pin_reclaim_result", WAIT);
     }
 
+    /** Waits (bounded) until {@code name} is no longer bound on the hub. */
+    private static void awaitOffline(TestHub hub, String name) throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (hub.server.context().registry().isOnline(name)) {
+            assertThat(System.nanoTime()).as(name + " still online").isLessThan(deadline);
+            Thread.sleep(5);
+        }
+    }
+
+    /** A journaled hub pinning identities, where operators of project {@code ops} may reclaim {@code p/*}. */
+    private static TestHub reclaimHub(Path dir) throws Exception {
+        Path db = dir.resolve("hub.db");
+        PinReclaimAcl acl = new PinReclaimAcl(List.of(new PinReclaimAcl.Grant("p/*", "ops")));
+        return new TestHub(pinning(db.toString(), acl), db, CoordinationState::new);
+    }
+
+    /** {@code name} registered with {@code key} asking for an ownership lease, once granted and pinned. */
+    private static HubClient leasedAndPinned(TestHub hub, IdentityKey key, String name) throws Exception {
+        ObjectNode leased = key.registration(name);
+        leased.put("lease", true);
+        HubClient c = admitted(hub, key.sign(leased));
+        c.awaitType("lease_granted", WAIT);
+        awaitPin(hub, name);
+        return c;
+    }
+
+    /** An agent registered as {@code name} with a fresh key, once its pin committed. */
+    private static Agent pinnedAgent(TestHub hub, String name) throws Exception {
+        Agent a = agent(hub, IdentityKey.generate().registration(name));
+        awaitPin(hub, name);
+        return a;
+    }
+
     private static void assertRefusedReclaim(JsonNode r, String payload) {
         assertThat(r.path("payload").asText()).isEqualTo(payload);
         assertThat(r.path("applied").asBoolean()).isFalse();
@@ -338,9 +371,7 @@ class IdentityPinWireTest {
 
     @Test
     void reclaimChecksInTheContractsOrderThenEvictsAndUnpins(@TempDir Path dir) throws Exception {
-        Path db = dir.resolve("hub.db");
-        PinReclaimAcl acl = new PinReclaimAcl(List.of(new PinReclaimAcl.Grant("p/*", "ops")));
-        try (TestHub hub = new TestHub(pinning(db.toString(), acl), db, CoordinationState::new)) {
+        try (TestHub hub = reclaimHub(dir)) {
             IdentityKey rootKey = IdentityKey.generate();
             IdentityKey annKey = IdentityKey.generate();
             Agent root = agent(hub, rootKey.registration("ops/root"));
@@ -398,23 +429,39 @@ class IdentityPinWireTest {
 
             // an offline holder whose ownership lease is still live: check 12, waived by break-glass
             IdentityKey catKey = IdentityKey.generate();
-            ObjectNode leased = catKey.registration("p/cat");
-            leased.put("lease", true);
-            HubClient cat = admitted(hub, catKey.sign(leased));
-            cat.awaitType("lease_granted", WAIT);
-            awaitPin(hub, "p/cat");
+            HubClient cat = leasedAndPinned(hub, catKey, "p/cat");
             cat.close();
-            long deadline = System.nanoTime() + WAIT.toNanos();
-            while (hub.server.context().registry().isOnline("p/cat")) {
-                assertThat(System.nanoTime()).as("p/cat still online").isLessThan(deadline);
-                Thread.sleep(5);
-            }
+            awaitOffline(hub, "p/cat");
             assertRefusedReclaim(reclaim(root, "p/cat", catKey.keyId, "r", false),
                     "the ownership lease is still live; wait for its offline TTL or use break-glass");
             JsonNode glass = reclaim(root, "p/cat", catKey.keyId, "r", true);
             assertThat(glass.path("applied").asBoolean()).isTrue();
             assertThat(glass.path("audit_seq").asLong()).isGreaterThan(done.path("audit_seq").asLong());
             assertThat(hub.actor.committedPin("p/cat")).isEmpty();
+            // the lease went with the pin: the next valid proof binds without its owner_lease and pins
+            IdentityKey catNew = IdentityKey.generate();
+            admitted(hub, catNew.registration("p/cat"));
+            assertThat(awaitPin(hub, "p/cat").keyId()).isEqualTo(catNew.keyId);
+        }
+    }
+
+    @Test
+    void aReclaimEndsTheNamesOwnershipLeaseAlsoForAnEvictedLiveHolder(@TempDir Path dir) throws Exception {
+        try (TestHub hub = reclaimHub(dir)) {
+            Agent root = pinnedAgent(hub, "ops/root");
+            IdentityKey danKey = IdentityKey.generate();
+            HubClient dan = leasedAndPinned(hub, danKey, "p/dan");
+
+            JsonNode done = reclaim(root, "p/dan", danKey.keyId, "laptop stolen", true);
+            assertThat(done.path("applied").asBoolean()).as(done.toString()).isTrue();
+            assertThat(dan.awaitClose(WAIT)).isEqualTo(new HubClient.CloseStatus(4017, "identity pin reclaimed"));
+            awaitOffline(hub, "p/dan");
+            // evicted after the reclaim, the holder left no offline lease behind (3600 s by default)
+            assertThat(hub.server.context().registry().leaseLive("p/dan", System.currentTimeMillis() / 1000.0))
+                    .isFalse();
+            IdentityKey newKey = IdentityKey.generate();
+            admitted(hub, newKey.registration("p/dan"));
+            assertThat(awaitPin(hub, "p/dan").keyId()).isEqualTo(newKey.keyId);
         }
     }
 

@@ -191,6 +191,31 @@ class PathIdentityWireTest {
     }
 
     @Test
+    void aCaseInsensitiveIdentitySeesALegacyClaimWhoseWorktreeAndPathDifferOnlyInCase() throws Exception {
+        try (TestHub hub = TestHub.open()) {
+            HubClient alice = hub.agent("p/alice");
+            HubClient bob = hub.agent("p/bob");
+            ObjectNode legacy = bob.frame("claim");
+            legacy.put("task_id", "L1").put("worktree", "/W").putArray("paths").add("Dir/A.txt");
+            assertThat(send(bob, legacy).path("type").asText()).isEqualTo("claim_granted");
+
+            // A8 rules 2 and 3: the legacy label and path, folded with the identity's policy, are its own
+            ObjectNode folded = send(alice, claim(alice, "I1", "/w", "W", "ns", false,
+                    new Row("dir/a.txt", "/w/dir/a.txt", "o1", null)));
+            assertThat(folded.path("type").asText()).as(folded.toString()).isEqualTo("claim_denied");
+            assertThat(folded.path("reason_code").asText()).isEqualTo("SCOPE_CONFLICT");
+            assertThat(folded.path("payload").asText())
+                    .isEqualTo("Task 'I1' file scope conflicts with 'L1' held by p/bob.");
+            // another path in that worktree does not conflict
+            assertThat(send(alice, claim(alice, "I2", "/w", "W", "ns", false,
+                    new Row("dir/b.txt", "/w/dir/b.txt", "o2", null))).path("type").asText()).isEqualTo("claim_granted");
+            // a case-sensitive identity: "/w" is not the legacy "/W"
+            assertThat(send(alice, claim(alice, "I3", "/w", "W", "ns", true,
+                    new Row("dir/a.txt", "/w/dir/a.txt", "o3", null))).path("type").asText()).isEqualTo("claim_granted");
+        }
+    }
+
+    @Test
     void invalidAndMisalignedIdentitiesAreRefused() throws Exception {
         try (TestHub hub = TestHub.open()) {
             HubClient alice = hub.agent("p/alice");

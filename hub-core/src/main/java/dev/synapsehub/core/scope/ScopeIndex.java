@@ -251,6 +251,9 @@ public final class ScopeIndex {
      * worktree label, found through that worktree's trie.
      */
     private Optional<Holding> firstTrieConflict(Scope request, String actor, Holding exclude) {
+        if (request.identity() != null && !request.identity().caseSensitive()) {
+            return firstFoldedConflict(request, actor, exclude);
+        }
         Root root = roots.get(request.worktree());
         if (root == null || !conflicts(root, request, actor, exclude)) {
             return Optional.empty();
@@ -280,6 +283,33 @@ public final class ScopeIndex {
             if (contends(h, actor, exclude) && h.scope().conflictsWith(request)
                     && (first == null || h.order() < first.order())) {
                 first = h;
+            }
+        }
+        return Optional.ofNullable(first);
+    }
+
+    /**
+     * The first conflicting holding without a path identity for a request whose identity is
+     * case-insensitive (contract A8 rules 2 and 3): a legacy worktree label or path that differs
+     * only in case is the same, which the tries, keyed by exact text, cannot see. So every holding
+     * of each worktree whose folded label is the identity's worktree is compared; only such a
+     * request pays for it.
+     */
+    private Optional<Holding> firstFoldedConflict(Scope request, String actor, Holding exclude) {
+        String worktree = request.identity().worktreePath();
+        Holding first = null;
+        for (Map.Entry<String, Root> r : roots.entrySet()) {
+            if (!PathIdentity.fold(r.getKey(), false).equals(worktree)) {
+                continue;
+            }
+            List<Entry> all = new ArrayList<>();
+            collectSubtree(r.getValue(), all);
+            for (Entry e : all) {
+                Holding h = e.holding;
+                if (contends(h, actor, exclude) && h.scope().conflictsWith(request)
+                        && (first == null || h.order() < first.order())) {
+                    first = h;
+                }
             }
         }
         return Optional.ofNullable(first);

@@ -41,6 +41,7 @@ public final class PeerLink implements AutoCloseable {
     private final String localHubId;
     private final String token;
     private final Duration connectTimeout;
+    private final ClientIdentity identity;
     private final Deque<Pending> pending = new ArrayDeque<>();
     /**
      * Held while (re)connecting, so two operations needing a connection at once (a poll and a
@@ -50,6 +51,8 @@ public final class PeerLink implements AutoCloseable {
      */
     private final ReentrantLock connecting = new ReentrantLock();
     private HubClient client;
+    /** The client identity's stamp when {@link #client} was opened. */
+    private Object clientIdentity;
     private volatile Welcome welcome;
     private volatile long lastRoundTripNanos = -1;
     private boolean closed;
@@ -65,6 +68,16 @@ public final class PeerLink implements AutoCloseable {
         }
     }
 
+    /**
+     * The peer answered an {@code error} (or {@code name_conflict}) frame: it read the request
+     * and refused it, unlike a connection that failed or a reply that never came.
+     */
+    public static final class Answered extends IOException {
+        Answered(String message) {
+            super(message);
+        }
+    }
+
     /** A request waiting for its reply: a tree ({@code decoder} null) or a decoded reply. */
     private record Pending(String replyType, Predicate<ObjectNode> matches, ReplyDecoder<?> decoder,
                            CompletableFuture<Object> future) {
@@ -74,6 +87,17 @@ public final class PeerLink implements AutoCloseable {
     }
 
     public PeerLink(String peer, URI uri, ClientTls tls, String localHubId, String token, Duration connectTimeout) {
+        this(peer, uri, tls, localHubId, token, connectTimeout, ClientIdentity.NONE);
+    }
+
+    /**
+     * @param identity checked before each operation when {@code tls} presents a client
+     *                 certificate: while it does not validate the operation fails and the open
+     *                 connection is closed; once it changed, the next operation reconnects
+     */
+    public PeerLink(String peer, URI uri, ClientTls tls, String localHubId, String token, Duration connectTimeout,
+                    ClientIdentity identity) {
+        this.identity = tls.clientCertFile() == null ? ClientIdentity.NONE : identity;
         this.peer = peer;
         this.uri = uri;
         this.tls = tls;
@@ -130,6 +154,33 @@ public final class PeerLink implements AutoCloseable {
         return send(frame, replyType, reply -> true, decoder, timeout).thenApply(reply -> (T) reply);
     }
 
+    /**
+     * Sends {@code frame} (its sender and token are set here), a frame the peer never answers
+     * ({@code dead_letter_forwarding}, fire-and-forget), in order with the requests on this
+     * connection; a request sent after it and answered proves the peer read it. Blocks only
+     * while (re)connecting.
+     *
+     * @throws IOException when no connection could be opened (or it just closed)
+     */
+    public void fire(ObjectNode frame) throws IOException {
+        HubClient c;
+        try {
+            c = open();
+        } catch (TimeoutException e) {
+            throw new IOException("no connection to " + uri + " within " + connectTimeout, e);
+        }
+        frame.put("sender", localHubId);
+        if (token != null) {
+            frame.put("token", token);
+        }
+        synchronized (this) {
+            if (client != c || !c.isOpen()) {
+                throw new IOException("connection to " + uri + " closed");
+            }
+            c.sendAsync(frame); // under the lock: in the order requests are sent
+        }
+    }
+
     private CompletableFuture<Object> send(ObjectNode frame, String replyType, Predicate<ObjectNode> matches,
                                            ReplyDecoder<?> decoder, Duration timeout) {
         CompletableFuture<Object> future = new CompletableFuture<>();
@@ -175,13 +226,31 @@ public final class PeerLink implements AutoCloseable {
     }
 
     private HubClient openLocked() throws IOException, TimeoutException {
+        Object stamp;
+        HubClient stale;
+        try {
+            stamp = identity.current();
+        } catch (IOException invalid) {
+            // no operation goes on under an identity the operator has changed into an invalid one
+            synchronized (this) {
+                stale = client;
+            }
+            if (stale != null) {
+                drop(stale, invalid);
+            }
+            throw invalid;
+        }
         synchronized (this) {
             if (closed) {
                 throw new IOException("link to " + peer + " is closed");
             }
-            if (client != null && client.isOpen()) {
+            if (client != null && client.isOpen() && stamp.equals(clientIdentity)) {
                 return client;
             }
+            stale = client != null && client.isOpen() ? client : null;
+        }
+        if (stale != null) {
+            drop(stale, new IOException("the multi-hub client identity changed; reconnecting to " + peer));
         }
         HubClient c = HubClient.connect(uri, connectTimeout, tls, false); // UTF-8 is checked in receive()
         try {
@@ -214,6 +283,7 @@ public final class PeerLink implements AutoCloseable {
                 throw new IOException("link to " + peer + " is closed");
             }
             client = c;
+            clientIdentity = stamp;
         }
         return c;
     }
@@ -319,7 +389,7 @@ public final class PeerLink implements AutoCloseable {
             if ("error".equals(type) || "name_conflict".equals(type)) {
                 Pending oldest = pending.pollFirst();
                 if (oldest != null) {
-                    oldest.future().completeExceptionally(new IOException(peer + " answered " + type + ": "
+                    oldest.future().completeExceptionally(new Answered(peer + " answered " + type + ": "
                             + frame.path("payload").asText()));
                 }
                 return;

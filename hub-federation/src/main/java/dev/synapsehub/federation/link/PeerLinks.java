@@ -20,8 +20,16 @@ public final class PeerLinks implements AutoCloseable {
     private record Expected(String route, ClientTls tls, String token) {
     }
 
+    private final ClientIdentity identity;
+
     public PeerLinks(String localHubId) {
+        this(localHubId, ClientIdentity.NONE);
+    }
+
+    /** {@code identity}: the client certificate the links present, checked before each operation. */
+    public PeerLinks(String localHubId, ClientIdentity identity) {
         this.localHubId = localHubId;
+        this.identity = identity;
     }
 
     /**
@@ -45,7 +53,7 @@ public final class PeerLinks implements AutoCloseable {
     /** The link to {@code uri}, made on first use with {@code tls} and {@code token}. */
     public PeerLink link(String peer, URI uri, ClientTls tls, String token) {
         return links.computeIfAbsent(uri.toString(), k -> new PeerLink(peer, uri, tls, localHubId, token,
-                Duration.ofSeconds(10)));
+                Duration.ofSeconds(10), identity));
     }
 
     @Override

@@ -15,7 +15,7 @@ import java.util.Iterator;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -35,11 +35,11 @@ public final class ClaimForwarder {
     private final ForwardSettings settings;
     private final PeerLinks links;
     private final FederationMetrics metrics;
-    private final ExecutorService connector;
+    private final Executor connector;
 
     /** {@code connector} runs the (possibly connecting) sends, off the event loops. */
     public ClaimForwarder(HubContext hub, OwnershipResolver resolver, ForwardSettings settings, PeerLinks links,
-                          FederationMetrics metrics, ExecutorService connector) {
+                          FederationMetrics metrics, Executor connector) {
         this.hub = hub;
         this.resolver = resolver;
         this.settings = settings;

@@ -67,8 +67,13 @@ class ForwardingTest {
 
     /** Hub A: owns aproj, forwards proj to {@code route}, presents its client certificate. */
     private FedHub forwarder(ClaimRoute route, Duration bound) throws Exception {
+        return forwarder(route, bound, aCerts.clientFiles());
+    }
+
+    /** As {@link #forwarder(ClaimRoute, Duration)}, presenting the certificate in {@code client}. */
+    private FedHub forwarder(ClaimRoute route, Duration bound, TestCertificates.PemPair client) throws Exception {
         ForwardSettings forward = new ForwardSettings(ForwardSettings.byHub(List.of(route)), null,
-                aCerts.clientFiles().cert(), aCerts.clientFiles().key(), bound);
+                client.cert(), client.key(), bound);
         return keep(new FedHub(aCerts, dir.resolve("a.db"), new FederationSettings(ServingTrust.none(),
                 WatchSettings.none(), new NamespaceOwners("hub-a", Map.of("proj", "hub-b", "aproj", "hub-a",
                 "other", "hub-c")), forward)));
@@ -250,6 +255,30 @@ class ForwardingTest {
         c.send(c.frame("proj/a1", "state_request"));
         c.awaitType("state_snapshot", WAIT);
         assertThat(live(b, "T-2")).isEmpty();
+    }
+
+    @Test
+    void aClientKeyEditedIntoAnInvalidFileRefusesForwardingOnTheWarmLinkUntilItValidates() throws Exception {
+        TestCertificates.PemPair client = aCerts.client().write(java.nio.file.Files.createDirectories(dir.resolve("a-live")),
+                "client");
+        FedHub a = forwarder(new ClaimRoute("hub-b", b.uri(), b.certs.server().pin()), ForwardSettings.BOUND, client);
+        HubClient a1 = a.agent("proj/a1");
+        assertThat(FedHub.claim(a1, "proj/a1", "K-1").path("type").asText()).isEqualTo("claim_granted"); // warm now
+
+        java.nio.file.Files.setPosixFilePermissions(client.key(),
+                java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        ObjectNode refused = FedHub.claim(a1, "proj/a1", "K-2");
+        assertThat(refused.path("type").asText()).as(refused.toString()).isEqualTo("claim_denied");
+        assertThat(refused.path("ownership").asText()).isEqualTo("remote");
+        assertThat(refused.has("forward_error")).isFalse(); // the plain refusal of a transport failure
+        assertThat(Http.get(a, "/metrics"))
+                .contains("synapse_forwarded_claim_outcomes_total{owner=\"hub-b\",outcome=\"transport_failure\"} 1");
+        assertThat(live(b, "K-2")).isEmpty();
+
+        java.nio.file.Files.setPosixFilePermissions(client.key(),
+                java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        assertThat(FedHub.claim(a1, "proj/a1", "K-2").path("type").asText()).isEqualTo("claim_granted");
+        assertThat(live(b, "K-2")).isPresent();
     }
 
     @Test

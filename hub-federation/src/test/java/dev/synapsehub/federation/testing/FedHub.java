@@ -45,8 +45,15 @@ public final class FedHub implements AutoCloseable {
     /** Like the above, with the hub configuration adjusted by {@code config} (e.g. an advertised host). */
     public FedHub(Pki.HubCerts certs, Path db, FederationSettings settings,
                   java.util.function.UnaryOperator<HubConfig.Builder> config) throws Exception {
+        this(certs, db, settings, config, CoordinationState::new);
+    }
+
+    /** Like the above, its coordination state made by {@code state} (e.g. other messaging limits). */
+    public FedHub(Pki.HubCerts certs, Path db, FederationSettings settings,
+                  java.util.function.UnaryOperator<HubConfig.Builder> config,
+                  java.util.function.Supplier<CoordinationState> state) throws Exception {
         this.certs = certs;
-        this.durable = DurableCoordination.open(db, Clock.system(), CoordinationState::new, ActorSettings.DEFAULTS);
+        this.durable = DurableCoordination.open(db, Clock.system(), state, ActorSettings.DEFAULTS);
         this.federation = new FederationExtension(settings, durable.journal(), SqliteMirror.open(db));
         ServingTrust trust = settings.trust();
         TlsFiles tls = new TlsFiles(certs.serverFiles().cert(), certs.serverFiles().key(), null);

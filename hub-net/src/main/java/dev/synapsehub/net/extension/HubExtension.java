@@ -64,6 +64,22 @@ public interface HubExtension {
         return null;
     }
 
+    /**
+     * A dead-letter escalation this hub decided has committed (its broadcast is out): federation
+     * reports it to the hub that owns the recipient (contract §11.5). Any thread; must not block.
+     */
+    default void deadLetterEscalated(dev.synapsehub.core.event.DeadLetterEscalationEvent escalation) {
+    }
+
+    /**
+     * True when this hub is one node of several that agents reach, each seeing only its own
+     * connections (a mesh node: presence and ownership leases are node-local), so no check here
+     * can tell whether a name is online or leased elsewhere.
+     */
+    default boolean presenceIsNodeLocal() {
+        return false;
+    }
+
     /** Appends Prometheus text exposition lines for {@code /metrics} (any thread). */
     default void appendMetrics(StringBuilder out) {
     }

@@ -78,6 +78,18 @@ public final class HubExtensions {
         return barrier == null ? read.get() : barrier.thenCompose(done -> read.get());
     }
 
+    /** Tells every extension of a committed escalation ({@link HubExtension#deadLetterEscalated}); null: none. */
+    public void deadLetterEscalated(dev.synapsehub.core.event.DeadLetterEscalationEvent escalation) {
+        if (escalation != null) {
+            all.forEach(e -> e.deadLetterEscalated(escalation));
+        }
+    }
+
+    /** True when an extension makes this hub one node of several ({@link HubExtension#presenceIsNodeLocal}). */
+    public boolean presenceIsNodeLocal() {
+        return all.stream().anyMatch(HubExtension::presenceIsNodeLocal);
+    }
+
     /** Every extension's metrics. */
     public void appendMetrics(StringBuilder out) {
         all.forEach(e -> e.appendMetrics(out));

@@ -139,6 +139,7 @@ final class ChatVerb {
             hub.outbox().send(req.session(), receipt);
         }
         fanOut(req, c, text, at);
+        hub.extensions().deadLetterEscalated(c.escalation()); // decided here: a peer may own the target (§11.5)
         ObjectNode warning = liveness.warning(req.sender(), c, at);
         if (warning != null) {
             hub.outbox().send(req.session(), warning);

@@ -49,6 +49,18 @@ public final class ClaimVerbs {
         this.support = support;
     }
 
+    /**
+     * True for the types whose grants this family renders: its own, and a claim decided for another
+     * hub's claimant under its ledger scope ({@code multihub_claim:<hub>}, {@link #claimOnBehalf}),
+     * which a mesh node decides for a peer and every node publishes.
+     */
+    public static boolean renders(String type) {
+        return handles(type) || type.startsWith(ON_BEHALF_SCOPE);
+    }
+
+    /** The prefix of the ledger scope of claims decided for another hub's claimant. */
+    public static final String ON_BEHALF_SCOPE = "multihub_claim:";
+
     /** True for the verbs handled here. */
     public static boolean handles(String type) {
         switch (type) {
@@ -321,7 +333,7 @@ public final class ClaimVerbs {
         Reply.Granted g = (Reply.Granted) reply;
         Claim c = g.claim();
         // a claim decided for another hub's claimant runs under a ledger scope of its own
-        String verb = r.type().startsWith("multihub_claim:") ? "claim" : r.type();
+        String verb = r.type().startsWith(ON_BEHALF_SCOPE) ? "claim" : r.type();
         switch (verb) {
             case "claim":
                 return claimFrames.claimGranted(c, g.message(), at);

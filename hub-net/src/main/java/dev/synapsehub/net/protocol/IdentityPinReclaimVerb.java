@@ -20,7 +20,9 @@ import java.util.Optional;
  * contract's order, each refusal a private {@code identity_pin_reclaim_result} whose payload is
  * the first failing check. On success the writer journals the approval, the pin's removal and
  * the application in one batch; then a live holder's socket is closed 4017, every socket gets
- * the {@code system} notice, and the operator gets the result naming the applied record.
+ * the {@code system} notice, and the operator gets the result naming the applied record. The
+ * name's ownership lease ends with the pin (check 12 and break-glass treat the lease as the
+ * reclaimed identity's), so the next valid proof can bind the name and pin it.
  */
 final class IdentityPinReclaimVerb {
     /** The verb. */
@@ -32,6 +34,12 @@ final class IdentityPinReclaimVerb {
      * {@code --recipient-liveness-window} default; this hub has no such flag).
      */
     static final double REACTION_WINDOW_SECONDS = 90.0;
+    /**
+     * A mesh node's refusal where checks 11 and 12 cannot be judged cluster-wide (ours: the
+     * contract knows no mesh); it ends as check 11 does, with the recovery that works.
+     */
+    static final String OTHER_NODES = "the pinned identity may be online or leased on another mesh node; use explicit "
+            + "break-glass recovery to evict it";
 
     private final HubContext hub;
     private final VerbSupport support;
@@ -50,7 +58,10 @@ final class IdentityPinReclaimVerb {
         boolean breakGlass = glass != null && glass.isBoolean() && glass.booleanValue(); // only literal true
         boolean online = !pinName.isEmpty() && hub.registry().isOnline(pinName);
         boolean leaseLive = !pinName.isEmpty() && hub.registry().leaseLive(pinName, now);
-        boolean stale = online && staleOwner(pinName, now);
+        // a mesh node sees only its own connections: it cannot prove the holder offline, unleased
+        // or quiet on the others, so it fails closed and only break-glass reclaims there
+        boolean nodeLocal = hub.extensions().presenceIsNodeLocal();
+        boolean stale = online && !nodeLocal && staleOwner(pinName, now);
         Optional<IdentityPin> target = hub.actor().committedPin(pinName);
         IdentityTrust trust = hub.config().identityPins().trust();
         String boundKeyId = trust == null ? null : trust.keyOf(r.sender()).map(IdentityTrust.TrustedKey::keyId)
@@ -80,6 +91,8 @@ final class IdentityPinReclaimVerb {
             refusal = "the pinned identity is online; use explicit break-glass recovery to evict it";
         } else if (leaseLive && !breakGlass && !stale) {
             refusal = "the ownership lease is still live; wait for its offline TTL or use break-glass";
+        } else if (nodeLocal && !breakGlass) {
+            refusal = OTHER_NODES;
         } else {
             refusal = null;
         }
@@ -115,7 +128,10 @@ final class IdentityPinReclaimVerb {
         }
     }
 
-    /** Closes the reclaimed name's socket on this hub, tells every socket; returns the audit seq. */
+    /**
+     * Closes the reclaimed name's socket on this hub, ends its ownership lease here, tells every
+     * socket; returns the audit seq.
+     */
     private long evictAndAnnounce(Request req, IdentityPinReply p, String pinName, boolean breakGlass,
             List<JournaledEvent> committed, double at) {
         long auditSeq = committed.stream()
@@ -125,6 +141,9 @@ final class IdentityPinReclaimVerb {
         if (holder != null) {
             hub.outbox().close(holder, null, RECLAIMED_CODE, "identity pin reclaimed");
         }
+        // the lease was the reclaimed identity's: left in place, it would refuse (4016) the next
+        // valid proof that A2.6 says may pin the name, until its offline TTL ran out
+        hub.registry().revokeLease(pinName);
         ObjectNode notice = hub.frames().envelope("all", "system", "Identity pin for '" + pinName
                 + "' was reclaimed by operator '" + req.sender() + "'.", at);
         notice.put("event_kind", TYPE);

@@ -90,7 +90,7 @@ public final class InboundPipeline {
      */
     public ResponseRenderer storedResponse(RequestContext origin) {
         Request r = origin.detached();
-        if (ClaimVerbs.handles(r.type())) {
+        if (ClaimVerbs.renders(r.type())) {
             return (reply, at) -> hub.frames().write(claims.grantFrame(r, reply, at));
         }
         if (BoardVerbs.handles(r.type())) {
@@ -115,7 +115,7 @@ public final class InboundPipeline {
                 CommittedDecision d = new CommittedDecision(origin.detached(), reply, stored, committed,
                         hub.clock().nowSeconds());
                 String type = d.request().type();
-                if (ClaimVerbs.handles(type)) {
+                if (ClaimVerbs.renders(type)) {
                     claims.publishCommitted(d);
                 } else if (BoardVerbs.handles(type)) {
                     board.publishCommitted(d);

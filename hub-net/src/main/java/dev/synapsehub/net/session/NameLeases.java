@@ -103,6 +103,14 @@ final class NameLeases {
         }
     }
 
+    /**
+     * Ends {@code name}'s lease, its holder online or not; true when there was one. A holder still
+     * bound gets no offline lease when it then departs ({@link #departed} finds none).
+     */
+    synchronized boolean revoke(String name) {
+        return leases.remove(name) != null; // a queued lapse of it finds nothing and is skipped by sweep
+    }
+
     /** True when {@code name} holds a lease that has not lapsed at {@code now}. */
     synchronized boolean live(String name, double now) {
         Lease lease = leases.get(name);

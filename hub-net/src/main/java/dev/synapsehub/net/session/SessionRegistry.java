@@ -127,6 +127,17 @@ public final class SessionRegistry {
         return leases.live(name, now);
     }
 
+    /**
+     * Ends {@code name}'s ownership lease, its holder online or not (its identity pin was
+     * reclaimed, contract A2.6): the next bind of the name needs no {@code owner_lease}, and a
+     * holder evicted after this leaves no offline lease behind. True when there was one.
+     */
+    public boolean revokeLease(String name) {
+        synchronized (nameLock) {
+            return leases.revoke(name);
+        }
+    }
+
     /** Name leases held, their holder online or not. */
     public int leaseCount() {
         return leases.count();

@@ -1,0 +1,89 @@
+package dev.synapsehub.federation;
+
+import dev.synapsehub.federation.follow.AdvisoryFold;
+import dev.synapsehub.federation.link.PeerLinks;
+import dev.synapsehub.federation.route.ClaimForwarder;
+import dev.synapsehub.federation.route.ClaimServer;
+import dev.synapsehub.federation.route.ForwardSettings;
+import dev.synapsehub.federation.route.NamespaceOwners;
+import dev.synapsehub.federation.route.OwnershipResolver;
+import dev.synapsehub.federation.serve.LogServer;
+import dev.synapsehub.federation.trust.ServingTrust;
+import dev.synapsehub.journal.SqliteJournal;
+import dev.synapsehub.net.extension.ClaimService;
+import dev.synapsehub.net.extension.HubExtension;
+import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.protocol.Request;
+
+import java.util.Set;
+
+/**
+ * The part of federation a mesh node runs, so that the cluster is one hub to its peers.
+ *
+ * <p>Serving peer log pulls ({@code multihub_log_request}, contract §11.1): every node's journal
+ * copy holds the committed events under the seqs the replicated batches carry, so any node
+ * answers a follower with the cluster's one hub id and the same {@code (seq, event)} pairs; a
+ * node behind the others serves a shorter log, which a follower treats as "not yet" and keeps its
+ * cursor.
+ *
+ * <p>With an ownership map, the owning side of §11.3: claims from this node's agents resolve by
+ * namespace (only {@code local} is decided; a remote or ungoverned namespace is refused, as on a
+ * single hub without a route), and {@code multihub_claim_request} from authorised peers is
+ * decided through the node's claim path, which the mesh decides on its leader and replicates. A
+ * mesh watches no peer, so its fold is empty: it detects no partition (it refuses nothing for
+ * one either).
+ */
+public final class MeshFederationExtension implements HubExtension {
+    private static final Set<String> TYPES = Set.of("multihub_log_request", "multihub_claim_request");
+    private final ServingTrust trust;
+    private final SqliteJournal journal;
+    private final NamespaceOwners owners;
+    private final FederationMetrics metrics = new FederationMetrics();
+    private LogServer logServer;
+    private ClaimForwarder ownership;
+    private ClaimServer claimServer;
+
+    /**
+     * @param journal the node's journal copy, read on the node's actor thread
+     * @param owners the ownership map ({@link NamespaceOwners#none} without {@code --namespace-owner})
+     */
+    public MeshFederationExtension(ServingTrust trust, SqliteJournal journal, NamespaceOwners owners) {
+        this.trust = trust;
+        this.journal = journal;
+        this.owners = owners;
+    }
+
+    @Override
+    public void bind(HubContext hub, ClaimService claims) {
+        logServer = new LogServer(hub, trust, journal, metrics);
+        OwnershipResolver resolver = new OwnershipResolver(owners, new AdvisoryFold());
+        // no routes: a remote namespace is refused here, never forwarded (nothing to connect to)
+        ownership = new ClaimForwarder(hub, resolver, ForwardSettings.none(), new PeerLinks(hub.config().hubId()),
+                metrics, Runnable::run);
+        claimServer = new ClaimServer(hub, trust, resolver, claims, metrics);
+    }
+
+    @Override
+    public boolean claimIsLocal(Request claim) {
+        return ownership.claimIsLocal(claim);
+    }
+
+    @Override
+    public boolean handles(String type) {
+        return TYPES.contains(type);
+    }
+
+    @Override
+    public void handle(Request request) {
+        if ("multihub_log_request".equals(request.type())) {
+            logServer.handle(request);
+        } else {
+            claimServer.handle(request);
+        }
+    }
+
+    @Override
+    public void appendMetrics(StringBuilder out) {
+        metrics.appendTo(out);
+    }
+}
