@@ -259,6 +259,22 @@ public final class SqliteJournal implements Journal {
 
     @Override
     public List<JournaledEvent> append(List<CoordinationEvent> batch) throws JournalException {
+        return append(batch, null);
+    }
+
+    /**
+     * Appends a copy of events that were made durable elsewhere first (a mesh node's Raft log,
+     * which fsyncs every entry before it counts), committed at {@code synchronous=NORMAL} whatever
+     * the events ask for: the copy is not the record of truth, so it does not pay a second fsync
+     * per commit. A crash of the process loses none of it (WAL); a crash of the host may lose the
+     * newest rows, which the owner copies again from the record of truth when it restarts.
+     */
+    public List<JournaledEvent> appendCopy(List<CoordinationEvent> batch) throws JournalException {
+        return append(batch, Durability.NORMAL);
+    }
+
+    /** Appends {@code batch} at {@code level}, or at {@link #levelOf} its events when null. */
+    private List<JournaledEvent> append(List<CoordinationEvent> batch, Durability level) throws JournalException {
         ensureOpen();
         if (batch.isEmpty()) {
             return List.of();
@@ -271,7 +287,7 @@ public final class SqliteJournal implements Journal {
         } catch (RuntimeException e) {
             throw new JournalException("cannot encode the batch; nothing was committed", e);
         }
-        long first = appendRows(rows);
+        long first = appendRows(rows, level == null ? levelOf(rows) : level);
         List<JournaledEvent> committed = new ArrayList<>(batch.size());
         for (int i = 0; i < batch.size(); i++) {
             committed.add(new JournaledEvent(first + i, batch.get(i)));
@@ -295,7 +311,11 @@ public final class SqliteJournal implements Journal {
      * @return the seq of the first row; the others follow contiguously
      */
     long appendRows(List<Row> rows) throws JournalException {
-        Durability level = levelOf(rows);
+        return appendRows(rows, levelOf(rows));
+    }
+
+    /** Writes {@code rows} in one transaction at {@code level}; returns the seq of the first row. */
+    private long appendRows(List<Row> rows, Durability level) throws JournalException {
         long[] first = {lastSeq + 1};
         long last;
         try {
