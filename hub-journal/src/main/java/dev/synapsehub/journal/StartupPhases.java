@@ -23,15 +23,12 @@ public final class StartupPhases {
     private long threadCpu;
     private long processCpu;
 
-    private StartupPhases(long wall, long threadCpu, long processCpu) {
-        this.wall = wall;
-        this.threadCpu = threadCpu;
-        this.processCpu = processCpu;
+    private StartupPhases() {
     }
 
     /** Starts timing now; nothing before is counted. */
     public static StartupPhases startingNow() {
-        StartupPhases p = new StartupPhases(0, 0, 0);
+        StartupPhases p = new StartupPhases();
         p.wall = System.nanoTime();
         p.threadCpu = p.threads.getCurrentThreadCpuTime();
         p.processCpu = processCpuNanos();
@@ -43,7 +40,7 @@ public final class StartupPhases {
      * here: its wall time since the JVM started, and all CPU used so far.
      */
     public static StartupPhases sinceJvmStart(String name) {
-        StartupPhases p = new StartupPhases(0, 0, 0);
+        StartupPhases p = new StartupPhases(); // CPU counted from 0: everything so far
         long uptimeNanos = ManagementFactory.getRuntimeMXBean().getUptime() * 1_000_000L;
         p.wall = System.nanoTime() - uptimeNanos;
         p.mark(name);
