@@ -6,6 +6,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ThreadFactory;
 
 /**
  * The decoded rows of one replay, batch after batch in seq order, for the thread that applies
@@ -35,9 +36,24 @@ abstract sealed class ReplayFeed implements AutoCloseable {
         return new Inline(c, afterSeq, codec, batchRows);
     }
 
-    /** Reads on one thread and decodes on another, {@code batches} batches of {@code batchRows} in flight. */
-    static ReplayFeed pipelined(Connection c, long afterSeq, EventCodec codec, int batchRows, int batches) {
-        return new Pipelined(c, afterSeq, codec, batchRows, batches);
+    /**
+     * Reads on one thread and decodes on another, {@code batches} batches of {@code batchRows} in
+     * flight; on the caller's thread alone when the two threads cannot be started (a replay is
+     * slower then, never refused for that).
+     */
+    static ReplayFeed pipelined(Connection c, long afterSeq, EventCodec codec, int batchRows, int batches,
+                                ThreadFactory threads) throws SQLException {
+        Pipelined feed = null;
+        try {
+            feed = new Pipelined(c, afterSeq, codec, batchRows, batches, threads);
+            feed.start();
+            return feed;
+        } catch (OutOfMemoryError | RuntimeException e) { // "unable to create native thread", a refusing factory
+            if (feed != null) {
+                feed.close();
+            }
+            return inline(c, afterSeq, codec, batchRows);
+        }
     }
 
     private static PreparedStatement query(Connection c, long afterSeq) throws SQLException {
@@ -106,19 +122,25 @@ abstract sealed class ReplayFeed implements AutoCloseable {
         private final Thread decoder;
         private volatile boolean stopped;
 
-        Pipelined(Connection c, long afterSeq, EventCodec codec, int batchRows, int batches) {
+        Pipelined(Connection c, long afterSeq, EventCodec codec, int batchRows, int batches, ThreadFactory threads) {
             free = new ArrayBlockingQueue<>(batches);
             toDecode = new ArrayBlockingQueue<>(batches);
             toApply = new ArrayBlockingQueue<>(batches);
             for (int i = 0; i < batches; i++) {
                 free.add(new ReplayRows(batchRows));
             }
-            reader = new Thread(() -> read(c, afterSeq), "journal-replay-read");
-            decoder = new Thread(() -> decode(codec), "journal-replay-decode");
+            reader = threads.newThread(() -> read(c, afterSeq));
+            decoder = threads.newThread(() -> decode(codec));
+            reader.setName("journal-replay-read");
+            decoder.setName("journal-replay-decode");
             reader.setDaemon(true);
             decoder.setDaemon(true);
-            reader.start();
+        }
+
+        /** Starts the decoder, then the reader (which holds the statement once started). */
+        void start() {
             decoder.start();
+            reader.start();
         }
 
         /** The reader: owns the statement from prepare to close, so the connection is idle once it ends. */

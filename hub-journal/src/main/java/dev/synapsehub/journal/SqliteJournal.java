@@ -71,6 +71,7 @@ public final class SqliteJournal implements Journal {
     private PreparedStatement readStored;
     private final long progressIntervalMillis;
     private ReplayPipeline replayPipeline = ReplayPipeline.DEFAULT;
+    private java.util.concurrent.ThreadFactory replayThreads = Thread::new;
     private volatile long lastSeq;
     private Durability synchronousLevel;
     private volatile Durability lastCommitSynchronous;
@@ -425,7 +426,8 @@ public final class SqliteJournal implements Journal {
         long corrupt = 0;
         long firstCorrupt = 0;
         try (ReplayFeed feed = expected >= replayPipeline.fromRows()
-                ? ReplayFeed.pipelined(connection, afterSeq, codec, replayPipeline.batchRows(), replayPipeline.batches())
+                ? ReplayFeed.pipelined(connection, afterSeq, codec, replayPipeline.batchRows(), replayPipeline.batches(),
+                        replayThreads)
                 : ReplayFeed.inline(connection, afterSeq, codec, replayPipeline.batchRows())) {
             boolean last = false;
             while (!last) {
@@ -485,6 +487,11 @@ public final class SqliteJournal implements Journal {
         public static final ReplayPipeline DEFAULT = new ReplayPipeline(20_000, 1_024, 8);
         /** Never on threads of its own. */
         public static final ReplayPipeline INLINE = new ReplayPipeline(Long.MAX_VALUE, 1_024, 8);
+    }
+
+    /** Where a pipelined replay gets its two threads (tests: a factory that cannot make them). */
+    void replayThreads(java.util.concurrent.ThreadFactory threads) {
+        this.replayThreads = threads;
     }
 
     /** Sets how replays run (tests: a pipeline over a few rows; the replay bench: inline against pipelined). */

@@ -158,6 +158,28 @@ class PipelinedReplayTest {
         }
     }
 
+    @Test
+    void withoutThreadsToBeHadTheReplayRunsOnTheCallersThread() throws Exception {
+        Path db = history();
+        List<JournaledEvent> expected = replay(db, SqliteJournal.ReplayPipeline.INLINE, new HashSet<>()).events();
+        int[] refused = {0};
+        try (SqliteJournal journal = SqliteJournal.open(db)) {
+            journal.replayPipeline(TINY);
+            journal.replayThreads(task -> {
+                if (++refused[0] == 2) { // the second of the two: the first is made, then left unstarted
+                    throw new IllegalStateException("no thread to be had");
+                }
+                return new Thread(task);
+            });
+            List<JournaledEvent> events = new ArrayList<>();
+            journal.replayAfter(0, events::add);
+            assertThat(events).containsExactlyElementsOf(expected);
+            assertThat(journal.lastReplay().corrupt()).isEqualTo(12);
+        }
+        assertThat(refused[0]).isEqualTo(2);
+        assertThat(liveReplayThreads()).isEmpty();
+    }
+
     private static List<String> liveReplayThreads() {
         return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
                 .filter(n -> n.startsWith("journal-replay-")).toList();
