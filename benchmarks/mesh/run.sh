@@ -2,12 +2,13 @@
 # Mesh benchmarks (docs/benchmarks.md, "Mesh: three nodes against one, and leader kill"): loopback only,
 # every run bounded by --duration / --kills and a time limit; every process is stopped at the end.
 # Usage: benchmarks/mesh/run.sh [results-dir]    (build first: ./mvnw -B -q -DskipTests package)
+# JAR (default hub-cli/target/synapse-hub.jar) picks the hub build, e.g. an older one for a before/after pair.
 # SECTIONS="claims kill" (default: both). AGENTS="1 64" and INFLIGHT (default 1) pick the claim runs;
 # KILLS (default 10) the leader kills. Each figure line carries the 1-minute load average it ran at.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
-jar="$root/hub-cli/target/synapse-hub.jar"
+jar="${JAR:-$root/hub-cli/target/synapse-hub.jar}"
 out="${1:-$root/benchmarks/mesh/results}"
 mkdir -p "$out"
 JAVA="${JAVA:-java}"

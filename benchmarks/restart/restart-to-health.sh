@@ -8,7 +8,8 @@
 # usage: benchmarks/restart/restart-to-health.sh DB RUNS [extra synapse-hub flags...]
 # env:   JAVA (default java), JAVA_OPTS (default -Xmx4g), JAR (default hub-cli/target/synapse-hub.jar),
 #        LAUNCHER (e.g. bin/synapse-hub: start through it instead, with SYNAPSE_HUB_JAVA_OPTS=$JAVA_OPTS;
-#        it adds its class-data archive, so make that first with one run)
+#        it adds its class-data archive, so make that first with one run), THREADS=N (also print the N
+#        threads that had used the most CPU when /health answered)
 set -euo pipefail
 db=$1
 runs=$2
@@ -42,7 +43,14 @@ for i in $(seq 1 "$runs"); do
     ticks=$(awk '{print $14 + $15}' "/proc/$pid/stat")
     cpu_ms=$(( ticks * 1000 / $(getconf CLK_TCK) ))
     echo "run $i: $(( (end - start) / 1000000 )) ms to /health, ${cpu_ms} ms of CPU; load $(cut -d' ' -f1 /proc/loadavg)"
-    grep -o 'journal .*: state from .*' "$log" | sed 's/^/    /' || true
+    if [ -n "${THREADS:-}" ]; then
+        # CPU per live thread at /health (threads that already ended count in the total only)
+        for t in /proc/"$pid"/task/*; do
+            awk -v hz="$(getconf CLK_TCK)" '{ name = $0; sub(/^[^(]*\(/, "", name); sub(/\).*$/, "", name);
+                n = split($0, f, ") "); split(f[n], g, " "); printf "%6d ms  %s\n", (g[12] + g[13]) * 1000 / hz, name }' "$t/stat"
+        done | sort -rn | head -"${THREADS}" | sed 's/^/    /'
+    fi
+    grep -o -e 'journal .*: state from .*' -e 'start-up phases.*' "$log" | sed 's/^/    /' || true
     kill -TERM "$pid"
     wait "$pid" || true
 done

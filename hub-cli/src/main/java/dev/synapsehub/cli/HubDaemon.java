@@ -14,6 +14,7 @@ import dev.synapsehub.journal.Retention;
 import dev.synapsehub.journal.SnapshotPolicy;
 import dev.synapsehub.journal.Snapshotter;
 import dev.synapsehub.journal.SqliteJournal;
+import dev.synapsehub.journal.StartupPhases;
 import dev.synapsehub.journal.StateRecovery;
 import dev.synapsehub.mesh.MeshConfig;
 import dev.synapsehub.mesh.MeshHub;
@@ -79,6 +80,8 @@ final class HubDaemon implements AutoCloseable {
     /** Validates the options, logs the effective configuration once, and starts serving. */
     static HubDaemon start(ServeOptions options, FederationOptions federationOptions)
             throws JournalException, InterruptedException {
+        // JVM start, class loading, logging and option parsing, up to here
+        StartupPhases phases = StartupPhases.sinceJvmStart("jvm and options");
         HubConfig config = options.hubConfig();
         java.nio.file.Path relayLogFile = options.relayLog(); // checks --relay-max-lines before anything starts
         ServingTrust trust = federationOptions.servingTrust(config.tls() != null, LOG::warn);
@@ -103,14 +106,17 @@ final class HubDaemon implements AutoCloseable {
         }
         SnapshotPolicy snapshotPolicy = options.snapshotPolicy();
         Retention retention = options.retention();
+        phases.mark("configuration");
         Journal journal = options.db() == null ? new InMemoryJournal() : SqliteJournal.open(options.db());
+        phases.mark("journal open");
         CoordinationActor actor = null;
         Snapshotter snapshotter = null;
         JournalControl control = null;
         try {
             CoordinationState state;
             if (journal instanceof SqliteJournal sqlite) {
-                StateRecovery.Recovery recovery = StateRecovery.recover(sqlite, options::newState, clock.nowSeconds());
+                StateRecovery.Recovery recovery = StateRecovery.recover(sqlite, options::newState, clock.nowSeconds(),
+                        phases);
                 state = recovery.state();
                 logRecovery(sqlite, recovery, state);
             } else {
@@ -123,6 +129,7 @@ final class HubDaemon implements AutoCloseable {
                 snapshotter = Snapshotter.start(sqlite, actor, clock, snapshotPolicy, retention);
                 control = JournalControl.start(sqlite, actor, retention).orElse(null);
             }
+            phases.mark("writer start");
         } catch (JournalException | RuntimeException e) {
             if (actor != null) {
                 actor.close();
@@ -140,6 +147,7 @@ final class HubDaemon implements AutoCloseable {
             actor.close();
             throw new JournalException(e.getMessage(), e);
         }
+        phases.mark("federation");
         HubServer server = new HubServer(config, actor, clock, options.db() == null ? null : journal,
                 new HubExtensions(frameGate == null ? List.of(federation) : List.of(frameGate, federation)));
         if (relayLogFile != null) {
@@ -171,6 +179,8 @@ final class HubDaemon implements AutoCloseable {
             actor.close();
             throw e;
         }
+        phases.mark("server bind");
+        LOG.info(phases.summary());
         LOG.info("listening on {}://{}:{}/ (hub_id {}){}", config.scheme(), config.host(), port, config.hubId(),
                 config.metricsEnabled() ? "; /health and /metrics served" : "");
         if (config.ui()) {

@@ -18,6 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The class-data-sharing part of {@code bin/synapse-hub}, run as the shell script it is, on a copy
  * of the repository layout with a stand-in for {@code java} (so no jar needs to be built): hubs
  * started together train the archive once, and a failed training is not retried on every start.
+ * Also its other start-up cache: SQLite's native library unpacked once and named to sqlite-jdbc.
  */
 class LauncherClassDataTest {
     /** Stands in for java: a training (ArchiveClassesAtExit) is counted, takes a moment and writes the archive. */
@@ -54,7 +55,12 @@ class LauncherClassDataTest {
     }
 
     private Process launch(Path launcher, String training) throws IOException {
+        return launch(launcher, training, "on");
+    }
+
+    private Process launch(Path launcher, String training, String nativeCache) throws IOException {
         ProcessBuilder pb = new ProcessBuilder(launcher.toString(), "--version");
+        pb.environment().put("SYNAPSE_HUB_NATIVE_CACHE", nativeCache);
         pb.environment().put("JAVA", root.resolve("fake-java").toString());
         pb.environment().put("FAKE_COUNT", root.resolve("trainings").toString());
         pb.environment().put("FAKE_TRAINING", training);
@@ -107,5 +113,51 @@ class LauncherClassDataTest {
         String second = finish(launch(launcher, "fail"));
         assertThat(second).contains("hub ").doesNotContain("making the class-data archive");
         assertThat(trainings()).isEqualTo(1);
+    }
+
+    /** A jar holding a stand-in for SQLite's native library under every folder the launcher may ask for. */
+    private byte[] jarWithNativeLibrary() throws IOException {
+        byte[] library = "a native library, byte for byte".getBytes(StandardCharsets.UTF_8);
+        try (var out = new java.util.zip.ZipOutputStream(Files.newOutputStream(root.resolve("hub-cli/target/synapse-hub.jar")))) {
+            for (String folder : List.of("Linux/x86_64", "Linux/aarch64", "Linux-Musl/x86_64", "Linux-Musl/aarch64")) {
+                out.putNextEntry(new java.util.zip.ZipEntry("org/sqlite/native/" + folder + "/libsqlitejdbc.so"));
+                out.write(library);
+                out.closeEntry();
+            }
+            for (String folder : List.of("Mac/x86_64", "Mac/aarch64")) {
+                out.putNextEntry(new java.util.zip.ZipEntry("org/sqlite/native/" + folder + "/libsqlitejdbc.dylib"));
+                out.write(library);
+                out.closeEntry();
+            }
+        }
+        return library;
+    }
+
+    @Test
+    void sqlitesNativeLibraryIsUnpackedOnceAndNamedToSqliteJdbc() throws Exception {
+        Path launcher = setUp();
+        byte[] library = jarWithNativeLibrary();
+        String out = finish(launch(launcher, "fail"));
+        java.util.regex.Matcher path = java.util.regex.Pattern.compile("-Dorg\\.sqlite\\.lib\\.path=(\\S+)").matcher(out);
+        java.util.regex.Matcher name = java.util.regex.Pattern.compile("-Dorg\\.sqlite\\.lib\\.name=(\\S+)").matcher(out);
+        assertThat(path.find()).as(out).isTrue();
+        assertThat(name.find()).as(out).isTrue();
+        Path unpacked = Path.of(path.group(1)).resolve(name.group(1));
+        assertThat(unpacked).startsWith(root.resolve("cds"));
+        assertThat(Files.readAllBytes(unpacked)).isEqualTo(library);
+        long modified = Files.getLastModifiedTime(unpacked).toMillis();
+
+        Thread.sleep(1_100);
+        String again = finish(launch(launcher, "fail"));
+        assertThat(again).contains("-Dorg.sqlite.lib.path=" + path.group(1));
+        assertThat(Files.getLastModifiedTime(unpacked).toMillis()).as("not unpacked again").isEqualTo(modified);
+
+        assertThat(finish(launch(launcher, "fail", "off"))).contains("hub ").doesNotContain("org.sqlite.lib");
+    }
+
+    @Test
+    void aJarWithoutTheLibraryStartsTheHubWithoutTheSetting() throws Exception {
+        Path launcher = setUp(); // "not a real jar"
+        assertThat(finish(launch(launcher, "fail"))).contains("hub ").doesNotContain("org.sqlite.lib");
     }
 }

@@ -59,7 +59,7 @@ public final class JournalCheck {
         for (SnapshotStore.Info info : journal.snapshots().list()) {
             String name = StateRecovery.describe(info);
             CoordinationState state = fresh.get();
-            String problem = StateRecovery.load(journal, info, compacted, state);
+            String problem = StateRecovery.load(journal, info, compacted, state, StartupPhases.startingNow());
             ReplayStats tail = null;
             if (problem == null) {
                 journal.replayAfter(info.seq(), state::apply);

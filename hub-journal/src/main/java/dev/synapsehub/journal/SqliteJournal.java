@@ -27,7 +27,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.function.Consumer;
@@ -71,6 +70,8 @@ public final class SqliteJournal implements Journal {
     private final WriterLock writerLock;
     private PreparedStatement readStored;
     private final long progressIntervalMillis;
+    private ReplayPipeline replayPipeline = ReplayPipeline.DEFAULT;
+    private java.util.concurrent.ThreadFactory replayThreads = Thread::new;
     private volatile long lastSeq;
     private Durability synchronousLevel;
     private volatile Durability lastCommitSynchronous;
@@ -259,6 +260,22 @@ public final class SqliteJournal implements Journal {
 
     @Override
     public List<JournaledEvent> append(List<CoordinationEvent> batch) throws JournalException {
+        return append(batch, null);
+    }
+
+    /**
+     * Appends a copy of events that were made durable elsewhere first (a mesh node's Raft log,
+     * which fsyncs every entry before it counts), committed at {@code synchronous=NORMAL} whatever
+     * the events ask for: the copy is not the record of truth, so it does not pay a second fsync
+     * per commit. A crash of the process loses none of it (WAL); a crash of the host may lose the
+     * newest rows, which the owner copies again from the record of truth when it restarts.
+     */
+    public List<JournaledEvent> appendCopy(List<CoordinationEvent> batch) throws JournalException {
+        return append(batch, Durability.NORMAL);
+    }
+
+    /** Appends {@code batch} at {@code level}, or at {@link #levelOf} its events when null. */
+    private List<JournaledEvent> append(List<CoordinationEvent> batch, Durability level) throws JournalException {
         ensureOpen();
         if (batch.isEmpty()) {
             return List.of();
@@ -271,7 +288,7 @@ public final class SqliteJournal implements Journal {
         } catch (RuntimeException e) {
             throw new JournalException("cannot encode the batch; nothing was committed", e);
         }
-        long first = appendRows(rows);
+        long first = appendRows(rows, level == null ? levelOf(rows) : level);
         List<JournaledEvent> committed = new ArrayList<>(batch.size());
         for (int i = 0; i < batch.size(); i++) {
             committed.add(new JournaledEvent(first + i, batch.get(i)));
@@ -295,7 +312,11 @@ public final class SqliteJournal implements Journal {
      * @return the seq of the first row; the others follow contiguously
      */
     long appendRows(List<Row> rows) throws JournalException {
-        Durability level = levelOf(rows);
+        return appendRows(rows, levelOf(rows));
+    }
+
+    /** Writes {@code rows} in one transaction at {@code level}; returns the seq of the first row. */
+    private long appendRows(List<Row> rows, Durability level) throws JournalException {
         long[] first = {lastSeq + 1};
         long last;
         try {
@@ -417,67 +438,85 @@ public final class SqliteJournal implements Journal {
      */
     public void replayAfter(long afterSeq, Consumer<JournaledEvent> sink) throws JournalException {
         ensureOpen();
-        ReplayProgress progress = new ReplayProgress(LOG, Math.max(0, lastSeq - afterSeq), progressIntervalMillis);
+        long expected = Math.max(0, lastSeq - afterSeq);
+        ReplayProgress progress = new ReplayProgress(LOG, expected, progressIntervalMillis);
         long rows = 0;
         long replayed = 0;
         long unknown = 0;
         long corrupt = 0;
         long firstCorrupt = 0;
-        try (PreparedStatement q = connection.prepareStatement(
-                "SELECT seq, ts, kind, payload FROM events WHERE seq > ? ORDER BY seq")) {
-            q.setLong(1, afterSeq);
-            try (ResultSet rs = q.executeQuery()) {
-                while (rs.next()) {
+        try (ReplayFeed feed = expected >= replayPipeline.fromRows()
+                ? ReplayFeed.pipelined(connection, afterSeq, codec, replayPipeline.batchRows(), replayPipeline.batches(),
+                        replayThreads)
+                : ReplayFeed.inline(connection, afterSeq, codec, replayPipeline.batchRows())) {
+            boolean last = false;
+            while (!last) {
+                ReplayRows batch = feed.next();
+                for (int i = 0; i < batch.size; i++) {
                     rows++;
-                    long seq = rs.getLong(1);
-                    double ts = rs.getDouble(2);
-                    boolean tsMissing = rs.wasNull();
-                    String kind = rs.getString(3);
-                    byte[] payload = rs.getBytes(4); // the stored UTF-8, decoded without a String copy
-                    String fault;
-                    try {
-                        Optional<CoordinationEvent> event = decodeRow(seq, tsMissing, ts, kind, payload, rs);
-                        if (event.isEmpty()) {
+                    long seq = batch.seq[i];
+                    String fault = batch.fault[i];
+                    if (fault == null) {
+                        if (batch.event[i] == null) {
                             unknown++;
-                            fault = null;
                         } else {
-                            fault = deliver(sink, new JournaledEvent(seq, event.get()));
+                            fault = deliver(sink, new JournaledEvent(seq, batch.event[i]));
                             if (fault == null) {
                                 replayed++;
                             }
                         }
-                    } catch (EventCodec.CorruptPayloadException e) {
-                        fault = "is corrupt and was not replayed: " + e.getMessage();
                     }
                     if (fault != null) {
                         corrupt++;
                         if (firstCorrupt == 0) {
                             firstCorrupt = seq;
                         }
-                        LOG.log(System.Logger.Level.ERROR, "journal row seq=" + seq + " kind=" + kind + " " + fault);
+                        LOG.log(System.Logger.Level.ERROR, "journal row seq=" + seq + " kind=" + batch.kind[i] + " " + fault);
                     }
                     if ((rows & 4095) == 0) {
                         progress.update(rows);
                     }
                 }
+                if (batch.failure != null) {
+                    throw batch.failure;
+                }
+                last = batch.last;
+                feed.recycle(batch);
             }
         } catch (SQLException e) {
             throw new JournalException(path + ": replay failed after " + rows + " rows: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new JournalException(path + ": replay interrupted after " + rows + " rows", e);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new JournalException(path + ": replay failed after " + rows + " rows: " + e, e);
         }
         lastReplay = new ReplayStats(rows, replayed, unknown, corrupt, firstCorrupt, progress.elapsedSeconds());
         LOG.log(corrupt == 0 ? System.Logger.Level.INFO : System.Logger.Level.WARNING,
                 "journal replay done: " + lastReplay);
     }
 
-    private Optional<CoordinationEvent> decodeRow(long seq, boolean tsMissing, double ts, String kind, byte[] payload,
-                                                  ResultSet rs) throws EventCodec.CorruptPayloadException, SQLException {
-        if (kind == null) {
-            throw new EventCodec.CorruptPayloadException("the row has no kind");
-        }
-        if (tsMissing || !Double.isFinite(ts)) {
-            throw new EventCodec.CorruptPayloadException("the row has no finite ts");
-        }
-        return payload != null ? codec.decode(kind, ts, payload) : codec.decode(kind, ts, rs.getString(4));
+    /**
+     * How a replay of {@code fromRows} rows or more runs on three threads (read, decode, apply):
+     * {@code batches} batches of {@code batchRows} rows in flight. Shorter replays (the tail
+     * after a snapshot, usually) read and decode on the caller's thread.
+     */
+    public record ReplayPipeline(long fromRows, int batchRows, int batches) {
+        public static final ReplayPipeline DEFAULT = new ReplayPipeline(20_000, 1_024, 8);
+        /** Never on threads of its own. */
+        public static final ReplayPipeline INLINE = new ReplayPipeline(Long.MAX_VALUE, 1_024, 8);
+    }
+
+    /** Where a pipelined replay gets its two threads (tests: a factory that cannot make them). */
+    void replayThreads(java.util.concurrent.ThreadFactory threads) {
+        this.replayThreads = threads;
+    }
+
+    /** Sets how replays run (tests: a pipeline over a few rows; the replay bench: inline against pipelined). */
+    public void replayPipeline(ReplayPipeline pipeline) {
+        this.replayPipeline = pipeline;
     }
 
     /**

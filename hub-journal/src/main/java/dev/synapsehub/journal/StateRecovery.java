@@ -53,32 +53,46 @@ public final class StateRecovery {
      */
     public static Recovery recover(SqliteJournal journal, Supplier<CoordinationState> fresh, double now)
             throws JournalException {
+        return recover(journal, fresh, now, StartupPhases.startingNow());
+    }
+
+    /** As {@link #recover(SqliteJournal, Supplier, double)}, marking each step in {@code phases}. */
+    public static Recovery recover(SqliteJournal journal, Supplier<CoordinationState> fresh, double now,
+                                   StartupPhases phases) throws JournalException {
         int discarded = journal.snapshots().discardIncomplete();
         if (discarded > 0) {
             LOG.log(System.Logger.Level.INFO, "discarded " + discarded + " snapshot(s) a stop left incomplete");
         }
-        return rebuild(journal, fresh, now);
+        return rebuild(journal, fresh, now, phases);
     }
 
     /** As {@link #recover}, but writes nothing to the file (the journal tools). */
     public static Recovery rebuild(SqliteJournal journal, Supplier<CoordinationState> fresh, double now)
             throws JournalException {
+        return rebuild(journal, fresh, now, StartupPhases.startingNow());
+    }
+
+    private static Recovery rebuild(SqliteJournal journal, Supplier<CoordinationState> fresh, double now,
+                                    StartupPhases phases) throws JournalException {
         SnapshotStore store = journal.snapshots();
         long compacted = journal.compactedThrough();
         List<SnapshotStore.Info> snapshots = store.list();
         List<String> fallbacks = new ArrayList<>();
+        phases.mark("snapshot list");
         for (int i = 0; i < snapshots.size(); i++) {
             SnapshotStore.Info info = snapshots.get(i);
             long start = System.nanoTime();
             CoordinationState state = fresh.get();
-            String unusable = load(journal, info, compacted, state);
+            String unusable = load(journal, info, compacted, state, phases);
             if (unusable == null) {
                 double load = (System.nanoTime() - start) / 1e9;
                 LOG.log(System.Logger.Level.INFO, String.format(Locale.ROOT,
                         "state loaded from snapshot #%d (seq %,d, %,d bytes) in %.3f s; replaying the journal after it",
                         info.id(), info.seq(), info.bytes(), load));
                 journal.replayAfter(info.seq(), state::apply);
+                phases.mark("tail replay");
                 state.settle(now, journal.lastSeq());
+                phases.mark("settle");
                 return new Recovery(state, info, fallbacks, journal.lastReplay(), load);
             }
             String next = i + 1 < snapshots.size() ? describe(snapshots.get(i + 1)) : compacted > 0
@@ -94,13 +108,15 @@ public final class StateRecovery {
         }
         CoordinationState state = fresh.get();
         journal.replayAfter(0, state::apply);
+        phases.mark("full replay");
         state.settle(now, journal.lastSeq());
+        phases.mark("settle");
         return new Recovery(state, null, fallbacks, journal.lastReplay(), 0);
     }
 
     /** Loads a snapshot into {@code state}; returns null, or why it cannot be used. */
-    static String load(SqliteJournal journal, SnapshotStore.Info info, long compacted, CoordinationState state)
-            throws JournalException {
+    static String load(SqliteJournal journal, SnapshotStore.Info info, long compacted, CoordinationState state,
+                       StartupPhases phases) throws JournalException {
         if (info.seq() > journal.lastSeq()) {
             return "it covers seq " + info.seq() + " but the journal ends at seq " + journal.lastSeq();
         }
@@ -108,12 +124,16 @@ public final class StateRecovery {
             return "rows after it, through seq " + compacted + ", were compacted away";
         }
         try {
-            StateSnapshot snapshot = SnapshotCodec.decode(journal.snapshots().read(info));
+            byte[] body = journal.snapshots().read(info);
+            phases.mark("snapshot read and check");
+            StateSnapshot snapshot = SnapshotCodec.decode(body);
+            phases.mark("snapshot decode");
             if (snapshot.seq() != info.seq()) {
                 return "its body covers seq " + snapshot.seq() + ", its header " + info.seq();
             }
             // the claims registry loads on a thread of its own while this one loads the rest
             state.restore(snapshot.image(), StateRecovery::onOwnThread);
+            phases.mark("snapshot restore");
             journal.carryCorruption(snapshot.corruptRows(), snapshot.firstCorruptSeq());
             return null;
         } catch (CorruptSnapshotException e) {

@@ -71,6 +71,24 @@ class SqliteJournalTest {
     }
 
     @Test
+    void aCopyOfEventsDurableElsewhereCommitsAtNormalAndKeepsTheEventsOwnDurability() throws Exception {
+        try (SqliteJournal j = SqliteJournal.open(dir.resolve("copy.db"))) {
+            List<JournaledEvent> stored = j.appendCopy(List.of(claimEvent("t1", "a", 1, 10)));
+            assertThat(j.synchronousOfLastCommit()).isEqualTo(Durability.NORMAL);
+            assertThat(stored).extracting(JournaledEvent::seq).containsExactly(1L);
+            j.append(List.of(claimEvent("t2", "a", 2, 11)));
+            assertThat(j.synchronousOfLastCommit()).as("a plain append is FULL again").isEqualTo(Durability.FULL);
+            assertThat(all(j)).hasSize(2);
+        }
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("copy.db"));
+             Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT durability FROM events WHERE seq = 1")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getString(1)).as("the row still says what it is").isEqualTo("FULL");
+        }
+    }
+
+    @Test
     void seqsAreMonotonicAcrossReopenAndEventsRoundTrip() throws Exception {
         Path db = dir.resolve("hub.db");
         List<CoordinationEvent> written = List.of(claimEvent("t1", "a", 1, 10), new ClaimReleasedEvent(11, "t1"));

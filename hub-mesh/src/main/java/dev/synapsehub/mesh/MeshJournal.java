@@ -9,6 +9,7 @@ import dev.synapsehub.core.journal.CommitUnknownException;
 import dev.synapsehub.core.journal.Journal;
 import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.core.journal.JournaledEvent;
+import dev.synapsehub.journal.SqliteJournal;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -164,7 +165,9 @@ final class MeshJournal implements DecisionLog {
             return;
         }
         try {
-            List<JournaledEvent> stored = local.append(payload.events());
+            // the Raft log fsynced these events before they counted: the copy skips a second fsync
+            List<JournaledEvent> stored = local instanceof SqliteJournal sqlite
+                    ? sqlite.appendCopy(payload.events()) : local.append(payload.events());
             if (!stored.isEmpty() && stored.get(0).seq() != payload.firstSeq()) {
                 LOG.log(System.Logger.Level.ERROR, "local journal numbered a " + how + " record from seq "
                         + stored.get(0).seq() + " instead of " + payload.firstSeq() + "; mailbox seqs may be off");

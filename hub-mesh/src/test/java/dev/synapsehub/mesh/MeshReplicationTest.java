@@ -6,7 +6,9 @@ import dev.synapsehub.core.actor.Outcome;
 import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.command.ClaimCommand;
 import dev.synapsehub.core.command.ReleaseCommand;
+import dev.synapsehub.core.event.Durability;
 import dev.synapsehub.core.reply.Reply;
+import dev.synapsehub.journal.SqliteJournal;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -63,6 +65,22 @@ class MeshReplicationTest {
         for (MeshNode n : cluster.running()) {
             assertThat(claims(n)).as(n.nodeId()).isEqualTo(reference);
             assertThat(n.actor().read(s -> s.lastSeq()).get(5, TimeUnit.SECONDS)).isEqualTo(seq);
+        }
+    }
+
+    @Test
+    void everyNodeCopiesCommittedClaimsIntoItsJournalWithoutASecondFsync() throws Exception {
+        cluster = new TestCluster(dir, 3);
+        MeshNode leader = cluster.awaitLeader();
+        MeshNode follower = cluster.follower(leader);
+        long seq = OutcomeCodec.lastSeq(submit(follower, Mutation.of(claim("bob", "T2"))));
+        cluster.awaitApplied(seq);
+        for (MeshNode n : cluster.running()) {
+            TestCluster.await(n.nodeId() + " copied seq " + seq, () -> n.journalLastSeq() >= seq);
+            SqliteJournal copy = (SqliteJournal) ((MeshJournal) n.journal()).local();
+            // the Raft log fsynced the record before it counted; the copy serves mailbox replay
+            assertThat(copy.synchronousOfLastCommit()).as(n.nodeId()).isEqualTo(Durability.NORMAL);
+            assertThat(copy.lastSeq()).as(n.nodeId()).isEqualTo(seq);
         }
     }
 
