@@ -1,0 +1,234 @@
+package dev.synapsehub.federation.serve;
+
+/**
+ * Whether a stored payload's bytes are one well-formed JSON object (RFC 8259, nothing around it),
+ * checked before they are copied into a page as they are: a damaged row copied raw would make the
+ * whole page unparseable for every follower. One pass over the bytes, no parser and no objects.
+ *
+ * <p>Stricter than a follower's Jackson reader where Jackson has limits of its own (nesting, number
+ * and member name lengths), so whatever passes here is read there too. Bytes at or above 0x80 are
+ * accepted inside strings only; the caller passes well-formed UTF-8 (or ASCII).
+ */
+final class StoredObjectCheck {
+    /** Deepest nesting accepted (a follower's Jackson refuses beyond 1,000, the page adds 3). */
+    static final int MAX_DEPTH = 500;
+    /** Longest number token accepted (Jackson refuses numbers of more than 1,000 digits). */
+    static final int MAX_NUMBER = 1000;
+    /** Longest member name accepted, in bytes as stored (Jackson refuses names over 50,000 chars). */
+    static final int MAX_NAME = 50_000;
+
+    private static final int KEY = 0;
+    private static final int VALUE = 1;
+    private static final int AFTER_VALUE = 2;
+    private static final int OBJECT_FIRST = 3;
+    private static final int ARRAY_FIRST = 4;
+
+    private StoredObjectCheck() {
+    }
+
+    /** True when {@code b} is exactly one JSON object. */
+    static boolean isObject(byte[] b) {
+        int n = b.length;
+        if (n < 2 || b[0] != '{') {
+            return false;
+        }
+        Containers open = new Containers();
+        int depth = 1;
+        open.set(1, true);
+        int state = OBJECT_FIRST;
+        int i = 1;
+        while (true) {
+            while (i < n && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t')) {
+                i++;
+            }
+            if (i >= n) {
+                return state == AFTER_VALUE && depth == 0;
+            }
+            byte c = b[i];
+            switch (state) {
+                case OBJECT_FIRST, ARRAY_FIRST -> {
+                    if (c == (state == OBJECT_FIRST ? '}' : ']')) {
+                        depth--;
+                        i++;
+                        state = AFTER_VALUE;
+                    } else {
+                        state = state == OBJECT_FIRST ? KEY : VALUE;
+                    }
+                }
+                case KEY -> {
+                    if (c != '"') {
+                        return false;
+                    }
+                    i = string(b, i, MAX_NAME);
+                    while (i > 0 && i < n && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t')) {
+                        i++;
+                    }
+                    if (i <= 0 || i >= n || b[i] != ':') {
+                        return false;
+                    }
+                    i++;
+                    state = VALUE;
+                }
+                case VALUE -> {
+                    if (c == '{' || c == '[') {
+                        if (depth == MAX_DEPTH) {
+                            return false;
+                        }
+                        open.set(++depth, c == '{');
+                        i++;
+                        state = c == '{' ? OBJECT_FIRST : ARRAY_FIRST;
+                        continue;
+                    }
+                    if (c == '"') {
+                        i = string(b, i, Integer.MAX_VALUE);
+                    } else if (c == '-' || (c >= '0' && c <= '9')) {
+                        i = number(b, i);
+                    } else if (c == 't') {
+                        i = literal(b, i, "true");
+                    } else if (c == 'f') {
+                        i = literal(b, i, "false");
+                    } else if (c == 'n') {
+                        i = literal(b, i, "null");
+                    } else {
+                        return false;
+                    }
+                    if (i < 0) {
+                        return false;
+                    }
+                    state = AFTER_VALUE;
+                }
+                default -> { // AFTER_VALUE
+                    if (depth == 0) {
+                        return false; // something after the object
+                    }
+                    if (c == ',') {
+                        i++;
+                        state = open.isObject(depth) ? KEY : VALUE;
+                    } else if (c == (open.isObject(depth) ? '}' : ']')) {
+                        depth--;
+                        i++;
+                    } else {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+
+    /** Per open container, object or array: bits for the usual shallow payload, an array only deeper. */
+    private static final class Containers {
+        private long shallow;
+        private boolean[] deep;
+
+        void set(int depth, boolean object) {
+            if (depth < 64) {
+                shallow = object ? shallow | (1L << depth) : shallow & ~(1L << depth);
+                return;
+            }
+            if (deep == null) {
+                deep = new boolean[MAX_DEPTH + 1];
+            }
+            deep[depth] = object;
+        }
+
+        boolean isObject(int depth) {
+            return depth < 64 ? (shallow & (1L << depth)) != 0 : deep[depth];
+        }
+    }
+
+    /** The index after the string starting at {@code b[i]} (a quote), or -1. */
+    private static int string(byte[] b, int i, int maxBytes) {
+        int n = b.length;
+        int start = ++i;
+        while (i < n) {
+            int c = b[i] & 0xff;
+            if (c == '"') {
+                return i - start > maxBytes ? -1 : i + 1;
+            }
+            if (c < 0x20) {
+                return -1;
+            }
+            if (c == '\\') {
+                if (++i >= n) {
+                    return -1;
+                }
+                switch (b[i]) {
+                    case '"', '\\', '/', 'b', 'f', 'n', 'r', 't' -> { }
+                    case 'u' -> {
+                        if (i + 4 >= n) {
+                            return -1;
+                        }
+                        for (int k = 1; k <= 4; k++) {
+                            if (Character.digit(b[i + k], 16) < 0) {
+                                return -1;
+                            }
+                        }
+                        i += 4;
+                    }
+                    default -> {
+                        return -1;
+                    }
+                }
+            }
+            i++;
+        }
+        return -1;
+    }
+
+    /** The index after the number starting at {@code b[i]}, or -1. */
+    private static int number(byte[] b, int i) {
+        int n = b.length;
+        int start = i;
+        if (b[i] == '-') {
+            i++;
+        }
+        if (i >= n) {
+            return -1;
+        }
+        if (b[i] == '0') {
+            i++;
+        } else if (b[i] >= '1' && b[i] <= '9') {
+            i = digits(b, i);
+        } else {
+            return -1;
+        }
+        if (i < n && b[i] == '.') {
+            int d = digits(b, i + 1);
+            if (d == i + 1) {
+                return -1;
+            }
+            i = d;
+        }
+        if (i < n && (b[i] == 'e' || b[i] == 'E')) {
+            i++;
+            if (i < n && (b[i] == '+' || b[i] == '-')) {
+                i++;
+            }
+            int d = digits(b, i);
+            if (d == i) {
+                return -1;
+            }
+            i = d;
+        }
+        return i - start > MAX_NUMBER ? -1 : i;
+    }
+
+    private static int digits(byte[] b, int i) {
+        while (i < b.length && b[i] >= '0' && b[i] <= '9') {
+            i++;
+        }
+        return i;
+    }
+
+    private static int literal(byte[] b, int i, String word) {
+        if (i + word.length() > b.length) {
+            return -1;
+        }
+        for (int k = 0; k < word.length(); k++) {
+            if (b[i + k] != word.charAt(k)) {
+                return -1;
+            }
+        }
+        return i + word.length();
+    }
+}
