@@ -149,14 +149,13 @@ public final class LogServer {
             g.writeStringField("kind", e.kind());
             g.writeFieldName("payload");
             byte[] p = e.payloadUtf8();
-            boolean braced = p != null && p.length > 1 && p[0] == '{' && p[p.length - 1] == '}';
-            AsciiJson ascii = braced ? AsciiJson.of(p) : null;
-            String text = braced && ascii == null ? e.payload() : null;
-            if (ascii != null && StoredObjectCheck.isObject(p)) {
-                g.writeRawValue(ascii); // the stored object, as is
-            } else if (text != null && StoredObjectCheck.isObject(text.getBytes(StandardCharsets.UTF_8))) {
+            int shape = p == null ? StoredObjectCheck.NOT_OBJECT : StoredObjectCheck.shape(p);
+            String text = shape == StoredObjectCheck.OBJECT ? e.payload() : null;
+            if (shape == StoredObjectCheck.ASCII_OBJECT) {
+                g.writeRawValue(new AsciiJson(p)); // the stored object, as is
+            } else if (text != null && StoredObjectCheck.shape(text.getBytes(StandardCharsets.UTF_8)) != StoredObjectCheck.NOT_OBJECT) {
                 // not all ASCII: through the text (ill-formed UTF-8 becomes U+FFFD there, so the
-                // frame stays valid UTF-8), checked as that text's UTF-8
+                // frame stays valid UTF-8), checked again as that text's UTF-8
                 g.writeRawValue(text);
             } else {
                 g.writeNull(); // a damaged row: its seq still goes, so the peer sees no gap

@@ -2,12 +2,14 @@ package dev.synapsehub.federation.serve;
 
 /**
  * Whether a stored payload's bytes are one well-formed JSON object (RFC 8259, nothing around it),
- * checked before they are copied into a page as they are: a damaged row copied raw would make the
- * whole page unparseable for every follower. One pass over the bytes, no parser and no objects.
+ * and whether they are all ASCII, checked before they are copied into a page as they are: a
+ * damaged row copied raw would make the whole page unparseable for every follower. One pass over
+ * the bytes, no parser and no objects.
  *
  * <p>Stricter than a follower's Jackson reader where Jackson has limits of its own (nesting, number
  * and member name lengths), so whatever passes here is read there too. Bytes at or above 0x80 are
- * accepted inside strings only; the caller passes well-formed UTF-8 (or ASCII).
+ * accepted inside strings only (and make the object {@link #OBJECT} rather than
+ * {@link #ASCII_OBJECT}); whether they are well-formed UTF-8 is not checked here.
  */
 final class StoredObjectCheck {
     /** Deepest nesting accepted (a follower's Jackson refuses beyond 1,000, the page adds 3). */
@@ -16,6 +18,13 @@ final class StoredObjectCheck {
     static final int MAX_NUMBER = 1000;
     /** Longest member name accepted, in bytes as stored (Jackson refuses names over 50,000 chars). */
     static final int MAX_NAME = 50_000;
+
+    /** Not one well-formed JSON object. */
+    static final int NOT_OBJECT = 0;
+    /** One JSON object with bytes at or above 0x80 in its strings. */
+    static final int OBJECT = 1;
+    /** One JSON object, all ASCII. */
+    static final int ASCII_OBJECT = 2;
 
     private static final int KEY = 0;
     private static final int VALUE = 1;
@@ -26,15 +35,15 @@ final class StoredObjectCheck {
     private StoredObjectCheck() {
     }
 
-    /** True when {@code b} is exactly one JSON object. */
-    static boolean isObject(byte[] b) {
+    /** What {@code b} is: {@link #NOT_OBJECT}, {@link #OBJECT} or {@link #ASCII_OBJECT}. */
+    static int shape(byte[] b) {
         int n = b.length;
-        if (n < 2 || b[0] != '{') {
-            return false;
+        if (n < 2 || b[0] != '{' || b[n - 1] != '}') { // nothing around it, not even white space
+            return NOT_OBJECT;
         }
-        Containers open = new Containers();
+        Scan scan = new Scan();
         int depth = 1;
-        open.set(1, true);
+        scan.set(1, true);
         int state = OBJECT_FIRST;
         int i = 1;
         while (true) {
@@ -42,7 +51,7 @@ final class StoredObjectCheck {
                 i++;
             }
             if (i >= n) {
-                return state == AFTER_VALUE && depth == 0;
+                return state == AFTER_VALUE && depth == 0 ? (scan.ascii ? ASCII_OBJECT : OBJECT) : NOT_OBJECT;
             }
             byte c = b[i];
             switch (state) {
@@ -57,14 +66,14 @@ final class StoredObjectCheck {
                 }
                 case KEY -> {
                     if (c != '"') {
-                        return false;
+                        return NOT_OBJECT;
                     }
-                    i = string(b, i, MAX_NAME);
+                    i = scan.string(b, i, MAX_NAME);
                     while (i > 0 && i < n && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t')) {
                         i++;
                     }
                     if (i <= 0 || i >= n || b[i] != ':') {
-                        return false;
+                        return NOT_OBJECT;
                     }
                     i++;
                     state = VALUE;
@@ -72,15 +81,15 @@ final class StoredObjectCheck {
                 case VALUE -> {
                     if (c == '{' || c == '[') {
                         if (depth == MAX_DEPTH) {
-                            return false;
+                            return NOT_OBJECT;
                         }
-                        open.set(++depth, c == '{');
+                        scan.set(++depth, c == '{');
                         i++;
                         state = c == '{' ? OBJECT_FIRST : ARRAY_FIRST;
                         continue;
                     }
                     if (c == '"') {
-                        i = string(b, i, Integer.MAX_VALUE);
+                        i = scan.string(b, i, Integer.MAX_VALUE);
                     } else if (c == '-' || (c >= '0' && c <= '9')) {
                         i = number(b, i);
                     } else if (c == 't') {
@@ -90,35 +99,39 @@ final class StoredObjectCheck {
                     } else if (c == 'n') {
                         i = literal(b, i, "null");
                     } else {
-                        return false;
+                        return NOT_OBJECT;
                     }
                     if (i < 0) {
-                        return false;
+                        return NOT_OBJECT;
                     }
                     state = AFTER_VALUE;
                 }
                 default -> { // AFTER_VALUE
                     if (depth == 0) {
-                        return false; // something after the object
+                        return NOT_OBJECT; // something after the object
                     }
                     if (c == ',') {
                         i++;
-                        state = open.isObject(depth) ? KEY : VALUE;
-                    } else if (c == (open.isObject(depth) ? '}' : ']')) {
+                        state = scan.isObject(depth) ? KEY : VALUE;
+                    } else if (c == (scan.isObject(depth) ? '}' : ']')) {
                         depth--;
                         i++;
                     } else {
-                        return false;
+                        return NOT_OBJECT;
                     }
                 }
             }
         }
     }
 
-    /** Per open container, object or array: bits for the usual shallow payload, an array only deeper. */
-    private static final class Containers {
+    /**
+     * Per open container, object or array (bits for the usual shallow payload, an array only
+     * deeper), and whether every string so far was ASCII.
+     */
+    private static final class Scan {
         private long shallow;
         private boolean[] deep;
+        private boolean ascii = true;
 
         void set(int depth, boolean object) {
             if (depth < 64) {
@@ -134,45 +147,48 @@ final class StoredObjectCheck {
         boolean isObject(int depth) {
             return depth < 64 ? (shallow & (1L << depth)) != 0 : deep[depth];
         }
-    }
 
-    /** The index after the string starting at {@code b[i]} (a quote), or -1. */
-    private static int string(byte[] b, int i, int maxBytes) {
-        int n = b.length;
-        int start = ++i;
-        while (i < n) {
-            int c = b[i] & 0xff;
-            if (c == '"') {
-                return i - start > maxBytes ? -1 : i + 1;
-            }
-            if (c < 0x20) {
-                return -1;
-            }
-            if (c == '\\') {
-                if (++i >= n) {
+        /** The index after the string starting at {@code b[i]} (a quote), or -1. */
+        int string(byte[] b, int i, int maxBytes) {
+            int n = b.length;
+            int start = ++i;
+            while (i < n) {
+                int c = b[i] & 0xff;
+                if (c == '"') {
+                    return i - start > maxBytes ? -1 : i + 1;
+                }
+                if (c < 0x20) {
                     return -1;
                 }
-                switch (b[i]) {
-                    case '"', '\\', '/', 'b', 'f', 'n', 'r', 't' -> { }
-                    case 'u' -> {
-                        if (i + 4 >= n) {
-                            return -1;
-                        }
-                        for (int k = 1; k <= 4; k++) {
-                            if (Character.digit(b[i + k], 16) < 0) {
-                                return -1;
-                            }
-                        }
-                        i += 4;
-                    }
-                    default -> {
+                if (c >= 0x80) {
+                    ascii = false;
+                }
+                if (c == '\\') {
+                    if (++i >= n) {
                         return -1;
                     }
+                    switch (b[i]) {
+                        case '"', '\\', '/', 'b', 'f', 'n', 'r', 't' -> { }
+                        case 'u' -> {
+                            if (i + 4 >= n) {
+                                return -1;
+                            }
+                            for (int k = 1; k <= 4; k++) {
+                                if (Character.digit(b[i + k], 16) < 0) {
+                                    return -1;
+                                }
+                            }
+                            i += 4;
+                        }
+                        default -> {
+                            return -1;
+                        }
+                    }
                 }
+                i++;
             }
-            i++;
+            return -1;
         }
-        return -1;
     }
 
     /** The index after the number starting at {@code b[i]}, or -1. */
