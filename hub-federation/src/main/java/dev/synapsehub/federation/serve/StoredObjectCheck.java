@@ -26,6 +26,15 @@ final class StoredObjectCheck {
     /** One JSON object, all ASCII. */
     static final int ASCII_OBJECT = 2;
 
+    /** ASCII bytes that stand for themselves inside a string: not a control, quote or backslash. */
+    private static final boolean[] PLAIN = new boolean[256];
+
+    static {
+        for (int c = 0x20; c < 0x80; c++) {
+            PLAIN[c] = c != '"' && c != '\\';
+        }
+    }
+
     private static final int KEY = 0;
     private static final int VALUE = 1;
     private static final int AFTER_VALUE = 2;
@@ -153,6 +162,12 @@ final class StoredObjectCheck {
             int n = b.length;
             int start = ++i;
             while (i < n) {
+                while (i < n && PLAIN[b[i] & 0xff]) { // the bulk of a string, one table look-up per byte
+                    i++;
+                }
+                if (i >= n) {
+                    return -1;
+                }
                 int c = b[i] & 0xff;
                 if (c == '"') {
                     return i - start > maxBytes ? -1 : i + 1;
