@@ -16,7 +16,7 @@ import java.nio.charset.StandardCharsets;
 final class AsciiJson implements SerializableString {
     private final byte[] ascii;
 
-    /** {@code ascii}: bytes the caller found all ASCII ({@link StoredObjectCheck#ASCII_OBJECT}). */
+    /** {@code ascii}: bytes the caller found all ASCII ({@link StoredObjectCheck.Shape#ASCII_OBJECT}). */
     AsciiJson(byte[] ascii) {
         this.ascii = ascii;
     }

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.federation.FederationMetrics;
+import dev.synapsehub.federation.serve.StoredObjectCheck.Shape;
 import dev.synapsehub.federation.trust.PeerDecision;
 import dev.synapsehub.federation.trust.ServingTrust;
 import dev.synapsehub.journal.SqliteJournal;
@@ -149,11 +150,12 @@ public final class LogServer {
             g.writeStringField("kind", e.kind());
             g.writeFieldName("payload");
             byte[] p = e.payloadUtf8();
-            int shape = p == null ? StoredObjectCheck.NOT_OBJECT : StoredObjectCheck.shape(p);
-            String text = shape == StoredObjectCheck.OBJECT ? e.payload() : null;
-            if (shape == StoredObjectCheck.ASCII_OBJECT) {
+            Shape shape = p == null ? Shape.NOT_OBJECT : StoredObjectCheck.shape(p);
+            String text = shape == Shape.OBJECT ? e.payload() : null;
+            if (shape == Shape.ASCII_OBJECT) {
                 g.writeRawValue(new AsciiJson(p)); // the stored object, as is
-            } else if (text != null && StoredObjectCheck.shape(text.getBytes(StandardCharsets.UTF_8)) != StoredObjectCheck.NOT_OBJECT) {
+            } else if (text != null
+                    && StoredObjectCheck.shape(text.getBytes(StandardCharsets.UTF_8)) != Shape.NOT_OBJECT) {
                 // not all ASCII: through the text (ill-formed UTF-8 becomes U+FFFD there, so the
                 // frame stays valid UTF-8), checked again as that text's UTF-8
                 g.writeRawValue(text);

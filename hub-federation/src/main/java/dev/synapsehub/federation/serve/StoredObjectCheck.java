@@ -4,12 +4,12 @@ package dev.synapsehub.federation.serve;
  * Whether a stored payload's bytes are one well-formed JSON object (RFC 8259, nothing around it),
  * and whether they are all ASCII, checked before they are copied into a page as they are: a
  * damaged row copied raw would make the whole page unparseable for every follower. One pass over
- * the bytes, no parser and no objects.
+ * the bytes, no parser.
  *
  * <p>Stricter than a follower's Jackson reader where Jackson has limits of its own (nesting, number
  * and member name lengths), so whatever passes here is read there too. Bytes at or above 0x80 are
- * accepted inside strings only (and make the object {@link #OBJECT} rather than
- * {@link #ASCII_OBJECT}); whether they are well-formed UTF-8 is not checked here.
+ * accepted inside strings only (and make the object {@link Shape#OBJECT} rather than
+ * {@link Shape#ASCII_OBJECT}); whether they are well-formed UTF-8 is not checked here.
  */
 final class StoredObjectCheck {
     /** Deepest nesting accepted (a follower's Jackson refuses beyond 1,000, the page adds 3). */
@@ -19,12 +19,15 @@ final class StoredObjectCheck {
     /** Longest member name accepted, in bytes as stored (Jackson refuses names over 50,000 chars). */
     static final int MAX_NAME = 50_000;
 
-    /** Not one well-formed JSON object. */
-    static final int NOT_OBJECT = 0;
-    /** One JSON object with bytes at or above 0x80 in its strings. */
-    static final int OBJECT = 1;
-    /** One JSON object, all ASCII. */
-    static final int ASCII_OBJECT = 2;
+    /** What a payload's bytes are. */
+    enum Shape {
+        /** Not one well-formed JSON object. */
+        NOT_OBJECT,
+        /** One JSON object with bytes at or above 0x80 in its strings. */
+        OBJECT,
+        /** One JSON object, all ASCII. */
+        ASCII_OBJECT
+    }
 
     /** ASCII bytes that stand for themselves inside a string: not a control, quote or backslash. */
     private static final boolean[] PLAIN = new boolean[256];
@@ -44,11 +47,11 @@ final class StoredObjectCheck {
     private StoredObjectCheck() {
     }
 
-    /** What {@code b} is: {@link #NOT_OBJECT}, {@link #OBJECT} or {@link #ASCII_OBJECT}. */
-    static int shape(byte[] b) {
+    /** What {@code b} is. */
+    static Shape shape(byte[] b) {
         int n = b.length;
         if (n < 2 || b[0] != '{' || b[n - 1] != '}') { // nothing around it, not even white space
-            return NOT_OBJECT;
+            return Shape.NOT_OBJECT;
         }
         Scan scan = new Scan();
         int depth = 1;
@@ -60,7 +63,8 @@ final class StoredObjectCheck {
                 i++;
             }
             if (i >= n) {
-                return state == AFTER_VALUE && depth == 0 ? (scan.ascii ? ASCII_OBJECT : OBJECT) : NOT_OBJECT;
+                return state == AFTER_VALUE && depth == 0 ? (scan.ascii ? Shape.ASCII_OBJECT : Shape.OBJECT)
+                        : Shape.NOT_OBJECT;
             }
             byte c = b[i];
             switch (state) {
@@ -75,14 +79,14 @@ final class StoredObjectCheck {
                 }
                 case KEY -> {
                     if (c != '"') {
-                        return NOT_OBJECT;
+                        return Shape.NOT_OBJECT;
                     }
                     i = scan.string(b, i, MAX_NAME);
                     while (i > 0 && i < n && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t')) {
                         i++;
                     }
                     if (i <= 0 || i >= n || b[i] != ':') {
-                        return NOT_OBJECT;
+                        return Shape.NOT_OBJECT;
                     }
                     i++;
                     state = VALUE;
@@ -90,7 +94,7 @@ final class StoredObjectCheck {
                 case VALUE -> {
                     if (c == '{' || c == '[') {
                         if (depth == MAX_DEPTH) {
-                            return NOT_OBJECT;
+                            return Shape.NOT_OBJECT;
                         }
                         scan.set(++depth, c == '{');
                         i++;
@@ -108,16 +112,16 @@ final class StoredObjectCheck {
                     } else if (c == 'n') {
                         i = literal(b, i, "null");
                     } else {
-                        return NOT_OBJECT;
+                        return Shape.NOT_OBJECT;
                     }
                     if (i < 0) {
-                        return NOT_OBJECT;
+                        return Shape.NOT_OBJECT;
                     }
                     state = AFTER_VALUE;
                 }
                 default -> { // AFTER_VALUE
                     if (depth == 0) {
-                        return NOT_OBJECT; // something after the object
+                        return Shape.NOT_OBJECT; // something after the object
                     }
                     if (c == ',') {
                         i++;
@@ -126,7 +130,7 @@ final class StoredObjectCheck {
                         depth--;
                         i++;
                     } else {
-                        return NOT_OBJECT;
+                        return Shape.NOT_OBJECT;
                     }
                 }
             }
