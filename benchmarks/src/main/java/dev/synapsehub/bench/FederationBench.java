@@ -205,6 +205,8 @@ public final class FederationBench {
         long end = b.durable().journal().lastSeq();
         Map<String, Long> cpu0 = threadCpu();
         long process0 = processCpu();
+        long pages0 = b.federation().metrics().logRequestsServed.get();
+        long served0 = b.federation().metrics().logEventsServed.get();
         long t0 = System.nanoTime();
         Hub a = hub(aDb, "hub-a", s.tls("a"), new FederationSettings(ServingTrust.none(), watch,
                 new NamespaceOwners("hub-a", Map.of("proj", "hub-b")), ForwardSettings.none()));
@@ -222,6 +224,10 @@ public final class FederationBench {
         System.out.printf(Locale.ROOT, "catch-up: %d events folded in %.2f s = %.0f events/s (%d observed claims, "
                 + "load %.1f)%n", end, seconds, end / seconds, a.federation().fold().peer("hub-b").claims().size(),
                 java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+        long pages = b.federation().metrics().logRequestsServed.get() - pages0;
+        long served = b.federation().metrics().logEventsServed.get() - served0;
+        System.out.printf(Locale.ROOT, "served: %d pages, %d events (%.0f per page; %d events served more than once)%n",
+                pages, served, (double) served / Math.max(1, pages), served - end);
         System.out.printf(Locale.ROOT, "catch-up CPU: %.2f s for the JVM = %.2f us per event; by thread (s):%n",
                 processCpu / 1e9, processCpu / 1e3 / end);
         byThread.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed())

@@ -16,18 +16,9 @@ import java.nio.charset.StandardCharsets;
 final class AsciiJson implements SerializableString {
     private final byte[] ascii;
 
-    private AsciiJson(byte[] ascii) {
+    /** {@code ascii}: bytes the caller found all ASCII ({@link StoredObjectCheck.Shape#ASCII_OBJECT}). */
+    AsciiJson(byte[] ascii) {
         this.ascii = ascii;
-    }
-
-    /** The bytes as a raw value, or null when one is not ASCII (then the text is written, as before). */
-    static AsciiJson of(byte[] utf8) {
-        for (byte b : utf8) {
-            if (b < 0) {
-                return null;
-            }
-        }
-        return new AsciiJson(utf8);
     }
 
     @Override

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.federation.FederationMetrics;
+import dev.synapsehub.federation.serve.StoredObjectCheck.Shape;
 import dev.synapsehub.federation.trust.PeerDecision;
 import dev.synapsehub.federation.trust.ServingTrust;
 import dev.synapsehub.journal.SqliteJournal;
@@ -20,6 +21,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -134,9 +136,10 @@ public final class LogServer {
     }
 
     /**
-     * The page's events, each {@code {seq, ts, kind, payload}}: a stored payload that is a JSON
-     * object is written as it is stored (copied as bytes when all ASCII, as this hub's encoder
-     * writes them), anything else as {@code null}, so its seq still goes and the peer sees no gap.
+     * The page's events, each {@code {seq, ts, kind, payload}}: a stored payload that is one
+     * well-formed JSON object is written as it is stored (copied as bytes when all ASCII, as this
+     * hub's encoder writes them), anything else (a damaged row) as {@code null}, so its seq still
+     * goes, the peer sees no gap, and the rest of the page stays readable.
      */
     static void writeEvents(JsonGenerator g, List<StoredEvent> events) throws IOException {
         for (StoredEvent e : events) {
@@ -147,15 +150,15 @@ public final class LogServer {
             g.writeStringField("kind", e.kind());
             g.writeFieldName("payload");
             byte[] p = e.payloadUtf8();
-            if (p != null && p.length > 0 && p[0] == '{' && p[p.length - 1] == '}') {
-                // the stored JSON object, as is; bytes that are not all ASCII go through the text
-                // (ill-formed UTF-8 becomes U+FFFD there, so the frame stays valid UTF-8)
-                AsciiJson ascii = AsciiJson.of(p);
-                if (ascii != null) {
-                    g.writeRawValue(ascii);
-                } else {
-                    g.writeRawValue(e.payload());
-                }
+            Shape shape = p == null ? Shape.NOT_OBJECT : StoredObjectCheck.shape(p);
+            String text = shape == Shape.OBJECT ? e.payload() : null;
+            if (shape == Shape.ASCII_OBJECT) {
+                g.writeRawValue(new AsciiJson(p)); // the stored object, as is
+            } else if (text != null
+                    && StoredObjectCheck.shape(text.getBytes(StandardCharsets.UTF_8)) != Shape.NOT_OBJECT) {
+                // not all ASCII: through the text (ill-formed UTF-8 becomes U+FFFD there, so the
+                // frame stays valid UTF-8), checked again as that text's UTF-8
+                g.writeRawValue(text);
             } else {
                 g.writeNull(); // a damaged row: its seq still goes, so the peer sees no gap
             }

@@ -22,15 +22,21 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A peer that answers a log pull with more events than the page's {@code limit} (a huge page) is
- * refused: the poll fails with an error saying so, and neither the cursor, the advisory fold nor
- * the persisted mirror changes; the peer is followed again once its pages fit.
+ * Pages of another size than the {@code limit} asked. A peer that answers a log pull with more
+ * events (a huge page) is refused: the poll fails with an error saying so, and neither the cursor,
+ * the advisory fold nor the persisted mirror changes; the peer is followed again once its pages
+ * fit. A peer that stops every page short (as a byte cap does), by a varying count, is followed
+ * event by event: each request starts where a page ended, though the next one leaves before the
+ * current page is folded.
  */
 class OversizedPageTest {
     static final Duration WAIT = Duration.ofSeconds(30);
@@ -56,12 +62,16 @@ class OversizedPageTest {
 
     /** A peer log of {@code size} claims; {@code honest} false: every answer ignores the limit. */
     private static ObjectNode answer(ObjectNode request, int size, boolean honest) {
+        return answer(request, size, honest ? request.path("limit").asInt() : Integer.MAX_VALUE);
+    }
+
+    /** A peer log of {@code size} claims, at most {@code pageSize} per page. */
+    private static ObjectNode answer(ObjectNode request, int size, int pageSize) {
         long after = request.path("after_seq").asLong();
-        int limit = request.path("limit").asInt();
         ObjectNode out = JsonNodeFactory.instance.objectNode();
         ArrayNode events = out.putArray("events");
         long last = after;
-        for (long seq = after + 1; seq <= size && (!honest || events.size() < limit); seq++) {
+        for (long seq = after + 1; seq <= size && events.size() < pageSize; seq++) {
             ObjectNode e = events.addObject();
             e.put("seq", seq);
             e.put("ts", 1_700_000_000.5 + seq);
@@ -80,9 +90,13 @@ class OversizedPageTest {
     }
 
     private FedHub follower(Pki.HubCerts a, Path db, FakePeer peer) throws Exception {
+        return follower(a, db, peer, EVENTS_PER_POLL);
+    }
+
+    private FedHub follower(Pki.HubCerts a, Path db, FakePeer peer, int eventsPerPoll) throws Exception {
         WatchSettings watch = new WatchSettings(List.of(Federation.peer("hub-f", peer.uri(), peer.certs)),
                 Duration.ofSeconds(1), null, a.clientFiles().cert(), a.clientFiles().key(),
-                new PollBudget(100, EVENTS_PER_POLL, Duration.ofSeconds(20)), Duration.ofSeconds(10));
+                new PollBudget(100, eventsPerPoll, Duration.ofSeconds(20)), Duration.ofSeconds(10));
         return new FedHub(a, db, new FederationSettings(ServingTrust.none(), watch,
                 new NamespaceOwners("hub-a", Map.of("proj", "hub-f")), ForwardSettings.none()));
     }
@@ -122,5 +136,34 @@ class OversizedPageTest {
         Await.until("caught up with honest pages", WAIT, () -> second.federation.fold().peer("hub-f").cursor() == 40);
         assertThat(second.federation.fold().peer("hub-f").claims()).hasSize(40);
         assertThat(second.federation.fold().peer("hub-f").lastError()).isNull();
+    }
+
+    @Test
+    void pagesStoppedShortAreFollowedEventByEvent() throws Exception {
+        Pki pki = new Pki(dir);
+        Set<Long> asked = ConcurrentHashMap.newKeySet();
+        Set<Long> ends = ConcurrentHashMap.newKeySet();
+        int size = 1_500;
+        FakePeer peer = keep(new FakePeer(pki.hub("hub-f"), r -> {
+            long after = r.path("after_seq").asLong();
+            asked.add(after);
+            // short of any limit the follower asks (at most 400 here), by a count that varies
+            ObjectNode page = answer(r, size, (int) Math.min(r.path("limit").asInt(), 7 + after * 31 % 40));
+            ends.add(page.path("next_cursor").asLong());
+            return page;
+        }));
+        FedHub follower = keep(follower(pki.hub("hub-a"), dir.resolve("a.db"), peer, 400));
+        Await.until("the whole log is folded", WAIT, () -> follower.federation.fold().peer("hub-f").cursor() == size);
+        PeerView view = follower.federation.fold().peer("hub-f");
+        assertThat(view.lastError()).isNull();
+        assertThat(view.claims()).hasSize(size);
+        // every request started at a page's end, or one before it (a poll re-reading its last event)
+        Set<Long> elsewhere = new TreeSet<>(asked);
+        for (long end : ends) {
+            elsewhere.remove(end);
+            elsewhere.remove(end - 1);
+        }
+        elsewhere.remove(0L);
+        assertThat(elsewhere).isEmpty();
     }
 }

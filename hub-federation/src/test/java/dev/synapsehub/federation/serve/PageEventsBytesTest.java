@@ -1,6 +1,8 @@
 package dev.synapsehub.federation.serve;
 
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.synapsehub.journal.StoredEvent;
 import dev.synapsehub.net.wire.PythonFloatFormat;
@@ -20,9 +22,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A page's events written from the stored bytes ({@link LogServer#writeEvents}) are byte for byte
- * what the text-based writer produced (each payload read as a {@code String}, then encoded again),
- * for ASCII payloads, raw UTF-8, ill-formed UTF-8, payloads larger than the generator's buffer,
- * and damaged rows; and the page stays well-formed UTF-8 whatever the rows hold.
+ * what the text-based writer produced (each payload read as a {@code String}, checked by a Jackson
+ * parse, then encoded again), for ASCII payloads, raw UTF-8, ill-formed UTF-8, payloads larger than
+ * the generator's buffer, and damaged rows; the page stays well-formed UTF-8 and parseable JSON
+ * whatever the rows hold (a damaged row goes as {@code null}).
  */
 class PageEventsBytesTest {
     private static final ObjectMapper MAPPER = new ObjectMapper();
@@ -37,12 +40,25 @@ class PageEventsBytesTest {
             g.writeStringField("kind", e.kind());
             g.writeFieldName("payload");
             String p = e.payload();
-            if (p != null && p.startsWith("{") && p.endsWith("}")) {
+            if (p != null && p.startsWith("{") && p.endsWith("}") && jacksonReadsOneObject(p)) {
                 g.writeRawValue(p);
             } else {
                 g.writeNull();
             }
             g.writeEndObject();
+        }
+    }
+
+    /** The reference check: Jackson with its default limits reads exactly one object and nothing after it. */
+    private static boolean jacksonReadsOneObject(String text) {
+        try (JsonParser p = MAPPER.getFactory().createParser(text.getBytes(StandardCharsets.UTF_8))) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                return false;
+            }
+            p.skipChildren();
+            return p.nextToken() == null;
+        } catch (IOException notJson) {
+            return false;
         }
     }
 
@@ -124,5 +140,87 @@ class PageEventsBytesTest {
             assertThat(fromBytes).isEqualTo(page(events, PageEventsBytesTest::writeAsText));
             strictUtf8(fromBytes);
         }
+    }
+
+    @Test
+    void damagedRowsGoAsNullAndThePageStaysReadable() throws Exception {
+        List<StoredEvent> events = List.of(
+                new StoredEvent(1, 1.0, "claim", utf8("{\"task_id\":\"a\"}")),
+                new StoredEvent(2, 1.0, "claim", utf8("{\"task_id\":\"b\",}")), // trailing comma
+                new StoredEvent(3, 1.0, "claim", utf8("{\"task_id\":\"c}")), // unterminated string
+                new StoredEvent(4, 1.0, "claim", utf8("{\"a\":1}{\"b\":2}")), // two objects
+                new StoredEvent(5, 1.0, "claim", utf8("{\"a\":[1,2}")), // unbalanced
+                new StoredEvent(6, 1.0, "claim", utf8("{\"a\":01}")), // leading zero
+                new StoredEvent(7, 1.0, "claim", utf8("{\"a\":\"\\" + "u00e\"}")), // short escape
+                new StoredEvent(8, 1.0, "claim", utf8("{\"a\":\"tab\there\"}")), // raw control char
+                new StoredEvent(9, 1.0, "claim", utf8("{\"a\":\"caf\u00e9\",}")), // non-ASCII and damaged
+                new StoredEvent(10, 1.0, "claim", utf8("{\"a\":" + "1".repeat(1500) + "}")), // past Jackson's number limit
+                new StoredEvent(11, 1.0, "claim", utf8("{\"a\":" + "[".repeat(800) + "]".repeat(800) + "}")), // too deep
+                new StoredEvent(12, 1.0, "release", utf8("{\"task_id\":\"z\"}")));
+        byte[] bytes = page(events, LogServer::writeEvents);
+        com.fasterxml.jackson.databind.JsonNode read = MAPPER.readTree(bytes); // the whole page parses
+        assertThat(read.size()).isEqualTo(events.size());
+        assertThat(read.get(0).get("payload").get("task_id").asText()).isEqualTo("a");
+        for (int k = 1; k < events.size() - 1; k++) {
+            assertThat(read.get(k).get("payload").isNull()).as("row %d", k + 1).isTrue();
+        }
+        assertThat(read.get(events.size() - 1).get("payload").get("task_id").asText()).isEqualTo("z");
+    }
+
+    @Test
+    void mutatedObjectsAreCheckedAsJacksonReadsThem() throws Exception {
+        Random r = new Random(7L);
+        byte[] alphabet = utf8("{}[]\":,\\/ \t\n0123456789-+.eEtrufalsn\u00e9x");
+        for (int round = 0; round < 400; round++) {
+            List<StoredEvent> events = new ArrayList<>();
+            for (int k = 0; k < 25; k++) {
+                byte[] p = utf8(randomObject(r, 0));
+                for (int m = r.nextInt(3); m > 0 && p.length > 2; m--) { // replace, delete or insert one byte
+                    int at = 1 + r.nextInt(p.length - 2);
+                    byte b = alphabet[r.nextInt(alphabet.length)];
+                    switch (r.nextInt(3)) {
+                        case 0 -> p[at] = b;
+                        case 1 -> p = concat(java.util.Arrays.copyOfRange(p, 0, at), java.util.Arrays.copyOfRange(p, at + 1, p.length));
+                        default -> p = concat(java.util.Arrays.copyOfRange(p, 0, at), new byte[] {b},
+                                java.util.Arrays.copyOfRange(p, at, p.length));
+                    }
+                }
+                events.add(new StoredEvent(k + 1, 1.0, "claim", p));
+            }
+            byte[] fromBytes = page(events, LogServer::writeEvents);
+            assertThat(fromBytes).isEqualTo(page(events, PageEventsBytesTest::writeAsText));
+            MAPPER.readTree(fromBytes);
+        }
+    }
+
+    private static String randomObject(Random r, int depth) {
+        StringBuilder s = new StringBuilder("{");
+        int members = r.nextInt(4);
+        for (int k = 0; k < members; k++) {
+            s.append(k == 0 ? "" : ",").append(r.nextBoolean() ? " " : "").append("\"k").append(k)
+                    .append(r.nextInt(5) == 0 ? "\\u00e9\\n" : "").append("\":").append(randomValue(r, depth));
+        }
+        return s.append("}").toString();
+    }
+
+    private static String randomValue(Random r, int depth) {
+        return switch (r.nextInt(depth > 2 ? 6 : 8)) {
+            case 0 -> "\"v\u00e9\\\"\\/\"";
+            case 1 -> String.valueOf(r.nextInt(2000) - 1000);
+            case 2 -> "-0.5e+" + r.nextInt(20);
+            case 3 -> r.nextBoolean() ? "true" : "false";
+            case 4 -> "null";
+            case 5 -> "1.25E-3";
+            case 6 -> randomObject(r, depth + 1);
+            default -> "[" + randomValue(r, depth + 1) + "," + randomValue(r, depth + 1) + "]";
+        };
+    }
+
+    private static byte[] concat(byte[]... parts) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        for (byte[] p : parts) {
+            out.writeBytes(p);
+        }
+        return out.toByteArray();
     }
 }

@@ -1,0 +1,269 @@
+package dev.synapsehub.federation.serve;
+
+/**
+ * Whether a stored payload's bytes are one well-formed JSON object (RFC 8259, nothing around it),
+ * and whether they are all ASCII, checked before they are copied into a page as they are: a
+ * damaged row copied raw would make the whole page unparseable for every follower. One pass over
+ * the bytes, no parser.
+ *
+ * <p>Stricter than a follower's Jackson reader where Jackson has limits of its own (nesting, number
+ * and member name lengths), so whatever passes here is read there too. Bytes at or above 0x80 are
+ * accepted inside strings only (and make the object {@link Shape#OBJECT} rather than
+ * {@link Shape#ASCII_OBJECT}); whether they are well-formed UTF-8 is not checked here.
+ */
+final class StoredObjectCheck {
+    /** Deepest nesting accepted (a follower's Jackson refuses beyond 1,000, the page adds 3). */
+    static final int MAX_DEPTH = 500;
+    /** Longest number token accepted (Jackson refuses numbers of more than 1,000 digits). */
+    static final int MAX_NUMBER = 1000;
+    /** Longest member name accepted, in bytes as stored (Jackson refuses names over 50,000 chars). */
+    static final int MAX_NAME = 50_000;
+
+    /** What a payload's bytes are. */
+    enum Shape {
+        /** Not one well-formed JSON object. */
+        NOT_OBJECT,
+        /** One JSON object with bytes at or above 0x80 in its strings. */
+        OBJECT,
+        /** One JSON object, all ASCII. */
+        ASCII_OBJECT
+    }
+
+    /** ASCII bytes that stand for themselves inside a string: not a control, quote or backslash. */
+    private static final boolean[] PLAIN = new boolean[256];
+
+    static {
+        for (int c = 0x20; c < 0x80; c++) {
+            PLAIN[c] = c != '"' && c != '\\';
+        }
+    }
+
+    private static final int KEY = 0;
+    private static final int VALUE = 1;
+    private static final int AFTER_VALUE = 2;
+    private static final int OBJECT_FIRST = 3;
+    private static final int ARRAY_FIRST = 4;
+
+    private StoredObjectCheck() {
+    }
+
+    /** What {@code b} is. */
+    static Shape shape(byte[] b) {
+        int n = b.length;
+        if (n < 2 || b[0] != '{' || b[n - 1] != '}') { // nothing around it, not even white space
+            return Shape.NOT_OBJECT;
+        }
+        Scan scan = new Scan();
+        int depth = 1;
+        scan.set(1, true);
+        int state = OBJECT_FIRST;
+        int i = 1;
+        while (true) {
+            while (i < n && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t')) {
+                i++;
+            }
+            if (i >= n) {
+                return state == AFTER_VALUE && depth == 0 ? (scan.ascii ? Shape.ASCII_OBJECT : Shape.OBJECT)
+                        : Shape.NOT_OBJECT;
+            }
+            byte c = b[i];
+            switch (state) {
+                case OBJECT_FIRST, ARRAY_FIRST -> {
+                    if (c == (state == OBJECT_FIRST ? '}' : ']')) {
+                        depth--;
+                        i++;
+                        state = AFTER_VALUE;
+                    } else {
+                        state = state == OBJECT_FIRST ? KEY : VALUE;
+                    }
+                }
+                case KEY -> {
+                    if (c != '"') {
+                        return Shape.NOT_OBJECT;
+                    }
+                    i = scan.string(b, i, MAX_NAME);
+                    while (i > 0 && i < n && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t')) {
+                        i++;
+                    }
+                    if (i <= 0 || i >= n || b[i] != ':') {
+                        return Shape.NOT_OBJECT;
+                    }
+                    i++;
+                    state = VALUE;
+                }
+                case VALUE -> {
+                    if (c == '{' || c == '[') {
+                        if (depth == MAX_DEPTH) {
+                            return Shape.NOT_OBJECT;
+                        }
+                        scan.set(++depth, c == '{');
+                        i++;
+                        state = c == '{' ? OBJECT_FIRST : ARRAY_FIRST;
+                        continue;
+                    }
+                    if (c == '"') {
+                        i = scan.string(b, i, Integer.MAX_VALUE);
+                    } else if (c == '-' || (c >= '0' && c <= '9')) {
+                        i = number(b, i);
+                    } else if (c == 't') {
+                        i = literal(b, i, "true");
+                    } else if (c == 'f') {
+                        i = literal(b, i, "false");
+                    } else if (c == 'n') {
+                        i = literal(b, i, "null");
+                    } else {
+                        return Shape.NOT_OBJECT;
+                    }
+                    if (i < 0) {
+                        return Shape.NOT_OBJECT;
+                    }
+                    state = AFTER_VALUE;
+                }
+                default -> { // AFTER_VALUE
+                    if (depth == 0) {
+                        return Shape.NOT_OBJECT; // something after the object
+                    }
+                    if (c == ',') {
+                        i++;
+                        state = scan.isObject(depth) ? KEY : VALUE;
+                    } else if (c == (scan.isObject(depth) ? '}' : ']')) {
+                        depth--;
+                        i++;
+                    } else {
+                        return Shape.NOT_OBJECT;
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Per open container, object or array (bits for the usual shallow payload, an array only
+     * deeper), and whether every string so far was ASCII.
+     */
+    private static final class Scan {
+        private long shallow;
+        private boolean[] deep;
+        private boolean ascii = true;
+
+        void set(int depth, boolean object) {
+            if (depth < 64) {
+                shallow = object ? shallow | (1L << depth) : shallow & ~(1L << depth);
+                return;
+            }
+            if (deep == null) {
+                deep = new boolean[MAX_DEPTH + 1];
+            }
+            deep[depth] = object;
+        }
+
+        boolean isObject(int depth) {
+            return depth < 64 ? (shallow & (1L << depth)) != 0 : deep[depth];
+        }
+
+        /** The index after the string starting at {@code b[i]} (a quote), or -1. */
+        int string(byte[] b, int i, int maxBytes) {
+            int n = b.length;
+            int start = ++i;
+            while (i < n) {
+                while (i < n && PLAIN[b[i] & 0xff]) { // the bulk of a string, one table look-up per byte
+                    i++;
+                }
+                if (i >= n) {
+                    return -1;
+                }
+                int c = b[i] & 0xff;
+                if (c == '"') {
+                    return i - start > maxBytes ? -1 : i + 1;
+                }
+                if (c < 0x20) {
+                    return -1;
+                }
+                if (c >= 0x80) {
+                    ascii = false;
+                }
+                if (c == '\\') {
+                    if (++i >= n) {
+                        return -1;
+                    }
+                    switch (b[i]) {
+                        case '"', '\\', '/', 'b', 'f', 'n', 'r', 't' -> { }
+                        case 'u' -> {
+                            if (i + 4 >= n) {
+                                return -1;
+                            }
+                            for (int k = 1; k <= 4; k++) {
+                                if (Character.digit(b[i + k], 16) < 0) {
+                                    return -1;
+                                }
+                            }
+                            i += 4;
+                        }
+                        default -> {
+                            return -1;
+                        }
+                    }
+                }
+                i++;
+            }
+            return -1;
+        }
+    }
+
+    /** The index after the number starting at {@code b[i]}, or -1. */
+    private static int number(byte[] b, int i) {
+        int n = b.length;
+        int start = i;
+        if (b[i] == '-') {
+            i++;
+        }
+        if (i >= n) {
+            return -1;
+        }
+        if (b[i] == '0') {
+            i++;
+        } else if (b[i] >= '1' && b[i] <= '9') {
+            i = digits(b, i);
+        } else {
+            return -1;
+        }
+        if (i < n && b[i] == '.') {
+            int d = digits(b, i + 1);
+            if (d == i + 1) {
+                return -1;
+            }
+            i = d;
+        }
+        if (i < n && (b[i] == 'e' || b[i] == 'E')) {
+            i++;
+            if (i < n && (b[i] == '+' || b[i] == '-')) {
+                i++;
+            }
+            int d = digits(b, i);
+            if (d == i) {
+                return -1;
+            }
+            i = d;
+        }
+        return i - start > MAX_NUMBER ? -1 : i;
+    }
+
+    private static int digits(byte[] b, int i) {
+        while (i < b.length && b[i] >= '0' && b[i] <= '9') {
+            i++;
+        }
+        return i;
+    }
+
+    private static int literal(byte[] b, int i, String word) {
+        if (i + word.length() > b.length) {
+            return -1;
+        }
+        for (int k = 0; k < word.length(); k++) {
+            if (b[i + k] != word.charAt(k)) {
+                return -1;
+            }
+        }
+        return i + word.length();
+    }
+}
