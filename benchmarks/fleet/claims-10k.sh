@@ -9,11 +9,14 @@
 #
 #   benchmarks/fleet/claims-10k.sh compat [LINGER_MS] | fleet       (build first: ./mvnw -B -q -DskipTests package)
 #   RESULTS (/tmp/synapse-fleet), DURATION (30), WARMUP (20 compat, 10 fleet, paced), PORT (18961)
+#   IDLE (10000, compat: the idle agents), JAR (the hub jar to run), HUB_OPTS (JVM options of the hub)
+# Also prints the hub's user and system CPU over about the measured phase (/proc), and for
+# compat its CPU per delivered broadcast frame (2 frames per claim cycle to each socket).
 #
 # Bounded: the bench stops after --duration; the hub is stopped on exit. 127.0.0.x only.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-jar="$root/hub-cli/target/synapse-hub.jar"
+jar="${JAR:-$root/hub-cli/target/synapse-hub.jar}"
 mode=${1:?compat or fleet}; linger=${2:-5}
 out="${RESULTS:-/tmp/synapse-fleet}/$mode-$linger-$(date +%H%M%S)"
 mkdir -p "$out"
@@ -22,12 +25,14 @@ JAVA="${JAVA:-java}"
 ulimit -Sn "$(ulimit -Hn)"
 case "$mode" in
   compat) hubflags=(--default-delivery broadcast --broadcast-linger-ms "$linger" --presence-fanout-limit 256)
-          benchflags=(--agents 1 --idle 10000 --rate "${RATE:-20}" --warmup "${WARMUP:-20}"); total=10001 ;;
+          idle=${IDLE:-10000}
+          benchflags=(--agents 1 --idle "$idle" --rate "${RATE:-20}" --warmup "${WARMUP:-20}"); total=$((idle + 1)) ;;
   fleet)  hubflags=(--default-delivery scoped --max-claims-per-agent 20000)
           benchflags=(--agents 10000 --rate "${RATE:-1000}" --paced-warmup --warmup "${WARMUP:-10}"); total=10000 ;;
   *) echo "mode: compat or fleet" >&2; exit 2 ;;
 esac
-"$JAVA" -Xmx2g -jar "$jar" --port "$port" --metrics --max-clients 10100 --max-connections-per-host 0 \
+# shellcheck disable=SC2086
+"$JAVA" -Xmx2g ${HUB_OPTS:-} -jar "$jar" --port "$port" --metrics --max-clients 10100 --max-connections-per-host 0 \
     --auth-timeout 120 --log-level WARN "${hubflags[@]}" > "$out/hub.log" 2>&1 &
 hub=$!
 bench=""
@@ -49,13 +54,27 @@ while kill -0 "$bench" 2>/dev/null; do
   sleep 2
 done
 echo "connected $total; $(uptime | sed 's/.*load average/load average/')" | tee -a "$out/run.txt"
+# the hub's user and system CPU ticks (/proc/PID/stat fields 14, 15)
+ticks() { awk '{print $14, $15}' "/proc/$hub/stat"; }
+warmup=${WARMUP:-$([ "$mode" = compat ] && echo 20 || echo 10)}
+sleep "$(( warmup > 3 ? warmup - 3 : 0 ))"
+before=$(ticks)
 if [ "${JFR:-0}" = 1 ]; then
-  sleep "$(( ${WARMUP:-20} > 5 ? ${WARMUP:-20} - 3 : 2 ))"
   jcmd "$hub" JFR.start name=fleet settings=profile duration="${duration}s" filename="$out/hub.jfr" > /dev/null
 fi
 wait "$bench" || echo "(bench exit code $?)" | tee -a "$out/run.txt"
 bench=""
+after=$(ticks)
+hz=$(getconf CLK_TCK)
+read -r u0 s0 <<< "$before"; read -r u1 s1 <<< "$after"
+echo "hub CPU (/proc, ~measured phase + 3 s): user $(( (u1 - u0) * 1000 / hz )) ms, system $(( (s1 - s0) * 1000 / hz )) ms" \
+    | tee -a "$out/run.txt"
 cat "$out/bench.txt" | tee -a "$out/run.txt"
+if [ "$mode" = compat ]; then
+  awk -v sockets="$total" '/^claims granted/ {n=$3} /^hub CPU/ {cpu=$3}
+      END {if (n > 0) printf "hub CPU per delivered broadcast frame: %.2f µs (%d claim cycles x 2 x %d sockets)\n", cpu * 1e6 / (n * 2 * sockets), n, sockets}' \
+      "$out/bench.txt" | tee -a "$out/run.txt"
+fi
 tr '\r' '\n' < "$out/bench.err" | grep -v '^ *connected ' | tail -4 | tee -a "$out/run.txt"
 echo "after: $(uptime | sed 's/.*load average/load average/')" | tee -a "$out/run.txt"
 if [ "${JFR:-0}" = 1 ]; then

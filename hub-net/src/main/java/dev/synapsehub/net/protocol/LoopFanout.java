@@ -257,23 +257,42 @@ final class LoopFanout {
         ChannelOutboundInvoker out = s.batchWriter();
         // a quiet member's mark may lag behind batches released without it: they were not for it
         int from = (int) Math.max(0, delivered + 1 - pending.get(0).seq());
-        boolean wrote = false;
+        // held back one batch, so that the last one goes out with the flush in one pipeline call
+        ByteBuf held = null;
         for (int k = from; k < pending.size(); k++) {
             Pending batch = pending.get(k);
             if (quietMember && !batch.universal()) {
                 continue;
             }
-            // asked again before each further batch: the hard cap counts what this pass has
-            // queued already, so a slow reader is dropped at most one batch past it
-            if (wrote && !mayWrite.test(s)) {
-                break;
+            if (held != null) {
+                out.write(held, channel.voidPromise());
+                held = null;
+                // asked again before each further batch: the hard cap counts what this pass has
+                // queued already, so a slow reader is dropped at most one batch past it
+                if (!mayWrite.test(s)) {
+                    out.flush();
+                    return;
+                }
             }
-            out.write(batch.frames().retainedDuplicate(), channel.voidPromise());
-            wrote = true;
+            held = share(batch.frames());
         }
-        if (wrote) {
-            out.flush();
+        if (held != null) {
+            out.writeAndFlush(held, channel.voidPromise());
         }
+    }
+
+    /**
+     * One member's view of a shared batch: its own read position (the socket's partial writes
+     * move it) on the batch's bytes, holding one reference to the batch until the socket
+     * releases it. A plain slice, not a pooled {@code retainedDuplicate()}: that costs a
+     * recycled object and a second reference count per member, ten thousand times per broadcast
+     * at 10,000 agents. And bounded to the batch's bytes: TLS's write queue appends a member's
+     * next buffer into this one in place when it has room or can grow, and a duplicate's room
+     * is the shared batch's spare capacity (a growth would even reallocate the batch under the
+     * other loops' members).
+     */
+    private static ByteBuf share(ByteBuf frames) {
+        return frames.retain().slice();
     }
 
     /** Gives every member what it has not had yet, now, and releases every batch (shutdown). */

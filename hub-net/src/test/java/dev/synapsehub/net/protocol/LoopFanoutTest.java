@@ -371,6 +371,74 @@ class LoopFanoutTest {
         assertThat(received(member)).containsExactly("batch", "private");
     }
 
+    @Test
+    void aMemberPipelineThatAppendsToAWrittenBatchCannotTouchTheSharedBatchAndEveryReferenceComesBack() throws Exception {
+        // TLS's write queue appends a later buffer into an earlier one in place when the earlier
+        // one has room (or can grow): the shared batch's spare capacity must not be that room
+        ByteBuf b1 = Unpooled.buffer(64).writeBytes("b1".getBytes(StandardCharsets.UTF_8));
+        b1.setBytes(2, "#".repeat(62).getBytes(StandardCharsets.UTF_8));
+        ByteBuf b2 = frame("b2");
+        b1.retain(); // the test's own, to look at it after delivery
+        b2.retain();
+        EmbeddedChannel channel = new EmbeddedChannel();
+        channel.pipeline().addLast("tls", appendingInPlace()).addLast("wsencoder", new ChannelOutboundHandlerAdapter());
+        Session appending = new Session(++ids, channel, "127.0.0.1");
+        List<Session> plain = onLoop(() -> {
+            fanout.join(appending);
+            return join(2);
+        });
+        onLoop(() -> {
+            fanout.accept(b1, List.of());
+            fanout.accept(b2, List.of()); // both owed in one pass: two writes, then one flush
+            return null;
+        });
+        awaitDrained();
+        assertThat(String.join("", received(appending))).isEqualTo("b1b2");
+        for (Session s : plain) {
+            assertThat(received(s)).containsExactly("b1", "b2");
+        }
+        assertThat(b1.capacity()).as("not grown").isEqualTo(64);
+        assertThat(b1.toString(2, 62, StandardCharsets.UTF_8)).as("spare bytes untouched").isEqualTo("#".repeat(62));
+        assertThat(b1.refCnt()).as("every member's reference released, once").isEqualTo(1);
+        assertThat(b2.refCnt()).isEqualTo(1);
+        b1.release();
+        b2.release();
+    }
+
+    /**
+     * Holds each write and appends the next one into it while it has room or can grow, passing
+     * it on at the flush: what SslHandler's queue of unencrypted writes does before wrapping.
+     */
+    private static ChannelOutboundHandlerAdapter appendingInPlace() {
+        return new ChannelOutboundHandlerAdapter() {
+            private ByteBuf held;
+
+            @Override
+            public void write(ChannelHandlerContext ctx, Object msg, io.netty.channel.ChannelPromise promise) {
+                ByteBuf next = (ByteBuf) msg;
+                if (held != null && (held.isWritable(next.readableBytes())
+                        || io.netty.buffer.ByteBufUtil.ensureWritableSuccess(held.ensureWritable(next.readableBytes(), false)))) {
+                    held.writeBytes(next);
+                    next.release();
+                    return;
+                }
+                if (held != null) {
+                    ctx.write(held);
+                }
+                held = next;
+            }
+
+            @Override
+            public void flush(ChannelHandlerContext ctx) {
+                if (held != null) {
+                    ctx.write(held);
+                    held = null;
+                }
+                ctx.flush();
+            }
+        };
+    }
+
     /** An outbound handler that notes the text of every buffer written through it. */
     private static ChannelOutboundHandlerAdapter recorder(List<String> seen) {
         return new ChannelOutboundHandlerAdapter() {
