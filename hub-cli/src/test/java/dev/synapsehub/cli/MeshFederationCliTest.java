@@ -252,37 +252,11 @@ class MeshFederationCliTest {
 
     /** Three nodes, each with the cluster's hub id, TLS and the serving policy, started together. */
     private List<HubDaemon> startMesh(List<String> extra) throws Exception {
-        String peers = "n1=127.0.0.1:" + HubProcess.freePort() + ",n2=127.0.0.1:" + HubProcess.freePort()
-                + ",n3=127.0.0.1:" + HubProcess.freePort();
-        List<HubDaemon> started = new CopyOnWriteArrayList<>(new HubDaemon[3]);
-        List<Exception> failures = new CopyOnWriteArrayList<>();
-        List<Thread> threads = new ArrayList<>();
-        for (int i = 0; i < 3; i++) {
-            LoopbackHub hub = new LoopbackHub();
-            hubs.add(hub);
-            String id = "n" + (i + 1);
-            int index = i;
-            // each node waits to catch up with a leader before it serves: start them together
-            Thread t = new Thread(() -> {
-                try {
-                    List<String> args = new ArrayList<>(List.of("--port", "0", "--db", dir.resolve(id + ".db").toString(),
-                            "--mesh-id", id, "--mesh-peers", peers, "--hub-id", "hub-m",
-                            "--tls-certfile", serverFiles.cert().toString(), "--tls-keyfile", serverFiles.key().toString(),
-                            "--multihub-serving-policy", dir.resolve("serving-policy.json").toString()));
-                    args.addAll(extra);
-                    started.set(index, hub.start(args.toArray(String[]::new)));
-                } catch (Exception e) {
-                    failures.add(e);
-                }
-            });
-            t.start();
-            threads.add(t);
-        }
-        for (Thread t : threads) {
-            t.join();
-        }
-        assertThat(failures).isEmpty();
-        return new ArrayList<>(started);
+        List<String> flags = new ArrayList<>(List.of("--hub-id", "hub-m",
+                "--tls-certfile", serverFiles.cert().toString(), "--tls-keyfile", serverFiles.key().toString(),
+                "--multihub-serving-policy", dir.resolve("serving-policy.json").toString()));
+        flags.addAll(extra);
+        return MeshNodes.start(hubs, dir, flags);
     }
 
     /** A standalone hub-f, with its journal and mirror in f.db, watching the mesh through {@code node}. */

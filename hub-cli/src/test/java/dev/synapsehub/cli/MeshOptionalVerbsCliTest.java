@@ -80,7 +80,9 @@ class MeshOptionalVerbsCliTest {
                 "--hub-id", "hub-x", "--token", TOKEN));
         args.addAll(flags);
         single.start(args.toArray(String[]::new));
-        List<HubDaemon> nodes = startMesh(flags);
+        List<String> meshFlags = new ArrayList<>(List.of("--hub-id", "hub-x", "--token", TOKEN));
+        meshFlags.addAll(flags);
+        List<HubDaemon> nodes = MeshNodes.start(hubs, dir, meshFlags);
 
         List<Map<String, List<ObjectNode>>> all = new ArrayList<>();
         for (int i = 0; i < nodes.size(); i++) {
@@ -160,37 +162,5 @@ class MeshOptionalVerbsCliTest {
 
     private static ObjectNode frame(String sender, String type) {
         return HubClient.requestFrame(sender, type);
-    }
-
-    /** Three nodes with the standalone hub's flags, started together (each waits to catch up with a leader). */
-    private List<HubDaemon> startMesh(List<String> flags) throws Exception {
-        String peers = "n1=127.0.0.1:" + HubProcess.freePort() + ",n2=127.0.0.1:" + HubProcess.freePort()
-                + ",n3=127.0.0.1:" + HubProcess.freePort();
-        List<HubDaemon> started = new CopyOnWriteArrayList<>(new HubDaemon[3]);
-        List<Exception> failures = new CopyOnWriteArrayList<>();
-        List<Thread> threads = new ArrayList<>();
-        for (int i = 0; i < 3; i++) {
-            LoopbackHub hub = new LoopbackHub();
-            hubs.add(hub);
-            String id = "n" + (i + 1);
-            int index = i;
-            Thread t = new Thread(() -> {
-                try {
-                    List<String> args = new ArrayList<>(List.of("--port", "0", "--db", dir.resolve(id + ".db").toString(),
-                            "--mesh-id", id, "--mesh-peers", peers, "--hub-id", "hub-x", "--token", TOKEN));
-                    args.addAll(flags);
-                    started.set(index, hub.start(args.toArray(String[]::new)));
-                } catch (Exception e) {
-                    failures.add(e);
-                }
-            });
-            t.start();
-            threads.add(t);
-        }
-        for (Thread t : threads) {
-            t.join();
-        }
-        assertThat(failures).isEmpty();
-        return new ArrayList<>(started);
     }
 }
