@@ -167,9 +167,11 @@ public final class FederationOptions {
     }
 
     /**
-     * A mesh node runs the frame gate, serves peer log pulls under the serving policy and, with
-     * --namespace-owner, decides claims by ownership (its own and forwarded ones), but watches,
-     * forwards and relays nothing: those flags are refused instead of ignored (exit 2).
+     * A mesh node runs the frame gate, serves peer log pulls under the serving policy, serves the
+     * offer bundle, takes peers' dead-letter reports and, with --namespace-owner, decides claims by
+     * ownership (its own and forwarded ones), but watches, forwards and decides relays for nothing:
+     * those flags, and the relay policy ones that would have no effect, are refused instead of
+     * ignored (exit 2).
      */
     void refuseOnMesh() {
         List<String> ignored = new ArrayList<>();
@@ -182,12 +184,15 @@ public final class FederationOptions {
         if (!relayPeers.isEmpty()) {
             ignored.add("--relay-peer");
         }
-        if (offerFile != null) {
-            ignored.add("--federation-offer");
+        if (requireRelayReason) {
+            ignored.add("--require-relay-reason");
+        }
+        if (requireTwoPersonRelay) {
+            ignored.add("--require-two-person-relay");
         }
         if (!ignored.isEmpty()) {
             throw new IllegalArgumentException(String.join(", ", ignored) + (ignored.size() == 1 ? " is" : " are")
-                    + " not supported on a mesh node: forwarding, relays, peer watching and offers "
+                    + " not supported on a mesh node: forwarding, relays and peer watching "
                     + "run on a single hub (docs/mesh.md, \"Federation on a mesh node\")");
         }
     }

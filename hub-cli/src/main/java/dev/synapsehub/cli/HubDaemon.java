@@ -102,7 +102,7 @@ final class HubDaemon implements AutoCloseable {
         if (meshConfig != null) {
             federationOptions.refuseOnMesh();
             return startMesh(options, config, meshConfig, actorSettings, clock, frameGate, trust,
-                    federationSettings.owners());
+                    federationSettings.owners(), federationSettings.offerFile());
         }
         SnapshotPolicy snapshotPolicy = options.snapshotPolicy();
         Retention retention = options.retention();
@@ -215,7 +215,8 @@ final class HubDaemon implements AutoCloseable {
     private static HubDaemon startMesh(ServeOptions options, HubConfig config, MeshConfig meshConfig,
                                        ActorSettings actorSettings, Clock clock,
                                        dev.synapsehub.federation.gate.FrameGate frameGate, ServingTrust trust,
-                                       dev.synapsehub.federation.route.NamespaceOwners owners)
+                                       dev.synapsehub.federation.route.NamespaceOwners owners,
+                                       java.nio.file.Path offerFile)
             throws JournalException, InterruptedException {
         SqliteJournal local = SqliteJournal.open(options.db());
         if (local.lastSeq() > 0 && !Files.isDirectory(meshConfig.storageDir())) {
@@ -239,11 +240,11 @@ final class HubDaemon implements AutoCloseable {
         if (frameGate != null) {
             extensions.add(frameGate);
         }
-        if (trust.startupPolicy() != null || owners.configured()) {
-            // every node serves peer log pulls from its journal copy under the cluster's hub id, and
-            // decides the claims in the namespaces the cluster owns (docs/mesh.md, "Federation on a mesh node")
-            extensions.add(new dev.synapsehub.federation.MeshFederationExtension(trust, local, owners));
-        }
+        // every node serves peer log pulls from its journal copy under the cluster's hub id, decides the
+        // claims in the namespaces the cluster owns, and answers peers without a serving policy as a single
+        // hub does, refusing them; each serves the offer bundle from its own file (docs/mesh.md, "Federation on a
+        // mesh node")
+        extensions.add(new dev.synapsehub.federation.MeshFederationExtension(trust, local, owners, offerFile));
         MeshHub mesh;
         try {
             mesh = MeshHub.start(meshConfig, config, local, options.newState(), clock, actorSettings, CATCH_UP_MILLIS,

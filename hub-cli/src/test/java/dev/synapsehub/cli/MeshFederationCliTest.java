@@ -154,6 +154,57 @@ class MeshFederationCliTest {
         }
     }
 
+    @Test
+    void aPeersDeadLetterReportIsJournaledOnEveryNodeAndBroadcastWhereItArrived() throws Exception {
+        trust("hub-f");
+        List<HubDaemon> nodes = startMesh(List.of("--namespace-owner", "proj=hub-m", "--namespace-owner", "lab=hub-a"));
+        HubClient watcher = agent(nodes.get(1), "proj/watcher");
+
+        // hub-f reports dead letters through n2: one for the cluster's namespace, one for another hub's
+        try (HubClient peer = HubClient.connect(URI.create("wss://127.0.0.1:" + nodes.get(1).port()), WAIT,
+                ClientTls.pinned(server.pin()).withClientCertificate(followerFiles.cert(), followerFiles.key()))) {
+            peer.register("hub-f", null, WAIT);
+            peer.send(deadLetterReport(peer, "lab/ghost", 5));
+            peer.send(deadLetterReport(peer, "proj/ghost", 2));
+            ObjectNode broadcast = watcher.await(f -> "dead_letter_forwarding".equals(f.path("type").asText()), WAIT);
+            assertThat(broadcast.path("forwarding_target").asText()).isEqualTo("proj/ghost");
+            assertThat(broadcast.path("forwarding_count").asLong()).isEqualTo(2);
+            assertThat(broadcast.path("origin_hub_id").asText()).isEqualTo("hub-f");
+            assertThat(broadcast.path("hub_id").asText()).isEqualTo("hub-m");
+            // fire-and-forget: the peer gets the broadcast like every socket of n2, and no answer of its own
+            peer.await(f -> "dead_letter_forwarding".equals(f.path("type").asText()), WAIT);
+            assertThat(peer.pending()).as("the peer is never answered")
+                    .noneMatch(f -> "hub-f".equals(f.path("target").asText()) || "error".equals(f.path("type").asText()));
+        }
+
+        // the accepted report is one replicated audit record, the same on every node; the refused one is nowhere
+        for (HubDaemon node : nodes) {
+            ObjectNode page = awaitPage(node, p -> records(p, "dead_letter_forwarding").size() == 1);
+            JsonNode record = records(page, "dead_letter_forwarding").get(0).path("payload");
+            assertThat(record.path("target").asText()).isEqualTo("proj/ghost");
+            assertThat(record.path("direction").asText()).isEqualTo("in");
+            assertThat(record.path("owner_hub_id").asText()).isEqualTo("hub-m");
+            assertThat(record.path("peer").asText()).isEqualTo("hub-f");
+        }
+        watcher.close();
+    }
+
+    private static ObjectNode deadLetterReport(HubClient peer, String target, int count) {
+        ObjectNode f = peer.frame("hub-f", "dead_letter_forwarding");
+        f.putObject("forwarding").put("target", target).put("count", count).put("origin_hub_id", "hub-f");
+        return f;
+    }
+
+    private static List<JsonNode> records(ObjectNode page, String kind) {
+        List<JsonNode> out = new ArrayList<>();
+        for (JsonNode e : page.path("events")) {
+            if (kind.equals(e.path("kind").asText())) {
+                out.add(e);
+            }
+        }
+        return out;
+    }
+
     /** A standalone hub-a that owns lab and forwards proj to the mesh through {@code node}. */
     private LoopbackHub forwarder(HubDaemon node) throws Exception {
         LoopbackHub hub = new LoopbackHub();
@@ -201,37 +252,11 @@ class MeshFederationCliTest {
 
     /** Three nodes, each with the cluster's hub id, TLS and the serving policy, started together. */
     private List<HubDaemon> startMesh(List<String> extra) throws Exception {
-        String peers = "n1=127.0.0.1:" + HubProcess.freePort() + ",n2=127.0.0.1:" + HubProcess.freePort()
-                + ",n3=127.0.0.1:" + HubProcess.freePort();
-        List<HubDaemon> started = new CopyOnWriteArrayList<>(new HubDaemon[3]);
-        List<Exception> failures = new CopyOnWriteArrayList<>();
-        List<Thread> threads = new ArrayList<>();
-        for (int i = 0; i < 3; i++) {
-            LoopbackHub hub = new LoopbackHub();
-            hubs.add(hub);
-            String id = "n" + (i + 1);
-            int index = i;
-            // each node waits to catch up with a leader before it serves: start them together
-            Thread t = new Thread(() -> {
-                try {
-                    List<String> args = new ArrayList<>(List.of("--port", "0", "--db", dir.resolve(id + ".db").toString(),
-                            "--mesh-id", id, "--mesh-peers", peers, "--hub-id", "hub-m",
-                            "--tls-certfile", serverFiles.cert().toString(), "--tls-keyfile", serverFiles.key().toString(),
-                            "--multihub-serving-policy", dir.resolve("serving-policy.json").toString()));
-                    args.addAll(extra);
-                    started.set(index, hub.start(args.toArray(String[]::new)));
-                } catch (Exception e) {
-                    failures.add(e);
-                }
-            });
-            t.start();
-            threads.add(t);
-        }
-        for (Thread t : threads) {
-            t.join();
-        }
-        assertThat(failures).isEmpty();
-        return new ArrayList<>(started);
+        List<String> flags = new ArrayList<>(List.of("--hub-id", "hub-m",
+                "--tls-certfile", serverFiles.cert().toString(), "--tls-keyfile", serverFiles.key().toString(),
+                "--multihub-serving-policy", dir.resolve("serving-policy.json").toString()));
+        flags.addAll(extra);
+        return MeshNodes.start(hubs, dir, flags);
     }
 
     /** A standalone hub-f, with its journal and mirror in f.db, watching the mesh through {@code node}. */
@@ -285,10 +310,12 @@ class MeshFederationCliTest {
     private static JsonNode awaitObserved(LoopbackHub follower, Predicate<JsonNode> condition) throws Exception {
         long deadline = System.nanoTime() + OBSERVE.toNanos();
         JsonNode last = null;
+        // a name of its own per call: the previous call's reader may not have been seen leaving yet
+        String name = "ops/reader-" + System.nanoTime();
         try (HubClient reader = HubClient.connect(URI.create(follower.url()), WAIT)) {
-            reader.register("ops/reader", null, WAIT);
+            reader.register(name, null, WAIT);
             while (System.nanoTime() < deadline) {
-                reader.send(reader.frame("ops/reader", "multihub_observed_request"));
+                reader.send(reader.frame(name, "multihub_observed_request"));
                 ObjectNode observed = reader.awaitType("multihub_observed", WAIT);
                 for (JsonNode v : observed.path("peers")) {
                     if ("hub-m".equals(v.path("peer").asText())) {

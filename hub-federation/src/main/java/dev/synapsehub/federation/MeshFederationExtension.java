@@ -4,10 +4,12 @@ import dev.synapsehub.federation.follow.AdvisoryFold;
 import dev.synapsehub.federation.link.PeerLinks;
 import dev.synapsehub.federation.route.ClaimForwarder;
 import dev.synapsehub.federation.route.ClaimServer;
+import dev.synapsehub.federation.route.DeadLetterForwardingServer;
 import dev.synapsehub.federation.route.ForwardSettings;
 import dev.synapsehub.federation.route.NamespaceOwners;
 import dev.synapsehub.federation.route.OwnershipResolver;
 import dev.synapsehub.federation.serve.LogServer;
+import dev.synapsehub.federation.serve.OfferServer;
 import dev.synapsehub.federation.trust.ServingTrust;
 import dev.synapsehub.journal.SqliteJournal;
 import dev.synapsehub.net.extension.ClaimService;
@@ -32,25 +34,41 @@ import java.util.Set;
  * decided through the node's claim path, which the mesh decides on its leader and replicates. A
  * mesh watches no peer, so its fold is empty: it detects no partition (it refuses nothing for
  * one either).
+ *
+ * <p>{@code dead_letter_forwarding} (contract §11.5, F5) from an authorised peer about a
+ * recipient in a namespace the cluster owns is journaled as an audit record, replicated like
+ * every other (any node may take it; every node holds it), and broadcast to the sockets of the
+ * node that took it; a refusal sends nothing, as on a single hub.
+ *
+ * <p>{@code federation_offer_request} (contract A4) is answered from the node's own
+ * {@code --federation-offer} file, re-read on every request (give every node the same file), or
+ * with the contract's "no offer" error without one.
  */
 public final class MeshFederationExtension implements HubExtension {
-    private static final Set<String> TYPES = Set.of("multihub_log_request", "multihub_claim_request");
+    private static final Set<String> TYPES = Set.of("multihub_log_request", "multihub_claim_request",
+            DeadLetterForwardingServer.TYPE, "federation_offer_request");
     private final ServingTrust trust;
     private final SqliteJournal journal;
     private final NamespaceOwners owners;
+    private final java.nio.file.Path offerFile;
     private final FederationMetrics metrics = new FederationMetrics();
     private LogServer logServer;
     private ClaimForwarder ownership;
     private ClaimServer claimServer;
+    private DeadLetterForwardingServer deadLetters;
+    private OfferServer offers;
 
     /**
      * @param journal the node's journal copy, read on the node's actor thread
      * @param owners the ownership map ({@link NamespaceOwners#none} without {@code --namespace-owner})
+     * @param offerFile the {@code --federation-offer} bundle, validated at start-up, or null for none
      */
-    public MeshFederationExtension(ServingTrust trust, SqliteJournal journal, NamespaceOwners owners) {
+    public MeshFederationExtension(ServingTrust trust, SqliteJournal journal, NamespaceOwners owners,
+                                   java.nio.file.Path offerFile) {
         this.trust = trust;
         this.journal = journal;
         this.owners = owners;
+        this.offerFile = offerFile;
     }
 
     @Override
@@ -61,6 +79,9 @@ public final class MeshFederationExtension implements HubExtension {
         ownership = new ClaimForwarder(hub, resolver, ForwardSettings.none(), new PeerLinks(hub.config().hubId()),
                 metrics, Runnable::run);
         claimServer = new ClaimServer(hub, trust, resolver, claims, metrics);
+        deadLetters = new DeadLetterForwardingServer(hub, trust, resolver,
+                new AuditJournal(hub.actor(), hub.config().hubId()));
+        offers = new OfferServer(hub, offerFile);
     }
 
     @Override
@@ -75,10 +96,11 @@ public final class MeshFederationExtension implements HubExtension {
 
     @Override
     public void handle(Request request) {
-        if ("multihub_log_request".equals(request.type())) {
-            logServer.handle(request);
-        } else {
-            claimServer.handle(request);
+        switch (request.type()) {
+            case "multihub_log_request" -> logServer.handle(request);
+            case DeadLetterForwardingServer.TYPE -> deadLetters.handle(request);
+            case "federation_offer_request" -> offers.handle(request);
+            default -> claimServer.handle(request);
         }
     }
 

@@ -46,7 +46,9 @@ final class CommandCodec {
             dev.synapsehub.core.command.MemoryCommand.class,
             dev.synapsehub.core.command.OperatorReleaseCommand.class,
             dev.synapsehub.core.command.IdentityPinCommand.Pin.class,
-            dev.synapsehub.core.command.IdentityPinCommand.Reclaim.class);
+            dev.synapsehub.core.command.IdentityPinCommand.Reclaim.class,
+            // guard evidence and the federation records a node journals (dead-letter forwarding, relays)
+            dev.synapsehub.core.command.AuditRecordCommand.class);
 
     ObjectNode write(Command command) {
         if (command instanceof ChatCommand c) {

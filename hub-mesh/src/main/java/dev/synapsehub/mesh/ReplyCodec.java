@@ -18,7 +18,8 @@ final class ReplyCodec {
             Reply.Denied.class, BoardTaskReply.class, ProgressNoteReply.class, ResourceOfferReply.class,
             ChatReply.class, MailboxReply.class, ActivityReply.class, ChannelReply.class,
             CardReply.class, dev.synapsehub.core.reply.CardRemovedReply.class,
-            dev.synapsehub.core.reply.MemoryReply.class, dev.synapsehub.core.reply.IdentityPinReply.class);
+            dev.synapsehub.core.reply.MemoryReply.class, dev.synapsehub.core.reply.IdentityPinReply.class,
+            dev.synapsehub.core.reply.AuditRecordedReply.class);
 
     ObjectNode write(Reply reply) {
         return records.write(reply);

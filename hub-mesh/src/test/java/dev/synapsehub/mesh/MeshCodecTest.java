@@ -74,6 +74,7 @@ class MeshCodecTest {
                 new dev.synapsehub.core.command.MemoryCommand("ann", dev.synapsehub.core.command.MemoryCommand.Kind.FINDING,
                         "{\"statement\":\"s\"}", 512),
                 new dev.synapsehub.core.command.OperatorReleaseCommand("hub-a", "proj", "T1", "{\"applied\":true}"),
+                new dev.synapsehub.core.command.AuditRecordCommand("ann", "guard_denial", "{\"decision\":\"deny\"}"),
                 new ReleaseCommand("ann", "T1", 4L, "assessed"), new ReleaseCommand("ann", "T1", null),
                 new TaskUpdateCommand("ann", "T1", "working", "n", "d", 2L, 1L),
                 new HandoffCommand("ann", "T1", "bob", true, "bob", "take it", 3L),
@@ -137,7 +138,8 @@ class MeshCodecTest {
                 new MailboxReply("ann", 7, true, new DeliveryReceiptDeferredEvent(1, "bob", "ann", 2, 3, List.of("ann"),
                         "ann", null)),
                 new ActivityReply("ann", true),
-                new dev.synapsehub.core.reply.ChannelReply("ops", true, "joined 'ops'", List.of("ann", "bob")));
+                new dev.synapsehub.core.reply.ChannelReply("ops", true, "joined 'ops'", List.of("ann", "bob")),
+                new dev.synapsehub.core.reply.AuditRecordedReply("guard_denial", 42));
         for (Reply r : replies) {
             Outcome o = new Outcome.Decided(r, List.of(new JournaledEvent(7, new ClaimSnapshotEvent(1000.5,
                     ClaimSnapshotEvent.Kind.CLAIM, CLAIM))), "{\"stored\":1}");
