@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The class-data-sharing part of {@code bin/synapse-hub}, run as the shell script it is, on a copy
@@ -59,7 +60,12 @@ class LauncherClassDataTest {
     }
 
     private Process launch(Path launcher, String training, String nativeCache) throws IOException {
+        return launch(launcher, training, nativeCache, System.getenv("PATH"));
+    }
+
+    private Process launch(Path launcher, String training, String nativeCache, String path) throws IOException {
         ProcessBuilder pb = new ProcessBuilder(launcher.toString(), "--version");
+        pb.environment().put("PATH", path);
         pb.environment().put("SYNAPSE_HUB_NATIVE_CACHE", nativeCache);
         pb.environment().put("JAVA", root.resolve("fake-java").toString());
         pb.environment().put("FAKE_COUNT", root.resolve("trainings").toString());
@@ -133,23 +139,96 @@ class LauncherClassDataTest {
         return library;
     }
 
-    @Test
-    void sqlitesNativeLibraryIsUnpackedOnceAndNamedToSqliteJdbc() throws Exception {
-        Path launcher = setUp();
-        byte[] library = jarWithNativeLibrary();
-        String out = finish(launch(launcher, "fail"));
+    /** The cache of the native library needs unzip; without it the launcher starts the hub all the same. */
+    private static boolean unzipOnPath() {
+        return onPath().anyMatch(d -> Files.isExecutable(d.resolve("unzip")));
+    }
+
+    private static java.util.stream.Stream<Path> onPath() {
+        return java.util.Arrays.stream(System.getenv("PATH").split(java.io.File.pathSeparator))
+                .filter(d -> !d.isEmpty()).map(Path::of);
+    }
+
+    /** A PATH of links to every command on this PATH but {@code hidden}. */
+    private String pathWithout(String hidden) throws IOException {
+        Path bin = Files.createDirectories(root.resolve("path-without-" + hidden));
+        for (Path d : onPath().filter(Files::isDirectory).toList()) {
+            try (var commands = Files.list(d)) {
+                for (Path c : commands.toList()) {
+                    Path link = bin.resolve(c.getFileName().toString());
+                    if (!c.getFileName().toString().equals(hidden) && !Files.exists(link, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                        Files.createSymbolicLink(link, c);
+                    }
+                }
+            }
+        }
+        return bin.toString();
+    }
+
+    /** A PATH whose {@code stat} fails as GNU options do on BSD and macOS. */
+    private String pathWithBsdLikeStat() throws IOException {
+        Path bin = Files.createDirectories(root.resolve("bsd-stat"));
+        Path stat = bin.resolve("stat");
+        Files.writeString(stat, "#!/bin/sh\necho \"stat: illegal option -- c\" >&2\nexit 1\n");
+        Files.setPosixFilePermissions(stat, PosixFilePermissions.fromString("rwxr-xr-x"));
+        return bin + java.io.File.pathSeparator + System.getenv("PATH");
+    }
+
+    private static Path unpackedLibrary(String out) {
         java.util.regex.Matcher path = java.util.regex.Pattern.compile("-Dorg\\.sqlite\\.lib\\.path=(\\S+)").matcher(out);
         java.util.regex.Matcher name = java.util.regex.Pattern.compile("-Dorg\\.sqlite\\.lib\\.name=(\\S+)").matcher(out);
         assertThat(path.find()).as(out).isTrue();
         assertThat(name.find()).as(out).isTrue();
-        Path unpacked = Path.of(path.group(1)).resolve(name.group(1));
+        return Path.of(path.group(1)).resolve(name.group(1));
+    }
+
+    @Test
+    void withoutUnzipTheHubStartsWithoutTheSetting() throws Exception {
+        Path launcher = setUp();
+        jarWithNativeLibrary();
+        String out = finish(launch(launcher, "fail", "on", pathWithout("unzip")));
+        assertThat(out).contains("hub ").contains("--version").doesNotContain("org.sqlite.lib");
+    }
+
+    @Test
+    void withoutGnuStatTheHubStartsAndTheLibraryIsStillCached() throws Exception {
+        assumeTrue(unzipOnPath(), "the native-library cache needs unzip");
+        Path launcher = setUp();
+        byte[] library = jarWithNativeLibrary();
+        String out = finish(launch(launcher, "fail", "on", pathWithBsdLikeStat()));
+        assertThat(out).contains("hub ").contains("--version");
+        assertThat(Files.readAllBytes(unpackedLibrary(out))).isEqualTo(library);
+    }
+
+    @Test
+    void theLibraryIsOnlyLoadedFromADirectoryNobodyElseCanWriteIn() throws Exception {
+        assumeTrue(unzipOnPath(), "the native-library cache needs unzip");
+        Path launcher = setUp();
+        jarWithNativeLibrary();
+        Path unpacked = unpackedLibrary(finish(launch(launcher, "fail")));
+        Path libdir = unpacked.getParent();
+        assertThat(Files.getPosixFilePermissions(libdir)).isEqualTo(PosixFilePermissions.fromString("rwx------"));
+
+        // another user of a shared cache directory could have written this one
+        Files.setPosixFilePermissions(libdir, PosixFilePermissions.fromString("rwxrwxrwx"));
+        Files.writeString(unpacked, "a planted library");
+        assertThat(finish(launch(launcher, "fail"))).contains("hub ").doesNotContain("org.sqlite.lib");
+        assertThat(Files.readString(unpacked)).as("left alone").isEqualTo("a planted library");
+    }
+
+    @Test
+    void sqlitesNativeLibraryIsUnpackedOnceAndNamedToSqliteJdbc() throws Exception {
+        assumeTrue(unzipOnPath(), "the native-library cache needs unzip");
+        Path launcher = setUp();
+        byte[] library = jarWithNativeLibrary();
+        Path unpacked = unpackedLibrary(finish(launch(launcher, "fail")));
         assertThat(unpacked).startsWith(root.resolve("cds"));
         assertThat(Files.readAllBytes(unpacked)).isEqualTo(library);
         long modified = Files.getLastModifiedTime(unpacked).toMillis();
 
         Thread.sleep(1_100);
         String again = finish(launch(launcher, "fail"));
-        assertThat(again).contains("-Dorg.sqlite.lib.path=" + path.group(1));
+        assertThat(again).contains("-Dorg.sqlite.lib.path=" + unpacked.getParent());
         assertThat(Files.getLastModifiedTime(unpacked).toMillis()).as("not unpacked again").isEqualTo(modified);
 
         assertThat(finish(launch(launcher, "fail", "off"))).contains("hub ").doesNotContain("org.sqlite.lib");

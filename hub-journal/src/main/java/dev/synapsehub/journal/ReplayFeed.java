@@ -7,6 +7,8 @@ import java.sql.SQLException;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /**
  * The decoded rows of one replay, batch after batch in seq order, for the thread that applies
@@ -16,6 +18,7 @@ import java.util.concurrent.ThreadFactory;
  * FIFO queues, so the caller sees exactly the rows and order an inline replay would).
  */
 abstract sealed class ReplayFeed implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(ReplayFeed.class.getName());
     static final String QUERY = "SELECT seq, ts, kind, payload FROM events WHERE seq > ? ORDER BY seq";
 
     /**
@@ -52,6 +55,9 @@ abstract sealed class ReplayFeed implements AutoCloseable {
             if (feed != null) {
                 feed.close();
             }
+            // once per replay: the replay is slower, and the cause may be a host out of threads
+            LOG.log(System.Logger.Level.WARNING, "journal replay on the caller's thread alone: its read and decode"
+                    + " threads could not be started: " + e, e);
             return inline(c, afterSeq, codec, batchRows);
         }
     }
@@ -89,12 +95,10 @@ abstract sealed class ReplayFeed implements AutoCloseable {
         ReplayRows next() {
             try {
                 rows.read(rs);
-                rows.decode(codec);
             } catch (SQLException e) {
-                rows.size = 0;
-                rows.last = true;
-                rows.failure = e;
+                rows.fail(e); // the rows read before the failure are still applied
             }
+            rows.decode(codec);
             return rows;
         }
 
@@ -105,9 +109,8 @@ abstract sealed class ReplayFeed implements AutoCloseable {
 
         @Override
         public void close() {
-            try {
-                rs.close();
-                statement.close();
+            try (statement; rs) { // closes rs, then statement, even if rs.close() fails
+                // nothing else to release
             } catch (SQLException ignored) {
                 // closing a finished read: nothing left to release
             }
@@ -115,12 +118,17 @@ abstract sealed class ReplayFeed implements AutoCloseable {
     }
 
     private static final class Pipelined extends ReplayFeed {
+        /** How often a stage waiting for rows checks that the stage before it is still alive. */
+        private static final long STAGE_CHECK_MILLIS = 200;
         private final BlockingQueue<ReplayRows> free;
         private final BlockingQueue<ReplayRows> toDecode;
         private final BlockingQueue<ReplayRows> toApply;
         private final Thread reader;
         private final Thread decoder;
         private volatile boolean stopped;
+        /** Set by each stage once its last batch is handed on: a stage that ended without it died. */
+        private volatile boolean readerDone;
+        private volatile boolean decoderDone;
 
         Pipelined(Connection c, long afterSeq, EventCodec codec, int batchRows, int batches, ThreadFactory threads) {
             free = new ArrayBlockingQueue<>(batches);
@@ -159,6 +167,7 @@ abstract sealed class ReplayFeed implements AutoCloseable {
                     holding = null;
                     toDecode.put(sent);
                 }
+                readerDone = true;
             } catch (InterruptedException e) {
                 // close() stops the reader: nobody takes the rows any more
             } catch (Throwable e) {
@@ -168,14 +177,20 @@ abstract sealed class ReplayFeed implements AutoCloseable {
             }
         }
 
-        /** Hands a failure on in a batch of no rows, so the caller sees it after the rows before it. */
+        /**
+         * Hands a failure on, in the batch being read (after the rows read before it) or else in a
+         * batch of no rows, so the caller sees it after the rows before it.
+         */
         private void pass(ReplayRows holding, Throwable e) {
             try {
-                ReplayRows carrier = holding != null ? holding : free.take();
-                carrier.size = 0;
-                carrier.last = true;
-                carrier.failure = e instanceof Exception ex ? ex : new RuntimeException(e);
+                ReplayRows carrier = holding;
+                if (carrier == null) {
+                    carrier = free.take();
+                    carrier.size = 0;
+                }
+                carrier.fail(e);
                 toDecode.put(carrier);
+                readerDone = true;
             } catch (InterruptedException stop) {
                 // close() stops the reader
             }
@@ -185,19 +200,17 @@ abstract sealed class ReplayFeed implements AutoCloseable {
             try {
                 boolean last = false;
                 while (!last) {
-                    ReplayRows rows = toDecode.take();
-                    if (rows.failure == null) {
-                        try {
-                            rows.decode(codec);
-                        } catch (Throwable e) {
-                            rows.size = 0;
-                            rows.last = true;
-                            rows.failure = e instanceof Exception ex ? ex : new RuntimeException(e);
-                        }
+                    ReplayRows rows = take(toDecode, reader, () -> readerDone);
+                    try {
+                        rows.decode(codec); // also the rows before a failed read
+                    } catch (Throwable e) {
+                        rows.size = 0;
+                        rows.fail(e);
                     }
                     last = rows.last; // read before the hand-over: the batch is not ours after it
                     toApply.put(rows);
                 }
+                decoderDone = true;
             } catch (InterruptedException e) {
                 // close() stops the decoder
             }
@@ -205,7 +218,31 @@ abstract sealed class ReplayFeed implements AutoCloseable {
 
         @Override
         ReplayRows next() throws InterruptedException {
-            return toApply.take();
+            return take(toApply, decoder, () -> decoderDone);
+        }
+
+        /**
+         * The next batch from {@code upstream}'s queue; if that stage's thread ended without handing
+         * on its last batch (an Error outside its catch, a thread killed by its factory), a batch
+         * that ends the replay with that failure instead of waiting for rows that never come.
+         */
+        private static ReplayRows take(BlockingQueue<ReplayRows> queue, Thread upstream, BooleanSupplier done)
+                throws InterruptedException {
+            while (true) {
+                ReplayRows rows = queue.poll(STAGE_CHECK_MILLIS, TimeUnit.MILLISECONDS);
+                if (rows != null) {
+                    return rows;
+                }
+                if (!upstream.isAlive() && !done.getAsBoolean()) {
+                    rows = queue.poll(); // handed on just before it ended
+                    if (rows != null) {
+                        return rows;
+                    }
+                    ReplayRows failed = new ReplayRows(0);
+                    failed.fail(new IllegalStateException(upstream.getName() + " ended without handing on all its rows"));
+                    return failed;
+                }
+            }
         }
 
         @Override

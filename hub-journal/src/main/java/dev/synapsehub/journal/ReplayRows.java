@@ -44,23 +44,35 @@ final class ReplayRows {
         return seq.length;
     }
 
-    /** Reads up to {@link #capacity()} rows of {@code SELECT seq, ts, kind, payload}; sets {@link #last} at the end. */
+    /**
+     * Reads up to {@link #capacity()} rows of {@code SELECT seq, ts, kind, payload}; sets {@link #last}
+     * at the end. A failed read keeps the rows read before the failing one in {@link #size}.
+     */
     void read(ResultSet rs) throws SQLException {
         clear();
         int n = 0;
         boolean more = true;
-        while (n < seq.length && (more = rs.next())) {
-            seq[n] = rs.getLong(1);
-            ts[n] = rs.getDouble(2);
-            tsMissing[n] = rs.wasNull();
-            kind[n] = rs.getString(3);
-            byte[] bytes = rs.getBytes(4);
-            payload[n] = bytes;
-            text[n] = bytes == null ? rs.getString(4) : null;
-            n++;
+        try {
+            while (n < seq.length && (more = rs.next())) {
+                seq[n] = rs.getLong(1);
+                ts[n] = rs.getDouble(2);
+                tsMissing[n] = rs.wasNull();
+                kind[n] = rs.getString(3);
+                byte[] bytes = rs.getBytes(4);
+                payload[n] = bytes;
+                text[n] = bytes == null ? rs.getString(4) : null;
+                n++;
+            }
+        } finally {
+            size = n;
         }
-        size = n;
         last = !more;
+    }
+
+    /** Ends the replay with {@code e}, after the rows this batch holds. */
+    void fail(Throwable e) {
+        last = true;
+        failure = e instanceof Exception ex ? ex : new RuntimeException(e);
     }
 
     /** Decodes every row read; a corrupt row gets its {@link #fault}, the others their event. */

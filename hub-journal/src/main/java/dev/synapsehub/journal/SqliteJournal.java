@@ -504,6 +504,14 @@ public final class SqliteJournal implements Journal {
      * after a snapshot, usually) read and decode on the caller's thread.
      */
     public record ReplayPipeline(long fromRows, int batchRows, int batches) {
+        public ReplayPipeline {
+            // a batch of no rows would never reach the end of the journal; no batch in flight, never start
+            if (fromRows < 0 || batchRows < 1 || batches < 1) {
+                throw new IllegalArgumentException("replay pipeline needs fromRows >= 0, batchRows >= 1, batches >= 1: "
+                        + fromRows + ", " + batchRows + ", " + batches);
+            }
+        }
+
         public static final ReplayPipeline DEFAULT = new ReplayPipeline(20_000, 1_024, 8);
         /** Never on threads of its own. */
         public static final ReplayPipeline INLINE = new ReplayPipeline(Long.MAX_VALUE, 1_024, 8);
