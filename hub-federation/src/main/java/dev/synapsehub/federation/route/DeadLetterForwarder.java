@@ -37,7 +37,9 @@ import java.util.concurrent.TimeoutException;
  * grant, no certificate, not its namespace): this side cannot tell a refusal from an acceptance,
  * so neither is retried. What it can tell is that the owner read it: a small request sent right
  * after it on the same connection ({@code channel_list_request}, the smallest reply a v2 hub
- * gives) is answered only after the report was handled. A report is then journaled here as the
+ * gives) is answered only after the report was handled. Both go out together
+ * ({@link PeerLink#sendConfirmed}): the link is shared with claims, relays and log pulls, and an
+ * answer on another connection would prove nothing. A report is then journaled here as the
  * audit-only {@code dead_letter_forwarding} record {@code direction: "out"}. An {@code error}
  * answer (an owner without the verb) is not retried either. A connection that fails, or no
  * answer within the route's bound, is retried after 1, 2 and 4 s ({@value #MAX_ATTEMPTS} attempts
@@ -214,12 +216,11 @@ public final class DeadLetterForwarder implements AutoCloseable {
         PeerLink link = links.link(route.hubId(), route.uri(), routes.tlsFor(route), routes.token());
         Throwable failure;
         try {
-            link.fire(frame);
-            link.request(barrier, "channel_list", bound).get(bound.toMillis() + 1000, TimeUnit.MILLISECONDS);
+            link.sendConfirmed(frame, barrier, "channel_list", bound).get(bound.toMillis() + 1000, TimeUnit.MILLISECONDS);
             failure = null;
         } catch (ExecutionException e) {
             failure = e.getCause() != null ? e.getCause() : e;
-        } catch (java.io.IOException | TimeoutException e) {
+        } catch (TimeoutException e) {
             failure = e;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
