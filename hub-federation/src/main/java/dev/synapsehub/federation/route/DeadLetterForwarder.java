@@ -67,6 +67,8 @@ public final class DeadLetterForwarder implements AutoCloseable {
     private final AuditJournal audit;
     private final ScheduledExecutorService sender;
     private final Map<String, Outlet> outlets = new HashMap<>();
+    private final LogBudget dropLog = new LogBudget(LOG, DeadLetterForwardingServer.MAX_LOG_LINES_PER_WINDOW,
+            DeadLetterForwardingServer.WINDOW_SECONDS, "dropped dead-letter reports");
     private final LabelledCounters outcomes = new LabelledCounters("synapse_dead_letter_forwardings_total",
             "Dead-letter reports to the owning hub, by owner and outcome: sent (the owner read it), answered_error "
                     + "(the owner answered an error), retried (an attempt failed; another follows), transport_failure (given "
@@ -117,8 +119,9 @@ public final class DeadLetterForwarder implements AutoCloseable {
         synchronized (o) {
             if (!o.waiting.containsKey(escalation.target()) && o.waiting.size() >= MAX_WAITING) {
                 outcomes.increment(route.hubId(), "dropped");
-                LOG.warn("Dead-letter report for '{}' to owner {} dropped: {} reports already wait", escalation.target(),
-                        route.hubId(), MAX_WAITING);
+                // the committing thread: a flood of escalations costs it a counter, not a log write each
+                dropLog.warn(hub.clock().nowSeconds(), "Dead-letter report for '{}' to owner {} dropped: {} reports "
+                        + "already wait", escalation.target(), route.hubId(), MAX_WAITING);
                 return;
             }
             o.waiting.remove(escalation.target()); // re-queued at the end with the newer count
