@@ -18,8 +18,9 @@ import java.util.function.Consumer;
 /**
  * The client certificate and key this hub presents to peers ({@code --multihub-client-certfile},
  * {@code --multihub-client-keyfile}), watched for edits. Before each peer operation the files'
- * stamps (size, modification time, file key, mode) are compared with what was last checked; a change is
- * checked again as at start-up (owner-only, no symlinks, size, a certificate and key that load).
+ * stamps (size, modification time, file key, mode, owner, change time) are compared with what was
+ * last checked; a change is checked again as at start-up (owned by this hub's user and by it
+ * only, no symlinks, size, a certificate and key that load).
  * While the files do not validate every peer operation is refused, warm connections included,
  * so an edit never leaves the old identity in use behind the operator's back; once they validate
  * again, links reconnect with the new identity ({@link #current()} returns a new stamp).
@@ -93,9 +94,32 @@ public final class ClientIdentity {
         return c.stamps();
     }
 
-    /** The files' stamps and modes: a chmod changes neither size nor modification time, yet decides validity. */
+    /**
+     * The files' stamps, modes, owners and inode change times: a chmod or chown changes neither
+     * size nor modification time, yet decides validity (a key given to another owner may no
+     * longer be ours to read); the change time also catches a rewrite whose modification time was
+     * set back.
+     */
     private List<Object> stamps() {
-        return List.of(FileStamp.of(certFile), FileStamp.of(keyFile), mode(certFile), mode(keyFile));
+        return List.of(FileStamp.of(certFile), FileStamp.of(keyFile), mode(certFile), mode(keyFile), owner(certFile),
+                owner(keyFile), changed(certFile), changed(keyFile));
+    }
+
+    private static String owner(Path file) {
+        try {
+            return Files.getOwner(file, LinkOption.NOFOLLOW_LINKS).getName();
+        } catch (IOException | UnsupportedOperationException e) {
+            return "";
+        }
+    }
+
+    /** {@code unix:ctime} where the file system has it, else "". */
+    private static String changed(Path file) {
+        try {
+            return String.valueOf(Files.getAttribute(file, "unix:ctime", LinkOption.NOFOLLOW_LINKS));
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            return "";
+        }
     }
 
     private static String mode(Path file) {

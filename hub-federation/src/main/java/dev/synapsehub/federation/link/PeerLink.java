@@ -29,7 +29,8 @@ import java.util.function.Predicate;
  * (log pulls, forwarded claims), so two operations never collide on the peer's name binding
  * (contract F9.4). It registers as this hub's id, sends each request with the token, and hands
  * each reply to the oldest request waiting for a reply of that type: a hub answers one
- * connection's frames in order. An {@code error} frame fails the oldest request; a request
+ * connection's frames in order. An {@code error} frame fails the oldest request, unless a frame
+ * sent by {@link #sendConfirmed} is in doubt: then it answers that frame; a request
  * unanswered within its bound, or any protocol surprise, closes the connection (so a late reply
  * can never be taken for another's), and the next request reconnects.
  */
@@ -78,12 +79,44 @@ public final class PeerLink implements AutoCloseable {
         }
     }
 
-    /** A request waiting for its reply: a tree ({@code decoder} null) or a decoded reply. */
+    /**
+     * A request waiting for its reply: a tree ({@code decoder} null) or a decoded reply.
+     * {@code covers} is an unanswered frame's slot sent just before it: its reply proves that
+     * frame read too, and completes the slot.
+     */
     private record Pending(String replyType, Predicate<ObjectNode> matches, ReplyDecoder<?> decoder,
-                           CompletableFuture<Object> future) {
+                           CompletableFuture<Object> future, Pending covers) {
         void completeDecoded(Object reply) {
             future.complete(reply);
         }
+
+        /** The slot of a frame the peer answers only to refuse it: no reply type matches it. */
+        boolean unanswered() {
+            return replyType.isEmpty();
+        }
+    }
+
+    private static Pending unanswered() {
+        return new Pending("", reply -> false, null, new CompletableFuture<>(), null);
+    }
+
+    /**
+     * The request an {@code error} answers: the oldest frame sent by {@link #sendConfirmed} still
+     * in doubt, else the oldest request. An older request may still wait on the link (a forwarded
+     * claim the owner answers when its service has), so the oldest request is not necessarily the
+     * refused one; the frame in doubt is, when its barrier is not answered yet. Should an older
+     * request's own error land here, that request runs into its bound instead, which closes the
+     * connection and fails what waits on it, retryable.
+     */
+    private Pending takeRefused() {
+        for (Iterator<Pending> it = pending.iterator(); it.hasNext(); ) {
+            Pending p = it.next();
+            if (p.unanswered()) {
+                it.remove();
+                return p;
+            }
+        }
+        return pending.pollFirst();
     }
 
     public PeerLink(String peer, URI uri, ClientTls tls, String localHubId, String token, Duration connectTimeout) {
@@ -155,34 +188,38 @@ public final class PeerLink implements AutoCloseable {
     }
 
     /**
-     * Sends {@code frame} (its sender and token are set here), a frame the peer never answers
-     * ({@code dead_letter_forwarding}, fire-and-forget), in order with the requests on this
-     * connection; a request sent after it and answered proves the peer read it. Blocks only
-     * while (re)connecting.
-     *
-     * @throws IOException when no connection could be opened (or it just closed)
+     * Sends {@code frame} (its sender and token are set here), a frame the peer answers only to
+     * refuse it ({@code dead_letter_forwarding}), then {@code barrier}, both on one connection
+     * under one lock; completes when the barrier's {@code barrierReplyType} came, which proves the
+     * peer read {@code frame}. Fails {@link Answered} when the peer answered {@code frame} with an
+     * {@code error}; fails otherwise (retryable: the frame may be unread) when the connection
+     * closed or no reply came within {@code timeout}. An {@code error} to {@code frame} never
+     * fails an older request on the link. Blocks only while (re)connecting.
      */
-    public void fire(ObjectNode frame) throws IOException {
-        HubClient c;
-        try {
-            c = open();
-        } catch (TimeoutException e) {
-            throw new IOException("no connection to " + uri + " within " + connectTimeout, e);
-        }
+    public CompletableFuture<Void> sendConfirmed(ObjectNode frame, ObjectNode barrier, String barrierReplyType,
+                                                 Duration timeout) {
+        Pending read = unanswered();
+        stamp(frame);
+        CompletableFuture<Object> confirmed = send(read, frame, barrier, barrierReplyType, reply -> true, null, timeout);
+        // the barrier's reply completes the slot first, so an error to the frame always wins here
+        return read.future().thenCombine(confirmed, (a, b) -> null);
+    }
+
+    private void stamp(ObjectNode frame) {
         frame.put("sender", localHubId);
         if (token != null) {
             frame.put("token", token);
-        }
-        synchronized (this) {
-            if (client != c || !c.isOpen()) {
-                throw new IOException("connection to " + uri + " closed");
-            }
-            c.sendAsync(frame); // under the lock: in the order requests are sent
         }
     }
 
     private CompletableFuture<Object> send(ObjectNode frame, String replyType, Predicate<ObjectNode> matches,
                                            ReplyDecoder<?> decoder, Duration timeout) {
+        return send(null, null, frame, replyType, matches, decoder, timeout);
+    }
+
+    /** Sends {@code first} (when not null, with its slot {@code firstRead}) and then {@code frame}, on one connection. */
+    private CompletableFuture<Object> send(Pending firstRead, ObjectNode first, ObjectNode frame, String replyType,
+                                           Predicate<ObjectNode> matches, ReplyDecoder<?> decoder, Duration timeout) {
         CompletableFuture<Object> future = new CompletableFuture<>();
         HubClient c;
         try {
@@ -191,16 +228,17 @@ public final class PeerLink implements AutoCloseable {
             future.completeExceptionally(e);
             return future;
         }
-        frame.put("sender", localHubId);
-        if (token != null) {
-            frame.put("token", token);
-        }
+        stamp(frame);
         synchronized (this) {
             if (client != c || !c.isOpen()) {
                 future.completeExceptionally(new IOException("connection to " + uri + " closed"));
                 return future;
             }
-            pending.addLast(new Pending(replyType, matches, decoder, future));
+            if (first != null) {
+                pending.addLast(firstRead);
+                c.sendAsync(first);
+            }
+            pending.addLast(new Pending(replyType, matches, decoder, future, firstRead));
             c.sendAsync(frame); // under the lock: the peer sees requests in queue order
         }
         ScheduledFuture<?> bound = c.eventLoop().schedule(() -> {
@@ -331,7 +369,8 @@ public final class PeerLink implements AutoCloseable {
         if (!first.equals(type)) {
             return false; // a repeated "type" key: the last one counts, as in a tree
         }
-        Pending taken = null;
+        Pending taken;
+        Pending covered;
         synchronized (this) {
             if (from != client) {
                 return true;
@@ -342,6 +381,10 @@ public final class PeerLink implements AutoCloseable {
             }
             pending.remove(p);
             taken = p;
+            covered = p.covers() != null && pending.remove(p.covers()) ? p.covers() : null;
+        }
+        if (covered != null) {
+            covered.future().complete(null);
         }
         taken.completeDecoded(reply);
         return true;
@@ -382,12 +425,13 @@ public final class PeerLink implements AutoCloseable {
     private void dispatch(HubClient from, ObjectNode frame, byte[] bytes, int length) throws IOException {
         String type = frame.path("type").asText();
         Pending done = null;
+        Pending covered;
         synchronized (this) {
             if (from != client) {
                 return;
             }
             if ("error".equals(type) || "name_conflict".equals(type)) {
-                Pending oldest = pending.pollFirst();
+                Pending oldest = takeRefused();
                 if (oldest != null) {
                     oldest.future().completeExceptionally(new Answered(peer + " answered " + type + ": "
                             + frame.path("payload").asText()));
@@ -402,6 +446,10 @@ public final class PeerLink implements AutoCloseable {
                     break;
                 }
             }
+            covered = done != null && done.covers() != null && pending.remove(done.covers()) ? done.covers() : null;
+        }
+        if (covered != null) {
+            covered.future().complete(null);
         }
         if (done != null) {
             done.completeDecoded(done.decoder() == null ? frame : done.decoder().decode(bytes, length));

@@ -37,7 +37,9 @@ import java.util.concurrent.TimeoutException;
  * grant, no certificate, not its namespace): this side cannot tell a refusal from an acceptance,
  * so neither is retried. What it can tell is that the owner read it: a small request sent right
  * after it on the same connection ({@code channel_list_request}, the smallest reply a v2 hub
- * gives) is answered only after the report was handled. A report is then journaled here as the
+ * gives) is answered only after the report was handled. Both go out together
+ * ({@link PeerLink#sendConfirmed}): the link is shared with claims, relays and log pulls, and an
+ * answer on another connection would prove nothing. A report is then journaled here as the
  * audit-only {@code dead_letter_forwarding} record {@code direction: "out"}. An {@code error}
  * answer (an owner without the verb) is not retried either. A connection that fails, or no
  * answer within the route's bound, is retried after 1, 2 and 4 s ({@value #MAX_ATTEMPTS} attempts
@@ -65,6 +67,8 @@ public final class DeadLetterForwarder implements AutoCloseable {
     private final AuditJournal audit;
     private final ScheduledExecutorService sender;
     private final Map<String, Outlet> outlets = new HashMap<>();
+    private final LogBudget dropLog = new LogBudget(LOG, DeadLetterForwardingServer.MAX_LOG_LINES_PER_WINDOW,
+            DeadLetterForwardingServer.WINDOW_SECONDS, "dropped dead-letter reports");
     private final LabelledCounters outcomes = new LabelledCounters("synapse_dead_letter_forwardings_total",
             "Dead-letter reports to the owning hub, by owner and outcome: sent (the owner read it), answered_error "
                     + "(the owner answered an error), retried (an attempt failed; another follows), transport_failure (given "
@@ -115,8 +119,9 @@ public final class DeadLetterForwarder implements AutoCloseable {
         synchronized (o) {
             if (!o.waiting.containsKey(escalation.target()) && o.waiting.size() >= MAX_WAITING) {
                 outcomes.increment(route.hubId(), "dropped");
-                LOG.warn("Dead-letter report for '{}' to owner {} dropped: {} reports already wait", escalation.target(),
-                        route.hubId(), MAX_WAITING);
+                // the committing thread: a flood of escalations costs it a counter, not a log write each
+                dropLog.warn(hub.clock().nowSeconds(), "Dead-letter report for '{}' to owner {} dropped: {} reports "
+                        + "already wait", escalation.target(), route.hubId(), MAX_WAITING);
                 return;
             }
             o.waiting.remove(escalation.target()); // re-queued at the end with the newer count
@@ -214,12 +219,11 @@ public final class DeadLetterForwarder implements AutoCloseable {
         PeerLink link = links.link(route.hubId(), route.uri(), routes.tlsFor(route), routes.token());
         Throwable failure;
         try {
-            link.fire(frame);
-            link.request(barrier, "channel_list", bound).get(bound.toMillis() + 1000, TimeUnit.MILLISECONDS);
+            link.sendConfirmed(frame, barrier, "channel_list", bound).get(bound.toMillis() + 1000, TimeUnit.MILLISECONDS);
             failure = null;
         } catch (ExecutionException e) {
             failure = e.getCause() != null ? e.getCause() : e;
-        } catch (java.io.IOException | TimeoutException e) {
+        } catch (TimeoutException e) {
             failure = e;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -49,9 +49,8 @@ public final class DeadLetterForwardingServer {
     private final AtomicLong refused = new AtomicLong();
     /** Per authorised peer (so bounded by the serving policy's grants): {window start, accepted in it}. */
     private final java.util.Map<String, double[]> reportWindows = new java.util.HashMap<>();
-    private double logWindowStart = Double.NEGATIVE_INFINITY;
-    private int logLines;
-    private long unlogged;
+    private final LogBudget refusalLog = new LogBudget(LOG, MAX_LOG_LINES_PER_WINDOW, WINDOW_SECONDS,
+            "dead-letter forwarding refusals");
 
     public DeadLetterForwardingServer(HubContext hub, ServingTrust trust, OwnershipResolver resolver,
                                       AuditJournal audit) {
@@ -160,24 +159,6 @@ public final class DeadLetterForwardingServer {
 
     private void refuse(double now, String message, Object... args) {
         refused.incrementAndGet();
-        long quiet;
-        synchronized (this) {
-            if (now - logWindowStart >= WINDOW_SECONDS || now < logWindowStart) {
-                logWindowStart = now;
-                logLines = 0;
-            }
-            if (logLines >= MAX_LOG_LINES_PER_WINDOW) {
-                unlogged++;
-                return;
-            }
-            logLines++;
-            quiet = unlogged;
-            unlogged = 0;
-        }
-        if (quiet > 0) {
-            LOG.warn("{} more dead-letter forwarding refusals were not logged (at most {} lines per {} s)", quiet,
-                    MAX_LOG_LINES_PER_WINDOW, (long) WINDOW_SECONDS);
-        }
-        LOG.warn(message, args);
+        refusalLog.warn(now, message, args);
     }
 }

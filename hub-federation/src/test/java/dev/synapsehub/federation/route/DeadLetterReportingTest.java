@@ -5,7 +5,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.client.HubClient;
 import dev.synapsehub.client.tls.TestCertificates;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.synapsehub.core.event.AuditRecordEvent;
+import dev.synapsehub.core.event.DeadLetterEscalationEvent;
 import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.core.messaging.MessagingLimits;
 import dev.synapsehub.core.board.BoardLimits;
@@ -34,6 +38,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.slf4j.LoggerFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -246,5 +251,32 @@ class DeadLetterReportingTest {
         assertThat(forwarder.outcomes("hub-b", "sent")).isZero();
         assertThat(journaled(a)).isEmpty();
         assertThat(journaled(b)).isEmpty();
+    }
+
+    @Test
+    void droppedReportsAreLoggedAtMostTwentyTimesAWindowAndAllCounted() throws Exception {
+        FedHub a = reporter(URI.create("wss://127.0.0.1:" + freePort() + "/"), bCerts.server().pin()); // nobody listens
+        DeadLetterForwarder forwarder = a.federation.deadLetterForwarder();
+        Logger logger = (Logger) LoggerFactory.getLogger(DeadLetterForwarder.class);
+        ListAppender<ILoggingEvent> lines = new ListAppender<>();
+        lines.start();
+        logger.addAppender(lines);
+        try {
+            int escalations = DeadLetterForwarder.MAX_WAITING + 100; // the first attempt waits for its retry meanwhile
+            for (int i = 0; i < escalations; i++) {
+                forwarder.escalated(new DeadLetterEscalationEvent(0, "proj/ghost-" + i, 2, "aproj/sender", 2));
+            }
+            long dropped = forwarder.outcomes("hub-b", "dropped");
+            assertThat(dropped).as("beyond the queue, reports are dropped and counted")
+                    .isGreaterThanOrEqualTo(escalations - DeadLetterForwarder.MAX_WAITING - 1);
+            List<ILoggingEvent> dropLines;
+            synchronized (lines.list) {
+                dropLines = lines.list.stream().filter(e -> e.getFormattedMessage().contains(" dropped: ")).toList();
+            }
+            assertThat(dropLines).as("one window's log lines, not one per drop")
+                    .hasSize(DeadLetterForwardingServer.MAX_LOG_LINES_PER_WINDOW);
+        } finally {
+            logger.detachAppender(lines);
+        }
     }
 }
