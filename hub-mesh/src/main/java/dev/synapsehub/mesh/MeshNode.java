@@ -517,9 +517,32 @@ public final class MeshNode implements AutoCloseable {
             return;
         }
         lastCaptureIndex = index;
+        if (!copyDurable(state.lastSeq())) {
+            return; // the next capture tries again; until then the Raft log keeps what the copy may lack
+        }
         stateMachine.snapshots().offer(new MeshSnapshotFile(0, index, clock.nowSeconds(), stateMachine.originSeqs(),
                 state.image(), decidedIntents.view()));
         scheduler.execute(this::requestSnapshot);
+    }
+
+    /**
+     * Syncs the local copy through {@code seq} before a snapshot covers it: after a restart Ratis
+     * replays only the entries after the snapshot, and the copy skips what it lacks below it
+     * (skipLocalCopyTo), so a row the host's crash took from the copy's unsynced WAL would be gone
+     * for good. False when the copy cannot be synced (no snapshot is offered then).
+     */
+    private boolean copyDurable(long seq) {
+        if (!(journal.local() instanceof SqliteJournal sqlite)) {
+            return true; // not a file: nothing a host crash could take that a snapshot would hide
+        }
+        try {
+            sqlite.syncCopies();
+            return true;
+        } catch (JournalException e) {
+            LOG.log(System.Logger.Level.ERROR, "mesh node " + nodeId + ": cannot sync the local journal copy through"
+                    + " seq " + seq + ": " + LogRedactor.scrub(e.getMessage()) + "; no snapshot is taken until it can");
+            return false;
+        }
     }
 
     private void requestSnapshot() {
@@ -709,13 +732,14 @@ public final class MeshNode implements AutoCloseable {
             String gap = "seqs " + (copied + 1) + ".." + seq;
             if (!(journal.local() instanceof SqliteJournal sqlite)) {
                 LOG.log(System.Logger.Level.WARNING, "mesh node " + nodeId + ": the local journal copy lacks " + gap
-                        + " (in the installed snapshot only)");
+                        + " (in the loaded snapshot only)");
                 return;
             }
             try {
                 sqlite.advanceTo(seq);
                 LOG.log(System.Logger.Level.WARNING, "mesh node " + nodeId + ": the local journal copy skips " + gap
-                        + " (in the installed snapshot only); mailbox replay on this node cannot serve them");
+                        + " (in the loaded snapshot only: installed from the leader, or copies of them that"
+                        + " failed here); mailbox replay and log serving on this node cannot serve them");
             } catch (JournalException e) {
                 LOG.log(System.Logger.Level.ERROR, "mesh node " + nodeId + ": cannot skip the local journal copy past "
                         + gap + ": " + LogRedactor.scrub(e.getMessage()) + "; mailbox seqs may be off");
