@@ -490,6 +490,7 @@ public final class MeshNode implements AutoCloseable {
                         + LogRedactor.scrub(e.getMessage()));
             }
             cursor.applied(index, state.lastSeq());
+            endHere(batch);
             java.util.function.Consumer<List<JournaledEvent>> tap = replicatedTap;
             if (tap != null) {
                 tap.accept(batch.journaled()); // another node's decision: the cockpit's feed sees it here
@@ -600,6 +601,16 @@ public final class MeshNode implements AutoCloseable {
      */
     private double staleAfterSeconds() {
         return (2 * config.commitTimeout().toMillis() + config.electionTimeoutMax().toMillis()) / 1000.0;
+    }
+
+    /** What an applied record ends on every node ends here, published or not (EdgeBinding#appliedRemote). */
+    private void endHere(ReplicatedBatch batch) {
+        try {
+            edge.appliedRemote(batch.journaled());
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "cannot apply a committed record's edge effects here",
+                    LogRedactor.safe(e));
+        }
     }
 
     private void publishRemote(ReplicatedBatch batch, int i, ReplicatedBatch.Decision d) {
