@@ -73,6 +73,17 @@ class MeshSnapshotTest {
         return seq;
     }
 
+    /** Grants 40 tasks through {@code leader}, waits until {@code follower} snapshotted and compacted its log; the last seq. */
+    private long grantUntilCompacted(MeshNode leader, MeshNode follower, String prefix) throws Exception {
+        long seq = grant(leader, prefix, 40);
+        cluster.awaitApplied(seq);
+        TestCluster.await("the follower snapshotted and compacted its log", () -> {
+            MeshNode.SnapshotStatus s = follower.snapshotStatus();
+            return s.lastSnapshotIndex() > 0 && s.logStartIndex() > 0;
+        });
+        return seq;
+    }
+
     private static String claimKind() {
         return dev.synapsehub.core.event.ClaimSnapshotEvent.Kind.CLAIM.label();
     }
@@ -101,12 +112,7 @@ class MeshSnapshotTest {
         cluster = new TestCluster(dir, 3, SMALL);
         MeshNode leader = cluster.awaitLeader();
         MeshNode follower = cluster.follower(leader);
-        long seq = grant(leader, "R", 40);
-        cluster.awaitApplied(seq);
-        TestCluster.await("the follower snapshotted and compacted its log", () -> {
-            MeshNode.SnapshotStatus s = follower.snapshotStatus();
-            return s.lastSnapshotIndex() > 0 && s.logStartIndex() > 0;
-        });
+        long seq = grantUntilCompacted(leader, follower, "R");
         List<Claim> reference = claims(leader);
         String id = follower.nodeId();
         cluster.stop(id);
@@ -135,12 +141,7 @@ class MeshSnapshotTest {
         cluster = new TestCluster(dir, 3, SMALL);
         MeshNode leader = cluster.awaitLeader();
         MeshNode follower = cluster.follower(leader);
-        long seq = grant(leader, "H", 40);
-        cluster.awaitApplied(seq);
-        TestCluster.await("the follower snapshotted and compacted its log", () -> {
-            MeshNode.SnapshotStatus s = follower.snapshotStatus();
-            return s.lastSnapshotIndex() > 0 && s.logStartIndex() > 0;
-        });
+        long seq = grantUntilCompacted(leader, follower, "H");
         String id = follower.nodeId();
         cluster.stop(id);
         Path db = dir.resolve(id + ".db");
