@@ -274,6 +274,26 @@ public final class SqliteJournal implements Journal {
         return append(batch, Durability.NORMAL);
     }
 
+    /**
+     * Makes every row committed so far durable, copies included: one {@code synchronous=FULL}
+     * commit, which syncs the whole WAL and so the NORMAL commits before it, recording the seq
+     * it covers (meta {@code copies_synced_through}). A mesh node calls it before a Raft snapshot
+     * covers its copied rows, since the Raft log forgets them once the snapshot is taken. On the
+     * appending thread.
+     */
+    public void syncCopies() throws JournalException {
+        long through = lastSeq;
+        transaction(Durability.FULL, "syncing copied rows through seq " + through, c -> {
+            try (PreparedStatement mark = c.prepareStatement(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('copies_synced_through', ?)")) {
+                // the time makes it a real change, so the commit writes and syncs the WAL
+                mark.setString(1, through + "/" + System.currentTimeMillis());
+                mark.executeUpdate();
+            }
+            return null;
+        });
+    }
+
     /** Appends {@code batch} at {@code level}, or at {@link #levelOf} its events when null. */
     private List<JournaledEvent> append(List<CoordinationEvent> batch, Durability level) throws JournalException {
         ensureOpen();

@@ -3,7 +3,10 @@ package dev.synapsehub.mesh;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.synapsehub.core.actor.MutationContext;
 import dev.synapsehub.core.actor.ResponseRenderer;
+import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.core.messaging.ChatFrameRenderer;
+
+import java.util.List;
 
 /**
  * What the mesh needs from the connection edge (hub-net): the edge attaches a
@@ -30,6 +33,16 @@ public interface EdgeBinding {
      * order; must hand the work off and return.
      */
     void publishRemote(RemoteDecision decision);
+
+    /**
+     * Applies to this node's own edge state what events committed for another node end on every
+     * node (an applied identity-pin reclaim ends the name's lease and socket here), whether or
+     * not the decision is published here: a node catching up applies history without announcing
+     * it. Called on the actor thread for each record applied from the log, in commit order; must
+     * hand the work off and return.
+     */
+    default void appliedRemote(List<JournaledEvent> committed) {
+    }
 
     /**
      * Tells {@code agent}, if it is connected to this node, what became of an intent this node

@@ -490,6 +490,7 @@ public final class MeshNode implements AutoCloseable {
                         + LogRedactor.scrub(e.getMessage()));
             }
             cursor.applied(index, state.lastSeq());
+            endHere(batch);
             java.util.function.Consumer<List<JournaledEvent>> tap = replicatedTap;
             if (tap != null) {
                 tap.accept(batch.journaled()); // another node's decision: the cockpit's feed sees it here
@@ -517,9 +518,32 @@ public final class MeshNode implements AutoCloseable {
             return;
         }
         lastCaptureIndex = index;
+        if (!copyDurable(state.lastSeq())) {
+            return; // the next capture tries again; until then the Raft log keeps what the copy may lack
+        }
         stateMachine.snapshots().offer(new MeshSnapshotFile(0, index, clock.nowSeconds(), stateMachine.originSeqs(),
                 state.image(), decidedIntents.view()));
         scheduler.execute(this::requestSnapshot);
+    }
+
+    /**
+     * Syncs the local copy through {@code seq} before a snapshot covers it: after a restart Ratis
+     * replays only the entries after the snapshot, and the copy skips what it lacks below it
+     * (skipLocalCopyTo), so a row the host's crash took from the copy's unsynced WAL would be gone
+     * for good. False when the copy cannot be synced (no snapshot is offered then).
+     */
+    private boolean copyDurable(long seq) {
+        if (!(journal.local() instanceof SqliteJournal sqlite)) {
+            return true; // not a file: nothing a host crash could take that a snapshot would hide
+        }
+        try {
+            sqlite.syncCopies();
+            return true;
+        } catch (JournalException e) {
+            LOG.log(System.Logger.Level.ERROR, "mesh node " + nodeId + ": cannot sync the local journal copy through"
+                    + " seq " + seq + ": " + LogRedactor.scrub(e.getMessage()) + "; no snapshot is taken until it can");
+            return false;
+        }
     }
 
     private void requestSnapshot() {
@@ -577,6 +601,16 @@ public final class MeshNode implements AutoCloseable {
      */
     private double staleAfterSeconds() {
         return (2 * config.commitTimeout().toMillis() + config.electionTimeoutMax().toMillis()) / 1000.0;
+    }
+
+    /** What an applied record ends on every node ends here, published or not (EdgeBinding#appliedRemote). */
+    private void endHere(ReplicatedBatch batch) {
+        try {
+            edge.appliedRemote(batch.journaled());
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "cannot apply a committed record's edge effects here",
+                    LogRedactor.safe(e));
+        }
     }
 
     private void publishRemote(ReplicatedBatch batch, int i, ReplicatedBatch.Decision d) {
@@ -709,13 +743,14 @@ public final class MeshNode implements AutoCloseable {
             String gap = "seqs " + (copied + 1) + ".." + seq;
             if (!(journal.local() instanceof SqliteJournal sqlite)) {
                 LOG.log(System.Logger.Level.WARNING, "mesh node " + nodeId + ": the local journal copy lacks " + gap
-                        + " (in the installed snapshot only)");
+                        + " (in the loaded snapshot only)");
                 return;
             }
             try {
                 sqlite.advanceTo(seq);
                 LOG.log(System.Logger.Level.WARNING, "mesh node " + nodeId + ": the local journal copy skips " + gap
-                        + " (in the installed snapshot only); mailbox replay on this node cannot serve them");
+                        + " (in the loaded snapshot only: installed from the leader, or copies of them that"
+                        + " failed here); mailbox replay and log serving on this node cannot serve them");
             } catch (JournalException e) {
                 LOG.log(System.Logger.Level.ERROR, "mesh node " + nodeId + ": cannot skip the local journal copy past "
                         + gap + ": " + LogRedactor.scrub(e.getMessage()) + "; mailbox seqs may be off");

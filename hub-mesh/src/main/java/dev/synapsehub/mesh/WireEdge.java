@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.core.actor.MutationContext;
 import dev.synapsehub.core.actor.ResponseRenderer;
+import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.core.messaging.ChatFrameRenderer;
 import dev.synapsehub.net.HubServer;
 import dev.synapsehub.net.protocol.HubContext;
@@ -90,6 +91,15 @@ public final class WireEdge implements EdgeBinding {
         InboundPipeline p = s == null ? null : s.pipeline();
         if (p != null && decision.context() instanceof RequestContext r) {
             p.publishCommitted(r, decision.reply(), decision.storedResponse(), decision.committed());
+        }
+    }
+
+    @Override
+    public void appliedRemote(List<JournaledEvent> committed) {
+        HubServer s = server;
+        InboundPipeline p = s == null ? null : s.pipeline();
+        if (p != null) { // not serving yet: no socket, no lease to end
+            p.appliedRemote(committed);
         }
     }
 

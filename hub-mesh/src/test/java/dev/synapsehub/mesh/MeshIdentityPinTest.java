@@ -48,10 +48,11 @@ class MeshIdentityPinTest {
 
     /** Three nodes pinning, each naming its own journal as the pin store; ops/* may reclaim p/*. */
     private TestCluster pinningCluster(MeshCompaction compaction) throws Exception {
-        PinReclaimAcl acl = new PinReclaimAcl(List.of(new PinReclaimAcl.Grant("p/*", "ops")));
-        return TestCluster.serving(dir, 3, compaction,
-                (id, db, base) -> base.identityPins(new IdentityPinSettings(true, db.toString(), acl)));
+        return TestCluster.serving(dir, 3, compaction, PINNING);
     }
+
+    private static final TestCluster.Serving PINNING = (id, db, base) -> base.identityPins(new IdentityPinSettings(
+            true, db.toString(), new PinReclaimAcl(List.of(new PinReclaimAcl.Grant("p/*", "ops")))));
 
     private String store(String node) {
         return dir.resolve(node + ".db").toString();
@@ -241,6 +242,43 @@ class MeshIdentityPinTest {
         // the lease p/ann held on its node ended there too: a new key binds it without the owner_lease
         AgentKey newKey = AgentKey.generate();
         admitted(holderNode, newKey.registration("p/ann"));
+        awaitPinEverywhere("p/ann", newKey.keyId);
+    }
+
+    /**
+     * A node cut off while a reclaim committed applies it later as history, announcing nothing
+     * (the decision is older than the stale window), yet the reclaim ends the name's socket and
+     * lease there all the same: a new key binds the name on that node without the owner_lease.
+     */
+    @Test
+    void aReclaimANodeAppliesAsHistoryStillEndsTheLeaseAndSocketThere() throws Exception {
+        cluster = TestCluster.partitionable(dir, 3, MeshCompaction.DEFAULTS, PINNING);
+        MeshNode leader = cluster.awaitLeader();
+        String operatorNode = leader.nodeId();
+        String holderNode = cluster.follower(leader).nodeId();
+        AgentKey rootKey = AgentKey.generate();
+        AgentKey annKey = AgentKey.generate();
+        HubClient root = admitted(operatorNode, rootKey.registration("ops/root"));
+        HubClient ann = admitted(holderNode, annKey.registration("p/ann", true));
+        ann.awaitType("lease_granted", WAIT);
+        awaitPinEverywhere("ops/root", rootKey.keyId);
+        awaitPinEverywhere("p/ann", annKey.keyId);
+
+        cluster.links().isolate(holderNode);
+        JsonNode done = reclaim(root, "ops/root", "p/ann", annKey.keyId, true);
+        assertThat(done.path("applied").asBoolean()).as(done.toString()).isTrue();
+        long seq = leader.status().appliedSeq();
+        // past the stale window (2 commit timeouts + the election timeout): the holder's node
+        // will apply the reclaim as history, not news
+        Thread.sleep(2 * TestCluster.COMMIT_TIMEOUT.toMillis() + 2_000);
+        assertThat(ann.isOpen()).as("cut off, the holder's node has not applied the reclaim yet").isTrue();
+        cluster.links().healAll();
+        TestCluster.await("the holder's node applies the reclaim",
+                () -> cluster.node(holderNode).status().appliedSeq() >= seq);
+
+        assertThat(ann.awaitClose(WAIT)).isEqualTo(new HubClient.CloseStatus(4017, "identity pin reclaimed"));
+        AgentKey newKey = AgentKey.generate();
+        admitted(holderNode, newKey.registration("p/ann")); // no owner_lease: the old lease ended here
         awaitPinEverywhere("p/ann", newKey.keyId);
     }
 

@@ -12,6 +12,10 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.util.Comparator;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -69,6 +73,17 @@ class MeshSnapshotTest {
         return seq;
     }
 
+    /** Grants 40 tasks through {@code leader}, waits until {@code follower} snapshotted and compacted its log; the last seq. */
+    private long grantUntilCompacted(MeshNode leader, MeshNode follower, String prefix) throws Exception {
+        long seq = grant(leader, prefix, 40);
+        cluster.awaitApplied(seq);
+        TestCluster.await("the follower snapshotted and compacted its log", () -> {
+            MeshNode.SnapshotStatus s = follower.snapshotStatus();
+            return s.lastSnapshotIndex() > 0 && s.logStartIndex() > 0;
+        });
+        return seq;
+    }
+
     private static String claimKind() {
         return dev.synapsehub.core.event.ClaimSnapshotEvent.Kind.CLAIM.label();
     }
@@ -97,12 +112,7 @@ class MeshSnapshotTest {
         cluster = new TestCluster(dir, 3, SMALL);
         MeshNode leader = cluster.awaitLeader();
         MeshNode follower = cluster.follower(leader);
-        long seq = grant(leader, "R", 40);
-        cluster.awaitApplied(seq);
-        TestCluster.await("the follower snapshotted and compacted its log", () -> {
-            MeshNode.SnapshotStatus s = follower.snapshotStatus();
-            return s.lastSnapshotIndex() > 0 && s.logStartIndex() > 0;
-        });
+        long seq = grantUntilCompacted(leader, follower, "R");
         List<Claim> reference = claims(leader);
         String id = follower.nodeId();
         cluster.stop(id);
@@ -119,6 +129,59 @@ class MeshSnapshotTest {
         long next = grant(leader, "N", 3);
         TestCluster.await("the restarted node applies new records", () -> restarted.status().appliedSeq() >= next);
         assertThat(claims(restarted)).isEqualTo(claims(leader));
+    }
+
+    /**
+     * A host crash keeps what the copy's last FULL commit synced and loses the WAL frames after
+     * it. Every snapshot must find its rows synced (the Raft log forgets them), and a restart
+     * copies the rest again from the log tail: the copy ends up whole, nothing marked compacted.
+     */
+    @Test
+    void aHostCrashLosesNoCopiedRowThatASnapshotCovers() throws Exception {
+        cluster = new TestCluster(dir, 3, SMALL);
+        MeshNode leader = cluster.awaitLeader();
+        MeshNode follower = cluster.follower(leader);
+        long seq = grantUntilCompacted(leader, follower, "H");
+        String id = follower.nodeId();
+        cluster.stop(id);
+        Path db = dir.resolve(id + ".db");
+        long synced = loseUnsyncedRows(db);
+        assertThat(synced).as("the copy was synced when a snapshot was captured").isPositive();
+
+        MeshNode restarted = cluster.start(id);
+        assertThat(restarted.snapshotStatus().loadedIndex()).as("started from its snapshot").isPositive();
+        TestCluster.await("the restarted node holds seq " + seq, () -> restarted.status().appliedSeq() >= seq);
+        TestCluster.await("the copy holds seq " + seq + " again", () -> restarted.journalLastSeq() >= seq);
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db);
+             Statement s = c.createStatement()) {
+            try (ResultSet rs = s.executeQuery("SELECT COUNT(*), MIN(seq), MAX(seq) FROM events WHERE seq <= " + seq)) {
+                rs.next();
+                assertThat(List.of(rs.getLong(1), rs.getLong(2), rs.getLong(3))).as("every row, once")
+                        .isEqualTo(List.of(seq, 1L, seq));
+            }
+            try (ResultSet rs = s.executeQuery("SELECT value FROM meta WHERE key = 'compacted_through'")) {
+                assertThat(rs.next()).as("no row skipped as compacted").isFalse();
+            }
+        }
+    }
+
+    /**
+     * Leaves the copy at {@code db} as a host crash would: the rows after its last synced point
+     * gone with the numbering; returns that point (0 when it was never synced).
+     */
+    private static long loseUnsyncedRows(Path db) throws Exception {
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db);
+             Statement s = c.createStatement()) {
+            long synced = 0;
+            try (ResultSet rs = s.executeQuery("SELECT value FROM meta WHERE key = 'copies_synced_through'")) {
+                if (rs.next()) {
+                    synced = Long.parseLong(rs.getString(1).split("/")[0]);
+                }
+            }
+            s.executeUpdate("DELETE FROM events WHERE seq > " + synced);
+            s.executeUpdate("UPDATE sqlite_sequence SET seq = " + synced + " WHERE name = 'events'");
+            return synced;
+        }
     }
 
     @Test

@@ -137,13 +137,7 @@ final class IdentityPinReclaimVerb {
         long auditSeq = committed.stream()
                 .filter(j -> j.event() instanceof IdentityPinReclaimEvent a && a.applied())
                 .mapToLong(JournaledEvent::seq).findFirst().orElse(p.auditSeq());
-        Session holder = hub.registry().session(pinName);
-        if (holder != null) {
-            hub.outbox().close(holder, null, RECLAIMED_CODE, "identity pin reclaimed");
-        }
-        // the lease was the reclaimed identity's: left in place, it would refuse (4016) the next
-        // valid proof that A2.6 says may pin the name, until its offline TTL ran out
-        hub.registry().revokeLease(pinName);
+        evict(pinName);
         ObjectNode notice = hub.frames().envelope("all", "system", "Identity pin for '" + pinName
                 + "' was reclaimed by operator '" + req.sender() + "'.", at);
         notice.put("event_kind", TYPE);
@@ -154,6 +148,21 @@ final class IdentityPinReclaimVerb {
         notice.put("audit_seq", auditSeq);
         hub.outbox().broadcast(notice);
         return auditSeq;
+    }
+
+    /**
+     * Closes the reclaimed name's socket on this hub (4017, once) and ends its ownership lease
+     * here: for the node that took the reclaim, and on every other mesh node as it applies the
+     * reclaim, announced there or not.
+     */
+    void evict(String pinName) {
+        Session holder = hub.registry().session(pinName);
+        if (holder != null && !holder.closing()) {
+            hub.outbox().close(holder, null, RECLAIMED_CODE, "identity pin reclaimed");
+        }
+        // the lease was the reclaimed identity's: left in place, it would refuse (4016) the next
+        // valid proof that A2.6 says may pin the name, until its offline TTL ran out
+        hub.registry().revokeLease(pinName);
     }
 
     /**

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.core.actor.Outcome;
 import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.core.actor.ResponseRenderer;
+import dev.synapsehub.core.event.IdentityPinReclaimEvent;
 import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.core.messaging.ChatFrameRenderer;
 import dev.synapsehub.core.reply.Reply;
@@ -127,6 +128,27 @@ public final class InboundPipeline {
             } catch (RuntimeException fault) {
                 hub.metrics().faults.incrementAndGet();
                 LOG.warn("cannot publish a committed {} of another node", origin.type(), fault);
+            }
+        });
+    }
+
+    /**
+     * Ends on this node what events committed for another mesh node end on every node, whether
+     * or not the decision is announced here (a node catching up applies history silently): an
+     * applied identity-pin reclaim closes the name's socket and revokes its lease. Runs on the
+     * outbox thread, in order with this node's publications.
+     */
+    public void appliedRemote(List<JournaledEvent> committed) {
+        hub.outbox().executor().execute(() -> {
+            try {
+                for (JournaledEvent j : committed) {
+                    if (j.event() instanceof IdentityPinReclaimEvent reclaim && reclaim.applied()) {
+                        pinReclaim.evict(reclaim.pinName());
+                    }
+                }
+            } catch (RuntimeException fault) {
+                hub.metrics().faults.incrementAndGet();
+                LOG.warn("cannot end here what another node's committed events end", fault);
             }
         });
     }
