@@ -34,7 +34,7 @@ final class LoopFanout {
     private static final int VISITS_PER_TASK = 128;
 
     /**
-     * A batch; its own indices never move (members are written duplicates).
+     * A batch; its own indices never move (members are written bounded slices of it).
      *
      * @param universal for every member; otherwise for the loud roster only
      */
