@@ -740,9 +740,11 @@ public final class MeshNode implements AutoCloseable {
         public void restored(long index, StateImage image, DecidedIntents.Memory intents) {
             actor.applyReplicated(s -> {
                 if (index > cursor.appliedIndex()) {
+                    Map<String, String> pinsBefore = pinKeys(s);
                     s.replaceWith(image);
                     decidedIntents.restore(intents); // the ids committed up to the snapshot, as every node remembers them
                     cursor.applied(index, s.lastSeq());
+                    endPins(pinsBefore, pinKeys(s));
                     lastCaptureIndex = Math.max(lastCaptureIndex, index);
                     skipLocalCopyTo(s.lastSeq());
                     Runnable tap = restoredTap;
@@ -759,6 +761,40 @@ public final class MeshNode implements AutoCloseable {
                             + " snapshot at index " + index + ": " + LogRedactor.scrub(fault));
                 }
             });
+        }
+
+        /** Each committed pin's key id, by name. */
+        private Map<String, String> pinKeys(CoordinationState state) {
+            Map<String, String> keys = new java.util.HashMap<>();
+            state.pins().image().forEach(p -> keys.put(p.name(), p.keyId()));
+            return keys;
+        }
+
+        /**
+         * A snapshot that replaced the state may hold the end of pins this node held (a reclaim it
+         * never applied as a record: it was cut off while the log was compacted past it). What an
+         * applied reclaim ends here ends for those too: every pin the snapshot no longer has, or
+         * has for another key, has its holder evicted and its ownership lease ended on this node.
+         */
+        private void endPins(Map<String, String> before, Map<String, String> after) {
+            List<String> ended = new ArrayList<>();
+            before.forEach((name, key) -> {
+                if (!key.equals(after.get(name))) {
+                    ended.add(name);
+                }
+            });
+            if (ended.isEmpty()) {
+                return;
+            }
+            Collections.sort(ended);
+            LOG.log(System.Logger.Level.INFO, "mesh node " + nodeId + ": the installed snapshot ends " + ended.size()
+                    + " identity pin(s) this node held; their holders here are evicted and leases ended");
+            try {
+                edge.pinsEnded(ended);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.ERROR, "cannot end here the identity pins an installed snapshot ended",
+                        LogRedactor.safe(e));
+            }
         }
 
         /**
