@@ -45,6 +45,16 @@ public interface EdgeBinding {
     }
 
     /**
+     * Ends on this node's edge the identity pins of {@code names}: a snapshot this node
+     * installed no longer holds them (or holds them for another key), so a reclaim ended them
+     * that this node never applied as a record. As for an applied reclaim, each name's socket
+     * here is closed and its ownership lease ended. Called on the actor thread, in commit order
+     * with {@link #appliedRemote}; must hand the work off and return.
+     */
+    default void pinsEnded(List<String> names) {
+    }
+
+    /**
      * Tells {@code agent}, if it is connected to this node, what became of an intent this node
      * queued for it ({@code report}: the intent's id, outcome, detail). Called off the actor
      * thread; must hand the work off and return.

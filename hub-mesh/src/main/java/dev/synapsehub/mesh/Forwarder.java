@@ -61,6 +61,14 @@ final class Forwarder {
             return false;
         }
 
+        /**
+         * This node's hold now: the lowest hand-over base among the writes it holds queued or in
+         * flight, its applied index when none ({@link DecidedIntents}); -1 when not known.
+         */
+        default long hold() {
+            return -1;
+        }
+
         /** Decides {@code mutation} on this node's own actor and completes {@code future} with its outcome. */
         default void decideHere(Mutation mutation, CompletableFuture<Outcome> future) {
             throw new UnsupportedOperationException("this node does not decide");
@@ -101,6 +109,13 @@ final class Forwarder {
         request.put("intent", tag.intentId());
         if (tag.replay()) {
             request.put("replay", true);
+        }
+        if (tag.base() >= 0) {
+            request.put("base", tag.base()); // additive members (seed 001 §3): older leaders ignore them
+        }
+        long hold = node.hold(); // taken after the tag: it counts this write's own base
+        if (hold >= 0) {
+            request.put("hold", hold);
         }
         try {
             request.set("mutation", mutations.write(mutation));

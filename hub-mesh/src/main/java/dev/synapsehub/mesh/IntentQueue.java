@@ -91,12 +91,21 @@ final class IntentQueue {
      */
     synchronized QueuedIntent enqueue(Mutation mutation, String intentId, long term, String leader, long baseIndex,
                                       double now) throws IOException {
+        return enqueue(mutation, intentId, term, leader, baseIndex, -1, now);
+    }
+
+    /**
+     * Queues {@code mutation} durably under {@code intentId}, taken when this node had applied
+     * {@code handOverBase} (-1: not known).
+     */
+    synchronized QueuedIntent enqueue(Mutation mutation, String intentId, long term, String leader, long baseIndex,
+                                      long handOverBase, double now) throws IOException {
         Command c = mutation.command();
         long seq = lastOriginSeq + 1;
         String id = intentId == null || entries.containsKey(intentId) ? UUID.randomUUID().toString() : intentId;
         QueuedIntent intent = new QueuedIntent(id, entityType(c), entityId(c),
                 WriteClass.STRONG, nodeId, seq, term, new FenceToken(term, leader, baseIndex).wire(), now, 0, now, now,
-                now, EnvelopeState.QUEUED, null, null, null, c.agent(), mutations.write(mutation));
+                now, EnvelopeState.QUEUED, null, null, null, c.agent(), mutations.write(mutation), handOverBase);
         entries.put(intent.intentId(), intent);
         try {
             save(seq);
@@ -118,6 +127,20 @@ final class IntentQueue {
         }
         out.sort(QueuedIntent.CANONICAL);
         return out;
+    }
+
+    /**
+     * The lowest hand-over base among the queued entries ({@code 0} for one not known), or
+     * {@code Long.MAX_VALUE} when none: a part of this node's hold ({@link DecidedIntents}).
+     */
+    synchronized long lowestHandOverBase() {
+        long lowest = Long.MAX_VALUE;
+        for (QueuedIntent i : entries.values()) {
+            if (i.queued()) {
+                lowest = Math.min(lowest, Math.max(0, i.handOverBase()));
+            }
+        }
+        return lowest;
     }
 
     /** Every entry, queued and recently reconciled. */

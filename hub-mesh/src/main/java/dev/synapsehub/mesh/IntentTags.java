@@ -22,8 +22,23 @@ final class IntentTags {
      *
      * @param replay true for the replay of a queued intent (a hit is {@code noop_already_applied})
      * @param assignedByJournal true when the leader's journal assigned it to its own agent's write
+     * @param base the write's hand-over base: the log index its origin had applied when it took
+     *     the write (its record commits after it); -1 when not known
+     * @param forwardedBy the node that forwarded it here, or null for this node's own write
+     * @param hold the hold that node reported with the forward ({@link ReplicatedBatch.Decision#hold}),
+     *     -1 when none (own writes: this node's hold is taken when the record is built)
      */
-    record Tag(String intentId, boolean replay, boolean assignedByJournal) {
+    record Tag(String intentId, boolean replay, boolean assignedByJournal, long base, String forwardedBy,
+               long hold) {
+        /** This node's own write with no known hand-over base. */
+        Tag(String intentId, boolean replay, boolean assignedByJournal) {
+            this(intentId, replay, assignedByJournal, -1, null, -1);
+        }
+
+        /** This node's own write, handed over at {@code base}. */
+        static Tag own(String intentId, boolean replay, boolean assignedByJournal, long base) {
+            return new Tag(intentId, replay, assignedByJournal, base, null, -1);
+        }
     }
 
     private final Map<Mutation, Tag> tags = Collections.synchronizedMap(new IdentityHashMap<>());
@@ -47,6 +62,22 @@ final class IntentTags {
     /** Forgets {@code mutation}'s tag if it is {@code tag}. */
     void untag(Mutation mutation, Tag tag) {
         tags.remove(mutation, tag);
+    }
+
+    /**
+     * The lowest hand-over base among this node's own writes in flight here, or
+     * {@code Long.MAX_VALUE} when none: a part of this node's hold.
+     */
+    long lowestOwnBase() {
+        long lowest = Long.MAX_VALUE;
+        synchronized (tags) {
+            for (Tag t : tags.values()) {
+                if (t.forwardedBy() == null) { // an unknown base counts as 0: nothing of this node is forgotten
+                    lowest = Math.min(lowest, Math.max(0, t.base()));
+                }
+            }
+        }
+        return lowest;
     }
 
     /** Mutations tagged now (for tests: nothing may stay tagged once answered). */

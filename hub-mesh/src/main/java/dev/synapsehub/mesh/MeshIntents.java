@@ -83,8 +83,11 @@ final class MeshIntents {
         QueuedIntent intent;
         try {
             IntentTags.Tag tag = tags.of(mutation);
+            // under the id and hand-over base it was handed to the mesh with: its record, if any, commits after it
+            // (without a tag no record names its fresh id: today's base is as good as any)
+            long base = Math.max(0, view.baseIndex());
             intent = queue.enqueue(mutation, tag == null ? null : tag.intentId(), Math.max(0, view.term()),
-                    view.leader(), Math.max(0, view.baseIndex()), clock.nowSeconds());
+                    view.leader(), base, tag == null ? base : tag.base(), clock.nowSeconds());
         } catch (IOException | RuntimeException e) {
             queueFailures.incrementAndGet();
             LOG.log(System.Logger.Level.ERROR, "cannot queue " + LogRedactor.describe(mutation) + " durably; answering "
@@ -140,7 +143,8 @@ final class MeshIntents {
         public CompletableFuture<Outcome> submit(QueuedIntent intent, Mutation mutation) {
             replaying.put(mutation, Boolean.TRUE);
             // the replay carries the intent's id: a leader that holds it committed answers noop_already_applied
-            IntentTags.Tag tag = tags.tag(mutation, new IntentTags.Tag(intent.intentId(), true, false));
+            IntentTags.Tag tag = tags.tag(mutation, IntentTags.Tag.own(intent.intentId(), true, false,
+                    intent.handOverBase()));
             return actor.get().submit(mutation).whenComplete((o, t) -> {
                 replaying.remove(mutation);
                 tags.untag(mutation, tag);

@@ -59,13 +59,16 @@ final class MeshJournal implements DecisionLog {
     private final LongSupplier highestOwnOriginSeq;
     private final IntentTags tags;
     private final DecidedIntents decidedIntents;
+    /** This node's hold now (its own decisions carry it, as a forward does a follower's). */
+    private final LongSupplier hold;
     private final ReplyCodec replies = new ReplyCodec();
     private final EventsJson events = new EventsJson();
     private long originSeq;
 
     MeshJournal(String nodeId, String hubId, ReplicaCursor cursor, Proposer proposer, Journal local, EdgeBinding edge,
                 Map<Mutation, String> forwardedOrigins, LongSupplier highestOwnOriginSeq, IntentTags tags,
-                DecidedIntents decidedIntents) {
+                DecidedIntents decidedIntents, LongSupplier hold) {
+        this.hold = hold;
         this.nodeId = nodeId;
         this.hubId = hubId;
         this.cursor = cursor;
@@ -102,7 +105,7 @@ final class MeshJournal implements DecisionLog {
             throw new JournalException("record " + record.recordId() + " was rejected_fenced: "
                     + proposal.verdict().reason() + "; nothing was applied");
         }
-        decidedIntents.record(payload);
+        decidedIntents.record(proposal.index(), payload);
         copyLocally(payload, "proposed");
         cursor.applied(proposal.index(), payload.lastSeq());
         List<JournaledEvent> committed = new ArrayList<>(batch.size());
@@ -121,14 +124,25 @@ final class MeshJournal implements DecisionLog {
     private List<ReplicatedBatch.Decision> decisions(List<DecidedMutation> decided, List<Mutation> assigned) {
         List<ReplicatedBatch.Decision> out = new ArrayList<>(decided.size());
         for (DecidedMutation d : decided) {
-            String origin = forwardedOrigins.getOrDefault(d.mutation(), nodeId);
-            IntentTags.Tag tag = tags.of(d.mutation());
-            if (tag == null && IntentQueue.queueable(d.mutation().command())) {
-                tag = tags.tag(d.mutation(), new IntentTags.Tag(IntentTags.fresh(), false, true));
+            if (tags.of(d.mutation()) == null && IntentQueue.queueable(d.mutation().command())) {
+                // handed over now: its record commits after the index this node holds
+                tags.tag(d.mutation(), IntentTags.Tag.own(IntentTags.fresh(), false, true, cursor.appliedIndex()));
                 assigned.add(d.mutation());
             }
+        }
+        long ownHold = -1; // taken once the batch's own writes are tagged: it counts their bases
+        for (DecidedMutation d : decided) {
+            String origin = forwardedOrigins.getOrDefault(d.mutation(), nodeId);
+            IntentTags.Tag tag = tags.of(d.mutation());
+            long hold = -1;
+            if (tag != null && tag.forwardedBy() != null) {
+                hold = tag.hold();
+            } else if (tag != null) {
+                ownHold = ownHold < 0 ? this.hold.getAsLong() : ownHold;
+                hold = ownHold;
+            }
             out.add(new ReplicatedBatch.Decision(origin, edge.describe(d.mutation().context()), replies.write(d.reply()),
-                    d.storedResponse(), d.events().size(), tag == null ? null : tag.intentId()));
+                    d.storedResponse(), d.events().size(), tag == null ? null : tag.intentId(), hold));
         }
         return out;
     }

@@ -172,6 +172,11 @@ public final class MeshNode implements AutoCloseable {
             }
 
             @Override
+            public long hold() {
+                return MeshNode.this.hold();
+            }
+
+            @Override
             public void decideHere(Mutation mutation, CompletableFuture<Outcome> future) {
                 actor().submit(mutation).whenComplete((outcome, fault) -> {
                     if (fault != null) {
@@ -186,13 +191,13 @@ public final class MeshNode implements AutoCloseable {
         this.intents = new MeshIntents(nodeId, IntentQueue.open(new IntentStore(
                 IntentStore.beside(config.storageDir()), nodeId), nodeId, mutations), new IntentView(), this::actor,
                 edge, clock, scheduler, config.commitTimeout().toMillis() + " ms", tags);
-        this.site = new MeshSite(cursor, this::info, forwarder, forwardedOrigins, intents::queueInstead, tags,
+        this.site = new MeshSite(nodeId, cursor, this::info, forwarder, forwardedOrigins, intents::queueInstead, tags,
                 decidedIntents);
         this.reads = new LinearizableReads(client.getClientRpc(), group.getGroupId(), RaftPeerId.valueOf(nodeId),
                 () -> actor().<Void>applyReplicated(s -> null), config.commitTimeout().toMillis());
         this.staleness = new ReadStaleness(new IntentView(), config.electionTimeoutMax().toMillis());
         this.journal = new MeshJournal(nodeId, hubId, cursor, this::propose, local, edge, forwardedOrigins,
-                stateMachine::highestOwnOriginSeq, tags, decidedIntents);
+                stateMachine::highestOwnOriginSeq, tags, decidedIntents, this::hold);
         this.actor = new CoordinationActor(state, journal, clock, settings, site);
         this.server = RaftServer.newBuilder().setServerId(RaftPeerId.valueOf(nodeId)).setGroup(group)
                 .setStateMachine(stateMachine).setProperties(properties).setParameters(transport)
@@ -270,6 +275,33 @@ public final class MeshNode implements AutoCloseable {
     /** The last seq of the node's local journal copy. */
     long journalLastSeq() {
         return journal.local().lastSeq();
+    }
+
+    /**
+     * This node's hold (docs/mesh.md, "Intent ids"): the lowest hand-over base among the writes
+     * it holds in flight or queued, its applied index when none. No intent id this node may still
+     * send commits at or below it, so every node may forget this node's ids up to it. Read in
+     * this order (applied, in flight, queued) because a write is queued before its tag goes.
+     */
+    long hold() {
+        long applied = cursor.appliedIndex();
+        long inFlight = tags.lowestOwnBase();
+        long queued = intents.queue().lowestHandOverBase();
+        return Math.max(0, Math.min(applied, Math.min(inFlight, queued)));
+    }
+
+    /**
+     * Sets how many intent ids every node remembers in any case and how many more it keeps for
+     * origins that may still replay them (tests use small ones; every node of a mesh the same).
+     * Before {@link #start()}.
+     */
+    void intentMemory(int window, int pinnedLimit) {
+        decidedIntents.bound(window, pinnedLimit);
+    }
+
+    /** What this node remembers of intent ids, as a snapshot would carry it (tests). */
+    CompletableFuture<DecidedIntents.Memory> intentMemory() {
+        return actor.applyReplicated(s -> decidedIntents.memory());
     }
 
     /** The intent ids whose decisions this node remembers, oldest first (tests). */
@@ -482,7 +514,7 @@ public final class MeshNode implements AutoCloseable {
             for (CoordinationEvent event : batch.events()) {
                 state.apply(event);
             }
-            decidedIntents.record(batch);
+            decidedIntents.record(index, batch);
             try {
                 journal.copyLocally(batch, "replicated");
             } catch (CommitUnknownException e) {
@@ -522,7 +554,7 @@ public final class MeshNode implements AutoCloseable {
             return; // the next capture tries again; until then the Raft log keeps what the copy may lack
         }
         stateMachine.snapshots().offer(new MeshSnapshotFile(0, index, clock.nowSeconds(), stateMachine.originSeqs(),
-                state.image(), decidedIntents.view()));
+                state.image(), decidedIntents.memory()));
         scheduler.execute(this::requestSnapshot);
     }
 
@@ -705,13 +737,14 @@ public final class MeshNode implements AutoCloseable {
         }
 
         @Override
-        public void restored(long index, StateImage image, Map<String, DecidedIntents.Decided> intents) {
+        public void restored(long index, StateImage image, DecidedIntents.Memory intents) {
             actor.applyReplicated(s -> {
                 if (index > cursor.appliedIndex()) {
+                    Map<String, String> pinsBefore = pinKeys(s);
                     s.replaceWith(image);
-                    decidedIntents.clear(); // the ids committed up to the snapshot, as every node remembers them
-                    intents.forEach(decidedIntents::remember);
+                    decidedIntents.restore(intents); // the ids committed up to the snapshot, as every node remembers them
                     cursor.applied(index, s.lastSeq());
+                    endPins(pinsBefore, pinKeys(s));
                     lastCaptureIndex = Math.max(lastCaptureIndex, index);
                     skipLocalCopyTo(s.lastSeq());
                     Runnable tap = restoredTap;
@@ -728,6 +761,40 @@ public final class MeshNode implements AutoCloseable {
                             + " snapshot at index " + index + ": " + LogRedactor.scrub(fault));
                 }
             });
+        }
+
+        /** Each committed pin's key id, by name. */
+        private Map<String, String> pinKeys(CoordinationState state) {
+            Map<String, String> keys = new java.util.HashMap<>();
+            state.pins().image().forEach(p -> keys.put(p.name(), p.keyId()));
+            return keys;
+        }
+
+        /**
+         * A snapshot that replaced the state may hold the end of pins this node held (a reclaim it
+         * never applied as a record: it was cut off while the log was compacted past it). What an
+         * applied reclaim ends here ends for those too: every pin the snapshot no longer has, or
+         * has for another key, has its holder evicted and its ownership lease ended on this node.
+         */
+        private void endPins(Map<String, String> before, Map<String, String> after) {
+            List<String> ended = new ArrayList<>();
+            before.forEach((name, key) -> {
+                if (!key.equals(after.get(name))) {
+                    ended.add(name);
+                }
+            });
+            if (ended.isEmpty()) {
+                return;
+            }
+            Collections.sort(ended);
+            LOG.log(System.Logger.Level.INFO, "mesh node " + nodeId + ": the installed snapshot ends " + ended.size()
+                    + " identity pin(s) this node held; their holders here are evicted and leases ended");
+            try {
+                edge.pinsEnded(ended);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.ERROR, "cannot end here the identity pins an installed snapshot ended",
+                        LogRedactor.safe(e));
+            }
         }
 
         /**
@@ -823,8 +890,9 @@ public final class MeshNode implements AutoCloseable {
                 answer = new CompletableFuture<>();
                 forwardsInFlight.put(intent, answer);
             }
+            // the origin's hand-over base and hold travel with it: the decision records the hold
             IntentTags.Tag tag = tags.tag(mutation, new IntentTags.Tag(intent, json.path("replay").asBoolean(false),
-                    false));
+                    false, json.path("base").asLong(-1), origin, json.path("hold").asLong(-1)));
             decide(mutation, origin).whenComplete((message, fault) -> {
                 tags.untag(mutation, tag);
                 synchronized (forwardsInFlight) {

@@ -21,7 +21,23 @@ final class MeshSite implements DecisionSite {
     /** The answer to a forwarded mutation this node can no longer decide (identity-compared). */
     static final Outcome.Refused NOT_DECIDING = new Outcome.Refused(Outcome.Reason.BUSY,
             "This mesh node stopped leading; retry at the new leader.");
+    /** How the refusal of a write whose intent id may have been forgotten at the bound begins. */
+    static final String FORGOTTEN = "The mesh can no longer tell whether this write committed";
 
+    /** A write that may be one whose id was forgotten at the bound: refused, never decided a second time. */
+    static Outcome.Refused forgotten(String intentId) {
+        return new Outcome.Refused(Outcome.Reason.COMMIT_UNKNOWN, FORGOTTEN + " (intent " + intentId + " was handed"
+                + " over before an intent id of its node that had to be forgotten: more were kept for replay than the"
+                + " mesh remembers); it is not decided again. Check the state before retrying it.");
+    }
+
+    /** True for {@link #forgotten}'s refusal (also as it comes back from a forward). */
+    static boolean isForgotten(Outcome outcome) {
+        return outcome instanceof Outcome.Refused r && r.reason() == Outcome.Reason.COMMIT_UNKNOWN
+                && r.message() != null && r.message().startsWith(FORGOTTEN);
+    }
+
+    private final String nodeId;
     private final ReplicaCursor cursor;
     private final Supplier<DivisionInfo> info;
     private final Forwarder forwarder;
@@ -35,9 +51,10 @@ final class MeshSite implements DecisionSite {
      * @param queue what becomes of a write no quorum committed in time: queued (seed 001 §9) or
      *     answered with the refusal
      */
-    MeshSite(ReplicaCursor cursor, Supplier<DivisionInfo> info, Forwarder forwarder,
+    MeshSite(String nodeId, ReplicaCursor cursor, Supplier<DivisionInfo> info, Forwarder forwarder,
              Map<Mutation, String> forwardedOrigins, BiFunction<Mutation, Outcome.Refused, Outcome> queue,
              IntentTags tags, DecidedIntents decided) {
+        this.nodeId = nodeId;
         this.tags = tags;
         this.decided = decided;
         this.cursor = cursor;
@@ -62,8 +79,9 @@ final class MeshSite implements DecisionSite {
             future.complete(NOT_DECIDING);
             return;
         }
-        // every attempt of this forward, and the queue entry it may become, carry one intent id
-        IntentTags.Tag own = new IntentTags.Tag(IntentTags.fresh(), false, false);
+        // every attempt of this forward, and the queue entry it may become, carry one intent id, and the
+        // index this node has applied now: the write's record, if any, commits after it (its hand-over base)
+        IntentTags.Tag own = IntentTags.Tag.own(IntentTags.fresh(), false, false, cursor.appliedIndex());
         IntentTags.Tag tag = tags.tag(mutation, own); // a replay comes tagged with its intent's id
         CompletableFuture<Outcome> forwarded = new CompletableFuture<>();
         forwarded.whenComplete((outcome, fault) -> {
@@ -106,7 +124,9 @@ final class MeshSite implements DecisionSite {
      * again: the first attempt of a forward committed but its answer was lost (a closed stream, a
      * leader that died), or a queued intent had committed after all. A replay's hit is answered
      * as a replayed request, which reconciles it as {@code noop_already_applied}. Only a leader
-     * that has applied every record before its term decides, so it holds every committed id.
+     * that has applied every record before its term decides, so it holds every committed id its
+     * origin may still send. A write of an origin whose ids had to be forgotten at the bound, and
+     * handed over before the newest of them, may be one of them: it is refused, not decided.
      */
     @Override
     public Outcome decidedBefore(Mutation mutation) {
@@ -116,7 +136,8 @@ final class MeshSite implements DecisionSite {
         }
         Outcome.Decided first = decided.outcome(tag.intentId());
         if (first == null) {
-            return null;
+            String origin = tag.forwardedBy() == null ? nodeId : tag.forwardedBy();
+            return decided.mayHaveForgotten(origin, tag.base()) ? forgotten(tag.intentId()) : null;
         }
         if (tag.replay()) {
             return new Outcome.Replayed(first.storedResponse() == null ? "" : first.storedResponse());

@@ -27,7 +27,9 @@ import java.util.zip.CRC32C;
 /**
  * The bytes of a mesh snapshot file: magic {@code SYNMSNAP}, format, the Raft position it
  * covers (term, index), the highest origin seq seen per node, the decided intents (format 2:
- * what a leader answers a write whose intent id committed already), then the coordination state as
+ * what a leader answers a write whose intent id committed already; format 3 adds each id's
+ * origin, record index and whether it is pinned past the window, every origin's hold and
+ * forgotten mark: what decides which ids may be forgotten), then the coordination state as
  * hub-journal's {@link SnapshotCodec} body, and a CRC-32C of everything before it. Reading is
  * strict: anything that does not check out is a {@link CorruptSnapshotException}.
  *
@@ -36,23 +38,38 @@ import java.util.zip.CRC32C;
  * @param createdAt the capturing node's clock, Unix seconds (informational)
  * @param originSeqs per origin node, the highest origin seq of its records at or before {@code index}
  * @param image the coordination state
- * @param intents the decisions of the last committed intent ids, oldest first (none in format 1)
+ * @param memory the remembered intent ids (none in format 1; of unknown origin and index in format 2)
  */
 record MeshSnapshotFile(long term, long index, double createdAt, Map<String, Long> originSeqs, StateImage image,
-                        Map<String, DecidedIntents.Decided> intents) {
+                        DecidedIntents.Memory memory) {
     private static final byte[] MAGIC = "SYNMSNAP".getBytes(StandardCharsets.US_ASCII);
-    /** Format 2 adds the decided intents; format 1 files are still read (with none). */
-    private static final int FORMAT = 2;
+    /**
+     * Format 3 adds each id's origin, index and pin, and the origins' holds and forgotten marks;
+     * format 2 files are read with ids of unknown origin (forgotten past the window, as before),
+     * format 1 files with none.
+     */
+    private static final int FORMAT = 3;
     private static final EventsJson EVENTS = new EventsJson();
 
     MeshSnapshotFile {
         originSeqs = Collections.unmodifiableMap(new TreeMap<>(originSeqs));
-        intents = Collections.unmodifiableMap(new LinkedHashMap<>(intents));
+        memory = memory == null ? DecidedIntents.Memory.EMPTY : memory;
     }
 
     /** A snapshot without decided intents. */
     MeshSnapshotFile(long term, long index, double createdAt, Map<String, Long> originSeqs, StateImage image) {
-        this(term, index, createdAt, originSeqs, image, Map.of());
+        this(term, index, createdAt, originSeqs, image, DecidedIntents.Memory.EMPTY);
+    }
+
+    /** A snapshot with decided intents of unknown origin and index, oldest first (as format 2 held them). */
+    MeshSnapshotFile(long term, long index, double createdAt, Map<String, Long> originSeqs, StateImage image,
+                     Map<String, DecidedIntents.Decided> intents) {
+        this(term, index, createdAt, originSeqs, image, DecidedIntents.Memory.unplaced(intents));
+    }
+
+    /** The remembered decisions by id, in order. */
+    Map<String, DecidedIntents.Decided> intents() {
+        return Collections.unmodifiableMap(memory.decisions());
     }
 
     byte[] encode() {
@@ -68,13 +85,18 @@ record MeshSnapshotFile(long term, long index, double createdAt, Map<String, Lon
                 out.writeUTF(e.getKey());
                 out.writeLong(e.getValue());
             }
-            out.writeInt(intents.size());
-            for (Map.Entry<String, DecidedIntents.Decided> e : intents.entrySet()) {
-                out.writeUTF(e.getKey());
-                byte[] decided = MeshJson.bytes(decidedJson(e.getValue()));
+            out.writeInt(memory.remembered().size());
+            for (DecidedIntents.Remembered r : memory.remembered()) {
+                out.writeUTF(r.intentId());
+                out.writeUTF(r.origin());
+                out.writeLong(r.index());
+                out.writeBoolean(r.pinned());
+                byte[] decided = MeshJson.bytes(decidedJson(r.decided()));
                 out.writeInt(decided.length);
                 out.write(decided);
             }
+            writeMarks(out, memory.holds());
+            writeMarks(out, memory.forgotten());
             byte[] body = SnapshotCodec.encode(new StateSnapshot(createdAt, 0, 0, image));
             out.writeInt(body.length);
             out.write(body);
@@ -102,8 +124,8 @@ record MeshSnapshotFile(long term, long index, double createdAt, Map<String, Lon
                 throw new CorruptSnapshotException("not a mesh snapshot (bad magic)");
             }
             int format = in.readInt();
-            if (format != 1 && format != FORMAT) {
-                throw new CorruptSnapshotException("mesh snapshot format " + format + " is not 1 or " + FORMAT);
+            if (format < 1 || format > FORMAT) {
+                throw new CorruptSnapshotException("mesh snapshot format " + format + " is not 1 to " + FORMAT);
             }
             long term = in.readLong();
             long index = in.readLong();
@@ -116,24 +138,40 @@ record MeshSnapshotFile(long term, long index, double createdAt, Map<String, Lon
             for (int i = 0; i < n; i++) {
                 origins.put(in.readUTF(), in.readLong());
             }
-            Map<String, DecidedIntents.Decided> intents = new LinkedHashMap<>();
+            DecidedIntents.Memory memory = DecidedIntents.Memory.EMPTY;
             if (format >= 2) {
                 int count = in.readInt();
                 if (count < 0 || count > 1_000_000) {
                     throw new CorruptSnapshotException("implausible intent count " + count);
                 }
+                List<DecidedIntents.Remembered> remembered = new ArrayList<>(Math.min(count, 65_536));
                 for (int i = 0; i < count; i++) {
                     String id = in.readUTF();
+                    String origin = DecidedIntents.UNKNOWN_ORIGIN;
+                    long at = 0;
+                    boolean pinned = false;
+                    if (format >= 3) {
+                        origin = in.readUTF();
+                        at = in.readLong();
+                        pinned = in.readBoolean();
+                        if (at < 0) {
+                            throw new CorruptSnapshotException("intent " + i + " has a negative index");
+                        }
+                    }
                     int size = in.readInt();
                     if (size < 0 || size > in.available()) {
                         throw new CorruptSnapshotException("intent " + i + " runs past the end of the file");
                     }
                     try {
-                        intents.put(id, decided(MeshJson.tree(in.readNBytes(size))));
+                        remembered.add(new DecidedIntents.Remembered(id, origin, at, pinned,
+                                decided(MeshJson.tree(in.readNBytes(size)))));
                     } catch (IllegalArgumentException e) {
                         throw new CorruptSnapshotException("unreadable decided intent " + i + ": " + e.getMessage(), e);
                     }
                 }
+                Map<String, Long> holds = format >= 3 ? readMarks(in, "hold") : Map.of();
+                Map<String, Long> forgotten = format >= 3 ? readMarks(in, "forgotten mark") : Map.of();
+                memory = new DecidedIntents.Memory(remembered, holds, forgotten);
             }
             int length = in.readInt();
             if (length < 0 || length != in.available()) {
@@ -143,10 +181,37 @@ record MeshSnapshotFile(long term, long index, double createdAt, Map<String, Lon
             if (term < 0 || index < 0) {
                 throw new CorruptSnapshotException("negative term or index");
             }
-            return new MeshSnapshotFile(term, index, createdAt, origins, state.image(), intents);
+            return new MeshSnapshotFile(term, index, createdAt, origins, state.image(), memory);
         } catch (IOException e) {
             throw new CorruptSnapshotException("unreadable mesh snapshot: " + e, e);
         }
+    }
+
+    private static void writeMarks(DataOutputStream out, Map<String, Long> marks) throws IOException {
+        Map<String, Long> sorted = new TreeMap<>(marks); // the same state, the same bytes
+        out.writeInt(sorted.size());
+        for (Map.Entry<String, Long> e : sorted.entrySet()) {
+            out.writeUTF(e.getKey());
+            out.writeLong(e.getValue());
+        }
+    }
+
+    private static Map<String, Long> readMarks(DataInputStream in, String what) throws IOException,
+            CorruptSnapshotException {
+        int n = in.readInt();
+        if (n < 0 || n > 100_000) {
+            throw new CorruptSnapshotException("implausible " + what + " count " + n);
+        }
+        Map<String, Long> out = new LinkedHashMap<>();
+        for (int i = 0; i < n; i++) {
+            String origin = in.readUTF();
+            long value = in.readLong();
+            if (value < 0) {
+                throw new CorruptSnapshotException("negative " + what + " of node " + origin);
+            }
+            out.put(origin, value);
+        }
+        return out;
     }
 
     private static com.fasterxml.jackson.databind.node.ObjectNode decidedJson(DecidedIntents.Decided d) {

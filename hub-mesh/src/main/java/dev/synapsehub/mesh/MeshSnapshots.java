@@ -127,7 +127,7 @@ final class MeshSnapshots {
             return before;
         }
         MeshSnapshotFile file = new MeshSnapshotFile(at.getTerm(), at.getIndex(), capture.createdAt(),
-                capture.originSeqs(), capture.image(), capture.intents());
+                capture.originSeqs(), capture.image(), capture.memory());
         File target = storage.getSnapshotFile(at.getTerm(), at.getIndex());
         Path writing = target.toPath().resolveSibling(target.getName() + ".writing");
         try {

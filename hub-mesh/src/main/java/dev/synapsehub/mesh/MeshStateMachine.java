@@ -51,7 +51,7 @@ final class MeshStateMachine extends BaseStateMachine {
          * The state as of log index {@code index} comes from a snapshot (at start, or installed
          * from the leader): it replaces what the node's state holds, before any later record.
          */
-        default void restored(long index, StateImage image, Map<String, DecidedIntents.Decided> intents) {
+        default void restored(long index, StateImage image, DecidedIntents.Memory intents) {
         }
     }
 
@@ -114,7 +114,7 @@ final class MeshStateMachine extends BaseStateMachine {
         file.originSeqs().forEach((origin, seq) -> originSeqs.merge(origin, seq, Math::max));
         highestOwnOriginSeq = Math.max(highestOwnOriginSeq, originSeqs.getOrDefault(nodeId, 0L));
         setLastAppliedTermIndex(TermIndex.valueOf(file.term(), file.index()));
-        replica.restored(file.index(), file.image(), file.intents());
+        replica.restored(file.index(), file.image(), file.memory());
     }
 
     @Override

@@ -24,12 +24,16 @@ import java.util.Objects;
  * @param detail why (the refusal code or the reply), null while queued
  * @param agent the agent that made the intent (told its outcome)
  * @param mutation the request as {@link MutationCodec} writes it
+ * @param handOverBase the log index this node had applied when it took the write (before the
+ *     fence's base, which is taken when it is queued): any record of it commits after it, and
+ *     this node's hold may not pass it while the intent is queued ({@link DecidedIntents}); -1
+ *     when not known (an entry of an older version: it holds back every forgetting of this node)
  */
 record QueuedIntent(String intentId, String entityType, String entityId, WriteClass writeClass,
                     String originNodeId, long originSeq, long leaseEpoch, String fenceToken, double createdAt,
                     int attempts, double firstAttemptAt, double lastAttemptAt, double nextAttemptAt,
                     EnvelopeState state, ReplayOutcome outcome, String detail, Double reconciledAt,
-                    String agent, JsonNode mutation) {
+                    String agent, JsonNode mutation, long handOverBase) {
 
     /** The canonical replay order of seed 001 §9: leaseEpoch, originSeq, createdAt, intentId. */
     static final Comparator<QueuedIntent> CANONICAL = Comparator.comparingLong(QueuedIntent::leaseEpoch)
@@ -51,6 +55,17 @@ record QueuedIntent(String intentId, String entityType, String entityId, WriteCl
         }
     }
 
+    /** An entry whose hand-over base is not known. */
+    QueuedIntent(String intentId, String entityType, String entityId, WriteClass writeClass,
+                 String originNodeId, long originSeq, long leaseEpoch, String fenceToken, double createdAt,
+                 int attempts, double firstAttemptAt, double lastAttemptAt, double nextAttemptAt,
+                 EnvelopeState state, ReplayOutcome outcome, String detail, Double reconciledAt,
+                 String agent, JsonNode mutation) {
+        this(intentId, entityType, entityId, writeClass, originNodeId, originSeq, leaseEpoch, fenceToken, createdAt,
+                attempts, firstAttemptAt, lastAttemptAt, nextAttemptAt, state, outcome, detail, reconciledAt, agent,
+                mutation, -1);
+    }
+
     /** True while it waits for replay. */
     boolean queued() {
         return state == EnvelopeState.QUEUED;
@@ -60,14 +75,14 @@ record QueuedIntent(String intentId, String entityType, String entityId, WriteCl
     QueuedIntent retried(double at, double next) {
         return new QueuedIntent(intentId, entityType, entityId, writeClass, originNodeId, originSeq, leaseEpoch,
                 fenceToken, createdAt, attempts + 1, firstAttemptAt, at, next, state, null, null, null, agent,
-                mutation);
+                mutation, handOverBase);
     }
 
     /** This intent reconciled at {@code at} with {@code result}. */
     QueuedIntent reconciled(ReplayOutcome result, String why, double at) {
         return new QueuedIntent(intentId, entityType, entityId, writeClass, originNodeId, originSeq, leaseEpoch,
                 fenceToken, createdAt, attempts + 1, firstAttemptAt, at, at, EnvelopeState.RECONCILED, result, why,
-                at, agent, mutation);
+                at, agent, mutation, handOverBase);
     }
 
     ObjectNode toJson() {
@@ -97,6 +112,9 @@ record QueuedIntent(String intentId, String entityType, String entityId, WriteCl
         }
         o.put("agent", agent);
         o.set("mutation", mutation);
+        if (handOverBase >= 0) {
+            o.put("handOverBase", handOverBase); // additive: an older reader ignores it
+        }
         return o;
     }
 
@@ -114,7 +132,7 @@ record QueuedIntent(String intentId, String entityType, String entityId, WriteCl
                     outcome == null || outcome.isNull() ? null : ReplayOutcome.fromWire(outcome.asText()),
                     detail == null || detail.isNull() ? null : detail.asText(),
                     reconciledAt == null || reconciledAt.isNull() ? null : reconciledAt.asDouble(),
-                    text(o, "agent"), o.get("mutation"));
+                    text(o, "agent"), o.get("mutation"), o.path("handOverBase").asLong(-1));
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("malformed queued intent: " + e.getMessage(), e);
         }

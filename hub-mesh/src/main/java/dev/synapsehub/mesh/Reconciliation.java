@@ -39,6 +39,11 @@ final class Reconciliation {
             return new Result(ReplayOutcome.CONFLICT_REQUIRES_MERGE, "idempotency_conflict: the idem_key was since"
                     + " used for a different request");
         }
+        if (MeshSite.isForgotten(outcome)) {
+            // the mesh cannot tell whether it committed before: deciding it again could apply it twice
+            return new Result(ReplayOutcome.CONFLICT_REQUIRES_MERGE, "intent_forgotten: "
+                    + ((Outcome.Refused) outcome).message());
+        }
         return null; // refused: not decided (busy, no leader, unconfirmed); retried later
     }
 

@@ -25,12 +25,22 @@ record ReplicatedBatch(long firstSeq, List<CoordinationEvent> events, List<Decis
      * @param storedResponse the stored first response of a keyed grant, else null
      * @param eventCount how many of the batch's events (in order) it produced
      * @param intentId the write's intent id ({@link IntentTags}), or null for a write without one
+     * @param hold the origin's hold when it handed the write over: the lowest hand-over base among
+     *     the writes it still held queued or in flight, its applied index when none; -1 when not
+     *     reported (a write without an intent id, or an origin of an older version). Every node
+     *     forgets an origin's intent ids only at or below it ({@link DecidedIntents}).
      */
     record Decision(String originNodeId, JsonNode context, JsonNode reply, String storedResponse, int eventCount,
-                    String intentId) {
+                    String intentId, long hold) {
         /** A decision without an intent id. */
         Decision(String originNodeId, JsonNode context, JsonNode reply, String storedResponse, int eventCount) {
-            this(originNodeId, context, reply, storedResponse, eventCount, null);
+            this(originNodeId, context, reply, storedResponse, eventCount, null, -1);
+        }
+
+        /** A decision whose origin reported no hold. */
+        Decision(String originNodeId, JsonNode context, JsonNode reply, String storedResponse, int eventCount,
+                 String intentId) {
+            this(originNodeId, context, reply, storedResponse, eventCount, intentId, -1);
         }
     }
 
@@ -85,6 +95,9 @@ record ReplicatedBatch(long firstSeq, List<CoordinationEvent> events, List<Decis
             if (d.intentId() != null) {
                 j.put("intent", d.intentId()); // an additive member: older readers ignore it (seed 001 §3)
             }
+            if (d.hold() >= 0) {
+                j.put("hold", d.hold()); // additive too (seed 001 §3)
+            }
         }
         return o;
     }
@@ -96,9 +109,11 @@ record ReplicatedBatch(long firstSeq, List<CoordinationEvent> events, List<Decis
         for (JsonNode j : o.path("decisions")) {
             JsonNode stored = j.get("stored");
             JsonNode intent = j.get("intent");
+            JsonNode hold = j.get("hold");
             Decision d = new Decision(j.path("origin").asText(), j.get("context"), j.get("reply"),
                     stored == null || stored.isNull() ? null : stored.asText(), j.path("events").asInt(),
-                    intent == null || intent.isNull() ? null : intent.asText());
+                    intent == null || intent.isNull() ? null : intent.asText(),
+                    hold != null && hold.canConvertToLong() && hold.asLong() >= 0 ? hold.asLong() : -1);
             counted += d.eventCount();
             decisions.add(d);
         }

@@ -104,6 +104,15 @@ public final class WireEdge implements EdgeBinding {
     }
 
     @Override
+    public void pinsEnded(List<String> names) {
+        HubServer s = server;
+        InboundPipeline p = s == null ? null : s.pipeline();
+        if (p != null) { // not serving yet: no socket, no lease to end
+            p.pinsEnded(names);
+        }
+    }
+
+    @Override
     public void reportIntent(String agent, JsonNode report) {
         HubServer s = server;
         InboundPipeline p = s == null ? null : s.pipeline();

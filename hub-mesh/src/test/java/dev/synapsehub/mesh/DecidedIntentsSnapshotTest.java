@@ -100,6 +100,57 @@ class DecidedIntentsSnapshotTest {
         assertThat(old.image()).isEqualTo(state.image());
     }
 
+    @Test
+    void aFormatTwoSnapshotIsReadWithIdsOfUnknownOrigin() throws Exception {
+        CoordinationState state = new CoordinationState();
+        Decision d = state.decide(claim("alice", "T1"), 1000.0);
+        d.events().forEach(state::apply);
+        byte[] reply = MeshJson.bytes(MeshJson.MAPPER.createObjectNode().<com.fasterxml.jackson.databind.node.ObjectNode>
+                set("reply", new ReplyCodec().write(d.reply())).put("firstSeq", 0)
+                .set("events", MeshJson.MAPPER.createArrayNode()));
+        MeshSnapshotFile old = MeshSnapshotFile.decode(formatTwo(3, 42, state, List.of("old-2", "old-1"), reply));
+        assertThat(old.intents().keySet()).containsExactly("old-2", "old-1");
+        assertThat(old.memory().remembered()).extracting(DecidedIntents.Remembered::origin)
+                .containsOnly(DecidedIntents.UNKNOWN_ORIGIN);
+        assertThat(old.memory().holds()).isEmpty();
+        assertThat(old.image()).isEqualTo(state.image());
+
+        DecidedIntents restored = new DecidedIntents(2);
+        restored.restore(old.memory());
+        assertThat(restored.outcome("old-2").reply()).isEqualTo(d.reply());
+        restored.remember("new", new DecidedIntents.Decided(new ReplyCodec().write(d.reply()), null, List.of()));
+        assertThat(restored.ids()).as("past the window, an id of unknown origin goes as before")
+                .containsExactly("old-1", "new");
+    }
+
+    /** A snapshot file as format 2 wrote it: decided intents without origin or index. */
+    private static byte[] formatTwo(long term, long index, CoordinationState state, List<String> ids, byte[] decided)
+            throws Exception {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.write("SYNMSNAP".getBytes(StandardCharsets.US_ASCII));
+            out.writeInt(2);
+            out.writeLong(term);
+            out.writeLong(index);
+            out.writeDouble(1000.0);
+            out.writeInt(0);
+            out.writeInt(ids.size());
+            for (String id : ids) {
+                out.writeUTF(id);
+                out.writeInt(decided.length);
+                out.write(decided);
+            }
+            byte[] body = SnapshotCodec.encode(new StateSnapshot(1000.0, 0, 0, state.image()));
+            out.writeInt(body.length);
+            out.write(body);
+            out.flush();
+            CRC32C crc = new CRC32C();
+            crc.update(bytes.toByteArray(), 0, bytes.size());
+            out.writeLong(crc.getValue());
+        }
+        return bytes.toByteArray();
+    }
+
     /** A snapshot file as format 1 wrote it: no decided intents. */
     private static byte[] formatOne(long term, long index, CoordinationState state) throws Exception {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();

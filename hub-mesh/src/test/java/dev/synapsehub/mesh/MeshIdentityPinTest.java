@@ -282,6 +282,52 @@ class MeshIdentityPinTest {
         awaitPinEverywhere("p/ann", newKey.keyId);
     }
 
+    /**
+     * The holder's node is cut off while the reclaim commits and while the log is compacted past
+     * it, so it never applies the reclaim as a record: it installs the leader's snapshot, which
+     * no longer holds the pin. The installed snapshot ends the name's socket and lease there
+     * all the same: a new key binds the name on that node without the owner_lease.
+     */
+    @Test
+    void aReclaimANodeReceivesOnlyThroughAnInstalledSnapshotStillEndsTheLeaseAndSocketThere() throws Exception {
+        cluster = TestCluster.partitionable(dir, 3, SMALL, PINNING);
+        MeshNode leader = cluster.awaitLeader();
+        String operatorNode = leader.nodeId();
+        String holderNode = cluster.follower(leader).nodeId();
+        AgentKey rootKey = AgentKey.generate();
+        AgentKey annKey = AgentKey.generate();
+        HubClient root = admitted(operatorNode, rootKey.registration("ops/root"));
+        HubClient ann = admitted(holderNode, annKey.registration("p/ann", true));
+        ann.awaitType("lease_granted", WAIT);
+        awaitPinEverywhere("ops/root", rootKey.keyId);
+        awaitPinEverywhere("p/ann", annKey.keyId);
+
+        MeshNode holder = cluster.node(holderNode);
+        long cutAt = holder.status().appliedIndex();
+        long installedBefore = holder.snapshotStatus().loadedIndex();
+        cluster.links().isolate(holderNode);
+        JsonNode done = reclaim(root, "ops/root", "p/ann", annKey.keyId, true);
+        assertThat(done.path("applied").asBoolean()).as(done.toString()).isTrue();
+        for (int i = 0; i < 200 && leader.snapshotStatus().logStartIndex() <= cutAt + 1; i++) {
+            MeshReplicationTest.submit(leader, Mutation.of(MeshReplicationTest.claim("load", "L" + i)));
+        }
+        TestCluster.await("the leader compacted past the cut-off node",
+                () -> leader.snapshotStatus().logStartIndex() > cutAt + 1);
+        assertThat(ann.isOpen()).as("cut off, the holder's node has not learned of the reclaim").isTrue();
+
+        cluster.links().healAll();
+        long seq = leader.status().appliedSeq();
+        TestCluster.await("the holder's node catches up", () -> holder.status().appliedSeq() >= seq);
+        assertThat(holder.snapshotStatus().loadedIndex()).as("it installed the leader's snapshot")
+                .isGreaterThan(Math.max(cutAt, installedBefore));
+        assertThat(holder.actor().committedPin("p/ann")).as("the reclaim reached it in the snapshot").isEmpty();
+
+        assertThat(ann.awaitClose(WAIT)).isEqualTo(new HubClient.CloseStatus(4017, "identity pin reclaimed"));
+        AgentKey newKey = AgentKey.generate();
+        admitted(holderNode, newKey.registration("p/ann")); // no owner_lease: the old lease ended here
+        awaitPinEverywhere("p/ann", newKey.keyId);
+    }
+
     @Test
     void pinsAndUnpinsMadeWhileANodeWasDownReachItBySnapshotInstall() throws Exception {
         cluster = pinningCluster(SMALL);

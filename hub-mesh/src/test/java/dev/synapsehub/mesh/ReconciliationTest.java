@@ -18,6 +18,20 @@ class ReconciliationTest {
     }
 
     @Test
+    void aReplayRefusedBecauseItsIdMayHaveBeenForgottenEndsAsConflictRequiresMergeAlsoAfterTheWire() {
+        Outcome refused = MeshSite.forgotten("intent-7");
+        OutcomeCodec codec = new OutcomeCodec();
+        Outcome forwarded = codec.read(MeshJson.tree(MeshJson.bytes(codec.write(refused)))); // as a follower gets it
+        for (Outcome o : List.of(refused, forwarded)) {
+            Reconciliation.Result r = Reconciliation.of(o);
+            assertThat(r).as("never left queued to be decided later").isNotNull();
+            assertThat(r.outcome()).isEqualTo(ReplayOutcome.CONFLICT_REQUIRES_MERGE);
+            assertThat(r.detail()).startsWith("intent_forgotten: ").contains("intent-7");
+        }
+        assertThat(MeshSite.isForgotten(new Outcome.Refused(Outcome.Reason.COMMIT_UNKNOWN, "x"))).isFalse();
+    }
+
+    @Test
     void eachDecisionMapsToOneExplicitOutcomeAndUndecidedOnesStayQueued() {
         assertThat(Reconciliation.of(new Outcome.Decided(new AuditRecordedReply("k"), List.of(), null)).outcome())
                 .isEqualTo(ReplayOutcome.APPLIED);

@@ -51,6 +51,8 @@ final class TestCluster implements AutoCloseable {
     private final java.util.UUID group;
     /** How wire nodes serve agents beyond the defaults. */
     private final Serving serving;
+    /** The intent memory's window and pinned limit every (non-wire) node starts with; null: the defaults. */
+    private final int[] intentMemory;
 
     /**
      * What a wire node serves with beyond the defaults: its hub settings (identity pinning, for
@@ -111,8 +113,25 @@ final class TestCluster implements AutoCloseable {
         return new TestCluster(dir, size, true, 0, compaction, id -> null, false, serving);
     }
 
+    /**
+     * Nodes compacting as {@code compaction} says whose intent memory keeps {@code window} ids in
+     * any case and at most {@code pinnedLimit} more for origins that may still replay them.
+     */
+    static TestCluster remembering(Path dir, int size, MeshCompaction compaction, int window, int pinnedLimit)
+            throws IOException {
+        return new TestCluster(dir, size, false, 0, compaction, id -> null, false, Serving.DEFAULTS,
+                new int[] {window, pinnedLimit});
+    }
+
     private TestCluster(Path dir, int size, boolean wire, double skewSeconds, MeshCompaction compaction,
                         Function<String, MeshTls> tls, boolean proxied, Serving serving) throws IOException {
+        this(dir, size, wire, skewSeconds, compaction, tls, proxied, serving, null);
+    }
+
+    private TestCluster(Path dir, int size, boolean wire, double skewSeconds, MeshCompaction compaction,
+                        Function<String, MeshTls> tls, boolean proxied, Serving serving, int[] intentMemory)
+            throws IOException {
+        this.intentMemory = intentMemory;
         this.dir = dir;
         this.serving = serving;
         this.tls = tls;
@@ -218,6 +237,9 @@ final class TestCluster implements AutoCloseable {
         TestEdge edge = new TestEdge();
         MeshNode node = new MeshNode(config(id), hubId, local, new CoordinationState(), clock,
                 ActorSettings.DEFAULTS, edge, compaction);
+        if (intentMemory != null) {
+            node.intentMemory(intentMemory[0], intentMemory[1]);
+        }
         try {
             node.start();
         } catch (IOException | RuntimeException e) {

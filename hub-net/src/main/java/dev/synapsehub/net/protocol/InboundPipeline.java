@@ -153,6 +153,25 @@ public final class InboundPipeline {
         });
     }
 
+    /**
+     * Ends on this node identity pins a state replaced from a mesh snapshot no longer holds (a
+     * reclaim this node never applied as a record): as for an applied reclaim, each name's socket
+     * is closed and its ownership lease revoked. Runs on the outbox thread, in order with
+     * {@link #appliedRemote}.
+     */
+    public void pinsEnded(List<String> names) {
+        hub.outbox().executor().execute(() -> {
+            for (String name : names) {
+                try {
+                    pinReclaim.evict(name);
+                } catch (RuntimeException fault) {
+                    hub.metrics().faults.incrementAndGet();
+                    LOG.warn("cannot end here the identity pin of {} a snapshot ended", name, fault);
+                }
+            }
+        });
+    }
+
     /** Open hub: the private {@code welcome} sent at connect, before any frame. */
     public void onAdmitted(Session session) {
         if (!hub.config().secured()) {
