@@ -40,12 +40,15 @@ class FrameFuzzTest {
     private static EventLoopGroup clientLoop;
     private static HubClient fuzzer;
     private static long markers;
+    /** Per-input cost by size and the state's growth, with {@code -Dfuzz.progress=SECONDS}; null otherwise. */
+    private static FuzzProgress progress;
 
     @BeforeAll
     static void startHub() throws Exception {
         fuzzed = new FuzzedHub();
         clientLoop = NetTransport.choose(true).group(1, "fuzz-client");
         fuzzer = bind();
+        progress = FuzzProgress.fromProperty();
     }
 
     @AfterAll
@@ -60,8 +63,14 @@ class FrameFuzzTest {
 
     @FuzzTest(maxDuration = "30m")
     void aTextFrame(byte[] frame) throws Exception {
+        if (progress != null) {
+            progress.start();
+        }
         try (SilentCloseable loopback = FuzzedHub.loopbackOnly()) {
             check(frame);
+        }
+        if (progress != null) {
+            progress.done(frame.length, () -> fuzzed.fingerprint().image());
         }
     }
 
