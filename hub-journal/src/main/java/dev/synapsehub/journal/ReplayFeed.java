@@ -42,10 +42,10 @@ abstract sealed class ReplayFeed implements AutoCloseable {
     /**
      * Reads on one thread and decodes on another, {@code batches} batches of {@code batchRows} in
      * flight; on the caller's thread alone when the two threads cannot be started (a replay is
-     * slower then, never refused for that).
+     * slower then, never refused for that): logged once, and {@code fellBack} runs to count it.
      */
     static ReplayFeed pipelined(Connection c, long afterSeq, EventCodec codec, int batchRows, int batches,
-                                ThreadFactory threads) throws SQLException {
+                                ThreadFactory threads, Runnable fellBack) throws SQLException {
         Pipelined feed = null;
         try {
             feed = new Pipelined(c, afterSeq, codec, batchRows, batches, threads);
@@ -58,6 +58,7 @@ abstract sealed class ReplayFeed implements AutoCloseable {
             // once per replay: the replay is slower, and the cause may be a host out of threads
             LOG.log(System.Logger.Level.WARNING, "journal replay on the caller's thread alone: its read and decode"
                     + " threads could not be started: " + e, e);
+            fellBack.run();
             return inline(c, afterSeq, codec, batchRows);
         }
     }

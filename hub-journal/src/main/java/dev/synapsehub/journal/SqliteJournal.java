@@ -72,6 +72,9 @@ public final class SqliteJournal implements Journal {
     private final long progressIntervalMillis;
     private ReplayPipeline replayPipeline = ReplayPipeline.DEFAULT;
     private java.util.concurrent.ThreadFactory replayThreads = Thread::new;
+    /** Replays that ran on the caller's thread alone because their threads could not be started. */
+    private final java.util.concurrent.atomic.AtomicLong replayThreadFallbacks =
+            new java.util.concurrent.atomic.AtomicLong();
     private volatile long lastSeq;
     private Durability synchronousLevel;
     private volatile Durability lastCommitSynchronous;
@@ -467,7 +470,7 @@ public final class SqliteJournal implements Journal {
         long firstCorrupt = 0;
         try (ReplayFeed feed = expected >= replayPipeline.fromRows()
                 ? ReplayFeed.pipelined(connection, afterSeq, codec, replayPipeline.batchRows(), replayPipeline.batches(),
-                        replayThreads)
+                        replayThreads, replayThreadFallbacks::incrementAndGet)
                 : ReplayFeed.inline(connection, afterSeq, codec, replayPipeline.batchRows())) {
             boolean last = false;
             while (!last) {
@@ -629,6 +632,11 @@ public final class SqliteJournal implements Journal {
     /** What the last {@link #replay} read, including the count of corrupt rows. */
     public ReplayStats lastReplay() {
         return lastReplay;
+    }
+
+    @Override
+    public long replayThreadFallbacks() {
+        return replayThreadFallbacks.get();
     }
 
     @Override

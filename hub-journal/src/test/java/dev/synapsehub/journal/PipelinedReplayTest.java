@@ -175,6 +175,7 @@ class PipelinedReplayTest {
             journal.replayAfter(0, events::add);
             assertThat(events).containsExactlyElementsOf(expected);
             assertThat(journal.lastReplay().corrupt()).isEqualTo(12);
+            assertThat(journal.replayThreadFallbacks()).as("the fallback is counted, once").isEqualTo(1);
         }
         assertThat(refused[0]).isEqualTo(2);
         assertThat(liveReplayThreads()).isEmpty();

@@ -34,6 +34,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * cannot be started are logged, and closing releases the statement even when the rows fail to close.
  */
 class ReplayFeedTest {
+    /** For a feed whose threads start: it never falls back to the caller's thread. */
+    private static final Runnable NO_FALLBACK = () -> {
+        throw new AssertionError("the feed fell back to the caller's thread");
+    };
+
     @TempDir
     Path dir;
 
@@ -132,7 +137,7 @@ class ReplayFeedTest {
                 inline = drain(feed);
             }
             Fed pipelined;
-            try (ReplayFeed feed = ReplayFeed.pipelined(c, 0, codec, 3, 2, Thread::new)) {
+            try (ReplayFeed feed = ReplayFeed.pipelined(c, 0, codec, 3, 2, Thread::new, NO_FALLBACK)) {
                 pipelined = drain(feed);
             }
             for (Fed fed : List.of(inline, pipelined)) {
@@ -170,7 +175,7 @@ class ReplayFeedTest {
     void aReaderThreadThatDiesEndsTheReplayWithAFailure() throws Exception {
         Path db = tenClaims();
         try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db);
-             ReplayFeed feed = ReplayFeed.pipelined(c, 0, codec, 3, 2, killing(1))) {
+             ReplayFeed feed = ReplayFeed.pipelined(c, 0, codec, 3, 2, killing(1), NO_FALLBACK)) {
             Fed fed = drain(feed);
             assertThat(fed.seqs()).isEmpty();
             assertThat(fed.failure()).hasMessageContaining("journal-replay-read ended");
@@ -190,8 +195,9 @@ class ReplayFeedTest {
     }
 
     @Test
-    void threadsThatCannotBeStartedAreLoggedWithTheCause() throws Exception {
+    void threadsThatCannotBeStartedAreLoggedWithTheCauseAndCountedOnce() throws Exception {
         Path db = tenClaims();
+        int[] fellBack = {0};
         List<LogRecord> logged = new ArrayList<>();
         Handler capture = new Handler() {
             @Override
@@ -212,11 +218,12 @@ class ReplayFeedTest {
         try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db);
              ReplayFeed feed = ReplayFeed.pipelined(c, 0, codec, 3, 2, task -> {
                  throw new IllegalStateException("no thread to be had");
-             })) {
+             }, () -> fellBack[0]++)) {
             assertThat(drain(feed).seqs()).hasSize(10);
         } finally {
             logger.removeHandler(capture);
         }
+        assertThat(fellBack[0]).as("counted once, as it is logged once").isEqualTo(1);
         assertThat(logged).singleElement().satisfies(r -> {
             assertThat(r.getLevel()).isEqualTo(Level.WARNING);
             assertThat(r.getThrown()).hasMessage("no thread to be had");

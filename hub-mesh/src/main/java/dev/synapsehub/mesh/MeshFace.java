@@ -82,6 +82,13 @@ final class MeshFace implements HubExtension {
                 s.forwarded());
         counter(out, "synapse_mesh_unknown_outcomes_total", "Forwarded mutations answered commit_unknown since start.",
                 s.unknownOutcomes());
+        MeshNode.EdgeFailures edge = node.edgeFailures();
+        counter(out, "synapse_mesh_edge_effect_failures_total",
+                "Applied records whose edge effects (a reclaim's eviction) could not be applied here, since start.",
+                edge.edgeEffects());
+        counter(out, "synapse_mesh_remote_publish_failures_total",
+                "Other nodes' decisions that could not be published to this node's connections, since start.",
+                edge.remotePublishes());
         MeshTlsReload tls = node.tlsReload();
         if (tls != null) {
             counter(out, "synapse_mesh_tls_reloads_total", "Changed mesh TLS files loaded since start (no restart).",

@@ -88,6 +88,10 @@ public final class MeshNode implements AutoCloseable {
     private final ReplyCodec replies = new ReplyCodec();
     private final ClientId proposerId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
+    /** Applied records whose edge effects could not be applied here (endHere), since start. */
+    private final AtomicLong edgeEffectFailures = new AtomicLong();
+    /** Other nodes' decisions that could not be published here (publishRemote), since start. */
+    private final AtomicLong remotePublishFailures = new AtomicLong();
     private volatile boolean closed;
     private final MeshIntents intents;
     private final ReadStaleness staleness;
@@ -344,6 +348,21 @@ public final class MeshNode implements AutoCloseable {
     long lastAppliedLogIndex() {
         var applied = stateMachine.getLastAppliedTermIndex();
         return applied == null ? -1 : applied.getIndex();
+    }
+
+    /**
+     * Failures to carry a committed record to this node's edge, since start: each is logged once
+     * and counted here.
+     *
+     * @param edgeEffects applied records whose edge effects (a reclaim's eviction) could not be applied
+     * @param remotePublishes other nodes' decisions that could not be published to this node's connections
+     */
+    public record EdgeFailures(long edgeEffects, long remotePublishes) {
+    }
+
+    /** This node's edge failures, measured now. */
+    public EdgeFailures edgeFailures() {
+        return new EdgeFailures(edgeEffectFailures.get(), remotePublishFailures.get());
     }
 
     /** The offline queue's counters (depth, queued, reconciled, failures), measured now. */
@@ -640,6 +659,7 @@ public final class MeshNode implements AutoCloseable {
         try {
             edge.appliedRemote(batch.journaled());
         } catch (RuntimeException e) {
+            edgeEffectFailures.incrementAndGet();
             LOG.log(System.Logger.Level.ERROR, "cannot apply a committed record's edge effects here",
                     LogRedactor.safe(e));
         }
@@ -650,6 +670,7 @@ public final class MeshNode implements AutoCloseable {
             edge.publishRemote(new RemoteDecision(d.originNodeId(), edge.context(d.context()), replies.read(d.reply()),
                     d.storedResponse(), batch.committedOf(i)));
         } catch (RuntimeException e) {
+            remotePublishFailures.incrementAndGet();
             LOG.log(System.Logger.Level.ERROR, "cannot publish a decision of " + d.originNodeId() + " here",
                     LogRedactor.safe(e));
         }

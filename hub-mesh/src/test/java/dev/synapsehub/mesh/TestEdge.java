@@ -3,6 +3,7 @@ package dev.synapsehub.mesh;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.synapsehub.core.actor.MutationContext;
 import dev.synapsehub.core.actor.ResponseRenderer;
+import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.core.messaging.ChatFrameRenderer;
 
 import java.util.List;
@@ -17,6 +18,8 @@ final class TestEdge implements EdgeBinding {
     final List<RemoteDecision> published = new CopyOnWriteArrayList<>();
     /** Intent reports, as {@code {"agent": ..., "report": {...}}}. */
     final List<JsonNode> reports = new CopyOnWriteArrayList<>();
+    /** While set, publishing and applying another node's records fail as a broken edge would. */
+    volatile boolean failing;
 
     @Override
     public JsonNode describe(MutationContext context) {
@@ -46,7 +49,17 @@ final class TestEdge implements EdgeBinding {
 
     @Override
     public void publishRemote(RemoteDecision decision) {
+        if (failing) {
+            throw new IllegalStateException("this edge cannot publish");
+        }
         published.add(decision);
+    }
+
+    @Override
+    public void appliedRemote(List<JournaledEvent> committed) {
+        if (failing) {
+            throw new IllegalStateException("this edge cannot apply");
+        }
     }
 
     @Override

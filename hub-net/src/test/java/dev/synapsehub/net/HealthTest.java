@@ -165,6 +165,46 @@ class HealthTest {
     }
 
     @Test
+    void aReplayThatFellBackToOneThreadIsCountedOnMetrics() throws Exception {
+        InMemoryJournal memory = new InMemoryJournal();
+        Journal fellBack = new Journal() { // a journal whose start-up replay could not start its threads
+            @Override
+            public List<JournaledEvent> append(List<CoordinationEvent> batch) throws JournalException {
+                return memory.append(batch);
+            }
+
+            @Override
+            public void replay(Consumer<JournaledEvent> sink) {
+            }
+
+            @Override
+            public long lastSeq() {
+                return memory.lastSeq();
+            }
+
+            @Override
+            public long replayThreadFallbacks() {
+                return 1;
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        CoordinationActor actor = new CoordinationActor(new CoordinationState(), fellBack, Clock.system(),
+                ActorSettings.DEFAULTS);
+        actor.start();
+        try (TestHub hub = new TestHub(HubConfig.builder().metricsEnabled(true), actor, Clock.system(), fellBack)) {
+            assertThat(HttpGet.body(hub.port, "/metrics"))
+                    .contains("# TYPE synapse_journal_replay_thread_fallbacks_total counter")
+                    .contains("synapse_journal_replay_thread_fallbacks_total 1\n");
+        }
+        try (TestHub hub = new TestHub(HubConfig.builder().metricsEnabled(true))) {
+            assertThat(HttpGet.body(hub.port, "/metrics")).contains("synapse_journal_replay_thread_fallbacks_total 0\n");
+        }
+    }
+
+    @Test
     void metricsExportLatencyHistogramsAndRateCounters() throws Exception {
         try (TestHub hub = new TestHub(HubConfig.builder().metricsEnabled(true))) {
             HubClient a = hub.agent("p/alpha");

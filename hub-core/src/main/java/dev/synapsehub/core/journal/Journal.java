@@ -60,6 +60,15 @@ public interface Journal extends AutoCloseable {
         return 0;
     }
 
+    /**
+     * Replays that ran on the caller's thread alone because their read and decode threads could
+     * not be started (each is slower, and logged once); 0 for a journal that replays on one
+     * thread anyway. Safe from any thread.
+     */
+    default long replayThreadFallbacks() {
+        return 0;
+    }
+
     /** The seq of the first row counted by {@link #corruptRows()}, 0 when there is none. Any thread. */
     default long firstCorruptSeq() {
         return 0;

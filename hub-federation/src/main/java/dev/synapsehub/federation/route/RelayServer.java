@@ -215,9 +215,12 @@ public final class RelayServer {
                 } else {
                     result(r, true, detail);
                 }
-            } else {
+            } else if (decided.reply() instanceof Reply.Denied denied) {
                 refused.incrementAndGet();
-                result(r, false, ((Reply.Denied) decided.reply()).message());
+                result(r, false, denied.message());
+            } else { // a release is granted or denied: anything else is a fault of this path
+                throw new IllegalStateException("a relayed release was answered with a "
+                        + decided.reply().getClass().getSimpleName());
             }
         }, hub.outbox().executor());
     }

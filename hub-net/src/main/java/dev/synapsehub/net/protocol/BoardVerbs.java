@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.util.RawValue;
 import dev.synapsehub.core.board.BoardSnapshot;
 import dev.synapsehub.core.board.BoardTask;
 import dev.synapsehub.core.board.ProgressNote;
+import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.command.LedgerProgressCommand;
 import dev.synapsehub.core.command.LedgerTaskCommand;
 import dev.synapsehub.core.command.LedgerTaskUpdateCommand;
@@ -17,8 +18,10 @@ import dev.synapsehub.core.reply.Refusal;
 import dev.synapsehub.core.reply.Reply;
 import dev.synapsehub.core.reply.ResourceOfferReply;
 import dev.synapsehub.core.resource.ResourceOffer;
+import dev.synapsehub.net.extension.HubExtensions;
 import dev.synapsehub.net.wire.FieldCoercion;
 import dev.synapsehub.net.wire.HubFrames;
+import dev.synapsehub.net.wire.WireJson;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -37,18 +40,28 @@ public final class BoardVerbs {
     private static final Pattern FINGERPRINT = Pattern.compile("[0-9a-f]{64}");
     private static final int MAX_PARENT_HUB_ID_BYTES = 512;
 
-    private final HubContext hub;
     private final VerbSupport support;
     private final CapabilityCards cards;
+    private final CoordinationActor actor;
+    private final Outbox outbox;
+    private final HubFrames frames;
+    private final WireJson json;
+    private final HubExtensions extensions;
     /** Every board and resource verb's publisher: a grant broadcast, a refusal answered privately. */
     private final DecisionPublisher publisher = DecisionPublisher.typed(Reply.class,
             (d, reply) -> broadcastGrant(d),
             (d, refusal) -> denied(d.request(), refusal, d.at()));
 
-    BoardVerbs(HubContext hub, VerbSupport support, CapabilityCards cards) {
-        this.hub = hub;
+    /** The board verbs; {@code extensions} scope and label the board read (a mesh reads it linearizably). */
+    BoardVerbs(VerbSupport support, CapabilityCards cards, CoordinationActor actor, Outbox outbox, HubFrames frames,
+            WireJson json, HubExtensions extensions) {
         this.support = support;
         this.cards = cards;
+        this.actor = actor;
+        this.outbox = outbox;
+        this.frames = frames;
+        this.json = json;
+        this.extensions = extensions;
     }
 
     /** True for the verbs handled here. */
@@ -124,7 +137,7 @@ public final class BoardVerbs {
         LedgerTaskCommand command = new LedgerTaskCommand(r.sender(), text(r, "task_id"), text(r, "title"),
                 FieldCoercion.text(r.get("description")), deps, FieldCoercion.text(r.get("suggested_owner")),
                 FieldCoercion.text(r.get("project")), expected[0], parent[0]);
-        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at), publisher);
+        support.submit(r, command, true, renderer(r), publisher);
     }
 
     private void ledgerTaskUpdate(Request r) {
@@ -141,26 +154,29 @@ public final class BoardVerbs {
         LedgerTaskUpdateCommand command = new LedgerTaskUpdateCommand(r.sender(), text(r, "task_id"),
                 FieldCoercion.text(r.get("status")), FieldCoercion.text(r.get("suggested_owner")),
                 FieldCoercion.text(r.get("project")), expected[0], parent[0]);
-        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at), publisher);
+        support.submit(r, command, true, renderer(r), publisher);
     }
 
-    /** Board and resource outcomes: a grant is broadcast to the others, a refusal answered privately. */
     /**
-     * The frame a granted board or resource request is broadcast and stored with (the stored
-     * first response of a keyed request, contract §4.6).
+     * Renders the frame a granted board or resource request is broadcast and stored with (the
+     * stored first response of a keyed request, contract §4.6), from the verb's own success reply.
      */
-    ObjectNode grantFrame(Request r, Reply reply, double at) {
+    VerbSupport.GrantRenderer renderer(Request r) {
         switch (r.type()) {
             case "ledger_task":
-                return taskFrame("ledger_task_posted", ((BoardTaskReply) reply).task(), at);
+                return VerbSupport.GrantRenderer.typed(BoardTaskReply.class,
+                        (posted, at) -> taskFrame("ledger_task_posted", posted.task(), at));
             case "ledger_task_update":
-                return taskFrame("ledger_task_updated", ((BoardTaskReply) reply).task(), at);
+                return VerbSupport.GrantRenderer.typed(BoardTaskReply.class,
+                        (updated, at) -> taskFrame("ledger_task_updated", updated.task(), at));
             case "ledger_progress":
-                return progressFrame(((ProgressNoteReply) reply).note());
+                return VerbSupport.GrantRenderer.typed(ProgressNoteReply.class,
+                        (posted, at) -> progressFrame(posted.note()));
             case "resource":
             case "resource_offer":
             case "offer_resource":
-                return offered(((ResourceOfferReply) reply).offer(), at);
+                return VerbSupport.GrantRenderer.typed(ResourceOfferReply.class,
+                        (offered, at) -> offered(offered.offer(), at));
             default:
                 throw new IllegalArgumentException(r.type());
         }
@@ -176,8 +192,8 @@ public final class BoardVerbs {
     /** Broadcasts a grant to every connection but the requester's (its session is null for another node's). */
     private void broadcastGrant(CommittedDecision d) {
         Request r = d.request();
-        hub.outbox().broadcast(d.storedResponse() != null ? d.storedResponse()
-                : hub.frames().write(grantFrame(r, d.reply(), d.at())), r.session());
+        outbox.broadcast(d.storedResponse() != null ? d.storedResponse()
+                : frames.write(renderer(r).render(d.reply(), d.at())), r.session());
     }
 
     private void ledgerProgress(Request r) {
@@ -192,16 +208,16 @@ public final class BoardVerbs {
         }
         LedgerProgressCommand command = new LedgerProgressCommand(r.sender(), text(r, "task_id"),
                 FieldCoercion.text(r.get("kind")), text == null ? "" : text);
-        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at), publisher);
+        support.submit(r, command, true, renderer(r), publisher);
     }
 
     private void boardRequest(Request r) {
-        support.afterRead(r, "answering board_request", hub.extensions().read(r,
-                () -> hub.actor().read(s -> new BoardRead(s.board().snapshot(), s.board().limits().taskCap()))),
+        support.afterRead(r, "answering board_request", extensions.read(r,
+                () -> actor.read(s -> new BoardRead(s.board().snapshot(), s.board().limits().taskCap()))),
                 read -> {
                     ObjectNode f = boardSnapshot(r.sender(), read.snapshot(), read.taskCap(), support.now());
-                    hub.extensions().labelRead(f, r);
-                    hub.outbox().send(r.session(), f);
+                    extensions.labelRead(f, r);
+                    outbox.send(r.session(), f);
                 });
     }
 
@@ -215,7 +231,7 @@ public final class BoardVerbs {
 
     /** {@code board_snapshot} (§6.5); with a task cap, trimmed and with {@code total_tasks}, {@code truncated}, {@code task_cap}. */
     ObjectNode boardSnapshot(String requester, BoardSnapshot snapshot, int taskCap, double at) {
-        ObjectNode f = hub.frames().envelope(requester, "board_snapshot", "Board snapshot", at);
+        ObjectNode f = frames.envelope(requester, "board_snapshot", "Board snapshot", at);
         ObjectNode board = f.putObject("board");
         ArrayNode tasks = board.putArray("tasks");
         List<BoardTask> listed = snapshot.capped(taskCap);
@@ -236,7 +252,7 @@ public final class BoardVerbs {
     }
 
     ObjectNode taskFrame(String type, BoardTask task, double at) {
-        ObjectNode f = hub.frames().envelope("all", type, "Board task " + task.taskId() + " (v" + task.version() + ")", at);
+        ObjectNode f = frames.envelope("all", type, "Board task " + task.taskId() + " (v" + task.version() + ")", at);
         writeTask(f.putObject("task"), task);
         return f;
     }
@@ -252,7 +268,7 @@ public final class BoardVerbs {
     }
 
     private ObjectNode noteFrame(String payload, ProgressNote note) {
-        ObjectNode f = hub.frames().envelope("all", "ledger_progress_posted", payload, note.postedAt());
+        ObjectNode f = frames.envelope("all", "ledger_progress_posted", payload, note.postedAt());
         writeNote(f.putObject("note"), note);
         return f;
     }
@@ -299,12 +315,12 @@ public final class BoardVerbs {
             capacity = v.isPresent() ? (int) Math.max(1, Math.min(Integer.MAX_VALUE, v.getAsLong())) : null;
         }
         ResourceOfferCommand command = new ResourceOfferCommand(r.sender(), kind, name, capacity,
-                meta == null || meta.isNull() ? "{}" : hub.frames().write(meta.deepCopy()));
-        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at), publisher);
+                meta == null || meta.isNull() ? "{}" : frames.write(meta.deepCopy()));
+        support.submit(r, command, true, renderer(r), publisher);
     }
 
     private ObjectNode offered(ResourceOffer o, double at) {
-        ObjectNode f = hub.frames().envelope("all", "resource_offered", "Resource offered by " + o.agent(), at);
+        ObjectNode f = frames.envelope("all", "resource_offered", "Resource offered by " + o.agent(), at);
         f.put("agent", o.agent());
         f.put("kind", o.kind());
         f.put("name", o.name());
@@ -324,10 +340,10 @@ public final class BoardVerbs {
     // ------------------------------------------------------------------------------ helpers
 
     private void denied(Request req, Reply.Denied d, double at) {
-        ObjectNode e = hub.frames().error(req.sender(), d.message(), at);
+        ObjectNode e = frames.error(req.sender(), d.message(), at);
         e.put("error_code", d.refusal() == Refusal.QUOTA_EXCEEDED ? "quota_exceeded"
                 : d.refusal().name().toLowerCase(Locale.ROOT));
-        hub.outbox().send(req.session(), e);
+        outbox.send(req.session(), e);
     }
 
     /** A required string under {@code name} or its alias, trimmed; null after a typed error. */
@@ -344,9 +360,9 @@ public final class BoardVerbs {
         }
         String s = FieldCoercion.text(v);
         if (s == null || s.isBlank()) {
-            ObjectNode e = hub.frames().error(r.sender(), "resource offer requires kind+name", support.now());
+            ObjectNode e = frames.error(r.sender(), "resource offer requires kind+name", support.now());
             e.put("error_code", name + "_required");
-            hub.outbox().send(r.session(), e);
+            outbox.send(r.session(), e);
             return null;
         }
         return s.strip();
@@ -385,10 +401,10 @@ public final class BoardVerbs {
             return true;
         }
         if (!v.isIntegralNumber() || !v.canConvertToLong()) {
-            ObjectNode e = hub.frames().error(r.sender(), "expected_version must be an integer.", support.now());
+            ObjectNode e = frames.error(r.sender(), "expected_version must be an integer.", support.now());
             e.put("error_code", "invalid_guard");
             e.put("field", "expected_version");
-            hub.outbox().send(r.session(), e);
+            outbox.send(r.session(), e);
             return false;
         }
         out[0] = v.longValue();
@@ -416,11 +432,11 @@ public final class BoardVerbs {
                     "causal_parent must be {hub_id, seq, event_fingerprint} with a valid value for each.");
             return false;
         }
-        ObjectNode parent = hub.json().object();
+        ObjectNode parent = json.object();
         parent.put("hub_id", v.get("hub_id").textValue());
         parent.put("seq", v.get("seq").longValue());
         parent.put("event_fingerprint", v.get("event_fingerprint").textValue());
-        out[0] = hub.frames().write(parent);
+        out[0] = frames.write(parent);
         return true;
     }
 }

@@ -3,6 +3,8 @@ package dev.synapsehub.net.protocol;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.Clock;
+import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.card.PersistentCard;
 import dev.synapsehub.core.command.CardCommand;
 import dev.synapsehub.core.command.CardRemoveCommand;
@@ -11,6 +13,7 @@ import dev.synapsehub.core.reply.CardRemovedReply;
 import dev.synapsehub.core.messaging.AddressMatcher;
 import dev.synapsehub.net.wire.FieldCoercion;
 import dev.synapsehub.net.wire.HubFrames;
+import dev.synapsehub.net.wire.WireJson;
 
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -38,12 +41,21 @@ public final class CapabilityCards {
     private record Card(String advertiser, double advertisedAt, ObjectNode json) {
     }
 
-    private final HubContext hub;
+    private final CoordinationActor actor;
+    private final Outbox outbox;
+    private final HubFrames frames;
+    private final WireJson json;
+    private final Clock clock;
     private final LinkedHashMap<String, Card> cards = new LinkedHashMap<>();
     private final CardSignature signatures = new CardSignature();
 
-    public CapabilityCards(HubContext hub) {
-        this.hub = hub;
+    /** The cards of one hub: persistent ones read through {@code actor}, every change published via {@code outbox}. */
+    public CapabilityCards(CoordinationActor actor, Outbox outbox, HubFrames frames, WireJson json, Clock clock) {
+        this.actor = actor;
+        this.outbox = outbox;
+        this.frames = frames;
+        this.json = json;
+        this.clock = clock;
     }
 
     /** {@code advertise}: validate, store, broadcast {@code capability_advertised}. */
@@ -63,10 +75,10 @@ public final class CapabilityCards {
         String agent = FieldCoercion.text(r.get("agent"));
         agent = agent == null || agent.isBlank() ? r.sender() : agent.strip();
         if (!agent.equals(r.sender()) && !AddressMatcher.logicalName(r.sender()).equals(agent)) {
-            ObjectNode e = hub.frames().error(r.sender(), "You may advertise only for yourself or the identity whose"
+            ObjectNode e = frames.error(r.sender(), "You may advertise only for yourself or the identity whose"
                     + " -rx sidecar you are.", support.now());
             e.put("error_code", "not_authorised");
-            hub.outbox().send(r.session(), e);
+            outbox.send(r.session(), e);
             return;
         }
         boolean persist = r.get("persist") != null && r.get("persist").asBoolean(false);
@@ -84,12 +96,12 @@ public final class CapabilityCards {
         CardSignature.Verification verified = signed ? signatures.verify(r.frame(), agent, now) : null;
         if (verified != null && !verified.valid()) {
             // a bad signature changes nothing: no card, no broadcast, no registration
-            ObjectNode e = hub.frames().error(r.sender(), "Capability card signature refused: " + verified.result()
+            ObjectNode e = frames.error(r.sender(), "Capability card signature refused: " + verified.result()
                     + " (" + verified.detail() + ").", now);
             e.put("error_code", "bad_signature");
             e.put("field", "signature");
             e.put("verification_result", verified.result());
-            hub.outbox().send(r.session(), e);
+            outbox.send(r.session(), e);
             return;
         }
         if (verified == null) {
@@ -99,7 +111,7 @@ public final class CapabilityCards {
         // a signed card of a pinned identity must be signed by the pinned key (read from committed state)
         String cardAgent = agent;
         support.afterRead(r, "checking a signed card against the identity pin",
-                hub.actor().read(s -> s.pins().find(cardAgent)), pin -> {
+                actor.read(s -> s.pins().find(cardAgent)), pin -> {
                     String mismatch = pin.map(p -> pinMismatch(p, signature)).orElse(null);
                     if (mismatch != null) {
                         refusePinMismatch(r, cardAgent, pin.get(), mismatch);
@@ -124,19 +136,19 @@ public final class CapabilityCards {
 
     /** {@code error} {@code card_key_not_pinned}: nothing stored, registered or broadcast. */
     private void refusePinMismatch(Request r, String agent, IdentityPin pin, String why) {
-        ObjectNode e = hub.frames().error(r.sender(), "Capability card refused: '" + agent + "' is pinned to key "
-                + pin.keyId() + " and a signed card must be signed by it (" + why + ").", hub.clock().nowSeconds());
+        ObjectNode e = frames.error(r.sender(), "Capability card refused: '" + agent + "' is pinned to key "
+                + pin.keyId() + " and a signed card must be signed by it (" + why + ").", clock.nowSeconds());
         e.put("error_code", "card_key_not_pinned");
         e.put("field", "signature");
         e.put("pinned_key_id", pin.keyId());
-        hub.outbox().send(r.session(), e);
+        outbox.send(r.session(), e);
     }
 
     /** Builds the card and keeps it live, or registers it persistently first ({@code verified} null: unsigned). */
     private void register(Request r, VerbSupport support, String agent, boolean persist, JsonNode signature,
                           CardSignature.Verification verified, double now) {
         boolean signed = verified != null;
-        ObjectNode card = hub.json().object();
+        ObjectNode card = json.object();
         card.put("agent", agent);
         card.put("description", orEmpty(FieldCoercion.text(r.get("description"))));
         HubFrames.putStrings(card, "skills", cleanList(r.get("skills")));
@@ -146,8 +158,8 @@ public final class CapabilityCards {
         card.put("manifest_digest", orEmpty(FieldCoercion.text(r.get("manifest_digest"))));
         card.set("contracts", contracts(r.get("contracts")));
         JsonNode meta = r.get("meta");
-        card.set("meta", meta != null && meta.isObject() ? meta.deepCopy() : hub.json().object());
-        card.set("signature", signed ? signature.deepCopy() : hub.json().object());
+        card.set("meta", meta != null && meta.isObject() ? meta.deepCopy() : json.object());
+        card.set("signature", signed ? signature.deepCopy() : json.object());
         ObjectNode verification = card.putObject("verification");
         if (verified == null) {
             verification.put("result", "missing_signature");
@@ -174,7 +186,7 @@ public final class CapabilityCards {
             return;
         }
         String cardAgent = agent;
-        support.submit(r, new CardCommand(r.sender(), agent, hub.frames().write(card)), false, null,
+        support.submit(r, new CardCommand(r.sender(), agent, frames.write(card)), false, null,
                 d -> publish(d.request(), cardAgent, card, now)); // as journaled
     }
 
@@ -189,11 +201,11 @@ public final class CapabilityCards {
                 it.remove();
             }
         }
-        ObjectNode f = hub.frames().envelope("all", "capability_advertised", "Capabilities of " + agent, now);
+        ObjectNode f = frames.envelope("all", "capability_advertised", "Capabilities of " + agent, now);
         f.put("agent", agent);
         f.set("card", card.deepCopy());
-        String text = hub.frames().write(f);
-        hub.outbox().broadcast(text, r.session());
+        String text = frames.write(f);
+        outbox.broadcast(text, r.session());
     }
 
     /**
@@ -209,11 +221,11 @@ public final class CapabilityCards {
         String agent = FieldCoercion.text(r.get("agent"));
         agent = agent == null || agent.isBlank() ? r.sender() : agent.strip();
         if (!agent.equals(r.sender()) && !AddressMatcher.logicalName(r.sender()).equals(agent)) {
-            ObjectNode e = hub.frames().error(r.sender(), "You may remove only your own card or that of the identity"
+            ObjectNode e = frames.error(r.sender(), "You may remove only your own card or that of the identity"
                     + " whose -rx sidecar you are.", support.now());
             e.put("error_code", "not_authorised");
             e.put("field", "agent");
-            hub.outbox().send(r.session(), e);
+            outbox.send(r.session(), e);
             return;
         }
         String cardAgent = agent;
@@ -223,12 +235,12 @@ public final class CapabilityCards {
             synchronized (this) {
                 live = cards.remove(cardAgent) != null;
             }
-            ObjectNode f = hub.frames().envelope(req.sender(), "card_removed", "Capability card of " + cardAgent
+            ObjectNode f = frames.envelope(req.sender(), "card_removed", "Capability card of " + cardAgent
                     + " removed", d.at());
             f.put("agent", cardAgent);
             f.put("removed_persistent", d.reply() instanceof CardRemovedReply c && c.removed());
             f.put("removed_live", live);
-            hub.outbox().send(req.session(), f);
+            outbox.send(req.session(), f);
         });
     }
 
@@ -237,20 +249,19 @@ public final class CapabilityCards {
      * else its persistent one (read through the writer, committed state only).
      */
     void manifest(Request r, VerbSupport support) {
-        support.afterRead(r, "answering manifest_request", hub.actor().read(s -> s.cards().all()), persistent -> {
-            double now = hub.clock().nowSeconds();
+        support.afterRead(r, "answering manifest_request", actor.read(s -> s.cards().all()), persistent -> {
+            double now = clock.nowSeconds();
             Map<String, ObjectNode> merged = new TreeMap<>();
             for (PersistentCard c : persistent) {
-                com.fasterxml.jackson.databind.JsonNode json = hub.json().parse(c.cardJson());
-                if (json != null && json.isObject()) {
-                    merged.put(c.agent(), (ObjectNode) json);
+                if (json.parse(c.cardJson()) instanceof ObjectNode card) {
+                    merged.put(c.agent(), card);
                 }
             }
             merged.putAll(live(now));
-            ObjectNode f = hub.frames().envelope(r.sender(), "manifest_snapshot", "Capability manifest", now);
+            ObjectNode f = frames.envelope(r.sender(), "manifest_snapshot", "Capability manifest", now);
             ArrayNode manifest = f.putArray("manifest");
             merged.values().forEach(manifest::add);
-            hub.outbox().send(r.session(), f);
+            outbox.send(r.session(), f);
         });
     }
 
@@ -270,7 +281,7 @@ public final class CapabilityCards {
     }
 
     private ArrayNode contracts(JsonNode raw) {
-        ArrayNode out = hub.json().mapper().createArrayNode();
+        ArrayNode out = json.mapper().createArrayNode();
         List<JsonNode> entries = new ArrayList<>();
         Map<String, JsonNode> keyed = new LinkedHashMap<>();
         if (raw != null && raw.isArray()) {
@@ -304,8 +315,8 @@ public final class CapabilityCards {
         o.put("task_class", taskClass.strip());
         JsonNode in = c.has("input_schema") ? c.get("input_schema") : c.get("inputs");
         JsonNode outSchema = c.has("output_schema") ? c.get("output_schema") : c.get("outputs");
-        o.set("input_schema", in != null && in.isObject() ? in.deepCopy() : hub.json().object());
-        o.set("output_schema", outSchema != null && outSchema.isObject() ? outSchema.deepCopy() : hub.json().object());
+        o.set("input_schema", in != null && in.isObject() ? in.deepCopy() : json.object());
+        o.set("output_schema", outSchema != null && outSchema.isObject() ? outSchema.deepCopy() : json.object());
         HubFrames.putStrings(o, "preconditions", cleanList(c.get("preconditions")));
         HubFrames.putStrings(o, "postconditions", cleanList(c.get("postconditions")));
     }

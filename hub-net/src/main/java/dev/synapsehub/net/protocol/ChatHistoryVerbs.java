@@ -6,7 +6,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.util.RawValue;
 import dev.synapsehub.core.messaging.AddressMatcher;
 import dev.synapsehub.core.messaging.ChatRecord;
+import dev.synapsehub.core.actor.CoordinationActor;
+import dev.synapsehub.net.session.SessionRegistry;
 import dev.synapsehub.net.wire.FieldCoercion;
+import dev.synapsehub.net.wire.HubFrames;
 
 import java.util.List;
 import java.util.OptionalLong;
@@ -17,20 +20,30 @@ import java.util.function.Predicate;
  * the requester may see, bounded to one frame.
  */
 final class ChatHistoryVerbs {
-    private final HubContext hub;
     private final VerbSupport support;
+    private final CoordinationActor actor;
+    private final SessionRegistry registry;
+    private final Outbox outbox;
+    private final HubFrames frames;
+    private final MessagingVerbs.Settings settings;
 
-    ChatHistoryVerbs(HubContext hub, VerbSupport support) {
-        this.hub = hub;
+    /** The history verbs; {@code registry} holds the roles a directed chat may address. */
+    ChatHistoryVerbs(VerbSupport support, CoordinationActor actor, SessionRegistry registry, Outbox outbox,
+            HubFrames frames, MessagingVerbs.Settings settings) {
         this.support = support;
+        this.actor = actor;
+        this.registry = registry;
+        this.outbox = outbox;
+        this.frames = frames;
+        this.settings = settings;
     }
 
     /** Private directed mode: a directed chat is visible to its sender and the identities it addresses. */
     private Predicate<ChatRecord> visibleTo(String requester) {
-        if (!hub.config().privateDirectedMessages()) {
+        if (!settings.privateDirectedMessages()) {
             return rec -> true;
         }
-        List<String> roles = hub.registry().rolesOf(requester);
+        List<String> roles = registry.rolesOf(requester);
         String logical = AddressMatcher.logicalName(requester);
         return rec -> !rec.directed() || rec.sender().equals(requester) || rec.sender().equals(logical)
                 || AddressMatcher.addresses(rec.target(), requester, roles)
@@ -43,10 +56,10 @@ final class ChatHistoryVerbs {
         Integer used = raw == null || raw.isNull() || raw.isBoolean() || limit.isEmpty() ? null
                 : (int) Math.max(1, Math.min(Integer.MAX_VALUE, limit.getAsLong()));
         Predicate<ChatRecord> visible = visibleTo(r.sender());
-        support.afterRead(r, "answering history_request", hub.actor().read(s -> s.messaging().history(used, visible)),
+        support.afterRead(r, "answering history_request", actor.read(s -> s.messaging().history(used, visible)),
                 records -> {
             double at = support.now();
-            ObjectNode f = hub.frames().envelope(r.sender(), "history_snapshot", "History snapshot", at);
+            ObjectNode f = frames.envelope(r.sender(), "history_snapshot", "History snapshot", at);
             ArrayNode history = f.putArray("history");
             List<ChatRecord> fit = newestThatFit(records);
             fit.forEach(rec -> history.addRawValue(new RawValue(rec.frameJson())));
@@ -58,7 +71,7 @@ final class ChatHistoryVerbs {
             } else {
                 f.put("requested_limit", used);
             }
-            hub.outbox().send(r.session(), f);
+            outbox.send(r.session(), f);
         });
     }
 
@@ -89,17 +102,17 @@ final class ChatHistoryVerbs {
     }
 
     private long replyBudget() {
-        return hub.config().maxFrameBytes() - ChatVerb.HUB_MEMBERS_BYTES;
+        return settings.maxFrameBytes() - ChatVerb.HUB_MEMBERS_BYTES;
     }
 
     void resume(Request r) {
         OptionalLong raw = FieldCoercion.tolerantLong(r.get("since"));
         long since = raw.isPresent() ? raw.getAsLong() : 0;
         Predicate<ChatRecord> visible = visibleTo(r.sender());
-        support.afterRead(r, "answering resume_request", hub.actor().read(s -> s.messaging().resume(since, visible)),
+        support.afterRead(r, "answering resume_request", actor.read(s -> s.messaging().resume(since, visible)),
                 records -> {
             double at = support.now();
-            ObjectNode f = hub.frames().envelope(r.sender(), "resume_snapshot", "Resume snapshot", at);
+            ObjectNode f = frames.envelope(r.sender(), "resume_snapshot", "Resume snapshot", at);
             f.put("since", since);
             ArrayNode messages = f.putArray("messages");
             List<ChatRecord> fit = oldestThatFit(records);
@@ -107,7 +120,7 @@ final class ChatHistoryVerbs {
             if (fit.size() < records.size()) {
                 f.put("truncated", true); // resume again from the last msg_id
             }
-            hub.outbox().send(r.session(), f);
+            outbox.send(r.session(), f);
         });
     }
 }

@@ -14,12 +14,16 @@ import dev.synapsehub.core.reply.ChatReply;
 import dev.synapsehub.core.reply.Refusal;
 import dev.synapsehub.core.reply.Reply;
 import dev.synapsehub.net.session.Session;
+import dev.synapsehub.net.session.SessionRegistry;
 import dev.synapsehub.net.wire.FieldCoercion;
+import dev.synapsehub.net.wire.HubFrames;
+import dev.synapsehub.net.wire.WireJson;
 
 import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Consumer;
 
 /**
  * The {@code chat} verb (contract §5.1, §8): stamped by the hub, fanned out (broadcast or
@@ -30,23 +34,38 @@ final class ChatVerb {
     /** Room for the members the hub adds to a chat frame (times, ids, seq). */
     static final int HUB_MEMBERS_BYTES = 256;
 
-    private final HubContext hub;
     private final VerbSupport support;
     private final ReceiptFrames receipts;
     private final OwedReceipts owed;
     private final DeadLetterHints deadLetters;
+    private final SessionRegistry registry;
+    private final Outbox outbox;
+    private final HubFrames frames;
+    private final WireJson json;
+    private final Consumer<DeadLetterEscalationEvent> escalations;
+    private final MessagingVerbs.Settings settings;
     private final RecipientLiveness liveness;
     private final ChannelChat channels;
 
-    ChatVerb(HubContext hub, VerbSupport support, ReceiptFrames receipts, OwedReceipts owed,
-            DeadLetterHints deadLetters) {
-        this.hub = hub;
+    /**
+     * The chat verb; {@code registry} is the audience and the recipients' liveness, and
+     * {@code escalations} hears every escalation decided here (a peer may own the target).
+     */
+    ChatVerb(VerbSupport support, ReceiptFrames receipts, OwedReceipts owed, DeadLetterHints deadLetters,
+            SessionRegistry registry, Outbox outbox, HubFrames frames, WireJson json,
+            Consumer<DeadLetterEscalationEvent> escalations, MessagingVerbs.Settings settings) {
         this.support = support;
         this.receipts = receipts;
         this.owed = owed;
         this.deadLetters = deadLetters;
-        this.liveness = new RecipientLiveness(hub.registry(), hub.frames());
-        this.channels = new ChannelChat(hub.outbox(), hub.registry(), receipts);
+        this.registry = registry;
+        this.outbox = outbox;
+        this.frames = frames;
+        this.json = json;
+        this.escalations = escalations;
+        this.settings = settings;
+        this.liveness = new RecipientLiveness(registry, frames);
+        this.channels = new ChannelChat(outbox, registry, receipts);
     }
 
     void handle(Request r) {
@@ -62,12 +81,12 @@ final class ChatVerb {
         String clientMsgId = rawId != null && rawId.isTextual() ? rawId.textValue() : null;
         boolean receipt = FieldCoercion.truthy(frame.get("receipt_requested"));
         ObjectNode base = chatBase(frame);
-        if (hub.json().write(base).getBytes(StandardCharsets.UTF_8).length + HUB_MEMBERS_BYTES
-                > hub.config().maxFrameBytes()) {
-            ObjectNode e = hub.frames().error(r.sender(), "The chat frame would exceed the frame size limit once"
+        if (json.write(base).getBytes(StandardCharsets.UTF_8).length + HUB_MEMBERS_BYTES
+                > settings.maxFrameBytes()) {
+            ObjectNode e = frames.error(r.sender(), "The chat frame would exceed the frame size limit once"
                     + " stamped; send less.", support.now());
             e.put("error_code", "frame_too_large");
-            hub.outbox().send(r.session(), e);
+            outbox.send(r.session(), e);
             return;
         }
         ChatFrameRenderer renderer = renderer(base);
@@ -81,19 +100,19 @@ final class ChatVerb {
     /** A refused chat: answered privately, nothing delivered. */
     private void refused(CommittedDecision d, Reply.Denied refusal) {
         Request req = d.request();
-        ObjectNode e = hub.frames().error(req.sender(), refusal.message(), d.at());
+        ObjectNode e = frames.error(req.sender(), refusal.message(), d.at());
         if (refusal.refusal() == Refusal.NOT_A_MEMBER) {
             // A1.4: a non-member (or unknown channel) gets this error, naming the channel
             e.put("channel", FieldCoercion.text(req.frame().get("channel")).strip());
         } else {
             e.put("error_code", refusal.refusal().name().toLowerCase(java.util.Locale.ROOT));
         }
-        hub.outbox().send(req.session(), e);
+        outbox.send(req.session(), e);
     }
 
     /** Rendered here, on the event loop: the writer only joins strings (ChatTemplate). */
     private ChatFrameRenderer renderer(ObjectNode base) {
-        return ChatTemplate.of(base, hub.json(), hub.frames().hubId());
+        return ChatTemplate.of(base, json, frames.hubId());
     }
 
     /** The renderer of a chat request decided on another node (a mesh leader deciding for a follower). */
@@ -129,23 +148,23 @@ final class ChatVerb {
             return;
         }
         long seq = chatSeq(committed);
-        boolean journaled = hub.journaled() && seq > 0;
+        boolean journaled = settings.journaled() && seq > 0;
         String text = journaled ? withSeq(req, c.frameJson(), seq) : c.frameJson();
         ReceiptVerdict v = c.verdict();
         boolean receiptFirst = c.receiptRequested() && !v.matchedRecipients().isEmpty() && v.recipients().isEmpty()
                 && c.directed();
         ObjectNode receipt = c.receiptRequested() ? receipts.immediate(c, journaled ? seq : 0, at) : null;
         if (receiptFirst) {
-            hub.outbox().send(req.session(), receipt);
+            outbox.send(req.session(), receipt);
         }
         fanOut(req, c, text, at);
-        hub.extensions().deadLetterEscalated(c.escalation()); // decided here: a peer may own the target (§11.5)
+        escalations.accept(c.escalation()); // decided here: a peer may own the target (§11.5)
         ObjectNode warning = liveness.warning(req.sender(), c, at);
         if (warning != null) {
-            hub.outbox().send(req.session(), warning);
+            outbox.send(req.session(), warning);
         }
         if (receipt != null && !receiptFirst) {
-            hub.outbox().send(req.session(), receipt);
+            outbox.send(req.session(), receipt);
         }
         if (journaled) {
             deliverExpired(c, at, true);
@@ -163,7 +182,7 @@ final class ChatVerb {
             return;
         }
         long seq = chatSeq(committed);
-        boolean journaled = hub.journaled() && seq > 0;
+        boolean journaled = settings.journaled() && seq > 0;
         fanOut(req, c, journaled ? withSeq(req, c.frameJson(), seq) : c.frameJson(), at);
         if (journaled) {
             deliverExpired(c, at, false);
@@ -179,27 +198,27 @@ final class ChatVerb {
         if (v.deadLettered() && c.target() != null) {
             deadLetters.deadLettered(c.target());
         }
-        if (hub.config().privateDirectedMessages() && c.directed()) {
-            hub.outbox().mirror(text); // the relay log has a line for it, as for a broadcast (A5.2)
+        if (settings.privateDirectedMessages() && c.directed()) {
+            outbox.mirror(text); // the relay log has a line for it, as for a broadcast (A5.2)
             Set<String> matched = new HashSet<>(v.matchedRecipients());
-            for (Session s : hub.registry().audience()) {
+            for (Session s : registry.audience()) {
                 String name = s.name();
                 if (s == req.session() || (name != null && (matched.contains(AddressMatcher.logicalName(name))
                         || matched.contains(name)))) {
-                    hub.outbox().send(s, text);
+                    outbox.send(s, text);
                 }
             }
         } else {
-            hub.outbox().broadcast(text, req.session());
+            outbox.broadcast(text, req.session());
         }
         DeadLetterEscalationEvent esc = c.escalation();
         if (esc != null) {
-            ObjectNode f = hub.frames().envelope("all", "dead_letter_escalation",
+            ObjectNode f = frames.envelope("all", "dead_letter_escalation",
                     esc.count() + " undelivered messages for " + esc.target(), at);
             f.put("escalation_target", esc.target());
             f.put("escalation_count", esc.count());
             f.put("last_sender", esc.lastSender());
-            hub.outbox().broadcast(f);
+            outbox.broadcast(f);
         }
     }
 
@@ -212,11 +231,11 @@ final class ChatVerb {
     /** The stored frame with the journal {@code seq}: in place of the client's own, else appended. */
     private String withSeq(Request req, String frameJson, long seq) {
         if (req.frame().has("seq")) {
-            JsonNode node = hub.json().parse(frameJson);
+            JsonNode node = json.parse(frameJson);
             if (node != null && node.isObject()) {
                 ObjectNode f = (ObjectNode) node;
                 f.put("seq", seq);
-                return hub.frames().write(f);
+                return frames.write(f);
             }
         }
         String f = frameJson.strip();

@@ -9,12 +9,16 @@ import dev.synapsehub.core.command.ClaimCommand;
 import dev.synapsehub.core.command.HandoffCommand;
 import dev.synapsehub.core.command.ReleaseCommand;
 import dev.synapsehub.core.command.TaskUpdateCommand;
+import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.actor.Outcome;
 import dev.synapsehub.core.reply.Refusal;
 import dev.synapsehub.net.extension.ClaimService;
 import java.util.concurrent.CompletableFuture;
 import dev.synapsehub.core.reply.Reply;
 import dev.synapsehub.net.session.Session;
+import dev.synapsehub.net.session.SessionRegistry;
+import dev.synapsehub.net.wire.HubFrames;
+import dev.synapsehub.net.wire.WireJson;
 import dev.synapsehub.net.wire.CanonicalJson;
 import dev.synapsehub.net.wire.FieldCoercion;
 
@@ -36,17 +40,35 @@ public final class ClaimVerbs {
     private static final Set<Refusal> CLAIM_REASON_CODES = EnumSet.of(Refusal.TASK_ID_REQUIRED,
             Refusal.PATH_IDENTITY_INVALID, Refusal.LEASE_LIVE, Refusal.SCOPE_CONFLICT, Refusal.QUOTA_EXCEEDED);
 
-    private final HubContext hub;
-    private final ClaimFrames claimFrames;
-    private final BoardVerbs board;
     private final VerbSupport support;
+    private final BoardVerbs board;
+    private final CoordinationActor actor;
+    private final SessionRegistry registry;
+    private final Outbox outbox;
+    private final HubFrames frames;
+    private final WireJson json;
+    private final HubMetrics metrics;
+    private final ClaimFrames claimFrames;
+    /** Renders a claim grant, the stored first response of a keyed claim. */
+    private final VerbSupport.GrantRenderer claimRenderer = VerbSupport.GrantRenderer.typed(Reply.Granted.class,
+            this::renderGrant);
 
-    /** Claim verbs whose release and handoff notes are posted through {@code board} (stored, journaled). */
-    ClaimVerbs(HubContext hub, VerbSupport support, BoardVerbs board) {
-        this.hub = hub;
-        this.claimFrames = new ClaimFrames(hub.frames());
-        this.board = board;
+    /**
+     * Claim verbs whose release and handoff notes are posted through {@code board} (stored,
+     * journaled); {@code registry} holds the presence a handoff weighs and the wait graph a grant
+     * or release prunes.
+     */
+    ClaimVerbs(VerbSupport support, BoardVerbs board, CoordinationActor actor, SessionRegistry registry, Outbox outbox,
+            HubFrames frames, WireJson json, HubMetrics metrics) {
         this.support = support;
+        this.board = board;
+        this.actor = actor;
+        this.registry = registry;
+        this.outbox = outbox;
+        this.frames = frames;
+        this.json = json;
+        this.metrics = metrics;
+        this.claimFrames = new ClaimFrames(frames);
     }
 
     /**
@@ -105,7 +127,7 @@ public final class ClaimVerbs {
         if (command == null) {
             return;
         }
-        support.submit(r, command, true, this::renderGrant, claimPublisher(true));
+        support.submit(r, command, true, claimRenderer, claimPublisher(true));
     }
 
     /** The claim command of a claim frame charged to {@code principal}; null after a typed error. */
@@ -155,8 +177,16 @@ public final class ClaimVerbs {
                 worktree == null ? "" : worktree, paths, git, identity.identity());
     }
 
-    private ObjectNode renderGrant(Reply reply, double at) {
-        return claimFrames.claimGranted(((Reply.Granted) reply).claim(), ((Reply.Granted) reply).message(), at);
+    private ObjectNode renderGrant(Reply.Granted granted, double at) {
+        return claimFrames.claimGranted(granted.claim(), granted.message(), at);
+    }
+
+    /**
+     * Renders the grant of {@code r}, a request of this family (the stored first response of a
+     * keyed request, contract §4.6); only a grant is rendered.
+     */
+    VerbSupport.GrantRenderer renderer(Request r) {
+        return VerbSupport.GrantRenderer.typed(Reply.Granted.class, (granted, at) -> grantFrame(r, granted, at));
     }
 
     /**
@@ -171,21 +201,21 @@ public final class ClaimVerbs {
             return;
         }
         DecisionPublisher published = claimPublisher(false);
-        support.submit(scoped, command, true, this::renderGrant, DecisionPublisher.typed(Reply.Granted.class,
+        support.submit(scoped, command, true, claimRenderer, DecisionPublisher.typed(Reply.Granted.class,
                 (d, granted) -> {
                     published.publish(d);
-                    answer.answer(true, d.storedResponse() != null ? (ObjectNode) hub.json().parse(d.storedResponse())
+                    answer.answer(true, d.storedResponse() != null ? (ObjectNode) json.parse(d.storedResponse())
                             : renderGrant(granted, d.at()), granted.message());
                 }, (d, refusal) -> {
                     published.publish(d);
                     answer.answer(false, null, refusal.message());
                 }), (req, settled) -> {
             if (settled instanceof Outcome.Replayed replayed) {
-                hub.metrics().idempotentReplays.incrementAndGet();
-                ObjectNode first = (ObjectNode) hub.json().parse(replayed.response());
+                metrics.idempotentReplays.incrementAndGet();
+                ObjectNode first = (ObjectNode) json.parse(replayed.response());
                 answer.answer(true, first, first.path("payload").asText(""));
             } else if (settled instanceof Outcome.IdempotencyConflict) {
-                hub.metrics().idempotencyConflicts.incrementAndGet();
+                metrics.idempotencyConflicts.incrementAndGet();
                 answer.answer(false, null, "idem_key was already used for a different request; nothing was applied.");
             } else if (settled instanceof Outcome.Refused refused) {
                 answer.answer(false, null, refused.message());
@@ -196,15 +226,15 @@ public final class ClaimVerbs {
     /** {@link ClaimService#answerIfHeld}: the existing grant, read from committed state, when the claimant holds the task. */
     public CompletableFuture<Boolean> answerIfHeld(String claimant, String principal, String taskId,
             ClaimService.Answer answer) {
-        double now = hub.clock().nowSeconds();
-        return hub.actor().read(state -> state.claims().liveClaim(taskId, now)
+        double now = support.now();
+        return actor.read(state -> state.claims().liveClaim(taskId, now)
                         .filter(c -> c.owner().equals(claimant) && c.principal().equals(principal)))
                 .thenApplyAsync(held -> {
                     held.ifPresent(c -> answer.answer(true, claimFrames.claimGranted(c, "Task '" + taskId
                             + "' already claimed by " + claimant + ".", now), "Task '" + taskId
                             + "' already claimed by " + claimant + "."));
                     return held.isPresent();
-                }, hub.outbox().executor());
+                }, outbox.executor());
     }
 
     private void release(Request r) {
@@ -216,9 +246,9 @@ public final class ClaimVerbs {
         ReleaseReceipt receipt = ReleaseReceipt.from(r.frame());
         ReleaseCommand command = new ReleaseCommand(r.sender(), taskId, epoch.boxed(),
                 receipt.hasEvidence() ? receipt.assessment() : null);
-        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at),
+        support.submit(r, command, true, renderer(r),
                 DecisionPublisher.typed(Reply.Granted.class, (d, granted) -> {
-                    hub.metrics().releasesGranted.incrementAndGet();
+                    metrics.releasesGranted.incrementAndGet();
                     broadcastGrant(d, granted);
                 }, deniedAs("release_denied")));
     }
@@ -244,7 +274,7 @@ public final class ClaimVerbs {
         TaskUpdateCommand command = new TaskUpdateCommand(r.sender(), taskId == null ? "" : taskId,
                 FieldCoercion.text(r.get("status")), FieldCoercion.text(r.get("note")),
                 FieldCoercion.text(r.get("data_ref")), epoch.boxed(), expected.boxed());
-        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at),
+        support.submit(r, command, true, renderer(r),
                 DecisionPublisher.typed(Reply.Granted.class, this::broadcastGrant, support::refusePrivately));
     }
 
@@ -263,11 +293,11 @@ public final class ClaimVerbs {
         }
         // Presence is a fact of this moment: the core weighs it only after a keyed retry has
         // been answered from the idempotency ledger (INV-CR-1).
-        Session recipientSession = hub.registry().session(recipient);
+        Session recipientSession = registry.session(recipient);
         HandoffCommand command = new HandoffCommand(r.sender(), taskId, recipient, recipientSession != null,
                 recipientSession == null ? null : recipientSession.principal(), FieldCoercion.text(r.get("note")),
                 epoch.boxed());
-        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at),
+        support.submit(r, command, true, renderer(r),
                 DecisionPublisher.typed(Reply.Granted.class, this::broadcastGrant, deniedAs("handoff_denied")));
     }
 
@@ -286,21 +316,21 @@ public final class ClaimVerbs {
         }
         CheckpointCommand command = new CheckpointCommand(r.sender(), taskId, token == null ? "" : token,
                 epoch.boxed());
-        support.submit(r, command, true, (reply, at) -> grantFrame(r, reply, at),
-                DecisionPublisher.typed(Reply.Granted.class, (d, granted) -> hub.outbox().send(d.request().session(),
+        support.submit(r, command, true, renderer(r),
+                DecisionPublisher.typed(Reply.Granted.class, (d, granted) -> outbox.send(d.request().session(),
                         d.storedResponse() != null ? d.storedResponse()
-                                : hub.frames().write(grantFrame(d.request(), granted, d.at()))),
+                                : frames.write(grantFrame(d.request(), granted, d.at()))),
                         deniedAs("checkpoint_denied")));
     }
 
     /** Publishes a claim's outcome; a refusal goes to the requester only when {@code answerDenial}. */
     private DecisionPublisher claimPublisher(boolean answerDenial) {
         return DecisionPublisher.typed(Reply.Granted.class, (d, granted) -> {
-            hub.metrics().claimsGranted.incrementAndGet();
-            hub.registry().clearWait(d.request().sender(), granted.claim().taskId());
+            metrics.claimsGranted.incrementAndGet();
+            registry.clearWait(d.request().sender(), granted.claim().taskId());
             broadcastGrant(d, granted);
         }, (d, refusal) -> {
-            hub.metrics().claimsDenied.incrementAndGet();
+            metrics.claimsDenied.incrementAndGet();
             if (!answerDenial) {
                 return;
             }
@@ -308,7 +338,7 @@ public final class ClaimVerbs {
                     refusal.message(), d.at());
             f.put("reason_code", CLAIM_REASON_CODES.contains(refusal.refusal()) ? refusal.refusal().name()
                     : "CLAIM_DENIED");
-            hub.outbox().send(d.request().session(), f);
+            outbox.send(d.request().session(), f);
         });
     }
 
@@ -321,7 +351,7 @@ public final class ClaimVerbs {
 
     /** A refusal answered privately with the family's own denial frame ({@code release_denied}, ...). */
     private DecisionPublisher.OnRefusal deniedAs(String frameType) {
-        return (d, refusal) -> hub.outbox().send(d.request().session(), claimFrames.denied(frameType,
+        return (d, refusal) -> outbox.send(d.request().session(), claimFrames.denied(frameType,
                 d.request().sender(), refusal.taskId(), refusal.message(), d.at()));
     }
 
@@ -329,8 +359,7 @@ public final class ClaimVerbs {
      * The frame a granted request of this family is answered and stored with (the stored first
      * response of a keyed request, contract §4.6); all but {@code checkpoint_saved} are broadcast.
      */
-    ObjectNode grantFrame(Request r, Reply reply, double at) {
-        Reply.Granted g = (Reply.Granted) reply;
+    ObjectNode grantFrame(Request r, Reply.Granted g, double at) {
         Claim c = g.claim();
         // a claim decided for another hub's claimant runs under a ledger scope of its own
         String verb = r.type().startsWith(ON_BEHALF_SCOPE) ? "claim" : r.type();
@@ -360,20 +389,20 @@ public final class ClaimVerbs {
         if ("checkpoint".equals(r.type())) {
             return;
         }
-        String grant = d.storedResponse() != null ? d.storedResponse() : hub.frames().write(grantFrame(r, g, d.at()));
+        String grant = d.storedResponse() != null ? d.storedResponse() : frames.write(grantFrame(r, g, d.at()));
         // claim traffic: loud connections get it as a broadcast, scoped ones as the rules say
         List<String> texts = new ArrayList<>(2);
         boolean release = "release".equals(r.type());
         if (release) {
-            hub.registry().pruneWaits(g.claim().taskId());
+            registry.pruneWaits(g.claim().taskId());
         } else if ("handoff".equals(r.type())) {
-            texts.add(hub.frames().write(board.progressFrame(g.note())));
+            texts.add(frames.write(board.progressFrame(g.note())));
         }
         texts.add(grant);
         if (release && g.note() != null) {
-            texts.add(hub.frames().write(board.assessmentFrame(g.claim().owner(), g.note())));
+            texts.add(frames.write(board.assessmentFrame(g.claim().owner(), g.note())));
         }
-        hub.outbox().scoped().claimTraffic(texts, r.session(), g.claim(), release,
+        outbox.scoped().claimTraffic(texts, r.session(), g.claim(), release,
                 "handoff".equals(r.type()) ? g.previousOwner() : null);
     }
 
@@ -415,10 +444,10 @@ public final class ClaimVerbs {
     private FieldCoercion.Guard guard(Request r, String field) {
         FieldCoercion.Guard g = FieldCoercion.guard(r.get(field));
         if (!g.valid()) {
-            ObjectNode e = hub.frames().error(r.sender(), "Field '" + field + "' must be an integer.", now());
+            ObjectNode e = frames.error(r.sender(), "Field '" + field + "' must be an integer.", now());
             e.put("error_code", "invalid_guard");
             e.put("field", field);
-            hub.outbox().send(r.session(), e);
+            outbox.send(r.session(), e);
             return null;
         }
         return g;

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.core.command.AuditRecordCommand;
 import dev.synapsehub.core.reply.AuditRecordedReply;
 import dev.synapsehub.net.wire.CanonicalJson;
+import dev.synapsehub.net.wire.HubFrames;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -34,19 +35,29 @@ final class GuardEvidenceVerb {
     private static final Pattern SHA256 = Pattern.compile("[0-9a-f]{64}");
     private static final String[] DIGESTS = {"actor_sha256", "call_sha256", "scope_sha256"};
 
-    private final HubContext hub;
     private final VerbSupport support;
+    private final Outbox outbox;
+    private final HubFrames frames;
+    private final boolean journaled;
+    private final String token;
     private final GuardEvidenceIngress ingress = new GuardEvidenceIngress();
 
-    GuardEvidenceVerb(HubContext hub, VerbSupport support) {
-        this.hub = hub;
+    /**
+     * The verb on a hub with a journal when {@code journaled}, and with the connect token
+     * {@code token} (null on an open hub, which refuses the evidence).
+     */
+    GuardEvidenceVerb(VerbSupport support, Outbox outbox, HubFrames frames, boolean journaled, String token) {
         this.support = support;
+        this.outbox = outbox;
+        this.frames = frames;
+        this.journaled = journaled;
+        this.token = token;
     }
 
     /** Handles one request (on the connection's event loop). */
     void handle(Request r) {
         double now = support.now();
-        if (!hub.config().secured() || !hub.journaled()) {
+        if (token == null || !journaled) {
             refuse(r, "guard denial evidence requires an authenticated durable hub", "guard_evidence_unavailable", now);
             return;
         }
@@ -57,13 +68,13 @@ final class GuardEvidenceVerb {
             support.answerLater(r, prior.get());
             return;
         }
-        int bytes = hub.frames().write(r.frame()).getBytes(StandardCharsets.UTF_8).length;
+        int bytes = frames.write(r.frame()).getBytes(StandardCharsets.UTF_8).length;
         String limited = ingress.admit(r.session().principal(), bytes, now);
         if (limited != null) {
-            ObjectNode e = hub.frames().error(r.sender(), "guard denial evidence ingress limit exceeded", now);
+            ObjectNode e = frames.error(r.sender(), "guard denial evidence ingress limit exceeded", now);
             e.put("error_code", "guard_evidence_rate_limited");
             e.put("limit_reason", limited);
-            hub.outbox().send(r.session(), e);
+            outbox.send(r.session(), e);
             return;
         }
         String invalid = invalid(r);
@@ -79,22 +90,23 @@ final class GuardEvidenceVerb {
             record.put(d, r.get(d).textValue());
         }
         record.put("decision", "deny");
-        record.put("credential_principal_sha256", credentialPrincipalSha256(hub.config().token()));
+        record.put("credential_principal_sha256", credentialPrincipalSha256(token));
         record.put("recorder_sha256", sha256(r.sender()));
         String callSha = r.get("call_sha256").textValue();
         String reasonCode = r.get("reason_code").textValue();
-        VerbSupport.GrantRenderer render = (reply, decidedAt) -> {
-            ObjectNode f = hub.frames().envelope(r.sender(), "guard_denial_recorded", "Guard denial evidence recorded.",
-                    decidedAt);
-            f.put("audit_seq", ((AuditRecordedReply) reply).seq());
-            f.put("call_sha256", callSha);
-            f.put("reason_code", reasonCode);
-            return f;
-        };
+        VerbSupport.GrantRenderer render = VerbSupport.GrantRenderer.typed(AuditRecordedReply.class,
+                (recorded, decidedAt) -> {
+                    ObjectNode f = frames.envelope(r.sender(), "guard_denial_recorded",
+                            "Guard denial evidence recorded.", decidedAt);
+                    f.put("audit_seq", recorded.seq());
+                    f.put("call_sha256", callSha);
+                    f.put("reason_code", reasonCode);
+                    return f;
+                });
         AuditRecordCommand command = new AuditRecordCommand(r.sender(), TYPE, CanonicalJson.write(record, true));
-        support.submit(r, command, true, render, d -> hub.outbox().send(d.request().session(),
+        support.submit(r, command, true, render, d -> outbox.send(d.request().session(),
                 d.storedResponse() != null ? d.storedResponse()
-                        : hub.frames().write(render.render(d.reply(), d.at()))));
+                        : frames.write(render.render(d.reply(), d.at()))));
     }
 
     /** The first member that breaks A3's rules, as the contract's text; null when all hold. */
@@ -141,8 +153,8 @@ final class GuardEvidenceVerb {
     }
 
     private void refuse(Request r, String payload, String code, double now) {
-        ObjectNode e = hub.frames().error(r.sender(), payload, now);
+        ObjectNode e = frames.error(r.sender(), payload, now);
         e.put("error_code", code);
-        hub.outbox().send(r.session(), e);
+        outbox.send(r.session(), e);
     }
 }

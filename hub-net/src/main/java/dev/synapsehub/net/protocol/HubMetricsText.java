@@ -190,6 +190,9 @@ public final class HubMetricsText {
                 a::journalFailures);
         counter("synapse_journal_slow_commits_total", "Journal commits slower than the slow-commit threshold.",
                 a::slowCommits);
+        counter("synapse_journal_replay_thread_fallbacks_total",
+                "Journal replays run on one thread because their read and decode threads could not be started.",
+                () -> hub.journal() == null ? 0 : hub.journal().replayThreadFallbacks());
 
         // measured by the JVM; absent, never 0, where it does not measure (load tools read it around a run)
         CounterWithCallback.builder().name("process_cpu_seconds_total")

@@ -2,14 +2,18 @@ package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.Clock;
+import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.actor.Mutation;
 import dev.synapsehub.core.actor.Outcome;
 import dev.synapsehub.core.command.IdentityPinCommand;
 import dev.synapsehub.core.identity.IdentityPin;
 import dev.synapsehub.core.reply.IdentityPinReply;
+import dev.synapsehub.net.identity.IdentityPinSettings;
 import dev.synapsehub.net.identity.IdentityProof;
 import dev.synapsehub.net.identity.IdentityTrust;
 import dev.synapsehub.net.session.Session;
+import dev.synapsehub.net.wire.HubFrames;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,16 +37,28 @@ final class IdentityPinGate {
         static final Admission REFUSED = new Admission(false, null);
     }
 
-    private final HubContext hub;
+    private final IdentityPinSettings pins;
+    private final CoordinationActor actor;
+    private final Outbox outbox;
+    private final HubFrames frames;
+    private final HubMetrics metrics;
+    private final Clock clock;
     private final IdentityProof proof = new IdentityProof();
 
-    IdentityPinGate(HubContext hub) {
-        this.hub = hub;
+    /** The gate under {@code pins}: committed pins are read from, and new ones submitted to, {@code actor}. */
+    IdentityPinGate(IdentityPinSettings pins, CoordinationActor actor, Outbox outbox, HubFrames frames,
+            HubMetrics metrics, Clock clock) {
+        this.pins = pins;
+        this.actor = actor;
+        this.outbox = outbox;
+        this.frames = frames;
+        this.metrics = metrics;
+        this.clock = clock;
     }
 
     /** True when the first frame must be kept as received (with its token) for the proof check. */
     boolean wantsReceived(ObjectNode frame) {
-        return (hub.config().identityPins().enabled() || hub.config().identityPins().requiresBinding())
+        return (pins.enabled() || pins.requiresBinding())
                 && frame.has("signature");
     }
 
@@ -54,14 +70,14 @@ final class IdentityPinGate {
     Admission check(Session session, ObjectNode received, String sender, double now) {
         JsonNode signature = received == null ? null : received.get("signature");
         boolean signed = signature != null && signature.isObject();
-        IdentityTrust trust = hub.config().identityPins().trust();
+        IdentityTrust trust = pins.trust();
         if (trust != null) {
             return bundle(trust, session, signed ? received : null, sender, now);
         }
-        if (!hub.config().identityPins().enabled()) {
+        if (!pins.enabled()) {
             return Admission.ADMIT;
         }
-        Optional<IdentityPin> pinned = hub.actor().committedPin(sender);
+        Optional<IdentityPin> pinned = actor.committedPin(sender);
         if (pinned.isPresent()) {
             IdentityPin pin = pinned.get();
             String result = signed ? proof.verify(received, sender, pin.keyId(), pin.publicKey(), now)
@@ -80,7 +96,7 @@ final class IdentityPinGate {
         String keyText = key.isTextual() ? key.textValue() : "";
         String result = proof.verify(received, sender, null, keyText, now);
         if (!"ok".equals(result)) {
-            hub.metrics().authFailures.incrementAndGet();
+            metrics.authFailures.incrementAndGet();
             refuse(session, sender, "identity signature invalid: " + result, result, "identity binding failed", now);
             return Admission.REFUSED;
         }
@@ -100,7 +116,7 @@ final class IdentityPinGate {
         if ("ok".equals(result)) {
             return Admission.ADMIT;
         }
-        hub.metrics().authFailures.incrementAndGet();
+        metrics.authFailures.incrementAndGet();
         refuse(session, sender, "identity binding failed: " + result, result, "identity binding failed", now);
         return Admission.REFUSED;
     }
@@ -110,14 +126,14 @@ final class IdentityPinGate {
      * pinned first (two sockets raced for the name), this socket is refused as a pin mismatch.
      */
     void pinAfterBinding(Session session, IdentityPinCommand.Pin pin) {
-        hub.actor().submit(Mutation.of(pin)).whenComplete((outcome, failure) -> {
+        actor.submit(Mutation.of(pin)).whenComplete((outcome, failure) -> {
             if (failure != null) {
-                hub.metrics().faults.incrementAndGet();
+                metrics.faults.incrementAndGet();
                 LOG.error("cannot pin '{}' to key {}: the name stays unpinned", pin.agent(), pin.keyId(), failure);
                 return;
             }
             if (!(outcome instanceof Outcome.Decided decided) || !(decided.reply() instanceof IdentityPinReply reply)) {
-                hub.metrics().unansweredRefusals.incrementAndGet();
+                metrics.unansweredRefusals.incrementAndGet();
                 LOG.warn("pinning '{}' to key {} was refused ({}): the name stays unpinned", pin.agent(), pin.keyId(),
                         outcome);
                 return;
@@ -125,10 +141,10 @@ final class IdentityPinGate {
             switch (reply.outcome()) {
                 case MISMATCH -> {
                     String result = reply.pin().keyId().equals(pin.keyId()) ? "bad_signature" : "unknown_key";
-                    refusePinned(session, pin.agent(), reply.pin().keyId(), result, hub.clock().nowSeconds());
+                    refusePinned(session, pin.agent(), reply.pin().keyId(), result, clock.nowSeconds());
                 }
                 case STORE_FULL -> {
-                    hub.metrics().faults.incrementAndGet();
+                    metrics.faults.incrementAndGet();
                     LOG.warn("identity pin store is full: '{}' stays unpinned", pin.agent());
                 }
                 default -> LOG.debug("pinned '{}' to key {}", pin.agent(), pin.keyId());
@@ -137,8 +153,8 @@ final class IdentityPinGate {
     }
 
     private void refusePinned(Session session, String name, String keyId, String result, double now) {
-        hub.metrics().authFailures.incrementAndGet();
-        String store = hub.config().identityPins().pinStore();
+        metrics.authFailures.incrementAndGet();
+        String store = pins.pinStore();
         String payload = "identity pin: name '" + name + "' is pinned to key " + keyId + " (" + result
                 + "). Connect from the machine holding that key, or ask an identity-pin-reclaim ACL operator to run "
                 + "synapse identity reclaim --operator=OPERATOR_IDENTITY --expected-key-id=" + keyId
@@ -149,8 +165,8 @@ final class IdentityPinGate {
     }
 
     private void refuse(Session session, String name, String payload, String result, String reason, double now) {
-        ObjectNode e = hub.frames().error(name, payload, now);
+        ObjectNode e = frames.error(name, payload, now);
         e.put("verification_result", result);
-        hub.outbox().close(session, e, 4013, reason);
+        outbox.close(session, e, 4013, reason);
     }
 }

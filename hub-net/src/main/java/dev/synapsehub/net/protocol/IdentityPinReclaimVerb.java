@@ -8,12 +8,17 @@ import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.core.identity.IdentityPin;
 import dev.synapsehub.core.identity.IdentityPinRegistry;
 import dev.synapsehub.core.reply.IdentityPinReply;
+import dev.synapsehub.core.actor.CoordinationActor;
+import dev.synapsehub.net.identity.IdentityPinSettings;
 import dev.synapsehub.net.identity.IdentityTrust;
 import dev.synapsehub.net.session.Session;
+import dev.synapsehub.net.session.SessionRegistry;
+import dev.synapsehub.net.wire.HubFrames;
 
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.BooleanSupplier;
 
 /**
  * The operator verb {@code identity_pin_reclaim} (wire contract A2.6): the checks in the
@@ -41,29 +46,50 @@ final class IdentityPinReclaimVerb {
     static final String OTHER_NODES = "the pinned identity may be online or leased on another mesh node; use explicit "
             + "break-glass recovery to evict it";
 
-    private final HubContext hub;
     private final VerbSupport support;
+    private final CoordinationActor actor;
+    private final SessionRegistry registry;
+    private final Outbox outbox;
+    private final HubFrames frames;
+    private final IdentityPinSettings pins;
+    private final double leaseOfflineTtlSeconds;
+    private final boolean journaled;
+    private final BooleanSupplier presenceIsNodeLocal;
 
-    IdentityPinReclaimVerb(HubContext hub, VerbSupport support) {
-        this.hub = hub;
+    /**
+     * The reclaim verb under the hub's pin settings and lease TTL; {@code journaled} when the hub
+     * can journal the mandatory audit event, and {@code presenceIsNodeLocal} true on a mesh node,
+     * which sees only its own connections (asked per request: extensions bind after the pipeline).
+     */
+    IdentityPinReclaimVerb(VerbSupport support, CoordinationActor actor, SessionRegistry registry, Outbox outbox,
+            HubFrames frames, IdentityPinSettings pins, double leaseOfflineTtlSeconds, boolean journaled,
+            BooleanSupplier presenceIsNodeLocal) {
         this.support = support;
+        this.actor = actor;
+        this.registry = registry;
+        this.outbox = outbox;
+        this.frames = frames;
+        this.pins = pins;
+        this.leaseOfflineTtlSeconds = leaseOfflineTtlSeconds;
+        this.journaled = journaled;
+        this.presenceIsNodeLocal = presenceIsNodeLocal;
     }
 
     void handle(Request r) {
-        double now = hub.clock().nowSeconds();
+        double now = support.now();
         String pinName = text(r.get("pin_name"));
         String keyId = text(r.get("expected_key_id"));
         String reason = text(r.get("reason"));
         JsonNode glass = r.get("break_glass");
         boolean breakGlass = glass != null && glass.isBoolean() && glass.booleanValue(); // only literal true
-        boolean online = !pinName.isEmpty() && hub.registry().isOnline(pinName);
-        boolean leaseLive = !pinName.isEmpty() && hub.registry().leaseLive(pinName, now);
+        boolean online = !pinName.isEmpty() && registry.isOnline(pinName);
+        boolean leaseLive = !pinName.isEmpty() && registry.leaseLive(pinName, now);
         // a mesh node sees only its own connections: it cannot prove the holder offline, unleased
         // or quiet on the others, so it fails closed and only break-glass reclaims there
-        boolean nodeLocal = hub.extensions().presenceIsNodeLocal();
+        boolean nodeLocal = presenceIsNodeLocal.getAsBoolean();
         boolean stale = online && !nodeLocal && staleOwner(pinName, now);
-        Optional<IdentityPin> target = hub.actor().committedPin(pinName);
-        IdentityTrust trust = hub.config().identityPins().trust();
+        Optional<IdentityPin> target = actor.committedPin(pinName);
+        IdentityTrust trust = pins.trust();
         String boundKeyId = trust == null ? null : trust.keyOf(r.sender()).map(IdentityTrust.TrustedKey::keyId)
                 .orElse(null);
         String refusal;
@@ -77,11 +103,11 @@ final class IdentityPinReclaimVerb {
             refusal = "operator reason exceeds 500 characters";
         } else if (pinName.equals(r.sender())) {
             refusal = "an operator cannot reclaim the identity used by its own live connection";
-        } else if (!hub.config().identityPins().acl().allows(r.sender(), pinName)) {
+        } else if (!pins.acl().allows(r.sender(), pinName)) {
             refusal = "no identity-pin-reclaim ACL grant authorises this operator and target";
-        } else if (boundKeyId == null && hub.actor().committedPin(r.sender()).isEmpty()) {
+        } else if (boundKeyId == null && actor.committedPin(r.sender()).isEmpty()) {
             refusal = IdentityPinRegistry.NOT_BOUND; // in the bundle posture every name proved its bundle key
-        } else if (!hub.journaled()) {
+        } else if (!journaled) {
             refusal = "the hub has no durable journal for the mandatory reclaim audit event";
         } else if (target.isEmpty()) {
             refusal = IdentityPinRegistry.NO_PIN;
@@ -97,7 +123,7 @@ final class IdentityPinReclaimVerb {
             refusal = null;
         }
         if (refusal != null) {
-            hub.outbox().send(r.session(), result(r, pinName, keyId, breakGlass, false, 0, refusal, now));
+            outbox.send(r.session(), result(r, pinName, keyId, breakGlass, false, 0, refusal, now));
             return;
         }
         IdentityPinCommand.Reclaim command = new IdentityPinCommand.Reclaim(r.sender(), pinName, keyId, reason,
@@ -106,11 +132,11 @@ final class IdentityPinReclaimVerb {
             Request req = d.request();
             double at = d.at();
             if (p.outcome() != IdentityPinReply.Outcome.RECLAIMED) {
-                hub.outbox().send(req.session(), result(req, pinName, keyId, breakGlass, false, 0, p.message(), at));
+                outbox.send(req.session(), result(req, pinName, keyId, breakGlass, false, 0, p.message(), at));
                 return;
             }
             long auditSeq = evictAndAnnounce(req, p, pinName, breakGlass, d.committed(), at);
-            hub.outbox().send(req.session(), result(req, pinName, keyId, breakGlass, true, auditSeq,
+            outbox.send(req.session(), result(req, pinName, keyId, breakGlass, true, auditSeq,
                     p.message(), at));
         }, support::refusePrivately));
     }
@@ -138,7 +164,7 @@ final class IdentityPinReclaimVerb {
                 .filter(j -> j.event() instanceof IdentityPinReclaimEvent a && a.applied())
                 .mapToLong(JournaledEvent::seq).findFirst().orElse(p.auditSeq());
         evict(pinName);
-        ObjectNode notice = hub.frames().envelope("all", "system", "Identity pin for '" + pinName
+        ObjectNode notice = frames.envelope("all", "system", "Identity pin for '" + pinName
                 + "' was reclaimed by operator '" + req.sender() + "'.", at);
         notice.put("event_kind", TYPE);
         notice.put("operator", req.sender());
@@ -146,7 +172,7 @@ final class IdentityPinReclaimVerb {
         notice.put("previous_key_id", p.pin().keyId());
         notice.put("break_glass", breakGlass);
         notice.put("audit_seq", auditSeq);
-        hub.outbox().broadcast(notice);
+        outbox.broadcast(notice);
         return auditSeq;
     }
 
@@ -156,13 +182,13 @@ final class IdentityPinReclaimVerb {
      * reclaim, announced there or not.
      */
     void evict(String pinName) {
-        Session holder = hub.registry().session(pinName);
+        Session holder = registry.session(pinName);
         if (holder != null && !holder.closing()) {
-            hub.outbox().close(holder, null, RECLAIMED_CODE, "identity pin reclaimed");
+            outbox.close(holder, null, RECLAIMED_CODE, "identity pin reclaimed");
         }
         // the lease was the reclaimed identity's: left in place, it would refuse (4016) the next
         // valid proof that A2.6 says may pin the name, until its offline TTL ran out
-        hub.registry().revokeLease(pinName);
+        registry.revokeLease(pinName);
     }
 
     /**
@@ -172,15 +198,15 @@ final class IdentityPinReclaimVerb {
      * waived.
      */
     private boolean staleOwner(String name, double now) {
-        Map<String, Double> reactions = hub.registry().lastReactions();
+        Map<String, Double> reactions = registry.lastReactions();
         Double last = reactions.get(name);
-        return last != null && now - last > REACTION_WINDOW_SECONDS + hub.config().leaseOfflineTtlSeconds()
-                && !LiveWaiters.has(name, now, hub.registry()::lastSeenIfBound);
+        return last != null && now - last > REACTION_WINDOW_SECONDS + leaseOfflineTtlSeconds
+                && !LiveWaiters.has(name, now, registry::lastSeenIfBound);
     }
 
     private ObjectNode result(Request r, String pinName, String keyId, boolean breakGlass, boolean applied,
             long auditSeq, String payload, double at) {
-        ObjectNode f = hub.frames().envelope(r.sender(), "identity_pin_reclaim_result", payload, at);
+        ObjectNode f = frames.envelope(r.sender(), "identity_pin_reclaim_result", payload, at);
         f.put("pin_name", pinName);
         f.put("expected_key_id", keyId);
         f.put("applied", applied);

@@ -54,19 +54,33 @@ public final class InboundPipeline {
 
     public InboundPipeline(HubContext hub) {
         this.hub = hub;
-        this.support = VerbSupport.of(hub); // one for every verb: it holds no state of its own
-        this.cards = new CapabilityCards(hub);
-        this.board = new BoardVerbs(hub, support, cards);
-        this.messaging = new MessagingVerbs(hub, support);
-        this.claims = new ClaimVerbs(hub, support, board);
-        this.queries = new QueryVerbs(hub, support, board);
+        // each verb gets the parts of the hub it uses, and no more
+        this.support = new VerbSupport(hub.actor(), hub.outbox(), hub.frames(), hub.json(), hub.metrics(),
+                hub.clock()); // one for every verb: it holds no state of its own
+        this.cards = new CapabilityCards(hub.actor(), hub.outbox(), hub.frames(), hub.json(), hub.clock());
+        this.board = new BoardVerbs(support, cards, hub.actor(), hub.outbox(), hub.frames(), hub.json(),
+                hub.extensions());
+        this.messaging = new MessagingVerbs(support, hub.actor(), hub.history(), hub.registry(), hub.outbox(),
+                hub.frames(), hub.json(), hub.metrics(), hub.extensions()::deadLetterEscalated,
+                new MessagingVerbs.Settings(hub.journaled(), hub.config().privateDirectedMessages(),
+                        hub.config().maxFrameBytes()));
+        this.claims = new ClaimVerbs(support, board, hub.actor(), hub.registry(), hub.outbox(), hub.frames(),
+                hub.json(), hub.metrics());
+        this.queries = new QueryVerbs(support, board, hub.actor(), hub.registry(), hub.outbox(), hub.frames(),
+                hub.extensions(), new QueryVerbs.WhoFacts(hub.config().hubVersion(), hub.configEpoch(),
+                        hub.journaled()));
         this.unavailable = new UnavailableFeatureVerbs(hub.outbox(), hub.frames(), hub.clock());
         this.channels = new ChannelVerbs(support, hub.actor(), hub.frames(), hub.outbox());
         this.delivery = new DeliveryVerbs(hub.outbox(), hub.frames(), hub.clock());
-        this.pins = new IdentityPinGate(hub);
-        this.pinReclaim = new IdentityPinReclaimVerb(hub, support);
-        this.memory = new MemoryVerbs(hub, support);
-        this.guardEvidence = new GuardEvidenceVerb(hub, support);
+        this.pins = new IdentityPinGate(hub.config().identityPins(), hub.actor(), hub.outbox(), hub.frames(),
+                hub.metrics(), hub.clock());
+        this.pinReclaim = new IdentityPinReclaimVerb(support, hub.actor(), hub.registry(), hub.outbox(),
+                hub.frames(), hub.config().identityPins(), hub.config().leaseOfflineTtlSeconds(), hub.journaled(),
+                hub.extensions()::presenceIsNodeLocal);
+        this.memory = new MemoryVerbs(support, hub.outbox(), hub.frames(), hub.json(), hub.metrics(),
+                hub.journaled(), hub.config().maxFindingsPerAgent());
+        this.guardEvidence = new GuardEvidenceVerb(support, hub.outbox(), hub.frames(), hub.journaled(),
+                hub.config().token());
     }
 
     /** The hub's claim path, as extensions use it to decide claims on behalf of another hub. */
@@ -92,10 +106,10 @@ public final class InboundPipeline {
     public ResponseRenderer storedResponse(RequestContext origin) {
         Request r = origin.detached();
         if (ClaimVerbs.renders(r.type())) {
-            return (reply, at) -> hub.frames().write(claims.grantFrame(r, reply, at));
+            return (reply, at) -> hub.frames().write(claims.renderer(r).render(reply, at));
         }
         if (BoardVerbs.handles(r.type())) {
-            return (reply, at) -> hub.frames().write(board.grantFrame(r, reply, at));
+            return (reply, at) -> hub.frames().write(board.renderer(r).render(reply, at));
         }
         throw new IllegalArgumentException("verb '" + r.type() + "' keeps no stored response");
     }

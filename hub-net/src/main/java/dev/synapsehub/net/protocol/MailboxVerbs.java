@@ -9,7 +9,11 @@ import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.core.messaging.AddressMatcher;
 import dev.synapsehub.core.messaging.DirectedChat;
 import dev.synapsehub.core.reply.MailboxReply;
+import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.net.session.Session;
+import dev.synapsehub.net.session.SessionRegistry;
+import dev.synapsehub.net.wire.HubFrames;
+import dev.synapsehub.net.wire.WireJson;
 import dev.synapsehub.net.wire.FieldCoercion;
 
 import java.util.List;
@@ -26,16 +30,34 @@ final class MailboxVerbs {
     static final int REPLAY_SCAN = 1000;
     private static final Set<String> CHAT = Set.of("chat");
 
-    private final HubContext hub;
     private final VerbSupport support;
     private final ReceiptFrames receipts;
     private final OwedReceipts owed;
+    private final CoordinationActor actor;
+    private final HistoricalReads history;
+    private final SessionRegistry registry;
+    private final Outbox outbox;
+    private final HubFrames frames;
+    private final WireJson json;
+    private final boolean journaled;
 
-    MailboxVerbs(HubContext hub, VerbSupport support, ReceiptFrames receipts, OwedReceipts owed) {
-        this.hub = hub;
+    /**
+     * The mailbox of a hub with a journal when {@code journaled} (otherwise there is none to
+     * replay): directed chats no longer in memory are read from {@code history}, off the writer.
+     */
+    MailboxVerbs(VerbSupport support, ReceiptFrames receipts, OwedReceipts owed, CoordinationActor actor,
+            HistoricalReads history, SessionRegistry registry, Outbox outbox, HubFrames frames, WireJson json,
+            boolean journaled) {
         this.support = support;
         this.receipts = receipts;
         this.owed = owed;
+        this.actor = actor;
+        this.history = history;
+        this.registry = registry;
+        this.outbox = outbox;
+        this.frames = frames;
+        this.json = json;
+        this.journaled = journaled;
     }
 
     /** The logical identity of {@code mailbox_for} (§3.6): own name, or the owner of an -rx sidecar. */
@@ -57,7 +79,7 @@ final class MailboxVerbs {
      */
     void onHeartbeat(Session session, String name, ObjectNode frame) {
         JsonNode mailbox = frame.get("mailbox");
-        if (mailbox == null || !mailbox.isBoolean() || !mailbox.booleanValue() || !hub.journaled()) {
+        if (mailbox == null || !mailbox.isBoolean() || !mailbox.booleanValue() || !journaled) {
             return;
         }
         String identity = mailboxIdentity(name, frame.get("mailbox_for"));
@@ -68,9 +90,9 @@ final class MailboxVerbs {
             support.submitUnanswered(new MailboxCursorCommand(name, identity, since),
                     "advancing the mailbox watermark of " + identity, () -> { });
         }
-        List<String> roles = hub.registry().rolesOf(name);
+        List<String> roles = registry.rolesOf(name);
         Request r = new Request(session, name, "heartbeat", "all", frame);
-        support.afterRead(r, "replaying the mailbox of " + identity, hub.history().readAfter(since, REPLAY_SCAN, CHAT),
+        support.afterRead(r, "replaying the mailbox of " + identity, history.readAfter(since, REPLAY_SCAN, CHAT),
                 events -> {
             for (JournaledEvent je : events) {
                 if (!(je.event() instanceof ChatEvent chat)) {
@@ -82,7 +104,7 @@ final class MailboxVerbs {
                 }
                 String text = replayed(chat.frameJson(), je.seq());
                 if (text != null) {
-                    hub.outbox().send(session, text);
+                    outbox.send(session, text);
                 }
             }
         });
@@ -94,7 +116,7 @@ final class MailboxVerbs {
      * sorted members; we reproduce that member order.
      */
     private String replayed(String frameJson, long seq) {
-        JsonNode node = hub.json().parse(frameJson);
+        JsonNode node = json.parse(frameJson);
         if (node == null || !node.isObject()) {
             return null;
         }
@@ -104,23 +126,23 @@ final class MailboxVerbs {
         ObjectNode out = receipt ? receipts.sorted(f) : f;
         out.put("replayed", true);
         out.put("seq", seq);
-        return hub.frames().write(out);
+        return frames.write(out);
     }
 
     /** {@code ack} (§5.3): advances the watermark; a pending chat's sender gets its deferred receipt. */
     void ack(Request r) {
         JsonNode seqNode = r.get("seq");
-        if (!hub.journaled() || seqNode == null || !seqNode.isIntegralNumber() || !seqNode.canConvertToLong()
+        if (!journaled || seqNode == null || !seqNode.isIntegralNumber() || !seqNode.canConvertToLong()
                 || seqNode.longValue() <= 0) {
             return; // silently ignored (§5.3)
         }
         long seq = seqNode.longValue();
         String identity = mailboxIdentity(r.sender(), r.get("mailbox_for"));
-        List<String> roles = hub.registry().rolesOf(r.sender());
+        List<String> roles = registry.rolesOf(r.sender());
         // pending in memory (committed state, through the writer), else from the journal's history
-        CompletableFuture<DirectedChat> resolved = hub.actor().read(s -> s.messaging().directedChat(seq).isPresent())
+        CompletableFuture<DirectedChat> resolved = actor.read(s -> s.messaging().directedChat(seq).isPresent())
                 .thenCompose(pending -> pending ? CompletableFuture.completedFuture(null)
-                        : hub.history().readAfter(seq - 1, 1, CHAT).thenApply(events -> storedChat(events, seq)));
+                        : history.readAfter(seq - 1, 1, CHAT).thenApply(events -> storedChat(events, seq)));
         support.afterRead(r, "resolving the ack of seq " + seq, resolved, stored -> {
                     AckCommand command = new AckCommand(r.sender(), identity, roles, seq, stored);
                     support.submit(r, command, false, null, d -> {

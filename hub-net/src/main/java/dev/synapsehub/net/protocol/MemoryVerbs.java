@@ -9,6 +9,8 @@ import dev.synapsehub.core.command.MemoryCommand;
 import dev.synapsehub.core.reply.MemoryReply;
 import dev.synapsehub.net.wire.CanonicalJson;
 import dev.synapsehub.net.wire.FieldCoercion;
+import dev.synapsehub.net.wire.HubFrames;
+import dev.synapsehub.net.wire.WireJson;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -28,12 +30,27 @@ final class MemoryVerbs {
     private static final Set<String> SCIENTIFIC = Set.of("codebase-fact", "lesson", "dead-end", "outcome");
     private static final Set<String> NEEDS_EVIDENCE = Set.of("codebase-fact", "lesson", "dead-end");
 
-    private final HubContext hub;
     private final VerbSupport support;
+    private final Outbox outbox;
+    private final HubFrames frames;
+    private final WireJson json;
+    private final HubMetrics metrics;
+    private final boolean journaled;
+    private final int maxFindingsPerAgent;
 
-    MemoryVerbs(HubContext hub, VerbSupport support) {
-        this.hub = hub;
+    /**
+     * The memory verbs; with {@code journaled} they are keyed and journaled (PM6), and the writer
+     * admits at most {@code maxFindingsPerAgent} findings per bound name (PM5).
+     */
+    MemoryVerbs(VerbSupport support, Outbox outbox, HubFrames frames, WireJson json, HubMetrics metrics,
+            boolean journaled, int maxFindingsPerAgent) {
         this.support = support;
+        this.outbox = outbox;
+        this.frames = frames;
+        this.json = json;
+        this.metrics = metrics;
+        this.journaled = journaled;
+        this.maxFindingsPerAgent = maxFindingsPerAgent;
     }
 
     /** True for the verbs handled here. */
@@ -68,7 +85,7 @@ final class MemoryVerbs {
         record.put("by", r.sender());
         record.put("at", at);
         submit(r, MemoryCommand.Kind.RECALL, record, (reply, decidedAt) ->
-                hub.frames().envelope(r.sender(), "recall_logged", "recall logged", decidedAt), false);
+                frames.envelope(r.sender(), "recall_logged", "recall logged", decidedAt), false);
     }
 
     // ---------------------------------------------------------------------------------------
@@ -193,7 +210,7 @@ final class MemoryVerbs {
         String payload = floors.isEmpty() ? "finding recorded" : String.join("; ", floors);
         String finalStatus = claimStatus;
         submit(r, MemoryCommand.Kind.FINDING, record, (reply, decidedAt) -> {
-            ObjectNode f = hub.frames().envelope("all", "finding_recorded", payload, decidedAt);
+            ObjectNode f = frames.envelope("all", "finding_recorded", payload, decidedAt);
             f.put("verdict", verdict);
             f.put("claim_status", finalStatus);
             f.set("finding", record);
@@ -202,55 +219,54 @@ final class MemoryVerbs {
     }
 
     private void reject(Request r, List<String> reasons) {
-        ObjectNode f = hub.frames().envelope(r.sender(), "finding_rejected", String.join("; ", reasons), support.now());
+        ObjectNode f = frames.envelope(r.sender(), "finding_rejected", String.join("; ", reasons), support.now());
         ArrayNode list = f.putArray("reasons");
         reasons.forEach(list::add);
-        hub.outbox().send(r.session(), f);
+        outbox.send(r.session(), f);
     }
 
-    /** Renders a success frame at the decision time (stored verbatim for a keyed request). */
-    @FunctionalInterface
-    private interface Frame {
-        ObjectNode render(MemoryReply reply, double decidedAt);
-    }
-
-    private void submit(Request r, MemoryCommand.Kind kind, ObjectNode record, Frame frame, boolean broadcast) {
+    /**
+     * Submits a memory record; {@code frame} renders the success frame at the decision time
+     * (stored verbatim for a keyed request).
+     */
+    private void submit(Request r, MemoryCommand.Kind kind, ObjectNode record,
+            VerbSupport.GrantRenderer.OfType<MemoryReply> frame, boolean broadcast) {
         // without a journal both verbs ignore idem_key (PM6); with one, a key makes them apply once
-        boolean keyed = hub.journaled() && r.get("idem_key") != null && !r.get("idem_key").isNull();
+        boolean keyed = journaled && r.get("idem_key") != null && !r.get("idem_key").isNull();
         MemoryCommand command = new MemoryCommand(r.sender(), kind, CanonicalJson.writeInOrder(record, true),
-                hub.config().maxFindingsPerAgent());
-        VerbSupport.GrantRenderer render = (reply, decidedAt) -> {
-            MemoryReply m = (MemoryReply) reply;
+                maxFindingsPerAgent);
+        VerbSupport.GrantRenderer.OfType<MemoryReply> render = (m, decidedAt) -> {
             ObjectNode f = frame.render(m, decidedAt);
             if (keyed) {
                 f.put("seq", m.seq()); // only keyed + --db (PM6)
             }
             return f;
         };
-        support.submit(r, command, hub.journaled(), render, DecisionPublisher.typed(MemoryReply.class, (d, m) -> {
-            String text = d.storedResponse() != null ? d.storedResponse()
-                    : hub.frames().write(render.render(m, d.at()));
-            if (broadcast) {
-                hub.outbox().broadcast(text, d.request().session());
-            } else {
-                hub.outbox().send(d.request().session(), text);
-            }
-        }, (d, refusal) -> {
-            // the finding quota (PM5): private, the single reason; nothing broadcast or journaled
-            reject(d.request(), List.of(refusal.message()));
-        }), (req, settled) -> answerSettled(req, kind, settled));
+        support.submit(r, command, journaled, VerbSupport.GrantRenderer.typed(MemoryReply.class, render),
+                DecisionPublisher.typed(MemoryReply.class, (d, m) -> {
+                    String text = d.storedResponse() != null ? d.storedResponse()
+                            : frames.write(render.render(m, d.at()));
+                    if (broadcast) {
+                        outbox.broadcast(text, d.request().session());
+                    } else {
+                        outbox.send(d.request().session(), text);
+                    }
+                }, (d, refusal) -> {
+                    // the finding quota (PM5): private, the single reason; nothing broadcast or journaled
+                    reject(d.request(), List.of(refusal.message()));
+                }), (req, settled) -> answerSettled(req, kind, settled));
     }
 
     /** A keyed repeat, a reused key, or a refusal, with the contract's texts (PM6). */
     private void answerSettled(Request r, MemoryCommand.Kind kind, Outcome settled) {
         if (settled instanceof Outcome.Replayed replayed) {
-            hub.metrics().idempotentReplays.incrementAndGet();
-            hub.outbox().send(r.session(), replayed.response()); // privately, even a finding_recorded
+            metrics.idempotentReplays.incrementAndGet();
+            outbox.send(r.session(), replayed.response()); // privately, even a finding_recorded
         } else if (settled instanceof Outcome.IdempotencyConflict conflict) {
-            hub.metrics().idempotencyConflicts.incrementAndGet();
-            ObjectNode e = hub.frames().error(r.sender(), "Idempotency key was already used for a different request.",
+            metrics.idempotencyConflicts.incrementAndGet();
+            ObjectNode e = frames.error(r.sender(), "Idempotency key was already used for a different request.",
                     support.now());
-            JsonNode original = hub.json().parse(conflict.originalResponse());
+            JsonNode original = json.parse(conflict.originalResponse());
             if (original != null && original.isObject()) {
                 for (String member : new String[] {"timestamp", "hub_id"}) {
                     if (original.has(member)) {
@@ -259,19 +275,19 @@ final class MemoryVerbs {
                 }
             }
             e.put("error_code", "idempotency_conflict");
-            hub.outbox().send(r.session(), e);
+            outbox.send(r.session(), e);
         } else if (settled instanceof Outcome.Refused refused) {
             String message = refused.reason() == Outcome.Reason.JOURNAL_FAILED
                     ? (kind == MemoryCommand.Kind.RECALL ? "Recall event was not journalled; mutation rolled back."
                     : "Finding was not journalled; mutation rolled back.")
                     : refused.message();
-            ObjectNode e = hub.frames().error(r.sender(), message, support.now());
+            ObjectNode e = frames.error(r.sender(), message, support.now());
             e.put("error_code", refused.reason().name().toLowerCase(Locale.ROOT));
             if (refused.reason() == Outcome.Reason.INTERNAL_FAULT) {
-                hub.metrics().faults.incrementAndGet(); // the actor logged it with its batch
-                hub.outbox().close(r.session(), e, 1011, "unexpected fault");
+                metrics.faults.incrementAndGet(); // the actor logged it with its batch
+                outbox.close(r.session(), e, 1011, "unexpected fault");
             } else {
-                hub.outbox().send(r.session(), e);
+                outbox.send(r.session(), e);
             }
         }
     }

@@ -1,11 +1,17 @@
 package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.actor.CoordinationActor;
+import dev.synapsehub.core.event.DeadLetterEscalationEvent;
 import dev.synapsehub.core.messaging.ChatFrameRenderer;
 import dev.synapsehub.core.reply.ChatReply;
 import dev.synapsehub.core.reply.MailboxReply;
 import dev.synapsehub.net.session.Session;
+import dev.synapsehub.net.session.SessionRegistry;
+import dev.synapsehub.net.wire.HubFrames;
+import dev.synapsehub.net.wire.WireJson;
 
+import java.util.function.Consumer;
 
 /**
  * Chat and the mailbox (contract §5.1–5.3, §5.19–5.20, §8), as the pipeline reaches them: the
@@ -21,13 +27,32 @@ public final class MessagingVerbs {
     private final OwedReceipts owedReceipts;
     private final DeadLetterHints deadLetters;
 
-    MessagingVerbs(HubContext hub, VerbSupport support) {
-        ReceiptFrames receipts = new ReceiptFrames(hub.frames(), hub.json());
-        this.owedReceipts = new OwedReceipts(hub, support, receipts);
+    /**
+     * The hub's settings the messaging parts follow, fixed when it starts.
+     *
+     * @param journaled true when the hub has a durable journal: seqs on chats, the mailbox, deferred receipts
+     * @param privateDirectedMessages {@code --private-directed-messages}: a directed chat reaches only its addressees
+     * @param maxFrameBytes the largest frame the hub sends or takes
+     */
+    record Settings(boolean journaled, boolean privateDirectedMessages, int maxFrameBytes) {
+    }
+
+    /**
+     * The messaging parts, wired from what they use; {@code escalations} hears every dead-letter
+     * escalation decided here (the extensions: a peer may own the target).
+     */
+    MessagingVerbs(VerbSupport support, CoordinationActor actor, HistoricalReads journalHistory,
+            SessionRegistry registry, Outbox outbox, HubFrames frames, WireJson json, HubMetrics metrics,
+            Consumer<DeadLetterEscalationEvent> escalations, Settings settings) {
+        ReceiptFrames receipts = new ReceiptFrames(frames, json);
+        this.owedReceipts = new OwedReceipts(support, receipts, actor, registry, outbox, frames, metrics,
+                settings.journaled());
         this.deadLetters = new DeadLetterHints(support);
-        this.chat = new ChatVerb(hub, support, receipts, owedReceipts, deadLetters);
-        this.mailbox = new MailboxVerbs(hub, support, receipts, owedReceipts);
-        this.history = new ChatHistoryVerbs(hub, support);
+        this.chat = new ChatVerb(support, receipts, owedReceipts, deadLetters, registry, outbox, frames, json,
+                escalations, settings);
+        this.mailbox = new MailboxVerbs(support, receipts, owedReceipts, actor, journalHistory, registry, outbox,
+                frames, json, settings.journaled());
+        this.history = new ChatHistoryVerbs(support, actor, registry, outbox, frames, settings);
     }
 
     /** True for the verbs handled here. */

@@ -5,7 +5,10 @@ import dev.synapsehub.core.command.ReceiptsDeliveredCommand;
 import dev.synapsehub.core.event.DeliveryReceiptDeferredEvent;
 import dev.synapsehub.core.event.DeliveryReceiptExpiredEvent;
 import dev.synapsehub.core.messaging.OwedReceipt;
+import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.net.session.Session;
+import dev.synapsehub.net.session.SessionRegistry;
+import dev.synapsehub.net.wire.HubFrames;
 
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -25,9 +28,14 @@ final class OwedReceipts {
     static final int MAX_OWED_RECEIPTS = 1024;
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(OwedReceipts.class);
 
-    private final HubContext hub;
     private final VerbSupport support;
     private final ReceiptFrames frames;
+    private final CoordinationActor actor;
+    private final SessionRegistry registry;
+    private final Outbox outbox;
+    private final HubFrames wire;
+    private final HubMetrics metrics;
+    private final boolean journaled;
     /**
      * The edge's copy of the core's receipt outbox, by sender: notification id to frame. The core
      * holds what survives a restart; this copy lets a registration queue what is owed before its
@@ -36,10 +44,20 @@ final class OwedReceipts {
     private final Map<String, LinkedHashMap<String, String>> owed = new LinkedHashMap<>();
     private int owedCount;
 
-    OwedReceipts(HubContext hub, VerbSupport support, ReceiptFrames frames) {
-        this.hub = hub;
+    /**
+     * Receipts owed on a hub with a journal when {@code journaled} (none otherwise): those the
+     * core still owes are read from {@code actor} now, and {@code wire} writes every frame.
+     */
+    OwedReceipts(VerbSupport support, ReceiptFrames frames, CoordinationActor actor, SessionRegistry registry,
+            Outbox outbox, HubFrames wire, HubMetrics metrics, boolean journaled) {
         this.support = support;
         this.frames = frames;
+        this.actor = actor;
+        this.registry = registry;
+        this.outbox = outbox;
+        this.wire = wire;
+        this.metrics = metrics;
+        this.journaled = journaled;
         load();
     }
 
@@ -49,17 +67,17 @@ final class OwedReceipts {
      * it once, counts it, and serves on: they stay owed in the core for the next start.
      */
     private void load() {
-        if (!hub.journaled()) {
+        if (!journaled) {
             return;
         }
         List<OwedReceipt> recovered;
         try {
-            recovered = hub.actor().read(s -> s.messaging().owedReceipts()).get(30, TimeUnit.SECONDS);
+            recovered = actor.read(s -> s.messaging().owedReceipts()).get(30, TimeUnit.SECONDS);
         } catch (Exception e) {
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
             }
-            hub.metrics().faults.incrementAndGet();
+            metrics.faults.incrementAndGet();
             LOG.error("the owed delivery receipts could not be read; they are sent after the next start", e);
             return;
         }
@@ -67,7 +85,7 @@ final class OwedReceipts {
             ObjectNode frame = r.event() instanceof DeliveryReceiptExpiredEvent x ? frames.expired(x, r.ts())
                     : frames.deferred((DeliveryReceiptDeferredEvent) r.event(), r.ts());
             synchronized (owed) {
-                owe(r.sender(), r.notificationId(), hub.frames().write(frame));
+                owe(r.sender(), r.notificationId(), wire.write(frame));
             }
         }
     }
@@ -89,10 +107,10 @@ final class OwedReceipts {
      * drained there, never left behind by a registration racing this.
      */
     private void deliverNamed(String name, String id, ObjectNode frame, boolean owe) {
-        String text = hub.frames().write(frame);
+        String text = wire.write(frame);
         Session s;
         synchronized (owed) {
-            s = hub.registry().session(name);
+            s = registry.session(name);
             if (s == null) {
                 if (owe) {
                     owe(name, id, text);
@@ -100,7 +118,7 @@ final class OwedReceipts {
                 return;
             }
         }
-        hub.outbox().send(s, text);
+        outbox.send(s, text);
         settle(name, List.of(id));
     }
 
@@ -129,7 +147,7 @@ final class OwedReceipts {
      * sender dedupes on.
      */
     private void settle(String name, List<String> ids) {
-        if (!hub.journaled() || ids.isEmpty()) {
+        if (!journaled || ids.isEmpty()) {
             return;
         }
         support.submitUnanswered(new ReceiptsDeliveredCommand(name, ids), "settling the receipts sent to " + name,
@@ -149,7 +167,7 @@ final class OwedReceipts {
             }
         }
         if (drained != null) {
-            drained.values().forEach(text -> hub.outbox().sendInOrder(session, text));
+            drained.values().forEach(text -> outbox.sendInOrder(session, text));
             settle(name, List.copyOf(drained.keySet()));
         }
     }

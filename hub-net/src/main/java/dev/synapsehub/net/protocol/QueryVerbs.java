@@ -6,6 +6,8 @@ import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.messaging.DeadLetter;
 import dev.synapsehub.core.resource.ResourceOffer;
 import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.core.actor.CoordinationActor;
+import dev.synapsehub.net.extension.HubExtensions;
 import dev.synapsehub.net.session.SessionRegistry;
 import dev.synapsehub.net.wire.FieldCoercion;
 import dev.synapsehub.net.wire.HubFrames;
@@ -24,17 +26,39 @@ import java.util.Set;
  * (linearizable) and answered from the outbox thread, after every earlier broadcast.
  */
 public final class QueryVerbs {
-    private final HubContext hub;
-    private final ClaimFrames claimFrames;
-    private final BoardVerbs board;
     private final VerbSupport support;
+    private final BoardVerbs board;
+    private final CoordinationActor actor;
+    private final SessionRegistry registry;
+    private final Outbox outbox;
+    private final HubFrames frames;
+    private final HubExtensions extensions;
+    private final WhoFacts facts;
+    private final ClaimFrames claimFrames;
     private final KnownIdentities known = new KnownIdentities();
 
-    QueryVerbs(HubContext hub, VerbSupport support, BoardVerbs board) {
-        this.hub = hub;
-        this.claimFrames = new ClaimFrames(hub.frames());
-        this.board = board;
+    /**
+     * What {@code who_snapshot} says of the hub itself, fixed when it starts.
+     *
+     * @param hubVersion the hub's version
+     * @param configEpoch fingerprint of the effective configuration
+     * @param journaled true when the hub has a durable journal (mailbox counts are then read)
+     */
+    record WhoFacts(String hubVersion, String configEpoch, boolean journaled) {
+    }
+
+    /** The read-only verbs; {@code extensions} scope and label the reads (a mesh reads linearizably). */
+    QueryVerbs(VerbSupport support, BoardVerbs board, CoordinationActor actor, SessionRegistry registry, Outbox outbox,
+            HubFrames frames, HubExtensions extensions, WhoFacts facts) {
         this.support = support;
+        this.board = board;
+        this.actor = actor;
+        this.registry = registry;
+        this.outbox = outbox;
+        this.frames = frames;
+        this.extensions = extensions;
+        this.facts = facts;
+        this.claimFrames = new ClaimFrames(frames);
     }
 
     /** What a state snapshot reads on the actor thread, in one linearizable read. */
@@ -64,18 +88,18 @@ public final class QueryVerbs {
     }
 
     private void state(Request r) {
-        double now = hub.clock().nowSeconds();
-        support.afterRead(r, "answering state_request", hub.extensions().read(r, () -> hub.actor().read(s ->
+        double now = support.now();
+        support.afterRead(r, "answering state_request", extensions.read(r, () -> actor.read(s ->
                 new StateRead(s.claims().snapshot(now), s.resources().snapshot(now), s.messaging().deadLetters(now)))),
                 read -> {
-            ObjectNode f = hub.frames().envelope(r.sender(), "state_snapshot", "State snapshot", now);
+            ObjectNode f = frames.envelope(r.sender(), "state_snapshot", "State snapshot", now);
             ObjectNode snapshot = f.putObject("snapshot");
             ArrayNode active = snapshot.putArray("active_claims");
             for (Claim c : read.claims()) {
                 claimFrames.writeClaim(active.addObject(), c);
             }
             ArrayNode agents = snapshot.putArray("agents");
-            hub.registry().lastSeen().forEach((name, seen) -> {
+            registry.lastSeen().forEach((name, seen) -> {
                 ObjectNode a = agents.addObject();
                 a.put("agent", name);
                 HubFrames.putFloat(a, "last_seen", seen);
@@ -94,25 +118,25 @@ public final class QueryVerbs {
                 o.put("last_sender", d.lastSender());
             }
             snapshot.putArray("pending_relay_approvals");
-            hub.extensions().labelRead(f, r);
-            hub.outbox().send(r.session(), f);
+            extensions.labelRead(f, r);
+            outbox.send(r.session(), f);
         });
     }
 
     /** who_request: with a journal the pending projection is read through the actor. */
     private void whoRequest(Request r) {
-        if (!hub.journaled()) {
-            hub.outbox().send(r.session(), who(r.sender(), null));
+        if (!facts.journaled()) {
+            outbox.send(r.session(), who(r.sender(), null));
             return;
         }
-        List<String> online = new ArrayList<>(hub.registry().online());
+        List<String> online = new ArrayList<>(registry.online());
         online.add(r.sender()); // the requester is always listed (contract A11 M1)
         known.touchOnline(online);
-        support.afterRead(r, "answering who_request", hub.extensions().read(r,
-                () -> hub.actor().read(s -> s.messaging().mailboxPending())), pending -> {
+        support.afterRead(r, "answering who_request", extensions.read(r,
+                () -> actor.read(s -> s.messaging().mailboxPending())), pending -> {
                     ObjectNode f = who(r.sender(), known.withZeros(pending));
-                    hub.extensions().labelRead(f, r); // again, knowing the request (a linearizable read says so)
-                    hub.outbox().send(r.session(), f);
+                    extensions.labelRead(f, r); // again, knowing the request (a linearizable read says so)
+                    outbox.send(r.session(), f);
                 });
     }
 
@@ -122,17 +146,17 @@ public final class QueryVerbs {
      * @param pending identity to pending directed messages, or null without a journal
      */
     ObjectNode who(String requester, Map<String, Integer> pending) {
-        double now = hub.clock().nowSeconds();
+        double now = support.now();
         // one snapshot of the bound names: roles, liveness and wake agree with the online list,
         // and the last-seen table of offline names is not copied
-        List<SessionRegistry.Presence> bound = hub.registry().presence();
+        List<SessionRegistry.Presence> bound = registry.presence();
         Map<String, SessionRegistry.Presence> byName = new java.util.HashMap<>();
         List<String> online = new ArrayList<>(bound.size());
         for (SessionRegistry.Presence p : bound) {
             byName.put(p.name(), p);
             online.add(p.name());
         }
-        ObjectNode f = hub.frames().envelope(requester, "who_snapshot", "Who snapshot", now);
+        ObjectNode f = frames.envelope(requester, "who_snapshot", "Who snapshot", now);
         HubFrames.putStrings(f, "online_agents", online);
         ObjectNode roles = f.putObject("agent_roles");
         for (SessionRegistry.Presence p : bound) {
@@ -140,9 +164,9 @@ public final class QueryVerbs {
                 HubFrames.putStrings(roles, p.name(), p.roles());
             }
         }
-        f.put("connected_clients", hub.registry().connectedClients());
-        f.put("hub_version", hub.config().hubVersion());
-        f.put("config_epoch", hub.configEpoch());
+        f.put("connected_clients", registry.connectedClients());
+        f.put("hub_version", facts.hubVersion());
+        f.put("config_epoch", facts.configEpoch());
         if (pending == null) {
             f.putNull("mailbox_pending");
         } else {
@@ -177,7 +201,7 @@ public final class QueryVerbs {
                 w.put(p.name(), p.wake());
             }
         }
-        hub.extensions().labelRead(f);
+        extensions.labelRead(f);
         return f;
     }
 
@@ -187,11 +211,11 @@ public final class QueryVerbs {
 
     private void waitRequest(Request r) {
         if (FieldCoercion.notText(r.get("task_id"))) {
-            ObjectNode e = hub.frames().error(r.sender(), "Field 'task_id' must be a string.",
-                    hub.clock().nowSeconds());
+            ObjectNode e = frames.error(r.sender(), "Field 'task_id' must be a string.",
+                    support.now());
             e.put("error_code", "malformed_request");
             e.put("field", "task_id");
-            hub.outbox().send(r.session(), e);
+            outbox.send(r.session(), e);
             return;
         }
         String id = FieldCoercion.text(r.get("task_id"));
@@ -202,29 +226,29 @@ public final class QueryVerbs {
         }
         String taskId = id;
         String waiter = r.sender();
-        Map<String, Set<String>> graph = hub.registry().waitGraph();
-        double now = hub.clock().nowSeconds();
-        support.afterRead(r, "answering wait_request", hub.actor().read(s -> check(s, taskId, waiter, graph, now)),
+        Map<String, Set<String>> graph = registry.waitGraph();
+        double now = support.now();
+        support.afterRead(r, "answering wait_request", actor.read(s -> check(s, taskId, waiter, graph, now)),
                 check -> {
-            double at = hub.clock().nowSeconds();
+            double at = support.now();
             if (check == null) {
-                hub.outbox().send(r.session(), claimFrames.denied("wait_denied", waiter, taskId,
+                outbox.send(r.session(), claimFrames.denied("wait_denied", waiter, taskId,
                         "Task '" + taskId + "' is not claimed; nothing to wait for.", at));
             } else if (check.holder().equals(waiter)) {
-                hub.outbox().send(r.session(), claimFrames.denied("wait_denied", waiter, taskId,
+                outbox.send(r.session(), claimFrames.denied("wait_denied", waiter, taskId,
                         "You already hold '" + taskId + "'.", at));
             } else if (check.deadlock()) {
                 ObjectNode f = claimFrames.denied("wait_denied", waiter, taskId,
                         "Waiting for '" + taskId + "' held by " + check.holder() + " would deadlock.", at);
                 f.put("holder", check.holder());
-                hub.outbox().send(r.session(), f);
+                outbox.send(r.session(), f);
             } else {
-                hub.registry().addWait(waiter, taskId);
-                ObjectNode f = hub.frames().envelope(waiter, "wait_granted",
+                registry.addWait(waiter, taskId);
+                ObjectNode f = frames.envelope(waiter, "wait_granted",
                         "Waiting for '" + taskId + "' held by " + check.holder() + ".", at);
                 f.put("task_id", taskId);
                 f.put("holder", check.holder());
-                hub.outbox().send(r.session(), f);
+                outbox.send(r.session(), f);
             }
         });
     }

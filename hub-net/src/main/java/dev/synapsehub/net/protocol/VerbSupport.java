@@ -55,15 +55,31 @@ final class VerbSupport {
         this.clock = clock;
     }
 
-    /** The parts of {@code hub} it uses. */
-    static VerbSupport of(HubContext hub) {
-        return new VerbSupport(hub.actor(), hub.outbox(), hub.frames(), hub.json(), hub.metrics(), hub.clock());
-    }
-
     /** Renders the success frame of a reply (stored for keyed requests). */
     @FunctionalInterface
     interface GrantRenderer {
         ObjectNode render(Reply reply, double decidedAt);
+
+        /** Renders a verb's success reply, already of its own type. */
+        @FunctionalInterface
+        interface OfType<R extends Reply> {
+            ObjectNode render(R reply, double decidedAt);
+        }
+
+        /**
+         * A renderer of {@code success} replies, the only ones the core renders (a refusal is never
+         * stored); any other reply is a fault (the verb and the core disagree about its answers),
+         * answered as every fault on this path is.
+         */
+        static <R extends Reply> GrantRenderer typed(Class<R> success, OfType<R> render) {
+            return (reply, decidedAt) -> {
+                if (!success.isInstance(reply)) {
+                    throw new IllegalStateException("a " + success.getSimpleName() + " was expected, not a "
+                            + reply.getClass().getSimpleName());
+                }
+                return render.render(success.cast(reply), decidedAt);
+            };
+        }
     }
 
     /** The verbs that honour {@code idem_key} (contract §4.6), by normalised type. */

@@ -1,0 +1,67 @@
+package dev.synapsehub.mesh;
+
+import dev.synapsehub.core.actor.Mutation;
+import dev.synapsehub.core.actor.Outcome;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+
+import static dev.synapsehub.mesh.MeshReplicationTest.claim;
+import static dev.synapsehub.mesh.MeshReplicationTest.submit;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A committed record this node's edge cannot take (its edge effects, or another node's decision
+ * to publish) is logged once, counted, and does not stop the node applying the log (issue 11).
+ */
+class MeshEdgeFailuresTest {
+    @TempDir
+    Path dir;
+    private TestCluster cluster;
+
+    @AfterEach
+    void stop() throws Exception {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    /** The node's /metrics figures, as MeshFace writes them. */
+    private static String metrics(MeshNode node) {
+        StringBuilder out = new StringBuilder();
+        new MeshFace(node).appendMetrics(out);
+        return out.toString();
+    }
+
+    @Test
+    void eachRecordAndDecisionAFailingEdgeCannotTakeIsCountedOnMetrics() throws Exception {
+        cluster = new TestCluster(dir, 3);
+        MeshNode leader = cluster.awaitLeader();
+        MeshNode broken = cluster.follower(leader);
+        cluster.edge(broken.nodeId()).failing = true;
+
+        long seq = 0;
+        for (int i = 0; i < 2; i++) {
+            Outcome granted = submit(leader, new Mutation(claim("erin", "E" + i), null, new TestEdge.Verb("claim")));
+            assertThat(granted).isInstanceOf(Outcome.Decided.class);
+            seq = OutcomeCodec.lastSeq(granted);
+        }
+        cluster.awaitApplied(seq); // the failures stopped nothing: the broken node applied both records
+
+        TestCluster.await("both counted", () -> broken.edgeFailures().remotePublishes() == 2);
+        assertThat(broken.edgeFailures()).isEqualTo(new MeshNode.EdgeFailures(2, 2));
+        assertThat(metrics(broken)).contains("\nsynapse_mesh_edge_effect_failures_total 2\n")
+                .contains("\nsynapse_mesh_remote_publish_failures_total 2\n");
+        assertThat(cluster.edge(broken.nodeId()).published).isEmpty();
+
+        for (MeshNode n : cluster.running()) {
+            if (n != broken) {
+                assertThat(n.edgeFailures()).as(n.nodeId()).isEqualTo(new MeshNode.EdgeFailures(0, 0));
+                assertThat(metrics(n)).contains("\nsynapse_mesh_edge_effect_failures_total 0\n")
+                        .contains("\nsynapse_mesh_remote_publish_failures_total 0\n");
+            }
+        }
+    }
+}
