@@ -132,6 +132,14 @@ public final class FederationOptions {
             description = "Trust exactly the server certificate with this pin for relay route HUB_ID (its URI must be wss://).")
     List<String> relayPeerPins = new ArrayList<>();
 
+    @Option(names = "--federation-peers", paramLabel = "FILE",
+            description = "Watch, claim and relay routes (URI, pin, token) from this owner-only JSON file instead of "
+                    + "--multihub-watch, --claim-peer, --relay-peer and their pin and token flags (given together, "
+                    + "start is refused). Re-checked before each peer operation: an edit that validates is used from "
+                    + "the next one; one that does not refuses every peer operation until it does "
+                    + "(docs/federation.md, \"The peers file\").")
+    Path peersFile;
+
     /**
      * The serving trust, loaded strictly; throws {@link IllegalArgumentException} with the
      * contract's refusal text (exit 2).
@@ -154,6 +162,9 @@ public final class FederationOptions {
     /** Validated settings; {@code explicitHubId} is the --hub-id given (null when defaulted). */
     FederationSettings settings(ServingTrust trust, String explicitHubId, String effectiveHubId) {
         NamespaceOwners owners = owners(explicitHubId, effectiveHubId);
+        if (peersFile != null) {
+            return peersFileSettings(trust, owners);
+        }
         WatchSettings watch = watchSettings(owners);
         if (offerFile != null) {
             try {
@@ -164,6 +175,64 @@ public final class FederationOptions {
         }
         return new FederationSettings(trust, watch, owners, forwardSettings(owners), offerFile,
                 new FederationSettings.RelayPolicy(requireRelayReason, requireTwoPersonRelay), relaySettings(owners));
+    }
+
+    /**
+     * The settings with routes from {@code --federation-peers}, loaded once now (a file that does
+     * not validate refuses the start, exit 2). Given with any route flag the start is refused: two
+     * sources of routes, one reloaded and one fixed, would leave an operator guessing which one a
+     * peer operation used.
+     */
+    private FederationSettings peersFileSettings(ServingTrust trust, NamespaceOwners owners) {
+        List<String> both = new ArrayList<>();
+        addIf(both, !watches.isEmpty(), "--multihub-watch");
+        addIf(both, !watchPins.isEmpty(), "--multihub-watch-pin");
+        addIf(both, watchToken != null, "--multihub-watch-token");
+        addIf(both, !claimPeers.isEmpty(), "--claim-peer");
+        addIf(both, !claimPeerPins.isEmpty(), "--claim-peer-pin");
+        addIf(both, claimPeerToken != null, "--claim-peer-token");
+        addIf(both, !relayPeers.isEmpty(), "--relay-peer");
+        addIf(both, !relayPeerPins.isEmpty(), "--relay-peer-pin");
+        addIf(both, relayPeerToken != null, "--relay-peer-token");
+        if (!both.isEmpty()) {
+            throw new IllegalArgumentException("--federation-peers cannot be combined with " + String.join(", ", both)
+                    + ": give every route, pin and token in the peers file, or none there");
+        }
+        if (!owners.configured()) {
+            throw new IllegalArgumentException("--federation-peers requires --namespace-owner; routes are keyed by the "
+                    + "owning hub id, and the watch feeds partition detection against the ownership map.");
+        }
+        WatchSettings noRoutes = watchSettings(owners); // checks the client identity flags; no watch flag is given
+        dev.synapsehub.federation.trust.PeerRoutes routes;
+        try {
+            routes = dev.synapsehub.federation.trust.PeersFile.load(peersFile, clientCertFile != null);
+        } catch (TrustFileException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
+        }
+        if (!(watchInterval > 0) || !Double.isFinite(watchInterval)) {
+            throw new IllegalArgumentException("--multihub-watch-interval must be a positive number of seconds");
+        }
+        List<WatchPeer> peers = new ArrayList<>();
+        routes.watch().values().forEach(r -> peers.add(new WatchPeer(r.name(), r.uri(), r.pin())));
+        WatchSettings watch = new WatchSettings(peers, Duration.ofMillis((long) (Math.max(1.0, watchInterval) * 1000)),
+                null, clientCertFile, clientKeyFile, PollBudget.DEFAULT, noRoutes.replyTimeout());
+        return new FederationSettings(trust, watch, owners, fileRoutes(routes.claim()), offerFile,
+                new FederationSettings.RelayPolicy(requireRelayReason, requireTwoPersonRelay),
+                fileRoutes(routes.relay()), peersFile.toAbsolutePath().normalize());
+    }
+
+    /** The routes the file gave at start (the hub asks the file again before each operation). */
+    private ForwardSettings fileRoutes(Map<String, dev.synapsehub.federation.trust.PeerRoute> routes) {
+        List<ClaimRoute> list = new ArrayList<>();
+        routes.values().forEach(r -> list.add(new ClaimRoute(r.name(), r.uri(), r.pin())));
+        return new ForwardSettings(ForwardSettings.byHub(list), null, clientCertFile, clientKeyFile,
+                ForwardSettings.BOUND);
+    }
+
+    private static void addIf(List<String> out, boolean given, String flag) {
+        if (given) {
+            out.add(flag);
+        }
     }
 
     /**
@@ -183,6 +252,9 @@ public final class FederationOptions {
         }
         if (!relayPeers.isEmpty()) {
             ignored.add("--relay-peer");
+        }
+        if (peersFile != null) {
+            ignored.add("--federation-peers");
         }
         if (requireRelayReason) {
             ignored.add("--require-relay-reason");

@@ -166,6 +166,28 @@ class FederationCliTest {
     }
 
     @Test
+    void thePeersFileRefusesRouteFlagsBesideItAndAnInvalidFileAtStart() throws Exception {
+        Path peers = dir.resolve("peers.json");
+        TestCertificates.writePrivate(peers, "{\"version\":1,\"claim\":[{\"hub_id\":\"b\",\"uri\":\"ws://127.0.0.1:1/\"}]}");
+        refusedAtStart("--federation-peers cannot be combined with --claim-peer, --relay-peer-token: give every route, "
+                + "pin and token in the peers file, or none there", "--hub-id", "a", "--namespace-owner", "proj=b",
+                "--federation-peers", peers.toString(), "--claim-peer", "b=ws://127.0.0.1:1", "--relay-peer-token", "t");
+        refusedAtStart("--federation-peers requires --namespace-owner", "--federation-peers", peers.toString());
+        TestCertificates.writePrivate(peers, "{\"version\":1,\"claim\":[{\"hub_id\":\"b\",\"uri\":\"http://x/\"}]}");
+        refusedAtStart("--federation-peers: " + peers.toAbsolutePath() + " claim[0].uri is 'http://x/'", "--hub-id", "a",
+                "--namespace-owner", "proj=b", "--federation-peers", peers.toString());
+        Setup s = setup();
+        TestCertificates.writePrivate(peers, "{\"version\":1,\"claim\":[{\"hub_id\":\"b\",\"uri\":\"wss://127.0.0.1:1/\"}]}");
+        refusedAtStart("--federation-peers: " + peers.toAbsolutePath() + " claim[0].pin is missing", "--hub-id", "a", "--namespace-owner", "proj=b",
+                "--federation-peers", peers.toString(), "--multihub-client-certfile", s.client().cert().toString(),
+                "--multihub-client-keyfile", s.client().key().toString());
+        TestCertificates.writePrivate(peers, "{\"version\":1,\"claim\":[{\"hub_id\":\"b\",\"uri\":\"ws://127.0.0.1:1/\"}]}");
+        HubDaemon d = hub.start("--port", "0", "--hub-id", "a", "--namespace-owner", "proj=b",
+                "--federation-peers", peers.toString());
+        assertThat(d.port()).as("a valid peers file starts the hub").isPositive();
+    }
+
+    @Test
     void helpExplainsTheServingPolicy() {
         assertThat(CliTest.run("--help").out()).contains("--multihub-serving-policy").contains("owner-only")
                 .contains("--multihub-watch=PEER=URI").contains("--namespace-owner").contains("--multihub-watch-pin");

@@ -104,8 +104,17 @@ public final class HubClient implements AutoCloseable {
      * frame itself, faster than the per-byte validator).
      */
     public static HubClient connect(URI uri, Duration timeout, ClientTls tls, boolean validateUtf8) throws IOException {
+        return connect(uri, timeout, tls, validateUtf8, null);
+    }
+
+    /**
+     * Like {@link #connect(URI, Duration, ClientTls, boolean)}, presenting {@code material} (the
+     * client certificate and key as already read and checked; null: read {@code tls}'s files).
+     */
+    public static HubClient connect(URI uri, Duration timeout, ClientTls tls, boolean validateUtf8,
+                                    dev.synapsehub.client.tls.ClientKeyMaterial material) throws IOException {
         tls.checkScheme(uri);
-        SslContext ssl = ClientTls.secure(uri) ? tls.context(uri) : null;
+        SslContext ssl = ClientTls.secure(uri) ? tls.context(uri, material) : null;
         HubClient client = new HubClient(NetTransport.choose(true).group(1, "hub-client"), true);
         client.open(uri, timeout, validateUtf8, ssl);
         return client;

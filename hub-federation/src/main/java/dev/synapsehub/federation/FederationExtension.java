@@ -30,6 +30,9 @@ import dev.synapsehub.core.event.AuditRecordEvent;
 import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.federation.route.ClaimForwarder;
+import dev.synapsehub.federation.trust.PeerRouteSource;
+import dev.synapsehub.federation.trust.PeerRoutes;
+import dev.synapsehub.federation.trust.PeersFile;
 import dev.synapsehub.federation.route.ClaimServer;
 import dev.synapsehub.federation.route.OwnershipResolver;
 import dev.synapsehub.federation.route.PartitionTracker;
@@ -60,6 +63,7 @@ public final class FederationExtension implements HubExtension {
     private ObservedQuery observed;
     private LogWatch watch;
     private PeerLinks links;
+    private PeerRouteSource routes;
     private OwnershipResolver resolver;
     private PartitionTracker partitions;
     private ClaimForwarder forwarder;
@@ -89,7 +93,13 @@ public final class FederationExtension implements HubExtension {
         observed = new ObservedQuery(context, fold, peer -> watch == null ? null : watch.link(peer));
         offers = new dev.synapsehub.federation.serve.OfferServer(context, settings.offerFile());
         links = new PeerLinks(context.config().hubId(), clientIdentity(settings));
-        expectLinks(links, settings);
+        routes = routeSource(settings);
+        if (routes instanceof PeersFile peers) {
+            peers.onChange(now -> links.retain(uris(now)));
+        }
+        if (settings.peersFile() == null) {
+            expectLinks(links, settings); // a peers file checks this itself, at each load
+        }
         AuditJournal audit = new AuditJournal(context.actor(), context.config().hubId());
         try {
             watch = new LogWatch(settings.watch(), fold, mirror, audit, context.config().hubId(),
@@ -104,7 +114,7 @@ public final class FederationExtension implements HubExtension {
             t.setDaemon(true);
             return t;
         });
-        forwarder = new ClaimForwarder(context, resolver, settings.forward(), links, metrics, background);
+        forwarder = new ClaimForwarder(context, resolver, settings.forward(), links, metrics, background, routes);
         claimServer = new ClaimServer(context, settings.trust(), resolver, claims, metrics);
         relayServer = new dev.synapsehub.federation.route.RelayServer(context, settings.trust(), resolver,
                 settings.relay());
@@ -112,20 +122,52 @@ public final class FederationExtension implements HubExtension {
                 audit);
         relayForwarder = new dev.synapsehub.federation.route.RelayForwarder(context, resolver, settings.trust(),
                 settings.relayRoutes(),
-                links, background, audit);
+                links, background, audit, routes);
         deadLetterForwarder = new dev.synapsehub.federation.route.DeadLetterForwarder(context, resolver,
                 settings.relayRoutes(), links, audit, Executors.newSingleThreadScheduledExecutor(r -> {
                     Thread t = new Thread(r, "synapse-dead-letter-forwarding");
                     t.setDaemon(true);
                     return t;
-                }));
-        watch.start(links);
+                }), routes);
+        watch.start(links, routes);
         if (!settings.watch().peers().isEmpty() || settings.owners().configured()) { // a plain hub shows no federation
             cockpit = new FederationCockpit(context.config().hubId(), fold, partitions::current);
         }
         if (settings.owners().configured()) {
             background.scheduleWithFixedDelay(this::refreshPartitions, 0, 1, TimeUnit.SECONDS);
         }
+    }
+
+    /**
+     * The routes in force: the peers file, re-checked before each peer operation, or the flags'
+     * routes, fixed.
+     */
+    private static PeerRouteSource routeSource(FederationSettings settings) {
+        if (settings.peersFile() == null) {
+            java.util.Map<String, dev.synapsehub.federation.trust.PeerRoute> watched = new java.util.LinkedHashMap<>();
+            for (dev.synapsehub.federation.follow.WatchPeer p : settings.watch().peers()) {
+                watched.put(p.label(), new dev.synapsehub.federation.trust.PeerRoute(p.label(), p.uri(), p.pin(),
+                        settings.watch().token()));
+            }
+            return PeerRouteSource.fixed(new PeerRoutes(watched,
+                    dev.synapsehub.federation.route.RouteLookup.of(settings.forward()),
+                    dev.synapsehub.federation.route.RouteLookup.of(settings.relayRoutes())));
+        }
+        try {
+            return PeersFile.watching(settings.peersFile(), settings.watch().clientCertFile() != null
+                    || settings.forward().clientCertFile() != null || settings.relayRoutes().clientCertFile() != null,
+                    LOG::warn);
+        } catch (dev.synapsehub.federation.trust.TrustFileException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        }
+    }
+
+    private static Set<String> uris(PeerRoutes routes) {
+        Set<String> out = new java.util.HashSet<>();
+        routes.watch().values().forEach(r -> out.add(r.uri().toString()));
+        routes.claim().values().forEach(r -> out.add(r.uri().toString()));
+        routes.relay().values().forEach(r -> out.add(r.uri().toString()));
+        return out;
     }
 
     /** The client certificate every route presents (one pair of flags for all of them), watched for edits. */
@@ -264,6 +306,13 @@ public final class FederationExtension implements HubExtension {
     @Override
     public void appendMetrics(StringBuilder out) {
         metrics.appendTo(out);
+        if (routes instanceof PeersFile peers) {
+            PrometheusText.counter(out, "synapse_federation_peers_file_refusals_total",
+                    "Peer operations (polls, forwarded claims, relays, dead-letter reports) refused while "
+                            + "--federation-peers did not validate.", peers.refusedOperations());
+            PrometheusText.counter(out, "synapse_federation_peers_file_invalid_total",
+                    "Changes of --federation-peers that did not validate (each logged once).", peers.invalidEdits());
+        }
         if (deadLetterForwarder != null) {
             deadLetterForwarder.appendMetrics(out);
         }

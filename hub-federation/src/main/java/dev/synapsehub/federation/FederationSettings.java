@@ -17,10 +17,13 @@ import dev.synapsehub.federation.trust.ServingTrust;
  *        {@code --require-two-person-relay})
  * @param relayRoutes where operator relays for namespaces owned by other hubs are sent
  *        ({@code --relay-peer}; none: such relays are decided, and refused, here)
+ * @param peersFile the peers file ({@code --federation-peers}) the routes come from, re-checked
+ *        before each peer operation; null: the routes of {@code watch}, {@code forward} and
+ *        {@code relayRoutes} (flags) are fixed. With a file, those hold the routes it gave at start.
  */
 public record FederationSettings(ServingTrust trust, WatchSettings watch, NamespaceOwners owners,
                                  ForwardSettings forward, java.nio.file.Path offerFile, RelayPolicy relay,
-                                 ForwardSettings relayRoutes) {
+                                 ForwardSettings relayRoutes, java.nio.file.Path peersFile) {
     /** Operator relay options (contract A5.1); both off by default. */
     public record RelayPolicy(boolean requireReason, boolean twoPerson) {
         /** Neither a reason nor a second operator required. */
@@ -30,6 +33,12 @@ public record FederationSettings(ServingTrust trust, WatchSettings watch, Namesp
     public FederationSettings {
         relay = relay == null ? RelayPolicy.DEFAULT : relay;
         relayRoutes = relayRoutes == null ? ForwardSettings.none() : relayRoutes;
+    }
+
+    /** Settings with routes given by flags. */
+    public FederationSettings(ServingTrust trust, WatchSettings watch, NamespaceOwners owners, ForwardSettings forward,
+                              java.nio.file.Path offerFile, RelayPolicy relay, ForwardSettings relayRoutes) {
+        this(trust, watch, owners, forward, offerFile, relay, relayRoutes, null);
     }
 
     /** Settings without relay routes. */

@@ -39,6 +39,7 @@ import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateHandler;
 import dev.synapsehub.net.handler.TlsHandshakeWatch;
+import dev.synapsehub.net.tls.ServerCertificate;
 import dev.synapsehub.net.extension.HubExtensions;
 import dev.synapsehub.net.tls.ServerTls;
 import io.netty.util.concurrent.DefaultEventExecutor;
@@ -68,6 +69,8 @@ public final class HubServer implements AutoCloseable {
     private Channel serverChannel;
     private HubContext context;
     private HistoricalReads history;
+    /** The server certificate in force, re-read on change (null without TLS). */
+    private ServerCertificate serverCertificate;
     private Cockpit cockpit;
     private volatile InboundPipeline pipeline;
     private DarkSeatMonitor darkSeats;
@@ -110,7 +113,11 @@ public final class HubServer implements AutoCloseable {
 
     /** Binds and starts serving; returns the bound port (useful with port 0). */
     public int start() throws InterruptedException {
-        SslContext ssl = config.tls() == null ? null : ServerTls.context(config.tls()); // refuse before any thread starts
+        HubMetrics metrics = new HubMetrics();
+        // refuse before any thread starts; afterwards re-read on change, for new connections
+        serverCertificate = config.tls() == null ? null : ServerCertificate.watching(config.tls(),
+                metrics.tlsCertificateReloads, metrics.tlsCertificateReloadFailures);
+        ServerCertificate ssl = serverCertificate;
         WireJson json = new WireJson(config.maxJsonDepth());
         HubFrames frames = new HubFrames(json, config.hubId());
         SessionRegistry registry = new SessionRegistry(config.maxClients(), config.maxConnectionsPerHost(),
@@ -118,7 +125,6 @@ public final class HubServer implements AutoCloseable {
                 new SessionRegistry.TakeoverPolicy(seconds(config.takeoverCooldown()),
                         config.takeoverQuarantineThreshold(), seconds(config.takeoverQuarantineWindow()),
                         seconds(config.takeoverQuarantine())));
-        HubMetrics metrics = new HubMetrics();
         actor.observe(metrics);
         try {
             history = HistoricalReads.open(actor, journal);
@@ -182,7 +188,7 @@ public final class HubServer implements AutoCloseable {
                         long ping = config.pingInterval().toMillis();
                         ChannelPipeline p = ch.pipeline();
                         if (ssl != null) {
-                            p.addLast(ssl.newHandler(ch.alloc()));
+                            p.addLast(ssl.context().newHandler(ch.alloc()));
                             p.addLast(new TlsHandshakeWatch(metrics));
                         }
                         p.addLast(new HttpServerCodec());
@@ -271,6 +277,9 @@ public final class HubServer implements AutoCloseable {
         }
         if (relayLog != null) {
             relayLog.close(); // after the outbox: every line it handed over is written
+        }
+        if (serverCertificate != null) {
+            serverCertificate.close();
         }
     }
 

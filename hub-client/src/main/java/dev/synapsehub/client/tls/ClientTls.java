@@ -50,6 +50,17 @@ public record ClientTls(CertificatePin pin, Path clientCertFile, Path clientKeyF
      * @throws IOException when a pin is set for a non-{@code wss://} URI, or a file cannot be loaded
      */
     public SslContext context(URI uri) throws IOException {
+        return context(uri, null);
+    }
+
+    /**
+     * The client SSL context for {@code uri}, presenting {@code material} (bytes read and checked
+     * once by the caller) instead of reading {@link #clientCertFile} and {@link #clientKeyFile}
+     * again; null {@code material} reads the files.
+     *
+     * @throws IOException when a pin is set for a non-{@code wss://} URI, or the pair cannot be loaded
+     */
+    public SslContext context(URI uri, ClientKeyMaterial material) throws IOException {
         if (!secure(uri)) {
             throw new IOException("not a wss:// URI: " + uri);
         }
@@ -60,7 +71,10 @@ public record ClientTls(CertificatePin pin, Path clientCertFile, Path clientKeyF
         } else {
             b.endpointIdentificationAlgorithm("HTTPS");
         }
-        if (clientCertFile != null) {
+        if (material != null) {
+            b.keyManager(new java.io.ByteArrayInputStream(material.certificatePem()),
+                    new java.io.ByteArrayInputStream(material.keyPem()));
+        } else if (clientCertFile != null) {
             b.keyManager(clientCertFile.toFile(), clientKeyFile.toFile());
         }
         try {

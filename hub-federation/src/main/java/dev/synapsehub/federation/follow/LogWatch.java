@@ -3,6 +3,8 @@ package dev.synapsehub.federation.follow;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.federation.AuditJournal;
 import dev.synapsehub.federation.link.PeerLinks;
+import dev.synapsehub.federation.trust.PeerRouteSource;
+import dev.synapsehub.federation.trust.PeerRoutes;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -10,6 +12,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -63,16 +66,48 @@ public final class LogWatch implements AutoCloseable {
         return f == null ? null : f.link();
     }
 
-    /** Starts following every peer through {@code links}. */
+    /** Starts following every peer through {@code links}, with the routes the flags gave. */
     public void start(PeerLinks links) {
+        java.util.Map<String, dev.synapsehub.federation.trust.PeerRoute> routes = new LinkedHashMap<>();
+        for (WatchPeer p : settings.peers()) {
+            routes.put(p.label(), new dev.synapsehub.federation.trust.PeerRoute(p.label(), p.uri(), p.pin(),
+                    settings.token()));
+        }
+        start(links, PeerRouteSource.fixed(new PeerRoutes(routes, Map.of(), Map.of())));
+    }
+
+    /**
+     * Starts following every peer through {@code links}; before each poll the peer's route (URI,
+     * pin, token) is taken from {@code source}: a changed route reconnects, a route removed or a
+     * source that does not validate fails the poll as a transport failure. A peer added to the
+     * source is followed from the next restart (its view, cursor and thread are made at start).
+     */
+    public void start(PeerLinks links, PeerRouteSource source) {
+        Set<String> announced = java.util.concurrent.ConcurrentHashMap.newKeySet();
         for (WatchPeer p : settings.peers()) {
             ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "synapse-watch-" + p.label());
                 t.setDaemon(true);
                 return t;
             });
-            PeerFollower f = new PeerFollower(p, links.link(p.label(), p.uri(), settings.tlsFor(p), settings.token()),
-                    settings, fold, mirror, audit, localHubId, thread, clock, metrics);
+            PeerFollower.LinkFor linkFor = () -> {
+                PeerRoutes now = source.current();
+                dev.synapsehub.federation.trust.PeerRoute r = now.watch().get(p.label());
+                for (String added : now.watch().keySet()) {
+                    if (!threads.containsKey(added) && announced.add(added)) {
+                        LOG.warn("multihub watch: peer '{}' was added to --federation-peers; it is followed from the "
+                                + "next restart", added);
+                    }
+                }
+                if (r == null) {
+                    throw new java.io.IOException("watched peer '" + p.label() + "' is no longer in --federation-peers; "
+                            + "it is not polled while it is not there");
+                }
+                return links.link(p.label(), r.uri(), settings.tlsFor(new WatchPeer(p.label(), r.uri(), r.pin())),
+                        r.token());
+            };
+            PeerFollower f = new PeerFollower(p, linkFor, settings, fold, mirror, audit, localHubId, thread, clock,
+                    metrics);
             threads.put(p.label(), thread);
             followers.put(p.label(), f);
             f.start();

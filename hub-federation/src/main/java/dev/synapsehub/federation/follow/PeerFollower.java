@@ -47,7 +47,9 @@ final class PeerFollower {
     private static final int MAX_PAGE = 5000;
 
     private final WatchPeer peer;
-    private final PeerLink link;
+    private final LinkFor links;
+    /** The link of the last poll (status), null before the first. */
+    private volatile PeerLink link;
     private final WatchSettings settings;
     private final AdvisoryFold fold;
     private final Mirror mirror;
@@ -64,11 +66,20 @@ final class PeerFollower {
         return link;
     }
 
-    PeerFollower(WatchPeer peer, PeerLink link, WatchSettings settings, AdvisoryFold fold, Mirror mirror,
+    /**
+     * The link to poll through, asked before each request: the routes in force may have changed
+     * (a peers file edited), or may not be known (a peers file that does not validate: the poll
+     * fails as a transport failure, the cursor and last observation kept).
+     */
+    interface LinkFor {
+        PeerLink get() throws IOException;
+    }
+
+    PeerFollower(WatchPeer peer, LinkFor links, WatchSettings settings, AdvisoryFold fold, Mirror mirror,
                  AuditJournal audit, String localHubId, ScheduledExecutorService thread, DoubleSupplier clock,
                  WatchMetrics metrics) {
         this.peer = peer;
-        this.link = link;
+        this.links = links;
         this.settings = settings;
         this.fold = fold;
         this.mirror = mirror;
@@ -264,7 +275,14 @@ final class PeerFollower {
         request.put("target", "all");
         request.put("after_seq", after);
         request.put("limit", limit);
-        return link.request(request, "multihub_log_snapshot", LogPage.DECODER, settings.replyTimeout());
+        PeerLink l;
+        try {
+            l = links.get();
+        } catch (IOException refused) {
+            return CompletableFuture.failedFuture(refused);
+        }
+        link = l;
+        return l.request(request, "multihub_log_snapshot", LogPage.DECODER, settings.replyTimeout());
     }
 
     /** The event's seq, after checking it is the expected one and well formed. */
@@ -361,7 +379,8 @@ final class PeerFollower {
     }
 
     private double skew(PeerView view) {
-        PeerLink.Welcome w = link.welcome();
+        PeerLink l = link;
+        PeerLink.Welcome w = l == null ? null : l.welcome();
         return w == null ? view.clockSkewSeconds() : w.clockSkewSeconds();
     }
 }

@@ -7,6 +7,9 @@ import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslProvider;
 
 import javax.net.ssl.SSLException;
+import dev.synapsehub.client.tls.ClientKeyMaterial;
+
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -35,8 +38,22 @@ public final class ClientIdentity {
     private final Consumer<String> log;
     private volatile Checked checked;
 
-    /** What the last check of {@code stamps} found: null {@code error} when the files validated. */
-    private record Checked(List<Object> stamps, String error) {
+    /**
+     * What the last check of {@code stamps} found: null {@code error} and the bytes that validated
+     * in {@code material}, or the error (and null material).
+     */
+    private record Checked(List<Object> stamps, String error, InForce inForce) {
+        Checked(List<Object> stamps, String error, ClientKeyMaterial material) {
+            this(stamps, error, material == null ? null : new InForce(stamps, material));
+        }
+    }
+
+    /**
+     * The identity in force: {@code stamps} tell a connection made with it from one made before a
+     * change; {@code material} is the certificate and key exactly as read and validated, which the
+     * connection presents (the files are not read a second time).
+     */
+    public record InForce(List<Object> stamps, ClientKeyMaterial material) {
     }
 
     private ClientIdentity(Path certFile, Path keyFile, Consumer<String> log) {
@@ -64,9 +81,9 @@ public final class ClientIdentity {
      *
      * @throws IOException while the files do not validate (the operation is refused)
      */
-    public Object current() throws IOException {
+    public InForce current() throws IOException {
         if (certFile == null) {
-            return List.of();
+            return new InForce(List.of(), null);
         }
         List<Object> now = stamps();
         Checked c = checked;
@@ -91,7 +108,7 @@ public final class ClientIdentity {
         if (c.error() != null) {
             throw new IOException("the multi-hub client identity does not validate: " + c.error());
         }
-        return c.stamps();
+        return c.inForce;
     }
 
     /**
@@ -132,16 +149,19 @@ public final class ClientIdentity {
 
     private Checked check(List<Object> stamps) {
         try {
-            SecureFile.read(certFile, "--multihub-client-certfile:", MAX_BYTES);
-            SecureFile.read(keyFile, "--multihub-client-keyfile:", MAX_BYTES);
-            SslContextBuilder.forClient().sslProvider(SslProvider.JDK).keyManager(certFile.toFile(), keyFile.toFile())
+            // read once; what loads here is what connections present (ClientKeyMaterial), never a second read
+            ClientKeyMaterial material = new ClientKeyMaterial(
+                    SecureFile.read(certFile, "--multihub-client-certfile:", MAX_BYTES),
+                    SecureFile.read(keyFile, "--multihub-client-keyfile:", MAX_BYTES));
+            SslContextBuilder.forClient().sslProvider(SslProvider.JDK).keyManager(
+                    new ByteArrayInputStream(material.certificatePem()), new ByteArrayInputStream(material.keyPem()))
                     .build();
-            return new Checked(stamps, null);
+            return new Checked(stamps, null, material);
         } catch (TrustFileException e) {
-            return new Checked(stamps, e.getMessage());
+            return new Checked(stamps, e.getMessage(), (ClientKeyMaterial) null);
         } catch (SSLException | IllegalArgumentException e) {
             return new Checked(stamps, certFile + " and " + keyFile + " do not load as a certificate and its key: "
-                    + e.getMessage());
+                    + e.getMessage(), (ClientKeyMaterial) null);
         }
     }
 }

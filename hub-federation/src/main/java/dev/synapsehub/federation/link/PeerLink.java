@@ -53,7 +53,7 @@ public final class PeerLink implements AutoCloseable {
     private final ReentrantLock connecting = new ReentrantLock();
     private HubClient client;
     /** The client identity's stamp when {@link #client} was opened. */
-    private Object clientIdentity;
+    private ClientIdentity.InForce clientIdentity;
     private volatile Welcome welcome;
     private volatile long lastRoundTripNanos = -1;
     private boolean closed;
@@ -264,7 +264,7 @@ public final class PeerLink implements AutoCloseable {
     }
 
     private HubClient openLocked() throws IOException, TimeoutException {
-        Object stamp;
+        ClientIdentity.InForce stamp;
         HubClient stale;
         try {
             stamp = identity.current();
@@ -290,7 +290,8 @@ public final class PeerLink implements AutoCloseable {
         if (stale != null) {
             drop(stale, new IOException("the multi-hub client identity changed; reconnecting to " + peer));
         }
-        HubClient c = HubClient.connect(uri, connectTimeout, tls, false); // UTF-8 is checked in receive()
+        // UTF-8 is checked in receive(); the client certificate presented is the one validated, as read then
+        HubClient c = HubClient.connect(uri, connectTimeout, tls, false, stamp.material());
         try {
             ObjectNode first = c.frame(localHubId, "heartbeat");
             first.put("payload", "online");

@@ -13,8 +13,12 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class PeerLinks implements AutoCloseable {
     private final String localHubId;
-    private final Map<String, PeerLink> links = new ConcurrentHashMap<>();
+    private final Map<String, Made> links = new ConcurrentHashMap<>();
     private final Map<String, Expected> expected = new ConcurrentHashMap<>();
+
+    /** A link and the settings it was made with. */
+    private record Made(ClientTls tls, String token, PeerLink link) {
+    }
 
     /** What the first route declared for a URI. */
     private record Expected(String route, ClientTls tls, String token) {
@@ -50,14 +54,41 @@ public final class PeerLinks implements AutoCloseable {
         }
     }
 
-    /** The link to {@code uri}, made on first use with {@code tls} and {@code token}. */
+    /**
+     * The link to {@code uri}, made on first use with {@code tls} and {@code token}. When the
+     * routes changed (a peers file edited: another pin or token for this URI) the old link is
+     * closed, failing what waits on it like a dropped connection, and a new one is made: a link
+     * never goes on with a pin or token that is no longer in force.
+     */
     public PeerLink link(String peer, URI uri, ClientTls tls, String token) {
-        return links.computeIfAbsent(uri.toString(), k -> new PeerLink(peer, uri, tls, localHubId, token,
-                Duration.ofSeconds(10), identity));
+        PeerLink[] stale = new PeerLink[1];
+        Made made = links.compute(uri.toString(), (k, prior) -> {
+            if (prior != null && java.util.Objects.equals(prior.tls(), tls) && java.util.Objects.equals(prior.token(), token)) {
+                return prior;
+            }
+            stale[0] = prior == null ? null : prior.link();
+            return new Made(tls, token, new PeerLink(peer, uri, tls, localHubId, token, Duration.ofSeconds(10),
+                    identity));
+        });
+        if (stale[0] != null) {
+            stale[0].close(); // outside the map's lock: closing waits for the close frame
+        }
+        return made.link();
+    }
+
+    /** Closes the links to URIs no route names any more (a peers file edited), so none stays registered on a peer. */
+    public void retain(java.util.Set<String> uris) {
+        links.entrySet().removeIf(e -> {
+            if (uris.contains(e.getKey())) {
+                return false;
+            }
+            java.util.concurrent.CompletableFuture.runAsync(e.getValue().link()::close); // may wait for the close frame
+            return true;
+        });
     }
 
     @Override
     public void close() {
-        links.values().forEach(PeerLink::close);
+        links.values().forEach(m -> m.link().close());
     }
 }

@@ -34,12 +34,23 @@ public final class ClaimForwarder {
     private final OwnershipResolver resolver;
     private final ForwardSettings settings;
     private final PeerLinks links;
+    private final dev.synapsehub.federation.trust.PeerRouteSource routes;
     private final FederationMetrics metrics;
     private final Executor connector;
 
     /** {@code connector} runs the (possibly connecting) sends, off the event loops. */
     public ClaimForwarder(HubContext hub, OwnershipResolver resolver, ForwardSettings settings, PeerLinks links,
                           FederationMetrics metrics, Executor connector) {
+        this(hub, resolver, settings, links, metrics, connector, RouteLookup.fixedClaims(settings));
+    }
+
+    /**
+     * {@code routes}: the claim routes in force, asked before each forwarded claim (a peers file);
+     * while they cannot be known the claim is refused as a failed forward ({@code transport_failure}).
+     */
+    public ClaimForwarder(HubContext hub, OwnershipResolver resolver, ForwardSettings settings, PeerLinks links,
+                          FederationMetrics metrics, Executor connector, dev.synapsehub.federation.trust.PeerRouteSource routes) {
+        this.routes = routes;
         this.hub = hub;
         this.resolver = resolver;
         this.settings = settings;
@@ -56,18 +67,31 @@ public final class ClaimForwarder {
         }
         String taskId = claim.get("task_id") != null && claim.get("task_id").isTextual()
                 ? claim.get("task_id").textValue().strip() : "";
-        ClaimRoute route = res.ownership() == Ownership.REMOTE ? settings.routes().get(res.ownerHubId()) : null;
+        dev.synapsehub.federation.trust.PeerRoute route = null;
+        if (res.ownership() == Ownership.REMOTE) {
+            try {
+                route = routes.current().claim().get(res.ownerHubId());
+            } catch (java.io.IOException invalid) { // the peers file: logged once per change by the file
+                metrics.forwardedClaims.incrementAndGet();
+                metrics.forwardedClaimsDenied.incrementAndGet();
+                metrics.forwardOutcomes.increment(res.ownerHubId(), "transport_failure");
+                refuse(claim, taskId, res);
+                return false;
+            }
+        }
         if (route == null) {
             metrics.ownershipRefusals.incrementAndGet();
             refuse(claim, taskId, res);
             return false;
         }
         metrics.forwardedClaims.incrementAndGet();
-        connector.execute(() -> forward(claim, taskId, res, route));
+        dev.synapsehub.federation.trust.PeerRoute chosen = route;
+        connector.execute(() -> forward(claim, taskId, res, chosen));
         return false;
     }
 
-    private void forward(Request claim, String taskId, Resolution res, ClaimRoute route) {
+    private void forward(Request claim, String taskId, Resolution res, dev.synapsehub.federation.trust.PeerRoute to) {
+        ClaimRoute route = new ClaimRoute(to.name(), to.uri(), to.pin());
         ObjectNode request = JsonNodeFactory.instance.objectNode();
         request.put("type", "multihub_claim_request");
         request.put("target", route.hubId());
@@ -77,7 +101,7 @@ public final class ClaimForwarder {
         ObjectNode original = claim.frame().deepCopy(); // the token was removed by the pipeline
         original.remove("token");
         request.set("claim", original);
-        PeerLink link = links.link(route.hubId(), route.uri(), settings.tlsFor(route), settings.token());
+        PeerLink link = links.link(route.hubId(), route.uri(), settings.tlsFor(route), to.token());
         link.request(request, "multihub_claim_result",
                 reply -> taskId.equals(reply.path("task_id").asText()), settings.bound()).whenCompleteAsync((result, failure) -> {
             if (failure != null) {

@@ -63,6 +63,7 @@ public final class DeadLetterForwarder implements AutoCloseable {
     private final HubContext hub;
     private final OwnershipResolver resolver;
     private final ForwardSettings routes;
+    private final dev.synapsehub.federation.trust.PeerRouteSource source;
     private final PeerLinks links;
     private final AuditJournal audit;
     private final ScheduledExecutorService sender;
@@ -94,6 +95,17 @@ public final class DeadLetterForwarder implements AutoCloseable {
 
     public DeadLetterForwarder(HubContext hub, OwnershipResolver resolver, ForwardSettings routes, PeerLinks links,
                                AuditJournal audit, ScheduledExecutorService sender) {
+        this(hub, resolver, routes, links, audit, sender, RouteLookup.fixedRelays(routes));
+    }
+
+    /**
+     * {@code source}: the relay routes in force, asked before each attempt (a peers file); while
+     * they cannot be known an attempt fails as a transport failure and is retried.
+     */
+    public DeadLetterForwarder(HubContext hub, OwnershipResolver resolver, ForwardSettings routes, PeerLinks links,
+                               AuditJournal audit, ScheduledExecutorService sender,
+                               dev.synapsehub.federation.trust.PeerRouteSource source) {
+        this.source = source;
         this.hub = hub;
         this.resolver = resolver;
         this.routes = routes;
@@ -104,7 +116,7 @@ public final class DeadLetterForwarder implements AutoCloseable {
 
     /** A committed escalation (any thread, never blocks): queued for the owner when the target is another hub's. */
     public void escalated(DeadLetterEscalationEvent escalation) {
-        if (routes.routes().isEmpty()) {
+        if (routes.routes().isEmpty() && !source.reloads()) {
             return;
         }
         ClaimRoute route = routeFor(escalation.target());
@@ -148,7 +160,16 @@ public final class DeadLetterForwarder implements AutoCloseable {
             }
             owner = r.ownerHubId();
         }
-        return owner == null ? null : routes.routes().get(owner);
+        if (owner == null) {
+            return null;
+        }
+        try {
+            dev.synapsehub.federation.trust.PeerRoute to = source.current().relay().get(owner);
+            return to == null ? null : new ClaimRoute(owner, to.uri(), to.pin());
+        } catch (java.io.IOException invalid) {
+            // queued all the same: each attempt asks again, and fails (retried) while the routes are unknown
+            return new ClaimRoute(owner, null, null);
+        }
     }
 
     private void schedule(Outlet o, long delayMillis) {
@@ -216,11 +237,18 @@ public final class DeadLetterForwarder implements AutoCloseable {
         ObjectNode barrier = JsonNodeFactory.instance.objectNode();
         barrier.put("type", "channel_list_request");
         Duration bound = routes.bound();
-        PeerLink link = links.link(route.hubId(), route.uri(), routes.tlsFor(route), routes.token());
         Throwable failure;
         try {
+            dev.synapsehub.federation.trust.PeerRoute to = source.current().relay().get(route.hubId());
+            if (to == null) {
+                throw new java.io.IOException("no relay route to owner " + route.hubId() + " any more");
+            }
+            ClaimRoute live = new ClaimRoute(to.name(), to.uri(), to.pin());
+            PeerLink link = links.link(live.hubId(), live.uri(), routes.tlsFor(live), to.token());
             link.sendConfirmed(frame, barrier, "channel_list", bound).get(bound.toMillis() + 1000, TimeUnit.MILLISECONDS);
             failure = null;
+        } catch (java.io.IOException e) {
+            failure = e;
         } catch (ExecutionException e) {
             failure = e.getCause() != null ? e.getCause() : e;
         } catch (TimeoutException e) {

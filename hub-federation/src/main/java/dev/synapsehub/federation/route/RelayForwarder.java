@@ -42,6 +42,7 @@ public final class RelayForwarder {
     private final OwnershipResolver resolver;
     private final dev.synapsehub.federation.trust.ServingTrust trust;
     private final ForwardSettings routes;
+    private final dev.synapsehub.federation.trust.PeerRouteSource source;
     private final PeerLinks links;
     private final ExecutorService connector;
     private final AuditJournal audit;
@@ -54,6 +55,18 @@ public final class RelayForwarder {
     /** {@code connector} runs the (possibly connecting) sends, off the event loops. */
     public RelayForwarder(HubContext hub, OwnershipResolver resolver, dev.synapsehub.federation.trust.ServingTrust trust,
                           ForwardSettings routes, PeerLinks links, ExecutorService connector, AuditJournal audit) {
+        this(hub, resolver, trust, routes, links, connector, audit, RouteLookup.fixedRelays(routes));
+    }
+
+    /**
+     * {@code source}: the relay routes in force, asked before each relay (a peers file); while
+     * they cannot be known a relay for a namespace another hub owns is refused
+     * ({@code owner_unreachable}, outcome {@code transport_failure}).
+     */
+    public RelayForwarder(HubContext hub, OwnershipResolver resolver, dev.synapsehub.federation.trust.ServingTrust trust,
+                          ForwardSettings routes, PeerLinks links, ExecutorService connector, AuditJournal audit,
+                          dev.synapsehub.federation.trust.PeerRouteSource source) {
+        this.source = source;
         this.hub = hub;
         this.resolver = resolver;
         this.trust = trust;
@@ -69,7 +82,8 @@ public final class RelayForwarder {
      * owning side decides it here.
      */
     public boolean forwards(Request r) {
-        if (routes.routes().isEmpty() || !RelayServer.wellFormed(r) || !isLoopback(r.session().remoteHost())) {
+        if ((routes.routes().isEmpty() && !source.reloads()) || !RelayServer.wellFormed(r)
+                || !isLoopback(r.session().remoteHost())) {
             return false;
         }
         if (trust.configured() && trust.decide(r.sender(), r.session().peerCertificateChain(),
@@ -78,14 +92,28 @@ public final class RelayForwarder {
         }
         String namespace = r.get("namespace").textValue();
         Resolution res = resolver.resolve(namespace + "/operator-relay", hub.clock().nowSeconds());
-        ClaimRoute route = res.ownership() == Ownership.REMOTE ? routes.routes().get(res.ownerHubId()) : null;
-        if (route == null) {
+        if (res.ownership() != Ownership.REMOTE) {
             return false;
         }
+        dev.synapsehub.federation.trust.PeerRoute to;
+        try {
+            to = source.current().relay().get(res.ownerHubId());
+        } catch (java.io.IOException invalid) { // the peers file does not validate: refused, never sent on old routes
+            outcomes.increment(res.ownerHubId(), "transport_failure");
+            LOG.warn("Relaying operator {} of task '{}' to owner {} refused: {}", r.get("action").textValue(),
+                    r.get("task_id").textValue(), res.ownerHubId(), invalid.getMessage());
+            answer(r, res.ownerHubId(), false, false, "owner_unreachable", "transport_failure");
+            return true;
+        }
+        if (to == null) {
+            return false;
+        }
+        ClaimRoute route = new ClaimRoute(to.name(), to.uri(), to.pin());
+        String token = to.token();
         try {
             connector.execute(() -> {
                 try {
-                    forward(r, route);
+                    forward(r, route, token);
                 } catch (RuntimeException e) { // the executor's FutureTask would swallow it: answer here
                     internalFault(r, route, e);
                 }
@@ -104,7 +132,7 @@ public final class RelayForwarder {
         answer(r, route.hubId(), false, false, "forward_failed", "internal_fault");
     }
 
-    private void forward(Request r, ClaimRoute route) {
+    private void forward(Request r, ClaimRoute route, String token) {
         ObjectNode request = JsonNodeFactory.instance.objectNode();
         request.put("type", "operator_relay_request");
         request.put("target", route.hubId());
@@ -120,7 +148,7 @@ public final class RelayForwarder {
         String action = r.get("action").textValue();
         LOG.info("Relaying operator {} of task '{}' in '{}' for {} (operator {}) to owner {}", action, taskId, namespace,
                 r.sender(), r.get("operator").textValue(), route.hubId());
-        PeerLink link = links.link(route.hubId(), route.uri(), routes.tlsFor(route), routes.token());
+        PeerLink link = links.link(route.hubId(), route.uri(), routes.tlsFor(route), token);
         link.request(request, "operator_relay_result", reply -> taskId.equals(reply.path("task_id").asText())
                         && namespace.equals(reply.path("namespace").asText()) && action.equals(reply.path("action").asText()),
                 routes.bound()).whenCompleteAsync((result, failure) -> {

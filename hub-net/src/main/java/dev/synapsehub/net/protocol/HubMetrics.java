@@ -33,6 +33,10 @@ public final class HubMetrics implements ActorObserver {
     public final AtomicLong fanoutBusyRefusals = new AtomicLong();
     /** TLS handshakes that failed (wrong protocol, untrusted client certificate, ...). */
     public final AtomicLong tlsHandshakeFailures = new AtomicLong();
+    /** Server certificate and key pairs re-read after a change and served from then on. */
+    public final AtomicLong tlsCertificateReloads = new AtomicLong();
+    /** Changed server certificate and key pairs that did not load (the previous pair stays in use). */
+    public final AtomicLong tlsCertificateReloadFailures = new AtomicLong();
 
     /** Journal commit latency (one observation per transaction). */
     final Histogram commitLatency = Histogram.builder()

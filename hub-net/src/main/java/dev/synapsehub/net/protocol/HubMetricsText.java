@@ -177,6 +177,12 @@ public final class HubMetricsText {
         counter("synapse_tls_handshake_failures_total",
                 "TLS handshakes that failed (plain ws:// to a wss:// port, a client certificate the CA refuses, ...).",
                 m.tlsHandshakeFailures::get);
+        counter("synapse_tls_certificate_reloads_total",
+                "Changed --tls-certfile/--tls-keyfile pairs re-read and served to new connections.",
+                m.tlsCertificateReloads::get);
+        counter("synapse_tls_certificate_reload_failures_total",
+                "Changed --tls-certfile/--tls-keyfile pairs that did not load (the previous pair is kept).",
+                m.tlsCertificateReloadFailures::get);
         counter("synapse_faults_total", "Unexpected faults (each logged once and answered).", m.faults::get);
         counter("synapse_unanswered_submissions_refused_total",
                 "Background mutations (dead-letter clearing, mailbox watermarks) the actor refused; retried later.",

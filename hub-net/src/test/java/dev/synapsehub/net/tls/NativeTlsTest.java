@@ -127,6 +127,57 @@ class NativeTlsTest {
     }
 
     @Test
+    void aRotatedServerCertificateIsServedToNewConnectionsAndAnUnloadableOneKeepsThePreviousPair() throws Exception {
+        TestCertificates.Identity first = TestCertificates.selfSigned("hub");
+        TlsFiles files = serverFiles(first);
+        HubServer server = hub(files);
+        HubClient warm = client(server, ClientTls.pinned(first.pin()));
+        warm.awaitType("welcome", WAIT);
+
+        // rotate: the new pair is written beside the old one and moved into place, as an operator would
+        TestCertificates.Identity second = TestCertificates.selfSigned("hub");
+        install(second.write(Files.createDirectories(dir.resolve("stage-1")), "server"), files);
+        // the watcher looks once a second (and may catch the two moves half done, then look again)
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        HubClient rotated = null;
+        while (rotated == null && System.nanoTime() < deadline) {
+            try {
+                rotated = client(server, ClientTls.pinned(second.pin()));
+            } catch (IOException notYet) {
+                Thread.sleep(100);
+            }
+        }
+        assertThat(rotated).as("a new connection is served the rotated certificate").isNotNull();
+        rotated.awaitType("welcome", WAIT);
+        assertThat(server.context().metrics().tlsCertificateReloads.get()).isPositive();
+        assertThatThrownBy(() -> client(server, ClientTls.pinned(first.pin()))).as("the old pair is no longer served")
+                .hasStackTraceContaining("pin mismatch");
+        assertThat(warm.isOpen()).as("an open connection keeps its session").isTrue();
+
+        // a key that does not load: counted, and new connections keep the last pair that loaded
+        Path stage = Files.createDirectories(dir.resolve("stage-2"));
+        TestCertificates.writePrivate(stage.resolve("server.key"),
+                "-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n");
+        Files.move(stage.resolve("server.key"), files.keyFile(), java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (server.context().metrics().tlsCertificateReloadFailures.get() == 0 && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        assertThat(server.context().metrics().tlsCertificateReloadFailures.get()).isEqualTo(1);
+        client(server, ClientTls.pinned(second.pin())).awaitType("welcome", WAIT);
+        assertThat(server.context().metrics().tlsCertificateReloadFailures.get()).as("one bad edit is counted once")
+                .isEqualTo(1);
+    }
+
+    private static void install(TestCertificates.PemPair staged, TlsFiles live) throws IOException {
+        Files.move(staged.cert(), live.certFile(), java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        Files.move(staged.key(), live.keyFile(), java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    @Test
     void aPinOnAPlainWsUriIsRefusedAtConnectTime() {
         CertificatePin pin = TestCertificates.selfSigned("x").pin();
         assertThatThrownBy(() -> HubClient.connect(URI.create("ws://127.0.0.1:1/"), WAIT, ClientTls.pinned(pin)))

@@ -1,0 +1,128 @@
+package dev.synapsehub.federation.route;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.client.HubClient;
+import dev.synapsehub.client.tls.TestCertificates;
+import dev.synapsehub.core.claim.Claim;
+import dev.synapsehub.federation.FederationSettings;
+import dev.synapsehub.federation.follow.WatchSettings;
+import dev.synapsehub.federation.testing.FedHub;
+import dev.synapsehub.federation.testing.Http;
+import dev.synapsehub.federation.testing.Pki;
+import dev.synapsehub.federation.testing.TrustFiles;
+import dev.synapsehub.federation.trust.ServingTrust;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Claim routes from a peers file ({@code --federation-peers}) over real mutual TLS on loopback:
+ * an edit that validates is used by the next forwarded claim, the warm link included (it
+ * reconnects with the new pin); an edit that does not validate refuses every forwarded claim in
+ * the transport-failure shape of §11.3 until it validates, and never forwards on the old route.
+ */
+class PeersFileForwardingTest {
+    @TempDir
+    Path dir;
+    Pki pki;
+    Pki.HubCerts aCerts;
+    FedHub b;
+    final List<AutoCloseable> open = new ArrayList<>();
+
+    @BeforeEach
+    void ownerB() throws Exception {
+        pki = new Pki(dir);
+        aCerts = pki.hub("hub-a");
+        Path policy = TrustFiles.servingPolicy(dir.resolve("b-trust"), pki.clientCaFile(),
+                List.of(TrustFiles.peering("a.example", "proj", "k", List.of(aCerts.client().pin().text()))),
+                List.of(new TrustFiles.Grant("hub-a", "a.example", "proj", "k")));
+        b = keep(new FedHub(pki.hub("hub-b"), dir.resolve("b.db"), new FederationSettings(
+                ServingTrust.load(policy, m -> { }), WatchSettings.none(),
+                new NamespaceOwners("hub-b", Map.of("proj", "hub-b")), ForwardSettings.none())));
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        for (int i = open.size() - 1; i >= 0; i--) {
+            open.get(i).close();
+        }
+    }
+
+    private <T extends AutoCloseable> T keep(T c) {
+        open.add(c);
+        return c;
+    }
+
+    @Test
+    void aValidEditIsUsedByTheNextClaimAndAnInvalidOneRefusesEveryClaimUntilItValidates() throws Exception {
+        Path peers = dir.resolve("a-peers.json");
+        String good = claimRoute(b.certs.server().pin().text());
+        replace(peers, good);
+        ForwardSettings forward = new ForwardSettings(Map.of(), null, aCerts.clientFiles().cert(),
+                aCerts.clientFiles().key(), ForwardSettings.BOUND);
+        FedHub a = keep(new FedHub(aCerts, dir.resolve("a.db"), new FederationSettings(ServingTrust.none(),
+                WatchSettings.none(), new NamespaceOwners("hub-a", Map.of("proj", "hub-b", "aproj", "hub-a")),
+                forward, null, FederationSettings.RelayPolicy.DEFAULT, ForwardSettings.none(), peers)));
+        HubClient a1 = a.agent("proj/a1");
+        assertThat(FedHub.claim(a1, "proj/a1", "P-1").path("type").asText()).as("the file's route")
+                .isEqualTo("claim_granted");
+
+        // a valid edit: another pin for the same URI; the warm link must not go on with the old one
+        replace(peers, claimRoute(TestCertificates.selfSigned("impostor").pin().text()));
+        ObjectNode wrongPin = FedHub.claim(a1, "proj/a1", "P-2");
+        assertThat(wrongPin.path("type").asText()).as(wrongPin.toString()).isEqualTo("claim_denied");
+        assertThat(wrongPin.path("ownership").asText()).isEqualTo("remote");
+        assertThat(live(b, "P-2")).as("nothing reached the owner under a pin no longer in force").isEmpty();
+        replace(peers, good);
+        assertThat(FedHub.claim(a1, "proj/a1", "P-2").path("type").asText()).as("the right pin again")
+                .isEqualTo("claim_granted");
+
+        // an edit that does not validate: refused in the transport-failure shape, never sent on the last good route
+        replace(peers, good.replace("\"version\":1", "\"version\":1,\"colour\":\"red\""));
+        ObjectNode refused = FedHub.claim(a1, "proj/a1", "P-3");
+        assertThat(refused.path("type").asText()).as(refused.toString()).isEqualTo("claim_denied");
+        assertThat(refused.path("ownership").asText()).isEqualTo("remote");
+        assertThat(refused.path("owner_hub_id").asText()).isEqualTo("hub-b");
+        assertThat(refused.has("forward_error")).isFalse();
+        FedHub.claim(a1, "proj/a1", "P-4");
+        assertThat(live(b, "P-3")).isEmpty();
+        assertThat(live(b, "P-4")).isEmpty();
+        String metrics = Http.get(a, "/metrics");
+        assertThat(metrics).contains("synapse_federation_peers_file_refusals_total 2")
+                .contains("synapse_federation_peers_file_invalid_total 1")
+                .contains("synapse_forwarded_claim_outcomes_total{owner=\"hub-b\",outcome=\"transport_failure\"} 3");
+
+        // valid again, with the right pin: forwarded from the next claim on
+        replace(peers, good);
+        assertThat(FedHub.claim(a1, "proj/a1", "P-3").path("type").asText()).isEqualTo("claim_granted");
+        assertThat(live(b, "P-3")).isPresent();
+    }
+
+    private String claimRoute(String pin) {
+        return "{\"version\":1,\"claim\":[{\"hub_id\":\"hub-b\",\"uri\":\"" + b.uri() + "\",\"pin\":\"" + pin
+                + "\"}]}";
+    }
+
+    /** Writes {@code text} beside {@code file} and moves it into place, as an operator would. */
+    private static void replace(Path file, String text) throws Exception {
+        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+        TestCertificates.writePrivate(tmp, text);
+        Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    private static Optional<Claim> live(FedHub hub, String task) throws Exception {
+        double now = System.currentTimeMillis() / 1000.0;
+        return hub.durable.actor().read(s -> s.claims().liveClaim(task, now)).get();
+    }
+}
