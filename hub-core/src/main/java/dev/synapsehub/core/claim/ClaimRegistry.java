@@ -771,6 +771,12 @@ public final class ClaimRegistry {
         return epochCounter;
     }
 
+    /** Number of live claims at {@code at} (expiring first, like every read), without copying or sorting them. */
+    public int liveCount(double at) {
+        advanceTo(at);
+        return live.size();
+    }
+
     /** Number of live claims as of the last expiry. */
     public int liveCount() {
         return live.size();
