@@ -337,6 +337,20 @@ public final class SnapshotCodec {
 
     /** As {@link #decode(byte[])}, with the claims section of a sectioned body run by {@code claimsRunner}. */
     static StateSnapshot decode(byte[] body, Executor claimsRunner) throws CorruptSnapshotException {
+        return decode(body, claimsRunner, null);
+    }
+
+    /**
+     * As {@link #decode(byte[])}, handing the claims to {@code claimsSink} as they are decoded
+     * (on the claims' own thread for a sectioned body, else on this one); the image returned
+     * then holds {@link #HANDED_OFF} for its claims. Null: the image holds them.
+     */
+    static StateSnapshot decode(byte[] body, ClaimsSink claimsSink) throws CorruptSnapshotException {
+        return decode(body, SnapshotCodec::onOwnThread, claimsSink);
+    }
+
+    private static StateSnapshot decode(byte[] body, Executor claimsRunner, ClaimsSink claimsSink)
+            throws CorruptSnapshotException {
         SnapshotBytes.In in = new SnapshotBytes.In(body);
         try {
             if (!Arrays.equals(in.bytes(MAGIC.length), MAGIC)) {
@@ -351,8 +365,13 @@ public final class SnapshotCodec {
             long corrupt = in.varint();
             long firstCorrupt = in.varint();
             long lastSeq = in.varint();
-            Parts parts = format >= SECTION_TABLE_FORMAT ? readSectioned(body, in, format, claimsRunner)
-                    : readSequential(in, format);
+            Parts parts = new Parts();
+            parts.claimsSink = claimsSink;
+            if (format >= SECTION_TABLE_FORMAT) {
+                readSectioned(body, in, format, claimsRunner, parts);
+            } else {
+                readSequential(in, format, parts);
+            }
             StateImage.Messaging m = parts.messaging;
             StateImage.Messaging messaging = new StateImage.Messaging(m.msgCounter(), m.history(), m.deadLetters(),
                     m.watermarks(), m.pending(), m.pendingReceipts(), m.directed(), parts.owed);
@@ -366,8 +385,7 @@ public final class SnapshotCodec {
     }
 
     /** Formats 1 to 7: the sections back to back, each format adding its own at the end. */
-    private static Parts readSequential(SnapshotBytes.In in, long format) throws CorruptSnapshotException {
-        Parts parts = new Parts();
+    private static void readSequential(SnapshotBytes.In in, long format, Parts parts) throws CorruptSnapshotException {
         for (Section section : Section.values()) {
             if (format >= section.since) {
                 section.read(in, format, parts);
@@ -376,7 +394,6 @@ public final class SnapshotCodec {
         if (!Arrays.equals(in.bytes(MAGIC.length), MAGIC) || !in.atEnd()) {
             throw new CorruptSnapshotException("the body does not end where its sections do");
         }
-        return parts;
     }
 
     /**
@@ -384,8 +401,8 @@ public final class SnapshotCodec {
      * decoded from its own slice and must end exactly where the table says; the claims (most of
      * a large body) are decoded by {@code claimsRunner} while this thread decodes the rest.
      */
-    private static Parts readSectioned(byte[] body, SnapshotBytes.In in, long format, Executor claimsRunner)
-            throws CorruptSnapshotException {
+    private static void readSectioned(byte[] body, SnapshotBytes.In in, long format, Executor claimsRunner,
+                                      Parts parts) throws CorruptSnapshotException {
         Section[] sections = Section.values();
         int n = in.count("sections");
         if (n != sections.length) {
@@ -419,7 +436,6 @@ public final class SnapshotCodec {
         if (!Arrays.equals(tail.bytes(MAGIC.length), MAGIC)) {
             throw new CorruptSnapshotException("the body does not end where its sections do");
         }
-        Parts parts = new Parts();
         int claims = Section.CLAIMS.ordinal();
         CompletableFuture<Void> claimsDone = new CompletableFuture<>();
         claimsRunner.execute(() -> {
@@ -455,7 +471,6 @@ public final class SnapshotCodec {
         if (rest != null) {
             throw rest;
         }
-        return parts;
     }
 
     private static void readSection(Section section, byte[] body, int from, int to, long format, Parts parts)
@@ -483,6 +498,8 @@ public final class SnapshotCodec {
 
     /** The decoded sections, filled one field per section (possibly from two threads, joined before use). */
     private static final class Parts {
+        /** Where the claims go as they are decoded; null: into {@link #claims}. */
+        ClaimsSink claimsSink;
         StateImage.Claims claims;
         List<IdempotencyLedger.Entry> ledger;
         StateImage.Board board;
@@ -539,7 +556,16 @@ public final class SnapshotCodec {
 
         void read(SnapshotBytes.In in, long format, Parts parts) throws CorruptSnapshotException {
             switch (this) {
-                case CLAIMS -> parts.claims = readClaims(in, format);
+                case CLAIMS -> {
+                    if (parts.claimsSink == null) {
+                        CollectedClaims collected = new CollectedClaims();
+                        readClaims(in, format, collected);
+                        parts.claims = collected.image();
+                    } else {
+                        readClaims(in, format, parts.claimsSink);
+                        parts.claims = HANDED_OFF;
+                    }
+                }
                 case IDEMPOTENCY -> parts.ledger = readLedger(in);
                 case BOARD -> parts.board = readBoard(in);
                 case RESOURCES -> parts.resources = readResources(in);
@@ -661,12 +687,12 @@ public final class SnapshotCodec {
         return new dev.synapsehub.core.scope.PathIdentity(worktree, wtId, ns, caseSensitive, rows);
     }
 
-    private static StateImage.Claims readClaims(SnapshotBytes.In in, long format) throws CorruptSnapshotException {
+    private static void readClaims(SnapshotBytes.In in, long format, ClaimsSink sink) throws CorruptSnapshotException {
         double now = in.f64();
         long epochCounter = in.varint();
         long orderCounter = in.varint();
         int n = in.count("claims");
-        List<StateImage.Held> live = new ArrayList<>(n);
+        sink.start(now, epochCounter, orderCounter, n);
         for (int i = 0; i < n; i++) {
             long order = in.varint();
             String taskId = in.text("task_id");
@@ -687,15 +713,65 @@ public final class SnapshotCodec {
             GitContext git = in.bool() ? new GitContext(in.text("branch"), in.text("base"), in.text("auto_release_on"))
                     : null;
             dev.synapsehub.core.scope.PathIdentity identity = format >= 7 ? readIdentity(in) : null;
-            live.add(new StateImage.Held(new Claim(taskId, owner, principal, note, claimedAt, leaseExpiresAt, parsed,
-                    dataRef, worktree, paths, epoch, version, checkpoint, git, identity), order));
+            sink.held(new Claim(taskId, owner, principal, note, claimedAt, leaseExpiresAt, parsed,
+                    dataRef, worktree, paths, epoch, version, checkpoint, git, identity), order);
         }
         int r = in.count("retained checkpoints");
         List<StateImage.Retained> retained = new ArrayList<>(r);
         for (int i = 0; i < r; i++) {
             retained.add(new StateImage.Retained(in.text("task_id"), in.text("checkpoint")));
         }
-        return new StateImage.Claims(now, epochCounter, orderCounter, live, retained);
+        sink.end(retained);
+    }
+
+    /**
+     * Receives a body's claims section while it is decoded, on the decoding thread, instead of
+     * the decoded image holding the claims: a start-up loads them into the registry meanwhile.
+     * After a failed decode the sink may have seen part of the section.
+     */
+    interface ClaimsSink {
+        /** The section's clock and counters, and how many live claims follow. */
+        void start(double now, long epochCounter, long orderCounter, int live);
+
+        /** One live claim with its insertion order, in image order. */
+        void held(Claim claim, long order);
+
+        /** The retained checkpoints: the section is complete. */
+        void end(List<StateImage.Retained> retained);
+    }
+
+    /** The image's claims part when they went to a {@link ClaimsSink} (empty: they are not here). */
+    static final StateImage.Claims HANDED_OFF = new StateImage.Claims(0, 0, 0, List.of(), List.of());
+
+    /** Collects the claims section into an image part (every decode without a sink). */
+    private static final class CollectedClaims implements ClaimsSink {
+        private double now;
+        private long epochCounter;
+        private long orderCounter;
+        private List<StateImage.Held> live;
+        private List<StateImage.Retained> retained;
+
+        @Override
+        public void start(double now, long epochCounter, long orderCounter, int n) {
+            this.now = now;
+            this.epochCounter = epochCounter;
+            this.orderCounter = orderCounter;
+            this.live = new ArrayList<>(n);
+        }
+
+        @Override
+        public void held(Claim claim, long order) {
+            live.add(new StateImage.Held(claim, order));
+        }
+
+        @Override
+        public void end(List<StateImage.Retained> retained) {
+            this.retained = retained;
+        }
+
+        StateImage.Claims image() {
+            return new StateImage.Claims(now, epochCounter, orderCounter, live, retained);
+        }
     }
 
     private static StateImage.Board readBoard(SnapshotBytes.In in) throws CorruptSnapshotException {

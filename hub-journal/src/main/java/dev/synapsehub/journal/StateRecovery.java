@@ -123,23 +123,43 @@ public final class StateRecovery {
         if (info.seq() < compacted) {
             return "rows after it, through seq " + compacted + ", were compacted away";
         }
+        ClaimsPipe pipe = null;
         try {
             byte[] body = journal.snapshots().read(info);
             phases.mark("snapshot read and check");
-            StateSnapshot snapshot = SnapshotCodec.decode(body);
+            // the claims load on a thread of their own while they are decoded, this one loads the rest
+            pipe = new ClaimsPipe(state, StateRecovery::onOwnThread);
+            StateSnapshot snapshot = SnapshotCodec.decode(body, pipe);
             phases.mark("snapshot decode");
             if (snapshot.seq() != info.seq()) {
+                pipe.abandon();
                 return "its body covers seq " + snapshot.seq() + ", its header " + info.seq();
             }
-            // the claims registry loads on a thread of its own while this one loads the rest
-            state.restore(snapshot.image(), StateRecovery::onOwnThread);
+            RuntimeException rest = null;
+            try {
+                state.restoreAllButClaims(snapshot.image());
+            } catch (RuntimeException e) { // held until the claims' thread is done: it writes this state
+                rest = e;
+            }
+            pipe.awaitRestored();
+            if (rest != null) {
+                throw rest;
+            }
             phases.mark("snapshot restore");
             journal.carryCorruption(snapshot.corruptRows(), snapshot.firstCorruptSeq());
             return null;
         } catch (CorruptSnapshotException e) {
+            abandon(pipe);
             return e.getMessage();
         } catch (RuntimeException e) {
+            abandon(pipe);
             return "the state refused it: " + e;
+        }
+    }
+
+    private static void abandon(ClaimsPipe pipe) {
+        if (pipe != null) {
+            pipe.abandon();
         }
     }
 

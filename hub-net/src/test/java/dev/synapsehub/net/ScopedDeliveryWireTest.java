@@ -5,7 +5,12 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.client.HubClient;
 import dev.synapsehub.net.delivery.Delivery;
 import org.junit.jupiter.api.AfterEach;
+import dev.synapsehub.core.Clock;
+import dev.synapsehub.journal.DurableCoordination;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -94,6 +99,54 @@ class ScopedDeliveryWireTest {
         assertThat(got.get(4)).as("a bystander").isEmpty();
         assertThat(got.get(2)).as("the handoff's note travels with it").isEqualTo(
                 got.get(0).subList(got.get(0).indexOf("handoff_granted G-2") - 1, got.get(0).size()));
+    }
+
+    /**
+     * A restarted hub reads its live claims for scoped delivery only when the first connection
+     * declares scoped: by then changes were made that nobody tracked (a claim granted, another
+     * released). The scoped agents get exactly what rule 3 selects from the claims live at that
+     * moment: the holders of a claim from before the restart and of one granted after it, not the
+     * agent whose claim was released before anyone declared scoped.
+     */
+    @Test
+    void afterARestartScopedAgentsGetTheTrafficTouchingClaimsLiveWhenTheFirstOneDeclared(@TempDir Path dir)
+            throws Exception {
+        Path db = dir.resolve("hub.db");
+        try (TestHub first = new TestHub(HubConfig.builder(), DurableCoordination.open(db, Clock.system()).actor(),
+                Clock.system())) {
+            claim(first.agent("p/holder"), "p/holder", "H-1", "wt-b", "src/core");
+            claim(first.agent("p/leaver"), "p/leaver", "L-1", "wt-f", "src/core");
+        } // clients, server, then the actor (which closes the journal)
+
+        DurableCoordination second = DurableCoordination.open(db, Clock.system());
+        hub = new TestHub(HubConfig.builder(), second.actor(), Clock.system());
+        bell = hub.connect();
+        bell.register("p/bell", null, WAIT);
+        // before any connection declared scoped: changes the hub publishes while nobody needs the view
+        HubClient mover = hub.agent("p/mover");
+        claim(mover, "p/mover", "M-1", "wt-e", "src/core");
+        HubClient leaver = hub.agent("p/leaver");
+        release(leaver, "p/leaver", "L-1");
+
+        HubClient holder = declared("p/holder", "\"scoped\"");
+        setDelivery(mover, "p/mover", "\"scoped\"");
+        setDelivery(leaver, "p/leaver", "\"scoped\"");
+        HubClient bystander = declared("p/bystander", "\"scoped\"");
+        HubClient old = hub.agent("p/old");
+        HubClient giver = hub.agent("p/giver");
+        List<HubClient> all = List.of(old, holder, mover, leaver, bystander);
+        barrier(all);
+
+        claim(giver, "p/giver", "G-1", "wt-c", "src/core/Main.java"); // touches H-1 and M-1 (other checkouts)
+        claim(giver, "p/giver", "G-2", "wt-c", "test"); // touches nothing
+        List<List<String>> got = barrier(all);
+
+        assertThat(got.get(0)).as("a loud client").contains("claim_granted G-1", "claim_granted G-2");
+        assertThat(got.get(1)).as("the holder of a claim from before the restart").containsExactly("claim_granted G-1");
+        assertThat(got.get(2)).as("the holder of a claim granted after it, before anyone declared scoped")
+                .containsExactly("claim_granted G-1");
+        assertThat(got.get(3)).as("whose claim was released before anyone declared scoped").isEmpty();
+        assertThat(got.get(4)).as("a bystander").isEmpty();
     }
 
     @Test
@@ -273,7 +326,11 @@ class ScopedDeliveryWireTest {
     }
 
     private ObjectNode setDelivery(HubClient c, String delivery) throws Exception {
-        ObjectNode f = c.frame("p/agent", "set_delivery");
+        return setDelivery(c, "p/agent", delivery);
+    }
+
+    private ObjectNode setDelivery(HubClient c, String name, String delivery) throws Exception {
+        ObjectNode f = c.frame(name, "set_delivery");
         f.set("delivery", JSON.readTree(delivery));
         c.send(f);
         return c.awaitType("delivery_set", WAIT);

@@ -659,18 +659,59 @@ public final class ClaimRegistry {
      * (INV-RR-2); nothing expires here, the caller advances the clock afterwards.
      */
     public void restore(StateImage.Claims image) {
+        Restore restore = restoreInPieces(image.live().size());
+        for (StateImage.Held h : image.live()) {
+            restore.add(h.claim(), h.order());
+        }
+        restore.finish(image.now(), image.epochCounter(), image.orderCounter(), image.retained());
+    }
+
+    /**
+     * Starts loading an image into this empty registry one live claim at a time, so that a
+     * start-up can load the claims while it is still decoding them: {@link Restore#add} each
+     * live claim in image order, then {@link Restore#finish}. The end state is the one
+     * {@link #restore(StateImage.Claims)} gives. The live map is sized for {@code expectedLive}
+     * up front, so loading 100,000 claims never rehashes it.
+     */
+    public Restore restoreInPieces(int expectedLive) {
         if (!live.isEmpty() || orderCounter != 0 || !retainedCheckpoints.isEmpty()) {
             throw new IllegalStateException("restore needs an empty registry");
         }
-        for (StateImage.Held h : image.live()) {
-            insert(h.claim(), h.order());
+        if (expectedLive > 0) {
+            live = new HashMap<>(Math.max(16, (int) Math.min(1 << 30, expectedLive / 0.75 + 1)));
         }
-        for (StateImage.Retained r : image.retained()) {
-            retainedCheckpoints.retain(r.taskId(), r.checkpoint());
+        return new Restore();
+    }
+
+    /** A restore in progress (see {@link #restoreInPieces}); used by one thread at a time. */
+    public final class Restore {
+        private boolean finished;
+
+        private Restore() {
         }
-        now = image.now();
-        epochCounter = image.epochCounter();
-        orderCounter = image.orderCounter();
+
+        /** Loads one live claim of the image, with its insertion order. */
+        public void add(Claim claim, long order) {
+            if (finished) {
+                throw new IllegalStateException("this restore is finished");
+            }
+            insert(claim, order);
+        }
+
+        /** Loads the rest of the image: its clock, counters and retained checkpoints. */
+        public void finish(double imageNow, long imageEpochCounter, long imageOrderCounter,
+                           List<StateImage.Retained> retained) {
+            if (finished) {
+                throw new IllegalStateException("this restore is finished");
+            }
+            finished = true;
+            for (StateImage.Retained r : retained) {
+                retainedCheckpoints.retain(r.taskId(), r.checkpoint());
+            }
+            now = imageNow;
+            epochCounter = imageEpochCounter;
+            orderCounter = imageOrderCounter;
+        }
     }
 
     // ---------------------------------------------------------------------------------------
@@ -728,6 +769,12 @@ public final class ClaimRegistry {
     /** The highest epoch issued (or replayed) so far. */
     public long epochCounter() {
         return epochCounter;
+    }
+
+    /** Number of live claims at {@code at} (expiring first, like every read), without copying or sorting them. */
+    public int liveCount(double at) {
+        advanceTo(at);
+        return live.size();
     }
 
     /** Number of live claims as of the last expiry. */

@@ -248,12 +248,40 @@ public final class CoordinationState {
             throw new IllegalStateException("restore needs a fresh state");
         }
         claims.restore(image.claims());
-        restoreAllButClaims(image);
+        restoreRegistriesButClaims(image);
+        lastSeq = image.lastSeq();
+    }
+
+    /**
+     * Start-up's restore in two independent parts, for a caller that loads the claims while it
+     * is still decoding them: the claims through the returned {@link ClaimRegistry.Restore}
+     * (on one thread), everything else and the seq through {@link #restoreAllButClaims(StateImage)}
+     * (on another; that image's claims part is ignored). Both must complete, and the caller must
+     * wait for the claims' thread, before any other thread sees this state. The end state is the
+     * one {@link #restore(StateImage)} gives for the same image.
+     *
+     * @param expectedLive the number of live claims the image holds (sizes the registry once)
+     */
+    public ClaimRegistry.Restore restoreClaimsInPieces(int expectedLive) {
+        // no check of lastSeq here: the other half sets it, possibly first, on another thread;
+        // the registry itself refuses unless it is empty
+        return claims.restoreInPieces(expectedLive);
+    }
+
+    /**
+     * The other half of {@link #restoreClaimsInPieces}: every registry but the claims, and the
+     * seq, from {@code image} (whose claims part is not read).
+     */
+    public void restoreAllButClaims(StateImage image) {
+        if (lastSeq != 0) {
+            throw new IllegalStateException("restore needs a fresh state");
+        }
+        restoreRegistriesButClaims(image);
         lastSeq = image.lastSeq();
     }
 
     /** Every registry but the claims, which {@link #restore(StateImage, java.util.concurrent.Executor)} loads apart. */
-    private void restoreAllButClaims(StateImage image) {
+    private void restoreRegistriesButClaims(StateImage image) {
         idempotency.restore(image.idempotency());
         board.restore(image.board());
         resources.restore(image.resources());
@@ -287,7 +315,7 @@ public final class CoordinationState {
         }
         Throwable rest = null;
         try {
-            restoreAllButClaims(image);
+            restoreRegistriesButClaims(image);
         } catch (RuntimeException | Error e) { // held until the claims' thread is done: it writes this state
             rest = e;
         }

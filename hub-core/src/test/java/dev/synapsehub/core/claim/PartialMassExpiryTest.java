@@ -89,6 +89,19 @@ class PartialMassExpiryTest {
         r.advanceTo(to);
     }
 
+    /** The count {@code /health} reads expires first, exactly as the sorted read it replaced did. */
+    @Test
+    void aCountAtAnInstantExpiresFirstAndEqualsTheSizeOfTheSortedRead() {
+        ClaimRegistry counted = populate(7);
+        ClaimRegistry listed = populate(7);
+        int before = counted.liveCount();
+        for (double at : new double[] {2_600, 5_000, LATE}) {
+            assertThat(counted.liveCount(at)).isEqualTo(listed.snapshot(at).size());
+            assertThat(counted.liveCount()).isEqualTo(listed.liveCount());
+        }
+        assertThat(counted.liveCount()).isLessThan(before).isPositive();
+    }
+
     @ParameterizedTest(name = "one lease in {0} survives")
     @ValueSource(ints = {100, 3, 2})
     void expiringMostLeasesAtOnceEndsExactlyAsExpiringThemOneByOne(int surviveEvery) {
