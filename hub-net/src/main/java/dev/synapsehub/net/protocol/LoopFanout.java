@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongConsumer;
+import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 
 /**
@@ -23,6 +24,13 @@ import java.util.function.Predicate;
  * instead of two. Every frame for a member (broadcast or private) is written on this loop after
  * the member has been caught up, so each connection still sees frames in commit order.
  *
+ * <p>A pass is followed by a pause as long as the pass was (at most {@link #MAX_PAUSE_NANOS})
+ * before the next one starts, so the fan-out takes at most about half of the loop's time and
+ * the requests on its connections get the rest. With ten thousand members a pass takes tens of
+ * milliseconds, so the pause also lets the batches of the following claim cycles join the next
+ * pass: fewer writes per socket, which is what a broadcast costs (the kernel's send, one per
+ * socket per pass). A small loop's passes are short, and so are its pauses.
+ *
  * <p>Members are on one of two rosters. A loud member takes every batch; a quiet one (scoped
  * delivery, see {@code docs/protocol.md}) takes only the batches meant for every socket, and
  * gets the claim traffic meant for it as private frames. A pass visits the quiet roster only
@@ -32,6 +40,9 @@ import java.util.function.Predicate;
 final class LoopFanout {
     /** Member visits per task before the loop gets to read and write sockets again. */
     private static final int VISITS_PER_TASK = 128;
+
+    /** The longest pause after a pass, however long the pass took: bounds what observers wait. */
+    static final long MAX_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
     /**
      * A batch; its own indices never move (members are written bounded slices of it).
@@ -97,6 +108,7 @@ final class LoopFanout {
     private final Predicate<Session> deliverableWhileClosing;
     private final AtomicLong backlogBytes;
     private final LongConsumer fanoutDelay;
+    private final LongSupplier clock;
     private final Roster loud = new Roster();
     private final Roster quiet = new Roster();
     /** Undelivered batches, seqs consecutive, oldest first. */
@@ -108,6 +120,11 @@ final class LoopFanout {
     /** Every quiet member has been given every batch for every member up to this seq. */
     private long quietDone;
     private boolean draining;
+    /** When the current pass started ({@link #clock}); meaningful while {@link #inPass}. */
+    private long passStartedAt;
+    private boolean inPass;
+    /** No pass starts before this time ({@link #clock}): the pause after the last one. */
+    private long nextPassAt;
 
     /**
      * @param lingerNanos how long a batch waits for company before a pass starts
@@ -121,6 +138,14 @@ final class LoopFanout {
      */
     LoopFanout(EventLoop loop, long lingerNanos, Predicate<Session> deliverable,
                Predicate<Session> deliverableWhileClosing, AtomicLong backlogBytes, LongConsumer fanoutDelay) {
+        this(loop, lingerNanos, deliverable, deliverableWhileClosing, backlogBytes, fanoutDelay, System::nanoTime);
+    }
+
+    /** As above, timing passes (and their pauses) with {@code clock} instead of {@link System#nanoTime()}. */
+    LoopFanout(EventLoop loop, long lingerNanos, Predicate<Session> deliverable,
+               Predicate<Session> deliverableWhileClosing, AtomicLong backlogBytes, LongConsumer fanoutDelay,
+               LongSupplier clock) {
+        this.clock = clock;
         this.loop = loop;
         this.lingerNanos = Math.max(0, lingerNanos);
         this.deliverable = deliverable;
@@ -214,9 +239,9 @@ final class LoopFanout {
         if (!draining) {
             // Not now: after the linger (and at least the loop's next I/O pass), so that
             // batches arriving meanwhile go out to each member in the same write (the
-            // requesters already have theirs).
+            // requesters already have theirs); and not before the last pass's pause is over.
             draining = true;
-            loop.schedule(drainTask, lingerNanos, TimeUnit.NANOSECONDS);
+            loop.schedule(drainTask, Math.max(lingerNanos, nextPassAt - clock.getAsLong()), TimeUnit.NANOSECONDS);
         }
     }
 
@@ -322,6 +347,10 @@ final class LoopFanout {
 
     private void drain() {
         int visits = 0;
+        if (!inPass) {
+            inPass = true;
+            passStartedAt = clock.getAsLong();
+        }
         while (true) {
             Roster roster;
             if (loud.next < loud.members.size()) {
@@ -330,16 +359,23 @@ final class LoopFanout {
                 roster = quiet; // only when a batch for every member waits for the quiet ones
             } else {
                 endPass();
+                long now = clock.getAsLong();
+                long pause = Math.min(Math.max(0, now - passStartedAt), MAX_PAUSE_NANOS);
+                nextPassAt = now + pause;
                 if (pending.isEmpty()) {
+                    inPass = false;
                     draining = false;
                     return;
                 }
-                if (lingerNanos > 0) {
+                long wait = Math.max(lingerNanos, pause);
+                if (wait > 0) {
                     // batches that came during the pass: the members visited before them wait
-                    // a linger too, for more company
-                    loop.schedule(drainTask, lingerNanos, TimeUnit.NANOSECONDS);
+                    // a linger (and the pause) too, for more company
+                    inPass = false;
+                    loop.schedule(drainTask, wait, TimeUnit.NANOSECONDS);
                     return;
                 }
+                passStartedAt = now;
                 continue;
             }
             Session member = roster.members.get(roster.next++);

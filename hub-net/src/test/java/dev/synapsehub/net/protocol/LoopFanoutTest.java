@@ -268,6 +268,96 @@ class LoopFanoutTest {
     }
 
     @Test
+    void aPassIsFollowedByAPauseAsLongAsItSoTheNextCyclesBatchesShareOneWrite() throws Exception {
+        AtomicLong now = new AtomicLong(); // the fan-out's clock: each visit takes 1 ms of it
+        List<Long> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
+        DefaultEventLoop timed = recordingDelays(asked);
+        try {
+            AtomicLong queued = new AtomicLong();
+            LoopFanout paced = new LoopFanout(timed, TimeUnit.MILLISECONDS.toNanos(5), s -> {
+                now.addAndGet(TimeUnit.MILLISECONDS.toNanos(1));
+                return true;
+            }, s -> true, queued, nanos -> { }, now::get);
+            Map<Session, AtomicInteger> flushes = new ConcurrentHashMap<>();
+            List<Session> members = timed.submit(() -> join(paced, 100, flushes)).get(10, TimeUnit.SECONDS);
+            Session requester = members.get(0);
+            timed.submit(() -> paced.accept(frame("granted-1"), List.of())).get(10, TimeUnit.SECONDS);
+            assertThat(asked).as("the first pass waits the linger").containsExactly(TimeUnit.MILLISECONDS.toNanos(5));
+            awaitDrained(timed, paced); // a pass of 100 visits: 100 ms on the fan-out's clock, ending at 100 ms
+
+            // the next cycle, 10 ms after the pass ended: the requester at once, the others after
+            // the pause (the pass's length, from its end), not after the 5 ms linger
+            List<String> otherAtOnce = timed.submit(() -> {
+                now.set(TimeUnit.MILLISECONDS.toNanos(110));
+                paced.accept(frame("granted-2"), List.of(requester));
+                paced.accept(frame("released-2"), List.of(requester));
+                return received(members.get(99));
+            }).get(10, TimeUnit.SECONDS);
+            assertThat(otherAtOnce).as("nothing of the second cycle yet").containsExactly("granted-1");
+            // the pause ends at 200 ms; the requester's own write took 1 ms of the clock (111 ms)
+            assertThat(asked).as("89 ms of the pause are left").last().isEqualTo(TimeUnit.MILLISECONDS.toNanos(89));
+            awaitDrained(timed, paced);
+            assertThat(timed.submit(() -> received(requester)).get(10, TimeUnit.SECONDS))
+                    .containsExactly("granted-1", "granted-2", "released-2");
+            for (Session s : members.subList(1, 100)) {
+                assertThat(timed.submit(() -> received(s)).get(10, TimeUnit.SECONDS))
+                        .containsExactlyElementsOf(s == members.get(99) ? List.of("granted-2", "released-2")
+                                : List.of("granted-1", "granted-2", "released-2"));
+                assertThat(flushes.get(s)).as("one write per pass").hasValue(2);
+            }
+            assertThat(queued).hasValue(0);
+        } finally {
+            timed.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+    }
+
+    @Test
+    void thePauseAfterAVeryLongPassIsCappedSoObserversWaitAtMostHalfASecondMore() throws Exception {
+        AtomicLong now = new AtomicLong();
+        List<Long> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
+        DefaultEventLoop timed = recordingDelays(asked);
+        try {
+            LoopFanout paced = new LoopFanout(timed, 0, s -> {
+                now.addAndGet(TimeUnit.SECONDS.toNanos(1)); // a pass of 10 members: 10 s
+                return true;
+            }, s -> true, new AtomicLong(), nanos -> { }, now::get);
+            List<Session> members = timed.submit(() -> join(paced, 10, new ConcurrentHashMap<>()))
+                    .get(10, TimeUnit.SECONDS);
+            timed.submit(() -> paced.accept(frame("b1"), List.of())).get(10, TimeUnit.SECONDS);
+            awaitDrained(timed, paced);
+            timed.submit(() -> paced.accept(frame("b2"), List.of())).get(10, TimeUnit.SECONDS);
+            assertThat(asked).last().isEqualTo(LoopFanout.MAX_PAUSE_NANOS);
+            awaitDrained(timed, paced);
+            for (Session s : members) {
+                assertThat(timed.submit(() -> received(s)).get(10, TimeUnit.SECONDS)).containsExactly("b1", "b2");
+            }
+        } finally {
+            timed.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+    }
+
+    /** An event loop that notes the delay of every task scheduled on it (in nanoseconds). */
+    private static DefaultEventLoop recordingDelays(List<Long> asked) {
+        return new DefaultEventLoop() {
+            @Override
+            public io.netty.util.concurrent.ScheduledFuture<?> schedule(Runnable task, long delay, TimeUnit unit) {
+                if (delay > 0) {
+                    asked.add(unit.toNanos(delay));
+                }
+                return super.schedule(task, delay, unit);
+            }
+        };
+    }
+
+    private static void awaitDrained(DefaultEventLoop on, LoopFanout drained) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (on.submit(drained::pendingBatches).get(10, TimeUnit.SECONDS) > 0) {
+            assertThat(System.nanoTime()).as("drained within 10 s").isLessThan(deadline);
+            Thread.sleep(5);
+        }
+    }
+
+    @Test
     void atShutdownEveryMemberGetsWhatIsStillLingering() throws Exception {
         AtomicLong queued = new AtomicLong();
         LoopFanout lingering = new LoopFanout(loop, TimeUnit.HOURS.toNanos(1), s -> true, s -> true, queued);
