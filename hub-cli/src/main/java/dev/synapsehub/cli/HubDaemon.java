@@ -102,7 +102,7 @@ final class HubDaemon implements AutoCloseable {
         if (meshConfig != null) {
             federationOptions.refuseOnMesh();
             return startMesh(options, config, meshConfig, actorSettings, clock, frameGate, trust,
-                    federationSettings.owners(), federationSettings.offerFile());
+                    federationSettings.owners(), federationSettings.offerFile(), federationSettings.forward());
         }
         SnapshotPolicy snapshotPolicy = options.snapshotPolicy();
         Retention retention = options.retention();
@@ -216,7 +216,8 @@ final class HubDaemon implements AutoCloseable {
                                        ActorSettings actorSettings, Clock clock,
                                        dev.synapsehub.federation.gate.FrameGate frameGate, ServingTrust trust,
                                        dev.synapsehub.federation.route.NamespaceOwners owners,
-                                       java.nio.file.Path offerFile)
+                                       java.nio.file.Path offerFile,
+                                       dev.synapsehub.federation.route.ForwardSettings forward)
             throws JournalException, InterruptedException {
         SqliteJournal local = SqliteJournal.open(options.db());
         if (local.lastSeq() > 0 && !Files.isDirectory(meshConfig.storageDir())) {
@@ -242,9 +243,9 @@ final class HubDaemon implements AutoCloseable {
         }
         // every node serves peer log pulls from its journal copy under the cluster's hub id, decides the
         // claims in the namespaces the cluster owns, and answers peers without a serving policy as a single
-        // hub does, refusing them; each serves the offer bundle from its own file (docs/mesh.md, "Federation on a
-        // mesh node")
-        extensions.add(new dev.synapsehub.federation.MeshFederationExtension(trust, local, owners, offerFile));
+        // hub does, refusing them; each serves the offer bundle from its own file, and forwards its own agents'
+        // claims in other hubs' namespaces along the --claim-peer routes (docs/mesh.md, "Federation on a mesh node")
+        extensions.add(new dev.synapsehub.federation.MeshFederationExtension(trust, local, owners, offerFile, forward));
         MeshHub mesh;
         try {
             mesh = MeshHub.start(meshConfig, config, local, options.newState(), clock, actorSettings, CATCH_UP_MILLIS,

@@ -69,9 +69,9 @@ class FederationFrameGateCliTest {
         String raft = "n1=127.0.0.1:" + HubProcess.freePort();
         CliTest.Run run = CliTest.run("--port", "0", "--db", dir.resolve("m.db").toString(), "--mesh-id", "n1",
                 "--mesh-peers", raft, "--hub-id", "hub-m", "--namespace-owner", "proj=hub-b",
-                "--claim-peer", "hub-b=wss://127.0.0.1:1");
+                "--relay-peer", "hub-b=wss://127.0.0.1:1");
         assertThat(run.code()).as(run.err()).isEqualTo(ExitCodes.USAGE);
-        assertThat(run.err()).contains("synapse-hub: --claim-peer is not supported on a mesh node");
+        assertThat(run.err()).contains("synapse-hub: --relay-peer is not supported on a mesh node");
         CliTest.Run watch = CliTest.run("--port", "0", "--db", dir.resolve("w.db").toString(), "--mesh-id", "n1",
                 "--mesh-peers", raft, "--hub-id", "hub-m", "--namespace-owner", "proj=hub-m",
                 "--multihub-watch", "hub-b=wss://127.0.0.1:1");

@@ -155,6 +155,136 @@ class MeshFederationCliTest {
     }
 
     @Test
+    void anyNodeForwardsItsAgentsClaimsToTheOwningHubAndAKeyedRetryThroughAnotherNodeIsNotGrantedTwice()
+            throws Exception {
+        // hub-a owns lab and trusts the cluster (hub-m) to forward claims in it
+        Path a = java.nio.file.Files.createDirectories(dir.resolve("a"));
+        TestCertificates.Identity ownerServer = TestCertificates.selfSigned("hub-a");
+        TestCertificates.PemPair ownerFiles = ownerServer.write(a, "server");
+        TestCertificates.Authority ca = TestCertificates.authority("fed-client-ca");
+        TestCertificates.Identity meshClient = ca.issue("hub-m");
+        TestCertificates.PemPair meshClientFiles = meshClient.write(dir, "mesh-client");
+        ca.writeCertificate(a, "client-ca");
+        TestCertificates.writePrivate(a.resolve("federation.json"), "{\"version\":1,\"records\":[{"
+                + "\"domain_id\":\"m.example\",\"namespaces\":[\"lab\"],\"certificate_pins\":[\""
+                + meshClient.pin().text() + "\"],\"signing_key_ids\":[\"hub-m:2026\"],\"scope_grants\":[],"
+                + "\"expires_at\":null,\"revoked\":false,"
+                + "\"provenance\":{\"source\":\"ticket-9\",\"imported_at\":1.0,\"confirmed_by\":\"bob\"}}]}");
+        TestCertificates.writePrivate(a.resolve("serving-policy.json"), "{\"version\":1,"
+                + "\"federation_store\":\"federation.json\",\"client_ca_file\":\"client-ca.pem\",\"grants\":[{"
+                + "\"sender\":\"hub-m\",\"domain_id\":\"m.example\",\"namespace\":\"lab\","
+                + "\"signing_key_id\":\"hub-m:2026\"}]}");
+        LoopbackHub owner = new LoopbackHub();
+        hubs.add(owner);
+        HubDaemon ownerDaemon = owner.start("--port", "0", "--db", a.resolve("a.db").toString(), "--hub-id", "hub-a",
+                "--namespace-owner", "lab=hub-a", "--namespace-owner", "proj=hub-m",
+                "--tls-certfile", ownerFiles.cert().toString(), "--tls-keyfile", ownerFiles.key().toString(),
+                "--multihub-serving-policy", a.resolve("serving-policy.json").toString());
+        URI ownerUri = URI.create("wss://127.0.0.1:" + ownerDaemon.port());
+
+        // the cluster (plain ws to its agents) routes lab to hub-a from every node
+        List<HubDaemon> nodes = MeshNodes.start(hubs, dir, List.of("--hub-id", "hub-m",
+                "--namespace-owner", "proj=hub-m", "--namespace-owner", "lab=hub-a",
+                "--metrics", "--claim-peer", "hub-a=" + ownerUri, "--claim-peer-pin", "hub-a=" + ownerServer.pin().text(),
+                "--multihub-client-certfile", meshClientFiles.cert().toString(),
+                "--multihub-client-keyfile", meshClientFiles.key().toString()));
+
+        // an agent of n1 claims in lab: n1 forwards it, hub-a grants it, and holds it against its own agents
+        HubClient carol = plainAgent(nodes.get(0), "lab/carol");
+        ObjectNode granted = keyedClaim(carol, "lab/carol", "L-1", "k-1");
+        assertThat(granted.path("type").asText()).as(granted.toString()).isEqualTo("claim_granted");
+        assertThat(granted.path("owner").asText()).isEqualTo("lab/carol");
+        long epoch = granted.path("epoch").asLong();
+        carol.close();
+        try (HubClient dave = HubClient.connect(ownerUri, WAIT, ClientTls.pinned(ownerServer.pin()))) {
+            dave.register("lab/dave", null, WAIT);
+            ObjectNode held = claimOutcome(dave, "lab/dave", "L-1");
+            assertThat(held.path("type").asText()).as("the grant lives on hub-a: " + held).isEqualTo("claim_denied");
+            assertThat(held.path("payload").asText()).contains("lab/carol");
+        }
+
+        // carol retries the same keyed claim through n3: n3 forwards it, hub-a answers from its ledger
+        HubClient again = plainAgent(nodes.get(2), "lab/carol");
+        ObjectNode replayed = keyedClaim(again, "lab/carol", "L-1", "k-1");
+        assertThat(replayed.path("type").asText()).as(replayed.toString()).isEqualTo("claim_granted");
+        assertThat(replayed.path("epoch").asLong()).as("the first grant, not a second one").isEqualTo(epoch);
+        again.close();
+        ObjectNode ownerLog = ownerPage(ownerUri, ownerServer, meshClientFiles);
+        List<JsonNode> grants = new ArrayList<>();
+        for (JsonNode e : records(ownerLog, "claim")) {
+            if ("L-1".equals(e.path("payload").path("task_id").asText())) {
+                grants.add(e);
+            }
+        }
+        assertThat(grants).as("hub-a journaled one grant for L-1: " + ownerLog).hasSize(1);
+
+        // agents of all three nodes forward at once: the owner binds hub-m to one connection at a time, and
+        // every forward is still decided
+        List<HubClient> crowd = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            HubClient c = plainAgent(nodes.get(i), "lab/crowd-" + i);
+            crowd.add(c);
+            for (int t = 0; t < 3; t++) {
+                ObjectNode f = c.frame("lab/crowd-" + i, "claim");
+                f.put("task_id", "C-" + i + "-" + t);
+                f.putArray("paths").add("src/C-" + i + "-" + t);
+                c.send(f);
+            }
+        }
+        for (int i = 0; i < 3; i++) {
+            for (int t = 0; t < 3; t++) {
+                String task = "C-" + i + "-" + t;
+                ObjectNode outcome = crowd.get(i).await(r -> task.equals(r.path("task_id").asText())
+                        && ("claim_granted".equals(r.path("type").asText()) || "claim_denied".equals(r.path("type").asText())),
+                        WAIT);
+                assertThat(outcome.path("type").asText()).as(outcome.toString()).isEqualTo("claim_granted");
+            }
+            crowd.get(i).close();
+        }
+
+        // a claim of the cluster's own namespace is still decided by the cluster
+        HubClient erin = plainAgent(nodes.get(1), "proj/erin");
+        ObjectNode own = claimOutcome(erin, "proj/erin", "P-1");
+        assertThat(own.path("type").asText()).as(own.toString()).isEqualTo("claim_granted");
+        assertThat(own.path("hub_id").asText()).isEqualTo("hub-m");
+        erin.close();
+        List<Double> forwarded = new ArrayList<>();
+        for (HubDaemon node : nodes) {
+            forwarded.add(FederationProcessTest.sample(nodeMetrics(node), "synapse_forwarded_claims_total"));
+        }
+        assertThat(forwarded).as("n1 forwarded the claim, n3 the retry, each three of the crowd's")
+                .containsExactly(4.0, 3.0, 4.0);
+    }
+
+    /** hub-a's log from the start, asked as hub-m with the cluster's client certificate. */
+    private static ObjectNode ownerPage(URI owner, TestCertificates.Identity ownerServer,
+                                        TestCertificates.PemPair meshClient) throws Exception {
+        try (HubClient peer = HubClient.connect(owner, WAIT, ClientTls.pinned(ownerServer.pin())
+                .withClientCertificate(meshClient.cert(), meshClient.key()))) {
+            peer.register("hub-m", null, WAIT);
+            ObjectNode request = peer.frame("hub-m", "multihub_log_request");
+            request.put("after_seq", 0);
+            request.put("limit", 1000);
+            peer.send(request);
+            return peer.awaitType("multihub_log_snapshot", WAIT);
+        }
+    }
+
+    private static String nodeMetrics(HubDaemon node) throws Exception {
+        HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + node.port() + "/metrics")).timeout(WAIT).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).isEqualTo(200);
+        return r.body();
+    }
+
+    private static HubClient plainAgent(HubDaemon node, String name) throws Exception {
+        HubClient c = HubClient.connect(URI.create("ws://127.0.0.1:" + node.port()), WAIT);
+        c.register(name, null, WAIT);
+        return c;
+    }
+
+    @Test
     void aPeersDeadLetterReportIsJournaledOnEveryNodeAndBroadcastWhereItArrived() throws Exception {
         trust("hub-f");
         List<HubDaemon> nodes = startMesh(List.of("--namespace-owner", "proj=hub-m", "--namespace-owner", "lab=hub-a"));

@@ -1,7 +1,9 @@
 package dev.synapsehub.federation;
 
 import dev.synapsehub.federation.follow.AdvisoryFold;
+import dev.synapsehub.federation.link.ClientIdentity;
 import dev.synapsehub.federation.link.PeerLinks;
+import dev.synapsehub.federation.route.ClaimRoute;
 import dev.synapsehub.federation.route.ClaimForwarder;
 import dev.synapsehub.federation.route.ClaimServer;
 import dev.synapsehub.federation.route.DeadLetterForwardingServer;
@@ -16,8 +18,12 @@ import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.net.extension.HubExtension;
 import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.Request;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 /**
  * The part of federation a mesh node runs, so that the cluster is one hub to its peers.
@@ -31,9 +37,16 @@ import java.util.Set;
  * <p>With an ownership map, the owning side of §11.3: claims from this node's agents resolve by
  * namespace (only {@code local} is decided; a remote or ungoverned namespace is refused, as on a
  * single hub without a route), and {@code multihub_claim_request} from authorised peers is
- * decided through the node's claim path, which the mesh decides on its leader and replicates. A
- * mesh watches no peer, so its fold is empty: it detects no partition (it refuses nothing for
- * one either).
+ * decided through the node's claim path, which the mesh decides on its leader and replicates.
+ * With {@code --claim-peer} routes, the forwarding side too: a claim by this node's agent in a
+ * namespace another hub owns is sent by this node, over its own link, to the owner as a
+ * {@code multihub_claim_request} carrying the agent's claim frame (its {@code idem_key}
+ * included), and the owner's verdict is relayed to the agent. Nothing about the forward is kept
+ * on the node: the owner keys its ledger by the cluster's one hub id, the claimant and the
+ * {@code idem_key}, so a retry through another node is answered from the owner's ledger and is
+ * never granted twice. The owner binds the one hub id to one connection at a time (contract
+ * F9.4), so a node holds its connection only while a forward waits on it. A mesh watches no peer, so its fold is empty: it detects no partition (it
+ * refuses nothing for one either).
  *
  * <p>{@code dead_letter_forwarding} (contract §11.5, F5) from an authorised peer about a
  * recipient in a namespace the cluster owns is journaled as an audit record, replicated like
@@ -45,13 +58,17 @@ import java.util.Set;
  * with the contract's "no offer" error without one.
  */
 public final class MeshFederationExtension implements HubExtension {
+    private static final Logger LOG = LoggerFactory.getLogger(MeshFederationExtension.class);
     private static final Set<String> TYPES = Set.of("multihub_log_request", "multihub_claim_request",
             DeadLetterForwardingServer.TYPE, "federation_offer_request");
     private final ServingTrust trust;
     private final SqliteJournal journal;
     private final NamespaceOwners owners;
     private final java.nio.file.Path offerFile;
+    private final ForwardSettings forward;
     private final FederationMetrics metrics = new FederationMetrics();
+    private PeerLinks links;
+    private ExecutorService connector;
     private LogServer logServer;
     private ClaimForwarder ownership;
     private ClaimServer claimServer;
@@ -62,22 +79,47 @@ public final class MeshFederationExtension implements HubExtension {
      * @param journal the node's journal copy, read on the node's actor thread
      * @param owners the ownership map ({@link NamespaceOwners#none} without {@code --namespace-owner})
      * @param offerFile the {@code --federation-offer} bundle, validated at start-up, or null for none
+     * @param forward the {@code --claim-peer} routes ({@link ForwardSettings#none} without any: a
+     *        claim in another hub's namespace is refused {@code ownership: remote})
      */
     public MeshFederationExtension(ServingTrust trust, SqliteJournal journal, NamespaceOwners owners,
-                                   java.nio.file.Path offerFile) {
+                                   java.nio.file.Path offerFile, ForwardSettings forward) {
         this.trust = trust;
         this.journal = journal;
         this.owners = owners;
         this.offerFile = offerFile;
+        this.forward = forward;
+    }
+
+    /** Without claim routes. */
+    public MeshFederationExtension(ServingTrust trust, SqliteJournal journal, NamespaceOwners owners,
+                                   java.nio.file.Path offerFile) {
+        this(trust, journal, owners, offerFile, ForwardSettings.none());
     }
 
     @Override
     public void bind(HubContext hub, ClaimService claims) {
         logServer = new LogServer(hub, trust, journal, metrics);
         OwnershipResolver resolver = new OwnershipResolver(owners, new AdvisoryFold());
-        // no routes: a remote namespace is refused here, never forwarded (nothing to connect to)
-        ownership = new ClaimForwarder(hub, resolver, ForwardSettings.none(), new PeerLinks(hub.config().hubId()),
-                metrics, Runnable::run);
+        // each node forwards its own agents' claims over its own link: the owner's keyed ledger, not the node,
+        // makes a retry through another node an answer rather than a second grant. The owner binds the cluster's
+        // one hub id to one connection at a time, so a node connects per forward and lets go after the answer
+        // (the forwarder sends again a forward refused name_conflict while another node's is in flight)
+        links = new PeerLinks(hub.config().hubId(), ClientIdentity.of(forward.clientCertFile(), forward.clientKeyFile(),
+                LOG::warn));
+        try {
+            for (ClaimRoute r : forward.routes().values()) {
+                links.expect("--claim-peer " + r.hubId(), r.uri(), forward.tlsFor(r), forward.token());
+            }
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        }
+        connector = Executors.newFixedThreadPool(2, r -> {
+            Thread t = new Thread(r, "synapse-mesh-claim-forwarding");
+            t.setDaemon(true);
+            return t;
+        });
+        ownership = new ClaimForwarder(hub, resolver, forward, links, metrics, connector, true);
         claimServer = new ClaimServer(hub, trust, resolver, claims, metrics);
         deadLetters = new DeadLetterForwardingServer(hub, trust, resolver,
                 new AuditJournal(hub.actor(), hub.config().hubId()));
@@ -107,5 +149,20 @@ public final class MeshFederationExtension implements HubExtension {
     @Override
     public void appendMetrics(StringBuilder out) {
         metrics.appendTo(out);
+    }
+
+    @Override
+    public void close() {
+        if (connector != null) {
+            connector.shutdownNow();
+        }
+        if (links != null) {
+            links.close();
+        }
+    }
+
+    /** The counters (tests, status). */
+    public FederationMetrics metrics() {
+        return metrics;
     }
 }

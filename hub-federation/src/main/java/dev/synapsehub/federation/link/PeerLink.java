@@ -52,6 +52,8 @@ public final class PeerLink implements AutoCloseable {
      */
     private final ReentrantLock connecting = new ReentrantLock();
     private HubClient client;
+    /** Sends between {@link #open} and queueing their request: {@link #releaseIfIdle} leaves those alone. */
+    private int opening;
     /** The client identity's stamp when {@link #client} was opened. */
     private Object clientIdentity;
     private volatile Welcome welcome;
@@ -222,14 +224,21 @@ public final class PeerLink implements AutoCloseable {
                                            Predicate<ObjectNode> matches, ReplyDecoder<?> decoder, Duration timeout) {
         CompletableFuture<Object> future = new CompletableFuture<>();
         HubClient c;
+        synchronized (this) {
+            opening++;
+        }
         try {
             c = open();
         } catch (IOException | TimeoutException | RuntimeException e) {
+            synchronized (this) {
+                opening--;
+            }
             future.completeExceptionally(e);
             return future;
         }
         stamp(frame);
         synchronized (this) {
+            opening--;
             if (client != c || !c.isOpen()) {
                 future.completeExceptionally(new IOException("connection to " + uri + " closed"));
                 return future;
@@ -484,6 +493,24 @@ public final class PeerLink implements AutoCloseable {
             pending.clear();
         }
         failed.forEach(p -> p.future().completeExceptionally(why));
+        CompletableFuture.runAsync(c::close); // close() waits for the close frame: never on the client's own loop
+    }
+
+    /**
+     * Closes the connection when no request waits on it and none is being sent; the next request
+     * reconnects. A mesh node calls it after each forward: the peer binds the cluster's one hub id
+     * to one connection at a time (contract F9.4), so a node holding it idle would lock the other
+     * nodes out of the peer.
+     */
+    public void releaseIfIdle() {
+        HubClient c;
+        synchronized (this) {
+            if (client == null || !pending.isEmpty() || opening > 0) {
+                return;
+            }
+            c = client;
+            client = null;
+        }
         CompletableFuture.runAsync(c::close); // close() waits for the close frame: never on the client's own loop
     }
 
