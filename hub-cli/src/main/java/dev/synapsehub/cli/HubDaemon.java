@@ -102,7 +102,8 @@ final class HubDaemon implements AutoCloseable {
         if (meshConfig != null) {
             federationOptions.refuseOnMesh();
             return startMesh(options, config, meshConfig, actorSettings, clock, frameGate, trust,
-                    federationSettings.owners(), federationSettings.offerFile(), federationSettings.forward());
+                    federationSettings.owners(), federationSettings.offerFile(), federationSettings.forward(),
+                    federationSettings.watch());
         }
         SnapshotPolicy snapshotPolicy = options.snapshotPolicy();
         Retention retention = options.retention();
@@ -217,7 +218,8 @@ final class HubDaemon implements AutoCloseable {
                                        dev.synapsehub.federation.gate.FrameGate frameGate, ServingTrust trust,
                                        dev.synapsehub.federation.route.NamespaceOwners owners,
                                        java.nio.file.Path offerFile,
-                                       dev.synapsehub.federation.route.ForwardSettings forward)
+                                       dev.synapsehub.federation.route.ForwardSettings forward,
+                                       dev.synapsehub.federation.follow.WatchSettings watch)
             throws JournalException, InterruptedException {
         SqliteJournal local = SqliteJournal.open(options.db());
         if (local.lastSeq() > 0 && !Files.isDirectory(meshConfig.storageDir())) {
@@ -245,7 +247,14 @@ final class HubDaemon implements AutoCloseable {
         // claims in the namespaces the cluster owns, and answers peers without a serving policy as a single
         // hub does, refusing them; each serves the offer bundle from its own file, and forwards its own agents'
         // claims in other hubs' namespaces along the --claim-peer routes (docs/mesh.md, "Federation on a mesh node")
-        extensions.add(new dev.synapsehub.federation.MeshFederationExtension(trust, local, owners, offerFile, forward));
+        // with --multihub-watch only the leader polls, and every node refuses from the replicated partition records
+        java.util.concurrent.atomic.AtomicReference<MeshHub> started = new java.util.concurrent.atomic.AtomicReference<>();
+        java.nio.file.Path db = options.db();
+        extensions.add(new dev.synapsehub.federation.MeshFederationExtension(trust, local, owners, offerFile, forward,
+                new dev.synapsehub.federation.MeshFederationExtension.Watching(watch, () -> SqliteMirror.open(db), () -> {
+                    MeshHub m = started.get();
+                    return m != null && m.node().status().leading();
+                })));
         MeshHub mesh;
         try {
             mesh = MeshHub.start(meshConfig, config, local, options.newState(), clock, actorSettings, CATCH_UP_MILLIS,
@@ -253,6 +262,7 @@ final class HubDaemon implements AutoCloseable {
         } catch (IOException e) {
             throw new JournalException("mesh node " + meshConfig.nodeId() + " could not start: " + e.getMessage(), e);
         }
+        started.set(mesh);
         LOG.info("mesh node {} listening on ws://{}:{}/ (hub_id {}), raft {}, {} voters, quorum {}",
                 meshConfig.nodeId(), config.host(), mesh.port(), config.hubId(), meshConfig.self().address(),
                 mesh.node().voters().count(), mesh.node().voters().quorum());

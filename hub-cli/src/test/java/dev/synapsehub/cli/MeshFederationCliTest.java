@@ -256,6 +256,102 @@ class MeshFederationCliTest {
                 .containsExactly(4.0, 3.0, 4.0);
     }
 
+    @Test
+    void theLeaderWatchesForTheClusterAndEveryNodeRefusesFromTheOnePartitionRecordUntilItHeals() throws Exception {
+        trust("hub-f"); // the cluster's TLS and a serving policy, so the test reads every node's log as hub-f
+        // hub-b owns nothing and grants anything; it serves its log to hub-m
+        Path b = java.nio.file.Files.createDirectories(dir.resolve("b"));
+        TestCertificates.Identity peerServer = TestCertificates.selfSigned("hub-b");
+        TestCertificates.PemPair peerFiles = peerServer.write(b, "server");
+        TestCertificates.Authority ca = TestCertificates.authority("mesh-client-ca");
+        TestCertificates.Identity meshClient = ca.issue("hub-m");
+        TestCertificates.PemPair meshClientFiles = meshClient.write(dir, "mesh-client");
+        ca.writeCertificate(b, "client-ca");
+        TestCertificates.writePrivate(b.resolve("federation.json"), "{\"version\":1,\"records\":[{"
+                + "\"domain_id\":\"m.example\",\"namespaces\":[\"proj\"],\"certificate_pins\":[\""
+                + meshClient.pin().text() + "\"],\"signing_key_ids\":[\"hub-m:2026\"],\"scope_grants\":[],"
+                + "\"expires_at\":null,\"revoked\":false,"
+                + "\"provenance\":{\"source\":\"ticket-9\",\"imported_at\":1.0,\"confirmed_by\":\"bob\"}}]}");
+        TestCertificates.writePrivate(b.resolve("serving-policy.json"), "{\"version\":1,"
+                + "\"federation_store\":\"federation.json\",\"client_ca_file\":\"client-ca.pem\",\"grants\":[{"
+                + "\"sender\":\"hub-m\",\"domain_id\":\"m.example\",\"namespace\":\"proj\","
+                + "\"signing_key_id\":\"hub-m:2026\"}]}");
+        LoopbackHub peer = new LoopbackHub();
+        hubs.add(peer);
+        HubDaemon peerDaemon = peer.start("--port", "0", "--db", b.resolve("b.db").toString(), "--hub-id", "hub-b",
+                "--tls-certfile", peerFiles.cert().toString(), "--tls-keyfile", peerFiles.key().toString(),
+                "--multihub-serving-policy", b.resolve("serving-policy.json").toString());
+        URI peerUri = URI.create("wss://127.0.0.1:" + peerDaemon.port());
+
+        List<HubDaemon> nodes = startMesh(List.of("--namespace-owner", "proj=hub-m",
+                "--multihub-watch", "hub-b=" + peerUri, "--multihub-watch-pin", "hub-b=" + peerServer.pin().text(),
+                "--multihub-client-certfile", meshClientFiles.cert().toString(),
+                "--multihub-client-keyfile", meshClientFiles.key().toString(), "--multihub-watch-interval", "1"));
+        HubClient ann = agent(nodes.get(1), "proj/ann");
+        claim(ann, "proj/ann", "P-0"); // nothing contests proj yet
+
+        // hub-b grants a claim in proj, which the cluster owns: a partition, journaled once for the cluster
+        HubClient zed = HubClient.connect(peerUri, WAIT, ClientTls.pinned(peerServer.pin()));
+        zed.register("proj/zed", null, WAIT);
+        assertThat(claimOutcome(zed, "proj/zed", "Z-1").path("type").asText()).isEqualTo("claim_granted");
+        List<ObjectNode> partitioned = new ArrayList<>();
+        for (HubDaemon node : nodes) {
+            partitioned.add(awaitPage(node, p -> records(p, "multihub_partition").size() == 1));
+        }
+        JsonNode record = records(partitioned.get(0), "multihub_partition").get(0);
+        assertThat(record.path("payload").path("namespace").asText()).isEqualTo("proj");
+        assertThat(record.path("payload").path("contesting_hubs").toString()).isEqualTo("[\"hub-b\"]");
+        for (ObjectNode page : partitioned) {
+            assertThat(records(page, "multihub_partition")).as("one record, under one seq, on every node")
+                    .containsExactly(record);
+        }
+        // every node refuses proj from that record, whichever node leads
+        List<HubClient> agents = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            HubClient a = agent(nodes.get(i), "proj/agent-" + i);
+            agents.add(a);
+            // a node reads the records its copy gained every 200 ms: the refusal trails the record by at most that
+            ObjectNode refused = awaitClaim(a, "proj/agent-" + i, "P-" + i, "claim_denied");
+            assertThat(refused.path("ownership").asText()).as(refused.toString()).isEqualTo("partitioned");
+        }
+
+        // hub-b lets go: the leader journals the heal once, and every node grants in proj again
+        ObjectNode release = zed.frame("proj/zed", "release");
+        release.put("task_id", "Z-1");
+        zed.send(release);
+        for (HubDaemon node : nodes) {
+            awaitPage(node, p -> records(p, "multihub_heal").size() == 1);
+        }
+        for (int i = 0; i < 3; i++) {
+            ObjectNode granted = awaitClaim(agents.get(i), "proj/agent-" + i, "Q-" + i, "claim_granted");
+            assertThat(granted.path("owner").asText()).isEqualTo("proj/agent-" + i);
+        }
+        for (HubDaemon node : nodes) {
+            ObjectNode page = awaitPage(node, p -> true);
+            assertThat(records(page, "multihub_partition")).as("no node journaled a partition of its own").hasSize(1);
+            assertThat(records(page, "multihub_heal")).hasSize(1);
+        }
+        zed.close();
+        ann.close();
+        for (HubClient a : agents) {
+            a.close();
+        }
+    }
+
+    /** Claims task {@code prefix}-1, -2, … until one is answered {@code type} (each attempt a new task). */
+    private static ObjectNode awaitClaim(HubClient agent, String name, String prefix, String type) throws Exception {
+        long deadline = System.nanoTime() + OBSERVE.toNanos();
+        ObjectNode last = null;
+        for (int k = 1; System.nanoTime() < deadline && k <= 300; k++) {
+            last = claimOutcome(agent, name, prefix + "-" + k);
+            if (type.equals(last.path("type").asText())) {
+                return last;
+            }
+            TimeUnit.MILLISECONDS.sleep(100); // a pause between attempts, not a wait for an outcome
+        }
+        throw new AssertionError("no " + type + " for " + name + " within " + OBSERVE + "; last " + last);
+    }
+
     /** hub-a's log from the start, asked as hub-m with the cluster's client certificate. */
     private static ObjectNode ownerPage(URI owner, TestCertificates.Identity ownerServer,
                                         TestCertificates.PemPair meshClient) throws Exception {

@@ -3,7 +3,11 @@ package dev.synapsehub.federation;
 import dev.synapsehub.federation.follow.AdvisoryFold;
 import dev.synapsehub.federation.link.ClientIdentity;
 import dev.synapsehub.federation.link.PeerLinks;
+import dev.synapsehub.federation.follow.Mirror;
+import dev.synapsehub.federation.follow.WatchPeer;
+import dev.synapsehub.federation.follow.WatchSettings;
 import dev.synapsehub.federation.route.ClaimRoute;
+import dev.synapsehub.federation.route.ClusterWatch;
 import dev.synapsehub.federation.route.ClaimForwarder;
 import dev.synapsehub.federation.route.ClaimServer;
 import dev.synapsehub.federation.route.DeadLetterForwardingServer;
@@ -23,6 +27,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
+import java.util.function.BooleanSupplier;
 import java.util.concurrent.Executors;
 
 /**
@@ -45,8 +50,12 @@ import java.util.concurrent.Executors;
  * on the node: the owner keys its ledger by the cluster's one hub id, the claimant and the
  * {@code idem_key}, so a retry through another node is answered from the owner's ledger and is
  * never granted twice. The owner binds the one hub id to one connection at a time (contract
- * F9.4), so a node holds its connection only while a forward waits on it. A mesh watches no peer, so its fold is empty: it detects no partition (it
- * refuses nothing for one either).
+ * F9.4), so a node holds its connection only while a forward waits on it.
+ *
+ * <p>With {@code --multihub-watch}, the leader alone polls the watched peers and journals the
+ * partition transitions through the cluster; every node refuses claims from the replicated
+ * records ({@link ClusterWatch}), so the cluster gives one answer. Without it the cluster detects
+ * no partition.
  *
  * <p>{@code dead_letter_forwarding} (contract §11.5, F5) from an authorised peer about a
  * recipient in a namespace the cluster owns is journaled as an audit record, replicated like
@@ -66,7 +75,9 @@ public final class MeshFederationExtension implements HubExtension {
     private final NamespaceOwners owners;
     private final java.nio.file.Path offerFile;
     private final ForwardSettings forward;
+    private final Watching watching;
     private final FederationMetrics metrics = new FederationMetrics();
+    private ClusterWatch clusterWatch;
     private PeerLinks links;
     private ExecutorService connector;
     private LogServer logServer;
@@ -84,11 +95,30 @@ public final class MeshFederationExtension implements HubExtension {
      */
     public MeshFederationExtension(ServingTrust trust, SqliteJournal journal, NamespaceOwners owners,
                                    java.nio.file.Path offerFile, ForwardSettings forward) {
+        this(trust, journal, owners, offerFile, forward, Watching.NONE);
+    }
+
+    /**
+     * @param watching the {@code --multihub-watch} peers, this node's mirror and whether it leads
+     *        ({@link Watching#NONE}: the cluster watches nobody)
+     */
+    public MeshFederationExtension(ServingTrust trust, SqliteJournal journal, NamespaceOwners owners,
+                                   java.nio.file.Path offerFile, ForwardSettings forward, Watching watching) {
         this.trust = trust;
         this.journal = journal;
         this.owners = owners;
         this.offerFile = offerFile;
         this.forward = forward;
+        this.watching = watching;
+    }
+
+    /**
+     * The cluster's watch of other hubs: the peers, how this node opens its mirror of them, and
+     * whether it leads now (only the leader polls; see {@link ClusterWatch}).
+     */
+    public record Watching(WatchSettings settings, ClusterWatch.Mirrors mirrors, BooleanSupplier leading) {
+        /** No peer watched. */
+        public static final Watching NONE = new Watching(WatchSettings.none(), Mirror::memory, () -> false);
     }
 
     /** Without claim routes. */
@@ -105,9 +135,14 @@ public final class MeshFederationExtension implements HubExtension {
         // makes a retry through another node an answer rather than a second grant. The owner binds the cluster's
         // one hub id to one connection at a time, so a node connects per forward and lets go after the answer
         // (the forwarder sends again a forward refused name_conflict while another node's is in flight)
-        links = new PeerLinks(hub.config().hubId(), ClientIdentity.of(forward.clientCertFile(), forward.clientKeyFile(),
-                LOG::warn));
+        WatchSettings watch = watching.settings();
+        links = new PeerLinks(hub.config().hubId(), ClientIdentity.of(
+                watch.clientCertFile() != null ? watch.clientCertFile() : forward.clientCertFile(),
+                watch.clientKeyFile() != null ? watch.clientKeyFile() : forward.clientKeyFile(), LOG::warn), true);
         try {
+            for (WatchPeer p : watch.peers()) {
+                links.expect("--multihub-watch " + p.label(), p.uri(), watch.tlsFor(p), watch.token());
+            }
             for (ClaimRoute r : forward.routes().values()) {
                 links.expect("--claim-peer " + r.hubId(), r.uri(), forward.tlsFor(r), forward.token());
             }
@@ -120,6 +155,10 @@ public final class MeshFederationExtension implements HubExtension {
             return t;
         });
         ownership = new ClaimForwarder(hub, resolver, forward, links, metrics, connector, true);
+        if (!watch.peers().isEmpty()) {
+            clusterWatch = new ClusterWatch(hub, watch, resolver, journal, watching.mirrors(), watching.leading(), links);
+            clusterWatch.start();
+        }
         claimServer = new ClaimServer(hub, trust, resolver, claims, metrics);
         deadLetters = new DeadLetterForwardingServer(hub, trust, resolver,
                 new AuditJournal(hub.actor(), hub.config().hubId()));
@@ -153,12 +192,20 @@ public final class MeshFederationExtension implements HubExtension {
 
     @Override
     public void close() {
+        if (clusterWatch != null) {
+            clusterWatch.close();
+        }
         if (connector != null) {
             connector.shutdownNow();
         }
         if (links != null) {
             links.close();
         }
+    }
+
+    /** The cluster's watch (null without {@code --multihub-watch}). */
+    public ClusterWatch clusterWatch() {
+        return clusterWatch;
     }
 
     /** The counters (tests, status). */

@@ -43,6 +43,7 @@ public final class PeerLink implements AutoCloseable {
     private final String token;
     private final Duration connectTimeout;
     private final ClientIdentity identity;
+    private final boolean releaseWhenIdle;
     private final Deque<Pending> pending = new ArrayDeque<>();
     /**
      * Held while (re)connecting, so two operations needing a connection at once (a poll and a
@@ -132,6 +133,13 @@ public final class PeerLink implements AutoCloseable {
      */
     public PeerLink(String peer, URI uri, ClientTls tls, String localHubId, String token, Duration connectTimeout,
                     ClientIdentity identity) {
+        this(peer, uri, tls, localHubId, token, connectTimeout, identity, false);
+    }
+
+    /** @param releaseWhenIdle close the connection whenever a request is answered and none waits (a mesh node) */
+    public PeerLink(String peer, URI uri, ClientTls tls, String localHubId, String token, Duration connectTimeout,
+                    ClientIdentity identity, boolean releaseWhenIdle) {
+        this.releaseWhenIdle = releaseWhenIdle;
         this.identity = tls.clientCertFile() == null ? ClientIdentity.NONE : identity;
         this.peer = peer;
         this.uri = uri;
@@ -257,7 +265,12 @@ public final class PeerLink implements AutoCloseable {
         }, timeout.toMillis(), TimeUnit.MILLISECONDS);
         // A pending bound holds the future, and so its reply: a page of a catch-up kept for the
         // whole bound (10 s) was most of the follower's heap (docs/benchmarks.md).
-        future.whenComplete((reply, failure) -> bound.cancel(false));
+        future.whenComplete((reply, failure) -> {
+            bound.cancel(false);
+            if (releaseWhenIdle) {
+                releaseIfIdle();
+            }
+        });
         long sent = System.nanoTime();
         future.thenRun(() -> lastRoundTripNanos = System.nanoTime() - sent); // status: the last answered request
         return future;

@@ -21,6 +21,7 @@ public final class PeerLinks implements AutoCloseable {
     }
 
     private final ClientIdentity identity;
+    private final boolean releaseWhenIdle;
 
     public PeerLinks(String localHubId) {
         this(localHubId, ClientIdentity.NONE);
@@ -28,8 +29,18 @@ public final class PeerLinks implements AutoCloseable {
 
     /** {@code identity}: the client certificate the links present, checked before each operation. */
     public PeerLinks(String localHubId, ClientIdentity identity) {
+        this(localHubId, identity, false);
+    }
+
+    /**
+     * @param releaseWhenIdle true on a mesh node: every link closes its connection as soon as no
+     *        request waits on it, since the peer binds the cluster's one hub id to one connection
+     *        at a time and the other nodes need it too (see {@link PeerLink#releaseIfIdle})
+     */
+    public PeerLinks(String localHubId, ClientIdentity identity, boolean releaseWhenIdle) {
         this.localHubId = localHubId;
         this.identity = identity;
+        this.releaseWhenIdle = releaseWhenIdle;
     }
 
     /**
@@ -53,7 +64,7 @@ public final class PeerLinks implements AutoCloseable {
     /** The link to {@code uri}, made on first use with {@code tls} and {@code token}. */
     public PeerLink link(String peer, URI uri, ClientTls tls, String token) {
         return links.computeIfAbsent(uri.toString(), k -> new PeerLink(peer, uri, tls, localHubId, token,
-                Duration.ofSeconds(10), identity));
+                Duration.ofSeconds(10), identity, releaseWhenIdle));
     }
 
     @Override

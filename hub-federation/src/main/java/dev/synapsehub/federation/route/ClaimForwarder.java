@@ -51,7 +51,7 @@ public final class ClaimForwarder {
     /**
      * @param sharedName true on a mesh node: the cluster's other nodes forward under the same hub
      *        id, and the owner binds that id to one connection at a time (contract F9.4). The
-     *        node then releases its connection after each answer, and a forward the owner refused
+     *        node's links let go of their connection after each answer, and a forward the owner refused
      *        {@code name_conflict} (another node's forward in flight; the owner read nothing else
      *        of it) is sent again after a short pause, within the same bound
      */
@@ -100,9 +100,6 @@ public final class ClaimForwarder {
         Duration bound = sharedName ? Duration.ofNanos(Math.max(1, deadline - System.nanoTime())) : settings.bound();
         link.request(request, "multihub_claim_result",
                 reply -> taskId.equals(reply.path("task_id").asText()), bound).whenCompleteAsync((result, failure) -> {
-            if (sharedName) {
-                link.releaseIfIdle();
-            }
             if (failure != null) {
                 Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                         ? failure.getCause() : failure;
