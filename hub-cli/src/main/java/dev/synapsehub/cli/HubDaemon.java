@@ -277,6 +277,11 @@ final class HubDaemon implements AutoCloseable {
         return new HubDaemon(mesh.server(), mesh.node().actor(), null, null, mesh, config, mesh.port());
     }
 
+    /** The mesh node, or null on a single hub (tests: which node leads). */
+    MeshHub mesh() {
+        return mesh;
+    }
+
     /** The bound port. */
     int port() {
         return port;

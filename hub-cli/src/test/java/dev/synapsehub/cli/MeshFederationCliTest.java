@@ -287,8 +287,9 @@ class MeshFederationCliTest {
                 "--multihub-watch", "hub-b=" + peerUri, "--multihub-watch-pin", "hub-b=" + peerServer.pin().text(),
                 "--multihub-client-certfile", meshClientFiles.cert().toString(),
                 "--multihub-client-keyfile", meshClientFiles.key().toString(), "--multihub-watch-interval", "1"));
-        HubClient ann = agent(nodes.get(1), "proj/ann");
-        claim(ann, "proj/ann", "P-0"); // nothing contests proj yet
+        try (HubClient ann = agent(nodes.get(1), "proj/ann")) {
+            claim(ann, "proj/ann", "P-0"); // nothing contests proj yet
+        }
 
         // hub-b grants a claim in proj, which the cluster owns: a partition, journaled once for the cluster
         HubClient zed = HubClient.connect(peerUri, WAIT, ClientTls.pinned(peerServer.pin()));
@@ -315,24 +316,39 @@ class MeshFederationCliTest {
             assertThat(refused.path("ownership").asText()).as(refused.toString()).isEqualTo("partitioned");
         }
 
-        // hub-b lets go: the leader journals the heal once, and every node grants in proj again
+        // the leader stops; the new one watches from its own (empty) mirror and the journaled partition: it
+        // neither heals it before its first poll nor enters it again
+        HubDaemon leader = nodes.stream().filter(n -> n.mesh().node().status().leading()).findFirst().orElseThrow();
+        int gone = nodes.indexOf(leader);
+        leader.close();
+        List<HubDaemon> survivors = new ArrayList<>(nodes);
+        survivors.remove(leader);
+        long deadline = System.nanoTime() + OBSERVE.toNanos();
+        while (survivors.stream().noneMatch(n -> n.mesh().node().status().leading()) && System.nanoTime() < deadline) {
+            TimeUnit.MILLISECONDS.sleep(100); // a pause between looks at the election, not a wait for an outcome
+        }
+        TimeUnit.SECONDS.sleep(3); // the new leader polls hub-b (every second) and compares: nothing to journal
+
+        // hub-b lets go: the new leader journals the heal once, and every node left grants in proj again
         ObjectNode release = zed.frame("proj/zed", "release");
         release.put("task_id", "Z-1");
         zed.send(release);
-        for (HubDaemon node : nodes) {
+        for (HubDaemon node : survivors) {
             awaitPage(node, p -> records(p, "multihub_heal").size() == 1);
         }
         for (int i = 0; i < 3; i++) {
+            if (i == gone) {
+                continue;
+            }
             ObjectNode granted = awaitClaim(agents.get(i), "proj/agent-" + i, "Q-" + i, "claim_granted");
             assertThat(granted.path("owner").asText()).isEqualTo("proj/agent-" + i);
         }
-        for (HubDaemon node : nodes) {
+        for (HubDaemon node : survivors) {
             ObjectNode page = awaitPage(node, p -> true);
             assertThat(records(page, "multihub_partition")).as("no node journaled a partition of its own").hasSize(1);
             assertThat(records(page, "multihub_heal")).hasSize(1);
         }
         zed.close();
-        ann.close();
         for (HubClient a : agents) {
             a.close();
         }
