@@ -92,13 +92,6 @@ public final class MeshFederationExtension implements HubExtension {
      * @param offerFile the {@code --federation-offer} bundle, validated at start-up, or null for none
      * @param forward the {@code --claim-peer} routes ({@link ForwardSettings#none} without any: a
      *        claim in another hub's namespace is refused {@code ownership: remote})
-     */
-    public MeshFederationExtension(ServingTrust trust, SqliteJournal journal, NamespaceOwners owners,
-                                   java.nio.file.Path offerFile, ForwardSettings forward) {
-        this(trust, journal, owners, offerFile, forward, Watching.NONE);
-    }
-
-    /**
      * @param watching the {@code --multihub-watch} peers, this node's mirror and whether it leads
      *        ({@link Watching#NONE}: the cluster watches nobody)
      */
@@ -119,12 +112,6 @@ public final class MeshFederationExtension implements HubExtension {
     public record Watching(WatchSettings settings, ClusterWatch.Mirrors mirrors, BooleanSupplier leading) {
         /** No peer watched. */
         public static final Watching NONE = new Watching(WatchSettings.none(), Mirror::memory, () -> false);
-    }
-
-    /** Without claim routes. */
-    public MeshFederationExtension(ServingTrust trust, SqliteJournal journal, NamespaceOwners owners,
-                                   java.nio.file.Path offerFile) {
-        this(trust, journal, owners, offerFile, ForwardSettings.none());
     }
 
     @Override
