@@ -73,6 +73,16 @@ public final class PeerLink implements AutoCloseable {
     }
 
     /**
+     * The connection closed (or was replaced) before the request went out: the peer read nothing
+     * of it (on a mesh, typically the peer closing a connection whose name binding it refused).
+     */
+    public static final class NotSent extends IOException {
+        NotSent(String message) {
+            super(message);
+        }
+    }
+
+    /**
      * The peer answered an {@code error} (or {@code name_conflict}) frame: it read the request
      * and refused it, unlike a connection that failed or a reply that never came.
      */
@@ -248,7 +258,7 @@ public final class PeerLink implements AutoCloseable {
         synchronized (this) {
             opening--;
             if (client != c || !c.isOpen()) {
-                future.completeExceptionally(new IOException("connection to " + uri + " closed"));
+                future.completeExceptionally(new NotSent("connection to " + uri + " closed"));
                 return future;
             }
             if (first != null) {

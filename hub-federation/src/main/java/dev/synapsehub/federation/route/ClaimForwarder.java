@@ -198,12 +198,14 @@ public final class ClaimForwarder {
     /**
      * The owner refused this connection's binding of the hub id (another node of the cluster holds
      * it): answered {@code name_conflict}, or closed with its code 4009 under a request sent with
-     * it. The owner reads no frame of an unbound connection, so the claim was not decided.
+     * it, or closed before the request went out. The owner reads no frame of an unbound
+     * connection (and none not sent), so the claim was not decided.
      */
     private static boolean nameTaken(Throwable cause) {
         String m = cause.getMessage();
-        return m != null && (cause instanceof PeerLink.Answered && m.contains("answered name_conflict")
-                || cause instanceof java.io.IOException && m.contains("(4009 name conflict)"));
+        return cause instanceof PeerLink.NotSent || m != null && (cause instanceof PeerLink.Answered
+                && m.contains("answered name_conflict") || cause instanceof java.io.IOException
+                && m.contains("(4009 name conflict)"));
     }
 
     private static String text(JsonNode o, String field) {
