@@ -238,18 +238,12 @@ public final class FederationOptions {
     /**
      * A mesh node runs the frame gate, serves peer log pulls under the serving policy, serves the
      * offer bundle, takes peers' dead-letter reports and, with --namespace-owner, decides claims by
-     * ownership (its own and forwarded ones), but watches, forwards and decides relays for nothing:
-     * those flags, and the relay policy ones that would have no effect, are refused instead of
-     * ignored (exit 2).
+     * ownership (its own and forwarded ones), forwards its agents' claims along --claim-peer
+     * routes and (its leader) watches --multihub-watch peers, but relays nothing: --relay-peer,
+     * and the relay policy flags that would have no effect, are refused instead of ignored (exit 2).
      */
     void refuseOnMesh() {
         List<String> ignored = new ArrayList<>();
-        if (!watches.isEmpty()) {
-            ignored.add("--multihub-watch");
-        }
-        if (!claimPeers.isEmpty()) {
-            ignored.add("--claim-peer");
-        }
         if (!relayPeers.isEmpty()) {
             ignored.add("--relay-peer");
         }
@@ -264,8 +258,9 @@ public final class FederationOptions {
         }
         if (!ignored.isEmpty()) {
             throw new IllegalArgumentException(String.join(", ", ignored) + (ignored.size() == 1 ? " is" : " are")
-                    + " not supported on a mesh node: forwarding, relays and peer watching "
-                    + "run on a single hub (docs/mesh.md, \"Federation on a mesh node\")");
+                    + " not supported on a mesh node: operator relays, dead-letter forwarding and the "
+                    + "reloadable peers file run on a single hub; a mesh takes its routes as flags "
+                    + "(docs/mesh.md, \"Federation on a mesh node\")");
         }
     }
 

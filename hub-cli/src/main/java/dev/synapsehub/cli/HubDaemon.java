@@ -102,7 +102,8 @@ final class HubDaemon implements AutoCloseable {
         if (meshConfig != null) {
             federationOptions.refuseOnMesh();
             return startMesh(options, config, meshConfig, actorSettings, clock, frameGate, trust,
-                    federationSettings.owners(), federationSettings.offerFile());
+                    federationSettings.owners(), federationSettings.offerFile(), federationSettings.forward(),
+                    federationSettings.watch());
         }
         SnapshotPolicy snapshotPolicy = options.snapshotPolicy();
         Retention retention = options.retention();
@@ -216,7 +217,9 @@ final class HubDaemon implements AutoCloseable {
                                        ActorSettings actorSettings, Clock clock,
                                        dev.synapsehub.federation.gate.FrameGate frameGate, ServingTrust trust,
                                        dev.synapsehub.federation.route.NamespaceOwners owners,
-                                       java.nio.file.Path offerFile)
+                                       java.nio.file.Path offerFile,
+                                       dev.synapsehub.federation.route.ForwardSettings forward,
+                                       dev.synapsehub.federation.follow.WatchSettings watch)
             throws JournalException, InterruptedException {
         SqliteJournal local = SqliteJournal.open(options.db());
         if (local.lastSeq() > 0 && !Files.isDirectory(meshConfig.storageDir())) {
@@ -242,9 +245,16 @@ final class HubDaemon implements AutoCloseable {
         }
         // every node serves peer log pulls from its journal copy under the cluster's hub id, decides the
         // claims in the namespaces the cluster owns, and answers peers without a serving policy as a single
-        // hub does, refusing them; each serves the offer bundle from its own file (docs/mesh.md, "Federation on a
-        // mesh node")
-        extensions.add(new dev.synapsehub.federation.MeshFederationExtension(trust, local, owners, offerFile));
+        // hub does, refusing them; each serves the offer bundle from its own file, and forwards its own agents'
+        // claims in other hubs' namespaces along the --claim-peer routes (docs/mesh.md, "Federation on a mesh node")
+        // with --multihub-watch only the leader polls, and every node refuses from the replicated partition records
+        java.util.concurrent.atomic.AtomicReference<MeshHub> started = new java.util.concurrent.atomic.AtomicReference<>();
+        java.nio.file.Path db = options.db();
+        extensions.add(new dev.synapsehub.federation.MeshFederationExtension(trust, local, owners, offerFile, forward,
+                new dev.synapsehub.federation.MeshFederationExtension.Watching(watch, () -> SqliteMirror.open(db), () -> {
+                    MeshHub m = started.get();
+                    return m != null && m.node().status().leading();
+                })));
         MeshHub mesh;
         try {
             mesh = MeshHub.start(meshConfig, config, local, options.newState(), clock, actorSettings, CATCH_UP_MILLIS,
@@ -252,6 +262,7 @@ final class HubDaemon implements AutoCloseable {
         } catch (IOException e) {
             throw new JournalException("mesh node " + meshConfig.nodeId() + " could not start: " + e.getMessage(), e);
         }
+        started.set(mesh);
         LOG.info("mesh node {} listening on ws://{}:{}/ (hub_id {}), raft {}, {} voters, quorum {}",
                 meshConfig.nodeId(), config.host(), mesh.port(), config.hubId(), meshConfig.self().address(),
                 mesh.node().voters().count(), mesh.node().voters().quorum());
@@ -264,6 +275,11 @@ final class HubDaemon implements AutoCloseable {
                     trust.startupPolicy().file());
         }
         return new HubDaemon(mesh.server(), mesh.node().actor(), null, null, mesh, config, mesh.port());
+    }
+
+    /** The mesh node, or null on a single hub (tests: which node leads). */
+    MeshHub mesh() {
+        return mesh;
     }
 
     /** The bound port. */

@@ -155,6 +155,268 @@ class MeshFederationCliTest {
     }
 
     @Test
+    void anyNodeForwardsItsAgentsClaimsToTheOwningHubAndAKeyedRetryThroughAnotherNodeIsNotGrantedTwice()
+            throws Exception {
+        // hub-a owns lab and trusts the cluster (hub-m) to forward claims in it
+        Path a = java.nio.file.Files.createDirectories(dir.resolve("a"));
+        TestCertificates.Identity ownerServer = TestCertificates.selfSigned("hub-a");
+        TestCertificates.PemPair ownerFiles = ownerServer.write(a, "server");
+        TestCertificates.Authority ca = TestCertificates.authority("fed-client-ca");
+        TestCertificates.Identity meshClient = ca.issue("hub-m");
+        TestCertificates.PemPair meshClientFiles = meshClient.write(dir, "mesh-client");
+        ca.writeCertificate(a, "client-ca");
+        TestCertificates.writePrivate(a.resolve("federation.json"), "{\"version\":1,\"records\":[{"
+                + "\"domain_id\":\"m.example\",\"namespaces\":[\"lab\"],\"certificate_pins\":[\""
+                + meshClient.pin().text() + "\"],\"signing_key_ids\":[\"hub-m:2026\"],\"scope_grants\":[],"
+                + "\"expires_at\":null,\"revoked\":false,"
+                + "\"provenance\":{\"source\":\"ticket-9\",\"imported_at\":1.0,\"confirmed_by\":\"bob\"}}]}");
+        TestCertificates.writePrivate(a.resolve("serving-policy.json"), "{\"version\":1,"
+                + "\"federation_store\":\"federation.json\",\"client_ca_file\":\"client-ca.pem\",\"grants\":[{"
+                + "\"sender\":\"hub-m\",\"domain_id\":\"m.example\",\"namespace\":\"lab\","
+                + "\"signing_key_id\":\"hub-m:2026\"}]}");
+        LoopbackHub owner = new LoopbackHub();
+        hubs.add(owner);
+        HubDaemon ownerDaemon = owner.start("--port", "0", "--db", a.resolve("a.db").toString(), "--hub-id", "hub-a",
+                "--namespace-owner", "lab=hub-a", "--namespace-owner", "proj=hub-m",
+                "--tls-certfile", ownerFiles.cert().toString(), "--tls-keyfile", ownerFiles.key().toString(),
+                "--multihub-serving-policy", a.resolve("serving-policy.json").toString());
+        URI ownerUri = URI.create("wss://127.0.0.1:" + ownerDaemon.port());
+
+        // the cluster (plain ws to its agents) routes lab to hub-a from every node
+        List<HubDaemon> nodes = MeshNodes.start(hubs, dir, List.of("--hub-id", "hub-m",
+                "--namespace-owner", "proj=hub-m", "--namespace-owner", "lab=hub-a",
+                "--metrics", "--claim-peer", "hub-a=" + ownerUri, "--claim-peer-pin", "hub-a=" + ownerServer.pin().text(),
+                "--multihub-client-certfile", meshClientFiles.cert().toString(),
+                "--multihub-client-keyfile", meshClientFiles.key().toString()));
+
+        // an agent of n1 claims in lab: n1 forwards it, hub-a grants it, and holds it against its own agents
+        HubClient carol = plainAgent(nodes.get(0), "lab/carol");
+        ObjectNode granted = keyedClaim(carol, "lab/carol", "L-1", "k-1");
+        assertThat(granted.path("type").asText()).as(granted.toString()).isEqualTo("claim_granted");
+        assertThat(granted.path("owner").asText()).isEqualTo("lab/carol");
+        long epoch = granted.path("epoch").asLong();
+        carol.close();
+        try (HubClient dave = HubClient.connect(ownerUri, WAIT, ClientTls.pinned(ownerServer.pin()))) {
+            dave.register("lab/dave", null, WAIT);
+            ObjectNode held = claimOutcome(dave, "lab/dave", "L-1");
+            assertThat(held.path("type").asText()).as("the grant lives on hub-a: " + held).isEqualTo("claim_denied");
+            assertThat(held.path("payload").asText()).contains("lab/carol");
+        }
+
+        // carol retries the same keyed claim through n3: n3 forwards it, hub-a answers from its ledger
+        HubClient again = plainAgent(nodes.get(2), "lab/carol");
+        ObjectNode replayed = keyedClaim(again, "lab/carol", "L-1", "k-1");
+        assertThat(replayed.path("type").asText()).as(replayed.toString()).isEqualTo("claim_granted");
+        assertThat(replayed.path("epoch").asLong()).as("the first grant, not a second one").isEqualTo(epoch);
+        again.close();
+        ObjectNode ownerLog = ownerPage(ownerUri, ownerServer, meshClientFiles);
+        List<JsonNode> grants = new ArrayList<>();
+        for (JsonNode e : records(ownerLog, "claim")) {
+            if ("L-1".equals(e.path("payload").path("task_id").asText())) {
+                grants.add(e);
+            }
+        }
+        assertThat(grants).as("hub-a journaled one grant for L-1: " + ownerLog).hasSize(1);
+
+        // agents of all three nodes forward at once: the owner binds hub-m to one connection at a time, so the
+        // nodes take turns; every forward is answered within the bound, granted or refused as timed out (a node
+        // that loses every turn for 10 s, as on a machine loaded far past its cores), and a timed-out one
+        // retried alone is granted
+        List<HubClient> crowd = new ArrayList<>();
+        int forwardsTimedOut = 0;
+        for (int i = 0; i < 3; i++) {
+            HubClient c = plainAgent(nodes.get(i), "lab/crowd-" + i);
+            crowd.add(c);
+            for (int t = 0; t < 3; t++) {
+                ObjectNode f = c.frame("lab/crowd-" + i, "claim");
+                f.put("task_id", "C-" + i + "-" + t);
+                f.putArray("paths").add("src/C-" + i + "-" + t);
+                c.send(f);
+            }
+        }
+        for (int i = 0; i < 3; i++) {
+            for (int t = 0; t < 3; t++) {
+                String task = "C-" + i + "-" + t;
+                ObjectNode outcome = crowd.get(i).await(r -> task.equals(r.path("task_id").asText())
+                        && ("claim_granted".equals(r.path("type").asText()) || "claim_denied".equals(r.path("type").asText())),
+                        WAIT);
+                if (!"claim_granted".equals(outcome.path("type").asText())) {
+                    assertThat(outcome.path("forward_error").asText()).as(outcome.toString()).isEqualTo("timeout");
+                    forwardsTimedOut++;
+                    ObjectNode again2 = claimOutcome(crowd.get(i), "lab/crowd-" + i, task);
+                    assertThat(again2.path("type").asText()).as(again2.toString()).isEqualTo("claim_granted");
+                }
+            }
+            crowd.get(i).close();
+        }
+        ObjectNode afterCrowd = ownerPage(ownerUri, ownerServer, meshClientFiles);
+        for (int i = 0; i < 3; i++) {
+            for (int t = 0; t < 3; t++) {
+                String task = "C-" + i + "-" + t;
+                assertThat(records(afterCrowd, "claim").stream()
+                        .filter(e -> task.equals(e.path("payload").path("task_id").asText())).count())
+                        .as("hub-a journaled one grant for " + task).isEqualTo(1);
+            }
+        }
+
+        // a claim of the cluster's own namespace is still decided by the cluster
+        HubClient erin = plainAgent(nodes.get(1), "proj/erin");
+        ObjectNode own = claimOutcome(erin, "proj/erin", "P-1");
+        assertThat(own.path("type").asText()).as(own.toString()).isEqualTo("claim_granted");
+        assertThat(own.path("hub_id").asText()).isEqualTo("hub-m");
+        erin.close();
+        List<Double> forwarded = new ArrayList<>();
+        for (HubDaemon node : nodes) {
+            forwarded.add(FederationProcessTest.sample(nodeMetrics(node), "synapse_forwarded_claims_total"));
+        }
+        assertThat(forwarded.stream().mapToDouble(Double::doubleValue).sum())
+                .as("n1 forwarded the claim, n3 the retry, each node three of the crowd's, and the timed-out ones again: "
+                        + forwarded)
+                .isEqualTo(11.0 + forwardsTimedOut);
+        assertThat(forwarded.get(1)).as("n2 forwarded only crowd claims").isGreaterThanOrEqualTo(3.0);
+    }
+
+    @Test
+    void theLeaderWatchesForTheClusterAndEveryNodeRefusesFromTheOnePartitionRecordUntilItHeals() throws Exception {
+        trust("hub-f"); // the cluster's TLS and a serving policy, so the test reads every node's log as hub-f
+        // hub-b owns nothing and grants anything; it serves its log to hub-m
+        Path b = java.nio.file.Files.createDirectories(dir.resolve("b"));
+        TestCertificates.Identity peerServer = TestCertificates.selfSigned("hub-b");
+        TestCertificates.PemPair peerFiles = peerServer.write(b, "server");
+        TestCertificates.Authority ca = TestCertificates.authority("mesh-client-ca");
+        TestCertificates.Identity meshClient = ca.issue("hub-m");
+        TestCertificates.PemPair meshClientFiles = meshClient.write(dir, "mesh-client");
+        ca.writeCertificate(b, "client-ca");
+        TestCertificates.writePrivate(b.resolve("federation.json"), "{\"version\":1,\"records\":[{"
+                + "\"domain_id\":\"m.example\",\"namespaces\":[\"proj\"],\"certificate_pins\":[\""
+                + meshClient.pin().text() + "\"],\"signing_key_ids\":[\"hub-m:2026\"],\"scope_grants\":[],"
+                + "\"expires_at\":null,\"revoked\":false,"
+                + "\"provenance\":{\"source\":\"ticket-9\",\"imported_at\":1.0,\"confirmed_by\":\"bob\"}}]}");
+        TestCertificates.writePrivate(b.resolve("serving-policy.json"), "{\"version\":1,"
+                + "\"federation_store\":\"federation.json\",\"client_ca_file\":\"client-ca.pem\",\"grants\":[{"
+                + "\"sender\":\"hub-m\",\"domain_id\":\"m.example\",\"namespace\":\"proj\","
+                + "\"signing_key_id\":\"hub-m:2026\"}]}");
+        LoopbackHub peer = new LoopbackHub();
+        hubs.add(peer);
+        HubDaemon peerDaemon = peer.start("--port", "0", "--db", b.resolve("b.db").toString(), "--hub-id", "hub-b",
+                "--tls-certfile", peerFiles.cert().toString(), "--tls-keyfile", peerFiles.key().toString(),
+                "--multihub-serving-policy", b.resolve("serving-policy.json").toString());
+        URI peerUri = URI.create("wss://127.0.0.1:" + peerDaemon.port());
+
+        List<HubDaemon> nodes = startMesh(List.of("--namespace-owner", "proj=hub-m",
+                "--multihub-watch", "hub-b=" + peerUri, "--multihub-watch-pin", "hub-b=" + peerServer.pin().text(),
+                "--multihub-client-certfile", meshClientFiles.cert().toString(),
+                "--multihub-client-keyfile", meshClientFiles.key().toString(), "--multihub-watch-interval", "1"));
+        try (HubClient ann = agent(nodes.get(1), "proj/ann")) {
+            claim(ann, "proj/ann", "P-0"); // nothing contests proj yet
+        }
+
+        // hub-b grants a claim in proj, which the cluster owns: a partition, journaled once for the cluster
+        HubClient zed = HubClient.connect(peerUri, WAIT, ClientTls.pinned(peerServer.pin()));
+        zed.register("proj/zed", null, WAIT);
+        assertThat(claimOutcome(zed, "proj/zed", "Z-1").path("type").asText()).isEqualTo("claim_granted");
+        List<ObjectNode> partitioned = new ArrayList<>();
+        for (HubDaemon node : nodes) {
+            partitioned.add(awaitPage(node, p -> records(p, "multihub_partition").size() == 1));
+        }
+        JsonNode record = records(partitioned.get(0), "multihub_partition").get(0);
+        assertThat(record.path("payload").path("namespace").asText()).isEqualTo("proj");
+        assertThat(record.path("payload").path("contesting_hubs").toString()).isEqualTo("[\"hub-b\"]");
+        for (ObjectNode page : partitioned) {
+            assertThat(records(page, "multihub_partition")).as("one record, under one seq, on every node")
+                    .containsExactly(record);
+        }
+        // every node refuses proj from that record, whichever node leads
+        List<HubClient> agents = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            HubClient a = agent(nodes.get(i), "proj/agent-" + i);
+            agents.add(a);
+            // a node reads the records its copy gained every 200 ms: the refusal trails the record by at most that
+            ObjectNode refused = awaitClaim(a, "proj/agent-" + i, "P-" + i, "claim_denied");
+            assertThat(refused.path("ownership").asText()).as(refused.toString()).isEqualTo("partitioned");
+        }
+
+        // the leader stops; the new one watches from its own (empty) mirror and the journaled partition: it
+        // neither heals it before its first poll nor enters it again
+        HubDaemon leader = nodes.stream().filter(n -> n.mesh().node().status().leading()).findFirst().orElseThrow();
+        int gone = nodes.indexOf(leader);
+        leader.close();
+        List<HubDaemon> survivors = new ArrayList<>(nodes);
+        survivors.remove(leader);
+        long deadline = System.nanoTime() + OBSERVE.toNanos();
+        while (survivors.stream().noneMatch(n -> n.mesh().node().status().leading()) && System.nanoTime() < deadline) {
+            TimeUnit.MILLISECONDS.sleep(100); // a pause between looks at the election, not a wait for an outcome
+        }
+        TimeUnit.SECONDS.sleep(3); // the new leader polls hub-b (every second) and compares: nothing to journal
+
+        // hub-b lets go: the new leader journals the heal once, and every node left grants in proj again
+        ObjectNode release = zed.frame("proj/zed", "release");
+        release.put("task_id", "Z-1");
+        zed.send(release);
+        for (HubDaemon node : survivors) {
+            awaitPage(node, p -> records(p, "multihub_heal").size() == 1);
+        }
+        for (int i = 0; i < 3; i++) {
+            if (i == gone) {
+                continue;
+            }
+            ObjectNode granted = awaitClaim(agents.get(i), "proj/agent-" + i, "Q-" + i, "claim_granted");
+            assertThat(granted.path("owner").asText()).isEqualTo("proj/agent-" + i);
+        }
+        for (HubDaemon node : survivors) {
+            ObjectNode page = awaitPage(node, p -> true);
+            assertThat(records(page, "multihub_partition")).as("no node journaled a partition of its own").hasSize(1);
+            assertThat(records(page, "multihub_heal")).hasSize(1);
+        }
+        zed.close();
+        for (HubClient a : agents) {
+            a.close();
+        }
+    }
+
+    /** Claims task {@code prefix}-1, -2, … until one is answered {@code type} (each attempt a new task). */
+    private static ObjectNode awaitClaim(HubClient agent, String name, String prefix, String type) throws Exception {
+        long deadline = System.nanoTime() + OBSERVE.toNanos();
+        ObjectNode last = null;
+        for (int k = 1; System.nanoTime() < deadline && k <= 300; k++) {
+            last = claimOutcome(agent, name, prefix + "-" + k);
+            if (type.equals(last.path("type").asText())) {
+                return last;
+            }
+            TimeUnit.MILLISECONDS.sleep(100); // a pause between attempts, not a wait for an outcome
+        }
+        throw new AssertionError("no " + type + " for " + name + " within " + OBSERVE + "; last " + last);
+    }
+
+    /** hub-a's log from the start, asked as hub-m with the cluster's client certificate. */
+    private static ObjectNode ownerPage(URI owner, TestCertificates.Identity ownerServer,
+                                        TestCertificates.PemPair meshClient) throws Exception {
+        try (HubClient peer = HubClient.connect(owner, WAIT, ClientTls.pinned(ownerServer.pin())
+                .withClientCertificate(meshClient.cert(), meshClient.key()))) {
+            peer.register("hub-m", null, WAIT);
+            ObjectNode request = peer.frame("hub-m", "multihub_log_request");
+            request.put("after_seq", 0);
+            request.put("limit", 1000);
+            peer.send(request);
+            return peer.awaitType("multihub_log_snapshot", WAIT);
+        }
+    }
+
+    private static String nodeMetrics(HubDaemon node) throws Exception {
+        HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + node.port() + "/metrics")).timeout(WAIT).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).isEqualTo(200);
+        return r.body();
+    }
+
+    private static HubClient plainAgent(HubDaemon node, String name) throws Exception {
+        HubClient c = HubClient.connect(URI.create("ws://127.0.0.1:" + node.port()), WAIT);
+        c.register(name, null, WAIT);
+        return c;
+    }
+
+    @Test
     void aPeersDeadLetterReportIsJournaledOnEveryNodeAndBroadcastWhereItArrived() throws Exception {
         trust("hub-f");
         List<HubDaemon> nodes = startMesh(List.of("--namespace-owner", "proj=hub-m", "--namespace-owner", "lab=hub-a"));

@@ -114,7 +114,7 @@ public final class FederationExtension implements HubExtension {
             t.setDaemon(true);
             return t;
         });
-        forwarder = new ClaimForwarder(context, resolver, settings.forward(), links, metrics, background, routes);
+        forwarder = new ClaimForwarder(context, resolver, settings.forward(), links, metrics, background, routes, false);
         claimServer = new ClaimServer(context, settings.trust(), resolver, claims, metrics);
         relayServer = new dev.synapsehub.federation.route.RelayServer(context, settings.trust(), resolver,
                 settings.relay());

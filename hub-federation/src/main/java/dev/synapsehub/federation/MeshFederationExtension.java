@@ -1,7 +1,13 @@
 package dev.synapsehub.federation;
 
 import dev.synapsehub.federation.follow.AdvisoryFold;
+import dev.synapsehub.federation.link.ClientIdentity;
 import dev.synapsehub.federation.link.PeerLinks;
+import dev.synapsehub.federation.follow.Mirror;
+import dev.synapsehub.federation.follow.WatchPeer;
+import dev.synapsehub.federation.follow.WatchSettings;
+import dev.synapsehub.federation.route.ClaimRoute;
+import dev.synapsehub.federation.route.ClusterWatch;
 import dev.synapsehub.federation.route.ClaimForwarder;
 import dev.synapsehub.federation.route.ClaimServer;
 import dev.synapsehub.federation.route.DeadLetterForwardingServer;
@@ -16,8 +22,13 @@ import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.net.extension.HubExtension;
 import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.Request;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.function.BooleanSupplier;
+import java.util.concurrent.Executors;
 
 /**
  * The part of federation a mesh node runs, so that the cluster is one hub to its peers.
@@ -31,9 +42,20 @@ import java.util.Set;
  * <p>With an ownership map, the owning side of §11.3: claims from this node's agents resolve by
  * namespace (only {@code local} is decided; a remote or ungoverned namespace is refused, as on a
  * single hub without a route), and {@code multihub_claim_request} from authorised peers is
- * decided through the node's claim path, which the mesh decides on its leader and replicates. A
- * mesh watches no peer, so its fold is empty: it detects no partition (it refuses nothing for
- * one either).
+ * decided through the node's claim path, which the mesh decides on its leader and replicates.
+ * With {@code --claim-peer} routes, the forwarding side too: a claim by this node's agent in a
+ * namespace another hub owns is sent by this node, over its own link, to the owner as a
+ * {@code multihub_claim_request} carrying the agent's claim frame (its {@code idem_key}
+ * included), and the owner's verdict is relayed to the agent. Nothing about the forward is kept
+ * on the node: the owner keys its ledger by the cluster's one hub id, the claimant and the
+ * {@code idem_key}, so a retry through another node is answered from the owner's ledger and is
+ * never granted twice. The owner binds the one hub id to one connection at a time (contract
+ * F9.4), so a node holds its connection only while a forward waits on it.
+ *
+ * <p>With {@code --multihub-watch}, the leader alone polls the watched peers and journals the
+ * partition transitions through the cluster; every node refuses claims from the replicated
+ * records ({@link ClusterWatch}), so the cluster gives one answer. Without it the cluster detects
+ * no partition.
  *
  * <p>{@code dead_letter_forwarding} (contract §11.5, F5) from an authorised peer about a
  * recipient in a namespace the cluster owns is journaled as an audit record, replicated like
@@ -45,13 +67,19 @@ import java.util.Set;
  * with the contract's "no offer" error without one.
  */
 public final class MeshFederationExtension implements HubExtension {
+    private static final Logger LOG = LoggerFactory.getLogger(MeshFederationExtension.class);
     private static final Set<String> TYPES = Set.of("multihub_log_request", "multihub_claim_request",
             DeadLetterForwardingServer.TYPE, "federation_offer_request");
     private final ServingTrust trust;
     private final SqliteJournal journal;
     private final NamespaceOwners owners;
     private final java.nio.file.Path offerFile;
+    private final ForwardSettings forward;
+    private final Watching watching;
     private final FederationMetrics metrics = new FederationMetrics();
+    private ClusterWatch clusterWatch;
+    private PeerLinks links;
+    private ExecutorService connector;
     private LogServer logServer;
     private ClaimForwarder ownership;
     private ClaimServer claimServer;
@@ -62,22 +90,63 @@ public final class MeshFederationExtension implements HubExtension {
      * @param journal the node's journal copy, read on the node's actor thread
      * @param owners the ownership map ({@link NamespaceOwners#none} without {@code --namespace-owner})
      * @param offerFile the {@code --federation-offer} bundle, validated at start-up, or null for none
+     * @param forward the {@code --claim-peer} routes ({@link ForwardSettings#none} without any: a
+     *        claim in another hub's namespace is refused {@code ownership: remote})
+     * @param watching the {@code --multihub-watch} peers, this node's mirror and whether it leads
+     *        ({@link Watching#NONE}: the cluster watches nobody)
      */
     public MeshFederationExtension(ServingTrust trust, SqliteJournal journal, NamespaceOwners owners,
-                                   java.nio.file.Path offerFile) {
+                                   java.nio.file.Path offerFile, ForwardSettings forward, Watching watching) {
         this.trust = trust;
         this.journal = journal;
         this.owners = owners;
         this.offerFile = offerFile;
+        this.forward = forward;
+        this.watching = watching;
+    }
+
+    /**
+     * The cluster's watch of other hubs: the peers, how this node opens its mirror of them, and
+     * whether it leads now (only the leader polls; see {@link ClusterWatch}).
+     */
+    public record Watching(WatchSettings settings, ClusterWatch.Mirrors mirrors, BooleanSupplier leading) {
+        /** No peer watched. */
+        public static final Watching NONE = new Watching(WatchSettings.none(), Mirror::memory, () -> false);
     }
 
     @Override
     public void bind(HubContext hub, ClaimService claims) {
         logServer = new LogServer(hub, trust, journal, metrics);
         OwnershipResolver resolver = new OwnershipResolver(owners, new AdvisoryFold());
-        // no routes: a remote namespace is refused here, never forwarded (nothing to connect to)
-        ownership = new ClaimForwarder(hub, resolver, ForwardSettings.none(), new PeerLinks(hub.config().hubId()),
-                metrics, Runnable::run);
+        // each node forwards its own agents' claims over its own link: the owner's keyed ledger, not the node,
+        // makes a retry through another node an answer rather than a second grant. The owner binds the cluster's
+        // one hub id to one connection at a time, so a node connects per forward and lets go after the answer
+        // (the forwarder sends again a forward refused name_conflict while another node's is in flight)
+        WatchSettings watch = watching.settings();
+        links = new PeerLinks(hub.config().hubId(), ClientIdentity.of(
+                watch.clientCertFile() != null ? watch.clientCertFile() : forward.clientCertFile(),
+                watch.clientKeyFile() != null ? watch.clientKeyFile() : forward.clientKeyFile(), LOG::warn), true);
+        try {
+            for (WatchPeer p : watch.peers()) {
+                links.expect("--multihub-watch " + p.label(), p.uri(), watch.tlsFor(p), watch.token());
+            }
+            for (ClaimRoute r : forward.routes().values()) {
+                links.expect("--claim-peer " + r.hubId(), r.uri(), forward.tlsFor(r), forward.token());
+            }
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        }
+        connector = Executors.newFixedThreadPool(2, r -> {
+            Thread t = new Thread(r, "synapse-mesh-claim-forwarding");
+            t.setDaemon(true);
+            return t;
+        });
+        ownership = new ClaimForwarder(hub, resolver, forward, links, metrics, connector,
+                dev.synapsehub.federation.route.RouteLookup.fixedClaims(forward), true);
+        if (!watch.peers().isEmpty()) {
+            clusterWatch = new ClusterWatch(hub, watch, resolver, journal, watching.mirrors(), watching.leading(), links);
+            clusterWatch.start();
+        }
         claimServer = new ClaimServer(hub, trust, resolver, claims, metrics);
         deadLetters = new DeadLetterForwardingServer(hub, trust, resolver,
                 new AuditJournal(hub.actor(), hub.config().hubId()));
@@ -107,5 +176,28 @@ public final class MeshFederationExtension implements HubExtension {
     @Override
     public void appendMetrics(StringBuilder out) {
         metrics.appendTo(out);
+    }
+
+    @Override
+    public void close() {
+        if (clusterWatch != null) {
+            clusterWatch.close();
+        }
+        if (connector != null) {
+            connector.shutdownNow();
+        }
+        if (links != null) {
+            links.close();
+        }
+    }
+
+    /** The cluster's watch (null without {@code --multihub-watch}). */
+    public ClusterWatch clusterWatch() {
+        return clusterWatch;
+    }
+
+    /** The counters (tests, status). */
+    public FederationMetrics metrics() {
+        return metrics;
     }
 }

@@ -14,8 +14,12 @@ import org.slf4j.LoggerFactory;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.Set;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -37,19 +41,26 @@ public final class ClaimForwarder {
     private final dev.synapsehub.federation.trust.PeerRouteSource routes;
     private final FederationMetrics metrics;
     private final Executor connector;
+    private final boolean sharedName;
 
     /** {@code connector} runs the (possibly connecting) sends, off the event loops. */
     public ClaimForwarder(HubContext hub, OwnershipResolver resolver, ForwardSettings settings, PeerLinks links,
                           FederationMetrics metrics, Executor connector) {
-        this(hub, resolver, settings, links, metrics, connector, RouteLookup.fixedClaims(settings));
+        this(hub, resolver, settings, links, metrics, connector, RouteLookup.fixedClaims(settings), false);
     }
 
     /**
-     * {@code routes}: the claim routes in force, asked before each forwarded claim (a peers file);
-     * while they cannot be known the claim is refused as a failed forward ({@code transport_failure}).
+     * @param routes the claim routes in force, asked before each forwarded claim (a peers file);
+     *        while they cannot be known the claim is refused as a failed forward ({@code transport_failure})
+     * @param sharedName true on a mesh node: the cluster's other nodes forward under the same hub
+     *        id, and the owner binds that id to one connection at a time (contract F9.4). The
+     *        node's links let go of their connection after each answer, and a forward the owner refused
+     *        {@code name_conflict} (another node's forward in flight; the owner read nothing else
+     *        of it) is sent again after a short pause, within the same bound
      */
     public ClaimForwarder(HubContext hub, OwnershipResolver resolver, ForwardSettings settings, PeerLinks links,
-                          FederationMetrics metrics, Executor connector, dev.synapsehub.federation.trust.PeerRouteSource routes) {
+                          FederationMetrics metrics, Executor connector,
+                          dev.synapsehub.federation.trust.PeerRouteSource routes, boolean sharedName) {
         this.routes = routes;
         this.hub = hub;
         this.resolver = resolver;
@@ -57,6 +68,7 @@ public final class ClaimForwarder {
         this.links = links;
         this.metrics = metrics;
         this.connector = connector;
+        this.sharedName = sharedName;
     }
 
     /** True when the claim is decided here; otherwise it is answered (or forwarded) and false. */
@@ -86,11 +98,13 @@ public final class ClaimForwarder {
         }
         metrics.forwardedClaims.incrementAndGet();
         dev.synapsehub.federation.trust.PeerRoute chosen = route;
-        connector.execute(() -> forward(claim, taskId, res, chosen));
+        long deadline = System.nanoTime() + settings.bound().toNanos();
+        connector.execute(() -> forward(claim, taskId, res, chosen, deadline));
         return false;
     }
 
-    private void forward(Request claim, String taskId, Resolution res, dev.synapsehub.federation.trust.PeerRoute to) {
+    private void forward(Request claim, String taskId, Resolution res, dev.synapsehub.federation.trust.PeerRoute to,
+                         long deadline) {
         ClaimRoute route = new ClaimRoute(to.name(), to.uri(), to.pin());
         ObjectNode request = JsonNodeFactory.instance.objectNode();
         request.put("type", "multihub_claim_request");
@@ -102,13 +116,24 @@ public final class ClaimForwarder {
         original.remove("token");
         request.set("claim", original);
         PeerLink link = links.link(route.hubId(), route.uri(), settings.tlsFor(route), to.token());
+        Duration bound = sharedName ? Duration.ofNanos(Math.max(1, deadline - System.nanoTime())) : settings.bound();
         link.request(request, "multihub_claim_result",
-                reply -> taskId.equals(reply.path("task_id").asText()), settings.bound()).whenCompleteAsync((result, failure) -> {
+                reply -> taskId.equals(reply.path("task_id").asText()), bound).whenCompleteAsync((result, failure) -> {
             if (failure != null) {
                 Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                         ? failure.getCause() : failure;
+                boolean nameTaken = sharedName && nameTaken(cause);
+                if (nameTaken) {
+                    long pause = ThreadLocalRandom.current().nextLong(50, 150); // apart from the other nodes' retries
+                    if (deadline - System.nanoTime() > TimeUnit.MILLISECONDS.toNanos(pause)) {
+                        metrics.forwardOutcomes.increment(route.hubId(), "name_busy_retry");
+                        CompletableFuture.delayedExecutor(pause, TimeUnit.MILLISECONDS, connector)
+                                .execute(() -> forward(claim, taskId, res, to, deadline));
+                        return;
+                    }
+                }
                 metrics.forwardedClaimsDenied.incrementAndGet();
-                if (cause instanceof TimeoutException) {
+                if (cause instanceof TimeoutException || nameTaken) {
                     metrics.forwardedClaimTimeouts.incrementAndGet();
                     metrics.forwardOutcomes.increment(route.hubId(), "timeout");
                     LOG.warn("Forwarding claim '{}' for {} to owner {} timed out after {} s", taskId, claim.sender(),
@@ -187,6 +212,19 @@ public final class ClaimForwarder {
 
     private void send(Request claim, ObjectNode frame) {
         hub.outbox().sendInOrder(claim.session(), hub.frames().write(frame));
+    }
+
+    /**
+     * The owner refused this connection's binding of the hub id (another node of the cluster holds
+     * it): answered {@code name_conflict}, or closed with its code 4009 under a request sent with
+     * it, or closed before the request went out. The owner reads no frame of an unbound
+     * connection (and none not sent), so the claim was not decided.
+     */
+    private static boolean nameTaken(Throwable cause) {
+        String m = cause.getMessage();
+        return cause instanceof PeerLink.NotSent || m != null && (cause instanceof PeerLink.Answered
+                && m.contains("answered name_conflict") || cause instanceof java.io.IOException
+                && m.contains("(4009 name conflict)"));
     }
 
     private static String text(JsonNode o, String field) {
