@@ -42,7 +42,7 @@ final class LoopFanout {
     private static final int VISITS_PER_TASK = 128;
 
     /** The longest pause after a pass, however long the pass took: bounds what observers wait. */
-    static final long MAX_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+    static final long MAX_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     /**
      * A batch; its own indices never move (members are written bounded slices of it).

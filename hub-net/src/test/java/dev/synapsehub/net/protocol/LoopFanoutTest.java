@@ -312,7 +312,7 @@ class LoopFanoutTest {
     }
 
     @Test
-    void thePauseAfterAVeryLongPassIsCappedSoObserversWaitAtMostHalfASecondMore() throws Exception {
+    void thePauseAfterAVeryLongPassIsCappedSoObserversWaitAtMostFiftyMillisecondsMore() throws Exception {
         AtomicLong now = new AtomicLong();
         List<Long> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
         DefaultEventLoop timed = recordingDelays(asked);
