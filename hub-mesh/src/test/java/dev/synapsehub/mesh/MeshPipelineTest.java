@@ -37,14 +37,20 @@ class MeshPipelineTest {
         }
     }
 
-    /** Submits {@code count} claims to {@code node}'s actor, one about every millisecond, without waiting. */
+    /**
+     * Submits {@code count} claims to {@code node}'s actor, one about every millisecond, without waiting;
+     * with a {@code midway} step, waits for a first answer a third of the way and runs it halfway.
+     */
     private static List<CompletableFuture<Outcome>> stream(MeshNode node, String prefix, int count,
                                                            List<Long> answeredSeqs, Runnable midway)
             throws InterruptedException {
         List<CompletableFuture<Outcome>> out = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             if (i == count / 3 && midway != null) {
-                midway.run();
+                TestCluster.await("a first answer", () -> !answeredSeqs.isEmpty()); // some committed before
+            }
+            if (i == count / 2 && midway != null) {
+                midway.run(); // about 25 more proposed since: several in flight
             }
             CompletableFuture<Outcome> f = node.actor().submit(Mutation.of(claim(prefix + i, prefix + i)));
             f.thenAccept(o -> {
