@@ -683,8 +683,9 @@ public final class CoordinationActor implements AutoCloseable {
         for (HeldRead read : f.reads) {
             read.complete();
         }
-        for (Pending p : f.trailing) {
-            p.future.complete(p.settled);
+        for (Pending p : f.trailing) { // no events of their own: a remembered answer, or a reply-only decision
+            p.future.complete(p.settled != null ? p.settled
+                    : new Outcome.Decided(p.reply, List.of(), p.storedResponse));
         }
         for (HeldRead read : f.trailingReads) {
             read.complete();
