@@ -45,6 +45,7 @@ final class MeshSite implements DecisionSite {
     private final BiFunction<Mutation, Outcome.Refused, Outcome> queue;
     private final IntentTags tags;
     private final DecidedIntents decided;
+    private final java.util.function.Predicate<String> inFlight;
     private volatile String failure;
 
     /**
@@ -53,8 +54,9 @@ final class MeshSite implements DecisionSite {
      */
     MeshSite(String nodeId, ReplicaCursor cursor, Supplier<DivisionInfo> info, Forwarder forwarder,
              Map<Mutation, String> forwardedOrigins, BiFunction<Mutation, Outcome.Refused, Outcome> queue,
-             IntentTags tags, DecidedIntents decided) {
+             IntentTags tags, DecidedIntents decided, java.util.function.Predicate<String> inFlight) {
         this.nodeId = nodeId;
+        this.inFlight = inFlight;
         this.tags = tags;
         this.decided = decided;
         this.cursor = cursor;
@@ -117,6 +119,13 @@ final class MeshSite implements DecisionSite {
                 tags.untag(mutation, tag);
             }
         }
+    }
+
+    /** A write whose intent id is in a proposal still in flight: settled before it is looked up. */
+    @Override
+    public boolean awaitsCommit(Mutation mutation) {
+        IntentTags.Tag tag = tags.of(mutation);
+        return tag != null && inFlight.test(tag.intentId());
     }
 
     /**
