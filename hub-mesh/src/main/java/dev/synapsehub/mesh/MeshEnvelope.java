@@ -18,8 +18,7 @@ import java.util.Objects;
  * @param intentId the intent this record carries
  * @param createdAt hub time of the decision, Unix seconds
  * @param committedAt when it committed, on records that report it (null in the log entry itself)
- * @param precondition the base revision it was decided on: {@code baseIndex}, {@code expectedEpoch}, and
- *     {@code afterSeq} on a record decided on top of another still in flight (pipelined proposals)
+ * @param precondition the base revision it was decided on: {@code baseIndex}, {@code expectedEpoch}
  */
 public record MeshEnvelope(
         String protocol,

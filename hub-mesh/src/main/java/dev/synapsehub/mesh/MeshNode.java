@@ -62,12 +62,6 @@ import java.util.function.Supplier;
  */
 public final class MeshNode implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(MeshNode.class.getName());
-    /**
-     * How many proposals the leader keeps in flight: it decides and proposes the next batch while
-     * earlier ones commit (docs/mesh.md, "Pipelined proposals"). Small: a window spans one undo
-     * batch, and the committed views are published only when it drains.
-     */
-    static final int PROPOSAL_WINDOW = 4;
 
     private final MeshConfig config;
     private final String nodeId;
@@ -202,13 +196,12 @@ public final class MeshNode implements AutoCloseable {
                 IntentStore.beside(config.storageDir()), nodeId), nodeId, mutations), new IntentView(), this::actor,
                 edge, clock, scheduler, config.commitTimeout().toMillis() + " ms", tags);
         this.site = new MeshSite(nodeId, cursor, this::info, forwarder, forwardedOrigins, intents::queueInstead, tags,
-                decidedIntents, this::intentInFlight);
+                decidedIntents);
         this.reads = new LinearizableReads(client.getClientRpc(), group.getGroupId(), RaftPeerId.valueOf(nodeId),
                 () -> actor().<Void>applyReplicated(s -> null), config.commitTimeout().toMillis());
         this.staleness = new ReadStaleness(new IntentView(), config.electionTimeoutMax().toMillis());
         this.journal = new MeshJournal(nodeId, hubId, cursor, this::propose, local, edge, forwardedOrigins,
-                stateMachine::highestOwnOriginSeq, tags, decidedIntents, this::hold, PROPOSAL_WINDOW,
-                config.commitTimeout().toMillis());
+                stateMachine::highestOwnOriginSeq, tags, decidedIntents, this::hold);
         this.actor = new CoordinationActor(state, journal, clock, settings, site);
         this.server = RaftServer.newBuilder().setServerId(RaftPeerId.valueOf(nodeId)).setGroup(group)
                 .setStateMachine(stateMachine).setProperties(properties).setParameters(transport)
@@ -495,12 +488,7 @@ public final class MeshNode implements AutoCloseable {
 
     // ------------------------------------------------------------------------- proposing
 
-    /**
-     * Proposes a record without waiting for it. Ratis appends it to this leader's log before
-     * {@code submitClientRequestAsync} returns, so records proposed one after another by the
-     * actor thread are appended in that order (a pipelined batch relies on it).
-     */
-    private CompletableFuture<MeshJournal.Proposal> propose(byte[] record) throws JournalException {
+    private MeshJournal.Proposal propose(byte[] record) throws JournalException {
         RaftClientRequest request = RaftClientRequest.newBuilder().setClientId(proposerId)
                 .setServerId(RaftPeerId.valueOf(nodeId)).setGroupId(group.getGroupId())
                 .setCallId(callIds.incrementAndGet()).setMessage(Message.valueOf(ByteString.copyFrom(record)))
@@ -511,27 +499,26 @@ public final class MeshNode implements AutoCloseable {
         } catch (IOException e) {
             throw new JournalException("the record was not proposed: " + e.getMessage(), e);
         }
-        return pending.thenApply(reply -> {
-            if (reply.isSuccess()) {
-                return new MeshJournal.Proposal(MeshStateMachine.Verdict.parse(reply.getMessage()), reply.getLogIndex());
-            }
-            if (reply.getLeaderNotReadyException() != null) {
-                throw new java.util.concurrent.CompletionException(
-                        new JournalException("the record was not proposed: this leader is not ready yet"));
-            }
-            // NotLeader may come after the record was appended: the next leader may still commit it
-            throw new java.util.concurrent.CompletionException(new CommitUnknownException(
-                    "the proposal was not confirmed: " + reply.getException(), reply.getException()));
-        });
-    }
-
-    private boolean intentInFlight(String intentId) {
-        return journal.intentInFlight(intentId);
-    }
-
-    /** The most proposals the leader's journal had in flight at once (tests, status). */
-    int mostProposalsInFlight() {
-        return journal.mostInFlight();
+        RaftClientReply reply;
+        try {
+            reply = pending.get(config.commitTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            throw new CommitUnknownException("no quorum committed the record within " + config.commitTimeout(), e);
+        } catch (ExecutionException e) {
+            throw new CommitUnknownException("the proposal failed: " + e.getCause(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CommitUnknownException("interrupted while the record was proposed", e);
+        }
+        if (reply.isSuccess()) {
+            return new MeshJournal.Proposal(MeshStateMachine.Verdict.parse(reply.getMessage()), reply.getLogIndex());
+        }
+        if (reply.getLeaderNotReadyException() != null) {
+            throw new JournalException("the record was not proposed: this leader is not ready yet");
+        }
+        // NotLeader may come after the record was appended: the next leader may still commit it
+        throw new CommitUnknownException("the proposal was not confirmed: " + reply.getException(),
+                reply.getException());
     }
 
     // ------------------------------------------------------------------------- applying

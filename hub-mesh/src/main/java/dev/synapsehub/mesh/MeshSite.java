@@ -45,7 +45,6 @@ final class MeshSite implements DecisionSite {
     private final BiFunction<Mutation, Outcome.Refused, Outcome> queue;
     private final IntentTags tags;
     private final DecidedIntents decided;
-    private final java.util.function.Predicate<String> inFlight;
     private volatile String failure;
 
     /**
@@ -54,9 +53,8 @@ final class MeshSite implements DecisionSite {
      */
     MeshSite(String nodeId, ReplicaCursor cursor, Supplier<DivisionInfo> info, Forwarder forwarder,
              Map<Mutation, String> forwardedOrigins, BiFunction<Mutation, Outcome.Refused, Outcome> queue,
-             IntentTags tags, DecidedIntents decided, java.util.function.Predicate<String> inFlight) {
+             IntentTags tags, DecidedIntents decided) {
         this.nodeId = nodeId;
-        this.inFlight = inFlight;
         this.tags = tags;
         this.decided = decided;
         this.cursor = cursor;
@@ -119,13 +117,6 @@ final class MeshSite implements DecisionSite {
                 tags.untag(mutation, tag);
             }
         }
-    }
-
-    /** A write whose intent id is in a proposal still in flight: settled before it is looked up. */
-    @Override
-    public boolean awaitsCommit(Mutation mutation) {
-        IntentTags.Tag tag = tags.of(mutation);
-        return tag != null && inFlight.test(tag.intentId());
     }
 
     /**

@@ -55,20 +55,11 @@ final class MeshStateMachine extends BaseStateMachine {
         }
     }
 
-    /**
-     * The precondition member of a record decided on top of another still in flight: the last
-     * event seq of that record (see {@link #judge}).
-     */
-    static final String AFTER_SEQ = "afterSeq";
-
     private final Replica replica;
     private final String nodeId;
     private final EventsJson events = new EventsJson();
     /** Log index of the last accepted record (the base every new decision must name). */
     private long lastAccepted;
-    /** The term the last accepted record was committed in, and its last event seq (for chained records). */
-    private long lastAcceptedTerm;
-    private long lastAcceptedSeq;
     private volatile long lastAcceptedSeen;
     private volatile long rejected;
     private volatile long highestOwnOriginSeq;
@@ -119,8 +110,6 @@ final class MeshStateMachine extends BaseStateMachine {
             return;
         }
         lastAccepted = file.index(); // a snapshot is taken at an accepted record: the next base
-        lastAcceptedTerm = file.term();
-        lastAcceptedSeq = file.image().lastSeq();
         lastAcceptedSeen = file.index();
         file.originSeqs().forEach((origin, seq) -> originSeqs.merge(origin, seq, Math::max));
         highestOwnOriginSeq = Math.max(highestOwnOriginSeq, originSeqs.getOrDefault(nodeId, 0L));
@@ -196,34 +185,14 @@ final class MeshStateMachine extends BaseStateMachine {
             return reject(index, "fence names leader " + fence.leaderId() + " but the record comes from "
                     + record.originNodeId());
         }
-        long afterSeq = afterSeq(record);
-        if (afterSeq >= 0) {
-            // decided on top of a record still in flight, whose index its leader did not know: accepted only
-            // right after that record, i.e. the last accepted one was committed in this term (so by this
-            // leader, which appends in the order it decides) and ends at the seq this one follows
-            if (lastAcceptedTerm != term || lastAcceptedSeq != afterSeq || batch.firstSeq() != afterSeq + 1
-                    || fence.baseIndex() >= lastAccepted) {
-                return reject(index, "stale chain: decided after seq " + afterSeq + " on index " + fence.baseIndex()
-                        + " in term " + term + ", last accepted is index " + lastAccepted + " (term "
-                        + lastAcceptedTerm + ", seq " + lastAcceptedSeq + ")");
-            }
-        } else if (fence.baseIndex() != lastAccepted) {
+        if (fence.baseIndex() != lastAccepted) {
             return reject(index, "stale base: decided on index " + fence.baseIndex() + ", last accepted is "
                     + lastAccepted);
         }
         lastAccepted = index;
-        lastAcceptedTerm = term;
-        lastAcceptedSeq = batch.lastSeq();
         lastAcceptedSeen = index;
         replica.committed(index, record, batch);
         return Verdict.COMMITTED;
-    }
-
-    /** The chained record's predecessor seq, or -1 for a record decided on the last accepted one. */
-    private static long afterSeq(MeshEnvelope record) {
-        var precondition = record.precondition();
-        var after = precondition == null ? null : precondition.get(AFTER_SEQ);
-        return after == null || !after.canConvertToLong() ? -1 : after.asLong();
     }
 
     private Verdict reject(long index, String reason) {

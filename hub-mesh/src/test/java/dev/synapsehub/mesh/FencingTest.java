@@ -102,62 +102,6 @@ class FencingTest {
         assertThat(accepted).containsExactly(5L, 7L);
     }
 
-    /**
-     * A record n1 decided in {@code term} on top of a record still in flight that ends at event seq
-     * {@code afterSeq} (pipelined: its base is the last index n1 knew), as MeshJournal builds it.
-     */
-    static MeshEnvelope chained(String leader, long term, long base, long originSeq, long afterSeq) {
-        MeshEnvelope plain = record(leader, term, base, originSeq);
-        ReplicatedBatch batch = ReplicatedBatch.fromJson(plain.payload(), new EventsJson());
-        ReplicatedBatch moved = new ReplicatedBatch(afterSeq + 1, batch.events(), batch.decisions());
-        ObjectNode precondition = MeshJson.MAPPER.createObjectNode().put("baseIndex", base).put("expectedEpoch", term)
-                .put(MeshStateMachine.AFTER_SEQ, afterSeq);
-        return new MeshEnvelope(plain.protocol(), plain.version(), plain.recordId(), plain.entityType(),
-                plain.entityId(), plain.originNodeId(), plain.originSeq(), plain.writeClass(), plain.leaseEpoch(),
-                plain.fenceToken(), plain.intentId(), plain.state(), plain.createdAt(), null,
-                moved.toJson(new EventsJson()), precondition);
-    }
-
-    private static long lastSeq(MeshEnvelope record) {
-        return ReplicatedBatch.fromJson(record.payload(), new EventsJson()).lastSeq();
-    }
-
-    @Test
-    void aRecordDecidedOnTopOfOneInFlightIsAcceptedRightAfterIt() {
-        MeshEnvelope first = record("n1", 2, 0, 1);
-        assertThat(machine.judge(first.toBytes(), 2, 5).committed()).isTrue();
-        MeshEnvelope second = chained("n1", 2, 0, 2, lastSeq(first));
-        assertThat(machine.judge(second.toBytes(), 2, 6).committed()).isTrue();
-        MeshEnvelope third = chained("n1", 2, 5, 3, lastSeq(second)); // its leader learnt index 5 meanwhile
-        assertThat(machine.judge(third.toBytes(), 2, 7).committed()).isTrue();
-        assertThat(accepted).containsExactly(5L, 6L, 7L);
-    }
-
-    @Test
-    void aRecordDecidedOnTopOfOneThatDidNotCommitIsRejectedFenced() {
-        assertThat(machine.judge(record("n1", 2, 0, 1).toBytes(), 2, 5).committed()).isTrue();
-        MeshEnvelope lost = record("n1", 2, 3, 2); // decided on a stale base: fenced
-        assertThat(machine.judge(lost.toBytes(), 2, 6).committed()).isFalse();
-        MeshStateMachine.Verdict v = machine.judge(chained("n1", 2, 0, 3, lastSeq(lost) + 5).toBytes(), 2, 7);
-        assertThat(v.committed()).isFalse();
-        assertThat(v.reason()).startsWith("stale chain");
-        assertThat(accepted).containsExactly(5L);
-    }
-
-    @Test
-    void aChainedRecordNeverFollowsARecordOfAnotherTermEvenWithMatchingSeqs() {
-        MeshEnvelope first = record("n1", 2, 0, 1);
-        assertThat(machine.judge(first.toBytes(), 2, 5).committed()).isTrue();
-        // n3 leads term 3 and chains on a record of its own that never committed, ending where n1's did
-        MeshStateMachine.Verdict v = machine.judge(chained("n3", 3, 0, 1, lastSeq(first)).toBytes(), 3, 6);
-        assertThat(v.committed()).isFalse();
-        assertThat(v.reason()).startsWith("stale chain");
-        // and a chained record must come after its base
-        MeshStateMachine.Verdict onBase = machine.judge(chained("n1", 2, 5, 2, lastSeq(first)).toBytes(), 2, 7);
-        assertThat(onBase.committed()).isFalse();
-        assertThat(accepted).containsExactly(5L);
-    }
-
     @Test
     void aMalformedRecordIsRejectedNotApplied() {
         MeshStateMachine.Verdict v = machine.judge("{not json".getBytes(), 2, 5);

@@ -10,8 +10,6 @@ public final class ActorMetrics {
     final AtomicLong eventsCommitted = new AtomicLong();
     final AtomicLong commitNanosTotal = new AtomicLong();
     final LongAccumulator commitNanosMax = new LongAccumulator(Math::max, 0);
-    /** The most group commits a pipelined log had in flight at once. */
-    final LongAccumulator inFlightMax = new LongAccumulator(Math::max, 0);
     final AtomicLong lastCommitNanos = new AtomicLong();
     final AtomicLong journalFailures = new AtomicLong();
     final AtomicLong busyRefusals = new AtomicLong();
@@ -87,10 +85,5 @@ public final class ActorMetrics {
     /** Commits slower than the configured threshold. */
     public long slowCommits() {
         return slowCommits.get();
-    }
-
-    /** The most group commits that were in flight at once (1 for a journal that commits one at a time). */
-    public long inFlightMax() {
-        return inFlightMax.get();
     }
 }

@@ -10,9 +10,7 @@ import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.core.reply.Reply;
 import dev.synapsehub.core.state.CoordinationState;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -124,34 +122,6 @@ public final class CoordinationActor implements AutoCloseable {
         }
     }
 
-    /**
-     * A group commit proposed to a {@link PipelinedLog} and not yet settled: the commands it
-     * answers, the reads held behind it, and the undo mark its changes start at.
-     */
-    private static final class InFlight {
-        final PipelinedLog.Commit commit;
-        final List<Pending> pending;
-        final List<HeldRead> reads;
-        /** Settled answers and reads that came after it with no events of their own. */
-        final List<Pending> trailing = new ArrayList<>();
-        final List<HeldRead> trailingReads = new ArrayList<>();
-        final int events;
-        final long start;
-        final int startMark;
-        final long lastSeq;
-
-        InFlight(PipelinedLog.Commit commit, List<Pending> pending, List<HeldRead> reads, int events, long start,
-                 int startMark, long lastSeq) {
-            this.commit = commit;
-            this.pending = pending;
-            this.reads = reads;
-            this.events = events;
-            this.start = start;
-            this.startMark = startMark;
-            this.lastSeq = lastSeq;
-        }
-    }
-
     private final CoordinationState state;
     private final Journal journal;
     private final Clock clock;
@@ -163,10 +133,6 @@ public final class CoordinationActor implements AutoCloseable {
     private final ReadWriteLock admission = new ReentrantReadWriteLock();
     private final Thread thread;
     private final List<Pending> pending = new ArrayList<>();
-    /** Proposals of a {@link PipelinedLog} in flight, oldest first (actor thread). */
-    private final Deque<InFlight> inFlight = new ArrayDeque<>();
-    /** The undo mark where what was decided since the last proposal starts (actor thread). */
-    private int openMark;
     private final List<HeldRead> reads = new ArrayList<>();
     private final List<Consumer<Throwable>> failureListeners = new CopyOnWriteArrayList<>();
     /** The batch being processed (actor thread), for refusing what it holds if the actor dies. */
@@ -394,26 +360,11 @@ public final class CoordinationActor implements AutoCloseable {
         }
         metrics.writerFailures.incrementAndGet();
         LOG.log(System.Logger.Level.ERROR, "the coordination actor (the hub's only writer) failed"
-                + (appending || !inFlight.isEmpty() ? " during a journal append" : "") + "; it refuses everything from now on and the hub"
+                + (appending ? " during a journal append" : "") + "; it refuses everything from now on and the hub"
                 + " must restart from the journal", cause);
-        Outcome.Refused unknown = appending || !inFlight.isEmpty() ? new Outcome.Refused(Outcome.Reason.WRITER_FAILED,
+        Outcome.Refused unknown = appending ? new Outcome.Refused(Outcome.Reason.WRITER_FAILED,
                 "The hub's writer failed while committing this request; it may or may not have been applied. "
                         + "Retry with the same idem_key once the hub is back.") : WRITER_FAILED;
-        for (InFlight f : inFlight) {
-            for (Pending p : f.pending) {
-                p.future.complete(unknown);
-            }
-            for (Pending p : f.trailing) {
-                p.future.complete(p.whenAbandoned(unknown));
-            }
-            for (HeldRead r : f.reads) {
-                r.task.future().completeExceptionally(new ActorRefusedException(WRITER_FAILED));
-            }
-            for (HeldRead r : f.trailingReads) {
-                r.task.future().completeExceptionally(new ActorRefusedException(WRITER_FAILED));
-            }
-        }
-        inFlight.clear();
         for (Pending p : pending) {
             p.future.complete(unknown);
         }
@@ -459,7 +410,6 @@ public final class CoordinationActor implements AutoCloseable {
     private void run() {
         while (true) {
             batch.clear();
-            settleDone();
             ReplicatedTask rep;
             while (batch.size() < settings.maxBatch() && (rep = replicated.poll()) != null) {
                 batch.add(rep); // committed elsewhere: ahead of what is queued here
@@ -473,10 +423,6 @@ public final class CoordinationActor implements AutoCloseable {
                 }
                 if (first == null) {
                     if (closing && queue.isEmpty() && replicated.isEmpty()) {
-                        if (!inFlight.isEmpty()) {
-                            settleAll(); // what was proposed is settled and answered before the journal closes
-                            continue;
-                        }
                         return;
                     }
                     continue;
@@ -490,10 +436,7 @@ public final class CoordinationActor implements AutoCloseable {
 
     private void process(List<Task> batch) {
         double now = clock.nowSeconds();
-        if (inFlight.isEmpty()) {
-            state.beginBatch();
-            openMark = 0;
-        } // else the open batch holds what is in flight: this one is decided on top of it
+        state.beginBatch();
         for (Task task : batch) {
             if (task instanceof Wake) {
                 continue;
@@ -521,9 +464,6 @@ public final class CoordinationActor implements AutoCloseable {
                 continue;
             }
             try {
-                if (!inFlight.isEmpty() && site.awaitsCommit(mutation.mutation())) {
-                    settleAll(); // an earlier attempt of this write is in flight: learn its fate before deciding again
-                }
                 Outcome before = site.decidedBefore(mutation.mutation());
                 if (before != null) {
                     // a decision the log committed: answered once what precedes it commits, and kept if this batch fails
@@ -539,233 +479,8 @@ public final class CoordinationActor implements AutoCloseable {
                         "Internal fault; nothing was applied."));
             }
         }
-        if (journal instanceof PipelinedLog log && (log.window() > 1 || !inFlight.isEmpty())) {
-            endPipelined(log);
-            return;
-        }
         flush();
         state.commitBatch();
-    }
-
-    // ---------------------------------------------------------------------------------------
-    // Pipelined group commits (a PipelinedLog: a replicated hub's leader)
-
-    /**
-     * Ends a batch on a pipelined log: proposes what it decided without waiting for the commit,
-     * so the next batch is decided on top of it, unless the window is full (then what is in
-     * flight is settled first). The open undo batch spans everything in flight; it is committed
-     * (and the committed views published) whenever nothing is in flight.
-     */
-    private void endPipelined(PipelinedLog log) {
-        boolean events = false;
-        for (Pending p : pending) {
-            events |= !p.events.isEmpty();
-        }
-        if (events && inFlight.size() >= Math.max(1, log.window())) {
-            settleAll();
-            events = false;
-            for (Pending p : pending) {
-                events |= !p.events.isEmpty();
-            }
-        }
-        if (events) {
-            proposeInFlight(log);
-        } else if (!pending.isEmpty() || !reads.isEmpty()) {
-            if (inFlight.isEmpty()) {
-                flush();
-            } else { // answered once what is in flight before them commits
-                inFlight.peekLast().trailing.addAll(pending);
-                inFlight.peekLast().trailingReads.addAll(reads);
-                pending.clear();
-                reads.clear();
-            }
-        }
-        if (inFlight.isEmpty()) {
-            state.commitBatch();
-        }
-    }
-
-    private void proposeInFlight(PipelinedLog log) {
-        List<CoordinationEvent> all = new ArrayList<>(pending.size() + 8);
-        for (Pending p : pending) {
-            all.addAll(p.events);
-        }
-        long start = System.nanoTime();
-        PipelinedLog.Commit commit;
-        try {
-            commit = log.propose(all, decided());
-        } catch (JournalException | RuntimeException failure) {
-            metrics.journalFailures.incrementAndGet();
-            LOG.log(System.Logger.Level.ERROR, "proposing " + all.size() + " events failed; refusing "
-                    + pending.size() + " commands", failure);
-            if (failure instanceof CommitUnknownException || failure instanceof JournalInDoubtException) {
-                abandonUnconfirmed();
-            } else {
-                abandon(Outcome.Reason.JOURNAL_FAILED, "The journal could not commit; nothing was applied.");
-            }
-            if (inFlight.isEmpty()) {
-                for (HeldRead read : reads) {
-                    read.complete();
-                }
-            } else {
-                inFlight.peekLast().trailingReads.addAll(reads);
-            }
-            reads.clear();
-            return;
-        }
-        inFlight.addLast(new InFlight(commit, new ArrayList<>(pending), new ArrayList<>(reads), all.size(), start,
-                openMark, state.lastSeq()));
-        metrics.inFlightMax.accumulate(inFlight.size());
-        pending.clear();
-        reads.clear();
-        openMark = state.batchMark();
-        commit.done().whenComplete((r, e) -> queue.offer(Wake.INSTANCE)); // a full queue: the actor looks anyway
-    }
-
-    /** Settles the proposals in flight whose outcome is known, oldest first, without waiting. */
-    private void settleDone() {
-        while (!inFlight.isEmpty() && inFlight.peekFirst().commit.done().isDone()) {
-            settleHead();
-        }
-        finishWindow();
-    }
-
-    /** Settles every proposal in flight, oldest first, waiting for each. */
-    private void settleAll() {
-        while (!inFlight.isEmpty()) {
-            settleHead();
-        }
-        finishWindow();
-    }
-
-    /** Nothing in flight and nothing decided since: the open batch is committed (views published). */
-    private void finishWindow() {
-        if (inFlight.isEmpty() && pending.isEmpty() && state.batchOpen()) {
-            state.commitBatch();
-            state.beginBatch();
-            openMark = 0;
-        }
-    }
-
-    private void settleHead() {
-        InFlight f = inFlight.peekFirst();
-        List<JournaledEvent> committed;
-        try {
-            committed = f.commit.settle();
-        } catch (CommitUnknownException | JournalInDoubtException unknown) {
-            failInFlight(true, unknown);
-            return;
-        } catch (JournalException | RuntimeException failure) {
-            failInFlight(false, failure);
-            return;
-        }
-        inFlight.removeFirst();
-        metrics.journalWriting = true;
-        recordCommit(System.nanoTime() - f.start, f.pending.size(), f.events);
-        long journalSeq = committed.isEmpty() ? f.lastSeq : committed.get(committed.size() - 1).seq();
-        if (journalSeq != f.lastSeq) {
-            LOG.log(System.Logger.Level.ERROR, "journal numbered a pipelined batch through seq " + journalSeq
-                    + " but the state expected " + f.lastSeq + " (mailbox seqs may be off)");
-        }
-        if (!committed.isEmpty()) {
-            observer.published(committed);
-        }
-        int offset = 0;
-        for (Pending p : f.pending) {
-            if (p.settled != null) {
-                p.future.complete(p.settled);
-                continue;
-            }
-            List<JournaledEvent> mine = committed.subList(offset, offset + p.events.size());
-            offset += p.events.size();
-            p.future.complete(new Outcome.Decided(p.reply, mine, p.storedResponse));
-        }
-        for (HeldRead read : f.reads) {
-            read.complete();
-        }
-        for (Pending p : f.trailing) { // no events of their own: a remembered answer, or a reply-only decision
-            p.future.complete(p.settled != null ? p.settled
-                    : new Outcome.Decided(p.reply, List.of(), p.storedResponse));
-        }
-        for (HeldRead read : f.trailingReads) {
-            read.complete();
-        }
-    }
-
-    /**
-     * The oldest proposal in flight failed: every later one was decided on top of it, so all of
-     * them, and what was decided since, are undone and answered alike: as the site says when the
-     * outcome is unknown (a replicated hub queues them under their intent ids: they may still
-     * commit, together and in order), refused when it certainly did not commit (the log then
-     * commits none of the later ones either). Reads held behind them are evaluated again.
-     */
-    private void failInFlight(boolean unknown, Exception cause) {
-        metrics.journalFailures.incrementAndGet();
-        metrics.journalWriting = false;
-        int batches = inFlight.size();
-        int commands = pending.size();
-        for (InFlight f : inFlight) {
-            commands += f.pending.size();
-        }
-        LOG.log(System.Logger.Level.ERROR, "a pipelined group commit " + (unknown ? "was not confirmed" : "failed")
-                + "; undoing it and the " + (batches - 1) + " proposed on top of it, answering " + commands
-                + " commands " + (unknown ? "as unconfirmed" : "refused"), cause);
-        InFlight head = inFlight.peekFirst();
-        state.rollbackToMark(head.startMark);
-        Outcome.Refused refusal = unknown ? UNCONFIRMED
-                : new Outcome.Refused(Outcome.Reason.JOURNAL_FAILED, "The journal could not commit; nothing was applied.");
-        boolean first = true;
-        for (InFlight f : inFlight) {
-            if (!first) {
-                try {
-                    f.commit.abandoned(unknown);
-                } catch (RuntimeException fault) {
-                    LOG.log(System.Logger.Level.ERROR, "fault giving up a proposal in flight", fault);
-                }
-            }
-            first = false;
-            answerFailed(f.pending, unknown, refusal);
-            answerFailed(f.trailing, false, refusal);
-            for (HeldRead read : f.reads) {
-                read.evaluate(state).complete();
-            }
-            for (HeldRead read : f.trailingReads) {
-                read.evaluate(state).complete();
-            }
-        }
-        inFlight.clear();
-        answerFailed(pending, unknown, refusal);
-        pending.clear();
-        for (HeldRead read : reads) {
-            read.evaluate(state); // still held: answered with the next commit
-        }
-        openMark = head.startMark;
-        finishWindow();
-    }
-
-    private void answerFailed(List<Pending> failed, boolean unknown, Outcome.Refused refusal) {
-        for (Pending p : failed) {
-            Outcome answer = p.whenAbandoned(refusal);
-            if (unknown && p.mutation != null) {
-                try {
-                    answer = site.unconfirmed(p.mutation, refusal);
-                } catch (RuntimeException fault) {
-                    LOG.log(System.Logger.Level.ERROR, "fault handing an unconfirmed " + p.mutation.command()
-                            + " to the decision site", fault);
-                }
-            }
-            p.future.complete(answer);
-        }
-    }
-
-    /** Undoes what was decided since the last proposal; ends the batch when nothing is in flight. */
-    private void undoOpen() {
-        state.rollbackToMark(openMark);
-        if (inFlight.isEmpty()) {
-            state.commitBatch(); // publishes the views as a rollback would, keeping what committed before
-            state.beginBatch();
-            openMark = 0;
-        }
     }
 
     private Pending decide(MutationTask task, double now) {
@@ -806,13 +521,11 @@ public final class CoordinationActor implements AutoCloseable {
             LOG.log(System.Logger.Level.ERROR, "fault applying a replicated change; undoing it", fault);
             state.rollbackBatch();
             state.beginBatch();
-            openMark = 0;
             task.future().completeExceptionally(fault);
             return;
         }
         state.commitBatch();
         state.beginBatch();
-        openMark = 0;
         task.future().complete(result);
     }
 
@@ -821,7 +534,6 @@ public final class CoordinationActor implements AutoCloseable {
      * answers the reads held for this batch.
      */
     private void flush() {
-        settleAll(); // a commit boundary: what is in flight is settled first, in order
         commitPending();
         for (HeldRead read : reads) {
             read.complete();
@@ -889,7 +601,6 @@ public final class CoordinationActor implements AutoCloseable {
         }
         pending.clear();
         state.beginBatch();
-        openMark = 0;
     }
 
     private List<DecidedMutation> decided() {
@@ -957,12 +668,13 @@ public final class CoordinationActor implements AutoCloseable {
      * state as rolled back, so each read is evaluated again.
      */
     private void abandon(Outcome.Reason reason, String message) {
-        undoOpen(); // only what was decided since the last proposal: what is in flight stays
+        state.rollbackBatch();
         Outcome.Refused refusal = new Outcome.Refused(reason, message);
         for (Pending p : pending) {
             p.future.complete(p.whenAbandoned(refusal));
         }
         pending.clear();
+        state.beginBatch();
         for (HeldRead read : reads) {
             read.evaluate(state);
         }
@@ -973,8 +685,9 @@ public final class CoordinationActor implements AutoCloseable {
      * answered as the site says (a replicated hub queues it), the others with the refusal.
      */
     private void abandonUnconfirmed() {
-        Outcome.Refused unknown = UNCONFIRMED;
-        undoOpen();
+        Outcome.Refused unknown = new Outcome.Refused(Outcome.Reason.COMMIT_UNKNOWN, "The commit could not be"
+                + " confirmed in time; it may still apply. Retry with the same idem_key to learn the outcome.");
+        state.rollbackBatch();
         for (Pending p : pending) {
             Outcome answer = p.whenAbandoned(unknown);
             if (p.mutation != null) {
@@ -988,14 +701,11 @@ public final class CoordinationActor implements AutoCloseable {
             p.future.complete(answer);
         }
         pending.clear();
+        state.beginBatch();
         for (HeldRead read : reads) {
             read.evaluate(state);
         }
     }
-
-    private static final Outcome.Refused UNCONFIRMED = new Outcome.Refused(Outcome.Reason.COMMIT_UNKNOWN,
-            "The commit could not be confirmed in time; it may still apply. Retry with the same idem_key to learn"
-                    + " the outcome.");
 
     private void recordCommit(long nanos, int commands, int events) {
         observer.committed(nanos, commands, events);

@@ -49,14 +49,4 @@ public interface DecisionSite {
     default Outcome decidedBefore(Mutation mutation) {
         return null;
     }
-
-    /**
-     * True when an earlier attempt of {@code mutation} may be in a proposal still in flight (a
-     * pipelined log): the actor settles what is in flight before it asks {@link #decidedBefore},
-     * so a retried write is never decided a second time while its first attempt commits. Called
-     * on the actor thread; must not block.
-     */
-    default boolean awaitsCommit(Mutation mutation) {
-        return false;
-    }
 }

@@ -428,21 +428,6 @@ public final class CoordinationState {
         undo.rollback();
     }
 
-    /** True while a batch records undo steps (begun and not yet committed or rolled back). */
-    public boolean batchOpen() {
-        return undo.isOpen();
-    }
-
-    /** A point in the open batch to undo back to ({@link #rollbackToMark}); see {@link UndoLog#mark()}. */
-    public int batchMark() {
-        return undo.mark();
-    }
-
-    /** Undoes the open batch's changes made after {@code mark}; the batch stays open. */
-    public void rollbackToMark(int mark) {
-        undo.rollbackTo(mark);
-    }
-
     /** The claim registry. */
     public ClaimRegistry claims() {
         return claims;

@@ -74,33 +74,6 @@ public final class UndoLog {
         }
     }
 
-    /**
-     * A point in the open batch (the number of steps recorded so far) that {@link #rollbackTo}
-     * can return to: a pipelined writer keeps one batch open across several group commits in
-     * flight and may need to undo only the newest, not yet proposed, part. 0 outside a batch.
-     */
-    public int mark() {
-        return steps == null ? 0 : steps.size();
-    }
-
-    /**
-     * Undoes the steps recorded after {@code mark}, newest first; the batch stays open and its
-     * end-of-batch actions stay registered (they run when the batch ends and publish what it left).
-     * A step that throws does not stop the others; the first failure is rethrown.
-     */
-    public void rollbackTo(int mark) {
-        if (steps == null) {
-            return;
-        }
-        RuntimeException failure = null;
-        while (steps.size() > mark) {
-            failure = runCollecting(steps.pop(), failure);
-        }
-        if (failure != null) {
-            throw failure;
-        }
-    }
-
     /** Records a step if a batch is open; outside a batch (replay, tests) it is dropped. */
     public void record(Runnable step) {
         if (steps != null) {

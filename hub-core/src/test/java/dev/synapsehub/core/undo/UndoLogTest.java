@@ -109,20 +109,4 @@ class UndoLogTest {
         undo.rollback();
         assertThat(ran).as("the old batch's steps are not undone").containsExactly("old end");
     }
-
-    @Test
-    void rollingBackToAMarkUndoesOnlyTheLaterStepsAndKeepsTheBatchOpen() {
-        UndoLog undo = new UndoLog();
-        java.util.List<String> undone = new java.util.ArrayList<>();
-        undo.begin();
-        undo.record(() -> undone.add("first"));
-        int mark = undo.mark();
-        undo.record(() -> undone.add("second"));
-        undo.record(() -> undone.add("third"));
-        undo.rollbackTo(mark);
-        org.assertj.core.api.Assertions.assertThat(undone).containsExactly("third", "second");
-        org.assertj.core.api.Assertions.assertThat(undo.isOpen()).isTrue();
-        undo.rollback();
-        org.assertj.core.api.Assertions.assertThat(undone).containsExactly("third", "second", "first");
-    }
 }
