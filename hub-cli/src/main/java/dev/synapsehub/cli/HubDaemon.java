@@ -102,8 +102,7 @@ final class HubDaemon implements AutoCloseable {
         if (meshConfig != null) {
             federationOptions.refuseOnMesh();
             return startMesh(options, config, meshConfig, actorSettings, clock, frameGate, trust,
-                    federationSettings.owners(), federationSettings.offerFile(), federationSettings.forward(),
-                    federationSettings.watch());
+                    federationSettings.owners(), federationSettings.offerFile(), federationSettings.forward());
         }
         SnapshotPolicy snapshotPolicy = options.snapshotPolicy();
         Retention retention = options.retention();
@@ -218,8 +217,7 @@ final class HubDaemon implements AutoCloseable {
                                        dev.synapsehub.federation.gate.FrameGate frameGate, ServingTrust trust,
                                        dev.synapsehub.federation.route.NamespaceOwners owners,
                                        java.nio.file.Path offerFile,
-                                       dev.synapsehub.federation.route.ForwardSettings forward,
-                                       dev.synapsehub.federation.follow.WatchSettings watch)
+                                       dev.synapsehub.federation.route.ForwardSettings forward)
             throws JournalException, InterruptedException {
         SqliteJournal local = SqliteJournal.open(options.db());
         if (local.lastSeq() > 0 && !Files.isDirectory(meshConfig.storageDir())) {
@@ -247,14 +245,7 @@ final class HubDaemon implements AutoCloseable {
         // claims in the namespaces the cluster owns, and answers peers without a serving policy as a single
         // hub does, refusing them; each serves the offer bundle from its own file, and forwards its own agents'
         // claims in other hubs' namespaces along the --claim-peer routes (docs/mesh.md, "Federation on a mesh node")
-        // with --multihub-watch only the leader polls, and every node refuses from the replicated partition records
-        java.util.concurrent.atomic.AtomicReference<MeshHub> started = new java.util.concurrent.atomic.AtomicReference<>();
-        java.nio.file.Path db = options.db();
-        extensions.add(new dev.synapsehub.federation.MeshFederationExtension(trust, local, owners, offerFile, forward,
-                new dev.synapsehub.federation.MeshFederationExtension.Watching(watch, () -> SqliteMirror.open(db), () -> {
-                    MeshHub m = started.get();
-                    return m != null && m.node().status().leading();
-                })));
+        extensions.add(new dev.synapsehub.federation.MeshFederationExtension(trust, local, owners, offerFile, forward));
         MeshHub mesh;
         try {
             mesh = MeshHub.start(meshConfig, config, local, options.newState(), clock, actorSettings, CATCH_UP_MILLIS,
@@ -262,7 +253,6 @@ final class HubDaemon implements AutoCloseable {
         } catch (IOException e) {
             throw new JournalException("mesh node " + meshConfig.nodeId() + " could not start: " + e.getMessage(), e);
         }
-        started.set(mesh);
         LOG.info("mesh node {} listening on ws://{}:{}/ (hub_id {}), raft {}, {} voters, quorum {}",
                 meshConfig.nodeId(), config.host(), mesh.port(), config.hubId(), meshConfig.self().address(),
                 mesh.node().voters().count(), mesh.node().voters().quorum());
@@ -275,11 +265,6 @@ final class HubDaemon implements AutoCloseable {
                     trust.startupPolicy().file());
         }
         return new HubDaemon(mesh.server(), mesh.node().actor(), null, null, mesh, config, mesh.port());
-    }
-
-    /** The mesh node, or null on a single hub (tests: which node leads). */
-    MeshHub mesh() {
-        return mesh;
     }
 
     /** The bound port. */

@@ -3,11 +3,7 @@ package dev.synapsehub.federation;
 import dev.synapsehub.federation.follow.AdvisoryFold;
 import dev.synapsehub.federation.link.ClientIdentity;
 import dev.synapsehub.federation.link.PeerLinks;
-import dev.synapsehub.federation.follow.Mirror;
-import dev.synapsehub.federation.follow.WatchPeer;
-import dev.synapsehub.federation.follow.WatchSettings;
 import dev.synapsehub.federation.route.ClaimRoute;
-import dev.synapsehub.federation.route.ClusterWatch;
 import dev.synapsehub.federation.route.ClaimForwarder;
 import dev.synapsehub.federation.route.ClaimServer;
 import dev.synapsehub.federation.route.DeadLetterForwardingServer;
@@ -27,7 +23,6 @@ import org.slf4j.LoggerFactory;
 
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
-import java.util.function.BooleanSupplier;
 import java.util.concurrent.Executors;
 
 /**
@@ -52,10 +47,8 @@ import java.util.concurrent.Executors;
  * never granted twice. The owner binds the one hub id to one connection at a time (contract
  * F9.4), so a node holds its connection only while a forward waits on it.
  *
- * <p>With {@code --multihub-watch}, the leader alone polls the watched peers and journals the
- * partition transitions through the cluster; every node refuses claims from the replicated
- * records ({@link ClusterWatch}), so the cluster gives one answer. Without it the cluster detects
- * no partition.
+ * <p>A mesh node watches no other hub ({@code --multihub-watch} is refused at start): the cluster
+ * detects no partition, so it governs only the namespaces it owns and forwards the rest.
  *
  * <p>{@code dead_letter_forwarding} (contract §11.5, F5) from an authorised peer about a
  * recipient in a namespace the cluster owns is journaled as an audit record, replicated like
@@ -75,9 +68,7 @@ public final class MeshFederationExtension implements HubExtension {
     private final NamespaceOwners owners;
     private final java.nio.file.Path offerFile;
     private final ForwardSettings forward;
-    private final Watching watching;
     private final FederationMetrics metrics = new FederationMetrics();
-    private ClusterWatch clusterWatch;
     private PeerLinks links;
     private ExecutorService connector;
     private LogServer logServer;
@@ -92,26 +83,14 @@ public final class MeshFederationExtension implements HubExtension {
      * @param offerFile the {@code --federation-offer} bundle, validated at start-up, or null for none
      * @param forward the {@code --claim-peer} routes ({@link ForwardSettings#none} without any: a
      *        claim in another hub's namespace is refused {@code ownership: remote})
-     * @param watching the {@code --multihub-watch} peers, this node's mirror and whether it leads
-     *        ({@link Watching#NONE}: the cluster watches nobody)
      */
     public MeshFederationExtension(ServingTrust trust, SqliteJournal journal, NamespaceOwners owners,
-                                   java.nio.file.Path offerFile, ForwardSettings forward, Watching watching) {
+                                   java.nio.file.Path offerFile, ForwardSettings forward) {
         this.trust = trust;
         this.journal = journal;
         this.owners = owners;
         this.offerFile = offerFile;
         this.forward = forward;
-        this.watching = watching;
-    }
-
-    /**
-     * The cluster's watch of other hubs: the peers, how this node opens its mirror of them, and
-     * whether it leads now (only the leader polls; see {@link ClusterWatch}).
-     */
-    public record Watching(WatchSettings settings, ClusterWatch.Mirrors mirrors, BooleanSupplier leading) {
-        /** No peer watched. */
-        public static final Watching NONE = new Watching(WatchSettings.none(), Mirror::memory, () -> false);
     }
 
     @Override
@@ -122,14 +101,9 @@ public final class MeshFederationExtension implements HubExtension {
         // makes a retry through another node an answer rather than a second grant. The owner binds the cluster's
         // one hub id to one connection at a time, so a node connects per forward and lets go after the answer
         // (the forwarder sends again a forward refused name_conflict while another node's is in flight)
-        WatchSettings watch = watching.settings();
-        links = new PeerLinks(hub.config().hubId(), ClientIdentity.of(
-                watch.clientCertFile() != null ? watch.clientCertFile() : forward.clientCertFile(),
-                watch.clientKeyFile() != null ? watch.clientKeyFile() : forward.clientKeyFile(), LOG::warn), true);
+        links = new PeerLinks(hub.config().hubId(), ClientIdentity.of(forward.clientCertFile(),
+                forward.clientKeyFile(), LOG::warn), true);
         try {
-            for (WatchPeer p : watch.peers()) {
-                links.expect("--multihub-watch " + p.label(), p.uri(), watch.tlsFor(p), watch.token());
-            }
             for (ClaimRoute r : forward.routes().values()) {
                 links.expect("--claim-peer " + r.hubId(), r.uri(), forward.tlsFor(r), forward.token());
             }
@@ -143,10 +117,6 @@ public final class MeshFederationExtension implements HubExtension {
         });
         ownership = new ClaimForwarder(hub, resolver, forward, links, metrics, connector,
                 dev.synapsehub.federation.route.RouteLookup.fixedClaims(forward), true);
-        if (!watch.peers().isEmpty()) {
-            clusterWatch = new ClusterWatch(hub, watch, resolver, journal, watching.mirrors(), watching.leading(), links);
-            clusterWatch.start();
-        }
         claimServer = new ClaimServer(hub, trust, resolver, claims, metrics);
         deadLetters = new DeadLetterForwardingServer(hub, trust, resolver,
                 new AuditJournal(hub.actor(), hub.config().hubId()));
@@ -180,20 +150,12 @@ public final class MeshFederationExtension implements HubExtension {
 
     @Override
     public void close() {
-        if (clusterWatch != null) {
-            clusterWatch.close();
-        }
         if (connector != null) {
             connector.shutdownNow();
         }
         if (links != null) {
             links.close();
         }
-    }
-
-    /** The cluster's watch (null without {@code --multihub-watch}). */
-    public ClusterWatch clusterWatch() {
-        return clusterWatch;
     }
 
     /** The counters (tests, status). */
