@@ -155,6 +155,10 @@ class MeshChannelTest {
         neverHeard(cat, "m3", "after-m3");
         neverHeard(bob, "intruder", "after-m3");
 
+        // History is each node's applied state, and a read is answered by the node it reaches
+        // without waiting for writes in flight (staleness is allowed, seed 001 §12): ann's node
+        // holds m3 once it applied it, which its echo of the later after-m3 to ann proves.
+        heard(ann, "after-m3");
         List<String> expected = history(ann, "ops");
         assertThat(expected).hasSize(3);
         assertThat(expected.stream().map(m -> m.substring(m.indexOf(':') + 1)).toList())

@@ -9,6 +9,7 @@ import dev.synapsehub.core.journal.InMemoryJournal;
 import dev.synapsehub.core.state.CoordinationState;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.JavascriptExecutor;
@@ -71,6 +72,18 @@ class CockpitBrowserTest {
                 .build();
         driver = new ChromeDriver(service, options);
         driver.manage().timeouts().pageLoadTimeout(Duration.ofSeconds(30));
+    }
+
+    /**
+     * Each test starts on a blank page with an empty log. The driver is shared, and the page a test
+     * left open keeps reconnecting to that test's hub, closed by now, logging every refused load
+     * ({@code net::ERR_CONNECTION_REFUSED}) until it is unloaded; a later test's navigation only
+     * unloads it once the new page commits, which on a loaded machine can be after its next retry.
+     */
+    @BeforeEach
+    void blankPage() {
+        driver.get("about:blank");
+        consoleErrors(true); // what the unloaded page logged before it went
     }
 
     @AfterAll
@@ -165,7 +178,6 @@ class CockpitBrowserTest {
             HubClient agent = hub.connect();
             agent.register("team/secure", "cockpit-sekrit", WAIT);
             claim(agent, "secret/task", "repo", "src");
-            consoleErrors(true); // start from a clean log
             driver.get("http://127.0.0.1:" + hub.port + "/ui/#claims");
             new WebDriverWait(driver, LIVE).until(ExpectedConditions.visibilityOfElementLocated(By.id("auth-form")));
             assertThat(driver.findElements(By.cssSelector("#claims-rows tr[data-task]"))).isEmpty();

@@ -221,6 +221,14 @@ public final class PeerLink implements AutoCloseable {
         Pending read = unanswered();
         stamp(frame);
         CompletableFuture<Object> confirmed = send(read, frame, barrier, barrierReplyType, reply -> true, null, timeout);
+        // A send that fails before the slot was queued (no connection: a refused pin, a peer not
+        // listening) leaves the slot to nobody; thenCombine waits for both, so without this the
+        // failure known at once would surface only as the caller's own timeout.
+        confirmed.whenComplete((reply, failure) -> {
+            if (failure != null) {
+                read.future().completeExceptionally(failure);
+            }
+        });
         // the barrier's reply completes the slot first, so an error to the frame always wins here
         return read.future().thenCombine(confirmed, (a, b) -> null);
     }

@@ -134,6 +134,24 @@ class PeerLinkConfirmedSendTest {
         }
     }
 
+    @Test
+    void aConnectionThatCannotBeOpenedFailsTheSendAtOnceNotAtTheCallersTimeout() throws Exception {
+        start(false);
+        // the peer's own certificate is not the one pinned: the TLS handshake is refused
+        try (PeerLink link = new PeerLink("hub-b", URI.create("wss://127.0.0.1:" + server.boundPort() + "/"),
+                ClientTls.pinned(dev.synapsehub.client.tls.TestCertificates.selfSigned("x").pin()), "hub-a", null, WAIT)) {
+            CompletableFuture<Void> refused = link.sendConfirmed(report(), frame("channel_list_request"),
+                    "channel_list", WAIT);
+            // the connection is opened inside the call, so its failure is known when the call returns
+            assertThat(refused).as("failed by the refused connection, not left to the caller's timeout")
+                    .isCompletedExceptionally();
+            assertThatThrownBy(refused::get).isInstanceOf(ExecutionException.class)
+                    .satisfies(e -> assertThat(e.getCause()).as("retryable, not a refusal")
+                            .isNotInstanceOf(PeerLink.Answered.class));
+            assertThat(reports.get()).as("nothing reached the peer").isZero();
+        }
+    }
+
     private static ObjectNode report() {
         ObjectNode f = frame("dead_letter_forwarding");
         f.putObject("forwarding").put("target", "proj/ghost").put("count", 2);
