@@ -11,6 +11,7 @@ import java.nio.file.StandardCopyOption;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The server certificate watcher, checked directly ({@link ServerCertificate#checkNow()}) rather than awaited. */
 class ServerCertificateTest {
@@ -42,6 +43,41 @@ class ServerCertificateTest {
             assertThat(reloads.get()).as("the swap is seen through the links").isEqualTo(1);
             assertThat(failures.get()).isZero();
             assertThat(c.context()).isNotSameAs(first);
+        }
+    }
+
+    @Test
+    void aKeyThatIsNotTheCertificatesIsRefusedAtStartAndOnReloadKeepsThePreviousPair() throws Exception {
+        TestCertificates.Identity first = TestCertificates.selfSigned("hub");
+        TestCertificates.Identity second = TestCertificates.selfSigned("hub");
+        TestCertificates.PemPair live = first.write(dir, "server");
+        TestCertificates.PemPair other = second.write(Files.createDirectories(dir.resolve("other")), "server");
+        TlsFiles mixed = new TlsFiles(other.cert(), live.key(), null);
+        assertThatThrownBy(() -> ServerTls.context(mixed)).as("at start: refused, naming both files and the fix")
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("does not belong to the certificate").hasMessageContaining(live.key().toString())
+                .hasMessageContaining(other.cert().toString()).hasMessageContaining("openssl");
+
+        AtomicLong reloads = new AtomicLong();
+        AtomicLong failures = new AtomicLong();
+        try (ServerCertificate c = ServerCertificate.watching(new TlsFiles(live.cert(), live.key(), null), reloads,
+                failures)) {
+            SslContext kept = c.context();
+            Path staged = dir.resolve("staged.pem");
+            Files.copy(other.cert(), staged);
+            Files.move(staged, live.cert(), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            c.checkNow();
+            c.checkNow(); // the same bad pair is counted once
+            assertThat(failures.get()).as("a certificate without its key is a failed reload").isEqualTo(1);
+            assertThat(reloads.get()).isZero();
+            assertThat(c.context()).as("the previous pair stays in use").isSameAs(kept);
+
+            Path key = dir.resolve("staged.key");
+            Files.copy(other.key(), key);
+            Files.move(key, live.key(), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            c.checkNow();
+            assertThat(reloads.get()).as("its key moved in beside it: loaded").isEqualTo(1);
+            assertThat(c.context()).isNotSameAs(kept);
         }
     }
 
