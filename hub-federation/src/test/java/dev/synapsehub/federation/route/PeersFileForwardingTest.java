@@ -125,6 +125,45 @@ class PeersFileForwardingTest {
         assertThat(source.watching()).as("closed with the hub").isFalse();
     }
 
+    /** A start that fails after the watchers started (here: the port is taken) leaves none of them running. */
+    @Test
+    void aFailedStartLeavesNoWatcherThread() throws Exception {
+        Path peers = dir.resolve("a-peers.json");
+        replace(peers, claimRoute(b.certs.server().pin().text()));
+        java.util.Set<Thread> before = watchers();
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+             dev.synapsehub.journal.DurableCoordination durable = dev.synapsehub.journal.DurableCoordination.open(
+                     dir.resolve("a.db"), dev.synapsehub.core.Clock.system(),
+                     dev.synapsehub.core.state.CoordinationState::new, dev.synapsehub.core.actor.ActorSettings.DEFAULTS)) {
+            dev.synapsehub.federation.FederationExtension federation = new dev.synapsehub.federation.FederationExtension(
+                    new FederationSettings(ServingTrust.none(), WatchSettings.none(),
+                            new NamespaceOwners("hub-a", Map.of("proj", "hub-b")), ForwardSettings.none(), null,
+                            FederationSettings.RelayPolicy.DEFAULT, ForwardSettings.none(), peers),
+                    durable.journal(), dev.synapsehub.federation.follow.SqliteMirror.open(dir.resolve("a.db")));
+            dev.synapsehub.net.HubServer server = new dev.synapsehub.net.HubServer(dev.synapsehub.net.HubConfig.builder()
+                    .host("127.0.0.1").port(taken.getLocalPort()).hubId("hub-a")
+                    .tls(new dev.synapsehub.net.tls.TlsFiles(aCerts.serverFiles().cert(), aCerts.serverFiles().key(), null))
+                    .build(), durable.actor(), dev.synapsehub.core.Clock.system(), durable.journal(),
+                    new dev.synapsehub.net.extension.HubExtensions(List.of(federation)));
+            org.assertj.core.api.Assertions.assertThatThrownBy(server::start).as("the port is taken");
+            PeersFile source = (PeersFile) federation.routes();
+            assertThat(source.watching()).as("the peers file's watcher").isFalse();
+            Await.until("no certificate or peers file watcher left by the failed start", Duration.ofSeconds(20),
+                    () -> before.containsAll(watchers()));
+        }
+    }
+
+    private static java.util.Set<Thread> watchers() {
+        java.util.Set<Thread> out = new java.util.HashSet<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.isAlive() && (t.getName().equals("synapse-tls-certificate-watch")
+                    || t.getName().equals("synapse-federation-peers-watch"))) {
+                out.add(t);
+            }
+        }
+        return out;
+    }
+
     private String claimRoute(String pin) {
         return "{\"version\":1,\"claim\":[{\"hub_id\":\"hub-b\",\"uri\":\"" + b.uri() + "\",\"pin\":\"" + pin
                 + "\"}]}";
