@@ -88,6 +88,15 @@ public final class FederationExtension implements HubExtension {
 
     @Override
     public void bind(HubContext context, ClaimService claims) {
+        try {
+            bindAll(context, claims);
+        } catch (RuntimeException | Error failed) {
+            close(); // a start that fails leaves no thread behind (the peers file's watcher among them)
+            throw failed;
+        }
+    }
+
+    private void bindAll(HubContext context, ClaimService claims) {
         this.hub = context;
         logServer = new LogServer(context, settings.trust(), journal, metrics);
         observed = new ObservedQuery(context, fold, peer -> watch == null ? null : watch.link(peer));
@@ -139,7 +148,7 @@ public final class FederationExtension implements HubExtension {
     }
 
     /**
-     * The routes in force: the peers file, re-checked before each peer operation, or the flags'
+     * The routes in force: the peers file, checked about once a second on a thread of its own, or the flags'
      * routes, fixed.
      */
     private static PeerRouteSource routeSource(FederationSettings settings) {
@@ -361,6 +370,14 @@ public final class FederationExtension implements HubExtension {
         if (links != null) {
             links.close();
         }
+        if (routes instanceof PeersFile peers) {
+            peers.close();
+        }
+    }
+
+    /** Where the routes come from (tests: a peers file's watcher is closed with the hub). */
+    public PeerRouteSource routes() {
+        return routes;
     }
 
     /** The counters (tests, status). */

@@ -17,8 +17,8 @@ import dev.synapsehub.federation.trust.ServingTrust;
  *        {@code --require-two-person-relay})
  * @param relayRoutes where operator relays for namespaces owned by other hubs are sent
  *        ({@code --relay-peer}; none: such relays are decided, and refused, here)
- * @param peersFile the peers file ({@code --federation-peers}) the routes come from, re-checked
- *        before each peer operation; null: the routes of {@code watch}, {@code forward} and
+ * @param peersFile the peers file ({@code --federation-peers}) the routes come from, checked
+ *        about once a second on a thread of its own; null: the routes of {@code watch}, {@code forward} and
  *        {@code relayRoutes} (flags) are fixed. With a file, those hold the routes it gave at start.
  */
 public record FederationSettings(ServingTrust trust, WatchSettings watch, NamespaceOwners owners,

@@ -111,8 +111,25 @@ public final class HubServer implements AutoCloseable {
         return this;
     }
 
-    /** Binds and starts serving; returns the bound port (useful with port 0). */
+    /**
+     * Binds and starts serving; returns the bound port (useful with port 0). A step that fails
+     * closes what the steps before it started (the certificate watcher, extensions, loops), so a
+     * refused start leaves no thread behind.
+     */
     public int start() throws InterruptedException {
+        try {
+            return startAll();
+        } catch (Throwable failed) { // Netty's sync() rethrows a bind failure undeclared (BindException)
+            try {
+                close();
+            } catch (RuntimeException alsoFailed) {
+                failed.addSuppressed(alsoFailed);
+            }
+            throw failed;
+        }
+    }
+
+    private int startAll() throws InterruptedException {
         HubMetrics metrics = new HubMetrics();
         // refuse before any thread starts; afterwards re-read on change, for new connections
         serverCertificate = config.tls() == null ? null : ServerCertificate.watching(config.tls(),

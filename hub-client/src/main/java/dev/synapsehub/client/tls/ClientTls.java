@@ -56,7 +56,8 @@ public record ClientTls(CertificatePin pin, Path clientCertFile, Path clientKeyF
     /**
      * The client SSL context for {@code uri}, presenting {@code material} (bytes read and checked
      * once by the caller) instead of reading {@link #clientCertFile} and {@link #clientKeyFile}
-     * again; null {@code material} reads the files.
+     * again; null {@code material} reads the files. {@code material} is presented only when this
+     * setting has a client certificate and a pin: a setting without them presents nothing.
      *
      * @throws IOException when a pin is set for a non-{@code wss://} URI, or the pair cannot be loaded
      */
@@ -72,8 +73,11 @@ public record ClientTls(CertificatePin pin, Path clientCertFile, Path clientKeyF
             b.endpointIdentificationAlgorithm("HTTPS");
         }
         if (material != null) {
-            b.keyManager(new java.io.ByteArrayInputStream(material.certificatePem()),
-                    new java.io.ByteArrayInputStream(material.keyPem()));
+            // the identity goes only where this setting presents one, and only to a pinned peer
+            if (clientCertFile != null && pin != null) {
+                b.keyManager(new java.io.ByteArrayInputStream(material.certificatePem()),
+                        new java.io.ByteArrayInputStream(material.keyPem()));
+            }
         } else if (clientCertFile != null) {
             b.keyManager(clientCertFile.toFile(), clientKeyFile.toFile());
         }

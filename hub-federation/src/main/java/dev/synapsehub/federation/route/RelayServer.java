@@ -178,51 +178,62 @@ public final class RelayServer {
         OperatorReleaseCommand command = new OperatorReleaseCommand(r.sender(), namespace, taskId, auditJson);
         Idempotency idem = ledgerKey == null ? null : new Idempotency(ledgerKey, digest(r),
                 (reply, at) -> hub.frames().write(resultFrame(r, true, detail, false, at)));
-        hub.actor().submit(new Mutation(command, idem)).whenCompleteAsync((outcome, failure) -> {
-            if (failure == null && outcome instanceof Outcome.Replayed replayed) {
-                LOG.info("Operator relay from peer '{}' for task '{}' is a keyed retry; its first answer is replayed",
-                        r.sender(), taskId);
-                hub.outbox().sendInOrder(r.session(), replayed.response());
-                return;
+        hub.actor().submit(new Mutation(command, idem)).whenCompleteAsync((outcome, failure) ->
+                answer(r, namespace, taskId, operator, detail, outcome, failure), hub.outbox().executor());
+    }
+
+    /**
+     * Answers the peer once the writer decided its relay (on the outbox thread). Every path
+     * answers: a callback that threw would leave the peer waiting and the fault unseen.
+     */
+    void answer(Request r, String namespace, String taskId, String operator, String detail, Outcome outcome,
+                Throwable failure) {
+        if (failure == null && outcome instanceof Outcome.Replayed replayed) {
+            LOG.info("Operator relay from peer '{}' for task '{}' is a keyed retry; its first answer is replayed",
+                    r.sender(), taskId);
+            hub.outbox().sendInOrder(r.session(), replayed.response());
+            return;
+        }
+        if (failure == null && outcome instanceof Outcome.IdempotencyConflict) {
+            refused.incrementAndGet();
+            LOG.warn("Operator relay from peer '{}' for task '{}' reuses an idem_key for a different request",
+                    r.sender(), taskId);
+            result(r, false, "idempotency_conflict");
+            return;
+        }
+        if (failure != null || !(outcome instanceof Outcome.Decided decided)) {
+            String why = failure != null ? "internal_fault"
+                    : outcome instanceof Outcome.Refused refusedBy ? refusedBy.reason().name().toLowerCase(
+                    java.util.Locale.ROOT) : "not_applied";
+            if (failure != null) {
+                hub.metrics().faults.incrementAndGet();
+                LOG.error("operator relay of task '{}' failed", taskId, failure);
             }
-            if (failure == null && outcome instanceof Outcome.IdempotencyConflict) {
-                refused.incrementAndGet();
-                LOG.warn("Operator relay from peer '{}' for task '{}' reuses an idem_key for a different request",
-                        r.sender(), taskId);
-                result(r, false, "idempotency_conflict");
-                return;
+            refused.incrementAndGet();
+            result(r, false, why);
+        } else if (decided.reply() instanceof Reply.Granted granted) {
+            applied.incrementAndGet();
+            LOG.info("Operator relay from peer '{}' (operator {}) released task '{}' held by {}", r.sender(),
+                    operator, granted.claim().taskId(), granted.claim().owner());
+            ObjectNode f = hub.frames().envelope("all", "release_granted", "Task '" + granted.claim().taskId()
+                    + "' in '" + namespace + "' was released by operator relay: " + detail, hub.clock().nowSeconds());
+            f.put("task_id", granted.claim().taskId());
+            hub.outbox().broadcast(hub.frames().write(f), r.session());
+            if (decided.storedResponse() != null) {
+                hub.outbox().sendInOrder(r.session(), decided.storedResponse()); // what a retry will replay
+            } else {
+                result(r, true, detail);
             }
-            if (failure != null || !(outcome instanceof Outcome.Decided decided)) {
-                String why = failure != null ? "internal_fault"
-                        : outcome instanceof Outcome.Refused refusedBy ? refusedBy.reason().name().toLowerCase(
-                        java.util.Locale.ROOT) : "not_applied";
-                if (failure != null) {
-                    hub.metrics().faults.incrementAndGet();
-                    LOG.error("operator relay of task '{}' failed", taskId, failure);
-                }
-                refused.incrementAndGet();
-                result(r, false, why);
-            } else if (decided.reply() instanceof Reply.Granted granted) {
-                applied.incrementAndGet();
-                LOG.info("Operator relay from peer '{}' (operator {}) released task '{}' held by {}", r.sender(),
-                        operator, granted.claim().taskId(), granted.claim().owner());
-                ObjectNode f = hub.frames().envelope("all", "release_granted", "Task '" + granted.claim().taskId()
-                        + "' in '" + namespace + "' was released by operator relay: " + detail, hub.clock().nowSeconds());
-                f.put("task_id", granted.claim().taskId());
-                hub.outbox().broadcast(hub.frames().write(f), r.session());
-                if (decided.storedResponse() != null) {
-                    hub.outbox().sendInOrder(r.session(), decided.storedResponse()); // what a retry will replay
-                } else {
-                    result(r, true, detail);
-                }
-            } else if (decided.reply() instanceof Reply.Denied denied) {
-                refused.incrementAndGet();
-                result(r, false, denied.message());
-            } else { // a release is granted or denied: anything else is a fault of this path
-                throw new IllegalStateException("a relayed release was answered with a "
-                        + decided.reply().getClass().getSimpleName());
-            }
-        }, hub.outbox().executor());
+        } else if (decided.reply() instanceof Reply.Denied denied) {
+            refused.incrementAndGet();
+            result(r, false, denied.message());
+        } else { // a release is granted or denied: anything else is a fault of this path, answered here
+            hub.metrics().faults.incrementAndGet();
+            refused.incrementAndGet();
+            LOG.error("operator relay of task '{}' from peer '{}' was answered with a {}, neither a grant nor a denial; "
+                    + "refused internal_fault", taskId, r.sender(), decided.reply().getClass().getSimpleName());
+            result(r, false, "internal_fault");
+        }
     }
 
     private void result(Request r, boolean done, String detail) {

@@ -4,7 +4,8 @@ import java.io.IOException;
 
 /**
  * Where the peer routes in force come from, asked before each peer operation (a poll, a
- * forwarded claim, a relay, a dead-letter report).
+ * forwarded claim, a relay, a dead-letter report), some on event loops: {@link #current()} must
+ * not block (a peers file answers what its watcher thread last found).
  */
 public interface PeerRouteSource {
     /**

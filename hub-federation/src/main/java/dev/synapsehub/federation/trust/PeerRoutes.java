@@ -7,8 +7,8 @@ import java.util.Map;
 /**
  * The routes this hub uses to reach peer hubs, as one value: the watched peers (by label), the
  * owners claims are forwarded to and the owners operator relays are sent to (by hub id). Given by
- * flags (fixed at start) or by a peers file ({@link PeersFile}, re-checked before each peer
- * operation).
+ * flags (fixed at start) or by a peers file ({@link PeersFile}, checked about once a second on a
+ * thread of its own).
  */
 public record PeerRoutes(Map<String, PeerRoute> watch, Map<String, PeerRoute> claim, Map<String, PeerRoute> relay) {
     /** No route at all. */

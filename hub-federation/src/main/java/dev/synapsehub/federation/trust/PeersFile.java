@@ -28,11 +28,16 @@ import java.util.function.Consumer;
  *  "watch": [{"peer": "LABEL", "uri": "wss://...", "pin": "sha256:HEX", "token": "..."}],
  *  "claim": [{"hub_id": "HUB", "uri": "wss://...", "pin": "sha256:HEX", "token": "..."}],
  *  "relay": [{"hub_id": "HUB", "uri": "wss://...", "pin": "sha256:HEX", "token": "..."}]}</pre>
- * Before each peer operation its stamp (size, modification time, file key, mode, owner, change
- * time) is compared with the last check; a change is loaded again. While it does not validate
- * every peer operation is refused; it never falls back to the routes it held before.
+ * A daemon thread of its own compares the file's stamp (size, modification time, file key, mode,
+ * owner, change time) with the last check about once a second and loads a change again; peer
+ * operations (some on event loops, which must never block on a disk) only read what the last
+ * check found. While the file does not validate every peer operation is refused; it never falls
+ * back to the routes it held before. An edit takes effect from the next check (within about a
+ * second), not from the next operation.
  */
-public final class PeersFile implements PeerRouteSource {
+public final class PeersFile implements PeerRouteSource, AutoCloseable {
+    /** How often the watcher checks the file. */
+    public static final long CHECK_MILLIS = 1000;
     /** The flag, used as the prefix of every refusal. */
     public static final String FLAG = "--federation-peers:";
     /** Largest peers file read. */
@@ -46,8 +51,10 @@ public final class PeersFile implements PeerRouteSource {
     private final Consumer<String> log;
     private final AtomicLong refused = new AtomicLong();
     private final AtomicLong invalidEdits = new AtomicLong();
+    private final AtomicLong loadedEdits = new AtomicLong();
     private volatile Checked checked;
     private volatile Consumer<PeerRoutes> onChange = r -> { };
+    private java.util.concurrent.ScheduledExecutorService watcher;
 
     /** What the last check of {@code stamps} found: the routes, or why the file does not validate. */
     private record Checked(List<Object> stamps, PeerRoutes routes, String error) {
@@ -60,17 +67,43 @@ public final class PeersFile implements PeerRouteSource {
     }
 
     /**
-     * Loads {@code file} now and watches it; {@code pinsRequired} when this hub presents a client
-     * certificate (every route then needs a pin, as with the flags); {@code log} gets one line per
-     * change of outcome.
+     * Loads {@code file} now and watches it on a daemon thread (closed by {@link #close()});
+     * {@code pinsRequired} when this hub presents a client certificate (every route then needs a
+     * pin, as with the flags); {@code log} gets one line per change of outcome.
      *
      * @throws TrustFileException naming the file, the field and the fix when it does not validate now
      */
     public static PeersFile watching(Path file, boolean pinsRequired, Consumer<String> log) throws TrustFileException {
+        return watching(file, pinsRequired, log, CHECK_MILLIS);
+    }
+
+    /** Like the above, checking every {@code checkMillis} (tests: a long interval checks only on {@link #checkNow()}). */
+    static PeersFile watching(Path file, boolean pinsRequired, Consumer<String> log, long checkMillis)
+            throws TrustFileException {
         PeersFile p = new PeersFile(file.toAbsolutePath().normalize(), pinsRequired, log);
         List<Object> stamps = p.stamps();
         p.checked = new Checked(stamps, load(p.file, pinsRequired), null);
+        p.watcher = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "synapse-federation-peers-watch");
+            t.setDaemon(true);
+            return t;
+        });
+        p.watcher.scheduleWithFixedDelay(p::checkQuietly, checkMillis, checkMillis,
+                java.util.concurrent.TimeUnit.MILLISECONDS);
         return p;
+    }
+
+    /** Stops the watcher thread; {@link #current()} then keeps answering what the last check found. */
+    @Override
+    public void close() {
+        if (watcher != null) {
+            watcher.shutdownNow();
+        }
+    }
+
+    /** True while the watcher thread runs (tests: closed with the hub). */
+    public boolean watching() {
+        return watcher != null && !watcher.isShutdown();
     }
 
     /** {@code listener} is told the routes of each change that validates (to close links no route names). */
@@ -98,39 +131,61 @@ public final class PeersFile implements PeerRouteSource {
         return invalidEdits.get();
     }
 
+    /** Changes of the file that validated and are in force (tests await an edit's check with it). */
+    public long loadedEdits() {
+        return loadedEdits.get();
+    }
+
+    /**
+     * The routes the last check found; never touches the disk (it is called on event loops).
+     *
+     * @throws IOException while the file, as last checked, does not validate
+     */
     @Override
     public PeerRoutes current() throws IOException {
-        List<Object> now = stamps();
         Checked c = checked;
-        if (!c.stamps().equals(now)) {
-            synchronized (this) {
-                c = checked;
-                if (!c.stamps().equals(now)) {
-                    Checked next;
-                    try {
-                        next = new Checked(now, load(file, pinsRequired), null);
-                        log.accept(c.error() != null
-                                ? "--federation-peers " + file + " validates again: peer operations resume with its routes"
-                                : "--federation-peers " + file + " changed: peer operations use its routes from now on");
-                    } catch (TrustFileException e) {
-                        next = new Checked(now, null, e.getMessage());
-                        invalidEdits.incrementAndGet();
-                        log.accept("--federation-peers no longer validates; every peer operation is refused until it "
-                                + "does: " + e.getMessage());
-                    }
-                    checked = next;
-                    c = next;
-                    if (next.routes() != null) {
-                        onChange.accept(next.routes());
-                    }
-                }
-            }
-        }
         if (c.error() != null) {
             refused.incrementAndGet();
             throw new IOException("--federation-peers does not validate: " + c.error());
         }
         return c.routes();
+    }
+
+    /**
+     * Loads the file again if its stamp changed since the last check (the watcher calls this about
+     * once a second; tests call it to skip the wait).
+     */
+    public synchronized void checkNow() {
+        List<Object> now = stamps();
+        Checked c = checked;
+        if (c.stamps().equals(now)) {
+            return;
+        }
+        Checked next;
+        try {
+            next = new Checked(now, load(file, pinsRequired), null);
+            log.accept(c.error() != null
+                    ? "--federation-peers " + file + " validates again: peer operations resume with its routes"
+                    : "--federation-peers " + file + " changed: peer operations use its routes from now on");
+        } catch (TrustFileException e) {
+            next = new Checked(now, null, e.getMessage());
+            invalidEdits.incrementAndGet();
+            log.accept("--federation-peers no longer validates; every peer operation is refused until it "
+                    + "does: " + e.getMessage());
+        }
+        checked = next;
+        if (next.routes() != null) {
+            loadedEdits.incrementAndGet();
+            onChange.accept(next.routes());
+        }
+    }
+
+    private void checkQuietly() {
+        try {
+            checkNow();
+        } catch (RuntimeException fault) { // a fault must not end the watcher: the next check tries again
+            log.accept("--federation-peers check failed (tried again in a second): " + fault);
+        }
     }
 
     /**

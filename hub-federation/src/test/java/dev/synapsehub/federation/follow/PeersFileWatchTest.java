@@ -11,6 +11,7 @@ import dev.synapsehub.federation.testing.Federation;
 import dev.synapsehub.federation.testing.Http;
 import dev.synapsehub.federation.testing.Pki;
 import dev.synapsehub.federation.testing.TrustFiles;
+import dev.synapsehub.federation.trust.PeersFile;
 import dev.synapsehub.federation.trust.ServingTrust;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -25,7 +26,8 @@ import java.util.Map;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A watched peer's route from the peers file: while the file does not validate every poll fails
+ * A watched peer's route from the peers file: from the check that finds it invalid (its watcher
+ * looks about once a second), and while the file does not validate, every poll fails
  * (transport), the cursor and the last observation are kept and nothing new is read; once it
  * validates the watch resumes from its cursor.
  */
@@ -57,14 +59,16 @@ class PeersFileWatchTest {
                 Await.until("hub-a folds hub-b's log", WAIT, () -> follower.federation.fold().peer("hub-b").cursor() == end);
 
                 replace(peers, good.replace("\"version\":1", "\"version\":\"1\""));
+                // the edit is in force from the watcher's next check (about a second): polls until then
+                // still use the routes of the last check, so hub-b's next claim waits for it
+                Await.until("the check finds the invalid edit", WAIT,
+                        () -> metrics(follower).contains("synapse_federation_peers_file_invalid_total 1"));
+                PeersFile source = (PeersFile) follower.federation.routes();
+                long refusedBefore = source.refusedOperations();
                 FedHub.claim(agent, "proj/b1", "T-2", "src/y");
                 long after = b.durable.journal().lastSeq();
                 assertThat(after).isGreaterThan(end);
-                Await.until("polls refused", WAIT, () -> {
-                    String m = metrics(follower);
-                    return m.contains("synapse_federation_peers_file_invalid_total 1")
-                            && !m.contains("synapse_federation_peers_file_refusals_total 0");
-                });
+                Await.until("polls refused", WAIT, () -> source.refusedOperations() > refusedBefore);
                 Thread.sleep(2500); // more poll intervals: none may read past the cursor while the file is invalid
                 PeerView kept = follower.federation.fold().peer("hub-b");
                 assertThat(kept.cursor()).as("cursor kept").isEqualTo(end);

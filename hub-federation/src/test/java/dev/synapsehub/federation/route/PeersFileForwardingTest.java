@@ -6,7 +6,9 @@ import dev.synapsehub.client.tls.TestCertificates;
 import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.federation.FederationSettings;
 import dev.synapsehub.federation.follow.WatchSettings;
+import dev.synapsehub.federation.testing.Await;
 import dev.synapsehub.federation.testing.FedHub;
+import dev.synapsehub.federation.trust.PeersFile;
 import dev.synapsehub.federation.testing.Http;
 import dev.synapsehub.federation.testing.Pki;
 import dev.synapsehub.federation.testing.TrustFiles;
@@ -19,6 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -79,17 +82,17 @@ class PeersFileForwardingTest {
                 .isEqualTo("claim_granted");
 
         // a valid edit: another pin for the same URI; the warm link must not go on with the old one
-        replace(peers, claimRoute(TestCertificates.selfSigned("impostor").pin().text()));
+        edit(a, peers, claimRoute(TestCertificates.selfSigned("impostor").pin().text()), true);
         ObjectNode wrongPin = FedHub.claim(a1, "proj/a1", "P-2");
         assertThat(wrongPin.path("type").asText()).as(wrongPin.toString()).isEqualTo("claim_denied");
         assertThat(wrongPin.path("ownership").asText()).isEqualTo("remote");
         assertThat(live(b, "P-2")).as("nothing reached the owner under a pin no longer in force").isEmpty();
-        replace(peers, good);
+        edit(a, peers, good, true);
         assertThat(FedHub.claim(a1, "proj/a1", "P-2").path("type").asText()).as("the right pin again")
                 .isEqualTo("claim_granted");
 
         // an edit that does not validate: refused in the transport-failure shape, never sent on the last good route
-        replace(peers, good.replace("\"version\":1", "\"version\":1,\"colour\":\"red\""));
+        edit(a, peers, good.replace("\"version\":1", "\"version\":1,\"colour\":\"red\""), false);
         ObjectNode refused = FedHub.claim(a1, "proj/a1", "P-3");
         assertThat(refused.path("type").asText()).as(refused.toString()).isEqualTo("claim_denied");
         assertThat(refused.path("ownership").asText()).isEqualTo("remote");
@@ -104,14 +107,79 @@ class PeersFileForwardingTest {
                 .contains("synapse_forwarded_claim_outcomes_total{owner=\"hub-b\",outcome=\"transport_failure\"} 3");
 
         // valid again, with the right pin: forwarded from the next claim on
-        replace(peers, good);
+        edit(a, peers, good, true);
         assertThat(FedHub.claim(a1, "proj/a1", "P-3").path("type").asText()).isEqualTo("claim_granted");
         assertThat(live(b, "P-3")).isPresent();
+    }
+
+    @Test
+    void theHubClosesThePeersFileWatcher() throws Exception {
+        Path peers = dir.resolve("a-peers.json");
+        replace(peers, claimRoute(b.certs.server().pin().text()));
+        FedHub a = new FedHub(aCerts, dir.resolve("a.db"), new FederationSettings(ServingTrust.none(),
+                WatchSettings.none(), new NamespaceOwners("hub-a", Map.of("proj", "hub-b")), ForwardSettings.none(),
+                null, FederationSettings.RelayPolicy.DEFAULT, ForwardSettings.none(), peers));
+        PeersFile source = (PeersFile) a.federation.routes();
+        assertThat(source.watching()).isTrue();
+        a.close();
+        assertThat(source.watching()).as("closed with the hub").isFalse();
+    }
+
+    /** A start that fails after the watchers started (here: the port is taken) leaves none of them running. */
+    @Test
+    void aFailedStartLeavesNoWatcherThread() throws Exception {
+        Path peers = dir.resolve("a-peers.json");
+        replace(peers, claimRoute(b.certs.server().pin().text()));
+        java.util.Set<Thread> before = watchers();
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+             dev.synapsehub.journal.DurableCoordination durable = dev.synapsehub.journal.DurableCoordination.open(
+                     dir.resolve("a.db"), dev.synapsehub.core.Clock.system(),
+                     dev.synapsehub.core.state.CoordinationState::new, dev.synapsehub.core.actor.ActorSettings.DEFAULTS)) {
+            dev.synapsehub.federation.FederationExtension federation = new dev.synapsehub.federation.FederationExtension(
+                    new FederationSettings(ServingTrust.none(), WatchSettings.none(),
+                            new NamespaceOwners("hub-a", Map.of("proj", "hub-b")), ForwardSettings.none(), null,
+                            FederationSettings.RelayPolicy.DEFAULT, ForwardSettings.none(), peers),
+                    durable.journal(), dev.synapsehub.federation.follow.SqliteMirror.open(dir.resolve("a.db")));
+            dev.synapsehub.net.HubServer server = new dev.synapsehub.net.HubServer(dev.synapsehub.net.HubConfig.builder()
+                    .host("127.0.0.1").port(taken.getLocalPort()).hubId("hub-a")
+                    .tls(new dev.synapsehub.net.tls.TlsFiles(aCerts.serverFiles().cert(), aCerts.serverFiles().key(), null))
+                    .build(), durable.actor(), dev.synapsehub.core.Clock.system(), durable.journal(),
+                    new dev.synapsehub.net.extension.HubExtensions(List.of(federation)));
+            org.assertj.core.api.Assertions.assertThatThrownBy(server::start).as("the port is taken");
+            PeersFile source = (PeersFile) federation.routes();
+            assertThat(source.watching()).as("the peers file's watcher").isFalse();
+            Await.until("no certificate or peers file watcher left by the failed start", Duration.ofSeconds(20),
+                    () -> before.containsAll(watchers()));
+        }
+    }
+
+    private static java.util.Set<Thread> watchers() {
+        java.util.Set<Thread> out = new java.util.HashSet<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.isAlive() && (t.getName().equals("synapse-tls-certificate-watch")
+                    || t.getName().equals("synapse-federation-peers-watch"))) {
+                out.add(t);
+            }
+        }
+        return out;
     }
 
     private String claimRoute(String pin) {
         return "{\"version\":1,\"claim\":[{\"hub_id\":\"hub-b\",\"uri\":\"" + b.uri() + "\",\"pin\":\"" + pin
                 + "\"}]}";
+    }
+
+    /**
+     * Moves {@code text} into place and waits for the hub's check of the file to find it (about a
+     * second: the check runs on a thread of its own, peer operations only read what it found).
+     */
+    private static void edit(FedHub hub, Path file, String text, boolean valid) throws Exception {
+        PeersFile source = (PeersFile) hub.federation.routes();
+        long loaded = source.loadedEdits();
+        long invalid = source.invalidEdits();
+        replace(file, text);
+        Await.until("the peers file's check finds the edit", Duration.ofSeconds(20),
+                () -> valid ? source.loadedEdits() > loaded : source.invalidEdits() > invalid);
     }
 
     /** Writes {@code text} beside {@code file} and moves it into place, as an operator would. */

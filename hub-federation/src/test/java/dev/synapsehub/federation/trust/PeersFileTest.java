@@ -9,12 +9,16 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
+import java.time.Duration;
+import java.util.concurrent.CopyOnWriteArrayList;
+import dev.synapsehub.federation.testing.Await;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The peers file is loaded strictly: each refusal names the file, the field and the fix. */
 class PeersFileTest {
+    static final long HOUR = 3_600_000;
     static final String PIN = TestCertificates.selfSigned("b").pin().text();
     @TempDir
     Path dir;
@@ -83,17 +87,63 @@ class PeersFileTest {
     @Test
     void aChmodIsNoticedAndRefusesUntilFixedLoggingOncePerChange() throws Exception {
         Path f = write("{\"version\":1,\"claim\":[{\"hub_id\":\"hub-b\",\"uri\":\"ws://127.0.0.1:1/\"}]}");
-        List<String> log = new ArrayList<>();
+        List<String> log = new CopyOnWriteArrayList<>();
+        try (PeersFile peers = PeersFile.watching(f, false, log::add, HOUR)) {
+            assertThat(peers.current().claim()).containsKey("hub-b");
+            Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rw-r--r--")); // mode only: same size, mtime
+            peers.checkNow();
+            assertThatThrownBy(peers::current).hasMessageContaining("accessible by other users");
+            peers.checkNow(); // no change since: not logged or counted again
+            assertThatThrownBy(peers::current).hasMessageContaining("does not validate");
+            assertThat(log).hasSize(1);
+            assertThat(peers.refusedOperations()).isEqualTo(2);
+            assertThat(peers.invalidEdits()).isEqualTo(1);
+            Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rw-------"));
+            peers.checkNow();
+            assertThat(peers.current().claim()).containsKey("hub-b");
+            assertThat(log).hasSize(2).last().asString().contains("validates again");
+        }
+    }
+
+    /**
+     * Peer operations run on event loops, which must never block on a disk: {@code current()}
+     * answers what the last check found and never reads the file itself; the check does.
+     */
+    @Test
+    void currentAnswersTheLastCheckWithoutReadingTheFile() throws Exception {
+        Path f = write("{\"version\":1,\"claim\":[{\"hub_id\":\"hub-b\",\"uri\":\"ws://127.0.0.1:1/\"}]}");
+        try (PeersFile peers = PeersFile.watching(f, false, m -> { }, HOUR)) {
+            TestCertificates.writePrivate(f, "{\"version\":2}");
+            assertThat(peers.current().claim()).as("not checked yet: the routes the last check found")
+                    .containsKey("hub-b");
+            assertThat(peers.invalidEdits()).isZero();
+            peers.checkNow();
+            assertThatThrownBy(peers::current).as("checked: refused, never the old routes")
+                    .hasMessageContaining("field version is 2");
+            assertThatThrownBy(peers::current).hasMessageContaining("does not validate");
+        }
+    }
+
+    @Test
+    void theWatcherThreadChecksTheFileOnItsOwnAndStopsWhenClosed() throws Exception {
+        Path f = write("{\"version\":1,\"claim\":[{\"hub_id\":\"hub-b\",\"uri\":\"ws://127.0.0.1:1/\"}]}");
+        List<String> log = new CopyOnWriteArrayList<>();
         PeersFile peers = PeersFile.watching(f, false, log::add);
-        assertThat(peers.current().claim()).containsKey("hub-b");
-        Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rw-r--r--")); // mode only: same size and mtime
-        assertThatThrownBy(peers::current).hasMessageContaining("accessible by other users");
-        assertThatThrownBy(peers::current).hasMessageContaining("does not validate");
-        assertThat(log).hasSize(1);
-        assertThat(peers.refusedOperations()).isEqualTo(2);
-        assertThat(peers.invalidEdits()).isEqualTo(1);
-        Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rw-------"));
-        assertThat(peers.current().claim()).containsKey("hub-b");
-        assertThat(log).hasSize(2).last().asString().contains("validates again");
+        try {
+            assertThat(peers.watching()).isTrue();
+            TestCertificates.writePrivate(f, "{\"version\":1,\"colour\":\"red\"}");
+            Await.until("the watcher notices the invalid edit", Duration.ofSeconds(20), () -> peers.invalidEdits() == 1);
+            assertThatThrownBy(peers::current).hasMessageContaining("unknown fields: colour");
+            TestCertificates.writePrivate(f, "{\"version\":1,\"relay\":[{\"hub_id\":\"hub-c\",\"uri\":\"ws://127.0.0.1:2/\"}]}");
+            Await.until("the watcher loads the fixed file", Duration.ofSeconds(20), () -> peers.loadedEdits() == 1);
+            assertThat(peers.current().relay()).containsOnlyKeys("hub-c");
+            assertThat(peers.current().claim()).isEmpty();
+            assertThat(log).hasSize(2);
+        } finally {
+            peers.close();
+        }
+        assertThat(peers.watching()).isFalse();
+        Await.until("no watcher thread left", Duration.ofSeconds(20), () -> Thread.getAllStackTraces().keySet().stream()
+                .noneMatch(t -> t.getName().equals("synapse-federation-peers-watch")));
     }
 }

@@ -16,6 +16,19 @@ public record FileStamp(long size, long modified, Object key) {
     /** The stamp of a file that is not configured at all. */
     public static final FileStamp NONE = new FileStamp(-2, -2, null);
 
+    /**
+     * {@code p}'s target as it is now, every link on the way followed: what a reader of {@code p}
+     * gets (a Kubernetes secret mount rotates by swapping a {@code ..data} link, not the file).
+     */
+    public static FileStamp followed(Path p) {
+        try {
+            BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);
+            return new FileStamp(a.size(), a.lastModifiedTime().toMillis(), a.fileKey());
+        } catch (IOException e) {
+            return MISSING;
+        }
+    }
+
     /** {@code p} as it is now, without following a link at the end. */
     public static FileStamp of(Path p) {
         try {

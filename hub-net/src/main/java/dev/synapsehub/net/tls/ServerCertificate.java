@@ -6,7 +6,6 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Executors;
@@ -16,8 +15,9 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * This hub's server certificate and key ({@code --tls-certfile}, {@code --tls-keyfile}), re-read
- * when either file changes (size, modification time, file key, change time; checked once a
- * second on a thread of its own, never on an event loop), so new handshakes present the new pair
+ * when either file changes (real path, and the followed target's size, modification time, file
+ * key and change time, so a swapped symlink counts; checked once a second on a thread of its own,
+ * never on an event loop), so new handshakes present the new pair
  * without a restart; connections already open keep theirs.
  *
  * <p>A changed pair that does not load keeps the last pair that did, with a WARN once per change
@@ -88,17 +88,32 @@ public final class ServerCertificate implements AutoCloseable {
     }
 
     /**
-     * Both files' size, modification time and file key, and their change time: a rewrite with its
-     * modification time set back still changes the change time.
+     * Per file: the path as named (not followed), the real path it resolves to and the followed
+     * target's size, modification time, file key and change time. A rewrite with its modification
+     * time set back still changes the change time; a swapped link anywhere on the path (a
+     * Kubernetes secret mount's {@code ..data}) changes the real path or the target's stamp. The
+     * server certificate is this hub's identity, not a secret the hub trusts, so links are followed
+     * here (a client identity, {@code SecureFile}, still refuses them).
      */
     private List<Object> stamps() {
-        return List.of(FileStamp.of(files.certFile()), FileStamp.of(files.keyFile()), changed(files.certFile()),
-                changed(files.keyFile()));
+        return List.of(stamp(files.certFile()), stamp(files.keyFile()));
+    }
+
+    private static List<Object> stamp(Path file) {
+        return List.of(FileStamp.of(file), realPath(file), FileStamp.followed(file), changed(file));
+    }
+
+    private static String realPath(Path file) {
+        try {
+            return file.toRealPath().toString();
+        } catch (IOException e) {
+            return "";
+        }
     }
 
     private static String changed(Path file) {
         try {
-            return String.valueOf(Files.getAttribute(file, "unix:ctime", LinkOption.NOFOLLOW_LINKS));
+            return String.valueOf(Files.getAttribute(file, "unix:ctime"));
         } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
             return "";
         }

@@ -26,11 +26,13 @@ public final class ServerTls {
      * when a client CA is configured, and verified against that file as it is at each
      * handshake ({@link ClientCaTrust}).
      *
-     * @throws IllegalArgumentException naming the file and the fix when one cannot be used
+     * @throws IllegalArgumentException naming the file and the fix when one cannot be used, or the
+     *                                  key is not the certificate's
      */
     public static SslContext context(TlsFiles files) {
         readable(files.certFile(), "--tls-certfile");
         readable(files.keyFile(), "--tls-keyfile");
+        SslContext built;
         try {
             SslContextBuilder b = SslContextBuilder.forServer(files.certFile().toFile(), files.keyFile().toFile())
                     .sslProvider(SslProvider.JDK)
@@ -39,11 +41,14 @@ public final class ServerTls {
                 readable(files.clientCaFile(), "client CA");
                 b.trustManager(ClientCaTrust.watching(files.clientCaFile())).clientAuth(ClientAuth.OPTIONAL);
             }
-            return b.build();
+            built = b.build();
         } catch (Exception e) {
             throw new IllegalArgumentException("cannot serve native WSS: "
                     + PemFiles.explainFailure(e, files.certFile(), files.keyFile()), e);
         }
+        // the TLS library loads a key that is not the certificate's, and every handshake then fails
+        KeyPairMatch.check(files.certFile(), files.keyFile());
+        return built;
     }
 
     private static void readable(Path p, String what) {

@@ -267,6 +267,33 @@ class NativeTlsTest {
         assertThat(server.context().registry().session("proj/agent").peerCertificate()).isNull();
     }
 
+    /** Material handed to a setting without a client certificate of its own is not presented (contract: only to pinned peers). */
+    @Test
+    void keyMaterialIsPresentedOnlyByASettingWithAClientCertificateAndAPin() throws Exception {
+        TestCertificates.Identity serverCert = TestCertificates.selfSigned("hub");
+        TestCertificates.Authority ca = TestCertificates.authority("fed-client-ca");
+        Path caFile = ca.writeCertificate(dir, "ca");
+        HubServer server = hub(serverFiles(serverCert).withClientCa(caFile));
+        TestCertificates.PemPair aFiles = ca.issue("hub-a").write(dir, "client");
+        dev.synapsehub.client.tls.ClientKeyMaterial material = new dev.synapsehub.client.tls.ClientKeyMaterial(
+                Files.readAllBytes(aFiles.cert()), Files.readAllBytes(aFiles.key()));
+        URI uri = URI.create("wss://127.0.0.1:" + server.boundPort() + "/");
+
+        HubClient bare = HubClient.connect(uri, WAIT, ClientTls.pinned(serverCert.pin()), false, material);
+        open.add(bare);
+        bare.awaitType("welcome", WAIT);
+        bind(bare, "proj/bare");
+        assertThat(awaitPeerCertificate(server, "proj/bare")).as("pinned, but no client certificate of its own")
+                .isNull();
+
+        HubClient peer = HubClient.connect(uri, WAIT, ClientTls.pinned(serverCert.pin())
+                .withClientCertificate(aFiles.cert(), aFiles.key()), false, material);
+        open.add(peer);
+        peer.awaitType("welcome", WAIT);
+        bind(peer, "hub-a");
+        assertThat(awaitPeerCertificate(server, "hub-a")).as("a pin and a client certificate: presented").isNotNull();
+    }
+
     @Test
     void aClientCertificateFromAnotherCaIsNeverTakenAsThePeersIdentity() throws Exception {
         TestCertificates.Identity serverCert = TestCertificates.selfSigned("hub");
