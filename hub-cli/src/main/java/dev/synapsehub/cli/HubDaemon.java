@@ -168,7 +168,8 @@ final class HubDaemon implements AutoCloseable {
         int port;
         try {
             port = server.start();
-        } catch (InterruptedException | RuntimeException e) {
+        } catch (Exception e) { // Netty throws a BindException it does not declare: close everything for it too
+
             server.close();
             if (control != null) {
                 control.close();
