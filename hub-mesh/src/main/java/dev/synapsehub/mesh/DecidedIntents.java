@@ -27,10 +27,12 @@ import java.util.TreeMap;
  * still holds (its applied index when none); the leader writes it into the decision. So an id
  * whose record index is at or below its origin's highest reported hold can never be replayed
  * again. The newest {@link #CAPACITY} ids are kept in any case (the window); an older one is
- * forgotten only once its origin's hold has passed it, and kept (pinned) until then.
+ * forgotten only once its origin's hold has passed it, and kept (pinned) until then. An origin
+ * that never reported a hold (an older version) has its ids forgotten past the window.
  *
  * <p>The bound. Pinned ids are at most {@link #PINNED_LIMIT} (an origin whose queue never
- * drains while others write); beyond it the oldest is forgotten all the same, counted and
+ * drains while others write); beyond it the oldest of the origin keeping the most is forgotten
+ * all the same, counted and
  * logged, and its origin's forgotten mark rises to its index: a later write of that origin
  * whose hand-over base is below the mark may be that id, so it is refused
  * ({@link #mayHaveForgotten}) instead of being decided a second time.
@@ -200,13 +202,18 @@ final class DecidedIntents {
         }
     }
 
-    /** True while the id's origin may still replay it; ids of unknown origin are not kept past the window. */
+    /**
+     * True while the id's origin may still replay it. Ids of unknown origin, and of an origin that
+     * never reported a hold (a node of an older version), are not kept past the window, as before
+     * holds existed: nothing would ever release them, so they would fill the pinned slots and push
+     * out the ids of origins that do report.
+     */
     private boolean replayable(Remembered r) {
         if (UNKNOWN_ORIGIN.equals(r.origin())) {
             return false;
         }
         Long hold = holds.get(r.origin());
-        return hold == null || r.index() > hold;
+        return hold != null && r.index() > hold;
     }
 
     private void pin(Remembered r) {
@@ -228,11 +235,16 @@ final class DecidedIntents {
         }
     }
 
-    /** At the bound: the oldest pinned id goes, and its origin's later writes below it are refused. */
+    /**
+     * At the bound: the oldest pinned id of the origin that keeps the most goes (ties: the origin
+     * whose oldest is oldest, then by name), so one origin whose queue never drains forgets its
+     * own ids rather than push out the others'. Its origin's later writes below it are refused.
+     */
     private void forceOutOldest() {
         ArrayDeque<Remembered> oldest = null;
-        for (ArrayDeque<Remembered> of : pinnedByOrigin.values()) {
-            if (oldest == null || of.peekFirst().index() < oldest.peekFirst().index()) {
+        for (ArrayDeque<Remembered> of : pinnedByOrigin.values()) { // by origin name: the same choice on every node
+            if (oldest == null || of.size() > oldest.size()
+                    || (of.size() == oldest.size() && of.peekFirst().index() < oldest.peekFirst().index())) {
                 oldest = of;
             }
         }
@@ -286,6 +298,9 @@ final class DecidedIntents {
      * with a record index above {@code base}.
      */
     boolean mayHaveForgotten(String origin, long base) {
+        if (!holds.containsKey(origin)) {
+            return false; // never reported a hold: its ids are never pinned, so never forced out
+        }
         Long mark = forgotten.get(origin);
         return mark != null && mark > base;
     }
