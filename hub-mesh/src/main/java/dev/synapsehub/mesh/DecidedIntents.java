@@ -58,15 +58,24 @@ final class DecidedIntents {
      *
      * @param origin the node that took the write ({@link #UNKNOWN_ORIGIN} when not known)
      * @param index the log index of the record that committed it (0 when not known)
+     * @param position its decision's place in that record's batch (0 when not known): ids of one
+     *     record are ordered by it, so every node orders, evicts and snapshots them alike
      * @param pinned true once past the window, kept for its origin
      */
-    record Remembered(String intentId, String origin, long index, boolean pinned, Decided decided) {
+    record Remembered(String intentId, String origin, long index, int position, boolean pinned, Decided decided) {
+        /** Log order: record index, then place in the batch (the id only for hand-made ties). */
+        static final Comparator<Remembered> LOG_ORDER = Comparator.comparingLong(Remembered::index)
+                .thenComparingInt(Remembered::position).thenComparing(Remembered::intentId);
+
+        Remembered as(boolean nowPinned) {
+            return new Remembered(intentId, origin, index, position, nowPinned, decided);
+        }
     }
 
     /**
      * All a snapshot carries of it.
      *
-     * @param remembered the ids, pinned ones first (by index), then the window oldest first
+     * @param remembered the ids, pinned ones first (in log order), then the window oldest first
      * @param holds per origin, the highest hold it reported
      * @param forgotten per origin, the highest record index of an id forgotten while pinned
      */
@@ -82,7 +91,7 @@ final class DecidedIntents {
         /** Ids of unknown origin and index, oldest first (what a format-2 snapshot holds). */
         static Memory unplaced(Map<String, Decided> decided) {
             List<Remembered> out = new ArrayList<>();
-            decided.forEach((id, d) -> out.add(new Remembered(id, UNKNOWN_ORIGIN, 0, false, d)));
+            decided.forEach((id, d) -> out.add(new Remembered(id, UNKNOWN_ORIGIN, 0, 0, false, d)));
             return new Memory(out, Map.of(), Map.of());
         }
 
@@ -99,7 +108,7 @@ final class DecidedIntents {
     private int pinnedLimit;
     private final LinkedHashMap<String, Remembered> window = new LinkedHashMap<>();
     private final Map<String, Remembered> pinned = new HashMap<>();
-    /** The pinned ids of each origin, by rising index (they leave the window in log order). */
+    /** The pinned ids of each origin, in log order (they leave the window in it). */
     private final Map<String, ArrayDeque<Remembered>> pinnedByOrigin = new TreeMap<>();
     private final Map<String, Long> holds = new HashMap<>();
     private final Map<String, Long> forgotten = new HashMap<>();
@@ -145,7 +154,7 @@ final class DecidedIntents {
         for (int i = 0; i < batch.decisions().size(); i++) {
             ReplicatedBatch.Decision d = batch.decisions().get(i);
             if (d.intentId() != null) {
-                add(new Remembered(d.intentId(), d.originNodeId(), index, false,
+                add(new Remembered(d.intentId(), d.originNodeId(), index, i, false,
                         new Decided(d.reply(), d.storedResponse(), batch.committedOf(i))));
             }
         }
@@ -154,7 +163,7 @@ final class DecidedIntents {
 
     /** Remembers one decision of unknown origin and index (as a format-2 snapshot restores it). */
     void remember(String intentId, Decided d) {
-        add(new Remembered(intentId, UNKNOWN_ORIGIN, 0, false, d));
+        add(new Remembered(intentId, UNKNOWN_ORIGIN, 0, 0, false, d));
         trim();
     }
 
@@ -175,7 +184,7 @@ final class DecidedIntents {
 
     private void add(Remembered r) {
         forget(r.intentId());
-        window.put(r.intentId(), new Remembered(r.intentId(), r.origin(), r.index(), false, r.decided()));
+        window.put(r.intentId(), r.as(false));
     }
 
     private void forget(String intentId) {
@@ -220,14 +229,14 @@ final class DecidedIntents {
         while (pinned.size() >= pinnedLimit) {
             forceOutOldest();
         }
-        Remembered p = new Remembered(r.intentId(), r.origin(), r.index(), true, r.decided());
+        Remembered p = r.as(true);
         pinned.put(p.intentId(), p);
         ArrayDeque<Remembered> of = pinnedByOrigin.computeIfAbsent(p.origin(), o -> new ArrayDeque<>());
-        if (!of.isEmpty() && of.peekLast().index() > p.index()) {
+        if (!of.isEmpty() && Remembered.LOG_ORDER.compare(of.peekLast(), p) > 0) {
             // out of log order (never from records; a hand-made snapshot): keep each origin's queue sorted
             List<Remembered> sorted = new ArrayList<>(of);
             sorted.add(p);
-            sorted.sort(Comparator.comparingLong(Remembered::index));
+            sorted.sort(Remembered.LOG_ORDER);
             of.clear();
             of.addAll(sorted);
         } else {
@@ -308,7 +317,7 @@ final class DecidedIntents {
     /** Everything, as a snapshot carries it. */
     Memory memory() {
         List<Remembered> out = new ArrayList<>(pinned.values());
-        out.sort(Comparator.comparingLong(Remembered::index));
+        out.sort(Remembered.LOG_ORDER); // not hash order: the same memory, the same snapshot bytes
         out.addAll(window.values());
         return new Memory(out, holds, forgotten);
     }
