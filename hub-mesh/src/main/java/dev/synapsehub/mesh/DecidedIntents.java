@@ -27,10 +27,12 @@ import java.util.TreeMap;
  * still holds (its applied index when none); the leader writes it into the decision. So an id
  * whose record index is at or below its origin's highest reported hold can never be replayed
  * again. The newest {@link #CAPACITY} ids are kept in any case (the window); an older one is
- * forgotten only once its origin's hold has passed it, and kept (pinned) until then.
+ * forgotten only once its origin's hold has passed it, and kept (pinned) until then. An origin
+ * that never reported a hold (an older version) has its ids forgotten past the window.
  *
  * <p>The bound. Pinned ids are at most {@link #PINNED_LIMIT} (an origin whose queue never
- * drains while others write); beyond it the oldest is forgotten all the same, counted and
+ * drains while others write); beyond it the oldest of the origin keeping the most is forgotten
+ * all the same, counted and
  * logged, and its origin's forgotten mark rises to its index: a later write of that origin
  * whose hand-over base is below the mark may be that id, so it is refused
  * ({@link #mayHaveForgotten}) instead of being decided a second time.
@@ -56,15 +58,24 @@ final class DecidedIntents {
      *
      * @param origin the node that took the write ({@link #UNKNOWN_ORIGIN} when not known)
      * @param index the log index of the record that committed it (0 when not known)
+     * @param position its decision's place in that record's batch (0 when not known): ids of one
+     *     record are ordered by it, so every node orders, evicts and snapshots them alike
      * @param pinned true once past the window, kept for its origin
      */
-    record Remembered(String intentId, String origin, long index, boolean pinned, Decided decided) {
+    record Remembered(String intentId, String origin, long index, int position, boolean pinned, Decided decided) {
+        /** Log order: record index, then place in the batch (the id only for hand-made ties). */
+        static final Comparator<Remembered> LOG_ORDER = Comparator.comparingLong(Remembered::index)
+                .thenComparingInt(Remembered::position).thenComparing(Remembered::intentId);
+
+        Remembered as(boolean nowPinned) {
+            return new Remembered(intentId, origin, index, position, nowPinned, decided);
+        }
     }
 
     /**
      * All a snapshot carries of it.
      *
-     * @param remembered the ids, pinned ones first (by index), then the window oldest first
+     * @param remembered the ids, pinned ones first (in log order), then the window oldest first
      * @param holds per origin, the highest hold it reported
      * @param forgotten per origin, the highest record index of an id forgotten while pinned
      */
@@ -80,7 +91,7 @@ final class DecidedIntents {
         /** Ids of unknown origin and index, oldest first (what a format-2 snapshot holds). */
         static Memory unplaced(Map<String, Decided> decided) {
             List<Remembered> out = new ArrayList<>();
-            decided.forEach((id, d) -> out.add(new Remembered(id, UNKNOWN_ORIGIN, 0, false, d)));
+            decided.forEach((id, d) -> out.add(new Remembered(id, UNKNOWN_ORIGIN, 0, 0, false, d)));
             return new Memory(out, Map.of(), Map.of());
         }
 
@@ -97,7 +108,7 @@ final class DecidedIntents {
     private int pinnedLimit;
     private final LinkedHashMap<String, Remembered> window = new LinkedHashMap<>();
     private final Map<String, Remembered> pinned = new HashMap<>();
-    /** The pinned ids of each origin, by rising index (they leave the window in log order). */
+    /** The pinned ids of each origin, in log order (they leave the window in it). */
     private final Map<String, ArrayDeque<Remembered>> pinnedByOrigin = new TreeMap<>();
     private final Map<String, Long> holds = new HashMap<>();
     private final Map<String, Long> forgotten = new HashMap<>();
@@ -143,7 +154,7 @@ final class DecidedIntents {
         for (int i = 0; i < batch.decisions().size(); i++) {
             ReplicatedBatch.Decision d = batch.decisions().get(i);
             if (d.intentId() != null) {
-                add(new Remembered(d.intentId(), d.originNodeId(), index, false,
+                add(new Remembered(d.intentId(), d.originNodeId(), index, i, false,
                         new Decided(d.reply(), d.storedResponse(), batch.committedOf(i))));
             }
         }
@@ -152,7 +163,7 @@ final class DecidedIntents {
 
     /** Remembers one decision of unknown origin and index (as a format-2 snapshot restores it). */
     void remember(String intentId, Decided d) {
-        add(new Remembered(intentId, UNKNOWN_ORIGIN, 0, false, d));
+        add(new Remembered(intentId, UNKNOWN_ORIGIN, 0, 0, false, d));
         trim();
     }
 
@@ -173,7 +184,7 @@ final class DecidedIntents {
 
     private void add(Remembered r) {
         forget(r.intentId());
-        window.put(r.intentId(), new Remembered(r.intentId(), r.origin(), r.index(), false, r.decided()));
+        window.put(r.intentId(), r.as(false));
     }
 
     private void forget(String intentId) {
@@ -200,27 +211,32 @@ final class DecidedIntents {
         }
     }
 
-    /** True while the id's origin may still replay it; ids of unknown origin are not kept past the window. */
+    /**
+     * True while the id's origin may still replay it. Ids of unknown origin, and of an origin that
+     * never reported a hold (a node of an older version), are not kept past the window, as before
+     * holds existed: nothing would ever release them, so they would fill the pinned slots and push
+     * out the ids of origins that do report.
+     */
     private boolean replayable(Remembered r) {
         if (UNKNOWN_ORIGIN.equals(r.origin())) {
             return false;
         }
         Long hold = holds.get(r.origin());
-        return hold == null || r.index() > hold;
+        return hold != null && r.index() > hold;
     }
 
     private void pin(Remembered r) {
         while (pinned.size() >= pinnedLimit) {
             forceOutOldest();
         }
-        Remembered p = new Remembered(r.intentId(), r.origin(), r.index(), true, r.decided());
+        Remembered p = r.as(true);
         pinned.put(p.intentId(), p);
         ArrayDeque<Remembered> of = pinnedByOrigin.computeIfAbsent(p.origin(), o -> new ArrayDeque<>());
-        if (!of.isEmpty() && of.peekLast().index() > p.index()) {
+        if (!of.isEmpty() && Remembered.LOG_ORDER.compare(of.peekLast(), p) > 0) {
             // out of log order (never from records; a hand-made snapshot): keep each origin's queue sorted
             List<Remembered> sorted = new ArrayList<>(of);
             sorted.add(p);
-            sorted.sort(Comparator.comparingLong(Remembered::index));
+            sorted.sort(Remembered.LOG_ORDER);
             of.clear();
             of.addAll(sorted);
         } else {
@@ -228,11 +244,16 @@ final class DecidedIntents {
         }
     }
 
-    /** At the bound: the oldest pinned id goes, and its origin's later writes below it are refused. */
+    /**
+     * At the bound: the oldest pinned id of the origin that keeps the most goes (ties: the origin
+     * whose oldest is oldest, then by name), so one origin whose queue never drains forgets its
+     * own ids rather than push out the others'. Its origin's later writes below it are refused.
+     */
     private void forceOutOldest() {
         ArrayDeque<Remembered> oldest = null;
-        for (ArrayDeque<Remembered> of : pinnedByOrigin.values()) {
-            if (oldest == null || of.peekFirst().index() < oldest.peekFirst().index()) {
+        for (ArrayDeque<Remembered> of : pinnedByOrigin.values()) { // by origin name: the same choice on every node
+            if (oldest == null || of.size() > oldest.size()
+                    || (of.size() == oldest.size() && of.peekFirst().index() < oldest.peekFirst().index())) {
                 oldest = of;
             }
         }
@@ -286,6 +307,9 @@ final class DecidedIntents {
      * with a record index above {@code base}.
      */
     boolean mayHaveForgotten(String origin, long base) {
+        if (!holds.containsKey(origin)) {
+            return false; // never reported a hold: its ids are never pinned, so never forced out
+        }
         Long mark = forgotten.get(origin);
         return mark != null && mark > base;
     }
@@ -293,7 +317,7 @@ final class DecidedIntents {
     /** Everything, as a snapshot carries it. */
     Memory memory() {
         List<Remembered> out = new ArrayList<>(pinned.values());
-        out.sort(Comparator.comparingLong(Remembered::index));
+        out.sort(Remembered.LOG_ORDER); // not hash order: the same memory, the same snapshot bytes
         out.addAll(window.values());
         return new Memory(out, holds, forgotten);
     }

@@ -813,6 +813,7 @@ public final class MeshNode implements AutoCloseable {
             try {
                 edge.pinsEnded(ended);
             } catch (RuntimeException e) {
+                edgeEffectFailures.incrementAndGet();
                 LOG.log(System.Logger.Level.ERROR, "cannot end here the identity pins an installed snapshot ended",
                         LogRedactor.safe(e));
             }

@@ -28,7 +28,8 @@ import java.util.zip.CRC32C;
  * The bytes of a mesh snapshot file: magic {@code SYNMSNAP}, format, the Raft position it
  * covers (term, index), the highest origin seq seen per node, the decided intents (format 2:
  * what a leader answers a write whose intent id committed already; format 3 adds each id's
- * origin, record index and whether it is pinned past the window, every origin's hold and
+ * origin, record index, place in its record's batch and whether it is pinned past the window,
+ * every origin's hold and
  * forgotten mark: what decides which ids may be forgotten), then the coordination state as
  * hub-journal's {@link SnapshotCodec} body, and a CRC-32C of everything before it. Reading is
  * strict: anything that does not check out is a {@link CorruptSnapshotException}.
@@ -44,7 +45,8 @@ record MeshSnapshotFile(long term, long index, double createdAt, Map<String, Lon
                         DecidedIntents.Memory memory) {
     private static final byte[] MAGIC = "SYNMSNAP".getBytes(StandardCharsets.US_ASCII);
     /**
-     * Format 3 adds each id's origin, index and pin, and the origins' holds and forgotten marks;
+     * Format 3 adds each id's origin, index, place in its batch and pin, and the origins' holds
+     * and forgotten marks;
      * format 2 files are read with ids of unknown origin (forgotten past the window, as before),
      * format 1 files with none.
      */
@@ -90,6 +92,7 @@ record MeshSnapshotFile(long term, long index, double createdAt, Map<String, Lon
                 out.writeUTF(r.intentId());
                 out.writeUTF(r.origin());
                 out.writeLong(r.index());
+                out.writeInt(r.position());
                 out.writeBoolean(r.pinned());
                 byte[] decided = MeshJson.bytes(decidedJson(r.decided()));
                 out.writeInt(decided.length);
@@ -149,13 +152,15 @@ record MeshSnapshotFile(long term, long index, double createdAt, Map<String, Lon
                     String id = in.readUTF();
                     String origin = DecidedIntents.UNKNOWN_ORIGIN;
                     long at = 0;
+                    int position = 0;
                     boolean pinned = false;
                     if (format >= 3) {
                         origin = in.readUTF();
                         at = in.readLong();
+                        position = in.readInt();
                         pinned = in.readBoolean();
-                        if (at < 0) {
-                            throw new CorruptSnapshotException("intent " + i + " has a negative index");
+                        if (at < 0 || position < 0) {
+                            throw new CorruptSnapshotException("intent " + i + " has a negative index or position");
                         }
                     }
                     int size = in.readInt();
@@ -163,7 +168,7 @@ record MeshSnapshotFile(long term, long index, double createdAt, Map<String, Lon
                         throw new CorruptSnapshotException("intent " + i + " runs past the end of the file");
                     }
                     try {
-                        remembered.add(new DecidedIntents.Remembered(id, origin, at, pinned,
+                        remembered.add(new DecidedIntents.Remembered(id, origin, at, position, pinned,
                                 decided(MeshJson.tree(in.readNBytes(size)))));
                     } catch (IllegalArgumentException e) {
                         throw new CorruptSnapshotException("unreadable decided intent " + i + ": " + e.getMessage(), e);

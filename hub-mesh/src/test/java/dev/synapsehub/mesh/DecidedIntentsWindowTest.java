@@ -63,13 +63,45 @@ class DecidedIntentsWindowTest {
     }
 
     @Test
-    void withoutAHoldFromItsOriginAnIdIsKeptAndAnIdOfUnknownOriginIsForgottenAsBefore() {
+    void anIdOfAnOriginThatNeverReportedAHoldOrOfUnknownOriginIsForgottenPastTheWindowAsBefore() {
         DecidedIntents d = new DecidedIntents(2, 100);
         d.record(5, record("old-node", "no-hold", -1)); // an origin of an older version reports no hold
         d.remember("from-a-format-2-snapshot", new DecidedIntents.Decided(REPLY, null, List.of()));
         fill(d, "n1", 6, 5);
-        assertThat(d.outcome("no-hold")).as("nothing says its origin stopped holding it").isNotNull();
+        assertThat(d.outcome("no-hold")).as("nothing would ever release it: not pinned").isNull();
         assertThat(d.outcome("from-a-format-2-snapshot")).isNull();
+        assertThat(d.pinnedCount()).isZero();
+    }
+
+    @Test
+    void anOlderVersionOriginsIdsNeitherFillThePinnedSlotsNorGetItsLaterWritesRefused() {
+        DecidedIntents d = new DecidedIntents(2, 3);
+        d.record(1, record("n2", "queued-on-n2", 0)); // n2 reports holds and still holds this one
+        for (int i = 2; i <= 40; i++) {
+            d.record(i, record("old-node", "old-" + i, -1)); // an older version: ids, no hold, no base
+        }
+        assertThat(d.outcome("queued-on-n2")).as("n2 may still replay it: not pushed out").isNotNull();
+        assertThat(d.forcedOut()).isZero();
+        assertThat(d.mayHaveForgotten("n2", 0)).isFalse();
+        assertThat(d.mayHaveForgotten("old-node", -1))
+                .as("an origin that never reported a hold is never refused for a base it cannot send").isFalse();
+        assertThat(d.outcome("old-2")).as("forgotten past the window, as before holds").isNull();
+        assertThat(d.outcome("old-40")).isNotNull();
+    }
+
+    @Test
+    void atThePinnedLimitTheOriginKeepingTheMostForgetsItsOwnOldestNotAnotherOrigins() {
+        DecidedIntents d = new DecidedIntents(2, 3);
+        d.record(1, record("n2", "queued-on-n2", 0)); // the oldest pinned id, of a node holding one write
+        for (int i = 2; i <= 4; i++) {
+            d.record(i, record("stuck", "stuck-" + i, 1)); // a node whose queue never drains
+        }
+        fill(d, "n1", 5, 2); // the window moves on: four ids pinned, one more than the limit
+        assertThat(d.forcedOut()).isEqualTo(1);
+        assertThat(d.outcome("queued-on-n2")).as("n2 keeps fewer: its id stays").isNotNull();
+        assertThat(d.outcome("stuck-2")).as("stuck keeps the most: its oldest goes").isNull();
+        assertThat(d.mayHaveForgotten("n2", 0)).isFalse();
+        assertThat(d.mayHaveForgotten("stuck", 1)).isTrue();
     }
 
     @Test
@@ -87,6 +119,40 @@ class DecidedIntentsWindowTest {
         assertThat(d.mayHaveForgotten("stuck", -1)).as("a base not known is refused too").isTrue();
         assertThat(d.mayHaveForgotten("stuck", 1)).as("handed over at index 1: its record comes after it").isFalse();
         assertThat(d.mayHaveForgotten("n1", 0)).as("other origins are not affected").isFalse();
+    }
+
+    @Test
+    void idsOfOneRecordKeepTheirBatchOrderSoAnAppliedAndARestoredNodeEvictTheSameAndWriteTheSameBytes()
+            throws Exception {
+        List<ReplicatedBatch.Decision> batch = new ArrayList<>();
+        List<String> inBatchOrder = new ArrayList<>();
+        for (int i = 0; i < 16; i++) {
+            String id = "stuck-" + (char) ('p' - i); // batch order unlike hash order
+            inBatchOrder.add(id);
+            batch.add(new ReplicatedBatch.Decision("stuck", null, REPLY, null, 0, id, 0));
+        }
+        DecidedIntents applied = new DecidedIntents(2, 16);
+        applied.record(1, new ReplicatedBatch(1, List.of(), batch)); // one record, sixteen ids
+        fill(applied, "n1", 2, 2); // all sixteen pinned: stuck still holds them
+        assertThat(applied.ids().subList(0, 16)).as("pinned ids in log order: index, then place in the batch")
+                .isEqualTo(inBatchOrder);
+
+        MeshSnapshotFile file = new MeshSnapshotFile(2, 3, 1000.0, Map.of(), new CoordinationState().image(),
+                applied.memory());
+        DecidedIntents restored = new DecidedIntents(2, 16);
+        restored.restore(MeshSnapshotFile.decode(file.encode()).memory());
+        assertThat(restored.ids()).isEqualTo(applied.ids());
+
+        for (DecidedIntents d : List.of(applied, restored)) {
+            d.record(4, record("stuck", "stuck-later", 0));
+            fill(d, "n1", 5, 2); // stuck-later is pinned past the limit: one of the record's ids goes
+        }
+        assertThat(applied.outcome(inBatchOrder.get(0))).as("the first of the batch is the oldest").isNull();
+        assertThat(restored.ids()).as("the restored node forgot the same id").isEqualTo(applied.ids());
+        assertThat(new MeshSnapshotFile(2, 6, 1000.0, Map.of(), new CoordinationState().image(), restored.memory())
+                .encode()).as("the same snapshot bytes")
+                .isEqualTo(new MeshSnapshotFile(2, 6, 1000.0, Map.of(), new CoordinationState().image(),
+                        applied.memory()).encode());
     }
 
     @Test

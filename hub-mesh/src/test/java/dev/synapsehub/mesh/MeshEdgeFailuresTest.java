@@ -2,6 +2,7 @@ package dev.synapsehub.mesh;
 
 import dev.synapsehub.core.actor.Mutation;
 import dev.synapsehub.core.actor.Outcome;
+import dev.synapsehub.core.command.IdentityPinCommand;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,6 +34,45 @@ class MeshEdgeFailuresTest {
         StringBuilder out = new StringBuilder();
         new MeshFace(node).appendMetrics(out);
         return out.toString();
+    }
+
+    /**
+     * A node cut off while an identity pin was reclaimed and the log compacted past it learns of
+     * the reclaim only from the leader's snapshot; an edge that cannot end that pin is counted.
+     */
+    @Test
+    void pinsAnInstalledSnapshotEndsThatTheEdgeCannotEndAreCountedOnMetrics() throws Exception {
+        cluster = TestCluster.partitionable(dir, 3, new MeshCompaction(8, 8 << 10));
+        MeshNode leader = cluster.awaitLeader();
+        MeshNode holder = cluster.follower(leader);
+        AgentKey ann = AgentKey.generate();
+        Outcome pinned = submit(leader, Mutation.of(new IdentityPinCommand.Pin("p/ann", ann.keyId, ann.publicKey)));
+        assertThat(pinned).isInstanceOf(Outcome.Decided.class);
+        TestCluster.await("the pin reached the holder's node", () -> holder.actor().committedPin("p/ann").isPresent());
+        long cutAt = holder.status().appliedIndex();
+        long installedBefore = holder.snapshotStatus().loadedIndex();
+        cluster.links().isolate(holder.nodeId());
+
+        Outcome reclaimed = submit(leader, Mutation.of(new IdentityPinCommand.Reclaim("ops/root", "p/ann", ann.keyId,
+                "laptop lost", true, false, false, false, "kid-root")));
+        assertThat(reclaimed).isInstanceOf(Outcome.Decided.class);
+        assertThat(leader.actor().committedPin("p/ann")).isEmpty();
+        for (int i = 0; i < 200 && leader.snapshotStatus().logStartIndex() <= cutAt + 1; i++) {
+            submit(leader, Mutation.of(claim("load", "L" + i)));
+        }
+        TestCluster.await("the leader compacted past the cut-off node",
+                () -> leader.snapshotStatus().logStartIndex() > cutAt + 1);
+
+        cluster.edge(holder.nodeId()).pinEndsFailing = true;
+        cluster.links().healAll();
+        long seq = leader.status().appliedSeq();
+        TestCluster.await("the cut-off node catches up", () -> holder.status().appliedSeq() >= seq);
+        assertThat(holder.snapshotStatus().loadedIndex()).as("it installed the leader's snapshot")
+                .isGreaterThan(Math.max(cutAt, installedBefore));
+        assertThat(holder.actor().committedPin("p/ann")).as("the reclaim reached it in the snapshot").isEmpty();
+        TestCluster.await("the pin end the edge refused is counted", () -> holder.edgeFailures().edgeEffects() == 1);
+        assertThat(holder.edgeFailures()).isEqualTo(new MeshNode.EdgeFailures(1, 0));
+        assertThat(metrics(holder)).contains("\nsynapse_mesh_edge_effect_failures_total 1\n");
     }
 
     @Test

@@ -103,6 +103,11 @@ final class TestCluster implements AutoCloseable {
         return new TestCluster(dir, size, wire, 0, MeshCompaction.DEFAULTS, id -> null, true, Serving.DEFAULTS);
     }
 
+    /** Nodes behind {@link RaftLinks}, compacting as {@code compaction} says. */
+    static TestCluster partitionable(Path dir, int size, MeshCompaction compaction) throws IOException {
+        return new TestCluster(dir, size, false, 0, compaction, id -> null, true, Serving.DEFAULTS);
+    }
+
     /** Wire nodes behind {@link RaftLinks}, serving as {@code serving} says and compacting as {@code compaction} says. */
     static TestCluster partitionable(Path dir, int size, MeshCompaction compaction, Serving serving) throws IOException {
         return new TestCluster(dir, size, true, 0, compaction, id -> null, true, serving);

@@ -20,6 +20,8 @@ final class TestEdge implements EdgeBinding {
     final List<JsonNode> reports = new CopyOnWriteArrayList<>();
     /** While set, publishing and applying another node's records fail as a broken edge would. */
     volatile boolean failing;
+    /** While set, ending the pins an installed snapshot ended fails as a broken edge would. */
+    volatile boolean pinEndsFailing;
 
     @Override
     public JsonNode describe(MutationContext context) {
@@ -59,6 +61,13 @@ final class TestEdge implements EdgeBinding {
     public void appliedRemote(List<JournaledEvent> committed) {
         if (failing) {
             throw new IllegalStateException("this edge cannot apply");
+        }
+    }
+
+    @Override
+    public void pinsEnded(List<String> names) {
+        if (pinEndsFailing) {
+            throw new IllegalStateException("this edge cannot end pins");
         }
     }
 

@@ -150,10 +150,11 @@ public final class InboundPipeline {
      * Ends on this node what events committed for another mesh node end on every node, whether
      * or not the decision is announced here (a node catching up applies history silently): an
      * applied identity-pin reclaim closes the name's socket and revokes its lease. Runs on the
-     * outbox thread, in order with this node's publications.
+     * outbox thread, in order with this node's publications; should that thread refuse it, on
+     * the calling thread (an eviction is never dropped: the old holder would keep a live lease).
      */
     public void appliedRemote(List<JournaledEvent> committed) {
-        hub.outbox().executor().execute(() -> {
+        hub.outbox().runInOrderOrHere(() -> {
             try {
                 for (JournaledEvent j : committed) {
                     if (j.event() instanceof IdentityPinReclaimEvent reclaim && reclaim.applied()) {
@@ -164,18 +165,19 @@ public final class InboundPipeline {
                 hub.metrics().faults.incrementAndGet();
                 LOG.warn("cannot end here what another node's committed events end", fault);
             }
-        });
+        }, "ending what another node's committed events end");
     }
 
     /**
      * Ends on this node identity pins a state replaced from a mesh snapshot no longer holds (a
      * reclaim this node never applied as a record): as for an applied reclaim, each name's socket
      * is closed and its ownership lease revoked. Runs on the outbox thread, in order with
-     * {@link #appliedRemote}.
+     * {@link #appliedRemote}; should that thread refuse it, on the calling thread (never dropped).
      */
     public void pinsEnded(List<String> names) {
-        hub.outbox().executor().execute(() -> {
-            for (String name : names) {
+        List<String> ended = List.copyOf(names);
+        hub.outbox().runInOrderOrHere(() -> {
+            for (String name : ended) {
                 try {
                     pinReclaim.evict(name);
                 } catch (RuntimeException fault) {
@@ -183,7 +185,7 @@ public final class InboundPipeline {
                     LOG.warn("cannot end here the identity pin of {} a snapshot ended", name, fault);
                 }
             }
-        });
+        }, "ending the identity pins a snapshot ended");
     }
 
     /** Open hub: the private {@code welcome} sent at connect, before any frame. */

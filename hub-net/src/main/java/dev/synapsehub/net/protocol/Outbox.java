@@ -98,6 +98,26 @@ public final class Outbox {
         offer(task, "a delivery change is dropped");
     }
 
+    /**
+     * Runs {@code task} on the outbox thread after everything handed to it before; should the
+     * thread refuse it (queue full, or stopping), runs it on the calling thread instead, so it
+     * is never dropped: for work that must happen even out of order (ending a reclaimed
+     * identity's socket and lease), which therefore may touch only thread-safe state. A refusal
+     * while running is counted and logged.
+     */
+    public void runInOrderOrHere(Runnable task, String what) {
+        try {
+            executor.execute(task);
+        } catch (RejectedExecutionException refused) {
+            if (!executor.isShuttingDown()) {
+                metrics.faults.incrementAndGet();
+                LOG.error("the outbox thread's queue is full ({} tasks); {} on the calling thread instead",
+                        queuedTasks(), what);
+            }
+            task.run();
+        }
+    }
+
     /** Tasks waiting for the outbox thread. */
     public int queuedTasks() {
         return executor instanceof SingleThreadEventExecutor single ? single.pendingTasks() : 0;
