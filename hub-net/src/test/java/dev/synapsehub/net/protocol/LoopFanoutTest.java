@@ -279,29 +279,29 @@ class LoopFanoutTest {
                 return true;
             }, s -> true, queued, nanos -> { }, now::get);
             Map<Session, AtomicInteger> flushes = new ConcurrentHashMap<>();
-            List<Session> members = timed.submit(() -> join(paced, 100, flushes)).get(10, TimeUnit.SECONDS);
+            List<Session> members = timed.submit(() -> join(paced, 40, flushes)).get(10, TimeUnit.SECONDS);
             Session requester = members.get(0);
             timed.submit(() -> paced.accept(frame("granted-1"), List.of())).get(10, TimeUnit.SECONDS);
             assertThat(asked).as("the first pass waits the linger").containsExactly(TimeUnit.MILLISECONDS.toNanos(5));
-            awaitDrained(timed, paced); // a pass of 100 visits: 100 ms on the fan-out's clock, ending at 100 ms
+            awaitDrained(timed, paced); // a pass of 40 visits: 40 ms on the fan-out's clock (under the cap), ending at 40 ms
 
             // the next cycle, 10 ms after the pass ended: the requester at once, the others after
             // the pause (the pass's length, from its end), not after the 5 ms linger
             List<String> otherAtOnce = timed.submit(() -> {
-                now.set(TimeUnit.MILLISECONDS.toNanos(110));
+                now.set(TimeUnit.MILLISECONDS.toNanos(50));
                 paced.accept(frame("granted-2"), List.of(requester));
                 paced.accept(frame("released-2"), List.of(requester));
-                return received(members.get(99));
+                return received(members.get(39));
             }).get(10, TimeUnit.SECONDS);
             assertThat(otherAtOnce).as("nothing of the second cycle yet").containsExactly("granted-1");
-            // the pause ends at 200 ms; the requester's own write took 1 ms of the clock (111 ms)
-            assertThat(asked).as("89 ms of the pause are left").last().isEqualTo(TimeUnit.MILLISECONDS.toNanos(89));
+            // the pause ends at 80 ms; the requester's own write took 1 ms of the clock (51 ms)
+            assertThat(asked).as("29 ms of the pause are left").last().isEqualTo(TimeUnit.MILLISECONDS.toNanos(29));
             awaitDrained(timed, paced);
             assertThat(timed.submit(() -> received(requester)).get(10, TimeUnit.SECONDS))
                     .containsExactly("granted-1", "granted-2", "released-2");
-            for (Session s : members.subList(1, 100)) {
+            for (Session s : members.subList(1, 40)) {
                 assertThat(timed.submit(() -> received(s)).get(10, TimeUnit.SECONDS))
-                        .containsExactlyElementsOf(s == members.get(99) ? List.of("granted-2", "released-2")
+                        .containsExactlyElementsOf(s == members.get(39) ? List.of("granted-2", "released-2")
                                 : List.of("granted-1", "granted-2", "released-2"));
                 assertThat(flushes.get(s)).as("one write per pass").hasValue(2);
             }
