@@ -15,7 +15,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
 
 /**
@@ -33,33 +32,9 @@ public final class ScopedDelivery {
     private final DeliveryIndex<Session> index = new DeliveryIndex<>();
     /** Scoped connections by bound name (the owners and handoff parties named by a change). */
     private final Map<String, Session> scopedByName = new HashMap<>();
-    /** Replaced (empty) when seeding is deferred, so nothing tracked before then lingers. */
-    private LiveClaims live = new LiveClaims();
-    /**
-     * Tasks published since the view of live claims was asked for, before it arrived (theirs is
-     * newer). Null before it is asked for, and once it arrived.
-     */
-    private Set<String> publishedBeforeSeed;
-    /**
-     * Where the view of live claims comes from (the writer's live claims), until it is asked for.
-     * The view only serves scoped connections, so on a hub whose default is broadcast it is asked
-     * for when the first connection declares scoped, not at start: a restarted hub with 100,000
-     * live claims and no scoped agent never builds it.
-     */
-    private Supplier<CompletionStage<List<Claim>>> seedSource;
-    /** Told of a failed read of the live claims. */
-    private java.util.function.Consumer<Throwable> seedFailure;
-    /**
-     * Whether published changes update the view: from the start without a seed source, else from
-     * asking for the view on.
-     */
-    private boolean tracking = true;
-    /**
-     * Declarations made while the view is on its way (lazy seeding only): applied, in order and
-     * with their acks, once it arrived, so no scoped connection is served from a partial view.
-     * Until then each connection keeps the delivery it had (frames after an ack follow it).
-     */
-    private List<Runnable> awaitingSeed;
+    private final LiveClaims live = new LiveClaims();
+    /** Tasks published before the start-up view of live claims arrived (theirs is newer). */
+    private Set<String> publishedBeforeSeed = new HashSet<>();
     /** More tasks than this published before the view arrived: it is too old to use. */
     private static final int SEED_WINDOW = 65_536;
     /**
@@ -93,17 +68,17 @@ public final class ScopedDelivery {
      * null) is sent to it right after, so every frame after the ack follows the new declaration.
      */
     public void declare(Session session, Delivery delivery, ObjectNode ack) {
-        onOutbox(() -> declaring(() -> {
+        onOutbox(() -> {
             apply(session, delivery);
             if (ack != null) {
                 outbox.send(session, ack);
             }
-        }, delivery));
+        });
     }
 
     /** From any thread: a closed connection leaves the index. */
     public void forget(Session session) {
-        onOutbox(() -> declaring(() -> {
+        onOutbox(() -> {
             declaredLoud.remove(session);
             if (index.get(session) != null) {
                 index.remove(session);
@@ -113,78 +88,22 @@ public final class ScopedDelivery {
                 }
                 scopedCount = index.size();
             }
-        }, Delivery.EVERYTHING));
-    }
-
-    /**
-     * From any thread, once, before any connection is served: where the live claims the hub holds
-     * can be read (on the writer, in commit order with the changes this outbox publishes). On a
-     * hub whose default delivery is scoped they are read now; otherwise when the first connection
-     * declares scoped. A read that fails is counted by {@code onFailure} and the view starts from
-     * the changes published after it was asked for (a claim nobody changes again is then missed).
-     */
-    public void seedFrom(Supplier<CompletionStage<List<Claim>>> source, java.util.function.Consumer<Throwable> onFailure) {
-        onOutbox(() -> {
-            seedSource = source;
-            seedFailure = onFailure;
-            if (defaultDelivery.scoped()) {
-                askForSeed(false);
-            } else {
-                tracking = false;
-                live = new LiveClaims();
-            }
         });
     }
 
-    /** Outbox thread: asks the writer for its live claims; {@code holdDeclarations}: lazily, see {@link #awaitingSeed}. */
-    private void askForSeed(boolean holdDeclarations) {
-        Supplier<CompletionStage<List<Claim>>> source = seedSource;
-        seedSource = null;
-        tracking = true;
-        publishedBeforeSeed = new HashSet<>();
-        if (holdDeclarations) {
-            awaitingSeed = new ArrayList<>();
-        }
-        CompletionStage<List<Claim>> read;
-        try {
-            read = source.get();
-        } catch (RuntimeException e) {
-            read = java.util.concurrent.CompletableFuture.failedFuture(e);
-        }
-        read.whenComplete((claims, failed) -> onOutbox(() -> seeded(claims, failed)));
-    }
-
-    /** Outbox thread: the live claims as the writer held them when asked (after every change published before). */
-    private void seeded(List<Claim> claims, Throwable failed) {
-        if (failed != null) {
-            if (seedFailure != null) {
-                seedFailure.accept(failed);
+    /** From any thread: the live claims a restarted hub holds, before anyone could change them. */
+    public void seed(List<Claim> claims) {
+        onOutbox(() -> {
+            if (publishedBeforeSeed == null) {
+                return; // arrived too late to be trusted
             }
-        } else if (publishedBeforeSeed != null) { // else: arrived too late to be trusted
             for (Claim c : claims) {
                 if (!publishedBeforeSeed.contains(c.taskId())) {
                     live.put(held(c));
                 }
             }
-        }
-        publishedBeforeSeed = null;
-        List<Runnable> held = awaitingSeed;
-        awaitingSeed = null;
-        if (held != null) {
-            held.forEach(Runnable::run);
-        }
-    }
-
-    /** Outbox thread: runs a declaration now, or after the view of live claims arrived (lazy seeding). */
-    private void declaring(Runnable declaration, Delivery delivery) {
-        if (awaitingSeed == null && seedSource != null && delivery.scoped()) {
-            askForSeed(true);
-        }
-        if (awaitingSeed != null) {
-            awaitingSeed.add(declaration);
-        } else {
-            declaration.run();
-        }
+            publishedBeforeSeed = null;
+        });
     }
 
     /**
@@ -231,9 +150,6 @@ public final class ScopedDelivery {
                     outbox.send(s, text);
                 }
             }
-        }
-        if (!tracking) {
-            return; // nobody asked for the view yet: the writer's live claims will be read when one does
         }
         if (publishedBeforeSeed != null && publishedBeforeSeed.add(claim.taskId())
                 && publishedBeforeSeed.size() > SEED_WINDOW) {
