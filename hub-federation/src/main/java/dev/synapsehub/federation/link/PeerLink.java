@@ -525,7 +525,17 @@ public final class PeerLink implements AutoCloseable {
             pending.clear();
         }
         failed.forEach(p -> p.future().completeExceptionally(why));
-        CompletableFuture.runAsync(c::close); // close() waits for the close frame: never on the client's own loop
+        closeInBackground(c::close, uri); // close() waits for the close frame: never on the client's own loop
+    }
+
+    /** Runs {@code close} off the caller's thread; a failure is logged, not lost with the future. */
+    static void closeInBackground(Runnable close, URI peer) {
+        CompletableFuture.runAsync(close).whenComplete((done, failed) -> {
+            if (failed != null) {
+                org.slf4j.LoggerFactory.getLogger(PeerLink.class).warn("closing the link to {} failed: {}", peer,
+                        failed.toString());
+            }
+        });
     }
 
     /**
@@ -543,7 +553,7 @@ public final class PeerLink implements AutoCloseable {
             c = client;
             client = null;
         }
-        CompletableFuture.runAsync(c::close); // close() waits for the close frame: never on the client's own loop
+        closeInBackground(c::close, uri); // close() waits for the close frame: never on the client's own loop
     }
 
     @Override

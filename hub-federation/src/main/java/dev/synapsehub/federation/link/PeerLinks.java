@@ -93,7 +93,7 @@ public final class PeerLinks implements AutoCloseable {
             if (uris.contains(e.getKey())) {
                 return false;
             }
-            java.util.concurrent.CompletableFuture.runAsync(e.getValue().link()::close); // may wait for the close frame
+            PeerLink.closeInBackground(e.getValue().link()::close, URI.create(e.getKey())); // may wait for the close frame
             return true;
         });
     }
