@@ -18,6 +18,7 @@ import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.HubMetrics;
 import dev.synapsehub.net.protocol.HubMetricsText;
 import dev.synapsehub.net.protocol.InboundPipeline;
+import dev.synapsehub.net.protocol.MetricsSources;
 import dev.synapsehub.net.protocol.Outbox;
 import dev.synapsehub.net.session.SessionRegistry;
 import dev.synapsehub.net.wire.HubFrames;
@@ -179,7 +180,9 @@ public final class HubServer implements AutoCloseable {
         extensions.bind(context, pipeline.claimService());
         darkSeats = new DarkSeatMonitor(context);
         darkSeats.start();
-        HubMetricsText metricsText = new HubMetricsText(context);
+        HubMetricsText metricsText = new HubMetricsText(new MetricsSources(actor, metrics, registry, outbox, json,
+                frames.hubId(), config.hubVersion(), config.maxFanoutBacklogBytes(), context.configEpoch(),
+                context.startedAt(), journal, extensions::appendMetrics));
         if (config.ui()) {
             cockpit = Cockpit.start(context);
             actor.observe(cockpit.observing(metrics));
