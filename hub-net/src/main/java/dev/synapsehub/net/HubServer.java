@@ -178,7 +178,7 @@ public final class HubServer implements AutoCloseable {
                 new AtomicLong(), clock.nowSeconds(), configEpoch(config), journal, history, extensions);
         pipeline = new InboundPipeline(context);
         extensions.bind(context, pipeline.claimService());
-        darkSeats = new DarkSeatMonitor(context);
+        darkSeats = new DarkSeatMonitor(actor, outbox, registry, frames, metrics, clock);
         darkSeats.start();
         HubMetricsText metricsText = new HubMetricsText(new MetricsSources(actor, metrics, registry, outbox, json,
                 frames.hubId(), config.hubVersion(), config.maxFanoutBacklogBytes(), context.configEpoch(),
