@@ -8,6 +8,7 @@ import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.net.auth.ConnectTokenAuth;
 import dev.synapsehub.net.auth.MessageAuthenticator;
 import dev.synapsehub.net.cockpit.Cockpit;
+import dev.synapsehub.net.cockpit.CockpitSources;
 import dev.synapsehub.net.handler.CloseCodeGuard;
 import dev.synapsehub.net.handler.HostGuard;
 import dev.synapsehub.net.handler.HttpRequestHandler;
@@ -184,7 +185,8 @@ public final class HubServer implements AutoCloseable {
                 frames.hubId(), config.hubVersion(), config.maxFanoutBacklogBytes(), context.configEpoch(),
                 context.startedAt(), journal, extensions::appendMetrics));
         if (config.ui()) {
-            cockpit = Cockpit.start(context);
+            cockpit = Cockpit.start(new CockpitSources(actor, registry, clock, metrics, context.tokens(), extensions,
+                    config.hubId(), config.hubVersion(), config.secured(), context.startedAt(), context.journaled()));
             actor.observe(cockpit.observing(metrics));
         }
         AtomicLong ids = new AtomicLong();
