@@ -189,7 +189,8 @@ public final class HubServer implements AutoCloseable {
                     config.hubId(), config.hubVersion(), config.secured(), context.startedAt(), context.journaled()));
             actor.observe(cockpit.observing(metrics));
         }
-        AtomicLong ids = new AtomicLong();
+        WebSocketFrameHandler.Shared connections = new WebSocketFrameHandler.Shared(registry, outbox, metrics, pipeline,
+                new AtomicLong(), config.defaultDelivery().scoped(), config.authTimeout(), config.slowReaderGrace());
         transport = NetTransport.choose(config.nativeTransport());
         boss = transport.group(1, "synapse-accept");
         // One loop per core: handlers never block, and under broadcast fan-out every extra
@@ -234,7 +235,7 @@ public final class HubServer implements AutoCloseable {
                         p.addLast(new WebSocketFrameAggregator(config.maxFrameBytes()));
                         // reader idle for one interval => ping; idle for another => no pong, drop
                         p.addLast(new IdleStateHandler(ping, 0, 0, TimeUnit.MILLISECONDS));
-                        p.addLast(new WebSocketFrameHandler(context, pipeline, ids));
+                        p.addLast(new WebSocketFrameHandler(connections));
                     }
                 });
         serverChannel = bootstrap.bind(config.host(), config.port()).sync().channel();
