@@ -177,7 +177,9 @@ public final class HubServer implements AutoCloseable {
                         config.messageAuthWindowSeconds(), config.messageAuthFutureSkewSeconds(),
                         config.messageAuthReplayCapacity()),
                 new AtomicLong(), clock.nowSeconds(), configEpoch(config), journal, history, extensions);
-        pipeline = new InboundPipeline(context);
+        pipeline = new InboundPipeline(new InboundPipeline.Services(config, actor, clock, json, frames, registry, outbox,
+                metrics, context.tokens(), context.messageAuth(), context.configEpoch(), context.journaled(), history,
+                extensions));
         extensions.bind(context, pipeline.claimService());
         darkSeats = new DarkSeatMonitor(actor, outbox, registry, frames, metrics, clock);
         darkSeats.start();
