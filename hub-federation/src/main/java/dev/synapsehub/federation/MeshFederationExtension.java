@@ -16,7 +16,7 @@ import dev.synapsehub.federation.trust.ServingTrust;
 import dev.synapsehub.journal.SqliteJournal;
 import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.net.extension.HubExtension;
-import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.Request;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -94,14 +94,14 @@ public final class MeshFederationExtension implements HubExtension {
     }
 
     @Override
-    public void bind(HubContext hub, ClaimService claims) {
+    public void bind(HubServices hub, ClaimService claims) {
         logServer = new LogServer(hub, trust, journal, metrics);
         OwnershipResolver resolver = new OwnershipResolver(owners, new AdvisoryFold());
         // each node forwards its own agents' claims over its own link: the owner's keyed ledger, not the node,
         // makes a retry through another node an answer rather than a second grant. The owner binds the cluster's
         // one hub id to one connection at a time, so a node connects per forward and lets go after the answer
         // (the forwarder sends again a forward refused name_conflict while another node's is in flight)
-        links = new PeerLinks(hub.config().hubId(), ClientIdentity.of(forward.clientCertFile(),
+        links = new PeerLinks(hub.hubId(), ClientIdentity.of(forward.clientCertFile(),
                 forward.clientKeyFile(), LOG::warn), true);
         try {
             for (ClaimRoute r : forward.routes().values()) {
@@ -119,7 +119,7 @@ public final class MeshFederationExtension implements HubExtension {
                 dev.synapsehub.federation.route.RouteLookup.fixedClaims(forward), true);
         claimServer = new ClaimServer(hub, trust, resolver, claims, metrics);
         deadLetters = new DeadLetterForwardingServer(hub, trust, resolver,
-                new AuditJournal(hub.actor(), hub.config().hubId()));
+                new AuditJournal(hub.actor(), hub.hubId()));
         offers = new OfferServer(hub, offerFile);
     }
 

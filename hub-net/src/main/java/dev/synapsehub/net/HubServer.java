@@ -43,6 +43,7 @@ import io.netty.handler.timeout.IdleStateHandler;
 import dev.synapsehub.net.handler.TlsHandshakeWatch;
 import dev.synapsehub.net.tls.ServerCertificate;
 import dev.synapsehub.net.extension.HubExtensions;
+import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.tls.ServerTls;
 import io.netty.util.concurrent.DefaultEventExecutor;
 import io.netty.util.concurrent.DefaultThreadFactory;
@@ -70,6 +71,7 @@ public final class HubServer implements AutoCloseable {
     private DefaultEventExecutor outboxThread;
     private Channel serverChannel;
     private HubContext context;
+    private HubServices services;
     private HistoricalReads history;
     /** The server certificate in force, re-read on change (null without TLS). */
     private ServerCertificate serverCertificate;
@@ -180,7 +182,8 @@ public final class HubServer implements AutoCloseable {
         pipeline = new InboundPipeline(new InboundPipeline.Services(config, actor, clock, json, frames, registry, outbox,
                 metrics, context.tokens(), context.messageAuth(), context.configEpoch(), context.journaled(), history,
                 extensions));
-        extensions.bind(context, pipeline.claimService());
+        services = new HubServices(actor, clock, frames, outbox, registry, metrics, config.hubId());
+        extensions.bind(services, pipeline.claimService());
         darkSeats = new DarkSeatMonitor(actor, outbox, registry, frames, metrics, clock);
         darkSeats.start();
         HubMetricsText metricsText = new HubMetricsText(new MetricsSources(actor, metrics, registry, outbox, json,
@@ -257,6 +260,11 @@ public final class HubServer implements AutoCloseable {
     /** The shared collaborators (for tests and the composition root). */
     public HubContext context() {
         return context;
+    }
+
+    /** The services extensions are bound with (after {@link #start()}; null before). */
+    public HubServices services() {
+        return services;
     }
 
     /** The verbs' entry points for a replicated hub (after {@link #start()}; null before). */

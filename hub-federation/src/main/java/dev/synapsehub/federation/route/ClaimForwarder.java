@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.federation.FederationMetrics;
 import dev.synapsehub.federation.link.PeerLink;
 import dev.synapsehub.federation.link.PeerLinks;
-import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.Request;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,7 +34,7 @@ public final class ClaimForwarder {
     private static final Logger LOG = LoggerFactory.getLogger(ClaimForwarder.class);
     private static final Set<String> ENVELOPE = Set.of("sender", "target", "type", "timestamp", "hub_id");
 
-    private final HubContext hub;
+    private final HubServices hub;
     private final OwnershipResolver resolver;
     private final ForwardSettings settings;
     private final PeerLinks links;
@@ -44,7 +44,7 @@ public final class ClaimForwarder {
     private final boolean sharedName;
 
     /** {@code connector} runs the (possibly connecting) sends, off the event loops. */
-    public ClaimForwarder(HubContext hub, OwnershipResolver resolver, ForwardSettings settings, PeerLinks links,
+    public ClaimForwarder(HubServices hub, OwnershipResolver resolver, ForwardSettings settings, PeerLinks links,
                           FederationMetrics metrics, Executor connector) {
         this(hub, resolver, settings, links, metrics, connector, RouteLookup.fixedClaims(settings), false);
     }
@@ -58,7 +58,7 @@ public final class ClaimForwarder {
      *        {@code name_conflict} (another node's forward in flight; the owner read nothing else
      *        of it) is sent again after a short pause, within the same bound
      */
-    public ClaimForwarder(HubContext hub, OwnershipResolver resolver, ForwardSettings settings, PeerLinks links,
+    public ClaimForwarder(HubServices hub, OwnershipResolver resolver, ForwardSettings settings, PeerLinks links,
                           FederationMetrics metrics, Executor connector,
                           dev.synapsehub.federation.trust.PeerRouteSource routes, boolean sharedName) {
         this.routes = routes;
