@@ -15,7 +15,6 @@ import dev.synapsehub.net.handler.HttpRequestHandler;
 import dev.synapsehub.net.handler.WebSocketFrameHandler;
 import dev.synapsehub.net.protocol.DarkSeatMonitor;
 import dev.synapsehub.net.protocol.HistoricalReads;
-import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.HubMetrics;
 import dev.synapsehub.net.protocol.HubMetricsText;
 import dev.synapsehub.net.protocol.InboundPipeline;
@@ -70,7 +69,7 @@ public final class HubServer implements AutoCloseable {
     private EventLoopGroup workers;
     private DefaultEventExecutor outboxThread;
     private Channel serverChannel;
-    private HubContext context;
+    private Outbox outbox;
     private HubServices services;
     private HistoricalReads history;
     /** The server certificate in force, re-read on change (null without TLS). */
@@ -173,25 +172,27 @@ public final class HubServer implements AutoCloseable {
             relayLog.countFaultsIn(metrics.faults);
             outbox.mirrorTo(relayLog::record);
         }
-        context = new HubContext(config, actor, clock, json, frames, registry, outbox, metrics,
-                new ConnectTokenAuth(config.token()),
-                new MessageAuthenticator(config.messageAuthKeys(), config.requireMessageAuth(),
-                        config.messageAuthWindowSeconds(), config.messageAuthFutureSkewSeconds(),
-                        config.messageAuthReplayCapacity()),
-                new AtomicLong(), clock.nowSeconds(), configEpoch(config), journal, history, extensions);
+        ConnectTokenAuth tokens = new ConnectTokenAuth(config.token());
+        MessageAuthenticator messageAuth = new MessageAuthenticator(config.messageAuthKeys(),
+                config.requireMessageAuth(), config.messageAuthWindowSeconds(), config.messageAuthFutureSkewSeconds(),
+                config.messageAuthReplayCapacity());
+        double startedAt = clock.nowSeconds();
+        String configEpoch = configEpoch(config);
+        boolean journaled = journal != null;
+        this.outbox = outbox; // from here on, close() delivers what it still holds
         pipeline = new InboundPipeline(new InboundPipeline.Services(config, actor, clock, json, frames, registry, outbox,
-                metrics, context.tokens(), context.messageAuth(), context.configEpoch(), context.journaled(), history,
+                metrics, tokens, messageAuth, configEpoch, journaled, history,
                 extensions));
         services = new HubServices(actor, clock, frames, outbox, registry, metrics, config.hubId());
         extensions.bind(services, pipeline.claimService());
         darkSeats = new DarkSeatMonitor(actor, outbox, registry, frames, metrics, clock);
         darkSeats.start();
         HubMetricsText metricsText = new HubMetricsText(new MetricsSources(actor, metrics, registry, outbox, json,
-                frames.hubId(), config.hubVersion(), config.maxFanoutBacklogBytes(), context.configEpoch(),
-                context.startedAt(), journal, extensions::appendMetrics));
+                frames.hubId(), config.hubVersion(), config.maxFanoutBacklogBytes(), configEpoch,
+                startedAt, journal, extensions::appendMetrics));
         if (config.ui()) {
-            cockpit = Cockpit.start(new CockpitSources(actor, registry, clock, metrics, context.tokens(), extensions,
-                    config.hubId(), config.hubVersion(), config.secured(), context.startedAt(), context.journaled()));
+            cockpit = Cockpit.start(new CockpitSources(actor, registry, clock, metrics, tokens, extensions,
+                    config.hubId(), config.hubVersion(), config.secured(), startedAt, journaled));
             actor.observe(cockpit.observing(metrics));
         }
         WebSocketFrameHandler.Shared connections = new WebSocketFrameHandler.Shared(registry, outbox, metrics, pipeline,
@@ -257,9 +258,9 @@ public final class HubServer implements AutoCloseable {
         return transport;
     }
 
-    /** The shared collaborators (for tests and the composition root). */
-    public HubContext context() {
-        return context;
+    /** The configuration it serves with. */
+    public HubConfig config() {
+        return config;
     }
 
     /** The services extensions are bound with (after {@link #start()}; null before). */
@@ -294,8 +295,8 @@ public final class HubServer implements AutoCloseable {
         if (cockpit != null) {
             cockpit.close(); // ends its event streams before the loops stop
         }
-        if (context != null) {
-            context.outbox().deliverPending(1000); // stopping the loops cancels lingering drains
+        if (outbox != null) {
+            outbox.deliverPending(1000); // stopping the loops cancels lingering drains
         }
         if (workers != null) {
             workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
