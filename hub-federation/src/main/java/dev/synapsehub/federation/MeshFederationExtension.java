@@ -70,6 +70,8 @@ public final class MeshFederationExtension implements HubExtension {
     private final ForwardSettings forward;
     private final FederationMetrics metrics = new FederationMetrics();
     private PeerLinks links;
+    /** This node's client certificate toward owners, checked on a watcher thread of its own. */
+    private ClientIdentity identity;
     private ExecutorService connector;
     private LogServer logServer;
     private ClaimForwarder ownership;
@@ -101,8 +103,8 @@ public final class MeshFederationExtension implements HubExtension {
         // makes a retry through another node an answer rather than a second grant. The owner binds the cluster's
         // one hub id to one connection at a time, so a node connects per forward and lets go after the answer
         // (the forwarder sends again a forward refused name_conflict while another node's is in flight)
-        links = new PeerLinks(hub.config().hubId(), ClientIdentity.of(forward.clientCertFile(),
-                forward.clientKeyFile(), LOG::warn), true);
+        identity = ClientIdentity.watching(forward.clientCertFile(), forward.clientKeyFile(), LOG::warn);
+        links = new PeerLinks(hub.config().hubId(), identity, true);
         try {
             for (ClaimRoute r : forward.routes().values()) {
                 links.expect("--claim-peer " + r.hubId(), r.uri(), forward.tlsFor(r), forward.token());
@@ -155,6 +157,9 @@ public final class MeshFederationExtension implements HubExtension {
         }
         if (links != null) {
             links.close();
+        }
+        if (identity != null) {
+            identity.close();
         }
     }
 

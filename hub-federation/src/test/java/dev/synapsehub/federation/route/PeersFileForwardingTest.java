@@ -157,7 +157,8 @@ class PeersFileForwardingTest {
         java.util.Set<Thread> out = new java.util.HashSet<>();
         for (Thread t : Thread.getAllStackTraces().keySet()) {
             if (t.isAlive() && (t.getName().equals("synapse-tls-certificate-watch")
-                    || t.getName().equals("synapse-federation-peers-watch"))) {
+                    || t.getName().equals("synapse-federation-peers-watch")
+                    || t.getName().equals("synapse-federation-identity-watch"))) {
                 out.add(t);
             }
         }
