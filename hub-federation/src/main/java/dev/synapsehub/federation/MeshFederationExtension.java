@@ -97,6 +97,15 @@ public final class MeshFederationExtension implements HubExtension {
 
     @Override
     public void bind(HubContext hub, ClaimService claims) {
+        try {
+            bindAll(hub, claims);
+        } catch (RuntimeException | Error failed) {
+            close(); // a start that fails leaves no thread behind (the client identity's watcher among them)
+            throw failed;
+        }
+    }
+
+    private void bindAll(HubContext hub, ClaimService claims) {
         logServer = new LogServer(hub, trust, journal, metrics);
         OwnershipResolver resolver = new OwnershipResolver(owners, new AdvisoryFold());
         // each node forwards its own agents' claims over its own link: the owner's keyed ledger, not the node,
