@@ -327,6 +327,11 @@ public final class FederationExtension implements HubExtension {
             PrometheusText.counter(out, "synapse_federation_peers_file_invalid_total",
                     "Changes of --federation-peers that did not validate (each logged once).", peers.invalidEdits());
         }
+        if (identity != null && identity != ClientIdentity.NONE) {
+            PrometheusText.counter(out, "synapse_federation_client_identity_invalid_total",
+                    "Changes of --multihub-client-certfile/--multihub-client-keyfile that did not validate (each "
+                            + "logged once; every peer operation is refused until they do).", identity.invalidEdits());
+        }
         if (deadLetterForwarder != null) {
             deadLetterForwarder.appendMetrics(out);
         }

@@ -275,7 +275,8 @@ class ForwardingTest {
         assertThat(refused.path("ownership").asText()).isEqualTo("remote");
         assertThat(refused.has("forward_error")).isFalse(); // the plain refusal of a transport failure
         assertThat(Http.get(a, "/metrics"))
-                .contains("synapse_forwarded_claim_outcomes_total{owner=\"hub-b\",outcome=\"transport_failure\"} 1");
+                .contains("synapse_forwarded_claim_outcomes_total{owner=\"hub-b\",outcome=\"transport_failure\"} 1")
+                .contains("synapse_federation_client_identity_invalid_total 1");
         assertThat(live(b, "K-2")).isEmpty();
 
         long loaded = a.federation.clientIdentity().loadedEdits();
