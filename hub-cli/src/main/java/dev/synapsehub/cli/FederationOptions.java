@@ -133,11 +133,11 @@ public final class FederationOptions {
     List<String> relayPeerPins = new ArrayList<>();
 
     @Option(names = "--federation-peers", paramLabel = "FILE",
-            description = "Watch, claim and relay routes (URI, pin, token) from this owner-only JSON file instead of "
-                    + "--multihub-watch, --claim-peer, --relay-peer and their pin and token flags (given together, "
-                    + "start is refused). Re-checked before each peer operation: an edit that validates is used from "
-                    + "the next one; one that does not refuses every peer operation until it does "
-                    + "(docs/federation.md, \"The peers file\").")
+            description = "Watch, claim and relay routes (URI, pin, token or token_file) from this owner-only JSON file "
+                    + "instead of --multihub-watch, --claim-peer, --relay-peer and their pin and token flags (given "
+                    + "together, start is refused). The file and the token files it names are checked about once a "
+                    + "second on a thread of their own: an edit that validates is used from that check on; one that "
+                    + "does not refuses every peer operation until it does (docs/federation.md, \"The peers file\").")
     Path peersFile;
 
     /**

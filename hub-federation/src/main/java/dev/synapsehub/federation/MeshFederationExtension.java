@@ -70,6 +70,8 @@ public final class MeshFederationExtension implements HubExtension {
     private final ForwardSettings forward;
     private final FederationMetrics metrics = new FederationMetrics();
     private PeerLinks links;
+    /** This node's client certificate toward owners, checked on a watcher thread of its own. */
+    private ClientIdentity identity;
     private ExecutorService connector;
     private LogServer logServer;
     private ClaimForwarder ownership;
@@ -95,14 +97,23 @@ public final class MeshFederationExtension implements HubExtension {
 
     @Override
     public void bind(HubContext hub, ClaimService claims) {
+        try {
+            bindAll(hub, claims);
+        } catch (RuntimeException | Error failed) {
+            close(); // a start that fails leaves no thread behind (the client identity's watcher among them)
+            throw failed;
+        }
+    }
+
+    private void bindAll(HubContext hub, ClaimService claims) {
         logServer = new LogServer(hub, trust, journal, metrics);
         OwnershipResolver resolver = new OwnershipResolver(owners, new AdvisoryFold());
         // each node forwards its own agents' claims over its own link: the owner's keyed ledger, not the node,
         // makes a retry through another node an answer rather than a second grant. The owner binds the cluster's
         // one hub id to one connection at a time, so a node connects per forward and lets go after the answer
         // (the forwarder sends again a forward refused name_conflict while another node's is in flight)
-        links = new PeerLinks(hub.config().hubId(), ClientIdentity.of(forward.clientCertFile(),
-                forward.clientKeyFile(), LOG::warn), true);
+        identity = ClientIdentity.watching(forward.clientCertFile(), forward.clientKeyFile(), LOG::warn);
+        links = new PeerLinks(hub.config().hubId(), identity, true);
         try {
             for (ClaimRoute r : forward.routes().values()) {
                 links.expect("--claim-peer " + r.hubId(), r.uri(), forward.tlsFor(r), forward.token());
@@ -155,6 +166,9 @@ public final class MeshFederationExtension implements HubExtension {
         }
         if (links != null) {
             links.close();
+        }
+        if (identity != null) {
+            identity.close();
         }
     }
 
