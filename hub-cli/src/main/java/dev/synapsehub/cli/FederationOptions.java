@@ -253,16 +253,10 @@ public final class FederationOptions {
         if (peersFile != null) {
             ignored.add("--federation-peers");
         }
-        if (requireRelayReason) {
-            ignored.add("--require-relay-reason");
-        }
-        if (requireTwoPersonRelay) {
-            ignored.add("--require-two-person-relay");
-        }
         if (!ignored.isEmpty()) {
             throw new IllegalArgumentException(String.join(", ", ignored) + (ignored.size() == 1 ? " is" : " are")
-                    + " not supported on a mesh node: peer watching, operator relays, dead-letter "
-                    + "forwarding and the reloadable peers file run on a single hub "
+                    + " not supported on a mesh node: peer watching, relay and dead-letter routes "
+                    + "and the reloadable peers file run on a single hub "
                     + "(docs/mesh.md, \"Federation on a mesh node\")");
         }
     }

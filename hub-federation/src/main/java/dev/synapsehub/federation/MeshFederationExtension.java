@@ -18,6 +18,7 @@ import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.net.extension.HubExtension;
 import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.Request;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,7 +63,7 @@ import java.util.concurrent.Executors;
 public final class MeshFederationExtension implements HubExtension {
     private static final Logger LOG = LoggerFactory.getLogger(MeshFederationExtension.class);
     private static final Set<String> TYPES = Set.of("multihub_log_request", "multihub_claim_request",
-            DeadLetterForwardingServer.TYPE, "federation_offer_request");
+            DeadLetterForwardingServer.TYPE, "federation_offer_request", "operator_relay_request");
     private final ServingTrust trust;
     private final SqliteJournal journal;
     private final NamespaceOwners owners;
@@ -78,6 +79,8 @@ public final class MeshFederationExtension implements HubExtension {
     private ClaimServer claimServer;
     private DeadLetterForwardingServer deadLetters;
     private OfferServer offers;
+    private final FederationSettings.RelayPolicy relayPolicy;
+    private dev.synapsehub.federation.route.RelayServer relays;
 
     /**
      * @param journal the node's journal copy, read on the node's actor thread
@@ -88,6 +91,17 @@ public final class MeshFederationExtension implements HubExtension {
      */
     public MeshFederationExtension(ServingTrust trust, SqliteJournal journal, NamespaceOwners owners,
                                    java.nio.file.Path offerFile, ForwardSettings forward) {
+        this(trust, journal, owners, offerFile, forward, FederationSettings.RelayPolicy.DEFAULT);
+    }
+
+    /**
+     * As above, deciding operator relays under {@code relayPolicy} ({@code --require-relay-reason},
+     * {@code --require-two-person-relay}).
+     */
+    public MeshFederationExtension(ServingTrust trust, SqliteJournal journal, NamespaceOwners owners,
+                                   java.nio.file.Path offerFile, ForwardSettings forward,
+                                   FederationSettings.RelayPolicy relayPolicy) {
+        this.relayPolicy = relayPolicy;
         this.trust = trust;
         this.journal = journal;
         this.owners = owners;
@@ -132,6 +146,7 @@ public final class MeshFederationExtension implements HubExtension {
         deadLetters = new DeadLetterForwardingServer(hub, trust, resolver,
                 new AuditJournal(hub.actor(), hub.config().hubId()));
         offers = new OfferServer(hub, offerFile);
+        relays = dev.synapsehub.federation.route.RelayServer.replicated(hub, trust, resolver, relayPolicy);
     }
 
     @Override
@@ -150,7 +165,31 @@ public final class MeshFederationExtension implements HubExtension {
             case "multihub_log_request" -> logServer.handle(request);
             case DeadLetterForwardingServer.TYPE -> deadLetters.handle(request);
             case "federation_offer_request" -> offers.handle(request);
+            case "operator_relay_request" -> relays.handle(request);
             default -> claimServer.handle(request);
+        }
+    }
+
+    /** A keyed operator relay's first answer, rendered on the leader for another node's request. */
+    @Override
+    public dev.synapsehub.core.actor.ResponseRenderer storedResponse(Request request) {
+        return "operator_relay_request".equals(request.type()) ? relays.storedResponse(request) : null;
+    }
+
+    /** An operator relay another node took and the leader applied: its release broadcast, here. */
+    @Override
+    public void publishCommitted(Request request, dev.synapsehub.core.reply.Reply reply) {
+        if ("operator_relay_request".equals(request.type())) {
+            relays.publishCommitted(request, reply);
+        }
+    }
+
+    /** {@code state_snapshot.snapshot.pending_relay_approvals}: the replicated approvals awaiting a second operator. */
+    @Override
+    public void labelRead(ObjectNode reply) {
+        if (relays != null && "state_snapshot".equals(reply.path("type").asText())
+                && reply.get("snapshot") instanceof ObjectNode snapshot) {
+            relays.writePending(snapshot.putArray("pending_relay_approvals"));
         }
     }
 

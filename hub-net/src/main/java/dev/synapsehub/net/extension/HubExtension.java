@@ -55,6 +55,24 @@ public interface HubExtension {
     }
 
     /**
+     * The renderer of the first answer of a keyed request of a type this extension
+     * {@link #handles}, rebuilt from the request alone: a replicated hub's leader decides a
+     * follower's keyed request and stores the answer the follower's requester gets (and every
+     * retry replays). Null when the type keeps no stored answer. Any thread; must not block.
+     */
+    default dev.synapsehub.core.actor.ResponseRenderer storedResponse(Request request) {
+        return null;
+    }
+
+    /**
+     * Publishes to this node's connections what a decision committed for another mesh node's
+     * request of a type this extension {@link #handles} tells everyone (that node answers its
+     * requester; {@code request.session()} is null). Runs on the outbox thread; must not block.
+     */
+    default void publishCommitted(Request request, dev.synapsehub.core.reply.Reply reply) {
+    }
+
+    /**
      * Before a read verb ({@code state_request}, {@code who_request}, {@code board_request})
      * reads the state for {@code request}: null to read at once, else a future the read waits
      * for (a replicated hub catching up to a linearizable point when the request asks for one);
