@@ -190,12 +190,14 @@ public final class PeersFile implements PeerRouteSource, AutoCloseable {
                     : "--federation-peers " + file + " changed: peer operations use its routes from now on");
         } catch (TrustFileException e) {
             next = new Checked(now, tokens.stamps, null, e.getMessage());
-            invalidEdits.incrementAndGet();
             log.accept("--federation-peers no longer validates; every peer operation is refused until it "
                     + "does: " + e.getMessage());
         }
         checked = next;
-        if (next.routes() != null) {
+        // counted only once in force: whoever sees the count (a test, /metrics) finds the refusal applied
+        if (next.routes() == null) {
+            invalidEdits.incrementAndGet();
+        } else {
             loadedEdits.incrementAndGet();
             onChange.accept(next.routes());
         }
