@@ -57,6 +57,7 @@ final class LeaderAsks implements ClusterLeader {
     private final Supplier<RaftPeerId> leader;
     private final BooleanSupplier decidesHere;
     private final ScheduledExecutorService scheduler;
+    private final long gapMillis;
     private final ClientId clientId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
     private final AtomicLong seqs = new AtomicLong();
@@ -69,6 +70,13 @@ final class LeaderAsks implements ClusterLeader {
 
     LeaderAsks(String nodeId, RaftGroupId groupId, RaftClientRpc rpc, Supplier<RaftPeerId> leader,
                BooleanSupplier decidesHere, ScheduledExecutorService scheduler) {
+        this(nodeId, groupId, rpc, leader, decidesHere, scheduler, GAP_MILLIS);
+    }
+
+    /** As above, waiting {@code gapMillis} for an ask that came late (tests). */
+    LeaderAsks(String nodeId, RaftGroupId groupId, RaftClientRpc rpc, Supplier<RaftPeerId> leader,
+               BooleanSupplier decidesHere, ScheduledExecutorService scheduler, long gapMillis) {
+        this.gapMillis = gapMillis;
         this.nodeId = nodeId;
         this.groupId = groupId;
         this.rpc = rpc;
@@ -287,7 +295,7 @@ final class LeaderAsks implements ClusterLeader {
             o.held.put(seq, run);
             o.drain().forEach(Runnable::run);
             if (!o.held.isEmpty() && o.gapTimer == null) {
-                o.gapTimer = scheduler.schedule(() -> gapTimedOut(origin), GAP_MILLIS, TimeUnit.MILLISECONDS);
+                o.gapTimer = scheduler.schedule(() -> gapTimedOut(origin), gapMillis, TimeUnit.MILLISECONDS);
             }
         }
     }
@@ -303,7 +311,7 @@ final class LeaderAsks implements ClusterLeader {
             o.next = o.held.firstKey();
             o.drain().forEach(Runnable::run);
             if (!o.held.isEmpty()) {
-                o.gapTimer = scheduler.schedule(() -> gapTimedOut(origin), GAP_MILLIS, TimeUnit.MILLISECONDS);
+                o.gapTimer = scheduler.schedule(() -> gapTimedOut(origin), gapMillis, TimeUnit.MILLISECONDS);
             }
         }
     }
