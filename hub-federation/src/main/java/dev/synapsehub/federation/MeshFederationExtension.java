@@ -109,7 +109,7 @@ public final class MeshFederationExtension implements HubExtension {
         // a single hub's; every node hands its agents' forwards to the leader, and the owner's keyed ledger makes a
         // retry through another node (or after a leader change) an answer rather than a second grant
         links = new PeerLinks(hub.config().hubId(), ClientIdentity.of(forward.clientCertFile(),
-                forward.clientKeyFile(), LOG::warn), false);
+                forward.clientKeyFile(), LOG::warn));
         try {
             for (ClaimRoute r : forward.routes().values()) {
                 links.expect("--claim-peer " + r.hubId(), r.uri(), forward.tlsFor(r), forward.token());
