@@ -183,6 +183,42 @@ class MeshLeaderForwardingCliTest {
         awaitOwnerConnections(1); // the dead leader's connection is gone, the new leader's is open
     }
 
+    @Test
+    void aLeaderThatHandsOverTheLeadClosesItsLinkAndTheNewLeaderOpensItsOwn() throws Exception {
+        startOwner();
+        List<HubDaemon> nodes = startCluster();
+        int leader = leaderIndex(nodes);
+        int next = (leader + 1) % 3;
+        HubClient erin = agent(nodes.get(leader), "lab/erin");
+        assertThat(keyedClaim(erin, "lab/erin", "T-1", "t-1").path("type").asText()).isEqualTo("claim_granted");
+        awaitOwnerConnections(1);
+
+        // the lead moves while the old leader's link is open; the old leader lets go of hub-a's name
+        dev.synapsehub.mesh.MeshAdmin.Transfer moved = dev.synapsehub.mesh.MeshAdmin.transferLeader(
+                nodes.get(0).mesh().node().config().peers(), "n" + (next + 1), WAIT);
+        assertThat(moved.to()).isEqualTo("n" + (next + 1));
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!(FederationProcessTest.sample(nodeMetrics(nodes.get(next)), "synapse_mesh_leader") == 1.0
+                && FederationProcessTest.sample(nodeMetrics(nodes.get(leader)), "synapse_mesh_leader") == 0.0)) {
+            assertThat(System.nanoTime() < deadline).as("n" + (next + 1) + " leads within " + WAIT).isTrue();
+            TimeUnit.MILLISECONDS.sleep(100); // a pause between looks, not a wait for an outcome
+        }
+        // the old leader's agent claims again: the new leader forwards it over a link of its own
+        ObjectNode after = keyedClaim(erin, "lab/erin", "T-2", "t-2");
+        assertThat(after.path("type").asText()).as(after.toString()).isEqualTo("claim_granted");
+        erin.close();
+        awaitOwnerConnections(1);
+        for (HubDaemon node : nodes) {
+            String m = nodeMetrics(node);
+            assertThat(FederationProcessTest.sum(m, "synapse_forwarded_claim_outcomes_total{owner=\"hub-a\",outcome=\"timeout\"}")
+                    + FederationProcessTest.sum(m, "synapse_forwarded_claim_outcomes_total{owner=\"hub-a\",outcome=\"transport_failure\"}"))
+                    .as(m).isZero();
+        }
+        ObjectNode log = ownerPage();
+        assertThat(claimRecords(log, "T-1")).hasSize(1);
+        assertThat(claimRecords(log, "T-2")).hasSize(1);
+    }
+
     private static String task(int node, int t) {
         return "C-" + node + "-" + t;
     }
