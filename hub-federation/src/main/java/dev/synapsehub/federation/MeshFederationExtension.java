@@ -40,13 +40,14 @@ import java.util.concurrent.Executors;
  * single hub without a route), and {@code multihub_claim_request} from authorised peers is
  * decided through the node's claim path, which the mesh decides on its leader and replicates.
  * With {@code --claim-peer} routes, the forwarding side too: a claim by this node's agent in a
- * namespace another hub owns is sent by this node, over its own link, to the owner as a
- * {@code multihub_claim_request} carrying the agent's claim frame (its {@code idem_key}
- * included), and the owner's verdict is relayed to the agent. Nothing about the forward is kept
- * on the node: the owner keys its ledger by the cluster's one hub id, the claimant and the
- * {@code idem_key}, so a retry through another node is answered from the owner's ledger and is
- * never granted twice. The owner binds the one hub id to one connection at a time (contract
- * F9.4), so a node holds its connection only while a forward waits on it.
+ * namespace another hub owns is handed to the cluster's leader, which alone holds the cluster's
+ * one warm link to each owner (the owner binds the one hub id to one connection, contract
+ * F9.4), and sends it there as a {@code multihub_claim_request} carrying the agent's claim frame
+ * (its {@code idem_key} included); the owner's verdict is relayed to the agent by its node.
+ * Nothing about the forward is kept in the cluster: the owner keys its ledger by the cluster's
+ * one hub id, the claimant and the {@code idem_key}, so a retry through another node, or after
+ * a leader change, is answered from the owner's ledger and is never granted twice. A node that
+ * loses the lead closes its links; the new leader opens them on its first forward.
  *
  * <p>A mesh node watches no other hub ({@code --multihub-watch} is refused at start): the cluster
  * detects no partition, so it governs only the namespaces it owns and forwards the rest.
@@ -81,6 +82,8 @@ public final class MeshFederationExtension implements HubExtension {
     private OfferServer offers;
     private final FederationSettings.RelayPolicy relayPolicy;
     private dev.synapsehub.federation.route.RelayServer relays;
+    /** The cluster's leader (set before {@link #bind}); null only when no mesh joined this extension. */
+    private dev.synapsehub.net.extension.ClusterLeader cluster;
 
     /**
      * @param journal the node's journal copy, read on the node's actor thread
@@ -110,6 +113,11 @@ public final class MeshFederationExtension implements HubExtension {
     }
 
     @Override
+    public void joinCluster(dev.synapsehub.net.extension.ClusterLeader leader) {
+        this.cluster = leader;
+    }
+
+    @Override
     public void bind(HubContext hub, ClaimService claims) {
         try {
             bindAll(hub, claims);
@@ -122,12 +130,11 @@ public final class MeshFederationExtension implements HubExtension {
     private void bindAll(HubContext hub, ClaimService claims) {
         logServer = new LogServer(hub, trust, journal, metrics);
         OwnershipResolver resolver = new OwnershipResolver(owners, new AdvisoryFold());
-        // each node forwards its own agents' claims over its own link: the owner's keyed ledger, not the node,
-        // makes a retry through another node an answer rather than a second grant. The owner binds the cluster's
-        // one hub id to one connection at a time, so a node connects per forward and lets go after the answer
-        // (the forwarder sends again a forward refused name_conflict while another node's is in flight)
+        // the owner binds the cluster's one hub id to one connection, so only the leader holds a link to it, warm as
+        // a single hub's; every node hands its agents' forwards to the leader, and the owner's keyed ledger makes a
+        // retry through another node (or after a leader change) an answer rather than a second grant
         identity = ClientIdentity.watching(forward.clientCertFile(), forward.clientKeyFile(), LOG::warn);
-        links = new PeerLinks(hub.config().hubId(), identity, true);
+        links = new PeerLinks(hub.config().hubId(), identity);
         try {
             for (ClaimRoute r : forward.routes().values()) {
                 links.expect("--claim-peer " + r.hubId(), r.uri(), forward.tlsFor(r), forward.token());
@@ -135,13 +142,21 @@ public final class MeshFederationExtension implements HubExtension {
         } catch (IllegalArgumentException e) {
             throw new IllegalStateException(e.getMessage(), e);
         }
-        connector = Executors.newFixedThreadPool(2, r -> {
+        connector = Executors.newSingleThreadExecutor(r -> { // one thread: the leader sends in the order forwards came
             Thread t = new Thread(r, "synapse-mesh-claim-forwarding");
             t.setDaemon(true);
             return t;
         });
         ownership = new ClaimForwarder(hub, resolver, forward, links, metrics, connector,
-                dev.synapsehub.federation.route.RouteLookup.fixedClaims(forward), true);
+                dev.synapsehub.federation.route.RouteLookup.fixedClaims(forward), true, cluster);
+        if (cluster != null) {
+            cluster.serve(ClaimForwarder.SERVICE, ownership::serveForward);
+            cluster.onLeadershipChange(() -> {
+                if (!cluster.leadsHere()) {
+                    links.retain(Set.of()); // a node that is not the leader holds no link: the new leader needs the name
+                }
+            });
+        }
         claimServer = new ClaimServer(hub, trust, resolver, claims, metrics);
         deadLetters = new DeadLetterForwardingServer(hub, trust, resolver,
                 new AuditJournal(hub.actor(), hub.config().hubId()));

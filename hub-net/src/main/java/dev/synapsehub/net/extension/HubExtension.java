@@ -16,6 +16,13 @@ public interface HubExtension {
     /** Called once from {@code HubServer.start}, before the port is bound. */
     void bind(HubContext hub, ClaimService claims);
 
+    /**
+     * On a replicated hub (a mesh node), called once before {@link #bind}: what the cluster does
+     * from one place is asked of its current leader through {@code leader}. A single hub never calls it.
+     */
+    default void joinCluster(ClusterLeader leader) {
+    }
+
     /** True for the (normalised) frame types this extension answers. */
     boolean handles(String type);
 
