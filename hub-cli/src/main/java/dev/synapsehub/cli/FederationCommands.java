@@ -287,6 +287,9 @@ final class FederationCommands implements Callable<Integer> {
                 line(out, "FAIL", "configuration", e.getMessage());
                 return ExitCodes.REFUSED;
             }
+            if (federation.peersFile != null) {
+                tokenFiles(out, federation.peersFile, settings.watch().clientCertFile() != null);
+            }
             if (config.tls() != null) {
                 certificate(out, "server certificate", config.tls().certFile());
             }
@@ -319,6 +322,28 @@ final class FederationCommands implements Callable<Integer> {
             }
             out.println(failures == 0 ? "no problems found" : failures + " problem(s) found");
             return failures == 0 ? ExitCodes.OK : ExitCodes.REFUSED;
+        }
+
+        /**
+         * Each token file the peers file names, read as the hub reads it (owner-only, one link, no
+         * symbolic link, one line); a refusal names the peers file, the route's field and the fix.
+         */
+        private void tokenFiles(PrintWriter out, Path peersFile, boolean pinsRequired) {
+            try {
+                java.util.Map<Path, String> files = dev.synapsehub.federation.trust.PeersFile.tokenFiles(peersFile,
+                        pinsRequired);
+                if (files.isEmpty()) {
+                    line(out, "ok", "token files", "none named in " + peersFile.toAbsolutePath().normalize()
+                            + " (routes give their token inline, or none)");
+                }
+                for (java.util.Map.Entry<Path, String> f : files.entrySet()) {
+                    line(out, "ok", "token file " + f.getValue(), f.getKey() + ": owner-only, one line, modified "
+                            + java.nio.file.Files.getLastModifiedTime(f.getKey(), java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                                    .toInstant());
+                }
+            } catch (dev.synapsehub.federation.trust.TrustFileException | IOException e) {
+                line(out, "FAIL", "token files", e.getMessage());
+            }
         }
 
         private void certificate(PrintWriter out, String what, Path file) {

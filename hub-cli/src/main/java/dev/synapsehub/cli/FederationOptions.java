@@ -133,11 +133,11 @@ public final class FederationOptions {
     List<String> relayPeerPins = new ArrayList<>();
 
     @Option(names = "--federation-peers", paramLabel = "FILE",
-            description = "Watch, claim and relay routes (URI, pin, token) from this owner-only JSON file instead of "
-                    + "--multihub-watch, --claim-peer, --relay-peer and their pin and token flags (given together, "
-                    + "start is refused). Re-checked before each peer operation: an edit that validates is used from "
-                    + "the next one; one that does not refuses every peer operation until it does "
-                    + "(docs/federation.md, \"The peers file\").")
+            description = "Watch, claim and relay routes (URI, pin, token or token_file) from this owner-only JSON file "
+                    + "instead of --multihub-watch, --claim-peer, --relay-peer and their pin and token flags (given "
+                    + "together, start is refused). The file and the token files it names are checked about once a "
+                    + "second on a thread of their own: an edit that validates is used from that check on; one that "
+                    + "does not refuses every peer operation until it does (docs/federation.md, \"The peers file\").")
     Path peersFile;
 
     /**
@@ -253,16 +253,10 @@ public final class FederationOptions {
         if (peersFile != null) {
             ignored.add("--federation-peers");
         }
-        if (requireRelayReason) {
-            ignored.add("--require-relay-reason");
-        }
-        if (requireTwoPersonRelay) {
-            ignored.add("--require-two-person-relay");
-        }
         if (!ignored.isEmpty()) {
             throw new IllegalArgumentException(String.join(", ", ignored) + (ignored.size() == 1 ? " is" : " are")
-                    + " not supported on a mesh node: peer watching, operator relays, dead-letter "
-                    + "forwarding and the reloadable peers file run on a single hub "
+                    + " not supported on a mesh node: peer watching, relay and dead-letter routes "
+                    + "and the reloadable peers file run on a single hub "
                     + "(docs/mesh.md, \"Federation on a mesh node\")");
         }
     }

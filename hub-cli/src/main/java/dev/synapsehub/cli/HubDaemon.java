@@ -102,7 +102,8 @@ final class HubDaemon implements AutoCloseable {
         if (meshConfig != null) {
             federationOptions.refuseOnMesh();
             return startMesh(options, config, meshConfig, actorSettings, clock, frameGate, trust,
-                    federationSettings.owners(), federationSettings.offerFile(), federationSettings.forward());
+                    federationSettings.owners(), federationSettings.offerFile(), federationSettings.forward(),
+                    federationSettings.relay());
         }
         SnapshotPolicy snapshotPolicy = options.snapshotPolicy();
         Retention retention = options.retention();
@@ -218,7 +219,8 @@ final class HubDaemon implements AutoCloseable {
                                        dev.synapsehub.federation.gate.FrameGate frameGate, ServingTrust trust,
                                        dev.synapsehub.federation.route.NamespaceOwners owners,
                                        java.nio.file.Path offerFile,
-                                       dev.synapsehub.federation.route.ForwardSettings forward)
+                                       dev.synapsehub.federation.route.ForwardSettings forward,
+                                       dev.synapsehub.federation.FederationSettings.RelayPolicy relayPolicy)
             throws JournalException, InterruptedException {
         SqliteJournal local = SqliteJournal.open(options.db());
         if (local.lastSeq() > 0 && !Files.isDirectory(meshConfig.storageDir())) {
@@ -246,7 +248,9 @@ final class HubDaemon implements AutoCloseable {
         // claims in the namespaces the cluster owns, and answers peers without a serving policy as a single
         // hub does, refusing them; each serves the offer bundle from its own file, and forwards its own agents'
         // claims in other hubs' namespaces along the --claim-peer routes (docs/mesh.md, "Federation on a mesh node")
-        extensions.add(new dev.synapsehub.federation.MeshFederationExtension(trust, local, owners, offerFile, forward));
+        // operator relays are decided by the leader under the relay policy, the approvals replicated (docs/mesh.md)
+        extensions.add(new dev.synapsehub.federation.MeshFederationExtension(trust, local, owners, offerFile, forward,
+                relayPolicy));
         MeshHub mesh;
         try {
             mesh = MeshHub.start(meshConfig, config, local, options.newState(), clock, actorSettings, CATCH_UP_MILLIS,
@@ -273,9 +277,19 @@ final class HubDaemon implements AutoCloseable {
         return port;
     }
 
+    /** The mesh node's status (which node leads), or null on a single hub. */
+    dev.synapsehub.mesh.MeshStatus meshStatus() {
+        return mesh == null ? null : mesh.node().status();
+    }
+
     /** The effective hub configuration. */
     HubConfig config() {
         return config;
+    }
+
+    /** The mesh node this daemon runs, or null for a single hub (tests). */
+    MeshHub mesh() {
+        return mesh;
     }
 
     /** The mutation actor (the hub's only writer). */

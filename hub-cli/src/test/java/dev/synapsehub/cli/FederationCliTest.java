@@ -187,6 +187,53 @@ class FederationCliTest {
         assertThat(d.port()).as("a valid peers file starts the hub").isPositive();
     }
 
+    /**
+     * A route's token_file is checked at start as the peers file is: a token file readable by
+     * others, a symbolic link or a missing one refuses the start (exit 2) naming the peers file,
+     * the route's field and the fix; {@code federation doctor} shows each token file, or the same
+     * refusal.
+     */
+    @Test
+    void aTokenFileIsCheckedAtStartAndByTheDoctorNamingTheField() throws Exception {
+        Path token = dir.resolve("b.token");
+        TestCertificates.writePrivate(token, "s3cret\n");
+        Path peers = dir.resolve("peers.json");
+        TestCertificates.writePrivate(peers, "{\"version\":1,\"claim\":[{\"hub_id\":\"b\",\"uri\":\"ws://127.0.0.1:1/\","
+                + "\"token_file\":\"b.token\"}]}");
+        String[] flags = {"--hub-id", "a", "--namespace-owner", "proj=b", "--federation-peers", peers.toString()};
+
+        java.nio.file.Files.setPosixFilePermissions(token, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        refusedAtStart("--federation-peers: " + peers.toAbsolutePath() + " claim[0].token_file: " + token.toAbsolutePath()
+                + " is accessible by other users (mode 644); a secret file must be owner-only — run: chmod 600 "
+                + token.toAbsolutePath(), flags);
+        CliTest.Run doctorBad = CliTest.run(concat(new String[] {"federation", "doctor"}, flags));
+        assertThat(doctorBad.code()).isEqualTo(ExitCodes.REFUSED);
+        assertThat(doctorBad.out()).contains("FAIL configuration: --federation-peers: " + peers.toAbsolutePath()
+                + " claim[0].token_file:").contains("chmod 600");
+
+        java.nio.file.Files.setPosixFilePermissions(token, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        java.nio.file.Files.move(token, dir.resolve("real.token"));
+        java.nio.file.Files.createSymbolicLink(token, dir.resolve("real.token"));
+        refusedAtStart("--federation-peers: " + peers.toAbsolutePath() + " claim[0].token_file: cannot securely open "
+                + token.toAbsolutePath() + ": Too many levels of symbolic links", flags);
+        java.nio.file.Files.delete(token);
+        refusedAtStart("--federation-peers: " + peers.toAbsolutePath() + " claim[0].token_file: cannot securely open "
+                + token.toAbsolutePath() + ": No such file or directory — write the token to that file alone", flags);
+
+        java.nio.file.Files.move(dir.resolve("real.token"), token);
+        CliTest.Run doctor = CliTest.run(concat(new String[] {"federation", "doctor"}, flags));
+        assertThat(doctor.out()).contains("ok   configuration: validates")
+                .contains("ok   token file claim[0].token_file: " + token.toAbsolutePath() + ": owner-only, one line");
+        HubDaemon d = hub.start(concat(new String[] {"--port", "0"}, flags));
+        assertThat(d.port()).as("a valid token file starts the hub").isPositive();
+    }
+
+    private static String[] concat(String[] a, String[] b) {
+        String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
     @Test
     void helpExplainsTheServingPolicy() {
         assertThat(CliTest.run("--help").out()).contains("--multihub-serving-policy").contains("owner-only")

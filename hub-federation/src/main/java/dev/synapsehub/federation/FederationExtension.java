@@ -63,6 +63,7 @@ public final class FederationExtension implements HubExtension {
     private ObservedQuery observed;
     private LogWatch watch;
     private PeerLinks links;
+    private ClientIdentity identity;
     private PeerRouteSource routes;
     private OwnershipResolver resolver;
     private PartitionTracker partitions;
@@ -101,7 +102,8 @@ public final class FederationExtension implements HubExtension {
         logServer = new LogServer(context, settings.trust(), journal, metrics);
         observed = new ObservedQuery(context, fold, peer -> watch == null ? null : watch.link(peer));
         offers = new dev.synapsehub.federation.serve.OfferServer(context, settings.offerFile());
-        links = new PeerLinks(context.hubId(), clientIdentity(settings));
+        identity = clientIdentity(settings);
+        links = new PeerLinks(context.hubId(), identity);
         routes = routeSource(settings);
         if (routes instanceof PeersFile peers) {
             peers.onChange(now -> links.retain(uris(now)));
@@ -179,7 +181,10 @@ public final class FederationExtension implements HubExtension {
         return out;
     }
 
-    /** The client certificate every route presents (one pair of flags for all of them), watched for edits. */
+    /**
+     * The client certificate every route presents (one pair of flags for all of them), checked about once a
+     * second on a thread of its own: peer operations read what the last check found, never the disk.
+     */
     private static ClientIdentity clientIdentity(FederationSettings settings) {
         Path cert = settings.watch().clientCertFile() != null ? settings.watch().clientCertFile()
                 : settings.forward().clientCertFile() != null ? settings.forward().clientCertFile()
@@ -187,7 +192,7 @@ public final class FederationExtension implements HubExtension {
         Path key = settings.watch().clientKeyFile() != null ? settings.watch().clientKeyFile()
                 : settings.forward().clientKeyFile() != null ? settings.forward().clientKeyFile()
                 : settings.relayRoutes().clientKeyFile();
-        return ClientIdentity.of(cert, key, LOG::warn);
+        return ClientIdentity.watching(cert, key, LOG::warn);
     }
 
     /** Every route's link settings, declared up front so two routes to one URI cannot disagree. */
@@ -322,6 +327,11 @@ public final class FederationExtension implements HubExtension {
             PrometheusText.counter(out, "synapse_federation_peers_file_invalid_total",
                     "Changes of --federation-peers that did not validate (each logged once).", peers.invalidEdits());
         }
+        if (identity != null && identity != ClientIdentity.NONE) {
+            PrometheusText.counter(out, "synapse_federation_client_identity_invalid_total",
+                    "Changes of --multihub-client-certfile/--multihub-client-keyfile that did not validate (each "
+                            + "logged once; every peer operation is refused until they do).", identity.invalidEdits());
+        }
         if (deadLetterForwarder != null) {
             deadLetterForwarder.appendMetrics(out);
         }
@@ -373,6 +383,14 @@ public final class FederationExtension implements HubExtension {
         if (routes instanceof PeersFile peers) {
             peers.close();
         }
+        if (identity != null) {
+            identity.close();
+        }
+    }
+
+    /** The client identity toward peers (tests: await the watcher's check of an edit; closed with the hub). */
+    public ClientIdentity clientIdentity() {
+        return identity;
     }
 
     /** Where the routes come from (tests: a peers file's watcher is closed with the hub). */

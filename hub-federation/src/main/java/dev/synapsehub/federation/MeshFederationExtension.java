@@ -18,6 +18,7 @@ import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.net.extension.HubExtension;
 import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.Request;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,13 +40,14 @@ import java.util.concurrent.Executors;
  * single hub without a route), and {@code multihub_claim_request} from authorised peers is
  * decided through the node's claim path, which the mesh decides on its leader and replicates.
  * With {@code --claim-peer} routes, the forwarding side too: a claim by this node's agent in a
- * namespace another hub owns is sent by this node, over its own link, to the owner as a
- * {@code multihub_claim_request} carrying the agent's claim frame (its {@code idem_key}
- * included), and the owner's verdict is relayed to the agent. Nothing about the forward is kept
- * on the node: the owner keys its ledger by the cluster's one hub id, the claimant and the
- * {@code idem_key}, so a retry through another node is answered from the owner's ledger and is
- * never granted twice. The owner binds the one hub id to one connection at a time (contract
- * F9.4), so a node holds its connection only while a forward waits on it.
+ * namespace another hub owns is handed to the cluster's leader, which alone holds the cluster's
+ * one warm link to each owner (the owner binds the one hub id to one connection, contract
+ * F9.4), and sends it there as a {@code multihub_claim_request} carrying the agent's claim frame
+ * (its {@code idem_key} included); the owner's verdict is relayed to the agent by its node.
+ * Nothing about the forward is kept in the cluster: the owner keys its ledger by the cluster's
+ * one hub id, the claimant and the {@code idem_key}, so a retry through another node, or after
+ * a leader change, is answered from the owner's ledger and is never granted twice. A node that
+ * loses the lead closes its links; the new leader opens them on its first forward.
  *
  * <p>A mesh node watches no other hub ({@code --multihub-watch} is refused at start): the cluster
  * detects no partition, so it governs only the namespaces it owns and forwards the rest.
@@ -62,7 +64,7 @@ import java.util.concurrent.Executors;
 public final class MeshFederationExtension implements HubExtension {
     private static final Logger LOG = LoggerFactory.getLogger(MeshFederationExtension.class);
     private static final Set<String> TYPES = Set.of("multihub_log_request", "multihub_claim_request",
-            DeadLetterForwardingServer.TYPE, "federation_offer_request");
+            DeadLetterForwardingServer.TYPE, "federation_offer_request", "operator_relay_request");
     private final ServingTrust trust;
     private final SqliteJournal journal;
     private final NamespaceOwners owners;
@@ -70,12 +72,18 @@ public final class MeshFederationExtension implements HubExtension {
     private final ForwardSettings forward;
     private final FederationMetrics metrics = new FederationMetrics();
     private PeerLinks links;
+    /** This node's client certificate toward owners, checked on a watcher thread of its own. */
+    private ClientIdentity identity;
     private ExecutorService connector;
     private LogServer logServer;
     private ClaimForwarder ownership;
     private ClaimServer claimServer;
     private DeadLetterForwardingServer deadLetters;
     private OfferServer offers;
+    private final FederationSettings.RelayPolicy relayPolicy;
+    private dev.synapsehub.federation.route.RelayServer relays;
+    /** The cluster's leader (set before {@link #bind}); null only when no mesh joined this extension. */
+    private dev.synapsehub.net.extension.ClusterLeader cluster;
 
     /**
      * @param journal the node's journal copy, read on the node's actor thread
@@ -86,6 +94,17 @@ public final class MeshFederationExtension implements HubExtension {
      */
     public MeshFederationExtension(ServingTrust trust, SqliteJournal journal, NamespaceOwners owners,
                                    java.nio.file.Path offerFile, ForwardSettings forward) {
+        this(trust, journal, owners, offerFile, forward, FederationSettings.RelayPolicy.DEFAULT);
+    }
+
+    /**
+     * As above, deciding operator relays under {@code relayPolicy} ({@code --require-relay-reason},
+     * {@code --require-two-person-relay}).
+     */
+    public MeshFederationExtension(ServingTrust trust, SqliteJournal journal, NamespaceOwners owners,
+                                   java.nio.file.Path offerFile, ForwardSettings forward,
+                                   FederationSettings.RelayPolicy relayPolicy) {
+        this.relayPolicy = relayPolicy;
         this.trust = trust;
         this.journal = journal;
         this.owners = owners;
@@ -94,15 +113,28 @@ public final class MeshFederationExtension implements HubExtension {
     }
 
     @Override
+    public void joinCluster(dev.synapsehub.net.extension.ClusterLeader leader) {
+        this.cluster = leader;
+    }
+
+    @Override
     public void bind(HubServices hub, ClaimService claims) {
+        try {
+            bindAll(hub, claims);
+        } catch (RuntimeException | Error failed) {
+            close(); // a start that fails leaves no thread behind (the client identity's watcher among them)
+            throw failed;
+        }
+    }
+
+    private void bindAll(HubServices hub, ClaimService claims) {
         logServer = new LogServer(hub, trust, journal, metrics);
         OwnershipResolver resolver = new OwnershipResolver(owners, new AdvisoryFold());
-        // each node forwards its own agents' claims over its own link: the owner's keyed ledger, not the node,
-        // makes a retry through another node an answer rather than a second grant. The owner binds the cluster's
-        // one hub id to one connection at a time, so a node connects per forward and lets go after the answer
-        // (the forwarder sends again a forward refused name_conflict while another node's is in flight)
-        links = new PeerLinks(hub.hubId(), ClientIdentity.of(forward.clientCertFile(),
-                forward.clientKeyFile(), LOG::warn), true);
+        // the owner binds the cluster's one hub id to one connection, so only the leader holds a link to it, warm as
+        // a single hub's; every node hands its agents' forwards to the leader, and the owner's keyed ledger makes a
+        // retry through another node (or after a leader change) an answer rather than a second grant
+        identity = ClientIdentity.watching(forward.clientCertFile(), forward.clientKeyFile(), LOG::warn);
+        links = new PeerLinks(hub.hubId(), identity);
         try {
             for (ClaimRoute r : forward.routes().values()) {
                 links.expect("--claim-peer " + r.hubId(), r.uri(), forward.tlsFor(r), forward.token());
@@ -110,17 +142,26 @@ public final class MeshFederationExtension implements HubExtension {
         } catch (IllegalArgumentException e) {
             throw new IllegalStateException(e.getMessage(), e);
         }
-        connector = Executors.newFixedThreadPool(2, r -> {
+        connector = Executors.newSingleThreadExecutor(r -> { // one thread: the leader sends in the order forwards came
             Thread t = new Thread(r, "synapse-mesh-claim-forwarding");
             t.setDaemon(true);
             return t;
         });
         ownership = new ClaimForwarder(hub, resolver, forward, links, metrics, connector,
-                dev.synapsehub.federation.route.RouteLookup.fixedClaims(forward), true);
+                dev.synapsehub.federation.route.RouteLookup.fixedClaims(forward), true, cluster);
+        if (cluster != null) {
+            cluster.serve(ClaimForwarder.SERVICE, ownership::serveForward);
+            cluster.onLeadershipChange(() -> {
+                if (!cluster.leadsHere()) {
+                    links.retain(Set.of()); // a node that is not the leader holds no link: the new leader needs the name
+                }
+            });
+        }
         claimServer = new ClaimServer(hub, trust, resolver, claims, metrics);
         deadLetters = new DeadLetterForwardingServer(hub, trust, resolver,
                 new AuditJournal(hub.actor(), hub.hubId()));
         offers = new OfferServer(hub, offerFile);
+        relays = dev.synapsehub.federation.route.RelayServer.replicated(hub, trust, resolver, relayPolicy);
     }
 
     @Override
@@ -139,7 +180,31 @@ public final class MeshFederationExtension implements HubExtension {
             case "multihub_log_request" -> logServer.handle(request);
             case DeadLetterForwardingServer.TYPE -> deadLetters.handle(request);
             case "federation_offer_request" -> offers.handle(request);
+            case "operator_relay_request" -> relays.handle(request);
             default -> claimServer.handle(request);
+        }
+    }
+
+    /** A keyed operator relay's first answer, rendered on the leader for another node's request. */
+    @Override
+    public dev.synapsehub.core.actor.ResponseRenderer storedResponse(Request request) {
+        return "operator_relay_request".equals(request.type()) ? relays.storedResponse(request) : null;
+    }
+
+    /** An operator relay another node took and the leader applied: its release broadcast, here. */
+    @Override
+    public void publishCommitted(Request request, dev.synapsehub.core.reply.Reply reply) {
+        if ("operator_relay_request".equals(request.type())) {
+            relays.publishCommitted(request, reply);
+        }
+    }
+
+    /** {@code state_snapshot.snapshot.pending_relay_approvals}: the replicated approvals awaiting a second operator. */
+    @Override
+    public void labelRead(ObjectNode reply) {
+        if (relays != null && "state_snapshot".equals(reply.path("type").asText())
+                && reply.get("snapshot") instanceof ObjectNode snapshot) {
+            relays.writePending(snapshot.putArray("pending_relay_approvals"));
         }
     }
 
@@ -155,6 +220,9 @@ public final class MeshFederationExtension implements HubExtension {
         }
         if (links != null) {
             links.close();
+        }
+        if (identity != null) {
+            identity.close();
         }
     }
 

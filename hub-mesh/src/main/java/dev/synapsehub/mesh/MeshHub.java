@@ -75,6 +75,9 @@ public final class MeshHub implements AutoCloseable {
         List<dev.synapsehub.net.extension.HubExtension> extensions = new java.util.ArrayList<>(gates);
         WireEdge edge = new WireEdge();
         MeshNode node = new MeshNode(mesh, hub.hubId(), local, state, clock, settings, edge, compaction);
+        for (dev.synapsehub.net.extension.HubExtension e : gates) {
+            e.joinCluster(node.leader()); // before bind: what the cluster does from one place goes to its leader
+        }
         HubServer server = null;
         try {
             node.start();

@@ -82,6 +82,9 @@ public final class MeshNode implements AutoCloseable {
     private final MeshJournal journal;
     private final MeshSite site;
     private final Forwarder forwarder;
+    /** Extensions' asks of the leader (federation's one link per owning hub), on a client of their own. */
+    private final RaftClient askClient;
+    private final LeaderAsks leaderAsks;
     private final CoordinationActor actor;
     private final MutationCodec mutations;
     private final OutcomeCodec outcomes = new OutcomeCodec();
@@ -191,6 +194,16 @@ public final class MeshNode implements AutoCloseable {
                 });
             }
         }, mutations, scheduler, config.commitTimeout().toMillis());
+        // an ask waits on the leader's handler (a claim forwarded to its owner: up to its 10 s bound), longer than
+        // a commit, so it has a client whose request timeout covers it; each ask bounds itself
+        RaftProperties askProperties = properties(config);
+        RaftClientConfigKeys.Rpc.setRequestTimeout(askProperties, millis(ASK_TIMEOUT_MILLIS));
+        this.askClient = RaftClient.newBuilder().setRaftGroup(group).setProperties(askProperties)
+                .setParameters(transport).setRetryPolicy(RetryPolicies.noRetry()).build();
+        this.leaderAsks = new LeaderAsks(nodeId, group.getGroupId(), askClient.getClientRpc(), () -> {
+            DivisionInfo info = info();
+            return info == null ? null : info.getLeaderId();
+        }, () -> !closed && MeshNode.this.site.decidesHere(), scheduler);
         this.lastLeader = nodeId;
         this.intents = new MeshIntents(nodeId, IntentQueue.open(new IntentStore(
                 IntentStore.beside(config.storageDir()), nodeId), nodeId, mutations), new IntentView(), this::actor,
@@ -264,6 +277,14 @@ public final class MeshNode implements AutoCloseable {
                 + ", group " + group.getGroupId() + ", " + voters().count() + " voters, quorum "
                 + voters().quorum() + ", storage " + config.storageDir() + ", transport "
                 + (config.tls() == null ? "plain gRPC (unauthenticated)" : config.tls().describe()));
+    }
+
+    /** The longest an extension's ask of the leader may wait ({@link LeaderAsks}); each ask bounds itself below it. */
+    static final long ASK_TIMEOUT_MILLIS = 60_000;
+
+    /** What extensions ask of the cluster's current leader (federation: one link per owning hub). */
+    public dev.synapsehub.net.extension.ClusterLeader leader() {
+        return leaderAsks;
     }
 
     /** The node's actor: the edge submits to it as to a single hub's. */
@@ -858,6 +879,11 @@ public final class MeshNode implements AutoCloseable {
         }
 
         @Override
+        public void leaderChanged() {
+            leaderAsks.leadershipChanged(); // a leader that lost the lead lets go of what only the leader holds
+        }
+
+        @Override
         public void leaderReady() {
             DivisionInfo info = info();
             if (info == null) {
@@ -869,6 +895,8 @@ public final class MeshNode implements AutoCloseable {
                 return null;
             });
             LOG.log(System.Logger.Level.INFO, "mesh node " + nodeId + " leads term " + term);
+            // decidesHere() turns true once the actor took the term: tell the listeners after it
+            actor.applyReplicated(s -> null).whenComplete((done, fault) -> leaderAsks.leadershipChanged());
         }
 
         @Override
@@ -886,6 +914,9 @@ public final class MeshNode implements AutoCloseable {
                 if (LinearizableReads.QUERY.equals(json.path(MeshQueueProbe.QUERY).asText(null))) {
                     return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(
                             LinearizableReads.answer()))));
+                }
+                if (json.has(LeaderAsks.SERVICE)) {
+                    return leaderAsks.forwarded(json); // an extension's ask of the leader
                 }
                 if (json.has(MeshQueueProbe.QUERY)) {
                     return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(
@@ -958,6 +989,7 @@ public final class MeshNode implements AutoCloseable {
             server.close();
         } finally {
             client.close();
+            askClient.close();
             scheduler.shutdownNow();
             actor.close();
         }

@@ -44,6 +44,10 @@ final class MeshStateMachine extends BaseStateMachine {
         default void leaderKnown() {
         }
 
+        /** The leader this node knows changed (to another, to itself, or to none during an election). */
+        default void leaderChanged() {
+        }
+
         /** A follower's forwarded mutation, on the leader; answers the encoded reply. */
         CompletableFuture<Message> forwarded(byte[] request);
 
@@ -206,6 +210,7 @@ final class MeshStateMachine extends BaseStateMachine {
         if (leader != null) {
             replica.leaderKnown();
         }
+        replica.leaderChanged();
     }
 
     @Override

@@ -74,6 +74,7 @@ class MeshCodecTest {
                 new dev.synapsehub.core.command.MemoryCommand("ann", dev.synapsehub.core.command.MemoryCommand.Kind.FINDING,
                         "{\"statement\":\"s\"}", 512),
                 new dev.synapsehub.core.command.OperatorReleaseCommand("hub-a", "proj", "T1", "{\"applied\":true}"),
+                new dev.synapsehub.core.command.OperatorReleaseCommand("hub-c", "proj", "T1", "{\"applied\":true}", "hub-c"),
                 new dev.synapsehub.core.command.AuditRecordCommand("ann", "guard_denial", "{\"decision\":\"deny\"}"),
                 new ReleaseCommand("ann", "T1", 4L, "assessed"), new ReleaseCommand("ann", "T1", null),
                 new TaskUpdateCommand("ann", "T1", "working", "n", "d", 2L, 1L),

@@ -247,6 +247,11 @@ public final class CoordinationActor implements AutoCloseable {
         return state.idempotency().findCommitted(key).isPresent();
     }
 
+    /** The committed two-person relay approvals awaiting a second operator; safe from any thread. */
+    public java.util.List<dev.synapsehub.core.state.RelayApprovals.Pending> pendingRelayApprovals() {
+        return dev.synapsehub.core.state.RelayApprovals.pending(state.idempotency());
+    }
+
     /**
      * The committed first answer under {@code key} for a request with {@code requestDigest}
      * (replayed or conflicting), read without queueing: a keyed retry of an applied mutation is

@@ -36,5 +36,7 @@ public enum Refusal {
     /** A resource offer needs a name. */
     NAME_REQUIRED,
     /** A channel chat from a non-member, or to a channel that does not exist. */
-    NOT_A_MEMBER
+    NOT_A_MEMBER,
+    /** A two-person operator relay's first approval: recorded, the task is released by a distinct second one. */
+    AWAITING_SECOND_OPERATOR
 }

@@ -135,14 +135,7 @@ public final class CoordinationState {
         } else if (command instanceof MessagingCommand m) {
             return messaging.decide(m, t, lastSeq);
         } else if (command instanceof dev.synapsehub.core.command.OperatorReleaseCommand o) {
-            Decision d = claims.decideForcedRelease(o.taskId(), o.namespace(), t);
-            if (!d.reply().granted()) {
-                return d;
-            }
-            List<CoordinationEvent> events = new ArrayList<>(d.events());
-            // audit-only on replay (INV-RR-3): the release event is what frees the task
-            events.add(new AuditRecordEvent(t, "operator_relay", o.auditPayloadJson()));
-            return new Decision(d.reply(), events);
+            return decideOperatorRelease(o, t);
         } else if (command instanceof dev.synapsehub.core.command.MemoryCommand m) {
             return findings.decide(m, t, lastSeq + 1);
         } else if (command instanceof AuditRecordCommand a) {
@@ -150,6 +143,39 @@ public final class CoordinationState {
                     List.of(new AuditRecordEvent(t, a.kind(), a.payloadJson())));
         }
         throw new IllegalArgumentException("unknown command " + command.getClass().getName());
+    }
+
+    /**
+     * An operator relay's release. With an {@code approver} (two-person, decided here so that
+     * approvals taken by different mesh nodes meet in one replicated place): the first principal
+     * is recorded and the reply is {@link Refusal#AWAITING_SECOND_OPERATOR}; the same one again
+     * changes nothing; a distinct one consumes the approval and the release is decided (consumed
+     * even if the release is then refused, as a single hub's in-memory approval is).
+     */
+    private Decision decideOperatorRelease(dev.synapsehub.core.command.OperatorReleaseCommand o, double t) {
+        List<CoordinationEvent> events = new ArrayList<>();
+        if (o.approver() != null) {
+            String key = RelayApprovals.key("release", o.namespace(), o.taskId().strip());
+            java.util.Optional<String> first = RelayApprovals.first(idempotency, key);
+            if (first.isEmpty()) {
+                return new Decision(new Reply.Denied(o.taskId(), Refusal.AWAITING_SECOND_OPERATOR,
+                        "recorded; awaiting approval by a second operator"),
+                        List.of(RelayApprovals.recorded(t, key, o.approver())));
+            }
+            if (first.get().equals(o.approver())) {
+                return new Decision(new Reply.Denied(o.taskId(), Refusal.AWAITING_SECOND_OPERATOR,
+                        "already recorded by this verified principal; awaiting a distinct principal"), List.of());
+            }
+            events.add(RelayApprovals.consumed(t, key, o.approver()));
+        }
+        Decision d = claims.decideForcedRelease(o.taskId(), o.namespace(), t);
+        if (!d.reply().granted()) {
+            return events.isEmpty() ? d : new Decision(d.reply(), events);
+        }
+        events.addAll(d.events());
+        // audit-only on replay (INV-RR-3): the release event is what frees the task
+        events.add(new AuditRecordEvent(t, "operator_relay", o.auditPayloadJson()));
+        return new Decision(d.reply(), events);
     }
 
     /**

@@ -61,6 +61,11 @@ public final class IdempotencyLedger {
         return Optional.ofNullable(committed.get(key));
     }
 
+    /** The committed entries, in no particular order; safe from any thread. */
+    public List<Entry> committedEntries() {
+        return new ArrayList<>(committed.values());
+    }
+
     /** Applies a recorded event; re-recording a key refreshes it. */
     public void apply(IdempotencyRecordedEvent event) {
         Entry entry = new Entry(event.key(), event.requestDigest(), event.response());

@@ -16,27 +16,41 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * The client certificate and key this hub presents to peers ({@code --multihub-client-certfile},
- * {@code --multihub-client-keyfile}), watched for edits. Before each peer operation the files'
- * stamps (size, modification time, file key, mode, owner, change time) are compared with what was
- * last checked; a change is checked again as at start-up (owned by this hub's user and by it
- * only, no symlinks, size, a certificate and key that load).
+ * {@code --multihub-client-keyfile}), watched for edits. About once a second a daemon thread of its
+ * own compares the files' stamps (size, modification time, file key, mode, owner, change time)
+ * with the last check; a change is checked again as at start-up (owned by this hub's user and by
+ * it only, no symlinks, size, a certificate and key that load). Peer operations (on connector
+ * threads and event loops) never touch the disk: {@link #current()} answers what the last check
+ * found, so an edit takes effect from the next check, not from the next operation.
  * While the files do not validate every peer operation is refused, warm connections included,
  * so an edit never leaves the old identity in use behind the operator's back; once they validate
  * again, links reconnect with the new identity ({@link #current()} returns a new stamp).
  */
-public final class ClientIdentity {
+public final class ClientIdentity implements AutoCloseable {
     /** No client certificate: nothing to watch, never refused. */
-    public static final ClientIdentity NONE = new ClientIdentity(null, null, m -> { });
+    public static final ClientIdentity NONE = new ClientIdentity(null, null, m -> { }, ClientIdentity::stampOf);
+    /** How often the watcher checks the files. */
+    public static final long CHECK_MILLIS = 1000;
     private static final long MAX_BYTES = 1024 * 1024;
 
     private final Path certFile;
     private final Path keyFile;
     private final Consumer<String> log;
+    /** How a file is stat'ed (tests count the calls: no peer operation may make one). */
+    private final Function<Path, List<Object>> stat;
+    private final AtomicLong invalidEdits = new AtomicLong();
+    private final AtomicLong loadedEdits = new AtomicLong();
     private volatile Checked checked;
+    private ScheduledExecutorService watcher;
 
     /**
      * What the last check of {@code stamps} found: null {@code error} and the bytes that validated
@@ -56,55 +70,78 @@ public final class ClientIdentity {
     public record InForce(List<Object> stamps, ClientKeyMaterial material) {
     }
 
-    private ClientIdentity(Path certFile, Path keyFile, Consumer<String> log) {
+    private ClientIdentity(Path certFile, Path keyFile, Consumer<String> log, Function<Path, List<Object>> stat) {
         this.certFile = certFile;
         this.keyFile = keyFile;
         this.log = log;
+        this.stat = stat;
     }
 
     /**
      * The identity in {@code certFile} and {@code keyFile} ({@link #NONE} when both are null),
-     * checked once now; {@code log} receives one line per change of outcome.
+     * checked once now and then about once a second on a daemon thread of its own (stopped by
+     * {@link #close()}); {@code log} receives one line per change of outcome.
      */
-    public static ClientIdentity of(Path certFile, Path keyFile, Consumer<String> log) {
-        if (certFile == null && keyFile == null) {
-            return NONE;
-        }
-        ClientIdentity identity = new ClientIdentity(certFile, keyFile, log);
-        identity.checked = identity.check(identity.stamps());
-        return identity;
+    public static ClientIdentity watching(Path certFile, Path keyFile, Consumer<String> log) {
+        return watching(certFile, keyFile, log, CHECK_MILLIS, ClientIdentity::stampOf);
     }
 
     /**
-     * The stamp of the files in force, to tell whether a connection was made with the current
-     * identity.
+     * Like the above, checking every {@code checkMillis} and stat'ing each file with {@code stat}
+     * (tests: a long interval checks only on {@link #checkNow()}; a counting stat shows who stats).
+     */
+    static ClientIdentity watching(Path certFile, Path keyFile, Consumer<String> log, long checkMillis,
+                                   Function<Path, List<Object>> stat) {
+        if (certFile == null && keyFile == null) {
+            return NONE;
+        }
+        ClientIdentity identity = new ClientIdentity(certFile, keyFile, log, stat);
+        identity.checked = identity.check(identity.stamps());
+        identity.watcher = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "synapse-federation-identity-watch");
+            t.setDaemon(true);
+            return t;
+        });
+        identity.watcher.scheduleWithFixedDelay(identity::checkQuietly, checkMillis, checkMillis,
+                TimeUnit.MILLISECONDS);
+        return identity;
+    }
+
+    /** Stops the watcher thread; {@link #current()} then keeps answering what the last check found. */
+    @Override
+    public void close() {
+        if (watcher != null) {
+            watcher.shutdownNow();
+        }
+    }
+
+    /** True while the watcher thread runs (tests: closed with the hub). */
+    public boolean isWatching() {
+        return watcher != null && !watcher.isShutdown();
+    }
+
+    /** Changes of the files that did not validate (each logged once per distinct error). */
+    public long invalidEdits() {
+        return invalidEdits.get();
+    }
+
+    /** Changes of the files that validated and are in force (tests await an edit's check with it). */
+    public long loadedEdits() {
+        return loadedEdits.get();
+    }
+
+    /**
+     * The identity in force as the last check found it, with the stamp that tells whether a
+     * connection was made with it; never touches the disk (it is called before each peer
+     * operation, on connector threads and event loops).
      *
-     * @throws IOException while the files do not validate (the operation is refused)
+     * @throws IOException while the files, as last checked, do not validate (the operation is refused)
      */
     public InForce current() throws IOException {
         if (certFile == null) {
             return new InForce(List.of(), null);
         }
-        List<Object> now = stamps();
         Checked c = checked;
-        if (!c.stamps().equals(now)) {
-            synchronized (this) {
-                c = checked;
-                if (!c.stamps().equals(now)) {
-                    Checked next = check(now);
-                    if (next.error() == null && c.error() != null) {
-                        log.accept("multi-hub client identity validates again: peers are reached with " + certFile);
-                    } else if (next.error() == null) {
-                        log.accept("multi-hub client identity changed: links to peers reconnect with " + certFile);
-                    } else if (!next.error().equals(c.error())) {
-                        log.accept("multi-hub client identity no longer validates; every peer operation is refused "
-                                + "until it does: " + next.error());
-                    }
-                    checked = next;
-                    c = next;
-                }
-            }
-        }
         if (c.error() != null) {
             throw new IOException("the multi-hub client identity does not validate: " + c.error());
         }
@@ -112,14 +149,57 @@ public final class ClientIdentity {
     }
 
     /**
-     * The files' stamps, modes, owners and inode change times: a chmod or chown changes neither
-     * size nor modification time, yet decides validity (a key given to another owner may no
-     * longer be ours to read); the change time also catches a rewrite whose modification time was
-     * set back.
+     * Checks the files again if a stamp changed since the last check (the watcher calls this about
+     * once a second; tests call it to skip the wait).
      */
+    public synchronized void checkNow() {
+        if (certFile == null) {
+            return;
+        }
+        List<Object> now = stamps();
+        Checked c = checked;
+        if (c.stamps().equals(now)) {
+            return;
+        }
+        Checked next = check(now);
+        if (next.error() == null && c.error() != null) {
+            log.accept("multi-hub client identity validates again: peers are reached with " + certFile);
+        } else if (next.error() == null) {
+            log.accept("multi-hub client identity changed: links to peers reconnect with " + certFile);
+        } else if (!next.error().equals(c.error())) {
+            log.accept("multi-hub client identity no longer validates; every peer operation is refused "
+                    + "until it does: " + next.error());
+        }
+        if (next.error() == null) {
+            loadedEdits.incrementAndGet();
+        } else {
+            invalidEdits.incrementAndGet();
+        }
+        checked = next;
+    }
+
+    private void checkQuietly() {
+        try {
+            checkNow();
+        } catch (RuntimeException fault) { // a fault must not end the watcher: the next check tries again
+            log.accept("multi-hub client identity check failed (tried again in a second): " + fault);
+        }
+    }
+
+    /** Both files' stamps (see {@link #stampOf(Path)}). */
     private List<Object> stamps() {
-        return List.of(FileStamp.of(certFile), FileStamp.of(keyFile), mode(certFile), mode(keyFile), owner(certFile),
-                owner(keyFile), changed(certFile), changed(keyFile));
+        List<Object> out = new java.util.ArrayList<>(stat.apply(certFile));
+        out.addAll(stat.apply(keyFile));
+        return List.copyOf(out);
+    }
+
+    /**
+     * A file's stamp, mode, owner and inode change time: a chmod or chown changes neither size
+     * nor modification time, yet decides validity (a key given to another owner may no longer be
+     * ours to read); the change time also catches a rewrite whose modification time was set back.
+     */
+    static List<Object> stampOf(Path file) {
+        return List.of(FileStamp.of(file), mode(file), owner(file), changed(file));
     }
 
     private static String owner(Path file) {

@@ -43,7 +43,6 @@ public final class PeerLink implements AutoCloseable {
     private final String token;
     private final Duration connectTimeout;
     private final ClientIdentity identity;
-    private final boolean releaseWhenIdle;
     private final Deque<Pending> pending = new ArrayDeque<>();
     /**
      * Held while (re)connecting, so two operations needing a connection at once (a poll and a
@@ -53,8 +52,6 @@ public final class PeerLink implements AutoCloseable {
      */
     private final ReentrantLock connecting = new ReentrantLock();
     private HubClient client;
-    /** Sends between {@link #open} and queueing their request: {@link #releaseIfIdle} leaves those alone. */
-    private int opening;
     /** The client identity's stamp when {@link #client} was opened. */
     private ClientIdentity.InForce clientIdentity;
     private volatile Welcome welcome;
@@ -143,13 +140,6 @@ public final class PeerLink implements AutoCloseable {
      */
     public PeerLink(String peer, URI uri, ClientTls tls, String localHubId, String token, Duration connectTimeout,
                     ClientIdentity identity) {
-        this(peer, uri, tls, localHubId, token, connectTimeout, identity, false);
-    }
-
-    /** @param releaseWhenIdle close the connection whenever a request is answered and none waits (a mesh node) */
-    public PeerLink(String peer, URI uri, ClientTls tls, String localHubId, String token, Duration connectTimeout,
-                    ClientIdentity identity, boolean releaseWhenIdle) {
-        this.releaseWhenIdle = releaseWhenIdle;
         this.identity = tls.clientCertFile() == null ? ClientIdentity.NONE : identity;
         this.peer = peer;
         this.uri = uri;
@@ -250,21 +240,14 @@ public final class PeerLink implements AutoCloseable {
                                            Predicate<ObjectNode> matches, ReplyDecoder<?> decoder, Duration timeout) {
         CompletableFuture<Object> future = new CompletableFuture<>();
         HubClient c;
-        synchronized (this) {
-            opening++;
-        }
         try {
             c = open();
         } catch (IOException | TimeoutException | RuntimeException e) {
-            synchronized (this) {
-                opening--;
-            }
             future.completeExceptionally(e);
             return future;
         }
         stamp(frame);
         synchronized (this) {
-            opening--;
             if (client != c || !c.isOpen()) {
                 future.completeExceptionally(new NotSent("connection to " + uri + " closed"));
                 return future;
@@ -283,12 +266,7 @@ public final class PeerLink implements AutoCloseable {
         }, timeout.toMillis(), TimeUnit.MILLISECONDS);
         // A pending bound holds the future, and so its reply: a page of a catch-up kept for the
         // whole bound (10 s) was most of the follower's heap (docs/benchmarks.md).
-        future.whenComplete((reply, failure) -> {
-            bound.cancel(false);
-            if (releaseWhenIdle) {
-                releaseIfIdle();
-            }
-        });
+        future.whenComplete((reply, failure) -> bound.cancel(false));
         long sent = System.nanoTime();
         future.thenRun(() -> lastRoundTripNanos = System.nanoTime() - sent); // status: the last answered request
         return future;
@@ -536,24 +514,6 @@ public final class PeerLink implements AutoCloseable {
                         failed.toString());
             }
         });
-    }
-
-    /**
-     * Closes the connection when no request waits on it and none is being sent; the next request
-     * reconnects. A mesh node calls it after each forward: the peer binds the cluster's one hub id
-     * to one connection at a time (contract F9.4), so a node holding it idle would lock the other
-     * nodes out of the peer.
-     */
-    public void releaseIfIdle() {
-        HubClient c;
-        synchronized (this) {
-            if (client == null || !pending.isEmpty() || opening > 0) {
-                return;
-            }
-            c = client;
-            client = null;
-        }
-        closeInBackground(c::close, uri); // close() waits for the close frame: never on the client's own loop
     }
 
     @Override

@@ -25,7 +25,6 @@ public final class PeerLinks implements AutoCloseable {
     }
 
     private final ClientIdentity identity;
-    private final boolean releaseWhenIdle;
 
     public PeerLinks(String localHubId) {
         this(localHubId, ClientIdentity.NONE);
@@ -33,18 +32,8 @@ public final class PeerLinks implements AutoCloseable {
 
     /** {@code identity}: the client certificate the links present, checked before each operation. */
     public PeerLinks(String localHubId, ClientIdentity identity) {
-        this(localHubId, identity, false);
-    }
-
-    /**
-     * @param releaseWhenIdle true on a mesh node: every link closes its connection as soon as no
-     *        request waits on it, since the peer binds the cluster's one hub id to one connection
-     *        at a time and the other nodes need it too (see {@link PeerLink#releaseIfIdle})
-     */
-    public PeerLinks(String localHubId, ClientIdentity identity, boolean releaseWhenIdle) {
         this.localHubId = localHubId;
         this.identity = identity;
-        this.releaseWhenIdle = releaseWhenIdle;
     }
 
     /**
@@ -79,7 +68,7 @@ public final class PeerLinks implements AutoCloseable {
             }
             stale[0] = prior == null ? null : prior.link();
             return new Made(tls, token, new PeerLink(peer, uri, tls, localHubId, token, Duration.ofSeconds(10),
-                    identity, releaseWhenIdle));
+                    identity));
         });
         if (stale[0] != null) {
             stale[0].close(); // outside the map's lock: closing waits for the close frame

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.federation.FederationMetrics;
 import dev.synapsehub.federation.link.PeerLink;
 import dev.synapsehub.federation.link.PeerLinks;
+import dev.synapsehub.net.extension.ClusterLeader;
 import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.Request;
 import org.slf4j.Logger;
@@ -42,6 +43,10 @@ public final class ClaimForwarder {
     private final FederationMetrics metrics;
     private final Executor connector;
     private final boolean sharedName;
+    /** On a mesh node, the cluster's leader, which alone holds the links to the owners; null on a single hub. */
+    private final ClusterLeader cluster;
+    /** The name under which the leader serves the cluster's forwards ({@link ClusterLeader#serve}). */
+    public static final String SERVICE = "claim_forward";
 
     /** {@code connector} runs the (possibly connecting) sends, off the event loops. */
     public ClaimForwarder(HubServices hub, OwnershipResolver resolver, ForwardSettings settings, PeerLinks links,
@@ -52,15 +57,28 @@ public final class ClaimForwarder {
     /**
      * @param routes the claim routes in force, asked before each forwarded claim (a peers file);
      *        while they cannot be known the claim is refused as a failed forward ({@code transport_failure})
-     * @param sharedName true on a mesh node: the cluster's other nodes forward under the same hub
-     *        id, and the owner binds that id to one connection at a time (contract F9.4). The
-     *        node's links let go of their connection after each answer, and a forward the owner refused
-     *        {@code name_conflict} (another node's forward in flight; the owner read nothing else
-     *        of it) is sent again after a short pause, within the same bound
+     * @param sharedName true on a mesh node: the cluster's nodes forward under the same hub id,
+     *        which the owner binds to one connection at a time (contract F9.4). Only the leader
+     *        holds a link, but right after an election the owner may still hold the old
+     *        leader's connection for a moment: a forward it refused {@code name_conflict} (it
+     *        read nothing else of it) is sent again after a short pause, within the same bound
      */
     public ClaimForwarder(HubServices hub, OwnershipResolver resolver, ForwardSettings settings, PeerLinks links,
                           FederationMetrics metrics, Executor connector,
                           dev.synapsehub.federation.trust.PeerRouteSource routes, boolean sharedName) {
+        this(hub, resolver, settings, links, metrics, connector, routes, sharedName, null);
+    }
+
+    /**
+     * As above; with a {@code cluster} (a mesh node), every forward of this node's agents is
+     * asked of the cluster's leader, which sends it over the cluster's one link to the owner
+     * ({@link #serveForward}), and the answer is relayed here as on a single hub.
+     */
+    public ClaimForwarder(HubServices hub, OwnershipResolver resolver, ForwardSettings settings, PeerLinks links,
+                          FederationMetrics metrics, Executor connector,
+                          dev.synapsehub.federation.trust.PeerRouteSource routes, boolean sharedName,
+                          ClusterLeader cluster) {
+        this.cluster = cluster;
         this.routes = routes;
         this.hub = hub;
         this.resolver = resolver;
@@ -99,59 +117,166 @@ public final class ClaimForwarder {
         metrics.forwardedClaims.incrementAndGet();
         dev.synapsehub.federation.trust.PeerRoute chosen = route;
         long deadline = System.nanoTime() + settings.bound().toNanos();
-        connector.execute(() -> forward(claim, taskId, res, chosen, deadline));
+        if (cluster != null) {
+            viaLeader(claim, taskId, res, chosen, deadline);
+        } else {
+            connector.execute(() -> forward(claim, taskId, res, chosen, deadline));
+        }
         return false;
     }
 
-    private void forward(Request claim, String taskId, Resolution res, dev.synapsehub.federation.trust.PeerRoute to,
-                         long deadline) {
-        ClaimRoute route = new ClaimRoute(to.name(), to.uri(), to.pin());
+    /** The claim's {@code multihub_claim_request} to {@code owner}, the agent's frame (its idem_key too) inside. */
+    private static ObjectNode requestFrame(Request claim, String taskId, Resolution res, String owner) {
         ObjectNode request = JsonNodeFactory.instance.objectNode();
         request.put("type", "multihub_claim_request");
-        request.put("target", route.hubId());
+        request.put("target", owner);
         request.put("namespace", res.namespace());
         request.put("claimant", claim.sender());
         request.put("task_id", taskId);
         ObjectNode original = claim.frame().deepCopy(); // the token was removed by the pipeline
         original.remove("token");
         request.set("claim", original);
-        PeerLink link = links.link(route.hubId(), route.uri(), settings.tlsFor(route), to.token());
-        Duration bound = sharedName ? Duration.ofNanos(Math.max(1, deadline - System.nanoTime())) : settings.bound();
-        link.request(request, "multihub_claim_result",
-                reply -> taskId.equals(reply.path("task_id").asText()), bound).whenCompleteAsync((result, failure) -> {
-            if (failure != null) {
-                Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-                        ? failure.getCause() : failure;
-                boolean nameTaken = sharedName && nameTaken(cause);
-                if (nameTaken) {
-                    long pause = ThreadLocalRandom.current().nextLong(50, 150); // apart from the other nodes' retries
-                    if (deadline - System.nanoTime() > TimeUnit.MILLISECONDS.toNanos(pause)) {
-                        metrics.forwardOutcomes.increment(route.hubId(), "name_busy_retry");
-                        CompletableFuture.delayedExecutor(pause, TimeUnit.MILLISECONDS, connector)
-                                .execute(() -> forward(claim, taskId, res, to, deadline));
-                        return;
-                    }
-                }
-                metrics.forwardedClaimsDenied.incrementAndGet();
-                if (cause instanceof TimeoutException || nameTaken) {
-                    metrics.forwardedClaimTimeouts.incrementAndGet();
-                    metrics.forwardOutcomes.increment(route.hubId(), "timeout");
-                    LOG.warn("Forwarding claim '{}' for {} to owner {} timed out after {} s", taskId, claim.sender(),
-                            route.hubId(), settings.bound().toSeconds());
-                    ObjectNode f = ownershipRefusal(claim, taskId, res);
-                    f.put("ownership", Ownership.REMOTE.wire());
-                    f.put("forward_error", "timeout");
-                    send(claim, f);
-                } else {
-                    metrics.forwardOutcomes.increment(route.hubId(), "transport_failure");
-                    LOG.warn("Forwarding claim '{}' for {} to owner {} failed: {}", taskId, claim.sender(),
-                            route.hubId(), cause.getMessage());
-                    refuse(claim, taskId, res);
-                }
+        return request;
+    }
+
+    /**
+     * A mesh node: the leader sends the forward over the cluster's one link to the owner. The
+     * leader answers before the bound (its own send is bounded a little earlier), so the agent
+     * hears within the same 10 s as on a single hub; no leader in time is a timeout.
+     */
+    private void viaLeader(Request claim, String taskId, Resolution res, dev.synapsehub.federation.trust.PeerRoute to,
+                           long deadline) {
+        long left = deadline - System.nanoTime();
+        ObjectNode body = JsonNodeFactory.instance.objectNode();
+        body.put("owner", to.name());
+        body.put("bound_ms", Math.max(1, TimeUnit.NANOSECONDS.toMillis(left - Math.min(left / 10,
+                TimeUnit.MILLISECONDS.toNanos(500)))));
+        body.set("frame", requestFrame(claim, taskId, res, to.name()));
+        cluster.ask(SERVICE, body, Duration.ofNanos(Math.max(1, left))).whenCompleteAsync(
+                (answer, failure) -> deliver(claim, taskId, res, to.name(), answer, failure, deadline),
+                hub.outbox().executor());
+    }
+
+    /**
+     * The leader's side: sends one forward of any node (its own agents' too) over this node's
+     * link to the owner, in the order they came; completes with {@code {"result": …}} or
+     * {@code {"failure": "timeout"|"transport_failure", "detail": …}}. Never blocks.
+     */
+    public CompletableFuture<ObjectNode> serveForward(ObjectNode body) {
+        CompletableFuture<ObjectNode> answer = new CompletableFuture<>();
+        JsonNode frame = body.get("frame");
+        if (!(frame instanceof ObjectNode request) || !body.path("bound_ms").canConvertToLong()) {
+            return CompletableFuture.completedFuture(failure("transport_failure", "malformed forward"));
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(1, body.path("bound_ms").asLong()));
+        answer.whenComplete((a, f) -> {
+            if (cluster != null && !cluster.leadsHere()) {
+                links.retain(Set.of()); // lost the lead meanwhile: the new leader needs the owner's name binding
+            }
+        });
+        connector.execute(() -> send(body.path("owner").asText(""), request, deadline, answer));
+        return answer;
+    }
+
+    private static ObjectNode failure(String kind, String detail) {
+        ObjectNode f = JsonNodeFactory.instance.objectNode();
+        f.put("failure", kind);
+        f.put("detail", detail == null ? "" : detail);
+        return f;
+    }
+
+    /** On the connector: sends {@code request} to {@code owner} over the link and completes {@code answer}. */
+    private void send(String owner, ObjectNode request, long deadline, CompletableFuture<ObjectNode> answer) {
+        dev.synapsehub.federation.trust.PeerRoute to;
+        try {
+            to = routes.current().claim().get(owner);
+        } catch (java.io.IOException invalid) {
+            answer.complete(failure("transport_failure", invalid.getMessage()));
+            return;
+        }
+        if (to == null) {
+            answer.complete(failure("transport_failure", "no --claim-peer route to " + owner));
+            return;
+        }
+        ClaimRoute route = new ClaimRoute(to.name(), to.uri(), to.pin());
+        String taskId = request.path("task_id").asText("");
+        PeerLink link;
+        try {
+            link = links.link(route.hubId(), route.uri(), settings.tlsFor(route), to.token());
+        } catch (RuntimeException e) {
+            answer.complete(failure("transport_failure", e.getMessage()));
+            return;
+        }
+        link.request(request.deepCopy(), "multihub_claim_result", reply -> taskId.equals(reply.path("task_id").asText()),
+                Duration.ofNanos(Math.max(1, deadline - System.nanoTime()))).whenComplete((result, failure) -> {
+            if (failure == null) {
+                ObjectNode ok = JsonNodeFactory.instance.objectNode();
+                ok.set("result", result);
+                answer.complete(ok);
                 return;
             }
+            Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                    ? failure.getCause() : failure;
+            boolean nameTaken = sharedName && nameTaken(cause);
+            if (nameTaken) {
+                long pause = ThreadLocalRandom.current().nextLong(50, 150);
+                if (deadline - System.nanoTime() > TimeUnit.MILLISECONDS.toNanos(pause)) {
+                    metrics.forwardOutcomes.increment(route.hubId(), "name_busy_retry");
+                    CompletableFuture.delayedExecutor(pause, TimeUnit.MILLISECONDS, connector)
+                            .execute(() -> send(owner, request, deadline, answer));
+                    return;
+                }
+            }
+            answer.complete(cause instanceof TimeoutException || nameTaken ? failure("timeout", cause.getMessage())
+                    : failure("transport_failure", cause.getMessage()));
+        });
+    }
+
+    /** Answers the agent from the sender's answer: the owner's verdict, or the timeout or plain refusal. */
+    private void deliver(Request claim, String taskId, Resolution res, String owner, ObjectNode answer,
+                         Throwable failure, long deadline) {
+        String kind;
+        String detail;
+        if (failure != null) {
+            Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                    ? failure.getCause() : failure;
+            // no leader took it, or none answered, by the bound: the agent hears "timeout", as when the owner is slow
+            kind = cause instanceof ClusterLeader.Unreached || System.nanoTime() - deadline >= 0 ? "timeout"
+                    : "transport_failure";
+            detail = String.valueOf(cause.getMessage());
+        } else if (answer.get("result") instanceof ObjectNode result) {
             relay(claim, taskId, res, result);
-        }, hub.outbox().executor());
+            return;
+        } else {
+            kind = "timeout".equals(answer.path("failure").asText()) ? "timeout" : "transport_failure";
+            detail = answer.path("detail").asText("");
+        }
+        metrics.forwardedClaimsDenied.incrementAndGet();
+        if ("timeout".equals(kind)) {
+            metrics.forwardedClaimTimeouts.incrementAndGet();
+            metrics.forwardOutcomes.increment(owner, "timeout");
+            LOG.warn("Forwarding claim '{}' for {} to owner {} timed out after {} s", taskId, claim.sender(), owner,
+                    settings.bound().toSeconds());
+            ObjectNode f = ownershipRefusal(claim, taskId, res);
+            f.put("ownership", Ownership.REMOTE.wire());
+            f.put("forward_error", "timeout");
+            send(claim, f);
+        } else {
+            metrics.forwardOutcomes.increment(owner, "transport_failure");
+            LOG.warn("Forwarding claim '{}' for {} to owner {} failed: {}", taskId, claim.sender(), owner, detail);
+            refuse(claim, taskId, res);
+        }
+    }
+
+    /** A single hub (or a mesh node without a cluster): sends over this hub's own link, on the connector. */
+    private void forward(Request claim, String taskId, Resolution res, dev.synapsehub.federation.trust.PeerRoute to,
+                         long deadline) {
+        // a single hub's bound runs from the send, as it always has; a shared name's from the claim
+        long sendDeadline = sharedName ? deadline : System.nanoTime() + settings.bound().toNanos();
+        CompletableFuture<ObjectNode> answer = new CompletableFuture<>();
+        answer.whenCompleteAsync((a, f) -> deliver(claim, taskId, res, to.name(), a, f, sendDeadline),
+                hub.outbox().executor());
+        send(to.name(), requestFrame(claim, taskId, res, to.name()), sendDeadline, answer);
     }
 
     private void relay(Request claim, String taskId, Resolution res, ObjectNode result) {

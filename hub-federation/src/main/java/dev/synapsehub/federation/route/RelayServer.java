@@ -32,6 +32,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * Then the task is force-released by the writer with an {@code operator_relay} audit record in
  * the same commit, and a {@code release_granted} carrying only {@code task_id} is broadcast
  * before the requester gets {@code operator_relay_result}.
+ *
+ * <p>On a mesh node ({@link #replicated}) the release is a write the leader decides, whichever
+ * node took the request: a keyed one's first answer is rendered on the leader from the request
+ * ({@link #storedResponse}) and replayed to a retry through any node; the two-person approvals
+ * are decided by the writer too and held in the replicated state
+ * ({@link dev.synapsehub.core.state.RelayApprovals}), so an approval taken by one node counts
+ * when the second arrives at another; and each other node broadcasts the committed release to
+ * its own connections ({@link #publishCommitted}).
  */
 public final class RelayServer {
     private static final Logger LOG = LoggerFactory.getLogger(RelayServer.class);
@@ -43,6 +51,8 @@ public final class RelayServer {
     private final OwnershipResolver resolver;
     private final boolean requireReason;
     private final boolean twoPerson;
+    /** True on a mesh node: approvals are decided by the writer and replicated, not held here. */
+    private final boolean replicatedApprovals;
     /** Relays awaiting a second operator at most; the oldest is forgotten beyond. */
     static final int MAX_PENDING = 4096;
     /** Relays awaiting a second operator, oldest first; keyed by action, namespace and task. */
@@ -52,6 +62,12 @@ public final class RelayServer {
 
     public RelayServer(HubServices hub, ServingTrust trust, OwnershipResolver resolver,
                        dev.synapsehub.federation.FederationSettings.RelayPolicy policy) {
+        this(hub, trust, resolver, policy, false);
+    }
+
+    private RelayServer(HubServices hub, ServingTrust trust, OwnershipResolver resolver,
+                        dev.synapsehub.federation.FederationSettings.RelayPolicy policy, boolean replicatedApprovals) {
+        this.replicatedApprovals = replicatedApprovals;
         this.hub = hub;
         this.trust = trust;
         this.resolver = resolver;
@@ -59,11 +75,22 @@ public final class RelayServer {
         this.twoPerson = policy.twoPerson();
     }
 
+    /** The owning side on a mesh node: two-person approvals decided by the writer and replicated. */
+    public static RelayServer replicated(HubServices hub, ServingTrust trust, OwnershipResolver resolver,
+                                         dev.synapsehub.federation.FederationSettings.RelayPolicy policy) {
+        return new RelayServer(hub, trust, resolver, policy, true);
+    }
+
     /**
      * Writes the relays awaiting a second operator as {@code {action, namespace, task_id,
      * requester}}, oldest first ({@code state_snapshot.pending_relay_approvals}).
      */
     public void writePending(com.fasterxml.jackson.databind.node.ArrayNode out) {
+        if (replicatedApprovals) { // the writer's committed approvals, the same on every node
+            hub.actor().pendingRelayApprovals().forEach(p -> out.addObject().put("action", p.action())
+                    .put("namespace", p.namespace()).put("task_id", p.taskId()).put("requester", p.requester()));
+            return;
+        }
         synchronized (pending) {
             pending.forEach((key, requester) -> out.addObject().put("action", key.get(0)).put("namespace", key.get(1))
                     .put("task_id", key.get(2)).put("requester", requester));
@@ -155,14 +182,15 @@ public final class RelayServer {
         String ledgerKey = idemNode == null || idemNode.isNull() ? null
                 : Idempotency.key(r.sender(), r.type(), idemNode.textValue());
         // a keyed retry of an applied relay replays its answer; it never opens a second quorum
-        String awaiting = ledgerKey != null && hub.actor().remembers(ledgerKey) ? null
+        // on a mesh the writer counts the operators (the approvals are replicated state)
+        String awaiting = replicatedApprovals || (ledgerKey != null && hub.actor().remembers(ledgerKey)) ? null
                 : secondOperator(action, namespace, taskId.strip(), r.sender());
         if (awaiting != null) {
             result(r, false, awaiting, true);
             return;
         }
         String operator = r.get("operator").textValue().strip();
-        String detail = "released by operator " + operator + (reason.isEmpty() ? "" : ": " + reason);
+        String detail = detail(r);
         ObjectNode audit = MAPPER.createObjectNode();
         audit.put("action", action).put("namespace", namespace).put("task_id", taskId.strip())
                 .put("operator", operator).put("origin_hub_id", r.get("origin_hub_id").textValue())
@@ -175,10 +203,15 @@ public final class RelayServer {
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
-        OperatorReleaseCommand command = new OperatorReleaseCommand(r.sender(), namespace, taskId, auditJson);
+        OperatorReleaseCommand command = new OperatorReleaseCommand(r.sender(), namespace, taskId, auditJson,
+                replicatedApprovals && twoPerson ? r.sender() : null);
         Idempotency idem = ledgerKey == null ? null : new Idempotency(ledgerKey, digest(r),
                 (reply, at) -> hub.frames().write(resultFrame(r, true, detail, false, at)));
-        hub.actor().submit(new Mutation(command, idem)).whenCompleteAsync((outcome, failure) ->
+        // on a mesh the request rides along: the leader renders a follower's keyed answer from it
+        // (storedResponse), and the other nodes publish the committed release with it (publishCommitted)
+        dev.synapsehub.net.protocol.RequestContext context = replicatedApprovals
+                ? new dev.synapsehub.net.protocol.RequestContext(r.type(), r.sender(), r.target(), r.frame()) : null;
+        hub.actor().submit(new Mutation(command, idem, context)).whenCompleteAsync((outcome, failure) ->
                 answer(r, namespace, taskId, operator, detail, outcome, failure), hub.outbox().executor());
     }
 
@@ -215,15 +248,15 @@ public final class RelayServer {
             applied.incrementAndGet();
             LOG.info("Operator relay from peer '{}' (operator {}) released task '{}' held by {}", r.sender(),
                     operator, granted.claim().taskId(), granted.claim().owner());
-            ObjectNode f = hub.frames().envelope("all", "release_granted", "Task '" + granted.claim().taskId()
-                    + "' in '" + namespace + "' was released by operator relay: " + detail, hub.clock().nowSeconds());
-            f.put("task_id", granted.claim().taskId());
-            hub.outbox().broadcast(hub.frames().write(f), r.session());
+            hub.outbox().broadcast(hub.frames().write(releaseBroadcast(granted, namespace, detail)), r.session());
             if (decided.storedResponse() != null) {
                 hub.outbox().sendInOrder(r.session(), decided.storedResponse()); // what a retry will replay
             } else {
                 result(r, true, detail);
             }
+        } else if (decided.reply() instanceof Reply.Denied denied
+                && denied.refusal() == dev.synapsehub.core.reply.Refusal.AWAITING_SECOND_OPERATOR) {
+            result(r, false, denied.message(), true); // the writer recorded (or already held) the first approval
         } else if (decided.reply() instanceof Reply.Denied denied) {
             refused.incrementAndGet();
             result(r, false, denied.message());
@@ -233,6 +266,41 @@ public final class RelayServer {
             LOG.error("operator relay of task '{}' from peer '{}' was answered with a {}, neither a grant nor a denial; "
                     + "refused internal_fault", taskId, r.sender(), decided.reply().getClass().getSimpleName());
             result(r, false, "internal_fault");
+        }
+    }
+
+    /** The {@code release_granted} every connection gets for an applied relay. */
+    private ObjectNode releaseBroadcast(Reply.Granted granted, String namespace, String detail) {
+        ObjectNode f = hub.frames().envelope("all", "release_granted", "Task '" + granted.claim().taskId()
+                + "' in '" + namespace + "' was released by operator relay: " + detail, hub.clock().nowSeconds());
+        f.put("task_id", granted.claim().taskId());
+        return f;
+    }
+
+    /** What an applied relay's answer and broadcast say, from the request alone. */
+    private static String detail(Request r) {
+        JsonNode reasonNode = r.get("reason");
+        String reason = reasonNode != null && reasonNode.isTextual() ? reasonNode.textValue().strip() : "";
+        return "released by operator " + r.get("operator").textValue().strip() + (reason.isEmpty() ? "" : ": " + reason);
+    }
+
+    /**
+     * The first answer of an applied keyed relay, rendered from the request alone: a mesh leader
+     * stores it for a follower's request, and every retry through any node replays it.
+     */
+    public dev.synapsehub.core.actor.ResponseRenderer storedResponse(Request r) {
+        return (reply, at) -> hub.frames().write(resultFrame(r, true, detail(r), false, at));
+    }
+
+    /**
+     * Broadcasts to this node's connections a relay another mesh node took and the leader applied
+     * (that node answers its requester): the committed release reaches agents on every node.
+     * On the outbox thread.
+     */
+    public void publishCommitted(Request r, Reply reply) {
+        if (reply instanceof Reply.Granted granted && wellFormed(r)) {
+            hub.outbox().broadcast(hub.frames().write(releaseBroadcast(granted, r.get("namespace").textValue(),
+                    detail(r))), null);
         }
     }
 

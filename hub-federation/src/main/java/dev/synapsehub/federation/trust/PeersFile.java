@@ -28,8 +28,12 @@ import java.util.function.Consumer;
  *  "watch": [{"peer": "LABEL", "uri": "wss://...", "pin": "sha256:HEX", "token": "..."}],
  *  "claim": [{"hub_id": "HUB", "uri": "wss://...", "pin": "sha256:HEX", "token": "..."}],
  *  "relay": [{"hub_id": "HUB", "uri": "wss://...", "pin": "sha256:HEX", "token": "..."}]}</pre>
+ * Instead of {@code token} a route may name {@code "token_file": "PATH"} (relative to the peers
+ * file's directory): a secret file of its own, under the same rules, holding the token on one
+ * line, so the peers file need not hold secrets and a token can be rotated by replacing its file.
  * A daemon thread of its own compares the file's stamp (size, modification time, file key, mode,
- * owner, change time) with the last check about once a second and loads a change again; peer
+ * owner, change time), and those of the token files it names, with the last check about once a
+ * second and loads a change of either again; peer
  * operations (some on event loops, which must never block on a disk) only read what the last
  * check found. While the file does not validate every peer operation is refused; it never falls
  * back to the routes it held before. An edit takes effect from the next check (within about a
@@ -43,8 +47,10 @@ public final class PeersFile implements PeerRouteSource, AutoCloseable {
     /** Largest peers file read. */
     public static final long MAX_BYTES = 256 * 1024;
     private static final Set<String> ROOT_FIELDS = Set.of("version", "watch", "claim", "relay");
-    private static final Set<String> WATCH_FIELDS = Set.of("peer", "uri", "pin", "token");
-    private static final Set<String> OWNER_FIELDS = Set.of("hub_id", "uri", "pin", "token");
+    /** Largest token file read. */
+    public static final long MAX_TOKEN_BYTES = 16 * 1024;
+    private static final Set<String> WATCH_FIELDS = Set.of("peer", "uri", "pin", "token", "token_file");
+    private static final Set<String> OWNER_FIELDS = Set.of("hub_id", "uri", "pin", "token", "token_file");
 
     private final Path file;
     private final boolean pinsRequired;
@@ -56,8 +62,21 @@ public final class PeersFile implements PeerRouteSource, AutoCloseable {
     private volatile Consumer<PeerRoutes> onChange = r -> { };
     private java.util.concurrent.ScheduledExecutorService watcher;
 
-    /** What the last check of {@code stamps} found: the routes, or why the file does not validate. */
-    private record Checked(List<Object> stamps, PeerRoutes routes, String error) {
+    /**
+     * What the last check found: the stamps of the peers file and of each token file it named (in
+     * {@code tokenStamps}, taken before each was read), and the routes, or why they do not validate.
+     */
+    private record Checked(List<Object> stamps, Map<Path, List<Object>> tokenStamps, PeerRoutes routes, String error) {
+    }
+
+    /**
+     * The token files one load read, each with its stamp taken just before it was read (so an edit
+     * racing the read is seen by the next check), and its token; on a refusal, those named up to it.
+     */
+    private static final class TokenFiles {
+        final Map<Path, List<Object>> stamps = new LinkedHashMap<>();
+        final Map<Path, String> tokens = new HashMap<>();
+        final Map<Path, String> fields = new HashMap<>();
     }
 
     private PeersFile(Path file, boolean pinsRequired, Consumer<String> log) {
@@ -81,8 +100,9 @@ public final class PeersFile implements PeerRouteSource, AutoCloseable {
     static PeersFile watching(Path file, boolean pinsRequired, Consumer<String> log, long checkMillis)
             throws TrustFileException {
         PeersFile p = new PeersFile(file.toAbsolutePath().normalize(), pinsRequired, log);
-        List<Object> stamps = p.stamps();
-        p.checked = new Checked(stamps, load(p.file, pinsRequired), null);
+        List<Object> stamps = stampOf(p.file);
+        TokenFiles tokens = new TokenFiles();
+        p.checked = new Checked(stamps, tokens.stamps, load(p.file, pinsRequired, tokens), null);
         p.watcher = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "synapse-federation-peers-watch");
             t.setDaemon(true);
@@ -156,25 +176,28 @@ public final class PeersFile implements PeerRouteSource, AutoCloseable {
      * once a second; tests call it to skip the wait).
      */
     public synchronized void checkNow() {
-        List<Object> now = stamps();
+        List<Object> now = stampOf(file);
         Checked c = checked;
-        if (c.stamps().equals(now)) {
+        if (c.stamps().equals(now) && unchanged(c.tokenStamps())) {
             return;
         }
         Checked next;
+        TokenFiles tokens = new TokenFiles();
         try {
-            next = new Checked(now, load(file, pinsRequired), null);
+            next = new Checked(now, tokens.stamps, load(file, pinsRequired, tokens), null);
             log.accept(c.error() != null
                     ? "--federation-peers " + file + " validates again: peer operations resume with its routes"
                     : "--federation-peers " + file + " changed: peer operations use its routes from now on");
         } catch (TrustFileException e) {
-            next = new Checked(now, null, e.getMessage());
-            invalidEdits.incrementAndGet();
+            next = new Checked(now, tokens.stamps, null, e.getMessage());
             log.accept("--federation-peers no longer validates; every peer operation is refused until it "
                     + "does: " + e.getMessage());
         }
         checked = next;
-        if (next.routes() != null) {
+        // counted only once in force: whoever sees the count (a test, /metrics) finds the refusal applied
+        if (next.routes() == null) {
+            invalidEdits.incrementAndGet();
+        } else {
             loadedEdits.incrementAndGet();
             onChange.accept(next.routes());
         }
@@ -188,12 +211,40 @@ public final class PeersFile implements PeerRouteSource, AutoCloseable {
         }
     }
 
+    /** True when every token file last read still has the stamp it had just before it was read. */
+    private static boolean unchanged(Map<Path, List<Object>> tokenStamps) {
+        for (Map.Entry<Path, List<Object>> e : tokenStamps.entrySet()) {
+            if (!e.getValue().equals(stampOf(e.getKey()))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /**
-     * The routes in {@code file}, checked as at start-up.
+     * The routes in {@code file}, checked as at start-up, with the tokens of the token files it names.
      *
      * @throws TrustFileException naming the file, the field and the fix
      */
     public static PeerRoutes load(Path file, boolean pinsRequired) throws TrustFileException {
+        return load(file, pinsRequired, new TokenFiles());
+    }
+
+    /**
+     * The token files {@code file} names, each with the route field naming it first, as written
+     * (for {@code federation doctor}); the file itself is checked as by {@link #load(Path, boolean)}.
+     *
+     * @throws TrustFileException when the peers file or one of its token files does not validate
+     */
+    public static Map<Path, String> tokenFiles(Path file, boolean pinsRequired) throws TrustFileException {
+        TokenFiles tokens = new TokenFiles();
+        load(file, pinsRequired, tokens);
+        Map<Path, String> out = new LinkedHashMap<>();
+        tokens.stamps.keySet().forEach(p -> out.put(p, tokens.fields.get(p)));
+        return out;
+    }
+
+    private static PeerRoutes load(Path file, boolean pinsRequired, TokenFiles tokens) throws TrustFileException {
         Path f = file.toAbsolutePath().normalize();
         ObjectNode root;
         try {
@@ -214,9 +265,9 @@ public final class PeersFile implements PeerRouteSource, AutoCloseable {
             throw refusal("field version is " + (version == null ? "missing" : version.toString()), f,
                     "set \"version\": 1");
         }
-        Map<String, PeerRoute> watch = routes(root, "watch", "peer", WATCH_FIELDS, f, pinsRequired);
-        Map<String, PeerRoute> claim = routes(root, "claim", "hub_id", OWNER_FIELDS, f, pinsRequired);
-        Map<String, PeerRoute> relay = routes(root, "relay", "hub_id", OWNER_FIELDS, f, pinsRequired);
+        Map<String, PeerRoute> watch = routes(root, "watch", "peer", WATCH_FIELDS, f, pinsRequired, tokens);
+        Map<String, PeerRoute> claim = routes(root, "claim", "hub_id", OWNER_FIELDS, f, pinsRequired, tokens);
+        Map<String, PeerRoute> relay = routes(root, "relay", "hub_id", OWNER_FIELDS, f, pinsRequired, tokens);
         // routes to one URI share one link (F9.4): they must agree on how it is secured and on the token
         Map<String, String> seen = new HashMap<>();
         Map<String, PeerRoute> byUri = new HashMap<>();
@@ -237,7 +288,8 @@ public final class PeersFile implements PeerRouteSource, AutoCloseable {
     }
 
     private static Map<String, PeerRoute> routes(ObjectNode root, String kind, String nameField, Set<String> fields,
-                                                 Path f, boolean pinsRequired) throws TrustFileException {
+                                                 Path f, boolean pinsRequired, TokenFiles tokens)
+            throws TrustFileException {
         Map<String, PeerRoute> out = new LinkedHashMap<>();
         JsonNode list = root.get(kind);
         if (list == null) {
@@ -281,17 +333,70 @@ public final class PeersFile implements PeerRouteSource, AutoCloseable {
                         f, "add the peer's \"pin\": \"sha256:<hex>\"");
             }
             String token = null;
+            if (o.has("token") && o.has("token_file")) {
+                throw refusal(at + " gives both token and token_file", f, "keep one of them");
+            }
             if (o.has("token")) {
                 token = StrictJson.text(o, "token");
                 if (token == null) {
                     throw refusal(at + ".token must be a non-empty string", f, "give the token, or remove the field");
                 }
+            } else if (o.has("token_file")) {
+                token = tokenFromFile(o, at, f, tokens);
             }
             if (out.put(name, new PeerRoute(name, uri, pin, token)) != null) {
                 throw refusal(at + " names " + nameField + " '" + name + "' twice in " + kind, f, "keep one route each");
             }
         }
         return out;
+    }
+
+    /**
+     * The token in the file {@code at.token_file} names (relative to the peers file's directory),
+     * read with the secret-file rules; one file named by several routes is read once.
+     */
+    private static String tokenFromFile(ObjectNode o, String at, Path f, TokenFiles tokens) throws TrustFileException {
+        String text = StrictJson.text(o, "token_file");
+        if (text == null) {
+            throw refusal(at + ".token_file must be a non-empty string", f,
+                    "name the file holding the token (relative to " + f.getParent() + "), or remove the field");
+        }
+        Path tokenFile;
+        try {
+            tokenFile = f.getParent().resolve(text).toAbsolutePath().normalize();
+        } catch (java.nio.file.InvalidPathException e) {
+            throw refusal(at + ".token_file '" + text + "' is not a path", f, "name the file holding the token");
+        }
+        String known = tokens.tokens.get(tokenFile);
+        if (known != null) {
+            return known;
+        }
+        tokens.stamps.put(tokenFile, stampOf(tokenFile));
+        tokens.fields.putIfAbsent(tokenFile, at + ".token_file");
+        String role = FLAG + " " + f + " " + at + ".token_file:";
+        byte[] bytes;
+        try {
+            bytes = SecureFile.read(tokenFile, role, MAX_TOKEN_BYTES);
+        } catch (TrustFileException e) {
+            String m = e.getMessage();
+            throw new TrustFileException(m.contains(" — ") ? m : m + " — write the token to that file alone "
+                    + "(chmod 600, not a symbolic link), or correct token_file", e);
+        }
+        String token;
+        try {
+            token = java.nio.charset.StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
+                    .decode(java.nio.ByteBuffer.wrap(bytes)).toString().strip();
+        } catch (java.nio.charset.CharacterCodingException e) {
+            throw refusal(at + ".token_file " + tokenFile + " is not UTF-8 text", f, "write the token as one line of text");
+        }
+        if (token.isEmpty() || token.chars().anyMatch(Character::isISOControl)) {
+            throw refusal(at + ".token_file " + tokenFile + (token.isEmpty() ? " is empty" : " holds a control character or more than one line"),
+                    f, "write the token alone on one line");
+        }
+        tokens.tokens.put(tokenFile, token);
+        return token;
     }
 
     private static URI uri(ObjectNode o, String at, Path f) throws TrustFileException {
@@ -313,12 +418,12 @@ public final class PeersFile implements PeerRouteSource, AutoCloseable {
     }
 
     /** Size, modification time, file key, mode, owner and change time: a chmod or chown decides validity too. */
-    private List<Object> stamps() {
-        return List.of(FileStamp.of(file), attribute("posix:permissions"), attribute("unix:uid"),
-                attribute("unix:ctime"));
+    private static List<Object> stampOf(Path file) {
+        return List.of(FileStamp.of(file), attribute(file, "posix:permissions"), attribute(file, "unix:uid"),
+                attribute(file, "unix:ctime"));
     }
 
-    private String attribute(String name) {
+    private static String attribute(Path file, String name) {
         try {
             Object v = Files.getAttribute(file, name, LinkOption.NOFOLLOW_LINKS);
             return v instanceof Set<?> perms ? PosixFilePermissions.toString(

@@ -40,8 +40,10 @@ class ClientIdentityReadOnceTest {
         Path cert = live.resolve("client.pem");
         Path key = live.resolve("client.key");
         install(a.client(), "trusted", cert, key);
-        ClientIdentity identity = ClientIdentity.of(cert, key, m -> { });
-        ClientIdentity.InForce validated = identity.current();
+        ClientIdentity.InForce validated;
+        try (ClientIdentity identity = ClientIdentity.watching(cert, key, m -> { }, 3_600_000, ClientIdentity::stampOf)) {
+            validated = identity.current();
+        }
         // swapped after the check: a certificate from the same CA the peer has no pin for
         install(pki.clientCa().issue("hub-a"), "swapped", cert, key);
 

@@ -34,7 +34,13 @@ class ClientIdentityStampTest {
     void identity() throws Exception {
         Pki.HubCerts a = new Pki(dir).hub("hub-a");
         key = a.clientFiles().key();
-        identity = ClientIdentity.of(a.clientFiles().cert(), key, log::add);
+        // checked only by checkNow() here (the watcher's hourly check never comes during the test)
+        identity = ClientIdentity.watching(a.clientFiles().cert(), key, log::add, 3_600_000, ClientIdentity::stampOf);
+    }
+
+    @org.junit.jupiter.api.AfterEach
+    void close() {
+        identity.close();
     }
 
     @Test
@@ -52,6 +58,7 @@ class ClientIdentityStampTest {
                 "changing a file's owner needs root");
         Files.setLastModifiedTime(key, modified);
 
+        identity.checkNow(); // the watcher's check
         assertThatThrownBy(identity::current).as("checked again: refused, the key is not this hub's user's")
                 .hasMessageContaining("is owned by uid");
         assertThat(log).anyMatch(l -> l.contains("no longer validates"));
@@ -67,6 +74,7 @@ class ClientIdentityStampTest {
         Files.setLastModifiedTime(key, modified);
         assumeTrue(Files.getAttribute(key, "unix:ctime", LinkOption.NOFOLLOW_LINKS) != null, "no unix:ctime");
 
+        identity.checkNow(); // the watcher's check
         assertThat(identity.current()).as("a new stamp: links reconnect").isNotEqualTo(before);
         assertThat(log).anyMatch(l -> l.contains("client identity changed"));
     }

@@ -265,18 +265,25 @@ class ForwardingTest {
         HubClient a1 = a.agent("proj/a1");
         assertThat(FedHub.claim(a1, "proj/a1", "K-1").path("type").asText()).isEqualTo("claim_granted"); // warm now
 
+        long invalid = a.federation.clientIdentity().invalidEdits();
         java.nio.file.Files.setPosixFilePermissions(client.key(),
                 java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        dev.synapsehub.federation.testing.Await.until("the identity watcher finds the world-readable key", WAIT,
+                () -> a.federation.clientIdentity().invalidEdits() > invalid);
         ObjectNode refused = FedHub.claim(a1, "proj/a1", "K-2");
         assertThat(refused.path("type").asText()).as(refused.toString()).isEqualTo("claim_denied");
         assertThat(refused.path("ownership").asText()).isEqualTo("remote");
         assertThat(refused.has("forward_error")).isFalse(); // the plain refusal of a transport failure
         assertThat(Http.get(a, "/metrics"))
-                .contains("synapse_forwarded_claim_outcomes_total{owner=\"hub-b\",outcome=\"transport_failure\"} 1");
+                .contains("synapse_forwarded_claim_outcomes_total{owner=\"hub-b\",outcome=\"transport_failure\"} 1")
+                .contains("synapse_federation_client_identity_invalid_total 1");
         assertThat(live(b, "K-2")).isEmpty();
 
+        long loaded = a.federation.clientIdentity().loadedEdits();
         java.nio.file.Files.setPosixFilePermissions(client.key(),
                 java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        dev.synapsehub.federation.testing.Await.until("the identity watcher finds the fixed key", WAIT,
+                () -> a.federation.clientIdentity().loadedEdits() > loaded);
         assertThat(FedHub.claim(a1, "proj/a1", "K-2").path("type").asText()).isEqualTo("claim_granted");
         assertThat(live(b, "K-2")).isPresent();
     }

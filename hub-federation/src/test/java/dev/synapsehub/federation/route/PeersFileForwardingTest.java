@@ -112,6 +112,77 @@ class PeersFileForwardingTest {
         assertThat(live(b, "P-3")).isPresent();
     }
 
+    /**
+     * A claim route's token in a file of its own ({@code token_file}): replaced under the running
+     * hub, the next forwarded claim after the watcher's check presents the new token (the warm link
+     * reconnects); made invalid (world-readable), every forwarded claim is refused and counted,
+     * never sent with the token the file held before, until the file is fixed.
+     */
+    @Test
+    void aTokenFileReplacedUnderTheRunningHubIsUsedAndAnInvalidOneRefusesUntilFixed() throws Exception {
+        Path policy = TrustFiles.servingPolicy(dir.resolve("t-trust"), pki.clientCaFile(),
+                List.of(TrustFiles.peering("a.example", "proj", "k", List.of(aCerts.client().pin().text()))),
+                List.of(new TrustFiles.Grant("hub-a", "a.example", "proj", "k")));
+        FedHub owner = keep(new FedHub(pki.hub("hub-t"), dir.resolve("t.db"), new FederationSettings(
+                ServingTrust.load(policy, m -> { }), WatchSettings.none(),
+                new NamespaceOwners("hub-t", Map.of("proj", "hub-t")), ForwardSettings.none()),
+                c -> c.token("right-token")));
+        Path token = dir.resolve("secrets/t.token");
+        Files.createDirectories(token.getParent());
+        replace(token, "right-token\n");
+        Path peers = dir.resolve("a-peers.json");
+        replace(peers, "{\"version\":1,\"claim\":[{\"hub_id\":\"hub-t\",\"uri\":\"" + owner.uri() + "\",\"pin\":\""
+                + owner.certs.server().pin().text() + "\",\"token_file\":\"secrets/t.token\"}]}");
+        ForwardSettings forward = new ForwardSettings(Map.of(), null, aCerts.clientFiles().cert(),
+                aCerts.clientFiles().key(), ForwardSettings.BOUND);
+        FedHub a = keep(new FedHub(aCerts, dir.resolve("a.db"), new FederationSettings(ServingTrust.none(),
+                WatchSettings.none(), new NamespaceOwners("hub-a", Map.of("proj", "hub-t")),
+                forward, null, FederationSettings.RelayPolicy.DEFAULT, ForwardSettings.none(), peers)));
+        HubClient a1 = a.agent("proj/a1");
+        assertThat(FedHub.claim(a1, "proj/a1", "T-1").path("type").asText()).as("the token file's token")
+                .isEqualTo("claim_granted");
+
+        // another token in the file, the peers file untouched: the warm link reconnects with it and is refused
+        editToken(a, token, "wrong-token\n", true);
+        ObjectNode wrong = FedHub.claim(a1, "proj/a1", "T-2");
+        assertThat(wrong.path("type").asText()).as(wrong.toString()).isEqualTo("claim_denied");
+        assertThat(wrong.path("ownership").asText()).isEqualTo("remote");
+        assertThat(live(owner, "T-2")).as("the owner refused the wrong token").isEmpty();
+        editToken(a, token, "right-token\n", true);
+        assertThat(FedHub.claim(a1, "proj/a1", "T-2").path("type").asText()).as("the right token again, no restart")
+                .isEqualTo("claim_granted");
+
+        // made world-readable: refused in the transport-failure shape, never sent with the token cached before
+        PeersFile source = (PeersFile) a.federation.routes();
+        long invalid = source.invalidEdits();
+        Files.setPosixFilePermissions(token, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        Await.until("the peers file's check finds the token file invalid", Duration.ofSeconds(20),
+                () -> source.invalidEdits() > invalid);
+        ObjectNode refused = FedHub.claim(a1, "proj/a1", "T-3");
+        assertThat(refused.path("type").asText()).as(refused.toString()).isEqualTo("claim_denied");
+        assertThat(refused.path("ownership").asText()).isEqualTo("remote");
+        assertThat(live(owner, "T-3")).isEmpty();
+        assertThat(Http.get(a, "/metrics")).contains("synapse_federation_peers_file_refusals_total 1")
+                .contains("synapse_federation_peers_file_invalid_total 1");
+
+        long loaded = source.loadedEdits();
+        Files.setPosixFilePermissions(token, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        Await.until("the peers file's check finds the token file fixed", Duration.ofSeconds(20),
+                () -> source.loadedEdits() > loaded);
+        assertThat(FedHub.claim(a1, "proj/a1", "T-3").path("type").asText()).isEqualTo("claim_granted");
+        assertThat(live(owner, "T-3")).isPresent();
+    }
+
+    /** Replaces the token file and waits for the hub's check of the peers file (and its token files) to find it. */
+    private static void editToken(FedHub hub, Path token, String text, boolean valid) throws Exception {
+        PeersFile source = (PeersFile) hub.federation.routes();
+        long loaded = source.loadedEdits();
+        long invalid = source.invalidEdits();
+        replace(token, text);
+        Await.until("the peers file's check finds the token file's edit", Duration.ofSeconds(20),
+                () -> valid ? source.loadedEdits() > loaded : source.invalidEdits() > invalid);
+    }
+
     @Test
     void theHubClosesThePeersFileWatcher() throws Exception {
         Path peers = dir.resolve("a-peers.json");
@@ -157,7 +228,8 @@ class PeersFileForwardingTest {
         java.util.Set<Thread> out = new java.util.HashSet<>();
         for (Thread t : Thread.getAllStackTraces().keySet()) {
             if (t.isAlive() && (t.getName().equals("synapse-tls-certificate-watch")
-                    || t.getName().equals("synapse-federation-peers-watch"))) {
+                    || t.getName().equals("synapse-federation-peers-watch")
+                    || t.getName().equals("synapse-federation-identity-watch"))) {
                 out.add(t);
             }
         }

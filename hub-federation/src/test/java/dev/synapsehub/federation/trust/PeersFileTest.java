@@ -146,4 +146,118 @@ class PeersFileTest {
         Await.until("no watcher thread left", Duration.ofSeconds(20), () -> Thread.getAllStackTraces().keySet().stream()
                 .noneMatch(t -> t.getName().equals("synapse-federation-peers-watch")));
     }
+
+    /** A route whose token is in a file of its own, named relative to the peers file's directory. */
+    private Path tokenFile(String relative, String token) throws Exception {
+        Path t = dir.resolve(relative);
+        Files.createDirectories(t.getParent());
+        TestCertificates.writePrivate(t, token);
+        return t;
+    }
+
+    private static String tokenFileRoute(String hubId, String tokenFile) {
+        return "{\"hub_id\":\"" + hubId + "\",\"uri\":\"ws://127.0.0.1:1/\",\"token_file\":\"" + tokenFile + "\"}";
+    }
+
+    @Test
+    void aTokenFileGivesTheRouteItsTokenReadRelativeToThePeersFile() throws Exception {
+        tokenFile("secrets/b.token", "s3cret\n");
+        Path f = write("{\"version\":1,\"claim\":[" + tokenFileRoute("hub-b", "secrets/b.token") + "],\"relay\":["
+                + tokenFileRoute("hub-b", "./secrets/../secrets/b.token") + "],\"watch\":[{\"peer\":\"b\","
+                + "\"uri\":\"ws://127.0.0.1:1/\",\"token_file\":\"" + dir.resolve("secrets/b.token") + "\"}]}");
+        PeerRoutes r = PeersFile.load(f, false);
+        assertThat(r.claim().get("hub-b").token()).as("the line, its newline stripped").isEqualTo("s3cret");
+        assertThat(r.relay().get("hub-b").token()).isEqualTo("s3cret");
+        assertThat(r.watch().get("b").token()).as("an absolute path too").isEqualTo("s3cret");
+        assertThat(PeersFile.tokenFiles(f, false)).as("one file, named by three routes")
+                .containsExactly(java.util.Map.entry(dir.resolve("secrets/b.token"), "watch[0].token_file")); // watch is read first
+    }
+
+    @Test
+    void aTokenFileThatBreaksTheSecretFileRulesIsRefusedNamingTheFieldAndTheFix() throws Exception {
+        Path token = tokenFile("b.token", "s3cret");
+        Path f = write("{\"version\":1,\"claim\":[" + tokenFileRoute("hub-b", "b.token") + "]}");
+        Files.setPosixFilePermissions(token, PosixFilePermissions.fromString("rw-r--r--"));
+        assertThatThrownBy(() -> PeersFile.load(f, false)).as("readable by others")
+                .hasMessageContaining("--federation-peers: " + f + " claim[0].token_file:")
+                .hasMessageContaining("accessible by other users").hasMessageContaining("chmod 600 " + token);
+        Files.setPosixFilePermissions(token, PosixFilePermissions.fromString("rw-------"));
+        assertThat(PeersFile.load(f, false).claim().get("hub-b").token()).isEqualTo("s3cret");
+
+        Path real = tokenFile("real.token", "s3cret");
+        Files.createSymbolicLink(dir.resolve("link.token"), real);
+        Path viaLink = write("{\"version\":1,\"claim\":[" + tokenFileRoute("hub-b", "link.token") + "]}");
+        assertThatThrownBy(() -> PeersFile.load(viaLink, false)).as("a symbolic link")
+                .hasMessageContaining("--federation-peers: " + viaLink + " claim[0].token_file:")
+                .hasMessageContaining("symbolic link").hasMessageContaining("name the real path");
+
+        Path missing = write("{\"version\":1,\"relay\":[" + tokenFileRoute("hub-c", "nowhere.token") + "]}");
+        assertThatThrownBy(() -> PeersFile.load(missing, false)).as("missing")
+                .hasMessageContaining("--federation-peers: " + missing + " relay[0].token_file:")
+                .hasMessageContaining("No such file").hasMessageContaining("— write the token to that file alone");
+
+        List<String[]> cases = new ArrayList<>();
+        cases.add(new String[] {"{\"hub_id\":\"b\",\"uri\":\"ws://h/\",\"token\":\"t\",\"token_file\":\"b.token\"}",
+                "claim[0] gives both token and token_file", "keep one of them"});
+        cases.add(new String[] {"{\"hub_id\":\"b\",\"uri\":\"ws://h/\",\"token_file\":\"\"}",
+                "claim[0].token_file must be a non-empty string", "name the file holding the token"});
+        tokenFile("empty.token", "\n");
+        cases.add(new String[] {tokenFileRoute("b", "empty.token"), "claim[0].token_file " + dir.resolve("empty.token")
+                + " is empty", "write the token alone on one line"});
+        tokenFile("two.token", "one\ntwo\n");
+        cases.add(new String[] {tokenFileRoute("b", "two.token"), "claim[0].token_file " + dir.resolve("two.token")
+                + " holds a control character or more than one line", "write the token alone on one line"});
+        for (String[] c : cases) {
+            Path p = write("{\"version\":1,\"claim\":[" + c[0] + "]}");
+            assertThatThrownBy(() -> PeersFile.load(p, false)).as(c[0]).isInstanceOf(TrustFileException.class)
+                    .hasMessageContaining("--federation-peers: " + p).hasMessageContaining(c[1])
+                    .hasMessageContaining(c[2]);
+        }
+    }
+
+    /**
+     * The watcher's check compares the token files' stamps too: a token file replaced under a
+     * running hub is used from the check that finds it; one made invalid refuses every operation
+     * (never the token it held before), logged once and counted, until a check finds it fixed.
+     */
+    @Test
+    void aTokenFileEditIsLoadedByTheCheckAndAnInvalidOneRefusesUntilFixed() throws Exception {
+        Path token = tokenFile("b.token", "first");
+        Path f = write("{\"version\":1,\"claim\":[" + tokenFileRoute("hub-b", "b.token") + "]}");
+        List<String> log = new CopyOnWriteArrayList<>();
+        try (PeersFile peers = PeersFile.watching(f, false, log::add, HOUR)) {
+            assertThat(peers.current().claim().get("hub-b").token()).isEqualTo("first");
+            Path next = tokenFile("b.token.tmp", "second");
+            Files.move(next, token, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                    java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            assertThat(peers.current().claim().get("hub-b").token()).as("not checked yet").isEqualTo("first");
+            peers.checkNow();
+            assertThat(peers.current().claim().get("hub-b").token()).as("the peers file itself did not change")
+                    .isEqualTo("second");
+            assertThat(peers.loadedEdits()).isEqualTo(1);
+
+            Files.setPosixFilePermissions(token, PosixFilePermissions.fromString("rw-r--r--"));
+            peers.checkNow();
+            assertThatThrownBy(peers::current).hasMessageContaining("does not validate")
+                    .hasMessageContaining("claim[0].token_file:").hasMessageContaining("accessible by other users");
+            peers.checkNow(); // nothing changed since: neither logged nor counted again
+            assertThatThrownBy(peers::current).hasMessageContaining("does not validate");
+            assertThat(peers.invalidEdits()).isEqualTo(1);
+            assertThat(peers.refusedOperations()).isEqualTo(2);
+            assertThat(log).hasSize(2).last().asString().contains("no longer validates");
+
+            Files.setPosixFilePermissions(token, PosixFilePermissions.fromString("rw-------"));
+            peers.checkNow();
+            assertThat(peers.current().claim().get("hub-b").token()).isEqualTo("second");
+            assertThat(log).hasSize(3).last().asString().contains("validates again");
+
+            Files.delete(token);
+            peers.checkNow();
+            assertThatThrownBy(peers::current).as("removed: refused, not the cached token")
+                    .hasMessageContaining("No such file");
+            TestCertificates.writePrivate(token, "third");
+            peers.checkNow();
+            assertThat(peers.current().claim().get("hub-b").token()).as("created again").isEqualTo("third");
+        }
+    }
 }

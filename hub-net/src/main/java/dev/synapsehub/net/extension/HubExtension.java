@@ -15,6 +15,13 @@ public interface HubExtension {
     /** Called once from {@code HubServer.start}, before the port is bound. */
     void bind(HubServices hub, ClaimService claims);
 
+    /**
+     * On a replicated hub (a mesh node), called once before {@link #bind}: what the cluster does
+     * from one place is asked of its current leader through {@code leader}. A single hub never calls it.
+     */
+    default void joinCluster(ClusterLeader leader) {
+    }
+
     /** True for the (normalised) frame types this extension answers. */
     boolean handles(String type);
 
@@ -51,6 +58,24 @@ public interface HubExtension {
      */
     default void labelRead(ObjectNode reply, Request request) {
         labelRead(reply);
+    }
+
+    /**
+     * The renderer of the first answer of a keyed request of a type this extension
+     * {@link #handles}, rebuilt from the request alone: a replicated hub's leader decides a
+     * follower's keyed request and stores the answer the follower's requester gets (and every
+     * retry replays). Null when the type keeps no stored answer. Any thread; must not block.
+     */
+    default dev.synapsehub.core.actor.ResponseRenderer storedResponse(Request request) {
+        return null;
+    }
+
+    /**
+     * Publishes to this node's connections what a decision committed for another mesh node's
+     * request of a type this extension {@link #handles} tells everyone (that node answers its
+     * requester; {@code request.session()} is null). Runs on the outbox thread; must not block.
+     */
+    default void publishCommitted(Request request, dev.synapsehub.core.reply.Reply reply) {
     }
 
     /**

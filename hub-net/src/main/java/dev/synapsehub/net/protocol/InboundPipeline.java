@@ -146,6 +146,11 @@ public final class InboundPipeline {
         if (BoardVerbs.handles(r.type())) {
             return (reply, at) -> hub.frames().write(board.renderer(r).render(reply, at));
         }
+        var extension = hub.extensions().handler(r.type());
+        var rendered = extension == null ? null : extension.storedResponse(r);
+        if (rendered != null) {
+            return rendered;
+        }
         throw new IllegalArgumentException("verb '" + r.type() + "' keeps no stored response");
     }
 
@@ -173,6 +178,8 @@ public final class InboundPipeline {
                     messaging.publishCommitted(d);
                 } else if (IdentityPinReclaimVerb.TYPE.equals(type)) {
                     pinReclaim.publishCommitted(d);
+                } else if (hub.extensions().handler(type) != null) {
+                    hub.extensions().handler(type).publishCommitted(d.request(), d.reply());
                 }
             } catch (RuntimeException fault) {
                 hub.metrics().faults.incrementAndGet();

@@ -1,0 +1,46 @@
+package dev.synapsehub.net.extension;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+
+/**
+ * The leader of a replicated hub (a mesh), as an extension sees it: work that the cluster must
+ * do from one place (federation's one connection to each owning hub) is asked of the current
+ * leader, from any node, and the node learns when its own leadership changes. The mesh
+ * implements it; a single hub has none.
+ */
+public interface ClusterLeader {
+    /** True when this node leads now and decides. Any thread; never blocks. */
+    boolean leadsHere();
+
+    /**
+     * Hands {@code body} to the handler {@link #serve served} under {@code service} on the
+     * current leader (this node's own when it leads) and completes with its answer. While no
+     * leader takes it (an election, a leader not ready yet) it is sent again, until
+     * {@code bound}; it then fails {@link Unreached}, and the handler never saw it. Asks of one
+     * node reach the leader's handler in the order this node made them (once that leader has
+     * seen one of them). Any other failure leaves it unknown whether the handler saw it. Never blocks.
+     */
+    CompletableFuture<ObjectNode> ask(String service, ObjectNode body, Duration bound);
+
+    /**
+     * Registers the leader-side handler of {@code service}, before the hub serves. It runs on a
+     * Raft thread for asks of other nodes and on the asker's thread for this node's own: it must
+     * not block.
+     */
+    void serve(String service, Function<ObjectNode, CompletableFuture<ObjectNode>> handler);
+
+    /** Calls {@code listener} (any thread, must not block) whenever this node's leadership may have changed. */
+    void onLeadershipChange(Runnable listener);
+
+    /** No leader took the ask within its bound: its handler never saw it. */
+    final class Unreached extends IOException {
+        public Unreached(String message) {
+            super(message);
+        }
+    }
+}
