@@ -47,7 +47,9 @@ import java.util.concurrent.Executors;
  * never granted twice. The owner binds the one hub id to one connection at a time (contract
  * F9.4), so a node holds its connection only while a forward waits on it.
  *
- * <p>A mesh node watches no other hub ({@code --multihub-watch} is refused at start): the cluster
+ * <p>With {@code --multihub-watch} the node that leads watches the peers for the cluster and
+ * every partition it finds is replicated state, refused where the leader decides
+ * ({@link dev.synapsehub.federation.route.ClusterWatch}). Without it the cluster
  * detects no partition, so it governs only the namespaces it owns and forwards the rest.
  *
  * <p>{@code dead_letter_forwarding} (contract §11.5, F5) from an authorised peer about a
@@ -76,6 +78,9 @@ public final class MeshFederationExtension implements HubExtension {
     private ClaimServer claimServer;
     private DeadLetterForwardingServer deadLetters;
     private OfferServer offers;
+    // --multihub-watch (the cluster watch): kept apart from the claim-forwarding links above
+    private Watching watching = Watching.NONE;
+    private dev.synapsehub.federation.route.ClusterWatch clusterWatch;
 
     /**
      * @param journal the node's journal copy, read on the node's actor thread
@@ -91,6 +96,30 @@ public final class MeshFederationExtension implements HubExtension {
         this.owners = owners;
         this.offerFile = offerFile;
         this.forward = forward;
+    }
+
+    /**
+     * The cluster's watch of other hubs ({@code --multihub-watch}): the peers, how this node opens
+     * its mirror of them, and whether it decides for the cluster now (only that node polls; see
+     * {@link dev.synapsehub.federation.route.ClusterWatch}).
+     */
+    public record Watching(dev.synapsehub.federation.follow.WatchSettings settings,
+                           dev.synapsehub.federation.route.ClusterWatch.Mirrors mirrors,
+                           java.util.function.BooleanSupplier decides) {
+        /** No peer watched. */
+        public static final Watching NONE = new Watching(dev.synapsehub.federation.follow.WatchSettings.none(),
+                dev.synapsehub.federation.follow.Mirror::memory, () -> false);
+    }
+
+    /** Watches {@code watching}'s peers for the cluster once bound (call before {@link #bind}). */
+    public MeshFederationExtension watching(Watching watching) {
+        this.watching = watching;
+        return this;
+    }
+
+    /** The cluster watch (null without {@code --multihub-watch}). */
+    public dev.synapsehub.federation.route.ClusterWatch clusterWatch() {
+        return clusterWatch;
     }
 
     @Override
@@ -121,6 +150,20 @@ public final class MeshFederationExtension implements HubExtension {
         deadLetters = new DeadLetterForwardingServer(hub, trust, resolver,
                 new AuditJournal(hub.actor(), hub.config().hubId()));
         offers = new OfferServer(hub, offerFile);
+        startWatching(hub);
+    }
+
+    /** With {@code --multihub-watch}: the cluster watch, on links of its own (its client identity). */
+    private void startWatching(HubContext hub) {
+        if (watching.settings().peers().isEmpty()) {
+            return;
+        }
+        dev.synapsehub.federation.follow.WatchSettings w = watching.settings();
+        PeerLinks watchLinks = new PeerLinks(hub.config().hubId(),
+                ClientIdentity.of(w.clientCertFile(), w.clientKeyFile(), LOG::warn), true);
+        clusterWatch = new dev.synapsehub.federation.route.ClusterWatch(hub, w, owners, watching.mirrors(),
+                watching.decides(), watchLinks);
+        clusterWatch.start();
     }
 
     @Override
@@ -146,10 +189,16 @@ public final class MeshFederationExtension implements HubExtension {
     @Override
     public void appendMetrics(StringBuilder out) {
         metrics.appendTo(out);
+        if (clusterWatch != null) {
+            clusterWatch.appendMetrics(out);
+        }
     }
 
     @Override
     public void close() {
+        if (clusterWatch != null) {
+            clusterWatch.close();
+        }
         if (connector != null) {
             connector.shutdownNow();
         }

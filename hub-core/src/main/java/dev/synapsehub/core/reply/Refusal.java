@@ -36,5 +36,10 @@ public enum Refusal {
     /** A resource offer needs a name. */
     NAME_REQUIRED,
     /** A channel chat from a non-member, or to a channel that does not exist. */
-    NOT_A_MEMBER
+    NOT_A_MEMBER,
+    /**
+     * A claim in a governed namespace the applied federation records leave partitioned
+     * (INV-CR-4); the denial's holder is the namespace's owner hub.
+     */
+    PARTITIONED
 }
