@@ -70,6 +70,7 @@ public final class ClusterWatch implements AutoCloseable {
     private final LabelledCounters transitions = new LabelledCounters("synapse_mesh_watch_transitions_total",
             "Partition records this node proposed as leader and the cluster committed.", "kind");
     private final AtomicLong failures = new AtomicLong();
+    private final AtomicLong comparisons = new AtomicLong();
     private LogWatch watch;
     private volatile AdvisoryFold fold = new AdvisoryFold();
     private double leadSince;
@@ -179,6 +180,12 @@ public final class ClusterWatch implements AutoCloseable {
                         "healed: no watched hub contests it in a complete observation by this leader");
             }
         }
+        comparisons.incrementAndGet();
+    }
+
+    /** How many comparisons this node has made as leader (tests wait on it instead of on time). */
+    public long comparisons() {
+        return comparisons.get();
     }
 
     /**
