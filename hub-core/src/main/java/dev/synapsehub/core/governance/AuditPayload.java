@@ -24,6 +24,7 @@ final class AuditPayload {
     /** The members of {@code json}; throws {@link IllegalArgumentException} when it is not one JSON object. */
     static AuditPayload read(String json) {
         AuditPayload p = new AuditPayload(json);
+        p.space();
         p.object();
         p.space();
         if (p.at != json.length()) {
