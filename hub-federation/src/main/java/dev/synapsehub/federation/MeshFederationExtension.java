@@ -49,8 +49,8 @@ import java.util.concurrent.Executors;
  *
  * <p>With {@code --multihub-watch} the node that leads watches the peers for the cluster and
  * every partition it finds is replicated state, refused where the leader decides
- * ({@link dev.synapsehub.federation.route.ClusterWatch}). Without it the cluster
- * detects no partition, so it governs only the namespaces it owns and forwards the rest.
+ * ({@link dev.synapsehub.federation.route.ClusterWatch}). Without it the cluster detects no
+ * partition (it refuses nothing for one either).
  *
  * <p>{@code dead_letter_forwarding} (contract §11.5, F5) from an authorised peer about a
  * recipient in a namespace the cluster owns is journaled as an audit record, replicated like
