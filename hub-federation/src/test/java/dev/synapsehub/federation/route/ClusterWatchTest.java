@@ -44,7 +44,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class ClusterWatchTest {
-    static final Duration WAIT = Duration.ofSeconds(30);
+    static final Duration WAIT = Duration.ofSeconds(60);
     static final double LEASE_END = Math.floor(System.currentTimeMillis() / 1000.0) + 3600;
     static final NamespaceOwners OWNERS = new NamespaceOwners("hub-m", Map.of("proj", "hub-m"));
 
@@ -132,7 +132,7 @@ class ClusterWatchTest {
         Pki.HubCerts self = leader.certs;
         WatchSettings settings = new WatchSettings(List.of(peers), Duration.ofSeconds(1), null,
                 self.clientFiles().cert(), self.clientFiles().key(),
-                new PollBudget(100, eventsPerPoll, Duration.ofSeconds(20)), Duration.ofSeconds(2));
+                new PollBudget(100, eventsPerPoll, Duration.ofSeconds(20)), Duration.ofSeconds(10));
         ClusterWatch w = new ClusterWatch(leader.server.context(), settings, OWNERS, Mirror::memory, () -> true,
                 new PeerLinks("hub-m", ClientIdentity.of(self.clientFiles().cert(), self.clientFiles().key(),
                         m -> { }), true));
