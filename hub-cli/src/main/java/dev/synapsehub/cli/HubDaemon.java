@@ -308,11 +308,6 @@ final class HubDaemon implements AutoCloseable {
         return config;
     }
 
-    /** The mesh node this daemon runs, or null for a single hub (tests). */
-    MeshHub mesh() {
-        return mesh;
-    }
-
     /** The mutation actor (the hub's only writer). */
     CoordinationActor actor() {
         return actor;

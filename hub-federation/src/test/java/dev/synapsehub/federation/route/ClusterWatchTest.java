@@ -133,8 +133,8 @@ class ClusterWatchTest {
         WatchSettings settings = new WatchSettings(List.of(peers), Duration.ofSeconds(1), null,
                 self.clientFiles().cert(), self.clientFiles().key(),
                 new PollBudget(100, eventsPerPoll, Duration.ofSeconds(20)), Duration.ofSeconds(10));
-        PeerLinks links = keep(new PeerLinks("hub-m", ClientIdentity.of(self.clientFiles().cert(),
-                self.clientFiles().key(), m -> { })));
+        PeerLinks links = keep(new PeerLinks("hub-m", keep(ClientIdentity.watching(self.clientFiles().cert(),
+                self.clientFiles().key(), m -> { }))));
         ClusterWatch w = new ClusterWatch(leader.server.context(), settings, OWNERS, Mirror::memory, () -> true, links);
         w.start();
         return w;
