@@ -103,7 +103,7 @@ final class HubDaemon implements AutoCloseable {
             federationOptions.refuseOnMesh();
             return startMesh(options, config, meshConfig, actorSettings, clock, frameGate, trust,
                     federationSettings.owners(), federationSettings.offerFile(), federationSettings.forward(),
-                    federationSettings.relay());
+                    federationSettings.relay(), federationSettings.watch());
         }
         SnapshotPolicy snapshotPolicy = options.snapshotPolicy();
         Retention retention = options.retention();
@@ -220,7 +220,8 @@ final class HubDaemon implements AutoCloseable {
                                        dev.synapsehub.federation.route.NamespaceOwners owners,
                                        java.nio.file.Path offerFile,
                                        dev.synapsehub.federation.route.ForwardSettings forward,
-                                       dev.synapsehub.federation.FederationSettings.RelayPolicy relayPolicy)
+                                       dev.synapsehub.federation.FederationSettings.RelayPolicy relayPolicy,
+                                       dev.synapsehub.federation.follow.WatchSettings watch)
             throws JournalException, InterruptedException {
         SqliteJournal local = SqliteJournal.open(options.db());
         if (local.lastSeq() > 0 && !Files.isDirectory(meshConfig.storageDir())) {
@@ -248,16 +249,31 @@ final class HubDaemon implements AutoCloseable {
         // claims in the namespaces the cluster owns, and answers peers without a serving policy as a single
         // hub does, refusing them; each serves the offer bundle from its own file, and forwards its own agents'
         // claims in other hubs' namespaces along the --claim-peer routes (docs/mesh.md, "Federation on a mesh node")
-        // operator relays are decided by the leader under the relay policy, the approvals replicated (docs/mesh.md)
+        // operator relays are decided by the leader under the relay policy, the approvals replicated (docs/mesh.md);
+        // with --multihub-watch the node that decides polls for the cluster; the partitions and quarantines are
+        // replicated state, and a governed claim is refused where the leader's actor decides it (docs/mesh.md,
+        // "Watching other hubs on a mesh")
+        java.util.concurrent.atomic.AtomicReference<MeshHub> started = new java.util.concurrent.atomic.AtomicReference<>();
+        java.nio.file.Path db = options.db();
         extensions.add(new dev.synapsehub.federation.MeshFederationExtension(trust, local, owners, offerFile, forward,
-                relayPolicy));
+                relayPolicy)
+                .watching(new dev.synapsehub.federation.MeshFederationExtension.Watching(watch,
+                        () -> SqliteMirror.open(db), () -> {
+                            MeshHub m = started.get();
+                            return m != null && m.node().decides();
+                        })));
+        dev.synapsehub.core.state.CoordinationState state = options.newState();
+        if (!watch.peers().isEmpty()) {
+            state.governClaims(owners.owners());
+        }
         MeshHub mesh;
         try {
-            mesh = MeshHub.start(meshConfig, config, local, options.newState(), clock, actorSettings, CATCH_UP_MILLIS,
+            mesh = MeshHub.start(meshConfig, config, local, state, clock, actorSettings, CATCH_UP_MILLIS,
                     options.meshCompaction(), relayLog, extensions);
         } catch (IOException e) {
             throw new JournalException("mesh node " + meshConfig.nodeId() + " could not start: " + e.getMessage(), e);
         }
+        started.set(mesh);
         LOG.info("mesh node {} listening on ws://{}:{}/ (hub_id {}), raft {}, {} voters, quorum {}",
                 meshConfig.nodeId(), config.host(), mesh.port(), config.hubId(), meshConfig.self().address(),
                 mesh.node().voters().count(), mesh.node().voters().quorum());
@@ -270,6 +286,11 @@ final class HubDaemon implements AutoCloseable {
                     trust.startupPolicy().file());
         }
         return new HubDaemon(mesh.server(), mesh.node().actor(), null, null, mesh, config, mesh.port());
+    }
+
+    /** The mesh node, or null on a single hub (tests: which node leads). */
+    MeshHub mesh() {
+        return mesh;
     }
 
     /** The bound port. */
@@ -285,11 +306,6 @@ final class HubDaemon implements AutoCloseable {
     /** The effective hub configuration. */
     HubConfig config() {
         return config;
-    }
-
-    /** The mesh node this daemon runs, or null for a single hub (tests). */
-    MeshHub mesh() {
-        return mesh;
     }
 
     /** The mutation actor (the hub's only writer). */

@@ -72,11 +72,6 @@ class FederationFrameGateCliTest {
                 "--relay-peer", "hub-b=wss://127.0.0.1:1");
         assertThat(run.code()).as(run.err()).isEqualTo(ExitCodes.USAGE);
         assertThat(run.err()).contains("synapse-hub: --relay-peer is not supported on a mesh node");
-        CliTest.Run watch = CliTest.run("--port", "0", "--db", dir.resolve("w.db").toString(), "--mesh-id", "n1",
-                "--mesh-peers", raft, "--hub-id", "hub-m", "--namespace-owner", "proj=hub-m",
-                "--multihub-watch", "hub-b=wss://127.0.0.1:1");
-        assertThat(watch.code()).as(watch.err()).isEqualTo(ExitCodes.USAGE);
-        assertThat(watch.err()).contains("synapse-hub: --multihub-watch is not supported on a mesh node");
         // checked on the parsed options: a node that wrongly started would serve until the test's end.
         // The relay policy is not among them: a mesh decides operator relays on its leader (MeshRelayCliTest)
         SynapseHubCommand relay = new SynapseHubCommand();

@@ -49,8 +49,10 @@ import java.util.concurrent.Executors;
  * a leader change, is answered from the owner's ledger and is never granted twice. A node that
  * loses the lead closes its links; the new leader opens them on its first forward.
  *
- * <p>A mesh node watches no other hub ({@code --multihub-watch} is refused at start): the cluster
- * detects no partition, so it governs only the namespaces it owns and forwards the rest.
+ * <p>With {@code --multihub-watch} the node that leads watches the peers for the cluster and
+ * every partition it finds is replicated state, refused where the leader decides
+ * ({@link dev.synapsehub.federation.route.ClusterWatch}). Without it the cluster detects no
+ * partition (it refuses nothing for one either).
  *
  * <p>{@code dead_letter_forwarding} (contract §11.5, F5) from an authorised peer about a
  * recipient in a namespace the cluster owns is journaled as an audit record, replicated like
@@ -84,6 +86,9 @@ public final class MeshFederationExtension implements HubExtension {
     private dev.synapsehub.federation.route.RelayServer relays;
     /** The cluster's leader (set before {@link #bind}); null only when no mesh joined this extension. */
     private dev.synapsehub.net.extension.ClusterLeader cluster;
+    // --multihub-watch (the cluster watch): polls on the leader's links, the same ones the forwards use
+    private Watching watching = Watching.NONE;
+    private dev.synapsehub.federation.route.ClusterWatch clusterWatch;
 
     /**
      * @param journal the node's journal copy, read on the node's actor thread
@@ -112,6 +117,30 @@ public final class MeshFederationExtension implements HubExtension {
         this.forward = forward;
     }
 
+    /**
+     * The cluster's watch of other hubs ({@code --multihub-watch}): the peers, how this node opens
+     * its mirror of them, and whether it decides for the cluster now (only that node polls; see
+     * {@link dev.synapsehub.federation.route.ClusterWatch}).
+     */
+    public record Watching(dev.synapsehub.federation.follow.WatchSettings settings,
+                           dev.synapsehub.federation.route.ClusterWatch.Mirrors mirrors,
+                           java.util.function.BooleanSupplier decides) {
+        /** No peer watched. */
+        public static final Watching NONE = new Watching(dev.synapsehub.federation.follow.WatchSettings.none(),
+                dev.synapsehub.federation.follow.Mirror::memory, () -> false);
+    }
+
+    /** Watches {@code watching}'s peers for the cluster once bound (call before {@link #bind}). */
+    public MeshFederationExtension watching(Watching watching) {
+        this.watching = watching;
+        return this;
+    }
+
+    /** The cluster watch (null without {@code --multihub-watch}). */
+    public dev.synapsehub.federation.route.ClusterWatch clusterWatch() {
+        return clusterWatch;
+    }
+
     @Override
     public void joinCluster(dev.synapsehub.net.extension.ClusterLeader leader) {
         this.cluster = leader;
@@ -133,9 +162,16 @@ public final class MeshFederationExtension implements HubExtension {
         // the owner binds the cluster's one hub id to one connection, so only the leader holds a link to it, warm as
         // a single hub's; every node hands its agents' forwards to the leader, and the owner's keyed ledger makes a
         // retry through another node (or after a leader change) an answer rather than a second grant
-        identity = ClientIdentity.watching(forward.clientCertFile(), forward.clientKeyFile(), LOG::warn);
+        // one client identity for every link, the watch's first, as on a single hub
+        dev.synapsehub.federation.follow.WatchSettings watch = watching.settings();
+        identity = watch.clientCertFile() != null
+                ? ClientIdentity.watching(watch.clientCertFile(), watch.clientKeyFile(), LOG::warn)
+                : ClientIdentity.watching(forward.clientCertFile(), forward.clientKeyFile(), LOG::warn);
         links = new PeerLinks(hub.hubId(), identity);
         try {
+            for (dev.synapsehub.federation.follow.WatchPeer p : watch.peers()) {
+                links.expect("--multihub-watch " + p.label(), p.uri(), watch.tlsFor(p), watch.token());
+            }
             for (ClaimRoute r : forward.routes().values()) {
                 links.expect("--claim-peer " + r.hubId(), r.uri(), forward.tlsFor(r), forward.token());
             }
@@ -162,6 +198,20 @@ public final class MeshFederationExtension implements HubExtension {
                 new AuditJournal(hub.actor(), hub.hubId()));
         offers = new OfferServer(hub, offerFile);
         relays = dev.synapsehub.federation.route.RelayServer.replicated(hub, trust, resolver, relayPolicy);
+        startWatching(hub);
+    }
+
+    /**
+     * With {@code --multihub-watch}: the cluster watch, on the leader's links (a peer binds the
+     * cluster's one hub id to one connection, so its log pulls and the forwards share it, as on a single hub).
+     */
+    private void startWatching(HubServices hub) {
+        if (watching.settings().peers().isEmpty()) {
+            return;
+        }
+        clusterWatch = new dev.synapsehub.federation.route.ClusterWatch(hub, watching.settings(), owners,
+                watching.mirrors(), watching.decides(), links);
+        clusterWatch.start();
     }
 
     @Override
@@ -211,10 +261,16 @@ public final class MeshFederationExtension implements HubExtension {
     @Override
     public void appendMetrics(StringBuilder out) {
         metrics.appendTo(out);
+        if (clusterWatch != null) {
+            clusterWatch.appendMetrics(out);
+        }
     }
 
     @Override
     public void close() {
+        if (clusterWatch != null) {
+            clusterWatch.close();
+        }
         if (connector != null) {
             connector.shutdownNow();
         }

@@ -246,6 +246,60 @@ final class SnapshotBytes {
             return true;
         }
 
+        /**
+         * Short ASCII strings this reader returned from {@link #shared}, by a hash of their bytes:
+         * null until first used. Claims repeat their owners, principals, statuses and worktrees
+         * (100,000 live claims of a few hundred agents), so they decode to one String each
+         * instead of one per claim: fewer objects to allocate and collect during a start, and
+         * the hash codes the registries' maps need are computed once.
+         */
+        private String[] sharedStrings;
+        private static final int SHARED_SLOTS = 1024;
+        private static final int SHARED_MAX_LENGTH = 64;
+
+        /**
+         * Like {@link #text}, but a short ASCII string equal to one returned here before (in the
+         * same slot) is returned as that same instance. Same bytes, same checks, same result.
+         */
+        String shared(String what) throws CorruptSnapshotException {
+            int start = pos;
+            long header = varint();
+            long n = header - 1;
+            if (header == 0 || n < 0 || n > SHARED_MAX_LENGTH || n > end - pos || !ascii((int) n)) {
+                pos = start;
+                return text(what);
+            }
+            int len = (int) n;
+            int h = 0;
+            for (int i = pos, stop = pos + len; i < stop; i++) {
+                h = 31 * h + buf[i];
+            }
+            if (sharedStrings == null) {
+                sharedStrings = new String[SHARED_SLOTS];
+            }
+            int slot = (h ^ (h >>> 16)) & (SHARED_SLOTS - 1);
+            String seen = sharedStrings[slot];
+            if (seen == null || !sameAscii(seen, len)) {
+                seen = new String(buf, pos, len, StandardCharsets.ISO_8859_1);
+                sharedStrings[slot] = seen;
+            }
+            pos += len;
+            return seen;
+        }
+
+        /** Whether the next {@code len} bytes (ASCII) spell {@code s}. */
+        private boolean sameAscii(String s, int len) {
+            if (s.length() != len) {
+                return false;
+            }
+            for (int i = 0; i < len; i++) {
+                if (s.charAt(i) != buf[pos + i]) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
         /** A string that must be present. */
         String text(String what) throws CorruptSnapshotException {
             String s = str();

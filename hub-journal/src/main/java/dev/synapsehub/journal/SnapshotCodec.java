@@ -696,17 +696,17 @@ public final class SnapshotCodec {
         for (int i = 0; i < n; i++) {
             long order = in.varint();
             String taskId = in.text("task_id");
-            String owner = in.text("owner");
-            String principal = in.text("principal");
+            String owner = in.shared("owner");
+            String principal = in.shared("principal");
             String note = in.text("note");
             double claimedAt = in.finite("claimed_at");
             double leaseExpiresAt = in.finite("lease_expires_at");
-            String status = in.text("status");
+            String status = in.shared("status");
             ClaimStatus parsed = ClaimStatus.fromWire(status)
                     .orElseThrow(() -> new CorruptSnapshotException("unknown claim status " + status));
             String dataRef = in.text("data_ref");
-            String worktree = in.text("worktree");
-            List<String> paths = strings(in);
+            String worktree = in.shared("worktree");
+            List<String> paths = sharedStrings(in);
             long epoch = in.varint();
             long version = in.varint();
             String checkpoint = in.text("checkpoint");
@@ -842,6 +842,29 @@ public final class SnapshotCodec {
             directed.add(new DirectedChat(in.varint(), in.varint(), in.text("sender"), in.str(), in.str(), in.str()));
         }
         return new StateImage.Messaging(msgCounter, history, dead, marks, pending, receipts, directed);
+    }
+
+    /**
+     * Like {@link #strings}, each item shared with equal ones read before (a claim's paths), as an
+     * unmodifiable list: {@code Claim} keeps it as it is instead of copying it.
+     */
+    private static List<String> sharedStrings(SnapshotBytes.In in) throws CorruptSnapshotException {
+        int n = in.count("strings");
+        switch (n) {
+            case 0:
+                return List.of();
+            case 1:
+                return List.of(in.shared("list item"));
+            case 2:
+                String first = in.shared("list item");
+                return List.of(first, in.shared("list item"));
+            default:
+                String[] out = new String[n];
+                for (int i = 0; i < n; i++) {
+                    out[i] = in.shared("list item");
+                }
+                return List.of(out);
+        }
     }
 
     private static List<String> strings(SnapshotBytes.In in) throws CorruptSnapshotException {

@@ -334,6 +334,14 @@ public final class MeshNode implements AutoCloseable {
         return actor.applyReplicated(s -> decidedIntents.ids());
     }
 
+    /**
+     * True while this node decides: it leads a term and has applied every record before it
+     * (work only the leader does, such as watching other hubs for the cluster, waits for this).
+     */
+    public boolean decides() {
+        return site.decidesHere();
+    }
+
     /** Where this node's actor decides (for tests and status). */
     MeshSite site() {
         return site;

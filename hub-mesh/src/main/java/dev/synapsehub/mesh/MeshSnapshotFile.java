@@ -1,5 +1,7 @@
 package dev.synapsehub.mesh;
 
+import dev.synapsehub.core.governance.NamespaceGovernance;
+import dev.synapsehub.core.governance.Partition;
 import dev.synapsehub.core.state.StateImage;
 import dev.synapsehub.journal.CorruptSnapshotException;
 import dev.synapsehub.journal.SnapshotCodec;
@@ -30,7 +32,9 @@ import java.util.zip.CRC32C;
  * what a leader answers a write whose intent id committed already; format 3 adds each id's
  * origin, record index, place in its record's batch and whether it is pinned past the window,
  * every origin's hold and
- * forgotten mark: what decides which ids may be forgotten), then the coordination state as
+ * forgotten mark: what decides which ids may be forgotten; format 4 adds the governance: the
+ * unresolved namespace partitions and the quarantined peers, which a node that installs the
+ * snapshot cannot read back from its journal copy), then the coordination state as
  * hub-journal's {@link SnapshotCodec} body, and a CRC-32C of everything before it. Reading is
  * strict: anything that does not check out is a {@link CorruptSnapshotException}.
  *
@@ -45,12 +49,13 @@ record MeshSnapshotFile(long term, long index, double createdAt, Map<String, Lon
                         DecidedIntents.Memory memory) {
     private static final byte[] MAGIC = "SYNMSNAP".getBytes(StandardCharsets.US_ASCII);
     /**
-     * Format 3 adds each id's origin, index, place in its batch and pin, and the origins' holds
+     * Format 4 adds the governance (partitions, quarantines; older files are read without any);
+     * format 3 adds each id's origin, index, place in its batch and pin, and the origins' holds
      * and forgotten marks;
      * format 2 files are read with ids of unknown origin (forgotten past the window, as before),
      * format 1 files with none.
      */
-    private static final int FORMAT = 3;
+    private static final int FORMAT = 4;
     private static final EventsJson EVENTS = new EventsJson();
 
     MeshSnapshotFile {
@@ -100,6 +105,7 @@ record MeshSnapshotFile(long term, long index, double createdAt, Map<String, Lon
             }
             writeMarks(out, memory.holds());
             writeMarks(out, memory.forgotten());
+            writeGovernance(out, image.governance());
             byte[] body = SnapshotCodec.encode(new StateSnapshot(createdAt, 0, 0, image));
             out.writeInt(body.length);
             out.write(body);
@@ -178,6 +184,7 @@ record MeshSnapshotFile(long term, long index, double createdAt, Map<String, Lon
                 Map<String, Long> forgotten = format >= 3 ? readMarks(in, "forgotten mark") : Map.of();
                 memory = new DecidedIntents.Memory(remembered, holds, forgotten);
             }
+            NamespaceGovernance.Image governance = format >= 4 ? readGovernance(in) : NamespaceGovernance.Image.EMPTY;
             int length = in.readInt();
             if (length < 0 || length != in.available()) {
                 throw new CorruptSnapshotException("the state body does not end where the file does");
@@ -186,10 +193,62 @@ record MeshSnapshotFile(long term, long index, double createdAt, Map<String, Lon
             if (term < 0 || index < 0) {
                 throw new CorruptSnapshotException("negative term or index");
             }
-            return new MeshSnapshotFile(term, index, createdAt, origins, state.image(), memory);
+            return new MeshSnapshotFile(term, index, createdAt, origins, state.image().withGovernance(governance),
+                    memory);
         } catch (IOException e) {
             throw new CorruptSnapshotException("unreadable mesh snapshot: " + e, e);
         }
+    }
+
+    private static void writeGovernance(DataOutputStream out, NamespaceGovernance.Image g) throws IOException {
+        out.writeInt(g.partitions().size());
+        for (Partition p : g.partitions()) {
+            out.writeUTF(p.namespace());
+            out.writeBoolean(p.ownerHubId() != null);
+            if (p.ownerHubId() != null) {
+                out.writeUTF(p.ownerHubId());
+            }
+            out.writeInt(p.contestingHubs().size());
+            for (String hub : p.contestingHubs()) {
+                out.writeUTF(hub);
+            }
+        }
+        out.writeInt(g.quarantines().size());
+        for (Map.Entry<String, String> q : g.quarantines().entrySet()) {
+            out.writeUTF(q.getKey());
+            out.writeUTF(q.getValue());
+        }
+    }
+
+    private static NamespaceGovernance.Image readGovernance(DataInputStream in) throws IOException,
+            CorruptSnapshotException {
+        int n = in.readInt();
+        if (n < 0 || n > 100_000) {
+            throw new CorruptSnapshotException("implausible partition count " + n);
+        }
+        List<Partition> partitions = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            String ns = in.readUTF();
+            String owner = in.readBoolean() ? in.readUTF() : null;
+            int hubs = in.readInt();
+            if (hubs < 0 || hubs > 10_000) {
+                throw new CorruptSnapshotException("implausible contesting hub count " + hubs + " of namespace " + ns);
+            }
+            List<String> contesting = new ArrayList<>();
+            for (int k = 0; k < hubs; k++) {
+                contesting.add(in.readUTF());
+            }
+            partitions.add(new Partition(ns, owner, contesting));
+        }
+        int q = in.readInt();
+        if (q < 0 || q > 100_000) {
+            throw new CorruptSnapshotException("implausible quarantine count " + q);
+        }
+        Map<String, String> quarantines = new LinkedHashMap<>();
+        for (int i = 0; i < q; i++) {
+            quarantines.put(in.readUTF(), in.readUTF());
+        }
+        return new NamespaceGovernance.Image(partitions, quarantines);
     }
 
     private static void writeMarks(DataOutputStream out, Map<String, Long> marks) throws IOException {

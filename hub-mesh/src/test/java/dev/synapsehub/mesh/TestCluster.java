@@ -53,6 +53,8 @@ final class TestCluster implements AutoCloseable {
     private final Serving serving;
     /** The intent memory's window and pinned limit every (non-wire) node starts with; null: the defaults. */
     private final int[] intentMemory;
+    /** Namespace to owner hub: the namespaces every node's state governs claims in (none: not governed). */
+    private final Map<String, String> governed;
 
     /**
      * What a wire node serves with beyond the defaults: its hub settings (identity pinning, for
@@ -136,6 +138,22 @@ final class TestCluster implements AutoCloseable {
     private TestCluster(Path dir, int size, boolean wire, double skewSeconds, MeshCompaction compaction,
                         Function<String, MeshTls> tls, boolean proxied, Serving serving, int[] intentMemory)
             throws IOException {
+        this(dir, size, wire, skewSeconds, compaction, tls, proxied, serving, intentMemory, Map.of());
+    }
+
+    /**
+     * Nodes compacting as {@code compaction} says whose states govern claims in the namespaces of
+     * {@code owners} (namespace to owner hub), as a node with --multihub-watch does.
+     */
+    static TestCluster governing(Path dir, int size, MeshCompaction compaction, Map<String, String> owners)
+            throws IOException {
+        return new TestCluster(dir, size, false, 0, compaction, id -> null, false, Serving.DEFAULTS, null, owners);
+    }
+
+    private TestCluster(Path dir, int size, boolean wire, double skewSeconds, MeshCompaction compaction,
+                        Function<String, MeshTls> tls, boolean proxied, Serving serving, int[] intentMemory,
+                        Map<String, String> governed) throws IOException {
+        this.governed = governed;
         this.intentMemory = intentMemory;
         this.dir = dir;
         this.serving = serving;
@@ -240,8 +258,11 @@ final class TestCluster implements AutoCloseable {
             return hub.node();
         }
         TestEdge edge = new TestEdge();
-        MeshNode node = new MeshNode(config(id), hubId, local, new CoordinationState(), clock,
-                ActorSettings.DEFAULTS, edge, compaction);
+        CoordinationState state = new CoordinationState();
+        if (!governed.isEmpty()) {
+            state.governClaims(governed);
+        }
+        MeshNode node = new MeshNode(config(id), hubId, local, state, clock, ActorSettings.DEFAULTS, edge, compaction);
         if (intentMemory != null) {
             node.intentMemory(intentMemory[0], intentMemory[1]);
         }

@@ -38,5 +38,10 @@ public enum Refusal {
     /** A channel chat from a non-member, or to a channel that does not exist. */
     NOT_A_MEMBER,
     /** A two-person operator relay's first approval: recorded, the task is released by a distinct second one. */
-    AWAITING_SECOND_OPERATOR
+    AWAITING_SECOND_OPERATOR,
+    /**
+     * A claim in a governed namespace the applied federation records leave partitioned
+     * (INV-CR-4); the denial's holder is the namespace's owner hub.
+     */
+    PARTITIONED
 }

@@ -70,6 +70,9 @@ public final class CoordinationState {
     private CardRegistry cards;
     private volatile IdentityPinRegistry pins = new IdentityPinRegistry(undo); // read by the edge (committed view)
     private dev.synapsehub.core.memory.FindingQuota findings = new dev.synapsehub.core.memory.FindingQuota(undo);
+    private dev.synapsehub.core.governance.NamespaceGovernance governance =
+            new dev.synapsehub.core.governance.NamespaceGovernance(undo);
+    private java.util.Map<String, String> governedOwners = java.util.Map.of();
     private final RegistryLimits limits;
     private final int idempotencyCapacity;
     private final BoardLimits boardLimits;
@@ -109,6 +112,13 @@ public final class CoordinationState {
      * expiry). The hub time used is {@code now} raised to the state's clock, which never goes back.
      */
     public Decision decide(Command command, double now) {
+        if (command instanceof dev.synapsehub.core.command.ClaimCommand c) {
+            Reply.Denied partitioned = governance.refusal(c.agent(), c.taskId());
+            if (partitioned != null) { // INV-CR-4 where the claim is decided: time moves, nothing else does
+                claims.advanceTo(now);
+                return new Decision(partitioned, List.of());
+            }
+        }
         if (command instanceof ClaimFamilyCommand c) {
             return withHubNote(c, claims.decide(c, now));
         }
@@ -219,6 +229,7 @@ public final class CoordinationState {
         cards.apply(event);
         pins.apply(event);
         findings.apply(event);
+        governance.apply(event);
         if (event instanceof IdempotencyRecordedEvent recorded) {
             idempotency.apply(recorded);
         }
@@ -261,7 +272,7 @@ public final class CoordinationState {
      */
     public StateImage image() {
         return new StateImage(lastSeq, claims.image(), idempotency.image(), board.image(), resources.image(),
-                messaging.image(), channels.image(), cards.image(), pins.image(), findings.image());
+                messaging.image(), channels.image(), cards.image(), pins.image(), findings.image(), governance.image());
     }
 
     /**
@@ -316,6 +327,7 @@ public final class CoordinationState {
         cards.restore(image.cards());
         pins.restore(image.pins());
         findings.restore(image.findingCounts());
+        governance.restore(image.governance());
     }
 
     /**
@@ -384,6 +396,8 @@ public final class CoordinationState {
         CardRegistry cr = new CardRegistry(undo);
         IdentityPinRegistry p = new IdentityPinRegistry(undo);
         dev.synapsehub.core.memory.FindingQuota f = new dev.synapsehub.core.memory.FindingQuota(undo);
+        dev.synapsehub.core.governance.NamespaceGovernance g = new dev.synapsehub.core.governance.NamespaceGovernance(undo);
+        g.govern(governedOwners);
         try {
             c.restore(image.claims());
             i.restore(image.idempotency());
@@ -394,6 +408,7 @@ public final class CoordinationState {
             cr.restore(image.cards());
             p.restore(image.pins());
             f.restore(image.findingCounts());
+            g.restore(image.governance());
         } catch (RuntimeException refused) {
             undo.resume(batch);
             throw refused;
@@ -407,6 +422,7 @@ public final class CoordinationState {
         cards = cr;
         pins = p;
         findings = f;
+        governance = g;
         lastSeq = image.lastSeq();
         if (batch.wasOpen()) {
             undo.begin(); // the old registries' undo steps are dropped with them
@@ -467,6 +483,22 @@ public final class CoordinationState {
     /** Chat history, dead letters, mailbox watermarks and pending receipts. */
     public MessagingRegistry messaging() {
         return messaging;
+    }
+
+    /**
+     * Governs claims in the namespaces of {@code owners} (namespace to owner hub): a claim in one
+     * the applied federation records leave partitioned is refused here (INV-CR-4). A mesh node
+     * that watches other hubs sets it at start, so its leader's actor refuses against every
+     * committed partition record; a single hub leaves it off (its resolver refuses at the edge).
+     */
+    public void governClaims(java.util.Map<String, String> owners) {
+        governedOwners = java.util.Map.copyOf(owners);
+        governance.govern(governedOwners);
+    }
+
+    /** Unresolved namespace partitions and quarantined peers (federation records, applied). */
+    public dev.synapsehub.core.governance.NamespaceGovernance governance() {
+        return governance;
     }
 
     /** Participant memory: admitted findings per name (contract A12 PM5). */

@@ -26,12 +26,29 @@ import java.util.List;
  * @param cards persistent capability cards, least recently registered first
  * @param pins identity pins, in the order pinned
  * @param findingCounts admitted findings per name (participant memory, A12 PM5), in first-admission order
+ * @param governance unresolved namespace partitions and quarantined peers (carried by mesh snapshots of
+ *        format 4; a single hub's snapshot codec leaves it out, as a single hub does not govern claims by it)
  */
 public record StateImage(long lastSeq, Claims claims, List<IdempotencyLedger.Entry> idempotency, Board board,
                          Resources resources, Messaging messaging, List<Channel> channels,
-                         List<PersistentCard> cards, List<IdentityPin> pins, java.util.Map<String, Integer> findingCounts) {
+                         List<PersistentCard> cards, List<IdentityPin> pins, java.util.Map<String, Integer> findingCounts,
+                         dev.synapsehub.core.governance.NamespaceGovernance.Image governance) {
+
+    /** An image without governance (single-hub snapshots, mesh snapshots of format 3 and older). */
+    public StateImage(long lastSeq, Claims claims, List<IdempotencyLedger.Entry> idempotency, Board board,
+                      Resources resources, Messaging messaging, List<Channel> channels,
+                      List<PersistentCard> cards, List<IdentityPin> pins, java.util.Map<String, Integer> findingCounts) {
+        this(lastSeq, claims, idempotency, board, resources, messaging, channels, cards, pins, findingCounts, null);
+    }
+
+    /** This image with {@code governance} in place of its own. */
+    public StateImage withGovernance(dev.synapsehub.core.governance.NamespaceGovernance.Image governance) {
+        return new StateImage(lastSeq, claims, idempotency, board, resources, messaging, channels, cards, pins,
+                findingCounts, governance);
+    }
 
     public StateImage {
+        governance = governance == null ? dev.synapsehub.core.governance.NamespaceGovernance.Image.EMPTY : governance;
         idempotency = List.copyOf(idempotency);
         channels = channels == null ? List.of() : List.copyOf(channels);
         cards = cards == null ? List.of() : List.copyOf(cards);

@@ -17,6 +17,20 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class AdvisoryFold {
     private final Map<String, PeerView> peers = new ConcurrentHashMap<>();
+    private final Map<String, Double> complete = new ConcurrentHashMap<>();
+
+    /**
+     * Notes that a poll of {@code peer} committed at {@code at} read its log to the end it
+     * reported (not one budget-bounded step of a longer read): the view is a complete observation.
+     */
+    public void markComplete(String peer, double at) {
+        complete.merge(peer, at, Math::max);
+    }
+
+    /** When a poll of {@code peer} last read its whole log (0: never in this fold's life). */
+    public double completeAt(String peer) {
+        return complete.getOrDefault(peer, 0.0);
+    }
 
     /** Starts tracking {@code view}'s peer (start-up, from the mirror). */
     public void put(PeerView view) {

@@ -258,6 +258,9 @@ final class PeerFollower {
             return failed(view, "mirror", e.getMessage());
         }
         fold.put(next);
+        if (caughtUp) { // a step cut short by a budget is not a complete observation (a heal needs one)
+            fold.markComplete(peer.label(), next.lastSuccess());
+        }
         metrics.eventsFolded.addAndGet(events);
         metrics.polls.incrementAndGet();
         if (failures > 0 || lastLogged != null) {

@@ -55,6 +55,32 @@ public final class PartitionTracker {
         return out;
     }
 
+    /** The payload of a {@code multihub_partition} record ({@code entered} or {@code updated}). */
+    public static ObjectNode partitionPayload(NamespaceOwners owners, String ns, Set<String> contesting, boolean entered) {
+        ObjectNode p = AuditJournal.payload();
+        p.put("namespace", ns);
+        p.put("local_hub_id", owners.localHubId());
+        p.put("owner_hub_id", owners.owner(ns));
+        ArrayNode hubs = p.putArray("contesting_hubs");
+        contesting.forEach(hubs::add);
+        p.put("outcome", "partitioned");
+        p.put("transition", entered ? "entered" : "updated");
+        return p;
+    }
+
+    /** The payload of a {@code multihub_heal} record. */
+    public static ObjectNode healPayload(NamespaceOwners owners, String ns, java.util.Collection<String> before) {
+        ObjectNode p = AuditJournal.payload();
+        p.put("namespace", ns);
+        p.put("local_hub_id", owners.localHubId());
+        p.put("owner_hub_id", owners.owner(ns));
+        ArrayNode hubs = p.putArray("previous_contesting_hubs");
+        before.forEach(hubs::add);
+        p.put("outcome", (owners.localHubId().equals(owners.owner(ns)) ? Ownership.LOCAL : Ownership.REMOTE).wire());
+        p.put("observation_refreshed", true);
+        return p;
+    }
+
     /** The partitions as last journaled. */
     public synchronized Map<String, Set<String>> current() {
         return new TreeMap<>(partitioned);
@@ -67,14 +93,7 @@ public final class PartitionTracker {
             Set<String> contesting = resolver.contesting(ns, now);
             Set<String> before = partitioned.get(ns);
             if (!contesting.isEmpty() && !contesting.equals(before)) {
-                ObjectNode p = AuditJournal.payload();
-                p.put("namespace", ns);
-                p.put("local_hub_id", owners.localHubId());
-                p.put("owner_hub_id", owners.owner(ns));
-                ArrayNode hubs = p.putArray("contesting_hubs");
-                contesting.forEach(hubs::add);
-                p.put("outcome", "partitioned");
-                p.put("transition", before == null ? "entered" : "updated");
+                ObjectNode p = partitionPayload(owners, ns, contesting, before == null);
                 if (audit.record("multihub_partition", p).join()) {
                     partitioned.put(ns, new TreeSet<>(contesting));
                     resolver.journaledPartitions().add(ns);
@@ -82,14 +101,7 @@ public final class PartitionTracker {
                             ns, before == null ? "entered" : "changed", contesting);
                 }
             } else if (contesting.isEmpty() && before != null) {
-                ObjectNode p = AuditJournal.payload();
-                p.put("namespace", ns);
-                p.put("local_hub_id", owners.localHubId());
-                p.put("owner_hub_id", owners.owner(ns));
-                ArrayNode hubs = p.putArray("previous_contesting_hubs");
-                before.forEach(hubs::add);
-                p.put("outcome", (owners.localHubId().equals(owners.owner(ns)) ? Ownership.LOCAL : Ownership.REMOTE).wire());
-                p.put("observation_refreshed", true);
+                ObjectNode p = healPayload(owners, ns, before);
                 if (audit.record("multihub_heal", p).join()) {
                     partitioned.remove(ns);
                     resolver.journaledPartitions().remove(ns);

@@ -336,6 +336,15 @@ public final class ClaimVerbs {
             }
             ObjectNode f = claimFrames.denied("claim_denied", d.request().sender(), refusal.taskId(),
                     refusal.message(), d.at());
+            if (refusal.refusal() == Refusal.PARTITIONED) {
+                // refused where it was decided (a mesh leader's actor): the ownership refusal of contract
+                // §11.3, as the edge's resolver answers it on a single hub, without a reason_code
+                f.put("namespace", dev.synapsehub.core.governance.NamespaceGovernance.namespaceOf(d.request().sender()));
+                f.put("ownership", "partitioned");
+                f.put("owner_hub_id", refusal.holder());
+                outbox.send(d.request().session(), f);
+                return;
+            }
             f.put("reason_code", CLAIM_REASON_CODES.contains(refusal.refusal()) ? refusal.refusal().name()
                     : "CLAIM_DENIED");
             outbox.send(d.request().session(), f);

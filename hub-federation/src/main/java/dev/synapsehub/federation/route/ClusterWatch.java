@@ -1,0 +1,298 @@
+package dev.synapsehub.federation.route;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.governance.NamespaceGovernance;
+import dev.synapsehub.core.governance.Partition;
+import dev.synapsehub.federation.AuditJournal;
+import dev.synapsehub.federation.LabelledCounters;
+import dev.synapsehub.federation.follow.AdvisoryFold;
+import dev.synapsehub.federation.follow.LogWatch;
+import dev.synapsehub.federation.follow.Mirror;
+import dev.synapsehub.federation.follow.ObservedClaim;
+import dev.synapsehub.federation.follow.PeerView;
+import dev.synapsehub.federation.follow.WatchPeer;
+import dev.synapsehub.federation.follow.WatchSettings;
+import dev.synapsehub.federation.link.PeerLinks;
+import dev.synapsehub.net.extension.HubServices;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The watch of other hubs for a mesh cluster (contract §11.2 on a mesh).
+ *
+ * <p>The partitions and quarantines are replicated state ({@link NamespaceGovernance}, applied
+ * from the committed records on every node and carried in snapshots), and a governed claim is
+ * refused where the leader's actor decides it, so no node grants on a copy that has not read a
+ * record yet. This class is the leader's half: only the node that decides polls the watched
+ * peers ({@link LogWatch}: one thread and one backoff per peer, so one dead peer delays no
+ * other), compares what it observed with the replicated state, and proposes each change as a
+ * record ({@code multihub_partition} entered or updated, {@code multihub_heal}; the followers
+ * propose {@code multihub_equivocation} themselves).
+ *
+ * <p>What counts for a peer: once the current leader has read that peer's whole log (a complete
+ * poll, not one budget-bounded step) since it began to lead, its observation; until then, the
+ * last replicated one (the peer contests a namespace exactly when the replicated partition names
+ * it). So a new leader neither heals nor forgets what its predecessor recorded before it has
+ * looked itself, a peer that cannot be polled keeps its replicated state (fails closed), and a
+ * partition another peer enters is recorded without waiting for it. A peer the replicated state
+ * quarantines is not polled by any leader until an operator recovery is recorded.
+ */
+public final class ClusterWatch implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ClusterWatch.class);
+    /** How often the leader compares its observation with the replicated state. */
+    public static final long COMPARE_MILLIS = 500;
+
+    /** Opens this node's mirror of the watched peers (its cursors, beside its journal copy). */
+    public interface Mirrors {
+        Mirror open() throws Mirror.MirrorException;
+    }
+
+    private final HubServices hub;
+    private final WatchSettings settings;
+    private final NamespaceOwners owners;
+    private final Mirrors mirrors;
+    private final BooleanSupplier decides;
+    private final PeerLinks links;
+    private final AuditJournal audit;
+    private final ScheduledExecutorService thread;
+    private final LabelledCounters transitions = new LabelledCounters("synapse_mesh_watch_transitions_total",
+            "Partition records this node proposed as leader and the cluster committed.", "kind");
+    private final AtomicLong failures = new AtomicLong();
+    private final AtomicLong comparisons = new AtomicLong();
+    private LogWatch watch;
+    private volatile AdvisoryFold fold = new AdvisoryFold();
+    private double leadSince;
+    private String lastFailure;
+
+    /** @param decides whether this node decides for the cluster now (leads, and has applied every earlier record) */
+    public ClusterWatch(HubServices hub, WatchSettings settings, NamespaceOwners owners, Mirrors mirrors,
+                        BooleanSupplier decides, PeerLinks links) {
+        this.hub = hub;
+        this.settings = settings;
+        this.owners = owners;
+        this.mirrors = mirrors;
+        this.decides = decides;
+        this.links = links;
+        this.audit = new AuditJournal(hub.actor(), hub.hubId());
+        this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "synapse-cluster-watch");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** Starts looking, every {@value #COMPARE_MILLIS} ms, whether this node leads and what changed. */
+    public void start() {
+        thread.scheduleWithFixedDelay(this::tick, 0, COMPARE_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    private void tick() {
+        try {
+            boolean lead = decides.getAsBoolean();
+            if (lead && watch == null) {
+                lead();
+            } else if (!lead && watch != null) {
+                LOG.info("cluster watch: this node no longer leads; it stops polling the watched peers");
+                stop();
+            }
+            if (watch != null) {
+                compare();
+            }
+        } catch (RuntimeException fault) {
+            failed("cluster watch tick failed: " + fault, fault);
+        }
+    }
+
+    private void lead() {
+        NamespaceGovernance.Image replicated = replicated();
+        if (replicated == null) {
+            return; // tried again next tick
+        }
+        AdvisoryFold next = new AdvisoryFold();
+        LogWatch w;
+        try {
+            w = new LogWatch(settings, next, mirrors.open(), audit, hub.hubId(), () -> hub.clock().nowSeconds());
+        } catch (Mirror.MirrorException e) {
+            failed("cluster watch: cannot open this node's mirror; it leads without watching: " + e.getMessage(), null);
+            return;
+        }
+        // a quarantine recorded by an earlier leader holds here too: that peer is not followed
+        for (Map.Entry<String, String> q : replicated.quarantines().entrySet()) {
+            PeerView v = next.peer(q.getKey());
+            if (v != null && !v.quarantined()) {
+                next.put(new PeerView(v.peer(), v.cursor(), v.logEnd(), v.lastSuccess(), q.getValue(),
+                        v.clockSkewSeconds(), q.getValue(), v.generation(), v.claims()));
+                LOG.warn("cluster watch: peer '{}' stays quarantined ({}), as the cluster recorded", q.getKey(),
+                        q.getValue());
+            }
+        }
+        leadSince = hub.clock().nowSeconds();
+        fold = next;
+        watch = w;
+        w.start(links);
+        LOG.info("cluster watch: this node leads; it polls {} watched peer(s) for the cluster, keeping {} recorded "
+                + "partition(s) until it has read each peer itself", settings.peers().size(),
+                replicated.partitions().size());
+    }
+
+    /** The replicated governance as this node's actor holds it, or null (counted and logged) when unreadable. */
+    private NamespaceGovernance.Image replicated() {
+        try {
+            return hub.actor().read(s -> s.governance().image()).get(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        } catch (ExecutionException | TimeoutException e) {
+            failed("cluster watch: cannot read the replicated partitions: " + e, null);
+            return null;
+        }
+    }
+
+    private void compare() {
+        NamespaceGovernance.Image replicated = replicated();
+        if (replicated == null) {
+            return;
+        }
+        Map<String, Partition> recorded = new java.util.TreeMap<>();
+        replicated.partitions().forEach(p -> recorded.put(p.namespace(), p));
+        double now = hub.clock().nowSeconds();
+        for (String ns : owners.owners().keySet()) {
+            Partition before = recorded.get(ns);
+            Set<String> contesting = contesting(ns, before, now);
+            Set<String> was = before == null ? null : new TreeSet<>(before.contestingHubs());
+            if (!contesting.isEmpty() && !contesting.equals(was)) {
+                propose("multihub_partition", PartitionTracker.partitionPayload(owners, ns, contesting, was == null), ns,
+                        (was == null ? "entered" : "changed") + " a partition: contested by " + contesting);
+            } else if (contesting.isEmpty() && was != null) {
+                propose("multihub_heal", PartitionTracker.healPayload(owners, ns, was), ns,
+                        "healed: no watched hub contests it in a complete observation by this leader");
+            }
+        }
+        comparisons.incrementAndGet();
+    }
+
+    /** How many comparisons this node has made as leader (tests wait on it instead of on time). */
+    public long comparisons() {
+        return comparisons.get();
+    }
+
+    /**
+     * The watched hubs contesting {@code ns}: a peer this leader read completely since it began to
+     * lead counts as observed; any other keeps its replicated state (named by {@code recorded}).
+     */
+    Set<String> contesting(String ns, Partition recorded, double now) {
+        String owner = owners.owner(ns);
+        Set<String> out = new TreeSet<>();
+        for (WatchPeer p : settings.peers()) {
+            String label = p.label();
+            if (label.equals(owner) || label.equals(owners.localHubId())) {
+                continue;
+            }
+            PeerView v = fold.peer(label);
+            boolean observed = v != null && !v.quarantined() && fold.completeAt(label) >= leadSince;
+            if (observed ? asserts(v, ns, now) : recorded != null && recorded.contestingHubs().contains(label)) {
+                out.add(label);
+            }
+        }
+        return out;
+    }
+
+    private static boolean asserts(PeerView v, String ns, double now) {
+        for (ObservedClaim c : v.claims().values()) {
+            if (c.namespace().equals(ns) && c.liveAt(now)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void propose(String kind, ObjectNode payload, String ns, String what) {
+        if (!decides.getAsBoolean()) {
+            return; // lost the lead since the tick began: the next leader compares for itself
+        }
+        boolean committed;
+        try {
+            committed = audit.record(kind, payload).get(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        } catch (ExecutionException | TimeoutException e) {
+            failed("cluster watch: recording " + kind + " for namespace '" + ns + "' failed: " + e, null);
+            return;
+        }
+        if (!committed) {
+            failed("cluster watch: the cluster refused to record " + kind + " for namespace '" + ns + "'", null);
+            return;
+        }
+        transitions.increment(kind);
+        lastFailure = null;
+        if ("multihub_heal".equals(kind)) {
+            LOG.info("namespace '{}' {}", ns, what);
+        } else {
+            LOG.warn("namespace '{}' {}; every claim in it is refused", ns, what);
+        }
+    }
+
+    /** Counts every failure and logs it once per distinct message (a repeating one is not logged again). */
+    private void failed(String message, Throwable fault) {
+        failures.incrementAndGet();
+        if (!message.equals(lastFailure)) {
+            if (fault != null) {
+                LOG.error(message, fault);
+            } else {
+                LOG.warn(message);
+            }
+            lastFailure = message;
+        }
+    }
+
+    private void stop() {
+        watch.close();
+        watch = null;
+        fold = new AdvisoryFold();
+    }
+
+    /** The leader's fold of the watched peers (empty on a follower). */
+    public AdvisoryFold fold() {
+        return fold;
+    }
+
+    /** Appends the watch's counters in the Prometheus text format. */
+    public void appendMetrics(StringBuilder out) {
+        transitions.appendTo(out);
+        out.append("# HELP synapse_mesh_watch_failures_total Failures of the cluster watch (reads, proposals, mirror).\n");
+        out.append("# TYPE synapse_mesh_watch_failures_total counter\n");
+        out.append("synapse_mesh_watch_failures_total ").append(failures.get()).append('\n');
+    }
+
+    @Override
+    public void close() {
+        thread.shutdownNow();
+        try {
+            thread.awaitTermination(2, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (watch != null) {
+            watch.close();
+        }
+        // the links are the caller's: on a mesh the leader's forwards share them
+    }
+
+    /** The watched peers' labels (tests). */
+    public List<String> peers() {
+        return settings.peers().stream().map(WatchPeer::label).toList();
+    }
+}
