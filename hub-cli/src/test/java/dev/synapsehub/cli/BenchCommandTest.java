@@ -174,7 +174,7 @@ class BenchCommandTest {
             assertThat(r.out()).containsPattern("claims granted\\s+([6-9]|\\d\\d)\\b").containsPattern("errors\\s+0")
                     .containsPattern("busy refusals\\s+[1-9]\\d*\\s+\\(requests resent after a pause: [1-9]")
                     .containsPattern("who->snapshot .*\\([1-9]\\d* requests\\)");
-            assertThat(server.context().metrics().fanoutBusyRefusals.get()).isPositive();
+            assertThat(server.services().metrics().fanoutBusyRefusals.get()).isPositive();
             // every resent claim was released in the end: the hub holds none
             try (HubClient observer = HubClient.connect(URI.create("ws://127.0.0.1:" + port + "/"), Duration.ofSeconds(10))) {
                 observer.register("p/observer", null, Duration.ofSeconds(10));

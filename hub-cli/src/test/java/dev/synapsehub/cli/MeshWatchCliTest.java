@@ -155,7 +155,7 @@ class MeshWatchCliTest {
     }
 
     private static ClusterWatch watch(HubDaemon node) {
-        return ((MeshFederationExtension) node.mesh().server().context().extensions().handler("multihub_log_request"))
+        return ((MeshFederationExtension) node.mesh().server().extensions().handler("multihub_log_request"))
                 .clusterWatch();
     }
 

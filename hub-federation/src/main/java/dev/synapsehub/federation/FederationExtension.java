@@ -12,7 +12,7 @@ import dev.synapsehub.federation.serve.ObservedQuery;
 import dev.synapsehub.journal.SqliteJournal;
 import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.net.extension.HubExtension;
-import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.PrometheusText;
 import dev.synapsehub.net.protocol.Request;
 
@@ -58,7 +58,7 @@ public final class FederationExtension implements HubExtension {
     private final Mirror mirror;
     private final FederationMetrics metrics = new FederationMetrics();
     private final AdvisoryFold fold = new AdvisoryFold();
-    private HubContext hub;
+    private HubServices hub;
     private LogServer logServer;
     private ObservedQuery observed;
     private LogWatch watch;
@@ -88,7 +88,7 @@ public final class FederationExtension implements HubExtension {
     }
 
     @Override
-    public void bind(HubContext context, ClaimService claims) {
+    public void bind(HubServices context, ClaimService claims) {
         try {
             bindAll(context, claims);
         } catch (RuntimeException | Error failed) {
@@ -97,13 +97,13 @@ public final class FederationExtension implements HubExtension {
         }
     }
 
-    private void bindAll(HubContext context, ClaimService claims) {
+    private void bindAll(HubServices context, ClaimService claims) {
         this.hub = context;
         logServer = new LogServer(context, settings.trust(), journal, metrics);
         observed = new ObservedQuery(context, fold, peer -> watch == null ? null : watch.link(peer));
         offers = new dev.synapsehub.federation.serve.OfferServer(context, settings.offerFile());
         identity = clientIdentity(settings);
-        links = new PeerLinks(context.config().hubId(), identity);
+        links = new PeerLinks(context.hubId(), identity);
         routes = routeSource(settings);
         if (routes instanceof PeersFile peers) {
             peers.onChange(now -> links.retain(uris(now)));
@@ -111,9 +111,9 @@ public final class FederationExtension implements HubExtension {
         if (settings.peersFile() == null) {
             expectLinks(links, settings); // a peers file checks this itself, at each load
         }
-        AuditJournal audit = new AuditJournal(context.actor(), context.config().hubId());
+        AuditJournal audit = new AuditJournal(context.actor(), context.hubId());
         try {
-            watch = new LogWatch(settings.watch(), fold, mirror, audit, context.config().hubId(),
+            watch = new LogWatch(settings.watch(), fold, mirror, audit, context.hubId(),
                     () -> context.clock().nowSeconds());
         } catch (Mirror.MirrorException e) {
             throw new IllegalStateException(e.getMessage(), e);
@@ -142,7 +142,7 @@ public final class FederationExtension implements HubExtension {
                 }), routes);
         watch.start(links, routes);
         if (!settings.watch().peers().isEmpty() || settings.owners().configured()) { // a plain hub shows no federation
-            cockpit = new FederationCockpit(context.config().hubId(), fold, partitions::current);
+            cockpit = new FederationCockpit(context.hubId(), fold, partitions::current);
         }
         if (settings.owners().configured()) {
             background.scheduleWithFixedDelay(this::refreshPartitions, 0, 1, TimeUnit.SECONDS);
@@ -222,7 +222,7 @@ public final class FederationExtension implements HubExtension {
     }
 
     /** The unresolved partitions the journal holds (restored at start-up). */
-    private Map<String, Set<String>> journaledPartitions(HubContext context) {
+    private Map<String, Set<String>> journaledPartitions(HubServices context) {
         if (journal == null) {
             return Map.of();
         }

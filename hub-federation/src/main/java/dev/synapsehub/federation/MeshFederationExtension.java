@@ -16,7 +16,7 @@ import dev.synapsehub.federation.trust.ServingTrust;
 import dev.synapsehub.journal.SqliteJournal;
 import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.net.extension.HubExtension;
-import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.Request;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.slf4j.Logger;
@@ -147,7 +147,7 @@ public final class MeshFederationExtension implements HubExtension {
     }
 
     @Override
-    public void bind(HubContext hub, ClaimService claims) {
+    public void bind(HubServices hub, ClaimService claims) {
         try {
             bindAll(hub, claims);
         } catch (RuntimeException | Error failed) {
@@ -156,7 +156,7 @@ public final class MeshFederationExtension implements HubExtension {
         }
     }
 
-    private void bindAll(HubContext hub, ClaimService claims) {
+    private void bindAll(HubServices hub, ClaimService claims) {
         logServer = new LogServer(hub, trust, journal, metrics);
         OwnershipResolver resolver = new OwnershipResolver(owners, new AdvisoryFold());
         // the owner binds the cluster's one hub id to one connection, so only the leader holds a link to it, warm as
@@ -167,7 +167,7 @@ public final class MeshFederationExtension implements HubExtension {
         identity = watch.clientCertFile() != null
                 ? ClientIdentity.watching(watch.clientCertFile(), watch.clientKeyFile(), LOG::warn)
                 : ClientIdentity.watching(forward.clientCertFile(), forward.clientKeyFile(), LOG::warn);
-        links = new PeerLinks(hub.config().hubId(), identity);
+        links = new PeerLinks(hub.hubId(), identity);
         try {
             for (dev.synapsehub.federation.follow.WatchPeer p : watch.peers()) {
                 links.expect("--multihub-watch " + p.label(), p.uri(), watch.tlsFor(p), watch.token());
@@ -195,7 +195,7 @@ public final class MeshFederationExtension implements HubExtension {
         }
         claimServer = new ClaimServer(hub, trust, resolver, claims, metrics);
         deadLetters = new DeadLetterForwardingServer(hub, trust, resolver,
-                new AuditJournal(hub.actor(), hub.config().hubId()));
+                new AuditJournal(hub.actor(), hub.hubId()));
         offers = new OfferServer(hub, offerFile);
         relays = dev.synapsehub.federation.route.RelayServer.replicated(hub, trust, resolver, relayPolicy);
         startWatching(hub);
@@ -205,7 +205,7 @@ public final class MeshFederationExtension implements HubExtension {
      * With {@code --multihub-watch}: the cluster watch, on the leader's links (a peer binds the
      * cluster's one hub id to one connection, so its log pulls and the forwards share it, as on a single hub).
      */
-    private void startWatching(HubContext hub) {
+    private void startWatching(HubServices hub) {
         if (watching.settings().peers().isEmpty()) {
             return;
         }

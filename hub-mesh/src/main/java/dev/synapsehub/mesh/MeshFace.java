@@ -3,7 +3,7 @@ package dev.synapsehub.mesh;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.net.extension.HubExtension;
-import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.PrometheusText;
 import dev.synapsehub.net.protocol.Request;
 
@@ -32,7 +32,7 @@ final class MeshFace implements HubExtension {
     }
 
     @Override
-    public void bind(HubContext hub, ClaimService claims) {
+    public void bind(HubServices hub, ClaimService claims) {
         // nothing to bind: the figures come from the node
     }
 

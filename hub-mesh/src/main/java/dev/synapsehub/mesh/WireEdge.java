@@ -7,7 +7,7 @@ import dev.synapsehub.core.actor.ResponseRenderer;
 import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.core.messaging.ChatFrameRenderer;
 import dev.synapsehub.net.HubServer;
-import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.InboundPipeline;
 import dev.synapsehub.net.protocol.RequestContext;
 
@@ -119,7 +119,7 @@ public final class WireEdge implements EdgeBinding {
         if (p == null) {
             return; // not serving yet: no connection to tell; the outcome is in the intent queue
         }
-        HubContext hub = s.context();
+        HubServices hub = s.services();
         var session = hub.registry().session(agent);
         if (session == null) {
             return; // the agent is not connected here; the outcome stays in the intent queue

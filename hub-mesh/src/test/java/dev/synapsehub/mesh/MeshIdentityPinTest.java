@@ -227,7 +227,7 @@ class MeshIdentityPinTest {
         assertThat(elsewhere.path("applied").asBoolean()).isFalse();
         assertThat(elsewhere.path("audit_seq").isNull()).isTrue();
         bob.close();
-        TestCluster.await("p/bob offline", () -> !cluster.hub(operatorNode).server().context().registry()
+        TestCluster.await("p/bob offline", () -> !cluster.hub(operatorNode).server().services().registry()
                 .isOnline("p/bob"));
         assertThat(reclaim(root, "ops/root", "p/bob", bobKey.keyId, false).path("payload").asText())
                 .as("offline here proves nothing about the other nodes").isEqualTo(otherNodes);
@@ -346,7 +346,7 @@ class MeshIdentityPinTest {
         AgentKey ann = AgentKey.generate();
         admitted(operatorNode, ann.registration("p/ann"));
         TestCluster.await("p/ann pinned", () -> leader.actor().committedPin("p/ann").isPresent());
-        TestCluster.await("p/old offline", () -> !cluster.hub(operatorNode).server().context().registry()
+        TestCluster.await("p/old offline", () -> !cluster.hub(operatorNode).server().services().registry()
                 .isOnline("p/old"));
         // break-glass: a mesh node cannot tell that p/old is offline on the stopped node (fails closed)
         assertThat(reclaim(root, "ops/root", "p/old", oldKey.keyId, true).path("applied").asBoolean()).isTrue();

@@ -8,16 +8,17 @@ import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.net.auth.ConnectTokenAuth;
 import dev.synapsehub.net.auth.MessageAuthenticator;
 import dev.synapsehub.net.cockpit.Cockpit;
+import dev.synapsehub.net.cockpit.CockpitSources;
 import dev.synapsehub.net.handler.CloseCodeGuard;
 import dev.synapsehub.net.handler.HostGuard;
 import dev.synapsehub.net.handler.HttpRequestHandler;
 import dev.synapsehub.net.handler.WebSocketFrameHandler;
 import dev.synapsehub.net.protocol.DarkSeatMonitor;
 import dev.synapsehub.net.protocol.HistoricalReads;
-import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.HubMetrics;
 import dev.synapsehub.net.protocol.HubMetricsText;
 import dev.synapsehub.net.protocol.InboundPipeline;
+import dev.synapsehub.net.protocol.MetricsSources;
 import dev.synapsehub.net.protocol.Outbox;
 import dev.synapsehub.net.session.SessionRegistry;
 import dev.synapsehub.net.wire.HubFrames;
@@ -41,6 +42,7 @@ import io.netty.handler.timeout.IdleStateHandler;
 import dev.synapsehub.net.handler.TlsHandshakeWatch;
 import dev.synapsehub.net.tls.ServerCertificate;
 import dev.synapsehub.net.extension.HubExtensions;
+import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.tls.ServerTls;
 import io.netty.util.concurrent.DefaultEventExecutor;
 import io.netty.util.concurrent.DefaultThreadFactory;
@@ -67,7 +69,8 @@ public final class HubServer implements AutoCloseable {
     private EventLoopGroup workers;
     private DefaultEventExecutor outboxThread;
     private Channel serverChannel;
-    private HubContext context;
+    private Outbox outbox;
+    private HubServices services;
     private HistoricalReads history;
     /** The server certificate in force, re-read on change (null without TLS). */
     private ServerCertificate serverCertificate;
@@ -165,22 +168,31 @@ public final class HubServer implements AutoCloseable {
             relayLog.countFaultsIn(metrics.faults);
             outbox.mirrorTo(relayLog::record);
         }
-        context = new HubContext(config, actor, clock, json, frames, registry, outbox, metrics,
-                new ConnectTokenAuth(config.token()),
-                new MessageAuthenticator(config.messageAuthKeys(), config.requireMessageAuth(),
-                        config.messageAuthWindowSeconds(), config.messageAuthFutureSkewSeconds(),
-                        config.messageAuthReplayCapacity()),
-                new AtomicLong(), clock.nowSeconds(), configEpoch(config), journal, history, extensions);
-        pipeline = new InboundPipeline(context);
-        extensions.bind(context, pipeline.claimService());
-        darkSeats = new DarkSeatMonitor(context);
+        ConnectTokenAuth tokens = new ConnectTokenAuth(config.token());
+        MessageAuthenticator messageAuth = new MessageAuthenticator(config.messageAuthKeys(),
+                config.requireMessageAuth(), config.messageAuthWindowSeconds(), config.messageAuthFutureSkewSeconds(),
+                config.messageAuthReplayCapacity());
+        double startedAt = clock.nowSeconds();
+        String configEpoch = configEpoch(config);
+        boolean journaled = journal != null;
+        this.outbox = outbox; // from here on, close() delivers what it still holds
+        pipeline = new InboundPipeline(new InboundPipeline.Services(config, actor, clock, json, frames, registry, outbox,
+                metrics, tokens, messageAuth, configEpoch, journaled, history,
+                extensions));
+        services = new HubServices(actor, clock, frames, outbox, registry, metrics, config.hubId());
+        extensions.bind(services, pipeline.claimService());
+        darkSeats = new DarkSeatMonitor(actor, outbox, registry, frames, metrics, clock);
         darkSeats.start();
-        HubMetricsText metricsText = new HubMetricsText(context);
+        HubMetricsText metricsText = new HubMetricsText(new MetricsSources(actor, metrics, registry, outbox, json,
+                frames.hubId(), config.hubVersion(), config.maxFanoutBacklogBytes(), configEpoch,
+                startedAt, journal, extensions::appendMetrics));
         if (config.ui()) {
-            cockpit = Cockpit.start(context);
+            cockpit = Cockpit.start(new CockpitSources(actor, registry, clock, metrics, tokens, extensions,
+                    config.hubId(), config.hubVersion(), config.secured(), startedAt, journaled));
             actor.observe(cockpit.observing(metrics));
         }
-        AtomicLong ids = new AtomicLong();
+        WebSocketFrameHandler.Shared connections = new WebSocketFrameHandler.Shared(registry, outbox, metrics, pipeline,
+                new AtomicLong(), config.defaultDelivery().scoped(), config.authTimeout(), config.slowReaderGrace());
         transport = NetTransport.choose(config.nativeTransport());
         boss = transport.group(1, "synapse-accept");
         // One loop per core: handlers never block, and under broadcast fan-out every extra
@@ -206,7 +218,8 @@ public final class HubServer implements AutoCloseable {
                         }
                         p.addLast(new HttpServerCodec());
                         p.addLast(new HttpObjectAggregator(64 * 1024));
-                        p.addLast(new HttpRequestHandler(context, guard, metricsText, cockpit));
+                        p.addLast(new HttpRequestHandler(actor, clock, config.metricsEnabled(), guard, metricsText,
+                                cockpit));
                         p.addLast(CloseCodeGuard.INSTANCE);
                         p.addLast(new WebSocketServerProtocolHandler(WebSocketServerProtocolConfig.newBuilder()
                                 .websocketPath("/")
@@ -224,7 +237,7 @@ public final class HubServer implements AutoCloseable {
                         p.addLast(new WebSocketFrameAggregator(config.maxFrameBytes()));
                         // reader idle for one interval => ping; idle for another => no pong, drop
                         p.addLast(new IdleStateHandler(ping, 0, 0, TimeUnit.MILLISECONDS));
-                        p.addLast(new WebSocketFrameHandler(context, pipeline, ids));
+                        p.addLast(new WebSocketFrameHandler(connections));
                     }
                 });
         serverChannel = bootstrap.bind(config.host(), config.port()).sync().channel();
@@ -241,9 +254,19 @@ public final class HubServer implements AutoCloseable {
         return transport;
     }
 
-    /** The shared collaborators (for tests and the composition root). */
-    public HubContext context() {
-        return context;
+    /** The extensions it was built with (possibly none). */
+    public HubExtensions extensions() {
+        return extensions;
+    }
+
+    /** The configuration it serves with. */
+    public HubConfig config() {
+        return config;
+    }
+
+    /** The services extensions are bound with (after {@link #start()}; null before). */
+    public HubServices services() {
+        return services;
     }
 
     /** The verbs' entry points for a replicated hub (after {@link #start()}; null before). */
@@ -273,8 +296,8 @@ public final class HubServer implements AutoCloseable {
         if (cockpit != null) {
             cockpit.close(); // ends its event streams before the loops stop
         }
-        if (context != null) {
-            context.outbox().deliverPending(1000); // stopping the loops cancels lingering drains
+        if (outbox != null) {
+            outbox.deliverPending(1000); // stopping the loops cancels lingering drains
         }
         if (workers != null) {
             workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();

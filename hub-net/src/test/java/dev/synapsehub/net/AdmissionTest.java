@@ -81,8 +81,8 @@ class AdmissionTest {
             observer.send(observer.frame("who_request"));
             ObjectNode who = observer.awaitType("who_snapshot", WAIT);
             assertThat(who.path("online_agents").toString()).isEqualTo("[\"p/observer\"]");
-            assertThat(hub.server.context().registry().connectedClients()).isEqualTo(1);
-            assertThat(hub.server.context().metrics().faults.get()).isZero();
+            assertThat(hub.server.services().registry().connectedClients()).isEqualTo(1);
+            assertThat(hub.server.services().metrics().faults.get()).isZero();
         }
     }
 
@@ -132,7 +132,7 @@ class AdmissionTest {
             assertThat(typed.awaitClose(WAIT)).isEqualTo(new HubClient.CloseStatus(4010, "auth required"));
             Thread.sleep(200);
             assertThat(lurker.received()).isEmpty();
-            assertThat(hub.server.context().registry().online()).isEmpty();
+            assertThat(hub.server.services().registry().online()).isEmpty();
         }
     }
 
@@ -164,7 +164,7 @@ class AdmissionTest {
         holder.send(holder.frame(name, "who_request"));
         holder.awaitType("who_snapshot", WAIT);
         assertThat(holder.isOpen()).isTrue();
-        assertThat(hub.server.context().registry().session(name)).isNotNull();
+        assertThat(hub.server.services().registry().session(name)).isNotNull();
     }
 
     @Test
@@ -185,7 +185,7 @@ class AdmissionTest {
             Thread.sleep(100);
             HubClient again = hub.agent("p/x");
             assertThat(again.isOpen()).isTrue();
-            assertThat(hub.server.context().metrics().takeovers.get()).isEqualTo(2);
+            assertThat(hub.server.services().metrics().takeovers.get()).isEqualTo(2);
         }
     }
 
@@ -198,7 +198,7 @@ class AdmissionTest {
                 clock.at(2.0 * i);
                 holder = takeOver(hub, holder, "p/q"); // the 5th (t=10) still succeeds and pins
             }
-            assertThat(hub.server.context().registry().takeoverQuarantines()).isEqualTo(1);
+            assertThat(hub.server.services().registry().takeoverQuarantines()).isEqualTo(1);
             clock.at(12);
             refused(hub, holder, "p/q", "takeover quarantine");
             clock.at(69.999);
@@ -207,8 +207,8 @@ class AdmissionTest {
             holder = takeOver(hub, holder, "p/q");
             clock.at(72);
             holder = takeOver(hub, holder, "p/q"); // history was reset when the pin started
-            assertThat(hub.server.context().registry().takeoverQuarantines()).isEqualTo(1);
-            assertThat(hub.server.context().metrics().takeovers.get()).isEqualTo(7);
+            assertThat(hub.server.services().registry().takeoverQuarantines()).isEqualTo(1);
+            assertThat(hub.server.services().metrics().takeovers.get()).isEqualTo(7);
             assertThat(HttpGet.body(hub.port, "/metrics")).contains("synapse_takeover_quarantines_total 1")
                     .contains("synapse_takeovers_total 7");
         }
@@ -223,7 +223,7 @@ class AdmissionTest {
                 clock.at(t); // never five within any 30 s
                 holder = takeOver(hub, holder, "p/w");
             }
-            assertThat(hub.server.context().registry().takeoverQuarantines()).isZero();
+            assertThat(hub.server.services().registry().takeoverQuarantines()).isZero();
         }
     }
 

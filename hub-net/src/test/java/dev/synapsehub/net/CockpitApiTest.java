@@ -141,7 +141,7 @@ class CockpitApiTest {
             assertThat(all.path("agents").get(1).path("online").asBoolean()).isFalse();
             JsonNode overview = http.view("/ui/api/overview");
             assertThat(overview.path("agents_online").asInt()).isEqualTo(1);
-            assertThat(overview.path("hub_id").asText()).isEqualTo(hub.server.context().config().hubId());
+            assertThat(overview.path("hub_id").asText()).isEqualTo(hub.server.config().hubId());
         }
     }
 

@@ -283,10 +283,10 @@ class CockpitFleetBrowserTest {
             online.add(c);
         }
         long deadline = System.nanoTime() + LIVE.toNanos();
-        while (hub.server.context().registry().lastSeen().size() < AGENTS
-                || hub.server.context().registry().online().size() < STAY_ONLINE) {
+        while (hub.server.services().registry().lastSeen().size() < AGENTS
+                || hub.server.services().registry().online().size() < STAY_ONLINE) {
             assertThat(System.nanoTime()).as("the hub remembers every agent in time (remembered %d, online %d)",
-                    hub.server.context().registry().lastSeen().size(), hub.server.context().registry().online().size())
+                    hub.server.services().registry().lastSeen().size(), hub.server.services().registry().online().size())
                     .isLessThan(deadline);
             Thread.sleep(20);
         }

@@ -242,7 +242,7 @@ class ConnectionTest {
      */
     private static void awaitAdmitted(TestHub hub, int n) throws InterruptedException {
         long deadline = System.nanoTime() + WAIT.toNanos();
-        while (hub.server.context().registry().connectedClients() < n) {
+        while (hub.server.services().registry().connectedClients() < n) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError(n + " sockets not admitted within " + WAIT);
             }

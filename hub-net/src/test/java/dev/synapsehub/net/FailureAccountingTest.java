@@ -80,7 +80,7 @@ class FailureAccountingTest {
     }
 
     private static long faults(TestHub hub) {
-        return hub.server.context().metrics().faults.get();
+        return hub.server.services().metrics().faults.get();
     }
 
     @Test
@@ -155,7 +155,7 @@ class FailureAccountingTest {
             hub.actor.read(s -> 0); // fill the queue of two
             hub.actor.read(s -> 0);
             HubClient bob = hub.agent("p/bob"); // binding submits the dead-letter clearing: refused busy
-            assertThat(hub.server.context().metrics().unansweredRefusals.get()).isEqualTo(1);
+            assertThat(hub.server.services().metrics().unansweredRefusals.get()).isEqualTo(1);
             release.countDown();
             awaitCaughtUp(hub.actor);
 
@@ -173,7 +173,7 @@ class FailureAccountingTest {
             HubClient a = hub.agent("p/alpha");
             a.clearPending();
             CountDownLatch release = new CountDownLatch(1);
-            hub.server.context().outbox().executor().execute(() -> await(release)); // the outbox thread stalls
+            hub.server.services().outbox().executor().execute(() -> await(release)); // the outbox thread stalls
             int sent = 40;
             int first = 5; // more than the busy threshold of 4
             for (int i = 0; i < first; i++) {
@@ -181,18 +181,18 @@ class FailureAccountingTest {
             }
             // the answers to those wait behind the stalled outbox thread; only then is the edge behind
             long deadline = System.nanoTime() + WAIT.toNanos();
-            while (hub.server.context().outbox().queuedTasks() < first && System.nanoTime() < deadline) {
+            while (hub.server.services().outbox().queuedTasks() < first && System.nanoTime() < deadline) {
                 Thread.sleep(1);
             }
-            assertThat(hub.server.context().outbox().queuedTasks()).isGreaterThanOrEqualTo(first);
+            assertThat(hub.server.services().outbox().queuedTasks()).isGreaterThanOrEqualTo(first);
             for (int i = first; i < sent; i++) {
                 a.send(a.frame("state_request"));
             }
             // the edge answers busy on the connection's own loop while the outbox is stalled
             ObjectNode busy = a.awaitType("error", WAIT);
             assertThat(busy.path("error_code").asText()).isEqualTo("busy");
-            assertThat(hub.server.context().outbox().queuedTasks())
-                    .isLessThanOrEqualTo(hub.server.context().config().outboxQueueCapacity());
+            assertThat(hub.server.services().outbox().queuedTasks())
+                    .isLessThanOrEqualTo(hub.server.config().outboxQueueCapacity());
             release.countDown();
             List<String> answers = new ArrayList<>();
             answers.add("busy");
@@ -203,7 +203,7 @@ class FailureAccountingTest {
             }
             assertThat(answers).contains("state_snapshot");
             TestHub.assertQuiet(a); // and nothing more: each request got exactly one answer
-            assertThat(hub.server.context().metrics().fanoutBusyRefusals.get())
+            assertThat(hub.server.services().metrics().fanoutBusyRefusals.get())
                     .isEqualTo(answers.stream().filter("error"::equals).count() + 1);
         }
     }
@@ -226,7 +226,7 @@ class FailureAccountingTest {
             while (raw.stream().noneMatch(t -> t.contains("xxxx")) && System.nanoTime() < deadline) {
                 Thread.sleep(1);
             }
-            long backlog = hub.server.context().metrics().fanoutBacklogBytes.get(); // lingering on the loops
+            long backlog = hub.server.services().metrics().fanoutBacklogBytes.get(); // lingering on the loops
             String echo = raw.stream().filter(t -> t.contains("xxxx")).findFirst().orElseThrow();
             long frameBytes = echo.getBytes(java.nio.charset.StandardCharsets.UTF_8).length + 4; // + WebSocket header
             assertThat(backlog).as("one batch, shared by every loop").isEqualTo(frameBytes);

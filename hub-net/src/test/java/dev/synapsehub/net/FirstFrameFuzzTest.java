@@ -52,7 +52,7 @@ class FirstFrameFuzzTest {
 
     private static void check(byte[] frame) throws Exception {
         fuzzed.drainWitness();
-        Set<String> onlineBefore = new HashSet<>(fuzzed.hub.server.context().registry().online());
+        Set<String> onlineBefore = new HashSet<>(fuzzed.hub.server.services().registry().online());
         FuzzedHub.Fingerprint before = fuzzed.fingerprint();
         long faults = fuzzed.faults();
         HubClient.CloseStatus closed;
@@ -95,10 +95,10 @@ class FirstFrameFuzzTest {
     /** Waits until the fuzzed connection's departure is processed: no name it bound stays online. */
     private static void awaitOnlyOnline(Set<String> names, byte[] frame) throws InterruptedException {
         long deadline = System.nanoTime() + WAIT.toNanos();
-        while (!names.containsAll(fuzzed.hub.server.context().registry().online())) {
+        while (!names.containsAll(fuzzed.hub.server.services().registry().online())) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("still online " + WAIT + " after the socket closed: "
-                        + fuzzed.hub.server.context().registry().online() + " after " + show(frame));
+                        + fuzzed.hub.server.services().registry().online() + " after " + show(frame));
             }
             Thread.sleep(1);
         }

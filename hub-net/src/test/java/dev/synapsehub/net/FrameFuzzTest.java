@@ -154,7 +154,7 @@ class FrameFuzzTest {
         }
         fuzzer.close();
         long deadline = System.nanoTime() + WAIT.toNanos();
-        while (fuzzed.hub.server.context().registry().isOnline(ME)) { // the old socket's departure is processed
+        while (fuzzed.hub.server.services().registry().isOnline(ME)) { // the old socket's departure is processed
             if (System.nanoTime() > deadline) {
                 throw new AssertionError(ME + " still online " + WAIT + " after its socket closed");
             }
@@ -177,12 +177,12 @@ class FrameFuzzTest {
      * every reply to the fuzzed frame has. Returns the close code if the socket closed instead.
      */
     private static Integer awaitMarker(HubClient c) throws Exception {
-        Session session = fuzzed.hub.server.context().registry().session(ME);
+        Session session = fuzzed.hub.server.services().registry().session(ME);
         if (session == null) {
             return closeStatus(c, null).code();
         }
         long n = ++markers;
-        fuzzed.hub.server.context().outbox().sendInOrder(session, "{\"type\":\"fuzz_marker\",\"n\":" + n + "}");
+        fuzzed.hub.server.services().outbox().sendInOrder(session, "{\"type\":\"fuzz_marker\",\"n\":" + n + "}");
         try {
             c.awaitWhileOpen(f -> "fuzz_marker".equals(f.path("type").asText()) && f.path("n").asLong() == n, WAIT);
             return null;

@@ -101,7 +101,7 @@ final class FuzzedHub implements AutoCloseable {
     }
 
     long faults() {
-        return hub.server.context().metrics().faults.get();
+        return hub.server.services().metrics().faults.get();
     }
 
     /** What holds after every input, refused or not. */
@@ -109,7 +109,7 @@ final class FuzzedHub implements AutoCloseable {
         String what = show(frame);
         assertThat(faults()).as("hub faults after %s", what).isEqualTo(faultsBefore);
         assertThat(hub.actor.failure()).as("writer failure after %s", what).isEmpty();
-        assertThat(hub.server.context().registry().isOnline(WITNESS)).as("witness online after %s", what).isTrue();
+        assertThat(hub.server.services().registry().isOnline(WITNESS)).as("witness online after %s", what).isTrue();
         List<StateImage.Held> live = after.image().claims().live();
         assertThat(live).as("the witness's claim after %s", what)
                 .anyMatch(h -> WITNESS_TASK.equals(h.claim().taskId()) && WITNESS.equals(h.claim().owner()));

@@ -91,7 +91,7 @@ class GoldenTranscriptTest {
                         assertThat(c.awaitClose(WAIT).code()).isEqualTo(code);
                         assertThat(c.awaitClose(WAIT).reason()).isEqualTo(l.path("h>c").path("reason").asText());
                     } else if (c != null) {
-                        int before = hub.server.context().registry().connectedClients();
+                        int before = hub.server.services().registry().connectedClients();
                         c.close();
                         awaitConnectionCountBelow(hub, before);
                     }
@@ -164,7 +164,7 @@ class GoldenTranscriptTest {
     /** A client-side close reaches the hub asynchronously; later snapshots must not count it. */
     private static void awaitConnectionCountBelow(TestHub hub, int before) throws InterruptedException {
         long deadline = System.nanoTime() + WAIT.toNanos();
-        while (hub.server.context().registry().connectedClients() >= before && System.nanoTime() < deadline) {
+        while (hub.server.services().registry().connectedClients() >= before && System.nanoTime() < deadline) {
             Thread.sleep(2);
         }
     }

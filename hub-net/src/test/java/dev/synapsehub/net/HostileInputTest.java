@@ -122,7 +122,7 @@ class HostileInputTest {
                 assertThat(target.isOpen()).as(e.label()).isTrue();
             }
             assertThat(claims(victim)).isEqualTo(before);
-            assertThat(hub.server.context().metrics().faults.get()).isZero();
+            assertThat(hub.server.services().metrics().faults.get()).isZero();
         }
     }
 

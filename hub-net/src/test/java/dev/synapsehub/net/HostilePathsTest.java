@@ -87,7 +87,7 @@ class HostilePathsTest {
                     assertThat(c.path("paths").toString()).isEqualTo("[\"\"]");
                 }
             }
-            assertThat(hub.server.context().metrics().faults.get()).isZero();
+            assertThat(hub.server.services().metrics().faults.get()).isZero();
         }
     }
 

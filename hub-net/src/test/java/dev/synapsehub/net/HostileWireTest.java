@@ -58,7 +58,7 @@ class HostileWireTest {
             c.sendText("{\"sender\":\"p/\\ud800\",\"type\":\"heartbeat\"}");
             assertThat(c.awaitType("error", WAIT).path("error_code").asText()).isEqualTo("invalid_unicode");
             assertThat(c.awaitClose(WAIT).code()).isEqualTo(4010);
-            assertThat(hub.server.context().registry().online()).isEmpty();
+            assertThat(hub.server.services().registry().online()).isEmpty();
         }
     }
 
@@ -90,12 +90,12 @@ class HostileWireTest {
                 assertThat(c.awaitClose(WAIT).code()).as(k.json().substring(0, Math.min(40, k.json().length())))
                         .isEqualTo(k.close());
             }
-            assertThat(hub.server.context().registry().online()).isEmpty();
+            assertThat(hub.server.services().registry().online()).isEmpty();
             // names in other scripts are names; a project-scoped "system" is an ordinary one
             hub.agent("\u0430\u0433\u0435\u043d\u0442-1");
             hub.agent("\u30a8\u30fc\u30b8\u30a7\u30f3\u30c8");
             hub.agent("proj/system");
-            assertThat(hub.server.context().registry().online()).hasSize(3);
+            assertThat(hub.server.services().registry().online()).hasSize(3);
         }
     }
 
@@ -140,7 +140,7 @@ class HostileWireTest {
             assertThat(close).isNotNull();
             assertThat(close.closeCode()).isEqualTo(1000); // echoed, not 1011
             awaitNoConnections(hub);
-            assertThat(hub.server.context().metrics().faults.get()).isZero();
+            assertThat(hub.server.services().metrics().faults.get()).isZero();
         }
     }
 
@@ -152,7 +152,7 @@ class HostileWireTest {
             awaitOnline(hub, 1);
             ws.reset();
             awaitNoConnections(hub);
-            assertThat(hub.server.context().metrics().faults.get()).isZero();
+            assertThat(hub.server.services().metrics().faults.get()).isZero();
         }
     }
 
@@ -166,7 +166,7 @@ class HostileWireTest {
             assertThat(close).isNotNull();
             assertThat(close.closeCode()).isEqualTo(1002);
             awaitNoConnections(hub);
-            assertThat(hub.server.context().metrics().faults.get()).isZero();
+            assertThat(hub.server.services().metrics().faults.get()).isZero();
         }
     }
 
@@ -197,7 +197,7 @@ class HostileWireTest {
                 }
             }
             awaitNoConnections(hub);
-            assertThat(hub.server.context().metrics().faults.get()).isZero();
+            assertThat(hub.server.services().metrics().faults.get()).isZero();
         }
     }
 
@@ -230,12 +230,12 @@ class HostileWireTest {
                 }
             }
             long deadline = System.nanoTime() + WAIT.toNanos();
-            while (hub.server.context().registry().online().contains("p/slow") && System.nanoTime() < deadline) {
+            while (hub.server.services().registry().online().contains("p/slow") && System.nanoTime() < deadline) {
                 Thread.sleep(5);
             }
-            assertThat(hub.server.context().registry().online()).doesNotContain("p/slow");
+            assertThat(hub.server.services().registry().online()).doesNotContain("p/slow");
             hub.awaitBroadcastsHandedOut();
-            assertThat(hub.server.context().metrics().slowReadersDisconnected.get()).isEqualTo(1);
+            assertThat(hub.server.services().metrics().slowReadersDisconnected.get()).isEqualTo(1);
         }
     }
 
@@ -261,13 +261,13 @@ class HostileWireTest {
             assertThat(resumed.path("truncated").asBoolean()).isTrue();
             assertThat(resumed.path("messages")).hasSize(2);
             assertThat(resumed.path("messages").get(0).path("payload").asText()).startsWith("1-"); // the oldest
-            assertThat(hub.server.context().json().write(history).length()).isLessThan(4096);
+            assertThat(hub.server.services().frames().write(history).length()).isLessThan(4096);
         }
     }
 
     private static void awaitNoConnections(TestHub hub) throws InterruptedException {
         long deadline = System.nanoTime() + WAIT.toNanos();
-        while (hub.server.context().registry().connectedClients() > 0) {
+        while (hub.server.services().registry().connectedClients() > 0) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("connections still open after " + WAIT);
             }
@@ -277,7 +277,7 @@ class HostileWireTest {
 
     private static void awaitOnline(TestHub hub, int n) throws InterruptedException {
         long deadline = System.nanoTime() + WAIT.toNanos();
-        while (hub.server.context().registry().online().size() < n) {
+        while (hub.server.services().registry().online().size() < n) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("not bound after " + WAIT);
             }

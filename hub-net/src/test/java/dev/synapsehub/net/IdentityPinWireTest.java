@@ -275,7 +275,7 @@ class IdentityPinWireTest {
     @Test
     void pinningIsOffByDefault() throws Exception {
         try (TestHub hub = TestHub.open()) {
-            assertThat(hub.server.context().config().identityPins().enabled()).isFalse();
+            assertThat(hub.server.config().identityPins().enabled()).isFalse();
             IdentityKey ann = IdentityKey.generate();
             admitted(hub, ann.registration("p/ann")).close();
             admitted(hub, IdentityKey.generate().registration("p/ann")).close();
@@ -333,7 +333,7 @@ class IdentityPinWireTest {
     /** Waits (bounded) until {@code name} is no longer bound on the hub. */
     private static void awaitOffline(TestHub hub, String name) throws InterruptedException {
         long deadline = System.nanoTime() + WAIT.toNanos();
-        while (hub.server.context().registry().isOnline(name)) {
+        while (hub.server.services().registry().isOnline(name)) {
             assertThat(System.nanoTime()).as(name + " still online").isLessThan(deadline);
             Thread.sleep(5);
         }
@@ -457,7 +457,7 @@ class IdentityPinWireTest {
             assertThat(dan.awaitClose(WAIT)).isEqualTo(new HubClient.CloseStatus(4017, "identity pin reclaimed"));
             awaitOffline(hub, "p/dan");
             // evicted after the reclaim, the holder left no offline lease behind (3600 s by default)
-            assertThat(hub.server.context().registry().leaseLive("p/dan", System.currentTimeMillis() / 1000.0))
+            assertThat(hub.server.services().registry().leaseLive("p/dan", System.currentTimeMillis() / 1000.0))
                     .isFalse();
             IdentityKey newKey = IdentityKey.generate();
             admitted(hub, newKey.registration("p/dan"));
@@ -490,7 +490,7 @@ class IdentityPinWireTest {
     }
 
     private static void awaitOnline(TestHub hub, String name) {
-        assertThat(hub.server.context().registry().isOnline(name)).as(name + " online").isTrue();
+        assertThat(hub.server.services().registry().isOnline(name)).as(name + " online").isTrue();
     }
 
     @Test

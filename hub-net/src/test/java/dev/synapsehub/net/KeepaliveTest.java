@@ -18,7 +18,7 @@ class KeepaliveTest {
             HubClient quiet = hub.agent("p/quiet");
             Thread.sleep(PING.toMillis() * 8); // sends nothing itself; Netty answers the hub's pings
             assertThat(quiet.isOpen()).isTrue();
-            assertThat(hub.server.context().registry().isOnline("p/quiet")).isTrue();
+            assertThat(hub.server.services().registry().isOnline("p/quiet")).isTrue();
             quiet.send(quiet.frame("who_request"));
             assertThat(quiet.awaitType("who_snapshot", WAIT).path("online_agents").toString()).contains("p/quiet");
         }
@@ -36,8 +36,8 @@ class KeepaliveTest {
             long tookMillis = (System.nanoTime() - start) / 1_000_000;
             // one interval of silence before the ping, one more for the missing pong
             assertThat(tookMillis).isBetween(PING.toMillis(), PING.toMillis() * 10);
-            assertThat(hub.server.context().registry().isOnline("p/deaf")).isFalse();
-            assertThat(hub.server.context().registry().isOnline("p/observer")).isTrue();
+            assertThat(hub.server.services().registry().isOnline("p/deaf")).isFalse();
+            assertThat(hub.server.services().registry().isOnline("p/observer")).isTrue();
         }
     }
 }

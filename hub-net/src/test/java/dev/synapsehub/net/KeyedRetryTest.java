@@ -177,7 +177,7 @@ class KeyedRetryTest {
             assertThat(alpha.awaitType("error", WAIT).path("error_code").asText()).isEqualTo("busy");
             alpha.send(first);
             assertThat(alpha.awaitType("claim_granted", WAIT).toString()).isEqualTo(answer);
-            assertThat(hub.server.context().metrics().fanoutBusyRefusals.get()).isEqualTo(1);
+            assertThat(hub.server.services().metrics().fanoutBusyRefusals.get()).isEqualTo(1);
         }
     }
 

@@ -122,7 +122,7 @@ class RelayLogWireTest {
         assertThat(line.path("s").asText()).isEqualTo("p/alice");
         assertThat(line.path("to").asText()).isEqualTo("all");
         assertThat(line.path("t").asLong()).isEqualTo((long) (seen.path("timestamp").asDouble() * 1000.0));
-        assertThat(line.path("h").asText()).isEqualTo(hub.server().context().config().hubId());
+        assertThat(line.path("h").asText()).isEqualTo(hub.server().config().hubId());
         assertThat(line.path("c").asText()).isEmpty();
         assertThat(line.path("x").path("client_msg_id").asText()).isEqualTo("c1");
         assertThat(line.path("x").path("client_timestamp").asDouble()).isEqualTo(5.5);

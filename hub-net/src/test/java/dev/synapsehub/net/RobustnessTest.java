@@ -104,9 +104,9 @@ class RobustnessTest {
             // the name, its socket and its host count are gone, other connections carry on
             assertThat(activeClaims(observer)).isEqualTo(before);
             assertThat(observer.pending()).noneMatch(f -> isType(f, "claim_granted"));
-            assertThat(hub.server.context().registry().isOnline("p/victim")).isFalse();
-            assertThat(hub.server.context().registry().connectedClients()).isEqualTo(1);
-            assertThat(hub.server.context().metrics().faults.get()).isEqualTo(1);
+            assertThat(hub.server.services().registry().isOnline("p/victim")).isFalse();
+            assertThat(hub.server.services().registry().connectedClients()).isEqualTo(1);
+            assertThat(hub.server.services().metrics().faults.get()).isEqualTo(1);
             HubClient back = hub.agent("p/victim"); // no stale binding: no takeover needed
             back.send(claim(back, "T2", "wt", "src/b"));
             assertThat(back.awaitType("claim_granted", WAIT).path("task_id").asText()).isEqualTo("T2");
@@ -127,12 +127,12 @@ class RobustnessTest {
             long deadline = System.nanoTime() + WAIT.toNanos();
             // the name is unbound when the hub sees the socket close, a moment after the client
             // has read the close frame: wait for both, then require both
-            while ((hub.server.context().registry().connectedClients() > 0
-                    || !hub.server.context().registry().online().isEmpty()) && System.nanoTime() < deadline) {
+            while ((hub.server.services().registry().connectedClients() > 0
+                    || !hub.server.services().registry().online().isEmpty()) && System.nanoTime() < deadline) {
                 Thread.sleep(10);
             }
-            assertThat(hub.server.context().registry().connectedClients()).isZero();
-            assertThat(hub.server.context().registry().online()).isEmpty();
+            assertThat(hub.server.services().registry().connectedClients()).isZero();
+            assertThat(hub.server.services().registry().online()).isEmpty();
             HubClient again = hub.connect();
             assertThat(again.register("p/victim", "t", WAIT).path("protocol_version").asInt()).isEqualTo(2);
         }
@@ -213,7 +213,7 @@ class RobustnessTest {
 
     /** Bytes the hub holds for {@code name}'s socket, or -1 once it is gone. */
     private static long pending(TestHub hub, String name) {
-        Session s = hub.server.context().registry().session(name);
+        Session s = hub.server.services().registry().session(name);
         if (s == null) {
             return -1;
         }
@@ -240,7 +240,7 @@ class RobustnessTest {
             HubClient slow = hub.agent("p/slow");
             slow.pauseReading();
             Semaphore grants = grantsOf(flooder);
-            Channel slowChannel = hub.server.context().registry().session("p/slow").channel();
+            Channel slowChannel = hub.server.services().registry().session("p/slow").channel();
             long maxPending = 0;
             int sent = 0;
             long firstStall = 0;
@@ -249,7 +249,7 @@ class RobustnessTest {
             // while it is writable. The kernel's socket buffers grow and absorb some of it, so
             // the socket may turn writable again a few times before they are full; once it stays
             // above the mark for the grace, the hub drops it.
-            while (hub.server.context().registry().isOnline("p/slow") && sent < 1000 && System.nanoTime() < deadline) {
+            while (hub.server.services().registry().isOnline("p/slow") && sent < 1000 && System.nanoTime() < deadline) {
                 if (slowChannel.isWritable()) {
                     flooder.send(bigClaim(flooder));
                     sent++;
@@ -267,14 +267,14 @@ class RobustnessTest {
             }
             assertThat(firstStall).as("never passed the high-water mark in %d grants", sent).isPositive();
             long droppedAfterMillis = (System.nanoTime() - firstStall) / 1_000_000;
-            assertThat(hub.server.context().registry().isOnline("p/slow")).as("online after %d grants", sent).isFalse();
+            assertThat(hub.server.services().registry().isOnline("p/slow")).as("online after %d grants", sent).isFalse();
             assertThat(droppedAfterMillis).isGreaterThanOrEqualTo(grace.toMillis() - 50);
             // fed only while under the mark: never near the hard cap of twice the mark
             assertThat(maxPending).isLessThan(2L * HIGH_WATER);
-            assertThat(hub.server.context().metrics().slowReadersDisconnected.get()).isGreaterThanOrEqualTo(1);
+            assertThat(hub.server.services().metrics().slowReadersDisconnected.get()).isGreaterThanOrEqualTo(1);
             assertThat(slowChannel.isOpen()).isFalse();
             flooder.send(flooder.frame("who_request")); // the rest of the hub carries on
-            assertThat(hub.server.context().registry().isOnline("p/flooder")).isTrue();
+            assertThat(hub.server.services().registry().isOnline("p/flooder")).isTrue();
         }
     }
 
@@ -290,14 +290,14 @@ class RobustnessTest {
             long maxPending = 0;
             int sent = 0;
             long start = System.nanoTime();
-            while (hub.server.context().registry().isOnline("p/slow") && sent < 1000
+            while (hub.server.services().registry().isOnline("p/slow") && sent < 1000
                     && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(30)) {
                 flooder.send(bigClaim(flooder));
                 sent++;
                 assertThat(grants.tryAcquire(5, TimeUnit.SECONDS)).isTrue();
                 maxPending = Math.max(maxPending, pending(hub, "p/slow"));
             }
-            assertThat(hub.server.context().registry().isOnline("p/slow")).as("still online after %d grants", sent)
+            assertThat(hub.server.services().registry().isOnline("p/slow")).as("still online after %d grants", sent)
                     .isFalse();
             // twice the high-water mark, plus at most the one frame that crossed it
             assertThat(maxPending).isLessThanOrEqualTo(2L * HIGH_WATER + 150_000);
@@ -308,9 +308,9 @@ class RobustnessTest {
             }
             long grown = usedHeapAfterGc() - heapBefore;
             assertThat(grown).as("heap growth after %d floods of ~100 KB", sent + 50).isLessThan(32L * 1024 * 1024);
-            assertThat(hub.server.context().metrics().slowReadersDisconnected.get()).isGreaterThanOrEqualTo(1);
+            assertThat(hub.server.services().metrics().slowReadersDisconnected.get()).isGreaterThanOrEqualTo(1);
             // the writes still queued for the dropped socket fail when it closes: expected, not faults
-            assertThat(hub.server.context().metrics().faults.get()).isZero();
+            assertThat(hub.server.services().metrics().faults.get()).isZero();
         }
     }
 
@@ -350,7 +350,7 @@ class RobustnessTest {
             // the limit is per connection: b is unaffected, and the refused claim changed nothing
             assertThat(activeClaims(b)).isEqualTo("[]");
             assertThat(TestHub.state(b).path("type").asText()).isEqualTo("state_snapshot");
-            assertThat(hub.server.context().metrics().rateLimited.get()).isEqualTo(4);
+            assertThat(hub.server.services().metrics().rateLimited.get()).isEqualTo(4);
         }
     }
 
@@ -370,7 +370,7 @@ class RobustnessTest {
             // a query is work for the same publishing thread: refused too while behind
             alpha.send(alpha.frame("state_request"));
             assertThat(alpha.awaitType("error", WAIT).path("error_code").asText()).isEqualTo("busy");
-            assertThat(hub.server.context().metrics().fanoutBusyRefusals.get()).isEqualTo(2);
+            assertThat(hub.server.services().metrics().fanoutBusyRefusals.get()).isEqualTo(2);
             hub.awaitBroadcastsHandedOut();
             assertThat(activeClaims(alpha)).contains("T1").doesNotContain("T2"); // the refusal changed nothing
             alpha.send(claim(alpha, "T2", "wt", "src/b"));

@@ -99,7 +99,7 @@ final class TestHub implements AutoCloseable {
     /** Waits until every broadcast queued on the I/O loops has been handed to every socket. */
     void awaitBroadcastsHandedOut() throws InterruptedException {
         long deadline = System.nanoTime() + WAIT.toNanos();
-        while (server.context().metrics().fanoutBacklogBytes.get() > 0) {
+        while (server.services().metrics().fanoutBacklogBytes.get() > 0) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("broadcasts still queued after " + WAIT);
             }

@@ -9,7 +9,7 @@ import dev.synapsehub.federation.trust.ScopeGrant;
 import dev.synapsehub.federation.trust.TrustFileException;
 import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.net.extension.HubExtension;
-import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.Request;
 import dev.synapsehub.net.tls.FileStamp;
 import org.slf4j.Logger;
@@ -68,7 +68,7 @@ public final class FrameGate implements HubExtension {
     private final LongAdder reloadsRefused = new LongAdder();
     /** The last valid store, the stamp of the file as last read, and why that file is invalid (null: valid). */
     private volatile Loaded loaded;
-    private HubContext hub;
+    private HubServices hub;
 
     /** What the gate works from: the last valid store, the file as last read, its validation error or null. */
     private record Loaded(FederationStore store, Stamp stamp, String error) {
@@ -191,7 +191,7 @@ public final class FrameGate implements HubExtension {
     }
 
     @Override
-    public void bind(HubContext context, ClaimService claims) {
+    public void bind(HubServices context, ClaimService claims) {
         this.hub = context;
     }
 

@@ -7,7 +7,7 @@ import dev.synapsehub.federation.FederationMetrics;
 import dev.synapsehub.federation.link.PeerLink;
 import dev.synapsehub.federation.link.PeerLinks;
 import dev.synapsehub.net.extension.ClusterLeader;
-import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.Request;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,7 +35,7 @@ public final class ClaimForwarder {
     private static final Logger LOG = LoggerFactory.getLogger(ClaimForwarder.class);
     private static final Set<String> ENVELOPE = Set.of("sender", "target", "type", "timestamp", "hub_id");
 
-    private final HubContext hub;
+    private final HubServices hub;
     private final OwnershipResolver resolver;
     private final ForwardSettings settings;
     private final PeerLinks links;
@@ -49,7 +49,7 @@ public final class ClaimForwarder {
     public static final String SERVICE = "claim_forward";
 
     /** {@code connector} runs the (possibly connecting) sends, off the event loops. */
-    public ClaimForwarder(HubContext hub, OwnershipResolver resolver, ForwardSettings settings, PeerLinks links,
+    public ClaimForwarder(HubServices hub, OwnershipResolver resolver, ForwardSettings settings, PeerLinks links,
                           FederationMetrics metrics, Executor connector) {
         this(hub, resolver, settings, links, metrics, connector, RouteLookup.fixedClaims(settings), false);
     }
@@ -63,7 +63,7 @@ public final class ClaimForwarder {
      *        leader's connection for a moment: a forward it refused {@code name_conflict} (it
      *        read nothing else of it) is sent again after a short pause, within the same bound
      */
-    public ClaimForwarder(HubContext hub, OwnershipResolver resolver, ForwardSettings settings, PeerLinks links,
+    public ClaimForwarder(HubServices hub, OwnershipResolver resolver, ForwardSettings settings, PeerLinks links,
                           FederationMetrics metrics, Executor connector,
                           dev.synapsehub.federation.trust.PeerRouteSource routes, boolean sharedName) {
         this(hub, resolver, settings, links, metrics, connector, routes, sharedName, null);
@@ -74,7 +74,7 @@ public final class ClaimForwarder {
      * asked of the cluster's leader, which sends it over the cluster's one link to the owner
      * ({@link #serveForward}), and the answer is relayed here as on a single hub.
      */
-    public ClaimForwarder(HubContext hub, OwnershipResolver resolver, ForwardSettings settings, PeerLinks links,
+    public ClaimForwarder(HubServices hub, OwnershipResolver resolver, ForwardSettings settings, PeerLinks links,
                           FederationMetrics metrics, Executor connector,
                           dev.synapsehub.federation.trust.PeerRouteSource routes, boolean sharedName,
                           ClusterLeader cluster) {

@@ -7,7 +7,7 @@ import dev.synapsehub.federation.follow.ObservedClaim;
 import dev.synapsehub.federation.trust.PeerDecision;
 import dev.synapsehub.federation.trust.ServingTrust;
 import dev.synapsehub.net.extension.ClaimService;
-import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.Request;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,14 +31,14 @@ public final class ClaimServer {
     /** The quota principal prefix forwarded claims are charged to. */
     public static final String PRINCIPAL_PREFIX = "federation-peer:";
 
-    private final HubContext hub;
+    private final HubServices hub;
     private final ServingTrust trust;
     private final OwnershipResolver resolver;
     private final ClaimService claims;
     private final FederationMetrics metrics;
     private final Map<Long, CompletableFuture<Void>> inOrder = new ConcurrentHashMap<>();
 
-    public ClaimServer(HubContext hub, ServingTrust trust, OwnershipResolver resolver, ClaimService claims,
+    public ClaimServer(HubServices hub, ServingTrust trust, OwnershipResolver resolver, ClaimService claims,
                        FederationMetrics metrics) {
         this.hub = hub;
         this.trust = trust;
@@ -131,7 +131,7 @@ public final class ClaimServer {
         f.put("granted", granted);
         f.put("task_id", taskId);
         f.put("namespace", namespace);
-        f.put("owner_hub_id", hub.config().hubId());
+        f.put("owner_hub_id", hub.hubId());
         f.put("detail", detail);
         if (grant == null) {
             f.putNull("grant");

@@ -13,7 +13,7 @@ import dev.synapsehub.federation.follow.PeerView;
 import dev.synapsehub.federation.follow.WatchPeer;
 import dev.synapsehub.federation.follow.WatchSettings;
 import dev.synapsehub.federation.link.PeerLinks;
-import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.extension.HubServices;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,7 +59,7 @@ public final class ClusterWatch implements AutoCloseable {
         Mirror open() throws Mirror.MirrorException;
     }
 
-    private final HubContext hub;
+    private final HubServices hub;
     private final WatchSettings settings;
     private final NamespaceOwners owners;
     private final Mirrors mirrors;
@@ -77,7 +77,7 @@ public final class ClusterWatch implements AutoCloseable {
     private String lastFailure;
 
     /** @param decides whether this node decides for the cluster now (leads, and has applied every earlier record) */
-    public ClusterWatch(HubContext hub, WatchSettings settings, NamespaceOwners owners, Mirrors mirrors,
+    public ClusterWatch(HubServices hub, WatchSettings settings, NamespaceOwners owners, Mirrors mirrors,
                         BooleanSupplier decides, PeerLinks links) {
         this.hub = hub;
         this.settings = settings;
@@ -85,7 +85,7 @@ public final class ClusterWatch implements AutoCloseable {
         this.mirrors = mirrors;
         this.decides = decides;
         this.links = links;
-        this.audit = new AuditJournal(hub.actor(), hub.config().hubId());
+        this.audit = new AuditJournal(hub.actor(), hub.hubId());
         this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "synapse-cluster-watch");
             t.setDaemon(true);
@@ -123,7 +123,7 @@ public final class ClusterWatch implements AutoCloseable {
         AdvisoryFold next = new AdvisoryFold();
         LogWatch w;
         try {
-            w = new LogWatch(settings, next, mirrors.open(), audit, hub.config().hubId(), () -> hub.clock().nowSeconds());
+            w = new LogWatch(settings, next, mirrors.open(), audit, hub.hubId(), () -> hub.clock().nowSeconds());
         } catch (Mirror.MirrorException e) {
             failed("cluster watch: cannot open this node's mirror; it leads without watching: " + e.getMessage(), null);
             return;

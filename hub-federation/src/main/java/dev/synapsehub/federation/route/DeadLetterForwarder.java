@@ -8,7 +8,7 @@ import dev.synapsehub.federation.AuditJournal;
 import dev.synapsehub.federation.LabelledCounters;
 import dev.synapsehub.federation.link.PeerLink;
 import dev.synapsehub.federation.link.PeerLinks;
-import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.extension.HubServices;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,7 +60,7 @@ public final class DeadLetterForwarder implements AutoCloseable {
     static final int MAX_ATTEMPTS = 4;
     private static final Logger LOG = LoggerFactory.getLogger(DeadLetterForwarder.class);
 
-    private final HubContext hub;
+    private final HubServices hub;
     private final OwnershipResolver resolver;
     private final ForwardSettings routes;
     private final dev.synapsehub.federation.trust.PeerRouteSource source;
@@ -93,7 +93,7 @@ public final class DeadLetterForwarder implements AutoCloseable {
         }
     }
 
-    public DeadLetterForwarder(HubContext hub, OwnershipResolver resolver, ForwardSettings routes, PeerLinks links,
+    public DeadLetterForwarder(HubServices hub, OwnershipResolver resolver, ForwardSettings routes, PeerLinks links,
                                AuditJournal audit, ScheduledExecutorService sender) {
         this(hub, resolver, routes, links, audit, sender, RouteLookup.fixedRelays(routes));
     }
@@ -102,7 +102,7 @@ public final class DeadLetterForwarder implements AutoCloseable {
      * {@code source}: the relay routes in force, asked before each attempt (a peers file); while
      * they cannot be known an attempt fails as a transport failure and is retried.
      */
-    public DeadLetterForwarder(HubContext hub, OwnershipResolver resolver, ForwardSettings routes, PeerLinks links,
+    public DeadLetterForwarder(HubServices hub, OwnershipResolver resolver, ForwardSettings routes, PeerLinks links,
                                AuditJournal audit, ScheduledExecutorService sender,
                                dev.synapsehub.federation.trust.PeerRouteSource source) {
         this.source = source;
@@ -232,7 +232,7 @@ public final class DeadLetterForwarder implements AutoCloseable {
         ObjectNode forwarding = frame.putObject("forwarding");
         forwarding.put("target", target);
         forwarding.put("count", report.count());
-        forwarding.put("origin_hub_id", hub.config().hubId());
+        forwarding.put("origin_hub_id", hub.hubId());
         forwarding.put("owner_hub_id", route.hubId());
         ObjectNode barrier = JsonNodeFactory.instance.objectNode();
         barrier.put("type", "channel_list_request");
@@ -289,7 +289,7 @@ public final class DeadLetterForwarder implements AutoCloseable {
     /** The outbound audit record ({@code direction: "out"}, contract §12.4); the owner journals its own. */
     private void journal(String target, long count, String owner) {
         ObjectNode p = AuditJournal.payload();
-        p.put("target", target).put("count", count).put("origin_hub_id", hub.config().hubId())
+        p.put("target", target).put("count", count).put("origin_hub_id", hub.hubId())
                 .put("owner_hub_id", owner).put("direction", "out");
         audit.record(DeadLetterForwardingServer.TYPE, p).whenComplete((committed, failure) -> {
             if (failure != null || !Boolean.TRUE.equals(committed)) {

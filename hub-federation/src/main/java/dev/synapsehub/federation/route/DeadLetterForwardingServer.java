@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.federation.AuditJournal;
 import dev.synapsehub.federation.trust.PeerDecision;
 import dev.synapsehub.federation.trust.ServingTrust;
-import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.Request;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,7 +41,7 @@ public final class DeadLetterForwardingServer {
     static final int MAX_LOG_LINES_PER_WINDOW = 20;
     private static final Logger LOG = LoggerFactory.getLogger(DeadLetterForwardingServer.class);
 
-    private final HubContext hub;
+    private final HubServices hub;
     private final ServingTrust trust;
     private final OwnershipResolver resolver;
     private final AuditJournal audit;
@@ -52,7 +52,7 @@ public final class DeadLetterForwardingServer {
     private final LogBudget refusalLog = new LogBudget(LOG, MAX_LOG_LINES_PER_WINDOW, WINDOW_SECONDS,
             "dead-letter forwarding refusals");
 
-    public DeadLetterForwardingServer(HubContext hub, ServingTrust trust, OwnershipResolver resolver,
+    public DeadLetterForwardingServer(HubServices hub, ServingTrust trust, OwnershipResolver resolver,
                                       AuditJournal audit) {
         this.hub = hub;
         this.trust = trust;
@@ -99,7 +99,7 @@ public final class DeadLetterForwardingServer {
         }
         ObjectNode record = AuditJournal.payload();
         record.put("target", target).put("count", count).put("origin_hub_id", r.sender())
-                .put("owner_hub_id", hub.config().hubId()).put("direction", "in").put("peer", r.sender());
+                .put("owner_hub_id", hub.hubId()).put("direction", "in").put("peer", r.sender());
         audit.record(TYPE, record).whenCompleteAsync((committed, failure) -> {
             if (failure != null || !committed) {
                 hub.metrics().faults.incrementAndGet();

@@ -7,7 +7,7 @@ import dev.synapsehub.federation.AuditJournal;
 import dev.synapsehub.federation.LabelledCounters;
 import dev.synapsehub.federation.link.PeerLink;
 import dev.synapsehub.federation.link.PeerLinks;
-import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.Request;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,7 +38,7 @@ public final class RelayForwarder {
     private static final String[] MEMBERS = {"action", "namespace", "task_id", "operator", "reason", "break_glass",
             "idem_key"};
 
-    private final HubContext hub;
+    private final HubServices hub;
     private final OwnershipResolver resolver;
     private final dev.synapsehub.federation.trust.ServingTrust trust;
     private final ForwardSettings routes;
@@ -53,7 +53,7 @@ public final class RelayForwarder {
     private final AtomicLong auditFailures = new AtomicLong();
 
     /** {@code connector} runs the (possibly connecting) sends, off the event loops. */
-    public RelayForwarder(HubContext hub, OwnershipResolver resolver, dev.synapsehub.federation.trust.ServingTrust trust,
+    public RelayForwarder(HubServices hub, OwnershipResolver resolver, dev.synapsehub.federation.trust.ServingTrust trust,
                           ForwardSettings routes, PeerLinks links, ExecutorService connector, AuditJournal audit) {
         this(hub, resolver, trust, routes, links, connector, audit, RouteLookup.fixedRelays(routes));
     }
@@ -63,7 +63,7 @@ public final class RelayForwarder {
      * they cannot be known a relay for a namespace another hub owns is refused
      * ({@code owner_unreachable}, outcome {@code transport_failure}).
      */
-    public RelayForwarder(HubContext hub, OwnershipResolver resolver, dev.synapsehub.federation.trust.ServingTrust trust,
+    public RelayForwarder(HubServices hub, OwnershipResolver resolver, dev.synapsehub.federation.trust.ServingTrust trust,
                           ForwardSettings routes, PeerLinks links, ExecutorService connector, AuditJournal audit,
                           dev.synapsehub.federation.trust.PeerRouteSource source) {
         this.source = source;

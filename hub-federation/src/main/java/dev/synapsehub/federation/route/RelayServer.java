@@ -10,7 +10,7 @@ import dev.synapsehub.core.command.OperatorReleaseCommand;
 import dev.synapsehub.core.reply.Reply;
 import dev.synapsehub.federation.trust.PeerDecision;
 import dev.synapsehub.federation.trust.ServingTrust;
-import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.Request;
 import dev.synapsehub.net.wire.CanonicalJson;
 import org.slf4j.Logger;
@@ -46,7 +46,7 @@ public final class RelayServer {
     private static final ObjectMapper MAPPER = new ObjectMapper(com.fasterxml.jackson.core.JsonFactory.builder()
             .enable(com.fasterxml.jackson.core.json.JsonWriteFeature.ESCAPE_NON_ASCII).build());
 
-    private final HubContext hub;
+    private final HubServices hub;
     private final ServingTrust trust;
     private final OwnershipResolver resolver;
     private final boolean requireReason;
@@ -60,12 +60,12 @@ public final class RelayServer {
     private final AtomicLong refused = new AtomicLong();
     private final AtomicLong applied = new AtomicLong();
 
-    public RelayServer(HubContext hub, ServingTrust trust, OwnershipResolver resolver,
+    public RelayServer(HubServices hub, ServingTrust trust, OwnershipResolver resolver,
                        dev.synapsehub.federation.FederationSettings.RelayPolicy policy) {
         this(hub, trust, resolver, policy, false);
     }
 
-    private RelayServer(HubContext hub, ServingTrust trust, OwnershipResolver resolver,
+    private RelayServer(HubServices hub, ServingTrust trust, OwnershipResolver resolver,
                         dev.synapsehub.federation.FederationSettings.RelayPolicy policy, boolean replicatedApprovals) {
         this.replicatedApprovals = replicatedApprovals;
         this.hub = hub;
@@ -76,7 +76,7 @@ public final class RelayServer {
     }
 
     /** The owning side on a mesh node: two-person approvals decided by the writer and replicated. */
-    public static RelayServer replicated(HubContext hub, ServingTrust trust, OwnershipResolver resolver,
+    public static RelayServer replicated(HubServices hub, ServingTrust trust, OwnershipResolver resolver,
                                          dev.synapsehub.federation.FederationSettings.RelayPolicy policy) {
         return new RelayServer(hub, trust, resolver, policy, true);
     }

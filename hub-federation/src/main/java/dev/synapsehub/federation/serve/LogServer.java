@@ -10,7 +10,7 @@ import dev.synapsehub.federation.trust.PeerDecision;
 import dev.synapsehub.federation.trust.ServingTrust;
 import dev.synapsehub.journal.SqliteJournal;
 import dev.synapsehub.journal.StoredEvent;
-import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.Request;
 import dev.synapsehub.net.wire.PythonFloatFormat;
 import io.netty.buffer.ByteBuf;
@@ -42,13 +42,13 @@ public final class LogServer {
     private static final Logger LOG = LoggerFactory.getLogger(LogServer.class);
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
-    private final HubContext hub;
+    private final HubServices hub;
     private final ServingTrust trust;
     private final SqliteJournal journal;
     private final FederationMetrics metrics;
 
     /** {@code journal} is null for a hub without {@code --db}: it serves empty snapshots. */
-    public LogServer(HubContext hub, ServingTrust trust, SqliteJournal journal, FederationMetrics metrics) {
+    public LogServer(HubServices hub, ServingTrust trust, SqliteJournal journal, FederationMetrics metrics) {
         this.hub = hub;
         this.trust = trust;
         this.journal = journal;

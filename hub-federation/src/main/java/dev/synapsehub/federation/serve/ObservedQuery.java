@@ -6,7 +6,7 @@ import dev.synapsehub.federation.link.PeerLink;
 import dev.synapsehub.federation.follow.AdvisoryFold;
 import dev.synapsehub.federation.follow.ObservedClaim;
 import dev.synapsehub.federation.follow.PeerView;
-import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.Request;
 import dev.synapsehub.net.wire.HubFrames;
 
@@ -18,16 +18,16 @@ import java.util.Comparator;
  * grants nothing (INV-MH-2).
  */
 public final class ObservedQuery {
-    private final HubContext hub;
+    private final HubServices hub;
     private final AdvisoryFold fold;
     private final java.util.function.Function<String, PeerLink> links;
 
-    public ObservedQuery(HubContext hub, AdvisoryFold fold) {
+    public ObservedQuery(HubServices hub, AdvisoryFold fold) {
         this(hub, fold, peer -> null);
     }
 
     /** {@code links} gives the live link to a watched peer (null: none), for its round trip and certificate expiry. */
-    public ObservedQuery(HubContext hub, AdvisoryFold fold, java.util.function.Function<String, PeerLink> links) {
+    public ObservedQuery(HubServices hub, AdvisoryFold fold, java.util.function.Function<String, PeerLink> links) {
         this.hub = hub;
         this.fold = fold;
         this.links = links;

@@ -6,7 +6,7 @@ import dev.synapsehub.federation.trust.FederationStore;
 import dev.synapsehub.federation.trust.PeeringRecord;
 import dev.synapsehub.federation.trust.ScopeGrant;
 import dev.synapsehub.federation.trust.TrustFileException;
-import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.Request;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,11 +22,11 @@ import java.nio.file.Path;
  */
 public final class OfferServer {
     private static final Logger LOG = LoggerFactory.getLogger(OfferServer.class);
-    private final HubContext hub;
+    private final HubServices hub;
     private final Path offerFile;
 
     /** {@code offerFile} null: no offer configured. */
-    public OfferServer(HubContext hub, Path offerFile) {
+    public OfferServer(HubServices hub, Path offerFile) {
         this.hub = hub;
         this.offerFile = offerFile;
     }

@@ -14,7 +14,7 @@ import dev.synapsehub.net.HubServer;
 import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.net.extension.HubExtension;
 import dev.synapsehub.net.extension.HubExtensions;
-import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.Request;
 import dev.synapsehub.net.tls.TlsFiles;
 import org.junit.jupiter.api.AfterEach;
@@ -51,7 +51,7 @@ class PeerLinkConfirmedSendTest {
     /** The held claim request, answered when the test says so. */
     private final CompletableFuture<Request> heldClaim = new CompletableFuture<>();
     private final AtomicInteger reports = new AtomicInteger();
-    private HubContext hub;
+    private HubServices hub;
 
     /** A peer without the report's verb (hub-net answers it {@code error}); {@code cutFirstReport}: closes on the first. */
     private PeerLink start(boolean cutFirstReport) throws Exception {
@@ -60,7 +60,7 @@ class PeerLinkConfirmedSendTest {
         actor.start();
         HubExtension peer = new HubExtension() {
             @Override
-            public void bind(HubContext context, ClaimService claims) {
+            public void bind(HubServices context, ClaimService claims) {
                 hub = context;
             }
 

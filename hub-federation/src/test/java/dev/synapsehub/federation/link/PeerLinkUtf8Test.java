@@ -14,7 +14,7 @@ import dev.synapsehub.net.HubServer;
 import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.net.extension.HubExtension;
 import dev.synapsehub.net.extension.HubExtensions;
-import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.Request;
 import dev.synapsehub.net.tls.TlsFiles;
 import io.netty.buffer.Unpooled;
@@ -50,10 +50,10 @@ class PeerLinkUtf8Test {
                 ActorSettings.DEFAULTS);
         actor.start();
         HubExtension peer = new HubExtension() {
-            private HubContext hub;
+            private HubServices hub;
 
             @Override
-            public void bind(HubContext context, ClaimService claims) {
+            public void bind(HubServices context, ClaimService claims) {
                 hub = context;
             }
 

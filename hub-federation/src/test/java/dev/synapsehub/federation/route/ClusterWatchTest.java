@@ -135,7 +135,7 @@ class ClusterWatchTest {
                 new PollBudget(100, eventsPerPoll, Duration.ofSeconds(20)), Duration.ofSeconds(10));
         PeerLinks links = keep(new PeerLinks("hub-m", keep(ClientIdentity.watching(self.clientFiles().cert(),
                 self.clientFiles().key(), m -> { }))));
-        ClusterWatch w = new ClusterWatch(leader.server.context(), settings, OWNERS, Mirror::memory, () -> true, links);
+        ClusterWatch w = new ClusterWatch(leader.server.services(), settings, OWNERS, Mirror::memory, () -> true, links);
         w.start();
         return w;
     }
@@ -145,12 +145,12 @@ class ClusterWatchTest {
     }
 
     private static void record(FedHub hub, String kind, ObjectNode payload) {
-        assertThat(new AuditJournal(hub.server.context().actor(), "hub-m").record(kind, payload).join()).isTrue();
+        assertThat(new AuditJournal(hub.server.services().actor(), "hub-m").record(kind, payload).join()).isTrue();
     }
 
     private static NamespaceGovernance.Image governance(FedHub hub) {
         try {
-            return hub.server.context().actor().read(s -> s.governance().image()).get(10, TimeUnit.SECONDS);
+            return hub.server.services().actor().read(s -> s.governance().image()).get(10, TimeUnit.SECONDS);
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }

@@ -129,7 +129,7 @@ class DeadLetterForwardingTest {
                 .noneMatch(f -> "error".equals(f.path("type").asText()));
 
         long deadline = System.nanoTime() + FedHub.WAIT.toNanos();
-        while (b.server.context().registry().isOnline("hub-a")) { // the certified socket below binds the same name
+        while (b.server.services().registry().isOnline("hub-a")) { // the certified socket below binds the same name
             assertThat(System.nanoTime()).as("hub-a still online").isLessThan(deadline);
             Thread.sleep(10);
         }

@@ -140,7 +140,7 @@ class ForwardingTest {
         assertThat(retry.path("type").asText()).isEqualTo("claim_granted");
         assertThat(retry.path("epoch").asLong()).isEqualTo(first.path("epoch").asLong());
         assertThat(b.durable.actor().read(s -> s.claims().epochCounter()).get()).isEqualTo(counter);
-        assertThat(b.server.context().metrics().idempotentReplays.get()).isEqualTo(1);
+        assertThat(b.server.services().metrics().idempotentReplays.get()).isEqualTo(1);
         ObjectNode conflict = keyedClaim(a1, "T-9", "k-1", "src/other");
         assertThat(conflict.path("type").asText()).isEqualTo("claim_denied");
         assertThat(conflict.path("payload").asText()).contains("idem_key was already used");
@@ -305,7 +305,7 @@ class ForwardingTest {
     static final class Await {
         static void offline(FedHub hub, String name) throws InterruptedException {
             dev.synapsehub.federation.testing.Await.until(name + " offline", WAIT,
-                    () -> !hub.server.context().registry().isOnline(name));
+                    () -> !hub.server.services().registry().isOnline(name));
         }
     }
 }

@@ -93,7 +93,7 @@ class OperatorRelayTest {
 
     private void awaitOffline(String name) throws InterruptedException {
         long deadline = System.nanoTime() + FedHub.WAIT.toNanos();
-        while (b.server.context().registry().isOnline(name)) {
+        while (b.server.services().registry().isOnline(name)) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError(name + " still online after " + FedHub.WAIT);
             }

@@ -10,7 +10,7 @@ import dev.synapsehub.federation.testing.Await;
 import dev.synapsehub.federation.testing.FedHub;
 import dev.synapsehub.federation.testing.Pki;
 import dev.synapsehub.federation.trust.ServingTrust;
-import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.Request;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -35,7 +35,7 @@ class RelayAnswerTest {
         Pki pki = new Pki(dir);
         try (FedHub b = FedHub.serving(pki.hub("hub-b"), dir.resolve("b.db"), ServingTrust.none())) {
             HubClient peer = b.agent("hub-a");
-            HubContext hub = b.server.context();
+            HubServices hub = b.server.services();
             Await.until("hub-a bound", Duration.ofSeconds(20), () -> hub.registry().session("hub-a") != null);
             RelayServer relays = new RelayServer(hub, ServingTrust.none(),
                     new OwnershipResolver(NamespaceOwners.none("hub-b"), new AdvisoryFold()),

@@ -71,7 +71,7 @@ class LogServingTest {
 
     private void awaitOffline(String name) throws InterruptedException {
         long deadline = System.nanoTime() + FedHub.WAIT.toNanos();
-        while (b.server.context().registry().isOnline(name)) {
+        while (b.server.services().registry().isOnline(name)) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError(name + " still online");
             }
@@ -206,7 +206,7 @@ class LogServingTest {
         fresh.awaitType("welcome", FedHub.WAIT);
         fresh.send(fresh.frame("hub-a", "heartbeat"));
         assertThat(pull(fresh, "hub-a", 0L, 1).path("events").size()).isEqualTo(1);
-        assertThat(b.server.context().registry().session("hub-a").peerCertificate().getIssuerX500Principal().getName())
+        assertThat(b.server.services().registry().session("hub-a").peerCertificate().getIssuerX500Principal().getName())
                 .contains("fed-client-ca-rotated");
     }
 

@@ -11,7 +11,7 @@ import dev.synapsehub.net.HubServer;
 import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.net.extension.HubExtension;
 import dev.synapsehub.net.extension.HubExtensions;
-import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.Request;
 import dev.synapsehub.net.tls.TlsFiles;
 
@@ -40,10 +40,10 @@ public final class FakePeer implements AutoCloseable {
         actor = new CoordinationActor(new CoordinationState(), new InMemoryJournal(), Clock.system(), ActorSettings.DEFAULTS);
         actor.start();
         HubExtension ext = new HubExtension() {
-            private HubContext hub;
+            private HubServices hub;
 
             @Override
-            public void bind(HubContext context, ClaimService claims) {
+            public void bind(HubServices context, ClaimService claims) {
                 hub = context;
             }
 

@@ -3,7 +3,6 @@ package dev.synapsehub.net.cockpit;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.core.actor.ActorObserver;
 import dev.synapsehub.net.handler.HostGuard;
-import dev.synapsehub.net.protocol.HubContext;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -52,14 +51,14 @@ public final class Cockpit implements AutoCloseable {
     private static final String SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; "
             + "connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-    private final HubContext hub;
+    private final CockpitSources hub;
     private final ScheduledExecutorService thread;
     private final CockpitFeed feed;
     private final CockpitViews views;
     private final ClusterWatch cluster;
     private final CockpitAssets assets = new CockpitAssets();
 
-    private Cockpit(HubContext hub) {
+    private Cockpit(CockpitSources hub) {
         this.hub = hub;
         this.thread = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("synapse-cockpit", true));
         this.feed = new CockpitFeed(hub.registry(), hub.clock());
@@ -68,7 +67,7 @@ public final class Cockpit implements AutoCloseable {
     }
 
     /** Starts the cockpit's thread: the feed drains every 100 ms, presence is compared every second. */
-    public static Cockpit start(HubContext hub) {
+    public static Cockpit start(CockpitSources hub) {
         Cockpit c = new Cockpit(hub);
         c.thread.scheduleWithFixedDelay(c.guarded("draining the feed", c.feed::drain), 100, 100, TimeUnit.MILLISECONDS);
         c.thread.scheduleWithFixedDelay(c.guarded("comparing presence", c.feed::presence), 1, 1, TimeUnit.SECONDS);

@@ -7,7 +7,6 @@ import dev.synapsehub.core.board.BoardStatus;
 import dev.synapsehub.core.board.BoardTask;
 import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.messaging.DeadLetter;
-import dev.synapsehub.net.protocol.HubContext;
 
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -29,13 +28,13 @@ final class CockpitViews {
     /** How long a view waits for the writer before it is answered 503. */
     static final long WRITER_WAIT_MILLIS = 2_000;
 
-    private final HubContext hub;
+    private final CockpitSources hub;
     private final CockpitFeed feed;
     private final Executor cockpit;
 
     private final ClusterWatch cluster;
 
-    CockpitViews(HubContext hub, CockpitFeed feed, Executor cockpit, ClusterWatch cluster) {
+    CockpitViews(CockpitSources hub, CockpitFeed feed, Executor cockpit, ClusterWatch cluster) {
         this.hub = hub;
         this.feed = feed;
         this.cockpit = cockpit;
@@ -71,11 +70,11 @@ final class CockpitViews {
                 s.messaging().mailboxPending().values().stream().mapToInt(Integer::intValue).sum()))
                 .thenApplyAsync(c -> {
                     ObjectNode o = FeedEvents.JSON.objectNode();
-                    o.put("hub_id", hub.config().hubId());
-                    o.put("hub_version", hub.config().hubVersion());
+                    o.put("hub_id", hub.hubId());
+                    o.put("hub_version", hub.hubVersion());
                     o.put("now", now);
                     o.put("started_at", hub.startedAt());
-                    o.put("secured", hub.config().secured());
+                    o.put("secured", hub.secured());
                     o.put("journaled", hub.journaled());
                     o.put("agents_online", hub.registry().online().size());
                     o.put("agents_known", hub.registry().lastSeen().size());

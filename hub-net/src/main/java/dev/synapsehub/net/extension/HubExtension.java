@@ -1,7 +1,6 @@
 package dev.synapsehub.net.extension;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.Request;
 
 import java.util.concurrent.CompletableFuture;
@@ -14,7 +13,7 @@ import java.util.concurrent.CompletableFuture;
  */
 public interface HubExtension {
     /** Called once from {@code HubServer.start}, before the port is bound. */
-    void bind(HubContext hub, ClaimService claims);
+    void bind(HubServices hub, ClaimService claims);
 
     /**
      * On a replicated hub (a mesh node), called once before {@link #bind}: what the cluster does

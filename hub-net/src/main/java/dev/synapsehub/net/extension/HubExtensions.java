@@ -1,7 +1,6 @@
 package dev.synapsehub.net.extension;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.Request;
 
 import java.util.List;
@@ -22,7 +21,7 @@ public final class HubExtensions {
     }
 
     /** Binds each extension once. */
-    public void bind(HubContext hub, ClaimService claims) {
+    public void bind(HubServices hub, ClaimService claims) {
         all.forEach(e -> e.bind(hub, claims));
     }
 

@@ -1,7 +1,8 @@
 package dev.synapsehub.net.handler;
 
+import dev.synapsehub.core.Clock;
+import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.net.cockpit.Cockpit;
-import dev.synapsehub.net.protocol.HubContext;
 import dev.synapsehub.net.protocol.HubHealth;
 import dev.synapsehub.net.protocol.HubMetricsText;
 import io.netty.buffer.Unpooled;
@@ -31,19 +32,24 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
     private static final String UPGRADE_REQUIRED = "Upgrade Required: this is a WebSocket endpoint; connect with a"
             + " WebSocket client.\n";
 
-    private final HubContext hub;
+    private final CoordinationActor actor;
+    private final Clock clock;
+    private final boolean metricsEnabled;
     private final HostGuard guard;
     private final HubMetricsText metricsText;
     private final Cockpit cockpit;
 
-    public HttpRequestHandler(HubContext hub, HostGuard guard, HubMetricsText metricsText) {
-        this(hub, guard, metricsText, null);
-    }
-
-    /** With the operator cockpit at {@code /ui} ({@code cockpit} null: not served). */
-    public HttpRequestHandler(HubContext hub, HostGuard guard, HubMetricsText metricsText, Cockpit cockpit) {
+    /**
+     * Reads the live-claim count through {@code actor} for {@code /health} and {@code /metrics}
+     * ({@code metricsEnabled} false: both 403); with the operator cockpit at {@code /ui}
+     * ({@code cockpit} null: not served).
+     */
+    public HttpRequestHandler(CoordinationActor actor, Clock clock, boolean metricsEnabled, HostGuard guard,
+            HubMetricsText metricsText, Cockpit cockpit) {
         super(false);
-        this.hub = hub;
+        this.actor = actor;
+        this.clock = clock;
+        this.metricsEnabled = metricsEnabled;
         this.guard = guard;
         this.metricsText = metricsText;
         this.cockpit = cockpit;
@@ -94,7 +100,7 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
 
     private void serveHttp(ChannelHandlerContext ctx, FullHttpRequest request, String path) {
         boolean keepAlive = HttpUtil.isKeepAlive(request);
-        if (!hub.config().metricsEnabled()) {
+        if (!metricsEnabled) {
             respond(ctx, HttpResponseStatus.FORBIDDEN, "text/plain; charset=utf-8", "metrics disabled\n", false);
             return;
         }
@@ -102,11 +108,11 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
             respond(ctx, HttpResponseStatus.METHOD_NOT_ALLOWED, "text/plain; charset=utf-8", "GET only\n", false);
             return;
         }
-        double now = hub.clock().nowSeconds();
+        double now = clock.nowSeconds();
         // the live-claim count is the one thing read through the writer; a writer that does not
         // answer in time makes it unknown (null), never 0, and the hub degraded
         // (a count: sorting a copy of 100,000 claims to count them held the writer for the first /health of a start)
-        hub.actor().read(s -> s.claims().liveCount(now))
+        actor.read(s -> s.claims().liveCount(now))
                 .orTimeout(HubMetricsText.BEHIND.toMillis(), TimeUnit.MILLISECONDS)
                 .whenComplete((claims, failure) -> ctx.executor().execute(() -> {
                     OptionalInt active = failure == null ? OptionalInt.of(claims) : OptionalInt.empty();

@@ -1,7 +1,7 @@
 package dev.synapsehub.net.handler;
 
 import com.fasterxml.jackson.core.JacksonException;
-import dev.synapsehub.net.protocol.HubContext;
+import dev.synapsehub.net.protocol.HubMetrics;
 import dev.synapsehub.net.protocol.InboundPipeline;
 import dev.synapsehub.net.protocol.Outbox;
 import dev.synapsehub.net.session.Session;
@@ -28,6 +28,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.channels.ClosedChannelException;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -38,15 +39,25 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class WebSocketFrameHandler extends SimpleChannelInboundHandler<WebSocketFrame> {
     private static final Logger LOG = LoggerFactory.getLogger(WebSocketFrameHandler.class);
 
-    private final HubContext hub;
+    private final Shared shared;
     private final InboundPipeline pipeline;
-    private final AtomicLong ids;
     private Session session;
 
-    public WebSocketFrameHandler(HubContext hub, InboundPipeline pipeline, AtomicLong ids) {
-        this.hub = hub;
-        this.pipeline = pipeline;
-        this.ids = ids;
+    /**
+     * What every connection's handler shares, wired once by {@code HubServer}.
+     *
+     * @param ids the source of session ids
+     * @param scopedByDefault whether a new connection starts on scoped delivery (claim traffic once bound and matched)
+     * @param authTimeout how long a connection may stay unregistered
+     * @param slowReaderGrace how long a connection may stay unwritable before it is dropped as a slow reader
+     */
+    public record Shared(SessionRegistry registry, Outbox outbox, HubMetrics metrics, InboundPipeline pipeline,
+            AtomicLong ids, boolean scopedByDefault, Duration authTimeout, Duration slowReaderGrace) {
+    }
+
+    public WebSocketFrameHandler(Shared shared) {
+        this.shared = shared;
+        this.pipeline = shared.pipeline();
     }
 
     @Override
@@ -77,8 +88,8 @@ public final class WebSocketFrameHandler extends SimpleChannelInboundHandler<Web
     private void admit(ChannelHandlerContext ctx) {
         String host = ctx.channel().remoteAddress() instanceof InetSocketAddress a
                 ? a.getAddress().getHostAddress() : String.valueOf(ctx.channel().remoteAddress());
-        Session s = new Session(ids.incrementAndGet(), ctx.channel(), host);
-        SessionRegistry.Refusal refusal = hub.registry().admit(s);
+        Session s = new Session(shared.ids().incrementAndGet(), ctx.channel(), host);
+        SessionRegistry.Refusal refusal = shared.registry().admit(s);
         if (refusal != null) {
             s.markClosing();
             Outbox.closeGracefully(ctx.channel(), new CloseWebSocketFrame(refusal.code(), refusal.reason()));
@@ -86,8 +97,8 @@ public final class WebSocketFrameHandler extends SimpleChannelInboundHandler<Web
         }
         session = s;
         // scoped by default: the connection takes claim traffic only once it is bound and matched
-        hub.outbox().join(s, hub.config().defaultDelivery().scoped());
-        long timeout = hub.config().authTimeout().toMillis();
+        shared.outbox().join(s, shared.scopedByDefault());
+        long timeout = shared.authTimeout().toMillis();
         s.authTimer(ctx.executor().schedule(() -> pipeline.onAuthTimeout(s), timeout, TimeUnit.MILLISECONDS));
         pipeline.onAdmitted(s);
     }
@@ -106,12 +117,12 @@ public final class WebSocketFrameHandler extends SimpleChannelInboundHandler<Web
     public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
         Session s = session;
         if (s != null && !ctx.channel().isWritable() && s.slowReaderTimer() == null) {
-            long grace = hub.config().slowReaderGrace().toMillis();
+            long grace = shared.slowReaderGrace().toMillis();
             s.slowReaderTimer(ctx.executor().schedule(() -> {
                 s.slowReaderTimer(null);
                 if (!ctx.channel().isWritable()) {
                     if (s.dropAsSlowReader()) {
-                        hub.metrics().slowReadersDisconnected.incrementAndGet();
+                        shared.metrics().slowReadersDisconnected.incrementAndGet();
                     }
                     ctx.close();
                 }
@@ -123,7 +134,7 @@ public final class WebSocketFrameHandler extends SimpleChannelInboundHandler<Web
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
         if (session != null) {
-            hub.outbox().leave(session);
+            shared.outbox().leave(session);
             pipeline.onClosed(session);
         }
         super.channelInactive(ctx);
@@ -172,7 +183,7 @@ public final class WebSocketFrameHandler extends SimpleChannelInboundHandler<Web
             ctx.close();
             return;
         }
-        hub.metrics().faults.incrementAndGet();
+        shared.metrics().faults.incrementAndGet();
         LOG.warn("unexpected fault on {}; closing 1011", session, cause);
         if (session != null) {
             session.markClosing();

@@ -1,10 +1,13 @@
 package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.Clock;
 import dev.synapsehub.core.actor.ActorRefusedException;
+import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.board.BoardTask;
 import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.net.session.SessionRegistry;
 import dev.synapsehub.net.wire.HubFrames;
 import dev.synapsehub.net.wire.PythonFloatFormat;
 import io.netty.util.concurrent.ScheduledFuture;
@@ -27,7 +30,7 @@ import java.util.concurrent.TimeUnit;
  * The dark-seat monitor (contract §8.7, always on): every 5 s it reads who owns an unexpired
  * claim or is the suggested owner of a board task not done or cancelled, and broadcasts one
  * {@code dark_seat_alert} per episode for those without a live waiter for 30 s. Time is the
- * hub's clock ({@link HubContext#clock()}), so a test that sets the clock and calls
+ * hub's clock (the {@link Clock} it is given), so a test that sets the clock and calls
  * {@link #check()} sees what the scheduled checks would. Never releases or changes anything.
  */
 public final class DarkSeatMonitor implements AutoCloseable {
@@ -35,17 +38,32 @@ public final class DarkSeatMonitor implements AutoCloseable {
     public static final long PERIOD_SECONDS = 5;
     private static final Logger LOG = LoggerFactory.getLogger(DarkSeatMonitor.class);
 
-    private final HubContext hub;
+    private final CoordinationActor actor;
+    private final Outbox outbox;
+    private final SessionRegistry registry;
+    private final HubFrames frames;
+    private final HubMetrics metrics;
+    private final Clock clock;
     private final DarkSeats seats = new DarkSeats(); // touched on the outbox thread only
     private volatile ScheduledFuture<?> schedule;
 
-    public DarkSeatMonitor(HubContext hub) {
-        this.hub = hub;
+    /**
+     * Reads committed state through {@code actor}, decides and broadcasts on {@code outbox}'s thread,
+     * asks {@code registry} who has a live waiter; time is {@code clock}'s.
+     */
+    public DarkSeatMonitor(CoordinationActor actor, Outbox outbox, SessionRegistry registry, HubFrames frames,
+            HubMetrics metrics, Clock clock) {
+        this.actor = actor;
+        this.outbox = outbox;
+        this.registry = registry;
+        this.frames = frames;
+        this.metrics = metrics;
+        this.clock = clock;
     }
 
     /** Starts the periodic checks on the outbox thread. */
     public void start() {
-        schedule = hub.outbox().executor().scheduleAtFixedRate(() -> check().exceptionally(failure -> null),
+        schedule = outbox.executor().scheduleAtFixedRate(() -> check().exceptionally(failure -> null),
                 PERIOD_SECONDS, PERIOD_SECONDS, TimeUnit.SECONDS);
     }
 
@@ -58,18 +76,18 @@ public final class DarkSeatMonitor implements AutoCloseable {
      * @return the alerts this check broadcast
      */
     public CompletableFuture<List<DarkSeats.Alert>> check() {
-        double now = hub.clock().nowSeconds();
-        return hub.actor().read(DarkSeatMonitor::duties)
-                .thenApplyAsync(duties -> decide(now, responsibilities(duties, now)), hub.outbox().executor())
+        double now = clock.nowSeconds();
+        return actor.read(DarkSeatMonitor::duties)
+                .thenApplyAsync(duties -> decide(now, responsibilities(duties, now)), outbox.executor())
                 .whenComplete((alerts, failure) -> {
-                    if (failure == null || hub.outbox().executor().isShuttingDown()) {
+                    if (failure == null || outbox.executor().isShuttingDown()) {
                         return; // stopping: nothing left to alert
                     }
                     if (unwrap(failure) instanceof ActorRefusedException refused) {
-                        hub.metrics().unansweredRefusals.incrementAndGet();
+                        metrics.unansweredRefusals.incrementAndGet();
                         LOG.debug("dark-seat check skipped: {}", refused.refusal().reason());
                     } else {
-                        hub.metrics().faults.incrementAndGet();
+                        metrics.faults.incrementAndGet();
                         LOG.error("fault in the dark-seat check", failure);
                     }
                 });
@@ -124,11 +142,11 @@ public final class DarkSeatMonitor implements AutoCloseable {
     }
 
     private List<DarkSeats.Alert> decide(double now, Map<String, DarkSeats.Seat> responsible) {
-        Set<String> online = new HashSet<>(hub.registry().online());
-        Map<String, Double> seen = hub.registry().lastSeen();
+        Set<String> online = new HashSet<>(registry.online());
+        Map<String, Double> seen = registry.lastSeen();
         List<DarkSeats.Alert> alerts = seats.check(now, responsible, id -> LiveWaiters.has(id, now, online, seen));
         for (DarkSeats.Alert a : alerts) {
-            hub.outbox().broadcast(hub.frames().write(frame(a, now)), null);
+            outbox.broadcast(frames.write(frame(a, now)), null);
         }
         return alerts;
     }
@@ -141,7 +159,7 @@ public final class DarkSeatMonitor implements AutoCloseable {
                 what.add(t);
             }
         }
-        ObjectNode f = hub.frames().envelope("all", "dark_seat_alert", a.identity() + " has no live waiter for "
+        ObjectNode f = frames.envelope("all", "dark_seat_alert", a.identity() + " has no live waiter for "
                 + String.join(", ", what) + " (" + PythonFloatFormat.format(missing) + " s)", now);
         f.put("identity", a.identity());
         HubFrames.putStrings(f, "claims", a.seat().claims());

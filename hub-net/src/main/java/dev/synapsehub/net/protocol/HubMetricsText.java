@@ -33,13 +33,13 @@ public final class HubMetricsText {
     /** The Content-Type of {@link #prometheus}. */
     public static final String PROMETHEUS_CONTENT_TYPE = PrometheusTextFormatWriter.CONTENT_TYPE;
 
-    private final HubContext hub;
+    private final MetricsSources hub;
     private final PrometheusRegistry registry = new PrometheusRegistry();
     private final PrometheusTextFormatWriter writer = PrometheusTextFormatWriter.create();
     /** The live-claim count read for the scrape in progress (scrapes are serialised). */
     private OptionalInt scrapedClaims = OptionalInt.empty();
 
-    public HubMetricsText(HubContext hub) {
+    public HubMetricsText(MetricsSources hub) {
         this.hub = hub;
         register();
     }
@@ -65,7 +65,7 @@ public final class HubMetricsText {
         if (skippedRows() > 0) {
             degraded.add("journal_rows_skipped");
         }
-        if (hub.metrics().fanoutBacklogBytes.get() > hub.config().maxFanoutBacklogBytes()) {
+        if (hub.metrics().fanoutBacklogBytes.get() > hub.maxFanoutBacklogBytes()) {
             degraded.add("fanout_backlogged");
         }
         if (hub.outbox().overloaded()) {
@@ -85,9 +85,9 @@ public final class HubMetricsText {
         HubFrames.putStrings(o, "reasons", verdict.reasons());
         o.put("writer", hub.actor().failure().isPresent() ? "failed" : "running");
         o.put("journal_corrupt_rows", skippedRows());
-        o.put("version", hub.config().hubVersion());
+        o.put("version", hub.hubVersion());
         o.put("protocol_version", 2);
-        o.put("hub_id", hub.frames().hubId());
+        o.put("hub_id", hub.hubId());
         o.put("config_epoch", hub.configEpoch());
         HubFrames.putFloat(o, "uptime_seconds", Math.round((now - hub.startedAt()) * 1000.0) / 1000.0);
         o.put("online_agents", hub.registry().online().size());
@@ -112,7 +112,7 @@ public final class HubMetricsText {
             throw new UncheckedIOException(e);
         }
         StringBuilder text = new StringBuilder(out.toString(StandardCharsets.UTF_8));
-        hub.extensions().appendMetrics(text); // plugged-in modules' families follow the hub's own
+        hub.extensionMetrics().accept(text); // plugged-in modules' families follow the hub's own
         return IntegralSamples.rewrite(text);
     }
 

@@ -2,7 +2,13 @@ package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.Clock;
+import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.actor.Outcome;
+import dev.synapsehub.net.HubConfig;
+import dev.synapsehub.net.auth.ConnectTokenAuth;
+import dev.synapsehub.net.auth.MessageAuthenticator;
+import dev.synapsehub.net.extension.HubExtensions;
 import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.core.actor.ResponseRenderer;
 import dev.synapsehub.core.event.IdentityPinReclaimEvent;
@@ -26,6 +32,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
@@ -37,7 +44,9 @@ public final class InboundPipeline {
     private static final Logger LOG = LoggerFactory.getLogger(InboundPipeline.class);
     private static final List<String> ROUTING_FIELDS = List.of("sender", "target", "type", "channel");
 
-    private final HubContext hub;
+    private final Services hub;
+    /** Numbers the {@code anon-N} names of unnamed senders on an open hub. */
+    private final AtomicLong anonymousNames = new AtomicLong();
     private final ClaimVerbs claims;
     private final QueryVerbs queries;
     private final BoardVerbs board;
@@ -52,7 +61,33 @@ public final class InboundPipeline {
     private final MemoryVerbs memory;
     private final GuardEvidenceVerb guardEvidence;
 
-    public InboundPipeline(HubContext hub) {
+    /**
+     * What the pipeline and the verbs it builds use, wired once by {@code HubServer}: every
+     * verb is built here, so this is the union of their needs (each verb gets only its part).
+     *
+     * @param configEpoch fingerprint of the effective configuration (who_snapshot)
+     * @param journaled whether the hub has a durable journal: seqs on chats, mailbox, deferred receipts
+     * @param history historical reads of the journal (mailbox replay, ack resolution), off the writer
+     * @param extensions the modules plugged in by the composition root (federation), possibly none
+     */
+    public record Services(
+            HubConfig config,
+            CoordinationActor actor,
+            Clock clock,
+            WireJson json,
+            HubFrames frames,
+            SessionRegistry registry,
+            Outbox outbox,
+            HubMetrics metrics,
+            ConnectTokenAuth tokens,
+            MessageAuthenticator messageAuth,
+            String configEpoch,
+            boolean journaled,
+            HistoricalReads history,
+            HubExtensions extensions) {
+    }
+
+    public InboundPipeline(Services hub) {
         this.hub = hub;
         // each verb gets the parts of the hub it uses, and no more
         this.support = new VerbSupport(hub.actor(), hub.outbox(), hub.frames(), hub.json(), hub.metrics(),
@@ -244,7 +279,7 @@ public final class InboundPipeline {
 
         String sender = strip(FieldCoercion.text(frame.get("sender")));
         if (sender.isEmpty()) {
-            sender = "anon-" + hub.anonymousNames().incrementAndGet();
+            sender = "anon-" + anonymousNames.incrementAndGet();
         }
         String type = normalisedType(frame);
         String target = FieldCoercion.text(frame.get("target"));

@@ -145,19 +145,18 @@ final class MailboxVerbs {
                         : history.readAfter(seq - 1, 1, CHAT).thenApply(events -> storedChat(events, seq)));
         support.afterRead(r, "resolving the ack of seq " + seq, resolved, stored -> {
                     AckCommand command = new AckCommand(r.sender(), identity, roles, seq, stored);
-                    support.submit(r, command, false, null, d -> {
-                        if (d.reply() instanceof MailboxReply m && m.deferredReceipt() != null) {
+                    support.submit(r, command, false, null, DecisionPublisher.typed(MailboxReply.class, (d, m) -> {
+                        if (m.deferredReceipt() != null) {
                             owed.deliverDeferred(m.deferredReceipt(), d.at(), true);
                         }
-                    });
+                    }, (d, refusal) -> { })); // an ack is never answered (§5.3), a refused one neither
                 });
     }
 
     /** The chat stored at {@code seq} among {@code events} read from the journal, else null. */
     private static DirectedChat storedChat(List<JournaledEvent> events, long seq) {
         for (JournaledEvent e : events) {
-            if (e.seq() == seq && e.event() instanceof ChatEvent) {
-                ChatEvent c = (ChatEvent) e.event();
+            if (e.seq() == seq && e.event() instanceof ChatEvent c) {
                 return new DirectedChat(seq, c.msgId(), c.sender(), c.target(), c.channel(), null);
             }
         }

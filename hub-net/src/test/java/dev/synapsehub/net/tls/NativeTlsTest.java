@@ -83,7 +83,7 @@ class NativeTlsTest {
         HubClient c = client(server, ClientTls.pinned(cert.pin()));
         ObjectNode welcome = c.awaitType("welcome", WAIT);
         assertThat(welcome.path("protocol_version").asInt()).isEqualTo(2);
-        assertThat(server.context().config().scheme()).isEqualTo("wss");
+        assertThat(server.config().scheme()).isEqualTo("wss");
     }
 
     @Test
@@ -154,7 +154,7 @@ class NativeTlsTest {
         CertificatePin other = TestCertificates.selfSigned("someone-else").pin();
         assertThatThrownBy(() -> client(server, ClientTls.pinned(other)))
                 .isInstanceOf(IOException.class).hasStackTraceContaining("pin mismatch");
-        assertThat(server.context().registry().connectedClients()).isZero();
+        assertThat(server.services().registry().connectedClients()).isZero();
     }
 
     @Test
@@ -198,7 +198,7 @@ class NativeTlsTest {
         }
         assertThat(rotated).as("a new connection is served the rotated certificate").isNotNull();
         rotated.awaitType("welcome", WAIT);
-        assertThat(server.context().metrics().tlsCertificateReloads.get()).isPositive();
+        assertThat(server.services().metrics().tlsCertificateReloads.get()).isPositive();
         assertThatThrownBy(() -> client(server, ClientTls.pinned(first.pin()))).as("the old pair is no longer served")
                 .hasStackTraceContaining("pin mismatch");
         assertThat(warm.isOpen()).as("an open connection keeps its session").isTrue();
@@ -210,12 +210,12 @@ class NativeTlsTest {
         Files.move(stage.resolve("server.key"), files.keyFile(), java.nio.file.StandardCopyOption.REPLACE_EXISTING,
                 java.nio.file.StandardCopyOption.ATOMIC_MOVE);
         deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (server.context().metrics().tlsCertificateReloadFailures.get() == 0 && System.nanoTime() < deadline) {
+        while (server.services().metrics().tlsCertificateReloadFailures.get() == 0 && System.nanoTime() < deadline) {
             Thread.sleep(50);
         }
-        assertThat(server.context().metrics().tlsCertificateReloadFailures.get()).isEqualTo(1);
+        assertThat(server.services().metrics().tlsCertificateReloadFailures.get()).isEqualTo(1);
         client(server, ClientTls.pinned(second.pin())).awaitType("welcome", WAIT);
-        assertThat(server.context().metrics().tlsCertificateReloadFailures.get()).as("one bad edit is counted once")
+        assertThat(server.services().metrics().tlsCertificateReloadFailures.get()).as("one bad edit is counted once")
                 .isEqualTo(1);
     }
 
@@ -239,10 +239,10 @@ class NativeTlsTest {
         assertThatThrownBy(() -> HubClient.connect(URI.create("ws://127.0.0.1:" + server.boundPort() + "/"),
                 Duration.ofSeconds(2))).isInstanceOf(IOException.class);
         long deadline = System.nanoTime() + WAIT.toNanos();
-        while (server.context().metrics().tlsHandshakeFailures.get() == 0 && System.nanoTime() < deadline) {
+        while (server.services().metrics().tlsHandshakeFailures.get() == 0 && System.nanoTime() < deadline) {
             Thread.sleep(5);
         }
-        assertThat(server.context().metrics().tlsHandshakeFailures.get()).isEqualTo(1);
+        assertThat(server.services().metrics().tlsHandshakeFailures.get()).isEqualTo(1);
     }
 
     @Test
@@ -264,7 +264,7 @@ class NativeTlsTest {
         agent.awaitType("welcome", WAIT); // no certificate: not refused at the TLS layer (F9.1)
         bind(agent, "proj/agent");
         waitBound(server, "proj/agent");
-        assertThat(server.context().registry().session("proj/agent").peerCertificate()).isNull();
+        assertThat(server.services().registry().session("proj/agent").peerCertificate()).isNull();
     }
 
     /** Material handed to a setting without a client certificate of its own is not presented (contract: only to pinned peers). */
@@ -306,7 +306,7 @@ class NativeTlsTest {
         c.awaitType("welcome", WAIT);
         bind(c, "hub-x");
         waitBound(server, "hub-x");
-        assertThat(server.context().registry().session("hub-x").peerCertificate()).isNull();
+        assertThat(server.services().registry().session("hub-x").peerCertificate()).isNull();
 
         // A client that presents it anyway fails the handshake (F4)
         javax.net.ssl.SSLContext forced = javax.net.ssl.SSLContext.getInstance("TLSv1.3");
@@ -373,12 +373,12 @@ class NativeTlsTest {
 
     private static X509Certificate awaitPeerCertificate(HubServer server, String name) throws InterruptedException {
         waitBound(server, name);
-        return server.context().registry().session(name).peerCertificate();
+        return server.services().registry().session(name).peerCertificate();
     }
 
     private static void waitBound(HubServer server, String name) throws InterruptedException {
         long deadline = System.nanoTime() + WAIT.toNanos();
-        while (server.context().registry().session(name) == null) {
+        while (server.services().registry().session(name) == null) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError(name + " never bound");
             }

@@ -1,0 +1,35 @@
+package dev.synapsehub.net.protocol;
+
+import dev.synapsehub.core.actor.CoordinationActor;
+import dev.synapsehub.core.journal.Journal;
+import dev.synapsehub.net.session.SessionRegistry;
+import dev.synapsehub.net.wire.WireJson;
+
+import java.util.function.Consumer;
+
+/**
+ * What {@link HubMetricsText} reads to answer {@code /health} and {@code /metrics}, and nothing
+ * more; wired once by {@code HubServer}.
+ *
+ * @param hubId this hub's id ({@code hub_id} in /health)
+ * @param hubVersion the version /health reports
+ * @param maxFanoutBacklogBytes the broadcast backlog above which the hub reports {@code fanout_backlogged}
+ * @param configEpoch fingerprint of the effective configuration
+ * @param startedAt when the hub started (hub clock seconds), for {@code uptime_seconds}
+ * @param journal the durable journal, or null for a hub without one
+ * @param extensionMetrics appends the plugged-in modules' metric families after the hub's own
+ */
+public record MetricsSources(
+        CoordinationActor actor,
+        HubMetrics metrics,
+        SessionRegistry registry,
+        Outbox outbox,
+        WireJson json,
+        String hubId,
+        String hubVersion,
+        long maxFanoutBacklogBytes,
+        String configEpoch,
+        double startedAt,
+        Journal journal,
+        Consumer<StringBuilder> extensionMetrics) {
+}
