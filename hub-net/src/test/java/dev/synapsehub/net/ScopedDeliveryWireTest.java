@@ -206,6 +206,13 @@ class ScopedDeliveryWireTest {
         }
         first.awaitType("delivery_set", WAIT);
         holder.awaitType("delivery_set", WAIT);
+        // the chat was decided after the writer came free, so it may arrive after the ack: wait for it
+        // (received() keeps every frame, whether or not the settle above consumed it)
+        long chatDeadline = System.nanoTime() + WAIT.toNanos();
+        while (first.received().stream().noneMatch(f -> "while-reading".equals(f.path("payload").asText()))
+                && System.nanoTime() < chatDeadline) {
+            Thread.sleep(10);
+        }
         HubClient bystander = declared("p/bystander", "\"scoped\"");
         List<HubClient> all = List.of(first, holder, bystander);
         List<String> firstGot = new ArrayList<>();
