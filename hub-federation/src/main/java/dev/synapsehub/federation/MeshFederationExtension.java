@@ -52,7 +52,10 @@ import java.util.concurrent.Executors;
  * <p>With {@code --multihub-watch} the node that leads watches the peers for the cluster and
  * every partition it finds is replicated state, refused where the leader decides
  * ({@link dev.synapsehub.federation.route.ClusterWatch}). Without it the cluster detects no
- * partition (it refuses nothing for one either).
+ * partition (it refuses nothing for one either). An operator's {@code multihub_recover_request}
+ * and {@code multihub_observed_request} are taken by any node and asked of the leader, which
+ * alone follows the peers: it records the recovery through the cluster (every node lifts the
+ * quarantine) and answers the view from its fold, in a single hub's reply frames.
  *
  * <p>{@code dead_letter_forwarding} (contract §11.5, F5) from an authorised peer about a
  * recipient in a namespace the cluster owns is journaled as an audit record, replicated like
