@@ -52,7 +52,10 @@ import java.util.concurrent.Executors;
  * <p>With {@code --multihub-watch} the node that leads watches the peers for the cluster and
  * every partition it finds is replicated state, refused where the leader decides
  * ({@link dev.synapsehub.federation.route.ClusterWatch}). Without it the cluster detects no
- * partition (it refuses nothing for one either).
+ * partition (it refuses nothing for one either). An operator's {@code multihub_recover_request}
+ * and {@code multihub_observed_request} are taken by any node and asked of the leader, which
+ * alone follows the peers: it records the recovery through the cluster (every node lifts the
+ * quarantine) and answers the view from its fold, in a single hub's reply frames.
  *
  * <p>{@code dead_letter_forwarding} (contract §11.5, F5) from an authorised peer about a
  * recipient in a namespace the cluster owns is journaled as an audit record, replicated like
@@ -66,7 +69,10 @@ import java.util.concurrent.Executors;
 public final class MeshFederationExtension implements HubExtension {
     private static final Logger LOG = LoggerFactory.getLogger(MeshFederationExtension.class);
     private static final Set<String> TYPES = Set.of("multihub_log_request", "multihub_claim_request",
-            DeadLetterForwardingServer.TYPE, "federation_offer_request", "operator_relay_request");
+            DeadLetterForwardingServer.TYPE, "federation_offer_request", "operator_relay_request",
+            "multihub_recover_request", "multihub_observed_request");
+    /** How long a node waits for the leader to take an operator recovery or answer the advisory view. */
+    private static final java.time.Duration ASK_LEADER = java.time.Duration.ofSeconds(30);
     private final ServingTrust trust;
     private final SqliteJournal journal;
     private final NamespaceOwners owners;
@@ -89,6 +95,10 @@ public final class MeshFederationExtension implements HubExtension {
     // --multihub-watch (the cluster watch): polls on the leader's links, the same ones the forwards use
     private Watching watching = Watching.NONE;
     private dev.synapsehub.federation.route.ClusterWatch clusterWatch;
+    private HubServices hub;
+    private final LabelledCounters askFailures = new LabelledCounters("synapse_mesh_operator_ask_failures_total",
+            "Operator recoveries and advisory-view queries this node took that the cluster's leader did not answer.",
+            "verb");
 
     /**
      * @param journal the node's journal copy, read on the node's actor thread
@@ -157,6 +167,7 @@ public final class MeshFederationExtension implements HubExtension {
     }
 
     private void bindAll(HubServices hub, ClaimService claims) {
+        this.hub = hub;
         logServer = new LogServer(hub, trust, journal, metrics);
         OwnershipResolver resolver = new OwnershipResolver(owners, new AdvisoryFold());
         // the owner binds the cluster's one hub id to one connection, so only the leader holds a link to it, warm as
@@ -187,6 +198,15 @@ public final class MeshFederationExtension implements HubExtension {
                 dev.synapsehub.federation.route.RouteLookup.fixedClaims(forward), true, cluster);
         if (cluster != null) {
             cluster.serve(ClaimForwarder.SERVICE, ownership::serveForward);
+            // the fold and the follower threads live on the leader: any node asks it (ClusterWatch.serveRecover)
+            cluster.serve(dev.synapsehub.federation.route.ClusterWatch.RECOVER, body -> clusterWatch != null
+                    ? clusterWatch.serveRecover(body) : java.util.concurrent.CompletableFuture.completedFuture(
+                    dev.synapsehub.federation.route.ClusterWatch.recoveryAnswer(false, notWatched(body.path("peer")
+                            .asText("")))));
+            cluster.serve(dev.synapsehub.federation.route.ClusterWatch.OBSERVED, body -> clusterWatch != null
+                    ? clusterWatch.serveObserved(body) : java.util.concurrent.CompletableFuture.completedFuture(
+                    com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode().set("peers",
+                            com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.arrayNode())));
             cluster.onLeadershipChange(() -> {
                 if (!cluster.leadsHere()) {
                     links.retain(Set.of()); // a node that is not the leader holds no link: the new leader needs the name
@@ -231,9 +251,118 @@ public final class MeshFederationExtension implements HubExtension {
             case DeadLetterForwardingServer.TYPE -> deadLetters.handle(request);
             case "federation_offer_request" -> offers.handle(request);
             case "operator_relay_request" -> relays.handle(request);
+            case "multihub_recover_request" -> recover(request);
+            case "multihub_observed_request" -> observed(request);
             default -> claimServer.handle(request);
         }
     }
+
+    /**
+     * {@code multihub_recover_request {peer, reason}} on any node, under a single hub's rule (a
+     * connection on this machine, after the token): a watched peer's recovery is asked of the
+     * leader, which records {@code multihub_equivocation_recovery} through the cluster and follows
+     * the peer again; the answer is a single hub's {@code multihub_recover_result}.
+     */
+    private void recover(Request r) {
+        String peer = r.get("peer") != null && r.get("peer").isTextual() ? r.get("peer").textValue().strip() : "";
+        String reason = r.get("reason") != null && r.get("reason").isTextual() ? r.get("reason").textValue() : "";
+        if (!isLoopback(r.session().remoteHost())) {
+            answerRecovery(r, peer, false, "recovery is accepted only from this machine (loopback)");
+            return;
+        }
+        if (clusterWatch == null || !clusterWatch.peers().contains(peer)) {
+            answerRecovery(r, peer, false, notWatched(peer)); // every node is started with the same watched peers
+            return;
+        }
+        ObjectNode body = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+        body.put("peer", peer);
+        body.put("operator", r.sender());
+        body.put("reason", reason);
+        java.util.concurrent.CompletableFuture<ObjectNode> asked = cluster != null
+                ? cluster.ask(dev.synapsehub.federation.route.ClusterWatch.RECOVER, body, ASK_LEADER)
+                : clusterWatch.serveRecover(body);
+        asked.orTimeout(ASK_LEADER.toSeconds() + 5, java.util.concurrent.TimeUnit.SECONDS).whenComplete((a, failure) -> {
+            if (failure == null) {
+                answerRecovery(r, peer, a.path("recovered").asBoolean(false), a.path("detail").asText(""));
+                return;
+            }
+            Throwable why = failure.getCause() != null ? failure.getCause() : failure;
+            askFailed("multihub_recover_request", why);
+            answerRecovery(r, peer, false, why instanceof dev.synapsehub.net.extension.ClusterLeader.Unreached
+                    ? "no leader of the cluster took the recovery (" + why.getMessage() + "); nothing was recorded"
+                    : "the cluster's leader did not answer the recovery (" + why + "); it may or may not have "
+                    + "been recorded: ask for the advisory view (federation observed) before retrying");
+        });
+    }
+
+    private static String notWatched(String peer) {
+        return "'" + peer + "' is not a watched peer";
+    }
+
+    private void answerRecovery(Request r, String peer, boolean recovered, String detail) {
+        ObjectNode f = hub.frames().envelope(r.sender(), "multihub_recover_result", detail, hub.clock().nowSeconds());
+        f.put("peer", peer);
+        f.put("recovered", recovered);
+        f.put("detail", detail);
+        hub.outbox().sendInOrder(r.session(), hub.frames().write(f));
+    }
+
+    private static boolean isLoopback(String host) {
+        return host != null && (host.startsWith("127.") || host.equals("::1") || host.equals("0:0:0:0:0:0:0:1"));
+    }
+
+    /**
+     * {@code multihub_observed_request} on any node: the advisory view is the leader's fold (only the
+     * leader follows the peers), so it is asked of the leader and relayed in a single hub's
+     * {@code multihub_observed} frame. No leader answering gets an error naming why: a follower has
+     * no observation of its own to show (its mirror is left from when it last led, if ever).
+     */
+    private void observed(Request r) {
+        double now = hub.clock().nowSeconds();
+        if (clusterWatch == null) {
+            sendObserved(r, now, com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.arrayNode());
+            return;
+        }
+        ObjectNode body = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+        if (r.get("peer") != null && r.get("peer").isTextual()) {
+            body.put("peer", r.get("peer").textValue());
+        }
+        body.put("claims", r.get("claims") == null || !r.get("claims").isBoolean() || r.get("claims").booleanValue());
+        java.util.concurrent.CompletableFuture<ObjectNode> asked = cluster != null
+                ? cluster.ask(dev.synapsehub.federation.route.ClusterWatch.OBSERVED, body, ASK_LEADER)
+                : clusterWatch.serveObserved(body);
+        asked.orTimeout(ASK_LEADER.toSeconds() + 5, java.util.concurrent.TimeUnit.SECONDS).whenComplete((a, failure) -> {
+            if (failure == null && a.path("peers").isArray()) {
+                sendObserved(r, hub.clock().nowSeconds(), (com.fasterxml.jackson.databind.node.ArrayNode) a.get("peers"));
+                return;
+            }
+            Throwable why = failure == null ? new IllegalStateException("a malformed answer " + a)
+                    : failure.getCause() != null ? failure.getCause() : failure;
+            askFailed("multihub_observed_request", why);
+            hub.outbox().send(r.session(), hub.frames().error(r.sender(), "The advisory view lives on the cluster's "
+                    + "leader, which did not answer: " + why.getMessage(), hub.clock().nowSeconds()));
+        });
+    }
+
+    private void sendObserved(Request r, double now, com.fasterxml.jackson.databind.node.ArrayNode peers) {
+        ObjectNode f = hub.frames().envelope(r.sender(), "multihub_observed",
+                "Advisory view of watched peers (grants nothing)", now);
+        f.put("advisory", true);
+        f.set("peers", peers);
+        hub.outbox().send(r.session(), f);
+    }
+
+    /** Counted per verb, logged once per distinct reason. */
+    private void askFailed(String verb, Throwable why) {
+        askFailures.increment(verb);
+        String message = verb + ": the cluster's leader did not answer: " + why;
+        if (!message.equals(lastAskFailure)) {
+            LOG.warn(message);
+            lastAskFailure = message;
+        }
+    }
+
+    private volatile String lastAskFailure;
 
     /** A keyed operator relay's first answer, rendered on the leader for another node's request. */
     @Override
@@ -261,6 +390,7 @@ public final class MeshFederationExtension implements HubExtension {
     @Override
     public void appendMetrics(StringBuilder out) {
         metrics.appendTo(out);
+        askFailures.appendTo(out);
         if (clusterWatch != null) {
             clusterWatch.appendMetrics(out);
         }

@@ -139,11 +139,6 @@ public final class LogWatch implements AutoCloseable {
             PeerView old = fold.peer(peer);
             PeerView next = new PeerView(peer, 0, -1, 0, null, old.clockSkewSeconds(), null, old.generation() + 1,
                     Map.of());
-            try {
-                mirror.reset(next);
-            } catch (Mirror.MirrorException e) {
-                throw new IllegalStateException(e.getMessage(), e);
-            }
             ObjectNode p = AuditJournal.payload();
             AuditJournal.putIdentity(p, "peer_id", peer);
             AuditJournal.putIdentity(p, "recovered_by", operator);
@@ -152,7 +147,15 @@ public final class LogWatch implements AutoCloseable {
             p.put("recovered_at", clock.getAsDouble());
             p.put("explicit_recovery", true);
             p.put("status", "recovered");
-            audit.record("multihub_equivocation_recovery", p).join();
+            // recorded first: a recovery the hub (on a mesh, the cluster) did not commit changes nothing here
+            if (!audit.record("multihub_equivocation_recovery", p).join()) {
+                throw new IllegalStateException("the recovery of peer '" + peer + "' was not recorded; nothing changed");
+            }
+            try {
+                mirror.reset(next);
+            } catch (Mirror.MirrorException e) {
+                throw new IllegalStateException(e.getMessage(), e);
+            }
             fold.put(next);
             LOG.warn("multihub watch: peer '{}' recovered by {}{}; following it again from seq 0 (log generation {})",
                     peer, operator, old.quarantined() ? " (was quarantined: " + old.quarantine() + ")" : "",

@@ -47,7 +47,9 @@ import java.util.function.BooleanSupplier;
  * it). So a new leader neither heals nor forgets what its predecessor recorded before it has
  * looked itself, a peer that cannot be polled keeps its replicated state (fails closed), and a
  * partition another peer enters is recorded without waiting for it. A peer the replicated state
- * quarantines is not polled by any leader until an operator recovery is recorded.
+ * quarantines is not polled by any leader until an operator recovery is recorded: any node
+ * takes {@code multihub_recover_request} and asks the leader ({@link #serveRecover}), which
+ * records it and follows the peer again; the advisory view is the leader's too ({@link #serveObserved}).
  */
 public final class ClusterWatch implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ClusterWatch.class);
@@ -181,6 +183,111 @@ public final class ClusterWatch implements AutoCloseable {
             }
         }
         comparisons.incrementAndGet();
+    }
+
+    /** The service under which the leader takes an operator recovery any node was asked for. */
+    public static final String RECOVER = "multihub_recover";
+    /** The service under which the leader answers the advisory view any node was asked for. */
+    public static final String OBSERVED = "multihub_observed";
+
+    /**
+     * The leader's half of {@code multihub_recover_request} (body {@code peer}, {@code operator},
+     * {@code reason}): on the watch thread, so it never races a comparison, the recovery a single
+     * hub makes ({@link LogWatch#recover}: the {@code multihub_equivocation_recovery} record through
+     * this node's actor, so the cluster commits it and every node's governance lifts the
+     * quarantine; a new log generation in this leader's fold; a poll at once). Completes with
+     * {@code recovered} and {@code detail}, as a single hub answers; never on a Raft thread.
+     */
+    public java.util.concurrent.CompletableFuture<ObjectNode> serveRecover(ObjectNode body) {
+        java.util.concurrent.CompletableFuture<ObjectNode> out = new java.util.concurrent.CompletableFuture<>();
+        onWatchThread(out, () -> {
+            String peer = body.path("peer").asText("");
+            if (!watching(out)) {
+                return;
+            }
+            watch.recover(peer, body.path("operator").asText(""), body.path("reason").asText(""))
+                    .whenComplete((detail, failure) -> {
+                        Throwable why = failure == null ? null : failure.getCause() != null ? failure.getCause() : failure;
+                        if (why != null) {
+                            failed("cluster watch: recovery of peer '" + peer + "' failed: " + why.getMessage(), null);
+                        }
+                        out.complete(recoveryAnswer(why == null, why == null ? detail : why.getMessage()));
+                    });
+        });
+        return out;
+    }
+
+    /**
+     * The leader's half of {@code multihub_observed_request} (body {@code peer} or null, {@code claims}):
+     * this leader's fold rendered as a single hub renders its own ({@code peers}), with the live link's
+     * round trip and certificate expiry. Fails when this node no longer leads (the asker says so).
+     */
+    public java.util.concurrent.CompletableFuture<ObjectNode> serveObserved(ObjectNode body) {
+        java.util.concurrent.CompletableFuture<ObjectNode> out = new java.util.concurrent.CompletableFuture<>();
+        onWatchThread(out, () -> {
+            if (!decides.getAsBoolean()) {
+                out.completeExceptionally(new IllegalStateException("this node no longer leads the cluster"));
+                return;
+            }
+            if (watch == null) {
+                lead(); // a new leader answers from the fold it starts with, quarantines included
+            }
+            String only = body.path("peer").isTextual() ? body.path("peer").textValue() : null;
+            boolean withClaims = body.path("claims").asBoolean(true);
+            double now = hub.clock().nowSeconds();
+            ObjectNode answer = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+            com.fasterxml.jackson.databind.node.ArrayNode peers = answer.putArray("peers");
+            LogWatch w = watch;
+            for (PeerView v : fold.peers()) {
+                if (only == null || only.equals(v.peer())) {
+                    ObjectNode rendered = dev.synapsehub.federation.serve.ObservedQuery.render(v, now, withClaims);
+                    dev.synapsehub.federation.serve.ObservedQuery.connection(rendered, w == null ? null : w.link(v.peer()));
+                    peers.add(rendered);
+                }
+            }
+            out.complete(answer);
+        });
+        return out;
+    }
+
+    /** True when this node leads and watches (starting the watch if it just began to lead); otherwise answers why not. */
+    private boolean watching(java.util.concurrent.CompletableFuture<ObjectNode> out) {
+        if (!decides.getAsBoolean()) {
+            out.complete(recoveryAnswer(false, "this node no longer leads the cluster; nothing was recorded, ask again"));
+            return false;
+        }
+        if (watch == null) {
+            lead();
+        }
+        if (watch == null) {
+            out.complete(recoveryAnswer(false, "the cluster's leader cannot watch its peers yet (" + lastFailure
+                    + "); nothing was recorded, ask again"));
+            return false;
+        }
+        return true;
+    }
+
+    private void onWatchThread(java.util.concurrent.CompletableFuture<ObjectNode> out, Runnable work) {
+        try {
+            thread.execute(() -> {
+                try {
+                    work.run();
+                } catch (RuntimeException fault) {
+                    failed("cluster watch: an operator request failed: " + fault, fault);
+                    out.completeExceptionally(fault);
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException closed) {
+            out.completeExceptionally(new IllegalStateException("this node's cluster watch is closed"));
+        }
+    }
+
+    /** The body of a recovery answer: what a single hub's {@code multihub_recover_result} carries. */
+    public static ObjectNode recoveryAnswer(boolean recovered, String detail) {
+        ObjectNode o = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+        o.put("recovered", recovered);
+        o.put("detail", detail);
+        return o;
     }
 
     /** How many comparisons this node has made as leader (tests wait on it instead of on time). */

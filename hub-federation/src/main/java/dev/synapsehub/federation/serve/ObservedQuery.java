@@ -58,7 +58,7 @@ public final class ObservedQuery {
      * {@code certificate_not_after} (the peer's server certificate, epoch seconds), each null when
      * not measured (no link yet, no answer yet, or {@code ws://}).
      */
-    static void connection(ObjectNode peer, PeerLink link) {
+    public static void connection(ObjectNode peer, PeerLink link) {
         double rtt = link == null ? Double.NaN : link.roundTripSeconds();
         PeerLink.Welcome w = link == null ? null : link.welcome();
         double notAfter = w == null ? Double.NaN : w.certificateNotAfter();

@@ -122,6 +122,41 @@ class ClusterWatchTest {
         assertThat(governance(leader).quarantines()).containsOnlyKeys("hub-b");
     }
 
+    @Test
+    void aRecoveryTheLeaderTakesLiftsTheReplicatedQuarantineAndFollowsThePeerAgain() throws Exception {
+        Pki pki = new Pki(dir);
+        FedHub leader = keep(leaderHub(pki));
+        record(leader, "multihub_partition", partition("hub-b"));
+        ObjectNode equivocation = AuditJournal.payload();
+        AuditJournal.putIdentity(equivocation, "peer_id", "hub-b");
+        equivocation.put("accepted_fingerprint", "sha256:aa");
+        equivocation.put("conflicting_fingerprint", "sha256:bb");
+        record(leader, "multihub_equivocation", equivocation);
+        FakePeer b = keep(new FakePeer(pki.hub("hub-b"), r -> page(r, 5, 0))); // nothing in proj: heals once read
+        ClusterWatch watch = keep(watch(pki, leader, 100, Federation.peer("hub-b", b.uri(), b.certs)));
+        Await.until("three comparisons", WAIT, () -> watch.comparisons() >= 3);
+        assertThat(b.requests.get()).as("quarantined: not polled").isZero();
+
+        ObjectNode body = JsonNodeFactory.instance.objectNode();
+        body.put("peer", "hub-b");
+        body.put("operator", "operator/cli");
+        body.put("reason", "restored");
+        ObjectNode answer = watch.serveRecover(body).get(30, TimeUnit.SECONDS);
+        assertThat(answer.path("recovered").asBoolean()).as(answer.toString()).isTrue();
+        assertThat(answer.path("detail").asText()).isEqualTo("recovered peer 'hub-b'; log generation 1, following from seq 0");
+        assertThat(governance(leader).quarantines()).as("the recovery record was committed and applied").isEmpty();
+        Await.until("hub-b read again and proj healed", WAIT, () -> governance(leader).partitions().isEmpty());
+        assertThat(watch.fold().peer("hub-b").cursor()).isEqualTo(5);
+
+        ObjectNode observed = watch.serveObserved(JsonNodeFactory.instance.objectNode()).get(30, TimeUnit.SECONDS);
+        assertThat(observed.path("peers").get(0).path("peer").asText()).isEqualTo("hub-b");
+        assertThat(observed.path("peers").get(0).path("quarantined").asBoolean()).isFalse();
+        assertThat(observed.path("peers").get(0).path("log_generation").asLong()).isEqualTo(1);
+        body.put("peer", "hub-x");
+        assertThat(watch.serveRecover(body).get(30, TimeUnit.SECONDS).path("detail").asText())
+                .isEqualTo("'hub-x' is not a watched peer");
+    }
+
     /** A hub that decides everything, governing proj, that the watch proposes its records to. */
     private FedHub leaderHub(Pki pki) throws Exception {
         return new FedHub(pki.hub("hub-m"), dir.resolve("m.db"), new FederationSettings(ServingTrust.none(),
