@@ -77,8 +77,22 @@ public final class ScopeIndex {
             if (parent == null) {
                 return "";
             }
-            String above = parent.path();
-            return above.isEmpty() ? segment : above + "/" + segment;
+            // iteratively, in one buffer: linear in the path's length however deep it is (a recursive
+            // concatenation copied the prefix once per level, quadratic for a deep path on a handoff)
+            Node[] chain = new Node[depth];
+            int length = -1;
+            for (Node n = this; n.parent != null; n = n.parent) {
+                chain[n.depth - 1] = n;
+                length += n.segment.length() + 1;
+            }
+            StringBuilder out = new StringBuilder(length);
+            for (Node n : chain) {
+                if (out.length() > 0) {
+                    out.append('/');
+                }
+                out.append(n.segment);
+            }
+            return out.toString();
         }
     }
 
