@@ -156,14 +156,18 @@ public final class HubServer implements AutoCloseable {
                 config.outboxQueueCapacity(), RejectedExecutionHandlers.reject());
         Outbox outbox = new Outbox(outboxThread, frames, config.outboundHighWaterBytes(), config.broadcastLinger(), metrics,
                 config.outboxBusyTasks(), config.defaultDelivery(), clock);
-        // scoped delivery's view of live claims starts from what a restarted hub holds, read when
-        // the first scoped connection needs it (at once on a hub whose default is scoped)
-        // (unsorted, as of the writer's last expiry: the view drops leases ended by its own clock)
-        outbox.scoped().seedFrom(() -> actor.read(state -> state.claims().liveUnsorted()), failed -> {
-            metrics.faults.incrementAndGet();
-            org.slf4j.LoggerFactory.getLogger(HubServer.class).warn("scoped delivery starts without the "
-                    + "live claims the hub holds (touching claims are seen once they change): {}", failed.toString());
-        });
+        // scoped delivery's view of live claims starts from what a restarted hub holds
+        actor.read(state -> state.claims().snapshot(clock.nowSeconds()))
+                .whenComplete((claims, failed) -> {
+                    if (failed == null) {
+                        outbox.scoped().seed(claims);
+                    } else {
+                        metrics.faults.incrementAndGet();
+                        org.slf4j.LoggerFactory.getLogger(HubServer.class).warn("scoped delivery starts without the "
+                                + "live claims the hub holds (touching claims are seen once they change): {}",
+                                failed.toString());
+                    }
+                });
         if (relayLog != null) {
             relayLog.countFaultsIn(metrics.faults);
             outbox.mirrorTo(relayLog::record);

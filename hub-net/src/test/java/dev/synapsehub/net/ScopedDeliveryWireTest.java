@@ -152,9 +152,10 @@ class ScopedDeliveryWireTest {
     }
 
     /**
-     * The first connection to declare scoped on a broadcast-default hub makes the hub read its
-     * live claims from the writer, kept busy here so the read waits. Meanwhile the hub publishes
-     * the declarer's own join, a loud agent's join and a chat. The declarer gets its
+     * The first connection to declare scoped on a broadcast-default hub does so while the writer
+     * is kept busy (a lazy read of the live claims would wait here: such a version, since
+     * withdrawn, failed this test). Meanwhile the hub publishes the declarer's own join, a loud
+     * agent's join and a chat. The declarer gets its
      * {@code delivery_set} first, then only what its declaration selects (the chat, which goes to
      * everyone), none of the joins; and once the view is in, a scoped holder of a claim granted
      * while nobody was scoped gets the change touching it, a bystander nothing.
@@ -195,7 +196,7 @@ class ScopedDeliveryWireTest {
             switched.set("delivery", JSON.readTree("\"scoped\""));
             holder.send(switched);
             // a settle, not a measure: time for the hub to publish what came in before the view
-            // (a hold delivers nothing here, so the wait runs out; without one the chat arrives)
+            // (the chat waits for the busy writer, so the wait runs out)
             try {
                 first.await(f -> "while-reading".equals(f.path("payload").asText()), java.time.Duration.ofSeconds(2));
             } catch (java.util.concurrent.TimeoutException heldBack) {

@@ -58,14 +58,6 @@ public final class Outbox {
     private boolean batchUniversal;
     /** Told every frame the hub fans out (the relay log, A5.2); null when nobody listens. */
     private volatile java.util.function.Consumer<String> mirror;
-    /**
-     * Outbox thread: while scoped delivery's view of live claims is on its way (see
-     * {@link #hold()}), everything this thread would publish, send or change in delivery, in the
-     * order it was asked; null when nothing is held.
-     */
-    private List<Runnable> held;
-    /** {@link #held}'s size, for {@link #queuedTasks()} on other threads. */
-    private volatile int heldCount;
 
     /**
      * @param busyTasks above this many tasks waiting for {@code executor}, {@link #overloaded()}
@@ -126,44 +118,9 @@ public final class Outbox {
         }
     }
 
-    /** Tasks waiting for the outbox thread (those held while a view is read included). */
+    /** Tasks waiting for the outbox thread. */
     public int queuedTasks() {
-        return (executor instanceof SingleThreadEventExecutor single ? single.pendingTasks() : 0) + heldCount;
-    }
-
-    /**
-     * Outbox thread: from now until {@link #release()}, every publication, private send, close and
-     * delivery change handed to this thread waits, in order. Scoped delivery holds while it reads
-     * the writer's live claims for the first scoped connection: a frame routed before the view
-     * arrived would be routed by a partial view, and a frame for loud connections could reach a
-     * connection whose scoped declaration is waiting for it.
-     */
-    void hold() {
-        if (held == null) {
-            held = new ArrayList<>();
-        }
-    }
-
-    /** Outbox thread: runs what {@link #hold()} kept, in order; later work runs at once again. */
-    void release() {
-        List<Runnable> kept = held;
-        held = null;
-        heldCount = 0;
-        if (kept != null) {
-            for (Runnable task : kept) {
-                task.run();
-            }
-        }
-    }
-
-    /** Outbox thread: true when {@code task} was kept for {@link #release()} (a hold is on). */
-    boolean heldBack(Runnable task) {
-        if (held == null || !executor.inEventLoop()) {
-            return false;
-        }
-        held.add(task);
-        heldCount = held.size();
-        return true;
+        return executor instanceof SingleThreadEventExecutor single ? single.pendingTasks() : 0;
     }
 
     /** True while more tasks wait for the outbox thread than the busy threshold: answer new requests busy. */
@@ -209,9 +166,6 @@ public final class Outbox {
      * published before this call (outbox thread): frames published after it follow the new mode.
      */
     void quiet(Session session, boolean quiet) {
-        if (heldBack(() -> quiet(session, quiet))) {
-            return;
-        }
         if (executor.inEventLoop()) {
             dispatch();
         }
@@ -317,9 +271,6 @@ public final class Outbox {
             offer(() -> publish(text, origin, universal), "a broadcast is dropped");
             return;
         }
-        if (heldBack(() -> publish(text, origin, universal))) {
-            return;
-        }
         if (batch != null && batchUniversal != universal) {
             dispatch(); // a batch has one audience: the next frame starts another, in order
         }
@@ -396,9 +347,6 @@ public final class Outbox {
      * published before it: from the outbox thread the pending batch is dispatched first.
      */
     private void onLoop(Session session, boolean closing, Runnable write) {
-        if (heldBack(() -> onLoop(session, closing, write))) {
-            return;
-        }
         if (executor.inEventLoop()) {
             dispatch();
         }
@@ -431,10 +379,7 @@ public final class Outbox {
      */
     public void deliverPending(long timeoutMillis) {
         try {
-            executor.submit(() -> {
-                release(); // stopping: what waited for a view goes out without it
-                dispatch();
-            }).await(timeoutMillis);
+            executor.submit(this::dispatch).await(timeoutMillis);
             for (LoopFanout fanout : fanouts.values()) {
                 fanout.loop().submit(fanout::deliverAll).await(timeoutMillis);
             }

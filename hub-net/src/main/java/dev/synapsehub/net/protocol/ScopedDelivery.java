@@ -15,9 +15,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -36,19 +33,10 @@ public final class ScopedDelivery {
     /** Scoped connections by bound name (the owners and handoff parties named by a change). */
     private final Map<String, Session> scopedByName = new HashMap<>();
     private final LiveClaims live = new LiveClaims();
-    /**
-     * Where the view of live claims comes from (the writer's live claims), until it is asked for.
-     * The view only serves scoped connections, so on a hub whose default is broadcast it is read
-     * when the first connection declares scoped, not at start: a restarted hub with 100,000 live
-     * claims and no scoped agent never builds it.
-     */
-    private Supplier<CompletionStage<List<Claim>>> seedSource;
-    /** Told of a failed read of the live claims. */
-    private Consumer<Throwable> seedFailure;
-    /** Whether published changes update {@link #live}: not while the view was never asked for. */
-    private boolean tracking = true;
-    /** True from asking for the view until it arrived (read off the outbox thread to skip work). */
-    private volatile boolean viewPending;
+    /** Tasks published before the start-up view of live claims arrived (theirs is newer). */
+    private Set<String> publishedBeforeSeed = new HashSet<>();
+    /** More tasks than this published before the view arrived: it is too old to use. */
+    private static final int SEED_WINDOW = 65_536;
     /**
      * On a hub whose default is scoped, the connections that declared {@code broadcast}: exactly
      * the loud ones, since every other joins quiet. Kept on the outbox thread in commit order, so
@@ -81,17 +69,9 @@ public final class ScopedDelivery {
      */
     public void declare(Session session, Delivery delivery, ObjectNode ack) {
         onOutbox(() -> {
-            if (delivery.scoped() && seedSource != null) {
-                askForView(); // the outbox holds from here on: this declaration runs once the view is in
-            }
-            Runnable declaration = () -> {
-                apply(session, delivery);
-                if (ack != null) {
-                    outbox.send(session, ack);
-                }
-            };
-            if (!outbox.heldBack(declaration)) {
-                declaration.run();
+            apply(session, delivery);
+            if (ack != null) {
+                outbox.send(session, ack);
             }
         });
     }
@@ -111,63 +91,19 @@ public final class ScopedDelivery {
         });
     }
 
-    /**
-     * From any thread, once, before any connection is served: where the live claims the hub holds
-     * can be read (on the writer). On a hub whose default delivery is scoped they are read now;
-     * otherwise when the first connection declares scoped. From asking until they arrived the
-     * outbox holds every publication, private frame and delivery change, in order
-     * ({@link Outbox#hold()}): the declaring connection stays out of broadcasts it declared away,
-     * its {@code delivery_set} comes first, and no change is routed by a partial view. A read that
-     * fails is counted by {@code onFailure}; the view then starts from the changes published after
-     * it was asked for (a claim nobody changes again is missed).
-     */
-    public void seedFrom(Supplier<CompletionStage<List<Claim>>> source, Consumer<Throwable> onFailure) {
+    /** From any thread: the live claims a restarted hub holds, before anyone could change them. */
+    public void seed(List<Claim> claims) {
         onOutbox(() -> {
-            seedSource = source;
-            seedFailure = onFailure;
-            if (defaultDelivery.scoped()) {
-                askForView();
-            } else {
-                tracking = false; // changes published until someone needs the view are in the writer's read
+            if (publishedBeforeSeed == null) {
+                return; // arrived too late to be trusted
             }
-        });
-    }
-
-    /**
-     * Outbox thread: asks the writer for its live claims and holds the outbox until they arrive.
-     * Every change committed before the read is in it; every change published from now on is held
-     * and applied over it, in order (one committed before the read but published after asking is
-     * applied again, to the same end state).
-     */
-    private void askForView() {
-        Supplier<CompletionStage<List<Claim>>> source = seedSource;
-        seedSource = null;
-        tracking = true;
-        viewPending = true;
-        outbox.hold();
-        CompletionStage<List<Claim>> read;
-        try {
-            read = source.get();
-        } catch (RuntimeException e) {
-            read = CompletableFuture.failedFuture(e);
-        }
-        // not through onOutbox: the hold must not keep the answer that ends it
-        read.whenComplete((claims, failed) -> outbox.runInOrder(() -> viewArrived(claims, failed)));
-    }
-
-    /** Outbox thread: the writer's live claims (or why not); then what was held goes out, in order. */
-    private void viewArrived(List<Claim> claims, Throwable failed) {
-        if (failed != null) {
-            if (seedFailure != null) {
-                seedFailure.accept(failed);
-            }
-        } else {
             for (Claim c : claims) {
-                live.put(held(c));
+                if (!publishedBeforeSeed.contains(c.taskId())) {
+                    live.put(held(c));
+                }
             }
-        }
-        viewPending = false;
-        outbox.release();
+            publishedBeforeSeed = null;
+        });
     }
 
     /**
@@ -182,9 +118,6 @@ public final class ScopedDelivery {
             // every publisher runs on the outbox thread; should one not, its order is kept all the same
             outbox.runInOrder(() -> claimTraffic(texts, origin, claim, released, previousOwner));
             return;
-        }
-        if (outbox.heldBack(() -> claimTraffic(texts, origin, claim, released, previousOwner))) {
-            return; // routed once the view of live claims arrived
         }
         double now = clock.nowSeconds();
         live.expire(now);
@@ -218,8 +151,9 @@ public final class ScopedDelivery {
                 }
             }
         }
-        if (!tracking) {
-            return; // nobody asked for the view yet: the writer's live claims will be read when one does
+        if (publishedBeforeSeed != null && publishedBeforeSeed.add(claim.taskId())
+                && publishedBeforeSeed.size() > SEED_WINDOW) {
+            publishedBeforeSeed = null;
         }
         if (released) {
             live.remove(claim.taskId());
@@ -239,7 +173,7 @@ public final class ScopedDelivery {
      * @param session the agent's own connection (it is told nothing: it has its welcome)
      */
     public void presence(Supplier<String> loudFrame, Supplier<String> frame, Session session, String agent) {
-        if (loudFrame == null && scopedCount == 0 && !viewPending) {
+        if (loudFrame == null && scopedCount == 0) {
             return;
         }
         onOutbox(() -> {
@@ -336,17 +270,11 @@ public final class ScopedDelivery {
         outbox.quiet(session, delivery.scoped());
     }
 
-    /** Runs {@code task} on the outbox thread in order, after what a hold keeps (see {@link Outbox#hold()}). */
     private void onOutbox(Runnable task) {
-        Runnable gated = () -> {
-            if (!outbox.heldBack(task)) {
-                task.run();
-            }
-        };
         if (outbox.executor().inEventLoop()) {
-            gated.run();
+            task.run();
         } else {
-            outbox.runInOrder(gated);
+            outbox.runInOrder(task);
         }
     }
 
