@@ -170,19 +170,33 @@ public final class ClientIdentity implements AutoCloseable {
             log.accept("multi-hub client identity no longer validates; every peer operation is refused "
                     + "until it does: " + next.error());
         }
+        checked = next;
+        // counted only once in force: whoever sees the count finds it applied
         if (next.error() == null) {
             loadedEdits.incrementAndGet();
         } else {
             invalidEdits.incrementAndGet();
         }
-        checked = next;
     }
 
     private void checkQuietly() {
         try {
             checkNow();
-        } catch (RuntimeException fault) { // a fault must not end the watcher: the next check tries again
-            log.accept("multi-hub client identity check failed (tried again in a second): " + fault);
+        } catch (Throwable fault) { // a fault must not end the watcher, nor leave the last identity in force
+            failClosed("the check itself failed (tried again in a second): " + fault);
+        }
+    }
+
+    /**
+     * A check that could not finish refuses every peer operation until one does: serving the last
+     * identity on would be failing open. No stamps, so the next check reads the files again.
+     */
+    private synchronized void failClosed(String error) {
+        Checked c = checked;
+        checked = new Checked(List.of(), error, (ClientKeyMaterial) null);
+        if (!error.equals(c.error())) { // counted and logged once per distinct failure, not every second
+            invalidEdits.incrementAndGet();
+            log.accept("multi-hub client identity: every peer operation is refused until a check succeeds: " + error);
         }
     }
 

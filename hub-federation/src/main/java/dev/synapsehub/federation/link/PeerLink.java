@@ -134,7 +134,7 @@ public final class PeerLink implements AutoCloseable {
     }
 
     /**
-     * @param identity checked before each operation when {@code tls} presents a client
+     * @param identity checked by its watcher about once a second when {@code tls} presents a client
      *                 certificate: while it does not validate the operation fails and the open
      *                 connection is closed; once it changed, the next operation reconnects
      */

@@ -30,7 +30,7 @@ public final class PeerLinks implements AutoCloseable {
         this(localHubId, ClientIdentity.NONE);
     }
 
-    /** {@code identity}: the client certificate the links present, checked before each operation. */
+    /** {@code identity}: the client certificate the links present, checked by its watcher about once a second. */
     public PeerLinks(String localHubId, ClientIdentity identity) {
         this.localHubId = localHubId;
         this.identity = identity;

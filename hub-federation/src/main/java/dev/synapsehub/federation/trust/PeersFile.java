@@ -206,8 +206,21 @@ public final class PeersFile implements PeerRouteSource, AutoCloseable {
     private void checkQuietly() {
         try {
             checkNow();
-        } catch (RuntimeException fault) { // a fault must not end the watcher: the next check tries again
-            log.accept("--federation-peers check failed (tried again in a second): " + fault);
+        } catch (Throwable fault) { // a fault must not end the watcher, nor leave the last routes in force
+            failClosed("the check itself failed (tried again in a second): " + fault);
+        }
+    }
+
+    /**
+     * A check that could not finish refuses every peer operation until one does: the last routes
+     * (and their tokens) are not used on. No stamps, so the next check reads the files again.
+     */
+    private synchronized void failClosed(String error) {
+        Checked c = checked;
+        checked = new Checked(List.of(), Map.of(), null, error);
+        if (!error.equals(c.error())) { // counted and logged once per distinct failure, not every second
+            invalidEdits.incrementAndGet();
+            log.accept("--federation-peers: every peer operation is refused until a check succeeds: " + error);
         }
     }
 

@@ -103,6 +103,45 @@ class ClientIdentityWatchTest {
                 .noneMatch(t -> t.getName().equals("synapse-federation-identity-watch") && t.isAlive()));
     }
 
+    /**
+     * A check that cannot finish (here the stat itself throws, as a failing disk or an Error would)
+     * refuses every peer operation until a check succeeds, logged and counted once: the identity
+     * in force before is not served on (fail closed), and the watcher thread goes on checking.
+     */
+    @Test
+    void aCheckThatFailsRefusesEveryOperationUntilOneSucceeds() throws Exception {
+        Pki.HubCerts a = new Pki(dir).hub("hub-a");
+        java.util.concurrent.atomic.AtomicBoolean broken = new java.util.concurrent.atomic.AtomicBoolean();
+        AtomicLong failedStats = new AtomicLong();
+        List<String> log = new CopyOnWriteArrayList<>();
+        try (ClientIdentity identity = ClientIdentity.watching(a.clientFiles().cert(), a.clientFiles().key(), log::add,
+                20, p -> {
+                    if (broken.get()) {
+                        failedStats.incrementAndGet();
+                        throw new IllegalStateException("stat failed: I/O error");
+                    }
+                    return ClientIdentity.stampOf(p);
+                })) {
+            assertThat(identity.current().material()).as("validated at start").isNotNull();
+            broken.set(true);
+            Await.until("a failed check is in force", WAIT, () -> identity.invalidEdits() == 1);
+            assertThatThrownBy(identity::current).hasMessageContaining("stat failed: I/O error");
+            long seen = failedStats.get();
+            Await.until("ten more failing checks", WAIT, () -> failedStats.get() >= seen + 10);
+            // the same failure is neither counted nor logged again
+            assertThat(identity.invalidEdits()).isEqualTo(1);
+            assertThat(log).hasSize(1).first().asString().contains("refused until a check succeeds");
+            broken.set(false);
+            Await.until("a check succeeds again", WAIT, () -> {
+                try {
+                    return identity.current().material() != null;
+                } catch (java.io.IOException refused) {
+                    return false;
+                }
+            });
+        }
+    }
+
     private static ObjectNode pull(PeerLink link) {
         ObjectNode request = JsonNodeFactory.instance.objectNode();
         request.put("type", "multihub_log_request");
