@@ -85,8 +85,11 @@ class ClusterWatchTest {
         FedHub leader = keep(leaderHub(pki));
         record(leader, "multihub_partition", partition("hub-b"));
         AtomicBoolean stalled = new AtomicBoolean(true);
-        // 30 events, none in proj: a first step of 10 is committed, then the peer goes silent
-        FakePeer b = keep(new FakePeer(pki.hub("hub-b"), r -> stalled.get() && r.path("after_seq").asLong() >= 10
+        // 30 events, none in proj: a first step of 10 is committed, then the peer goes silent. The
+        // next poll asks from seq 9 (it reads the last accepted event again to check it is unchanged),
+        // so the silence starts there: answered, it would take the cursor on to 20 at once, and the
+        // wait below for exactly 10 would race it
+        FakePeer b = keep(new FakePeer(pki.hub("hub-b"), r -> stalled.get() && r.path("after_seq").asLong() >= 9
                 ? null : page(r, 30, 0)));
         ClusterWatch watch = keep(watch(pki, leader, 10, Federation.peer("hub-b", b.uri(), b.certs)));
 
