@@ -402,7 +402,10 @@ public final class MeshFederationExtension implements HubExtension {
             clusterWatch.close();
         }
         if (connector != null) {
-            connector.shutdownNow();
+            java.util.List<Runnable> dropped = connector.shutdownNow();
+            if (ownership != null) {
+                ownership.abandon(dropped); // answered as transport failures, not left to their bound
+            }
         }
         if (links != null) {
             links.close();

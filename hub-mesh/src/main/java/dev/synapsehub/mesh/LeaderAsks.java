@@ -40,13 +40,18 @@ import java.util.function.Supplier;
  * and a number of its own, kept across its resends: the leader hands one node's asks to the
  * handler in that order (Ratis runs client requests on a pool, so they may arrive out of it; a
  * gap is waited for {@link #GAP_MILLIS} at most, for an ask that never comes), and a resend of an
- * ask the leader is still working on joins it rather than running it twice.
+ * ask the leader is still working on joins it rather than running it twice. The numbers restart
+ * with the node, so each ask also carries this instance's incarnation (a random id): the leader
+ * keys its order and its asks in flight by node and incarnation, so a restarted node's ask 1
+ * never joins, nor waits behind, what its previous life asked.
  */
 final class LeaderAsks implements ClusterLeader {
     private static final System.Logger LOG = System.getLogger(LeaderAsks.class.getName());
     /** The member naming the service of an ask (a forwarded mutation has none). */
     static final String SERVICE = "service";
     private static final String NOT_LEADING = "not_leading";
+    /** The member naming the asking node's incarnation (absent from an older node's ask: keyed by node alone). */
+    static final String INCARNATION = "incarnation";
     private static final long RETRY_MILLIS = 50;
     /** How long the leader holds an ask that came before an earlier one of the same node. */
     static final long GAP_MILLIS = 200;
@@ -61,6 +66,10 @@ final class LeaderAsks implements ClusterLeader {
     private final ClientId clientId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
     private final AtomicLong seqs = new AtomicLong();
+    /** This life of the node: its ask numbers start again at 1 after a restart. */
+    private final String incarnation = java.util.UUID.randomUUID().toString();
+    /** Scheduled tasks (a resend, a gap timer) that failed: each logged once. */
+    private final AtomicLong taskFailures = new AtomicLong();
     private final Map<String, Function<ObjectNode, CompletableFuture<ObjectNode>>> handlers = new ConcurrentHashMap<>();
     private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
     /** Leader side: per asking node, the order its asks are handed over in. */
@@ -102,10 +111,24 @@ final class LeaderAsks implements ClusterLeader {
 
     /** This node's leader changed or became ready (Ratis' thread): tells the listeners. */
     void leadershipChanged() {
+        List<HeldAsk> refused = new java.util.ArrayList<>();
         synchronized (orders) {
-            // a leader again later starts each node's order afresh, not from what it saw in an older term
-            orders.values().removeIf(o -> o.held.isEmpty());
+            if (!leadsHere()) {
+                // lost the lead: every held ask is refused now (its asker resends it to the new leader), not
+                // handed over later by a gap timer on a node that no longer leads
+                for (OriginOrder o : orders.values()) {
+                    refused.addAll(o.held.values());
+                    if (o.gapTimer != null) {
+                        o.gapTimer.cancel(false);
+                    }
+                }
+                orders.clear();
+            } else {
+                // a leader again later starts each node's order afresh, not from what it saw in an older term
+                orders.values().removeIf(o -> o.held.isEmpty());
+            }
         }
+        refused.forEach(a -> a.refuse().run());
         for (Runnable l : listeners) {
             try {
                 l.run();
@@ -115,18 +138,30 @@ final class LeaderAsks implements ClusterLeader {
         }
     }
 
+    /** Scheduled tasks of this node's asks that failed (each logged once). */
+    long taskFailures() {
+        return taskFailures.get();
+    }
+
     @Override
     public CompletableFuture<ObjectNode> ask(String service, ObjectNode body, Duration bound) {
+        ObjectNode request = request(service, body);
+        CompletableFuture<ObjectNode> answer = new CompletableFuture<>();
+        attempt(request, ByteString.copyFrom(MeshJson.bytes(request)), answer, System.nanoTime() + bound.toNanos());
+        return answer;
+    }
+
+    /** The ask as it travels to the leader, numbered next in this incarnation's order. */
+    ObjectNode request(String service, ObjectNode body) {
         ObjectNode request = MeshJson.MAPPER.createObjectNode();
         request.put("protocol", MeshProtocol.PROTOCOL);
         request.put("version", MeshProtocol.VERSION);
         request.put(SERVICE, service);
         request.put("origin", nodeId);
+        request.put(INCARNATION, incarnation);
         request.put("seq", seqs.incrementAndGet());
         request.set("body", body);
-        CompletableFuture<ObjectNode> answer = new CompletableFuture<>();
-        attempt(request, ByteString.copyFrom(MeshJson.bytes(request)), answer, System.nanoTime() + bound.toNanos());
-        return answer;
+        return request;
     }
 
     private void attempt(ObjectNode request, ByteString bytes, CompletableFuture<ObjectNode> answer, long deadline) {
@@ -203,7 +238,39 @@ final class LeaderAsks implements ClusterLeader {
                     + " ask in time"));
             return;
         }
-        scheduler.schedule(() -> attempt(request, bytes, answer, deadline), RETRY_MILLIS, TimeUnit.MILLISECONDS);
+        try {
+            scheduler.schedule(() -> {
+                try {
+                    attempt(request, bytes, answer, deadline);
+                } catch (RuntimeException e) {
+                    failed("a resend of an ask", e);
+                    answer.completeExceptionally(new IOException("the resend of the " + request.path(SERVICE).asText()
+                            + " ask failed: " + LogRedactor.scrub(String.valueOf(e.getMessage()))));
+                }
+            }, RETRY_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // the node is closing: the ask is answered, never left waiting on a resend that cannot run
+            failed("a resend of an ask", e);
+            answer.completeExceptionally(new Unreached("the node closed before the " + request.path(SERVICE).asText()
+                    + " ask reached a leader"));
+        }
+    }
+
+    /** {@code task} for the scheduler: a failure is logged once and counted, never swallowed unseen. */
+    private Runnable guarded(String what, Runnable task) {
+        return () -> {
+            try {
+                task.run();
+            } catch (RuntimeException e) {
+                failed(what, e);
+            }
+        };
+    }
+
+    private void failed(String what, RuntimeException e) {
+        taskFailures.incrementAndGet();
+        LOG.log(System.Logger.Level.ERROR, what + " failed: " + LogRedactor.scrub(String.valueOf(e.getMessage())),
+                LogRedactor.safe(e));
     }
 
     /** True when the ask may be sent again: the leader (or the channel to it) refused it before any handler saw it. */
@@ -234,11 +301,13 @@ final class LeaderAsks implements ClusterLeader {
             return CompletableFuture.completedFuture(e);
         }
         if (!leadsHere()) {
-            return CompletableFuture.completedFuture(MeshJson.MAPPER.createObjectNode().put(NOT_LEADING, true));
+            return CompletableFuture.completedFuture(notLeading());
         }
         String origin = request.path("origin").asText("");
+        // the node's numbers restart with it: its order and its asks in flight are those of this life of it
+        String life = request.hasNonNull(INCARNATION) ? origin + "@" + request.path(INCARNATION).asText() : origin;
         long seq = request.path("seq").asLong(-1);
-        String key = origin + "/" + seq;
+        String key = life + "/" + seq;
         CompletableFuture<ObjectNode> answer;
         synchronized (this) {
             CompletableFuture<ObjectNode> first = inFlight.get(key);
@@ -253,7 +322,14 @@ final class LeaderAsks implements ClusterLeader {
                 }
             });
         }
+        Runnable refuse = () -> answer.complete(notLeading());
         Runnable run = () -> {
+            if (!leadsHere()) {
+                // held, or let go after a gap, past the lead: refused before any handler saw it, so the
+                // asker resends it to the new leader (this node must not open the owner's link any more)
+                refuse.run();
+                return;
+            }
             CompletableFuture<ObjectNode> handled;
             try {
                 handled = handler.apply(body);
@@ -273,8 +349,16 @@ final class LeaderAsks implements ClusterLeader {
                 }
             });
         };
-        inOrder(origin, seq, run);
+        inOrder(life, seq, new HeldAsk(run, refuse));
         return answer;
+    }
+
+    private static ObjectNode notLeading() {
+        return MeshJson.MAPPER.createObjectNode().put(NOT_LEADING, true);
+    }
+
+    /** An ask waiting its turn: handed over when due, refused when this node no longer leads. */
+    private record HeldAsk(Runnable handOver, Runnable refuse) {
     }
 
     /**
@@ -282,28 +366,33 @@ final class LeaderAsks implements ClusterLeader {
      * {@code run}; under the lock, so two arrivals never hand theirs over interleaved (a handler
      * does not block).
      */
-    private void inOrder(String origin, long seq, Runnable run) {
+    private void inOrder(String origin, long seq, HeldAsk ask) {
         synchronized (orders) {
             OriginOrder o = orders.computeIfAbsent(origin, k -> new OriginOrder());
             if (seq < 0 || o.next < 0 || seq < o.next) {
                 // the first ask this leader sees of that node, or one it stopped waiting for: at once
                 o.next = Math.max(o.next, seq + 1);
-                run.run();
+                ask.handOver().run();
                 o.drain().forEach(Runnable::run);
                 return;
             }
-            o.held.put(seq, run);
+            o.held.put(seq, ask);
             o.drain().forEach(Runnable::run);
             if (!o.held.isEmpty() && o.gapTimer == null) {
-                o.gapTimer = scheduler.schedule(() -> gapTimedOut(origin), gapMillis, TimeUnit.MILLISECONDS);
+                o.gapTimer = scheduler.schedule(guarded("the gap timer of " + origin, () -> gapTimedOut(origin, o)),
+                        gapMillis, TimeUnit.MILLISECONDS);
             }
         }
     }
 
     /** An earlier ask of {@code origin} did not come in time: the held ones go on without it. */
-    private void gapTimedOut(String origin) {
+    private void gapTimedOut(String origin, OriginOrder o) {
         synchronized (orders) {
-            OriginOrder o = orders.get(origin);
+            if (orders.get(origin) != o) {
+                // a leadership change let go of this order (its held asks had drained, or were refused): the
+                // order there now, if any, is a fresh one with a timer of its own
+                return;
+            }
             o.gapTimer = null;
             if (o.held.isEmpty()) {
                 return;
@@ -311,7 +400,8 @@ final class LeaderAsks implements ClusterLeader {
             o.next = o.held.firstKey();
             o.drain().forEach(Runnable::run);
             if (!o.held.isEmpty()) {
-                o.gapTimer = scheduler.schedule(() -> gapTimedOut(origin), gapMillis, TimeUnit.MILLISECONDS);
+                o.gapTimer = scheduler.schedule(guarded("the gap timer of " + origin, () -> gapTimedOut(origin, o)),
+                        gapMillis, TimeUnit.MILLISECONDS);
             }
         }
     }
@@ -319,14 +409,14 @@ final class LeaderAsks implements ClusterLeader {
     /** One node's order of asks on this leader: the next number due and those that came before it. */
     private static final class OriginOrder {
         private long next = -1;
-        private final TreeMap<Long, Runnable> held = new TreeMap<>();
+        private final TreeMap<Long, HeldAsk> held = new TreeMap<>();
         private java.util.concurrent.ScheduledFuture<?> gapTimer;
 
         /** Removes and returns the held asks now due, in order. */
         List<Runnable> drain() {
             List<Runnable> due = new java.util.ArrayList<>();
             while (held.containsKey(next)) {
-                due.add(held.remove(next));
+                due.add(held.remove(next).handOver());
                 next++;
             }
             return due;

@@ -18,11 +18,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The leader's side of {@link LeaderAsks}: one node's asks reach the handler in the order the
  * node made them, whatever order Ratis' pool delivers them in; a gap is not waited for forever;
- * a resend of an ask still being handled joins it; a node that does not lead hands nothing over.
+ * a resend of an ask still being handled joins it, a restarted node's never joins its previous life's;
+ * a node that does not lead hands nothing over, held asks included.
  */
 class LeaderAsksOrderTest {
     private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
@@ -102,6 +104,88 @@ class LeaderAsksOrderTest {
         assertThat(handed).containsExactly("own");
         pending.get(0).complete(MeshJson.MAPPER.createObjectNode().put("ok", 2));
         assertThat(answer.get(5, TimeUnit.SECONDS).path("ok").asInt()).isEqualTo(2);
+    }
+
+    @Test
+    void aRestartedNodesAskOneNeitherJoinsNorWaitsBehindWhatItsPreviousLifeAsked() throws Exception {
+        LeaderAsks before = asker("n2");
+        LeaderAsks after = asker("n2"); // the same node, restarted: its numbers start at 1 again
+        CompletableFuture<Message> alice = asks.forwarded(before.request("echo", body("alice")));
+        asks.forwarded(before.request("echo", body("a2")));
+        asks.forwarded(before.request("echo", body("a3")));
+        CompletableFuture<Message> bob = asks.forwarded(after.request("echo", body("bob"))); // seq 1 again
+        assertThat(handed).containsExactly("alice", "a2", "a3", "bob");
+        pending.get(0).complete(MeshJson.MAPPER.createObjectNode().put("for", "alice"));
+        pending.get(3).complete(MeshJson.MAPPER.createObjectNode().put("for", "bob"));
+        assertThat(answer(alice).path("answer").path("for").asText()).isEqualTo("alice");
+        assertThat(answer(bob).path("answer").path("for").asText()).isEqualTo("bob");
+        // the new life's order starts afresh: its 3 waits for its 2, whatever the old life reached
+        ObjectNode two = after.request("echo", body("b2"));
+        ObjectNode three = after.request("echo", body("b3"));
+        asks.forwarded(three);
+        assertThat(handed).containsExactly("alice", "a2", "a3", "bob");
+        asks.forwarded(two);
+        assertThat(handed).containsExactly("alice", "a2", "a3", "bob", "b2", "b3");
+    }
+
+    @Test
+    void heldAsksAreRefusedNotHandedOverWhenTheLeadIsLost() throws Exception {
+        asks.forwarded(ask("n2", 1, "a"));
+        CompletableFuture<Message> held = asks.forwarded(ask("n2", 3, "c"));
+        leads.set(false);
+        asks.leadershipChanged();
+        assertThat(answer(held).path("not_leading").asBoolean()).isTrue(); // its asker resends it to the new leader
+        asks.forwarded(ask("n2", 2, "b"));
+        assertThat(handed).containsExactly("a");
+    }
+
+    @Test
+    void anAskLetGoAfterAGapOnANodeThatLostTheLeadIsRefused() throws Exception {
+        asks = asks(LeaderAsks.GAP_MILLIS);
+        asks.forwarded(ask("n2", 1, "a"));
+        CompletableFuture<Message> held = asks.forwarded(ask("n2", 3, "c")); // 2 is lost
+        leads.set(false); // the lead is gone before the node heard of the change
+        assertThat(answer(held).path("not_leading").asBoolean()).isTrue();
+        assertThat(handed).containsExactly("a");
+    }
+
+    @Test
+    void aGapTimerWhoseOrderALeadershipChangeLetGoOfFindsNothingToDo() throws Exception {
+        asks = asks(LeaderAsks.GAP_MILLIS);
+        asks.forwarded(ask("n2", 1, "a"));
+        asks.forwarded(ask("n2", 3, "c")); // the gap timer starts
+        asks.forwarded(ask("n2", 2, "b")); // nothing held any more; the timer still runs
+        asks.leadershipChanged(); // still leading: the drained order is let go
+        // the single scheduler thread runs this after the gap timer, which is due earlier
+        scheduler.schedule(() -> { }, 2 * LeaderAsks.GAP_MILLIS, TimeUnit.MILLISECONDS).get(10, TimeUnit.SECONDS);
+        assertThat(asks.taskFailures()).isZero();
+        assertThat(handed).containsExactly("a", "b", "c");
+    }
+
+    @Test
+    void aResendThatFailsIsCountedAndAnswered() throws Exception {
+        AtomicBoolean looked = new AtomicBoolean();
+        LeaderAsks asker = new LeaderAsks("n2", RaftGroupId.randomId(), null, () -> {
+            if (looked.getAndSet(true)) {
+                throw new IllegalStateException("no view of the group");
+            }
+            return null; // no leader yet: resent later
+        }, () -> false, scheduler);
+        CompletableFuture<ObjectNode> answer = asker.ask("echo", body("x"), Duration.ofSeconds(5));
+        assertThatThrownBy(() -> answer.get(5, TimeUnit.SECONDS)).hasMessageContaining("no view of the group");
+        assertThat(asker.taskFailures()).isEqualTo(1);
+    }
+
+    private LeaderAsks asker(String node) {
+        return new LeaderAsks(node, RaftGroupId.randomId(), null, () -> null, () -> false, scheduler);
+    }
+
+    private static ObjectNode body(String id) {
+        return MeshJson.MAPPER.createObjectNode().put("id", id);
+    }
+
+    private static JsonNode answer(CompletableFuture<Message> m) throws Exception {
+        return MeshJson.tree(m.get(5, TimeUnit.SECONDS).getContent().toByteArray());
     }
 
     private static ObjectNode ask(String origin, long seq, String id) {

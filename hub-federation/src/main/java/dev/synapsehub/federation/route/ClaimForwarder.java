@@ -42,6 +42,8 @@ public final class ClaimForwarder {
     private final dev.synapsehub.federation.trust.PeerRouteSource routes;
     private final FederationMetrics metrics;
     private final Executor connector;
+    /** A close that dropped queued forwards is logged once (each is answered). */
+    private final java.util.concurrent.atomic.AtomicBoolean abandonLogged = new java.util.concurrent.atomic.AtomicBoolean();
     private final boolean sharedName;
     /** On a mesh node, the cluster's leader, which alone holds the links to the owners; null on a single hub. */
     private final ClusterLeader cluster;
@@ -174,8 +176,45 @@ public final class ClaimForwarder {
                 links.retain(Set.of()); // lost the lead meanwhile: the new leader needs the owner's name binding
             }
         });
-        connector.execute(() -> send(body.path("owner").asText(""), request, deadline, answer));
+        onConnector(() -> send(body.path("owner").asText(""), request, deadline, answer), answer);
         return answer;
+    }
+
+    /** A send queued on the connector, with the answer owed should the connector close before running it. */
+    private record QueuedSend(Runnable send, CompletableFuture<ObjectNode> answer) implements Runnable {
+        @Override
+        public void run() {
+            send.run();
+        }
+    }
+
+    /** Queues {@code send}; a connector already closed answers it as a transport failure at once. */
+    private void onConnector(Runnable send, CompletableFuture<ObjectNode> answer) {
+        try {
+            connector.execute(new QueuedSend(send, answer));
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            abandoned(answer);
+        }
+    }
+
+    /**
+     * The node closes: the sends its connector dropped unrun ({@code ExecutorService.shutdownNow})
+     * are answered as transport failures (the asking node refuses its agent plainly), never left
+     * waiting until their bound.
+     */
+    public void abandon(java.util.List<Runnable> dropped) {
+        for (Runnable r : dropped) {
+            if (r instanceof QueuedSend q) {
+                abandoned(q.answer());
+            }
+        }
+    }
+
+    private void abandoned(CompletableFuture<ObjectNode> answer) {
+        if (answer.complete(failure("transport_failure", "the leader closed before sending the forward"))
+                && !abandonLogged.getAndSet(true)) {
+            LOG.warn("The node closed with claim forwards not yet sent: answered as transport failures");
+        }
     }
 
     private static ObjectNode failure(String kind, String detail) {
@@ -222,7 +261,7 @@ public final class ClaimForwarder {
                 long pause = ThreadLocalRandom.current().nextLong(50, 150);
                 if (deadline - System.nanoTime() > TimeUnit.MILLISECONDS.toNanos(pause)) {
                     metrics.forwardOutcomes.increment(route.hubId(), "name_busy_retry");
-                    CompletableFuture.delayedExecutor(pause, TimeUnit.MILLISECONDS, connector)
+                    CompletableFuture.delayedExecutor(pause, TimeUnit.MILLISECONDS, task -> onConnector(task, answer))
                             .execute(() -> send(owner, request, deadline, answer));
                     return;
                 }

@@ -21,9 +21,17 @@ public interface ClusterLeader {
      * Hands {@code body} to the handler {@link #serve served} under {@code service} on the
      * current leader (this node's own when it leads) and completes with its answer. While no
      * leader takes it (an election, a leader not ready yet) it is sent again, until
-     * {@code bound}; it then fails {@link Unreached}, and the handler never saw it. Asks of one
-     * node reach the leader's handler in the order this node made them (once that leader has
-     * seen one of them). Any other failure leaves it unknown whether the handler saw it. Never blocks.
+     * {@code bound}; it then fails {@link Unreached}, and the handler never saw it. Any other
+     * failure leaves it unknown whether the handler saw it. Never blocks.
+     * <p>Order, best effort within limits: asks of one node reach one leader's handler in the
+     * order this node made them, an ask that came early being held a short while (the mesh:
+     * 200 ms) for an earlier one that may never come, after which it goes on without it. The
+     * order holds only from the first ask that leader sees of the node (an earlier ask arriving
+     * later runs at once, not before it); not across a leader change (the new leader starts each
+     * node's order afresh, and the old one refuses what it still held, to be sent again); and not
+     * across a restart of the asking node (each start is a new incarnation with its own order,
+     * never joined to nor ordered against the previous one's asks). A handler that needs order
+     * beyond that must carry its own (a key, a version).
      */
     CompletableFuture<ObjectNode> ask(String service, ObjectNode body, Duration bound);
 
