@@ -296,8 +296,9 @@ public final class ClusterWatch implements AutoCloseable {
     }
 
     /**
-     * The watched hubs contesting {@code ns}: a peer this leader read completely since it began to
-     * lead counts as observed; any other keeps its replicated state (named by {@code recorded}).
+     * The watched hubs contesting {@code ns}: a peer whose view (partial or complete) asserts a live
+     * claim in it; and a peer this leader has not read completely since it began to lead that the
+     * replicated partition ({@code recorded}) names.
      */
     Set<String> contesting(String ns, Partition recorded, double now) {
         String owner = owners.owner(ns);
@@ -308,8 +309,12 @@ public final class ClusterWatch implements AutoCloseable {
                 continue;
             }
             PeerView v = fold.peer(label);
-            boolean observed = v != null && !v.quarantined() && fold.completeAt(label) >= leadSince;
-            if (observed ? asserts(v, ns, now) : recorded != null && recorded.contestingHubs().contains(label)) {
+            boolean followed = v != null && !v.quarantined();
+            boolean complete = followed && fold.completeAt(label) >= leadSince;
+            // a live claim in what was read counts at once, as on a single hub, however much is left to read;
+            // only forgetting a recorded contester (a heal) waits for a complete read by this leader
+            if (followed && asserts(v, ns, now)
+                    || !complete && recorded != null && recorded.contestingHubs().contains(label)) {
                 out.add(label);
             }
         }

@@ -160,6 +160,27 @@ class ClusterWatchTest {
                 .isEqualTo("'hub-x' is not a watched peer");
     }
 
+    @Test
+    void aLiveClaimInAPartialReadIsCountedAtOnceAsOnASingleHub() throws Exception { // review of the mesh watch, 2
+        Pki pki = new Pki(dir);
+        FedHub leader = keep(leaderHub(pki));
+        // 30 events, seq 5 claims in proj: the first step of 10 reads it, then the peer goes silent from seq 9
+        // (the next poll re-reads the last accepted event), so this leader never reads the log to its end
+        FakePeer b = keep(new FakePeer(pki.hub("hub-b"), r -> r.path("after_seq").asLong() >= 9 ? null : page(r, 30, 5)));
+        ClusterWatch watch = keep(watch(pki, leader, 10, Federation.peer("hub-b", b.uri(), b.certs)));
+
+        Await.until("the partition hub-b's live claim makes is recorded", WAIT,
+                () -> governance(leader).partitions().size() == 1);
+        assertThat(governance(leader).partitions().get(0).contestingHubs()).containsExactly("hub-b");
+        assertThat(watch.fold().peer("hub-b").cursor()).as("only the first step was read").isEqualTo(10);
+    }
+
+    private PeerLinks links(FedHub leader) {
+        Pki.HubCerts self = leader.certs;
+        return keep(new PeerLinks("hub-m", keep(ClientIdentity.watching(self.clientFiles().cert(),
+                self.clientFiles().key(), m -> { }))));
+    }
+
     /** A hub that decides everything, governing proj, that the watch proposes its records to. */
     private FedHub leaderHub(Pki pki) throws Exception {
         return new FedHub(pki.hub("hub-m"), dir.resolve("m.db"), new FederationSettings(ServingTrust.none(),
@@ -167,13 +188,16 @@ class ClusterWatchTest {
     }
 
     private ClusterWatch watch(Pki pki, FedHub leader, int eventsPerPoll, WatchPeer... peers) throws Exception {
+        return watch(pki, leader, eventsPerPoll, Mirror::memory, () -> true, links(leader), peers);
+    }
+
+    private ClusterWatch watch(Pki pki, FedHub leader, int eventsPerPoll, ClusterWatch.Mirrors mirrors,
+                               java.util.function.BooleanSupplier decides, PeerLinks links, WatchPeer... peers) {
         Pki.HubCerts self = leader.certs;
         WatchSettings settings = new WatchSettings(List.of(peers), Duration.ofSeconds(1), null,
                 self.clientFiles().cert(), self.clientFiles().key(),
                 new PollBudget(100, eventsPerPoll, Duration.ofSeconds(20)), Duration.ofSeconds(10));
-        PeerLinks links = keep(new PeerLinks("hub-m", keep(ClientIdentity.watching(self.clientFiles().cert(),
-                self.clientFiles().key(), m -> { }))));
-        ClusterWatch w = new ClusterWatch(leader.server.services(), settings, OWNERS, Mirror::memory, () -> true, links);
+        ClusterWatch w = new ClusterWatch(leader.server.services(), settings, OWNERS, mirrors, decides, links);
         w.start();
         return w;
     }
