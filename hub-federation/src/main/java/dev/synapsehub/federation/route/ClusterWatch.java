@@ -124,9 +124,14 @@ public final class ClusterWatch implements AutoCloseable {
         }
         AdvisoryFold next = new AdvisoryFold();
         LogWatch w;
+        Mirror mirror = null;
         try {
-            w = new LogWatch(settings, next, mirrors.open(), audit, hub.hubId(), () -> hub.clock().nowSeconds());
-        } catch (Mirror.MirrorException e) {
+            mirror = mirrors.open();
+            w = new LogWatch(settings, next, mirror, audit, hub.hubId(), () -> hub.clock().nowSeconds());
+        } catch (Mirror.MirrorException | RuntimeException e) {
+            if (mirror != null) {
+                mirror.close(); // opened, then unreadable: tried again next tick, so it must not stay open
+            }
             failed("cluster watch: cannot open this node's mirror; it leads without watching: " + e.getMessage(), null);
             return;
         }

@@ -175,6 +175,44 @@ class ClusterWatchTest {
         assertThat(watch.fold().peer("hub-b").cursor()).as("only the first step was read").isEqualTo(10);
     }
 
+    @Test
+    void aMirrorThatOpensButCannotBeReadIsClosedBeforeTheNextTry() throws Exception { // review of the mesh watch, 4
+        Pki pki = new Pki(dir);
+        FedHub leader = keep(leaderHub(pki));
+        FakePeer b = keep(new FakePeer(pki.hub("hub-b"), r -> page(r, 3, 0)));
+        java.util.concurrent.atomic.AtomicInteger opened = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger closed = new java.util.concurrent.atomic.AtomicInteger();
+        ClusterWatch.Mirrors unreadable = () -> {
+            opened.incrementAndGet();
+            Mirror inner = Mirror.memory();
+            return new Mirror() {
+                public List<dev.synapsehub.federation.follow.PeerView> load() throws MirrorException {
+                    throw new MirrorException("unreadable mirror", null);
+                }
+                public String fingerprint(String peer) throws MirrorException {
+                    return inner.fingerprint(peer);
+                }
+                public void commit(dev.synapsehub.federation.follow.PeerView view, String fingerprint,
+                                   java.util.Collection<dev.synapsehub.federation.follow.ObservedClaim> upserts,
+                                   java.util.Collection<String> releases) throws MirrorException {
+                    inner.commit(view, fingerprint, upserts, releases);
+                }
+                public void reset(dev.synapsehub.federation.follow.PeerView view) throws MirrorException {
+                    inner.reset(view);
+                }
+                public void close() {
+                    closed.incrementAndGet();
+                    inner.close();
+                }
+            };
+        };
+        keep(watch(pki, leader, 100, unreadable, () -> true, links(leader), Federation.peer("hub-b", b.uri(), b.certs)));
+
+        Await.until("three tries to lead", WAIT, () -> opened.get() >= 3);
+        Await.until("every mirror opened but the one being tried is closed", WAIT, () -> closed.get() >= opened.get() - 1);
+        assertThat(b.requests.get()).as("never watched: nothing polled").isZero();
+    }
+
     private PeerLinks links(FedHub leader) {
         Pki.HubCerts self = leader.certs;
         return keep(new PeerLinks("hub-m", keep(ClientIdentity.watching(self.clientFiles().cert(),
