@@ -94,7 +94,7 @@ public final class MeshFederationExtension implements HubExtension {
     private dev.synapsehub.net.extension.ClusterLeader cluster;
     // --multihub-watch (the cluster watch): polls on the leader's links, the same ones the forwards use
     private Watching watching = Watching.NONE;
-    private dev.synapsehub.federation.route.ClusterWatch clusterWatch;
+    private volatile dev.synapsehub.federation.route.ClusterWatch clusterWatch; // read by the leadership listener
     private HubServices hub;
     private final LabelledCounters askFailures = new LabelledCounters("synapse_mesh_operator_ask_failures_total",
             "Operator recoveries and advisory-view queries this node took that the cluster's leader did not answer.",
@@ -209,6 +209,9 @@ public final class MeshFederationExtension implements HubExtension {
                             com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.arrayNode())));
             cluster.onLeadershipChange(() -> {
                 if (!cluster.leadsHere()) {
+                    if (clusterWatch != null) {
+                        clusterWatch.leadershipChanged(); // its followers stop before the links are released
+                    }
                     links.retain(Set.of()); // a node that is not the leader holds no link: the new leader needs the name
                 }
             });

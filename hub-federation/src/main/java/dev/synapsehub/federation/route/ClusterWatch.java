@@ -73,7 +73,7 @@ public final class ClusterWatch implements AutoCloseable {
             "Partition records this node proposed as leader and the cluster committed.", "kind");
     private final AtomicLong failures = new AtomicLong();
     private final AtomicLong comparisons = new AtomicLong();
-    private LogWatch watch;
+    private volatile LogWatch watch; // written on the watch thread; halted from a leadership listener too
     private volatile AdvisoryFold fold = new AdvisoryFold();
     private double leadSince;
     private String lastFailure;
@@ -147,8 +147,12 @@ public final class ClusterWatch implements AutoCloseable {
         }
         leadSince = hub.clock().nowSeconds();
         fold = next;
+        w.start(links, decides); // a follower takes no link once this node stops deciding
         watch = w;
-        w.start(links);
+        if (!decides.getAsBoolean()) { // lost the lead while starting: a listener may have missed this watch
+            stop();
+            return;
+        }
         LOG.info("cluster watch: this node leads; it polls {} watched peer(s) for the cluster, keeping {} recorded "
                 + "partition(s) until it has read each peer itself", settings.peers().size(),
                 replicated.partitions().size());
@@ -375,10 +379,36 @@ public final class ClusterWatch implements AutoCloseable {
         }
     }
 
+    /**
+     * This node's leadership may have changed (any thread; never blocks): one that no longer
+     * decides stops its followers at once, wherever the watch thread is (a read of the replicated
+     * state or a proposal can hold it for seconds), and the watch thread then closes the watch
+     * and releases the links.
+     */
+    public void leadershipChanged() {
+        if (decides.getAsBoolean()) {
+            return;
+        }
+        LogWatch w = watch;
+        if (w != null) {
+            w.halt();
+        }
+        try {
+            thread.execute(this::tick);
+        } catch (java.util.concurrent.RejectedExecutionException closed) {
+            // closed: nothing polls any more
+        }
+    }
+
     private void stop() {
-        watch.close();
+        watch.close(); // waits for the followers: none is left opening a link after this
         watch = null;
         fold = new AdvisoryFold();
+        if (!decides.getAsBoolean()) {
+            // a follower may have opened a link between the lead's loss and the listener's release of the
+            // links: the peer would bind the cluster's hub id to it and refuse the new leader (name_conflict)
+            links.retain(Set.of());
+        }
     }
 
     /** The leader's fold of the watched peers (empty on a follower). */

@@ -213,6 +213,43 @@ class ClusterWatchTest {
         assertThat(b.requests.get()).as("never watched: nothing polled").isZero();
     }
 
+    @Test
+    void aNodeThatLosesTheLeadStopsPollingAtOnceAndHoldsNoLink() throws Exception { // review of the mesh watch, 3
+        Pki pki = new Pki(dir);
+        FedHub leader = keep(leaderHub(pki));
+        FakePeer b = keep(new FakePeer(pki.hub("hub-b"), r -> page(r, 1_000_000, 0))); // always more to read
+        AtomicBoolean decides = new AtomicBoolean(true);
+        // the watch thread is held (as in a read of the replicated state behind a busy actor, or a proposal) from
+        // the moment the lead is lost until the latch opens: the listener alone must stop the polls
+        java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+        java.util.function.BooleanSupplier decidesHeld = () -> {
+            if (!decides.get() && Thread.currentThread().getName().equals("synapse-cluster-watch")) {
+                try {
+                    held.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return decides.get();
+        };
+        PeerLinks links = links(leader);
+        ClusterWatch watch = keep(watch(pki, leader, 10, Mirror::memory, decidesHeld, links,
+                Federation.peer("hub-b", b.uri(), b.certs)));
+        Await.until("hub-b is polled", WAIT, () -> b.requests.get() >= 3);
+
+        // the extension's listener tells the watch, then releases the links
+        decides.set(false);
+        watch.leadershipChanged();
+        links.retain(java.util.Set.of());
+        int polled = b.requests.get();
+        Thread.sleep(2_500); // longer than the followers' 1 s interval: an unstopped follower polls (and relinks) again
+        assertThat(b.requests.get()).as("no poll after the lead was lost").isLessThanOrEqualTo(polled + 1);
+        held.countDown();
+        Await.until("the watch stopped", WAIT, () -> watch.fold().peers().isEmpty());
+        assertThat(links.held()).as("no link held by a node that does not decide").isEmpty();
+        assertThat(b.requests.get()).isLessThanOrEqualTo(polled + 1);
+    }
+
     private PeerLinks links(FedHub leader) {
         Pki.HubCerts self = leader.certs;
         return keep(new PeerLinks("hub-m", keep(ClientIdentity.watching(self.clientFiles().cert(),
