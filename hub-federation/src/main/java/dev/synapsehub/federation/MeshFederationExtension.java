@@ -169,7 +169,10 @@ public final class MeshFederationExtension implements HubExtension {
     private void bindAll(HubServices hub, ClaimService claims) {
         this.hub = hub;
         logServer = new LogServer(hub, trust, journal, metrics);
-        OwnershipResolver resolver = new OwnershipResolver(owners, new AdvisoryFold());
+        // the partitions the cluster committed, as this node applied them: every edge (the claims it would forward,
+        // relays, dead letters, peers' claims) refuses them as a single hub does; the leader's actor re-checks too
+        OwnershipResolver resolver = new OwnershipResolver(owners, new AdvisoryFold(),
+                () -> hub.actor().committedPartitions());
         // the owner binds the cluster's one hub id to one connection, so only the leader holds a link to it, warm as
         // a single hub's; every node hands its agents' forwards to the leader, and the owner's keyed ledger makes a
         // retry through another node (or after a leader change) an answer rather than a second grant
