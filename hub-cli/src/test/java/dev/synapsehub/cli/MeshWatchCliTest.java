@@ -81,7 +81,7 @@ class MeshWatchCliTest {
 
         List<HubDaemon> nodes = MeshNodes.start(hubs, dir, List.of("--hub-id", "hub-m",
                 "--tls-certfile", serverFiles.cert().toString(), "--tls-keyfile", serverFiles.key().toString(),
-                "--namespace-owner", "proj=hub-m",
+                "--namespace-owner", "proj=hub-m", "--namespace-owner", "lab=hub-x",
                 "--multihub-watch", "hub-d=" + deadUri, "--multihub-watch-pin", "hub-d=" + peerServer.pin().text(),
                 "--multihub-watch", "hub-b=" + peerUri, "--multihub-watch-pin", "hub-b=" + peerServer.pin().text(),
                 "--multihub-client-certfile", meshClientFiles.cert().toString(),
@@ -97,10 +97,27 @@ class MeshWatchCliTest {
         HubClient zed = HubClient.connect(peerUri, WAIT, ClientTls.pinned(peerServer.pin()));
         zed.register("proj/zed", null, WAIT);
         assertThat(claim(zed, "proj/zed", "Z-1").path("type").asText()).isEqualTo("claim_granted");
+        // and one in lab, which hub-x owns: partitioned too, though no claim of lab is decided by the cluster
+        HubClient lab = HubClient.connect(peerUri, WAIT, ClientTls.pinned(peerServer.pin()));
+        lab.register("lab/zed", null, WAIT);
+        assertThat(claim(lab, "lab/zed", "Z-2").path("type").asText()).isEqualTo("claim_granted");
         HubDaemon leader = await("a leader", () -> leader(nodes) != null) ? leader(nodes) : null;
-        await("the leader recorded the partition though hub-d never answered",
-                () -> governance(leader(nodes)).partitions().size() == 1);
-        assertThat(governance(leader).partitions().get(0).contestingHubs()).containsExactly("hub-b");
+        await("the leader recorded the partitions though hub-d never answered",
+                () -> governance(leader(nodes)).partitions().size() == 2);
+        assertThat(governance(leader).partitions().get(1).namespace()).isEqualTo("proj");
+        assertThat(governance(leader).partitions().get(1).contestingHubs()).containsExactly("hub-b");
+        // a claim in another hub's partitioned namespace is refused partitioned at every node's edge, as a single
+        // hub with the same flags answers it (not remote: it is not forwarded, nor refused for want of a route)
+        for (int i = 0; i < 3; i++) {
+            int node = i;
+            await("node " + i + " applied lab's partition", () -> !governance(nodes.get(node)).partitions().isEmpty());
+            HubClient labAgent = agent(nodes.get(i), server, "lab/agent-" + i);
+            ObjectNode refused = claim(labAgent, "lab/agent-" + i, "L-" + i);
+            assertThat(refused.path("type").asText()).as(refused.toString()).isEqualTo("claim_denied");
+            assertThat(refused.path("ownership").asText()).as(refused.toString()).isEqualTo("partitioned");
+            assertThat(refused.path("owner_hub_id").asText()).isEqualTo("hub-x");
+            labAgent.close();
+        }
         // at once through every node, the followers included (decided by the leader's actor)
         for (int i = 0; i < 3; i++) {
             ObjectNode refused = claim(agents.get(i), "proj/agent-" + i, "R-" + i);
@@ -129,7 +146,8 @@ class MeshWatchCliTest {
         ObjectNode release = zed.frame("proj/zed", "release");
         release.put("task_id", "Z-1");
         zed.send(release);
-        await("the new leader healed", () -> governance(next).partitions().isEmpty());
+        await("the new leader healed proj", () -> governance(next).partitions().size() == 1);
+        assertThat(governance(next).partitions().get(0).namespace()).as("lab stays contested").isEqualTo("lab");
         assertThat(watch(next).fold().completeAt("hub-b")).as("after a complete read of hub-b by the new leader")
                 .isPositive();
         for (int i = 0; i < 3; i++) {
@@ -140,6 +158,7 @@ class MeshWatchCliTest {
             assertThat(granted.path("type").asText()).as(granted.toString()).isEqualTo("claim_granted");
         }
         zed.close();
+        lab.close();
         for (HubClient a : agents) {
             a.close();
         }

@@ -94,7 +94,7 @@ public final class MeshFederationExtension implements HubExtension {
     private dev.synapsehub.net.extension.ClusterLeader cluster;
     // --multihub-watch (the cluster watch): polls on the leader's links, the same ones the forwards use
     private Watching watching = Watching.NONE;
-    private dev.synapsehub.federation.route.ClusterWatch clusterWatch;
+    private volatile dev.synapsehub.federation.route.ClusterWatch clusterWatch; // read by the leadership listener
     private HubServices hub;
     private final LabelledCounters askFailures = new LabelledCounters("synapse_mesh_operator_ask_failures_total",
             "Operator recoveries and advisory-view queries this node took that the cluster's leader did not answer.",
@@ -169,7 +169,10 @@ public final class MeshFederationExtension implements HubExtension {
     private void bindAll(HubServices hub, ClaimService claims) {
         this.hub = hub;
         logServer = new LogServer(hub, trust, journal, metrics);
-        OwnershipResolver resolver = new OwnershipResolver(owners, new AdvisoryFold());
+        // the partitions the cluster committed, as this node applied them: every edge (the claims it would forward,
+        // relays, dead letters, peers' claims) refuses them as a single hub does; the leader's actor re-checks too
+        OwnershipResolver resolver = new OwnershipResolver(owners, new AdvisoryFold(),
+                () -> hub.actor().committedPartitions());
         // the owner binds the cluster's one hub id to one connection, so only the leader holds a link to it, warm as
         // a single hub's; every node hands its agents' forwards to the leader, and the owner's keyed ledger makes a
         // retry through another node (or after a leader change) an answer rather than a second grant
@@ -209,6 +212,9 @@ public final class MeshFederationExtension implements HubExtension {
                             com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.arrayNode())));
             cluster.onLeadershipChange(() -> {
                 if (!cluster.leadsHere()) {
+                    if (clusterWatch != null) {
+                        clusterWatch.leadershipChanged(); // its followers stop before the links are released
+                    }
                     links.retain(Set.of()); // a node that is not the leader holds no link: the new leader needs the name
                 }
             });

@@ -266,6 +266,11 @@ public final class CoordinationActor implements AutoCloseable {
         return state.pins().findCommitted(name);
     }
 
+    /** The namespaces partitioned by committed federation records (replicated governance); safe from any thread. */
+    public java.util.Set<String> committedPartitions() {
+        return state.governance().committedPartitions();
+    }
+
     /** Why the actor stopped for good, if it did; empty while it runs (or after a clean close). */
     public Optional<Throwable> failure() {
         return Optional.ofNullable(failure);

@@ -30,6 +30,9 @@ public final class NamespaceGovernance {
     private final Map<String, String> quarantines = new TreeMap<>();
     private final UndoLog undo;
     private Map<String, String> governed = Map.of();
+    /** The partitioned namespaces as of the last ended batch: the edge's view (a rolled-back record never shows). */
+    private volatile java.util.Set<String> committedPartitions = java.util.Set.of();
+    private boolean publishPending;
 
     /** Governance recording its changes in {@code undo}. */
     public NamespaceGovernance(UndoLog undo) {
@@ -119,6 +122,24 @@ public final class NamespaceGovernance {
                 map.put(key, before);
             }
         });
+        if (!publishPending) {
+            publishPending = true;
+            undo.atBatchEnd(this::publish); // at once outside a batch; after the undo steps on a rollback
+        }
+    }
+
+    private void publish() {
+        publishPending = false;
+        committedPartitions = java.util.Set.copyOf(partitions.keySet());
+    }
+
+    /**
+     * The namespaces partitioned as of the last ended batch, whatever the claims governed here;
+     * safe from any thread. A mesh node's edge refuses a claim it would forward by it (a forwarded
+     * claim never reaches the leader's {@link #refusal}).
+     */
+    public java.util.Set<String> committedPartitions() {
+        return committedPartitions;
     }
 
     /** The unresolved partitions, by namespace. */
@@ -145,6 +166,7 @@ public final class NamespaceGovernance {
             partitions.put(p.namespace(), p);
         }
         quarantines.putAll(image.quarantines());
+        committedPartitions = java.util.Set.copyOf(partitions.keySet());
     }
 
     /**

@@ -70,7 +70,7 @@ public final class CoordinationState {
     private CardRegistry cards;
     private volatile IdentityPinRegistry pins = new IdentityPinRegistry(undo); // read by the edge (committed view)
     private dev.synapsehub.core.memory.FindingQuota findings = new dev.synapsehub.core.memory.FindingQuota(undo);
-    private dev.synapsehub.core.governance.NamespaceGovernance governance =
+    private volatile dev.synapsehub.core.governance.NamespaceGovernance governance = // read by the edge (committed view)
             new dev.synapsehub.core.governance.NamespaceGovernance(undo);
     private java.util.Map<String, String> governedOwners = java.util.Map.of();
     private final RegistryLimits limits;

@@ -98,6 +98,29 @@ class NamespaceGovernanceTest {
     }
 
     /** Decides and applies one audit record, as the actor does. */
+    @Test
+    void theEdgesViewShowsAPartitionOnlyOnceItsBatchEndsAndNeverOneRolledBack() {
+        CoordinationEvent partition = new CoordinationState().decide(new AuditRecordCommand("hub-m", "multihub_partition",
+                "{\"namespace\":\"lab\",\"owner_hub_id\":\"hub-x\",\"contesting_hubs\":[\"hub-b\"]}"), T).events().get(0);
+        CoordinationEvent heal = new CoordinationState().decide(new AuditRecordCommand("hub-m", "multihub_heal",
+                "{\"namespace\":\"lab\",\"previous_contesting_hubs\":[\"hub-b\"]}"), T).events().get(0);
+        dev.synapsehub.core.undo.UndoLog undo = new dev.synapsehub.core.undo.UndoLog();
+        NamespaceGovernance g = new NamespaceGovernance(undo); // not governing lab: the edge's view holds it all the same
+
+        undo.begin();
+        g.apply(partition);
+        assertThat(g.committedPartitions()).as("not before the batch ends").isEmpty();
+        undo.rollback();
+        assertThat(g.committedPartitions()).as("rolled back: never shown").isEmpty();
+
+        undo.begin();
+        g.apply(partition);
+        undo.commit();
+        assertThat(g.committedPartitions()).containsExactly("lab");
+        g.apply(heal); // outside a batch: at once
+        assertThat(g.committedPartitions()).isEmpty();
+    }
+
     private static void apply(CoordinationState state, String kind, String payload) {
         List<CoordinationEvent> events = state.decide(new AuditRecordCommand("hub-m", kind, payload), T).events();
         for (CoordinationEvent e : events) {

@@ -37,6 +37,8 @@ public final class LogWatch implements AutoCloseable {
     private final WatchMetrics metrics = new WatchMetrics();
     private final Map<String, ScheduledExecutorService> threads = new LinkedHashMap<>();
     private final Map<String, PeerFollower> followers = new LinkedHashMap<>();
+    /** Whether a follower may open (or take) a link now: on a mesh, only while this node decides. */
+    private volatile java.util.function.BooleanSupplier mayLink = () -> true;
 
     public LogWatch(WatchSettings settings, AdvisoryFold fold, Mirror mirror, AuditJournal audit, String localHubId,
                     DoubleSupplier clock) throws Mirror.MirrorException {
@@ -68,6 +70,16 @@ public final class LogWatch implements AutoCloseable {
 
     /** Starts following every peer through {@code links}, with the routes the flags gave. */
     public void start(PeerLinks links) {
+        start(links, () -> true);
+    }
+
+    /**
+     * As {@link #start(PeerLinks)}, a follower taking a link only while {@code mayLink} holds (on a
+     * mesh: while this node decides; a link it opened after losing the lead would hold the cluster's
+     * hub id at the peer, which then refuses the new leader's connection as a name conflict).
+     */
+    public void start(PeerLinks links, java.util.function.BooleanSupplier mayLink) {
+        this.mayLink = mayLink;
         java.util.Map<String, dev.synapsehub.federation.trust.PeerRoute> routes = new LinkedHashMap<>();
         for (WatchPeer p : settings.peers()) {
             routes.put(p.label(), new dev.synapsehub.federation.trust.PeerRoute(p.label(), p.uri(), p.pin(),
@@ -91,6 +103,10 @@ public final class LogWatch implements AutoCloseable {
                 return t;
             });
             PeerFollower.LinkFor linkFor = () -> {
+                if (!mayLink.getAsBoolean()) {
+                    throw new java.io.IOException("this node no longer decides for the cluster; it does not poll '"
+                            + p.label() + "'");
+                }
                 PeerRoutes now = source.current();
                 dev.synapsehub.federation.trust.PeerRoute r = now.watch().get(p.label());
                 for (String added : now.watch().keySet()) {
@@ -163,6 +179,11 @@ public final class LogWatch implements AutoCloseable {
             thread.execute(followers.get(peer)::pollOnce);
             return "recovered peer '" + peer + "'; log generation " + next.generation() + ", following from seq 0";
         }, thread);
+    }
+
+    /** Stops every follower at once (interrupting a poll), without waiting; never blocks. {@link #close} still follows. */
+    public void halt() {
+        threads.values().forEach(ScheduledExecutorService::shutdownNow);
     }
 
     @Override

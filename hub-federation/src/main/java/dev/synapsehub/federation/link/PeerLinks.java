@@ -87,7 +87,12 @@ public final class PeerLinks implements AutoCloseable {
         });
     }
 
-    @Override
+    /** The URIs this node holds a link to now (status, tests). */
+    public java.util.Set<String> held() {
+        return java.util.Set.copyOf(links.keySet());
+    }
+
+        @Override
     public void close() {
         links.values().forEach(m -> m.link().close());
     }

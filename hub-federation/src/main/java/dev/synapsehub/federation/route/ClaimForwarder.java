@@ -170,6 +170,13 @@ public final class ClaimForwarder {
         if (!(frame instanceof ObjectNode request) || !body.path("bound_ms").canConvertToLong()) {
             return CompletableFuture.completedFuture(failure("transport_failure", "malformed forward"));
         }
+        Resolution now = resolver.resolve(request.path("claimant").asText(""), hub.clock().nowSeconds());
+        if (now.ownership() == Ownership.PARTITIONED) {
+            // the asking node's edge may not have applied the partition record yet: the leader has
+            ObjectNode refused = JsonNodeFactory.instance.objectNode();
+            refused.put("refused", Ownership.PARTITIONED.wire());
+            return CompletableFuture.completedFuture(refused);
+        }
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(1, body.path("bound_ms").asLong()));
         answer.whenComplete((a, f) -> {
             if (cluster != null && !cluster.leadsHere()) {
@@ -285,6 +292,11 @@ public final class ClaimForwarder {
             detail = String.valueOf(cause.getMessage());
         } else if (answer.get("result") instanceof ObjectNode result) {
             relay(claim, taskId, res, result);
+            return;
+        } else if (Ownership.PARTITIONED.wire().equals(answer.path("refused").asText())) {
+            metrics.forwardedClaimsDenied.incrementAndGet();
+            metrics.forwardOutcomes.increment(owner, "partitioned");
+            refuse(claim, taskId, new Resolution(Ownership.PARTITIONED, res.namespace(), res.ownerHubId()));
             return;
         } else {
             kind = "timeout".equals(answer.path("failure").asText()) ? "timeout" : "transport_failure";

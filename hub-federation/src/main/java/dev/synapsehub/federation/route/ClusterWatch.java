@@ -73,7 +73,7 @@ public final class ClusterWatch implements AutoCloseable {
             "Partition records this node proposed as leader and the cluster committed.", "kind");
     private final AtomicLong failures = new AtomicLong();
     private final AtomicLong comparisons = new AtomicLong();
-    private LogWatch watch;
+    private volatile LogWatch watch; // written on the watch thread; halted from a leadership listener too
     private volatile AdvisoryFold fold = new AdvisoryFold();
     private double leadSince;
     private String lastFailure;
@@ -124,9 +124,14 @@ public final class ClusterWatch implements AutoCloseable {
         }
         AdvisoryFold next = new AdvisoryFold();
         LogWatch w;
+        Mirror mirror = null;
         try {
-            w = new LogWatch(settings, next, mirrors.open(), audit, hub.hubId(), () -> hub.clock().nowSeconds());
-        } catch (Mirror.MirrorException e) {
+            mirror = mirrors.open();
+            w = new LogWatch(settings, next, mirror, audit, hub.hubId(), () -> hub.clock().nowSeconds());
+        } catch (Mirror.MirrorException | RuntimeException e) {
+            if (mirror != null) {
+                mirror.close(); // opened, then unreadable: tried again next tick, so it must not stay open
+            }
             failed("cluster watch: cannot open this node's mirror; it leads without watching: " + e.getMessage(), null);
             return;
         }
@@ -142,8 +147,12 @@ public final class ClusterWatch implements AutoCloseable {
         }
         leadSince = hub.clock().nowSeconds();
         fold = next;
+        w.start(links, decides); // a follower takes no link once this node stops deciding
         watch = w;
-        w.start(links);
+        if (!decides.getAsBoolean()) { // lost the lead while starting: a listener may have missed this watch
+            stop();
+            return;
+        }
         LOG.info("cluster watch: this node leads; it polls {} watched peer(s) for the cluster, keeping {} recorded "
                 + "partition(s) until it has read each peer itself", settings.peers().size(),
                 replicated.partitions().size());
@@ -296,8 +305,9 @@ public final class ClusterWatch implements AutoCloseable {
     }
 
     /**
-     * The watched hubs contesting {@code ns}: a peer this leader read completely since it began to
-     * lead counts as observed; any other keeps its replicated state (named by {@code recorded}).
+     * The watched hubs contesting {@code ns}: a peer whose view (partial or complete) asserts a live
+     * claim in it; and a peer this leader has not read completely since it began to lead that the
+     * replicated partition ({@code recorded}) names.
      */
     Set<String> contesting(String ns, Partition recorded, double now) {
         String owner = owners.owner(ns);
@@ -308,8 +318,12 @@ public final class ClusterWatch implements AutoCloseable {
                 continue;
             }
             PeerView v = fold.peer(label);
-            boolean observed = v != null && !v.quarantined() && fold.completeAt(label) >= leadSince;
-            if (observed ? asserts(v, ns, now) : recorded != null && recorded.contestingHubs().contains(label)) {
+            boolean followed = v != null && !v.quarantined();
+            boolean complete = followed && fold.completeAt(label) >= leadSince;
+            // a live claim in what was read counts at once, as on a single hub, however much is left to read;
+            // only forgetting a recorded contester (a heal) waits for a complete read by this leader
+            if (followed && asserts(v, ns, now)
+                    || !complete && recorded != null && recorded.contestingHubs().contains(label)) {
                 out.add(label);
             }
         }
@@ -365,10 +379,36 @@ public final class ClusterWatch implements AutoCloseable {
         }
     }
 
+    /**
+     * This node's leadership may have changed (any thread; never blocks): one that no longer
+     * decides stops its followers at once, wherever the watch thread is (a read of the replicated
+     * state or a proposal can hold it for seconds), and the watch thread then closes the watch
+     * and releases the links.
+     */
+    public void leadershipChanged() {
+        if (decides.getAsBoolean()) {
+            return;
+        }
+        LogWatch w = watch;
+        if (w != null) {
+            w.halt();
+        }
+        try {
+            thread.execute(this::tick);
+        } catch (java.util.concurrent.RejectedExecutionException closed) {
+            // closed: nothing polls any more
+        }
+    }
+
     private void stop() {
-        watch.close();
+        watch.close(); // waits for the followers: none is left opening a link after this
         watch = null;
         fold = new AdvisoryFold();
+        if (!decides.getAsBoolean()) {
+            // a follower may have opened a link between the lead's loss and the listener's release of the
+            // links: the peer would bind the cluster's hub id to it and refuse the new leader (name_conflict)
+            links.retain(Set.of());
+        }
     }
 
     /** The leader's fold of the watched peers (empty on a follower). */

@@ -17,10 +17,23 @@ public final class OwnershipResolver {
     private final NamespaceOwners owners;
     private final AdvisoryFold fold;
     private final Set<String> journaledPartitions = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final java.util.function.Supplier<Set<String>> recordedPartitions;
 
     public OwnershipResolver(NamespaceOwners owners, AdvisoryFold fold) {
+        this(owners, fold, Set::of);
+    }
+
+    /**
+     * A resolver that also refuses the namespaces {@code recordedPartitions} names: on a mesh
+     * node, the partitions the cluster committed and this node applied (its own fold is empty:
+     * only the leader watches), so a claim it would forward or serve is refused {@code partitioned}
+     * at its edge, as a single hub refuses one. Read on every resolution; must be safe from any thread.
+     */
+    public OwnershipResolver(NamespaceOwners owners, AdvisoryFold fold,
+                             java.util.function.Supplier<Set<String>> recordedPartitions) {
         this.owners = owners;
         this.fold = fold;
+        this.recordedPartitions = recordedPartitions;
     }
 
     /**
@@ -42,7 +55,7 @@ public final class OwnershipResolver {
         if (owner == null) {
             return new Resolution(Ownership.UNGOVERNED, ns, null);
         }
-        if (journaledPartitions.contains(ns) || !contesting(ns, now).isEmpty()) {
+        if (journaledPartitions.contains(ns) || recordedPartitions.get().contains(ns) || !contesting(ns, now).isEmpty()) {
             return new Resolution(Ownership.PARTITIONED, ns, owner);
         }
         return new Resolution(owner.equals(owners.localHubId()) ? Ownership.LOCAL : Ownership.REMOTE, ns, owner);

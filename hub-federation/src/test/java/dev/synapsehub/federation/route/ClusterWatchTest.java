@@ -160,6 +160,102 @@ class ClusterWatchTest {
                 .isEqualTo("'hub-x' is not a watched peer");
     }
 
+    @Test
+    void aLiveClaimInAPartialReadIsCountedAtOnceAsOnASingleHub() throws Exception { // review of the mesh watch, 2
+        Pki pki = new Pki(dir);
+        FedHub leader = keep(leaderHub(pki));
+        // 30 events, seq 5 claims in proj: the first step of 10 reads it, then the peer goes silent from seq 9
+        // (the next poll re-reads the last accepted event), so this leader never reads the log to its end
+        FakePeer b = keep(new FakePeer(pki.hub("hub-b"), r -> r.path("after_seq").asLong() >= 9 ? null : page(r, 30, 5)));
+        ClusterWatch watch = keep(watch(pki, leader, 10, Federation.peer("hub-b", b.uri(), b.certs)));
+
+        Await.until("the partition hub-b's live claim makes is recorded", WAIT,
+                () -> governance(leader).partitions().size() == 1);
+        assertThat(governance(leader).partitions().get(0).contestingHubs()).containsExactly("hub-b");
+        assertThat(watch.fold().peer("hub-b").cursor()).as("only the first step was read").isEqualTo(10);
+    }
+
+    @Test
+    void aMirrorThatOpensButCannotBeReadIsClosedBeforeTheNextTry() throws Exception { // review of the mesh watch, 4
+        Pki pki = new Pki(dir);
+        FedHub leader = keep(leaderHub(pki));
+        FakePeer b = keep(new FakePeer(pki.hub("hub-b"), r -> page(r, 3, 0)));
+        java.util.concurrent.atomic.AtomicInteger opened = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger closed = new java.util.concurrent.atomic.AtomicInteger();
+        ClusterWatch.Mirrors unreadable = () -> {
+            opened.incrementAndGet();
+            Mirror inner = Mirror.memory();
+            return new Mirror() {
+                public List<dev.synapsehub.federation.follow.PeerView> load() throws MirrorException {
+                    throw new MirrorException("unreadable mirror", null);
+                }
+                public String fingerprint(String peer) throws MirrorException {
+                    return inner.fingerprint(peer);
+                }
+                public void commit(dev.synapsehub.federation.follow.PeerView view, String fingerprint,
+                                   java.util.Collection<dev.synapsehub.federation.follow.ObservedClaim> upserts,
+                                   java.util.Collection<String> releases) throws MirrorException {
+                    inner.commit(view, fingerprint, upserts, releases);
+                }
+                public void reset(dev.synapsehub.federation.follow.PeerView view) throws MirrorException {
+                    inner.reset(view);
+                }
+                public void close() {
+                    closed.incrementAndGet();
+                    inner.close();
+                }
+            };
+        };
+        keep(watch(pki, leader, 100, unreadable, () -> true, links(leader), Federation.peer("hub-b", b.uri(), b.certs)));
+
+        Await.until("three tries to lead", WAIT, () -> opened.get() >= 3);
+        Await.until("every mirror opened but the one being tried is closed", WAIT, () -> closed.get() >= opened.get() - 1);
+        assertThat(b.requests.get()).as("never watched: nothing polled").isZero();
+    }
+
+    @Test
+    void aNodeThatLosesTheLeadStopsPollingAtOnceAndHoldsNoLink() throws Exception { // review of the mesh watch, 3
+        Pki pki = new Pki(dir);
+        FedHub leader = keep(leaderHub(pki));
+        FakePeer b = keep(new FakePeer(pki.hub("hub-b"), r -> page(r, 1_000_000, 0))); // always more to read
+        AtomicBoolean decides = new AtomicBoolean(true);
+        // the watch thread is held (as in a read of the replicated state behind a busy actor, or a proposal) from
+        // the moment the lead is lost until the latch opens: the listener alone must stop the polls
+        java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+        java.util.function.BooleanSupplier decidesHeld = () -> {
+            if (!decides.get() && Thread.currentThread().getName().equals("synapse-cluster-watch")) {
+                try {
+                    held.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return decides.get();
+        };
+        PeerLinks links = links(leader);
+        ClusterWatch watch = keep(watch(pki, leader, 10, Mirror::memory, decidesHeld, links,
+                Federation.peer("hub-b", b.uri(), b.certs)));
+        Await.until("hub-b is polled", WAIT, () -> b.requests.get() >= 3);
+
+        // the extension's listener tells the watch, then releases the links
+        decides.set(false);
+        watch.leadershipChanged();
+        links.retain(java.util.Set.of());
+        int polled = b.requests.get();
+        Thread.sleep(2_500); // longer than the followers' 1 s interval: an unstopped follower polls (and relinks) again
+        assertThat(b.requests.get()).as("no poll after the lead was lost").isLessThanOrEqualTo(polled + 1);
+        held.countDown();
+        Await.until("the watch stopped", WAIT, () -> watch.fold().peers().isEmpty());
+        assertThat(links.held()).as("no link held by a node that does not decide").isEmpty();
+        assertThat(b.requests.get()).isLessThanOrEqualTo(polled + 1);
+    }
+
+    private PeerLinks links(FedHub leader) {
+        Pki.HubCerts self = leader.certs;
+        return keep(new PeerLinks("hub-m", keep(ClientIdentity.watching(self.clientFiles().cert(),
+                self.clientFiles().key(), m -> { }))));
+    }
+
     /** A hub that decides everything, governing proj, that the watch proposes its records to. */
     private FedHub leaderHub(Pki pki) throws Exception {
         return new FedHub(pki.hub("hub-m"), dir.resolve("m.db"), new FederationSettings(ServingTrust.none(),
@@ -167,13 +263,16 @@ class ClusterWatchTest {
     }
 
     private ClusterWatch watch(Pki pki, FedHub leader, int eventsPerPoll, WatchPeer... peers) throws Exception {
+        return watch(pki, leader, eventsPerPoll, Mirror::memory, () -> true, links(leader), peers);
+    }
+
+    private ClusterWatch watch(Pki pki, FedHub leader, int eventsPerPoll, ClusterWatch.Mirrors mirrors,
+                               java.util.function.BooleanSupplier decides, PeerLinks links, WatchPeer... peers) {
         Pki.HubCerts self = leader.certs;
         WatchSettings settings = new WatchSettings(List.of(peers), Duration.ofSeconds(1), null,
                 self.clientFiles().cert(), self.clientFiles().key(),
                 new PollBudget(100, eventsPerPoll, Duration.ofSeconds(20)), Duration.ofSeconds(10));
-        PeerLinks links = keep(new PeerLinks("hub-m", keep(ClientIdentity.watching(self.clientFiles().cert(),
-                self.clientFiles().key(), m -> { }))));
-        ClusterWatch w = new ClusterWatch(leader.server.services(), settings, OWNERS, Mirror::memory, () -> true, links);
+        ClusterWatch w = new ClusterWatch(leader.server.services(), settings, OWNERS, mirrors, decides, links);
         w.start();
         return w;
     }
