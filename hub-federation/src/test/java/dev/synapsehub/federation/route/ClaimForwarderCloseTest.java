@@ -48,14 +48,20 @@ class ClaimForwarderCloseTest {
     }
 
     private static ClaimForwarder forwarder(ExecutorService connector) {
-        return new ClaimForwarder(null, null, null, null, new FederationMetrics(), connector, null, true, null);
+        // only what serveForward reads before queueing: the clock and the resolver (proj is hub-b's, not partitioned)
+        dev.synapsehub.net.extension.HubServices hub = new dev.synapsehub.net.extension.HubServices(null,
+                dev.synapsehub.core.Clock.system(), null, null, null, null, "hub-m");
+        OwnershipResolver resolver = new OwnershipResolver(new NamespaceOwners("hub-m", java.util.Map.of("proj", "hub-b")),
+                new dev.synapsehub.federation.follow.AdvisoryFold());
+        return new ClaimForwarder(hub, resolver, null, null, new FederationMetrics(), connector, null, true, null);
     }
 
     private static ObjectNode forward() {
         ObjectNode body = JsonNodeFactory.instance.objectNode();
         body.put("owner", "hub-b");
         body.put("bound_ms", 5_000);
-        body.set("frame", JsonNodeFactory.instance.objectNode().put("type", "multihub_claim_request"));
+        body.set("frame", JsonNodeFactory.instance.objectNode().put("type", "multihub_claim_request")
+                .put("claimant", "proj/alice"));
         return body;
     }
 }
