@@ -251,6 +251,7 @@ final class HubDaemon implements AutoCloseable {
         java.util.concurrent.atomic.AtomicReference<MeshHub> started = new java.util.concurrent.atomic.AtomicReference<>();
         java.nio.file.Path db = options.db();
         // --relay-peer and the peers file: each node reads its own; the leader sends relays and dead-letter reports
+        // over its links (docs/mesh.md, "Federation on a mesh node")
         extensions.add(new dev.synapsehub.federation.MeshFederationExtension(trust, local, owners,
                 federation.offerFile(), federation.forward(), federation.relay())
                 .relaying(federation.relayRoutes(), federation.peersFile())

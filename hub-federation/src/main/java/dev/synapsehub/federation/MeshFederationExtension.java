@@ -62,6 +62,15 @@ import java.util.concurrent.Executors;
  * every other (any node may take it; every node holds it), and broadcast to the sockets of the
  * node that took it; a refusal sends nothing, as on a single hub.
  *
+ * <p>With {@code --relay-peer} routes, an operator relay this node takes from a client on its own
+ * machine for a namespace another hub owns is asked of the leader, which sends it over its link
+ * ({@link dev.synapsehub.federation.route.RelayForwarder#serveRelay}) and the owner's answer is
+ * returned here; a committed dead-letter escalation this node published (the leader decided its
+ * count on the replicated state) is handed to the leader, which sends the report: at most once
+ * (a leader that fails or loses the lead before the send does not send it). With
+ * {@code --federation-peers} every route comes from this node's own file, reloaded as on a single
+ * hub; an invalid edit refuses the peer operations this node takes or sends.
+ *
  * <p>{@code federation_offer_request} (contract A4) is answered from the node's own
  * {@code --federation-offer} file, re-read on every request (give every node the same file), or
  * with the contract's "no offer" error without one.
