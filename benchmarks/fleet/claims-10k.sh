@@ -10,8 +10,6 @@
 #   benchmarks/fleet/claims-10k.sh compat [LINGER_MS] | fleet       (build first: ./mvnw -B -q -DskipTests package)
 #   RESULTS (/tmp/synapse-fleet), DURATION (30), WARMUP (20 compat, 10 fleet, paced), PORT (18961)
 #   IDLE (10000, compat: the idle agents), JAR (the hub jar to run), HUB_OPTS (JVM options of the hub)
-#   IDLE_NICE (compat: renice the load tool's idle-connection reader thread by this much once
-#   connected; the idle agents stand for other machines, yet read on the hub's cores)
 # Also prints the hub's user and system CPU over about the measured phase (/proc), and for
 # compat its CPU per delivered broadcast frame (2 frames per claim cycle to each socket).
 #
@@ -55,11 +53,6 @@ while kill -0 "$bench" 2>/dev/null; do
   if [ "${n%.*}" -ge "$total" ] 2>/dev/null; then break; fi
   sleep 2
 done
-if [ -n "${IDLE_NICE:-}" ]; then
-  for t in /proc/"$bench"/task/*; do
-    if grep -q '^bench-idle-io' "$t/comm" 2>/dev/null; then renice -n "$IDLE_NICE" -p "${t##*/}" > /dev/null; echo "reniced $(cat "$t/comm") by $IDLE_NICE" | tee -a "$out/run.txt"; fi
-  done
-fi
 echo "connected $total; $(uptime | sed 's/.*load average/load average/')" | tee -a "$out/run.txt"
 # the hub's user and system CPU ticks (/proc/PID/stat fields 14, 15)
 ticks() { awk '{print $14, $15}' "/proc/$hub/stat"; }
