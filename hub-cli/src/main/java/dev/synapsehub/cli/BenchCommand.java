@@ -270,7 +270,9 @@ public final class BenchCommand implements Callable<Integer> {
         try {
             List<HubClient> idlers = openIdle(run, connections, err);
             if (!idlers.isEmpty() && agents > 0) {
-                observe(idlers.get(0));
+                // the last one registered is about the last its hub loop visits in a fan-out pass
+                // (members in order of joining), so it sees about when every socket has the grant
+                observe(idlers.get(idlers.size() - 1));
             }
             List<String> names = new ArrayList<>();
             for (int i = 0; i < agents; i++) {
