@@ -11,7 +11,8 @@
 #   RESULTS (/tmp/synapse-fleet), DURATION (30), WARMUP (20 compat, 10 fleet, paced), PORT (18961)
 #   IDLE (10000, compat: the idle agents), JAR (the hub jar to run), HUB_OPTS (JVM options of the hub)
 # Also prints the hub's user and system CPU over about the measured phase (/proc), and for
-# compat its CPU per delivered broadcast frame (2 frames per claim cycle to each socket).
+# compat its CPU per delivered broadcast frame (2 frames per claim cycle to each socket), and the
+# hub's mean fan-out delay (synapse_fanout_delay_seconds: publication until a loop's every socket has it).
 #
 # Bounded: the bench stops after --duration; the hub is stopped on exit. 127.0.0.x only.
 set -euo pipefail
@@ -59,17 +60,23 @@ ticks() { awk '{print $14, $15}' "/proc/$hub/stat"; }
 warmup=${WARMUP:-$([ "$mode" = compat ] && echo 20 || echo 10)}
 sleep "$(( warmup > 3 ? warmup - 3 : 0 ))"
 before=$(ticks)
+fd_sum0=$(metric synapse_fanout_delay_seconds_sum || true); fd_n0=$(metric synapse_fanout_delay_seconds_count || true)
 if [ "${JFR:-0}" = 1 ]; then
   jcmd "$hub" JFR.start name=fleet settings=profile duration="${duration}s" filename="$out/hub.jfr" > /dev/null
 fi
 wait "$bench" || echo "(bench exit code $?)" | tee -a "$out/run.txt"
 bench=""
 after=$(ticks)
+fd_sum1=$(metric synapse_fanout_delay_seconds_sum || true); fd_n1=$(metric synapse_fanout_delay_seconds_count || true)
 hz=$(getconf CLK_TCK)
 read -r u0 s0 <<< "$before"; read -r u1 s1 <<< "$after"
 echo "hub CPU (/proc, ~measured phase + 3 s): user $(( (u1 - u0) * 1000 / hz )) ms, system $(( (s1 - s0) * 1000 / hz )) ms" \
     | tee -a "$out/run.txt"
 cat "$out/bench.txt" | tee -a "$out/run.txt"
+# the hub's own view: from a batch's publication until a loop has handed it to every socket it serves
+awk -v s0="${fd_sum0:-0}" -v s1="${fd_sum1:-0}" -v n0="${fd_n0:-0}" -v n1="${fd_n1:-0}" 'BEGIN {
+  if (n1 > n0) printf "hub fan-out delay   mean %.1f ms per batch and loop (%d batches x loops, ~measured phase)\n", (s1 - s0) * 1000 / (n1 - n0), n1 - n0 }' \
+  | tee -a "$out/run.txt"
 if [ "$mode" = compat ]; then
   awk -v sockets="$total" '/^claims granted/ {n=$3} /^hub CPU/ {cpu=$3}
       END {if (n > 0) printf "hub CPU per delivered broadcast frame: %.2f µs (%d claim cycles x 2 x %d sockets)\n", cpu * 1e6 / (n * 2 * sockets), n, sockets}' \

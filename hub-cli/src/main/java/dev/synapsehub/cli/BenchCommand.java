@@ -162,6 +162,15 @@ public final class BenchCommand implements Callable<Integer> {
 
     private final SendLatency claimLatency = new SendLatency();
     private final LatencyHistogram whoLatency = new LatencyHistogram();
+    /**
+     * How long after its claim was sent an idle agent (an observer) got the claim's
+     * {@code claim_granted}: what a longer broadcast linger costs everyone but the claimant.
+     */
+    private final LatencyHistogram observedLatency = new LatencyHistogram();
+    /** The actual send instant of each claim whose grant the observer has not seen yet, by task. */
+    private final Map<String, Long> claimsToObserve = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Set once an observer watches: only then do claims register in {@link #claimsToObserve}. */
+    private volatile boolean observing;
     private final AtomicLong granted = new AtomicLong();
     private final AtomicLong denied = new AtomicLong();
     private final AtomicLong errors = new AtomicLong();
@@ -259,7 +268,12 @@ public final class BenchCommand implements Callable<Integer> {
         double duration = duration();
         List<Agent> loops = new ArrayList<>();
         try {
-            openIdle(run, connections, err);
+            List<HubClient> idlers = openIdle(run, connections, err);
+            if (!idlers.isEmpty() && agents > 0) {
+                // the last one registered is about the last its hub loop visits in a fan-out pass
+                // (members in order of joining), so it sees about when every socket has the grant
+                observe(idlers.get(idlers.size() - 1));
+            }
             List<String> names = new ArrayList<>();
             for (int i = 0; i < agents; i++) {
                 names.add(namePrefix + "-" + run + "/a" + i);
@@ -342,6 +356,10 @@ public final class BenchCommand implements Callable<Integer> {
             // a closed loop sends each claim when its slot is free: intended and actual are one instant
             out.printf(Locale.ROOT, "claim->grant        %s%n", SendLatency.percentiles(claimLatency.fromActual()));
         }
+        if (observedLatency.count() > 0) {
+            out.printf(Locale.ROOT, "observer's grant    %s  (an idle agent's copy of the broadcast, from the actual send)%n",
+                    SendLatency.percentiles(observedLatency));
+        }
         if (whoLatency.count() > 0) {
             out.printf(Locale.ROOT, "who->snapshot       p50 %s  p99 %s  max %s  (%,d requests)%n",
                     micros(whoLatency.quantileNanos(0.5)), micros(whoLatency.quantileNanos(0.99)),
@@ -352,6 +370,33 @@ public final class BenchCommand implements Callable<Integer> {
         out.flush();
         connections.printHints(err, agents + idle);
         return errors.get() == 0 ? ExitCodes.OK : ExitCodes.REFUSED;
+    }
+
+    /** The bytes every claim_granted frame carries, as the observer scans for them. */
+    private static final ByteBuf CLAIM_GRANTED = io.netty.buffer.Unpooled.unreleasableBuffer(
+            io.netty.buffer.Unpooled.wrappedBuffer("\"claim_granted\"".getBytes(StandardCharsets.UTF_8)));
+
+    /**
+     * Makes {@code idler} an observer: it still reads every frame, and parses only those that
+     * carry {@code "claim_granted"} (one per claim cycle), timing each against its claim's send.
+     */
+    private void observe(HubClient idler) {
+        observing = true;
+        idler.onBytes(bytes -> {
+            if (io.netty.buffer.ByteBufUtil.indexOf(CLAIM_GRANTED, bytes) < 0) {
+                return;
+            }
+            long now = System.nanoTime();
+            try {
+                String task = FRAME_READER.readTree(bytes.toString(StandardCharsets.UTF_8)).path("task_id").asText();
+                Long sent = claimsToObserve.remove(task);
+                if (sent != null && measuring) {
+                    observedLatency.record(now - sent);
+                }
+            } catch (java.io.IOException e) {
+                errors.incrementAndGet();
+            }
+        });
     }
 
     static String micros(long nanos) {
@@ -602,6 +647,9 @@ public final class BenchCommand implements Callable<Integer> {
                 claim.putArray("paths").add("src/" + task);
                 sentAt = System.nanoTime();
                 intendedAt = intended == 0 ? sentAt : intended;
+                if (observing) {
+                    claimsToObserve.put(task, sentAt);
+                }
                 send(claim);
             }
 

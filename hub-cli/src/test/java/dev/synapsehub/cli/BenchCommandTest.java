@@ -159,6 +159,22 @@ class BenchCommandTest {
     }
 
     @Test
+    void anIdleAgentObservesEachGrantAndTheToolPrintsHowLongAfterTheClaimItCame() throws Exception {
+        // the observer is one of the idle connections: it must see every claimant's grant broadcast
+        hub.start("--port", "0", "--broadcast-linger-ms", "30");
+        CliTest.Run r = bench("--agents", "1", "--idle", "3", "--rate", "50", "--count", "20");
+        assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.OK);
+        assertThat(r.out()).containsPattern("errors\\s+0")
+                .containsPattern("observer's grant\\s+p50 \\d+(µs|\\.\\dms)  p99 ");
+        // it measures the observer's copy, not the claimant's: that one waits for the 30 ms linger
+        // (a lower bound the hub's schedule sets, not a speed), while the claimant is answered at once
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("observer's grant\\s+p50 (\\d+)\\.\\dms")
+                .matcher(r.out());
+        assertThat(m.find()).as(r.out()).isTrue();
+        assertThat(Integer.parseInt(m.group(1))).as(r.out()).isGreaterThanOrEqualTo(25);
+    }
+
+    @Test
     void claimsResendWhatABusyHubRefusedAndStillSucceed() throws Exception {
         // A 1-byte broadcast backlog limit with a 200 ms linger: while one agent's grant or release
         // waits to reach the other agent, every request that changes state is answered busy.
