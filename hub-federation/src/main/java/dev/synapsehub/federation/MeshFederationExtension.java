@@ -397,6 +397,9 @@ public final class MeshFederationExtension implements HubExtension {
     public void appendMetrics(StringBuilder out) {
         metrics.appendTo(out);
         askFailures.appendTo(out);
+        if (relays != null) {
+            relays.appendMetrics(out); // this node's answers: each relay is counted where it arrived
+        }
         if (clusterWatch != null) {
             clusterWatch.appendMetrics(out);
         }
