@@ -106,6 +106,14 @@ class MeshRelayCliTest {
             }
         }
         assertThat(claim(bob, "proj/bob", "T-1").path("type").asText()).as("still held").isEqualTo("claim_denied");
+        // each node counts the relays it answered: hub-x's refusal on each, hub-a's release where it arrived; the
+        // keyed retry answered from the ledger is not counted again
+        for (int i = 0; i < 3; i++) {
+            String m = metrics(nodes.get(i));
+            assertThat(served(m, "refused")).as("n" + (i + 1)).isEqualTo(1);
+            assertThat(served(m, "applied")).as("n" + (i + 1)).isEqualTo(i == follower ? 1 : 0);
+            assertThat(served(m, "pending")).isZero();
+        }
         for (HubClient c : watchers) {
             c.close();
         }
@@ -161,9 +169,36 @@ class MeshRelayCliTest {
             assertThat(records(page, "operator_relay")).as("one release on every node: " + page).hasSize(1);
         }
         assertThat(claim(bob, "proj/bob", "T-2").path("type").asText()).as("released").isEqualTo("claim_granted");
+        // counted where each request arrived: hub-a's approval on the follower, its second try and hub-c's release
+        // on the other node, nothing on the leader
+        for (int i = 0; i < 3; i++) {
+            String m = metrics(nodes.get(i));
+            assertThat(served(m, "pending")).as("n" + (i + 1)).isEqualTo(i == leader ? 0 : 1);
+            assertThat(served(m, "applied")).as("n" + (i + 1)).isEqualTo(i == other ? 1 : 0);
+            assertThat(served(m, "refused")).isZero();
+        }
         for (HubClient h : List.of(alice, watcher, bob)) {
             h.close();
         }
+    }
+
+    /** The node's {@code /metrics} (served over its TLS port). */
+    private static String metrics(HubDaemon node) throws Exception {
+        javax.net.ssl.SSLContext ssl = javax.net.ssl.SSLContext.getInstance("TLS");
+        ssl.init(null, new javax.net.ssl.TrustManager[] {TestCertificates.trustAll()}, null);
+        java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newBuilder().sslContext(ssl).build().send(
+                java.net.http.HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + node.port() + "/metrics"))
+                        .timeout(WAIT).GET().build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).isEqualTo(200);
+        return r.body();
+    }
+
+    /** {@code synapse_operator_relays_served_total{outcome}} in {@code metrics}. */
+    private static long served(String metrics, String outcome) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^synapse_operator_relays_served_total"
+                + "\\{outcome=\"" + outcome + "\"} (\\d+)$").matcher(metrics);
+        assertThat(m.find()).as(outcome + " in\n" + metrics).isTrue();
+        return Long.parseLong(m.group(1));
     }
 
     /** The index of the node that leads, once one does. */
@@ -296,7 +331,7 @@ class MeshRelayCliTest {
     private List<HubDaemon> startMesh(List<String> extra) throws Exception {
         trust();
         TestCertificates.PemPair serverFiles = server.write(dir, "server");
-        List<String> flags = new ArrayList<>(List.of("--hub-id", "hub-m", "--namespace-owner", "proj=hub-m",
+        List<String> flags = new ArrayList<>(List.of("--metrics", "--hub-id", "hub-m", "--namespace-owner", "proj=hub-m",
                 "--tls-certfile", serverFiles.cert().toString(), "--tls-keyfile", serverFiles.key().toString(),
                 "--multihub-serving-policy", dir.resolve("serving-policy.json").toString()));
         flags.addAll(extra);

@@ -338,6 +338,9 @@ public final class FederationExtension implements HubExtension {
         if (relayForwarder != null) {
             relayForwarder.appendMetrics(out);
         }
+        if (relayServer != null) {
+            relayServer.appendMetrics(out);
+        }
         if (watch == null) {
             return;
         }

@@ -562,6 +562,9 @@ public final class MeshFederationExtension implements HubExtension {
         if (relayForwarder != null) {
             relayForwarder.appendMetrics(out);
         }
+        if (relays != null) {
+            relays.appendMetrics(out); // this node's answers: each relay is counted where it arrived
+        }
         if (clusterWatch != null) {
             clusterWatch.appendMetrics(out);
         }

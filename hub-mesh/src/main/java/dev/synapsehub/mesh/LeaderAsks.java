@@ -70,6 +70,10 @@ final class LeaderAsks implements ClusterLeader {
     private final String incarnation = java.util.UUID.randomUUID().toString();
     /** Scheduled tasks (a resend, a gap timer) that failed: each logged once. */
     private final AtomicLong taskFailures = new AtomicLong();
+    /** Sends to the leader that threw before anything left this node (each logged once, then resent). */
+    private final AtomicLong sendFailures = new AtomicLong();
+    /** Leadership listeners that threw (each logged once; the other listeners are still told). */
+    private final AtomicLong listenerFailures = new AtomicLong();
     private final Map<String, Function<ObjectNode, CompletableFuture<ObjectNode>>> handlers = new ConcurrentHashMap<>();
     private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
     /** Leader side: per asking node, the order its asks are handed over in. */
@@ -133,7 +137,9 @@ final class LeaderAsks implements ClusterLeader {
             try {
                 l.run();
             } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.ERROR, "a leadership listener failed", LogRedactor.safe(e));
+                listenerFailures.incrementAndGet();
+                LOG.log(System.Logger.Level.ERROR, "a leadership listener failed: "
+                        + LogRedactor.scrub(String.valueOf(e.getMessage())), LogRedactor.safe(e));
             }
         }
     }
@@ -141,6 +147,21 @@ final class LeaderAsks implements ClusterLeader {
     /** Scheduled tasks of this node's asks that failed (each logged once). */
     long taskFailures() {
         return taskFailures.get();
+    }
+
+    /** This node's ask and listener failures since start, measured now (each was logged once). */
+    Failures failures() {
+        return new Failures(sendFailures.get(), taskFailures.get(), listenerFailures.get());
+    }
+
+    /**
+     * What went wrong with this node's asks of the leader and its leadership listeners, since start.
+     *
+     * @param sends sends to the leader that threw before anything left this node (the ask was resent)
+     * @param tasks scheduled tasks (a resend, a gap timer) that failed
+     * @param listeners leadership listeners that threw
+     */
+    record Failures(long sends, long tasks, long listeners) {
     }
 
     @Override
@@ -186,7 +207,11 @@ final class LeaderAsks implements ClusterLeader {
         try {
             sent = rpc.sendRequestAsyncUnordered(r);
         } catch (RuntimeException e) {
-            retry(request, bytes, answer, deadline); // nothing left this node
+            // nothing left this node, so a resend cannot run the ask twice; seen and counted, not retried unseen
+            sendFailures.incrementAndGet();
+            LOG.log(System.Logger.Level.WARNING, "sending the " + request.path(SERVICE).asText() + " ask to the leader "
+                    + to + " failed, resending: " + LogRedactor.scrub(String.valueOf(e.getMessage())), LogRedactor.safe(e));
+            retry(request, bytes, answer, deadline);
             return;
         }
         sent.orTimeout(left, TimeUnit.MILLISECONDS).whenComplete((reply, failure) -> {

@@ -89,6 +89,14 @@ final class MeshFace implements HubExtension {
         counter(out, "synapse_mesh_remote_publish_failures_total",
                 "Other nodes' decisions that could not be published to this node's connections, since start.",
                 edge.remotePublishes());
+        LeaderAsks.Failures asks = node.leaderAskFailures();
+        counter(out, "synapse_mesh_leader_ask_send_failures_total",
+                "Asks of the leader whose send threw before leaving this node (each resent), since start.",
+                asks.sends());
+        counter(out, "synapse_mesh_leader_ask_task_failures_total",
+                "Scheduled tasks of asks of the leader (a resend, a gap timer) that failed, since start.", asks.tasks());
+        counter(out, "synapse_mesh_leadership_listener_failures_total",
+                "Leadership listeners (federation's links to owning hubs) that threw, since start.", asks.listeners());
         MeshTlsReload tls = node.tlsReload();
         if (tls != null) {
             counter(out, "synapse_mesh_tls_reloads_total", "Changed mesh TLS files loaded since start (no restart).",

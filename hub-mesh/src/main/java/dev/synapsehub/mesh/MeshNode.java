@@ -394,6 +394,11 @@ public final class MeshNode implements AutoCloseable {
         return new EdgeFailures(edgeEffectFailures.get(), remotePublishFailures.get());
     }
 
+    /** Failures of this node's asks of the leader and of its leadership listeners since start, measured now. */
+    LeaderAsks.Failures leaderAskFailures() {
+        return leaderAsks.failures();
+    }
+
     /** The offline queue's counters (depth, queued, reconciled, failures), measured now. */
     public IntentCounters intentCounters() {
         return intents.counters();

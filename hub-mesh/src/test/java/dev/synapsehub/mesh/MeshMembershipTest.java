@@ -148,6 +148,63 @@ class MeshMembershipTest {
     }
 
     @Test
+    void anOriginalNodeRestartedAfterAVoterWasAddedAndAnotherRemovedRejoinsWithTheNewConfiguration() throws Exception {
+        cluster = new TestCluster(dir, 3, SMALL);
+        MeshNode leader = cluster.awaitLeader();
+        List<MeshPeer> three = List.copyOf(leader.config().peers());
+        for (int i = 0; i < 20; i++) {
+            assertThat(granted(commit(leader, "seed", "S" + i))).isTrue();
+        }
+        MeshPeer added = cluster.addPeer("n4");
+        MeshNode fourth = cluster.start("n4");
+        MeshMembership.addNode(three, added, TIMEOUT);
+        List<MeshPeer> four = new ArrayList<>(three);
+        four.add(added);
+        List<String> originals = three.stream().map(MeshPeer::id).filter(id -> !id.equals(leader.nodeId())).toList();
+        String removed = originals.get(0);
+        String restarted = originals.get(1);
+        MeshMembership.Change shrunk = MeshMembership.removeNode(four, removed, TIMEOUT);
+        assertThat(shrunk.after()).extracting(MeshPeer::id)
+                .containsExactlyInAnyOrder(leader.nodeId(), restarted, "n4");
+        cluster.stop(removed);
+        cluster.removePeer(removed);
+
+        // the original node goes down; the leader and n4 commit meanwhile (and compact: its log falls behind)
+        cluster.stop(restarted);
+        for (int i = 0; i < 20; i++) {
+            assertThat(granted(commit(leader, "while-down", "D" + i))).as("D" + i).isTrue();
+        }
+        long before = leader.status().appliedSeq();
+
+        // restarted on its storage, with the --mesh-peers the change printed (its group from its storage)
+        MeshNode back = cluster.start(restarted);
+        TestCluster.await(restarted + " caught up to seq " + before, () -> back.status().appliedSeq() >= before);
+        TestCluster.await(restarted + " holds the new configuration", () -> back.voters().current()
+                .containsAll(List.of(leader.nodeId(), restarted, "n4")) && back.voters().count() == 3
+                && !back.voters().changing());
+        assertThat(back.voters().current()).doesNotContain(removed);
+        assertThat(back.config().groupId()).isEqualTo(leader.config().groupId());
+        List<MeshPeer> now = cluster.peers();
+        TestCluster.await("every voter follows one leader", () -> {
+            List<MeshProbe.PeerReport> reports = MeshProbe.probe(now, Duration.ofSeconds(5));
+            return reports.stream().allMatch(r -> r.reachable() && r.leaderId() != null
+                    && r.leaderId().equals(reports.get(0).leaderId()));
+        });
+
+        // it counts toward the quorum again: with n4 down, the leader and the restarted node commit, through it too
+        cluster.stop("n4");
+        Outcome through = commit(back, "after", "A1");
+        assertThat(granted(through)).as("committed by the leader and the restarted node alone: " + through).isTrue();
+        MeshNode lead = cluster.awaitLeader();
+        Outcome last = commit(lead, "after", "A2");
+        assertThat(granted(last)).isTrue();
+        TestCluster.await("the restarted node applied the last write",
+                () -> back.status().appliedSeq() >= OutcomeCodec.lastSeq(last));
+        assertThat(claims(back)).isEqualTo(claims(lead));
+        assertThat(fourth.status().appliedSeq()).as("n4 was a voter until stopped").isPositive();
+    }
+
+    @Test
     void aChangeThatCannotBeMadeIsRefusedAndNothingChanges() throws Exception {
         cluster = new TestCluster(dir, 3);
         MeshNode leader = cluster.awaitLeader();

@@ -27,6 +27,14 @@ public final class IdempotencyLedger {
     public record Entry(String key, String requestDigest, String response) {
     }
 
+    /**
+     * A committed entry and when it was recorded, relative to the others: a larger {@code order}
+     * was recorded later (re-recording a key makes it the latest). The order is the ledger's own
+     * recording order, which replay and a restored image rebuild the same way on every node.
+     */
+    public record Recorded(Entry entry, long order) {
+    }
+
     private final int capacity;
     /** Replaced by {@link #restore}, sized for the image once (100,000 keys would otherwise rehash ~14 times). */
     private LinkedHashMap<String, Entry> entries = new LinkedHashMap<>();
@@ -35,8 +43,8 @@ public final class IdempotencyLedger {
     private long recordings;
     private boolean reorderOnRollback;
     private final UndoLog undo;
-    /** The entries as of the last committed batch (replay publishes at once). */
-    private volatile ConcurrentHashMap<String, Entry> committed = new ConcurrentHashMap<>();
+    /** The entries as of the last committed batch (replay publishes at once), with their recording order. */
+    private volatile ConcurrentHashMap<String, Recorded> committed = new ConcurrentHashMap<>();
     /** Keys recorded or evicted by the batch in progress, published at its commit. */
     private final Set<String> touched = new HashSet<>();
 
@@ -58,11 +66,18 @@ public final class IdempotencyLedger {
 
     /** The committed entry under {@code key}, if retained; safe from any thread. */
     public Optional<Entry> findCommitted(String key) {
-        return Optional.ofNullable(committed.get(key));
+        return Optional.ofNullable(committed.get(key)).map(Recorded::entry);
     }
 
     /** The committed entries, in no particular order; safe from any thread. */
     public List<Entry> committedEntries() {
+        List<Entry> out = new ArrayList<>(committed.size());
+        committed.values().forEach(r -> out.add(r.entry()));
+        return out;
+    }
+
+    /** The committed entries with their recording order, in no particular order; safe from any thread. */
+    public List<Recorded> committedRecorded() {
         return new ArrayList<>(committed.values());
     }
 
@@ -132,7 +147,7 @@ public final class IdempotencyLedger {
             entries.remove(entry.key());
             entries.put(entry.key(), entry);
             recordedAt.put(entry.key(), ++recordings);
-            committed.put(entry.key(), entry);
+            committed.put(entry.key(), new Recorded(entry, recordings));
         }
     }
 
@@ -168,7 +183,7 @@ public final class IdempotencyLedger {
             if (now == null) {
                 committed.remove(key);
             } else {
-                committed.put(key, now);
+                committed.put(key, new Recorded(now, recordedAt.get(key)));
             }
         }
         touched.clear();

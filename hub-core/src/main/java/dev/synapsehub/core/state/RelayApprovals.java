@@ -50,21 +50,25 @@ public final class RelayApprovals {
     }
 
     /**
-     * The approvals awaiting a second operator, by action, namespace and task, from the committed
-     * view (any thread): what {@code state_snapshot.pending_relay_approvals} lists on a mesh.
+     * The approvals awaiting a second operator, oldest first (in the order the writer recorded
+     * them, as a single hub lists its in-memory ones), from the committed view (any thread): what
+     * {@code state_snapshot.pending_relay_approvals} lists on a mesh.
      */
     public static List<Pending> pending(IdempotencyLedger ledger) {
-        List<Pending> out = new ArrayList<>();
-        for (IdempotencyLedger.Entry e : ledger.committedEntries()) {
-            if (e.key().startsWith(PREFIX) && PENDING.equals(e.response())) {
-                String[] parts = e.key().substring(PREFIX.length()).split("\0", 3);
-                if (parts.length == 3) {
-                    out.add(new Pending(parts[0], parts[1], parts[2], e.requestDigest()));
-                }
+        List<IdempotencyLedger.Recorded> held = new ArrayList<>();
+        for (IdempotencyLedger.Recorded r : ledger.committedRecorded()) {
+            if (r.entry().key().startsWith(PREFIX) && PENDING.equals(r.entry().response())) {
+                held.add(r);
             }
         }
-        out.sort(java.util.Comparator.comparing(Pending::action).thenComparing(Pending::namespace)
-                .thenComparing(Pending::taskId));
+        held.sort(java.util.Comparator.comparingLong(IdempotencyLedger.Recorded::order));
+        List<Pending> out = new ArrayList<>(held.size());
+        for (IdempotencyLedger.Recorded r : held) {
+            String[] parts = r.entry().key().substring(PREFIX.length()).split("\0", 3);
+            if (parts.length == 3) {
+                out.add(new Pending(parts[0], parts[1], parts[2], r.entry().requestDigest()));
+            }
+        }
         return out;
     }
 }

@@ -75,6 +75,35 @@ class RelayApprovalsTest {
     }
 
     @Test
+    void pendingApprovalsAreListedOldestFirstAfterAReplayAndARestoreToo() {
+        // recorded in an order their keys do not sort in: T3 (in zeta), then T1, then T2 (in alpha)
+        String[][] tasks = {{"zeta", "T3"}, {"alpha", "T1"}, {"alpha", "T2"}};
+        double t = 100;
+        for (String[] task : tasks) {
+            apply(state.decide(new ClaimCommand(task[0] + "/alice", task[0] + "/alice", task[1], null, null, task[1],
+                    List.of(), null), t++));
+        }
+        for (String[] task : tasks) {
+            Reply r = apply(state.decide(new OperatorReleaseCommand("hub-a", task[0], task[1], "{}", "hub-a"), t++))
+                    .reply();
+            assertThat(((Reply.Denied) r).refusal()).isEqualTo(Refusal.AWAITING_SECOND_OPERATOR);
+        }
+        // the same principal again changes nothing, so it does not move its approval either
+        assertThat(state.decide(new OperatorReleaseCommand("hub-a", "zeta", "T3", "{}", "hub-a"), t++).events()).isEmpty();
+        List<RelayApprovals.Pending> oldestFirst = List.of(new RelayApprovals.Pending("release", "zeta", "T3", "hub-a"),
+                new RelayApprovals.Pending("release", "alpha", "T1", "hub-a"),
+                new RelayApprovals.Pending("release", "alpha", "T2", "hub-a"));
+        assertThat(RelayApprovals.pending(state.idempotency())).containsExactlyElementsOf(oldestFirst);
+
+        CoordinationState replayed = new CoordinationState();
+        journal.forEach(replayed::apply);
+        assertThat(RelayApprovals.pending(replayed.idempotency())).containsExactlyElementsOf(oldestFirst);
+        CoordinationState restored = new CoordinationState();
+        restored.restore(state.image());
+        assertThat(RelayApprovals.pending(restored.idempotency())).containsExactlyElementsOf(oldestFirst);
+    }
+
+    @Test
     void withoutAnApproverOneOperatorReleases() {
         apply(state.decide(new ClaimCommand("proj/alice", "proj/alice", "T1", null, null, "T1", List.of(), null), 100));
         Decision d = state.decide(new OperatorReleaseCommand("hub-a", "proj", "T1", "{}"), 101);

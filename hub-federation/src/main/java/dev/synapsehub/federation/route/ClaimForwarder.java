@@ -122,7 +122,7 @@ public final class ClaimForwarder {
         if (cluster != null) {
             viaLeader(claim, taskId, res, chosen, deadline);
         } else {
-            connector.execute(() -> forward(claim, taskId, res, chosen, deadline));
+            forward(claim, taskId, res, chosen, deadline);
         }
         return false;
     }
@@ -218,7 +218,7 @@ public final class ClaimForwarder {
     }
 
     private void abandoned(CompletableFuture<ObjectNode> answer) {
-        if (answer.complete(failure("transport_failure", "the leader closed before sending the forward"))
+        if (answer.complete(failure("transport_failure", "the node closed before sending the forward"))
                 && !abandonLogged.getAndSet(true)) {
             LOG.warn("The node closed with claim forwards not yet sent: answered as transport failures");
         }
@@ -319,15 +319,20 @@ public final class ClaimForwarder {
         }
     }
 
-    /** A single hub (or a mesh node without a cluster): sends over this hub's own link, on the connector. */
+    /**
+     * A single hub (or a mesh node without a cluster): sends over this hub's own link, on the
+     * connector. Queued through {@link #onConnector}, so a connector that refuses it (the hub is
+     * closing) answers the agent the plain refusal of a failed forward at once, never leaves it waiting.
+     */
     private void forward(Request claim, String taskId, Resolution res, dev.synapsehub.federation.trust.PeerRoute to,
                          long deadline) {
-        // a single hub's bound runs from the send, as it always has; a shared name's from the claim
-        long sendDeadline = sharedName ? deadline : System.nanoTime() + settings.bound().toNanos();
         CompletableFuture<ObjectNode> answer = new CompletableFuture<>();
-        answer.whenCompleteAsync((a, f) -> deliver(claim, taskId, res, to.name(), a, f, sendDeadline),
+        answer.whenCompleteAsync((a, f) -> deliver(claim, taskId, res, to.name(), a, f, deadline),
                 hub.outbox().executor());
-        send(to.name(), requestFrame(claim, taskId, res, to.name()), sendDeadline, answer);
+        ObjectNode request = requestFrame(claim, taskId, res, to.name());
+        // a single hub's bound runs from the send, as it always has; a shared name's from the claim
+        onConnector(() -> send(to.name(), request, sharedName ? deadline : System.nanoTime() + settings.bound().toNanos(),
+                answer), answer);
     }
 
     private void relay(Request claim, String taskId, Resolution res, ObjectNode result) {

@@ -59,6 +59,8 @@ public final class RelayServer {
     private final java.util.LinkedHashMap<java.util.List<String>, String> pending = new java.util.LinkedHashMap<>();
     private final AtomicLong refused = new AtomicLong();
     private final AtomicLong applied = new AtomicLong();
+    /** Relays answered {@code pending: true} (a first approval recorded, or the same principal again). */
+    private final AtomicLong awaitingSecond = new AtomicLong();
 
     public RelayServer(HubServices hub, ServingTrust trust, OwnershipResolver resolver,
                        dev.synapsehub.federation.FederationSettings.RelayPolicy policy) {
@@ -137,6 +139,27 @@ public final class RelayServer {
         return applied.get();
     }
 
+    /** Relays answered pending (awaiting a second operator). */
+    public long pendingAnswers() {
+        return awaitingSecond.get();
+    }
+
+    /**
+     * {@code synapse_operator_relays_served_total{outcome}}: the relays this hub (on a mesh: this
+     * node, where the request arrived) answered as the owning side, applied, pending or refused.
+     * Keyed retries answered from the ledger are not counted again.
+     */
+    public void appendMetrics(StringBuilder out) {
+        String name = "synapse_operator_relays_served_total";
+        String help = "Operator relays answered as the owning side, by outcome (on a mesh: by the node they arrived at).";
+        dev.synapsehub.net.protocol.PrometheusText.sample(out, name, help, "counter", "{outcome=\"applied\"}",
+                applied.get());
+        dev.synapsehub.net.protocol.PrometheusText.sample(out, name, help, "counter", "{outcome=\"pending\"}",
+                awaitingSecond.get());
+        dev.synapsehub.net.protocol.PrometheusText.sample(out, name, help, "counter", "{outcome=\"refused\"}",
+                refused.get());
+    }
+
     /** True when {@code r} has the members and types of contract A5.1 (else: {@code Malformed operator relay request}). */
     static boolean wellFormed(Request r) {
         return required(r, "action") && required(r, "namespace") && required(r, "task_id")
@@ -186,6 +209,7 @@ public final class RelayServer {
         String awaiting = replicatedApprovals || (ledgerKey != null && hub.actor().remembers(ledgerKey)) ? null
                 : secondOperator(action, namespace, taskId.strip(), r.sender());
         if (awaiting != null) {
+            awaitingSecond.incrementAndGet();
             result(r, false, awaiting, true);
             return;
         }
@@ -256,6 +280,7 @@ public final class RelayServer {
             }
         } else if (decided.reply() instanceof Reply.Denied denied
                 && denied.refusal() == dev.synapsehub.core.reply.Refusal.AWAITING_SECOND_OPERATOR) {
+            awaitingSecond.incrementAndGet();
             result(r, false, denied.message(), true); // the writer recorded (or already held) the first approval
         } else if (decided.reply() instanceof Reply.Denied denied) {
             refused.incrementAndGet();

@@ -255,5 +255,10 @@ class OperatorRelayTest {
         assertThat(b.durable.actor().read(s -> s.claims().liveClaim("T-1", now)).get()).isEmpty();
         assertThat(snapshot(agent).path("pending_relay_approvals").toString()).isEqualTo("[]");
         assertThat(relayAudits()).hasSize(1);
+        // the answers given as the owning side, on /metrics: two pending (recorded, then the same principal), one applied
+        assertThat(dev.synapsehub.federation.testing.Http.get(b, "/metrics"))
+                .contains("\nsynapse_operator_relays_served_total{outcome=\"applied\"} 1\n")
+                .contains("\nsynapse_operator_relays_served_total{outcome=\"pending\"} 2\n")
+                .contains("\nsynapse_operator_relays_served_total{outcome=\"refused\"} 0\n");
     }
 }
