@@ -10,6 +10,7 @@ import picocli.CommandLine.Model.CommandSpec;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
@@ -22,14 +23,23 @@ import java.util.concurrent.CountDownLatch;
             "Without a subcommand it runs the hub: in memory on 127.0.0.1:8876 by default, durably with --db FILE.",
             "Stop it with Ctrl-C or SIGTERM: connections close, accepted work is committed, the journal closes.",
             "If its writer thread fails it closes the same way and exits 70, for a service manager to restart it."},
-        subcommands = {
+        // the subcommands are added by commandLine(args), only when the arguments may need them
+        subcommands = {})
+public final class SynapseHubCommand implements Callable<Integer> {
+
+    /**
+     * The subcommands, in the order the help lists them. Picocli builds the model of every
+     * subcommand it is given, by reflection over its classes: for a hub start that loaded
+     * Jackson, the mesh, federation and bench classes (some 900 classes) before the first option
+     * was read, so {@link #commandLine} leaves them out when no argument can reach one.
+     */
+    static final List<Class<?>> SUBCOMMANDS = List.of(
             OperatorCommands.Who.class, OperatorCommands.State.class, OperatorCommands.Claim.class,
             OperatorCommands.Release.class, OperatorCommands.Handoff.class,
             MessagingCommands.Send.class, MessagingCommands.Tail.class, MessagingCommands.Board.class,
             MessagingCommands.DeadLetters.class, McpCommand.class, ImportCommand.class,
             JournalCommand.class, FederationCommands.class, MeshCommand.class, BenchCommand.class,
-            AutoComplete.GenerateCompletion.class})
-public final class SynapseHubCommand implements Callable<Integer> {
+            AutoComplete.GenerateCompletion.class);
 
     @Mixin
     ServeOptions serve;
@@ -115,11 +125,55 @@ public final class SynapseHubCommand implements Callable<Integer> {
 
     /** Builds the command line with the {@code --config} file, if any, as the default provider. */
     static CommandLine commandLine(String[] args) {
-        CommandLine cl = new CommandLine(new SynapseHubCommand());
         Path configFile = ConfigFile.find(args);
-        if (configFile != null) {
-            cl.setDefaultValueProvider(ConfigFile.defaults(configFile));
+        CommandLine.IDefaultValueProvider defaults = configFile == null ? null : ConfigFile.defaults(configFile);
+        CommandLine hubOnly = new CommandLine(new SynapseHubCommand());
+        if (defaults != null) {
+            hubOnly.setDefaultValueProvider(defaults);
+        }
+        if (servesOnly(hubOnly, args)) {
+            return hubOnly;
+        }
+        CommandLine cl = new CommandLine(new SynapseHubCommand());
+        for (Class<?> subcommand : SUBCOMMANDS) {
+            cl.addSubcommand(subcommand);
+        }
+        if (defaults != null) {
+            cl.setDefaultValueProvider(defaults); // after the subcommands: it reaches theirs too
         }
         return cl;
+    }
+
+    /** Every subcommand's name and aliases (read from the annotations, without building models). */
+    static java.util.Set<String> subcommandNames() {
+        java.util.Set<String> names = new java.util.HashSet<>();
+        for (Class<?> subcommand : SUBCOMMANDS) {
+            Command command = subcommand.getAnnotation(Command.class);
+            names.add(command.name());
+            names.addAll(List.of(command.aliases()));
+        }
+        return names;
+    }
+
+    /**
+     * Whether the command line without subcommands parses ARGS exactly as the full one would:
+     * no argument names a subcommand, asks for the help (which lists them) or is an {@code @file}
+     * (which could hold either), and ARGS parse without error (an error goes to the full command
+     * line, so the message, its suggestions and the usage shown are the same as ever).
+     */
+    private static boolean servesOnly(CommandLine hubOnly, String[] args) {
+        java.util.Set<String> names = subcommandNames();
+        for (String arg : args) {
+            if (names.contains(arg) || arg.startsWith("@") || arg.equals("--help")
+                    || (arg.startsWith("-") && !arg.startsWith("--") && arg.indexOf('h') > 0)) {
+                return false;
+            }
+        }
+        try {
+            CommandLine.ParseResult parsed = hubOnly.parseArgs(args);
+            return !parsed.isUsageHelpRequested();
+        } catch (CommandLine.ParameterException e) {
+            return false;
+        }
     }
 }

@@ -182,6 +182,34 @@ class LauncherClassDataTest {
         return Path.of(path.group(1)).resolve(name.group(1));
     }
 
+    /**
+     * The start-up heap settings come before the user's options (so an -Xms or -Xmn of theirs
+     * wins: the JVM takes the last of a flag) and SYNAPSE_HUB_START_HEAP=off leaves them out.
+     */
+    @Test
+    void theStartHeapSettingsComeBeforeTheUsersOptionsAndCanBeTurnedOff() throws Exception {
+        Path launcher = setUp();
+        String on = finish(launchWith(launcher, "on", "-Xms64m -Xmx128m"));
+        assertThat(on).contains("hub ");
+        assertThat(on).containsSubsequence("-XX:InitialRAMPercentage=5", "-XX:+UnlockExperimentalVMOptions",
+                "-XX:G1NewSizePercent=50", "-XX:MetaspaceSize=128m", "-Xms64m -Xmx128m", "--version");
+
+        String off = finish(launchWith(launcher, "off", "-Xmx128m"));
+        assertThat(off).contains("hub ").contains("-Xmx128m").doesNotContain("G1NewSizePercent")
+                .doesNotContain("InitialRAMPercentage").doesNotContain("MetaspaceSize");
+    }
+
+    private Process launchWith(Path launcher, String startHeap, String javaOpts) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(launcher.toString(), "--version");
+        pb.environment().put("SYNAPSE_HUB_NATIVE_CACHE", "off");
+        pb.environment().put("SYNAPSE_HUB_CDS", "off");
+        pb.environment().put("SYNAPSE_HUB_START_HEAP", startHeap);
+        pb.environment().put("SYNAPSE_HUB_JAVA_OPTS", javaOpts);
+        pb.environment().put("JAVA", root.resolve("fake-java").toString());
+        pb.redirectErrorStream(true);
+        return pb.start();
+    }
+
     @Test
     void withoutUnzipTheHubStartsWithoutTheSetting() throws Exception {
         Path launcher = setUp();
