@@ -220,8 +220,8 @@ final class MeshSettingsCheck {
         MeshGovernanceSettings mine = own;
         if (failing) {
             failing = false;
-            LOG.log(System.Logger.Level.INFO, "mesh node " + nodeId + ": the leader " + leaderId
-                    + " answers the governance settings check again");
+            LOG.log(System.Logger.Level.INFO, "mesh node " + nodeId + " compares its governance settings with the"
+                    + " leader " + leaderId + " again");
         }
         List<String> differing = mine.differing(theirs);
         View before = view;
