@@ -134,8 +134,17 @@ final class MeshSettingsCheck {
                 + own.effective());
     }
 
-    /** One check: compares with the leader, without blocking the calling thread. */
+    /** One check: compares with the leader, without blocking the calling thread (the node's scheduler). */
     void check() {
+        try {
+            checkOnce();
+        } catch (RuntimeException e) {
+            // a task of a scheduled executor that throws is never run again: count, log once, and keep checking
+            failed(null, LogRedactor.scrub(e.getMessage()));
+        }
+    }
+
+    private void checkOnce() {
         RaftPeerId current = leader.get();
         if (current == null) {
             return; // keep the last verdict: a mismatch stays visible while no leader is known
