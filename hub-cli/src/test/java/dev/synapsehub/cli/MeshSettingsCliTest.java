@@ -93,6 +93,8 @@ class MeshSettingsCliTest {
             assertThat(granted.path("type").asText()).as(granted.toString()).isEqualTo("claim_granted");
         }
         assertThat(metric(n3, "synapse_mesh_settings_refused_claims_total")).isEqualTo(1);
+        // checked about every second since, but one mismatch: counted (and logged at ERROR) once
+        assertThat(metric(n3, "synapse_mesh_settings_mismatches_total")).isEqualTo(1);
 
         // restarted with the leader's flags, n3 agrees: nothing is reported any more, and it decides again
         n3.close();

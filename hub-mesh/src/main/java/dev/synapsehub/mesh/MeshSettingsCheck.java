@@ -23,7 +23,7 @@ import java.util.function.Supplier;
  * their governance settings"). A follower asks the leader it knows, on the node's scheduler
  * and without waiting (a stale read the leader's state machine answers from memory), about
  * once every {@link #EVERY_MILLIS}; the leader is the reference and agrees with itself. A
- * mismatch is logged at ERROR once per distinct (leader, leader's fingerprint, own fingerprint),
+ * mismatch is logged at ERROR once per distinct pair (leader's fingerprint, own fingerprint),
  * naming the differing settings; its end is logged once at INFO.
  */
 final class MeshSettingsCheck {
@@ -244,7 +244,8 @@ final class MeshSettingsCheck {
             return;
         }
         view = new View(State.MISMATCH, leaderId, theirs, differing);
-        String key = leaderId + " " + theirs.fingerprint() + " " + mine.fingerprint();
+        // a new leader with the same settings is the same mismatch: not logged again
+        String key = theirs.fingerprint() + " " + mine.fingerprint();
         if (!key.equals(loggedMismatch)) {
             loggedMismatch = key;
             mismatchesSeen.incrementAndGet();
