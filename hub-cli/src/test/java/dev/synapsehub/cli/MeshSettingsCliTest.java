@@ -111,6 +111,27 @@ class MeshSettingsCliTest {
         }
     }
 
+    @Test
+    void aMismatchWithoutAnOwnershipMapIsReportedButClaimsAreStillDecided() throws Exception {
+        peers = "n1=127.0.0.1:" + HubProcess.freePort() + ",n2=127.0.0.1:" + HubProcess.freePort()
+                + ",n3=127.0.0.1:" + HubProcess.freePort();
+        List<LoopbackHub> pair = startTogether(List.of("n1", "n2"), List.of());
+        LoopbackHub n3 = start("n3", List.of("--default-delivery", "scoped"));
+
+        JsonNode health3 = awaitHealth(n3, h -> h.path("reasons").toString().contains("mesh_settings_mismatch"));
+        assertThat(health3.path("status").asText()).as(health3.toString()).isEqualTo("degraded");
+        assertThat(gauge(pair.get(0))).isZero();
+        JsonNode n3Settings = status().path("settings").path("n3");
+        assertThat(n3Settings.path("differing").toString()).as(n3Settings.toString()).isEqualTo("[\"default_delivery\"]");
+
+        // no ownership map on either side: the leader decides claims by its own flags, so n3 still takes them
+        try (HubClient alice = agent(n3, "proj/alice")) {
+            ObjectNode granted = FederationProcessTest.claim(alice, "proj/alice", "T-1", "src/a");
+            assertThat(granted.path("type").asText()).as(granted.toString()).isEqualTo("claim_granted");
+        }
+        assertThat(metric(n3, "synapse_mesh_settings_refused_claims_total")).isZero();
+    }
+
     private LoopbackHub start(String id, List<String> flags) throws Exception {
         LoopbackHub hub = new LoopbackHub();
         hubs.add(hub);
