@@ -235,30 +235,6 @@ public final class FederationOptions {
         }
     }
 
-    /**
-     * A mesh node runs the frame gate, serves peer log pulls under the serving policy, serves the
-     * offer bundle, takes peers' dead-letter reports and, with --namespace-owner, decides claims by
-     * ownership (its own and forwarded ones) and forwards its agents' claims along --claim-peer
-     * routes, and (its leader, for the cluster) watches --multihub-watch peers, but relays nothing:
-     * --relay-peer, the peers file, and
-     * the relay policy flags that would have no effect, are refused instead of ignored (exit 2).
-     */
-    void refuseOnMesh() {
-        List<String> ignored = new ArrayList<>();
-        if (!relayPeers.isEmpty()) {
-            ignored.add("--relay-peer");
-        }
-        if (peersFile != null) {
-            ignored.add("--federation-peers");
-        }
-        if (!ignored.isEmpty()) {
-            throw new IllegalArgumentException(String.join(", ", ignored) + (ignored.size() == 1 ? " is" : " are")
-                    + " not supported on a mesh node: relay and dead-letter routes to other owners "
-                    + "and the reloadable peers file run on a single hub "
-                    + "(docs/mesh.md, \"Federation on a mesh node\")");
-        }
-    }
-
     private ForwardSettings forwardSettings(NamespaceOwners owners) {
         return routes("--claim-peer", claimPeers, "--claim-peer-pin", claimPeerPins, claimPeerToken, owners,
                 "--claim-peer requires --namespace-owner; a forwarding route is keyed by the owning hub id, and "

@@ -100,10 +100,7 @@ final class HubDaemon implements AutoCloseable {
         Clock clock = Clock.system();
         MeshConfig meshConfig = options.meshConfig();
         if (meshConfig != null) {
-            federationOptions.refuseOnMesh();
-            return startMesh(options, config, meshConfig, actorSettings, clock, frameGate, trust,
-                    federationSettings.owners(), federationSettings.offerFile(), federationSettings.forward(),
-                    federationSettings.relay(), federationSettings.watch());
+            return startMesh(options, config, meshConfig, actorSettings, clock, frameGate, trust, federationSettings);
         }
         SnapshotPolicy snapshotPolicy = options.snapshotPolicy();
         Retention retention = options.retention();
@@ -217,12 +214,10 @@ final class HubDaemon implements AutoCloseable {
     private static HubDaemon startMesh(ServeOptions options, HubConfig config, MeshConfig meshConfig,
                                        ActorSettings actorSettings, Clock clock,
                                        dev.synapsehub.federation.gate.FrameGate frameGate, ServingTrust trust,
-                                       dev.synapsehub.federation.route.NamespaceOwners owners,
-                                       java.nio.file.Path offerFile,
-                                       dev.synapsehub.federation.route.ForwardSettings forward,
-                                       dev.synapsehub.federation.FederationSettings.RelayPolicy relayPolicy,
-                                       dev.synapsehub.federation.follow.WatchSettings watch)
+                                       FederationSettings federation)
             throws JournalException, InterruptedException {
+        dev.synapsehub.federation.route.NamespaceOwners owners = federation.owners();
+        dev.synapsehub.federation.follow.WatchSettings watch = federation.watch();
         SqliteJournal local = SqliteJournal.open(options.db());
         if (local.lastSeq() > 0 && !Files.isDirectory(meshConfig.storageDir())) {
             local.close();
@@ -255,8 +250,11 @@ final class HubDaemon implements AutoCloseable {
         // "Watching other hubs on a mesh")
         java.util.concurrent.atomic.AtomicReference<MeshHub> started = new java.util.concurrent.atomic.AtomicReference<>();
         java.nio.file.Path db = options.db();
-        extensions.add(new dev.synapsehub.federation.MeshFederationExtension(trust, local, owners, offerFile, forward,
-                relayPolicy)
+        // --relay-peer and the peers file: each node reads its own; the leader sends relays and dead-letter reports
+        // over its links (docs/mesh.md, "Federation on a mesh node")
+        extensions.add(new dev.synapsehub.federation.MeshFederationExtension(trust, local, owners,
+                federation.offerFile(), federation.forward(), federation.relay())
+                .relaying(federation.relayRoutes(), federation.peersFile())
                 .watching(new dev.synapsehub.federation.MeshFederationExtension.Watching(watch,
                         () -> SqliteMirror.open(db), () -> {
                             MeshHub m = started.get();
@@ -270,9 +268,8 @@ final class HubDaemon implements AutoCloseable {
         try {
             // the flags every node must share, compared with the leader's while the node runs (docs/mesh.md)
             mesh = MeshHub.start(meshConfig, config, local, state, clock, actorSettings, CATCH_UP_MILLIS,
-                    options.meshCompaction(), relayLog, extensions, MeshGovernanceFlags.of(config.hubId(), owners,
-                            watch, forward, relayPolicy, config.defaultDelivery().mode().wire(),
-                            trust.startupPolicy() != null));
+                    options.meshCompaction(), relayLog, extensions, MeshGovernanceFlags.of(config.hubId(),
+                            federation, config.defaultDelivery().mode().wire(), trust.startupPolicy() != null));
         } catch (IOException e) {
             throw new JournalException("mesh node " + meshConfig.nodeId() + " could not start: " + e.getMessage(), e);
         }

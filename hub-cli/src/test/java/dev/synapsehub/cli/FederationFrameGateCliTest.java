@@ -64,22 +64,6 @@ class FederationFrameGateCliTest {
                 "--mesh-peers", "n1=127.0.0.1:" + raft);
     }
 
-    @Test
-    void federationFlagsAMeshNodeWouldIgnoreAreRefusedAtStart() throws Exception {
-        String raft = "n1=127.0.0.1:" + HubProcess.freePort();
-        CliTest.Run run = CliTest.run("--port", "0", "--db", dir.resolve("m.db").toString(), "--mesh-id", "n1",
-                "--mesh-peers", raft, "--hub-id", "hub-m", "--namespace-owner", "proj=hub-b",
-                "--relay-peer", "hub-b=wss://127.0.0.1:1");
-        assertThat(run.code()).as(run.err()).isEqualTo(ExitCodes.USAGE);
-        assertThat(run.err()).contains("synapse-hub: --relay-peer is not supported on a mesh node");
-        // checked on the parsed options: a node that wrongly started would serve until the test's end.
-        // The relay policy is not among them: a mesh decides operator relays on its leader (MeshRelayCliTest)
-        SynapseHubCommand relay = new SynapseHubCommand();
-        new picocli.CommandLine(relay).parseArgs("--require-relay-reason", "--require-two-person-relay");
-        org.assertj.core.api.Assertions.assertThatCode(relay.federation::refuseOnMesh).doesNotThrowAnyException();
-        assertThat(java.nio.file.Files.exists(dir.resolve("m.db.raft"))).as("refused before the node starts").isFalse();
-    }
-
     /** Starts a hub with the gate (plus {@code extra} flags), then: a peer-signed claim refused, an unsigned one granted. */
     private void refusesASignedClaimAndGrantsAnUnsignedOne(String... extra) throws Exception {
         TestCertificates.Identity server = TestCertificates.selfSigned("hub-b");

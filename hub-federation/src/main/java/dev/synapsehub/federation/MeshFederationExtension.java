@@ -62,6 +62,15 @@ import java.util.concurrent.Executors;
  * every other (any node may take it; every node holds it), and broadcast to the sockets of the
  * node that took it; a refusal sends nothing, as on a single hub.
  *
+ * <p>With {@code --relay-peer} routes, an operator relay this node takes from a client on its own
+ * machine for a namespace another hub owns is asked of the leader, which sends it over its link
+ * ({@link dev.synapsehub.federation.route.RelayForwarder#serveRelay}) and the owner's answer is
+ * returned here; a committed dead-letter escalation this node published (the leader decided its
+ * count on the replicated state) is handed to the leader, which sends the report: at most once
+ * (a leader that fails or loses the lead before the send does not send it). With
+ * {@code --federation-peers} every route comes from this node's own file, reloaded as on a single
+ * hub; an invalid edit refuses the peer operations this node takes or sends.
+ *
  * <p>{@code federation_offer_request} (contract A4) is answered from the node's own
  * {@code --federation-offer} file, re-read on every request (give every node the same file), or
  * with the contract's "no offer" error without one.
@@ -96,6 +105,16 @@ public final class MeshFederationExtension implements HubExtension {
     private Watching watching = Watching.NONE;
     private volatile dev.synapsehub.federation.route.ClusterWatch clusterWatch; // read by the leadership listener
     private HubServices hub;
+    // --relay-peer routes and the peers file (--federation-peers): each node reads its own; the leader sends
+    private ForwardSettings relayRoutes = ForwardSettings.none();
+    private java.nio.file.Path peersFile;
+    private dev.synapsehub.federation.trust.PeerRouteSource routes;
+    private dev.synapsehub.federation.route.RelayForwarder relayForwarder;
+    private dev.synapsehub.federation.route.DeadLetterForwarder deadLetterForwarder;
+    private final java.util.concurrent.atomic.AtomicLong deadLetterHandoffFailures =
+            new java.util.concurrent.atomic.AtomicLong();
+    /** The name under which the leader takes the cluster's dead-letter reports ({@link #serveDeadLetter}). */
+    public static final String DEAD_LETTER_SERVICE = "dead_letter_report";
     private final LabelledCounters askFailures = new LabelledCounters("synapse_mesh_operator_ask_failures_total",
             "Operator recoveries and advisory-view queries this node took that the cluster's leader did not answer.",
             "verb");
@@ -146,6 +165,23 @@ public final class MeshFederationExtension implements HubExtension {
         return this;
     }
 
+    /**
+     * Relays operators' requests and dead-letter reports to other owners along {@code relayRoutes}
+     * ({@code --relay-peer}), and, with a {@code peersFile} ({@code --federation-peers}), takes
+     * every route (watch, claim, relay) from this node's file, checked about once a second, instead
+     * of the fixed ones (call before {@link #bind}).
+     */
+    public MeshFederationExtension relaying(ForwardSettings relayRoutes, java.nio.file.Path peersFile) {
+        this.relayRoutes = relayRoutes == null ? ForwardSettings.none() : relayRoutes;
+        this.peersFile = peersFile;
+        return this;
+    }
+
+    /** Where the routes come from (tests: a peers file's watcher is closed with the node). */
+    public dev.synapsehub.federation.trust.PeerRouteSource routes() {
+        return routes;
+    }
+
     /** The cluster watch (null without {@code --multihub-watch}). */
     public dev.synapsehub.federation.route.ClusterWatch clusterWatch() {
         return clusterWatch;
@@ -180,25 +216,50 @@ public final class MeshFederationExtension implements HubExtension {
         dev.synapsehub.federation.follow.WatchSettings watch = watching.settings();
         identity = watch.clientCertFile() != null
                 ? ClientIdentity.watching(watch.clientCertFile(), watch.clientKeyFile(), LOG::warn)
-                : ClientIdentity.watching(forward.clientCertFile(), forward.clientKeyFile(), LOG::warn);
+                : forward.clientCertFile() != null
+                ? ClientIdentity.watching(forward.clientCertFile(), forward.clientKeyFile(), LOG::warn)
+                : ClientIdentity.watching(relayRoutes.clientCertFile(), relayRoutes.clientKeyFile(), LOG::warn);
         links = new PeerLinks(hub.hubId(), identity);
-        try {
-            for (dev.synapsehub.federation.follow.WatchPeer p : watch.peers()) {
-                links.expect("--multihub-watch " + p.label(), p.uri(), watch.tlsFor(p), watch.token());
+        routes = routeSource(watch);
+        if (routes instanceof dev.synapsehub.federation.trust.PeersFile file) {
+            // a route removed or moved: its old link goes, on the leader as on a single hub (a follower holds none)
+            file.onChange(now -> links.retain(uris(now)));
+        } else {
+            try {
+                for (dev.synapsehub.federation.follow.WatchPeer p : watch.peers()) {
+                    links.expect("--multihub-watch " + p.label(), p.uri(), watch.tlsFor(p), watch.token());
+                }
+                for (ClaimRoute r : forward.routes().values()) {
+                    links.expect("--claim-peer " + r.hubId(), r.uri(), forward.tlsFor(r), forward.token());
+                }
+                for (ClaimRoute r : relayRoutes.routes().values()) {
+                    links.expect("--relay-peer " + r.hubId(), r.uri(), relayRoutes.tlsFor(r), relayRoutes.token());
+                }
+            } catch (IllegalArgumentException e) {
+                throw new IllegalStateException(e.getMessage(), e);
             }
-            for (ClaimRoute r : forward.routes().values()) {
-                links.expect("--claim-peer " + r.hubId(), r.uri(), forward.tlsFor(r), forward.token());
-            }
-        } catch (IllegalArgumentException e) {
-            throw new IllegalStateException(e.getMessage(), e);
         }
         connector = Executors.newSingleThreadExecutor(r -> { // one thread: the leader sends in the order forwards came
             Thread t = new Thread(r, "synapse-mesh-claim-forwarding");
             t.setDaemon(true);
             return t;
         });
-        ownership = new ClaimForwarder(hub, resolver, forward, links, metrics, connector,
-                dev.synapsehub.federation.route.RouteLookup.fixedClaims(forward), true, cluster);
+        ownership = new ClaimForwarder(hub, resolver, forward, links, metrics, connector, routes, true, cluster);
+        AuditJournal audit = new AuditJournal(hub.actor(), hub.hubId());
+        relayForwarder = new dev.synapsehub.federation.route.RelayForwarder(hub, resolver, trust, relayRoutes, links,
+                connector, audit, routes);
+        deadLetterForwarder = new dev.synapsehub.federation.route.DeadLetterForwarder(hub, resolver, relayRoutes, links,
+                audit, Executors.newSingleThreadScheduledExecutor(r -> {
+                    Thread t = new Thread(r, "synapse-dead-letter-forwarding");
+                    t.setDaemon(true);
+                    return t;
+                }), routes);
+        if (cluster != null) {
+            relayForwarder.viaLeader(cluster);
+            deadLetterForwarder.onlyWhile(cluster::leadsHere);
+            cluster.serve(dev.synapsehub.federation.route.RelayForwarder.SERVICE, relayForwarder::serveRelay);
+            cluster.serve(DEAD_LETTER_SERVICE, this::serveDeadLetter);
+        }
         if (cluster != null) {
             cluster.serve(ClaimForwarder.SERVICE, ownership::serveForward);
             // the fold and the follower threads live on the leader: any node asks it (ClusterWatch.serveRecover)
@@ -220,8 +281,7 @@ public final class MeshFederationExtension implements HubExtension {
             });
         }
         claimServer = new ClaimServer(hub, trust, resolver, claims, metrics);
-        deadLetters = new DeadLetterForwardingServer(hub, trust, resolver,
-                new AuditJournal(hub.actor(), hub.hubId()));
+        deadLetters = new DeadLetterForwardingServer(hub, trust, resolver, audit);
         offers = new OfferServer(hub, offerFile);
         relays = dev.synapsehub.federation.route.RelayServer.replicated(hub, trust, resolver, relayPolicy);
         startWatching(hub);
@@ -237,6 +297,9 @@ public final class MeshFederationExtension implements HubExtension {
         }
         clusterWatch = new dev.synapsehub.federation.route.ClusterWatch(hub, watching.settings(), owners,
                 watching.mirrors(), watching.decides(), links);
+        if (peersFile != null) {
+            clusterWatch.routes(routes);
+        }
         clusterWatch.start();
     }
 
@@ -256,7 +319,11 @@ public final class MeshFederationExtension implements HubExtension {
             case "multihub_log_request" -> logServer.handle(request);
             case DeadLetterForwardingServer.TYPE -> deadLetters.handle(request);
             case "federation_offer_request" -> offers.handle(request);
-            case "operator_relay_request" -> relays.handle(request);
+            case "operator_relay_request" -> {
+                if (!relayForwarder.forwards(request)) { // not this machine's relay to a routed owner: decided here
+                    relays.handle(request);
+                }
+            }
             case "multihub_recover_request" -> recover(request);
             case "multihub_observed_request" -> observed(request);
             default -> claimServer.handle(request);
@@ -393,10 +460,108 @@ public final class MeshFederationExtension implements HubExtension {
         }
     }
 
+    /**
+     * A committed escalation of a chat this node's agent sent (the escalation and its count are the
+     * leader's decision on the replicated state, published once, on the sender's node): when its
+     * target is another hub's, it is handed to the leader, which alone holds the link to the owner
+     * and sends the report ({@link #serveDeadLetter}). At most once: a hand-over no leader took in
+     * time, and a report the leader held when it lost the lead or failed, is not sent (the former
+     * logged and counted here, the second counted {@code lead_lost} there); the next escalation of
+     * the target carries the higher count.
+     */
+    @Override
+    public void deadLetterEscalated(dev.synapsehub.core.event.DeadLetterEscalationEvent escalation) {
+        if (deadLetterForwarder == null || escalation == null) {
+            return;
+        }
+        if (cluster == null) {
+            deadLetterForwarder.escalated(escalation);
+            return;
+        }
+        if ((relayRoutes.routes().isEmpty() && !routes.reloads())
+                || deadLetterForwarder.routeFor(escalation.target()) == null) {
+            return; // not another hub's target, or no route to its owner from here: nothing to send
+        }
+        ObjectNode body = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+        body.put("ts", escalation.ts());
+        body.put("target", escalation.target());
+        body.put("count", escalation.count());
+        body.put("last_sender", escalation.lastSender());
+        body.put("threshold", escalation.threshold());
+        cluster.ask(DEAD_LETTER_SERVICE, body, ASK_LEADER).whenComplete((a, failure) -> {
+            if (failure != null) {
+                Throwable why = failure.getCause() != null ? failure.getCause() : failure;
+                deadLetterHandoffFailures.incrementAndGet();
+                LOG.warn("The dead-letter report for '{}' ({} messages) was not handed to the cluster's leader and is "
+                        + "not sent (the next escalation carries the higher count): {}", escalation.target(),
+                        escalation.count(), why.toString());
+            }
+        });
+    }
+
+    /** The leader's side of a dead-letter report another node (or this one) handed over: queued for the owner. */
+    private java.util.concurrent.CompletableFuture<ObjectNode> serveDeadLetter(ObjectNode body) {
+        ObjectNode answer = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+        if (!body.path("target").isTextual() || !body.path("count").canConvertToLong()) {
+            answer.put("queued", false);
+            return java.util.concurrent.CompletableFuture.completedFuture(answer);
+        }
+        deadLetterForwarder.escalated(new dev.synapsehub.core.event.DeadLetterEscalationEvent(
+                body.path("ts").asDouble(), body.path("target").asText(), body.path("count").asLong(),
+                body.path("last_sender").asText(""), body.path("threshold").asInt()));
+        answer.put("queued", true);
+        return java.util.concurrent.CompletableFuture.completedFuture(answer);
+    }
+
+    /** The routes in force: this node's peers file (checked about once a second), or the flags' routes, fixed. */
+    private dev.synapsehub.federation.trust.PeerRouteSource routeSource(
+            dev.synapsehub.federation.follow.WatchSettings watch) {
+        if (peersFile == null) {
+            java.util.Map<String, dev.synapsehub.federation.trust.PeerRoute> watched = new java.util.LinkedHashMap<>();
+            for (dev.synapsehub.federation.follow.WatchPeer p : watch.peers()) {
+                watched.put(p.label(), new dev.synapsehub.federation.trust.PeerRoute(p.label(), p.uri(), p.pin(),
+                        watch.token()));
+            }
+            return dev.synapsehub.federation.trust.PeerRouteSource.fixed(new dev.synapsehub.federation.trust.PeerRoutes(
+                    watched, dev.synapsehub.federation.route.RouteLookup.of(forward),
+                    dev.synapsehub.federation.route.RouteLookup.of(relayRoutes)));
+        }
+        try {
+            return dev.synapsehub.federation.trust.PeersFile.watching(peersFile, watch.clientCertFile() != null
+                    || forward.clientCertFile() != null || relayRoutes.clientCertFile() != null, LOG::warn);
+        } catch (dev.synapsehub.federation.trust.TrustFileException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        }
+    }
+
+    private static Set<String> uris(dev.synapsehub.federation.trust.PeerRoutes now) {
+        Set<String> out = new java.util.HashSet<>();
+        now.watch().values().forEach(r -> out.add(r.uri().toString()));
+        now.claim().values().forEach(r -> out.add(r.uri().toString()));
+        now.relay().values().forEach(r -> out.add(r.uri().toString()));
+        return out;
+    }
+
     @Override
     public void appendMetrics(StringBuilder out) {
         metrics.appendTo(out);
         askFailures.appendTo(out);
+        if (routes instanceof dev.synapsehub.federation.trust.PeersFile peers) {
+            dev.synapsehub.net.protocol.PrometheusText.counter(out, "synapse_federation_peers_file_refusals_total",
+                    "Peer operations (polls, forwarded claims, relays, dead-letter reports) refused while "
+                            + "--federation-peers did not validate.", peers.refusedOperations());
+            dev.synapsehub.net.protocol.PrometheusText.counter(out, "synapse_federation_peers_file_invalid_total",
+                    "Changes of --federation-peers that did not validate (each logged once).", peers.invalidEdits());
+        }
+        if (deadLetterForwarder != null) {
+            deadLetterForwarder.appendMetrics(out);
+            dev.synapsehub.net.protocol.PrometheusText.counter(out, "synapse_mesh_dead_letter_handoff_failures_total",
+                    "Dead-letter reports this node did not hand to the cluster's leader (not sent; logged).",
+                    deadLetterHandoffFailures.get());
+        }
+        if (relayForwarder != null) {
+            relayForwarder.appendMetrics(out);
+        }
         if (clusterWatch != null) {
             clusterWatch.appendMetrics(out);
         }
@@ -406,6 +571,12 @@ public final class MeshFederationExtension implements HubExtension {
     public void close() {
         if (clusterWatch != null) {
             clusterWatch.close();
+        }
+        if (deadLetterForwarder != null) {
+            deadLetterForwarder.close();
+        }
+        if (routes instanceof dev.synapsehub.federation.trust.PeersFile peers) {
+            peers.close();
         }
         if (connector != null) {
             java.util.List<Runnable> dropped = connector.shutdownNow();

@@ -89,6 +89,15 @@ public final class LogWatch implements AutoCloseable {
     }
 
     /**
+     * As {@link #start(PeerLinks, PeerRouteSource)}, a follower taking a link only while
+     * {@code mayLink} holds (a mesh node's peers file: the routes reload, the lead still decides).
+     */
+    public void start(PeerLinks links, java.util.function.BooleanSupplier mayLink, PeerRouteSource source) {
+        this.mayLink = mayLink;
+        start(links, source);
+    }
+
+    /**
      * Starts following every peer through {@code links}; before each poll the peer's route (URI,
      * pin, token) is taken from {@code source}: a changed route reconnects, a route removed or a
      * source that does not validate fails the poll as a transport failure. A peer added to the

@@ -76,6 +76,7 @@ public final class ClusterWatch implements AutoCloseable {
     private volatile LogWatch watch; // written on the watch thread; halted from a leadership listener too
     private volatile AdvisoryFold fold = new AdvisoryFold();
     private double leadSince;
+    private volatile dev.synapsehub.federation.trust.PeerRouteSource routes;
     private String lastFailure;
 
     /** @param decides whether this node decides for the cluster now (leads, and has applied every earlier record) */
@@ -93,6 +94,15 @@ public final class ClusterWatch implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+    }
+
+    /**
+     * Takes each poll's route (URI, pin, token) from {@code source} (this node's peers file) rather
+     * than the settings' fixed ones; call before {@link #start}.
+     */
+    public ClusterWatch routes(dev.synapsehub.federation.trust.PeerRouteSource source) {
+        this.routes = source;
+        return this;
     }
 
     /** Starts looking, every {@value #COMPARE_MILLIS} ms, whether this node leads and what changed. */
@@ -147,7 +157,11 @@ public final class ClusterWatch implements AutoCloseable {
         }
         leadSince = hub.clock().nowSeconds();
         fold = next;
-        w.start(links, decides); // a follower takes no link once this node stops deciding
+        if (routes != null) { // --federation-peers: each poll asks this node's file for the peer's route
+            w.start(links, decides, routes);
+        } else {
+            w.start(links, decides); // a follower takes no link once this node stops deciding
+        }
         watch = w;
         if (!decides.getAsBoolean()) { // lost the lead while starting: a listener may have missed this watch
             stop();

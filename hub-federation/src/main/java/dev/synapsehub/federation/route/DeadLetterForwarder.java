@@ -73,8 +73,21 @@ public final class DeadLetterForwarder implements AutoCloseable {
     private final LabelledCounters outcomes = new LabelledCounters("synapse_dead_letter_forwardings_total",
             "Dead-letter reports to the owning hub, by owner and outcome: sent (the owner read it), answered_error "
                     + "(the owner answered an error), retried (an attempt failed; another follows), transport_failure (given "
-                    + "up after the last attempt), dropped (queue full).",
+                    + "up after the last attempt), dropped (queue full), lead_lost (a mesh node lost the lead before sending it).",
             "owner", "outcome");
+
+    /** On a mesh node: whether this node leads now (only the leader holds the cluster's links). */
+    private volatile java.util.function.BooleanSupplier mayLink = () -> true;
+
+    /**
+     * On a mesh node: a report is sent only while {@code leads} holds; one waiting when this node
+     * loses the lead is given up (logged, counted {@code lead_lost}), never sent from a follower,
+     * whose link would take the cluster's hub id at the owner from the new leader. Call before use.
+     */
+    public DeadLetterForwarder onlyWhile(java.util.function.BooleanSupplier leads) {
+        this.mayLink = leads;
+        return this;
+    }
 
     /** One report waiting: the escalation's count and the attempts made so far. */
     private record Report(long count, int attempts) {
@@ -150,7 +163,7 @@ public final class DeadLetterForwarder implements AutoCloseable {
      * The relay route to the one hub that owns every part of {@code target}, or null: a part in a
      * local, ungoverned or partitioned namespace, parts owned by two hubs, or no route.
      */
-    ClaimRoute routeFor(String target) {
+    public ClaimRoute routeFor(String target) {
         double now = hub.clock().nowSeconds();
         String owner = null;
         for (String part : AddressMatcher.parts(target)) {
@@ -226,6 +239,13 @@ public final class DeadLetterForwarder implements AutoCloseable {
     /** One attempt; false when it failed and a retry of {@code o} was scheduled. */
     private boolean send(Outlet o, String target, Report report) {
         ClaimRoute route = o.route;
+        if (!mayLink.getAsBoolean()) {
+            outcomes.increment(route.hubId(), "lead_lost");
+            LOG.warn("Dead-letter report for '{}' ({} messages) to owner {} given up: this node no longer leads the "
+                    + "cluster (the next escalation of the target carries the higher count)", target, report.count(),
+                    route.hubId());
+            return true;
+        }
         ObjectNode frame = JsonNodeFactory.instance.objectNode();
         frame.put("type", DeadLetterForwardingServer.TYPE);
         frame.put("target", route.hubId());

@@ -51,6 +51,10 @@ public final class RelayForwarder {
             "Operator relays forwarded to the owning hub, by owner and outcome: applied, pending, refused (by the "
                     + "owner), timeout, transport_failure, malformed (result).", "owner", "outcome");
     private final AtomicLong auditFailures = new AtomicLong();
+    /** On a mesh node, the cluster's leader, which alone holds the links to the owners; null on a single hub. */
+    private dev.synapsehub.net.extension.ClusterLeader cluster;
+    /** The name under which the leader serves the cluster's relays ({@link #serveRelay}). */
+    public static final String SERVICE = "operator_relay_forward";
 
     /** {@code connector} runs the (possibly connecting) sends, off the event loops. */
     public RelayForwarder(HubServices hub, OwnershipResolver resolver, dev.synapsehub.federation.trust.ServingTrust trust,
@@ -74,6 +78,17 @@ public final class RelayForwarder {
         this.links = links;
         this.connector = connector;
         this.audit = audit;
+    }
+
+    /**
+     * On a mesh node: every relay this node takes is asked of the cluster's leader, which sends it
+     * over the cluster's one link to the owner ({@link #serveRelay}; the owner binds the cluster's
+     * hub id to one connection, contract F9.4), and the owner's answer comes back here to the
+     * operator as on a single hub. Call before the hub serves.
+     */
+    public RelayForwarder viaLeader(dev.synapsehub.net.extension.ClusterLeader leader) {
+        this.cluster = leader;
+        return this;
     }
 
     /**
@@ -110,6 +125,14 @@ public final class RelayForwarder {
         }
         ClaimRoute route = new ClaimRoute(to.name(), to.uri(), to.pin());
         String token = to.token();
+        if (cluster != null) {
+            try {
+                askLeader(r, route);
+            } catch (RuntimeException e) {
+                internalFault(r, route, e);
+            }
+            return true;
+        }
         try {
             connector.execute(() -> {
                 try {
@@ -130,6 +153,143 @@ public final class RelayForwarder {
         LOG.error("Relaying operator {} of task '{}' to owner {} failed inside this hub", r.get("action").textValue(),
                 r.get("task_id").textValue(), route.hubId(), e);
         answer(r, route.hubId(), false, false, "forward_failed", "internal_fault");
+    }
+
+    /**
+     * A mesh node: the leader sends the relay; its answer (the owner's result, or why none came)
+     * is settled here as a single hub settles its own send. The leader's send is bounded a little
+     * earlier than the ask (a tenth, at most 0.5 s), so its answer reaches this node in time.
+     */
+    private void askLeader(Request r, ClaimRoute route) {
+        long bound = routes.bound().toNanos();
+        ObjectNode body = JsonNodeFactory.instance.objectNode();
+        body.put("owner", route.hubId());
+        body.put("bound_ms", Math.max(1, java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(bound
+                - Math.min(bound / 10, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(500)))));
+        body.set("frame", requestFrame(r, route.hubId()));
+        String action = r.get("action").textValue();
+        String taskId = r.get("task_id").textValue();
+        cluster.ask(SERVICE, body, routes.bound()).whenCompleteAsync((answer, failure) -> {
+            try {
+                if (failure != null) {
+                    Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                            ? failure.getCause() : failure;
+                    // no leader took it: never sent, so certainly not applied; any other failure leaves it unknown
+                    boolean unsent = cause instanceof dev.synapsehub.net.extension.ClusterLeader.Unreached;
+                    outcomes.increment(route.hubId(), unsent ? "transport_failure" : "timeout");
+                    LOG.warn("Relaying operator {} of task '{}' to owner {} through the cluster's leader failed: {}",
+                            action, taskId, route.hubId(), cause.toString());
+                    answer(r, route.hubId(), false, false, unsent ? "owner_unreachable" : "owner_timeout",
+                            unsent ? "transport_failure" : "timeout");
+                } else if (answer.get("result") instanceof ObjectNode result) {
+                    relay(r, route, result);
+                } else {
+                    boolean timeout = "timeout".equals(answer.path("failure").asText());
+                    outcomes.increment(route.hubId(), timeout ? "timeout" : "transport_failure");
+                    LOG.warn("Relaying operator {} of task '{}' to owner {} failed on the cluster's leader: {}",
+                            action, taskId, route.hubId(), answer.path("detail").asText(""));
+                    answer(r, route.hubId(), false, false, timeout ? "owner_timeout" : "owner_unreachable",
+                            timeout ? "timeout" : "transport_failure");
+                }
+            } catch (RuntimeException e) { // nothing else would see it: the returned future is dropped
+                internalFault(r, route, e);
+            }
+        }, hub.outbox().executor());
+    }
+
+    /**
+     * The leader's side: sends one relay of any node (its own operators' too) over this node's link
+     * to the owner, on the connector; completes with {@code {"result": …}} or {@code {"failure":
+     * "timeout"|"transport_failure", "detail": …}}. The route is this node's own (its peers file or
+     * flags). Never blocks.
+     */
+    public java.util.concurrent.CompletableFuture<ObjectNode> serveRelay(ObjectNode body) {
+        if (!(body.get("frame") instanceof ObjectNode request) || !body.path("bound_ms").canConvertToLong()
+                || !request.path("task_id").isTextual() || !request.path("namespace").isTextual()
+                || !request.path("action").isTextual()) {
+            return java.util.concurrent.CompletableFuture.completedFuture(relayFailure("transport_failure",
+                    "malformed relay"));
+        }
+        java.util.concurrent.CompletableFuture<ObjectNode> answer = new java.util.concurrent.CompletableFuture<>();
+        answer.whenComplete((a, f) -> {
+            if (cluster != null && !cluster.leadsHere()) {
+                links.retain(java.util.Set.of()); // lost the lead meanwhile: the new leader needs the owner's name
+            }
+        });
+        java.time.Duration bound = java.time.Duration.ofMillis(Math.max(1, body.path("bound_ms").asLong()));
+        String owner = body.path("owner").asText("");
+        try {
+            connector.execute(() -> {
+                try {
+                    sendForCluster(owner, request, bound, answer);
+                } catch (RuntimeException e) {
+                    answer.complete(relayFailure("transport_failure", e.toString()));
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            answer.complete(relayFailure("transport_failure", "the leader is stopping"));
+        }
+        return answer;
+    }
+
+    private void sendForCluster(String owner, ObjectNode request, java.time.Duration bound,
+                                java.util.concurrent.CompletableFuture<ObjectNode> answer) {
+        if (cluster != null && !cluster.leadsHere()) { // a link opened now would take the owner's name from the leader
+            answer.complete(relayFailure("transport_failure", "this node no longer leads the cluster"));
+            return;
+        }
+        dev.synapsehub.federation.trust.PeerRoute to;
+        try {
+            to = source.current().relay().get(owner);
+        } catch (java.io.IOException invalid) {
+            answer.complete(relayFailure("transport_failure", invalid.getMessage()));
+            return;
+        }
+        if (to == null) {
+            answer.complete(relayFailure("transport_failure", "no --relay-peer route to " + owner));
+            return;
+        }
+        ClaimRoute route = new ClaimRoute(to.name(), to.uri(), to.pin());
+        String taskId = request.path("task_id").asText();
+        String namespace = request.path("namespace").asText();
+        String action = request.path("action").asText();
+        PeerLink link = links.link(route.hubId(), route.uri(), routes.tlsFor(route), to.token());
+        link.request(request.deepCopy(), "operator_relay_result", reply -> taskId.equals(reply.path("task_id").asText())
+                && namespace.equals(reply.path("namespace").asText()) && action.equals(reply.path("action").asText()),
+                bound).whenComplete((result, failure) -> {
+            if (failure == null) {
+                ObjectNode ok = JsonNodeFactory.instance.objectNode();
+                ok.set("result", result);
+                answer.complete(ok);
+                return;
+            }
+            Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                    ? failure.getCause() : failure;
+            answer.complete(relayFailure(cause instanceof TimeoutException ? "timeout" : "transport_failure",
+                    cause.getMessage()));
+        });
+    }
+
+    private static ObjectNode relayFailure(String kind, String detail) {
+        ObjectNode f = JsonNodeFactory.instance.objectNode();
+        f.put("failure", kind);
+        f.put("detail", detail == null ? "" : detail);
+        return f;
+    }
+
+    /** The {@code operator_relay_request} sent to {@code owner}: the requester's members and this hub's id. */
+    private ObjectNode requestFrame(Request r, String owner) {
+        ObjectNode request = JsonNodeFactory.instance.objectNode();
+        request.put("type", "operator_relay_request");
+        request.put("target", owner);
+        for (String m : MEMBERS) {
+            JsonNode v = r.get(m);
+            if (v != null && !v.isNull()) {
+                request.set(m, v);
+            }
+        }
+        request.put("origin_hub_id", hub.frames().hubId()); // the owner's audit names where it came from
+        return request;
     }
 
     private void forward(Request r, ClaimRoute route, String token) {
@@ -246,7 +406,7 @@ public final class RelayForwarder {
     /** The Prometheus samples of forwarded relays. */
     public void appendMetrics(StringBuilder out) {
         outcomes.appendTo(out);
-        if (!routes.routes().isEmpty()) {
+        if (!routes.routes().isEmpty() || source.reloads()) {
             dev.synapsehub.net.protocol.PrometheusText.counter(out, "synapse_operator_relay_audit_failures_total",
                     "Outbound operator relay audit records the writer did not journal.", auditFailures.get());
         }

@@ -240,6 +240,28 @@ class DeadLetterReportingTest {
         assertThat(forwarder.outcomes("hub-b", "transport_failure")).isZero();
     }
 
+    /**
+     * A mesh leader's report still waiting (its first attempt failed) when the node loses the lead
+     * is given up at its next attempt, counted {@code lead_lost}: a follower never opens the link
+     * (docs/mesh.md: dead-letter reports are sent at most once).
+     */
+    @Test
+    void aReportWaitingWhenTheNodeLosesTheLeadIsGivenUpAndNeverSentFromAFollower() throws Exception {
+        int port = freePort();
+        FedHub a = reporter(URI.create("wss://127.0.0.1:" + port + "/"), bCerts.server().pin());
+        java.util.concurrent.atomic.AtomicBoolean leads = new java.util.concurrent.atomic.AtomicBoolean(true);
+        DeadLetterForwarder forwarder = a.federation.deadLetterForwarder().onlyWhile(leads::get);
+        escalate(a.agent("aproj/sender"), "proj/ghost");
+        Await.until("a first failed attempt", WAIT, () -> forwarder.outcomes("hub-b", "retried") >= 1);
+        leads.set(false);
+        FedHub b = owner(true, port); // the owner listens now: a retry would reach it
+        Await.until("given up at the next attempt", WAIT, () -> forwarder.outcomes("hub-b", "lead_lost") == 1);
+        assertThat(forwarder.outcomes("hub-b", "sent")).isZero();
+        assertThat(forwarder.outcomes("hub-b", "retried")).isEqualTo(1);
+        assertThat(journaled(a)).isEmpty();
+        assertThat(journaled(b)).isEmpty();
+    }
+
     @Test
     void aWronglyPinnedOwnerIsGivenUpAfterTheLastAttempt() throws Exception {
         FedHub b = owner(true, 0);
