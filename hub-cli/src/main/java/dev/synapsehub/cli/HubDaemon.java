@@ -266,8 +266,10 @@ final class HubDaemon implements AutoCloseable {
         }
         MeshHub mesh;
         try {
+            // the flags every node must share, compared with the leader's while the node runs (docs/mesh.md)
             mesh = MeshHub.start(meshConfig, config, local, state, clock, actorSettings, CATCH_UP_MILLIS,
-                    options.meshCompaction(), relayLog, extensions);
+                    options.meshCompaction(), relayLog, extensions, MeshGovernanceFlags.of(config.hubId(),
+                            federation, config.defaultDelivery().mode().wire(), trust.startupPolicy() != null));
         } catch (IOException e) {
             throw new JournalException("mesh node " + meshConfig.nodeId() + " could not start: " + e.getMessage(), e);
         }

@@ -7,6 +7,7 @@ import dev.synapsehub.mesh.MeshConfig;
 import dev.synapsehub.mesh.MeshPeer;
 import dev.synapsehub.mesh.MeshProbe;
 import dev.synapsehub.mesh.MeshQueueProbe;
+import dev.synapsehub.mesh.MeshSettingsProbe;
 import dev.synapsehub.mesh.MeshTls;
 import dev.synapsehub.mesh.MeshProbe.PeerReport;
 import picocli.CommandLine.Command;
@@ -76,8 +77,11 @@ public final class MeshCommand {
             PrintWriter out = spec.commandLine().getOut();
             Map<String, Integer> queued = MeshQueueProbe.queueDepths(peers, Duration.ofMillis((long) (timeout * 1000)), tls);
             java.util.UUID group = dev.synapsehub.mesh.MeshGroup.discover(peers, Duration.ofMillis((long) (timeout * 1000)), tls);
+            Map<String, MeshSettingsProbe.NodeSettings> settings = MeshSettingsProbe.settings(peers,
+                    Duration.ofMillis((long) (timeout * 1000)), tls);
             if (json) {
                 ObjectNode report = json(reports, leader, quorum, leaderCommit, queued).put("group", group.toString());
+                SettingsColumn.put(report, settings);
                 voters.forEach(report.putArray("voters")::add);
                 out.println(report);
             } else {
@@ -88,11 +92,11 @@ public final class MeshCommand {
                         out.printf("  %-10s %-22s unreachable: %s%n", r.id(), r.address(), r.error());
                         continue;
                     }
-                    out.printf("  %-10s %-22s %-9s term %-4d commit %-7d applied %-7d lag %-6s snapshot %s%s%n",
+                    out.printf("  %-10s %-22s %-9s term %-4d commit %-7d applied %-7d lag %-6s snapshot %s  %s%s%n",
                             r.id(), r.address(), r.role(), r.term(), r.commitIndex(), r.appliedIndex(),
                             leaderCommit < 0 ? "?" : String.valueOf(Math.max(0, leaderCommit - r.appliedIndex())),
                             r.lastSnapshotIndex() < 0 ? "none" : String.valueOf(r.lastSnapshotIndex()),
-                            r.storageHealthy() ? "" : "  STORAGE UNHEALTHY");
+                            SettingsColumn.text(settings.get(r.id())), r.storageHealthy() ? "" : "  STORAGE UNHEALTHY");
                 }
             }
             return leader == null ? ExitCodes.UNAVAILABLE : ExitCodes.OK;

@@ -72,9 +72,26 @@ public final class MeshHub implements AutoCloseable {
                                 ActorSettings settings, long catchUpMillis, MeshCompaction compaction,
                                 RelayLog relayLog, List<dev.synapsehub.net.extension.HubExtension> gates)
             throws IOException, JournalException, InterruptedException {
+        return start(mesh, hub, local, state, clock, settings, catchUpMillis, compaction, relayLog, gates,
+                MeshGovernanceSettings.NONE);
+    }
+
+    /**
+     * As {@link #start(MeshConfig, HubConfig, Journal, CoordinationState, Clock, ActorSettings, long,
+     * MeshCompaction, RelayLog, List)}, with this node's {@code governance} settings, compared with
+     * the leader's while it runs (docs/mesh.md, "Nodes agree on their governance settings").
+     */
+    public static MeshHub start(MeshConfig mesh, HubConfig hub, Journal local, CoordinationState state, Clock clock,
+                                ActorSettings settings, long catchUpMillis, MeshCompaction compaction,
+                                RelayLog relayLog, List<dev.synapsehub.net.extension.HubExtension> gates,
+                                MeshGovernanceSettings governance)
+            throws IOException, JournalException, InterruptedException {
         List<dev.synapsehub.net.extension.HubExtension> extensions = new java.util.ArrayList<>(gates);
         WireEdge edge = new WireEdge();
         MeshNode node = new MeshNode(mesh, hub.hubId(), local, state, clock, settings, edge, compaction);
+        node.governance(governance);
+        // first: a claim refused for a settings mismatch is neither decided nor forwarded by the gates after it
+        extensions.add(0, new MeshSettingsGate(node.settingsCheck()));
         for (dev.synapsehub.net.extension.HubExtension e : gates) {
             e.joinCluster(node.leader()); // before bind: what the cluster does from one place goes to its leader
         }

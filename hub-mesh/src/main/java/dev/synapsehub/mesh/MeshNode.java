@@ -101,6 +101,8 @@ public final class MeshNode implements AutoCloseable {
     private final LinearizableReads reads;
     /** This node's mesh TLS files, followed while it runs; null without TLS. */
     private final MeshTlsReload tlsReload;
+    /** This node's governance settings against the leader's (docs/mesh.md, "Nodes agree on their governance settings"). */
+    private final MeshSettingsCheck settingsCheck;
     /** The leader this node last heard of (its intents' fence names it). */
     private volatile String lastLeader;
     /** Told of each batch applied here but decided elsewhere (the cockpit's feed), or null. */
@@ -212,6 +214,10 @@ public final class MeshNode implements AutoCloseable {
                 decidedIntents);
         this.reads = new LinearizableReads(client.getClientRpc(), group.getGroupId(), RaftPeerId.valueOf(nodeId),
                 () -> actor().<Void>applyReplicated(s -> null), config.commitTimeout().toMillis());
+        this.settingsCheck = new MeshSettingsCheck(nodeId, client.getClientRpc(), group.getGroupId(), () -> {
+            DivisionInfo info = info();
+            return closed || info == null ? null : info.getLeaderId();
+        }, config.commitTimeout().toMillis());
         this.staleness = new ReadStaleness(new IntentView(), config.electionTimeoutMax().toMillis());
         this.journal = new MeshJournal(nodeId, hubId, cursor, this::propose, local, edge, forwardedOrigins,
                 stateMachine::highestOwnOriginSeq, tags, decidedIntents, this::hold);
@@ -269,6 +275,8 @@ public final class MeshNode implements AutoCloseable {
         server.start();
         intents.start();
         scheduler.scheduleWithFixedDelay(staleness::sample, 100, 100, TimeUnit.MILLISECONDS);
+        settingsCheck.logEffective();
+        scheduler.scheduleWithFixedDelay(settingsCheck::check, 0, MeshSettingsCheck.EVERY_MILLIS, TimeUnit.MILLISECONDS);
         if (tlsReload != null) {
             long every = MeshTlsReload.CHECK_EVERY.toMillis();
             scheduler.scheduleWithFixedDelay(tlsReload::check, every, every, TimeUnit.MILLISECONDS);
@@ -417,6 +425,19 @@ public final class MeshNode implements AutoCloseable {
     /** How fresh this node's reads are now (seed 001 §12). */
     ReadStaleness.Staleness staleness() {
         return staleness.now();
+    }
+
+    /**
+     * Sets this node's governance settings, compared with the leader's while it runs
+     * (before {@link #start()}; without it the node holds {@link MeshGovernanceSettings#NONE}).
+     */
+    public void governance(MeshGovernanceSettings settings) {
+        settingsCheck.settings(settings);
+    }
+
+    /** This node's governance settings check. */
+    MeshSettingsCheck settingsCheck() {
+        return settingsCheck;
     }
 
     /** This node's mesh TLS files as it follows them, or null without TLS. */
@@ -930,6 +951,10 @@ public final class MeshNode implements AutoCloseable {
                 }
                 if (json.has(LeaderAsks.SERVICE)) {
                     return leaderAsks.forwarded(json); // an extension's ask of the leader
+                }
+                if (MeshSettingsCheck.QUERY.equals(json.path(MeshQueueProbe.QUERY).asText(null))) {
+                    return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(
+                            settingsCheck.answer())))); // a follower's (or mesh status') settings check
                 }
                 if (json.has(MeshQueueProbe.QUERY)) {
                     return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(

@@ -189,7 +189,7 @@ public final class HubServer implements AutoCloseable {
         darkSeats.start();
         HubMetricsText metricsText = new HubMetricsText(new MetricsSources(actor, metrics, registry, outbox, json,
                 frames.hubId(), config.hubVersion(), config.maxFanoutBacklogBytes(), configEpoch,
-                startedAt, journal, extensions::appendMetrics));
+                startedAt, journal, extensions::appendMetrics, extensions::degradedReasons));
         if (config.ui()) {
             cockpit = Cockpit.start(new CockpitSources(actor, registry, clock, metrics, tokens, extensions,
                     config.hubId(), config.hubVersion(), config.secured(), startedAt, journaled));

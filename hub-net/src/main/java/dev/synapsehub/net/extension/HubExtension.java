@@ -109,6 +109,14 @@ public interface HubExtension {
     }
 
     /**
+     * Why this extension holds the hub {@code degraded} on {@code /health} now, as stable
+     * snake_case words (empty: nothing). Any thread; must not block.
+     */
+    default java.util.List<String> degradedReasons() {
+        return java.util.List.of();
+    }
+
+    /**
      * This extension's status for the operator cockpit's Cluster view ({@code /ui}), measured
      * now, with a {@code kind} member ({@code federation}, {@code mesh}); null for none. Runs on
      * the cockpit thread about once a second; must not block.

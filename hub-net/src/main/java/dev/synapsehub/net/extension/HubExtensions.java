@@ -94,6 +94,13 @@ public final class HubExtensions {
         all.forEach(e -> e.appendMetrics(out));
     }
 
+    /** Every extension's {@link HubExtension#degradedReasons}, in order. */
+    public List<String> degradedReasons() {
+        List<String> out = new java.util.ArrayList<>();
+        all.forEach(e -> out.addAll(e.degradedReasons()));
+        return out;
+    }
+
     /** Every extension's cockpit status ({@link HubExtension#cockpitStatus}), in order; empty for none. */
     public List<ObjectNode> cockpitStatus(double now) {
         List<ObjectNode> out = new java.util.ArrayList<>();

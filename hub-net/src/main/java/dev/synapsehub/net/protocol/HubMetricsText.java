@@ -71,6 +71,7 @@ public final class HubMetricsText {
         if (hub.outbox().overloaded()) {
             degraded.add("outbox_backlogged");
         }
+        degraded.addAll(hub.extensionDegraded().get()); // e.g. a mesh node whose settings differ from the leader's
         if (!failed.isEmpty()) {
             failed.addAll(degraded);
             return new HubHealth(HubHealth.Status.FAILED, failed);

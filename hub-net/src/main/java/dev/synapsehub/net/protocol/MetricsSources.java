@@ -18,6 +18,7 @@ import java.util.function.Consumer;
  * @param startedAt when the hub started (hub clock seconds), for {@code uptime_seconds}
  * @param journal the durable journal, or null for a hub without one
  * @param extensionMetrics appends the plugged-in modules' metric families after the hub's own
+ * @param extensionDegraded why the plugged-in modules hold the hub degraded now (empty: nothing)
  */
 public record MetricsSources(
         CoordinationActor actor,
@@ -31,5 +32,15 @@ public record MetricsSources(
         String configEpoch,
         double startedAt,
         Journal journal,
-        Consumer<StringBuilder> extensionMetrics) {
+        Consumer<StringBuilder> extensionMetrics,
+        java.util.function.Supplier<java.util.List<String>> extensionDegraded) {
+
+    /** Sources whose extensions never hold the hub degraded. */
+    public MetricsSources(CoordinationActor actor, HubMetrics metrics, SessionRegistry registry, Outbox outbox,
+                          WireJson json, String hubId, String hubVersion, long maxFanoutBacklogBytes,
+                          String configEpoch, double startedAt, Journal journal,
+                          Consumer<StringBuilder> extensionMetrics) {
+        this(actor, metrics, registry, outbox, json, hubId, hubVersion, maxFanoutBacklogBytes, configEpoch, startedAt,
+                journal, extensionMetrics, java.util.List::of);
+    }
 }
