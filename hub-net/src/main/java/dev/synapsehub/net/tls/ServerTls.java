@@ -5,7 +5,7 @@ import io.netty.handler.ssl.ClientAuth;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
-import io.netty.handler.ssl.SslProvider;
+import dev.synapsehub.client.tls.TlsEngine;
 import io.netty.channel.Channel;
 
 import javax.net.ssl.SSLPeerUnverifiedException;
@@ -35,7 +35,7 @@ public final class ServerTls {
         SslContext built;
         try {
             SslContextBuilder b = SslContextBuilder.forServer(files.certFile().toFile(), files.keyFile().toFile())
-                    .sslProvider(SslProvider.JDK)
+                    .sslProvider(TlsEngine.provider())
                     .protocols("TLSv1.3", "TLSv1.2");
             if (files.clientCaFile() != null) {
                 readable(files.clientCaFile(), "client CA");
