@@ -52,6 +52,13 @@ import java.util.Map;
  * <ul>
  *   <li>{@code catchup --events N}: hub-b's journal holds N events; hub-a starts watching it and
  *       the time until hub-a has folded all N (committed to its mirror) gives events/s.</li>
+ *   <li>{@code coldcatchup --events N --runs R}: the realistic cold case. hub-b is a separate,
+ *       long-running JVM ({@code serve}) that has already served {@code --warmups} catch-ups;
+ *       each run is a freshly started follower JVM ({@code follow}) catching up all N events from
+ *       it. Reports events/s folded, the follower JVM's CPU per event by thread (catch-up window
+ *       and whole JVM life), and the serving JVM's CPU per event by thread over the same run.
+ *       Both children stop by themselves: the server when this JVM's pipe to it closes or after
+ *       {@code --serve-seconds}, a follower after 10 minutes at most.</li>
  *   <li>{@code forward --claims K}: on hub-a, K claims in hub-b's namespace (forwarded over the
  *       warm link and granted by hub-b) and K claims in hub-a's own namespace (local), one at a
  *       time, interleaved; send-to-grant latency percentiles of both, from the same run.</li>
@@ -64,7 +71,8 @@ public final class FederationBench {
 
     public static void main(String[] args) throws Exception {
         if (args.length == 0) {
-            System.err.println("usage: FederationBench catchup|forward --dir DIR [--events N] [--claims K]");
+            System.err.println("usage: FederationBench catchup|coldcatchup|forward --dir DIR [--events N] [--runs R]"
+                    + " [--claims K]");
             System.exit(2);
         }
         Path dir = Path.of(option(args, "--dir", "/tmp/fedbench"));
@@ -74,6 +82,13 @@ public final class FederationBench {
             case "catchup" -> catchUp(s, Integer.parseInt(option(args, "--events", "1000000")),
                     Integer.parseInt(option(args, "--runs", "1")));
             case "forward" -> forward(s, Integer.parseInt(option(args, "--claims", "2000")));
+            case "coldcatchup" -> ColdCatchUp.run(s.dir, Integer.parseInt(option(args, "--events", "1000000")),
+                    Integer.parseInt(option(args, "--runs", "3")), Integer.parseInt(option(args, "--warmups", "1")),
+                    option(args, "--server-jvm", "-Xmx2g"), option(args, "--follower-jvm", "-Xmx2g"),
+                    Integer.parseInt(option(args, "--serve-seconds", "1800")));
+            case "serve" -> serve(s, Integer.parseInt(option(args, "--events", "1000000")),
+                    Integer.parseInt(option(args, "--serve-seconds", "1800")));
+            case "follow" -> follow(s, URI.create(option(args, "--uri", "")), Long.parseLong(option(args, "--end", "0")));
             default -> throw new IllegalArgumentException(args[0]);
         }
         System.exit(0);
@@ -179,13 +194,7 @@ public final class FederationBench {
      * the first also pays the JIT compiling hub-a's paths, later ones show the steady state.
      */
     static void catchUp(Setup s, int n, int runs) throws Exception {
-        Path bDb = s.dir.resolve("catchup-b-" + n + ".db");
-        if (!Files.exists(bDb)) {
-            long t0 = System.nanoTime();
-            ClaimLogWriter.write(bDb, n, "proj/");
-            System.out.printf(Locale.ROOT, "wrote %d events to %s in %.1f s%n", n, bDb, (System.nanoTime() - t0) / 1e9);
-        }
-        Hub b = owner(s, bDb);
+        Hub b = owner(s, peerJournal(s.dir, n));
         for (int run = 1; run <= runs; run++) {
             System.out.printf(Locale.ROOT, "run %d of %d%n", run, runs);
             catchUp(s, b);
@@ -193,20 +202,40 @@ public final class FederationBench {
         b.close();
     }
 
+    /** hub-b's journal of {@code n} generated events in {@code dir}, written on first use. */
+    static Path peerJournal(Path dir, int n) throws Exception {
+        Path bDb = dir.resolve("catchup-b-" + n + ".db");
+        if (!Files.exists(bDb)) {
+            long t0 = System.nanoTime();
+            ClaimLogWriter.write(bDb, n, "proj/");
+            System.out.printf(Locale.ROOT, "wrote %d events to %s in %.1f s%n", n, bDb, (System.nanoTime() - t0) / 1e9);
+        }
+        return bDb;
+    }
+
     private static void catchUp(Setup s, Hub b) throws Exception {
-        Path aDb = s.dir.resolve("catchup-a.db");
+        long pages0 = b.federation().metrics().logRequestsServed.get();
+        long served0 = b.federation().metrics().logEventsServed.get();
+        long end = b.durable().journal().lastSeq();
+        catchUp(s, b.uri(), end);
+        long pages = b.federation().metrics().logRequestsServed.get() - pages0;
+        long served = b.federation().metrics().logEventsServed.get() - served0;
+        System.out.printf(Locale.ROOT, "served: %d pages, %d events (%.0f per page; %d events served more than once)%n",
+                pages, served, (double) served / Math.max(1, pages), served - end);
+    }
+
+    /** One catch-up of {@code end} events by a fresh hub-a (new journal, new mirror) from the hub at {@code uri}. */
+    private static void catchUp(Setup s, URI uri, long end) throws Exception {
+        Path aDb = s.dir.resolve("catchup-a-" + ProcessHandle.current().pid() + ".db");
         for (String suffix : List.of("", "-wal", "-shm", ".federation.db", ".federation.db-wal", ".federation.db-shm")) {
             Files.deleteIfExists(Path.of(aDb + suffix));
         }
         ClientTls tls = s.toB();
-        WatchPeer peer = new WatchPeer("hub-b", b.uri(), tls.pin());
+        WatchPeer peer = new WatchPeer("hub-b", uri, tls.pin());
         WatchSettings watch = new WatchSettings(List.of(peer), Duration.ofSeconds(1), null, s.dir.resolve("a-client.pem"),
                 s.dir.resolve("a-client.key"), PollBudget.DEFAULT, Duration.ofSeconds(10));
-        long end = b.durable().journal().lastSeq();
-        Map<String, Long> cpu0 = threadCpu();
+        Map<String, Long> cpu0 = threadCpu(Path.of("/proc/self/task"));
         long process0 = processCpu();
-        long pages0 = b.federation().metrics().logRequestsServed.get();
-        long served0 = b.federation().metrics().logEventsServed.get();
         long t0 = System.nanoTime();
         Hub a = hub(aDb, "hub-a", s.tls("a"), new FederationSettings(ServingTrust.none(), watch,
                 new NamespaceOwners("hub-a", Map.of("proj", "hub-b")), ForwardSettings.none()));
@@ -220,29 +249,71 @@ public final class FederationBench {
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
         long processCpu = processCpu() - process0;
-        Map<String, Long> byThread = cpuByThreadGroup(cpu0);
+        Map<String, Long> byThread = cpuByThreadGroup(Path.of("/proc/self/task"), cpu0);
         System.out.printf(Locale.ROOT, "catch-up: %d events folded in %.2f s = %.0f events/s (%d observed claims, "
-                + "load %.1f)%n", end, seconds, end / seconds, a.federation().fold().peer("hub-b").claims().size(),
-                java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
-        long pages = b.federation().metrics().logRequestsServed.get() - pages0;
-        long served = b.federation().metrics().logEventsServed.get() - served0;
-        System.out.printf(Locale.ROOT, "served: %d pages, %d events (%.0f per page; %d events served more than once)%n",
-                pages, served, (double) served / Math.max(1, pages), served - end);
+                + "load %.1f, TLS %s)%n", end, seconds, end / seconds, a.federation().fold().peer("hub-b").claims().size(),
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
+                dev.synapsehub.client.tls.TlsEngine.provider());
         System.out.printf(Locale.ROOT, "catch-up CPU: %.2f s for the JVM = %.2f us per event; by thread (s):%n",
                 processCpu / 1e9, processCpu / 1e3 / end);
+        printByThread(byThread);
+        System.out.printf(Locale.ROOT, "RESULT events=%d seconds=%.3f window_cpu_ns=%d jvm_cpu_ns=%d%n", end, seconds,
+                processCpu, processCpu());
+        a.close();
+        for (String suffix : List.of("", "-wal", "-shm", ".federation.db", ".federation.db-wal", ".federation.db-shm")) {
+            Files.deleteIfExists(Path.of(aDb + suffix));
+        }
+    }
+
+    static void printByThread(Map<String, Long> byThread) {
         byThread.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed())
                 .filter(e -> e.getValue() >= 10_000_000L)
                 .forEach(e -> System.out.printf(Locale.ROOT, "  %-28s %6.2f%n", e.getKey(), e.getValue() / 1e9));
-        a.close();
     }
 
     /**
-     * CPU time (ns) of every thread of this process by task id, from {@code /proc/self/task} (Linux):
+     * {@code serve}: hub-b over its generated journal until standard input closes (the driver
+     * ended) or {@code maxSeconds} pass. Writes "PORT END" to {@code serve.port} once listening.
+     */
+    static void serve(Setup s, int n, int maxSeconds) throws Exception {
+        Hub b = owner(s, peerJournal(s.dir, n));
+        Path portFile = s.dir.resolve("serve.port");
+        Path tmp = s.dir.resolve("serve.port.tmp");
+        Files.writeString(tmp, b.server().boundPort() + " " + b.durable().journal().lastSeq());
+        Files.move(tmp, portFile, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        System.out.printf(Locale.ROOT, "serving %d events on port %d (TLS %s)%n", b.durable().journal().lastSeq(),
+                b.server().boundPort(), dev.synapsehub.client.tls.TlsEngine.provider());
+        Thread stdin = new Thread(() -> {
+            try {
+                while (System.in.read() >= 0) {
+                    // only its end matters
+                }
+            } catch (IOException gone) {
+                // the driver is gone: stop as on end of input
+            }
+        }, "serve-stdin");
+        stdin.setDaemon(true);
+        stdin.start();
+        stdin.join(maxSeconds * 1000L);
+        System.out.printf(Locale.ROOT, "served: %d pages, %d events; stopping%n",
+                b.federation().metrics().logRequestsServed.get(), b.federation().metrics().logEventsServed.get());
+        b.close();
+    }
+
+    /** {@code follow}: one catch-up in this (fresh) JVM from the hub at {@code uri} up to {@code end}. */
+    static void follow(Setup s, URI uri, long end) throws Exception {
+        System.out.printf(Locale.ROOT, "follower JVM up %d ms before the catch-up starts%n",
+                java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime());
+        catchUp(s, uri, end);
+    }
+
+    /**
+     * CPU time (ns) of every thread of a process by task id, from {@code /proc/PID/task} (Linux):
      * unlike the JMX bean it includes the JIT compiler and GC threads. Keyed "tid name".
      */
-    private static Map<String, Long> threadCpu() {
+    static Map<String, Long> threadCpu(Path taskDir) {
         Map<String, Long> out = new java.util.HashMap<>();
-        java.io.File[] tasks = new java.io.File("/proc/self/task").listFiles();
+        java.io.File[] tasks = taskDir.toFile().listFiles();
         if (tasks == null) {
             return out;
         }
@@ -261,11 +332,12 @@ public final class FederationBench {
     }
 
     /** CPU time since {@code before} of the threads, summed by name with digits removed. */
-    private static Map<String, Long> cpuByThreadGroup(Map<String, Long> before) {
+    static Map<String, Long> cpuByThreadGroup(Path taskDir, Map<String, Long> before) {
         Map<String, Long> out = new java.util.TreeMap<>();
-        threadCpu().forEach((key, now) -> {
+        threadCpu(taskDir).forEach((key, now) -> {
             long used = now - before.getOrDefault(key, 0L);
-            String name = key.substring(key.indexOf(' ') + 1).replaceAll("[0-9]+", "N");
+            // digits out of thread numbers, but C1 and C2 compiler threads stay apart
+            String name = key.substring(key.indexOf(' ') + 1).replaceAll("(?<!^C)[0-9]+", "N");
             out.merge(name, Math.max(0, used), Long::sum);
         });
         return out;

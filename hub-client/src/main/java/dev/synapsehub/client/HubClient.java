@@ -481,7 +481,7 @@ public final class HubClient implements AutoCloseable {
             } else if (evt == WebSocketClientProtocolHandler.ClientHandshakeStateEvent.HANDSHAKE_TIMEOUT) {
                 handshake.completeExceptionally(new TimeoutException("handshake timeout"));
             } else if (evt instanceof SslHandshakeCompletionEvent tls && !tls.isSuccess()) {
-                handshake.completeExceptionally(tls.cause()); // a pin or CA refusal, named at once
+                handshake.completeExceptionally(TlsRefusal.named(tls.cause())); // a pin or CA refusal, named at once
             }
             super.userEventTriggered(ctx, evt);
         }
@@ -533,7 +533,7 @@ public final class HubClient implements AutoCloseable {
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            handshake.completeExceptionally(cause);
+            handshake.completeExceptionally(TlsRefusal.named(cause));
             ctx.close();
         }
     }

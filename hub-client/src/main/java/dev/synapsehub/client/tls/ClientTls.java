@@ -2,7 +2,6 @@ package dev.synapsehub.client.tls;
 
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
-import io.netty.handler.ssl.SslProvider;
 
 import javax.net.ssl.SSLException;
 import java.io.IOException;
@@ -65,7 +64,7 @@ public record ClientTls(CertificatePin pin, Path clientCertFile, Path clientKeyF
         if (!secure(uri)) {
             throw new IOException("not a wss:// URI: " + uri);
         }
-        SslContextBuilder b = SslContextBuilder.forClient().sslProvider(SslProvider.JDK)
+        SslContextBuilder b = SslContextBuilder.forClient().sslProvider(TlsEngine.provider())
                 .protocols("TLSv1.3", "TLSv1.2");
         if (pin != null) {
             b.trustManager(new PinnedTrustManager(pin));

@@ -4,7 +4,7 @@ import dev.synapsehub.federation.trust.SecureFile;
 import dev.synapsehub.federation.trust.TrustFileException;
 import dev.synapsehub.net.tls.FileStamp;
 import io.netty.handler.ssl.SslContextBuilder;
-import io.netty.handler.ssl.SslProvider;
+import dev.synapsehub.client.tls.TlsEngine;
 
 import javax.net.ssl.SSLException;
 import dev.synapsehub.client.tls.ClientKeyMaterial;
@@ -247,7 +247,7 @@ public final class ClientIdentity implements AutoCloseable {
             ClientKeyMaterial material = new ClientKeyMaterial(
                     SecureFile.read(certFile, "--multihub-client-certfile:", MAX_BYTES),
                     SecureFile.read(keyFile, "--multihub-client-keyfile:", MAX_BYTES));
-            SslContextBuilder.forClient().sslProvider(SslProvider.JDK).keyManager(
+            SslContextBuilder.forClient().sslProvider(TlsEngine.provider()).keyManager(
                     new ByteArrayInputStream(material.certificatePem()), new ByteArrayInputStream(material.keyPem()))
                     .build();
             return new Checked(stamps, null, material);

@@ -5,7 +5,7 @@ import io.netty.handler.ssl.ClientAuth;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
-import io.netty.handler.ssl.SslProvider;
+import dev.synapsehub.client.tls.TlsEngine;
 import io.netty.channel.Channel;
 
 import javax.net.ssl.SSLPeerUnverifiedException;
@@ -35,7 +35,13 @@ public final class ServerTls {
         SslContext built;
         try {
             SslContextBuilder b = SslContextBuilder.forServer(files.certFile().toFile(), files.keyFile().toFile())
-                    .sslProvider(SslProvider.JDK)
+                    // with a client CA, the JDK's engine: BoringSSL's takes the CA list it sends
+                    // clients (getAcceptedIssuers) once, when the context is built, so after the CA
+                    // file is rotated clients holding only a new-CA certificate present none and are
+                    // refused until a restart (LogServingTest.aRotatedClientCa...); the JDK's asks
+                    // ClientCaTrust at each handshake
+                    .sslProvider(files.clientCaFile() != null ? io.netty.handler.ssl.SslProvider.JDK
+                            : TlsEngine.provider())
                     .protocols("TLSv1.3", "TLSv1.2");
             if (files.clientCaFile() != null) {
                 readable(files.clientCaFile(), "client CA");

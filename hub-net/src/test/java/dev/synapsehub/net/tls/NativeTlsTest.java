@@ -157,6 +157,26 @@ class NativeTlsTest {
         assertThat(server.services().registry().connectedClients()).isZero();
     }
 
+    /**
+     * On whichever TLS engine is in effect (BoringSSL here, the JDK's elsewhere): the refusal fails
+     * the connect itself, not its bound, and the error's own message (what the CLI prints and a
+     * peer's status shows) names the pin mismatch. The bound is long so that waiting it out would
+     * show as a timeout in the cause chain rather than as a slow pass.
+     */
+    @Test
+    void aWrongPinIsRefusedAtOnceAndTheMessageSaysPinMismatch() throws Exception {
+        HubServer server = hub(serverFiles(TestCertificates.selfSigned("hub")));
+        ClientTls wrong = ClientTls.pinned(TestCertificates.selfSigned("someone-else").pin());
+        URI uri = URI.create("wss://127.0.0.1:" + server.boundPort() + "/");
+        Throwable refused = org.assertj.core.api.Assertions.catchThrowable(
+                () -> open.add(HubClient.connect(uri, Duration.ofSeconds(60), wrong)));
+        assertThat(refused).isInstanceOf(IOException.class).hasMessageContaining("pin mismatch");
+        for (Throwable c = refused; c != null; c = c.getCause()) {
+            assertThat(c).as("refused by the handshake, not by the connect bound")
+                    .isNotInstanceOf(java.util.concurrent.TimeoutException.class);
+        }
+    }
+
     @Test
     void withoutAPinASelfSignedHubIsRefusedByCaVerification() throws Exception {
         HubServer server = hub(serverFiles(TestCertificates.selfSigned("hub")));
