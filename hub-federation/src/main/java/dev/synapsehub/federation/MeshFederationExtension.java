@@ -255,7 +255,8 @@ public final class MeshFederationExtension implements HubExtension {
                     return t;
                 }), routes);
         if (cluster != null) {
-            relayForwarder.viaLeader(cluster);
+            // a relay the leader will not send (it resolves the namespace otherwise) is decided here, as on a single hub
+            relayForwarder.viaLeader(cluster, request -> relays.handle(request));
             deadLetterForwarder.onlyWhile(cluster::leadsHere);
             cluster.serve(dev.synapsehub.federation.route.RelayForwarder.SERVICE, relayForwarder::serveRelay);
             cluster.serve(DEAD_LETTER_SERVICE, this::serveDeadLetter);
