@@ -219,7 +219,10 @@ public final class RelayForwarder {
      * "timeout"|"transport_failure", "detail": …}}, or {@code {"decided_here": ownership}} when
      * the leader does not resolve the namespace as the same owner's (INV-CR-4: the asking node
      * may not have applied a partition the leader has; a single hub would not send it, so nor
-     * does the leader). The route is this node's own (its peers file or flags). Never blocks.
+     * does the leader). {@code transport_failure} only when nothing was written to the owner;
+     * once the frame may have gone out, any failure is a {@code timeout} (unknown: a retry with
+     * the same {@code idem_key} is answered from the owner's ledger). The route is this node's
+     * own (its peers file or flags). Never blocks.
      */
     public java.util.concurrent.CompletableFuture<ObjectNode> serveRelay(ObjectNode body) {
         if (!(body.get("frame") instanceof ObjectNode request) || !body.path("bound_ms").canConvertToLong()
@@ -279,7 +282,9 @@ public final class RelayForwarder {
         String namespace = request.path("namespace").asText();
         String action = request.path("action").asText();
         PeerLink link = links.link(route.hubId(), route.uri(), routes.tlsFor(route), to.token());
-        link.request(request.deepCopy(), "operator_relay_result", reply -> taskId.equals(reply.path("task_id").asText())
+        ObjectNode frame = request.deepCopy();
+        frame.remove("sender"); // set by the link as it writes the frame: the mark that it may have gone out
+        link.request(frame, "operator_relay_result", reply -> taskId.equals(reply.path("task_id").asText())
                 && namespace.equals(reply.path("namespace").asText()) && action.equals(reply.path("action").asText()),
                 bound).whenComplete((result, failure) -> {
             if (failure == null) {
@@ -290,8 +295,12 @@ public final class RelayForwarder {
             }
             Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                     ? failure.getCause() : failure;
-            answer.complete(relayFailure(cause instanceof TimeoutException ? "timeout" : "transport_failure",
-                    cause.getMessage()));
+            // The link stamps the frame's sender once connected, just before writing it: unstamped, or
+            // NotSent, the owner never read it. Anything else (a reply that never came, the link closed
+            // under it when this node lost the lead) leaves the outcome unknown: a timeout, so the
+            // operator retries with the same idem_key rather than resending as if nothing happened.
+            boolean unsent = !frame.has("sender") || cause instanceof PeerLink.NotSent;
+            answer.complete(relayFailure(unsent ? "transport_failure" : "timeout", cause.getMessage()));
         });
     }
 
