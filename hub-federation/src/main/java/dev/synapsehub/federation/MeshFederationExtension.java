@@ -587,6 +587,9 @@ public final class MeshFederationExtension implements HubExtension {
             if (ownership != null) {
                 ownership.abandon(dropped); // answered as transport failures, not left to their bound
             }
+            if (relayForwarder != null) {
+                relayForwarder.abandon(dropped); // the leader's queued relay sends: answered, never written
+            }
         }
         if (links != null) {
             links.close();

@@ -247,17 +247,39 @@ public final class RelayForwarder {
         });
         java.time.Duration bound = java.time.Duration.ofMillis(Math.max(1, body.path("bound_ms").asLong()));
         try {
-            connector.execute(() -> {
+            connector.execute(new QueuedRelay(() -> {
                 try {
                     sendForCluster(owner, request, bound, answer);
-                } catch (RuntimeException e) {
+                } catch (RuntimeException e) { // thrown before the frame was written (links.link): never sent
                     answer.complete(relayFailure("transport_failure", e.toString()));
                 }
-            });
+            }, answer));
         } catch (java.util.concurrent.RejectedExecutionException e) {
             answer.complete(relayFailure("transport_failure", "the leader is stopping"));
         }
         return answer;
+    }
+
+    /** A relay send queued on the connector, with the answer owed should the connector close before running it. */
+    private record QueuedRelay(Runnable send, java.util.concurrent.CompletableFuture<ObjectNode> answer)
+            implements Runnable {
+        @Override
+        public void run() {
+            send.run();
+        }
+    }
+
+    /**
+     * The node closes: the relay sends its connector dropped unrun ({@code ExecutorService.shutdownNow})
+     * are answered as transport failures (never written, so the owner never saw them), not left
+     * waiting until the asking node's bound.
+     */
+    public void abandon(java.util.List<Runnable> dropped) {
+        for (Runnable r : dropped) {
+            if (r instanceof QueuedRelay q) {
+                q.answer().complete(relayFailure("transport_failure", "the node closed before sending the relay"));
+            }
+        }
     }
 
     private void sendForCluster(String owner, ObjectNode request, java.time.Duration bound,

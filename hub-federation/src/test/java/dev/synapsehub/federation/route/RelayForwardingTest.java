@@ -241,6 +241,34 @@ class RelayForwardingTest {
                 .isEqualTo("transport_failure");
     }
 
+    /** A node that closes answers the relay sends its connector dropped unrun (MeshFederationExtension.close). */
+    @Test
+    void theLeadersRelaySendsDroppedUnrunAtCloseAreAnswered() throws Exception {
+        FedHub a = relayer(null, ForwardSettings.BOUND);
+        ForwardSettings relays = new ForwardSettings(ForwardSettings.byHub(List.of(
+                new ClaimRoute("hub-b", b.uri(), b.certs.server().pin()))), null,
+                aCerts.clientFiles().cert(), aCerts.clientFiles().key(), ForwardSettings.BOUND);
+        java.util.concurrent.ExecutorService connector = java.util.concurrent.Executors.newSingleThreadExecutor();
+        open.add(connector::shutdownNow);
+        java.util.concurrent.CountDownLatch busy = new java.util.concurrent.CountDownLatch(1);
+        connector.execute(() -> {
+            try {
+                busy.await(); // the one connector thread is busy: the relay below waits in its queue
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        RelayForwarder leader = new RelayForwarder(a.server.services(), new OwnershipResolver(new NamespaceOwners(
+                "hub-a", Map.of("proj", "hub-b")), new AdvisoryFold()), ServingTrust.none(), relays,
+                keep(new PeerLinks("hub-a")), connector, new AuditJournal(a.server.services().actor(), "hub-a"));
+        java.util.concurrent.CompletableFuture<ObjectNode> queued = leader.serveRelay(relayBody("hub-b", "proj", "T-11"));
+        List<Runnable> dropped = connector.shutdownNow();
+        leader.abandon(dropped);
+        assertThat(queued).as("answered at close, not left waiting").isDone();
+        assertThat(queued.get().path("failure").asText()).isEqualTo("transport_failure");
+        busy.countDown();
+    }
+
     /** What a mesh node hands the leader for a relay to {@code owner} ({@code RelayForwarder.askLeader}). */
     private static ObjectNode relayBody(String owner, String namespace, String task) {
         ObjectNode body = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
