@@ -192,7 +192,9 @@ final class LeaderAsks implements ClusterLeader {
                 retry(request, bytes, answer, deadline); // leads, not ready yet
                 return;
             }
-            answered(arrived(request), request, bytes, answer, deadline);
+            // bounded like an ask sent to another node: a handler that never answers does not hold the asker
+            long left = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+            answered(arrived(request).copy().orTimeout(left, TimeUnit.MILLISECONDS), request, bytes, answer, deadline);
             return;
         }
         if (to == null) {

@@ -105,6 +105,18 @@ class LeaderAsksFailuresTest {
         });
     }
 
+    @Test
+    void anAskMadeOnTheLeaderItselfIsBoundedLikeAnyOther() throws Exception {
+        AtomicInteger sends = new AtomicInteger();
+        LeaderAsks asks = new LeaderAsks("n1", RaftGroupId.randomId(), throwingRpc(sends),
+                () -> RaftPeerId.valueOf("n1"), () -> true, scheduler);
+        asks.serve("never", body -> new CompletableFuture<>()); // a handler that never answers
+        CompletableFuture<?> answer = asks.ask("never", MeshJson.MAPPER.createObjectNode(), Duration.ofMillis(300));
+        assertThatThrownBy(() -> answer.get(10, TimeUnit.SECONDS)).as("answered at its bound, not held forever")
+                .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(java.util.concurrent.TimeoutException.class);
+        assertThat(sends.get()).as("asked of itself: nothing sent").isZero();
+    }
+
     private static Class<? extends Throwable> ClusterLeaderUnreached() {
         return dev.synapsehub.net.extension.ClusterLeader.Unreached.class;
     }
