@@ -262,6 +262,24 @@ class DeadLetterReportingTest {
         assertThat(journaled(b)).isEmpty();
     }
 
+    /**
+     * The lead lost between the leader's check and its link (the leadership listener already
+     * dropped the links): the link the attempt opened is dropped after it, so the cluster's hub id
+     * is free at the owner for the new leader.
+     */
+    @Test
+    void aLinkOpenedAsTheLeadWasLostIsDroppedAfterTheAttempt() throws Exception {
+        FedHub b = owner(true, 0);
+        FedHub a = reporter(b.uri(), bCerts.server().pin());
+        java.util.concurrent.atomic.AtomicInteger checks = new java.util.concurrent.atomic.AtomicInteger();
+        DeadLetterForwarder forwarder = a.federation.deadLetterForwarder()
+                .onlyWhile(() -> checks.getAndIncrement() == 0); // leads at the check before the link, then no more
+        escalate(a.agent("aproj/sender"), "proj/ghost");
+        Await.until("the attempt ended", WAIT, () -> forwarder.outcomes("hub-b", "sent") == 1);
+        Await.until("hub-a's link to the owner dropped", WAIT,
+                () -> b.server.services().registry().session("hub-a") == null);
+    }
+
     @Test
     void aWronglyPinnedOwnerIsGivenUpAfterTheLastAttempt() throws Exception {
         FedHub b = owner(true, 0);
