@@ -243,7 +243,7 @@ class DeadLetterReportingTest {
     /**
      * A mesh leader's report still waiting (its first attempt failed) when the node loses the lead
      * is given up at its next attempt, counted {@code lead_lost}: a follower never opens the link
-     * (docs/mesh.md: dead-letter reports are sent at most once).
+     * (docs/mesh.md: dead-letter reports are not resent across nodes).
      */
     @Test
     void aReportWaitingWhenTheNodeLosesTheLeadIsGivenUpAndNeverSentFromAFollower() throws Exception {
