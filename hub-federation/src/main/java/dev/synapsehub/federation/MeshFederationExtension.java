@@ -66,8 +66,9 @@ import java.util.concurrent.Executors;
  * machine for a namespace another hub owns is asked of the leader, which sends it over its link
  * ({@link dev.synapsehub.federation.route.RelayForwarder#serveRelay}) and the owner's answer is
  * returned here; a committed dead-letter escalation this node published (the leader decided its
- * count on the replicated state) is handed to the leader, which sends the report: at most once
- * (a leader that fails or loses the lead before the send does not send it). With
+ * count on the replicated state) is handed to the leader, which alone sends the report, with a
+ * single hub's retries (a report whose answer was lost may reach the owner twice; a leader that
+ * fails or loses the lead before the send does not send it). With
  * {@code --federation-peers} every route comes from this node's own file, reloaded as on a single
  * hub; an invalid edit refuses the peer operations this node takes or sends.
  *
@@ -255,7 +256,8 @@ public final class MeshFederationExtension implements HubExtension {
                     return t;
                 }), routes);
         if (cluster != null) {
-            relayForwarder.viaLeader(cluster);
+            // a relay the leader will not send (it resolves the namespace otherwise) is decided here, as on a single hub
+            relayForwarder.viaLeader(cluster, request -> relays.handle(request));
             deadLetterForwarder.onlyWhile(cluster::leadsHere);
             cluster.serve(dev.synapsehub.federation.route.RelayForwarder.SERVICE, relayForwarder::serveRelay);
             cluster.serve(DEAD_LETTER_SERVICE, this::serveDeadLetter);
@@ -464,10 +466,11 @@ public final class MeshFederationExtension implements HubExtension {
      * A committed escalation of a chat this node's agent sent (the escalation and its count are the
      * leader's decision on the replicated state, published once, on the sender's node): when its
      * target is another hub's, it is handed to the leader, which alone holds the link to the owner
-     * and sends the report ({@link #serveDeadLetter}). At most once: a hand-over no leader took in
-     * time, and a report the leader held when it lost the lead or failed, is not sent (the former
-     * logged and counted here, the second counted {@code lead_lost} there); the next escalation of
-     * the target carries the higher count.
+     * and sends the report ({@link #serveDeadLetter}), retried as on a single hub (so possibly twice).
+     * A hand-over no leader took in time is not sent; one that failed otherwise is not known to be
+     * sent (the leader may have queued it); both logged and counted here. A report the leader held
+     * when it lost the lead or failed is not sent (counted {@code lead_lost} there); the next
+     * escalation of the target carries the higher count.
      */
     @Override
     public void deadLetterEscalated(dev.synapsehub.core.event.DeadLetterEscalationEvent escalation) {
@@ -492,9 +495,12 @@ public final class MeshFederationExtension implements HubExtension {
             if (failure != null) {
                 Throwable why = failure.getCause() != null ? failure.getCause() : failure;
                 deadLetterHandoffFailures.incrementAndGet();
-                LOG.warn("The dead-letter report for '{}' ({} messages) was not handed to the cluster's leader and is "
-                        + "not sent (the next escalation carries the higher count): {}", escalation.target(),
-                        escalation.count(), why.toString());
+                // no leader took it: certainly not sent; any other failure may come after the leader queued it
+                boolean unsent = why instanceof dev.synapsehub.net.extension.ClusterLeader.Unreached;
+                LOG.warn("The dead-letter report for '{}' ({} messages) is not known to be sent: {} (the next "
+                        + "escalation carries the higher count): {}", escalation.target(), escalation.count(),
+                        unsent ? "no leader of the cluster took it, so it is not sent"
+                                : "the cluster's leader did not confirm it queued it", why.toString());
             }
         });
     }
@@ -556,7 +562,8 @@ public final class MeshFederationExtension implements HubExtension {
         if (deadLetterForwarder != null) {
             deadLetterForwarder.appendMetrics(out);
             dev.synapsehub.net.protocol.PrometheusText.counter(out, "synapse_mesh_dead_letter_handoff_failures_total",
-                    "Dead-letter reports this node did not hand to the cluster's leader (not sent; logged).",
+                    "Dead-letter reports this node could not confirm it handed to the cluster's leader (not known to "
+                            + "be sent; logged).",
                     deadLetterHandoffFailures.get());
         }
         if (relayForwarder != null) {
@@ -585,6 +592,9 @@ public final class MeshFederationExtension implements HubExtension {
             java.util.List<Runnable> dropped = connector.shutdownNow();
             if (ownership != null) {
                 ownership.abandon(dropped); // answered as transport failures, not left to their bound
+            }
+            if (relayForwarder != null) {
+                relayForwarder.abandon(dropped); // the leader's queued relay sends: answered, never written
             }
         }
         if (links != null) {

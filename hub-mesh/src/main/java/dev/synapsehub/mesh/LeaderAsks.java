@@ -72,6 +72,8 @@ final class LeaderAsks implements ClusterLeader {
     private final AtomicLong taskFailures = new AtomicLong();
     /** Sends to the leader that threw before anything left this node (each logged once, then resent). */
     private final AtomicLong sendFailures = new AtomicLong();
+    /** True from a failed send until one succeeds: a resend every 50 ms is logged once per streak, each counted. */
+    private final java.util.concurrent.atomic.AtomicBoolean sendFailing = new java.util.concurrent.atomic.AtomicBoolean();
     /** Leadership listeners that threw (each logged once; the other listeners are still told). */
     private final AtomicLong listenerFailures = new AtomicLong();
     private final Map<String, Function<ObjectNode, CompletableFuture<ObjectNode>>> handlers = new ConcurrentHashMap<>();
@@ -192,7 +194,9 @@ final class LeaderAsks implements ClusterLeader {
                 retry(request, bytes, answer, deadline); // leads, not ready yet
                 return;
             }
-            answered(arrived(request), request, bytes, answer, deadline);
+            // bounded like an ask sent to another node: a handler that never answers does not hold the asker
+            long left = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+            answered(arrived(request).copy().orTimeout(left, TimeUnit.MILLISECONDS), request, bytes, answer, deadline);
             return;
         }
         if (to == null) {
@@ -209,10 +213,17 @@ final class LeaderAsks implements ClusterLeader {
         } catch (RuntimeException e) {
             // nothing left this node, so a resend cannot run the ask twice; seen and counted, not retried unseen
             sendFailures.incrementAndGet();
-            LOG.log(System.Logger.Level.WARNING, "sending the " + request.path(SERVICE).asText() + " ask to the leader "
-                    + to + " failed, resending: " + LogRedactor.scrub(String.valueOf(e.getMessage())), LogRedactor.safe(e));
+            if (!sendFailing.getAndSet(true)) {
+                LOG.log(System.Logger.Level.WARNING, "sending the " + request.path(SERVICE).asText()
+                        + " ask to the leader " + to + " failed, resending (logged once until a send succeeds; each "
+                        + "failure counted in synapse_mesh_leader_ask_send_failures_total): "
+                        + LogRedactor.scrub(String.valueOf(e.getMessage())), LogRedactor.safe(e));
+            }
             retry(request, bytes, answer, deadline);
             return;
+        }
+        if (sendFailing.getAndSet(false)) {
+            LOG.log(System.Logger.Level.INFO, "sending asks to the leader " + to + " works again");
         }
         sent.orTimeout(left, TimeUnit.MILLISECONDS).whenComplete((reply, failure) -> {
             if (failure != null) {

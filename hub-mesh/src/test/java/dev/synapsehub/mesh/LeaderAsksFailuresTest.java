@@ -31,9 +31,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * Failures around a node's asks of the leader ({@link LeaderAsks}) are seen: a send that throws
- * before anything leaves the node is logged once (WARN, with its cause) and counted before it is
- * resent, a leadership listener that throws is logged once and counted, and both reach
+ * Failures around a node's asks of the leader ({@link LeaderAsks}) are seen: sends that throw
+ * before anything leaves the node are logged once per streak (WARN, with its cause) and each is
+ * counted before it is resent, an ask the leader makes of itself is bounded like any other, a leadership listener that throws is logged once and counted, and both reach
  * {@code /metrics} beside the scheduled-task failures.
  */
 class LeaderAsksFailuresTest {
@@ -98,11 +98,24 @@ class LeaderAsksFailuresTest {
         assertThat(asks.failures().sends()).isEqualTo(sends.get());
         List<ILoggingEvent> warnings = logged.stream()
                 .filter(e -> e.getFormattedMessage().contains("sending the echo ask to the leader n2 failed")).toList();
-        assertThat(warnings).hasSize(sends.get()).allSatisfy(e -> {
+        assertThat(warnings).as("one WARN for the streak of failed sends, not one per resend").hasSize(1)
+                .allSatisfy(e -> {
             assertThat(e.getLevel()).isEqualTo(ch.qos.logback.classic.Level.WARN);
             assertThat(e.getThrowableProxy()).as("the cause is logged").isNotNull();
             assertThat(e.getFormattedMessage()).contains("the channel is broken");
         });
+    }
+
+    @Test
+    void anAskMadeOnTheLeaderItselfIsBoundedLikeAnyOther() throws Exception {
+        AtomicInteger sends = new AtomicInteger();
+        LeaderAsks asks = new LeaderAsks("n1", RaftGroupId.randomId(), throwingRpc(sends),
+                () -> RaftPeerId.valueOf("n1"), () -> true, scheduler);
+        asks.serve("never", body -> new CompletableFuture<>()); // a handler that never answers
+        CompletableFuture<?> answer = asks.ask("never", MeshJson.MAPPER.createObjectNode(), Duration.ofMillis(300));
+        assertThatThrownBy(() -> answer.get(10, TimeUnit.SECONDS)).as("answered at its bound, not held forever")
+                .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(java.util.concurrent.TimeoutException.class);
+        assertThat(sends.get()).as("asked of itself: nothing sent").isZero();
     }
 
     private static Class<? extends Throwable> ClusterLeaderUnreached() {

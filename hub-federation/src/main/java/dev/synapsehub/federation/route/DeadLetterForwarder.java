@@ -277,6 +277,11 @@ public final class DeadLetterForwarder implements AutoCloseable {
             Thread.currentThread().interrupt();
             failure = e;
         }
+        if (!mayLink.getAsBoolean()) {
+            // the lead was lost during the attempt, perhaps after the leadership listener dropped the links:
+            // a link opened now would keep the cluster's hub id at the owner from the new leader
+            links.retain(java.util.Set.of());
+        }
         if (failure == null) {
             outcomes.increment(route.hubId(), "sent");
             journal(target, report.count(), route.hubId());

@@ -49,10 +49,13 @@ public final class RelayForwarder {
     /** Forwarded relays by owning hub and outcome. */
     private final LabelledCounters outcomes = new LabelledCounters("synapse_operator_relays_forwarded_total",
             "Operator relays forwarded to the owning hub, by owner and outcome: applied, pending, refused (by the "
-                    + "owner), timeout, transport_failure, malformed (result).", "owner", "outcome");
+                    + "owner), timeout, transport_failure, malformed (result), decided_here (the cluster's leader "
+                    + "resolved the namespace otherwise: answered by this hub's owning side).", "owner", "outcome");
     private final AtomicLong auditFailures = new AtomicLong();
     /** On a mesh node, the cluster's leader, which alone holds the links to the owners; null on a single hub. */
     private dev.synapsehub.net.extension.ClusterLeader cluster;
+    /** On a mesh node, the owning side that decides a relay the leader would not send (as a single hub does). */
+    private java.util.function.Consumer<Request> decidedHere;
     /** The name under which the leader serves the cluster's relays ({@link #serveRelay}). */
     public static final String SERVICE = "operator_relay_forward";
 
@@ -84,10 +87,14 @@ public final class RelayForwarder {
      * On a mesh node: every relay this node takes is asked of the cluster's leader, which sends it
      * over the cluster's one link to the owner ({@link #serveRelay}; the owner binds the cluster's
      * hub id to one connection, contract F9.4), and the owner's answer comes back here to the
-     * operator as on a single hub. Call before the hub serves.
+     * operator as on a single hub. A relay the leader finds no longer the owner's (it applied a
+     * partition or an ownership change this node has not yet) is handed to {@code owningSide},
+     * which answers it as a single hub's owning side does. Call before the hub serves.
      */
-    public RelayForwarder viaLeader(dev.synapsehub.net.extension.ClusterLeader leader) {
+    public RelayForwarder viaLeader(dev.synapsehub.net.extension.ClusterLeader leader,
+                                    java.util.function.Consumer<Request> owningSide) {
         this.cluster = leader;
+        this.decidedHere = owningSide;
         return this;
     }
 
@@ -171,6 +178,15 @@ public final class RelayForwarder {
         String taskId = r.get("task_id").textValue();
         cluster.ask(SERVICE, body, routes.bound()).whenCompleteAsync((answer, failure) -> {
             try {
+                if (failure == null && answer.has("decided_here")) {
+                    // the leader resolves the namespace otherwise than this node yet: as on a single hub
+                    outcomes.increment(route.hubId(), "decided_here");
+                    LOG.info("Operator {} of task '{}' not relayed: the cluster's leader resolves '{}' as {}, not owned "
+                            + "by {}; decided here", action, taskId, r.get("namespace").textValue(),
+                            answer.path("decided_here").asText(), route.hubId());
+                    decidedHere.accept(r);
+                    return;
+                }
                 if (failure != null) {
                     Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                             ? failure.getCause() : failure;
@@ -200,8 +216,13 @@ public final class RelayForwarder {
     /**
      * The leader's side: sends one relay of any node (its own operators' too) over this node's link
      * to the owner, on the connector; completes with {@code {"result": …}} or {@code {"failure":
-     * "timeout"|"transport_failure", "detail": …}}. The route is this node's own (its peers file or
-     * flags). Never blocks.
+     * "timeout"|"transport_failure", "detail": …}}, or {@code {"decided_here": ownership}} when
+     * the leader does not resolve the namespace as the same owner's (INV-CR-4: the asking node
+     * may not have applied a partition the leader has; a single hub would not send it, so nor
+     * does the leader). {@code transport_failure} only when nothing was written to the owner;
+     * once the frame may have gone out, any failure is a {@code timeout} (unknown: a retry with
+     * the same {@code idem_key} is answered from the owner's ledger). The route is this node's
+     * own (its peers file or flags). Never blocks.
      */
     public java.util.concurrent.CompletableFuture<ObjectNode> serveRelay(ObjectNode body) {
         if (!(body.get("frame") instanceof ObjectNode request) || !body.path("bound_ms").canConvertToLong()
@@ -210,6 +231,14 @@ public final class RelayForwarder {
             return java.util.concurrent.CompletableFuture.completedFuture(relayFailure("transport_failure",
                     "malformed relay"));
         }
+        String owner = body.path("owner").asText("");
+        Resolution now = resolver.resolve(request.path("namespace").asText() + "/operator-relay",
+                hub.clock().nowSeconds());
+        if (now.ownership() != Ownership.REMOTE || !owner.equals(now.ownerHubId())) {
+            ObjectNode here = JsonNodeFactory.instance.objectNode();
+            here.put("decided_here", now.ownership().wire());
+            return java.util.concurrent.CompletableFuture.completedFuture(here);
+        }
         java.util.concurrent.CompletableFuture<ObjectNode> answer = new java.util.concurrent.CompletableFuture<>();
         answer.whenComplete((a, f) -> {
             if (cluster != null && !cluster.leadsHere()) {
@@ -217,19 +246,40 @@ public final class RelayForwarder {
             }
         });
         java.time.Duration bound = java.time.Duration.ofMillis(Math.max(1, body.path("bound_ms").asLong()));
-        String owner = body.path("owner").asText("");
         try {
-            connector.execute(() -> {
+            connector.execute(new QueuedRelay(() -> {
                 try {
                     sendForCluster(owner, request, bound, answer);
-                } catch (RuntimeException e) {
+                } catch (RuntimeException e) { // thrown before the frame was written (links.link): never sent
                     answer.complete(relayFailure("transport_failure", e.toString()));
                 }
-            });
+            }, answer));
         } catch (java.util.concurrent.RejectedExecutionException e) {
             answer.complete(relayFailure("transport_failure", "the leader is stopping"));
         }
         return answer;
+    }
+
+    /** A relay send queued on the connector, with the answer owed should the connector close before running it. */
+    private record QueuedRelay(Runnable send, java.util.concurrent.CompletableFuture<ObjectNode> answer)
+            implements Runnable {
+        @Override
+        public void run() {
+            send.run();
+        }
+    }
+
+    /**
+     * The node closes: the relay sends its connector dropped unrun ({@code ExecutorService.shutdownNow})
+     * are answered as transport failures (never written, so the owner never saw them), not left
+     * waiting until the asking node's bound.
+     */
+    public void abandon(java.util.List<Runnable> dropped) {
+        for (Runnable r : dropped) {
+            if (r instanceof QueuedRelay q) {
+                q.answer().complete(relayFailure("transport_failure", "the node closed before sending the relay"));
+            }
+        }
     }
 
     private void sendForCluster(String owner, ObjectNode request, java.time.Duration bound,
@@ -254,7 +304,9 @@ public final class RelayForwarder {
         String namespace = request.path("namespace").asText();
         String action = request.path("action").asText();
         PeerLink link = links.link(route.hubId(), route.uri(), routes.tlsFor(route), to.token());
-        link.request(request.deepCopy(), "operator_relay_result", reply -> taskId.equals(reply.path("task_id").asText())
+        ObjectNode frame = request.deepCopy();
+        frame.remove("sender"); // set by the link as it writes the frame: the mark that it may have gone out
+        link.request(frame, "operator_relay_result", reply -> taskId.equals(reply.path("task_id").asText())
                 && namespace.equals(reply.path("namespace").asText()) && action.equals(reply.path("action").asText()),
                 bound).whenComplete((result, failure) -> {
             if (failure == null) {
@@ -265,8 +317,12 @@ public final class RelayForwarder {
             }
             Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                     ? failure.getCause() : failure;
-            answer.complete(relayFailure(cause instanceof TimeoutException ? "timeout" : "transport_failure",
-                    cause.getMessage()));
+            // The link stamps the frame's sender once connected, just before writing it: unstamped, or
+            // NotSent, the owner never read it. Anything else (a reply that never came, the link closed
+            // under it when this node lost the lead) leaves the outcome unknown: a timeout, so the
+            // operator retries with the same idem_key rather than resending as if nothing happened.
+            boolean unsent = !frame.has("sender") || cause instanceof PeerLink.NotSent;
+            answer.complete(relayFailure(unsent ? "transport_failure" : "timeout", cause.getMessage()));
         });
     }
 

@@ -243,7 +243,7 @@ class DeadLetterReportingTest {
     /**
      * A mesh leader's report still waiting (its first attempt failed) when the node loses the lead
      * is given up at its next attempt, counted {@code lead_lost}: a follower never opens the link
-     * (docs/mesh.md: dead-letter reports are sent at most once).
+     * (docs/mesh.md: dead-letter reports are not resent across nodes).
      */
     @Test
     void aReportWaitingWhenTheNodeLosesTheLeadIsGivenUpAndNeverSentFromAFollower() throws Exception {
@@ -260,6 +260,24 @@ class DeadLetterReportingTest {
         assertThat(forwarder.outcomes("hub-b", "retried")).isEqualTo(1);
         assertThat(journaled(a)).isEmpty();
         assertThat(journaled(b)).isEmpty();
+    }
+
+    /**
+     * The lead lost between the leader's check and its link (the leadership listener already
+     * dropped the links): the link the attempt opened is dropped after it, so the cluster's hub id
+     * is free at the owner for the new leader.
+     */
+    @Test
+    void aLinkOpenedAsTheLeadWasLostIsDroppedAfterTheAttempt() throws Exception {
+        FedHub b = owner(true, 0);
+        FedHub a = reporter(b.uri(), bCerts.server().pin());
+        java.util.concurrent.atomic.AtomicInteger checks = new java.util.concurrent.atomic.AtomicInteger();
+        DeadLetterForwarder forwarder = a.federation.deadLetterForwarder()
+                .onlyWhile(() -> checks.getAndIncrement() == 0); // leads at the check before the link, then no more
+        escalate(a.agent("aproj/sender"), "proj/ghost");
+        Await.until("the attempt ended", WAIT, () -> forwarder.outcomes("hub-b", "sent") == 1);
+        Await.until("hub-a's link to the owner dropped", WAIT,
+                () -> b.server.services().registry().session("hub-a") == null);
     }
 
     @Test

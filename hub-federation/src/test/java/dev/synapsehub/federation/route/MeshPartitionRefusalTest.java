@@ -3,6 +3,7 @@ package dev.synapsehub.federation.route;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.client.HubClient;
 import dev.synapsehub.client.tls.ClientTls;
+import dev.synapsehub.federation.AuditJournal;
 import dev.synapsehub.federation.FederationMetrics;
 import dev.synapsehub.federation.FederationSettings;
 import dev.synapsehub.federation.follow.AdvisoryFold;
@@ -28,6 +29,9 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -184,6 +188,61 @@ class MeshPartitionRefusalTest {
         assertThat(onMesh.path("detail").asText()).isEqualTo("namespace_not_owned");
         assertThat(onMesh.path("owner_hub_id").asText()).isEqualTo("hub-m");
         assertThat(shape(onMesh)).isEqualTo(shape(onSingleHub));
+    }
+
+    @Test
+    void theLeaderDoesNotSendARelayOfAFollowerThatHasNotAppliedThePartition() throws Exception {
+        // the leader applied lab's partition record; the follower has not yet, so lab is still hub-b's to it
+        ForwardSettings relayRoutes = new ForwardSettings(Map.of("hub-b",
+                new ClaimRoute("hub-b", URI.create("wss://127.0.0.1:1/"), null)), null, null, null, ForwardSettings.BOUND);
+        AuditJournal audit = new AuditJournal(hub.actor(), hub.hubId());
+        ThreadPoolExecutor leaderConnector = idleConnector();
+        ThreadPoolExecutor followerConnector = idleConnector();
+        try {
+            RelayForwarder leader = new RelayForwarder(hub, meshResolver(Set.of("lab")), trust(), relayRoutes, null,
+                    leaderConnector, audit);
+            RelayServer followerOwningSide = RelayServer.replicated(hub, trust(), meshResolver(Set.of()),
+                    FederationSettings.RelayPolicy.DEFAULT);
+            RelayForwarder follower = new RelayForwarder(hub, meshResolver(Set.of()), trust(), relayRoutes, null,
+                    followerConnector, audit).viaLeader(leading(leader::serveRelay), followerOwningSide::handle);
+
+            HubClient ops = m.agent("ops/alice");
+            clients.add(ops);
+            Await.until("ops bound", Duration.ofSeconds(20), () -> hub.registry().session("ops/alice") != null);
+            ObjectNode frame = ops.frame("hub-m", "operator_relay_request");
+            frame.put("action", "release").put("namespace", "lab").put("task_id", "L-2").put("operator", "alice")
+                    .put("origin_hub_id", "hub-m").put("reason", "stuck");
+            Request relay = new Request(hub.registry().session("ops/alice"), "ops/alice", "operator_relay_request",
+                    "hub-m", frame);
+            assertThat(follower.forwards(relay)).as("the follower still resolves lab as hub-b's").isTrue();
+            ObjectNode onMesh = ops.await(f -> "operator_relay_result".equals(f.path("type").asText()), FedHub.WAIT);
+
+            // a single hub that recorded lab partitioned does not relay it: its owning side answers
+            OwnershipResolver single = new OwnershipResolver(new NamespaceOwners("hub-m", Map.of("proj", "hub-m",
+                    "lab", "hub-b")), new AdvisoryFold());
+            single.journaledPartitions().add("lab");
+            RelayForwarder singleForwarder = new RelayForwarder(hub, single, trust(), relayRoutes, null,
+                    followerConnector, audit);
+            assertThat(singleForwarder.forwards(relay)).isFalse();
+            new RelayServer(hub, trust(), single, FederationSettings.RelayPolicy.DEFAULT).handle(relay);
+            ObjectNode onSingleHub = ops.await(f -> "operator_relay_result".equals(f.path("type").asText())
+                    && f != onMesh, FedHub.WAIT);
+
+            assertThat(onMesh.path("applied").asBoolean(true)).isFalse();
+            assertThat(onMesh.has("forward_error")).as("refused, not a failed send").isFalse();
+            assertThat(shape(onMesh)).isEqualTo(shape(onSingleHub));
+            assertThat(leaderConnector.getTaskCount()).as("the leader queued no send to the owner").isZero();
+            assertThat(followerConnector.getTaskCount()).as("a mesh node relays through the leader only").isZero();
+            assertThat(follower.outcomes("hub-b", "decided_here")).isEqualTo(1);
+        } finally {
+            leaderConnector.shutdownNow();
+            followerConnector.shutdownNow();
+        }
+    }
+
+    /** A connector whose task count shows whether anything was queued on it. */
+    private static ThreadPoolExecutor idleConnector() {
+        return new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>());
     }
 
     /** A cluster leader that leads here and hands each ask to {@code serve} (null: asks nothing). */

@@ -6,7 +6,10 @@ import dev.synapsehub.client.HubClient;
 import dev.synapsehub.client.tls.TestCertificates;
 import dev.synapsehub.core.event.AuditRecordEvent;
 import dev.synapsehub.core.journal.JournaledEvent;
+import dev.synapsehub.federation.AuditJournal;
 import dev.synapsehub.federation.FederationSettings;
+import dev.synapsehub.federation.follow.AdvisoryFold;
+import dev.synapsehub.federation.link.PeerLinks;
 import dev.synapsehub.federation.follow.WatchSettings;
 import dev.synapsehub.federation.testing.Await;
 import dev.synapsehub.federation.testing.FakePeer;
@@ -202,6 +205,80 @@ class RelayForwardingTest {
         ObjectNode unkeyed = relay(operator, "proj", "T-1", "stuck", null);
         assertThat(unkeyed.path("applied").asBoolean()).as("without the key it is a new request").isTrue();
         assertThat(live(b, "T-1")).isFalse();
+    }
+
+    /**
+     * The leader's send for a mesh node ({@code serveRelay}): a relay the owner read whose link then
+     * closed (the leadership listener drops every link when the node loses the lead) is unknown,
+     * {@code timeout}, never {@code transport_failure}, which the asking node tells the operator as
+     * "the owner never saw it"; a relay that could not be written at all is {@code transport_failure}.
+     */
+    @Test
+    void theLeadersRelayFailsUnknownOnceTheOwnerMayHaveReadItAndUnreachableOnlyWhenNeverWritten() throws Exception {
+        FakePeer silent = keep(new FakePeer(pki.hub("hub-s"), r -> null));
+        FedHub a = relayer(null, ForwardSettings.BOUND);
+        ForwardSettings relays = new ForwardSettings(ForwardSettings.byHub(List.of(
+                new ClaimRoute("hub-b", silent.uri(), silent.certs.server().pin()),
+                new ClaimRoute("hub-c", java.net.URI.create("wss://127.0.0.1:1/"), null))), null,
+                aCerts.clientFiles().cert(), aCerts.clientFiles().key(), ForwardSettings.BOUND);
+        PeerLinks links = keep(new PeerLinks("hub-a"));
+        java.util.concurrent.ExecutorService connector = java.util.concurrent.Executors.newSingleThreadExecutor();
+        open.add(connector::shutdownNow);
+        OwnershipResolver resolver = new OwnershipResolver(new NamespaceOwners("hub-a",
+                Map.of("proj", "hub-b", "other", "hub-c")), new AdvisoryFold());
+        RelayForwarder leader = new RelayForwarder(a.server.services(), resolver, ServingTrust.none(), relays, links,
+                connector, new AuditJournal(a.server.services().actor(), "hub-a"));
+
+        java.util.concurrent.CompletableFuture<ObjectNode> read = leader.serveRelay(relayBody("hub-b", "proj", "T-9"));
+        Await.until("the owner read the relay", WAIT, () -> silent.requests.get() == 1);
+        links.retain(Set.of()); // what this node does when it loses the lead
+        ObjectNode unknown = read.get(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(unknown.path("failure").asText()).as(unknown.toString()).isEqualTo("timeout");
+
+        ObjectNode unsent = leader.serveRelay(relayBody("hub-c", "other", "T-10"))
+                .get(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(unsent.path("failure").asText()).as("nothing listens there: never written")
+                .isEqualTo("transport_failure");
+    }
+
+    /** A node that closes answers the relay sends its connector dropped unrun (MeshFederationExtension.close). */
+    @Test
+    void theLeadersRelaySendsDroppedUnrunAtCloseAreAnswered() throws Exception {
+        FedHub a = relayer(null, ForwardSettings.BOUND);
+        ForwardSettings relays = new ForwardSettings(ForwardSettings.byHub(List.of(
+                new ClaimRoute("hub-b", b.uri(), b.certs.server().pin()))), null,
+                aCerts.clientFiles().cert(), aCerts.clientFiles().key(), ForwardSettings.BOUND);
+        java.util.concurrent.ExecutorService connector = java.util.concurrent.Executors.newSingleThreadExecutor();
+        open.add(connector::shutdownNow);
+        java.util.concurrent.CountDownLatch busy = new java.util.concurrent.CountDownLatch(1);
+        connector.execute(() -> {
+            try {
+                busy.await(); // the one connector thread is busy: the relay below waits in its queue
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        RelayForwarder leader = new RelayForwarder(a.server.services(), new OwnershipResolver(new NamespaceOwners(
+                "hub-a", Map.of("proj", "hub-b")), new AdvisoryFold()), ServingTrust.none(), relays,
+                keep(new PeerLinks("hub-a")), connector, new AuditJournal(a.server.services().actor(), "hub-a"));
+        java.util.concurrent.CompletableFuture<ObjectNode> queued = leader.serveRelay(relayBody("hub-b", "proj", "T-11"));
+        List<Runnable> dropped = connector.shutdownNow();
+        leader.abandon(dropped);
+        assertThat(queued).as("answered at close, not left waiting").isDone();
+        assertThat(queued.get().path("failure").asText()).isEqualTo("transport_failure");
+        busy.countDown();
+    }
+
+    /** What a mesh node hands the leader for a relay to {@code owner} ({@code RelayForwarder.askLeader}). */
+    private static ObjectNode relayBody(String owner, String namespace, String task) {
+        ObjectNode body = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+        body.put("owner", owner);
+        body.put("bound_ms", 20_000);
+        ObjectNode frame = body.putObject("frame");
+        frame.put("type", "operator_relay_request").put("target", owner).put("action", "release")
+                .put("namespace", namespace).put("task_id", task).put("operator", "alice")
+                .put("origin_hub_id", "hub-a").put("idem_key", "k-" + task);
+        return body;
     }
 
     @Test
