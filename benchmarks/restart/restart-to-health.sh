@@ -2,8 +2,9 @@
 # Times a hub restart: from launching the JVM to the first 200 from GET /health, RUNS times, on
 # one journal file. Each run stops the hub with SIGTERM (a clean stop: it snapshots if rows were
 # added, none are here). Prints one line per run and the hub's own start-up line
-# ("state from snapshot #... plus N events replayed in ... s"), and the CPU time the hub process
-# had used when /health answered (less sensitive than wall time to other work on the machine).
+# ("state from snapshot #... plus N events replayed in ... s"), the CPU time the hub process
+# had used when /health answered (less sensitive than wall time to other work on the machine), and
+# how long after the SIGTERM the hub was gone, with its exit code (143: stopped by its hook).
 #
 # usage: benchmarks/restart/restart-to-health.sh DB RUNS [extra synapse-hub flags...]
 # env:   JAVA (default java), JAVA_OPTS (default -Xmx4g), JAR (default hub-cli/target/synapse-hub.jar),
@@ -18,8 +19,12 @@ java=${JAVA:-java}
 jar=${JAR:-hub-cli/target/synapse-hub.jar}
 opts=${JAVA_OPTS:--Xmx4g}
 log=$(mktemp)
+# Ports below the kernel's ephemeral range: a port from it can be taken by any process on the machine
+# (other tests bind port 0), and then our hub cannot bind or, worse, another server's 200 reads as ours.
+ephemeral_low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+ports=$(( ephemeral_low > 21000 ? ephemeral_low - 20000 : 1000 ))
 for i in $(seq 1 "$runs"); do
-    port=$((20000 + RANDOM % 20000))
+    port=$((20000 + RANDOM % ports))
     start=$(date +%s%N)
     if [ -n "${LAUNCHER:-}" ]; then
         SYNAPSE_HUB_JAVA_OPTS="$opts" JAVA="$java" "$LAUNCHER" --db "$db" --port "$port" --metrics "$@" >"$log" 2>&1 &
@@ -39,6 +44,19 @@ for i in $(seq 1 "$runs"); do
         sleep 0.005
     done
     end=$(date +%s%N)
+    # The 200 is ours only if our hub says it listens there: else another process holds the port,
+    # and the TERM below would reach our launcher mid-start while that server goes on answering.
+    for _ in $(seq 1 500); do
+        grep -Eq "listening on [a-z]+://127.0.0.1:$port/" "$log" && break
+        sleep 0.01
+    done
+    if ! grep -Eq "listening on [a-z]+://127.0.0.1:$port/" "$log"; then
+        echo "run $i: port $port answered /health but our hub (pid $pid) does not listen there; stopping" >&2
+        cat "$log" >&2
+        kill -TERM "$pid" 2>/dev/null || true
+        wait "$pid" || true
+        exit 1
+    fi
     # CPU the hub process used until then (user + system, all threads: JIT and GC included)
     ticks=$(awk '{print $14 + $15}' "/proc/$pid/stat")
     cpu_ms=$(( ticks * 1000 / $(getconf CLK_TCK) ))
@@ -51,7 +69,21 @@ for i in $(seq 1 "$runs"); do
         done | sort -rn | head -"${THREADS}" | sed 's/^/    /'
     fi
     grep -o -e 'journal .*: state from .*' -e 'start-up phases.*' "$log" | sed 's/^/    /' || true
+    # The hub stops on this TERM (its shutdown hook closes it: exit 143). Bounded: if it is still up
+    # after 120 s, say so, show what it is doing, and kill it, rather than wait forever.
+    stop=$(date +%s%N)
     kill -TERM "$pid"
-    wait "$pid" || true
+    for _ in $(seq 1 1200); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        echo "run $i: the hub (pid $pid, $(cat /proc/"$pid"/comm 2>/dev/null)) is still up 120 s after SIGTERM" >&2
+        jcmd "$pid" Thread.print >&2 2>/dev/null || true
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    code=0
+    wait "$pid" || code=$?
+    echo "    stopped $(( ($(date +%s%N) - stop) / 1000000 )) ms after SIGTERM, exit $code"
 done
 rm -f "$log"

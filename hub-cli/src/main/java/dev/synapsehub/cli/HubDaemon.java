@@ -80,6 +80,24 @@ final class HubDaemon implements AutoCloseable {
     /** Validates the options, logs the effective configuration once, and starts serving. */
     static HubDaemon start(ServeOptions options, FederationOptions federationOptions)
             throws JournalException, InterruptedException {
+        return start(options, federationOptions, () -> false);
+    }
+
+    /** The start was stopped by a signal before the server was bound; everything it opened is closed. */
+    static final class StoppedBeforeServing extends RuntimeException {
+        StoppedBeforeServing() {
+            super("stopped during the start, before serving");
+        }
+    }
+
+    /**
+     * As {@link #start(ServeOptions, FederationOptions)}, but when {@code stopRequested} holds
+     * once the state is restored (a SIGTERM came during the start) a single hub binds no server:
+     * it closes what it opened (the journal cleanly) and throws {@link StoppedBeforeServing}.
+     */
+    static HubDaemon start(ServeOptions options, FederationOptions federationOptions,
+                           java.util.function.BooleanSupplier stopRequested)
+            throws JournalException, InterruptedException {
         // JVM start, class loading, logging and option parsing, up to here
         StartupPhases phases = StartupPhases.sinceJvmStart("jvm and options");
         HubConfig config = options.hubConfig();
@@ -164,18 +182,15 @@ final class HubDaemon implements AutoCloseable {
             }
         }
         int port;
+        if (stopRequested.getAsBoolean()) {
+            LOG.info("stopping before serving: a signal came during the start");
+            closeUnserved(server, control, snapshotter, actor);
+            throw new StoppedBeforeServing();
+        }
         try {
             port = server.start();
         } catch (Exception e) { // Netty throws a BindException it does not declare: close everything for it too
-
-            server.close();
-            if (control != null) {
-                control.close();
-            }
-            if (snapshotter != null) {
-                snapshotter.close();
-            }
-            actor.close();
+            closeUnserved(server, control, snapshotter, actor);
             throw e;
         }
         phases.mark("server bind");
@@ -191,6 +206,19 @@ final class HubDaemon implements AutoCloseable {
                     trust.startupPolicy().file());
         }
         return new HubDaemon(server, actor, snapshotter, control, null, config, port);
+    }
+
+    /** Closes a hub that serves nothing (yet): server and extensions, journal control, snapshotter, actor and journal. */
+    private static void closeUnserved(HubServer server, JournalControl control, Snapshotter snapshotter,
+                                      CoordinationActor actor) throws JournalException {
+        server.close();
+        if (control != null) {
+            control.close();
+        }
+        if (snapshotter != null) {
+            snapshotter.close();
+        }
+        actor.close();
     }
 
     private static void logRecovery(SqliteJournal sqlite, StateRecovery.Recovery recovery, CoordinationState state) {

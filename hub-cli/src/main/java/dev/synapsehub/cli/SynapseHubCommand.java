@@ -61,17 +61,25 @@ public final class SynapseHubCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        HubDaemon daemon;
+        // registered before the start, so that a SIGTERM during it is seen (StopSignal)
+        StopSignal stop = StopSignal.register();
+        HubDaemon daemon = null;
         try {
-            daemon = HubDaemon.start(serve, federation);
+            daemon = HubDaemon.start(serve, federation, stop::requested);
+        } catch (HubDaemon.StoppedBeforeServing e) {
+            return ExitCodes.OK; // the JVM is exiting for the signal; the journal was closed
         } catch (IllegalArgumentException e) {
             spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
             return ExitCodes.USAGE;
         } catch (dev.synapsehub.core.journal.JournalException e) {
             spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
             return ExitCodes.DATA_ERROR;
+        } finally {
+            if (daemon == null) {
+                stop.noHub();
+            }
         }
-        return serveUntilStopped(daemon, WRITER_FAILURE_SHUTDOWN);
+        return serveUntilStopped(daemon, stop, WRITER_FAILURE_SHUTDOWN);
     }
 
     /** How long the orderly shutdown after a writer failure may take before the process halts. */
@@ -85,27 +93,21 @@ public final class SynapseHubCommand implements Callable<Integer> {
      * process with the same code rather than leave a hub up that cannot write.
      */
     static int serveUntilStopped(HubDaemon daemon, Duration bound) throws InterruptedException {
+        return serveUntilStopped(daemon, StopSignal.register(), bound);
+    }
+
+    /** As {@link #serveUntilStopped(HubDaemon, Duration)}, with the hook registered before the start. */
+    static int serveUntilStopped(HubDaemon daemon, StopSignal stop, Duration bound) throws InterruptedException {
         CountDownLatch stopped = new CountDownLatch(1);
-        Thread hook = new Thread(() -> {
-            try {
-                daemon.close();
-            } catch (Exception e) {
-                System.err.println("synapse-hub: error during shutdown: " + e);
-            } finally {
-                stopped.countDown();
-            }
-        }, "synapse-shutdown");
-        Runtime.getRuntime().addShutdownHook(hook);
+        stop.closed().thenRun(stopped::countDown);
         daemon.writerFailure().thenRun(stopped::countDown);
+        stop.started(daemon);
         stopped.await();
         if (!daemon.writerFailure().isDone()) {
             return ExitCodes.OK; // the hook closed the hub
         }
-        try {
-            Runtime.getRuntime().removeShutdownHook(hook);
-        } catch (IllegalStateException alreadyShuttingDown) {
-            // a signal came as well: the hook closes the hub, and close() runs once
-        }
+        // false if a signal came as well: the hook closes the hub, and close() runs once
+        stop.unregister();
         Thread closer = new Thread(() -> {
             try {
                 daemon.close();

@@ -29,6 +29,8 @@ class LauncherClassDataTest {
               case "$a" in
                 -XX:ArchiveClassesAtExit=*)
                   echo train >>"$FAKE_COUNT"
+                  # a training that goes on until it is stopped: its PID, then this process sleeps
+                  [ "${FAKE_TRAINING:-ok}" != endless ] || { echo $$ >"$FAKE_TRAINER"; exec sleep 120; }
                   sleep 2
                   [ "${FAKE_TRAINING:-ok}" = ok ] || exit 1
                   echo archive >"${a#*=}"
@@ -64,17 +66,22 @@ class LauncherClassDataTest {
     }
 
     private Process launch(Path launcher, String training, String nativeCache, String path) throws IOException {
+        return builder(launcher, training, nativeCache, path).start();
+    }
+
+    private ProcessBuilder builder(Path launcher, String training, String nativeCache, String path) {
         ProcessBuilder pb = new ProcessBuilder(launcher.toString(), "--version");
         pb.environment().put("PATH", path);
         pb.environment().put("SYNAPSE_HUB_NATIVE_CACHE", nativeCache);
         pb.environment().put("JAVA", root.resolve("fake-java").toString());
         pb.environment().put("FAKE_COUNT", root.resolve("trainings").toString());
         pb.environment().put("FAKE_TRAINING", training);
+        pb.environment().put("FAKE_TRAINER", root.resolve("trainer.pid").toString());
         pb.environment().put("SYNAPSE_HUB_CDS_DIR", root.resolve("cds").toString());
         pb.environment().remove("SYNAPSE_HUB_CDS");
         pb.environment().remove("SYNAPSE_HUB_JAVA_OPTS");
         pb.redirectErrorStream(true);
-        return pb.start();
+        return pb;
     }
 
     private static String finish(Process p) throws Exception {
@@ -119,6 +126,44 @@ class LauncherClassDataTest {
         String second = finish(launch(launcher, "fail"));
         assertThat(second).contains("hub ").doesNotContain("making the class-data archive");
         assertThat(trainings()).isEqualTo(1);
+    }
+
+    /**
+     * A SIGTERM to the launcher while it trains (a service manager or a script stopping the hub it
+     * started: the PID it holds is the launcher's until the exec) stops the training too and starts
+     * no hub. Untrapped, it ended the launcher alone and the training JVM ran on as an orphan.
+     */
+    @Test
+    void aTermDuringTheTrainingStopsTheTrainingAndStartsNoHub() throws Exception {
+        Path launcher = setUp();
+        Path output = root.resolve("launcher.out"); // a file: destroy() closes the process's pipes
+        Process p = builder(launcher, "endless", "on", System.getenv("PATH")).redirectOutput(output.toFile()).start();
+        Path pidFile = root.resolve("trainer.pid");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!Files.exists(pidFile) || !Files.readString(pidFile).endsWith("\n")) {
+            assertThat(System.nanoTime()).as("the training started").isLessThan(deadline);
+            assertThat(p.isAlive()).as("the launcher is training").isTrue();
+            Thread.sleep(20);
+        }
+        ProcessHandle trainer = ProcessHandle.of(Long.parseLong(Files.readString(pidFile).trim())).orElseThrow();
+        try {
+            p.destroy(); // SIGTERM
+            assertThat(p.waitFor(30, TimeUnit.SECONDS)).as("the launcher stopped").isTrue();
+            assertThat(p.exitValue()).as("ended by the TERM").isEqualTo(143);
+            assertThat(trainer.onExit().completeOnTimeout(trainer, 30, TimeUnit.SECONDS).join().isAlive())
+                    .as("the training JVM stopped with the launcher").isFalse();
+            String out = Files.readString(output);
+            assertThat(out).contains("making the class-data archive").doesNotContain("hub ");
+            try (var files = Files.list(root.resolve("cds"))) {
+                assertThat(files.map(f -> f.getFileName().toString()).filter(n -> n.contains(".jsa")).toList())
+                        .as("no archive, no partial archive and no .failed mark: the next start trains").isEmpty();
+            }
+        } finally {
+            trainer.destroyForcibly();
+        }
+        String next = finish(launch(launcher, "ok"));
+        assertThat(next).contains("-XX:SharedArchiveFile=");
+        assertThat(trainings()).isEqualTo(2);
     }
 
     /** A jar holding a stand-in for SQLite's native library under every folder the launcher may ask for. */
