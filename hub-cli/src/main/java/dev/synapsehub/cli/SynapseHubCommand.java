@@ -86,9 +86,10 @@ public final class SynapseHubCommand implements Callable<Integer> {
     static final Duration WRITER_FAILURE_SHUTDOWN = Duration.ofSeconds(15);
 
     /**
-     * Serves until SIGTERM/Ctrl-C (exit 0 after an orderly close) or until the writer thread
-     * fails: then the hub is closed within {@code bound} (connections closed, the journal closed,
-     * nothing further accepted) and the exit code is {@link ExitCodes#SOFTWARE}, so that a
+     * Serves until SIGTERM/Ctrl-C (after the orderly close the JVM exits with the signal's status,
+     * 143 for SIGTERM) or until the writer thread fails: then the hub is closed within
+     * {@code bound} (connections closed, the journal closed, nothing further accepted) and the
+     * exit code is {@link ExitCodes#SOFTWARE}, so that a
      * service manager restarts it from the journal. A close that overruns the bound halts the
      * process with the same code rather than leave a hub up that cannot write.
      */
