@@ -165,6 +165,9 @@ final class MeshSettingsCheck {
             rpc.sendRequestAsyncUnordered(request).orTimeout(timeoutMillis, TimeUnit.MILLISECONDS)
                     .whenComplete((reply, fault) -> {
                         try {
+                            if (!current.equals(leader.get())) {
+                                return; // a late answer of a former leader: the new one is asked next
+                            }
                             if (fault != null || reply == null || !reply.isSuccess()) {
                                 failed(current, fault != null ? LogRedactor.scrub(fault)
                                         : reply == null ? "no reply" : LogRedactor.scrub(reply.getException()));
