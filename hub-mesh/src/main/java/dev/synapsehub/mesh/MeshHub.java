@@ -90,8 +90,9 @@ public final class MeshHub implements AutoCloseable {
         WireEdge edge = new WireEdge();
         MeshNode node = new MeshNode(mesh, hub.hubId(), local, state, clock, settings, edge, compaction);
         node.governance(governance);
-        // first: a claim refused for a settings mismatch is neither decided nor forwarded by the gates after it
-        extensions.add(0, new MeshSettingsGate(node.settingsCheck()));
+        // after the given gates (a sender the frame gate refuses gets that refusal) and before any frame is
+        // answered: every admits() runs before a verb, so a refused frame is neither decided nor forwarded
+        extensions.add(new MeshSettingsGate(node.settingsCheck()));
         for (dev.synapsehub.net.extension.HubExtension e : gates) {
             e.joinCluster(node.leader()); // before bind: what the cluster does from one place goes to its leader
         }
