@@ -32,6 +32,12 @@ final class MeshSettingsCheck {
     static final String QUERY = "governance_settings";
     /** How often a follower asks the leader. */
     static final long EVERY_MILLIS = 1000;
+    /**
+     * How often the node is scheduled to check: while {@code unknown} (and the leader has not
+     * failed to answer) it asks this often, since a node holding an ownership map refuses claims
+     * until its first answer; once it knows, it asks every {@link #EVERY_MILLIS}.
+     */
+    static final long TICK_MILLIS = 100;
 
     /** Where this node stands against the leader. */
     enum State {
@@ -83,6 +89,10 @@ final class MeshSettingsCheck {
     private String loggedMismatch;
     /** True while asking the leader fails (guarded by this): logged once per streak. */
     private boolean failing;
+    /** {@link #failing} for the scheduler's cadence, read without the lock. */
+    private volatile boolean failingStreak;
+    /** When the scheduler last checked (its thread only); 0 before the first. */
+    private long lastCheckNanos;
 
     MeshSettingsCheck(String nodeId, RaftClientRpc rpc, RaftGroupId groupId, Supplier<RaftPeerId> leader,
                       long timeoutMillis) {
@@ -132,6 +142,17 @@ final class MeshSettingsCheck {
     void logEffective() {
         LOG.log(System.Logger.Level.INFO, "mesh node " + nodeId + " governance settings " + own.fingerprint() + ": "
                 + own.effective());
+    }
+
+    /** One tick of the node's scheduler: a check when one is due (see {@link #TICK_MILLIS}). */
+    void tick() {
+        long now = System.nanoTime();
+        boolean eager = view.state() == State.UNKNOWN && !failingStreak;
+        if (!eager && lastCheckNanos != 0 && now - lastCheckNanos < TimeUnit.MILLISECONDS.toNanos(EVERY_MILLIS)) {
+            return;
+        }
+        lastCheckNanos = now;
+        check();
     }
 
     /** One check: compares with the leader, without blocking the calling thread (the node's scheduler). */
@@ -232,6 +253,7 @@ final class MeshSettingsCheck {
         MeshGovernanceSettings mine = own;
         if (failing) {
             failing = false;
+            failingStreak = false;
             LOG.log(System.Logger.Level.INFO, "mesh node " + nodeId + " compares its governance settings with the"
                     + " leader " + leaderId + " again");
         }
@@ -269,6 +291,7 @@ final class MeshSettingsCheck {
         checkFailures.incrementAndGet();
         if (!failing) {
             failing = true;
+            failingStreak = true;
             LOG.log(System.Logger.Level.WARNING, "mesh node " + nodeId + ": cannot compare governance settings with"
                     + " the leader " + asked + ": " + why + "; the last verdict (" + view.state().word()
                     + ") stands, asking again every " + EVERY_MILLIS + " ms");
