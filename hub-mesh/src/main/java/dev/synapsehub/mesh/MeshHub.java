@@ -103,6 +103,13 @@ public final class MeshHub implements AutoCloseable {
                 LOG.log(System.Logger.Level.WARNING, "mesh node " + mesh.nodeId() + " has not caught up with a"
                         + " leader within " + catchUpMillis + " ms; serving anyway (writes wait for a quorum)");
             }
+            // a node with an ownership map refuses claims until it has compared its settings: compare before serving
+            long compareMillis = Math.min(catchUpMillis, SETTINGS_WAIT_MILLIS);
+            if (!node.settingsCheck().awaitCompared(compareMillis)) {
+                LOG.log(System.Logger.Level.WARNING, "mesh node " + mesh.nodeId() + " has not compared its governance"
+                        + " settings with a leader within " + compareMillis + " ms; serving anyway, refusing claims"
+                        + " under its ownership map until it has");
+            }
             extensions.add(new MeshFace(node)); // mesh figures on /metrics; §12 read labels
             server = new HubServer(hub, node.actor(), clock, node.journal(), new HubExtensions(extensions));
             if (relayLog != null) {
@@ -121,6 +128,9 @@ public final class MeshHub implements AutoCloseable {
             throw e;
         }
     }
+
+    /** How long a start waits for the first settings comparison, at most (a leader that cannot answer must not hold it). */
+    static final long SETTINGS_WAIT_MILLIS = 5_000;
 
     /** The node. */
     public MeshNode node() {

@@ -33,9 +33,9 @@ final class MeshSettingsCheck {
     /** How often a follower asks the leader. */
     static final long EVERY_MILLIS = 1000;
     /**
-     * How often the node is scheduled to check: while {@code unknown} (and the leader has not
-     * failed to answer) it asks this often, since a node holding an ownership map refuses claims
-     * until its first answer; once it knows, it asks every {@link #EVERY_MILLIS}.
+     * How often the node is scheduled to check: while {@code unknown} it asks this often (a leader
+     * that cannot answer is then counted as often in the failures), since a node holding an
+     * ownership map refuses claims until its first answer; once it knows, every {@link #EVERY_MILLIS}.
      */
     static final long TICK_MILLIS = 100;
 
@@ -89,8 +89,6 @@ final class MeshSettingsCheck {
     private String loggedMismatch;
     /** True while asking the leader fails (guarded by this): logged once per streak. */
     private boolean failing;
-    /** {@link #failing} for the scheduler's cadence, read without the lock. */
-    private volatile boolean failingStreak;
     /** When the scheduler last checked (its thread only); 0 before the first. */
     private long lastCheckNanos;
 
@@ -144,10 +142,31 @@ final class MeshSettingsCheck {
                 + own.effective());
     }
 
+    /**
+     * Waits (a starting node's thread, never a Netty one) until this node has compared its settings
+     * with a leader, at most {@code millis}; at once when it holds no ownership map (it refuses
+     * nothing while {@code unknown}). True when compared (or nothing to wait for).
+     */
+    synchronized boolean awaitCompared(long millis) throws InterruptedException {
+        String map = own.get(MeshSettingsGate.OWNERSHIP);
+        if (map == null || map.isEmpty()) {
+            return true;
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        while (view.state() == State.UNKNOWN) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            TimeUnit.NANOSECONDS.timedWait(this, left);
+        }
+        return true;
+    }
+
     /** One tick of the node's scheduler: a check when one is due (see {@link #TICK_MILLIS}). */
     void tick() {
         long now = System.nanoTime();
-        boolean eager = view.state() == State.UNKNOWN && !failingStreak;
+        boolean eager = view.state() == State.UNKNOWN; // a node with a map refuses claims until it knows
         if (!eager && lastCheckNanos != 0 && now - lastCheckNanos < TimeUnit.MILLISECONDS.toNanos(EVERY_MILLIS)) {
             return;
         }
@@ -253,12 +272,12 @@ final class MeshSettingsCheck {
         MeshGovernanceSettings mine = own;
         if (failing) {
             failing = false;
-            failingStreak = false;
             LOG.log(System.Logger.Level.INFO, "mesh node " + nodeId + " compares its governance settings with the"
                     + " leader " + leaderId + " again");
         }
         List<String> differing = mine.differing(theirs);
         View before = view;
+        notifyAll(); // a start waiting in awaitCompared
         if (differing.isEmpty()) {
             view = new View(State.AGREE, leaderId, theirs, List.of());
             if (before.mismatched()) {
@@ -291,7 +310,6 @@ final class MeshSettingsCheck {
         checkFailures.incrementAndGet();
         if (!failing) {
             failing = true;
-            failingStreak = true;
             LOG.log(System.Logger.Level.WARNING, "mesh node " + nodeId + ": cannot compare governance settings with"
                     + " the leader " + asked + ": " + why + "; the last verdict (" + view.state().word()
                     + ") stands, asking again every " + EVERY_MILLIS + " ms");

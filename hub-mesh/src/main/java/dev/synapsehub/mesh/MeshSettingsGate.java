@@ -23,8 +23,10 @@ import static dev.synapsehub.net.protocol.PrometheusText.gauge;
  * verb, so a refused frame is neither decided nor forwarded.
  */
 final class MeshSettingsGate implements HubExtension {
-    /** The /health reason word. */
+    /** The /health reason word, and the refusals' {@code mesh_reason} while mismatched. */
     static final String REASON = "mesh_settings_mismatch";
+    /** The refusals' {@code mesh_reason} while not compared yet (a node holding an ownership map). */
+    static final String UNKNOWN = "mesh_settings_unknown";
     /** The setting whose presence makes every claim governed (names in no listed namespace are refused). */
     static final String OWNERSHIP = "namespace_owner";
     private static final System.Logger LOG = System.getLogger(MeshSettingsGate.class.getName());
@@ -179,7 +181,7 @@ final class MeshSettingsGate implements HubExtension {
         services.outbox().sendInOrder(r.session(), services.frames().write(f));
     }
 
-    /** An operator relay: its contract result, not applied, detail {@code mesh_settings_mismatch}, as RelayServer refuses. */
+    /** An operator relay: its contract result, not applied, detail the mesh reason, as RelayServer refuses. */
     private static void refuseRelay(HubServices services, Request r, MeshSettingsCheck.View v) {
         ObjectNode f = services.frames().envelope(r.sender(), "operator_relay_result", "Operator relay result",
                 services.clock().nowSeconds());
@@ -188,14 +190,18 @@ final class MeshSettingsGate implements HubExtension {
         f.set("namespace", r.get("namespace"));
         f.set("task_id", r.get("task_id"));
         f.put("owner_hub_id", services.frames().hubId());
-        f.put("detail", REASON);
+        f.put("detail", reason(v));
         f.put("pending", false);
         mark(f, v);
         services.outbox().sendInOrder(r.session(), services.frames().write(f));
     }
 
+    private static String reason(MeshSettingsCheck.View v) {
+        return v.mismatched() ? REASON : UNKNOWN;
+    }
+
     private static void mark(ObjectNode f, MeshSettingsCheck.View v) {
-        f.put("mesh_reason", REASON);
+        f.put("mesh_reason", reason(v));
         v.differing().forEach(f.putArray("mesh_settings_differing")::add);
     }
 

@@ -53,6 +53,28 @@ class MeshSettingsCheckTest {
         assertThat(check.view().differing()).containsExactly("namespace_owner");
     }
 
+    @Test
+    void aStartWithAMapWaitsForTheFirstComparisonAndOneWithoutDoesNot() throws Exception {
+        MeshSettingsCheck check = check();
+        assertThat(check.awaitCompared(50)).isFalse(); // nobody answered: a bounded wait, then serving anyway
+        check.check();
+        CompletableFuture<Boolean> waited = CompletableFuture.supplyAsync(() -> {
+            try {
+                return check.awaitCompared(10_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        });
+        pending.get(0).complete(reply(asked.get(0), OWN, "n1"));
+        assertThat(waited.get()).isTrue();
+        assertThat(check.view().state()).isEqualTo(MeshSettingsCheck.State.AGREE);
+
+        MeshSettingsCheck noMap = check();
+        noMap.settings(MeshGovernanceSettings.NONE);
+        assertThat(noMap.awaitCompared(0)).isTrue(); // it refuses nothing while unknown
+    }
+
     private MeshSettingsCheck check() {
         RaftClientRpc rpc = (RaftClientRpc) Proxy.newProxyInstance(getClass().getClassLoader(),
                 new Class<?>[] {RaftClientRpc.class}, (proxy, method, args) -> {
