@@ -38,6 +38,8 @@ final class MeshSettingsCheck {
      * ownership map refuses claims until its first answer; once it knows, every {@link #EVERY_MILLIS}.
      */
     static final long TICK_MILLIS = 100;
+    /** The bound on one ask while {@code unknown}, so a hung first ask does not hold the comparison up. */
+    static final long UNKNOWN_TIMEOUT_MILLIS = 500;
 
     /** Where this node stands against the leader. */
     enum State {
@@ -196,13 +198,15 @@ final class MeshSettingsCheck {
         if (!asking.compareAndSet(false, true)) {
             return; // the previous ask has not come back yet
         }
+        // while unknown an ask that hangs (a peer's connection still being set up at start) is given up soon
+        long bound = view.state() == State.UNKNOWN ? Math.min(timeoutMillis, UNKNOWN_TIMEOUT_MILLIS) : timeoutMillis;
         RaftClientRequest request;
         try {
             request = RaftClientRequest.newBuilder().setClientId(clientId).setServerId(current).setGroupId(groupId)
                     .setCallId(callIds.incrementAndGet()).setMessage(Message.valueOf(ByteString.copyFrom(
                             MeshJson.bytes(query())))).setType(RaftClientRequest.staleReadRequestType(0))
-                    .setTimeoutMs(timeoutMillis).build();
-            rpc.sendRequestAsyncUnordered(request).orTimeout(timeoutMillis, TimeUnit.MILLISECONDS)
+                    .setTimeoutMs(bound).build();
+            rpc.sendRequestAsyncUnordered(request).orTimeout(bound, TimeUnit.MILLISECONDS)
                     .whenComplete((reply, fault) -> {
                         try {
                             if (!current.equals(leader.get())) {
