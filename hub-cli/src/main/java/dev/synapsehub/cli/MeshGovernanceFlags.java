@@ -13,20 +13,34 @@ import java.util.Map;
 /**
  * The start flags of a mesh node that every node must share, in their canonical form
  * (docs/mesh.md, "Nodes agree on their governance settings"): the hub id, the ownership map,
- * the watched peers' labels, the claim and relay routes' hub ids (from the flags, or the peers
- * file as read at start), whether a serving policy is configured,
- * the operator relay policy and the default delivery. Ports, paths, URIs, pins and tokens are
- * per node (or secret) and are not part of it.
+ * the watched peers' labels and the claim and relay routes' hub ids as the flags give them,
+ * whether a serving policy is configured, the operator relay policy and the default delivery.
+ * Ports, paths, URIs, pins and tokens are per node (or secret) and are not part of it. With
+ * {@code --federation-peers} the three route settings read {@value #PEERS_FILE}: the file is
+ * per node and reloaded while the node runs (like the serving policy's contents), so its routes
+ * as read at start would make a later restart of one node, after a live edit of every node's
+ * file, a lasting mismatch.
  */
 final class MeshGovernanceFlags {
     private MeshGovernanceFlags() {
     }
 
-    /** This node's settings from its validated flags (the peers file's routes as read at start). */
+    /** The canonical value of a route setting whose routes come from the (reloadable) peers file. */
+    static final String PEERS_FILE = "peers_file";
+
+    /** This node's settings from its validated flags (with a peers file, its routes are not compared). */
     static MeshGovernanceSettings of(String hubId, FederationSettings federation, String defaultDelivery,
                                      boolean servingPolicy) {
-        return of(hubId, federation.owners(), federation.watch(), federation.forward(), federation.relayRoutes(),
-                federation.relay(), defaultDelivery, servingPolicy);
+        MeshGovernanceSettings s = of(hubId, federation.owners(), federation.watch(), federation.forward(),
+                federation.relayRoutes(), federation.relay(), defaultDelivery, servingPolicy);
+        if (federation.peersFile() == null) {
+            return s;
+        }
+        Map<String, String> values = new LinkedHashMap<>(s.settings());
+        for (String route : new String[] {"multihub_watch", "claim_peer", "relay_peer"}) {
+            values.put(route, PEERS_FILE);
+        }
+        return MeshGovernanceSettings.of(values);
     }
 
     /** This node's settings from its validated flags. */

@@ -96,6 +96,28 @@ class MeshSettingsCliTest {
         // checked about every second since, but one mismatch: counted (and logged at ERROR) once
         assertThat(metric(n3, "synapse_mesh_settings_mismatches_total")).isEqualTo(1);
 
+        // a keyed claim granted through n1 and retried through the mismatched n3 gets its first answer (INV-CR-1):
+        // the replicated ledger answers it, only new decisions are refused
+        try (HubClient erin = agent(n3, "proj/erin")) {
+            try (HubClient dave = agent(n1, "proj/dave")) {
+                ObjectNode first = keyedClaim(dave, "proj/dave", "T-K", "k-1");
+                assertThat(first.path("type").asText()).as(first.toString()).isEqualTo("claim_granted");
+            }
+            // n3 has applied the grant (and broadcast it) before dave connects there: what dave gets is the answer
+            erin.await(r -> "claim_granted".equals(r.path("type").asText()) && "T-K".equals(r.path("task_id").asText()),
+                    WAIT);
+        }
+        try (HubClient dave = agent(n3, "proj/dave")) {
+            ObjectNode again = keyedClaim(dave, "proj/dave", "T-K", "k-1");
+            assertThat(again.path("type").asText()).as(again.toString()).isEqualTo("claim_granted");
+            assertThat(again.path("task_id").asText()).isEqualTo("T-K");
+            assertThat(again.path("owner").asText()).isEqualTo("proj/dave");
+            // and a new keyed claim through n3 is still refused
+            ObjectNode fresh = keyedClaim(dave, "proj/dave", "T-N", "k-2");
+            assertThat(fresh.path("type").asText()).as(fresh.toString()).isEqualTo("claim_denied");
+            assertThat(fresh.path("mesh_reason").asText()).isEqualTo("mesh_settings_mismatch");
+        }
+
         // restarted with the leader's flags, n3 agrees: nothing is reported any more, and it decides again
         n3.close();
         hubs.remove(n3);
@@ -130,6 +152,17 @@ class MeshSettingsCliTest {
             assertThat(granted.path("type").asText()).as(granted.toString()).isEqualTo("claim_granted");
         }
         assertThat(metric(n3, "synapse_mesh_settings_refused_claims_total")).isZero();
+    }
+
+    private static ObjectNode keyedClaim(HubClient agent, String name, String task, String key) throws Exception {
+        ObjectNode f = agent.frame(name, "claim");
+        f.put("task_id", task);
+        f.putArray("paths").add("src/" + task);
+        f.put("idem_key", key);
+        agent.send(f);
+        return agent.await(r -> task.equals(r.path("task_id").asText())
+                && ("claim_granted".equals(r.path("type").asText()) || "claim_denied".equals(r.path("type").asText())),
+                WAIT);
     }
 
     private LoopbackHub start(String id, List<String> flags) throws Exception {

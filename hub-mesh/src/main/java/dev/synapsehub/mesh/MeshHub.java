@@ -90,8 +90,9 @@ public final class MeshHub implements AutoCloseable {
         WireEdge edge = new WireEdge();
         MeshNode node = new MeshNode(mesh, hub.hubId(), local, state, clock, settings, edge, compaction);
         node.governance(governance);
-        // first: a claim refused for a settings mismatch is neither decided nor forwarded by the gates after it
-        extensions.add(0, new MeshSettingsGate(node.settingsCheck()));
+        // after the given gates (a sender the frame gate refuses gets that refusal) and before any frame is
+        // answered: every admits() runs before a verb, so a refused frame is neither decided nor forwarded
+        extensions.add(new MeshSettingsGate(node.settingsCheck()));
         for (dev.synapsehub.net.extension.HubExtension e : gates) {
             e.joinCluster(node.leader()); // before bind: what the cluster does from one place goes to its leader
         }
@@ -101,6 +102,13 @@ public final class MeshHub implements AutoCloseable {
             if (!node.awaitCaughtUp(catchUpMillis)) {
                 LOG.log(System.Logger.Level.WARNING, "mesh node " + mesh.nodeId() + " has not caught up with a"
                         + " leader within " + catchUpMillis + " ms; serving anyway (writes wait for a quorum)");
+            }
+            // a node with an ownership map refuses claims until it has compared its settings: compare before serving
+            long compareMillis = Math.min(catchUpMillis, SETTINGS_WAIT_MILLIS);
+            if (!node.settingsCheck().awaitCompared(compareMillis)) {
+                LOG.log(System.Logger.Level.WARNING, "mesh node " + mesh.nodeId() + " has not compared its governance"
+                        + " settings with a leader within " + compareMillis + " ms; serving anyway, refusing claims"
+                        + " under its ownership map until it has");
             }
             extensions.add(new MeshFace(node)); // mesh figures on /metrics; §12 read labels
             server = new HubServer(hub, node.actor(), clock, node.journal(), new HubExtensions(extensions));
@@ -120,6 +128,9 @@ public final class MeshHub implements AutoCloseable {
             throw e;
         }
     }
+
+    /** How long a start waits for the first settings comparison, at most (a leader that cannot answer must not hold it). */
+    static final long SETTINGS_WAIT_MILLIS = 5_000;
 
     /** The node. */
     public MeshNode node() {

@@ -276,7 +276,7 @@ public final class MeshNode implements AutoCloseable {
         intents.start();
         scheduler.scheduleWithFixedDelay(staleness::sample, 100, 100, TimeUnit.MILLISECONDS);
         settingsCheck.logEffective();
-        scheduler.scheduleWithFixedDelay(settingsCheck::check, 0, MeshSettingsCheck.EVERY_MILLIS, TimeUnit.MILLISECONDS);
+        scheduler.scheduleWithFixedDelay(settingsCheck::tick, 0, MeshSettingsCheck.TICK_MILLIS, TimeUnit.MILLISECONDS);
         if (tlsReload != null) {
             long every = MeshTlsReload.CHECK_EVERY.toMillis();
             scheduler.scheduleWithFixedDelay(tlsReload::check, every, every, TimeUnit.MILLISECONDS);

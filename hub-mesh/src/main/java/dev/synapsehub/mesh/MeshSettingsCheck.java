@@ -32,6 +32,14 @@ final class MeshSettingsCheck {
     static final String QUERY = "governance_settings";
     /** How often a follower asks the leader. */
     static final long EVERY_MILLIS = 1000;
+    /**
+     * How often the node is scheduled to check: while {@code unknown} it asks this often (a leader
+     * that cannot answer is then counted as often in the failures), since a node holding an
+     * ownership map refuses claims until its first answer; once it knows, every {@link #EVERY_MILLIS}.
+     */
+    static final long TICK_MILLIS = 100;
+    /** The bound on one ask while {@code unknown}, so a hung first ask does not hold the comparison up. */
+    static final long UNKNOWN_TIMEOUT_MILLIS = 500;
 
     /** Where this node stands against the leader. */
     enum State {
@@ -83,6 +91,8 @@ final class MeshSettingsCheck {
     private String loggedMismatch;
     /** True while asking the leader fails (guarded by this): logged once per streak. */
     private boolean failing;
+    /** When the scheduler last checked (its thread only); 0 before the first. */
+    private long lastCheckNanos;
 
     MeshSettingsCheck(String nodeId, RaftClientRpc rpc, RaftGroupId groupId, Supplier<RaftPeerId> leader,
                       long timeoutMillis) {
@@ -134,6 +144,38 @@ final class MeshSettingsCheck {
                 + own.effective());
     }
 
+    /**
+     * Waits (a starting node's thread, never a Netty one) until this node has compared its settings
+     * with a leader, at most {@code millis}; at once when it holds no ownership map (it refuses
+     * nothing while {@code unknown}). True when compared (or nothing to wait for).
+     */
+    synchronized boolean awaitCompared(long millis) throws InterruptedException {
+        String map = own.get(MeshSettingsGate.OWNERSHIP);
+        if (map == null || map.isEmpty()) {
+            return true;
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        while (view.state() == State.UNKNOWN) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            TimeUnit.NANOSECONDS.timedWait(this, left);
+        }
+        return true;
+    }
+
+    /** One tick of the node's scheduler: a check when one is due (see {@link #TICK_MILLIS}). */
+    void tick() {
+        long now = System.nanoTime();
+        boolean eager = view.state() == State.UNKNOWN; // a node with a map refuses claims until it knows
+        if (!eager && lastCheckNanos != 0 && now - lastCheckNanos < TimeUnit.MILLISECONDS.toNanos(EVERY_MILLIS)) {
+            return;
+        }
+        lastCheckNanos = now;
+        check();
+    }
+
     /** One check: compares with the leader, without blocking the calling thread (the node's scheduler). */
     void check() {
         try {
@@ -156,15 +198,20 @@ final class MeshSettingsCheck {
         if (!asking.compareAndSet(false, true)) {
             return; // the previous ask has not come back yet
         }
+        // while unknown an ask that hangs (a peer's connection still being set up at start) is given up soon
+        long bound = view.state() == State.UNKNOWN ? Math.min(timeoutMillis, UNKNOWN_TIMEOUT_MILLIS) : timeoutMillis;
         RaftClientRequest request;
         try {
             request = RaftClientRequest.newBuilder().setClientId(clientId).setServerId(current).setGroupId(groupId)
                     .setCallId(callIds.incrementAndGet()).setMessage(Message.valueOf(ByteString.copyFrom(
                             MeshJson.bytes(query())))).setType(RaftClientRequest.staleReadRequestType(0))
-                    .setTimeoutMs(timeoutMillis).build();
-            rpc.sendRequestAsyncUnordered(request).orTimeout(timeoutMillis, TimeUnit.MILLISECONDS)
+                    .setTimeoutMs(bound).build();
+            rpc.sendRequestAsyncUnordered(request).orTimeout(bound, TimeUnit.MILLISECONDS)
                     .whenComplete((reply, fault) -> {
                         try {
+                            if (!current.equals(leader.get())) {
+                                return; // a late answer of a former leader: the new one is asked next
+                            }
                             if (fault != null || reply == null || !reply.isSuccess()) {
                                 failed(current, fault != null ? LogRedactor.scrub(fault)
                                         : reply == null ? "no reply" : LogRedactor.scrub(reply.getException()));
@@ -234,6 +281,7 @@ final class MeshSettingsCheck {
         }
         List<String> differing = mine.differing(theirs);
         View before = view;
+        notifyAll(); // a start waiting in awaitCompared
         if (differing.isEmpty()) {
             view = new View(State.AGREE, leaderId, theirs, List.of());
             if (before.mismatched()) {
