@@ -73,9 +73,10 @@ read -r u0 s0 <<< "$before"; read -r u1 s1 <<< "$after"
 echo "hub CPU (/proc, ~measured phase + 3 s): user $(( (u1 - u0) * 1000 / hz )) ms, system $(( (s1 - s0) * 1000 / hz )) ms" \
     | tee -a "$out/run.txt"
 cat "$out/bench.txt" | tee -a "$out/run.txt"
-# the hub's own view: from a batch's publication until a loop has handed it to every socket it serves
+# the hub's own view: from a batch's publication until a loop has handed it to every socket it serves;
+# read from the same scrape points as the CPU line, so its window starts 3 s before the measured phase
 awk -v s0="${fd_sum0:-0}" -v s1="${fd_sum1:-0}" -v n0="${fd_n0:-0}" -v n1="${fd_n1:-0}" 'BEGIN {
-  if (n1 > n0) printf "hub fan-out delay   mean %.1f ms per batch and loop (%d batches x loops, ~measured phase)\n", (s1 - s0) * 1000 / (n1 - n0), n1 - n0 }' \
+  if (n1 > n0) printf "hub fan-out delay   mean %.1f ms per batch and loop (%d batches x loops, over the last 3 s of warm-up + the measured phase + the bench stop)\n", (s1 - s0) * 1000 / (n1 - n0), n1 - n0 }' \
   | tee -a "$out/run.txt"
 if [ "$mode" = compat ]; then
   awk -v sockets="$total" '/^claims granted/ {n=$3} /^hub CPU/ {cpu=$3}

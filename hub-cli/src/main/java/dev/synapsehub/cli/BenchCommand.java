@@ -168,7 +168,7 @@ public final class BenchCommand implements Callable<Integer> {
      */
     private final LatencyHistogram observedLatency = new LatencyHistogram();
     /** The actual send instant of each claim whose grant the observer has not seen yet, by task. */
-    private final Map<String, Long> claimsToObserve = new java.util.concurrent.ConcurrentHashMap<>();
+    private final ObservedClaims claimsToObserve = new ObservedClaims();
     /** Set once an observer watches: only then do claims register in {@link #claimsToObserve}. */
     private volatile boolean observing;
     private final AtomicLong granted = new AtomicLong();
@@ -330,6 +330,8 @@ public final class BenchCommand implements Callable<Integer> {
         CountDownLatch drained = new CountDownLatch(loops.size());
         loops.forEach(a -> a.stop(drained));
         drained.await(5, TimeUnit.SECONDS);
+        // grants of claims still waiting will not come (the agents stopped): nothing to hold on to
+        claimsToObserve.clear();
         if (!quiet) {
             err.println();
         }
@@ -389,10 +391,8 @@ public final class BenchCommand implements Callable<Integer> {
             long now = System.nanoTime();
             try {
                 String task = FRAME_READER.readTree(bytes.toString(StandardCharsets.UTF_8)).path("task_id").asText();
-                Long sent = claimsToObserve.remove(task);
-                if (sent != null && measuring) {
-                    observedLatency.record(now - sent);
-                }
+                // measured or not was decided when the claim was sent (ObservedClaims)
+                claimsToObserve.granted(task, now).ifPresent(observedLatency::record);
             } catch (java.io.IOException e) {
                 errors.incrementAndGet();
             }
@@ -648,7 +648,7 @@ public final class BenchCommand implements Callable<Integer> {
                 sentAt = System.nanoTime();
                 intendedAt = intended == 0 ? sentAt : intended;
                 if (observing) {
-                    claimsToObserve.put(task, sentAt);
+                    claimsToObserve.sent(task, sentAt, measuring);
                 }
                 send(claim);
             }

@@ -100,6 +100,9 @@ final class HubDaemon implements AutoCloseable {
             throws JournalException, InterruptedException {
         // JVM start, class loading, logging and option parsing, up to here
         StartupPhases phases = StartupPhases.sinceJvmStart("jvm and options");
+        // an unknown -Dsynapsehub.tls refuses the start here, before anything listens, rather than at
+        // the first TLS context (which for a hub without --tls-certfile may be a peer link much later)
+        String tlsEngine = dev.synapsehub.client.tls.TlsEngine.describe();
         HubConfig config = options.hubConfig();
         java.nio.file.Path relayLogFile = options.relayLog(); // checks --relay-max-lines before anything starts
         ServingTrust trust = federationOptions.servingTrust(config.tls() != null, LOG::warn);
@@ -114,6 +117,7 @@ final class HubDaemon implements AutoCloseable {
         StringBuilder line = new StringBuilder("synapse-hub ").append(VersionProvider.version()).append(" starting:");
         effective.forEach((k, v) -> line.append(' ').append(k).append('=').append(v).append(';'));
         LOG.info(line.toString());
+        LOG.info(tlsEngine);
 
         Clock clock = Clock.system();
         MeshConfig meshConfig = options.meshConfig();

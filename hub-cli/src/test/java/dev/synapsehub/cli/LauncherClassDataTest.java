@@ -228,20 +228,78 @@ class LauncherClassDataTest {
     }
 
     /**
-     * The start-up heap settings come before the user's options (so an -Xms or -Xmn of theirs
-     * wins: the JVM takes the last of a flag) and SYNAPSE_HUB_START_HEAP=off leaves them out.
+     * The start-up heap settings come before the user's options (the JVM takes the last of a flag),
+     * are left out when the user's options set a heap or young-generation size, and
+     * SYNAPSE_HUB_START_HEAP=off leaves them out.
      */
     @Test
     void theStartHeapSettingsComeBeforeTheUsersOptionsAndCanBeTurnedOff() throws Exception {
         Path launcher = setUp();
-        String on = finish(launchWith(launcher, "on", "-Xms64m -Xmx128m"));
+        String on = finish(launchWith(launcher, "on", "-Xmx128m"));
         assertThat(on).contains("hub ");
         assertThat(on).containsSubsequence("-XX:InitialRAMPercentage=5", "-XX:+UnlockExperimentalVMOptions",
-                "-XX:G1NewSizePercent=50", "-XX:MetaspaceSize=128m", "-Xms64m -Xmx128m", "--version");
+                "-XX:G1NewSizePercent=50", "-XX:MetaspaceSize=128m", "-Xmx128m", "--version");
+        // an -Xms of the user's: the heap flags are left out rather than merely overridden
+        String xms = finish(launchWith(launcher, "on", "-Xms64m -Xmx128m"));
+        assertThat(xms).contains("hub ").contains("-Xms64m -Xmx128m").doesNotContain("G1NewSizePercent")
+                .doesNotContain("InitialRAMPercentage").contains("-XX:MetaspaceSize=128m");
 
         String off = finish(launchWith(launcher, "off", "-Xmx128m"));
         assertThat(off).contains("hub ").contains("-Xmx128m").doesNotContain("G1NewSizePercent")
                 .doesNotContain("InitialRAMPercentage").doesNotContain("MetaspaceSize");
+    }
+
+    /**
+     * Stands in for java by running the real JVM with the launcher's options and -version instead of
+     * the jar: the JVM checks its flags at boot, so a combination it refuses fails here as it would
+     * for the hub.
+     */
+    private static final String REAL_JVM = """
+            #!/usr/bin/env bash
+            args=()
+            for a in "$@"; do
+              [ "$a" = -jar ] && break
+              args+=("$a")
+            done
+            echo "jvm options: ${args[*]:-}"
+            exec "$REAL_JAVA" ${args[@]+"${args[@]}"} -XX:+UseG1GC -version
+            """;
+
+    /**
+     * A user's young-generation limit below the launcher's G1NewSizePercent=50 made the JVM refuse
+     * to start ("must be greater than or equal to G1NewSizePercent"); given in SYNAPSE_HUB_JAVA_OPTS,
+     * JAVA_TOOL_OPTIONS or JDK_JAVA_OPTIONS (the last two are read before the command line, so the
+     * launcher's flags would win over them), the launcher now leaves its heap flags out and the JVM starts.
+     */
+    @Test
+    void aUsersYoungGenerationLimitBelowHalfTheHeapStillStartsTheJvm() throws Exception {
+        Path launcher = setUp();
+        Path jvm = root.resolve("real-jvm");
+        Files.writeString(jvm, REAL_JVM);
+        Files.setPosixFilePermissions(jvm, PosixFilePermissions.fromString("rwxr-xr-x"));
+        String young = "-XX:+UnlockExperimentalVMOptions -XX:G1MaxNewSizePercent=40";
+        for (String variable : List.of("SYNAPSE_HUB_JAVA_OPTS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS")) {
+            ProcessBuilder pb = new ProcessBuilder(launcher.toString(), "--version");
+            pb.environment().put("SYNAPSE_HUB_NATIVE_CACHE", "off");
+            pb.environment().put("SYNAPSE_HUB_CDS", "off");
+            pb.environment().remove("SYNAPSE_HUB_START_HEAP");
+            for (String v : List.of("SYNAPSE_HUB_JAVA_OPTS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS")) {
+                pb.environment().remove(v);
+            }
+            pb.environment().put(variable, young);
+            pb.environment().put("JAVA", jvm.toString());
+            pb.environment().put("REAL_JAVA", Path.of(System.getProperty("java.home"), "bin", "java").toString());
+            pb.redirectErrorStream(true);
+            Process p = pb.start();
+            assertThat(p.waitFor(60, TimeUnit.SECONDS)).as(variable).isTrue();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(p.exitValue()).as(variable + ": " + out).isZero();
+            assertThat(out).as(variable).contains("jvm options:").doesNotContain("G1NewSizePercent=50")
+                    .doesNotContain("InitialRAMPercentage").contains("-XX:MetaspaceSize=128m");
+        }
+        // without a young-generation setting of the user's the start heap flags are still given
+        String plain = finish(launchWith(launcher, "on", "-Xmx128m"));
+        assertThat(plain).contains("-XX:G1NewSizePercent=50").contains("-XX:InitialRAMPercentage=5");
     }
 
     private Process launchWith(Path launcher, String startHeap, String javaOpts) throws IOException {

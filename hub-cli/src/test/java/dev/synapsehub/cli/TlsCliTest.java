@@ -50,6 +50,25 @@ class TlsCliTest {
     }
 
     @Test
+    void anUnknownTlsEngineIsRefusedAtStart() {
+        String before = System.getProperty("synapsehub.tls");
+        System.setProperty("synapsehub.tls", "jdk8");
+        try {
+            // a half TLS setting too: were the engine not checked first, this would fail on the certfile
+            // (and not hang serving)
+            CliTest.Run run = CliTest.run("--port", "0", "--tls-certfile", dir.resolve("server.pem").toString());
+            assertThat(run.code()).isEqualTo(ExitCodes.USAGE);
+            assertThat(run.err()).contains("-Dsynapsehub.tls=jdk8 is not a TLS engine: use jdk, openssl or boringssl");
+        } finally {
+            if (before == null) {
+                System.clearProperty("synapsehub.tls");
+            } else {
+                System.setProperty("synapsehub.tls", before);
+            }
+        }
+    }
+
+    @Test
     void helpExplainsTheTlsFlagsAndThePin() {
         String help = CliTest.run("--help").out();
         assertThat(help).contains("--tls-certfile").contains("--tls-keyfile").contains("PKCS#8");

@@ -64,8 +64,7 @@ public record ClientTls(CertificatePin pin, Path clientCertFile, Path clientKeyF
         if (!secure(uri)) {
             throw new IOException("not a wss:// URI: " + uri);
         }
-        SslContextBuilder b = SslContextBuilder.forClient().sslProvider(TlsEngine.provider())
-                .protocols("TLSv1.3", "TLSv1.2");
+        SslContextBuilder b = TlsEngine.apply(SslContextBuilder.forClient());
         if (pin != null) {
             b.trustManager(new PinnedTrustManager(pin));
         } else {

@@ -92,6 +92,17 @@ public final class TestCertificates {
         return build(commonName, keyPair(), null, false, Duration.ofDays(30));
     }
 
+    /** As {@link #selfSigned}, on an RSA key (static-RSA cipher suites need one to be negotiable at all). */
+    public static Identity selfSignedRsa(String commonName) {
+        try {
+            KeyPairGenerator g = KeyPairGenerator.getInstance("RSA");
+            g.initialize(2048, new SecureRandom());
+            return build(commonName, g.generateKeyPair(), null, false, Duration.ofDays(30));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     private static Identity build(String commonName, KeyPair pair, Identity issuer, boolean ca, Duration validity) {
         try {
             Instant now = Instant.now();
@@ -112,7 +123,8 @@ public final class TestCertificates {
                     new GeneralName(GeneralName.dNSName, "localhost")}));
             }
             PrivateKey signingKey = issuer == null ? pair.getPrivate() : issuer.key();
-            ContentSigner signer = new JcaContentSignerBuilder("SHA256withECDSA").build(signingKey);
+            ContentSigner signer = new JcaContentSignerBuilder(
+                    "RSA".equals(signingKey.getAlgorithm()) ? "SHA256withRSA" : "SHA256withECDSA").build(signingKey);
             X509Certificate cert = new JcaX509CertificateConverter().getCertificate(b.build(signer));
             return new Identity(cert, pair.getPrivate());
         } catch (Exception e) {

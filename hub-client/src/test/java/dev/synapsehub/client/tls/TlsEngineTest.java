@@ -6,11 +6,19 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslProvider;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import io.netty.buffer.ByteBufAllocator;
+
+import javax.net.ssl.SSLEngine;
+import java.util.Arrays;
 
 import java.net.URI;
 import java.nio.file.Path;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The hub's TLS contexts run on BoringSSL where its library loads (linux-x86_64 ships it, so
@@ -55,6 +63,61 @@ class TlsEngineTest {
             } else {
                 System.setProperty("synapsehub.tls", before);
             }
+        }
+    }
+
+    @Test
+    void thePropertyIsReadCaseInsensitivelyAndAnUnknownValueIsRefused() {
+        assertThat(TlsEngine.parse(null)).isEqualTo(TlsEngine.Choice.DEFAULT);
+        assertThat(TlsEngine.parse("JDK")).isEqualTo(TlsEngine.Choice.JDK);
+        assertThat(TlsEngine.parse("OpenSSL")).isEqualTo(TlsEngine.Choice.OPENSSL);
+        assertThat(TlsEngine.parse("boringssl")).isEqualTo(TlsEngine.Choice.OPENSSL);
+        assertThatThrownBy(() -> TlsEngine.parse("jdk8")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("synapsehub.tls=jdk8").hasMessageContaining("jdk, openssl or boringssl");
+        String before = System.getProperty(TlsEngine.PROPERTY);
+        System.setProperty(TlsEngine.PROPERTY, "Jdk");
+        try {
+            assertThat(TlsEngine.provider()).isEqualTo(SslProvider.JDK);
+            assertThat(TlsEngine.describe()).contains("JDK");
+            System.setProperty(TlsEngine.PROPERTY, "nss");
+            assertThatThrownBy(TlsEngine::provider).isInstanceOf(IllegalArgumentException.class);
+        } finally {
+            restore(before);
+        }
+    }
+
+    /** A client context on either engine enables only the policy's suites: no static RSA, no CBC. */
+    @ParameterizedTest
+    @ValueSource(strings = {"jdk", "openssl"})
+    void aClientContextEnablesOnlyThePolicysSuites(String engine) throws Exception {
+        if ("openssl".equals(engine)) {
+            assumeTrue(OpenSsl.isAvailable(), "BoringSSL does not load here");
+        }
+        String before = System.getProperty(TlsEngine.PROPERTY);
+        System.setProperty(TlsEngine.PROPERTY, engine);
+        try {
+            SslContext context = ClientTls.pinned(TestCertificates.selfSigned("hub").pin())
+                    .context(URI.create("wss://127.0.0.1:1/"));
+            SSLEngine e = context.newEngine(ByteBufAllocator.DEFAULT);
+            try {
+                assertThat(Arrays.asList(e.getEnabledCipherSuites())).isNotEmpty().allMatch(TlsEngine.CIPHERS::contains)
+                        .noneMatch(c -> c.startsWith("TLS_RSA_") || c.contains("CBC"));
+                // Netty's OpenSSL engine always lists the SSLv2Hello pseudo-protocol (a hello format, not SSLv2)
+                assertThat(Arrays.stream(e.getEnabledProtocols()).filter(p -> !"SSLv2Hello".equals(p)))
+                        .containsOnly("TLSv1.3", "TLSv1.2");
+            } finally {
+                io.netty.util.ReferenceCountUtil.release(e);
+            }
+        } finally {
+            restore(before);
+        }
+    }
+
+    private static void restore(String before) {
+        if (before == null) {
+            System.clearProperty(TlsEngine.PROPERTY);
+        } else {
+            System.setProperty(TlsEngine.PROPERTY, before);
         }
     }
 }

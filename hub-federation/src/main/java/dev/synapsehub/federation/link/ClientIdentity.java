@@ -247,7 +247,7 @@ public final class ClientIdentity implements AutoCloseable {
             ClientKeyMaterial material = new ClientKeyMaterial(
                     SecureFile.read(certFile, "--multihub-client-certfile:", MAX_BYTES),
                     SecureFile.read(keyFile, "--multihub-client-keyfile:", MAX_BYTES));
-            SslContextBuilder.forClient().sslProvider(TlsEngine.provider()).keyManager(
+            TlsEngine.apply(SslContextBuilder.forClient()).keyManager(
                     new ByteArrayInputStream(material.certificatePem()), new ByteArrayInputStream(material.keyPem()))
                     .build();
             return new Checked(stamps, null, material);

@@ -22,7 +22,7 @@ public final class ServerTls {
     }
 
     /**
-     * The server context: TLS 1.2 or 1.3; client certificates requested (not required) only
+     * The server context: TLS 1.2 or 1.3 with {@link TlsEngine#CIPHERS} only; client certificates requested (not required) only
      * when a client CA is configured, and verified against that file as it is at each
      * handshake ({@link ClientCaTrust}).
      *
@@ -34,15 +34,14 @@ public final class ServerTls {
         readable(files.keyFile(), "--tls-keyfile");
         SslContext built;
         try {
-            SslContextBuilder b = SslContextBuilder.forServer(files.certFile().toFile(), files.keyFile().toFile())
+            SslContextBuilder b = TlsEngine.apply(SslContextBuilder.forServer(files.certFile().toFile(),
+                            files.keyFile().toFile()),
                     // with a client CA, the JDK's engine: BoringSSL's takes the CA list it sends
                     // clients (getAcceptedIssuers) once, when the context is built, so after the CA
                     // file is rotated clients holding only a new-CA certificate present none and are
                     // refused until a restart (LogServingTest.aRotatedClientCa...); the JDK's asks
                     // ClientCaTrust at each handshake
-                    .sslProvider(files.clientCaFile() != null ? io.netty.handler.ssl.SslProvider.JDK
-                            : TlsEngine.provider())
-                    .protocols("TLSv1.3", "TLSv1.2");
+                    files.clientCaFile() != null ? io.netty.handler.ssl.SslProvider.JDK : TlsEngine.provider());
             if (files.clientCaFile() != null) {
                 readable(files.clientCaFile(), "client CA");
                 b.trustManager(ClientCaTrust.watching(files.clientCaFile())).clientAuth(ClientAuth.OPTIONAL);
