@@ -117,7 +117,10 @@ final class HubDaemon implements AutoCloseable {
         StringBuilder line = new StringBuilder("synapse-hub ").append(VersionProvider.version()).append(" starting:");
         effective.forEach((k, v) -> line.append(' ').append(k).append('=').append(v).append(';'));
         LOG.info(line.toString());
-        LOG.info(tlsEngine);
+        // ServerTls keeps a port that asks for client certificates on the JDK's engine
+        LOG.info(config.tls() != null && config.tls().clientCaFile() != null
+                ? tlsEngine + "; the hub's port asks for client certificates, so it uses the JDK's TLS"
+                : tlsEngine);
 
         Clock clock = Clock.system();
         MeshConfig meshConfig = options.meshConfig();
