@@ -84,6 +84,11 @@ public final class MeshNode implements AutoCloseable {
     private final Forwarder forwarder;
     /** Extensions' asks of the leader (federation's one link per owning hub), on a client of their own. */
     private final RaftClient askClient;
+    /**
+     * The settings check's asks of the leader, on a client of their own: a client's RPC matches replies
+     * by call id per server, so two users numbering their calls from 1 on one client collide.
+     */
+    private final RaftClient settingsClient;
     private final LeaderAsks leaderAsks;
     private final CoordinationActor actor;
     private final MutationCodec mutations;
@@ -214,7 +219,9 @@ public final class MeshNode implements AutoCloseable {
                 decidedIntents);
         this.reads = new LinearizableReads(client.getClientRpc(), group.getGroupId(), RaftPeerId.valueOf(nodeId),
                 () -> actor().<Void>applyReplicated(s -> null), config.commitTimeout().toMillis());
-        this.settingsCheck = new MeshSettingsCheck(nodeId, client.getClientRpc(), group.getGroupId(), () -> {
+        this.settingsClient = RaftClient.newBuilder().setRaftGroup(group).setProperties(properties(config))
+                .setParameters(transport).setRetryPolicy(RetryPolicies.noRetry()).build();
+        this.settingsCheck = new MeshSettingsCheck(nodeId, settingsClient.getClientRpc(), group.getGroupId(), () -> {
             DivisionInfo info = info();
             return closed || info == null ? null : info.getLeaderId();
         }, config.commitTimeout().toMillis());
@@ -1028,6 +1035,7 @@ public final class MeshNode implements AutoCloseable {
         } finally {
             client.close();
             askClient.close();
+            settingsClient.close();
             scheduler.shutdownNow();
             actor.close();
         }
