@@ -1,15 +1,19 @@
 package dev.synapsehub.mesh;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.protocol.GroupInfoReply;
 import org.apache.ratis.protocol.GroupListReply;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.util.TimeDuration;
 
 import java.io.IOException;
@@ -17,9 +21,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.stream.Stream;
 
 /**
@@ -152,5 +159,42 @@ public final class MeshGroup {
             builder.setLeaderId(RaftPeerId.valueOf(leader));
         }
         return builder.build();
+    }
+
+    /**
+     * Asks each voter {@code question} as a stale read (each answers from its own state), over
+     * mutual TLS when {@code tls} is not null: the operator probes' one path. The group is the one
+     * the voters run (kept through membership changes); a voter that does not answer within
+     * {@code timeout}, answers an error, or whose answer {@code read} cannot use maps to null.
+     */
+    static <T> Map<String, T> askEachVoter(List<MeshPeer> peers, Duration timeout, MeshTls tls,
+                                                     byte[] question,
+                                                     Function<JsonNode, T> read) {
+        Message message = Message.valueOf(
+                ByteString.copyFrom(question));
+        Map<String, T> out = new LinkedHashMap<>();
+        RaftGroupId group = RaftGroupId.valueOf(discover(peers, timeout, tls));
+        try (RaftClient client = client(group, peers, timeout, null, tls)) {
+            for (MeshPeer p : peers) {
+                out.put(p.id(), askVoter(client, message, p, read));
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot close the probe client: " + e.getMessage(), e);
+        }
+        return out;
+    }
+
+    private static <T> T askVoter(RaftClient client, Message message, MeshPeer p,
+                                  Function<JsonNode, T> read) {
+        try {
+            RaftClientReply reply = client.io().sendStaleRead(message, 0,
+                    RaftPeerId.valueOf(p.id()));
+            if (reply == null || !reply.isSuccess()) {
+                return null;
+            }
+            return read.apply(MeshJson.tree(reply.getMessage().getContent().toByteArray()));
+        } catch (IOException | RuntimeException e) {
+            return null; // unreachable, or a node of a version without this query: MeshProbe reports why
+        }
     }
 }
