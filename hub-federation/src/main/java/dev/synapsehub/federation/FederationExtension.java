@@ -280,25 +280,13 @@ public final class FederationExtension implements HubExtension {
     private void recover(Request r) {
         String peer = r.get("peer") != null && r.get("peer").isTextual() ? r.get("peer").textValue().strip() : "";
         String reason = r.get("reason") != null && r.get("reason").isTextual() ? r.get("reason").textValue() : "";
-        if (!isLoopback(r.session().remoteHost())) {
-            answerRecovery(r, peer, false, "recovery is accepted only from this machine (loopback)");
+        if (!LocalOperator.onThisMachine(r.session().remoteHost())) {
+            LocalOperator.answerRecovery(hub, r, peer, false, LocalOperator.RECOVERY_OFF_MACHINE);
             return;
         }
         watch.recover(peer, r.sender(), reason).whenComplete((detail, failure) ->
-                answerRecovery(r, peer, failure == null, failure == null ? detail
+                LocalOperator.answerRecovery(hub, r, peer, failure == null, failure == null ? detail
                         : (failure.getCause() != null ? failure.getCause() : failure).getMessage()));
-    }
-
-    private void answerRecovery(Request r, String peer, boolean recovered, String detail) {
-        ObjectNode f = hub.frames().envelope(r.sender(), "multihub_recover_result", detail, hub.clock().nowSeconds());
-        f.put("peer", peer);
-        f.put("recovered", recovered);
-        f.put("detail", detail);
-        hub.outbox().sendInOrder(r.session(), hub.frames().write(f));
-    }
-
-    private static boolean isLoopback(String host) {
-        return host != null && (host.startsWith("127.") || host.equals("::1") || host.equals("0:0:0:0:0:0:0:1"));
     }
 
     /** {@code state_snapshot.snapshot.pending_relay_approvals}: the relays awaiting a second operator (A5.1). */

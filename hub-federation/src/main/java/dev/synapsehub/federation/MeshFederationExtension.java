@@ -341,12 +341,13 @@ public final class MeshFederationExtension implements HubExtension {
     private void recover(Request r) {
         String peer = r.get("peer") != null && r.get("peer").isTextual() ? r.get("peer").textValue().strip() : "";
         String reason = r.get("reason") != null && r.get("reason").isTextual() ? r.get("reason").textValue() : "";
-        if (!isLoopback(r.session().remoteHost())) {
-            answerRecovery(r, peer, false, "recovery is accepted only from this machine (loopback)");
+        if (!LocalOperator.onThisMachine(r.session().remoteHost())) {
+            LocalOperator.answerRecovery(hub, r, peer, false, LocalOperator.RECOVERY_OFF_MACHINE);
             return;
         }
         if (clusterWatch == null || !clusterWatch.peers().contains(peer)) {
-            answerRecovery(r, peer, false, notWatched(peer)); // every node is started with the same watched peers
+            // every node is started with the same watched peers
+            LocalOperator.answerRecovery(hub, r, peer, false, notWatched(peer));
             return;
         }
         ObjectNode body = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
@@ -358,12 +359,13 @@ public final class MeshFederationExtension implements HubExtension {
                 : clusterWatch.serveRecover(body);
         asked.orTimeout(ASK_LEADER.toSeconds() + 5, java.util.concurrent.TimeUnit.SECONDS).whenComplete((a, failure) -> {
             if (failure == null) {
-                answerRecovery(r, peer, a.path("recovered").asBoolean(false), a.path("detail").asText(""));
+                LocalOperator.answerRecovery(hub, r, peer, a.path("recovered").asBoolean(false),
+                        a.path("detail").asText(""));
                 return;
             }
             Throwable why = failure.getCause() != null ? failure.getCause() : failure;
             askFailed("multihub_recover_request", why);
-            answerRecovery(r, peer, false, why instanceof dev.synapsehub.net.extension.ClusterLeader.Unreached
+            LocalOperator.answerRecovery(hub, r, peer, false, why instanceof dev.synapsehub.net.extension.ClusterLeader.Unreached
                     ? "no leader of the cluster took the recovery (" + why.getMessage() + "); nothing was recorded"
                     : "the cluster's leader did not answer the recovery (" + why + "); it may or may not have "
                     + "been recorded: ask for the advisory view (federation observed) before retrying");
@@ -372,18 +374,6 @@ public final class MeshFederationExtension implements HubExtension {
 
     private static String notWatched(String peer) {
         return "'" + peer + "' is not a watched peer";
-    }
-
-    private void answerRecovery(Request r, String peer, boolean recovered, String detail) {
-        ObjectNode f = hub.frames().envelope(r.sender(), "multihub_recover_result", detail, hub.clock().nowSeconds());
-        f.put("peer", peer);
-        f.put("recovered", recovered);
-        f.put("detail", detail);
-        hub.outbox().sendInOrder(r.session(), hub.frames().write(f));
-    }
-
-    private static boolean isLoopback(String host) {
-        return host != null && (host.startsWith("127.") || host.equals("::1") || host.equals("0:0:0:0:0:0:0:1"));
     }
 
     /**

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.federation.AuditJournal;
 import dev.synapsehub.federation.LabelledCounters;
+import dev.synapsehub.federation.LocalOperator;
 import dev.synapsehub.federation.link.PeerLink;
 import dev.synapsehub.federation.link.PeerLinks;
 import dev.synapsehub.net.extension.HubServices;
@@ -105,7 +106,7 @@ public final class RelayForwarder {
      */
     public boolean forwards(Request r) {
         if ((routes.routes().isEmpty() && !source.reloads()) || !RelayServer.wellFormed(r)
-                || !isLoopback(r.session().remoteHost())) {
+                || !LocalOperator.onThisMachine(r.session().remoteHost())) {
             return false;
         }
         if (trust.configured() && trust.decide(r.sender(), r.session().peerCertificateChain(),
@@ -473,7 +474,4 @@ public final class RelayForwarder {
         return outcomes.get(owner, outcome);
     }
 
-    static boolean isLoopback(String host) {
-        return host != null && (host.startsWith("127.") || host.equals("::1") || host.equals("0:0:0:0:0:0:0:1"));
-    }
 }

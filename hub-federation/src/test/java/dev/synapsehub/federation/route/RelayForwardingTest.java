@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.client.HubClient;
 import dev.synapsehub.client.tls.TestCertificates;
 import dev.synapsehub.core.event.AuditRecordEvent;
+import dev.synapsehub.federation.LocalOperator;
 import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.federation.AuditJournal;
 import dev.synapsehub.federation.FederationSettings;
@@ -357,9 +358,10 @@ class RelayForwardingTest {
 
     @Test
     void onlyALoopbackRequesterIsRelayed() {
-        assertThat(RelayForwarder.isLoopback("127.0.0.1")).isTrue();
-        assertThat(RelayForwarder.isLoopback("::1")).isTrue();
-        assertThat(RelayForwarder.isLoopback("10.0.0.7")).isFalse();
-        assertThat(RelayForwarder.isLoopback(null)).isFalse();
+        assertThat(LocalOperator.onThisMachine("127.0.0.1")).isTrue();
+        assertThat(LocalOperator.onThisMachine("::1")).isTrue();
+        assertThat(LocalOperator.onThisMachine("0:0:0:0:0:0:0:1")).isTrue();
+        assertThat(LocalOperator.onThisMachine("10.0.0.7")).isFalse();
+        assertThat(LocalOperator.onThisMachine(null)).isFalse();
     }
 }
