@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.federation.FederationMetrics;
 import dev.synapsehub.federation.link.PeerLink;
 import dev.synapsehub.federation.link.PeerLinks;
+import dev.synapsehub.federation.trust.PeerRoutes;
 import dev.synapsehub.net.extension.ClusterLeader;
 import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.Request;
@@ -235,13 +236,9 @@ public final class ClaimForwarder {
     private void send(String owner, ObjectNode request, long deadline, CompletableFuture<ObjectNode> answer) {
         dev.synapsehub.federation.trust.PeerRoute to;
         try {
-            to = routes.current().claim().get(owner);
-        } catch (java.io.IOException invalid) {
-            answer.complete(failure("transport_failure", invalid.getMessage()));
-            return;
-        }
-        if (to == null) {
-            answer.complete(failure("transport_failure", "no --claim-peer route to " + owner));
+            to = RouteLookup.forwardRoute(routes, PeerRoutes::claim, "--claim-peer", owner);
+        } catch (RouteLookup.NoRoute none) {
+            answer.complete(failure("transport_failure", none.getMessage()));
             return;
         }
         ClaimRoute route = new ClaimRoute(to.name(), to.uri(), to.pin());

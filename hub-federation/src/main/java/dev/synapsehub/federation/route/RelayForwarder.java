@@ -8,6 +8,7 @@ import dev.synapsehub.federation.LabelledCounters;
 import dev.synapsehub.federation.LocalOperator;
 import dev.synapsehub.federation.link.PeerLink;
 import dev.synapsehub.federation.link.PeerLinks;
+import dev.synapsehub.federation.trust.PeerRoutes;
 import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.Request;
 import org.slf4j.Logger;
@@ -291,13 +292,9 @@ public final class RelayForwarder {
         }
         dev.synapsehub.federation.trust.PeerRoute to;
         try {
-            to = source.current().relay().get(owner);
-        } catch (java.io.IOException invalid) {
-            answer.complete(relayFailure("transport_failure", invalid.getMessage()));
-            return;
-        }
-        if (to == null) {
-            answer.complete(relayFailure("transport_failure", "no --relay-peer route to " + owner));
+            to = RouteLookup.forwardRoute(source, PeerRoutes::relay, "--relay-peer", owner);
+        } catch (RouteLookup.NoRoute none) {
+            answer.complete(relayFailure("transport_failure", none.getMessage()));
             return;
         }
         ClaimRoute route = new ClaimRoute(to.name(), to.uri(), to.pin());
