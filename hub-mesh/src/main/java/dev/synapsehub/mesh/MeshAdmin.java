@@ -118,7 +118,7 @@ public final class MeshAdmin {
         for (MeshPeer p : peers) {
             raftPeers.add(RaftPeer.newBuilder().setId(p.id()).setAddress(p.address()).build());
         }
-        RaftProperties properties = new RaftProperties();
+        RaftProperties properties = MeshTransport.properties();
         RaftClientConfigKeys.Rpc.setRequestTimeout(properties,
                 TimeDuration.valueOf(timeout.toMillis(), TimeUnit.MILLISECONDS));
         return RaftClient.newBuilder()

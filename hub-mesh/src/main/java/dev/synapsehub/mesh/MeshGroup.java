@@ -149,7 +149,7 @@ public final class MeshGroup {
         for (MeshPeer p : peers) {
             raftPeers.add(RaftPeer.newBuilder().setId(p.id()).setAddress(p.address()).build());
         }
-        RaftProperties properties = new RaftProperties();
+        RaftProperties properties = MeshTransport.properties();
         RaftClientConfigKeys.Rpc.setRequestTimeout(properties,
                 TimeDuration.valueOf(timeout.toMillis(), TimeUnit.MILLISECONDS));
         RaftClient.Builder builder = RaftClient.newBuilder().setRaftGroup(RaftGroup.valueOf(group, raftPeers))

@@ -236,7 +236,7 @@ public final class MeshNode implements AutoCloseable {
 
     /** The Raft settings of a node of {@code config} (package-private: tests pin them). */
     static RaftProperties properties(MeshConfig config) {
-        RaftProperties p = new RaftProperties();
+        RaftProperties p = MeshTransport.properties();
         RaftServerConfigKeys.setStorageDir(p, List.of(config.storageDir().toFile()));
         GrpcConfigKeys.Server.setHost(p, config.self().host());
         GrpcConfigKeys.Server.setPort(p, config.self().port());

@@ -62,7 +62,7 @@ public final class MeshProbe {
             raftPeers.add(RaftPeer.newBuilder().setId(p.id()).setAddress(p.address()).build());
         }
         RaftGroupId groupId = RaftGroupId.valueOf(MeshGroup.discover(peers, timeout, tls)); // kept through membership changes
-        RaftProperties properties = new RaftProperties();
+        RaftProperties properties = MeshTransport.properties();
         RaftClientConfigKeys.Rpc.setRequestTimeout(properties,
                 TimeDuration.valueOf(timeout.toMillis(), TimeUnit.MILLISECONDS));
         List<PeerReport> out = new ArrayList<>();

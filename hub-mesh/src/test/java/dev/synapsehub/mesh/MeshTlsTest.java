@@ -57,6 +57,11 @@ class MeshTlsTest {
 
     /** One node's files from {@code ca}: certificate, key, and the CA they must chain to. */
     private MeshTls issue(TestCertificates.Authority ca, Path caFile, String name) throws Exception {
+        return issue(dir, ca, caFile, name);
+    }
+
+    /** One node's files from {@code ca} written in {@code dir} (also for the other mesh TLS tests). */
+    static MeshTls issue(Path dir, TestCertificates.Authority ca, Path caFile, String name) throws Exception {
         TestCertificates.PemPair pair = ca.issue(name).write(dir, name);
         return MeshTls.load(pair.cert(), pair.key(), caFile);
     }
