@@ -15,14 +15,21 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLServerSocket;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManager;
+import java.net.InetAddress;
 import java.nio.file.Path;
+import java.security.KeyStore;
 import java.security.SecureRandom;
+import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -32,7 +39,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * The hub's wss:// port refuses the suites TlsEngine.CIPHERS leaves out (static RSA: no forward
  * secrecy; CBC with SHA-1) on both engines: BoringSSL does not read the JVM's java.security TLS
  * policy, so the list is set explicitly. The server certificate is RSA so the static-RSA suites
- * would be negotiable if enabled.
+ * would be negotiable if enabled. Each refusal first shows the client really offers the refused
+ * suites (a permissive JDK server agrees on one with it), so the test cannot pass on a JDK that
+ * keeps the client from offering them.
  */
 class CipherPolicyTest {
     @TempDir
@@ -79,26 +88,64 @@ class CipherPolicyTest {
             if (suites.length > 0) {
                 s.setEnabledProtocols(new String[] {"TLSv1.2"});
                 s.setEnabledCipherSuites(suites);
+                assertThat(s.getEnabledCipherSuites()).as("the client offers exactly the suites given")
+                        .containsExactly(suites);
             }
             s.startHandshake();
             return s.getSession().getCipherSuite();
         }
     }
 
+    /**
+     * The same client against a one-shot loopback JDK server that enables {@code suites} (RSA
+     * certificate, TLS 1.2): it must agree on one of them. A JDK whose own policy
+     * ({@code jdk.tls.disabledAlgorithms}) kept the client from offering them fails here, so the
+     * refusals below cannot pass only because nothing refused was ever offered.
+     */
+    private static String offeredForReal(String... suites) throws Exception {
+        TestCertificates.Identity id = TestCertificates.selfSignedRsa("permissive");
+        SSLContext ctx = SSLContext.getInstance("TLS");
+        KeyStore keys = KeyStore.getInstance("PKCS12");
+        keys.load(null, null);
+        keys.setKeyEntry("k", id.key(), new char[0], new X509Certificate[] {id.certificate()});
+        KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+        kmf.init(keys, new char[0]);
+        ctx.init(kmf.getKeyManagers(), null, new SecureRandom());
+        try (SSLServerSocket server = (SSLServerSocket) ctx.getServerSocketFactory()
+                .createServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            server.setEnabledProtocols(new String[] {"TLSv1.2"});
+            server.setEnabledCipherSuites(suites);
+            server.setSoTimeout(5_000);
+            CompletableFuture<Void> served = CompletableFuture.runAsync(() -> {
+                try (SSLSocket s = (SSLSocket) server.accept()) {
+                    s.setSoTimeout(5_000);
+                    s.startHandshake();
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            String agreed = handshake(server.getLocalPort(), suites);
+            served.get(5, TimeUnit.SECONDS);
+            return agreed;
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"jdk", "openssl"})
     void aClientOfferingOnlyStaticRsaIsRefused(String engine) throws Exception {
+        String[] staticRsa = {"TLS_RSA_WITH_AES_128_GCM_SHA256", "TLS_RSA_WITH_AES_128_CBC_SHA"};
+        assertThat(offeredForReal(staticRsa)).isIn((Object[]) staticRsa);
         int port = hubOn(engine);
-        assertThatThrownBy(() -> handshake(port, "TLS_RSA_WITH_AES_128_GCM_SHA256", "TLS_RSA_WITH_AES_128_CBC_SHA"))
-                .isInstanceOf(SSLException.class);
+        assertThatThrownBy(() -> handshake(port, staticRsa)).isInstanceOf(SSLException.class);
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"jdk", "openssl"})
     void aClientOfferingOnlyCbcSha1IsRefused(String engine) throws Exception {
+        String[] cbc = {"TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA"};
+        assertThat(offeredForReal(cbc)).isIn((Object[]) cbc);
         int port = hubOn(engine);
-        assertThatThrownBy(() -> handshake(port, "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
-                "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA")).isInstanceOf(SSLException.class);
+        assertThatThrownBy(() -> handshake(port, cbc)).isInstanceOf(SSLException.class);
     }
 
     @ParameterizedTest
