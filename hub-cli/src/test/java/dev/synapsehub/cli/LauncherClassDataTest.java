@@ -250,6 +250,21 @@ class LauncherClassDataTest {
     }
 
     /**
+     * Every way of sizing the young generation (-Xmn, NewSize, MaxNewSize, NewRatio) counts as the
+     * user's own sizing: the launcher's G1NewSizePercent=50 would otherwise override or contradict it.
+     */
+    @Test
+    void aUsersYoungGenerationSizeOfAnyFormLeavesTheStartHeapFlagsOut() throws Exception {
+        Path launcher = setUp();
+        for (String young : List.of("-Xmn48m", "-XX:NewSize=32m", "-XX:MaxNewSize=64m", "-XX:NewRatio=3")) {
+            String out = finish(launchWith(launcher, "on", young + " -Xmx128m"));
+            assertThat(out).as(young).contains("hub ").contains(young + " -Xmx128m")
+                    .doesNotContain("G1NewSizePercent").doesNotContain("InitialRAMPercentage")
+                    .contains("-XX:MetaspaceSize=128m");
+        }
+    }
+
+    /**
      * Stands in for java by running the real JVM with the launcher's options and -version instead of
      * the jar: the JVM checks its flags at boot, so a combination it refuses fails here as it would
      * for the hub.
