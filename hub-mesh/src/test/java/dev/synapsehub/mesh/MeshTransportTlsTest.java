@@ -1,5 +1,6 @@
 package dev.synapsehub.mesh;
 
+import dev.synapsehub.client.tls.PermissiveTlsServer;
 import dev.synapsehub.client.tls.TestCertificates;
 import dev.synapsehub.client.tls.TlsEngine;
 import org.apache.ratis.grpc.GrpcConfigKeys;
@@ -14,17 +15,13 @@ import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
-import javax.net.ssl.SSLServerSocket;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManagerFactory;
-import java.net.InetAddress;
 import java.nio.file.Path;
 import java.security.KeyStore;
 import java.security.SecureRandom;
 import java.security.cert.X509Certificate;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -70,7 +67,8 @@ class MeshTransportTlsTest {
         SSLContext peer = jdkContext(ca.issue("n4"), ca.identity().certificate()); // the cluster CA issued it
 
         // the control that the offer is real: a server allowing CBC negotiates it with this very client
-        assertThat(againstPermissiveServer(peer, ca.issue("permissive"), CBC)).isIn(CBC);
+        assertThat(PermissiveTlsServer.agreedWith(ca.issue("permissive"), CBC, port -> handshake(peer, port, CBC)))
+                .isIn(CBC);
         assertThatThrownBy(() -> handshake(peer, target.port(), CBC))
                 .as("a mesh node refuses a peer offering only TLS 1.2 CBC-SHA1").isInstanceOf(SSLException.class);
         assertThat(handshake(peer, target.port(), List.of("TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256")))
@@ -121,29 +119,6 @@ class MeshTransportTlsTest {
                     .containsExactlyElementsOf(suites);
             s.startHandshake();
             return s.getSession().getCipherSuite();
-        }
-    }
-
-    /** {@link #handshake} against a one-shot loopback JDK server that allows {@code suites}. */
-    private static String againstPermissiveServer(SSLContext client, TestCertificates.Identity server,
-                                                  List<String> suites) throws Exception {
-        SSLContext serverCtx = jdkContext(server, server.certificate());
-        try (SSLServerSocket ss = (SSLServerSocket) serverCtx.getServerSocketFactory()
-                .createServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            ss.setEnabledProtocols(new String[] {"TLSv1.2"});
-            ss.setEnabledCipherSuites(suites.toArray(new String[0]));
-            ss.setSoTimeout(5_000);
-            CompletableFuture<Void> served = CompletableFuture.runAsync(() -> {
-                try (SSLSocket s = (SSLSocket) ss.accept()) {
-                    s.setSoTimeout(5_000);
-                    s.startHandshake();
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-            });
-            String agreed = handshake(client, ss.getLocalPort(), suites);
-            served.get(5, TimeUnit.SECONDS);
-            return agreed;
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.synapsehub.net.tls;
 
+import dev.synapsehub.client.tls.PermissiveTlsServer;
 import dev.synapsehub.client.tls.TestCertificates;
 import dev.synapsehub.client.tls.TlsEngine;
 import dev.synapsehub.core.Clock;
@@ -15,21 +16,14 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLException;
-import javax.net.ssl.SSLServerSocket;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManager;
-import java.net.InetAddress;
 import java.nio.file.Path;
-import java.security.KeyStore;
 import java.security.SecureRandom;
-import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -103,31 +97,8 @@ class CipherPolicyTest {
      * refusals below cannot pass only because nothing refused was ever offered.
      */
     private static String offeredForReal(String... suites) throws Exception {
-        TestCertificates.Identity id = TestCertificates.selfSignedRsa("permissive");
-        SSLContext ctx = SSLContext.getInstance("TLS");
-        KeyStore keys = KeyStore.getInstance("PKCS12");
-        keys.load(null, null);
-        keys.setKeyEntry("k", id.key(), new char[0], new X509Certificate[] {id.certificate()});
-        KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-        kmf.init(keys, new char[0]);
-        ctx.init(kmf.getKeyManagers(), null, new SecureRandom());
-        try (SSLServerSocket server = (SSLServerSocket) ctx.getServerSocketFactory()
-                .createServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            server.setEnabledProtocols(new String[] {"TLSv1.2"});
-            server.setEnabledCipherSuites(suites);
-            server.setSoTimeout(5_000);
-            CompletableFuture<Void> served = CompletableFuture.runAsync(() -> {
-                try (SSLSocket s = (SSLSocket) server.accept()) {
-                    s.setSoTimeout(5_000);
-                    s.startHandshake();
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-            });
-            String agreed = handshake(server.getLocalPort(), suites);
-            served.get(5, TimeUnit.SECONDS);
-            return agreed;
-        }
+        return PermissiveTlsServer.agreedWith(TestCertificates.selfSignedRsa("permissive"), List.of(suites),
+                port -> handshake(port, suites));
     }
 
     @ParameterizedTest
