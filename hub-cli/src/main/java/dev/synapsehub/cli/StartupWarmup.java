@@ -14,6 +14,7 @@ import org.slf4j.Logger;
  */
 final class StartupWarmup {
     private final java.util.concurrent.CountDownLatch startLineLogged = new java.util.concurrent.CountDownLatch(1);
+    private Thread thread;
 
     private StartupWarmup() {
     }
@@ -24,10 +25,15 @@ final class StartupWarmup {
      */
     static StartupWarmup begin(HubConfig config, Logger log) {
         StartupWarmup warmup = new StartupWarmup();
-        Thread thread = new Thread(() -> warmup.run(config, log), "synapse-warmup");
-        thread.setDaemon(true);
-        thread.start();
+        warmup.thread = new Thread(() -> warmup.run(config, log), "synapse-warmup");
+        warmup.thread.setDaemon(true);
+        warmup.thread.start();
         return warmup;
+    }
+
+    /** The warm-up thread (tests: wait for it). */
+    Thread thread() {
+        return thread;
     }
 
     /** The main thread has logged the hub's "starting:" line; the TLS engine's line may follow. */
