@@ -102,7 +102,7 @@ final class HubDaemon implements AutoCloseable {
         StartupPhases phases = StartupPhases.sinceJvmStart("jvm and options");
         // an unknown -Dsynapsehub.tls refuses the start here, before anything listens, rather than at
         // the first TLS context (which for a hub without --tls-certfile may be a peer link much later)
-        String tlsEngine = dev.synapsehub.client.tls.TlsEngine.describe();
+        dev.synapsehub.client.tls.TlsEngine.parse(System.getProperty(dev.synapsehub.client.tls.TlsEngine.PROPERTY));
         HubConfig config = options.hubConfig();
         java.nio.file.Path relayLogFile = options.relayLog(); // checks --relay-max-lines before anything starts
         ServingTrust trust = federationOptions.servingTrust(config.tls() != null, LOG::warn);
@@ -111,16 +111,20 @@ final class HubDaemon implements AutoCloseable {
         if (trust.startupPolicy() != null) {
             config = config.toBuilder().tls(config.tls().withClientCa(trust.startupPolicy().clientCaFile())).build();
         }
-        RegistryLimits limits = options.registryLimits();
-        ActorSettings actorSettings = options.actorSettings();
-        Map<String, Object> effective = options.effectiveSummary(config, limits, actorSettings);
-        StringBuilder line = new StringBuilder("synapse-hub ").append(VersionProvider.version()).append(" starting:");
-        effective.forEach((k, v) -> line.append(' ').append(k).append('=').append(v).append(';'));
-        LOG.info(line.toString());
-        // ServerTls keeps a port that asks for client certificates on the JDK's engine
-        LOG.info(config.tls() != null && config.tls().clientCaFile() != null
-                ? tlsEngine + "; the hub's port asks for client certificates, so it uses the JDK's TLS"
-                : tlsEngine);
+        // BoringSSL's library (for the TLS engine's line) and the server's classes load beside the summary and restore
+        StartupWarmup warmup = StartupWarmup.begin(config, LOG);
+        RegistryLimits limits;
+        ActorSettings actorSettings;
+        try {
+            limits = options.registryLimits();
+            actorSettings = options.actorSettings();
+            Map<String, Object> effective = options.effectiveSummary(config, limits, actorSettings);
+            StringBuilder line = new StringBuilder("synapse-hub ").append(VersionProvider.version()).append(" starting:");
+            effective.forEach((k, v) -> line.append(' ').append(k).append('=').append(v).append(';'));
+            LOG.info(line.toString());
+        } finally {
+            warmup.startLineLogged(); // also when an option is refused: the thread does not wait forever
+        }
 
         Clock clock = Clock.system();
         MeshConfig meshConfig = options.meshConfig();

@@ -385,4 +385,122 @@ class LauncherClassDataTest {
         Path launcher = setUp(); // "not a real jar"
         assertThat(finish(launch(launcher, "fail"))).contains("hub ").doesNotContain("org.sqlite.lib");
     }
+
+    /**
+     * Stands in for a JDK's java (placed in a JDK layout with a release file): a training, either
+     * kind, is counted and writes the file it names; with REAL_JAVA set, a hub start runs that real
+     * JVM with the launcher's options and -version instead of the jar.
+     */
+    private static final String FAKE_JDK_JAVA = """
+            #!/usr/bin/env bash
+            for a in "$@"; do
+              case "$a" in
+                -XX:ArchiveClassesAtExit=*|-XX:AOTCacheOutput=*)
+                  echo "train ${a%%=*}" >>"$FAKE_COUNT"
+                  echo archive >"${a#*=}"
+                  exit 0;;
+              esac
+            done
+            if [ -n "${REAL_JAVA:-}" ]; then
+              args=()
+              for a in "$@"; do
+                [ "$a" = -jar ] && break
+                args+=("$a")
+              done
+              echo "jvm options: ${args[*]:-}"
+              exec "$REAL_JAVA" ${args[@]+"${args[@]}"} -version
+            fi
+            echo "hub $*"
+            """;
+
+    /** A JDK layout in {@code name}: bin/java (the stand-in) and a release file of {@code version}. */
+    private Path fakeJdk(String name, String version) throws IOException {
+        Path java = root.resolve(name).resolve("bin/java");
+        Files.createDirectories(java.getParent());
+        Files.writeString(java, FAKE_JDK_JAVA);
+        Files.setPosixFilePermissions(java, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Files.writeString(root.resolve(name).resolve("release"), "IMPLEMENTOR=\"test\"\nJAVA_VERSION=\"" + version + "\"\n");
+        return java;
+    }
+
+    private Process launchOn(Path launcher, Path java, String realJava) throws IOException {
+        ProcessBuilder pb = builder(launcher, "ok", "off", System.getenv("PATH"));
+        pb.environment().put("JAVA", java.toString());
+        if (realJava != null) {
+            pb.environment().put("REAL_JAVA", realJava);
+        }
+        return pb.start();
+    }
+
+    private List<String> cacheFiles() throws IOException {
+        try (var files = Files.list(root.resolve("cds"))) {
+            return files.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("synapse-hub-")).sorted().toList();
+        }
+    }
+
+    /** A JDK 25 on this machine, or null (the test then checks the Java 17 path only). */
+    private static String realJdk25() {
+        String home = System.getenv("JAVA_25_HOME");
+        if (home != null && Files.isExecutable(Path.of(home, "bin", "java"))) {
+            return Path.of(home, "bin", "java").toString();
+        }
+        try (var jvms = Files.list(Path.of("/usr/lib/jvm"))) {
+            return jvms.filter(d -> d.getFileName().toString().matches(".*-25(\\.[0-9.]+)?-.*|.*-25"))
+                    .map(d -> d.resolve("bin/java")).filter(Files::isExecutable).map(Path::toString)
+                    .findFirst().orElse(null);
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    @Test
+    void onJava17TheLauncherKeepsTheClassDataArchive() throws Exception {
+        Path launcher = setUp();
+        Path java = fakeJdk("jdk17", "17.0.15");
+        finish(launchOn(launcher, java, null));
+        String later = finish(launchOn(launcher, java, null));
+        assertThat(later).contains("-XX:SharedArchiveFile=").contains(".jsa").doesNotContain("AOTCache");
+        assertThat(Files.readAllLines(root.resolve("trainings"))).containsExactly("train -XX:ArchiveClassesAtExit");
+        assertThat(cacheFiles()).singleElement().satisfies(n -> assertThat(n).endsWith(".jsa"));
+    }
+
+    /**
+     * On Java 25 the launcher trains an AOT cache (-XX:AOTCacheOutput) once and starts every later
+     * hub with -XX:AOTCache; a cache the real JDK 25 cannot use (here: not a cache at all) is
+     * ignored without a word and the JVM starts. Without a JDK 25 on the machine only the first
+     * part runs (the stand-in); this machine has one under /usr/lib/jvm.
+     */
+    @Test
+    void onJava25TheLauncherTrainsAnAotCacheAndARealJvmIgnoresOneItCannotUse() throws Exception {
+        Path launcher = setUp();
+        Path java = fakeJdk("jdk25", "25.0.3");
+        finish(launchOn(launcher, java, null));
+        String later = finish(launchOn(launcher, java, null));
+        assertThat(later).contains("-XX:AOTCache=").contains(".aot").doesNotContain("SharedArchiveFile");
+        assertThat(Files.readAllLines(root.resolve("trainings"))).containsExactly("train -XX:AOTCacheOutput");
+        assertThat(cacheFiles()).singleElement().satisfies(n -> assertThat(n).endsWith(".aot"));
+
+        String real = realJdk25();
+        if (Files.isDirectory(Path.of("/usr/lib/jvm/temurin-25-jdk-amd64"))) {
+            assertThat(real).as("this machine's JDK 25 is found").isNotNull();
+        }
+        if (real != null) {
+            // the same launcher and cache key (the stand-in is unchanged), the real JVM behind it
+            String started = finish(launchOn(launcher, java, real));
+            assertThat(started).contains("-XX:AOTCache=").contains("version \"25")
+                    .doesNotContain("[aot]").doesNotContain("[cds]").doesNotContain("rror");
+            assertThat(Files.readAllLines(root.resolve("trainings"))).hasSize(1);
+        }
+    }
+
+    @Test
+    void theAotCacheCanBeTurnedOffForTheArchive() throws Exception {
+        Path launcher = setUp();
+        Path java = fakeJdk("jdk25", "25.0.3");
+        ProcessBuilder pb = builder(launcher, "ok", "off", System.getenv("PATH"));
+        pb.environment().put("JAVA", java.toString());
+        pb.environment().put("SYNAPSE_HUB_AOT", "off");
+        finish(pb.start());
+        assertThat(finish(pb.start())).contains("-XX:SharedArchiveFile=").doesNotContain("AOTCache");
+    }
 }

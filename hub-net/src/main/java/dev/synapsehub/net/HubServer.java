@@ -115,6 +115,30 @@ public final class HubServer implements AutoCloseable {
     }
 
     /**
+     * Loads and initializes what {@link #start()} will need (the metrics' histograms, the JSON
+     * codec, the socket transport's native library, the HTTP and WebSocket handlers) without
+     * binding, starting a thread or reading any state: a composition root calls it on a thread of
+     * its own while the state is still being restored, so that the bind, which must wait for the
+     * restored state, does not also pay the class loading. Safe from any thread, any number of
+     * times; a failure here changes nothing ({@link #start()} meets it again and reports it).
+     */
+    public static void warmUp(HubConfig config) {
+        WireJson json = new WireJson(config.maxJsonDepth());
+        new HubFrames(json, config.hubId());
+        new HubMetrics();
+        NetTransport.choose(config.nativeTransport());
+        new ServerBootstrap();
+        new HttpServerCodec();
+        new HttpObjectAggregator(64 * 1024);
+        new WebSocketServerProtocolHandler(WebSocketServerProtocolConfig.newBuilder()
+                .websocketPath("/")
+                .decoderConfig(WebSocketDecoderConfig.newBuilder().maxFramePayloadLength(config.maxFrameBytes()).build())
+                .build());
+        new WebSocketFrameAggregator(config.maxFrameBytes());
+        new IdleStateHandler(1, 0, 0, TimeUnit.MILLISECONDS);
+    }
+
+    /**
      * Binds and starts serving; returns the bound port (useful with port 0). A step that fails
      * closes what the steps before it started (the certificate watcher, extensions, loops), so a
      * refused start leaves no thread behind.

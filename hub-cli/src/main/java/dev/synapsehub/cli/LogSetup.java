@@ -1,0 +1,61 @@
+package dev.synapsehub.cli;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
+import ch.qos.logback.classic.spi.Configurator;
+import ch.qos.logback.classic.spi.ConfiguratorRank;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.ConsoleAppender;
+import ch.qos.logback.core.spi.ContextAwareBase;
+import org.slf4j.Logger;
+
+/**
+ * The daemon's default logging, {@code config/logback.xml} built in code: one line per event on
+ * stderr, Netty and Ratis at WARN, the root at {@code SYNAPSE_LOG_LEVEL} (system property, then
+ * environment; INFO when unset). Reading the XML file cost every start logback's XML machinery
+ * and the JDK's SAX parser (about 470 classes) before {@code main} could log its first line.
+ * Found by logback through {@code META-INF/services}; with {@code -Dlogback.configurationFile}
+ * set it steps aside and logback reads that file as before. {@code LogSetupTest} holds it to the
+ * XML file's output.
+ */
+@ConfiguratorRank(ConfiguratorRank.CUSTOM_TOP_PRIORITY)
+public final class LogSetup extends ContextAwareBase implements Configurator {
+    /** The line format of {@code config/logback.xml}. */
+    static final String PATTERN = "%d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %-5level [%thread] %logger{24} - %msg%n";
+    /** What names the root level, as in {@code config/logback.xml}. */
+    static final String LEVEL_VARIABLE = "SYNAPSE_LOG_LEVEL";
+
+    /** Logback makes it through its service loader. */
+    public LogSetup() {
+    }
+
+    @Override
+    public ExecutionStatus configure(LoggerContext context) {
+        if (System.getProperty("logback.configurationFile") != null) {
+            return ExecutionStatus.INVOKE_NEXT_IF_ANY; // the operator's file wins, read by logback as before
+        }
+        PatternLayoutEncoder encoder = new PatternLayoutEncoder();
+        encoder.setContext(context);
+        encoder.setPattern(PATTERN);
+        encoder.start();
+        ConsoleAppender<ILoggingEvent> stderr = new ConsoleAppender<>();
+        stderr.setContext(context);
+        stderr.setName("STDERR");
+        stderr.setTarget("System.err");
+        stderr.setEncoder(encoder);
+        stderr.start();
+        context.getLogger("io.netty").setLevel(Level.WARN);
+        // Raft (mesh mode): its INFO lines narrate every election and log segment
+        context.getLogger("org.apache.ratis").setLevel(Level.WARN);
+        ch.qos.logback.classic.Logger root = context.getLogger(Logger.ROOT_LOGGER_NAME);
+        String level = System.getProperty(LEVEL_VARIABLE);
+        if (level == null) {
+            level = System.getenv(LEVEL_VARIABLE);
+        }
+        // as the XML's ${SYNAPSE_LOG_LEVEL:-INFO}: a name logback does not know means DEBUG (Level.toLevel)
+        root.setLevel(Level.toLevel(level == null ? "INFO" : level));
+        root.addAppender(stderr);
+        return ExecutionStatus.DO_NOT_INVOKE_NEXT_IF_ANY;
+    }
+}
