@@ -9,7 +9,8 @@
 #
 #   benchmarks/fleet/claims-10k.sh compat [LINGER_MS] | fleet       (build first: ./mvnw -B -q -DskipTests package)
 #   RESULTS (/tmp/synapse-fleet), DURATION (30), WARMUP (20 compat, 10 fleet, paced), PORT (18961)
-#   IDLE (10000, compat: the idle agents), JAR (the hub jar to run), HUB_OPTS (JVM options of the hub)
+#   IDLE (10000, compat: the idle agents), IDLE_READ_MS (0: the tool reads its idle connections in
+#   passes one every IDLE_READ_MS ms, bench --idle-read-interval-ms), JAR (the hub jar to run), HUB_OPTS (JVM options of the hub)
 # Also prints the hub's user and system CPU over about the measured phase (/proc), and for
 # compat its CPU per delivered broadcast frame (2 frames per claim cycle to each socket), and the
 # hub's mean fan-out delay (synapse_fanout_delay_seconds: publication until a loop's every socket has it).
@@ -27,7 +28,7 @@ ulimit -Sn "$(ulimit -Hn)"
 case "$mode" in
   compat) hubflags=(--default-delivery broadcast --broadcast-linger-ms "$linger" --presence-fanout-limit 256)
           idle=${IDLE:-10000}
-          benchflags=(--agents 1 --idle "$idle" --rate "${RATE:-20}" --warmup "${WARMUP:-20}"); total=$((idle + 1)) ;;
+          benchflags=(--agents 1 --idle "$idle" --idle-read-interval-ms "${IDLE_READ_MS:-0}" --rate "${RATE:-20}" --warmup "${WARMUP:-20}"); total=$((idle + 1)) ;;
   fleet)  hubflags=(--default-delivery scoped --max-claims-per-agent 20000)
           benchflags=(--agents 10000 --rate "${RATE:-1000}" --paced-warmup --warmup "${WARMUP:-10}"); total=10000 ;;
   *) echo "mode: compat or fleet" >&2; exit 2 ;;

@@ -107,6 +107,12 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Additionally hold N idle registered connections for the whole run.")
     int idle;
 
+    @Option(names = "--idle-read-interval-ms", paramLabel = "MS", defaultValue = "0",
+            description = "Read the --idle connections in passes at most one every MS milliseconds (0: as frames"
+                    + " come): each read then takes what came since the last, and the hub's sends wake no reader;"
+                    + " the idle agents (and the observer's line) get their frames up to MS later.")
+    long idleReadIntervalMs;
+
     @Option(names = "--senders", paramLabel = "K", defaultValue = "1",
             description = "broadcast: concurrent senders (default: ${DEFAULT-VALUE}).")
     int senders;
@@ -186,9 +192,10 @@ public final class BenchCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         if (agents < 1 || inFlight < 1 || inFlight > 1024 || durationSeconds <= 0 || count < 0 || idle < 0 || whoEvery < 0 || senders < 1 || rate < 0
-                || drainSeconds < 0 || connectParallelism < 1 || connectTimeoutSeconds <= 0) {
+                || drainSeconds < 0 || connectParallelism < 1 || connectTimeoutSeconds <= 0 || idleReadIntervalMs < 0
+                || idleReadIntervalMs > 1000) {
             err.println("synapse-hub: --agents/--senders/--connect-parallelism must be >= 1, --in-flight 1..1024, --duration > 0,"
-                    + " --count/--idle/--who-every/--rate/--drain >= 0");
+                    + " --count/--idle/--who-every/--rate/--drain >= 0, --idle-read-interval-ms 0..1000");
             return ExitCodes.USAGE;
         }
         if (workload == Workload.directed && agents % 2 != 0) {
@@ -260,7 +267,12 @@ public final class BenchCommand implements Callable<Integer> {
         for (int i = 0; i < idle; i++) {
             names.add(namePrefix + "-" + run + "/idle" + i);
         }
-        return connections.openIdle(names, quiet ? null : err);
+        List<HubClient> idlers = connections.openIdle(names, quiet ? null : err);
+        if (!idlers.isEmpty()) {
+            // only once every idle connection is registered: registration waits for answers
+            connections.readIdleInPasses(Duration.ofMillis(idleReadIntervalMs));
+        }
+        return idlers;
     }
 
     private int runClaims(String run, BenchConnections connections, PrintWriter out, PrintWriter err)
@@ -339,7 +351,8 @@ public final class BenchCommand implements Callable<Integer> {
             return ExitCodes.REFUSED;
         }
         long usedHeap = runtime.totalMemory() - runtime.freeMemory();
-        out.printf(Locale.ROOT, "agents              %d x %d in flight (+%d idle)%s%n", agents, inFlight, idle,
+        out.printf(Locale.ROOT, "agents              %d x %d in flight (+%d idle%s)%s%n", agents, inFlight, idle,
+                idle > 0 && idleReadIntervalMs > 0 ? ", read every " + idleReadIntervalMs + " ms" : "",
                 rate > 0 ? String.format(Locale.ROOT, ", paced at %,.0f claims/s", rate) : "");
         out.printf(Locale.ROOT, "measured            %.2f s%n", elapsed);
         // every granted claim is one claim+release cycle, so one rate says both

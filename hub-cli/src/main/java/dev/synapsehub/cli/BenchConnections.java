@@ -3,6 +3,7 @@ package dev.synapsehub.cli;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.client.HubClient;
 import dev.synapsehub.client.NetTransport;
+import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.DefaultThreadFactory;
 
@@ -19,12 +20,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The load tool's connections: one event loop group for the measured agents and a separate one
@@ -244,6 +247,44 @@ final class BenchConnections implements AutoCloseable {
                     + " counted slow readers, fewer --agents or --in-flight load it less.%n", dropped.sum());
         }
         err.flush();
+    }
+
+    /**
+     * Makes the idle connections' loop read in passes at most one every {@code interval}: after
+     * each pass its thread sleeps out the rest of the interval, so the hub's sends meanwhile wake
+     * nobody and the next pass finds every socket that got something ready at once, in one
+     * {@code epoll_wait}, each read taking all that came since the last. The idle agents stand
+     * for other machines; what this costs them (up to one interval per frame) shows in the
+     * observer's line, which reads on the same loop.
+     */
+    void readIdleInPasses(Duration interval) {
+        long nanos = interval.toNanos();
+        if (nanos <= 0) {
+            return;
+        }
+        EventLoop loop = idleGroup.next();
+        loop.execute(new Runnable() {
+            private long passStart = System.nanoTime();
+
+            @Override
+            public void run() {
+                // runs once per loop iteration, after its I/O: sleep until the next pass is due
+                long rest = passStart + nanos - System.nanoTime();
+                if (rest > 0) {
+                    LockSupport.parkNanos(rest);
+                }
+                passStart = System.nanoTime();
+                if (!closing && !loop.isShuttingDown()) {
+                    try {
+                        // scheduled, not executed: a due scheduled task lets the loop poll its
+                        // sockets (without blocking) before running it again
+                        loop.schedule(this, 0, TimeUnit.NANOSECONDS);
+                    } catch (RejectedExecutionException shuttingDown) {
+                        // the loop is closing: nothing left to pace
+                    }
+                }
+            }
+        });
     }
 
     @Override

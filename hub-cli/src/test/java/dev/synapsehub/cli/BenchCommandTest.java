@@ -182,6 +182,30 @@ class BenchCommandTest {
     }
 
     @Test
+    void idleConnectionsReadInPassesGetTheirFramesUpToAnIntervalLaterWhileTheClaimantIsAnsweredAtOnce() throws Exception {
+        hub.start("--port", "0", "--broadcast-linger-ms", "0");
+        CliTest.Run r = bench("--agents", "1", "--idle", "3", "--idle-read-interval-ms", "250", "--rate", "50",
+                "--count", "40");
+        assertThat(r.code()).as(r.err()).isEqualTo(ExitCodes.OK);
+        assertThat(r.out()).contains("1 x 1 in flight (+3 idle, read every 250 ms)").containsPattern("errors\\s+0")
+                .containsPattern("claims granted\\s+([4-9]\\d|\\d{3,})\\b");
+        // the observer reads on the idle loop: a grant broadcast (no linger) waits there for the next
+        // pass, a wait spread evenly over the 250 ms interval, so its median is far above 40 ms (read as
+        // frames come, it is the hub's fan-out: about a millisecond); the claimant's own loop is not paced
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("observer's grant\\s+p50 (\\d+(?:\\.\\d)?)(µs|ms) ")
+                .matcher(r.out());
+        assertThat(m.find()).as(r.out()).isTrue();
+        assertThat(micros(m.group(1), m.group(2))).as(r.out()).isGreaterThanOrEqualTo(40_000);
+        java.util.regex.Matcher claimant = java.util.regex.Pattern.compile("from actual send\\s+p50 (\\d+(?:\\.\\d)?)(µs|ms)")
+                .matcher(r.out());
+        assertThat(claimant.find()).as(r.out()).isTrue();
+        assertThat(micros(claimant.group(1), claimant.group(2))).as(r.out()).isLessThan(micros(m.group(1), m.group(2)));
+        CliTest.Run bad = bench("--agents", "1", "--idle", "1", "--count", "1", "--idle-read-interval-ms", "-1");
+        assertThat(bad.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(bad.err()).contains("--idle-read-interval-ms 0..1000");
+    }
+
+    @Test
     void claimsResendWhatABusyHubRefusedAndStillSucceed() throws Exception {
         // A 1-byte broadcast backlog limit with a 200 ms linger: while one agent's grant or release
         // waits to reach the other agent, every request that changes state is answered busy.
