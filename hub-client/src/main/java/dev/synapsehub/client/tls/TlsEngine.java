@@ -45,6 +45,18 @@ public final class TlsEngine {
             "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
             "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256");
 
+    /**
+     * The type of the in-memory key store Netty builds from a PEM certificate and key, once per
+     * context. Never written anywhere, so its key protection guards nothing; the JDK's default
+     * (PKCS#12) protects the key with 10,000 rounds of PBKDF2-HMAC-SHA256 on every store and read,
+     * three times per start of a following hub (its server context, its client identity check,
+     * its peer link's context): about 0.3 s of interpreted SHA-256 on its start-up path and, since
+     * that loop got hot, 1-2.5 s of C2 compiling it (docs/benchmarks.md, "Cold catch-up, fourth
+     * pass"). JKS protects a key with a few SHA-1 rounds. (Netty's JDK server context ignores the
+     * type: a server with a client CA, on the JDK's engine, still builds a PKCS#12 store.)
+     */
+    static final String KEY_STORE_TYPE = "JKS";
+
     private TlsEngine() {
     }
 
@@ -109,7 +121,8 @@ public final class TlsEngine {
     public static SslContextBuilder apply(SslContextBuilder builder, SslProvider provider) {
         // SupportedCipherSuiteFilter drops a listed suite an engine lacks instead of failing the
         // build; it never adds one that is not listed
-        return builder.sslProvider(provider).protocols(PROTOCOLS).ciphers(CIPHERS, SupportedCipherSuiteFilter.INSTANCE);
+        return builder.sslProvider(provider).protocols(PROTOCOLS).ciphers(CIPHERS, SupportedCipherSuiteFilter.INSTANCE)
+                .keyStoreType(KEY_STORE_TYPE);
     }
 
     /** {@link #apply(SslContextBuilder, SslProvider)} with {@link #provider()}. */

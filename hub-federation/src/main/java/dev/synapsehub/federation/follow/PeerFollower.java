@@ -11,10 +11,8 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -43,7 +41,6 @@ import java.util.function.DoubleSupplier;
  */
 final class PeerFollower {
     private static final Logger LOG = LoggerFactory.getLogger(PeerFollower.class);
-    private static final Set<String> SNAPSHOT_KINDS = Set.of("claim", "task_update", "checkpoint", "handoff");
     private static final int MAX_PAGE = 5000;
 
     private final WatchPeer peer;
@@ -146,7 +143,7 @@ final class PeerFollower {
             return failed(view, "mirror", e.getMessage());
         }
         boolean overlap = pos > 0 && accepted != null;
-        Map<String, ObservedClaim> delta = new LinkedHashMap<>(); // null value: released
+        PollDelta delta = new PollDelta();
         long logEnd = view.logEnd();
         String fingerprint = accepted;
         long deadline = System.nanoTime() + settings.budget().time().toNanos();
@@ -205,7 +202,7 @@ final class PeerFollower {
                         overlap = false; // the same content again: idempotent
                         continue;
                     }
-                    foldInto(delta, e, seq);
+                    delta.fold(e);
                     last = e;
                     pos = seq;
                 }
@@ -241,7 +238,7 @@ final class PeerFollower {
         Map<String, ObservedClaim> claims = new HashMap<>(view.claims());
         List<ObservedClaim> upserts = new java.util.ArrayList<>();
         List<String> releases = new java.util.ArrayList<>();
-        delta.forEach((task, claim) -> {
+        delta.claims(peer.label()).forEach((task, claim) -> {
             if (claim == null) {
                 claims.remove(task);
                 releases.add(task);
@@ -300,31 +297,6 @@ final class PeerFollower {
             throw new PollFailure("malformed", "malformed event at seq " + expected + ": needs ts number, kind string, payload object");
         }
         return expected;
-    }
-
-    private void foldInto(Map<String, ObservedClaim> delta, LogPage.Event e, long seq) {
-        foldInto(peer.label(), delta, e, seq);
-    }
-
-    /** Folds one checked event into {@code delta} (a null value: released). */
-    static void foldInto(String peer, Map<String, ObservedClaim> delta, LogPage.Event e, long seq) {
-        String kind = e.kind;
-        if (e.payload != LogPage.PayloadShape.OBJECT) {
-            return;
-        }
-        String task = e.taskId.asText("");
-        if (task.isEmpty()) {
-            return;
-        }
-        if ("release".equals(kind)) {
-            delta.put(task, null);
-        } else if (SNAPSHOT_KINDS.contains(kind)) {
-            String owner = e.owner.asText("");
-            if (!owner.isEmpty()) {
-                delta.put(task, new ObservedClaim(peer, task, owner, ObservedClaim.namespaceOf(owner),
-                        e.leaseExpiresAt.asDouble(0), e.epoch.asLong(0), e.status.asText(""), seq, kind));
-            }
-        }
     }
 
     /** SHA-256 of the event's canonical JSON (sorted keys, compact), as {@code sha256:<hex>}. */

@@ -122,7 +122,7 @@ class LogPageTest {
         if (list.size() > asked) {
             return "fail oversized_page " + list.size() + " > " + asked;
         }
-        Map<String, ObservedClaim> delta = new LinkedHashMap<>();
+        PollDelta delta = new PollDelta();
         List<String> fingerprints = new ArrayList<>();
         long expected = after + 1;
         for (LogPage.Event e : list) {
@@ -132,10 +132,10 @@ class LogPageTest {
             } catch (PeerFollower.PollFailure f) {
                 return "fail " + f.kind + ": " + f.getMessage();
             }
-            PeerFollower.foldInto("hub-f", delta, e, seq);
+            delta.fold(e);
             fingerprints.add(page.fingerprint(e));
         }
-        return "ok end=" + page.logEnd() + " delta=" + delta + " fingerprints=" + fingerprints;
+        return "ok end=" + page.logEnd() + " delta=" + delta.claims("hub-f") + " fingerprints=" + fingerprints;
     }
 
     // ---- varied pages ----
@@ -191,6 +191,9 @@ class LogPageTest {
         }
         if (r.nextInt(6) == 0) {
             fields.add("\"owner\":" + STRINGS[r.nextInt(STRINGS.length)]); // a repeated key: the last counts
+        }
+        if (r.nextInt(6) == 0) { // a repeated lease (a float then not, or the reverse): the last counts
+            fields.add("\"lease_expires_at\":" + usually(r, NUMBERS[r.nextInt(NUMBERS.length)]));
         }
         if (r.nextInt(10) == 0) {
             fields.remove(r.nextInt(fields.size()));
@@ -285,9 +288,10 @@ class LogPageTest {
         LogPage page = LogPage.DECODER.decode(frame);
         assertThat(LogPage.DECODER.type(page)).isEqualTo("multihub_log_snapshot");
         assertThat(page.logEnd()).isEqualTo(12);
-        Map<String, ObservedClaim> delta = new LinkedHashMap<>();
-        PeerFollower.foldInto("hub-f", delta, page.events().get(0), 8);
-        PeerFollower.foldInto("hub-f", delta, page.events().get(1), 9);
+        PollDelta folded = new PollDelta();
+        folded.fold(page.events().get(0));
+        folded.fold(page.events().get(1));
+        Map<String, ObservedClaim> delta = folded.claims("hub-f");
         ObservedClaim claim = delta.get("té-😀");
         assertThat(claim.owner()).isEqualTo("名前/agent");
         assertThat(claim.leaseExpiresAt()).isEqualTo(1700000000.25);
