@@ -28,7 +28,7 @@ ulimit -Sn "$(ulimit -Hn)"
 case "$mode" in
   compat) hubflags=(--default-delivery broadcast --broadcast-linger-ms "$linger" --presence-fanout-limit 256)
           idle=${IDLE:-10000}
-          benchflags=(--agents 1 --idle "$idle" --idle-read-interval-ms "${IDLE_READ_MS:-0}" --rate "${RATE:-20}" --warmup "${WARMUP:-20}"); total=$((idle + 1)) ;;
+          benchflags=(--agents 1 --idle "$idle" ${IDLE_READ_MS:+--idle-read-interval-ms "$IDLE_READ_MS"} --rate "${RATE:-20}" --warmup "${WARMUP:-20}"); total=$((idle + 1)) ;;
   fleet)  hubflags=(--default-delivery scoped --max-claims-per-agent 20000)
           benchflags=(--agents 10000 --rate "${RATE:-1000}" --paced-warmup --warmup "${WARMUP:-10}"); total=10000 ;;
   *) echo "mode: compat or fleet" >&2; exit 2 ;;

@@ -54,7 +54,7 @@ final class StartupWarmup {
             Thread.currentThread().interrupt(); // nobody interrupts it; if someone does, it ends
         } catch (RuntimeException | LinkageError e) {
             // nothing depends on it: the step that needs what failed here meets the failure again and reports it
-            log.warn("start-up warm-up stopped early ({}); the start goes on without it", e.toString());
+            log.warn("start-up warm-up stopped early; the start goes on without it", e);
         }
     }
 }
