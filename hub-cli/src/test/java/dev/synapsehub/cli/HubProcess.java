@@ -17,7 +17,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -232,7 +231,7 @@ final class HubProcess implements AutoCloseable {
      */
     static int freePort() throws IOException {
         for (int attempt = 0; attempt < 200; attempt++) {
-            int candidate = ThreadLocalRandom.current().nextInt(20_000, 32_000);
+            int candidate = dev.synapsehub.mesh.LoopbackPorts.candidate();
             try (ServerSocket s = new ServerSocket(candidate, 1, InetAddress.getLoopbackAddress())) {
                 return s.getLocalPort();
             } catch (IOException taken) {

@@ -144,6 +144,9 @@ class MeshRecoverCliTest {
         await("every node lifted the quarantine", () -> nodes.stream()
                 .allMatch(n -> governance(n).quarantines().isEmpty()));
         await("the leader follows hub-b's new log and heals proj", () -> governance(leader).partitions().isEmpty());
+        // the heal reaches the followers by replication: a follower refuses from its own applied
+        // state, so claiming through one before it applied the heal races the log
+        await("every node applied the heal", () -> nodes.stream().allMatch(n -> governance(n).partitions().isEmpty()));
         PeerView again = view(leader, "hub-b");
         assertThat(again.quarantined()).isFalse();
         assertThat(again.generation()).isEqualTo(1);

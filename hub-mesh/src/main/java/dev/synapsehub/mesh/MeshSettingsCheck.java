@@ -79,6 +79,8 @@ final class MeshSettingsCheck {
     private final RaftGroupId groupId;
     private final Supplier<RaftPeerId> leader;
     private final long timeoutMillis;
+    /** The bound on one ask while unknown (at most {@link #timeoutMillis}). */
+    private final long unknownTimeoutMillis;
     private final ClientId clientId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
     private final AtomicBoolean asking = new AtomicBoolean();
@@ -96,11 +98,21 @@ final class MeshSettingsCheck {
 
     MeshSettingsCheck(String nodeId, RaftClientRpc rpc, RaftGroupId groupId, Supplier<RaftPeerId> leader,
                       long timeoutMillis) {
+        this(nodeId, rpc, groupId, leader, timeoutMillis, UNKNOWN_TIMEOUT_MILLIS);
+    }
+
+    /**
+     * With the bound on an ask while unknown set: a test that answers asks by hand on a loaded
+     * host sets it long, so a slow test thread is not taken for a leader that never answered.
+     */
+    MeshSettingsCheck(String nodeId, RaftClientRpc rpc, RaftGroupId groupId, Supplier<RaftPeerId> leader,
+                      long timeoutMillis, long unknownTimeoutMillis) {
         this.nodeId = nodeId;
         this.rpc = rpc;
         this.groupId = groupId;
         this.leader = leader;
         this.timeoutMillis = timeoutMillis;
+        this.unknownTimeoutMillis = unknownTimeoutMillis;
     }
 
     /** Sets this node's own settings (before the node starts). */
@@ -199,7 +211,7 @@ final class MeshSettingsCheck {
             return; // the previous ask has not come back yet
         }
         // while unknown an ask that hangs (a peer's connection still being set up at start) is given up soon
-        long bound = view.state() == State.UNKNOWN ? Math.min(timeoutMillis, UNKNOWN_TIMEOUT_MILLIS) : timeoutMillis;
+        long bound = view.state() == State.UNKNOWN ? Math.min(timeoutMillis, unknownTimeoutMillis) : timeoutMillis;
         RaftClientRequest request;
         try {
             request = RaftClientRequest.newBuilder().setClientId(clientId).setServerId(current).setGroupId(groupId)

@@ -56,7 +56,7 @@ public final class LoopbackProxy implements AutoCloseable {
 
     private static ServerSocket bind() throws IOException {
         for (int attempt = 0; attempt < 200; attempt++) {
-            int candidate = java.util.concurrent.ThreadLocalRandom.current().nextInt(20_000, 32_000);
+            int candidate = LoopbackPorts.candidate();
             try {
                 return new ServerSocket(candidate, 50, InetAddress.getLoopbackAddress());
             } catch (IOException taken) {

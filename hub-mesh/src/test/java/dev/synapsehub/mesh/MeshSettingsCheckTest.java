@@ -86,7 +86,9 @@ class MeshSettingsCheckTest {
                     }
                     throw new UnsupportedOperationException(method.getName());
                 });
-        MeshSettingsCheck check = new MeshSettingsCheck("n3", rpc, RaftGroupId.randomId(), leader::get, 5_000);
+        // asks are answered by hand below: bounds far beyond a starved test thread (a 500 ms bound
+        // ran out between an ask and its answer on a loaded two-core host and counted a failure)
+        MeshSettingsCheck check = new MeshSettingsCheck("n3", rpc, RaftGroupId.randomId(), leader::get, 60_000, 60_000);
         check.settings(OWN);
         return check;
     }

@@ -186,7 +186,7 @@ final class TestCluster implements AutoCloseable {
      */
     static int freePort() throws IOException {
         for (int attempt = 0; attempt < 200; attempt++) {
-            int candidate = java.util.concurrent.ThreadLocalRandom.current().nextInt(20_000, 32_000);
+            int candidate = LoopbackPorts.candidate();
             if (HANDED_OUT.contains(candidate)) {
                 continue;
             }
