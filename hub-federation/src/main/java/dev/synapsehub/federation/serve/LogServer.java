@@ -100,11 +100,13 @@ public final class LogServer {
     }
 
     /**
-     * Writes the snapshot straight to UTF-8 bytes with a streaming generator: a page of 5,000
-     * events built as a tree, written to a String and encoded again cost more CPU than reading
-     * it from the journal (docs/benchmarks.md, "Federation catch-up: a second pass"). The bytes
-     * are what the tree would have written: the envelope, then {@code events} (each stored
-     * payload as is), {@code next_cursor} and {@code log_end_seq}.
+     * Writes the snapshot straight to UTF-8 bytes: a page of 5,000 events built as a tree, written
+     * to a String and encoded again cost more CPU than reading it from the journal
+     * (docs/benchmarks.md, "Federation catch-up: a second pass"). The envelope and the page's end go
+     * through a streaming generator, the events are copied in by {@link #writeEvents} (the generator
+     * is flushed first, so the bytes stay in order). The bytes are what the tree would have written:
+     * the envelope, then {@code events} (each stored payload as is), {@code next_cursor} and
+     * {@code log_end_seq}.
      */
     private void reply(Request r, List<StoredEvent> events, long nextCursor, Long logEnd) {
         ObjectNode envelope = hub.frames().envelope(r.sender(), "multihub_log_snapshot", "Multi-hub log snapshot",
@@ -119,7 +121,8 @@ public final class LogServer {
                 g.writeTree(member.getValue());
             }
             g.writeArrayFieldStart("events");
-            writeEvents(g, events);
+            g.flush();
+            writeEvents(out, events);
             g.writeEndArray();
             g.writeNumberField("next_cursor", nextCursor);
             if (logEnd == null) {
@@ -135,35 +138,77 @@ public final class LogServer {
         hub.outbox().sendInOrder(r.session(), out);
     }
 
+    private static final byte[] SEQ = ascii("{\"seq\":");
+    private static final byte[] TS = ascii(",\"ts\":");
+    private static final byte[] KIND = ascii(",\"kind\":");
+    private static final byte[] PAYLOAD = ascii(",\"payload\":");
+    private static final byte[] NULL_END = ascii("null}");
+
     /**
-     * The page's events, each {@code {seq, ts, kind, payload}}: a stored payload that is one
-     * well-formed JSON object is written as it is stored (copied as bytes when all ASCII, as this
-     * hub's encoder writes them), anything else (a damaged row) as {@code null}, so its seq still
-     * goes, the peer sees no gap, and the rest of the page stays readable.
+     * The page's events, each {@code {seq, ts, kind, payload}}, comma separated, as Jackson's
+     * generator wrote them before (PageEventsBytesTest pins the bytes): a stored payload that is one
+     * well-formed JSON object is copied as it is stored when it is well-formed UTF-8 (ASCII or not),
+     * anything else (a damaged row) as {@code null}, so its seq still goes, the peer sees no gap, and
+     * the rest of the page stays readable. A kind is quoted by Jackson once per distinct kind per page.
      */
-    static void writeEvents(JsonGenerator g, List<StoredEvent> events) throws IOException {
-        for (StoredEvent e : events) {
-            g.writeStartObject();
-            g.writeNumberField("seq", e.seq());
-            g.writeFieldName("ts");
-            g.writeRawValue(PythonFloatFormat.format(e.ts()));
-            g.writeStringField("kind", e.kind());
-            g.writeFieldName("payload");
+    static void writeEvents(ByteBuf out, List<StoredEvent> events) throws IOException {
+        Map<String, byte[]> quotedKinds = new java.util.HashMap<>();
+        for (int k = 0; k < events.size(); k++) {
+            StoredEvent e = events.get(k);
+            if (k > 0) {
+                out.writeByte(',');
+            }
+            out.writeBytes(SEQ);
+            writeLong(out, e.seq());
+            out.writeBytes(TS);
+            out.writeCharSequence(PythonFloatFormat.format(e.ts()), StandardCharsets.US_ASCII);
+            out.writeBytes(KIND);
+            byte[] kind = quotedKinds.get(e.kind());
+            if (kind == null) {
+                kind = MAPPER.writeValueAsBytes(e.kind()); // the generator's own quoting and escapes
+                quotedKinds.put(e.kind(), kind);
+            }
+            out.writeBytes(kind);
+            out.writeBytes(PAYLOAD);
             byte[] p = e.payloadUtf8();
             Shape shape = p == null ? Shape.NOT_OBJECT : StoredObjectCheck.shape(p);
-            String text = shape == Shape.OBJECT ? e.payload() : null;
-            if (shape == Shape.ASCII_OBJECT) {
-                g.writeRawValue(new AsciiJson(p)); // the stored object, as is
-            } else if (text != null
-                    && StoredObjectCheck.shape(text.getBytes(StandardCharsets.UTF_8)) != Shape.NOT_OBJECT) {
-                // not all ASCII: through the text (ill-formed UTF-8 becomes U+FFFD there, so the
-                // frame stays valid UTF-8), checked again as that text's UTF-8
-                g.writeRawValue(text);
-            } else {
-                g.writeNull(); // a damaged row: its seq still goes, so the peer sees no gap
+            if (shape == Shape.ASCII_OBJECT || shape == Shape.UTF8_OBJECT) {
+                out.writeBytes(p).writeByte('}'); // the stored object, as is
+                continue;
             }
-            g.writeEndObject();
+            if (shape == Shape.OBJECT) {
+                // ill-formed UTF-8: through the text, where it becomes U+FFFD, so the frame stays
+                // valid UTF-8; checked again as that text's UTF-8
+                byte[] text = e.payload().getBytes(StandardCharsets.UTF_8);
+                if (StoredObjectCheck.shape(text) != Shape.NOT_OBJECT) {
+                    out.writeBytes(text).writeByte('}');
+                    continue;
+                }
+            }
+            out.writeBytes(NULL_END); // a damaged row: its seq still goes, so the peer sees no gap
         }
+    }
+
+    /** {@code v} in decimal ASCII, as the generator writes a long (a seq is never negative). */
+    private static void writeLong(ByteBuf out, long v) {
+        if (v < 0) {
+            out.writeCharSequence(Long.toString(v), StandardCharsets.US_ASCII);
+            return;
+        }
+        int digits = 1;
+        for (long rest = v; rest >= 10; rest /= 10) {
+            digits++;
+        }
+        out.ensureWritable(digits);
+        int at = out.writerIndex();
+        for (int i = digits - 1; i >= 0; i--, v /= 10) {
+            out.setByte(at + i, '0' + (int) (v % 10));
+        }
+        out.writerIndex(at + digits);
+    }
+
+    private static byte[] ascii(String s) {
+        return s.getBytes(StandardCharsets.US_ASCII);
     }
 
     /** A JSON integer ≥ 0, else null (a float, a bool, a string or a negative number is malformed). */

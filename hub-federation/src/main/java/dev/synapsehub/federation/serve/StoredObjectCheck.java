@@ -9,7 +9,10 @@ package dev.synapsehub.federation.serve;
  * <p>Stricter than a follower's Jackson reader where Jackson has limits of its own (nesting, number
  * and member name lengths), so whatever passes here is read there too. Bytes at or above 0x80 are
  * accepted inside strings only (and make the object {@link Shape#OBJECT} rather than
- * {@link Shape#ASCII_OBJECT}); whether they are well-formed UTF-8 is not checked here.
+ * {@link Shape#ASCII_OBJECT}), and are checked for well-formed UTF-8 there (as the JDK's decoder
+ * defines it: no overlong forms, no surrogates, nothing past U+10FFFF): a well-formed object is
+ * {@link Shape#UTF8_OBJECT} and can be copied as it is, since decoding and encoding it again gives
+ * the same bytes.
  */
 final class StoredObjectCheck {
     /** Deepest nesting accepted (a follower's Jackson refuses beyond 1,000, the page adds 3). */
@@ -23,8 +26,10 @@ final class StoredObjectCheck {
     enum Shape {
         /** Not one well-formed JSON object. */
         NOT_OBJECT,
-        /** One JSON object with bytes at or above 0x80 in its strings. */
+        /** One JSON object with bytes at or above 0x80 in its strings, not all well-formed UTF-8. */
         OBJECT,
+        /** One JSON object with well-formed multi-byte UTF-8 in its strings. */
+        UTF8_OBJECT,
         /** One JSON object, all ASCII. */
         ASCII_OBJECT
     }
@@ -63,8 +68,10 @@ final class StoredObjectCheck {
                 i++;
             }
             if (i >= n) {
-                return state == AFTER_VALUE && depth == 0 ? (scan.ascii ? Shape.ASCII_OBJECT : Shape.OBJECT)
-                        : Shape.NOT_OBJECT;
+                if (state != AFTER_VALUE || depth != 0) {
+                    return Shape.NOT_OBJECT;
+                }
+                return scan.ascii ? Shape.ASCII_OBJECT : scan.utf8 ? Shape.UTF8_OBJECT : Shape.OBJECT;
             }
             byte c = b[i];
             switch (state) {
@@ -145,6 +152,7 @@ final class StoredObjectCheck {
         private long shallow;
         private boolean[] deep;
         private boolean ascii = true;
+        private boolean utf8 = true;
 
         void set(int depth, boolean object) {
             if (depth < 64) {
@@ -181,6 +189,12 @@ final class StoredObjectCheck {
                 }
                 if (c >= 0x80) {
                     ascii = false;
+                    int length = utf8Sequence(b, i, c);
+                    if (length == 0) {
+                        utf8 = false; // the byte stays a string byte, as before; the row goes through its text
+                    } else {
+                        i += length - 1; // continuation bytes are neither quote, backslash nor control
+                    }
                 }
                 if (c == '\\') {
                     if (++i >= n) {
@@ -208,6 +222,34 @@ final class StoredObjectCheck {
             }
             return -1;
         }
+    }
+
+    /**
+     * The length of the well-formed UTF-8 sequence starting at {@code b[i]} (lead byte {@code c}),
+     * or 0 (Unicode's table 3-7, which the JDK's UTF-8 decoder follows).
+     */
+    private static int utf8Sequence(byte[] b, int i, int c) {
+        int n = b.length;
+        if (c >= 0xc2 && c <= 0xdf) {
+            return i + 1 < n && continuation(b[i + 1], 0x80, 0xbf) ? 2 : 0;
+        }
+        if (c >= 0xe0 && c <= 0xef) {
+            int low = c == 0xe0 ? 0xa0 : 0x80;
+            int high = c == 0xed ? 0x9f : 0xbf;
+            return i + 2 < n && continuation(b[i + 1], low, high) && continuation(b[i + 2], 0x80, 0xbf) ? 3 : 0;
+        }
+        if (c >= 0xf0 && c <= 0xf4) {
+            int low = c == 0xf0 ? 0x90 : 0x80;
+            int high = c == 0xf4 ? 0x8f : 0xbf;
+            return i + 3 < n && continuation(b[i + 1], low, high) && continuation(b[i + 2], 0x80, 0xbf)
+                    && continuation(b[i + 3], 0x80, 0xbf) ? 4 : 0;
+        }
+        return 0;
+    }
+
+    private static boolean continuation(byte b, int low, int high) {
+        int v = b & 0xff;
+        return v >= low && v <= high;
     }
 
     /** The index after the number starting at {@code b[i]}, or -1. */

@@ -62,8 +62,48 @@ class PageEventsBytesTest {
         }
     }
 
+    /**
+     * The generator path {@link LogServer#writeEvents} replaced (main before branch serve4): a
+     * checked ASCII object raw, a non-ASCII one through its text, checked again, else null.
+     */
+    private static void writeByGenerator(JsonGenerator g, List<StoredEvent> events) throws IOException {
+        for (StoredEvent e : events) {
+            g.writeStartObject();
+            g.writeNumberField("seq", e.seq());
+            g.writeFieldName("ts");
+            g.writeRawValue(PythonFloatFormat.format(e.ts()));
+            g.writeStringField("kind", e.kind());
+            g.writeFieldName("payload");
+            byte[] p = e.payloadUtf8();
+            StoredObjectCheck.Shape shape = p == null ? StoredObjectCheck.Shape.NOT_OBJECT : StoredObjectCheck.shape(p);
+            String text = shape == StoredObjectCheck.Shape.NOT_OBJECT ? null : e.payload();
+            if (shape == StoredObjectCheck.Shape.ASCII_OBJECT) {
+                g.writeRawValue(new String(p, StandardCharsets.US_ASCII));
+            } else if (text != null
+                    && StoredObjectCheck.shape(text.getBytes(StandardCharsets.UTF_8)) != StoredObjectCheck.Shape.NOT_OBJECT) {
+                g.writeRawValue(text);
+            } else {
+                g.writeNull();
+            }
+            g.writeEndObject();
+        }
+    }
+
     interface Writer {
         void write(JsonGenerator g, List<StoredEvent> events) throws IOException;
+    }
+
+    /** The page's events as {@link LogServer#writeEvents} writes them, inside {@code [ ]}. */
+    private static byte[] page(List<StoredEvent> events) throws IOException {
+        io.netty.buffer.ByteBuf out = io.netty.buffer.Unpooled.buffer();
+        try {
+            out.writeByte('[');
+            LogServer.writeEvents(out, events);
+            out.writeByte(']');
+            return io.netty.buffer.ByteBufUtil.getBytes(out);
+        } finally {
+            out.release();
+        }
     }
 
     private static byte[] page(List<StoredEvent> events, Writer writer) throws IOException {
@@ -107,11 +147,11 @@ class PageEventsBytesTest {
                 new StoredEvent(12, 2.0, "claim", new byte[] {'{', '"', 'x', '"', ':', '1', '}', (byte) 0xff}),
                 new StoredEvent(13, 2.0, "k\u00e9nd", utf8(big.toString())),
                 new StoredEvent(14, 2.0, "claim", utf8(big.toString())));
-        byte[] fromBytes = page(events, LogServer::writeEvents);
+        byte[] fromBytes = page(events);
         assertThat(fromBytes).isEqualTo(page(events, PageEventsBytesTest::writeAsText));
         strictUtf8(fromBytes);
         // the well-formed rows read back as JSON: the object as stored, a damaged row as null
-        byte[] wellFormed = page(List.of(events.get(0), events.get(2), events.get(6), events.get(8)), LogServer::writeEvents);
+        byte[] wellFormed = page(List.of(events.get(0), events.get(2), events.get(6), events.get(8)));
         assertThat(MAPPER.readTree(wellFormed).get(0).get("payload").get("task_id").asText()).isEqualTo("t\u00e9");
         assertThat(MAPPER.readTree(wellFormed).get(1).get("payload").get("text").asText()).isEqualTo("raw caf\u00e9 \uD834\uDD1E");
         assertThat(MAPPER.readTree(wellFormed).get(2).get("payload").isNull()).isTrue();
@@ -136,9 +176,44 @@ class PageEventsBytesTest {
                 }
                 events.add(new StoredEvent(k + 1, r.nextDouble() * 1e9, "claim", r.nextInt(20) == 0 ? null : p));
             }
-            byte[] fromBytes = page(events, LogServer::writeEvents);
+            byte[] fromBytes = page(events);
             assertThat(fromBytes).isEqualTo(page(events, PageEventsBytesTest::writeAsText));
             strictUtf8(fromBytes);
+        }
+    }
+
+    /**
+     * A varied journal (awkward floats, unicode in payloads and kinds, nested payloads, damaged
+     * rows, large seqs) renders byte for byte as the generator path this writer replaced did.
+     */
+    @Test
+    void aVariedJournalRendersAsTheGeneratorPathDid() throws Exception {
+        Random r = new Random(2026L);
+        double[] awkward = {1796283204.4451, 1796283204.4450998, 0.1, 1e-5, 1e16, 123456789012345680.0, 5e-324,
+            Double.MIN_NORMAL, Double.MAX_VALUE, -0.0, 0.0, -1.5, 2.0, 0x1p51, Math.nextDown(0x1p51), 1e15 + 0.5,
+            9.999999999999999e15, 0.30000000000000004, Double.NaN, Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY};
+        String[] kinds = {"claim", "release", "task_update", "k\u00e9nd", "qu\"o\\te", "tab\tnl\n", "\uD834\uDD1E"};
+        for (int round = 0; round < 100; round++) {
+            List<StoredEvent> events = new ArrayList<>();
+            long seq = round == 0 ? Long.MAX_VALUE - 100 : r.nextInt(1000);
+            for (int k = 0; k < 60; k++) {
+                double ts = switch (r.nextInt(4)) {
+                    case 0 -> awkward[r.nextInt(awkward.length)];
+                    case 1 -> 1796283204.445 + r.nextInt(1_000_000) * 1e-4;
+                    case 2 -> Double.longBitsToDouble(r.nextLong());
+                    default -> r.nextInt(1_000_000) / 1000.0;
+                };
+                byte[] p = switch (r.nextInt(6)) {
+                    case 0 -> utf8("{\"text\":\"caf\u00e9 \uD834\uDD1E \u4e2d\u6587\",\"n\":" + r.nextInt() + "}");
+                    case 1 -> new byte[] {'{', '"', 'a', '"', ':', '"', (byte) 0xc3, '"', '}'}; // cut sequence
+                    case 2 -> utf8(randomObject(r, 0));
+                    case 3 -> utf8("{\"a\":{\"b\":[1,{\"c\":[true,null,-0.5e+3]}]},\"d\":\"\\u00e9\"}");
+                    case 4 -> r.nextInt(4) == 0 ? null : utf8("{\"a\":1,}");
+                    default -> utf8("{\"task_id\":\"task-" + k + "\",\"lease_expires_at\":" + ts + "}");
+                };
+                events.add(new StoredEvent(seq++, ts, kinds[r.nextInt(kinds.length)], p));
+            }
+            assertThat(page(events)).isEqualTo(page(events, PageEventsBytesTest::writeByGenerator));
         }
     }
 
@@ -157,7 +232,7 @@ class PageEventsBytesTest {
                 new StoredEvent(10, 1.0, "claim", utf8("{\"a\":" + "1".repeat(1500) + "}")), // past Jackson's number limit
                 new StoredEvent(11, 1.0, "claim", utf8("{\"a\":" + "[".repeat(800) + "]".repeat(800) + "}")), // too deep
                 new StoredEvent(12, 1.0, "release", utf8("{\"task_id\":\"z\"}")));
-        byte[] bytes = page(events, LogServer::writeEvents);
+        byte[] bytes = page(events);
         com.fasterxml.jackson.databind.JsonNode read = MAPPER.readTree(bytes); // the whole page parses
         assertThat(read.size()).isEqualTo(events.size());
         assertThat(read.get(0).get("payload").get("task_id").asText()).isEqualTo("a");
@@ -187,7 +262,7 @@ class PageEventsBytesTest {
                 }
                 events.add(new StoredEvent(k + 1, 1.0, "claim", p));
             }
-            byte[] fromBytes = page(events, LogServer::writeEvents);
+            byte[] fromBytes = page(events);
             assertThat(fromBytes).isEqualTo(page(events, PageEventsBytesTest::writeAsText));
             MAPPER.readTree(fromBytes);
         }
