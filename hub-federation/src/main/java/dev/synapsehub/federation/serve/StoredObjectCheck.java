@@ -1,5 +1,9 @@
 package dev.synapsehub.federation.serve;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+
 /**
  * Whether a stored payload's bytes are one well-formed JSON object (RFC 8259, nothing around it),
  * and whether they are all ASCII, checked before they are copied into a page as they are: a
@@ -42,6 +46,11 @@ final class StoredObjectCheck {
             PLAIN[c] = c != '"' && c != '\\';
         }
     }
+
+    /** Eight bytes of a payload at once, for the bulk of its strings. */
+    private static final VarHandle WORDS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final long ONES = 0x0101_0101_0101_0101L;
+    private static final long HIGHS = 0x8080_8080_8080_8080L;
 
     private static final int KEY = 0;
     private static final int VALUE = 1;
@@ -174,7 +183,10 @@ final class StoredObjectCheck {
             int n = b.length;
             int start = ++i;
             while (i < n) {
-                while (i < n && PLAIN[b[i] & 0xff]) { // the bulk of a string, one table look-up per byte
+                while (i + 8 <= n && allPlain((long) WORDS.get(b, i))) { // the bulk of a string, 8 bytes a step
+                    i += 8;
+                }
+                while (i < n && PLAIN[b[i] & 0xff]) { // the rest, one table look-up per byte
                     i++;
                 }
                 if (i >= n) {
@@ -222,6 +234,19 @@ final class StoredObjectCheck {
             }
             return -1;
         }
+    }
+
+    /**
+     * Whether all eight bytes of {@code w} are {@link #PLAIN}: none is a quote or a backslash (no
+     * zero byte after the XOR), below 0x20 or at or above 0x80. The zero-byte and below-n tests are
+     * the exact forms (a borrow only starts at a byte that matches), so no byte is passed wrongly.
+     */
+    static boolean allPlain(long w) {
+        long quote = w ^ 0x2222_2222_2222_2222L;
+        long backslash = w ^ 0x5c5c_5c5c_5c5c_5c5cL;
+        long special = ((quote - ONES) & ~quote) | ((backslash - ONES) & ~backslash)
+                | ((w - 0x2020_2020_2020_2020L) & ~w) | w;
+        return (special & HIGHS) == 0;
     }
 
     /**

@@ -203,7 +203,9 @@ class PageEventsBytesTest {
                     case 2 -> Double.longBitsToDouble(r.nextLong());
                     default -> r.nextInt(1_000_000) / 1000.0;
                 };
-                byte[] p = switch (r.nextInt(6)) {
+                byte[] p = switch (r.nextInt(7)) {
+                    case 6 -> concat(utf8("{\"long\":\"abcdefghijklmnop"), new byte[] {(byte) (0x80 + r.nextInt(128))},
+                            utf8("qrstuvwxyz0123456789\"}")); // a lone byte in the middle of a long string
                     case 0 -> utf8("{\"text\":\"caf\u00e9 \uD834\uDD1E \u4e2d\u6587\",\"n\":" + r.nextInt() + "}");
                     case 1 -> new byte[] {'{', '"', 'a', '"', ':', '"', (byte) 0xc3, '"', '}'}; // cut sequence
                     case 2 -> utf8(randomObject(r, 0));
