@@ -150,13 +150,15 @@ public final class MeshTls {
     /** Builds the managers the transport hands every handshake (also on a reload, {@link MeshTlsReload}). */
     Managers managers() {
         try {
-            KeyStore keys = KeyStore.getInstance("PKCS12");
+            // JKS, not the default PKCS#12: a PKCS#12 store derives a PBE key (10,000 PBKDF2 rounds) to
+            // hold the key and again to read it; this store never leaves memory, so that guards nothing
+            KeyStore keys = KeyStore.getInstance("JKS");
             keys.load(null, null);
             char[] none = new char[0];
             keys.setKeyEntry("node", key, none, chain.toArray(new X509Certificate[0]));
             KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
             kmf.init(keys, none);
-            KeyStore trusted = KeyStore.getInstance("PKCS12");
+            KeyStore trusted = KeyStore.getInstance("JKS");
             trusted.load(null, null);
             for (int i = 0; i < authorities.size(); i++) {
                 trusted.setCertificateEntry("ca" + i, authorities.get(i));
