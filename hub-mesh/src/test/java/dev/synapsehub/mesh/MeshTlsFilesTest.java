@@ -1,5 +1,6 @@
 package dev.synapsehub.mesh;
 
+import dev.synapsehub.client.tls.PasswordKeyDerivations;
 import dev.synapsehub.client.tls.TestCertificates;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -101,62 +102,12 @@ class MeshTlsFilesTest {
         Path caFile = ca.writeCertificate(dir, "ca");
         TestCertificates.PemPair n1 = ca.issue("n1").write(dir, "n1");
         MeshTls tls = MeshTls.load(n1.cert(), n1.key(), caFile);
-        java.util.concurrent.atomic.AtomicInteger derivations = new java.util.concurrent.atomic.AtomicInteger();
-        java.security.Provider refusing = new RefusingPbe(derivations);
-        assertThat(java.security.Security.insertProviderAt(refusing, 1)).isEqualTo(1);
-        MeshTls.Managers managers;
-        try {
-            managers = tls.managers();
-        } finally {
-            java.security.Security.removeProvider(refusing.getName());
-        }
-        assertThat(derivations).hasValue(0);
-        javax.net.ssl.X509KeyManager keys = (javax.net.ssl.X509KeyManager) managers.keyManager();
+        MeshTls.Managers[] managers = new MeshTls.Managers[1];
+        assertThat(PasswordKeyDerivations.countedDuring(() -> managers[0] = tls.managers())).isZero();
+        javax.net.ssl.X509KeyManager keys = (javax.net.ssl.X509KeyManager) managers[0].keyManager();
         String alias = keys.chooseClientAlias(new String[] {"EC", "RSA"}, null, null);
         assertThat(keys.getCertificateChain(alias)[0].getSubjectX500Principal().getName()).isEqualTo("CN=n1");
-        assertThat(((javax.net.ssl.X509TrustManager) managers.trustManager()).getAcceptedIssuers()).hasSize(1);
+        assertThat(((javax.net.ssl.X509TrustManager) managers[0].trustManager()).getAcceptedIssuers()).hasSize(1);
     }
 
-    /** Offers every PBE secret-key factory a PKCS#12 store asks for, counts each use and refuses it. */
-    private static final class RefusingPbe extends java.security.Provider {
-        RefusingPbe(java.util.concurrent.atomic.AtomicInteger derivations) {
-            super("RefusingPbe", "1", "refuses password-based key derivation (MeshTlsFilesTest)");
-            for (String algorithm : java.util.List.of("PBE", "PBEWithHmacSHA256AndAES_256", "PBKDF2WithHmacSHA256",
-                    "PBEWithSHA1AndDESede", "PBEWithSHA1AndRC2_40")) {
-                putService(new Service(this, "SecretKeyFactory", algorithm, RefusingFactory.class.getName(), null, null) {
-                    @Override
-                    public Object newInstance(Object constructorParameter) {
-                        return new RefusingFactory(derivations);
-                    }
-                });
-            }
-        }
-    }
-
-    private static final class RefusingFactory extends javax.crypto.SecretKeyFactorySpi {
-        private final java.util.concurrent.atomic.AtomicInteger derivations;
-
-        RefusingFactory(java.util.concurrent.atomic.AtomicInteger derivations) {
-            this.derivations = derivations;
-        }
-
-        @Override
-        protected javax.crypto.SecretKey engineGenerateSecret(java.security.spec.KeySpec spec)
-                throws java.security.spec.InvalidKeySpecException {
-            derivations.incrementAndGet();
-            throw new java.security.spec.InvalidKeySpecException("no password-based key derivation here");
-        }
-
-        @Override
-        protected java.security.spec.KeySpec engineGetKeySpec(javax.crypto.SecretKey key, Class<?> spec)
-                throws java.security.spec.InvalidKeySpecException {
-            throw new java.security.spec.InvalidKeySpecException("unsupported");
-        }
-
-        @Override
-        protected javax.crypto.SecretKey engineTranslateKey(javax.crypto.SecretKey key)
-                throws java.security.InvalidKeyException {
-            throw new java.security.InvalidKeyException("unsupported");
-        }
-    }
 }

@@ -130,10 +130,7 @@ class TlsEngineTest {
             assumeTrue(OpenSsl.isAvailable(), "BoringSSL does not load here");
         }
         TestCertificates.PemPair files = TestCertificates.selfSigned("hub").write(dir, "hub");
-        java.util.concurrent.atomic.AtomicInteger derivations = new java.util.concurrent.atomic.AtomicInteger();
-        java.security.Provider refusing = new RefusingPbe(derivations);
-        assertThat(java.security.Security.insertProviderAt(refusing, 1)).isEqualTo(1);
-        try {
+        int derivations = PasswordKeyDerivations.countedDuring(() -> {
             SslContext client = TlsEngine.apply(io.netty.handler.ssl.SslContextBuilder.forClient(), provider)
                     .keyManager(files.cert().toFile(), files.key().toFile()).build();
             assertThat(client.isClient()).isTrue();
@@ -144,53 +141,8 @@ class TlsEngineTest {
                 assertThat(server.isServer()).isTrue();
                 io.netty.util.ReferenceCountUtil.release(server);
             }
-        } finally {
-            java.security.Security.removeProvider(refusing.getName());
-        }
-        assertThat(derivations).hasValue(0);
-    }
-
-    /** Offers every PBE secret-key factory a PKCS#12 store asks for, counts each use and refuses it. */
-    private static final class RefusingPbe extends java.security.Provider {
-        RefusingPbe(java.util.concurrent.atomic.AtomicInteger derivations) {
-            super("RefusingPbe", "1", "refuses password-based key derivation (TlsEngineTest)");
-            for (String algorithm : java.util.List.of("PBE", "PBEWithHmacSHA256AndAES_256", "PBKDF2WithHmacSHA256",
-                    "PBEWithSHA1AndDESede", "PBEWithSHA1AndRC2_40")) {
-                putService(new Service(this, "SecretKeyFactory", algorithm, RefusingFactory.class.getName(), null, null) {
-                    @Override
-                    public Object newInstance(Object constructorParameter) {
-                        return new RefusingFactory(derivations);
-                    }
-                });
-            }
-        }
-    }
-
-    private static final class RefusingFactory extends javax.crypto.SecretKeyFactorySpi {
-        private final java.util.concurrent.atomic.AtomicInteger derivations;
-
-        RefusingFactory(java.util.concurrent.atomic.AtomicInteger derivations) {
-            this.derivations = derivations;
-        }
-
-        @Override
-        protected javax.crypto.SecretKey engineGenerateSecret(java.security.spec.KeySpec spec)
-                throws java.security.spec.InvalidKeySpecException {
-            derivations.incrementAndGet();
-            throw new java.security.spec.InvalidKeySpecException("no password-based key derivation here");
-        }
-
-        @Override
-        protected java.security.spec.KeySpec engineGetKeySpec(javax.crypto.SecretKey key, Class<?> spec)
-                throws java.security.spec.InvalidKeySpecException {
-            throw new java.security.spec.InvalidKeySpecException("unsupported");
-        }
-
-        @Override
-        protected javax.crypto.SecretKey engineTranslateKey(javax.crypto.SecretKey key)
-                throws java.security.InvalidKeyException {
-            throw new java.security.InvalidKeyException("unsupported");
-        }
+        });
+        assertThat(derivations).isZero();
     }
 
     private static void restore(String before) {
