@@ -30,8 +30,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 class PageEventsBytesTest {
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
-    /** The writer before the stored bytes were copied: the payload as text, through the generator. */
-    private static void writeAsText(JsonGenerator g, List<StoredEvent> events) throws IOException {
+    /** A payload as one of the old writers put it: raw text, or null. */
+    private interface PayloadText {
+        String of(StoredEvent e);
+    }
+
+    /** The envelope both old writers shared, {@code payload} as {@code payloadText} decides (null: JSON null). */
+    private static void writeThroughGenerator(JsonGenerator g, List<StoredEvent> events, PayloadText payloadText)
+            throws IOException {
         for (StoredEvent e : events) {
             g.writeStartObject();
             g.writeNumberField("seq", e.seq());
@@ -39,14 +45,22 @@ class PageEventsBytesTest {
             g.writeRawValue(PythonFloatFormat.format(e.ts()));
             g.writeStringField("kind", e.kind());
             g.writeFieldName("payload");
-            String p = e.payload();
-            if (p != null && p.startsWith("{") && p.endsWith("}") && jacksonReadsOneObject(p)) {
-                g.writeRawValue(p);
+            String raw = payloadText.of(e);
+            if (raw != null) {
+                g.writeRawValue(raw);
             } else {
                 g.writeNull();
             }
             g.writeEndObject();
         }
+    }
+
+    /** The writer before the stored bytes were copied: the payload as text, through the generator. */
+    private static void writeAsText(JsonGenerator g, List<StoredEvent> events) throws IOException {
+        writeThroughGenerator(g, events, e -> {
+            String p = e.payload();
+            return p != null && p.startsWith("{") && p.endsWith("}") && jacksonReadsOneObject(p) ? p : null;
+        });
     }
 
     /** The reference check: Jackson with its default limits reads exactly one object and nothing after it. */
@@ -67,26 +81,17 @@ class PageEventsBytesTest {
      * checked ASCII object raw, a non-ASCII one through its text, checked again, else null.
      */
     private static void writeByGenerator(JsonGenerator g, List<StoredEvent> events) throws IOException {
-        for (StoredEvent e : events) {
-            g.writeStartObject();
-            g.writeNumberField("seq", e.seq());
-            g.writeFieldName("ts");
-            g.writeRawValue(PythonFloatFormat.format(e.ts()));
-            g.writeStringField("kind", e.kind());
-            g.writeFieldName("payload");
+        writeThroughGenerator(g, events, e -> {
             byte[] p = e.payloadUtf8();
             StoredObjectCheck.Shape shape = p == null ? StoredObjectCheck.Shape.NOT_OBJECT : StoredObjectCheck.shape(p);
-            String text = shape == StoredObjectCheck.Shape.NOT_OBJECT ? null : e.payload();
             if (shape == StoredObjectCheck.Shape.ASCII_OBJECT) {
-                g.writeRawValue(new String(p, StandardCharsets.US_ASCII));
-            } else if (text != null
-                    && StoredObjectCheck.shape(text.getBytes(StandardCharsets.UTF_8)) != StoredObjectCheck.Shape.NOT_OBJECT) {
-                g.writeRawValue(text);
-            } else {
-                g.writeNull();
+                return new String(p, StandardCharsets.US_ASCII);
             }
-            g.writeEndObject();
-        }
+            String text = shape == StoredObjectCheck.Shape.NOT_OBJECT ? null : e.payload();
+            return text != null
+                    && StoredObjectCheck.shape(text.getBytes(StandardCharsets.UTF_8)) != StoredObjectCheck.Shape.NOT_OBJECT
+                    ? text : null;
+        });
     }
 
     interface Writer {
