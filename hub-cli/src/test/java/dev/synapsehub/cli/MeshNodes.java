@@ -2,7 +2,9 @@ package dev.synapsehub.cli;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -20,20 +22,36 @@ final class MeshNodes {
     static List<HubDaemon> start(List<LoopbackHub> hubs, Path dir, List<String> flags) throws Exception {
         String peers = "n1=127.0.0.1:" + HubProcess.freePort() + ",n2=127.0.0.1:" + HubProcess.freePort()
                 + ",n3=127.0.0.1:" + HubProcess.freePort();
-        List<HubDaemon> started = new CopyOnWriteArrayList<>(new HubDaemon[3]);
-        List<Exception> failures = new CopyOnWriteArrayList<>();
-        List<Thread> threads = new ArrayList<>();
+        List<Callable<HubDaemon>> starts = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
             LoopbackHub hub = new LoopbackHub();
             hubs.add(hub);
             String id = "n" + (i + 1);
+            starts.add(() -> {
+                List<String> args = new ArrayList<>(List.of("--port", "0", "--db", dir.resolve(id + ".db").toString(),
+                        "--mesh-id", id, "--mesh-peers", peers));
+                args.addAll(flags);
+                return hub.start(args.toArray(String[]::new));
+            });
+        }
+        return together(starts);
+    }
+
+    /**
+     * Runs each start on a thread of its own, all at once (a mesh node waits for a leader before it
+     * serves, so nodes started one by one would wait on each other), and fails unless every one
+     * succeeded; the results in the order given.
+     */
+    static <T> List<T> together(List<Callable<T>> starts) throws Exception {
+        List<T> out = new CopyOnWriteArrayList<>(Collections.<T>nCopies(starts.size(), null));
+        List<Exception> failures = new CopyOnWriteArrayList<>();
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < starts.size(); i++) {
+            Callable<T> start = starts.get(i);
             int index = i;
             Thread t = new Thread(() -> {
                 try {
-                    List<String> args = new ArrayList<>(List.of("--port", "0", "--db", dir.resolve(id + ".db").toString(),
-                            "--mesh-id", id, "--mesh-peers", peers));
-                    args.addAll(flags);
-                    started.set(index, hub.start(args.toArray(String[]::new)));
+                    out.set(index, start.call());
                 } catch (Exception e) {
                     failures.add(e);
                 }
@@ -45,6 +63,6 @@ final class MeshNodes {
             t.join();
         }
         assertThat(failures).isEmpty();
-        return new ArrayList<>(started);
+        return new ArrayList<>(out);
     }
 }

@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
@@ -178,26 +179,11 @@ class MeshSettingsCliTest {
 
     /** Starts {@code ids} at once (each waits for a leader, which needs the others). */
     private List<LoopbackHub> startTogether(List<String> ids, List<String> flags) throws Exception {
-        List<LoopbackHub> out = new CopyOnWriteArrayList<>(new LoopbackHub[ids.size()]);
-        List<Exception> failures = new CopyOnWriteArrayList<>();
-        List<Thread> threads = new ArrayList<>();
-        for (int i = 0; i < ids.size(); i++) {
-            int index = i;
-            Thread t = new Thread(() -> {
-                try {
-                    out.set(index, start(ids.get(index), flags));
-                } catch (Exception e) {
-                    failures.add(e);
-                }
-            });
-            t.start();
-            threads.add(t);
+        List<Callable<LoopbackHub>> starts = new ArrayList<>();
+        for (String id : ids) {
+            starts.add(() -> start(id, flags));
         }
-        for (Thread t : threads) {
-            t.join();
-        }
-        assertThat(failures).isEmpty();
-        return new ArrayList<>(out);
+        return MeshNodes.together(starts);
     }
 
     private JsonNode status() throws Exception {
