@@ -34,13 +34,4 @@ public record MetricsSources(
         Journal journal,
         Consumer<StringBuilder> extensionMetrics,
         java.util.function.Supplier<java.util.List<String>> extensionDegraded) {
-
-    /** Sources whose extensions never hold the hub degraded. */
-    public MetricsSources(CoordinationActor actor, HubMetrics metrics, SessionRegistry registry, Outbox outbox,
-                          WireJson json, String hubId, String hubVersion, long maxFanoutBacklogBytes,
-                          String configEpoch, double startedAt, Journal journal,
-                          Consumer<StringBuilder> extensionMetrics) {
-        this(actor, metrics, registry, outbox, json, hubId, hubVersion, maxFanoutBacklogBytes, configEpoch, startedAt,
-                journal, extensionMetrics, java.util.List::of);
-    }
 }
