@@ -37,7 +37,7 @@ final class MeshGovernanceFlags {
             return s;
         }
         Map<String, String> values = new LinkedHashMap<>(s.settings());
-        for (String route : new String[] {"multihub_watch", "claim_peer", "relay_peer"}) {
+        for (String route : new String[] {"multihub_watch", "claim_peer", MeshGovernanceSettings.RELAY_PEER}) {
             values.put(route, PEERS_FILE);
         }
         return MeshGovernanceSettings.of(values);
@@ -50,13 +50,13 @@ final class MeshGovernanceFlags {
                                      boolean servingPolicy) {
         Map<String, String> s = new LinkedHashMap<>();
         s.put("hub_id", hubId);
-        s.put("namespace_owner", MeshGovernanceSettings.map(owners.owners()));
+        s.put(MeshGovernanceSettings.NAMESPACE_OWNER, MeshGovernanceSettings.map(owners.owners()));
         s.put("multihub_watch", MeshGovernanceSettings.set(watch.peers().stream().map(WatchPeer::label).toList()));
         s.put("claim_peer", MeshGovernanceSettings.set(forward.routes().keySet()));
-        s.put("relay_peer", MeshGovernanceSettings.set(relayRoutes.routes().keySet()));
+        s.put(MeshGovernanceSettings.RELAY_PEER, MeshGovernanceSettings.set(relayRoutes.routes().keySet()));
         s.put("multihub_serving_policy", servingPolicy ? "configured" : "none");
-        s.put("require_relay_reason", String.valueOf(relay.requireReason()));
-        s.put("require_two_person_relay", String.valueOf(relay.twoPerson()));
+        s.put(MeshGovernanceSettings.REQUIRE_RELAY_REASON, String.valueOf(relay.requireReason()));
+        s.put(MeshGovernanceSettings.REQUIRE_TWO_PERSON_RELAY, String.valueOf(relay.twoPerson()));
         s.put("default_delivery", defaultDelivery);
         return MeshGovernanceSettings.of(s);
     }

@@ -26,6 +26,14 @@ public record MeshGovernanceSettings(SortedMap<String, String> settings) {
     static final String FORM = "synapse-mesh-governance/1";
     /** A node started without any: every such node agrees with every other such node. */
     public static final MeshGovernanceSettings NONE = new MeshGovernanceSettings(new TreeMap<>());
+    /** The ownership map's setting: its presence makes every claim governed (the gate reads it). */
+    public static final String NAMESPACE_OWNER = "namespace_owner";
+    /** The operator-relay routes' setting. */
+    public static final String RELAY_PEER = "relay_peer";
+    /** The relay policy's reason flag. */
+    public static final String REQUIRE_RELAY_REASON = "require_relay_reason";
+    /** The relay policy's two-person flag. */
+    public static final String REQUIRE_TWO_PERSON_RELAY = "require_two_person_relay";
 
     public MeshGovernanceSettings {
         TreeMap<String, String> copy = new TreeMap<>();

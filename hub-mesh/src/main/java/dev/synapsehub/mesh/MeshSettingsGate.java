@@ -28,7 +28,7 @@ final class MeshSettingsGate implements HubExtension {
     /** The refusals' {@code mesh_reason} while not compared yet (a node holding an ownership map). */
     static final String UNKNOWN = "mesh_settings_unknown";
     /** The setting whose presence makes every claim governed (names in no listed namespace are refused). */
-    static final String OWNERSHIP = "namespace_owner";
+    static final String OWNERSHIP = MeshGovernanceSettings.NAMESPACE_OWNER;
     private static final System.Logger LOG = System.getLogger(MeshSettingsGate.class.getName());
 
     private final MeshSettingsCheck check;
@@ -129,8 +129,9 @@ final class MeshSettingsGate implements HubExtension {
     }
 
     /** The settings an operator relay is decided or routed by (besides the ownership map). */
-    static final java.util.Set<String> RELAY_SETTINGS = java.util.Set.of("require_relay_reason",
-            "require_two_person_relay", "relay_peer");
+    static final java.util.Set<String> RELAY_SETTINGS = java.util.Set.of(
+            MeshGovernanceSettings.REQUIRE_RELAY_REASON, MeshGovernanceSettings.REQUIRE_TWO_PERSON_RELAY,
+            MeshGovernanceSettings.RELAY_PEER);
 
     private static boolean set(String value) {
         return value != null && !value.isEmpty();
