@@ -181,14 +181,7 @@ final class HubDaemon implements AutoCloseable {
             try {
                 server.relayLog(dev.synapsehub.net.relay.RelayLog.open(relayLogFile, options.relayMaxLines()));
             } catch (java.io.IOException e) {
-                federation.close();
-                if (control != null) {
-                    control.close();
-                }
-                if (snapshotter != null) {
-                    snapshotter.close();
-                }
-                actor.close();
+                closeUnserved(server, control, snapshotter, actor); // the server closes its extensions (federation)
                 throw new IllegalArgumentException("--relay-log: cannot open " + relayLogFile + ": " + e.getMessage(), e);
             }
         }

@@ -84,4 +84,14 @@ class OptionalFeatureFlagsCliTest {
         assertThatThrownBy(() -> hub.start("--port", "0", "--relay-log", dir.resolve("r.ndjson").toString(),
                 "--relay-max-lines", "0")).hasMessageContaining("--relay-max-lines must be at least 1");
     }
+
+    /** A relay log that cannot be opened refuses the start and closes what was opened: the journal's lock is free again. */
+    @Test
+    void anUnopenableRelayLogRefusesTheStartAndReleasesTheJournal() throws Exception {
+        String db = dir.resolve("hub.db").toString();
+        assertThatThrownBy(() -> hub.start("--port", "0", "--db", db, "--relay-log", dir.toString()))
+                .hasMessageContaining("--relay-log: cannot open");
+        hub.start("--port", "0", "--db", db);
+        assertThat(hub.url()).startsWith("ws://127.0.0.1:");
+    }
 }
