@@ -328,7 +328,8 @@ final class MeshSettingsCheck {
             failing = true;
             LOG.log(System.Logger.Level.WARNING, "mesh node " + nodeId + ": cannot compare governance settings with"
                     + " the leader " + asked + ": " + why + "; the last verdict (" + view.state().word()
-                    + ") stands, asking again every " + EVERY_MILLIS + " ms");
+                    + ") stands, asking again every "
+                    + (view.state() == State.UNKNOWN ? TICK_MILLIS : EVERY_MILLIS) + " ms");
         }
     }
 
