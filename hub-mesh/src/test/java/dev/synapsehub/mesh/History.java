@@ -39,13 +39,16 @@ final class History {
     /**
      * One operation.
      *
+     * @param requested when the request was first sent: a retry under the same idem_key is the same
+     *     request, so its effect may date from then (the attempt that learns it comes later)
      * @param epochArg the epoch a release or handoff named
      * @param target a handoff's recipient
+     * @param invoked when this attempt was sent
      * @param epoch the epoch the reply granted (claims, handoffs)
      * @param owner the owner the reply named
      */
-    record Op(String client, String node, Kind kind, String task, Scope scope, Long epochArg, String target,
-              long invoked, long returned, Result result, long epoch, String owner) {
+    record Op(String client, String node, Kind kind, String task, Scope scope, long requested, Long epochArg,
+              String target, long invoked, long returned, Result result, long epoch, String owner) {
         boolean granted() {
             return result == Result.GRANTED;
         }

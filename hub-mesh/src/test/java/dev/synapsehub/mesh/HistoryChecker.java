@@ -17,8 +17,11 @@ import java.util.Map;
  * <ul>
  *   <li><b>No two owners.</b> An owner surely holds a task from the reply that granted it (a claim,
  *       or a handoff to it) until it invokes the release, handoff or renewal that ends that
- *       epoch. Windows of the same task held by different owners must not overlap.</li>
- *   <li><b>Epochs only grow.</b> A grant whose invocation followed another grant's reply on the
+ *       epoch. Times count from a request's first send (a retry under the same idem_key is the
+ *       same request), so an ending request sent before the grant's reply ends it too (a
+ *       handoff's recipient can renew before a retry tells the giver). Windows of the same task
+ *       held by different owners must not overlap.</li>
+ *   <li><b>Epochs only grow.</b> A grant requested after another grant's reply on the
  *       same task carries an epoch at least as high, strictly higher for another owner.</li>
  *   <li><b>Scopes never overlap.</b> Windows of different owners that overlap in time hold scopes
  *       that do not overlap.</li>
@@ -52,10 +55,15 @@ final class HistoryChecker {
             for (Op later : ops) {
                 boolean ends = later.kind() == Kind.CLAIM // a renewal re-grants under a new epoch
                         || (later.epochArg() != null && later.epochArg() == op.epoch());
-                if (ends && later.client().equals(owner) && later.task().equals(op.task()) && later.invoked() < end
-                        && later.invoked() > op.invoked()) {
-                    end = later.invoked();
+                // from the request's first send: a retry learns an effect that may be older, and a
+                // recipient may act on a handoff (renew, release) before its giver hears of it
+                if (ends && later.client().equals(owner) && later.task().equals(op.task())
+                        && later.requested() < end && later.requested() > op.requested()) {
+                    end = later.requested();
                 }
+            }
+            if (end <= op.returned()) {
+                continue; // ended before it was acknowledged: never surely held
             }
             String key = op.task() + "\0" + owner + "\0" + op.epoch();
             Window w = new Window(op.task(), owner, op.epoch(), op.scope(), op.returned(), end);
@@ -89,7 +97,7 @@ final class HistoryChecker {
                 .sorted(Comparator.comparingLong(Op::returned)).toList();
         for (Op first : grants) {
             for (Op second : grants) {
-                if (!first.task().equals(second.task()) || first.returned() >= second.invoked()) {
+                if (!first.task().equals(second.task()) || first.returned() >= second.requested()) {
                     continue;
                 }
                 boolean sameOwner = first.owner().equals(second.owner());

@@ -18,16 +18,23 @@ class HistoryCheckerTest {
     static final Scope C = new Scope("w", List.of("src/c"));
 
     static Op claim(String client, String task, Scope scope, long inv, long ret, Result r, long epoch) {
-        return new Op(client, "n1", Kind.CLAIM, task, scope, null, null, inv, ret, r, epoch, client);
+        return new Op(client, "n1", Kind.CLAIM, task, scope, inv, null, null, inv, ret, r, epoch, client);
     }
 
     static Op release(String client, String task, long epoch, long inv, long ret, Result r) {
-        return new Op(client, "n1", Kind.RELEASE, task, null, epoch, null, inv, ret, r, 0, client);
+        return new Op(client, "n1", Kind.RELEASE, task, null, inv, epoch, null, inv, ret, r, 0, client);
     }
 
     static Op handoff(String client, String task, Scope scope, long epochArg, String to, long inv, long ret,
                       long epoch) {
-        return new Op(client, "n1", Kind.HANDOFF, task, scope, epochArg, to, inv, ret, Result.GRANTED, epoch, to);
+        return handoff(client, task, scope, epochArg, to, inv, inv, ret, Result.GRANTED, epoch);
+    }
+
+    /** A handoff attempt: {@code requested} is the request's first send, {@code inv} this attempt's. */
+    static Op handoff(String client, String task, Scope scope, long epochArg, String to, long requested, long inv,
+                      long ret, Result r, long epoch) {
+        return new Op(client, "n1", Kind.HANDOFF, task, scope, requested, epochArg, to, inv, ret, r, epoch,
+                r == Result.GRANTED ? to : null);
     }
 
     @Test
@@ -45,6 +52,42 @@ class HistoryCheckerTest {
                 new LogEvent("release", "T1", "", 0), new LogEvent("claim", "T1", "bob", 3),
                 new LogEvent("handoff", "T1", "cat", 4), new LogEvent("release", "T1", "", 0));
         assertThat(HistoryChecker.lost(ops, log)).isEmpty();
+    }
+
+    /**
+     * A fresh-clone CI run's false alarm, times as recorded: the giver's first handoff attempt went
+     * unanswered but committed; the recipient renewed and released the task before the giver's
+     * retry replayed the stored handoff reply; only then was the overlapping W handed on. Judged
+     * from the retry's own send, the recipient's handoff epoch looked held while W was.
+     */
+    @Test
+    void aRetriedHandoffCountsFromItsFirstSend() {
+        Scope w = new Scope("w", List.of());
+        List<Op> ops = List.of(
+                handoff("agent0", "A", A, 72, "agent1", 1423, 1423, 1485, Result.UNKNOWN, 0),
+                claim("agent1", "A", A, 1460, 2285, Result.GRANTED, 77), // a renewal: the handoff had committed
+                handoff("agent0", "A", A, 72, "agent1", 1423, 1510, 2336, Result.GRANTED, 76),
+                release("agent1", "A", 77, 2285, 2300, Result.GRANTED),
+                handoff("agent4", "W", w, 78, "agent5", 2314, 2314, 2344, Result.GRANTED, 81),
+                release("agent1", "A", 76, 2354, 2373, Result.DENIED),
+                release("agent5", "W", 81, 2355, 2373, Result.GRANTED));
+        assertThat(HistoryChecker.violations(ops)).isEmpty();
+
+        // the same, with the retry sent after the renewal's reply: its older epoch is no step back
+        List<Op> late = List.of(
+                handoff("agent0", "A", A, 72, "agent1", 1423, 1423, 1485, Result.UNKNOWN, 0),
+                claim("agent1", "A", A, 1460, 2285, Result.GRANTED, 77),
+                handoff("agent0", "A", A, 72, "agent1", 1423, 2290, 2336, Result.GRANTED, 76),
+                release("agent1", "A", 77, 2337, 2350, Result.GRANTED));
+        assertThat(HistoryChecker.violations(late)).isEmpty();
+
+        // but a recipient's window still holds when nothing of its own came between
+        List<Op> held = List.of(
+                handoff("agent0", "A", A, 72, "agent1", 1423, 1423, 1485, Result.UNKNOWN, 0),
+                handoff("agent0", "A", A, 72, "agent1", 1423, 1510, 2336, Result.GRANTED, 76),
+                handoff("agent4", "W", w, 78, "agent5", 2314, 2314, 2344, Result.GRANTED, 81),
+                release("agent1", "A", 76, 2354, 2373, Result.GRANTED));
+        assertThat(HistoryChecker.violations(held)).anyMatch(v -> v.startsWith("overlapping scopes"));
     }
 
     @Test

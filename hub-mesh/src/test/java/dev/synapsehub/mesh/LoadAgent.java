@@ -164,12 +164,14 @@ final class LoadAgent implements Runnable {
         // replays that first answer: an older frame is another node's late publication of an
         // earlier decision
         double notBefore = System.currentTimeMillis() / 1000.0 - 0.001;
+        long requested = 0;
         for (int attempt = 0; attempt < 2 && !stop; attempt++) {
             ensureConnected();
             long invoked = System.nanoTime();
+            requested = attempt == 0 ? invoked : requested;
             reply = send(f, fresh(granted, notBefore), fresh(denied, notBefore));
-            history.add(new History.Op(name, node, kind, task, scope, epochArg, target, invoked, System.nanoTime(),
-                    reply.result(), reply.epoch(), reply.owner()));
+            history.add(new History.Op(name, node, kind, task, scope, requested, epochArg, target, invoked,
+                    System.nanoTime(), reply.result(), reply.epoch(), reply.owner()));
             if (reply.result() != Result.UNKNOWN) {
                 return reply;
             }
