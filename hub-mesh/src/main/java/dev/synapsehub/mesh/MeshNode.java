@@ -961,7 +961,8 @@ public final class MeshNode implements AutoCloseable {
                 }
                 if (MeshSettingsCheck.QUERY.equals(json.path(MeshQueueProbe.QUERY).asText(null))) {
                     return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(
-                            settingsCheck.answer())))); // a follower's (or mesh status') settings check
+                            // a follower's settings check, or mesh status, which reads the queue depth from it too
+                            MeshQueueProbe.withDepth(settingsCheck.answer(), intents.depth())))));
                 }
                 if (json.has(MeshQueueProbe.QUERY)) {
                     return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(
