@@ -469,9 +469,15 @@ public final class MeshNode implements AutoCloseable {
      * @return true when caught up within {@code timeoutMillis}
      */
     public boolean awaitCaughtUp(long timeoutMillis) throws InterruptedException {
+        return awaitCaughtUp(timeoutMillis, () -> false);
+    }
+
+    /** As {@link #awaitCaughtUp(long)}, giving up (false) as soon as {@code stopRequested} holds. */
+    public boolean awaitCaughtUp(long timeoutMillis, java.util.function.BooleanSupplier stopRequested)
+            throws InterruptedException {
         long deadline = System.nanoTime() + timeoutMillis * 1_000_000;
         long target = -1;
-        while (System.nanoTime() - deadline < 0) {
+        while (System.nanoTime() - deadline < 0 && !stopRequested.getAsBoolean()) {
             DivisionInfo info = info();
             if (info != null && info.getLeaderId() != null) {
                 if (target < 0) {
