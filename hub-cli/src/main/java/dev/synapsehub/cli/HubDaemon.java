@@ -93,7 +93,8 @@ final class HubDaemon implements AutoCloseable {
     /**
      * As {@link #start(ServeOptions, FederationOptions)}, but when {@code stopRequested} holds
      * once the state is restored (a SIGTERM came during the start) a single hub binds no server:
-     * it closes what it opened (the journal cleanly) and throws {@link StoppedBeforeServing}.
+     * it closes what it opened (the journal cleanly) and throws {@link StoppedBeforeServing}. A
+     * mesh node looks at it while it waits for its cluster and before it binds, and stops the same way.
      */
     static HubDaemon start(ServeOptions options, FederationOptions federationOptions,
                            java.util.function.BooleanSupplier stopRequested)
@@ -129,7 +130,8 @@ final class HubDaemon implements AutoCloseable {
         Clock clock = Clock.system();
         MeshConfig meshConfig = options.meshConfig();
         if (meshConfig != null) {
-            return startMesh(options, config, meshConfig, actorSettings, clock, frameGate, trust, federationSettings);
+            return startMesh(options, config, meshConfig, actorSettings, clock, frameGate, trust, federationSettings,
+                    stopRequested);
         }
         SnapshotPolicy snapshotPolicy = options.snapshotPolicy();
         Retention retention = options.retention();
@@ -246,7 +248,8 @@ final class HubDaemon implements AutoCloseable {
     private static HubDaemon startMesh(ServeOptions options, HubConfig config, MeshConfig meshConfig,
                                        ActorSettings actorSettings, Clock clock,
                                        dev.synapsehub.federation.gate.FrameGate frameGate, ServingTrust trust,
-                                       FederationSettings federation)
+                                       FederationSettings federation,
+                                       java.util.function.BooleanSupplier stopRequested)
             throws JournalException, InterruptedException {
         dev.synapsehub.federation.route.NamespaceOwners owners = federation.owners();
         dev.synapsehub.federation.follow.WatchSettings watch = federation.watch();
@@ -301,7 +304,12 @@ final class HubDaemon implements AutoCloseable {
             // the flags every node must share, compared with the leader's while the node runs (docs/mesh.md)
             mesh = MeshHub.start(meshConfig, config, local, state, clock, actorSettings, CATCH_UP_MILLIS,
                     options.meshCompaction(), relayLog, extensions, MeshGovernanceFlags.of(config.hubId(),
-                            federation, config.defaultDelivery().mode().wire(), trust.startupPolicy() != null));
+                            federation, config.defaultDelivery().mode().wire(), trust.startupPolicy() != null),
+                    stopRequested);
+        } catch (MeshHub.StoppedBeforeServing e) {
+            // the node, its journal copy and the relay log are closed; nothing was bound
+            LOG.info("stopping before serving: a signal came during the mesh node's start");
+            throw new StoppedBeforeServing();
         } catch (IOException e) {
             throw new JournalException("mesh node " + meshConfig.nodeId() + " could not start: " + e.getMessage(), e);
         }

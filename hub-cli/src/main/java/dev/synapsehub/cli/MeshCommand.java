@@ -4,10 +4,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.mesh.MeshConfig;
+import dev.synapsehub.mesh.MeshGroup;
 import dev.synapsehub.mesh.MeshPeer;
 import dev.synapsehub.mesh.MeshProbe;
-import dev.synapsehub.mesh.MeshQueueProbe;
 import dev.synapsehub.mesh.MeshSettingsProbe;
+import dev.synapsehub.mesh.MeshStatusReads;
 import dev.synapsehub.mesh.MeshTls;
 import dev.synapsehub.mesh.MeshProbe.PeerReport;
 import picocli.CommandLine.Command;
@@ -20,6 +21,7 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.Callable;
 
 /** {@code synapse-hub mesh status}: a mesh's voters as they report themselves. */
@@ -62,7 +64,10 @@ public final class MeshCommand {
                 spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
                 return ExitCodes.USAGE;
             }
-            List<PeerReport> reports = MeshProbe.probe(peers, Duration.ofMillis((long) (timeout * 1000)), tls);
+            Duration each = Duration.ofMillis((long) (timeout * 1000));
+            // the group is looked up once (it is kept through membership changes, so it is asked, not derived)
+            UUID group = MeshGroup.discover(peers, each, tls);
+            List<PeerReport> reports = MeshProbe.probe(group, peers, each, tls);
             // the voters' own configuration, which follows add-node / remove-node, not the list given here
             List<String> voters = MeshProbe.currentVoters(reports, peers);
             int quorum = MeshConfig.quorum(voters.size());
@@ -75,10 +80,9 @@ public final class MeshCommand {
             long leaderCommit = reports.stream().filter(r -> r.id().equals(leader)).mapToLong(PeerReport::commitIndex)
                     .findFirst().orElse(-1);
             PrintWriter out = spec.commandLine().getOut();
-            Map<String, Integer> queued = MeshQueueProbe.queueDepths(peers, Duration.ofMillis((long) (timeout * 1000)), tls);
-            java.util.UUID group = dev.synapsehub.mesh.MeshGroup.discover(peers, Duration.ofMillis((long) (timeout * 1000)), tls);
-            Map<String, MeshSettingsProbe.NodeSettings> settings = MeshSettingsProbe.settings(peers,
-                    Duration.ofMillis((long) (timeout * 1000)), tls);
+            MeshStatusReads.Answers answers = MeshStatusReads.ask(group, peers, each, tls);
+            Map<String, Integer> queued = answers.queued();
+            Map<String, MeshSettingsProbe.NodeSettings> settings = answers.settings();
             if (json) {
                 ObjectNode report = json(reports, leader, quorum, leaderCommit, queued).put("group", group.toString());
                 SettingsColumn.put(report, settings);

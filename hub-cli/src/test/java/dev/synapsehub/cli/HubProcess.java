@@ -187,6 +187,43 @@ final class HubProcess implements AutoCloseable {
         removeHook();
     }
 
+    /**
+     * SIGTERM, as a service manager stops a hub, without the SIGKILL that {@link #close} falls back
+     * to: waits until the process is gone and returns its exit code.
+     */
+    synchronized int terminate() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(60, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+            throw new AssertionError(name + " survived SIGTERM for 60 s; log:\n" + logTail());
+        }
+        removeHook();
+        return process.exitValue();
+    }
+
+    /**
+     * Waits until the hub's log holds {@code fragment} (polling, never a fixed sleep); fails with
+     * the tail of the log when the process exits first or {@code within} passes.
+     */
+    void awaitLog(String fragment, Duration within) throws Exception {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (Files.exists(log) && Files.readString(log, StandardCharsets.UTF_8).contains(fragment)) {
+                return;
+            }
+            Process p;
+            synchronized (this) {
+                p = process;
+            }
+            if (!p.isAlive()) {
+                throw new AssertionError(name + " exited with " + p.exitValue() + " before logging '" + fragment
+                        + "'; log:\n" + logTail());
+            }
+            p.waitFor(50, TimeUnit.MILLISECONDS); // returns at once should it exit
+        }
+        throw new AssertionError(name + " did not log '" + fragment + "' within " + within + "; log:\n" + logTail());
+    }
+
     /** The last lines of the hub's log (failure messages). */
     String logTail() {
         try {

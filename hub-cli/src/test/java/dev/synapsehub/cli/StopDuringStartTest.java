@@ -18,7 +18,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /**
  * A SIGTERM that comes while the hub starts: the shutdown hook is registered before the start
  * ({@link StopSignal}), a single hub whose start sees the request binds no server and closes its
- * journal cleanly, and a hub that was already bound is closed by the hook once it is handed over.
+ * journal cleanly (a mesh node as well, while it waits for its cluster), and a hub that was already
+ * bound is closed by the hook once it is handed over.
  */
 class StopDuringStartTest {
 
@@ -34,11 +35,8 @@ class StopDuringStartTest {
         }
     }
 
-    @Test
-    void aStopRequestedDuringTheStartBindsNoServerAndClosesTheJournal(@TempDir Path dir) throws Exception {
-        Path db = dir.resolve("hub.db");
-        int port = freePort();
-        SynapseHubCommand command = parsed("--port", Integer.toString(port), "--db", db.toString());
+    /** Starts with a stop already requested: the hub it started anyway (closed again), or null. */
+    private static HubDaemon startWithStopRequested(SynapseHubCommand command) throws Exception {
         HubDaemon started = null;
         try {
             started = HubDaemon.start(command.serve, command.federation, () -> true);
@@ -49,9 +47,38 @@ class StopDuringStartTest {
                 started.close();
             }
         }
+        return started;
+    }
+
+    @Test
+    void aStopRequestedDuringTheStartBindsNoServerAndClosesTheJournal(@TempDir Path dir) throws Exception {
+        Path db = dir.resolve("hub.db");
+        int port = freePort();
+        SynapseHubCommand command = parsed("--port", Integer.toString(port), "--db", db.toString());
+        HubDaemon started = startWithStopRequested(command);
         assertThat(started).as("no hub was started").isNull();
         assertThatThrownBy(() -> new Socket("127.0.0.1", port).close()).isInstanceOf(ConnectException.class);
         try (SqliteJournal journal = SqliteJournal.open(db)) { // its exclusive lock is free: closed
+            assertThat(journal.lastSeq()).isZero();
+        }
+    }
+
+    @Test
+    void aStopRequestedDuringAMeshNodesStartBindsNoServerAndClosesItsJournalCopy(@TempDir Path dir) throws Exception {
+        Path db = dir.resolve("n1.db");
+        int port = freePort();
+        int raft = freePort();
+        // one voter of three alone finds no leader: without the stop it would wait its whole catch-up time
+        SynapseHubCommand command = parsed("--port", Integer.toString(port), "--db", db.toString(), "--mesh-id", "n1",
+                "--mesh-peers", "n1=127.0.0.1:" + raft + ",n2=127.0.0.1:" + freePort() + ",n3=127.0.0.1:" + freePort());
+        HubDaemon started = startWithStopRequested(command);
+        assertThat(started).as("no mesh node was started").isNull();
+        assertThatThrownBy(() -> new Socket("127.0.0.1", port).close()).isInstanceOf(ConnectException.class);
+        try (ServerSocket again = new ServerSocket(raft, 1, java.net.InetAddress.getLoopbackAddress())) {
+            assertThat(again.getLocalPort()).as("the Raft node's port was released").isEqualTo(raft);
+        }
+        assertThat(dir.resolve("n1.db-wal")).as("the journal copy was closed").doesNotExist();
+        try (SqliteJournal journal = SqliteJournal.open(db)) {
             assertThat(journal.lastSeq()).isZero();
         }
     }

@@ -73,6 +73,7 @@ final class LeaderAsks implements ClusterLeader {
     /** Sends to the leader that threw before anything left this node (each logged once, then resent). */
     private final AtomicLong sendFailures = new AtomicLong();
     /** True from a failed send until one succeeds: a resend every 50 ms is logged once per streak, each counted. */
+    // one flag for all asks is enough: it only gates the log line; each failure is counted and its own ask resent
     private final java.util.concurrent.atomic.AtomicBoolean sendFailing = new java.util.concurrent.atomic.AtomicBoolean();
     /** Leadership listeners that threw (each logged once; the other listeners are still told). */
     private final AtomicLong listenerFailures = new AtomicLong();

@@ -167,14 +167,17 @@ public final class MeshGroup {
      * the voters run (kept through membership changes); a voter that does not answer within
      * {@code timeout}, answers an error, or whose answer {@code read} cannot use maps to null.
      */
-    static <T> Map<String, T> askEachVoter(List<MeshPeer> peers, Duration timeout, MeshTls tls,
-                                                     byte[] question,
-                                                     Function<JsonNode, T> read) {
-        Message message = Message.valueOf(
-                ByteString.copyFrom(question));
+    static <T> Map<String, T> askEachVoter(List<MeshPeer> peers, Duration timeout, MeshTls tls, byte[] question,
+                                           Function<JsonNode, T> read) {
+        return askEachVoter(discover(peers, timeout, tls), peers, timeout, tls, question, read);
+    }
+
+    /** As above, in {@code group} when the caller has looked it up already. */
+    static <T> Map<String, T> askEachVoter(UUID group, List<MeshPeer> peers, Duration timeout, MeshTls tls,
+                                           byte[] question, Function<JsonNode, T> read) {
+        Message message = Message.valueOf(ByteString.copyFrom(question));
         Map<String, T> out = new LinkedHashMap<>();
-        RaftGroupId group = RaftGroupId.valueOf(discover(peers, timeout, tls));
-        try (RaftClient client = client(group, peers, timeout, null, tls)) {
+        try (RaftClient client = client(RaftGroupId.valueOf(group), peers, timeout, null, tls)) {
             for (MeshPeer p : peers) {
                 out.put(p.id(), askVoter(client, message, p, read));
             }

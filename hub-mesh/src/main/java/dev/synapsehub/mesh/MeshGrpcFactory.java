@@ -28,16 +28,16 @@ import javax.net.ssl.SSLException;
  */
 final class MeshGrpcFactory extends GrpcFactory {
     private final GrpcServices.Customizer customizer;
-    /** Contexts a node's servers present (Raft, admin and client ports); null without TLS. */
-    private final SslContext serverSide;
-    /** Contexts a node or client connects to a peer with; null without TLS. */
+    /** The TLS settings; null without TLS. */
+    private final GrpcTlsConfig tls;
+    /** Contexts a node or client connects to a peer with (both sides use it); null without TLS. */
     private final SslContext clientSide;
 
     MeshGrpcFactory(Parameters parameters) {
         super(parameters);
         this.customizer = GrpcConfigKeys.Server.servicesCustomizer(parameters);
-        GrpcTlsConfig tls = GrpcConfigKeys.TLS.conf(parameters);
-        this.serverSide = tls == null ? null : forServer(tls);
+        this.tls = GrpcConfigKeys.TLS.conf(parameters);
+        // the server side is built in newRaftServerRpc: a factory of a client (admin, probe) never needs it
         this.clientSide = tls == null ? null : forClient(tls);
     }
 
@@ -75,9 +75,11 @@ final class MeshGrpcFactory extends GrpcFactory {
 
     @Override
     public GrpcServices newRaftServerRpc(RaftServer server) {
-        if (serverSide == null) {
+        if (tls == null) {
             return super.newRaftServerRpc(server);
         }
+        // contexts a node's servers present (Raft, admin and client ports)
+        SslContext serverSide = forServer(tls);
         // the same wiring as GrpcFactory's, with one TLS setting for every port (MeshTls.parameters)
         return GrpcServicesImpl.newBuilder().setServer(server).setCustomizer(customizer)
                 .setAdminSslContext(serverSide).setServerSslContextForServer(serverSide)

@@ -12,6 +12,7 @@ import dev.synapsehub.net.relay.RelayLog;
 
 import java.io.IOException;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 
 /**
  * A mesh node serving agents: the {@link MeshNode} and, once it has caught up with the cluster,
@@ -86,6 +87,22 @@ public final class MeshHub implements AutoCloseable {
                                 RelayLog relayLog, List<dev.synapsehub.net.extension.HubExtension> gates,
                                 MeshGovernanceSettings governance)
             throws IOException, JournalException, InterruptedException {
+        return start(mesh, hub, local, state, clock, settings, catchUpMillis, compaction, relayLog, gates, governance,
+                () -> false);
+    }
+
+    /**
+     * As {@link #start(MeshConfig, HubConfig, Journal, CoordinationState, Clock, ActorSettings, long,
+     * MeshCompaction, RelayLog, List, MeshGovernanceSettings)}, but when {@code stopRequested} holds
+     * during the waits for the cluster or before the bind (a SIGTERM came during a long start), the
+     * node binds no server: it closes what it opened (the node, its journal copy, the relay log)
+     * and throws {@link StoppedBeforeServing}.
+     */
+    public static MeshHub start(MeshConfig mesh, HubConfig hub, Journal local, CoordinationState state, Clock clock,
+                                ActorSettings settings, long catchUpMillis, MeshCompaction compaction,
+                                RelayLog relayLog, List<dev.synapsehub.net.extension.HubExtension> gates,
+                                MeshGovernanceSettings governance, BooleanSupplier stopRequested)
+            throws IOException, JournalException, InterruptedException {
         List<dev.synapsehub.net.extension.HubExtension> extensions = new java.util.ArrayList<>(gates);
         WireEdge edge = new WireEdge();
         MeshNode node = new MeshNode(mesh, hub.hubId(), local, state, clock, settings, edge, compaction);
@@ -99,13 +116,17 @@ public final class MeshHub implements AutoCloseable {
         HubServer server = null;
         try {
             node.start();
-            if (!node.awaitCaughtUp(catchUpMillis)) {
+            boolean caughtUp = node.awaitCaughtUp(catchUpMillis, stopRequested);
+            stopIfRequested(mesh, stopRequested);
+            if (!caughtUp) {
                 LOG.log(System.Logger.Level.WARNING, "mesh node " + mesh.nodeId() + " has not caught up with a"
                         + " leader within " + catchUpMillis + " ms; serving anyway (writes wait for a quorum)");
             }
             // a node with an ownership map refuses claims until it has compared its settings: compare before serving
             long compareMillis = Math.min(catchUpMillis, SETTINGS_WAIT_MILLIS);
-            if (!node.settingsCheck().awaitCompared(compareMillis)) {
+            boolean compared = node.settingsCheck().awaitCompared(compareMillis, stopRequested);
+            stopIfRequested(mesh, stopRequested);
+            if (!compared) {
                 LOG.log(System.Logger.Level.WARNING, "mesh node " + mesh.nodeId() + " has not compared its governance"
                         + " settings with a leader within " + compareMillis + " ms; serving anyway, refusing claims"
                         + " under its ownership map until it has");
@@ -115,6 +136,7 @@ public final class MeshHub implements AutoCloseable {
             if (relayLog != null) {
                 server.relayLog(relayLog);
             }
+            stopIfRequested(mesh, stopRequested);
             int port = server.start();
             edge.bind(server);
             return new MeshHub(node, server, port);
@@ -126,6 +148,20 @@ public final class MeshHub implements AutoCloseable {
             }
             node.close();
             throw e;
+        }
+    }
+
+    /** The start was stopped by a signal before the server was bound; the node and its journal copy are closed. */
+    public static final class StoppedBeforeServing extends RuntimeException {
+        StoppedBeforeServing(String nodeId) {
+            super("mesh node " + nodeId + " stopped during the start, before serving");
+        }
+    }
+
+    /** Throws (the start's catch closes what it opened) when a stop has been requested. */
+    private static void stopIfRequested(MeshConfig mesh, BooleanSupplier stopRequested) {
+        if (stopRequested.getAsBoolean()) {
+            throw new StoppedBeforeServing(mesh.nodeId());
         }
     }
 

@@ -469,9 +469,15 @@ public final class MeshNode implements AutoCloseable {
      * @return true when caught up within {@code timeoutMillis}
      */
     public boolean awaitCaughtUp(long timeoutMillis) throws InterruptedException {
+        return awaitCaughtUp(timeoutMillis, () -> false);
+    }
+
+    /** As {@link #awaitCaughtUp(long)}, giving up (false) as soon as {@code stopRequested} holds. */
+    public boolean awaitCaughtUp(long timeoutMillis, java.util.function.BooleanSupplier stopRequested)
+            throws InterruptedException {
         long deadline = System.nanoTime() + timeoutMillis * 1_000_000;
         long target = -1;
-        while (System.nanoTime() - deadline < 0) {
+        while (System.nanoTime() - deadline < 0 && !stopRequested.getAsBoolean()) {
             DivisionInfo info = info();
             if (info != null && info.getLeaderId() != null) {
                 if (target < 0) {
@@ -961,7 +967,8 @@ public final class MeshNode implements AutoCloseable {
                 }
                 if (MeshSettingsCheck.QUERY.equals(json.path(MeshQueueProbe.QUERY).asText(null))) {
                     return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(
-                            settingsCheck.answer())))); // a follower's (or mesh status') settings check
+                            // a follower's settings check, or mesh status, which reads the queue depth from it too
+                            MeshQueueProbe.withDepth(settingsCheck.answer(), intents.depth())))));
                 }
                 if (json.has(MeshQueueProbe.QUERY)) {
                     return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(

@@ -1,23 +1,17 @@
 package dev.synapsehub.mesh;
 
 import org.apache.ratis.client.RaftClient;
-import org.apache.ratis.client.RaftClientConfigKeys;
-import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.proto.RaftProtos.LogInfoProto;
 import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
 import org.apache.ratis.protocol.GroupInfoReply;
-import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
-import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.retry.RetryPolicies;
-import org.apache.ratis.util.TimeDuration;
 
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
+import java.util.UUID;
 
 /**
  * Asks every voter of a mesh for its own view over Raft's admin channel (no agent connection):
@@ -57,18 +51,14 @@ public final class MeshProbe {
 
     /** As above, over mutual TLS when {@code tls} is not null (a mesh started with it refuses anything else). */
     public static List<PeerReport> probe(List<MeshPeer> peers, Duration timeout, MeshTls tls) {
-        List<RaftPeer> raftPeers = new ArrayList<>();
-        for (MeshPeer p : peers) {
-            raftPeers.add(RaftPeer.newBuilder().setId(p.id()).setAddress(p.address()).build());
-        }
-        RaftGroupId groupId = RaftGroupId.valueOf(MeshGroup.discover(peers, timeout, tls)); // kept through membership changes
-        RaftProperties properties = MeshTransport.properties();
-        RaftClientConfigKeys.Rpc.setRequestTimeout(properties,
-                TimeDuration.valueOf(timeout.toMillis(), TimeUnit.MILLISECONDS));
+        return probe(MeshGroup.discover(peers, timeout, tls), peers, timeout, tls); // kept through membership changes
+    }
+
+    /** As above, in {@code group} (from {@link MeshGroup#discover}) when the caller has looked it up already. */
+    public static List<PeerReport> probe(UUID group, List<MeshPeer> peers, Duration timeout, MeshTls tls) {
+        RaftGroupId groupId = RaftGroupId.valueOf(group);
         List<PeerReport> out = new ArrayList<>();
-        try (RaftClient client = RaftClient.newBuilder().setRaftGroup(RaftGroup.valueOf(groupId, raftPeers))
-                .setProperties(properties).setParameters(MeshTls.parameters(tls))
-                .setRetryPolicy(RetryPolicies.noRetry()).build()) {
+        try (RaftClient client = MeshGroup.client(groupId, peers, timeout, null, tls)) {
             for (MeshPeer p : peers) {
                 out.add(ask(client, groupId, p));
             }

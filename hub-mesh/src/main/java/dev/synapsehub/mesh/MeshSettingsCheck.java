@@ -28,6 +28,9 @@ import java.util.function.Supplier;
  */
 final class MeshSettingsCheck {
     private static final System.Logger LOG = System.getLogger(MeshSettingsCheck.class.getName());
+    /** How often a start waiting for the first comparison looks whether a stop was requested. */
+    private static final long STOP_POLL_MILLIS = 50;
+
     /** The probe's query value ({@link MeshQueueProbe#QUERY} member). */
     static final String QUERY = "governance_settings";
     /** How often a follower asks the leader. */
@@ -161,7 +164,13 @@ final class MeshSettingsCheck {
      * with a leader, at most {@code millis}; at once when it holds no ownership map (it refuses
      * nothing while {@code unknown}). True when compared (or nothing to wait for).
      */
-    synchronized boolean awaitCompared(long millis) throws InterruptedException {
+    boolean awaitCompared(long millis) throws InterruptedException {
+        return awaitCompared(millis, () -> false);
+    }
+
+    /** As {@link #awaitCompared(long)}, giving up (false) soon after {@code stopRequested} holds. */
+    synchronized boolean awaitCompared(long millis, java.util.function.BooleanSupplier stopRequested)
+            throws InterruptedException {
         String map = own.get(MeshSettingsGate.OWNERSHIP);
         if (map == null || map.isEmpty()) {
             return true;
@@ -169,10 +178,11 @@ final class MeshSettingsCheck {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
         while (view.state() == State.UNKNOWN) {
             long left = deadline - System.nanoTime();
-            if (left <= 0) {
+            if (left <= 0 || stopRequested.getAsBoolean()) {
                 return false;
             }
-            TimeUnit.NANOSECONDS.timedWait(this, left);
+            // a signal sets a flag and notifies no one: wake now and then to look at it
+            TimeUnit.NANOSECONDS.timedWait(this, Math.min(left, TimeUnit.MILLISECONDS.toNanos(STOP_POLL_MILLIS)));
         }
         return true;
     }

@@ -6,6 +6,7 @@ import dev.synapsehub.core.actor.Idempotency;
 import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.net.extension.HubExtension;
 import dev.synapsehub.net.extension.HubServices;
+import dev.synapsehub.net.protocol.PeerVerdictFrames;
 import dev.synapsehub.net.protocol.Request;
 
 import java.util.List;
@@ -170,29 +171,17 @@ final class MeshSettingsGate implements HubExtension {
     /** A peer's claim: its contract result, not granted, as ClaimServer refuses one it may not decide. */
     private static void refusePeerClaim(HubServices services, Request r, MeshSettingsCheck.View v, String why) {
         String detail = "mesh node refuses to decide: " + why;
-        ObjectNode f = services.frames().envelope(r.sender(), "multihub_claim_result", detail,
-                services.clock().nowSeconds());
-        f.put("granted", false);
-        f.put("task_id", r.frame().path("task_id").asText(""));
-        f.put("namespace", r.frame().path("namespace").asText(""));
-        f.put("owner_hub_id", services.hubId());
-        f.put("detail", detail);
-        f.putNull("grant");
+        ObjectNode f = PeerVerdictFrames.claimResult(services.frames(), r.sender(), false,
+                r.frame().path("task_id").asText(""), r.frame().path("namespace").asText(""), services.hubId(), detail,
+                null, services.clock().nowSeconds());
         mark(f, v);
         services.outbox().sendInOrder(r.session(), services.frames().write(f));
     }
 
     /** An operator relay: its contract result, not applied, detail the mesh reason, as RelayServer refuses. */
     private static void refuseRelay(HubServices services, Request r, MeshSettingsCheck.View v) {
-        ObjectNode f = services.frames().envelope(r.sender(), "operator_relay_result", "Operator relay result",
-                services.clock().nowSeconds());
-        f.put("applied", false);
-        f.set("action", r.get("action"));
-        f.set("namespace", r.get("namespace"));
-        f.set("task_id", r.get("task_id"));
-        f.put("owner_hub_id", services.frames().hubId());
-        f.put("detail", reason(v));
-        f.put("pending", false);
+        ObjectNode f = PeerVerdictFrames.relayResult(services.frames(), r, services.frames().hubId(), false, false,
+                reason(v), services.clock().nowSeconds());
         mark(f, v);
         services.outbox().sendInOrder(r.session(), services.frames().write(f));
     }

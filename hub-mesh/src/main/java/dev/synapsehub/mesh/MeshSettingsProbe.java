@@ -2,14 +2,13 @@ package dev.synapsehub.mesh;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 /**
- * Asks each voter for its governance settings fingerprint and how it compares with the leader's
- * (a stale read each node answers itself): what {@code synapse-hub mesh status} shows per node.
+ * A voter's governance settings fingerprint and how it compares with the leader's, read from its
+ * answer to the settings query (a stale read each node answers itself, {@link MeshStatusReads}):
+ * what {@code synapse-hub mesh status} shows per node.
  */
 public final class MeshSettingsProbe {
     private MeshSettingsProbe() {
@@ -33,15 +32,9 @@ public final class MeshSettingsProbe {
         }
     }
 
-    /** Each voter's settings, by id, in the order given; a voter that did not answer within {@code timeout} maps to null. */
-    public static Map<String, NodeSettings> settings(List<MeshPeer> peers, Duration timeout, MeshTls tls) {
-        return MeshGroup.askEachVoter(peers, timeout, tls, MeshJson.bytes(MeshSettingsCheck.query()),
-                MeshSettingsProbe::read);
-    }
-
     /** A node's answer, or null when it carries none (a node of an older version answers an error). */
     static NodeSettings read(JsonNode answer) {
-        if (!answer.hasNonNull("fingerprint")) {
+        if (answer == null || !answer.hasNonNull("fingerprint")) {
             return null;
         }
         List<String> differing = new ArrayList<>();

@@ -123,6 +123,11 @@ class MeshQueueWireTest {
         assertThat(depths.get(taker.nodeId())).as("the cut-off node answers its own queue depth").isEqualTo(1);
         assertThat(depths.entrySet()).filteredOn(e -> !e.getKey().equals(taker.nodeId()))
                 .allMatch(e -> e.getValue() == null);
+        List<MeshPeer> cutOff = peers.stream().filter(p -> p.id().equals(taker.nodeId())).toList();
+        assertThat(MeshGroup.askEachVoter(cutOff, java.time.Duration.ofSeconds(5), null,
+                MeshJson.bytes(MeshSettingsCheck.query()), MeshQueueProbe::depth))
+                .as("its settings answer carries the depth too, so mesh status asks it once")
+                .containsExactly(java.util.Map.entry(taker.nodeId(), 1));
         String metrics = metrics(cluster.uri(taker.nodeId()).getPort());
         assertThat(metrics).contains("\nsynapse_mesh_queue_depth 1\n")
                 .contains("\nsynapse_mesh_intents_queued_total 1\n")

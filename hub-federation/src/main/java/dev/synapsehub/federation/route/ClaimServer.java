@@ -8,6 +8,7 @@ import dev.synapsehub.federation.trust.PeerDecision;
 import dev.synapsehub.federation.trust.ServingTrust;
 import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.net.extension.HubServices;
+import dev.synapsehub.net.protocol.PeerVerdictFrames;
 import dev.synapsehub.net.protocol.Request;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -127,17 +128,8 @@ public final class ClaimServer {
 
     private void result(Request r, boolean granted, String taskId, String namespace, String detail, ObjectNode grant,
                         CompletableFuture<Void> done) {
-        ObjectNode f = hub.frames().envelope(r.sender(), "multihub_claim_result", detail, hub.clock().nowSeconds());
-        f.put("granted", granted);
-        f.put("task_id", taskId);
-        f.put("namespace", namespace);
-        f.put("owner_hub_id", hub.hubId());
-        f.put("detail", detail);
-        if (grant == null) {
-            f.putNull("grant");
-        } else {
-            f.set("grant", grant);
-        }
+        ObjectNode f = PeerVerdictFrames.claimResult(hub.frames(), r.sender(), granted, taskId, namespace, hub.hubId(),
+                detail, grant, hub.clock().nowSeconds());
         hub.outbox().sendInOrder(r.session(), hub.frames().write(f));
         done.complete(null);
     }

@@ -10,6 +10,7 @@ import dev.synapsehub.federation.link.PeerLink;
 import dev.synapsehub.federation.link.PeerLinks;
 import dev.synapsehub.federation.trust.PeerRoutes;
 import dev.synapsehub.net.extension.HubServices;
+import dev.synapsehub.net.protocol.PeerVerdictFrames;
 import dev.synapsehub.net.protocol.Request;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -412,15 +413,8 @@ public final class RelayForwarder {
     /** The requester's {@code operator_relay_result}; {@code forwardError} names a failure to reach a verdict. */
     private void answer(Request r, String ownerHubId, boolean applied, boolean pending, String detail,
                         String forwardError) {
-        ObjectNode f = hub.frames().envelope(r.sender(), "operator_relay_result", "Operator relay result",
+        ObjectNode f = PeerVerdictFrames.relayResult(hub.frames(), r, ownerHubId, applied, pending, detail,
                 hub.clock().nowSeconds());
-        f.put("applied", applied);
-        f.set("action", r.get("action"));
-        f.set("namespace", r.get("namespace"));
-        f.set("task_id", r.get("task_id"));
-        f.put("owner_hub_id", ownerHubId);
-        f.put("detail", detail);
-        f.put("pending", pending);
         if (forwardError != null) {
             f.put("forward_error", forwardError);
         }

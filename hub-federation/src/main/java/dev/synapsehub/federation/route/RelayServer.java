@@ -11,6 +11,7 @@ import dev.synapsehub.core.reply.Reply;
 import dev.synapsehub.federation.trust.PeerDecision;
 import dev.synapsehub.federation.trust.ServingTrust;
 import dev.synapsehub.net.extension.HubServices;
+import dev.synapsehub.net.protocol.PeerVerdictFrames;
 import dev.synapsehub.net.protocol.Request;
 import dev.synapsehub.net.wire.CanonicalJson;
 import org.slf4j.Logger;
@@ -339,15 +340,7 @@ public final class RelayServer {
     }
 
     private ObjectNode resultFrame(Request r, boolean done, String detail, boolean awaitingSecond, double at) {
-        ObjectNode f = hub.frames().envelope(r.sender(), "operator_relay_result", "Operator relay result", at);
-        f.put("applied", done);
-        f.set("action", r.get("action"));
-        f.set("namespace", r.get("namespace"));
-        f.set("task_id", r.get("task_id"));
-        f.put("owner_hub_id", hub.frames().hubId());
-        f.put("detail", detail);
-        f.put("pending", awaitingSecond);
-        return f;
+        return PeerVerdictFrames.relayResult(hub.frames(), r, hub.frames().hubId(), done, awaitingSecond, detail, at);
     }
 
     /**

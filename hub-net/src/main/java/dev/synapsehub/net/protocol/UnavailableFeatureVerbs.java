@@ -47,15 +47,7 @@ final class UnavailableFeatureVerbs {
             send(r, frames.error(r.sender(), "Malformed operator relay request", now()));
             return;
         }
-        ObjectNode f = frames.envelope(r.sender(), "operator_relay_result", "Operator relay result", now());
-        f.put("applied", false);
-        f.set("action", r.get("action"));
-        f.set("namespace", r.get("namespace"));
-        f.set("task_id", r.get("task_id"));
-        f.put("owner_hub_id", frames.hubId());
-        f.put("detail", "peer_not_authorised");
-        f.put("pending", false);
-        send(r, f);
+        send(r, PeerVerdictFrames.relayResult(frames, r, frames.hubId(), false, false, "peer_not_authorised", now()));
     }
 
     private static boolean required(Request r, String field) {
