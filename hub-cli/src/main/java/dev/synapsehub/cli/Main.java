@@ -11,6 +11,8 @@ public final class Main {
 
     /** Runs the command line and exits with its code. */
     public static void main(String[] args) {
+        // before the leak detector: its Netty logger starts logback, which reads the level then
+        chooseLogLevel(args);
         quietLeakDetector();
         int code;
         try {
