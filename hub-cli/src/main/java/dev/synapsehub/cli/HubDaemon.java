@@ -100,15 +100,6 @@ final class HubDaemon implements AutoCloseable {
             throws JournalException, InterruptedException {
         // JVM start, class loading, logging and option parsing, up to here
         StartupPhases phases = StartupPhases.sinceJvmStart("jvm and options");
-        if (options.db() != null) {
-            // sqlite-jdbc's classes and library and the event codec load while the options are read
-            // (the journal open below then waits for what is not loaded yet instead of loading it).
-            // Not started earlier, beside picocli: that made the JVM-and-options phase longer by
-            // more than the open gained (docs/benchmarks.md, "Restart toward 1 s, fifth pass")
-            Thread journalWarmup = new Thread(SqliteJournal::loadLibraries, "synapse-journal-warmup");
-            journalWarmup.setDaemon(true);
-            journalWarmup.start();
-        }
         // an unknown -Dsynapsehub.tls refuses the start here, before anything listens, rather than at
         // the first TLS context (which for a hub without --tls-certfile may be a peer link much later)
         dev.synapsehub.client.tls.TlsEngine.parse(System.getProperty(dev.synapsehub.client.tls.TlsEngine.PROPERTY));

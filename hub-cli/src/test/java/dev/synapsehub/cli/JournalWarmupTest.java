@@ -11,17 +11,17 @@ import java.util.stream.Stream;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The journal's libraries load on a thread of their own from the first line of a hub start
- * ({@code HubDaemon.start}), while the options are still checked: that thread must touch no
- * journal, so a start refused for a bad option leaves none behind (bad input changes nothing).
+ * The journal's libraries load on a thread of their own from the first line of a hub start, while
+ * the command line and the options are still read and checked: that thread must touch no journal,
+ * so a start refused for a bad option leaves none behind (bad input changes nothing).
  */
 class JournalWarmupTest {
 
     @Test
     void aStartRefusedForABadOptionCreatesNoJournalWhileTheLibrariesLoad(@TempDir Path dir) throws Exception {
         Path db = dir.resolve("hub.db");
-        // through the whole command: --relay-max-lines is refused in the configuration phase, after
-        // the warm-up thread started and before the journal would be opened
+        // the warm-up thread starts before the command line is read; --relay-max-lines is refused
+        // later, in the configuration phase of the start, where the journal would be opened next
         int code = Main.run(new String[] {"--port", "0", "--db", db.toString(), "--relay-log",
                 dir.resolve("relay.log").toString(), "--relay-max-lines", "0"});
         assertThat(code).isEqualTo(ExitCodes.USAGE);
