@@ -1,5 +1,6 @@
 package dev.synapsehub.cli;
 
+import dev.synapsehub.journal.SqliteJournal;
 import io.netty.util.ResourceLeakDetector;
 import picocli.CommandLine;
 
@@ -10,6 +11,8 @@ public final class Main {
 
     /** Runs the command line and exits with its code. */
     public static void main(String[] args) {
+        // before the leak detector: its Netty logger starts logback, which reads the level then
+        chooseLogLevel(args);
         quietLeakDetector();
         int code;
         try {
@@ -39,6 +42,7 @@ public final class Main {
     /** Runs the command line and returns its exit code (tests call this). */
     static int run(String[] args) {
         chooseLogLevel(args);
+        loadJournalLibrariesIfServing(args);
         CommandLine cl;
         try {
             cl = SynapseHubCommand.commandLine(args);
@@ -57,6 +61,25 @@ public final class Main {
             return ExitCodes.USAGE;
         });
         return cl.execute(args);
+    }
+
+    /**
+     * A hub start (no subcommand named) opens its journal once its options are read: sqlite-jdbc's
+     * driver and library and the event codec load meanwhile on a thread of their own
+     * ({@link SqliteJournal#loadLibraries}, which opens no file), beside the command line's model
+     * and the configuration, so the journal open finds them loaded. A daemon thread: {@code --help},
+     * {@code --version} or a refused option exit without waiting for it.
+     */
+    private static void loadJournalLibrariesIfServing(String[] args) {
+        java.util.Set<String> subcommands = SynapseHubCommand.subcommandNames();
+        for (String arg : args) {
+            if (subcommands.contains(arg)) {
+                return;
+            }
+        }
+        Thread warmup = new Thread(SqliteJournal::loadLibraries, "synapse-journal-warmup");
+        warmup.setDaemon(true);
+        warmup.start();
     }
 
     /**

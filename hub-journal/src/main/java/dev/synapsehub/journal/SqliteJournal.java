@@ -129,6 +129,25 @@ public final class SqliteJournal implements Journal {
         return sql.toString();
     }
 
+    /**
+     * Loads and initializes what opening any journal needs before it touches a file: sqlite-jdbc's
+     * driver, its native library and its connection settings (date formats, locale data), and the
+     * event codec's JSON mapper. Together some 100-150 ms of a start's critical path (JVM class
+     * initialization, which another thread then waits for rather than repeats), so a hub start runs
+     * this on a thread of its own while it still reads its configuration. It opens, creates and
+     * locks nothing; a failure is left for {@link #open} to meet again and report.
+     */
+    public static void loadLibraries() {
+        try {
+            Class.forName("org.sqlite.JDBC");
+            org.sqlite.SQLiteJDBCLoader.initialize();
+            new org.sqlite.SQLiteConfig();
+        } catch (Exception | LinkageError e) {
+            // open() loads the same and reports what fails there, with the journal's name
+        }
+        new EventCodec();
+    }
+
     /** Opens (or creates) the journal at {@code path}; progress lines at most every 2 s. */
     public static SqliteJournal open(Path path) throws JournalException {
         return open(path, 2_000);

@@ -180,8 +180,9 @@ public final class HubServer implements AutoCloseable {
                 config.outboxQueueCapacity(), RejectedExecutionHandlers.reject());
         Outbox outbox = new Outbox(outboxThread, frames, config.outboundHighWaterBytes(), config.broadcastLinger(), metrics,
                 config.outboxBusyTasks(), config.defaultDelivery(), clock);
-        // scoped delivery's view of live claims starts from what a restarted hub holds
-        actor.read(state -> state.claims().snapshot(clock.nowSeconds()))
+        // scoped delivery's view of live claims starts from what a restarted hub holds; read unsorted
+        // (the seed sorts them on the outbox): the first /health's count waits behind this read on the writer
+        actor.read(state -> state.claims().liveAt(clock.nowSeconds()))
                 .whenComplete((claims, failed) -> {
                     if (failed == null) {
                         outbox.scoped().seed(claims);

@@ -102,6 +102,20 @@ class PartialMassExpiryTest {
         assertThat(counted.liveCount()).isLessThan(before).isPositive();
     }
 
+    /** The unsorted read scoped delivery's seed takes expires first and holds what the sorted read holds. */
+    @Test
+    void anUnsortedReadAtAnInstantExpiresFirstAndHoldsTheSortedReadsClaims() {
+        ClaimRegistry unsorted = populate(7);
+        ClaimRegistry sorted = populate(7);
+        int before = unsorted.liveCount();
+        for (double at : new double[] {2_600, 5_000, LATE}) {
+            List<Claim> read = unsorted.liveAt(at);
+            assertThat(read).containsExactlyInAnyOrderElementsOf(sorted.snapshot(at));
+            assertThat(unsorted.image()).isEqualTo(sorted.image());
+        }
+        assertThat(unsorted.liveCount()).isLessThan(before).isPositive();
+    }
+
     @ParameterizedTest(name = "one lease in {0} survives")
     @ValueSource(ints = {100, 3, 2})
     void expiringMostLeasesAtOnceEndsExactlyAsExpiringThemOneByOne(int surviveEvery) {

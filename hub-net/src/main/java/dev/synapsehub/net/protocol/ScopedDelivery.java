@@ -91,13 +91,18 @@ public final class ScopedDelivery {
         });
     }
 
-    /** From any thread: the live claims a restarted hub holds, before anyone could change them. */
+    /**
+     * From any thread: the live claims a restarted hub holds, before anyone could change them, in
+     * any order: they are taken in task id order, on the outbox thread (off the writer).
+     */
     public void seed(List<Claim> claims) {
         onOutbox(() -> {
             if (publishedBeforeSeed == null) {
                 return; // arrived too late to be trusted
             }
-            for (Claim c : claims) {
+            List<Claim> byTask = new ArrayList<>(claims);
+            byTask.sort(java.util.Comparator.comparing(Claim::taskId));
+            for (Claim c : byTask) {
                 if (!publishedBeforeSeed.contains(c.taskId())) {
                     live.put(held(c));
                 }
