@@ -64,18 +64,23 @@ public final class Main {
     }
 
     /**
-     * A hub start (no subcommand named) opens its journal once its options are read: sqlite-jdbc's
-     * driver and library and the event codec load meanwhile on a thread of their own
-     * ({@link SqliteJournal#loadLibraries}, which opens no file), beside the command line's model
+     * A durable hub start (no subcommand named, {@code --db} given) opens its journal once its
+     * options are read: sqlite-jdbc's driver and library and the event codec load meanwhile on a
+     * thread of their own ({@link SqliteJournal#loadLibraries}, which opens no file), beside the command line's model
      * and the configuration, so the journal open finds them loaded. A daemon thread: {@code --help},
      * {@code --version} or a refused option exit without waiting for it.
      */
     private static void loadJournalLibrariesIfServing(String[] args) {
         java.util.Set<String> subcommands = SynapseHubCommand.subcommandNames();
+        boolean durable = false;
         for (String arg : args) {
             if (subcommands.contains(arg)) {
                 return;
             }
+            durable |= arg.equals("--db") || arg.startsWith("--db=");
+        }
+        if (!durable) {
+            return; // an in-memory hub opens no journal: the libraries would only take CPU from its start
         }
         Thread warmup = new Thread(SqliteJournal::loadLibraries, "synapse-journal-warmup");
         warmup.setDaemon(true);
