@@ -4,15 +4,16 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.BooleanNode;
 import com.fasterxml.jackson.databind.node.DoubleNode;
 import com.fasterxml.jackson.databind.node.IntNode;
 import com.fasterxml.jackson.databind.node.LongNode;
-import com.fasterxml.jackson.databind.node.MissingNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import dev.synapsehub.federation.link.ReplyDecoder;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -47,27 +48,60 @@ final class LogPage {
     /** What a tree's {@code payload} would be: absent, JSON null, an object, or anything else. */
     enum PayloadShape { ABSENT, NULL, OBJECT, OTHER }
 
-    /** One element of {@code events}; for a non-object element every field is absent. */
+    /** How the fold treats an event's kind, decided once when the page is read. */
+    enum KindClass {
+        /** {@code release}: the task is released. */
+        RELEASE,
+        /** {@code claim}, {@code task_update}, {@code checkpoint}, {@code handoff}: the task's claim as of this event. */
+        SNAPSHOT,
+        /** Any other kind, or none: not folded. */
+        OTHER;
+
+        static KindClass of(String kind) {
+            if (kind == null) {
+                return OTHER;
+            }
+            return switch (kind) {
+                case "release" -> RELEASE;
+                case "claim", "task_update", "checkpoint", "handoff" -> SNAPSHOT;
+                default -> OTHER;
+            };
+        }
+    }
+
+    /**
+     * One element of {@code events}; for a non-object element every field is absent. The payload
+     * fields are held as the fold reads them from a tree ({@code asText("")}, {@code asLong(0)},
+     * {@code asDouble(0)}), decided when the page is read.
+     */
     static final class Event {
         boolean seqIntegral;
         long seq;
         boolean tsNumber;
         String kind; // null unless a string
+        KindClass kindClass = KindClass.OTHER;
         PayloadShape payload = PayloadShape.ABSENT;
-        JsonNode taskId = MissingNode.getInstance();
-        JsonNode owner = MissingNode.getInstance();
-        JsonNode leaseExpiresAt = MissingNode.getInstance(); // unless a float: then leaseFloat
+        String taskId = "";
+        String owner = "";
+        double lease; // unless a float: then leaseFloat
         String leaseFloat; // a float lease as written, read only if this event's claim is the one kept
-        JsonNode epoch = MissingNode.getInstance();
-        JsonNode status = MissingNode.getInstance();
+        long epoch;
+        String status = "";
         int start;
         int end;
         byte[] text; // the event's own bytes, kept by a page parsed from a reused buffer
 
         private void resetPayload(PayloadShape shape) {
             payload = shape;
-            taskId = owner = leaseExpiresAt = epoch = status = MissingNode.getInstance();
+            taskId = owner = status = ""; // what a missing node reads as
+            lease = 0;
             leaseFloat = null;
+            epoch = 0;
+        }
+
+        private void kind(String k) {
+            kind = k;
+            kindClass = KindClass.of(k);
         }
 
         /**
@@ -78,7 +112,7 @@ final class LogPage {
          * (docs/benchmarks.md, "Cold catch-up, fourth pass").
          */
         double leaseSeconds() {
-            return leaseFloat != null ? Double.parseDouble(leaseFloat) : leaseExpiresAt.asDouble(0);
+            return leaseFloat != null ? Double.parseDouble(leaseFloat) : lease;
         }
     }
 
@@ -145,6 +179,12 @@ final class LogPage {
     }
 
     private static LogPage parse(byte[] frame, int length) throws IOException {
+        LogPage plain = PlainReader.read(frame, length);
+        return plain != null ? plain : parseWithJackson(frame, length);
+    }
+
+    /** Reads a page with Jackson's streaming parser: every page the plain reader gives up on. */
+    static LogPage parseWithJackson(byte[] frame, int length) throws IOException {
         LogPage page = new LogPage(frame);
         try (JsonParser p = MAPPER.getFactory().createParser(frame, 0, length)) {
             JsonToken top = p.nextToken();
@@ -238,7 +278,7 @@ final class LogPage {
                     p.skipChildren();
                 }
                 case "kind" -> {
-                    e.kind = value == JsonToken.VALUE_STRING ? p.getText() : null;
+                    e.kind(value == JsonToken.VALUE_STRING ? p.getText() : null);
                     p.skipChildren();
                 }
                 case "payload" -> payload(p, e, value);
@@ -264,17 +304,534 @@ final class LogPage {
             String name = p.currentName();
             p.nextToken();
             switch (name) {
-                case "task_id" -> e.taskId = tree(p);
-                case "owner" -> e.owner = tree(p);
+                case "task_id" -> e.taskId = tree(p).asText("");
+                case "owner" -> e.owner = tree(p).asText("");
                 case "lease_expires_at" -> {
                     // the last occurrence counts, as in the tree: a float parsed only if folded
                     boolean isFloat = p.currentToken() == JsonToken.VALUE_NUMBER_FLOAT;
                     e.leaseFloat = isFloat ? p.getText() : null;
-                    e.leaseExpiresAt = isFloat ? MissingNode.getInstance() : tree(p);
+                    e.lease = isFloat ? 0 : tree(p).asDouble(0);
                 }
-                case "epoch" -> e.epoch = tree(p);
-                case "status" -> e.status = tree(p);
+                case "epoch" -> e.epoch = tree(p).asLong(0);
+                case "status" -> e.status = tree(p).asText("");
                 default -> p.skipChildren();
+            }
+        }
+    }
+
+    /**
+     * Reads the plain shape a hub writes (compact or spaced JSON, ASCII text, the page's fields
+     * of the usual types) in one pass over the bytes, straight into the events' fields, without a
+     * token or a node per value: in a catch-up the follower's event loop was nearly all Jackson
+     * tokenising, looking up field names and making text nodes (docs/benchmarks.md, "Cold
+     * catch-up, fifth pass"). Anything else (a byte above 0x7F, an escape in a value or name it
+     * keeps, an odd type for a kept field, deep nesting, long numbers, and every malformed input)
+     * makes it give up ({@link #read} returns null) and the page is read by Jackson as before, so
+     * a page it reads is well-formed JSON whose fields it holds exactly as the Jackson reading
+     * would. It checks the JSON grammar of everything it passes over, skipped values included.
+     */
+    static final class PlainReader {
+        private static final int MAX_DEPTH = 32; // far inside Jackson's own limits (1,000)
+        private static final int MAX_NUMBER = 64;
+        private static final int MAX_LONG_DIGITS = 18; // always a long; Jackson's INT/LONG value, never a BIG_INTEGER
+        private static final int MAX_NAME = 1_000; // Jackson refuses names over 50,000
+        private static final int MAX_STRING = 1_000_000; // and strings over 20,000,000
+
+        private static final byte[] TYPE = ascii("type");
+        private static final byte[] LOG_END_SEQ = ascii("log_end_seq");
+        private static final byte[] EVENTS = ascii("events");
+        private static final byte[] SEQ = ascii("seq");
+        private static final byte[] TS = ascii("ts");
+        private static final byte[] KIND = ascii("kind");
+        private static final byte[] PAYLOAD = ascii("payload");
+        private static final byte[] TASK_ID = ascii("task_id");
+        private static final byte[] OWNER = ascii("owner");
+        private static final byte[] LEASE = ascii("lease_expires_at");
+        private static final byte[] EPOCH = ascii("epoch");
+        private static final byte[] STATUS = ascii("status");
+        private static final String[] KNOWN_KINDS = {"claim", "release", "task_update", "checkpoint", "handoff"};
+        private static final byte[][] KNOWN_KIND_BYTES = {
+            ascii("claim"), ascii("release"), ascii("task_update"), ascii("checkpoint"), ascii("handoff"),
+        };
+
+        /** The reader gives up: the page goes to Jackson. */
+        private static final class GiveUp extends Exception {
+            GiveUp() {
+                super(null, null, false, false); // no stack trace: it is a branch, not an error
+            }
+        }
+
+        private final byte[] b;
+        private final int n;
+        private int i;
+        // the last string read: [strStart, strEnd) without quotes; strEscaped if it held a backslash
+        private int strStart;
+        private int strEnd;
+        private boolean strEscaped;
+        // the last number read: [numStart, numEnd); numIntegral if no fraction or exponent
+        private int numStart;
+        private int numEnd;
+        private boolean numIntegral;
+
+        private PlainReader(byte[] b, int n) {
+            this.b = b;
+            this.n = n;
+        }
+
+        /** The page, or null when its bytes are not of the plain shape (Jackson reads it then). */
+        static LogPage read(byte[] frame, int length) {
+            PlainReader r = new PlainReader(frame, length);
+            try {
+                return r.page(new LogPage(frame));
+            } catch (GiveUp | RuntimeException e) { // an index past the end included: Jackson decides
+                return null;
+            }
+        }
+
+        private static byte[] ascii(String s) {
+            return s.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        }
+
+        private LogPage page(LogPage page) throws GiveUp {
+            if (peek() != '{') {
+                throw new GiveUp();
+            }
+            i++;
+            if (peek() == '}') {
+                return page;
+            }
+            while (true) {
+                name();
+                if (is(TYPE)) {
+                    if (peek() != '"') {
+                        throw new GiveUp();
+                    }
+                    string();
+                    page.type = plainText();
+                } else if (is(LOG_END_SEQ)) {
+                    if (isNumber(peek())) {
+                        number();
+                        page.logEndIntegral = numIntegral;
+                        page.logEnd = numIntegral ? longValue() : 0;
+                    } else {
+                        page.logEndIntegral = false;
+                        page.logEnd = 0;
+                        skipValue(1);
+                    }
+                } else if (is(EVENTS)) {
+                    if (peek() == '[') {
+                        i++;
+                        page.events = events();
+                    } else {
+                        page.events = null;
+                        skipValue(1);
+                    }
+                } else {
+                    skipValue(1);
+                }
+                if (!more('}')) {
+                    return page; // nothing after the object is read, as with Jackson
+                }
+            }
+        }
+
+        private List<Event> events() throws GiveUp {
+            List<Event> events = new ArrayList<>();
+            if (peek() == ']') {
+                i++;
+                return events;
+            }
+            while (true) {
+                if (peek() != '{') {
+                    throw new GiveUp(); // not an object: rare, and Jackson's offsets decide its text
+                }
+                events.add(event());
+                if (!more(']')) {
+                    return events;
+                }
+            }
+        }
+
+        private Event event() throws GiveUp {
+            Event e = new Event();
+            e.start = i;
+            i++;
+            if (peek() == '}') {
+                i++;
+                e.end = i;
+                return e;
+            }
+            while (true) {
+                name();
+                if (is(SEQ)) {
+                    if (isNumber(peek())) {
+                        number();
+                        e.seqIntegral = numIntegral;
+                        e.seq = numIntegral ? longValue() : 0;
+                    } else {
+                        e.seqIntegral = false;
+                        e.seq = 0;
+                        skipValue(2);
+                    }
+                } else if (is(TS)) {
+                    e.tsNumber = isNumber(peek());
+                    skipValue(2);
+                } else if (is(KIND)) {
+                    if (peek() == '"') {
+                        string();
+                        e.kind(kindText());
+                    } else {
+                        e.kind(null);
+                        skipValue(2);
+                    }
+                } else if (is(PAYLOAD)) {
+                    byte c = peek();
+                    if (c == '{') {
+                        i++;
+                        payload(e);
+                    } else if (c == 'n') {
+                        skipValue(2); // checked to be exactly null
+                        e.resetPayload(PayloadShape.NULL);
+                    } else {
+                        skipValue(2);
+                        e.resetPayload(PayloadShape.OTHER);
+                    }
+                } else {
+                    skipValue(2);
+                }
+                if (!more('}')) {
+                    e.end = i;
+                    return e;
+                }
+            }
+        }
+
+        private void payload(Event e) throws GiveUp {
+            e.resetPayload(PayloadShape.OBJECT);
+            if (peek() == '}') {
+                i++;
+                return;
+            }
+            while (true) {
+                name();
+                if (is(TASK_ID)) {
+                    e.taskId = textField();
+                } else if (is(OWNER)) {
+                    e.owner = textField();
+                } else if (is(STATUS)) {
+                    e.status = textField();
+                } else if (is(EPOCH)) {
+                    JsonNode literal = literalNode();
+                    if (literal != null) {
+                        e.epoch = literal.asLong(0);
+                    } else if (isNumber(peek())) {
+                        number();
+                        if (!numIntegral) {
+                            throw new GiveUp(); // a float epoch: as the tree reads it, by Jackson
+                        }
+                        e.epoch = longValue();
+                    } else {
+                        throw new GiveUp();
+                    }
+                } else if (is(LEASE)) {
+                    JsonNode literal = literalNode();
+                    if (literal != null) {
+                        e.leaseFloat = null;
+                        e.lease = literal.asDouble(0);
+                    } else if (isNumber(peek())) {
+                        number();
+                        if (numIntegral) {
+                            e.leaseFloat = null;
+                            e.lease = longValue(); // what IntNode/LongNode.asDouble gives
+                        } else {
+                            e.leaseFloat = new String(b, numStart, numEnd - numStart, StandardCharsets.ISO_8859_1);
+                            e.lease = 0;
+                        }
+                    } else {
+                        throw new GiveUp();
+                    }
+                } else {
+                    skipValue(3);
+                }
+                if (!more('}')) {
+                    return;
+                }
+            }
+        }
+
+        /** A text field as {@code asText("")} reads the tree's value: a plain string, null or a boolean. */
+        private String textField() throws GiveUp {
+            JsonNode literal = literalNode();
+            if (literal != null) {
+                return literal.asText("");
+            }
+            if (peek() != '"') {
+                throw new GiveUp(); // a number or a container: read by Jackson
+            }
+            string();
+            return plainText();
+        }
+
+        /** The node of a {@code null}, {@code true} or {@code false} literal here (read past it), else null. */
+        private JsonNode literalNode() throws GiveUp {
+            byte c = peek();
+            if (c == 'n' || c == 't' || c == 'f') {
+                literal();
+                return c == 'n' ? NullNode.getInstance() : BooleanNode.valueOf(c == 't');
+            }
+            return null;
+        }
+
+        private String plainText() throws GiveUp {
+            if (strEscaped) {
+                throw new GiveUp();
+            }
+            return new String(b, strStart, strEnd - strStart, StandardCharsets.ISO_8859_1); // ASCII only: checked
+        }
+
+        private String kindText() throws GiveUp {
+            int len = strEnd - strStart;
+            if (!strEscaped) {
+                for (int k = 0; k < KNOWN_KIND_BYTES.length; k++) {
+                    if (KNOWN_KIND_BYTES[k].length == len && java.util.Arrays.equals(b, strStart, strEnd, KNOWN_KIND_BYTES[k], 0, len)) {
+                        return KNOWN_KINDS[k]; // no String made per event for the kinds a fold reads
+                    }
+                }
+            }
+            return plainText();
+        }
+
+        // ---- the grammar ----
+
+        private byte peek() throws GiveUp {
+            while (i < n) {
+                byte c = b[i];
+                if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
+                    return c;
+                }
+                i++;
+            }
+            throw new GiveUp();
+        }
+
+        /** After a member or element: true at a comma (read past it), false at {@code close} (read past it). */
+        private boolean more(char close) throws GiveUp {
+            byte c = peek();
+            i++;
+            if (c == ',') {
+                return true;
+            }
+            if (c == close) {
+                return false;
+            }
+            throw new GiveUp();
+        }
+
+        /** A member's name and its colon; the name is then {@code [strStart, strEnd)}, without escapes. */
+        private void name() throws GiveUp {
+            if (peek() != '"') {
+                throw new GiveUp();
+            }
+            string(MAX_NAME);
+            if (strEscaped) {
+                throw new GiveUp(); // "task\u005fid" is task_id to Jackson: not compared as bytes here
+            }
+            if (peek() != ':') {
+                throw new GiveUp();
+            }
+            i++;
+        }
+
+        private boolean is(byte[] name) {
+            int len = strEnd - strStart;
+            return len == name.length && java.util.Arrays.equals(b, strStart, strEnd, name, 0, len);
+        }
+
+        /** A string at {@code b[i] == '"'}: ASCII, no control character, every escape well formed. */
+        private void string() throws GiveUp {
+            string(MAX_STRING);
+        }
+
+        private void string(int maxLength) throws GiveUp {
+            int k = i + 1;
+            boolean escaped = false;
+            while (true) {
+                if (k >= n) {
+                    throw new GiveUp();
+                }
+                byte c = b[k];
+                if (c == '"') {
+                    break;
+                }
+                if (c < 0x20) { // a control character, or (negative) a byte above 0x7F
+                    throw new GiveUp();
+                }
+                if (c == '\\') {
+                    escaped = true;
+                    k++;
+                    if (k >= n) {
+                        throw new GiveUp();
+                    }
+                    switch (b[k]) {
+                        case '"', '\\', '/', 'b', 'f', 'n', 'r', 't' -> { }
+                        case 'u' -> {
+                            if (k + 4 >= n) {
+                                throw new GiveUp();
+                            }
+                            for (int h = 1; h <= 4; h++) {
+                                if (Character.digit(b[k + h], 16) < 0) {
+                                    throw new GiveUp();
+                                }
+                            }
+                            k += 4;
+                        }
+                        default -> throw new GiveUp();
+                    }
+                }
+                k++;
+            }
+            if (k - i - 1 > maxLength) {
+                throw new GiveUp();
+            }
+            strStart = i + 1;
+            strEnd = k;
+            strEscaped = escaped;
+            i = k + 1;
+        }
+
+        private static boolean isNumber(byte c) {
+            return c == '-' || (c >= '0' && c <= '9');
+        }
+
+        /** A JSON number at {@code b[i]}: {@code -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?}. */
+        private void number() throws GiveUp {
+            int k = i;
+            if (k < n && b[k] == '-') {
+                k++;
+            }
+            if (k >= n) {
+                throw new GiveUp();
+            }
+            if (b[k] == '0') {
+                k++;
+            } else if (b[k] >= '1' && b[k] <= '9') {
+                k = digits(k);
+            } else {
+                throw new GiveUp();
+            }
+            boolean integral = true;
+            if (k < n && b[k] == '.') {
+                integral = false;
+                k = atLeastOneDigit(k + 1);
+            }
+            if (k < n && (b[k] == 'e' || b[k] == 'E')) {
+                integral = false;
+                k++;
+                if (k < n && (b[k] == '+' || b[k] == '-')) {
+                    k++;
+                }
+                k = atLeastOneDigit(k);
+            }
+            if (k - i > MAX_NUMBER) {
+                throw new GiveUp();
+            }
+            if (k < n && (b[k] >= '0' && b[k] <= '9')) {
+                throw new GiveUp(); // a leading zero: Jackson refuses it
+            }
+            numStart = i;
+            numEnd = k;
+            numIntegral = integral;
+            i = k;
+        }
+
+        private int digits(int k) {
+            while (k < n && b[k] >= '0' && b[k] <= '9') {
+                k++;
+            }
+            return k;
+        }
+
+        private int atLeastOneDigit(int k) throws GiveUp {
+            int end = digits(k);
+            if (end == k) {
+                throw new GiveUp();
+            }
+            return end;
+        }
+
+        /** The integral number just read, which has at most 18 digits. */
+        private long longValue() throws GiveUp {
+            int k = numStart;
+            boolean negative = b[k] == '-';
+            if (negative) {
+                k++;
+            }
+            if (numEnd - k > MAX_LONG_DIGITS) {
+                throw new GiveUp(); // Jackson's long, or a big integer's low bits: read by Jackson
+            }
+            long v = 0;
+            for (; k < numEnd; k++) {
+                v = v * 10 + (b[k] - '0');
+            }
+            return negative ? -v : v;
+        }
+
+        /** {@code null}, {@code true} or {@code false}, followed by no letter or digit. */
+        private void literal() throws GiveUp {
+            byte[] word = b[i] == 'n' ? NULL : b[i] == 't' ? TRUE : FALSE;
+            if (i + word.length > n || !java.util.Arrays.equals(b, i, i + word.length, word, 0, word.length)) {
+                throw new GiveUp();
+            }
+            i += word.length;
+        }
+
+        private static final byte[] NULL = ascii("null");
+        private static final byte[] TRUE = ascii("true");
+        private static final byte[] FALSE = ascii("false");
+
+        /** Passes over any value, checking its grammar. */
+        private void skipValue(int depth) throws GiveUp {
+            if (depth > MAX_DEPTH) {
+                throw new GiveUp();
+            }
+            byte c = peek();
+            switch (c) {
+                case '"' -> string();
+                case '{' -> {
+                    i++;
+                    if (peek() == '}') {
+                        i++;
+                        return;
+                    }
+                    do {
+                        name();
+                        skipValue(depth + 1);
+                    } while (more('}'));
+                }
+                case '[' -> {
+                    i++;
+                    if (peek() == ']') {
+                        i++;
+                        return;
+                    }
+                    do {
+                        skipValue(depth + 1);
+                    } while (more(']'));
+                }
+                case 'n', 't', 'f' -> literal();
+                default -> {
+                    if (!isNumber(c)) {
+                        throw new GiveUp();
+                    }
+                    number();
+                }
+            }
+            // a value must be followed by a delimiter or whitespace: "nullx" and "1x" are not JSON
+            if (i < n) {
+                byte d = b[i];
+                if (d != ',' && d != '}' && d != ']' && d != ' ' && d != '\n' && d != '\r' && d != '\t') {
+                    throw new GiveUp();
+                }
             }
         }
     }

@@ -2,7 +2,6 @@ package dev.synapsehub.federation.follow;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * What one poll's checked events change in a peer's observed claims: per task, the last event
@@ -11,8 +10,6 @@ import java.util.Set;
  * poll (200,000 events over 10,000 tasks in the benchmark), and each made claim parsed its lease.
  */
 final class PollDelta {
-    private static final Set<String> SNAPSHOT_KINDS = Set.of("claim", "task_update", "checkpoint", "handoff");
-
     private final Map<String, LogPage.Event> last = new LinkedHashMap<>(); // null value: released
 
     /** Folds one checked event (its seq checked, so {@code e.seq} is the event's seq). */
@@ -20,15 +17,18 @@ final class PollDelta {
         if (e.payload != LogPage.PayloadShape.OBJECT) {
             return;
         }
-        String task = e.taskId.asText("");
+        String task = e.taskId;
         if (task.isEmpty()) {
             return;
         }
-        String kind = e.kind;
-        if ("release".equals(kind)) {
-            last.put(task, null);
-        } else if (SNAPSHOT_KINDS.contains(kind) && !e.owner.asText("").isEmpty()) {
-            last.put(task, e);
+        switch (e.kindClass) { // decided when the page was read, not by string compares per event here
+            case RELEASE -> last.put(task, null);
+            case SNAPSHOT -> {
+                if (!e.owner.isEmpty()) {
+                    last.put(task, e);
+                }
+            }
+            case OTHER -> { }
         }
     }
 
@@ -40,8 +40,8 @@ final class PollDelta {
     }
 
     private static ObservedClaim claim(String peer, String task, LogPage.Event e) {
-        String owner = e.owner.asText("");
+        String owner = e.owner;
         return new ObservedClaim(peer, task, owner, ObservedClaim.namespaceOf(owner), e.leaseSeconds(),
-                e.epoch.asLong(0), e.status.asText(""), e.seq, e.kind);
+                e.epoch, e.status, e.seq, e.kind);
     }
 }

@@ -37,7 +37,7 @@ class DetachedLogPageTest {
         List<LogPage.Event> events = detached.events();
         assertThat(events).hasSize(3);
         assertThat(events.get(0).seq).isEqualTo(4);
-        assertThat(events.get(0).owner.asText()).isEqualTo("proj/a");
+        assertThat(events.get(0).owner).isEqualTo("proj/a");
         assertThat(events.get(2).kind).isEqualTo("release");
         assertThat(detached.fingerprint(events.get(0))).isEqualTo(owned.fingerprint(owned.events().get(0)));
         assertThat(detached.fingerprint(events.get(2))).isEqualTo(owned.fingerprint(owned.events().get(2)));

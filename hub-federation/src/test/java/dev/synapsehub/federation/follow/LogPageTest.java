@@ -229,7 +229,7 @@ class LogPageTest {
         return "{" + String.join("," + ws(r), fields) + ws(r) + "}";
     }
 
-    private static String page(Random r, long after, int count) {
+    static String page(Random r, long after, int count) {
         List<String> events = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             events.add(event(r, after + 1 + i));
