@@ -2,6 +2,7 @@ package dev.synapsehub.mesh;
 
 import dev.synapsehub.mesh.History.Kind;
 import dev.synapsehub.mesh.History.Op;
+import dev.synapsehub.mesh.History.Result;
 import dev.synapsehub.mesh.History.Scope;
 
 import java.util.ArrayList;
@@ -18,9 +19,11 @@ import java.util.Map;
  *   <li><b>No two owners.</b> An owner surely holds a task from the reply that granted it (a claim,
  *       or a handoff to it) until it invokes the release, handoff or renewal that ends that
  *       epoch. Times count from a request's first send (a retry under the same idem_key is the
- *       same request), so an ending request sent before the grant's reply ends it too (a
- *       handoff's recipient can renew before a retry tells the giver). Windows of the same task
- *       held by different owners must not overlap.</li>
+ *       same request), and any ending request of the owner that may take effect after the grant
+ *       (answered after the grant's first send, or never answered) ends it from its own first
+ *       send: a handoff's recipient can renew before a retry tells the giver, and a claim sent
+ *       before a handoff can renew after it. Windows of the same task held by different owners
+ *       must not overlap.</li>
  *   <li><b>Epochs only grow.</b> A grant requested after another grant's reply on the
  *       same task carries an epoch at least as high, strictly higher for another owner.</li>
  *   <li><b>Scopes never overlap.</b> Windows of different owners that overlap in time hold scopes
@@ -45,6 +48,18 @@ final class HistoryChecker {
     }
 
     static List<Window> windows(List<Op> ops) {
+        // when each request (client, first send) can have taken effect last: its grant's reply (a
+        // keyed request applies once), else never known when an attempt went unanswered (a queued
+        // intent may still commit it), else its last reply
+        Map<String, Long> lastEffect = new LinkedHashMap<>();
+        Map<String, Long> grantedAt = new LinkedHashMap<>();
+        for (Op op : ops) {
+            lastEffect.merge(request(op), op.result() == Result.UNKNOWN ? Long.MAX_VALUE : op.returned(), Math::max);
+            if (op.granted()) {
+                grantedAt.put(request(op), op.returned());
+            }
+        }
+        lastEffect.putAll(grantedAt);
         Map<String, Window> byKey = new LinkedHashMap<>();
         for (Op op : ops) {
             if (!op.granted() || op.kind() == Kind.RELEASE) {
@@ -52,14 +67,15 @@ final class HistoryChecker {
             }
             String owner = op.owner();
             long end = Long.MAX_VALUE;
-            for (Op later : ops) {
-                boolean ends = later.kind() == Kind.CLAIM // a renewal re-grants under a new epoch
-                        || (later.epochArg() != null && later.epochArg() == op.epoch());
-                // from the request's first send: a retry learns an effect that may be older, and a
+            for (Op other : ops) {
+                boolean ends = other.kind() == Kind.CLAIM // a renewal re-grants under a new epoch
+                        || (other.epochArg() != null && other.epochArg() == op.epoch());
+                // any request of the owner that may take effect after this grant's first send ends
+                // it, from its own first send on: a retry learns an effect that may be older, and a
                 // recipient may act on a handoff (renew, release) before its giver hears of it
-                if (ends && later.client().equals(owner) && later.task().equals(op.task())
-                        && later.requested() < end && later.requested() > op.requested()) {
-                    end = later.requested();
+                if (ends && other.client().equals(owner) && other.task().equals(op.task())
+                        && !request(other).equals(request(op)) && lastEffect.get(request(other)) > op.requested()) {
+                    end = Math.min(end, Math.max(other.requested(), op.requested()));
                 }
             }
             if (end <= op.returned()) {
@@ -134,6 +150,10 @@ final class HistoryChecker {
             }
         }
         return out;
+    }
+
+    private static String request(Op op) {
+        return op.client() + "\0" + op.requested();
     }
 
     private static int indexOf(List<LogEvent> log, String task, String owner, long epoch) {

@@ -90,6 +90,32 @@ class HistoryCheckerTest {
         assertThat(HistoryChecker.violations(held)).anyMatch(v -> v.startsWith("overlapping scopes"));
     }
 
+    /**
+     * A request sent before a grant can take effect after it: the recipient's own claim, first sent
+     * before the handoff and retried after it, renewed the task, so the handed epoch ended there
+     * (the release names the renewal's epoch, and C's later claim is no second owner).
+     */
+    @Test
+    void aRequestSentBeforeAGrantCanEndItWhenItTakesEffectAfter() {
+        List<Op> ops = List.of(
+                claim("bob", "T", A, 1, 2, Result.GRANTED, 5),
+                new Op("ann", "n1", Kind.CLAIM, "T", A, 10, null, null, 10, 100, Result.UNKNOWN, 0, null),
+                handoff("bob", "T", A, 5, "ann", 50, 50, 60, Result.GRANTED, 6),
+                new Op("ann", "n2", Kind.CLAIM, "T", A, 10, null, null, 110, 120, Result.GRANTED, 7, "ann"),
+                release("ann", "T", 7, 130, 140, Result.GRANTED),
+                claim("cat", "T", A, 150, 160, Result.GRANTED, 8),
+                release("cat", "T", 8, 170, 180, Result.GRANTED));
+        assertThat(HistoryChecker.violations(ops)).isEmpty();
+
+        // had ann's claim been decided (denied) before the handoff, the handed epoch would still be held
+        List<Op> denied = List.of(
+                claim("bob", "T", A, 1, 2, Result.GRANTED, 5),
+                claim("ann", "T", A, 10, 20, Result.DENIED, 0),
+                handoff("bob", "T", A, 5, "ann", 50, 50, 60, Result.GRANTED, 6),
+                claim("cat", "T", A, 150, 160, Result.GRANTED, 8));
+        assertThat(HistoryChecker.violations(denied)).anyMatch(v -> v.startsWith("two owners of T"));
+    }
+
     @Test
     void twoOwnersAtOnceAreFound() {
         List<Op> ops = List.of(claim("ann", "T1", A, 0, 10, Result.GRANTED, 1),
