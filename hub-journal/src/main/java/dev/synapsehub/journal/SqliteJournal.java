@@ -142,10 +142,10 @@ public final class SqliteJournal implements Journal {
             Class.forName("org.sqlite.JDBC");
             org.sqlite.SQLiteJDBCLoader.initialize();
             new org.sqlite.SQLiteConfig();
+            new EventCodec();
         } catch (Exception | LinkageError e) {
             // open() loads the same and reports what fails there, with the journal's name
         }
-        new EventCodec();
     }
 
     /** Opens (or creates) the journal at {@code path}; progress lines at most every 2 s. */

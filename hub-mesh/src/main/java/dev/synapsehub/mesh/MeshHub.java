@@ -141,12 +141,22 @@ public final class MeshHub implements AutoCloseable {
             edge.bind(server);
             return new MeshHub(node, server, port);
         } catch (IOException | InterruptedException | RuntimeException e) {
-            if (server != null) {
-                server.close();
-            } else if (relayLog != null) {
-                relayLog.close();
+            // what failed (or the stop) is what the caller hears; a failure to close rides along with it
+            try {
+                if (server != null) {
+                    server.close();
+                } else if (relayLog != null) {
+                    relayLog.close();
+                }
+            } catch (RuntimeException closing) {
+                e.addSuppressed(closing);
+            } finally {
+                try {
+                    node.close();
+                } catch (IOException | JournalException | RuntimeException closing) {
+                    e.addSuppressed(closing);
+                }
             }
-            node.close();
             throw e;
         }
     }
