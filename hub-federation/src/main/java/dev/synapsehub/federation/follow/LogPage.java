@@ -409,15 +409,8 @@ final class LogPage {
                     string();
                     page.type = plainText();
                 } else if (is(LOG_END_SEQ)) {
-                    if (isNumber(peek())) {
-                        number();
-                        page.logEndIntegral = numIntegral;
-                        page.logEnd = numIntegral ? longValue() : 0;
-                    } else {
-                        page.logEndIntegral = false;
-                        page.logEnd = 0;
-                        skipValue(1);
-                    }
+                    page.logEndIntegral = integral(1);
+                    page.logEnd = page.logEndIntegral ? longValue() : 0;
                 } else if (is(EVENTS)) {
                     if (peek() == '[') {
                         i++;
@@ -433,6 +426,19 @@ final class LogPage {
                     return page; // nothing after the object is read, as with Jackson
                 }
             }
+        }
+
+        /**
+         * Reads a number if one comes (true when it is integral: {@link #longValue} then holds it),
+         * else skips whatever value comes at {@code depth}: a seq the way the tree reads it.
+         */
+        private boolean integral(int depth) throws GiveUp {
+            if (isNumber(peek())) {
+                number();
+                return numIntegral;
+            }
+            skipValue(depth);
+            return false;
         }
 
         private List<Event> events() throws GiveUp {
@@ -464,15 +470,8 @@ final class LogPage {
             while (true) {
                 name();
                 if (is(SEQ)) {
-                    if (isNumber(peek())) {
-                        number();
-                        e.seqIntegral = numIntegral;
-                        e.seq = numIntegral ? longValue() : 0;
-                    } else {
-                        e.seqIntegral = false;
-                        e.seq = 0;
-                        skipValue(2);
-                    }
+                    e.seqIntegral = integral(2);
+                    e.seq = e.seqIntegral ? longValue() : 0;
                 } else if (is(TS)) {
                     e.tsNumber = isNumber(peek());
                     skipValue(2);
