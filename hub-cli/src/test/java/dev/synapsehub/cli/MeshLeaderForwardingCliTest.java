@@ -77,6 +77,7 @@ class MeshLeaderForwardingCliTest {
         }
 
         // an agent on each node sends its twenty claims at once, all three nodes together
+        double termBefore = term(nodes);
         List<HubClient> crowd = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
             crowd.add(agent(nodes.get(i), "lab/crowd-" + i));
@@ -135,7 +136,13 @@ class MeshLeaderForwardingCliTest {
                     .isZero();
         }
         assertThat(forwarded).as("each node counts its own agent's forwards").isEqualTo(3.0 * PER_NODE);
-        awaitOwnerConnections(1); // the leader's warm link, and nothing else
+        awaitTheLink(nodes, termBefore, () -> {
+            // the crowd's link closed with a lead lost since: the new leader opens its own
+            String task = "relink-" + System.nanoTime();
+            try (HubClient again = agent(nodes.get(0), "lab/crowd-0")) {
+                assertThat(keyedClaim(again, "lab/crowd-0", task, task).path("type").asText()).isEqualTo("claim_granted");
+            }
+        }); // the leader's warm link, and nothing else
         try (HubClient second = HubClient.connect(ownerUri, WAIT, ClientTls.pinned(ownerServer.pin())
                 .withClientCertificate(meshClientFiles.cert(), meshClientFiles.key()))) {
             ObjectNode hello = second.frame("hub-m", "heartbeat");
@@ -159,11 +166,18 @@ class MeshLeaderForwardingCliTest {
 
         // an agent of a follower claims with a key: the leader forwards it, hub-a grants it
         HubClient carol = agent(first, "lab/carol");
+        double termBefore = term(nodes);
         ObjectNode granted = keyedClaim(carol, "lab/carol", "K-1", "k-9");
         assertThat(granted.path("type").asText()).as(granted.toString()).isEqualTo("claim_granted");
         long epoch = granted.path("epoch").asLong();
+        awaitTheLink(nodes, termBefore, () -> assertThat(keyedClaim(carol, "lab/carol", "K-1", "k-9")
+                .path("epoch").asLong()).as("a keyed retry").isEqualTo(epoch));
         carol.close();
-        awaitOwnerConnections(1);
+        if (!leads(nodes.get(leader))) {
+            leader = leaderIndex(nodes); // a lead lost on a loaded machine: kill the one that holds it now
+            first = nodes.get((leader + 1) % 3);
+            second = nodes.get((leader + 2) % 3);
+        }
 
         // the leader dies; carol retries the same keyed claim through the other follower
         nodes.get(leader).close();
@@ -172,15 +186,19 @@ class MeshLeaderForwardingCliTest {
         assertThat(replayed.path("type").asText()).as(replayed.toString()).isEqualTo("claim_granted");
         assertThat(replayed.path("epoch").asLong()).as("the owner's ledger answers: the first grant").isEqualTo(epoch);
         // and a new claim goes through the new leader's link, opened on its first forward
+        List<HubDaemon> alive = List.of(first, second);
+        double termAfter = term(alive);
         ObjectNode fresh = keyedClaim(again, "lab/carol", "K-2", "k-10");
         assertThat(fresh.path("type").asText()).as(fresh.toString()).isEqualTo("claim_granted");
         assertThat(fresh.path("epoch").asLong()).isGreaterThan(epoch);
+        // the dead leader's connection is gone, the new leader's is open
+        awaitTheLink(alive, termAfter, () -> assertThat(keyedClaim(again, "lab/carol", "K-2", "k-10")
+                .path("epoch").asLong()).as("a keyed retry").isEqualTo(fresh.path("epoch").asLong()));
         again.close();
 
         ObjectNode log = ownerPage();
         assertThat(claimRecords(log, "K-1")).as("hub-a granted K-1 once: " + log).hasSize(1);
         assertThat(claimRecords(log, "K-2")).hasSize(1);
-        awaitOwnerConnections(1); // the dead leader's connection is gone, the new leader's is open
     }
 
     @Test
@@ -190,8 +208,14 @@ class MeshLeaderForwardingCliTest {
         int leader = leaderIndex(nodes);
         int next = (leader + 1) % 3;
         HubClient erin = agent(nodes.get(leader), "lab/erin");
+        double termBefore = term(nodes);
         assertThat(keyedClaim(erin, "lab/erin", "T-1", "t-1").path("type").asText()).isEqualTo("claim_granted");
-        awaitOwnerConnections(1);
+        awaitTheLink(nodes, termBefore, () -> assertThat(keyedClaim(erin, "lab/erin", "T-1", "t-1")
+                .path("type").asText()).isEqualTo("claim_granted"));
+        if (!leads(nodes.get(leader))) {
+            leader = leaderIndex(nodes); // a lead lost on a loaded machine: hand over from the one that holds it now
+            next = (leader + 1) % 3;
+        }
 
         // the lead moves while the old leader's link is open; the old leader lets go of hub-a's name
         dev.synapsehub.mesh.MeshAdmin.Transfer moved = dev.synapsehub.mesh.MeshAdmin.transferLeader(
@@ -204,10 +228,12 @@ class MeshLeaderForwardingCliTest {
             TimeUnit.MILLISECONDS.sleep(100); // a pause between looks, not a wait for an outcome
         }
         // the old leader's agent claims again: the new leader forwards it over a link of its own
+        double termMoved = term(nodes);
         ObjectNode after = keyedClaim(erin, "lab/erin", "T-2", "t-2");
         assertThat(after.path("type").asText()).as(after.toString()).isEqualTo("claim_granted");
+        awaitTheLink(nodes, termMoved, () -> assertThat(keyedClaim(erin, "lab/erin", "T-2", "t-2")
+                .path("type").asText()).isEqualTo("claim_granted"));
         erin.close();
-        awaitOwnerConnections(1);
         for (HubDaemon node : nodes) {
             String m = nodeMetrics(node);
             assertThat(FederationProcessTest.sum(m, "synapse_forwarded_claim_outcomes_total{owner=\"hub-a\",outcome=\"timeout\"}")
@@ -301,18 +327,53 @@ class MeshLeaderForwardingCliTest {
         return out;
     }
 
-    /** Waits until hub-a counts {@code n} open connections (closing ones go away asynchronously). */
-    private void awaitOwnerConnections(int n) throws Exception {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        double last = -1;
-        while (System.nanoTime() < deadline) {
-            last = FederationProcessTest.sample(ownerMetrics(), "synapse_connected_clients");
-            if (last == n) {
-                return;
-            }
-            TimeUnit.MILLISECONDS.sleep(100); // a pause between looks, not a wait for an outcome
+    /** A step that makes the cluster forward once more. */
+    private interface Forward {
+        void run() throws Exception;
+    }
+
+    /** The highest Raft term the nodes report. */
+    private static double term(List<HubDaemon> nodes) throws Exception {
+        double t = 0;
+        for (HubDaemon node : nodes) {
+            t = Math.max(t, FederationProcessTest.sample(nodeMetrics(node), "synapse_mesh_term"));
         }
-        throw new AssertionError("hub-a has " + last + " connections, not " + n);
+        return t;
+    }
+
+    /**
+     * Waits until hub-a counts exactly one connection: the cluster's link, opened by the forwards
+     * made since the nodes' term was {@code termBefore}. A leader that loses the lead closes its
+     * link and the next one opens its own only when it forwards, so if the term moves (an
+     * election after a long pause on a loaded machine) the check is made again after one more
+     * forward, up to three times; with no election, hub-a must count exactly one.
+     */
+    private void awaitTheLink(List<HubDaemon> nodes, double termBefore, Forward again) throws Exception {
+        double since = termBefore;
+        for (int elections = 0; ; elections++) {
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            double last = -1;
+            while (System.nanoTime() < deadline) {
+                last = FederationProcessTest.sample(ownerMetrics(), "synapse_connected_clients");
+                if (last == 1) {
+                    return;
+                }
+                if (term(nodes) > since) {
+                    break;
+                }
+                TimeUnit.MILLISECONDS.sleep(100); // a pause between looks, not a wait for an outcome
+            }
+            double now = term(nodes);
+            if (now == since || elections == 2) {
+                throw new AssertionError("hub-a has " + last + " connections, not 1 (term " + termBefore + " -> " + now + ")");
+            }
+            since = now;
+            again.run();
+        }
+    }
+
+    private static boolean leads(HubDaemon node) throws Exception {
+        return FederationProcessTest.sample(nodeMetrics(node), "synapse_mesh_leader") == 1.0;
     }
 
     private String ownerMetrics() throws Exception {
