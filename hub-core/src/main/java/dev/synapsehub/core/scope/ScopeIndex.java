@@ -54,9 +54,11 @@ public final class ScopeIndex {
 
     private static class Node {
         final String segment;
+        /** {@code segment.hashCode()}, kept for the parent's {@link Children} table. */
+        final int hash;
         final Node parent;
         final int depth;
-        Map<String, Node> children;
+        Children children;
         /** Entries anchored exactly here, in the order they were added. */
         List<Entry> here;
         /** Anchors at or below this node. */
@@ -64,6 +66,7 @@ public final class ScopeIndex {
 
         Node(String segment, Node parent) {
             this.segment = segment;
+            this.hash = segment.hashCode();
             this.parent = parent;
             this.depth = parent == null ? 0 : parent.depth + 1;
         }
@@ -93,6 +96,108 @@ public final class ScopeIndex {
                 out.append(n.segment);
             }
             return out.toString();
+        }
+    }
+
+    /**
+     * A node's children by segment: an open-addressing table (linear probing) of the child nodes
+     * themselves. A path being indexed is looked up segment by segment as a region of the path, so
+     * only a new node makes a substring; a restore of 100,000 claims made a substring and a
+     * {@code HashMap} entry per segment and grew each directory's map from 4 by doubling, which
+     * was most of the claims' restore thread (JFR: {@code HashMap.getNode}/{@code resize}).
+     * The hash is {@code String.hashCode} of the segment, so whole-segment lookups use the
+     * String's cached hash.
+     */
+    private static final class Children {
+        private Node[] slots = new Node[4];
+        private int size;
+
+        /** The child whose segment is {@code path[from, to)}, or null. */
+        Node get(String path, int from, int to) {
+            int h = 0;
+            for (int i = from; i < to; i++) {
+                h = 31 * h + path.charAt(i);
+            }
+            int length = to - from;
+            int mask = slots.length - 1;
+            for (int i = spread(h) & mask; ; i = (i + 1) & mask) {
+                Node n = slots[i];
+                if (n == null) {
+                    return null;
+                }
+                if (n.hash == h && n.segment.length() == length && path.startsWith(n.segment, from)) {
+                    return n;
+                }
+            }
+        }
+
+        /** The child named {@code segment}, or null. */
+        Node get(String segment) {
+            int h = segment.hashCode();
+            int mask = slots.length - 1;
+            for (int i = spread(h) & mask; ; i = (i + 1) & mask) {
+                Node n = slots[i];
+                if (n == null) {
+                    return null;
+                }
+                if (n.hash == h && n.segment.equals(segment)) {
+                    return n;
+                }
+            }
+        }
+
+        /** Adds a child whose segment is not in the table yet. */
+        void add(Node child) {
+            if ((size + 1) * 2 > slots.length) { // at most half full: short probe runs
+                Node[] old = slots;
+                slots = new Node[old.length * 2];
+                for (Node n : old) {
+                    if (n != null) {
+                        place(n);
+                    }
+                }
+            }
+            place(child);
+            size++;
+        }
+
+        private void place(Node n) {
+            int mask = slots.length - 1;
+            int i = spread(n.hash) & mask;
+            while (slots[i] != null) {
+                i = (i + 1) & mask;
+            }
+            slots[i] = n;
+        }
+
+        /** Removes {@code child} (by identity) if present. */
+        void remove(Node child) {
+            int mask = slots.length - 1;
+            int i = spread(child.hash) & mask;
+            while (slots[i] != child) {
+                if (slots[i] == null) {
+                    return;
+                }
+                i = (i + 1) & mask;
+            }
+            // backward-shift deletion: move up every later entry of the run that may not be left
+            // behind the hole (its home slot is not cyclically in (hole, its slot]), so no lookup
+            // stops early at the hole
+            int hole = i;
+            for (int j = (i + 1) & mask; slots[j] != null; j = (j + 1) & mask) {
+                int home = spread(slots[j].hash) & mask;
+                boolean stays = hole <= j ? hole < home && home <= j : hole < home || home <= j;
+                if (!stays) {
+                    slots[hole] = slots[j];
+                    hole = j;
+                }
+            }
+            slots[hole] = null;
+            size--;
+        }
+
+        private static int spread(int h) {
+            return h ^ (h >>> 16);
         }
     }
 
@@ -190,14 +295,13 @@ public final class ScopeIndex {
                 while (true) {
                     int slash = path.indexOf('/', start);
                     int end = slash < 0 ? path.length() : slash;
-                    String segment = path.substring(start, end);
                     if (node.children == null) {
-                        node.children = new HashMap<>(4);
+                        node.children = new Children();
                     }
-                    Node child = node.children.get(segment);
+                    Node child = node.children.get(path, start, end);
                     if (child == null) {
-                        child = new Node(segment, node);
-                        node.children.put(segment, child);
+                        child = new Node(path.substring(start, end), node);
+                        node.children.add(child);
                     }
                     node = child;
                     node.total++;
@@ -240,7 +344,7 @@ public final class ScopeIndex {
             }
             // Only the highest node left empty needs unlinking; its subtree goes with it.
             if (emptied != null && emptied.parent != null) {
-                emptied.parent.children.remove(emptied.segment);
+                emptied.parent.children.remove(emptied);
             }
         }
         if (root.total == 0) {
@@ -416,8 +520,10 @@ public final class ScopeIndex {
     private static void collectSubtree(Node node, List<Entry> out) {
         addAll(out, node.here);
         if (node.children != null) {
-            for (Node child : node.children.values()) {
-                collectSubtree(child, out);
+            for (Node child : node.children.slots) {
+                if (child != null) {
+                    collectSubtree(child, out);
+                }
             }
         }
     }
