@@ -59,8 +59,13 @@ public final class ScopeIndex {
         final Node parent;
         final int depth;
         Children children;
-        /** Entries anchored exactly here, in the order they were added. */
-        List<Entry> here;
+        /**
+         * The first entry anchored exactly here, then the others in the order they were added
+         * ({@link #more}); null when none (then {@link #more} is empty too). Most anchors hold one
+         * entry: a list per anchor was two objects per declared path at a restore.
+         */
+        Entry first;
+        List<Entry> more;
         /** Anchors at or below this node. */
         int total;
 
@@ -311,10 +316,14 @@ public final class ScopeIndex {
                     start = slash + 1;
                 }
             }
-            if (node.here == null) {
-                node.here = new ArrayList<>(1);
+            if (node.first == null) {
+                node.first = entry;
+            } else {
+                if (node.more == null) {
+                    node.more = new ArrayList<>(2);
+                }
+                node.more.add(entry);
             }
-            node.here.add(entry);
             leaves[a] = node;
             owner.add(node);
         }
@@ -334,7 +343,11 @@ public final class ScopeIndex {
         Root root = entry.root;
         Owner owner = entry.owner;
         for (Node leaf : entry.leaves) {
-            removeFromList(leaf.here, entry);
+            if (leaf.first == entry) {
+                leaf.first = leaf.more == null || leaf.more.isEmpty() ? null : leaf.more.remove(0);
+            } else {
+                removeFromList(leaf.more, entry);
+            }
             owner.remove(leaf);
             Node emptied = null;
             for (Node n = leaf; n != null; n = n.parent) {
@@ -393,13 +406,13 @@ public final class ScopeIndex {
         } else {
             for (String path : request.paths()) {
                 Node node = root;
-                addAll(candidates, node.here);
+                addHere(candidates, node);
                 for (String segment : path.split("/", -1)) {
                     node = node.children == null ? null : node.children.get(segment);
                     if (node == null) {
                         break;
                     }
-                    addAll(candidates, node.here);
+                    addHere(candidates, node);
                 }
                 if (node != null) {
                     collectSubtree(node, candidates);
@@ -467,7 +480,7 @@ public final class ScopeIndex {
             Node node = root;
             boolean reached = true;
             for (String segment : path.split("/", -1)) {
-                if (anyContending(node.here, actor, exclude)) {
+                if (anyContending(node, actor, exclude)) {
                     return true;
                 }
                 node = node.children == null ? null : node.children.get(segment);
@@ -502,9 +515,16 @@ public final class ScopeIndex {
         return n;
     }
 
-    private static boolean anyContending(List<Entry> entries, String actor, Holding exclude) {
-        if (entries != null) {
-            for (Entry e : entries) {
+    /** Whether an entry anchored exactly at {@code node} contends with the actor. */
+    private static boolean anyContending(Node node, String actor, Holding exclude) {
+        if (node.first == null) {
+            return false;
+        }
+        if (contends(node.first.holding, actor, exclude)) {
+            return true;
+        }
+        if (node.more != null) {
+            for (Entry e : node.more) {
                 if (contends(e.holding, actor, exclude)) {
                     return true;
                 }
@@ -518,7 +538,7 @@ public final class ScopeIndex {
     }
 
     private static void collectSubtree(Node node, List<Entry> out) {
-        addAll(out, node.here);
+        addHere(out, node);
         if (node.children != null) {
             for (Node child : node.children.slots) {
                 if (child != null) {
@@ -528,13 +548,20 @@ public final class ScopeIndex {
         }
     }
 
-    private static void addAll(List<Entry> out, List<Entry> in) {
-        if (in != null) {
-            out.addAll(in);
+    /** Adds the entries anchored exactly at {@code node}, in the order they were added. */
+    private static void addHere(List<Entry> out, Node node) {
+        if (node.first != null) {
+            out.add(node.first);
+            if (node.more != null) {
+                out.addAll(node.more);
+            }
         }
     }
 
     private static void removeFromList(List<Entry> list, Entry entry) {
+        if (list == null) {
+            return;
+        }
         for (int i = list.size() - 1; i >= 0; i--) {
             if (list.get(i) == entry) {
                 list.remove(i);
