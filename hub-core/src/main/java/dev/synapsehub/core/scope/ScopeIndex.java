@@ -54,16 +54,24 @@ public final class ScopeIndex {
 
     private static class Node {
         final String segment;
+        /** {@code segment.hashCode()}, kept for the parent's {@link Children} table. */
+        final int hash;
         final Node parent;
         final int depth;
-        Map<String, Node> children;
-        /** Entries anchored exactly here, in the order they were added. */
-        List<Entry> here;
+        Children children;
+        /**
+         * The first entry anchored exactly here, then the others in the order they were added
+         * ({@link #more}); null when none (then {@link #more} is empty too). Most anchors hold one
+         * entry: a list per anchor was two objects per declared path at a restore.
+         */
+        Entry first;
+        List<Entry> more;
         /** Anchors at or below this node. */
         int total;
 
         Node(String segment, Node parent) {
             this.segment = segment;
+            this.hash = segment.hashCode();
             this.parent = parent;
             this.depth = parent == null ? 0 : parent.depth + 1;
         }
@@ -93,6 +101,108 @@ public final class ScopeIndex {
                 out.append(n.segment);
             }
             return out.toString();
+        }
+    }
+
+    /**
+     * A node's children by segment: an open-addressing table (linear probing) of the child nodes
+     * themselves. A path being indexed is looked up segment by segment as a region of the path, so
+     * only a new node makes a substring; a restore of 100,000 claims made a substring and a
+     * {@code HashMap} entry per segment and grew each directory's map from 4 by doubling, which
+     * was most of the claims' restore thread (JFR: {@code HashMap.getNode}/{@code resize}).
+     * The hash is {@code String.hashCode} of the segment, so whole-segment lookups use the
+     * String's cached hash.
+     */
+    private static final class Children {
+        private Node[] slots = new Node[4];
+        private int size;
+
+        /** The child whose segment is {@code path[from, to)}, or null. */
+        Node get(String path, int from, int to) {
+            int h = 0;
+            for (int i = from; i < to; i++) {
+                h = 31 * h + path.charAt(i);
+            }
+            int length = to - from;
+            int mask = slots.length - 1;
+            for (int i = spread(h) & mask; ; i = (i + 1) & mask) {
+                Node n = slots[i];
+                if (n == null) {
+                    return null;
+                }
+                if (n.hash == h && n.segment.length() == length && path.startsWith(n.segment, from)) {
+                    return n;
+                }
+            }
+        }
+
+        /** The child named {@code segment}, or null. */
+        Node get(String segment) {
+            int h = segment.hashCode();
+            int mask = slots.length - 1;
+            for (int i = spread(h) & mask; ; i = (i + 1) & mask) {
+                Node n = slots[i];
+                if (n == null) {
+                    return null;
+                }
+                if (n.hash == h && n.segment.equals(segment)) {
+                    return n;
+                }
+            }
+        }
+
+        /** Adds a child whose segment is not in the table yet. */
+        void add(Node child) {
+            if ((size + 1) * 2 > slots.length) { // at most half full: short probe runs
+                Node[] old = slots;
+                slots = new Node[old.length * 2];
+                for (Node n : old) {
+                    if (n != null) {
+                        place(n);
+                    }
+                }
+            }
+            place(child);
+            size++;
+        }
+
+        private void place(Node n) {
+            int mask = slots.length - 1;
+            int i = spread(n.hash) & mask;
+            while (slots[i] != null) {
+                i = (i + 1) & mask;
+            }
+            slots[i] = n;
+        }
+
+        /** Removes {@code child} (by identity) if present. */
+        void remove(Node child) {
+            int mask = slots.length - 1;
+            int i = spread(child.hash) & mask;
+            while (slots[i] != child) {
+                if (slots[i] == null) {
+                    return;
+                }
+                i = (i + 1) & mask;
+            }
+            // backward-shift deletion: move up every later entry of the run that may not be left
+            // behind the hole (its home slot is not cyclically in (hole, its slot]), so no lookup
+            // stops early at the hole
+            int hole = i;
+            for (int j = (i + 1) & mask; slots[j] != null; j = (j + 1) & mask) {
+                int home = spread(slots[j].hash) & mask;
+                boolean stays = hole <= j ? hole < home && home <= j : hole < home || home <= j;
+                if (!stays) {
+                    slots[hole] = slots[j];
+                    hole = j;
+                }
+            }
+            slots[hole] = null;
+            size--;
+        }
+
+        private static int spread(int h) {
+            return h ^ (h >>> 16);
         }
     }
 
@@ -190,14 +300,13 @@ public final class ScopeIndex {
                 while (true) {
                     int slash = path.indexOf('/', start);
                     int end = slash < 0 ? path.length() : slash;
-                    String segment = path.substring(start, end);
                     if (node.children == null) {
-                        node.children = new HashMap<>(4);
+                        node.children = new Children();
                     }
-                    Node child = node.children.get(segment);
+                    Node child = node.children.get(path, start, end);
                     if (child == null) {
-                        child = new Node(segment, node);
-                        node.children.put(segment, child);
+                        child = new Node(path.substring(start, end), node);
+                        node.children.add(child);
                     }
                     node = child;
                     node.total++;
@@ -207,10 +316,14 @@ public final class ScopeIndex {
                     start = slash + 1;
                 }
             }
-            if (node.here == null) {
-                node.here = new ArrayList<>(1);
+            if (node.first == null) {
+                node.first = entry;
+            } else {
+                if (node.more == null) {
+                    node.more = new ArrayList<>(2);
+                }
+                node.more.add(entry);
             }
-            node.here.add(entry);
             leaves[a] = node;
             owner.add(node);
         }
@@ -230,7 +343,11 @@ public final class ScopeIndex {
         Root root = entry.root;
         Owner owner = entry.owner;
         for (Node leaf : entry.leaves) {
-            removeFromList(leaf.here, entry);
+            if (leaf.first == entry) {
+                leaf.first = leaf.more == null || leaf.more.isEmpty() ? null : leaf.more.remove(0);
+            } else {
+                removeFromList(leaf.more, entry);
+            }
             owner.remove(leaf);
             Node emptied = null;
             for (Node n = leaf; n != null; n = n.parent) {
@@ -240,7 +357,7 @@ public final class ScopeIndex {
             }
             // Only the highest node left empty needs unlinking; its subtree goes with it.
             if (emptied != null && emptied.parent != null) {
-                emptied.parent.children.remove(emptied.segment);
+                emptied.parent.children.remove(emptied);
             }
         }
         if (root.total == 0) {
@@ -289,13 +406,13 @@ public final class ScopeIndex {
         } else {
             for (String path : request.paths()) {
                 Node node = root;
-                addAll(candidates, node.here);
+                addHere(candidates, node);
                 for (String segment : path.split("/", -1)) {
                     node = node.children == null ? null : node.children.get(segment);
                     if (node == null) {
                         break;
                     }
-                    addAll(candidates, node.here);
+                    addHere(candidates, node);
                 }
                 if (node != null) {
                     collectSubtree(node, candidates);
@@ -363,7 +480,7 @@ public final class ScopeIndex {
             Node node = root;
             boolean reached = true;
             for (String segment : path.split("/", -1)) {
-                if (anyContending(node.here, actor, exclude)) {
+                if (anyContending(node, actor, exclude)) {
                     return true;
                 }
                 node = node.children == null ? null : node.children.get(segment);
@@ -398,9 +515,16 @@ public final class ScopeIndex {
         return n;
     }
 
-    private static boolean anyContending(List<Entry> entries, String actor, Holding exclude) {
-        if (entries != null) {
-            for (Entry e : entries) {
+    /** Whether an entry anchored exactly at {@code node} contends with the actor. */
+    private static boolean anyContending(Node node, String actor, Holding exclude) {
+        if (node.first == null) {
+            return false;
+        }
+        if (contends(node.first.holding, actor, exclude)) {
+            return true;
+        }
+        if (node.more != null) {
+            for (Entry e : node.more) {
                 if (contends(e.holding, actor, exclude)) {
                     return true;
                 }
@@ -414,21 +538,30 @@ public final class ScopeIndex {
     }
 
     private static void collectSubtree(Node node, List<Entry> out) {
-        addAll(out, node.here);
+        addHere(out, node);
         if (node.children != null) {
-            for (Node child : node.children.values()) {
-                collectSubtree(child, out);
+            for (Node child : node.children.slots) {
+                if (child != null) {
+                    collectSubtree(child, out);
+                }
             }
         }
     }
 
-    private static void addAll(List<Entry> out, List<Entry> in) {
-        if (in != null) {
-            out.addAll(in);
+    /** Adds the entries anchored exactly at {@code node}, in the order they were added. */
+    private static void addHere(List<Entry> out, Node node) {
+        if (node.first != null) {
+            out.add(node.first);
+            if (node.more != null) {
+                out.addAll(node.more);
+            }
         }
     }
 
     private static void removeFromList(List<Entry> list, Entry entry) {
+        if (list == null) {
+            return;
+        }
         for (int i = list.size() - 1; i >= 0; i--) {
             if (list.get(i) == entry) {
                 list.remove(i);

@@ -143,6 +143,73 @@ class ScopeIndexTest {
         assertThat(conflictsSeen).isGreaterThan(100);
     }
 
+    /**
+     * One directory with thousands of children, 256 of them with the same {@code hashCode}
+     * ("Aa" and "BB" blocks): the child table grows, probes long runs and closes holes on removal
+     * (wrapping around its end) while every lookup still finds exactly what a brute-force scan does.
+     */
+    @Test
+    void manySiblingsWithCollidingHashesAreFoundAddedAndRemovedLikeABruteForceScan() {
+        List<String> names = new ArrayList<>();
+        for (int bits = 0; bits < 256; bits++) {
+            StringBuilder sb = new StringBuilder();
+            for (int b = 0; b < 8; b++) {
+                sb.append((bits >> b & 1) == 0 ? "Aa" : "BB");
+            }
+            names.add(sb.toString());
+        }
+        assertThat(names.stream().map(String::hashCode).distinct().count()).isOne();
+        for (int i = 0; i < 1500; i++) {
+            names.add("m" + i);
+        }
+        // names whose home is the table's last slot (the table spreads String.hashCode as HashMap
+        // does and is a power of two long): their runs wrap around its end, where a removal's
+        // hole can be before a later entry's home
+        for (int i = 0, wrapping = 0; wrapping < 40; i++) {
+            int h = ("w" + i).hashCode();
+            if (((h ^ (h >>> 16)) & 4095) == 4095) {
+                names.add("w" + i);
+                wrapping++;
+            }
+        }
+        Random random = new Random(20261203L);
+        ScopeIndex index = new ScopeIndex();
+        List<ScopeIndex.Holding> held = new ArrayList<>();
+        Map<ScopeIndex.Holding, ScopeIndex.Entry> entries = new IdentityHashMap<>();
+        long order = 0;
+        int found = 0;
+        int missed = 0;
+        for (int step = 0; step < 30_000; step++) {
+            String name = names.get(random.nextInt(names.size()));
+            int op = random.nextInt(8);
+            if (op < 4 && held.size() < 1200) {
+                String path = random.nextInt(4) == 0 ? "d/" + name + "/x" : "d/" + name;
+                ScopeIndex.Holding h = holding("T" + step, random.nextBoolean() ? "A" : "C", ++order, "wt", path);
+                entries.put(h, index.index(h));
+                held.add(h);
+            } else if (op < 6 && !held.isEmpty()) {
+                index.remove(entries.remove(held.remove(random.nextInt(held.size()))));
+            } else {
+                Scope request = new Scope("wt", List.of("d/" + name));
+                Optional<ScopeIndex.Holding> expected = bruteForce(held, request, "B", null);
+                assertThat(index.firstConflict(request, "B", null)).as("step %d %s", step, name).isEqualTo(expected);
+                if (expected.isPresent()) {
+                    found++;
+                } else {
+                    missed++;
+                }
+            }
+        }
+        assertThat(found).isGreaterThan(500);
+        assertThat(missed).isGreaterThan(500);
+        assertThat(index.firstConflict(new Scope("wt", List.of("d")), "B", null))
+                .isEqualTo(bruteForce(held, new Scope("wt", List.of("d")), "B", null));
+        for (ScopeIndex.Holding h : held) {
+            index.remove(entries.remove(h));
+        }
+        assertThat(index.worktreeCount()).isZero();
+    }
+
     private static Scope randomScope(Random random, String[] segments, String[] worktrees) {
         int n = random.nextInt(5);
         List<String> raw = new ArrayList<>();

@@ -30,22 +30,31 @@ final class PathTrie<K> {
 
     /** Anchors {@code key} at {@code path} (a non-empty normalised path). */
     void add(String path, K key) {
+        // one split and one walk: the nodes passed are kept for the totals (a start seeds scoped
+        // delivery's view with every live claim's paths, and the second split and walk were a
+        // third of it)
+        String[] segments = path.split("/");
+        @SuppressWarnings("unchecked")
+        Node<K>[] walked = new Node[segments.length];
         Node<K> node = root;
-        for (String segment : path.split("/")) {
+        for (int i = 0; i < segments.length; i++) {
             if (node.children == null) {
                 node.children = new HashMap<>(4);
             }
-            node = node.children.computeIfAbsent(segment, s -> new Node<>(null, s));
+            Node<K> child = node.children.get(segments[i]);
+            if (child == null) {
+                child = new Node<>(null, segments[i]);
+                node.children.put(segments[i], child);
+            }
+            walked[i] = child;
+            node = child;
         }
         if (node.here == null) {
             node.here = new LinkedHashSet<>(2);
         }
         if (node.here.add(key)) {
-            // totals along the path: recomputed by walking down again (nodes made above have no parent link)
-            Node<K> n = root;
-            n.total++;
-            for (String segment : path.split("/")) {
-                n = n.children.get(segment);
+            root.total++;
+            for (Node<K> n : walked) {
                 n.total++;
             }
         }
