@@ -11,6 +11,9 @@
 #   RESULTS (/tmp/synapse-fleet), DURATION (30), WARMUP (20 compat, 10 fleet, paced), PORT (18961)
 #   IDLE (10000, compat: the idle agents), IDLE_READ_MS (0: the tool reads its idle connections in
 #   passes one every IDLE_READ_MS ms, bench --idle-read-interval-ms), JAR (the hub jar to run), HUB_OPTS (JVM options of the hub)
+#   PACED_WARMUP (1: compat's warm-up is paced at RATE too; 0: flat out, as before 2026-12-03 13:40 UTC. A
+#   flat-out claimant among 10,000 listeners leaves the hub a fan-out backlog of hundreds of batches,
+#   seconds of passes at a long linger, that the measured phase inherits: docs/benchmarks.md, fifth look)
 # Also prints the hub's user and system CPU over about the measured phase (/proc), and for
 # compat its CPU per delivered broadcast frame (2 frames per claim cycle to each socket), and the
 # hub's mean fan-out delay (synapse_fanout_delay_seconds: publication until a loop's every socket has it).
@@ -28,7 +31,8 @@ ulimit -Sn "$(ulimit -Hn)"
 case "$mode" in
   compat) hubflags=(--default-delivery broadcast --broadcast-linger-ms "$linger" --presence-fanout-limit 256)
           idle=${IDLE:-10000}
-          benchflags=(--agents 1 --idle "$idle" ${IDLE_READ_MS:+--idle-read-interval-ms "$IDLE_READ_MS"} --rate "${RATE:-20}" --warmup "${WARMUP:-20}"); total=$((idle + 1)) ;;
+          benchflags=(--agents 1 --idle "$idle" ${IDLE_READ_MS:+--idle-read-interval-ms "$IDLE_READ_MS"} --rate "${RATE:-20}" --warmup "${WARMUP:-20}")
+          if [ "${PACED_WARMUP:-1}" = 1 ]; then benchflags+=(--paced-warmup); fi; total=$((idle + 1)) ;;
   fleet)  hubflags=(--default-delivery scoped --max-claims-per-agent 20000)
           benchflags=(--agents 10000 --rate "${RATE:-1000}" --paced-warmup --warmup "${WARMUP:-10}"); total=10000 ;;
   *) echo "mode: compat or fleet" >&2; exit 2 ;;

@@ -18,8 +18,9 @@ import java.util.function.Predicate;
  * One event loop's share of broadcast delivery. Broadcast batches (already encoded WebSocket
  * frames) queue here in commit order; a drain pass walks the loop's members and hands each one
  * everything it has not been given yet in a single flush, yielding to the loop's I/O every
- * 128 members. A batch's requesters are served at once; the others after a short linger, so
- * that the agent that caused a broadcast does not wait for ten thousand others to get it, and
+ * 128 members or 512 batch writes, whichever comes first. A batch's requesters are served at
+ * once; the others after a short linger, so that the agent that caused a broadcast does not
+ * wait for ten thousand others to get it, and
  * its next exchange (a claim's release, say) usually joins the same pass: one write per socket
  * instead of two. Every frame for a member (broadcast or private) is written on this loop after
  * the member has been caught up, so each connection still sees frames in commit order.
@@ -40,6 +41,17 @@ import java.util.function.Predicate;
 final class LoopFanout {
     /** Member visits per task before the loop gets to read and write sockets again. */
     private static final int VISITS_PER_TASK = 128;
+
+    /**
+     * Batch writes per task, however few members that is: a member owed many batches (a pass
+     * behind a backlog, or a long linger) costs one write per batch, so a task bounded only in
+     * members held the loop for 128 times that, and a requester's batch (served at once in
+     * {@link #accept}) and its next request waited behind it: at a 250 ms linger after a flat-out
+     * warm-up, tasks of ~100 ms (128 members owed ~300 batches each) put the claimant's
+     * replies 0.5-2 s late. Bounded in writes, a task is as short as 128 visits of one or two
+     * batches (the common case at a short linger) whatever the backlog.
+     */
+    static final int WRITES_PER_TASK = 512;
 
     /** The longest pause after a pass, however long the pass took: bounds what observers wait. */
     static final long MAX_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
@@ -266,14 +278,15 @@ final class LoopFanout {
         leave(s);
     }
 
-    private void catchUp(Session s, Predicate<Session> mayWrite) {
+    /** As {@link #catchUp(Session)}; returns the batches written. */
+    private int catchUp(Session s, Predicate<Session> mayWrite) {
         long delivered = s.fanoutDelivered();
         if (delivered >= newest || !isMember(s)) {
-            return;
+            return 0;
         }
         s.fanoutDelivered(newest);
         if (pending.isEmpty() || !mayWrite.test(s)) {
-            return;
+            return 0;
         }
         boolean quietMember = s.fanoutQuiet();
         Channel channel = s.channel();
@@ -284,6 +297,7 @@ final class LoopFanout {
         int from = (int) Math.max(0, delivered + 1 - pending.get(0).seq());
         // held back one batch, so that the last one goes out with the flush in one pipeline call
         ByteBuf held = null;
+        int written = 0;
         for (int k = from; k < pending.size(); k++) {
             Pending batch = pending.get(k);
             if (quietMember && !batch.universal()) {
@@ -291,19 +305,22 @@ final class LoopFanout {
             }
             if (held != null) {
                 out.write(held, channel.voidPromise());
+                written++;
                 held = null;
                 // asked again before each further batch: the hard cap counts what this pass has
                 // queued already, so a slow reader is dropped at most one batch past it
                 if (!mayWrite.test(s)) {
                     out.flush();
-                    return;
+                    return written;
                 }
             }
             held = share(batch.frames());
         }
         if (held != null) {
             out.writeAndFlush(held, channel.voidPromise());
+            written++;
         }
+        return written;
     }
 
     /**
@@ -347,6 +364,7 @@ final class LoopFanout {
 
     private void drain() {
         int visits = 0;
+        int writes = 0;
         if (!inPass) {
             inPass = true;
             passStartedAt = clock.getAsLong();
@@ -379,9 +397,9 @@ final class LoopFanout {
                 continue;
             }
             Session member = roster.members.get(roster.next++);
-            catchUp(member);
+            writes += catchUp(member, deliverable);
             roster.passFloor = Math.min(roster.passFloor, member.fanoutDelivered());
-            if (++visits >= VISITS_PER_TASK) {
+            if (++visits >= VISITS_PER_TASK || writes >= WRITES_PER_TASK) {
                 // A scheduled task runs only after the loop's next I/O pass; a re-queued one
                 // could run straight away, up to 64 times in a row, starving reads.
                 loop.schedule(drainTask, 0, TimeUnit.NANOSECONDS);

@@ -94,6 +94,41 @@ class LoopFanoutTest {
     }
 
     @Test
+    void aRequesterWaitsBehindAtMostOneShortTaskWhenMembersAreOwedABacklog() throws Exception {
+        // 200 members owed 100 batches each (a pass behind a backlog): the requester's batch,
+        // queued at the drain's first visit, must not wait for 128 members' 12,800 writes
+        int owed = 100;
+        Set<Session> visited = ConcurrentHashMap.newKeySet();
+        AtomicInteger visitedBeforeReply = new AtomicInteger(-1);
+        List<Session> members = new ArrayList<>();
+        LoopFanout[] self = new LoopFanout[1];
+        self[0] = new LoopFanout(loop, 0, s -> {
+            if (s != members.get(0) && visited.add(s) && visited.size() == 1) {
+                loop.execute(() -> {
+                    visitedBeforeReply.set(visited.size());
+                    self[0].accept(frame("granted"), List.of(members.get(0)));
+                });
+            }
+            return true;
+        }, s -> true, new AtomicLong());
+        members.addAll(onLoop(() -> join(self[0], 200, new ConcurrentHashMap<>())));
+        onLoop(() -> {
+            for (int i = 0; i < owed; i++) {
+                self[0].accept(frame("b" + i), List.of());
+            }
+            return null;
+        });
+        awaitDrained(self[0]);
+        assertThat(visitedBeforeReply.get()).as("members written before the requester's batch was")
+                .isPositive().isLessThanOrEqualTo(LoopFanout.WRITES_PER_TASK / owed + 1);
+        List<String> requester = onLoop(() -> received(members.get(0)));
+        assertThat(requester).hasSize(owed + 1).endsWith("granted");
+        List<String> last = onLoop(() -> received(members.get(199)));
+        assertThat(last).as("every member still gets every batch once, in order").hasSize(owed + 1)
+                .startsWith("b0", "b1").endsWith("granted");
+    }
+
+    @Test
     void aPrivateFrameFollowsEveryBroadcastQueuedBeforeIt() throws Exception {
         List<Session> members = onLoop(() -> join(600));
         Session late = members.get(550);
