@@ -69,6 +69,7 @@ public final class SqliteJournal implements Journal {
     /** Held while open: one hub per journal file (see {@link WriterLock}). */
     private final WriterLock writerLock;
     private PreparedStatement readStored;
+    private final KindNames storedKinds = new KindNames(); // readStored's, on the appending thread
     private final long progressIntervalMillis;
     private ReplayPipeline replayPipeline = ReplayPipeline.DEFAULT;
     private java.util.concurrent.ThreadFactory replayThreads = Thread::new;
@@ -633,7 +634,8 @@ public final class SqliteJournal implements Journal {
                     if (!out.isEmpty() && bytes > maxBytes) {
                         break;
                     }
-                    out.add(new StoredEvent(rs.getLong(1), rs.getDouble(2), rs.getString(3), payload));
+                    // the kind's bytes, not getString: one String per distinct kind, not a decode per row
+                    out.add(new StoredEvent(rs.getLong(1), rs.getDouble(2), storedKinds.of(rs.getBytes(3)), payload));
                 }
             }
         } catch (SQLException e) {

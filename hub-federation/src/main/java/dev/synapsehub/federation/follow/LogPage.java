@@ -320,12 +320,13 @@ final class LogPage {
     }
 
     /**
-     * Reads the plain shape a hub writes (compact or spaced JSON, ASCII text, the page's fields
-     * of the usual types) in one pass over the bytes, straight into the events' fields, without a
-     * token or a node per value: in a catch-up the follower's event loop was nearly all Jackson
-     * tokenising, looking up field names and making text nodes (docs/benchmarks.md, "Cold
-     * catch-up, fifth pass"). Anything else (a byte above 0x7F, an escape in a value or name it
-     * keeps, an odd type for a kept field, deep nesting, long numbers, and every malformed input)
+     * Reads the plain shape a hub writes (compact or spaced JSON, text in well-formed UTF-8, the
+     * page's fields of the usual types) in one pass over the bytes, straight into the events'
+     * fields, without a token or a node per value: in a catch-up the follower's event loop was
+     * nearly all Jackson tokenising, looking up field names and making text nodes
+     * (docs/benchmarks.md, "Cold catch-up, fifth pass"; non-ASCII text since the sixth). Anything
+     * else (a byte above 0x7F outside a well-formed UTF-8 sequence in a string, an escape in a
+     * value or name it keeps, an odd type for a kept field, deep nesting, long numbers, and every malformed input)
      * makes it give up ({@link #read} returns null) and the page is read by Jackson as before, so
      * a page it reads is well-formed JSON whose fields it holds exactly as the Jackson reading
      * would. It checks the JSON grammar of everything it passes over, skipped values included.
@@ -364,10 +365,12 @@ final class LogPage {
         private final byte[] b;
         private final int n;
         private int i;
-        // the last string read: [strStart, strEnd) without quotes; strEscaped if it held a backslash
+        // the last string read: [strStart, strEnd) without quotes; strEscaped if it held a backslash,
+        // strAscii unless it held a (well-formed) multi-byte UTF-8 sequence
         private int strStart;
         private int strEnd;
         private boolean strEscaped;
+        private boolean strAscii;
         // the last number read: [numStart, numEnd); numIntegral if no fraction or exponent
         private int numStart;
         private int numEnd;
@@ -585,7 +588,8 @@ final class LogPage {
             if (strEscaped) {
                 throw new GiveUp();
             }
-            return new String(b, strStart, strEnd - strStart, StandardCharsets.ISO_8859_1); // ASCII only: checked
+            // the bytes are well-formed UTF-8 (checked in string()): decoded as Jackson decodes them
+            return new String(b, strStart, strEnd - strStart, strAscii ? StandardCharsets.ISO_8859_1 : StandardCharsets.UTF_8);
         }
 
         private String kindText() throws GiveUp {
@@ -646,7 +650,12 @@ final class LogPage {
             return len == name.length && java.util.Arrays.equals(b, strStart, strEnd, name, 0, len);
         }
 
-        /** A string at {@code b[i] == '"'}: ASCII, no control character, every escape well formed. */
+        /**
+         * A string at {@code b[i] == '"'}: no control character, every escape well formed, and any
+         * byte above 0x7F part of a well-formed UTF-8 sequence (the link checks a frame's UTF-8
+         * before it is read, but a page is also read from bytes no link checked: anything else goes
+         * to Jackson, whose refusal or reading of it stays as it was).
+         */
         private void string() throws GiveUp {
             string(MAX_STRING);
         }
@@ -654,6 +663,7 @@ final class LogPage {
         private void string(int maxLength) throws GiveUp {
             int k = i + 1;
             boolean escaped = false;
+            boolean ascii = true;
             while (true) {
                 if (k >= n) {
                     throw new GiveUp();
@@ -663,7 +673,16 @@ final class LogPage {
                     break;
                 }
                 if (c < 0x20) { // a control character, or (negative) a byte above 0x7F
-                    throw new GiveUp();
+                    if (c >= 0) {
+                        throw new GiveUp();
+                    }
+                    int length = dev.synapsehub.federation.link.WellFormedUtf8.sequence(b, k, n);
+                    if (length < 0) {
+                        throw new GiveUp();
+                    }
+                    ascii = false;
+                    k += length;
+                    continue;
                 }
                 if (c == '\\') {
                     escaped = true;
@@ -695,6 +714,7 @@ final class LogPage {
             strStart = i + 1;
             strEnd = k;
             strEscaped = escaped;
+            strAscii = ascii;
             i = k + 1;
         }
 

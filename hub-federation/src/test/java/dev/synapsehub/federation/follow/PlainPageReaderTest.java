@@ -53,6 +53,33 @@ class PlainPageReaderTest {
 
     /** A page as a hub writes it: compact, ASCII, the payload fields of a claim in their usual order. */
     private static String hubPage(Random r, long after, int count) {
+        return hubPage(r, after, count, false);
+    }
+
+    /** Text with one to four-byte UTF-8 sequences, the edges of each length among them. */
+    private static final String[] UNICODE = {
+        "\u00e9", "caf\u00e9", "\u0080", "\u07ff", "\u0800", "\ud7ff", "\ue000", "\uffef", "\ufffd", "\u4e2d\u6587",
+        "\ud83d\ude00", "\ud800\udc00", "\udbff\udfff", "\u00a0", "\u2028", "\u0085", "a\u0301",
+    };
+
+    private static String unicode(Random r) {
+        return UNICODE[r.nextInt(UNICODE.length)];
+    }
+
+    /**
+     * A hub's page; with {@code unicode}, non-ASCII text (raw UTF-8) in kept fields (task, owner,
+     * status, kind) and skipped ones (a note, a member name, nested values).
+     */
+    private static String hubPage(Random r, long after, int count, boolean unicode) {
+        if (unicode) {
+            return hubPage(r, after, count, false)
+                    .replace("\"task-", "\"t\u00e2che-" + unicode(r) + "-")
+                    .replace("\"owner\":\"proj/agent-", "\"owner\":\"proj/ag\u00e9nt" + unicode(r) + "-")
+                    .replace("\"chat\"", "\"ch\u00e2t" + unicode(r) + "\"")
+                    .replace("\"claimed\",", "\"r\u00e9clam\u00e9" + unicode(r) + "\",")
+                    .replace("\"note\":\"bench", "\"n\u00f6te\":\"" + unicode(r) + "\",\"note\":\"b\u00e9nch " + unicode(r))
+                    .replace("\"not/this\"", "\"" + unicode(r) + "/this\"");
+        }
         StringBuilder s = new StringBuilder("{\"type\":\"multihub_log_snapshot\",\"sender\":\"hub-b\",\"target\":\"hub-a\",\"events\":[");
         for (int k = 0; k < count; k++) {
             long seq = after + 1 + k;
@@ -86,6 +113,20 @@ class PlainPageReaderTest {
         }
     }
 
+    /** Non-ASCII text in well-formed UTF-8 (the link has checked the frame) is read here too, as Jackson reads it. */
+    @Test
+    void aPageWithNonAsciiTextIsReadWithoutJacksonAndAsJacksonReadsIt() {
+        Random r = new Random(6);
+        for (int i = 0; i < 300; i++) {
+            byte[] frame = hubPage(r, r.nextInt(1_000_000), 1 + r.nextInt(30), true).getBytes(StandardCharsets.UTF_8);
+            assertThat(frame.length).isGreaterThan(new String(frame, StandardCharsets.UTF_8).length()); // non-ASCII
+            String plain = plain(frame);
+            assertThat(plain).as("a page with non-ASCII text is read by the plain reader: %s",
+                    new String(frame, StandardCharsets.UTF_8)).isNotNull();
+            assertThat(plain).isEqualTo(jackson(frame));
+        }
+    }
+
     @Test
     void variedPagesReadTheSameOrGoToJackson() {
         Random r = new Random(77);
@@ -103,19 +144,27 @@ class PlainPageReaderTest {
     }
 
     /**
-     * Damaged pages: a byte dropped, doubled or replaced by one that matters to JSON, a cut, a
-     * slice repeated. Whatever the plain reader reads, Jackson reads the same; every page Jackson
+     * Damaged pages: a byte dropped, doubled or replaced by one that matters to JSON or to UTF-8,
+     * a cut (inside a multi-byte sequence too), a slice repeated. Whatever the plain reader reads, Jackson reads the same; every page Jackson
      * refuses, the plain reader gives up on.
      */
     @Test
     void aDamagedPageIsNeverReadDifferentlyAndEveryRefusalStays() {
         Random r = new Random(2026);
-        byte[] significant = "{}[]\",:\\ \t\n0123456789-+.eEnulltruefalsx/u".getBytes(StandardCharsets.US_ASCII);
+        byte[] json = "{}[]\",:\\ \t\n0123456789-+.eEnulltruefalsx/u".getBytes(StandardCharsets.US_ASCII);
+        // and bytes that make UTF-8 ill-formed: stray continuations, overlong and surrogate leads, F5..FF, cut sequences
+        byte[] utf8 = {(byte) 0x80, (byte) 0xbf, (byte) 0xc0, (byte) 0xc1, (byte) 0xc3, (byte) 0xe0, (byte) 0xed,
+            (byte) 0xef, (byte) 0xf0, (byte) 0xf4, (byte) 0xf5, (byte) 0xff, (byte) 0xa0, (byte) 0x8f, (byte) 0x90};
+        byte[] significant = java.util.Arrays.copyOf(json, json.length + utf8.length);
+        System.arraycopy(utf8, 0, significant, json.length, utf8.length);
         int refused = 0;
         int readPlain = 0;
         for (int i = 0; i < 20_000; i++) {
-            byte[] good = (r.nextBoolean() ? hubPage(r, r.nextInt(1000), 1 + r.nextInt(3))
-                    : LogPageTest.page(r, r.nextInt(1000), 1 + r.nextInt(3))).getBytes(StandardCharsets.UTF_8);
+            byte[] good = (switch (r.nextInt(3)) {
+                case 0 -> hubPage(r, r.nextInt(1000), 1 + r.nextInt(3));
+                case 1 -> hubPage(r, r.nextInt(1000), 1 + r.nextInt(3), true);
+                default -> LogPageTest.page(r, r.nextInt(1000), 1 + r.nextInt(3));
+            }).getBytes(StandardCharsets.UTF_8);
             byte[] frame = damaged(r, good, significant);
             String jackson = jackson(frame);
             String plain = plain(frame);
