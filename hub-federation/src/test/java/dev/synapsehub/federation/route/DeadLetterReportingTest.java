@@ -310,7 +310,7 @@ class DeadLetterReportingTest {
             assertThat(dropped).as("beyond the queue, reports are dropped and counted")
                     .isGreaterThanOrEqualTo(escalations - DeadLetterForwarder.MAX_WAITING - 1);
             List<ILoggingEvent> dropLines;
-            synchronized (lines.list) {
+            synchronized (lines) { // the appender's lock: AppenderBase.doAppend adds to the list under it
                 dropLines = lines.list.stream().filter(e -> e.getFormattedMessage().contains(" dropped: ")).toList();
             }
             assertThat(dropLines).as("one window's log lines, not one per drop")
