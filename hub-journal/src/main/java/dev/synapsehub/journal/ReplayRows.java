@@ -29,6 +29,9 @@ final class ReplayRows {
     /** A read or decode that failed outright: the caller rethrows it after the rows before it. */
     Exception failure;
 
+    /** The kinds' text, one {@code String} per distinct kind (a batch is read on one thread at a time). */
+    private final KindNames kinds = new KindNames();
+
     ReplayRows(int capacity) {
         seq = new long[capacity];
         ts = new double[capacity];
@@ -57,7 +60,7 @@ final class ReplayRows {
                 seq[n] = rs.getLong(1);
                 ts[n] = rs.getDouble(2);
                 tsMissing[n] = rs.wasNull();
-                kind[n] = rs.getString(3);
+                kind[n] = kinds.of(rs.getBytes(3)); // not getString: a decode per row (KindNames)
                 byte[] bytes = rs.getBytes(4);
                 payload[n] = bytes;
                 text[n] = bytes == null ? rs.getString(4) : null;

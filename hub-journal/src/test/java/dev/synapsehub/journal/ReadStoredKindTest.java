@@ -16,10 +16,11 @@ import java.util.Random;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@link SqliteJournal#readStored} reads each row's kind as {@code getString} of the column
- * would, although it reads the column's bytes and keeps one {@code String} per distinct kind:
- * unusual kinds (non-ASCII, ill-formed UTF-8, a NUL inside, stored as a blob or a number, empty)
- * and more distinct kinds than it keeps, in an order that makes it replace them.
+ * {@link SqliteJournal#readStored} and a replay's {@link ReplayRows} read each row's kind as
+ * {@code getString} of the column would, although they read the column's bytes and keep one
+ * {@code String} per distinct kind: unusual kinds (non-ASCII, ill-formed UTF-8, a NUL inside,
+ * stored as a blob or a number, empty) and more distinct kinds than they keep, in an order that
+ * makes them replace them.
  */
 class ReadStoredKindTest {
     @TempDir
@@ -88,6 +89,19 @@ class ReadStoredKindTest {
                 after = page.get(page.size() - 1).seq();
             }
             assertThat(read).isEqualTo(expected);
+        }
+        // and a replay's batches (ReplayRows, a batch smaller than the rows: several reads on one)
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db);
+             ResultSet rs = c.createStatement().executeQuery("SELECT seq, ts, kind, payload FROM events ORDER BY seq")) {
+            ReplayRows rows = new ReplayRows(101);
+            List<String> replayed = new ArrayList<>();
+            do {
+                rows.read(rs);
+                for (int i = 0; i < rows.size; i++) {
+                    replayed.add(rows.kind[i]);
+                }
+            } while (!rows.last);
+            assertThat(replayed).isEqualTo(expected);
         }
     }
 }
