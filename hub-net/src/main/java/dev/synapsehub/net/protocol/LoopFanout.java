@@ -48,8 +48,9 @@ final class LoopFanout {
      * members held the loop for 128 times that, and a requester's batch (served at once in
      * {@link #accept}) and its next request waited behind it: at a 250 ms linger after a flat-out
      * warm-up, tasks of ~100 ms (128 members owed ~300 batches each) put the claimant's
-     * replies 0.5-2 s late. Bounded in writes, a task is as short as 128 visits of one or two
-     * batches (the common case at a short linger) whatever the backlog.
+     * replies 0.5-2 s late. Checked between members (a member's own backlog is written whole in
+     * one visit), so a task ends after the member that reaches the bound: about 512 writes plus
+     * one member's backlog, and at least one member per task, so every pass still progresses.
      */
     static final int WRITES_PER_TASK = 512;
 
