@@ -188,6 +188,13 @@ public final class ServeOptions {
                     + "are answered busy until the hub catches up (default: ${DEFAULT-VALUE}).")
     int maxFanoutBacklogMb;
 
+    @Option(names = "--max-fanout-delay-ms", paramLabel = "MS", defaultValue = "2500",
+            description = "While a broadcast has waited longer than this for one of its sockets, requests are "
+                    + "answered busy until the hub catches up: a broadcast is small in bytes but costs one write "
+                    + "per socket, so the backlog bound alone lets a flat-out agent put everyone else's copy "
+                    + "seconds behind. More than --broadcast-linger-ms (default: ${DEFAULT-VALUE}).")
+    long maxFanoutDelayMs;
+
     @Option(names = "--transport", paramLabel = "auto|nio", defaultValue = "auto",
             description = "Socket transport: auto uses Linux's native epoll where it loads, else Java NIO; nio forces "
                     + "Java NIO (default: ${DEFAULT-VALUE}).")
@@ -303,6 +310,9 @@ public final class ServeOptions {
         require(transport.equals("auto") || transport.equals("nio"), "--transport must be auto or nio");
         require(Delivery.ofDefault(defaultDelivery) != null, "--default-delivery must be broadcast or scoped");
         require(maxFanoutBacklogMb >= 1, "--max-fanout-backlog-mb must be at least 1");
+        require(maxFanoutDelayMs > broadcastLingerMs && maxFanoutDelayMs <= 3_600_000,
+                "--max-fanout-delay-ms must be more than --broadcast-linger-ms (" + broadcastLingerMs
+                        + ") and at most 3600000");
         List<MessageAuthKey> keys = messageAuthKeys();
         require(!requireMessageAuth || !keys.isEmpty(), "--require-message-auth needs at least one --message-auth-key");
         require(!requireIdentityBinding || identityTrust != null, "--require-identity-binding needs --identity-trust FILE");
@@ -330,6 +340,7 @@ public final class ServeOptions {
                 .broadcastLinger(Duration.ofMillis(broadcastLingerMs))
                 .nativeTransport(transport.equals("auto"))
                 .maxFanoutBacklogBytes(maxFanoutBacklogMb * 1024L * 1024)
+                .maxFanoutDelay(Duration.ofMillis(maxFanoutDelayMs))
                 .hubVersion("synapse-hub-java/" + VersionProvider.version())
                 .identityPins(new IdentityPinSettings(identityPinning == null || identityPinning, db == null ? null : db.toString(),
                         aclPolicy == null ? PinReclaimAcl.NONE : PinReclaimAcl.load(aclPolicy),
@@ -503,6 +514,7 @@ public final class ServeOptions {
         m.put("default_delivery", config.defaultDelivery().mode().wire());
         m.put("broadcast_linger_ms", config.broadcastLinger().toMillis());
         m.put("max_fanout_backlog_mb", config.maxFanoutBacklogBytes() >> 20);
+        m.put("max_fanout_delay_ms", config.maxFanoutDelay().toMillis());
         m.put("transport", NetTransport.choose(config.nativeTransport()).name().toLowerCase(java.util.Locale.ROOT));
         m.put("max_history", maxHistory);
         m.put("dead_letter_escalation", deadLetterEscalation == 0 ? "off" : "every " + deadLetterEscalation);
