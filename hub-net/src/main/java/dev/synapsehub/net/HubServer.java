@@ -214,7 +214,7 @@ public final class HubServer implements AutoCloseable {
         darkSeats.start();
         HubMetricsText metricsText = new HubMetricsText(new MetricsSources(actor, metrics, registry, outbox, json,
                 frames.hubId(), config.hubVersion(), config.maxFanoutBacklogBytes(),
-                config.maxFanoutDelay().toNanos(), configEpoch,
+                config.maxFanoutDelay().toNanos(), config.maxFanoutWrites(), configEpoch,
                 startedAt, journal, extensions::appendMetrics, extensions::degradedReasons));
         if (config.ui()) {
             cockpit = Cockpit.start(new CockpitSources(actor, registry, clock, metrics, tokens, extensions,

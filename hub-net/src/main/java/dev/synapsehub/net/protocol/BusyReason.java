@@ -7,6 +7,8 @@ package dev.synapsehub.net.protocol;
 public enum BusyReason {
     /** More broadcast bytes wait on the I/O loops than {@code --max-fanout-backlog-mb}. */
     FANOUT_BACKLOG("fanout_backlog"),
+    /** An I/O loop owes its sockets more writes for waiting broadcasts than {@code --max-fanout-writes}. */
+    FANOUT_WRITES("fanout_writes"),
     /** A broadcast has waited longer than {@code --max-fanout-delay-ms} for one of its sockets. */
     FANOUT_DELAY("fanout_delay"),
     /** More replies and broadcasts wait for the outbox thread than its busy threshold. */

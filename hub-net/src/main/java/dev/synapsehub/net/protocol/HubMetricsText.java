@@ -68,6 +68,9 @@ public final class HubMetricsText {
         if (hub.metrics().fanoutBacklogBytes.get() > hub.maxFanoutBacklogBytes()) {
             degraded.add("fanout_backlogged");
         }
+        if (hub.outbox().writesOwed() > hub.maxFanoutWrites()) {
+            degraded.add("fanout_writes_backlogged");
+        }
         if (hub.outbox().fanoutOverdue(hub.maxFanoutDelayNanos())) {
             degraded.add("fanout_delayed");
         }
@@ -156,6 +159,10 @@ public final class HubMetricsText {
                 "How long ago the oldest broadcast that some socket has not yet been handed was published"
                         + " (0 when none waits); above --max-fanout-delay-ms requests are answered busy.",
                 () -> hub.outbox().oldestUndeliveredNanos(System.nanoTime()) / 1e9);
+        gauge("synapse_fanout_writes_owed",
+                "The most socket writes one I/O loop owes for the broadcasts waiting there (a batch once per socket"
+                        + " it is for); above --max-fanout-writes requests are answered busy.",
+                () -> hub.outbox().writesOwed());
         gauge("synapse_outbox_queued_tasks", "Tasks (replies, broadcasts) waiting for the outbox thread.",
                 () -> hub.outbox().queuedTasks());
         gauge("synapse_actor_queue_depth", "Submissions waiting for the coordination actor.",
@@ -184,7 +191,8 @@ public final class HubMetricsText {
                 m.fanoutBusyRefusals::get);
         CounterWithCallback.builder().name("synapse_admission_busy_refusals_total")
                 .help("synapse_fanout_busy_refusals_total by the reason that held: fanout_backlog (bytes over"
-                        + " --max-fanout-backlog-mb), fanout_delay (a broadcast older than --max-fanout-delay-ms"
+                        + " --max-fanout-backlog-mb), fanout_writes (a loop owing more writes than"
+                        + " --max-fanout-writes), fanout_delay (a broadcast older than --max-fanout-delay-ms"
                         + " still waiting for a socket), outbox_queue (the outbox thread's queue over its threshold).")
                 .labelNames("reason")
                 .callback(cb -> {

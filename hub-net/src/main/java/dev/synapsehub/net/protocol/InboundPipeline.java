@@ -547,16 +547,21 @@ public final class InboundPipeline {
 
     /**
      * Why every request is answered busy now, or null: more broadcast bytes wait for their
-     * sockets than {@code --max-fanout-backlog-mb}, a broadcast has waited for one of them longer
-     * than {@code --max-fanout-delay-ms} (a batch is small in bytes but costs one write per
-     * socket, so the bytes alone let a flat-out requester put everyone else's copy seconds
-     * behind), or more tasks wait for the outbox thread than its busy threshold. A query's reply
+     * sockets than {@code --max-fanout-backlog-mb}, an I/O loop owes its sockets more writes
+     * than {@code --max-fanout-writes}, or a broadcast has waited for one of them longer than
+     * {@code --max-fanout-delay-ms} (a batch is small in bytes but costs one write per socket,
+     * so the bytes alone let a flat-out requester put everyone else's copy seconds behind: the
+     * writes bound stops it before the work piles up, the delay bound when a loop is behind for
+     * any other reason), or more tasks wait for the outbox thread than its busy threshold. A query's reply
      * is work for the same outbox thread, so queries are refused too, until delivery catches up:
      * an overloaded hub slows its producers instead of queueing without bound.
      */
     private BusyReason busyReason() {
         if (hub.metrics().fanoutBacklogBytes.get() > hub.config().maxFanoutBacklogBytes()) {
             return BusyReason.FANOUT_BACKLOG;
+        }
+        if (hub.outbox().writesOwed() > hub.config().maxFanoutWrites()) {
+            return BusyReason.FANOUT_WRITES;
         }
         if (hub.outbox().fanoutOverdue(hub.config().maxFanoutDelay().toNanos())) {
             return BusyReason.FANOUT_DELAY;

@@ -143,6 +143,17 @@ final class LoopFanout {
      * this loop removes, admission reads).
      */
     private final ArrayDeque<Long> handedOver = new ArrayDeque<>();
+    /** The batches in {@link #pending} for every member (the others are for loud members only). */
+    private int pendingUniversal;
+    /**
+     * The writes this loop owes: each pending batch once per member it is for (members a pass
+     * has already given it still count until the pass ends: an upper bound). Written on this
+     * loop, read by admission on any thread: a batch of a few hundred bytes costs one write per
+     * socket, so this, not the bytes, is the work a backlog stands for.
+     */
+    private volatile long writesOwed;
+    /** Members on either roster, for the writes a handed-over batch will cost (read on any thread). */
+    private volatile int members;
     private final Runnable drainTask = this::drain;
     private long newest;
     /** The seq of the newest batch for every member. */
@@ -204,6 +215,7 @@ final class LoopFanout {
         s.fanoutDelivered(newest);
         s.fanoutQuiet(quietMember);
         (quietMember ? quiet : loud).add(s);
+        recountWritesOwed();
     }
 
     /** Removes a member. */
@@ -215,6 +227,7 @@ final class LoopFanout {
         if (loud.members.isEmpty() && quiet.members.isEmpty()) {
             releaseUpTo(newest, newest, false);
         }
+        recountWritesOwed();
     }
 
     /**
@@ -263,7 +276,9 @@ final class LoopFanout {
         }
         if (universal) {
             newestUniversal = newest;
+            pendingUniversal++;
         }
+        recountWritesOwed();
         for (Session origin : origins) {
             if (isMember(origin)) {
                 catchUp(origin);
@@ -411,6 +426,19 @@ final class LoopFanout {
         }
     }
 
+    /**
+     * The writes this loop owes its members for the batches waiting, handed over or accepted (an
+     * upper bound: during a pass the members it has visited still count, and a handed-over batch
+     * counts for every member); from any thread.
+     */
+    long writesOwed() {
+        int handed;
+        synchronized (handedOver) {
+            handed = handedOver.size();
+        }
+        return writesOwed + handed * (long) members;
+    }
+
     /** Batches waiting for at least one member (for tests and metrics). */
     int pendingBatches() {
         return pending.size();
@@ -514,9 +542,20 @@ final class LoopFanout {
             }
             batch.frames().release();
             batch.backlog().release();
+            if (batch.universal()) {
+                pendingUniversal--;
+            }
             n++;
         }
         pending.subList(0, n).clear();
         oldestPublishedAt = pending.isEmpty() ? NONE_PENDING : pending.get(0).publishedAt();
+        recountWritesOwed();
+    }
+
+    private void recountWritesOwed() {
+        members = loud.members.size() + quiet.members.size();
+        long loudOnly = pending.size() - pendingUniversal;
+        writesOwed = pendingUniversal * (long) (loud.members.size() + quiet.members.size())
+                + loudOnly * loud.members.size();
     }
 }

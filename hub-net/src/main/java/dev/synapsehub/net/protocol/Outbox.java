@@ -161,6 +161,18 @@ public final class Outbox {
         return oldest;
     }
 
+    /**
+     * The most writes any one I/O loop owes its sockets for the broadcasts waiting there (each
+     * batch once per socket it is for); from any thread. Per loop, as the loops write in parallel.
+     */
+    public long writesOwed() {
+        long most = 0;
+        for (LoopFanout fanout : fanouts.values()) {
+            most = Math.max(most, fanout.writesOwed());
+        }
+        return most;
+    }
+
     /** True while some broadcast has waited longer than {@code maxNanos} for a socket: answer new requests busy. */
     public boolean fanoutOverdue(long maxNanos) {
         return oldestUndeliveredNanos(System.nanoTime()) > maxNanos;

@@ -180,6 +180,58 @@ class LoopFanoutTest {
         assertThat(queued).hasValue(0);
     }
 
+    @Test
+    void theWritesOwedCountEachWaitingBatchOncePerMemberItIsForFromItsHandOverUntilThePassEnds() throws Exception {
+        AtomicLong queued = new AtomicLong();
+        List<Long> owedAtVisits = new java.util.concurrent.CopyOnWriteArrayList<>();
+        LoopFanout[] self = new LoopFanout[1];
+        self[0] = new LoopFanout(loop, 0, s -> {
+            owedAtVisits.add(self[0].writesOwed());
+            return true;
+        }, s -> true, queued);
+        Map<Session, AtomicInteger> flushes = new ConcurrentHashMap<>();
+        List<Session> loudOnes = onLoop(() -> join(self[0], 3, flushes));
+        Session quietOne = onLoop(() -> {
+            Session s = join(self[0], 1, flushes).get(0);
+            self[0].quiet(s, true);
+            return s;
+        });
+        assertThat(self[0].writesOwed()).isZero();
+
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        loop.execute(() -> {
+            try {
+                release.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        handOver(self[0], "b1", 1_000, queued);
+        handOver(self[0], "b2", 2_000, queued);
+        // handed over, not yet taken in: each will cost a write to each of the 4 members
+        assertThat(self[0].writesOwed()).isEqualTo(8);
+        release.countDown();
+        awaitDrained(self[0]);
+        // during the pass (asked at each member, and again between its two batches) both batches
+        // still count for every member: an upper bound until the pass ends
+        assertThat(owedAtVisits).hasSize(4 * 2).containsOnly(8L);
+        assertThat(self[0].writesOwed()).isZero();
+
+        // a batch for the loud members only costs nothing for the quiet one
+        owedAtVisits.clear();
+        assertThat(onLoop(() -> {
+            self[0].accept(frame("loud"), List.of(), System.nanoTime(), new BacklogShare(queued, 4, 1), false);
+            return self[0].writesOwed();
+        })).isEqualTo(3);
+        awaitDrained(self[0]);
+        assertThat(owedAtVisits).containsOnly(3L).hasSize(3);
+        assertThat(self[0].writesOwed()).isZero();
+        for (Session s : loudOnes) {
+            assertThat(onLoop(() -> received(s))).containsExactly("b1", "b2", "loud");
+        }
+        assertThat(onLoop(() -> received(quietOne))).containsExactly("b1", "b2");
+    }
+
     /** What the outbox does with a batch for a loop: hands it over, then queues its accept there. */
     private void handOver(LoopFanout to, String text, long publishedAt, AtomicLong queued) {
         to.handOver(publishedAt);
