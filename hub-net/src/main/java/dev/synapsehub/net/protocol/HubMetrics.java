@@ -29,7 +29,7 @@ public final class HubMetrics implements ActorObserver {
     public final AtomicLong unansweredRefusals = new AtomicLong();
     /** Broadcast bytes queued on the I/O loops and not yet given to every socket (a batch counts once). */
     public final AtomicLong fanoutBacklogBytes = new AtomicLong();
-    /** Requests answered busy because delivery was behind (broadcast backlog or outbox queue over its limit). */
+    /** Requests answered busy because delivery was behind (any {@link BusyReason}). */
     public final AtomicLong fanoutBusyRefusals = new AtomicLong();
     /** {@link #fanoutBusyRefusals} by the reason that held (filled once here, never resized). */
     private final java.util.Map<BusyReason, AtomicLong> busyByReason = new java.util.EnumMap<>(BusyReason.class);

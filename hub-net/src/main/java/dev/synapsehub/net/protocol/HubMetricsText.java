@@ -187,6 +187,7 @@ public final class HubMetricsText {
                 m.slowReadersDisconnected::get);
         counter("synapse_fanout_busy_refusals_total",
                 "Requests answered busy because delivery was behind (broadcast backlog over --max-fanout-backlog-mb,"
+                        + " writes owed over --max-fanout-writes, a broadcast older than --max-fanout-delay-ms,"
                         + " or the outbox thread's queue over its threshold).",
                 m.fanoutBusyRefusals::get);
         CounterWithCallback.builder().name("synapse_admission_busy_refusals_total")
