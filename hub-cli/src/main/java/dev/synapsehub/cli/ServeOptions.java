@@ -188,7 +188,7 @@ public final class ServeOptions {
                     + "are answered busy until the hub catches up (default: ${DEFAULT-VALUE}).")
     int maxFanoutBacklogMb;
 
-    @Option(names = "--max-fanout-delay-ms", paramLabel = "MS", defaultValue = "2500",
+    @Option(names = "--max-fanout-delay-ms", paramLabel = "MS", defaultValue = "5000",
             description = "While a broadcast has waited longer than this for one of its sockets, requests are "
                     + "answered busy until the hub catches up: a broadcast is small in bytes but costs one write "
                     + "per socket, so the backlog bound alone lets a flat-out agent put everyone else's copy "

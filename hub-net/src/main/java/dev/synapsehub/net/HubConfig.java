@@ -102,15 +102,16 @@ public record HubConfig(
         int maxFindingsPerAgent) {
 
     /**
-     * {@link #maxFanoutDelay()}'s default: above every batch's fan-out delay in the paced
-     * 10,000-agent runs on a loaded machine (docs/benchmarks.md, "admission by fan-out delay").
+     * {@link #maxFanoutDelay()}'s default: twice the oldest wait sampled in the paced
+     * 10,000-agent runs at a load of 8-13 (at most 2.2 s); the writes bound is what stops a
+     * flat-out producer (docs/benchmarks.md, "admission by fan-out delay").
      */
-    public static final Duration DEFAULT_MAX_FANOUT_DELAY = Duration.ofMillis(2500);
+    public static final Duration DEFAULT_MAX_FANOUT_DELAY = Duration.ofMillis(5000);
 
     /**
-     * {@link #maxFanoutWrites()}'s default: about a second of one loop's writes at the 1.1-1.7 µs
-     * per socket write measured at 10,000 agents, above what the paced runs owed (docs/benchmarks.md,
-     * "admission by fan-out delay").
+     * {@link #maxFanoutWrites()}'s default: about a second of one loop's writes at the 0.9-1.7 µs
+     * per socket write measured at 10,000 agents, twice the most the paced runs were sampled
+     * owing (490,196; docs/benchmarks.md, "admission by fan-out delay").
      */
     public static final long DEFAULT_MAX_FANOUT_WRITES = 1_000_000;
 
