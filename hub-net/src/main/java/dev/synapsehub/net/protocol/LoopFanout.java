@@ -552,10 +552,11 @@ final class LoopFanout {
         recountWritesOwed();
     }
 
+    /** Republishes {@link #writesOwed} and {@link #members} after the batches or the rosters changed. */
     private void recountWritesOwed() {
-        members = loud.members.size() + quiet.members.size();
+        int all = loud.members.size() + quiet.members.size();
+        members = all;
         long loudOnly = pending.size() - pendingUniversal;
-        writesOwed = pendingUniversal * (long) (loud.members.size() + quiet.members.size())
-                + loudOnly * loud.members.size();
+        writesOwed = pendingUniversal * (long) all + loudOnly * loud.members.size();
     }
 }
