@@ -11,6 +11,7 @@
 #   RESULTS (/tmp/synapse-fleet), DURATION (30), WARMUP (20 compat, 10 fleet, paced), PORT (18961)
 #   IDLE (10000, compat: the idle agents), IDLE_READ_MS (0: the tool reads its idle connections in
 #   passes one every IDLE_READ_MS ms, bench --idle-read-interval-ms), JAR (the hub jar to run), HUB_OPTS (JVM options of the hub)
+#   HUB_FLAGS (extra hub options, e.g. "--max-fanout-delay-ms 1000")
 #   PACED_WARMUP (1: compat's warm-up is paced at RATE too; 0: flat out, as before 2026-12-03 13:40 UTC. A
 #   flat-out claimant among 10,000 listeners leaves the hub a fan-out backlog of hundreds of batches,
 #   seconds of passes at a long linger, that the measured phase inherits: docs/benchmarks.md, fifth look)
@@ -39,7 +40,7 @@ case "$mode" in
 esac
 # shellcheck disable=SC2086
 "$JAVA" -Xmx2g ${HUB_OPTS:-} -jar "$jar" --port "$port" --metrics --max-clients 10100 --max-connections-per-host 0 \
-    --auth-timeout 120 --log-level WARN "${hubflags[@]}" > "$out/hub.log" 2>&1 &
+    --auth-timeout 120 --log-level WARN "${hubflags[@]}" ${HUB_FLAGS:-} > "$out/hub.log" 2>&1 &
 hub=$!
 bench=""
 cleanup() {
@@ -48,7 +49,7 @@ cleanup() {
 }
 trap cleanup EXIT
 for _ in $(seq 1 200); do curl -sf "http://127.0.0.1:$port/health" > /dev/null && break; sleep 0.2; done
-echo "== $mode linger=$linger: hub ${hubflags[*]}; bench ${benchflags[*]} --duration $duration; $(uptime | sed 's/.*load average/load average/')" | tee "$out/run.txt"
+echo "== $mode linger=$linger: hub ${hubflags[*]} ${HUB_FLAGS:-}; bench ${benchflags[*]} --duration $duration; $(uptime | sed 's/.*load average/load average/')" | tee "$out/run.txt"
 "$JAVA" -Xmx4g -jar "$jar" bench --url "ws://127.0.0.1:$port" "${benchflags[@]}" --duration "$duration" \
     --connect-parallelism 64 --connect-timeout 300 --source-addresses 127.0.0.2-127.0.0.9 \
     > "$out/bench.txt" 2> "$out/bench.err" &
@@ -66,13 +67,26 @@ warmup=${WARMUP:-$([ "$mode" = compat ] && echo 20 || echo 10)}
 sleep "$(( warmup > 3 ? warmup - 3 : 0 ))"
 before=$(ticks)
 fd_sum0=$(metric synapse_fanout_delay_seconds_sum || true); fd_n0=$(metric synapse_fanout_delay_seconds_count || true)
+# batches (x loops) whose fan-out delay was at most 1, 2.5, 5 s: how often a delay bound would have tripped
+slow_at() { curl -s -m 20 "http://127.0.0.1:$port/metrics" | awk -v le="$1" '$1 == "synapse_fanout_delay_seconds_bucket{le=\""le"\"}" {print $2}'; }
+le1_0=$(slow_at 1.0 || true); le25_0=$(slow_at 2.5 || true); le5_0=$(slow_at 5.0 || true)
 if [ "${JFR:-0}" = 1 ]; then
   jcmd "$hub" JFR.start name=fleet settings=profile duration="${duration}s" filename="$out/hub.jfr" > /dev/null
 fi
+# the fan-out's state once a second over the same window (the gauges exist from branch admission7 on)
+( while kill -0 "$bench" 2>/dev/null; do
+    curl -s -m 5 "http://127.0.0.1:$port/metrics" | awk '$1 == "synapse_fanout_writes_owed" {w = $2}
+        $1 == "synapse_fanout_oldest_undelivered_seconds" {d = $2} END {print w + 0, d + 0}' >> "$out/fanout-samples.txt"
+    sleep 1
+  done ) &
+sampler=$!
 wait "$bench" || echo "(bench exit code $?)" | tee -a "$out/run.txt"
 bench=""
+kill "$sampler" 2>/dev/null || true; wait "$sampler" 2>/dev/null || true
 after=$(ticks)
 fd_sum1=$(metric synapse_fanout_delay_seconds_sum || true); fd_n1=$(metric synapse_fanout_delay_seconds_count || true)
+le1_1=$(slow_at 1.0 || true); le25_1=$(slow_at 2.5 || true); le5_1=$(slow_at 5.0 || true)
+refusals=$(curl -s -m 20 "http://127.0.0.1:$port/metrics" | grep -E '^synapse_(fanout_busy_refusals_total|admission_busy_refusals_total)' | tr '\n' ' ' || true)
 hz=$(getconf CLK_TCK)
 read -r u0 s0 <<< "$before"; read -r u1 s1 <<< "$after"
 echo "hub CPU (/proc, ~measured phase + 3 s): user $(( (u1 - u0) * 1000 / hz )) ms, system $(( (s1 - s0) * 1000 / hz )) ms" \
@@ -83,6 +97,12 @@ cat "$out/bench.txt" | tee -a "$out/run.txt"
 awk -v s0="${fd_sum0:-0}" -v s1="${fd_sum1:-0}" -v n0="${fd_n0:-0}" -v n1="${fd_n1:-0}" 'BEGIN {
   if (n1 > n0) printf "hub fan-out delay   mean %.1f ms per batch and loop (%d batches x loops, over the last 3 s of warm-up + the measured phase + the bench stop)\n", (s1 - s0) * 1000 / (n1 - n0), n1 - n0 }' \
   | tee -a "$out/run.txt"
+awk -v n0="${fd_n0:-0}" -v n1="${fd_n1:-0}" -v a0="${le1_0:-0}" -v a1="${le1_1:-0}" -v b0="${le25_0:-0}" -v b1="${le25_1:-0}" \
+    -v c0="${le5_0:-0}" -v c1="${le5_1:-0}" 'BEGIN { if (n1 > n0) printf "hub fan-out delay   over 1 s: %d, over 2.5 s: %d, over 5 s: %d (batches x loops, same window)\n", \
+    (n1 - n0) - (a1 - a0), (n1 - n0) - (b1 - b0), (n1 - n0) - (c1 - c0) }' | tee -a "$out/run.txt"
+echo "hub busy refusals (end of run): ${refusals:-none}" | tee -a "$out/run.txt"
+awk '{ if ($1 > w) w = $1; if ($2 > d) d = $2; n++ } END { if (n) printf "hub fan-out state   sampled %d times (1/s): writes owed by one loop max %d, oldest undelivered max %.3f s\n", n, w, d }' \
+    "$out/fanout-samples.txt" 2>/dev/null | tee -a "$out/run.txt"
 if [ "$mode" = compat ]; then
   awk -v sockets="$total" '/^claims granted/ {n=$3} /^hub CPU/ {cpu=$3}
       END {if (n > 0) printf "hub CPU per delivered broadcast frame: %.2f µs (%d claim cycles x 2 x %d sockets)\n", cpu * 1e6 / (n * 2 * sockets), n, sockets}' \

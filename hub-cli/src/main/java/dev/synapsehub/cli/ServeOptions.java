@@ -188,6 +188,20 @@ public final class ServeOptions {
                     + "are answered busy until the hub catches up (default: ${DEFAULT-VALUE}).")
     int maxFanoutBacklogMb;
 
+    @Option(names = "--max-fanout-delay-ms", paramLabel = "MS", defaultValue = "5000",
+            description = "While a broadcast has waited longer than this for one of its sockets, requests are "
+                    + "answered busy until the hub catches up: a broadcast is small in bytes but costs one write "
+                    + "per socket, so the backlog bound alone lets a flat-out agent put everyone else's copy "
+                    + "seconds behind. More than --broadcast-linger-ms (default: ${DEFAULT-VALUE}).")
+    long maxFanoutDelayMs;
+
+    @Option(names = "--max-fanout-writes", paramLabel = "N", defaultValue = "1000000",
+            description = "While an I/O loop owes its sockets more writes than this for the broadcasts waiting there "
+                    + "(each broadcast once per socket), requests are answered busy until it catches up: stops a "
+                    + "flat-out agent before the work piles up, where --max-fanout-delay-ms trips only once a "
+                    + "broadcast is late (default: ${DEFAULT-VALUE}).")
+    long maxFanoutWrites;
+
     @Option(names = "--transport", paramLabel = "auto|nio", defaultValue = "auto",
             description = "Socket transport: auto uses Linux's native epoll where it loads, else Java NIO; nio forces "
                     + "Java NIO (default: ${DEFAULT-VALUE}).")
@@ -303,6 +317,10 @@ public final class ServeOptions {
         require(transport.equals("auto") || transport.equals("nio"), "--transport must be auto or nio");
         require(Delivery.ofDefault(defaultDelivery) != null, "--default-delivery must be broadcast or scoped");
         require(maxFanoutBacklogMb >= 1, "--max-fanout-backlog-mb must be at least 1");
+        require(maxFanoutDelayMs > broadcastLingerMs && maxFanoutDelayMs <= 3_600_000,
+                "--max-fanout-delay-ms must be more than --broadcast-linger-ms (" + broadcastLingerMs
+                        + ") and at most 3600000");
+        require(maxFanoutWrites >= 1, "--max-fanout-writes must be at least 1");
         List<MessageAuthKey> keys = messageAuthKeys();
         require(!requireMessageAuth || !keys.isEmpty(), "--require-message-auth needs at least one --message-auth-key");
         require(!requireIdentityBinding || identityTrust != null, "--require-identity-binding needs --identity-trust FILE");
@@ -330,6 +348,8 @@ public final class ServeOptions {
                 .broadcastLinger(Duration.ofMillis(broadcastLingerMs))
                 .nativeTransport(transport.equals("auto"))
                 .maxFanoutBacklogBytes(maxFanoutBacklogMb * 1024L * 1024)
+                .maxFanoutDelay(Duration.ofMillis(maxFanoutDelayMs))
+                .maxFanoutWrites(maxFanoutWrites)
                 .hubVersion("synapse-hub-java/" + VersionProvider.version())
                 .identityPins(new IdentityPinSettings(identityPinning == null || identityPinning, db == null ? null : db.toString(),
                         aclPolicy == null ? PinReclaimAcl.NONE : PinReclaimAcl.load(aclPolicy),
@@ -503,6 +523,8 @@ public final class ServeOptions {
         m.put("default_delivery", config.defaultDelivery().mode().wire());
         m.put("broadcast_linger_ms", config.broadcastLinger().toMillis());
         m.put("max_fanout_backlog_mb", config.maxFanoutBacklogBytes() >> 20);
+        m.put("max_fanout_delay_ms", config.maxFanoutDelay().toMillis());
+        m.put("max_fanout_writes", config.maxFanoutWrites());
         m.put("transport", NetTransport.choose(config.nativeTransport()).name().toLowerCase(java.util.Locale.ROOT));
         m.put("max_history", maxHistory);
         m.put("dead_letter_escalation", deadLetterEscalation == 0 ? "off" : "every " + deadLetterEscalation);

@@ -37,6 +37,15 @@ import java.util.List;
  * @param maxFanoutBacklogBytes while more broadcast bytes than this wait on the I/O loops for
  *        their sockets, the hub answers new mutating requests {@code busy} instead of letting
  *        the backlog grow without bound
+ * @param maxFanoutDelay while the oldest broadcast still waiting on an I/O loop for one of its
+ *        sockets was published longer ago than this, the hub answers new requests {@code busy}:
+ *        the bytes bound counts a batch once, but each batch costs one write per socket, so a
+ *        flat-out requester could put every other agent's copy seconds behind while the bytes
+ *        stayed small. More than {@link #broadcastLinger()} (every batch waits that long by design)
+ * @param maxFanoutWrites while an I/O loop owes its sockets more writes than this for the
+ *        broadcasts waiting there (each batch once per socket it is for), the hub answers new
+ *        requests {@code busy}: the delay bound trips only once a batch is old, by when a flat-out
+ *        requester has piled up seconds of writes; this one stops it before
  * @param outboxBusyTasks while more continuations than this wait for the outbox thread (which
  *        publishes every reply and broadcast), new requests are answered {@code busy}; its queue
  *        refuses work beyond {@link #outboxQueueCapacity()} (not an operator flag)
@@ -83,12 +92,28 @@ public record HubConfig(
         Duration broadcastLinger,
         boolean nativeTransport,
         long maxFanoutBacklogBytes,
+        Duration maxFanoutDelay,
+        long maxFanoutWrites,
         int outboxBusyTasks,
         TlsFiles tls,
         boolean ui,
         Delivery defaultDelivery,
         IdentityPinSettings identityPins,
         int maxFindingsPerAgent) {
+
+    /**
+     * {@link #maxFanoutDelay()}'s default: twice the oldest wait sampled in the paced
+     * 10,000-agent runs at a load of 8-13 (at most 2.2 s); the writes bound is what stops a
+     * flat-out producer (docs/benchmarks.md, "admission by fan-out delay").
+     */
+    public static final Duration DEFAULT_MAX_FANOUT_DELAY = Duration.ofMillis(5000);
+
+    /**
+     * {@link #maxFanoutWrites()}'s default: about a second of one loop's writes at the 0.9-1.7 µs
+     * per socket write measured at 10,000 agents, twice the most the paced runs were sampled
+     * owing (490,196; docs/benchmarks.md, "admission by fan-out delay").
+     */
+    public static final long DEFAULT_MAX_FANOUT_WRITES = 1_000_000;
 
     public HubConfig {
         if (port < 0 || port > 65_535) {
@@ -117,6 +142,13 @@ public record HubConfig(
         }
         if (maxFanoutBacklogBytes < 1) {
             throw new IllegalArgumentException("fan-out backlog limit must be positive: " + maxFanoutBacklogBytes);
+        }
+        if (maxFanoutDelay == null || maxFanoutDelay.compareTo(broadcastLinger) <= 0) {
+            throw new IllegalArgumentException("fan-out delay limit must be longer than the broadcast linger ("
+                    + broadcastLinger.toMillis() + " ms): " + maxFanoutDelay);
+        }
+        if (maxFanoutWrites < 1) {
+            throw new IllegalArgumentException("fan-out writes limit must be positive: " + maxFanoutWrites);
         }
         defaultDelivery = defaultDelivery == null ? Delivery.EVERYTHING : defaultDelivery;
         if (outboxBusyTasks < 1) {
@@ -177,7 +209,8 @@ public record HubConfig(
         b.takeoverQuarantineWindow = takeoverQuarantineWindow; b.takeoverQuarantine = takeoverQuarantine;
         b.presenceFanoutLimit = presenceFanoutLimit;
         b.broadcastLinger = broadcastLinger; b.nativeTransport = nativeTransport;
-        b.maxFanoutBacklogBytes = maxFanoutBacklogBytes; b.outboxBusyTasks = outboxBusyTasks;
+        b.maxFanoutBacklogBytes = maxFanoutBacklogBytes; b.maxFanoutDelay = maxFanoutDelay;
+        b.maxFanoutWrites = maxFanoutWrites; b.outboxBusyTasks = outboxBusyTasks;
         b.tls = tls;
         b.ui = ui;
         b.defaultDelivery = defaultDelivery;
@@ -222,6 +255,8 @@ public record HubConfig(
         private Duration broadcastLinger = Duration.ofMillis(5);
         private boolean nativeTransport = true;
         private long maxFanoutBacklogBytes = 64L * 1024 * 1024;
+        private Duration maxFanoutDelay = DEFAULT_MAX_FANOUT_DELAY;
+        private long maxFanoutWrites = DEFAULT_MAX_FANOUT_WRITES;
         private int outboxBusyTasks = 16_384;
         private TlsFiles tls;
         private boolean ui;
@@ -263,6 +298,8 @@ public record HubConfig(
         public Builder broadcastLinger(Duration v) { broadcastLinger = v; return this; }
         public Builder nativeTransport(boolean v) { nativeTransport = v; return this; }
         public Builder maxFanoutBacklogBytes(long v) { maxFanoutBacklogBytes = v; return this; }
+        public Builder maxFanoutDelay(Duration v) { maxFanoutDelay = v; return this; }
+        public Builder maxFanoutWrites(long v) { maxFanoutWrites = v; return this; }
         public Builder outboxBusyTasks(int v) { outboxBusyTasks = v; return this; }
         public Builder tls(TlsFiles v) { tls = v; return this; }
         public Builder ui(boolean v) { ui = v; return this; }
@@ -279,7 +316,7 @@ public record HubConfig(
                     ratePerSecond, rateBurst, pingInterval, advertisedHost, allowOrigins,
                     privateDirectedMessages, takeoverCooldown, takeoverQuarantineThreshold, takeoverQuarantineWindow,
                     takeoverQuarantine, presenceFanoutLimit, broadcastLinger, nativeTransport, maxFanoutBacklogBytes,
-                    outboxBusyTasks, tls, ui, defaultDelivery, identityPins, maxFindingsPerAgent);
+                    maxFanoutDelay, maxFanoutWrites, outboxBusyTasks, tls, ui, defaultDelivery, identityPins, maxFindingsPerAgent);
         }
     }
 }

@@ -213,7 +213,8 @@ public final class HubServer implements AutoCloseable {
         darkSeats = new DarkSeatMonitor(actor, outbox, registry, frames, metrics, clock);
         darkSeats.start();
         HubMetricsText metricsText = new HubMetricsText(new MetricsSources(actor, metrics, registry, outbox, json,
-                frames.hubId(), config.hubVersion(), config.maxFanoutBacklogBytes(), configEpoch,
+                frames.hubId(), config.hubVersion(), config.maxFanoutBacklogBytes(),
+                config.maxFanoutDelay().toNanos(), config.maxFanoutWrites(), configEpoch,
                 startedAt, journal, extensions::appendMetrics, extensions::degradedReasons));
         if (config.ui()) {
             cockpit = Cockpit.start(new CockpitSources(actor, registry, clock, metrics, tokens, extensions,

@@ -29,8 +29,10 @@ public final class HubMetrics implements ActorObserver {
     public final AtomicLong unansweredRefusals = new AtomicLong();
     /** Broadcast bytes queued on the I/O loops and not yet given to every socket (a batch counts once). */
     public final AtomicLong fanoutBacklogBytes = new AtomicLong();
-    /** Requests answered busy because delivery was behind (broadcast backlog or outbox queue over its limit). */
+    /** Requests answered busy because delivery was behind (any {@link BusyReason}). */
     public final AtomicLong fanoutBusyRefusals = new AtomicLong();
+    /** {@link #fanoutBusyRefusals} by the reason that held (filled once here, never resized). */
+    private final java.util.Map<BusyReason, AtomicLong> busyByReason = new java.util.EnumMap<>(BusyReason.class);
     /** TLS handshakes that failed (wrong protocol, untrusted client certificate, ...). */
     public final AtomicLong tlsHandshakeFailures = new AtomicLong();
     /** Server certificate and key pairs re-read after a change and served from then on. */
@@ -70,6 +72,23 @@ public final class HubMetrics implements ActorObserver {
             .classicUpperBounds(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
                     0.5, 1, 2.5, 5)
             .build();
+
+    public HubMetrics() {
+        for (BusyReason reason : BusyReason.values()) {
+            busyByReason.put(reason, new AtomicLong());
+        }
+    }
+
+    /** A request was answered busy for {@code reason}: counted in the total and under its reason. */
+    public void busyRefused(BusyReason reason) {
+        fanoutBusyRefusals.incrementAndGet();
+        busyByReason.get(reason).incrementAndGet();
+    }
+
+    /** Requests answered busy for {@code reason} so far. */
+    public long busyRefusals(BusyReason reason) {
+        return busyByReason.get(reason).get();
+    }
 
     @Override
     public void committed(long nanos, int commands, int events) {

@@ -68,6 +68,12 @@ public final class HubMetricsText {
         if (hub.metrics().fanoutBacklogBytes.get() > hub.maxFanoutBacklogBytes()) {
             degraded.add("fanout_backlogged");
         }
+        if (hub.outbox().writesOwed() > hub.maxFanoutWrites()) {
+            degraded.add("fanout_writes_backlogged");
+        }
+        if (hub.outbox().fanoutOverdue(hub.maxFanoutDelayNanos())) {
+            degraded.add("fanout_delayed");
+        }
         if (hub.outbox().overloaded()) {
             degraded.add("outbox_backlogged");
         }
@@ -149,6 +155,14 @@ public final class HubMetricsText {
         gauge("synapse_fanout_backlog_bytes",
                 "Broadcast bytes queued on the I/O loops for sockets that have not had them yet (a batch counts once).",
                 m.fanoutBacklogBytes::get);
+        gauge("synapse_fanout_oldest_undelivered_seconds",
+                "How long ago the oldest broadcast that some socket has not yet been handed was published"
+                        + " (0 when none waits); above --max-fanout-delay-ms requests are answered busy.",
+                () -> hub.outbox().oldestUndeliveredNanos(System.nanoTime()) / 1e9);
+        gauge("synapse_fanout_writes_owed",
+                "The most socket writes one I/O loop owes for the broadcasts waiting there (a batch once per socket"
+                        + " it is for); above --max-fanout-writes requests are answered busy.",
+                () -> hub.outbox().writesOwed());
         gauge("synapse_outbox_queued_tasks", "Tasks (replies, broadcasts) waiting for the outbox thread.",
                 () -> hub.outbox().queuedTasks());
         gauge("synapse_actor_queue_depth", "Submissions waiting for the coordination actor.",
@@ -173,8 +187,21 @@ public final class HubMetricsText {
                 m.slowReadersDisconnected::get);
         counter("synapse_fanout_busy_refusals_total",
                 "Requests answered busy because delivery was behind (broadcast backlog over --max-fanout-backlog-mb,"
+                        + " writes owed over --max-fanout-writes, a broadcast older than --max-fanout-delay-ms,"
                         + " or the outbox thread's queue over its threshold).",
                 m.fanoutBusyRefusals::get);
+        CounterWithCallback.builder().name("synapse_admission_busy_refusals_total")
+                .help("synapse_fanout_busy_refusals_total by the reason that held: fanout_backlog (bytes over"
+                        + " --max-fanout-backlog-mb), fanout_writes (a loop owing more writes than"
+                        + " --max-fanout-writes), fanout_delay (a broadcast older than --max-fanout-delay-ms"
+                        + " still waiting for a socket), outbox_queue (the outbox thread's queue over its threshold).")
+                .labelNames("reason")
+                .callback(cb -> {
+                    for (BusyReason reason : BusyReason.values()) {
+                        cb.call(m.busyRefusals(reason), reason.label());
+                    }
+                })
+                .register(registry);
         counter("synapse_tls_handshake_failures_total",
                 "TLS handshakes that failed (plain ws:// to a wss:// port, a client certificate the CA refuses, ...).",
                 m.tlsHandshakeFailures::get);

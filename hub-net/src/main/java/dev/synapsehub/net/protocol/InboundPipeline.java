@@ -322,8 +322,9 @@ public final class InboundPipeline {
         frame.put("type", type);
         if ("heartbeat".equals(type)) {
             heartbeatSideEffects(sender, frame);
-            if (overloaded() && FieldCoercion.truthy(frame.get("mailbox"))) {
-                busy(session, sender, now); // the replay is work; the liveness refresh above is not
+            BusyReason behind = FieldCoercion.truthy(frame.get("mailbox")) ? busyReason() : null;
+            if (behind != null) {
+                busy(session, sender, now, behind); // the replay is work; the liveness refresh above is not
                 return;
             }
             messaging.onHeartbeat(session, sender, frame);
@@ -347,11 +348,12 @@ public final class InboundPipeline {
         if (received != null && !signedFrameVerified(session, sender, received, now)) {
             return;
         }
-        if (overloaded()) {
+        BusyReason behind = busyReason();
+        if (behind != null) {
             if (answeredFromLedger(request, null, now)) {
                 return;
             }
-            busy(session, sender, now);
+            busy(session, sender, now, behind);
             return;
         }
         if (!hub.extensions().admits(request)) { // the federation frame gate (F8): after auth, before the verb
@@ -544,18 +546,31 @@ public final class InboundPipeline {
     }
 
     /**
-     * True while more broadcast bytes wait for their sockets than {@code --max-fanout-backlog-mb},
-     * or more tasks wait for the outbox thread than its busy threshold: every request (a query's
-     * reply is work for the same outbox thread) is answered busy until they catch up, so an
-     * overloaded hub slows its producers instead of queueing without bound.
+     * Why every request is answered busy now, or null: more broadcast bytes wait for their
+     * sockets than {@code --max-fanout-backlog-mb}, an I/O loop owes its sockets more writes
+     * than {@code --max-fanout-writes}, or a broadcast has waited for one of them longer than
+     * {@code --max-fanout-delay-ms} (a batch is small in bytes but costs one write per socket,
+     * so the bytes alone let a flat-out requester put everyone else's copy seconds behind: the
+     * writes bound stops it before the work piles up, the delay bound when a loop is behind for
+     * any other reason), or more tasks wait for the outbox thread than its busy threshold. A query's reply
+     * is work for the same outbox thread, so queries are refused too, until delivery catches up:
+     * an overloaded hub slows its producers instead of queueing without bound.
      */
-    private boolean overloaded() {
-        return hub.metrics().fanoutBacklogBytes.get() > hub.config().maxFanoutBacklogBytes()
-                || hub.outbox().overloaded();
+    private BusyReason busyReason() {
+        if (hub.metrics().fanoutBacklogBytes.get() > hub.config().maxFanoutBacklogBytes()) {
+            return BusyReason.FANOUT_BACKLOG;
+        }
+        if (hub.outbox().writesOwed() > hub.config().maxFanoutWrites()) {
+            return BusyReason.FANOUT_WRITES;
+        }
+        if (hub.outbox().fanoutOverdue(hub.config().maxFanoutDelay().toNanos())) {
+            return BusyReason.FANOUT_DELAY;
+        }
+        return hub.outbox().overloaded() ? BusyReason.OUTBOX_QUEUE : null;
     }
 
-    private void busy(Session session, String sender, double now) {
-        hub.metrics().fanoutBusyRefusals.incrementAndGet();
+    private void busy(Session session, String sender, double now, BusyReason reason) {
+        hub.metrics().busyRefused(reason);
         ObjectNode e = hub.frames().error(sender, "The hub is busy; retry shortly.", now);
         e.put("error_code", "busy");
         hub.outbox().send(session, e);

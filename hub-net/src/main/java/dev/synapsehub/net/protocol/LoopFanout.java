@@ -6,6 +6,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelOutboundInvoker;
 import io.netty.channel.EventLoop;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -56,6 +57,9 @@ final class LoopFanout {
 
     /** The longest pause after a pass, however long the pass took: bounds what observers wait. */
     static final long MAX_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+    /** {@link #oldestPublishedAt()} when no batch waits. */
+    static final long NONE_PENDING = Long.MAX_VALUE;
 
     /**
      * A batch; its own indices never move (members are written bounded slices of it).
@@ -126,6 +130,30 @@ final class LoopFanout {
     private final Roster quiet = new Roster();
     /** Undelivered batches, seqs consecutive, oldest first. */
     private final List<Pending> pending = new ArrayList<>();
+    /**
+     * When the oldest batch in {@link #pending} was published ({@link System#nanoTime()}), or
+     * {@link #NONE_PENDING}: written on this loop, read by admission on any thread, so that a
+     * backlog small in bytes but long in time (a batch costs one write per member) answers busy.
+     */
+    private volatile long oldestPublishedAt = NONE_PENDING;
+    /**
+     * Publication times of the batches handed to this loop ({@link #handOver}) whose accept has
+     * not run yet, oldest first: a loop stuck in a long task has them in its task queue, not in
+     * {@link #pending}, and they wait all the same. Guarded by itself (the outbox thread adds,
+     * this loop removes, admission reads).
+     */
+    private final ArrayDeque<Long> handedOver = new ArrayDeque<>();
+    /** The batches in {@link #pending} for every member (the others are for loud members only). */
+    private int pendingUniversal;
+    /**
+     * The writes this loop owes: each pending batch once per member it is for (members a pass
+     * has already given it still count until the pass ends: an upper bound). Written on this
+     * loop, read by admission on any thread: a batch of a few hundred bytes costs one write per
+     * socket, so this, not the bytes, is the work a backlog stands for.
+     */
+    private volatile long writesOwed;
+    /** Members on either roster, for the writes a handed-over batch will cost (read on any thread). */
+    private volatile int members;
     private final Runnable drainTask = this::drain;
     private long newest;
     /** The seq of the newest batch for every member. */
@@ -187,6 +215,7 @@ final class LoopFanout {
         s.fanoutDelivered(newest);
         s.fanoutQuiet(quietMember);
         (quietMember ? quiet : loud).add(s);
+        recountWritesOwed();
     }
 
     /** Removes a member. */
@@ -198,6 +227,7 @@ final class LoopFanout {
         if (loud.members.isEmpty() && quiet.members.isEmpty()) {
             releaseUpTo(newest, newest, false);
         }
+        recountWritesOwed();
     }
 
     /**
@@ -241,9 +271,14 @@ final class LoopFanout {
             return;
         }
         pending.add(new Pending(newest, frames, publishedAt, backlog, universal));
+        if (pending.size() == 1) {
+            oldestPublishedAt = publishedAt;
+        }
         if (universal) {
             newestUniversal = newest;
+            pendingUniversal++;
         }
+        recountWritesOwed();
         for (Session origin : origins) {
             if (isMember(origin)) {
                 catchUp(origin);
@@ -255,6 +290,33 @@ final class LoopFanout {
             // requesters already have theirs); and not before the last pass's pause is over.
             draining = true;
             loop.schedule(drainTask, Math.max(lingerNanos, nextPassAt - clock.getAsLong()), TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /**
+     * A batch published at {@code publishedAt} is about to be queued for this loop (any thread,
+     * in the order of the batches): it counts as waiting from now, until
+     * {@link #acceptHandedOver} takes it in.
+     */
+    void handOver(long publishedAt) {
+        synchronized (handedOver) {
+            handedOver.addLast(publishedAt);
+        }
+    }
+
+    /** The batch just {@linkplain #handOver handed over} will not come (the loop refused the task). */
+    void handOverRefused() {
+        synchronized (handedOver) {
+            handedOver.pollLast();
+        }
+    }
+
+    /** {@link #accept(ByteBuf, List, long, BacklogShare, boolean)} of a batch {@linkplain #handOver handed over}. */
+    void acceptHandedOver(ByteBuf frames, List<Session> origins, long publishedAt, BacklogShare backlog,
+                          boolean universal) {
+        accept(frames, origins, publishedAt, backlog, universal);
+        synchronized (handedOver) { // after: a reader in between sees it in pending instead
+            handedOver.pollFirst();
         }
     }
 
@@ -347,6 +409,34 @@ final class LoopFanout {
             catchUp(member);
         }
         releaseUpTo(newest, newest, true);
+    }
+
+    /**
+     * When the oldest batch still waiting for one of this loop's members was published
+     * ({@link System#nanoTime()}), or {@link #NONE_PENDING}; from any thread.
+     */
+    long oldestPublishedAt() {
+        long queued = oldestPublishedAt;
+        if (queued != NONE_PENDING) {
+            return queued; // older than any batch still handed over
+        }
+        synchronized (handedOver) {
+            Long first = handedOver.peekFirst();
+            return first == null ? NONE_PENDING : first;
+        }
+    }
+
+    /**
+     * The writes this loop owes its members for the batches waiting, handed over or accepted (an
+     * upper bound: during a pass the members it has visited still count, and a handed-over batch
+     * counts for every member); from any thread.
+     */
+    long writesOwed() {
+        int handed;
+        synchronized (handedOver) {
+            handed = handedOver.size();
+        }
+        return writesOwed + handed * (long) members;
     }
 
     /** Batches waiting for at least one member (for tests and metrics). */
@@ -452,8 +542,21 @@ final class LoopFanout {
             }
             batch.frames().release();
             batch.backlog().release();
+            if (batch.universal()) {
+                pendingUniversal--;
+            }
             n++;
         }
         pending.subList(0, n).clear();
+        oldestPublishedAt = pending.isEmpty() ? NONE_PENDING : pending.get(0).publishedAt();
+        recountWritesOwed();
+    }
+
+    /** Republishes {@link #writesOwed} and {@link #members} after the batches or the rosters changed. */
+    private void recountWritesOwed() {
+        int all = loud.members.size() + quiet.members.size();
+        members = all;
+        long loudOnly = pending.size() - pendingUniversal;
+        writesOwed = pendingUniversal * (long) all + loudOnly * loud.members.size();
     }
 }

@@ -14,6 +14,8 @@ import java.util.function.Consumer;
  * @param hubId this hub's id ({@code hub_id} in /health)
  * @param hubVersion the version /health reports
  * @param maxFanoutBacklogBytes the broadcast backlog above which the hub reports {@code fanout_backlogged}
+ * @param maxFanoutDelayNanos how long a broadcast may wait for a socket before the hub reports {@code fanout_delayed}
+ * @param maxFanoutWrites the writes an I/O loop may owe before the hub reports {@code fanout_writes_backlogged}
  * @param configEpoch fingerprint of the effective configuration
  * @param startedAt when the hub started (hub clock seconds), for {@code uptime_seconds}
  * @param journal the durable journal, or null for a hub without one
@@ -29,6 +31,8 @@ public record MetricsSources(
         String hubId,
         String hubVersion,
         long maxFanoutBacklogBytes,
+        long maxFanoutDelayNanos,
+        long maxFanoutWrites,
         String configEpoch,
         double startedAt,
         Journal journal,

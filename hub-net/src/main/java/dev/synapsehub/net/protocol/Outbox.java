@@ -145,6 +145,39 @@ public final class Outbox {
         }
     }
 
+    /**
+     * How long ago ({@code now}, {@link System#nanoTime()}) the oldest broadcast that some I/O
+     * loop has not yet handed to all its sockets was published; 0 when none waits. From any
+     * thread: each loop publishes its oldest batch's time as it queues and releases batches.
+     */
+    public long oldestUndeliveredNanos(long now) {
+        long oldest = 0;
+        for (LoopFanout fanout : fanouts.values()) {
+            long at = fanout.oldestPublishedAt();
+            if (at != LoopFanout.NONE_PENDING) {
+                oldest = Math.max(oldest, now - at);
+            }
+        }
+        return oldest;
+    }
+
+    /**
+     * The most writes any one I/O loop owes its sockets for the broadcasts waiting there (each
+     * batch once per socket it is for); from any thread. Per loop, as the loops write in parallel.
+     */
+    public long writesOwed() {
+        long most = 0;
+        for (LoopFanout fanout : fanouts.values()) {
+            most = Math.max(most, fanout.writesOwed());
+        }
+        return most;
+    }
+
+    /** True while some broadcast has waited longer than {@code maxNanos} for a socket: answer new requests busy. */
+    public boolean fanoutOverdue(long maxNanos) {
+        return oldestUndeliveredNanos(System.nanoTime()) > maxNanos;
+    }
+
     /** Makes a newly admitted connection a broadcast member (on its event loop). */
     public void join(Session session) {
         join(session, false);
@@ -413,9 +446,11 @@ public final class Outbox {
                     }
                 }
                 ByteBuf share = frames.retainedDuplicate();
+                fanout.handOver(publishedAt); // waiting from now, for admission by fan-out delay
                 try {
-                    fanout.loop().execute(() -> fanout.accept(share, mine, publishedAt, backlog, universal));
+                    fanout.loop().execute(() -> fanout.acceptHandedOver(share, mine, publishedAt, backlog, universal));
                 } catch (RejectedExecutionException shuttingDown) {
+                    fanout.handOverRefused();
                     share.release(); // the loop and its connections are going away
                     backlog.release();
                 }

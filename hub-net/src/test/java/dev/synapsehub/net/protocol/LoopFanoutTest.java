@@ -129,6 +129,118 @@ class LoopFanoutTest {
     }
 
     @Test
+    void theOldestBatchCountsAsWaitingFromItsHandOverUntilEveryMemberOfTheLoopHasIt() throws Exception {
+        AtomicLong queued = new AtomicLong();
+        List<Long> seenAtVisits = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Session[] visiting = new Session[1];
+        LoopFanout[] self = new LoopFanout[1];
+        // 300 members: three drain tasks of 128 visits; "b3", handed over at the 6th visit, is
+        // taken in between the first two tasks (as in the test of a batch during a pass)
+        self[0] = new LoopFanout(loop, 0, s -> {
+            if (s != visiting[0]) { // asked once per visit, and again before each further batch
+                visiting[0] = s;
+                seenAtVisits.add(self[0].oldestPublishedAt());
+                if (seenAtVisits.size() == 6) {
+                    handOver(self[0], "b3", 5_000, queued);
+                }
+            }
+            return true;
+        }, s -> true, queued);
+        List<Session> members = onLoop(() -> join(self[0], 300, new ConcurrentHashMap<>()));
+        assertThat(self[0].oldestPublishedAt()).isEqualTo(LoopFanout.NONE_PENDING);
+
+        // the loop is held (a long task): handed-over batches wait in its task queue, not yet accepted
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        loop.execute(() -> {
+            try {
+                release.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        handOver(self[0], "b1", 1_000, queued);
+        handOver(self[0], "b2", 2_000, queued);
+        assertThat(self[0].oldestPublishedAt()).as("waiting from the hand-over, before the loop takes it").isEqualTo(1_000);
+        // a hand-over the loop refuses (shutting down) does not count
+        self[0].handOver(3_000);
+        self[0].handOverRefused();
+        assertThat(self[0].oldestPublishedAt()).isEqualTo(1_000);
+        release.countDown();
+        awaitDrained(self[0]);
+
+        // the first pass: b1 waits until its last member has it; the second: b3 waits for the
+        // 128 members visited before it came
+        assertThat(seenAtVisits).hasSize(300 + 128);
+        assertThat(seenAtVisits.subList(0, 300)).containsOnly(1_000L);
+        assertThat(seenAtVisits.subList(300, 428)).containsOnly(5_000L);
+        assertThat(self[0].oldestPublishedAt()).isEqualTo(LoopFanout.NONE_PENDING);
+        for (Session s : members) {
+            assertThat(onLoop(() -> received(s))).containsExactly("b1", "b2", "b3");
+        }
+        assertThat(queued).hasValue(0);
+    }
+
+    @Test
+    void theWritesOwedCountEachWaitingBatchOncePerMemberItIsForFromItsHandOverUntilThePassEnds() throws Exception {
+        AtomicLong queued = new AtomicLong();
+        List<Long> owedAtVisits = new java.util.concurrent.CopyOnWriteArrayList<>();
+        LoopFanout[] self = new LoopFanout[1];
+        self[0] = new LoopFanout(loop, 0, s -> {
+            owedAtVisits.add(self[0].writesOwed());
+            return true;
+        }, s -> true, queued);
+        Map<Session, AtomicInteger> flushes = new ConcurrentHashMap<>();
+        List<Session> loudOnes = onLoop(() -> join(self[0], 3, flushes));
+        Session quietOne = onLoop(() -> {
+            Session s = join(self[0], 1, flushes).get(0);
+            self[0].quiet(s, true);
+            return s;
+        });
+        assertThat(self[0].writesOwed()).isZero();
+
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        loop.execute(() -> {
+            try {
+                release.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        handOver(self[0], "b1", 1_000, queued);
+        handOver(self[0], "b2", 2_000, queued);
+        // handed over, not yet taken in: each will cost a write to each of the 4 members
+        assertThat(self[0].writesOwed()).isEqualTo(8);
+        release.countDown();
+        awaitDrained(self[0]);
+        // during the pass (asked at each member, and again between its two batches) both batches
+        // still count for every member: an upper bound until the pass ends
+        assertThat(owedAtVisits).hasSize(4 * 2).containsOnly(8L);
+        assertThat(self[0].writesOwed()).isZero();
+
+        // a batch for the loud members only costs nothing for the quiet one
+        owedAtVisits.clear();
+        assertThat(onLoop(() -> {
+            self[0].accept(frame("loud"), List.of(), System.nanoTime(), new BacklogShare(queued, 4, 1), false);
+            return self[0].writesOwed();
+        })).isEqualTo(3);
+        awaitDrained(self[0]);
+        assertThat(owedAtVisits).containsOnly(3L).hasSize(3);
+        assertThat(self[0].writesOwed()).isZero();
+        for (Session s : loudOnes) {
+            assertThat(onLoop(() -> received(s))).containsExactly("b1", "b2", "loud");
+        }
+        assertThat(onLoop(() -> received(quietOne))).containsExactly("b1", "b2");
+    }
+
+    /** What the outbox does with a batch for a loop: hands it over, then queues its accept there. */
+    private void handOver(LoopFanout to, String text, long publishedAt, AtomicLong queued) {
+        to.handOver(publishedAt);
+        ByteBuf frames = frame(text);
+        BacklogShare share = new BacklogShare(queued, frames.readableBytes(), 1);
+        loop.execute(() -> to.acceptHandedOver(frames, List.of(), publishedAt, share, true));
+    }
+
+    @Test
     void aPrivateFrameFollowsEveryBroadcastQueuedBeforeIt() throws Exception {
         List<Session> members = onLoop(() -> join(600));
         Session late = members.get(550);
