@@ -449,6 +449,8 @@ public final class SnapshotCodec {
         }
         int claims = Section.CLAIMS.ordinal();
         CompletableFuture<Void> claimsDone = new CompletableFuture<>();
+        // the claims start before the closing magic is checked: it is the body's last bytes, and a body
+        // being read would otherwise arrive whole first; a bad magic is still what this decode reports
         claimsRunner.execute(() -> {
             try {
                 readSection(sections[claims], in.slice(start + from[claims], start + to[claims]), format, parts);
@@ -457,9 +459,10 @@ public final class SnapshotCodec {
                 claimsDone.completeExceptionally(t);
             }
         });
-        // The sections are decoded before the closing magic (the body's last bytes) is checked, so that
-        // a body still being read decodes as it arrives; what is reported stays as when the magic was
-        // checked first: a bad magic, else the first damaged section in body order.
+        SnapshotBytes.In tail = in.slice(start + (int) offset, bodyLength);
+        if (!Arrays.equals(tail.bytes(MAGIC.length), MAGIC)) {
+            throw new CorruptSnapshotException("the body does not end where its sections do");
+        }
         CorruptSnapshotException rest = null;
         try {
             for (int i = 0; i < n; i++) {
@@ -469,10 +472,6 @@ public final class SnapshotCodec {
             }
         } catch (CorruptSnapshotException e) {
             rest = e;
-        }
-        SnapshotBytes.In tail = in.slice(start + (int) offset, bodyLength);
-        if (!Arrays.equals(tail.bytes(MAGIC.length), MAGIC)) {
-            throw new CorruptSnapshotException("the body does not end where its sections do");
         }
         try {
             claimsDone.join(); // also orders the claims thread's writes to parts before our reads
