@@ -109,18 +109,11 @@ final class SnapshotBytes {
         }
     }
 
-    /**
-     * A bounds-checked reader over a body, or over one section of it. Over an
-     * {@link ArrivingBody} it waits for bytes that have not been read from the journal yet.
-     */
+    /** A bounds-checked reader over a body, or over one section of it. */
     static final class In {
         private final byte[] buf;
         private final int end;
         private int pos;
-        /** The body being read beside this decode, or null when {@link #buf} is whole. */
-        private final ArrivingBody arriving;
-        /** Bytes of {@link #buf} known to be here: {@link #end} for a whole body. */
-        private int available;
 
         In(byte[] buf) {
             this(buf, 0, buf.length);
@@ -128,59 +121,18 @@ final class SnapshotBytes {
 
         /** A reader of bytes {@code from} (inclusive) to {@code to} (exclusive) of {@code buf} only. */
         In(byte[] buf, int from, int to) {
-            this(buf, null, from, to);
-        }
-
-        /** A reader of the whole of a body that may still be arriving. */
-        In(ArrivingBody body) {
-            this(body.bytes(), body, 0, body.bytes().length);
-        }
-
-        private In(byte[] buf, ArrivingBody arriving, int from, int to) {
             if (from < 0 || to < from || to > buf.length) {
                 throw new IllegalArgumentException("range " + from + ".." + to + " of " + buf.length);
             }
             this.buf = buf;
             this.pos = from;
             this.end = to;
-            this.arriving = arriving;
-            this.available = arriving == null ? to : 0;
-        }
-
-        /** A reader of bytes {@code from} to {@code to} of the same body, waiting as this one does. */
-        In slice(int from, int to) {
-            return new In(buf, arriving, from, to);
-        }
-
-        /** Whether the body this reads was abandoned (its read failed): the decode should stop. */
-        boolean abandoned() {
-            return arriving != null && arriving.abandoned();
         }
 
         private void need(int n) throws CorruptSnapshotException {
             if (n < 0 || pos + n > end || pos + n < 0) {
                 throw new CorruptSnapshotException("the body ends early (at byte " + pos + " of " + end + ")");
             }
-            if (pos + n > available) {
-                arrive(pos + n);
-            }
-        }
-
-        /** Waits until bytes up to {@code upTo} (within {@link #end}) have arrived. */
-        private void arrive(int upTo) throws CorruptSnapshotException {
-            if (upTo <= available) {
-                return;
-            }
-            // only a body being read beside the decode gets here; a whole one has available == end
-            available = Math.min(end, arriving.await(upTo));
-            if (available < upTo) {
-                throw new CorruptSnapshotException("the body ends early (at byte " + available + " of " + end + ")");
-            }
-        }
-
-        /** The offset just past this reader's last byte in the whole buffer. */
-        int end() {
-            return end;
         }
 
         /** The offset of the next byte in the whole buffer. */
@@ -258,7 +210,6 @@ final class SnapshotBytes {
                 throw new CorruptSnapshotException("a string of " + n + " chars exceeds the body");
             }
             int len = (int) n;
-            arrive(pos + len); // the ASCII scan reads len bytes; other chars wait byte by byte in need
             if (ascii(len)) {
                 String fast = new String(buf, pos, len, StandardCharsets.ISO_8859_1);
                 pos += len;
@@ -280,12 +231,6 @@ final class SnapshotBytes {
                 }
             }
             return new String(chars);
-        }
-
-        /** Waits for the next {@code n} bytes (at most what is left); true once they are here. */
-        private boolean arrived(int n) throws CorruptSnapshotException {
-            arrive(pos + n);
-            return true;
         }
 
         /** True when the next {@code n} bytes are each a one-byte char (ASCII without NUL). */
@@ -320,7 +265,7 @@ final class SnapshotBytes {
             int start = pos;
             long header = varint();
             long n = header - 1;
-            if (header == 0 || n < 0 || n > SHARED_MAX_LENGTH || n > end - pos || !arrived((int) n) || !ascii((int) n)) {
+            if (header == 0 || n < 0 || n > SHARED_MAX_LENGTH || n > end - pos || !ascii((int) n)) {
                 pos = start;
                 return text(what);
             }

@@ -346,25 +346,10 @@ public final class SnapshotCodec {
      * then holds {@link #HANDED_OFF} for its claims. Null: the image holds them.
      */
     static StateSnapshot decode(byte[] body, ClaimsSink claimsSink) throws CorruptSnapshotException {
-        return decode(ArrivingBody.whole(body), SnapshotCodec::onOwnThread, claimsSink);
-    }
-
-    /**
-     * As {@link #decode(byte[], ClaimsSink)}, over a body still being read: each part waits for
-     * the bytes it needs, so the claims (the body's front) decode while the rest is read. What
-     * this returns, and what went to {@code claimsSink}, may come from bytes whose checksum is
-     * not known yet: the caller uses neither before the read's checks pass.
-     */
-    static StateSnapshot decode(ArrivingBody body, ClaimsSink claimsSink) throws CorruptSnapshotException {
         return decode(body, SnapshotCodec::onOwnThread, claimsSink);
     }
 
     private static StateSnapshot decode(byte[] body, Executor claimsRunner, ClaimsSink claimsSink)
-            throws CorruptSnapshotException {
-        return decode(ArrivingBody.whole(body), claimsRunner, claimsSink);
-    }
-
-    private static StateSnapshot decode(ArrivingBody body, Executor claimsRunner, ClaimsSink claimsSink)
             throws CorruptSnapshotException {
         SnapshotBytes.In in = new SnapshotBytes.In(body);
         try {
@@ -383,7 +368,7 @@ public final class SnapshotCodec {
             Parts parts = new Parts();
             parts.claimsSink = claimsSink;
             if (format >= SECTION_TABLE_FORMAT) {
-                readSectioned(body.bytes().length, in, format, claimsRunner, parts);
+                readSectioned(body, in, format, claimsRunner, parts);
             } else {
                 readSequential(in, format, parts);
             }
@@ -416,7 +401,7 @@ public final class SnapshotCodec {
      * decoded from its own slice and must end exactly where the table says; the claims (most of
      * a large body) are decoded by {@code claimsRunner} while this thread decodes the rest.
      */
-    private static void readSectioned(int bodyLength, SnapshotBytes.In in, long format, Executor claimsRunner,
+    private static void readSectioned(byte[] body, SnapshotBytes.In in, long format, Executor claimsRunner,
                                       Parts parts) throws CorruptSnapshotException {
         Section[] sections = Section.values();
         int n = in.count("sections");
@@ -434,40 +419,38 @@ public final class SnapshotCodec {
                 throw new CorruptSnapshotException("section " + (i + 1) + " of the table has id " + id + ", not "
                         + sections[i].id + " (" + sections[i].label + ")");
             }
-            if (length < 1 || length > bodyLength) {
+            if (length < 1 || length > body.length) {
                 throw new CorruptSnapshotException(sections[i].label + " section length " + length
                         + " is outside the body");
             }
             from[i] = (int) offset;
             offset += length;
-            to[i] = (int) Math.min(offset, bodyLength);
+            to[i] = (int) Math.min(offset, body.length);
         }
         int start = in.position();
-        if (offset != (long) bodyLength - start - MAGIC.length) {
+        if (offset != (long) body.length - start - MAGIC.length) {
             throw new CorruptSnapshotException("the section table covers " + offset + " bytes, the body holds "
-                    + ((long) bodyLength - start - MAGIC.length));
+                    + ((long) body.length - start - MAGIC.length));
+        }
+        SnapshotBytes.In tail = new SnapshotBytes.In(body, start + (int) offset, body.length);
+        if (!Arrays.equals(tail.bytes(MAGIC.length), MAGIC)) {
+            throw new CorruptSnapshotException("the body does not end where its sections do");
         }
         int claims = Section.CLAIMS.ordinal();
         CompletableFuture<Void> claimsDone = new CompletableFuture<>();
-        // the claims start before the closing magic is checked: it is the body's last bytes, and a body
-        // being read would otherwise arrive whole first; a bad magic is still what this decode reports
         claimsRunner.execute(() -> {
             try {
-                readSection(sections[claims], in.slice(start + from[claims], start + to[claims]), format, parts);
+                readSection(sections[claims], body, start + from[claims], start + to[claims], format, parts);
                 claimsDone.complete(null);
             } catch (Throwable t) {
                 claimsDone.completeExceptionally(t);
             }
         });
-        SnapshotBytes.In tail = in.slice(start + (int) offset, bodyLength);
-        if (!Arrays.equals(tail.bytes(MAGIC.length), MAGIC)) {
-            throw new CorruptSnapshotException("the body does not end where its sections do");
-        }
         CorruptSnapshotException rest = null;
         try {
             for (int i = 0; i < n; i++) {
                 if (i != claims) {
-                    readSection(sections[i], in.slice(start + from[i], start + to[i]), format, parts);
+                    readSection(sections[i], body, start + from[i], start + to[i], format, parts);
                 }
             }
         } catch (CorruptSnapshotException e) {
@@ -490,9 +473,9 @@ public final class SnapshotCodec {
         }
     }
 
-    private static void readSection(Section section, SnapshotBytes.In in, long format, Parts parts)
+    private static void readSection(Section section, byte[] body, int from, int to, long format, Parts parts)
             throws CorruptSnapshotException {
-        int to = in.end();
+        SnapshotBytes.In in = new SnapshotBytes.In(body, from, to);
         try {
             section.read(in, format, parts);
         } catch (CorruptSnapshotException e) {
@@ -711,9 +694,6 @@ public final class SnapshotCodec {
         int n = in.count("claims");
         sink.start(now, epochCounter, orderCounter, n);
         for (int i = 0; i < n; i++) {
-            if (in.abandoned()) { // the body's read failed beside this decode: nothing decoded here is used
-                throw new CorruptSnapshotException("abandoned at claim " + i);
-            }
             long order = in.varint();
             String taskId = in.text("task_id");
             String owner = in.shared("owner");

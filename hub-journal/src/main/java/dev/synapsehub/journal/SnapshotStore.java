@@ -8,7 +8,6 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.zip.CRC32C;
 
 /**
  * State snapshots stored in the journal file (schema version 2, see {@link JournalSchema}).
@@ -134,17 +133,6 @@ public final class SnapshotStore {
      * @throws CorruptSnapshotException when a chunk is missing or the body does not match
      */
     public byte[] read(Info info) throws JournalException, CorruptSnapshotException {
-        ArrivingBody body = arriving(info);
-        readInto(info, body);
-        return body.bytes();
-    }
-
-    /**
-     * An empty body for {@link #readInto}, sized by the snapshot's header.
-     *
-     * @throws CorruptSnapshotException when the header's format or length cannot be right
-     */
-    ArrivingBody arriving(Info info) throws CorruptSnapshotException {
         if (info.format() < SnapshotCodec.OLDEST_FORMAT || info.format() > SnapshotCodec.FORMAT) {
             throw new CorruptSnapshotException("format " + info.format() + " is not " + SnapshotCodec.OLDEST_FORMAT
                     + " to " + SnapshotCodec.FORMAT);
@@ -153,68 +141,43 @@ public final class SnapshotStore {
             throw new CorruptSnapshotException("recorded length " + info.bytes() + " does not fit its "
                     + info.chunks() + " chunk(s)");
         }
-        return new ArrivingBody((int) Math.max(0, info.bytes())); // filled in place: no growing copies of a large body
-    }
-
-    /**
-     * Reads the chunks of {@code info} into {@code body} in order, telling it as each arrives (a
-     * decoder may be reading it meanwhile), then checks chunk count, length and CRC-32C exactly
-     * as {@link #read} does. On any failure the body is abandoned before this throws; on success
-     * it is closed, whole.
-     *
-     * @throws CorruptSnapshotException when a chunk is missing or the body does not match
-     */
-    void readInto(Info info, ArrivingBody body) throws JournalException, CorruptSnapshotException {
-        boolean whole = false;
-        try {
-            byte[] bytes = body.bytes();
-            long[] filled = {0};
-            CRC32C crc = new CRC32C(); // over the chunks as they are copied: the whole body's, once all fit
-            int chunks = journal.query("reading a snapshot", c -> {
-                int n = 0;
-                try (PreparedStatement q = c.prepareStatement(
-                        "SELECT idx, data FROM snapshot_chunks WHERE snapshot_id = ? ORDER BY idx")) {
-                    q.setLong(1, info.id());
-                    try (ResultSet rs = q.executeQuery()) {
-                        while (rs.next()) {
-                            if (rs.getInt(1) != n) {
-                                return -1 - n; // a gap: chunk n is missing
-                            }
-                            byte[] data = rs.getBytes(2);
-                            int len = data == null ? 0 : data.length;
-                            if (filled[0] + len <= bytes.length) {
-                                if (len > 0) {
-                                    System.arraycopy(data, 0, bytes, (int) filled[0], len);
-                                    crc.update(data, 0, len);
-                                }
-                                body.arrived((int) (filled[0] + len));
-                            }
-                            filled[0] += len;
-                            n++;
+        byte[] bytes = new byte[(int) Math.max(0, info.bytes())]; // filled in place: no growing copies of a large body
+        long[] filled = {0};
+        int chunks = journal.query("reading a snapshot", c -> {
+            int n = 0;
+            try (PreparedStatement q = c.prepareStatement(
+                    "SELECT idx, data FROM snapshot_chunks WHERE snapshot_id = ? ORDER BY idx")) {
+                q.setLong(1, info.id());
+                try (ResultSet rs = q.executeQuery()) {
+                    while (rs.next()) {
+                        if (rs.getInt(1) != n) {
+                            return -1 - n; // a gap: chunk n is missing
                         }
+                        byte[] data = rs.getBytes(2);
+                        int len = data == null ? 0 : data.length;
+                        if (filled[0] + len <= bytes.length) {
+                            System.arraycopy(data == null ? new byte[0] : data, 0, bytes, (int) filled[0], len);
+                        }
+                        filled[0] += len;
+                        n++;
                     }
                 }
-                return n;
-            });
-            if (chunks < 0) {
-                throw new CorruptSnapshotException("chunk " + (-1 - chunks) + " is missing");
             }
-            if (chunks != info.chunks() || filled[0] != info.bytes()) {
-                throw new CorruptSnapshotException("holds " + chunks + " chunks, " + filled[0] + " bytes; recorded "
-                        + info.chunks() + " chunks, " + info.bytes() + " bytes");
-            }
-            if (crc.getValue() != info.crc32c()) {
-                throw new CorruptSnapshotException("CRC-32C " + Long.toHexString(crc.getValue())
-                        + " does not match the recorded " + Long.toHexString(info.crc32c()));
-            }
-            whole = true;
-        } finally {
-            if (whole) {
-                body.close();
-            } else {
-                body.abandon();
-            }
+            return n;
+        });
+        if (chunks < 0) {
+            throw new CorruptSnapshotException("chunk " + (-1 - chunks) + " is missing");
         }
+        if (chunks != info.chunks() || filled[0] != info.bytes()) {
+            throw new CorruptSnapshotException("holds " + chunks + " chunks, " + filled[0] + " bytes; recorded "
+                    + info.chunks() + " chunks, " + info.bytes() + " bytes");
+        }
+        long crc = SnapshotCodec.crc32c(bytes);
+        if (crc != info.crc32c()) {
+            throw new CorruptSnapshotException("CRC-32C " + Long.toHexString(crc) + " does not match the recorded "
+                    + Long.toHexString(info.crc32c()));
+        }
+        return bytes;
     }
 
     /** Keeps rotation from deleting these snapshots (a backup copies them). */

@@ -7,8 +7,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.function.Supplier;
 
 /**
@@ -126,17 +124,12 @@ public final class StateRecovery {
             return "rows after it, through seq " + compacted + ", were compacted away";
         }
         ClaimsPipe pipe = null;
-        ArrivingBody body = null;
         try {
-            body = journal.snapshots().arriving(info);
+            byte[] body = journal.snapshots().read(info);
+            phases.mark("snapshot read and check");
             // the claims load on a thread of their own while they are decoded, this one loads the rest
             pipe = new ClaimsPipe(state, StateRecovery::onOwnThread);
-            // and the decode runs while this thread reads the body: nothing it built is used until the
-            // read below has checked chunk count, length and CRC-32C of the whole body
-            Decode decode = Decode.start(body, pipe);
-            journal.snapshots().readInto(info, body);
-            phases.mark("snapshot read and check");
-            StateSnapshot snapshot = decode.result();
+            StateSnapshot snapshot = SnapshotCodec.decode(body, pipe);
             phases.mark("snapshot decode");
             if (snapshot.seq() != info.seq()) {
                 pipe.abandon();
@@ -156,77 +149,17 @@ public final class StateRecovery {
             journal.carryCorruption(snapshot.corruptRows(), snapshot.firstCorruptSeq());
             return null;
         } catch (CorruptSnapshotException e) {
-            abandon(body, pipe);
+            abandon(pipe);
             return e.getMessage();
         } catch (RuntimeException e) {
-            abandon(body, pipe);
+            abandon(pipe);
             return "the state refused it: " + e;
-        } catch (JournalException | Error e) {
-            abandon(body, pipe); // the decode beside the read must not wait for bytes that will not come
-            throw e;
         }
     }
 
-    private static void abandon(ArrivingBody body, ClaimsPipe pipe) {
-        if (body != null) {
-            body.abandon();
-        }
+    private static void abandon(ClaimsPipe pipe) {
         if (pipe != null) {
             pipe.abandon();
-        }
-    }
-
-    /**
-     * A snapshot's decode on a thread of its own, beside the body's read; or, when no thread can
-     * be had, on the caller's after the read (as before the decode and read overlapped).
-     */
-    private static final class Decode {
-        private final ArrivingBody body;
-        private final ClaimsPipe pipe;
-        private final CompletableFuture<StateSnapshot> done;
-
-        private Decode(ArrivingBody body, ClaimsPipe pipe, CompletableFuture<StateSnapshot> done) {
-            this.body = body;
-            this.pipe = pipe;
-            this.done = done;
-        }
-
-        static Decode start(ArrivingBody body, ClaimsPipe pipe) {
-            CompletableFuture<StateSnapshot> done = new CompletableFuture<>();
-            try {
-                Thread t = new Thread(() -> {
-                    try {
-                        done.complete(SnapshotCodec.decode(body, pipe));
-                    } catch (Throwable e) {
-                        done.completeExceptionally(e);
-                    }
-                }, "snapshot-decode");
-                t.setDaemon(true);
-                t.start();
-                return new Decode(body, pipe, done);
-            } catch (OutOfMemoryError e) { // "unable to create native thread": decode after the read instead
-                return new Decode(body, pipe, null);
-            }
-        }
-
-        /** The decoded snapshot; call only after the read's checks passed (the body is whole). */
-        StateSnapshot result() throws CorruptSnapshotException {
-            if (done == null) {
-                return SnapshotCodec.decode(body, pipe);
-            }
-            try {
-                return done.join();
-            } catch (CompletionException e) {
-                Throwable cause = e.getCause();
-                if (cause instanceof CorruptSnapshotException c) {
-                    throw c;
-                } else if (cause instanceof RuntimeException r) {
-                    throw r;
-                } else if (cause instanceof Error err) {
-                    throw err;
-                }
-                throw e;
-            }
         }
     }
 
