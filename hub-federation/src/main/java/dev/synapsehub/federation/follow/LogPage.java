@@ -28,22 +28,30 @@ final class LogPage {
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
     /** Decodes a page for {@code PeerLink}. */
-    static final ReplyDecoder<LogPage> DECODER = new ReplyDecoder<>() {
-        @Override
-        public LogPage decode(byte[] utf8) throws IOException {
-            return parse(utf8);
-        }
+    static final ReplyDecoder<LogPage> DECODER = decoder(null);
 
-        @Override
-        public LogPage decode(byte[] scratch, int length) throws IOException {
-            return parseDetached(scratch, length);
-        }
+    /**
+     * Decodes pages for {@code PeerLink}, reading texts the pages repeat (task ids, owners) from
+     * {@code texts} (one table per follower), or each anew when it is null.
+     */
+    static ReplyDecoder<LogPage> decoder(RepeatedTexts texts) {
+        return new ReplyDecoder<>() {
+            @Override
+            public LogPage decode(byte[] utf8) throws IOException {
+                return parse(utf8, utf8.length, texts);
+            }
 
-        @Override
-        public String type(LogPage page) {
-            return page.type;
-        }
-    };
+            @Override
+            public LogPage decode(byte[] scratch, int length) throws IOException {
+                return parseDetached(scratch, length, texts);
+            }
+
+            @Override
+            public String type(LogPage page) {
+                return page.type;
+            }
+        };
+    }
 
     /** What a tree's {@code payload} would be: absent, JSON null, an object, or anything else. */
     enum PayloadShape { ABSENT, NULL, OBJECT, OTHER }
@@ -157,7 +165,7 @@ final class LogPage {
 
     /** Reads a page; a frame that is not a JSON object yields a page with nothing known. */
     static LogPage parse(byte[] frame) throws IOException {
-        return parse(frame, frame.length);
+        return parse(frame, frame.length, null);
     }
 
     /**
@@ -165,7 +173,11 @@ final class LogPage {
      * this returns: the first and last event keep a copy of their text, nothing else refers to it.
      */
     static LogPage parseDetached(byte[] scratch, int length) throws IOException {
-        LogPage page = parse(scratch, length);
+        return parseDetached(scratch, length, null);
+    }
+
+    private static LogPage parseDetached(byte[] scratch, int length, RepeatedTexts texts) throws IOException {
+        LogPage page = parse(scratch, length, texts);
         if (page.events != null && !page.events.isEmpty()) {
             keepText(scratch, page.events.get(0));
             keepText(scratch, page.events.get(page.events.size() - 1));
@@ -178,8 +190,8 @@ final class LogPage {
         e.text = java.util.Arrays.copyOfRange(scratch, e.start, e.end);
     }
 
-    private static LogPage parse(byte[] frame, int length) throws IOException {
-        LogPage plain = PlainReader.read(frame, length);
+    private static LogPage parse(byte[] frame, int length, RepeatedTexts texts) throws IOException {
+        LogPage plain = PlainReader.read(frame, length, texts);
         return plain != null ? plain : parseWithJackson(frame, length);
     }
 
@@ -364,6 +376,7 @@ final class LogPage {
 
         private final byte[] b;
         private final int n;
+        private final RepeatedTexts texts; // null: every text made anew
         private int i;
         // the last string read: [strStart, strEnd) without quotes; strEscaped if it held a backslash,
         // strAscii unless it held a (well-formed) multi-byte UTF-8 sequence
@@ -376,14 +389,20 @@ final class LogPage {
         private int numEnd;
         private boolean numIntegral;
 
-        private PlainReader(byte[] b, int n) {
+        private PlainReader(byte[] b, int n, RepeatedTexts texts) {
             this.b = b;
             this.n = n;
+            this.texts = texts;
         }
 
         /** The page, or null when its bytes are not of the plain shape (Jackson reads it then). */
         static LogPage read(byte[] frame, int length) {
-            PlainReader r = new PlainReader(frame, length);
+            return read(frame, length, null);
+        }
+
+        /** The same, an ASCII task id or owner read from {@code texts} when it is not null. */
+        static LogPage read(byte[] frame, int length, RepeatedTexts texts) {
+            PlainReader r = new PlainReader(frame, length, texts);
             try {
                 return r.page(new LogPage(frame));
             } catch (GiveUp | RuntimeException e) { // an index past the end included: Jackson decides
@@ -517,9 +536,9 @@ final class LogPage {
             while (true) {
                 name();
                 if (is(TASK_ID)) {
-                    e.taskId = textField();
+                    e.taskId = repeatedTextField();
                 } else if (is(OWNER)) {
-                    e.owner = textField();
+                    e.owner = repeatedTextField();
                 } else if (is(STATUS)) {
                     e.status = textField();
                 } else if (is(EPOCH)) {
@@ -572,6 +591,18 @@ final class LogPage {
             }
             string();
             return plainText();
+        }
+
+        /** {@link #textField}, a plain ASCII string read through {@link #texts}: the same characters. */
+        private String repeatedTextField() throws GiveUp {
+            if (texts == null || peek() != '"') {
+                return textField();
+            }
+            string();
+            if (strEscaped || !strAscii) {
+                return plainText();
+            }
+            return texts.ascii(b, strStart, strEnd);
         }
 
         /** The node of a {@code null}, {@code true} or {@code false} literal here (read past it), else null. */
