@@ -28,30 +28,22 @@ final class LogPage {
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
     /** Decodes a page for {@code PeerLink}. */
-    static final ReplyDecoder<LogPage> DECODER = decoder(null);
+    static final ReplyDecoder<LogPage> DECODER = new ReplyDecoder<>() {
+        @Override
+        public LogPage decode(byte[] utf8) throws IOException {
+            return parse(utf8);
+        }
 
-    /**
-     * Decodes pages for {@code PeerLink}, reading texts the pages repeat (task ids, owners) from
-     * {@code texts} (one table per follower), or each anew when it is null.
-     */
-    static ReplyDecoder<LogPage> decoder(RepeatedTexts texts) {
-        return new ReplyDecoder<>() {
-            @Override
-            public LogPage decode(byte[] utf8) throws IOException {
-                return parse(utf8, utf8.length, texts);
-            }
+        @Override
+        public LogPage decode(byte[] scratch, int length) throws IOException {
+            return parseDetached(scratch, length);
+        }
 
-            @Override
-            public LogPage decode(byte[] scratch, int length) throws IOException {
-                return parseDetached(scratch, length, texts);
-            }
-
-            @Override
-            public String type(LogPage page) {
-                return page.type;
-            }
-        };
-    }
+        @Override
+        public String type(LogPage page) {
+            return page.type;
+        }
+    };
 
     /** What a tree's {@code payload} would be: absent, JSON null, an object, or anything else. */
     enum PayloadShape { ABSENT, NULL, OBJECT, OTHER }
@@ -165,7 +157,7 @@ final class LogPage {
 
     /** Reads a page; a frame that is not a JSON object yields a page with nothing known. */
     static LogPage parse(byte[] frame) throws IOException {
-        return parse(frame, frame.length, null);
+        return parse(frame, frame.length);
     }
 
     /**
@@ -173,11 +165,7 @@ final class LogPage {
      * this returns: the first and last event keep a copy of their text, nothing else refers to it.
      */
     static LogPage parseDetached(byte[] scratch, int length) throws IOException {
-        return parseDetached(scratch, length, null);
-    }
-
-    private static LogPage parseDetached(byte[] scratch, int length, RepeatedTexts texts) throws IOException {
-        LogPage page = parse(scratch, length, texts);
+        LogPage page = parse(scratch, length);
         if (page.events != null && !page.events.isEmpty()) {
             keepText(scratch, page.events.get(0));
             keepText(scratch, page.events.get(page.events.size() - 1));
@@ -190,8 +178,8 @@ final class LogPage {
         e.text = java.util.Arrays.copyOfRange(scratch, e.start, e.end);
     }
 
-    private static LogPage parse(byte[] frame, int length, RepeatedTexts texts) throws IOException {
-        LogPage plain = PlainReader.read(frame, length, texts);
+    private static LogPage parse(byte[] frame, int length) throws IOException {
+        LogPage plain = PlainReader.read(frame, length);
         return plain != null ? plain : parseWithJackson(frame, length);
     }
 
@@ -376,7 +364,6 @@ final class LogPage {
 
         private final byte[] b;
         private final int n;
-        private final RepeatedTexts texts; // null: every text made anew
         private int i;
         // the last string read: [strStart, strEnd) without quotes; strEscaped if it held a backslash,
         // strAscii unless it held a (well-formed) multi-byte UTF-8 sequence
@@ -389,20 +376,14 @@ final class LogPage {
         private int numEnd;
         private boolean numIntegral;
 
-        private PlainReader(byte[] b, int n, RepeatedTexts texts) {
+        private PlainReader(byte[] b, int n) {
             this.b = b;
             this.n = n;
-            this.texts = texts;
         }
 
         /** The page, or null when its bytes are not of the plain shape (Jackson reads it then). */
         static LogPage read(byte[] frame, int length) {
-            return read(frame, length, null);
-        }
-
-        /** The same, an ASCII task id or owner read from {@code texts} when it is not null. */
-        static LogPage read(byte[] frame, int length, RepeatedTexts texts) {
-            PlainReader r = new PlainReader(frame, length, texts);
+            PlainReader r = new PlainReader(frame, length);
             try {
                 return r.page(new LogPage(frame));
             } catch (GiveUp | RuntimeException e) { // an index past the end included: Jackson decides
@@ -536,9 +517,9 @@ final class LogPage {
             while (true) {
                 name();
                 if (is(TASK_ID)) {
-                    e.taskId = repeatedTextField();
+                    e.taskId = textField();
                 } else if (is(OWNER)) {
-                    e.owner = repeatedTextField();
+                    e.owner = textField();
                 } else if (is(STATUS)) {
                     e.status = textField();
                 } else if (is(EPOCH)) {
@@ -591,18 +572,6 @@ final class LogPage {
             }
             string();
             return plainText();
-        }
-
-        /** {@link #textField}, a plain ASCII string read through {@link #texts}: the same characters. */
-        private String repeatedTextField() throws GiveUp {
-            if (texts == null || peek() != '"') {
-                return textField();
-            }
-            string();
-            if (strEscaped || !strAscii) {
-                return plainText();
-            }
-            return texts.ascii(b, strStart, strEnd);
         }
 
         /** The node of a {@code null}, {@code true} or {@code false} literal here (read past it), else null. */

@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.federation.AuditJournal;
 import dev.synapsehub.federation.link.PeerLink;
-import dev.synapsehub.federation.link.ReplyDecoder;
 import dev.synapsehub.net.wire.CanonicalJson;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -56,8 +55,6 @@ final class PeerFollower {
     private final ScheduledExecutorService thread;
     private final DoubleSupplier clock;
     private final WatchMetrics metrics;
-    // this follower's pages, their repeated task ids and owners read as the same strings page after page
-    private final ReplyDecoder<LogPage> pageDecoder = LogPage.decoder(RepeatedTexts.forFollower());
     private int failures;
     private String lastLogged;
 
@@ -285,7 +282,7 @@ final class PeerFollower {
             return CompletableFuture.failedFuture(refused);
         }
         link = l;
-        return l.request(request, "multihub_log_snapshot", pageDecoder, settings.replyTimeout());
+        return l.request(request, "multihub_log_snapshot", LogPage.DECODER, settings.replyTimeout());
     }
 
     /** The event's seq, after checking it is the expected one and well formed. */
