@@ -665,6 +665,7 @@ final class LogPage {
             boolean escaped = false;
             boolean ascii = true;
             while (true) {
+                k = dev.synapsehub.federation.link.PlainStringBytes.skip(b, k, n); // plain bytes, 8 a step
                 if (k >= n) {
                     throw new GiveUp();
                 }

@@ -73,9 +73,7 @@ final class StoredObjectCheck {
         int state = OBJECT_FIRST;
         int i = 1;
         while (true) {
-            while (i < n && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t')) {
-                i++;
-            }
+            i = space(b, i);
             if (i >= n) {
                 if (state != AFTER_VALUE || depth != 0) {
                     return Shape.NOT_OBJECT;
@@ -98,9 +96,7 @@ final class StoredObjectCheck {
                         return Shape.NOT_OBJECT;
                     }
                     i = scan.string(b, i, MAX_NAME);
-                    while (i > 0 && i < n && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t')) {
-                        i++;
-                    }
+                    i = i > 0 ? space(b, i) : i;
                     if (i <= 0 || i >= n || b[i] != ':') {
                         return Shape.NOT_OBJECT;
                     }
@@ -178,10 +174,33 @@ final class StoredObjectCheck {
             return depth < 64 ? (shallow & (1L << depth)) != 0 : deep[depth];
         }
 
-        /** The index after the string starting at {@code b[i]} (a quote), or -1. */
+        /**
+         * The index after the string starting at {@code b[i]} (a quote), or -1. Kept small so that
+         * the JIT inlines it into {@link #shape} (the whole scan was over its inlining limit, a call
+         * per string): a string of plain bytes, the usual, ends in the word loop below; anything
+         * else (an escape, a byte at or above 0x80, the last bytes of the payload) goes on in
+         * {@link #rest} from the first byte that is not plain.
+         */
         int string(byte[] b, int i, int maxBytes) {
             int n = b.length;
             int start = ++i;
+            while (i + 8 <= n) {
+                long special = notPlain((long) WORDS.get(b, i));
+                if (special != 0) {
+                    i += Long.numberOfTrailingZeros(special) >>> 3; // the first byte that is not plain
+                    if (b[i] == '"') {
+                        return i - start > maxBytes ? -1 : i + 1;
+                    }
+                    break;
+                }
+                i += 8;
+            }
+            return rest(b, i, start, maxBytes);
+        }
+
+        /** The index after the string begun at {@code start} (plain bytes up to {@code i}), or -1. */
+        private int rest(byte[] b, int i, int start, int maxBytes) {
+            int n = b.length;
             while (i < n) {
                 while (i + 8 <= n && allPlain((long) WORDS.get(b, i))) { // the bulk of a string, 8 bytes a step
                     i += 8;
@@ -242,11 +261,20 @@ final class StoredObjectCheck {
      * the exact forms (a borrow only starts at a byte that matches), so no byte is passed wrongly.
      */
     static boolean allPlain(long w) {
+        return notPlain(w) == 0;
+    }
+
+    /**
+     * The high bit of each byte of {@code w} that is not {@link #PLAIN}, and maybe of bytes after
+     * the first such byte (a borrow runs upwards), never before it: the lowest bit set marks
+     * exactly the first byte that is not plain (the payload is read little-endian), 0 if none is.
+     */
+    static long notPlain(long w) {
         long quote = w ^ 0x2222_2222_2222_2222L;
         long backslash = w ^ 0x5c5c_5c5c_5c5c_5c5cL;
         long special = ((quote - ONES) & ~quote) | ((backslash - ONES) & ~backslash)
                 | ((w - 0x2020_2020_2020_2020L) & ~w) | w;
-        return (special & HIGHS) == 0;
+        return special & HIGHS;
     }
 
     /**
@@ -275,6 +303,18 @@ final class StoredObjectCheck {
     private static boolean continuation(byte b, int low, int high) {
         int v = b & 0xff;
         return v >= low && v <= high;
+    }
+
+    /** The first index at or after {@code i} whose byte is not JSON white space (one compare for most bytes). */
+    private static int space(byte[] b, int i) {
+        while (i < b.length) {
+            byte c = b[i];
+            if (c > ' ' || (c != ' ' && c != '\n' && c != '\r' && c != '\t')) {
+                return i;
+            }
+            i++;
+        }
+        return i;
     }
 
     /** The index after the number starting at {@code b[i]}, or -1. */
