@@ -142,7 +142,9 @@ final class LoopFanout {
      * {@link #pending}, and they wait all the same. Guarded by itself (the outbox thread adds,
      * this loop removes, admission reads).
      */
-    private final ArrayDeque<Long> handedOver = new ArrayDeque<>();
+    private final ArrayDeque<HandedOver> handedOver = new ArrayDeque<>();
+    /** The batches in {@link #handedOver} for every member (guarded by {@link #handedOver}). */
+    private int handedOverUniversal;
     /** The batches in {@link #pending} for every member (the others are for loud members only). */
     private int pendingUniversal;
     /**
@@ -152,8 +154,10 @@ final class LoopFanout {
      * socket, so this, not the bytes, is the work a backlog stands for.
      */
     private volatile long writesOwed;
-    /** Members on either roster, for the writes a handed-over batch will cost (read on any thread). */
+    /** Members on either roster, for the writes a handed-over batch for every member will cost (any thread). */
     private volatile int members;
+    /** Loud members, for the writes a handed-over batch for loud members only will cost (any thread). */
+    private volatile int loudMembers;
     private final Runnable drainTask = this::drain;
     private long newest;
     /** The seq of the newest batch for every member. */
@@ -279,17 +283,20 @@ final class LoopFanout {
             pendingUniversal++;
         }
         recountWritesOwed();
-        for (Session origin : origins) {
-            if (isMember(origin)) {
-                catchUp(origin);
+        try {
+            for (Session origin : origins) {
+                if (isMember(origin)) {
+                    catchUp(origin);
+                }
             }
-        }
-        if (!draining) {
-            // Not now: after the linger (and at least the loop's next I/O pass), so that
-            // batches arriving meanwhile go out to each member in the same write (the
-            // requesters already have theirs); and not before the last pass's pause is over.
-            draining = true;
-            loop.schedule(drainTask, Math.max(lingerNanos, nextPassAt - clock.getAsLong()), TimeUnit.NANOSECONDS);
+        } finally { // even if serving a requester failed: else the batch would wait with no pass to come
+            if (!draining) {
+                // Not now: after the linger (and at least the loop's next I/O pass), so that
+                // batches arriving meanwhile go out to each member in the same write (the
+                // requesters already have theirs); and not before the last pass's pause is over.
+                draining = true;
+                loop.schedule(drainTask, Math.max(lingerNanos, nextPassAt - clock.getAsLong()), TimeUnit.NANOSECONDS);
+            }
         }
     }
 
@@ -298,25 +305,42 @@ final class LoopFanout {
      * in the order of the batches): it counts as waiting from now, until
      * {@link #acceptHandedOver} takes it in.
      */
-    void handOver(long publishedAt) {
+    void handOver(long publishedAt, boolean universal) {
         synchronized (handedOver) {
-            handedOver.addLast(publishedAt);
+            handedOver.addLast(new HandedOver(publishedAt, universal));
+            if (universal) {
+                handedOverUniversal++;
+            }
         }
     }
 
     /** The batch just {@linkplain #handOver handed over} will not come (the loop refused the task). */
     void handOverRefused() {
         synchronized (handedOver) {
-            handedOver.pollLast();
+            forget(handedOver.pollLast());
         }
     }
 
-    /** {@link #accept(ByteBuf, List, long, BacklogShare, boolean)} of a batch {@linkplain #handOver handed over}. */
+    /**
+     * {@link #accept(ByteBuf, List, long, BacklogShare, boolean)} of a batch {@linkplain #handOver handed over}.
+     * The hand-over is forgotten even if the accept fails: a stale entry would make the loop look
+     * behind for good and every request be answered busy.
+     */
     void acceptHandedOver(ByteBuf frames, List<Session> origins, long publishedAt, BacklogShare backlog,
                           boolean universal) {
-        accept(frames, origins, publishedAt, backlog, universal);
-        synchronized (handedOver) { // after: a reader in between sees it in pending instead
-            handedOver.pollFirst();
+        try {
+            accept(frames, origins, publishedAt, backlog, universal);
+        } finally {
+            synchronized (handedOver) { // after: a reader in between sees it in pending instead
+                forget(handedOver.pollFirst());
+            }
+        }
+    }
+
+    /** Drops a hand-over's share of {@link #handedOverUniversal} (held: {@link #handedOver}). */
+    private void forget(HandedOver gone) {
+        if (gone != null && gone.universal()) {
+            handedOverUniversal--;
         }
     }
 
@@ -421,22 +445,24 @@ final class LoopFanout {
             return queued; // older than any batch still handed over
         }
         synchronized (handedOver) {
-            Long first = handedOver.peekFirst();
-            return first == null ? NONE_PENDING : first;
+            HandedOver first = handedOver.peekFirst();
+            return first == null ? NONE_PENDING : first.publishedAt();
         }
     }
 
     /**
      * The writes this loop owes its members for the batches waiting, handed over or accepted (an
-     * upper bound: during a pass the members it has visited still count, and a handed-over batch
-     * counts for every member); from any thread.
+     * upper bound: during a pass the members it has visited still count, and so do members that
+     * joined after a batch and owe none of it, until the batch is released); from any thread.
      */
     long writesOwed() {
         int handed;
+        int handedUniversal;
         synchronized (handedOver) {
             handed = handedOver.size();
+            handedUniversal = handedOverUniversal;
         }
-        return writesOwed + handed * (long) members;
+        return writesOwed + handedUniversal * (long) members + (handed - handedUniversal) * (long) loudMembers;
     }
 
     /** Batches waiting for at least one member (for tests and metrics). */
@@ -556,7 +582,12 @@ final class LoopFanout {
     private void recountWritesOwed() {
         int all = loud.members.size() + quiet.members.size();
         members = all;
+        loudMembers = loud.members.size();
         long loudOnly = pending.size() - pendingUniversal;
         writesOwed = pendingUniversal * (long) all + loudOnly * loud.members.size();
+    }
+
+    /** A batch handed over to this loop and not yet taken in: when it was published, and for whom. */
+    private record HandedOver(long publishedAt, boolean universal) {
     }
 }

@@ -446,7 +446,7 @@ public final class Outbox {
                     }
                 }
                 ByteBuf share = frames.retainedDuplicate();
-                fanout.handOver(publishedAt); // waiting from now, for admission by fan-out delay
+                fanout.handOver(publishedAt, universal); // waiting from now, for admission by fan-out delay
                 try {
                     fanout.loop().execute(() -> fanout.acceptHandedOver(share, mine, publishedAt, backlog, universal));
                 } catch (RejectedExecutionException shuttingDown) {

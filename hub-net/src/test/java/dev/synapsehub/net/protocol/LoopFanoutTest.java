@@ -162,7 +162,7 @@ class LoopFanoutTest {
         handOver(self[0], "b2", 2_000, queued);
         assertThat(self[0].oldestPublishedAt()).as("waiting from the hand-over, before the loop takes it").isEqualTo(1_000);
         // a hand-over the loop refuses (shutting down) does not count
-        self[0].handOver(3_000);
+        self[0].handOver(3_000, true);
         self[0].handOverRefused();
         assertThat(self[0].oldestPublishedAt()).isEqualTo(1_000);
         release.countDown();
@@ -230,14 +230,72 @@ class LoopFanoutTest {
             assertThat(onLoop(() -> received(s))).containsExactly("b1", "b2", "loud");
         }
         assertThat(onLoop(() -> received(quietOne))).containsExactly("b1", "b2");
+
+        // handed over for the loud members only: it will cost a write to each of the 3 loud ones
+        java.util.concurrent.CountDownLatch release2 = new java.util.concurrent.CountDownLatch(1);
+        loop.execute(() -> {
+            try {
+                release2.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        handOver(self[0], "loud2", 3_000, queued, false);
+        assertThat(self[0].writesOwed()).as("a loud-only hand-over costs nothing for the quiet member").isEqualTo(3);
+        handOver(self[0], "b3", 4_000, queued, true);
+        assertThat(self[0].writesOwed()).isEqualTo(3 + 4);
+        release2.countDown();
+        awaitDrained(self[0]);
+        assertThat(self[0].writesOwed()).isZero();
+        for (Session s : loudOnes) {
+            assertThat(onLoop(() -> received(s))).containsExactly("loud2", "b3");
+        }
+        assertThat(onLoop(() -> received(quietOne))).containsExactly("b3");
+    }
+
+    @Test
+    void aHandOverWhoseAcceptFailsIsForgottenAndTheLoopIsNotBehindForGood() throws Exception {
+        AtomicLong queued = new AtomicLong();
+        Session[] failing = new Session[1];
+        java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean(true);
+        LoopFanout[] self = new LoopFanout[1];
+        self[0] = new LoopFanout(loop, 0, s -> {
+            if (s == failing[0] && armed.getAndSet(false)) { // once: serving the requester fails
+                throw new IllegalStateException("a failure while the requester is served");
+            }
+            return true;
+        }, s -> true, queued);
+        List<Session> members = onLoop(() -> join(self[0], 2, new ConcurrentHashMap<>()));
+        failing[0] = members.get(0);
+        self[0].handOver(1_000, true);
+        ByteBuf frames = frame("b1");
+        BacklogShare share = new BacklogShare(queued, frames.readableBytes(), 1);
+        Throwable thrown = onLoop(() -> {
+            try {
+                self[0].acceptHandedOver(frames, List.of(failing[0]), 1_000, share, true);
+                return null;
+            } catch (IllegalStateException e) {
+                return e;
+            }
+        });
+        assertThat(thrown).as("the accept failed").isNotNull();
+        awaitDrained(self[0]);
+        assertThat(self[0].oldestPublishedAt()).as("no stale hand-over left").isEqualTo(LoopFanout.NONE_PENDING);
+        assertThat(self[0].writesOwed()).isZero();
+        assertThat(onLoop(() -> received(members.get(1)))).as("the batch is still delivered by a pass")
+                .containsExactly("b1");
     }
 
     /** What the outbox does with a batch for a loop: hands it over, then queues its accept there. */
     private void handOver(LoopFanout to, String text, long publishedAt, AtomicLong queued) {
-        to.handOver(publishedAt);
+        handOver(to, text, publishedAt, queued, true);
+    }
+
+    private void handOver(LoopFanout to, String text, long publishedAt, AtomicLong queued, boolean universal) {
+        to.handOver(publishedAt, universal);
         ByteBuf frames = frame(text);
         BacklogShare share = new BacklogShare(queued, frames.readableBytes(), 1);
-        loop.execute(() -> to.acceptHandedOver(frames, List.of(), publishedAt, share, true));
+        loop.execute(() -> to.acceptHandedOver(frames, List.of(), publishedAt, share, universal));
     }
 
     @Test
