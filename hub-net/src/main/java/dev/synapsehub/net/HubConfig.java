@@ -34,6 +34,8 @@ import java.util.List;
  * @param broadcastLinger how long a broadcast waits before going to sockets other than its
  *        requester's, so that broadcasts close together share one write per socket (at most 1 s)
  * @param nativeTransport use Linux's native epoll transport where it loads (else Java NIO)
+ * @param ioLoops the I/O loops (threads) that serve the connections; 0 (the default): one per core
+ *        (embedders and tests; not an operator flag)
  * @param maxFanoutBacklogBytes while more broadcast bytes than this wait on the I/O loops for
  *        their sockets, the hub answers new mutating requests {@code busy} instead of letting
  *        the backlog grow without bound
@@ -91,6 +93,7 @@ public record HubConfig(
         int presenceFanoutLimit,
         Duration broadcastLinger,
         boolean nativeTransport,
+        int ioLoops,
         long maxFanoutBacklogBytes,
         Duration maxFanoutDelay,
         long maxFanoutWrites,
@@ -143,9 +146,13 @@ public record HubConfig(
         if (maxFanoutBacklogBytes < 1) {
             throw new IllegalArgumentException("fan-out backlog limit must be positive: " + maxFanoutBacklogBytes);
         }
-        if (maxFanoutDelay == null || maxFanoutDelay.compareTo(broadcastLinger) <= 0) {
+        if (maxFanoutDelay == null || maxFanoutDelay.compareTo(broadcastLinger) <= 0
+                || maxFanoutDelay.compareTo(Duration.ofHours(1)) > 0) {
             throw new IllegalArgumentException("fan-out delay limit must be longer than the broadcast linger ("
-                    + broadcastLinger.toMillis() + " ms): " + maxFanoutDelay);
+                    + broadcastLinger.toMillis() + " ms) and at most 1 h: " + maxFanoutDelay);
+        }
+        if (ioLoops < 0) {
+            throw new IllegalArgumentException("I/O loops must be 0 (one per core) or more: " + ioLoops);
         }
         if (maxFanoutWrites < 1) {
             throw new IllegalArgumentException("fan-out writes limit must be positive: " + maxFanoutWrites);
@@ -209,6 +216,7 @@ public record HubConfig(
         b.takeoverQuarantineWindow = takeoverQuarantineWindow; b.takeoverQuarantine = takeoverQuarantine;
         b.presenceFanoutLimit = presenceFanoutLimit;
         b.broadcastLinger = broadcastLinger; b.nativeTransport = nativeTransport;
+        b.ioLoops = ioLoops;
         b.maxFanoutBacklogBytes = maxFanoutBacklogBytes; b.maxFanoutDelay = maxFanoutDelay;
         b.maxFanoutWrites = maxFanoutWrites; b.outboxBusyTasks = outboxBusyTasks;
         b.tls = tls;
@@ -254,6 +262,7 @@ public record HubConfig(
         private int presenceFanoutLimit;
         private Duration broadcastLinger = Duration.ofMillis(5);
         private boolean nativeTransport = true;
+        private int ioLoops;
         private long maxFanoutBacklogBytes = 64L * 1024 * 1024;
         private Duration maxFanoutDelay = DEFAULT_MAX_FANOUT_DELAY;
         private long maxFanoutWrites = DEFAULT_MAX_FANOUT_WRITES;
@@ -297,6 +306,7 @@ public record HubConfig(
         public Builder presenceFanoutLimit(int v) { presenceFanoutLimit = v; return this; }
         public Builder broadcastLinger(Duration v) { broadcastLinger = v; return this; }
         public Builder nativeTransport(boolean v) { nativeTransport = v; return this; }
+        public Builder ioLoops(int v) { ioLoops = v; return this; }
         public Builder maxFanoutBacklogBytes(long v) { maxFanoutBacklogBytes = v; return this; }
         public Builder maxFanoutDelay(Duration v) { maxFanoutDelay = v; return this; }
         public Builder maxFanoutWrites(long v) { maxFanoutWrites = v; return this; }
@@ -315,7 +325,7 @@ public record HubConfig(
                     messageAuthWindowSeconds, messageAuthFutureSkewSeconds, metricsEnabled, hubId, hubVersion,
                     ratePerSecond, rateBurst, pingInterval, advertisedHost, allowOrigins,
                     privateDirectedMessages, takeoverCooldown, takeoverQuarantineThreshold, takeoverQuarantineWindow,
-                    takeoverQuarantine, presenceFanoutLimit, broadcastLinger, nativeTransport, maxFanoutBacklogBytes,
+                    takeoverQuarantine, presenceFanoutLimit, broadcastLinger, nativeTransport, ioLoops, maxFanoutBacklogBytes,
                     maxFanoutDelay, maxFanoutWrites, outboxBusyTasks, tls, ui, defaultDelivery, identityPins, maxFindingsPerAgent);
         }
     }

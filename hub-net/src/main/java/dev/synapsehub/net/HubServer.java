@@ -227,7 +227,8 @@ public final class HubServer implements AutoCloseable {
         boss = transport.group(1, "synapse-accept");
         // One loop per core: handlers never block, and under broadcast fan-out every extra
         // runnable loop only adds context switches between the loops sharing a core.
-        workers = transport.group(Runtime.getRuntime().availableProcessors(), "synapse-io");
+        int ioLoops = config.ioLoops() > 0 ? config.ioLoops() : Runtime.getRuntime().availableProcessors();
+        workers = transport.group(ioLoops, "synapse-io");
         int highWater = config.outboundHighWaterBytes();
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(boss, workers)
