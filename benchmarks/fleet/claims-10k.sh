@@ -74,9 +74,15 @@ if [ "${JFR:-0}" = 1 ]; then
   jcmd "$hub" JFR.start name=fleet settings=profile duration="${duration}s" filename="$out/hub.jfr" > /dev/null
 fi
 # the fan-out's state once a second over the same window (the gauges exist from branch admission7 on)
+# (a scrape that fails or times out, as it may when the hub is most behind, is counted, not read as 0;
+# nothing in the loop may end it under set -e)
 ( while kill -0 "$bench" 2>/dev/null; do
-    curl -s -m 5 "http://127.0.0.1:$port/metrics" | awk '$1 == "synapse_fanout_writes_owed" {w = $2}
-        $1 == "synapse_fanout_oldest_undelivered_seconds" {d = $2} END {print w + 0, d + 0}' >> "$out/fanout-samples.txt"
+    if scrape=$(curl -s -m 5 "http://127.0.0.1:$port/metrics"); then
+      printf '%s\n' "$scrape" | awk '$1 == "synapse_fanout_writes_owed" {w = $2}
+          $1 == "synapse_fanout_oldest_undelivered_seconds" {d = $2} END {print w + 0, d + 0}' >> "$out/fanout-samples.txt" || true
+    else
+      echo missed >> "$out/fanout-samples.txt" || true
+    fi
     sleep 1
   done ) &
 sampler=$!
@@ -101,8 +107,9 @@ awk -v n0="${fd_n0:-0}" -v n1="${fd_n1:-0}" -v a0="${le1_0:-0}" -v a1="${le1_1:-
     -v c0="${le5_0:-0}" -v c1="${le5_1:-0}" 'BEGIN { if (n1 > n0) printf "hub fan-out delay   over 1 s: %d, over 2.5 s: %d, over 5 s: %d (batches x loops, same window)\n", \
     (n1 - n0) - (a1 - a0), (n1 - n0) - (b1 - b0), (n1 - n0) - (c1 - c0) }' | tee -a "$out/run.txt"
 echo "hub busy refusals (end of run): ${refusals:-none}" | tee -a "$out/run.txt"
-awk '{ if ($1 > w) w = $1; if ($2 > d) d = $2; n++ } END { if (n) printf "hub fan-out state   sampled %d times (1/s): writes owed by one loop max %d, oldest undelivered max %.3f s\n", n, w, d }' \
-    "$out/fanout-samples.txt" 2>/dev/null | tee -a "$out/run.txt"
+awk '$1 == "missed" { missed++; next } { if ($1 > w) w = $1; if ($2 > d) d = $2; n++ }
+    END { if (n || missed) printf "hub fan-out state   sampled %d times (1/s; %d scrapes failed or timed out): writes owed by one loop max %d, oldest undelivered max %.3f s\n", n, missed, w, d }' \
+    "$out/fanout-samples.txt" 2>/dev/null | tee -a "$out/run.txt" || true
 if [ "$mode" = compat ]; then
   awk -v sockets="$total" '/^claims granted/ {n=$3} /^hub CPU/ {cpu=$3}
       END {if (n > 0) printf "hub CPU per delivered broadcast frame: %.2f µs (%d claim cycles x 2 x %d sockets)\n", cpu * 1e6 / (n * 2 * sockets), n, sockets}' \

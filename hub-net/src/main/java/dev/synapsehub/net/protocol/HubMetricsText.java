@@ -156,8 +156,9 @@ public final class HubMetricsText {
                 "Broadcast bytes queued on the I/O loops for sockets that have not had them yet (a batch counts once).",
                 m.fanoutBacklogBytes::get);
         gauge("synapse_fanout_oldest_undelivered_seconds",
-                "How long ago the oldest broadcast that some socket has not yet been handed was published"
-                        + " (0 when none waits); above --max-fanout-delay-ms requests are answered busy.",
+                "How long ago the oldest broadcast still waiting on an I/O loop was published (until the pass"
+                        + " that gives it to the loop's last socket ends; 0 when none waits); above"
+                        + " --max-fanout-delay-ms requests are answered busy.",
                 () -> hub.outbox().oldestUndeliveredNanos(System.nanoTime()) / 1e9);
         gauge("synapse_fanout_writes_owed",
                 "The most socket writes one I/O loop owes for the broadcasts waiting there (a batch once per socket"
