@@ -1,8 +1,6 @@
 package dev.synapsehub.federation.serve;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
+import dev.synapsehub.federation.link.PlainStringBytes;
 
 /**
  * Whether a stored payload's bytes are one well-formed JSON object (RFC 8259, nothing around it),
@@ -48,9 +46,6 @@ final class StoredObjectCheck {
     }
 
     /** Eight bytes of a payload at once, for the bulk of its strings. */
-    private static final VarHandle WORDS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
-    private static final long ONES = 0x0101_0101_0101_0101L;
-    private static final long HIGHS = 0x8080_8080_8080_8080L;
 
     private static final int KEY = 0;
     private static final int VALUE = 1;
@@ -177,23 +172,15 @@ final class StoredObjectCheck {
         /**
          * The index after the string starting at {@code b[i]} (a quote), or -1. Kept small so that
          * the JIT inlines it into {@link #shape} (the whole scan was over its inlining limit, a call
-         * per string): a string of plain bytes, the usual, ends in the word loop below; anything
+         * per string): a string of plain bytes, the usual, ends where the word skip stops; anything
          * else (an escape, a byte at or above 0x80, the last bytes of the payload) goes on in
          * {@link #rest} from the first byte that is not plain.
          */
         int string(byte[] b, int i, int maxBytes) {
-            int n = b.length;
             int start = ++i;
-            while (i + 8 <= n) {
-                long special = notPlain((long) WORDS.get(b, i));
-                if (special != 0) {
-                    i += Long.numberOfTrailingZeros(special) >>> 3; // the first byte that is not plain
-                    if (b[i] == '"') {
-                        return i - start > maxBytes ? -1 : i + 1;
-                    }
-                    break;
-                }
-                i += 8;
+            i = PlainStringBytes.skip(b, i, b.length); // the plain bytes, 8 a step
+            if (i < b.length && b[i] == '"') {
+                return i - start > maxBytes ? -1 : i + 1;
             }
             return rest(b, i, start, maxBytes);
         }
@@ -202,9 +189,7 @@ final class StoredObjectCheck {
         private int rest(byte[] b, int i, int start, int maxBytes) {
             int n = b.length;
             while (i < n) {
-                while (i + 8 <= n && allPlain((long) WORDS.get(b, i))) { // the bulk of a string, 8 bytes a step
-                    i += 8;
-                }
+                i = PlainStringBytes.skip(b, i, n); // the bulk of a string, 8 bytes a step
                 while (i < n && PLAIN[b[i] & 0xff]) { // the rest, one table look-up per byte
                     i++;
                 }
@@ -253,28 +238,6 @@ final class StoredObjectCheck {
             }
             return -1;
         }
-    }
-
-    /**
-     * Whether all eight bytes of {@code w} are {@link #PLAIN}: none is a quote or a backslash (no
-     * zero byte after the XOR), below 0x20 or at or above 0x80. The zero-byte and below-n tests are
-     * the exact forms (a borrow only starts at a byte that matches), so no byte is passed wrongly.
-     */
-    static boolean allPlain(long w) {
-        return notPlain(w) == 0;
-    }
-
-    /**
-     * The high bit of each byte of {@code w} that is not {@link #PLAIN}, and maybe of bytes after
-     * the first such byte (a borrow runs upwards), never before it: the lowest bit set marks
-     * exactly the first byte that is not plain (the payload is read little-endian), 0 if none is.
-     */
-    static long notPlain(long w) {
-        long quote = w ^ 0x2222_2222_2222_2222L;
-        long backslash = w ^ 0x5c5c_5c5c_5c5c_5c5cL;
-        long special = ((quote - ONES) & ~quote) | ((backslash - ONES) & ~backslash)
-                | ((w - 0x2020_2020_2020_2020L) & ~w) | w;
-        return special & HIGHS;
     }
 
     /**

@@ -24,36 +24,6 @@ class StoredObjectShapeTest {
         '/', ' ', '\n', '\r', '\t'};
 
     @Test
-    void notPlainMarksExactlyTheFirstByteThatIsNotPlain() {
-        SplittableRandom r = new SplittableRandom(7L);
-        for (int round = 0; round < 300_000; round++) {
-            byte[] bytes = new byte[8];
-            for (int k = 0; k < 8; k++) {
-                bytes[k] = (byte) (r.nextInt(3) == 0 ? SPECIAL[r.nextInt(SPECIAL.length)] : r.nextInt(256));
-            }
-            if (round < 256 * 8) { // every byte value at every position among plain bytes
-                for (int k = 0; k < 8; k++) {
-                    bytes[k] = (byte) ('a' + r.nextInt(26));
-                }
-                bytes[round % 8] = (byte) (round / 8);
-            }
-            int first = 8;
-            for (int k = 7; k >= 0; k--) {
-                int c = bytes[k] & 0xff;
-                if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') {
-                    first = k;
-                }
-            }
-            long w = 0;
-            for (int k = 7; k >= 0; k--) {
-                w = (w << 8) | (bytes[k] & 0xff); // little-endian, as the scan reads a payload
-            }
-            long special = StoredObjectCheck.notPlain(w);
-            assertThat(special == 0 ? 8 : Long.numberOfTrailingZeros(special) >>> 3).as("word %016x", w).isEqualTo(first);
-        }
-    }
-
-    @Test
     void aSpecialByteAtEveryPositionOfStringsOfEveryLength() {
         int checked = 0;
         for (int length = 0; length <= 26; length++) {
