@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.client.HubClient;
 import dev.synapsehub.net.protocol.BusyReason;
 import dev.synapsehub.net.protocol.HubMetrics;
+import dev.synapsehub.net.protocol.Outbox;
 import io.netty.channel.EventLoop;
 import org.junit.jupiter.api.Test;
 
@@ -14,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 
 import static dev.synapsehub.net.TestHub.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -171,11 +173,7 @@ class FanoutAdmissionTest {
         return hub.server.services().registry().session(name).channel().eventLoop();
     }
 
-    private interface FanoutState {
-        boolean test(dev.synapsehub.net.protocol.Outbox outbox);
-    }
-
-    private static void awaitFanout(TestHub hub, FanoutState until) throws InterruptedException {
+    private static void awaitFanout(TestHub hub, Predicate<Outbox> until) throws InterruptedException {
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (!until.test(hub.server.services().outbox())) {
             assertThat(System.nanoTime()).as("the fan-out's state within %s", WAIT).isLessThan(deadline);

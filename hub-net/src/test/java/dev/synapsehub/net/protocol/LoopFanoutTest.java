@@ -18,7 +18,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -131,7 +134,7 @@ class LoopFanoutTest {
     @Test
     void theOldestBatchCountsAsWaitingFromItsHandOverUntilEveryMemberOfTheLoopHasIt() throws Exception {
         AtomicLong queued = new AtomicLong();
-        List<Long> seenAtVisits = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<Long> seenAtVisits = new CopyOnWriteArrayList<>();
         Session[] visiting = new Session[1];
         LoopFanout[] self = new LoopFanout[1];
         // 300 members: three drain tasks of 128 visits; "b3", handed over at the 6th visit, is
@@ -150,14 +153,7 @@ class LoopFanoutTest {
         assertThat(self[0].oldestPublishedAt()).isEqualTo(LoopFanout.NONE_PENDING);
 
         // the loop is held (a long task): handed-over batches wait in its task queue, not yet accepted
-        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-        loop.execute(() -> {
-            try {
-                release.await(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
+        CountDownLatch release = holdLoop();
         handOver(self[0], "b1", 1_000, queued);
         handOver(self[0], "b2", 2_000, queued);
         assertThat(self[0].oldestPublishedAt()).as("waiting from the hand-over, before the loop takes it").isEqualTo(1_000);
@@ -183,7 +179,7 @@ class LoopFanoutTest {
     @Test
     void theWritesOwedCountEachWaitingBatchOncePerMemberItIsForFromItsHandOverUntilThePassEnds() throws Exception {
         AtomicLong queued = new AtomicLong();
-        List<Long> owedAtVisits = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<Long> owedAtVisits = new CopyOnWriteArrayList<>();
         LoopFanout[] self = new LoopFanout[1];
         self[0] = new LoopFanout(loop, 0, s -> {
             owedAtVisits.add(self[0].writesOwed());
@@ -198,14 +194,7 @@ class LoopFanoutTest {
         });
         assertThat(self[0].writesOwed()).isZero();
 
-        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-        loop.execute(() -> {
-            try {
-                release.await(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
+        CountDownLatch release = holdLoop();
         handOver(self[0], "b1", 1_000, queued);
         handOver(self[0], "b2", 2_000, queued);
         // handed over, not yet taken in: each will cost a write to each of the 4 members
@@ -232,14 +221,7 @@ class LoopFanoutTest {
         assertThat(onLoop(() -> received(quietOne))).containsExactly("b1", "b2");
 
         // handed over for the loud members only: it will cost a write to each of the 3 loud ones
-        java.util.concurrent.CountDownLatch release2 = new java.util.concurrent.CountDownLatch(1);
-        loop.execute(() -> {
-            try {
-                release2.await(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
+        CountDownLatch release2 = holdLoop();
         handOver(self[0], "loud2", 3_000, queued, false);
         assertThat(self[0].writesOwed()).as("a loud-only hand-over costs nothing for the quiet member").isEqualTo(3);
         handOver(self[0], "b3", 4_000, queued, true);
@@ -257,7 +239,7 @@ class LoopFanoutTest {
     void aHandOverWhoseAcceptFailsIsForgottenAndTheLoopIsNotBehindForGood() throws Exception {
         AtomicLong queued = new AtomicLong();
         Session[] failing = new Session[1];
-        java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean(true);
+        AtomicBoolean armed = new AtomicBoolean(true);
         LoopFanout[] self = new LoopFanout[1];
         self[0] = new LoopFanout(loop, 0, s -> {
             if (s == failing[0] && armed.getAndSet(false)) { // once: serving the requester fails
@@ -284,6 +266,22 @@ class LoopFanoutTest {
         assertThat(self[0].writesOwed()).isZero();
         assertThat(onLoop(() -> received(members.get(1)))).as("the batch is still delivered by a pass")
                 .containsExactly("b1");
+    }
+
+    /**
+     * Holds the loop with a task (as a long pass holds it) until the returned latch is counted
+     * down, at most 10 s: what is handed over meanwhile waits in its task queue.
+     */
+    private CountDownLatch holdLoop() {
+        CountDownLatch release = new CountDownLatch(1);
+        loop.execute(() -> {
+            try {
+                release.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        return release;
     }
 
     /** What the outbox does with a batch for a loop: hands it over, then queues its accept there. */
@@ -475,7 +473,7 @@ class LoopFanoutTest {
     @Test
     void aPassIsFollowedByAPauseAsLongAsItSoTheNextCyclesBatchesShareOneWrite() throws Exception {
         AtomicLong now = new AtomicLong(); // the fan-out's clock: each visit takes 1 ms of it
-        List<Long> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<Long> asked = new CopyOnWriteArrayList<>();
         DefaultEventLoop timed = recordingDelays(asked);
         try {
             AtomicLong queued = new AtomicLong();
@@ -519,7 +517,7 @@ class LoopFanoutTest {
     @Test
     void thePauseAfterAVeryLongPassIsCappedSoObserversWaitAtMostFiftyMillisecondsMore() throws Exception {
         AtomicLong now = new AtomicLong();
-        List<Long> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<Long> asked = new CopyOnWriteArrayList<>();
         DefaultEventLoop timed = recordingDelays(asked);
         try {
             LoopFanout paced = new LoopFanout(timed, 0, s -> {
