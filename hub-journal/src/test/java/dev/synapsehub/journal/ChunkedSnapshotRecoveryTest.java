@@ -222,29 +222,11 @@ class ChunkedSnapshotRecoveryTest {
         }
     }
 
-    private static int indexOf(byte[] in, byte[] needle) {
-        outer:
-        for (int i = 0; i + needle.length <= in.length; i++) {
-            for (int k = 0; k < needle.length; k++) {
-                if (in[i + k] != needle[k]) {
-                    continue outer;
-                }
-            }
-            return i;
-        }
-        return -1;
+    private static int indexOf(byte[] in, byte[] needle) { // Latin-1: one char per byte, the same indices
+        return new String(in, StandardCharsets.ISO_8859_1).indexOf(new String(needle, StandardCharsets.ISO_8859_1));
     }
 
-    private static int lastIndexOf(byte[] in, byte[] needle) {
-        outer:
-        for (int i = in.length - needle.length; i >= 0; i--) {
-            for (int k = 0; k < needle.length; k++) {
-                if (in[i + k] != needle[k]) {
-                    continue outer;
-                }
-            }
-            return i;
-        }
-        return -1;
+    private static int lastIndexOf(byte[] in, byte[] needle) { // Latin-1: one char per byte, the same indices
+        return new String(in, StandardCharsets.ISO_8859_1).lastIndexOf(new String(needle, StandardCharsets.ISO_8859_1));
     }
 }
