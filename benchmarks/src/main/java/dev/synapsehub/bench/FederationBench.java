@@ -172,6 +172,9 @@ public final class FederationBench {
         }
     }
 
+    /** The suffixes of a hub's files beside its journal: WAL, shared memory, lock, and the federation mirror's. */
+    private static final List<String> DB_FILES = List.of("", "-wal", "-shm", "-lock", ".federation.db", ".federation.db-wal", ".federation.db-shm");
+
     private static Hub hub(Path db, String id, TlsFiles tls, FederationSettings settings) throws Exception {
         DurableCoordination d = DurableCoordination.open(db, Clock.system(), () -> new CoordinationState(
                 RegistryLimits.DEFAULTS.withMaxClaimsPerPrincipal(10_000_000), 100_000), ActorSettings.DEFAULTS);
@@ -227,7 +230,7 @@ public final class FederationBench {
     /** One catch-up of {@code end} events by a fresh hub-a (new journal, new mirror) from the hub at {@code uri}. */
     private static void catchUp(Setup s, URI uri, long end) throws Exception {
         Path aDb = s.dir.resolve("catchup-a-" + ProcessHandle.current().pid() + ".db");
-        for (String suffix : List.of("", "-wal", "-shm", ".federation.db", ".federation.db-wal", ".federation.db-shm")) {
+        for (String suffix : DB_FILES) {
             Files.deleteIfExists(Path.of(aDb + suffix));
         }
         ClientTls tls = s.toB();
@@ -239,8 +242,13 @@ public final class FederationBench {
         long t0 = System.nanoTime();
         Hub a = hub(aDb, "hub-a", s.tls("a"), new FederationSettings(ServingTrust.none(), watch,
                 new NamespaceOwners("hub-a", Map.of("proj", "hub-b")), ForwardSettings.none()));
+        long started = System.nanoTime();
+        long firstFolded = 0;
         long deadline = t0 + Duration.ofMinutes(10).toNanos();
         while (a.federation().fold().peer("hub-b").cursor() < end) {
+            if (firstFolded == 0 && a.federation().fold().peer("hub-b").cursor() > 0) {
+                firstFolded = System.nanoTime();
+            }
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("not caught up after 10 minutes: "
                         + a.federation().fold().peer("hub-b"));
@@ -257,10 +265,12 @@ public final class FederationBench {
         System.out.printf(Locale.ROOT, "catch-up CPU: %.2f s for the JVM = %.2f us per event; by thread (s):%n",
                 processCpu / 1e9, processCpu / 1e3 / end);
         printByThread(byThread);
+        System.out.printf(Locale.ROOT, "hub started after %.3f s, first events folded after %.3f s%n",
+                (started - t0) / 1e9, (firstFolded == 0 ? System.nanoTime() - t0 : firstFolded - t0) / 1e9);
         System.out.printf(Locale.ROOT, "RESULT events=%d seconds=%.3f window_cpu_ns=%d jvm_cpu_ns=%d%n", end, seconds,
                 processCpu, processCpu());
         a.close();
-        for (String suffix : List.of("", "-wal", "-shm", ".federation.db", ".federation.db-wal", ".federation.db-shm")) {
+        for (String suffix : DB_FILES) {
             Files.deleteIfExists(Path.of(aDb + suffix));
         }
     }
@@ -351,7 +361,7 @@ public final class FederationBench {
 
     static void forward(Setup s, int k) throws Exception {
         for (String h : List.of("b", "a")) {
-            for (String suffix : List.of("", "-wal", "-shm", ".federation.db", ".federation.db-wal", ".federation.db-shm")) {
+            for (String suffix : DB_FILES) {
                 Files.deleteIfExists(s.dir.resolve("forward-" + h + ".db" + suffix));
             }
         }
