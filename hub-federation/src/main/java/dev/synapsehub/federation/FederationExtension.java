@@ -359,6 +359,9 @@ public final class FederationExtension implements HubExtension {
 
     @Override
     public void close() {
+        if (logServer != null) {
+            logServer.close();
+        }
         if (background != null) {
             background.shutdownNow();
         }

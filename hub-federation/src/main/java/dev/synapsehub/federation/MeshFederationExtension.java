@@ -121,7 +121,7 @@ public final class MeshFederationExtension implements HubExtension {
             "verb");
 
     /**
-     * @param journal the node's journal copy, read on the node's actor thread
+     * @param journal the node's journal copy, whose rows peers' log pulls read through a reader of their own
      * @param owners the ownership map ({@link NamespaceOwners#none} without {@code --namespace-owner})
      * @param offerFile the {@code --federation-offer} bundle, validated at start-up, or null for none
      * @param forward the {@code --claim-peer} routes ({@link ForwardSettings#none} without any: a
@@ -569,6 +569,9 @@ public final class MeshFederationExtension implements HubExtension {
 
     @Override
     public void close() {
+        if (logServer != null) {
+            logServer.close();
+        }
         if (clusterWatch != null) {
             clusterWatch.close();
         }

@@ -68,8 +68,7 @@ public final class SqliteJournal implements Journal {
     private final EventRangeQuery rangeQuery;
     /** Held while open: one hub per journal file (see {@link WriterLock}). */
     private final WriterLock writerLock;
-    private PreparedStatement readStored;
-    private final KindNames storedKinds = new KindNames(); // readStored's, on the appending thread
+    private StoredRowsQuery storedRows; // readStored's, on the appending thread
     private final long progressIntervalMillis;
     private ReplayPipeline replayPipeline = ReplayPipeline.DEFAULT;
     private java.util.concurrent.ThreadFactory replayThreads = Thread::new;
@@ -609,40 +608,25 @@ public final class SqliteJournal implements Journal {
     /**
      * The stored rows with {@code seq > afterSeq}, every kind, undecoded, in seq order: at most
      * {@code maxEvents}, and no more rows once their payloads' UTF-8 bytes reach {@code maxBytes}
-     * (the first row always comes). Serving a peer's log pull (contract §11.1). Same threading rule as
-     * {@link #readAfter}: on the appending thread, through {@code CoordinationActor.read}.
+     * (the first row always comes). Same threading rule as {@link #readAfter}: on the appending
+     * thread, through {@code CoordinationActor.read}; a peer's log pull is served through
+     * {@link #openStoredReader()} instead.
      */
     public List<StoredEvent> readStored(long afterSeq, int maxEvents, long maxBytes) throws JournalException {
         ensureOpen();
-        List<StoredEvent> out = new ArrayList<>();
-        if (maxEvents <= 0) {
-            return out;
+        if (storedRows == null) {
+            storedRows = new StoredRowsQuery(path, connection);
         }
-        try {
-            if (readStored == null) {
-                readStored = connection.prepareStatement(
-                        "SELECT seq, ts, kind, payload FROM events WHERE seq > ? ORDER BY seq LIMIT ?");
-            }
-            readStored.setLong(1, afterSeq);
-            readStored.setInt(2, maxEvents);
-            long bytes = 0;
-            try (ResultSet rs = readStored.executeQuery()) {
-                while (rs.next()) {
-                    // the stored UTF-8 as is: a page is copied to the frame without a String per row
-                    byte[] payload = rs.getBytes(4);
-                    bytes += payload == null ? 0 : payload.length;
-                    if (!out.isEmpty() && bytes > maxBytes) {
-                        break;
-                    }
-                    // the kind's bytes, not getString: one String per distinct kind, not a decode per row
-                    out.add(new StoredEvent(rs.getLong(1), rs.getDouble(2), storedKinds.of(rs.getBytes(3)), payload));
-                }
-            }
-        } catch (SQLException e) {
-            throw new JournalException(path + ": read of stored rows after seq " + afterSeq + " failed: "
-                    + e.getMessage(), e);
-        }
-        return out;
+        return storedRows.read(afterSeq, maxEvents, maxBytes);
+    }
+
+    /**
+     * A read-only connection that reads as {@link #readStored} on a thread of its own: serving a
+     * peer's log pull without the writer (WAL: committed rows only, read while we append).
+     */
+    public StoredRowReader openStoredReader() throws JournalException {
+        ensureOpen();
+        return StoredRowReader.open(path);
     }
 
     @Override
@@ -850,8 +834,8 @@ public final class SqliteJournal implements Journal {
         try {
             closeStatements();
             rangeQuery.close();
-            if (readStored != null) {
-                readStored.close();
+            if (storedRows != null) {
+                storedRows.close();
             }
             connection.close();
         } catch (SQLException e) {

@@ -29,12 +29,16 @@ final class SqliteJournalReader implements JournalReader {
 
     /** Opens a read-only connection on the journal at {@code path} (which the writer already opened). */
     static SqliteJournalReader open(Path path) throws JournalException {
+        return new SqliteJournalReader(path, readOnlyConnection(path));
+    }
+
+    /** A read-only connection on the journal at {@code path}, waiting up to 5 s on a lock. */
+    static Connection readOnlyConnection(Path path) throws JournalException {
         SQLiteConfig config = new SQLiteConfig();
         config.setReadOnly(true);
         config.setBusyTimeout(5_000);
         try {
-            Connection c = config.createConnection("jdbc:sqlite:" + path);
-            return new SqliteJournalReader(path, c);
+            return config.createConnection("jdbc:sqlite:" + path);
         } catch (SQLException e) {
             throw new JournalException(path + ": cannot open a journal reader: " + e.getMessage(), e);
         }

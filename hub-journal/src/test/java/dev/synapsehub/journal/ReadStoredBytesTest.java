@@ -69,6 +69,30 @@ class ReadStoredBytesTest {
             assertThat(journal.readStored(0, 100, first + second)).hasSize(2);
             assertThat(journal.readStored(0, 100, first + second + illFormed.length - 1)).hasSize(2);
             assertThat(journal.readStored(2, 2, Long.MAX_VALUE)).extracting(StoredEvent::seq).containsExactly(3L, 4L);
+
+            // a reader of its own (serving peers off the writer) reads the same rows the same way
+            try (StoredRowReader reader = journal.openStoredReader()) {
+                assertSame(reader.readStored(0, 100, Long.MAX_VALUE), all);
+                assertThat(reader.readStored(0, 100, first + second)).hasSize(2);
+                assertThat(reader.readStored(0, 100, first + second + illFormed.length - 1)).hasSize(2);
+                assertThat(reader.readStored(2, 2, Long.MAX_VALUE)).extracting(StoredEvent::seq).containsExactly(3L, 4L);
+                assertThat(reader.readStored(6, 100, Long.MAX_VALUE)).isEmpty();
+
+                // it sees what the writer committed since, and only that
+                journal.append(List.of(new ClaimReleasedEvent(15.0, "later")));
+                assertSame(reader.readStored(5, 100, Long.MAX_VALUE), journal.readStored(5, 100, Long.MAX_VALUE));
+                assertThat(reader.readStored(5, 100, Long.MAX_VALUE)).extracting(StoredEvent::seq).containsExactly(6L, 7L);
+            }
+        }
+    }
+
+    private static void assertSame(List<StoredEvent> read, List<StoredEvent> expected) {
+        assertThat(read).hasSameSizeAs(expected);
+        for (int i = 0; i < expected.size(); i++) {
+            StoredEvent r = read.get(i);
+            StoredEvent e = expected.get(i);
+            assertThat(List.of(r.seq(), r.ts(), String.valueOf(r.kind()))).isEqualTo(List.of(e.seq(), e.ts(), String.valueOf(e.kind())));
+            assertThat(r.payloadUtf8()).isEqualTo(e.payloadUtf8());
         }
     }
 }

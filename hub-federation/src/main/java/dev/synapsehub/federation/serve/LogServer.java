@@ -10,6 +10,7 @@ import dev.synapsehub.federation.trust.PeerDecision;
 import dev.synapsehub.federation.trust.ServingTrust;
 import dev.synapsehub.journal.SqliteJournal;
 import dev.synapsehub.journal.StoredEvent;
+import dev.synapsehub.journal.StoredRowReader;
 import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.Request;
 import dev.synapsehub.net.wire.PythonFloatFormat;
@@ -25,7 +26,12 @@ import java.nio.charset.StandardCharsets;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Serves {@code multihub_log_request} with {@code multihub_log_snapshot} (contract §11.1): the
@@ -33,8 +39,14 @@ import java.util.concurrent.CompletionException;
  * (F5). A refusal looks like "no new events" on the wire and is logged with its reason. Pages
  * are bounded by {@link #MAX_EVENTS} and {@link #MAX_BYTES} whatever {@code limit} asks, so a
  * large backlog is served in resumable steps; {@code next_cursor} is the last seq served.
+ *
+ * <p>Pages are read on a thread of their own through a read-only connection (WAL: committed rows
+ * only), not on the writer: a follower catching up a million rows would otherwise hold the writer
+ * for a page read at a time, and agents' claims would wait behind each. The reader is opened only
+ * with a serving policy (without one nothing is served); where it does not open, pages are read
+ * through the writer as before, with a WARN at start.
  */
-public final class LogServer {
+public final class LogServer implements AutoCloseable {
     /** Most events in one snapshot. */
     public static final int MAX_EVENTS = 5000;
     /** Payload bytes after which a snapshot stops (the first event always goes). */
@@ -42,10 +54,16 @@ public final class LogServer {
     private static final Logger LOG = LoggerFactory.getLogger(LogServer.class);
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
+    /** Page reads waiting at most; more are answered as a failed read (an empty snapshot, log end null). */
+    static final int READ_QUEUE = 64;
+
     private final HubServices hub;
     private final ServingTrust trust;
     private final SqliteJournal journal;
     private final FederationMetrics metrics;
+    /** Null: pages are read through the writer (no journal, or no reader opened). */
+    private final StoredRowReader reader;
+    private final ThreadPoolExecutor readThread;
 
     /** {@code journal} is null for a hub without {@code --db}: it serves empty snapshots. */
     public LogServer(HubServices hub, ServingTrust trust, SqliteJournal journal, FederationMetrics metrics) {
@@ -53,9 +71,24 @@ public final class LogServer {
         this.trust = trust;
         this.journal = journal;
         this.metrics = metrics;
+        StoredRowReader opened = null;
+        if (journal != null && trust.configured()) { // without a serving policy every pull is refused unread
+            try {
+                opened = journal.openStoredReader();
+            } catch (dev.synapsehub.core.journal.JournalException e) {
+                LOG.warn("peers' log pulls are read through the writer thread: {}", e.getMessage());
+            }
+        }
+        reader = opened;
+        readThread = opened == null ? null : new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS,
+                new ArrayBlockingQueue<>(READ_QUEUE), r -> {
+                    Thread t = new Thread(r, "synapse-log-reader");
+                    t.setDaemon(true);
+                    return t;
+                });
     }
 
-    /** Answers one request (on the connection's event loop; the read runs on the actor thread). */
+    /** Answers one request (on the connection's event loop; the page is read on the reader's thread). */
     public void handle(Request r) {
         Long afterSeq = nonNegative(r.get("after_seq"));
         JsonNode limitNode = r.get("limit");
@@ -76,13 +109,7 @@ public final class LogServer {
             return;
         }
         int events = (int) Math.min(limit, MAX_EVENTS);
-        hub.actor().read(state -> {
-            try {
-                return new Page(journal.readStored(afterSeq, events, MAX_BYTES), journal.lastSeq());
-            } catch (dev.synapsehub.core.journal.JournalException e) {
-                throw new CompletionException(e);
-            }
-        }).whenCompleteAsync((page, failure) -> {
+        read(afterSeq, events).whenCompleteAsync((page, failure) -> {
             if (failure != null) {
                 LOG.error("serving the log to peer '{}' after seq {} failed", r.sender(), afterSeq, failure);
                 hub.metrics().faults.incrementAndGet();
@@ -97,6 +124,62 @@ public final class LogServer {
     }
 
     private record Page(List<StoredEvent> events, long logEnd) {
+        /**
+         * {@code logEnd} read after the rows: a commit sets the journal's last seq just after it,
+         * so a row read that instant may be past it; the end is never below what is served.
+         */
+        static Page of(List<StoredEvent> events, long logEnd) {
+            return new Page(events, events.isEmpty() ? logEnd : Math.max(logEnd, events.get(events.size() - 1).seq()));
+        }
+    }
+
+    /** The page after {@code afterSeq}, read on the reader's thread (or, without one, on the writer's). */
+    private CompletableFuture<Page> read(long afterSeq, int events) {
+        if (reader == null) {
+            return hub.actor().read(state -> {
+                try {
+                    return Page.of(journal.readStored(afterSeq, events, MAX_BYTES), journal.lastSeq());
+                } catch (dev.synapsehub.core.journal.JournalException e) {
+                    throw new CompletionException(e);
+                }
+            });
+        }
+        CompletableFuture<Page> page = new CompletableFuture<>();
+        try {
+            readThread.execute(() -> {
+                try {
+                    List<StoredEvent> rows = reader.readStored(afterSeq, events, MAX_BYTES);
+                    page.complete(Page.of(rows, journal.lastSeq()));
+                } catch (dev.synapsehub.core.journal.JournalException | RuntimeException e) {
+                    page.completeExceptionally(e);
+                }
+            });
+        } catch (RejectedExecutionException full) { // more than READ_QUEUE pulls waiting, or closed
+            page.completeExceptionally(new IllegalStateException("the log reader has " + READ_QUEUE
+                    + " pulls waiting (or is closed); this one is not read", full));
+        }
+        return page;
+    }
+
+    /** Stops the reader's thread (pulls still waiting get no page: their connections are closing) and closes its connection. */
+    @Override
+    public void close() {
+        if (reader == null) {
+            return;
+        }
+        readThread.shutdownNow();
+        try {
+            if (!readThread.awaitTermination(5, TimeUnit.SECONDS)) {
+                LOG.warn("the log reader's thread did not stop within 5 s; closing its connection anyway");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        try {
+            reader.close();
+        } catch (dev.synapsehub.core.journal.JournalException e) {
+            LOG.warn("closing the log reader: {}", e.getMessage());
+        }
     }
 
     /**

@@ -211,6 +211,34 @@ class LogServingTest {
     }
 
     @Test
+    void aPullIsReadOffTheWriterAndAnsweredWhileTheWriterIsHeld() throws Exception {
+        HubClient p = peer("hub-a", true);
+        long end = b.durable.journal().lastSeq();
+        assertThat(pull(p, "hub-a", 0L, null).path("events").size()).isEqualTo((int) end);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CompletableFuture<Object> writer = b.durable.actor().read(state -> {
+            held.countDown();
+            try {
+                release.await(); // the writer is busy until the pull was answered
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return null;
+        });
+        try {
+            assertThat(held.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            ObjectNode page = pull(p, "hub-a", 1L, 2);
+            assertThat(page.path("events").findValuesAsText("seq")).containsExactly("2", "3");
+            assertThat(page.path("log_end_seq").asLong()).isEqualTo(end);
+            assertThat(writer).isNotDone();
+        } finally {
+            release.countDown();
+        }
+        writer.get(10, java.util.concurrent.TimeUnit.SECONDS);
+    }
+
+    @Test
     void aPolicyNamingAnotherCaFileRefusesEveryPeerUntilItNamesTheStartUpFileAgain() throws Exception {
         HubClient p = peer("hub-a", true);
         assertThat(pull(p, "hub-a", 0L, 1).path("events").size()).isEqualTo(1);
