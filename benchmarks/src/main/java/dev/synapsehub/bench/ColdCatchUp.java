@@ -1,6 +1,10 @@
 package dev.synapsehub.bench;
 
+import dev.synapsehub.client.tls.ClientTls;
+import dev.synapsehub.client.tls.PemFiles;
+
 import java.io.IOException;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -26,12 +30,21 @@ final class ColdCatchUp {
     }
 
     static void run(Path dir, int events, int runs, int warmups, String serverJvm, String followerJvm,
-                    int serveSeconds) throws Exception {
-        FederationBench.peerJournal(dir, events);
+                    int serveSeconds, int probeClaimsPerSecond) throws Exception {
+        Path journal = FederationBench.peerJournal(dir, events);
         Path portFile = dir.resolve("serve.port");
         Files.deleteIfExists(portFile);
         List<String> serve = command(serverJvm, "serve", "--dir", dir.toString(), "--events", Integer.toString(events),
                 "--serve-seconds", Integer.toString(serveSeconds));
+        if (probeClaimsPerSecond > 0) { // the probe's claims are journaled: on a copy, so the generated log stays as it is
+            Path copy = dir.resolve("serve-probe-" + events + ".db");
+            for (String suffix : List.of("-wal", "-shm")) {
+                Files.deleteIfExists(Path.of(copy + suffix));
+            }
+            Files.copy(journal, copy, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            serve = new ArrayList<>(serve);
+            serve.addAll(List.of("--journal", copy.toString()));
+        }
         Process server = new ProcessBuilder(serve).redirectErrorStream(true)
                 .redirectOutput(dir.resolve("serve.log").toFile()).start(); // stdin stays a pipe: its end stops it
         try {
@@ -51,7 +64,20 @@ final class ColdCatchUp {
                 System.out.printf(Locale.ROOT, "run %d of %d: a fresh follower JVM%n", run, runs);
                 Map<String, Long> serverCpu0 = FederationBench.threadCpu(serverTasks);
                 long serverTotal0 = sum(serverCpu0);
-                String result = follower(follow, dir.resolve("follow-" + run + ".log"), server);
+                OwnerClaimProbe probe = probeClaimsPerSecond <= 0 ? null : new OwnerClaimProbe(URI.create(uri),
+                        ClientTls.pinned(PemFiles.pinOf(dir.resolve("b-server.pem"))), "proj/probe-" + run,
+                        probeClaimsPerSecond, (int) FOLLOW_BOUND.toSeconds()).start();
+                String result;
+                try {
+                    result = follower(follow, dir.resolve("follow-" + run + ".log"), server);
+                } finally {
+                    if (probe != null) {
+                        String line = probe.stopAndSummarise();
+                        probe.close();
+                        System.out.println(line);
+                        summary.add("run " + run + ": " + line);
+                    }
+                }
                 Map<String, Long> serverByThread = FederationBench.cpuByThreadGroup(serverTasks, serverCpu0);
                 long serverCpu = sum(FederationBench.threadCpu(serverTasks)) - serverTotal0;
                 double n = Double.parseDouble(field(result, "events"));

@@ -58,7 +58,9 @@ import java.util.Map;
  *       it. Reports events/s folded, the follower JVM's CPU per event by thread (catch-up window
  *       and whole JVM life), and the serving JVM's CPU per event by thread over the same run.
  *       Both children stop by themselves: the server when this JVM's pipe to it closes or after
- *       {@code --serve-seconds}, a follower after 10 minutes at most.</li>
+ *       {@code --serve-seconds}, a follower after 10 minutes at most. With
+ *       {@code --probe-claims-per-s R} an agent on hub-b claims R times a second during each run
+ *       (on a copy of the journal) and the claims' latencies are reported.</li>
  *   <li>{@code forward --claims K}: on hub-a, K claims in hub-b's namespace (forwarded over the
  *       warm link and granted by hub-b) and K claims in hub-a's own namespace (local), one at a
  *       time, interleaved; send-to-grant latency percentiles of both, from the same run.</li>
@@ -72,7 +74,7 @@ public final class FederationBench {
     public static void main(String[] args) throws Exception {
         if (args.length == 0) {
             System.err.println("usage: FederationBench catchup|coldcatchup|forward --dir DIR [--events N] [--runs R]"
-                    + " [--claims K]");
+                    + " [--claims K] [--probe-claims-per-s R]");
             System.exit(2);
         }
         Path dir = Path.of(option(args, "--dir", "/tmp/fedbench"));
@@ -85,9 +87,10 @@ public final class FederationBench {
             case "coldcatchup" -> ColdCatchUp.run(s.dir, Integer.parseInt(option(args, "--events", "1000000")),
                     Integer.parseInt(option(args, "--runs", "3")), Integer.parseInt(option(args, "--warmups", "1")),
                     option(args, "--server-jvm", "-Xmx2g"), option(args, "--follower-jvm", "-Xmx2g"),
-                    Integer.parseInt(option(args, "--serve-seconds", "1800")));
+                    Integer.parseInt(option(args, "--serve-seconds", "1800")),
+                    Integer.parseInt(option(args, "--probe-claims-per-s", "0")));
             case "serve" -> serve(s, Integer.parseInt(option(args, "--events", "1000000")),
-                    Integer.parseInt(option(args, "--serve-seconds", "1800")));
+                    Integer.parseInt(option(args, "--serve-seconds", "1800")), option(args, "--journal", ""));
             case "follow" -> follow(s, URI.create(option(args, "--uri", "")), Long.parseLong(option(args, "--end", "0")));
             default -> throw new IllegalArgumentException(args[0]);
         }
@@ -285,8 +288,8 @@ public final class FederationBench {
      * {@code serve}: hub-b over its generated journal until standard input closes (the driver
      * ended) or {@code maxSeconds} pass. Writes "PORT END" to {@code serve.port} once listening.
      */
-    static void serve(Setup s, int n, int maxSeconds) throws Exception {
-        Hub b = owner(s, peerJournal(s.dir, n));
+    static void serve(Setup s, int n, int maxSeconds, String journal) throws Exception {
+        Hub b = owner(s, journal.isEmpty() ? peerJournal(s.dir, n) : Path.of(journal));
         Path portFile = s.dir.resolve("serve.port");
         Path tmp = s.dir.resolve("serve.port.tmp");
         Files.writeString(tmp, b.server().boundPort() + " " + b.durable().journal().lastSeq());
