@@ -58,6 +58,7 @@ final class OwnerClaimProbe implements AutoCloseable {
                 String task = taskPrefix + "-" + i;
                 ObjectNode f = client.frame(name, "claim");
                 f.put("task_id", task);
+                f.putArray("paths").add("probe/" + task); // a scope of its own: no claim waits on another
                 long sent = System.nanoTime();
                 client.send(f);
                 ObjectNode reply = client.await(r -> task.equals(r.path("task_id").asText())

@@ -9,6 +9,7 @@ import dev.synapsehub.net.auth.ConnectTokenAuth;
 import dev.synapsehub.net.auth.MessageAuthenticator;
 import dev.synapsehub.net.cockpit.Cockpit;
 import dev.synapsehub.net.cockpit.CockpitSources;
+import dev.synapsehub.net.handler.AcceptFailureWatch;
 import dev.synapsehub.net.handler.CloseCodeGuard;
 import dev.synapsehub.net.handler.HostGuard;
 import dev.synapsehub.net.handler.HttpRequestHandler;
@@ -234,6 +235,7 @@ public final class HubServer implements AutoCloseable {
                 .group(boss, workers)
                 .channel(transport.serverChannel())
                 .option(ChannelOption.SO_BACKLOG, 1024)
+                .handler(new AcceptFailureWatch(metrics.acceptFailures))
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(highWater / 2, highWater))
                 .childHandler(new ChannelInitializer<SocketChannel>() {
@@ -273,6 +275,11 @@ public final class HubServer implements AutoCloseable {
                 });
         serverChannel = bootstrap.bind(config.host(), config.port()).sync().channel();
         return boundPort();
+    }
+
+    /** The listening socket's channel (tests put a failed accept through its pipeline). */
+    Channel listeningChannel() {
+        return serverChannel;
     }
 
     /** The bound port. */

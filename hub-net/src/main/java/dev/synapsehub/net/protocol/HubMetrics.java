@@ -33,6 +33,8 @@ public final class HubMetrics implements ActorObserver {
     public final AtomicLong fanoutBusyRefusals = new AtomicLong();
     /** {@link #fanoutBusyRefusals} by the reason that held (filled once here, never resized). */
     private final java.util.Map<BusyReason, AtomicLong> busyByReason = new java.util.EnumMap<>(BusyReason.class);
+    /** Connections the listening socket failed to accept (out of file descriptors, ...). */
+    public final AtomicLong acceptFailures = new AtomicLong();
     /** TLS handshakes that failed (wrong protocol, untrusted client certificate, ...). */
     public final AtomicLong tlsHandshakeFailures = new AtomicLong();
     /** Server certificate and key pairs re-read after a change and served from then on. */

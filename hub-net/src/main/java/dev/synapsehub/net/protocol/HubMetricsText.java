@@ -203,6 +203,9 @@ public final class HubMetricsText {
                     }
                 })
                 .register(registry);
+        counter("synapse_accept_failures_total",
+                "Connections the listening socket failed to accept (out of file descriptors, ...); each pauses accepting 1 s.",
+                m.acceptFailures::get);
         counter("synapse_tls_handshake_failures_total",
                 "TLS handshakes that failed (plain ws:// to a wss:// port, a client certificate the CA refuses, ...).",
                 m.tlsHandshakeFailures::get);

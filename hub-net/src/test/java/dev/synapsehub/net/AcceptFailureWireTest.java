@@ -1,0 +1,31 @@
+package dev.synapsehub.net;
+
+import dev.synapsehub.client.HubClient;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A running hub counts a failed accept on /metrics, pauses accepting for about a second and then
+ * accepts again; connections already open are untouched.
+ */
+class AcceptFailureWireTest {
+    @Test
+    void aFailedAcceptIsCountedOnMetricsAndTheHubAcceptsAgainAfterThePause() throws Exception {
+        try (TestHub hub = new TestHub(HubConfig.builder().metricsEnabled(true))) {
+            HubClient open = hub.agent("p/alpha");
+            assertThat(HttpGet.body(hub.port, "/metrics")).contains("synapse_accept_failures_total 0\n");
+
+            long failedAt = System.nanoTime();
+            hub.server.listeningChannel().pipeline().fireExceptionCaught(new IOException("Too many open files"));
+            // the next connection waits out the pause, then is accepted
+            String metrics = HttpGet.body(hub.port, "/metrics");
+            assertThat(System.nanoTime() - failedAt).isGreaterThanOrEqualTo(
+                    (dev.synapsehub.net.handler.AcceptFailureWatch.PAUSE_MILLIS - 100) * 1_000_000L);
+            assertThat(metrics).contains("synapse_accept_failures_total 1\n");
+            assertThat(open.isOpen()).isTrue();
+        }
+    }
+}
