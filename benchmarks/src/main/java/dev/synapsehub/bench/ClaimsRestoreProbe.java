@@ -1,3 +1,5 @@
+package dev.synapsehub.bench;
+
 import dev.synapsehub.core.claim.ClaimRegistry;
 import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.core.state.StateImage;
@@ -12,11 +14,9 @@ import java.nio.file.Path;
  * Times, in a fresh JVM, what the start's claims thread does: loading a snapshot's live claims
  * into an empty state (registry, scope index, expiry queue), then the rest of the image, each in
  * this thread's CPU (JIT and GC threads excluded, so less sensitive to other work on the machine
- * than a whole start). Run it compiled, not as a source file: javac in the same JVM would warm up
- * the JDK's collections first.
+ * than a whole start). Built with the benchmarks (so it compiles against the code it times):
  *
- * <pre>javac -cp JAR -d /tmp/probe benchmarks/restart/ClaimsRestoreProbe.java
- * java -Xmx4g -cp JAR:/tmp/probe ClaimsRestoreProbe DB   # a journal the hub is not running on</pre>
+ * <pre>java -Xmx4g -cp benchmarks/target/benchmarks.jar dev.synapsehub.bench.ClaimsRestoreProbe DB   # a journal no hub runs on</pre>
  */
 public final class ClaimsRestoreProbe {
     private ClaimsRestoreProbe() {
