@@ -72,10 +72,13 @@ final class ColdCatchUp {
                     result = follower(follow, dir.resolve("follow-" + run + ".log"), server);
                 } finally {
                     if (probe != null) {
-                        String line = probe.stopAndSummarise();
-                        probe.close();
-                        System.out.println(line);
-                        summary.add("run " + run + ": " + line);
+                        try {
+                            String line = probe.stopAndSummarise();
+                            System.out.println(line);
+                            summary.add("run " + run + ": " + line);
+                        } finally {
+                            probe.close();
+                        }
                     }
                 }
                 Map<String, Long> serverByThread = FederationBench.cpuByThreadGroup(serverTasks, serverCpu0);

@@ -12,6 +12,8 @@ public final class FederationMetrics {
     public final AtomicLong logRequestsServed = new AtomicLong();
     /** Events served to peers. */
     public final AtomicLong logEventsServed = new AtomicLong();
+    /** Log pulls not read because the log reader had too many waiting (answered empty, log end null). */
+    public final AtomicLong logRequestsBusy = new AtomicLong();
     /** Claims this hub forwarded to an owning hub. */
     public final AtomicLong forwardedClaims = new AtomicLong();
     /** Forwarded claims the owner granted. */
@@ -54,5 +56,8 @@ public final class FederationMetrics {
         counter(s, "synapse_multihub_log_requests_served_total", "Log pulls served to authorised peers.",
                 logRequestsServed.get());
         counter(s, "synapse_multihub_log_events_served_total", "Journal events served to peers.", logEventsServed.get());
+        counter(s, "synapse_multihub_log_requests_busy_total",
+                "Log pulls not read because 1,024 were already waiting for the log reader (answered empty, log end null).",
+                logRequestsBusy.get());
     }
 }

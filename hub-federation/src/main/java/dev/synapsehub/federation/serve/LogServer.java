@@ -54,8 +54,12 @@ public final class LogServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LogServer.class);
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
-    /** Page reads waiting at most; more are answered as a failed read (an empty snapshot, log end null). */
-    static final int READ_QUEUE = 64;
+    /**
+     * Page reads waiting at most (a follower keeps one or two in flight); more are answered at once
+     * as an empty snapshot with a null log end and counted, which may reach that peer before the
+     * answers to its earlier pulls: its follower then fails the poll (contiguity) and nothing is folded.
+     */
+    static final int READ_QUEUE = 1024;
 
     private final HubServices hub;
     private final ServingTrust trust;
@@ -64,6 +68,8 @@ public final class LogServer implements AutoCloseable {
     /** Null: pages are read through the writer (no journal, or no reader opened). */
     private final StoredRowReader reader;
     private final ThreadPoolExecutor readThread;
+    /** True from a pull answered busy (logged) until one is read again; on the outbox thread only. */
+    private boolean busy;
 
     /** {@code journal} is null for a hub without {@code --db}: it serves empty snapshots. */
     public LogServer(HubServices hub, ServingTrust trust, SqliteJournal journal, FederationMetrics metrics) {
@@ -110,6 +116,18 @@ public final class LogServer implements AutoCloseable {
         }
         int events = (int) Math.min(limit, MAX_EVENTS);
         read(afterSeq, events).whenCompleteAsync((page, failure) -> {
+            if (failure instanceof Busy || failure != null && failure.getCause() instanceof Busy) {
+                metrics.logRequestsBusy.incrementAndGet();
+                if (!busy) {
+                    busy = true;
+                    LOG.warn("peers' log pulls come faster than they are read: {} wait; '{}' and those after it are answered "
+                            + "empty until one is read again (synapse_multihub_log_requests_busy_total)", READ_QUEUE,
+                            r.sender());
+                }
+                reply(r, List.of(), afterSeq, null);
+                return;
+            }
+            busy = false;
             if (failure != null) {
                 LOG.error("serving the log to peer '{}' after seq {} failed", r.sender(), afterSeq, failure);
                 hub.metrics().faults.incrementAndGet();
@@ -154,11 +172,17 @@ public final class LogServer implements AutoCloseable {
                     page.completeExceptionally(e);
                 }
             });
-        } catch (RejectedExecutionException full) { // more than READ_QUEUE pulls waiting, or closed
-            page.completeExceptionally(new IllegalStateException("the log reader has " + READ_QUEUE
-                    + " pulls waiting (or is closed); this one is not read", full));
+        } catch (RejectedExecutionException full) { // READ_QUEUE pulls waiting, or closed (the connection is closing too)
+            page.completeExceptionally(new Busy());
         }
         return page;
+    }
+
+    /** The log reader has {@link #READ_QUEUE} pulls waiting, or is closed. */
+    private static final class Busy extends RuntimeException {
+        Busy() {
+            super("the log reader has " + READ_QUEUE + " pulls waiting, or is closed", null, false, false);
+        }
     }
 
     /** Stops the reader's thread (pulls still waiting get no page: their connections are closing) and closes its connection. */

@@ -6,6 +6,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -14,7 +15,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * kernel out of memory) is counted, logged at WARN once until a connection is accepted again,
  * and accepting pauses for {@link #PAUSE_MILLIS} so the loop does not spin on a socket that stays
  * readable. Netty's own acceptor pauses the same way, but its failure went uncounted and was
- * logged again for every attempt, as an exception that reached the end of the pipeline.
+ * logged again for every attempt, as an exception that reached the end of the pipeline. Any other
+ * failure (not an {@link IOException}) makes Netty close the listening socket: that is logged at
+ * ERROR, since no pause brings it back.
  */
 public final class AcceptFailureWatch extends ChannelInboundHandlerAdapter {
     /** How long accepting pauses after a failure. */
@@ -42,6 +45,12 @@ public final class AcceptFailureWatch extends ChannelInboundHandlerAdapter {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         failures.incrementAndGet();
+        if (!(cause instanceof IOException)) {
+            // Netty closes a listening socket on any other failure: no pause will bring it back
+            LOG.error("the listening socket failed and is closed: the hub accepts no new connections until it is "
+                    + "restarted (connections already open go on)", cause);
+            return;
+        }
         if (!failing) {
             failing = true;
             LOG.warn("accepting a connection failed: {}; new connections wait {} ms, and further failures are counted "

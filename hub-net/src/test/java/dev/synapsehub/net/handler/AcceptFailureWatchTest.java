@@ -42,4 +42,15 @@ class AcceptFailureWatchTest {
         assertThat((Object) listening.readInbound()).isSameAs(accepted);
         listening.finishAndReleaseAll();
     }
+
+    @Test
+    void aFailureThatIsNotAnIoErrorIsCountedWithoutAPause() {
+        AtomicLong failures = new AtomicLong();
+        EmbeddedChannel listening = new EmbeddedChannel(new AcceptFailureWatch(failures));
+        listening.pipeline().fireExceptionCaught(new IllegalStateException("no more"));
+        assertThat(failures.get()).isEqualTo(1);
+        assertThat(listening.config().isAutoRead()).isTrue(); // Netty closes the listener itself: nothing to resume
+        listening.checkException();
+        listening.finishAndReleaseAll();
+    }
 }
