@@ -5,7 +5,6 @@ import dev.synapsehub.core.event.Durability;
 import dev.synapsehub.core.journal.Journal;
 import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.core.journal.JournalInDoubtException;
-import dev.synapsehub.core.journal.JournalReader;
 import dev.synapsehub.core.journal.JournaledEvent;
 
 import java.io.IOException;
@@ -598,9 +597,12 @@ public final class SqliteJournal implements Journal {
         return rangeQuery.readAfter(afterSeq, limit, kinds);
     }
 
-    /** A read-only connection on this file (WAL readers see committed rows while we append). */
+    /**
+     * A read-only connection on this file (WAL readers see committed rows while we append); it also
+     * reads as {@link #readStored}, for serving a peer's log pull without the writer.
+     */
     @Override
-    public JournalReader openReader() throws JournalException {
+    public SqliteJournalReader openReader() throws JournalException {
         ensureOpen();
         return SqliteJournalReader.open(path);
     }
@@ -610,7 +612,7 @@ public final class SqliteJournal implements Journal {
      * {@code maxEvents}, and no more rows once their payloads' UTF-8 bytes reach {@code maxBytes}
      * (the first row always comes). Same threading rule as {@link #readAfter}: on the appending
      * thread, through {@code CoordinationActor.read}; a peer's log pull is served through
-     * {@link #openStoredReader()} instead.
+     * {@link #openReader()} instead.
      */
     public List<StoredEvent> readStored(long afterSeq, int maxEvents, long maxBytes) throws JournalException {
         ensureOpen();
@@ -618,15 +620,6 @@ public final class SqliteJournal implements Journal {
             storedRows = new StoredRowsQuery(path, connection);
         }
         return storedRows.read(afterSeq, maxEvents, maxBytes);
-    }
-
-    /**
-     * A read-only connection that reads as {@link #readStored} on a thread of its own: serving a
-     * peer's log pull without the writer (WAL: committed rows only, read while we append).
-     */
-    public StoredRowReader openStoredReader() throws JournalException {
-        ensureOpen();
-        return StoredRowReader.open(path);
     }
 
     @Override

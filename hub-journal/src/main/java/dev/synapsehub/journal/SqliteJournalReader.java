@@ -13,18 +13,22 @@ import java.util.Set;
 
 /**
  * A second, read-only SQLite connection on the journal file (WAL lets it read committed rows
- * while the writer appends), for historical reads on a thread of their own.
+ * while the writer appends), for historical reads on a thread of their own: decoded ranges
+ * (mailbox replay, acks) and stored rows as they are (a peer's log pull). Not thread-safe: one
+ * reading thread.
  */
-final class SqliteJournalReader implements JournalReader {
+public final class SqliteJournalReader implements JournalReader {
     private final Path path;
     private final Connection connection;
     private final EventRangeQuery query;
+    private final StoredRowsQuery storedRows;
     private boolean closed;
 
     private SqliteJournalReader(Path path, Connection connection) {
         this.path = path;
         this.connection = connection;
         this.query = new EventRangeQuery(path, connection);
+        this.storedRows = new StoredRowsQuery(path, connection);
     }
 
     /** Opens a read-only connection on the journal at {@code path} (which the writer already opened). */
@@ -46,10 +50,20 @@ final class SqliteJournalReader implements JournalReader {
 
     @Override
     public List<JournaledEvent> readAfter(long afterSeq, int limit, Set<String> kinds) throws JournalException {
+        ensureOpen();
+        return query.readAfter(afterSeq, limit, kinds);
+    }
+
+    /** As {@link SqliteJournal#readStored}, on this connection: committed rows only. */
+    public List<StoredEvent> readStored(long afterSeq, int maxEvents, long maxBytes) throws JournalException {
+        ensureOpen();
+        return storedRows.read(afterSeq, maxEvents, maxBytes);
+    }
+
+    private void ensureOpen() throws JournalException {
         if (closed) {
             throw new JournalException(path + ": the journal reader is closed");
         }
-        return query.readAfter(afterSeq, limit, kinds);
     }
 
     @Override
@@ -60,6 +74,7 @@ final class SqliteJournalReader implements JournalReader {
         closed = true;
         try {
             query.close();
+            storedRows.close();
             connection.close();
         } catch (SQLException e) {
             throw new JournalException(path + ": closing the journal reader failed: " + e.getMessage(), e);

@@ -71,7 +71,7 @@ class ReadStoredBytesTest {
             assertThat(journal.readStored(2, 2, Long.MAX_VALUE)).extracting(StoredEvent::seq).containsExactly(3L, 4L);
 
             // a reader of its own (serving peers off the writer) reads the same rows the same way
-            try (StoredRowReader reader = journal.openStoredReader()) {
+            try (SqliteJournalReader reader = journal.openReader()) {
                 assertSame(reader.readStored(0, 100, Long.MAX_VALUE), all);
                 assertThat(reader.readStored(0, 100, first + second)).hasSize(2);
                 assertThat(reader.readStored(0, 100, first + second + illFormed.length - 1)).hasSize(2);

@@ -10,7 +10,7 @@ import dev.synapsehub.federation.trust.PeerDecision;
 import dev.synapsehub.federation.trust.ServingTrust;
 import dev.synapsehub.journal.SqliteJournal;
 import dev.synapsehub.journal.StoredEvent;
-import dev.synapsehub.journal.StoredRowReader;
+import dev.synapsehub.journal.SqliteJournalReader;
 import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.Request;
 import dev.synapsehub.net.wire.PythonFloatFormat;
@@ -66,7 +66,7 @@ public final class LogServer implements AutoCloseable {
     private final SqliteJournal journal;
     private final FederationMetrics metrics;
     /** Null: pages are read through the writer (no journal, or no reader opened). */
-    private final StoredRowReader reader;
+    private final SqliteJournalReader reader;
     private final ThreadPoolExecutor readThread;
     /** True from a pull answered busy (logged) until one is read again; on the outbox thread only. */
     private boolean busy;
@@ -77,10 +77,10 @@ public final class LogServer implements AutoCloseable {
         this.trust = trust;
         this.journal = journal;
         this.metrics = metrics;
-        StoredRowReader opened = null;
+        SqliteJournalReader opened = null;
         if (journal != null && trust.configured()) { // without a serving policy every pull is refused unread
             try {
-                opened = journal.openStoredReader();
+                opened = journal.openReader();
             } catch (dev.synapsehub.core.journal.JournalException e) {
                 LOG.warn("peers' log pulls are read through the writer thread: {}", e.getMessage());
             }
