@@ -116,7 +116,12 @@ public final class LogServer implements AutoCloseable {
         }
         int events = (int) Math.min(limit, MAX_EVENTS);
         read(afterSeq, events).whenCompleteAsync((page, failure) -> {
-            if (failure instanceof Busy || failure != null && failure.getCause() instanceof Busy) {
+            Busy refused = failure instanceof Busy b ? b : failure != null && failure.getCause() instanceof Busy b ? b : null;
+            if (refused != null && refused.closed) { // the hub is stopping: this connection is closing too
+                reply(r, List.of(), afterSeq, null);
+                return;
+            }
+            if (refused != null) {
                 metrics.logRequestsBusy.incrementAndGet();
                 if (!busy) {
                     busy = true;
@@ -172,16 +177,20 @@ public final class LogServer implements AutoCloseable {
                     page.completeExceptionally(e);
                 }
             });
-        } catch (RejectedExecutionException full) { // READ_QUEUE pulls waiting, or closed (the connection is closing too)
-            page.completeExceptionally(new Busy());
+        } catch (RejectedExecutionException full) { // READ_QUEUE pulls waiting, or closed
+            page.completeExceptionally(new Busy(readThread.isShutdown()));
         }
         return page;
     }
 
-    /** The log reader has {@link #READ_QUEUE} pulls waiting, or is closed. */
+    /** The log reader has {@link #READ_QUEUE} pulls waiting, or ({@code closed}) is stopped. */
     private static final class Busy extends RuntimeException {
-        Busy() {
-            super("the log reader has " + READ_QUEUE + " pulls waiting, or is closed", null, false, false);
+        final boolean closed;
+
+        Busy(boolean closed) {
+            super(closed ? "the log reader is stopped" : "the log reader has " + READ_QUEUE + " pulls waiting", null,
+                    false, false);
+            this.closed = closed;
         }
     }
 
