@@ -34,8 +34,11 @@ port_end=$(cat "$dir/serve.port") # "PORT END", no newline
 port=${port_end%% *}; end=${port_end##* }
 echo "serving JVM: $end events on wss://127.0.0.1:$port/ ($dir/serve.log)"
 
+pid=""
+# a follower still running when this script ends (an error, a signal) is stopped with it
+trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null || true' EXIT
 follow() { # $1: label
-  local a="$dir/follower" t0 now pid cursor fport=""
+  local a="$dir/follower" t0 now cursor fport=""
   rm -rf "$a"; mkdir -p "$a"; : >"$a/hub.log"
   t0=$(date +%s%N)
   SYNAPSE_HUB_JAVA_OPTS="${FOLLOWER_OPTS:-}" "$root/bin/synapse-hub" --host 127.0.0.1 --port 0 --metrics \
@@ -71,6 +74,7 @@ follow() { # $1: label
   done
   kill "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
+  pid=""
 }
 follow "warm-up (the serving JVM's JIT; a first start also trains the launcher's archive)"
 for r in $(seq 1 "$runs"); do follow "run $r"; done
