@@ -146,6 +146,8 @@ final class PeerFollower {
         PollDelta delta = new PollDelta();
         long logEnd = view.logEnd();
         String fingerprint = accepted;
+        LogPage newestPage = null; // the page of the last event folded: its fingerprint is the new cursor's
+        LogPage.Event newest = null;
         long deadline = System.nanoTime() + settings.budget().time().toNanos();
         int pages = 0;
         long events = 0;
@@ -207,7 +209,8 @@ final class PeerFollower {
                     pos = seq;
                 }
                 if (last != null) {
-                    fingerprint = snapshot.fingerprint(last);
+                    newestPage = snapshot;
+                    newest = last;
                     events += list.size();
                 }
                 pages++;
@@ -220,6 +223,9 @@ final class PeerFollower {
                 }
                 after = pos;
                 asked = nextAsked;
+            }
+            if (newest != null) { // once a poll, not once a page: only the last one is kept
+                fingerprint = newestPage.fingerprint(newest);
             }
         } catch (PollFailure e) {
             return failed(view, e.kind, e.getMessage());

@@ -143,20 +143,26 @@ class OversizedPageTest {
         Pki pki = new Pki(dir);
         Set<Long> asked = ConcurrentHashMap.newKeySet();
         Set<Long> ends = ConcurrentHashMap.newKeySet();
-        int size = 1_500;
+        AtomicInteger size = new AtomicInteger(1_500);
         FakePeer peer = keep(new FakePeer(pki.hub("hub-f"), r -> {
             long after = r.path("after_seq").asLong();
             asked.add(after);
             // short of any limit the follower asks (at most 400 here), by a count that varies
-            ObjectNode page = answer(r, size, (int) Math.min(r.path("limit").asInt(), 7 + after * 31 % 40));
+            ObjectNode page = answer(r, size.get(), (int) Math.min(r.path("limit").asInt(), 7 + after * 31 % 40));
             ends.add(page.path("next_cursor").asLong());
             return page;
         }));
         FedHub follower = keep(follower(pki.hub("hub-a"), dir.resolve("a.db"), peer, 400));
-        Await.until("the whole log is folded", WAIT, () -> follower.federation.fold().peer("hub-f").cursor() == size);
+        Await.until("the whole log is folded", WAIT, () -> follower.federation.fold().peer("hub-f").cursor() == 1_500);
+        // the log grows: the next poll re-reads the last event folded, across the many pages of the
+        // first, and finds it as fingerprinted (the last event's, not an earlier page's)
+        size.set(1_600);
+        Await.until("the rest is folded", WAIT, () -> follower.federation.fold().peer("hub-f").cursor() == 1_600
+                || follower.federation.fold().peer("hub-f").quarantined());
         PeerView view = follower.federation.fold().peer("hub-f");
+        assertThat(view.quarantined()).isFalse();
         assertThat(view.lastError()).isNull();
-        assertThat(view.claims()).hasSize(size);
+        assertThat(view.claims()).hasSize(1_600);
         // every request started at a page's end, or one before it (a poll re-reading its last event)
         Set<Long> elsewhere = new TreeSet<>(asked);
         for (long end : ends) {
