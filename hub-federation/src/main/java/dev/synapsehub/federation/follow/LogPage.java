@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.node.IntNode;
 import com.fasterxml.jackson.databind.node.LongNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import com.fasterxml.jackson.databind.node.NullNode;
+import dev.synapsehub.federation.link.PlainStringBytes;
 import dev.synapsehub.federation.link.ReplyDecoder;
 
 import java.io.IOException;
@@ -665,7 +666,7 @@ final class LogPage {
             boolean escaped = false;
             boolean ascii = true;
             while (true) {
-                k = dev.synapsehub.federation.link.PlainStringBytes.skip(b, k, n); // plain bytes, 8 a step
+                k = PlainStringBytes.skip(b, k, n); // plain bytes, 8 a step
                 if (k >= n) {
                     throw new GiveUp();
                 }

@@ -116,7 +116,7 @@ public final class LogServer implements AutoCloseable {
         }
         int events = (int) Math.min(limit, MAX_EVENTS);
         read(afterSeq, events).whenCompleteAsync((page, failure) -> {
-            Busy refused = failure instanceof Busy b ? b : failure != null && failure.getCause() instanceof Busy b ? b : null;
+            Busy refused = failure instanceof Busy b ? b : null; // read() fails its own future with it: never wrapped
             if (refused != null && refused.closed) { // the hub is stopping: this connection is closing too
                 reply(r, List.of(), afterSeq, null);
                 return;

@@ -45,8 +45,6 @@ final class StoredObjectCheck {
         }
     }
 
-    /** Eight bytes of a payload at once, for the bulk of its strings. */
-
     private static final int KEY = 0;
     private static final int VALUE = 1;
     private static final int AFTER_VALUE = 2;

@@ -59,9 +59,7 @@ public final class AcceptFailureWatch extends ChannelInboundHandlerAdapter {
         ChannelConfig config = ctx.channel().config();
         if (config.isAutoRead()) {
             config.setAutoRead(false);
-            ctx.channel().eventLoop().schedule(() -> {
-                config.setAutoRead(true);
-            }, PAUSE_MILLIS, TimeUnit.MILLISECONDS);
+            ctx.channel().eventLoop().schedule(() -> config.setAutoRead(true), PAUSE_MILLIS, TimeUnit.MILLISECONDS);
         }
         // not passed on: counted and logged here, and the pause is the one Netty's acceptor would take
     }
