@@ -68,12 +68,20 @@ public final class LogServer implements AutoCloseable {
     /** Null: pages are read through the writer (no journal, or no reader opened). */
     private final SqliteJournalReader reader;
     private final ThreadPoolExecutor readThread;
+    /** Pulls waiting at most for the reader ({@link #READ_QUEUE}, or a test's). */
+    private final int readQueue;
     /** True from a pull answered busy (logged) until one is read again; on the outbox thread only. */
     private boolean busy;
 
     /** {@code journal} is null for a hub without {@code --db}: it serves empty snapshots. */
     public LogServer(HubServices hub, ServingTrust trust, SqliteJournal journal, FederationMetrics metrics) {
+        this(hub, trust, journal, metrics, READ_QUEUE);
+    }
+
+    /** As the public constructor, with at most {@code readQueue} pulls waiting for the reader. */
+    LogServer(HubServices hub, ServingTrust trust, SqliteJournal journal, FederationMetrics metrics, int readQueue) {
         this.hub = hub;
+        this.readQueue = readQueue;
         this.trust = trust;
         this.journal = journal;
         this.metrics = metrics;
@@ -87,7 +95,7 @@ public final class LogServer implements AutoCloseable {
         }
         reader = opened;
         readThread = opened == null ? null : new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS,
-                new ArrayBlockingQueue<>(READ_QUEUE), r -> {
+                new ArrayBlockingQueue<>(readQueue), r -> {
                     Thread t = new Thread(r, "synapse-log-reader");
                     t.setDaemon(true);
                     return t;
@@ -126,7 +134,7 @@ public final class LogServer implements AutoCloseable {
                 if (!busy) {
                     busy = true;
                     LOG.warn("peers' log pulls come faster than they are read: {} wait; '{}' and those after it are answered "
-                            + "empty until one is read again (synapse_multihub_log_requests_busy_total)", READ_QUEUE,
+                            + "empty until one is read again (synapse_multihub_log_requests_busy_total)", readQueue,
                             r.sender());
                 }
                 reply(r, List.of(), afterSeq, null);
@@ -177,21 +185,26 @@ public final class LogServer implements AutoCloseable {
                     page.completeExceptionally(e);
                 }
             });
-        } catch (RejectedExecutionException full) { // READ_QUEUE pulls waiting, or closed
-            page.completeExceptionally(new Busy(readThread.isShutdown()));
+        } catch (RejectedExecutionException full) { // readQueue pulls waiting, or closed
+            page.completeExceptionally(new Busy(readThread.isShutdown(), readQueue));
         }
         return page;
     }
 
-    /** The log reader has {@link #READ_QUEUE} pulls waiting, or ({@code closed}) is stopped. */
+    /** The log reader has {@code waiting} pulls waiting, or ({@code closed}) is stopped. */
     private static final class Busy extends RuntimeException {
         final boolean closed;
 
-        Busy(boolean closed) {
-            super(closed ? "the log reader is stopped" : "the log reader has " + READ_QUEUE + " pulls waiting", null,
+        Busy(boolean closed, int waiting) {
+            super(closed ? "the log reader is stopped" : "the log reader has " + waiting + " pulls waiting", null,
                     false, false);
             this.closed = closed;
         }
+    }
+
+    /** Runs {@code task} on the reader's thread, in turn with the pulls (a test holds the reader with it). */
+    void onReaderThread(Runnable task) {
+        readThread.execute(task);
     }
 
     /** Stops the reader's thread (pulls still waiting get no page: their connections are closing) and closes its connection. */

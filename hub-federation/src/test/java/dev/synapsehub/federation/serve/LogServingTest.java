@@ -239,6 +239,51 @@ class LogServingTest {
     }
 
     @Test
+    void pullsBeyondTheReadersQueueAreAnsweredEmptyAndCountedAndTheWaitingOneIsServedOnceRead() throws Exception {
+        HubClient p = peer("hub-a", true);
+        long end = b.durable.journal().lastSeq();
+        dev.synapsehub.federation.FederationMetrics metrics = new dev.synapsehub.federation.FederationMetrics();
+        // a second server over the same hub and journal, whose reader takes one waiting pull
+        try (LogServer server = new LogServer(b.server.services(), ServingTrust.load(policy, m -> { }),
+                b.durable.journal(), metrics, 1)) {
+            java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+            server.onReaderThread(() -> {
+                held.countDown();
+                try {
+                    release.await(); // the reader is busy until the refusals were seen
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            assertThat(held.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            dev.synapsehub.net.session.Session session = b.server.services().registry().session("hub-a");
+            java.util.function.LongFunction<dev.synapsehub.net.protocol.Request> pull = after -> {
+                ObjectNode f = p.frame("hub-a", "multihub_log_request");
+                f.put("after_seq", after);
+                f.put("limit", 1);
+                return new dev.synapsehub.net.protocol.Request(session, "hub-a", "multihub_log_request", "all", f);
+            };
+            try {
+                server.handle(pull.apply(0)); // waits for the reader
+                server.handle(pull.apply(1)); // the queue is full: answered at once
+                server.handle(pull.apply(2));
+                assertRefused(p.awaitType("multihub_log_snapshot", FedHub.WAIT), 1);
+                assertRefused(p.awaitType("multihub_log_snapshot", FedHub.WAIT), 2);
+                assertThat(metrics.logRequestsBusy.get()).isEqualTo(2);
+                assertThat(metrics.logRequestsServed.get()).isZero();
+            } finally {
+                release.countDown();
+            }
+            ObjectNode served = p.awaitType("multihub_log_snapshot", FedHub.WAIT);
+            assertThat(served.path("events").findValuesAsText("seq")).containsExactly("1");
+            assertThat(served.path("log_end_seq").asLong()).isEqualTo(end);
+            assertThat(metrics.logRequestsServed.get()).isEqualTo(1);
+            assertThat(metrics.logRequestsBusy.get()).isEqualTo(2);
+        }
+    }
+
+    @Test
     void aPolicyNamingAnotherCaFileRefusesEveryPeerUntilItNamesTheStartUpFileAgain() throws Exception {
         HubClient p = peer("hub-a", true);
         assertThat(pull(p, "hub-a", 0L, 1).path("events").size()).isEqualTo(1);
