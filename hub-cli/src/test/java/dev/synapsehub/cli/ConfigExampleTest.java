@@ -19,6 +19,21 @@ class ConfigExampleTest {
     private static final Path EXAMPLE = Path.of("..", "config", "synapse-hub.properties");
     private static final Path UNIT = Path.of("..", "config", "synapse-hub.service");
 
+    /** docs/federation.md promises that every flag is in operations.md. */
+    @Test
+    void theOperationsGuideNamesEveryFlagOfTheHub() throws Exception {
+        String text = Files.readString(Path.of("..", "docs", "operations.md"));
+        List<String> missing = new ArrayList<>();
+        for (OptionSpec option : new CommandLine(new SynapseHubCommand()).getCommandSpec().options()) {
+            String name = option.longestName();
+            if (!Set.of("--help", "--version").contains(name)
+                    && !Pattern.compile(Pattern.quote(name) + "(?![a-z0-9-])").matcher(text).find()) {
+                missing.add(name);
+            }
+        }
+        assertThat(missing).as("flags docs/operations.md does not name").isEmpty();
+    }
+
     @Test
     void theExampleNamesEveryFlagOfTheHub() throws Exception {
         String text = Files.readString(EXAMPLE);

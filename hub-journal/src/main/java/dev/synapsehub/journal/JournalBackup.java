@@ -49,14 +49,16 @@ public final class JournalBackup {
      * @param snapshots snapshots copied
      * @param bytes size of the new file
      * @param longestWriterPauseMillis the longest single hold of the source's writer
+     * @param throughHub taken through a running hub (else offline: no writer was held)
      */
     public record Result(Path target, long seq, long rows, int snapshots, long bytes, double seconds,
-                         double longestWriterPauseMillis) {
+                         double longestWriterPauseMillis, boolean throughHub) {
         /** One line for logs and the command. */
         public String summary() {
             return String.format(Locale.ROOT, "%s: consistent at seq %,d; %,d rows and %d snapshot(s), %,d bytes in"
-                    + " %.2f s (longest hold of the hub's writer %.1f ms)", target, seq, rows, snapshots, bytes, seconds,
-                    longestWriterPauseMillis);
+                    + " %.2f s", target, seq, rows, snapshots, bytes, seconds)
+                    + (throughHub ? String.format(Locale.ROOT, " (longest hold of the hub's writer %.1f ms)",
+                    longestWriterPauseMillis) : "");
         }
     }
 
@@ -70,7 +72,7 @@ public final class JournalBackup {
             throw new JournalRefusedException(db + ": no such journal file");
         }
         try (SqliteJournal journal = SqliteJournal.open(db)) {
-            return copy(journal, WriterAccess.direct(null), null, target);
+            return copy(journal, WriterAccess.direct(null), null, target, false);
         }
     }
 
@@ -80,6 +82,11 @@ public final class JournalBackup {
      */
     static Result copy(SqliteJournal journal, WriterAccess writer, Retention retention, Path target)
             throws JournalException {
+        return copy(journal, writer, retention, target, true);
+    }
+
+    private static Result copy(SqliteJournal journal, WriterAccess writer, Retention retention, Path target,
+                               boolean throughHub) throws JournalException {
         long start = System.nanoTime();
         Path to = target.toAbsolutePath().normalize();
         checkTarget(journal.path(), to);
@@ -113,7 +120,7 @@ public final class JournalBackup {
             sync(partial);
             move(partial, to);
             Result result = new Result(to, plan.seq(), rows, plan.snapshots().size(), Files.size(to),
-                    (System.nanoTime() - start) / 1e9, writer.longestNanos() / 1e6);
+                    (System.nanoTime() - start) / 1e9, writer.longestNanos() / 1e6, throughHub);
             LOG.log(System.Logger.Level.INFO, "journal backup " + result.summary());
             return result;
         } catch (SQLException | IOException e) {

@@ -100,6 +100,7 @@ class BackupTest {
         }
         assertThat(committedDuringBackup.get()).isGreaterThan(50);
         assertThat(result.snapshots()).isEqualTo(2);
+        assertThat(result.summary()).contains("longest hold of the hub's writer");
 
         double now = clock.nowSeconds() + 10;
         try (SqliteJournal backup = SqliteJournal.open(copy)) {
@@ -139,6 +140,7 @@ class BackupTest {
         }
         assertThat(result.seq()).isEqualTo(last);
         assertThat(result.rows()).isEqualTo(last);
+        assertThat(result.summary()).as("no hub's writer was held").doesNotContain("writer");
         assertThat(stateAt(copy, last, clock.nowSeconds())).isEqualTo(stateAt(db, last, clock.nowSeconds()));
         try (SqliteJournal j = SqliteJournal.open(copy)) {
             assertThat(j.snapshots().list()).as("the shutdown snapshot").hasSize(1);
