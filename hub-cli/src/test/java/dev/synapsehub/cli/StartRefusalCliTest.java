@@ -3,6 +3,8 @@ package dev.synapsehub.cli;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import dev.synapsehub.journal.SqliteJournal;
+
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -19,5 +21,20 @@ class StartRefusalCliTest {
         assertThat(start.err()).contains("the directory " + missing.toAbsolutePath() + " does not exist")
                 .contains("mkdir -p");
         assertThat(Files.exists(missing)).as("nothing is created for a refused start").isFalse();
+    }
+
+    @Test
+    void aPortInUseIsAConfigurationErrorAndLeavesTheJournalUnlocked(@TempDir Path dir) throws Exception {
+        try (LoopbackHub first = new LoopbackHub()) {
+            int port = first.start("--port", "0", "--db", dir.resolve("hub1.db").toString()).port();
+            Path second = dir.resolve("hub2.db");
+            CliTest.Run start = CliTest.run("--port", String.valueOf(port), "--db", second.toString());
+            assertThat(start.code()).as(start.err()).isEqualTo(ExitCodes.USAGE);
+            assertThat(start.err()).contains("cannot listen on 127.0.0.1:" + port + ": address already in use")
+                    .contains("--port").doesNotContain("internal error");
+            try (SqliteJournal reopened = SqliteJournal.open(second)) {
+                assertThat(reopened.lastSeq()).as("the refused start closed its journal").isZero();
+            }
+        }
     }
 }
