@@ -9,6 +9,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** A hub start refused for its setup says what is wrong and what to do, with the documented exit code. */
 class StartRefusalCliTest {
@@ -36,5 +38,29 @@ class StartRefusalCliTest {
                 assertThat(reopened.lastSeq()).as("the refused start closed its journal").isZero();
             }
         }
+    }
+
+    @Test
+    void anUnknownKeyInTheConfigFileStopsTheStartAndNamesTheOptionItProbablyMeant(@TempDir Path dir) throws Exception {
+        Path config = dir.resolve("hub.properties");
+        Files.writeString(config, "port=0\nmax-claim-per-agent=5\n");
+        String[] args = {"--config", config.toString()};
+        assertThatThrownBy(() -> SynapseHubCommand.commandLine(args))
+                .hasMessageContaining(config.toString())
+                .hasMessageContaining("unknown key 'max-claim-per-agent' (did you mean max-claims-per-agent?)");
+        assertThat(Main.run(args)).as("as the same typo as a flag").isEqualTo(ExitCodes.USAGE);
+        assertThat(Main.run(new String[] {"who", "--config", config.toString()})).isEqualTo(ExitCodes.USAGE);
+    }
+
+    @Test
+    void keysOfSubcommandsAndTheShippedExampleAreKnown(@TempDir Path dir) throws Exception {
+        Path config = dir.resolve("shared.properties");
+        // one file for the hub and the operator commands: url is read by who, not by the hub
+        Files.writeString(config, "port=0\nurl=ws://127.0.0.1:1\nsynapse-hub.who.timeout=1\n");
+        assertThatCode(() -> SynapseHubCommand.commandLine(new String[] {"--config", config.toString()}))
+                .doesNotThrowAnyException();
+        Path example = Path.of("..", "config", "synapse-hub.properties");
+        assertThatCode(() -> SynapseHubCommand.commandLine(new String[] {"--config", example.toString()}))
+                .doesNotThrowAnyException();
     }
 }
