@@ -182,7 +182,7 @@ final class MessagingCommands {
             try (HubClient hub = client.connect()) {
                 // an observer: every claim broadcast and presence even on a --default-delivery scoped hub
                 ObjectNode everything = JsonNodeFactory.instance.objectNode().put("delivery", "broadcast");
-                hub.register(client.name, client.token(), everything, client.timeout());
+                HubRefusal.register(hub, client, everything);
                 hub.onFrame(f -> {
                     if (matches(f, wanted) && !"delivery_set".equals(f.path("type").asText())) {
                         synchronized (out) {
@@ -214,6 +214,9 @@ final class MessagingCommands {
                     return ExitCodes.UNAVAILABLE;
                 }
                 return ExitCodes.OK;
+            } catch (HubRefusal e) {
+                err.println("synapse-hub: " + e.getMessage());
+                return e.exitCode();
             } catch (IOException e) {
                 err.println("synapse-hub: cannot reach " + client.url + ": " + e.getMessage());
                 return ExitCodes.UNAVAILABLE;

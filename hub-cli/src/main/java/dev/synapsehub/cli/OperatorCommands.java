@@ -44,7 +44,7 @@ final class OperatorCommands {
         public Integer call() {
             PrintWriter err = spec.commandLine().getErr();
             try (HubClient hub = client.connect()) {
-                hub.register(client.name, client.token(), client.timeout());
+                HubRefusal.register(hub, client, null);
                 hub.send(request(hub));
                 ObjectNode reply = hub.await(f -> isReply().test(f) || isFatal(f), client.timeout());
                 if ("auth_denied".equals(type(reply)) || "name_conflict".equals(type(reply))) {
@@ -57,6 +57,9 @@ final class OperatorCommands {
                             ? ExitCodes.REFUSED : ExitCodes.OK;
                 }
                 return report(reply, spec.commandLine().getOut());
+            } catch (HubRefusal e) {
+                err.println("synapse-hub: " + e.getMessage());
+                return e.exitCode();
             } catch (IOException e) {
                 err.println("synapse-hub: cannot reach " + client.url + ": " + e.getMessage());
                 return ExitCodes.UNAVAILABLE;
