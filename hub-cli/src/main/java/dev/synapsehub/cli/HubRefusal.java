@@ -43,4 +43,23 @@ final class HubRefusal extends Exception {
             throw e;
         }
     }
+
+    /**
+     * The hub's close of {@code hub}'s connection as a refusal, or null when it is open (a failed
+     * send or an unanswered wait is then something else). Waits a moment for the close frame, which
+     * may be read just after a send to the closing connection failed.
+     */
+    static HubRefusal closed(HubClient hub, ClientOptions client) {
+        HubClient.CloseStatus status;
+        try {
+            status = hub.closeFuture().get(1, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException | TimeoutException e) {
+            return null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        }
+        CloseReasons why = CloseReasons.of(status, client.name);
+        return new HubRefusal(why.line(client.url.toString(), status), why.exitCode());
+    }
 }

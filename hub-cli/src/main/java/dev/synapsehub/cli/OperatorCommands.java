@@ -44,12 +44,23 @@ final class OperatorCommands {
         public Integer call() {
             PrintWriter err = spec.commandLine().getErr();
             try (HubClient hub = client.connect()) {
-                HubRefusal.register(hub, client, null);
-                hub.send(request(hub));
-                ObjectNode reply = hub.await(f -> isReply().test(f) || isFatal(f), client.timeout());
+                ObjectNode reply;
+                try {
+                    HubRefusal.register(hub, client, null);
+                    hub.send(request(hub));
+                    reply = hub.awaitWhileOpen(f -> isReply().test(f) || isFatal(f), client.timeout());
+                } catch (IOException | TimeoutException e) { // a send to, or a wait on, a connection the hub closed
+                    HubRefusal closed = HubRefusal.closed(hub, client);
+                    if (closed != null) {
+                        throw closed;
+                    }
+                    throw e;
+                }
                 if ("auth_denied".equals(type(reply)) || "name_conflict".equals(type(reply))) {
-                    err.println("synapse-hub: " + type(reply) + ": " + reply.path("payload").asText());
-                    return ExitCodes.REFUSED;
+                    HubRefusal closed = HubRefusal.closed(hub, client); // it closes the connection after this frame
+                    err.println("synapse-hub: " + (closed != null ? closed.getMessage()
+                            : type(reply) + ": " + reply.path("payload").asText()));
+                    return closed != null ? closed.exitCode() : ExitCodes.REFUSED;
                 }
                 if (client.json) {
                     spec.commandLine().getOut().println(reply.toString());

@@ -39,4 +39,53 @@ class RefusedConnectionCliTest {
         assertThat(CliTest.run("who", "--url", hub.url(), "--token-file", token.toString()).code())
                 .isEqualTo(ExitCodes.OK);
     }
+
+    @Test
+    void aNameInUseIsToldWithTheFixNotAsNull() throws Exception {
+        hub.start("--port", "0");
+        try (dev.synapsehub.client.HubClient tail = dev.synapsehub.client.HubClient.connect(
+                java.net.URI.create(hub.url()), java.time.Duration.ofSeconds(5))) {
+            tail.register("operator/cli", null, java.time.Duration.ofSeconds(5)); // as a running `tail` holds it
+            for (String[] args : new String[][] {{"who", "--url", hub.url()},
+                    {"claim", "Z1", "--path", "z", "--url", hub.url()},
+                    {"tail", "--url", hub.url(), "--duration", "1"}}) {
+                CliTest.Run run = CliTest.run(args);
+                assertThat(run.code()).as(String.join(" ", args) + ": " + run.err()).isEqualTo(ExitCodes.USAGE);
+                assertThat(run.err()).as(String.join(" ", args))
+                        .contains(hub.url() + ": the hub closed the connection (4009 name conflict)")
+                        .contains("pass a unique --name").doesNotContain("null");
+            }
+        }
+        assertThat(CliTest.run("who", "--url", hub.url()).code()).as("once the name is free").isEqualTo(ExitCodes.OK);
+    }
+
+    @Test
+    void aHubAtCapacityIsToldWithTheFixNotAsNull() throws Exception {
+        hub.start("--port", "0", "--max-clients", "1");
+        try (dev.synapsehub.client.HubClient holder = dev.synapsehub.client.HubClient.connect(
+                java.net.URI.create(hub.url()), java.time.Duration.ofSeconds(5))) {
+            holder.register("team/holder", null, java.time.Duration.ofSeconds(5));
+            for (String[] args : new String[][] {{"who", "--url", hub.url()},
+                    {"tail", "--url", hub.url(), "--duration", "1"}}) {
+                CliTest.Run run = CliTest.run(args);
+                assertThat(run.code()).as(String.join(" ", args) + ": " + run.err()).isEqualTo(ExitCodes.UNAVAILABLE);
+                assertThat(run.err()).as(String.join(" ", args))
+                        .contains(hub.url() + ": the hub closed the connection (4013 hub at capacity)")
+                        .contains("--max-clients").doesNotContain("null");
+            }
+        }
+    }
+
+    @Test
+    void tooManyConnectionsFromOneHostIsToldWithTheFix() throws Exception {
+        hub.start("--port", "0", "--max-connections-per-host", "1");
+        try (dev.synapsehub.client.HubClient holder = dev.synapsehub.client.HubClient.connect(
+                java.net.URI.create(hub.url()), java.time.Duration.ofSeconds(5))) {
+            holder.register("team/holder", null, java.time.Duration.ofSeconds(5));
+            CliTest.Run run = CliTest.run("who", "--url", hub.url());
+            assertThat(run.code()).as(run.err()).isEqualTo(ExitCodes.UNAVAILABLE);
+            assertThat(run.err()).contains("(4015 too many connections from host)")
+                    .contains("--max-connections-per-host 0").doesNotContain("null");
+        }
+    }
 }
