@@ -43,11 +43,22 @@ final class OperatorCommands {
         @Override
         public Integer call() {
             PrintWriter err = spec.commandLine().getErr();
+            FrameSigner signer;
+            try {
+                signer = client.signer();
+            } catch (IOException | IllegalArgumentException e) {
+                err.println("synapse-hub: " + e.getMessage());
+                return ExitCodes.USAGE;
+            }
             try (HubClient hub = client.connect()) {
                 ObjectNode reply;
                 try {
                     HubRefusal.register(hub, client, null);
-                    hub.send(request(hub));
+                    ObjectNode request = request(hub);
+                    if (signer != null) {
+                        signer.sign(request, System.currentTimeMillis() / 1000.0);
+                    }
+                    hub.send(request);
                     reply = hub.awaitWhileOpen(f -> isReply().test(f) || isFatal(f), client.timeout());
                 } catch (IOException | TimeoutException e) { // a send to, or a wait on, a connection the hub closed
                     HubRefusal closed = HubRefusal.closed(hub, client);
