@@ -29,6 +29,12 @@ public final class ClientOptions {
     @Option(names = "--token-file", paramLabel = "FILE", description = "Read the connect token from this file.")
     Path tokenFile;
 
+    @Option(names = "--message-auth-key-file", paramLabel = "FILE",
+            description = "Sign claim, release and handoff with the message-auth key on this file's first line,"
+                    + " KEY_ID:SECRET (as given to the hub's --message-auth-key, whose senders must include --name);"
+                    + " else $SYNAPSE_MESSAGE_AUTH_KEY. Needed on a hub with --require-message-auth.")
+    Path messageAuthKeyFile;
+
     @Option(names = "--pin", paramLabel = "sha256:HEX",
             description = "For a wss:// hub: trust exactly the server certificate with this pin (sha256 of its DER "
                     + "form) instead of checking it against the system's CAs.")
@@ -58,6 +64,19 @@ public final class ClientOptions {
 
     String token() throws IOException {
         return readToken(token, tokenFile);
+    }
+
+    /**
+     * The signer of claim-family frames: the key in {@code --message-auth-key-file}, else in
+     * $SYNAPSE_MESSAGE_AUTH_KEY, else null (frames go unsigned).
+     */
+    FrameSigner signer() throws IOException {
+        if (messageAuthKeyFile != null) {
+            List<String> lines = Files.readAllLines(messageAuthKeyFile, StandardCharsets.UTF_8);
+            return FrameSigner.parse(lines.isEmpty() ? "" : lines.get(0), "--message-auth-key-file " + messageAuthKeyFile);
+        }
+        String env = System.getenv("SYNAPSE_MESSAGE_AUTH_KEY");
+        return env == null || env.isBlank() ? null : FrameSigner.parse(env, "$SYNAPSE_MESSAGE_AUTH_KEY");
     }
 
     /** The connect token: {@code --token}, else the first line of {@code --token-file}, else $SYNAPSE_TOKEN, else null. */

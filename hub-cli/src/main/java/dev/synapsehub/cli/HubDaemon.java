@@ -196,7 +196,11 @@ final class HubDaemon implements AutoCloseable {
         try {
             port = server.start();
         } catch (Exception e) { // Netty throws a BindException it does not declare: close everything for it too
-            closeUnserved(server, control, snapshotter, actor);
+            closeUnserved(server, control, snapshotter, actor); // the journal too: nothing is left locked
+            IllegalArgumentException setting = ListenFailure.explain(e, config.host(), config.port());
+            if (setting != null) {
+                throw setting; // a port in use is the configuration's problem: exit 2, not 70
+            }
             throw e;
         }
         phases.mark("server bind");

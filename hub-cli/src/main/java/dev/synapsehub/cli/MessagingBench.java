@@ -555,6 +555,9 @@ final class MessagingBench {
             return ExitCodes.UNAVAILABLE;
         }
         c.onFrame(replay::onFrame);
+        // read before the replay is asked for: a small backlog replays while /metrics is scraped
+        RunCpu replayCpu = o.runCpu();
+        replayCpu.start();
         long start = System.nanoTime();
         long deadline = start + (long) (o.duration() * 1e9);
         c.sendAsync(mailboxHeartbeat(c, identity, 0, true));
@@ -563,8 +566,6 @@ final class MessagingBench {
         int pageEnd = Math.min(n, REPLAY_PAGE) - 1;
         long pageSentAt = start;
         long lastPrint = start;
-        RunCpu replayCpu = o.runCpu();
-        replayCpu.start();
         while (replay.received < n && System.nanoTime() < deadline && replay.refusal == null
                 && connections.closedByHub() == 0) {
             Thread.sleep(2);

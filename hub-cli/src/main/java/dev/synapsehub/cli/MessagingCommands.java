@@ -182,7 +182,15 @@ final class MessagingCommands {
             try (HubClient hub = client.connect()) {
                 // an observer: every claim broadcast and presence even on a --default-delivery scoped hub
                 ObjectNode everything = JsonNodeFactory.instance.objectNode().put("delivery", "broadcast");
-                hub.register(client.name, client.token(), everything, client.timeout());
+                try {
+                    HubRefusal.register(hub, client, everything);
+                } catch (IOException | TimeoutException e) { // refused as the connection opened
+                    HubRefusal closed = HubRefusal.closed(hub, client);
+                    if (closed != null) {
+                        throw closed;
+                    }
+                    throw e;
+                }
                 hub.onFrame(f -> {
                     if (matches(f, wanted) && !"delivery_set".equals(f.path("type").asText())) {
                         synchronized (out) {
@@ -210,10 +218,14 @@ final class MessagingCommands {
                     }
                 }
                 if (!hub.isOpen()) {
-                    err.println("synapse-hub: the hub closed the connection");
-                    return ExitCodes.UNAVAILABLE;
+                    HubRefusal closed = HubRefusal.closed(hub, client);
+                    err.println("synapse-hub: " + (closed != null ? closed.getMessage() : "the hub closed the connection"));
+                    return closed != null ? closed.exitCode() : ExitCodes.UNAVAILABLE;
                 }
                 return ExitCodes.OK;
+            } catch (HubRefusal e) {
+                err.println("synapse-hub: " + e.getMessage());
+                return e.exitCode();
             } catch (IOException e) {
                 err.println("synapse-hub: cannot reach " + client.url + ": " + e.getMessage());
                 return ExitCodes.UNAVAILABLE;

@@ -43,13 +43,35 @@ final class OperatorCommands {
         @Override
         public Integer call() {
             PrintWriter err = spec.commandLine().getErr();
+            FrameSigner signer;
+            try {
+                signer = client.signer();
+            } catch (IOException | IllegalArgumentException e) {
+                err.println("synapse-hub: " + e.getMessage());
+                return ExitCodes.USAGE;
+            }
             try (HubClient hub = client.connect()) {
-                hub.register(client.name, client.token(), client.timeout());
-                hub.send(request(hub));
-                ObjectNode reply = hub.await(f -> isReply().test(f) || isFatal(f), client.timeout());
+                ObjectNode reply;
+                try {
+                    HubRefusal.register(hub, client, null);
+                    ObjectNode request = request(hub);
+                    if (signer != null) {
+                        signer.sign(request, System.currentTimeMillis() / 1000.0);
+                    }
+                    hub.send(request);
+                    reply = hub.awaitWhileOpen(f -> isReply().test(f) || isFatal(f), client.timeout());
+                } catch (IOException | TimeoutException e) { // a send to, or a wait on, a connection the hub closed
+                    HubRefusal closed = HubRefusal.closed(hub, client);
+                    if (closed != null) {
+                        throw closed;
+                    }
+                    throw e;
+                }
                 if ("auth_denied".equals(type(reply)) || "name_conflict".equals(type(reply))) {
-                    err.println("synapse-hub: " + type(reply) + ": " + reply.path("payload").asText());
-                    return ExitCodes.REFUSED;
+                    HubRefusal closed = HubRefusal.closed(hub, client); // it closes the connection after this frame
+                    err.println("synapse-hub: " + (closed != null ? closed.getMessage()
+                            : type(reply) + ": " + reply.path("payload").asText()));
+                    return closed != null ? closed.exitCode() : ExitCodes.REFUSED;
                 }
                 if (client.json) {
                     spec.commandLine().getOut().println(reply.toString());
@@ -57,6 +79,9 @@ final class OperatorCommands {
                             ? ExitCodes.REFUSED : ExitCodes.OK;
                 }
                 return report(reply, spec.commandLine().getOut());
+            } catch (HubRefusal e) {
+                err.println("synapse-hub: " + e.getMessage());
+                return e.exitCode();
             } catch (IOException e) {
                 err.println("synapse-hub: cannot reach " + client.url + ": " + e.getMessage());
                 return ExitCodes.UNAVAILABLE;

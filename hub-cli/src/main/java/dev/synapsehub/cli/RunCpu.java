@@ -58,18 +58,27 @@ final class RunCpu {
         return URI.create(scheme + "://" + hub.getRawAuthority() + "/metrics");
     }
 
-    /** Reads both counters at the start of the measured phase. */
+    /**
+     * Reads both counters at the start of the measured phase. The wall clock brackets the reads
+     * (taken before them here, after them in {@link #stop}): the CPU counted includes the reads,
+     * so a phase shorter than a scrape of /metrics still gets a share of at most what was used.
+     */
     void start() {
+        startNanos = System.nanoTime();
         hubBefore = scrapeHub();
         selfBefore = ownCpuNanos();
-        startNanos = System.nanoTime();
     }
 
     /** Reads both counters at the end of the measured phase. */
     void stop() {
-        stopNanos = System.nanoTime();
         selfAfter = ownCpuNanos();
         hubAfter = hubBefore.isPresent() ? scrapeHub() : OptionalDouble.empty();
+        stopNanos = System.nanoTime();
+    }
+
+    /** Wall-clock seconds the CPU figures cover, from the first read to the last; 0 before {@link #stop}. */
+    double wallSeconds() {
+        return stopNanos > startNanos ? (stopNanos - startNanos) / 1e9 : 0;
     }
 
     /** CPU seconds the hub used between start and stop, when both reads succeeded. */
@@ -86,7 +95,7 @@ final class RunCpu {
     }
 
     void print(PrintWriter out) {
-        double wall = (stopNanos - startNanos) / 1e9;
+        double wall = wallSeconds();
         OptionalDouble hub = hubSeconds();
         out.printf(Locale.ROOT, "hub CPU             %s%n", hub.isPresent() ? share(hub.getAsDouble(), wall)
                 : "unknown (" + hubProblem + ")");
@@ -96,8 +105,10 @@ final class RunCpu {
     }
 
     private static String share(double cpu, double wall) {
-        return String.format(Locale.ROOT, "%.2f s  (%.0f %% of one core over %.2f s)", cpu,
-                wall > 0 ? 100 * cpu / wall : 0, wall);
+        if (wall <= 0) {
+            return String.format(Locale.ROOT, "%.3f s  (share unknown: the measured phase was not timed)", cpu);
+        }
+        return String.format(Locale.ROOT, "%.3f s  (%.0f %% of one core over %.3f s)", cpu, 100 * cpu / wall, wall);
     }
 
     private OptionalDouble scrapeHub() {

@@ -49,7 +49,8 @@ public final class SynapseHubCommand implements Callable<Integer> {
 
     @Option(names = "--config", paramLabel = "FILE", order = -1,
             description = "Read option defaults from a properties file (keys are option names without dashes, "
-                    + "e.g. port=8876, db=/var/lib/synapse/hub.db). Command-line options win.")
+                    + "e.g. port=8876, db=/var/lib/synapse/hub.db); a key no option reads is refused (exit 2). "
+                    + "Command-line options win.")
     Path config;
 
     @Option(names = "--log-level", paramLabel = "LEVEL", order = -1,
@@ -129,20 +130,31 @@ public final class SynapseHubCommand implements Callable<Integer> {
     /** Builds the command line with the {@code --config} file, if any, as the default provider. */
     static CommandLine commandLine(String[] args) {
         Path configFile = ConfigFile.find(args);
-        CommandLine.IDefaultValueProvider defaults = configFile == null ? null : ConfigFile.defaults(configFile);
+        ConfigFile config = configFile == null ? null : ConfigFile.read(configFile);
         CommandLine hubOnly = new CommandLine(new SynapseHubCommand());
-        if (defaults != null) {
-            hubOnly.setDefaultValueProvider(defaults);
+        if (config != null) {
+            hubOnly.setDefaultValueProvider(config.defaults());
         }
         if (servesOnly(hubOnly, args)) {
+            if (config != null) {
+                // a key only a subcommand reads is no typo: the file may serve both
+                config.refuseUnknownKeys(hubOnly, SynapseHubCommand::everyCommand);
+            }
             return hubOnly;
         }
+        CommandLine cl = everyCommand();
+        if (config != null) {
+            config.refuseUnknownKeys(cl, () -> cl);
+            cl.setDefaultValueProvider(config.defaults()); // after the subcommands: it reaches theirs too
+        }
+        return cl;
+    }
+
+    /** The command line with every subcommand. */
+    private static CommandLine everyCommand() {
         CommandLine cl = new CommandLine(new SynapseHubCommand());
         for (Class<?> subcommand : SUBCOMMANDS) {
             cl.addSubcommand(subcommand);
-        }
-        if (defaults != null) {
-            cl.setDefaultValueProvider(defaults); // after the subcommands: it reaches theirs too
         }
         return cl;
     }

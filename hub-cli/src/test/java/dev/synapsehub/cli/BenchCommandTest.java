@@ -111,6 +111,23 @@ class BenchCommandTest {
     }
 
     @Test
+    void mailboxCpuSharesAreOverTheReplaysRealDuration(@TempDir Path dir) throws Exception {
+        hub.start("--port", "0", "--db", dir.resolve("hub.db").toString(), "--metrics");
+        CliTest.Run r = bench("--workload", "mailbox", "--count", "200");
+        assertThat(r.code()).as(r.out() + r.err()).isEqualTo(ExitCodes.OK);
+        java.util.regex.Matcher replay = java.util.regex.Pattern.compile("replay time\\s+([0-9.]+) s").matcher(r.out());
+        java.util.regex.Matcher hubCpu = java.util.regex.Pattern
+                .compile("hub CPU\\s+([0-9.]+) s\\s+\\(([0-9]+) % of one core over ([0-9.]+) s\\)").matcher(r.out());
+        assertThat(replay.find()).as(r.out()).isTrue();
+        assertThat(hubCpu.find()).as(r.out()).isTrue();
+        // the CPU was read around the replay: its window covers the replay, so no share is beyond the machine's
+        assertThat(Double.parseDouble(hubCpu.group(3))).as(r.out())
+                .isGreaterThanOrEqualTo(Double.parseDouble(replay.group(1)));
+        assertThat(Long.parseLong(hubCpu.group(2))).as(r.out())
+                .isLessThanOrEqualTo(100L * Runtime.getRuntime().availableProcessors() + 50);
+    }
+
+    @Test
     void mailboxPagesThroughABacklogLargerThanOneReplay(@TempDir Path dir) throws Exception {
         hub.start("--port", "0", "--db", dir.resolve("hub.db").toString());
         CliTest.Run r = bench("--workload", "mailbox", "--count", "2100");

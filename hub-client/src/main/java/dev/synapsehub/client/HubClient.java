@@ -212,7 +212,11 @@ public final class HubClient implements AutoCloseable {
         };
     }
 
-    /** Sends the registration heartbeat and waits for {@code welcome} (returned). */
+    /**
+     * Sends the registration heartbeat and waits for {@code welcome} (returned). A hub that
+     * refuses it (a wrong token: {@code auth_denied}, then close 4010) ends the wait at once: the
+     * exception names the close code, and the refusal frame stays in {@link #pending}.
+     */
     public ObjectNode register(String agentName, String token, Duration timeout) throws TimeoutException {
         ObjectNode hb = frame(agentName, "heartbeat");
         hb.put("payload", "online");
@@ -221,7 +225,7 @@ public final class HubClient implements AutoCloseable {
         }
         this.name = agentName;
         send(hb);
-        return await(f -> "welcome".equals(f.path("type").asText()), timeout);
+        return awaitWhileOpen(f -> "welcome".equals(f.path("type").asText()), timeout);
     }
 
     /**
@@ -238,7 +242,7 @@ public final class HubClient implements AutoCloseable {
         }
         this.name = agentName;
         send(hb);
-        return await(f -> "welcome".equals(f.path("type").asText()), timeout);
+        return awaitWhileOpen(f -> "welcome".equals(f.path("type").asText()), timeout); // as register above
     }
 
     /** A fresh frame from {@code sender} of {@code type} with {@code target: "System"}. */

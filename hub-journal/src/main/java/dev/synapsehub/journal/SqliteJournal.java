@@ -12,6 +12,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.Connection;
@@ -247,6 +248,11 @@ public final class SqliteJournal implements Journal {
             }
         } catch (FileAlreadyExistsException raced) {
             // someone created it meanwhile: it is checked like any existing file by SQLite
+        } catch (NoSuchFileException e) {
+            // the JDK's message is the file's own name: say which directory is missing and what to do
+            Path dir = file.getParent();
+            throw new JournalException(file + ": cannot create the journal file: the directory " + dir
+                    + " does not exist; create it (mkdir -p " + dir + ") or pass another --db path", e);
         } catch (IOException e) {
             throw new JournalException(file + ": cannot create the journal file: " + e.getMessage(), e);
         }

@@ -1,0 +1,66 @@
+package dev.synapsehub.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import dev.synapsehub.journal.SqliteJournal;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** A hub start refused for its setup says what is wrong and what to do, with the documented exit code. */
+class StartRefusalCliTest {
+
+    @Test
+    void aJournalInAMissingDirectoryNamesTheDirectory(@TempDir Path dir) {
+        Path missing = dir.resolve("nodir");
+        CliTest.Run start = CliTest.run("--port", "0", "--db", missing.resolve("hub.db").toString());
+        assertThat(start.code()).as(start.err()).isEqualTo(ExitCodes.DATA_ERROR);
+        assertThat(start.err()).contains("the directory " + missing.toAbsolutePath() + " does not exist")
+                .contains("mkdir -p");
+        assertThat(Files.exists(missing)).as("nothing is created for a refused start").isFalse();
+    }
+
+    @Test
+    void aPortInUseIsAConfigurationErrorAndLeavesTheJournalUnlocked(@TempDir Path dir) throws Exception {
+        try (LoopbackHub first = new LoopbackHub()) {
+            int port = first.start("--port", "0", "--db", dir.resolve("hub1.db").toString()).port();
+            Path second = dir.resolve("hub2.db");
+            CliTest.Run start = CliTest.run("--port", String.valueOf(port), "--db", second.toString());
+            assertThat(start.code()).as(start.err()).isEqualTo(ExitCodes.USAGE);
+            assertThat(start.err()).contains("cannot listen on 127.0.0.1:" + port + ": address already in use")
+                    .contains("--port").doesNotContain("internal error");
+            try (SqliteJournal reopened = SqliteJournal.open(second)) {
+                assertThat(reopened.lastSeq()).as("the refused start closed its journal").isZero();
+            }
+        }
+    }
+
+    @Test
+    void anUnknownKeyInTheConfigFileStopsTheStartAndNamesTheOptionItProbablyMeant(@TempDir Path dir) throws Exception {
+        Path config = dir.resolve("hub.properties");
+        Files.writeString(config, "port=0\nmax-claim-per-agent=5\n");
+        String[] args = {"--config", config.toString()};
+        assertThatThrownBy(() -> SynapseHubCommand.commandLine(args))
+                .hasMessageContaining(config.toString())
+                .hasMessageContaining("unknown key 'max-claim-per-agent' (did you mean max-claims-per-agent?)");
+        assertThat(Main.run(args)).as("as the same typo as a flag").isEqualTo(ExitCodes.USAGE);
+        assertThat(Main.run(new String[] {"who", "--config", config.toString()})).isEqualTo(ExitCodes.USAGE);
+    }
+
+    @Test
+    void keysOfSubcommandsAndTheShippedExampleAreKnown(@TempDir Path dir) throws Exception {
+        Path config = dir.resolve("shared.properties");
+        // one file for the hub and the operator commands: url is read by who, not by the hub
+        Files.writeString(config, "port=0\nurl=ws://127.0.0.1:1\nsynapse-hub.who.timeout=1\n");
+        assertThatCode(() -> SynapseHubCommand.commandLine(new String[] {"--config", config.toString()}))
+                .doesNotThrowAnyException();
+        Path example = Path.of("..", "config", "synapse-hub.properties");
+        assertThatCode(() -> SynapseHubCommand.commandLine(new String[] {"--config", example.toString()}))
+                .doesNotThrowAnyException();
+    }
+}
