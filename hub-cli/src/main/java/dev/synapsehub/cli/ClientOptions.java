@@ -55,7 +55,16 @@ public final class ClientOptions {
         } catch (IllegalArgumentException e) {
             throw new IOException("--pin " + e.getMessage(), e);
         }
-        return HubClient.connect(url, timeout(), tls);
+        try {
+            return HubClient.connect(url, timeout(), tls);
+        } catch (IOException e) {
+            if ("ws".equalsIgnoreCase(url.getScheme()) && String.valueOf(e.getMessage()).contains("closed before handshake")) {
+                // what a hub serving TLS does to a plain connection: say so, not only that it closed
+                throw new IOException(e.getMessage() + " (a hub serving TLS closes a plain ws:// connection so: try wss://"
+                        + url.getRawAuthority() + url.getRawPath() + " with --pin sha256:<its certificate's pin>)", e);
+            }
+            throw e;
+        }
     }
 
     Duration timeout() {

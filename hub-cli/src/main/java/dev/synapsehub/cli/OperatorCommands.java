@@ -230,8 +230,11 @@ final class OperatorCommands {
             if (!type(reply).equals("claim_granted")) {
                 return denied(reply, out);
             }
-            out.printf("granted %s to %s: epoch %d, lease until %.3f%n", reply.path("task_id").asText(),
-                    reply.path("owner").asText(), reply.path("epoch").asLong(), reply.path("lease_expires_at").asDouble());
+            double until = reply.path("lease_expires_at").asDouble();
+            // an instant a person reads (scripts take --json): UTC, to the millisecond
+            out.printf("granted %s to %s: epoch %d, lease until %s%n", reply.path("task_id").asText(),
+                    reply.path("owner").asText(), reply.path("epoch").asLong(),
+                    java.time.Instant.ofEpochMilli(Math.round(until * 1000)));
             return ExitCodes.OK;
         }
     }

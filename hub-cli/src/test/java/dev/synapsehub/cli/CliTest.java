@@ -54,7 +54,8 @@ class CliTest {
         hub.start("--port", "0");
         Run granted = run("claim", "T1", "--url", hub.url(), "--worktree", "wt", "--path", "src", "--ttl", "120");
         assertThat(granted.code()).as(granted.err()).isEqualTo(ExitCodes.OK);
-        assertThat(granted.out()).startsWith("granted T1 to operator/cli: epoch 1");
+        assertThat(granted.out()).startsWith("granted T1 to operator/cli: epoch 1")
+                .containsPattern("lease until 20\\d\\d-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d+)?Z");
 
         Run refused = run("claim", "T1", "--url", hub.url(), "--name", "someone/else");
         assertThat(refused.code()).isEqualTo(ExitCodes.REFUSED);

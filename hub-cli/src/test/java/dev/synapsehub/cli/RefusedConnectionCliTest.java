@@ -88,4 +88,15 @@ class RefusedConnectionCliTest {
                     .contains("--max-connections-per-host 0").doesNotContain("null");
         }
     }
+
+    @Test
+    void aPlainConnectionToATlsHubSuggestsWss(@TempDir Path dir) throws Exception {
+        dev.synapsehub.client.tls.TestCertificates.PemPair files =
+                dev.synapsehub.client.tls.TestCertificates.selfSigned("hub").write(dir, "server");
+        hub.start("--port", "0", "--tls-certfile", files.cert().toString(), "--tls-keyfile", files.key().toString());
+        String plain = hub.url(); // ws://, the hub serves wss://
+        CliTest.Run run = CliTest.run("who", "--url", plain);
+        assertThat(run.code()).as(run.err()).isEqualTo(ExitCodes.UNAVAILABLE);
+        assertThat(run.err()).contains("try wss://").contains("--pin");
+    }
 }
