@@ -191,26 +191,22 @@ final class PeerFollower {
                         && System.nanoTime() <= deadline) {
                     pending = request(tailSeq, nextAsked);
                 }
-                long expected = after + 1;
-                LogPage.Event last = null;
-                for (LogPage.Event e : list) {
-                    long seq = checked(e, expected++);
-                    if (overlap && seq == pos) {
-                        String live = snapshot.fingerprint(e);
-                        if (!live.equals(accepted)) {
-                            quarantine(view, seq, accepted, live);
-                            return interval;
-                        }
-                        overlap = false; // the same content again: idempotent
-                        continue;
+                int from = 0;
+                if (overlap) { // the poll's first event is the last one folded (after == pos - 1)
+                    LogPage.Event again = list.get(0);
+                    long seq = checked(again, after + 1);
+                    String live = snapshot.fingerprint(again);
+                    if (!live.equals(accepted)) {
+                        quarantine(view, seq, accepted, live);
+                        return interval;
                     }
-                    delta.fold(e);
-                    last = e;
-                    pos = seq;
+                    overlap = false; // the same content again: idempotent
+                    from = 1;
                 }
-                if (last != null) {
+                if (from < list.size()) {
+                    pos = foldPage(list, from, after + 1 + from, delta);
                     newestPage = snapshot;
-                    newest = last;
+                    newest = list.get(list.size() - 1);
                     events += list.size();
                 }
                 pages++;
@@ -289,6 +285,21 @@ final class PeerFollower {
         }
         link = l;
         return l.request(request, "multihub_log_snapshot", LogPage.DECODER, settings.replyTimeout());
+    }
+
+    /**
+     * Checks and folds {@code list} from index {@code from}, whose seq must be {@code expected};
+     * returns the last seq folded. A method of its own so the JIT compiles this per-event loop
+     * small, rather than the whole of {@link #poll} on stack replacement, again and again.
+     */
+    static long foldPage(List<LogPage.Event> list, int from, long expected, PollDelta delta) throws PollFailure {
+        long seq = expected - 1;
+        for (int i = from, n = list.size(); i < n; i++) {
+            LogPage.Event e = list.get(i);
+            seq = checked(e, seq + 1);
+            delta.fold(e);
+        }
+        return seq;
     }
 
     /** The event's seq, after checking it is the expected one and well formed. */
