@@ -258,7 +258,9 @@ final class FederationCommands implements Callable<Integer> {
             description = {"Read-only checks of a hub's federation setup, given the hub's own flags: the configuration "
                     + "validates as at start-up, certificates are valid (and for how long), the serving policy's "
                     + "peerings are active, and every watch and claim route is reachable with its pin and client "
-                    + "certificate. Binds no name on any peer. Exit 0 when nothing failed, 1 otherwise."})
+                    + "certificate and serves a log pull to this hub (registered as this hub's id for that one pull, "
+                    + "as its follower does; with the hub running the name is taken and the pull is not checked). "
+                    + "Exit 0 when nothing failed, 1 otherwise."})
     static final class Doctor implements Callable<Integer> {
         @Spec
         CommandSpec spec;
@@ -270,6 +272,7 @@ final class FederationCommands implements Callable<Integer> {
         FederationOptions federation;
 
         private int failures;
+        private int warnings;
 
         @Override
         public Integer call() {
@@ -309,18 +312,9 @@ final class FederationCommands implements Callable<Integer> {
                             + expiry(r.expiresAt()));
                 }
             }
-            java.util.Set<String> probed = new java.util.HashSet<>();
-            for (var peer : settings.watch().peers()) {
-                if (probed.add(peer.uri().toString())) {
-                    probe(out, "watch " + peer.label(), peer.uri(), settings.watch().tlsFor(peer));
-                }
-            }
-            for (var route : settings.forward().routes().values()) {
-                if (probed.add(route.uri().toString())) {
-                    probe(out, "claim route " + route.hubId(), route.uri(), settings.forward().tlsFor(route));
-                }
-            }
-            out.println(failures == 0 ? "no problems found" : failures + " problem(s) found");
+            routes(out, settings, config.hubId());
+            out.println(failures > 0 ? failures + " problem(s) found"
+                    : warnings > 0 ? "no problems found; " + warnings + " warning(s) above" : "no problems found");
             return failures == 0 ? ExitCodes.OK : ExitCodes.REFUSED;
         }
 
@@ -359,28 +353,68 @@ final class FederationCommands implements Callable<Integer> {
             }
         }
 
-        private void probe(PrintWriter out, String what, java.net.URI uri, dev.synapsehub.client.tls.ClientTls tls) {
-            long start = System.nanoTime();
-            try (HubClient c = HubClient.connect(uri, java.time.Duration.ofSeconds(5), tls)) {
-                long millis = (System.nanoTime() - start) / 1_000_000;
-                String detail;
+        /**
+         * Each watch and claim route, probed with one log pull as this hub's follower sends it. The owner
+         * decides a forwarded claim with the same check as a log pull (ServingTrust.decide: its policy's
+         * grant for this hub and the client certificate), so a claim route is probed the same way; the
+         * namespace each claim names is checked only when one is forwarded. A claim route to a URI already
+         * probed gets a line of its own quoting that result (the hub shares one link per URI).
+         */
+        private void routes(PrintWriter out, dev.synapsehub.federation.FederationSettings settings, String hubId) {
+            dev.synapsehub.federation.trust.PeerRoutes fileRoutes = dev.synapsehub.federation.trust.PeerRoutes.NONE;
+            if (federation.peersFile != null) {
                 try {
-                    ObjectNode w = c.awaitType("welcome", java.time.Duration.ofSeconds(2));
-                    double skew = w.path("timestamp").asDouble() - System.currentTimeMillis() / 1000.0;
-                    detail = String.format(Locale.ROOT, "protocol %d, clock skew %.3f s",
-                            w.path("protocol_version").asInt(1), skew);
-                } catch (java.util.concurrent.TimeoutException e) {
-                    detail = "no welcome before a first frame (a token hub)";
+                    fileRoutes = dev.synapsehub.federation.trust.PeersFile.load(federation.peersFile,
+                            settings.watch().clientCertFile() != null);
+                } catch (TrustFileException e) {
+                    line(out, "FAIL", "routes", e.getMessage());
+                    return;
                 }
-                line(out, "ok", what, uri + " reachable in " + millis + " ms (TLS and pin ok), " + detail);
-            } catch (IOException e) {
-                line(out, "FAIL", what, uri + ": " + e.getMessage());
             }
+            java.util.Map<String, Probed> probed = new java.util.HashMap<>();
+            for (var peer : settings.watch().peers()) {
+                var route = fileRoutes.watch().get(peer.label());
+                String token = route != null ? route.token() : settings.watch().token();
+                probe(out, probed, "watch " + peer.label(), peer.uri(), settings.watch().tlsFor(peer), hubId, token);
+            }
+            for (var route : settings.forward().routes().values()) {
+                var fileRoute = fileRoutes.claim().get(route.hubId());
+                String token = fileRoute != null ? fileRoute.token() : settings.forward().token();
+                probe(out, probed, "claim route " + route.hubId(), route.uri(), settings.forward().tlsFor(route), hubId,
+                        token);
+            }
+            if (!settings.forward().routes().isEmpty()) {
+                line(out, "note", "claim routes", "probed with a log pull: the owner authorises forwarded claims by the "
+                        + "same grant and client certificate; the namespace a claim names is checked only when it is "
+                        + "forwarded");
+            }
+        }
+
+        /** A route already probed: by which line, with what verdict. */
+        private record Probed(String what, String verdict) {
+        }
+
+        private void probe(PrintWriter out, java.util.Map<String, Probed> probed, String what, java.net.URI uri,
+                dev.synapsehub.client.tls.ClientTls tls, String hubId, String token) {
+            Probed earlier = probed.get(uri.toString());
+            if (earlier != null) {
+                line(out, earlier.verdict(), what, "same endpoint as " + earlier.what() + ": " + switch (earlier.verdict()) {
+                    case "ok" -> "ok";
+                    case "WARN" -> "not checked, see above";
+                    default -> "failed, see above";
+                });
+                return;
+            }
+            LogPullProbe.Finding f = LogPullProbe.probe(uri, tls, hubId, token);
+            probed.put(uri.toString(), new Probed(what, f.verdict()));
+            line(out, f.verdict(), what, f.detail());
         }
 
         private void line(PrintWriter out, String verdict, String what, String detail) {
             if ("FAIL".equals(verdict)) {
                 failures++;
+            } else if ("WARN".equals(verdict)) {
+                warnings++;
             }
             out.printf(Locale.ROOT, "%-4s %s: %s%n", verdict, what, detail);
         }

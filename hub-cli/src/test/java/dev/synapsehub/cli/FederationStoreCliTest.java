@@ -94,9 +94,11 @@ class FederationStoreCliTest {
         CliTest.Run ok = CliTest.run("federation", "doctor", "--hub-id", "hub-a", "--namespace-owner", "proj=hub-b",
                 "--tls-certfile", files.cert().toString(), "--tls-keyfile", files.key().toString(),
                 "--claim-peer", route, "--claim-peer-pin", "hub-b=" + server.pin().text());
-        assertThat(ok.code()).as(ok.out() + ok.err()).isEqualTo(ExitCodes.OK);
+        // hub-b has no serving policy, so it refuses hub-a's log pull (and would refuse its claims): reachable, yet FAIL
+        assertThat(ok.code()).as(ok.out() + ok.err()).isEqualTo(ExitCodes.REFUSED);
         assertThat(ok.out()).contains("ok   configuration: validates").contains("ok   server certificate")
-                .contains("ok   claim route hub-b: wss://127.0.0.1:" + d.port() + " reachable").contains("no problems found");
+                .contains("FAIL claim route hub-b: wss://127.0.0.1:" + d.port() + " reachable")
+                .contains("the peer refuses this hub's log pulls").contains("1 problem(s) found");
         CliTest.Run wrongPin = CliTest.run("federation", "doctor", "--hub-id", "hub-a", "--namespace-owner",
                 "proj=hub-b", "--claim-peer", route, "--claim-peer-pin",
                 "hub-b=" + TestCertificates.selfSigned("x").pin().text());
