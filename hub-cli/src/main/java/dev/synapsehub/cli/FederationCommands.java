@@ -459,18 +459,31 @@ final class FederationCommands implements Callable<Integer> {
     }
 
     static String statusLine(JsonNode p) {
+        return statusLine(p, false);
+    }
+
+    /**
+     * One peer's line. {@code offline}: read from a stopped hub's mirror, which keeps the last success
+     * and last error but not what only the live link measures (round trip, clock skew, certificate
+     * expiry): those say "unknown offline", and the state is the last poll's, not "reachable".
+     */
+    static String statusLine(JsonNode p, boolean offline) {
         double last = p.path("last_success").asDouble();
         JsonNode rtt = p.path("round_trip_seconds");
         JsonNode notAfter = p.path("certificate_not_after");
+        JsonNode skew = p.path("clock_skew_seconds");
+        boolean failing = !p.path("last_error").isNull() && !p.path("last_error").isMissingNode();
+        String unknown = offline ? "unknown offline" : "unknown";
+        String state = failing ? (offline ? "last poll FAILED," : "FAILING,")
+                : last > 0 ? (offline ? "last poll ok," : "reachable,") : "not polled yet,";
         return String.format(Locale.ROOT, "%s: %s cursor %d, lag %d, last success %s, round trip %s, clock skew %s, "
                         + "certificate expires %s, last error %s%s",
-                p.path("peer").asText(), p.path("last_error").isNull() ? (last > 0 ? "reachable," : "not polled yet,")
-                        : "FAILING,", p.path("cursor").asLong(), p.path("lag").asLong(),
+                p.path("peer").asText(), state, p.path("cursor").asLong(), p.path("lag").asLong(),
                 last > 0 ? Instant.ofEpochMilli((long) (last * 1000)).toString() : "never",
-                rtt.isNumber() ? String.format(Locale.ROOT, "%.1f ms", rtt.asDouble() * 1000) : "unknown",
-                p.path("clock_skew_seconds").isNull() ? "unknown" : p.path("clock_skew_seconds").asText() + " s",
-                notAfter.isNumber() ? Instant.ofEpochMilli((long) (notAfter.asDouble() * 1000)).toString() : "unknown",
-                p.path("last_error").isNull() ? "none" : p.path("last_error").asText(),
+                rtt.isNumber() ? String.format(Locale.ROOT, "%.1f ms", rtt.asDouble() * 1000) : unknown,
+                skew.isNumber() ? skew.asText() + " s" : unknown,
+                notAfter.isNumber() ? Instant.ofEpochMilli((long) (notAfter.asDouble() * 1000)).toString() : unknown,
+                failing ? p.path("last_error").asText() : "none",
                 p.path("quarantined").asBoolean() ? "; QUARANTINED: " + p.path("quarantine").asText() : "");
     }
 
@@ -480,6 +493,9 @@ final class FederationCommands implements Callable<Integer> {
     static final class Observed extends ObservedQueryCommand {
         @Option(names = "--db", paramLabel = "FILE", description = "Read the view a hub keeps beside this journal instead.")
         Path db;
+
+        /** True while reporting a stopped hub's mirror (--db). */
+        private boolean offline;
 
         @Override
         boolean withClaims() {
@@ -503,11 +519,15 @@ final class FederationCommands implements Callable<Integer> {
                 ObjectNode reply = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
                 var peers = reply.putArray("peers");
                 views.forEach(v -> peers.add(ObservedQuery.render(v, now, true)));
+                // render() writes numbers as raw text for the wire; read back, they are numbers again as a live
+                // reply's are (a raw node reads as 0: every last success showed "never")
+                ObjectNode parsed = (ObjectNode) new com.fasterxml.jackson.databind.ObjectMapper().readTree(reply.toString());
                 if (client.json) {
-                    spec.commandLine().getOut().println(reply);
+                    spec.commandLine().getOut().println(parsed);
                     return ExitCodes.OK;
                 }
-                return report(reply, spec.commandLine().getOut());
+                offline = true;
+                return report(parsed, spec.commandLine().getOut());
             } catch (Exception e) {
                 spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
                 return ExitCodes.DATA_ERROR;
@@ -520,7 +540,7 @@ final class FederationCommands implements Callable<Integer> {
                 out.println("no watched peers");
             }
             for (JsonNode p : reply.path("peers")) {
-                out.println(statusLine(p));
+                out.println(statusLine(p, offline));
                 for (JsonNode c : p.path("claims")) {
                     out.printf(Locale.ROOT, "  %s %s held by %s (namespace '%s', epoch %d, seq %d, observed on %s)%n",
                             c.path("live").asBoolean() ? "live   " : "expired", c.path("task_id").asText(),

@@ -143,4 +143,40 @@ class FederationStoreCliTest {
         assertThat(offline.code()).isEqualTo(ExitCodes.DATA_ERROR);
         assertThat(offline.err()).contains("no federation mirror beside");
     }
+
+    /**
+     * Offline, a stopped hub's mirror gives each peer's last success and last error as persisted,
+     * and what only the live link measures is "unknown offline", never "never" or "none".
+     */
+    @Test
+    void offlineObservedShowsTheLastSuccessAndErrorTheMirrorKeptAndWhatOnlyARunningHubKnowsAsUnknownOffline()
+            throws Exception {
+        Path db = dir.resolve("hub.db");
+        double success = 1_796_000_000.0; // 2026-11-30T00:53:20Z
+        try (var mirror = dev.synapsehub.federation.follow.SqliteMirror.open(db)) {
+            var ok = new dev.synapsehub.federation.follow.PeerView("hub-b", 7, 7, success, null, 0.5, null, 0,
+                    java.util.Map.of());
+            mirror.commit(ok, "sha256:" + "0".repeat(64), java.util.List.of(), java.util.List.of());
+            var c = new dev.synapsehub.federation.follow.PeerView("hub-c", 1, 1, success, null, 0.5, null, 0,
+                    java.util.Map.of());
+            mirror.commit(c, "sha256:" + "1".repeat(64), java.util.List.of(), java.util.List.of());
+            mirror.failed(new dev.synapsehub.federation.follow.PeerView("hub-c", 1, 1, success,
+                    "the peer's log ends at seq 0, behind this hub's cursor 1", 0.5, null, 0, java.util.Map.of()));
+            String why = "equivocation at seq 1: accepted sha256:aa, now sha256:bb";
+            mirror.commit(new dev.synapsehub.federation.follow.PeerView("hub-q", 1, 1, success, why, 0.5, why, 0,
+                    java.util.Map.of()), "sha256:aa", java.util.List.of(), java.util.List.of());
+        }
+        CliTest.Run offline = CliTest.run("federation", "observed", "--db", db.toString());
+        assertThat(offline.code()).as(offline.err()).isEqualTo(ExitCodes.OK);
+        assertThat(offline.out()).contains("hub-b: last poll ok, cursor 7, lag 0, last success 2026-11-30T00:53:20Z, "
+                + "round trip unknown offline, clock skew unknown offline, certificate expires unknown offline, "
+                + "last error none")
+                .contains("hub-c: last poll FAILED, cursor 1, lag 0, last success 2026-11-30T00:53:20Z, round trip "
+                        + "unknown offline, clock skew unknown offline, certificate expires unknown offline, last error "
+                        + "the peer's log ends at seq 0, behind this hub's cursor 1")
+                .contains("hub-q: last poll FAILED, cursor 1, lag 0, last success 2026-11-30T00:53:20Z")
+                .contains("last error equivocation at seq 1: accepted sha256:aa, now sha256:bb; QUARANTINED: "
+                        + "equivocation at seq 1")
+                .doesNotContain("never");
+    }
 }

@@ -345,8 +345,14 @@ final class PeerFollower {
         failures++;
         metrics.pollFailures.incrementAndGet();
         metrics.observationErrors.increment(peer.label(), kind);
-        fold.put(view.failed(error, skew(view)));
+        PeerView failed = view.failed(error, skew(view));
+        fold.put(failed);
         if (!error.equals(lastLogged)) {
+            try { // once per distinct error, as logged: a peer down for a day is not a write per poll
+                mirror.failed(failed);
+            } catch (Mirror.MirrorException e) {
+                LOG.warn("multihub watch: {}", e.getMessage());
+            }
             LOG.warn("multihub watch: poll of peer '{}' failed: {}; keeping the last observation", peer.label(), error);
             lastLogged = error;
         }

@@ -268,6 +268,22 @@ class WatchTest {
         assertThat(view(follower, "hub-f").lastError()).contains("behind this hub's cursor 3");
         assertThat(view(follower, "hub-f").cursor()).isEqualTo(3);
         assertThat(view(follower, "hub-f").claims()).hasSize(3);
+        // persisted beside the journal, so a stopped hub's offline view shows it (federation observed --db)
+        Await.until("the error is in the mirror", WAIT, () -> stored(dir.resolve("a.db"), "hub-f").lastError() != null);
+        PeerView stored = stored(dir.resolve("a.db"), "hub-f");
+        assertThat(stored.lastError()).contains("behind this hub's cursor 3");
+        assertThat(stored.cursor()).isEqualTo(3);
+        assertThat(stored.lastSuccess()).isPositive();
+        assertThat(stored.claims()).hasSize(3);
+    }
+
+    /** What the mirror beside {@code db} holds for {@code peer}, read as a stopped hub's would be. */
+    private static PeerView stored(Path db, String peer) {
+        try (SqliteMirror mirror = SqliteMirror.open(db)) {
+            return mirror.load().stream().filter(v -> v.peer().equals(peer)).findFirst().orElseThrow();
+        } catch (Mirror.MirrorException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     @Test
