@@ -175,7 +175,7 @@ final class PeerFollower {
                 if (list.isEmpty()) {
                     if (logEnd < pos || overlap) {
                         throw new PollFailure("log_behind_cursor", "the peer's log ends at seq " + logEnd + ", behind this hub's cursor "
-                                + pos + " (restarted with a shorter log?); keeping the last observation");
+                                + pos + " (restarted with a shorter log?)"); // failed() adds "keeping the last observation"
                     }
                     caughtUp = true;
                     break;

@@ -263,8 +263,23 @@ class WatchTest {
         FakePeer fake = keep(new FakePeer(pki.hub("hub-f"), honest(peerLog)));
         FedHub follower = keep(follower(dir.resolve("a.db"), List.of(Federation.peer("hub-f", fake.uri(), fake.certs))));
         Await.until("caught up", WAIT, () -> view(follower, "hub-f").cursor() == 3);
-        peerLog.set(log("proj/x"));
-        Await.until("the regression is seen", WAIT, () -> view(follower, "hub-f").lastError() != null);
+        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                PeerFollower.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lines =
+                new ch.qos.logback.core.read.ListAppender<>();
+        lines.start();
+        logger.addAppender(lines);
+        try {
+            peerLog.set(log("proj/x"));
+            Await.until("the regression is seen", WAIT, () -> view(follower, "hub-f").lastError() != null);
+            Await.until("the regression is logged", WAIT, () -> warnings(lines).stream().anyMatch(m -> m.contains("behind")));
+        } finally {
+            logger.detachAppender(lines);
+        }
+        String warned = warnings(lines).stream().filter(m -> m.contains("behind")).findFirst().orElseThrow();
+        assertThat(warned).startsWith("multihub watch: poll of peer 'hub-f' failed: the peer's log ends at seq 1, behind "
+                + "this hub's cursor 3").endsWith("; keeping the last observation");
+        assertThat(warned.split("keeping the last observation", -1)).as(warned).hasSize(2); // said once
         assertThat(view(follower, "hub-f").lastError()).contains("behind this hub's cursor 3");
         assertThat(view(follower, "hub-f").cursor()).isEqualTo(3);
         assertThat(view(follower, "hub-f").claims()).hasSize(3);
@@ -275,6 +290,13 @@ class WatchTest {
         assertThat(stored.cursor()).isEqualTo(3);
         assertThat(stored.lastSuccess()).isPositive();
         assertThat(stored.claims()).hasSize(3);
+    }
+
+    private static List<String> warnings(ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lines) {
+        synchronized (lines) { // the appender's lock: AppenderBase.doAppend adds to the list under it
+            return lines.list.stream().filter(e -> e.getLevel() == ch.qos.logback.classic.Level.WARN)
+                    .map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage).toList();
+        }
     }
 
     /** What the mirror beside {@code db} holds for {@code peer}, read as a stopped hub's would be. */
