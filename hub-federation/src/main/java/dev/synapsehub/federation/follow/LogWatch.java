@@ -190,6 +190,10 @@ public final class LogWatch implements AutoCloseable {
                     peer, operator, old.quarantined() ? " (was quarantined: " + old.quarantine() + ")" : "",
                     next.generation());
             thread.execute(followers.get(peer)::pollOnce);
+            if (!old.quarantined()) { // the same recovery, but the operator may have meant another peer
+                return "peer '" + peer + "' was not quarantined; recovered it all the same: log generation "
+                        + next.generation() + ", re-reading it from seq 0";
+            }
             return "recovered peer '" + peer + "'; log generation " + next.generation() + ", following from seq 0";
         }, thread);
     }

@@ -290,6 +290,20 @@ class WatchTest {
         assertThat(stored.cursor()).isEqualTo(3);
         assertThat(stored.lastSuccess()).isPositive();
         assertThat(stored.claims()).hasSize(3);
+
+        // a recovery of a peer that is not quarantined says so, and still re-reads it from seq 0
+        HubClient operator = follower.agent("ops/alice");
+        ObjectNode recover = operator.frame("ops/alice", "multihub_recover_request");
+        recover.put("peer", "hub-f");
+        recover.put("reason", "hub-f restored from backup, ticket 43");
+        operator.send(recover);
+        ObjectNode result = operator.awaitType("multihub_recover_result", WAIT);
+        assertThat(result.path("recovered").asBoolean()).as(result.toString()).isTrue();
+        assertThat(result.path("detail").asText()).isEqualTo("peer 'hub-f' was not quarantined; recovered it all the "
+                + "same: log generation 1, re-reading it from seq 0");
+        Await.until("re-read from seq 0", WAIT, () -> view(follower, "hub-f").lastError() == null
+                && view(follower, "hub-f").cursor() == 1);
+        assertThat(view(follower, "hub-f").generation()).isEqualTo(1);
     }
 
     private static List<String> warnings(ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lines) {
