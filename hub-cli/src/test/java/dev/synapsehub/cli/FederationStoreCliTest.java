@@ -179,4 +179,16 @@ class FederationStoreCliTest {
                         + "equivocation at seq 1")
                 .doesNotContain("never");
     }
+
+    /** A hub that follows no peer keeps no federation mirror beside its journal, and the offline view says why. */
+    @Test
+    void aHubWithoutWatchedPeersCreatesNoFederationMirror() throws Exception {
+        Path db = dir.resolve("hub.db");
+        hub.start("--port", "0", "--db", db.toString());
+        assertThat(db).exists();
+        assertThat(dir.resolve("hub.db.federation.db")).doesNotExist();
+        CliTest.Run offline = CliTest.run("federation", "observed", "--db", db.toString());
+        assertThat(offline.code()).isEqualTo(ExitCodes.DATA_ERROR);
+        assertThat(offline.err()).contains("no federation mirror beside").contains("the hub has followed no peer");
+    }
 }

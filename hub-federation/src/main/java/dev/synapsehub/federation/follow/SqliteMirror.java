@@ -34,9 +34,13 @@ public final class SqliteMirror implements Mirror {
         return db.toAbsolutePath().resolveSibling(db.getFileName() + ".federation.db");
     }
 
-    /** Opens (or creates) the mirror beside {@code db}. */
+    /**
+     * Opens (or creates) the mirror beside {@code db}. A new file is made owner-only (0600) before
+     * SQLite opens it, as the journal is: SQLite gives its -wal and -shm files the database file's mode.
+     */
     public static SqliteMirror open(Path db) throws MirrorException {
         Path file = fileFor(db);
+        createPrivately(file);
         try {
             Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
             try (Statement s = c.createStatement()) {
@@ -54,6 +58,24 @@ public final class SqliteMirror implements Mirror {
             return new SqliteMirror(file, c);
         } catch (SQLException e) {
             throw new MirrorException(file + ": cannot open the federation mirror: " + e.getMessage(), e);
+        }
+    }
+
+    private static void createPrivately(Path file) throws MirrorException {
+        if (java.nio.file.Files.exists(file)) {
+            return;
+        }
+        try {
+            if (file.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+                java.nio.file.Files.createFile(file, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                        java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+            } else {
+                java.nio.file.Files.createFile(file);
+            }
+        } catch (java.nio.file.FileAlreadyExistsException raced) {
+            // made meanwhile: SQLite opens it as it is
+        } catch (java.io.IOException e) {
+            throw new MirrorException(file + ": cannot create the federation mirror: " + e.getMessage(), e);
         }
     }
 
