@@ -153,6 +153,10 @@ final class FederationCommands implements Callable<Integer> {
 
         @Override
         int run(PrintWriter out) throws TrustFileException {
+            if (store != null && !Files.exists(store)) { // a mistyped --store would list nothing and pass --max-age
+                throw new TrustFileException("--store " + store + ": the file does not exist; name an existing "
+                        + "federation store (omit --store for " + defaultStore() + ")");
+            }
             double now = System.currentTimeMillis() / 1000.0;
             boolean stale = false;
             for (PeeringRecord r : FederationStore.readOrEmpty(store()).records()) {

@@ -191,4 +191,14 @@ class FederationStoreCliTest {
         assertThat(offline.code()).isEqualTo(ExitCodes.DATA_ERROR);
         assertThat(offline.err()).contains("no federation mirror beside").contains("the hub has followed no peer");
     }
+
+    /** An explicitly given --store that does not exist is an error naming it: a mistyped path would list nothing and pass --max-age. */
+    @Test
+    void listingAStoreThatDoesNotExistIsAnErrorNamingThePath() {
+        Path missing = dir.resolve("nonexist.json");
+        CliTest.Run list = CliTest.run("federation", "list", "--store", missing.toString(), "--max-age", "90");
+        assertThat(list.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(list.out()).isEmpty();
+        assertThat(list.err()).contains("synapse-hub: --store " + missing + ": the file does not exist");
+    }
 }
