@@ -70,6 +70,8 @@ final class FederationCommands implements Callable<Integer> {
     static PeeringRecord readBundle(Path file) throws TrustFileException {
         try {
             return FederationStore.parseBundle(Files.readAllBytes(file), file);
+        } catch (java.nio.file.NoSuchFileException e) { // the JDK's message is the file name alone
+            throw new TrustFileException("cannot read bundle " + file + ": the file does not exist", e);
         } catch (IOException e) {
             throw new TrustFileException("cannot read bundle " + file + ": " + e.getMessage(), e);
         }

@@ -201,4 +201,15 @@ class FederationStoreCliTest {
         assertThat(list.out()).isEmpty();
         assertThat(list.err()).contains("synapse-hub: --store " + missing + ": the file does not exist");
     }
+
+    @Test
+    void aBundleFileThatDoesNotExistIsSaidToNotExist() {
+        CliTest.Run offer = CliTest.run("federation", "offer", dir.resolve("missing.json").toString());
+        assertThat(offer.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(offer.err()).contains("cannot read bundle " + dir.resolve("missing.json") + ": the file does not exist");
+        CliTest.Run imported = CliTest.run("federation", "import", dir.resolve("missing.json").toString(),
+                "--confirmed-by", "bob", "--store", dir.resolve("federation.json").toString());
+        assertThat(imported.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(imported.err()).contains(": the file does not exist");
+    }
 }
