@@ -254,10 +254,24 @@ final class FederationCommands implements Callable<Integer> {
                 err.println("synapse-hub: " + e.getMessage());
                 return ExitCodes.USAGE;
             } catch (IOException | java.util.concurrent.TimeoutException e) {
-                err.println("synapse-hub: cannot fetch the offer of " + uri + ": " + e.getMessage());
+                // without --pin the peer's self-signed certificate fails CA verification: say what to pass
+                String hint = pin == null && "wss".equalsIgnoreCase(uri.getScheme()) && handshake(e)
+                        ? " (pass --pin sha256:<hex>, the pin of the peer's server certificate, which its operator "
+                                + "gives you)" : "";
+                err.println("synapse-hub: cannot fetch the offer of " + uri + ": " + e.getMessage() + hint);
                 return ExitCodes.UNAVAILABLE;
             }
         }
+    }
+
+    /** True when {@code e} (or a cause) is a failed TLS handshake. */
+    static boolean handshake(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof javax.net.ssl.SSLException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Command(name = "doctor", mixinStandardHelpOptions = true,

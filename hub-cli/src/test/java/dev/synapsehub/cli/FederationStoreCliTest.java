@@ -212,4 +212,16 @@ class FederationStoreCliTest {
         assertThat(imported.code()).isEqualTo(ExitCodes.USAGE);
         assertThat(imported.err()).contains(": the file does not exist");
     }
+
+    @Test
+    void fetchingFromATlsHubWithoutAPinSaysToPassThePin() throws Exception {
+        TestCertificates.Identity server = TestCertificates.selfSigned("hub-b");
+        TestCertificates.PemPair files = server.write(dir, "server");
+        HubDaemon d = hub.start("--port", "0", "--tls-certfile", files.cert().toString(), "--tls-keyfile",
+                files.key().toString());
+        CliTest.Run fetch = CliTest.run("federation", "fetch", "wss://127.0.0.1:" + d.port(), "--out",
+                dir.resolve("x.json").toString());
+        assertThat(fetch.code()).isEqualTo(ExitCodes.UNAVAILABLE);
+        assertThat(fetch.err()).contains("pass --pin sha256:<hex>, the pin of the peer's server certificate");
+    }
 }
