@@ -224,4 +224,11 @@ class FederationStoreCliTest {
         assertThat(fetch.code()).isEqualTo(ExitCodes.UNAVAILABLE);
         assertThat(fetch.err()).contains("pass --pin sha256:<hex>, the pin of the peer's server certificate");
     }
+
+    @Test
+    void theCommandListGivesRotateAWholeSentence() {
+        String list = CliTest.run("federation", "--help").out().replaceAll("\\s+", " "); // undo picocli's wrapping
+        assertThat(list).contains(" rotate Rewrite your own bundle with a new expiry, adding or retiring signing key ids "
+                + "and certificate pins.");
+    }
 }
