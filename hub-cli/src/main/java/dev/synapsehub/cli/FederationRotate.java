@@ -18,9 +18,10 @@ import java.util.concurrent.Callable;
 
 /** {@code synapse-hub federation rotate BUNDLE} (contract F2.1): your own bundle with a new expiry, keys and pins. */
 @Command(name = "rotate", mixinStandardHelpOptions = true, description = {
-    "Rewrite your own bundle with a new expiry (now + --lifetime-days), adding or retiring signing key ids and",
-    "certificate pins; the previous file is kept as <BUNDLE>.prev (or --backup FILE). Then run `offer` and send",
-    "the new fingerprint to your peers' operators: they import the new bundle as before."})
+    // the first element alone is the summary `federation --help` lists: a whole sentence
+    "Rewrite your own bundle with a new expiry, adding or retiring signing key ids and certificate pins.",
+    "The new expiry is now + --lifetime-days; the previous file is kept as <BUNDLE>.prev (or --backup FILE).",
+    "Then run `offer` and send the new fingerprint to your peers' operators: they import the new bundle as before."})
 final class FederationRotate implements Callable<Integer> {
     @Spec
     CommandSpec spec;

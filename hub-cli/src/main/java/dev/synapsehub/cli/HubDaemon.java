@@ -171,7 +171,9 @@ final class HubDaemon implements AutoCloseable {
         try {
             federation = new FederationExtension(federationSettings,
                     journal instanceof SqliteJournal sqlite ? sqlite : null,
-                    options.db() == null ? Mirror.memory() : SqliteMirror.open(options.db()));
+                    // the mirror keeps only watched peers' views: a hub that follows none makes no file for it
+                    options.db() == null || federationSettings.watch().peers().isEmpty() ? Mirror.memory()
+                            : SqliteMirror.open(options.db()));
         } catch (Mirror.MirrorException e) {
             actor.close();
             throw new JournalException(e.getMessage(), e);

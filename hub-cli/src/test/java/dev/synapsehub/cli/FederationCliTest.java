@@ -88,6 +88,58 @@ class FederationCliTest {
         }
     }
 
+    /**
+     * The doctor pulls the log once as this hub's follower would: a peer that accepts the TLS
+     * handshake but refuses this hub (its peering revoked) fails the route, where a handshake alone
+     * passed it; a claim route to the same URI gets a line of its own; with the hub's name already
+     * online on the peer (the hub running) the pull is not checked and says so.
+     */
+    @Test
+    void theDoctorFailsARouteWhosePeerRefusesThisHubsLogPulls() throws Exception {
+        Setup s = setup();
+        HubDaemon d = hub.start("--port", "0", "--db", dir.resolve("hub.db").toString(), "--hub-id", "hub-b",
+                "--tls-certfile", s.serverFiles().cert().toString(), "--tls-keyfile", s.serverFiles().key().toString(),
+                "--multihub-serving-policy", s.policy().toString());
+        String uri = "wss://127.0.0.1:" + d.port();
+        String pin = s.server().pin().text();
+        String[] doctor = {"federation", "doctor", "--hub-id", "hub-a", "--namespace-owner", "proj=hub-b",
+            "--multihub-watch", "hub-b=" + uri, "--multihub-watch-pin", "hub-b=" + pin,
+            "--claim-peer", "hub-b=" + uri, "--claim-peer-pin", "hub-b=" + pin,
+            "--multihub-client-certfile", s.client().cert().toString(),
+            "--multihub-client-keyfile", s.client().key().toString()};
+
+        CliTest.Run granted = CliTest.run(doctor);
+        assertThat(granted.code()).as(granted.out()).isEqualTo(ExitCodes.OK);
+        assertThat(granted.out()).contains("ok   watch hub-b: " + uri + " reachable in")
+                .contains("a log pull as 'hub-a' is served (log end")
+                .contains("ok   claim route hub-b: same endpoint as watch hub-b: ok")
+                .contains("no problems found");
+
+        try (HubClient running = HubClient.connect(URI.create(uri), Duration.ofSeconds(5),
+                ClientTls.pinned(s.server().pin()).withClientCertificate(s.client().cert(), s.client().key()))) {
+            running.register("hub-a", null, Duration.ofSeconds(5));
+            CliTest.Run taken = CliTest.run(doctor);
+            assertThat(taken.code()).as(taken.out()).isEqualTo(ExitCodes.OK);
+            assertThat(taken.out()).contains("WARN watch hub-b: " + uri)
+                    .contains("'hub-a' is already online there (this hub running?), so whether it may pull the log "
+                            + "is not checked")
+                    .contains("WARN claim route hub-b: same endpoint as watch hub-b: not checked, see above")
+                    .contains("no problems found; 2 warning(s) above");
+        }
+
+        assertThat(CliTest.run("federation", "revoke", "a.example", "--store", dir.resolve("federation.json").toString())
+                .code()).isEqualTo(ExitCodes.OK);
+        CliTest.Run refused = CliTest.run(doctor);
+        assertThat(refused.code()).as(refused.out()).isEqualTo(ExitCodes.REFUSED);
+        assertThat(refused.out()).contains("FAIL watch hub-b: " + uri + " reachable in")
+                .contains("but the peer refuses this hub's log pulls (log_end_seq null for 'hub-a'): check that its "
+                        + "serving policy grants this hub and that this hub's client certificate is signed by its "
+                        + "client CA")
+                .contains("FAIL claim route hub-b: same endpoint as watch hub-b: failed, see above")
+                .contains("2 problem(s) found")
+                .doesNotContain("no problems found");
+    }
+
     private static void refusedAtStart(String contractText, String... args) {
         String[] all = new String[args.length + 2];
         all[0] = "--port";

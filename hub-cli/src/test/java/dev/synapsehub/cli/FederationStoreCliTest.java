@@ -94,9 +94,11 @@ class FederationStoreCliTest {
         CliTest.Run ok = CliTest.run("federation", "doctor", "--hub-id", "hub-a", "--namespace-owner", "proj=hub-b",
                 "--tls-certfile", files.cert().toString(), "--tls-keyfile", files.key().toString(),
                 "--claim-peer", route, "--claim-peer-pin", "hub-b=" + server.pin().text());
-        assertThat(ok.code()).as(ok.out() + ok.err()).isEqualTo(ExitCodes.OK);
+        // hub-b has no serving policy, so it refuses hub-a's log pull (and would refuse its claims): reachable, yet FAIL
+        assertThat(ok.code()).as(ok.out() + ok.err()).isEqualTo(ExitCodes.REFUSED);
         assertThat(ok.out()).contains("ok   configuration: validates").contains("ok   server certificate")
-                .contains("ok   claim route hub-b: wss://127.0.0.1:" + d.port() + " reachable").contains("no problems found");
+                .contains("FAIL claim route hub-b: wss://127.0.0.1:" + d.port() + " reachable")
+                .contains("the peer refuses this hub's log pulls").contains("1 problem(s) found");
         CliTest.Run wrongPin = CliTest.run("federation", "doctor", "--hub-id", "hub-a", "--namespace-owner",
                 "proj=hub-b", "--claim-peer", route, "--claim-peer-pin",
                 "hub-b=" + TestCertificates.selfSigned("x").pin().text());
@@ -140,5 +142,93 @@ class FederationStoreCliTest {
         CliTest.Run offline = CliTest.run("federation", "observed", "--db", dir.resolve("none.db").toString());
         assertThat(offline.code()).isEqualTo(ExitCodes.DATA_ERROR);
         assertThat(offline.err()).contains("no federation mirror beside");
+    }
+
+    /**
+     * Offline, a stopped hub's mirror gives each peer's last success and last error as persisted,
+     * and what only the live link measures is "unknown offline", never "never" or "none".
+     */
+    @Test
+    void offlineObservedShowsTheLastSuccessAndErrorTheMirrorKeptAndWhatOnlyARunningHubKnowsAsUnknownOffline()
+            throws Exception {
+        Path db = dir.resolve("hub.db");
+        double success = 1_796_000_000.0; // 2026-11-30T00:53:20Z
+        try (var mirror = dev.synapsehub.federation.follow.SqliteMirror.open(db)) {
+            var ok = new dev.synapsehub.federation.follow.PeerView("hub-b", 7, 7, success, null, 0.5, null, 0,
+                    java.util.Map.of());
+            mirror.commit(ok, "sha256:" + "0".repeat(64), java.util.List.of(), java.util.List.of());
+            var c = new dev.synapsehub.federation.follow.PeerView("hub-c", 1, 1, success, null, 0.5, null, 0,
+                    java.util.Map.of());
+            mirror.commit(c, "sha256:" + "1".repeat(64), java.util.List.of(), java.util.List.of());
+            mirror.failed(new dev.synapsehub.federation.follow.PeerView("hub-c", 1, 1, success,
+                    "the peer's log ends at seq 0, behind this hub's cursor 1", 0.5, null, 0, java.util.Map.of()));
+            String why = "equivocation at seq 1: accepted sha256:aa, now sha256:bb";
+            mirror.commit(new dev.synapsehub.federation.follow.PeerView("hub-q", 1, 1, success, why, 0.5, why, 0,
+                    java.util.Map.of()), "sha256:aa", java.util.List.of(), java.util.List.of());
+        }
+        CliTest.Run offline = CliTest.run("federation", "observed", "--db", db.toString());
+        assertThat(offline.code()).as(offline.err()).isEqualTo(ExitCodes.OK);
+        assertThat(offline.out()).contains("hub-b: last poll ok, cursor 7, lag 0, last success 2026-11-30T00:53:20Z, "
+                + "round trip unknown offline, clock skew unknown offline, certificate expires unknown offline, "
+                + "last error none")
+                .contains("hub-c: last poll FAILED, cursor 1, lag 0, last success 2026-11-30T00:53:20Z, round trip "
+                        + "unknown offline, clock skew unknown offline, certificate expires unknown offline, last error "
+                        + "the peer's log ends at seq 0, behind this hub's cursor 1")
+                .contains("hub-q: last poll FAILED, cursor 1, lag 0, last success 2026-11-30T00:53:20Z")
+                .contains("last error equivocation at seq 1: accepted sha256:aa, now sha256:bb; QUARANTINED: "
+                        + "equivocation at seq 1")
+                .doesNotContain("never");
+    }
+
+    /** A hub that follows no peer keeps no federation mirror beside its journal, and the offline view says why. */
+    @Test
+    void aHubWithoutWatchedPeersCreatesNoFederationMirror() throws Exception {
+        Path db = dir.resolve("hub.db");
+        hub.start("--port", "0", "--db", db.toString());
+        assertThat(db).exists();
+        assertThat(dir.resolve("hub.db.federation.db")).doesNotExist();
+        CliTest.Run offline = CliTest.run("federation", "observed", "--db", db.toString());
+        assertThat(offline.code()).isEqualTo(ExitCodes.DATA_ERROR);
+        assertThat(offline.err()).contains("no federation mirror beside").contains("the hub has followed no peer");
+    }
+
+    /** An explicitly given --store that does not exist is an error naming it: a mistyped path would list nothing and pass --max-age. */
+    @Test
+    void listingAStoreThatDoesNotExistIsAnErrorNamingThePath() {
+        Path missing = dir.resolve("nonexist.json");
+        CliTest.Run list = CliTest.run("federation", "list", "--store", missing.toString(), "--max-age", "90");
+        assertThat(list.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(list.out()).isEmpty();
+        assertThat(list.err()).contains("synapse-hub: --store " + missing + ": the file does not exist");
+    }
+
+    @Test
+    void aBundleFileThatDoesNotExistIsSaidToNotExist() {
+        CliTest.Run offer = CliTest.run("federation", "offer", dir.resolve("missing.json").toString());
+        assertThat(offer.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(offer.err()).contains("cannot read bundle " + dir.resolve("missing.json") + ": the file does not exist");
+        CliTest.Run imported = CliTest.run("federation", "import", dir.resolve("missing.json").toString(),
+                "--confirmed-by", "bob", "--store", dir.resolve("federation.json").toString());
+        assertThat(imported.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(imported.err()).contains(": the file does not exist");
+    }
+
+    @Test
+    void fetchingFromATlsHubWithoutAPinSaysToPassThePin() throws Exception {
+        TestCertificates.Identity server = TestCertificates.selfSigned("hub-b");
+        TestCertificates.PemPair files = server.write(dir, "server");
+        HubDaemon d = hub.start("--port", "0", "--tls-certfile", files.cert().toString(), "--tls-keyfile",
+                files.key().toString());
+        CliTest.Run fetch = CliTest.run("federation", "fetch", "wss://127.0.0.1:" + d.port(), "--out",
+                dir.resolve("x.json").toString());
+        assertThat(fetch.code()).isEqualTo(ExitCodes.UNAVAILABLE);
+        assertThat(fetch.err()).contains("pass --pin sha256:<hex>, the pin of the peer's server certificate");
+    }
+
+    @Test
+    void theCommandListGivesRotateAWholeSentence() {
+        String list = CliTest.run("federation", "--help").out().replaceAll("\\s+", " "); // undo picocli's wrapping
+        assertThat(list).contains(" rotate Rewrite your own bundle with a new expiry, adding or retiring signing key ids "
+                + "and certificate pins.");
     }
 }

@@ -105,6 +105,10 @@ public final class LogWatch implements AutoCloseable {
      */
     public void start(PeerLinks links, PeerRouteSource source) {
         Set<String> announced = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        // fixed before any follower polls: a first poll that asked while this loop still filled the
+        // maps took a peer it was about to start for one added to the peers file
+        Set<String> followed = new java.util.HashSet<>();
+        settings.peers().forEach(p -> followed.add(p.label()));
         for (WatchPeer p : settings.peers()) {
             ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "synapse-watch-" + p.label());
@@ -119,7 +123,7 @@ public final class LogWatch implements AutoCloseable {
                 PeerRoutes now = source.current();
                 dev.synapsehub.federation.trust.PeerRoute r = now.watch().get(p.label());
                 for (String added : now.watch().keySet()) {
-                    if (!threads.containsKey(added) && announced.add(added)) {
+                    if (!followed.contains(added) && announced.add(added)) {
                         LOG.warn("multihub watch: peer '{}' was added to --federation-peers; it is followed from the "
                                 + "next restart", added);
                     }
@@ -135,8 +139,8 @@ public final class LogWatch implements AutoCloseable {
                     metrics);
             threads.put(p.label(), thread);
             followers.put(p.label(), f);
-            f.start();
         }
+        followers.values().forEach(PeerFollower::start); // the maps are complete before any poll (recover reads them)
     }
 
     /** The watch's counters. */
@@ -186,6 +190,10 @@ public final class LogWatch implements AutoCloseable {
                     peer, operator, old.quarantined() ? " (was quarantined: " + old.quarantine() + ")" : "",
                     next.generation());
             thread.execute(followers.get(peer)::pollOnce);
+            if (!old.quarantined()) { // the same recovery, but the operator may have meant another peer
+                return "peer '" + peer + "' was not quarantined; recovered it all the same: log generation "
+                        + next.generation() + ", re-reading it from seq 0";
+            }
             return "recovered peer '" + peer + "'; log generation " + next.generation() + ", following from seq 0";
         }, thread);
     }

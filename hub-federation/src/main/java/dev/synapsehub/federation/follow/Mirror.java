@@ -22,6 +22,13 @@ public interface Mirror extends AutoCloseable {
     void commit(PeerView view, String fingerprint, Collection<ObservedClaim> upserts, Collection<String> releases)
             throws MirrorException;
 
+    /**
+     * Records that a poll failed: {@code view.lastError()} only, so an offline view shows it; the
+     * cursor, observation and fingerprint stay as the last good poll committed them.
+     */
+    default void failed(PeerView view) throws MirrorException {
+    }
+
     /** Replaces every claim of {@code view.peer()} with none and stores {@code view} (recovery). */
     void reset(PeerView view) throws MirrorException;
 

@@ -175,7 +175,7 @@ final class PeerFollower {
                 if (list.isEmpty()) {
                     if (logEnd < pos || overlap) {
                         throw new PollFailure("log_behind_cursor", "the peer's log ends at seq " + logEnd + ", behind this hub's cursor "
-                                + pos + " (restarted with a shorter log?); keeping the last observation");
+                                + pos + " (restarted with a shorter log?)"); // failed() adds "keeping the last observation"
                     }
                     caughtUp = true;
                     break;
@@ -356,8 +356,14 @@ final class PeerFollower {
         failures++;
         metrics.pollFailures.incrementAndGet();
         metrics.observationErrors.increment(peer.label(), kind);
-        fold.put(view.failed(error, skew(view)));
+        PeerView failed = view.failed(error, skew(view));
+        fold.put(failed);
         if (!error.equals(lastLogged)) {
+            try { // once per distinct error, as logged: a peer down for a day is not a write per poll
+                mirror.failed(failed);
+            } catch (Mirror.MirrorException e) {
+                LOG.warn("multihub watch: {}", e.getMessage());
+            }
             LOG.warn("multihub watch: poll of peer '{}' failed: {}; keeping the last observation", peer.label(), error);
             lastLogged = error;
         }

@@ -15,8 +15,8 @@ import java.util.Map;
 
 /**
  * The observed mirror in a file of its own beside the journal ({@code <db>.federation.db},
- * SQLite in WAL mode): per peer its cursor, log end, last success, quarantine, log generation
- * and last event fingerprint, and the claims its log asserts. Each poll commits in one
+ * SQLite in WAL mode): per peer its cursor, log end, last success, last error, quarantine, log
+ * generation and last event fingerprint, and the claims its log asserts. Each poll commits in one
  * transaction, so a crash leaves the mirror at the end of some complete poll. Used by one
  * follower thread at a time per peer; methods are synchronized.
  */
@@ -34,9 +34,13 @@ public final class SqliteMirror implements Mirror {
         return db.toAbsolutePath().resolveSibling(db.getFileName() + ".federation.db");
     }
 
-    /** Opens (or creates) the mirror beside {@code db}. */
+    /**
+     * Opens (or creates) the mirror beside {@code db}. A new file is made owner-only (0600) before
+     * SQLite opens it, as the journal is: SQLite gives its -wal and -shm files the database file's mode.
+     */
     public static SqliteMirror open(Path db) throws MirrorException {
         Path file = fileFor(db);
+        createPrivately(file);
         try {
             Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
             try (Statement s = c.createStatement()) {
@@ -49,11 +53,45 @@ public final class SqliteMirror implements Mirror {
                         + "owner TEXT NOT NULL, namespace TEXT NOT NULL, lease_expires_at REAL NOT NULL, "
                         + "epoch INTEGER NOT NULL, status TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, "
                         + "PRIMARY KEY (peer, task_id))");
+                addLastError(s);
             }
             return new SqliteMirror(file, c);
         } catch (SQLException e) {
             throw new MirrorException(file + ": cannot open the federation mirror: " + e.getMessage(), e);
         }
+    }
+
+    private static void createPrivately(Path file) throws MirrorException {
+        if (java.nio.file.Files.exists(file)) {
+            return;
+        }
+        try {
+            if (file.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+                java.nio.file.Files.createFile(file, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                        java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+            } else {
+                java.nio.file.Files.createFile(file);
+            }
+        } catch (java.nio.file.FileAlreadyExistsException raced) {
+            // made meanwhile: SQLite opens it as it is
+        } catch (java.io.IOException e) {
+            throw new MirrorException(file + ": cannot create the federation mirror: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Adds {@code peer.last_error} to a mirror written before it was kept (an offline view then
+     * showed "last error none" for a peer whose polls were failing).
+     */
+    private static void addLastError(Statement s) throws SQLException {
+        try (ResultSet rs = s.executeQuery("PRAGMA table_info(peer)")) {
+            while (rs.next()) {
+                if ("last_error".equals(rs.getString("name"))) {
+                    return;
+                }
+            }
+        }
+        s.execute("ALTER TABLE peer ADD COLUMN last_error TEXT");
     }
 
     /** The mirror's file. */
@@ -75,11 +113,11 @@ public final class SqliteMirror implements Mirror {
                 }
             }
             List<PeerView> out = new ArrayList<>();
-            try (ResultSet rs = s.executeQuery("SELECT peer, cursor, log_end, last_success, quarantine, generation "
-                    + "FROM peer")) {
+            try (ResultSet rs = s.executeQuery("SELECT peer, cursor, log_end, last_success, quarantine, generation, "
+                    + "last_error FROM peer")) {
                 while (rs.next()) {
                     String peer = rs.getString(1);
-                    out.add(new PeerView(peer, rs.getLong(2), rs.getLong(3), rs.getDouble(4), null, Double.NaN,
+                    out.add(new PeerView(peer, rs.getLong(2), rs.getLong(3), rs.getDouble(4), rs.getString(7), Double.NaN,
                             rs.getString(5), rs.getLong(6), claims.getOrDefault(peer, Map.of())));
                 }
             }
@@ -157,9 +195,28 @@ public final class SqliteMirror implements Mirror {
         }
     }
 
+    @Override
+    public synchronized void failed(PeerView view) throws MirrorException {
+        // only the error: cursor, observation and fingerprint stay as the last good poll left them
+        try (PreparedStatement q = c.prepareStatement("INSERT INTO peer (peer, cursor, log_end, last_success, "
+                + "quarantine, generation, fingerprint, last_error) VALUES (?,?,?,?,?,?,NULL,?) "
+                + "ON CONFLICT(peer) DO UPDATE SET last_error = excluded.last_error")) {
+            q.setString(1, view.peer());
+            q.setLong(2, view.cursor());
+            q.setLong(3, view.logEnd());
+            q.setDouble(4, view.lastSuccess());
+            q.setString(5, view.quarantine());
+            q.setLong(6, view.generation());
+            q.setString(7, view.lastError());
+            q.executeUpdate();
+        } catch (SQLException e) {
+            throw new MirrorException(file + ": cannot record a failed poll of " + view.peer() + ": " + e.getMessage(), e);
+        }
+    }
+
     private void putPeer(PeerView view, String fingerprint) throws SQLException {
         try (PreparedStatement q = c.prepareStatement("INSERT OR REPLACE INTO peer (peer, cursor, log_end, "
-                + "last_success, quarantine, generation, fingerprint) VALUES (?,?,?,?,?,?,?)")) {
+                + "last_success, quarantine, generation, fingerprint, last_error) VALUES (?,?,?,?,?,?,?,?)")) {
             q.setString(1, view.peer());
             q.setLong(2, view.cursor());
             q.setLong(3, view.logEnd());
@@ -167,6 +224,7 @@ public final class SqliteMirror implements Mirror {
             q.setString(5, view.quarantine());
             q.setLong(6, view.generation());
             q.setString(7, fingerprint);
+            q.setString(8, view.lastError());
             q.executeUpdate();
         }
     }

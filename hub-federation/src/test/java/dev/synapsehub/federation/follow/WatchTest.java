@@ -263,11 +263,63 @@ class WatchTest {
         FakePeer fake = keep(new FakePeer(pki.hub("hub-f"), honest(peerLog)));
         FedHub follower = keep(follower(dir.resolve("a.db"), List.of(Federation.peer("hub-f", fake.uri(), fake.certs))));
         Await.until("caught up", WAIT, () -> view(follower, "hub-f").cursor() == 3);
-        peerLog.set(log("proj/x"));
-        Await.until("the regression is seen", WAIT, () -> view(follower, "hub-f").lastError() != null);
+        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                PeerFollower.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lines =
+                new ch.qos.logback.core.read.ListAppender<>();
+        lines.start();
+        logger.addAppender(lines);
+        try {
+            peerLog.set(log("proj/x"));
+            Await.until("the regression is seen", WAIT, () -> view(follower, "hub-f").lastError() != null);
+            Await.until("the regression is logged", WAIT, () -> warnings(lines).stream().anyMatch(m -> m.contains("behind")));
+        } finally {
+            logger.detachAppender(lines);
+        }
+        String warned = warnings(lines).stream().filter(m -> m.contains("behind")).findFirst().orElseThrow();
+        assertThat(warned).startsWith("multihub watch: poll of peer 'hub-f' failed: the peer's log ends at seq 1, behind "
+                + "this hub's cursor 3").endsWith("; keeping the last observation");
+        assertThat(warned.split("keeping the last observation", -1)).as(warned).hasSize(2); // said once
         assertThat(view(follower, "hub-f").lastError()).contains("behind this hub's cursor 3");
         assertThat(view(follower, "hub-f").cursor()).isEqualTo(3);
         assertThat(view(follower, "hub-f").claims()).hasSize(3);
+        // persisted beside the journal, so a stopped hub's offline view shows it (federation observed --db)
+        Await.until("the error is in the mirror", WAIT, () -> stored(dir.resolve("a.db"), "hub-f").lastError() != null);
+        PeerView stored = stored(dir.resolve("a.db"), "hub-f");
+        assertThat(stored.lastError()).contains("behind this hub's cursor 3");
+        assertThat(stored.cursor()).isEqualTo(3);
+        assertThat(stored.lastSuccess()).isPositive();
+        assertThat(stored.claims()).hasSize(3);
+
+        // a recovery of a peer that is not quarantined says so, and still re-reads it from seq 0
+        HubClient operator = follower.agent("ops/alice");
+        ObjectNode recover = operator.frame("ops/alice", "multihub_recover_request");
+        recover.put("peer", "hub-f");
+        recover.put("reason", "hub-f restored from backup, ticket 43");
+        operator.send(recover);
+        ObjectNode result = operator.awaitType("multihub_recover_result", WAIT);
+        assertThat(result.path("recovered").asBoolean()).as(result.toString()).isTrue();
+        assertThat(result.path("detail").asText()).isEqualTo("peer 'hub-f' was not quarantined; recovered it all the "
+                + "same: log generation 1, re-reading it from seq 0");
+        Await.until("re-read from seq 0", WAIT, () -> view(follower, "hub-f").lastError() == null
+                && view(follower, "hub-f").cursor() == 1);
+        assertThat(view(follower, "hub-f").generation()).isEqualTo(1);
+    }
+
+    private static List<String> warnings(ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lines) {
+        synchronized (lines) { // the appender's lock: AppenderBase.doAppend adds to the list under it
+            return lines.list.stream().filter(e -> e.getLevel() == ch.qos.logback.classic.Level.WARN)
+                    .map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage).toList();
+        }
+    }
+
+    /** What the mirror beside {@code db} holds for {@code peer}, read as a stopped hub's would be. */
+    private static PeerView stored(Path db, String peer) {
+        try (SqliteMirror mirror = SqliteMirror.open(db)) {
+            return mirror.load().stream().filter(v -> v.peer().equals(peer)).findFirst().orElseThrow();
+        } catch (Mirror.MirrorException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     @Test

@@ -1,0 +1,83 @@
+package dev.synapsehub.cli;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.client.HubClient;
+import dev.synapsehub.client.tls.ClientTls;
+
+import java.io.IOException;
+import java.net.URI;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * {@code federation doctor}'s check of one route: connects with the pin and client certificate the
+ * hub uses, registers as the hub's own id with the route's token and sends one
+ * {@code multihub_log_request}, as the hub's follower does. A reachable peer that refuses this hub
+ * answers such a pull with a null {@code log_end_seq}, so a handshake alone would pass it.
+ */
+final class LogPullProbe {
+    /** What the probe found: {@code verdict} is ok, WARN or FAIL. */
+    record Finding(String verdict, String detail) {
+    }
+
+    private static final Set<String> ANSWERS = Set.of("multihub_log_snapshot", "name_conflict", "auth_denied", "error");
+
+    private LogPullProbe() {
+    }
+
+    static Finding probe(URI uri, ClientTls tls, String hubId, String token) {
+        long start = System.nanoTime();
+        try (HubClient c = HubClient.connect(uri, Duration.ofSeconds(5), tls)) {
+            long millis = (System.nanoTime() - start) / 1_000_000;
+            String reached = uri + " reachable in " + millis + " ms (TLS and pin ok)";
+            ObjectNode hello = c.frame(hubId, "heartbeat");
+            hello.put("payload", "online");
+            if (token != null) {
+                hello.put("token", token);
+            }
+            c.send(hello);
+            ObjectNode w = c.awaitWhileOpen(f -> Set.of("welcome", "name_conflict", "auth_denied")
+                    .contains(f.path("type").asText()), Duration.ofSeconds(5));
+            if (!"welcome".equals(w.path("type").asText())) {
+                return refusedRegistration(reached, hubId, w);
+            }
+            double skew = w.path("timestamp").asDouble() - System.currentTimeMillis() / 1000.0;
+            String welcome = String.format(Locale.ROOT, "protocol %d, clock skew %.3f s",
+                    w.path("protocol_version").asInt(1), skew);
+            ObjectNode pull = c.frame(hubId, "multihub_log_request");
+            pull.put("target", "all");
+            pull.put("after_seq", 0);
+            pull.put("limit", 1);
+            c.send(pull);
+            ObjectNode reply = c.awaitWhileOpen(f -> ANSWERS.contains(f.path("type").asText()), Duration.ofSeconds(10));
+            if (!"multihub_log_snapshot".equals(reply.path("type").asText())) {
+                return refusedRegistration(reached, hubId, reply);
+            }
+            if (!reply.path("log_end_seq").canConvertToLong()) {
+                return new Finding("FAIL", reached + ", but the peer refuses this hub's log pulls (log_end_seq null "
+                        + "for '" + hubId + "'): check that its serving policy grants this hub and that this hub's "
+                        + "client certificate is signed by its client CA (or the peer keeps no journal)");
+            }
+            return new Finding("ok", reached + ", " + welcome + "; a log pull as '" + hubId + "' is served (log end "
+                    + reply.path("log_end_seq").asLong() + ")");
+        } catch (IOException e) {
+            return new Finding("FAIL", uri + ": " + e.getMessage());
+        } catch (TimeoutException e) {
+            return new Finding("FAIL", uri + ": no answer to a log pull as '" + hubId + "': " + e.getMessage());
+        }
+    }
+
+    private static Finding refusedRegistration(String reached, String hubId, ObjectNode f) {
+        String payload = f.path("payload").asText();
+        return switch (f.path("type").asText()) {
+            // the running hub's own link holds the name: not a fault, and the pull cannot be checked from here
+            case "name_conflict" -> new Finding("WARN", reached + "; '" + hubId + "' is already online there (this "
+                    + "hub running?), so whether it may pull the log is not checked: see `federation status` ("
+                    + payload + ")");
+            case "auth_denied" -> new Finding("FAIL", reached + ", but the peer refused the connect token: " + payload);
+            default -> new Finding("FAIL", reached + ", but the peer answered the log pull with an error: " + payload);
+        };
+    }
+}

@@ -1,0 +1,34 @@
+package dev.synapsehub.federation.follow;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The mirror beside the journal holds what peers assert: its files are owner-only, as the journal's are. */
+class SqliteMirrorFileTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void theMirrorAndItsWalAndShmFilesAreCreatedOwnerOnly() throws Exception {
+        Path db = dir.resolve("hub.db");
+        Path file = SqliteMirror.fileFor(db);
+        try (SqliteMirror mirror = SqliteMirror.open(db)) {
+            mirror.commit(new PeerView("hub-b", 1, 1, 1.0, null, Double.NaN, null, 0, Map.of()), "sha256:aa",
+                    List.of(), List.of());
+            for (Path f : List.of(file, file.resolveSibling(file.getFileName() + "-wal"),
+                    file.resolveSibling(file.getFileName() + "-shm"))) {
+                assertThat(f).exists();
+                assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(f))).as(f.toString())
+                        .isEqualTo("rw-------");
+            }
+        }
+    }
+}
