@@ -265,7 +265,7 @@ public final class PeersFile implements PeerRouteSource, AutoCloseable {
         } catch (StrictJson.RepeatedField e) {
             throw refusal("repeats field '" + e.field + "'", f, "keep one '" + e.field + "'");
         } catch (IOException e) {
-            throw refusal("is not a JSON object (" + e.getMessage() + ")", f,
+            throw refusal(StrictJson.notAnObject(e), f,
                     "write {\"version\": 1, \"watch\": [...], \"claim\": [...], \"relay\": [...]}");
         }
         Set<String> unknown = StrictJson.unknown(root, ROOT_FIELDS);

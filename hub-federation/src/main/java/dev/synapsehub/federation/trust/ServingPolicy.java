@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -57,7 +59,7 @@ public record ServingPolicy(Path file, Path storeFile, Path clientCaFile, Map<St
             throw refusal("multi-hub serving policy repeats field '" + e.field + "'", policyFile, "keep one '"
                     + e.field + "'");
         } catch (IOException e) {
-            throw refusal("multi-hub serving policy is not a JSON object (" + e.getMessage() + ")", policyFile,
+            throw refusal("multi-hub serving policy " + StrictJson.notAnObject(e), policyFile,
                     "write {\"version\": 1, \"federation_store\": ..., \"client_ca_file\": ..., \"grants\": [...]}");
         }
         Set<String> unknown = StrictJson.unknown(root, ROOT_FIELDS);
@@ -97,10 +99,22 @@ public record ServingPolicy(Path file, Path storeFile, Path clientCaFile, Map<St
         Path dir = policyFile.getParent();
         Path storeFile = dir.resolve(storeName).normalize();
         Path caFile = dir.resolve(caName).normalize();
-        FederationStore store = FederationStore.read(storeFile, "multi-hub federation store:");
-        SecureFile.read(caFile, "multi-hub client CA:", MAX_CA_BYTES);
+        FederationStore store;
+        try {
+            store = FederationStore.read(storeFile, "multi-hub federation store:");
+        } catch (TrustFileException e) { // the contract's text, then which field named the file and how to make it
+            boolean absent = !Files.exists(storeFile, LinkOption.NOFOLLOW_LINKS);
+            throw new TrustFileException(e.getMessage() + " (named by federation_store in " + policyFile + (absent
+                    ? ": import a peer's bundle to create it, synapse-hub federation import BUNDLE --confirmed-by YOU"
+                    + " --store " + storeFile + ", or correct the path)" : ")"), e);
+        }
+        try {
+            SecureFile.read(caFile, "multi-hub client CA:", MAX_CA_BYTES);
+        } catch (TrustFileException e) {
+            throw new TrustFileException(e.getMessage() + " (named by client_ca_file in " + policyFile + ")", e);
+        }
         for (ServingGrant grant : grants.values()) {
-            check(grant, store, policyFile);
+            check(grant, store, storeFile, policyFile);
         }
         return new ServingPolicy(policyFile, storeFile, caFile, grants, store);
     }
@@ -127,12 +141,14 @@ public record ServingPolicy(Path file, Path storeFile, Path clientCaFile, Map<St
         return new ServingGrant(values[0], values[1], values[2], values[3]);
     }
 
-    private static void check(ServingGrant grant, FederationStore store, Path policyFile) throws TrustFileException {
+    private static void check(ServingGrant grant, FederationStore store, Path storeFile, Path policyFile)
+            throws TrustFileException {
         String s = grant.sender();
         PeeringRecord record = store.record(grant.domainId()).orElse(null);
         if (record == null) {
             throw refusal("serving grant '" + s + "' names unknown federation domain '" + grant.domainId() + "'",
-                    policyFile, "import the peer's bundle first: synapse-hub federation import BUNDLE --confirmed-by YOU");
+                    policyFile, "import the peer's bundle first: synapse-hub federation import BUNDLE"
+                            + " --confirmed-by YOU --store " + storeFile);
         }
         if (!record.namespaces().contains(grant.namespace())) {
             throw refusal("serving grant '" + s + "' namespace is absent from its federation peering", policyFile,

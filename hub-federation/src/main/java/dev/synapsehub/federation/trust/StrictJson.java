@@ -1,7 +1,9 @@
 package dev.synapsehub.federation.trust;
 
 import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -35,6 +37,23 @@ final class StrictJson {
     }
 
     /** Parses {@code bytes} as one JSON object. */
+    /**
+     * Why {@link #object} refused a file, as an operator reads it: "is not valid JSON (at line L,
+     * column C: what)" for a syntax error, without the parser's source description; else "is not
+     * a JSON object (why)".
+     */
+    static String notAnObject(IOException e) {
+        if (e instanceof JsonProcessingException syntax) {
+            String what = syntax.getOriginalMessage()
+                    .replaceAll("\\[Source: [^\\]]*?; (line: \\d+, column: \\d+)\\]", "$1");
+            JsonLocation at = syntax.getLocation();
+            return "is not valid JSON ("
+                    + (at == null ? "" : "at line " + at.getLineNr() + ", column " + at.getColumnNr() + ": ") + what + ")";
+        }
+        return "not a JSON object".equals(e.getMessage()) ? "is not a JSON object"
+                : "is not a JSON object (" + e.getMessage() + ")";
+    }
+
     static ObjectNode object(byte[] bytes) throws IOException, RepeatedField {
         try (JsonParser p = FACTORY.createParser(bytes)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {

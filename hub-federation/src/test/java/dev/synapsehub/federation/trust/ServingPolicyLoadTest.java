@@ -82,6 +82,9 @@ class ServingPolicyLoadTest {
         Files.delete(dir.resolve("b/federation.json"));
         refused("multi-hub federation store: cannot securely open " + dir.resolve("b/federation.json")
                 + ": No such file or directory");
+        refused("(named by federation_store in " + policy + ": import a peer's bundle to create it, synapse-hub"
+                + " federation import BUNDLE --confirmed-by YOU --store " + dir.resolve("b/federation.json")
+                + ", or correct the path)");
     }
 
     @Test
@@ -110,6 +113,7 @@ class ServingPolicyLoadTest {
     void grantsAreCheckedAgainstTheirPeering() throws Exception {
         policyText("{\"version\":1," + STORE + ",\"grants\":[" + GRANT.replace("a.example", "z.example") + "]}");
         refused("serving grant 'hub-a' names unknown federation domain 'z.example'");
+        refused("synapse-hub federation import BUNDLE --confirmed-by YOU --store " + dir.resolve("b/federation.json"));
         policyText("{\"version\":1," + STORE + ",\"grants\":[" + GRANT.replace("\"proj\"", "\"other\"") + "]}");
         refused("serving grant 'hub-a' namespace is absent from its federation peering");
         policyText("{\"version\":1," + STORE + ",\"grants\":[" + GRANT.replace("proj:hub-a:2026", "k2") + "]}");
@@ -118,6 +122,16 @@ class ServingPolicyLoadTest {
                 List.of(TrustFiles.peering("a.example", "proj", "proj:hub-a:2026", List.of())),
                 List.of(new TrustFiles.Grant("hub-a", "a.example", "proj", "proj:hub-a:2026")));
         refused("serving grant 'hub-a' federation peering has no certificate pin");
+    }
+
+    @Test
+    void aPolicyThatIsNotValidJsonSaysWhereWithoutTheParsersInternals() throws Exception {
+        policyText("{\"version\": 1,\n");
+        assertThatThrownBy(() -> ServingPolicy.load(policy)).isInstanceOf(TrustFileException.class)
+                .hasMessageContaining("multi-hub serving policy is not valid JSON (at line 2, column 1: Unexpected end-of-input")
+                .hasMessageNotContaining("Source:").hasMessageNotContaining("StreamReadFeature");
+        policyText("[1]");
+        refused("multi-hub serving policy is not a JSON object (in ");
     }
 
     @Test
