@@ -3,6 +3,11 @@ package dev.synapsehub.net;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.client.HubClient;
+import dev.synapsehub.core.Clock;
+import dev.synapsehub.core.actor.ActorSettings;
+import dev.synapsehub.core.actor.CoordinationActor;
+import dev.synapsehub.core.journal.InMemoryJournal;
+import dev.synapsehub.core.state.CoordinationState;
 import org.junit.jupiter.api.Test;
 
 import java.net.http.HttpResponse;
@@ -254,6 +259,52 @@ class CockpitApiTest {
             assertThat(past.path("dead_letters")).isEmpty();
             assertThat(past.path("dead_letters_matched").asInt()).isEqualTo(1);
             assertThat(past.path("dead_letters_total").asInt()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aHubWithoutAJournalHasNoMailboxAsWhoSays() throws Exception {
+        try (TestHub hub = cockpitHub(); CockpitHttp http = new CockpitHttp(hub.port, null)) {
+            HubClient alice = hub.agent("proj/alice");
+            HubClient bob = hub.agent("proj/bob");
+            ObjectNode chat = alice.frame("chat");
+            chat.put("target", "proj/bob").put("payload", "read live").put("receipt_requested", true);
+            alice.send(chat);
+            bob.awaitType("chat", WAIT);
+            assertThat(alice.awaitType("delivery_receipt", WAIT).path("delivered").asBoolean()).isTrue();
+            alice.send(alice.frame("who_request"));
+            assertThat(alice.awaitType("who_snapshot", WAIT).path("mailbox_pending").isNull()).isTrue();
+
+            JsonNode overview = http.view("/ui/api/overview");
+            assertThat(overview.path("journaled").asBoolean()).isFalse();
+            assertThat(overview.path("mailbox_backlog").isNull()).as(overview.toString()).isTrue();
+            JsonNode bobRow = http.view("/ui/api/presence?q=proj/bob").path("agents").get(0);
+            assertThat(bobRow.path("mailbox_pending").isNull()).as(bobRow.toString()).isTrue();
+            JsonNode mail = http.view("/ui/api/messaging");
+            assertThat(mail.path("backlogs")).isEmpty();
+            assertThat(mail.path("backlogs_total").asInt()).isZero();
+        }
+    }
+
+    @Test
+    void aJournaledHubCountsTheMailboxOfAnAbsentSeat() throws Exception {
+        InMemoryJournal journal = new InMemoryJournal();
+        CoordinationActor actor = new CoordinationActor(new CoordinationState(), journal, Clock.system(),
+                ActorSettings.DEFAULTS);
+        actor.start();
+        try (TestHub hub = new TestHub(HubConfig.builder().ui(true), actor, Clock.system(), journal);
+             CockpitHttp http = new CockpitHttp(hub.port, null)) {
+            HubClient alice = hub.agent("proj/alice");
+            ObjectNode chat = alice.frame("chat");
+            chat.put("target", "proj/away").put("payload", "for later");
+            alice.send(chat);
+            alice.awaitType("chat", WAIT); // the sender's echo: committed
+            assertThat(http.view("/ui/api/overview").path("mailbox_backlog").asInt()).isEqualTo(1);
+            assertThat(http.view("/ui/api/presence?q=proj/alice").path("agents").get(0).path("mailbox_pending").asInt())
+                    .isZero();
+            JsonNode mail = http.view("/ui/api/messaging");
+            assertThat(mail.path("backlogs").get(0).path("identity").asText()).isEqualTo("proj/away");
+            assertThat(mail.path("backlogs").get(0).path("pending").asInt()).isEqualTo(1);
         }
     }
 
