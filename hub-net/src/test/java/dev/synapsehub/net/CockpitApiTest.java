@@ -75,10 +75,15 @@ class CockpitApiTest {
     @Test
     void withoutTheFlagNothingIsServedAtUi() throws Exception {
         try (TestHub hub = TestHub.open(); CockpitHttp http = new CockpitHttp(hub.port, null)) {
-            HttpResponse<String> r = http.get("/ui/api/overview");
-            assertThat(r.statusCode()).isNotEqualTo(200);
-            assertThat(r.body()).doesNotContain("hub_id");
-            assertThat(http.get("/ui/").body()).doesNotContain("cockpit");
+            for (String path : new String[] {"/ui", "/ui/", "/ui/api/overview", "/ui/app.js", "/ui/api/events"}) {
+                HttpResponse<String> r = http.get(path);
+                assertThat(r.statusCode()).as(path).isEqualTo(404);
+                assertThat(r.body()).as(path).isEqualTo("cockpit disabled (start the hub with --ui)\n");
+            }
+            String post = HttpGet.raw(hub.port, "POST /ui/api/claims HTTP/1.1\r\nHost: 127.0.0.1:" + hub.port
+                    + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            assertThat(post).startsWith("HTTP/1.1 404").endsWith("\r\n\r\ncockpit disabled (start the hub with --ui)\n");
+            assertThat(http.get("/elsewhere").statusCode()).as("other paths keep their 426").isEqualTo(426);
         }
     }
 
