@@ -377,6 +377,25 @@ class CockpitApiTest {
     }
 
     @Test
+    void aTokenInTheUrlIsRefusedOnEveryPathNamingItsParameter() throws Exception {
+        try (TestHub hub = new TestHub(HubConfig.builder().token("sekrit").ui(true));
+             CockpitHttp none = new CockpitHttp(hub.port, null)) {
+            for (String field : new String[] {"token", "access_token"}) {
+                for (String path : new String[] {"/ui", "/ui/", "/ui/index.html", "/ui/app.js", "/ui/api/overview",
+                        "/ui/api/events"}) {
+                    String url = path + "?q=x&" + field + "=sekrit";
+                    HttpResponse<String> r = none.get(url);
+                    assertThat(r.statusCode()).as(url).isEqualTo(400);
+                    JsonNode body = CockpitHttp.JSON.readTree(r.body());
+                    assertThat(body.path("error").asText()).as(url).isEqualTo("token_in_url");
+                    assertThat(body.path("field").asText()).as(url).isEqualTo(field);
+                    assertThat(r.body()).doesNotContain("sekrit");
+                }
+            }
+        }
+    }
+
+    @Test
     void aForeignOriginAndWritesAreRefused() throws Exception {
         try (TestHub hub = cockpitHub()) {
             String foreign = HttpGet.raw(hub.port, "GET /ui/api/overview HTTP/1.1\r\nHost: 127.0.0.1:" + hub.port

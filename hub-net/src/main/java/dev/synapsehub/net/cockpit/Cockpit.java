@@ -48,6 +48,8 @@ public final class Cockpit implements AutoCloseable {
     /** The path the cockpit answers under. */
     public static final String PATH = "/ui";
     private static final String API = "/ui/api/";
+    /** The query parameters a token would travel in, refused wherever they appear. */
+    private static final List<String> TOKEN_FIELDS = List.of("token", "access_token");
     private static final String SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; "
             + "connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
@@ -114,6 +116,14 @@ public final class Cockpit implements AutoCloseable {
         }
         QueryStringDecoder query = new QueryStringDecoder(request.uri());
         String path = query.path();
+        // on every path, the page too: a URL with the token lands in proxy logs and the history
+        for (String field : TOKEN_FIELDS) {
+            if (query.parameters().containsKey(field)) {
+                error(ctx, HttpResponseStatus.BAD_REQUEST, "token_in_url",
+                        "never put the token in a URL: send it as 'Authorization: Bearer TOKEN'", field, false);
+                return;
+            }
+        }
         if (path.equals(PATH)) {
             FullHttpResponse r = response(HttpResponseStatus.MOVED_PERMANENTLY, "text/plain; charset=utf-8", "see /ui/\n");
             r.headers().set(HttpHeaderNames.LOCATION, PATH + "/");
@@ -131,11 +141,6 @@ public final class Cockpit implements AutoCloseable {
             r.headers().set(HttpHeaderNames.CONTENT_TYPE, asset.type());
             r.headers().set(HttpHeaderNames.CACHE_CONTROL, "no-cache");
             send(ctx, r, keepAlive);
-            return;
-        }
-        if (query.parameters().containsKey("token") || query.parameters().containsKey("access_token")) {
-            error(ctx, HttpResponseStatus.BAD_REQUEST, "token_in_url",
-                    "never put the token in a URL: send it as 'Authorization: Bearer TOKEN'", "token", false);
             return;
         }
         if (hub.tokens().secured()) {
