@@ -137,6 +137,34 @@ class CockpitApiTest {
     }
 
     @Test
+    void anUnknownParameterOrAnUnusableValueIsRefusedNotIgnored() throws Exception {
+        try (TestHub hub = cockpitHub(); CockpitHttp http = new CockpitHttp(hub.port, null)) {
+            String[][] refused = {
+                    {"/ui/api/presence?online=yes", "online"}, {"/ui/api/presence?online=ON", "online"},
+                    {"/ui/api/events?kinds=bogus", "kinds"}, {"/ui/api/events?kinds=claim,bogus", "kinds"},
+                    {"/ui/api/events?kinds=idempotency", "kinds"}, {"/ui/api/claims?foo=1", "foo"},
+                    {"/ui/api/claims?online=1", "online"}, {"/ui/api/overview?q=x", "q"},
+                    {"/ui/api/denials?offset=1", "offset"}, {"/ui/api/events?q=x", "q"}};
+            for (String[] bad : refused) {
+                HttpResponse<String> r = http.get(bad[0]);
+                assertThat(r.statusCode()).as(bad[0]).isEqualTo(400);
+                JsonNode body = CockpitHttp.JSON.readTree(r.body());
+                assertThat(body.path("error").asText()).as(bad[0]).isEqualTo("bad_parameter");
+                assertThat(body.path("field").asText()).as(bad[0]).isEqualTo(bad[1]);
+            }
+            hub.agent("team/one");
+            HubClient two = hub.agent("team/two");
+            two.close();
+            waitFor(http, "/ui/api/presence?online=true", p -> p.path("matched").asInt() == 1);
+            for (String all : new String[] {"0", "false"}) {
+                assertThat(http.view("/ui/api/presence?online=" + all).path("matched").asInt()).as(all).isEqualTo(2);
+            }
+            BlockingQueue<JsonNode> events = http.events("?kinds=presence,claim,capability_card_removed");
+            CockpitHttp.next(events, e -> e.path("event").asText().equals("hello"), LIVE);
+        }
+    }
+
+    @Test
     void presenceShowsWhoIsOnlineWithLastSeen() throws Exception {
         try (TestHub hub = cockpitHub(); CockpitHttp http = new CockpitHttp(hub.port, null)) {
             hub.agent("team/one");
