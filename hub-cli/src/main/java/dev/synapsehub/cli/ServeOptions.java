@@ -253,8 +253,9 @@ public final class ServeOptions {
     String advertisedHost;
 
     @Option(names = "--allow-origin", paramLabel = "ORIGIN",
-            description = "A browser origin (scheme://host[:port]) admitted at the WebSocket handshake (repeatable); "
-                    + "by default every request carrying an Origin header is refused.")
+            description = "A browser origin (scheme://host[:port]) admitted at the WebSocket handshake and by the "
+                    + "cockpit (repeatable); by default a handshake carrying an Origin header is refused, and the "
+                    + "cockpit admits only its own origin.")
     List<String> allowOrigins = new ArrayList<>();
 
     @Option(names = "--tls-certfile", paramLabel = "PEM",

@@ -3,6 +3,11 @@ package dev.synapsehub.net;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.client.HubClient;
+import dev.synapsehub.core.Clock;
+import dev.synapsehub.core.actor.ActorSettings;
+import dev.synapsehub.core.actor.CoordinationActor;
+import dev.synapsehub.core.journal.InMemoryJournal;
+import dev.synapsehub.core.state.CoordinationState;
 import org.junit.jupiter.api.Test;
 
 import java.net.http.HttpResponse;
@@ -70,10 +75,15 @@ class CockpitApiTest {
     @Test
     void withoutTheFlagNothingIsServedAtUi() throws Exception {
         try (TestHub hub = TestHub.open(); CockpitHttp http = new CockpitHttp(hub.port, null)) {
-            HttpResponse<String> r = http.get("/ui/api/overview");
-            assertThat(r.statusCode()).isNotEqualTo(200);
-            assertThat(r.body()).doesNotContain("hub_id");
-            assertThat(http.get("/ui/").body()).doesNotContain("cockpit");
+            for (String path : new String[] {"/ui", "/ui/", "/ui/api/overview", "/ui/app.js", "/ui/api/events"}) {
+                HttpResponse<String> r = http.get(path);
+                assertThat(r.statusCode()).as(path).isEqualTo(404);
+                assertThat(r.body()).as(path).isEqualTo("cockpit disabled (start the hub with --ui)\n");
+            }
+            String post = HttpGet.raw(hub.port, "POST /ui/api/claims HTTP/1.1\r\nHost: 127.0.0.1:" + hub.port
+                    + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            assertThat(post).startsWith("HTTP/1.1 404").endsWith("\r\n\r\ncockpit disabled (start the hub with --ui)\n");
+            assertThat(http.get("/elsewhere").statusCode()).as("other paths keep their 426").isEqualTo(426);
         }
     }
 
@@ -123,6 +133,34 @@ class CockpitApiTest {
                 assertThat(body.path("field").asText()).isEqualTo(bad.substring(0, bad.indexOf('=')));
             }
             assertThat(http.get("/ui/api/claims?q=" + "x".repeat(201)).statusCode()).isEqualTo(400);
+        }
+    }
+
+    @Test
+    void anUnknownParameterOrAnUnusableValueIsRefusedNotIgnored() throws Exception {
+        try (TestHub hub = cockpitHub(); CockpitHttp http = new CockpitHttp(hub.port, null)) {
+            String[][] refused = {
+                    {"/ui/api/presence?online=yes", "online"}, {"/ui/api/presence?online=ON", "online"},
+                    {"/ui/api/events?kinds=bogus", "kinds"}, {"/ui/api/events?kinds=claim,bogus", "kinds"},
+                    {"/ui/api/events?kinds=idempotency", "kinds"}, {"/ui/api/claims?foo=1", "foo"},
+                    {"/ui/api/claims?online=1", "online"}, {"/ui/api/overview?q=x", "q"},
+                    {"/ui/api/denials?offset=1", "offset"}, {"/ui/api/events?q=x", "q"}};
+            for (String[] bad : refused) {
+                HttpResponse<String> r = http.get(bad[0]);
+                assertThat(r.statusCode()).as(bad[0]).isEqualTo(400);
+                JsonNode body = CockpitHttp.JSON.readTree(r.body());
+                assertThat(body.path("error").asText()).as(bad[0]).isEqualTo("bad_parameter");
+                assertThat(body.path("field").asText()).as(bad[0]).isEqualTo(bad[1]);
+            }
+            hub.agent("team/one");
+            HubClient two = hub.agent("team/two");
+            two.close();
+            waitFor(http, "/ui/api/presence?online=true", p -> p.path("matched").asInt() == 1);
+            for (String all : new String[] {"0", "false"}) {
+                assertThat(http.view("/ui/api/presence?online=" + all).path("matched").asInt()).as(all).isEqualTo(2);
+            }
+            BlockingQueue<JsonNode> events = http.events("?kinds=presence,claim,capability_card_removed");
+            CockpitHttp.next(events, e -> e.path("event").asText().equals("hello"), LIVE);
         }
     }
 
@@ -258,6 +296,52 @@ class CockpitApiTest {
     }
 
     @Test
+    void aHubWithoutAJournalHasNoMailboxAsWhoSays() throws Exception {
+        try (TestHub hub = cockpitHub(); CockpitHttp http = new CockpitHttp(hub.port, null)) {
+            HubClient alice = hub.agent("proj/alice");
+            HubClient bob = hub.agent("proj/bob");
+            ObjectNode chat = alice.frame("chat");
+            chat.put("target", "proj/bob").put("payload", "read live").put("receipt_requested", true);
+            alice.send(chat);
+            bob.awaitType("chat", WAIT);
+            assertThat(alice.awaitType("delivery_receipt", WAIT).path("delivered").asBoolean()).isTrue();
+            alice.send(alice.frame("who_request"));
+            assertThat(alice.awaitType("who_snapshot", WAIT).path("mailbox_pending").isNull()).isTrue();
+
+            JsonNode overview = http.view("/ui/api/overview");
+            assertThat(overview.path("journaled").asBoolean()).isFalse();
+            assertThat(overview.path("mailbox_backlog").isNull()).as(overview.toString()).isTrue();
+            JsonNode bobRow = http.view("/ui/api/presence?q=proj/bob").path("agents").get(0);
+            assertThat(bobRow.path("mailbox_pending").isNull()).as(bobRow.toString()).isTrue();
+            JsonNode mail = http.view("/ui/api/messaging");
+            assertThat(mail.path("backlogs")).isEmpty();
+            assertThat(mail.path("backlogs_total").asInt()).isZero();
+        }
+    }
+
+    @Test
+    void aJournaledHubCountsTheMailboxOfAnAbsentSeat() throws Exception {
+        InMemoryJournal journal = new InMemoryJournal();
+        CoordinationActor actor = new CoordinationActor(new CoordinationState(), journal, Clock.system(),
+                ActorSettings.DEFAULTS);
+        actor.start();
+        try (TestHub hub = new TestHub(HubConfig.builder().ui(true), actor, Clock.system(), journal);
+             CockpitHttp http = new CockpitHttp(hub.port, null)) {
+            HubClient alice = hub.agent("proj/alice");
+            ObjectNode chat = alice.frame("chat");
+            chat.put("target", "proj/away").put("payload", "for later");
+            alice.send(chat);
+            alice.awaitType("chat", WAIT); // the sender's echo: committed
+            assertThat(http.view("/ui/api/overview").path("mailbox_backlog").asInt()).isEqualTo(1);
+            assertThat(http.view("/ui/api/presence?q=proj/alice").path("agents").get(0).path("mailbox_pending").asInt())
+                    .isZero();
+            JsonNode mail = http.view("/ui/api/messaging");
+            assertThat(mail.path("backlogs").get(0).path("identity").asText()).isEqualTo("proj/away");
+            assertThat(mail.path("backlogs").get(0).path("pending").asInt()).isEqualTo(1);
+        }
+    }
+
+    @Test
     void persistentCardsAreListedAndTheirRegistrationAndRemovalAreStreamed() throws Exception {
         try (TestHub hub = cockpitHub(); CockpitHttp http = new CockpitHttp(hub.port, null)) {
             BlockingQueue<JsonNode> events = http.events("");
@@ -317,6 +401,25 @@ class CockpitApiTest {
             assertThat(right.view("/ui/api/overview").path("secured").asBoolean()).isTrue();
             BlockingQueue<JsonNode> events = right.events("");
             CockpitHttp.next(events, e -> e.path("event").asText().equals("hello"), LIVE);
+        }
+    }
+
+    @Test
+    void aTokenInTheUrlIsRefusedOnEveryPathNamingItsParameter() throws Exception {
+        try (TestHub hub = new TestHub(HubConfig.builder().token("sekrit").ui(true));
+             CockpitHttp none = new CockpitHttp(hub.port, null)) {
+            for (String field : new String[] {"token", "access_token"}) {
+                for (String path : new String[] {"/ui", "/ui/", "/ui/index.html", "/ui/app.js", "/ui/api/overview",
+                        "/ui/api/events"}) {
+                    String url = path + "?q=x&" + field + "=sekrit";
+                    HttpResponse<String> r = none.get(url);
+                    assertThat(r.statusCode()).as(url).isEqualTo(400);
+                    JsonNode body = CockpitHttp.JSON.readTree(r.body());
+                    assertThat(body.path("error").asText()).as(url).isEqualTo("token_in_url");
+                    assertThat(body.path("field").asText()).as(url).isEqualTo(field);
+                    assertThat(r.body()).doesNotContain("sekrit");
+                }
+            }
         }
     }
 

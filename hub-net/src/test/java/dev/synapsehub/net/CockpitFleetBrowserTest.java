@@ -118,13 +118,14 @@ class CockpitFleetBrowserTest {
             Double at = stopped.get();
             return at != null ? at : system.nowSeconds();
         };
-        CoordinationActor actor = new CoordinationActor(new CoordinationState(), new InMemoryJournal(), clock,
-                ActorSettings.DEFAULTS);
+        InMemoryJournal journal = new InMemoryJournal();
+        CoordinationActor actor = new CoordinationActor(new CoordinationState(), journal, clock, ActorSettings.DEFAULTS);
         actor.start();
         EventLoopGroup group = new NioEventLoopGroup(2);
         List<HubClient> online = new ArrayList<>();
+        // the edge gets the journal too: a hub without one has no mailboxes, so no backlogs to list
         try (TestHub hub = new TestHub(HubConfig.builder().ui(true).maxClients(AGENTS + 64).maxConnectionsPerHost(0),
-                actor, clock)) {
+                actor, clock, journal)) {
             registerFleet(hub, group, online);
             double now = clock.nowSeconds();
             stopped.set(now);

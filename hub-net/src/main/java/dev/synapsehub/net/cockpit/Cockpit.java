@@ -25,9 +25,9 @@ import org.slf4j.LoggerFactory;
 
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
@@ -48,6 +48,21 @@ public final class Cockpit implements AutoCloseable {
     /** The path the cockpit answers under. */
     public static final String PATH = "/ui";
     private static final String API = "/ui/api/";
+    /** The query parameters a token would travel in, refused wherever they appear. */
+    private static final List<String> TOKEN_FIELDS = List.of("token", "access_token");
+    /** The parameters each view takes; anything else is refused 400 rather than ignored. */
+    private static final Map<String, Set<String>> PARAMETERS = Map.ofEntries(
+            Map.entry("overview", Set.of()),
+            Map.entry("presence", with(ViewQuery.PAGE, "online")),
+            Map.entry("claims", ViewQuery.PAGE),
+            Map.entry("board", with(ViewQuery.PAGE, "status")),
+            Map.entry("messaging", ViewQuery.PAGE),
+            Map.entry("cards", ViewQuery.PAGE),
+            Map.entry("denials", Set.of("q", "limit")),
+            Map.entry("recent", Set.of("q", "limit")),
+            Map.entry("cluster", Set.of()),
+            Map.entry("observed", ViewQuery.PAGE),
+            Map.entry("events", Set.of("kinds")));
     private static final String SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; "
             + "connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
@@ -114,6 +129,14 @@ public final class Cockpit implements AutoCloseable {
         }
         QueryStringDecoder query = new QueryStringDecoder(request.uri());
         String path = query.path();
+        // on every path, the page too: a URL with the token lands in proxy logs and the history
+        for (String field : TOKEN_FIELDS) {
+            if (query.parameters().containsKey(field)) {
+                error(ctx, HttpResponseStatus.BAD_REQUEST, "token_in_url",
+                        "never put the token in a URL: send it as 'Authorization: Bearer TOKEN'", field, false);
+                return;
+            }
+        }
         if (path.equals(PATH)) {
             FullHttpResponse r = response(HttpResponseStatus.MOVED_PERMANENTLY, "text/plain; charset=utf-8", "see /ui/\n");
             r.headers().set(HttpHeaderNames.LOCATION, PATH + "/");
@@ -133,11 +156,6 @@ public final class Cockpit implements AutoCloseable {
             send(ctx, r, keepAlive);
             return;
         }
-        if (query.parameters().containsKey("token") || query.parameters().containsKey("access_token")) {
-            error(ctx, HttpResponseStatus.BAD_REQUEST, "token_in_url",
-                    "never put the token in a URL: send it as 'Authorization: Bearer TOKEN'", "token", false);
-            return;
-        }
         if (hub.tokens().secured()) {
             String refused = hub.tokens().check(bearer(headers.get(HttpHeaderNames.AUTHORIZATION)));
             if (refused != null) {
@@ -149,9 +167,16 @@ public final class Cockpit implements AutoCloseable {
             }
         }
         String view = path.substring(API.length());
+        Set<String> accepted = PARAMETERS.get(view);
+        if (accepted == null) {
+            error(ctx, HttpResponseStatus.NOT_FOUND, "not_found", "no such cockpit view: " + view, null, keepAlive);
+            return;
+        }
         ViewQuery q;
+        Set<String> kinds;
         try {
-            q = ViewQuery.of(query);
+            q = ViewQuery.of(query, accepted);
+            kinds = StreamKinds.of(query);
         } catch (ViewQuery.BadParameter bad) {
             error(ctx, HttpResponseStatus.BAD_REQUEST, "bad_parameter", bad.getMessage(), bad.field, keepAlive);
             return;
@@ -168,10 +193,10 @@ public final class Cockpit implements AutoCloseable {
             case "cluster" -> x -> views.cluster();
             case "observed" -> views::observed;
             case "events" -> null;
-            default -> x -> CompletableFuture.failedFuture(new NotFound(view));
+            default -> throw new IllegalStateException("a view without a reader: " + view);
         };
         if (reader == null) {
-            openStream(ctx, query);
+            openStream(ctx, kinds);
             return;
         }
         CompletableFuture<ObjectNode> answer;
@@ -184,8 +209,6 @@ public final class Cockpit implements AutoCloseable {
             if (failure == null) {
                 hub.extensions().labelRead(body); // a mesh node says how fresh its node-local read is
                 send(ctx, json(HttpResponseStatus.OK, body), keepAlive);
-            } else if (unwrap(failure) instanceof NotFound) {
-                error(ctx, HttpResponseStatus.NOT_FOUND, "not_found", "no such cockpit view: " + view, null, keepAlive);
             } else if (unwrap(failure) instanceof java.util.concurrent.TimeoutException) {
                 error(ctx, HttpResponseStatus.SERVICE_UNAVAILABLE, "writer_busy",
                         "the hub's writer did not answer in time; retry shortly", null, keepAlive);
@@ -199,14 +222,7 @@ public final class Cockpit implements AutoCloseable {
     }
 
     /** The live feed: a chunked text/event-stream response that stays open. */
-    private void openStream(ChannelHandlerContext ctx, QueryStringDecoder query) {
-        Set<String> kinds = new HashSet<>();
-        List<String> asked = query.parameters().get("kinds");
-        if (asked != null) {
-            for (String k : asked) {
-                Arrays.stream(k.split(",")).map(String::strip).filter(s -> !s.isEmpty()).forEach(kinds::add);
-            }
-        }
+    private void openStream(ChannelHandlerContext ctx, Set<String> kinds) {
         HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
         head.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
         head.headers().set(HttpHeaderNames.CACHE_CONTROL, "no-store");
@@ -240,6 +256,12 @@ public final class Cockpit implements AutoCloseable {
         }
     }
 
+    private static Set<String> with(Set<String> names, String more) {
+        Set<String> all = new HashSet<>(names);
+        all.add(more);
+        return Set.copyOf(all);
+    }
+
     private static String bearer(String authorization) {
         if (authorization == null) {
             return null;
@@ -265,13 +287,6 @@ public final class Cockpit implements AutoCloseable {
             c = c.getCause();
         }
         return c;
-    }
-
-    /** An unknown view name. */
-    private static final class NotFound extends RuntimeException {
-        NotFound(String view) {
-            super(view, null, false, false);
-        }
     }
 
     private static ObjectNode problem(String code, String message, String field) {

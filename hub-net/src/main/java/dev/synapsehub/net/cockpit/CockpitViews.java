@@ -60,14 +60,24 @@ final class CockpitViews {
         }, cockpit);
     }
 
+    /**
+     * Identity to pending directed messages, or null on a hub without a journal: it has no
+     * mailbox (no seq, no ack), so the core's counts never drain and {@code who} says null too.
+     */
+    private Map<String, Integer> mailboxes(dev.synapsehub.core.state.CoordinationState s) {
+        return hub.journaled() ? s.messaging().mailboxPending() : null;
+    }
+
     /** Hub identity, counts and the feed's own accounting. */
     CompletableFuture<ObjectNode> overview() {
         double now = hub.clock().nowSeconds();
-        record Counts(int claims, int tasks, int deadLetters, int backlog) {
+        record Counts(int claims, int tasks, int deadLetters, Integer backlog) {
         }
-        return read(s -> new Counts(liveClaims(s, now), s.board().taskCount(),
-                s.messaging().deadLetters(now).size(),
-                s.messaging().mailboxPending().values().stream().mapToInt(Integer::intValue).sum()))
+        return read(s -> {
+            Map<String, Integer> pending = mailboxes(s);
+            return new Counts(liveClaims(s, now), s.board().taskCount(), s.messaging().deadLetters(now).size(),
+                    pending == null ? null : pending.values().stream().mapToInt(Integer::intValue).sum());
+        })
                 .thenApplyAsync(c -> {
                     ObjectNode o = FeedEvents.JSON.objectNode();
                     o.put("hub_id", hub.hubId());
@@ -96,7 +106,7 @@ final class CockpitViews {
 
     /** Agents the hub remembers (online or not), with last-seen and mailbox backlog. */
     CompletableFuture<ObjectNode> presence(ViewQuery q) {
-        return read(s -> s.messaging().mailboxPending()).thenApplyAsync(pending -> {
+        return read(this::mailboxes).thenApplyAsync(pending -> {
             Set<String> online = new HashSet<>(hub.registry().online());
             TreeMap<String, Double> seen = hub.registry().lastSeen();
             for (String name : online) {
@@ -119,7 +129,11 @@ final class CockpitViews {
                 if (e.getValue() != null) {
                     a.put("last_seen", e.getValue());
                 }
-                a.put("mailbox_pending", pending.getOrDefault(name, 0));
+                if (pending == null) {
+                    a.putNull("mailbox_pending"); // no journal, no mailbox
+                } else {
+                    a.put("mailbox_pending", pending.getOrDefault(name, 0));
+                }
                 rows.add(a);
             }
             ObjectNode o = page(q, seen.size(), matched, rows, "agents");
@@ -187,7 +201,9 @@ final class CockpitViews {
         double now = hub.clock().nowSeconds();
         record Mail(List<DeadLetter> dead, Map<String, Integer> pending) {
         }
-        return read(s -> new Mail(s.messaging().deadLetters(now), s.messaging().mailboxPending()))
+        // no journal: no mailboxes, so no backlogs to list
+        return read(s -> new Mail(s.messaging().deadLetters(now), java.util.Objects.requireNonNullElse(mailboxes(s),
+                Map.of())))
                 .thenApplyAsync(m -> {
                     ObjectNode o = FeedEvents.JSON.objectNode();
                     ArrayNode dead = o.putArray("dead_letters");

@@ -4,11 +4,14 @@ import io.netty.handler.codec.http.QueryStringDecoder;
 
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 
 /**
  * The filter and page of one cockpit view request, validated: {@code q} (case-insensitive
  * substring, at most 200 characters), {@code offset} (from 0) and {@code limit} (1..500); and
- * {@code status}, one board column to page through (a virtualised column asks for its own rows).
+ * {@code status}, one board column to page through (a virtualised column asks for its own rows);
+ * {@code online} (1, 0, true or false), presence's "online only". A parameter the view does not
+ * take is refused like a bad value.
  *
  * @param q the lower-cased filter, "" for none
  * @param status the board column asked for, or null for every column
@@ -28,7 +31,17 @@ record ViewQuery(String q, int offset, int limit, boolean onlineOnly, dev.synaps
         }
     }
 
-    static ViewQuery of(QueryStringDecoder query) {
+    /** The parameters of a list view: filter and page. */
+    static final Set<String> PAGE = Set.of("q", "offset", "limit");
+
+    /** The request's parameters, every one of them among {@code accepted} (else 400: a typo never filters silently). */
+    static ViewQuery of(QueryStringDecoder query, Set<String> accepted) {
+        for (String name : new java.util.TreeSet<>(query.parameters().keySet())) {
+            if (!accepted.contains(name)) {
+                throw new BadParameter(name, "'" + name + "' is not a parameter of this view"
+                        + (accepted.isEmpty() ? "" : "; it takes " + String.join(", ", new java.util.TreeSet<>(accepted))));
+            }
+        }
         String q = first(query, "q", "");
         if (q.length() > MAX_FILTER) {
             throw new BadParameter("q", "the filter is longer than " + MAX_FILTER + " characters");
@@ -42,8 +55,12 @@ record ViewQuery(String q, int offset, int limit, boolean onlineOnly, dev.synaps
             status = dev.synapsehub.core.board.BoardStatus.fromWire(column.strip()).orElseThrow(() ->
                     new BadParameter("status", "'status' must be a board column: open, in_progress, blocked, done or cancelled"));
         }
-        return new ViewQuery(q.strip().toLowerCase(Locale.ROOT), offset, limit, online.equals("1") || online.equals("true"),
-                status);
+        boolean onlineOnly = switch (online.strip()) {
+            case "1", "true" -> true;
+            case "", "0", "false" -> false;
+            default -> throw new BadParameter("online", "'online' must be 1, 0, true or false");
+        };
+        return new ViewQuery(q.strip().toLowerCase(Locale.ROOT), offset, limit, onlineOnly, status);
     }
 
     /** True when the filter is empty or one of {@code fields} contains it. */

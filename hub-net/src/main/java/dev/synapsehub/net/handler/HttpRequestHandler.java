@@ -25,12 +25,13 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * HTTP on the hub port (contract §3.1, §10): {@code /health} and {@code /metrics} when metrics
- * are enabled (403 otherwise), the Host/Origin guard for everything else, then the WebSocket
- * upgrade further down the pipeline.
+ * are enabled (403 otherwise), the cockpit under {@code /ui} when it is on (404 otherwise), the
+ * Host/Origin guard for everything else, then the WebSocket upgrade further down the pipeline.
  */
 public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     private static final String UPGRADE_REQUIRED = "Upgrade Required: this is a WebSocket endpoint; connect with a"
             + " WebSocket client.\n";
+    private static final String COCKPIT_DISABLED = "cockpit disabled (start the hub with --ui)\n";
 
     private final CoordinationActor actor;
     private final Clock clock;
@@ -85,8 +86,12 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
             return;
         }
         if (!request.headers().containsValue(HttpHeaderNames.UPGRADE, "websocket", true)) {
-            // a plain GET on any other path: 426, as the contract's table says (A9)
             request.release();
+            if (Cockpit.owns(path)) { // the cockpit is off: say so, as /health does without --metrics
+                respond(ctx, HttpResponseStatus.NOT_FOUND, "text/plain; charset=utf-8", COCKPIT_DISABLED, false);
+                return;
+            }
+            // a plain GET on any other path: 426, as the contract's table says (A9)
             FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
                     HttpResponseStatus.UPGRADE_REQUIRED, Unpooled.copiedBuffer(UPGRADE_REQUIRED, StandardCharsets.UTF_8));
             response.headers().set(HttpHeaderNames.UPGRADE, "websocket");

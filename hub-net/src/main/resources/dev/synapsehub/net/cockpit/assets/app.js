@@ -630,7 +630,8 @@ async function loadOverview() {
   document.getElementById('stat-online').textContent = o.agents_online;
   document.getElementById('stat-claims').textContent = o.live_claims;
   document.getElementById('stat-tasks').textContent = o.board_tasks;
-  document.getElementById('stat-backlog').textContent = o.mailbox_backlog;
+  // null: a hub without a journal has no mailbox
+  document.getElementById('stat-backlog').textContent = o.mailbox_backlog ?? 'no journal';
   document.getElementById('stat-seq').textContent = o.feed.last_seq;
   document.getElementById('tab-cluster').hidden = !(o.cluster && o.cluster.length);
 }
