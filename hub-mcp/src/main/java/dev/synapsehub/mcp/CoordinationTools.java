@@ -442,7 +442,12 @@ final class CoordinationTools {
     private Map<String, Object> keyedCall(ObjectNode f, Map<String, Object> a, String success,
             Predicate<ObjectNode> answers) throws ToolFailure {
         String key = keyed(f, a);
-        return granted(hub.request(f, r -> isError(r) || answers.test(r)), success, key);
+        try {
+            return granted(hub.request(f, r -> isError(r) || answers.test(r)), success, key);
+        } catch (ToolFailure failure) {
+            // a no_answer may still have been applied: the agent needs the key to retry safely
+            throw failure.keyed(key);
+        }
     }
 
     /** The success shape, or the refusal as a {@link ToolFailure}. */
