@@ -379,8 +379,9 @@ final class CoordinationTools {
                         Thread.currentThread().interrupt();
                         throw ToolFailure.noAnswer("interrupted");
                     } catch (IOException e) {
-                        throw ToolFailure.local("cursor_not_saved", "the inbox cursor file could not be written: "
-                                + e.getMessage(), Map.of());
+                        throw ToolFailure.local("cursor_not_saved", "the inbox cursor file could not be written ("
+                                + e.getMessage() + "); nothing was taken, the items stay queued for the next call",
+                                Map.of());
                     }
                     List<Object> items = new ArrayList<>();
                     List<Long> acked = new ArrayList<>();

@@ -73,37 +73,37 @@ final class Inbox {
     /**
      * Takes up to {@code max} items, oldest first, waiting up to {@code waitMillis} for the first
      * one. The highest chat seq taken becomes the cursor (and is written to the cursor file).
+     * When the cursor file cannot be written nothing is taken: the items stay queued for the next
+     * call rather than being lost behind a cursor that was not saved.
      */
-    Batch take(int max, long waitMillis) throws InterruptedException, IOException {
-        Batch batch;
-        long cursor;
-        synchronized (this) {
-            long deadline = System.nanoTime() + waitMillis * 1_000_000L;
-            while (items.isEmpty()) {
-                long left = (deadline - System.nanoTime()) / 1_000_000L;
-                if (left <= 0) {
-                    break;
-                }
-                wait(left);
+    synchronized Batch take(int max, long waitMillis) throws InterruptedException, IOException {
+        long deadline = System.nanoTime() + waitMillis * 1_000_000L;
+        while (items.isEmpty()) {
+            long left = (deadline - System.nanoTime()) / 1_000_000L;
+            if (left <= 0) {
+                break;
             }
-            List<ObjectNode> out = new ArrayList<>();
-            long before = readThrough;
-            while (!items.isEmpty() && out.size() < max) {
-                ObjectNode item = items.removeFirst();
-                long seq = item.path("seq").asLong(0);
-                if (seq > 0) {
-                    queuedSeqs.remove(seq);
-                    readThrough = Math.max(readThrough, seq);
-                }
-                out.add(item);
+            wait(left);
+        }
+        List<ObjectNode> out = new ArrayList<>();
+        long through = readThrough;
+        for (ObjectNode item : items) {
+            if (out.size() >= max) {
+                break;
             }
-            batch = new Batch(out, dropped, items.size());
-            dropped = 0;
-            cursor = readThrough == before ? -1 : readThrough;
+            out.add(item);
+            through = Math.max(through, item.path("seq").asLong(0));
         }
-        if (cursor >= 0) {
-            saveCursor(cursor);
+        if (through != readThrough) {
+            saveCursor(through); // first: a failure leaves the items queued
         }
+        for (ObjectNode item : out) {
+            items.removeFirst();
+            queuedSeqs.remove(item.path("seq").asLong(0));
+        }
+        readThrough = through;
+        Batch batch = new Batch(out, dropped, items.size());
+        dropped = 0;
         return batch;
     }
 

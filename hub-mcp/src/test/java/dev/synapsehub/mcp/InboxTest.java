@@ -64,6 +64,21 @@ class InboxTest {
     }
 
     @Test
+    void itemsWhoseCursorCouldNotBeSavedStayQueued(@TempDir Path dir) throws Exception {
+        Path missing = dir.resolve("nodir");
+        Inbox inbox = new Inbox(10, missing.resolve("cur.cursor"));
+        inbox.offer(chat(3), 3);
+        assertThatThrownBy(() -> inbox.take(10, 0)).isInstanceOf(java.io.IOException.class);
+        assertThat(inbox.cursor()).isZero();
+        assertThat(inbox.offer(chat(3), 3)).as("still queued, so a replay is a duplicate").isFalse();
+        Files.createDirectory(missing);
+        Inbox.Batch batch = inbox.take(10, 0);
+        assertThat(batch.items()).hasSize(1);
+        assertThat(batch.items().get(0).path("seq").asLong()).isEqualTo(3);
+        assertThat(Files.readString(missing.resolve("cur.cursor")).strip()).isEqualTo("3");
+    }
+
+    @Test
     void takeWaitsForTheFirstItem() throws Exception {
         Inbox inbox = new Inbox(10, null);
         Thread t = new Thread(() -> {
