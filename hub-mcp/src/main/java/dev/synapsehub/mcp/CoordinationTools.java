@@ -363,7 +363,8 @@ final class CoordinationTools {
                 .number("wait_seconds", false, 0.0, 60.0, "When the inbox is empty, wait up to this long for "
                         + "something to arrive (default 0: answer at once).")
                 .bool("ack", false, "Acknowledge the directed messages returned to the hub (default true), so its "
-                        + "mailbox counts them as read and a sender waiting for a receipt learns they arrived.");
+                        + "mailbox counts them as read and a sender waiting for a receipt learns they arrived. With false they "
+                        + "stay unread there and a later session gets them again.");
         return new Tool("inbox", "Read messages", "Messages and notices received since the last call, oldest first: "
                 + "kind 'chat' (sender, target, payload, msg_id, seq; replayed: true when it waited in the mailbox "
                 + "while you were away), 'delivery_receipt' for messages you sent, 'handoff_granted' when a task was "
@@ -374,7 +375,7 @@ final class CoordinationTools {
                     boolean ack = !Boolean.FALSE.equals(a.get("ack"));
                     Inbox.Batch batch;
                     try {
-                        batch = inbox.take(max, waitMillis);
+                        batch = inbox.take(max, waitMillis, ack);
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                         throw ToolFailure.noAnswer("interrupted");
