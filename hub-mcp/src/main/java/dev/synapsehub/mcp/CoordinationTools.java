@@ -326,8 +326,14 @@ final class CoordinationTools {
         return new Tool("send", "Send a message", "Send a chat message to other agents (or to all). Directed "
                 + "messages are kept in the recipients' mailboxes on a hub with a journal and replayed when they "
                 + "reconnect.", in, false, a -> {
+                    String to = (String) a.get("to");
+                    if (to.strip().isEmpty()) {
+                        // the hub reads an empty target as everyone: a slip must not become a broadcast
+                        throw ToolFailure.invalidArguments("to", "to is empty; name the recipients (agent names, a "
+                                + "project or a role, comma-separated), or \"all\" for everyone");
+                    }
                     ObjectNode f = request("chat");
-                    f.put("target", ((String) a.get("to")).strip().isEmpty() ? "all" : (String) a.get("to"));
+                    f.put("target", to);
                     f.put("payload", (String) a.get("text"));
                     String id = (String) a.getOrDefault("client_msg_id", "mcp-" + UUID.randomUUID());
                     f.put("client_msg_id", id);
