@@ -52,10 +52,11 @@ public final class McpFace {
             throws IOException, InterruptedException {
         Inbox inbox = new Inbox(settings.inboxCapacity(), settings.cursorFile());
         ProtocolOutput protocol = new ProtocolOutput(out);
-        StdioGate gate = new StdioGate(in, protocol);
         try (HubLink link = new HubLink(settings, inbox)) {
             link.start();
             CoordinationTools tools = new CoordinationTools(link, inbox);
+            StdioGate gate = new StdioGate(in, protocol, tools.all().stream().map(CoordinationTools.Tool::name)
+                    .collect(java.util.stream.Collectors.toSet()));
             // the gate reads the client's lines and answers malformed ones; the SDK sees only well-formed messages
             StdioServerTransportProvider transport = new StdioServerTransportProvider(McpJsonDefaults.getMapper(),
                     gate.passed(), protocol, Integer.MAX_VALUE);

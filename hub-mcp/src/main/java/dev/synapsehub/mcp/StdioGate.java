@@ -16,6 +16,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 
 /**
@@ -23,6 +24,9 @@ import java.util.concurrent.CountDownLatch;
  * stops reading for good at the first line it cannot deserialize (and so never sees the end of
  * input either). The gate answers a line that is not JSON with {@code -32700} and one that is
  * not a JSON-RPC message with {@code -32600} itself, and passes only well-formed messages on.
+ * It also answers a {@code tools/call} whose params do not name a known tool with object
+ * arguments ({@code -32602}): the SDK would answer with a Java exception or a message that does
+ * not name the tool.
  * When its input ends or fails it ends the transport's input and counts {@link #ended()} down.
  */
 final class StdioGate implements Runnable {
@@ -31,6 +35,7 @@ final class StdioGate implements Runnable {
     static final int MAX_LINE_BYTES = 16 * 1024 * 1024;
     static final int PARSE_ERROR = -32700;
     static final int INVALID_REQUEST = -32600;
+    static final int INVALID_PARAMS = -32602;
     private static final ObjectMapper STRICT = new ObjectMapper()
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
@@ -38,10 +43,13 @@ final class StdioGate implements Runnable {
     private final LineQueueInput passed = new LineQueueInput();
     private final ProtocolOutput out;
     private final CountDownLatch ended = new CountDownLatch(1);
+    private final Set<String> toolNames;
 
-    StdioGate(InputStream in, ProtocolOutput out) {
+    /** @param toolNames the tools a {@code tools/call} may name */
+    StdioGate(InputStream in, ProtocolOutput out, Set<String> toolNames) {
         this.in = new BufferedInputStream(in);
         this.out = out;
+        this.toolNames = Set.copyOf(toolNames);
     }
 
     /** What the SDK transport reads: the well-formed lines only. */
@@ -119,7 +127,33 @@ final class StdioGate implements Runnable {
             answer(replyId, INVALID_REQUEST, "Invalid Request: " + problem);
             return;
         }
+        String badCall = "tools/call".equals(message.path("method").textValue()) && message.has("id")
+                ? toolCallProblem(message.path("params")) : null;
+        if (badCall != null) {
+            answer(replyId, INVALID_PARAMS, badCall);
+            return;
+        }
         passed.offer((text + "\n").getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Why a {@code tools/call}'s params cannot be served, or null when they can. */
+    private String toolCallProblem(JsonNode params) {
+        if (!params.isObject()) {
+            return "Invalid params: tools/call needs params {\"name\": <tool>, \"arguments\": {…}}";
+        }
+        JsonNode name = params.path("name");
+        if (!name.isTextual()) {
+            return "Invalid params: \"name\" must be the tool's name, a string";
+        }
+        JsonNode arguments = params.path("arguments");
+        if (!arguments.isMissingNode() && !arguments.isNull() && !arguments.isObject()) {
+            return "Invalid params: \"arguments\" must be an object of the tool's arguments, not "
+                    + arguments.getNodeType().toString().toLowerCase(java.util.Locale.ROOT);
+        }
+        if (!toolNames.contains(name.textValue())) {
+            return "Unknown tool: " + name.textValue();
+        }
+        return null;
     }
 
     /** Why {@code m} is not a JSON-RPC 2.0 request, notification or response, or null when it is one. */

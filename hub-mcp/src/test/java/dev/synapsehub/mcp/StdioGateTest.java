@@ -114,6 +114,31 @@ class StdioGateTest {
     }
 
     @Test
+    void malformedToolCallsAreInvalidParamsNamingWhatIsWrong() throws Exception {
+        startFace();
+        initialize();
+        send("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"who\",\"arguments\":\"x\"}}");
+        JsonNode string = next();
+        assertThat(string.path("id").asInt()).isEqualTo(4);
+        assertThat(string.path("error").path("code").asInt()).isEqualTo(-32602);
+        assertThat(string.path("error").path("message").asText()).contains("arguments").doesNotContain("jackson");
+        send("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"who\",\"arguments\":[1]}}");
+        assertThat(next().path("error").path("code").asInt()).isEqualTo(-32602);
+        send("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":\"frobnicate\","
+                + "\"arguments\":{}}}");
+        JsonNode unknown = next();
+        assertThat(unknown.path("error").path("code").asInt()).isEqualTo(-32602);
+        assertThat(unknown.path("error").path("message").asText()).contains("frobnicate");
+        // a well-formed call still reaches the tool (whose own check answers: no such argument)
+        send("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"send\","
+                + "\"arguments\":{\"to\":\"\",\"text\":\"x\"}}}");
+        JsonNode served = next();
+        assertThat(served.path("id").asInt()).isEqualTo(7);
+        assertThat(served.path("result").path("isError").asBoolean()).isTrue();
+        assertThat(served.path("result").path("structuredContent").path("error").path("field").asText()).isEqualTo("to");
+    }
+
+    @Test
     void theEndOfInputEndsTheFaceEvenAfterABadLine() throws Exception {
         startFace();
         initialize();
