@@ -35,4 +35,19 @@ class McpCommandTest {
         assertThat(o.code()).isEqualTo(ExitCodes.USAGE);
         assertThat(o.err()).contains(missing.toString()).contains("does not exist");
     }
+
+    @Test
+    void theHelpSaysTheNamespaceIsOptionalAsTheHubHasIt() {
+        PrintStream saved = System.out;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+        int code;
+        try {
+            code = Main.run(new String[] {"mcp", "--help"});
+        } finally {
+            System.setOut(saved);
+        }
+        assertThat(code).isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("--name=[NS/]AGENT").contains("optional");
+    }
 }

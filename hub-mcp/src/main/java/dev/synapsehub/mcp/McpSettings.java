@@ -10,7 +10,7 @@ import java.util.Locale;
  * How the MCP face reaches its hub and as whom, validated once.
  *
  * @param url the hub's WebSocket URL ({@code ws://host:port/})
- * @param name the agent name this face registers as ({@code NS/agent})
+ * @param name the agent name this face registers as ({@code NS/agent}; the namespace is optional, as on the hub)
  * @param token the connect token of a secured hub, or null
  * @param requestTimeout how long a tool call waits for the hub's answer, reconnecting included
  * @param heartbeatInterval how often the connection says it is alive
