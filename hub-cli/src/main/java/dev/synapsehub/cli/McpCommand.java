@@ -25,8 +25,9 @@ import java.util.concurrent.Callable;
                     + "The connection is kept alive and re-established when the hub restarts; state-changing calls "
                     + "carry an idem_key, so a retry is applied once. Logs go to stderr. See docs/mcp.md."})
 public final class McpCommand implements Callable<Integer> {
-    @Option(names = "--name", required = true, paramLabel = "NS/AGENT",
-            description = "Agent name to register as; claims made through the tools are owned by it.")
+    @Option(names = "--name", required = true, paramLabel = "[NS/]AGENT",
+            description = "Agent name to register as; claims made through the tools are owned by it. The namespace "
+                    + "(project) before '/' is optional, as on the hub: it is what a project address reaches.")
     String name;
 
     @Option(names = "--url", paramLabel = "URI", defaultValue = "${env:SYNAPSE_URI:-ws://127.0.0.1:8876}",

@@ -289,4 +289,41 @@ class McpFaceTest {
                 .isEqualTo(((Number) renewedEpoch).longValue());
         assertThat(JSON.readTree(agent.read("synapse://link")).path("connections").asLong()).isEqualTo(2);
     }
+
+    @Test
+    void everyKeyedResultCarriesTheIdemKeyUsedEvenNoAnswer(@TempDir Path dir) throws Exception {
+        try (FreezableRelay relay = new FreezableRelay()) {
+            relay.to(hub.start("--port", "0", "--db", dir.resolve("hub.db").toString(),
+                    "--advertised-host", relay.authority()).port());
+            try (HubClient other = other()) {
+                claimAs(other, "lexer", "src/lexer");
+            }
+            agent = new McpAgent("--name", "proj/coder", "--url", relay.url(), "--timeout", "3");
+            Map<String, Object> granted = ok(agent.call("claim", Map.of("task_id", "T", "paths", List.of("src/t"))));
+            assertThat((String) granted.get("idem_key")).isNotBlank();
+            McpSchema.CallToolResult denied = agent.call("claim", Map.of("task_id", "lexer"));
+            assertThat(error(denied)).containsEntry("type", "claim_denied");
+            assertThat((String) map(denied.structuredContent()).get("idem_key")).isNotBlank();
+
+            // the hub takes the request and does not answer in time (as if stopped)
+            relay.freeze();
+            McpSchema.CallToolResult late = agent.call("claim", Map.of("task_id", "U", "paths", List.of("src/u")));
+            assertThat(error(late)).containsEntry("type", "no_answer");
+            String key = (String) map(late.structuredContent()).get("idem_key");
+            assertThat(key).as("the key to retry with").isNotBlank();
+            relay.thaw();
+            // the retry with the returned key is answered from the first outcome: applied once
+            long epoch = -1;
+            for (JsonNode c : JSON.readTree(agent.read("synapse://state")).path("active_claims")) {
+                if ("U".equals(c.path("task_id").asText())) {
+                    epoch = c.path("epoch").asLong();
+                }
+            }
+            assertThat(epoch).as("the late claim was applied").isPositive();
+            Map<String, Object> retried = ok(agent.call("claim", Map.of("task_id", "U", "paths", List.of("src/u"),
+                    "idem_key", key)));
+            assertThat(retried.get("idem_key")).isEqualTo(key);
+            assertThat(((Number) reply(retried).get("epoch")).longValue()).isEqualTo(epoch);
+        }
+    }
 }

@@ -326,8 +326,14 @@ final class CoordinationTools {
         return new Tool("send", "Send a message", "Send a chat message to other agents (or to all). Directed "
                 + "messages are kept in the recipients' mailboxes on a hub with a journal and replayed when they "
                 + "reconnect.", in, false, a -> {
+                    String to = (String) a.get("to");
+                    if (to.strip().isEmpty()) {
+                        // the hub reads an empty target as everyone: a slip must not become a broadcast
+                        throw ToolFailure.invalidArguments("to", "to is empty; name the recipients (agent names, a "
+                                + "project or a role, comma-separated), or \"all\" for everyone");
+                    }
                     ObjectNode f = request("chat");
-                    f.put("target", ((String) a.get("to")).strip().isEmpty() ? "all" : (String) a.get("to"));
+                    f.put("target", to);
                     f.put("payload", (String) a.get("text"));
                     String id = (String) a.getOrDefault("client_msg_id", "mcp-" + UUID.randomUUID());
                     f.put("client_msg_id", id);
@@ -363,7 +369,8 @@ final class CoordinationTools {
                 .number("wait_seconds", false, 0.0, 60.0, "When the inbox is empty, wait up to this long for "
                         + "something to arrive (default 0: answer at once).")
                 .bool("ack", false, "Acknowledge the directed messages returned to the hub (default true), so its "
-                        + "mailbox counts them as read and a sender waiting for a receipt learns they arrived.");
+                        + "mailbox counts them as read and a sender waiting for a receipt learns they arrived. With false they "
+                        + "stay unread there and a later session gets them again.");
         return new Tool("inbox", "Read messages", "Messages and notices received since the last call, oldest first: "
                 + "kind 'chat' (sender, target, payload, msg_id, seq; replayed: true when it waited in the mailbox "
                 + "while you were away), 'delivery_receipt' for messages you sent, 'handoff_granted' when a task was "
@@ -374,13 +381,14 @@ final class CoordinationTools {
                     boolean ack = !Boolean.FALSE.equals(a.get("ack"));
                     Inbox.Batch batch;
                     try {
-                        batch = inbox.take(max, waitMillis);
+                        batch = inbox.take(max, waitMillis, ack);
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                         throw ToolFailure.noAnswer("interrupted");
                     } catch (IOException e) {
-                        throw ToolFailure.local("cursor_not_saved", "the inbox cursor file could not be written: "
-                                + e.getMessage(), Map.of());
+                        throw ToolFailure.local("cursor_not_saved", "the inbox cursor file could not be written ("
+                                + e.getMessage() + "); nothing was taken, the items stay queued for the next call",
+                                Map.of());
                     }
                     List<Object> items = new ArrayList<>();
                     List<Long> acked = new ArrayList<>();
@@ -442,7 +450,12 @@ final class CoordinationTools {
     private Map<String, Object> keyedCall(ObjectNode f, Map<String, Object> a, String success,
             Predicate<ObjectNode> answers) throws ToolFailure {
         String key = keyed(f, a);
-        return granted(hub.request(f, r -> isError(r) || answers.test(r)), success, key);
+        try {
+            return granted(hub.request(f, r -> isError(r) || answers.test(r)), success, key);
+        } catch (ToolFailure failure) {
+            // a no_answer may still have been applied: the agent needs the key to retry safely
+            throw failure.keyed(key);
+        }
     }
 
     /** The success shape, or the refusal as a {@link ToolFailure}. */

@@ -19,7 +19,10 @@ import java.util.Set;
  * dropped and counted (the count is reported with the next read). Chats carry the hub's journal
  * {@code seq}; one that was already queued or already read is not queued again, so the mailbox
  * replay after a reconnect does not duplicate. The highest seq read is the cursor the next
- * registration sends as {@code since_seq}, optionally kept in a file across restarts.
+ * registration sends as {@code since_seq}, optionally kept in a file across restarts, except
+ * that a directed chat read without acknowledging it holds the cursor below its seq: a
+ * registration's {@code since_seq} raises the hub's mailbox watermark just as an ack does, so a
+ * cursor past it would count it read after all.
  */
 final class Inbox {
     /** One read: the items, how many were dropped for lack of room since the last read, how many remain. */
@@ -31,6 +34,8 @@ final class Inbox {
     private final ArrayDeque<ObjectNode> items = new ArrayDeque<>();
     private final Set<Long> queuedSeqs = new HashSet<>();
     private long readThrough;
+    /** The lowest seq of a directed chat read without an ack (Long.MAX_VALUE: none). */
+    private long firstUnacked = Long.MAX_VALUE;
     private long dropped;
 
     /**
@@ -70,46 +75,64 @@ final class Inbox {
         return true;
     }
 
+    /** Takes up to {@code max} items, acknowledged: {@link #take(int, long, boolean)} with {@code ack} true. */
+    Batch take(int max, long waitMillis) throws InterruptedException, IOException {
+        return take(max, waitMillis, true);
+    }
+
     /**
      * Takes up to {@code max} items, oldest first, waiting up to {@code waitMillis} for the first
-     * one. The highest chat seq taken becomes the cursor (and is written to the cursor file).
+     * one. The highest chat seq taken becomes the cursor (and is written to the cursor file);
+     * with {@code ack} false, directed chats taken hold the cursor below them instead. When the
+     * cursor file cannot be written nothing is taken: the items stay queued for the next call
+     * rather than being lost behind a cursor that was not saved.
      */
-    Batch take(int max, long waitMillis) throws InterruptedException, IOException {
-        Batch batch;
-        long cursor;
-        synchronized (this) {
-            long deadline = System.nanoTime() + waitMillis * 1_000_000L;
-            while (items.isEmpty()) {
-                long left = (deadline - System.nanoTime()) / 1_000_000L;
-                if (left <= 0) {
-                    break;
-                }
-                wait(left);
+    synchronized Batch take(int max, long waitMillis, boolean ack) throws InterruptedException, IOException {
+        long deadline = System.nanoTime() + waitMillis * 1_000_000L;
+        while (items.isEmpty()) {
+            long left = (deadline - System.nanoTime()) / 1_000_000L;
+            if (left <= 0) {
+                break;
             }
-            List<ObjectNode> out = new ArrayList<>();
-            long before = readThrough;
-            while (!items.isEmpty() && out.size() < max) {
-                ObjectNode item = items.removeFirst();
-                long seq = item.path("seq").asLong(0);
-                if (seq > 0) {
-                    queuedSeqs.remove(seq);
-                    readThrough = Math.max(readThrough, seq);
-                }
-                out.add(item);
+            wait(left);
+        }
+        List<ObjectNode> out = new ArrayList<>();
+        long through = readThrough;
+        long unacked = firstUnacked;
+        for (ObjectNode item : items) {
+            if (out.size() >= max) {
+                break;
             }
-            batch = new Batch(out, dropped, items.size());
-            dropped = 0;
-            cursor = readThrough == before ? -1 : readThrough;
+            out.add(item);
+            long seq = item.path("seq").asLong(0);
+            through = Math.max(through, seq);
+            if (!ack && seq > 0 && item.path("directed").asBoolean()) {
+                unacked = Math.min(unacked, seq);
+            }
         }
-        if (cursor >= 0) {
-            saveCursor(cursor);
+        long before = cursor();
+        long after = cursorOf(through, unacked);
+        if (after != before) {
+            saveCursor(after); // first: a failure leaves the items queued
         }
+        for (ObjectNode item : out) {
+            items.removeFirst();
+            queuedSeqs.remove(item.path("seq").asLong(0));
+        }
+        readThrough = through;
+        firstUnacked = unacked;
+        Batch batch = new Batch(out, dropped, items.size());
+        dropped = 0;
         return batch;
     }
 
-    /** The highest chat seq the agent has read (0 when none). */
+    /** The seq the next registration sends as {@code since_seq}: read through, but below any unacknowledged chat. */
     synchronized long cursor() {
-        return readThrough;
+        return cursorOf(readThrough, firstUnacked);
+    }
+
+    private static long cursorOf(long through, long unacked) {
+        return unacked == Long.MAX_VALUE ? through : Math.min(through, unacked - 1);
     }
 
     private void saveCursor(long value) throws IOException {

@@ -11,7 +11,6 @@ import io.modelcontextprotocol.spec.McpSchema;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -19,7 +18,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 
 /**
  * {@code synapse-hub mcp}: a Model Context Protocol server on stdin/stdout (the official Java
@@ -53,12 +51,15 @@ public final class McpFace {
     public static void run(McpSettings settings, String version, InputStream in, OutputStream out)
             throws IOException, InterruptedException {
         Inbox inbox = new Inbox(settings.inboxCapacity(), settings.cursorFile());
-        CountDownLatch inputEnded = new CountDownLatch(1);
+        ProtocolOutput protocol = new ProtocolOutput(out);
         try (HubLink link = new HubLink(settings, inbox)) {
             link.start();
             CoordinationTools tools = new CoordinationTools(link, inbox);
+            StdioGate gate = new StdioGate(in, protocol, tools.all().stream().map(CoordinationTools.Tool::name)
+                    .collect(java.util.stream.Collectors.toSet()));
+            // the gate reads the client's lines and answers malformed ones; the SDK sees only well-formed messages
             StdioServerTransportProvider transport = new StdioServerTransportProvider(McpJsonDefaults.getMapper(),
-                    new EndSignallingInput(in, inputEnded), out);
+                    gate.passed(), protocol, Integer.MAX_VALUE);
             McpSyncServer server = McpServer.sync(transport)
                     .serverInfo("synapse-hub", version)
                     .instructions(instructions(settings.name()))
@@ -68,9 +69,12 @@ public final class McpFace {
                     .tools(toolSpecifications(tools))
                     .resources(resourceSpecifications(tools, link))
                     .build();
+            Thread reader = new Thread(gate, "mcp-stdin");
+            reader.setDaemon(true);
+            reader.start();
             LOG.info("MCP face of {} on {} serving {} tools on stdio", settings.name(), settings.url(),
                     tools.all().size());
-            inputEnded.await();
+            gate.ended().await();
             LOG.info("MCP input ended; closing");
             server.closeGracefully();
         }
@@ -102,6 +106,9 @@ public final class McpFace {
         } catch (ToolFailure f) {
             body = new LinkedHashMap<>();
             body.put("ok", false);
+            if (f.idemKey() != null) {
+                body.put("idem_key", f.idemKey());
+            }
             body.put("error", f.error());
             if (f.reply() != null) {
                 body.put("reply", Frames.plain(f.reply()));
@@ -158,46 +165,5 @@ public final class McpFace {
             return new McpSchema.ReadResourceResult(List.of(new McpSchema.TextResourceContents(r.uri(),
                     "application/json", Frames.json(body))));
         });
-    }
-
-    /** Counts down when the underlying input ends or fails: the MCP client is gone. */
-    private static final class EndSignallingInput extends FilterInputStream {
-        private final CountDownLatch ended;
-
-        EndSignallingInput(InputStream in, CountDownLatch ended) {
-            super(in);
-            this.ended = ended;
-        }
-
-        @Override
-        public int read() throws IOException {
-            return signal(guarded(super::read));
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-            return signal(guarded(() -> super.read(b, off, len)));
-        }
-
-        private int signal(int n) {
-            if (n < 0) {
-                ended.countDown();
-            }
-            return n;
-        }
-
-        private int guarded(IoRead read) throws IOException {
-            try {
-                return read.read();
-            } catch (IOException e) {
-                ended.countDown();
-                throw e;
-            }
-        }
-
-        @FunctionalInterface
-        private interface IoRead {
-            int read() throws IOException;
-        }
     }
 }

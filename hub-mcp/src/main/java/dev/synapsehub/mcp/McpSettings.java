@@ -1,6 +1,7 @@
 package dev.synapsehub.mcp;
 
 import java.net.URI;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
@@ -9,7 +10,7 @@ import java.util.Locale;
  * How the MCP face reaches its hub and as whom, validated once.
  *
  * @param url the hub's WebSocket URL ({@code ws://host:port/})
- * @param name the agent name this face registers as ({@code NS/agent})
+ * @param name the agent name this face registers as ({@code NS/agent}; the namespace is optional, as on the hub)
  * @param token the connect token of a secured hub, or null
  * @param requestTimeout how long a tool call waits for the hub's answer, reconnecting included
  * @param heartbeatInterval how often the connection says it is alive
@@ -41,8 +42,27 @@ public record McpSettings(URI url, String name, String token, Duration requestTi
         if (inboxCapacity < 1) {
             throw new IllegalArgumentException("the inbox capacity must be at least 1");
         }
+        if (cursorFile != null) {
+            checkCursorDirectory(cursorFile);
+        }
         if (token != null && token.isBlank()) {
             token = null;
+        }
+    }
+
+    /**
+     * The cursor is saved through a sibling temporary file after each read: a directory that is
+     * missing or not writable would fail only then, after the face started, so refuse at start.
+     */
+    private static void checkCursorDirectory(Path cursorFile) {
+        Path dir = cursorFile.toAbsolutePath().getParent();
+        if (dir == null || !Files.isDirectory(dir)) {
+            throw new IllegalArgumentException("--cursor-file: the directory " + dir + " does not exist; create it "
+                    + "(mkdir -p " + dir + ") or name a file in an existing directory");
+        }
+        if (!Files.isWritable(dir)) {
+            throw new IllegalArgumentException("--cursor-file: the directory " + dir + " is not writable; the cursor "
+                    + "is saved through a temporary file beside it, so give write access or choose another directory");
         }
     }
 }

@@ -21,6 +21,7 @@ final class ToolFailure extends Exception {
 
     private final Map<String, Object> error;
     private final transient JsonNode reply;
+    private String idemKey;
 
     private ToolFailure(Map<String, Object> error, JsonNode reply) {
         super(error.get("type") + ": " + error.get("message"));
@@ -36,6 +37,17 @@ final class ToolFailure extends Exception {
     /** The hub frame that refused the request, or null for a local failure. */
     JsonNode reply() {
         return reply;
+    }
+
+    /** The {@code idem_key} the failed request carried, or null when none was sent. */
+    String idemKey() {
+        return idemKey;
+    }
+
+    /** Records the {@code idem_key} the request carried, so the agent can retry with it; returns this. */
+    ToolFailure keyed(String key) {
+        this.idemKey = key;
+        return this;
     }
 
     /** The error type. */

@@ -14,6 +14,7 @@ class InboxTest {
     private static ObjectNode chat(long seq) {
         ObjectNode n = Frames.MAPPER.createObjectNode();
         n.put("kind", "chat");
+        n.put("directed", true);
         if (seq > 0) {
             n.put("seq", seq);
         }
@@ -61,6 +62,40 @@ class InboxTest {
         assertThat(new Inbox(10, file).cursor()).isEqualTo(7);
         Files.writeString(file, "seven");
         assertThatThrownBy(() -> new Inbox(10, file)).hasMessageContaining("not a cursor");
+    }
+
+    @Test
+    void itemsWhoseCursorCouldNotBeSavedStayQueued(@TempDir Path dir) throws Exception {
+        Path missing = dir.resolve("nodir");
+        Inbox inbox = new Inbox(10, missing.resolve("cur.cursor"));
+        inbox.offer(chat(3), 3);
+        assertThatThrownBy(() -> inbox.take(10, 0)).isInstanceOf(java.io.IOException.class);
+        assertThat(inbox.cursor()).isZero();
+        assertThat(inbox.offer(chat(3), 3)).as("still queued, so a replay is a duplicate").isFalse();
+        Files.createDirectory(missing);
+        Inbox.Batch batch = inbox.take(10, 0);
+        assertThat(batch.items()).hasSize(1);
+        assertThat(batch.items().get(0).path("seq").asLong()).isEqualTo(3);
+        assertThat(Files.readString(missing.resolve("cur.cursor")).strip()).isEqualTo("3");
+    }
+
+    @Test
+    void aChatReadWithoutAckHoldsTheCursorBelowIt(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("cursor");
+        Inbox inbox = new Inbox(10, file);
+        inbox.offer(chat(2), 2);
+        inbox.take(10, 0, true);
+        inbox.offer(chat(4), 4);
+        assertThat(inbox.take(10, 0, false).items()).hasSize(1);
+        // since_seq raises the hub's watermark like an ack: the next registration must not pass seq 4
+        assertThat(inbox.cursor()).isEqualTo(3);
+        assertThat(Files.readString(file).strip()).isEqualTo("3");
+        assertThat(inbox.offer(chat(4), 4)).as("read in this session: a replay is a duplicate").isFalse();
+        inbox.offer(chat(6), 6);
+        inbox.take(10, 0, true);
+        assertThat(inbox.cursor()).isEqualTo(3);
+        assertThat(Files.readString(file).strip()).isEqualTo("3");
+        assertThat(new Inbox(10, file).offer(chat(4), 4)).as("a new session gets it again").isTrue();
     }
 
     @Test
