@@ -324,6 +324,13 @@ class McpFaceTest {
                     "idem_key", key)));
             assertThat(retried.get("idem_key")).isEqualTo(key);
             assertThat(((Number) reply(retried).get("epoch")).longValue()).isEqualTo(epoch);
+
+            relay.freeze();
+            McpSchema.CallToolResult unsent = agent.call("send", Map.of("to", "proj/other", "text", "hello"));
+            assertThat(error(unsent)).containsEntry("type", "no_answer");
+            assertThat((String) map(unsent.structuredContent()).get("client_msg_id"))
+                    .as("the id to resend with (receivers deduplicate on it)").startsWith("mcp-");
+            relay.thaw();
         }
     }
 }

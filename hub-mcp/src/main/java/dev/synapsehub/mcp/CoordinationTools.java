@@ -344,9 +344,14 @@ final class CoordinationTools {
                     Predicate<ObjectNode> answer = receipt
                             ? r -> is(r, "delivery_receipt") && id.equals(r.path("client_msg_id").asText())
                             : r -> is(r, "chat") && me(r, "sender") && id.equals(r.path("client_msg_id").asText());
-                    ObjectNode reply = hub.request(f, r -> isError(r) || answer.test(r));
+                    ObjectNode reply;
+                    try {
+                        reply = hub.request(f, r -> isError(r) || answer.test(r));
+                    } catch (ToolFailure failure) { // a no_answer may have been delivered: resend with the same id
+                        throw failure.messageId(id);
+                    }
                     if (isError(reply)) {
-                        throw ToolFailure.refused(reply);
+                        throw ToolFailure.refused(reply).messageId(id);
                     }
                     Map<String, Object> out = new LinkedHashMap<>();
                     out.put("ok", true);

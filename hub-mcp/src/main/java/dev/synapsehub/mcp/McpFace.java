@@ -106,9 +106,7 @@ public final class McpFace {
         } catch (ToolFailure f) {
             body = new LinkedHashMap<>();
             body.put("ok", false);
-            if (f.idemKey() != null) {
-                body.put("idem_key", f.idemKey());
-            }
+            body.putAll(f.retryIds());
             body.put("error", f.error());
             if (f.reply() != null) {
                 body.put("reply", Frames.plain(f.reply()));

@@ -21,7 +21,8 @@ final class ToolFailure extends Exception {
 
     private final Map<String, Object> error;
     private final transient JsonNode reply;
-    private String idemKey;
+    /** The ids a retry must carry again ({@code idem_key}, {@code client_msg_id}); empty when none was sent. */
+    private final Map<String, Object> retryIds = new LinkedHashMap<>();
 
     private ToolFailure(Map<String, Object> error, JsonNode reply) {
         super(error.get("type") + ": " + error.get("message"));
@@ -41,12 +42,23 @@ final class ToolFailure extends Exception {
 
     /** The {@code idem_key} the failed request carried, or null when none was sent. */
     String idemKey() {
-        return idemKey;
+        return (String) retryIds.get("idem_key");
+    }
+
+    /** The ids the failed request carried, for the result: a retry with them is applied at most once. */
+    Map<String, Object> retryIds() {
+        return retryIds;
     }
 
     /** Records the {@code idem_key} the request carried, so the agent can retry with it; returns this. */
     ToolFailure keyed(String key) {
-        this.idemKey = key;
+        retryIds.put("idem_key", key);
+        return this;
+    }
+
+    /** Records the {@code client_msg_id} a chat carried, so the agent can resend it (receivers deduplicate); returns this. */
+    ToolFailure messageId(String id) {
+        retryIds.put("client_msg_id", id);
         return this;
     }
 
