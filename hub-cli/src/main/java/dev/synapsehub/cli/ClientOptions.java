@@ -29,11 +29,12 @@ public final class ClientOptions {
     @Option(names = "--token-file", paramLabel = "FILE", description = "Read the connect token from this file.")
     Path tokenFile;
 
-    @Option(names = "--message-auth-key-file", paramLabel = "FILE",
+    // not --message-auth-key-file: a --config file shared with the hub would hand the hub's key file to every command
+    @Option(names = "--sign-key-file", paramLabel = "FILE",
             description = "Sign claim, release and handoff with the message-auth key on this file's first line,"
                     + " KEY_ID:SECRET (as given to the hub's --message-auth-key, whose senders must include --name);"
-                    + " else $SYNAPSE_MESSAGE_AUTH_KEY. Needed on a hub with --require-message-auth.")
-    Path messageAuthKeyFile;
+                    + " else $SYNAPSE_SIGN_KEY. Needed on a hub with --require-message-auth.")
+    Path signKeyFile;
 
     @Option(names = "--pin", paramLabel = "sha256:HEX",
             description = "For a wss:// hub: trust exactly the server certificate with this pin (sha256 of its DER "
@@ -76,16 +77,19 @@ public final class ClientOptions {
     }
 
     /**
-     * The signer of claim-family frames: the key in {@code --message-auth-key-file}, else in
-     * $SYNAPSE_MESSAGE_AUTH_KEY, else null (frames go unsigned).
+     * The signer of claim-family frames: the key in {@code --sign-key-file}, else in
+     * $SYNAPSE_SIGN_KEY, else null (frames go unsigned).
      */
     FrameSigner signer() throws IOException {
-        if (messageAuthKeyFile != null) {
-            List<String> lines = Files.readAllLines(messageAuthKeyFile, StandardCharsets.UTF_8);
-            return FrameSigner.parse(lines.isEmpty() ? "" : lines.get(0), "--message-auth-key-file " + messageAuthKeyFile);
+        if (signKeyFile != null) {
+            if (!Files.isRegularFile(signKeyFile)) {
+                throw new IOException("--sign-key-file " + signKeyFile + ": no such file");
+            }
+            List<String> lines = Files.readAllLines(signKeyFile, StandardCharsets.UTF_8);
+            return FrameSigner.parse(lines.isEmpty() ? "" : lines.get(0), "--sign-key-file " + signKeyFile);
         }
-        String env = System.getenv("SYNAPSE_MESSAGE_AUTH_KEY");
-        return env == null || env.isBlank() ? null : FrameSigner.parse(env, "$SYNAPSE_MESSAGE_AUTH_KEY");
+        String env = System.getenv("SYNAPSE_SIGN_KEY");
+        return env == null || env.isBlank() ? null : FrameSigner.parse(env, "$SYNAPSE_SIGN_KEY");
     }
 
     /** The connect token: {@code --token}, else the first line of {@code --token-file}, else $SYNAPSE_TOKEN, else null. */

@@ -20,13 +20,22 @@ record CloseReasons(String explanation, int exitCode) {
                 default -> usage("the hub refused the name " + name + ": pass another --name");
             };
             case 4016 -> usage("the name " + name + " is held by an ownership lease: pass another --name");
-            case 4010 -> usage("auth denied: give the hub's token with --token, --token-file or SYNAPSE_TOKEN");
+            // the contract's classification (§3.2): 4010 with "auth" is authentication, otherwise a takeover
+            case 4010 -> reason.contains("auth")
+                    ? usage("auth denied: give the hub's token with --token, --token-file or SYNAPSE_TOKEN")
+                    : reason.contains("registration")
+                    ? usage("the first frame bound no name: pass a valid --name")
+                    : unavailable("another connection took over the name " + name + " (takeover): it is in use"
+                            + " elsewhere; pass another --name to run beside it");
             case 4013 -> reason.startsWith("identity")
                     ? usage("the name " + name + " is pinned to another key on this hub (identity pinning): pass another"
                             + " --name, or have the hub's operator reclaim the pin")
                     : unavailable("the hub has --max-clients connections open: close some, or raise --max-clients on the hub");
-            case 4014 -> unavailable("the hub has --max-unauth-clients connections waiting to authenticate: retry later,"
-                    + " or raise --max-unauth-clients on the hub");
+            case 4014 -> reason.contains("takeover")
+                    ? unavailable("the hub refused a takeover of the name " + name + " (" + reason + "): wait, or pass"
+                            + " another --name")
+                    : unavailable("the hub has --max-unauth-clients connections waiting to authenticate: retry later,"
+                            + " or raise --max-unauth-clients on the hub");
             case 4015 -> unavailable("the hub has --max-connections-per-host connections open from this address: close"
                     + " some, or start the hub with --max-connections-per-host 0 (no limit)");
             case -1 -> unavailable("the connection dropped without a close frame (the hub stopped, or the network failed)");

@@ -16,8 +16,9 @@ public final class ExitCodes {
     public static final int SOFTWARE = 70;
 
     /** The footer printed under every command's help. */
-    public static final String HELP_FOOTER = "%nExit codes: 0 ok, 1 refused by the hub, 2 usage or configuration error (a refused token too), "
-            + "3 hub unreachable or timed out, 4 journal invalid, 70 internal error.";
+    public static final String HELP_FOOTER = "%nExit codes: 0 ok, 1 refused by the hub, 2 usage or configuration error (also a connection the hub "
+            + "refused for its token or name), 3 hub unreachable, timed out or at a limit, 4 journal invalid, "
+            + "70 internal error.";
 
     private ExitCodes() {
     }

@@ -230,7 +230,17 @@ final class FederationCommands implements Callable<Integer> {
                 dev.synapsehub.client.tls.ClientTls tls = pin == null ? dev.synapsehub.client.tls.ClientTls.NONE
                         : dev.synapsehub.client.tls.ClientTls.pinned(dev.synapsehub.client.tls.CertificatePin.parse(pin));
                 try (HubClient hub = HubClient.connect(uri, wait, tls)) {
-                    hub.register(localId, token, wait);
+                    try {
+                        hub.register(localId, token, wait);
+                    } catch (java.util.concurrent.TimeoutException e) { // refused as it registered: say why, as operator commands do
+                        HubClient.CloseStatus closed = hub.closeFuture().getNow(null);
+                        if (closed == null) {
+                            throw e;
+                        }
+                        CloseReasons why = CloseReasons.of(closed, localId);
+                        err.println("synapse-hub: " + why.line(uri.toString(), closed));
+                        return why.exitCode();
+                    }
                     hub.send(hub.frame(localId, "federation_offer_request"));
                     ObjectNode reply = hub.await(f -> "federation_offer".equals(f.path("type").asText())
                             || "error".equals(f.path("type").asText()), wait);

@@ -33,11 +33,6 @@ final class FrameSigner {
         return new FrameSigner(parts[0], parts[1]);
     }
 
-    /** The key id frames are signed with. */
-    String keyId() {
-        return keyId;
-    }
-
     /** Adds an {@code auth} object to {@code frame} when its verb is one a hub verifies; other frames stay as they are. */
     void sign(ObjectNode frame, double nowSeconds) {
         if (!MessageAuthenticator.SIGNED_VERBS.contains(frame.path("type").asText())) {
@@ -47,7 +42,8 @@ final class FrameSigner {
         nonces.nextBytes(nonce);
         ObjectNode auth = frame.putObject("auth");
         auth.put("alg", "hmac-sha256").put("kid", keyId).put("nonce", HexFormat.of().formatHex(nonce))
-                .put("sequence", 1).put("timestamp", nowSeconds);
+                // increasing from one command to the next, for a hub that keeps a floor per key and sender
+                .put("sequence", System.currentTimeMillis()).put("timestamp", nowSeconds);
         auth.put("value", MessageAuthenticator.mac(secret, MessageAuthenticator.canonicalBytes(frame)));
     }
 }

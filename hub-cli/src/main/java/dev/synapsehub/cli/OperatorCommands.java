@@ -40,12 +40,17 @@ final class OperatorCommands {
         /** Prints a reply and returns the exit code. */
         abstract int report(ObjectNode reply, PrintWriter out);
 
+        /** Whether the request is one a hub may require signed (claim, release, handoff): only these read a key. */
+        boolean signs() {
+            return false;
+        }
+
         @Override
         public Integer call() {
             PrintWriter err = spec.commandLine().getErr();
             FrameSigner signer;
             try {
-                signer = client.signer();
+                signer = signs() ? client.signer() : null;
             } catch (IOException | IllegalArgumentException e) {
                 err.println("synapse-hub: " + e.getMessage());
                 return ExitCodes.USAGE;
@@ -186,6 +191,11 @@ final class OperatorCommands {
     @Command(name = "claim", description = "Claim a task (owned by --name until released or its lease lapses).",
             mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER)
     static final class Claim extends Base {
+        @Override
+        boolean signs() {
+            return true;
+        }
+
         @Parameters(paramLabel = "TASK", description = "Task id.")
         String taskId;
 
@@ -243,6 +253,11 @@ final class OperatorCommands {
     @Command(name = "release", description = "Release a task held by --name.", mixinStandardHelpOptions = true,
             footer = ExitCodes.HELP_FOOTER)
     static final class Release extends Base {
+        @Override
+        boolean signs() {
+            return true;
+        }
+
         @Parameters(paramLabel = "TASK", description = "Task id.")
         String taskId;
 
@@ -279,6 +294,11 @@ final class OperatorCommands {
     @Command(name = "handoff", description = "Hand a task held by --name to another online agent, atomically.",
             mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER)
     static final class Handoff extends Base {
+        @Override
+        boolean signs() {
+            return true;
+        }
+
         @Parameters(paramLabel = "TASK", description = "Task id.")
         String taskId;
 

@@ -124,7 +124,7 @@ class BenchCommandTest {
         assertThat(Double.parseDouble(hubCpu.group(3))).as(r.out())
                 .isGreaterThanOrEqualTo(Double.parseDouble(replay.group(1)));
         assertThat(Long.parseLong(hubCpu.group(2))).as(r.out())
-                .isLessThanOrEqualTo(100L * Runtime.getRuntime().availableProcessors() + 50);
+                .isLessThanOrEqualTo(200L * Runtime.getRuntime().availableProcessors()); // twice the machine: nonsense, not noise
     }
 
     @Test

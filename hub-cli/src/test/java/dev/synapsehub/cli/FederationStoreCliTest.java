@@ -55,6 +55,17 @@ class FederationStoreCliTest {
     }
 
     @Test
+    void fetchingWithAWrongTokenSaysAuthDeniedAtOnceAsOperatorCommandsDo() throws Exception {
+        Path token = dir.resolve("token.txt");
+        Files.writeString(token, "the-right-token-0123456789abcdef\n");
+        HubDaemon d = hub.start("--port", "0", "--token-file", token.toString());
+        CliTest.Run fetch = CliTest.run("federation", "fetch", "ws://127.0.0.1:" + d.port(), "--out",
+                dir.resolve("x.json").toString(), "--token", "wrong", "--timeout", "60");
+        assertThat(fetch.code()).as(fetch.err()).isEqualTo(ExitCodes.USAGE);
+        assertThat(fetch.err()).contains("the hub closed the connection (4010 auth denied): auth denied");
+    }
+
+    @Test
     void fetchPullsTheOfferedBundleWithTheSameFingerprintAndNeverImports() throws Exception {
         String pin = TestCertificates.authority("ca").issue("hub-b").pin().text();
         Path bundle = dir.resolve("offer.json");

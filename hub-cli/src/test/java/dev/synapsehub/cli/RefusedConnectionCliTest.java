@@ -24,9 +24,9 @@ class RefusedConnectionCliTest {
         Files.writeString(token, "the-right-token-0123456789abcdef\n");
         hub.start("--port", "0", "--token-file", token.toString());
         for (String[] args : new String[][] {
-                {"who", "--url", hub.url(), "--token", "wrong"},
-                {"who", "--url", hub.url()},
-                {"tail", "--url", hub.url(), "--token", "wrong", "--duration", "1"}}) {
+                {"who", "--url", hub.url(), "--token", "wrong", "--timeout", "60"},
+                {"who", "--url", hub.url(), "--timeout", "60"},
+                {"tail", "--url", hub.url(), "--token", "wrong", "--duration", "1", "--timeout", "60"}}) {
             long start = System.nanoTime();
             CliTest.Run run = CliTest.run(args);
             double seconds = (System.nanoTime() - start) / 1e9;
@@ -34,7 +34,7 @@ class RefusedConnectionCliTest {
             assertThat(run.err()).as(String.join(" ", args))
                     .contains("synapse-hub: " + hub.url() + ": auth denied: ")
                     .contains("--token, --token-file or SYNAPSE_TOKEN").doesNotContain("no answer");
-            assertThat(seconds).as("well within the 5 s --timeout").isLessThan(3);
+            assertThat(seconds).as("at once, not after the 60 s --timeout").isLessThan(30);
         }
         assertThat(CliTest.run("who", "--url", hub.url(), "--token-file", token.toString()).code())
                 .isEqualTo(ExitCodes.OK);
@@ -56,7 +56,15 @@ class RefusedConnectionCliTest {
                         .contains("pass a unique --name").doesNotContain("null");
             }
         }
-        assertThat(CliTest.run("who", "--url", hub.url()).code()).as("once the name is free").isEqualTo(ExitCodes.OK);
+        // the hub unbinds the name once it sees the close: retry until then (bounded)
+        int code = -1;
+        for (long deadline = System.nanoTime() + 10_000_000_000L; code != ExitCodes.OK && System.nanoTime() < deadline; ) {
+            code = CliTest.run("who", "--url", hub.url()).code();
+            if (code != ExitCodes.OK) {
+                Thread.sleep(50);
+            }
+        }
+        assertThat(code).as("once the name is free").isEqualTo(ExitCodes.OK);
     }
 
     @Test

@@ -49,7 +49,9 @@ class StartRefusalCliTest {
                 .hasMessageContaining(config.toString())
                 .hasMessageContaining("unknown key 'max-claim-per-agent' (did you mean max-claims-per-agent?)");
         assertThat(Main.run(args)).as("as the same typo as a flag").isEqualTo(ExitCodes.USAGE);
-        assertThat(Main.run(new String[] {"who", "--config", config.toString()})).isEqualTo(ExitCodes.USAGE);
+        String[] who = {"--config", config.toString(), "who"};
+        assertThatThrownBy(() -> SynapseHubCommand.commandLine(who)).as("a subcommand's start is checked too")
+                .hasMessageContaining("unknown key 'max-claim-per-agent'");
     }
 
     @Test
