@@ -106,9 +106,9 @@ final class RunCpu {
 
     private static String share(double cpu, double wall) {
         if (wall <= 0) {
-            return String.format(Locale.ROOT, "%.3f s  (share unknown: the measured phase was not timed)", cpu);
+            return String.format(Locale.ROOT, "%.2f s  (share unknown: the measured phase was not timed)", cpu);
         }
-        return String.format(Locale.ROOT, "%.3f s  (%.0f %% of one core over %.3f s)", cpu, 100 * cpu / wall, wall);
+        return String.format(Locale.ROOT, "%.2f s  (%.0f %% of one core over %.2f s)", cpu, 100 * cpu / wall, wall);
     }
 
     private OptionalDouble scrapeHub() {

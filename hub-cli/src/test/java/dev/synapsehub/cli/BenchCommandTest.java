@@ -121,8 +121,8 @@ class BenchCommandTest {
         assertThat(replay.find()).as(r.out()).isTrue();
         assertThat(hubCpu.find()).as(r.out()).isTrue();
         // the CPU was read around the replay: its window covers the replay, so no share is beyond the machine's
-        assertThat(Double.parseDouble(hubCpu.group(3))).as(r.out())
-                .isGreaterThanOrEqualTo(Double.parseDouble(replay.group(1)));
+        assertThat(Double.parseDouble(hubCpu.group(3))).as(r.out()) // printed to 0.01 s, the replay to 0.001 s
+                .isGreaterThanOrEqualTo(Double.parseDouble(replay.group(1)) - 0.005);
         assertThat(Long.parseLong(hubCpu.group(2))).as(r.out())
                 .isLessThanOrEqualTo(200L * Runtime.getRuntime().availableProcessors()); // twice the machine: nonsense, not noise
     }
