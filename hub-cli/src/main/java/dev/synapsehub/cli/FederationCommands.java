@@ -533,9 +533,11 @@ final class FederationCommands implements Callable<Integer> {
                         + "); the hub has followed no peer");
                 return ExitCodes.DATA_ERROR;
             }
-            try (SqliteMirror mirror = SqliteMirror.open(db)) {
+            try {
+                // read-only: the file may be a running hub's (or a read-only copy); an offline view never
+                // creates, migrates or locks it for writing
                 double now = System.currentTimeMillis() / 1000.0;
-                List<PeerView> views = mirror.load();
+                List<PeerView> views = SqliteMirror.readOnly(db);
                 ObjectNode reply = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
                 var peers = reply.putArray("peers");
                 views.forEach(v -> peers.add(ObservedQuery.render(v, now, true)));
