@@ -280,7 +280,9 @@ final class FederationCommands implements Callable<Integer> {
                     + "peerings are active, and every watch and claim route is reachable with its pin and client "
                     + "certificate and serves a log pull to this hub (registered as this hub's id for that one pull, "
                     + "as its follower does; with the hub running the name is taken and the pull is not checked). "
-                    + "Exit 0 when nothing failed, 1 otherwise."})
+                    + "Run it with the hub stopped, or expect a WARN or one failed poll: the probe holds the hub's id on "
+                    + "each peer for up to ~15 s, and a link of the running hub reconnecting meanwhile is refused "
+                    + "name_conflict. Exit 0 when nothing failed, 1 otherwise."})
     static final class Doctor implements Callable<Integer> {
         @Spec
         CommandSpec spec;
@@ -395,13 +397,14 @@ final class FederationCommands implements Callable<Integer> {
             for (var peer : settings.watch().peers()) {
                 var route = fileRoutes.watch().get(peer.label());
                 String token = route != null ? route.token() : settings.watch().token();
-                probe(out, probed, "watch " + peer.label(), peer.uri(), settings.watch().tlsFor(peer), hubId, token);
+                probe(out, probed, "watch " + peer.label(), peer.uri(), settings.watch().tlsFor(peer), hubId, token,
+                        false);
             }
             for (var route : settings.forward().routes().values()) {
                 var fileRoute = fileRoutes.claim().get(route.hubId());
                 String token = fileRoute != null ? fileRoute.token() : settings.forward().token();
                 probe(out, probed, "claim route " + route.hubId(), route.uri(), settings.forward().tlsFor(route), hubId,
-                        token);
+                        token, true);
             }
             if (!settings.forward().routes().isEmpty()) {
                 line(out, "note", "claim routes", "probed with a log pull: the owner authorises forwarded claims by the "
@@ -415,7 +418,7 @@ final class FederationCommands implements Callable<Integer> {
         }
 
         private void probe(PrintWriter out, java.util.Map<String, Probed> probed, String what, java.net.URI uri,
-                dev.synapsehub.client.tls.ClientTls tls, String hubId, String token) {
+                dev.synapsehub.client.tls.ClientTls tls, String hubId, String token, boolean claimRoute) {
             Probed earlier = probed.get(uri.toString());
             if (earlier != null) {
                 line(out, earlier.verdict(), what, "same endpoint as " + earlier.what() + ": " + switch (earlier.verdict()) {
@@ -425,7 +428,7 @@ final class FederationCommands implements Callable<Integer> {
                 });
                 return;
             }
-            LogPullProbe.Finding f = LogPullProbe.probe(uri, tls, hubId, token);
+            LogPullProbe.Finding f = LogPullProbe.probe(uri, tls, hubId, token, claimRoute);
             probed.put(uri.toString(), new Probed(what, f.verdict()));
             line(out, f.verdict(), what, f.detail());
         }
