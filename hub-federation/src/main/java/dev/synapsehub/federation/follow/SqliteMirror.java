@@ -21,6 +21,7 @@ import java.util.Map;
  * follower thread at a time per peer; methods are synchronized.
  */
 public final class SqliteMirror implements Mirror {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(SqliteMirror.class);
     private final Connection c;
     private final Path file;
 
@@ -37,9 +38,12 @@ public final class SqliteMirror implements Mirror {
     /**
      * Opens (or creates) the mirror beside {@code db}. A new file is made owner-only (0600) before
      * SQLite opens it, as the journal is: SQLite gives its -wal and -shm files the database file's mode.
+     * An existing one that others may read (older versions made it 0644) is tightened to 0600 first,
+     * with its -wal and -shm files, and the hub logs it once.
      */
     public static SqliteMirror open(Path db) throws MirrorException {
         Path file = fileFor(db);
+        tighten(file);
         createPrivately(file);
         try {
             Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
@@ -58,6 +62,40 @@ public final class SqliteMirror implements Mirror {
             return new SqliteMirror(file, c);
         } catch (SQLException e) {
             throw new MirrorException(file + ": cannot open the federation mirror: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Makes an existing mirror and its -wal and -shm files owner-only (0600) where they give group or
+     * other any access; POSIX file systems only (elsewhere nothing is done).
+     */
+    private static void tighten(Path file) throws MirrorException {
+        if (!file.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+            return;
+        }
+        List<String> tightened = new ArrayList<>();
+        for (Path f : List.of(file, file.resolveSibling(file.getFileName() + "-wal"),
+                file.resolveSibling(file.getFileName() + "-shm"))) {
+            try {
+                java.util.Set<java.nio.file.attribute.PosixFilePermission> mode = java.nio.file.Files
+                        .getPosixFilePermissions(f, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+                String before = java.nio.file.attribute.PosixFilePermissions.toString(mode);
+                if (!before.substring(3).equals("------")) {
+                    java.nio.file.Files.setPosixFilePermissions(f,
+                            java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+                    tightened.add(f.getFileName() + " (was " + before + ")");
+                }
+            } catch (java.nio.file.NoSuchFileException absent) {
+                // not there: nothing to tighten
+            } catch (UnsupportedOperationException unsupported) {
+                return;
+            } catch (java.io.IOException e) {
+                throw new MirrorException(f + ": cannot make the federation mirror owner-only: " + e.getMessage(), e);
+            }
+        }
+        if (!tightened.isEmpty()) {
+            LOG.info("federation mirror {}: made owner-only (0600), as the journal is: {}", file,
+                    String.join(", ", tightened));
         }
     }
 
