@@ -125,7 +125,20 @@ class FederationCliTest {
                             + "is not checked")
                     .contains("WARN claim route hub-b: same endpoint as watch hub-b: not checked, see above")
                     .contains("no problems found; 2 warning(s) above");
+            assertThat(CliTest.run("who", "--url", uri, "--pin", pin).out()).as("who lists it while bound")
+                    .containsPattern(HUB_A_ONLINE.pattern());
         }
+        // the peer unbinds 'hub-a' a moment after the close: a doctor run before that is refused name_conflict (WARN)
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        CliTest.Run who;
+        do {
+            who = CliTest.run("who", "--url", uri, "--pin", pin);
+            if (who.code() == ExitCodes.OK && !HUB_A_ONLINE.matcher(who.out()).find()) {
+                break;
+            }
+            Thread.sleep(50);
+        } while (System.nanoTime() < deadline);
+        assertThat(who.out()).as("'hub-a' offline on the peer within 10 s").doesNotContainPattern("(?m)^  hub-a\\b");
 
         assertThat(CliTest.run("federation", "revoke", "a.example", "--store", dir.resolve("federation.json").toString())
                 .code()).isEqualTo(ExitCodes.OK);
@@ -183,6 +196,9 @@ class FederationCliTest {
                 .contains("closed 4013 identity binding failed")
                 .doesNotContain("no answer to a log pull");
     }
+
+    /** A {@code who} line of the name 'hub-a'. */
+    private static final java.util.regex.Pattern HUB_A_ONLINE = java.util.regex.Pattern.compile("(?m)^  hub-a\\b");
 
     private static void refusedAtStart(String contractText, String... args) {
         String[] all = new String[args.length + 2];
