@@ -290,7 +290,9 @@ final class FederationCommands implements Callable<Integer> {
                     + "peerings are active, and every watch and claim route is reachable with its pin and client "
                     + "certificate and serves a log pull to this hub (registered as this hub's id for that one pull, "
                     + "as its follower does; with the hub running the name is taken and the pull is not checked). "
-                    + "Exit 0 when nothing failed, 1 otherwise."})
+                    + "Run it with the hub stopped, or expect a WARN or one failed poll: the probe holds the hub's id on "
+                    + "each peer for up to ~15 s, and a link of the running hub reconnecting meanwhile is refused "
+                    + "name_conflict. Exit 0 when nothing failed, 1 otherwise."})
     static final class Doctor implements Callable<Integer> {
         @Spec
         CommandSpec spec;
@@ -405,13 +407,14 @@ final class FederationCommands implements Callable<Integer> {
             for (var peer : settings.watch().peers()) {
                 var route = fileRoutes.watch().get(peer.label());
                 String token = route != null ? route.token() : settings.watch().token();
-                probe(out, probed, "watch " + peer.label(), peer.uri(), settings.watch().tlsFor(peer), hubId, token);
+                probe(out, probed, "watch " + peer.label(), peer.uri(), settings.watch().tlsFor(peer), hubId, token,
+                        false);
             }
             for (var route : settings.forward().routes().values()) {
                 var fileRoute = fileRoutes.claim().get(route.hubId());
                 String token = fileRoute != null ? fileRoute.token() : settings.forward().token();
                 probe(out, probed, "claim route " + route.hubId(), route.uri(), settings.forward().tlsFor(route), hubId,
-                        token);
+                        token, true);
             }
             if (!settings.forward().routes().isEmpty()) {
                 line(out, "note", "claim routes", "probed with a log pull: the owner authorises forwarded claims by the "
@@ -425,7 +428,7 @@ final class FederationCommands implements Callable<Integer> {
         }
 
         private void probe(PrintWriter out, java.util.Map<String, Probed> probed, String what, java.net.URI uri,
-                dev.synapsehub.client.tls.ClientTls tls, String hubId, String token) {
+                dev.synapsehub.client.tls.ClientTls tls, String hubId, String token, boolean claimRoute) {
             Probed earlier = probed.get(uri.toString());
             if (earlier != null) {
                 line(out, earlier.verdict(), what, "same endpoint as " + earlier.what() + ": " + switch (earlier.verdict()) {
@@ -435,7 +438,7 @@ final class FederationCommands implements Callable<Integer> {
                 });
                 return;
             }
-            LogPullProbe.Finding f = LogPullProbe.probe(uri, tls, hubId, token);
+            LogPullProbe.Finding f = LogPullProbe.probe(uri, tls, hubId, token, claimRoute);
             probed.put(uri.toString(), new Probed(what, f.verdict()));
             line(out, f.verdict(), what, f.detail());
         }
@@ -543,9 +546,11 @@ final class FederationCommands implements Callable<Integer> {
                         + "); the hub has followed no peer");
                 return ExitCodes.DATA_ERROR;
             }
-            try (SqliteMirror mirror = SqliteMirror.open(db)) {
+            try {
+                // read-only: the file may be a running hub's (or a read-only copy); an offline view never
+                // creates, migrates or locks it for writing
                 double now = System.currentTimeMillis() / 1000.0;
-                List<PeerView> views = mirror.load();
+                List<PeerView> views = SqliteMirror.readOnly(db);
                 ObjectNode reply = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
                 var peers = reply.putArray("peers");
                 views.forEach(v -> peers.add(ObservedQuery.render(v, now, true)));

@@ -316,7 +316,11 @@ final class HubDaemon implements AutoCloseable {
             // the node, its journal copy and the relay log are closed; nothing was bound
             LOG.info("stopping before serving: a signal came during the mesh node's start");
             throw new StoppedBeforeServing();
-        } catch (IOException e) {
+        } catch (IOException e) { // Netty's undeclared BindException too; MeshHub.start closed what it opened
+            IllegalArgumentException setting = ListenFailure.explain(e, config.host(), config.port());
+            if (setting != null) {
+                throw setting; // a port in use is the configuration's problem: exit 2, as on a single hub
+            }
             throw new JournalException("mesh node " + meshConfig.nodeId() + " could not start: " + e.getMessage(), e);
         }
         started.set(mesh);

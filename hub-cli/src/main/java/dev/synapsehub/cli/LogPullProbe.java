@@ -16,6 +16,11 @@ import java.util.concurrent.TimeoutException;
  * hub uses, registers as the hub's own id with the route's token and sends one
  * {@code multihub_log_request}, as the hub's follower does. A reachable peer that refuses this hub
  * answers such a pull with a null {@code log_end_seq}, so a handshake alone would pass it.
+ *
+ * <p>The probe holds this hub's id on the peer while it runs (at most about 15 s: 5 s to connect,
+ * 5 s for the registration's answer, 5 s for the pull's): a running hub whose link reconnects
+ * meanwhile is refused {@code name_conflict} for that poll. Run it with the hub stopped, or expect
+ * a WARN or one failed poll.
  */
 final class LogPullProbe {
     /** What the probe found: {@code verdict} is ok, WARN or FAIL. */
@@ -27,7 +32,12 @@ final class LogPullProbe {
     private LogPullProbe() {
     }
 
-    static Finding probe(URI uri, ClientTls tls, String hubId, String token) {
+    /**
+     * Probes one route. {@code claimRoute}: an owner hub without a journal answers every log pull
+     * with a null log end, as a refusal does, while it decides forwarded claims all the same: there a
+     * null log end is a WARN. A watched peer must serve its log, so for a watch route it FAILs.
+     */
+    static Finding probe(URI uri, ClientTls tls, String hubId, String token, boolean claimRoute) {
         long start = System.nanoTime();
         try (HubClient c = HubClient.connect(uri, Duration.ofSeconds(5), tls)) {
             long millis = (System.nanoTime() - start) / 1_000_000;
@@ -38,8 +48,11 @@ final class LogPullProbe {
                 hello.put("token", token);
             }
             c.send(hello);
-            ObjectNode w = c.awaitWhileOpen(f -> Set.of("welcome", "name_conflict", "auth_denied")
+            ObjectNode w = c.awaitWhileOpen(f -> Set.of("welcome", "name_conflict", "auth_denied", "error")
                     .contains(f.path("type").asText()), Duration.ofSeconds(5));
+            if ("error".equals(w.path("type").asText())) {
+                return refusedWithError(c, reached, hubId, w);
+            }
             if (!"welcome".equals(w.path("type").asText())) {
                 return refusedRegistration(reached, hubId, w);
             }
@@ -50,10 +63,32 @@ final class LogPullProbe {
             pull.put("target", "all");
             pull.put("after_seq", 0);
             pull.put("limit", 1);
-            c.send(pull);
-            ObjectNode reply = c.awaitWhileOpen(f -> ANSWERS.contains(f.path("type").asText()), Duration.ofSeconds(10));
+            try {
+                c.send(pull);
+            } catch (Exception closed) { // ClosedChannelException, thrown unchecked by Netty
+                // the peer closed after refusing the registration (its error frame, if any, is queued)
+                return refusedWithError(c, reached, hubId, null);
+            }
+            ObjectNode reply;
+            try {
+                reply = c.awaitWhileOpen(f -> ANSWERS.contains(f.path("type").asText()), Duration.ofSeconds(5));
+            } catch (TimeoutException e) {
+                if (c.closeFuture().isDone()) {
+                    return refusedWithError(c, reached, hubId, null);
+                }
+                throw e;
+            }
+            if ("error".equals(reply.path("type").asText())) {
+                return refusedWithError(c, reached, hubId, reply);
+            }
             if (!"multihub_log_snapshot".equals(reply.path("type").asText())) {
                 return refusedRegistration(reached, hubId, reply);
+            }
+            if (!reply.path("log_end_seq").canConvertToLong() && claimRoute) {
+                return new Finding("WARN", reached + ", but a log pull as '" + hubId + "' answers log_end_seq null: "
+                        + "cannot tell a refusal from an owner that keeps no journal: if the owner runs with --db, check "
+                        + "that its serving policy grants this hub and that this hub's client certificate is signed by "
+                        + "its client CA");
             }
             if (!reply.path("log_end_seq").canConvertToLong()) {
                 return new Finding("FAIL", reached + ", but the peer refuses this hub's log pulls (log_end_seq null "
@@ -67,6 +102,37 @@ final class LogPullProbe {
         } catch (TimeoutException e) {
             return new Finding("FAIL", uri + ": no answer to a log pull as '" + hubId + "': " + e.getMessage());
         }
+    }
+
+    /**
+     * The peer answered with an {@code error} frame ({@code error}, or null when the connection closed
+     * first: a refusal frame it sent is then looked for among those received): a peer that refuses the registration itself (identity binding, close 4013) sends the
+     * error and closes, and the finding gives both; an error on an open connection is the pull's.
+     */
+    private static Finding refusedWithError(HubClient c, String reached, String hubId, ObjectNode error) {
+        if (error == null) {
+            try {
+                error = c.awaitWhileOpen(f -> Set.of("error", "name_conflict", "auth_denied")
+                        .contains(f.path("type").asText()), Duration.ZERO);
+            } catch (TimeoutException none) {
+                // only the close says why
+            }
+            if (error != null && !"error".equals(error.path("type").asText())) {
+                return refusedRegistration(reached, hubId, error);
+            }
+        }
+        HubClient.CloseStatus close = null;
+        try {
+            close = c.awaitClose(Duration.ofSeconds(1));
+        } catch (TimeoutException stillOpen) {
+            // not closed: the error answers the pull
+        }
+        String payload = error == null ? null : error.path("payload").asText();
+        if (close == null) {
+            return new Finding("FAIL", reached + ", but the peer answered the log pull with an error: " + payload);
+        }
+        return new Finding("FAIL", reached + ", but the peer refused registering '" + hubId + "': "
+                + (payload == null ? "" : payload + "; ") + "closed " + close.code() + " " + close.reason());
     }
 
     private static Finding refusedRegistration(String reached, String hubId, ObjectNode f) {

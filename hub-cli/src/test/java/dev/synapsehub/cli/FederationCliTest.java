@@ -125,7 +125,20 @@ class FederationCliTest {
                             + "is not checked")
                     .contains("WARN claim route hub-b: same endpoint as watch hub-b: not checked, see above")
                     .contains("no problems found; 2 warning(s) above");
+            assertThat(CliTest.run("who", "--url", uri, "--pin", pin).out()).as("who lists it while bound")
+                    .containsPattern(HUB_A_ONLINE.pattern());
         }
+        // the peer unbinds 'hub-a' a moment after the close: a doctor run before that is refused name_conflict (WARN)
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        CliTest.Run who;
+        do {
+            who = CliTest.run("who", "--url", uri, "--pin", pin);
+            if (who.code() == ExitCodes.OK && !HUB_A_ONLINE.matcher(who.out()).find()) {
+                break;
+            }
+            Thread.sleep(50);
+        } while (System.nanoTime() < deadline);
+        assertThat(who.out()).as("'hub-a' offline on the peer within 10 s").doesNotContainPattern("(?m)^  hub-a\\b");
 
         assertThat(CliTest.run("federation", "revoke", "a.example", "--store", dir.resolve("federation.json").toString())
                 .code()).isEqualTo(ExitCodes.OK);
@@ -139,6 +152,53 @@ class FederationCliTest {
                 .contains("2 problem(s) found")
                 .doesNotContain("no problems found");
     }
+
+    /**
+     * An owner hub without --db keeps no journal: it answers a log pull with log_end_seq null, as a
+     * refusal does, yet decides forwarded claims. The doctor cannot tell the two apart, so a claim
+     * route there is a WARN saying so, not a FAIL.
+     */
+    @Test
+    void theDoctorWarnsOnAClaimRouteToAnOwnerWithoutAJournal() throws Exception {
+        Setup s = setup();
+        HubDaemon d = hub.start("--port", "0", "--hub-id", "hub-b",
+                "--tls-certfile", s.serverFiles().cert().toString(), "--tls-keyfile", s.serverFiles().key().toString(),
+                "--multihub-serving-policy", s.policy().toString());
+        String uri = "wss://127.0.0.1:" + d.port();
+        CliTest.Run run = CliTest.run("federation", "doctor", "--hub-id", "hub-a", "--namespace-owner", "proj=hub-b",
+                "--claim-peer", "hub-b=" + uri, "--claim-peer-pin", "hub-b=" + s.server().pin().text(),
+                "--multihub-client-certfile", s.client().cert().toString(),
+                "--multihub-client-keyfile", s.client().key().toString());
+        assertThat(run.code()).as(run.out()).isEqualTo(ExitCodes.OK);
+        assertThat(run.out()).contains("WARN claim route hub-b: " + uri + " reachable in")
+                .contains("answers log_end_seq null: cannot tell a refusal from an owner that keeps no journal: ")
+                .contains("no problems found; 1 warning(s) above")
+                .doesNotContain("FAIL");
+    }
+
+    /**
+     * A peer that refuses the registration itself (identity binding: an error frame, then close
+     * 4013) is reported with its error and close reason, not as "no answer to a log pull".
+     */
+    @Test
+    void theDoctorReportsARegistrationRefusedWithAnErrorAndItsCloseReason() throws Exception {
+        Path trust = dir.resolve("trust.json");
+        Files.writeString(trust, "{\"identities\": {\"p/ann\": {\"key_id\": \"k-ann\", \"public_key\": \""
+                + java.util.Base64.getEncoder().encodeToString(new byte[32]) + "\"}}}");
+        HubDaemon d = hub.start("--port", "0", "--hub-id", "hub-b", "--require-identity-binding",
+                "--identity-trust", trust.toString());
+        String uri = "ws://127.0.0.1:" + d.port();
+        CliTest.Run run = CliTest.run("federation", "doctor", "--hub-id", "hub-a", "--namespace-owner", "proj=hub-b",
+                "--multihub-watch", "hub-b=" + uri);
+        assertThat(run.code()).as(run.out()).isEqualTo(ExitCodes.REFUSED);
+        assertThat(run.out()).contains("FAIL watch hub-b: " + uri + " reachable in")
+                .contains("but the peer refused registering 'hub-a': ")
+                .contains("closed 4013 identity binding failed")
+                .doesNotContain("no answer to a log pull");
+    }
+
+    /** A {@code who} line of the name 'hub-a'. */
+    private static final java.util.regex.Pattern HUB_A_ONLINE = java.util.regex.Pattern.compile("(?m)^  hub-a\\b");
 
     private static void refusedAtStart(String contractText, String... args) {
         String[] all = new String[args.length + 2];

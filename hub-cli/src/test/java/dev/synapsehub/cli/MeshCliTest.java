@@ -100,6 +100,20 @@ class MeshCliTest {
         assertThat(Files.exists(Path.of(db + ".raft"))).isFalse();
     }
 
+    /** A mesh node whose --port another program holds stops with exit 2, as a single hub does (operations.md). */
+    @Test
+    void aMeshNodeWhosePortIsInUseIsAConfigurationError(@TempDir Path dir) throws Exception {
+        try (java.net.ServerSocket held = new java.net.ServerSocket(0, 1,
+                java.net.InetAddress.getByName("127.0.0.1"))) {
+            int port = held.getLocalPort();
+            CliTest.Run start = run("--port", String.valueOf(port), "--db", dir.resolve("n1.db").toString(),
+                    "--mesh-id", "n1", "--mesh-peers", "n1=127.0.0.1:" + freePort());
+            assertThat(start.code()).as(start.err()).isEqualTo(ExitCodes.USAGE);
+            assertThat(start.err()).contains("cannot listen on 127.0.0.1:" + port + ": address already in use")
+                    .doesNotContain("could not start");
+        }
+    }
+
     @Test
     void threeNodesStartedFromTheCommandLineActAsOneHub(@TempDir Path dir) throws Exception {
         String peers = "n1=127.0.0.1:" + freePort() + ",n2=127.0.0.1:" + freePort() + ",n3=127.0.0.1:" + freePort();

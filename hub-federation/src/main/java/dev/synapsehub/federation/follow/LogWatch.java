@@ -54,6 +54,9 @@ public final class LogWatch implements AutoCloseable {
         }
         for (WatchPeer p : settings.peers()) {
             PeerView v = stored.getOrDefault(p.label(), PeerView.fresh(p.label()));
+            // the live fold starts with no last error: a persisted one is the previous run's (only the offline
+            // view shows it), and kept here it showed the peer FAILING and unreachable until the first poll
+            v = v.failed(null, Double.NaN);
             fold.put(v);
             if (v.cursor() > 0) {
                 LOG.info("multihub watch: peer '{}' resumes after seq {} with {} observed claim(s){}", p.label(),

@@ -21,6 +21,7 @@ import java.util.Map;
  * follower thread at a time per peer; methods are synchronized.
  */
 public final class SqliteMirror implements Mirror {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(SqliteMirror.class);
     private final Connection c;
     private final Path file;
 
@@ -37,9 +38,12 @@ public final class SqliteMirror implements Mirror {
     /**
      * Opens (or creates) the mirror beside {@code db}. A new file is made owner-only (0600) before
      * SQLite opens it, as the journal is: SQLite gives its -wal and -shm files the database file's mode.
+     * An existing one that others may read (older versions made it 0644) is tightened to 0600 first,
+     * with its -wal and -shm files, and the hub logs it once.
      */
     public static SqliteMirror open(Path db) throws MirrorException {
         Path file = fileFor(db);
+        tighten(file);
         createPrivately(file);
         try {
             Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
@@ -58,6 +62,40 @@ public final class SqliteMirror implements Mirror {
             return new SqliteMirror(file, c);
         } catch (SQLException e) {
             throw new MirrorException(file + ": cannot open the federation mirror: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Makes an existing mirror and its -wal and -shm files owner-only (0600) where they give group or
+     * other any access; POSIX file systems only (elsewhere nothing is done).
+     */
+    private static void tighten(Path file) throws MirrorException {
+        if (!file.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+            return;
+        }
+        List<String> tightened = new ArrayList<>();
+        for (Path f : List.of(file, file.resolveSibling(file.getFileName() + "-wal"),
+                file.resolveSibling(file.getFileName() + "-shm"))) {
+            try {
+                java.util.Set<java.nio.file.attribute.PosixFilePermission> mode = java.nio.file.Files
+                        .getPosixFilePermissions(f, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+                String before = java.nio.file.attribute.PosixFilePermissions.toString(mode);
+                if (!before.substring(3).equals("------")) {
+                    java.nio.file.Files.setPosixFilePermissions(f,
+                            java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+                    tightened.add(f.getFileName() + " (was " + before + ")");
+                }
+            } catch (java.nio.file.NoSuchFileException absent) {
+                // not there: nothing to tighten
+            } catch (UnsupportedOperationException unsupported) {
+                return;
+            } catch (java.io.IOException e) {
+                throw new MirrorException(f + ": cannot make the federation mirror owner-only: " + e.getMessage(), e);
+            }
+        }
+        if (!tightened.isEmpty()) {
+            LOG.info("federation mirror {}: made owner-only (0600), as the journal is: {}", file,
+                    String.join(", ", tightened));
         }
     }
 
@@ -101,29 +139,69 @@ public final class SqliteMirror implements Mirror {
 
     @Override
     public synchronized List<PeerView> load() throws MirrorException {
+        try {
+            return read(c, true);
+        } catch (SQLException e) {
+            throw new MirrorException(file + ": cannot read the federation mirror: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Reads the mirror beside {@code db} without changing it, for an offline view: the file is opened
+     * read-only (it may be a live hub's, or a read-only copy), nothing is created or migrated, and a
+     * mirror written before {@code last_error} was kept reads with no last error. A hub holding a write
+     * lock is waited for (busy timeout), not failed on.
+     */
+    public static List<PeerView> readOnly(Path db) throws MirrorException {
+        Path file = fileFor(db);
+        org.sqlite.SQLiteConfig config = new org.sqlite.SQLiteConfig();
+        config.setReadOnly(true);
+        config.setBusyTimeout(5000);
+        try (Connection ro = DriverManager.getConnection("jdbc:sqlite:" + file, config.toProperties())) {
+            boolean hasLastError = false;
+            boolean hasPeer = false;
+            try (Statement s = ro.createStatement(); ResultSet rs = s.executeQuery("PRAGMA table_info(peer)")) {
+                while (rs.next()) {
+                    hasPeer = true;
+                    hasLastError |= "last_error".equals(rs.getString("name"));
+                }
+            }
+            return hasPeer ? read(ro, hasLastError) : List.of();
+        } catch (SQLException e) {
+            throw new MirrorException(file + ": cannot read the federation mirror: " + e.getMessage(), e);
+        }
+    }
+
+    private static List<PeerView> read(Connection c, boolean hasLastError) throws SQLException {
         try (Statement s = c.createStatement()) {
             Map<String, Map<String, ObservedClaim>> claims = new HashMap<>();
-            try (ResultSet rs = s.executeQuery("SELECT peer, task_id, owner, namespace, lease_expires_at, epoch, "
-                    + "status, seq, kind FROM observed_claim")) {
-                while (rs.next()) {
-                    ObservedClaim oc = new ObservedClaim(rs.getString(1), rs.getString(2), rs.getString(3),
-                            rs.getString(4), rs.getDouble(5), rs.getLong(6), rs.getString(7), rs.getLong(8),
-                            rs.getString(9));
-                    claims.computeIfAbsent(oc.peer(), k -> new HashMap<>()).put(oc.taskId(), oc);
+            boolean hasClaims;
+            try (ResultSet rs = s.executeQuery("SELECT 1 FROM sqlite_master WHERE type = 'table' "
+                    + "AND name = 'observed_claim'")) {
+                hasClaims = rs.next();
+            }
+            if (hasClaims) {
+                try (ResultSet rs = s.executeQuery("SELECT peer, task_id, owner, namespace, lease_expires_at, epoch, "
+                        + "status, seq, kind FROM observed_claim")) {
+                    while (rs.next()) {
+                        ObservedClaim oc = new ObservedClaim(rs.getString(1), rs.getString(2), rs.getString(3),
+                                rs.getString(4), rs.getDouble(5), rs.getLong(6), rs.getString(7), rs.getLong(8),
+                                rs.getString(9));
+                        claims.computeIfAbsent(oc.peer(), k -> new HashMap<>()).put(oc.taskId(), oc);
+                    }
                 }
             }
             List<PeerView> out = new ArrayList<>();
-            try (ResultSet rs = s.executeQuery("SELECT peer, cursor, log_end, last_success, quarantine, generation, "
-                    + "last_error FROM peer")) {
+            try (ResultSet rs = s.executeQuery("SELECT peer, cursor, log_end, last_success, quarantine, generation"
+                    + (hasLastError ? ", last_error" : "") + " FROM peer")) {
                 while (rs.next()) {
                     String peer = rs.getString(1);
-                    out.add(new PeerView(peer, rs.getLong(2), rs.getLong(3), rs.getDouble(4), rs.getString(7), Double.NaN,
-                            rs.getString(5), rs.getLong(6), claims.getOrDefault(peer, Map.of())));
+                    out.add(new PeerView(peer, rs.getLong(2), rs.getLong(3), rs.getDouble(4),
+                            hasLastError ? rs.getString(7) : null, Double.NaN, rs.getString(5), rs.getLong(6),
+                            claims.getOrDefault(peer, Map.of())));
                 }
             }
             return out;
-        } catch (SQLException e) {
-            throw new MirrorException(file + ": cannot read the federation mirror: " + e.getMessage(), e);
         }
     }
 

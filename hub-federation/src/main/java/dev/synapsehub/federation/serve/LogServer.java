@@ -202,8 +202,16 @@ public final class LogServer implements AutoCloseable {
         }
     }
 
-    /** Runs {@code task} on the reader's thread, in turn with the pulls (a test holds the reader with it). */
+    /**
+     * Test only: runs {@code task} on the reader's thread, in turn with the pulls (a test holds the
+     * reader with it). A server without a reader (no journal, no serving policy, or a reader that
+     * could not be opened) has no such thread: that is an {@link IllegalStateException}.
+     */
     void onReaderThread(Runnable task) {
+        if (readThread == null) {
+            throw new IllegalStateException("no reader thread: this log server reads no journal of its own (no "
+                    + "journal, no serving policy, or its reader could not be opened)");
+        }
         readThread.execute(task);
     }
 

@@ -134,7 +134,7 @@ public final class FederationStore {
             throw new TrustFileException(role + " " + file + ": " + what + " repeats field '" + e.field
                     + "' — keep one");
         } catch (IOException e) {
-            throw new TrustFileException(role + " " + file + " is not valid JSON (" + e.getMessage() + ")", e);
+            throw new TrustFileException(role + " " + file + " " + StrictJson.notAnObject(e), e);
         }
     }
 

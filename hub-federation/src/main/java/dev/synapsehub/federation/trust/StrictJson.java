@@ -36,7 +36,6 @@ final class StrictJson {
         }
     }
 
-    /** Parses {@code bytes} as one JSON object. */
     /**
      * Why {@link #object} refused a file, as an operator reads it: "is not valid JSON (at line L,
      * column C: what)" for a syntax error, without the parser's source description; else "is not
@@ -54,6 +53,7 @@ final class StrictJson {
                 : "is not a JSON object (" + e.getMessage() + ")";
     }
 
+    /** Parses {@code bytes} as one JSON object. */
     static ObjectNode object(byte[] bytes) throws IOException, RepeatedField {
         try (JsonParser p = FACTORY.createParser(bytes)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {

@@ -31,4 +31,33 @@ class SqliteMirrorFileTest {
             }
         }
     }
+
+    /** A mirror an older version made 0644 (with its -wal and -shm) is made owner-only when the hub opens it. */
+    @Test
+    void anExistingMirrorReadableByOthersIsMadeOwnerOnlyWhenOpened() throws Exception {
+        Path db = dir.resolve("hub.db");
+        Path file = SqliteMirror.fileFor(db);
+        List<Path> files = List.of(file, file.resolveSibling(file.getFileName() + "-wal"),
+                file.resolveSibling(file.getFileName() + "-shm"));
+        try (SqliteMirror mirror = SqliteMirror.open(db)) {
+            mirror.commit(new PeerView("hub-b", 1, 1, 1.0, null, Double.NaN, null, 0, Map.of()), "sha256:aa",
+                    List.of(), List.of());
+            for (Path f : files) {
+                Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rw-r--r--"));
+            }
+        }
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r--r--"));
+        for (Path f : files.subList(1, 3)) { // as a crash (or an older SQLite) leaves them
+            if (Files.notExists(f)) {
+                Files.createFile(f, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-r--r--")));
+            }
+        }
+        try (SqliteMirror mirror = SqliteMirror.open(db)) {
+            assertThat(mirror.load()).singleElement().extracting(PeerView::peer).isEqualTo("hub-b");
+            for (Path f : files) {
+                assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(f))).as(f.toString())
+                        .isEqualTo("rw-------");
+            }
+        }
+    }
 }

@@ -295,4 +295,14 @@ class LogServingTest {
         TrustFiles.rewrite(policy, good + " ");
         assertThat(pull(p, "hub-a", 0L, 1).path("events").size()).isEqualTo(1);
     }
+
+    /** A server that reads no journal of its own has no reader thread to run a test's task on: it says so. */
+    @Test
+    void aServerWithoutAReaderRefusesATaskForItsReaderThreadClearly() {
+        try (LogServer server = new LogServer(null, ServingTrust.none(), null,
+                new dev.synapsehub.federation.FederationMetrics())) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> server.onReaderThread(() -> { }))
+                    .isInstanceOf(IllegalStateException.class).hasMessageStartingWith("no reader thread");
+        }
+    }
 }
