@@ -138,6 +138,7 @@ class FederationCliTest {
             }
             Thread.sleep(50);
         } while (System.nanoTime() < deadline);
+        assertThat(who.code()).as(who.err()).isEqualTo(ExitCodes.OK); // else the check below would pass on nothing
         assertThat(who.out()).as("'hub-a' offline on the peer within 10 s").doesNotContainPattern("(?m)^  hub-a\\b");
 
         assertThat(CliTest.run("federation", "revoke", "a.example", "--store", dir.resolve("federation.json").toString())

@@ -10,6 +10,8 @@ final class LineQueueInput extends InputStream {
     private byte[] current = new byte[0];
     private int pos;
     private boolean ended;
+    /** Counted down when the reader has taken every queued line and reached the end. */
+    private final java.util.concurrent.CountDownLatch drained = new java.util.concurrent.CountDownLatch(1);
 
     /** Queues one line (its bytes, newline included). */
     void offer(byte[] line) {
@@ -47,12 +49,18 @@ final class LineQueueInput extends InputStream {
             pos = 0;
             if (current == END) {
                 ended = true;
+                drained.countDown();
             }
         }
         int n = Math.min(len, current.length - pos);
         System.arraycopy(current, pos, b, off, n);
         pos += n;
         return n;
+    }
+
+    /** Waits until the reader has read every queued line and the end, at most {@code millis}; false on timeout. */
+    boolean awaitDrained(long millis) throws InterruptedException {
+        return drained.await(millis, java.util.concurrent.TimeUnit.MILLISECONDS);
     }
 
     @Override

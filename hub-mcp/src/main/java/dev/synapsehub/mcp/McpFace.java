@@ -51,12 +51,15 @@ public final class McpFace {
     public static void run(McpSettings settings, String version, InputStream in, OutputStream out)
             throws IOException, InterruptedException {
         Inbox inbox = new Inbox(settings.inboxCapacity(), settings.cursorFile());
-        ProtocolOutput protocol = new ProtocolOutput(out);
+        InFlight inFlight = new InFlight();
+        ProtocolOutput protocol = new ProtocolOutput(out, inFlight);
         try (HubLink link = new HubLink(settings, inbox)) {
             link.start();
             CoordinationTools tools = new CoordinationTools(link, inbox);
+            // requests run at most about twice the request timeout (renew reads, then claims)
+            long endGrace = 2 * settings.requestTimeout().toMillis() + 5_000;
             StdioGate gate = new StdioGate(in, protocol, tools.all().stream().map(CoordinationTools.Tool::name)
-                    .collect(java.util.stream.Collectors.toSet()));
+                    .collect(java.util.stream.Collectors.toSet()), inFlight, endGrace);
             // the gate reads the client's lines and answers malformed ones; the SDK sees only well-formed messages
             StdioServerTransportProvider transport = new StdioServerTransportProvider(McpJsonDefaults.getMapper(),
                     gate.passed(), protocol, Integer.MAX_VALUE);
@@ -75,6 +78,10 @@ public final class McpFace {
             LOG.info("MCP face of {} on {} serving {} tools on stdio", settings.name(), settings.url(),
                     tools.all().size());
             gate.ended().await();
+            // the SDK has every line the gate passed and the end queued: let it read them before closing
+            if (!gate.passed().awaitDrained(endGrace)) {
+                LOG.warn("the MCP transport had not read its input {} ms after it ended; closing", endGrace);
+            }
             LOG.info("MCP input ended; closing");
             server.closeGracefully();
         }

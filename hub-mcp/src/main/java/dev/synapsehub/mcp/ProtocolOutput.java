@@ -12,9 +12,12 @@ import java.nio.charset.StandardCharsets;
 final class ProtocolOutput extends OutputStream {
     private final OutputStream out;
     private final ByteArrayOutputStream partial = new ByteArrayOutputStream();
+    private final InFlight inFlight;
 
-    ProtocolOutput(OutputStream out) {
+    /** @param inFlight told of each response the SDK writes */
+    ProtocolOutput(OutputStream out, InFlight inFlight) {
         this.out = out;
+        this.inFlight = inFlight;
     }
 
     /** Writes one complete message line (the newline is added). */
@@ -59,8 +62,17 @@ final class ProtocolOutput extends OutputStream {
     }
 
     private void emit() throws IOException {
-        partial.writeTo(out);
+        byte[] line = partial.toByteArray();
         partial.reset();
+        out.write(line);
         out.flush();
+        try {
+            com.fasterxml.jackson.databind.JsonNode m = Frames.MAPPER.readTree(line);
+            if (m != null && m.has("id") && (m.has("result") || m.has("error"))) {
+                inFlight.answered(m.get("id")); // after the flush: the answer is out before the face may close
+            }
+        } catch (IOException notJson) {
+            // the SDK writes JSON lines only; nothing to account for
+        }
     }
 }

@@ -44,16 +44,24 @@ final class StdioGate implements Runnable {
     private final ProtocolOutput out;
     private final CountDownLatch ended = new CountDownLatch(1);
     private final Set<String> toolNames;
+    private final InFlight inFlight;
+    private final long endGraceMillis;
 
-    /** @param toolNames the tools a {@code tools/call} may name */
-    StdioGate(InputStream in, ProtocolOutput out, Set<String> toolNames) {
+    /**
+     * @param toolNames the tools a {@code tools/call} may name
+     * @param inFlight told of each request passed on
+     * @param endGraceMillis how long the end of input waits for the requests passed on to be answered
+     */
+    StdioGate(InputStream in, ProtocolOutput out, Set<String> toolNames, InFlight inFlight, long endGraceMillis) {
         this.in = new BufferedInputStream(in);
         this.out = out;
         this.toolNames = Set.copyOf(toolNames);
+        this.inFlight = inFlight;
+        this.endGraceMillis = endGraceMillis;
     }
 
     /** What the SDK transport reads: the well-formed lines only. */
-    InputStream passed() {
+    LineQueueInput passed() {
         return passed;
     }
 
@@ -91,6 +99,15 @@ final class StdioGate implements Runnable {
         } catch (IOException e) {
             LOG.warn("reading MCP input failed: {}", e.getMessage());
         } finally {
+            // the SDK closes its session when it reads the end, dropping the answers to requests still
+            // running: it sees the end only once they are answered (bounded)
+            try {
+                if (!inFlight.awaitNone(endGraceMillis)) {
+                    LOG.warn("MCP input ended with requests unanswered after {} ms; closing", endGraceMillis);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
             passed.end();
             ended.countDown();
         }
@@ -124,6 +141,10 @@ final class StdioGate implements Runnable {
                 LOG.warn("dropped a malformed response from the MCP client: {}", problem);
                 return; // a response is never answered
             }
+            if (!message.has("id") && message.path("method").isTextual()) {
+                LOG.warn("dropped a malformed notification from the MCP client: {}", problem);
+                return; // nor is a notification (JSON-RPC 2.0)
+            }
             answer(replyId, INVALID_REQUEST, "Invalid Request: " + problem);
             return;
         }
@@ -132,6 +153,9 @@ final class StdioGate implements Runnable {
         if (badCall != null) {
             answer(replyId, INVALID_PARAMS, badCall);
             return;
+        }
+        if (message.has("id") && message.has("method")) {
+            inFlight.sent(message.get("id"));
         }
         passed.offer((text + "\n").getBytes(StandardCharsets.UTF_8));
     }

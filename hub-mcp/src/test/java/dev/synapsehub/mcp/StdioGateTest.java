@@ -148,4 +148,27 @@ class StdioGateTest {
         face.join(10_000);
         assertThat(face.isAlive()).as("the face returned after its input ended").isFalse();
     }
+
+    @Test
+    void requestsSentJustBeforeTheEndOfInputAreAllAnsweredBeforeTheFaceCloses() throws Exception {
+        startFace();
+        // a client that writes its requests and closes its end at once (a pipe, a script)
+        client.write(("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                + "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n"
+                + "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+                + "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n"
+                // answered only after the 1 s request timeout: the hub is not there
+                + "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"who\",\"arguments\":{}}}\n"
+                + "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":[1]}\n")
+                .getBytes(StandardCharsets.UTF_8));
+        client.close();
+        java.util.Set<Integer> ids = new java.util.TreeSet<>();
+        for (int i = 0; i < 3; i++) {
+            ids.add(next().path("id").asInt());
+        }
+        assertThat(ids).containsExactly(1, 2, 3);
+        face.join(20_000);
+        assertThat(face.isAlive()).as("the face returned after answering").isFalse();
+        assertThat(answers.poll(200, TimeUnit.MILLISECONDS)).as("a notification is never answered").isNull();
+    }
 }

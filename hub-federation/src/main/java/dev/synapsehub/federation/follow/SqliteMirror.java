@@ -69,7 +69,7 @@ public final class SqliteMirror implements Mirror {
      * Makes an existing mirror and its -wal and -shm files owner-only (0600) where they give group or
      * other any access; POSIX file systems only (elsewhere nothing is done).
      */
-    private static void tighten(Path file) throws MirrorException {
+    private static void tighten(Path file) {
         if (!file.getFileSystem().supportedFileAttributeViews().contains("posix")) {
             return;
         }
@@ -77,6 +77,9 @@ public final class SqliteMirror implements Mirror {
         for (Path f : List.of(file, file.resolveSibling(file.getFileName() + "-wal"),
                 file.resolveSibling(file.getFileName() + "-shm"))) {
             try {
+                if (java.nio.file.Files.isSymbolicLink(f)) {
+                    continue; // a link's own mode means nothing, and its target is not ours to change
+                }
                 java.util.Set<java.nio.file.attribute.PosixFilePermission> mode = java.nio.file.Files
                         .getPosixFilePermissions(f, java.nio.file.LinkOption.NOFOLLOW_LINKS);
                 String before = java.nio.file.attribute.PosixFilePermissions.toString(mode);
@@ -89,12 +92,12 @@ public final class SqliteMirror implements Mirror {
                 // not there: nothing to tighten
             } catch (UnsupportedOperationException unsupported) {
                 return;
-            } catch (java.io.IOException e) {
-                throw new MirrorException(f + ": cannot make the federation mirror owner-only: " + e.getMessage(), e);
+            } catch (java.io.IOException e) { // another user's file, say: the hub still starts, as it did before
+                LOG.warn("federation mirror {}: cannot make it owner-only ({}); it stays as it is", f, e.getMessage());
             }
         }
         if (!tightened.isEmpty()) {
-            LOG.info("federation mirror {}: made owner-only (0600), as the journal is: {}", file,
+            LOG.warn("federation mirror {}: made owner-only (0600), as the journal is: {}", file,
                     String.join(", ", tightened));
         }
     }
