@@ -46,6 +46,8 @@ public final class Main {
         CommandLine cl;
         try {
             cl = SynapseHubCommand.commandLine(args);
+        } catch (CommandLine.ParameterException e) {
+            return refused(e, new java.io.PrintWriter(System.err, true));
         } catch (CommandLine.PicocliException e) {
             System.err.println("synapse-hub: " + e.getMessage());
             return ExitCodes.USAGE;
@@ -55,12 +57,20 @@ public final class Main {
             e.printStackTrace(line.getErr());
             return ExitCodes.SOFTWARE;
         });
-        cl.setParameterExceptionHandler((e, a) -> {
-            e.getCommandLine().getErr().println("synapse-hub: " + e.getMessage());
-            e.getCommandLine().usage(e.getCommandLine().getErr());
-            return ExitCodes.USAGE;
-        });
+        cl.setParameterExceptionHandler((e, a) -> refused(e, e.getCommandLine().getErr()));
         return cl.execute(args);
+    }
+
+    /**
+     * A command line that does not parse: the error, picocli's "did you mean", and where the options
+     * are. The full usage (some 400 lines) scrolled the one useful line away.
+     */
+    private static int refused(CommandLine.ParameterException e, java.io.PrintWriter err) {
+        err.println("synapse-hub: " + e.getMessage());
+        CommandLine.UnmatchedArgumentException.printSuggestions(e, err);
+        err.println("Run '" + e.getCommandLine().getCommandSpec().qualifiedName(" ") + " --help' for its options.");
+        err.flush();
+        return ExitCodes.USAGE;
     }
 
     /**

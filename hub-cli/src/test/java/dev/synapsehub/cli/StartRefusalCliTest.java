@@ -65,4 +65,30 @@ class StartRefusalCliTest {
         assertThatCode(() -> SynapseHubCommand.commandLine(new String[] {"--config", example.toString()}))
                 .doesNotThrowAnyException();
     }
+
+    /** Main.run as the launcher runs it, its standard error captured. */
+    private static CliTest.Run main(String... args) {
+        java.io.PrintStream saved = System.err;
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        System.setErr(new java.io.PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8));
+        try {
+            int code = Main.run(args);
+            return new CliTest.Run(code, "", err.toString(java.nio.charset.StandardCharsets.UTF_8));
+        } finally {
+            System.setErr(saved);
+        }
+    }
+
+    @Test
+    void aMistypedFlagIsToldInAFewLinesWithTheNearestOptionAndWhereTheOthersAre() {
+        CliTest.Run hub = main("--dbb", "hub.db");
+        assertThat(hub.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(hub.err()).startsWith("synapse-hub: Unknown option").contains("--db")
+                .contains("Run 'synapse-hub --help' for its options.");
+        assertThat(hub.err().lines().count()).as(hub.err()).isLessThan(10);
+        CliTest.Run sub = main("journal", "verify", "--dbb", "x.db");
+        assertThat(sub.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(sub.err()).contains("Run 'synapse-hub journal verify --help' for its options.");
+        assertThat(sub.err().lines().count()).as(sub.err()).isLessThan(10);
+    }
 }
