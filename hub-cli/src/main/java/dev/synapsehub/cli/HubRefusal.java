@@ -25,20 +25,26 @@ final class HubRefusal extends Exception {
 
     /**
      * Registers as {@code client} says ({@code extra}: members added to the heartbeat, or null)
-     * and returns {@code welcome}; a refusal the hub answered with is thrown as a HubRefusal.
+     * and returns {@code welcome}; a refusal the hub answered with, or closed the connection for,
+     * is thrown as a HubRefusal.
      */
     static ObjectNode register(HubClient hub, ClientOptions client, ObjectNode extra)
             throws HubRefusal, TimeoutException, IOException {
+        String token = client.token(); // a token file that cannot be read is no refusal
         try {
-            return extra == null ? hub.register(client.name, client.token(), client.timeout())
-                    : hub.register(client.name, client.token(), extra, client.timeout());
-        } catch (TimeoutException e) {
+            return extra == null ? hub.register(client.name, token, client.timeout())
+                    : hub.register(client.name, token, extra, client.timeout());
+        } catch (Exception e) { // a wait on, or a send to (Netty's undeclared ClosedChannelException), a closed connection
             for (ObjectNode f : hub.pending()) {
                 if ("auth_denied".equals(f.path("type").asText())) {
                     // a wrong or missing token is the command line's to fix: exit 2, not 3 (retrying cannot help)
                     throw new HubRefusal(client.url + ": auth denied: " + f.path("payload").asText()
                             + " (give the hub's token with --token, --token-file or SYNAPSE_TOKEN)", ExitCodes.USAGE);
                 }
+            }
+            HubRefusal closed = closed(hub, client);
+            if (closed != null) {
+                throw closed;
             }
             throw e;
         }

@@ -182,15 +182,7 @@ final class MessagingCommands {
             try (HubClient hub = client.connect()) {
                 // an observer: every claim broadcast and presence even on a --default-delivery scoped hub
                 ObjectNode everything = JsonNodeFactory.instance.objectNode().put("delivery", "broadcast");
-                try {
-                    HubRefusal.register(hub, client, everything);
-                } catch (IOException | TimeoutException e) { // refused as the connection opened
-                    HubRefusal closed = HubRefusal.closed(hub, client);
-                    if (closed != null) {
-                        throw closed;
-                    }
-                    throw e;
-                }
+                HubRefusal.register(hub, client, everything);
                 hub.onFrame(f -> {
                     if (matches(f, wanted) && !"delivery_set".equals(f.path("type").asText())) {
                         synchronized (out) {
