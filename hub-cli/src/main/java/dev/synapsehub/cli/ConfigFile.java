@@ -74,12 +74,12 @@ final class ConfigFile {
             return;
         }
         CommandLine all = everyCommand.get();
-        Set<String> known = new TreeSet<>();
-        keys(all.getCommandSpec(), known, false);
         unknown = unknownKeys(all);
         if (unknown.isEmpty()) {
             return;
         }
+        Set<String> known = new TreeSet<>(); // the names a suggestion may give, unqualified
+        keys(all.getCommandSpec(), known, false);
         StringBuilder message = new StringBuilder("--config " + file + ": unknown key");
         message.append(unknown.size() > 1 ? "s " : " ");
         for (int i = 0; i < unknown.size(); i++) {
