@@ -280,15 +280,9 @@ public final class SqliteMirror implements Mirror {
     public synchronized void failed(PeerView view) throws MirrorException {
         // only the error: cursor, observation and fingerprint stay as the last good poll left them
         try (PreparedStatement q = c.prepareStatement("INSERT INTO peer (peer, cursor, log_end, last_success, "
-                + "quarantine, generation, fingerprint, last_error) VALUES (?,?,?,?,?,?,NULL,?) "
+                + "quarantine, generation, fingerprint, last_error) VALUES (?,?,?,?,?,?,?,?) "
                 + "ON CONFLICT(peer) DO UPDATE SET last_error = excluded.last_error")) {
-            q.setString(1, view.peer());
-            q.setLong(2, view.cursor());
-            q.setLong(3, view.logEnd());
-            q.setDouble(4, view.lastSuccess());
-            q.setString(5, view.quarantine());
-            q.setLong(6, view.generation());
-            q.setString(7, view.lastError());
+            bindPeer(q, view, null); // a peer never polled before has no fingerprint yet
             q.executeUpdate();
         } catch (SQLException e) {
             throw new MirrorException(file + ": cannot record a failed poll of " + view.peer() + ": " + e.getMessage(), e);
@@ -298,16 +292,21 @@ public final class SqliteMirror implements Mirror {
     private void putPeer(PeerView view, String fingerprint) throws SQLException {
         try (PreparedStatement q = c.prepareStatement("INSERT OR REPLACE INTO peer (peer, cursor, log_end, "
                 + "last_success, quarantine, generation, fingerprint, last_error) VALUES (?,?,?,?,?,?,?,?)")) {
-            q.setString(1, view.peer());
-            q.setLong(2, view.cursor());
-            q.setLong(3, view.logEnd());
-            q.setDouble(4, view.lastSuccess());
-            q.setString(5, view.quarantine());
-            q.setLong(6, view.generation());
-            q.setString(7, fingerprint);
-            q.setString(8, view.lastError());
+            bindPeer(q, view, fingerprint);
             q.executeUpdate();
         }
+    }
+
+    /** Binds a peer row's eight columns, in the order both statements name them. */
+    private static void bindPeer(PreparedStatement q, PeerView view, String fingerprint) throws SQLException {
+        q.setString(1, view.peer());
+        q.setLong(2, view.cursor());
+        q.setLong(3, view.logEnd());
+        q.setDouble(4, view.lastSuccess());
+        q.setString(5, view.quarantine());
+        q.setLong(6, view.generation());
+        q.setString(7, fingerprint);
+        q.setString(8, view.lastError());
     }
 
     private void rollback() {
