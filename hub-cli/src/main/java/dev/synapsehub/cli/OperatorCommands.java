@@ -141,10 +141,16 @@ final class OperatorCommands {
 
         @Override
         int report(ObjectNode reply, PrintWriter out) {
+            // The hub counts this command's own connection and name; an operator asks about the others.
             List<String> names = new ArrayList<>();
-            reply.path("online_agents").forEach(n -> names.add(n.asText()));
-            out.printf("%d agent(s) online, %d connection(s); hub %s%n", names.size(),
-                    reply.path("connected_clients").asInt(), reply.path("hub_version").asText());
+            reply.path("online_agents").forEach(n -> {
+                if (!n.asText().equals(client.name)) {
+                    names.add(n.asText());
+                }
+            });
+            int connections = Math.max(0, reply.path("connected_clients").asInt() - 1);
+            out.printf("%d agent(s) online, %d connection(s), not counting this command's own; hub %s%n", names.size(),
+                    connections, reply.path("hub_version").asText());
             JsonNode roles = reply.path("agent_roles");
             for (String name : names) {
                 JsonNode r = roles.path(name);

@@ -1,5 +1,6 @@
 package dev.synapsehub.cli;
 
+import dev.synapsehub.client.HubClient;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -7,8 +8,10 @@ import picocli.CommandLine;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -79,7 +82,24 @@ class CliTest {
 
         Run who = run("who", "--url", hub.url());
         assertThat(who.code()).isEqualTo(ExitCodes.OK);
-        assertThat(who.out()).contains("1 agent(s) online");
+        // the only agent online is the command itself, which an operator is not asking about
+        assertThat(who.out()).startsWith("0 agent(s) online, 0 connection(s), not counting this command's own")
+                .doesNotContain("operator/cli");
+    }
+
+    @Test
+    void whoListsTheOtherAgentsAndNotItself() throws Exception {
+        hub.start("--port", "0");
+        Duration wait = Duration.ofSeconds(10);
+        try (HubClient agent = HubClient.connect(URI.create(hub.url()), wait)) {
+            agent.register("team/builder", null, wait);
+            Run who = run("who", "--url", hub.url(), "--name", "ops/looking");
+            assertThat(who.code()).as(who.err()).isEqualTo(ExitCodes.OK);
+            assertThat(who.out()).startsWith("1 agent(s) online, 1 connection(s), not counting this command's own")
+                    .contains("  team/builder").doesNotContain("ops/looking");
+            // --json stays the hub's reply as it is: the command's own name is in it
+            assertThat(run("who", "--url", hub.url(), "--name", "ops/json", "--json").out()).contains("ops/json");
+        }
     }
 
     @Test
