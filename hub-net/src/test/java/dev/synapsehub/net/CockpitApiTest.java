@@ -9,8 +9,10 @@ import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.journal.InMemoryJournal;
 import dev.synapsehub.core.state.CoordinationState;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.net.http.HttpResponse;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.BlockingQueue;
 
@@ -230,6 +232,31 @@ class CockpitApiTest {
 
             JsonNode recent = http.view("/ui/api/recent?q=t-live");
             assertThat(recent.path("changes")).hasSizeGreaterThanOrEqualTo(2);
+        }
+    }
+
+    @Test
+    void afterARestartHelloAndTheOverviewGiveTheSeqTheJournalReached(@TempDir Path dir) throws Exception {
+        Path db = dir.resolve("hub.db");
+        long reached;
+        try (TestHub hub = new TestHub(HubConfig.builder().ui(true), db, CoordinationState::new);
+             CockpitHttp http = new CockpitHttp(hub.port, null)) {
+            HubClient alpha = hub.agent("p/alpha");
+            BlockingQueue<JsonNode> events = http.events("");
+            CockpitHttp.next(events, e -> e.path("event").asText().equals("hello"), LIVE);
+            claim(alpha, "T-1", "repo", "a");
+            claim(alpha, "T-2", "repo", "b");
+            JsonNode second = CockpitHttp.next(events, e -> e.path("data").path("kind").asText().equals("claim")
+                    && e.path("data").path("claim").path("task_id").asText().equals("T-2"), LIVE);
+            reached = second.path("data").path("seq").asLong();
+            assertThat(reached).isGreaterThanOrEqualTo(2);
+        }
+        try (TestHub hub = new TestHub(HubConfig.builder().ui(true), db, CoordinationState::new);
+             CockpitHttp http = new CockpitHttp(hub.port, null)) {
+            // nothing is committed after the restart: the seq can only come from the journal
+            JsonNode hello = CockpitHttp.next(http.events(""), e -> e.path("event").asText().equals("hello"), LIVE);
+            assertThat(hello.path("data").path("seq").asLong()).isEqualTo(reached);
+            assertThat(http.view("/ui/api/overview").path("feed").path("last_seq").asLong()).isEqualTo(reached);
         }
     }
 

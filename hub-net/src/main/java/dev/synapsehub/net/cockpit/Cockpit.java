@@ -2,6 +2,7 @@ package dev.synapsehub.net.cockpit;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.core.actor.ActorObserver;
+import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.net.handler.HostGuard;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
@@ -72,6 +73,8 @@ public final class Cockpit implements AutoCloseable {
     private final CockpitViews views;
     private final ClusterWatch cluster;
     private final CockpitAssets assets = new CockpitAssets();
+    /** Done once the feed has the journal's seq at start (or the writer could not give it). */
+    private final CompletableFuture<Void> seeded = new CompletableFuture<>();
 
     private Cockpit(CockpitSources hub) {
         this.hub = hub;
@@ -93,6 +96,18 @@ public final class Cockpit implements AutoCloseable {
         hub.extensions().tapReplicated(c.feed::handOver);
         // a mesh node that installs a snapshot gets no events for what changed: the pages reload
         hub.extensions().tapRestored(c.feed::stateReplaced);
+        // The feed learns seqs from batches committed from now on; until the first, hello and the
+        // views would say 0 after a restart, not the seq the journal had reached.
+        hub.actor().read(CoordinationState::lastSeq).whenCompleteAsync((seq, failure) -> {
+            if (failure != null) {
+                hub.metrics().faults.incrementAndGet();
+                LOG.warn("cockpit feed: the writer did not give its last seq ({}); the feed starts from the next batch",
+                        unwrap(failure).toString());
+            } else {
+                c.feed.startFrom(seq);
+            }
+            c.seeded.complete(null);
+        }, c.thread);
         return c;
     }
 
@@ -233,7 +248,8 @@ public final class Cockpit implements AutoCloseable {
         }
         ctx.writeAndFlush(head);
         double now = hub.clock().nowSeconds();
-        thread.execute(guarded("opening an event stream", () -> feed.open(ctx.channel(), kinds, now)));
+        // after the feed has its starting seq, so that no stream's hello says 0 on a restarted hub
+        seeded.thenRunAsync(guarded("opening an event stream", () -> feed.open(ctx.channel(), kinds, now)), thread);
     }
 
     /**

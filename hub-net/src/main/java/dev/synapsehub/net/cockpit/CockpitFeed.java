@@ -113,6 +113,11 @@ final class CockpitFeed {
         handOver(REPLACED);
     }
 
+    /** The journal's seq when the cockpit started (cockpit thread): batches already seen keep a later one. */
+    void startFrom(long seq) {
+        lastSeq = Math.max(lastSeq, seq);
+    }
+
     /** Streams the cluster status (federation peers, mesh nodes) after it changed (cockpit thread). */
     void cluster(String json) {
         push("cluster", json, "cluster");
