@@ -42,8 +42,18 @@ final class Inbox {
     private long readThrough;
     /** The highest seq of a directed chat read with an ack: the hub counts every chat up to it read. */
     private long ackedThrough;
-    /** Seqs of directed chats read without an ack and above {@link #ackedThrough}: they hold the cursor. */
+    /**
+     * Seqs of directed chats read without an ack and above {@link #ackedThrough}: they hold the
+     * cursor. At most {@link #MAX_HELD}; beyond, the highest are forgotten into {@link #forgottenLow}
+     * and {@link #forgottenHigh}, which hold the cursor as conservatively as they would have.
+     */
     private final TreeSet<Long> unacked = new TreeSet<>();
+    /** Held seqs kept one by one at most (an agent that never acks would otherwise grow the set without end). */
+    static final int MAX_HELD = 4096;
+    /** The lowest seq a forgotten held chat may still have (0: none forgotten): the cursor stays below it. */
+    private long forgottenLow;
+    /** The highest held seq forgotten: an ack at or past it releases them all. */
+    private long forgottenHigh;
     private long dropped;
 
     /**
@@ -125,6 +135,10 @@ final class Inbox {
             }
         }
         Long lowest = unacked.higher(acked);
+        long forgotten = forgottenAbove(acked);
+        if (forgotten > 0) {
+            lowest = lowest == null ? forgotten : Math.min(lowest, forgotten);
+        }
         for (long seq : held) {
             lowest = lowest == null ? seq : Math.min(lowest, seq);
         }
@@ -140,7 +154,17 @@ final class Inbox {
         readThrough = through;
         ackedThrough = acked;
         unacked.headSet(acked, true).clear();
+        forgottenLow = forgottenAbove(acked);
+        if (forgottenLow == 0) {
+            forgottenHigh = 0;
+        }
         unacked.addAll(held);
+        while (unacked.size() > MAX_HELD) {
+            // the highest go: the lowest is what holds the cursor, and it stays exact
+            long seq = unacked.pollLast();
+            forgottenLow = forgottenLow == 0 ? seq : Math.min(forgottenLow, seq);
+            forgottenHigh = Math.max(forgottenHigh, seq);
+        }
         Batch batch = new Batch(out, dropped, items.size());
         dropped = 0;
         return batch;
@@ -148,7 +172,30 @@ final class Inbox {
 
     /** The seq the next registration sends as {@code since_seq}: read through, but below any unacknowledged chat. */
     synchronized long cursor() {
-        return cursorOf(readThrough, unacked.isEmpty() ? Long.MAX_VALUE : unacked.first());
+        long lowest = unacked.isEmpty() ? Long.MAX_VALUE : unacked.first();
+        long forgotten = forgottenAbove(ackedThrough);
+        if (forgotten > 0) {
+            lowest = Math.min(lowest, forgotten);
+        }
+        return cursorOf(readThrough, lowest);
+    }
+
+    /** How many held seqs are kept one by one (at most {@link #MAX_HELD}). */
+    synchronized int heldKept() {
+        return unacked.size();
+    }
+
+    /**
+     * The lowest seq a forgotten held chat may have once everything through {@code acked} is
+     * acked, or 0 when none can be left: an ack past the highest forgotten releases them all; one
+     * between releases those below it, and which of the rest remain is not known, so the next
+     * seq after the ack holds the cursor.
+     */
+    private long forgottenAbove(long acked) {
+        if (forgottenHigh == 0 || forgottenHigh <= acked) {
+            return 0;
+        }
+        return Math.max(forgottenLow, acked + 1);
     }
 
     private static long cursorOf(long through, long unacked) {

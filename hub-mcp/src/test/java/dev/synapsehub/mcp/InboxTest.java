@@ -132,6 +132,35 @@ class InboxTest {
     }
 
     @Test
+    void heldChatsAreBoundedAndThoseForgottenStillHoldTheCursorUntilAnAckPassesThem(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("cursor");
+        int n = Inbox.MAX_HELD + 100;
+        Inbox inbox = new Inbox(n + 1, file);
+        for (long seq = 1; seq <= n; seq++) { // seqs 2, 4, ..., 2n, read without an ack
+            inbox.offer(chat(2 * seq), 2 * seq);
+        }
+        // queued behind them (a replayed chat after live ones), read with an ack below
+        long middleOfForgotten = 2L * (Inbox.MAX_HELD + 50) + 1;
+        inbox.offer(chat(middleOfForgotten), middleOfForgotten);
+        inbox.take(n, 0, false);
+        assertThat(inbox.heldKept()).isEqualTo(Inbox.MAX_HELD);
+        assertThat(inbox.cursor()).isEqualTo(1);
+
+        // an ack between held seqs releases those below it; the kept ones run out before the
+        // forgotten ones (the highest were forgotten), and those still hold the cursor
+        inbox.take(1, 0, true);
+        assertThat(inbox.heldKept()).isZero();
+        assertThat(inbox.cursor()).as("forgotten seqs above the ack may be unacked").isEqualTo(middleOfForgotten);
+        assertThat(Files.readString(file).strip()).isEqualTo(String.valueOf(middleOfForgotten));
+        assertThat(new Inbox(10, file).offer(chat(2L * n), 2L * n)).as("a new session gets the last one again").isTrue();
+
+        long pastAll = 2L * n + 1;
+        inbox.offer(chat(pastAll), pastAll);
+        inbox.take(1, 0, true);
+        assertThat(inbox.cursor()).as("an ack past the highest forgotten releases them all").isEqualTo(pastAll);
+    }
+
+    @Test
     void takeWaitsForTheFirstItem() throws Exception {
         Inbox inbox = new Inbox(10, null);
         Thread t = new Thread(() -> {
