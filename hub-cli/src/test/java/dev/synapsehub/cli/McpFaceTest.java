@@ -262,6 +262,79 @@ class McpFaceTest {
         }
     }
 
+    /** Sends a chat from {@code who} and returns its journal seq, from the hub's echo. */
+    private static long chat(HubClient who, String target, String payload) throws Exception {
+        ObjectNode f = who.frame("chat");
+        f.put("target", target);
+        f.put("payload", payload);
+        who.send(f);
+        return who.await(e -> "chat".equals(e.path("type").asText()) && payload.equals(e.path("payload").asText()),
+                WAIT).path("seq").asLong();
+    }
+
+    private static List<Object> payloads(Map<String, Object> inbox) {
+        return ((List<?>) inbox.get("items")).stream().map(i -> map(i).get("payload")).toList();
+    }
+
+    @Test
+    void aLaterAckReleasesTheCursorHeldByAnUnackedReadSoTheReplayWindowReachesWhatCameMeanwhile(@TempDir Path dir)
+            throws Exception {
+        hub.start("--port", "0", "--db", dir.resolve("hub.db").toString());
+        String cursorFile = dir.resolve("coder.cursor").toString();
+        try (HubClient other = other()) {
+            startAgent("--cursor-file", cursorFile);
+            long peeked = chat(other, "proj/coder", "peeked at");
+            Map<String, Object> peek = ok(agent.call("inbox", Map.of("wait_seconds", 10, "ack", false)));
+            assertThat(payloads(peek)).isEqualTo(List.of("peeked at"));
+            assertThat(peek.get("acked")).isEqualTo(List.of());
+            assertThat(JSON.readTree(agent.read("synapse://link")).path("inbox_cursor").asLong()).isEqualTo(peeked - 1);
+
+            // more chats than one mailbox replay scans (contract §8.3: the first 1000 after since_seq)
+            for (int i = 0; i < 1000; i++) {
+                ObjectNode f = other.frame("chat");
+                f.put("target", "proj/elsewhere");
+                f.put("payload", "chatter " + i);
+                other.send(f);
+            }
+            chat(other, "proj/elsewhere", "chatter done");
+            long read = chat(other, "proj/coder", "read and acked");
+            Map<String, Object> ack = ok(agent.call("inbox", Map.of("wait_seconds", 10)));
+            assertThat(payloads(ack)).isEqualTo(List.of("read and acked"));
+            assertThat(((List<?>) ack.get("acked")).stream().map(n -> ((Number) n).longValue()).toList())
+                    .isEqualTo(List.of(read));
+            // the hub's ack is cumulative: acking this seq counts the one peeked at read as well
+            assertThat(JSON.readTree(agent.read("synapse://link")).path("inbox_cursor").asLong()).isEqualTo(read);
+
+            agent.close();
+            agent = null;
+            awaitOffline(other, "proj/coder");
+            chat(other, "proj/coder", "sent while away");
+            startAgent("--cursor-file", cursorFile);
+            // replayed oldest first: had the registration asked from the peeked seq, its scan would
+            // have ended in the chatter, replaying the peeked chat and missing this one
+            Map<String, Object> back = ok(agent.call("inbox", Map.of("wait_seconds", 10)));
+            assertThat(payloads(back)).first().isEqualTo("sent while away");
+            assertThat(map(((List<?>) back.get("items")).get(0))).containsEntry("replayed", true);
+        }
+    }
+
+    /** Waits until the hub no longer lists {@code name} online (its old connection is gone, so the name is free). */
+    private static void awaitOffline(HubClient who, String name) throws Exception {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (true) {
+            who.send(who.frame("who_request"));
+            JsonNode online = who.awaitType("who_snapshot", WAIT).path("online_agents");
+            boolean present = false;
+            for (JsonNode n : online) {
+                present |= name.equals(n.asText());
+            }
+            if (!present) {
+                return;
+            }
+            assertThat(System.nanoTime()).as("%s still online", name).isLessThan(deadline);
+        }
+    }
+
     @Test
     void aKeyedRetryIsAppliedOnceEvenAcrossAHubRestart(@TempDir Path dir) throws Exception {
         String db = dir.resolve("hub.db").toString();

@@ -375,7 +375,8 @@ final class CoordinationTools {
                         + "something to arrive (default 0: answer at once).")
                 .bool("ack", false, "Acknowledge the directed messages returned to the hub (default true), so its "
                         + "mailbox counts them as read and a sender waiting for a receipt learns they arrived. With false they "
-                        + "stay unread there and a later session gets them again.");
+                        + "stay unread there and a later session gets them again, until a later call with ack true "
+                        + "acknowledges a newer directed message (the hub's acks are cumulative).");
         return new Tool("inbox", "Read messages", "Messages and notices received since the last call, oldest first: "
                 + "kind 'chat' (sender, target, payload, msg_id, seq; replayed: true when it waited in the mailbox "
                 + "while you were away), 'delivery_receipt' for messages you sent, 'handoff_granted' when a task was "

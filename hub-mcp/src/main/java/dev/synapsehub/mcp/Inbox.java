@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * What the agent has received and not read yet: chats addressed to it or to everyone, late
@@ -22,7 +23,12 @@ import java.util.Set;
  * registration sends as {@code since_seq}, optionally kept in a file across restarts, except
  * that a directed chat read without acknowledging it holds the cursor below its seq: a
  * registration's {@code since_seq} raises the hub's mailbox watermark just as an ack does, so a
- * cursor past it would count it read after all.
+ * cursor past it would count it read after all. The hold lasts until a directed chat with a
+ * higher seq is read with an ack: the hub's ack is cumulative (the watermark moves to the acked
+ * seq, counting every earlier chat read), so the cursor may move up to it too. Otherwise the
+ * cursor would stay behind for the whole session, and the next registration's replay, which
+ * scans a bounded window of chats after {@code since_seq}, could end before the chats that
+ * arrived while the agent was away.
  */
 final class Inbox {
     /** One read: the items, how many were dropped for lack of room since the last read, how many remain. */
@@ -34,8 +40,20 @@ final class Inbox {
     private final ArrayDeque<ObjectNode> items = new ArrayDeque<>();
     private final Set<Long> queuedSeqs = new HashSet<>();
     private long readThrough;
-    /** The lowest seq of a directed chat read without an ack (Long.MAX_VALUE: none). */
-    private long firstUnacked = Long.MAX_VALUE;
+    /** The highest seq of a directed chat read with an ack: the hub counts every chat up to it read. */
+    private long ackedThrough;
+    /**
+     * Seqs of directed chats read without an ack and above {@link #ackedThrough}: they hold the
+     * cursor. At most {@link #MAX_HELD}; beyond, the highest are forgotten into {@link #forgottenLow}
+     * and {@link #forgottenHigh}, which hold the cursor as conservatively as they would have.
+     */
+    private final TreeSet<Long> unacked = new TreeSet<>();
+    /** Held seqs kept one by one at most (an agent that never acks would otherwise grow the set without end). */
+    static final int MAX_HELD = 4096;
+    /** The lowest seq a forgotten held chat may still have (0: none forgotten): the cursor stays below it. */
+    private long forgottenLow;
+    /** The highest held seq forgotten: an ack at or past it releases them all. */
+    private long forgottenHigh;
     private long dropped;
 
     /**
@@ -83,9 +101,10 @@ final class Inbox {
     /**
      * Takes up to {@code max} items, oldest first, waiting up to {@code waitMillis} for the first
      * one. The highest chat seq taken becomes the cursor (and is written to the cursor file);
-     * with {@code ack} false, directed chats taken hold the cursor below them instead. When the
-     * cursor file cannot be written nothing is taken: the items stay queued for the next call
-     * rather than being lost behind a cursor that was not saved.
+     * with {@code ack} false, directed chats taken hold the cursor below them instead, until a
+     * later take with {@code ack} passes them. When the cursor file cannot be written nothing is
+     * taken: the items stay queued for the next call rather than being lost behind a cursor that
+     * was not saved.
      */
     synchronized Batch take(int max, long waitMillis, boolean ack) throws InterruptedException, IOException {
         long deadline = System.nanoTime() + waitMillis * 1_000_000L;
@@ -97,8 +116,9 @@ final class Inbox {
             wait(left);
         }
         List<ObjectNode> out = new ArrayList<>();
+        List<Long> held = new ArrayList<>();
         long through = readThrough;
-        long unacked = firstUnacked;
+        long acked = ackedThrough;
         for (ObjectNode item : items) {
             if (out.size() >= max) {
                 break;
@@ -106,12 +126,24 @@ final class Inbox {
             out.add(item);
             long seq = item.path("seq").asLong(0);
             through = Math.max(through, seq);
-            if (!ack && seq > 0 && item.path("directed").asBoolean()) {
-                unacked = Math.min(unacked, seq);
+            if (seq > 0 && item.path("directed").asBoolean()) {
+                if (ack) {
+                    acked = Math.max(acked, seq);
+                } else if (seq > ackedThrough) {
+                    held.add(seq); // one already passed by an ack counts as read on the hub: no hold
+                }
             }
         }
+        Long lowest = unacked.higher(acked);
+        long forgotten = forgottenAbove(acked);
+        if (forgotten > 0) {
+            lowest = lowest == null ? forgotten : Math.min(lowest, forgotten);
+        }
+        for (long seq : held) {
+            lowest = lowest == null ? seq : Math.min(lowest, seq);
+        }
         long before = cursor();
-        long after = cursorOf(through, unacked);
+        long after = cursorOf(through, lowest == null ? Long.MAX_VALUE : lowest);
         if (after != before) {
             saveCursor(after); // first: a failure leaves the items queued
         }
@@ -120,7 +152,19 @@ final class Inbox {
             queuedSeqs.remove(item.path("seq").asLong(0));
         }
         readThrough = through;
-        firstUnacked = unacked;
+        ackedThrough = acked;
+        unacked.headSet(acked, true).clear();
+        forgottenLow = forgottenAbove(acked);
+        if (forgottenLow == 0) {
+            forgottenHigh = 0;
+        }
+        unacked.addAll(held);
+        while (unacked.size() > MAX_HELD) {
+            // the highest go: the lowest is what holds the cursor, and it stays exact
+            long seq = unacked.pollLast();
+            forgottenLow = forgottenLow == 0 ? seq : Math.min(forgottenLow, seq);
+            forgottenHigh = Math.max(forgottenHigh, seq);
+        }
         Batch batch = new Batch(out, dropped, items.size());
         dropped = 0;
         return batch;
@@ -128,7 +172,30 @@ final class Inbox {
 
     /** The seq the next registration sends as {@code since_seq}: read through, but below any unacknowledged chat. */
     synchronized long cursor() {
-        return cursorOf(readThrough, firstUnacked);
+        long lowest = unacked.isEmpty() ? Long.MAX_VALUE : unacked.first();
+        long forgotten = forgottenAbove(ackedThrough);
+        if (forgotten > 0) {
+            lowest = Math.min(lowest, forgotten);
+        }
+        return cursorOf(readThrough, lowest);
+    }
+
+    /** How many held seqs are kept one by one (at most {@link #MAX_HELD}). */
+    synchronized int heldKept() {
+        return unacked.size();
+    }
+
+    /**
+     * The lowest seq a forgotten held chat may have once everything through {@code acked} is
+     * acked, or 0 when none can be left: an ack past the highest forgotten releases them all; one
+     * between releases those below it, and which of the rest remain is not known, so the next
+     * seq after the ack holds the cursor.
+     */
+    private long forgottenAbove(long acked) {
+        if (forgottenHigh == 0 || forgottenHigh <= acked) {
+            return 0;
+        }
+        return Math.max(forgottenLow, acked + 1);
     }
 
     private static long cursorOf(long through, long unacked) {

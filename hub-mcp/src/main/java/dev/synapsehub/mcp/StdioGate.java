@@ -1,11 +1,15 @@
 package dev.synapsehub.mcp;
 
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.TextNode;
 import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.modelcontextprotocol.spec.McpSchema;
 import org.slf4j.Logger;
@@ -26,7 +30,9 @@ import java.util.concurrent.CountDownLatch;
  * not a JSON-RPC message with {@code -32600} itself, and passes only well-formed messages on.
  * It also answers a {@code tools/call} whose params do not name a known tool with object
  * arguments ({@code -32602}): the SDK would answer with a Java exception or a message that does
- * not name the tool.
+ * not name the tool. A line longer than {@link #MAX_LINE_BYTES} is answered with {@code -32600}
+ * without being read past that bound; its id is recovered from the head kept when the head
+ * shows it (see {@link #requestIdOf}), else the answer's id is null (JSON-RPC 2.0 §5).
  * When its input ends or fails it ends the transport's input and counts {@link #ended()} down.
  */
 final class StdioGate implements Runnable {
@@ -73,7 +79,7 @@ final class StdioGate implements Runnable {
     @Override
     public void run() {
         try {
-            ByteArrayOutputStream line = new ByteArrayOutputStream();
+            LineBuffer line = new LineBuffer();
             boolean tooLong = false;
             int b;
             while ((b = in.read()) >= 0) {
@@ -86,7 +92,7 @@ final class StdioGate implements Runnable {
                     continue;
                 }
                 if (tooLong) {
-                    answer(NullNode.instance, INVALID_REQUEST, "message longer than " + MAX_LINE_BYTES + " bytes");
+                    answer(line.requestId(), INVALID_REQUEST, "message longer than " + MAX_LINE_BYTES + " bytes");
                 } else {
                     admit(line.toString(StandardCharsets.UTF_8));
                 }
@@ -110,6 +116,65 @@ final class StdioGate implements Runnable {
             }
             passed.end();
             ended.countDown();
+        }
+    }
+
+    /** The bytes of one line, kept up to {@link #MAX_LINE_BYTES}; parsed in place, as a copy would double them. */
+    private static final class LineBuffer extends ByteArrayOutputStream {
+        JsonNode requestId() {
+            return requestIdOf(buf, count);
+        }
+    }
+
+    /**
+     * The id of the request whose first {@code length} bytes (an over-long line cut short) are
+     * {@code head}, or null when the head does not show it: a top-level object with a string
+     * {@code method} (so a request, never a response, which is not to be answered with its id)
+     * and an {@code id} that is a string or an integer, both complete before the cut. A member
+     * counts as complete only once the token after it was read: a number cut short parses as a
+     * smaller one. Streamed over the head already held, so no more memory than the bound; with
+     * a repeated {@code id} the first one in the head is taken.
+     */
+    static JsonNode requestIdOf(byte[] head, int length) {
+        JsonNode id = null;
+        boolean method = false;
+        try (JsonParser p = STRICT.createParser(head, 0, length)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                return NullNode.instance;
+            }
+            JsonNode pendingId = null;
+            boolean pendingMethod = false;
+            while (true) {
+                JsonToken t = p.nextToken();
+                // the token after a member: that member is complete
+                if (pendingId != null && id == null) {
+                    id = pendingId;
+                }
+                method |= pendingMethod;
+                if (id != null && method) {
+                    return id;
+                }
+                if (t != JsonToken.FIELD_NAME) {
+                    return NullNode.instance; // the object ended within the head without both
+                }
+                String name = p.currentName();
+                JsonToken value = p.nextToken();
+                pendingId = null;
+                pendingMethod = false;
+                if ("id".equals(name) && value == JsonToken.VALUE_STRING) {
+                    pendingId = TextNode.valueOf(p.getText());
+                } else if ("id".equals(name) && value == JsonToken.VALUE_NUMBER_INT) {
+                    pendingId = p.getNumberType() == JsonParser.NumberType.BIG_INTEGER
+                            ? JsonNodeFactory.instance.numberNode(p.getBigIntegerValue())
+                            : JsonNodeFactory.instance.numberNode(p.getLongValue());
+                } else if ("method".equals(name) && value == JsonToken.VALUE_STRING) {
+                    pendingMethod = true;
+                } else {
+                    p.skipChildren();
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return NullNode.instance; // the head ends (or stops being JSON) before both were complete
         }
     }
 

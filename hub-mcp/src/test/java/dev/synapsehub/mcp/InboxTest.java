@@ -91,11 +91,73 @@ class InboxTest {
         assertThat(inbox.cursor()).isEqualTo(3);
         assertThat(Files.readString(file).strip()).isEqualTo("3");
         assertThat(inbox.offer(chat(4), 4)).as("read in this session: a replay is a duplicate").isFalse();
-        inbox.offer(chat(6), 6);
-        inbox.take(10, 0, true);
-        assertThat(inbox.cursor()).isEqualTo(3);
-        assertThat(Files.readString(file).strip()).isEqualTo("3");
+        ObjectNode all = chat(5);
+        all.put("directed", false);
+        inbox.offer(all, 5);
+        assertThat(inbox.take(10, 0, true).items()).hasSize(1);
+        assertThat(inbox.cursor()).as("a broadcast is not acked, so it does not release the hold").isEqualTo(3);
         assertThat(new Inbox(10, file).offer(chat(4), 4)).as("a new session gets it again").isTrue();
+    }
+
+    @Test
+    void aLaterAckReleasesTheHoldOfTheChatsBelowItOnly(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("cursor");
+        Inbox inbox = new Inbox(10, file);
+        inbox.offer(chat(4), 4);
+        inbox.offer(chat(6), 6);
+        inbox.take(10, 0, false);
+        assertThat(inbox.cursor()).isEqualTo(3);
+        inbox.offer(chat(8), 8);
+        inbox.take(10, 0, true);
+        // the hub's ack is cumulative: acking 8 counts 4 and 6 read there, so the cursor follows it
+        assertThat(inbox.cursor()).isEqualTo(8);
+        assertThat(Files.readString(file).strip()).isEqualTo("8");
+        assertThat(new Inbox(10, file).offer(chat(6), 6)).as("acked by 8: not replayed to a new session").isFalse();
+
+        inbox.offer(chat(10), 10);
+        inbox.offer(chat(12), 12);
+        inbox.offer(chat(11), 11);
+        inbox.take(2, 0, false);
+        inbox.take(10, 0, true);
+        assertThat(inbox.cursor()).as("11 releases 10 but not 12").isEqualTo(11);
+        assertThat(new Inbox(10, file).offer(chat(12), 12)).as("a new session gets 12 again").isTrue();
+
+        // queued out of order (a live chat before a replayed one) and read without an ack after a
+        // higher seq was acked: the hub already counts it read, so it holds nothing
+        inbox.offer(chat(14), 14);
+        inbox.offer(chat(13), 13);
+        inbox.take(1, 0, true);
+        inbox.take(1, 0, false);
+        assertThat(inbox.cursor()).isEqualTo(14);
+    }
+
+    @Test
+    void heldChatsAreBoundedAndThoseForgottenStillHoldTheCursorUntilAnAckPassesThem(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("cursor");
+        int n = Inbox.MAX_HELD + 100;
+        Inbox inbox = new Inbox(n + 1, file);
+        for (long seq = 1; seq <= n; seq++) { // seqs 2, 4, ..., 2n, read without an ack
+            inbox.offer(chat(2 * seq), 2 * seq);
+        }
+        // queued behind them (a replayed chat after live ones), read with an ack below
+        long middleOfForgotten = 2L * (Inbox.MAX_HELD + 50) + 1;
+        inbox.offer(chat(middleOfForgotten), middleOfForgotten);
+        inbox.take(n, 0, false);
+        assertThat(inbox.heldKept()).isEqualTo(Inbox.MAX_HELD);
+        assertThat(inbox.cursor()).isEqualTo(1);
+
+        // an ack between held seqs releases those below it; the kept ones run out before the
+        // forgotten ones (the highest were forgotten), and those still hold the cursor
+        inbox.take(1, 0, true);
+        assertThat(inbox.heldKept()).isZero();
+        assertThat(inbox.cursor()).as("forgotten seqs above the ack may be unacked").isEqualTo(middleOfForgotten);
+        assertThat(Files.readString(file).strip()).isEqualTo(String.valueOf(middleOfForgotten));
+        assertThat(new Inbox(10, file).offer(chat(2L * n), 2L * n)).as("a new session gets the last one again").isTrue();
+
+        long pastAll = 2L * n + 1;
+        inbox.offer(chat(pastAll), pastAll);
+        inbox.take(1, 0, true);
+        assertThat(inbox.cursor()).as("an ack past the highest forgotten releases them all").isEqualTo(pastAll);
     }
 
     @Test

@@ -113,6 +113,47 @@ class StdioGateTest {
         assertThat(tools.path("result").path("tools").size()).isEqualTo(14);
     }
 
+    private JsonNode nextError(int code) throws Exception {
+        JsonNode answer = next();
+        assertThat(answer.path("error").path("code").asInt()).as("%s", answer).isEqualTo(code);
+        assertThat(answer.has("id")).isTrue();
+        return answer.get("id");
+    }
+
+    @Test
+    void anOverLongRequestIsAnsweredWithItsIdWhenTheKeptHeadShowsItAndWithNullOtherwise() throws Exception {
+        startFace();
+        initialize();
+        String pad = "a".repeat(StdioGate.MAX_LINE_BYTES);
+        send("{\"jsonrpc\":\"2.0\",\"id\":41,\"method\":\"tools/call\",\"params\":{\"name\":\"send\","
+                + "\"arguments\":{\"to\":\"proj/x\",\"text\":\"" + pad + "\"}}}");
+        assertThat(nextError(-32600).asInt()).isEqualTo(41);
+        send("{\"id\":\"req-7\",\"method\":\"tools/call\",\"params\":{\"text\":\"" + pad + "\"}}");
+        assertThat(nextError(-32600).asText()).isEqualTo("req-7");
+
+        // the id after the cut cannot be known
+        send("{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"text\":\"" + pad + "\"},\"id\":42}");
+        assertThat(nextError(-32600).isNull()).isTrue();
+        // the cut falls inside the id's digits: the four kept would read as another id, 1234
+        String head = "{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"pad\":\"";
+        String beforeId = "\",\"id\":";
+        String cutInId = head + "a".repeat(StdioGate.MAX_LINE_BYTES - head.length() - beforeId.length() - 4) + beforeId
+                + "123456789}";
+        assertThat(cutInId.substring(StdioGate.MAX_LINE_BYTES - 4, StdioGate.MAX_LINE_BYTES)).isEqualTo("1234");
+        send(cutInId);
+        assertThat(nextError(-32600).isNull()).isTrue();
+        // no method before the id: it may be a response, whose id is the server's own request's
+        send("{\"jsonrpc\":\"2.0\",\"id\":43,\"result\":{\"pad\":\"" + pad + "\"},\"method\":\"x\"}");
+        assertThat(nextError(-32600).isNull()).isTrue();
+        send("[{\"jsonrpc\":\"2.0\",\"id\":44,\"method\":\"ping\",\"pad\":\"" + pad + "\"}]");
+        assertThat(nextError(-32600).isNull()).isTrue();
+
+        send("{\"jsonrpc\":\"2.0\",\"id\":45,\"method\":\"ping\"}");
+        JsonNode served = next();
+        assertThat(served.path("id").asInt()).isEqualTo(45);
+        assertThat(served.has("result")).isTrue();
+    }
+
     @Test
     void malformedToolCallsAreInvalidParamsNamingWhatIsWrong() throws Exception {
         startFace();
