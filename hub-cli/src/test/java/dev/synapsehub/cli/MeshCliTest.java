@@ -114,6 +114,22 @@ class MeshCliTest {
         }
     }
 
+    /** A Raft address another program holds is told as that address and --mesh-peers, not as --port. */
+    @Test
+    void aMeshNodeWhoseRaftPortIsInUseNamesTheRaftAddress(@TempDir Path dir) throws Exception {
+        try (java.net.ServerSocket held = new java.net.ServerSocket(0, 1,
+                java.net.InetAddress.getByName("127.0.0.1"))) {
+            int raft = held.getLocalPort();
+            int ws = freePort();
+            CliTest.Run start = run("--port", String.valueOf(ws), "--db", dir.resolve("n1.db").toString(),
+                    "--mesh-id", "n1", "--mesh-peers", "n1=127.0.0.1:" + raft);
+            assertThat(start.code()).as(start.err()).isEqualTo(ExitCodes.USAGE);
+            assertThat(start.err()).contains("cannot listen on 127.0.0.1:" + raft + " (mesh node n1's Raft address): "
+                    + "address already in use").contains("choose another port in n1's entry in --mesh-peers")
+                    .doesNotContain("127.0.0.1:" + ws).doesNotContain("--port").doesNotContain("could not start");
+        }
+    }
+
     @Test
     void threeNodesStartedFromTheCommandLineActAsOneHub(@TempDir Path dir) throws Exception {
         String peers = "n1=127.0.0.1:" + freePort() + ",n2=127.0.0.1:" + freePort() + ",n3=127.0.0.1:" + freePort();
