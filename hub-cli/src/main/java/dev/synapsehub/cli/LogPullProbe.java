@@ -41,7 +41,7 @@ final class LogPullProbe {
         long start = System.nanoTime();
         try (HubClient c = HubClient.connect(uri, Duration.ofSeconds(5), tls)) {
             long millis = (System.nanoTime() - start) / 1_000_000;
-            String reached = uri + " reachable in " + millis + " ms (TLS and pin ok)";
+            String reached = uri + " reachable in " + millis + " ms (" + transport(uri, tls) + ")";
             ObjectNode hello = c.frame(hubId, "heartbeat");
             hello.put("payload", "online");
             if (token != null) {
@@ -102,6 +102,14 @@ final class LogPullProbe {
         } catch (TimeoutException e) {
             return new Finding("FAIL", uri + ": no answer to a log pull as '" + hubId + "': " + e.getMessage());
         }
+    }
+
+    /** What the connect proved of the transport: a ws:// route has no TLS, a wss:// one without a pin a CA's. */
+    private static String transport(URI uri, ClientTls tls) {
+        if (!ClientTls.secure(uri)) {
+            return "plain ws, no TLS";
+        }
+        return tls != null && tls.pin() != null ? "TLS and pin ok" : "TLS ok, certificate verified by a CA for the host";
     }
 
     /**

@@ -110,7 +110,7 @@ class FederationCliTest {
 
         CliTest.Run granted = CliTest.run(doctor);
         assertThat(granted.code()).as(granted.out()).isEqualTo(ExitCodes.OK);
-        assertThat(granted.out()).contains("ok   watch hub-b: " + uri + " reachable in")
+        assertThat(granted.out()).contains("ok   watch hub-b: " + uri + " reachable in").contains("(TLS and pin ok)")
                 .contains("a log pull as 'hub-a' is served (log end")
                 .contains("ok   claim route hub-b: same endpoint as watch hub-b: ok")
                 .contains("no problems found");
@@ -193,6 +193,7 @@ class FederationCliTest {
                 "--multihub-watch", "hub-b=" + uri);
         assertThat(run.code()).as(run.out()).isEqualTo(ExitCodes.REFUSED);
         assertThat(run.out()).contains("FAIL watch hub-b: " + uri + " reachable in")
+                .contains("(plain ws, no TLS)").doesNotContain("TLS and pin ok")
                 .contains("but the peer refused registering 'hub-a': ")
                 .contains("closed 4013 identity binding failed")
                 .doesNotContain("no answer to a log pull");
