@@ -74,10 +74,8 @@ class MeshCliTest {
     void theMembershipMayComeFromTheConfigFile(@TempDir Path dir) throws Exception {
         Path config = dir.resolve("node.properties");
         Files.writeString(config, "mesh-id=n2\nmesh-peers=n1=127.0.0.1:9871,n2=127.0.0.1:9872\nmesh-commit-timeout=2.5\n");
-        SynapseHubCommand command = new SynapseHubCommand();
-        CommandLine cl = new CommandLine(command);
-        cl.setDefaultValueProvider(ConfigFile.defaults(config));
-        cl.parseArgs("--config", config.toString(), "--db", dir.resolve("n2.db").toString());
+        SynapseHubCommand command = CliTest.parsed("--config", config.toString(), "--db",
+                dir.resolve("n2.db").toString());
         MeshConfig mesh = command.serve.meshConfig();
         assertThat(mesh.nodeId()).isEqualTo("n2");
         assertThat(mesh.peers()).hasSize(2);
