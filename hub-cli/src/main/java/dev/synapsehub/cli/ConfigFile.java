@@ -53,11 +53,6 @@ final class ConfigFile {
         return new ConfigFile(file, props);
     }
 
-    /** A default provider reading the file; an unreadable file is a usage error. */
-    static CommandLine.IDefaultValueProvider defaults(Path file) {
-        return read(file).defaults();
-    }
-
     /** The default provider over this file's keys. */
     CommandLine.IDefaultValueProvider defaults() {
         return new CommandLine.PropertiesDefaultProvider(props);

@@ -389,8 +389,9 @@ final class FederationCommands implements Callable<Integer> {
          * Each watch and claim route, probed with one log pull as this hub's follower sends it. The owner
          * decides a forwarded claim with the same check as a log pull (ServingTrust.decide: its policy's
          * grant for this hub and the client certificate), so a claim route is probed the same way; the
-         * namespace each claim names is checked only when one is forwarded. A claim route to a URI already
-         * probed gets a line of its own quoting that result (the hub shares one link per URI).
+         * namespace each claim names is checked only when one is forwarded. A route to a URI already
+         * probed is not probed again (the hub shares one link per URI): it gets a line of its own, that
+         * probe judged by its own kind's rules.
          */
         private void routes(PrintWriter out, dev.synapsehub.federation.FederationSettings settings, String hubId) {
             dev.synapsehub.federation.trust.PeerRoutes fileRoutes = dev.synapsehub.federation.trust.PeerRoutes.NONE;
@@ -423,23 +424,29 @@ final class FederationCommands implements Callable<Integer> {
             }
         }
 
-        /** A route already probed: by which line, with what verdict. */
-        private record Probed(String what, String verdict) {
+        /** A URI already probed: by which route's line, with what result. */
+        private record Probed(String what, boolean claimRoute, LogPullProbe.Result result) {
         }
 
         private void probe(PrintWriter out, java.util.Map<String, Probed> probed, String what, java.net.URI uri,
                 dev.synapsehub.client.tls.ClientTls tls, String hubId, String token, boolean claimRoute) {
             Probed earlier = probed.get(uri.toString());
             if (earlier != null) {
-                line(out, earlier.verdict(), what, "same endpoint as " + earlier.what() + ": " + switch (earlier.verdict()) {
-                    case "ok" -> "ok";
-                    case "WARN" -> "not checked, see above";
-                    default -> "failed, see above";
-                });
+                LogPullProbe.Finding own = earlier.result().forRoute(claimRoute);
+                // the same finding as the line above is referred to; one the rules of this kind of route
+                // judge otherwise (a null log end: WARN for a claim route, FAIL for a watch) is told in full
+                String detail = !own.equals(earlier.result().forRoute(earlier.claimRoute())) ? own.detail()
+                        : switch (own.verdict()) {
+                            case "ok" -> "ok";
+                            case "WARN" -> "not checked, see above";
+                            default -> "failed, see above";
+                        };
+                line(out, own.verdict(), what, "same endpoint as " + earlier.what() + ": " + detail);
                 return;
             }
-            LogPullProbe.Finding f = LogPullProbe.probe(uri, tls, hubId, token, claimRoute);
-            probed.put(uri.toString(), new Probed(what, f.verdict()));
+            LogPullProbe.Result result = LogPullProbe.probe(uri, tls, hubId, token);
+            probed.put(uri.toString(), new Probed(what, claimRoute, result));
+            LogPullProbe.Finding f = result.forRoute(claimRoute);
             line(out, f.verdict(), what, f.detail());
         }
 

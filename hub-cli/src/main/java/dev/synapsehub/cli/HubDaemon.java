@@ -317,7 +317,8 @@ final class HubDaemon implements AutoCloseable {
             LOG.info("stopping before serving: a signal came during the mesh node's start");
             throw new StoppedBeforeServing();
         } catch (IOException e) { // Netty's undeclared BindException too; MeshHub.start closed what it opened
-            IllegalArgumentException setting = ListenFailure.explain(e, config.host(), config.port());
+            IllegalArgumentException setting = e instanceof dev.synapsehub.mesh.RaftAddressUnavailable raft
+                    ? ListenFailure.explainRaft(raft) : ListenFailure.explain(e, config.host(), config.port());
             if (setting != null) {
                 throw setting; // a port in use is the configuration's problem: exit 2, as on a single hub
             }

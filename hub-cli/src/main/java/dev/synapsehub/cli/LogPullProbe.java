@@ -27,21 +27,37 @@ final class LogPullProbe {
     record Finding(String verdict, String detail) {
     }
 
+    /**
+     * One probe of a URI judged by both kinds of route's rules: they differ only on a null log end,
+     * so a watch route and a claim route sharing the URI each get their own verdict from one probe.
+     */
+    record Result(Finding forWatch, Finding forClaim) {
+        /** Both kinds of route judge this finding alike. */
+        static Result either(Finding f) {
+            return new Result(f, f);
+        }
+
+        /** The finding by the rules of a claim route ({@code claimRoute}) or of a watch route. */
+        Finding forRoute(boolean claimRoute) {
+            return claimRoute ? forClaim : forWatch;
+        }
+    }
+
     private static final Set<String> ANSWERS = Set.of("multihub_log_snapshot", "name_conflict", "auth_denied", "error");
 
     private LogPullProbe() {
     }
 
     /**
-     * Probes one route. {@code claimRoute}: an owner hub without a journal answers every log pull
-     * with a null log end, as a refusal does, while it decides forwarded claims all the same: there a
-     * null log end is a WARN. A watched peer must serve its log, so for a watch route it FAILs.
+     * Probes one URI. An owner hub without a journal answers every log pull with a null log end, as a
+     * refusal does, while it decides forwarded claims all the same: for a claim route a null log end
+     * is a WARN. A watched peer must serve its log, so for a watch route it FAILs.
      */
-    static Finding probe(URI uri, ClientTls tls, String hubId, String token, boolean claimRoute) {
+    static Result probe(URI uri, ClientTls tls, String hubId, String token) {
         long start = System.nanoTime();
         try (HubClient c = HubClient.connect(uri, Duration.ofSeconds(5), tls)) {
             long millis = (System.nanoTime() - start) / 1_000_000;
-            String reached = uri + " reachable in " + millis + " ms (TLS and pin ok)";
+            String reached = uri + " reachable in " + millis + " ms (" + transport(uri, tls) + ")";
             ObjectNode hello = c.frame(hubId, "heartbeat");
             hello.put("payload", "online");
             if (token != null) {
@@ -51,10 +67,10 @@ final class LogPullProbe {
             ObjectNode w = c.awaitWhileOpen(f -> Set.of("welcome", "name_conflict", "auth_denied", "error")
                     .contains(f.path("type").asText()), Duration.ofSeconds(5));
             if ("error".equals(w.path("type").asText())) {
-                return refusedWithError(c, reached, hubId, w);
+                return Result.either(refusedWithError(c, reached, hubId, w));
             }
             if (!"welcome".equals(w.path("type").asText())) {
-                return refusedRegistration(reached, hubId, w);
+                return Result.either(refusedRegistration(reached, hubId, w));
             }
             double skew = w.path("timestamp").asDouble() - System.currentTimeMillis() / 1000.0;
             String welcome = String.format(Locale.ROOT, "protocol %d, clock skew %.3f s",
@@ -67,41 +83,48 @@ final class LogPullProbe {
                 c.send(pull);
             } catch (Exception closed) { // ClosedChannelException, thrown unchecked by Netty
                 // the peer closed after refusing the registration (its error frame, if any, is queued)
-                return refusedWithError(c, reached, hubId, null);
+                return Result.either(refusedWithError(c, reached, hubId, null));
             }
             ObjectNode reply;
             try {
                 reply = c.awaitWhileOpen(f -> ANSWERS.contains(f.path("type").asText()), Duration.ofSeconds(5));
             } catch (TimeoutException e) {
                 if (c.closeFuture().isDone()) {
-                    return refusedWithError(c, reached, hubId, null);
+                    return Result.either(refusedWithError(c, reached, hubId, null));
                 }
                 throw e;
             }
             if ("error".equals(reply.path("type").asText())) {
-                return refusedWithError(c, reached, hubId, reply);
+                return Result.either(refusedWithError(c, reached, hubId, reply));
             }
             if (!"multihub_log_snapshot".equals(reply.path("type").asText())) {
-                return refusedRegistration(reached, hubId, reply);
-            }
-            if (!reply.path("log_end_seq").canConvertToLong() && claimRoute) {
-                return new Finding("WARN", reached + ", but a log pull as '" + hubId + "' answers log_end_seq null: "
-                        + "cannot tell a refusal from an owner that keeps no journal: if the owner runs with --db, check "
-                        + "that its serving policy grants this hub and that this hub's client certificate is signed by "
-                        + "its client CA");
+                return Result.either(refusedRegistration(reached, hubId, reply));
             }
             if (!reply.path("log_end_seq").canConvertToLong()) {
-                return new Finding("FAIL", reached + ", but the peer refuses this hub's log pulls (log_end_seq null "
-                        + "for '" + hubId + "'): check that its serving policy grants this hub and that this hub's "
-                        + "client certificate is signed by its client CA (or the peer keeps no journal)");
+                return new Result(new Finding("FAIL", reached + ", but the peer refuses this hub's log pulls "
+                        + "(log_end_seq null for '" + hubId + "'): check that its serving policy grants this hub and "
+                        + "that this hub's client certificate is signed by its client CA (or the peer keeps no journal)"),
+                        new Finding("WARN", reached + ", but a log pull as '" + hubId + "' answers log_end_seq null: "
+                        + "cannot tell a refusal from an owner that keeps no journal: if the owner runs with --db, check "
+                        + "that its serving policy grants this hub and that this hub's client certificate is signed by "
+                        + "its client CA"));
             }
-            return new Finding("ok", reached + ", " + welcome + "; a log pull as '" + hubId + "' is served (log end "
-                    + reply.path("log_end_seq").asLong() + ")");
+            return Result.either(new Finding("ok", reached + ", " + welcome + "; a log pull as '" + hubId + "' is served (log end "
+                    + reply.path("log_end_seq").asLong() + ")"));
         } catch (IOException e) {
-            return new Finding("FAIL", uri + ": " + e.getMessage());
+            return Result.either(new Finding("FAIL", uri + ": " + e.getMessage()));
         } catch (TimeoutException e) {
-            return new Finding("FAIL", uri + ": no answer to a log pull as '" + hubId + "': " + e.getMessage());
+            return Result.either(new Finding("FAIL", uri + ": no answer to a log pull as '" + hubId + "': "
+                    + e.getMessage()));
         }
+    }
+
+    /** What the connect proved of the transport: a ws:// route has no TLS, a wss:// one without a pin a CA's. */
+    private static String transport(URI uri, ClientTls tls) {
+        if (!ClientTls.secure(uri)) {
+            return "plain ws, no TLS";
+        }
+        return tls != null && tls.pin() != null ? "TLS and pin ok" : "TLS ok, certificate verified by a CA for the host";
     }
 
     /**

@@ -42,6 +42,16 @@ class CliTest {
         return new Run(code, out.toString(), err.toString());
     }
 
+    /**
+     * The hub command with ARGS parsed, built as a start builds it: the --config file read, its keys
+     * checked (an unknown one throws) and given as defaults.
+     */
+    static SynapseHubCommand parsed(String... args) {
+        CommandLine cl = SynapseHubCommand.commandLine(args);
+        cl.parseArgs(args);
+        return cl.getCommand();
+    }
+
     @Test
     void helpAndVersionExitZeroAndUnknownOptionsAreUsageErrors() {
         Run help = run("--help");
@@ -148,10 +158,7 @@ class CliTest {
     void aConfigFileSuppliesDefaultsAndTheCommandLineWins(@TempDir Path dir) throws Exception {
         Path config = dir.resolve("hub.properties");
         Files.writeString(config, "port=0\nmax-claims-per-agent=7\nhub-id=syn-fromfile\n");
-        SynapseHubCommand command = new SynapseHubCommand();
-        CommandLine cl = new CommandLine(command);
-        cl.setDefaultValueProvider(ConfigFile.defaults(config));
-        cl.parseArgs("--config", config.toString(), "--hub-id", "syn-cli");
+        SynapseHubCommand command = parsed("--config", config.toString(), "--hub-id", "syn-cli");
         assertThat(command.serve.registryLimits().maxClaimsPerPrincipal()).isEqualTo(7);
         assertThat(command.serve.hubConfig().hubId()).isEqualTo("syn-cli");
         assertThat(command.serve.hubConfig().port()).isZero();

@@ -54,10 +54,7 @@ class ConfigExampleTest {
 
     @Test
     void theConfigFileLoaderAcceptsTheExample() {
-        SynapseHubCommand command = new SynapseHubCommand();
-        CommandLine cl = new CommandLine(command);
-        cl.setDefaultValueProvider(ConfigFile.defaults(EXAMPLE));
-        cl.parseArgs("--config", EXAMPLE.toString());
+        SynapseHubCommand command = CliTest.parsed("--config", EXAMPLE.toString()); // an unknown key fails here
         ServeOptions serve = command.serve;
         var config = serve.hubConfig();
         assertThat(config.metricsEnabled()).as("metrics=true came from the file").isTrue();

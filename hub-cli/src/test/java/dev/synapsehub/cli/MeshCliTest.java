@@ -74,10 +74,8 @@ class MeshCliTest {
     void theMembershipMayComeFromTheConfigFile(@TempDir Path dir) throws Exception {
         Path config = dir.resolve("node.properties");
         Files.writeString(config, "mesh-id=n2\nmesh-peers=n1=127.0.0.1:9871,n2=127.0.0.1:9872\nmesh-commit-timeout=2.5\n");
-        SynapseHubCommand command = new SynapseHubCommand();
-        CommandLine cl = new CommandLine(command);
-        cl.setDefaultValueProvider(ConfigFile.defaults(config));
-        cl.parseArgs("--config", config.toString(), "--db", dir.resolve("n2.db").toString());
+        SynapseHubCommand command = CliTest.parsed("--config", config.toString(), "--db",
+                dir.resolve("n2.db").toString());
         MeshConfig mesh = command.serve.meshConfig();
         assertThat(mesh.nodeId()).isEqualTo("n2");
         assertThat(mesh.peers()).hasSize(2);
@@ -111,6 +109,22 @@ class MeshCliTest {
             assertThat(start.code()).as(start.err()).isEqualTo(ExitCodes.USAGE);
             assertThat(start.err()).contains("cannot listen on 127.0.0.1:" + port + ": address already in use")
                     .doesNotContain("could not start");
+        }
+    }
+
+    /** A Raft address another program holds is told as that address and --mesh-peers, not as --port. */
+    @Test
+    void aMeshNodeWhoseRaftPortIsInUseNamesTheRaftAddress(@TempDir Path dir) throws Exception {
+        try (java.net.ServerSocket held = new java.net.ServerSocket(0, 1,
+                java.net.InetAddress.getByName("127.0.0.1"))) {
+            int raft = held.getLocalPort();
+            int ws = freePort();
+            CliTest.Run start = run("--port", String.valueOf(ws), "--db", dir.resolve("n1.db").toString(),
+                    "--mesh-id", "n1", "--mesh-peers", "n1=127.0.0.1:" + raft);
+            assertThat(start.code()).as(start.err()).isEqualTo(ExitCodes.USAGE);
+            assertThat(start.err()).contains("cannot listen on 127.0.0.1:" + raft + " (mesh node n1's Raft address): "
+                    + "address already in use").contains("choose another port in n1's entry in --mesh-peers")
+                    .doesNotContain("127.0.0.1:" + ws).doesNotContain("--port").doesNotContain("could not start");
         }
     }
 

@@ -278,6 +278,7 @@ public final class MeshNode implements AutoCloseable {
 
     /** Starts the actor, then the Raft server (which replays the log into the actor). */
     public void start() throws IOException {
+        checkRaftAddress();
         actor.start();
         server.start();
         intents.start();
@@ -292,6 +293,21 @@ public final class MeshNode implements AutoCloseable {
                 + ", group " + group.getGroupId() + ", " + voters().count() + " voters, quorum "
                 + voters().quorum() + ", storage " + config.storageDir() + ", transport "
                 + (config.tls() == null ? "plain gRPC (unauthenticated)" : config.tls().describe()));
+    }
+
+    /**
+     * Ratis ends the JVM (System.exit 1, nothing closed) when its gRPC server cannot bind, so the
+     * address is tried first and a busy one told as this node's. A program that takes the port
+     * between this check and Ratis's bind still meets Ratis's exit.
+     */
+    private void checkRaftAddress() throws RaftAddressUnavailable {
+        MeshPeer self = config.self();
+        try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
+            probe.setReuseAddress(true); // never stricter than the real bind: a port in TIME_WAIT is no conflict
+            probe.bind(new java.net.InetSocketAddress(self.host(), self.port()));
+        } catch (IOException e) {
+            throw new RaftAddressUnavailable(self, e);
+        }
     }
 
     /** The longest an extension's ask of the leader may wait ({@link LeaderAsks}); each ask bounds itself below it. */

@@ -22,6 +22,8 @@ import java.util.Map;
  */
 public final class SqliteMirror implements Mirror {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(SqliteMirror.class);
+    /** How long a statement waits on another connection's lock before SQLITE_BUSY, as the journal's readers do. */
+    private static final int BUSY_TIMEOUT_MILLIS = 5_000;
     private final Connection c;
     private final Path file;
 
@@ -46,7 +48,11 @@ public final class SqliteMirror implements Mirror {
         tighten(file);
         createPrivately(file);
         try {
-            Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
+            // an operator's offline read (federation observed --db) or a checkpoint may hold the file briefly:
+            // the poll waits as long as the readers do, set here rather than left to sqlite-jdbc's 3 s default
+            org.sqlite.SQLiteConfig config = new org.sqlite.SQLiteConfig();
+            config.setBusyTimeout(BUSY_TIMEOUT_MILLIS);
+            Connection c = DriverManager.getConnection("jdbc:sqlite:" + file, config.toProperties());
             try (Statement s = c.createStatement()) {
                 s.execute("PRAGMA journal_mode=WAL");
                 s.execute("PRAGMA synchronous=NORMAL");
@@ -159,7 +165,7 @@ public final class SqliteMirror implements Mirror {
         Path file = fileFor(db);
         org.sqlite.SQLiteConfig config = new org.sqlite.SQLiteConfig();
         config.setReadOnly(true);
-        config.setBusyTimeout(5000);
+        config.setBusyTimeout(BUSY_TIMEOUT_MILLIS);
         try (Connection ro = DriverManager.getConnection("jdbc:sqlite:" + file, config.toProperties())) {
             boolean hasLastError = false;
             boolean hasPeer = false;

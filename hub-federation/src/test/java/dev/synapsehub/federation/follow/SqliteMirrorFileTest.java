@@ -32,6 +32,37 @@ class SqliteMirrorFileTest {
         }
     }
 
+    /**
+     * Another connection's write lock (an operator's tool, a checkpoint) is waited for, not failed on, for
+     * the mirror's own 5 s: held 4 s, beyond the 3 s sqlite-jdbc would otherwise wait by default.
+     */
+    @Test
+    void aPollCommitWaitsForAnotherConnectionsLockInsteadOfFailing() throws Exception {
+        Path db = dir.resolve("hub.db");
+        try (SqliteMirror mirror = SqliteMirror.open(db);
+             java.sql.Connection other = java.sql.DriverManager.getConnection("jdbc:sqlite:" + SqliteMirror.fileFor(db))) {
+            other.setAutoCommit(false);
+            try (java.sql.Statement s = other.createStatement()) {
+                s.execute("INSERT INTO peer (peer, cursor, log_end, last_success, generation) VALUES ('held', 0, 0, 0, 0)");
+            } // the other connection now holds the write lock until it commits
+            java.util.concurrent.CountDownLatch committing = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CompletableFuture<Void> release = java.util.concurrent.CompletableFuture.runAsync(() -> {
+                try {
+                    committing.await();
+                    Thread.sleep(4_000);
+                    other.commit();
+                } catch (Exception e) {
+                    throw new java.util.concurrent.CompletionException(e);
+                }
+            });
+            committing.countDown();
+            mirror.commit(new PeerView("hub-b", 1, 1, 1.0, null, Double.NaN, null, 0, Map.of()), "sha256:aa",
+                    List.of(), List.of());
+            release.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(mirror.load()).extracting(PeerView::peer).containsExactlyInAnyOrder("held", "hub-b");
+        }
+    }
+
     /** A mirror an older version made 0644 (with its -wal and -shm) is made owner-only when the hub opens it. */
     @Test
     void anExistingMirrorReadableByOthersIsMadeOwnerOnlyWhenOpened() throws Exception {
