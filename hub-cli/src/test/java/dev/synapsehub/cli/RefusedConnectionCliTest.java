@@ -46,6 +46,9 @@ class RefusedConnectionCliTest {
         try (dev.synapsehub.client.HubClient tail = dev.synapsehub.client.HubClient.connect(
                 java.net.URI.create(hub.url()), java.time.Duration.ofSeconds(5))) {
             tail.register("operator/cli", null, java.time.Duration.ofSeconds(5)); // as a running `tail` holds it
+            // an open hub welcomes at connect, before it binds the name: a reply shows the name bound
+            tail.send(tail.frame("who_request"));
+            tail.awaitType("who_snapshot", java.time.Duration.ofSeconds(5));
             for (String[] args : new String[][] {{"who", "--url", hub.url()},
                     {"claim", "Z1", "--path", "z", "--url", hub.url()},
                     {"tail", "--url", hub.url(), "--duration", "1"}}) {
