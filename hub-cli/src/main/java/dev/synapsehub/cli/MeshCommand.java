@@ -55,6 +55,10 @@ public final class MeshCommand {
 
         @Override
         public Integer call() {
+            if (!(timeout > 0) || !Double.isFinite(timeout)) { // as transfer-leader and add/remove-node refuse it
+                spec.commandLine().getErr().println("synapse-hub: --timeout must be positive");
+                return ExitCodes.USAGE;
+            }
             List<MeshPeer> peers;
             MeshTls tls;
             try {

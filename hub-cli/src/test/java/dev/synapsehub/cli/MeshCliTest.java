@@ -55,6 +55,16 @@ class MeshCliTest {
     }
 
     @Test
+    void meshStatusRefusesATimeoutThatIsNotPositiveAsTheOtherMeshCommandsDo() {
+        for (String timeout : new String[] {"-1", "0", "NaN"}) {
+            CliTest.Run status = run("mesh", "status", "--mesh-peers", "n1=127.0.0.1:1", "--timeout", timeout);
+            assertThat(status.code()).as("--timeout " + timeout + ": " + status.err()).isEqualTo(ExitCodes.USAGE);
+            assertThat(status.err()).contains("--timeout must be positive").doesNotContain("internal error");
+            assertThat(status.out()).as("no voter is asked").isEmpty();
+        }
+    }
+
+    @Test
     void everyNodeShowsTheSameHubIdAndAnExplicitOneWins(@TempDir Path dir) {
         String peers = "n1=127.0.0.1:1,n2=127.0.0.1:2,n3=127.0.0.1:3";
         String id1 = parse("--db", dir.resolve("a.db").toString(), "--mesh-id", "n1", "--mesh-peers", peers)
