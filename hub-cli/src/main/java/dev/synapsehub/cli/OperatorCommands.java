@@ -83,6 +83,9 @@ final class OperatorCommands {
                     return "error".equals(type(reply)) || type(reply).endsWith("_denied")
                             ? ExitCodes.REFUSED : ExitCodes.OK;
                 }
+                if ("error".equals(type(reply))) {
+                    return denied(reply, spec.commandLine().getOut());
+                }
                 return report(reply, spec.commandLine().getOut());
             } catch (HubRefusal e) {
                 err.println("synapse-hub: " + e.getMessage());
@@ -121,7 +124,8 @@ final class OperatorCommands {
 
         @Override
         Predicate<ObjectNode> isReply() {
-            return f -> type(f).equals("state_snapshot");
+            // a mesh node refuses a linearizable read (busy) with an error instead of a snapshot
+            return f -> type(f).equals("state_snapshot") || type(f).equals("error");
         }
     }
 

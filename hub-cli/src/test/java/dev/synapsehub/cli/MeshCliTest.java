@@ -174,5 +174,10 @@ class MeshCliTest {
         CliTest.Run lost = run("mesh", "status", "--mesh-peers", peers, "--timeout", "2");
         assertThat(lost.code()).isEqualTo(ExitCodes.UNAVAILABLE);
         assertThat(lost.out()).contains("unreachable");
+
+        // without a quorum a linearizable read is refused busy (docs/mesh.md), and the command says so
+        CliTest.Run fresh = run("state", "--url", hubs.get(0).url(), "--linearizable", "--timeout", "20");
+        assertThat(fresh.code()).as(fresh.out() + fresh.err()).isEqualTo(ExitCodes.REFUSED);
+        assertThat(fresh.out()).contains("refused").contains("No leader confirmed a read index");
     }
 }
