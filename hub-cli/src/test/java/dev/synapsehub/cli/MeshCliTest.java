@@ -176,8 +176,13 @@ class MeshCliTest {
         assertThat(lost.out()).contains("unreachable");
 
         // without a quorum a linearizable read is refused busy (docs/mesh.md), and the command says so
-        CliTest.Run fresh = run("state", "--url", hubs.get(0).url(), "--linearizable", "--timeout", "20");
+        // with the command's default --timeout: the node answers only at its commit timeout (default 5 s)
+        CliTest.Run fresh = run("state", "--url", hubs.get(0).url(), "--linearizable");
         assertThat(fresh.code()).as(fresh.out() + fresh.err()).isEqualTo(ExitCodes.REFUSED);
         assertThat(fresh.out()).contains("refused").contains("No leader confirmed a read index");
+        CliTest.Run queued = run("claim", "Q1", "--url", hubs.get(0).url(), "--name", "dave");
+        assertThat(queued.code()).as(queued.out() + queued.err()).isEqualTo(ExitCodes.REFUSED);
+        assertThat(queued.out()).as("the claim was queued, not lost: the command must say so")
+                .contains("queued as intent");
     }
 }
