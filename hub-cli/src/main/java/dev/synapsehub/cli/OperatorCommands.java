@@ -109,7 +109,8 @@ final class OperatorCommands {
         }
 
         static int denied(ObjectNode reply, PrintWriter out) {
-            String code = reply.path("reason_code").asText("");
+            // a denial carries reason_code, an error frame error_code (busy, queued, commit_unknown on a mesh)
+            String code = reply.path("reason_code").asText(reply.path("error_code").asText(""));
             out.println("refused" + (code.isEmpty() ? "" : " (" + code + ")") + ": " + reply.path("payload").asText());
             return ExitCodes.REFUSED;
         }

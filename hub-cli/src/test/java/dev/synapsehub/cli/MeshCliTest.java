@@ -179,10 +179,10 @@ class MeshCliTest {
         // with the command's default --timeout: the node answers only at its commit timeout (default 5 s)
         CliTest.Run fresh = run("state", "--url", hubs.get(0).url(), "--linearizable");
         assertThat(fresh.code()).as(fresh.out() + fresh.err()).isEqualTo(ExitCodes.REFUSED);
-        assertThat(fresh.out()).contains("refused").contains("No leader confirmed a read index");
+        assertThat(fresh.out()).contains("refused (busy)").contains("No leader confirmed a read index");
         CliTest.Run queued = run("claim", "Q1", "--url", hubs.get(0).url(), "--name", "dave");
         assertThat(queued.code()).as(queued.out() + queued.err()).isEqualTo(ExitCodes.REFUSED);
         assertThat(queued.out()).as("the claim was queued, not lost: the command must say so")
-                .contains("queued as intent");
+                .contains("refused (queued)").contains("queued as intent");
     }
 }
