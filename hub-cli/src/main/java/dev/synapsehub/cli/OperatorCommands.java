@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
@@ -180,8 +181,15 @@ final class OperatorCommands {
         int report(ObjectNode reply, PrintWriter out) {
             JsonNode claims = reply.path("snapshot").path("active_claims");
             double now = reply.path("snapshot").path("generated_at").asDouble();
-            String read = reply.path("staleness").path("consistency").asText("");
-            out.printf("%d live claim(s)%s%n", claims.size(), read.isEmpty() ? "" : " (" + read + " read)");
+            JsonNode staleness = reply.path("staleness"); // a mesh node's label (docs/protocol.md)
+            String read = staleness.path("consistency").asText("");
+            String label = !read.isEmpty() ? " (" + read + " read)"
+                    // last-known state of a node that knows no leader or lags: say so, as the reply does
+                    : staleness.path("isStale").asBoolean(false) ? String.format(Locale.ROOT,
+                            " (STALE read from %s: no leader known or %d ms behind; %d write(s) queued here)",
+                            staleness.path("source").asText("?"), staleness.path("replicationLagMs").asLong(),
+                            staleness.path("queueDepth").asLong()) : "";
+            out.printf("%d live claim(s)%s%n", claims.size(), label);
             for (JsonNode c : claims) {
                 out.printf("  %-24s %-20s %-14s epoch %-6d v%-4d %6.0fs left  %s:%s%n", c.path("task_id").asText(),
                         c.path("owner").asText(), c.path("status").asText(), c.path("epoch").asLong(),

@@ -184,5 +184,9 @@ class MeshCliTest {
         assertThat(queued.code()).as(queued.out() + queued.err()).isEqualTo(ExitCodes.REFUSED);
         assertThat(queued.out()).as("the claim was queued, not lost: the command must say so")
                 .contains("refused (queued)").contains("queued as intent");
+        CliTest.Run stale = run("state", "--url", hubs.get(0).url());
+        assertThat(stale.code()).isEqualTo(ExitCodes.OK);
+        assertThat(stale.out()).as("a plain read of the cut-off node is last-known state and says so")
+                .contains("1 live claim(s) (STALE read from").contains("1 write(s) queued here");
     }
 }
