@@ -107,6 +107,9 @@ public final class MeshCommand {
                             SettingsColumn.text(settings.get(r.id())), r.storageHealthy() ? "" : "  STORAGE UNHEALTHY");
                 }
             }
+            if (reports.stream().noneMatch(PeerReport::reachable)) {
+                meshTls.noteWhenNobodyAnswered(spec.commandLine().getErr());
+            }
             return leader == null ? ExitCodes.UNAVAILABLE : ExitCodes.OK;
         }
 

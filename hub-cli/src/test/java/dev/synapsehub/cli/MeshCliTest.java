@@ -65,6 +65,17 @@ class MeshCliTest {
     }
 
     @Test
+    void whenNoVoterAnswersACommandWithoutTlsFlagsNamesThemAsTheLikelyCause() throws IOException {
+        String peers = "n1=127.0.0.1:" + freePort() + ",n2=127.0.0.1:" + freePort();
+        CliTest.Run status = run("mesh", "status", "--mesh-peers", peers, "--timeout", "1");
+        assertThat(status.code()).isEqualTo(ExitCodes.UNAVAILABLE);
+        assertThat(status.err()).contains("if the mesh runs mutual TLS, give --mesh-tls-certfile");
+        CliTest.Run transfer = run("mesh", "transfer-leader", "--mesh-peers", peers, "--to", "n2", "--timeout", "1");
+        assertThat(transfer.code()).isEqualTo(ExitCodes.UNAVAILABLE);
+        assertThat(transfer.err()).contains("no leader is agreed").contains("if the mesh runs mutual TLS");
+    }
+
+    @Test
     void everyNodeShowsTheSameHubIdAndAnExplicitOneWins(@TempDir Path dir) {
         String peers = "n1=127.0.0.1:1,n2=127.0.0.1:2,n3=127.0.0.1:3";
         String id1 = parse("--db", dir.resolve("a.db").toString(), "--mesh-id", "n1", "--mesh-peers", peers)
@@ -174,6 +185,7 @@ class MeshCliTest {
         CliTest.Run lost = run("mesh", "status", "--mesh-peers", peers, "--timeout", "2");
         assertThat(lost.code()).isEqualTo(ExitCodes.UNAVAILABLE);
         assertThat(lost.out()).contains("unreachable");
+        assertThat(lost.err()).as("one voter answered: no TLS hint").doesNotContain("mutual TLS");
 
         // without a quorum a linearizable read is refused busy (docs/mesh.md), and the command says so
         // with the command's default --timeout: the node answers only at its commit timeout (default 5 s)
