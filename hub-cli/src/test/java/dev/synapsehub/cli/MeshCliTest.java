@@ -117,7 +117,9 @@ class MeshCliTest {
         LoopbackHub node = new LoopbackHub();
         hubs.add(node);
         assertThatThrownBy(() -> node.start("--port", "0", "--db", db.toString(), "--mesh-id", "n1", "--mesh-peers",
-                "n1=127.0.0.1:" + freePort())).hasMessageContaining("holds 1 events of a single hub");
+                "n1=127.0.0.1:" + freePort())).hasMessageContaining("holds 1 events of a single hub")
+                .as("a node restored as docs/mesh.md says is told to move its journal aside too")
+                .hasMessageContaining("move the journal (with its -wal and -shm files) aside too");
         assertThat(Files.exists(Path.of(db + ".raft"))).isFalse();
     }
 
