@@ -24,8 +24,9 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 
-/** {@code synapse-hub mesh status}: a mesh's voters as they report themselves. */
-@Command(name = "mesh", description = "Look at a mesh (replicated cluster, docs/mesh.md).",
+/** {@code synapse-hub mesh}: its status, leader transfer and membership changes ({@code status} is here). */
+@Command(name = "mesh", description = "Look at a mesh (replicated cluster, docs/mesh.md), move its leader or change "
+        + "its voters.",
         mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER, subcommands = {MeshCommand.Status.class,
         MeshTransferLeaderCommand.class, MeshMembershipCommands.AddNode.class, MeshMembershipCommands.RemoveNode.class})
 public final class MeshCommand {

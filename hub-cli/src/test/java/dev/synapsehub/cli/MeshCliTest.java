@@ -52,6 +52,8 @@ class MeshCliTest {
                 .contains("listed twice");
         assertThat(Files.exists(dir.resolve("n1.db"))).as("nothing is created on a refused start").isFalse();
         assertThat(run("--help").out()).contains("--mesh-id").contains("--mesh-peers").contains("--mesh-commit-timeout");
+        assertThat(run("mesh", "--help").out()).as("the group's summary covers the commands that change a mesh")
+                .contains("move its leader or change");
     }
 
     @Test
