@@ -41,7 +41,9 @@ public final class ClientOptions {
                     + "form) instead of checking it against the system's CAs.")
     String pin;
 
-    @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "5",
+    // above a mesh node's default commit timeout (5 s): a write or linearizable read it answers only at that
+    // bound (queued, busy) must reach the command, not be reported as no answer while it was queued
+    @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "10",
             description = "How long to wait for the hub (default: ${DEFAULT-VALUE}).")
     double timeoutSeconds;
 

@@ -264,7 +264,9 @@ final class HubDaemon implements AutoCloseable {
             local.close();
             throw new IllegalArgumentException(options.db() + " holds " + local.lastSeq() + " events of a single hub "
                     + "and there is no Raft log at " + meshConfig.storageDir() + "; a mesh node starts from an empty "
-                    + "journal (turning a single hub into a mesh is not supported yet)");
+                    + "journal (turning a single hub into a mesh is not supported yet). If this is a mesh node's "
+                    + "journal whose Raft directory was moved aside to restore the node from its peers, move the "
+                    + "journal (with its -wal and -shm files) aside too (docs/mesh.md, \"Snapshots and log compaction\")");
         }
         // each node mirrors what it fans out to its own sockets (docs/mesh.md, "The relay log on a mesh")
         dev.synapsehub.net.relay.RelayLog relayLog = null;

@@ -24,8 +24,9 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 
-/** {@code synapse-hub mesh status}: a mesh's voters as they report themselves. */
-@Command(name = "mesh", description = "Look at a mesh (replicated cluster, docs/mesh.md).",
+/** {@code synapse-hub mesh}: its status, leader transfer and membership changes ({@code status} is here). */
+@Command(name = "mesh", description = "Look at a mesh (replicated cluster, docs/mesh.md), move its leader or change "
+        + "its voters.",
         mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER, subcommands = {MeshCommand.Status.class,
         MeshTransferLeaderCommand.class, MeshMembershipCommands.AddNode.class, MeshMembershipCommands.RemoveNode.class})
 public final class MeshCommand {
@@ -55,6 +56,10 @@ public final class MeshCommand {
 
         @Override
         public Integer call() {
+            if (!(timeout > 0) || !Double.isFinite(timeout)) { // as transfer-leader and add/remove-node refuse it
+                spec.commandLine().getErr().println("synapse-hub: --timeout must be positive");
+                return ExitCodes.USAGE;
+            }
             List<MeshPeer> peers;
             MeshTls tls;
             try {
@@ -102,6 +107,9 @@ public final class MeshCommand {
                             r.lastSnapshotIndex() < 0 ? "none" : String.valueOf(r.lastSnapshotIndex()),
                             SettingsColumn.text(settings.get(r.id())), r.storageHealthy() ? "" : "  STORAGE UNHEALTHY");
                 }
+            }
+            if (reports.stream().noneMatch(PeerReport::reachable)) {
+                meshTls.noteWhenNobodyAnswered(spec.commandLine().getErr());
             }
             return leader == null ? ExitCodes.UNAVAILABLE : ExitCodes.OK;
         }

@@ -53,6 +53,9 @@ final class MeshMembershipCommands {
                 return ExitCodes.USAGE;
             } catch (MeshAdmin.MeshAdminException e) {
                 spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
+                if (e.getMessage().startsWith("no leader is agreed")) {
+                    meshTls.noteWhenNobodyAnswered(spec.commandLine().getErr());
+                }
                 return ExitCodes.UNAVAILABLE;
             }
             StringJoiner voters = new StringJoiner(",");

@@ -30,6 +30,17 @@ public final class MeshTlsOptions {
         return certFile != null || keyFile != null || caFile != null;
     }
 
+    /**
+     * Tells an operator who gave no --mesh-tls-* flags and got no answer that a mesh over mutual TLS is the
+     * likely cause: its nodes end a client without a certificate with a bare "network closed".
+     */
+    void noteWhenNobodyAnswered(java.io.PrintWriter err) {
+        if (!given()) {
+            err.println("synapse-hub: note: no voter answered; if the mesh runs mutual TLS, give --mesh-tls-certfile, "
+                    + "--mesh-tls-keyfile and --mesh-tls-cafile (an operator certificate from the cluster CA)");
+        }
+    }
+
     /** The checked files, or null when none is given; throws {@link IllegalArgumentException} for the operator. */
     MeshTls load() {
         return MeshTls.load(certFile, keyFile, caFile);

@@ -52,6 +52,9 @@ final class MeshTransferLeaderCommand implements Callable<Integer> {
             return ExitCodes.USAGE;
         } catch (MeshAdmin.MeshAdminException e) {
             spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
+            if (e.getMessage().startsWith("no leader is agreed")) {
+                meshTls.noteWhenNobodyAnswered(spec.commandLine().getErr());
+            }
             return ExitCodes.UNAVAILABLE;
         }
         spec.commandLine().getOut().println(done.alreadyLeading()

@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
@@ -83,6 +84,9 @@ final class OperatorCommands {
                     return "error".equals(type(reply)) || type(reply).endsWith("_denied")
                             ? ExitCodes.REFUSED : ExitCodes.OK;
                 }
+                if ("error".equals(type(reply))) {
+                    return denied(reply, spec.commandLine().getOut());
+                }
                 return report(reply, spec.commandLine().getOut());
             } catch (HubRefusal e) {
                 err.println("synapse-hub: " + e.getMessage());
@@ -106,7 +110,8 @@ final class OperatorCommands {
         }
 
         static int denied(ObjectNode reply, PrintWriter out) {
-            String code = reply.path("reason_code").asText("");
+            // a denial carries reason_code, an error frame error_code (busy, queued, commit_unknown on a mesh)
+            String code = reply.path("reason_code").asText(reply.path("error_code").asText(""));
             out.println("refused" + (code.isEmpty() ? "" : " (" + code + ")") + ": " + reply.path("payload").asText());
             return ExitCodes.REFUSED;
         }
@@ -121,7 +126,8 @@ final class OperatorCommands {
 
         @Override
         Predicate<ObjectNode> isReply() {
-            return f -> type(f).equals("state_snapshot");
+            // a mesh node refuses a linearizable read (busy) with an error instead of a snapshot
+            return f -> type(f).equals("state_snapshot") || type(f).equals("error");
         }
     }
 
@@ -181,8 +187,15 @@ final class OperatorCommands {
         int report(ObjectNode reply, PrintWriter out) {
             JsonNode claims = reply.path("snapshot").path("active_claims");
             double now = reply.path("snapshot").path("generated_at").asDouble();
-            String read = reply.path("staleness").path("consistency").asText("");
-            out.printf("%d live claim(s)%s%n", claims.size(), read.isEmpty() ? "" : " (" + read + " read)");
+            JsonNode staleness = reply.path("staleness"); // a mesh node's label (docs/protocol.md)
+            String read = staleness.path("consistency").asText("");
+            String label = !read.isEmpty() ? " (" + read + " read)"
+                    // last-known state of a node that knows no leader or lags: say so, as the reply does
+                    : staleness.path("isStale").asBoolean(false) ? String.format(Locale.ROOT,
+                            " (STALE read from %s: no leader known or %d ms behind; %d write(s) queued here)",
+                            staleness.path("source").asText("?"), staleness.path("replicationLagMs").asLong(),
+                            staleness.path("queueDepth").asLong()) : "";
+            out.printf("%d live claim(s)%s%n", claims.size(), label);
             for (JsonNode c : claims) {
                 out.printf("  %-24s %-20s %-14s epoch %-6d v%-4d %6.0fs left  %s:%s%n", c.path("task_id").asText(),
                         c.path("owner").asText(), c.path("status").asText(), c.path("epoch").asLong(),

@@ -52,6 +52,29 @@ class MeshCliTest {
                 .contains("listed twice");
         assertThat(Files.exists(dir.resolve("n1.db"))).as("nothing is created on a refused start").isFalse();
         assertThat(run("--help").out()).contains("--mesh-id").contains("--mesh-peers").contains("--mesh-commit-timeout");
+        assertThat(run("mesh", "--help").out()).as("the group's summary covers the commands that change a mesh")
+                .contains("move its leader or change");
+    }
+
+    @Test
+    void meshStatusRefusesATimeoutThatIsNotPositiveAsTheOtherMeshCommandsDo() {
+        for (String timeout : new String[] {"-1", "0", "NaN"}) {
+            CliTest.Run status = run("mesh", "status", "--mesh-peers", "n1=127.0.0.1:1", "--timeout", timeout);
+            assertThat(status.code()).as("--timeout " + timeout + ": " + status.err()).isEqualTo(ExitCodes.USAGE);
+            assertThat(status.err()).contains("--timeout must be positive").doesNotContain("internal error");
+            assertThat(status.out()).as("no voter is asked").isEmpty();
+        }
+    }
+
+    @Test
+    void whenNoVoterAnswersACommandWithoutTlsFlagsNamesThemAsTheLikelyCause() throws IOException {
+        String peers = "n1=127.0.0.1:" + freePort() + ",n2=127.0.0.1:" + freePort();
+        CliTest.Run status = run("mesh", "status", "--mesh-peers", peers, "--timeout", "1");
+        assertThat(status.code()).isEqualTo(ExitCodes.UNAVAILABLE);
+        assertThat(status.err()).contains("if the mesh runs mutual TLS, give --mesh-tls-certfile");
+        CliTest.Run transfer = run("mesh", "transfer-leader", "--mesh-peers", peers, "--to", "n2", "--timeout", "1");
+        assertThat(transfer.code()).isEqualTo(ExitCodes.UNAVAILABLE);
+        assertThat(transfer.err()).contains("no leader is agreed").contains("if the mesh runs mutual TLS");
     }
 
     @Test
@@ -94,7 +117,9 @@ class MeshCliTest {
         LoopbackHub node = new LoopbackHub();
         hubs.add(node);
         assertThatThrownBy(() -> node.start("--port", "0", "--db", db.toString(), "--mesh-id", "n1", "--mesh-peers",
-                "n1=127.0.0.1:" + freePort())).hasMessageContaining("holds 1 events of a single hub");
+                "n1=127.0.0.1:" + freePort())).hasMessageContaining("holds 1 events of a single hub")
+                .as("a node restored as docs/mesh.md says is told to move its journal aside too")
+                .hasMessageContaining("move the journal (with its -wal and -shm files) aside too");
         assertThat(Files.exists(Path.of(db + ".raft"))).isFalse();
     }
 
@@ -178,5 +203,20 @@ class MeshCliTest {
         CliTest.Run lost = run("mesh", "status", "--mesh-peers", peers, "--timeout", "2");
         assertThat(lost.code()).isEqualTo(ExitCodes.UNAVAILABLE);
         assertThat(lost.out()).contains("unreachable");
+        assertThat(lost.err()).as("one voter answered: no TLS hint").doesNotContain("mutual TLS");
+
+        // without a quorum a linearizable read is refused busy (docs/mesh.md), and the command says so
+        // with the command's default --timeout: the node answers only at its commit timeout (default 5 s)
+        CliTest.Run fresh = run("state", "--url", hubs.get(0).url(), "--linearizable");
+        assertThat(fresh.code()).as(fresh.out() + fresh.err()).isEqualTo(ExitCodes.REFUSED);
+        assertThat(fresh.out()).contains("refused (busy)").contains("No leader confirmed a read index");
+        CliTest.Run queued = run("claim", "Q1", "--url", hubs.get(0).url(), "--name", "dave");
+        assertThat(queued.code()).as(queued.out() + queued.err()).isEqualTo(ExitCodes.REFUSED);
+        assertThat(queued.out()).as("the claim was queued, not lost: the command must say so")
+                .contains("refused (queued)").contains("queued as intent");
+        CliTest.Run stale = run("state", "--url", hubs.get(0).url());
+        assertThat(stale.code()).isEqualTo(ExitCodes.OK);
+        assertThat(stale.out()).as("a plain read of the cut-off node is last-known state and says so")
+                .contains("1 live claim(s) (STALE read from").contains("1 write(s) queued here");
     }
 }

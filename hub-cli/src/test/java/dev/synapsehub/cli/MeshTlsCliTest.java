@@ -113,6 +113,8 @@ class MeshTlsCliTest {
         CliTest.Run plain = run("mesh", "status", "--mesh-peers", peers, "--timeout", "3");
         assertThat(plain.code()).as("plain gRPC is refused by every node").isEqualTo(ExitCodes.UNAVAILABLE);
         assertThat(plain.out()).contains("leader none agreed").doesNotContain("LEADER");
+        assertThat(plain.err()).as("the refusal itself reads 'network closed': the command names the flags")
+                .contains("if the mesh runs mutual TLS, give --mesh-tls-certfile");
     }
 
     private static String[] concat(String[] a, String... b) {

@@ -229,9 +229,25 @@ public final class MeshNode implements AutoCloseable {
         this.journal = new MeshJournal(nodeId, hubId, cursor, this::propose, local, edge, forwardedOrigins,
                 stateMachine::highestOwnOriginSeq, tags, decidedIntents, this::hold);
         this.actor = new CoordinationActor(state, journal, clock, settings, site);
-        this.server = RaftServer.newBuilder().setServerId(RaftPeerId.valueOf(nodeId)).setGroup(group)
+        this.server = RaftServer.newBuilder().setServerId(RaftPeerId.valueOf(nodeId)).setGroup(serverGroup(config, group))
                 .setStateMachine(stateMachine).setProperties(properties).setParameters(transport)
                 .setOption(RaftStorage.StartupOption.RECOVER).build();
+    }
+
+    /**
+     * The group this node's Raft server starts with: {@code group}, but with no members when the node joins a
+     * running mesh (empty storage, in a group its peers did not found: mesh add-node's new voter). Ratis starts
+     * a server outside its own configuration as a follower that waits for a leader; one inside it campaigns
+     * after an election timeout, and a leader answers a candidate outside its configuration with a shutdown
+     * that closes the candidate's division for good, so add-node could not commit once the new node had
+     * campaigned. The leader sends the configuration (this node in it) as soon as the change is under way.
+     */
+    static RaftGroup serverGroup(MeshConfig config, RaftGroup group) throws IOException {
+        boolean founding = config.groupId().equals(MeshConfig.groupId(config.peers()));
+        if (founding || MeshGroup.inStorage(config.storageDir()) != null) {
+            return group;
+        }
+        return RaftGroup.valueOf(group.getGroupId()); // no peers: Ratis requires this node in any it is given
     }
 
     /** The Raft settings of a node of {@code config} (package-private: tests pin them). */
@@ -547,10 +563,13 @@ public final class MeshNode implements AutoCloseable {
      * the start-up peers only until its Raft server has loaded its configuration.
      */
     public MeshVoters voters() {
+        MeshVoters startUp = new MeshVoters(config.peers().stream().map(MeshPeer::id).toList(), List.of());
         try {
-            return MeshVoters.of(server.getDivision(group.getGroupId()).getRaftConf());
+            MeshVoters held = MeshVoters.of(server.getDivision(group.getGroupId()).getRaftConf());
+            // a joining node starts with no configuration until the leader sends one (serverGroup)
+            return held.count() == 0 ? startUp : held;
         } catch (IOException | RuntimeException e) {
-            return new MeshVoters(config.peers().stream().map(MeshPeer::id).toList(), List.of());
+            return startUp;
         }
     }
 

@@ -207,8 +207,9 @@ final class MeshSnapshots {
 
     private String unrebuildable(String why) {
         return "mesh node " + nodeId + " cannot rebuild its state: " + why + ". Restore it from a healthy peer:"
-                + " while a majority of the other voters runs, stop it, move its Raft directory aside and start it"
-                + " again; it then catches up by snapshot install";
+                + " while a majority of the other voters runs, stop it, move its Raft directory and its journal"
+                + " (--db, with its -wal and -shm files) aside and start it again; it then catches up by snapshot"
+                + " install (docs/mesh.md, \"Snapshots and log compaction\")";
     }
 
     private record Candidate(Path path, long term, long index) {

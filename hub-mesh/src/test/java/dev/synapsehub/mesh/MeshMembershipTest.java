@@ -148,6 +148,32 @@ class MeshMembershipTest {
     }
 
     @Test
+    void aNewVoterStartedWellBeforeAddNodeIsNotShutDownAndJoins() throws Exception {
+        cluster = new TestCluster(dir, 3);
+        MeshNode first = cluster.awaitLeader();
+        List<MeshPeer> three = List.copyOf(first.config().peers());
+        // a mesh that has changed leader once (a restart, a failover): the leader's configuration entry is
+        // then past a new node's empty log, the case in which Ratis tells a campaigning stranger to shut down
+        String other = three.stream().map(MeshPeer::id).filter(id -> !id.equals(first.nodeId()))
+                .findFirst().orElseThrow();
+        MeshAdmin.transferLeader(three, other, TIMEOUT);
+        MeshNode leader = cluster.awaitLeader();
+        assertThat(granted(commit(leader, "seed", "S1"))).isTrue();
+        MeshPeer added = cluster.addPeer("n4");
+        MeshNode fourth = cluster.start("n4");
+        // an operator starts the node, then types add-node: give it several election timeouts (300-600 ms here)
+        // first, in which a node that campaigned was told by the leader to shut down (its division closed)
+        Thread.sleep(3_000);
+        MeshMembership.Change grown = MeshMembership.addNode(three, added, TIMEOUT);
+        assertThat(grown.after()).extracting(MeshPeer::id).containsExactlyInAnyOrder("n1", "n2", "n3", "n4");
+        Outcome through = commit(fourth, "alice", "J1");
+        assertThat(granted(through)).as("a write through the new voter: " + through).isTrue();
+        TestCluster.await("n4 holds the new configuration",
+                () -> fourth.voters().count() == 4 && !fourth.voters().changing());
+        assertThat(claims(fourth)).isEqualTo(claims(leader));
+    }
+
+    @Test
     void anOriginalNodeRestartedAfterAVoterWasAddedAndAnotherRemovedRejoinsWithTheNewConfiguration() throws Exception {
         cluster = new TestCluster(dir, 3, SMALL);
         MeshNode leader = cluster.awaitLeader();
