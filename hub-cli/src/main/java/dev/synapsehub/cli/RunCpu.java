@@ -20,10 +20,13 @@ final class RunCpu {
     /** The hub's metric: CPU seconds its process has used. */
     static final String HUB_METRIC = "process_cpu_seconds_total";
     private static final Duration SCRAPE_TIMEOUT = Duration.ofSeconds(3);
+    /** Where a hub's metrics token comes from, for a hub started with {@code --metrics-token}. */
+    static final String TOKEN_ENV = "SYNAPSE_METRICS_TOKEN";
 
     /** The hubs' {@code /metrics}: several for the nodes of a mesh, whose CPU is summed. */
     private final java.util.List<URI> metrics;
     private final HttpClient http;
+    private final String token = System.getenv(TOKEN_ENV);
     private OptionalDouble hubBefore = OptionalDouble.empty();
     private OptionalDouble hubAfter = OptionalDouble.empty();
     private String hubProblem = "not read";
@@ -129,8 +132,15 @@ final class RunCpu {
 
     private OptionalDouble scrapeHub(URI metrics) {
         try {
-            HttpResponse<String> r = http.send(HttpRequest.newBuilder(metrics).timeout(SCRAPE_TIMEOUT).GET().build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpRequest.Builder request = HttpRequest.newBuilder(metrics).timeout(SCRAPE_TIMEOUT).GET();
+            if (token != null && !token.isBlank()) {
+                request.header("Authorization", "Bearer " + token.strip());
+            }
+            HttpResponse<String> r = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() == 401) {
+                hubProblem = metrics + " answered 401: the hub asks for its metrics token; give it in " + TOKEN_ENV;
+                return OptionalDouble.empty();
+            }
             if (r.statusCode() != 200) {
                 hubProblem = metrics + " answered " + r.statusCode() + ": start the hub with --metrics";
                 return OptionalDouble.empty();

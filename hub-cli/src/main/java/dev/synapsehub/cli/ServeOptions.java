@@ -17,6 +17,7 @@ import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.identity.IdentityPinSettings;
 import dev.synapsehub.net.identity.PinReclaimAcl;
 import dev.synapsehub.net.MessageAuthKey;
+import dev.synapsehub.net.auth.MetricsAuth;
 import dev.synapsehub.net.tls.TlsFiles;
 import dev.synapsehub.client.NetTransport;
 import picocli.CommandLine.Mixin;
@@ -120,6 +121,17 @@ public final class ServeOptions {
 
     @Option(names = "--metrics", description = "Serve GET /health and /metrics on the hub port.")
     boolean metrics;
+
+    @Option(names = "--metrics-token", description = "Bearer token GET /health and /metrics ask for (401 without it). "
+            + "Prefer --metrics-token-file. Needed with --metrics off loopback.")
+    String metricsToken;
+
+    @Option(names = "--metrics-token-file", paramLabel = "FILE", description = "Read the metrics token from this file (first line).")
+    Path metricsTokenFile;
+
+    @Option(names = "--metrics-query-token-ok", description = "Also accept the metrics token as ?token= (deprecated: "
+            + "URLs end up in logs and proxies).")
+    boolean metricsQueryTokenOk;
 
     @Option(names = "--ui", description = "Serve the read-only operator cockpit at GET /ui on the hub port (live "
             + "presence, claims, denials, board, mailboxes, federation peers or mesh nodes, and a live feed); on a "
@@ -268,7 +280,8 @@ public final class ServeOptions {
                     + "pin the certificate as sha256:<hex of the DER certificate>.")
     Path tlsKeyFile;
 
-    @Option(names = "--insecure-off-loopback", description = "Allow binding off loopback without a connect token (not recommended).")
+    @Option(names = "--insecure-off-loopback", description = "Allow binding off loopback without a connect token, TLS "
+            + "and (with --metrics) a metrics token (not recommended).")
     boolean insecureOffLoopback;
 
     @Option(names = "--mesh-id", paramLabel = "ID",
@@ -303,9 +316,19 @@ public final class ServeOptions {
     /** The validated hub settings; throws {@link IllegalArgumentException} with an operator-facing message. */
     HubConfig hubConfig() {
         String effectiveToken = resolveToken();
-        if (!isLoopback(host) && effectiveToken == null && !insecureOffLoopback) {
-            throw new IllegalArgumentException("refusing to bind " + host + " without a connect token: set --token-file "
+        String effectiveMetricsToken = resolveMetricsToken();
+        require(effectiveMetricsToken == null || metrics, "--metrics-token is read only with --metrics");
+        require(!metricsQueryTokenOk || effectiveMetricsToken != null,
+                "--metrics-query-token-ok needs a metrics token (--metrics-token-file)");
+        if (!isLoopback(host) && !insecureOffLoopback) {
+            // contract §10 and its --host row: off loopback, agents' traffic is authenticated and encrypted,
+            // and the HTTP endpoints ask for a token of their own
+            require(effectiveToken != null, "refusing to bind " + host + " without a connect token: set --token-file "
                     + "(or --insecure-off-loopback to accept the risk)");
+            require(tlsCertFile != null, "refusing to bind " + host + " without TLS: set --tls-certfile and "
+                    + "--tls-keyfile (or --insecure-off-loopback to accept the risk)");
+            require(!metrics || effectiveMetricsToken != null, "refusing to serve --metrics on " + host
+                    + " without a metrics token: set --metrics-token-file (or --insecure-off-loopback to accept the risk)");
         }
         require(port >= 0 && port <= 65_535, "--port must be within 0..65535");
         require(maxMsgKb >= 1, "--max-msg-kb must be at least 1");
@@ -339,7 +362,7 @@ public final class ServeOptions {
                 .messageAuthWindowSeconds(messageAuthWindow)
                 .messageAuthFutureSkewSeconds(SpecConstants.DEFAULT_MESSAGE_AUTH_FUTURE_SKEW_SECONDS)
                 .messageAuthReplayCapacity(messageAuthReplayCapacity)
-                .metricsEnabled(metrics).ui(ui).ratePerSecond(rate).rateBurst(burst)
+                .metricsEnabled(metrics).metricsAuth(new MetricsAuth(effectiveMetricsToken, metricsQueryTokenOk)).ui(ui).ratePerSecond(rate).rateBurst(burst)
                 .privateDirectedMessages(privateDirectedMessages)
                 .maxFindingsPerAgent(maxFindingsPerAgent)
                 .takeoverCooldown(Duration.ofMillis((long) (takeoverCooldown * 1000)))
@@ -515,6 +538,9 @@ public final class ServeOptions {
         m.put("message_auth", config.messageAuthKeys().size() + " key(s), "
                 + (config.requireMessageAuth() ? "required" : "not required"));
         m.put("metrics", config.metricsEnabled());
+        m.put("metrics_token", !config.metricsAuth().secured() ? "none"
+                : "set (" + (metricsToken != null && !metricsToken.isEmpty() ? "--metrics-token" : "--metrics-token-file")
+                + (config.metricsAuth().queryTokenOk() ? "; ?token= accepted" : "") + ")");
         m.put("ui", config.ui() ? "cockpit at /ui" : "off");
         m.put("identity_pinning", config.identityPins().enabled() ? "on (" + (meshId != null ? "pins replicated" : db == null ? "pins in memory" : "pins journaled")
                 + ", " + config.identityPins().acl().grants().size() + " reclaim grant(s))" : "off");
@@ -557,6 +583,23 @@ public final class ServeOptions {
             return "--token";
         }
         return tokenFile != null ? "--token-file" : "SYNAPSE_TOKEN";
+    }
+
+    private String resolveMetricsToken() {
+        if (metricsToken != null && !metricsToken.isEmpty()) {
+            return metricsToken;
+        }
+        if (metricsTokenFile == null) {
+            return null;
+        }
+        try {
+            List<String> lines = Files.readAllLines(metricsTokenFile, StandardCharsets.UTF_8);
+            String first = lines.isEmpty() ? "" : lines.get(0).strip();
+            require(!first.isEmpty(), "--metrics-token-file " + metricsTokenFile + " is empty");
+            return first;
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot read --metrics-token-file " + metricsTokenFile + ": " + e.getMessage(), e);
+        }
     }
 
     private String resolveToken() {

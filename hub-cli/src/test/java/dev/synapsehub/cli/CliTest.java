@@ -1,6 +1,7 @@
 package dev.synapsehub.cli;
 
 import dev.synapsehub.client.HubClient;
+import dev.synapsehub.net.HubConfig;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -191,6 +192,75 @@ class CliTest {
         Run run = run("--host", "0.0.0.0", "--port", "0");
         assertThat(run.code()).isEqualTo(ExitCodes.USAGE);
         assertThat(run.err()).contains("without a connect token");
+    }
+
+    @Test
+    void offLoopbackAlsoNeedsTlsAndWithMetricsAMetricsToken(@TempDir Path dir) throws Exception {
+        Path token = dir.resolve("token");
+        Files.writeString(token, "agents-token\n");
+        Path metricsToken = dir.resolve("metrics-token");
+        Files.writeString(metricsToken, "scrape-token\n");
+        dev.synapsehub.client.tls.TestCertificates.PemPair tls =
+                dev.synapsehub.client.tls.TestCertificates.selfSigned("hub").write(dir, "server");
+        String[] offLoopback = {"--host", "0.0.0.0", "--port", "0", "--token-file", token.toString()};
+
+        Run noTls = run(offLoopback);
+        assertThat(noTls.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(noTls.err()).contains("refusing to bind 0.0.0.0 without TLS").contains("--tls-certfile");
+
+        String[] withTls = concat(offLoopback, "--tls-certfile", tls.cert().toString(), "--tls-keyfile", tls.key().toString());
+        Run noMetricsToken = run(concat(withTls, "--metrics"));
+        assertThat(noMetricsToken.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(noMetricsToken.err()).contains("refusing to serve --metrics on 0.0.0.0 without a metrics token")
+                .contains("--metrics-token-file");
+
+        // the complete set validates (not started: tests bind loopback only), as does the explicit opt-out
+        HubConfig complete = parsed(concat(withTls, "--metrics", "--metrics-token-file", metricsToken.toString()))
+                .serve.hubConfig();
+        assertThat(complete.metricsAuth().secured()).isTrue();
+        assertThat(complete.metricsAuth().admits("Bearer scrape-token", java.util.Map.of())).isTrue();
+        assertThat(complete.metricsAuth().toString()).doesNotContain("scrape-token");
+        assertThat(parsed("--host", "0.0.0.0", "--port", "0", "--metrics", "--insecure-off-loopback").serve.hubConfig()
+                .metricsAuth().secured()).isFalse();
+        assertThat(parsed(withTls).serve.hubConfig().tls()).isNotNull();
+    }
+
+    @Test
+    void aMetricsTokenIsReadOnlyWithMetricsAndTheQueryFormOnlyWithAToken(@TempDir Path dir) throws Exception {
+        Run noMetrics = run("--port", "0", "--metrics-token", "t");
+        assertThat(noMetrics.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(noMetrics.err()).contains("--metrics-token is read only with --metrics");
+        Run queryAlone = run("--port", "0", "--metrics", "--metrics-query-token-ok");
+        assertThat(queryAlone.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(queryAlone.err()).contains("--metrics-query-token-ok needs a metrics token");
+        Path empty = dir.resolve("empty");
+        Files.writeString(empty, "\n");
+        Run emptyFile = run("--port", "0", "--metrics", "--metrics-token-file", empty.toString());
+        assertThat(emptyFile.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(emptyFile.err()).contains("--metrics-token-file " + empty + " is empty");
+    }
+
+    @Test
+    void aHubWithAMetricsTokenServesItsEndpointsOnlyToTheBearer(@TempDir Path dir) throws Exception {
+        Path metricsToken = dir.resolve("metrics-token");
+        Files.writeString(metricsToken, "scrape-token\n");
+        hub.start("--port", "0", "--metrics", "--metrics-token-file", metricsToken.toString());
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        URI health = URI.create(hub.url().replace("ws://", "http://").replaceAll("/$", "") + "/health");
+        java.net.http.HttpResponse<String> refused = http.send(java.net.http.HttpRequest.newBuilder(health).GET().build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(refused.statusCode()).isEqualTo(401);
+        assertThat(refused.headers().firstValue("WWW-Authenticate")).hasValue("Bearer realm=\"synapse-metrics\"");
+        java.net.http.HttpResponse<String> served = http.send(java.net.http.HttpRequest.newBuilder(health)
+                .header("Authorization", "Bearer scrape-token").GET().build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(served.statusCode()).isEqualTo(200);
+        assertThat(served.body()).contains("\"status\"");
+    }
+
+    private static String[] concat(String[] first, String... more) {
+        String[] all = java.util.Arrays.copyOf(first, first.length + more.length);
+        System.arraycopy(more, 0, all, first.length, more.length);
+        return all;
     }
 
     @Test

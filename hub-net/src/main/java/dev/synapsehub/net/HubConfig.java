@@ -1,6 +1,7 @@
 package dev.synapsehub.net;
 
 import dev.synapsehub.core.SpecConstants;
+import dev.synapsehub.net.auth.MetricsAuth;
 import dev.synapsehub.net.auth.ReplayCache;
 import dev.synapsehub.net.delivery.Delivery;
 import dev.synapsehub.net.identity.IdentityPinSettings;
@@ -58,6 +59,8 @@ import java.util.List;
  * @param identityPins identity pinning and its reclaim grants (contract A2); off by default
  * @param maxFindingsPerAgent {@code --max-findings-per-agent}: admitted {@code finding}s per bound
  *        name (contract A12 PM5); below 1 is 1
+ * @param metricsAuth who may read {@code /health} and {@code /metrics} ({@code --metrics-token},
+ *        contract §10); null is {@link MetricsAuth#OPEN}
  */
 public record HubConfig(
         String host,
@@ -102,7 +105,8 @@ public record HubConfig(
         boolean ui,
         Delivery defaultDelivery,
         IdentityPinSettings identityPins,
-        int maxFindingsPerAgent) {
+        int maxFindingsPerAgent,
+        MetricsAuth metricsAuth) {
 
     /**
      * {@link #maxFanoutDelay()}'s default: twice the oldest wait sampled in the paced
@@ -123,6 +127,7 @@ public record HubConfig(
             throw new IllegalArgumentException("port out of range: " + port);
         }
         token = token == null || token.isEmpty() ? null : token;
+        metricsAuth = metricsAuth == null ? MetricsAuth.OPEN : metricsAuth;
         maxClients = Math.max(1, maxClients);
         maxConnectionsPerHost = Math.max(0, maxConnectionsPerHost);
         maxUnauthClients = maxUnauthClients <= 0 ? maxClients : maxUnauthClients;
@@ -224,6 +229,7 @@ public record HubConfig(
         b.defaultDelivery = defaultDelivery;
         b.identityPins = identityPins;
         b.maxFindingsPerAgent = maxFindingsPerAgent;
+        b.metricsAuth = metricsAuth;
         return b;
     }
 
@@ -272,6 +278,7 @@ public record HubConfig(
         private Delivery defaultDelivery = Delivery.EVERYTHING;
         private IdentityPinSettings identityPins = IdentityPinSettings.OFF;
         private int maxFindingsPerAgent = 512;
+        private MetricsAuth metricsAuth = MetricsAuth.OPEN;
 
         public Builder host(String v) { host = v; return this; }
         public Builder port(int v) { port = v; return this; }
@@ -316,6 +323,7 @@ public record HubConfig(
         public Builder defaultDelivery(Delivery v) { defaultDelivery = v; return this; }
         public Builder identityPins(IdentityPinSettings v) { identityPins = v; return this; }
         public Builder maxFindingsPerAgent(int v) { maxFindingsPerAgent = v; return this; }
+        public Builder metricsAuth(MetricsAuth v) { metricsAuth = v; return this; }
 
         /** The validated configuration. */
         public HubConfig build() {
@@ -326,7 +334,8 @@ public record HubConfig(
                     ratePerSecond, rateBurst, pingInterval, advertisedHost, allowOrigins,
                     privateDirectedMessages, takeoverCooldown, takeoverQuarantineThreshold, takeoverQuarantineWindow,
                     takeoverQuarantine, presenceFanoutLimit, broadcastLinger, nativeTransport, ioLoops, maxFanoutBacklogBytes,
-                    maxFanoutDelay, maxFanoutWrites, outboxBusyTasks, tls, ui, defaultDelivery, identityPins, maxFindingsPerAgent);
+                    maxFanoutDelay, maxFanoutWrites, outboxBusyTasks, tls, ui, defaultDelivery, identityPins, maxFindingsPerAgent,
+                    metricsAuth);
         }
     }
 }

@@ -251,8 +251,8 @@ public final class HubServer implements AutoCloseable {
                         }
                         p.addLast(new HttpServerCodec());
                         p.addLast(new HttpObjectAggregator(64 * 1024));
-                        p.addLast(new HttpRequestHandler(actor, clock, config.metricsEnabled(), guard, metricsText,
-                                cockpit));
+                        p.addLast(new HttpRequestHandler(actor, clock, config.metricsEnabled(), config.metricsAuth(), guard,
+                                metricsText, cockpit));
                         p.addLast(CloseCodeGuard.INSTANCE);
                         p.addLast(new WebSocketServerProtocolHandler(WebSocketServerProtocolConfig.newBuilder()
                                 .websocketPath("/")

@@ -304,4 +304,47 @@ class ContractTextsWireTest {
             }
         }
     }
+
+    private static String get(int port, String path, String authorization) throws Exception {
+        return HttpGet.raw(port, "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                + (authorization == null ? "" : "Authorization: " + authorization + "\r\n")
+                + "Connection: close\r\n\r\n");
+    }
+
+    @Test
+    void aMetricsTokenIsAskedAsABearerTokenAndRefused401WithTheChallenge() throws Exception {
+        try (TestHub hub = new TestHub(HubConfig.builder().metricsEnabled(true)
+                .metricsAuth(new dev.synapsehub.net.auth.MetricsAuth("s3cret-metrics", false)))) {
+            for (String path : new String[] {"/metrics", "/health"}) {
+                for (String refused : new String[] {null, "Bearer wrong", "Basic czNjcmV0LW1ldHJpY3M=", "Bearer "}) {
+                    String response = get(hub.port, path, refused);
+                    assertThat(response).as(path + " with " + refused).startsWith("HTTP/1.1 401 Unauthorized\r\n");
+                    assertThat(response.toLowerCase(java.util.Locale.ROOT))
+                            .contains("www-authenticate: bearer realm=\"synapse-metrics\"\r\n")
+                            .contains("content-type: text/plain; charset=utf-8\r\n");
+                    assertThat(response).doesNotContain("synapse_up").doesNotContain("\"status\"");
+                }
+                assertThat(get(hub.port, path + "?token=s3cret-metrics", null)).as("?token= without the opt-in")
+                        .startsWith("HTTP/1.1 401 Unauthorized\r\n");
+                String served = get(hub.port, path, "Bearer s3cret-metrics");
+                assertThat(served).as(path).startsWith("HTTP/1.1 200 OK\r\n");
+                assertThat(get(hub.port, path, "bearer s3cret-metrics")).as("the scheme is case-insensitive")
+                        .startsWith("HTTP/1.1 200 OK\r\n");
+            }
+            assertThat(get(hub.port, "/metrics", "Bearer s3cret-metrics")).contains("synapse_up 1");
+            HubClient agent = hub.agent("p/alpha"); // the WebSocket side asks for no metrics token
+            assertThat(agent.isOpen()).isTrue();
+        }
+        try (TestHub hub = new TestHub(HubConfig.builder().metricsEnabled(true)
+                .metricsAuth(new dev.synapsehub.net.auth.MetricsAuth("s3cret-metrics", true)))) {
+            assertThat(get(hub.port, "/metrics?token=s3cret-metrics", null)).as("the deprecated opt-in")
+                    .startsWith("HTTP/1.1 200 OK\r\n");
+            assertThat(get(hub.port, "/metrics?token=wrong", null)).startsWith("HTTP/1.1 401 Unauthorized\r\n");
+        }
+        try (TestHub hub = new TestHub(HubConfig.builder()
+                .metricsAuth(new dev.synapsehub.net.auth.MetricsAuth("s3cret-metrics", false)))) {
+            assertThat(get(hub.port, "/metrics", "Bearer s3cret-metrics")).as("without --metrics: 403 as before")
+                    .startsWith("HTTP/1.1 403 Forbidden\r\n");
+        }
+    }
 }

@@ -2,6 +2,7 @@ package dev.synapsehub.net.handler;
 
 import dev.synapsehub.core.Clock;
 import dev.synapsehub.core.actor.CoordinationActor;
+import dev.synapsehub.net.auth.MetricsAuth;
 import dev.synapsehub.net.cockpit.Cockpit;
 import dev.synapsehub.net.protocol.HubHealth;
 import dev.synapsehub.net.protocol.HubMetricsText;
@@ -31,26 +32,29 @@ import java.util.concurrent.TimeUnit;
 public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     private static final String UPGRADE_REQUIRED = "Upgrade Required: this is a WebSocket endpoint; connect with a"
             + " WebSocket client.\n";
+    private static final String UNAUTHORIZED = "unauthorized: send the metrics token as Authorization: Bearer <token>\n";
     private static final String COCKPIT_DISABLED = "cockpit disabled (start the hub with --ui)\n";
 
     private final CoordinationActor actor;
     private final Clock clock;
     private final boolean metricsEnabled;
+    private final MetricsAuth metricsAuth;
     private final HostGuard guard;
     private final HubMetricsText metricsText;
     private final Cockpit cockpit;
 
     /**
      * Reads the live-claim count through {@code actor} for {@code /health} and {@code /metrics}
-     * ({@code metricsEnabled} false: both 403); with the operator cockpit at {@code /ui}
-     * ({@code cockpit} null: not served).
+     * ({@code metricsEnabled} false: both 403; a request {@code metricsAuth} does not admit: 401);
+     * with the operator cockpit at {@code /ui} ({@code cockpit} null: not served).
      */
-    public HttpRequestHandler(CoordinationActor actor, Clock clock, boolean metricsEnabled, HostGuard guard,
-            HubMetricsText metricsText, Cockpit cockpit) {
+    public HttpRequestHandler(CoordinationActor actor, Clock clock, boolean metricsEnabled, MetricsAuth metricsAuth,
+            HostGuard guard, HubMetricsText metricsText, Cockpit cockpit) {
         super(false);
         this.actor = actor;
         this.clock = clock;
         this.metricsEnabled = metricsEnabled;
+        this.metricsAuth = metricsAuth;
         this.guard = guard;
         this.metricsText = metricsText;
         this.cockpit = cockpit;
@@ -107,6 +111,16 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
         boolean keepAlive = HttpUtil.isKeepAlive(request);
         if (!metricsEnabled) {
             respond(ctx, HttpResponseStatus.FORBIDDEN, "text/plain; charset=utf-8", "metrics disabled\n", false);
+            return;
+        }
+        if (!metricsAuth.admits(request.headers().get(HttpHeaderNames.AUTHORIZATION),
+                new QueryStringDecoder(request.uri()).parameters())) {
+            FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.UNAUTHORIZED,
+                    Unpooled.copiedBuffer(UNAUTHORIZED, StandardCharsets.UTF_8));
+            response.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, MetricsAuth.CHALLENGE);
+            response.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8");
+            HttpUtil.setContentLength(response, response.content().readableBytes());
+            ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
             return;
         }
         if (!HttpMethod.GET.equals(request.method())) {
