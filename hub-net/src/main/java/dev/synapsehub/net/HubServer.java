@@ -221,6 +221,7 @@ public final class HubServer implements AutoCloseable {
             cockpit = Cockpit.start(new CockpitSources(actor, registry, clock, metrics, tokens, extensions,
                     config.hubId(), config.hubVersion(), config.secured(), startedAt, journaled));
             actor.observe(cockpit.observing(metrics));
+            cockpit.seedFeed(); // after the observer: no batch falls between the seq read and the feed
         }
         WebSocketFrameHandler.Shared connections = new WebSocketFrameHandler.Shared(registry, outbox, metrics, pipeline,
                 new AtomicLong(), config.defaultDelivery().scoped(), config.authTimeout(), config.slowReaderGrace());

@@ -81,7 +81,7 @@ public final class Cockpit implements AutoCloseable {
         this.thread = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("synapse-cockpit", true));
         this.feed = new CockpitFeed(hub.registry(), hub.clock());
         this.cluster = new ClusterWatch(hub.extensions());
-        this.views = new CockpitViews(hub, feed, thread, cluster);
+        this.views = new CockpitViews(hub, feed, thread, cluster, seeded);
     }
 
     /** Starts the cockpit's thread: the feed drains every 100 ms, presence is compared every second. */
@@ -96,19 +96,26 @@ public final class Cockpit implements AutoCloseable {
         hub.extensions().tapReplicated(c.feed::handOver);
         // a mesh node that installs a snapshot gets no events for what changed: the pages reload
         hub.extensions().tapRestored(c.feed::stateReplaced);
-        // The feed learns seqs from batches committed from now on; until the first, hello and the
-        // views would say 0 after a restart, not the seq the journal had reached.
+        return c;
+    }
+
+    /**
+     * Gives the feed the seq the journal has reached; call it once {@link #observing} is the writer's
+     * observer, so that no batch falls between the two. The feed learns seqs from the batches
+     * committed from then on; without this, hello and the views would say 0 after a restart until
+     * the next commit. Streams and the views that show the seq wait for it.
+     */
+    public void seedFeed() {
         hub.actor().read(CoordinationState::lastSeq).whenCompleteAsync((seq, failure) -> {
             if (failure != null) {
                 hub.metrics().faults.incrementAndGet();
                 LOG.warn("cockpit feed: the writer did not give its last seq ({}); the feed starts from the next batch",
                         unwrap(failure).toString());
             } else {
-                c.feed.startFrom(seq);
+                feed.startFrom(seq);
             }
-            c.seeded.complete(null);
-        }, c.thread);
-        return c;
+            seeded.complete(null);
+        }, thread);
     }
 
     /** True for the paths the cockpit answers. */

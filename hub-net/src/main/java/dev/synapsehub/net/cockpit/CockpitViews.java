@@ -33,10 +33,14 @@ final class CockpitViews {
     private final Executor cockpit;
 
     private final ClusterWatch cluster;
+    /** Done once the feed has the journal's seq at start: the views that show it wait for it. */
+    private final CompletableFuture<Void> seeded;
 
-    CockpitViews(CockpitSources hub, CockpitFeed feed, Executor cockpit, ClusterWatch cluster) {
+    CockpitViews(CockpitSources hub, CockpitFeed feed, Executor cockpit, ClusterWatch cluster,
+                 CompletableFuture<Void> seeded) {
         this.hub = hub;
         this.feed = feed;
+        this.seeded = seeded;
         this.cockpit = cockpit;
         this.cluster = cluster;
     }
@@ -73,11 +77,11 @@ final class CockpitViews {
         double now = hub.clock().nowSeconds();
         record Counts(int claims, int tasks, int deadLetters, Integer backlog) {
         }
-        return read(s -> {
+        return seeded.thenCompose(started -> read(s -> {
             Map<String, Integer> pending = mailboxes(s);
             return new Counts(liveClaims(s, now), s.board().taskCount(), s.messaging().deadLetters(now).size(),
                     pending == null ? null : pending.values().stream().mapToInt(Integer::intValue).sum());
-        })
+        }))
                 .thenApplyAsync(c -> {
                     ObjectNode o = FeedEvents.JSON.objectNode();
                     o.put("hub_id", hub.hubId());
@@ -284,7 +288,7 @@ final class CockpitViews {
 
     /** The most recent changes, oldest first, as the live feed carried them. */
     CompletableFuture<ObjectNode> recent(ViewQuery q) {
-        return CompletableFuture.supplyAsync(() -> {
+        return seeded.thenApplyAsync(started -> {
             ObjectNode o = FeedEvents.JSON.objectNode();
             o.put("last_seq", feed.lastSeq());
             ArrayNode rows = o.putArray("changes");
