@@ -104,6 +104,9 @@ class CliTest {
         Duration wait = Duration.ofSeconds(10);
         try (HubClient agent = HubClient.connect(URI.create(hub.url()), wait)) {
             agent.register("team/builder", null, wait);
+            // an open hub welcomes at connect, before it binds the name: a reply shows the name bound
+            agent.send(agent.frame("who_request"));
+            agent.awaitType("who_snapshot", wait);
             Run who = run("who", "--url", hub.url(), "--name", "ops/looking");
             assertThat(who.code()).as(who.err()).isEqualTo(ExitCodes.OK);
             assertThat(who.out()).startsWith("1 agent(s) online, 1 connection(s), not counting this command's own")

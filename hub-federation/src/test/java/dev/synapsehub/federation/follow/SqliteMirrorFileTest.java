@@ -34,7 +34,7 @@ class SqliteMirrorFileTest {
 
     /**
      * Another connection's write lock (an operator's tool, a checkpoint) is waited for, not failed on, for
-     * the mirror's own 5 s: held 4 s, beyond the 3 s sqlite-jdbc would otherwise wait by default.
+     * the mirror's own 5 s: held 3.5 s, beyond the 3 s sqlite-jdbc would otherwise wait by default.
      */
     @Test
     void aPollCommitWaitsForAnotherConnectionsLockInsteadOfFailing() throws Exception {
@@ -49,7 +49,7 @@ class SqliteMirrorFileTest {
             java.util.concurrent.CompletableFuture<Void> release = java.util.concurrent.CompletableFuture.runAsync(() -> {
                 try {
                     committing.await();
-                    Thread.sleep(4_000);
+                    Thread.sleep(3_500); // past sqlite-jdbc's 3 s default, 1.5 s inside the 5 s set
                     other.commit();
                 } catch (Exception e) {
                     throw new java.util.concurrent.CompletionException(e);
