@@ -20,8 +20,10 @@ import java.util.TreeSet;
  * dropped and counted (the count is reported with the next read). Chats carry the hub's journal
  * {@code seq}; one that was already queued or already read is not queued again, so the mailbox
  * replay after a reconnect does not duplicate. The highest seq read is the cursor the next
- * registration sends as {@code since_seq}, optionally kept in a file across restarts, except
- * that a directed chat read without acknowledging it holds the cursor below its seq: a
+ * registration sends as {@code since_seq}, optionally kept in a file across restarts, but never
+ * past a directed chat still queued: the queue is not in seq order (the hub sends the mailbox
+ * replay after live chats may have arrived), and the next registration replays only what lies
+ * after the cursor. Likewise a directed chat read without acknowledging it holds the cursor below its seq: a
  * registration's {@code since_seq} raises the hub's mailbox watermark just as an ack does, so a
  * cursor past it would count it read after all. The hold lasts until a directed chat with a
  * higher seq is read with an ack: the hub's ack is cumulative (the watermark moves to the acked
@@ -39,6 +41,12 @@ final class Inbox {
     private final Path cursorFile;
     private final ArrayDeque<ObjectNode> items = new ArrayDeque<>();
     private final Set<Long> queuedSeqs = new HashSet<>();
+    /**
+     * Seqs of directed chats still queued, unread: the cursor stays below the lowest. The queue
+     * is not in seq order (the mailbox replay comes after live chats), and a cursor past a queued
+     * chat would make the next registration skip it. At most {@code capacity} of them.
+     */
+    private final TreeSet<Long> queuedDirected = new TreeSet<>();
     private long readThrough;
     /** The highest seq of a directed chat read with an ack: the hub counts every chat up to it read. */
     private long ackedThrough;
@@ -84,9 +92,14 @@ final class Inbox {
             return false;
         }
         items.addLast(item);
+        if (seq > 0 && item.path("directed").asBoolean()) {
+            queuedDirected.add(seq);
+        }
         while (items.size() > capacity) {
             ObjectNode gone = items.removeFirst();
-            queuedSeqs.remove(gone.path("seq").asLong(0));
+            long goneSeq = gone.path("seq").asLong(0);
+            queuedSeqs.remove(goneSeq);
+            queuedDirected.remove(goneSeq); // lost, and reported as dropped: it no longer holds the cursor
             dropped++;
         }
         notifyAll();
@@ -100,7 +113,8 @@ final class Inbox {
 
     /**
      * Takes up to {@code max} items, oldest first, waiting up to {@code waitMillis} for the first
-     * one. The highest chat seq taken becomes the cursor (and is written to the cursor file);
+     * one. The highest chat seq taken becomes the cursor (and is written to the cursor file),
+     * capped below the lowest directed chat still queued;
      * with {@code ack} false, directed chats taken hold the cursor below them instead, until a
      * later take with {@code ack} passes them. When the cursor file cannot be written nothing is
      * taken: the items stay queued for the next call rather than being lost behind a cursor that
@@ -142,6 +156,10 @@ final class Inbox {
         for (long seq : held) {
             lowest = lowest == null ? seq : Math.min(lowest, seq);
         }
+        Long stillQueued = lowestQueuedDirectedAfter(out);
+        if (stillQueued != null) {
+            lowest = lowest == null ? stillQueued : Math.min(lowest, stillQueued);
+        }
         long before = cursor();
         long after = cursorOf(through, lowest == null ? Long.MAX_VALUE : lowest);
         if (after != before) {
@@ -149,7 +167,9 @@ final class Inbox {
         }
         for (ObjectNode item : out) {
             items.removeFirst();
-            queuedSeqs.remove(item.path("seq").asLong(0));
+            long seq = item.path("seq").asLong(0);
+            queuedSeqs.remove(seq);
+            queuedDirected.remove(seq);
         }
         readThrough = through;
         ackedThrough = acked;
@@ -170,14 +190,31 @@ final class Inbox {
         return batch;
     }
 
-    /** The seq the next registration sends as {@code since_seq}: read through, but below any unacknowledged chat. */
+    /** The seq the next registration sends as {@code since_seq}: read through, but below any unacknowledged or unread directed chat. */
     synchronized long cursor() {
         long lowest = unacked.isEmpty() ? Long.MAX_VALUE : unacked.first();
         long forgotten = forgottenAbove(ackedThrough);
         if (forgotten > 0) {
             lowest = Math.min(lowest, forgotten);
         }
+        if (!queuedDirected.isEmpty()) {
+            lowest = Math.min(lowest, queuedDirected.first());
+        }
         return cursorOf(readThrough, lowest);
+    }
+
+    /** The lowest seq of a directed chat still queued once {@code taken} (the head of the queue) is gone. */
+    private Long lowestQueuedDirectedAfter(List<ObjectNode> taken) {
+        Set<Long> gone = new HashSet<>();
+        for (ObjectNode item : taken) {
+            gone.add(item.path("seq").asLong(0));
+        }
+        for (long seq : queuedDirected) {
+            if (!gone.contains(seq)) {
+                return seq;
+            }
+        }
+        return null;
     }
 
     /** How many held seqs are kept one by one (at most {@link #MAX_HELD}). */

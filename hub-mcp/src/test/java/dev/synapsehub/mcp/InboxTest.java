@@ -80,6 +80,46 @@ class InboxTest {
     }
 
     @Test
+    void theCursorNeverPassesADirectedChatStillQueued(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("cursor");
+        Inbox inbox = new Inbox(10, file);
+        // a live chat queued before the mailbox replay of an older one
+        inbox.offer(chat(14), 14);
+        inbox.offer(chat(13), 13);
+        Inbox.Batch batch = inbox.take(1, 0, true);
+        assertThat(batch.items().get(0).path("seq").asLong()).isEqualTo(14);
+        assertThat(batch.remaining()).isEqualTo(1);
+        assertThat(inbox.cursor()).as("13 is still unread").isEqualTo(12);
+        assertThat(Files.readString(file).strip()).isEqualTo("12");
+        assertThat(new Inbox(10, file).offer(chat(13), 13)).as("a restarted face gets 13 again").isTrue();
+
+        inbox.take(1, 0, true);
+        assertThat(inbox.cursor()).as("read at last").isEqualTo(14);
+        assertThat(Files.readString(file).strip()).isEqualTo("14");
+
+        // a broadcast is never replayed: holding the cursor for it would only replay directed chats read since
+        inbox.offer(chat(16), 16);
+        ObjectNode all = chat(15);
+        all.put("directed", false);
+        inbox.offer(all, 15);
+        assertThat(inbox.take(1, 0, true).items().get(0).path("seq").asLong()).isEqualTo(16);
+        assertThat(inbox.cursor()).isEqualTo(16);
+    }
+
+    @Test
+    void aDirectedChatDroppedForLackOfRoomNoLongerHoldsTheCursor() throws Exception {
+        Inbox inbox = new Inbox(2, null);
+        inbox.offer(chat(5), 5);
+        inbox.offer(chat(7), 7);
+        inbox.offer(chat(6), 6); // 5 dropped (counted)
+        inbox.take(1, 0, true);
+        assertThat(inbox.cursor()).as("6 is still queued").isEqualTo(5);
+        Inbox.Batch rest = inbox.take(1, 0, true);
+        assertThat(rest.dropped()).isZero();
+        assertThat(inbox.cursor()).isEqualTo(7);
+    }
+
+    @Test
     void aChatReadWithoutAckHoldsTheCursorBelowIt(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("cursor");
         Inbox inbox = new Inbox(10, file);
