@@ -376,7 +376,9 @@ final class CoordinationTools {
                 .bool("ack", false, "Acknowledge the directed messages returned to the hub (default true), so its "
                         + "mailbox counts them as read and a sender waiting for a receipt learns they arrived. With false they "
                         + "stay unread there and a later session gets them again, until a later call with ack true "
-                        + "acknowledges a newer directed message (the hub's acks are cumulative).");
+                        + "acknowledges a newer directed message (the hub's acks are cumulative). Because they are "
+                        + "cumulative, the ack of a message is sent only once every older directed message received "
+                        + "has been read and not held by ack false: 'acked' lists the acks sent by this call.");
         return new Tool("inbox", "Read messages", "Messages and notices received since the last call, oldest first: "
                 + "kind 'chat' (sender, target, payload, msg_id, seq; replayed: true when it waited in the mailbox "
                 + "while you were away), 'delivery_receipt' for messages you sent, 'handoff_granted' when a task was "
@@ -397,13 +399,16 @@ final class CoordinationTools {
                                 Map.of());
                     }
                     List<Object> items = new ArrayList<>();
-                    List<Long> acked = new ArrayList<>();
                     for (ObjectNode item : batch.items()) {
                         items.add(Frames.plain(item));
-                        JsonNode seq = item.get("seq");
-                        if (ack && "chat".equals(item.path("kind").asText()) && item.path("directed").asBoolean()
-                                && seq != null && seq.isIntegralNumber() && hub.ack(seq.longValue())) {
-                            acked.add(seq.longValue());
+                    }
+                    // the inbox decides which: an ack above a lower directed chat still unread or held is owed.
+                    // One that cannot be sent (disconnected) is not kept: the next registration's since_seq
+                    // moves the hub's watermark just as far; only its deferred receipt is lost (docs/mcp.md)
+                    List<Long> acked = new ArrayList<>();
+                    for (long seq : batch.acks()) {
+                        if (hub.ack(seq)) {
+                            acked.add(seq);
                         }
                     }
                     Map<String, Object> out = new LinkedHashMap<>();

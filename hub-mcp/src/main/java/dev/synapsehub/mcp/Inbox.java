@@ -1,5 +1,6 @@
 package dev.synapsehub.mcp;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.io.IOException;
@@ -19,40 +20,57 @@ import java.util.TreeSet;
  * delivery receipts and notices about it. Bounded: beyond {@code capacity} the oldest item is
  * dropped and counted (the count is reported with the next read). Chats carry the hub's journal
  * {@code seq}; one that was already queued or already read is not queued again, so the mailbox
- * replay after a reconnect does not duplicate. The highest seq read is the cursor the next
- * registration sends as {@code since_seq}, optionally kept in a file across restarts, except
- * that a directed chat read without acknowledging it holds the cursor below its seq: a
- * registration's {@code since_seq} raises the hub's mailbox watermark just as an ack does, so a
- * cursor past it would count it read after all. The hold lasts until a directed chat with a
- * higher seq is read with an ack: the hub's ack is cumulative (the watermark moves to the acked
- * seq, counting every earlier chat read), so the cursor may move up to it too. Otherwise the
- * cursor would stay behind for the whole session, and the next registration's replay, which
- * scans a bounded window of chats after {@code since_seq}, could end before the chats that
- * arrived while the agent was away.
+ * replay after a reconnect does not duplicate.
+ *
+ * <p>The hub's mailbox watermark is cumulative: an ack of seq N, and a registration's
+ * {@code since_seq} N, both count every directed chat up to N read. So a directed chat with a
+ * lower seq that the agent has not read yet (still queued: the queue is in arrival order, and
+ * the hub sends the mailbox replay after live chats may have arrived) or has read without an
+ * ack ({@code ack} false: held) blocks: the ack of a higher seq is owed, not sent, until
+ * nothing below it blocks (sent with a later read, in seq order), and the cursor (the
+ * {@code since_seq} of the next registration, optionally kept in a file across restarts) stays
+ * below the lowest blocker. A directed chat read with an ack releases the holds below it: the
+ * agent acknowledged it after reading them, and the hub can only count them read along with
+ * it. Without that the cursor would stay behind for the whole session, and the next
+ * registration's replay, which scans a bounded window of chats after {@code since_seq}, could
+ * end before the chats that arrived while the agent was away.
  */
 final class Inbox {
-    /** One read: the items, how many were dropped for lack of room since the last read, how many remain. */
-    record Batch(List<ObjectNode> items, long dropped, int remaining) {
+    /**
+     * One read: the items, how many were dropped for lack of room since the last read, how many
+     * remain, and the directed chat seqs to acknowledge now, ascending (some may have been read
+     * earlier, their ack owed until then).
+     */
+    record Batch(List<ObjectNode> items, long dropped, int remaining, List<Long> acks) {
     }
 
     private final int capacity;
     private final Path cursorFile;
     private final ArrayDeque<ObjectNode> items = new ArrayDeque<>();
     private final Set<Long> queuedSeqs = new HashSet<>();
+    /** Seqs of directed chats still queued, unread: they block. At most {@code capacity} of them. */
+    private TreeSet<Long> queuedDirected = new TreeSet<>();
     private long readThrough;
-    /** The highest seq of a directed chat read with an ack: the hub counts every chat up to it read. */
+    /** The highest seq whose ack was released to the hub: it counts every chat up to it read, for good. */
     private long ackedThrough;
+    /**
+     * Seqs of directed chats read with an ack, their ack not released yet because a lower one
+     * blocks. Fewer than {@code capacity}: each was read while the lowest blocker was queued
+     * behind it (a chat queued later has a higher seq than any read, and one read with an ack
+     * after a lower one was held releases that hold).
+     */
+    private TreeSet<Long> owed = new TreeSet<>();
     /**
      * Seqs of directed chats read without an ack and above {@link #ackedThrough}: they hold the
      * cursor. At most {@link #MAX_HELD}; beyond, the highest are forgotten into {@link #forgottenLow}
      * and {@link #forgottenHigh}, which hold the cursor as conservatively as they would have.
      */
-    private final TreeSet<Long> unacked = new TreeSet<>();
+    private TreeSet<Long> unacked = new TreeSet<>();
     /** Held seqs kept one by one at most (an agent that never acks would otherwise grow the set without end). */
     static final int MAX_HELD = 4096;
     /** The lowest seq a forgotten held chat may still have (0: none forgotten): the cursor stays below it. */
     private long forgottenLow;
-    /** The highest held seq forgotten: an ack at or past it releases them all. */
+    /** The highest held seq forgotten: an ack past it releases them all. */
     private long forgottenHigh;
     private long dropped;
 
@@ -84,9 +102,14 @@ final class Inbox {
             return false;
         }
         items.addLast(item);
+        if (seq > 0 && item.path("directed").asBoolean()) {
+            queuedDirected.add(seq);
+        }
         while (items.size() > capacity) {
             ObjectNode gone = items.removeFirst();
-            queuedSeqs.remove(gone.path("seq").asLong(0));
+            long goneSeq = seqOf(gone);
+            queuedSeqs.remove(goneSeq);
+            queuedDirected.remove(goneSeq); // lost, and reported as dropped: it no longer blocks
             dropped++;
         }
         notifyAll();
@@ -100,11 +123,11 @@ final class Inbox {
 
     /**
      * Takes up to {@code max} items, oldest first, waiting up to {@code waitMillis} for the first
-     * one. The highest chat seq taken becomes the cursor (and is written to the cursor file);
-     * with {@code ack} false, directed chats taken hold the cursor below them instead, until a
-     * later take with {@code ack} passes them. When the cursor file cannot be written nothing is
-     * taken: the items stay queued for the next call rather than being lost behind a cursor that
-     * was not saved.
+     * one. The highest chat seq taken becomes the cursor (and is written to the cursor file),
+     * capped below the lowest blocker; with {@code ack} false, directed chats taken are held
+     * (they block) instead of acknowledged. When the cursor file cannot be written nothing is
+     * taken and nothing changes: the items stay queued for the next call rather than being lost
+     * behind a cursor that was not saved.
      */
     synchronized Batch take(int max, long waitMillis, boolean ack) throws InterruptedException, IOException {
         long deadline = System.nanoTime() + waitMillis * 1_000_000L;
@@ -116,68 +139,73 @@ final class Inbox {
             wait(left);
         }
         List<ObjectNode> out = new ArrayList<>();
-        List<Long> held = new ArrayList<>();
+        TreeSet<Long> queued = new TreeSet<>(queuedDirected);
+        TreeSet<Long> read = new TreeSet<>();
         long through = readThrough;
-        long acked = ackedThrough;
         for (ObjectNode item : items) {
             if (out.size() >= max) {
                 break;
             }
             out.add(item);
-            long seq = item.path("seq").asLong(0);
+            long seq = seqOf(item);
             through = Math.max(through, seq);
             if (seq > 0 && item.path("directed").asBoolean()) {
-                if (ack) {
-                    acked = Math.max(acked, seq);
-                } else if (seq > ackedThrough) {
-                    held.add(seq); // one already passed by an ack counts as read on the hub: no hold
-                }
+                queued.remove(seq);
+                read.add(seq);
             }
         }
-        Long lowest = unacked.higher(acked);
-        long forgotten = forgottenAbove(acked);
-        if (forgotten > 0) {
-            lowest = lowest == null ? forgotten : Math.min(lowest, forgotten);
+        // worked on copies: a cursor that cannot be saved leaves everything as it was
+        TreeSet<Long> held = new TreeSet<>(unacked);
+        TreeSet<Long> due = new TreeSet<>(owed);
+        long low = forgottenLow;
+        long high = forgottenHigh;
+        if (ack && !read.isEmpty()) {
+            long top = read.last();
+            held.headSet(top).clear();
+            if (high != 0 && high < top) {
+                low = 0;
+                high = 0;
+            } else if (high != 0) {
+                low = Math.max(low, top + 1); // which forgotten ones lie above it is not known
+            }
+            due.addAll(read);
+        } else if (!ack) {
+            held.addAll(read.tailSet(ackedThrough, false)); // one an ack already passed is read on the hub
         }
-        for (long seq : held) {
-            lowest = lowest == null ? seq : Math.min(lowest, seq);
+        while (held.size() > MAX_HELD) {
+            // the highest go: the lowest is what blocks, and it stays exact
+            long seq = held.pollLast();
+            low = low == 0 ? seq : Math.min(low, seq);
+            high = Math.max(high, seq);
         }
-        long before = cursor();
-        long after = cursorOf(through, lowest == null ? Long.MAX_VALUE : lowest);
-        if (after != before) {
+        long blocker = blocker(queued, held, low);
+        List<Long> acks = new ArrayList<>(due.headSet(blocker));
+        due.removeAll(acks);
+        long after = cursorOf(through, blocker);
+        if (after != cursor()) {
             saveCursor(after); // first: a failure leaves the items queued
         }
         for (ObjectNode item : out) {
             items.removeFirst();
-            queuedSeqs.remove(item.path("seq").asLong(0));
+            queuedSeqs.remove(seqOf(item));
         }
+        queuedDirected = queued;
         readThrough = through;
-        ackedThrough = acked;
-        unacked.headSet(acked, true).clear();
-        forgottenLow = forgottenAbove(acked);
-        if (forgottenLow == 0) {
-            forgottenHigh = 0;
+        unacked = held;
+        owed = due;
+        forgottenLow = low;
+        forgottenHigh = high;
+        if (!acks.isEmpty()) {
+            ackedThrough = Math.max(ackedThrough, acks.get(acks.size() - 1));
         }
-        unacked.addAll(held);
-        while (unacked.size() > MAX_HELD) {
-            // the highest go: the lowest is what holds the cursor, and it stays exact
-            long seq = unacked.pollLast();
-            forgottenLow = forgottenLow == 0 ? seq : Math.min(forgottenLow, seq);
-            forgottenHigh = Math.max(forgottenHigh, seq);
-        }
-        Batch batch = new Batch(out, dropped, items.size());
+        Batch batch = new Batch(out, dropped, items.size(), acks);
         dropped = 0;
         return batch;
     }
 
-    /** The seq the next registration sends as {@code since_seq}: read through, but below any unacknowledged chat. */
+    /** The seq the next registration sends as {@code since_seq}: read through, but below any blocker. */
     synchronized long cursor() {
-        long lowest = unacked.isEmpty() ? Long.MAX_VALUE : unacked.first();
-        long forgotten = forgottenAbove(ackedThrough);
-        if (forgotten > 0) {
-            lowest = Math.min(lowest, forgotten);
-        }
-        return cursorOf(readThrough, lowest);
+        return cursorOf(readThrough, blocker(queuedDirected, unacked, forgottenLow));
     }
 
     /** How many held seqs are kept one by one (at most {@link #MAX_HELD}). */
@@ -185,21 +213,34 @@ final class Inbox {
         return unacked.size();
     }
 
-    /**
-     * The lowest seq a forgotten held chat may have once everything through {@code acked} is
-     * acked, or 0 when none can be left: an ack past the highest forgotten releases them all; one
-     * between releases those below it, and which of the rest remain is not known, so the next
-     * seq after the ack holds the cursor.
-     */
-    private long forgottenAbove(long acked) {
-        if (forgottenHigh == 0 || forgottenHigh <= acked) {
-            return 0;
-        }
-        return Math.max(forgottenLow, acked + 1);
+    /** How many acks are owed (read with an ack, not released because a lower directed chat blocks). */
+    synchronized int acksOwed() {
+        return owed.size();
     }
 
-    private static long cursorOf(long through, long unacked) {
-        return unacked == Long.MAX_VALUE ? through : Math.min(through, unacked - 1);
+    /** The lowest seq that blocks acks and the cursor (unread, or held), or {@link Long#MAX_VALUE}. */
+    private static long blocker(TreeSet<Long> queued, TreeSet<Long> held, long forgottenLow) {
+        long lowest = Long.MAX_VALUE;
+        if (!queued.isEmpty()) {
+            lowest = queued.first();
+        }
+        if (!held.isEmpty()) {
+            lowest = Math.min(lowest, held.first());
+        }
+        if (forgottenLow > 0) {
+            lowest = Math.min(lowest, forgottenLow);
+        }
+        return lowest;
+    }
+
+    /** The journal seq of a queued item as {@link HubLink} offered it: an integer, or 0. */
+    private static long seqOf(ObjectNode item) {
+        JsonNode seq = item.get("seq");
+        return seq != null && seq.isIntegralNumber() && seq.canConvertToLong() ? seq.longValue() : 0;
+    }
+
+    private static long cursorOf(long through, long blocker) {
+        return blocker == Long.MAX_VALUE ? through : Math.min(through, blocker - 1);
     }
 
     private void saveCursor(long value) throws IOException {

@@ -31,8 +31,10 @@ import java.util.concurrent.CountDownLatch;
  * It also answers a {@code tools/call} whose params do not name a known tool with object
  * arguments ({@code -32602}): the SDK would answer with a Java exception or a message that does
  * not name the tool. A line longer than {@link #MAX_LINE_BYTES} is answered with {@code -32600}
- * without being read past that bound; its id is recovered from the head kept when the head
- * shows it (see {@link #requestIdOf}), else the answer's id is null (JSON-RPC 2.0 §5).
+ * once its newline is read: only its first {@link #MAX_LINE_BYTES} bytes are kept, the rest is
+ * read and discarded, so memory stays bounded and the next line is found. Its id is recovered
+ * from the head kept when the head shows it (see {@link #requestIdOf}), else the answer's id is
+ * null (JSON-RPC 2.0 §5).
  * When its input ends or fails it ends the transport's input and counts {@link #ended()} down.
  */
 final class StdioGate implements Runnable {

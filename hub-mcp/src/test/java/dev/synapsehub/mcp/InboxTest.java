@@ -77,6 +77,47 @@ class InboxTest {
         assertThat(batch.items()).hasSize(1);
         assertThat(batch.items().get(0).path("seq").asLong()).isEqualTo(3);
         assertThat(Files.readString(missing.resolve("cur.cursor")).strip()).isEqualTo("3");
+        assertThat(batch.acks()).as("the failed take owed nothing").containsExactly(3L);
+    }
+
+    @Test
+    void theCursorNeverPassesADirectedChatStillQueued(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("cursor");
+        Inbox inbox = new Inbox(10, file);
+        // a live chat queued before the mailbox replay of an older one
+        inbox.offer(chat(14), 14);
+        inbox.offer(chat(13), 13);
+        Inbox.Batch batch = inbox.take(1, 0, true);
+        assertThat(batch.items().get(0).path("seq").asLong()).isEqualTo(14);
+        assertThat(batch.remaining()).isEqualTo(1);
+        assertThat(inbox.cursor()).as("13 is still unread").isEqualTo(12);
+        assertThat(Files.readString(file).strip()).isEqualTo("12");
+        assertThat(new Inbox(10, file).offer(chat(13), 13)).as("a restarted face gets 13 again").isTrue();
+
+        inbox.take(1, 0, true);
+        assertThat(inbox.cursor()).as("read at last").isEqualTo(14);
+        assertThat(Files.readString(file).strip()).isEqualTo("14");
+
+        // a broadcast is never replayed: holding the cursor for it would only replay directed chats read since
+        inbox.offer(chat(16), 16);
+        ObjectNode all = chat(15);
+        all.put("directed", false);
+        inbox.offer(all, 15);
+        assertThat(inbox.take(1, 0, true).items().get(0).path("seq").asLong()).isEqualTo(16);
+        assertThat(inbox.cursor()).isEqualTo(16);
+    }
+
+    @Test
+    void aDirectedChatDroppedForLackOfRoomNoLongerHoldsTheCursor() throws Exception {
+        Inbox inbox = new Inbox(2, null);
+        inbox.offer(chat(5), 5);
+        inbox.offer(chat(7), 7);
+        inbox.offer(chat(6), 6); // 5 dropped (counted)
+        inbox.take(1, 0, true);
+        assertThat(inbox.cursor()).as("6 is still queued").isEqualTo(5);
+        Inbox.Batch rest = inbox.take(1, 0, true);
+        assertThat(rest.dropped()).isZero();
+        assertThat(inbox.cursor()).isEqualTo(7);
     }
 
     @Test
@@ -121,14 +162,50 @@ class InboxTest {
         inbox.take(10, 0, true);
         assertThat(inbox.cursor()).as("11 releases 10 but not 12").isEqualTo(11);
         assertThat(new Inbox(10, file).offer(chat(12), 12)).as("a new session gets 12 again").isTrue();
+    }
 
-        // queued out of order (a live chat before a replayed one) and read without an ack after a
-        // higher seq was acked: the hub already counts it read, so it holds nothing
+    @Test
+    void theAckOfAChatIsOwedWhileALowerDirectedChatIsStillUnread() throws Exception {
+        Inbox inbox = new Inbox(10, null);
+        inbox.offer(chat(14), 14); // live
+        inbox.offer(chat(13), 13); // replayed after it
+        Inbox.Batch first = inbox.take(1, 0, true);
+        // acking 14 would count 13 read on the hub (its watermark is cumulative) before the agent saw it
+        assertThat(first.acks()).isEmpty();
+        assertThat(inbox.acksOwed()).isEqualTo(1);
+        Inbox.Batch second = inbox.take(1, 0, true);
+        assertThat(second.acks()).as("in seq order, so each moves the watermark and settles its receipt").containsExactly(13L, 14L);
+        assertThat(inbox.acksOwed()).isZero();
+        assertThat(inbox.cursor()).isEqualTo(14);
+
+        ObjectNode all = chat(16);
+        all.put("directed", false);
+        inbox.offer(chat(17), 17);
+        inbox.offer(all, 16);
+        inbox.offer(chat(15), 15);
+        assertThat(inbox.take(10, 0, true).acks()).as("read together: all due, broadcasts are not acked")
+                .containsExactly(15L, 17L);
+    }
+
+    @Test
+    void aLowerChatReadWithoutAckKeepsTheOwedAckOfAHigherOneUntilALaterAck(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("cursor");
+        Inbox inbox = new Inbox(10, file);
         inbox.offer(chat(14), 14);
         inbox.offer(chat(13), 13);
         inbox.take(1, 0, true);
-        inbox.take(1, 0, false);
-        assertThat(inbox.cursor()).isEqualTo(14);
+        // 13 read without an ack: sending the owed ack of 14 now would count it read on the hub
+        assertThat(inbox.take(1, 0, false).acks()).isEmpty();
+        assertThat(inbox.heldKept()).isEqualTo(1);
+        assertThat(inbox.cursor()).isEqualTo(12);
+        assertThat(Files.readString(file).strip()).isEqualTo("12");
+        assertThat(new Inbox(10, file).offer(chat(13), 13)).as("a new session gets 13 again").isTrue();
+
+        // a later read with an ack releases the hold (the agent acknowledged after reading 13)
+        inbox.offer(chat(15), 15);
+        assertThat(inbox.take(1, 0, true).acks()).containsExactly(14L, 15L);
+        assertThat(inbox.heldKept()).isZero();
+        assertThat(inbox.cursor()).isEqualTo(15);
     }
 
     @Test
