@@ -359,8 +359,9 @@ final class HubLink implements AutoCloseable {
                 hb.put("token", settings.token());
             }
             hb.put("mailbox", true);
-            if (inbox.cursor() > 0) {
-                hb.put("since_seq", inbox.cursor());
+            long since = inbox.registering();
+            if (since > 0) {
+                hb.put("since_seq", since);
             }
             // the agent reads its inbox when it chooses; nothing wakes it (A7)
             hb.put("wake_capability", "passive");

@@ -73,6 +73,20 @@ final class Inbox {
     /** The highest held seq forgotten: an ack past it releases them all. */
     private long forgottenHigh;
     private long dropped;
+    /**
+     * The {@code since_seq} of the current registration (before any: the saved cursor): the hub
+     * replays only chats above it, so none at or below it can be new.
+     */
+    private long registeredFrom;
+    /**
+     * The seqs read most recently, at most {@link #MAX_RECENT}: above {@link #registeredFrom} a
+     * chat is a duplicate only if it was read already. Not the highest seq read: the replay comes
+     * after a read on the hub, so live chat 14 may be read before replayed chat 13 arrives, and 13
+     * must still be taken.
+     */
+    private final java.util.LinkedHashSet<Long> recentlyRead = new java.util.LinkedHashSet<>();
+    /** Read seqs remembered one by one for duplicates: far more than the 1,000 chats a replay scans. */
+    static final int MAX_RECENT = 8192;
 
     /**
      * @param cursorFile where the cursor survives a restart of this process, or null
@@ -87,6 +101,7 @@ final class Inbox {
             String text = Files.readString(cursorFile, StandardCharsets.UTF_8).strip();
             try {
                 readThrough = text.isEmpty() ? 0 : Math.max(0, Long.parseLong(text));
+                registeredFrom = readThrough;
             } catch (NumberFormatException e) {
                 throw new IOException(cursorFile + ": not a cursor (expected one integer, found '" + text + "')");
             }
@@ -98,7 +113,7 @@ final class Inbox {
      * a chat). Returns false when it was a duplicate.
      */
     synchronized boolean offer(ObjectNode item, long seq) {
-        if (seq > 0 && (seq <= readThrough || !queuedSeqs.add(seq))) {
+        if (seq > 0 && (seq <= registeredFrom || recentlyRead.contains(seq) || !queuedSeqs.add(seq))) {
             return false;
         }
         items.addLast(item);
@@ -187,7 +202,14 @@ final class Inbox {
         }
         for (ObjectNode item : out) {
             items.removeFirst();
-            queuedSeqs.remove(seqOf(item));
+            long seq = seqOf(item);
+            queuedSeqs.remove(seq);
+            if (seq > 0) {
+                recentlyRead.add(seq);
+                if (recentlyRead.size() > MAX_RECENT) {
+                    recentlyRead.remove(recentlyRead.iterator().next());
+                }
+            }
         }
         queuedDirected = queued;
         readThrough = through;
@@ -201,6 +223,15 @@ final class Inbox {
         Batch batch = new Batch(out, dropped, items.size(), acks);
         dropped = 0;
         return batch;
+    }
+
+    /**
+     * The {@code since_seq} for a registration about to be sent ({@link #cursor()}); chats at or
+     * below it are not taken again, since the hub replays none of them.
+     */
+    synchronized long registering() {
+        registeredFrom = cursor();
+        return registeredFrom;
     }
 
     /** The seq the next registration sends as {@code since_seq}: read through, but below any blocker. */

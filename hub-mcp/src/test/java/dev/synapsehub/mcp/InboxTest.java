@@ -29,6 +29,7 @@ class InboxTest {
         assertThat(inbox.take(10, 0).items()).hasSize(1);
         assertThat(inbox.cursor()).isEqualTo(5);
         assertThat(inbox.offer(chat(5), 5)).isFalse();
+        inbox.registering(); // since_seq 5: the hub replays nothing at or below it
         assertThat(inbox.offer(chat(4), 4)).isFalse();
         assertThat(inbox.offer(chat(0), 0)).isTrue();
         assertThat(inbox.offer(chat(0), 0)).isTrue();
@@ -48,7 +49,9 @@ class InboxTest {
         Inbox.Batch second = inbox.take(5, 0);
         assertThat(second.dropped()).isZero();
         assertThat(second.items()).hasSize(1);
-        // a replay of the dropped seq is below the cursor (3) now: lost for good, which 'dropped' reported
+        // the dropped seq is below the cursor (3) now: the next registration's replay cannot bring it
+        // back, lost for good, which 'dropped' reported
+        assertThat(inbox.registering()).isEqualTo(3);
         assertThat(inbox.offer(chat(1), 1)).isFalse();
     }
 
@@ -235,6 +238,30 @@ class InboxTest {
         inbox.offer(chat(pastAll), pastAll);
         inbox.take(1, 0, true);
         assertThat(inbox.cursor()).as("an ack past the highest forgotten releases them all").isEqualTo(pastAll);
+    }
+
+    @Test
+    void aReplayedChatArrivingAfterAHigherLiveOneWasReadIsStillTaken(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("cursor");
+        Inbox inbox = new Inbox(10, file);
+        assertThat(inbox.registering()).isZero();
+        // the hub replays after a read of its own: live 14 comes, and is read, before replayed 13
+        inbox.offer(chat(14), 14);
+        assertThat(inbox.take(10, 0, true).acks()).containsExactly(14L);
+        assertThat(inbox.offer(chat(13), 13)).as("above the registration's since_seq and never read").isTrue();
+        assertThat(inbox.cursor()).as("13 unread: the cursor stays below it").isEqualTo(12);
+        Inbox.Batch late = inbox.take(10, 0, true);
+        assertThat(late.items()).extracting(i -> i.path("seq").asLong()).containsExactly(13L);
+        assertThat(late.acks()).as("its own ack settles its receipt").containsExactly(13L);
+        assertThat(inbox.offer(chat(13), 13)).as("read in this session: a duplicate").isFalse();
+        assertThat(inbox.offer(chat(14), 14)).isFalse();
+        assertThat(inbox.cursor()).isEqualTo(14);
+
+        // a new registration asks from the cursor: nothing at or below it can come again
+        assertThat(inbox.registering()).isEqualTo(14);
+        assertThat(inbox.offer(chat(9), 9)).isFalse();
+        assertThat(new Inbox(10, file).offer(chat(14), 14)).as("a restarted face starts from the saved cursor")
+                .isFalse();
     }
 
     @Test
