@@ -166,6 +166,12 @@ public final class ResourceRegistry {
         return list;
     }
 
+    /** How many offers are live at {@code at} (no copy, no sort: {@code /metrics} reads it). */
+    public int liveCount(double at) {
+        advanceTo(at);
+        return offers.size();
+    }
+
     /** The live offer under {@code key} at {@code at}. */
     public Optional<ResourceOffer> offer(String key, double at) {
         advanceTo(at);

@@ -6,6 +6,7 @@ import dev.synapsehub.net.auth.MetricsAuth;
 import dev.synapsehub.net.cockpit.Cockpit;
 import dev.synapsehub.net.protocol.HubHealth;
 import dev.synapsehub.net.protocol.HubMetricsText;
+import dev.synapsehub.net.protocol.StateCounts;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -131,19 +132,23 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
         // the live-claim count is the one thing read through the writer; a writer that does not
         // answer in time makes it unknown (null), never 0, and the hub degraded
         // (a count: sorting a copy of 100,000 claims to count them held the writer for the first /health of a start)
-        actor.read(s -> s.claims().liveCount(now))
-                .orTimeout(HubMetricsText.BEHIND.toMillis(), TimeUnit.MILLISECONDS)
-                .whenComplete((claims, failure) -> ctx.executor().execute(() -> {
-                    OptionalInt active = failure == null ? OptionalInt.of(claims) : OptionalInt.empty();
-                    if ("/health".equals(path)) {
+        if ("/health".equals(path)) {
+            actor.read(s -> s.claims().liveCount(now))
+                    .orTimeout(HubMetricsText.BEHIND.toMillis(), TimeUnit.MILLISECONDS)
+                    .whenComplete((claims, failure) -> ctx.executor().execute(() -> {
+                        OptionalInt active = failure == null ? OptionalInt.of(claims) : OptionalInt.empty();
                         HubHealth verdict = metricsText.verdict(failure != null);
                         respond(ctx, HttpResponseStatus.valueOf(verdict.httpStatus()), "application/json",
                                 metricsText.health(verdict, active, now), keepAlive);
-                    } else {
+                    }));
+            return;
+        }
+        // the state's sizes in one read: counts (only the dead letters, at most their target cap, are listed)
+        actor.read(s -> StateCounts.of(s, now))
+                .orTimeout(HubMetricsText.BEHIND.toMillis(), TimeUnit.MILLISECONDS)
+                .whenComplete((counts, failure) -> ctx.executor().execute(() ->
                         respond(ctx, HttpResponseStatus.OK, HubMetricsText.PROMETHEUS_CONTENT_TYPE,
-                                metricsText.prometheus(active), keepAlive);
-                    }
-                }));
+                                metricsText.prometheus(failure == null ? counts : null), keepAlive)));
     }
 
     private static void respond(ChannelHandlerContext ctx, HttpResponseStatus status, String type, String body,

@@ -3,8 +3,13 @@ package dev.synapsehub.net.protocol;
 import dev.synapsehub.core.actor.ActorObserver;
 import dev.synapsehub.core.command.ClaimCommand;
 import dev.synapsehub.core.command.Command;
+import dev.synapsehub.core.event.ChatEvent;
+import dev.synapsehub.core.event.IdempotencyRecordedEvent;
+import dev.synapsehub.core.journal.JournaledEvent;
+import dev.synapsehub.core.messaging.AddressMatcher;
 import io.prometheus.metrics.core.metrics.Histogram;
 
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -23,6 +28,14 @@ public final class HubMetrics implements ActorObserver {
     public final AtomicLong takeovers = new AtomicLong();
     public final AtomicLong idempotentReplays = new AtomicLong();
     public final AtomicLong idempotencyConflicts = new AtomicLong();
+    /** Committed chats to a name, role or pattern (not {@code all}, not a channel). */
+    public final AtomicLong chatsDirected = new AtomicLong();
+    /** Committed chats to everyone. */
+    public final AtomicLong chatsBroadcast = new AtomicLong();
+    /** Committed chats of any kind, channel chats included. */
+    public final AtomicLong chats = new AtomicLong();
+    /** Idempotency records committed: keyed mutations applied for the first time. */
+    public final AtomicLong idempotencyRecords = new AtomicLong();
     public final AtomicLong slowReadersDisconnected = new AtomicLong();
     public final AtomicLong faults = new AtomicLong();
     /** Mutations no request waited for (dead-letter clearing, mailbox watermarks) that the actor refused. */
@@ -102,6 +115,21 @@ public final class HubMetrics implements ActorObserver {
     public void decided(Command command, long nanos) {
         if (command instanceof ClaimCommand) {
             claimDecide.observe(nanos / NANOS_PER_SECOND);
+        }
+    }
+
+    /** Counts the chats and idempotency records of a committed batch (on the writer: a pass, no allocation). */
+    @Override
+    public void published(List<JournaledEvent> committed) {
+        for (JournaledEvent e : committed) {
+            if (e.event() instanceof ChatEvent c) {
+                chats.incrementAndGet();
+                if (c.channel() == null) {
+                    (AddressMatcher.isBroadcast(c.target()) ? chatsBroadcast : chatsDirected).incrementAndGet();
+                }
+            } else if (e.event() instanceof IdempotencyRecordedEvent) {
+                idempotencyRecords.incrementAndGet();
+            }
         }
     }
 

@@ -38,6 +38,8 @@ public final class HubMetricsText {
     private final PrometheusTextFormatWriter writer = PrometheusTextFormatWriter.create();
     /** The live-claim count read for the scrape in progress (scrapes are serialised). */
     private OptionalInt scrapedClaims = OptionalInt.empty();
+    /** The state's sizes read for the scrape in progress; null when the writer did not answer. */
+    private StateCounts scraped;
 
     public HubMetricsText(MetricsSources hub) {
         this.hub = hub;
@@ -109,9 +111,10 @@ public final class HubMetricsText {
         return hub.json().write(o);
     }
 
-    /** Prometheus text exposition; {@code activeClaims} is empty when the writer did not answer. */
-    public synchronized String prometheus(OptionalInt activeClaims) {
-        scrapedClaims = activeClaims;
+    /** Prometheus text exposition; {@code counts} is null when the writer did not answer. */
+    public synchronized String prometheus(StateCounts counts) {
+        scraped = counts;
+        scrapedClaims = counts == null ? OptionalInt.empty() : OptionalInt.of(counts.activeClaims());
         ByteArrayOutputStream out = new ByteArrayOutputStream(8192);
         try {
             writer.write(out, registry.scrape());
@@ -151,6 +154,11 @@ public final class HubMetricsText {
                 .help("Live claims (absent when the writer did not answer the read).")
                 .callback(cb -> scrapedClaims.ifPresent(cb::call))
                 .register(registry);
+        stateGauge("synapse_resource_offers", "Live resource offers.", StateCounts::resourceOffers);
+        stateGauge("synapse_chat_history_messages", "Chats the history keeps.", StateCounts::historyMessages);
+        stateGauge("synapse_blackboard_tasks", "Tasks on the board.", StateCounts::boardTasks);
+        stateGauge("synapse_dead_letter_targets", "Targets with dead letters.", StateCounts::deadLetterTargets);
+        stateGauge("synapse_dead_letters", "Dead letters over all targets.", c -> c.deadLetters());
         gauge("synapse_live_waiters", "Agents with advisory wait edges.", () -> hub.registry().waitGraph().size());
         gauge("synapse_fanout_backlog_bytes",
                 "Broadcast bytes queued on the I/O loops for sockets that have not had them yet (a batch counts once).",
@@ -175,11 +183,18 @@ public final class HubMetricsText {
         counter("synapse_claims_granted_total", "Claims granted.", m.claimsGranted::get);
         counter("synapse_claims_denied_total", "Claims denied.", m.claimsDenied::get);
         counter("synapse_releases_granted_total", "Releases granted.", m.releasesGranted::get);
+        counter("synapse_messages_total", "Chats committed (directed, to everyone and on channels).", m.chats::get);
+        counter("synapse_chat_directed_total", "Chats committed to a name, role or pattern.", m.chatsDirected::get);
+        counter("synapse_chat_broadcast_total", "Chats committed to everyone.", m.chatsBroadcast::get);
+        counter("synapse_durable_ingress_refused_total", "Chats refused by a durable-ingress quota: this hub has"
+                + " none (the contract's --durable-ingress-* flags are not taken), so none is refused.", () -> 0);
         counter("synapse_auth_failures_total", "Token and per-message authentication failures.", m.authFailures::get);
         counter("synapse_rate_limited_total", "Frames refused by the rate limit.", m.rateLimited::get);
         counter("synapse_takeovers_total", "Name takeovers.", m.takeovers::get);
         counter("synapse_takeover_quarantines_total", "Names pinned to their holder after repeated takeovers.",
                 () -> hub.registry().takeoverQuarantines());
+        counter("synapse_atomic_operations_inserted_total", "Idempotency records committed (keyed mutations applied once).",
+                m.idempotencyRecords::get);
         counter("synapse_atomic_operations_replayed_total", "Idempotent retries answered from the store.",
                 m.idempotentReplays::get);
         counter("synapse_atomic_operations_conflicts_total", "Idempotency key conflicts.",
@@ -253,6 +268,18 @@ public final class HubMetricsText {
     static long processCpuNanos() {
         java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
         return os instanceof com.sun.management.OperatingSystemMXBean sun ? sun.getProcessCpuTime() : -1;
+    }
+
+    /** A gauge of the state's sizes, absent from a scrape whose read the writer did not answer (unknown, not 0). */
+    private void stateGauge(String name, String help, java.util.function.ToLongFunction<StateCounts> value) {
+        GaugeWithCallback.builder().name(name).help(help + " Absent when the writer did not answer the read.")
+                .callback(cb -> {
+                    StateCounts c = scraped;
+                    if (c != null) {
+                        cb.call(value.applyAsLong(c));
+                    }
+                })
+                .register(registry);
     }
 
     private void gauge(String name, String help, DoubleSupplier value) {
