@@ -83,6 +83,11 @@ public final class ServeOptions {
     @Option(names = "--auth-timeout", defaultValue = "10.0", paramLabel = "SECONDS", description = "First-frame deadline (default: ${DEFAULT-VALUE}).")
     double authTimeoutSeconds;
 
+    @Option(names = "--shutdown-close-timeout", defaultValue = "5.0", paramLabel = "SECONDS",
+            description = "On SIGTERM/Ctrl-C each connection is sent close 1001 'going away'; those that have not "
+                    + "answered within SECONDS are dropped (0: at once; default: ${DEFAULT-VALUE}).")
+    double shutdownCloseTimeoutSeconds;
+
     @Option(names = "--lease-offline-ttl", defaultValue = "" + SpecConstants.DEFAULT_LEASE_OFFLINE_TTL, paramLabel = "SECONDS", description = "How long a name-ownership lease outlives its holder's disconnect; 0 ends it at disconnect (default: ${DEFAULT-VALUE}).")
     double leaseOfflineTtl;
 
@@ -334,6 +339,8 @@ public final class ServeOptions {
         require(maxMsgKb >= 1, "--max-msg-kb must be at least 1");
         require(authTimeoutSeconds > 0 && Double.isFinite(authTimeoutSeconds), "--auth-timeout must be a positive number");
         require(leaseOfflineTtl >= 0 && Double.isFinite(leaseOfflineTtl), "--lease-offline-ttl must be >= 0");
+        require(shutdownCloseTimeoutSeconds >= 0 && Double.isFinite(shutdownCloseTimeoutSeconds),
+                "--shutdown-close-timeout must be a number of seconds >= 0");
         require(messageAuthWindow > 0 && Double.isFinite(messageAuthWindow), "--message-auth-window-seconds must be positive");
         require(rate >= 0 && Double.isFinite(rate), "--rate must be >= 0");
         require(takeoverCooldown >= 0 && Double.isFinite(takeoverCooldown), "--takeover-cooldown must be >= 0");
@@ -354,6 +361,7 @@ public final class ServeOptions {
                 .tls(tlsFiles())
                 .host(host).port(port).token(effectiveToken).hubId(effectiveHubId())
                 .authTimeout(Duration.ofMillis((long) (authTimeoutSeconds * 1000)))
+                .shutdownCloseTimeout(Duration.ofMillis((long) (shutdownCloseTimeoutSeconds * 1000)))
                 .leaseOfflineTtlSeconds(leaseOfflineTtl)
                 .maxClients(maxClients).maxUnauthClients(maxUnauthClients)
                 .maxConnectionsPerHost(maxConnectionsPerHost)
@@ -527,6 +535,7 @@ public final class ServeOptions {
         }
         m.put("token", config.secured() ? "set (" + tokenSource() + ")" : "none (open hub)");
         m.put("auth_timeout_s", config.authTimeout().toMillis() / 1000.0);
+        m.put("shutdown_close_timeout_s", config.shutdownCloseTimeout().toMillis() / 1000.0);
         m.put("lease_offline_ttl_s", config.leaseOfflineTtlSeconds());
         m.put("max_clients", config.maxClients());
         m.put("max_unauth_clients", config.maxUnauthClients());
