@@ -71,6 +71,11 @@ public final class ServeOptions {
                     + "(default: ${DEFAULT-VALUE}).")
     String journalKeepRows;
 
+    @Option(names = "--compact-hint-threshold", paramLabel = "ROWS", defaultValue = "100000",
+            description = "With --db: a start on a journal holding more than ROWS rows logs one hint about retention "
+                    + "(--journal-keep-rows); a hint only, nothing is deleted; 0: no hint (default: ${DEFAULT-VALUE}).")
+    long compactHintThreshold;
+
     @Option(names = "--hub-id", description = "Stable hub identity (default: syn- plus 8 random hex characters).")
     String hubId;
 
@@ -504,6 +509,11 @@ public final class ServeOptions {
         }
     }
 
+    /** The validated {@code --compact-hint-threshold}. */
+    CompactHint compactHint() {
+        return new CompactHint(compactHintThreshold);
+    }
+
     /** The actor's bounds. */
     ActorSettings actorSettings() {
         require(queueCapacity >= 1, "--queue-capacity must be at least 1");
@@ -522,6 +532,7 @@ public final class ServeOptions {
                     + (snapshotEveryRows == 0 ? "no row count" : "every " + snapshotEveryRows + " rows") + ", "
                     + snapshotsKept + " kept" + (noShutdownSnapshot ? "" : ", one at shutdown"));
             m.put("journal_keep_rows", journalKeepRows);
+            m.put("compact_hint_threshold", compactHintThreshold == 0 ? "off" : compactHintThreshold);
         }
         m.put("tls", config.tls() == null ? "off (ws://)" : "wss:// with " + config.tls().certFile()
                 + (config.tls().clientCaFile() == null ? "" : ", client certificates from " + config.tls().clientCaFile()));
