@@ -119,6 +119,7 @@ final class HubDaemon implements AutoCloseable {
         CompactHint compactHint;
         try {
             compactHint = options.compactHint();
+            options.logFormat(); // logging already runs in it; an unknown value still stops the start
             limits = options.registryLimits();
             actorSettings = options.actorSettings();
             Map<String, Object> effective = options.effectiveSummary(config, limits, actorSettings);

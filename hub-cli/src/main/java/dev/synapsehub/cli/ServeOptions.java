@@ -71,6 +71,11 @@ public final class ServeOptions {
                     + "(default: ${DEFAULT-VALUE}).")
     String journalKeepRows;
 
+    @Option(names = "--log-format", paramLabel = "text|json", defaultValue = "${SYNAPSE_LOG_FORMAT:-text}",
+            description = "Log lines as text (default) or json, one object per line; SYNAPSE_LOG_FORMAT works too. "
+                    + "Read from the command line, not from a --config file (logging starts before the file is read).")
+    String logFormat;
+
     @Option(names = "--compact-hint-threshold", paramLabel = "ROWS", defaultValue = "100000",
             description = "With --db: a start on a journal holding more than ROWS rows logs one hint about retention "
                     + "(--journal-keep-rows); a hint only, nothing is deleted; 0: no hint (default: ${DEFAULT-VALUE}).")
@@ -509,6 +514,13 @@ public final class ServeOptions {
         }
     }
 
+    /** The validated {@code --log-format}, lower case (LogSetup chose the encoder from the same value). */
+    String logFormat() {
+        String format = logFormat.toLowerCase(java.util.Locale.ROOT);
+        require(format.equals("text") || format.equals("json"), "--log-format must be text or json, not '" + logFormat + "'");
+        return format;
+    }
+
     /** The validated {@code --compact-hint-threshold}. */
     CompactHint compactHint() {
         return new CompactHint(compactHintThreshold);
@@ -544,6 +556,7 @@ public final class ServeOptions {
             m.put("mesh_tls", meshTls.given() ? meshTls.load().describe()
                     : "off: Raft traffic is plain gRPC, unauthenticated (seed 001 §15 wants --mesh-tls-*)");
         }
+        m.put("log_format", logFormat.toLowerCase(java.util.Locale.ROOT));
         m.put("token", config.secured() ? "set (" + tokenSource() + ")" : "none (open hub)");
         m.put("auth_timeout_s", config.authTimeout().toMillis() / 1000.0);
         m.put("shutdown_close_timeout_s", config.shutdownCloseTimeout().toMillis() / 1000.0);
