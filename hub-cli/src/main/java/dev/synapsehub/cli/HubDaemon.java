@@ -116,7 +116,10 @@ final class HubDaemon implements AutoCloseable {
         StartupWarmup warmup = StartupWarmup.begin(config, LOG);
         RegistryLimits limits;
         ActorSettings actorSettings;
+        CompactHint compactHint;
         try {
+            compactHint = options.compactHint();
+            options.logFormat(); // logging already runs in it; an unknown value still stops the start
             limits = options.registryLimits();
             actorSettings = options.actorSettings();
             Map<String, Object> effective = options.effectiveSummary(config, limits, actorSettings);
@@ -148,6 +151,9 @@ final class HubDaemon implements AutoCloseable {
                         phases);
                 state = recovery.state();
                 logRecovery(sqlite, recovery, state);
+                // seqs are never reused and retention deletes a prefix: the rows held, without a COUNT(*) scan
+                compactHint.message(sqlite.path(), sqlite.lastSeq() - sqlite.compactedThrough(), options.journalKeepRows)
+                        .ifPresent(LOG::info);
             } else {
                 state = options.newState();
                 state.replay(journal, clock.nowSeconds(), n -> { });

@@ -2,11 +2,13 @@ package dev.synapsehub.cli;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.encoder.JsonEncoder;
 import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
 import ch.qos.logback.classic.spi.Configurator;
 import ch.qos.logback.classic.spi.ConfiguratorRank;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.ConsoleAppender;
+import ch.qos.logback.core.encoder.Encoder;
 import ch.qos.logback.core.spi.ContextAwareBase;
 import org.slf4j.Logger;
 
@@ -17,7 +19,8 @@ import org.slf4j.Logger;
  * and the JDK's SAX parser (about 470 classes) before {@code main} could log its first line.
  * Found by logback through {@code META-INF/services}; with {@code -Dlogback.configurationFile}
  * set it steps aside and logback reads that file as before. {@code LogSetupTest} holds it to the
- * XML file's output.
+ * XML file's output. With {@code SYNAPSE_LOG_FORMAT=json} ({@code --log-format json}) each event is
+ * one JSON object per line instead, written by logback's own {@link JsonEncoder}.
  */
 @ConfiguratorRank(ConfiguratorRank.CUSTOM_TOP_PRIORITY)
 public final class LogSetup extends ContextAwareBase implements Configurator {
@@ -25,6 +28,8 @@ public final class LogSetup extends ContextAwareBase implements Configurator {
     static final String PATTERN = "%d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %-5level [%thread] %logger{24} - %msg%n";
     /** What names the root level, as in {@code config/logback.xml}. */
     static final String LEVEL_VARIABLE = "SYNAPSE_LOG_LEVEL";
+    /** What names the line format, {@code text} (the default) or {@code json}; set by {@code --log-format}. */
+    static final String FORMAT_VARIABLE = "SYNAPSE_LOG_FORMAT";
 
     /** Logback makes it through its service loader. */
     public LogSetup() {
@@ -35,10 +40,12 @@ public final class LogSetup extends ContextAwareBase implements Configurator {
         if (System.getProperty("logback.configurationFile") != null) {
             return ExecutionStatus.INVOKE_NEXT_IF_ANY; // the operator's file wins, read by logback as before
         }
-        PatternLayoutEncoder encoder = new PatternLayoutEncoder();
-        encoder.setContext(context);
-        encoder.setPattern(PATTERN);
-        encoder.start();
+        String format = System.getProperty(FORMAT_VARIABLE);
+        if (format == null) {
+            format = System.getenv(FORMAT_VARIABLE);
+        }
+        // an unknown format logs as text: the hub command then refuses it (exit 2), readably
+        Encoder<ILoggingEvent> encoder = "json".equalsIgnoreCase(format) ? json(context) : text(context);
         ConsoleAppender<ILoggingEvent> stderr = new ConsoleAppender<>();
         stderr.setContext(context);
         stderr.setName("STDERR");
@@ -57,5 +64,30 @@ public final class LogSetup extends ContextAwareBase implements Configurator {
         root.setLevel(Level.toLevel(level == null ? "INFO" : level));
         root.addAppender(stderr);
         return ExecutionStatus.DO_NOT_INVOKE_NEXT_IF_ANY;
+    }
+
+    private static Encoder<ILoggingEvent> text(LoggerContext context) {
+        PatternLayoutEncoder encoder = new PatternLayoutEncoder();
+        encoder.setContext(context);
+        encoder.setPattern(PATTERN);
+        encoder.start();
+        return encoder;
+    }
+
+    /**
+     * One object per line: timestamp (epoch ms), level, threadName, loggerName, message (the
+     * template), formattedMessage, and throwable when there is one. The context, the arguments
+     * and the sequence number are left out: they repeat or duplicate what the line already says.
+     */
+    private static Encoder<ILoggingEvent> json(LoggerContext context) {
+        JsonEncoder encoder = new JsonEncoder();
+        encoder.setContext(context);
+        encoder.setWithContext(false);
+        encoder.setWithArguments(false);
+        encoder.setWithSequenceNumber(false);
+        encoder.setWithNanoseconds(false);
+        encoder.setWithFormattedMessage(true); // off by default: the template alone says too little
+        encoder.start();
+        return encoder;
     }
 }

@@ -11,8 +11,9 @@ public final class Main {
 
     /** Runs the command line and exits with its code. */
     public static void main(String[] args) {
-        // before the leak detector: its Netty logger starts logback, which reads the level then
+        // before the leak detector: its Netty logger starts logback, which reads the level and format then
         chooseLogLevel(args);
+        chooseLogFormat(args);
         quietLeakDetector();
         int code;
         try {
@@ -42,6 +43,7 @@ public final class Main {
     /** Runs the command line and returns its exit code (tests call this). */
     static int run(String[] args) {
         chooseLogLevel(args);
+        chooseLogFormat(args);
         loadJournalLibrariesIfServing(args);
         CommandLine cl;
         try {
@@ -95,6 +97,22 @@ public final class Main {
         Thread warmup = new Thread(SqliteJournal::loadLibraries, "synapse-journal-warmup");
         warmup.setDaemon(true);
         warmup.start();
+    }
+
+    /**
+     * Sets the format logback reads at start-up ({@code SYNAPSE_LOG_FORMAT}, {@link LogSetup}) from
+     * {@code --log-format}: logback starts before the options are parsed, so it cannot wait for them.
+     * The value is checked with the options (exit 2); until then an unknown one logs as text.
+     */
+    static void chooseLogFormat(String[] args) {
+        for (int i = 0; i < args.length; i++) {
+            String value = args[i].equals("--log-format") && i + 1 < args.length ? args[i + 1]
+                    : args[i].startsWith("--log-format=") ? args[i].substring("--log-format=".length()) : null;
+            if (value != null) {
+                System.setProperty(LogSetup.FORMAT_VARIABLE, value.toLowerCase(java.util.Locale.ROOT));
+                return;
+            }
+        }
     }
 
     /**

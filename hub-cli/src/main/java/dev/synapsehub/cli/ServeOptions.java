@@ -71,6 +71,16 @@ public final class ServeOptions {
                     + "(default: ${DEFAULT-VALUE}).")
     String journalKeepRows;
 
+    @Option(names = "--log-format", paramLabel = "text|json", defaultValue = "${SYNAPSE_LOG_FORMAT:-text}",
+            description = "Log lines as text (default) or json, one object per line; SYNAPSE_LOG_FORMAT works too. "
+                    + "Read from the command line, not from a --config file (logging starts before the file is read).")
+    String logFormat;
+
+    @Option(names = "--compact-hint-threshold", paramLabel = "ROWS", defaultValue = "100000",
+            description = "With --db: a start on a journal holding more than ROWS rows logs one hint about retention "
+                    + "(--journal-keep-rows); a hint only, nothing is deleted; 0: no hint (default: ${DEFAULT-VALUE}).")
+    long compactHintThreshold;
+
     @Option(names = "--hub-id", description = "Stable hub identity (default: syn- plus 8 random hex characters).")
     String hubId;
 
@@ -82,6 +92,11 @@ public final class ServeOptions {
 
     @Option(names = "--auth-timeout", defaultValue = "10.0", paramLabel = "SECONDS", description = "First-frame deadline (default: ${DEFAULT-VALUE}).")
     double authTimeoutSeconds;
+
+    @Option(names = "--shutdown-close-timeout", defaultValue = "5.0", paramLabel = "SECONDS",
+            description = "On SIGTERM/Ctrl-C each connection is sent close 1001 'going away'; those that have not "
+                    + "answered within SECONDS are dropped (0: at once; default: ${DEFAULT-VALUE}).")
+    double shutdownCloseTimeoutSeconds;
 
     @Option(names = "--lease-offline-ttl", defaultValue = "" + SpecConstants.DEFAULT_LEASE_OFFLINE_TTL, paramLabel = "SECONDS", description = "How long a name-ownership lease outlives its holder's disconnect; 0 ends it at disconnect (default: ${DEFAULT-VALUE}).")
     double leaseOfflineTtl;
@@ -334,6 +349,8 @@ public final class ServeOptions {
         require(maxMsgKb >= 1, "--max-msg-kb must be at least 1");
         require(authTimeoutSeconds > 0 && Double.isFinite(authTimeoutSeconds), "--auth-timeout must be a positive number");
         require(leaseOfflineTtl >= 0 && Double.isFinite(leaseOfflineTtl), "--lease-offline-ttl must be >= 0");
+        require(shutdownCloseTimeoutSeconds >= 0 && Double.isFinite(shutdownCloseTimeoutSeconds),
+                "--shutdown-close-timeout must be a number of seconds >= 0");
         require(messageAuthWindow > 0 && Double.isFinite(messageAuthWindow), "--message-auth-window-seconds must be positive");
         require(rate >= 0 && Double.isFinite(rate), "--rate must be >= 0");
         require(takeoverCooldown >= 0 && Double.isFinite(takeoverCooldown), "--takeover-cooldown must be >= 0");
@@ -354,6 +371,7 @@ public final class ServeOptions {
                 .tls(tlsFiles())
                 .host(host).port(port).token(effectiveToken).hubId(effectiveHubId())
                 .authTimeout(Duration.ofMillis((long) (authTimeoutSeconds * 1000)))
+                .shutdownCloseTimeout(Duration.ofMillis((long) (shutdownCloseTimeoutSeconds * 1000)))
                 .leaseOfflineTtlSeconds(leaseOfflineTtl)
                 .maxClients(maxClients).maxUnauthClients(maxUnauthClients)
                 .maxConnectionsPerHost(maxConnectionsPerHost)
@@ -496,6 +514,18 @@ public final class ServeOptions {
         }
     }
 
+    /** The validated {@code --log-format}, lower case (LogSetup chose the encoder from the same value). */
+    String logFormat() {
+        String format = logFormat.toLowerCase(java.util.Locale.ROOT);
+        require(format.equals("text") || format.equals("json"), "--log-format must be text or json, not '" + logFormat + "'");
+        return format;
+    }
+
+    /** The validated {@code --compact-hint-threshold}. */
+    CompactHint compactHint() {
+        return new CompactHint(compactHintThreshold);
+    }
+
     /** The actor's bounds. */
     ActorSettings actorSettings() {
         require(queueCapacity >= 1, "--queue-capacity must be at least 1");
@@ -514,6 +544,7 @@ public final class ServeOptions {
                     + (snapshotEveryRows == 0 ? "no row count" : "every " + snapshotEveryRows + " rows") + ", "
                     + snapshotsKept + " kept" + (noShutdownSnapshot ? "" : ", one at shutdown"));
             m.put("journal_keep_rows", journalKeepRows);
+            m.put("compact_hint_threshold", compactHintThreshold == 0 ? "off" : compactHintThreshold);
         }
         m.put("tls", config.tls() == null ? "off (ws://)" : "wss:// with " + config.tls().certFile()
                 + (config.tls().clientCaFile() == null ? "" : ", client certificates from " + config.tls().clientCaFile()));
@@ -525,8 +556,10 @@ public final class ServeOptions {
             m.put("mesh_tls", meshTls.given() ? meshTls.load().describe()
                     : "off: Raft traffic is plain gRPC, unauthenticated (seed 001 §15 wants --mesh-tls-*)");
         }
+        m.put("log_format", logFormat.toLowerCase(java.util.Locale.ROOT));
         m.put("token", config.secured() ? "set (" + tokenSource() + ")" : "none (open hub)");
         m.put("auth_timeout_s", config.authTimeout().toMillis() / 1000.0);
+        m.put("shutdown_close_timeout_s", config.shutdownCloseTimeout().toMillis() / 1000.0);
         m.put("lease_offline_ttl_s", config.leaseOfflineTtlSeconds());
         m.put("max_clients", config.maxClients());
         m.put("max_unauth_clients", config.maxUnauthClients());

@@ -26,6 +26,7 @@ class LogSetupTest {
     @AfterEach
     void clearProperties() {
         System.clearProperty(LogSetup.LEVEL_VARIABLE);
+        System.clearProperty(LogSetup.FORMAT_VARIABLE);
         System.clearProperty("logback.configurationFile");
     }
 
@@ -40,6 +41,8 @@ class LogSetupTest {
 
     private static LoggerContext fromCode() {
         LoggerContext context = new LoggerContext();
+        // logback's service provider gives the real context one; the JSON lines read it
+        context.setMDCAdapter(new ch.qos.logback.classic.util.LogbackMDCAdapter());
         LogSetup setup = new LogSetup();
         setup.setContext(context);
         assertThat(setup.configure(context)).isEqualTo(Configurator.ExecutionStatus.DO_NOT_INVOKE_NEXT_IF_ANY);
@@ -51,8 +54,13 @@ class LogSetupTest {
     }
 
     private static String line(LoggerContext context, String logger, Level level, String message, Object... args) {
+        return line(context, logger, level, null, message, args);
+    }
+
+    private static String line(LoggerContext context, String logger, Level level, Throwable thrown, String message,
+                               Object... args) {
         LoggingEvent event = new LoggingEvent(LogSetupTest.class.getName(), context.getLogger(logger), level, message,
-                null, args);
+                thrown, args);
         event.setTimeStamp(AT);
         event.setThreadName("synapse-warmup");
         return new String(stderr(context).getEncoder().encode(event), StandardCharsets.UTF_8);
@@ -94,6 +102,49 @@ class LogSetupTest {
         }
         System.setProperty(LogSetup.LEVEL_VARIABLE, "WARN");
         assertThat(fromCode().getLogger("dev.synapsehub").getEffectiveLevel()).isEqualTo(Level.WARN);
+    }
+
+    @Test
+    void textAsTheFormatOrAnUnknownOneIsTheXmlFilesLine() throws Exception {
+        LoggerContext xml = fromXml();
+        String expected = line(xml, "dev.synapsehub.cli.HubDaemon", Level.INFO, "listening on {}", "ws://x");
+        for (String format : new String[] {"text", "TEXT", "xml"}) {
+            System.setProperty(LogSetup.FORMAT_VARIABLE, format);
+            LoggerContext code = fromCode();
+            assertThat(line(code, "dev.synapsehub.cli.HubDaemon", Level.INFO, "listening on {}", "ws://x"))
+                    .as(format).isEqualTo(expected);
+            code.stop();
+        }
+        xml.stop();
+    }
+
+    @Test
+    void jsonIsOneObjectPerLineWithTheEventsFields() throws Exception {
+        System.setProperty(LogSetup.FORMAT_VARIABLE, "json");
+        LoggerContext code = fromCode();
+        com.fasterxml.jackson.databind.ObjectMapper mapper = new com.fasterxml.jackson.databind.ObjectMapper();
+        String plain = line(code, "dev.synapsehub.cli.HubDaemon", Level.WARN, "listening on {} (\"{}\")", "ws://x", "q");
+        assertThat(plain).endsWith("\n");
+        assertThat(plain.strip()).doesNotContain("\n");
+        com.fasterxml.jackson.databind.JsonNode event = mapper.readTree(plain);
+        assertThat(event.isObject()).isTrue();
+        assertThat(event.path("timestamp").asLong()).isEqualTo(AT);
+        assertThat(event.path("level").asText()).isEqualTo("WARN");
+        assertThat(event.path("loggerName").asText()).isEqualTo("dev.synapsehub.cli.HubDaemon");
+        assertThat(event.path("threadName").asText()).isEqualTo("synapse-warmup");
+        assertThat(event.path("formattedMessage").asText()).isEqualTo("listening on ws://x (\"q\")");
+        assertThat(event.path("throwable").isMissingNode() || event.path("throwable").isNull()).as(plain).isTrue();
+
+        String failed = line(code, "dev.synapsehub.cli.HubDaemon", Level.ERROR, new IllegalStateException("disk gone"),
+                "the writer failed");
+        assertThat(failed.strip()).as("the stack trace stays inside the one line").doesNotContain("\n");
+        com.fasterxml.jackson.databind.JsonNode error = mapper.readTree(failed);
+        assertThat(error.path("level").asText()).isEqualTo("ERROR");
+        assertThat(error.path("throwable").path("className").asText()).isEqualTo("java.lang.IllegalStateException");
+        assertThat(error.path("throwable").path("message").asText()).isEqualTo("disk gone");
+        assertThat(error.path("throwable").path("stepArray").isArray()).isTrue();
+        assertThat(code.getLogger("io.netty").getEffectiveLevel()).isEqualTo(Level.WARN);
+        code.stop();
     }
 
     @Test

@@ -61,6 +61,10 @@ import java.util.List;
  *        name (contract A12 PM5); below 1 is 1
  * @param metricsAuth who may read {@code /health} and {@code /metrics} ({@code --metrics-token},
  *        contract §10); null is {@link MetricsAuth#OPEN}
+ * @param shutdownCloseTimeout {@code --shutdown-close-timeout}: at {@link HubServer#close()} the
+ *        connections are sent close 1001 {@code going away}, and those whose peer has not answered
+ *        within this time are dropped; zero drops them at once (contract §13); null is
+ *        {@link #DEFAULT_SHUTDOWN_CLOSE_TIMEOUT}
  */
 public record HubConfig(
         String host,
@@ -106,7 +110,8 @@ public record HubConfig(
         Delivery defaultDelivery,
         IdentityPinSettings identityPins,
         int maxFindingsPerAgent,
-        MetricsAuth metricsAuth) {
+        MetricsAuth metricsAuth,
+        Duration shutdownCloseTimeout) {
 
     /**
      * {@link #maxFanoutDelay()}'s default: twice the oldest wait sampled in the paced
@@ -121,6 +126,9 @@ public record HubConfig(
      * owing (490,196; docs/benchmarks.md, "admission by fan-out delay").
      */
     public static final long DEFAULT_MAX_FANOUT_WRITES = 1_000_000;
+
+    /** {@link #shutdownCloseTimeout()}'s default, the contract's (§13). */
+    public static final Duration DEFAULT_SHUTDOWN_CLOSE_TIMEOUT = Duration.ofSeconds(5);
 
     public HubConfig {
         if (port < 0 || port > 65_535) {
@@ -167,6 +175,10 @@ public record HubConfig(
             throw new IllegalArgumentException("outbox busy threshold must be positive: " + outboxBusyTasks);
         }
         identityPins = identityPins == null ? IdentityPinSettings.OFF : identityPins;
+        shutdownCloseTimeout = shutdownCloseTimeout == null ? DEFAULT_SHUTDOWN_CLOSE_TIMEOUT : shutdownCloseTimeout;
+        if (shutdownCloseTimeout.isNegative()) {
+            throw new IllegalArgumentException("shutdown close timeout must be >= 0: " + shutdownCloseTimeout);
+        }
     }
 
     /**
@@ -230,6 +242,7 @@ public record HubConfig(
         b.identityPins = identityPins;
         b.maxFindingsPerAgent = maxFindingsPerAgent;
         b.metricsAuth = metricsAuth;
+        b.shutdownCloseTimeout = shutdownCloseTimeout;
         return b;
     }
 
@@ -279,6 +292,7 @@ public record HubConfig(
         private IdentityPinSettings identityPins = IdentityPinSettings.OFF;
         private int maxFindingsPerAgent = 512;
         private MetricsAuth metricsAuth = MetricsAuth.OPEN;
+        private Duration shutdownCloseTimeout = DEFAULT_SHUTDOWN_CLOSE_TIMEOUT;
 
         public Builder host(String v) { host = v; return this; }
         public Builder port(int v) { port = v; return this; }
@@ -324,6 +338,7 @@ public record HubConfig(
         public Builder identityPins(IdentityPinSettings v) { identityPins = v; return this; }
         public Builder maxFindingsPerAgent(int v) { maxFindingsPerAgent = v; return this; }
         public Builder metricsAuth(MetricsAuth v) { metricsAuth = v; return this; }
+        public Builder shutdownCloseTimeout(Duration v) { shutdownCloseTimeout = v; return this; }
 
         /** The validated configuration. */
         public HubConfig build() {
@@ -335,7 +350,7 @@ public record HubConfig(
                     privateDirectedMessages, takeoverCooldown, takeoverQuarantineThreshold, takeoverQuarantineWindow,
                     takeoverQuarantine, presenceFanoutLimit, broadcastLinger, nativeTransport, ioLoops, maxFanoutBacklogBytes,
                     maxFanoutDelay, maxFanoutWrites, outboxBusyTasks, tls, ui, defaultDelivery, identityPins, maxFindingsPerAgent,
-                    metricsAuth);
+                    metricsAuth, shutdownCloseTimeout);
         }
     }
 }

@@ -78,6 +78,8 @@ public final class HubServer implements AutoCloseable {
     private Cockpit cockpit;
     private volatile InboundPipeline pipeline;
     private DarkSeatMonitor darkSeats;
+    /** Every accepted connection, so that close() can say goodbye to each (null before start). */
+    private io.netty.channel.group.ChannelGroup openSockets;
 
     private final Journal journal;
     private final HubExtensions extensions;
@@ -226,6 +228,9 @@ public final class HubServer implements AutoCloseable {
         WebSocketFrameHandler.Shared connections = new WebSocketFrameHandler.Shared(registry, outbox, metrics, pipeline,
                 new AtomicLong(), config.defaultDelivery().scoped(), config.authTimeout(), config.slowReaderGrace());
         transport = NetTransport.choose(config.nativeTransport());
+        io.netty.channel.group.ChannelGroup accepted = new io.netty.channel.group.DefaultChannelGroup(
+                "synapse-connections", io.netty.util.concurrent.GlobalEventExecutor.INSTANCE);
+        openSockets = accepted;
         boss = transport.group(1, "synapse-accept");
         // One loop per core: handlers never block, and under broadcast fan-out every extra
         // runnable loop only adds context switches between the loops sharing a core.
@@ -245,6 +250,7 @@ public final class HubServer implements AutoCloseable {
                         HostGuard guard = new HostGuard(config.host(), boundPort(), config.advertisedHost(),
                                 config.allowOrigins());
                         long ping = config.pingInterval().toMillis();
+                        accepted.add(ch); // removed by the group itself when the channel closes
                         ChannelPipeline p = ch.pipeline();
                         if (ssl != null) {
                             p.addLast(ssl.context().newHandler(ch.alloc()));
@@ -338,6 +344,7 @@ public final class HubServer implements AutoCloseable {
         if (outbox != null) {
             outbox.deliverPending(1000); // stopping the loops cancels lingering drains
         }
+        closeConnections();
         if (workers != null) {
             workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         }
@@ -356,6 +363,32 @@ public final class HubServer implements AutoCloseable {
         if (serverCertificate != null) {
             serverCertificate.close();
         }
+    }
+
+    /**
+     * The close handshake of a stopping hub: every WebSocket is sent close 1001 {@code going away}
+     * (the protocol handler closes TCP when the peer answers), and whatever is still open after
+     * {@link HubConfig#shutdownCloseTimeout()} is dropped. Without it the loops' shutdown closed
+     * every socket with no close frame, and clients saw 1006 rather than a hub going away.
+     */
+    private void closeConnections() {
+        if (openSockets == null || openSockets.isEmpty()) {
+            return;
+        }
+        for (Channel ch : openSockets) {
+            if (ch.pipeline().get(io.netty.handler.codec.http.websocketx.WebSocketFrameEncoder.class) != null) {
+                ch.writeAndFlush(new io.netty.handler.codec.http.websocketx.CloseWebSocketFrame(1001, "going away"));
+            } else {
+                ch.close(); // plain HTTP or a handshake in progress: there is no close frame to send
+            }
+        }
+        long budgetMillis = config.shutdownCloseTimeout().toMillis();
+        if (budgetMillis > 0 && !openSockets.newCloseFuture().awaitUninterruptibly(budgetMillis)) {
+            org.slf4j.LoggerFactory.getLogger(HubServer.class).info(
+                    "{} connection(s) did not answer the close within {} s; dropping them",
+                    openSockets.size(), budgetMillis / 1000.0);
+        }
+        openSockets.close().awaitUninterruptibly();
     }
 
     private static double seconds(java.time.Duration d) {

@@ -1,0 +1,61 @@
+package dev.synapsehub.net;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** A stopping hub sends close 1001 and waits for the answers at most {@code --shutdown-close-timeout}. */
+class ShutdownCloseTest {
+
+    /** Closes the hub on a thread of its own; completes with how long {@link HubServer#close()} took, in ms. */
+    private static CompletableFuture<Long> closeInBackground(TestHub hub) {
+        return CompletableFuture.supplyAsync(() -> {
+            long start = System.nanoTime();
+            hub.server.close();
+            return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        });
+    }
+
+    @Test
+    void aPeerThatNeverAnswersIsDroppedAfterTheConfiguredBudget() throws Exception {
+        TestHub hub = new TestHub(HubConfig.builder().shutdownCloseTimeout(Duration.ofMillis(1000)));
+        try (RawWebSocket silent = new RawWebSocket(hub.port)) {
+            CompletableFuture<Long> closing = closeInBackground(hub);
+            RawWebSocket.Frame close = silent.awaitClose(); // read, never answered
+            assertThat(close).isNotNull();
+            assertThat(close.closeCode()).isEqualTo(1001);
+            long took = closing.get(30, TimeUnit.SECONDS);
+            // it waited for the answer, and gave up after its budget, well before the default 5 s
+            assertThat(took).isBetween(800L, HubConfig.DEFAULT_SHUTDOWN_CLOSE_TIMEOUT.toMillis() - 1000);
+            assertThat(silent.read()).isNull(); // then TCP was closed
+        } finally {
+            hub.actor.close();
+        }
+    }
+
+    @Test
+    void aPeerThatAnswersEndsTheWaitAtOnce() throws Exception {
+        TestHub hub = new TestHub(HubConfig.builder().shutdownCloseTimeout(Duration.ofSeconds(30)));
+        try (RawWebSocket polite = new RawWebSocket(hub.port)) {
+            CompletableFuture<Long> closing = closeInBackground(hub);
+            assertThat(polite.awaitClose().closeCode()).isEqualTo(1001);
+            polite.sendClose(1001);
+            assertThat(closing.get(60, TimeUnit.SECONDS)).isLessThan(10_000L);
+        } finally {
+            hub.actor.close();
+        }
+    }
+
+    @Test
+    void aZeroBudgetDropsAtOnce() throws Exception {
+        TestHub hub = new TestHub(HubConfig.builder().shutdownCloseTimeout(Duration.ZERO));
+        try (RawWebSocket silent = new RawWebSocket(hub.port)) {
+            assertThat(closeInBackground(hub).get(30, TimeUnit.SECONDS)).isLessThan(4_000L);
+        } finally {
+            hub.actor.close();
+        }
+    }
+}
