@@ -349,8 +349,8 @@ public final class ServeOptions {
         require(maxMsgKb >= 1, "--max-msg-kb must be at least 1");
         require(authTimeoutSeconds > 0 && Double.isFinite(authTimeoutSeconds), "--auth-timeout must be a positive number");
         require(leaseOfflineTtl >= 0 && Double.isFinite(leaseOfflineTtl), "--lease-offline-ttl must be >= 0");
-        require(shutdownCloseTimeoutSeconds >= 0 && Double.isFinite(shutdownCloseTimeoutSeconds),
-                "--shutdown-close-timeout must be a number of seconds >= 0");
+        require(shutdownCloseTimeoutSeconds >= 0 && shutdownCloseTimeoutSeconds <= 3600,
+                "--shutdown-close-timeout must be a number of seconds within 0..3600");
         require(messageAuthWindow > 0 && Double.isFinite(messageAuthWindow), "--message-auth-window-seconds must be positive");
         require(rate >= 0 && Double.isFinite(rate), "--rate must be >= 0");
         require(takeoverCooldown >= 0 && Double.isFinite(takeoverCooldown), "--takeover-cooldown must be >= 0");

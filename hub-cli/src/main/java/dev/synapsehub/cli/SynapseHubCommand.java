@@ -80,10 +80,15 @@ public final class SynapseHubCommand implements Callable<Integer> {
                 stop.noHub();
             }
         }
-        return serveUntilStopped(daemon, stop, WRITER_FAILURE_SHUTDOWN);
+        // the close waits up to --shutdown-close-timeout for the clients' close replies: on top of the bound
+        return serveUntilStopped(daemon, stop,
+                WRITER_FAILURE_SHUTDOWN.plusMillis((long) (serve.shutdownCloseTimeoutSeconds * 1000)));
     }
 
-    /** How long the orderly shutdown after a writer failure may take before the process halts. */
+    /**
+     * How long the orderly shutdown after a writer failure may take, beyond the wait for the
+     * clients' close replies, before the process halts.
+     */
     static final Duration WRITER_FAILURE_SHUTDOWN = Duration.ofSeconds(15);
 
     /**
