@@ -524,7 +524,7 @@ class IdentityPinWireTest {
             assertThat(hub.actor.committedPin("p/ann")).isPresent();
 
             // the waiter falls silent past its window: now the quiet holder is waived
-            clock.now += dev.synapsehub.net.protocol.LiveWaiters.WINDOW + 1;
+            clock.now += HubConfig.DEFAULT_WAITER_LIVENESS_WINDOW + 1;
             ann.send(unsigned("p/ann"));
             root.client().send(root.client().frame("ops/root", "who_request"));
             root.client().awaitType("who_snapshot", WAIT);
