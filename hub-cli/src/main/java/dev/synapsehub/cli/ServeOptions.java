@@ -242,6 +242,25 @@ public final class ServeOptions {
             + "'finding' records per agent name (participant memory); below 1 counts as 1 (default: ${DEFAULT-VALUE}).")
     int maxFindingsPerAgent;
 
+    @Option(names = "--warn-stale-recipients", negatable = true,
+            description = "Consume-liveness (contract 8.6): a directed chat whose every recipient is stale (no live "
+                    + "-rx/-pane-rx waiter and no reaction within --recipient-liveness-window) gets a negative receipt "
+                    + "and a dead letter, and its sender a recipient_liveness_warning; who_snapshot carries "
+                    + "agent_liveness. On by default; --no-warn-stale-recipients restores socket-presence semantics "
+                    + "(a bound recipient counts as delivered to, no warnings, no agent_liveness).")
+    Boolean warnStaleRecipients; // null: not given, so on (as --identity-pinning)
+
+    @Option(names = "--recipient-liveness-window", paramLabel = "SECONDS", defaultValue = "90",
+            description = "A recipient whose last non-heartbeat frame (or registration) is older than this, and "
+                    + "that has no live waiter, is stale (default: ${DEFAULT-VALUE} s).")
+    double recipientLivenessWindow;
+
+    @Option(names = "--waiter-liveness-window", paramLabel = "SECONDS", defaultValue = "20",
+            description = "An X-rx or X-pane-rx waiter seen (any frame, keepalives included) within this keeps X "
+                    + "live, for consume-liveness, agent_liveness.has_live_waiter and the dark-seat monitor "
+                    + "(default: ${DEFAULT-VALUE} s).")
+    double waiterLivenessWindow;
+
     @Option(names = "--relay-log", paramLabel = "FILE", description = "Mirror every frame the hub fans out "
             + "(broadcasts, private directed and channel chats; never private replies) into FILE as NDJSON, one line "
             + "per frame (contract A5.2). Created with mode 0600. Off by default.")
@@ -354,6 +373,10 @@ public final class ServeOptions {
         require(messageAuthWindow > 0 && Double.isFinite(messageAuthWindow), "--message-auth-window-seconds must be positive");
         require(rate >= 0 && Double.isFinite(rate), "--rate must be >= 0");
         require(takeoverCooldown >= 0 && Double.isFinite(takeoverCooldown), "--takeover-cooldown must be >= 0");
+        require(recipientLivenessWindow > 0 && Double.isFinite(recipientLivenessWindow),
+                "--recipient-liveness-window must be a positive number of seconds");
+        require(waiterLivenessWindow > 0 && Double.isFinite(waiterLivenessWindow),
+                "--waiter-liveness-window must be a positive number of seconds");
         require(broadcastLingerMs >= 0 && broadcastLingerMs <= 1000, "--broadcast-linger-ms must be within 0..1000");
         require(transport.equals("auto") || transport.equals("nio"), "--transport must be auto or nio");
         require(Delivery.ofDefault(defaultDelivery) != null, "--default-delivery must be broadcast or scoped");
@@ -383,6 +406,9 @@ public final class ServeOptions {
                 .metricsEnabled(metrics).metricsAuth(new MetricsAuth(effectiveMetricsToken, metricsQueryTokenOk)).ui(ui).ratePerSecond(rate).rateBurst(burst)
                 .privateDirectedMessages(privateDirectedMessages)
                 .maxFindingsPerAgent(maxFindingsPerAgent)
+                .warnStaleRecipients(warnStaleRecipients == null || warnStaleRecipients)
+                .recipientLivenessWindowSeconds(recipientLivenessWindow)
+                .waiterLivenessWindowSeconds(waiterLivenessWindow)
                 .takeoverCooldown(Duration.ofMillis((long) (takeoverCooldown * 1000)))
                 .advertisedHost(advertisedHost).allowOrigins(allowOrigins)
                 .presenceFanoutLimit(presenceFanoutLimit)
@@ -578,6 +604,9 @@ public final class ServeOptions {
         m.put("identity_pinning", config.identityPins().enabled() ? "on (" + (meshId != null ? "pins replicated" : db == null ? "pins in memory" : "pins journaled")
                 + ", " + config.identityPins().acl().grants().size() + " reclaim grant(s))" : "off");
         m.put("private_directed_messages", config.privateDirectedMessages());
+        m.put("warn_stale_recipients", config.warnStaleRecipients() ? "on" : "off (socket presence)");
+        m.put("recipient_liveness_window_s", config.recipientLivenessWindowSeconds());
+        m.put("waiter_liveness_window_s", config.waiterLivenessWindowSeconds());
         m.put("takeover_cooldown_s", config.takeoverCooldown().toMillis() / 1000.0);
         m.put("presence_fanout", config.presenceFanoutLimit() == 0 ? "always" : "up to " + config.presenceFanoutLimit() + " sockets");
         m.put("default_delivery", config.defaultDelivery().mode().wire());

@@ -59,6 +59,14 @@ import java.util.List;
  * @param identityPins identity pinning and its reclaim grants (contract A2); off by default
  * @param maxFindingsPerAgent {@code --max-findings-per-agent}: admitted {@code finding}s per bound
  *        name (contract A12 PM5); below 1 is 1
+ * @param warnStaleRecipients {@code --warn-stale-recipients} (contract §8.6): a directed chat
+ *        counts only consume-live recipients and warns its sender; false restores socket-presence
+ *        semantics (every bound recipient counts, no {@code recipient_liveness_warning}, no
+ *        {@code agent_liveness} in {@code who_snapshot})
+ * @param recipientLivenessWindowSeconds {@code --recipient-liveness-window}: a recipient whose last
+ *        reaction is older than this is stale (§8.6); positive and finite
+ * @param waiterLivenessWindowSeconds {@code --waiter-liveness-window}: an {@code -rx} /
+ *        {@code -pane-rx} seen within this is a live waiter (§8.6, §8.7); positive and finite
  * @param metricsAuth who may read {@code /health} and {@code /metrics} ({@code --metrics-token},
  *        contract §10); null is {@link MetricsAuth#OPEN}
  * @param shutdownCloseTimeout {@code --shutdown-close-timeout}: at {@link HubServer#close()} the
@@ -110,6 +118,9 @@ public record HubConfig(
         Delivery defaultDelivery,
         IdentityPinSettings identityPins,
         int maxFindingsPerAgent,
+        boolean warnStaleRecipients,
+        double recipientLivenessWindowSeconds,
+        double waiterLivenessWindowSeconds,
         MetricsAuth metricsAuth,
         Duration shutdownCloseTimeout) {
 
@@ -179,6 +190,21 @@ public record HubConfig(
         if (shutdownCloseTimeout.isNegative()) {
             throw new IllegalArgumentException("shutdown close timeout must be >= 0: " + shutdownCloseTimeout);
         }
+        positiveWindow("recipient liveness window", recipientLivenessWindowSeconds);
+        positiveWindow("waiter liveness window", waiterLivenessWindowSeconds);
+    }
+
+    /** Default {@link #recipientLivenessWindowSeconds()} (contract §8.6, §13). */
+    public static final double DEFAULT_RECIPIENT_LIVENESS_WINDOW = 90.0;
+
+    /** Default {@link #waiterLivenessWindowSeconds()} (contract §8.6, §13). */
+    public static final double DEFAULT_WAITER_LIVENESS_WINDOW = 20.0;
+
+    private static void positiveWindow(String what, double seconds) {
+        // NaN or infinity would make every recipient live (or none) without saying so
+        if (!(seconds > 0) || Double.isInfinite(seconds)) {
+            throw new IllegalArgumentException(what + " must be a positive finite number of seconds: " + seconds);
+        }
     }
 
     /**
@@ -241,6 +267,9 @@ public record HubConfig(
         b.defaultDelivery = defaultDelivery;
         b.identityPins = identityPins;
         b.maxFindingsPerAgent = maxFindingsPerAgent;
+        b.warnStaleRecipients = warnStaleRecipients;
+        b.recipientLivenessWindowSeconds = recipientLivenessWindowSeconds;
+        b.waiterLivenessWindowSeconds = waiterLivenessWindowSeconds;
         b.metricsAuth = metricsAuth;
         b.shutdownCloseTimeout = shutdownCloseTimeout;
         return b;
@@ -291,6 +320,9 @@ public record HubConfig(
         private Delivery defaultDelivery = Delivery.EVERYTHING;
         private IdentityPinSettings identityPins = IdentityPinSettings.OFF;
         private int maxFindingsPerAgent = 512;
+        private boolean warnStaleRecipients = true;
+        private double recipientLivenessWindowSeconds = DEFAULT_RECIPIENT_LIVENESS_WINDOW;
+        private double waiterLivenessWindowSeconds = DEFAULT_WAITER_LIVENESS_WINDOW;
         private MetricsAuth metricsAuth = MetricsAuth.OPEN;
         private Duration shutdownCloseTimeout = DEFAULT_SHUTDOWN_CLOSE_TIMEOUT;
 
@@ -337,6 +369,9 @@ public record HubConfig(
         public Builder defaultDelivery(Delivery v) { defaultDelivery = v; return this; }
         public Builder identityPins(IdentityPinSettings v) { identityPins = v; return this; }
         public Builder maxFindingsPerAgent(int v) { maxFindingsPerAgent = v; return this; }
+        public Builder warnStaleRecipients(boolean v) { warnStaleRecipients = v; return this; }
+        public Builder recipientLivenessWindowSeconds(double v) { recipientLivenessWindowSeconds = v; return this; }
+        public Builder waiterLivenessWindowSeconds(double v) { waiterLivenessWindowSeconds = v; return this; }
         public Builder metricsAuth(MetricsAuth v) { metricsAuth = v; return this; }
         public Builder shutdownCloseTimeout(Duration v) { shutdownCloseTimeout = v; return this; }
 
@@ -350,7 +385,8 @@ public record HubConfig(
                     privateDirectedMessages, takeoverCooldown, takeoverQuarantineThreshold, takeoverQuarantineWindow,
                     takeoverQuarantine, presenceFanoutLimit, broadcastLinger, nativeTransport, ioLoops, maxFanoutBacklogBytes,
                     maxFanoutDelay, maxFanoutWrites, outboxBusyTasks, tls, ui, defaultDelivery, identityPins, maxFindingsPerAgent,
-                    metricsAuth, shutdownCloseTimeout);
+                    warnStaleRecipients, recipientLivenessWindowSeconds, waiterLivenessWindowSeconds, metricsAuth,
+                    shutdownCloseTimeout);
         }
     }
 }

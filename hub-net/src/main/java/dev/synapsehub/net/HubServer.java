@@ -213,7 +213,8 @@ public final class HubServer implements AutoCloseable {
                 extensions));
         services = new HubServices(actor, clock, frames, outbox, registry, metrics, config.hubId());
         extensions.bind(services, pipeline.claimService());
-        darkSeats = new DarkSeatMonitor(actor, outbox, registry, frames, metrics, clock);
+        darkSeats = new DarkSeatMonitor(actor, outbox, registry, frames, metrics, clock,
+                config.waiterLivenessWindowSeconds());
         darkSeats.start();
         HubMetricsText metricsText = new HubMetricsText(new MetricsSources(actor, metrics, registry, outbox, json,
                 frames.hubId(), config.hubVersion(), config.maxFanoutBacklogBytes(),

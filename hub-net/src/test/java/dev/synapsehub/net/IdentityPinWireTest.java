@@ -495,6 +495,15 @@ class IdentityPinWireTest {
 
     @Test
     void theStaleOwnerWaiverNeedsAQuietHolderWithoutALiveWaiter() throws Exception {
+        staleOwnerWaiver(HubConfig.DEFAULT_RECIPIENT_LIVENESS_WINDOW, HubConfig.DEFAULT_WAITER_LIVENESS_WINDOW);
+    }
+
+    @Test
+    void theStaleOwnerWaiverCountsTheConfiguredLivenessWindows() throws Exception {
+        staleOwnerWaiver(10.0, 2.0); // both crossed far inside the 90 s and 20 s defaults
+    }
+
+    private void staleOwnerWaiver(double reactionWindow, double waiterWindow) throws Exception {
         ManualClock clock = new ManualClock();
         dev.synapsehub.core.journal.InMemoryJournal journal = new dev.synapsehub.core.journal.InMemoryJournal();
         dev.synapsehub.core.actor.CoordinationActor actor = new dev.synapsehub.core.actor.CoordinationActor(
@@ -502,7 +511,9 @@ class IdentityPinWireTest {
         actor.start();
         PinReclaimAcl acl = new PinReclaimAcl(List.of(new PinReclaimAcl.Grant("p/*", "ops")));
         double ttl = 5.0;
-        try (TestHub hub = new TestHub(pinning(null, acl).leaseOfflineTtlSeconds(ttl), actor, clock, journal)) {
+        try (TestHub hub = new TestHub(pinning(null, acl).leaseOfflineTtlSeconds(ttl)
+                .recipientLivenessWindowSeconds(reactionWindow).waiterLivenessWindowSeconds(waiterWindow),
+                actor, clock, journal)) {
             IdentityKey rootKey = IdentityKey.generate();
             IdentityKey annKey = IdentityKey.generate();
             Agent root = agent(hub, rootKey.registration("ops/root", 1, clock.now));
@@ -513,7 +524,7 @@ class IdentityPinWireTest {
 
             // past the reaction window and the offline TTL, the holder only heartbeats (no reaction),
             // but its -rx waiter was seen just now: the holder is not stale
-            clock.now += 90.0 + ttl + 1; // the reaction window (the contract's 90 s default) and the offline TTL
+            clock.now += reactionWindow + ttl + 1; // the reaction window and the offline TTL
             ann.send(unsigned("p/ann"));
             waiter.client().send(unsigned("p/ann-rx"));
             root.client().send(root.client().frame("ops/root", "who_request"));
@@ -524,7 +535,7 @@ class IdentityPinWireTest {
             assertThat(hub.actor.committedPin("p/ann")).isPresent();
 
             // the waiter falls silent past its window: now the quiet holder is waived
-            clock.now += dev.synapsehub.net.protocol.LiveWaiters.WINDOW + 1;
+            clock.now += waiterWindow + 1;
             ann.send(unsigned("p/ann"));
             root.client().send(root.client().frame("ops/root", "who_request"));
             root.client().awaitType("who_snapshot", WAIT);

@@ -64,7 +64,7 @@ final class ChatVerb {
         this.json = json;
         this.escalations = escalations;
         this.settings = settings;
-        this.liveness = new RecipientLiveness(registry, frames);
+        this.liveness = new RecipientLiveness(registry, frames, settings.liveness());
         this.channels = new ChannelChat(outbox, registry, receipts);
     }
 

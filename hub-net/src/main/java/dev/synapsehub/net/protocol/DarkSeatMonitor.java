@@ -44,21 +44,24 @@ public final class DarkSeatMonitor implements AutoCloseable {
     private final HubFrames frames;
     private final HubMetrics metrics;
     private final Clock clock;
+    private final double waiterWindow;
     private final DarkSeats seats = new DarkSeats(); // touched on the outbox thread only
     private volatile ScheduledFuture<?> schedule;
 
     /**
      * Reads committed state through {@code actor}, decides and broadcasts on {@code outbox}'s thread,
-     * asks {@code registry} who has a live waiter; time is {@code clock}'s.
+     * asks {@code registry} who has a live waiter (seen within {@code waiterWindow} seconds, the
+     * {@code --waiter-liveness-window}); time is {@code clock}'s.
      */
     public DarkSeatMonitor(CoordinationActor actor, Outbox outbox, SessionRegistry registry, HubFrames frames,
-            HubMetrics metrics, Clock clock) {
+            HubMetrics metrics, Clock clock, double waiterWindow) {
         this.actor = actor;
         this.outbox = outbox;
         this.registry = registry;
         this.frames = frames;
         this.metrics = metrics;
         this.clock = clock;
+        this.waiterWindow = waiterWindow;
     }
 
     /** Starts the periodic checks on the outbox thread. */
@@ -144,7 +147,7 @@ public final class DarkSeatMonitor implements AutoCloseable {
     private List<DarkSeats.Alert> decide(double now, Map<String, DarkSeats.Seat> responsible) {
         Set<String> online = new HashSet<>(registry.online());
         Map<String, Double> seen = registry.lastSeen();
-        List<DarkSeats.Alert> alerts = seats.check(now, responsible, id -> LiveWaiters.has(id, now, online, seen));
+        List<DarkSeats.Alert> alerts = seats.check(now, responsible, id -> LiveWaiters.has(id, now, waiterWindow, online, seen));
         for (DarkSeats.Alert a : alerts) {
             outbox.broadcast(frames.write(frame(a, now)), null);
         }
@@ -166,8 +169,13 @@ public final class DarkSeatMonitor implements AutoCloseable {
         HubFrames.putStrings(f, "tasks", a.seat().tasks());
         HubFrames.putFloat(f, "missing_for_seconds", missing);
         f.put("remedy", "connect a waiter as " + a.identity() + "-rx (heartbeat at least every "
-                + (long) LiveWaiters.WINDOW + " s), or release: synapse-hub release TASK --name " + a.identity());
+                + seconds(waiterWindow) + " s), or release: synapse-hub release TASK --name " + a.identity());
         return f;
+    }
+
+    /** Whole seconds without a fraction ("20 s", as before the window was configurable). */
+    private static String seconds(double s) {
+        return s == Math.rint(s) && s < 1e15 ? Long.toString((long) s) : PythonFloatFormat.format(s);
     }
 
     @Override

@@ -35,11 +35,6 @@ final class IdentityPinReclaimVerb {
     /** Close code and reason for a reclaimed holder's socket (A2.6, decision A10.4). */
     static final int RECLAIMED_CODE = 4017;
     /**
-     * The reaction window the stale-owner waiver counts from, seconds (the contract's
-     * {@code --recipient-liveness-window} default; this hub has no such flag).
-     */
-    static final double REACTION_WINDOW_SECONDS = 90.0;
-    /**
      * A mesh node's refusal where checks 11 and 12 cannot be judged cluster-wide (ours: the
      * contract knows no mesh); it ends as check 11 does, with the recovery that works.
      */
@@ -53,6 +48,7 @@ final class IdentityPinReclaimVerb {
     private final HubFrames frames;
     private final IdentityPinSettings pins;
     private final double leaseOfflineTtlSeconds;
+    private final LivenessSettings liveness;
     private final boolean journaled;
     private final BooleanSupplier presenceIsNodeLocal;
 
@@ -62,7 +58,8 @@ final class IdentityPinReclaimVerb {
      * which sees only its own connections (asked per request: extensions bind after the pipeline).
      */
     IdentityPinReclaimVerb(VerbSupport support, CoordinationActor actor, SessionRegistry registry, Outbox outbox,
-            HubFrames frames, IdentityPinSettings pins, double leaseOfflineTtlSeconds, boolean journaled,
+            HubFrames frames, IdentityPinSettings pins, double leaseOfflineTtlSeconds, LivenessSettings liveness,
+            boolean journaled,
             BooleanSupplier presenceIsNodeLocal) {
         this.support = support;
         this.actor = actor;
@@ -71,6 +68,7 @@ final class IdentityPinReclaimVerb {
         this.frames = frames;
         this.pins = pins;
         this.leaseOfflineTtlSeconds = leaseOfflineTtlSeconds;
+        this.liveness = liveness;
         this.journaled = journaled;
         this.presenceIsNodeLocal = presenceIsNodeLocal;
     }
@@ -193,15 +191,15 @@ final class IdentityPinReclaimVerb {
 
     /**
      * The A2.6 waiver of checks 11 and 12: an online holder that has not reacted for
-     * {@code --lease-offline-ttl} past its reaction window and has no live waiter ({@code -rx} /
-     * {@code -pane-rx} seen within the waiter window). A holder with no recorded reaction is never
-     * waived.
+     * {@code --lease-offline-ttl} past its reaction window ({@code --recipient-liveness-window}) and
+     * has no live waiter ({@code -rx} / {@code -pane-rx} seen within {@code --waiter-liveness-window}).
+     * A holder with no recorded reaction is never waived.
      */
     private boolean staleOwner(String name, double now) {
         Map<String, Double> reactions = registry.lastReactions();
         Double last = reactions.get(name);
-        return last != null && now - last > REACTION_WINDOW_SECONDS + leaseOfflineTtlSeconds
-                && !LiveWaiters.has(name, now, registry::lastSeenIfBound);
+        return last != null && now - last > liveness.recipientWindow() + leaseOfflineTtlSeconds
+                && !LiveWaiters.has(name, now, liveness.waiterWindow(), registry::lastSeenIfBound);
     }
 
     private ObjectNode result(Request r, String pinName, String keyId, boolean breakGlass, boolean applied,

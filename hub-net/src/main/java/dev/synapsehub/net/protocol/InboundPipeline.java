@@ -98,19 +98,20 @@ public final class InboundPipeline {
         this.messaging = new MessagingVerbs(support, hub.actor(), hub.history(), hub.registry(), hub.outbox(),
                 hub.frames(), hub.json(), hub.metrics(), hub.extensions()::deadLetterEscalated,
                 new MessagingVerbs.Settings(hub.journaled(), hub.config().privateDirectedMessages(),
-                        hub.config().maxFrameBytes()));
+                        hub.config().maxFrameBytes(), LivenessSettings.of(hub.config())));
         this.claims = new ClaimVerbs(support, board, hub.actor(), hub.registry(), hub.outbox(), hub.frames(),
                 hub.json(), hub.metrics());
         this.queries = new QueryVerbs(support, board, hub.actor(), hub.registry(), hub.outbox(), hub.frames(),
                 hub.extensions(), new QueryVerbs.WhoFacts(hub.config().hubVersion(), hub.configEpoch(),
-                        hub.journaled()));
+                        hub.journaled(), LivenessSettings.of(hub.config())));
         this.unavailable = new UnavailableFeatureVerbs(hub.outbox(), hub.frames(), hub.clock());
         this.channels = new ChannelVerbs(support, hub.actor(), hub.frames(), hub.outbox());
         this.delivery = new DeliveryVerbs(hub.outbox(), hub.frames(), hub.clock());
         this.pins = new IdentityPinGate(hub.config().identityPins(), hub.actor(), hub.outbox(), hub.frames(),
                 hub.metrics(), hub.clock());
         this.pinReclaim = new IdentityPinReclaimVerb(support, hub.actor(), hub.registry(), hub.outbox(),
-                hub.frames(), hub.config().identityPins(), hub.config().leaseOfflineTtlSeconds(), hub.journaled(),
+                hub.frames(), hub.config().identityPins(), hub.config().leaseOfflineTtlSeconds(),
+                LivenessSettings.of(hub.config()), hub.journaled(),
                 hub.extensions()::presenceIsNodeLocal);
         this.memory = new MemoryVerbs(support, hub.outbox(), hub.frames(), hub.json(), hub.metrics(),
                 hub.journaled(), hub.config().maxFindingsPerAgent());

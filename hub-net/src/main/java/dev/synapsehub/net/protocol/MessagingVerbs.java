@@ -33,8 +33,9 @@ public final class MessagingVerbs {
      * @param journaled true when the hub has a durable journal: seqs on chats, the mailbox, deferred receipts
      * @param privateDirectedMessages {@code --private-directed-messages}: a directed chat reaches only its addressees
      * @param maxFrameBytes the largest frame the hub sends or takes
+     * @param liveness consume-liveness of directed chats' recipients (§8.6)
      */
-    record Settings(boolean journaled, boolean privateDirectedMessages, int maxFrameBytes) {
+    record Settings(boolean journaled, boolean privateDirectedMessages, int maxFrameBytes, LivenessSettings liveness) {
     }
 
     /**

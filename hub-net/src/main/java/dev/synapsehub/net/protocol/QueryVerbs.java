@@ -43,8 +43,9 @@ public final class QueryVerbs {
      * @param hubVersion the hub's version
      * @param configEpoch fingerprint of the effective configuration
      * @param journaled true when the hub has a durable journal (mailbox counts are then read)
+     * @param liveness consume-liveness settings: {@code agent_liveness} only while tracked (§6.8)
      */
-    record WhoFacts(String hubVersion, String configEpoch, boolean journaled) {
+    record WhoFacts(String hubVersion, String configEpoch, boolean journaled, LivenessSettings liveness) {
     }
 
     /** The read-only verbs; {@code extensions} scope and label the reads (a mesh reads linearizably). */
@@ -173,24 +174,8 @@ public final class QueryVerbs {
             ObjectNode p = f.putObject("mailbox_pending");
             pending.forEach(p::put);
         }
-        ObjectNode liveness = f.putObject("agent_liveness");
-        for (SessionRegistry.Presence p : bound) {
-            String name = p.name();
-            if (name.endsWith("-rx")) {
-                continue;
-            }
-            ObjectNode l = liveness.putObject(name);
-            double last = p.lastReaction(); // NaN only before its bind set it
-            l.put("proven_live", !Double.isNaN(last));
-            l.put("has_live_waiter", LiveWaiters.has(name, now, n -> { // §8.6: its -rx/-pane-rx
-                SessionRegistry.Presence waiter = byName.get(n);
-                return waiter == null ? null : waiter.lastSeen();
-            }));
-            if (Double.isNaN(last)) {
-                l.putNull("last_reaction_age");
-            } else {
-                HubFrames.putFloat(l, "last_reaction_age", Math.max(0.0, now - last));
-            }
+        if (facts.liveness().tracked()) { // §6.8: only while stale-recipient tracking is on
+            putLiveness(f.putObject("agent_liveness"), bound, byName, now);
         }
         ObjectNode w = null;
         for (SessionRegistry.Presence p : bound) {
@@ -203,6 +188,30 @@ public final class QueryVerbs {
         }
         extensions.labelRead(f);
         return f;
+    }
+
+    /** §6.8 {@code agent_liveness}: every bound name but the sidecars, with its waiter and reaction. */
+    private void putLiveness(ObjectNode liveness, List<SessionRegistry.Presence> bound,
+            Map<String, SessionRegistry.Presence> byName, double now) {
+        for (SessionRegistry.Presence p : bound) {
+            String name = p.name();
+            if (name.endsWith("-rx")) {
+                continue;
+            }
+            ObjectNode l = liveness.putObject(name);
+            double last = p.lastReaction(); // NaN only before its bind set it
+            l.put("proven_live", !Double.isNaN(last));
+            // §8.6: its -rx/-pane-rx, seen within the waiter window
+            l.put("has_live_waiter", LiveWaiters.has(name, now, facts.liveness().waiterWindow(), n -> {
+                SessionRegistry.Presence waiter = byName.get(n);
+                return waiter == null ? null : waiter.lastSeen();
+            }));
+            if (Double.isNaN(last)) {
+                l.putNull("last_reaction_age");
+            } else {
+                HubFrames.putFloat(l, "last_reaction_age", Math.max(0.0, now - last));
+            }
+        }
     }
 
     /** Outcome of a wait check, computed on the actor thread from committed state. */

@@ -16,15 +16,14 @@ import java.util.List;
  * consume-liveness, and the warning a sender gets when a recipient may not read soon.
  */
 final class RecipientLiveness {
-    /** Recipient reaction window (§8.6, {@code --recipient-liveness-window}). */
-    static final double REACTION_WINDOW = 90.0;
-
     private final SessionRegistry registry;
     private final HubFrames frames;
+    private final LivenessSettings settings;
 
-    RecipientLiveness(SessionRegistry registry, HubFrames frames) {
+    RecipientLiveness(SessionRegistry registry, HubFrames frames, LivenessSettings settings) {
         this.registry = registry;
         this.frames = frames;
+        this.settings = settings;
     }
 
     /** Every bound connection with its roles, wake capability and consume-liveness (§8.6). */
@@ -34,26 +33,30 @@ final class RecipientLiveness {
         List<OnlineAgent> out = new ArrayList<>(bound.size());
         for (SessionRegistry.Presence p : bound) {
             String logical = AddressMatcher.logicalName(p.name());
-            out.add(new OnlineAgent(p.name(), p.roles(), consumeLive(logical, now, registry), p.wake()));
+            out.add(new OnlineAgent(p.name(), p.roles(), consumeLive(logical, now), p.wake()));
         }
         return out;
     }
 
-    private static boolean consumeLive(String logical, double now, SessionRegistry registry) {
-        if (LiveWaiters.has(logical, now, registry::lastSeenIfBound)) {
+    private boolean consumeLive(String logical, double now) {
+        if (!settings.tracked()) {
+            return true; // --no-warn-stale-recipients: a bound socket is a live recipient
+        }
+        if (LiveWaiters.has(logical, now, settings.waiterWindow(), registry::lastSeenIfBound)) {
             return true;
         }
         Double reaction = registry.lastReactionIfBound(logical);
-        return reaction != null && now - reaction <= REACTION_WINDOW;
+        return reaction != null && now - reaction <= settings.recipientWindow();
     }
 
     /**
      * The {@code recipient_liveness_warning} for the sender of a directed chat that reached a
-     * stale or only a passive recipient, or null when every matched recipient will read it.
+     * stale or only a passive recipient, or null when every matched recipient will read it or
+     * stale-recipient tracking is off (socket delivery is then taken as delivery).
      */
     ObjectNode warning(String sender, ChatReply c, double at) {
         ReceiptVerdict v = c.verdict();
-        if (!c.directed() || v.matchedRecipients().isEmpty()) {
+        if (!settings.tracked() || !c.directed() || v.matchedRecipients().isEmpty()) {
             return null;
         }
         List<String> passive = new ArrayList<>();

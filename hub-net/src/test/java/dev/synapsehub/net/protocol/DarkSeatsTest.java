@@ -46,10 +46,11 @@ class DarkSeatsTest {
     void aLiveWaiterIsABoundRxOrPaneRxSeenWithinTwentySeconds() {
         Map<String, Double> seen = Map.of("a-rx", 100.0, "b-pane-rx", 100.0, "c-rx", 100.0, "a", 100.0);
         Set<String> online = Set.of("a-rx", "b-pane-rx", "a", "d");
-        assertThat(LiveWaiters.has("a", 120.0, online, seen)).isTrue();
-        assertThat(LiveWaiters.has("a", 120.001, online, seen)).isFalse();
-        assertThat(LiveWaiters.has("b", 110.0, online, seen)).isTrue();
-        assertThat(LiveWaiters.has("c", 110.0, online, seen)).as("seen, but no longer bound").isFalse();
-        assertThat(LiveWaiters.has("d", 110.0, online, seen)).as("online itself is no waiter").isFalse();
+        assertThat(LiveWaiters.has("a", 120.0, 20.0, online, seen)).isTrue();
+        assertThat(LiveWaiters.has("a", 120.001, 20.0, online, seen)).isFalse();
+        assertThat(LiveWaiters.has("b", 110.0, 20.0, online, seen)).isTrue();
+        assertThat(LiveWaiters.has("c", 110.0, 20.0, online, seen)).as("seen, but no longer bound").isFalse();
+        assertThat(LiveWaiters.has("d", 110.0, 20.0, online, seen)).as("online itself is no waiter").isFalse();
+        assertThat(LiveWaiters.has("a", 105.001, 5.0, online, seen)).as("a shorter window").isFalse();
     }
 }
