@@ -340,6 +340,16 @@ class ContractTextsWireTest {
             assertThat(get(hub.port, "/metrics?token=s3cret-metrics", null)).as("the deprecated opt-in")
                     .startsWith("HTTP/1.1 200 OK\r\n");
             assertThat(get(hub.port, "/metrics?token=wrong", null)).startsWith("HTTP/1.1 401 Unauthorized\r\n");
+            assertThat(get(hub.port, "/metrics?token=%zz", null)).as("an undecodable query carries no token")
+                    .startsWith("HTTP/1.1 401 Unauthorized\r\n");
+        }
+        try (TestHub hub = new TestHub(HubConfig.builder().metricsEnabled(true))) {
+            long faults = hub.server.services().metrics().faults.get();
+            assertThat(get(hub.port, "/metrics?x=%zz", null)).as("the query is not read without the opt-in")
+                    .startsWith("HTTP/1.1 200 OK\r\n");
+            assertThat(get(hub.port, "/%zz", null)).startsWith("HTTP/1.1 400 Bad Request\r\n");
+            assertThat(hub.server.services().metrics().faults.get()).as("a client's bad escape is no fault of the hub")
+                    .isEqualTo(faults);
         }
         try (TestHub hub = new TestHub(HubConfig.builder()
                 .metricsAuth(new dev.synapsehub.net.auth.MetricsAuth("s3cret-metrics", false)))) {

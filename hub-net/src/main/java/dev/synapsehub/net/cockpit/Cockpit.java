@@ -106,16 +106,18 @@ public final class Cockpit implements AutoCloseable {
      * the next commit. Streams and the views that show the seq wait for it.
      */
     public void seedFeed() {
-        hub.actor().read(CoordinationState::lastSeq).whenCompleteAsync((seq, failure) -> {
-            if (failure != null) {
-                hub.metrics().faults.incrementAndGet();
-                LOG.warn("cockpit feed: the writer did not give its last seq ({}); the feed starts from the next batch",
-                        unwrap(failure).toString());
-            } else {
-                feed.startFrom(seq);
-            }
-            seeded.complete(null);
-        }, thread);
+        hub.actor().read(CoordinationState::lastSeq)
+                .orTimeout(CockpitViews.WRITER_WAIT_MILLIS, TimeUnit.MILLISECONDS) // a stuck writer must not hold the pages
+                .whenCompleteAsync((seq, failure) -> {
+                    if (failure != null) {
+                        hub.metrics().faults.incrementAndGet();
+                        LOG.warn("cockpit feed: the writer did not give its last seq ({}); the feed starts from the"
+                                + " next batch", unwrap(failure).toString());
+                    } else {
+                        feed.startFrom(seq);
+                    }
+                    seeded.complete(null);
+                }, thread);
     }
 
     /** True for the paths the cockpit answers. */

@@ -71,7 +71,15 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
                     "Bad Request: the request target must be a path such as /health\n", false);
             return;
         }
-        String path = new QueryStringDecoder(request.uri()).path();
+        String path;
+        try {
+            path = new QueryStringDecoder(request.uri()).path();
+        } catch (IllegalArgumentException badEscape) { // "/%zz": a client's mistake, not a fault of the hub
+            request.release();
+            respond(ctx, HttpResponseStatus.BAD_REQUEST, "text/plain; charset=utf-8",
+                    "Bad Request: the request target cannot be decoded\n", false);
+            return;
+        }
         if ("/health".equals(path) || "/metrics".equals(path)) {
             try {
                 serveHttp(ctx, request, path);
@@ -114,8 +122,7 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
             respond(ctx, HttpResponseStatus.FORBIDDEN, "text/plain; charset=utf-8", "metrics disabled\n", false);
             return;
         }
-        if (!metricsAuth.admits(request.headers().get(HttpHeaderNames.AUTHORIZATION),
-                new QueryStringDecoder(request.uri()).parameters())) {
+        if (!metricsAuth.admits(request.headers().get(HttpHeaderNames.AUTHORIZATION), queryOf(request))) {
             FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.UNAUTHORIZED,
                     Unpooled.copiedBuffer(UNAUTHORIZED, StandardCharsets.UTF_8));
             response.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, MetricsAuth.CHALLENGE);
@@ -149,6 +156,18 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
                 .whenComplete((counts, failure) -> ctx.executor().execute(() ->
                         respond(ctx, HttpResponseStatus.OK, HubMetricsText.PROMETHEUS_CONTENT_TYPE,
                                 metricsText.prometheus(failure == null ? counts : null), keepAlive)));
+    }
+
+    /** The query's parameters when a token may come in it; none when undecodable (the token is then missing). */
+    private java.util.Map<String, java.util.List<String>> queryOf(FullHttpRequest request) {
+        if (!metricsAuth.queryTokenOk()) {
+            return java.util.Map.of();
+        }
+        try {
+            return new QueryStringDecoder(request.uri()).parameters();
+        } catch (IllegalArgumentException badEscape) {
+            return java.util.Map.of();
+        }
     }
 
     private static void respond(ChannelHandlerContext ctx, HttpResponseStatus status, String type, String body,
