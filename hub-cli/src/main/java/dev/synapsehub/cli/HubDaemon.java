@@ -126,6 +126,16 @@ final class HubDaemon implements AutoCloseable {
             StringBuilder line = new StringBuilder("synapse-hub ").append(VersionProvider.version()).append(" starting:");
             effective.forEach((k, v) -> line.append(' ').append(k).append('=').append(v).append(';'));
             LOG.info(line.toString());
+            if (!options.logFormat().equals(LogSetup.activeFormat())) {
+                LOG.warn("log-format {} is not used: logging started as {} before the --config file was read; give "
+                        + "--log-format on the command line or set SYNAPSE_LOG_FORMAT", options.logFormat(),
+                        LogSetup.activeFormat());
+            }
+            List<String> waived = options.waivedOffLoopback(config);
+            if (!waived.isEmpty()) {
+                LOG.warn("listening on {} without {}: --insecure-off-loopback accepts the risk", config.host(),
+                        String.join(", ", waived));
+            }
         } finally {
             warmup.startLineLogged(); // also when an option is refused: the thread does not wait forever
         }

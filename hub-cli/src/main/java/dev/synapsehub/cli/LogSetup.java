@@ -31,6 +31,15 @@ public final class LogSetup extends ContextAwareBase implements Configurator {
     /** What names the line format, {@code text} (the default) or {@code json}; set by {@code --log-format}. */
     static final String FORMAT_VARIABLE = "SYNAPSE_LOG_FORMAT";
 
+    /** The format logging was started with: {@code json} when asked for (property or environment), else {@code text}. */
+    static String activeFormat() {
+        String format = System.getProperty(FORMAT_VARIABLE);
+        if (format == null) {
+            format = System.getenv(FORMAT_VARIABLE);
+        }
+        return "json".equalsIgnoreCase(format) ? "json" : "text";
+    }
+
     /** Logback makes it through its service loader. */
     public LogSetup() {
     }

@@ -582,7 +582,7 @@ public final class ServeOptions {
             m.put("mesh_tls", meshTls.given() ? meshTls.load().describe()
                     : "off: Raft traffic is plain gRPC, unauthenticated (seed 001 §15 wants --mesh-tls-*)");
         }
-        m.put("log_format", logFormat.toLowerCase(java.util.Locale.ROOT));
+        m.put("log_format", LogSetup.activeFormat()); // what the lines are, whatever a --config file said
         m.put("token", config.secured() ? "set (" + tokenSource() + ")" : "none (open hub)");
         m.put("auth_timeout_s", config.authTimeout().toMillis() / 1000.0);
         m.put("shutdown_close_timeout_s", config.shutdownCloseTimeout().toMillis() / 1000.0);
@@ -645,6 +645,27 @@ public final class ServeOptions {
             return "--token";
         }
         return tokenFile != null ? "--token-file" : "SYNAPSE_TOKEN";
+    }
+
+    /**
+     * What {@code --insecure-off-loopback} waives for this configuration (contract: the bind
+     * refusals become warnings): empty on loopback or when nothing is waived.
+     */
+    List<String> waivedOffLoopback(HubConfig config) {
+        List<String> waived = new ArrayList<>();
+        if (isLoopback(host) || !insecureOffLoopback) {
+            return waived;
+        }
+        if (config.token() == null) {
+            waived.add("a connect token");
+        }
+        if (config.tls() == null) {
+            waived.add("TLS");
+        }
+        if (config.metricsEnabled() && !config.metricsAuth().secured()) {
+            waived.add("a metrics token");
+        }
+        return waived;
     }
 
     private String resolveMetricsToken() {

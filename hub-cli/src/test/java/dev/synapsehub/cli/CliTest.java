@@ -223,8 +223,13 @@ class CliTest {
         assertThat(complete.metricsAuth().secured()).isTrue();
         assertThat(complete.metricsAuth().admits("Bearer scrape-token", java.util.Map.of())).isTrue();
         assertThat(complete.metricsAuth().toString()).doesNotContain("scrape-token");
-        assertThat(parsed("--host", "0.0.0.0", "--port", "0", "--metrics", "--insecure-off-loopback").serve.hubConfig()
-                .metricsAuth().secured()).isFalse();
+        ServeOptions insecure = parsed("--host", "0.0.0.0", "--port", "0", "--metrics", "--insecure-off-loopback").serve;
+        assertThat(insecure.hubConfig().metricsAuth().secured()).isFalse();
+        assertThat(insecure.waivedOffLoopback(insecure.hubConfig())).as("each waived requirement is warned of")
+                .containsExactly("a connect token", "TLS", "a metrics token");
+        ServeOptions completeOptions = parsed(concat(withTls, "--metrics", "--metrics-token-file", metricsToken.toString(),
+                "--insecure-off-loopback")).serve;
+        assertThat(completeOptions.waivedOffLoopback(completeOptions.hubConfig())).isEmpty();
         assertThat(parsed(withTls).serve.hubConfig().tls()).isNotNull();
     }
 

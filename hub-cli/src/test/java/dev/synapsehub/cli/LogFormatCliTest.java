@@ -38,8 +38,13 @@ class LogFormatCliTest {
         assertThat(System.getProperty(LogSetup.FORMAT_VARIABLE)).isEqualTo("text");
         ServeOptions json = serve("--log-format", "json");
         assertThat(json.logFormat()).isEqualTo("json");
+        // the line says what logging was started with: text here (a --config file's value comes too late)
+        assertThat(json.effectiveSummary(json.hubConfig(), json.registryLimits(), json.actorSettings()))
+                .containsEntry("log_format", LogSetup.activeFormat());
+        Main.chooseLogFormat(new String[] {"--log-format", "json"});
         assertThat(json.effectiveSummary(json.hubConfig(), json.registryLimits(), json.actorSettings()))
                 .containsEntry("log_format", "json");
+        Main.chooseLogFormat(new String[] {"--log-format", "text"});
         if (System.getenv(LogSetup.FORMAT_VARIABLE) == null) {
             assertThat(serve().logFormat()).isEqualTo("text");
         }
