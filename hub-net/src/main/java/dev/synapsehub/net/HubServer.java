@@ -376,6 +376,9 @@ public final class HubServer implements AutoCloseable {
         if (openSockets == null || openSockets.isEmpty()) {
             return;
         }
+        if (pipeline != null) {
+            pipeline.stopping(); // no presence broadcast per departing socket
+        }
         for (Channel ch : openSockets) {
             if (ch.pipeline().get(io.netty.handler.codec.http.websocketx.WebSocketFrameEncoder.class) != null) {
                 ch.writeAndFlush(new io.netty.handler.codec.http.websocketx.CloseWebSocketFrame(1001, "going away"));
@@ -389,7 +392,11 @@ public final class HubServer implements AutoCloseable {
                     "{} connection(s) did not answer the close within {} s; dropping them",
                     openSockets.size(), budgetMillis / 1000.0);
         }
-        openSockets.close().awaitUninterruptibly();
+        // bounded too: a TLS peer that does not read holds its close_notify for the handler's own timeout
+        if (!openSockets.close().awaitUninterruptibly(3_000)) {
+            org.slf4j.LoggerFactory.getLogger(HubServer.class).info(
+                    "{} connection(s) still closing after 3 s; the I/O loops' shutdown ends them", openSockets.size());
+        }
     }
 
     private static double seconds(java.time.Duration d) {

@@ -60,4 +60,28 @@ class ShutdownCloseTest {
             hub.actor.close();
         }
     }
+
+    @Test
+    void theLeavesOfAStoppingHubAreNotBroadcast() throws Exception {
+        TestHub hub = new TestHub(HubConfig.builder().shutdownCloseTimeout(Duration.ofMillis(1000)));
+        try (RawWebSocket silent = new RawWebSocket(hub.port)) {
+            silent.sendText(true, "{\"type\":\"heartbeat\",\"sender\":\"p/silent\",\"payload\":\"online\"}");
+            hub.agent("p/polite"); // answers the close and leaves within the budget; its leave would be a broadcast
+            CompletableFuture<Long> closing = closeInBackground(hub);
+            java.util.List<String> seen = new java.util.ArrayList<>();
+            boolean closed = false;
+            for (RawWebSocket.Frame f = silent.read(); f != null; f = silent.read()) {
+                if (f.opcode() == 0x8) {
+                    closed = true;
+                } else if (closed && f.opcode() == 0x1) {
+                    seen.add(f.text());
+                }
+            }
+            closing.get(30, TimeUnit.SECONDS);
+            assertThat(closed).isTrue();
+            assertThat(seen).as("frames after the close 1001").noneMatch(t -> t.contains("presence_update"));
+        } finally {
+            hub.actor.close();
+        }
+    }
 }

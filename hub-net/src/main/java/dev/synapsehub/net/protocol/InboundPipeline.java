@@ -44,6 +44,8 @@ public final class InboundPipeline {
     private static final Logger LOG = LoggerFactory.getLogger(InboundPipeline.class);
     private static final List<String> ROUTING_FIELDS = List.of("sender", "target", "type", "channel");
 
+    /** Set once the hub is stopping ({@link #stopping()}). */
+    private volatile boolean stopping;
     private final Services hub;
     /** Numbers the {@code anon-N} names of unnamed senders on an open hub. */
     private final AtomicLong anonymousNames = new AtomicLong();
@@ -577,8 +579,20 @@ public final class InboundPipeline {
         hub.outbox().send(session, e);
     }
 
-    /** False once the fleet is larger than {@code --presence-fanout-limit} (0: never). */
+    /**
+     * The hub is stopping: every connection is being closed at once, so their leaves are not
+     * broadcast (each would list every online agent to every socket still open: quadratic in the
+     * fleet, inside the close's budget).
+     */
+    public void stopping() {
+        stopping = true;
+    }
+
+    /** False once the fleet is larger than {@code --presence-fanout-limit} (0: never), or the hub is stopping. */
     private boolean presenceFannedOut() {
+        if (stopping) {
+            return false;
+        }
         int limit = hub.config().presenceFanoutLimit();
         return limit == 0 || hub.registry().connectedClients() <= limit;
     }
