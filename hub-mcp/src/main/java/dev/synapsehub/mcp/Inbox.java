@@ -78,6 +78,8 @@ final class Inbox {
      * replays only chats above it, so none at or below it can be new.
      */
     private long registeredFrom;
+    /** The cursor the file holds: what a restart would send (0 without a file). */
+    private long saved;
     /**
      * The seqs read most recently, at most {@link #MAX_RECENT}: above {@link #registeredFrom} a
      * chat is a duplicate only if it was read already. Not the highest seq read: the replay comes
@@ -102,6 +104,7 @@ final class Inbox {
             try {
                 readThrough = text.isEmpty() ? 0 : Math.max(0, Long.parseLong(text));
                 registeredFrom = readThrough;
+                saved = readThrough;
             } catch (NumberFormatException e) {
                 throw new IOException(cursorFile + ": not a cursor (expected one integer, found '" + text + "')");
             }
@@ -119,6 +122,15 @@ final class Inbox {
         items.addLast(item);
         if (seq > 0 && item.path("directed").asBoolean()) {
             queuedDirected.add(seq);
+            if (saved > cursor()) {
+                // a replayed chat below what the file says (a higher one was read first): a restart from
+                // the file would never get it back, so the file follows the cursor down now
+                try {
+                    saveCursor(cursor());
+                } catch (IOException e) {
+                    // the file keeps the higher value; the next take writes the cursor again (after != saved)
+                }
+            }
         }
         while (items.size() > capacity) {
             ObjectNode gone = items.removeFirst();
@@ -197,7 +209,7 @@ final class Inbox {
         List<Long> acks = new ArrayList<>(due.headSet(blocker));
         due.removeAll(acks);
         long after = cursorOf(through, blocker);
-        if (after != cursor()) {
+        if (after != saved) {
             saveCursor(after); // first: a failure leaves the items queued
         }
         for (ObjectNode item : out) {
@@ -276,10 +288,12 @@ final class Inbox {
 
     private void saveCursor(long value) throws IOException {
         if (cursorFile == null) {
+            saved = value;
             return;
         }
         Path tmp = cursorFile.resolveSibling(cursorFile.getFileName() + ".tmp");
         Files.writeString(tmp, value + "\n", StandardCharsets.UTF_8);
         Files.move(tmp, cursorFile, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        saved = value;
     }
 }

@@ -265,6 +265,23 @@ class InboxTest {
     }
 
     @Test
+    void aReplayedChatBelowTheSavedCursorBringsTheFileDownAtOnce(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("cursor");
+        Files.writeString(file, "5\n");
+        Inbox inbox = new Inbox(10, file);
+        assertThat(inbox.registering()).isEqualTo(5);
+        ObjectNode broadcast = chat(14);
+        broadcast.put("directed", false);
+        inbox.offer(broadcast, 14); // live, read before the replay arrives
+        inbox.take(10, 0, true);
+        assertThat(Files.readString(file).strip()).isEqualTo("14");
+        inbox.offer(chat(10), 10); // the replay of a directed chat sent while away
+        // a restart before the next read would otherwise ask from 14 and never get 10 back
+        assertThat(Files.readString(file).strip()).isEqualTo("9");
+        assertThat(new Inbox(10, file).registering()).isEqualTo(9);
+    }
+
+    @Test
     void takeWaitsForTheFirstItem() throws Exception {
         Inbox inbox = new Inbox(10, null);
         Thread t = new Thread(() -> {
