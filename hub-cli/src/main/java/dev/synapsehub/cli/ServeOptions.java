@@ -672,16 +672,18 @@ public final class ServeOptions {
         if (metricsToken != null && !metricsToken.isEmpty()) {
             return metricsToken;
         }
-        if (metricsTokenFile == null) {
-            return null;
-        }
+        return metricsTokenFile == null ? null : firstLine(metricsTokenFile, "--metrics-token-file");
+    }
+
+    /** The stripped first line of a secret's file; empty or unreadable is refused naming {@code option}. */
+    private static String firstLine(Path file, String option) {
         try {
-            List<String> lines = Files.readAllLines(metricsTokenFile, StandardCharsets.UTF_8);
+            List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
             String first = lines.isEmpty() ? "" : lines.get(0).strip();
-            require(!first.isEmpty(), "--metrics-token-file " + metricsTokenFile + " is empty");
+            require(!first.isEmpty(), option + " " + file + " is empty");
             return first;
         } catch (IOException e) {
-            throw new IllegalArgumentException("cannot read --metrics-token-file " + metricsTokenFile + ": " + e.getMessage(), e);
+            throw new IllegalArgumentException("cannot read " + option + " " + file + ": " + e.getMessage(), e);
         }
     }
 
@@ -690,14 +692,7 @@ public final class ServeOptions {
             return token;
         }
         if (tokenFile != null) {
-            try {
-                List<String> lines = Files.readAllLines(tokenFile, StandardCharsets.UTF_8);
-                String first = lines.isEmpty() ? "" : lines.get(0).strip();
-                require(!first.isEmpty(), "--token-file " + tokenFile + " is empty");
-                return first;
-            } catch (IOException e) {
-                throw new IllegalArgumentException("cannot read --token-file " + tokenFile + ": " + e.getMessage(), e);
-            }
+            return firstLine(tokenFile, "--token-file");
         }
         String env = System.getenv("SYNAPSE_TOKEN");
         return env == null || env.isBlank() ? null : env.strip();
