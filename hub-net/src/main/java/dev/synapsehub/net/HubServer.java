@@ -34,10 +34,15 @@ import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
 import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolConfig;
+import io.netty.handler.codec.http.websocketx.WebSocketFrameEncoder;
 import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
+import io.netty.util.concurrent.GlobalEventExecutor;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateHandler;
 import dev.synapsehub.net.handler.TlsHandshakeWatch;
@@ -61,6 +66,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code /metrics}. The composition root hands it a started {@link CoordinationActor}.
  */
 public final class HubServer implements AutoCloseable {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(HubServer.class);
     private final HubConfig config;
     private final CoordinationActor actor;
     private final Clock clock;
@@ -79,7 +85,7 @@ public final class HubServer implements AutoCloseable {
     private volatile InboundPipeline pipeline;
     private DarkSeatMonitor darkSeats;
     /** Every accepted connection, so that close() can say goodbye to each (null before start). */
-    private io.netty.channel.group.ChannelGroup openSockets;
+    private ChannelGroup openSockets;
 
     private final Journal journal;
     private final HubExtensions extensions;
@@ -191,7 +197,7 @@ public final class HubServer implements AutoCloseable {
                         outbox.scoped().seed(claims);
                     } else {
                         metrics.faults.incrementAndGet();
-                        org.slf4j.LoggerFactory.getLogger(HubServer.class).warn("scoped delivery starts without the "
+                        LOG.warn("scoped delivery starts without the "
                                 + "live claims the hub holds (touching claims are seen once they change): {}",
                                 failed.toString());
                     }
@@ -229,8 +235,8 @@ public final class HubServer implements AutoCloseable {
         WebSocketFrameHandler.Shared connections = new WebSocketFrameHandler.Shared(registry, outbox, metrics, pipeline,
                 new AtomicLong(), config.defaultDelivery().scoped(), config.authTimeout(), config.slowReaderGrace());
         transport = NetTransport.choose(config.nativeTransport());
-        io.netty.channel.group.ChannelGroup accepted = new io.netty.channel.group.DefaultChannelGroup(
-                "synapse-connections", io.netty.util.concurrent.GlobalEventExecutor.INSTANCE);
+        ChannelGroup accepted = new DefaultChannelGroup(
+                "synapse-connections", GlobalEventExecutor.INSTANCE);
         openSockets = accepted;
         boss = transport.group(1, "synapse-accept");
         // One loop per core: handlers never block, and under broadcast fan-out every extra
@@ -380,21 +386,21 @@ public final class HubServer implements AutoCloseable {
             pipeline.stopping(); // no presence broadcast per departing socket
         }
         for (Channel ch : openSockets) {
-            if (ch.pipeline().get(io.netty.handler.codec.http.websocketx.WebSocketFrameEncoder.class) != null) {
-                ch.writeAndFlush(new io.netty.handler.codec.http.websocketx.CloseWebSocketFrame(1001, "going away"));
+            if (ch.pipeline().get(WebSocketFrameEncoder.class) != null) {
+                ch.writeAndFlush(new CloseWebSocketFrame(1001, "going away"));
             } else {
                 ch.close(); // plain HTTP or a handshake in progress: there is no close frame to send
             }
         }
         long budgetMillis = config.shutdownCloseTimeout().toMillis();
         if (budgetMillis > 0 && !openSockets.newCloseFuture().awaitUninterruptibly(budgetMillis)) {
-            org.slf4j.LoggerFactory.getLogger(HubServer.class).info(
+            LOG.info(
                     "{} connection(s) did not answer the close within {} s; dropping them",
                     openSockets.size(), budgetMillis / 1000.0);
         }
         // bounded too: a TLS peer that does not read holds its close_notify for the handler's own timeout
         if (!openSockets.close().awaitUninterruptibly(3_000)) {
-            org.slf4j.LoggerFactory.getLogger(HubServer.class).info(
+            LOG.info(
                     "{} connection(s) still closing after 3 s; the I/O loops' shutdown ends them", openSockets.size());
         }
     }
