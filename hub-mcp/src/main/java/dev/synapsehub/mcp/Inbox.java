@@ -36,6 +36,7 @@ import java.util.TreeSet;
  * end before the chats that arrived while the agent was away.
  */
 final class Inbox {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Inbox.class);
     /**
      * One read: the items, how many were dropped for lack of room since the last read, how many
      * remain, and the directed chat seqs to acknowledge now, ascending (some may have been read
@@ -129,6 +130,8 @@ final class Inbox {
                     saveCursor(cursor());
                 } catch (IOException e) {
                     // the file keeps the higher value; the next take writes the cursor again (after != saved)
+                    LOG.warn("cannot bring the cursor file {} down to {} for a replayed chat: {}; retried at the "
+                            + "next inbox read", cursorFile, cursor(), e.toString());
                 }
             }
         }
