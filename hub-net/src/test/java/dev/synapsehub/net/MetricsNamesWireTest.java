@@ -68,13 +68,22 @@ class MetricsNamesWireTest {
             alpha.send(claim.deepCopy());
             alpha.awaitType("claim_granted", WAIT); // the keyed retry, answered from the record
 
+            for (int i = 0; i < 2; i++) { // to a name nobody holds: dead-lettered, twice to one target
+                ObjectNode away = alpha.frame("chat");
+                away.put("target", "p/away").put("payload", "later " + i);
+                alpha.send(away);
+                String text = "later " + i;
+                alpha.await(f -> "chat".equals(f.path("type").asText()) && text.equals(f.path("payload").asText()), WAIT);
+            }
+            String listing = TestHub.state(alpha).path("snapshot").path("dead_letters").toString();
             String after = metrics(hub);
-            assertThat(after).contains("synapse_messages_total 2\n").contains("synapse_chat_broadcast_total 1\n")
-                    .contains("synapse_chat_directed_total 1\n").contains("synapse_chat_history_messages 2\n")
+            assertThat(after).contains("synapse_messages_total 4\n").contains("synapse_chat_broadcast_total 1\n")
+                    .contains("synapse_chat_directed_total 3\n").contains("synapse_chat_history_messages 4\n")
                     .contains("synapse_blackboard_tasks 1\n").contains("synapse_resource_offers 1\n")
                     .contains("synapse_active_claims 1\n").contains("synapse_atomic_operations_inserted_total 1\n")
                     .contains("synapse_atomic_operations_replayed_total 1\n")
-                    .contains("synapse_dead_letter_targets 0\n").contains("synapse_dead_letters 0\n");
+                    .contains("synapse_dead_letter_targets 1\n").contains("synapse_dead_letters 2\n");
+            assertThat(listing).as("the state's own listing agrees").contains("\"p/away\"").contains("\"count\":2");
         }
     }
 }

@@ -61,6 +61,18 @@ final class DeadLetterLedger {
         return out;
     }
 
+    DeadLetterTally tally(double t) {
+        int targets = 0;
+        long letters = 0;
+        for (DeadLetter entry : entries.view().values()) {
+            if (!stale(entry, t)) {
+                targets++;
+                letters += entry.count();
+            }
+        }
+        return new DeadLetterTally(targets, letters);
+    }
+
     int size() {
         return entries.size();
     }

@@ -380,6 +380,11 @@ public final class MessagingRegistry {
         return deadLetters.snapshot(t);
     }
 
+    /** The dead letters at hub time {@code t} counted, as {@link #deadLetters} lists them. */
+    public DeadLetterTally deadLetterTally(double t) {
+        return deadLetters.tally(t);
+    }
+
     /** The identity's receiver watermark (0 if none). */
     public long watermark(String identity) {
         return mailbox.watermark(identity);

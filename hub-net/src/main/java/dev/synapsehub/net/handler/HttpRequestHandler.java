@@ -150,7 +150,7 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
                     }));
             return;
         }
-        // the state's sizes in one read: counts (only the dead letters, at most their target cap, are listed)
+        // the state's sizes in one read: counts only
         actor.read(s -> StateCounts.of(s, now))
                 .orTimeout(HubMetricsText.BEHIND.toMillis(), TimeUnit.MILLISECONDS)
                 .whenComplete((counts, failure) -> ctx.executor().execute(() ->
