@@ -49,12 +49,8 @@ public final class LogSetup extends ContextAwareBase implements Configurator {
         if (System.getProperty("logback.configurationFile") != null) {
             return ExecutionStatus.INVOKE_NEXT_IF_ANY; // the operator's file wins, read by logback as before
         }
-        String format = System.getProperty(FORMAT_VARIABLE);
-        if (format == null) {
-            format = System.getenv(FORMAT_VARIABLE);
-        }
         // an unknown format logs as text: the hub command then refuses it (exit 2), readably
-        Encoder<ILoggingEvent> encoder = "json".equalsIgnoreCase(format) ? json(context) : text(context);
+        Encoder<ILoggingEvent> encoder = "json".equals(activeFormat()) ? json(context) : text(context);
         ConsoleAppender<ILoggingEvent> stderr = new ConsoleAppender<>();
         stderr.setContext(context);
         stderr.setName("STDERR");
