@@ -66,6 +66,14 @@ public record MeshGovernanceSettings(SortedMap<String, String> settings) {
         return String.join(",", out);
     }
 
+    /**
+     * A number's canonical value: plain decimal, no exponent, no trailing zeros ({@code 90}, {@code 90.0}
+     * and {@code 9e1} given as flags are one value, {@code 0.5} stays {@code 0.5}).
+     */
+    public static String number(double value) {
+        return java.math.BigDecimal.valueOf(value).stripTrailingZeros().toPlainString();
+    }
+
     /** The canonical form the fingerprint is taken over (values escaped so a line is always one setting). */
     public String canonical() {
         StringBuilder b = new StringBuilder(FORM).append('\n');

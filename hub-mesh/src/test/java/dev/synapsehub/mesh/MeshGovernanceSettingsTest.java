@@ -45,6 +45,15 @@ class MeshGovernanceSettingsTest {
     }
 
     @Test
+    void aNumbersCanonicalValueIsPlainWithoutTrailingZeros() {
+        assertThat(MeshGovernanceSettings.number(90.0)).isEqualTo("90");
+        assertThat(MeshGovernanceSettings.number(9e1)).isEqualTo("90");
+        assertThat(MeshGovernanceSettings.number(0.5)).isEqualTo("0.5");
+        assertThat(MeshGovernanceSettings.number(1e-7)).isEqualTo("0.0000001");
+        assertThat(MeshGovernanceSettings.number(1e20)).isEqualTo("100000000000000000000");
+    }
+
+    @Test
     void aValueCannotForgeAnotherSettingsLine() {
         MeshGovernanceSettings forged = MeshGovernanceSettings.of(Map.of("hub_id", "hub-m\nnamespace_owner=x=y"));
         MeshGovernanceSettings honest = MeshGovernanceSettings.of(Map.of("hub_id", "hub-m", "namespace_owner", "x=y"));
