@@ -328,7 +328,8 @@ final class HubDaemon implements AutoCloseable {
             // the flags every node must share, compared with the leader's while the node runs (docs/mesh.md)
             mesh = MeshHub.start(meshConfig, config, local, state, clock, actorSettings, CATCH_UP_MILLIS,
                     options.meshCompaction(), relayLog, extensions, MeshGovernanceFlags.of(config.hubId(),
-                            federation, config.defaultDelivery().mode().wire(), trust.startupPolicy() != null),
+                            federation, config.defaultDelivery().mode().wire(), trust.startupPolicy() != null,
+                            MeshGovernanceFlags.Liveness.of(config)),
                     stopRequested);
         } catch (MeshHub.StoppedBeforeServing e) {
             // the node, its journal copy and the relay log are closed; nothing was bound

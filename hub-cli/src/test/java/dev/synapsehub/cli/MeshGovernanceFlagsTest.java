@@ -43,10 +43,52 @@ class MeshGovernanceFlagsTest {
                 .containsExactly("claim_peer", "multihub_watch", "relay_peer");
     }
 
+    @Test
+    void eachConsumeLivenessFlagIsComparedSinceTheOriginNodesVerdictDecidesAReplicatedDeadLetter() {
+        MeshGovernanceSettings defaults = settings(MeshGovernanceFlags.Liveness.DEFAULT);
+        MeshGovernanceSettings off = settings(new MeshGovernanceFlags.Liveness(false, 90, 20));
+        MeshGovernanceSettings recipient = settings(new MeshGovernanceFlags.Liveness(true, 45, 20));
+        MeshGovernanceSettings waiter = settings(new MeshGovernanceFlags.Liveness(true, 90, 0.5));
+        assertThat(off.differing(defaults)).containsExactly("warn_stale_recipients");
+        assertThat(recipient.differing(defaults)).containsExactly("recipient_liveness_window");
+        assertThat(waiter.differing(defaults)).containsExactly("waiter_liveness_window");
+        assertThat(off.get("warn_stale_recipients")).isEqualTo("false");
+        assertThat(recipient.get("recipient_liveness_window")).isEqualTo("45");
+        assertThat(waiter.get("waiter_liveness_window")).isEqualTo("0.5");
+        assertThat(recipient.fingerprint()).isNotEqualTo(defaults.fingerprint());
+        // a window given as 45, 45.0 or 4.5e1 is one value
+        assertThat(settings(new MeshGovernanceFlags.Liveness(true, 4.5e1, 20.0)).fingerprint())
+                .isEqualTo(recipient.fingerprint());
+    }
+
+    @Test
+    void atTheDefaultsTheFingerprintIsTheOneANodeOfAnEarlierVersionReportsAndAnotherValueDiffersFromIt() {
+        // what a node of the version before the liveness settings were compared reports for the same flags
+        MeshGovernanceSettings older = MeshGovernanceSettings.of(Map.of("claim_peer", "", "default_delivery",
+                "broadcast", "hub_id", "hub-m", "multihub_serving_policy", "none", "multihub_watch", "",
+                "namespace_owner", "lab=hub-a,proj=hub-m", "relay_peer", "", "require_relay_reason", "false",
+                "require_two_person_relay", "false"));
+        MeshGovernanceSettings defaults = settings(MeshGovernanceFlags.Liveness.DEFAULT);
+        assertThat(defaults.differing(older)).isEmpty();
+        assertThat(defaults.fingerprint()).isEqualTo(older.fingerprint());
+        // another value cannot be shown to be shared by a node that does not report it: reported, fail closed
+        assertThat(settings(new MeshGovernanceFlags.Liveness(false, 90, 20)).differing(older))
+                .containsExactly("warn_stale_recipients");
+    }
+
     private static MeshGovernanceSettings settings(ForwardSettings claim, ForwardSettings relay, Path peersFile) {
+        return settings(claim, relay, peersFile, MeshGovernanceFlags.Liveness.DEFAULT);
+    }
+
+    private static MeshGovernanceSettings settings(MeshGovernanceFlags.Liveness liveness) {
+        return settings(ForwardSettings.none(), ForwardSettings.none(), null, liveness);
+    }
+
+    private static MeshGovernanceSettings settings(ForwardSettings claim, ForwardSettings relay, Path peersFile,
+                                                   MeshGovernanceFlags.Liveness liveness) {
         FederationSettings federation = new FederationSettings(null, WatchSettings.none(), OWNERS, claim, null,
                 FederationSettings.RelayPolicy.DEFAULT, relay, peersFile);
-        return MeshGovernanceFlags.of("hub-m", federation, "broadcast", false);
+        return MeshGovernanceFlags.of("hub-m", federation, "broadcast", false, liveness);
     }
 
     private static ForwardSettings routes(String hub) {
