@@ -139,13 +139,16 @@ class MeshSettingsCliTest {
         peers = "n1=127.0.0.1:" + HubProcess.freePort() + ",n2=127.0.0.1:" + HubProcess.freePort()
                 + ",n3=127.0.0.1:" + HubProcess.freePort();
         List<LoopbackHub> pair = startTogether(List.of("n1", "n2"), List.of());
-        LoopbackHub n3 = start("n3", List.of("--default-delivery", "scoped"));
+        // the consume-liveness flags too: n3 would judge its agents' chats' recipients live by other rules
+        LoopbackHub n3 = start("n3", List.of("--default-delivery", "scoped", "--no-warn-stale-recipients",
+                "--recipient-liveness-window", "45", "--waiter-liveness-window", "30"));
 
         JsonNode health3 = awaitHealth(n3, h -> h.path("reasons").toString().contains("mesh_settings_mismatch"));
         assertThat(health3.path("status").asText()).as(health3.toString()).isEqualTo("degraded");
         assertThat(gauge(pair.get(0))).isZero();
         JsonNode n3Settings = status().path("settings").path("n3");
-        assertThat(n3Settings.path("differing").toString()).as(n3Settings.toString()).isEqualTo("[\"default_delivery\"]");
+        assertThat(n3Settings.path("differing").toString()).as(n3Settings.toString()).isEqualTo(
+                "[\"default_delivery\",\"recipient_liveness_window\",\"waiter_liveness_window\",\"warn_stale_recipients\"]");
 
         // no ownership map on either side: the leader decides claims by its own flags, so n3 still takes them
         try (HubClient alice = agent(n3, "proj/alice")) {
