@@ -137,6 +137,7 @@ public final class MeshNode implements AutoCloseable {
      * @param hubId the hub id the whole mesh shows agents (the same on every node)
      * @param local the node's own journal, kept as a copy of the committed events (mailbox replay)
      * @param state a fresh state: the node rebuilds it from the Raft log
+     * @throws MeshRejoinRefused when its storage is empty but the running mesh counts it as a voter ({@link MeshStart})
      */
     public MeshNode(MeshConfig config, String hubId, Journal local, CoordinationState state, Clock clock,
                     ActorSettings settings, EdgeBinding edge, MeshCompaction compaction) throws IOException {

@@ -94,6 +94,9 @@ final class MeshStart {
             }
         }
         for (int round = 0; round < HISTORY_ROUNDS && !asked.isEmpty(); round++) {
+            if (round > 0 && !pause()) {
+                break;
+            }
             Map<String, Long> answers = MeshGroup.askEachVoter(config.groupId(), asked, each, config.tls(),
                     MeshJson.bytes(question()), MeshStart::appliedIndex);
             for (Map.Entry<String, Long> a : answers.entrySet()) {
@@ -105,6 +108,17 @@ final class MeshStart {
         }
         return asked.isEmpty() ? null : "was reached, but " + asked.stream().map(MeshPeer::id).toList()
                 + " did not tell whether it holds committed records";
+    }
+
+    /** A pause between two rounds of the history question; false when interrupted (the start is being stopped). */
+    private static boolean pause() {
+        try {
+            Thread.sleep(200);
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     private static ObjectNode question() {
