@@ -140,6 +140,73 @@ class MeshMembershipCliTest {
         assertThat(stale.err()).contains("but the mesh's voters are");
     }
 
+    /** Adds {@code node} to the mesh of {@code voters}, asking again while it does not answer yet (it starts beside). */
+    private static CliTest.Run addNode(String voters, String node) throws InterruptedException {
+        CliTest.Run added = null;
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        do {
+            if (added != null) {
+                Thread.sleep(200);
+            }
+            added = run("mesh", "add-node", "--mesh-peers", voters, "--node", node, "--timeout", "30");
+        } while (added.code() == ExitCodes.UNAVAILABLE && added.err().contains("start it first")
+                && System.nanoTime() - deadline < 0);
+        return added;
+    }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(value = 5, unit = java.util.concurrent.TimeUnit.MINUTES)
+    void aVoterThatLostItsStorageIsRefusedAndRejoinsByRemoveNodeAndAddNode(@TempDir Path dir) throws Exception {
+        int[] ports = {freePort(), freePort(), freePort()};
+        String three = "n1=127.0.0.1:" + ports[0] + ",n2=127.0.0.1:" + ports[1] + ",n3=127.0.0.1:" + ports[2];
+        String two = "n1=127.0.0.1:" + ports[0] + ",n2=127.0.0.1:" + ports[1];
+        String n3 = "n3=127.0.0.1:" + ports[2];
+        List<LoopbackHub> first = start(dir, three, List.of("n1", "n2", "n3"));
+        assertThat(run("claim", "L1", "--url", first.get(0).url(), "--name", "alice", "--timeout", "20").code())
+                .isEqualTo(ExitCodes.OK);
+        Matcher m = GROUP.matcher(status(three).out());
+        assertThat(m.find()).isTrue();
+        String group = m.group(1);
+
+        // n3 loses its storage: its Raft directory and its journal are moved aside
+        first.get(2).close();
+        for (String name : List.of("n3.db", "n3.db-wal", "n3.db-shm", "n3.db.raft")) {
+            Path p = dir.resolve(name);
+            if (java.nio.file.Files.exists(p)) {
+                java.nio.file.Files.move(p, dir.resolve("aside-" + name));
+            }
+        }
+        String db = dir.resolve("n3.db").toString();
+        CliTest.Run refused = run("--port", "0", "--db", db, "--mesh-id", "n3", "--mesh-peers", three);
+        assertThat(refused.code()).as(refused.err()).isEqualTo(ExitCodes.USAGE);
+        assertThat(refused.err()).contains("mesh node n3 has no Raft state").contains("has committed records")
+                .contains("mesh remove-node --mesh-peers " + three + " --node n3")
+                .contains("--mesh-group " + group).contains("mesh add-node --mesh-peers " + two + " --node " + n3);
+
+        // the recipe the refusal names: remove it, start it on the empty storage, add it
+        CliTest.Run removed = run("mesh", "remove-node", "--mesh-peers", three, "--node", "n3", "--timeout", "30");
+        assertThat(removed.code()).as(removed.err()).isEqualTo(ExitCodes.OK);
+        List<Exception> failed = new CopyOnWriteArrayList<>();
+        List<LoopbackHub> back = new CopyOnWriteArrayList<>();
+        Thread starting = new Thread(() -> {
+            try {
+                back.addAll(start(dir, three, List.of("n3"), "--mesh-group", group));
+            } catch (Exception | AssertionError e) {
+                failed.add(new IllegalStateException(e));
+            }
+        });
+        starting.start();
+        CliTest.Run added = addNode(two, n3);
+        assertThat(added.code()).as(added.err()).isEqualTo(ExitCodes.OK);
+        assertThat(added.out()).contains("voters n1,n2 -> n1,n2,n3").contains("group " + group);
+        starting.join(120_000);
+        assertThat(failed).isEmpty();
+        CliTest.Run status = status(three);
+        assertThat(status.out()).as(status.err()).containsPattern("3 voters, quorum 2").doesNotContain("unreachable");
+        CliTest.Run through = run("claim", "L2", "--url", back.get(0).url(), "--name", "alice", "--timeout", "20");
+        assertThat(through.code()).as(through.out() + through.err()).isEqualTo(ExitCodes.OK);
+    }
+
     @Test
     void aNodeKeepsTheGroupItsStorageHoldsAndRefusesAnotherOrAMalformedOne(@TempDir Path dir) throws Exception {
         String db = dir.resolve("n1.db").toString();

@@ -105,7 +105,26 @@ public final class MeshHub implements AutoCloseable {
             throws IOException, JournalException, InterruptedException {
         List<dev.synapsehub.net.extension.HubExtension> extensions = new java.util.ArrayList<>(gates);
         WireEdge edge = new WireEdge();
-        MeshNode node = new MeshNode(mesh, hub.hubId(), local, state, clock, settings, edge, compaction);
+        MeshNode node;
+        try {
+            node = new MeshNode(mesh, hub.hubId(), local, state, clock, settings, edge, compaction);
+        } catch (IOException | RuntimeException e) {
+            // refused before it opened anything of its own (MeshRejoinRefused): close what it was given, as below
+            try {
+                if (relayLog != null) {
+                    relayLog.close();
+                }
+            } catch (RuntimeException closing) {
+                e.addSuppressed(closing);
+            } finally {
+                try {
+                    local.close();
+                } catch (JournalException | RuntimeException closing) {
+                    e.addSuppressed(closing);
+                }
+            }
+            throw e;
+        }
         node.governance(governance);
         // after the given gates (a sender the frame gate refuses gets that refusal) and before any frame is
         // answered: every admits() runs before a verb, so a refused frame is neither decided nor forwarded

@@ -137,6 +137,7 @@ public final class MeshNode implements AutoCloseable {
      * @param hubId the hub id the whole mesh shows agents (the same on every node)
      * @param local the node's own journal, kept as a copy of the committed events (mailbox replay)
      * @param state a fresh state: the node rebuilds it from the Raft log
+     * @throws MeshRejoinRefused when its storage is empty but the running mesh counts it as a voter ({@link MeshStart})
      */
     public MeshNode(MeshConfig config, String hubId, Journal local, CoordinationState state, Clock clock,
                     ActorSettings settings, EdgeBinding edge, MeshCompaction compaction) throws IOException {
@@ -151,6 +152,8 @@ public final class MeshNode implements AutoCloseable {
             peers.add(RaftPeer.newBuilder().setId(p.id()).setAddress(p.address()).build());
         }
         this.group = RaftGroup.valueOf(RaftGroupId.valueOf(config.groupId()), peers);
+        // decided before anything is opened: a node refused here (MeshRejoinRefused) leaves nothing to close
+        RaftGroup startGroup = MeshStart.serverGroup(config, group);
         this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "synapse-mesh-" + nodeId);
             t.setDaemon(true);
@@ -229,25 +232,9 @@ public final class MeshNode implements AutoCloseable {
         this.journal = new MeshJournal(nodeId, hubId, cursor, this::propose, local, edge, forwardedOrigins,
                 stateMachine::highestOwnOriginSeq, tags, decidedIntents, this::hold);
         this.actor = new CoordinationActor(state, journal, clock, settings, site);
-        this.server = RaftServer.newBuilder().setServerId(RaftPeerId.valueOf(nodeId)).setGroup(serverGroup(config, group))
+        this.server = RaftServer.newBuilder().setServerId(RaftPeerId.valueOf(nodeId)).setGroup(startGroup)
                 .setStateMachine(stateMachine).setProperties(properties).setParameters(transport)
                 .setOption(RaftStorage.StartupOption.RECOVER).build();
-    }
-
-    /**
-     * The group this node's Raft server starts with: {@code group}, but with no members when the node joins a
-     * running mesh (empty storage, in a group its peers did not found: mesh add-node's new voter). Ratis starts
-     * a server outside its own configuration as a follower that waits for a leader; one inside it campaigns
-     * after an election timeout, and a leader answers a candidate outside its configuration with a shutdown
-     * that closes the candidate's division for good, so add-node could not commit once the new node had
-     * campaigned. The leader sends the configuration (this node in it) as soon as the change is under way.
-     */
-    static RaftGroup serverGroup(MeshConfig config, RaftGroup group) throws IOException {
-        boolean founding = config.groupId().equals(MeshConfig.groupId(config.peers()));
-        if (founding || MeshGroup.inStorage(config.storageDir()) != null) {
-            return group;
-        }
-        return RaftGroup.valueOf(group.getGroupId()); // no peers: Ratis requires this node in any it is given
     }
 
     /** The Raft settings of a node of {@code config} (package-private: tests pin them). */
@@ -566,7 +553,7 @@ public final class MeshNode implements AutoCloseable {
         MeshVoters startUp = new MeshVoters(config.peers().stream().map(MeshPeer::id).toList(), List.of());
         try {
             MeshVoters held = MeshVoters.of(server.getDivision(group.getGroupId()).getRaftConf());
-            // a joining node starts with no configuration until the leader sends one (serverGroup)
+            // a joining node starts with no configuration until the leader sends one (MeshStart)
             return held.count() == 0 ? startUp : held;
         } catch (IOException | RuntimeException e) {
             return startUp;
@@ -1004,6 +991,10 @@ public final class MeshNode implements AutoCloseable {
                     return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(
                             // a follower's settings check, or mesh status, which reads the queue depth from it too
                             MeshQueueProbe.withDepth(settingsCheck.answer(), intents.depth())))));
+                }
+                if (MeshStart.QUERY.equals(json.path(MeshQueueProbe.QUERY).asText(null))) {
+                    return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(
+                            MeshStart.answer(cursor.appliedIndex()))))); // a node with empty storage asks (MeshStart)
                 }
                 if (json.has(MeshQueueProbe.QUERY)) {
                     return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(

@@ -206,10 +206,12 @@ final class MeshSnapshots {
     }
 
     private String unrebuildable(String why) {
+        // started again on empty storage while still a voter it is refused (MeshRejoinRefused): it lost its vote
         return "mesh node " + nodeId + " cannot rebuild its state: " + why + ". Restore it from a healthy peer:"
-                + " while a majority of the other voters runs, stop it, move its Raft directory and its journal"
-                + " (--db, with its -wal and -shm files) aside and start it again; it then catches up by snapshot"
-                + " install (docs/mesh.md, \"Snapshots and log compaction\")";
+                + " while a majority of the other voters runs, remove it (mesh remove-node), move its Raft directory"
+                + " and its journal (--db, with its -wal and -shm files) aside, start it again with --mesh-group and"
+                + " add it (mesh add-node); it then catches up by snapshot install (docs/mesh.md, \"Restoring a node"
+                + " from its peers\")";
     }
 
     private record Candidate(Path path, long term, long index) {

@@ -173,6 +173,117 @@ class MeshMembershipTest {
         assertThat(claims(fourth)).isEqualTo(claims(leader));
     }
 
+    /** True while {@code node} waits outside every configuration: it has not stood for election nor heard a term. */
+    private static boolean passive(MeshNode node) {
+        MeshStatus s = node.status();
+        return "FOLLOWER".equals(s.role()) && s.term() == 0 && s.leaderId() == null;
+    }
+
+    @Test
+    void aNewNodeRestartedBeforeAddNodeStaysPassiveAndJoins() throws Exception {
+        cluster = new TestCluster(dir, 3);
+        MeshNode first = cluster.awaitLeader();
+        List<MeshPeer> three = List.copyOf(first.config().peers());
+        // a mesh that has changed leader (see above): a leader there shuts down a campaigning stranger
+        String other = three.stream().map(MeshPeer::id).filter(id -> !id.equals(first.nodeId()))
+                .findFirst().orElseThrow();
+        MeshAdmin.transferLeader(three, other, TIMEOUT);
+        MeshNode leader = cluster.awaitLeader();
+        assertThat(granted(commit(leader, "seed", "S1"))).isTrue();
+        MeshPeer added = cluster.addPeer("n4");
+        cluster.start("n4");
+        Thread.sleep(1_000);
+        cluster.stop("n4");
+        assertThat(MeshGroup.inStorage(dir.resolve("n4.db.raft"))).as("its storage holds the group now").isNotNull();
+
+        // restarted before add-node names it: its storage holds no configuration naming it, so it still waits
+        MeshNode fourth = cluster.start("n4");
+        Thread.sleep(3_000); // several election timeouts (300-600 ms): a node that stood has campaigned by now
+        assertThat(fourth.status()).as("it waits for add-node").matches(s -> passive(fourth));
+        MeshMembership.Change grown = MeshMembership.addNode(three, added, TIMEOUT);
+        assertThat(grown.after()).extracting(MeshPeer::id).containsExactlyInAnyOrder("n1", "n2", "n3", "n4");
+        Outcome through = commit(fourth, "alice", "J1");
+        assertThat(granted(through)).as("a write through the new voter: " + through).isTrue();
+        TestCluster.await("n4 holds the new configuration",
+                () -> fourth.voters().count() == 4 && !fourth.voters().changing());
+        assertThat(claims(fourth)).isEqualTo(claims(leader));
+    }
+
+    @Test
+    void aVoterStartedAgainOnEmptyStorageIsRefusedOnceTheMeshHoldsRecords() throws Exception {
+        cluster = new TestCluster(dir, 3);
+        MeshNode leader = cluster.awaitLeader();
+        // a mesh that has committed nothing yet: a founder on empty storage starts as one (a new mesh)
+        String late = cluster.follower(leader).nodeId();
+        cluster.stop(late);
+        cluster.wipe(late);
+        MeshNode founder = cluster.start(late);
+        TestCluster.await(late + " follows the leader", () -> founder.status().leaderId() != null);
+
+        MeshNode lead = cluster.awaitLeader();
+        Outcome seeded = commit(lead, "seed", "S1");
+        assertThat(granted(seeded)).isTrue();
+        String lost = cluster.follower(lead).nodeId();
+        cluster.awaitApplied(OutcomeCodec.lastSeq(seeded));
+        cluster.stop(lost);
+        cluster.wipe(lost);
+        assertThatThrownBy(() -> cluster.start(lost)).isInstanceOf(MeshRejoinRefused.class)
+                .hasMessageContaining("mesh node " + lost + " has no Raft state")
+                .hasMessageContaining("has committed records")
+                .hasMessageContaining("mesh remove-node --mesh-peers").hasMessageContaining("--node " + lost + "`")
+                .hasMessageContaining("--mesh-group " + lead.config().groupId())
+                .hasMessageContaining("mesh add-node").hasMessageContaining("Restoring a node from its peers");
+        assertThat(MeshGroup.inStorage(dir.resolve(lost + ".db.raft"))).as("nothing was written").isNull();
+        assertThat(granted(commit(lead, "still", "S2"))).as("the other two carry on").isTrue();
+    }
+
+    @Test
+    void aVoterThatLostItsStorageRejoinsByRemoveNodeAndAddNodeAndCatchesUpBySnapshot() throws Exception {
+        cluster = new TestCluster(dir, 3, SMALL);
+        MeshNode leader = cluster.awaitLeader();
+        List<MeshPeer> three = List.copyOf(leader.config().peers());
+        for (int i = 0; i < 40; i++) {
+            assertThat(granted(commit(leader, "seed", "S" + i))).isTrue();
+        }
+        TestCluster.await("the leader compacted its log", () -> leader.snapshotStatus().logStartIndex() > 1);
+        String lost = cluster.follower(leader).nodeId();
+        MeshPeer lostPeer = three.stream().filter(p -> p.id().equals(lost)).findFirst().orElseThrow();
+        List<MeshPeer> two = three.stream().filter(p -> !p.id().equals(lost)).toList();
+        cluster.stop(lost);
+        cluster.wipe(lost);
+
+        // the recipe: remove it, start it on empty storage (with the founding --mesh-peers), add it
+        MeshMembership.Change shrunk = MeshMembership.removeNode(three, lost, TIMEOUT);
+        assertThat(shrunk.after()).extracting(MeshPeer::id).doesNotContain(lost).hasSize(2);
+        for (int i = 0; i < 10; i++) {
+            assertThat(granted(commit(leader, "while-out", "W" + i))).as("W" + i).isTrue();
+        }
+        MeshNode back = cluster.start(lost);
+        Thread.sleep(2_000); // election timeouts of 300-600 ms: a node that stood has campaigned by now
+        assertThat(back.status()).as("it waits for add-node").matches(s -> passive(back));
+        MeshMembership.Change grown = MeshMembership.addNode(two, lostPeer, TIMEOUT);
+        assertThat(grown.after()).extracting(MeshPeer::id).containsExactlyInAnyOrderElementsOf(
+                three.stream().map(MeshPeer::id).toList());
+
+        MeshNode lead = cluster.awaitLeader();
+        long seq = lead.status().appliedSeq();
+        TestCluster.await(lost + " holds seq " + seq, () -> back.status().appliedSeq() >= seq);
+        assertThat(back.snapshotStatus().loadedIndex()).as("it caught up by installing the leader's snapshot")
+                .isPositive();
+        Outcome through = commit(back, "alice", "R1");
+        assertThat(granted(through)).as("a write through the restored node: " + through).isTrue();
+        TestCluster.await(lost + " holds the configuration", () -> back.voters().count() == 3
+                && !back.voters().changing());
+        // it counts toward the quorum again: with the third voter down, the leader and it commit alone
+        String third = two.stream().map(MeshPeer::id).filter(id -> !id.equals(lead.nodeId())).findFirst()
+                .orElseThrow();
+        cluster.stop(third);
+        Outcome last = commit(lead, "after", "A1");
+        assertThat(granted(last)).as("committed by the leader and the restored node alone: " + last).isTrue();
+        TestCluster.await(lost + " applied the last write", () -> back.status().appliedSeq() >= OutcomeCodec.lastSeq(last));
+        assertThat(claims(back)).isEqualTo(claims(lead));
+    }
+
     @Test
     void anOriginalNodeRestartedAfterAVoterWasAddedAndAnotherRemovedRejoinsWithTheNewConfiguration() throws Exception {
         cluster = new TestCluster(dir, 3, SMALL);

@@ -261,6 +261,7 @@ class MeshSnapshotTest {
 
         // the journal too: a node started on its old journal with no Raft log is refused as a single hub's
         assertThatThrownBy(() -> cluster.start(id)).hasStackTraceContaining("cannot rebuild its state")
-                .hasStackTraceContaining("move its Raft directory and its journal (--db, with its -wal and -shm files) aside");
+                .hasStackTraceContaining("move its Raft directory and its journal (--db, with its -wal and -shm files) aside")
+                .hasStackTraceContaining("remove it (mesh remove-node)").hasStackTraceContaining("add it (mesh add-node)");
     }
 }

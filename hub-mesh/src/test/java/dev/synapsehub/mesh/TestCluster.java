@@ -262,7 +262,17 @@ final class TestCluster implements AutoCloseable {
         if (!governed.isEmpty()) {
             state.governClaims(governed);
         }
-        MeshNode node = new MeshNode(config(id), hubId, local, state, clock, ActorSettings.DEFAULTS, edge, compaction);
+        MeshNode node;
+        try {
+            node = new MeshNode(config(id), hubId, local, state, clock, ActorSettings.DEFAULTS, edge, compaction);
+        } catch (IOException | RuntimeException e) {
+            try {
+                local.close(); // refused before it opened anything of its own (MeshRejoinRefused)
+            } catch (JournalException | RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
         if (intentMemory != null) {
             node.intentMemory(intentMemory[0], intentMemory[1]);
         }
@@ -279,6 +289,27 @@ final class TestCluster implements AutoCloseable {
         nodes.put(id, node);
         edges.put(id, edge);
         return node;
+    }
+
+    /**
+     * Moves stopped node {@code id}'s Raft directory and journal (with its -wal and -shm files) away,
+     * as an operator restoring a broken node from its peers does; its intent queue stays.
+     */
+    void wipe(String id) throws IOException {
+        if (nodes.containsKey(id)) {
+            throw new IllegalStateException(id + " is running: stop it first");
+        }
+        Path raft = dir.resolve(id + ".db.raft");
+        if (java.nio.file.Files.exists(raft)) {
+            try (java.util.stream.Stream<Path> files = java.nio.file.Files.walk(raft)) {
+                for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    java.nio.file.Files.delete(p);
+                }
+            }
+        }
+        for (String suffix : List.of("", "-wal", "-shm")) {
+            java.nio.file.Files.deleteIfExists(dir.resolve(id + ".db" + suffix));
+        }
     }
 
     /** The directory the cluster keeps its nodes' storage in. */
