@@ -168,6 +168,9 @@ class MeshMembershipCliTest {
         assertThat(m.find()).isTrue();
         String group = m.group(1);
 
+        // n3 leads when it is lost: remove-node must then wait for the others to elect a leader that answers
+        CliTest.Run moved = run("mesh", "transfer-leader", "--mesh-peers", three, "--to", "n3", "--timeout", "30");
+        assertThat(moved.code()).as(moved.err()).isEqualTo(ExitCodes.OK);
         // n3 loses its storage: its Raft directory and its journal are moved aside
         first.get(2).close();
         for (String name : List.of("n3.db", "n3.db-wal", "n3.db-shm", "n3.db.raft")) {

@@ -110,10 +110,7 @@ public final class MeshMembership {
     private static Change change(UUID group, List<MeshPeer> peers, List<MeshPeer> after, Duration timeout,
                                  MeshTls tls) throws MeshAdminException, InterruptedException {
         RaftGroupId groupId = RaftGroupId.valueOf(group);
-        String leader = MeshAdmin.agreedLeader(MeshProbe.probe(peers, timeout, tls), MeshConfig.quorum(peers.size()));
-        if (leader == null) {
-            throw new MeshAdminException("no leader is agreed by a majority of the voters; nothing was changed");
-        }
+        String leader = answeringLeader(peers, timeout, tls);
         List<MeshPeer> union = new ArrayList<>(peers);
         after.stream().filter(p -> !peers.contains(p)).forEach(union::add);
         try (RaftClient client = MeshGroup.client(groupId, union, timeout, leader, tls)) {
@@ -152,6 +149,39 @@ public final class MeshMembership {
             return new Change(group, leader, List.copyOf(peers), confirmed);
         } catch (IOException e) {
             throw new MeshAdminException("cannot close the admin client: " + e.getMessage());
+        }
+    }
+
+    /**
+     * The leader a majority of the voters agree on, once it answers itself. A leader that has just
+     * stopped (often the very node being removed or restored) is still named by the others until
+     * they elect another, and a change sent to it fails: so this waits, within {@code timeout}, for
+     * an agreed leader that answers (an election in between names none).
+     */
+    private static String answeringLeader(List<MeshPeer> peers, Duration timeout, MeshTls tls)
+            throws MeshAdminException, InterruptedException {
+        return answeringLeader(() -> MeshProbe.probe(peers, timeout, tls), MeshConfig.quorum(peers.size()), timeout,
+                Duration.ofMillis(200));
+    }
+
+    /** As above, asking {@code probe} for the voters' reports every {@code pause} until {@code timeout}. */
+    static String answeringLeader(java.util.function.Supplier<List<MeshProbe.PeerReport>> probe, int quorum,
+                                  Duration timeout, Duration pause) throws MeshAdminException, InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            List<MeshProbe.PeerReport> reports = probe.get();
+            String named = MeshAdmin.agreedLeader(reports, quorum);
+            boolean answers = reports.stream().anyMatch(r -> r.reachable() && r.id().equals(named));
+            if (named != null && answers) {
+                return named;
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                throw new MeshAdminException(named == null
+                        ? "no leader is agreed by a majority of the voters; nothing was changed"
+                        : "the voters name " + named + " as leader, but it does not answer and no other was elected"
+                                + " within " + timeout.toSeconds() + " s; nothing was changed");
+            }
+            Thread.sleep(pause.toMillis());
         }
     }
 
