@@ -82,7 +82,7 @@ class MeshPartitionProcessTest {
         for (String from : IDS) {
             for (String to : IDS) {
                 if (!from.equals(to)) {
-                    links.put(link(from, to), open.keep(new LoopbackProxy(link(from, to), raftPorts.get(to))));
+                    links.put(link(from, to), open.keep(new LoopbackProxy(link(from, to), raftPorts.get(to), taken)));
                 }
             }
         }

@@ -46,19 +46,32 @@ public final class LoopbackProxy implements AutoCloseable {
 
     /** Listens on a free 127.0.0.1 port in 20000..32000 and forwards to 127.0.0.1:{@code target}. */
     public LoopbackProxy(String name, int target) throws IOException {
+        this(name, target, ConcurrentHashMap.newKeySet());
+    }
+
+    /**
+     * As above, on a port not in {@code reserved}, which it then joins: ports a test picked (and
+     * released) for processes it starts later are free now, and a proxy must not take one of them.
+     */
+    public LoopbackProxy(String name, int target, Set<Integer> reserved) throws IOException {
         this.name = name;
         this.target = target;
-        this.listener = bind();
+        this.listener = bind(reserved);
         this.acceptor = new Thread(this::acceptLoop, "proxy-accept-" + name);
         acceptor.setDaemon(true);
         acceptor.start();
     }
 
-    private static ServerSocket bind() throws IOException {
+    private static ServerSocket bind(Set<Integer> reserved) throws IOException {
         for (int attempt = 0; attempt < 200; attempt++) {
             int candidate = LoopbackPorts.candidate();
+            if (reserved.contains(candidate)) {
+                continue;
+            }
             try {
-                return new ServerSocket(candidate, 50, InetAddress.getLoopbackAddress());
+                ServerSocket bound = new ServerSocket(candidate, 50, InetAddress.getLoopbackAddress());
+                reserved.add(candidate);
+                return bound;
             } catch (IOException taken) {
                 // try another
             }

@@ -21,7 +21,7 @@ final class RaftLinks implements AutoCloseable {
             for (MeshPeer from : peers) {
                 for (MeshPeer to : peers) {
                     if (!from.id().equals(to.id())) {
-                        links.put(key(from.id(), to.id()), new LoopbackProxy(key(from.id(), to.id()), to.port()));
+                        links.put(key(from.id(), to.id()), new LoopbackProxy(key(from.id(), to.id()), to.port(), TestCluster.HANDED_OUT));
                     }
                 }
             }

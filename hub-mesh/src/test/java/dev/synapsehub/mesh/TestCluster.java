@@ -173,11 +173,11 @@ final class TestCluster implements AutoCloseable {
     }
 
     /**
-     * Ports already given to a node in this JVM: never handed out twice, so two nodes of one cluster
+     * Ports already given to a node (or taken by a {@link RaftLinks} proxy) in this JVM: never handed out twice, so two nodes of one cluster
      * (picked before either binds) cannot share one, and a node never gets a port an earlier test's
      * node may still hold in TIME_WAIT.
      */
-    private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /**
      * A port 127.0.0.1 can bind now, chosen below the kernel's ephemeral range (32768 and up on
