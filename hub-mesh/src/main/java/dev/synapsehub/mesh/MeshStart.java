@@ -45,7 +45,7 @@ final class MeshStart {
      * well within the {@code START_WAIT} (10 s) the stop hook waits for it, with time left to close.
      */
     static final Duration PROBE_CAP = Duration.ofSeconds(6);
-    /** The part of the bound kept for the history question: the status probe of unreachable peers must not use it all. */
+    /** The part of the bound kept for the history question: status probes of silent peers must not use it all. */
     private static final Duration HISTORY_SHARE = Duration.ofSeconds(2);
     /** Between two rounds of the history question. */
     private static final Duration PAUSE = Duration.ofMillis(200);
@@ -82,11 +82,12 @@ final class MeshStart {
                 .toList();
         if (running.isEmpty()) {
             if (founding && !others.isEmpty()) {
-                // the one start this probe cannot make safe: a voter whose storage is gone, started while its peers are down
+                // the one start the probe cannot make safe: a voter that lost its storage, started with its peers down
                 LOG.log(System.Logger.Level.WARNING, "mesh node " + config.nodeId() + " has no Raft state in "
                         + config.storageDir() + " and none of its peers runs the mesh (" + unreachable(reports)
-                        + "): it starts as a founder of a new mesh (as expected for the first node of a new mesh). If this node was a voter that lost its storage,"
-                        + " stop it now and restore it from its peers once a majority of them runs (remove-node,"
+                        + "): it starts as a founder of a new mesh (as expected for the first node of a new mesh)."
+                        + " If this node was a voter that lost its storage, stop it now and restore it from its peers"
+                        + " once a majority of them runs (remove-node,"
                         + " start on empty storage with --mesh-group, add-node: docs/mesh.md, \"Restoring a node from"
                         + " its peers\"); started as the voter it was it could elect a leader that lacks committed"
                         + " writes");
@@ -112,7 +113,7 @@ final class MeshStart {
         return group; // the founders of a mesh that has committed nothing start together
     }
 
-    /** Each peer's status report, each asked within what is left of {@code bound} (a peer not asked in time: unreached). */
+    /** Each peer's status report, each asked within its share of {@code bound} (not asked in time: unreached). */
     private static List<MeshProbe.PeerReport> status(MeshConfig config, List<MeshPeer> others, Duration each,
                                                      Bound bound) throws InterruptedIOException {
         List<MeshProbe.PeerReport> reports = new ArrayList<>();
