@@ -78,6 +78,8 @@ class StopDuringStartTest {
             assertThat(again.getLocalPort()).as("the Raft node's port was released").isEqualTo(raft);
         }
         assertThat(dir.resolve("n1.db-wal")).as("the journal copy was closed").doesNotExist();
+        // stopped while its empty storage made it ask its peers (MeshStart), before any Raft storage was opened
+        assertThat(dir.resolve("n1.db.raft")).as("no Raft storage was written").doesNotExist();
         try (SqliteJournal journal = SqliteJournal.open(db)) {
             assertThat(journal.lastSeq()).isZero();
         }

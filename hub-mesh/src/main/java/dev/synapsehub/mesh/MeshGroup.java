@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 import java.util.stream.Stream;
 
@@ -175,11 +176,18 @@ public final class MeshGroup {
     /** As above, in {@code group} when the caller has looked it up already. */
     static <T> Map<String, T> askEachVoter(UUID group, List<MeshPeer> peers, Duration timeout, MeshTls tls,
                                            byte[] question, Function<JsonNode, T> read) {
+        return askEachVoter(group, peers, timeout, tls, question, read, (id, why) -> { });
+    }
+
+    /** As above, telling {@code failed} each voter whose ask failed and why (it maps to null). */
+    static <T> Map<String, T> askEachVoter(UUID group, List<MeshPeer> peers, Duration timeout, MeshTls tls,
+                                           byte[] question, Function<JsonNode, T> read,
+                                           BiConsumer<String, String> failed) {
         Message message = Message.valueOf(ByteString.copyFrom(question));
         Map<String, T> out = new LinkedHashMap<>();
         try (RaftClient client = client(RaftGroupId.valueOf(group), peers, timeout, null, tls)) {
             for (MeshPeer p : peers) {
-                out.put(p.id(), askVoter(client, message, p, read));
+                out.put(p.id(), askVoter(client, message, p, read, failed));
             }
         } catch (IOException e) {
             throw new IllegalStateException("cannot close the probe client: " + e.getMessage(), e);
@@ -188,16 +196,19 @@ public final class MeshGroup {
     }
 
     private static <T> T askVoter(RaftClient client, Message message, MeshPeer p,
-                                  Function<JsonNode, T> read) {
+                                  Function<JsonNode, T> read, BiConsumer<String, String> failed) {
         try {
             RaftClientReply reply = client.io().sendStaleRead(message, 0,
                     RaftPeerId.valueOf(p.id()));
             if (reply == null || !reply.isSuccess()) {
+                failed.accept(p.id(), reply == null ? "no answer" : String.valueOf(reply.getException()));
                 return null;
             }
             return read.apply(MeshJson.tree(reply.getMessage().getContent().toByteArray()));
         } catch (IOException | RuntimeException e) {
-            return null; // unreachable, or a node of a version without this query: MeshProbe reports why
+            // unreachable, or a node of a version without this query: MeshProbe reports why, the caller may log it
+            failed.accept(p.id(), String.valueOf(e));
+            return null;
         }
     }
 }

@@ -94,6 +94,7 @@ public final class MeshHub implements AutoCloseable {
     /**
      * As {@link #start(MeshConfig, HubConfig, Journal, CoordinationState, Clock, ActorSettings, long,
      * MeshCompaction, RelayLog, List, MeshGovernanceSettings)}, but when {@code stopRequested} holds
+     * (or the thread is interrupted) while a node with empty storage asks its peers ({@link MeshStart}),
      * during the waits for the cluster or before the bind (a SIGTERM came during a long start), the
      * node binds no server: it closes what it opened (the node, its journal copy, the relay log)
      * and throws {@link StoppedBeforeServing}.
@@ -107,9 +108,12 @@ public final class MeshHub implements AutoCloseable {
         WireEdge edge = new WireEdge();
         MeshNode node;
         try {
-            node = new MeshNode(mesh, hub.hubId(), local, state, clock, settings, edge, compaction);
+            node = new MeshNode(mesh, hub.hubId(), local, state, clock, settings, edge, compaction, stopRequested);
         } catch (IOException | RuntimeException e) {
-            // refused before it opened anything of its own (MeshRejoinRefused): close what it was given, as below
+            // refused (MeshRejoinRefused) or stopped while it asked its peers (MeshStart) before it opened anything
+            // of its own: close what it was given, as below; a stop is heard as one, not as a refusal
+            RuntimeException stopped = e instanceof java.io.InterruptedIOException
+                    ? new StoppedBeforeServing(mesh.nodeId()) : null;
             try {
                 if (relayLog != null) {
                     relayLog.close();
@@ -122,6 +126,10 @@ public final class MeshHub implements AutoCloseable {
                 } catch (JournalException | RuntimeException closing) {
                     e.addSuppressed(closing);
                 }
+            }
+            if (stopped != null) {
+                stopped.initCause(e);
+                throw stopped;
             }
             throw e;
         }

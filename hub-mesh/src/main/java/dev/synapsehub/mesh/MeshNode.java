@@ -31,6 +31,8 @@ import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.raftlog.RaftLog;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.util.SizeInBytes;
@@ -141,6 +143,17 @@ public final class MeshNode implements AutoCloseable {
      */
     public MeshNode(MeshConfig config, String hubId, Journal local, CoordinationState state, Clock clock,
                     ActorSettings settings, EdgeBinding edge, MeshCompaction compaction) throws IOException {
+        this(config, hubId, local, state, clock, settings, edge, compaction, () -> false);
+    }
+
+    /**
+     * As above; when {@code stopRequested} holds or the thread is interrupted while a node with empty
+     * storage asks its peers ({@link MeshStart}), it throws {@link java.io.InterruptedIOException}
+     * having opened nothing.
+     */
+    public MeshNode(MeshConfig config, String hubId, Journal local, CoordinationState state, Clock clock,
+                    ActorSettings settings, EdgeBinding edge, MeshCompaction compaction,
+                    java.util.function.BooleanSupplier stopRequested) throws IOException {
         this.config = config;
         this.compaction = compaction;
         this.nodeId = config.nodeId();
@@ -153,7 +166,7 @@ public final class MeshNode implements AutoCloseable {
         }
         this.group = RaftGroup.valueOf(RaftGroupId.valueOf(config.groupId()), peers);
         // decided before anything is opened: a node refused here (MeshRejoinRefused) leaves nothing to close
-        RaftGroup startGroup = MeshStart.serverGroup(config, group);
+        RaftGroup startGroup = MeshStart.serverGroup(config, group, stopRequested);
         this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "synapse-mesh-" + nodeId);
             t.setDaemon(true);
@@ -565,6 +578,24 @@ public final class MeshNode implements AutoCloseable {
             return server.getDivision(group.getGroupId()).getRaftLog().getLastCommittedIndex();
         } catch (IOException | RuntimeException e) {
             return -1;
+        }
+    }
+
+    /**
+     * Whether this node's state holds all its Raft log does: Ratis' state machine applied up to the
+     * log's commit index and last entry, and the actor took all it accepted. Not yet after a restart:
+     * Ratis answers once it has read its log back, before it has replayed it.
+     */
+    private boolean holdsItsLog() {
+        try {
+            RaftLog log = server.getDivision(group.getGroupId()).getRaftLog();
+            TermIndex last = log.getLastEntryTermIndex();
+            long held = Math.max(log.getLastCommittedIndex(), last == null ? -1 : last.getIndex());
+            TermIndex applied = stateMachine.getLastAppliedTermIndex();
+            return (applied == null ? -1 : applied.getIndex()) >= held
+                    && cursor.appliedIndex() >= stateMachine.lastAccepted();
+        } catch (IOException | RuntimeException e) {
+            return false; // its division is not there (yet): it cannot tell
         }
     }
 
@@ -994,7 +1025,8 @@ public final class MeshNode implements AutoCloseable {
                 }
                 if (MeshStart.QUERY.equals(json.path(MeshQueueProbe.QUERY).asText(null))) {
                     return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(
-                            MeshStart.answer(cursor.appliedIndex()))))); // a node with empty storage asks (MeshStart)
+                            // a node with empty storage asks (MeshStart); "none" only once this one holds its log
+                            MeshStart.answer(cursor.appliedIndex(), holdsItsLog())))));
                 }
                 if (json.has(MeshQueueProbe.QUERY)) {
                     return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(

@@ -8,13 +8,14 @@ import org.apache.ratis.protocol.RaftGroup;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InterruptedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
+import java.util.function.BooleanSupplier;
 
 /**
  * The group a node's Raft server starts with. A node whose storage holds a Raft configuration
@@ -38,14 +39,34 @@ final class MeshStart {
     /** The query a node answers with whether its state holds committed records. */
     static final String QUERY = "history";
     private static final String APPLIED_INDEX = "applied_index";
-    /** Rounds of the history question: a peer that has just started may not answer the first. */
-    private static final int HISTORY_ROUNDS = 3;
+    /**
+     * The whole probe's bound (status probe and history questions): long enough for a few 2 s rounds
+     * of the history question on a loaded host, short enough that a start stopped by a signal ends
+     * well within the {@code START_WAIT} (10 s) the stop hook waits for it, with time left to close.
+     */
+    static final Duration PROBE_CAP = Duration.ofSeconds(6);
+    /** The part of the bound kept for the history question: status probes of silent peers must not use it all. */
+    private static final Duration HISTORY_SHARE = Duration.ofSeconds(2);
+    /** Between two rounds of the history question. */
+    private static final Duration PAUSE = Duration.ofMillis(200);
+    /** The shortest ask worth sending. */
+    private static final Duration SHORTEST_ASK = Duration.ofMillis(100);
 
     private MeshStart() {
     }
 
-    /** The group {@code config}'s node starts its Raft server with; {@code group} holds all its peers. */
-    static RaftGroup serverGroup(MeshConfig config, RaftGroup group) throws IOException {
+    /**
+     * The group {@code config}'s node starts its Raft server with; {@code group} holds all its peers.
+     *
+     * @throws InterruptedIOException when {@code stopRequested} holds or the thread is interrupted while it asks
+     */
+    static RaftGroup serverGroup(MeshConfig config, RaftGroup group, BooleanSupplier stopRequested) throws IOException {
+        return serverGroup(config, group, stopRequested, PROBE_CAP);
+    }
+
+    /** As above, the probe bounded by {@code cap} (package-private: tests shorten it). */
+    static RaftGroup serverGroup(MeshConfig config, RaftGroup group, BooleanSupplier stopRequested, Duration cap)
+            throws IOException {
         RaftGroup none = RaftGroup.valueOf(group.getGroupId()); // Ratis requires this node in any group with peers
         if (storedVoters(config.storageDir(), config.groupId()) != null) {
             return group; // Ratis starts from the configuration its storage holds, whatever it is given
@@ -53,11 +74,24 @@ final class MeshStart {
         boolean founding = config.groupId().equals(MeshConfig.groupId(config.peers()));
         List<MeshPeer> others = config.peers().stream().filter(p -> !p.id().equals(config.nodeId())).toList();
         Duration each = Duration.ofMillis(Math.min(2_000, config.commitTimeout().toMillis()));
-        List<MeshProbe.PeerReport> reports = others.isEmpty() ? List.of()
-                : MeshProbe.probe(config.groupId(), others, each, config.tls());
+        Bound bound = new Bound(System.nanoTime() + cap.toNanos(), stopRequested);
+        List<MeshProbe.PeerReport> reports = status(config, others, each, bound.sooner(cap.compareTo(HISTORY_SHARE) > 0
+                ? HISTORY_SHARE : Duration.ZERO));
+        bound.checkStop();
         List<MeshProbe.PeerReport> running = reports.stream().filter(r -> r.reachable() && !r.voters().isEmpty())
                 .toList();
         if (running.isEmpty()) {
+            if (founding && !others.isEmpty()) {
+                // the one start the probe cannot make safe: a voter that lost its storage, started with its peers down
+                LOG.log(System.Logger.Level.WARNING, "mesh node " + config.nodeId() + " has no Raft state in "
+                        + config.storageDir() + " and none of its peers runs the mesh (" + unreachable(reports)
+                        + "): it starts as a founder of a new mesh (as expected for the first node of a new mesh)."
+                        + " If this node was a voter that lost its storage, stop it now and restore it from its peers"
+                        + " once a majority of them runs (remove-node,"
+                        + " start on empty storage with --mesh-group, add-node: docs/mesh.md, \"Restoring a node from"
+                        + " its peers\"); started as the voter it was it could elect a leader that lacks committed"
+                        + " writes");
+            }
             return founding ? group : none; // a new mesh, or the mesh is down: nothing to tell otherwise
         }
         List<String> voters = MeshProbe.currentVoters(running, others);
@@ -72,53 +106,87 @@ final class MeshStart {
         if (!founding) {
             throw new MeshRejoinRefused(config, voters, "was changed to count it as a voter");
         }
-        String history = history(config, running, each);
+        String history = history(config, running, each, bound, cap);
         if (history != null) {
             throw new MeshRejoinRefused(config, voters, history);
         }
         return group; // the founders of a mesh that has committed nothing start together
     }
 
+    /** Each peer's status report, each asked within its share of {@code bound} (not asked in time: unreached). */
+    private static List<MeshProbe.PeerReport> status(MeshConfig config, List<MeshPeer> others, Duration each,
+                                                     Bound bound) throws InterruptedIOException {
+        List<MeshProbe.PeerReport> reports = new ArrayList<>();
+        for (int i = 0; i < others.size(); i++) {
+            MeshPeer p = others.get(i);
+            bound.checkStop();
+            Duration within = bound.next(each, others.size() - i); // a silent peer leaves the others their share
+            reports.add(within == null
+                    ? new MeshProbe.PeerReport(p.id(), p.address(), "not asked: the start's probe ran out of time",
+                            null, null, -1, -1, -1, -1, -1, false, List.of())
+                    : MeshProbe.probe(config.groupId(), List.of(p), within, config.tls()).get(0));
+        }
+        return reports;
+    }
+
+    private static String unreachable(List<MeshProbe.PeerReport> reports) {
+        return String.join("; ", reports.stream().map(r -> r.id() + " at " + r.address() + ": "
+                + (r.reachable() ? "answers, but holds no configuration of this group" : r.error())).toList());
+    }
+
     /**
-     * Why the running mesh is not new (it holds committed records, or a voter could not tell), or
-     * null when every answering voter holds none.
+     * Whether a peer's status report leaves room for committed records, so it must be asked. Its
+     * applied index alone could under-report: a peer that has just restarted has its commit index and
+     * log back before it has applied them. Index 0 is the first leader's configuration: no record
+     * before index 1.
      */
-    private static String history(MeshConfig config, List<MeshProbe.PeerReport> running, Duration each) {
+    static boolean mayHoldRecords(MeshProbe.PeerReport r) {
+        return r.appliedIndex() > 0 || r.commitIndex() > 0 || r.lastIndex() > 0;
+    }
+
+    /**
+     * Why the running mesh is not new (it holds committed records, or a voter could not tell within
+     * the bound), or null when every answering voter holds none.
+     */
+    private static String history(MeshConfig config, List<MeshProbe.PeerReport> running, Duration each, Bound bound,
+                                  Duration cap) throws InterruptedIOException {
         List<MeshPeer> asked = new ArrayList<>();
         for (MeshProbe.PeerReport r : running) {
             if (r.lastSnapshotIndex() >= 0) {
                 return "has committed records (" + r.id() + " holds a snapshot at index " + r.lastSnapshotIndex() + ")";
             }
-            if (r.appliedIndex() > 0) { // index 0 is the first leader's configuration: no record before index 1
+            if (mayHoldRecords(r)) {
                 config.peers().stream().filter(p -> p.id().equals(r.id())).forEach(asked::add);
             }
         }
-        for (int round = 0; round < HISTORY_ROUNDS && !asked.isEmpty(); round++) {
-            if (round > 0 && !pause()) {
+        // a peer that has just started may not answer the first round, or cannot tell yet: ask again until the bound
+        for (int round = 1; !asked.isEmpty(); round++) {
+            if (round > 1 && !bound.pause()) {
                 break;
             }
-            Map<String, Long> answers = MeshGroup.askEachVoter(config.groupId(), asked, each, config.tls(),
-                    MeshJson.bytes(question()), MeshStart::appliedIndex);
-            for (Map.Entry<String, Long> a : answers.entrySet()) {
-                if (a.getValue() != null && a.getValue() > 0) {
-                    return "has committed records (" + a.getKey() + " applied one at log index " + a.getValue() + ")";
+            for (MeshPeer p : List.copyOf(asked)) {
+                bound.checkStop();
+                Duration within = bound.next(each);
+                if (within == null) {
+                    break;
+                }
+                String[] failed = new String[1];
+                Long answer = MeshGroup.askEachVoter(config.groupId(), List.of(p), within, config.tls(),
+                        MeshJson.bytes(question()), MeshStart::appliedIndex, (id, why) -> failed[0] = why).get(p.id());
+                if (answer != null && answer > 0) {
+                    return "has committed records (" + p.id() + " applied one at log index " + answer + ")";
+                }
+                if (answer != null) {
+                    asked.remove(p);
+                } else {
+                    LOG.log(System.Logger.Level.INFO, "mesh node " + config.nodeId() + " asked " + p.id()
+                            + " whether the mesh holds committed records (round " + round + "): " + (failed[0] != null
+                            ? failed[0] : "it cannot tell yet (it is still applying its log)"));
                 }
             }
-            asked.removeIf(p -> answers.get(p.id()) != null);
         }
         return asked.isEmpty() ? null : "was reached, but " + asked.stream().map(MeshPeer::id).toList()
-                + " did not tell whether it holds committed records";
-    }
-
-    /** A pause between two rounds of the history question; false when interrupted (the start is being stopped). */
-    private static boolean pause() {
-        try {
-            Thread.sleep(200);
-            return true;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
+                + " did not tell within " + cap.toMillis() + " ms whether it holds committed records";
     }
 
     private static ObjectNode question() {
@@ -129,13 +197,64 @@ final class MeshStart {
         return request;
     }
 
-    /** A node's answer to {@link #QUERY}: the log index of the last record its state holds (0: none). */
-    static ObjectNode answer(long appliedIndex) {
-        return MeshJson.MAPPER.createObjectNode().put(APPLIED_INDEX, appliedIndex);
+    /**
+     * A node's answer to {@link #QUERY}: the log index of the last record its state holds (0: none).
+     * "None" only when {@code holdsItsLog} (it has applied all its Raft log holds): a node that has
+     * just restarted answers while Ratis still replays its log, and would under-report. Without an
+     * index the asker cannot tell.
+     */
+    static ObjectNode answer(long recordIndex, boolean holdsItsLog) {
+        ObjectNode answer = MeshJson.MAPPER.createObjectNode();
+        if (recordIndex > 0 || holdsItsLog) {
+            answer.put(APPLIED_INDEX, recordIndex);
+        }
+        return answer;
     }
 
-    private static Long appliedIndex(JsonNode answer) {
+    /** The index an answer reports, or null when it cannot tell. */
+    static Long appliedIndex(JsonNode answer) {
         return answer != null && answer.has(APPLIED_INDEX) ? answer.get(APPLIED_INDEX).asLong() : null;
+    }
+
+    /** The probe's deadline and the start's stop check. */
+    private record Bound(long deadlineNanos, BooleanSupplier stopRequested) {
+        /** This bound ending {@code share} earlier. */
+        Bound sooner(Duration share) {
+            return new Bound(deadlineNanos - share.toNanos(), stopRequested);
+        }
+
+        /** {@code each}, or what is left if less; null when too little is left to ask. */
+        Duration next(Duration each) {
+            return next(each, 1);
+        }
+
+        /** {@code each}, or a {@code 1/asks} share of what is left if less; null when too little is left to ask. */
+        Duration next(Duration each, int asks) {
+            long share = (deadlineNanos - System.nanoTime()) / asks;
+            return share < SHORTEST_ASK.toNanos() ? null : Duration.ofNanos(Math.min(share, each.toNanos()));
+        }
+
+        /** Ends the start as a stop: the caller closes what it opened and binds nothing. */
+        void checkStop() throws InterruptedIOException {
+            if (stopRequested.getAsBoolean() || Thread.currentThread().isInterrupted()) {
+                throw new InterruptedIOException("the start was stopped while it asked its peers");
+            }
+        }
+
+        /** A pause between two rounds; false when the bound has run out. */
+        boolean pause() throws InterruptedIOException {
+            checkStop();
+            if (deadlineNanos - System.nanoTime() < PAUSE.plus(SHORTEST_ASK).toNanos()) {
+                return false; // no time left for another round
+            }
+            try {
+                Thread.sleep(PAUSE.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt(); // the stop's signal, kept for the caller
+                throw new InterruptedIOException("the start was stopped while it asked its peers");
+            }
+            return true;
+        }
     }
 
     /**

@@ -233,7 +233,7 @@ class MeshMembershipTest {
                 .hasMessageContaining("mesh remove-node --mesh-peers").hasMessageContaining("--node " + lost + "`")
                 .hasMessageContaining("--mesh-group " + lead.config().groupId())
                 .hasMessageContaining("mesh add-node").hasMessageContaining("Restoring a node from its peers");
-        assertThat(MeshGroup.inStorage(dir.resolve(lost + ".db.raft"))).as("nothing was written").isNull();
+        assertThat(MeshGroup.inStorage(dir.resolve(lost + ".db.raft"))).as("no Raft storage was written").isNull();
         assertThat(granted(commit(lead, "still", "S2"))).as("the other two carry on").isTrue();
     }
 
