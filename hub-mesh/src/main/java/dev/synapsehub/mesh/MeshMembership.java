@@ -171,7 +171,10 @@ public final class MeshMembership {
         while (true) {
             List<MeshProbe.PeerReport> reports = probe.get();
             String named = MeshAdmin.agreedLeader(reports, quorum);
-            boolean answers = reports.stream().anyMatch(r -> r.reachable() && r.id().equals(named));
+            // a leader outside the voters given is not probed here: taken as named, the configuration check
+            // then refuses the out-of-date --mesh-peers
+            boolean listed = reports.stream().anyMatch(r -> r.id().equals(named));
+            boolean answers = !listed || reports.stream().anyMatch(r -> r.reachable() && r.id().equals(named));
             if (named != null && answers) {
                 return named;
             }

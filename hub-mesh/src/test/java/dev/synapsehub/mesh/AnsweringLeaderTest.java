@@ -54,6 +54,17 @@ class AnsweringLeaderTest {
     }
 
     @Test
+    void aLeaderOutsideTheVotersGivenIsTakenAsNamedForTheConfigurationCheckToRefuseTheList() throws Exception {
+        int[] asked = {0};
+        String leader = MeshMembership.answeringLeader(() -> {
+            asked[0]++;
+            return List.of(up("n1", "n3"), up("n2", "n3")); // --mesh-peers n1,n2 while n3 runs and leads
+        }, 2, Duration.ofSeconds(10), Duration.ofMillis(1));
+        assertThat(leader).isEqualTo("n3");
+        assertThat(asked[0]).isEqualTo(1);
+    }
+
+    @Test
     void anAnsweringAgreedLeaderIsTakenAtOnce() throws Exception {
         int[] asked = {0};
         String leader = MeshMembership.answeringLeader(() -> {
