@@ -8,13 +8,8 @@ import java.util.List;
  * and added again, not started as the voter it was (docs/mesh.md, "Restoring a node from its peers").
  */
 public final class MeshRejoinRefused extends IOException {
-    private final String nodeId;
-    private final List<String> voters;
-
     MeshRejoinRefused(MeshConfig config, List<String> voters, String why) {
         super(message(config, voters, why));
-        this.nodeId = config.nodeId();
-        this.voters = List.copyOf(voters);
     }
 
     private static String message(MeshConfig config, List<String> voters, String why) {
@@ -35,15 +30,5 @@ public final class MeshRejoinRefused extends IOException {
         List<String> listed = config.peers().stream().filter(p -> ids.contains(p.id()))
                 .map(p -> p.id() + "=" + p.address()).toList();
         return listed.size() == ids.size() ? String.join(",", listed) : "<the voters>";
-    }
-
-    /** The refused node's id. */
-    public String nodeId() {
-        return nodeId;
-    }
-
-    /** The voters the running mesh reported, this node among them. */
-    public List<String> voters() {
-        return voters;
     }
 }

@@ -3,7 +3,6 @@ package dev.synapsehub.mesh;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
-import org.apache.ratis.proto.RaftProtos.RaftPeerProto;
 import org.apache.ratis.protocol.RaftGroup;
 
 import java.io.IOException;
@@ -68,7 +67,7 @@ final class MeshStart {
     static RaftGroup serverGroup(MeshConfig config, RaftGroup group, BooleanSupplier stopRequested, Duration cap)
             throws IOException {
         RaftGroup none = RaftGroup.valueOf(group.getGroupId()); // Ratis requires this node in any group with peers
-        if (storedVoters(config.storageDir(), config.groupId()) != null) {
+        if (holdsConfiguration(config.storageDir(), config.groupId())) {
             return group; // Ratis starts from the configuration its storage holds, whatever it is given
         }
         boolean founding = config.groupId().equals(MeshConfig.groupId(config.peers()));
@@ -159,6 +158,7 @@ final class MeshStart {
                 config.peers().stream().filter(p -> p.id().equals(r.id())).forEach(asked::add);
             }
         }
+        byte[] question = MeshJson.bytes(question());
         // a peer that has just started may not answer the first round, or cannot tell yet: ask again until the bound
         for (int round = 1; !asked.isEmpty(); round++) {
             if (round > 1 && !bound.pause()) {
@@ -172,7 +172,7 @@ final class MeshStart {
                 }
                 String[] failed = new String[1];
                 Long answer = MeshGroup.askEachVoter(config.groupId(), List.of(p), within, config.tls(),
-                        MeshJson.bytes(question()), MeshStart::appliedIndex, (id, why) -> failed[0] = why).get(p.id());
+                        question, MeshStart::appliedIndex, (id, why) -> failed[0] = why).get(p.id());
                 if (answer != null && answer > 0) {
                     return "has committed records (" + p.id() + " applied one at log index " + answer + ")";
                 }
@@ -258,28 +258,20 @@ final class MeshStart {
     }
 
     /**
-     * The voter ids of the Raft configuration {@code storageDir} holds for {@code group} (the one
-     * Ratis last applied or installed, in {@code current/raft-meta.conf}), or null when it holds none.
+     * Whether {@code storageDir} holds a Raft configuration for {@code group} (the one Ratis last
+     * applied or installed, in {@code current/raft-meta.conf}).
      */
-    static List<String> storedVoters(Path storageDir, UUID group) {
+    static boolean holdsConfiguration(Path storageDir, UUID group) {
         Path conf = storageDir.resolve(group.toString()).resolve("current").resolve("raft-meta.conf");
         if (!Files.isRegularFile(conf)) {
-            return null;
+            return false;
         }
         try (InputStream in = Files.newInputStream(conf)) {
-            LogEntryProto entry = LogEntryProto.newBuilder().mergeFrom(in).build();
-            if (!entry.hasConfigurationEntry()) {
-                return null;
-            }
-            List<String> ids = new ArrayList<>();
-            for (RaftPeerProto p : entry.getConfigurationEntry().getPeersList()) {
-                ids.add(p.getId().toStringUtf8());
-            }
-            return ids;
+            return LogEntryProto.newBuilder().mergeFrom(in).build().hasConfigurationEntry();
         } catch (IOException | RuntimeException e) {
             // Ratis skips a configuration file it cannot read too, and starts from the group and its log
             LOG.log(System.Logger.Level.WARNING, "cannot read the Raft configuration " + conf + ": " + e);
-            return null;
+            return false;
         }
     }
 }
