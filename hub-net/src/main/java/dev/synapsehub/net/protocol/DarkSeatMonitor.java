@@ -169,15 +169,11 @@ public final class DarkSeatMonitor implements AutoCloseable {
         HubFrames.putStrings(f, "tasks", a.seat().tasks());
         HubFrames.putFloat(f, "missing_for_seconds", missing);
         f.put("remedy", "connect a waiter as " + a.identity() + "-rx (heartbeat at least every "
-                + seconds(waiterWindow) + " s), or release: synapse-hub release TASK --name " + a.identity());
+                + InboundPipeline.seconds(waiterWindow) + " s), or release: synapse-hub release TASK --name " + a.identity());
         return f;
     }
 
     /** Whole seconds without a fraction ("20 s", as before the window was configurable). */
-    private static String seconds(double s) {
-        return s == Math.rint(s) && s < 1e15 ? Long.toString((long) s) : PythonFloatFormat.format(s);
-    }
-
     @Override
     public void close() {
         ScheduledFuture<?> s = schedule;

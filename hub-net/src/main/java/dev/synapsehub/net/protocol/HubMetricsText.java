@@ -36,8 +36,6 @@ public final class HubMetricsText {
     private final MetricsSources hub;
     private final PrometheusRegistry registry = new PrometheusRegistry();
     private final PrometheusTextFormatWriter writer = PrometheusTextFormatWriter.create();
-    /** The live-claim count read for the scrape in progress (scrapes are serialised). */
-    private OptionalInt scrapedClaims = OptionalInt.empty();
     /** The state's sizes read for the scrape in progress; null when the writer did not answer. */
     private StateCounts scraped;
 
@@ -114,7 +112,6 @@ public final class HubMetricsText {
     /** Prometheus text exposition; {@code counts} is null when the writer did not answer. */
     public synchronized String prometheus(StateCounts counts) {
         scraped = counts;
-        scrapedClaims = counts == null ? OptionalInt.empty() : OptionalInt.of(counts.activeClaims());
         ByteArrayOutputStream out = new ByteArrayOutputStream(8192);
         try {
             writer.write(out, registry.scrape());
@@ -140,7 +137,7 @@ public final class HubMetricsText {
                 .help("1 for the status /health reports (ok, degraded, failed), 0 for the others.")
                 .labelNames("status")
                 .callback(cb -> {
-                    HubHealth.Status now = verdict(scrapedClaims.isEmpty()).status();
+                    HubHealth.Status now = verdict(scraped == null).status();
                     for (HubHealth.Status s : HubHealth.Status.values()) {
                         cb.call(s == now ? 1 : 0, s.word());
                     }
@@ -150,10 +147,7 @@ public final class HubMetricsText {
                 this::skippedRows);
         gauge("synapse_connected_clients", "Open WebSocket connections.", () -> hub.registry().connectedClients());
         gauge("synapse_online_agents", "Bound agent names.", () -> hub.registry().online().size());
-        GaugeWithCallback.builder().name("synapse_active_claims")
-                .help("Live claims (absent when the writer did not answer the read).")
-                .callback(cb -> scrapedClaims.ifPresent(cb::call))
-                .register(registry);
+        stateGauge("synapse_active_claims", "Live claims.", StateCounts::activeClaims);
         stateGauge("synapse_resource_offers", "Live resource offers.", StateCounts::resourceOffers);
         stateGauge("synapse_chat_history_messages", "Chats the history keeps.", StateCounts::historyMessages);
         stateGauge("synapse_blackboard_tasks", "Tasks on the board.", StateCounts::boardTasks);

@@ -16,7 +16,6 @@ import dev.synapsehub.net.session.SessionRegistry;
 import dev.synapsehub.net.wire.HubFrames;
 
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
 
@@ -196,8 +195,7 @@ final class IdentityPinReclaimVerb {
      * A holder with no recorded reaction is never waived.
      */
     private boolean staleOwner(String name, double now) {
-        Map<String, Double> reactions = registry.lastReactions();
-        Double last = reactions.get(name);
+        Double last = registry.lastReactionIfBound(name); // one entry: no copy of every online name's
         return last != null && now - last > liveness.recipientWindow() + leaseOfflineTtlSeconds
                 && !LiveWaiters.has(name, now, liveness.waiterWindow(), registry::lastSeenIfBound);
     }

@@ -97,15 +97,16 @@ public final class InboundPipeline {
         this.cards = new CapabilityCards(hub.actor(), hub.outbox(), hub.frames(), hub.json(), hub.clock());
         this.board = new BoardVerbs(support, cards, hub.actor(), hub.outbox(), hub.frames(), hub.json(),
                 hub.extensions());
+        LivenessSettings liveness = LivenessSettings.of(hub.config());
         this.messaging = new MessagingVerbs(support, hub.actor(), hub.history(), hub.registry(), hub.outbox(),
                 hub.frames(), hub.json(), hub.metrics(), hub.extensions()::deadLetterEscalated,
                 new MessagingVerbs.Settings(hub.journaled(), hub.config().privateDirectedMessages(),
-                        hub.config().maxFrameBytes(), LivenessSettings.of(hub.config())));
+                        hub.config().maxFrameBytes(), liveness));
         this.claims = new ClaimVerbs(support, board, hub.actor(), hub.registry(), hub.outbox(), hub.frames(),
                 hub.json(), hub.metrics());
         this.queries = new QueryVerbs(support, board, hub.actor(), hub.registry(), hub.outbox(), hub.frames(),
                 hub.extensions(), new QueryVerbs.WhoFacts(hub.config().hubVersion(), hub.configEpoch(),
-                        hub.journaled(), LivenessSettings.of(hub.config())));
+                        hub.journaled(), liveness));
         this.unavailable = new UnavailableFeatureVerbs(hub.outbox(), hub.frames(), hub.clock());
         this.channels = new ChannelVerbs(support, hub.actor(), hub.frames(), hub.outbox());
         this.delivery = new DeliveryVerbs(hub.outbox(), hub.frames(), hub.clock());
@@ -113,7 +114,7 @@ public final class InboundPipeline {
                 hub.metrics(), hub.clock());
         this.pinReclaim = new IdentityPinReclaimVerb(support, hub.actor(), hub.registry(), hub.outbox(),
                 hub.frames(), hub.config().identityPins(), hub.config().leaseOfflineTtlSeconds(),
-                LivenessSettings.of(hub.config()), hub.journaled(),
+                liveness, hub.journaled(),
                 hub.extensions()::presenceIsNodeLocal);
         this.memory = new MemoryVerbs(support, hub.outbox(), hub.frames(), hub.json(), hub.metrics(),
                 hub.journaled(), hub.config().maxFindingsPerAgent());
@@ -650,7 +651,8 @@ public final class InboundPipeline {
     }
 
     /** Whole seconds print without a fraction, as in the contract's lease refusal ({@code 3600s}). */
-    private static String seconds(double s) {
+    /** A number of seconds as a refusal text says it: a whole number without ".0", else Python's float form. */
+    static String seconds(double s) {
         return s == Math.rint(s) && Math.abs(s) < 1e15 ? Long.toString((long) s) : PythonFloatFormat.format(s);
     }
 
