@@ -61,6 +61,9 @@ public final class LogServer implements AutoCloseable {
      */
     static final int READ_QUEUE = 1024;
 
+    /** Pages read ahead held at most: one per follower catching up at once, beyond that the oldest goes. */
+    static final int READ_AHEAD_PAGES = 4;
+
     private final HubServices hub;
     private final ServingTrust trust;
     private final SqliteJournal journal;
@@ -68,6 +71,8 @@ public final class LogServer implements AutoCloseable {
     /** Null: pages are read through the writer (no journal, or no reader opened). */
     private final SqliteJournalReader reader;
     private final ThreadPoolExecutor readThread;
+    /** Pages read before their pull came; on the reader's thread only. */
+    private final ReadAhead readAhead = new ReadAhead(READ_AHEAD_PAGES);
     /** Pulls waiting at most for the reader ({@link #READ_QUEUE}, or a test's). */
     private final int readQueue;
     /** True from a pull answered busy (logged) until one is read again; on the outbox thread only. */
@@ -178,17 +183,51 @@ public final class LogServer implements AutoCloseable {
         CompletableFuture<Page> page = new CompletableFuture<>();
         try {
             readThread.execute(() -> {
+                List<StoredEvent> rows;
                 try {
-                    List<StoredEvent> rows = reader.readStored(afterSeq, events, MAX_BYTES);
+                    rows = readAhead.take(afterSeq, events);
+                    if (rows != null) {
+                        metrics.logPagesServedAhead.incrementAndGet();
+                    } else {
+                        rows = reader.readStored(afterSeq, events, MAX_BYTES);
+                    }
                     page.complete(Page.of(rows, journal.lastSeq()));
                 } catch (dev.synapsehub.core.journal.JournalException | RuntimeException e) {
                     page.completeExceptionally(e);
+                    return;
                 }
+                readNextPage(rows, events); // while this page is encoded, sent and read by the peer
             });
         } catch (RejectedExecutionException full) { // readQueue pulls waiting, or closed
             page.completeExceptionally(new Busy(readThread.isShutdown(), readQueue));
         }
         return page;
+    }
+
+    /**
+     * Reads the page a follower asks for next, after {@code served}, when the log goes on past
+     * it: a catch-up then waits for each page's encoding, sending and parsing but not also for its
+     * read (docs/benchmarks.md, "Cold catch-up: the next page read ahead"). A failed read here
+     * is logged and counted; the pull itself reads again and answers as it would have.
+     */
+    private void readNextPage(List<StoredEvent> served, int events) {
+        if (served.isEmpty()) {
+            return;
+        }
+        long tail = served.get(served.size() - 1).seq();
+        if (tail >= journal.lastSeq() || readThread.isShutdown()) {
+            return; // a follower at the end polls again later: nothing to read yet
+        }
+        try {
+            List<StoredEvent> next = reader.readStored(tail, events, MAX_BYTES);
+            if (!next.isEmpty()) {
+                readAhead.keep(tail, events, next);
+                metrics.logPagesReadAhead.incrementAndGet();
+            }
+        } catch (dev.synapsehub.core.journal.JournalException | RuntimeException e) {
+            LOG.warn("reading the log ahead after seq {} failed (the next pull reads it again): {}", tail, e.toString());
+            hub.metrics().faults.incrementAndGet();
+        }
     }
 
     /** The log reader has {@code waiting} pulls waiting, or ({@code closed}) is stopped. */

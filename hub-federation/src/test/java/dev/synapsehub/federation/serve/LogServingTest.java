@@ -238,6 +238,48 @@ class LogServingTest {
         writer.get(10, java.util.concurrent.TimeUnit.SECONDS);
     }
 
+    /**
+     * The page after one just served is read before its pull comes; that pull is answered with it,
+     * exactly as the journal holds it, with the log end as it is when the page goes out; a page
+     * that reaches the log end reads nothing ahead.
+     */
+    @Test
+    void thePageAfterOneServedIsReadAheadAndItsPullIsAnsweredWithItAsTheJournalHoldsIt() throws Exception {
+        HubClient p = peer("hub-a", true);
+        dev.synapsehub.federation.FederationMetrics m = b.federation.metrics();
+        long end = b.durable.journal().lastSeq();
+        assertThat(end).isGreaterThanOrEqualTo(3);
+        assertThat(pull(p, "hub-a", 0L, 1).path("events").findValuesAsText("seq")).containsExactly("1");
+        ObjectNode second = pull(p, "hub-a", 1L, 1); // read while the first was on its way
+        assertThat(m.logPagesServedAhead.get()).isEqualTo(1);
+        assertThat(second.path("events").findValuesAsText("seq")).containsExactly("2");
+        assertThat(second.path("events").get(0).path("payload"))
+                .isEqualTo(new com.fasterxml.jackson.databind.ObjectMapper().readTree(
+                        b.durable.journal().readStored(1, 1, LogServer.MAX_BYTES).get(0).payload()));
+        assertThat(second.path("log_end_seq").asLong()).isEqualTo(end);
+
+        // the journal grows after the third page was read ahead: it goes out with the new end
+        assertThat(FedHub.claim(b.agent("proj/b2"), "proj/b2", "T-9", "src/9").path("type").asText())
+                .isEqualTo("claim_granted");
+        long grown = b.durable.journal().lastSeq();
+        assertThat(grown).isGreaterThan(end);
+        ObjectNode third = pull(p, "hub-a", 2L, 1);
+        assertThat(m.logPagesServedAhead.get()).isEqualTo(2);
+        assertThat(third.path("events").findValuesAsText("seq")).containsExactly("3");
+        assertThat(third.path("log_end_seq").asLong()).isEqualTo(grown);
+
+        // a pull of another size is read as asked, not from the page read for one event
+        ObjectNode wider = pull(p, "hub-a", 1L, 2);
+        assertThat(wider.path("events").findValuesAsText("seq")).containsExactly("2", "3");
+        assertThat(m.logPagesServedAhead.get()).isEqualTo(2);
+
+        long readAhead = m.logPagesReadAhead.get();
+        assertThat(pull(p, "hub-a", grown - 1, 1).path("events").findValuesAsText("seq"))
+                .containsExactly(Long.toString(grown));
+        assertThat(pull(p, "hub-a", grown, 1).path("events").size()).isZero();
+        assertThat(m.logPagesReadAhead.get()).as("nothing is read ahead past the log end").isEqualTo(readAhead);
+    }
+
     @Test
     void pullsBeyondTheReadersQueueAreAnsweredEmptyAndCountedAndTheWaitingOneIsServedOnceRead() throws Exception {
         HubClient p = peer("hub-a", true);
