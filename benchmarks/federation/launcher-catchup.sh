@@ -4,8 +4,9 @@
 # over loopback TLS. The peer is FederationBench's serving JVM over its generated journal, warmed
 # by one follower first. Each follower is timed from the launcher's exec to its
 # synapse_multihub_peer_cursor reaching the log end on /metrics (polled every 100 ms, so the figure
-# is up to 0.1 s long), which includes the JVM's and the hub's start. Prints its CPU (user, system)
-# and the threads that used the most.
+# is up to 0.1 s long), which includes the JVM's and the hub's start; and from /metrics first
+# answering (the hub up, its watch started) to the same point. Prints its CPU (user, system) and
+# the threads that used the most.
 #
 #   benchmarks/federation/launcher-catchup.sh [RUNS]     (build first: ./mvnw -B -q -DskipTests package)
 #   DIR (/tmp/synapse-launcher-catchup: certificates, journal), EVENTS (1000000), BENCH_JAR
@@ -38,7 +39,7 @@ pid=""
 # a follower still running when this script ends (an error, a signal) is stopped with it
 trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null || true' EXIT
 follow() { # $1: label
-  local a="$dir/follower" t0 now cursor fport=""
+  local a="$dir/follower" t0 now cursor fport="" up=""
   rm -rf "$a"; mkdir -p "$a"; : >"$a/hub.log"
   t0=$(date +%s%N)
   SYNAPSE_HUB_JAVA_OPTS="${FOLLOWER_OPTS:-}" "$root/bin/synapse-hub" --host 127.0.0.1 --port 0 --metrics \
@@ -56,8 +57,11 @@ follow() { # $1: label
     if [ -n "$fport" ]; then
       cursor=$(curl -s --max-time 1 "http://127.0.0.1:$fport/metrics" \
         | sed -n 's/^synapse_multihub_peer_cursor{peer="hub-b"} \([0-9]*\).*/\1/p' || true)
+      [ -n "$up" ] || [ -z "$cursor" ] || up=$now # the first /metrics answer: the hub is up
       if [ -n "$cursor" ] && [ "$cursor" -ge "$end" ]; then
         echo "$1: caught up $end events $(( (now - t0) / 1000000 )) ms after exec => $(( end * 1000000000 / (now - t0) )) events/s;" \
+          "$(( (now - up) / 1000000 )) ms after /metrics first answered ($(( (up - t0) / 1000000 )) ms after exec)" \
+          "=> $(( end * 1000000000 / (now - up) )) events/s;" \
           "CPU $(awk '{printf "%.2f s (user %.2f, system %.2f)", ($14+$15)/100, $14/100, $15/100}' "/proc/$pid/stat");" \
           "load $(cut -d' ' -f1 /proc/loadavg)"
         for t in /proc/"$pid"/task/*; do

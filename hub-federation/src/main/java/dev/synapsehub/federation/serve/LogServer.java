@@ -63,6 +63,8 @@ public final class LogServer implements AutoCloseable {
 
     /** Pages read ahead held at most: one per follower catching up at once, beyond that the oldest goes. */
     static final int READ_AHEAD_PAGES = 4;
+    /** How long a page read ahead waits for its pull: a catch-up asks within milliseconds. */
+    static final java.time.Duration READ_AHEAD_AGE = java.time.Duration.ofSeconds(10);
 
     private final HubServices hub;
     private final ServingTrust trust;
@@ -72,7 +74,7 @@ public final class LogServer implements AutoCloseable {
     private final SqliteJournalReader reader;
     private final ThreadPoolExecutor readThread;
     /** Pages read before their pull came; on the reader's thread only. */
-    private final ReadAhead readAhead = new ReadAhead(READ_AHEAD_PAGES);
+    private final ReadAhead readAhead = new ReadAhead(READ_AHEAD_PAGES, READ_AHEAD_AGE.toNanos(), System::nanoTime);
     /** Pulls waiting at most for the reader ({@link #READ_QUEUE}, or a test's). */
     private final int readQueue;
     /** True from a pull answered busy (logged) until one is read again; on the outbox thread only. */
