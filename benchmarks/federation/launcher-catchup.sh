@@ -61,7 +61,7 @@ follow() { # $1: label
       if [ -n "$cursor" ] && [ "$cursor" -ge "$end" ]; then
         echo "$1: caught up $end events $(( (now - t0) / 1000000 )) ms after exec => $(( end * 1000000000 / (now - t0) )) events/s;" \
           "$(( (now - up) / 1000000 )) ms after /metrics first answered ($(( (up - t0) / 1000000 )) ms after exec)" \
-          "=> $(( end * 1000000000 / (now - up) )) events/s;" \
+          "=> $(( end * 1000000000 / (now > up ? now - up : 1) )) events/s;" \
           "CPU $(awk '{printf "%.2f s (user %.2f, system %.2f)", ($14+$15)/100, $14/100, $15/100}' "/proc/$pid/stat");" \
           "load $(cut -d' ' -f1 /proc/loadavg)"
         for t in /proc/"$pid"/task/*; do

@@ -18,6 +18,8 @@ public final class FederationMetrics {
     public final AtomicLong logPagesReadAhead = new AtomicLong();
     /** Log pulls answered with a page read ahead. */
     public final AtomicLong logPagesServedAhead = new AtomicLong();
+    /** Reads ahead that failed (the pull then read its page itself). */
+    public final AtomicLong logReadAheadFailures = new AtomicLong();
     /** Claims this hub forwarded to an owning hub. */
     public final AtomicLong forwardedClaims = new AtomicLong();
     /** Forwarded claims the owner granted. */
@@ -68,5 +70,7 @@ public final class FederationMetrics {
                 logPagesReadAhead.get());
         counter(s, "synapse_multihub_log_pages_served_ahead_total", "Log pulls answered with a page read ahead.",
                 logPagesServedAhead.get());
+        counter(s, "synapse_multihub_log_read_ahead_failures_total",
+                "Reads ahead that failed (the pull then read its page itself).", logReadAheadFailures.get());
     }
 }

@@ -73,6 +73,8 @@ public final class LogServer implements AutoCloseable {
     /** Null: pages are read through the writer (no journal, or no reader opened). */
     private final SqliteJournalReader reader;
     private final ThreadPoolExecutor readThread;
+    /** True from a failed read ahead (logged) until one succeeds; on the reader's thread only. */
+    private boolean readAheadFailing;
     /** Pages read before their pull came; on the reader's thread only. */
     private final ReadAhead readAhead = new ReadAhead(READ_AHEAD_PAGES, READ_AHEAD_AGE.toNanos(), System::nanoTime);
     /** Pulls waiting at most for the reader ({@link #READ_QUEUE}, or a test's). */
@@ -208,27 +210,39 @@ public final class LogServer implements AutoCloseable {
 
     /**
      * Reads the page a follower asks for next, after {@code served}, when the log goes on past
-     * it: a catch-up then waits for each page's encoding, sending and parsing but not also for its
-     * read (docs/benchmarks.md, "Cold catch-up: the next page read ahead"). A failed read here
-     * is logged and counted; the pull itself reads again and answers as it would have.
+     * it and no other pull waits: a catch-up then waits for each page's encoding, sending and
+     * parsing but not also for its read (docs/benchmarks.md, "Cold catch-up: the next page read
+     * ahead"). Only a page that ends before the log's end as it was before the read is kept: it
+     * was cut by its size or its bytes, so a read at the pull would return the same rows. A
+     * failed read is counted, logged once until one succeeds, and changes nothing: the pull reads again.
      */
     private void readNextPage(List<StoredEvent> served, int events) {
-        if (served.isEmpty()) {
-            return;
+        if (served.isEmpty() || !readThread.getQueue().isEmpty() || readThread.isShutdown()) {
+            return; // pulls waiting are not kept waiting for a guess
         }
         long tail = served.get(served.size() - 1).seq();
-        if (tail >= journal.lastSeq() || readThread.isShutdown()) {
+        long end = journal.lastSeq(); // committed before the read starts, so the read sees it
+        if (tail >= end) {
             return; // a follower at the end polls again later: nothing to read yet
         }
         try {
             List<StoredEvent> next = reader.readStored(tail, events, MAX_BYTES);
-            if (!next.isEmpty()) {
+            if (!next.isEmpty() && next.get(next.size() - 1).seq() < end) {
                 readAhead.keep(tail, events, next);
                 metrics.logPagesReadAhead.incrementAndGet();
             }
+            if (readAheadFailing) {
+                readAheadFailing = false;
+                LOG.info("reading the log ahead works again (after seq {})", tail);
+            }
         } catch (dev.synapsehub.core.journal.JournalException | RuntimeException e) {
-            LOG.warn("reading the log ahead after seq {} failed (the next pull reads it again): {}", tail, e.toString());
-            hub.metrics().faults.incrementAndGet();
+            metrics.logReadAheadFailures.incrementAndGet();
+            if (!readAheadFailing) {
+                readAheadFailing = true;
+                LOG.warn("reading the log ahead after seq {} failed (pulls read their pages themselves; logged once until"
+                        + " it works again, counted in synapse_multihub_log_read_ahead_failures_total): {}", tail,
+                        e.toString());
+            }
         }
     }
 

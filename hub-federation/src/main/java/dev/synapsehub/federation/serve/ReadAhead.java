@@ -10,9 +10,9 @@ import java.util.function.LongSupplier;
 /**
  * Pages read before their pull came, keyed by the pull they answer ({@code after_seq}, page size):
  * a follower catching up asks for the page after the one it was just sent, so the log reader
- * reads that page while the last one is encoded, sent and parsed. Journal rows never change once
- * committed, so a page read ahead is the page that pull would read (or, if the log grew since, a
- * shorter one). At most {@code capacity} pages are held (the least recently kept goes first),
+ * reads that page while the last one is encoded, sent and parsed. A committed row never changes
+ * (retention may delete old rows, which then makes it an earlier snapshot of the log), so a page
+ * read ahead, cut by its size or bytes, is the page that pull would read. At most {@code capacity} pages are held (the least recently kept goes first),
  * each for {@code maxAgeNanos} at most: a pull that does not come soon is not waited for with a
  * megabyte of rows. Used by the log reader's thread only.
  */
@@ -41,7 +41,9 @@ final class ReadAhead {
     /** The page read ahead for this pull, taken out; null when none was, or it is too old. */
     List<StoredEvent> take(long afterSeq, int events) {
         Held held = pages.remove(new Pull(afterSeq, events));
-        return held == null || nanoTime.getAsLong() - held.readAtNanos() > maxAgeNanos ? null : held.rows();
+        long now = nanoTime.getAsLong();
+        pages.values().removeIf(h -> now - h.readAtNanos() > maxAgeNanos); // nothing held long after a catch-up
+        return held == null || now - held.readAtNanos() > maxAgeNanos ? null : held.rows();
     }
 
     /** Keeps {@code rows} for the pull of {@code events} after {@code afterSeq}; pages too old to be served go. */
