@@ -162,6 +162,7 @@ final class HubLink implements AutoCloseable {
             s.put("refused", refusal);
             s.put("last_problem", current != null ? null : lastProblem);
             s.put("inbox_cursor", inbox.cursor());
+            s.put("cursor_lowerings_failed", inbox.cursorLoweringsFailed());
             return s;
         }
     }
