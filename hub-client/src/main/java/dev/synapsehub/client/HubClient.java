@@ -9,6 +9,8 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelPromise;
+import io.netty.channel.DefaultChannelPromise;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.socket.SocketChannel;
@@ -31,6 +33,7 @@ import io.netty.handler.codec.http.websocketx.WebSocketVersion;
 import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
+import io.netty.util.concurrent.ImmediateEventExecutor;
 import dev.synapsehub.client.tls.ClientTls;
 
 import java.io.IOException;
@@ -400,6 +403,26 @@ public final class HubClient implements AutoCloseable {
     /** Sends a frame without waiting for the write (safe from the event loop). */
     public void sendAsync(JsonNode frame) {
         channel.writeAndFlush(new TextWebSocketFrame(frame.toString()));
+    }
+
+    /**
+     * Like {@link #sendAsync}, for a caller that must know when a write fails: completes once the
+     * frame is written, or exceptionally with the reason it was not (a connection closed or lost),
+     * on the thread that ended the write (usually the event loop: what depends on it must not block).
+     */
+    public CompletableFuture<Void> sendAsyncWithResult(JsonNode frame) {
+        CompletableFuture<Void> written = new CompletableFuture<>();
+        // not the channel's own promise: once a closed client's loop has shut down it would never notify
+        ChannelPromise promise = new DefaultChannelPromise(channel, ImmediateEventExecutor.INSTANCE);
+        promise.addListener(f -> {
+            if (f.isSuccess()) {
+                written.complete(null);
+            } else {
+                written.completeExceptionally(f.cause());
+            }
+        });
+        channel.writeAndFlush(new TextWebSocketFrame(frame.toString()), promise);
+        return written;
     }
 
     /** Runs {@code task} on this connection's event loop. */

@@ -20,6 +20,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 
 /**
@@ -50,6 +51,7 @@ final class HubLink implements AutoCloseable {
     private final ScheduledExecutorService timer;
     private final Semaphore oneAtATime = new Semaphore(1, true);
     private final Object lock = new Object();
+    private final AtomicLong acksFailed = new AtomicLong();
     private Connection current;
     private String refusal;
     private String lastProblem = "not connected yet";
@@ -145,10 +147,27 @@ final class HubLink implements AutoCloseable {
         if (conn == null || conn.lost || conn.protocolVersion < 2) {
             return false;
         }
+        sendAck(conn.client, seq); // its outcome is accounted for there
+        return true;
+    }
+
+    /**
+     * Sends the wire ack of {@code seq} on {@code client}. The hub does not answer an ack, so a
+     * write that fails is known only here: logged and counted ({@code acks_failed} in {@link #status}).
+     *
+     * @return completes, as the write did, once its outcome is accounted for
+     */
+    CompletableFuture<Void> sendAck(HubClient client, long seq) {
         ObjectNode ack = Frames.request(settings.name(), "ack");
         ack.put("seq", seq);
-        conn.client.sendAsync(ack);
-        return true;
+        return client.sendAsyncWithResult(ack).whenComplete((written, failure) -> {
+            if (failure != null) {
+                acksFailed.incrementAndGet();
+                LOG.warn("the ack of seq {} could not be written to the hub: {}; its deferred receipt is lost, and the "
+                        + "hub counts the chat read only once a later ack or registration passes it", seq,
+                        failure.toString());
+            }
+        });
     }
 
     /** What the face knows about its connection, for the {@code status} resource and errors. */
@@ -162,6 +181,8 @@ final class HubLink implements AutoCloseable {
             s.put("refused", refusal);
             s.put("last_problem", current != null ? null : lastProblem);
             s.put("inbox_cursor", inbox.cursor());
+            s.put("cursor_lowerings_failed", inbox.cursorLoweringsFailed());
+            s.put("acks_failed", acksFailed.get());
             return s;
         }
     }

@@ -4,16 +4,14 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ExecutorService;
 
 /**
  * What the agent has received and not read yet: chats addressed to it or to everyone, late
@@ -35,8 +33,7 @@ import java.util.TreeSet;
  * registration's replay, which scans a bounded window of chats after {@code since_seq}, could
  * end before the chats that arrived while the agent was away.
  */
-final class Inbox {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Inbox.class);
+final class Inbox implements AutoCloseable {
     /**
      * One read: the items, how many were dropped for lack of room since the last read, how many
      * remain, and the directed chat seqs to acknowledge now, ascending (some may have been read
@@ -46,7 +43,7 @@ final class Inbox {
     }
 
     private final int capacity;
-    private final Path cursorFile;
+    private final CursorFile cursorFile;
     private final ArrayDeque<ObjectNode> items = new ArrayDeque<>();
     private final Set<Long> queuedSeqs = new HashSet<>();
     /** Seqs of directed chats still queued, unread: they block. At most {@code capacity} of them. */
@@ -79,8 +76,6 @@ final class Inbox {
      * replays only chats above it, so none at or below it can be new.
      */
     private long registeredFrom;
-    /** The cursor the file holds: what a restart would send (0 without a file). */
-    private long saved;
     /**
      * The seqs read most recently, at most {@link #MAX_RECENT}: above {@link #registeredFrom} a
      * chat is a duplicate only if it was read already. Not the highest seq read: the replay comes
@@ -95,21 +90,21 @@ final class Inbox {
      * @param cursorFile where the cursor survives a restart of this process, or null
      */
     Inbox(int capacity, Path cursorFile) throws IOException {
+        this(capacity, cursorFile, CursorFile.newWriter());
+    }
+
+    /**
+     * @param writer brings the cursor file down for replayed chats, one write at a time (a test passes
+     *     one it can hold up); shut down by {@link #close}
+     */
+    Inbox(int capacity, Path cursorFile, ExecutorService writer) throws IOException {
         if (capacity < 1) {
             throw new IllegalArgumentException("inbox capacity must be at least 1");
         }
         this.capacity = capacity;
-        this.cursorFile = cursorFile;
-        if (cursorFile != null && Files.exists(cursorFile)) {
-            String text = Files.readString(cursorFile, StandardCharsets.UTF_8).strip();
-            try {
-                readThrough = text.isEmpty() ? 0 : Math.max(0, Long.parseLong(text));
-                registeredFrom = readThrough;
-                saved = readThrough;
-            } catch (NumberFormatException e) {
-                throw new IOException(cursorFile + ": not a cursor (expected one integer, found '" + text + "')");
-            }
-        }
+        this.cursorFile = new CursorFile(cursorFile, writer);
+        readThrough = this.cursorFile.saved();
+        registeredFrom = readThrough;
     }
 
     /**
@@ -123,17 +118,9 @@ final class Inbox {
         items.addLast(item);
         if (seq > 0 && item.path("directed").asBoolean()) {
             queuedDirected.add(seq);
-            if (saved > cursor()) {
-                // a replayed chat below what the file says (a higher one was read first): a restart from
-                // the file would never get it back, so the file follows the cursor down now
-                try {
-                    saveCursor(cursor());
-                } catch (IOException e) {
-                    // the file keeps the higher value; the next take writes the cursor again (after != saved)
-                    LOG.warn("cannot bring the cursor file {} down to {} for a replayed chat: {}; retried at the "
-                            + "next inbox read", cursorFile, cursor(), e.toString());
-                }
-            }
+            // a replayed chat below what the file says (a higher one was read first): a restart from the file
+            // would never get it back, so the file follows the cursor down; not on this thread (an event loop)
+            cursorFile.lowerLater(cursor());
         }
         while (items.size() > capacity) {
             ObjectNode gone = items.removeFirst();
@@ -211,10 +198,7 @@ final class Inbox {
         long blocker = blocker(queued, held, low);
         List<Long> acks = new ArrayList<>(due.headSet(blocker));
         due.removeAll(acks);
-        long after = cursorOf(through, blocker);
-        if (after != saved) {
-            saveCursor(after); // first: a failure leaves the items queued
-        }
+        cursorFile.save(cursorOf(through, blocker)); // first: a failure leaves the items queued
         for (ObjectNode item : out) {
             items.removeFirst();
             long seq = seqOf(item);
@@ -259,6 +243,11 @@ final class Inbox {
         return unacked.size();
     }
 
+    /** How many times the cursor file could not be brought down for a replayed chat. */
+    long cursorLoweringsFailed() {
+        return cursorFile.loweringsFailed();
+    }
+
     /** How many acks are owed (read with an ack, not released because a lower directed chat blocks). */
     synchronized int acksOwed() {
         return owed.size();
@@ -289,14 +278,9 @@ final class Inbox {
         return blocker == Long.MAX_VALUE ? through : Math.min(through, blocker - 1);
     }
 
-    private void saveCursor(long value) throws IOException {
-        if (cursorFile == null) {
-            saved = value;
-            return;
-        }
-        Path tmp = cursorFile.resolveSibling(cursorFile.getFileName() + ".tmp");
-        Files.writeString(tmp, value + "\n", StandardCharsets.UTF_8);
-        Files.move(tmp, cursorFile, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-        saved = value;
+    /** Lets a lowering of the cursor file still queued finish, then stops its writer. */
+    @Override
+    public void close() {
+        cursorFile.close();
     }
 }

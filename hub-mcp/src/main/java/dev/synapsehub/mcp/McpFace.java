@@ -50,10 +50,11 @@ public final class McpFace {
      */
     public static void run(McpSettings settings, String version, InputStream in, OutputStream out)
             throws IOException, InterruptedException {
-        Inbox inbox = new Inbox(settings.inboxCapacity(), settings.cursorFile());
         InFlight inFlight = new InFlight();
         ProtocolOutput protocol = new ProtocolOutput(out, inFlight);
-        try (HubLink link = new HubLink(settings, inbox)) {
+        // closed in reverse: the link stops offering chats before the inbox lets its cursor file settle
+        try (Inbox inbox = new Inbox(settings.inboxCapacity(), settings.cursorFile());
+             HubLink link = new HubLink(settings, inbox)) {
             link.start();
             CoordinationTools tools = new CoordinationTools(link, inbox);
             // requests run at most about twice the request timeout (renew reads, then claims)
@@ -145,7 +146,7 @@ public final class McpFace {
                 "The task board: tasks, ready ids and progress notes."));
         McpSchema.Resource status = McpSchema.Resource.builder().uri("synapse://link").name("link")
                 .title("MCP face connection").description("This MCP server's connection to its hub: agent name, URL, "
-                        + "connected or not, reconnections, the inbox cursor.")
+                        + "connected or not, reconnections, the inbox cursor, cursor-file writes and acks that failed.")
                 .mimeType("application/json").build();
         specs.add(new McpServerFeatures.SyncResourceSpecification(status, (exchange, request) ->
                 new McpSchema.ReadResourceResult(List.of(new McpSchema.TextResourceContents(status.uri(),

@@ -6,6 +6,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -264,21 +267,81 @@ class InboxTest {
                 .isFalse();
     }
 
+    private static ObjectNode broadcast(long seq) {
+        ObjectNode n = chat(seq);
+        n.put("directed", false);
+        return n;
+    }
+
     @Test
-    void aReplayedChatBelowTheSavedCursorBringsTheFileDownAtOnce(@TempDir Path dir) throws Exception {
+    void aReplayedChatBelowTheSavedCursorBringsTheFileDownBeforeTheNextRead(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("cursor");
         Files.writeString(file, "5\n");
         Inbox inbox = new Inbox(10, file);
         assertThat(inbox.registering()).isEqualTo(5);
-        ObjectNode broadcast = chat(14);
-        broadcast.put("directed", false);
-        inbox.offer(broadcast, 14); // live, read before the replay arrives
+        inbox.offer(broadcast(14), 14); // live, read before the replay arrives
         inbox.take(10, 0, true);
         assertThat(Files.readString(file).strip()).isEqualTo("14");
         inbox.offer(chat(10), 10); // the replay of a directed chat sent while away
+        inbox.close(); // waits for the lowering the offer queued
         // a restart before the next read would otherwise ask from 14 and never get 10 back
         assertThat(Files.readString(file).strip()).isEqualTo("9");
         assertThat(new Inbox(10, file).registering()).isEqualTo(9);
+    }
+
+    @Test
+    void theOfferingThreadNeverWritesTheCursorFileAndTheLatestLoweringWins(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("cursor");
+        Files.writeString(file, "5\n");
+        ExecutorService writer = CursorFile.newWriter(); // a daemon: a failed test leaves no thread behind that it held up
+        CountDownLatch release = new CountDownLatch(1);
+        writer.execute(() -> {
+            try {
+                release.await(); // the writer thread is held up: whatever the offers write, they write themselves
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        Inbox inbox = new Inbox(10, file, writer);
+        inbox.registering();
+        inbox.offer(broadcast(14), 14);
+        inbox.take(10, 0, true);
+        assertThat(Files.readString(file).strip()).as("a read writes on its own thread").isEqualTo("14");
+
+        // offer runs on a connection's event loop, which must not wait for the disk
+        assertThat(inbox.offer(chat(10), 10)).isTrue();
+        assertThat(inbox.offer(chat(8), 8)).isTrue();
+        assertThat(Files.readString(file).strip()).isEqualTo("14");
+        assertThat(inbox.cursor()).isEqualTo(7);
+
+        release.countDown();
+        inbox.close();
+        assertThat(writer.isTerminated()).as("closing the inbox stops its writer").isTrue();
+        assertThat(Files.readString(file).strip()).as("the later, lower value").isEqualTo("7");
+        assertThat(inbox.cursorLoweringsFailed()).isZero();
+    }
+
+    @Test
+    void aLoweringThatCannotBeWrittenIsCountedAndRetriedAtTheNextRead(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("cursor");
+        ExecutorService writer = CursorFile.newWriter();
+        Inbox inbox = new Inbox(10, file, writer);
+        inbox.offer(broadcast(14), 14);
+        inbox.take(10, 0, true);
+        assertThat(Files.readString(file).strip()).isEqualTo("14");
+
+        Path tmp = dir.resolve("cursor.tmp");
+        Files.createDirectory(tmp); // the write goes through this name: a directory there makes it fail
+        inbox.offer(broadcast(16), 16);
+        inbox.offer(chat(10), 10);
+        writer.submit(() -> { }).get(10, TimeUnit.SECONDS); // one thread: the lowering has run
+        assertThat(inbox.cursorLoweringsFailed()).isEqualTo(1);
+        assertThat(Files.readString(file).strip()).as("the file keeps its value").isEqualTo("14");
+
+        Files.delete(tmp);
+        assertThat(inbox.take(1, 0, true).items()).extracting(i -> i.path("seq").asLong()).containsExactly(16L);
+        assertThat(Files.readString(file).strip()).as("10 still unread").isEqualTo("9");
+        inbox.close();
     }
 
     @Test

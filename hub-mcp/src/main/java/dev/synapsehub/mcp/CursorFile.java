@@ -1,0 +1,148 @@
+package dev.synapsehub.mcp;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The file that keeps the {@link Inbox} cursor across restarts of this process (or none). An
+ * inbox read saves it on the reader's thread; a replayed chat arriving below it, on a
+ * connection's event loop, only asks for it to come down, and a writer thread of its own does
+ * the write, so no event loop waits for the disk.
+ */
+final class CursorFile implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(CursorFile.class);
+    private static final long NONE = -1;
+    /** How long {@link #close} waits for a lowering still queued: a restart would read the file. */
+    private static final long CLOSE_WAIT_SECONDS = 5;
+
+    private final Path path;
+    private final ExecutorService writer;
+    /** The value the file holds (0 without a file); changed only under this object's lock. */
+    private volatile long saved;
+    /** The value the file must come down to, or {@link #NONE}: the latest asked for wins. */
+    private final AtomicLong lowering = new AtomicLong(NONE);
+    private final AtomicLong loweringsFailed = new AtomicLong();
+
+    /**
+     * Reads the cursor {@code path} holds (0 if it does not exist).
+     *
+     * @param path the file, or null for none
+     * @param writer runs the lowerings one at a time, in order ({@link #newWriter}); shut down by {@link #close}
+     */
+    CursorFile(Path path, ExecutorService writer) throws IOException {
+        this.path = path;
+        this.writer = writer;
+        if (path != null && Files.exists(path)) {
+            String text = Files.readString(path, StandardCharsets.UTF_8).strip();
+            try {
+                saved = text.isEmpty() ? 0 : Math.max(0, Long.parseLong(text));
+            } catch (NumberFormatException e) {
+                throw new IOException(path + ": not a cursor (expected one integer, found '" + text + "')");
+            }
+        }
+    }
+
+    /** The writer thread: a daemon, so that it never keeps the process alive. */
+    static ExecutorService newWriter() {
+        return Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "mcp-cursor-file");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** The value the file holds: what a restart would send (0 without a file). */
+    long saved() {
+        return saved;
+    }
+
+    /**
+     * Writes {@code value} now, on the caller's thread, unless the file holds it already. It is
+     * the current cursor, so a lowering asked for earlier is superseded and dropped.
+     */
+    synchronized void save(long value) throws IOException {
+        if (value != saved) {
+            write(value);
+        }
+        lowering.set(NONE);
+    }
+
+    /**
+     * Brings the file down to {@code cursor} in the background if it holds more; never blocks
+     * (called on an event loop). A write that fails is logged, counted, and left to the next
+     * {@link #save}.
+     */
+    void lowerLater(long cursor) {
+        if (path == null || saved <= cursor) {
+            return;
+        }
+        if (lowering.getAndSet(cursor) != NONE) {
+            return; // a lowering is queued: it takes this value
+        }
+        try {
+            writer.execute(this::lower);
+        } catch (RejectedExecutionException closed) {
+            loweringsFailed.incrementAndGet();
+            LOG.warn("cannot bring the cursor file {} down to {} for a replayed chat: the MCP face is closing",
+                    path, cursor);
+        }
+    }
+
+    /** How many background lowerings could not be written. */
+    long loweringsFailed() {
+        return loweringsFailed.get();
+    }
+
+    /** On the writer thread. */
+    private synchronized void lower() {
+        long value = lowering.getAndSet(NONE);
+        if (value == NONE || value >= saved) {
+            return; // superseded by a save, or already there
+        }
+        try {
+            write(value);
+        } catch (IOException e) {
+            loweringsFailed.incrementAndGet();
+            // the file keeps the higher value; the next inbox read writes the cursor again (it differs from saved)
+            LOG.warn("cannot bring the cursor file {} down to {} for a replayed chat: {}; retried at the next "
+                    + "inbox read", path, value, e.toString());
+        }
+    }
+
+    private void write(long value) throws IOException {
+        if (path != null) {
+            Path tmp = path.resolveSibling(path.getFileName() + ".tmp");
+            Files.writeString(tmp, value + "\n", StandardCharsets.UTF_8);
+            Files.move(tmp, path, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        }
+        saved = value;
+    }
+
+    /** Lets a queued lowering finish (a bounded wait), then stops the writer thread. */
+    @Override
+    public void close() {
+        writer.shutdown();
+        boolean done;
+        try {
+            done = writer.awaitTermination(CLOSE_WAIT_SECONDS, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            done = false;
+        }
+        if (!done) {
+            LOG.warn("the cursor file {} may still be coming down for a replayed chat as the MCP face closes; it may "
+                    + "hold a cursor above that chat", path);
+        }
+    }
+}
