@@ -18,7 +18,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * The file that keeps the {@link Inbox} cursor across restarts of this process (or none). An
  * inbox read saves it on the reader's thread; a replayed chat arriving below it, on a
  * connection's event loop, only asks for it to come down, and a writer thread of its own does
- * the write, so no event loop waits for the disk.
+ * the write, so the event loop does not write the file. (It can still wait for the inbox's lock
+ * while a read holds it to save the file: a read is an agent's tool call, rare next to frames.)
  */
 final class CursorFile implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(CursorFile.class);
@@ -93,6 +94,7 @@ final class CursorFile implements AutoCloseable {
         try {
             writer.execute(this::lower);
         } catch (RejectedExecutionException closed) {
+            lowering.compareAndSet(cursor, NONE); // so a later lowering is counted and logged too, not skipped as queued
             loweringsFailed.incrementAndGet();
             LOG.warn("cannot bring the cursor file {} down to {} for a replayed chat: the MCP face is closing",
                     path, cursor);
@@ -112,7 +114,7 @@ final class CursorFile implements AutoCloseable {
         }
         try {
             write(value);
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) { // a runtime failure would otherwise die unseen in the executor
             loweringsFailed.incrementAndGet();
             // the file keeps the higher value; the next inbox read writes the cursor again (it differs from saved)
             LOG.warn("cannot bring the cursor file {} down to {} for a replayed chat: {}; retried at the next "

@@ -99,10 +99,16 @@ final class Inbox implements AutoCloseable {
      */
     Inbox(int capacity, Path cursorFile, ExecutorService writer) throws IOException {
         if (capacity < 1) {
+            writer.shutdownNow();
             throw new IllegalArgumentException("inbox capacity must be at least 1");
         }
         this.capacity = capacity;
-        this.cursorFile = new CursorFile(cursorFile, writer);
+        try {
+            this.cursorFile = new CursorFile(cursorFile, writer);
+        } catch (IOException | RuntimeException unreadable) {
+            writer.shutdownNow(); // no inbox, so nothing would ever close it
+            throw unreadable;
+        }
         readThrough = this.cursorFile.saved();
         registeredFrom = readThrough;
     }

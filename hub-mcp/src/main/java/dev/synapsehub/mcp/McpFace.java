@@ -146,7 +146,7 @@ public final class McpFace {
                 "The task board: tasks, ready ids and progress notes."));
         McpSchema.Resource status = McpSchema.Resource.builder().uri("synapse://link").name("link")
                 .title("MCP face connection").description("This MCP server's connection to its hub: agent name, URL, "
-                        + "connected or not, reconnections, the inbox cursor, cursor-file writes and acks that failed.")
+                        + "connected or not, reconnections, the inbox cursor, background cursor-file lowerings and acks that failed.")
                 .mimeType("application/json").build();
         specs.add(new McpServerFeatures.SyncResourceSpecification(status, (exchange, request) ->
                 new McpSchema.ReadResourceResult(List.of(new McpSchema.TextResourceContents(status.uri(),

@@ -18,7 +18,6 @@ import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
@@ -73,8 +72,10 @@ class HubLinkTest {
     void anAckOnAClientAlreadyClosedIsCountedToo() throws Exception {
         HubClient client = HubClient.connect(endpoint.uri(), WAIT);
         client.close(); // its event loop shuts down too: the failure must still be reported
+        client.eventLoop().terminationFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS);
         assertThatThrownBy(() -> link.sendAck(client, 7).get(WAIT.toSeconds(), TimeUnit.SECONDS))
-                .isInstanceOf(ExecutionException.class);
+                .isInstanceOf(ExecutionException.class)
+                .hasCauseInstanceOf(java.util.concurrent.RejectedExecutionException.class);
         assertThat(link.status()).containsEntry("acks_failed", 1L);
     }
 
@@ -101,12 +102,12 @@ class HubLinkTest {
                                     });
                         }
                     })
-                    .bind(InetAddress.getLoopbackAddress(), 0).syncUninterruptibly().channel();
+                    .bind("127.0.0.1", 0).syncUninterruptibly().channel();
         }
 
         URI uri() {
             InetSocketAddress address = (InetSocketAddress) server.localAddress();
-            return URI.create("ws://" + address.getAddress().getHostAddress() + ":" + address.getPort() + "/");
+            return URI.create("ws://127.0.0.1:" + address.getPort() + "/");
         }
 
         void dropConnections() {
