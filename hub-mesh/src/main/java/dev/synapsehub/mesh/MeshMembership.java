@@ -158,18 +158,26 @@ public final class MeshMembership {
      * they elect another, and a change sent to it fails: so this waits, within {@code timeout}, for
      * an agreed leader that answers (an election in between names none).
      */
+    /** The least a round of the answering-leader wait asks with, however little of its timeout is left. */
+    static final Duration SHORTEST_ROUND = Duration.ofMillis(200);
+
     private static String answeringLeader(List<MeshPeer> peers, Duration timeout, MeshTls tls)
             throws MeshAdminException, InterruptedException {
-        return answeringLeader(() -> MeshProbe.probe(peers, timeout, tls), MeshConfig.quorum(peers.size()), timeout,
+        return answeringLeader(within -> MeshProbe.probe(peers, within, tls), MeshConfig.quorum(peers.size()), timeout,
                 Duration.ofMillis(200));
     }
 
-    /** As above, asking {@code probe} for the voters' reports every {@code pause} until {@code timeout}. */
-    static String answeringLeader(java.util.function.Supplier<List<MeshProbe.PeerReport>> probe, int quorum,
+    /**
+     * As above, asking {@code probe} for the voters' reports every {@code pause} until {@code timeout};
+     * each round is given what is left of the timeout (at least {@link #SHORTEST_ROUND}), so a voter
+     * that never answers cannot make the wait run past it by a whole timeout per round.
+     */
+    static String answeringLeader(java.util.function.Function<Duration, List<MeshProbe.PeerReport>> probe, int quorum,
                                   Duration timeout, Duration pause) throws MeshAdminException, InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
-            List<MeshProbe.PeerReport> reports = probe.get();
+            Duration left = Duration.ofNanos(Math.max(SHORTEST_ROUND.toNanos(), deadline - System.nanoTime()));
+            List<MeshProbe.PeerReport> reports = probe.apply(left);
             String named = MeshAdmin.agreedLeader(reports, quorum);
             // a leader outside the voters given is not probed here: taken as named, the configuration check
             // then refuses the out-of-date --mesh-peers

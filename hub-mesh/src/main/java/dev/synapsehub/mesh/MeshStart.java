@@ -68,6 +68,7 @@ final class MeshStart {
             throws IOException {
         RaftGroup none = RaftGroup.valueOf(group.getGroupId()); // Ratis requires this node in any group with peers
         if (holdsConfiguration(config.storageDir(), config.groupId())) {
+            Files.deleteIfExists(unverifiedMarker(config.storageDir())); // it has applied a configuration since
             return group; // Ratis starts from the configuration its storage holds, whatever it is given
         }
         boolean founding = config.groupId().equals(MeshConfig.groupId(config.peers()));
@@ -91,16 +92,21 @@ final class MeshStart {
                         + " its peers\"); started as the voter it was it could elect a leader that lacks committed"
                         + " writes");
             }
+            markUnverified(config.storageDir());
             return founding ? group : none; // a new mesh, or the mesh is down: nothing to tell otherwise
         }
         List<String> voters = MeshProbe.currentVoters(running, others);
         if (!voters.contains(config.nodeId())) {
             LOG.log(System.Logger.Level.INFO, "mesh node " + config.nodeId() + " is not a voter of the running mesh "
                     + voters + ": it waits for mesh add-node");
+            markUnverified(config.storageDir());
             return none;
         }
-        if (MeshGroup.inStorage(config.storageDir()) != null) {
-            return group; // it has run in this group (a founder before its mesh formed): Ratis replays its log
+        if (MeshGroup.inStorage(config.storageDir()) != null && (!Files.exists(unverifiedMarker(config.storageDir()))
+                || holdsLogEntries(config.storageDir(), config.groupId()))) {
+            // it has run in this group: its start was checked (a founder before its mesh formed), or a leader has
+            // written to its log since (added, restarted before it applied its configuration): Ratis replays its log
+            return group;
         }
         if (!founding) {
             throw new MeshRejoinRefused(config, voters, "was changed to count it as a voter");
@@ -109,7 +115,50 @@ final class MeshStart {
         if (history != null) {
             throw new MeshRejoinRefused(config, voters, history);
         }
+        Files.deleteIfExists(unverifiedMarker(config.storageDir())); // checked now: a mesh with nothing committed
         return group; // the founders of a mesh that has committed nothing start together
+    }
+
+    /**
+     * The file that says this storage's group directory came from a start its peers did not check
+     * (they were down, or it was not a voter): until Ratis has applied a configuration there, such a
+     * directory proves nothing. Without it, a voter that lost its storage and was started once
+     * during an outage would look, at its next start, like a founder that had run before, and
+     * start as the voter it was.
+     */
+    static Path unverifiedMarker(Path storageDir) {
+        return storageDir.resolve("synapse-unverified-start");
+    }
+
+    /**
+     * Whether the group's Raft log in {@code storageDir} holds an entry: a closed segment
+     * ({@code log_A-B}), or an open one longer than its 8-byte header. A node started alone, its
+     * peers down, only campaigns: it writes its term and vote, never an entry.
+     */
+    static boolean holdsLogEntries(Path storageDir, UUID group) throws IOException {
+        Path current = storageDir.resolve(group.toString()).resolve("current");
+        if (!Files.isDirectory(current)) {
+            return false;
+        }
+        try (java.util.stream.Stream<Path> files = Files.list(current)) {
+            return files.anyMatch(f -> {
+                String name = f.getFileName().toString();
+                try {
+                    return name.startsWith("log_inprogress_") ? Files.size(f) > 8 : name.matches("log_[0-9]+-[0-9]+");
+                } catch (IOException gone) {
+                    return false;
+                }
+            });
+        }
+    }
+
+    private static void markUnverified(Path storageDir) throws IOException {
+        Path marker = unverifiedMarker(storageDir);
+        if (!Files.exists(marker)) {
+            Files.createDirectories(storageDir);
+            Files.writeString(marker, "This node's Raft storage was started without its peers' check; its start is checked"
+                    + " again until Ratis holds a configuration here (current/raft-meta.conf). Do not delete by hand.\n");
+        }
     }
 
     /** Each peer's status report, each asked within its share of {@code bound} (not asked in time: unreached). */

@@ -237,6 +237,42 @@ class MeshMembershipTest {
         assertThat(granted(commit(lead, "still", "S2"))).as("the other two carry on").isTrue();
     }
 
+    /**
+     * A voter that lost its storage and was started once while its peers were down starts as a
+     * founder (its peers cannot check it) and leaves a group directory behind; at its next start,
+     * with its peers back, that directory must not pass for the storage of a node that has run in
+     * the group: its log holds no entry and its first start was not checked, so it is refused.
+     */
+    @Test
+    void aVoterWipedAndStartedDuringAnOutageIsStillRefusedOnceItsPeersAreBack() throws Exception {
+        cluster = new TestCluster(dir, 3);
+        MeshNode leader = cluster.awaitLeader();
+        Outcome seeded = commit(leader, "seed", "S1");
+        assertThat(granted(seeded)).isTrue();
+        cluster.awaitApplied(OutcomeCodec.lastSeq(seeded));
+        String lost = cluster.follower(leader).nodeId();
+        List<String> others = leader.config().peers().stream().map(MeshPeer::id).filter(id -> !id.equals(lost)).toList();
+        for (String id : others) {
+            cluster.stop(id);
+        }
+        cluster.stop(lost);
+        cluster.wipe(lost);
+        cluster.start(lost); // the outage: no peer answers, so it starts as a founder would (and warns)
+        Thread.sleep(1_500); // it campaigns alone: a term and a vote, no entry
+        cluster.stop(lost);
+        assertThat(MeshGroup.inStorage(dir.resolve(lost + ".db.raft"))).as("a group directory was left").isNotNull();
+        assertThat(MeshStart.unverifiedMarker(dir.resolve(lost + ".db.raft"))).exists();
+
+        for (String id : others) {
+            cluster.start(id);
+        }
+        MeshNode back = cluster.awaitLeader();
+        assertThatThrownBy(() -> cluster.start(lost)).isInstanceOf(MeshRejoinRefused.class)
+                .hasMessageContaining("mesh node " + lost + " has no Raft state")
+                .hasMessageContaining("has committed records");
+        assertThat(granted(commit(back, "still", "S2"))).as("the other two carry on").isTrue();
+    }
+
     @Test
     void aVoterThatLostItsStorageRejoinsByRemoveNodeAndAddNodeAndCatchesUpBySnapshot() throws Exception {
         cluster = new TestCluster(dir, 3, SMALL);

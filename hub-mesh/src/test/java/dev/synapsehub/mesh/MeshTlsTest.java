@@ -34,6 +34,7 @@ import static dev.synapsehub.mesh.MeshReplicationTest.claim;
 import static dev.synapsehub.mesh.MeshReplicationTest.claims;
 import static dev.synapsehub.mesh.MeshReplicationTest.submit;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Seed 001 §15: with mutual TLS configured, the Raft transport (replication, elections,
@@ -108,10 +109,19 @@ class MeshTlsTest {
             return false;
         });
 
-        // the same storage with a certificate from the cluster CA joins and catches up, and serves writes
+        // with a certificate from the cluster CA, the same storage is refused: its first start could not be checked
+        // (no peer heard it), so it may be a voter that lost its storage; it joins by the recipe, and catches up
         cluster.stop("n3");
         cluster.tls("n3", tls.get("n3"));
-        MeshNode joined = cluster.start("n3");
+        assertThatThrownBy(() -> cluster.start("n3")).isInstanceOf(MeshRejoinRefused.class)
+                .hasMessageContaining("mesh remove-node");
+        List<MeshPeer> three = List.copyOf(leader.config().peers());
+        MeshPeer n3 = three.stream().filter(p -> p.id().equals("n3")).findFirst().orElseThrow();
+        List<MeshPeer> two = three.stream().filter(p -> !p.id().equals("n3")).toList();
+        MeshMembership.removeNode(three, "n3", java.time.Duration.ofSeconds(30), tls.get("n1"));
+        cluster.wipe("n3");
+        MeshNode joined = cluster.start("n3"); // not a voter now: it waits for add-node
+        MeshMembership.addNode(two, n3, java.time.Duration.ofSeconds(30), tls.get("n1"));
         cluster.awaitApplied(seq);
         MeshNode now = cluster.awaitLeader();
         Outcome viaN3 = submit(joined, Mutation.of(claim("carol", "T3")));
