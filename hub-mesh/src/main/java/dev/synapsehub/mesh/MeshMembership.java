@@ -152,15 +152,15 @@ public final class MeshMembership {
         }
     }
 
+    /** The least a round of the answering-leader wait asks with, however little of its timeout is left. */
+    static final Duration SHORTEST_ROUND = Duration.ofMillis(200);
+
     /**
      * The leader a majority of the voters agree on, once it answers itself. A leader that has just
      * stopped (often the very node being removed or restored) is still named by the others until
      * they elect another, and a change sent to it fails: so this waits, within {@code timeout}, for
      * an agreed leader that answers (an election in between names none).
      */
-    /** The least a round of the answering-leader wait asks with, however little of its timeout is left. */
-    static final Duration SHORTEST_ROUND = Duration.ofMillis(200);
-
     private static String answeringLeader(List<MeshPeer> peers, Duration timeout, MeshTls tls)
             throws MeshAdminException, InterruptedException {
         return answeringLeader(within -> MeshProbe.probe(peers, within, tls), MeshConfig.quorum(peers.size()), timeout,
