@@ -195,7 +195,13 @@ public final class LogServer implements AutoCloseable {
                     } else {
                         rows = reader.readStored(afterSeq, events, MAX_BYTES);
                     }
+                    // decided before the page goes out: its peer's next pull, which may then come at once, is not
+                    // "another pull waiting" (it is the one read ahead for), and a test can tell which applies
+                    boolean othersWait = !readThread.getQueue().isEmpty();
                     page.complete(Page.of(rows, journal.lastSeq()));
+                    if (othersWait) {
+                        return;
+                    }
                 } catch (dev.synapsehub.core.journal.JournalException | RuntimeException e) {
                     page.completeExceptionally(e);
                     return;
@@ -210,15 +216,16 @@ public final class LogServer implements AutoCloseable {
 
     /**
      * Reads the page a follower asks for next, after {@code served}, when the log goes on past
-     * it and no other pull waits: a catch-up then waits for each page's encoding, sending and
+     * it (and, as its caller checks, no other pull waited when it was served: those are not kept
+     * waiting for a guess): a catch-up then waits for each page's encoding, sending and
      * parsing but not also for its read (docs/benchmarks.md, "Cold catch-up: the next page read
      * ahead"). Only a page that ends before the log's end as it was before the read is kept: it
      * was cut by its size or its bytes, so a read at the pull would return the same rows. A
      * failed read is counted, logged once until one succeeds, and changes nothing: the pull reads again.
      */
     private void readNextPage(List<StoredEvent> served, int events) {
-        if (served.isEmpty() || !readThread.getQueue().isEmpty() || readThread.isShutdown()) {
-            return; // pulls waiting are not kept waiting for a guess
+        if (served.isEmpty() || readThread.isShutdown()) {
+            return;
         }
         long tail = served.get(served.size() - 1).seq();
         long end = journal.lastSeq(); // committed before the read starts, so the read sees it
