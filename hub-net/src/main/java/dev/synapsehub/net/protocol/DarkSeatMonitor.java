@@ -173,7 +173,6 @@ public final class DarkSeatMonitor implements AutoCloseable {
         return f;
     }
 
-    /** Whole seconds without a fraction ("20 s", as before the window was configurable). */
     @Override
     public void close() {
         ScheduledFuture<?> s = schedule;

@@ -650,8 +650,10 @@ public final class InboundPipeline {
         return type.toLowerCase(Locale.ROOT);
     }
 
-    /** Whole seconds print without a fraction, as in the contract's lease refusal ({@code 3600s}). */
-    /** A number of seconds as a refusal text says it: a whole number without ".0", else Python's float form. */
+    /**
+     * A number of seconds as a refusal text (and the dark-seat remedy) says it: a whole number
+     * without ".0", as in the contract's lease refusal ({@code 3600s}), else Python's float form.
+     */
     static String seconds(double s) {
         return s == Math.rint(s) && Math.abs(s) < 1e15 ? Long.toString((long) s) : PythonFloatFormat.format(s);
     }
