@@ -67,8 +67,9 @@ final class MeshStart {
     static RaftGroup serverGroup(MeshConfig config, RaftGroup group, BooleanSupplier stopRequested, Duration cap)
             throws IOException {
         RaftGroup none = RaftGroup.valueOf(group.getGroupId()); // Ratis requires this node in any group with peers
+        Path unverified = unverifiedMarker(config.storageDir());
         if (holdsConfiguration(config.storageDir(), config.groupId())) {
-            Files.deleteIfExists(unverifiedMarker(config.storageDir())); // it has applied a configuration since
+            Files.deleteIfExists(unverified); // it has applied a configuration since
             return group; // Ratis starts from the configuration its storage holds, whatever it is given
         }
         boolean founding = config.groupId().equals(MeshConfig.groupId(config.peers()));
@@ -92,18 +93,18 @@ final class MeshStart {
                         + " its peers\"); started as the voter it was it could elect a leader that lacks committed"
                         + " writes");
             }
-            markUnverified(config.storageDir());
+            markUnverified(unverified);
             return founding ? group : none; // a new mesh, or the mesh is down: nothing to tell otherwise
         }
         List<String> voters = MeshProbe.currentVoters(running, others);
         if (!voters.contains(config.nodeId())) {
             LOG.log(System.Logger.Level.INFO, "mesh node " + config.nodeId() + " is not a voter of the running mesh "
                     + voters + ": it waits for mesh add-node");
-            markUnverified(config.storageDir());
+            markUnverified(unverified);
             return none;
         }
-        if (MeshGroup.inStorage(config.storageDir()) != null && (!Files.exists(unverifiedMarker(config.storageDir()))
-                || holdsLogEntries(config.storageDir(), config.groupId()))) {
+        if (MeshGroup.inStorage(config.storageDir()) != null
+                && (!Files.exists(unverified) || holdsLogEntries(config.storageDir(), config.groupId()))) {
             // it has run in this group: its start was checked (a founder before its mesh formed), or a leader has
             // written to its log since (added, restarted before it applied its configuration): Ratis replays its log
             return group;
@@ -115,7 +116,7 @@ final class MeshStart {
         if (history != null) {
             throw new MeshRejoinRefused(config, voters, history);
         }
-        Files.deleteIfExists(unverifiedMarker(config.storageDir())); // checked now: a mesh with nothing committed
+        Files.deleteIfExists(unverified); // checked now: a mesh with nothing committed
         return group; // the founders of a mesh that has committed nothing start together
     }
 
@@ -152,10 +153,9 @@ final class MeshStart {
         }
     }
 
-    private static void markUnverified(Path storageDir) throws IOException {
-        Path marker = unverifiedMarker(storageDir);
+    private static void markUnverified(Path marker) throws IOException {
         if (!Files.exists(marker)) {
-            Files.createDirectories(storageDir);
+            Files.createDirectories(marker.getParent());
             Files.writeString(marker, "This node's Raft storage was started without its peers' check; its start is checked"
                     + " again until Ratis holds a configuration here (current/raft-meta.conf). Do not delete by hand.\n");
         }

@@ -187,26 +187,24 @@ public final class LogServer implements AutoCloseable {
         CompletableFuture<Page> page = new CompletableFuture<>();
         try {
             readThread.execute(() -> {
-                List<StoredEvent> rows;
+                List<StoredEvent> rows = readAhead.take(afterSeq, events);
                 try {
-                    rows = readAhead.take(afterSeq, events);
                     if (rows != null) {
                         metrics.logPagesServedAhead.incrementAndGet();
                     } else {
                         rows = reader.readStored(afterSeq, events, MAX_BYTES);
                     }
-                    // decided before the page goes out: its peer's next pull, which may then come at once, is not
-                    // "another pull waiting" (it is the one read ahead for), and a test can tell which applies
-                    boolean othersWait = !readThread.getQueue().isEmpty();
-                    page.complete(Page.of(rows, journal.lastSeq()));
-                    if (othersWait) {
-                        return;
-                    }
                 } catch (dev.synapsehub.core.journal.JournalException | RuntimeException e) {
                     page.completeExceptionally(e);
                     return;
                 }
-                readNextPage(rows, events); // while this page is encoded, sent and read by the peer
+                // decided before the page goes out: its peer's next pull, which may then come at once, is not
+                // "another pull waiting" (it is the one read ahead for), and a test can tell which applies
+                boolean othersWait = !readThread.getQueue().isEmpty();
+                page.complete(Page.of(rows, journal.lastSeq()));
+                if (!othersWait) {
+                    readNextPage(rows, events); // while this page is encoded, sent and read by the peer
+                }
             });
         } catch (RejectedExecutionException full) { // readQueue pulls waiting, or closed
             page.completeExceptionally(new Busy(readThread.isShutdown(), readQueue));
