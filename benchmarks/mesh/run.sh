@@ -49,7 +49,7 @@ start_mesh() { # name, node count (1 or 3)
   [ "$n" = 1 ] && peers="n1=127.0.0.1:19771"
   rm -rf "$out/$name".n*
   for i in $(seq 1 "$n"); do
-    "$JAVA" -Xmx1g -jar "$jar" --port $((19780 + i)) --db "$out/$name.n$i.db" --mesh-id "n$i" --mesh-peers "$peers" \
+    "$JAVA" -Xmx1g -jar "$jar" --port $((19780 + i)) --db "$out/$name.n$i.db" --mesh-id "n$i" --mesh-peers "$peers" --mesh-bootstrap \
       $common > "$out/$name.n$i.log" 2>&1 &
     pids+=($!)
   done

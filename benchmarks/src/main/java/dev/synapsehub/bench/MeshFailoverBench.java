@@ -110,7 +110,7 @@ public final class MeshFailoverBench {
     private void start(int i) throws IOException {
         List<String> cmd = new ArrayList<>(launcher);
         cmd.addAll(List.of("--db", dir.resolve("n" + (i + 1) + ".db").toString(), "--port", String.valueOf(wsBase + i),
-                "--mesh-id", "n" + (i + 1), "--mesh-peers", peers(), "--metrics", "--max-claims-per-agent", "20000",
+                "--mesh-id", "n" + (i + 1), "--mesh-peers", peers(), "--mesh-bootstrap", "--metrics", "--max-claims-per-agent", "20000",
                 "--log-level", "WARN"));
         cmd.addAll(nodeArgs);
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)

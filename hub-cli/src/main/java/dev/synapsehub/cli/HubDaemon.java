@@ -335,8 +335,8 @@ final class HubDaemon implements AutoCloseable {
             // the node, its journal copy and the relay log are closed; nothing was bound
             LOG.info("stopping before serving: a signal came during the mesh node's start");
             throw new StoppedBeforeServing();
-        } catch (dev.synapsehub.mesh.MeshRejoinRefused e) {
-            // a voter whose storage is gone: the operator must remove and add it, a restart loop would not help (exit 2);
+        } catch (dev.synapsehub.mesh.MeshRejoinRefused | dev.synapsehub.mesh.MeshFoundingUnconfirmed e) {
+            // a voter whose storage is gone, or a founder nobody could vouch for: the operator must act (exit 2);
             // MeshHub.start closed the journal copy and the relay log
             throw new IllegalArgumentException(e.getMessage(), e);
         } catch (IOException e) { // Netty's undeclared BindException too; MeshHub.start closed what it opened

@@ -347,6 +347,14 @@ public final class ServeOptions {
                     + "group it holds.")
     String meshGroup;
 
+    @Option(names = "--mesh-bootstrap",
+            description = "This start may found a new mesh: on empty Raft storage, a node whose peers cannot confirm "
+                    + "that the mesh holds no committed record (they are not running yet) starts as a founder. Give "
+                    + "it to each node's first start of a new mesh and drop it once the mesh has formed: without it "
+                    + "such a start is refused, because a voter that lost its storage looks the same to itself. A "
+                    + "node with Raft state ignores it.")
+    boolean meshBootstrap;
+
     /** The validated hub settings; throws {@link IllegalArgumentException} with an operator-facing message. */
     HubConfig hubConfig() {
         String effectiveToken = resolveToken();
@@ -440,15 +448,18 @@ public final class ServeOptions {
     MeshConfig meshConfig() {
         if (meshId == null && meshPeers == null) {
             require(!meshTls.given(), "--mesh-tls-* are for a mesh node: they need --mesh-id and --mesh-peers");
+            require(!meshBootstrap, "--mesh-bootstrap is for a mesh node: it needs --mesh-id and --mesh-peers");
             return null;
         }
         require(meshId != null && meshPeers != null, "--mesh-id and --mesh-peers go together");
+        require(!(meshBootstrap && meshGroup != null), "--mesh-bootstrap founds a new mesh and --mesh-group joins a"
+                + " running one: give one of them");
         require(db != null, "a mesh node needs --db (its Raft log goes beside it, in <db>.raft)");
         require(meshCommitTimeout > 0 && Double.isFinite(meshCommitTimeout), "--mesh-commit-timeout must be positive");
         meshCompaction(); // validated with the other mesh flags
         return new MeshConfig(meshId, MeshPeer.parseList(meshPeers), meshStorage(),
                 Duration.ofMillis((long) (meshCommitTimeout * 1000)), MeshConfig.DEFAULT_ELECTION_MIN,
-                MeshConfig.DEFAULT_ELECTION_MAX, meshGroupId()).withTls(meshTls.load());
+                MeshConfig.DEFAULT_ELECTION_MAX, meshGroupId()).withTls(meshTls.load()).withBootstrap(meshBootstrap);
     }
 
     /**
@@ -578,7 +589,7 @@ public final class ServeOptions {
             m.put("mesh", "node " + meshId + " of " + meshPeers + ", group " + meshConfig().groupId()
                     + ", raft log " + meshStorage().toAbsolutePath()
                     + ", commit timeout " + meshCommitTimeout + " s, snapshot every " + meshSnapshotEvery
-                    + " log entries");
+                    + " log entries" + (meshBootstrap ? ", may found a new mesh (--mesh-bootstrap)" : ""));
             m.put("mesh_tls", meshTls.given() ? meshTls.load().describe()
                     : "off: Raft traffic is plain gRPC, unauthenticated (seed 001 §15 wants --mesh-tls-*)");
         }

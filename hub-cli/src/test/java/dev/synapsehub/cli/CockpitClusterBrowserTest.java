@@ -148,7 +148,7 @@ class CockpitClusterBrowserTest {
             Thread t = new Thread(() -> {
                 try {
                     node.start("--port", "0", "--db", dir.resolve(id + ".db").toString(), "--mesh-id", id,
-                            "--mesh-peers", peers, "--ui");
+                            "--mesh-peers", peers, "--mesh-bootstrap", "--ui");
                 } catch (Exception e) {
                     failures.add(e);
                 }

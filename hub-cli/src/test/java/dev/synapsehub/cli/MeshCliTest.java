@@ -57,6 +57,29 @@ class MeshCliTest {
     }
 
     @Test
+    void aNodeOfANewMeshStartedWithoutBootstrapWhileItsPeersAreSilentExitsTwoNamingTheFlag(@TempDir Path dir)
+            throws IOException {
+        String db = dir.resolve("n1.db").toString();
+        String peers = "n1=127.0.0.1:" + freePort() + ",n2=127.0.0.1:" + freePort() + ",n3=127.0.0.1:" + freePort();
+        CliTest.Run refused = run("--port", "0", "--db", db, "--mesh-id", "n1", "--mesh-peers", peers,
+                "--mesh-commit-timeout", "0.5");
+        assertThat(refused.code()).as(refused.err()).isEqualTo(ExitCodes.USAGE);
+        assertThat(refused.err()).contains("mesh node n1 holds no Raft configuration")
+                .contains("0 of the voters [n1, n2, n3] did, 2 must").contains("--mesh-bootstrap")
+                .contains("n2 at 127.0.0.1:").contains("Restoring a node from its peers");
+        assertThat(Files.exists(dir.resolve("n1.db.raft").resolve("synapse-unverified-start"))).as("no Raft state written")
+                .isFalse();
+
+        assertThat(run("--port", "0", "--db", db, "--mesh-bootstrap").err())
+                .contains("--mesh-bootstrap is for a mesh node");
+        CliTest.Run both = run("--port", "0", "--db", db, "--mesh-id", "n1", "--mesh-peers", peers, "--mesh-bootstrap",
+                "--mesh-group", "11111111-2222-3333-4444-555555555555");
+        assertThat(both.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(both.err()).contains("--mesh-bootstrap founds a new mesh and --mesh-group joins a running one");
+        assertThat(run("--help").out()).contains("--mesh-bootstrap");
+    }
+
+    @Test
     void meshStatusRefusesATimeoutThatIsNotPositiveAsTheOtherMeshCommandsDo() {
         for (String timeout : new String[] {"-1", "0", "NaN"}) {
             CliTest.Run status = run("mesh", "status", "--mesh-peers", "n1=127.0.0.1:1", "--timeout", timeout);
@@ -166,7 +189,7 @@ class MeshCliTest {
             Thread t = new Thread(() -> {
                 try {
                     hub.start("--port", "0", "--db", dir.resolve(id + ".db").toString(), "--mesh-id", id,
-                            "--mesh-peers", peers);
+                            "--mesh-peers", peers, "--mesh-bootstrap");
                 } catch (Exception e) {
                     failures.add(e);
                 }

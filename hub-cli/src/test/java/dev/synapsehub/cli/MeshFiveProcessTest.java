@@ -64,7 +64,7 @@ class MeshFiveProcessTest {
         cluster.peers = String.join(",", peerList);
         for (String id : IDS) {
             cluster.nodes.put(id, open.keep(new HubProcess(id, wsPorts.get(id), dir.resolve(id + ".log"), List.of(
-                    "--db", dir.resolve(id + ".db").toString(), "--mesh-id", id, "--mesh-peers", cluster.peers,
+                    "--db", dir.resolve(id + ".db").toString(), "--mesh-id", id, "--mesh-peers", cluster.peers, "--mesh-bootstrap",
                     "--tls-certfile", dir.resolve("server.pem").toString(),
                     "--tls-keyfile", dir.resolve("server.key").toString()))));
         }

@@ -67,7 +67,7 @@ class MeshMembershipCliTest {
     @Test
     void addNodeGrowsTheMeshAndRemoveNodeShrinksItWhileClaimsKeepBeingGranted(@TempDir Path dir) throws Exception {
         String three = "n1=127.0.0.1:" + freePort() + ",n2=127.0.0.1:" + freePort() + ",n3=127.0.0.1:" + freePort();
-        List<LoopbackHub> first = start(dir, three, List.of("n1", "n2", "n3"));
+        List<LoopbackHub> first = start(dir, three, List.of("n1", "n2", "n3"), "--mesh-bootstrap");
         CliTest.Run before = status(three);
         assertThat(before.code()).as(before.err()).isEqualTo(ExitCodes.OK);
         Matcher m = GROUP.matcher(before.out());
@@ -161,7 +161,7 @@ class MeshMembershipCliTest {
         String three = "n1=127.0.0.1:" + ports[0] + ",n2=127.0.0.1:" + ports[1] + ",n3=127.0.0.1:" + ports[2];
         String two = "n1=127.0.0.1:" + ports[0] + ",n2=127.0.0.1:" + ports[1];
         String n3 = "n3=127.0.0.1:" + ports[2];
-        List<LoopbackHub> first = start(dir, three, List.of("n1", "n2", "n3"));
+        List<LoopbackHub> first = start(dir, three, List.of("n1", "n2", "n3"), "--mesh-bootstrap");
         assertThat(run("claim", "L1", "--url", first.get(0).url(), "--name", "alice", "--timeout", "20").code())
                 .isEqualTo(ExitCodes.OK);
         Matcher m = GROUP.matcher(status(three).out());

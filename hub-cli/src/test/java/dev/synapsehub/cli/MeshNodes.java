@@ -29,7 +29,7 @@ final class MeshNodes {
             String id = "n" + (i + 1);
             starts.add(() -> {
                 List<String> args = new ArrayList<>(List.of("--port", "0", "--db", dir.resolve(id + ".db").toString(),
-                        "--mesh-id", id, "--mesh-peers", peers));
+                        "--mesh-id", id, "--mesh-peers", peers, "--mesh-bootstrap"));
                 args.addAll(flags);
                 return hub.start(args.toArray(String[]::new));
             });

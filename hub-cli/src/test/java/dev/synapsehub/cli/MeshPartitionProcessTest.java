@@ -97,6 +97,7 @@ class MeshPartitionProcessTest {
             }
             cluster.nodes.put(id, open.keep(new HubProcess(id, wsPorts.get(id), dir.resolve(id + ".log"), List.of(
                     "--db", dir.resolve(id + ".db").toString(), "--mesh-id", id, "--mesh-peers", String.join(",", view),
+                    "--mesh-bootstrap",
                     "--mesh-commit-timeout", "2",
                     "--tls-certfile", dir.resolve("server.pem").toString(),
                     "--tls-keyfile", dir.resolve("server.key").toString()))));

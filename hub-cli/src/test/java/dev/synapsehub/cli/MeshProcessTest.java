@@ -115,7 +115,7 @@ class MeshProcessTest {
         cluster.peers = String.join(",", peerList);
         for (String id : raftPorts.keySet()) {
             cluster.nodes.put(id, keep(new HubProcess(id, wsPorts.get(id), dir.resolve(id + ".log"), List.of(
-                    "--db", dir.resolve(id + ".db").toString(), "--mesh-id", id, "--mesh-peers", cluster.peers,
+                    "--db", dir.resolve(id + ".db").toString(), "--mesh-id", id, "--mesh-peers", cluster.peers, "--mesh-bootstrap",
                     "--tls-certfile", dir.resolve("server.pem").toString(),
                     "--tls-keyfile", dir.resolve("server.key").toString()))));
         }

@@ -173,7 +173,7 @@ class MeshSettingsCliTest {
         LoopbackHub hub = new LoopbackHub();
         hubs.add(hub);
         List<String> args = new ArrayList<>(List.of("--port", "0", "--db", dir.resolve(id + ".db").toString(),
-                "--mesh-id", id, "--mesh-peers", peers));
+                "--mesh-id", id, "--mesh-peers", peers, "--mesh-bootstrap"));
         args.addAll(COMMON);
         args.addAll(flags);
         hub.start(args.toArray(String[]::new));

@@ -56,7 +56,7 @@ class MeshSnapshotCliTest {
             LoopbackHub hub = new LoopbackHub();
             hubs.add(hub);
             List<String> args = new ArrayList<>(List.of("--port", "0", "--db", dir.resolve("n" + i + ".db").toString(),
-                    "--mesh-id", "n" + i, "--mesh-peers", peers));
+                    "--mesh-id", "n" + i, "--mesh-peers", peers, "--mesh-bootstrap"));
             args.addAll(List.of(extra));
             Thread t = new Thread(() -> {
                 try {

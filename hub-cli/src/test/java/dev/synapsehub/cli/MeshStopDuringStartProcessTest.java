@@ -40,7 +40,7 @@ class MeshStopDuringStartProcessTest {
         Path db = dir.resolve("n1.db");
         Path log = dir.resolve("n1.log");
         try (HubProcess n1 = new HubProcess("n1", port, log,
-                List.of("--db", db.toString(), "--mesh-id", "n1", "--mesh-peers", peers))) {
+                List.of("--db", db.toString(), "--mesh-id", "n1", "--mesh-peers", peers, "--mesh-bootstrap"))) {
             n1.start();
             // the Raft node runs; the agents' port waits for a leader the other two voters would elect
             n1.awaitLog("mesh node n1 started: raft", WAIT);

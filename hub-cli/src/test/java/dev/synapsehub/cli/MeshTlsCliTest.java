@@ -83,7 +83,7 @@ class MeshTlsCliTest {
             hubs.add(hub);
             String id = "n" + i;
             String[] args = concat(new String[] {"--port", "0", "--db", dir.resolve(id + ".db").toString(), "--mesh-id",
-                id, "--mesh-peers", peers}, tls(ca.issue(id).write(dir, id), caFile));
+                id, "--mesh-peers", peers, "--mesh-bootstrap"}, tls(ca.issue(id).write(dir, id), caFile));
             Thread t = new Thread(() -> { // each node waits for a leader before it serves: start them together
                 try {
                     hub.start(args);

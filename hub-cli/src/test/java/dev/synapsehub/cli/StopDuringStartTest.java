@@ -70,7 +70,8 @@ class StopDuringStartTest {
         int raft = freePort();
         // one voter of three alone finds no leader: without the stop it would wait its whole catch-up time
         SynapseHubCommand command = parsed("--port", Integer.toString(port), "--db", db.toString(), "--mesh-id", "n1",
-                "--mesh-peers", "n1=127.0.0.1:" + raft + ",n2=127.0.0.1:" + freePort() + ",n3=127.0.0.1:" + freePort());
+                "--mesh-peers", "n1=127.0.0.1:" + raft + ",n2=127.0.0.1:" + freePort() + ",n3=127.0.0.1:" + freePort(),
+                "--mesh-bootstrap");
         HubDaemon started = startWithStopRequested(command);
         assertThat(started).as("no mesh node was started").isNull();
         assertThatThrownBy(() -> new Socket("127.0.0.1", port).close()).isInstanceOf(ConnectException.class);

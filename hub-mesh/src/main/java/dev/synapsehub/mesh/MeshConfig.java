@@ -21,9 +21,13 @@ import java.util.UUID;
  * @param tls mutual TLS on the Raft transport (seed 001 §15), or null for plain gRPC
  * @param group the Raft group this node belongs to, or null for the one derived from {@code peers}
  *     (a mesh keeps its founding group through membership changes: {@link MeshGroup})
+ * @param bootstrap whether a start on empty storage may found a new mesh when its peers cannot
+ *     confirm that the mesh holds nothing ({@code --mesh-bootstrap}: the first start of a new mesh);
+ *     without it such a start is refused, since a voter that lost its storage looks the same
  */
 public record MeshConfig(String nodeId, List<MeshPeer> peers, Path storageDir, Duration commitTimeout,
-                         Duration electionTimeoutMin, Duration electionTimeoutMax, MeshTls tls, UUID group) {
+                         Duration electionTimeoutMin, Duration electionTimeoutMax, MeshTls tls, UUID group,
+                         boolean bootstrap) {
     /** Default commit timeout. */
     public static final Duration DEFAULT_COMMIT_TIMEOUT = Duration.ofSeconds(5);
     /** Default election timeout range: wide enough for a loaded two-core host. */
@@ -53,22 +57,31 @@ public record MeshConfig(String nodeId, List<MeshPeer> peers, Path storageDir, D
         }
     }
 
-    /** Without transport TLS, in the group derived from {@code peers} (a mesh whose membership never changed). */
+    /**
+     * Without transport TLS, in the group derived from {@code peers} (a mesh whose membership never
+     * changed), not bootstrapping.
+     */
     public MeshConfig(String nodeId, List<MeshPeer> peers, Path storageDir, Duration commitTimeout,
                       Duration electionTimeoutMin, Duration electionTimeoutMax) {
-        this(nodeId, peers, storageDir, commitTimeout, electionTimeoutMin, electionTimeoutMax, null, null);
+        this(nodeId, peers, storageDir, commitTimeout, electionTimeoutMin, electionTimeoutMax, null, null, false);
     }
 
-    /** Without transport TLS, in {@code group} (null: the one derived from {@code peers}). */
+    /** Without transport TLS, in {@code group} (null: the one derived from {@code peers}), not bootstrapping. */
     public MeshConfig(String nodeId, List<MeshPeer> peers, Path storageDir, Duration commitTimeout,
                       Duration electionTimeoutMin, Duration electionTimeoutMax, UUID group) {
-        this(nodeId, peers, storageDir, commitTimeout, electionTimeoutMin, electionTimeoutMax, null, group);
+        this(nodeId, peers, storageDir, commitTimeout, electionTimeoutMin, electionTimeoutMax, null, group, false);
     }
 
     /** This configuration with {@code tls} on the Raft transport (null: plain gRPC). */
     public MeshConfig withTls(MeshTls tls) {
         return new MeshConfig(nodeId, peers, storageDir, commitTimeout, electionTimeoutMin, electionTimeoutMax, tls,
-                group);
+                group, bootstrap);
+    }
+
+    /** This configuration with {@code bootstrap} (see the record's parameter). */
+    public MeshConfig withBootstrap(boolean bootstrap) {
+        return new MeshConfig(nodeId, peers, storageDir, commitTimeout, electionTimeoutMin, electionTimeoutMax, tls,
+                group, bootstrap);
     }
 
     /** With the default timeouts. */

@@ -81,6 +81,13 @@ public final class MeshProbe {
                     null, null, -1, -1, -1, -1, -1, false, List.of());
         }
         RoleInfoProto role = reply.getRoleInfoProto();
+        String self = role.hasSelf() ? role.getSelf().getId().toStringUtf8() : "";
+        if (!self.equals(p.id())) {
+            // Ratis answers a group query whatever server id it was addressed to: two entries of --mesh-peers
+            // reaching one process would otherwise count as two voters
+            return new PeerReport(p.id(), p.address(), "the node at " + p.address() + " answered as '" + self
+                    + "', not " + p.id(), null, null, -1, -1, -1, -1, -1, false, List.of());
+        }
         LogInfoProto log = reply.getLogInfoProto();
         String leader = null;
         long term = log.hasLastEntry() ? log.getLastEntry().getTerm() : 0;

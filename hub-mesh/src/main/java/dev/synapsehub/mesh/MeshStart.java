@@ -20,11 +20,14 @@ import java.util.function.BooleanSupplier;
  * The group a node's Raft server starts with. A node whose storage holds a Raft configuration
  * starts with it (Ratis reads it back). One whose storage holds none asks its peers first:
  * <ul>
- *   <li>none answers: a founder starts with its peers (a new mesh), any other node with no members;</li>
+ *   <li>none answers: a founder given {@code --mesh-bootstrap} starts with its peers (a new mesh), one
+ *       without it is refused ({@link MeshFoundingUnconfirmed}), any other node starts with no members;</li>
  *   <li>the running mesh's voters do not name it: no members (a new node, or one removed and added
  *       again, waits for {@code mesh add-node});</li>
- *   <li>they name it: a founder of a mesh that has committed nothing yet starts with its peers; a node
- *       whose storage is gone is refused ({@link MeshRejoinRefused}).</li>
+ *   <li>they name it: a node whose storage is gone is refused ({@link MeshRejoinRefused}); a founder of
+ *       a mesh that has committed nothing yet starts with its peers when enough voters told it so that
+ *       one holding a commit would be among them, or when it is given {@code --mesh-bootstrap}, and is
+ *       refused otherwise ({@link MeshFoundingUnconfirmed}).</li>
  * </ul>
  * Ratis starts a server outside its own configuration as a follower that waits for a leader; one
  * inside it campaigns after an election timeout, and a leader answers a candidate outside its
@@ -83,15 +86,18 @@ final class MeshStart {
                 .toList();
         if (running.isEmpty()) {
             if (founding && !others.isEmpty()) {
+                List<String> named = config.peers().stream().map(MeshPeer::id).sorted().toList();
+                if (!config.bootstrap()) {
+                    throw new MeshFoundingUnconfirmed(config, named, 0, needed(named.size()), peerStates(reports));
+                }
                 // the one start the probe cannot make safe: a voter that lost its storage, started with its peers down
-                LOG.log(System.Logger.Level.WARNING, "mesh node " + config.nodeId() + " has no Raft state in "
-                        + config.storageDir() + " and none of its peers runs the mesh (" + unreachable(reports)
-                        + "): it starts as a founder of a new mesh (as expected for the first node of a new mesh)."
-                        + " If this node was a voter that lost its storage, stop it now and restore it from its peers"
-                        + " once a majority of them runs (remove-node,"
-                        + " start on empty storage with --mesh-group, add-node: docs/mesh.md, \"Restoring a node from"
-                        + " its peers\"); started as the voter it was it could elect a leader that lacks committed"
-                        + " writes");
+                LOG.log(System.Logger.Level.WARNING, "mesh node " + config.nodeId() + " has no Raft configuration in "
+                        + config.storageDir() + " and none of its peers runs the mesh (" + peerStates(reports)
+                        + "): --mesh-bootstrap is given, so it starts as a founder of a new mesh. If this node was a"
+                        + " voter that lost its storage, stop it now and restore it from its peers once a majority of"
+                        + " them runs (remove-node, start on empty storage with --mesh-group, add-node: docs/mesh.md,"
+                        + " \"Restoring a node from its peers\"); started as the voter it was it could elect a leader"
+                        + " that lacks committed writes");
             }
             markUnverified(unverified);
             return founding ? group : none; // a new mesh, or the mesh is down: nothing to tell otherwise
@@ -116,8 +122,42 @@ final class MeshStart {
         if (history != null) {
             throw new MeshRejoinRefused(config, voters, history);
         }
+        // every voter that answered holds no record; enough must have answered that one holding a commit would be
+        // among them (a commit is on a quorum: at most voters - quorum others can lack it, this node aside). The
+        // voter lists the peers hold may differ (one that missed a membership change): count only a peer every list
+        // names, against the largest list
+        List<String> confirming = confirming(running);
+        int needed = needed(running.stream().mapToInt(r -> r.voters().size()).max().orElse(voters.size()));
+        if (confirming.size() < needed) {
+            if (!config.bootstrap()) {
+                throw new MeshFoundingUnconfirmed(config, voters, confirming.size(), needed, peerStates(reports));
+            }
+            LOG.log(System.Logger.Level.WARNING, "mesh node " + config.nodeId() + " has no Raft configuration in "
+                    + config.storageDir() + "; " + confirming.size() + " of its peers confirmed the mesh holds no"
+                    + " committed record, " + needed + " would make sure (" + peerStates(reports) + "):"
+                    + " --mesh-bootstrap is given, so it starts as a founder of a new mesh. If this node was a voter"
+                    + " that lost its storage, stop it now and restore it from its peers (docs/mesh.md, \"Restoring"
+                    + " a node from its peers\")");
+            markUnverified(unverified);
+            return group;
+        }
         Files.deleteIfExists(unverified); // checked now: a mesh with nothing committed
         return group; // the founders of a mesh that has committed nothing start together
+    }
+
+    /** The answering peers that every answering peer's voter list names: only these count as confirming voters. */
+    static List<String> confirming(List<MeshProbe.PeerReport> running) {
+        return running.stream().map(MeshProbe.PeerReport::id)
+                .filter(id -> running.stream().allMatch(r -> r.voters().contains(id))).toList();
+    }
+
+    /**
+     * How many of the other voters must confirm the mesh holds no committed record before a voter on
+     * empty storage may count it as new: a commit is on a quorum, so up to {@code voters - quorum}
+     * others can lack it besides this node, and one more answer must reach a voter that holds it.
+     */
+    static int needed(int voters) {
+        return voters - MeshConfig.quorum(voters) + 1;
     }
 
     /**
@@ -177,9 +217,11 @@ final class MeshStart {
         return reports;
     }
 
-    private static String unreachable(List<MeshProbe.PeerReport> reports) {
+    /** What each peer's status report said, for the log and a refusal. */
+    private static String peerStates(List<MeshProbe.PeerReport> reports) {
         return String.join("; ", reports.stream().map(r -> r.id() + " at " + r.address() + ": "
-                + (r.reachable() ? "answers, but holds no configuration of this group" : r.error())).toList());
+                + (!r.reachable() ? r.error() : r.voters().isEmpty() ? "answers, but holds no configuration of this"
+                + " group" : "runs the mesh")).toList());
     }
 
     /**

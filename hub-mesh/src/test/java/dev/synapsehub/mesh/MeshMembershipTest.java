@@ -274,6 +274,86 @@ class MeshMembershipTest {
     }
 
     @Test
+    void aVoterWipedAndStartedDuringAnOutageWithoutBootstrapIsRefusedAndWritesNoRaftState() throws Exception {
+        cluster = new TestCluster(dir, 3);
+        MeshNode leader = cluster.awaitLeader();
+        Outcome seeded = commit(leader, "seed", "S1");
+        assertThat(granted(seeded)).isTrue();
+        cluster.awaitApplied(OutcomeCodec.lastSeq(seeded));
+        List<String> ids = leader.config().peers().stream().map(MeshPeer::id).toList();
+        String lost = cluster.follower(leader).nodeId();
+        for (String id : ids) {
+            cluster.stop(id);
+        }
+        cluster.wipe(lost);
+        cluster.bootstrap(false); // the node's usual command line: --mesh-bootstrap was for the mesh's first start
+        assertThatThrownBy(() -> cluster.start(lost)).isInstanceOf(MeshFoundingUnconfirmed.class)
+                .hasMessageContaining("mesh node " + lost + " holds no Raft configuration")
+                .hasMessageContaining("0 of the voters " + ids.stream().sorted().toList() + " did, 2 must")
+                .hasMessageContaining("--mesh-bootstrap");
+        assertThat(MeshGroup.inStorage(dir.resolve(lost + ".db.raft"))).as("no group directory").isNull();
+        assertThat(MeshStart.unverifiedMarker(dir.resolve(lost + ".db.raft"))).doesNotExist();
+
+        for (String id : ids.stream().filter(id -> !id.equals(lost)).toList()) {
+            cluster.start(id);
+        }
+        MeshNode back = cluster.awaitLeader();
+        assertThatThrownBy(() -> cluster.start(lost)).as("once its peers are back it is told the recipe")
+                .isInstanceOf(MeshRejoinRefused.class).hasMessageContaining("has committed records");
+        assertThat(granted(commit(back, "still", "S2"))).as("the other two carry on").isTrue();
+    }
+
+    @Test
+    void aWipedVoterOfAMeshWithNothingCommittedStartsWithoutTheFlagOnceEnoughVotersConfirmIt() throws Exception {
+        cluster = new TestCluster(dir, 3);
+        MeshNode leader = cluster.awaitLeader();
+        String lost = cluster.follower(leader).nodeId();
+        List<MeshPeer> peers = leader.config().peers();
+        MeshPeer other = peers.stream().filter(p -> !p.id().equals(lost) && !p.id().equals(leader.nodeId()))
+                .findFirst().orElseThrow();
+        // a --mesh-peers entry that reaches another node's address is not counted as the node it names
+        MeshPeer leaderAddress = peers.stream().filter(p -> p.id().equals(leader.nodeId())).findFirst().orElseThrow();
+        MeshProbe.PeerReport misdirected = MeshProbe.probe(cluster.config(lost).groupId(),
+                List.of(new MeshPeer(other.id(), leaderAddress.host(), leaderAddress.port())), TIMEOUT, null).get(0);
+        assertThat(misdirected.reachable()).isFalse();
+        assertThat(misdirected.error()).contains("answered as '" + leader.nodeId() + "', not " + other.id());
+
+        cluster.stop(lost);
+        cluster.wipe(lost);
+        cluster.bootstrap(false);
+        MeshNode back = cluster.start(lost); // both other voters answer: no committed record
+        Outcome seeded = commit(leader, "seed", "S1");
+        assertThat(granted(seeded)).isTrue();
+        long seq = OutcomeCodec.lastSeq(seeded);
+        TestCluster.await(lost + " applies S1", () -> back.status().appliedSeq() >= seq);
+        assertThat(MeshStart.unverifiedMarker(dir.resolve(lost + ".db.raft"))).as("its start was checked")
+                .doesNotExist();
+    }
+
+    @Test
+    void aWipedVoterWhoseOnlyAnsweringPeerLagsIsRefusedNotStartedAsANewMesh() throws Exception {
+        cluster = new TestCluster(dir, 3);
+        MeshNode leader = cluster.awaitLeader();
+        String lagging = cluster.follower(leader).nodeId();
+        String lost = leader.config().peers().stream().map(MeshPeer::id)
+                .filter(id -> !id.equals(lagging) && !id.equals(leader.nodeId())).findFirst().orElseThrow();
+        cluster.stop(lagging); // it misses every record: they commit on the leader and the node that will be lost
+        Outcome seeded = commit(leader, "seed", "S1");
+        assertThat(granted(seeded)).isTrue();
+        cluster.stop(leader.nodeId());
+        cluster.stop(lost);
+        cluster.wipe(lost);
+        cluster.start(lagging); // the only voter that answers: it holds no record
+
+        cluster.bootstrap(false);
+        // with the answering voter's word alone it would start, and the two of them could elect a leader without S1
+        assertThatThrownBy(() -> cluster.start(lost)).isInstanceOf(MeshFoundingUnconfirmed.class)
+                .hasMessageContaining("1 of the voters").hasMessageContaining("did, 2 must")
+                .hasMessageContaining(lagging + " at ").hasMessageContaining("runs the mesh");
+        assertThat(MeshGroup.inStorage(dir.resolve(lost + ".db.raft"))).as("no group directory").isNull();
+    }
+
+    @Test
     void aVoterThatLostItsStorageRejoinsByRemoveNodeAndAddNodeAndCatchesUpBySnapshot() throws Exception {
         cluster = new TestCluster(dir, 3, SMALL);
         MeshNode leader = cluster.awaitLeader();

@@ -54,8 +54,47 @@ class MeshStartTest {
     }
 
     @Test
+    void aFounderOnEmptyStorageWhosePeersAreSilentIsRefusedUnlessItIsBootstrapping() throws Exception {
+        MeshConfig config = config(2);
+        assertThatThrownBy(() -> MeshStart.serverGroup(config, group(config), () -> false, Duration.ofSeconds(1)))
+                .isInstanceOf(MeshFoundingUnconfirmed.class)
+                .hasMessageContaining("mesh node n1 holds no Raft configuration")
+                .hasMessageContaining("0 of the voters [n1, n2, n3] did, 2 must")
+                .hasMessageContaining("--mesh-bootstrap");
+        assertThat(MeshStart.unverifiedMarker(config.storageDir())).as("a refused start writes nothing").doesNotExist();
+
+        MeshConfig bootstrapping = config.withBootstrap(true);
+        RaftGroup group = MeshStart.serverGroup(bootstrapping, group(bootstrapping), () -> false, Duration.ofSeconds(1));
+        assertThat(group.getPeers()).as("the first start of a new mesh founds it").hasSize(3);
+        assertThat(MeshStart.unverifiedMarker(config.storageDir())).as("checked again at its next start").exists();
+    }
+
+    @Test
+    void enoughVotersMustConfirmThatOneHoldingACommitWouldBeAmongThem() {
+        // a commit is on a quorum; the node asking may be one of them (its storage lost): the others holding it are
+        // at least quorum - 1, so voters - quorum + 1 answers reach one of them
+        assertThat(MeshStart.needed(2)).isEqualTo(1);
+        assertThat(MeshStart.needed(3)).isEqualTo(2);
+        assertThat(MeshStart.needed(4)).isEqualTo(2);
+        assertThat(MeshStart.needed(5)).isEqualTo(3);
+        assertThat(MeshStart.needed(7)).isEqualTo(4);
+    }
+
+    @Test
+    void onlyAPeerEveryAnsweringVoterListNamesCountsAsConfirming() {
+        // n4 was removed while it was down: it still holds the old list, and would make itself a fourth voter
+        MeshProbe.PeerReport stale = new MeshProbe.PeerReport("n4", "127.0.0.1:4", null, "FOLLOWER", null, 1, 0, 0, 0,
+                -1, true, List.of("n1", "n2", "n3", "n4"));
+        MeshProbe.PeerReport current = new MeshProbe.PeerReport("n1", "127.0.0.1:1", null, "FOLLOWER", null, 1, 0, 0,
+                0, -1, true, List.of("n1", "n2", "n3"));
+        assertThat(MeshStart.confirming(List.of(stale, current))).containsExactly("n1");
+        assertThat(MeshStart.confirming(List.of(current))).containsExactly("n1");
+        assertThat(MeshStart.confirming(List.of(stale))).containsExactly("n4");
+    }
+
+    @Test
     void theProbeOfPeersThatNeverAnswerEndsWithinItsBound() throws Exception {
-        MeshConfig config = config(4); // four silent peers: 8 s at 2 s each without the bound
+        MeshConfig config = config(4).withBootstrap(true); // four silent peers: 8 s at 2 s each without the bound
         long started = System.nanoTime();
         RaftGroup group = MeshStart.serverGroup(config, group(config), () -> false, Duration.ofSeconds(1));
         long took = Duration.ofNanos(System.nanoTime() - started).toMillis();

@@ -130,6 +130,8 @@ final class TestCluster implements AutoCloseable {
                 new int[] {window, pinnedLimit});
     }
 
+    private boolean bootstrap = true;
+
     private TestCluster(Path dir, int size, boolean wire, double skewSeconds, MeshCompaction compaction,
                         Function<String, MeshTls> tls, boolean proxied, Serving serving) throws IOException {
         this(dir, size, wire, skewSeconds, compaction, tls, proxied, serving, null);
@@ -203,7 +205,15 @@ final class TestCluster implements AutoCloseable {
     MeshConfig config(String id) {
         List<MeshPeer> view = links == null ? peers : links.viewOf(id, peers);
         return new MeshConfig(id, view, dir.resolve(id + ".db.raft"), COMMIT_TIMEOUT, Duration.ofMillis(300),
-                Duration.ofMillis(600), group).withTls(tls.apply(id));
+                Duration.ofMillis(600), group).withTls(tls.apply(id)).withBootstrap(bootstrap);
+    }
+
+    /**
+     * Whether nodes started from now on are given --mesh-bootstrap (from the cluster's first start on:
+     * its nodes found a new mesh one by one, the first while its peers are still silent).
+     */
+    void bootstrap(boolean on) {
+        bootstrap = on;
     }
 
     /** Node {@code id} uses {@code security} from its next start on. */
