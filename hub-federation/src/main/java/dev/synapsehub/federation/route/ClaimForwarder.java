@@ -250,7 +250,8 @@ public final class ClaimForwarder {
             answer.complete(failure("transport_failure", e.getMessage()));
             return;
         }
-        link.request(request.deepCopy(), "multihub_claim_result", reply -> taskId.equals(reply.path("task_id").asText()),
+        String claimant = request.path("claimant").asText("");
+        link.request(request.deepCopy(), "multihub_claim_result", reply -> answers(reply, taskId, claimant),
                 Duration.ofNanos(Math.max(1, deadline - System.nanoTime()))).whenComplete((result, failure) -> {
             if (failure == null) {
                 ObjectNode ok = JsonNodeFactory.instance.objectNode();
@@ -273,6 +274,18 @@ public final class ClaimForwarder {
             answer.complete(cause instanceof TimeoutException || nameTaken ? failure("timeout", cause.getMessage())
                     : failure("transport_failure", cause.getMessage()));
         });
+    }
+
+    /**
+     * Whether {@code reply} is the verdict on {@code claimant}'s forwarded claim of {@code taskId}.
+     * The frame names no request, so two agents' claims of one task wait on a link side by side; a
+     * grant names its owner, and is only ever taken as the verdict on that owner's request. Were an
+     * {@code error} meant for one of them taken for the other's (the link gives it to the oldest
+     * request), the grant left over still cannot reach an agent it was not made for.
+     */
+    static boolean answers(JsonNode reply, String taskId, String claimant) {
+        return taskId.equals(reply.path("task_id").asText())
+                && (!reply.path("granted").asBoolean(false) || claimant.equals(reply.path("grant").path("owner").asText(null)));
     }
 
     /** Answers the agent from the sender's answer: the owner's verdict, or the timeout or plain refusal. */
@@ -326,8 +339,13 @@ public final class ClaimForwarder {
         CompletableFuture<ObjectNode> answer = new CompletableFuture<>();
         answer.whenCompleteAsync((a, f) -> deliver(claim, taskId, res, to.name(), a, f, deadline),
                 hub.outbox().executor());
+        // the agent hears by the bound whatever the connector does: a connection to an owner whose host does not
+        // answer can hold a connector thread past it (connect, then the welcome), and other sends queue behind it
+        answer.completeOnTimeout(failure("timeout", "no verdict from " + to.name() + " within the "
+                        + settings.bound().toSeconds() + " s bound (connecting, queued or waiting for the owner)"),
+                Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         ObjectNode request = requestFrame(claim, taskId, res, to.name());
-        // a single hub's bound runs from the send, as it always has; a shared name's from the claim
+        // the link's own bound runs from the send on a single hub, from the claim for a shared name
         onConnector(() -> send(to.name(), request, sharedName ? deadline : System.nanoTime() + settings.bound().toNanos(),
                 answer), answer);
     }

@@ -54,18 +54,19 @@ public final class ClaimServer {
         String claimant = text(r.get("claimant"));
         String taskId = text(r.get("task_id"));
         JsonNode claim = r.get("claim");
-        if (namespace == null || claimant == null || taskId == null || claim == null || !claim.isObject()
-                || !wellFormed((ObjectNode) claim)) {
-            hub.outbox().send(r.session(), hub.frames().error(r.sender(), "Malformed multi-hub claim request",
-                    hub.clock().nowSeconds()));
-            return;
-        }
-        // one verdict at a time per connection, so the forwarder reads them in request order
+        boolean malformed = namespace == null || claimant == null || taskId == null || claim == null
+                || !claim.isObject() || !wellFormed((ObjectNode) claim);
+        // one answer at a time per connection, so the forwarder reads them in request order: an error too, which
+        // names no request and would otherwise overtake a verdict still being decided
         CompletableFuture<Void> done = new CompletableFuture<>();
         long id = r.session().id();
         CompletableFuture<Void> before = inOrder.put(id, done);
         done.whenComplete((x, e) -> inOrder.remove(id, done));
-        Runnable decide = () -> decide(r, namespace, claimant, taskId, (ObjectNode) claim, done);
+        Runnable decide = malformed ? () -> {
+            hub.outbox().sendInOrder(r.session(), hub.frames().write(hub.frames().error(r.sender(),
+                    "Malformed multi-hub claim request", hub.clock().nowSeconds())));
+            done.complete(null);
+        } : () -> decide(r, namespace, claimant, taskId, (ObjectNode) claim, done);
         if (before == null) {
             decide.run();
         } else {
@@ -81,6 +82,21 @@ public final class ClaimServer {
             metrics.federationDenied.incrementAndGet();
             LOG.warn("Refused forwarded claim '{}' from peer '{}': {}", taskId, r.sender(), decision.reason());
             result(r, false, taskId, namespace, "peer not authorised to forward claims", null, done);
+            return;
+        }
+        String principal = PRINCIPAL_PREFIX + r.sender();
+        String scope = "multihub_claim:" + r.sender();
+        ObjectNode inner = claim.deepCopy();
+        inner.remove("token");
+        inner.put("sender", claimant);
+        inner.put("type", "claim");
+        inner.put("task_id", taskId);
+        Request onBehalf = new Request(r.session(), claimant, "claim", "all", inner);
+        ClaimService.Answer answer = (granted, grant, message) -> result(r, granted, taskId, namespace, message, grant,
+                done);
+        // a keyed retry of an authorised peer is answered from the ledger before any check of the present moment
+        // (grants, ownership, partition, busy: INV-CR-1); the claim path checks the ledger again when it decides
+        if (claims.answerIfKeyed(onBehalf, scope, answer)) {
             return;
         }
         if (!decision.grant().namespace().equals(namespace)) {
@@ -103,25 +119,15 @@ public final class ClaimServer {
             return;
         }
         metrics.peerClaimsDecided.incrementAndGet();
-        String principal = PRINCIPAL_PREFIX + r.sender();
-        ObjectNode inner = claim.deepCopy();
-        inner.remove("token");
-        inner.put("sender", claimant);
-        inner.put("type", "claim");
-        inner.put("task_id", taskId);
-        Request onBehalf = new Request(r.session(), claimant, "claim", "all", inner);
-        ClaimService.Answer answer = (granted, grant, message) -> result(r, granted, taskId, namespace, message, grant,
-                done);
         if (inner.hasNonNull("idem_key")) {
-            // a keyed retry is answered from the ledger before anything else (INV-CR-1)
-            claims.claimOnBehalf(onBehalf, principal, "multihub_claim:" + r.sender(), answer);
+            claims.claimOnBehalf(onBehalf, principal, scope, answer); // the ledger decides a keyed claim atomically
             return;
         }
         claims.answerIfHeld(claimant, principal, taskId, answer).whenComplete((held, failure) -> {
             if (failure != null) {
                 result(r, false, taskId, namespace, "The hub is busy; retry shortly.", null, done);
             } else if (!held) {
-                claims.claimOnBehalf(onBehalf, principal, "multihub_claim:" + r.sender(), answer);
+                claims.claimOnBehalf(onBehalf, principal, scope, answer);
             }
         });
     }

@@ -188,6 +188,19 @@ class ForwardingTest {
         return c;
     }
 
+    /** A well-formed forwarded claim of {@code task} for {@code claimant} in namespace proj. */
+    private static ObjectNode request(HubClient peer, String claimant, String task) {
+        ObjectNode f = peer.frame("hub-a", "multihub_claim_request");
+        f.put("namespace", "proj");
+        f.put("claimant", claimant);
+        f.put("task_id", task);
+        ObjectNode inner = f.putObject("claim");
+        inner.put("type", "claim");
+        inner.put("sender", claimant);
+        inner.put("task_id", task);
+        return f;
+    }
+
     private static ObjectNode forwardedTo(HubClient peer, String namespace, String claimant, String task)
             throws Exception {
         ObjectNode f = peer.frame("hub-a", "multihub_claim_request");
@@ -230,6 +243,107 @@ class ForwardingTest {
         assertThat(ok.path("granted").asBoolean()).as(ok.toString()).isTrue();
         assertThat(ok.path("grant").path("owner").asText()).isEqualTo("proj/a1");
         assertThat(live(b, "X-4")).isPresent();
+    }
+
+    @Test
+    void aClaimWithAnInvalidPathIdentityGetsAVerdictAndTheNextRequestOnTheConnectionIsNotHeldUp() throws Exception {
+        HubClient peer = peerToB(true);
+        ObjectNode f = request(peer, "proj/a1", "PI-1");
+        ((ObjectNode) f.get("claim")).put("path_identity", "not an identity");
+        peer.send(f);
+        ObjectNode refused = peer.await(r -> "multihub_claim_result".equals(r.path("type").asText())
+                || "error".equals(r.path("type").asText()), WAIT);
+        assertThat(refused.path("type").asText()).as(refused.toString()).isEqualTo("multihub_claim_result");
+        assertThat(refused.path("granted").asBoolean()).isFalse();
+        assertThat(refused.path("detail").asText()).isEqualTo("Task 'PI-1' carries an invalid path identity.");
+        // before, no verdict came, and every later request on this connection waited behind the missing one
+        ObjectNode next = forwardedTo(peer, "proj", "proj/a1", "PI-2");
+        assertThat(next.path("granted").asBoolean()).as(next.toString()).isTrue();
+        assertThat(live(b, "PI-1")).isEmpty();
+    }
+
+    @Test
+    void aMalformedRequestIsAnsweredAfterTheVerdictOnTheRequestBeforeIt() throws Exception {
+        HubClient peer = peerToB(true);
+        java.util.List<String> answers = new java.util.concurrent.CopyOnWriteArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            peer.send(request(peer, "proj/a1", "ORD-" + i));
+            ObjectNode malformed = peer.frame("hub-a", "multihub_claim_request");
+            malformed.put("namespace", "proj");
+            peer.send(malformed);
+        }
+        for (int i = 0; i < 10; i++) { // in the order they arrived
+            ObjectNode a = peer.await(r -> "multihub_claim_result".equals(r.path("type").asText())
+                    || "error".equals(r.path("type").asText()), WAIT);
+            answers.add("error".equals(a.path("type").asText()) ? "error" : "result " + a.path("task_id").asText());
+        }
+        assertThat(answers).containsExactly("result ORD-0", "error", "result ORD-1", "error", "result ORD-2", "error",
+                "result ORD-3", "error", "result ORD-4", "error");
+    }
+
+    @Test
+    void aKeyedRetryIsAnsweredFromTheLedgerBeforeAChangedGrantIsChecked() throws Exception {
+        HubClient peer = peerToB(true);
+        ObjectNode first = keyed(peer, "KEY-1", "key-1");
+        assertThat(first.path("granted").asBoolean()).as(first.toString()).isTrue();
+
+        // the policy now grants hub-a another namespace: a present-moment refusal for anything new
+        Path trust = dir.resolve("b-trust");
+        new dev.synapsehub.federation.trust.FederationStore(List.of(new dev.synapsehub.federation.trust.PeeringRecord(
+                "a.example", List.of("proj", "other"), List.of(aCerts.client().pin().text()), List.of("k"), List.of(),
+                null, false, new dev.synapsehub.federation.trust.Provenance("test", 1.0, "alice"))))
+                .write(trust.resolve("federation.json"));
+        TrustFiles.rewrite(trust.resolve("serving-policy.json"), "{\"version\":1,\"federation_store\":\"federation.json\","
+                + "\"client_ca_file\":\"client-ca.pem\",\"grants\":[{\"sender\":\"hub-a\",\"domain_id\":\"a.example\","
+                + "\"namespace\":\"other\",\"signing_key_id\":\"k\"}]}");
+        ObjectNode fresh = keyed(peer, "KEY-2", "key-2");
+        assertThat(fresh.path("granted").asBoolean()).isFalse();
+        assertThat(fresh.path("detail").asText()).isEqualTo("peer not authorised to forward claims in namespace 'proj'");
+
+        ObjectNode retry = keyed(peer, "KEY-1", "key-1"); // INV-CR-1: the first answer, not today's refusal
+        assertThat(retry.path("granted").asBoolean()).as(retry.toString()).isTrue();
+        assertThat(retry.path("grant").path("epoch").asLong()).isEqualTo(first.path("grant").path("epoch").asLong());
+        assertThat(live(b, "KEY-2")).isEmpty();
+    }
+
+    private static ObjectNode keyed(HubClient peer, String task, String idemKey) throws Exception {
+        ObjectNode f = request(peer, "proj/a1", task);
+        ((ObjectNode) f.get("claim")).put("idem_key", idemKey);
+        peer.send(f);
+        return peer.await(r -> "multihub_claim_result".equals(r.path("type").asText())
+                && task.equals(r.path("task_id").asText()), WAIT);
+    }
+
+    @Test
+    void aGrantIsOnlyEverTheVerdictOnItsOwnersRequest() {
+        ObjectNode grantedToA1 = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+        grantedToA1.put("task_id", "T").put("granted", true).putObject("grant").put("owner", "proj/a1");
+        ObjectNode denied = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+        denied.put("task_id", "T").put("granted", false).putNull("grant");
+        assertThat(ClaimForwarder.answers(grantedToA1, "T", "proj/a1")).isTrue();
+        assertThat(ClaimForwarder.answers(grantedToA1, "T", "proj/a2")).as("a grant made for another agent").isFalse();
+        assertThat(ClaimForwarder.answers(grantedToA1, "U", "proj/a1")).isFalse();
+        assertThat(ClaimForwarder.answers(denied, "T", "proj/a2")).isTrue();
+        ObjectNode noOwner = grantedToA1.deepCopy();
+        ((ObjectNode) noOwner.get("grant")).remove("owner");
+        assertThat(ClaimForwarder.answers(noOwner, "T", "proj/a1")).as("a grant that names nobody").isFalse();
+    }
+
+    @Test
+    void anOwnerWhoseHostAcceptsButNeverAnswersIsATimeoutByTheBoundNotAfterTheConnectTimeout() throws Exception {
+        try (java.net.ServerSocket blackhole = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            // accepted by the kernel, never read: the TLS handshake waits for its connect timeout (10 s)
+            FedHub a = forwarder(new ClaimRoute("hub-b", java.net.URI.create("wss://127.0.0.1:" + blackhole.getLocalPort()
+                    + "/"), b.certs.server().pin()), Duration.ofSeconds(1));
+            HubClient a1 = a.agent("proj/a1");
+            long started = System.nanoTime();
+            ObjectNode timeout = FedHub.claim(a1, "proj/a1", "BH-1");
+            long tookMillis = Duration.ofNanos(System.nanoTime() - started).toMillis();
+            assertThat(timeout.path("type").asText()).as(timeout.toString()).isEqualTo("claim_denied");
+            assertThat(timeout.path("forward_error").asText()).isEqualTo("timeout");
+            assertThat(tookMillis).as("answered by the 1 s bound, with room for a loaded host").isLessThan(6_000);
+            assertThat(a.federation.metrics().forwardedClaimTimeouts.get()).isEqualTo(1);
+        }
     }
 
     @Test

@@ -27,6 +27,15 @@ public interface ClaimService {
     void claimOnBehalf(Request claim, String principal, String ledgerScope, Answer answer);
 
     /**
+     * Answers a keyed {@code claim} (as {@link #claimOnBehalf} would take it) from the idempotency
+     * ledger of {@code ledgerScope}, without deciding anything: its first answer when the key is
+     * remembered for the same request, the idempotency conflict for another. True when it answered;
+     * false (nothing answered) when the frame is not keyed or the key is not remembered. So a keyed
+     * retry is answered before any check of the present moment (ownership, partition, busy).
+     */
+    boolean answerIfKeyed(Request claim, String ledgerScope, Answer answer);
+
+    /**
      * Answers from committed state, without deciding anything, when the claimant already holds
      * {@code taskId} live under {@code principal}: {@code answer} gets the existing grant and
      * true is returned later via the future; otherwise it completes false and answers nothing.

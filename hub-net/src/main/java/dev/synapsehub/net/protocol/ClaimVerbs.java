@@ -196,8 +196,16 @@ public final class ClaimVerbs {
      */
     public void claimOnBehalf(Request r, String principal, String ledgerScope, ClaimService.Answer answer) {
         Request scoped = new Request(r.session(), r.sender(), ledgerScope, r.target(), r.frame());
+        if (PathIdentityWire.parse(scoped.get("path_identity")).invalid()) {
+            // a verdict to the peer, not the claim path's private refusal: the peer's connection waits for one
+            answer.answer(false, null, "Task '" + strip(FieldCoercion.text(scoped.get("task_id")))
+                    + "' carries an invalid path identity.");
+            return;
+        }
         ClaimCommand command = claimCommand(scoped, principal);
         if (command == null) {
+            // a shape the owner's check let through: still a verdict, so the peer's next answers are not held up
+            answer.answer(false, null, "The forwarded claim is malformed; nothing was applied.");
             return;
         }
         DecisionPublisher published = claimPublisher(false);
@@ -221,6 +229,32 @@ public final class ClaimVerbs {
                 answer.answer(false, null, refused.message());
             }
         });
+    }
+
+    /** {@link ClaimService#answerIfKeyed}: the ledger's committed first answer, read without the actor. */
+    public boolean answerIfKeyed(Request r, String ledgerScope, ClaimService.Answer answer) {
+        Request scoped = new Request(r.session(), r.sender(), ledgerScope, r.target(), r.frame());
+        JsonNode key = scoped.get("idem_key");
+        if (key == null || !key.isTextual() || key.textValue().isEmpty()) {
+            return false;
+        }
+        String ledgerKey = dev.synapsehub.core.actor.Idempotency.key(scoped.sender(), ledgerScope, key.textValue());
+        if (!actor.remembers(ledgerKey)) {
+            return false;
+        }
+        java.util.Optional<Outcome> prior = actor.priorAnswer(ledgerKey, digest(scoped));
+        if (prior.isPresent() && prior.get() instanceof Outcome.Replayed replayed) {
+            metrics.idempotentReplays.incrementAndGet();
+            ObjectNode first = (ObjectNode) json.parse(replayed.response());
+            answer.answer(true, first, first.path("payload").asText(""));
+            return true;
+        }
+        if (prior.isPresent() && prior.get() instanceof Outcome.IdempotencyConflict) {
+            metrics.idempotencyConflicts.incrementAndGet();
+            answer.answer(false, null, "idem_key was already used for a different request; nothing was applied.");
+            return true;
+        }
+        return false; // forgotten meanwhile: the claim path decides it, and checks the ledger again
     }
 
     /** {@link ClaimService#answerIfHeld}: the existing grant, read from committed state, when the claimant holds the task. */

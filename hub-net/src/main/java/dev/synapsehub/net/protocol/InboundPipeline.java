@@ -131,6 +131,11 @@ public final class InboundPipeline {
             }
 
             @Override
+            public boolean answerIfKeyed(Request claim, String ledgerScope, Answer answer) {
+                return claims.answerIfKeyed(claim, ledgerScope, answer);
+            }
+
+            @Override
             public java.util.concurrent.CompletableFuture<Boolean> answerIfHeld(String claimant, String principal,
                     String taskId, Answer answer) {
                 return claims.answerIfHeld(claimant, principal, taskId, answer);
