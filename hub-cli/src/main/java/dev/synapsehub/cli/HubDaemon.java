@@ -195,6 +195,8 @@ final class HubDaemon implements AutoCloseable {
             throw new JournalException(e.getMessage(), e);
         }
         phases.mark("federation");
+        // rows a federation peer has yet to pull are kept (docs/operations.md, retention)
+        retention.hold("federation peers' log cursors", federation::peerCursorFloor);
         HubServer server = new HubServer(config, actor, clock, options.db() == null ? null : journal,
                 new HubExtensions(frameGate == null ? List.of(federation) : List.of(frameGate, federation)));
         if (relayLogFile != null) {

@@ -59,7 +59,7 @@ public final class FederationExtension implements HubExtension {
     private final FederationMetrics metrics = new FederationMetrics();
     private final AdvisoryFold fold = new AdvisoryFold();
     private HubServices hub;
-    private LogServer logServer;
+    private volatile LogServer logServer; // read by retention on the writer thread
     private ObservedQuery observed;
     private LogWatch watch;
     private PeerLinks links;
@@ -85,6 +85,15 @@ public final class FederationExtension implements HubExtension {
         this.settings = settings;
         this.journal = journal;
         this.mirror = mirror;
+    }
+
+    /**
+     * The rows authorised peers still have to pull ({@link dev.synapsehub.federation.serve.PeerCursorHolds}),
+     * as a retention hold: {@link Long#MAX_VALUE} (nothing held) until the hub is bound.
+     */
+    public long peerCursorFloor() {
+        LogServer server = logServer;
+        return server == null ? Long.MAX_VALUE : server.cursorHolds().keepAfter();
     }
 
     @Override

@@ -14,6 +14,8 @@ public final class FederationMetrics {
     public final AtomicLong logEventsServed = new AtomicLong();
     /** Log pulls not read because the log reader had too many waiting (answered empty, log end null). */
     public final AtomicLong logRequestsBusy = new AtomicLong();
+    /** Log pulls whose next rows retention had deleted (answered with an error naming the gap). */
+    public final AtomicLong logRequestsCompacted = new AtomicLong();
     /** Log pages read before their pull came (the page after one just served). */
     public final AtomicLong logPagesReadAhead = new AtomicLong();
     /** Log pulls answered with a page read ahead. */
@@ -65,6 +67,9 @@ public final class FederationMetrics {
         counter(s, "synapse_multihub_log_requests_busy_total",
                 "Log pulls not read because 1,024 were already waiting for the log reader (answered empty, log end null).",
                 logRequestsBusy.get());
+        counter(s, "synapse_multihub_log_requests_compacted_total",
+                "Log pulls whose next rows retention had deleted (answered with an error naming the gap).",
+                logRequestsCompacted.get());
         counter(s, "synapse_multihub_log_pages_read_ahead_total",
                 "Log pages read before their pull came (the page after one just served to a peer).",
                 logPagesReadAhead.get());

@@ -60,6 +60,17 @@ public final class SqliteJournalReader implements JournalReader {
         return storedRows.read(afterSeq, maxEvents, maxBytes);
     }
 
+    /** As {@link SqliteJournal#compactedThrough}, on this connection. */
+    public long compactedThrough() throws JournalException {
+        ensureOpen();
+        try (java.sql.Statement s = connection.createStatement();
+             java.sql.ResultSet rs = s.executeQuery("SELECT value FROM meta WHERE key = 'compacted_through'")) {
+            return rs.next() ? Long.parseLong(rs.getString(1)) : 0L;
+        } catch (SQLException | NumberFormatException e) {
+            throw new JournalException(path + ": reading compacted_through failed: " + e.getMessage(), e);
+        }
+    }
+
     private void ensureOpen() throws JournalException {
         if (closed) {
             throw new JournalException(path + ": the journal reader is closed");

@@ -229,8 +229,10 @@ final class PeerFollower {
             return failed(view, "malformed", "malformed event: " + e.getMessage());
         } catch (ExecutionException e) {
             boolean timedOut = e.getCause() instanceof TimeoutException;
-            return failed(view, timedOut ? "timeout" : "transport",
-                    e.getCause() == null ? e.toString() : e.getCause().getMessage());
+            String message = e.getCause() == null ? e.toString() : e.getCause().getMessage();
+            // the error our serving side answers when retention deleted the rows after the cursor (LogServer)
+            boolean compacted = message != null && message.contains("answered error: Log compacted:");
+            return failed(view, timedOut ? "timeout" : compacted ? "compacted" : "transport", message);
         } catch (TimeoutException e) {
             return failed(view, "timeout", "no reply within " + settings.replyTimeout().toSeconds() + " s");
         } catch (InterruptedException e) {

@@ -77,6 +77,7 @@ public final class LogServer implements AutoCloseable {
     private boolean readAheadFailing;
     /** Pages read before their pull came; on the reader's thread only. */
     private final ReadAhead readAhead = new ReadAhead(READ_AHEAD_PAGES, READ_AHEAD_AGE.toNanos(), System::nanoTime);
+    private final PeerCursorHolds holds = new PeerCursorHolds();
     /** Pulls waiting at most for the reader ({@link #READ_QUEUE}, or a test's). */
     private final int readQueue;
     /** True from a pull answered busy (logged) until one is read again; on the outbox thread only. */
@@ -132,11 +133,24 @@ public final class LogServer implements AutoCloseable {
             return;
         }
         int events = (int) Math.min(limit, MAX_EVENTS);
-        read(afterSeq, events).whenCompleteAsync((page, failure) -> {
+        holds.pulled(r.sender(), afterSeq);
+        read(afterSeq, events).handleAsync((page, failure) -> {
+            Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                    ? failure.getCause() : failure; // through the writer, a read's failure comes wrapped
+            if (cause instanceof Compacted gone) {
+                metrics.logRequestsCompacted.incrementAndGet();
+                LOG.warn("peer '{}' asked for the log after seq {}, but retention deleted the rows up to seq {}: it cannot"
+                        + " catch up from this hub (raise --journal-keep-rows; peers that pull at least once every {} h"
+                        + " hold their rows)", r.sender(), afterSeq, gone.through, PeerCursorHolds.WINDOW.toHours());
+                hub.outbox().send(r.session(), hub.frames().error(r.sender(), "Log compacted: rows after seq " + afterSeq
+                        + " through seq " + gone.through + " were deleted by retention and cannot be served",
+                        hub.clock().nowSeconds()));
+                return null;
+            }
             Busy refused = failure instanceof Busy b ? b : null; // read() fails its own future with it: never wrapped
             if (refused != null && refused.closed) { // the hub is stopping: this connection is closing too
                 reply(r, List.of(), afterSeq, null);
-                return;
+                return null;
             }
             if (refused != null) {
                 metrics.logRequestsBusy.incrementAndGet();
@@ -147,20 +161,32 @@ public final class LogServer implements AutoCloseable {
                             r.sender());
                 }
                 reply(r, List.of(), afterSeq, null);
-                return;
+                return null;
             }
             busy = false;
             if (failure != null) {
                 LOG.error("serving the log to peer '{}' after seq {} failed", r.sender(), afterSeq, failure);
                 hub.metrics().faults.incrementAndGet();
                 reply(r, List.of(), afterSeq, null);
-                return;
+                return null;
             }
-            metrics.logRequestsServed.incrementAndGet();
-            metrics.logEventsServed.addAndGet(page.events().size());
             reply(r, page.events(), page.events().isEmpty() ? afterSeq : page.events().get(page.events().size() - 1).seq(),
                     page.logEnd());
-        }, hub.outbox().executor());
+            metrics.logRequestsServed.incrementAndGet(); // counted once it went out
+            metrics.logEventsServed.addAndGet(page.events().size());
+            return null;
+        }, hub.outbox().executor()).whenComplete((x, sendFailure) -> {
+            // only a failure of the answer itself: the read's own failures were answered above
+            if (sendFailure != null) { // encoding or sending the page failed: answered empty at its cursor, as a busy pull
+                LOG.error("answering the log pull of peer '{}' after seq {} failed", r.sender(), afterSeq, sendFailure);
+                hub.metrics().faults.incrementAndGet();
+                try {
+                    reply(r, List.of(), afterSeq, null);
+                } catch (RuntimeException again) {
+                    LOG.error("the empty answer to peer '{}' failed too; its pull runs into its bound", r.sender(), again);
+                }
+            }
+        });
     }
 
     private record Page(List<StoredEvent> events, long logEnd) {
@@ -178,7 +204,11 @@ public final class LogServer implements AutoCloseable {
         if (reader == null) {
             return hub.actor().read(state -> {
                 try {
-                    return Page.of(journal.readStored(afterSeq, events, MAX_BYTES), journal.lastSeq());
+                    List<StoredEvent> rows = journal.readStored(afterSeq, events, MAX_BYTES);
+                    if (!rows.isEmpty() && rows.get(0).seq() > afterSeq + 1) {
+                        throw new Compacted(rows.get(0).seq() - 1);
+                    }
+                    return Page.of(rows, journal.lastSeq());
                 } catch (dev.synapsehub.core.journal.JournalException e) {
                     throw new CompletionException(e);
                 }
@@ -193,6 +223,16 @@ public final class LogServer implements AutoCloseable {
                         metrics.logPagesServedAhead.incrementAndGet();
                     } else {
                         rows = reader.readStored(afterSeq, events, MAX_BYTES);
+                    }
+                } catch (dev.synapsehub.core.journal.JournalException | RuntimeException e) {
+                    page.completeExceptionally(e);
+                    return;
+                }
+                try {
+                    long gone = compactedBefore(afterSeq, rows);
+                    if (gone > 0) {
+                        page.completeExceptionally(new Compacted(gone));
+                        return;
                     }
                 } catch (dev.synapsehub.core.journal.JournalException | RuntimeException e) {
                     page.completeExceptionally(e);
@@ -249,6 +289,37 @@ public final class LogServer implements AutoCloseable {
                         e.toString());
             }
         }
+    }
+
+    /**
+     * The seq through which retention deleted rows a pull after {@code afterSeq} needs next, or 0
+     * when none: seqs are contiguous except where retention deleted a prefix, so a page that does
+     * not start right after the cursor tells; an empty one only where the log goes on past it.
+     */
+    private long compactedBefore(long afterSeq, List<StoredEvent> rows) throws dev.synapsehub.core.journal.JournalException {
+        if (!rows.isEmpty()) {
+            return rows.get(0).seq() > afterSeq + 1 ? rows.get(0).seq() - 1 : 0;
+        }
+        if (afterSeq >= journal.lastSeq()) {
+            return 0;
+        }
+        long compacted = reader.compactedThrough();
+        return afterSeq < compacted ? compacted : 0;
+    }
+
+    /** The rows after a pull's cursor through {@code through} were deleted by retention. */
+    private static final class Compacted extends RuntimeException {
+        final long through;
+
+        Compacted(long through) {
+            super("compacted through seq " + through, null, false, false);
+            this.through = through;
+        }
+    }
+
+    /** What authorised peers still have to pull: registered with the journal's retention ({@link PeerCursorHolds}). */
+    public PeerCursorHolds cursorHolds() {
+        return holds;
     }
 
     /** The log reader has {@code waiting} pulls waiting, or ({@code closed}) is stopped. */

@@ -3,14 +3,11 @@ package dev.synapsehub.federation.trust;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.client.tls.CertificatePin;
-import dev.synapsehub.net.tls.FileStamp;
 
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -100,7 +97,7 @@ public final class PeersFile implements PeerRouteSource, AutoCloseable {
     static PeersFile watching(Path file, boolean pinsRequired, Consumer<String> log, long checkMillis)
             throws TrustFileException {
         PeersFile p = new PeersFile(file.toAbsolutePath().normalize(), pinsRequired, log);
-        List<Object> stamps = stampOf(p.file);
+        List<Object> stamps = TrustFileStamp.of(p.file);
         TokenFiles tokens = new TokenFiles();
         p.checked = new Checked(stamps, tokens.stamps, load(p.file, pinsRequired, tokens), null);
         p.watcher = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
@@ -176,7 +173,7 @@ public final class PeersFile implements PeerRouteSource, AutoCloseable {
      * once a second; tests call it to skip the wait).
      */
     public synchronized void checkNow() {
-        List<Object> now = stampOf(file);
+        List<Object> now = TrustFileStamp.of(file);
         Checked c = checked;
         if (c.stamps().equals(now) && unchanged(c.tokenStamps())) {
             return;
@@ -227,7 +224,7 @@ public final class PeersFile implements PeerRouteSource, AutoCloseable {
     /** True when every token file last read still has the stamp it had just before it was read. */
     private static boolean unchanged(Map<Path, List<Object>> tokenStamps) {
         for (Map.Entry<Path, List<Object>> e : tokenStamps.entrySet()) {
-            if (!e.getValue().equals(stampOf(e.getKey()))) {
+            if (!e.getValue().equals(TrustFileStamp.of(e.getKey()))) {
                 return false;
             }
         }
@@ -384,7 +381,7 @@ public final class PeersFile implements PeerRouteSource, AutoCloseable {
         if (known != null) {
             return known;
         }
-        tokens.stamps.put(tokenFile, stampOf(tokenFile));
+        tokens.stamps.put(tokenFile, TrustFileStamp.of(tokenFile));
         tokens.fields.putIfAbsent(tokenFile, at + ".token_file");
         String role = FLAG + " " + f + " " + at + ".token_file:";
         byte[] bytes;
@@ -430,19 +427,4 @@ public final class PeersFile implements PeerRouteSource, AutoCloseable {
         return new TrustFileException(FLAG + " " + file + " " + what + " — " + fix);
     }
 
-    /** Size, modification time, file key, mode, owner and change time: a chmod or chown decides validity too. */
-    private static List<Object> stampOf(Path file) {
-        return List.of(FileStamp.of(file), attribute(file, "posix:permissions"), attribute(file, "unix:uid"),
-                attribute(file, "unix:ctime"));
-    }
-
-    private static String attribute(Path file, String name) {
-        try {
-            Object v = Files.getAttribute(file, name, LinkOption.NOFOLLOW_LINKS);
-            return v instanceof Set<?> perms ? PosixFilePermissions.toString(
-                    (Set<java.nio.file.attribute.PosixFilePermission>) perms) : String.valueOf(v);
-        } catch (IOException | UnsupportedOperationException | IllegalArgumentException | ClassCastException e) {
-            return "";
-        }
-    }
 }

@@ -39,7 +39,7 @@ public final class ServingTrust {
      * The policy in force (null while invalid), the error that made it invalid and the refusal
      * reason peers get meanwhile, and the stamps it was loaded from.
      */
-    private record Loaded(ServingPolicy policy, String error, String refusal, List<FileStamp> stamps) {
+    private record Loaded(ServingPolicy policy, String error, String refusal, List<Object> stamps) {
     }
 
     private ServingTrust(Path policyFile, Consumer<String> log) {
@@ -59,13 +59,14 @@ public final class ServingTrust {
      */
     public static ServingTrust load(Path policyFile, Consumer<String> log) throws TrustFileException {
         ServingTrust trust = new ServingTrust(policyFile.toAbsolutePath().normalize(), log);
+        List<Object> stamps = stamps(ServingPolicy.load(trust.policyFile)); // before the read that counts: see reload
         ServingPolicy policy = ServingPolicy.load(trust.policyFile);
         try {
             trust.clientCa = ClientCaTrust.watching(policy.clientCaFile());
         } catch (IllegalArgumentException e) {
             throw new TrustFileException(e.getMessage() + "; point client_ca_file at a PEM CA certificate");
         }
-        trust.loaded = new Loaded(policy, null, null, stamps(policy));
+        trust.loaded = new Loaded(policy, null, null, stamps);
         return trust;
     }
 
@@ -144,8 +145,10 @@ public final class ServingTrust {
     private Loaded reload() {
         Loaded l = loaded;
         try {
+            // stamped before the files are read: an edit landing during the read leaves stamps that differ from the
+            // files', so the next look reloads (stamped after, it would keep the old content under the new stamp)
+            List<Object> stamps = stamps(ServingPolicy.load(policyFile));
             ServingPolicy next = ServingPolicy.load(policyFile);
-            List<FileStamp> stamps = stamps(next);
             if (l.policy() != null && l.stamps().equals(stamps)) {
                 return l;
             }
@@ -171,12 +174,12 @@ public final class ServingTrust {
         return loaded;
     }
 
-    private static List<FileStamp> stamps(ServingPolicy p) {
+    private static List<Object> stamps(ServingPolicy p) {
         return stampsOf(p.file(), p.storeFile(), p.clientCaFile());
     }
 
-    private static List<FileStamp> stampsOf(Path policy, Path store, Path ca) {
-        return List.of(FileStamp.of(policy), store == null ? FileStamp.NONE : FileStamp.of(store),
-                ca == null ? FileStamp.NONE : FileStamp.of(ca));
+    private static List<Object> stampsOf(Path policy, Path store, Path ca) {
+        return List.of(TrustFileStamp.of(policy), store == null ? FileStamp.NONE : TrustFileStamp.of(store),
+                ca == null ? FileStamp.NONE : TrustFileStamp.of(ca));
     }
 }

@@ -258,6 +258,28 @@ class WatchTest {
     }
 
     @Test
+    void aPeerWhoseRetentionDeletedTheRowsAfterTheCursorFailsThePollAsCompactedAndFoldsNothing() throws Exception {
+        FedHub b = keep(owner(dir.resolve("b.db")));
+        HubClient agent = b.agent("proj/b1");
+        FedHub.claim(agent, "proj/b1", "T-1", "src/x");
+        FedHub.claim(agent, "proj/b1", "T-2", "src/y");
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("b.db"));
+             java.sql.Statement st = c.createStatement()) { // as Retention.compact leaves it
+            st.execute("PRAGMA busy_timeout = 5000");
+            st.execute("DELETE FROM events WHERE seq <= 1");
+            st.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('compacted_through', '1')");
+        }
+        FedHub follower = keep(follower(dir.resolve("a.db"), List.of(Federation.peer("hub-b", b.uri(), b.certs))));
+        Await.until("the poll fails", WAIT, () -> view(follower, "hub-b").lastError() != null);
+        assertThat(view(follower, "hub-b").lastError())
+                .contains("Log compacted: rows after seq 0 through seq 1 were deleted by retention");
+        assertThat(view(follower, "hub-b").cursor()).isZero();
+        assertThat(view(follower, "hub-b").claims()).isEmpty();
+        assertThat(Http.get(follower, "/metrics"))
+                .contains("synapse_multihub_peer_observation_errors_total{peer=\"hub-b\",kind=\"compacted\"}");
+    }
+
+    @Test
     void aPeerRestartedWithAShorterLogFailsItsPollsAndTheLastObservationStays() throws Exception {
         AtomicReference<List<ObjectNode>> peerLog = new AtomicReference<>(log("proj/x", "proj/x", "proj/x"));
         FakePeer fake = keep(new FakePeer(pki.hub("hub-f"), honest(peerLog)));

@@ -95,10 +95,57 @@ class LogServingTest {
         return c.awaitType("multihub_log_snapshot", FedHub.WAIT);
     }
 
+    private static ObjectNode requestAfter(HubClient c, long afterSeq) {
+        ObjectNode f = c.frame("hub-a", "multihub_log_request");
+        f.put("after_seq", afterSeq);
+        f.put("limit", 1);
+        return f;
+    }
+
     private static void assertRefused(ObjectNode snapshot, long cursor) {
         assertThat(snapshot.path("events").size()).isZero();
         assertThat(snapshot.path("next_cursor").asLong()).isEqualTo(cursor);
         assertThat(snapshot.path("log_end_seq").isNull()).isTrue();
+    }
+
+    @Test
+    void aPeerBehindRowsRetentionDeletedGetsAnErrorNamingTheGapAndPeersHoldTheRowsTheyStillNeed() throws Exception {
+        HubClient p = peer("hub-a", true);
+        assertThat(pull(p, "hub-a", 0L, 1).path("events").size()).isEqualTo(1);
+        assertThat(b.federation.peerCursorFloor()).as("hub-a holds what it has not pulled").isZero();
+        assertThat(pull(p, "hub-a", 1L, 1).path("events").size()).isEqualTo(1);
+        assertThat(b.federation.peerCursorFloor()).isEqualTo(1);
+
+        compactThrough(2); // what retention does (Retention.compact): a prefix deleted, compacted_through recorded
+        ObjectNode refused = pullAnswer(p, 0L);
+        assertThat(refused.path("type").asText()).as(refused.toString()).isEqualTo("error");
+        assertThat(refused.path("payload").asText()).isEqualTo(
+                "Log compacted: rows after seq 0 through seq 2 were deleted by retention and cannot be served");
+        assertThat(b.federation.metrics().logRequestsCompacted.get()).isEqualTo(1);
+        assertThat(dev.synapsehub.federation.testing.Http.get(b, "/metrics"))
+                .contains("synapse_multihub_log_requests_compacted_total 1");
+        assertThat(pull(p, "hub-a", 2L, 1).path("events").get(0).path("seq").asLong()).as("the rows kept are served")
+                .isEqualTo(3);
+
+        compactThrough(3); // every row: the page is empty, though the log goes on past the cursor
+        assertThat(pullAnswer(p, 2L).path("payload").asText()).isEqualTo(
+                "Log compacted: rows after seq 2 through seq 3 were deleted by retention and cannot be served");
+        assertThat(pull(p, "hub-a", 3L, 1).path("events").size()).as("a peer at the end is answered as ever").isZero();
+    }
+
+    private void compactThrough(long seq) throws java.sql.SQLException {
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("b.db"));
+             java.sql.Statement st = c.createStatement()) {
+            st.execute("PRAGMA busy_timeout = 5000");
+            st.execute("DELETE FROM events WHERE seq <= " + seq);
+            st.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('compacted_through', '" + seq + "')");
+        }
+    }
+
+    private static ObjectNode pullAnswer(HubClient p, long afterSeq) throws Exception {
+        p.send(requestAfter(p, afterSeq));
+        return p.await(f -> "error".equals(f.path("type").asText())
+                || "multihub_log_snapshot".equals(f.path("type").asText()), FedHub.WAIT);
     }
 
     @Test
@@ -180,6 +227,12 @@ class LogServingTest {
         TrustFiles.rewrite(policy, "{\"version\": 1, \"grants\": [");
         assertRefused(pull(p, "hub-a", 0L, 1), 0); // policy_invalid: denied, not the cached allow
         TrustFiles.rewrite(policy, good + " ");
+        assertThat(pull(p, "hub-a", 0L, 1).path("events").size()).isEqualTo(1);
+
+        // a chmod alone (same size and content) makes the policy invalid: owner-only files are part of its rules
+        java.nio.file.Files.setPosixFilePermissions(policy, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        assertRefused(pull(p, "hub-a", 0L, 1), 0);
+        java.nio.file.Files.setPosixFilePermissions(policy, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
         assertThat(pull(p, "hub-a", 0L, 1).path("events").size()).isEqualTo(1);
     }
 
@@ -344,6 +397,12 @@ class LogServingTest {
         TrustFiles.rewrite(policy, good.replace("client-ca.pem", "other-ca.pem"));
         assertRefused(pull(p, "hub-a", 0L, 1), 0); // client_ca_changed: the TLS layer reads the start-up file
         TrustFiles.rewrite(policy, good + " ");
+        assertThat(pull(p, "hub-a", 0L, 1).path("events").size()).isEqualTo(1);
+
+        // a chmod alone (same size and content) makes the policy invalid: owner-only files are part of its rules
+        java.nio.file.Files.setPosixFilePermissions(policy, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        assertRefused(pull(p, "hub-a", 0L, 1), 0);
+        java.nio.file.Files.setPosixFilePermissions(policy, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
         assertThat(pull(p, "hub-a", 0L, 1).path("events").size()).isEqualTo(1);
     }
 
