@@ -30,7 +30,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * </ul>
  * Chat history, idempotency windows and every other state are in the snapshot, not the rows.
  * Deletion runs on the writer in transactions of at most {@link #BATCH_ROWS} rows, each also
- * recording {@code meta.compacted_through}, so a crash mid-way leaves a consistent file.
+ * recording {@code meta.compacted_through}, so a crash mid-way leaves a consistent file. Each
+ * transaction reads the holds again in its own writer turn: a hold registered on the writer
+ * while a pass is under way (a backup fixing its copy point) stops the pass at it.
  */
 public final class Retention {
     private static final System.Logger LOG = System.getLogger(Retention.class.getName());
@@ -38,14 +40,24 @@ public final class Retention {
     static final int BATCH_ROWS = 20_000;
 
     private final long keepRows;
+    private final int batchRows;
     private final Map<String, RetentionHold> holds = new ConcurrentHashMap<>();
 
     /** @param keepRows rows of audit history always kept, {@code -1} for all (never compact) */
     public Retention(long keepRows) {
+        this(keepRows, BATCH_ROWS);
+    }
+
+    /** With {@code batchRows} rows deleted per writer transaction (tests use small batches). */
+    Retention(long keepRows, int batchRows) {
         if (keepRows < -1) {
             throw new IllegalArgumentException("rows to keep must be >= 0, or -1 for all");
         }
+        if (batchRows < 1) {
+            throw new IllegalArgumentException("rows per batch must be >= 1");
+        }
         this.keepRows = keepRows;
+        this.batchRows = batchRows;
     }
 
     /** Keeps every row: no compaction. */
@@ -100,14 +112,24 @@ public final class Retention {
             floor = mailbox;
             why = "a directed chat still pending in a mailbox";
         }
-        for (Map.Entry<String, RetentionHold> h : holds.entrySet()) {
-            long keepAfter = h.getValue().keepAfter();
-            if (keepAfter < floor) {
-                floor = keepAfter;
-                why = "the hold '" + h.getKey() + "'";
-            }
+        Floor held = lowestHold();
+        if (held.through() < floor) {
+            floor = held.through();
+            why = held.limitedBy();
         }
         return new Floor(Math.max(0, floor), why);
+    }
+
+    /** The lowest {@link RetentionHold#keepAfter()} registered and its name; MAX_VALUE when none. */
+    private Floor lowestHold() {
+        Floor lowest = new Floor(Long.MAX_VALUE, "no hold");
+        for (Map.Entry<String, RetentionHold> h : holds.entrySet()) {
+            long keepAfter = h.getValue().keepAfter();
+            if (keepAfter < lowest.through()) {
+                lowest = new Floor(keepAfter, "the hold '" + h.getKey() + "'");
+            }
+        }
+        return lowest;
     }
 
     /** One below the lowest chat seq a mailbox or a pending receipt still needs; MAX_VALUE when none. */
@@ -136,16 +158,42 @@ public final class Retention {
             return 0;
         }
         long deleted = 0;
+        long through = from;
+        String limitedBy = floor.limitedBy();
         long start = System.nanoTime();
-        for (long lo = from; lo < floor.through(); lo += BATCH_ROWS) {
-            long low = lo;
-            long high = Math.min(floor.through(), lo + BATCH_ROWS);
-            deleted += writer.run(state -> deleteRange(journal, low, high));
+        while (through < floor.through()) {
+            long low = through;
+            long planned = Math.min(floor.through(), low + batchRows);
+            Turn turn = writer.run(state -> deleteTurn(journal, low, planned));
+            deleted += turn.deleted();
+            through = turn.through();
+            if (through < planned) {
+                limitedBy = turn.heldBy() + ", registered during the pass";
+                break;
+            }
         }
         LOG.log(System.Logger.Level.INFO, String.format(Locale.ROOT,
                 "journal retention: %,d rows through seq %,d deleted in %.0f ms (floor set by %s)", deleted,
-                floor.through(), (System.nanoTime() - start) / 1e6, floor.limitedBy()));
+                through, (System.nanoTime() - start) / 1e6, limitedBy));
         return deleted;
+    }
+
+    /** One deletion turn: rows deleted, the seq compacted through after it, and the hold that cut it short. */
+    private record Turn(long deleted, long through, String heldBy) {
+    }
+
+    /**
+     * Deletes rows after {@code low} up to {@code planned}, or only up to the lowest hold when one
+     * is lower now: read in this same writer turn, so a hold registered since the pass began (on
+     * the writer, as a backup does with the compaction point it copies from) is never overrun.
+     */
+    private Turn deleteTurn(SqliteJournal journal, long low, long planned) throws JournalException {
+        Floor held = lowestHold();
+        long high = Math.min(planned, held.through());
+        if (high <= low) {
+            return new Turn(0, low, held.limitedBy());
+        }
+        return new Turn(deleteRange(journal, low, high), high, held.limitedBy());
     }
 
     private static long deleteRange(SqliteJournal journal, long low, long high) throws JournalException {

@@ -17,6 +17,9 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import static dev.synapsehub.journal.Fixtures.await;
 import static dev.synapsehub.journal.Fixtures.granted;
@@ -165,6 +168,65 @@ class RetentionTest {
             churn(hub, "l", 20);
             assertThat(hub.snapshotter().takeNow().compactedRows()).isZero();
             assertThat(hub.journal().compactedThrough()).isZero();
+        }
+    }
+
+    @Test
+    void aBackupThatFixesItsCopyPointBetweenTwoDeletionTurnsStopsThePassThere() throws Exception {
+        Retention retention = new Retention(0, 10);
+        retention.hold("setup", () -> 0); // nothing goes until the pass under test
+        Path copy = dir.resolve("copy.db");
+        try (DurableCoordination hub = open(retention)) {
+            churn(hub, "a", 60);
+            hub.snapshotter().takeNow();
+            churn(hub, "b", 10);
+            hub.snapshotter().takeNow();
+            retention.release("setup");
+            WriterAccess actor = WriterAccess.actor(hub.actor(), 60);
+            long planned = actor.run(s -> retention.floor(hub.journal(), s, 2).through());
+            assertThat(planned).as("the pass plans to delete through the older snapshot").isGreaterThan(20);
+
+            CountDownLatch pointFixed = new CountDownLatch(1);
+            CountDownLatch passOver = new CountDownLatch(1);
+            // the backup's first turn fixes its copy point and registers its hold; it reads nothing until the pass is over
+            WriterAccess backupWriter = new WriterTurnGate(actor, 2, () -> {
+                pointFixed.countDown();
+                awaitLatch(passOver);
+            });
+            CompletableFuture<JournalBackup.Result> backup = new CompletableFuture<>();
+            // the pass's turns: the floor, compacted_through, then deletions; the backup starts before the second deletion
+            WriterAccess passWriter = new WriterTurnGate(actor, 4, () -> {
+                Thread t = new Thread(() -> {
+                    try {
+                        backup.complete(JournalBackup.copy(hub.journal(), backupWriter, retention, copy));
+                    } catch (Throwable e) {
+                        backup.completeExceptionally(e);
+                    }
+                });
+                t.start();
+                awaitLatch(pointFixed);
+            });
+            long deleted = retention.compact(hub.journal(), passWriter, 2);
+            passOver.countDown();
+            JournalBackup.Result result = backup.get(60, TimeUnit.SECONDS);
+
+            assertThat(deleted).as("only the first turn's rows: the backup holds the rest").isEqualTo(10);
+            assertThat(hub.journal().compactedThrough()).isEqualTo(10);
+            assertThat(firstRow()).as("no row after the backup's hold is deleted").isEqualTo(11);
+            assertThat(result.rows()).as("every row after its compaction point").isEqualTo(result.seq() - 10);
+        }
+        try (SqliteJournal backup = SqliteJournal.open(copy)) {
+            assertThat(backup.compactedThrough()).as("the compaction point it records matches its rows").isEqualTo(10);
+            JournalCheck.Result check = JournalCheck.verify(backup, CoordinationState::new, clock.nowSeconds());
+            assertThat(check.problems()).isEmpty();
+        }
+    }
+
+    private static void awaitLatch(CountDownLatch latch) {
+        try {
+            assertThat(latch.await(60, TimeUnit.SECONDS)).isTrue();
+        } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
         }
     }
 
