@@ -19,7 +19,13 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 
 import static dev.synapsehub.journal.Fixtures.await;
 import static dev.synapsehub.journal.Fixtures.granted;
@@ -220,6 +226,71 @@ class RetentionTest {
             JournalCheck.Result check = JournalCheck.verify(backup, CoordinationState::new, clock.nowSeconds());
             assertThat(check.problems()).isEmpty();
         }
+    }
+
+    @Test
+    void aSnapshotWrittenBeforeCompactionFailsCountsAsTakenAndTheFailureIsLoggedOnce() throws Exception {
+        Retention retention = new Retention(0);
+        AtomicBoolean broken = new AtomicBoolean();
+        retention.hold("flaky", () -> {
+            if (broken.get()) {
+                throw new IllegalStateException("hold unreadable");
+            }
+            return Long.MAX_VALUE;
+        });
+        List<LogRecord> logged = new CopyOnWriteArrayList<>();
+        Handler capture = new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                logged.add(r);
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        Logger logger = Logger.getLogger(Snapshotter.class.getName());
+        logger.addHandler(capture);
+        try (DurableCoordination hub = DurableCoordination.open(db(), clock, CoordinationState::new,
+                ActorSettings.DEFAULTS, SnapshotPolicy.NEVER, retention);
+             Snapshotter snapshots = Snapshotter.unscheduled(hub.journal(), WriterAccess.actor(hub.actor(), 60), clock,
+                     new SnapshotPolicy(0, 20, 2, false), retention)) {
+            churn(hub, "a", 10);
+            snapshots.tick();
+            broken.set(true);
+            churn(hub, "b", 10);
+            snapshots.tick(); // written; then compaction (two snapshots now) fails
+            assertThat(snapshots.taken()).isEqualTo(2);
+            assertThat(snapshots.failures()).isZero();
+            assertThat(snapshots.upkeepFailures()).isEqualTo(1);
+            assertThat(snapshots.last().upkeepFailed()).isTrue();
+            assertThat(snapshots.last().info().seq()).isEqualTo(hub.journal().lastSeq());
+            snapshots.tick();
+            snapshots.tick();
+            assertThat(snapshots.taken()).as("no row since the written snapshot: nothing due").isEqualTo(2);
+            churn(hub, "c", 10);
+            snapshots.tick();
+            assertThat(snapshots.taken()).isEqualTo(3);
+            assertThat(snapshots.upkeepFailures()).as("counted each time").isEqualTo(2);
+            assertThat(hub.journal().snapshots().list()).as("rotation ran before compaction failed").hasSize(2);
+            assertThat(hub.journal().compactedThrough()).isZero();
+
+            broken.set(false);
+            churn(hub, "d", 10);
+            snapshots.tick();
+            assertThat(snapshots.taken()).isEqualTo(4);
+            assertThat(snapshots.last().upkeepFailed()).isFalse();
+            assertThat(hub.journal().compactedThrough()).isPositive();
+        } finally {
+            logger.removeHandler(capture);
+        }
+        assertThat(logged).filteredOn(r -> r.getLevel() == Level.WARNING).as("logged once until it works again")
+                .singleElement().satisfies(r -> assertThat(r.getThrown()).hasRootCauseMessage("hold unreadable"));
+        assertThat(logged).extracting(LogRecord::getMessage).anyMatch(m -> m.contains("work again after 2"));
     }
 
     private static void awaitLatch(CountDownLatch latch) {
