@@ -42,6 +42,7 @@ public final class Retention {
     private final long keepRows;
     private final int batchRows;
     private final Map<String, RetentionHold> holds = new ConcurrentHashMap<>();
+    private long droppedLogged; // mailbox identities dropped with pending chats, as last logged (writer thread)
 
     /** @param keepRows rows of audit history always kept, {@code -1} for all (never compact) */
     public Retention(long keepRows) {
@@ -107,6 +108,7 @@ public final class Retention {
             floor = audit;
             why = "the audit window of " + keepRows + " rows";
         }
+        noteDropped(state.messaging().mailboxDroppedWithPending());
         long mailbox = mailboxFloor(state.messaging().image());
         if (mailbox < floor) {
             floor = mailbox;
@@ -144,6 +146,17 @@ public final class Retention {
             lowest = Math.min(lowest, r.msgSeq());
         }
         return lowest == Long.MAX_VALUE ? Long.MAX_VALUE : lowest - 1;
+    }
+
+    /** Logs, once per change, that the mailbox's bound dropped identities whose chats were still pending. */
+    private void noteDropped(long dropped) {
+        if (dropped > droppedLogged) {
+            LOG.log(System.Logger.Level.WARNING, String.format(Locale.ROOT, "journal retention: %,d more mailbox"
+                    + " identities dropped with directed chats still pending (%,d in all): more identities had"
+                    + " chats pending than the mailbox keeps, and their chats no longer hold journal rows",
+                    dropped - droppedLogged, dropped));
+        }
+        droppedLogged = dropped;
     }
 
     /**

@@ -2,9 +2,14 @@ package dev.synapsehub.journal;
 
 import dev.synapsehub.core.actor.ActorSettings;
 import dev.synapsehub.core.actor.Mutation;
+import dev.synapsehub.core.board.BoardLimits;
+import dev.synapsehub.core.claim.RegistryLimits;
 import dev.synapsehub.core.command.ChatCommand;
+import dev.synapsehub.core.command.MailboxCursorCommand;
 import dev.synapsehub.core.command.ReleaseCommand;
 import dev.synapsehub.core.journal.JournaledEvent;
+import dev.synapsehub.core.messaging.MessagingLimits;
+import dev.synapsehub.core.resource.ResourceLimits;
 import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.core.state.StateImage;
 import org.junit.jupiter.api.Test;
@@ -16,12 +21,14 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
@@ -61,11 +68,21 @@ class RetentionTest {
 
     /** A directed chat to an identity that is not online: pending in its mailbox. Returns its seq. */
     private static long directedToOffline(DurableCoordination hub) {
+        return directedTo(hub, "x/offline");
+    }
+
+    /** A directed chat to {@code target}, nobody online. Returns its seq. */
+    private static long directedTo(DurableCoordination hub, String target) {
         var outcome = (dev.synapsehub.core.actor.Outcome.Decided) await(hub.actor().submit(Mutation.of(
-                new ChatCommand("alice", "x/offline", null, null, null, false, List.of(),
-                        stamp -> "{\"type\":\"chat\",\"sender\":\"alice\",\"target\":\"x/offline\",\"payload\":\"hi\",\"msg_id\":"
-                                + stamp.msgId() + "}"))));
+                new ChatCommand("alice", target, null, null, null, false, List.of(),
+                        stamp -> "{\"type\":\"chat\",\"sender\":\"alice\",\"target\":\"" + target
+                                + "\",\"payload\":\"hi\",\"msg_id\":" + stamp.msgId() + "}"))));
         return outcome.committed().get(0).seq();
+    }
+
+    /** A watermark advance for {@code identity} through the last row. */
+    private static void cursor(DurableCoordination hub, String identity) {
+        await(hub.actor().submit(Mutation.of(new MailboxCursorCommand(identity, null, hub.journal().lastSeq()))));
     }
 
     private long firstRow() throws Exception {
@@ -110,7 +127,7 @@ class RetentionTest {
         try (DurableCoordination hub = open(new Retention(0))) {
             assertThat(image(hub)).isEqualTo(before);
             // the chat is acknowledged through a cursor: nothing pending, the next snapshot compacts to the older one
-            await(hub.actor().submit(Mutation.of(new dev.synapsehub.core.command.MailboxCursorCommand("x/offline", null,
+            await(hub.actor().submit(Mutation.of(new MailboxCursorCommand("x/offline", null,
                     hub.journal().lastSeq()))));
             churn(hub, "after", 5);
             long olderKept = hub.journal().snapshots().list().get(0).seq();
@@ -135,6 +152,69 @@ class RetentionTest {
             int live = await(hub.actor().read(s -> s.claims().liveCount()));
             assertThat(live).isZero();
         }
+    }
+
+    @Test
+    void aChatStaysHeldWhenOtherIdentitiesPushItsOwnerOutOfTheProjectionUntilTheBoundDropsIt() throws Exception {
+        // a projection of two identities (512 by default) and as many parked
+        MessagingLimits two = new MessagingLimits(100, 10, MessagingLimits.SEVEN_DAYS, 0, 2, 100, 100, 10);
+        Supplier<CoordinationState> fresh = () -> new CoordinationState(RegistryLimits.DEFAULTS, 1000,
+                BoardLimits.DEFAULTS, ResourceLimits.DEFAULTS, two);
+        List<LogRecord> logged = capture(Retention.class);
+        try (DurableCoordination hub = DurableCoordination.open(db(), clock, fresh, ActorSettings.DEFAULTS, MANUAL,
+                new Retention(0))) {
+            churn(hub, "early", 20);
+            long toOffline = directedToOffline(hub);
+            for (String other : List.of("w/1", "w/2", "w/3")) {
+                cursor(hub, other); // each advance is a touch: x/offline leaves what who shows
+            }
+            Map<String, Integer> shown = await(hub.actor().read(s -> s.messaging().mailboxPending()));
+            assertThat(shown).doesNotContainKey("x/offline");
+            churn(hub, "mid", 20);
+            hub.snapshotter().takeNow();
+            churn(hub, "late", 20);
+            hub.snapshotter().takeNow();
+            assertThat(hub.journal().compactedThrough()).as("its chat still holds the rows").isEqualTo(toOffline - 1);
+
+            // four more offline identities with chats: parked ones beyond two are dropped, x/offline first
+            for (String to : List.of("c/1", "c/2", "c/3", "c/4")) {
+                directedTo(hub, to);
+            }
+            hub.snapshotter().takeNow();
+            assertThat(hub.journal().compactedThrough()).as("dropped: no longer held").isGreaterThan(toOffline);
+        } finally {
+            release(Retention.class);
+        }
+        assertThat(logged).filteredOn(r -> r.getLevel() == Level.WARNING).singleElement()
+                .satisfies(r -> assertThat(r.getMessage()).contains("1 more mailbox identities dropped"));
+    }
+
+    private static final Map<Class<?>, Handler> CAPTURES = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** Records what {@code type}'s logger logs until {@link #release}. */
+    private static List<LogRecord> capture(Class<?> type) {
+        List<LogRecord> logged = new CopyOnWriteArrayList<>();
+        Handler handler = new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                logged.add(r);
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        CAPTURES.put(type, handler);
+        Logger.getLogger(type.getName()).addHandler(handler);
+        return logged;
+    }
+
+    private static void release(Class<?> type) {
+        Logger.getLogger(type.getName()).removeHandler(CAPTURES.remove(type));
     }
 
     @Test
@@ -238,23 +318,7 @@ class RetentionTest {
             }
             return Long.MAX_VALUE;
         });
-        List<LogRecord> logged = new CopyOnWriteArrayList<>();
-        Handler capture = new Handler() {
-            @Override
-            public void publish(LogRecord r) {
-                logged.add(r);
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        Logger logger = Logger.getLogger(Snapshotter.class.getName());
-        logger.addHandler(capture);
+        List<LogRecord> logged = capture(Snapshotter.class);
         try (DurableCoordination hub = DurableCoordination.open(db(), clock, CoordinationState::new,
                 ActorSettings.DEFAULTS, SnapshotPolicy.NEVER, retention);
              Snapshotter snapshots = Snapshotter.unscheduled(hub.journal(), WriterAccess.actor(hub.actor(), 60), clock,
@@ -286,7 +350,7 @@ class RetentionTest {
             assertThat(snapshots.last().upkeepFailed()).isFalse();
             assertThat(hub.journal().compactedThrough()).isPositive();
         } finally {
-            logger.removeHandler(capture);
+            release(Snapshotter.class);
         }
         assertThat(logged).filteredOn(r -> r.getLevel() == Level.WARNING).as("logged once until it works again")
                 .singleElement().satisfies(r -> assertThat(r.getThrown()).hasRootCauseMessage("hold unreadable"));
