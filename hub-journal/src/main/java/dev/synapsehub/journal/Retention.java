@@ -3,11 +3,13 @@ package dev.synapsehub.journal;
 import dev.synapsehub.core.event.Durability;
 import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.core.journal.RetentionHold;
+import dev.synapsehub.core.messaging.MessagingLimits;
 import dev.synapsehub.core.messaging.PendingReceipt;
 import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.core.state.StateImage;
 
 import java.sql.PreparedStatement;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -24,7 +26,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>the operator's audit window: the last {@link #keepRows} rows are kept ({@code -1}: all,
  *       the default, so nothing is ever deleted unless the operator asks);</li>
  *   <li>the mailbox: every directed chat still pending for some identity, and every chat whose
- *       deferred receipt is still pending, stays replayable and resolvable by an {@code ack};</li>
+ *       deferred receipt is still pending, stays replayable and resolvable by an {@code ack},
+ *       for at most {@link #PENDING_HOLD_SECONDS}: a chat nobody acknowledges (sent to a role or
+ *       a mistyped name) must not keep every later row forever;</li>
  *   <li>every {@link RetentionHold} registered: a federation peer's log cursor, a backup in
  *       progress.</li>
  * </ul>
@@ -38,6 +42,8 @@ public final class Retention {
     private static final System.Logger LOG = System.getLogger(Retention.class.getName());
     /** Rows deleted per writer transaction. */
     static final int BATCH_ROWS = 20_000;
+    /** How long a pending directed chat or receipt holds its row: as long as a dead letter is remembered. */
+    static final double PENDING_HOLD_SECONDS = MessagingLimits.SEVEN_DAYS;
 
     private final long keepRows;
     private final int batchRows;
@@ -89,10 +95,11 @@ public final class Retention {
     }
 
     /**
-     * The compaction floor for {@code state} (on the writer thread), with {@code keepSnapshots}
-     * the number of snapshots rotation keeps.
+     * The compaction floor for {@code state} (on the writer thread) at hub time {@code now}, with
+     * {@code keepSnapshots} the number of snapshots rotation keeps.
      */
-    Floor floor(SqliteJournal journal, CoordinationState state, int keepSnapshots) throws JournalException {
+    Floor floor(SqliteJournal journal, CoordinationState state, int keepSnapshots, double now)
+            throws JournalException {
         if (keepRows < 0) {
             return new Floor(0, "the audit window (all rows kept)");
         }
@@ -109,10 +116,14 @@ public final class Retention {
             why = "the audit window of " + keepRows + " rows";
         }
         noteDropped(state.messaging().mailboxDroppedWithPending());
-        long mailbox = mailboxFloor(state.messaging().image());
-        if (mailbox < floor) {
-            floor = mailbox;
-            why = "a directed chat still pending in a mailbox";
+        StateImage.Messaging messaging = state.messaging().image();
+        if (mailboxFloor(messaging, 0) < floor) {
+            long recent = RowsSince.firstSeq(journal, now - PENDING_HOLD_SECONDS);
+            long mailbox = mailboxFloor(messaging, recent);
+            if (mailbox < floor) {
+                floor = mailbox;
+                why = "a directed chat still pending in a mailbox";
+            }
         }
         Floor held = lowestHold();
         if (held.through() < floor) {
@@ -134,16 +145,23 @@ public final class Retention {
         return lowest;
     }
 
-    /** One below the lowest chat seq a mailbox or a pending receipt still needs; MAX_VALUE when none. */
-    static long mailboxFloor(StateImage.Messaging messaging) {
+    /**
+     * One below the lowest chat seq, at or above {@code from}, that a mailbox or a pending
+     * receipt still needs; MAX_VALUE when none.
+     */
+    static long mailboxFloor(StateImage.Messaging messaging, long from) {
         long lowest = Long.MAX_VALUE;
         for (StateImage.Pending p : messaging.pending()) {
-            if (!p.seqs().isEmpty()) {
-                lowest = Math.min(lowest, p.seqs().get(0));
+            int i = Collections.binarySearch(p.seqs(), from); // seqs ascend
+            int first = i >= 0 ? i : -i - 1;
+            if (first < p.seqs().size()) {
+                lowest = Math.min(lowest, p.seqs().get(first));
             }
         }
         for (PendingReceipt r : messaging.pendingReceipts()) {
-            lowest = Math.min(lowest, r.msgSeq());
+            if (r.msgSeq() >= from) {
+                lowest = Math.min(lowest, r.msgSeq());
+            }
         }
         return lowest == Long.MAX_VALUE ? Long.MAX_VALUE : lowest - 1;
     }
@@ -160,12 +178,12 @@ public final class Retention {
     }
 
     /**
-     * Deletes the rows below the floor in bounded writer transactions.
+     * Deletes the rows below the floor at hub time {@code now} in bounded writer transactions.
      *
      * @return rows deleted
      */
-    long compact(SqliteJournal journal, WriterAccess writer, int keepSnapshots) throws JournalException {
-        Floor floor = writer.run(state -> floor(journal, state, keepSnapshots));
+    long compact(SqliteJournal journal, WriterAccess writer, int keepSnapshots, double now) throws JournalException {
+        Floor floor = writer.run(state -> floor(journal, state, keepSnapshots, now));
         long from = writer.run(state -> journal.compactedThrough());
         if (floor.through() <= from) {
             return 0;

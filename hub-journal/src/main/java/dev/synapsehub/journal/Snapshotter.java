@@ -145,7 +145,7 @@ public final class Snapshotter implements AutoCloseable {
         lastSeq = written.info().seq();
         lastAt = clock.nowSeconds();
         taken.incrementAndGet();
-        Upkeep upkeep = upkeep(journal, writer, policy.keep(), retention);
+        Upkeep upkeep = upkeep(journal, writer, policy.keep(), retention, clock.nowSeconds());
         noteUpkeep(written.info(), upkeep.failure());
         Result r = new Result(written.info(), written.imageMillis(), written.encodeMillis(),
                 writer.longestNanos() / 1e6, (System.nanoTime() - start) / 1e6, upkeep.deletedSnapshots(),
@@ -270,12 +270,13 @@ public final class Snapshotter implements AutoCloseable {
         return new Written(info, imageMillis, encodeMillis);
     }
 
-    /** Rotates to {@code keep} snapshots, then compacts; a failure is returned, not thrown. */
-    private static Upkeep upkeep(SqliteJournal journal, WriterAccess writer, int keep, Retention retention) {
+    /** Rotates to {@code keep} snapshots, then compacts as of hub time {@code now}; a failure is returned, not thrown. */
+    private static Upkeep upkeep(SqliteJournal journal, WriterAccess writer, int keep, Retention retention,
+                                 double now) {
         int deleted = 0;
         try {
             deleted = rotate(journal.snapshots(), writer, keep);
-            return new Upkeep(deleted, retention.compact(journal, writer, keep), null);
+            return new Upkeep(deleted, retention.compact(journal, writer, keep, now), null);
         } catch (JournalException | RuntimeException e) {
             return new Upkeep(deleted, 0, e);
         }

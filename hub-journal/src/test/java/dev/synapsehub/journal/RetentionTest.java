@@ -189,6 +189,28 @@ class RetentionTest {
                 .satisfies(r -> assertThat(r.getMessage()).contains("1 more mailbox identities dropped"));
     }
 
+    @Test
+    void aChatNobodyAcknowledgesHoldsRowsForSevenDaysOnly() throws Exception {
+        try (DurableCoordination hub = open(new Retention(0))) {
+            churn(hub, "a", 20);
+            long toRole = directedTo(hub, "x/reviewer");
+            churn(hub, "b", 20);
+            hub.snapshotter().takeNow();
+            churn(hub, "c", 20);
+            hub.snapshotter().takeNow();
+            assertThat(hub.journal().compactedThrough()).isEqualTo(toRole - 1);
+            clock.advance(MessagingLimits.SEVEN_DAYS - 60);
+            churn(hub, "d", 5);
+            hub.snapshotter().takeNow();
+            assertThat(hub.journal().compactedThrough()).as("a week not yet over").isEqualTo(toRole - 1);
+            clock.advance(120);
+            churn(hub, "e", 5);
+            hub.snapshotter().takeNow();
+            assertThat(hub.journal().compactedThrough()).as("past a week it holds nothing")
+                    .isEqualTo(hub.journal().snapshots().list().get(1).seq());
+        }
+    }
+
     private static final Map<Class<?>, Handler> CAPTURES = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** Records what {@code type}'s logger logs until {@link #release}. */
@@ -269,7 +291,7 @@ class RetentionTest {
             hub.snapshotter().takeNow();
             retention.release("setup");
             WriterAccess actor = WriterAccess.actor(hub.actor(), 60);
-            long planned = actor.run(s -> retention.floor(hub.journal(), s, 2).through());
+            long planned = actor.run(s -> retention.floor(hub.journal(), s, 2, clock.nowSeconds()).through());
             assertThat(planned).as("the pass plans to delete through the older snapshot").isGreaterThan(20);
 
             CountDownLatch pointFixed = new CountDownLatch(1);
@@ -292,7 +314,7 @@ class RetentionTest {
                 t.start();
                 awaitLatch(pointFixed);
             });
-            long deleted = retention.compact(hub.journal(), passWriter, 2);
+            long deleted = retention.compact(hub.journal(), passWriter, 2, clock.nowSeconds());
             passOver.countDown();
             JournalBackup.Result result = backup.get(60, TimeUnit.SECONDS);
 
