@@ -98,6 +98,7 @@ public final class JournalBackup {
             store.pin(snapshots);
             long floor = journal.compactedThrough();
             if (retention != null) {
+                // registered on the writer: a compaction pass under way re-reads holds each turn and stops here
                 retention.hold(hold, () -> floor);
             }
             return new Plan(journal.lastSeq(), floor, snapshots);

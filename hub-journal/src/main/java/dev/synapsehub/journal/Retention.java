@@ -3,11 +3,13 @@ package dev.synapsehub.journal;
 import dev.synapsehub.core.event.Durability;
 import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.core.journal.RetentionHold;
+import dev.synapsehub.core.messaging.MessagingLimits;
 import dev.synapsehub.core.messaging.PendingReceipt;
 import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.core.state.StateImage;
 
 import java.sql.PreparedStatement;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -24,28 +26,45 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>the operator's audit window: the last {@link #keepRows} rows are kept ({@code -1}: all,
  *       the default, so nothing is ever deleted unless the operator asks);</li>
  *   <li>the mailbox: every directed chat still pending for some identity, and every chat whose
- *       deferred receipt is still pending, stays replayable and resolvable by an {@code ack};</li>
+ *       deferred receipt is still pending, stays replayable and resolvable by an {@code ack},
+ *       for at most {@link #PENDING_HOLD_SECONDS}: a chat nobody acknowledges (sent to a role or
+ *       a mistyped name) must not keep every later row forever;</li>
  *   <li>every {@link RetentionHold} registered: a federation peer's log cursor, a backup in
  *       progress.</li>
  * </ul>
  * Chat history, idempotency windows and every other state are in the snapshot, not the rows.
  * Deletion runs on the writer in transactions of at most {@link #BATCH_ROWS} rows, each also
- * recording {@code meta.compacted_through}, so a crash mid-way leaves a consistent file.
+ * recording {@code meta.compacted_through}, so a crash mid-way leaves a consistent file. Each
+ * transaction reads the holds again in its own writer turn: a hold registered on the writer
+ * while a pass is under way (a backup fixing its copy point) stops the pass at it.
  */
 public final class Retention {
     private static final System.Logger LOG = System.getLogger(Retention.class.getName());
     /** Rows deleted per writer transaction. */
     static final int BATCH_ROWS = 20_000;
+    /** How long a pending directed chat or receipt holds its row: as long as a dead letter is remembered. */
+    static final double PENDING_HOLD_SECONDS = MessagingLimits.SEVEN_DAYS;
 
     private final long keepRows;
+    private final int batchRows;
     private final Map<String, RetentionHold> holds = new ConcurrentHashMap<>();
+    private long droppedLogged; // mailbox identities dropped with pending chats, as last logged (writer thread)
 
     /** @param keepRows rows of audit history always kept, {@code -1} for all (never compact) */
     public Retention(long keepRows) {
+        this(keepRows, BATCH_ROWS);
+    }
+
+    /** With {@code batchRows} rows deleted per writer transaction (tests use small batches). */
+    Retention(long keepRows, int batchRows) {
         if (keepRows < -1) {
             throw new IllegalArgumentException("rows to keep must be >= 0, or -1 for all");
         }
+        if (batchRows < 1) {
+            throw new IllegalArgumentException("rows per batch must be >= 1");
+        }
         this.keepRows = keepRows;
+        this.batchRows = batchRows;
     }
 
     /** Keeps every row: no compaction. */
@@ -76,10 +95,11 @@ public final class Retention {
     }
 
     /**
-     * The compaction floor for {@code state} (on the writer thread), with {@code keepSnapshots}
-     * the number of snapshots rotation keeps.
+     * The compaction floor for {@code state} (on the writer thread) at hub time {@code now}, with
+     * {@code keepSnapshots} the number of snapshots rotation keeps.
      */
-    Floor floor(SqliteJournal journal, CoordinationState state, int keepSnapshots) throws JournalException {
+    Floor floor(SqliteJournal journal, CoordinationState state, int keepSnapshots, double now)
+            throws JournalException {
         if (keepRows < 0) {
             return new Floor(0, "the audit window (all rows kept)");
         }
@@ -95,57 +115,116 @@ public final class Retention {
             floor = audit;
             why = "the audit window of " + keepRows + " rows";
         }
-        long mailbox = mailboxFloor(state.messaging().image());
-        if (mailbox < floor) {
-            floor = mailbox;
-            why = "a directed chat still pending in a mailbox";
-        }
-        for (Map.Entry<String, RetentionHold> h : holds.entrySet()) {
-            long keepAfter = h.getValue().keepAfter();
-            if (keepAfter < floor) {
-                floor = keepAfter;
-                why = "the hold '" + h.getKey() + "'";
+        noteDropped(state.messaging().mailboxDroppedWithPending());
+        StateImage.Messaging messaging = state.messaging().image();
+        if (mailboxFloor(messaging, 0) < floor) {
+            long recent = RowsSince.firstSeq(journal, now - PENDING_HOLD_SECONDS);
+            long mailbox = mailboxFloor(messaging, recent);
+            if (mailbox < floor) {
+                floor = mailbox;
+                why = "a directed chat still pending in a mailbox";
             }
+        }
+        Floor held = lowestHold();
+        if (held.through() < floor) {
+            floor = held.through();
+            why = held.limitedBy();
         }
         return new Floor(Math.max(0, floor), why);
     }
 
-    /** One below the lowest chat seq a mailbox or a pending receipt still needs; MAX_VALUE when none. */
-    static long mailboxFloor(StateImage.Messaging messaging) {
+    /** The lowest {@link RetentionHold#keepAfter()} registered and its name; MAX_VALUE when none. */
+    private Floor lowestHold() {
+        Floor lowest = new Floor(Long.MAX_VALUE, "no hold");
+        for (Map.Entry<String, RetentionHold> h : holds.entrySet()) {
+            long keepAfter = h.getValue().keepAfter();
+            if (keepAfter < lowest.through()) {
+                lowest = new Floor(keepAfter, "the hold '" + h.getKey() + "'");
+            }
+        }
+        return lowest;
+    }
+
+    /**
+     * One below the lowest chat seq, at or above {@code from}, that a mailbox or a pending
+     * receipt still needs; MAX_VALUE when none.
+     */
+    static long mailboxFloor(StateImage.Messaging messaging, long from) {
         long lowest = Long.MAX_VALUE;
         for (StateImage.Pending p : messaging.pending()) {
-            if (!p.seqs().isEmpty()) {
-                lowest = Math.min(lowest, p.seqs().get(0));
+            int i = Collections.binarySearch(p.seqs(), from); // seqs ascend
+            int first = i >= 0 ? i : -i - 1;
+            if (first < p.seqs().size()) {
+                lowest = Math.min(lowest, p.seqs().get(first));
             }
         }
         for (PendingReceipt r : messaging.pendingReceipts()) {
-            lowest = Math.min(lowest, r.msgSeq());
+            if (r.msgSeq() >= from) {
+                lowest = Math.min(lowest, r.msgSeq());
+            }
         }
         return lowest == Long.MAX_VALUE ? Long.MAX_VALUE : lowest - 1;
     }
 
+    /** Logs, once per change, that the mailbox's bound dropped identities whose chats were still pending. */
+    private void noteDropped(long dropped) {
+        if (dropped > droppedLogged) {
+            LOG.log(System.Logger.Level.WARNING, String.format(Locale.ROOT, "journal retention: %,d more mailbox"
+                    + " identities dropped with directed chats still pending (%,d in all): more identities had"
+                    + " chats pending than the mailbox keeps, and their chats no longer hold journal rows",
+                    dropped - droppedLogged, dropped));
+        }
+        droppedLogged = dropped;
+    }
+
     /**
-     * Deletes the rows below the floor in bounded writer transactions.
+     * Deletes the rows below the floor at hub time {@code now} in bounded writer transactions.
      *
      * @return rows deleted
      */
-    long compact(SqliteJournal journal, WriterAccess writer, int keepSnapshots) throws JournalException {
-        Floor floor = writer.run(state -> floor(journal, state, keepSnapshots));
+    long compact(SqliteJournal journal, WriterAccess writer, int keepSnapshots, double now) throws JournalException {
+        Floor floor = writer.run(state -> floor(journal, state, keepSnapshots, now));
         long from = writer.run(state -> journal.compactedThrough());
         if (floor.through() <= from) {
             return 0;
         }
         long deleted = 0;
+        long through = from;
+        String limitedBy = floor.limitedBy();
         long start = System.nanoTime();
-        for (long lo = from; lo < floor.through(); lo += BATCH_ROWS) {
-            long low = lo;
-            long high = Math.min(floor.through(), lo + BATCH_ROWS);
-            deleted += writer.run(state -> deleteRange(journal, low, high));
+        while (through < floor.through()) {
+            long low = through;
+            long planned = Math.min(floor.through(), low + batchRows);
+            Turn turn = writer.run(state -> deleteTurn(journal, low, planned));
+            deleted += turn.deleted();
+            through = turn.through();
+            if (through < planned) {
+                limitedBy = turn.heldBy() + ", registered during the pass";
+                break;
+            }
         }
         LOG.log(System.Logger.Level.INFO, String.format(Locale.ROOT,
                 "journal retention: %,d rows through seq %,d deleted in %.0f ms (floor set by %s)", deleted,
-                floor.through(), (System.nanoTime() - start) / 1e6, floor.limitedBy()));
+                through, (System.nanoTime() - start) / 1e6, limitedBy));
         return deleted;
+    }
+
+    /** One deletion turn: rows deleted, the seq compacted through after it, and the hold that cut it short. */
+    private record Turn(long deleted, long through, String heldBy) {
+    }
+
+    /**
+     * Deletes rows after {@code low} up to {@code planned}, or only up to the lowest hold when one
+     * is lower now: read in this same writer turn, so a hold registered since the pass began (on
+     * the writer, as a backup does with the compaction point it copies from) is never overrun.
+     */
+    private Turn deleteTurn(SqliteJournal journal, long low, long planned) throws JournalException {
+        Floor held = lowestHold();
+        long high = Math.min(planned, held.through());
+        if (high <= low) {
+            return new Turn(0, low, held.limitedBy());
+        }
+        return new Turn(deleteRange(journal, low, high), high, held.limitedBy());
     }
 
     private static long deleteRange(SqliteJournal journal, long low, long high) throws JournalException {

@@ -24,7 +24,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * whatever mutations are waiting, and a last FULL transaction makes it visible. So the writer
  * is never held for the whole body; {@link Result#longestWriterPauseMillis} reports the longest
  * single hold. Older snapshots beyond {@link SnapshotPolicy#keep} are then deleted, and
- * {@link Retention} compacts the rows the kept ones cover.
+ * {@link Retention} compacts the rows the kept ones cover. A snapshot that is written counts as
+ * taken even when that upkeep after it fails: the failure is counted ({@link #upkeepFailures()})
+ * and logged once until upkeep works again, and the next snapshot comes by the policy as usual.
  */
 public final class Snapshotter implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Snapshotter.class.getName());
@@ -38,10 +40,19 @@ public final class Snapshotter implements AutoCloseable {
      * @param totalMillis from the image to the completed, rotated and compacted snapshot
      * @param deletedSnapshots older snapshots deleted by rotation
      * @param compactedRows journal rows deleted by retention
+     * @param upkeepFailed rotation or compaction after the (written) snapshot failed
      */
     public record Result(SnapshotStore.Info info, double imageMillis, double encodeMillis,
                          double longestWriterPauseMillis, double totalMillis, int deletedSnapshots,
-                         long compactedRows) {
+                         long compactedRows, boolean upkeepFailed) {
+    }
+
+    /** A snapshot written and made visible, before rotation and compaction. */
+    private record Written(SnapshotStore.Info info, double imageMillis, double encodeMillis) {
+    }
+
+    /** What rotation and compaction did; {@code failure} is null when both worked. */
+    private record Upkeep(int deletedSnapshots, long compactedRows, Exception failure) {
     }
 
     private final SqliteJournal journal;
@@ -52,6 +63,8 @@ public final class Snapshotter implements AutoCloseable {
     private final ScheduledExecutorService timer;
     private final AtomicLong taken = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
+    private final AtomicLong upkeepFailures = new AtomicLong();
+    private long upkeepFailuresInARow; // upkeep failures in a row, guarded by this; logged at the first only
     private volatile long lastSeq;
     private volatile double lastAt;
     private volatile Result last;
@@ -87,7 +100,18 @@ public final class Snapshotter implements AutoCloseable {
         return s;
     }
 
-    private void tick() {
+    /** A snapshotter whose timer never runs, so a test drives {@link #tick()} by hand. */
+    static Snapshotter unscheduled(SqliteJournal journal, WriterAccess writer, Clock clock, SnapshotPolicy policy,
+                                   Retention retention) throws JournalException {
+        Snapshotter s = new Snapshotter(journal, writer, clock, policy, retention);
+        if (s.timer != null) {
+            s.timer.shutdownNow();
+        }
+        return s;
+    }
+
+    /** One timer tick: a snapshot when the policy says one is due. */
+    void tick() {
         long rows = journal.lastSeq() - lastSeq;
         boolean due = (policy.everyRows() > 0 && rows >= policy.everyRows())
                 || (policy.intervalSeconds() > 0 && rows > 0 && clock.nowSeconds() - lastAt >= policy.intervalSeconds());
@@ -100,20 +124,60 @@ public final class Snapshotter implements AutoCloseable {
         }
     }
 
-    /** Takes a snapshot now (one at a time); logs and counts a failure before rethrowing it. */
+    /**
+     * Takes a snapshot now (one at a time); logs and counts a failure to write it before
+     * rethrowing it. A failure of the rotation or compaction after a written snapshot is not
+     * thrown: see {@link Result#upkeepFailed()}.
+     */
     public synchronized Result takeNow() throws JournalException {
+        long start = System.nanoTime();
+        writer.resetLongest();
+        Written written;
         try {
-            Result r = take(journal, writer, clock, policy.keep(), retention);
-            lastSeq = r.info().seq();
-            lastAt = clock.nowSeconds();
-            last = r;
-            taken.incrementAndGet();
-            return r;
+            written = write(journal, writer, clock);
         } catch (JournalException | RuntimeException e) {
             failures.incrementAndGet();
             LOG.log(System.Logger.Level.WARNING, "state snapshot failed (the journal is unaffected; the next one"
                     + " will try again): " + e.getMessage(), e);
             throw e;
+        }
+        // written and visible: the policy counts from it whatever upkeep does next
+        lastSeq = written.info().seq();
+        lastAt = clock.nowSeconds();
+        taken.incrementAndGet();
+        Upkeep upkeep = upkeep(journal, writer, policy.keep(), retention, clock.nowSeconds());
+        noteUpkeep(written.info(), upkeep.failure());
+        Result r = new Result(written.info(), written.imageMillis(), written.encodeMillis(),
+                writer.longestNanos() / 1e6, (System.nanoTime() - start) / 1e6, upkeep.deletedSnapshots(),
+                upkeep.compactedRows(), upkeep.failure() != null);
+        last = r;
+        LOG.log(System.Logger.Level.INFO, String.format(Locale.ROOT,
+                "state snapshot #%d at seq %,d: %,d bytes in %d chunk(s); image %.1f ms on the writer, encode %.1f ms,"
+                        + " longest writer pause %.1f ms, %.0f ms in all; %d older deleted, %,d journal rows compacted%s",
+                r.info().id(), r.info().seq(), r.info().bytes(), r.info().chunks(), r.imageMillis(), r.encodeMillis(),
+                r.longestWriterPauseMillis(), r.totalMillis(), r.deletedSnapshots(), r.compactedRows(),
+                r.upkeepFailed() ? " (upkeep failed)" : ""));
+        return r;
+    }
+
+    /** Counts an upkeep failure and logs only the first of a run, so a lasting fault is not a WARN a snapshot. */
+    private void noteUpkeep(SnapshotStore.Info info, Exception failure) {
+        if (failure == null) {
+            if (upkeepFailuresInARow > 0) {
+                LOG.log(System.Logger.Level.INFO, "snapshot rotation and journal compaction work again after "
+                        + upkeepFailuresInARow + " failed attempt(s)");
+            }
+            upkeepFailuresInARow = 0;
+            return;
+        }
+        upkeepFailures.incrementAndGet();
+        if (upkeepFailuresInARow++ == 0) {
+            LOG.log(System.Logger.Level.WARNING, "snapshot #" + info.id() + " is written, but rotating older snapshots or"
+                    + " compacting the journal after it failed (retried after each snapshot; not logged again until it"
+                    + " works): " + failure.getMessage(), failure);
+        } else {
+            LOG.log(System.Logger.Level.DEBUG, "snapshot rotation or journal compaction failed again: "
+                    + failure.getMessage());
         }
     }
 
@@ -125,6 +189,11 @@ public final class Snapshotter implements AutoCloseable {
     /** Snapshots that failed. */
     public long failures() {
         return failures.get();
+    }
+
+    /** Rotations or compactions that failed after a written snapshot. */
+    public long upkeepFailures() {
+        return upkeepFailures.get();
     }
 
     /** The last snapshot taken, or null. */
@@ -157,14 +226,8 @@ public final class Snapshotter implements AutoCloseable {
         }
     }
 
-    /**
-     * The whole procedure, on any {@link WriterAccess}: image, encode, write in chunks,
-     * complete, rotate to {@code keep}, compact.
-     */
-    static Result take(SqliteJournal journal, WriterAccess writer, Clock clock, int keep, Retention retention)
-            throws JournalException {
-        long start = System.nanoTime();
-        writer.resetLongest();
+    /** Images the state, encodes it off the writer and writes it in chunks until it is complete. */
+    private static Written write(SqliteJournal journal, WriterAccess writer, Clock clock) throws JournalException {
         double createdAt = clock.nowSeconds();
         long imageStart = System.nanoTime();
         StateSnapshot snapshot = writer.run(s -> new StateSnapshot(createdAt, journal.corruptRows(),
@@ -204,6 +267,23 @@ public final class Snapshotter implements AutoCloseable {
         }
         SnapshotStore.Info info = new SnapshotStore.Info(id, snapshot.seq(), createdAt, SnapshotCodec.FORMAT,
                 body.length, chunks, crc);
+        return new Written(info, imageMillis, encodeMillis);
+    }
+
+    /** Rotates to {@code keep} snapshots, then compacts as of hub time {@code now}; a failure is returned, not thrown. */
+    private static Upkeep upkeep(SqliteJournal journal, WriterAccess writer, int keep, Retention retention,
+                                 double now) {
+        int deleted = 0;
+        try {
+            deleted = rotate(journal.snapshots(), writer, keep);
+            return new Upkeep(deleted, retention.compact(journal, writer, keep, now), null);
+        } catch (JournalException | RuntimeException e) {
+            return new Upkeep(deleted, 0, e);
+        }
+    }
+
+    /** Deletes the snapshots beyond the newest {@code keep} that no backup is copying; returns how many. */
+    private static int rotate(SnapshotStore store, WriterAccess writer, int keep) throws JournalException {
         int deleted = 0;
         List<SnapshotStore.Info> all = writer.run(s -> store.list());
         for (SnapshotStore.Info old : all.subList(Math.min(keep, all.size()), all.size())) {
@@ -228,14 +308,6 @@ public final class Snapshotter implements AutoCloseable {
             });
             deleted++;
         }
-        long compacted = retention.compact(journal, writer, keep);
-        Result result = new Result(info, imageMillis, encodeMillis, writer.longestNanos() / 1e6,
-                (System.nanoTime() - start) / 1e6, deleted, compacted);
-        LOG.log(System.Logger.Level.INFO, String.format(Locale.ROOT,
-                "state snapshot #%d at seq %,d: %,d bytes in %d chunk(s); image %.1f ms on the writer, encode %.1f ms,"
-                        + " longest writer pause %.1f ms, %.0f ms in all; %d older deleted, %,d journal rows compacted",
-                id, snapshot.seq(), body.length, chunks, imageMillis, encodeMillis, result.longestWriterPauseMillis(),
-                result.totalMillis(), deleted, compacted));
-        return result;
+        return deleted;
     }
 }

@@ -395,6 +395,14 @@ public final class MessagingRegistry {
         return mailbox.watermarks();
     }
 
+    /**
+     * Identities dropped from the mailbox while directed chats were still pending for them (so
+     * those chats no longer hold journal retention), since this state was built, replay included.
+     */
+    public long mailboxDroppedWithPending() {
+        return mailbox.droppedWithPending();
+    }
+
     /** {@code who_snapshot.mailbox_pending}: identity to pending directed messages, sorted. */
     public Map<String, Integer> mailboxPending() {
         return mailbox.pendingCounts();

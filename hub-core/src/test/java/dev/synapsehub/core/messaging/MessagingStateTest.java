@@ -20,6 +20,7 @@ import dev.synapsehub.core.reply.ChatReply;
 import dev.synapsehub.core.reply.MailboxReply;
 import dev.synapsehub.core.resource.ResourceLimits;
 import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.core.state.StateImage;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -245,6 +246,51 @@ class MessagingStateTest {
         assertThat(view.watermarks()).hasSizeLessThanOrEqualTo(3);
         assertThat(view.receipts()).hasSizeLessThanOrEqualTo(2);
         assertThat(replayed.messaging().msgCounter()).isEqualTo(60);
+    }
+
+    @Test
+    void anIdentityPushedOutOfTheProjectionKeepsItsPendingChatsForRetention() {
+        MessagingLimits two = new MessagingLimits(100, 10, MessagingLimits.SEVEN_DAYS, 0, 2, 100, 100, 10);
+        CoordinationState live = state(two);
+        send(live, "A", "BOB", false, 1);
+        long toBob = live.lastSeq();
+        // three other identities move their watermarks: the projection (2 identities) pushes BOB out
+        for (String w : List.of("W1", "W2", "W3")) {
+            run(live, new MailboxCursorCommand(w, null, live.lastSeq()), 2);
+        }
+        assertThat(live.messaging().mailboxPending()).as("what who shows stays bounded (contract M1)")
+                .containsOnlyKeys("W2", "W3");
+        assertThat(live.image().messaging().pending()).as("BOB's chat still holds retention")
+                .contains(new StateImage.Pending("BOB", List.of(toBob)));
+
+        CoordinationState restored = state(two);
+        restored.restore(live.image());
+        assertThat(restored.image().messaging()).isEqualTo(live.image().messaging());
+        CoordinationState replayed = state(two);
+        journal.forEach(replayed::apply);
+        assertThat(replayed.image().messaging()).isEqualTo(live.image().messaging());
+
+        send(live, "A", "BOB", false, 3);
+        assertThat(live.messaging().mailboxPending()).as("back with its true count").containsEntry("BOB", 2);
+        ack(live, "BOB", null, live.lastSeq(), 4);
+        assertThat(live.image().messaging().pending()).filteredOn(p -> p.identity().equals("BOB"))
+                .singleElement().satisfies(p -> assertThat(p.seqs()).isEmpty());
+
+        // parked identities are bounded too: beyond two, the longest parked is dropped and counted
+        StateImage.Messaging beforeBatch = live.image().messaging();
+        live.beginBatch();
+        for (String to : List.of("C1", "C2", "C3", "C4", "C5")) {
+            send(live, "A", to, false, 5);
+        }
+        live.rollbackBatch();
+        assertThat(live.image().messaging()).as("a rolled-back batch parks and drops nothing").isEqualTo(beforeBatch);
+        assertThat(live.messaging().mailboxDroppedWithPending()).isZero();
+        for (String to : List.of("C1", "C2", "C3", "C4", "C5")) {
+            send(live, "A", to, false, 5);
+        }
+        assertThat(live.messaging().mailboxDroppedWithPending()).isEqualTo(1);
+        assertThat(live.image().messaging().pending()).extracting(StateImage.Pending::identity)
+                .containsExactly("C2", "C3", "C4", "C5");
     }
 
     @Test
