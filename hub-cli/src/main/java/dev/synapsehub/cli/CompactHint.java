@@ -31,7 +31,8 @@ record CompactHint(long threshold) {
                 ? "--journal-keep-rows is all, so no row is ever deleted: set --journal-keep-rows N to let retention "
                         + "delete, after each snapshot, the rows older than the last N that the kept snapshots cover"
                 : "--journal-keep-rows is " + keepRows + ": retention deletes only rows the kept snapshots cover and "
-                        + "no mailbox still needs; `synapse-hub journal inspect --db " + journal + "` (hub stopped) "
+                        + "no pending directed chat (up to 7 days), federation peer or backup still needs; "
+                        + "`synapse-hub journal inspect --db " + journal + "` (hub stopped) "
                         + "shows what holds them";
         return Optional.of("journal " + journal + " holds " + rows + " rows, more than --compact-hint-threshold "
                 + threshold + "; " + advice + " (docs/operations.md, \"The journal\")");

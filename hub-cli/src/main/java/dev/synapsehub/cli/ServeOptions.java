@@ -67,7 +67,8 @@ public final class ServeOptions {
 
     @Option(names = "--journal-keep-rows", paramLabel = "N|all", defaultValue = "all",
             description = "With --db: journal rows (audit history) always kept. After each snapshot, older rows the "
-                    + "kept snapshots cover are deleted unless a mailbox still needs them; all keeps every row "
+                    + "kept snapshots cover are deleted unless a pending directed chat (up to 7 days), a federation "
+                    + "peer's log cursor or a backup still needs them; all keeps every row "
                     + "(default: ${DEFAULT-VALUE}).")
     String journalKeepRows;
 
