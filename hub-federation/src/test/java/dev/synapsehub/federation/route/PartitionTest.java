@@ -89,6 +89,25 @@ class PartitionTest {
         assertThat(auditRows(restarted).get(1).payload()).contains("\"previous_contesting_hubs\":[\"hub-c\"]")
                 .contains("\"outcome\":\"local\"").contains("\"observation_refreshed\":true");
         assertThat(FedHub.claim(again, "proj/a1", "T-3", "src/c").path("type").asText()).isEqualTo("claim_granted");
+
+        // INV-CR-1: a keyed claim granted before the namespace turned partitioned is retried: its first answer
+        ObjectNode first = keyedClaim(again, "K-1", "k-1");
+        assertThat(first.path("type").asText()).as(first.toString()).isEqualTo("claim_granted");
+        assertThat(FedHub.claim(c1, "proj/c1", "C-2", "src/c2").path("type").asText()).isEqualTo("claim_granted");
+        Await.until("the partition is entered again", WAIT, () -> restarted.federation.partitions().containsKey("proj"));
+        ObjectNode retry = keyedClaim(again, "K-1", "k-1");
+        assertThat(retry.path("type").asText()).as(retry.toString()).isEqualTo("claim_granted");
+        assertThat(retry.path("epoch").asLong()).isEqualTo(first.path("epoch").asLong());
+        assertThat(keyedClaim(again, "K-2", "k-2").path("ownership").asText()).isEqualTo("partitioned");
+    }
+
+    private static ObjectNode keyedClaim(HubClient agent, String task, String idemKey) throws Exception {
+        ObjectNode f = agent.frame("proj/a1", "claim");
+        f.put("task_id", task);
+        f.put("idem_key", idemKey);
+        agent.send(f);
+        return agent.await(r -> ("claim_granted".equals(r.path("type").asText()) || "claim_denied".equals(
+                r.path("type").asText())) && task.equals(r.path("task_id").asText()), WAIT);
     }
 
     static List<StoredEvent> auditRows(FedHub hub) throws Exception {

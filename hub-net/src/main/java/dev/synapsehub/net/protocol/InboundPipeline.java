@@ -369,6 +369,11 @@ public final class InboundPipeline {
             return;
         }
         if (ClaimVerbs.handles(type)) {
+            // a keyed retry is answered from the ledger before ownership, which depends on the present moment (a
+            // namespace turns partitioned when a peer asserts a claim in it: INV-CR-1)
+            if ("claim".equals(type) && answeredFromLedger(request, null, now)) {
+                return;
+            }
             if (!"claim".equals(type) || hub.extensions().claimIsLocal(request)) {
                 claims.handle(request);
             }
