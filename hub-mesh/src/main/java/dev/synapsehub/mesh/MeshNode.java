@@ -116,6 +116,10 @@ public final class MeshNode implements AutoCloseable {
     private volatile java.util.function.Consumer<List<JournaledEvent>> replicatedTap;
     /** Told when an installed snapshot replaced the state (the cockpit's open pages reload), or null. */
     private volatile Runnable restoredTap;
+    /** Test only: runs before each committed record is applied (a fault it throws is an apply failure). */
+    private volatile Runnable applyTap;
+    /** The thread that closes the Raft server of a node that could not apply a committed record, once started. */
+    private final java.util.concurrent.atomic.AtomicReference<Thread> leaving = new java.util.concurrent.atomic.AtomicReference<>();
     /**
      * The commit index this node found when it first heard from a leader: the records up to it
      * are history (replayed after a restart, or missed while down) that it applies but does not
@@ -420,6 +424,34 @@ public final class MeshNode implements AutoCloseable {
         this.restoredTap = tap;
     }
 
+    /** Test only: {@code tap} runs before each committed record is applied; what it throws fails the apply. */
+    void tapApply(Runnable tap) {
+        this.applyTap = tap;
+    }
+
+    /**
+     * A node that cannot apply what its group committed leaves the group: its Raft server is
+     * closed, on a thread of its own (not from an apply's completion). Left in, it would keep the
+     * lead, or win a later election, and never decide, so every write of the mesh would be
+     * queued. Its agents' writes still go to the leader; it must be restored from a healthy peer.
+     */
+    private void leaveRaft(String why) {
+        Thread t = new Thread(() -> {
+            try {
+                server.close();
+                LOG.log(System.Logger.Level.ERROR, "mesh node " + nodeId + " left its Raft group (" + why + "): the"
+                        + " others elect a leader without it; restore it from a healthy peer (docs/mesh.md)");
+            } catch (IOException | RuntimeException e) {
+                LOG.log(System.Logger.Level.ERROR, "mesh node " + nodeId + " could not close its Raft server after"
+                        + " failing to apply: " + e);
+            }
+        }, "mesh-leave-raft-" + nodeId);
+        if (leaving.compareAndSet(null, t)) {
+            t.setDaemon(true);
+            t.start();
+        }
+    }
+
     /** The last Raft log index this node's state machine applied (records and Raft's own entries), -1 unknown. */
     long lastAppliedLogIndex() {
         var applied = stateMachine.getLastAppliedTermIndex();
@@ -647,6 +679,10 @@ public final class MeshNode implements AutoCloseable {
     /** Applies a committed record on the actor thread (skipping the state of our own, already applied). */
     private Void applyCommitted(CoordinationState state, long index, ReplicatedBatch batch, boolean publish) {
         if (index > cursor.appliedIndex()) {
+            Runnable fault = applyTap;
+            if (fault != null) {
+                fault.run();
+            }
             if (batch.firstSeq() != state.lastSeq() + 1) {
                 throw new IllegalStateException("record at index " + index + " starts at seq " + batch.firstSeq()
                         + " but this node's state is at seq " + state.lastSeq());
@@ -874,6 +910,7 @@ public final class MeshNode implements AutoCloseable {
                     site.fail(why);
                     LOG.log(System.Logger.Level.ERROR, "mesh node " + nodeId + " stops deciding: " + why
                             + "; restore it from a healthy peer");
+                    leaveRaft(why);
                 }
             });
         }
@@ -901,6 +938,7 @@ public final class MeshNode implements AutoCloseable {
                             + LogRedactor.scrub(fault.getMessage()));
                     LOG.log(System.Logger.Level.ERROR, "mesh node " + nodeId + " stops deciding: cannot load the"
                             + " snapshot at index " + index + ": " + LogRedactor.scrub(fault));
+                    leaveRaft("cannot load the snapshot at index " + index);
                 }
             });
         }
@@ -1096,7 +1134,14 @@ public final class MeshNode implements AutoCloseable {
         }
         closed = true;
         try {
-            server.close();
+            Thread left = leaving.getAndSet(new Thread(() -> { })); // no leaving from now on: close does it
+            if (left == null) {
+                server.close();
+            } else {
+                left.join(10_000); // it closes the server
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         } finally {
             client.close();
             askClient.close();

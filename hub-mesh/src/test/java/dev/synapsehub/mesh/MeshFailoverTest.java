@@ -137,6 +137,38 @@ class MeshFailoverTest {
         assertThat(claims(next)).extracting(Claim::taskId).doesNotContain("F3");
     }
 
+    @Test
+    void aNodeThatCannotApplyACommittedRecordLeavesTheGroupSoItCanNeverLeadWithoutDeciding() throws Exception {
+        cluster = new TestCluster(dir, 3);
+        MeshNode leader = cluster.awaitLeader();
+        MeshNode broken = cluster.follower(leader);
+        broken.tapApply(() -> {
+            throw new IllegalStateException("injected: this node cannot apply");
+        });
+        assertThat(granted(leader, "p/a", "A1")).isTrue(); // committed with the third node; the broken one fails it
+        TestCluster.await("the broken node stops deciding", () -> broken.site().failure() != null);
+
+        // left in its group it could be made leader (or win an election) and then decide nothing: every write queued
+        try {
+            MeshAdmin.transferLeader(cluster.peers(), broken.nodeId(), java.time.Duration.ofSeconds(5));
+        } catch (MeshAdmin.MeshAdminException refused) {
+            // expected: it has left, so it cannot take the lead
+        }
+        MeshNode[] deciding = new MeshNode[1];
+        TestCluster.await("a node that decides leads", () -> {
+            for (MeshNode n : cluster.running()) {
+                if (n != broken && n.status().leading() && n.site().decidesHere()) {
+                    deciding[0] = n;
+                    return true;
+                }
+            }
+            return false;
+        });
+        assertThat(broken.status().leading()).isFalse();
+        assertThat(granted(deciding[0], "p/b", "B1")).as("decided, not queued").isTrue();
+        assertThat(claims(deciding[0])).extracting(Claim::taskId).contains("A1", "B1");
+    }
+
     private static boolean granted(MeshNode via, String agent, String task) throws Exception {
         Outcome o = via.actor()
                 .submit(Mutation.of(MeshReplicationTest.claim(agent, task)))
