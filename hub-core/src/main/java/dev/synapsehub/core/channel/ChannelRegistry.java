@@ -27,13 +27,30 @@ public final class ChannelRegistry {
     /** A channel id is 1–200 characters after trimming (A1.1). */
     public static final int MAX_ID_LENGTH = 200;
 
+    /**
+     * Characters of chat frames all channels' histories keep at most together (about 64 MiB of
+     * Latin-1 text, as the public history): the count bound alone let one agent's 4,096 channels
+     * of 10,000 chats of up to a megabyte each hold far more than any heap. Deterministic, so a
+     * replay keeps the same chats.
+     */
+    public static final long MAX_HISTORY_CHARS = 64L * 1024 * 1024;
+
     private final int maxHistory;
+    private final long maxHistoryChars;
     private final Map<String, Channel> channels = new LinkedHashMap<>();
     private final UndoLog undo;
+    /** Characters of every channel's history together. */
+    private long historyChars;
 
     /** A registry keeping the {@code maxHistory} most recent chats per channel, recording into {@code undo}. */
     public ChannelRegistry(int maxHistory, UndoLog undo) {
+        this(maxHistory, MAX_HISTORY_CHARS, undo);
+    }
+
+    /** As above, the histories together holding at most {@code maxHistoryChars} characters (tests lower it). */
+    ChannelRegistry(int maxHistory, long maxHistoryChars, UndoLog undo) {
         this.maxHistory = Math.max(1, maxHistory);
+        this.maxHistoryChars = maxHistoryChars;
         this.undo = undo;
     }
 
@@ -131,6 +148,7 @@ public final class ChannelRegistry {
                     h.remove(0);
                 }
                 put(id, ch.withHistory(h));
+                keepWithinChars(id);
             }
         }
     }
@@ -173,14 +191,46 @@ public final class ChannelRegistry {
         }
     }
 
+    /**
+     * Drops the oldest chats until the histories fit {@link #MAX_HISTORY_CHARS}: first from
+     * {@code written} (down to its newest chat), then from the other channel holding the most
+     * characters (the smallest id of equals).
+     */
+    private void keepWithinChars(String written) {
+        while (historyChars > maxHistoryChars) {
+            Channel from = channels.get(written);
+            if (from.history().size() <= 1) {
+                from = channels.values().stream().filter(c -> !c.id().equals(written) && !c.history().isEmpty())
+                        .max(java.util.Comparator.comparingLong(ChannelRegistry::chars)
+                                .thenComparing(Channel::id, java.util.Comparator.reverseOrder()))
+                        .orElse(null);
+                if (from == null) {
+                    return; // the newest chat alone is over the bound: it stays, as in the public history
+                }
+            }
+            put(from.id(), from.withHistory(from.history().subList(1, from.history().size())));
+        }
+    }
+
+    private static long chars(Channel c) {
+        long n = 0;
+        for (String frame : c.history()) {
+            n += frame.length();
+        }
+        return n;
+    }
+
     private void put(String id, Channel value) {
         Channel before = value == null ? channels.remove(id) : channels.put(id, value);
+        long delta = (value == null ? 0 : chars(value)) - (before == null ? 0 : chars(before));
+        historyChars += delta;
         undo.record(() -> {
             if (before == null) {
                 channels.remove(id);
             } else {
                 channels.put(id, before);
             }
+            historyChars -= delta;
         });
     }
 
@@ -226,8 +276,9 @@ public final class ChannelRegistry {
                 break;
             }
             List<String> h = ch.history();
-            channels.put(ch.id(), h.size() > maxHistory ? ch.withHistory(h.subList(h.size() - maxHistory, h.size()))
-                    : ch);
+            Channel kept = h.size() > maxHistory ? ch.withHistory(h.subList(h.size() - maxHistory, h.size())) : ch;
+            channels.put(ch.id(), kept);
+            historyChars += chars(kept);
         }
     }
 }

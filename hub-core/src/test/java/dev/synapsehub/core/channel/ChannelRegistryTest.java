@@ -57,6 +57,44 @@ class ChannelRegistryTest {
     }
 
     @Test
+    void allHistoriesTogetherKeepAtMostTheirCharacterBoundDroppingTheWrittenChannelsOldestFirst() {
+        UndoLog undo = new UndoLog();
+        ChannelRegistry r = new ChannelRegistry(100, 100, undo); // 100 chats, 100 characters in all
+        run(r, "ann", Op.CREATE, "big", null);
+        run(r, "ann", Op.CREATE, "small", null);
+        String chat15 = "{\"x\":\"1234567\"}"; // 15 characters
+        for (int i = 0; i < 6; i++) {
+            r.apply(new ChatEvent(i, i, "ann", null, "big", false, List.of(), chat15)); // 90 characters
+        }
+        assertThat(r.channel("big").orElseThrow().history()).hasSize(6);
+        r.apply(new ChatEvent(7, 7, "ann", null, "small", false, List.of(), chat15)); // 105: over the bound
+        // the written channel has nothing older to drop: the one holding the most gives up its oldest
+        assertThat(r.channel("small").orElseThrow().history()).hasSize(1);
+        assertThat(r.channel("big").orElseThrow().history()).hasSize(5);
+        r.apply(new ChatEvent(8, 8, "ann", null, "small", false, List.of(), chat15)); // the written channel first
+        assertThat(r.channel("small").orElseThrow().history()).hasSize(1);
+        assertThat(r.channel("big").orElseThrow().history()).hasSize(5);
+
+        undo.begin();
+        String huge = "{\"x\":\"" + "y".repeat(200) + "\"}";
+        r.apply(new ChatEvent(9, 9, "ann", null, "small", false, List.of(), huge));
+        assertThat(r.channel("small").orElseThrow().history()).as("a chat alone over the bound stays")
+                .containsExactly(huge);
+        assertThat(r.channel("big").orElseThrow().history()).isEmpty();
+        undo.rollback();
+        assertThat(r.channel("big").orElseThrow().history()).hasSize(5);
+        r.apply(new ChatEvent(10, 10, "ann", null, "big", false, List.of(), chat15)); // the count after rollback holds
+        assertThat(r.channel("big").orElseThrow().history()).hasSize(5);
+        assertThat(r.channel("small").orElseThrow().history()).hasSize(1);
+
+        ChannelRegistry restored = new ChannelRegistry(100, 100, new UndoLog());
+        restored.restore(r.image());
+        restored.apply(new ChatEvent(11, 11, "ann", null, "big", false, List.of(), chat15));
+        assertThat(restored.channel("big").orElseThrow().history()).as("a restored registry counts what it holds")
+                .hasSize(5);
+    }
+
+    @Test
     void aRolledBackBatchLeavesWhatAReplayRebuilds() {
         UndoLog undo = new UndoLog();
         ChannelRegistry live = new ChannelRegistry(5, undo);
