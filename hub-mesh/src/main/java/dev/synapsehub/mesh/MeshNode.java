@@ -238,7 +238,11 @@ public final class MeshNode implements AutoCloseable {
         this.site = new MeshSite(nodeId, cursor, this::info, forwarder, forwardedOrigins, intents::queueInstead, tags,
                 decidedIntents);
         this.reads = new LinearizableReads(client.getClientRpc(), group.getGroupId(), RaftPeerId.valueOf(nodeId),
-                () -> actor().<Void>applyReplicated(s -> null), config.commitTimeout().toMillis());
+                // a node that failed to apply is not at the read index whatever its actor says: refused, never "fresh"
+                () -> site.failure() != null ? CompletableFuture.failedFuture(new dev.synapsehub.core.actor.ActorRefusedException(
+                        new Outcome.Refused(Outcome.Reason.BUSY, "This node stopped applying the mesh's records ("
+                                + site.failure() + "); nothing was read. Read through another node.")))
+                        : actor().<Void>applyReplicated(s -> null), config.commitTimeout().toMillis());
         this.settingsClient = RaftClient.newBuilder().setRaftGroup(group).setProperties(properties(config))
                 .setParameters(transport).setRetryPolicy(RetryPolicies.noRetry()).build();
         this.settingsCheck = new MeshSettingsCheck(nodeId, settingsClient.getClientRpc(), group.getGroupId(), () -> {

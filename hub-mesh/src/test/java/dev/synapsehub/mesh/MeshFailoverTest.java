@@ -20,6 +20,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Slice 3: agents on every node under durable load while the leader is killed again and again.
@@ -147,6 +148,9 @@ class MeshFailoverTest {
         });
         assertThat(granted(leader, "p/a", "A1")).isTrue(); // committed with the third node; the broken one fails it
         TestCluster.await("the broken node stops deciding", () -> broken.site().failure() != null);
+        assertThatThrownBy(() -> broken.reads().barrier().get(30, TimeUnit.SECONDS))
+                .as("a linearizable read on it is refused, never served from its frozen state")
+                .hasCauseInstanceOf(dev.synapsehub.core.actor.ActorRefusedException.class);
 
         // left in its group it could be made leader (or win an election) and then decide nothing: every write queued
         try {
