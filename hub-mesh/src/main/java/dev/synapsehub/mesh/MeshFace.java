@@ -82,6 +82,9 @@ final class MeshFace implements HubExtension {
                 s.forwarded());
         counter(out, "synapse_mesh_unknown_outcomes_total", "Forwarded mutations answered commit_unknown since start.",
                 s.unknownOutcomes());
+        counter(out, "synapse_mesh_unannounced_records_total", "Records applied while in touch but not announced to "
+                + "this node's connections for their age (a catch-up, or this node's clock ahead of the leader's), since start.",
+                node.unannouncedRecords());
         MeshNode.EdgeFailures edge = node.edgeFailures();
         counter(out, "synapse_mesh_edge_effect_failures_total",
                 "Applied records whose edge effects (a reclaim's eviction) could not be applied here, since start.",

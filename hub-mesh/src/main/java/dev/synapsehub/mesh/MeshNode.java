@@ -118,6 +118,9 @@ public final class MeshNode implements AutoCloseable {
     private volatile Runnable restoredTap;
     /** Test only: runs before each committed record is applied (a fault it throws is an apply failure). */
     private volatile Runnable applyTap;
+    private final java.util.concurrent.atomic.AtomicLong unannounced = new java.util.concurrent.atomic.AtomicLong();
+    /** True from a record left unannounced for its age (logged) until one is announced again; Ratis' apply thread only. */
+    private boolean unannouncing;
     /** The thread that closes the Raft server of a node that could not apply a committed record, once started. */
     private final java.util.concurrent.atomic.AtomicReference<Thread> leaving = new java.util.concurrent.atomic.AtomicReference<>();
     /**
@@ -470,6 +473,16 @@ public final class MeshNode implements AutoCloseable {
      * @param remotePublishes other nodes' decisions that could not be published to this node's connections
      */
     public record EdgeFailures(long edgeEffects, long remotePublishes) {
+    }
+
+    /**
+     * Records applied while this node was in touch but not announced to its connections because
+     * they were decided longer ago than {@link #staleAfterSeconds} by this node's clock: a node
+     * catching up, or one whose clock runs ahead of the leader's (which would otherwise silence its
+     * live delivery without a trace).
+     */
+    public long unannouncedRecords() {
+        return unannounced.get();
     }
 
     /** This node's edge failures, measured now. */
@@ -906,7 +919,22 @@ public final class MeshNode implements AutoCloseable {
         @Override
         public void committed(long index, MeshEnvelope record, ReplicatedBatch batch) {
             staleness.committed(record.createdAt());
-            boolean publish = index > publishAfter && clock.nowSeconds() - record.createdAt() <= staleAfterSeconds();
+            double age = clock.nowSeconds() - record.createdAt();
+            boolean publish = index > publishAfter && age <= staleAfterSeconds();
+            if (index > publishAfter && !publish) {
+                unannounced.incrementAndGet();
+                if (!unannouncing) {
+                    unannouncing = true;
+                    LOG.log(System.Logger.Level.WARNING, "mesh node " + nodeId + " applies record " + record.recordId()
+                            + " without announcing it to its connections: decided " + String.format(java.util.Locale.ROOT,
+                            "%.1f", age) + " s ago by this node's clock, more than " + staleAfterSeconds() + " s (a catch-up,"
+                            + " or this node's clock is ahead of the leader's); logged once until one is announced again,"
+                            + " counted in synapse_mesh_unannounced_records_total");
+                }
+            } else if (publish && unannouncing) {
+                unannouncing = false;
+                LOG.log(System.Logger.Level.INFO, "mesh node " + nodeId + " announces applied records again");
+            }
             actor.applyReplicated(s -> applyCommitted(s, index, batch, publish)).whenComplete((done, fault) -> {
                 if (fault != null && !closed) {
                     String why = "cannot apply committed record " + record.recordId() + " at index " + index + ": "
