@@ -225,6 +225,32 @@ class ChannelWireTest {
     }
 
     @Test
+    void aChannelHistoryReplyKeepsTheNewestChatsThatFitInOneFrame() throws Exception {
+        try (TestHub hub = new TestHub(dev.synapsehub.net.HubConfig.builder().maxFrameBytes(16 * 1024))) {
+            HubClient ann = hub.agent("ann");
+            verb(ann, "channel_create", "big", null);
+            String kilobytes = "x".repeat(3000);
+            for (int i = 0; i < 10; i++) { // 10 chats of about 3 KB: far more than one 16 KB frame
+                ObjectNode chat = ann.frame("chat");
+                chat.put("channel", "big").put("payload", i + kilobytes);
+                ann.send(chat);
+            }
+            ObjectNode h = ann.frame("channel_history_request");
+            h.put("channel", "big").put("limit", 10);
+            JsonNode history;
+            do { // the chats are committed in order: ask until the last is in the history
+                ann.clearPending();
+                ann.send(h);
+                history = ann.awaitType("channel_history", WAIT);
+            } while (!history.path("messages").get(history.path("messages").size() - 1).path("payload").asText()
+                    .startsWith("9"));
+            assertThat(history.toString().length()).as("one frame's worth").isLessThanOrEqualTo(16 * 1024);
+            assertThat(history.path("messages").size()).isBetween(1, 5);
+            assertThat(history.path("truncated").asBoolean()).isTrue();
+        }
+    }
+
+    @Test
     void channelsMembershipAndHistorySurviveARestart(@TempDir Path dir) throws Exception {
         Path db = dir.resolve("hub.db");
         try (TestHub hub = TestHub.journaled(db)) {

@@ -28,8 +28,11 @@ final class ChannelVerbs {
     private final CoordinationActor actor;
     private final HubFrames frames;
     private final Outbox outbox;
+    /** The largest frame the hub sends: a history reply keeps the newest chats that fit in one. */
+    private final int maxFrameBytes;
 
-    ChannelVerbs(VerbSupport support, CoordinationActor actor, HubFrames frames, Outbox outbox) {
+    ChannelVerbs(VerbSupport support, CoordinationActor actor, HubFrames frames, Outbox outbox, int maxFrameBytes) {
+        this.maxFrameBytes = maxFrameBytes;
         this.support = support;
         this.actor = actor;
         this.frames = frames;
@@ -111,11 +114,30 @@ final class ChannelVerbs {
             ObjectNode f = frames.envelope(r.sender(), "channel_history", "channel history", at);
             f.put("channel", id);
             ArrayNode messages = f.putArray("messages");
-            all.subList(Math.max(0, all.size() - limit), all.size())
-                    .forEach(m -> messages.addRawValue(new RawValue(m)));
+            List<String> asked = all.subList(Math.max(0, all.size() - limit), all.size());
+            List<String> fit = newestThatFit(asked);
+            fit.forEach(m -> messages.addRawValue(new RawValue(m)));
+            if (fit.size() < asked.size()) {
+                f.put("truncated", true); // as a public history reply cut to one frame
+            }
             f.putObject("retention").put("max_messages", found.maxHistory());
             outbox.send(r.session(), f);
         });
+    }
+
+    /**
+     * The newest of {@code asked} whose frames fit in one frame of {@code --max-msg-kb} (at least
+     * the newest one), as the public history's reply: a channel of large chats would otherwise be
+     * answered with one frame of gigabytes.
+     */
+    private List<String> newestThatFit(List<String> asked) {
+        long budget = maxFrameBytes - ChatVerb.HUB_MEMBERS_BYTES;
+        int from = asked.size();
+        while (from > 0 && (from == asked.size() || budget >= asked.get(from - 1).length())) {
+            budget -= asked.get(from - 1).length() + 1;
+            from--;
+        }
+        return asked.subList(from, asked.size());
     }
 
     /** What a history request read from committed state. */

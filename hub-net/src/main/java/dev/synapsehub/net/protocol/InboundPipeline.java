@@ -108,7 +108,7 @@ public final class InboundPipeline {
                 hub.extensions(), new QueryVerbs.WhoFacts(hub.config().hubVersion(), hub.configEpoch(),
                         hub.journaled(), liveness));
         this.unavailable = new UnavailableFeatureVerbs(hub.outbox(), hub.frames(), hub.clock());
-        this.channels = new ChannelVerbs(support, hub.actor(), hub.frames(), hub.outbox());
+        this.channels = new ChannelVerbs(support, hub.actor(), hub.frames(), hub.outbox(), hub.config().maxFrameBytes());
         this.delivery = new DeliveryVerbs(hub.outbox(), hub.frames(), hub.clock());
         this.pins = new IdentityPinGate(hub.config().identityPins(), hub.actor(), hub.outbox(), hub.frames(),
                 hub.metrics(), hub.clock());
