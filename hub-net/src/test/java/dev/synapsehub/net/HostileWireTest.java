@@ -52,6 +52,18 @@ class HostileWireTest {
     }
 
     @Test
+    void aBoundSocketSwitchingToAnInvalidNameIsClosedAsAnyNameSwitch() throws Exception {
+        try (TestHub hub = TestHub.open()) {
+            HubClient ann = hub.agent("ann");
+            ann.sendText("{\"sender\":\"bad\\u0000\",\"type\":\"heartbeat\"}");
+            assertThat(ann.awaitType("name_conflict", WAIT).path("target").asText()).isEqualTo("ann");
+            var closed = ann.awaitClose(WAIT);
+            assertThat(closed.code()).isEqualTo(4009); // contract §3.4: a later frame under another name
+            assertThat(closed.reason()).isEqualTo("name switch");
+        }
+    }
+
+    @Test
     void aNameWithALoneSurrogateIsRefusedAndNothingBinds() throws Exception {
         try (TestHub hub = TestHub.open()) {
             HubClient c = hub.connect();

@@ -304,8 +304,10 @@ public final class InboundPipeline {
                 e.put("field", "sender");
                 if (unbound) {
                     hub.outbox().close(session, e, 4010, "invalid name");
-                } else {
-                    hub.outbox().send(session, e);
+                } else { // a bound socket's frame under another name is a name switch, whatever that name is (§3.4)
+                    hub.outbox().close(session, nameConflict(session.name(), "Sender name switch denied: '"
+                            + session.name() + "' -> an invalid name (it " + refusal + "). Reconnect with a new --name.",
+                            now), 4009, "name switch");
                 }
                 return;
             }
