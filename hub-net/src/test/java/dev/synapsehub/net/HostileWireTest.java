@@ -252,6 +252,25 @@ class HostileWireTest {
     }
 
     @Test
+    void aHistoryOfThreeByteCharactersIsCutByBytesNotCharacters() throws Exception {
+        try (TestHub hub = new TestHub(HubConfig.builder().maxFrameBytes(4096))) {
+            HubClient a = hub.agent("p/alpha");
+            for (int i = 1; i <= 5; i++) {
+                ObjectNode chat = a.frame("chat");
+                chat.put("payload", i + "-" + "\u6f22".repeat(500)); // 500 characters, 1,500 bytes in UTF-8
+                a.send(chat);
+                a.await(f -> "chat".equals(f.path("type").asText()) && "p/alpha".equals(f.path("sender").asText()), WAIT);
+            }
+            a.send(a.frame("history_request"));
+            ObjectNode history = a.awaitType("history_snapshot", WAIT);
+            assertThat(history.path("truncated").asBoolean()).isTrue();
+            assertThat(history.path("history")).as("two frames of about 1.7 KB fit in 4 KB; counted in characters, all five did")
+                    .hasSize(2);
+            assertThat(history.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length).isLessThanOrEqualTo(4096);
+        }
+    }
+
+    @Test
     void historyAndResumeRepliesStayWithinOneFrameAndSaySoWhenCut() throws Exception {
         try (TestHub hub = new TestHub(HubConfig.builder().maxFrameBytes(4096))) {
             HubClient a = hub.agent("p/alpha");

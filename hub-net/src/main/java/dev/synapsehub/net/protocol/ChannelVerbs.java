@@ -133,8 +133,9 @@ final class ChannelVerbs {
     private List<String> newestThatFit(List<String> asked) {
         long budget = maxFrameBytes - ChatVerb.HUB_MEMBERS_BYTES;
         int from = asked.size();
-        while (from > 0 && (from == asked.size() || budget >= asked.get(from - 1).length())) {
-            budget -= asked.get(from - 1).length() + 1;
+        while (from > 0 && (from == asked.size()
+                || budget >= io.netty.buffer.ByteBufUtil.utf8Bytes(asked.get(from - 1)))) {
+            budget -= io.netty.buffer.ByteBufUtil.utf8Bytes(asked.get(from - 1)) + 1; // bytes as they go out
             from--;
         }
         return asked.subList(from, asked.size());

@@ -83,8 +83,8 @@ final class ChatHistoryVerbs {
     private List<ChatRecord> newestThatFit(List<ChatRecord> records) {
         long budget = replyBudget();
         int from = records.size();
-        while (from > 0 && (from == records.size() || budget >= records.get(from - 1).frameJson().length())) {
-            budget -= records.get(from - 1).frameJson().length() + 1;
+        while (from > 0 && (from == records.size() || budget >= bytes(records.get(from - 1)))) {
+            budget -= bytes(records.get(from - 1)) + 1;
             from--;
         }
         return records.subList(from, records.size());
@@ -94,11 +94,16 @@ final class ChatHistoryVerbs {
     private List<ChatRecord> oldestThatFit(List<ChatRecord> records) {
         long budget = replyBudget();
         int to = 0;
-        while (to < records.size() && (to == 0 || budget >= records.get(to).frameJson().length())) {
-            budget -= records.get(to).frameJson().length() + 1;
+        while (to < records.size() && (to == 0 || budget >= bytes(records.get(to)))) {
+            budget -= bytes(records.get(to)) + 1;
             to++;
         }
         return records.subList(0, to);
+    }
+
+    /** A record's frame in UTF-8 bytes, as it goes out: the frame bound is in bytes, not characters. */
+    private static int bytes(ChatRecord r) {
+        return io.netty.buffer.ByteBufUtil.utf8Bytes(r.frameJson());
     }
 
     private long replyBudget() {
