@@ -125,12 +125,19 @@ final class Forwarder {
             return;
         }
         forwarded.incrementAndGet();
-        attempt(new Request(ByteString.copyFrom(MeshJson.bytes(request)), mutation), future,
+        attempt(new Request(ByteString.copyFrom(MeshJson.bytes(request)), mutation,
+                new java.util.concurrent.atomic.AtomicBoolean()), future,
                 System.nanoTime() + timeoutMillis * 1_000_000);
     }
 
     /** A forward's encoded request and the mutation it carries. */
-    private record Request(ByteString bytes, Mutation mutation) {
+    /**
+     * One forwarded write and its attempts. {@code mayHaveArrived} is set once an attempt failed in
+     * a way that does not prove the leader never took it (its channel closed under it): the write
+     * may then have committed, so running out of time is answered commit_unknown, never "nothing
+     * was applied".
+     */
+    private record Request(ByteString bytes, Mutation mutation, java.util.concurrent.atomic.AtomicBoolean mayHaveArrived) {
     }
 
     /**
@@ -183,6 +190,9 @@ final class Forwarder {
                     rpc.handleException(leader, cause, true);
                 }
                 if (neverArrived(cause)) {
+                    if (mayHaveArrived(cause)) {
+                        request.mayHaveArrived().set(true);
+                    }
                     retry(request, future, deadline); // nothing was sent, or the leader's actor never saw it
                 } else {
                     unknown(future, "the leader did not answer: " + cause);
@@ -208,6 +218,16 @@ final class Forwarder {
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof AlreadyClosedException || t instanceof NotLeaderException
                     || t instanceof LeaderNotReadyException || t instanceof ConnectException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** A closed channel fails what it carried whether the leader took it or not. */
+    private static boolean mayHaveArrived(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof AlreadyClosedException) {
                 return true;
             }
         }
@@ -241,7 +261,11 @@ final class Forwarder {
     private void retry(Request request, CompletableFuture<Outcome> future, long deadline) {
         if (System.nanoTime() - deadline > 0) {
             if (!decidedHere(node.leader(), request, future)) {
-                future.complete(NO_LEADER);
+                if (request.mayHaveArrived().get()) {
+                    unknown(future, "no leader answered in time, and an earlier attempt's channel closed under it");
+                } else {
+                    future.complete(NO_LEADER);
+                }
             }
             return;
         }

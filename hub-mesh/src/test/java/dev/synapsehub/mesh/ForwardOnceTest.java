@@ -264,4 +264,67 @@ class ForwardOnceTest {
         // a second decision would have committed before the answer: the next leader's state holds none
         assertThat(next.actor().read(s -> s.lastSeq()).get(10, TimeUnit.SECONDS)).isEqualTo(firstSeq);
     }
+
+    /** A transport every forward fails on at once with {@code failure}, as a leader that cannot be reached. */
+    private static final class Failing implements RaftClientRpc {
+        final Throwable failure;
+        final AtomicInteger sent = new AtomicInteger();
+
+        Failing(Throwable failure) {
+            this.failure = failure;
+        }
+
+        @Override
+        public CompletableFuture<RaftClientReply> sendRequestAsyncUnordered(RaftClientRequest request) {
+            sent.incrementAndGet();
+            return CompletableFuture.failedFuture(failure);
+        }
+
+        @Override
+        public RaftClientReply sendRequest(RaftClientRequest request) throws IOException {
+            throw new IOException(failure);
+        }
+
+        @Override
+        public boolean handleException(RaftPeerId serverId, Throwable t, boolean reconnect) {
+            return false;
+        }
+
+        @Override
+        public void addRaftPeers(Collection<RaftPeer> peers) {
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    private Outcome forwardOver(Failing rpc) throws Exception {
+        Forwarder forwarder = new Forwarder("n2", RaftGroupId.randomId(), rpc, new Forwarder.Node() {
+            @Override
+            public RaftPeerId leader() {
+                return RaftPeerId.valueOf("n1");
+            }
+
+            @Override
+            public void whenApplied(long seq, Runnable release) {
+                release.run();
+            }
+        }, new MutationCodec(new TestEdge()), scheduler, 500);
+        CompletableFuture<Outcome> answer = new CompletableFuture<>();
+        forwarder.forward(Mutation.of(claim("alice", "T1")), new IntentTags.Tag(IntentTags.fresh(), false, false), answer);
+        return answer.get(30, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void runningOutOfTimeAfterAChannelClosedUnderAForwardIsCommitUnknownNotNothingApplied() throws Exception {
+        Failing closed = new Failing(new AlreadyClosedException("Stream close: no reply for async request"));
+        Outcome afterClosed = forwardOver(closed);
+        assertThat(closed.sent.get()).as("retried until the bound").isGreaterThan(1);
+        assertThat(afterClosed).as("the leader may have taken it").isInstanceOf(Outcome.Refused.class);
+        assertThat(((Outcome.Refused) afterClosed).reason()).isEqualTo(Outcome.Reason.COMMIT_UNKNOWN);
+
+        Outcome neverSent = forwardOver(new Failing(new java.net.ConnectException("Connection refused")));
+        assertThat(neverSent).as("nothing left this node: nothing was applied").isSameAs(Forwarder.NO_LEADER);
+    }
 }
