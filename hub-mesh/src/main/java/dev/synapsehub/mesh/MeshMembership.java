@@ -130,13 +130,25 @@ public final class MeshMembership {
                 throw new IllegalArgumentException("--mesh-peers lists " + ids(peers) + " but the mesh's voters are "
                         + ids(current) + "; give the current voters");
             }
+            // a voter keeps the address the mesh holds for it: --mesh-peers gives only the added node's (a typo, or
+            // one operator's view through a proxy, would otherwise rewrite a voter's address for the whole mesh)
+            java.util.Map<String, MeshPeer> held = new java.util.HashMap<>();
+            current.forEach(p -> held.put(p.id(), p));
             List<RaftPeer> next = new ArrayList<>();
             for (MeshPeer p : after) {
-                next.add(RaftPeer.newBuilder().setId(p.id()).setAddress(p.address()).build());
+                MeshPeer use = held.getOrDefault(p.id(), p);
+                next.add(RaftPeer.newBuilder().setId(use.id()).setAddress(use.address()).build());
+            }
+            List<RaftPeer> was = new ArrayList<>();
+            for (MeshPeer p : current) {
+                was.add(RaftPeer.newBuilder().setId(p.id()).setAddress(p.address()).build());
             }
             RaftClientReply reply;
             try {
-                reply = client.admin().setConfiguration(next);
+                // compare-and-set: two changes at once cannot both pass the check above and one drop the other's voter
+                reply = client.admin().setConfiguration(org.apache.ratis.protocol.SetConfigurationRequest.Arguments
+                        .newBuilder().setServersInNewConf(next).setServersInCurrentConf(was)
+                        .setMode(org.apache.ratis.protocol.SetConfigurationRequest.Mode.COMPARE_AND_SET).build());
             } catch (IOException | RuntimeException e) {
                 throw new MeshAdminException("leader " + leader + " did not commit the change to " + ids(after) + ": "
                         + e.getMessage() + " (it may still; check with mesh status)");

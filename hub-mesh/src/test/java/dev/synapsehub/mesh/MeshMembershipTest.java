@@ -304,6 +304,25 @@ class MeshMembershipTest {
     }
 
     @Test
+    void aMembershipChangeKeepsTheAddressesTheMeshHoldsForItsVoters() throws Exception {
+        cluster = new TestCluster(dir, 3);
+        MeshNode leader = cluster.awaitLeader();
+        List<MeshPeer> three = List.copyOf(leader.config().peers());
+        String removed = cluster.follower(leader).nodeId();
+        MeshPeer kept = three.stream().filter(p -> !p.id().equals(removed) && !p.id().equals(leader.nodeId()))
+                .findFirst().orElseThrow();
+        // the operator's list has a typo in the kept voter's port
+        List<MeshPeer> typo = three.stream().map(p -> p.id().equals(kept.id())
+                ? new MeshPeer(p.id(), p.host(), p.port() + 1) : p).toList();
+        MeshMembership.Change shrunk = MeshMembership.removeNode(typo, removed, TIMEOUT);
+        assertThat(shrunk.after()).extracting(MeshPeer::id).doesNotContain(removed).hasSize(2);
+        assertThat(shrunk.after()).as("the voter's address as the mesh held it, not the typo").contains(kept);
+        cluster.stop(removed);
+        assertThat(granted(commit(cluster.awaitLeader(), "after", "A1"))).as("the two voters still reach each other")
+                .isTrue();
+    }
+
+    @Test
     void aWipedVoterOfAMeshWithNothingCommittedStartsWithoutTheFlagOnceEnoughVotersConfirmIt() throws Exception {
         cluster = new TestCluster(dir, 3);
         MeshNode leader = cluster.awaitLeader();
