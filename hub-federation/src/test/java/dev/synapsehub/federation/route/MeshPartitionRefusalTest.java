@@ -143,6 +143,26 @@ class MeshPartitionRefusalTest {
         assertThat(followerMetrics.forwardOutcomes.get("hub-b", "partitioned")).isEqualTo(1);
     }
 
+    /** A claim path the refusal must never reach; an unkeyed request is not in any ledger. */
+    private static final dev.synapsehub.net.extension.ClaimService NEVER_CLAIMS = new dev.synapsehub.net.extension.ClaimService() {
+        @Override
+        public void claimOnBehalf(dev.synapsehub.net.protocol.Request claim, String principal, String ledgerScope,
+                                  Answer answer) {
+            throw new AssertionError("a partitioned namespace must be refused before the claim path");
+        }
+
+        @Override
+        public boolean answerIfKeyed(dev.synapsehub.net.protocol.Request claim, String ledgerScope, Answer answer) {
+            return false;
+        }
+
+        @Override
+        public java.util.concurrent.CompletableFuture<Boolean> answerIfHeld(String claimant, String principal,
+                                                                            String taskId, Answer answer) {
+            throw new AssertionError("a partitioned namespace must be refused before the claim path");
+        }
+    };
+
     @Test
     void aPeersClaimRequestInANamespaceTheMeshRecordedPartitionedGetsASingleHubsRefusal() throws Exception {
         HubClient a = peerA();
@@ -153,10 +173,10 @@ class MeshPartitionRefusalTest {
         claim.putArray("paths").add("src/p");
         frame.set("claim", claim);
 
-        new ClaimServer(hub, trust(), meshResolver(Set.of("proj")), null, new FederationMetrics())
+        new ClaimServer(hub, trust(), meshResolver(Set.of("proj")), NEVER_CLAIMS, new FederationMetrics())
                 .handle(request(a, "multihub_claim_request", frame));
         ObjectNode onMesh = a.await(f -> "multihub_claim_result".equals(f.path("type").asText()), FedHub.WAIT);
-        new ClaimServer(hub, trust(), singleHubResolver(), null, new FederationMetrics())
+        new ClaimServer(hub, trust(), singleHubResolver(), NEVER_CLAIMS, new FederationMetrics())
                 .handle(request(a, "multihub_claim_request", frame));
         ObjectNode onSingleHub = a.await(f -> "multihub_claim_result".equals(f.path("type").asText())
                 && f != onMesh, FedHub.WAIT);
