@@ -188,7 +188,7 @@ class ForwardingTest {
         return c;
     }
 
-    /** A well-formed forwarded claim of {@code task} for {@code claimant} in namespace proj. */
+    /** A well-formed forwarded claim of {@code task} for {@code claimant} in namespace proj (the caller may change it). */
     private static ObjectNode request(HubClient peer, String claimant, String task) {
         ObjectNode f = peer.frame("hub-a", "multihub_claim_request");
         f.put("namespace", "proj");
@@ -203,14 +203,8 @@ class ForwardingTest {
 
     private static ObjectNode forwardedTo(HubClient peer, String namespace, String claimant, String task)
             throws Exception {
-        ObjectNode f = peer.frame("hub-a", "multihub_claim_request");
+        ObjectNode f = request(peer, claimant, task);
         f.put("namespace", namespace);
-        f.put("claimant", claimant);
-        f.put("task_id", task);
-        ObjectNode inner = f.putObject("claim");
-        inner.put("type", "claim");
-        inner.put("sender", claimant);
-        inner.put("task_id", task);
         peer.send(f);
         return peer.await(r -> "multihub_claim_result".equals(r.path("type").asText()) || "error".equals(
                 r.path("type").asText()), WAIT);
