@@ -261,6 +261,11 @@ public final class FederationExtension implements HubExtension {
     }
 
     @Override
+    public boolean claimResolvesLocal(Request claim) {
+        return forwarder.resolvesLocal(claim);
+    }
+
+    @Override
     public boolean handles(String type) {
         return TYPES.contains(type);
     }

@@ -311,6 +311,11 @@ public final class MeshFederationExtension implements HubExtension {
     }
 
     @Override
+    public boolean claimResolvesLocal(Request claim) {
+        return ownership.resolvesLocal(claim);
+    }
+
+    @Override
     public boolean handles(String type) {
         return TYPES.contains(type);
     }

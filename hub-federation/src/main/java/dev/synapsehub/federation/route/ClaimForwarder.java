@@ -92,6 +92,11 @@ public final class ClaimForwarder {
         this.sharedName = sharedName;
     }
 
+    /** True when the claim's namespace resolves {@code local} now; answers nothing. */
+    public boolean resolvesLocal(Request claim) {
+        return resolver.resolve(claim.sender(), hub.clock().nowSeconds()).ownership() == Ownership.LOCAL;
+    }
+
     /** True when the claim is decided here; otherwise it is answered (or forwarded) and false. */
     public boolean claimIsLocal(Request claim) {
         Resolution res = resolver.resolve(claim.sender(), hub.clock().nowSeconds());

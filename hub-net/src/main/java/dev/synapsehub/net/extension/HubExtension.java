@@ -45,6 +45,14 @@ public interface HubExtension {
     }
 
     /**
+     * For a {@code claim} frame: true when this hub's own claim path would decide it now, with no
+     * side effect (nothing answered, nothing forwarded); {@link #claimIsLocal} then acts on it.
+     */
+    default boolean claimResolvesLocal(Request claim) {
+        return true;
+    }
+
+    /**
      * Adds members to a read reply ({@code state_snapshot}, {@code who_snapshot},
      * {@code board_snapshot}) just before it is sent: a replicated hub labels how fresh the
      * state it read is. Runs on the outbox thread; must not block.

@@ -55,6 +55,16 @@ public final class HubExtensions {
         return true;
     }
 
+    /** True when every extension would leave the claim to this hub's claim path now (no side effect). */
+    public boolean claimResolvesLocal(Request claim) {
+        for (HubExtension e : all) {
+            if (!e.claimResolvesLocal(claim)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** Lets every extension label a read reply ({@link HubExtension#labelRead}). */
     public void labelRead(ObjectNode reply) {
         all.forEach(e -> e.labelRead(reply));

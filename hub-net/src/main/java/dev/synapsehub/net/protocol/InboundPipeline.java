@@ -371,9 +371,11 @@ public final class InboundPipeline {
             return;
         }
         if (ClaimVerbs.handles(type)) {
-            // a keyed retry is answered from the ledger before ownership, which depends on the present moment (a
-            // namespace turns partitioned when a peer asserts a claim in it: INV-CR-1)
-            if ("claim".equals(type) && answeredFromLedger(request, null, now)) {
+            // a keyed retry about to be refused or forwarded for ownership, which depends on the present moment (a
+            // namespace turns partitioned when a peer asserts a claim in it), is answered from the ledger (INV-CR-1);
+            // one decided here goes through the actor, in order with this connection's other replies
+            if ("claim".equals(type) && !hub.extensions().claimResolvesLocal(request)
+                    && answeredFromLedger(request, null, now)) {
                 return;
             }
             if (!"claim".equals(type) || hub.extensions().claimIsLocal(request)) {
