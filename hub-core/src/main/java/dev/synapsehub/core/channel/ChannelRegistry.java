@@ -41,6 +41,8 @@ public final class ChannelRegistry {
     private final UndoLog undo;
     /** Characters of every channel's history together. */
     private long historyChars;
+    /** Characters of each channel's history (kept beside it: summing a history on every chat would cost its size). */
+    private final Map<String, Long> chars = new java.util.HashMap<>();
 
     /** A registry keeping the {@code maxHistory} most recent chats per channel, recording into {@code undo}. */
     public ChannelRegistry(int maxHistory, UndoLog undo) {
@@ -144,10 +146,15 @@ public final class ChannelRegistry {
             if (ch != null) {
                 List<String> h = new ArrayList<>(ch.history());
                 h.add(chat.frameJson());
-                while (h.size() > maxHistory) {
-                    h.remove(0);
+                long kept = charsOf(id) + chat.frameJson().length();
+                long others = historyChars - charsOf(id);
+                int from = 0;
+                // the count bound, then the character bound (the written channel's oldest first, its newest stays)
+                while (h.size() - from > maxHistory || (others + kept > maxHistoryChars && h.size() - from > 1)) {
+                    kept -= h.get(from).length();
+                    from++;
                 }
-                put(id, ch.withHistory(h));
+                put(id, ch.withHistory(h.subList(from, h.size())), kept);
                 keepWithinChars(id);
             }
         }
@@ -192,43 +199,62 @@ public final class ChannelRegistry {
     }
 
     /**
-     * Drops the oldest chats until the histories fit {@link #MAX_HISTORY_CHARS}: first from
-     * {@code written} (down to its newest chat), then from the other channel holding the most
-     * characters (the smallest id of equals).
+     * When the written channel alone cannot bring the histories within {@link #MAX_HISTORY_CHARS}
+     * (it is down to its newest chat), drops the oldest chats of the other channel holding the most
+     * characters (the smallest id of equals) until they fit or it is empty, then of the next.
      */
     private void keepWithinChars(String written) {
         while (historyChars > maxHistoryChars) {
-            Channel from = channels.get(written);
-            if (from.history().size() <= 1) {
-                from = channels.values().stream().filter(c -> !c.id().equals(written) && !c.history().isEmpty())
-                        .max(java.util.Comparator.comparingLong(ChannelRegistry::chars)
-                                .thenComparing(Channel::id, java.util.Comparator.reverseOrder()))
-                        .orElse(null);
-                if (from == null) {
-                    return; // the newest chat alone is over the bound: it stays, as in the public history
+            String victim = null;
+            long most = 0;
+            for (Map.Entry<String, Long> e : chars.entrySet()) {
+                long c = e.getValue();
+                if (!e.getKey().equals(written) && c > 0
+                        && (c > most || (c == most && e.getKey().compareTo(victim) < 0))) {
+                    victim = e.getKey();
+                    most = c;
                 }
             }
-            put(from.id(), from.withHistory(from.history().subList(1, from.history().size())));
+            if (victim == null) {
+                return; // the newest chat alone is over the bound: it stays, as in the public history
+            }
+            Channel from = channels.get(victim);
+            List<String> h = from.history();
+            long kept = most;
+            int cut = 0;
+            while (cut < h.size() && historyChars - (most - kept) > maxHistoryChars) {
+                kept -= h.get(cut).length();
+                cut++;
+            }
+            put(victim, from.withHistory(h.subList(cut, h.size())), kept);
         }
     }
 
-    private static long chars(Channel c) {
-        long n = 0;
-        for (String frame : c.history()) {
-            n += frame.length();
-        }
-        return n;
+    private long charsOf(String id) {
+        return chars.getOrDefault(id, 0L);
     }
 
+    /** As {@link #put(String, Channel, long)} for a change that leaves the history as it is. */
     private void put(String id, Channel value) {
+        put(id, value, value == null ? 0 : charsOf(id));
+    }
+
+    /** Sets (null: removes) channel {@code id}, whose history holds {@code valueChars} characters; undone with the batch. */
+    private void put(String id, Channel value, long valueChars) {
         Channel before = value == null ? channels.remove(id) : channels.put(id, value);
-        long delta = (value == null ? 0 : chars(value)) - (before == null ? 0 : chars(before));
+        Long beforeChars = value == null ? chars.remove(id) : chars.put(id, valueChars);
+        long delta = (value == null ? 0 : valueChars) - (beforeChars == null ? 0 : beforeChars);
         historyChars += delta;
         undo.record(() -> {
             if (before == null) {
                 channels.remove(id);
             } else {
                 channels.put(id, before);
+            }
+            if (beforeChars == null) {
+                chars.remove(id);
+            } else {
+                chars.put(id, beforeChars);
             }
             historyChars -= delta;
         });
@@ -278,7 +304,12 @@ public final class ChannelRegistry {
             List<String> h = ch.history();
             Channel kept = h.size() > maxHistory ? ch.withHistory(h.subList(h.size() - maxHistory, h.size())) : ch;
             channels.put(ch.id(), kept);
-            historyChars += chars(kept);
+            long n = 0;
+            for (String frame : kept.history()) {
+                n += frame.length();
+            }
+            chars.put(ch.id(), n);
+            historyChars += n;
         }
     }
 }
