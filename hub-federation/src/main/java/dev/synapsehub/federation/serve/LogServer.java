@@ -133,7 +133,6 @@ public final class LogServer implements AutoCloseable {
             return;
         }
         int events = (int) Math.min(limit, MAX_EVENTS);
-        holds.pulled(r.sender(), afterSeq);
         read(afterSeq, events).handleAsync((page, failure) -> {
             Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                     ? failure.getCause() : failure; // through the writer, a read's failure comes wrapped
@@ -174,6 +173,8 @@ public final class LogServer implements AutoCloseable {
                     page.logEnd());
             metrics.logRequestsServed.incrementAndGet(); // counted once it went out
             metrics.logEventsServed.addAndGet(page.events().size());
+            // held only from a pull that could be served: a peer behind deleted rows would pin retention for good
+            holds.pulled(r.sender(), afterSeq);
             return null;
         }, hub.outbox().executor()).whenComplete((x, sendFailure) -> {
             // only a failure of the answer itself: the read's own failures were answered above

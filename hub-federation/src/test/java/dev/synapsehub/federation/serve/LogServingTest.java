@@ -122,10 +122,13 @@ class LogServingTest {
         assertThat(refused.path("payload").asText()).isEqualTo(
                 "Log compacted: rows after seq 0 through seq 2 were deleted by retention and cannot be served");
         assertThat(b.federation.metrics().logRequestsCompacted.get()).isEqualTo(1);
+        assertThat(b.federation.peerCursorFloor()).as("a pull behind deleted rows holds nothing (it would pin retention)")
+                .isEqualTo(1);
         assertThat(dev.synapsehub.federation.testing.Http.get(b, "/metrics"))
                 .contains("synapse_multihub_log_requests_compacted_total 1");
         assertThat(pull(p, "hub-a", 2L, 1).path("events").get(0).path("seq").asLong()).as("the rows kept are served")
                 .isEqualTo(3);
+        assertThat(b.federation.peerCursorFloor()).isEqualTo(2);
 
         compactThrough(3); // every row: the page is empty, though the log goes on past the cursor
         assertThat(pullAnswer(p, 2L).path("payload").asText()).isEqualTo(
