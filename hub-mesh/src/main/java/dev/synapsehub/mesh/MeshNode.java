@@ -440,7 +440,8 @@ public final class MeshNode implements AutoCloseable {
      * A node that cannot apply what its group committed leaves the group: its Raft server is
      * closed, on a thread of its own (not from an apply's completion). Left in, it would keep the
      * lead, or win a later election, and never decide, so every write of the mesh would be
-     * queued. Its agents' writes still go to the leader; it must be restored from a healthy peer.
+     * queued. Its own agents should reconnect to a healthy node (its writes are answered queued or
+     * commit_unknown); it must be restored from a healthy peer.
      */
     private void leaveRaft(String why) {
         Thread t = new Thread(() -> {
@@ -1167,10 +1168,9 @@ public final class MeshNode implements AutoCloseable {
         closed = true;
         try {
             Thread left = leaving.getAndSet(new Thread(() -> { })); // no leaving from now on: close does it
-            if (left == null) {
-                server.close();
-            } else {
-                left.join(10_000); // it closes the server
+            server.close(); // idempotent: a leave that is closing it too is waited for below
+            if (left != null) {
+                left.join(10_000);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
