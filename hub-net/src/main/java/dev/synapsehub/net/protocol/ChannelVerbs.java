@@ -115,7 +115,9 @@ final class ChannelVerbs {
             f.put("channel", id);
             ArrayNode messages = f.putArray("messages");
             List<String> asked = all.subList(Math.max(0, all.size() - limit), all.size());
-            List<String> fit = newestThatFit(asked);
+            // the envelope around the chats: the hub's members, the channel id and the requester (UTF-8), retention
+            List<String> fit = newestThatFit(asked, io.netty.buffer.ByteBufUtil.utf8Bytes(id)
+                    + io.netty.buffer.ByteBufUtil.utf8Bytes(r.sender()) + 96);
             fit.forEach(m -> messages.addRawValue(new RawValue(m)));
             if (fit.size() < asked.size()) {
                 f.put("truncated", true); // as a public history reply cut to one frame
@@ -130,8 +132,8 @@ final class ChannelVerbs {
      * the newest one), as the public history's reply: a channel of large chats would otherwise be
      * answered with one frame of gigabytes.
      */
-    private List<String> newestThatFit(List<String> asked) {
-        long budget = maxFrameBytes - ChatVerb.HUB_MEMBERS_BYTES;
+    private List<String> newestThatFit(List<String> asked, int envelope) {
+        long budget = maxFrameBytes - ChatVerb.HUB_MEMBERS_BYTES - envelope;
         int from = asked.size();
         while (from > 0 && (from == asked.size()
                 || budget >= io.netty.buffer.ByteBufUtil.utf8Bytes(asked.get(from - 1)))) {
