@@ -169,12 +169,13 @@ public final class LogServer implements AutoCloseable {
                 reply(r, List.of(), afterSeq, null);
                 return null;
             }
+            // held only from a pull that can be served (a peer behind deleted rows would pin retention for good), and
+            // before the page goes out: the peer's next pull finds it held
+            holds.pulled(r.sender(), afterSeq);
             reply(r, page.events(), page.events().isEmpty() ? afterSeq : page.events().get(page.events().size() - 1).seq(),
                     page.logEnd());
             metrics.logRequestsServed.incrementAndGet(); // counted once it went out
             metrics.logEventsServed.addAndGet(page.events().size());
-            // held only from a pull that could be served: a peer behind deleted rows would pin retention for good
-            holds.pulled(r.sender(), afterSeq);
             return null;
         }, hub.outbox().executor()).whenComplete((x, sendFailure) -> {
             // only a failure of the answer itself: the read's own failures were answered above
