@@ -115,9 +115,10 @@ final class ChannelVerbs {
             f.put("channel", id);
             ArrayNode messages = f.putArray("messages");
             List<String> asked = all.subList(Math.max(0, all.size() - limit), all.size());
-            // the envelope around the chats: the hub's members, the channel id and the requester (UTF-8), retention
-            List<String> fit = newestThatFit(asked, io.netty.buffer.ByteBufUtil.utf8Bytes(id)
-                    + io.netty.buffer.ByteBufUtil.utf8Bytes(r.sender()) + 96);
+            // as a public history reply, the newest that fit in one frame (a channel of large chats would otherwise be
+            // one frame of gigabytes), beside the envelope: the hub's members, the channel id, the requester, retention
+            List<String> fit = OneFrame.newest(asked, m -> m, maxFrameBytes - ChatVerb.HUB_MEMBERS_BYTES
+                    - io.netty.buffer.ByteBufUtil.utf8Bytes(id) - io.netty.buffer.ByteBufUtil.utf8Bytes(r.sender()) - 96);
             fit.forEach(m -> messages.addRawValue(new RawValue(m)));
             if (fit.size() < asked.size()) {
                 f.put("truncated", true); // as a public history reply cut to one frame
@@ -125,22 +126,6 @@ final class ChannelVerbs {
             f.putObject("retention").put("max_messages", found.maxHistory());
             outbox.send(r.session(), f);
         });
-    }
-
-    /**
-     * The newest of {@code asked} whose frames fit in one frame of {@code --max-msg-kb} (at least
-     * the newest one), as the public history's reply: a channel of large chats would otherwise be
-     * answered with one frame of gigabytes.
-     */
-    private List<String> newestThatFit(List<String> asked, int envelope) {
-        long budget = maxFrameBytes - ChatVerb.HUB_MEMBERS_BYTES - envelope;
-        int from = asked.size();
-        while (from > 0 && (from == asked.size()
-                || budget >= io.netty.buffer.ByteBufUtil.utf8Bytes(asked.get(from - 1)))) {
-            budget -= io.netty.buffer.ByteBufUtil.utf8Bytes(asked.get(from - 1)) + 1; // bytes as they go out
-            from--;
-        }
-        return asked.subList(from, asked.size());
     }
 
     /** What a history request read from committed state. */

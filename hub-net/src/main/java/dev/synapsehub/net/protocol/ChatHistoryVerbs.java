@@ -81,29 +81,12 @@ final class ChatHistoryVerbs {
      * reply of gigabytes (issue 11's hostile run).
      */
     private List<ChatRecord> newestThatFit(List<ChatRecord> records) {
-        long budget = replyBudget();
-        int from = records.size();
-        while (from > 0 && (from == records.size() || budget >= bytes(records.get(from - 1)))) {
-            budget -= bytes(records.get(from - 1)) + 1;
-            from--;
-        }
-        return records.subList(from, records.size());
+        return OneFrame.newest(records, ChatRecord::frameJson, replyBudget());
     }
 
     /** The oldest records that fit in one frame (at least one), for a resume that continues. */
     private List<ChatRecord> oldestThatFit(List<ChatRecord> records) {
-        long budget = replyBudget();
-        int to = 0;
-        while (to < records.size() && (to == 0 || budget >= bytes(records.get(to)))) {
-            budget -= bytes(records.get(to)) + 1;
-            to++;
-        }
-        return records.subList(0, to);
-    }
-
-    /** A record's frame in UTF-8 bytes, as it goes out: the frame bound is in bytes, not characters. */
-    private static int bytes(ChatRecord r) {
-        return io.netty.buffer.ByteBufUtil.utf8Bytes(r.frameJson());
+        return OneFrame.oldest(records, ChatRecord::frameJson, replyBudget());
     }
 
     private long replyBudget() {
