@@ -218,43 +218,33 @@ public final class ClaimVerbs {
                     published.publish(d);
                     answer.answer(false, null, refusal.message());
                 }), (req, settled) -> {
-            if (settled instanceof Outcome.Replayed replayed) {
-                metrics.idempotentReplays.incrementAndGet();
-                ObjectNode first = (ObjectNode) json.parse(replayed.response());
-                answer.answer(true, first, first.path("payload").asText(""));
-            } else if (settled instanceof Outcome.IdempotencyConflict) {
-                metrics.idempotencyConflicts.incrementAndGet();
-                answer.answer(false, null, "idem_key was already used for a different request; nothing was applied.");
-            } else if (settled instanceof Outcome.Refused refused) {
+            if (!answerFromLedger(settled, answer) && settled instanceof Outcome.Refused refused) {
                 answer.answer(false, null, refused.message());
             }
         });
     }
 
-    /** {@link ClaimService#answerIfKeyed}: the ledger's committed first answer, read without the actor. */
-    public boolean answerIfKeyed(Request r, String ledgerScope, ClaimService.Answer answer) {
-        Request scoped = new Request(r.session(), r.sender(), ledgerScope, r.target(), r.frame());
-        JsonNode key = scoped.get("idem_key");
-        if (key == null || !key.isTextual() || key.textValue().isEmpty()) {
-            return false;
-        }
-        String ledgerKey = dev.synapsehub.core.actor.Idempotency.key(scoped.sender(), ledgerScope, key.textValue());
-        if (!actor.remembers(ledgerKey)) {
-            return false;
-        }
-        java.util.Optional<Outcome> prior = actor.priorAnswer(ledgerKey, digest(scoped));
-        if (prior.isPresent() && prior.get() instanceof Outcome.Replayed replayed) {
+    /** Answers a ledger outcome (a replay of the first answer, or a key used for another request); false for any other. */
+    private boolean answerFromLedger(Outcome settled, ClaimService.Answer answer) {
+        if (settled instanceof Outcome.Replayed replayed) {
             metrics.idempotentReplays.incrementAndGet();
             ObjectNode first = (ObjectNode) json.parse(replayed.response());
             answer.answer(true, first, first.path("payload").asText(""));
             return true;
         }
-        if (prior.isPresent() && prior.get() instanceof Outcome.IdempotencyConflict) {
+        if (settled instanceof Outcome.IdempotencyConflict) {
             metrics.idempotencyConflicts.incrementAndGet();
             answer.answer(false, null, "idem_key was already used for a different request; nothing was applied.");
             return true;
         }
-        return false; // forgotten meanwhile: the claim path decides it, and checks the ledger again
+        return false;
+    }
+
+    /** {@link ClaimService#answerIfKeyed}: the ledger's committed first answer, read without the actor. */
+    public boolean answerIfKeyed(Request r, String ledgerScope, ClaimService.Answer answer) {
+        Request scoped = new Request(r.session(), r.sender(), ledgerScope, r.target(), r.frame());
+        // forgotten meanwhile, or never keyed: the claim path decides it, and checks the ledger again
+        return support.priorAnswer(scoped, ledgerScope).map(prior -> answerFromLedger(prior, answer)).orElse(false);
     }
 
     /** {@link ClaimService#answerIfHeld}: the existing grant, read from committed state, when the claimant holds the task. */

@@ -374,8 +374,9 @@ public final class InboundPipeline {
             // a keyed retry about to be refused or forwarded for ownership, which depends on the present moment (a
             // namespace turns partitioned when a peer asserts a claim in it), is answered from the ledger (INV-CR-1);
             // one decided here goes through the actor, in order with this connection's other replies
-            if ("claim".equals(type) && !hub.extensions().claimResolvesLocal(request)
-                    && answeredFromLedger(request, null, now)) {
+            Optional<Outcome> prior = "claim".equals(type) ? support.priorAnswer(request) : Optional.empty();
+            if (prior.isPresent() && !hub.extensions().claimResolvesLocal(request)) { // ownership asked only then
+                support.answerLater(request, prior.get());
                 return;
             }
             if (!"claim".equals(type) || hub.extensions().claimIsLocal(request)) {

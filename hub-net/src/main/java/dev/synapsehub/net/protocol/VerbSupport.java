@@ -96,14 +96,16 @@ final class VerbSupport {
      * answers it, in order with the requester's other replies.
      */
     Optional<Outcome> priorAnswer(Request r) {
-        if (!KEYED_VERBS.contains(r.type())) {
-            return Optional.empty();
-        }
+        return KEYED_VERBS.contains(r.type()) ? priorAnswer(r, r.type()) : Optional.empty();
+    }
+
+    /** As {@link #priorAnswer(Request)} for a request keyed under {@code ledgerType} (a ledger scope of its own). */
+    Optional<Outcome> priorAnswer(Request r, String ledgerType) {
         JsonNode key = r.get("idem_key");
         if (key == null || !key.isTextual() || key.textValue().isEmpty()) {
             return Optional.empty();
         }
-        String ledgerKey = Idempotency.key(r.sender(), r.type(), key.textValue());
+        String ledgerKey = Idempotency.key(r.sender(), ledgerType, key.textValue());
         if (!actor.remembers(ledgerKey)) {
             return Optional.empty(); // the common case costs one map lookup, no digest
         }
