@@ -59,7 +59,8 @@ public final class ServingTrust {
      */
     public static ServingTrust load(Path policyFile, Consumer<String> log) throws TrustFileException {
         ServingTrust trust = new ServingTrust(policyFile.toAbsolutePath().normalize(), log);
-        List<Object> stamps = stamps(ServingPolicy.load(trust.policyFile)); // before the read that counts: see reload
+        // stamped before the read (see reload); the store and CA are not known yet, so the first look stamps them
+        List<Object> stamps = stampsOf(trust.policyFile, null, null);
         ServingPolicy policy = ServingPolicy.load(trust.policyFile);
         try {
             trust.clientCa = ClientCaTrust.watching(policy.clientCaFile());
@@ -146,12 +147,14 @@ public final class ServingTrust {
         Loaded l = loaded;
         try {
             // stamped before the files are read: an edit landing during the read leaves stamps that differ from the
-            // files', so the next look reloads (stamped after, it would keep the old content under the new stamp)
-            List<Object> stamps = stamps(ServingPolicy.load(policyFile));
-            ServingPolicy next = ServingPolicy.load(policyFile);
-            if (l.policy() != null && l.stamps().equals(stamps)) {
-                return l;
+            // files', so the next look reloads (stamped after, it would keep the old content under the new stamp).
+            // The store and CA named by the policy in force: a policy naming others differs at the next look too
+            ServingPolicy basis = l.policy();
+            List<Object> stamps = basis == null ? stampsOf(policyFile, null, null) : stamps(basis);
+            if (basis != null && l.stamps().equals(stamps)) {
+                return l; // another thread reloaded meanwhile: nothing to read
             }
+            ServingPolicy next = ServingPolicy.load(policyFile);
             if (!next.clientCaFile().equals(clientCa.file())) {
                 String error = "client CA " + next.clientCaFile() + " is not the file the TLS layer reads ("
                         + clientCa.file() + "); every peer is refused until the policy names it again or the hub restarts";
