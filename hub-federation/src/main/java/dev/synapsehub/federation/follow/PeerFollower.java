@@ -231,7 +231,8 @@ final class PeerFollower {
             boolean timedOut = e.getCause() instanceof TimeoutException;
             String message = e.getCause() == null ? e.toString() : e.getCause().getMessage();
             // the error our serving side answers when retention deleted the rows after the cursor (LogServer)
-            boolean compacted = message != null && message.contains("answered error: Log compacted:");
+            boolean compacted = message != null
+                    && message.contains("answered error: " + dev.synapsehub.federation.serve.LogServer.COMPACTED + ":");
             return failed(view, timedOut ? "timeout" : compacted ? "compacted" : "transport", message);
         } catch (TimeoutException e) {
             return failed(view, "timeout", "no reply within " + settings.replyTimeout().toSeconds() + " s");

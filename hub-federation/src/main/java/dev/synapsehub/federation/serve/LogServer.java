@@ -78,6 +78,8 @@ public final class LogServer implements AutoCloseable {
     /** Pages read before their pull came; on the reader's thread only. */
     private final ReadAhead readAhead = new ReadAhead(READ_AHEAD_PAGES, READ_AHEAD_AGE.toNanos(), System::nanoTime);
     private final PeerCursorHolds holds = new PeerCursorHolds();
+    /** How the error answering a pull behind deleted rows begins (our follower tells that failure by it). */
+    public static final String COMPACTED = "Log compacted";
     /** Pulls waiting at most for the reader ({@link #READ_QUEUE}, or a test's). */
     private final int readQueue;
     /** True from a pull answered busy (logged) until one is read again; on the outbox thread only. */
@@ -141,7 +143,7 @@ public final class LogServer implements AutoCloseable {
                 LOG.warn("peer '{}' asked for the log after seq {}, but retention deleted the rows up to seq {}: it cannot"
                         + " catch up from this hub (raise --journal-keep-rows; peers that pull at least once every {} h"
                         + " hold their rows)", r.sender(), afterSeq, gone.through, PeerCursorHolds.WINDOW.toHours());
-                hub.outbox().send(r.session(), hub.frames().error(r.sender(), "Log compacted: rows after seq " + afterSeq
+                hub.outbox().send(r.session(), hub.frames().error(r.sender(), COMPACTED + ": rows after seq " + afterSeq
                         + " through seq " + gone.through + " were deleted by retention and cannot be served",
                         hub.clock().nowSeconds()));
                 return null;
@@ -207,8 +209,9 @@ public final class LogServer implements AutoCloseable {
             return hub.actor().read(state -> {
                 try {
                     List<StoredEvent> rows = journal.readStored(afterSeq, events, MAX_BYTES);
-                    if (!rows.isEmpty() && rows.get(0).seq() > afterSeq + 1) {
-                        throw new Compacted(rows.get(0).seq() - 1);
+                    long gone = gapBefore(afterSeq, rows);
+                    if (gone > 0) {
+                        throw new Compacted(gone);
                     }
                     return Page.of(rows, journal.lastSeq());
                 } catch (dev.synapsehub.core.journal.JournalException e) {
@@ -226,11 +229,6 @@ public final class LogServer implements AutoCloseable {
                     } else {
                         rows = reader.readStored(afterSeq, events, MAX_BYTES);
                     }
-                } catch (dev.synapsehub.core.journal.JournalException | RuntimeException e) {
-                    page.completeExceptionally(e);
-                    return;
-                }
-                try {
                     long gone = compactedBefore(afterSeq, rows);
                     if (gone > 0) {
                         page.completeExceptionally(new Compacted(gone));
@@ -300,13 +298,18 @@ public final class LogServer implements AutoCloseable {
      */
     private long compactedBefore(long afterSeq, List<StoredEvent> rows) throws dev.synapsehub.core.journal.JournalException {
         if (!rows.isEmpty()) {
-            return rows.get(0).seq() > afterSeq + 1 ? rows.get(0).seq() - 1 : 0;
+            return gapBefore(afterSeq, rows);
         }
         if (afterSeq >= journal.lastSeq()) {
             return 0;
         }
         long compacted = reader.compactedThrough();
         return afterSeq < compacted ? compacted : 0;
+    }
+
+    /** The seq just below a page that does not start right after the cursor (retention deleted up to it), else 0. */
+    private static long gapBefore(long afterSeq, List<StoredEvent> rows) {
+        return !rows.isEmpty() && rows.get(0).seq() > afterSeq + 1 ? rows.get(0).seq() - 1 : 0;
     }
 
     /** The rows after a pull's cursor through {@code through} were deleted by retention. */
