@@ -90,14 +90,7 @@ final class MeshStart {
                 if (!config.bootstrap()) {
                     throw new MeshFoundingUnconfirmed(config, named, 0, needed(named.size()), peerStates(reports));
                 }
-                // the one start the probe cannot make safe: a voter that lost its storage, started with its peers down
-                LOG.log(System.Logger.Level.WARNING, "mesh node " + config.nodeId() + " has no Raft configuration in "
-                        + config.storageDir() + " and none of its peers runs the mesh (" + peerStates(reports)
-                        + "): --mesh-bootstrap is given, so it starts as a founder of a new mesh. If this node was a"
-                        + " voter that lost its storage, stop it now and restore it from its peers once a majority of"
-                        + " them runs (remove-node, start on empty storage with --mesh-group, add-node: docs/mesh.md,"
-                        + " \"Restoring a node from its peers\"); started as the voter it was it could elect a leader"
-                        + " that lacks committed writes");
+                warnBootstrapping(config, "none of its peers runs the mesh (" + peerStates(reports) + ")");
             }
             markUnverified(unverified);
             return founding ? group : none; // a new mesh, or the mesh is down: nothing to tell otherwise
@@ -132,17 +125,26 @@ final class MeshStart {
             if (!config.bootstrap()) {
                 throw new MeshFoundingUnconfirmed(config, voters, confirming.size(), needed, peerStates(reports));
             }
-            LOG.log(System.Logger.Level.WARNING, "mesh node " + config.nodeId() + " has no Raft configuration in "
-                    + config.storageDir() + "; " + confirming.size() + " of its peers confirmed the mesh holds no"
-                    + " committed record, " + needed + " would make sure (" + peerStates(reports) + "):"
-                    + " --mesh-bootstrap is given, so it starts as a founder of a new mesh. If this node was a voter"
-                    + " that lost its storage, stop it now and restore it from its peers (docs/mesh.md, \"Restoring"
-                    + " a node from its peers\")");
+            warnBootstrapping(config, confirming.size() + " of its peers confirmed the mesh holds no committed record, "
+                    + needed + " would make sure (" + peerStates(reports) + ")");
             markUnverified(unverified);
             return group;
         }
         Files.deleteIfExists(unverified); // checked now: a mesh with nothing committed
         return group; // the founders of a mesh that has committed nothing start together
+    }
+
+    /**
+     * The start its peers could not vouch for, founding because the operator said the mesh is new:
+     * the one case the probe cannot make safe (a voter that lost its storage, started so).
+     */
+    private static void warnBootstrapping(MeshConfig config, String why) {
+        LOG.log(System.Logger.Level.WARNING, "mesh node " + config.nodeId() + " has no Raft configuration in "
+                + config.storageDir() + " and " + why + ": --mesh-bootstrap is given, so it starts as a founder of a new"
+                + " mesh. If this node was a voter that lost its storage, stop it now and restore it from its peers once"
+                + " a majority of them runs (remove-node, start on empty storage with --mesh-group, add-node:"
+                + " docs/mesh.md, \"Restoring a node from its peers\"); started as the voter it was it could elect a"
+                + " leader that lacks committed writes");
     }
 
     /** The answering peers that every answering peer's voter list names: only these count as confirming voters. */
