@@ -263,12 +263,7 @@ class WatchTest {
         HubClient agent = b.agent("proj/b1");
         FedHub.claim(agent, "proj/b1", "T-1", "src/x");
         FedHub.claim(agent, "proj/b1", "T-2", "src/y");
-        try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("b.db"));
-             java.sql.Statement st = c.createStatement()) { // as Retention.compact leaves it
-            st.execute("PRAGMA busy_timeout = 5000");
-            st.execute("DELETE FROM events WHERE seq <= 1");
-            st.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('compacted_through', '1')");
-        }
+        dev.synapsehub.federation.testing.Compaction.through(dir.resolve("b.db"), 1);
         FedHub follower = keep(follower(dir.resolve("a.db"), List.of(Federation.peer("hub-b", b.uri(), b.certs))));
         Await.until("the poll fails", WAIT, () -> view(follower, "hub-b").lastError() != null);
         assertThat(view(follower, "hub-b").lastError())

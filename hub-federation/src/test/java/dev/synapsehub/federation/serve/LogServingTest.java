@@ -116,7 +116,7 @@ class LogServingTest {
         assertThat(pull(p, "hub-a", 1L, 1).path("events").size()).isEqualTo(1);
         assertThat(b.federation.peerCursorFloor()).isEqualTo(1);
 
-        compactThrough(2); // what retention does (Retention.compact): a prefix deleted, compacted_through recorded
+        dev.synapsehub.federation.testing.Compaction.through(dir.resolve("b.db"), 2);
         ObjectNode refused = pullAnswer(p, 0L);
         assertThat(refused.path("type").asText()).as(refused.toString()).isEqualTo("error");
         assertThat(refused.path("payload").asText()).isEqualTo(
@@ -130,19 +130,10 @@ class LogServingTest {
                 .isEqualTo(3);
         assertThat(b.federation.peerCursorFloor()).isEqualTo(2);
 
-        compactThrough(3); // every row: the page is empty, though the log goes on past the cursor
+        dev.synapsehub.federation.testing.Compaction.through(dir.resolve("b.db"), 3); // every row: the page is empty, though the log goes on past the cursor
         assertThat(pullAnswer(p, 2L).path("payload").asText()).isEqualTo(
                 "Log compacted: rows after seq 2 through seq 3 were deleted by retention and cannot be served");
         assertThat(pull(p, "hub-a", 3L, 1).path("events").size()).as("a peer at the end is answered as ever").isZero();
-    }
-
-    private void compactThrough(long seq) throws java.sql.SQLException {
-        try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("b.db"));
-             java.sql.Statement st = c.createStatement()) {
-            st.execute("PRAGMA busy_timeout = 5000");
-            st.execute("DELETE FROM events WHERE seq <= " + seq);
-            st.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('compacted_through', '" + seq + "')");
-        }
     }
 
     private static ObjectNode pullAnswer(HubClient p, long afterSeq) throws Exception {
