@@ -174,10 +174,11 @@ public final class LogServer implements AutoCloseable {
             // held only from a pull that can be served (a peer behind deleted rows would pin retention for good), and
             // before the page goes out: the peer's next pull finds it held
             holds.pulled(r.sender(), afterSeq);
+            // counted before the page goes out, as the hold: a peer (or a test) reading them on the reply finds them
+            metrics.logRequestsServed.incrementAndGet();
+            metrics.logEventsServed.addAndGet(page.events().size());
             reply(r, page.events(), page.events().isEmpty() ? afterSeq : page.events().get(page.events().size() - 1).seq(),
                     page.logEnd());
-            metrics.logRequestsServed.incrementAndGet(); // counted once it went out
-            metrics.logEventsServed.addAndGet(page.events().size());
             return null;
         }, hub.outbox().executor()).whenComplete((x, sendFailure) -> {
             // only a failure of the answer itself: the read's own failures were answered above
