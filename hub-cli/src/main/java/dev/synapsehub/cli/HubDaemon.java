@@ -197,8 +197,16 @@ final class HubDaemon implements AutoCloseable {
         phases.mark("federation");
         // rows a federation peer has yet to pull are kept (docs/operations.md, retention)
         retention.hold("federation peers' log cursors", federation::peerCursorFloor);
+        List<dev.synapsehub.net.extension.HubExtension> extensions = new java.util.ArrayList<>();
+        if (frameGate != null) {
+            extensions.add(frameGate);
+        }
+        extensions.add(federation);
+        if (snapshotter != null) {
+            extensions.add(new SnapshotMetrics(snapshotter));
+        }
         HubServer server = new HubServer(config, actor, clock, options.db() == null ? null : journal,
-                new HubExtensions(frameGate == null ? List.of(federation) : List.of(frameGate, federation)));
+                new HubExtensions(extensions));
         if (relayLogFile != null) {
             try {
                 server.relayLog(dev.synapsehub.net.relay.RelayLog.open(relayLogFile, options.relayMaxLines()));

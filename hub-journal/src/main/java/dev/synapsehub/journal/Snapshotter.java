@@ -68,6 +68,7 @@ public final class Snapshotter implements AutoCloseable {
     private volatile long lastSeq;
     private volatile double lastAt;
     private volatile Result last;
+    private volatile boolean lastAttemptFailed; // the newest attempt did not write its snapshot
     private boolean closed;
 
     private Snapshotter(SqliteJournal journal, WriterAccess writer, Clock clock, SnapshotPolicy policy,
@@ -137,11 +138,13 @@ public final class Snapshotter implements AutoCloseable {
             written = write(journal, writer, clock);
         } catch (JournalException | RuntimeException e) {
             failures.incrementAndGet();
+            lastAttemptFailed = true;
             LOG.log(System.Logger.Level.WARNING, "state snapshot failed (the journal is unaffected; the next one"
                     + " will try again): " + e.getMessage(), e);
             throw e;
         }
         // written and visible: the policy counts from it whatever upkeep does next
+        lastAttemptFailed = false;
         lastSeq = written.info().seq();
         lastAt = clock.nowSeconds();
         taken.incrementAndGet();
@@ -194,6 +197,19 @@ public final class Snapshotter implements AutoCloseable {
     /** Rotations or compactions that failed after a written snapshot. */
     public long upkeepFailures() {
         return upkeepFailures.get();
+    }
+
+    /**
+     * True while the newest snapshot attempt failed to write its snapshot (until one is written):
+     * the journal is intact, but a restart replays more of it than the policy intends.
+     */
+    public boolean lastAttemptFailed() {
+        return lastAttemptFailed;
+    }
+
+    /** The seq the newest snapshot covers (one written by an earlier run included), 0 when none. */
+    public long lastSeq() {
+        return lastSeq;
     }
 
     /** The last snapshot taken, or null. */
