@@ -86,4 +86,33 @@ class MetricsNamesWireTest {
             assertThat(listing).as("the state's own listing agrees").contains("\"p/away\"").contains("\"count\":2");
         }
     }
+
+    @Test
+    void identitiesTheMailboxDroppedWithChatsPendingAreCounted(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        // a mailbox of two identities: the third with a chat pending pushes the oldest out
+        dev.synapsehub.core.messaging.MessagingLimits two = new dev.synapsehub.core.messaging.MessagingLimits(100, 10,
+                dev.synapsehub.core.messaging.MessagingLimits.SEVEN_DAYS, 0, 2, 100, 100, 10);
+        try (TestHub hub = new TestHub(HubConfig.builder().metricsEnabled(true), dir.resolve("hub.db"),
+                () -> new dev.synapsehub.core.state.CoordinationState(dev.synapsehub.core.claim.RegistryLimits.DEFAULTS,
+                        dev.synapsehub.core.state.CoordinationState.DEFAULT_IDEMPOTENCY_CAPACITY,
+                        dev.synapsehub.core.board.BoardLimits.DEFAULTS, dev.synapsehub.core.resource.ResourceLimits.DEFAULTS,
+                        two))) {
+            assertThat(metrics(hub)).contains("synapse_mailbox_dropped_with_pending 0\n");
+            HubClient alpha = hub.agent("p/alpha");
+            for (int i = 1; i <= 5; i++) {
+                ObjectNode away = alpha.frame("chat");
+                away.put("target", "p/c" + i).put("payload", "later " + i);
+                alpha.send(away);
+                String text = "later " + i;
+                alpha.await(f -> "chat".equals(f.path("type").asText()) && text.equals(f.path("payload").asText()), WAIT);
+            }
+            String after = metrics(hub);
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^synapse_mailbox_dropped_with_pending (\\d+)$")
+                    .matcher(after);
+            assertThat(m.find()).as(after).isTrue();
+            assertThat(Long.parseLong(m.group(1))).as("five identities with a chat pending, two kept, two parked")
+                    .isEqualTo(1);
+        }
+    }
 }

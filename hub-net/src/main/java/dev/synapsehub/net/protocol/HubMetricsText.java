@@ -153,6 +153,10 @@ public final class HubMetricsText {
         stateGauge("synapse_blackboard_tasks", "Tasks on the board.", StateCounts::boardTasks);
         stateGauge("synapse_dead_letter_targets", "Targets with dead letters.", StateCounts::deadLetterTargets);
         stateGauge("synapse_dead_letters", "Dead letters over all targets.", c -> c.deadLetters());
+        stateGauge("synapse_mailbox_dropped_with_pending", "Mailbox identities dropped by the mailbox's bound while"
+                + " directed chats to them were still pending (their chats no longer hold journal rows), in the events"
+                + " applied since this hub's state was built (a start from a snapshot counts from the snapshot).",
+                StateCounts::mailboxDroppedWithPending);
         gauge("synapse_live_waiters", "Agents with advisory wait edges.", () -> hub.registry().waitGraph().size());
         gauge("synapse_fanout_backlog_bytes",
                 "Broadcast bytes queued on the I/O loops for sockets that have not had them yet (a batch counts once).",
