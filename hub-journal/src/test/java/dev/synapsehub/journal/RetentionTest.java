@@ -381,46 +381,25 @@ class RetentionTest {
 
     @Test
     void aSnapshotThatCouldNotBeWrittenIsCountedAndReportedUntilOneIs() throws Exception {
-        AtomicBoolean broken = new AtomicBoolean();
-        try (DurableCoordination hub = open(Retention.keepAll())) {
-            WriterAccess real = WriterAccess.actor(hub.actor(), 60);
-            WriterAccess flaky = new WriterAccess() {
-                @Override
-                public <T> T run(Work<T> work) throws dev.synapsehub.core.journal.JournalException {
-                    if (broken.get()) {
-                        throw new dev.synapsehub.core.journal.JournalException("disk full (injected)");
-                    }
-                    return real.run(work);
-                }
+        try (DurableCoordination hub = open(Retention.keepAll());
+             // turn 1 lists the stored snapshots at construction; turn 2 is the first snapshot's image
+             Snapshotter snapshots = Snapshotter.unscheduled(hub.journal(), new WriterTurnGate(
+                     WriterAccess.actor(hub.actor(), 60), 2, () -> {
+                         throw new IllegalStateException("disk full (injected)");
+                     }), clock, new SnapshotPolicy(0, 20, 2, false), Retention.keepAll())) {
+            assertThat(snapshots.lastAttemptFailed()).isFalse();
+            assertThat(snapshots.lastSeq()).isZero();
+            churn(hub, "a", 10);
+            snapshots.tick();
+            assertThat(snapshots.failures()).isEqualTo(1);
+            assertThat(snapshots.taken()).isZero();
+            assertThat(snapshots.lastAttemptFailed()).as("reported while no snapshot is written").isTrue();
+            assertThat(snapshots.lastSeq()).isZero();
 
-                @Override
-                public long longestNanos() {
-                    return real.longestNanos();
-                }
-
-                @Override
-                public void resetLongest() {
-                    real.resetLongest();
-                }
-            };
-            try (Snapshotter snapshots = Snapshotter.unscheduled(hub.journal(), flaky, clock,
-                    new SnapshotPolicy(0, 20, 2, false), Retention.keepAll())) {
-                assertThat(snapshots.lastAttemptFailed()).isFalse();
-                assertThat(snapshots.lastSeq()).isZero();
-                churn(hub, "a", 10);
-                broken.set(true);
-                snapshots.tick();
-                assertThat(snapshots.failures()).isEqualTo(1);
-                assertThat(snapshots.taken()).isZero();
-                assertThat(snapshots.lastAttemptFailed()).as("reported while no snapshot is written").isTrue();
-                assertThat(snapshots.lastSeq()).isZero();
-
-                broken.set(false);
-                snapshots.tick(); // still due: the failed one did not count
-                assertThat(snapshots.taken()).isEqualTo(1);
-                assertThat(snapshots.lastAttemptFailed()).as("a written snapshot ends it").isFalse();
-                assertThat(snapshots.lastSeq()).isEqualTo(hub.journal().lastSeq());
-            }
+            snapshots.tick(); // still due: the failed one did not count
+            assertThat(snapshots.taken()).isEqualTo(1);
+            assertThat(snapshots.lastAttemptFailed()).as("a written snapshot ends it").isFalse();
+            assertThat(snapshots.lastSeq()).isEqualTo(hub.journal().lastSeq());
         }
     }
 
