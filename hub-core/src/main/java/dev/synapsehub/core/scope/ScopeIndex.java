@@ -37,13 +37,16 @@ public final class ScopeIndex {
         private final Owner owner;
         /** The node each anchor ends at, one per anchor, in anchor order. */
         private final Node[] leaves;
+        /** A trie holding whose worktree label or a path is not in NFC (counted in {@link #notNfc}). */
+        private final boolean textNotNfc;
         private boolean removed;
 
-        private Entry(Holding holding, Root root, Owner owner, Node[] leaves) {
+        private Entry(Holding holding, Root root, Owner owner, Node[] leaves, boolean textNotNfc) {
             this.holding = holding;
             this.root = root;
             this.owner = owner;
             this.leaves = leaves;
+            this.textNotNfc = textNotNfc;
         }
 
         /** The holding this entry indexes. */
@@ -264,6 +267,12 @@ public final class ScopeIndex {
      * checked one by one. Clients that send identities pay a linear scan over identity holdings.
      */
     private final java.util.Set<Entry> identities = new java.util.LinkedHashSet<>();
+    /**
+     * Trie holdings whose text is not all in NFC. An identity compares legacy text after NFC
+     * (contract §7.7), so while there is none, the one worktree and paths an identity's NFC text
+     * names in the tries are the only places a legacy holding it contends with can be.
+     */
+    private int notNfc;
 
     /**
      * Indexes a holding under each of its declared paths (the root for a whole-worktree scope),
@@ -271,7 +280,7 @@ public final class ScopeIndex {
      */
     public Entry index(Holding holding) {
         if (holding.scope().identity() != null) {
-            Entry entry = new Entry(holding, null, null, new Node[0]);
+            Entry entry = new Entry(holding, null, null, new Node[0], false);
             identities.add(entry);
             return entry;
         }
@@ -290,7 +299,11 @@ public final class ScopeIndex {
         }
         List<String> anchors = anchors(holding.scope());
         Node[] leaves = new Node[anchors.size()];
-        Entry entry = new Entry(holding, root, owner, leaves);
+        boolean textNotNfc = !isNfc(worktree) || !anchors.stream().allMatch(ScopeIndex::isNfc);
+        if (textNotNfc) {
+            notNfc++;
+        }
+        Entry entry = new Entry(holding, root, owner, leaves, textNotNfc);
         for (int a = 0; a < leaves.length; a++) {
             String path = anchors.get(a);
             Node node = root;
@@ -339,6 +352,9 @@ public final class ScopeIndex {
         if (entry.root == null) {
             identities.remove(entry);
             return;
+        }
+        if (entry.textNotNfc) {
+            notNfc--;
         }
         Root root = entry.root;
         Owner owner = entry.owner;
@@ -389,22 +405,54 @@ public final class ScopeIndex {
     }
 
     /**
-     * The first conflicting holding without a path identity: those sharing the request's
-     * worktree label, found through that worktree's trie.
+     * The first conflicting holding without a path identity: for a plain request, those sharing
+     * its worktree label, found through that worktree's trie; for an identity, see
+     * {@link #legacyProbe} and {@link #firstFoldedConflict}.
      */
     private Optional<Holding> firstTrieConflict(Scope request, String actor, Holding exclude) {
-        if (request.identity() != null && !request.identity().caseSensitive()) {
+        PathIdentity identity = request.identity();
+        if (identity == null) {
+            return firstTrieConflict(request, request, actor, exclude);
+        }
+        if (!identity.caseSensitive() || notNfc > 0) {
             return firstFoldedConflict(request, actor, exclude);
         }
-        Root root = roots.get(request.worktree());
-        if (root == null || !conflicts(root, request, actor, exclude)) {
+        return firstTrieConflict(legacyProbe(identity, request.wholeWorktree()), request, actor, exclude);
+    }
+
+    /**
+     * Where the tries hold every legacy holding a case-sensitive identity can contend with, when
+     * all trie text is NFC: the identity's worktree, and each row's git path and file-system path
+     * in NFC (a legacy row is its display path as both, compared by ancestry; contract A8 rule 5).
+     */
+    private static Scope legacyProbe(PathIdentity identity, boolean whole) {
+        List<String> paths = new ArrayList<>();
+        for (PathIdentity.Row row : identity.rows()) {
+            String git = PathIdentity.fold(row.gitPath(), true);
+            String fs = PathIdentity.fold(row.filesystemPath(), true);
+            if (whole || git.isEmpty() || fs.isEmpty()) { // "" is the whole worktree by the ancestor rule
+                return new Scope(identity.worktreePath(), List.of());
+            }
+            paths.add(git);
+            paths.add(fs);
+        }
+        return new Scope(identity.worktreePath(), paths.isEmpty() ? List.of() : paths);
+    }
+
+    /**
+     * The first trie holding contending with {@code request} among those overlapping
+     * {@code probe} (the request itself, or for an identity its {@link #legacyProbe}).
+     */
+    private Optional<Holding> firstTrieConflict(Scope probe, Scope request, String actor, Holding exclude) {
+        Root root = roots.get(probe.worktree());
+        if (root == null || !conflicts(root, probe, actor, exclude)) {
             return Optional.empty();
         }
         List<Entry> candidates = new ArrayList<>();
-        if (request.wholeWorktree()) {
+        if (probe.wholeWorktree()) {
             collectSubtree(root, candidates);
         } else {
-            for (String path : request.paths()) {
+            for (String path : probe.paths()) {
                 Node node = root;
                 addHere(candidates, node);
                 for (String segment : path.split("/", -1)) {
@@ -432,16 +480,17 @@ public final class ScopeIndex {
 
     /**
      * The first conflicting holding without a path identity for a request whose identity is
-     * case-insensitive (contract A8 rules 2 and 3): a legacy worktree label or path that differs
-     * only in case is the same, which the tries, keyed by exact text, cannot see. So every holding
-     * of each worktree whose folded label is the identity's worktree is compared; only such a
-     * request pays for it.
+     * case-insensitive, or any identity while some trie text is not NFC (contract A8 rules 2 and
+     * 3): a legacy worktree label or path that differs only in case or normalisation is the same,
+     * which the tries, keyed by exact text, cannot see. So every holding of each worktree whose
+     * folded label is the identity's worktree is compared; only such a request pays for it.
      */
     private Optional<Holding> firstFoldedConflict(Scope request, String actor, Holding exclude) {
         String worktree = request.identity().worktreePath();
+        boolean caseSensitive = request.identity().caseSensitive();
         Holding first = null;
         for (Map.Entry<String, Root> r : roots.entrySet()) {
-            if (!PathIdentity.fold(r.getKey(), false).equals(worktree)) {
+            if (!PathIdentity.fold(r.getKey(), caseSensitive).equals(worktree)) {
                 continue;
             }
             List<Entry> all = new ArrayList<>();
@@ -464,6 +513,17 @@ public final class ScopeIndex {
     public void clear() {
         roots.clear();
         identities.clear();
+        notNfc = 0;
+    }
+
+    /** True when {@code s} is in NFC (ASCII always is: checked first, as most paths are ASCII). */
+    private static boolean isNfc(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            if (s.charAt(i) >= 0x80) {
+                return java.text.Normalizer.isNormalized(s, java.text.Normalizer.Form.NFC);
+            }
+        }
+        return true;
     }
 
     /** Number of worktrees with at least one holding. */
@@ -504,7 +564,9 @@ public final class ScopeIndex {
     private static int others(Root root, Node node, String worktree, String actor, Holding exclude) {
         Owner own = root.owners.get(actor);
         int n = node.total - (own == null ? 0 : own.under(node));
-        if (exclude != null && !exclude.owner().equals(actor) && exclude.scope().worktree().equals(worktree)) {
+        // an excluded holding with a path identity is not in the tries: nothing of it to subtract
+        if (exclude != null && !exclude.owner().equals(actor) && exclude.scope().identity() == null
+                && exclude.scope().worktree().equals(worktree)) {
             String path = node.path();
             for (String p : anchors(exclude.scope())) {
                 if (path.isEmpty() ? true : (p.equals(path) || p.startsWith(path + "/"))) {

@@ -210,6 +210,102 @@ class ScopeIndexTest {
         assertThat(index.worktreeCount()).isZero();
     }
 
+    @Test
+    void handingOffAClaimWithAPathIdentityStillSeesTheGiversOtherClaimOnTheSamePaths() {
+        ScopeIndex index = new ScopeIndex();
+        ScopeIndex.Holding plain = holding("T2", "G", 1, "w", "a");
+        PathIdentity identity = new PathIdentity("w", "", "", true, List.of(new PathIdentity.Row("a", "a", "", "")));
+        ScopeIndex.Holding moving = new ScopeIndex.Holding("T1", "G", 2, new Scope("w", List.of("a"), identity));
+        index.index(plain);
+        index.index(moving);
+        // the recipient R would hold T1 on "a" while G keeps T2 on "a" (INV-CR-2, INV-ME-2)
+        assertThat(index.firstConflict(moving.scope(), "R", moving)).map(ScopeIndex.Holding::taskId).contains("T2");
+        assertThat(index.firstConflict(moving.scope(), "G", moving)).as("the giver's own claims never block").isEmpty();
+    }
+
+    @Test
+    void aCaseSensitiveIdentitySeesALegacyClaimOnTheSamePathsInAnotherNormalisationForm() {
+        ScopeIndex index = new ScopeIndex();
+        index.index(holding("L1", "X", 1, "\u00e9", "\u00e9")); // NFC
+        PathIdentity identity = new PathIdentity("\u00e9", "", "", true,
+                List.of(new PathIdentity.Row("\u00e9", "\u00e9", "", "")));
+        Scope nfd = new Scope("e\u0301", List.of("e\u0301"), identity); // the same text in NFD (§7.7 aligns after NFC)
+        assertThat(nfd.conflictsWith(index.firstConflict(nfd, "Y", null).map(ScopeIndex.Holding::scope)
+                .orElseThrow())).isTrue();
+        ScopeIndex reverse = new ScopeIndex();
+        reverse.index(holding("L2", "X", 1, "e\u0301", "e\u0301")); // a legacy claim in NFD
+        Scope nfc = new Scope("\u00e9", List.of("\u00e9"), identity);
+        assertThat(reverse.firstConflict(nfc, "Y", null)).map(ScopeIndex.Holding::taskId).contains("L2");
+    }
+
+    /**
+     * Holdings with and without a path identity (case-sensitive or not, display text in NFC or
+     * NFD and in either case), requests of both kinds, and handoff-style exclusions: the index
+     * finds exactly what a brute-force scan over {@link Scope#conflictsWith} finds.
+     */
+    @Test
+    void withPathIdentitiesAndHandoffExclusionsTheIndexFindsWhatABruteForceScanFinds() {
+        Random random = new Random(20261204L);
+        String[] segments = {"src", "SRC", "a", "b", "\u00e9", "e\u0301", "\u00c9", "c"};
+        String[] worktrees = {"main", "MAIN", "w\u00e9", "we\u0301", "feature"};
+        String[] owners = {"A", "B", "C"};
+        ScopeIndex index = new ScopeIndex();
+        List<ScopeIndex.Holding> held = new ArrayList<>();
+        Map<ScopeIndex.Holding, ScopeIndex.Entry> entries = new IdentityHashMap<>();
+        long order = 0;
+        int conflictsSeen = 0;
+        for (int step = 0; step < 20_000; step++) {
+            int op = random.nextInt(10);
+            if (op < 4 || held.isEmpty()) {
+                ScopeIndex.Holding h = new ScopeIndex.Holding("T" + step, owners[random.nextInt(owners.length)],
+                        ++order, withRandomIdentity(random, randomScope(random, segments, worktrees)));
+                entries.put(h, index.index(h));
+                held.add(h);
+            } else if (op < 6) {
+                index.remove(entries.remove(held.remove(random.nextInt(held.size()))));
+            } else {
+                String actor = owners[random.nextInt(owners.length)];
+                ScopeIndex.Holding exclude = null;
+                Scope request;
+                if (random.nextBoolean()) { // a handoff: the moved claim's own scope, itself excluded
+                    exclude = held.get(random.nextInt(held.size()));
+                    request = exclude.scope();
+                } else {
+                    request = withRandomIdentity(random, randomScope(random, segments, worktrees));
+                }
+                Optional<ScopeIndex.Holding> expected = bruteForce(held, request, actor, exclude);
+                assertThat(index.firstConflict(request, actor, exclude))
+                        .as("step %d request %s actor %s exclude %s", step, request, actor, exclude)
+                        .isEqualTo(expected);
+                if (expected.isPresent()) {
+                    conflictsSeen++;
+                }
+            }
+            if (held.size() > 40) {
+                index.remove(entries.remove(held.remove(0)));
+            }
+        }
+        assertThat(conflictsSeen).isGreaterThan(100);
+    }
+
+    /** {@code scope} as it is, or with a path identity aligned with its display text (contract §7.7). */
+    private static Scope withRandomIdentity(Random random, Scope scope) {
+        if (random.nextInt(3) == 0) {
+            return scope;
+        }
+        boolean caseSensitive = random.nextBoolean();
+        List<PathIdentity.Row> rows = new ArrayList<>();
+        String[] elsewhere = {"a", "b/c", "SRC/a", "\u00e9/x"};
+        for (String path : scope.paths()) {
+            // the file-system path is usually the display path; sometimes another one (a link)
+            String fs = random.nextInt(4) == 0 ? elsewhere[random.nextInt(elsewhere.length)] : path;
+            rows.add(new PathIdentity.Row(PathIdentity.fold(path, caseSensitive), PathIdentity.fold(fs, caseSensitive),
+                    "", ""));
+        }
+        return new Scope(scope.worktree(), scope.paths(), new PathIdentity(PathIdentity.fold(scope.worktree(),
+                caseSensitive), "", "", caseSensitive, rows));
+    }
+
     private static Scope randomScope(Random random, String[] segments, String[] worktrees) {
         int n = random.nextInt(5);
         List<String> raw = new ArrayList<>();
