@@ -4,11 +4,15 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.client.HubClient;
 import dev.synapsehub.core.messaging.OwedReceipt;
+import dev.synapsehub.net.session.Session;
+import io.netty.channel.EventLoop;
+import io.netty.util.concurrent.SingleThreadEventExecutor;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static dev.synapsehub.net.TestHub.WAIT;
@@ -150,5 +154,79 @@ class ReceiptOutboxWireTest {
             awaitLeft(watcher, "p/alpha");
             assertThat(receipts(registerUntilJoined(hub, "p/alpha").received())).isZero();
         }
+    }
+
+    /**
+     * A deferred receipt handed to its sender's socket just as that socket dies is not settled:
+     * the write never reached the socket, so the receipt stays owed and the sender's next
+     * registration gets it. The sender's I/O loop is held while the receipt's write is queued
+     * behind it; the held task closes the socket, so the write finds it closed.
+     */
+    @Test
+    void aReceiptWhoseWriteMeetsADeadSocketStaysOwedForTheNextRegistration() throws Exception {
+        try (TestHub hub = new TestHub(HubConfig.builder().ioLoops(2), dir.resolve("dying.db"),
+                dev.synapsehub.core.state.CoordinationState::new)) {
+            HubClient watcher = hub.agent("p/watch");
+            HubClient a = hub.agent("p/alpha");
+            ObjectNode chat = a.frame("chat");
+            chat.put("target", "p/beta").put("payload", "x").put("receipt_requested", true);
+            a.send(chat);
+            long seq = a.awaitType("chat", WAIT).path("seq").asLong();
+            a.awaitType("delivery_receipt", WAIT); // pending: beta is offline
+            Session alpha = hub.server.services().registry().session("p/alpha");
+            EventLoop alphaLoop = alpha.channel().eventLoop();
+            HubClient b = agentOnAnotherLoop(hub, watcher, "p/beta", alphaLoop);
+
+            CountDownLatch held = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            alphaLoop.execute(() -> {
+                held.countDown();
+                try {
+                    release.await(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                alpha.channel().close(); // the socket dies just before the receipt's write runs
+            });
+            assertThat(held.await(5, TimeUnit.SECONDS)).isTrue();
+            try {
+                ObjectNode ack = b.frame("p/beta", "ack");
+                ack.put("seq", seq);
+                b.send(ack);
+                // the deferred receipt's write waits behind the held task on alpha's loop
+                long deadline = System.nanoTime() + WAIT.toNanos();
+                while (((SingleThreadEventExecutor) alphaLoop).pendingTasks() == 0) {
+                    assertThat(System.nanoTime()).as("the receipt's write queued on alpha's loop").isLessThan(deadline);
+                    Thread.sleep(5);
+                }
+            } finally {
+                release.countDown();
+            }
+            awaitLeft(watcher, "p/alpha");
+            assertThat(awaitOwed(hub, 1).get(0).notificationId()).as("not settled: it never reached a socket")
+                    .isEqualTo("delivery-receipt:" + seq + ":deferred");
+
+            HubClient again = registerUntilJoined(hub, "p/alpha");
+            List<ObjectNode> frames = again.received();
+            assertThat(receipts(frames)).as("the next registration gets it").isEqualTo(1);
+            assertThat(frames.stream().filter(f -> "delivery_receipt".equals(f.path("type").asText())).findFirst()
+                    .orElseThrow().path("receipt_notification_id").asText())
+                    .isEqualTo("delivery-receipt:" + seq + ":deferred");
+            awaitOwed(hub, 0); // settled once written
+        }
+    }
+
+    /** Registers {@code name} on an I/O loop other than {@code not} (the hub hands connections to its loops in turn). */
+    private static HubClient agentOnAnotherLoop(TestHub hub, HubClient watcher, String name, EventLoop not)
+            throws Exception {
+        for (int i = 0; i < 4; i++) {
+            HubClient c = registerUntilJoined(hub, name);
+            if (hub.server.services().registry().session(name).channel().eventLoop() != not) {
+                return c;
+            }
+            c.close();
+            awaitLeft(watcher, name);
+        }
+        throw new AssertionError(name + " never landed on another I/O loop");
     }
 }

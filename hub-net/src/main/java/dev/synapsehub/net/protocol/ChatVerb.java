@@ -9,6 +9,8 @@ import dev.synapsehub.core.event.DeliveryReceiptExpiredEvent;
 import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.core.messaging.AddressMatcher;
 import dev.synapsehub.core.messaging.ChatFrameRenderer;
+import dev.synapsehub.core.messaging.OnlineAgent;
+import dev.synapsehub.core.messaging.RecipientSet;
 import dev.synapsehub.core.messaging.ReceiptVerdict;
 import dev.synapsehub.core.reply.ChatReply;
 import dev.synapsehub.core.reply.Refusal;
@@ -20,6 +22,7 @@ import dev.synapsehub.net.wire.HubFrames;
 import dev.synapsehub.net.wire.WireJson;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -91,10 +94,11 @@ final class ChatVerb {
         }
         ChatFrameRenderer renderer = renderer(base);
         double now = support.now();
+        long boundBefore = registry.binds(); // read before the recipients are: a later bind is checked at fan-out
         ChatCommand command = new ChatCommand(r.sender(), target, channel, clientTs, clientMsgId, receipt,
                 liveness.onlineAgents(now), renderer);
         support.submit(r, command, false, null, DecisionPublisher.typed(ChatReply.class,
-                (d, c) -> publish(d.request(), c, d.committed(), d.at()), this::refused));
+                (d, c) -> publish(d.request(), c, d.committed(), d.at(), boundBefore), this::refused));
     }
 
     /** A refused chat: answered privately, nothing delivered. */
@@ -140,8 +144,11 @@ final class ChatVerb {
         return 0;
     }
 
-    /** This node's agent's chat, decided: to its audience, then the sender's warning and receipt. */
-    private void publish(Request req, ChatReply c, List<JournaledEvent> committed, double at) {
+    /**
+     * This node's agent's chat, decided: to its audience, then the sender's warning and receipt.
+     * Its recipients were resolved against the connections of the first {@code boundBefore} binds.
+     */
+    private void publish(Request req, ChatReply c, List<JournaledEvent> committed, double at, long boundBefore) {
         String channel = ChannelChat.channelOf(req);
         if (channel != null) {
             channels.publish(req, c, channel, at);
@@ -157,7 +164,7 @@ final class ChatVerb {
         if (receiptFirst) {
             outbox.send(req.session(), receipt);
         }
-        fanOut(req, c, text, at);
+        fanOut(req, c, text, at, boundBefore);
         escalations.accept(c.escalation()); // decided here: a peer may own the target (§11.5)
         ObjectNode warning = liveness.warning(req.sender(), c, at);
         if (warning != null) {
@@ -183,7 +190,8 @@ final class ChatVerb {
         }
         long seq = chatSeq(committed);
         boolean journaled = settings.journaled() && seq > 0;
-        fanOut(req, c, journaled ? withSeq(req, c.frameJson(), seq) : c.frameJson(), at);
+        // resolved on the sender's node, whose connections are not these: no bind here is checked anew
+        fanOut(req, c, journaled ? withSeq(req, c.frameJson(), seq) : c.frameJson(), at, Long.MAX_VALUE);
         if (journaled) {
             deliverExpired(c, at, false);
         }
@@ -191,9 +199,12 @@ final class ChatVerb {
 
     /**
      * What others see of a chat: the frame to its audience, then any escalation. {@code
-     * req.session()} is null for a chat of another mesh node's agent.
+     * req.session()} is null for a chat of another mesh node's agent. In private directed mode a
+     * connection that bound after the chat's recipients were resolved (its bind order above
+     * {@code boundBefore}) gets it when the chat addresses it: registering meanwhile, its mailbox
+     * replay may have read the journal before this chat committed, so only this can deliver it.
      */
-    private void fanOut(Request req, ChatReply c, String text, double at) {
+    private void fanOut(Request req, ChatReply c, String text, double at, long boundBefore) {
         ReceiptVerdict v = c.verdict();
         if (v.deadLettered() && c.target() != null) {
             deadLetters.deadLettered(c.target());
@@ -204,7 +215,7 @@ final class ChatVerb {
             for (Session s : registry.audience()) {
                 String name = s.name();
                 if (s == req.session() || (name != null && (matched.contains(AddressMatcher.logicalName(name))
-                        || matched.contains(name)))) {
+                        || matched.contains(name) || (s.bindOrder() > boundBefore && addressedNow(c, s, name))))) {
                     outbox.send(s, text);
                 }
             }
@@ -220,6 +231,26 @@ final class ChatVerb {
             f.put("last_sender", esc.lastSender());
             outbox.broadcast(f);
         }
+    }
+
+    /**
+     * Whether {@code session}, bound to {@code name} after {@code c}'s recipients were resolved, is
+     * one of them by the core's rule ({@link RecipientSet}): its logical owner's bound connections
+     * (owner and sidecars, roles merged) as they are now, the sender and its sidecars excluded.
+     */
+    private boolean addressedNow(ChatReply c, Session session, String name) {
+        if (registry.session(name) != session) {
+            return false; // no longer holds its name
+        }
+        String logical = AddressMatcher.logicalName(name);
+        List<OnlineAgent> owner = new ArrayList<>(3);
+        for (String bound : List.of(logical, logical + "-rx", logical + "-pane-rx")) {
+            Session s = registry.session(bound);
+            if (s != null) {
+                owner.add(new OnlineAgent(bound, s.roles(), true, s.wake()));
+            }
+        }
+        return RecipientSet.resolve(c.target(), c.sender(), owner).matched().contains(logical);
     }
 
     private void deliverExpired(ChatReply c, double at, boolean owe) {

@@ -62,6 +62,7 @@ public final class InboundPipeline {
     private final IdentityPinReclaimVerb pinReclaim;
     private final MemoryVerbs memory;
     private final GuardEvidenceVerb guardEvidence;
+    private final DeferredReplays deferredReplays;
 
     /**
      * What the pipeline and the verbs it builds use, wired once by {@code HubServer}: every
@@ -120,6 +121,7 @@ public final class InboundPipeline {
                 hub.journaled(), hub.config().maxFindingsPerAgent());
         this.guardEvidence = new GuardEvidenceVerb(support, hub.outbox(), hub.frames(), hub.journaled(),
                 hub.config().token());
+        this.deferredReplays = new DeferredReplays(this::busyReason, hub.registry(), messaging);
     }
 
     /** The hub's claim path, as extensions use it to decide claims on behalf of another hub. */
@@ -334,6 +336,13 @@ public final class InboundPipeline {
         if ("heartbeat".equals(type)) {
             heartbeatSideEffects(sender, frame);
             BusyReason behind = FieldCoercion.truthy(frame.get("mailbox")) ? busyReason() : null;
+            if (behind != null && unbound) {
+                // this frame bound the name: it is not refused, only its replay waits
+                if (hub.journaled()) {
+                    deferredReplays.defer(session, sender, frame);
+                }
+                return;
+            }
             if (behind != null) {
                 busy(session, sender, now, behind); // the replay is work; the liveness refresh above is not
                 return;

@@ -259,6 +259,42 @@ public final class Outbox {
         });
     }
 
+    /** Told once whether a private frame reached its socket; must not block (it runs on an I/O thread). */
+    @FunctionalInterface
+    public interface Written {
+        /**
+         * @param written true once the frame was written to the socket; false when it was not
+         *        (the connection was closed, dropped as a slow reader, or the write failed)
+         */
+        void outcome(boolean written);
+    }
+
+    /**
+     * Like {@link #send(Session, String)}, and tells {@code written} whether the frame reached
+     * the socket: for frames that may be settled only once delivered (owed receipts, §8.5).
+     */
+    void send(Session session, String text, Written written) {
+        boolean handedToLoop = onLoop(session, false, () -> {
+            Channel channel = session.channel();
+            if (channel.isActive() && !overLimit(session)) {
+                channel.writeAndFlush(new TextWebSocketFrame(text)).addListener(f -> written.outcome(f.isSuccess()));
+            } else {
+                written.outcome(false);
+            }
+        });
+        if (!handedToLoop) {
+            written.outcome(false);
+        }
+    }
+
+    /** Like {@link #sendInOrder(Session, String)}, and tells {@code written} whether the frame reached the socket. */
+    void sendInOrder(Session session, String text, Written written) {
+        if (executor.inEventLoop()
+                || !offer(() -> send(session, text, written), "a private frame is written out of order")) {
+            send(session, text, written);
+        }
+    }
+
     /**
      * From now on every broadcast (in commit order, on the outbox thread) and every frame passed
      * to {@link #mirror(String)} is also handed to {@code sink}, which must not block.
@@ -377,9 +413,10 @@ public final class Outbox {
 
     /**
      * Runs a private write on the session's event loop once the session has every broadcast
-     * published before it: from the outbox thread the pending batch is dispatched first.
+     * published before it: from the outbox thread the pending batch is dispatched first. False
+     * when the loop refused it (shutting down): the write will never run.
      */
-    private void onLoop(Session session, boolean closing, Runnable write) {
+    private boolean onLoop(Session session, boolean closing, Runnable write) {
         if (executor.inEventLoop()) {
             dispatch();
         }
@@ -397,12 +434,13 @@ public final class Outbox {
         };
         if (loop.inEventLoop()) {
             ordered.run();
-        } else {
-            try {
-                loop.execute(ordered);
-            } catch (RejectedExecutionException shuttingDown) {
-                // the connection's loop is shutting down: nothing left to write to
-            }
+            return true;
+        }
+        try {
+            loop.execute(ordered);
+            return true;
+        } catch (RejectedExecutionException shuttingDown) {
+            return false; // the connection's loop is shutting down: nothing left to write to
         }
     }
 

@@ -18,7 +18,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Receipts owed to senders (§8.5): sent to the sender's socket when it is bound, else kept for
- * its next registration, and settled in the core's outbox once written to a socket.
+ * its next registration, and settled in the core's outbox once written to a socket (a write the
+ * socket's death cut short leaves the receipt owed).
  */
 final class OwedReceipts {
     /**
@@ -101,10 +102,10 @@ final class OwedReceipts {
     }
 
     /**
-     * Sends to the socket bound to {@code name} and settles the receipt in the core's outbox,
-     * or, when {@code owe}, keeps it for its next registration (§8.5). The bound socket is looked
-     * up under the same lock {@link #onBound} drains under, so a receipt is either sent here or
-     * drained there, never left behind by a registration racing this.
+     * Sends to the socket bound to {@code name} and settles the receipt in the core's outbox once
+     * it was written there, or, when {@code owe}, keeps it for its next registration (§8.5). The
+     * bound socket is looked up under the same lock {@link #onBound} drains under, so a receipt is
+     * either sent here or drained there, never left behind by a registration racing this.
      */
     private void deliverNamed(String name, String id, ObjectNode frame, boolean owe) {
         String text = wire.write(frame);
@@ -118,8 +119,46 @@ final class OwedReceipts {
                 return;
             }
         }
-        outbox.send(s, text);
-        settle(name, List.of(id));
+        LinkedHashMap<String, String> one = new LinkedHashMap<>();
+        one.put(id, text);
+        write(s, name, one, owe);
+    }
+
+    /**
+     * Writes {@code frames} (notification id to frame, in order) to {@code session}, bound to
+     * {@code name}, after everything queued for it before. Only those that reach the socket are
+     * settled: a socket that died meanwhile leaves the rest owed ({@link #unwritten}).
+     */
+    private void write(Session session, String name, LinkedHashMap<String, String> frames, boolean owe) {
+        ReceiptWrites writes = new ReceiptWrites(frames.size());
+        frames.forEach((id, text) -> outbox.sendInOrder(session, text, written -> {
+            if (writes.done(id, text, written)) { // the last outcome of this batch: settle once
+                settle(name, writes.written());
+                unwritten(session, name, writes.unwritten(), owe);
+            }
+        }));
+    }
+
+    /**
+     * Receipts whose write to {@code failedOn} did not reach its socket: sent to the socket bound
+     * to {@code name} now if another one bound meanwhile (its registration drained before these
+     * came back), else kept owed for the next registration, when {@code owe}. The core owes them
+     * still: they were not settled.
+     */
+    private void unwritten(Session failedOn, String name, LinkedHashMap<String, String> frames, boolean owe) {
+        if (frames.isEmpty() || !owe) {
+            return;
+        }
+        LOG.debug("{} receipts to {} did not reach its socket; kept owed", frames.size(), name);
+        Session now;
+        synchronized (owed) {
+            now = registry.session(name);
+            if (now == null || now == failedOn) {
+                frames.forEach((id, text) -> owe(name, id, text));
+                return;
+            }
+        }
+        write(now, name, frames, true);
     }
 
     /** Keeps {@code text} owed to {@code name}, dropping the oldest beyond the bound. Holds the lock. */
@@ -156,7 +195,8 @@ final class OwedReceipts {
 
     /**
      * A socket bound {@code name}: queue the receipts still owed to it (before its presence
-     * update, which the caller queues afterwards on the same outbox thread), and settle them.
+     * update, which the caller queues afterwards on the same outbox thread), and settle those
+     * written to its socket.
      */
     void onBound(Session session, String name) {
         LinkedHashMap<String, String> drained;
@@ -167,8 +207,7 @@ final class OwedReceipts {
             }
         }
         if (drained != null) {
-            drained.values().forEach(text -> outbox.sendInOrder(session, text));
-            settle(name, List.copyOf(drained.keySet()));
+            write(session, name, drained, true);
         }
     }
 }

@@ -18,6 +18,8 @@ public final class Session {
     private final Channel channel;
     private final String remoteHost;
     private volatile String name;
+    /** This connection's place among the registry's binds ({@link SessionRegistry#binds()}); 0 until bound. */
+    private volatile long bindOrder;
     private volatile boolean authenticated;
     private volatile String principal;
     private volatile boolean closing;
@@ -80,8 +82,17 @@ public final class Session {
         return name;
     }
 
-    void bindName(String bound) {
+    void bindName(String bound, long order) {
+        this.bindOrder = order;
         this.name = bound;
+    }
+
+    /**
+     * When this connection bound its name, as a count of the registry's binds: one that bound
+     * after {@link SessionRegistry#binds()} read {@code n} has a larger order than {@code n}.
+     */
+    public long bindOrder() {
+        return bindOrder;
     }
 
     /** Hub time of this connection's last frame (or its bind); NaN before it bound. */

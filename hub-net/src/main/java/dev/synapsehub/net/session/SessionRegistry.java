@@ -69,6 +69,8 @@ public final class SessionRegistry {
     private final TakeoverThrottle throttle;
     private final SeenNames seen = new SeenNames(MAX_REMEMBERED_NAMES);
     private final WaitGraph waits = new WaitGraph(byName::containsKey);
+    /** Binds so far, written under the name lock once the bound name is in {@link #byName}. */
+    private volatile long binds;
 
     /** A table enforcing the admission caps of contract §3.2, with the default takeover policy. */
     public SessionRegistry(int maxClients, int maxPerHost, int maxUnauth, boolean secured, double leaseOfflineTtl) {
@@ -112,13 +114,25 @@ public final class SessionRegistry {
             }
             List<String> before = online();
             boolean joined = holder == null;
-            session.bindName(name);
+            long order = binds + 1;
+            session.bindName(name, order);
             session.touch(now, true);
             byName.put(name, session); // bound before the offline record goes: a reader always finds the name
+            binds = order; // counted once visible: a reader of the count finds every bind it counts
             seen.bound(name);
             String token = leases.bound(name, presented, wantLease);
             return new Bind(Bind.Kind.BOUND, superseded, joined, token, before, admission.size());
         }
+    }
+
+    /**
+     * How many binds there were so far. Every connection whose {@link Session#bindOrder()} is at
+     * most the value read is in {@link #presence()} and {@link #session} from then on (until it
+     * leaves); one bound later has a larger order (chat fan-out, to reach a recipient that bound
+     * after the chat's recipients were resolved).
+     */
+    public long binds() {
+        return binds;
     }
 
     /** True when {@code name} holds an ownership lease that has not lapsed at {@code now}. */
