@@ -309,6 +309,52 @@ class ForwardingTest {
     }
 
     @Test
+    void anUnkeyedRetryOnThePeersNextConnectionIsDecidedAfterTheClaimItsLastOneLeftUndecided() throws Exception {
+        long counter = b.durable.actor().read(s -> s.claims().epochCounter()).get();
+        java.util.concurrent.CountDownLatch stalled = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        // the owner's writer is busy: what the two requests read waits behind this
+        b.durable.actor().read(s -> {
+            stalled.countDown();
+            try {
+                release.await(30, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return null;
+        });
+        assertThat(stalled.await(15, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        try {
+            HubClient first = peerToB(true);
+            first.send(request(first, "proj/a1", "RC-1"));
+            pulled(first); // the claim was read: its decision waits on the writer
+            first.close(); // the forwarding hub's link timed out and reconnects
+            Await.offline(b, "hub-a");
+            HubClient second = peerToB(true);
+            second.send(request(second, "proj/a1", "RC-1")); // the agent's unkeyed retry
+            pulled(second);
+            release.countDown();
+            ObjectNode retry = second.await(r -> "multihub_claim_result".equals(r.path("type").asText()), WAIT);
+            assertThat(retry.path("granted").asBoolean()).as(retry.toString()).isTrue();
+            Claim held = live(b, "RC-1").orElseThrow();
+            // one grant: the retry got the one its first request made, not a renewal under another epoch
+            assertThat(retry.path("grant").path("epoch").asLong()).isEqualTo(held.epoch());
+            assertThat(b.durable.actor().read(s -> s.claims().epochCounter()).get()).isEqualTo(counter + 1);
+        } finally {
+            release.countDown();
+        }
+    }
+
+    /** Pulls the log on {@code peer} and waits for the page: the frames sent before it were read. */
+    private static void pulled(HubClient peer) throws Exception {
+        ObjectNode f = peer.frame("hub-a", "multihub_log_request");
+        f.put("after_seq", 0);
+        f.put("limit", 1);
+        peer.send(f);
+        peer.awaitType("multihub_log_snapshot", WAIT);
+    }
+
+    @Test
     void aGrantIsOnlyEverTheVerdictOnItsOwnersRequest() {
         ObjectNode grantedToA1 = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
         grantedToA1.put("task_id", "T").put("granted", true).putObject("grant").put("owner", "proj/a1");
