@@ -355,6 +355,62 @@ class ForwardingTest {
     }
 
     @Test
+    void anUnkeyedRetryOnASecondConnectionWhileTheFirstIsInFlightGetsItsVerdictAndIsNotSentAgain() throws Exception {
+        FedHub a = forwarder();
+        HubClient first = a.agent("proj/a1");
+        assertThat(FedHub.claim(first, "proj/a1", "WARM", "src/w").path("type").asText()).isEqualTo("claim_granted");
+        long counter = b.durable.actor().read(s -> s.claims().epochCounter()).get();
+        long decided = b.federation.metrics().peerClaimsDecided.get();
+        long forwarded = a.federation.metrics().forwardedClaims.get();
+        java.util.concurrent.CountDownLatch stalled = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        b.durable.actor().read(s -> { // the owner is slow: the first forward stays in flight
+            stalled.countDown();
+            try {
+                release.await(30, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return null;
+        });
+        assertThat(stalled.await(15, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        try {
+            first.send(claimFrame(first, "J-1"));
+            first.send(claimFrame(first, "J-1")); // sent twice on one connection
+            dev.synapsehub.federation.testing.Await.until("both forwarded", WAIT,
+                    () -> a.federation.metrics().forwardedClaims.get() == forwarded + 2);
+            HubClient second = a.connect(a.pinned()); // the agent reconnects and retries, unkeyed
+            second.awaitType("welcome", WAIT);
+            ObjectNode takeover = second.frame("proj/a1", "heartbeat");
+            takeover.put("takeover", true);
+            second.send(takeover);
+            second.send(claimFrame(second, "J-1"));
+            dev.synapsehub.federation.testing.Await.until("the retry forwarded", WAIT,
+                    () -> a.federation.metrics().forwardedClaims.get() == forwarded + 3);
+            release.countDown();
+            ObjectNode retry = second.await(r -> "J-1".equals(r.path("task_id").asText())
+                    && ("claim_granted".equals(r.path("type").asText()) || "claim_denied".equals(r.path("type").asText())),
+                    WAIT);
+            assertThat(retry.path("type").asText()).as(retry.toString()).isEqualTo("claim_granted");
+            Claim held = live(b, "J-1").orElseThrow();
+            assertThat(retry.path("epoch").asLong()).isEqualTo(held.epoch());
+            // the owner decided one request: the retries waited for its verdict instead of being sent again
+            assertThat(b.federation.metrics().peerClaimsDecided.get()).isEqualTo(decided + 1);
+            assertThat(b.durable.actor().read(s -> s.claims().epochCounter()).get()).isEqualTo(counter + 1);
+            assertThat(Http.get(a, "/metrics")).contains("synapse_forwarded_claims_joined_total 2");
+        } finally {
+            release.countDown();
+        }
+    }
+
+    private static ObjectNode claimFrame(HubClient c, String task) {
+        ObjectNode f = c.frame("proj/a1", "claim");
+        f.put("task_id", task);
+        f.putArray("paths").add("src/j");
+        return f;
+    }
+
+    @Test
     void aGrantIsOnlyEverTheVerdictOnItsOwnersRequest() {
         ObjectNode grantedToA1 = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
         grantedToA1.put("task_id", "T").put("granted", true).putObject("grant").put("owner", "proj/a1");
