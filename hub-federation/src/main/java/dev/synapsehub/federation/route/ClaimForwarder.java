@@ -42,7 +42,8 @@ public final class ClaimForwarder {
     private final PeerLinks links;
     private final dev.synapsehub.federation.trust.PeerRouteSource routes;
     private final FederationMetrics metrics;
-    private final Executor connector;
+    /** The sends, one owner at a time each, so an owner that does not answer holds up no other owner's. */
+    private final OwnerLanes lanes;
     /** A close that dropped queued forwards is logged once (each is answered). */
     private final java.util.concurrent.atomic.AtomicBoolean abandonLogged = new java.util.concurrent.atomic.AtomicBoolean();
     private final boolean sharedName;
@@ -59,7 +60,11 @@ public final class ClaimForwarder {
     /** The name under which the leader serves the cluster's forwards ({@link ClusterLeader#serve}). */
     public static final String SERVICE = "claim_forward";
 
-    /** {@code connector} runs the (possibly connecting) sends, off the event loops. */
+    /**
+     * {@code connector} runs the (possibly connecting) sends, off the event loops, at most one per
+     * owner at a time: give it a thread for each owner that may have work at once (a pool that
+     * grows), or a dead owner's connect makes the others wait.
+     */
     public ClaimForwarder(HubServices hub, OwnershipResolver resolver, ForwardSettings settings, PeerLinks links,
                           FederationMetrics metrics, Executor connector) {
         this(hub, resolver, settings, links, metrics, connector, RouteLookup.fixedClaims(settings), false);
@@ -96,8 +101,24 @@ public final class ClaimForwarder {
         this.settings = settings;
         this.links = links;
         this.metrics = metrics;
-        this.connector = connector;
+        this.lanes = new OwnerLanes(connector, dropped -> {
+            if (dropped instanceof QueuedSend q) {
+                abandoned(q.answer());
+            }
+        });
         this.sharedName = sharedName;
+    }
+
+    /**
+     * A connector for the sends: a daemon thread for each owner with a send running (the lanes run
+     * one per owner), idle threads ending after a minute. Bounded by the owners routes name.
+     */
+    public static java.util.concurrent.ExecutorService connector(String threadName) {
+        return java.util.concurrent.Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, threadName);
+            t.setDaemon(true);
+            return t;
+        });
     }
 
     /** True when the claim's namespace resolves {@code local} now; answers nothing. */
@@ -252,7 +273,8 @@ public final class ClaimForwarder {
                 links.retain(Set.of()); // lost the lead meanwhile: the new leader needs the owner's name binding
             }
         });
-        onConnector(() -> send(body.path("owner").asText(""), request, deadline, answer), answer);
+        String owner = body.path("owner").asText("");
+        onConnector(owner, () -> send(owner, request, deadline, answer), answer);
         return answer;
     }
 
@@ -264,10 +286,10 @@ public final class ClaimForwarder {
         }
     }
 
-    /** Queues {@code send}; a connector already closed answers it as a transport failure at once. */
-    private void onConnector(Runnable send, CompletableFuture<ObjectNode> answer) {
+    /** Queues {@code send} in {@code owner}'s lane; a connector already closed answers it as a transport failure at once. */
+    private void onConnector(String owner, Runnable send, CompletableFuture<ObjectNode> answer) {
         try {
-            connector.execute(new QueuedSend(send, answer));
+            lanes.execute(owner, new QueuedSend(send, answer));
         } catch (java.util.concurrent.RejectedExecutionException e) {
             abandoned(answer);
         }
@@ -284,6 +306,7 @@ public final class ClaimForwarder {
                 abandoned(q.answer());
             }
         }
+        lanes.abandonQueued(); // the sends still waiting for their owner's turn
     }
 
     private void abandoned(CompletableFuture<ObjectNode> answer) {
@@ -302,6 +325,13 @@ public final class ClaimForwarder {
 
     /** On the connector: sends {@code request} to {@code owner} over the link and completes {@code answer}. */
     private void send(String owner, ObjectNode request, long deadline, CompletableFuture<ObjectNode> answer) {
+        if (answer.isDone()) {
+            return; // answered by the bound while it waited its turn: a grant made now would reach nobody
+        }
+        if (deadline - System.nanoTime() <= 0) {
+            answer.complete(failure("timeout", "the bound passed before the forward's turn to be sent to " + owner));
+            return;
+        }
         dev.synapsehub.federation.trust.PeerRoute to;
         try {
             to = RouteLookup.forwardRoute(routes, PeerRoutes::claim, "--claim-peer", owner);
@@ -334,7 +364,7 @@ public final class ClaimForwarder {
                 long pause = ThreadLocalRandom.current().nextLong(50, 150);
                 if (deadline - System.nanoTime() > TimeUnit.MILLISECONDS.toNanos(pause)) {
                     metrics.forwardOutcomes.increment(route.hubId(), "name_busy_retry");
-                    CompletableFuture.delayedExecutor(pause, TimeUnit.MILLISECONDS, task -> onConnector(task, answer))
+                    CompletableFuture.delayedExecutor(pause, TimeUnit.MILLISECONDS, task -> onConnector(owner, task, answer))
                             .execute(() -> send(owner, request, deadline, answer));
                     return;
                 }
@@ -406,13 +436,13 @@ public final class ClaimForwarder {
                                                   dev.synapsehub.federation.trust.PeerRoute to, long deadline) {
         CompletableFuture<ObjectNode> answer = new CompletableFuture<>();
         // the agent hears by the bound whatever the connector does: a connection to an owner whose host does not
-        // answer can hold a connector thread past it (connect, then the welcome), and other sends queue behind it
+        // answer can hold its lane past it (connect, then the welcome), and that owner's other sends wait behind it
         answer.completeOnTimeout(failure("timeout", "no verdict from " + to.name() + " within the "
                         + settings.bound().toSeconds() + " s bound (connecting, queued or waiting for the owner)"),
                 Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         ObjectNode request = requestFrame(claim, taskId, res, to.name());
         // the link's own bound runs from the send on a single hub, from the claim for a shared name
-        onConnector(() -> send(to.name(), request, sharedName ? deadline : System.nanoTime() + settings.bound().toNanos(),
+        onConnector(to.name(), () -> send(to.name(), request, sharedName ? deadline : System.nanoTime() + settings.bound().toNanos(),
                 answer), answer);
         return answer;
     }

@@ -443,6 +443,47 @@ class ForwardingTest {
     }
 
     @Test
+    void anOwnerWhoseHostNeverAnswersHoldsUpNoForwardToAHealthyOwner() throws Exception {
+        try (java.net.ServerSocket blackhole = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            // hub-c (namespace other) accepts connections and never answers; hub-b (proj) is healthy
+            ForwardSettings forward = new ForwardSettings(ForwardSettings.byHub(List.of(
+                    new ClaimRoute("hub-b", b.uri(), b.certs.server().pin()),
+                    new ClaimRoute("hub-c", java.net.URI.create("wss://127.0.0.1:" + blackhole.getLocalPort() + "/"),
+                            b.certs.server().pin()))),
+                    null, aCerts.clientFiles().cert(), aCerts.clientFiles().key(), ForwardSettings.BOUND);
+            FedHub a = keep(new FedHub(aCerts, dir.resolve("a.db"), new FederationSettings(ServingTrust.none(),
+                    WatchSettings.none(), new NamespaceOwners("hub-a", Map.of("proj", "hub-b", "other", "hub-c")),
+                    forward)));
+            List<HubClient> stuck = new ArrayList<>();
+            for (int i = 0; i < 6; i++) { // more than the threads of any fixed pool the hub would size for this
+                HubClient c = a.agent("other/d" + i);
+                ObjectNode f = c.frame("other/d" + i, "claim");
+                f.put("task_id", "D-" + i);
+                c.send(f);
+                stuck.add(c);
+            }
+            dev.synapsehub.federation.testing.Await.until("the dead owner's claims forwarded", WAIT,
+                    () -> a.federation.metrics().forwardedClaims.get() == 6);
+            HubClient healthy = a.agent("proj/a1");
+            healthy.send(claimFrame(healthy, "H-1"));
+            ObjectNode granted = healthy.await(r -> "H-1".equals(r.path("task_id").asText())
+                    && ("claim_granted".equals(r.path("type").asText()) || "claim_denied".equals(r.path("type").asText())),
+                    WAIT); // longer than the bound: a forward queued behind the dead owner's is answered its timeout
+            assertThat(granted.path("type").asText()).as(granted.toString()).isEqualTo("claim_granted");
+            // answered while every forward to the dead owner was still waiting for it (each is refused at the bound)
+            assertThat(a.federation.metrics().forwardedClaimsDenied.get()).isZero();
+            for (int i = 0; i < stuck.size(); i++) {
+                String task = "D-" + i;
+                ObjectNode refused = stuck.get(i).await(r -> task.equals(r.path("task_id").asText())
+                        && "claim_denied".equals(r.path("type").asText()), WAIT.multipliedBy(2));
+                // the bound's timeout, or the plain refusal when the connect's own 10 s ran out first
+                assertThat(refused.path("ownership").asText()).as(refused.toString()).isEqualTo("remote");
+            }
+            assertThat(live(b, "H-1")).isPresent();
+        }
+    }
+
+    @Test
     void anOwnerSlowerThanTheBoundIsATimeoutAndAWrongPinThePlainRefusal() throws Exception {
         FakePeer silent = keep(new FakePeer(pki.hub("hub-s"), r -> null));
         FedHub a = forwarder(new ClaimRoute("hub-b", silent.uri(), silent.certs.server().pin()), Duration.ofSeconds(1));
