@@ -75,6 +75,8 @@ public final class FederationExtension implements HubExtension {
     private dev.synapsehub.federation.route.DeadLetterForwarder deadLetterForwarder;
     private dev.synapsehub.federation.serve.OfferServer offers;
     private ScheduledExecutorService background;
+    /** The forwarded claims' sends, a thread per owner with work (not {@link #background}: a dead owner's connect would hold it). */
+    private java.util.concurrent.ExecutorService forwarding;
     private FederationCockpit cockpit;
 
     /**
@@ -134,7 +136,8 @@ public final class FederationExtension implements HubExtension {
             t.setDaemon(true);
             return t;
         });
-        forwarder = new ClaimForwarder(context, resolver, settings.forward(), links, metrics, background, routes, false);
+        forwarding = ClaimForwarder.connector("synapse-claim-forwarding");
+        forwarder = new ClaimForwarder(context, resolver, settings.forward(), links, metrics, forwarding, routes, false);
         claimServer = new ClaimServer(context, settings.trust(), resolver, claims, metrics);
         relayServer = new dev.synapsehub.federation.route.RelayServer(context, settings.trust(), resolver,
                 settings.relay());
@@ -378,6 +381,12 @@ public final class FederationExtension implements HubExtension {
         }
         if (background != null) {
             background.shutdownNow();
+        }
+        if (forwarding != null) {
+            java.util.List<Runnable> dropped = forwarding.shutdownNow();
+            if (forwarder != null) {
+                forwarder.abandon(dropped); // the sends not yet made: answered, not left to their bound
+            }
         }
         if (deadLetterForwarder != null) {
             deadLetterForwarder.close();

@@ -24,6 +24,8 @@ public final class FederationMetrics {
     public final AtomicLong logReadAheadFailures = new AtomicLong();
     /** Claims this hub forwarded to an owning hub. */
     public final AtomicLong forwardedClaims = new AtomicLong();
+    /** Unkeyed claims answered with the verdict of an identical forward already in flight, instead of sent again. */
+    public final AtomicLong forwardedClaimsJoined = new AtomicLong();
     /** Forwarded claims the owner granted. */
     public final AtomicLong forwardedClaimsGranted = new AtomicLong();
     /** Forwarded claims refused (by the owner, by transport failure, or by timeout). */
@@ -44,6 +46,9 @@ public final class FederationMetrics {
         appendServingTo(s);
         counter(s, "synapse_forwarded_claims_total", "Claims forwarded to their namespace's owning hub.",
                 forwardedClaims.get());
+        counter(s, "synapse_forwarded_claims_joined_total",
+                "Unkeyed claims answered with the verdict of an identical forward in flight (not sent again).",
+                forwardedClaimsJoined.get());
         counter(s, "synapse_forwarded_claims_granted_total", "Forwarded claims the owner granted.",
                 forwardedClaimsGranted.get());
         counter(s, "synapse_forwarded_claims_denied_total", "Forwarded claims refused (owner, transport or timeout).",

@@ -93,6 +93,8 @@ public final class MeshFederationExtension implements HubExtension {
     /** This node's client certificate toward owners, checked on a watcher thread of its own. */
     private ClientIdentity identity;
     private ExecutorService connector;
+    /** The leader's claim sends, a thread per owner with work, each owner's in the order they came. */
+    private ExecutorService claimConnector;
     private LogServer logServer;
     private ClaimForwarder ownership;
     private ClaimServer claimServer;
@@ -240,12 +242,13 @@ public final class MeshFederationExtension implements HubExtension {
                 throw new IllegalStateException(e.getMessage(), e);
             }
         }
-        connector = Executors.newSingleThreadExecutor(r -> { // one thread: the leader sends in the order forwards came
-            Thread t = new Thread(r, "synapse-mesh-claim-forwarding");
+        connector = Executors.newSingleThreadExecutor(r -> { // one thread: the leader sends relays in the order they came
+            Thread t = new Thread(r, "synapse-mesh-relay-forwarding");
             t.setDaemon(true);
             return t;
         });
-        ownership = new ClaimForwarder(hub, resolver, forward, links, metrics, connector, routes, true, cluster);
+        claimConnector = ClaimForwarder.connector("synapse-mesh-claim-forwarding");
+        ownership = new ClaimForwarder(hub, resolver, forward, links, metrics, claimConnector, routes, true, cluster);
         AuditJournal audit = new AuditJournal(hub.actor(), hub.hubId());
         relayForwarder = new dev.synapsehub.federation.route.RelayForwarder(hub, resolver, trust, relayRoutes, links,
                 connector, audit, routes);
@@ -586,11 +589,14 @@ public final class MeshFederationExtension implements HubExtension {
         if (routes instanceof dev.synapsehub.federation.trust.PeersFile peers) {
             peers.close();
         }
-        if (connector != null) {
-            java.util.List<Runnable> dropped = connector.shutdownNow();
+        if (claimConnector != null) {
+            java.util.List<Runnable> dropped = claimConnector.shutdownNow();
             if (ownership != null) {
                 ownership.abandon(dropped); // answered as transport failures, not left to their bound
             }
+        }
+        if (connector != null) {
+            java.util.List<Runnable> dropped = connector.shutdownNow();
             if (relayForwarder != null) {
                 relayForwarder.abandon(dropped); // the leader's queued relay sends: answered, never written
             }

@@ -42,16 +42,29 @@ public final class ClaimForwarder {
     private final PeerLinks links;
     private final dev.synapsehub.federation.trust.PeerRouteSource routes;
     private final FederationMetrics metrics;
-    private final Executor connector;
+    /** The sends, one owner at a time each, so an owner that does not answer holds up no other owner's. */
+    private final OwnerLanes lanes;
     /** A close that dropped queued forwards is logged once (each is answered). */
     private final java.util.concurrent.atomic.AtomicBoolean abandonLogged = new java.util.concurrent.atomic.AtomicBoolean();
     private final boolean sharedName;
+    /**
+     * The unkeyed forwards in flight, by owner, claimant and task. An unkeyed retry (the agent
+     * reconnected, or sent it twice) that came while the first was still on its way would be
+     * forwarded again and decided beside it; it waits for the first one's verdict instead and gets
+     * the same answer. A keyed one is answered from the owner's ledger and is sent as it is.
+     */
+    private final Map<String, InFlight> inFlight = new java.util.concurrent.ConcurrentHashMap<>();
+
     /** On a mesh node, the cluster's leader, which alone holds the links to the owners; null on a single hub. */
     private final ClusterLeader cluster;
     /** The name under which the leader serves the cluster's forwards ({@link ClusterLeader#serve}). */
     public static final String SERVICE = "claim_forward";
 
-    /** {@code connector} runs the (possibly connecting) sends, off the event loops. */
+    /**
+     * {@code connector} runs the (possibly connecting) sends, off the event loops, at most one per
+     * owner at a time: give it a thread for each owner that may have work at once (a pool that
+     * grows), or a dead owner's connect makes the others wait.
+     */
     public ClaimForwarder(HubServices hub, OwnershipResolver resolver, ForwardSettings settings, PeerLinks links,
                           FederationMetrics metrics, Executor connector) {
         this(hub, resolver, settings, links, metrics, connector, RouteLookup.fixedClaims(settings), false);
@@ -88,8 +101,24 @@ public final class ClaimForwarder {
         this.settings = settings;
         this.links = links;
         this.metrics = metrics;
-        this.connector = connector;
+        this.lanes = new OwnerLanes(connector, dropped -> {
+            if (dropped instanceof QueuedSend q) {
+                abandoned(q.answer());
+            }
+        });
         this.sharedName = sharedName;
+    }
+
+    /**
+     * A connector for the sends: a daemon thread for each owner with a send running (the lanes run
+     * one per owner), idle threads ending after a minute. Bounded by the owners routes name.
+     */
+    public static java.util.concurrent.ExecutorService connector(String threadName) {
+        return java.util.concurrent.Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, threadName);
+            t.setDaemon(true);
+            return t;
+        });
     }
 
     /** True when the claim's namespace resolves {@code local} now; answers nothing. */
@@ -125,12 +154,69 @@ public final class ClaimForwarder {
         metrics.forwardedClaims.incrementAndGet();
         dev.synapsehub.federation.trust.PeerRoute chosen = route;
         long deadline = System.nanoTime() + settings.bound().toNanos();
-        if (cluster != null) {
-            viaLeader(claim, taskId, res, chosen, deadline);
-        } else {
-            forward(claim, taskId, res, chosen, deadline);
+        InFlight verdict = keyed(claim) ? new InFlight(null, new CompletableFuture<>(), deadline)
+                : inFlight(claim, taskId, chosen.name(), deadline);
+        verdict.answer().whenCompleteAsync((a, f) -> deliver(claim, taskId, res, chosen.name(), a, f, verdict.deadline()),
+                hub.outbox().executor());
+        if (verdict.joined()) {
+            metrics.forwardedClaimsJoined.incrementAndGet();
+            return false;
         }
+        CompletableFuture<ObjectNode> sent = cluster != null ? viaLeader(claim, taskId, res, chosen, deadline)
+                : forward(claim, taskId, res, chosen, deadline);
+        sent.whenComplete((a, f) -> {
+            if (f == null) {
+                verdict.answer().complete(a);
+            } else {
+                verdict.answer().completeExceptionally(f);
+            }
+        });
         return false;
+    }
+
+    /**
+     * A forward whose verdict answers a claim: one sent for it, or ({@code joined}) one already in
+     * flight for an identical claim of the same agent and task, made by {@code deadline}.
+     */
+    private record InFlight(ObjectNode claim, CompletableFuture<ObjectNode> answer, long deadline, boolean joined) {
+        InFlight(ObjectNode claim, CompletableFuture<ObjectNode> answer, long deadline) {
+            this(claim, answer, deadline, false);
+        }
+
+        InFlight joining() {
+            return new InFlight(claim, answer, deadline, true);
+        }
+    }
+
+    /** The forward {@code claim} joins, or a new one registered for it. */
+    private InFlight inFlight(Request claim, String taskId, String owner, long deadline) {
+        ObjectNode same = comparable(claim.frame());
+        String key = owner + '\n' + claim.sender() + '\n' + taskId;
+        InFlight[] joined = new InFlight[1];
+        InFlight mine = inFlight.compute(key, (k, prior) -> {
+            if (prior != null && !prior.answer().isDone() && prior.claim().equals(same)) {
+                joined[0] = prior.joining();
+                return prior;
+            }
+            return new InFlight(same, new CompletableFuture<>(), deadline); // another request: sent on its own
+        });
+        if (joined[0] != null) {
+            return joined[0];
+        }
+        mine.answer().whenComplete((a, f) -> inFlight.remove(key, mine));
+        return mine;
+    }
+
+    private static boolean keyed(Request claim) {
+        JsonNode key = claim.get("idem_key");
+        return key != null && key.isTextual() && !key.textValue().isEmpty();
+    }
+
+    /** The claim as a request, without what differs between two sends of it (as the idempotency digest does). */
+    private static ObjectNode comparable(ObjectNode frame) {
+        ObjectNode copy = frame.deepCopy();
+        copy.remove(java.util.List.of("token", "timestamp", "client_timestamp", "auth", "signature"));
+        return copy;
     }
 
     /** The claim's {@code multihub_claim_request} to {@code owner}, the agent's frame (its idem_key too) inside. */
@@ -152,17 +238,15 @@ public final class ClaimForwarder {
      * leader answers before the bound (its own send is bounded a little earlier), so the agent
      * hears within the same 10 s as on a single hub; no leader in time is a timeout.
      */
-    private void viaLeader(Request claim, String taskId, Resolution res, dev.synapsehub.federation.trust.PeerRoute to,
-                           long deadline) {
+    private CompletableFuture<ObjectNode> viaLeader(Request claim, String taskId, Resolution res,
+                                                    dev.synapsehub.federation.trust.PeerRoute to, long deadline) {
         long left = deadline - System.nanoTime();
         ObjectNode body = JsonNodeFactory.instance.objectNode();
         body.put("owner", to.name());
         body.put("bound_ms", Math.max(1, TimeUnit.NANOSECONDS.toMillis(left - Math.min(left / 10,
                 TimeUnit.MILLISECONDS.toNanos(500)))));
         body.set("frame", requestFrame(claim, taskId, res, to.name()));
-        cluster.ask(SERVICE, body, Duration.ofNanos(Math.max(1, left))).whenCompleteAsync(
-                (answer, failure) -> deliver(claim, taskId, res, to.name(), answer, failure, deadline),
-                hub.outbox().executor());
+        return cluster.ask(SERVICE, body, Duration.ofNanos(Math.max(1, left)));
     }
 
     /**
@@ -189,7 +273,8 @@ public final class ClaimForwarder {
                 links.retain(Set.of()); // lost the lead meanwhile: the new leader needs the owner's name binding
             }
         });
-        onConnector(() -> send(body.path("owner").asText(""), request, deadline, answer), answer);
+        String owner = body.path("owner").asText("");
+        onConnector(owner, () -> send(owner, request, deadline, answer), answer);
         return answer;
     }
 
@@ -201,10 +286,10 @@ public final class ClaimForwarder {
         }
     }
 
-    /** Queues {@code send}; a connector already closed answers it as a transport failure at once. */
-    private void onConnector(Runnable send, CompletableFuture<ObjectNode> answer) {
+    /** Queues {@code send} in {@code owner}'s lane; a connector already closed answers it as a transport failure at once. */
+    private void onConnector(String owner, Runnable send, CompletableFuture<ObjectNode> answer) {
         try {
-            connector.execute(new QueuedSend(send, answer));
+            lanes.execute(owner, new QueuedSend(send, answer));
         } catch (java.util.concurrent.RejectedExecutionException e) {
             abandoned(answer);
         }
@@ -221,6 +306,7 @@ public final class ClaimForwarder {
                 abandoned(q.answer());
             }
         }
+        lanes.abandonQueued(); // the sends still waiting for their owner's turn
     }
 
     private void abandoned(CompletableFuture<ObjectNode> answer) {
@@ -239,6 +325,13 @@ public final class ClaimForwarder {
 
     /** On the connector: sends {@code request} to {@code owner} over the link and completes {@code answer}. */
     private void send(String owner, ObjectNode request, long deadline, CompletableFuture<ObjectNode> answer) {
+        if (answer.isDone()) {
+            return; // answered by the bound while it waited its turn: a grant made now would reach nobody
+        }
+        if (deadline - System.nanoTime() <= 0) {
+            answer.complete(failure("timeout", "the bound passed before the forward's turn to be sent to " + owner));
+            return;
+        }
         dev.synapsehub.federation.trust.PeerRoute to;
         try {
             to = RouteLookup.forwardRoute(routes, PeerRoutes::claim, "--claim-peer", owner);
@@ -271,7 +364,7 @@ public final class ClaimForwarder {
                 long pause = ThreadLocalRandom.current().nextLong(50, 150);
                 if (deadline - System.nanoTime() > TimeUnit.MILLISECONDS.toNanos(pause)) {
                     metrics.forwardOutcomes.increment(route.hubId(), "name_busy_retry");
-                    CompletableFuture.delayedExecutor(pause, TimeUnit.MILLISECONDS, task -> onConnector(task, answer))
+                    CompletableFuture.delayedExecutor(pause, TimeUnit.MILLISECONDS, task -> onConnector(owner, task, answer))
                             .execute(() -> send(owner, request, deadline, answer));
                     return;
                 }
@@ -339,20 +432,19 @@ public final class ClaimForwarder {
      * connector. Queued through {@link #onConnector}, so a connector that refuses it (the hub is
      * closing) answers the agent the plain refusal of a failed forward at once, never leaves it waiting.
      */
-    private void forward(Request claim, String taskId, Resolution res, dev.synapsehub.federation.trust.PeerRoute to,
-                         long deadline) {
+    private CompletableFuture<ObjectNode> forward(Request claim, String taskId, Resolution res,
+                                                  dev.synapsehub.federation.trust.PeerRoute to, long deadline) {
         CompletableFuture<ObjectNode> answer = new CompletableFuture<>();
-        answer.whenCompleteAsync((a, f) -> deliver(claim, taskId, res, to.name(), a, f, deadline),
-                hub.outbox().executor());
         // the agent hears by the bound whatever the connector does: a connection to an owner whose host does not
-        // answer can hold a connector thread past it (connect, then the welcome), and other sends queue behind it
+        // answer can hold its lane past it (connect, then the welcome), and that owner's other sends wait behind it
         answer.completeOnTimeout(failure("timeout", "no verdict from " + to.name() + " within the "
                         + settings.bound().toSeconds() + " s bound (connecting, queued or waiting for the owner)"),
                 Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         ObjectNode request = requestFrame(claim, taskId, res, to.name());
         // the link's own bound runs from the send on a single hub, from the claim for a shared name
-        onConnector(() -> send(to.name(), request, sharedName ? deadline : System.nanoTime() + settings.bound().toNanos(),
+        onConnector(to.name(), () -> send(to.name(), request, sharedName ? deadline : System.nanoTime() + settings.bound().toNanos(),
                 answer), answer);
+        return answer;
     }
 
     private void relay(Request claim, String taskId, Resolution res, ObjectNode result) {

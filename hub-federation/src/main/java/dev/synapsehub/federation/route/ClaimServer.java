@@ -37,7 +37,14 @@ public final class ClaimServer {
     private final OwnershipResolver resolver;
     private final ClaimService claims;
     private final FederationMetrics metrics;
-    private final Map<Long, CompletableFuture<Void>> inOrder = new ConcurrentHashMap<>();
+    /**
+     * The last request of each peer hub still being decided. Keyed by the peer's hub id, not its
+     * connection: the owner binds a hub id to one connection at a time, and the requests its
+     * previous connection left undecided (a link that timed out and reconnected) must be decided
+     * before the new connection's, or an unkeyed retry would miss the grant still being made and
+     * renew it under another epoch.
+     */
+    private final Map<String, CompletableFuture<Void>> inOrder = new ConcurrentHashMap<>();
 
     public ClaimServer(HubServices hub, ServingTrust trust, OwnershipResolver resolver, ClaimService claims,
                        FederationMetrics metrics) {
@@ -56,10 +63,10 @@ public final class ClaimServer {
         JsonNode claim = r.get("claim");
         boolean malformed = namespace == null || claimant == null || taskId == null || claim == null
                 || !claim.isObject() || !wellFormed((ObjectNode) claim);
-        // one answer at a time per connection, so the forwarder reads them in request order: an error too, which
+        // one answer at a time per peer, so the forwarder reads them in request order: an error too, which
         // names no request and would otherwise overtake a verdict still being decided
         CompletableFuture<Void> done = new CompletableFuture<>();
-        long id = r.session().id();
+        String id = r.sender();
         CompletableFuture<Void> before = inOrder.put(id, done);
         done.whenComplete((x, e) -> inOrder.remove(id, done));
         Runnable decide = malformed ? () -> {

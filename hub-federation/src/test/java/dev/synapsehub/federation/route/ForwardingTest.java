@@ -309,6 +309,108 @@ class ForwardingTest {
     }
 
     @Test
+    void anUnkeyedRetryOnThePeersNextConnectionIsDecidedAfterTheClaimItsLastOneLeftUndecided() throws Exception {
+        long counter = b.durable.actor().read(s -> s.claims().epochCounter()).get();
+        java.util.concurrent.CountDownLatch stalled = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        // the owner's writer is busy: what the two requests read waits behind this
+        b.durable.actor().read(s -> {
+            stalled.countDown();
+            try {
+                release.await(30, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return null;
+        });
+        assertThat(stalled.await(15, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        try {
+            HubClient first = peerToB(true);
+            first.send(request(first, "proj/a1", "RC-1"));
+            pulled(first); // the claim was read: its decision waits on the writer
+            first.close(); // the forwarding hub's link timed out and reconnects
+            Await.offline(b, "hub-a");
+            HubClient second = peerToB(true);
+            second.send(request(second, "proj/a1", "RC-1")); // the agent's unkeyed retry
+            pulled(second);
+            release.countDown();
+            ObjectNode retry = second.await(r -> "multihub_claim_result".equals(r.path("type").asText()), WAIT);
+            assertThat(retry.path("granted").asBoolean()).as(retry.toString()).isTrue();
+            Claim held = live(b, "RC-1").orElseThrow();
+            // one grant: the retry got the one its first request made, not a renewal under another epoch
+            assertThat(retry.path("grant").path("epoch").asLong()).isEqualTo(held.epoch());
+            assertThat(b.durable.actor().read(s -> s.claims().epochCounter()).get()).isEqualTo(counter + 1);
+        } finally {
+            release.countDown();
+        }
+    }
+
+    /** Pulls the log on {@code peer} and waits for the page: the frames sent before it were read. */
+    private static void pulled(HubClient peer) throws Exception {
+        ObjectNode f = peer.frame("hub-a", "multihub_log_request");
+        f.put("after_seq", 0);
+        f.put("limit", 1);
+        peer.send(f);
+        peer.awaitType("multihub_log_snapshot", WAIT);
+    }
+
+    @Test
+    void anUnkeyedRetryOnASecondConnectionWhileTheFirstIsInFlightGetsItsVerdictAndIsNotSentAgain() throws Exception {
+        FedHub a = forwarder();
+        HubClient first = a.agent("proj/a1");
+        assertThat(FedHub.claim(first, "proj/a1", "WARM", "src/w").path("type").asText()).isEqualTo("claim_granted");
+        long counter = b.durable.actor().read(s -> s.claims().epochCounter()).get();
+        long decided = b.federation.metrics().peerClaimsDecided.get();
+        long forwarded = a.federation.metrics().forwardedClaims.get();
+        java.util.concurrent.CountDownLatch stalled = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        b.durable.actor().read(s -> { // the owner is slow: the first forward stays in flight
+            stalled.countDown();
+            try {
+                release.await(30, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return null;
+        });
+        assertThat(stalled.await(15, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        try {
+            first.send(claimFrame(first, "J-1"));
+            first.send(claimFrame(first, "J-1")); // sent twice on one connection
+            dev.synapsehub.federation.testing.Await.until("both forwarded", WAIT,
+                    () -> a.federation.metrics().forwardedClaims.get() == forwarded + 2);
+            HubClient second = a.connect(a.pinned()); // the agent reconnects and retries, unkeyed
+            second.awaitType("welcome", WAIT);
+            ObjectNode takeover = second.frame("proj/a1", "heartbeat");
+            takeover.put("takeover", true);
+            second.send(takeover);
+            second.send(claimFrame(second, "J-1"));
+            dev.synapsehub.federation.testing.Await.until("the retry forwarded", WAIT,
+                    () -> a.federation.metrics().forwardedClaims.get() == forwarded + 3);
+            release.countDown();
+            ObjectNode retry = second.await(r -> "J-1".equals(r.path("task_id").asText())
+                    && ("claim_granted".equals(r.path("type").asText()) || "claim_denied".equals(r.path("type").asText())),
+                    WAIT);
+            assertThat(retry.path("type").asText()).as(retry.toString()).isEqualTo("claim_granted");
+            Claim held = live(b, "J-1").orElseThrow();
+            assertThat(retry.path("epoch").asLong()).isEqualTo(held.epoch());
+            // the owner decided one request: the retries waited for its verdict instead of being sent again
+            assertThat(b.federation.metrics().peerClaimsDecided.get()).isEqualTo(decided + 1);
+            assertThat(b.durable.actor().read(s -> s.claims().epochCounter()).get()).isEqualTo(counter + 1);
+            assertThat(Http.get(a, "/metrics")).contains("synapse_forwarded_claims_joined_total 2");
+        } finally {
+            release.countDown();
+        }
+    }
+
+    private static ObjectNode claimFrame(HubClient c, String task) {
+        ObjectNode f = c.frame("proj/a1", "claim");
+        f.put("task_id", task);
+        f.putArray("paths").add("src/j");
+        return f;
+    }
+
+    @Test
     void aGrantIsOnlyEverTheVerdictOnItsOwnersRequest() {
         ObjectNode grantedToA1 = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
         grantedToA1.put("task_id", "T").put("granted", true).putObject("grant").put("owner", "proj/a1");
@@ -337,6 +439,47 @@ class ForwardingTest {
             assertThat(timeout.path("forward_error").asText()).isEqualTo("timeout");
             assertThat(tookMillis).as("answered by the 1 s bound, with room for a loaded host").isLessThan(6_000);
             assertThat(a.federation.metrics().forwardedClaimTimeouts.get()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void anOwnerWhoseHostNeverAnswersHoldsUpNoForwardToAHealthyOwner() throws Exception {
+        try (java.net.ServerSocket blackhole = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            // hub-c (namespace other) accepts connections and never answers; hub-b (proj) is healthy
+            ForwardSettings forward = new ForwardSettings(ForwardSettings.byHub(List.of(
+                    new ClaimRoute("hub-b", b.uri(), b.certs.server().pin()),
+                    new ClaimRoute("hub-c", java.net.URI.create("wss://127.0.0.1:" + blackhole.getLocalPort() + "/"),
+                            b.certs.server().pin()))),
+                    null, aCerts.clientFiles().cert(), aCerts.clientFiles().key(), ForwardSettings.BOUND);
+            FedHub a = keep(new FedHub(aCerts, dir.resolve("a.db"), new FederationSettings(ServingTrust.none(),
+                    WatchSettings.none(), new NamespaceOwners("hub-a", Map.of("proj", "hub-b", "other", "hub-c")),
+                    forward)));
+            List<HubClient> stuck = new ArrayList<>();
+            for (int i = 0; i < 6; i++) { // more than the threads of any fixed pool the hub would size for this
+                HubClient c = a.agent("other/d" + i);
+                ObjectNode f = c.frame("other/d" + i, "claim");
+                f.put("task_id", "D-" + i);
+                c.send(f);
+                stuck.add(c);
+            }
+            dev.synapsehub.federation.testing.Await.until("the dead owner's claims forwarded", WAIT,
+                    () -> a.federation.metrics().forwardedClaims.get() == 6);
+            HubClient healthy = a.agent("proj/a1");
+            healthy.send(claimFrame(healthy, "H-1"));
+            ObjectNode granted = healthy.await(r -> "H-1".equals(r.path("task_id").asText())
+                    && ("claim_granted".equals(r.path("type").asText()) || "claim_denied".equals(r.path("type").asText())),
+                    WAIT); // longer than the bound: a forward queued behind the dead owner's is answered its timeout
+            assertThat(granted.path("type").asText()).as(granted.toString()).isEqualTo("claim_granted");
+            // answered while every forward to the dead owner was still waiting for it (each is refused at the bound)
+            assertThat(a.federation.metrics().forwardedClaimsDenied.get()).isZero();
+            for (int i = 0; i < stuck.size(); i++) {
+                String task = "D-" + i;
+                ObjectNode refused = stuck.get(i).await(r -> task.equals(r.path("task_id").asText())
+                        && "claim_denied".equals(r.path("type").asText()), WAIT.multipliedBy(2));
+                // the bound's timeout, or the plain refusal when the connect's own 10 s ran out first
+                assertThat(refused.path("ownership").asText()).as(refused.toString()).isEqualTo("remote");
+            }
+            assertThat(live(b, "H-1")).isPresent();
         }
     }
 
