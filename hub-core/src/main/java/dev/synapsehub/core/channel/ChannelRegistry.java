@@ -37,7 +37,7 @@ public final class ChannelRegistry {
 
     private final int maxHistory;
     private final long maxHistoryChars;
-    private final Map<String, Channel> channels = new LinkedHashMap<>();
+    private final LinkedHashMap<String, Channel> channels = new LinkedHashMap<>(); // creation order
     private final UndoLog undo;
     /** Characters of every channel's history together. */
     private long historyChars;
@@ -241,15 +241,18 @@ public final class ChannelRegistry {
 
     /** Sets (null: removes) channel {@code id}, whose history holds {@code valueChars} characters; undone with the batch. */
     private void put(String id, Channel value, long valueChars) {
-        Channel before = value == null ? channels.remove(id) : channels.put(id, value);
+        // a removal is undone in place (creation order), so it is recorded before the rest
+        Channel before = value == null ? undo.removeInPlace(channels, id) : channels.put(id, value);
         Long beforeChars = value == null ? chars.remove(id) : chars.put(id, valueChars);
         long delta = (value == null ? 0 : valueChars) - (beforeChars == null ? 0 : beforeChars);
         historyChars += delta;
         undo.record(() -> {
-            if (before == null) {
-                channels.remove(id);
-            } else {
-                channels.put(id, before);
+            if (value != null) {
+                if (before == null) {
+                    channels.remove(id);
+                } else {
+                    channels.put(id, before); // an existing key keeps its place
+                }
             }
             if (beforeChars == null) {
                 chars.remove(id);

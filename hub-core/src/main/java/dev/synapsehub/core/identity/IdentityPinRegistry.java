@@ -32,7 +32,7 @@ public final class IdentityPinRegistry {
     public static final String KEY_MISMATCH = "the current pin does not match the expected key id";
     public static final String RECLAIMED = "identity pin reclaimed; the next valid proof may pin the name";
 
-    private final Map<String, IdentityPin> pins = new LinkedHashMap<>();
+    private final LinkedHashMap<String, IdentityPin> pins = new LinkedHashMap<>(); // the order pinned
     private final ConcurrentHashMap<String, IdentityPin> committed = new ConcurrentHashMap<>();
     private final Set<String> touched = new HashSet<>();
     private final UndoLog undo;
@@ -116,14 +116,18 @@ public final class IdentityPinRegistry {
     }
 
     private void put(String name, IdentityPin value) {
-        IdentityPin before = value == null ? pins.remove(name) : pins.put(name, value);
-        undo.record(() -> {
-            if (before == null) {
-                pins.remove(name);
-            } else {
-                pins.put(name, before);
-            }
-        });
+        if (value == null) {
+            undo.removeInPlace(pins, name); // an unpin rolled back puts the pin back in its place
+        } else {
+            IdentityPin before = pins.put(name, value);
+            undo.record(() -> {
+                if (before == null) {
+                    pins.remove(name);
+                } else {
+                    pins.put(name, before); // an existing key keeps its place
+                }
+            });
+        }
         boolean firstInBatch = touched.isEmpty();
         touched.add(name);
         if (firstInBatch) {

@@ -82,6 +82,47 @@ public final class UndoLog {
     }
 
     /**
+     * Removes {@code key} from an insertion-ordered map; the undo puts it back where it was, not
+     * at the end, so a rolled-back batch leaves the order a replay builds (INV-RR-1). Costs a
+     * pass over the map's keys, only while a batch is open; meant for rare removals.
+     *
+     * @return the removed value, or null when the key was absent
+     */
+    public <K, V> V removeInPlace(java.util.LinkedHashMap<K, V> map, K key) {
+        if (steps == null) {
+            return map.remove(key);
+        }
+        int position = 0;
+        for (K k : map.keySet()) {
+            if (k.equals(key)) {
+                break;
+            }
+            position++;
+        }
+        V removed = map.remove(key);
+        if (removed != null) {
+            int at = position;
+            steps.push(() -> putBackAt(map, key, removed, at));
+        }
+        return removed;
+    }
+
+    /** Inserts {@code key} at {@code position} of {@code map}'s order: the keys from there move behind it. */
+    private static <K, V> void putBackAt(java.util.LinkedHashMap<K, V> map, K key, V value, int position) {
+        List<K> behind = new ArrayList<>();
+        int i = 0;
+        for (K k : map.keySet()) {
+            if (i++ >= position) {
+                behind.add(k);
+            }
+        }
+        map.put(key, value);
+        for (K k : behind) {
+            map.put(k, map.remove(k));
+        }
+    }
+
+    /**
      * Runs {@code action} once the open batch ends (after a commit, or after a rollback's undo
      * steps), in the order registered; outside a batch the change is final, so it runs now.
      */

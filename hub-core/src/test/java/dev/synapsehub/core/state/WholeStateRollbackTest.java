@@ -72,8 +72,10 @@ class WholeStateRollbackTest {
                 new ResourceOfferCommand("A", "gpu", "g1", 1, "{}"),
                 chat("A"),
                 new ChannelCommand("A", ChannelCommand.Op.CREATE, "ops", null, "ops"),
+                new ChannelCommand("A", ChannelCommand.Op.CREATE, "dev", null, "dev"),
                 new CardCommand("A", "A", "{\"v\":1}"),
                 new IdentityPinCommand.Pin("A", "kid-a", "pk-a"),
+                new IdentityPinCommand.Pin("B", "kid-b", "pk-b"),
                 new MemoryCommand("A", MemoryCommand.Kind.FINDING, "{\"f\":1}", 10))) {
             events.addAll(run(state, c).events());
         }
@@ -100,6 +102,10 @@ class WholeStateRollbackTest {
         run(state, new ChannelCommand("A", ChannelCommand.Op.INVITE, "ops", "C", null));
         run(state, new ChannelCommand("C", ChannelCommand.Op.JOIN, "ops", null, null));
         run(state, new ChannelCommand("A", ChannelCommand.Op.LEAVE, "ops", null, null)); // C owns it now
+        run(state, new ChannelCommand("C", ChannelCommand.Op.LEAVE, "ops", null, null)); // the last: ops is deleted
+        // an unpin (a reclaim's): undone, A's pin is back before B's, where a replay has it
+        state.apply(new dev.synapsehub.core.event.IdentityPinEvent(5, dev.synapsehub.core.event.IdentityPinEvent.Op.UNPIN,
+                "A", "kid-a", "pk-a"));
         run(state, new CardCommand("A", "A", "{\"v\":2}"));
         run(state, new CardCommand("C", "C", "{\"v\":1}"));
         run(state, new IdentityPinCommand.Pin("C", "kid-c", "pk-c"));

@@ -109,4 +109,24 @@ class UndoLogTest {
         undo.rollback();
         assertThat(ran).as("the old batch's steps are not undone").containsExactly("old end");
     }
+
+    @Test
+    void aRemovalUndoneInPlaceRestoresTheInsertionOrderWhateverCameAfterIt() {
+        java.util.LinkedHashMap<String, Integer> map = new java.util.LinkedHashMap<>();
+        for (String k : List.of("a", "b", "c", "d")) {
+            map.put(k, k.charAt(0) - 'a');
+        }
+        undo.begin();
+        assertThat(undo.removeInPlace(map, "b")).isEqualTo(1);
+        assertThat(undo.removeInPlace(map, "zz")).isNull();
+        map.put("e", 4);
+        undo.record(() -> map.remove("e"));
+        assertThat(undo.removeInPlace(map, "a")).isZero();
+        undo.rollback();
+        assertThat(map.keySet()).containsExactly("a", "b", "c", "d");
+        assertThat(map).containsEntry("b", 1);
+
+        assertThat(undo.removeInPlace(map, "c")).as("outside a batch: removed for good").isEqualTo(2);
+        assertThat(map.keySet()).containsExactly("a", "b", "d");
+    }
 }
