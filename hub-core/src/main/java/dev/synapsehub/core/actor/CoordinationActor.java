@@ -660,7 +660,9 @@ public final class CoordinationActor implements AutoCloseable {
                             + " outcome is unknown", stillFailing);
                     abandon(Outcome.Reason.COMMIT_UNKNOWN, "The journal could not confirm this change; it may"
                             + " or may not have been applied. Retry it with the same idem_key once the hub is back.");
-                    return null;
+                    // the state is rolled back while the batch may be in the journal: deciding and
+                    // appending anything more would journal decisions a replay contradicts
+                    throw new GaveUpInDoubt(stillFailing);
                 }
                 try {
                     Thread.sleep(backoffMillis);
@@ -669,6 +671,13 @@ public final class CoordinationActor implements AutoCloseable {
                 }
                 backoffMillis = Math.min(2_000, backoffMillis * 2);
             }
+        }
+    }
+
+    /** The actor stopped for good with a batch in doubt: {@link #die} refuses the rest. */
+    private static final class GaveUpInDoubt extends RuntimeException {
+        GaveUpInDoubt(Throwable cause) {
+            super("stopped while a journal batch was in doubt; the next start reads whether it committed", cause);
         }
     }
 

@@ -382,4 +382,52 @@ class CoordinationActorTest {
         assertThat(first.get(5, TimeUnit.SECONDS)).isInstanceOf(Outcome.Refused.class);
         assertThat(between.get(5, TimeUnit.SECONDS)).as("T1 never committed").isZero();
     }
+
+    @Test
+    void givingUpABatchInDoubtWhileClosingDecidesNothingMoreOnTheRolledBackState() throws Exception {
+        InMemoryJournal delegate = new InMemoryJournal();
+        java.util.concurrent.atomic.AtomicInteger appends = new java.util.concurrent.atomic.AtomicInteger();
+        CountDownLatch inDoubt = new CountDownLatch(1);
+        start(new Journal() {
+            @Override
+            public List<JournaledEvent> append(List<CoordinationEvent> batch) throws JournalException {
+                if (appends.incrementAndGet() == 1) { // written, but its fsync failed: maybe in the journal
+                    inDoubt.countDown();
+                    throw new dev.synapsehub.core.journal.JournalInDoubtException("fsync failed",
+                            delegate.lastSeq() + 1, null);
+                }
+                return delegate.append(batch);
+            }
+
+            @Override
+            public boolean settle(long firstSeq) throws JournalException {
+                throw new JournalException("the disk still fails");
+            }
+
+            @Override
+            public void replay(Consumer<JournaledEvent> sink) {
+            }
+
+            @Override
+            public long lastSeq() {
+                return delegate.lastSeq();
+            }
+
+            @Override
+            public void close() {
+            }
+        });
+        CompletableFuture<Outcome> doubtful = actor.submit(Mutation.of(claim("A", "T1")));
+        assertThat(inDoubt.await(10, TimeUnit.SECONDS)).isTrue();
+        CompletableFuture<Outcome> queued = actor.submit(Mutation.of(claim("B", "T1")));
+        CoordinationActor closing = actor;
+        actor = null;
+        closing.close(); // gives the doubtful batch up after ten more failed settles
+
+        assertThat(doubtful.get(5, TimeUnit.SECONDS)).isInstanceOfSatisfying(Outcome.Refused.class,
+                r -> assertThat(r.reason()).isEqualTo(Outcome.Reason.COMMIT_UNKNOWN));
+        // T1 may be A's in the journal: granting it to B now would journal a contradiction
+        assertThat(queued.get(5, TimeUnit.SECONDS)).isInstanceOf(Outcome.Refused.class);
+        assertThat(appends.get()).as("nothing appended after the batch in doubt").isEqualTo(1);
+    }
 }
