@@ -11,10 +11,17 @@ import java.util.Map;
 
 /**
  * Retained progress notes with the three retention caps (per author, per task, total), each
- * dropping the oldest matching note. Every change is O(1) and recorded for undo.
+ * dropping the oldest matching note, and a bound on their text together ({@link #MAX_CHARS},
+ * oldest dropped first, the newest kept): a note may be as large as a frame, so 5,000 of them
+ * could otherwise hold 5 GB. Every change is O(1) and recorded for undo.
  */
 final class ProgressLog {
+    /** Characters all retained notes' texts may take together (64 Mi, as chat histories). */
+    static final long MAX_CHARS = 64L * 1024 * 1024;
+
     private final BoardLimits limits;
+    private final long maxChars;
+    private long chars;
     private final UndoLog undo;
     private final LinkedHashMap<Long, ProgressNote> notes = new LinkedHashMap<>();
     private final Map<String, LinkedHashSet<Long>> byAuthor = new HashMap<>();
@@ -22,7 +29,12 @@ final class ProgressLog {
     private long counter;
 
     ProgressLog(BoardLimits limits, UndoLog undo) {
+        this(limits, MAX_CHARS, undo);
+    }
+
+    ProgressLog(BoardLimits limits, long maxChars, UndoLog undo) {
         this.limits = limits;
+        this.maxChars = Math.max(0, maxChars);
         this.undo = undo;
     }
 
@@ -33,9 +45,14 @@ final class ProgressLog {
         undo.record(() -> remove(id));
         trim(byAuthor.get(note.author()), limits.maxNotesPerAuthor());
         trim(byTask.get(note.taskId()), limits.maxNotesPerTask());
-        while (notes.size() > limits.maxNotes()) {
+        while (notes.size() > limits.maxNotes() || (chars > maxChars && notes.size() > 1)) {
             drop(notes.keySet().iterator().next());
         }
+    }
+
+    /** Characters the retained notes' texts take together. */
+    long chars() {
+        return chars;
     }
 
     private void trim(LinkedHashSet<Long> ids, int cap) {
@@ -53,6 +70,7 @@ final class ProgressLog {
 
     private void insert(long id, ProgressNote note) {
         notes.put(id, note);
+        chars += note.text().length();
         byAuthor.computeIfAbsent(note.author(), k -> new LinkedHashSet<>()).add(id);
         byTask.computeIfAbsent(note.taskId(), k -> new LinkedHashSet<>()).add(id);
     }
@@ -62,6 +80,7 @@ final class ProgressLog {
         if (note == null) {
             return;
         }
+        chars -= note.text().length();
         removeFrom(byAuthor, note.author(), id);
         removeFrom(byTask, note.taskId(), id);
     }

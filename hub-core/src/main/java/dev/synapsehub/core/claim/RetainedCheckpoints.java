@@ -7,7 +7,8 @@ import java.util.function.BiConsumer;
 
 /**
  * Checkpoints kept from lapsed leases for the next claimant, oldest first, at most a bound
- * of them (the oldest is dropped first).
+ * of them and of their characters together (the oldest is dropped first): each checkpoint may
+ * be as large as a frame, so a count alone would let 100,000 of them hold ~100 GB.
  *
  * <p>Each entry carries the sequence number it was retained at and the order is that
  * sequence, not the order of map insertions: an entry a rolled-back batch dropped is
@@ -22,14 +23,25 @@ final class RetainedCheckpoints {
     record Slot(long seq, String checkpoint) {
     }
 
+    /** Characters all retained checkpoints may hold together by default (64 Mi, as chat histories). */
+    static final long MAX_CHARS = 64L * 1024 * 1024;
+
     private final int bound;
+    private final long maxChars;
     private final Map<String, Slot> byTask = new HashMap<>();
     private final TreeMap<Long, String> bySeq = new TreeMap<>();
     private long sequence;
+    private long chars;
 
-    /** A store keeping at most {@code bound} checkpoints (at least one). */
+    /** A store keeping at most {@code bound} checkpoints (at least one) of {@link #MAX_CHARS} characters. */
     RetainedCheckpoints(int bound) {
+        this(bound, MAX_CHARS);
+    }
+
+    /** A store keeping at most {@code bound} checkpoints (at least one) of {@code maxChars} characters together. */
+    RetainedCheckpoints(int bound, long maxChars) {
         this.bound = Math.max(1, bound);
+        this.maxChars = Math.max(0, maxChars);
     }
 
     /** The checkpoint retained for {@code taskId}, or {@code null}. */
@@ -48,11 +60,14 @@ final class RetainedCheckpoints {
         Slot present = byTask.get(taskId);
         if (present != null) {
             byTask.put(taskId, new Slot(present.seq(), checkpoint));
+            chars += checkpoint.length() - present.checkpoint().length();
+            trim();
             return;
         }
         long seq = ++sequence;
         byTask.put(taskId, new Slot(seq, checkpoint));
         bySeq.put(seq, taskId);
+        chars += checkpoint.length();
         trim();
     }
 
@@ -61,6 +76,7 @@ final class RetainedCheckpoints {
         Slot slot = byTask.remove(taskId);
         if (slot != null) {
             bySeq.remove(slot.seq());
+            chars -= slot.checkpoint().length();
         }
         return slot;
     }
@@ -76,13 +92,21 @@ final class RetainedCheckpoints {
         drop(taskId);
         byTask.put(taskId, slot);
         bySeq.put(slot.seq(), taskId);
+        chars += slot.checkpoint().length();
         trim();
     }
 
+    /** Drops the oldest while over either bound (the newest alone may exceed the characters: then it goes too). */
     private void trim() {
-        while (bySeq.size() > bound) {
-            byTask.remove(bySeq.pollFirstEntry().getValue());
+        while (bySeq.size() > bound || (chars > maxChars && !bySeq.isEmpty())) {
+            Slot evicted = byTask.remove(bySeq.pollFirstEntry().getValue());
+            chars -= evicted.checkpoint().length();
         }
+    }
+
+    /** Characters the retained checkpoints hold together. */
+    long chars() {
+        return chars;
     }
 
     /** Visits every entry oldest first (the next evicted first). */

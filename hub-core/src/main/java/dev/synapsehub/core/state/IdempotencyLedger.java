@@ -15,7 +15,9 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * First responses of keyed mutations (INV-CR-1, INV-DG-2), bounded: the least recently
- * recorded key is forgotten first once {@code capacity} keys are held.
+ * recorded key is forgotten first once {@code capacity} keys are held, or once the responses
+ * together pass {@link #MAX_CHARS} characters (a response can be as large as a frame: a grant
+ * resuming a large checkpoint), the newest always kept.
  *
  * <p>Owned by the actor thread, except {@link #findCommitted}: a view of the committed entries
  * that any thread may read, so the edge can answer a keyed retry before any check that depends
@@ -35,7 +37,12 @@ public final class IdempotencyLedger {
     public record Recorded(Entry entry, long order) {
     }
 
+    /** Characters the held responses may take together (64 Mi, as chat histories): far above 100,000 ordinary ones. */
+    public static final long MAX_CHARS = 64L * 1024 * 1024;
+
     private final int capacity;
+    private final long maxChars;
+    private long chars;
     /** Replaced by {@link #restore}, sized for the image once (100,000 keys would otherwise rehash ~14 times). */
     private LinkedHashMap<String, Entry> entries = new LinkedHashMap<>();
     /** Recording order of each held key, so a rollback can restore the eviction order. */
@@ -50,7 +57,13 @@ public final class IdempotencyLedger {
 
     /** A ledger holding at most {@code capacity} keys (at least one), recording into {@code undo}. */
     public IdempotencyLedger(int capacity, UndoLog undo) {
+        this(capacity, MAX_CHARS, undo);
+    }
+
+    /** A ledger holding at most {@code capacity} keys and {@code maxChars} characters of responses. */
+    IdempotencyLedger(int capacity, long maxChars, UndoLog undo) {
         this.capacity = Math.max(1, capacity);
+        this.maxChars = Math.max(0, maxChars);
         this.undo = undo;
     }
 
@@ -87,36 +100,48 @@ public final class IdempotencyLedger {
         Entry previous = entries.remove(entry.key());
         Long previousAt = recordedAt.put(entry.key(), ++recordings);
         entries.put(entry.key(), entry);
-        Entry evicted = null;
-        Long evictedAt = null;
-        if (entries.size() > capacity) {
+        chars += entry.response().length() - (previous == null ? 0 : previous.response().length());
+        List<Entry> evicted = null;
+        List<Long> evictedAt = null;
+        while (entries.size() > capacity || (chars > maxChars && entries.size() > 1)) {
             String eldest = entries.keySet().iterator().next();
-            evicted = entries.remove(eldest);
-            evictedAt = recordedAt.remove(eldest);
+            Entry out = entries.remove(eldest);
+            chars -= out.response().length();
+            if (evicted == null) {
+                evicted = new ArrayList<>(1);
+                evictedAt = new ArrayList<>(1);
+            }
+            evicted.add(out);
+            evictedAt.add(recordedAt.remove(eldest));
         }
         boolean firstInBatch = touched.isEmpty();
         touched.add(entry.key());
         if (evicted != null) {
-            touched.add(evicted.key());
+            evicted.forEach(e -> touched.add(e.key()));
         }
         if (firstInBatch) {
             // the committed view learns the batch's keys when it ends (at once outside a batch)
             undo.atBatchEnd(this::endBatch);
         }
         if (undo.isOpen()) {
-            Entry lost = evicted;
-            Long lostAt = evictedAt;
+            List<Entry> lost = evicted;
+            List<Long> lostAt = evictedAt;
             undo.record(() -> {
                 entries.remove(entry.key());
                 recordedAt.remove(entry.key());
+                chars -= entry.response().length();
                 if (previous != null) {
                     entries.put(previous.key(), previous);
                     recordedAt.put(previous.key(), previousAt);
+                    chars += previous.response().length();
                     reorderOnRollback = true;
                 }
                 if (lost != null) {
-                    entries.put(lost.key(), lost);
-                    recordedAt.put(lost.key(), lostAt);
+                    for (int i = 0; i < lost.size(); i++) {
+                        entries.put(lost.get(i).key(), lost.get(i));
+                        recordedAt.put(lost.get(i).key(), lostAt.get(i));
+                        chars += lost.get(i).response().length();
+                    }
                     reorderOnRollback = true;
                 }
             });
@@ -136,7 +161,18 @@ public final class IdempotencyLedger {
         if (!entries.isEmpty()) {
             throw new IllegalStateException("restore needs an empty ledger");
         }
-        List<Entry> kept = image.subList(Math.max(0, image.size() - capacity), image.size());
+        // the newest that fit both bounds, as recording them in order would keep (at least one)
+        int from = image.size();
+        long keptChars = 0;
+        while (from > 0 && image.size() - from < capacity) {
+            long next = keptChars + image.get(from - 1).response().length();
+            if (next > maxChars && from < image.size()) {
+                break;
+            }
+            keptChars = next;
+            from--;
+        }
+        List<Entry> kept = image.subList(from, image.size());
         int tableSize = (int) Math.min(1 << 30, kept.size() / 0.75 + 1);
         if (kept.size() > 12) {
             entries = new LinkedHashMap<>(tableSize);
@@ -144,7 +180,11 @@ public final class IdempotencyLedger {
             committed = new ConcurrentHashMap<>(kept.size()); // sizes itself for that many
         }
         for (Entry entry : kept) {
-            entries.remove(entry.key());
+            Entry replaced = entries.remove(entry.key());
+            if (replaced != null) {
+                chars -= replaced.response().length();
+            }
+            chars += entry.response().length();
             entries.put(entry.key(), entry);
             recordedAt.put(entry.key(), ++recordings);
             committed.put(entry.key(), new Recorded(entry, recordings));
@@ -159,6 +199,11 @@ public final class IdempotencyLedger {
     /** The bound on keys held. */
     public int capacity() {
         return capacity;
+    }
+
+    /** Characters the held responses take together. */
+    public long chars() {
+        return chars;
     }
 
     /**
