@@ -117,11 +117,20 @@ final class HubDaemon implements AutoCloseable {
         RegistryLimits limits;
         ActorSettings actorSettings;
         CompactHint compactHint;
+        SnapshotPolicy snapshotPolicy;
+        Retention retention;
         try {
             compactHint = options.compactHint();
             options.logFormat(); // logging already runs in it; an unknown value still stops the start
             limits = options.registryLimits();
             actorSettings = options.actorSettings();
+            // every setting is refused here, before a journal is created, opened or restored
+            options.newState();
+            snapshotPolicy = options.snapshotPolicy();
+            retention = options.retention();
+            if (config.tls() != null) {
+                dev.synapsehub.net.tls.ServerTls.checkFiles(config.tls());
+            }
             Map<String, Object> effective = options.effectiveSummary(config, limits, actorSettings);
             StringBuilder line = new StringBuilder("synapse-hub ").append(VersionProvider.version()).append(" starting:");
             effective.forEach((k, v) -> line.append(' ').append(k).append('=').append(v).append(';'));
@@ -146,8 +155,6 @@ final class HubDaemon implements AutoCloseable {
             return startMesh(options, config, meshConfig, actorSettings, clock, frameGate, trust, federationSettings,
                     stopRequested);
         }
-        SnapshotPolicy snapshotPolicy = options.snapshotPolicy();
-        Retention retention = options.retention();
         phases.mark("configuration");
         Journal journal = options.db() == null ? new InMemoryJournal() : SqliteJournal.open(options.db());
         phases.mark("journal open");
@@ -191,6 +198,12 @@ final class HubDaemon implements AutoCloseable {
                     options.db() == null || federationSettings.watch().peers().isEmpty() ? Mirror.memory()
                             : SqliteMirror.open(options.db()));
         } catch (Mirror.MirrorException e) {
+            if (control != null) { // as closeUnserved: no control socket or snapshot timer outlives the start
+                control.close();
+            }
+            if (snapshotter != null) {
+                snapshotter.close();
+            }
             actor.close();
             throw new JournalException(e.getMessage(), e);
         }

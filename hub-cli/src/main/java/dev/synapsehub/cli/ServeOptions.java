@@ -113,6 +113,8 @@ public final class ServeOptions {
 
     @Option(names = "--max-msg-kb", defaultValue = "1024", description = "Largest inbound frame in KiB; beyond: close 1009 (default: ${DEFAULT-VALUE}).")
     int maxMsgKb;
+    /** The largest --max-msg-kb: 1 GiB frames (a frame is held whole in memory while it is read). */
+    static final int MAX_MSG_KB = 1024 * 1024;
 
     @Option(names = "--max-claims-per-agent", defaultValue = "128", description = "Live claims per quota principal (default: ${DEFAULT-VALUE}).")
     int maxClaimsPerAgent;
@@ -374,7 +376,8 @@ public final class ServeOptions {
                     + " without a metrics token: set --metrics-token-file (or --insecure-off-loopback to accept the risk)");
         }
         require(port >= 0 && port <= 65_535, "--port must be within 0..65535");
-        require(maxMsgKb >= 1, "--max-msg-kb must be at least 1");
+        require(maxMsgKb >= 1 && maxMsgKb <= MAX_MSG_KB, "--max-msg-kb must be within 1.." + MAX_MSG_KB
+                + " (1 GiB)");
         require(authTimeoutSeconds > 0 && Double.isFinite(authTimeoutSeconds), "--auth-timeout must be a positive number");
         require(leaseOfflineTtl >= 0 && Double.isFinite(leaseOfflineTtl), "--lease-offline-ttl must be >= 0");
         require(shutdownCloseTimeoutSeconds >= 0 && shutdownCloseTimeoutSeconds <= 3600,
@@ -577,7 +580,11 @@ public final class ServeOptions {
         m.put("bind", config.host() + ":" + config.port());
         m.put("hub_id", config.hubId());
         m.put("journal", db == null ? "in-memory (no --db: nothing survives a restart)" : db.toAbsolutePath());
-        if (db != null) {
+        if (db != null && meshId != null) {
+            // a node's Raft log compacts by --mesh-snapshot-every (below); these flags are the single hub's
+            m.put("snapshots", "by the mesh (--snapshot-*, --journal-keep-rows and --compact-hint-threshold do not"
+                    + " apply to a mesh node)");
+        } else if (db != null) {
             m.put("snapshots", (snapshotInterval == 0 ? "no timer" : "every " + snapshotInterval + " s") + ", "
                     + (snapshotEveryRows == 0 ? "no row count" : "every " + snapshotEveryRows + " rows") + ", "
                     + snapshotsKept + " kept" + (noShutdownSnapshot ? "" : ", one at shutdown"));

@@ -39,6 +39,11 @@ final class KeyPairMatch {
         PrivateKey key;
         try {
             leaf = leaf(certFile);
+        } catch (IOException | GeneralSecurityException e) {
+            throw new IllegalArgumentException("cannot serve native WSS: --tls-certfile " + certFile
+                    + " holds no PEM certificate this hub can read (" + e.getMessage() + ")", e);
+        }
+        try {
             key = privateKey(keyFile, leaf.getPublicKey().getAlgorithm());
         } catch (IOException | GeneralSecurityException e) {
             throw mismatch(certFile, keyFile, "(" + e.getMessage() + ")");

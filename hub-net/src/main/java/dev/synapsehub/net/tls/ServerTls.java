@@ -56,6 +56,18 @@ public final class ServerTls {
         return built;
     }
 
+    /**
+     * Checks the files without building a context (cheap, before a start opens its journal):
+     * both readable, the certificate parses, the key is the certificate's.
+     *
+     * @throws IllegalArgumentException naming the file and the fix
+     */
+    public static void checkFiles(TlsFiles files) {
+        readable(files.certFile(), "--tls-certfile");
+        readable(files.keyFile(), "--tls-keyfile");
+        KeyPairMatch.check(files.certFile(), files.keyFile());
+    }
+
     private static void readable(Path p, String what) {
         if (!Files.isRegularFile(p) || !Files.isReadable(p)) {
             throw new IllegalArgumentException(what + " " + p + " is not a readable file");
