@@ -50,6 +50,34 @@ public final class ClientOptions {
     @Option(names = "--json", description = "Print the hub's reply frame as JSON instead of a summary.")
     boolean json;
 
+    /**
+     * The options' usage problem, or null: a pin that does not parse, a timeout that is not a
+     * positive number, a token file that cannot be read. Checked before connecting, so each is
+     * a usage error (exit 2), not a hub that cannot be reached (exit 3).
+     */
+    String usageProblem() {
+        if (!(timeoutSeconds > 0) || !Double.isFinite(timeoutSeconds)) {
+            return "--timeout must be a positive number of seconds, not " + timeoutSeconds;
+        }
+        if (pin != null) {
+            try {
+                CertificatePin.parse(pin);
+            } catch (IllegalArgumentException e) {
+                return "--pin " + e.getMessage();
+            }
+        }
+        if ((token == null || token.isEmpty()) && tokenFile != null) {
+            try {
+                readToken(null, tokenFile);
+            } catch (IOException e) {
+                return "--token-file " + tokenFile + ": cannot read it (" + e.getClass().getSimpleName()
+                        + (e.getMessage() == null || e.getMessage().equals(tokenFile.toString()) ? "" : ": " + e.getMessage())
+                        + ")";
+            }
+        }
+        return null;
+    }
+
     /** Connects to {@link #url}, pinned when {@code --pin} is given. */
     HubClient connect() throws IOException {
         ClientTls tls;
@@ -71,7 +99,7 @@ public final class ClientOptions {
     }
 
     Duration timeout() {
-        return Duration.ofMillis((long) (Math.max(0.1, timeoutSeconds) * 1000));
+        return Duration.ofMillis((long) (Math.max(0.1, timeoutSeconds) * 1000)); // validated by usageProblem
     }
 
     String token() throws IOException {

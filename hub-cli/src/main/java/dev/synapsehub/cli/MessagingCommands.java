@@ -179,6 +179,11 @@ final class MessagingCommands {
             Set<String> wanted = Set.copyOf(types);
             CountDownLatch done = new CountDownLatch(1);
             AtomicLong printed = new AtomicLong();
+            String usage = client.usageProblem();
+            if (usage != null) {
+                err.println("synapse-hub: " + usage);
+                return ExitCodes.USAGE;
+            }
             try (HubClient hub = client.connect()) {
                 // an observer: every claim broadcast and presence even on a --default-delivery scoped hub
                 ObjectNode everything = JsonNodeFactory.instance.objectNode().put("delivery", "broadcast");

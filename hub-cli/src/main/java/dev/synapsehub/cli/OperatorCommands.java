@@ -49,6 +49,11 @@ final class OperatorCommands {
         @Override
         public Integer call() {
             PrintWriter err = spec.commandLine().getErr();
+            String usage = client.usageProblem();
+            if (usage != null) {
+                err.println("synapse-hub: " + usage);
+                return ExitCodes.USAGE;
+            }
             FrameSigner signer;
             try {
                 signer = signs() ? client.signer() : null;
