@@ -65,8 +65,15 @@ public final class LogSetup extends ContextAwareBase implements Configurator {
         if (level == null) {
             level = System.getenv(LEVEL_VARIABLE);
         }
-        // as the XML's ${SYNAPSE_LOG_LEVEL:-INFO}: a name logback does not know means DEBUG (Level.toLevel)
-        root.setLevel(Level.toLevel(level == null ? "INFO" : level));
+        // --log-level is checked by Main; an unknown name in the environment means INFO, said once
+        // (logback's own Level.toLevel would take it as DEBUG)
+        Level chosen = level == null ? Level.INFO : Level.toLevel(level.strip(), null);
+        if (chosen == null) {
+            System.err.println("synapse-hub: " + LEVEL_VARIABLE + " '" + level + "' is not a log level (ERROR, WARN,"
+                    + " INFO, DEBUG, TRACE); logging at INFO");
+            chosen = Level.INFO;
+        }
+        root.setLevel(chosen);
         root.addAppender(stderr);
         return ExecutionStatus.DO_NOT_INVOKE_NEXT_IF_ANY;
     }

@@ -42,7 +42,12 @@ public final class Main {
 
     /** Runs the command line and returns its exit code (tests call this). */
     static int run(String[] args) {
-        chooseLogLevel(args);
+        String badLevel = chooseLogLevel(args);
+        if (badLevel != null) {
+            System.err.println("synapse-hub: --log-level must be one of " + String.join(", ", LOG_LEVELS) + ", not '"
+                    + badLevel + "'");
+            return ExitCodes.USAGE;
+        }
         chooseLogFormat(args);
         loadJournalLibrariesIfServing(args);
         CommandLine cl;
@@ -119,21 +124,26 @@ public final class Main {
      * Sets the level logback reads at start-up ({@code SYNAPSE_LOG_LEVEL} in logback.xml):
      * {@code --log-level} wins; a subcommand is quiet (WARN) so its output stays readable.
      */
-    private static void chooseLogLevel(String[] args) {
+    private static String chooseLogLevel(String[] args) {
         for (int i = 0; i < args.length; i++) {
-            if (args[i].equals("--log-level") && i + 1 < args.length) {
-                System.setProperty("SYNAPSE_LOG_LEVEL", args[i + 1].toUpperCase(java.util.Locale.ROOT));
-                return;
-            }
-            if (args[i].startsWith("--log-level=")) {
-                System.setProperty("SYNAPSE_LOG_LEVEL",
-                        args[i].substring("--log-level=".length()).toUpperCase(java.util.Locale.ROOT));
-                return;
+            String given = args[i].equals("--log-level") && i + 1 < args.length ? args[i + 1]
+                    : args[i].startsWith("--log-level=") ? args[i].substring("--log-level=".length()) : null;
+            if (given != null) {
+                String level = given.toUpperCase(java.util.Locale.ROOT);
+                if (!LOG_LEVELS.contains(level)) {
+                    return given; // logback would take an unknown name as DEBUG: refused instead
+                }
+                System.setProperty("SYNAPSE_LOG_LEVEL", level);
+                return null;
             }
         }
         boolean subcommand = args.length > 0 && !args[0].startsWith("-");
         if (subcommand && System.getProperty("SYNAPSE_LOG_LEVEL") == null && System.getenv("SYNAPSE_LOG_LEVEL") == null) {
             System.setProperty("SYNAPSE_LOG_LEVEL", "WARN");
         }
+        return null;
     }
+
+    /** The levels {@code --log-level} takes (any case). */
+    static final java.util.List<String> LOG_LEVELS = java.util.List.of("ERROR", "WARN", "INFO", "DEBUG", "TRACE");
 }

@@ -63,6 +63,19 @@ public final class SynapseHubCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         // registered before the start, so that a SIGTERM during it is seen (StopSignal)
+        if (logLevel != null) { // reached here from a --config file only: Main checks the command line's
+            String level = logLevel.strip().toUpperCase(java.util.Locale.ROOT);
+            if (!Main.LOG_LEVELS.contains(level)) {
+                spec.commandLine().getErr().println("synapse-hub: log-level must be one of "
+                        + String.join(", ", Main.LOG_LEVELS) + ", not '" + logLevel + "'");
+                return ExitCodes.USAGE;
+            }
+            org.slf4j.Logger root = org.slf4j.LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+            if (root instanceof ch.qos.logback.classic.Logger logback && !logback.getLevel().toString().equals(level)) {
+                root.warn("log-level {} is not used: logging started at {} before the --config file was read; give "
+                        + "--log-level on the command line or set SYNAPSE_LOG_LEVEL", level, logback.getLevel());
+            }
+        }
         StopSignal stop = StopSignal.register();
         HubDaemon daemon = null;
         try {

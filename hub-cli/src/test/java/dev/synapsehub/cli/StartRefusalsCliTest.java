@@ -1,0 +1,70 @@
+package dev.synapsehub.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Settings are refused (exit 2, a message naming the flag) before a start creates or opens anything. */
+class StartRefusalsCliTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void aBadStateBoundIsRefusedBeforeTheJournalIsCreated() {
+        Path db = dir.resolve("new.db");
+        CliTest.Run run = CliTest.run("--port", "0", "--db", db.toString(), "--max-history", "0");
+        assertThat(run.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(run.err()).contains("--max-history must be at least 1");
+        assertThat(db).doesNotExist();
+        assertThat(Path.of(db + "-lock")).doesNotExist();
+        CliTest.Run snapshots = CliTest.run("--port", "0", "--db", db.toString(), "--snapshots-kept", "0");
+        assertThat(snapshots.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(db).doesNotExist();
+    }
+
+    @Test
+    void anUnreadableCertificateIsRefusedBeforeTheJournalIsCreated() throws Exception {
+        Path db = dir.resolve("tls.db");
+        Path bad = Files.writeString(dir.resolve("bad.pem"), "not a certificate\n");
+        CliTest.Run run = CliTest.run("--port", "0", "--db", db.toString(), "--tls-certfile", bad.toString(),
+                "--tls-keyfile", bad.toString());
+        assertThat(run.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(run.err()).contains("--tls-certfile").contains(bad.toString());
+        assertThat(db).doesNotExist();
+    }
+
+    @Test
+    void aFrameBoundPastOneGibibyteIsAUsageError() {
+        CliTest.Run run = CliTest.run("--port", "0", "--max-msg-kb", "3000000");
+        assertThat(run.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(run.err()).contains("--max-msg-kb must be within 1..1048576");
+    }
+
+    @Test
+    void operatorCommandOptionsThatCannotWorkAreUsageErrorsNotAnUnreachableHub() {
+        String url = "ws://127.0.0.1:9"; // nothing is reached: each is refused before connecting
+        CliTest.Run tokenFile = CliTest.run("state", "--url", url, "--token-file", dir.resolve("absent").toString());
+        assertThat(tokenFile.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(tokenFile.err()).contains("--token-file").contains("cannot read it");
+        CliTest.Run pin = CliTest.run("state", "--url", url, "--pin", "sha256:zz");
+        assertThat(pin.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(pin.err()).contains("--pin");
+        for (String timeout : new String[] {"NaN", "-5", "0", "Infinity"}) {
+            CliTest.Run run = CliTest.run("state", "--url", url, "--timeout", timeout);
+            assertThat(run.code()).as(timeout).isEqualTo(ExitCodes.USAGE);
+            assertThat(run.err()).contains("--timeout must be a positive number");
+        }
+        CliTest.Run watch = CliTest.run("tail", "--url", url, "--timeout", "NaN");
+        assertThat(watch.code()).isEqualTo(ExitCodes.USAGE);
+    }
+
+    @Test
+    void anUnknownLogLevelIsRefusedRatherThanTakenAsDebug() {
+        assertThat(Main.run(new String[] {"--log-level", "warning", "--version"})).isEqualTo(ExitCodes.USAGE);
+        assertThat(Main.run(new String[] {"--log-level=verbose", "--version"})).isEqualTo(ExitCodes.USAGE);
+    }
+}
