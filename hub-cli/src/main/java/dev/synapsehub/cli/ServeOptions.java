@@ -744,7 +744,21 @@ public final class ServeOptions {
     }
 
     private static boolean isLoopback(String host) {
-        return host.equals("localhost") || host.startsWith("127.") || host.equals("::1") || host.equals("[::1]");
+        // an IPv4 literal in 127.0.0.0/8, not any name that starts with "127." (127.example.com is a host name)
+        return host.equals("localhost") || isLoopbackV4Literal(host) || host.equals("::1") || host.equals("[::1]");
+    }
+
+    static boolean isLoopbackV4Literal(String host) {
+        String[] parts = host.split("\\.", -1);
+        if (parts.length != 4 || !parts[0].equals("127")) {
+            return false;
+        }
+        for (String p : parts) {
+            if (p.isEmpty() || p.length() > 3 || !p.chars().allMatch(c -> c >= '0' && c <= '9') || Integer.parseInt(p) > 255) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static void require(boolean ok, String message) {

@@ -67,4 +67,16 @@ class StartRefusalsCliTest {
         assertThat(Main.run(new String[] {"--log-level", "warning", "--version"})).isEqualTo(ExitCodes.USAGE);
         assertThat(Main.run(new String[] {"--log-level=verbose", "--version"})).isEqualTo(ExitCodes.USAGE);
     }
+
+    @Test
+    void aHostNameThatStartsWith127IsNotLoopback() {
+        CliTest.Run run = CliTest.run("--host", "127.example.com", "--port", "0");
+        assertThat(run.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(run.err()).contains("refusing to bind 127.example.com without a connect token");
+        assertThat(ServeOptions.isLoopbackV4Literal("127.0.0.1")).isTrue();
+        assertThat(ServeOptions.isLoopbackV4Literal("127.1.2.255")).isTrue();
+        for (String notLoopback : new String[] {"127.example.com", "127.0.0.256", "127.0.0", "127.0.0.1.", "1127.0.0.1"}) {
+            assertThat(ServeOptions.isLoopbackV4Literal(notLoopback)).as(notLoopback).isFalse();
+        }
+    }
 }
