@@ -36,6 +36,8 @@ public final class FederationMetrics {
     public final AtomicLong ownershipRefusals = new AtomicLong();
     /** Claims decided here on behalf of a peer hub. */
     public final AtomicLong peerClaimsDecided = new AtomicLong();
+    /** Peers' forwarded claims whose decision threw or did not end within its bound (the peer's next were let go on). */
+    public final AtomicLong peerClaimsStalled = new AtomicLong();
     /** Forwarded claims by owning hub and outcome (granted, denied, timeout, transport_failure, malformed). */
     public final LabelledCounters forwardOutcomes = new LabelledCounters("synapse_forwarded_claim_outcomes_total",
             "Forwarded claims by owning hub and outcome: granted, denied (by the owner), timeout, "
@@ -60,6 +62,9 @@ public final class FederationMetrics {
                 ownershipRefusals.get());
         counter(s, "synapse_peer_claims_decided_total", "Claims decided here on behalf of a peer hub.",
                 peerClaimsDecided.get());
+        counter(s, "synapse_peer_claims_stalled_total", "Claims forwarded by a peer hub whose decision here threw or"
+                + " did not end within 30 s; each is logged, and the peer's later requests are decided without waiting"
+                + " for it.", peerClaimsStalled.get());
         forwardOutcomes.appendTo(s);
     }
 

@@ -16,6 +16,8 @@ import org.slf4j.LoggerFactory;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The owning side of contract §11.3: decides a {@code multihub_claim_request} only when the peer
@@ -45,9 +47,17 @@ public final class ClaimServer {
      * renew it under another epoch.
      */
     private final Map<String, CompletableFuture<Void>> inOrder = new ConcurrentHashMap<>();
+    private final long decisionBoundSeconds;
 
     public ClaimServer(HubServices hub, ServingTrust trust, OwnershipResolver resolver, ClaimService claims,
                        FederationMetrics metrics) {
+        this(hub, trust, resolver, claims, metrics, DECISION_BOUND_SECONDS);
+    }
+
+    /** With another bound on one decision (tests). */
+    ClaimServer(HubServices hub, ServingTrust trust, OwnershipResolver resolver, ClaimService claims,
+                FederationMetrics metrics, long decisionBoundSeconds) {
+        this.decisionBoundSeconds = decisionBoundSeconds;
         this.hub = hub;
         this.trust = trust;
         this.resolver = resolver;
@@ -68,18 +78,43 @@ public final class ClaimServer {
         CompletableFuture<Void> done = new CompletableFuture<>();
         String id = r.sender();
         CompletableFuture<Void> before = inOrder.put(id, done);
-        done.whenComplete((x, e) -> inOrder.remove(id, done));
+        // a decision that never ends (a fault that answered nothing) must not hold this peer's later requests
+        // for good: past the bound they go on, and the stall is logged and counted
+        done.orTimeout(decisionBoundSeconds, TimeUnit.SECONDS).whenComplete((x, e) -> {
+            inOrder.remove(id, done);
+            if (e instanceof TimeoutException) {
+                metrics.peerClaimsStalled.incrementAndGet();
+                LOG.error("forwarded claim '{}' from peer '{}' was not decided within {} s; the peer's later requests"
+                        + " go on without it", taskId, id, decisionBoundSeconds);
+            }
+        });
         Runnable decide = malformed ? () -> {
             hub.outbox().sendInOrder(r.session(), hub.frames().write(hub.frames().error(r.sender(),
                     "Malformed multi-hub claim request", hub.clock().nowSeconds())));
             done.complete(null);
         } : () -> decide(r, namespace, claimant, taskId, (ObjectNode) claim, done);
+        Runnable guarded = () -> {
+            try {
+                decide.run();
+            } catch (RuntimeException fault) {
+                if (malformed) {
+                    metrics.peerClaimsStalled.incrementAndGet();
+                    LOG.error("fault answering a malformed forwarded claim from peer '{}'", id, fault);
+                    done.complete(null);
+                } else {
+                    faulted(r, taskId, namespace, done, fault);
+                }
+            }
+        };
         if (before == null) {
-            decide.run();
+            guarded.run();
         } else {
-            before.whenComplete((x, e) -> decide.run());
+            before.whenComplete((x, e) -> guarded.run());
         }
     }
+
+    /** How long a peer's forwarded claim may take to be decided before its later requests go on (3x the peer's bound). */
+    static final long DECISION_BOUND_SECONDS = 30;
 
     private void decide(Request r, String namespace, String claimant, String taskId, ObjectNode claim,
                         CompletableFuture<Void> done) {
@@ -131,12 +166,26 @@ public final class ClaimServer {
             return;
         }
         claims.answerIfHeld(claimant, principal, taskId, answer).whenComplete((held, failure) -> {
-            if (failure != null) {
-                result(r, false, taskId, namespace, "The hub is busy; retry shortly.", null, done);
-            } else if (!held) {
-                claims.claimOnBehalf(onBehalf, principal, scope, answer);
+            try {
+                if (failure != null) {
+                    result(r, false, taskId, namespace, "The hub is busy; retry shortly.", null, done);
+                } else if (!held) {
+                    claims.claimOnBehalf(onBehalf, principal, scope, answer);
+                }
+            } catch (RuntimeException fault) { // whenComplete would drop it, and the peer's next would wait on it
+                faulted(r, taskId, namespace, done, fault);
             }
         });
+    }
+
+    /** A decision that threw: logged, counted, answered refused (unless it answered already), so the peer's next go on. */
+    private void faulted(Request r, String taskId, String namespace, CompletableFuture<Void> done, RuntimeException fault) {
+        metrics.peerClaimsStalled.incrementAndGet();
+        LOG.error("fault deciding forwarded claim '{}' from peer '{}'; answered as refused", taskId, r.sender(), fault);
+        if (!done.isDone()) {
+            result(r, false, taskId, namespace, "Internal fault while deciding this claim; nothing was applied.", null,
+                    done);
+        }
     }
 
     private void result(Request r, boolean granted, String taskId, String namespace, String detail, ObjectNode grant,
