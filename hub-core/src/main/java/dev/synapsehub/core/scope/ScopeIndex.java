@@ -37,7 +37,7 @@ public final class ScopeIndex {
         private final Owner owner;
         /** The node each anchor ends at, one per anchor, in anchor order. */
         private final Node[] leaves;
-        /** A trie holding whose worktree label or a path is not in NFC (counted in {@link #notNfc}). */
+        /** A trie holding with a path not in NFC (counted in its root's {@link Root#notNfc}). */
         private final boolean textNotNfc;
         private boolean removed;
 
@@ -212,6 +212,10 @@ public final class ScopeIndex {
     /** A worktree's trie root, with the worktree's owners. */
     private static final class Root extends Node {
         final String worktree;
+        /** Whether {@link #worktree} is in NFC (roots whose label is not are counted in {@code notNfcRoots}). */
+        final boolean worktreeNfc;
+        /** Holdings here with a path not in NFC. */
+        int notNfc;
         final Map<String, Owner> owners = new HashMap<>();
         /** Owners in {@link #owners} with no anchor left; swept in bulk, never one by one. */
         int emptyOwners;
@@ -219,6 +223,7 @@ public final class ScopeIndex {
         Root(String worktree) {
             super("", null);
             this.worktree = worktree;
+            this.worktreeNfc = isNfc(worktree);
         }
     }
 
@@ -268,11 +273,12 @@ public final class ScopeIndex {
      */
     private final java.util.Set<Entry> identities = new java.util.LinkedHashSet<>();
     /**
-     * Trie holdings whose text is not all in NFC. An identity compares legacy text after NFC
-     * (contract §7.7), so while there is none, the one worktree and paths an identity's NFC text
-     * names in the tries are the only places a legacy holding it contends with can be.
+     * Worktrees whose label is not in NFC. An identity compares legacy text after NFC (contract
+     * §7.7), so while there is none, and its worktree holds no path that is not NFC, the
+     * worktree and paths an identity's NFC text names in the tries are the only places a legacy
+     * holding it contends with can be.
      */
-    private int notNfc;
+    private int notNfcRoots;
 
     /**
      * Indexes a holding under each of its declared paths (the root for a whole-worktree scope),
@@ -289,6 +295,9 @@ public final class ScopeIndex {
         if (root == null) {
             root = new Root(worktree);
             roots.put(worktree, root);
+            if (!root.worktreeNfc) {
+                notNfcRoots++;
+            }
         }
         Owner owner = root.owners.get(holding.owner());
         if (owner == null) {
@@ -299,9 +308,13 @@ public final class ScopeIndex {
         }
         List<String> anchors = anchors(holding.scope());
         Node[] leaves = new Node[anchors.size()];
-        boolean textNotNfc = !isNfc(worktree) || !anchors.stream().allMatch(ScopeIndex::isNfc);
-        if (textNotNfc) {
-            notNfc++;
+        boolean textNotNfc = false;
+        for (String anchor : anchors) {
+            if (!isNfc(anchor)) {
+                textNotNfc = true;
+                root.notNfc++;
+                break;
+            }
         }
         Entry entry = new Entry(holding, root, owner, leaves, textNotNfc);
         for (int a = 0; a < leaves.length; a++) {
@@ -353,10 +366,10 @@ public final class ScopeIndex {
             identities.remove(entry);
             return;
         }
-        if (entry.textNotNfc) {
-            notNfc--;
-        }
         Root root = entry.root;
+        if (entry.textNotNfc) {
+            root.notNfc--; // an entry from before a clear() touches only its own detached root
+        }
         Owner owner = entry.owner;
         for (Node leaf : entry.leaves) {
             if (leaf.first == entry) {
@@ -379,6 +392,9 @@ public final class ScopeIndex {
         if (root.total == 0) {
             if (roots.get(root.worktree) == root) {
                 roots.remove(root.worktree);
+                if (!root.worktreeNfc) {
+                    notNfcRoots--;
+                }
             }
             return;
         }
@@ -414,8 +430,16 @@ public final class ScopeIndex {
         if (identity == null) {
             return firstTrieConflict(request, request, actor, exclude);
         }
-        if (!identity.caseSensitive() || notNfc > 0) {
+        if (!identity.caseSensitive() || notNfcRoots > 0) {
             return firstFoldedConflict(request, actor, exclude);
+        }
+        // every label is NFC: only the worktree labelled with the identity's (NFC) path can hold a contender
+        Root root = roots.get(identity.worktreePath());
+        if (root == null) {
+            return Optional.empty();
+        }
+        if (root.notNfc > 0) {
+            return firstConflictIn(root, request, actor, exclude);
         }
         return firstTrieConflict(legacyProbe(identity, request.wholeWorktree()), request, actor, exclude);
     }
@@ -480,7 +504,7 @@ public final class ScopeIndex {
 
     /**
      * The first conflicting holding without a path identity for a request whose identity is
-     * case-insensitive, or any identity while some trie text is not NFC (contract A8 rules 2 and
+     * case-insensitive, or any identity while some worktree label is not NFC (contract A8 rules 2 and
      * 3): a legacy worktree label or path that differs only in case or normalisation is the same,
      * which the tries, keyed by exact text, cannot see. So every holding of each worktree whose
      * folded label is the identity's worktree is compared; only such a request pays for it.
@@ -493,14 +517,24 @@ public final class ScopeIndex {
             if (!PathIdentity.fold(r.getKey(), caseSensitive).equals(worktree)) {
                 continue;
             }
-            List<Entry> all = new ArrayList<>();
-            collectSubtree(r.getValue(), all);
-            for (Entry e : all) {
-                Holding h = e.holding;
-                if (contends(h, actor, exclude) && h.scope().conflictsWith(request)
-                        && (first == null || h.order() < first.order())) {
-                    first = h;
-                }
+            Holding h = firstConflictIn(r.getValue(), request, actor, exclude).orElse(null);
+            if (h != null && (first == null || h.order() < first.order())) {
+                first = h;
+            }
+        }
+        return Optional.ofNullable(first);
+    }
+
+    /** The first holding of {@code root} that contends with {@code request}, comparing each (a scan). */
+    private static Optional<Holding> firstConflictIn(Root root, Scope request, String actor, Holding exclude) {
+        List<Entry> all = new ArrayList<>();
+        collectSubtree(root, all);
+        Holding first = null;
+        for (Entry e : all) {
+            Holding h = e.holding;
+            if (contends(h, actor, exclude) && h.scope().conflictsWith(request)
+                    && (first == null || h.order() < first.order())) {
+                first = h;
             }
         }
         return Optional.ofNullable(first);
@@ -513,7 +547,7 @@ public final class ScopeIndex {
     public void clear() {
         roots.clear();
         identities.clear();
-        notNfc = 0;
+        notNfcRoots = 0;
     }
 
     /** True when {@code s} is in NFC (ASCII always is: checked first, as most paths are ASCII). */

@@ -288,6 +288,18 @@ class ScopeIndexTest {
         assertThat(conflictsSeen).isGreaterThan(100);
     }
 
+    @Test
+    void removingAnEntryFromBeforeAClearLeavesTheNewIndexExact() {
+        ScopeIndex index = new ScopeIndex();
+        ScopeIndex.Entry old = index.index(holding("OLD", "X", 1, "w", "e\u0301")); // a path in NFD
+        index.clear();
+        index.index(holding("NEW", "X", 2, "w", "e\u0301"));
+        index.remove(old); // detached: must not change what the live index knows of its NFD text
+        PathIdentity identity = new PathIdentity("w", "", "", true, List.of(new PathIdentity.Row("\u00e9", "\u00e9", "", "")));
+        assertThat(index.firstConflict(new Scope("w", List.of("\u00e9"), identity), "Y", null))
+                .map(ScopeIndex.Holding::taskId).contains("NEW");
+    }
+
     /** {@code scope} as it is, or with a path identity aligned with its display text (contract §7.7). */
     private static Scope withRandomIdentity(Random random, Scope scope) {
         if (random.nextInt(3) == 0) {
