@@ -87,9 +87,15 @@ public final class Session {
         this.name = bound;
     }
 
+    /** Its declarations changed (roles): it counts as bound at {@code order} for chat fan-out. */
+    void rebind(long order) {
+        this.bindOrder = order;
+    }
+
     /**
-     * When this connection bound its name, as a count of the registry's binds: one that bound
-     * after {@link SessionRegistry#binds()} read {@code n} has a larger order than {@code n}.
+     * When this connection bound its name or last changed its roles, as a count of the registry's
+     * binds: one that did so after {@link SessionRegistry#binds()} read {@code n} has a larger
+     * order than {@code n}.
      */
     public long bindOrder() {
         return bindOrder;

@@ -264,8 +264,19 @@ public final class SessionRegistry {
     /** Replaces a name's roles (empty clears); ignored when the name is not bound. */
     public void roles(String name, List<String> value) {
         Session s = byName.get(name);
-        if (s != null) {
+        if (s == null || s.roles().equals(value)) {
+            return;
+        }
+        synchronized (nameLock) {
+            if (byName.get(name) != s) {
+                return;
+            }
             s.roles(value);
+            // counted as a bind: a chat that resolved its recipients before these roles (a registration's
+            // frame sets them just after its bind) checks this connection again at fan-out (ChatVerb)
+            long order = binds + 1;
+            s.rebind(order);
+            binds = order;
         }
     }
 

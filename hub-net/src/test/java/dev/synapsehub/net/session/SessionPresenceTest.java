@@ -125,4 +125,19 @@ class SessionPresenceTest {
         table.left("e", Double.NaN); // never seen: nothing to remember
         assertThat(table.size()).isEqualTo(2);
     }
+
+    @Test
+    void aRolesChangeCountsAsALaterBindForChatFanOut() {
+        Session bob = bound("p/bob", 10);
+        long read = registry.binds(); // what a chat reads before it resolves its recipients
+        assertThat(bob.bindOrder()).isLessThanOrEqualTo(read);
+        registry.roles("p/bob", List.of("reviewer")); // the registration frame's roles, set after its bind
+        assertThat(bob.bindOrder()).as("checked again at that chat's fan-out").isGreaterThan(read);
+        assertThat(registry.binds()).isEqualTo(bob.bindOrder());
+        long again = registry.binds();
+        registry.roles("p/bob", List.of("reviewer")); // unchanged: nothing to check again
+        assertThat(bob.bindOrder()).isEqualTo(again);
+        registry.roles("p/nobody", List.of("x"));
+        assertThat(registry.binds()).isEqualTo(again);
+    }
 }
