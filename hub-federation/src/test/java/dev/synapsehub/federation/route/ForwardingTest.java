@@ -356,7 +356,9 @@ class ForwardingTest {
 
     @Test
     void anUnkeyedRetryOnASecondConnectionWhileTheFirstIsInFlightGetsItsVerdictAndIsNotSentAgain() throws Exception {
-        FedHub a = forwarder();
+        // a bound well past what the reconnect and retry take on a loaded machine: the retry must join the
+        // first forward while it is still in flight
+        FedHub a = forwarder(new ClaimRoute("hub-b", b.uri(), b.certs.server().pin()), Duration.ofSeconds(40));
         HubClient first = a.agent("proj/a1");
         assertThat(FedHub.claim(first, "proj/a1", "WARM", "src/w").path("type").asText()).isEqualTo("claim_granted");
         long counter = b.durable.actor().read(s -> s.claims().epochCounter()).get();
@@ -450,7 +452,8 @@ class ForwardingTest {
                     new ClaimRoute("hub-b", b.uri(), b.certs.server().pin()),
                     new ClaimRoute("hub-c", java.net.URI.create("wss://127.0.0.1:" + blackhole.getLocalPort() + "/"),
                             b.certs.server().pin()))),
-                    null, aCerts.clientFiles().cert(), aCerts.clientFiles().key(), ForwardSettings.BOUND);
+                    // a bound past what the agents' connections and the healthy grant take on a loaded machine
+                    null, aCerts.clientFiles().cert(), aCerts.clientFiles().key(), Duration.ofSeconds(40));
             FedHub a = keep(new FedHub(aCerts, dir.resolve("a.db"), new FederationSettings(ServingTrust.none(),
                     WatchSettings.none(), new NamespaceOwners("hub-a", Map.of("proj", "hub-b", "other", "hub-c")),
                     forward)));
@@ -468,14 +471,14 @@ class ForwardingTest {
             healthy.send(claimFrame(healthy, "H-1"));
             ObjectNode granted = healthy.await(r -> "H-1".equals(r.path("task_id").asText())
                     && ("claim_granted".equals(r.path("type").asText()) || "claim_denied".equals(r.path("type").asText())),
-                    WAIT); // longer than the bound: a forward queued behind the dead owner's is answered its timeout
+                    Duration.ofSeconds(30)); // shorter than the bound: a forward queued behind the dead owner's would miss it
             assertThat(granted.path("type").asText()).as(granted.toString()).isEqualTo("claim_granted");
             // answered while every forward to the dead owner was still waiting for it (each is refused at the bound)
             assertThat(a.federation.metrics().forwardedClaimsDenied.get()).isZero();
             for (int i = 0; i < stuck.size(); i++) {
                 String task = "D-" + i;
                 ObjectNode refused = stuck.get(i).await(r -> task.equals(r.path("task_id").asText())
-                        && "claim_denied".equals(r.path("type").asText()), WAIT.multipliedBy(2));
+                        && "claim_denied".equals(r.path("type").asText()), Duration.ofSeconds(60));
                 // the bound's timeout, or the plain refusal when the connect's own 10 s ran out first
                 assertThat(refused.path("ownership").asText()).as(refused.toString()).isEqualTo("remote");
             }
