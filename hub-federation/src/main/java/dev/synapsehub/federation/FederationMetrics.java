@@ -46,7 +46,8 @@ public final class FederationMetrics {
     /** Appends the counters in Prometheus text format. */
     public void appendTo(StringBuilder s) {
         appendServingTo(s);
-        counter(s, "synapse_forwarded_claims_total", "Claims forwarded to their namespace's owning hub.",
+        counter(s, "synapse_forwarded_claims_total", "Claims forwarded to their namespace's owning hub"
+                + " (unkeyed retries that joined an identical forward in flight included: see _joined_total).",
                 forwardedClaims.get());
         counter(s, "synapse_forwarded_claims_joined_total",
                 "Unkeyed claims answered with the verdict of an identical forward in flight (not sent again).",
