@@ -20,14 +20,17 @@ import java.util.UUID;
  * A consistent copy of a journal file ({@code synapse-hub journal backup}), taken through the
  * hub's own writer while it runs, or directly when no hub holds the file.
  *
- * <p>A running hub holds the file with an exclusive lock, so no other connection (nor
- * {@code sqlite3 .backup}) can read it. The copy is therefore logical and incremental: in one
- * writer turn it fixes the point of the copy (the last committed seq S, the complete snapshots,
- * the compaction floor), pins those snapshots against rotation and registers a retention hold
- * on the floor; then it reads snapshot chunks and rows up to S in bounded writer turns
- * ({@link #ROWS_PER_TURN} rows each) and writes them into a new file from the backup thread.
- * Committed rows and complete snapshots never change, so the copy is exactly the journal as of
- * S, whatever the hub commits meanwhile, and the writer is never held for the whole copy.
+ * <p>A running hub holds only its writer lock ({@code <file>-lock}, {@link WriterLock}); SQLite's
+ * own locking stays normal, so other connections may read the file. But SQLite's online backup
+ * restarts whenever the hub commits meanwhile, and {@code VACUUM INTO} on the hub's connection
+ * would hold the writer for the whole copy. The copy is therefore logical and incremental, taken
+ * through the hub's writer: in one writer turn it fixes the point of the copy (the last committed
+ * seq S, the complete snapshots, the compaction floor), pins those snapshots against rotation and
+ * registers a retention hold on the floor; then it reads snapshot chunks and rows up to S in
+ * bounded writer turns ({@link #ROWS_PER_TURN} rows each) and writes them into a new file from the
+ * backup thread. Committed rows and complete snapshots never change, so the copy is exactly the
+ * journal as of S, whatever the hub commits meanwhile, and the writer is never held for the whole
+ * copy.
  *
  * <p>The new file is built under a temporary name beside the target, synced, then renamed into
  * place; an existing target is never overwritten. Row values keep their SQLite storage class,

@@ -59,7 +59,7 @@ public final class JournalControl implements AutoCloseable {
     public static Optional<JournalControl> start(SqliteJournal journal, CoordinationActor actor, Retention retention) {
         Path socket = socketPath(journal.path());
         try {
-            Files.deleteIfExists(socket); // we hold the journal's exclusive lock: no other hub owns it
+            Files.deleteIfExists(socket); // we hold the journal's writer lock: no other hub owns it
             ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
             server.bind(UnixDomainSocketAddress.of(socket));
             if (socket.getFileSystem().supportedFileAttributeViews().contains("posix")) {
