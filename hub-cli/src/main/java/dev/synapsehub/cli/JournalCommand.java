@@ -27,19 +27,23 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 
-/** {@code synapse-hub journal inspect|verify --db FILE}: look into a journal file offline (snapshots included). */
-@Command(name = "journal", description = "Inspect or verify a journal file (the hub must not be running on it), or"
-        + " back it up (online through the running hub, or offline).",
+/** {@code synapse-hub journal inspect|verify|backup --db FILE}: look into a journal file read-only (snapshots included), or copy it. */
+@Command(name = "journal", description = "Inspect or verify a journal file (read-only: the file is never changed, and"
+        + " may be on read-only storage), or back it up (online through the running hub, or offline).",
         mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER,
         subcommands = {JournalCommand.Inspect.class, JournalCommand.Verify.class, JournalCommand.Backup.class})
 public final class JournalCommand {
 
-    /** Opens an existing journal file for a tool. */
+    /**
+     * Opens an existing journal file for a tool, read-only: no WAL switch, no schema created, no
+     * migration, no lock file; a file that is empty, foreign, of another hub's layout or in need of
+     * a migration is refused with what it is, unchanged.
+     */
     static SqliteJournal openExisting(Path db) throws JournalException {
         if (!Files.isRegularFile(db)) {
             throw new JournalRefusedException(db + ": no such journal file");
         }
-        return SqliteJournal.open(db);
+        return SqliteJournal.openReadOnly(db);
     }
 
     /** A subcommand that opens one journal file and reports on it. */
@@ -56,6 +60,12 @@ public final class JournalCommand {
         @Override
         public Integer call() throws Exception {
             try (SqliteJournal journal = openExisting(db)) {
+                if (journal.hubRunning()) {
+                    // safe: a read-only view in one read transaction; but it is already behind the hub
+                    spec.commandLine().getErr().printf("synapse-hub: note: a hub is running on %s; this reads the"
+                            + " journal as of seq %,d, which the hub may already have moved past%n", journal.path(),
+                            journal.lastSeq());
+                }
                 return report(journal, System.currentTimeMillis() / 1000.0);
             } catch (JournalException e) {
                 spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());

@@ -69,12 +69,24 @@ public final class JournalBackup {
     private record Plan(long seq, long floor, List<SnapshotStore.Info> snapshots) {
     }
 
-    /** Copies the journal {@code db} no hub is running on into {@code target}. */
+    /**
+     * Copies the journal {@code db} no hub is running on into {@code target}, reading it read-only
+     * (nothing of {@code db} is changed or created, so it may sit on read-only storage).
+     *
+     * @throws JournalRefusedException when a hub holds {@code db}'s writer lock (back it up through
+     *     that hub instead), or {@code db} is not a current journal
+     */
     public static Result offline(Path db, Path target) throws JournalException {
         if (!Files.isRegularFile(db)) {
             throw new JournalRefusedException(db + ": no such journal file");
         }
-        try (SqliteJournal journal = SqliteJournal.open(db)) {
+        try (SqliteJournal journal = SqliteJournal.openReadOnly(db)) {
+            if (journal.hubRunning()) {
+                throw new JournalRefusedException(db + " is open in a running hub (it holds " + WriterLock.lockFile(db)
+                        .getFileName() + ") that did not take the backup through its control socket "
+                        + JournalControl.socketPath(db).getFileName() + " (see its start-up log); stop it for an"
+                        + " offline backup. Nothing was written.");
+            }
             return copy(journal, WriterAccess.direct(null), null, target, false);
         }
     }
