@@ -178,29 +178,44 @@ public final class JournalCommand {
         @Option(names = "--to", required = true, paramLabel = "FILE", description = "The new file to write.")
         Path to;
 
+        @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "30",
+                description = "Online: give up (exit 3) when the running hub stays silent this long: to accept the"
+                        + " connection, or between the progress signs a working hub sends every 2 s (default:"
+                        + " ${DEFAULT-VALUE}; at least 3). A long copy is not cut short while the hub keeps working.")
+        double timeout;
+
         @Spec
         CommandSpec spec;
 
         @Override
         public Integer call() {
             PrintWriter out = spec.commandLine().getOut();
+            PrintWriter err = spec.commandLine().getErr();
+            if (!(timeout >= 3) || timeout > 86_400) { // a working hub signs every 2 s: less would cut it short
+                err.println("synapse-hub: --timeout must be at least 3 and at most 86400 seconds");
+                return ExitCodes.USAGE;
+            }
             Path target = to.toAbsolutePath().normalize();
             try {
-                Optional<String> online = JournalControl.request(db, "backup " + target);
+                Optional<String> online = JournalControl.request(db, "backup " + target,
+                        Math.max(1, Math.round(timeout * 1000)));
                 if (online.isPresent()) {
                     String reply = online.get();
                     if (reply.startsWith("ok ")) {
                         out.println("online backup " + reply.substring(3));
                         return ExitCodes.OK;
                     }
-                    spec.commandLine().getErr().println("synapse-hub: the running hub refused the backup: "
-                            + reply.replaceFirst("^error ", ""));
+                    err.println("synapse-hub: the running hub refused the backup: " + reply.replaceFirst("^error ", ""));
                     return ExitCodes.DATA_ERROR;
                 }
                 out.println("offline backup " + JournalBackup.offline(db, target).summary());
                 return ExitCodes.OK;
+            } catch (JournalControl.NoAnswerException e) {
+                err.println("synapse-hub: " + e.getMessage() + "; no backup was taken here (if the hub resumes it may"
+                        + " still write " + target + ")");
+                return ExitCodes.UNAVAILABLE;
             } catch (JournalException | java.io.IOException e) {
-                spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
+                err.println("synapse-hub: " + e.getMessage());
                 return ExitCodes.DATA_ERROR;
             }
         }

@@ -68,4 +68,21 @@ class JournalBackupCliTest {
         assertThat(off.code()).as(off.err()).isEqualTo(ExitCodes.OK);
         assertThat(off.out()).startsWith("offline backup ");
     }
+
+    @Test
+    void aHubThatStaysSilentIsGivenUpOnWithExitThree() throws Exception {
+        Path db = dir.resolve("hub.db");
+        // a SIGSTOPped hub: its socket still takes connections into the backlog, nobody answers
+        try (java.nio.channels.ServerSocketChannel frozen = java.nio.channels.ServerSocketChannel.open(
+                java.net.StandardProtocolFamily.UNIX)) {
+            frozen.bind(java.net.UnixDomainSocketAddress.of(JournalControl.socketPath(db)));
+            CliTest.Run run = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(60),
+                    () -> CliTest.run("journal", "backup", "--db", db.toString(), "--to", dir.resolve("b.db").toString(),
+                            "--timeout", "3"));
+            assertThat(run.code()).as(run.err()).isEqualTo(ExitCodes.UNAVAILABLE);
+            assertThat(run.err()).contains("stayed silent for more than 3.0 s").contains("stopped (SIGSTOP)");
+        }
+        assertThat(CliTest.run("journal", "backup", "--db", db.toString(), "--to", dir.resolve("c.db").toString(),
+                "--timeout", "1").code()).as("a timeout shorter than the hub's heartbeat").isEqualTo(ExitCodes.USAGE);
+    }
 }
