@@ -169,7 +169,11 @@ public final class JournalCommand {
             "With a hub running on --db the copy is taken through that hub (its control socket FILE.control next to"
                     + " the journal, owner only), consistent at the seq it started at, while the hub keeps serving;"
                     + " with no hub running the file is copied directly. The target must not exist. A backup is"
-                    + " itself a journal: start a hub on it, or check it with journal verify."},
+                    + " itself a journal: start a hub on it, or check it with journal verify.",
+            "Online, the hub process writes the file, at --to as the hub sees that path: under a service"
+                    + " sandbox (the shipped systemd unit: ProtectSystem=strict, PrivateTmp=true) only its writable"
+                    + " paths work, and /tmp is the hub's private one. Name a directory the hub may write and you"
+                    + " can read (see docs/operations.md, Backup and restore)."},
             mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER)
     static final class Backup implements Callable<Integer> {
         @Option(names = "--db", required = true, paramLabel = "FILE", description = "The journal file.")
@@ -202,7 +206,16 @@ public final class JournalCommand {
                 if (online.isPresent()) {
                     String reply = online.get();
                     if (reply.startsWith("ok ")) {
-                        out.println("online backup " + reply.substring(3));
+                        out.println("online backup written by the hub process (the path as it sees it) to "
+                                + reply.substring(3));
+                        if (!Files.exists(target)) {
+                            err.println("synapse-hub: the hub reports the backup written at " + target + ", but this"
+                                    + " process does not see a file there: the hub runs in another file-system view"
+                                    + " (a systemd unit's PrivateTmp= or a container's own mounts), so the copy is in"
+                                    + " the hub's view only (a private /tmp is removed when the hub stops). Back up to"
+                                    + " a directory both share, e.g. one in the unit's ReadWritePaths.");
+                            return ExitCodes.USAGE;
+                        }
                         return ExitCodes.OK;
                     }
                     err.println("synapse-hub: the running hub refused the backup: " + reply.replaceFirst("^error ", ""));
