@@ -206,8 +206,14 @@ final class FederationCommands implements Callable<Integer> {
         @Parameters(paramLabel = "URI", description = "The peer hub, e.g. wss://hub-b.example:8876.")
         java.net.URI uri;
 
-        @Option(names = "--out", required = true, paramLabel = "FILE", description = "Where to write the bundle.")
+        @Option(names = "--out", required = true, paramLabel = "FILE",
+                description = "Where to write the bundle (a new file, unless --replace-existing).")
         Path out;
+
+        @Option(names = "--replace-existing",
+                description = "If --out already exists, replace it (atomically) with the fetched bundle; without this"
+                        + " flag an existing file is refused (exit 2) and left as it was.")
+        boolean replaceExisting;
 
         @Option(names = "--pin", paramLabel = "sha256:HEX", description = "The peer's server certificate pin (wss:// only).")
         String pin;
@@ -226,6 +232,11 @@ final class FederationCommands implements Callable<Integer> {
         public Integer call() {
             PrintWriter err = spec.commandLine().getErr();
             java.time.Duration wait = java.time.Duration.ofMillis((long) (Math.max(0.1, timeout) * 1000));
+            if (!replaceExisting && Files.exists(out)) { // before any connection: nothing to fetch for
+                err.println("synapse-hub: " + out + " exists; pass --replace-existing to replace it, or name a new"
+                        + " file. Nothing was written.");
+                return ExitCodes.USAGE;
+            }
             try {
                 dev.synapsehub.client.tls.ClientTls tls = pin == null ? dev.synapsehub.client.tls.ClientTls.NONE
                         : dev.synapsehub.client.tls.ClientTls.pinned(dev.synapsehub.client.tls.CertificatePin.parse(pin));
@@ -256,7 +267,13 @@ final class FederationCommands implements Callable<Integer> {
                     byte[] bytes = new com.fasterxml.jackson.databind.ObjectMapper()
                             .writerWithDefaultPrettyPrinter().writeValueAsBytes(bundle);
                     PeeringRecord r = FederationStore.parseBundle(bytes, out);
-                    Files.write(out, bytes);
+                    try {
+                        writeNew(out, bytes, replaceExisting);
+                    } catch (java.nio.file.FileAlreadyExistsException e) {
+                        err.println("synapse-hub: " + out + " appeared while fetching; pass --replace-existing to"
+                                + " replace it. Nothing was written.");
+                        return ExitCodes.USAGE;
+                    }
                     printBundle(spec.commandLine().getOut(), r);
                     return ExitCodes.OK;
                 }
@@ -271,6 +288,44 @@ final class FederationCommands implements Callable<Integer> {
                 err.println("synapse-hub: cannot fetch the offer of " + uri + ": " + e.getMessage() + hint);
                 return ExitCodes.UNAVAILABLE;
             }
+        }
+    }
+
+    /**
+     * Writes {@code bytes} to {@code file} all at once, never a partial file: a temporary file
+     * beside it, synced, then renamed over it ({@code replace}) or linked in place only if no file
+     * is there (else {@link java.nio.file.FileAlreadyExistsException}), and the directory synced.
+     */
+    static void writeNew(Path file, byte[] bytes, boolean replace) throws IOException {
+        Path target = file.toAbsolutePath();
+        Path temp = Files.createTempFile(target.getParent(), "." + target.getFileName() + ".", ".tmp");
+        try {
+            try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(temp,
+                    java.nio.file.StandardOpenOption.WRITE)) {
+                java.nio.ByteBuffer buf = java.nio.ByteBuffer.wrap(bytes);
+                while (buf.hasRemaining()) {
+                    ch.write(buf);
+                }
+                ch.force(true);
+            }
+            if (replace) {
+                Files.move(temp, target, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            } else {
+                try {
+                    Files.createLink(target, temp); // fails if a file is there: never clobbers one
+                } catch (UnsupportedOperationException noLinks) {
+                    Files.move(temp, target); // refuses an existing target
+                }
+            }
+        } finally {
+            Files.deleteIfExists(temp);
+        }
+        try (java.nio.channels.FileChannel dir = java.nio.channels.FileChannel.open(target.getParent(),
+                java.nio.file.StandardOpenOption.READ)) {
+            dir.force(true); // the rename survives a power loss
+        } catch (IOException ignored) {
+            // not every file system syncs a directory; the file itself is synced
         }
     }
 

@@ -27,19 +27,23 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 
-/** {@code synapse-hub journal inspect|verify --db FILE}: look into a journal file offline (snapshots included). */
-@Command(name = "journal", description = "Inspect or verify a journal file (the hub must not be running on it), or"
-        + " back it up (online through the running hub, or offline).",
+/** {@code synapse-hub journal inspect|verify|backup --db FILE}: look into a journal file read-only (snapshots included), or copy it. */
+@Command(name = "journal", description = "Inspect or verify a journal file (read-only: the file is never changed, and"
+        + " may be on read-only storage), or back it up (online through the running hub, or offline).",
         mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER,
         subcommands = {JournalCommand.Inspect.class, JournalCommand.Verify.class, JournalCommand.Backup.class})
 public final class JournalCommand {
 
-    /** Opens an existing journal file for a tool. */
+    /**
+     * Opens an existing journal file for a tool, read-only: no WAL switch, no schema created, no
+     * migration, no lock file; a file that is empty, foreign, of another hub's layout or in need of
+     * a migration is refused with what it is, unchanged.
+     */
     static SqliteJournal openExisting(Path db) throws JournalException {
         if (!Files.isRegularFile(db)) {
             throw new JournalRefusedException(db + ": no such journal file");
         }
-        return SqliteJournal.open(db);
+        return SqliteJournal.openReadOnly(db);
     }
 
     /** A subcommand that opens one journal file and reports on it. */
@@ -56,6 +60,12 @@ public final class JournalCommand {
         @Override
         public Integer call() throws Exception {
             try (SqliteJournal journal = openExisting(db)) {
+                if (journal.hubRunning()) {
+                    // safe: a read-only view in one read transaction; but it is already behind the hub
+                    spec.commandLine().getErr().printf("synapse-hub: note: a hub is running on %s; this reads the"
+                            + " journal as of seq %,d, which the hub may already have moved past%n", journal.path(),
+                            journal.lastSeq());
+                }
                 return report(journal, System.currentTimeMillis() / 1000.0);
             } catch (JournalException e) {
                 spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
@@ -159,7 +169,11 @@ public final class JournalCommand {
             "With a hub running on --db the copy is taken through that hub (its control socket FILE.control next to"
                     + " the journal, owner only), consistent at the seq it started at, while the hub keeps serving;"
                     + " with no hub running the file is copied directly. The target must not exist. A backup is"
-                    + " itself a journal: start a hub on it, or check it with journal verify."},
+                    + " itself a journal: start a hub on it, or check it with journal verify.",
+            "Online, the hub process writes the file, at --to as the hub sees that path: under a service"
+                    + " sandbox (the shipped systemd unit: ProtectSystem=strict, PrivateTmp=true) only its writable"
+                    + " paths work, and /tmp is the hub's private one. Name a directory the hub may write and you"
+                    + " can read (see docs/operations.md, Backup and restore)."},
             mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER)
     static final class Backup implements Callable<Integer> {
         @Option(names = "--db", required = true, paramLabel = "FILE", description = "The journal file.")
@@ -168,29 +182,53 @@ public final class JournalCommand {
         @Option(names = "--to", required = true, paramLabel = "FILE", description = "The new file to write.")
         Path to;
 
+        @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "30",
+                description = "Online: give up (exit 3) when the running hub stays silent this long: to accept the"
+                        + " connection, or between the progress signs a working hub sends every 2 s (default:"
+                        + " ${DEFAULT-VALUE}; at least 3). A long copy is not cut short while the hub keeps working.")
+        double timeout;
+
         @Spec
         CommandSpec spec;
 
         @Override
         public Integer call() {
             PrintWriter out = spec.commandLine().getOut();
+            PrintWriter err = spec.commandLine().getErr();
+            if (!(timeout >= 3) || timeout > 86_400) { // a working hub signs every 2 s: less would cut it short
+                err.println("synapse-hub: --timeout must be at least 3 and at most 86400 seconds");
+                return ExitCodes.USAGE;
+            }
             Path target = to.toAbsolutePath().normalize();
             try {
-                Optional<String> online = JournalControl.request(db, "backup " + target);
+                Optional<String> online = JournalControl.request(db, "backup " + target,
+                        Math.max(1, Math.round(timeout * 1000)));
                 if (online.isPresent()) {
                     String reply = online.get();
                     if (reply.startsWith("ok ")) {
-                        out.println("online backup " + reply.substring(3));
+                        out.println("online backup written by the hub process (the path as it sees it) to "
+                                + reply.substring(3));
+                        if (!Files.exists(target)) {
+                            err.println("synapse-hub: the hub reports the backup written at " + target + ", but this"
+                                    + " process does not see a file there: the hub runs in another file-system view"
+                                    + " (a systemd unit's PrivateTmp= or a container's own mounts), so the copy is in"
+                                    + " the hub's view only (a private /tmp is removed when the hub stops). Back up to"
+                                    + " a directory both share, e.g. one in the unit's ReadWritePaths.");
+                            return ExitCodes.USAGE;
+                        }
                         return ExitCodes.OK;
                     }
-                    spec.commandLine().getErr().println("synapse-hub: the running hub refused the backup: "
-                            + reply.replaceFirst("^error ", ""));
+                    err.println("synapse-hub: the running hub refused the backup: " + reply.replaceFirst("^error ", ""));
                     return ExitCodes.DATA_ERROR;
                 }
                 out.println("offline backup " + JournalBackup.offline(db, target).summary());
                 return ExitCodes.OK;
+            } catch (JournalControl.NoAnswerException e) {
+                err.println("synapse-hub: " + e.getMessage() + "; no backup was taken here (if the hub resumes it may"
+                        + " still write " + target + ")");
+                return ExitCodes.UNAVAILABLE;
             } catch (JournalException | java.io.IOException e) {
-                spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
+                err.println("synapse-hub: " + e.getMessage());
                 return ExitCodes.DATA_ERROR;
             }
         }

@@ -84,10 +84,26 @@ class FederationStoreCliTest {
         assertThat(fetched.out()).isEqualTo(offered); // same fields, same fingerprint
         assertThat(CliTest.run("federation", "offer", out.toString()).out()).isEqualTo(offered);
         assertThat(dir.resolve("store")).doesNotExist();
+
+        Files.writeString(out, "{\"mine\": true}");
+        CliTest.Run again = CliTest.run("federation", "fetch", "wss://127.0.0.1:" + d.port(), "--out", out.toString(),
+                "--pin", server.pin().text());
+        assertThat(again.code()).as(again.out()).isEqualTo(ExitCodes.USAGE);
+        assertThat(again.err()).contains("exists; pass --replace-existing");
+        assertThat(Files.readString(out)).as("left as it was").isEqualTo("{\"mine\": true}");
+        CliTest.Run replaced = CliTest.run("federation", "fetch", "wss://127.0.0.1:" + d.port(), "--out",
+                out.toString(), "--pin", server.pin().text(), "--replace-existing");
+        assertThat(replaced.code()).as(replaced.err()).isEqualTo(ExitCodes.OK);
+        assertThat(CliTest.run("federation", "offer", out.toString()).out()).isEqualTo(offered);
+        try (var listed = Files.list(dir)) {
+            assertThat(listed.map(p -> p.getFileName().toString())).as("no temporary file left")
+                    .noneMatch(n -> n.endsWith(".tmp"));
+        }
         hub.close();
 
         HubDaemon bare = hub.start("--port", "0");
-        CliTest.Run none = CliTest.run("federation", "fetch", "ws://127.0.0.1:" + bare.port(), "--out", out.toString());
+        CliTest.Run none = CliTest.run("federation", "fetch", "ws://127.0.0.1:" + bare.port(), "--out",
+                dir.resolve("none.json").toString());
         assertThat(none.code()).isEqualTo(ExitCodes.REFUSED);
         assertThat(none.err()).contains("No federation offer is configured on this hub.");
         CliTest.Run broken = CliTest.run("--port", "0", "--federation-offer", dir.resolve("missing.json").toString());

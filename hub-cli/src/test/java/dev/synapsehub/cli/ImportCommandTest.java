@@ -378,4 +378,46 @@ class ImportCommandTest {
             assertThat(claims.get(0).path("epoch").asLong()).isEqualTo(3);
         }
     }
+
+    @Test
+    void aTargetARunningHubServesIsRefusedAndTheHubKeepsItsJournal(@TempDir Path dir) throws Exception {
+        double t = System.currentTimeMillis() / 1000.0;
+        Path source = dir.resolve("other.db");
+        try (ReferenceDb db = new ReferenceDb(source)) {
+            db.event(t, "claim", claim("a", "proj/x", 3, 0, t, t + 600, ""));
+        }
+        Path target = dir.resolve("hub.db");
+        hub.start("--port", "0", "--db", target.toString());
+        try (HubClient c = HubClient.connect(URI.create(hub.url()), WAIT)) {
+            c.register("proj/y", null, WAIT);
+            ObjectNode claim = c.frame("claim");
+            claim.put("task_id", "before");
+            c.send(claim);
+            c.awaitType("claim_granted", WAIT);
+
+            for (String[] args : List.of(new String[] {"--replace-existing"}, new String[] {"--replace-existing",
+                    "--dry-run"})) {
+                CliTest.Run refused = run(Stream.concat(Stream.of("import", "--from", source.toString(), "--db",
+                        target.toString()), Stream.of(args)).toArray(String[]::new));
+                assertThat(refused.code()).as(refused.out() + refused.err()).isEqualTo(ExitCodes.USAGE);
+                assertThat(refused.err()).contains("a running hub holds its writer lock").contains("Stop that hub first");
+            }
+            try (Stream<Path> files = Files.list(dir)) {
+                assertThat(files.map(p -> p.getFileName().toString()))
+                        .as("nothing moved aside").noneMatch(n -> n.startsWith("hub.db.replaced-"));
+            }
+
+            ObjectNode after = c.frame("claim"); // granted after the import attempt: must survive a restart
+            after.put("task_id", "after");
+            c.send(after);
+            c.awaitType("claim_granted", WAIT);
+        }
+        hub.close();
+        hub.start("--port", "0", "--db", target.toString());
+        try (HubClient c = HubClient.connect(URI.create(hub.url()), WAIT)) {
+            c.register("proj/y", null, WAIT);
+            JsonNode claims = ask(c, "state_request", "state_snapshot").path("snapshot").path("active_claims");
+            assertThat(claims).extracting(n -> n.path("task_id").asText()).containsExactlyInAnyOrder("before", "after");
+        }
+    }
 }

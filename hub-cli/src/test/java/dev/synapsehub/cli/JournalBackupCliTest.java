@@ -35,7 +35,8 @@ class JournalBackupCliTest {
         Path online = dir.resolve("online.db");
         CliTest.Run backup = CliTest.run("journal", "backup", "--db", db.toString(), "--to", online.toString());
         assertThat(backup.code()).as(backup.err()).isEqualTo(ExitCodes.OK);
-        assertThat(backup.out()).startsWith("online backup ").contains("consistent at seq 1");
+        assertThat(backup.out()).startsWith("online backup written by the hub process (the path as it sees it) to "
+                + online.toAbsolutePath().normalize() + ": ").contains("consistent at seq 1");
         assertThat(CliTest.run("claim", "T2", "--url", hub.url()).code()).as("the hub kept serving").isEqualTo(ExitCodes.OK);
         CliTest.Run again = CliTest.run("journal", "backup", "--db", db.toString(), "--to", online.toString());
         assertThat(again.code()).isEqualTo(ExitCodes.DATA_ERROR);
@@ -67,5 +68,50 @@ class JournalBackupCliTest {
         CliTest.Run off = CliTest.run("journal", "backup", "--db", db.toString(), "--to", dir.resolve("b.db").toString());
         assertThat(off.code()).as(off.err()).isEqualTo(ExitCodes.OK);
         assertThat(off.out()).startsWith("offline backup ");
+    }
+
+    @Test
+    void aHubThatStaysSilentIsGivenUpOnWithExitThree() throws Exception {
+        Path db = dir.resolve("hub.db");
+        // a SIGSTOPped hub: its socket still takes connections into the backlog, nobody answers
+        try (java.nio.channels.ServerSocketChannel frozen = java.nio.channels.ServerSocketChannel.open(
+                java.net.StandardProtocolFamily.UNIX)) {
+            frozen.bind(java.net.UnixDomainSocketAddress.of(JournalControl.socketPath(db)));
+            CliTest.Run run = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(60),
+                    () -> CliTest.run("journal", "backup", "--db", db.toString(), "--to", dir.resolve("b.db").toString(),
+                            "--timeout", "3"));
+            assertThat(run.code()).as(run.err()).isEqualTo(ExitCodes.UNAVAILABLE);
+            assertThat(run.err()).contains("stayed silent for more than 3.0 s").contains("stopped (SIGSTOP)");
+        }
+        assertThat(CliTest.run("journal", "backup", "--db", db.toString(), "--to", dir.resolve("c.db").toString(),
+                "--timeout", "1").code()).as("a timeout shorter than the hub's heartbeat").isEqualTo(ExitCodes.USAGE);
+    }
+
+    @Test
+    void aBackupTheHubWroteWhereThisProcessCannotSeeItIsNotASuccess() throws Exception {
+        Path db = dir.resolve("hub.db");
+        Path target = dir.resolve("private-tmp.db"); // the hub says it wrote it; here there is no such file
+        try (java.nio.channels.ServerSocketChannel hubInAnotherView = java.nio.channels.ServerSocketChannel.open(
+                java.net.StandardProtocolFamily.UNIX)) {
+            hubInAnotherView.bind(java.net.UnixDomainSocketAddress.of(JournalControl.socketPath(db)));
+            Thread answering = new Thread(() -> {
+                try (java.nio.channels.SocketChannel c = hubInAnotherView.accept()) {
+                    java.nio.ByteBuffer in = java.nio.ByteBuffer.allocate(8192);
+                    while (c.read(in) > 0 && in.get(in.position() - 1) != '\n') {
+                        // bounded by the client's one request line
+                    }
+                    c.write(java.nio.ByteBuffer.wrap(("ok " + target + ": consistent at seq 1; 1 rows and 0 snapshot(s),"
+                            + " 8,192 bytes in 0.01 s\n").getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+                } catch (java.io.IOException ignored) {
+                    // the assertions below say what went wrong
+                }
+            });
+            answering.start();
+            CliTest.Run run = CliTest.run("journal", "backup", "--db", db.toString(), "--to", target.toString());
+            answering.join(30_000);
+            assertThat(run.code()).as(run.out() + run.err()).isEqualTo(ExitCodes.USAGE);
+            assertThat(run.out()).startsWith("online backup written by the hub process");
+            assertThat(run.err()).contains("this process does not see a file there").contains("PrivateTmp");
+        }
     }
 }

@@ -20,14 +20,17 @@ import java.util.UUID;
  * A consistent copy of a journal file ({@code synapse-hub journal backup}), taken through the
  * hub's own writer while it runs, or directly when no hub holds the file.
  *
- * <p>A running hub holds the file with an exclusive lock, so no other connection (nor
- * {@code sqlite3 .backup}) can read it. The copy is therefore logical and incremental: in one
- * writer turn it fixes the point of the copy (the last committed seq S, the complete snapshots,
- * the compaction floor), pins those snapshots against rotation and registers a retention hold
- * on the floor; then it reads snapshot chunks and rows up to S in bounded writer turns
- * ({@link #ROWS_PER_TURN} rows each) and writes them into a new file from the backup thread.
- * Committed rows and complete snapshots never change, so the copy is exactly the journal as of
- * S, whatever the hub commits meanwhile, and the writer is never held for the whole copy.
+ * <p>A running hub holds only its writer lock ({@code <file>-lock}, {@link WriterLock}); SQLite's
+ * own locking stays normal, so other connections may read the file. But SQLite's online backup
+ * restarts whenever the hub commits meanwhile, and {@code VACUUM INTO} on the hub's connection
+ * would hold the writer for the whole copy. The copy is therefore logical and incremental, taken
+ * through the hub's writer: in one writer turn it fixes the point of the copy (the last committed
+ * seq S, the complete snapshots, the compaction floor), pins those snapshots against rotation and
+ * registers a retention hold on the floor; then it reads snapshot chunks and rows up to S in
+ * bounded writer turns ({@link #ROWS_PER_TURN} rows each) and writes them into a new file from the
+ * backup thread. Committed rows and complete snapshots never change, so the copy is exactly the
+ * journal as of S, whatever the hub commits meanwhile, and the writer is never held for the whole
+ * copy.
  *
  * <p>The new file is built under a temporary name beside the target, synced, then renamed into
  * place; an existing target is never overwritten. Row values keep their SQLite storage class,
@@ -66,12 +69,24 @@ public final class JournalBackup {
     private record Plan(long seq, long floor, List<SnapshotStore.Info> snapshots) {
     }
 
-    /** Copies the journal {@code db} no hub is running on into {@code target}. */
+    /**
+     * Copies the journal {@code db} no hub is running on into {@code target}, reading it read-only
+     * (nothing of {@code db} is changed or created, so it may sit on read-only storage).
+     *
+     * @throws JournalRefusedException when a hub holds {@code db}'s writer lock (back it up through
+     *     that hub instead), or {@code db} is not a current journal
+     */
     public static Result offline(Path db, Path target) throws JournalException {
         if (!Files.isRegularFile(db)) {
             throw new JournalRefusedException(db + ": no such journal file");
         }
-        try (SqliteJournal journal = SqliteJournal.open(db)) {
+        try (SqliteJournal journal = SqliteJournal.openReadOnly(db)) {
+            if (journal.hubRunning()) {
+                throw new JournalRefusedException(db + " is open in a running hub (it holds " + WriterLock.lockFile(db)
+                        .getFileName() + ") that did not take the backup through its control socket "
+                        + JournalControl.socketPath(db).getFileName() + " (see its start-up log); stop it for an"
+                        + " offline backup. Nothing was written.");
+            }
             return copy(journal, WriterAccess.direct(null), null, target, false);
         }
     }

@@ -20,11 +20,21 @@ import java.util.Optional;
  * domain socket beside the journal ({@code <db>.control}, mode 0600, so only the file's owner
  * can use it, as only they can read the journal). Serves one request per connection, one at a
  * time: {@code backup <absolute target path>} answers {@code ok <summary>} or
- * {@code error <message>}. It is not on the network and not part of the wire protocol.
+ * {@code error <message>}, and while it works it sends a {@code wait} line every
+ * {@link #HEARTBEAT_MILLIS} ms, so a client tells a hub busy with a long copy from a stopped one
+ * by how long the hub stays silent. A request must arrive within {@link #REQUEST_TIMEOUT_MILLIS}
+ * ms of the connection, so a client that never sends one cannot hold the socket. It is not on
+ * the network and not part of the wire protocol.
  */
 public final class JournalControl implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(JournalControl.class.getName());
     private static final int MAX_REQUEST = 8192;
+    /** How often the hub says it is still working on a request. */
+    static final long HEARTBEAT_MILLIS = 2_000;
+    /** How long the hub waits for the request line after a client connected. */
+    static final long REQUEST_TIMEOUT_MILLIS = 10_000;
+    /** What the hub sends while it works on a request; never a reply. */
+    static final String WAIT = "wait";
 
     private final Path socket;
     private final ServerSocketChannel server;
@@ -32,10 +42,13 @@ public final class JournalControl implements AutoCloseable {
     private final WriterAccess writer;
     private final Retention retention;
     private final Thread thread;
+    private final java.util.concurrent.ScheduledExecutorService heartbeats;
+    private final long heartbeatMillis;
     private volatile boolean closed;
 
     private JournalControl(Path socket, ServerSocketChannel server, SqliteJournal journal, WriterAccess writer,
-                           Retention retention) {
+                           Retention retention, long heartbeatMillis) {
+        this.heartbeatMillis = heartbeatMillis;
         this.socket = socket;
         this.server = server;
         this.journal = journal;
@@ -43,6 +56,11 @@ public final class JournalControl implements AutoCloseable {
         this.retention = retention;
         this.thread = new Thread(this::serve, "synapse-control");
         this.thread.setDaemon(true);
+        this.heartbeats = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "synapse-control-heartbeat");
+            t.setDaemon(true);
+            return t;
+        });
     }
 
     /** The control socket of the journal at {@code db}. */
@@ -57,15 +75,22 @@ public final class JournalControl implements AutoCloseable {
      * a Unix socket, a file system without them): the hub runs, only online backup is off.
      */
     public static Optional<JournalControl> start(SqliteJournal journal, CoordinationActor actor, Retention retention) {
+        return start(journal, actor, retention, HEARTBEAT_MILLIS);
+    }
+
+    /** As {@link #start(SqliteJournal, CoordinationActor, Retention)}, sending {@code wait} every {@code heartbeatMillis} (tests). */
+    static Optional<JournalControl> start(SqliteJournal journal, CoordinationActor actor, Retention retention,
+                                          long heartbeatMillis) {
         Path socket = socketPath(journal.path());
         try {
-            Files.deleteIfExists(socket); // we hold the journal's exclusive lock: no other hub owns it
+            Files.deleteIfExists(socket); // we hold the journal's writer lock: no other hub owns it
             ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
             server.bind(UnixDomainSocketAddress.of(socket));
             if (socket.getFileSystem().supportedFileAttributeViews().contains("posix")) {
                 Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));
             }
-            JournalControl control = new JournalControl(socket, server, journal, WriterAccess.actor(actor, 120), retention);
+            JournalControl control = new JournalControl(socket, server, journal, WriterAccess.actor(actor, 120), retention,
+                    heartbeatMillis);
             control.thread.start();
             return Optional.of(control);
         } catch (IOException | RuntimeException e) {
@@ -78,14 +103,53 @@ public final class JournalControl implements AutoCloseable {
     private void serve() {
         while (!closed) {
             try (SocketChannel client = server.accept()) {
-                String request = readLine(client);
-                String reply = answer(request);
-                client.write(ByteBuffer.wrap((reply + "\n").getBytes(StandardCharsets.UTF_8)));
+                String request;
+                try (Lines lines = new Lines(client)) {
+                    request = lines.next(REQUEST_TIMEOUT_MILLIS);
+                } catch (NoAnswerException e) {
+                    LOG.log(System.Logger.Level.WARNING, "control socket: no request within "
+                            + REQUEST_TIMEOUT_MILLIS / 1000 + " s of a connection; closed it");
+                    continue;
+                }
+                client.configureBlocking(true);
+                Object writing = new Object();
+                boolean[] answered = {false};
+                java.util.concurrent.ScheduledFuture<?> beat = heartbeats.scheduleAtFixedRate(() -> {
+                    synchronized (writing) {
+                        if (!answered[0]) {
+                            try {
+                                send(client, WAIT);
+                            } catch (IOException gone) {
+                                answered[0] = true; // the client left; the request still completes
+                            }
+                        }
+                    }
+                }, heartbeatMillis, heartbeatMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
+                String reply;
+                try {
+                    reply = answer(request);
+                } finally {
+                    beat.cancel(false);
+                }
+                synchronized (writing) {
+                    boolean gone = answered[0];
+                    answered[0] = true;
+                    if (!gone) {
+                        send(client, reply);
+                    }
+                }
             } catch (IOException e) {
                 if (!closed) {
                     LOG.log(System.Logger.Level.WARNING, "control socket: " + e.getMessage());
                 }
             }
+        }
+    }
+
+    private static void send(SocketChannel channel, String line) throws IOException {
+        ByteBuffer buf = ByteBuffer.wrap((line + "\n").getBytes(StandardCharsets.UTF_8));
+        while (buf.hasRemaining()) {
+            channel.write(buf);
         }
     }
 
@@ -105,39 +169,123 @@ public final class JournalControl implements AutoCloseable {
         }
     }
 
+    /** The hub did not answer within the time allowed: stopped (SIGSTOP), hung, or busy with another client. */
+    public static final class NoAnswerException extends IOException {
+        NoAnswerException(String message) {
+            super(message);
+        }
+    }
+
     /**
      * Sends one request to the hub running on {@code db}; empty when no hub listens there (no
-     * socket, or a stale one).
+     * socket, or a stale one). The hub may stay silent for at most {@code timeoutMillis} at a
+     * time: to accept the connection, and between its {@code wait} lines, which a working hub
+     * sends every {@link #HEARTBEAT_MILLIS} ms until it replies.
+     *
+     * @throws NoAnswerException when the hub stayed silent longer than that
      */
-    public static Optional<String> request(Path db, String line) throws IOException {
+    public static Optional<String> request(Path db, String line, long timeoutMillis) throws IOException {
         Path socket = socketPath(db);
         if (!Files.exists(socket)) {
             return Optional.empty();
         }
-        try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+        try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX); Lines lines = new Lines(channel)) {
             try {
-                channel.connect(UnixDomainSocketAddress.of(socket));
+                if (!channel.connect(UnixDomainSocketAddress.of(socket))) {
+                    lines.awaitConnect(timeoutMillis);
+                }
+            } catch (NoAnswerException e) {
+                throw e;
             } catch (IOException refused) {
                 return Optional.empty(); // left behind by a hub that was killed
             }
-            channel.write(ByteBuffer.wrap((line + "\n").getBytes(StandardCharsets.UTF_8)));
-            return Optional.ofNullable(readLine(channel));
+            lines.send(line, timeoutMillis);
+            while (true) { // bounded by the hub: it stops sending wait lines once it replied or stopped
+                String reply = lines.next(timeoutMillis);
+                if (!WAIT.equals(reply)) {
+                    return Optional.ofNullable(reply);
+                }
+            }
+        } catch (NoAnswerException e) {
+            throw new NoAnswerException("the hub on " + db + " stayed silent for more than " + timeoutMillis / 1000.0
+                    + " s on its control socket " + socket + " (" + e.getMessage() + "): it is stopped (SIGSTOP),"
+                    + " hung, or busy with another client's request");
         }
     }
 
-    private static String readLine(SocketChannel channel) throws IOException {
-        ByteBuffer buf = ByteBuffer.allocate(MAX_REQUEST);
-        while (buf.hasRemaining()) {
-            if (channel.read(buf) < 0) {
-                break;
-            }
-            for (int i = 0; i < buf.position(); i++) {
-                if (buf.get(i) == '\n') {
-                    return new String(buf.array(), 0, i, StandardCharsets.UTF_8);
+    /** Lines over a non-blocking channel, each read or write waiting at most a given time. */
+    private static final class Lines implements AutoCloseable {
+        private final SocketChannel channel;
+        private final java.nio.channels.Selector selector;
+        private final ByteBuffer buf = ByteBuffer.allocate(MAX_REQUEST);
+
+        Lines(SocketChannel channel) throws IOException {
+            this.channel = channel;
+            channel.configureBlocking(false);
+            this.selector = java.nio.channels.Selector.open();
+        }
+
+        void awaitConnect(long timeoutMillis) throws IOException {
+            await(java.nio.channels.SelectionKey.OP_CONNECT, timeoutMillis, "accept the connection");
+            channel.finishConnect();
+        }
+
+        void send(String line, long timeoutMillis) throws IOException {
+            ByteBuffer out = ByteBuffer.wrap((line + "\n").getBytes(StandardCharsets.UTF_8));
+            long deadline = System.nanoTime() + timeoutMillis * 1_000_000;
+            while (out.hasRemaining()) {
+                if (channel.write(out) == 0) {
+                    await(java.nio.channels.SelectionKey.OP_WRITE, remaining(deadline), "take the request");
                 }
             }
         }
-        return buf.position() == 0 ? null : new String(buf.array(), 0, buf.position(), StandardCharsets.UTF_8);
+
+        /** The next line, or null when the other side closed without one. */
+        String next(long timeoutMillis) throws IOException {
+            long deadline = System.nanoTime() + timeoutMillis * 1_000_000;
+            while (true) {
+                for (int i = 0; i < buf.position(); i++) {
+                    if (buf.get(i) == '\n') {
+                        String line = new String(buf.array(), 0, i, StandardCharsets.UTF_8);
+                        buf.flip().position(i + 1);
+                        buf.compact();
+                        return line;
+                    }
+                }
+                if (!buf.hasRemaining()) {
+                    throw new IOException("a control line longer than " + MAX_REQUEST + " bytes");
+                }
+                int read = channel.read(buf);
+                if (read < 0) {
+                    return buf.position() == 0 ? null
+                            : new String(buf.array(), 0, buf.position(), StandardCharsets.UTF_8);
+                }
+                if (read == 0) {
+                    await(java.nio.channels.SelectionKey.OP_READ, remaining(deadline), "answer");
+                }
+            }
+        }
+
+        private static long remaining(long deadline) {
+            return Math.max(0, (deadline - System.nanoTime()) / 1_000_000);
+        }
+
+        private void await(int op, long timeoutMillis, String what) throws IOException {
+            java.nio.channels.SelectionKey key = channel.register(selector, op);
+            try {
+                if (timeoutMillis <= 0 || selector.select(timeoutMillis) == 0) {
+                    throw new NoAnswerException("did not " + what + " in time");
+                }
+            } finally {
+                key.interestOps(0);
+                selector.selectedKeys().clear();
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            selector.close(); // deregisters the channel, so it may be put back in blocking mode
+        }
     }
 
     /** Stops listening, lets a request in progress finish, removes the socket file. */
@@ -154,6 +302,7 @@ public final class JournalControl implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        heartbeats.shutdownNow();
         try {
             Files.deleteIfExists(socket);
         } catch (IOException ignored) {

@@ -21,6 +21,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import org.sqlite.SQLiteConfig;
 import org.sqlite.SQLiteErrorCode;
 import org.sqlite.SQLiteException;
 import java.util.ArrayList;
@@ -66,8 +67,12 @@ public final class SqliteJournal implements Journal {
     private PreparedStatement lastRowId;
     private final EventCodec codec = new EventCodec();
     private final EventRangeQuery rangeQuery;
-    /** Held while open: one hub per journal file (see {@link WriterLock}). */
+    /** Held while open: one hub per journal file (see {@link WriterLock}); null when opened read-only. */
     private final WriterLock writerLock;
+    /** Opened by {@link #openReadOnly}: nothing may be written through this object. */
+    private final boolean readOnly;
+    /** Read-only only: a running hub held the writer lock when this was opened. */
+    private final boolean hubRunning;
     private StoredRowsQuery storedRows; // readStored's, on the appending thread
     private final long progressIntervalMillis;
     private ReplayPipeline replayPipeline = ReplayPipeline.DEFAULT;
@@ -87,9 +92,16 @@ public final class SqliteJournal implements Journal {
 
     private SqliteJournal(Path path, Connection connection, long progressIntervalMillis, WriterLock writerLock)
             throws SQLException {
+        this(path, connection, progressIntervalMillis, writerLock, false, false);
+    }
+
+    private SqliteJournal(Path path, Connection connection, long progressIntervalMillis, WriterLock writerLock,
+                          boolean readOnly, boolean hubRunning) throws SQLException {
         this.path = path;
         this.connection = connection;
         this.writerLock = writerLock;
+        this.readOnly = readOnly;
+        this.hubRunning = hubRunning;
         this.rangeQuery = new EventRangeQuery(path, connection);
         this.progressIntervalMillis = progressIntervalMillis;
         prepareStatements();
@@ -208,6 +220,109 @@ public final class SqliteJournal implements Journal {
         }
     }
 
+    /**
+     * Opens an existing journal for reading only (the journal tools): no WAL switch, no schema
+     * created, no migration, no writer lock taken nor lock file created, so it works on read-only
+     * storage and never changes the file. Everything read through it is one read transaction,
+     * a consistent view even while a hub appends (see {@link #hubRunning()}). Anything that would
+     * write fails.
+     *
+     * @throws JournalRefusedException when the file is missing, empty, not SQLite, foreign, of
+     *     another hub's layout, written by a newer schema, or needs a migration a hub's start would
+     *     apply; the message says which. The file was not modified.
+     */
+    public static SqliteJournal openReadOnly(Path path) throws JournalException {
+        Path file = path.toAbsolutePath();
+        if (!Files.exists(file)) {
+            throw new JournalRefusedException(file + ": no such journal file");
+        }
+        checkHeader(file);
+        try {
+            if (Files.size(file) == 0) {
+                throw new JournalRefusedException(file + ": an empty file (0 bytes), not a journal; nothing to read."
+                        + " The file was not modified.");
+            }
+        } catch (IOException e) {
+            throw new JournalException(file + ": cannot read the journal file: " + WriterLock.reason(e), e);
+        }
+        boolean hub = WriterLock.probe(file) == WriterLock.Holder.HUB;
+        Connection c = readOnlyConnection(file, hub);
+        try {
+            JournalSchema.Inspection found;
+            try {
+                found = JournalSchema.inspect(c, file.toString());
+            } catch (SQLException e) {
+                throw new JournalRefusedException(file + ": not a readable SQLite database (" + e.getMessage()
+                        + "); refusing to read it. The file was not modified.", e);
+            }
+            switch (found.kind()) {
+                case EMPTY -> throw new JournalRefusedException(file + ": an SQLite database without tables, not a"
+                        + " journal; nothing to read. The file was not modified.");
+                case REFERENCE_V0 -> throw new JournalRefusedException(file + ": another wire-v2 hub's database (the"
+                        + " reference layout: events(seq, ts, kind, payload), no meta table), not a synapse-hub journal;"
+                        + " take it over with synapse-hub import --from " + file + " --db NEW.db. The file was not"
+                        + " modified.");
+                case CURRENT_OR_OLDER -> {
+                    if (found.version() < JournalSchema.CURRENT_VERSION) {
+                        throw new JournalRefusedException(file + ": a synapse-hub journal of schema version "
+                                + found.version() + ", older than this hub's " + JournalSchema.CURRENT_VERSION
+                                + "; a hub starting on it migrates it in place, the journal tools only read current"
+                                + " journals. The file was not modified.");
+                    }
+                }
+            }
+            // one read transaction for everything the tool reads: a consistent view if a hub appends meanwhile
+            c.setAutoCommit(false);
+            return new SqliteJournal(file, c, 2_000, null, true, hub);
+        } catch (JournalException e) {
+            closeQuietly(c);
+            throw e;
+        } catch (SQLException e) {
+            closeQuietly(c);
+            throw new JournalException(file + ": cannot read the journal: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * A read-only connection, first as any reader; when that cannot open the file because SQLite
+     * cannot create the WAL's {@code -shm}/{@code -wal} beside it (read-only storage) and neither
+     * exists, no process has it open in WAL mode, so it is read as immutable (no locks, no sidecars).
+     */
+    private static Connection readOnlyConnection(Path file, boolean hubRunning) throws JournalException {
+        JournalException first;
+        try {
+            Connection c = SqliteJournalReader.readOnlyConnection(file);
+            try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM sqlite_master")) {
+                rs.next();
+                return c;
+            } catch (SQLException e) {
+                closeQuietly(c);
+                first = new JournalException(file + ": cannot read the journal: " + e.getMessage(), e);
+            }
+        } catch (JournalException e) {
+            first = e;
+        }
+        boolean sidecars = Files.exists(file.resolveSibling(file.getFileName() + "-wal"))
+                || Files.exists(file.resolveSibling(file.getFileName() + "-shm"));
+        if (hubRunning || sidecars || Files.isWritable(file.getParent())) {
+            throw first;
+        }
+        SQLiteConfig config = new SQLiteConfig();
+        config.setReadOnly(true);
+        try {
+            Connection c = config.createConnection("jdbc:sqlite:" + file.toUri() + "?immutable=1");
+            LOG.log(System.Logger.Level.DEBUG, file + ": read as immutable (read-only storage)");
+            return c;
+        } catch (SQLException e) {
+            throw first;
+        }
+    }
+
+    /** Read-only: whether a running hub held the file's writer lock when it was opened (its view may lag the hub). */
+    public boolean hubRunning() {
+        return hubRunning;
+    }
+
     /** Refuses a non-empty file that does not start with the SQLite header, before SQLite sees it. */
     private static void checkHeader(Path file) throws JournalException {
         if (!Files.exists(file)) {
@@ -323,7 +438,7 @@ public final class SqliteJournal implements Journal {
 
     /** Appends {@code batch} at {@code level}, or at {@link #levelOf} its events when null. */
     private List<JournaledEvent> append(List<CoordinationEvent> batch, Durability level) throws JournalException {
-        ensureOpen();
+        ensureWritable();
         if (batch.isEmpty()) {
             return List.of();
         }
@@ -437,7 +552,7 @@ public final class SqliteJournal implements Journal {
 
     @Override
     public boolean settle(long firstSeq) throws JournalException {
-        ensureOpen();
+        ensureWritable();
         try {
             // A commit of our own: it proves the journal writes again, and its WAL frames take the
             // place of the doubtful batch's, so no recovery can ever find that batch afterwards.
@@ -758,7 +873,7 @@ public final class SqliteJournal implements Journal {
      * for snapshot and retention upkeep, on the appending thread.
      */
     <T> T transaction(Durability level, String what, SqlWork<T> work) throws JournalException {
-        ensureOpen();
+        ensureWritable();
         boolean inTransaction = false;
         boolean committing = false;
         try {
@@ -824,6 +939,13 @@ public final class SqliteJournal implements Journal {
         }
     }
 
+    private void ensureWritable() throws JournalException {
+        ensureOpen();
+        if (readOnly) {
+            throw new JournalException(path + ": opened read-only; nothing is written to it");
+        }
+    }
+
     @Override
     public synchronized void close() throws JournalException {
         if (closed) {
@@ -836,11 +958,16 @@ public final class SqliteJournal implements Journal {
             if (storedRows != null) {
                 storedRows.close();
             }
+            if (readOnly) {
+                connection.rollback(); // ends the read transaction
+            }
             connection.close();
         } catch (SQLException e) {
             throw new JournalException(path + ": close failed: " + e.getMessage(), e);
         } finally {
-            writerLock.release();
+            if (writerLock != null) {
+                writerLock.release();
+            }
         }
     }
 

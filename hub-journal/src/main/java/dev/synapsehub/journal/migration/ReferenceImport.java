@@ -17,9 +17,11 @@ import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.core.messaging.AddressMatcher;
 import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.journal.EventCodec;
+import dev.synapsehub.journal.JournalRefusedException;
 import dev.synapsehub.journal.JournalSchema;
 import dev.synapsehub.journal.ReplayStats;
 import dev.synapsehub.journal.SqliteJournal;
+import dev.synapsehub.journal.WriterLock;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -138,6 +140,24 @@ public final class ReferenceImport {
             throw new ImportRefusedException(ImportRefusedException.Side.TARGET,
                     "the source and the target are the same file; nothing was written");
         }
+        checkTargetPath(target);
+        // The writer lock is what marks a journal as served by a hub: held from the first look at
+        // the target until the new file is in place, so no hub writes the file being moved aside
+        // and none can start on it half-way. A dry run writes nothing, so it only looks.
+        if (o.dryRun()) {
+            refuseIfServed(target);
+            return execute(o, now, source, target);
+        }
+        WriterLock lock = lockTarget(target);
+        try {
+            return execute(o, now, source, target);
+        } finally {
+            lock.release();
+        }
+    }
+
+    private ImportReport execute(Options o, double now, Path source, Path target)
+            throws ImportRefusedException, JournalException {
         TargetState existing = inspectTarget(target);
         if (o.identityPins() != null) {
             pins = ReferencePins.read(o.identityPins());
@@ -204,14 +224,44 @@ public final class ReferenceImport {
         }
     }
 
-    private static TargetState inspectTarget(Path target) throws ImportRefusedException {
+    /** Refuses a target path no journal can be written at, before anything (the lock file included) is created. */
+    private static void checkTargetPath(Path target) throws ImportRefusedException {
         if (Files.isDirectory(target)) {
             throw targetRefused(target + " is a directory; pass a file path with --db");
         }
-        if (!Files.exists(target)) {
-            if (target.getParent() == null || !Files.isDirectory(target.getParent())) {
-                throw targetRefused(target + ": its directory does not exist");
+        if (!Files.exists(target) && (target.getParent() == null || !Files.isDirectory(target.getParent()))) {
+            throw targetRefused(target + ": its directory does not exist");
+        }
+    }
+
+    /** Takes the target's writer lock (as a hub would), or refuses when a running hub holds it. */
+    private static WriterLock lockTarget(Path target) throws ImportRefusedException {
+        try {
+            return WriterLock.acquire(target);
+        } catch (JournalRefusedException held) {
+            throw servedByHub(target);
+        } catch (JournalException e) {
+            throw targetRefused(e.getMessage() + ". Nothing was written.");
+        }
+    }
+
+    private static void refuseIfServed(Path target) throws ImportRefusedException {
+        try {
+            if (WriterLock.probe(target) == WriterLock.Holder.HUB) {
+                throw servedByHub(target);
             }
+        } catch (JournalException e) {
+            throw targetRefused(e.getMessage() + ". Nothing was written.");
+        }
+    }
+
+    private static ImportRefusedException servedByHub(Path target) {
+        return targetRefused(target + " is in use: a running hub holds its writer lock ("
+                + WriterLock.lockFile(target).getFileName() + "). Stop that hub first, then import. Nothing was written.");
+    }
+
+    private static TargetState inspectTarget(Path target) throws ImportRefusedException {
+        if (!Files.exists(target)) {
             return new TargetState(false, 0, 0, target + ": new file");
         }
         try {
