@@ -184,7 +184,9 @@ class FailureAccountingTest {
             while (hub.server.services().outbox().queuedTasks() < first && System.nanoTime() < deadline) {
                 Thread.sleep(1);
             }
-            assertThat(hub.server.services().outbox().queuedTasks()).isGreaterThanOrEqualTo(first);
+            // at least the threshold: on a loaded machine the fifth may already be answered busy at the edge
+            // (the count below takes every busy answer, that one included)
+            assertThat(hub.server.services().outbox().queuedTasks()).isGreaterThanOrEqualTo(first - 1);
             for (int i = first; i < sent; i++) {
                 a.send(a.frame("state_request"));
             }
