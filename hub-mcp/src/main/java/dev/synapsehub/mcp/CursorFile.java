@@ -20,6 +20,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * connection's event loop, only asks for it to come down, and a writer thread of its own does
  * the write, so the event loop does not write the file. (It can still wait for the inbox's lock
  * while a read holds it to save the file: a read is an agent's tool call, rare next to frames.)
+ *
+ * <p>The file holds the cursor on its first line and, once the hub is known, {@code hub_id ID}
+ * on a second: the hub whose journal the seq counts in. A file of one line (written before the
+ * hub was recorded) still reads, its hub unknown.
  */
 final class CursorFile implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(CursorFile.class);
@@ -34,6 +38,11 @@ final class CursorFile implements AutoCloseable {
     /** The value the file must come down to, or {@link #NONE}: the latest asked for wins. */
     private final AtomicLong lowering = new AtomicLong(NONE);
     private final AtomicLong loweringsFailed = new AtomicLong();
+    private static final String HUB_LINE = "hub_id ";
+    /** The hub the cursor counts in, or null when not known yet. */
+    private volatile String hubId;
+    /** The hub the file names; changed only under this object's lock. */
+    private String fileHubId;
 
     /**
      * Reads the cursor {@code path} holds (0 if it does not exist).
@@ -45,12 +54,36 @@ final class CursorFile implements AutoCloseable {
         this.path = path;
         this.writer = writer;
         if (path != null && Files.exists(path)) {
-            String text = Files.readString(path, StandardCharsets.UTF_8).strip();
+            String[] lines = Files.readString(path, StandardCharsets.UTF_8).strip().split("\\R");
+            String text = lines[0].strip();
             try {
                 saved = text.isEmpty() ? 0 : Math.max(0, Long.parseLong(text));
             } catch (NumberFormatException e) {
                 throw new IOException(path + ": not a cursor (expected one integer, found '" + text + "')");
             }
+            for (int i = 1; i < lines.length; i++) {
+                if (lines[i].startsWith(HUB_LINE) && !lines[i].substring(HUB_LINE.length()).isBlank()) {
+                    hubId = lines[i].substring(HUB_LINE.length()).strip();
+                }
+            }
+            fileHubId = hubId;
+        }
+    }
+
+    /** The hub the cursor counts in, as the file or the last {@link #rebind} said; null when not known. */
+    String hubId() {
+        return hubId;
+    }
+
+    /**
+     * The cursor counts in hub {@code id} from now on, and is at most {@code value}: written in
+     * the background like a lowering (called on an event loop), unless a {@link #save} writes it
+     * first.
+     */
+    void rebind(String id, long value) {
+        hubId = id;
+        if (path != null) {
+            requestLowering(value);
         }
     }
 
@@ -73,7 +106,7 @@ final class CursorFile implements AutoCloseable {
      * the current cursor, so a lowering asked for earlier is superseded and dropped.
      */
     synchronized void save(long value) throws IOException {
-        if (value != saved) {
+        if (value != saved || !java.util.Objects.equals(hubId, fileHubId)) {
             write(value);
         }
         lowering.set(NONE);
@@ -88,6 +121,10 @@ final class CursorFile implements AutoCloseable {
         if (path == null || saved <= cursor) {
             return;
         }
+        requestLowering(cursor);
+    }
+
+    private void requestLowering(long cursor) {
         if (lowering.getAndSet(cursor) != NONE) {
             return; // a lowering is queued: it takes this value
         }
@@ -109,9 +146,11 @@ final class CursorFile implements AutoCloseable {
     /** On the writer thread. */
     private synchronized void lower() {
         long value = lowering.getAndSet(NONE);
-        if (value == NONE || value >= saved) {
-            return; // superseded by a save, or already there
+        boolean hubChanged = !java.util.Objects.equals(hubId, fileHubId);
+        if ((value == NONE || value >= saved) && !hubChanged) {
+            return; // superseded by a save (which wrote the hub too), or already there
         }
+        value = value == NONE ? saved : Math.min(value, saved);
         try {
             write(value);
         } catch (IOException | RuntimeException e) { // a runtime failure would otherwise die unseen in the executor
@@ -125,8 +164,10 @@ final class CursorFile implements AutoCloseable {
     private void write(long value) throws IOException {
         if (path != null) {
             Path tmp = path.resolveSibling(path.getFileName() + ".tmp");
-            Files.writeString(tmp, value + "\n", StandardCharsets.UTF_8);
+            String hub = hubId;
+            Files.writeString(tmp, value + "\n" + (hub == null ? "" : HUB_LINE + hub + "\n"), StandardCharsets.UTF_8);
             Files.move(tmp, path, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            fileHubId = hub;
         }
         saved = value;
     }

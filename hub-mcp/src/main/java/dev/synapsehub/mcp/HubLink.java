@@ -325,6 +325,7 @@ final class HubLink implements AutoCloseable {
             s.put("last_problem", current != null ? null : lastProblem);
             s.put("inbox_cursor", inbox.cursor());
             s.put("cursor_lowerings_failed", inbox.cursorLoweringsFailed());
+            s.put("cursor_resets", inbox.cursorResets());
             s.put("acks_failed", acksFailed.get());
             return s;
         }
@@ -592,6 +593,8 @@ final class HubLink implements AutoCloseable {
         private Waiter waiter;
         /** Answers of calls that timed out, oldest first; guarded by this. */
         private final ArrayDeque<Late> late = new ArrayDeque<>();
+        /** Completed by {@code welcome}, which names the hub the cursor must count in. */
+        final CompletableFuture<Void> welcomed = new CompletableFuture<>();
 
         Connection(HubClient client) {
             this.client = client;
@@ -682,6 +685,19 @@ final class HubLink implements AutoCloseable {
                 onFrame(early);
             }
             client.clearPending();
+            client.closeFuture().whenComplete((status, t) -> welcomed.complete(null)); // no welcome is coming
+            if (settings.token() == null) {
+                // an open hub sends welcome at connect: its hub_id decides whether the cursor is this
+                // hub's before since_seq is sent (a token hub sends it only after the registration)
+                try {
+                    welcomed.get(connectTimeout.toMillis(), TimeUnit.MILLISECONDS);
+                } catch (ExecutionException | TimeoutException e) {
+                    LOG.debug("no welcome before the registration; the hub is checked when it comes");
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted");
+                }
+            }
             ObjectNode hb = Frames.request(settings.name(), "heartbeat");
             hb.put("payload", "online");
             if (settings.token() != null) {
@@ -725,6 +741,8 @@ final class HubLink implements AutoCloseable {
             String type = Frames.type(f);
             if ("welcome".equals(type)) {
                 protocolVersion = f.path("protocol_version").canConvertToInt() ? f.path("protocol_version").asInt() : 1;
+                inbox.hubIdentified(f.path("hub_id").isTextual() ? f.path("hub_id").textValue() : null);
+                welcomed.complete(null);
                 return;
             }
             Waiter w;
@@ -747,6 +765,11 @@ final class HubLink implements AutoCloseable {
         String me = settings.name();
         switch (type) {
             case "chat" -> {
+                JsonNode live = f.get("seq");
+                if (live != null && live.isIntegralNumber() && live.canConvertToLong()
+                        && !f.path("replayed").asBoolean(false)) {
+                    inbox.liveSeq(live.longValue()); // any chat's seq shows where the hub's journal is
+                }
                 String target = f.path("target").isTextual() ? f.path("target").textValue() : null;
                 if (me.equals(f.path("sender").asText()) || f.hasNonNull("channel")
                         || !AddressMatcher.addresses(target, me, List.of())) {
