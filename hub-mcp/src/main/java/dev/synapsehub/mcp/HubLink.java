@@ -31,7 +31,8 @@ import java.util.function.Predicate;
  * while away are replayed), heartbeats, and reconnects with backoff when the connection drops
  * (a hub restart), asking for {@code takeover} of its own stale binding. It stops for good only
  * when the hub refuses the agent itself (close codes 4009, 4010, 4016 and 4003: a name held by
- * someone else, a bad token, a lease), as the reference clients do.
+ * someone else, a bad token or name, a lease; 4013 for an identity pin), during the registration
+ * or after it, as the reference clients do.
  *
  * <p>{@link #request} sends one frame and waits for the frame that answers it. The wire has
  * no request ids, so requests go one at a time and each names the frame that answers it. A
@@ -45,6 +46,16 @@ final class HubLink implements AutoCloseable {
     /** Close codes after which the hub will not take this agent back by retrying (wire contract §2.1). */
     static final Set<Integer> TERMINAL_CLOSE_CODES = Set.of(4003, 4009, 4010, 4016);
     private static final long FIRST_BACKOFF_MS = 250;
+
+    /**
+     * A close that refuses the agent itself, whether it ends a registration or a registered
+     * connection: a terminal code, or 4013 for an identity pin or binding (4013 also means a hub
+     * at capacity, which passes).
+     */
+    static boolean refusesAgent(HubClient.CloseStatus status) {
+        return TERMINAL_CLOSE_CODES.contains(status.code())
+                || (status.code() == 4013 && status.reason() != null && status.reason().contains("identity"));
+    }
     private static final long MAX_BACKOFF_MS = 5_000;
     /** How long an ack round waits for its fence's answer before it sends another (doubling). */
     private static final long FIRST_FENCE_PAUSE_MS = 250;
@@ -413,7 +424,7 @@ final class HubLink implements AutoCloseable {
             if (closed) {
                 return;
             }
-            if (status != null && TERMINAL_CLOSE_CODES.contains(status.code())) {
+            if (status != null && refusesAgent(status)) {
                 refusal = "closed " + status.code() + " " + status.reason();
                 LOG.error("the hub closed the connection of {} with {} {}; not reconnecting", settings.name(),
                         status.code(), status.reason());
@@ -593,6 +604,8 @@ final class HubLink implements AutoCloseable {
         private Waiter waiter;
         /** Answers of calls that timed out, oldest first; guarded by this. */
         private final ArrayDeque<Late> late = new ArrayDeque<>();
+        /** The payload of an {@code error} received while registering (it says why a refusal came), or null. */
+        volatile String registrationError;
         /** Completed by {@code welcome}, which names the hub the cursor must count in. */
         final CompletableFuture<Void> welcomed = new CompletableFuture<>();
 
@@ -718,9 +731,17 @@ final class HubLink implements AutoCloseable {
             await(p);
             client.sendAsync(hb);
             client.sendAsync(Frames.request(settings.name(), "who_request"));
-            client.closeFuture().whenComplete((status, t) -> p.reply().completeExceptionally(
-                    new IOException("closed during registration" + (status == null ? ""
-                            : " (" + status.code() + " " + status.reason() + ")"))));
+            client.closeFuture().whenComplete((status, t) -> {
+                if (status != null && refusesAgent(status)) {
+                    // the hub refused the agent itself (name, token, identity): retrying gets the same answer
+                    String why = registrationError;
+                    p.reply().completeExceptionally(new Refused("closed " + status.code() + " " + status.reason()
+                            + (why == null ? "" : ": " + why)));
+                } else {
+                    p.reply().completeExceptionally(new IOException("closed during registration" + (status == null
+                            ? "" : " (" + status.code() + " " + status.reason() + ")")));
+                }
+            });
             try {
                 p.reply().get(connectTimeout.toMillis(), TimeUnit.MILLISECONDS);
             } catch (ExecutionException e) {
@@ -748,6 +769,9 @@ final class HubLink implements AutoCloseable {
             Waiter w;
             synchronized (this) {
                 w = waiter;
+            }
+            if ("error".equals(type) && w instanceof Pending p && p.registration()) {
+                registrationError = f.path("payload").asText();
             }
             if (("auth_denied".equals(type) || "name_conflict".equals(type)) && w instanceof Pending p
                     && p.registration()) {

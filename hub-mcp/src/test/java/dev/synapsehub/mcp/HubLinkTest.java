@@ -161,6 +161,47 @@ class HubLinkTest {
     }
 
     @Test
+    void aRegistrationTheHubRefusesIsNotRetriedAndSaysWhy() throws Exception {
+        for (Object[] refusal : new Object[][] {{4010, "invalid name"}, {4013, "identity pin mismatch"},
+                {4009, "name conflict"}, {4016, "name owned"}}) {
+            try (FakeHub refusing = new FakeHub().refuse((Integer) refusal[0], (String) refusal[1]);
+                 Inbox inbox = new Inbox(10, null);
+                 HubLink link = new HubLink(new McpSettings(refusing.uri(), "proj/me", null, WAIT,
+                         McpSettings.DEFAULT_HEARTBEAT, 10, null), inbox)) {
+                link.start();
+                long deadline = System.nanoTime() + WAIT.toNanos();
+                while (link.status().get("refused") == null && System.nanoTime() < deadline) {
+                    Thread.sleep(20);
+                }
+                assertThat((String) link.status().get("refused")).as("%s", refusal[1])
+                        .contains(String.valueOf(refusal[0])).contains((String) refusal[1]);
+                ToolFailure f = org.assertj.core.api.Assertions.catchThrowableOfType(() -> link.request(
+                        Frames.request("proj/me", "who_request"), x -> true), ToolFailure.class);
+                assertThat(f.type()).isEqualTo("hub_unavailable");
+                assertThat(f.getMessage()).contains("refused");
+                assertThat(refusing.connections.get()).as("not retried").isEqualTo(1);
+            }
+        }
+    }
+
+    @Test
+    void aHubAtCapacityIsRetried() throws Exception {
+        hub.refuse(4013, "hub at capacity");
+        Inbox inbox = new Inbox(10, null);
+        HubLink link = new HubLink(new McpSettings(hub.uri(), "proj/me", null, WAIT, McpSettings.DEFAULT_HEARTBEAT,
+                10, null), inbox);
+        closing.add(0, inbox);
+        closing.add(0, link);
+        link.start();
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (hub.connections.get() < 2 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(hub.connections.get()).isGreaterThanOrEqualTo(2);
+        assertThat(link.status().get("refused")).isNull();
+    }
+
+    @Test
     void anAckRoundSendsTheAcksInOrderThenAFence() throws Exception {
         HubLink link = link(WAIT);
         assertThat(link.ack(List.of(3L, 4L))).containsExactly(3L, 4L);
