@@ -4,10 +4,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -43,6 +46,8 @@ final class CursorFile implements AutoCloseable {
     private volatile String hubId;
     /** The hub the file names; changed only under this object's lock. */
     private String fileHubId;
+    /** The file was there but held no cursor: the next save writes it even if the value is 0. */
+    private boolean unreadable;
 
     /**
      * Reads the cursor {@code path} holds (0 if it does not exist).
@@ -56,11 +61,22 @@ final class CursorFile implements AutoCloseable {
         if (path != null && Files.exists(path)) {
             String[] lines = Files.readString(path, StandardCharsets.UTF_8).strip().split("\\R");
             String text = lines[0].strip();
+            long value;
             try {
-                saved = text.isEmpty() ? 0 : Math.max(0, Long.parseLong(text));
+                value = Long.parseLong(text);
             } catch (NumberFormatException e) {
-                throw new IOException(path + ": not a cursor (expected one integer, found '" + text + "')");
+                value = -1;
             }
+            if (value < 0) {
+                // empty or garbled (a crash mid-write, a hand edit): 0 would read as a real cursor
+                LOG.warn("the cursor file {} holds no cursor (expected one non-negative integer, found '{}'); "
+                        + "treated as absent: directed chats are replayed as for a fresh agent, and the file is "
+                        + "written anew at the next inbox read", path, text.length() > 40 ? text.substring(0, 40)
+                        + "..." : text);
+                unreadable = true;
+                return;
+            }
+            saved = value;
             for (int i = 1; i < lines.length; i++) {
                 if (lines[i].startsWith(HUB_LINE) && !lines[i].substring(HUB_LINE.length()).isBlank()) {
                     hubId = lines[i].substring(HUB_LINE.length()).strip();
@@ -106,7 +122,7 @@ final class CursorFile implements AutoCloseable {
      * the current cursor, so a lowering asked for earlier is superseded and dropped.
      */
     synchronized void save(long value) throws IOException {
-        if (value != saved || !java.util.Objects.equals(hubId, fileHubId)) {
+        if (value != saved || !java.util.Objects.equals(hubId, fileHubId) || unreadable) {
             write(value);
         }
         lowering.set(NONE);
@@ -165,11 +181,34 @@ final class CursorFile implements AutoCloseable {
         if (path != null) {
             Path tmp = path.resolveSibling(path.getFileName() + ".tmp");
             String hub = hubId;
-            Files.writeString(tmp, value + "\n" + (hub == null ? "" : HUB_LINE + hub + "\n"), StandardCharsets.UTF_8);
+            byte[] text = (value + "\n" + (hub == null ? "" : HUB_LINE + hub + "\n")).getBytes(StandardCharsets.UTF_8);
+            // on disk before it replaces the old one: a crash must leave the old cursor or the new, never an empty file
+            try (FileChannel out = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                    StandardOpenOption.TRUNCATE_EXISTING)) {
+                ByteBuffer buf = ByteBuffer.wrap(text);
+                while (buf.hasRemaining()) {
+                    out.write(buf);
+                }
+                out.force(true);
+            }
             Files.move(tmp, path, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            syncDirectory(path.toAbsolutePath().getParent());
             fileHubId = hub;
+            unreadable = false;
         }
         saved = value;
+    }
+
+    /** Makes the rename durable where the platform allows a directory to be synced (Linux does; others may not). */
+    private static void syncDirectory(Path dir) {
+        if (dir == null) {
+            return;
+        }
+        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+            d.force(true);
+        } catch (IOException | UnsupportedOperationException notSupported) {
+            // the file itself was synced; only the rename's durability is left to the file system
+        }
     }
 
     /** Lets a queued lowering finish (a bounded wait), then stops the writer thread. */
