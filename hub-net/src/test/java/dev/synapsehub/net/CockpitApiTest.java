@@ -450,6 +450,7 @@ class CockpitApiTest {
              CockpitHttp wrong = new CockpitHttp(hub.port, "guess");
              CockpitHttp right = new CockpitHttp(hub.port, "sekrit")) {
             assertThat(none.get("/ui/").statusCode()).as("the page carries no data").isEqualTo(200);
+            long failuresBefore = hub.server.services().metrics().authFailures.get();
             for (String view : new String[] {"overview", "claims", "presence", "board", "messaging", "denials", "recent",
                     "events"}) {
                 HttpResponse<String> refused = none.get("/ui/api/" + view);
@@ -461,6 +462,8 @@ class CockpitApiTest {
             assertThat(bad.statusCode()).isEqualTo(401);
             assertThat(CockpitHttp.JSON.readTree(bad.body()).path("error").asText()).isEqualTo("invalid_token");
             assertThat(bad.body()).doesNotContain("sekrit");
+            assertThat(hub.server.services().metrics().authFailures.get() - failuresBefore)
+                    .as("each 401 counted as an auth failure").isEqualTo(9);
             HttpResponse<String> inUrl = none.get("/ui/api/overview?token=sekrit");
             assertThat(inUrl.statusCode()).isEqualTo(400);
             assertThat(CockpitHttp.JSON.readTree(inUrl.body()).path("error").asText()).isEqualTo("token_in_url");
@@ -474,7 +477,7 @@ class CockpitApiTest {
     void aTokenInTheUrlIsRefusedOnEveryPathNamingItsParameter() throws Exception {
         try (TestHub hub = new TestHub(HubConfig.builder().token("sekrit").ui(true));
              CockpitHttp none = new CockpitHttp(hub.port, null)) {
-            for (String field : new String[] {"token", "access_token"}) {
+            for (String field : new String[] {"token", "access_token", "Token", "ACCESS_TOKEN", "Access_Token"}) {
                 for (String path : new String[] {"/ui", "/ui/", "/ui/index.html", "/ui/app.js", "/ui/api/overview",
                         "/ui/api/events"}) {
                     String url = path + "?q=x&" + field + "=sekrit";
