@@ -133,7 +133,7 @@ final class CoordinationTools {
 
     /** This agent's live claim on {@code id} from a fresh state snapshot, or a {@code not_held} failure. */
     private JsonNode heldClaim(String id) throws ToolFailure {
-        ObjectNode state = hub.request(request("state_request"), r -> is(r, "state_snapshot") || isError(r));
+        ObjectNode state = hub.request(request("state_request"), r -> is(r, "state_snapshot"));
         if (isError(state)) {
             throw ToolFailure.refused(state);
         }
@@ -346,7 +346,7 @@ final class CoordinationTools {
                             : r -> is(r, "chat") && me(r, "sender") && id.equals(r.path("client_msg_id").asText());
                     ObjectNode reply;
                     try {
-                        reply = hub.request(f, r -> isError(r) || answer.test(r));
+                        reply = hub.request(f, answer);
                     } catch (ToolFailure failure) { // a no_answer may have been delivered: resend with the same id
                         throw failure.messageId(id);
                     }
@@ -378,7 +378,7 @@ final class CoordinationTools {
                         + "stay unread there and a later session gets them again, until a later call with ack true "
                         + "acknowledges a newer directed message (the hub's acks are cumulative). Because they are "
                         + "cumulative, the ack of a message is sent only once every older directed message received "
-                        + "has been read and not held by ack false: 'acked' lists the acks sent by this call.");
+                        + "has been read and not held by ack false: 'acked' lists the acks the hub took in this call.");
         return new Tool("inbox", "Read messages", "Messages and notices received since the last call, oldest first: "
                 + "kind 'chat' (sender, target, payload, msg_id, seq; replayed: true when it waited in the mailbox "
                 + "while you were away), 'delivery_receipt' for messages you sent, 'handoff_granted' when a task was "
@@ -403,14 +403,10 @@ final class CoordinationTools {
                         items.add(Frames.plain(item));
                     }
                     // the inbox decides which: an ack above a lower directed chat still unread or held is owed.
-                    // One that cannot be sent (disconnected) is not kept: the next registration's since_seq
-                    // moves the hub's watermark just as far; only its deferred receipt is lost (docs/mcp.md)
-                    List<Long> acked = new ArrayList<>();
-                    for (long seq : batch.acks()) {
-                        if (hub.ack(seq)) {
-                            acked.add(seq);
-                        }
-                    }
+                    // One that is not taken (disconnected, refused) is not kept: the next registration's
+                    // since_seq moves the hub's watermark just as far; only its deferred receipt is lost
+                    // (docs/mcp.md)
+                    List<Long> acked = hub.ack(batch.acks());
                     Map<String, Object> out = new LinkedHashMap<>();
                     out.put("items", items);
                     out.put("dropped", batch.dropped());
@@ -429,7 +425,7 @@ final class CoordinationTools {
 
     /** A read verb's answer frame. */
     ObjectNode snapshot(String verb, String answer) throws ToolFailure {
-        ObjectNode reply = hub.request(request(verb), r -> is(r, answer) || isError(r));
+        ObjectNode reply = hub.request(request(verb), r -> is(r, answer));
         if (isError(reply)) {
             throw ToolFailure.refused(reply);
         }
@@ -456,13 +452,13 @@ final class CoordinationTools {
 
     /**
      * Sends a state-changing request with an {@code idem_key} and returns the success shape; the
-     * answer is the first frame {@code answers} accepts, or an {@code error}.
+     * answer is the first frame {@code answers} accepts, or an {@code error} ({@link HubLink#request}).
      */
     private Map<String, Object> keyedCall(ObjectNode f, Map<String, Object> a, String success,
             Predicate<ObjectNode> answers) throws ToolFailure {
         String key = keyed(f, a);
         try {
-            return granted(hub.request(f, r -> isError(r) || answers.test(r)), success, key);
+            return granted(hub.request(f, answers), success, key);
         } catch (ToolFailure failure) {
             // a no_answer may still have been applied: the agent needs the key to retry safely
             throw failure.keyed(key);

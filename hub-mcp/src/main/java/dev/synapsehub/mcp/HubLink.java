@@ -9,6 +9,8 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,7 +31,8 @@ import java.util.function.Predicate;
  * while away are replayed), heartbeats, and reconnects with backoff when the connection drops
  * (a hub restart), asking for {@code takeover} of its own stale binding. It stops for good only
  * when the hub refuses the agent itself (close codes 4009, 4010, 4016 and 4003: a name held by
- * someone else, a bad token, a lease), as the reference clients do.
+ * someone else, a bad token or name, a lease; 4013 for an identity pin), during the registration
+ * or after it, as the reference clients do.
  *
  * <p>{@link #request} sends one frame and waits for the frame that answers it. The wire has
  * no request ids, so requests go one at a time and each names the frame that answers it. A
@@ -43,7 +46,28 @@ final class HubLink implements AutoCloseable {
     /** Close codes after which the hub will not take this agent back by retrying (wire contract §2.1). */
     static final Set<Integer> TERMINAL_CLOSE_CODES = Set.of(4003, 4009, 4010, 4016);
     private static final long FIRST_BACKOFF_MS = 250;
+
+    /**
+     * A close that refuses the agent itself, whether it ends a registration or a registered
+     * connection: a terminal code, or 4013 for an identity pin or binding (4013 also means a hub
+     * at capacity, which passes).
+     */
+    static boolean refusesAgent(HubClient.CloseStatus status) {
+        return TERMINAL_CLOSE_CODES.contains(status.code())
+                || (status.code() == 4013 && status.reason() != null && status.reason().contains("identity"));
+    }
     private static final long MAX_BACKOFF_MS = 5_000;
+    /** How long an ack round waits for its fence's answer before it sends another (doubling). */
+    private static final long FIRST_FENCE_PAUSE_MS = 250;
+    /** The pause after an ack was refused, doubling (the hub's rate limit says: slow down). */
+    private static final long FIRST_ACK_PAUSE_MS = 250;
+    private static final long MAX_ACK_PAUSE_MS = 2_000;
+    /**
+     * Fences are {@code resume_request}s with a {@code since} above any message id (they list
+     * nothing), unique per fence so that its echo says which one was answered; below 2^53, since
+     * a hub may read the number as a double.
+     */
+    static final long FENCE_BASE = 1L << 52;
 
     private final McpSettings settings;
     private final Inbox inbox;
@@ -52,6 +76,7 @@ final class HubLink implements AutoCloseable {
     private final Semaphore oneAtATime = new Semaphore(1, true);
     private final Object lock = new Object();
     private final AtomicLong acksFailed = new AtomicLong();
+    private final AtomicLong fences = new AtomicLong();
     private Connection current;
     private String refusal;
     private String lastProblem = "not connected yet";
@@ -84,29 +109,26 @@ final class HubLink implements AutoCloseable {
     }
 
     /**
-     * Sends {@code frame} and returns the first frame {@code isReply} accepts, waiting at most
-     * the request timeout in all, reconnections included.
+     * Sends {@code frame} and returns its answer: the first frame {@code answers} accepts, or an
+     * {@code error}, waiting at most the request timeout in all, reconnections included. An
+     * {@code error} names no request, so it is taken as this one's only because nothing else that
+     * can draw one is outstanding: requests and ack rounds hold the link one at a time, and the
+     * answer of a call that timed out is skipped when it comes late ({@link Connection#late}).
      *
      * @throws ToolFailure {@code hub_unavailable} when no connection could be had in time,
      *     {@code no_answer} when the hub took the frame and did not answer in time
      */
-    ObjectNode request(ObjectNode frame, Predicate<ObjectNode> isReply) throws ToolFailure {
+    ObjectNode request(ObjectNode frame, Predicate<ObjectNode> answers) throws ToolFailure {
         long deadline = System.nanoTime() + settings.requestTimeout().toNanos();
-        try {
-            if (!oneAtATime.tryAcquire(settings.requestTimeout().toNanos(), TimeUnit.NANOSECONDS)) {
-                throw ToolFailure.noAnswer("an earlier call to the hub is still waiting for its answer; try again");
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw ToolFailure.noAnswer("interrupted");
+        if (!takeTurn(deadline)) {
+            throw ToolFailure.noAnswer("an earlier call to the hub is still waiting for its answer; try again");
         }
         try {
             int attempt = 0;
             while (true) {
                 Connection conn = awaitConnection(deadline);
-                Pending pending = new Pending(isReply, new CompletableFuture<>());
-                conn.pending = pending;
-                if (conn.lost) {
+                Pending pending = new Pending(Frames.type(frame), answers, new CompletableFuture<>());
+                if (!conn.await(pending)) {
                     pending.reply().completeExceptionally(new ConnectionLost("connection closed"));
                 } else {
                     if (attempt++ > 0) {
@@ -118,6 +140,10 @@ final class HubLink implements AutoCloseable {
                 try {
                     return pending.reply().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
                 } catch (TimeoutException e) {
+                    ObjectNode answered = conn.giveUp(pending); // its answer, should it come, is not the next call's
+                    if (answered != null) {
+                        return answered; // it came as the wait ended
+                    }
                     throw ToolFailure.noAnswer("the hub did not answer " + Frames.type(frame) + " within "
                             + settings.requestTimeout().toMillis() / 1000.0 + " s; it may have been applied."
                             + " Retrying with the same idem_key is safe.");
@@ -128,9 +154,10 @@ final class HubLink implements AutoCloseable {
                     // the connection dropped before the answer: send again once reconnected
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
+                    conn.giveUp(pending);
                     throw ToolFailure.noAnswer("interrupted");
                 } finally {
-                    conn.pending = null;
+                    conn.release(pending);
                 }
             }
         } finally {
@@ -138,36 +165,163 @@ final class HubLink implements AutoCloseable {
         }
     }
 
-    /** Acknowledges a directed chat's journal seq (wire {@code ack}, no reply); skipped while disconnected. */
-    boolean ack(long seq) {
+    /** Waits for the link's turn (requests and ack rounds go one at a time) until {@code deadline}. */
+    private boolean takeTurn(long deadline) {
+        try {
+            return oneAtATime.tryAcquire(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /**
+     * Acknowledges directed chats' journal seqs (wire {@code ack}) and returns those the hub took,
+     * in the order given; none while disconnected (nothing is sent: the next registration's
+     * {@code since_seq} moves the hub's watermark as far).
+     *
+     * <p>The hub answers an ack only when it refuses it (an {@code error}, e.g. {@code
+     * rate_limited}), and that error does not say which ack it refuses. So the acks go in a round
+     * that holds the link like a request, closed by a fence: a {@code resume_request} whose
+     * {@code since} is unique, echoed in its {@code resume_snapshot}. The hub answers a
+     * connection's frames in the order it read them, so the errors that come before the fence's
+     * snapshot are the acks' (less the fences sent before it, each refused, since only the first
+     * snapshot ends the wait). When a round has refusals, every ack of it is sent again one at a
+     * time (an ack the hub already took changes nothing), in passes with a pause after each pass
+     * that had a refusal, until each is taken or the request timeout has passed. One not taken is
+     * counted in {@code acks_failed} and logged; it is not returned.
+     */
+    List<Long> ack(List<Long> seqs) {
+        if (seqs.isEmpty()) {
+            return List.of();
+        }
         Connection conn;
         synchronized (lock) {
             conn = current;
         }
         if (conn == null || conn.lost || conn.protocolVersion < 2) {
-            return false;
+            return List.of();
         }
-        sendAck(conn.client, seq); // its outcome is accounted for there
-        return true;
+        long deadline = System.nanoTime() + settings.requestTimeout().toNanos();
+        List<Long> taken = new ArrayList<>();
+        String problem = "an earlier call to the hub held the link for the whole timeout";
+        if (takeTurn(deadline)) {
+            try {
+                if (round(conn, seqs, deadline) == 0) {
+                    taken.addAll(seqs);
+                } else {
+                    // one at a time, so that a refusal says which; passes until each is taken
+                    List<Long> left = new ArrayList<>(seqs);
+                    long pause = FIRST_ACK_PAUSE_MS;
+                    while (true) {
+                        for (java.util.Iterator<Long> it = left.iterator(); it.hasNext(); ) {
+                            long seq = it.next();
+                            if (round(conn, List.of(seq), deadline) == 0) {
+                                taken.add(seq);
+                                it.remove();
+                            }
+                        }
+                        if (left.isEmpty()) {
+                            break;
+                        }
+                        pauseUntil(Math.min(deadline, System.nanoTime() + pause * 1_000_000L));
+                        pause = Math.min(MAX_ACK_PAUSE_MS, pause * 2);
+                    }
+                }
+                problem = null;
+            } catch (RoundEnded ended) {
+                problem = ended.getMessage();
+            } finally {
+                oneAtATime.release();
+            }
+        }
+        taken.sort(java.util.Comparator.comparingInt(seqs::indexOf)); // retries may have been taken out of order
+        if (taken.size() < seqs.size()) {
+            List<Long> failed = new ArrayList<>(seqs);
+            failed.removeAll(taken);
+            acksFailed.addAndGet(failed.size());
+            LOG.warn("the hub did not take the ack of seq {} ({}); their deferred receipts are lost, and the hub "
+                    + "counts those chats read only once a later ack or registration passes them", failed,
+                    problem == null ? "refused" : problem);
+        }
+        return taken;
     }
 
     /**
-     * Sends the wire ack of {@code seq} on {@code client}. The hub does not answer an ack, so a
-     * write that fails is known only here: logged and counted ({@code acks_failed} in {@link #status}).
+     * Sends the acks of {@code seqs} and a fence, and waits for the fence's answer.
      *
-     * @return completes, as the write did, once its outcome is accounted for
+     * @return how many of the acks the hub refused
+     * @throws RoundEnded when the connection dropped, or {@code deadline} passed (the connection is
+     *     then closed: answers still owed to the round cannot be told from a later call's)
      */
-    CompletableFuture<Void> sendAck(HubClient client, long seq) {
-        ObjectNode ack = Frames.request(settings.name(), "ack");
-        ack.put("seq", seq);
-        return client.sendAsyncWithResult(ack).whenComplete((written, failure) -> {
-            if (failure != null) {
-                acksFailed.incrementAndGet();
-                LOG.warn("the ack of seq {} could not be written to the hub: {}; its deferred receipt is lost, and the "
-                        + "hub counts the chat read only once a later ack or registration passes it", seq,
-                        failure.toString());
+    private int round(Connection conn, List<Long> seqs, long deadline) throws RoundEnded {
+        if (deadline - System.nanoTime() <= 0) {
+            throw new RoundEnded("no time left within the request timeout");
+        }
+        AckRound round = new AckRound(seqs.size());
+        if (!conn.await(round)) {
+            throw new RoundEnded("the connection dropped");
+        }
+        try {
+            for (long seq : seqs) {
+                ObjectNode ack = Frames.request(settings.name(), "ack");
+                ack.put("seq", seq);
+                conn.client.sendAsync(ack);
             }
-        });
+            long pause = FIRST_FENCE_PAUSE_MS;
+            synchronized (round) {
+                sendFence(conn, round);
+                long nextFence = System.nanoTime() + pause * 1_000_000L;
+                while (!round.settled()) {
+                    if (round.lost) {
+                        throw new RoundEnded("the connection dropped");
+                    }
+                    long now = System.nanoTime();
+                    if (now - deadline >= 0) {
+                        LOG.warn("the hub did not answer the fence of an ack round within {} s; reconnecting, so that "
+                                + "its late answers are not taken for another call's", settings.requestTimeout()
+                                .toMillis() / 1000.0);
+                        conn.client.close();
+                        throw new RoundEnded("no answer in time");
+                    }
+                    if (now - nextFence >= 0 && !round.fenceAnswered()) {
+                        sendFence(conn, round); // the last one may have been refused: it would never be answered
+                        pause = Math.min(MAX_ACK_PAUSE_MS, pause * 2);
+                        nextFence = now + pause * 1_000_000L;
+                    }
+                    long waitNanos = Math.min(deadline - now, nextFence - now);
+                    round.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(waitNanos)));
+                }
+                return round.refused();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            conn.client.close();
+            throw new RoundEnded("interrupted");
+        } finally {
+            conn.release(round);
+        }
+    }
+
+    /** On the caller's thread, holding {@code round}'s lock. */
+    private void sendFence(Connection conn, AckRound round) {
+        long since = FENCE_BASE + (fences.incrementAndGet() & (FENCE_BASE - 1));
+        round.fences.add(since);
+        ObjectNode fence = Frames.request(settings.name(), "resume_request");
+        fence.put("since", since);
+        conn.client.sendAsync(fence);
+    }
+
+    private static void pauseUntil(long deadline) throws RoundEnded {
+        long left = deadline - System.nanoTime();
+        if (left > 0) {
+            try {
+                TimeUnit.NANOSECONDS.sleep(left);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new RoundEnded("interrupted");
+            }
+        }
     }
 
     /** What the face knows about its connection, for the {@code status} resource and errors. */
@@ -182,6 +336,7 @@ final class HubLink implements AutoCloseable {
             s.put("last_problem", current != null ? null : lastProblem);
             s.put("inbox_cursor", inbox.cursor());
             s.put("cursor_lowerings_failed", inbox.cursorLoweringsFailed());
+            s.put("cursor_resets", inbox.cursorResets());
             s.put("acks_failed", acksFailed.get());
             return s;
         }
@@ -258,11 +413,7 @@ final class HubLink implements AutoCloseable {
     }
 
     private void closed(Connection conn, HubClient.CloseStatus status) {
-        conn.lost = true;
-        Pending p = conn.pending;
-        if (p != null) {
-            p.reply().completeExceptionally(new ConnectionLost("connection closed"));
-        }
+        conn.lose();
         timer.execute(conn.client::close);
         synchronized (lock) {
             if (current != conn) {
@@ -273,7 +424,7 @@ final class HubLink implements AutoCloseable {
             if (closed) {
                 return;
             }
-            if (status != null && TERMINAL_CLOSE_CODES.contains(status.code())) {
+            if (status != null && refusesAgent(status)) {
                 refusal = "closed " + status.code() + " " + status.reason();
                 LOG.error("the hub closed the connection of {} with {} {}; not reconnecting", settings.name(),
                         status.code(), status.reason());
@@ -334,8 +485,99 @@ final class HubLink implements AutoCloseable {
 
     // ------------------------------------------------------------------ one connection
 
-    /** A request waiting for its answer. */
-    private record Pending(Predicate<ObjectNode> isReply, CompletableFuture<ObjectNode> reply) {
+    /** What a connection waits for: a request's answer, or the answers to an ack round. */
+    private sealed interface Waiter permits Pending, AckRound {
+    }
+
+    /**
+     * A request waiting for its answer: a frame {@code answers} accepts or, unless {@code
+     * registration}, an {@code error}.
+     */
+    private record Pending(String verb, Predicate<ObjectNode> answers, boolean registration,
+            CompletableFuture<ObjectNode> reply) implements Waiter {
+        Pending(String verb, Predicate<ObjectNode> answers, CompletableFuture<ObjectNode> reply) {
+            this(verb, answers, false, reply);
+        }
+
+        boolean takes(ObjectNode f) {
+            return answers.test(f) || (!registration && "error".equals(Frames.type(f)));
+        }
+    }
+
+    /** The answer a call that timed out may still get: skipped when it comes, not taken by a later call. */
+    private record Late(String verb, Predicate<ObjectNode> answers) {
+    }
+
+    /**
+     * The acks of one round and the fences sent after them; the hub answers a connection's frames
+     * in order, so every {@code error} before the first fence's snapshot answers an ack or a fence
+     * sent before that one.
+     */
+    private static final class AckRound implements Waiter {
+        final int acks;
+        /** The {@code since} of each fence, in the order sent. */
+        final List<Long> fences = new ArrayList<>();
+        /** Errors before the first fence snapshot. */
+        int errors;
+        /** Index in {@link #fences} of the first one answered with a snapshot, or -1. */
+        int firstAnswered = -1;
+        /** Answers (errors or snapshots) to the fences sent after that one. */
+        int answersAfter;
+        boolean lost;
+
+        AckRound(int acks) {
+            this.acks = acks;
+        }
+
+        /** On the event loop: true when {@code f} answers this round. */
+        synchronized boolean offer(ObjectNode f) {
+            String type = Frames.type(f);
+            if ("error".equals(type)) {
+                if (firstAnswered < 0) {
+                    errors++;
+                } else {
+                    answersAfter++;
+                }
+            } else if ("resume_snapshot".equals(type) && f.path("since").canConvertToLong()
+                    && fences.contains(f.path("since").longValue())) {
+                if (firstAnswered < 0) {
+                    firstAnswered = fences.indexOf(f.path("since").longValue());
+                } else {
+                    answersAfter++;
+                }
+            } else {
+                return false;
+            }
+            notifyAll();
+            return true;
+        }
+
+        synchronized void lose() {
+            lost = true;
+            notifyAll();
+        }
+
+        boolean fenceAnswered() {
+            return firstAnswered >= 0;
+        }
+
+        /** Every answer owed is in: each ack and fence refused, or a fence answered and the later ones too. */
+        boolean settled() {
+            return firstAnswered >= 0 ? answersAfter >= fences.size() - 1 - firstAnswered
+                    : errors >= acks + fences.size();
+        }
+
+        /** The acks refused: the errors before the answered fence, less the earlier fences' own. */
+        int refused() {
+            return firstAnswered >= 0 ? errors - firstAnswered : acks;
+        }
+    }
+
+    /** An ack round could not finish: its acks are not known to have been taken. */
+    private static final class RoundEnded extends Exception {
+        RoundEnded(String message) {
+            super(message, null, false, false);
+        }
     }
 
     /** The connection dropped before the answer came. */
@@ -353,13 +595,95 @@ final class HubLink implements AutoCloseable {
     }
 
     private final class Connection {
+        /** Answers owed to calls that timed out, kept at most this many (the oldest go first). */
+        static final int MAX_LATE = 32;
         final HubClient client;
-        volatile Pending pending;
         volatile boolean lost;
         volatile int protocolVersion = 1;
+        /** What this connection waits for, if anything; guarded by this. */
+        private Waiter waiter;
+        /** Answers of calls that timed out, oldest first; guarded by this. */
+        private final ArrayDeque<Late> late = new ArrayDeque<>();
+        /** The payload of an {@code error} received while registering (it says why a refusal came), or null. */
+        volatile String registrationError;
+        /** Completed by {@code welcome}, which names the hub the cursor must count in. */
+        final CompletableFuture<Void> welcomed = new CompletableFuture<>();
 
         Connection(HubClient client) {
             this.client = client;
+        }
+
+        /** Makes {@code w} what this connection waits for; false when it is lost already. */
+        synchronized boolean await(Waiter w) {
+            if (lost) {
+                return false;
+            }
+            waiter = w;
+            return true;
+        }
+
+        /** {@code w} no longer waits. */
+        synchronized void release(Waiter w) {
+            if (waiter == w) {
+                waiter = null;
+            }
+        }
+
+        /**
+         * {@code p} timed out: its answer, should it still come, is skipped rather than taken
+         * by a later call. Returns the answer if it came meanwhile.
+         */
+        synchronized ObjectNode giveUp(Pending p) {
+            release(p);
+            if (p.reply().isDone() && !p.reply().isCompletedExceptionally()) {
+                return p.reply().getNow(null);
+            }
+            if (late.size() >= MAX_LATE) {
+                late.removeFirst();
+            }
+            late.addLast(new Late(p.verb(), p.answers()));
+            return null;
+        }
+
+        /** The connection closed: whatever waits learns it. */
+        void lose() {
+            Waiter w;
+            synchronized (this) {
+                lost = true;
+                w = waiter;
+            }
+            if (w instanceof Pending p) {
+                p.reply().completeExceptionally(new ConnectionLost("connection closed"));
+            } else if (w instanceof AckRound r) {
+                r.lose();
+            }
+        }
+
+        /**
+         * On the event loop: gives {@code f} to what waits for it. A late answer of a call that
+         * timed out goes first: its own answer, or an {@code error} (which names no request; the
+         * oldest such call takes it). Returns false when nothing waits for {@code f}.
+         */
+        private synchronized boolean answer(ObjectNode f, boolean error) {
+            for (java.util.Iterator<Late> it = late.iterator(); it.hasNext(); ) {
+                Late l = it.next();
+                if (l.answers().test(f)) {
+                    it.remove();
+                    LOG.info("the answer to {} came after the call had timed out; skipped", l.verb());
+                    return true;
+                }
+            }
+            if (error && !late.isEmpty()) {
+                Late l = late.removeFirst();
+                LOG.info("an error came after {} had timed out; taken as its late answer and skipped: {}",
+                        l.verb(), f.path("payload").asText());
+                return true;
+            }
+            if (waiter instanceof Pending p && p.takes(f)) {
+                p.reply().complete(f);
+                return true;
+            }
+            return waiter instanceof AckRound r && r.offer(f);
         }
 
         /**
@@ -374,6 +698,19 @@ final class HubLink implements AutoCloseable {
                 onFrame(early);
             }
             client.clearPending();
+            client.closeFuture().whenComplete((status, t) -> welcomed.complete(null)); // no welcome is coming
+            if (settings.token() == null) {
+                // an open hub sends welcome at connect: its hub_id decides whether the cursor is this
+                // hub's before since_seq is sent (a token hub sends it only after the registration)
+                try {
+                    welcomed.get(connectTimeout.toMillis(), TimeUnit.MILLISECONDS);
+                } catch (ExecutionException | TimeoutException e) {
+                    LOG.debug("no welcome before the registration; the hub is checked when it comes");
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted");
+                }
+            }
             ObjectNode hb = Frames.request(settings.name(), "heartbeat");
             hb.put("payload", "online");
             if (settings.token() != null) {
@@ -389,13 +726,22 @@ final class HubLink implements AutoCloseable {
             if (takeover) {
                 hb.put("takeover", true); // our own binding may outlive the connection we lost
             }
-            Pending p = new Pending(f -> "who_snapshot".equals(Frames.type(f)), new CompletableFuture<>());
-            pending = p;
+            Pending p = new Pending("registration", f -> "who_snapshot".equals(Frames.type(f)), true,
+                    new CompletableFuture<>());
+            await(p);
             client.sendAsync(hb);
             client.sendAsync(Frames.request(settings.name(), "who_request"));
-            client.closeFuture().whenComplete((status, t) -> p.reply().completeExceptionally(
-                    new IOException("closed during registration" + (status == null ? ""
-                            : " (" + status.code() + " " + status.reason() + ")"))));
+            client.closeFuture().whenComplete((status, t) -> {
+                if (status != null && refusesAgent(status)) {
+                    // the hub refused the agent itself (name, token, identity): retrying gets the same answer
+                    String why = registrationError;
+                    p.reply().completeExceptionally(new Refused("closed " + status.code() + " " + status.reason()
+                            + (why == null ? "" : ": " + why)));
+                } else {
+                    p.reply().completeExceptionally(new IOException("closed during registration" + (status == null
+                            ? "" : " (" + status.code() + " " + status.reason() + ")")));
+                }
+            });
             try {
                 p.reply().get(connectTimeout.toMillis(), TimeUnit.MILLISECONDS);
             } catch (ExecutionException e) {
@@ -407,7 +753,7 @@ final class HubLink implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 throw new IOException("interrupted");
             } finally {
-                pending = null;
+                release(p);
             }
         }
 
@@ -416,18 +762,25 @@ final class HubLink implements AutoCloseable {
             String type = Frames.type(f);
             if ("welcome".equals(type)) {
                 protocolVersion = f.path("protocol_version").canConvertToInt() ? f.path("protocol_version").asInt() : 1;
+                inbox.hubIdentified(f.path("hub_id").isTextual() ? f.path("hub_id").textValue() : null);
+                welcomed.complete(null);
                 return;
             }
-            Pending p = pending;
-            if (("auth_denied".equals(type) || "name_conflict".equals(type)) && p != null) {
+            Waiter w;
+            synchronized (this) {
+                w = waiter;
+            }
+            if ("error".equals(type) && w instanceof Pending p && p.registration()) {
+                registrationError = f.path("payload").asText();
+            }
+            if (("auth_denied".equals(type) || "name_conflict".equals(type)) && w instanceof Pending p
+                    && p.registration()) {
                 p.reply().completeExceptionally(new Refused(type + ": " + f.path("payload").asText()));
                 return;
             }
-            if (p != null && p.isReply().test(f)) {
-                p.reply().complete(f);
-                return;
+            if (!answer(f, "error".equals(type))) {
+                offerToInbox(f, type);
             }
-            offerToInbox(f, type);
         }
     }
 
@@ -436,6 +789,11 @@ final class HubLink implements AutoCloseable {
         String me = settings.name();
         switch (type) {
             case "chat" -> {
+                JsonNode live = f.get("seq");
+                if (live != null && live.isIntegralNumber() && live.canConvertToLong()
+                        && !f.path("replayed").asBoolean(false)) {
+                    inbox.liveSeq(live.longValue()); // any chat's seq shows where the hub's journal is
+                }
                 String target = f.path("target").isTextual() ? f.path("target").textValue() : null;
                 if (me.equals(f.path("sender").asText()) || f.hasNonNull("channel")
                         || !AddressMatcher.addresses(target, me, List.of())) {

@@ -85,6 +85,9 @@ final class Inbox implements AutoCloseable {
     private final java.util.LinkedHashSet<Long> recentlyRead = new java.util.LinkedHashSet<>();
     /** Read seqs remembered one by one for duplicates: far more than the 1,000 chats a replay scans. */
     static final int MAX_RECENT = 8192;
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Inbox.class);
+    /** How many times the cursor was found to count in another journal than the hub's, and reset. */
+    private long cursorResets;
 
     /**
      * @param cursorFile where the cursor survives a restart of this process, or null
@@ -242,6 +245,57 @@ final class Inbox implements AutoCloseable {
     /** The seq the next registration sends as {@code since_seq}: read through, but below any blocker. */
     synchronized long cursor() {
         return cursorOf(readThrough, blocker(queuedDirected, unacked, forgottenLow));
+    }
+
+    /**
+     * The hub said its {@code hub_id} ({@code welcome}). A cursor recorded for another hub counts
+     * in another journal: its seq means nothing here, and would hide every chat up to it, so it is
+     * reset (as for a fresh agent). A cursor not recorded for any hub is taken as this hub's.
+     */
+    synchronized void hubIdentified(String hubId) {
+        if (hubId == null || hubId.isBlank() || hubId.equals(cursorFile.hubId())) {
+            return;
+        }
+        String before = cursorFile.hubId();
+        if (before != null) {
+            reset("the hub's id is now " + hubId + ", the cursor was kept for hub " + before, true);
+        }
+        cursorFile.rebind(hubId, cursor());
+    }
+
+    /**
+     * A live chat (not a replay) carried {@code seq}. It was journaled after this registration,
+     * so on the journal the cursor counts in it would be above the registration's {@code
+     * since_seq}: at or below it, the hub's journal is another, or was recreated, and the cursor is
+     * reset (as for a fresh agent) rather than hiding every chat up to it for good.
+     */
+    synchronized void liveSeq(long seq) {
+        if (seq > 0 && seq <= registeredFrom) {
+            reset("a live chat has seq " + seq + ", at or below the cursor " + registeredFrom
+                    + ": the hub's journal is not the one the cursor counts in (recreated, or another hub)", false);
+            cursorFile.rebind(cursorFile.hubId(), cursor());
+        }
+    }
+
+    /** Forgets the cursor and what it held; {@code otherHub}: the seqs read so far were another journal's too. */
+    private void reset(String why, boolean otherHub) {
+        cursorResets++;
+        LOG.warn("inbox cursor {} reset to 0: {}; directed chats are replayed as for a fresh agent", cursor(), why);
+        readThrough = 0;
+        registeredFrom = 0;
+        ackedThrough = 0;
+        owed = new TreeSet<>();
+        unacked = new TreeSet<>();
+        forgottenLow = 0;
+        forgottenHigh = 0;
+        if (otherHub) {
+            recentlyRead.clear();
+        }
+    }
+
+    /** How many times the cursor was reset for counting in another journal. */
+    synchronized long cursorResets() {
+        return cursorResets;
     }
 
     /** How many held seqs are kept one by one (at most {@link #MAX_HELD}). */

@@ -1,125 +1,216 @@
 package dev.synapsehub.mcp;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.synapsehub.client.HubClient;
-import io.netty.bootstrap.ServerBootstrap;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInitializer;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.channel.nio.NioEventLoopGroup;
-import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.handler.codec.http.HttpObjectAggregator;
-import io.netty.handler.codec.http.HttpServerCodec;
-import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
-import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import java.net.InetSocketAddress;
-import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
-import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** The link's own accounting of what the hub never answers: an ack whose write fails. */
+/**
+ * The link against a scripted hub on loopback: which frame answers which call when the wire's
+ * {@code error} names no request (acks refused meanwhile, a call that timed out), and what an
+ * ack round reports.
+ */
 class HubLinkTest {
     private static final Duration WAIT = Duration.ofSeconds(10);
-    private final Endpoint endpoint = new Endpoint();
-    private final HubLink link;
-
-    HubLinkTest() throws Exception {
-        link = new HubLink(new McpSettings(endpoint.uri(), "proj/me", null, WAIT, McpSettings.DEFAULT_HEARTBEAT, 10,
-                null), new Inbox(10, null));
-    }
+    private final FakeHub hub = new FakeHub();
+    private final List<AutoCloseable> closing = new ArrayList<>();
 
     @AfterEach
-    void close() {
-        link.close();
-        endpoint.close();
-    }
-
-    @Test
-    void anAckWrittenIsNotCountedAndOneTheDroppedConnectionCannotTakeIs() throws Exception {
-        HubClient client = HubClient.connect(endpoint.uri(), WAIT);
-        try {
-            link.sendAck(client, 6).get(WAIT.toSeconds(), TimeUnit.SECONDS);
-            JsonNode ack = Frames.MAPPER.readTree(endpoint.received.poll(WAIT.toSeconds(), TimeUnit.SECONDS));
-            assertThat(ack.path("type").asText()).isEqualTo("ack");
-            assertThat(ack.path("seq").asLong()).isEqualTo(6);
-            assertThat(link.status()).containsEntry("acks_failed", 0L);
-
-            endpoint.dropConnections(); // the hub goes away
-            client.closeFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS);
-            assertThatThrownBy(() -> link.sendAck(client, 7).get(WAIT.toSeconds(), TimeUnit.SECONDS))
-                    .isInstanceOf(ExecutionException.class);
-            assertThat(link.status()).containsEntry("acks_failed", 1L);
-        } finally {
-            client.close();
+    void close() throws Exception {
+        for (AutoCloseable c : closing) {
+            c.close();
         }
+        hub.close();
+    }
+
+    private HubLink link(Duration timeout) throws Exception {
+        Inbox inbox = new Inbox(10, null);
+        HubLink link = new HubLink(new McpSettings(hub.uri(), "proj/me", null, timeout, McpSettings.DEFAULT_HEARTBEAT,
+                10, null), inbox);
+        closing.add(0, inbox);
+        closing.add(0, link);
+        link.start();
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!Boolean.TRUE.equals(link.status().get("connected")) && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(link.status()).containsEntry("connected", true);
+        return link;
+    }
+
+    private static ObjectNode claim(String task) {
+        ObjectNode f = Frames.request("proj/me", "claim");
+        f.put("task_id", task);
+        return f;
+    }
+
+    private static boolean granted(ObjectNode f, String task) {
+        return ("claim_granted".equals(Frames.type(f)) || "claim_denied".equals(Frames.type(f)))
+                && task.equals(f.path("task_id").asText());
+    }
+
+    private static ObjectNode grant(String task) {
+        ObjectNode g = FakeHub.frame("claim_granted");
+        g.put("task_id", task);
+        g.put("owner", "proj/me");
+        return g;
     }
 
     @Test
-    void anAckOnAClientAlreadyClosedIsCountedToo() throws Exception {
-        HubClient client = HubClient.connect(endpoint.uri(), WAIT);
-        client.close(); // its event loop shuts down too: the failure must still be reported
-        client.eventLoop().terminationFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS);
-        assertThatThrownBy(() -> link.sendAck(client, 7).get(WAIT.toSeconds(), TimeUnit.SECONDS))
-                .isInstanceOf(ExecutionException.class)
-                .hasCauseInstanceOf(java.util.concurrent.RejectedExecutionException.class);
+    void acksRefusedWhileAClaimWaitsAreNotTakenAsItsAnswer() throws Exception {
+        // a rate limit: the first ack of each seq above 3 is refused at once, a later one is taken
+        Set<Long> seen = ConcurrentHashMap.newKeySet();
+        hub.script(f -> switch (f.path("type").asText()) {
+            case "claim" -> List.of(FakeHub.after(300, grant(f.path("task_id").asText())));
+            case "ack" -> seen.add(f.path("seq").longValue()) && f.path("seq").longValue() > 3
+                    ? List.of(FakeHub.now(FakeHub.error("rate_limited"))) : List.of();
+            default -> List.of();
+        });
+        HubLink link = link(WAIT);
+        CompletableFuture<ObjectNode> claimed = CompletableFuture.supplyAsync(() -> {
+            try {
+                return link.request(claim("T-3"), f -> granted(f, "T-3"));
+            } catch (ToolFailure e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        hub.next("claim"); // the claim waits for its answer: the inbox acks now
+        List<Long> acked = link.ack(List.of(1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L));
+
+        assertThat(Frames.type(claimed.get(WAIT.toSeconds(), TimeUnit.SECONDS))).isEqualTo("claim_granted");
+        assertThat(acked).containsExactly(1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L); // each refused one sent again and taken
+        assertThat(link.status()).containsEntry("acks_failed", 0L);
+    }
+
+    @Test
+    void anAckTheHubKeepsRefusingIsCountedAndNotListed() throws Exception {
+        hub.script(f -> "ack".equals(f.path("type").asText()) && f.path("seq").longValue() == 5
+                ? List.of(FakeHub.now(FakeHub.error("rate_limited"))) : List.of());
+        HubLink link = link(Duration.ofMillis(1500));
+
+        assertThat(link.ack(List.of(4L, 5L, 6L))).containsExactly(4L, 6L);
         assertThat(link.status()).containsEntry("acks_failed", 1L);
+        // the link is still one call at a time and clean: the next call gets its own answer
+        hub.script(f -> "claim".equals(f.path("type").asText()) ? List.of(FakeHub.now(grant("T-1"))) : List.of());
+        assertThat(Frames.type(link.request(claim("T-1"), f -> granted(f, "T-1")))).isEqualTo("claim_granted");
     }
 
-    /** A loopback WebSocket endpoint that keeps the text frames it receives: no hub, only a socket to write to. */
-    private static final class Endpoint implements AutoCloseable {
-        final BlockingQueue<String> received = new LinkedBlockingQueue<>();
-        private final Set<Channel> connections = ConcurrentHashMap.newKeySet();
-        private final EventLoopGroup group = new NioEventLoopGroup(1);
-        private final Channel server;
+    @Test
+    void aRefusedFenceIsNotCountedAsARefusedAck() throws Exception {
+        AtomicInteger fences = new AtomicInteger();
+        hub.script(f -> "resume_request".equals(f.path("type").asText()) && fences.incrementAndGet() == 1
+                ? List.of(FakeHub.now(FakeHub.error("rate_limited"))) : List.of());
+        HubLink link = link(WAIT);
 
-        Endpoint() {
-            server = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
-                    .childHandler(new ChannelInitializer<SocketChannel>() {
-                        @Override
-                        protected void initChannel(SocketChannel ch) {
-                            connections.add(ch);
-                            ch.pipeline().addLast(new HttpServerCodec(), new HttpObjectAggregator(1 << 16),
-                                    new WebSocketServerProtocolHandler("/"),
-                                    new SimpleChannelInboundHandler<TextWebSocketFrame>() {
-                                        @Override
-                                        protected void channelRead0(ChannelHandlerContext ctx, TextWebSocketFrame f) {
-                                            received.add(f.text());
-                                        }
-                                    });
-                        }
-                    })
-                    .bind("127.0.0.1", 0).syncUninterruptibly().channel();
-        }
+        assertThat(link.ack(List.of(7L, 9L))).containsExactly(7L, 9L);
+        assertThat(link.status()).containsEntry("acks_failed", 0L);
+        assertThat(fences.get()).isEqualTo(2);
+    }
 
-        URI uri() {
-            InetSocketAddress address = (InetSocketAddress) server.localAddress();
-            return URI.create("ws://127.0.0.1:" + address.getPort() + "/");
-        }
+    @Test
+    void theLateAnswerOfACallThatTimedOutIsNotTheNextCallsAnswer() throws Exception {
+        AtomicInteger states = new AtomicInteger();
+        hub.script(f -> {
+            if (!"state_request".equals(f.path("type").asText())) {
+                return List.of();
+            }
+            int n = states.incrementAndGet();
+            ObjectNode s = FakeHub.frame("state_snapshot");
+            s.put("n", n);
+            // the first comes after its call gave up, and before the second call's own answer
+            return List.of(FakeHub.after(n == 1 ? 700 : 500, s));
+        });
+        HubLink link = link(Duration.ofMillis(600));
+        ToolFailure first = org.assertj.core.api.Assertions.catchThrowableOfType(() -> link.request(
+                Frames.request("proj/me", "state_request"), f -> "state_snapshot".equals(Frames.type(f))),
+                ToolFailure.class);
+        assertThat(first.type()).isEqualTo("no_answer");
 
-        void dropConnections() {
-            for (Channel c : connections) {
-                c.close().syncUninterruptibly();
+        ObjectNode second = link.request(Frames.request("proj/me", "state_request"),
+                f -> "state_snapshot".equals(Frames.type(f)));
+        assertThat(second.path("n").asInt()).isEqualTo(2);
+    }
+
+    @Test
+    void aLateErrorOfACallThatTimedOutIsNotTheNextCallsAnswer() throws Exception {
+        AtomicInteger claims = new AtomicInteger();
+        hub.script(f -> {
+            if (!"claim".equals(f.path("type").asText())) {
+                return List.of();
+            }
+            return claims.incrementAndGet() == 1 ? List.of(FakeHub.after(700, FakeHub.error("busy")))
+                    : List.of(FakeHub.after(500, grant(f.path("task_id").asText())));
+        });
+        HubLink link = link(Duration.ofMillis(600));
+        ToolFailure first = org.assertj.core.api.Assertions.catchThrowableOfType(() -> link.request(claim("T-1"),
+                f -> granted(f, "T-1")), ToolFailure.class);
+        assertThat(first.type()).isEqualTo("no_answer");
+
+        assertThat(Frames.type(link.request(claim("T-2"), f -> granted(f, "T-2")))).isEqualTo("claim_granted");
+    }
+
+    @Test
+    void aRegistrationTheHubRefusesIsNotRetriedAndSaysWhy() throws Exception {
+        for (Object[] refusal : new Object[][] {{4010, "invalid name"}, {4013, "identity pin mismatch"},
+                {4009, "name conflict"}, {4016, "name owned"}}) {
+            try (FakeHub refusing = new FakeHub().refuse((Integer) refusal[0], (String) refusal[1]);
+                 Inbox inbox = new Inbox(10, null);
+                 HubLink link = new HubLink(new McpSettings(refusing.uri(), "proj/me", null, WAIT,
+                         McpSettings.DEFAULT_HEARTBEAT, 10, null), inbox)) {
+                link.start();
+                long deadline = System.nanoTime() + WAIT.toNanos();
+                while (link.status().get("refused") == null && System.nanoTime() < deadline) {
+                    Thread.sleep(20);
+                }
+                assertThat((String) link.status().get("refused")).as("%s", refusal[1])
+                        .contains(String.valueOf(refusal[0])).contains((String) refusal[1]);
+                ToolFailure f = org.assertj.core.api.Assertions.catchThrowableOfType(() -> link.request(
+                        Frames.request("proj/me", "who_request"), x -> true), ToolFailure.class);
+                assertThat(f.type()).isEqualTo("hub_unavailable");
+                assertThat(f.getMessage()).contains("refused");
+                assertThat(refusing.connections.get()).as("not retried").isEqualTo(1);
             }
         }
+    }
 
-        @Override
-        public void close() {
-            server.close().syncUninterruptibly();
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    @Test
+    void aHubAtCapacityIsRetried() throws Exception {
+        hub.refuse(4013, "hub at capacity");
+        Inbox inbox = new Inbox(10, null);
+        HubLink link = new HubLink(new McpSettings(hub.uri(), "proj/me", null, WAIT, McpSettings.DEFAULT_HEARTBEAT,
+                10, null), inbox);
+        closing.add(0, inbox);
+        closing.add(0, link);
+        link.start();
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (hub.connections.get() < 2 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
         }
+        assertThat(hub.connections.get()).isGreaterThanOrEqualTo(2);
+        assertThat(link.status().get("refused")).isNull();
+    }
+
+    @Test
+    void anAckRoundSendsTheAcksInOrderThenAFence() throws Exception {
+        HubLink link = link(WAIT);
+        assertThat(link.ack(List.of(3L, 4L))).containsExactly(3L, 4L);
+        JsonNode a = hub.next("ack");
+        JsonNode b = hub.next("ack");
+        JsonNode fence = hub.next("resume_request");
+        assertThat(List.of(a.path("seq").asLong(), b.path("seq").asLong())).containsExactly(3L, 4L);
+        // above any message id, and exact as a double (a hub may read it as one)
+        assertThat(fence.path("since").asLong()).isGreaterThan(HubLink.FENCE_BASE).isLessThan(1L << 53);
+        assertThat(link.status()).containsEntry("acks_failed", 0L);
     }
 }

@@ -40,6 +40,52 @@ class InboxTest {
     }
 
     @Test
+    void aCursorKeptForAnotherHubIsResetAndAnOldFileWithoutAHubStillReads(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("cursor");
+        Files.writeString(file, "500\n"); // written before the hub was recorded
+        try (Inbox first = new Inbox(10, file)) {
+            assertThat(first.cursor()).isEqualTo(500);
+            first.hubIdentified("hub-a"); // taken as this hub's
+            assertThat(first.cursorResets()).isZero();
+            assertThat(first.registering()).isEqualTo(500);
+        }
+        assertThat(Files.readString(file)).isEqualTo("500\nhub_id hub-a\n");
+
+        try (Inbox again = new Inbox(10, file)) {
+            again.hubIdentified("hub-a");
+            assertThat(again.registering()).as("the same hub: kept").isEqualTo(500);
+        }
+        try (Inbox other = new Inbox(10, file)) {
+            other.hubIdentified("hub-b"); // the file reused against another hub
+            assertThat(other.cursorResets()).isEqualTo(1);
+            assertThat(other.registering()).isZero();
+            assertThat(other.offer(chat(3), 3)).as("its chat 3 is not hidden behind the other hub's 500").isTrue();
+        }
+        assertThat(Files.readString(file)).isEqualTo("0\nhub_id hub-b\n");
+    }
+
+    @Test
+    void aLiveChatAtOrBelowTheCursorShowsTheJournalIsAnotherAndResetsIt(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("cursor");
+        Files.writeString(file, "500\nhub_id hub-a\n");
+        try (Inbox inbox = new Inbox(10, file)) {
+            inbox.hubIdentified("hub-a"); // same id (a hub given --hub-id), its journal recreated
+            assertThat(inbox.registering()).isEqualTo(500);
+            inbox.liveSeq(501);
+            assertThat(inbox.cursorResets()).as("above the cursor: nothing to say").isZero();
+            inbox.liveSeq(7);
+            assertThat(inbox.cursorResets()).isEqualTo(1);
+            assertThat(inbox.offer(chat(7), 7)).isTrue();
+            assertThat(inbox.cursor()).isZero();
+            inbox.liveSeq(8);
+            assertThat(inbox.cursorResets()).as("logged and counted once").isEqualTo(1);
+            assertThat(inbox.take(10, 0).items()).hasSize(1);
+            assertThat(inbox.cursor()).isEqualTo(7);
+        }
+        assertThat(Files.readString(file)).isEqualTo("7\nhub_id hub-a\n");
+    }
+
+    @Test
     void beyondCapacityTheOldestIsDroppedAndCountedOnce() throws Exception {
         Inbox inbox = new Inbox(2, null);
         inbox.offer(chat(1), 1);
@@ -59,15 +105,22 @@ class InboxTest {
     }
 
     @Test
-    void theCursorSurvivesInItsFileAndABadFileIsRefused(@TempDir Path dir) throws Exception {
+    void theCursorSurvivesInItsFileAndAGarbledOneIsTreatedAsAbsent(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("cursor");
         Inbox inbox = new Inbox(10, file);
         inbox.offer(chat(7), 7);
         inbox.take(10, 0);
         assertThat(Files.readString(file).strip()).isEqualTo("7");
         assertThat(new Inbox(10, file).cursor()).isEqualTo(7);
-        Files.writeString(file, "seven");
-        assertThatThrownBy(() -> new Inbox(10, file)).hasMessageContaining("not a cursor");
+        for (String garbled : new String[] {"seven", "", "\n\n", "-4", "12x\nhub_id hub-a"}) {
+            Files.writeString(file, garbled); // a crash mid-write, a hand edit: treated as absent, not as a cursor
+            try (Inbox fresh = new Inbox(10, file)) {
+                assertThat(fresh.cursor()).as("'%s'", garbled).isZero();
+                assertThat(fresh.registering()).as("'%s': no since_seq", garbled).isZero();
+                fresh.take(10, 0); // the next read writes it anew, even at 0
+            }
+            assertThat(Files.readString(file)).as("'%s'", garbled).isEqualTo("0\n");
+        }
     }
 
     @Test

@@ -14,6 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.BlockingQueue;
 
 import static dev.synapsehub.net.TestHub.WAIT;
@@ -121,6 +122,44 @@ class CockpitApiTest {
             JsonNode byOwner = http.view("/ui/api/claims?q=p/beta");
             assertThat(byOwner.path("matched").asInt()).isEqualTo(1);
             assertThat(byOwner.path("total").asInt()).isEqualTo(3);
+        }
+    }
+
+    @Test
+    void claimsAndBoardTasksMadeOutOfOrderAreListedByTaskId() throws Exception {
+        // the writer hands out unsorted references; the cockpit thread sorts them
+        try (TestHub hub = cockpitHub(); CockpitHttp http = new CockpitHttp(hub.port, null)) {
+            HubClient a = hub.agent("p/alpha");
+            for (String task : new String[] {"T-c", "T-a", "T-d", "T-b"}) {
+                claim(a, task, "repo", "src/" + task);
+            }
+            JsonNode claims = http.view("/ui/api/claims");
+            List<String> ids = new java.util.ArrayList<>();
+            claims.path("claims").forEach(c -> ids.add(c.path("task_id").asText()));
+            assertThat(ids).containsExactly("T-a", "T-b", "T-c", "T-d");
+            JsonNode page = http.view("/ui/api/claims?offset=1&limit=2");
+            assertThat(page.path("claims").get(0).path("task_id").asText()).isEqualTo("T-b");
+            assertThat(page.path("claims").get(1).path("task_id").asText()).isEqualTo("T-c");
+
+            for (String[] t : new String[][] {{"B-3", "B-1"}, {"B-1", null}, {"B-2", "B-9"}}) {
+                ObjectNode f = a.frame("ledger_task");
+                f.put("task_id", t[0]).put("title", "task " + t[0]).put("project", "p");
+                if (t[1] != null) {
+                    f.putArray("depends_on").add(t[1]);
+                }
+                a.send(f);
+                a.awaitType("ledger_task_posted", WAIT);
+            }
+            JsonNode open = http.view("/ui/api/board").path("columns").get(0);
+            List<String> tasks = new java.util.ArrayList<>();
+            List<Boolean> ready = new java.util.ArrayList<>();
+            open.path("tasks").forEach(t -> {
+                tasks.add(t.path("task_id").asText());
+                ready.add(t.path("ready").asBoolean());
+            });
+            assertThat(tasks).containsExactly("B-1", "B-2", "B-3");
+            assertThat(ready).containsExactly(true, false, false);
+            assertThat(http.view("/ui/api/board").path("ready").asInt()).isEqualTo(1);
         }
     }
 
@@ -411,6 +450,7 @@ class CockpitApiTest {
              CockpitHttp wrong = new CockpitHttp(hub.port, "guess");
              CockpitHttp right = new CockpitHttp(hub.port, "sekrit")) {
             assertThat(none.get("/ui/").statusCode()).as("the page carries no data").isEqualTo(200);
+            long failuresBefore = hub.server.services().metrics().authFailures.get();
             for (String view : new String[] {"overview", "claims", "presence", "board", "messaging", "denials", "recent",
                     "events"}) {
                 HttpResponse<String> refused = none.get("/ui/api/" + view);
@@ -422,6 +462,8 @@ class CockpitApiTest {
             assertThat(bad.statusCode()).isEqualTo(401);
             assertThat(CockpitHttp.JSON.readTree(bad.body()).path("error").asText()).isEqualTo("invalid_token");
             assertThat(bad.body()).doesNotContain("sekrit");
+            assertThat(hub.server.services().metrics().authFailures.get() - failuresBefore)
+                    .as("each 401 counted as an auth failure").isEqualTo(9);
             HttpResponse<String> inUrl = none.get("/ui/api/overview?token=sekrit");
             assertThat(inUrl.statusCode()).isEqualTo(400);
             assertThat(CockpitHttp.JSON.readTree(inUrl.body()).path("error").asText()).isEqualTo("token_in_url");
@@ -435,7 +477,7 @@ class CockpitApiTest {
     void aTokenInTheUrlIsRefusedOnEveryPathNamingItsParameter() throws Exception {
         try (TestHub hub = new TestHub(HubConfig.builder().token("sekrit").ui(true));
              CockpitHttp none = new CockpitHttp(hub.port, null)) {
-            for (String field : new String[] {"token", "access_token"}) {
+            for (String field : new String[] {"token", "access_token", "Token", "ACCESS_TOKEN", "Access_Token"}) {
                 for (String path : new String[] {"/ui", "/ui/", "/ui/index.html", "/ui/app.js", "/ui/api/overview",
                         "/ui/api/events"}) {
                     String url = path + "?q=x&" + field + "=sekrit";

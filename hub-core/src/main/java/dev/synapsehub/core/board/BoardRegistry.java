@@ -279,20 +279,16 @@ public final class BoardRegistry {
 
     /** The board: tasks sorted by id, ready ids, retained notes in insertion order. */
     public BoardSnapshot snapshot() {
-        List<BoardTask> sorted = new ArrayList<>(tasks.values());
-        sorted.sort(Comparator.comparing(BoardTask::taskId));
-        List<String> ready = new ArrayList<>();
-        for (BoardTask task : sorted) {
-            if (task.status() == BoardStatus.OPEN && task.dependsOn().stream().allMatch(this::settled)) {
-                ready.add(task.taskId());
-            }
-        }
-        return new BoardSnapshot(sorted, ready, progress.notes());
+        return BoardSnapshot.of(tasks.values(), progress.notes());
     }
 
-    private boolean settled(String dependency) {
-        BoardTask dep = tasks.get(dependency);
-        return dep != null && dep.status().terminal();
+    /**
+     * Every task, unsorted: one pass copying references (tasks are immutable), for a reader that
+     * sorts them and works out {@code ready} on its own thread ({@link BoardSnapshot#of}), so
+     * that the writer does not spend a sort of the whole board on it.
+     */
+    public List<BoardTask> tasksUnsorted() {
+        return new ArrayList<>(tasks.values());
     }
 
     /**

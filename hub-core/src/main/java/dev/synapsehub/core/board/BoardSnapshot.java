@@ -17,6 +17,29 @@ public record BoardSnapshot(List<BoardTask> tasks, List<String> ready, List<Prog
     }
 
     /**
+     * The snapshot of a board holding {@code tasks} (any order) and {@code progress}: the tasks
+     * sorted by id, and ready the open ones whose every dependency is among them, done or cancelled.
+     */
+    public static BoardSnapshot of(java.util.Collection<BoardTask> tasks, List<ProgressNote> progress) {
+        java.util.Map<String, BoardTask> byId = new java.util.HashMap<>();
+        for (BoardTask t : tasks) {
+            byId.put(t.taskId(), t);
+        }
+        List<BoardTask> sorted = new java.util.ArrayList<>(tasks);
+        sorted.sort(java.util.Comparator.comparing(BoardTask::taskId));
+        List<String> ready = new java.util.ArrayList<>();
+        for (BoardTask task : sorted) {
+            if (task.status() == BoardStatus.OPEN && task.dependsOn().stream().allMatch(d -> {
+                BoardTask dep = byId.get(d);
+                return dep != null && dep.status().terminal();
+            })) {
+                ready.add(task.taskId());
+            }
+        }
+        return new BoardSnapshot(sorted, ready, progress);
+    }
+
+    /**
      * The tasks a {@code board_snapshot} with {@code --board-task-cap cap} lists (§6.5): all of
      * them when {@code cap} is 0 or not exceeded; otherwise the {@code cap} kept are the tasks
      * not done or cancelled first, the most recently updated first within each class (task id

@@ -44,6 +44,20 @@ class BoardRegistryTest {
     }
 
     @Test
+    void theUnsortedTasksMakeTheSameSnapshotOnAReadersThread() {
+        run(declare("T3", "three", null, "p", "T1"), 100);
+        run(declare("T1", "one", null, "p"), 101);
+        run(declare("T2", "two", null, "p", "T1", "T9"), 102);
+        run(declare("T4", "four", null, "p", "T3"), 103);
+        run(LedgerTaskUpdateCommand.status("bob", "T1", "done"), 104);
+
+        BoardSnapshot fromReferences = BoardSnapshot.of(board.tasksUnsorted(), board.notes());
+        assertThat(fromReferences).isEqualTo(board.snapshot());
+        assertThat(fromReferences.tasks()).extracting(BoardTask::taskId).containsExactly("T1", "T2", "T3", "T4");
+        assertThat(fromReferences.ready()).containsExactly("T3"); // T2 waits for T9, never declared; T4 for T3
+    }
+
+    @Test
     void newTaskIsOpenAtVersionOneCreatedBySender() {
         Reply r = run(LedgerTaskCommand.of("alice", "  T1 ", " Title "), 100);
         BoardTask t = ((BoardTaskReply) r).task();

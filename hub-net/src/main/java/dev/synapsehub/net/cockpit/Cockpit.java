@@ -49,7 +49,9 @@ public final class Cockpit implements AutoCloseable {
     /** The path the cockpit answers under. */
     public static final String PATH = "/ui";
     private static final String API = "/ui/api/";
-    /** The query parameters a token would travel in, refused wherever they appear. */
+    /** How often a flood of requests refused for their token is logged (each one is counted). */
+    private static final long AUTH_LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(60);
+    /** The query parameters a token would travel in (in lower case: matched in any case), refused wherever they appear. */
     private static final List<String> TOKEN_FIELDS = List.of("token", "access_token");
     /** The parameters each view takes; anything else is refused 400 rather than ignored. */
     private static final Map<String, Set<String>> PARAMETERS = Map.ofEntries(
@@ -75,6 +77,7 @@ public final class Cockpit implements AutoCloseable {
     private final CockpitAssets assets = new CockpitAssets();
     /** Done once the feed has the journal's seq at start (or the writer could not give it). */
     private final CompletableFuture<Void> seeded = new CompletableFuture<>();
+    private final RefusalLog authRefusals = new RefusalLog(AUTH_LOG_INTERVAL_NANOS, System.nanoTime());
 
     private Cockpit(CockpitSources hub) {
         this.hub = hub;
@@ -154,8 +157,9 @@ public final class Cockpit implements AutoCloseable {
         QueryStringDecoder query = new QueryStringDecoder(request.uri());
         String path = query.path();
         // on every path, the page too: a URL with the token lands in proxy logs and the history
-        for (String field : TOKEN_FIELDS) {
-            if (query.parameters().containsKey(field)) {
+        for (String field : query.parameters().keySet()) {
+            // Token=, ACCESS_TOKEN=: a server or proxy that ignores case would take it all the same
+            if (TOKEN_FIELDS.contains(field.toLowerCase(java.util.Locale.ROOT))) {
                 error(ctx, HttpResponseStatus.BAD_REQUEST, "token_in_url",
                         "never put the token in a URL: send it as 'Authorization: Bearer TOKEN'", field, false);
                 return;
@@ -183,6 +187,13 @@ public final class Cockpit implements AutoCloseable {
         if (hub.tokens().secured()) {
             String refused = hub.tokens().check(bearer(headers.get(HttpHeaderNames.AUTHORIZATION)));
             if (refused != null) {
+                hub.metrics().authFailures.incrementAndGet();
+                long covered = authRefusals.refused(System.nanoTime());
+                if (covered > 0) {
+                    LOG.warn("cockpit refused {} API request(s) for their token since the last such line (this one "
+                            + "from {}: {}); logged at most once a minute, each counted in synapse_auth_failures_total",
+                            covered, ctx.channel().remoteAddress(), refused);
+                }
                 FullHttpResponse r = json(HttpResponseStatus.UNAUTHORIZED, problem(refused.replace(' ', '_'),
                         refused + ": send 'Authorization: Bearer TOKEN'", null));
                 r.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"synapse-hub\"");

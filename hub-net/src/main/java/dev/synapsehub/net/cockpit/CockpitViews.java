@@ -149,7 +149,9 @@ final class CockpitViews {
     /** Live claims sorted by task id, matching the filter on task, owner, worktree or a path. */
     CompletableFuture<ObjectNode> claims(ViewQuery q) {
         double now = hub.clock().nowSeconds();
-        return read(s -> s.claims().snapshot(now)).thenApplyAsync(claims -> {
+        // the writer expires and copies references only; the sort is this thread's work
+        return read(s -> s.claims().liveAt(now)).thenApplyAsync(claims -> {
+            claims.sort(java.util.Comparator.comparing(Claim::taskId));
             List<ObjectNode> rows = new ArrayList<>();
             int matched = 0;
             for (Claim c : claims) {
@@ -173,7 +175,9 @@ final class CockpitViews {
      * {@code limit} of them (of the one column {@code status} names, when it names one).
      */
     CompletableFuture<ObjectNode> board(ViewQuery q) {
-        return read(s -> s.board().snapshot()).thenApplyAsync((BoardSnapshot b) -> {
+        // the writer copies references only; sorting and working out ready are this thread's work
+        return read(s -> s.board().tasksUnsorted()).thenApplyAsync(unsorted -> {
+            BoardSnapshot b = BoardSnapshot.of(unsorted, List.of());
             Set<String> ready = new HashSet<>(b.ready());
             ObjectNode o = FeedEvents.JSON.objectNode();
             o.put("filter", q.q());
