@@ -248,9 +248,11 @@ final class Inbox implements AutoCloseable {
     }
 
     /**
-     * The hub said its {@code hub_id} ({@code welcome}). A cursor recorded for another hub counts
-     * in another journal: its seq means nothing here, and would hide every chat up to it, so it is
-     * reset (as for a fresh agent). A cursor not recorded for any hub is taken as this hub's.
+     * The hub said its {@code hub_id} ({@code welcome}); the file records it. Another id than the
+     * recorded one does not reset the cursor by itself: a hub started without {@code --hub-id}
+     * takes a new id at every start, and a reset would replay from seq 0, whose first 1,000 chats
+     * the hub scans, missing the recent ones. A cursor the journal really does not count is shown
+     * by a live chat at or below it ({@link #liveSeq}).
      */
     synchronized void hubIdentified(String hubId) {
         if (hubId == null || hubId.isBlank() || hubId.equals(cursorFile.hubId())) {
@@ -258,7 +260,8 @@ final class Inbox implements AutoCloseable {
         }
         String before = cursorFile.hubId();
         if (before != null) {
-            reset("the hub's id is now " + hubId + ", the cursor was kept for hub " + before, true);
+            LOG.info("inbox cursor {} was kept for hub {}, the hub is now {}: kept (a live chat at or below it would"
+                    + " reset it)", cursor(), before, hubId);
         }
         cursorFile.rebind(hubId, cursor());
     }

@@ -40,7 +40,7 @@ class InboxTest {
     }
 
     @Test
-    void aCursorKeptForAnotherHubIsResetAndAnOldFileWithoutAHubStillReads(@TempDir Path dir) throws Exception {
+    void aCursorKeptForAnotherHubIdIsKeptUntilALiveChatShowsItsJournalIsAnother(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("cursor");
         Files.writeString(file, "500\n"); // written before the hub was recorded
         try (Inbox first = new Inbox(10, file)) {
@@ -56,9 +56,13 @@ class InboxTest {
             assertThat(again.registering()).as("the same hub: kept").isEqualTo(500);
         }
         try (Inbox other = new Inbox(10, file)) {
-            other.hubIdentified("hub-b"); // the file reused against another hub
+            // another id: the same hub restarted without --hub-id, or the file reused against another hub
+            other.hubIdentified("hub-b");
+            assertThat(other.cursorResets()).as("a restart must not replay from 0 (the recent chats are past"
+                    + " the first 1,000)").isZero();
+            assertThat(other.registering()).isEqualTo(500);
+            other.liveSeq(3); // another journal after all: its live chat 3 is below the cursor
             assertThat(other.cursorResets()).isEqualTo(1);
-            assertThat(other.registering()).isZero();
             assertThat(other.offer(chat(3), 3)).as("its chat 3 is not hidden behind the other hub's 500").isTrue();
         }
         assertThat(Files.readString(file)).isEqualTo("0\nhub_id hub-b\n");
