@@ -78,9 +78,7 @@ public final class ClaimServer {
         CompletableFuture<Void> done = new CompletableFuture<>();
         String id = r.sender();
         CompletableFuture<Void> before = inOrder.put(id, done);
-        // a decision that never ends (a fault that answered nothing) must not hold this peer's later requests
-        // for good: past the bound they go on, and the stall is logged and counted
-        done.orTimeout(decisionBoundSeconds, TimeUnit.SECONDS).whenComplete((x, e) -> {
+        done.whenComplete((x, e) -> {
             inOrder.remove(id, done);
             if (e instanceof TimeoutException) {
                 metrics.peerClaimsStalled.incrementAndGet();
@@ -94,6 +92,10 @@ public final class ClaimServer {
             done.complete(null);
         } : () -> decide(r, namespace, claimant, taskId, (ObjectNode) claim, done);
         Runnable guarded = () -> {
+            // a decision that never ends (a fault that answered nothing) must not hold this peer's later requests
+            // for good: timed from when it starts (not from arrival, or a queue behind one slow decision would
+            // time out one after another), past the bound the next goes on, logged and counted
+            done.orTimeout(decisionBoundSeconds, TimeUnit.SECONDS);
             try {
                 decide.run();
             } catch (RuntimeException fault) {

@@ -139,4 +139,53 @@ class ClaimServerStallTest {
         assertThat(second.path("detail").asText()).isEqualTo("decided Q-2");
         Await.until("stall counted", Duration.ofSeconds(10), () -> metrics.peerClaimsStalled.get() == 1);
     }
+
+    @Test
+    void theBoundRunsFromWhenADecisionStartsSoTheQueueBehindAStallIsStillDecidedInOrder() throws Exception {
+        HubClient a = peerA();
+        FederationMetrics metrics = new FederationMetrics();
+        java.util.concurrent.ScheduledExecutorService later = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        try {
+            AtomicInteger calls = new AtomicInteger();
+            ClaimService claims = new ClaimService() {
+                @Override
+                public void claimOnBehalf(Request claim, String principal, String ledgerScope, Answer answer) {
+                    int n = calls.incrementAndGet();
+                    String task = claim.get("task_id").asText();
+                    if (n == 2) { // slow, but within the bound counted from its own start
+                        later.schedule(() -> answer.answer(false, null, "decided " + task), 700,
+                                java.util.concurrent.TimeUnit.MILLISECONDS);
+                    } else if (n > 2) {
+                        answer.answer(false, null, "decided " + task);
+                    } // the first never ends
+                }
+
+                @Override
+                public boolean answerIfKeyed(Request claim, String ledgerScope, Answer answer) {
+                    return false;
+                }
+
+                @Override
+                public CompletableFuture<Boolean> answerIfHeld(String claimant, String principal, String taskId,
+                                                               Answer answer) {
+                    return CompletableFuture.completedFuture(false);
+                }
+            };
+            ClaimServer server = server(claims, metrics, 2);
+            forward(server, a, "R-1");
+            forward(server, a, "R-2"); // both queued at once: each waits for the one before
+            forward(server, a, "R-3");
+            java.util.List<String> order = new java.util.concurrent.CopyOnWriteArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                ObjectNode r = a.await(f -> "multihub_claim_result".equals(f.path("type").asText())
+                        && !order.contains(f.path("task_id").asText()), FedHub.WAIT);
+                order.add(r.path("task_id").asText());
+            }
+            assertThat(order).as("in order, the slow second before the third").containsExactly("R-2", "R-3");
+            Thread.sleep(500); // a wrongly timed second bound would have fired by now
+            assertThat(metrics.peerClaimsStalled.get()).as("only the first stalled").isEqualTo(1);
+        } finally {
+            later.shutdownNow();
+        }
+    }
 }
