@@ -44,9 +44,14 @@ public final class LogSetup extends ContextAwareBase implements Configurator {
     public LogSetup() {
     }
 
+    /** False when an operator's {@code -Dlogback.configurationFile} configures logging instead (its levels are its own). */
+    static boolean configuredInCode() {
+        return System.getProperty("logback.configurationFile") == null;
+    }
+
     @Override
     public ExecutionStatus configure(LoggerContext context) {
-        if (System.getProperty("logback.configurationFile") != null) {
+        if (!configuredInCode()) {
             return ExecutionStatus.INVOKE_NEXT_IF_ANY; // the operator's file wins, read by logback as before
         }
         // an unknown format logs as text: the hub command then refuses it (exit 2), readably

@@ -145,5 +145,6 @@ public final class Main {
     }
 
     /** The levels {@code --log-level} takes (any case). */
-    static final java.util.List<String> LOG_LEVELS = java.util.List.of("ERROR", "WARN", "INFO", "DEBUG", "TRACE");
+    static final java.util.List<String> LOG_LEVELS = java.util.List.of("OFF", "ERROR", "WARN", "INFO", "DEBUG", "TRACE",
+            "ALL");
 }

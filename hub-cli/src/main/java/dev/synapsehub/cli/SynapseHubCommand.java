@@ -54,7 +54,8 @@ public final class SynapseHubCommand implements Callable<Integer> {
     Path config;
 
     @Option(names = "--log-level", paramLabel = "LEVEL", order = -1,
-            description = "Log level: ERROR, WARN, INFO (default for the hub), DEBUG; subcommands default to WARN.")
+            description = "Log level: OFF, ERROR, WARN, INFO (default for the hub), DEBUG, TRACE, ALL (any case; another word is "
+                    + "refused); subcommands default to WARN.")
     String logLevel;
 
     @Spec
@@ -63,7 +64,7 @@ public final class SynapseHubCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         // registered before the start, so that a SIGTERM during it is seen (StopSignal)
-        if (logLevel != null) { // reached here from a --config file only: Main checks the command line's
+        if (logLevel != null) { // Main checked a command line's already; a --config file's is checked here
             String level = logLevel.strip().toUpperCase(java.util.Locale.ROOT);
             if (!Main.LOG_LEVELS.contains(level)) {
                 spec.commandLine().getErr().println("synapse-hub: log-level must be one of "
@@ -71,7 +72,8 @@ public final class SynapseHubCommand implements Callable<Integer> {
                 return ExitCodes.USAGE;
             }
             org.slf4j.Logger root = org.slf4j.LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
-            if (root instanceof ch.qos.logback.classic.Logger logback && !logback.getLevel().toString().equals(level)) {
+            if (root instanceof ch.qos.logback.classic.Logger logback && LogSetup.configuredInCode()
+                    && !logback.getLevel().toString().equals(level)) {
                 root.warn("log-level {} is not used: logging started at {} before the --config file was read; give "
                         + "--log-level on the command line or set SYNAPSE_LOG_LEVEL", level, logback.getLevel());
             }
