@@ -1,10 +1,7 @@
 package dev.synapsehub.cli;
 
 import dev.synapsehub.journal.Snapshotter;
-import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.net.extension.HubExtension;
-import dev.synapsehub.net.extension.HubServices;
-import dev.synapsehub.net.protocol.Request;
 import dev.synapsehub.net.protocol.PrometheusText;
 
 import java.util.List;
@@ -19,20 +16,6 @@ final class SnapshotMetrics implements HubExtension {
 
     SnapshotMetrics(Snapshotter snapshotter) {
         this.snapshotter = snapshotter;
-    }
-
-    @Override
-    public void bind(HubServices hub, ClaimService claims) {
-    }
-
-    @Override
-    public boolean handles(String type) {
-        return false;
-    }
-
-    @Override
-    public void handle(Request request) {
-        throw new IllegalStateException("answers no frame type; handles() is false for every one");
     }
 
     @Override

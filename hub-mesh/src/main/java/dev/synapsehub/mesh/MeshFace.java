@@ -1,9 +1,7 @@
 package dev.synapsehub.mesh;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.net.extension.HubExtension;
-import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.protocol.PrometheusText;
 import dev.synapsehub.net.protocol.Request;
 
@@ -29,21 +27,6 @@ final class MeshFace implements HubExtension {
 
     MeshFace(MeshNode node) {
         this.node = node;
-    }
-
-    @Override
-    public void bind(HubServices hub, ClaimService claims) {
-        // nothing to bind: the figures come from the node
-    }
-
-    @Override
-    public boolean handles(String type) {
-        return false;
-    }
-
-    @Override
-    public void handle(Request request) {
-        throw new IllegalStateException("a mesh node's face answers no frames");
     }
 
     /** Presence and ownership leases are this node's own (issue 13): a reclaim here fails closed. */

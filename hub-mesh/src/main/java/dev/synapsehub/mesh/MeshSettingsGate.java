@@ -44,16 +44,6 @@ final class MeshSettingsGate implements HubExtension {
         this.hub = hub;
     }
 
-    @Override
-    public boolean handles(String type) {
-        return false;
-    }
-
-    @Override
-    public void handle(Request request) {
-        throw new IllegalStateException("the settings gate answers no frames");
-    }
-
     /**
      * A decision this node would take by its own flags while they differ from the leader's (or
      * before it has compared them) is refused, typed, nothing decided: an agent's {@code claim}

@@ -196,16 +196,6 @@ public final class FrameGate implements HubExtension {
     }
 
     @Override
-    public boolean handles(String type) {
-        return false;
-    }
-
-    @Override
-    public void handle(Request request) {
-        throw new UnsupportedOperationException("the frame gate answers no frame type");
-    }
-
-    @Override
     public boolean admits(Request r) {
         if (!VERBS.contains(r.type())) {
             return true;

@@ -12,8 +12,9 @@ import java.util.concurrent.CompletableFuture;
  * not block.
  */
 public interface HubExtension {
-    /** Called once from {@code HubServer.start}, before the port is bound. */
-    void bind(HubServices hub, ClaimService claims);
+    /** Called once from {@code HubServer.start}, before the port is bound; by default nothing to bind. */
+    default void bind(HubServices hub, ClaimService claims) {
+    }
 
     /**
      * On a replicated hub (a mesh node), called once before {@link #bind}: what the cluster does
@@ -22,11 +23,15 @@ public interface HubExtension {
     default void joinCluster(ClusterLeader leader) {
     }
 
-    /** True for the (normalised) frame types this extension answers. */
-    boolean handles(String type);
+    /** True for the (normalised) frame types this extension answers; by default none (a gate, figures only). */
+    default boolean handles(String type) {
+        return false;
+    }
 
-    /** Answers one frame of a type it {@link #handles}. */
-    void handle(Request request);
+    /** Answers one frame of a type it {@link #handles}; never called for an extension that answers none. */
+    default void handle(Request request) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " answers no frame type");
+    }
 
     /**
      * For every verb frame, after per-message authentication and before the verb runs: false
