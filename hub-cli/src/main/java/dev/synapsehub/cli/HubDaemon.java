@@ -198,13 +198,7 @@ final class HubDaemon implements AutoCloseable {
                     options.db() == null || federationSettings.watch().peers().isEmpty() ? Mirror.memory()
                             : SqliteMirror.open(options.db()));
         } catch (Mirror.MirrorException e) {
-            if (control != null) { // as closeUnserved: no control socket or snapshot timer outlives the start
-                control.close();
-            }
-            if (snapshotter != null) {
-                snapshotter.close();
-            }
-            actor.close();
+            closeUnserved(null, control, snapshotter, actor); // no control socket or snapshot timer outlives the start
             throw new JournalException(e.getMessage(), e);
         }
         phases.mark("federation");
@@ -262,7 +256,9 @@ final class HubDaemon implements AutoCloseable {
     /** Closes a hub that serves nothing (yet): server and extensions, journal control, snapshotter, actor and journal. */
     private static void closeUnserved(HubServer server, JournalControl control, Snapshotter snapshotter,
                                       CoordinationActor actor) throws JournalException {
-        server.close();
+        if (server != null) { // null: the start failed before the server was made
+            server.close();
+        }
         if (control != null) {
             control.close();
         }
