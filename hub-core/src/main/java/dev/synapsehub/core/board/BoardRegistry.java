@@ -279,7 +279,7 @@ public final class BoardRegistry {
 
     /** The board: tasks sorted by id, ready ids, retained notes in insertion order. */
     public BoardSnapshot snapshot() {
-        return BoardSnapshot.of(tasks.values(), progress.notes());
+        return BoardSnapshot.of(tasks.values(), tasks::get, progress.notes()); // the map it has, not a copy
     }
 
     /**

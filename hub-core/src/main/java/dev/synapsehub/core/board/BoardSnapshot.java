@@ -25,12 +25,18 @@ public record BoardSnapshot(List<BoardTask> tasks, List<String> ready, List<Prog
         for (BoardTask t : tasks) {
             byId.put(t.taskId(), t);
         }
+        return of(tasks, byId::get, progress);
+    }
+
+    /** As {@link #of(java.util.Collection, List)}, dependencies looked up by {@code byId} (null: absent). */
+    static BoardSnapshot of(java.util.Collection<BoardTask> tasks, java.util.function.Function<String, BoardTask> byId,
+                            List<ProgressNote> progress) {
         List<BoardTask> sorted = new java.util.ArrayList<>(tasks);
         sorted.sort(java.util.Comparator.comparing(BoardTask::taskId));
         List<String> ready = new java.util.ArrayList<>();
         for (BoardTask task : sorted) {
             if (task.status() == BoardStatus.OPEN && task.dependsOn().stream().allMatch(d -> {
-                BoardTask dep = byId.get(d);
+                BoardTask dep = byId.apply(d);
                 return dep != null && dep.status().terminal();
             })) {
                 ready.add(task.taskId());
