@@ -35,9 +35,21 @@ public final class WriterLock implements AutoCloseable {
     static final long MARK = 0;
     /** How long a writer that holds the gate waits out probes testing the mark before it gives up. */
     private static final int MARK_TRIES = 2_500;
+    /**
+     * The lock files this process holds, by file identity. An OS record lock belongs to the
+     * process, and closing any descriptor of the file drops all of the process's locks on it: a
+     * probe or a refused acquire here that opened and closed a channel of its own on a file this
+     * process holds would silently free it, and another process could then take it beside the
+     * writer still writing. So the set is consulted, under its own monitor, before any channel is
+     * opened, and no second descriptor of a held file is ever opened. Process-wide because the OS
+     * lock is; guarded by itself.
+     */
+    private static final java.util.Set<Object> HELD = new java.util.HashSet<>();
     private final FileChannel channel;
     private final FileLock gate;
     private final FileLock mark;
+    private final Object identity;
+    private boolean released; // guarded by HELD
 
     /** Waits between two tries for the mark while a probe tests it (a hook for tests). */
     @FunctionalInterface
@@ -57,10 +69,17 @@ public final class WriterLock implements AutoCloseable {
         HUB
     }
 
-    private WriterLock(FileChannel channel, FileLock gate, FileLock mark) {
+    private WriterLock(FileChannel channel, FileLock gate, FileLock mark, Object identity) {
         this.channel = channel;
         this.gate = gate;
         this.mark = mark;
+        this.identity = identity;
+    }
+
+    /** The lock file's identity (device and inode where the file system has them), read without opening it. */
+    private static Object identity(Path file) throws IOException {
+        Object key = Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
+        return key != null ? key : file.toRealPath();
     }
 
     /** The lock file of {@code journal}: {@code <journal>-lock} beside it. */
@@ -75,9 +94,26 @@ public final class WriterLock implements AutoCloseable {
 
     /** As {@link #acquire(Path)}, {@code pause} called between two tries for the mark. */
     static WriterLock acquire(Path journal, Pause pause) throws JournalException {
+        synchronized (HELD) {
+            return acquireHeld(journal, pause);
+        }
+    }
+
+    private static WriterLock acquireHeld(Path journal, Pause pause) throws JournalException {
         Path file = lockFile(journal);
         FileChannel channel;
+        Object identity;
         try {
+            try {
+                Files.createFile(file); // a new file: no lock of this process's can be on it, so closing costs none
+            } catch (java.nio.file.FileAlreadyExistsException exists) {
+                // checked below
+            }
+            identity = identity(file);
+            if (HELD.contains(identity)) { // refused without a descriptor of our own, whose close would free it
+                throw new JournalRefusedException(journal + " is open in another hub (" + file + " is locked by this"
+                        + " process); stop it first. The file was not modified.");
+            }
             channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         } catch (IOException e) {
             throw new JournalException(file + ": cannot open the writer lock: " + reason(e), e);
@@ -101,7 +137,8 @@ public final class WriterLock implements AutoCloseable {
                 }
                 FileLock mark = channel.tryLock(MARK, 1, false);
                 if (mark != null) {
-                    return new WriterLock(channel, gate, mark);
+                    HELD.add(identity);
+                    return new WriterLock(channel, gate, mark, identity);
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -132,6 +169,12 @@ public final class WriterLock implements AutoCloseable {
 
     /** As {@link #probe(Path)}, {@code whileTesting} run while the test lock is held (a hook for tests). */
     static Holder probe(Path journal, Runnable whileTesting) throws JournalException {
+        synchronized (HELD) {
+            return probeUnheld(journal, whileTesting);
+        }
+    }
+
+    private static Holder probeUnheld(Path journal, Runnable whileTesting) throws JournalException {
         Path file = lockFile(journal);
         if (!Files.exists(file)) {
             return Holder.NONE;
@@ -139,6 +182,16 @@ public final class WriterLock implements AutoCloseable {
         if (!Files.isRegularFile(file)) { // no hub could lock it: something else took the name
             throw new JournalException(file + ": cannot check the writer lock (whether a hub runs on " + journal
                     + "): not a regular file");
+        }
+        try {
+            if (HELD.contains(identity(file))) {
+                return Holder.HUB; // this process: no channel opened, whose close would free the lock
+            }
+        } catch (NoSuchFileException removed) {
+            return Holder.NONE;
+        } catch (IOException e) {
+            throw new JournalException(file + ": cannot check the writer lock (whether a hub runs on " + journal
+                    + "): " + reason(e), e);
         }
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
             FileLock shared;
@@ -181,16 +234,23 @@ public final class WriterLock implements AutoCloseable {
 
     /** Releases the lock; idempotent. */
     public void release() {
-        for (FileLock held : new FileLock[] {mark, gate}) {
-            try {
-                if (held.isValid()) {
-                    held.release();
-                }
-            } catch (IOException ignored) {
-                // closing the channel below releases it too
+        synchronized (HELD) {
+            if (released) {
+                return; // the file may be held by a later acquire of this process now
             }
+            released = true;
+            for (FileLock held : new FileLock[] {mark, gate}) {
+                try {
+                    if (held.isValid()) {
+                        held.release();
+                    }
+                } catch (IOException ignored) {
+                    // closing the channel below releases it too
+                }
+            }
+            closeQuietly(channel);
+            HELD.remove(identity);
         }
-        closeQuietly(channel);
     }
 
     /** As {@link #release()}. */

@@ -87,6 +87,31 @@ class WriterLockRaceTest {
         assertThat(after.line()).isEqualTo("ACQUIRED");
     }
 
+    /**
+     * An OS lock belongs to the process, and closing any descriptor of the file drops it: a probe
+     * or a refused second writer in the holding process (a tool run in-process, a second journal
+     * open of the same file) must not open and close one of its own, or another process could
+     * take the lock beside the writer.
+     */
+    @Test
+    void aProbeOrASecondWriterInTheHoldingProcessLeavesTheLockHeld() throws Exception {
+        Path journal = dir.resolve("hub.db");
+        WriterLock held = WriterLock.acquire(journal);
+        try {
+            assertThat(WriterLock.probe(journal)).isEqualTo(WriterLock.Holder.HUB);
+            assertThat(WriterLock.probe(dir.resolve(".").resolve("hub.db"))).as("by another path")
+                    .isEqualTo(WriterLock.Holder.HUB);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> WriterLock.acquire(journal))
+                    .isInstanceOf(JournalRefusedException.class).hasMessageContaining("is open in another hub");
+            assertThat(start("acquire", journal).line()).as("another process, after both").startsWith("REFUSED ")
+                    .contains("is open in another hub");
+        } finally {
+            held.release();
+        }
+        held.release(); // twice: nothing more
+        assertThat(start("acquire", journal).line()).isEqualTo("ACQUIRED");
+    }
+
     @Test
     void aWriterOfTheEarlierWholeFileLayoutAndThisOneExcludeEachOther() throws Exception {
         Path journal = dir.resolve("hub.db");
