@@ -77,6 +77,8 @@ public final class FederationExtension implements HubExtension {
     private ScheduledExecutorService background;
     /** The forwarded claims' sends, a thread per owner with work (not {@link #background}: a dead owner's connect would hold it). */
     private java.util.concurrent.ExecutorService forwarding;
+    /** The relays' sends, a thread per owner with work (not {@link #background}: a dead owner's connect would hold it). */
+    private java.util.concurrent.ExecutorService relaying;
     private FederationCockpit cockpit;
 
     /**
@@ -143,9 +145,9 @@ public final class FederationExtension implements HubExtension {
                 settings.relay());
         deadLetters = new dev.synapsehub.federation.route.DeadLetterForwardingServer(context, settings.trust(), resolver,
                 audit);
+        relaying = ClaimForwarder.connector("synapse-relay-forwarding");
         relayForwarder = new dev.synapsehub.federation.route.RelayForwarder(context, resolver, settings.trust(),
-                settings.relayRoutes(),
-                links, background, audit, routes);
+                settings.relayRoutes(), links, relaying, audit, routes);
         deadLetterForwarder = new dev.synapsehub.federation.route.DeadLetterForwarder(context, resolver,
                 settings.relayRoutes(), links, audit, Executors.newSingleThreadScheduledExecutor(r -> {
                     Thread t = new Thread(r, "synapse-dead-letter-forwarding");
@@ -386,6 +388,12 @@ public final class FederationExtension implements HubExtension {
             java.util.List<Runnable> dropped = forwarding.shutdownNow();
             if (forwarder != null) {
                 forwarder.abandon(dropped); // the sends not yet made: answered, not left to their bound
+            }
+        }
+        if (relaying != null) {
+            java.util.List<Runnable> dropped = relaying.shutdownNow();
+            if (relayForwarder != null) {
+                relayForwarder.abandon(dropped); // the relays not yet sent: answered, never written
             }
         }
         if (deadLetterForwarder != null) {

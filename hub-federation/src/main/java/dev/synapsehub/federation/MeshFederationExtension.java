@@ -92,6 +92,7 @@ public final class MeshFederationExtension implements HubExtension {
     private PeerLinks links;
     /** This node's client certificate toward owners, checked on a watcher thread of its own. */
     private ClientIdentity identity;
+    /** The leader's relay sends, a thread per owner with work, each owner's in the order they came. */
     private ExecutorService connector;
     /** The leader's claim sends, a thread per owner with work, each owner's in the order they came. */
     private ExecutorService claimConnector;
@@ -242,11 +243,8 @@ public final class MeshFederationExtension implements HubExtension {
                 throw new IllegalStateException(e.getMessage(), e);
             }
         }
-        connector = Executors.newSingleThreadExecutor(r -> { // one thread: the leader sends relays in the order they came
-            Thread t = new Thread(r, "synapse-mesh-relay-forwarding");
-            t.setDaemon(true);
-            return t;
-        });
+        // the leader sends each owner's relays in the order they came, on a thread of that owner's (RelayForwarder)
+        connector = ClaimForwarder.connector("synapse-mesh-relay-forwarding");
         claimConnector = ClaimForwarder.connector("synapse-mesh-claim-forwarding");
         ownership = new ClaimForwarder(hub, resolver, forward, links, metrics, claimConnector, routes, true, cluster);
         AuditJournal audit = new AuditJournal(hub.actor(), hub.hubId());

@@ -19,10 +19,47 @@ import java.nio.file.StandardOpenOption;
  * meddle with SQLite's own locks on it. It is the only thing that marks a journal file as in use
  * by a hub (SQLite's own locking stays normal), so anything that replaces or rewrites the file
  * takes it first ({@link #acquire}); read-only tools only look ({@link #probe}).
+ *
+ * <p>A writer holds two bytes of the file exclusively: the gate ({@link #GATE}), which only
+ * writers ever lock, so taking it is the one atomic step that decides between two writers; and
+ * the mark ({@link #MARK}), which a probe tests with a shared lock of a moment. A probe's test
+ * lock so never stands in a writer's way for good: a writer that holds the gate and finds the mark
+ * under a probe's test waits for it (an earlier whole-file layout refused the writer as "open in
+ * another hub" when a tool probed at the same instant). A hub of that earlier layout locks the
+ * whole file, both bytes included, so the two layouts still exclude each other.
  */
 public final class WriterLock implements AutoCloseable {
+    /** The byte only writers lock: taking it decides which writer holds the journal. */
+    static final long GATE = 1;
+    /** The byte whose exclusive lock shows a writer to a probe (which tests it shared). */
+    static final long MARK = 0;
+    /** How long a writer that holds the gate waits out probes testing the mark before it gives up. */
+    private static final int MARK_TRIES = 2_500;
+    /**
+     * The lock files this process holds, by file identity. An OS record lock belongs to the
+     * process, and closing any descriptor of the file drops all of the process's locks on it: a
+     * probe or a refused acquire here that opened and closed a channel of its own on a file this
+     * process holds would silently free it, and another process could then take it beside the
+     * writer still writing. So the set is consulted, under its own monitor, before any channel is
+     * opened, and no second descriptor of a held file is ever opened. Process-wide because the OS
+     * lock is; guarded by itself.
+     */
+    private static final java.util.Set<Object> HELD = new java.util.HashSet<>();
     private final FileChannel channel;
-    private final FileLock lock;
+    private final FileLock gate;
+    private final FileLock mark;
+    private final Object identity;
+    private boolean released; // guarded by HELD
+
+    /** Waits between two tries for the mark while a probe tests it (a hook for tests). */
+    @FunctionalInterface
+    interface Pause {
+        /** Called before try {@code attempt + 1} (the first retry is 1). */
+        void before(int attempt) throws InterruptedException;
+
+        /** Two milliseconds: a probe holds the mark for microseconds. */
+        Pause SLEEP = attempt -> Thread.sleep(2);
+    }
 
     /** What {@link #probe} found. */
     public enum Holder {
@@ -32,9 +69,17 @@ public final class WriterLock implements AutoCloseable {
         HUB
     }
 
-    private WriterLock(FileChannel channel, FileLock lock) {
+    private WriterLock(FileChannel channel, FileLock gate, FileLock mark, Object identity) {
         this.channel = channel;
-        this.lock = lock;
+        this.gate = gate;
+        this.mark = mark;
+        this.identity = identity;
+    }
+
+    /** The lock file's identity (device and inode where the file system has them), read without opening it. */
+    private static Object identity(Path file) throws IOException {
+        Object key = Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
+        return key != null ? key : file.toRealPath();
     }
 
     /** The lock file of {@code journal}: {@code <journal>-lock} beside it. */
@@ -44,25 +89,70 @@ public final class WriterLock implements AutoCloseable {
 
     /** Takes the lock of {@code journal}, or refuses when another hub (or this one) holds it. */
     public static WriterLock acquire(Path journal) throws JournalException {
+        return acquire(journal, Pause.SLEEP);
+    }
+
+    /** As {@link #acquire(Path)}, {@code pause} called between two tries for the mark. */
+    static WriterLock acquire(Path journal, Pause pause) throws JournalException {
+        synchronized (HELD) {
+            return acquireHeld(journal, pause);
+        }
+    }
+
+    private static WriterLock acquireHeld(Path journal, Pause pause) throws JournalException {
         Path file = lockFile(journal);
         FileChannel channel;
+        Object identity;
         try {
+            try {
+                Files.createFile(file); // a new file: no lock of this process's can be on it, so closing costs none
+            } catch (java.nio.file.FileAlreadyExistsException exists) {
+                // checked below
+            }
+            identity = identity(file);
+            if (HELD.contains(identity)) { // refused without a descriptor of our own, whose close would free it
+                throw new JournalRefusedException(journal + " is open in another hub (" + file + " is locked by this"
+                        + " process); stop it first. The file was not modified.");
+            }
             channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         } catch (IOException e) {
             throw new JournalException(file + ": cannot open the writer lock: " + reason(e), e);
         }
-        FileLock lock;
+        FileLock gate;
         try {
-            lock = channel.tryLock();
+            gate = channel.tryLock(GATE, 1, false);
         } catch (OverlappingFileLockException | IOException e) {
-            lock = null;
+            gate = null;
         }
-        if (lock == null) {
+        if (gate == null) {
             closeQuietly(channel);
             throw new JournalRefusedException(journal + " is open in another hub (" + file + " is locked);"
                     + " stop it first. The file was not modified.");
         }
-        return new WriterLock(channel, lock);
+        // the gate is ours: no other writer holds the mark, only a probe's test of a moment can
+        for (int attempt = 0; attempt < MARK_TRIES; attempt++) {
+            try {
+                if (attempt > 0) {
+                    pause.before(attempt);
+                }
+                FileLock mark = channel.tryLock(MARK, 1, false);
+                if (mark != null) {
+                    HELD.add(identity);
+                    return new WriterLock(channel, gate, mark, identity);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                closeQuietly(channel);
+                throw new JournalException(file + ": interrupted while taking the writer lock");
+            } catch (OverlappingFileLockException | IOException e) {
+                closeQuietly(channel);
+                throw new JournalException(file + ": cannot take the writer lock: " + (e instanceof IOException io
+                        ? reason(io) : "held by this process"), e);
+            }
+        }
+        closeQuietly(channel);
+        throw new JournalException(file + ": another process kept testing the writer lock for over "
+                + MARK_TRIES * 2 / 1000 + " s (a journal tool stopped half-way?); try again");
     }
 
     /**
@@ -74,6 +164,17 @@ public final class WriterLock implements AutoCloseable {
      * @throws JournalException when the lock file exists but cannot be opened or tested, saying why
      */
     public static Holder probe(Path journal) throws JournalException {
+        return probe(journal, () -> { });
+    }
+
+    /** As {@link #probe(Path)}, {@code whileTesting} run while the test lock is held (a hook for tests). */
+    static Holder probe(Path journal, Runnable whileTesting) throws JournalException {
+        synchronized (HELD) {
+            return probeUnheld(journal, whileTesting);
+        }
+    }
+
+    private static Holder probeUnheld(Path journal, Runnable whileTesting) throws JournalException {
         Path file = lockFile(journal);
         if (!Files.exists(file)) {
             return Holder.NONE;
@@ -82,16 +183,28 @@ public final class WriterLock implements AutoCloseable {
             throw new JournalException(file + ": cannot check the writer lock (whether a hub runs on " + journal
                     + "): not a regular file");
         }
+        try {
+            if (HELD.contains(identity(file))) {
+                return Holder.HUB; // this process: no channel opened, whose close would free the lock
+            }
+        } catch (NoSuchFileException removed) {
+            return Holder.NONE;
+        } catch (IOException e) {
+            throw new JournalException(file + ": cannot check the writer lock (whether a hub runs on " + journal
+                    + "): " + reason(e), e);
+        }
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
             FileLock shared;
             try {
-                shared = channel.tryLock(0, Long.MAX_VALUE, true); // conflicts with a hub's exclusive lock only
+                // conflicts with a writer's exclusive mark (or an earlier layout's whole-file lock) only
+                shared = channel.tryLock(MARK, 1, true);
             } catch (OverlappingFileLockException inThisProcess) {
                 return Holder.HUB;
             }
             if (shared == null) {
                 return Holder.HUB;
             }
+            whileTesting.run();
             shared.release();
             return Holder.NONE;
         } catch (NoSuchFileException removed) {
@@ -121,14 +234,23 @@ public final class WriterLock implements AutoCloseable {
 
     /** Releases the lock; idempotent. */
     public void release() {
-        try {
-            if (lock.isValid()) {
-                lock.release();
+        synchronized (HELD) {
+            if (released) {
+                return; // the file may be held by a later acquire of this process now
             }
-        } catch (IOException ignored) {
-            // closing the channel below releases it too
+            released = true;
+            for (FileLock held : new FileLock[] {mark, gate}) {
+                try {
+                    if (held.isValid()) {
+                        held.release();
+                    }
+                } catch (IOException ignored) {
+                    // closing the channel below releases it too
+                }
+            }
+            closeQuietly(channel);
+            HELD.remove(identity);
         }
-        closeQuietly(channel);
     }
 
     /** As {@link #release()}. */

@@ -16,7 +16,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -47,7 +47,10 @@ public final class RelayForwarder {
     private final ForwardSettings routes;
     private final dev.synapsehub.federation.trust.PeerRouteSource source;
     private final PeerLinks links;
-    private final ExecutorService connector;
+    /** The sends, one owner at a time each, so an owner that does not answer holds up no other owner's relays. */
+    private final OwnerLanes lanes;
+    /** A close that dropped queued relays is logged once (each is answered). */
+    private final java.util.concurrent.atomic.AtomicBoolean abandonLogged = new java.util.concurrent.atomic.AtomicBoolean();
     private final AuditJournal audit;
     /** Forwarded relays by owning hub and outcome. */
     private final LabelledCounters outcomes = new LabelledCounters("synapse_operator_relays_forwarded_total",
@@ -62,9 +65,13 @@ public final class RelayForwarder {
     /** The name under which the leader serves the cluster's relays ({@link #serveRelay}). */
     public static final String SERVICE = "operator_relay_forward";
 
-    /** {@code connector} runs the (possibly connecting) sends, off the event loops. */
+    /**
+     * {@code connector} runs the (possibly connecting) sends, off the event loops, at most one per
+     * owner at a time: give it a thread for each owner that may have work at once (a pool that
+     * grows, {@link ClaimForwarder#connector}), or a dead owner's connect makes the others wait.
+     */
     public RelayForwarder(HubServices hub, OwnershipResolver resolver, dev.synapsehub.federation.trust.ServingTrust trust,
-                          ForwardSettings routes, PeerLinks links, ExecutorService connector, AuditJournal audit) {
+                          ForwardSettings routes, PeerLinks links, Executor connector, AuditJournal audit) {
         this(hub, resolver, trust, routes, links, connector, audit, RouteLookup.fixedRelays(routes));
     }
 
@@ -74,7 +81,7 @@ public final class RelayForwarder {
      * ({@code owner_unreachable}, outcome {@code transport_failure}).
      */
     public RelayForwarder(HubServices hub, OwnershipResolver resolver, dev.synapsehub.federation.trust.ServingTrust trust,
-                          ForwardSettings routes, PeerLinks links, ExecutorService connector, AuditJournal audit,
+                          ForwardSettings routes, PeerLinks links, Executor connector, AuditJournal audit,
                           dev.synapsehub.federation.trust.PeerRouteSource source) {
         this.source = source;
         this.hub = hub;
@@ -82,7 +89,11 @@ public final class RelayForwarder {
         this.trust = trust;
         this.routes = routes;
         this.links = links;
-        this.connector = connector;
+        this.lanes = new OwnerLanes(connector, dropped -> {
+            if (dropped instanceof QueuedRelay q) {
+                q.unsent().run();
+            }
+        });
         this.audit = audit;
     }
 
@@ -144,13 +155,13 @@ public final class RelayForwarder {
             return true;
         }
         try {
-            connector.execute(() -> {
+            lanes.execute(route.hubId(), new QueuedRelay(() -> {
                 try {
                     forward(r, route, token);
-                } catch (RuntimeException e) { // the executor's FutureTask would swallow it: answer here
+                } catch (RuntimeException e) { // nothing else would see it: answer here
                     internalFault(r, route, e);
                 }
-            });
+            }, () -> closedUnsent(r, route)));
         } catch (java.util.concurrent.RejectedExecutionException e) { // the hub is stopping
             internalFault(r, route, e);
         }
@@ -250,22 +261,21 @@ public final class RelayForwarder {
         });
         java.time.Duration bound = java.time.Duration.ofMillis(Math.max(1, body.path("bound_ms").asLong()));
         try {
-            connector.execute(new QueuedRelay(() -> {
+            lanes.execute(owner, new QueuedRelay(() -> {
                 try {
                     sendForCluster(owner, request, bound, answer);
                 } catch (RuntimeException e) { // thrown before the frame was written (links.link): never sent
                     answer.complete(relayFailure("transport_failure", e.toString()));
                 }
-            }, answer));
+            }, () -> answer.complete(relayFailure("transport_failure", "the node closed before sending the relay"))));
         } catch (java.util.concurrent.RejectedExecutionException e) {
             answer.complete(relayFailure("transport_failure", "the leader is stopping"));
         }
         return answer;
     }
 
-    /** A relay send queued on the connector, with the answer owed should the connector close before running it. */
-    private record QueuedRelay(Runnable send, java.util.concurrent.CompletableFuture<ObjectNode> answer)
-            implements Runnable {
+    /** A relay send queued in its owner's lane, with the answer owed should the connector close before running it. */
+    private record QueuedRelay(Runnable send, Runnable unsent) implements Runnable {
         @Override
         public void run() {
             send.run();
@@ -273,15 +283,30 @@ public final class RelayForwarder {
     }
 
     /**
-     * The node closes: the relay sends its connector dropped unrun ({@code ExecutorService.shutdownNow})
-     * are answered as transport failures (never written, so the owner never saw them), not left
-     * waiting until the asking node's bound.
+     * The hub closes: the relay sends its connector dropped unrun ({@code ExecutorService.shutdownNow},
+     * {@code dropped}) and those still waiting for their owner's turn are answered as transport
+     * failures (never written, so the owner never saw them), not left waiting until the asking
+     * node's bound or for ever.
      */
     public void abandon(java.util.List<Runnable> dropped) {
         for (Runnable r : dropped) {
             if (r instanceof QueuedRelay q) {
-                q.answer().complete(relayFailure("transport_failure", "the node closed before sending the relay"));
+                q.unsent().run();
             }
+        }
+        lanes.abandonQueued(); // the lanes' turns are what the connector held: their sends wait in the lanes
+    }
+
+    /** A relay of this hub's own operator that the closing hub never sent: answered, counted, logged once. */
+    private void closedUnsent(Request r, ClaimRoute route) {
+        outcomes.increment(route.hubId(), "transport_failure");
+        if (!abandonLogged.getAndSet(true)) {
+            LOG.warn("The hub closed with operator relays not yet sent: answered owner_unreachable");
+        }
+        try {
+            answer(r, route.hubId(), false, false, "owner_unreachable", "transport_failure");
+        } catch (RuntimeException closing) { // the rest of the close goes on
+            LOG.debug("Answering an unsent relay at close failed", closing);
         }
     }
 

@@ -356,6 +356,122 @@ class RelayForwardingTest {
         assertThat(live(b, "T-1")).isFalse();
     }
 
+    /**
+     * An owner whose host accepts connections and never answers holds up only its own relays:
+     * neither a relay to a healthy owner nor the partition refresh waits behind them (each relay
+     * to it holds a thread for its connect, 10 s, and more of them than a fixed pool has).
+     */
+    @Test
+    void anOwnerWhoseHostNeverAnswersHoldsUpNoOtherOwnersRelayNorThePartitionRefresh() throws Exception {
+        Pki.HubCerts cCerts = pki.hub("hub-c");
+        Path cPolicy = TrustFiles.servingPolicy(dir.resolve("c-trust"), pki.clientCaFile(),
+                List.of(TrustFiles.peering("a.example", "aproj", "k", List.of(aCerts.client().pin().text()))),
+                List.of(new TrustFiles.Grant("hub-a", "a.example", "aproj", "k")));
+        // hub-c wrongly grants in aproj, which hub-a owns: once hub-a sees that, aproj is partitioned
+        FedHub c = keep(FedHub.serving(cCerts, dir.resolve("c.db"), ServingTrust.load(cPolicy, m -> { })));
+        try (java.net.ServerSocket blackhole = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            ForwardSettings relays = new ForwardSettings(ForwardSettings.byHub(List.of(
+                    new ClaimRoute("hub-b", b.uri(), b.certs.server().pin()),
+                    new ClaimRoute("hub-d", java.net.URI.create("wss://127.0.0.1:" + blackhole.getLocalPort() + "/"),
+                            b.certs.server().pin()))), null, aCerts.clientFiles().cert(), aCerts.clientFiles().key(),
+                    ForwardSettings.BOUND);
+            FedHub a = keep(new FedHub(aCerts, dir.resolve("a.db"), new FederationSettings(ServingTrust.none(),
+                    dev.synapsehub.federation.testing.Federation.watch(aCerts, List.of(
+                            dev.synapsehub.federation.testing.Federation.peer("hub-c", c.uri(), cCerts))),
+                    new NamespaceOwners("hub-a", Map.of("proj", "hub-b", "dead", "hub-d", "aproj", "hub-a")),
+                    ForwardSettings.none(), null, FederationSettings.RelayPolicy.DEFAULT, relays)));
+            HubClient operator = a.agent("ops/alice");
+            for (int i = 0; i < 6; i++) { // more than the threads of any fixed pool the hub would size for this
+                ObjectNode f = operator.frame("ops/alice", "operator_relay_request");
+                f.put("action", "release").put("namespace", "dead").put("task_id", "D-" + i).put("operator", "alice")
+                        .put("origin_hub_id", "somewhere");
+                operator.send(f);
+            }
+            // taken in order on the operator's connection: this one comes after every relay to the dead owner
+            ObjectNode healthy = relay(operator, "proj", "NOPE", null, null);
+            assertThat(healthy.path("detail").asText()).as(healthy.toString()).isEqualTo("task_not_claimed");
+            assertThat(healthy.path("owner_hub_id").asText()).isEqualTo("hub-b");
+            assertThat(healthy.has("forward_error")).isFalse();
+            // answered while every relay to the dead owner was still waiting for it (its connects take 10 s each)
+            for (String outcome : List.of("timeout", "transport_failure", "internal_fault")) {
+                assertThat(a.federation.relayForwarder().outcomes("hub-d", outcome)).as(outcome).isZero();
+            }
+
+            HubClient contester = c.agent("aproj/c1");
+            assertThat(FedHub.claim(contester, "aproj/c1", "C-1", "src/c").path("type").asText())
+                    .isEqualTo("claim_granted");
+            // the refresh runs about once a second; behind six 10 s connects it would take a minute
+            Await.until("hub-a journals the partition", WAIT, () -> a.federation.partitions().containsKey("aproj"));
+            // the dead owner's relays are answered in turn, as typed failures (the rest at close, unsent)
+            ObjectNode refused = operator.await(r -> "operator_relay_result".equals(r.path("type").asText())
+                    && "D-0".equals(r.path("task_id").asText()), WAIT.multipliedBy(2));
+            assertThat(refused.path("applied").asBoolean(true)).as(refused.toString()).isFalse();
+            assertThat(refused.path("owner_hub_id").asText()).isEqualTo("hub-d");
+            assertThat(refused.has("forward_error")).isTrue();
+        }
+    }
+
+    /**
+     * On a mesh node the leader sends every node's relays: one to an owner whose host accepts
+     * connections and never answers holds up only that owner's, never a relay to a healthy owner.
+     */
+    @Test
+    void theLeadersRelayToAHealthyOwnerWaitsForNoRelayToAnOwnerThatNeverAnswers() throws Exception {
+        try (java.net.ServerSocket blackhole = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            ForwardSettings relays = new ForwardSettings(ForwardSettings.byHub(List.of(
+                    new ClaimRoute("hub-b", b.uri(), b.certs.server().pin()),
+                    new ClaimRoute("hub-d", java.net.URI.create("wss://127.0.0.1:" + blackhole.getLocalPort() + "/"),
+                            b.certs.server().pin()))), null, aCerts.clientFiles().cert(), aCerts.clientFiles().key(),
+                    ForwardSettings.BOUND);
+            dev.synapsehub.journal.DurableCoordination durable = dev.synapsehub.journal.DurableCoordination.open(
+                    dir.resolve("a.db"), dev.synapsehub.core.Clock.system(),
+                    dev.synapsehub.core.state.CoordinationState::new, dev.synapsehub.core.actor.ActorSettings.DEFAULTS);
+            open.add(() -> durable.actor().close());
+            dev.synapsehub.federation.MeshFederationExtension node = new dev.synapsehub.federation.MeshFederationExtension(
+                    ServingTrust.none(), durable.journal(), new NamespaceOwners("hub-a", Map.of("proj", "hub-b",
+                    "dead", "hub-d")), null, ForwardSettings.none()).relaying(relays, null);
+            Map<String, java.util.function.Function<ObjectNode, java.util.concurrent.CompletableFuture<ObjectNode>>>
+                    served = new java.util.concurrent.ConcurrentHashMap<>();
+            node.joinCluster(new dev.synapsehub.net.extension.ClusterLeader() { // this node leads
+                @Override
+                public boolean leadsHere() {
+                    return true;
+                }
+
+                @Override
+                public java.util.concurrent.CompletableFuture<ObjectNode> ask(String service, ObjectNode body,
+                                                                              Duration bound) {
+                    return served.get(service).apply(body);
+                }
+
+                @Override
+                public void serve(String service,
+                                  java.util.function.Function<ObjectNode, java.util.concurrent.CompletableFuture<ObjectNode>> handler) {
+                    served.put(service, handler);
+                }
+
+                @Override
+                public void onLeadershipChange(Runnable listener) {
+                }
+            });
+            dev.synapsehub.net.HubServer server = new dev.synapsehub.net.HubServer(dev.synapsehub.net.HubConfig.builder()
+                    .host("127.0.0.1").port(0).hubId("hub-a").build(), durable.actor(), dev.synapsehub.core.Clock.system(),
+                    durable.journal(), new dev.synapsehub.net.extension.HubExtensions(List.of(node)));
+            server.start();
+            open.add(server::close);
+            java.util.function.Function<ObjectNode, java.util.concurrent.CompletableFuture<ObjectNode>> leader =
+                    served.get(RelayForwarder.SERVICE);
+            List<java.util.concurrent.CompletableFuture<ObjectNode>> stuck = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                stuck.add(leader.apply(relayBody("hub-d", "dead", "D-" + i)));
+            }
+            ObjectNode healthy = leader.apply(relayBody("hub-b", "proj", "NOPE"))
+                    .get(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS); // behind three 10 s connects: 30 s
+            assertThat(healthy.path("result").path("detail").asText()).as(healthy.toString()).isEqualTo("task_not_claimed");
+            assertThat(stuck).as("the dead owner's relays still wait for it").noneMatch(java.util.concurrent.Future::isDone);
+        }
+    }
+
     @Test
     void onlyALoopbackRequesterIsRelayed() {
         assertThat(LocalOperator.onThisMachine("127.0.0.1")).isTrue();
