@@ -154,18 +154,82 @@ public final class RelayForwarder {
             }
             return true;
         }
+        RelayTurn turn = new RelayTurn();
         try {
             lanes.execute(route.hubId(), new QueuedRelay(() -> {
-                try {
-                    forward(r, route, token);
-                } catch (RuntimeException e) { // nothing else would see it: answer here
-                    internalFault(r, route, e);
+                if (!turn.send()) {
+                    return; // answered at the bound while it waited its turn: never sent
                 }
-            }, () -> closedUnsent(r, route)));
+                try {
+                    forward(r, route, token, turn);
+                } catch (RuntimeException e) { // nothing else would see it: answer here
+                    if (turn.answer()) {
+                        internalFault(r, route, e);
+                    }
+                }
+            }, () -> {
+                if (turn.answer()) {
+                    closedUnsent(r, route);
+                }
+            }));
         } catch (java.util.concurrent.RejectedExecutionException e) { // the hub is stopping
+            turn.answer();
+            internalFault(r, route, e);
+            return true;
+        }
+        // the operator hears by the bound, whatever the owner's lane does: a relay behind one whose owner's host
+        // never answers would otherwise wait for each connect before it (10 s each) and then its own
+        java.util.concurrent.CompletableFuture.delayedExecutor(routes.bound().toNanos(),
+                java.util.concurrent.TimeUnit.NANOSECONDS, hub.outbox().executor()).execute(() -> boundPassed(r, route, turn));
+        return true;
+    }
+
+    /**
+     * The bound passed without the owner's answer: a relay still waiting for its owner's turn was
+     * never written (certainly not applied; it is now never sent), one being sent may have been
+     * (unknown: a retry with the same {@code idem_key} is answered from the owner's ledger).
+     */
+    private void boundPassed(Request r, ClaimRoute route, RelayTurn turn) {
+        boolean unsent = turn.dropQueued(); // atomically: a relay answered unsent is never sent after all
+        if (!unsent && !turn.answer()) {
+            return; // answered in time
+        }
+        String outcome = unsent ? "transport_failure" : "timeout";
+        outcomes.increment(route.hubId(), outcome);
+        LOG.warn("Relaying operator {} of task '{}' to owner {}: no answer within the {} s bound ({})",
+                r.get("action").textValue(), r.get("task_id").textValue(), route.hubId(), routes.bound().toSeconds(),
+                unsent ? "still queued behind earlier relays to that owner, now never sent" : "sent or being sent");
+        try {
+            answer(r, route.hubId(), false, false, unsent ? "owner_unreachable" : "owner_timeout", outcome);
+        } catch (RuntimeException e) {
             internalFault(r, route, e);
         }
-        return true;
+    }
+
+    /**
+     * One relay's way through its owner's lane: queued, then being sent, answered once: by the
+     * owner's verdict, a failure, the close or the bound, whichever comes first.
+     */
+    private static final class RelayTurn {
+        private static final int QUEUED = 0;
+        private static final int SENDING = 1;
+        private static final int ANSWERED = 2;
+        private final java.util.concurrent.atomic.AtomicInteger state = new java.util.concurrent.atomic.AtomicInteger();
+
+        /** Its turn came: true when it is to be sent (not answered meanwhile). */
+        boolean send() {
+            return state.compareAndSet(QUEUED, SENDING);
+        }
+
+        /** True when it was still waiting for its turn: it is answered now and never sent. */
+        boolean dropQueued() {
+            return state.compareAndSet(QUEUED, ANSWERED);
+        }
+
+        /** True for the one caller that answers the relay. */
+        boolean answer() {
+            return state.getAndSet(ANSWERED) != ANSWERED;
+        }
     }
 
     /** A relay this hub failed to forward through no fault of the owner: logged, counted, answered. */
@@ -260,8 +324,12 @@ public final class RelayForwarder {
             }
         });
         java.time.Duration bound = java.time.Duration.ofMillis(Math.max(1, body.path("bound_ms").asLong()));
+        RelayTurn turn = new RelayTurn();
         try {
             lanes.execute(owner, new QueuedRelay(() -> {
+                if (!turn.send()) {
+                    return; // answered at the bound while it waited its turn: never sent
+                }
                 try {
                     sendForCluster(owner, request, bound, answer);
                 } catch (RuntimeException e) { // thrown before the frame was written (links.link): never sent
@@ -270,7 +338,16 @@ public final class RelayForwarder {
             }, () -> answer.complete(relayFailure("transport_failure", "the node closed before sending the relay"))));
         } catch (java.util.concurrent.RejectedExecutionException e) {
             answer.complete(relayFailure("transport_failure", "the leader is stopping"));
+            return answer;
         }
+        // one still waiting for its owner's turn at the bound is never sent (its own send is bounded once it runs)
+        java.util.concurrent.CompletableFuture.delayedExecutor(bound.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS,
+                hub.outbox().executor()).execute(() -> {
+                    if (turn.dropQueued()) {
+                        answer.complete(relayFailure("transport_failure", "the bound passed while the relay waited "
+                                + "behind earlier relays to " + owner + "; it was not sent"));
+                    }
+                });
         return answer;
     }
 
@@ -372,7 +449,7 @@ public final class RelayForwarder {
         return request;
     }
 
-    private void forward(Request r, ClaimRoute route, String token) {
+    private void forward(Request r, ClaimRoute route, String token, RelayTurn turn) {
         ObjectNode request = JsonNodeFactory.instance.objectNode();
         request.put("type", "operator_relay_request");
         request.put("target", route.hubId());
@@ -392,6 +469,12 @@ public final class RelayForwarder {
         link.request(request, "operator_relay_result", reply -> taskId.equals(reply.path("task_id").asText())
                         && namespace.equals(reply.path("namespace").asText()) && action.equals(reply.path("action").asText()),
                 routes.bound()).whenCompleteAsync((result, failure) -> {
+            if (!turn.answer()) { // the operator was answered at the bound: this verdict reaches nobody
+                LOG.info("Owner {} answered operator {} of task '{}' after the bound ({}); the operator was told it "
+                        + "timed out", route.hubId(), action, taskId, failure == null
+                        ? "applied " + result.path("applied").asBoolean() : "failed: " + failure);
+                return;
+            }
             try {
                 settle(r, route, result, failure, action, taskId);
             } catch (RuntimeException e) { // nothing else would see it: the returned future is dropped

@@ -472,6 +472,71 @@ class RelayForwardingTest {
         }
     }
 
+    /**
+     * Relays to an owner whose host accepts and never answers are each answered by the bound, not
+     * after every earlier relay's connect (10 s each): the one being sent as a timeout (unknown),
+     * those still waiting for the owner's turn as unsent, and never sent afterwards.
+     */
+    @Test
+    void relaysWaitingBehindAnOwnerThatNeverAnswersAreAnsweredByTheBound() throws Exception {
+        try (java.net.ServerSocket blackhole = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            FedHub a = relayer(new ClaimRoute("hub-b", java.net.URI.create("wss://127.0.0.1:" + blackhole.getLocalPort()
+                    + "/"), b.certs.server().pin()), Duration.ofSeconds(2));
+            HubClient operator = a.agent("ops/alice");
+            long start = System.nanoTime();
+            for (int i = 0; i < 3; i++) {
+                ObjectNode f = operator.frame("ops/alice", "operator_relay_request");
+                f.put("action", "release").put("namespace", "proj").put("task_id", "Q-" + i).put("operator", "alice")
+                        .put("origin_hub_id", "somewhere");
+                operator.send(f);
+            }
+            Map<String, ObjectNode> answers = new java.util.HashMap<>();
+            for (int i = 0; i < 3; i++) {
+                ObjectNode r = operator.await(f -> "operator_relay_result".equals(f.path("type").asText()), WAIT);
+                answers.put(r.path("task_id").asText(), r);
+            }
+            long tookMs = (System.nanoTime() - start) / 1_000_000;
+            // the first relay's connect alone lasts 10 s: all three answered before it ends
+            assertThat(tookMs).as("answered by the 2 s bound, not behind 10 s connects").isLessThan(8_000);
+            assertThat(answers.get("Q-0").path("detail").asText()).as(answers.toString()).isEqualTo("owner_timeout");
+            assertThat(answers.get("Q-0").path("forward_error").asText()).isEqualTo("timeout");
+            for (String queued : List.of("Q-1", "Q-2")) {
+                assertThat(answers.get(queued).path("applied").asBoolean(true)).isFalse();
+                assertThat(answers.get(queued).path("detail").asText()).as(queued).isEqualTo("owner_unreachable");
+                assertThat(answers.get(queued).path("forward_error").asText()).isEqualTo("transport_failure");
+            }
+            assertThat(a.federation.relayForwarder().outcomes("hub-b", "transport_failure")).isEqualTo(2);
+            assertThat(a.federation.relayForwarder().outcomes("hub-b", "timeout")).isEqualTo(1);
+        }
+    }
+
+    /** The leader's side: a relay still queued behind a dead owner's connect when its bound passes is answered unsent. */
+    @Test
+    void theLeadersRelayQueuedBehindAnOwnerThatNeverAnswersIsAnsweredUnsentByItsBound() throws Exception {
+        FedHub a = relayer(null, ForwardSettings.BOUND);
+        try (java.net.ServerSocket blackhole = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            ForwardSettings relays = new ForwardSettings(ForwardSettings.byHub(List.of(new ClaimRoute("hub-d",
+                    java.net.URI.create("wss://127.0.0.1:" + blackhole.getLocalPort() + "/"), b.certs.server().pin()))),
+                    null, aCerts.clientFiles().cert(), aCerts.clientFiles().key(), ForwardSettings.BOUND);
+            java.util.concurrent.ExecutorService connector = ClaimForwarder.connector("test-relay-forwarding");
+            open.add(connector::shutdownNow);
+            RelayForwarder leader = new RelayForwarder(a.server.services(), new OwnershipResolver(new NamespaceOwners(
+                    "hub-a", Map.of("dead", "hub-d")), new AdvisoryFold()), ServingTrust.none(), relays,
+                    keep(new PeerLinks("hub-a")), connector, new AuditJournal(a.server.services().actor(), "hub-a"));
+            List<java.util.concurrent.CompletableFuture<ObjectNode>> sent = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                ObjectNode body = relayBody("hub-d", "dead", "D-" + i);
+                body.put("bound_ms", 2_000);
+                sent.add(leader.serveRelay(body));
+            }
+            for (int i = 1; i < 3; i++) { // the first one's connect lasts 10 s
+                ObjectNode answer = sent.get(i).get(8, java.util.concurrent.TimeUnit.SECONDS);
+                assertThat(answer.path("failure").asText()).as(answer.toString()).isEqualTo("transport_failure");
+                assertThat(answer.path("detail").asText()).contains("it was not sent");
+            }
+        }
+    }
+
     @Test
     void onlyALoopbackRequesterIsRelayed() {
         assertThat(LocalOperator.onThisMachine("127.0.0.1")).isTrue();
