@@ -66,7 +66,14 @@ public final class DeadLetterForwarder implements AutoCloseable {
     private final dev.synapsehub.federation.trust.PeerRouteSource source;
     private final PeerLinks links;
     private final AuditJournal audit;
+    /** Times the attempts (and the retries' back-off); the attempts themselves run on {@link #sends}. */
     private final ScheduledExecutorService sender;
+    /**
+     * Runs the attempts, a thread per owner with reports to send (each owner's drain runs once at a
+     * time): an attempt blocks while its link connects (up to 10 s), so an owner whose host
+     * never answers would otherwise delay every other owner's reports by that much per attempt.
+     */
+    private final java.util.concurrent.ExecutorService sends = ClaimForwarder.connector("synapse-dead-letter-sending");
     private final Map<String, Outlet> outlets = new HashMap<>();
     private final LogBudget dropLog = new LogBudget(LOG, DeadLetterForwardingServer.MAX_LOG_LINES_PER_WINDOW,
             DeadLetterForwardingServer.WINDOW_SECONDS, "dropped dead-letter reports");
@@ -187,7 +194,15 @@ public final class DeadLetterForwarder implements AutoCloseable {
 
     private void schedule(Outlet o, long delayMillis) {
         try {
-            sender.schedule(() -> drain(o), delayMillis, TimeUnit.MILLISECONDS);
+            sender.schedule(() -> {
+                try {
+                    sends.execute(() -> drain(o));
+                } catch (RejectedExecutionException stopping) {
+                    synchronized (o) {
+                        o.draining = false; // the hub is stopping: what waits is not sent
+                    }
+                }
+            }, delayMillis, TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException stopping) {
             synchronized (o) {
                 o.draining = false; // the hub is stopping: what waits is not sent
@@ -338,5 +353,6 @@ public final class DeadLetterForwarder implements AutoCloseable {
     @Override
     public void close() {
         sender.shutdownNow();
+        sends.shutdownNow();
     }
 }

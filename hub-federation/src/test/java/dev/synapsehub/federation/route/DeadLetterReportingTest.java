@@ -293,6 +293,30 @@ class DeadLetterReportingTest {
         assertThat(journaled(b)).isEmpty();
     }
 
+    /** An owner whose host accepts and never answers (each connect takes 10 s) delays no other owner's reports. */
+    @Test
+    void anOwnerWhoseHostNeverAnswersDelaysNoOtherOwnersReport() throws Exception {
+        FedHub b = owner(true, 0);
+        HubClient watcher = b.agent("proj/b1");
+        try (ServerSocket blackhole = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            ForwardSettings relays = new ForwardSettings(ForwardSettings.byHub(List.of(
+                    new ClaimRoute("hub-b", b.uri(), bCerts.server().pin()),
+                    new ClaimRoute("hub-d", URI.create("wss://127.0.0.1:" + blackhole.getLocalPort() + "/"),
+                            bCerts.server().pin()))), null, aCerts.clientFiles().cert(), aCerts.clientFiles().key(),
+                    Duration.ofSeconds(2));
+            FedHub a = keep(new FedHub(aCerts, dir.resolve("a.db"), new FederationSettings(ServingTrust.none(),
+                    WatchSettings.none(), new NamespaceOwners("hub-a", Map.of("proj", "hub-b", "dead", "hub-d",
+                    "aproj", "hub-a")), ForwardSettings.none(), null, FederationSettings.RelayPolicy.DEFAULT, relays)));
+            DeadLetterForwarder forwarder = a.federation.deadLetterForwarder();
+            forwarder.escalated(new DeadLetterEscalationEvent(0, "dead/ghost", 2, "aproj/sender", 2)); // its attempt first
+            forwarder.escalated(new DeadLetterEscalationEvent(0, "proj/ghost", 2, "aproj/sender", 2));
+            // well before the dead owner's 10 s connect ends
+            JsonNode seen = watcher.await(DeadLetterReportingTest::isForwarding, Duration.ofSeconds(6));
+            assertThat(seen.path("forwarding_target").asText()).isEqualTo("proj/ghost");
+            assertThat(forwarder.outcomes("hub-d", "sent")).isZero();
+        }
+    }
+
     @Test
     void droppedReportsAreLoggedAtMostTwentyTimesAWindowAndAllCounted() throws Exception {
         FedHub a = reporter(URI.create("wss://127.0.0.1:" + freePort() + "/"), bCerts.server().pin()); // nobody listens
