@@ -256,7 +256,7 @@ public final class Outbox {
             if (channel.isActive() && !overLimit(session)) {
                 channel.writeAndFlush(new TextWebSocketFrame(text));
             }
-        });
+        }, () -> { });
     }
 
     /** Told once whether a private frame reached its socket; must not block (it runs on an I/O thread). */
@@ -281,7 +281,7 @@ public final class Outbox {
             } else {
                 written.outcome(false);
             }
-        });
+        }, () -> written.outcome(false));
         if (!handedToLoop) {
             written.outcome(false);
         }
@@ -392,7 +392,7 @@ public final class Outbox {
             } else {
                 utf8.release();
             }
-        });
+        }, utf8::release);
     }
 
     /** Sends {@code before} (if any), then a close frame with {@code code}/{@code reason}, then closes. */
@@ -408,15 +408,16 @@ public final class Outbox {
                 channel.write(new TextWebSocketFrame(text));
             }
             closeGracefully(channel, new CloseWebSocketFrame(code, reason));
-        });
+        }, () -> { });
     }
 
     /**
      * Runs a private write on the session's event loop once the session has every broadcast
      * published before it: from the outbox thread the pending batch is dispatched first. False
-     * when the loop refused it (shutting down): the write will never run.
+     * when the loop refused it (shutting down): the write will never run. Should catching the
+     * session up fail, {@code abandon} runs instead of a (non-closing) write: see {@link #catchUpFailed}.
      */
-    private boolean onLoop(Session session, boolean closing, Runnable write) {
+    private boolean onLoop(Session session, boolean closing, Runnable write, Runnable abandon) {
         if (executor.inEventLoop()) {
             dispatch();
         }
@@ -424,10 +425,17 @@ public final class Outbox {
         Runnable ordered = () -> {
             LoopFanout fanout = fanouts.get(loop);
             if (fanout != null) {
-                if (closing) {
-                    fanout.finish(session);
-                } else {
-                    fanout.catchUp(session);
+                try {
+                    if (closing) {
+                        fanout.finish(session);
+                    } else {
+                        fanout.catchUp(session);
+                    }
+                } catch (RuntimeException fault) {
+                    catchUpFailed(session, closing, fault, abandon);
+                    if (!closing) {
+                        return;
+                    }
                 }
             }
             write.run();
@@ -458,6 +466,33 @@ public final class Outbox {
             Thread.currentThread().interrupt();
         } catch (RejectedExecutionException alreadyStopping) {
             // nothing left to deliver to
+        }
+    }
+
+    /**
+     * Catching {@code session} up with the broadcasts before a private frame failed (event loop):
+     * it may have missed some of them, so the frame must not follow. Logged once, counted as a
+     * fault, the frame abandoned ({@code abandon}: a waiting {@link Written} is told it was not
+     * written), and the connection closed 1011, its state in doubt; a close the hub was already
+     * making (its {@code closing} write, run by the caller) goes ahead instead.
+     */
+    private void catchUpFailed(Session session, boolean closing, RuntimeException fault, Runnable abandon) {
+        metrics.faults.incrementAndGet();
+        LOG.error("fault catching {} up with the broadcasts before a private frame; {}", session,
+                closing ? "closing it as asked" : "the frame is dropped and the connection closed 1011", fault);
+        if (closing) {
+            return;
+        }
+        try {
+            abandon.run();
+        } finally {
+            session.markClosing();
+            Channel channel = session.channel();
+            try {
+                closeGracefully(channel, new CloseWebSocketFrame(1011, "unexpected fault"));
+            } catch (RuntimeException closeFailed) { // the pipeline itself is broken: no close frame then
+                channel.close();
+            }
         }
     }
 
