@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Writes frames to connections. Actor outcomes are published from one single-threaded
@@ -271,19 +272,54 @@ public final class Outbox {
 
     /**
      * Like {@link #send(Session, String)}, and tells {@code written} whether the frame reached
-     * the socket: for frames that may be settled only once delivered (owed receipts, §8.5).
+     * the socket: for frames that may be settled only once delivered (owed receipts, §8.5). Told
+     * exactly once on every path, a fault included (logged once, counted, told not written):
+     * a batch of receipts settles only once every frame's outcome came.
      */
     void send(Session session, String text, Written written) {
-        boolean handedToLoop = onLoop(session, false, () -> {
-            Channel channel = session.channel();
-            if (channel.isActive() && !overLimit(session)) {
-                channel.writeAndFlush(new TextWebSocketFrame(text)).addListener(f -> written.outcome(f.isSuccess()));
-            } else {
-                written.outcome(false);
+        Written once = new OnceWritten(written);
+        try {
+            boolean handedToLoop = onLoop(session, false, () -> {
+                try {
+                    Channel channel = session.channel();
+                    if (channel.isActive() && !overLimit(session)) {
+                        channel.writeAndFlush(new TextWebSocketFrame(text)).addListener(f -> once.outcome(f.isSuccess()));
+                    } else {
+                        once.outcome(false);
+                    }
+                } catch (RuntimeException fault) {
+                    awaitedWriteFailed(session, fault, once);
+                }
+            }, () -> once.outcome(false));
+            if (!handedToLoop) {
+                once.outcome(false);
             }
-        }, () -> written.outcome(false));
-        if (!handedToLoop) {
-            written.outcome(false);
+        } catch (RuntimeException fault) {
+            awaitedWriteFailed(session, fault, once);
+        }
+    }
+
+    /** A frame whose outcome {@code written} waits for could not be written: logged once, counted, told. */
+    private void awaitedWriteFailed(Session session, RuntimeException fault, Written written) {
+        metrics.faults.incrementAndGet();
+        LOG.error("fault writing a frame whose delivery is awaited to {}; it counts as not written", session, fault);
+        written.outcome(false);
+    }
+
+    /** Passes on the first outcome only: a fault after the write was handed over must not count it twice. */
+    private static final class OnceWritten implements Written {
+        private final Written delegate;
+        private final AtomicBoolean told = new AtomicBoolean();
+
+        OnceWritten(Written delegate) {
+            this.delegate = delegate;
+        }
+
+        @Override
+        public void outcome(boolean written) {
+            if (told.compareAndSet(false, true)) {
+                delegate.outcome(written);
+            }
         }
     }
 
