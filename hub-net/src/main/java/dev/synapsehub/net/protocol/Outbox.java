@@ -3,6 +3,7 @@ package dev.synapsehub.net.protocol;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.core.Clock;
 import dev.synapsehub.net.delivery.Delivery;
+import dev.synapsehub.net.session.AnswerOrder;
 import dev.synapsehub.net.session.Session;
 import dev.synapsehub.net.wire.HubFrames;
 import io.netty.buffer.ByteBuf;
@@ -21,6 +22,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -55,6 +57,10 @@ public final class Outbox {
     /** When the first broadcast of {@link #batch} was published ({@link System#nanoTime()}). */
     private long batchStartedAt;
     private List<Session> origins = new ArrayList<>();
+    /** Broadcast batches started so far (outbox thread). */
+    private long batchesStarted;
+    /** Broadcast batches handed to the I/O loops so far: all up to this one (written on the outbox thread). */
+    private volatile long batchesDispatched;
     /** Whether {@link #batch} is for every connection, or for the loud (broadcast-delivery) ones only. */
     private boolean batchUniversal;
     /** Told every frame the hub fans out (the relay log, A5.2); null when nobody listens. */
@@ -250,8 +256,92 @@ public final class Outbox {
         send(session, frames.write(frame));
     }
 
-    /** Sends one serialised frame to one connection, after every broadcast published before it. */
+    /**
+     * Sends one serialised frame to one connection, after every broadcast published before it
+     * and, sent from any other thread than the outbox's, after the answers to the connection's
+     * earlier requests (see {@link #afterEarlierAnswers}).
+     */
     public void send(Session session, String text) {
+        afterEarlierAnswers(session, () -> write(session, text));
+    }
+
+    /**
+     * Runs a write to {@code session} that does not come from the outbox thread (an answer the
+     * edge gives at once, such as an error on the connection's I/O loop, or a close) after the
+     * answers to the connection's earlier requests that went through the writer
+     * ({@link #answerStarted}): a connection's answers go back in the order of its requests, as
+     * the contract's sequential pipeline (§4.3) gives them, and an error names no request. Never
+     * blocks: the write follows once those answers were handed on, through the outbox thread,
+     * which hands the connection's pending broadcast batch (a reply to its requester) over first.
+     * On the outbox thread a write is in that order already, and runs at once.
+     */
+    private void afterEarlierAnswers(Session session, Runnable write) {
+        if (executor.inEventLoop()) {
+            write.run();
+            return;
+        }
+        AnswerOrder answers = session.answers();
+        CompletableFuture<?> before;
+        CompletableFuture<Void> handedOn = null;
+        synchronized (answers) {
+            before = answers.tail();
+            if (before.isDone() && answers.publishedInBatch() <= batchesDispatched) {
+                before = null; // every earlier answer is queued on the connection's loop already
+            } else {
+                handedOn = new CompletableFuture<>();
+                answers.waiting(handedOn); // an edge answer after this one waits for it too
+            }
+        }
+        if (before == null) {
+            if (answers.neverWaited()) {
+                write.run();
+            } else {
+                afterQueuedWrites(session, write);
+            }
+            return;
+        }
+        CompletableFuture<Void> done = handedOn;
+        before.whenComplete((ignored, failed) -> {
+            Runnable ordered = () -> {
+                try {
+                    write.run();
+                } finally {
+                    done.complete(null);
+                }
+            };
+            if (executor.inEventLoop() || !offer(ordered, "an edge answer is written out of order")) {
+                ordered.run();
+            }
+        });
+    }
+
+    /**
+     * An answer to {@code session} was started that the writer's path will publish: an edge answer
+     * sent after this call waits until {@code handedOn} completes (after {@link #answered}).
+     */
+    void answerStarted(Session session, CompletableFuture<?> handedOn) {
+        session.answers().started(handedOn);
+    }
+
+    /** The outbox thread published an answer to {@code session} (before its started future completes). */
+    void answered(Session session) {
+        session.answers().published(batchesStarted);
+    }
+
+    /**
+     * Runs {@code write} on the session's loop after the tasks already queued there (answers the
+     * outbox thread handed over), not inline before them.
+     */
+    private static void afterQueuedWrites(Session session, Runnable write) {
+        try {
+            session.channel().eventLoop().execute(write);
+        } catch (RejectedExecutionException shuttingDown) {
+            // the connection's loop is shutting down: nothing left to write to
+        }
+    }
+
+    /** Writes one frame to one connection after every broadcast published before it. */
+    private void write(Session session, String text) {
         onLoop(session, false, () -> {
             Channel channel = session.channel();
             if (channel.isActive() && !overLimit(session)) {
@@ -389,6 +479,7 @@ public final class Outbox {
             dispatchNow = !offer(dispatchTask, "a broadcast goes out unbatched");
             batch = PooledByteBufAllocator.DEFAULT.directBuffer(Math.max(256, text.length() + 16));
             batchStartedAt = System.nanoTime();
+            batchesStarted++;
         }
         WebSocketText.encode(text, batch);
         if (origin != null) {
@@ -404,8 +495,8 @@ public final class Outbox {
      * reply and broadcast published before it (for callers on an I/O thread).
      */
     public void sendInOrder(Session session, String text) {
-        if (executor.inEventLoop() || !offer(() -> send(session, text), "a private frame is written out of order")) {
-            send(session, text);
+        if (executor.inEventLoop() || !offer(() -> write(session, text), "a private frame is written out of order")) {
+            write(session, text);
         }
     }
 
@@ -431,11 +522,14 @@ public final class Outbox {
         }, utf8::release);
     }
 
-    /** Sends {@code before} (if any), then a close frame with {@code code}/{@code reason}, then closes. */
+    /**
+     * Sends {@code before} (if any), then a close frame with {@code code}/{@code reason}, then
+     * closes; off the outbox thread after the answers to the connection's earlier requests.
+     */
     public void close(Session session, ObjectNode before, int code, String reason) {
         session.markClosing();
         String text = before == null ? null : frames.write(before);
-        onLoop(session, true, () -> {
+        afterEarlierAnswers(session, () -> onLoop(session, true, () -> {
             Channel channel = session.channel();
             if (!channel.isActive()) {
                 return;
@@ -444,7 +538,7 @@ public final class Outbox {
                 channel.write(new TextWebSocketFrame(text));
             }
             closeGracefully(channel, new CloseWebSocketFrame(code, reason));
-        }, () -> { });
+        }, () -> { }));
     }
 
     /**
@@ -566,6 +660,7 @@ public final class Outbox {
             }
         } finally {
             frames.release();
+            batchesDispatched = batchesStarted; // after the hand-overs: an edge answer may follow them now
         }
     }
 
