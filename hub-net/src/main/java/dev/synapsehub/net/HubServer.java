@@ -21,6 +21,7 @@ import dev.synapsehub.net.protocol.HubMetricsText;
 import dev.synapsehub.net.protocol.InboundPipeline;
 import dev.synapsehub.net.protocol.MetricsSources;
 import dev.synapsehub.net.protocol.Outbox;
+import dev.synapsehub.net.protocol.OutboxThread;
 import dev.synapsehub.net.session.SessionRegistry;
 import dev.synapsehub.net.wire.HubFrames;
 import dev.synapsehub.net.wire.WireJson;
@@ -50,9 +51,7 @@ import dev.synapsehub.net.tls.ServerCertificate;
 import dev.synapsehub.net.extension.HubExtensions;
 import dev.synapsehub.net.extension.HubServices;
 import dev.synapsehub.net.tls.ServerTls;
-import io.netty.util.concurrent.DefaultEventExecutor;
 import io.netty.util.concurrent.DefaultThreadFactory;
-import io.netty.util.concurrent.RejectedExecutionHandlers;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -74,7 +73,7 @@ public final class HubServer implements AutoCloseable {
     private boolean closed;
     private EventLoopGroup boss;
     private EventLoopGroup workers;
-    private DefaultEventExecutor outboxThread;
+    private OutboxThread outboxThread;
     private Channel serverChannel;
     private Outbox outbox;
     private HubServices services;
@@ -185,8 +184,8 @@ public final class HubServer implements AutoCloseable {
             throw new IllegalStateException("cannot open a reader of the journal: " + e.getMessage(), e);
         }
         // bounded: admission answers busy above outboxBusyTasks, long before this refuses
-        outboxThread = new DefaultEventExecutor(null, new DefaultThreadFactory("synapse-outbox", true),
-                config.outboxQueueCapacity(), RejectedExecutionHandlers.reject());
+        outboxThread = new OutboxThread(new DefaultThreadFactory("synapse-outbox", true), config.outboxQueueCapacity(),
+                metrics);
         Outbox outbox = new Outbox(outboxThread, frames, config.outboundHighWaterBytes(), config.broadcastLinger(), metrics,
                 config.outboxBusyTasks(), config.defaultDelivery(), clock);
         // scoped delivery's view of live claims starts from what a restarted hub holds; read unsorted

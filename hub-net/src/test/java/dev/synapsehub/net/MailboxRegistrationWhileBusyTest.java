@@ -18,13 +18,13 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A registration with {@code mailbox: true} that comes while the hub is busy binds its name as
  * any registration and is not answered {@code busy}; its replay follows once the hub is no longer
  * busy, without the client asking again. The hub is made busy by holding its publishing (outbox)
- * thread with more tasks waiting than its busy threshold.
+ * thread with more tasks waiting than its busy threshold. The deferral is counted on {@code /metrics}.
  */
 class MailboxRegistrationWhileBusyTest {
 
     @Test
     void aMailboxRegistrationWhileTheHubIsBusyIsReplayedOnceTheHubCanServeIt(@TempDir Path dir) throws Exception {
-        try (TestHub hub = new TestHub(HubConfig.builder().outboxBusyTasks(1), dir.resolve("hub.db"),
+        try (TestHub hub = new TestHub(HubConfig.builder().outboxBusyTasks(1).metricsEnabled(true), dir.resolve("hub.db"),
                 CoordinationState::new)) {
             HubClient alpha = hub.agent("p/alpha");
             ObjectNode chat = alpha.frame("chat");
@@ -57,6 +57,8 @@ class MailboxRegistrationWhileBusyTest {
                 bob.send(bob.frame("p/bob", "who_request"));
                 bob.await(f -> "error".equals(f.path("type").asText()), WAIT);
                 assertThat(hub.server.services().registry().isOnline("p/bob")).as("the registration bound").isTrue();
+                assertThat(hub.server.services().metrics().mailboxReplaysWaiting.get())
+                        .as("its replay is counted as waiting").isEqualTo(1);
             } finally {
                 release.countDown();
             }
@@ -66,6 +68,9 @@ class MailboxRegistrationWhileBusyTest {
             assertThat(bob.received().stream().filter(f -> "error".equals(f.path("type").asText())).toList())
                     .as("only the query was answered busy, not the registration").hasSize(1)
                     .allSatisfy(e -> assertThat(e.path("error_code").asText()).isEqualTo("busy"));
+            String metrics = HttpGet.body(hub.port, "/metrics");
+            assertThat(metrics).as("the deferral is on /metrics").contains("synapse_mailbox_replays_deferred_total 1\n")
+                    .as("and no longer waiting").contains("synapse_mailbox_replays_deferred_waiting 0\n");
         }
     }
 }

@@ -26,17 +26,24 @@ final class DeferredReplays {
     private final Supplier<BusyReason> busy;
     private final SessionRegistry registry;
     private final MessagingVerbs messaging;
+    private final HubMetrics metrics;
 
-    /** Replays through {@code messaging} once {@code busy} says null (not busy). */
-    DeferredReplays(Supplier<BusyReason> busy, SessionRegistry registry, MessagingVerbs messaging) {
+    /**
+     * Replays through {@code messaging} once {@code busy} says null (not busy); counts each
+     * deferral, and the replays waiting, in {@code metrics}.
+     */
+    DeferredReplays(Supplier<BusyReason> busy, SessionRegistry registry, MessagingVerbs messaging, HubMetrics metrics) {
         this.busy = busy;
         this.registry = registry;
         this.messaging = messaging;
+        this.metrics = metrics;
     }
 
     /** Replays the mailbox {@code registration} asks for once the hub can serve it. */
     void defer(Session session, String name, ObjectNode registration) {
         LOG.debug("the hub is busy: the mailbox replay of {} waits", name);
+        metrics.mailboxReplaysDeferred.incrementAndGet();
+        metrics.mailboxReplaysWaiting.incrementAndGet(); // until replayed or given up, below
         check(session, name, registration, FIRST_CHECK_MILLIS);
     }
 
@@ -44,16 +51,19 @@ final class DeferredReplays {
         try {
             session.channel().eventLoop().schedule(() -> {
                 if (session.closing() || !session.channel().isActive() || registry.session(name) != session) {
+                    metrics.mailboxReplaysWaiting.decrementAndGet();
                     return; // gone, or superseded: the name's next registration replays
                 }
                 if (busy.get() != null) {
                     check(session, name, registration, Math.min(afterMillis * 2, LONGEST_CHECK_MILLIS));
                     return;
                 }
+                metrics.mailboxReplaysWaiting.decrementAndGet();
                 messaging.onHeartbeat(session, name, registration);
             }, afterMillis, TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException stopping) {
             // the connection's loop is shutting down, and the connection with it
+            metrics.mailboxReplaysWaiting.decrementAndGet();
         }
     }
 }

@@ -40,6 +40,10 @@ public final class HubMetrics implements ActorObserver {
     public final AtomicLong faults = new AtomicLong();
     /** Mutations no request waited for (dead-letter clearing, mailbox watermarks) that the actor refused. */
     public final AtomicLong unansweredRefusals = new AtomicLong();
+    /** Registrations whose mailbox replay waited because the hub was busy ({@link DeferredReplays}). */
+    public final AtomicLong mailboxReplaysDeferred = new AtomicLong();
+    /** Deferred mailbox replays still waiting for the hub to be no longer busy. */
+    public final AtomicLong mailboxReplaysWaiting = new AtomicLong();
     /** Broadcast bytes queued on the I/O loops and not yet given to every socket (a batch counts once). */
     public final AtomicLong fanoutBacklogBytes = new AtomicLong();
     /** Requests answered busy because delivery was behind (any {@link BusyReason}). */

@@ -121,7 +121,7 @@ public final class InboundPipeline {
                 hub.journaled(), hub.config().maxFindingsPerAgent());
         this.guardEvidence = new GuardEvidenceVerb(support, hub.outbox(), hub.frames(), hub.journaled(),
                 hub.config().token());
-        this.deferredReplays = new DeferredReplays(this::busyReason, hub.registry(), messaging);
+        this.deferredReplays = new DeferredReplays(this::busyReason, hub.registry(), messaging, hub.metrics());
     }
 
     /** The hub's claim path, as extensions use it to decide claims on behalf of another hub. */

@@ -3,6 +3,7 @@ package dev.synapsehub.net.protocol;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.core.Clock;
 import dev.synapsehub.net.delivery.Delivery;
+import dev.synapsehub.net.session.AnswerOrder;
 import dev.synapsehub.net.session.Session;
 import dev.synapsehub.net.wire.HubFrames;
 import io.netty.buffer.ByteBuf;
@@ -21,8 +22,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Writes frames to connections. Actor outcomes are published from one single-threaded
@@ -54,6 +57,10 @@ public final class Outbox {
     /** When the first broadcast of {@link #batch} was published ({@link System#nanoTime()}). */
     private long batchStartedAt;
     private List<Session> origins = new ArrayList<>();
+    /** Broadcast batches started so far (outbox thread). */
+    private long batchesStarted;
+    /** Broadcast batches handed to the I/O loops so far: all up to this one (written on the outbox thread). */
+    private volatile long batchesDispatched;
     /** Whether {@link #batch} is for every connection, or for the loud (broadcast-delivery) ones only. */
     private boolean batchUniversal;
     /** Told every frame the hub fans out (the relay log, A5.2); null when nobody listens. */
@@ -249,14 +256,98 @@ public final class Outbox {
         send(session, frames.write(frame));
     }
 
-    /** Sends one serialised frame to one connection, after every broadcast published before it. */
+    /**
+     * Sends one serialised frame to one connection, after every broadcast published before it
+     * and, sent from any other thread than the outbox's, after the answers to the connection's
+     * earlier requests (see {@link #afterEarlierAnswers}).
+     */
     public void send(Session session, String text) {
+        afterEarlierAnswers(session, () -> write(session, text));
+    }
+
+    /**
+     * Runs a write to {@code session} that does not come from the outbox thread (an answer the
+     * edge gives at once, such as an error on the connection's I/O loop, or a close) after the
+     * answers to the connection's earlier requests that went through the writer
+     * ({@link #answerStarted}): a connection's answers go back in the order of its requests, as
+     * the contract's sequential pipeline (§4.3) gives them, and an error names no request. Never
+     * blocks: the write follows once those answers were handed on, through the outbox thread,
+     * which hands the connection's pending broadcast batch (a reply to its requester) over first.
+     * On the outbox thread a write is in that order already, and runs at once.
+     */
+    private void afterEarlierAnswers(Session session, Runnable write) {
+        if (executor.inEventLoop()) {
+            write.run();
+            return;
+        }
+        AnswerOrder answers = session.answers();
+        CompletableFuture<?> before;
+        CompletableFuture<Void> handedOn = null;
+        synchronized (answers) {
+            before = answers.tail();
+            if (before.isDone() && answers.publishedInBatch() <= batchesDispatched) {
+                before = null; // every earlier answer is queued on the connection's loop already
+            } else {
+                handedOn = new CompletableFuture<>();
+                answers.waiting(handedOn); // an edge answer after this one waits for it too
+            }
+        }
+        if (before == null) {
+            if (answers.neverWaited()) {
+                write.run();
+            } else {
+                afterQueuedWrites(session, write);
+            }
+            return;
+        }
+        CompletableFuture<Void> done = handedOn;
+        before.whenComplete((ignored, failed) -> {
+            Runnable ordered = () -> {
+                try {
+                    write.run();
+                } finally {
+                    done.complete(null);
+                }
+            };
+            if (executor.inEventLoop() || !offer(ordered, "an edge answer is written out of order")) {
+                ordered.run();
+            }
+        });
+    }
+
+    /**
+     * An answer to {@code session} was started that the writer's path will publish: an edge answer
+     * sent after this call waits until {@code handedOn} completes (after {@link #answered}).
+     */
+    void answerStarted(Session session, CompletableFuture<?> handedOn) {
+        session.answers().started(handedOn);
+    }
+
+    /** The outbox thread published an answer to {@code session} (before its started future completes). */
+    void answered(Session session) {
+        session.answers().published(batchesStarted);
+    }
+
+    /**
+     * Runs {@code write} on the session's loop after the tasks already queued there (answers the
+     * outbox thread handed over), not inline before them.
+     */
+    private static void afterQueuedWrites(Session session, Runnable write) {
+        try {
+            session.channel().eventLoop().execute(write);
+        } catch (RejectedExecutionException shuttingDown) {
+            // the connection's loop is shutting down: nothing left to write to
+        }
+    }
+
+    /** Writes one frame to one connection after every broadcast published before it. */
+    private void write(Session session, String text) {
         onLoop(session, false, () -> {
             Channel channel = session.channel();
             if (channel.isActive() && !overLimit(session)) {
                 channel.writeAndFlush(new TextWebSocketFrame(text));
             }
-        });
+        }, () -> { });
     }
 
     /** Told once whether a private frame reached its socket; must not block (it runs on an I/O thread). */
@@ -271,19 +362,54 @@ public final class Outbox {
 
     /**
      * Like {@link #send(Session, String)}, and tells {@code written} whether the frame reached
-     * the socket: for frames that may be settled only once delivered (owed receipts, §8.5).
+     * the socket: for frames that may be settled only once delivered (owed receipts, §8.5). Told
+     * exactly once on every path, a fault included (logged once, counted, told not written):
+     * a batch of receipts settles only once every frame's outcome came.
      */
     void send(Session session, String text, Written written) {
-        boolean handedToLoop = onLoop(session, false, () -> {
-            Channel channel = session.channel();
-            if (channel.isActive() && !overLimit(session)) {
-                channel.writeAndFlush(new TextWebSocketFrame(text)).addListener(f -> written.outcome(f.isSuccess()));
-            } else {
-                written.outcome(false);
+        Written once = new OnceWritten(written);
+        try {
+            boolean handedToLoop = onLoop(session, false, () -> {
+                try {
+                    Channel channel = session.channel();
+                    if (channel.isActive() && !overLimit(session)) {
+                        channel.writeAndFlush(new TextWebSocketFrame(text)).addListener(f -> once.outcome(f.isSuccess()));
+                    } else {
+                        once.outcome(false);
+                    }
+                } catch (RuntimeException fault) {
+                    awaitedWriteFailed(session, fault, once);
+                }
+            }, () -> once.outcome(false));
+            if (!handedToLoop) {
+                once.outcome(false);
             }
-        });
-        if (!handedToLoop) {
-            written.outcome(false);
+        } catch (RuntimeException fault) {
+            awaitedWriteFailed(session, fault, once);
+        }
+    }
+
+    /** A frame whose outcome {@code written} waits for could not be written: logged once, counted, told. */
+    private void awaitedWriteFailed(Session session, RuntimeException fault, Written written) {
+        metrics.faults.incrementAndGet();
+        LOG.error("fault writing a frame whose delivery is awaited to {}; it counts as not written", session, fault);
+        written.outcome(false);
+    }
+
+    /** Passes on the first outcome only: a fault after the write was handed over must not count it twice. */
+    private static final class OnceWritten implements Written {
+        private final Written delegate;
+        private final AtomicBoolean told = new AtomicBoolean();
+
+        OnceWritten(Written delegate) {
+            this.delegate = delegate;
+        }
+
+        @Override
+        public void outcome(boolean written) {
+            if (told.compareAndSet(false, true)) {
+                delegate.outcome(written);
+            }
         }
     }
 
@@ -353,6 +479,7 @@ public final class Outbox {
             dispatchNow = !offer(dispatchTask, "a broadcast goes out unbatched");
             batch = PooledByteBufAllocator.DEFAULT.directBuffer(Math.max(256, text.length() + 16));
             batchStartedAt = System.nanoTime();
+            batchesStarted++;
         }
         WebSocketText.encode(text, batch);
         if (origin != null) {
@@ -368,8 +495,8 @@ public final class Outbox {
      * reply and broadcast published before it (for callers on an I/O thread).
      */
     public void sendInOrder(Session session, String text) {
-        if (executor.inEventLoop() || !offer(() -> send(session, text), "a private frame is written out of order")) {
-            send(session, text);
+        if (executor.inEventLoop() || !offer(() -> write(session, text), "a private frame is written out of order")) {
+            write(session, text);
         }
     }
 
@@ -392,14 +519,17 @@ public final class Outbox {
             } else {
                 utf8.release();
             }
-        });
+        }, utf8::release);
     }
 
-    /** Sends {@code before} (if any), then a close frame with {@code code}/{@code reason}, then closes. */
+    /**
+     * Sends {@code before} (if any), then a close frame with {@code code}/{@code reason}, then
+     * closes; off the outbox thread after the answers to the connection's earlier requests.
+     */
     public void close(Session session, ObjectNode before, int code, String reason) {
         session.markClosing();
         String text = before == null ? null : frames.write(before);
-        onLoop(session, true, () -> {
+        afterEarlierAnswers(session, () -> onLoop(session, true, () -> {
             Channel channel = session.channel();
             if (!channel.isActive()) {
                 return;
@@ -408,15 +538,16 @@ public final class Outbox {
                 channel.write(new TextWebSocketFrame(text));
             }
             closeGracefully(channel, new CloseWebSocketFrame(code, reason));
-        });
+        }, () -> { }));
     }
 
     /**
      * Runs a private write on the session's event loop once the session has every broadcast
      * published before it: from the outbox thread the pending batch is dispatched first. False
-     * when the loop refused it (shutting down): the write will never run.
+     * when the loop refused it (shutting down): the write will never run. Should catching the
+     * session up fail, {@code abandon} runs instead of a (non-closing) write: see {@link #catchUpFailed}.
      */
-    private boolean onLoop(Session session, boolean closing, Runnable write) {
+    private boolean onLoop(Session session, boolean closing, Runnable write, Runnable abandon) {
         if (executor.inEventLoop()) {
             dispatch();
         }
@@ -424,10 +555,17 @@ public final class Outbox {
         Runnable ordered = () -> {
             LoopFanout fanout = fanouts.get(loop);
             if (fanout != null) {
-                if (closing) {
-                    fanout.finish(session);
-                } else {
-                    fanout.catchUp(session);
+                try {
+                    if (closing) {
+                        fanout.finish(session);
+                    } else {
+                        fanout.catchUp(session);
+                    }
+                } catch (RuntimeException fault) {
+                    catchUpFailed(session, closing, fault, abandon);
+                    if (!closing) {
+                        return;
+                    }
                 }
             }
             write.run();
@@ -458,6 +596,33 @@ public final class Outbox {
             Thread.currentThread().interrupt();
         } catch (RejectedExecutionException alreadyStopping) {
             // nothing left to deliver to
+        }
+    }
+
+    /**
+     * Catching {@code session} up with the broadcasts before a private frame failed (event loop):
+     * it may have missed some of them, so the frame must not follow. Logged once, counted as a
+     * fault, the frame abandoned ({@code abandon}: a waiting {@link Written} is told it was not
+     * written), and the connection closed 1011, its state in doubt; a close the hub was already
+     * making (its {@code closing} write, run by the caller) goes ahead instead.
+     */
+    private void catchUpFailed(Session session, boolean closing, RuntimeException fault, Runnable abandon) {
+        metrics.faults.incrementAndGet();
+        LOG.error("fault catching {} up with the broadcasts before a private frame; {}", session,
+                closing ? "closing it as asked" : "the frame is dropped and the connection closed 1011", fault);
+        if (closing) {
+            return;
+        }
+        try {
+            abandon.run();
+        } finally {
+            session.markClosing();
+            Channel channel = session.channel();
+            try {
+                closeGracefully(channel, new CloseWebSocketFrame(1011, "unexpected fault"));
+            } catch (RuntimeException closeFailed) { // the pipeline itself is broken: no close frame then
+                channel.close();
+            }
         }
     }
 
@@ -495,6 +660,7 @@ public final class Outbox {
             }
         } finally {
             frames.release();
+            batchesDispatched = batchesStarted; // after the hand-overs: an edge answer may follow them now
         }
     }
 

@@ -128,18 +128,28 @@ final class VerbSupport {
      */
     <T> void afterRead(Request r, String what, CompletableFuture<T> read, Consumer<T> then) {
         // handle, not whenComplete: its future fails only if this continuation did not run
-        read.handleAsync((value, failure) -> {
-            if (failure != null) {
-                answerFailure(r, what, failure);
-                return null;
-            }
+        CompletableFuture<Object> answered = read.handleAsync((value, failure) -> {
             try {
-                then.accept(value);
-            } catch (RuntimeException fault) {
-                fault(r, what, fault);
+                if (failure != null) {
+                    answerFailure(r, what, failure);
+                    return null;
+                }
+                try {
+                    then.accept(value);
+                } catch (RuntimeException fault) {
+                    fault(r, what, fault);
+                }
+                return null;
+            } finally {
+                if (r.session() != null) {
+                    outbox.answered(r.session());
+                }
             }
-            return null;
-        }, outbox.executor()).whenComplete((ignored, notRun) -> {
+        }, outbox.executor());
+        if (r.session() != null) {
+            outbox.answerStarted(r.session(), answered); // the connection's edge answers after this one wait for it
+        }
+        answered.whenComplete((ignored, notRun) -> {
             if (notRun != null && !outbox.executor().isShuttingDown()) { // stopping: every socket closes
                 // the outbox would not take the continuation (it is full or stopping): answer
                 // from here, on the connection's own loop, since no other path will

@@ -38,6 +38,7 @@ public final class Session {
     private int fanoutIndex = -1;
     private long fanoutDelivered;
     private boolean fanoutQuiet;
+    private final AnswerOrder answers = new AnswerOrder();
     /** Where broadcast batches (already encoded frames) enter the pipeline; null: the channel's tail. */
     private ChannelHandlerContext batchWriter;
 
@@ -49,6 +50,11 @@ public final class Session {
         this.id = id;
         this.channel = channel;
         this.remoteHost = remoteHost;
+    }
+
+    /** The order this connection's answers must keep (edge answers behind the writer's replies). */
+    public AnswerOrder answers() {
+        return answers;
     }
 
     public long id() {
