@@ -1,0 +1,213 @@
+package dev.synapsehub.mesh;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.ratis.client.RaftClientRpc;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Confirms that this node still leads its Raft term at a moment after it was asked (seed 001
+ * §8, §12): it asks every other voter, afresh, which term it is in, and succeeds once a majority
+ * of the voters (itself included; of both configurations during a membership change) answer
+ * with its own term. A node in that term has voted for no later leader, so no later leader had
+ * a majority, nor committed anything, before the answers came: this node's state then holds
+ * every write acknowledged before the confirmation was asked for. Ratis 3.2.2's ReadIndex does
+ * not give this: a leader whose commit index has not moved since a read index was last
+ * acknowledged answers the next one at once, without a heartbeat round, so a deposed leader that
+ * still believes it leads (up to the election timeout) would confirm from its stale state.
+ * Rounds are shared: every caller waits for a round that started after it asked.
+ */
+final class LeadershipCheck {
+    /** The query every node answers with its current term. */
+    static final String QUERY = "term_check";
+
+    /** What the check reads of its node. */
+    interface Node {
+        /** True while this node leads a term and decides. */
+        boolean decides();
+
+        /** The Raft term this node is in now. */
+        long term();
+
+        /** The voters of this node's current configuration. */
+        MeshVoters voters();
+    }
+
+    private final String nodeId;
+    private final RaftGroupId groupId;
+    private final RaftClientRpc rpc;
+    private final AtomicLong callIds;
+    private final Node node;
+    private final long timeoutMillis;
+    private final ClientId clientId = ClientId.randomId();
+    private final AtomicLong confirmed = new AtomicLong();
+    private final AtomicLong failed = new AtomicLong();
+    /** The callers waiting for the next round (guarded by this). */
+    private CompletableFuture<Void> next;
+    /** True while a round is out (guarded by this). */
+    private boolean running;
+
+    /**
+     * @param callIds shared with every other user of {@code rpc}: replies are matched by call id per server
+     */
+    LeadershipCheck(String nodeId, RaftGroupId groupId, RaftClientRpc rpc, AtomicLong callIds, Node node,
+                    long timeoutMillis) {
+        this.nodeId = nodeId;
+        this.groupId = groupId;
+        this.rpc = rpc;
+        this.callIds = callIds;
+        this.node = node;
+        this.timeoutMillis = timeoutMillis;
+    }
+
+    /** This node's answer to {@link #QUERY}: the term it is in now. */
+    static ObjectNode answer(long term) {
+        return MeshJson.MAPPER.createObjectNode().put("term", term);
+    }
+
+    /**
+     * Completes once a round of term answers that started after this call confirmed that this
+     * node leads; fails (an {@link IllegalStateException} saying why) when it does not, or when no
+     * majority answered within the commit timeout.
+     */
+    CompletableFuture<Void> confirm() {
+        CompletableFuture<Void> mine;
+        synchronized (this) {
+            if (next == null) {
+                next = new CompletableFuture<>();
+            }
+            mine = next;
+            if (!running) {
+                startRound();
+            }
+        }
+        return mine;
+    }
+
+    /** Rounds that confirmed the lead, since start. */
+    long confirmed() {
+        return confirmed.get();
+    }
+
+    /** Rounds that could not confirm it, since start. */
+    long failed() {
+        return failed.get();
+    }
+
+    /** Under this object's lock: sends a round for the callers waiting now. */
+    private void startRound() {
+        running = true;
+        CompletableFuture<Void> waiting = next;
+        next = null;
+        CompletableFuture<Void> round;
+        try {
+            round = round();
+        } catch (RuntimeException e) {
+            round = CompletableFuture.failedFuture(e);
+        }
+        round.whenComplete((done, fault) -> {
+            if (fault == null) {
+                confirmed.incrementAndGet();
+                waiting.complete(null);
+            } else {
+                failed.incrementAndGet();
+                Throwable cause = fault instanceof java.util.concurrent.CompletionException && fault.getCause() != null
+                        ? fault.getCause() : fault;
+                waiting.completeExceptionally(cause instanceof IllegalStateException ? cause
+                        : new IllegalStateException("no majority confirmed the lead: " + LogRedactor.scrub(cause)));
+            }
+            synchronized (this) {
+                running = false;
+                if (next != null) {
+                    startRound(); // those who asked while this round was out wait for one sent after them
+                }
+            }
+        });
+    }
+
+    private CompletableFuture<Void> round() {
+        if (!node.decides()) {
+            return CompletableFuture.failedFuture(new IllegalStateException("this node does not lead"));
+        }
+        long term = node.term();
+        MeshVoters voters = node.voters();
+        Set<String> agreed = new HashSet<>();
+        agreed.add(nodeId);
+        CompletableFuture<Void> result = new CompletableFuture<>();
+        if (majorities(voters, agreed)) {
+            result.complete(null);
+            return result;
+        }
+        Set<String> others = new LinkedHashSet<>(voters.current());
+        others.addAll(voters.previous());
+        others.remove(nodeId);
+        ObjectNode query = MeshJson.MAPPER.createObjectNode();
+        query.put("protocol", MeshProtocol.PROTOCOL);
+        query.put("version", MeshProtocol.VERSION);
+        query.put(MeshQueueProbe.QUERY, QUERY);
+        ByteString bytes = ByteString.copyFrom(MeshJson.bytes(query));
+        for (String peer : others) {
+            // a stale read: every node answers it, whatever its role, from its own term
+            RaftClientRequest r = RaftClientRequest.newBuilder().setClientId(clientId)
+                    .setServerId(RaftPeerId.valueOf(peer)).setGroupId(groupId).setCallId(callIds.incrementAndGet())
+                    .setMessage(Message.valueOf(bytes)).setType(RaftClientRequest.staleReadRequestType(0))
+                    .setTimeoutMs(timeoutMillis).build();
+            CompletableFuture<org.apache.ratis.protocol.RaftClientReply> sent;
+            try {
+                sent = rpc.sendRequestAsyncUnordered(r);
+            } catch (RuntimeException e) {
+                continue; // that voter does not count; the others may still make a majority
+            }
+            sent.whenComplete((reply, fault) -> {
+                if (fault != null || reply == null || !reply.isSuccess()) {
+                    return;
+                }
+                long theirs;
+                try {
+                    JsonNode json = MeshJson.tree(reply.getMessage().getContent().toByteArray());
+                    theirs = json.path("term").asLong(-1);
+                } catch (IllegalArgumentException e) {
+                    return;
+                }
+                if (theirs > term) {
+                    result.completeExceptionally(new IllegalStateException("voter " + peer + " is in a later term ("
+                            + theirs + " > " + term + "): this node no longer leads"));
+                    return;
+                }
+                if (theirs == term) {
+                    synchronized (agreed) {
+                        agreed.add(peer);
+                        if (majorities(voters, agreed)) {
+                            result.complete(null);
+                        }
+                    }
+                }
+            });
+        }
+        return result.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS);
+    }
+
+    /** A majority of the current voters, and of the previous ones during a change, agreed. */
+    private static boolean majorities(MeshVoters voters, Set<String> agreed) {
+        return majority(voters.current(), agreed) && (voters.previous().isEmpty()
+                || majority(voters.previous(), agreed));
+    }
+
+    private static boolean majority(List<String> voters, Set<String> agreed) {
+        long yes = voters.stream().filter(agreed::contains).count();
+        return yes >= MeshConfig.quorum(voters.size());
+    }
+}
