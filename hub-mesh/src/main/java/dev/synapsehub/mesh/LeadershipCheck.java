@@ -1,10 +1,10 @@
 package dev.synapsehub.mesh;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.ratis.client.RaftClientRpc;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeerId;
@@ -15,6 +15,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -28,11 +29,19 @@ import java.util.concurrent.atomic.AtomicLong;
  * not give this: a leader whose commit index has not moved since a read index was last
  * acknowledged answers the next one at once, without a heartbeat round, so a deposed leader that
  * still believes it leads (up to the election timeout) would confirm from its stale state.
- * Rounds are shared: every caller waits for a round that started after it asked.
+ * Rounds are shared: every caller waits for a round that started after it asked. A voter that
+ * has not answered with this node's term yet is asked again within the round's bound (a node
+ * of a just-started mesh, a stream being reconnected), so a round ends as soon as a majority can
+ * answer, not at its bound: an actor waits on it before answering decisions without events.
  */
 final class LeadershipCheck {
     /** The query every node answers with its current term. */
     static final String QUERY = "term_check";
+    /** The pause before a voter that did not answer with this node's term is asked again. */
+    static final long RETRY_MILLIS = 50;
+    private static final ByteString QUERY_BYTES = ByteString.copyFrom(MeshJson.bytes(MeshJson.MAPPER.createObjectNode()
+            .put("protocol", MeshProtocol.PROTOCOL).put("version", MeshProtocol.VERSION)
+            .put(MeshQueueProbe.QUERY, QUERY)));
 
     /** What the check reads of its node. */
     interface Node {
@@ -52,6 +61,8 @@ final class LeadershipCheck {
     private final AtomicLong callIds;
     private final Node node;
     private final long timeoutMillis;
+    private final ScheduledExecutorService scheduler;
+    private final ChannelResets resets;
     private final ClientId clientId = ClientId.randomId();
     private final AtomicLong confirmed = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
@@ -62,9 +73,13 @@ final class LeadershipCheck {
 
     /**
      * @param callIds shared with every other user of {@code rpc}: replies are matched by call id per server
+     * @param resets shared with every other user of {@code rpc}: a reset closes the channel for them all
+     * @param scheduler runs the asks of a voter asked again
      */
-    LeadershipCheck(String nodeId, RaftGroupId groupId, RaftClientRpc rpc, AtomicLong callIds, Node node,
-                    long timeoutMillis) {
+    LeadershipCheck(String nodeId, RaftGroupId groupId, RaftClientRpc rpc, AtomicLong callIds, ChannelResets resets,
+                    Node node, ScheduledExecutorService scheduler, long timeoutMillis) {
+        this.resets = resets;
+        this.scheduler = scheduler;
         this.nodeId = nodeId;
         this.groupId = groupId;
         this.rpc = rpc;
@@ -142,62 +157,101 @@ final class LeadershipCheck {
         if (!node.decides()) {
             return CompletableFuture.failedFuture(new IllegalStateException("this node does not lead"));
         }
-        long term = node.term();
-        MeshVoters voters = node.voters();
-        Set<String> agreed = new HashSet<>();
-        agreed.add(nodeId);
-        CompletableFuture<Void> result = new CompletableFuture<>();
-        if (majorities(voters, agreed)) {
-            result.complete(null);
-            return result;
+        Round round = new Round(node.term(), node.voters());
+        if (majorities(round.voters, round.agreed)) {
+            round.result.complete(null);
+            return round.result;
         }
-        Set<String> others = new LinkedHashSet<>(voters.current());
-        others.addAll(voters.previous());
+        Set<String> others = new LinkedHashSet<>(round.voters.current());
+        others.addAll(round.voters.previous());
         others.remove(nodeId);
-        ObjectNode query = MeshJson.MAPPER.createObjectNode();
-        query.put("protocol", MeshProtocol.PROTOCOL);
-        query.put("version", MeshProtocol.VERSION);
-        query.put(MeshQueueProbe.QUERY, QUERY);
-        ByteString bytes = ByteString.copyFrom(MeshJson.bytes(query));
         for (String peer : others) {
-            // a stale read: every node answers it, whatever its role, from its own term
-            RaftClientRequest r = RaftClientRequest.newBuilder().setClientId(clientId)
-                    .setServerId(RaftPeerId.valueOf(peer)).setGroupId(groupId).setCallId(callIds.incrementAndGet())
-                    .setMessage(Message.valueOf(bytes)).setType(RaftClientRequest.staleReadRequestType(0))
-                    .setTimeoutMs(timeoutMillis).build();
-            CompletableFuture<org.apache.ratis.protocol.RaftClientReply> sent;
-            try {
-                sent = rpc.sendRequestAsyncUnordered(r);
-            } catch (RuntimeException e) {
-                continue; // that voter does not count; the others may still make a majority
+            ask(round, peer);
+        }
+        return round.result.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS);
+    }
+
+    /** One round: the term it confirms, the voters it counts, who agreed so far, and its outcome. */
+    private final class Round {
+        final long term;
+        final MeshVoters voters;
+        final Set<String> agreed = new HashSet<>();
+        final CompletableFuture<Void> result = new CompletableFuture<>();
+
+        Round(long term, MeshVoters voters) {
+            this.term = term;
+            this.voters = voters;
+            agreed.add(nodeId);
+        }
+    }
+
+    /**
+     * Asks {@code peer} for its term; while the round lasts, a voter that did not answer with it (a
+     * failed stream, a refusal, an earlier term not yet left) is asked again after a short pause:
+     * any answer sent after the round began counts, and one transient failure must not hold the
+     * round (and an actor waiting on it) until its bound.
+     */
+    private void ask(Round round, String peer) {
+        if (round.result.isDone()) {
+            return;
+        }
+        RaftPeerId to = RaftPeerId.valueOf(peer);
+        RaftClientRequest r = RaftClientRequest.newBuilder().setClientId(clientId).setServerId(to).setGroupId(groupId)
+                .setCallId(callIds.incrementAndGet()).setMessage(Message.valueOf(QUERY_BYTES))
+                .setType(RaftClientRequest.staleReadRequestType(0)).setTimeoutMs(timeoutMillis).build();
+        ChannelResets.Sent on = resets.sent(peer, System.nanoTime());
+        CompletableFuture<RaftClientReply> sent;
+        try {
+            sent = rpc.sendRequestAsyncUnordered(r);
+        } catch (RuntimeException e) {
+            askAgain(round, peer);
+            return;
+        }
+        sent.whenComplete((reply, fault) -> {
+            if (fault != null) {
+                Throwable cause = fault instanceof java.util.concurrent.CompletionException && fault.getCause() != null
+                        ? fault.getCause() : fault;
+                // a failed stream stays closed until its channel is reset: once per channel, the next ask reconnects
+                if (resets.reset(on, cause)) {
+                    rpc.handleException(to, cause, true);
+                }
+                askAgain(round, peer);
+                return;
             }
-            sent.whenComplete((reply, fault) -> {
-                if (fault != null || reply == null || !reply.isSuccess()) {
-                    return;
-                }
-                long theirs;
+            resets.answered(peer, System.nanoTime());
+            long theirs = -1;
+            if (reply != null && reply.isSuccess()) {
                 try {
-                    JsonNode json = MeshJson.tree(reply.getMessage().getContent().toByteArray());
-                    theirs = json.path("term").asLong(-1);
-                } catch (IllegalArgumentException e) {
-                    return;
+                    theirs = MeshJson.tree(reply.getMessage().getContent().toByteArray()).path("term").asLong(-1);
+                } catch (IllegalArgumentException unreadable) {
+                    theirs = -1;
                 }
-                if (theirs > term) {
-                    result.completeExceptionally(new IllegalStateException("voter " + peer + " is in a later term ("
-                            + theirs + " > " + term + "): this node no longer leads"));
-                    return;
-                }
-                if (theirs == term) {
-                    synchronized (agreed) {
-                        agreed.add(peer);
-                        if (majorities(voters, agreed)) {
-                            result.complete(null);
-                        }
+            }
+            if (theirs > round.term) {
+                round.result.completeExceptionally(new IllegalStateException("voter " + peer + " is in a later term ("
+                        + theirs + " > " + round.term + "): this node no longer leads"));
+            } else if (theirs == round.term) {
+                synchronized (round.agreed) {
+                    round.agreed.add(peer);
+                    if (majorities(round.voters, round.agreed)) {
+                        round.result.complete(null);
                     }
                 }
-            });
+            } else {
+                askAgain(round, peer);
+            }
+        });
+    }
+
+    private void askAgain(Round round, String peer) {
+        if (round.result.isDone()) {
+            return;
         }
-        return result.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS);
+        try {
+            scheduler.schedule(() -> ask(round, peer), RETRY_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException closing) {
+            round.result.completeExceptionally(new IllegalStateException("this node is closing"));
+        }
     }
 
     /** A majority of the current voters, and of the previous ones during a change, agreed. */

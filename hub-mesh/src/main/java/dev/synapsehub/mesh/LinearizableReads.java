@@ -73,14 +73,20 @@ final class LinearizableReads {
     private final long timeoutMillis;
     private final ClientId clientId = ClientId.randomId();
     private final AtomicLong callIds;
+    private final ChannelResets resets;
     private final AtomicLong served = new AtomicLong();
     private final AtomicLong refused = new AtomicLong();
 
-    /** @param callIds shared with every other user of {@code rpc}: replies are matched by call id per server */
-    LinearizableReads(RaftClientRpc rpc, AtomicLong callIds, RaftGroupId groupId, Node node, LeadershipCheck lead,
+    /**
+     * @param callIds shared with every other user of {@code rpc}: replies are matched by call id per server
+     * @param resets shared with every other user of {@code rpc}: a reset closes the channel for them all
+     */
+    LinearizableReads(RaftClientRpc rpc, AtomicLong callIds, ChannelResets resets, RaftGroupId groupId, Node node,
+                      LeadershipCheck lead,
                       java.util.concurrent.ScheduledExecutorService scheduler, long timeoutMillis) {
         this.rpc = rpc;
         this.callIds = callIds;
+        this.resets = resets;
         this.groupId = groupId;
         this.node = node;
         this.lead = lead;
@@ -140,13 +146,25 @@ final class LinearizableReads {
                 .setMessage(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(query))))
                 .setType(RaftClientRequest.readRequestType(true)).setTimeoutMs(timeoutMillis).build();
         CompletableFuture<RaftClientReply> sent;
+        ChannelResets.Sent on = resets.sent(to.toString(), System.nanoTime());
         try {
             sent = rpc.sendRequestAsyncUnordered(request);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(new IllegalStateException("the read index request could not be sent: "
                     + LogRedactor.scrub(e)));
         }
-        return sent.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).thenApply(reply -> {
+        return sent.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).whenComplete((reply, fault) -> {
+            if (fault == null) {
+                resets.answered(to.toString(), System.nanoTime());
+                return;
+            }
+            Throwable cause = fault instanceof java.util.concurrent.CompletionException && fault.getCause() != null
+                    ? fault.getCause() : fault;
+            // a failed stream stays closed until its channel is reset (once per channel): the next read reconnects
+            if (resets.reset(on, cause)) {
+                rpc.handleException(to, cause, true);
+            }
+        }).thenApply(reply -> {
             if (!reply.isSuccess()) {
                 throw new IllegalStateException(LogRedactor.scrub(reply.getException()));
             }

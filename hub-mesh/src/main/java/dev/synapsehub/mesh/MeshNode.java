@@ -246,7 +246,8 @@ public final class MeshNode implements AutoCloseable {
         this.readsClient = RaftClient.newBuilder().setRaftGroup(group).setProperties(properties(config))
                 .setParameters(transport).setRetryPolicy(RetryPolicies.noRetry()).build();
         AtomicLong readCallIds = new AtomicLong();
-        this.lead = new LeadershipCheck(nodeId, group.getGroupId(), readsClient.getClientRpc(), readCallIds,
+        ChannelResets readResets = new ChannelResets();
+        this.lead = new LeadershipCheck(nodeId, group.getGroupId(), readsClient.getClientRpc(), readCallIds, readResets,
                 new LeadershipCheck.Node() {
                     @Override
                     public boolean decides() {
@@ -263,10 +264,10 @@ public final class MeshNode implements AutoCloseable {
                     public MeshVoters voters() {
                         return MeshNode.this.voters();
                     }
-                }, config.commitTimeout().toMillis());
+                }, scheduler, config.commitTimeout().toMillis());
         this.site = new MeshSite(nodeId, cursor, this::info, forwarder, forwardedOrigins, intents::queueInstead, tags,
                 decidedIntents, lead::confirm, config.commitTimeout().toMillis());
-        this.reads = new LinearizableReads(readsClient.getClientRpc(), readCallIds, group.getGroupId(),
+        this.reads = new LinearizableReads(readsClient.getClientRpc(), readCallIds, readResets, group.getGroupId(),
                 new LinearizableReads.Node() {
                     @Override
                     public CompletableFuture<Void> afterAppliedSoFar() {
