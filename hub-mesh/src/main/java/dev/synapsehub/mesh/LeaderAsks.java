@@ -258,7 +258,7 @@ final class LeaderAsks implements ClusterLeader {
         // says not_leading per ask; a non-stale read refused for the role fails every ask on the stream
         RaftClientRequest r = RaftClientRequest.newBuilder().setClientId(clientId).setServerId(to)
                 .setGroupId(groupId).setCallId(callIds.incrementAndGet()).setMessage(Message.valueOf(sending))
-                .setType(RaftClientRequest.staleReadRequestType(0)).setTimeoutMs(left).build();
+                .setType(AnyNodeRead.TYPE).setTimeoutMs(left).build();
         CompletableFuture<RaftClientReply> sent;
         try {
             sent = rpc.sendRequestAsyncUnordered(r);

@@ -198,7 +198,7 @@ final class LeadershipCheck {
         RaftPeerId to = RaftPeerId.valueOf(peer);
         RaftClientRequest r = RaftClientRequest.newBuilder().setClientId(clientId).setServerId(to).setGroupId(groupId)
                 .setCallId(callIds.incrementAndGet()).setMessage(Message.valueOf(QUERY_BYTES))
-                .setType(RaftClientRequest.staleReadRequestType(0)).setTimeoutMs(timeoutMillis).build();
+                .setType(AnyNodeRead.TYPE).setTimeoutMs(timeoutMillis).build();
         ChannelResets.Sent on = resets.sent(peer, System.nanoTime());
         CompletableFuture<RaftClientReply> sent;
         try {

@@ -140,11 +140,12 @@ final class LinearizableReads {
         query.put("protocol", MeshProtocol.PROTOCOL);
         query.put("version", MeshProtocol.VERSION);
         query.put(MeshQueueProbe.QUERY, QUERY);
-        // a non-linearizable read to the leader's state machine, which confirms its lead before it answers
+        // to the leader's state machine, which confirms its lead before it answers and says itself when it does not
+        // lead (Ratis refusing it for the role would fail every request on the stream, term checks included)
         RaftClientRequest request = RaftClientRequest.newBuilder().setClientId(clientId).setServerId(to)
                 .setGroupId(groupId).setCallId(callIds.incrementAndGet())
                 .setMessage(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(query))))
-                .setType(RaftClientRequest.readRequestType(true)).setTimeoutMs(timeoutMillis).build();
+                .setType(AnyNodeRead.TYPE).setTimeoutMs(timeoutMillis).build();
         CompletableFuture<RaftClientReply> sent;
         ChannelResets.Sent on = resets.sent(to.toString(), System.nanoTime());
         try {

@@ -1,16 +1,27 @@
 package dev.synapsehub.mesh;
 
+import dev.synapsehub.core.actor.ActorSettings;
+import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.journal.SqliteJournal;
+import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientRpc;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.exceptions.AlreadyClosedException;
+import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.reflect.Proxy;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -31,6 +42,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * follower's forwards of them time out (commit_unknown, queued) on a mesh that is fine.
  */
 class LeadershipCheckTest {
+    @TempDir
+    Path dir;
     private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
     private final List<AutoCloseable> closing = new ArrayList<>();
 
@@ -64,6 +77,41 @@ class LeadershipCheckTest {
                 return LeadershipCheckTest.voters();
             }
         }, scheduler, boundMillis);
+    }
+
+    /**
+     * A node of a just-started mesh has no commit index (-1) until the leader's first heartbeat
+     * after its first commit; Ratis 3.2.2 refuses it a stale read from index 0. Here the node
+     * never learns one: it runs alone (no quorum, no leader), and the check, on behalf of a voter
+     * whose term it is in, must still get its answer.
+     */
+    @Test
+    void aVoterThatKnowsNoCommitIndexYetStillAnswersWithItsTerm() throws Exception {
+        List<MeshPeer> peers = List.of(new MeshPeer("n1", "127.0.0.1", TestCluster.freePort()),
+                new MeshPeer("n2", "127.0.0.1", TestCluster.freePort()),
+                new MeshPeer("n3", "127.0.0.1", TestCluster.freePort()));
+        MeshConfig config = new MeshConfig("n1", peers, dir.resolve("n1.db.raft"), TestCluster.COMMIT_TIMEOUT,
+                Duration.ofMillis(300), Duration.ofMillis(600), null).withBootstrap(true);
+        SqliteJournal local = SqliteJournal.open(dir.resolve("n1.db"));
+        MeshNode alone = new MeshNode(config, config.defaultHubId(), local, new CoordinationState(),
+                () -> System.currentTimeMillis() / 1000.0, ActorSettings.DEFAULTS, new TestEdge(), MeshCompaction.DEFAULTS);
+        closing.add(alone);
+        alone.start();
+        assertThat(alone.status().commitIndex()).as("the premise: no commit index known").isNegative();
+        List<RaftPeer> raftPeers = new ArrayList<>();
+        for (MeshPeer p : peers) {
+            raftPeers.add(RaftPeer.newBuilder().setId(p.id()).setAddress(p.address()).build());
+        }
+        RaftGroup group = RaftGroup.valueOf(RaftGroupId.valueOf(config.groupId()), raftPeers);
+        RaftClient client = RaftClient.newBuilder().setRaftGroup(group).setProperties(MeshNode.properties(config))
+                .setParameters(MeshTls.parameters(null)).setRetryPolicy(RetryPolicies.noRetry()).build();
+        closing.add(client);
+        LeadershipCheck check = check(client.getClientRpc(), group.getGroupId(), () -> alone.status().term(), 5_000);
+
+        check.confirm().get(30, TimeUnit.SECONDS); // n2 itself and n1 in its term: a majority of three
+
+        assertThat(check.confirmed()).isEqualTo(1);
+        assertThat(alone.status().commitIndex()).as("it answered without one").isNegative();
     }
 
     /** How the fake client answers one peer's asks, in order (the last one repeats). */
