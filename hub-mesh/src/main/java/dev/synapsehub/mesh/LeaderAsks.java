@@ -44,6 +44,17 @@ import java.util.function.Supplier;
  * with the node, so each ask also carries this instance's incarnation (a random id): the leader
  * keys its order and its asks in flight by node and incarnation, so a restarted node's ask 1
  * never joins, nor waits behind, what its previous life asked.
+ *
+ * <p>An ask runs at most once, also when its answer is lost (a stream closed or reset after the
+ * leader took it). Asks travel as stale reads, so Ratis never refuses one for its role (a
+ * refusal fails every request on the stream, also those the leader took): the leader's state
+ * machine says {@code not_leading} itself, per ask. The leader keeps each answer its handler gave
+ * for {@link #RETAIN_MILLIS}, by the ask's node, incarnation and number, and answers a resend
+ * with it. An ask whose send failed after it may have left this node is resent only to the node
+ * it went to ({@code "resent"}), until that node answers it or says it never took it; after
+ * {@code RETAIN_MILLIS / 2} it fails as unknown instead of being sent again. A node that started
+ * less than {@code RETAIN_MILLIS} ago cannot tell whether its previous life took a resent ask, so
+ * it refuses one it has no answer for ("outcome unknown", never run).
  */
 final class LeaderAsks implements ClusterLeader {
     private static final System.Logger LOG = System.getLogger(LeaderAsks.class.getName());
@@ -55,6 +66,16 @@ final class LeaderAsks implements ClusterLeader {
     private static final long RETRY_MILLIS = 50;
     /** How long the leader holds an ask that came before an earlier one of the same node. */
     static final long GAP_MILLIS = 200;
+    /**
+     * How long a leader keeps an answer its handler gave, for a resend whose first answer was lost:
+     * twice the longest an ask waits for one ({@link MeshNode#ASK_TIMEOUT_MILLIS}); an asker stops
+     * resending to the node it sent to after half of it.
+     */
+    static final long RETAIN_MILLIS = 2 * MeshNode.ASK_TIMEOUT_MILLIS;
+    /** The most answers a leader keeps; past it the oldest go early (logged, counted, and never run again). */
+    static final int ANSWERS_KEPT = 10_000;
+    /** The member marking a resend to the node the ask may have reached already. */
+    static final String RESENT = "resent";
 
     private final String nodeId;
     private final RaftGroupId groupId;
@@ -83,6 +104,15 @@ final class LeaderAsks implements ClusterLeader {
     private final Map<String, OriginOrder> orders = new HashMap<>();
     /** Leader side: asks being handled, by origin and number (a resend joins its first arrival). */
     private final Map<String, CompletableFuture<ObjectNode>> inFlight = new HashMap<>();
+    /** Leader side: the answers handlers gave, by origin and number, oldest first (a resend gets its first answer). */
+    private final java.util.LinkedHashMap<String, Answered> answered = new java.util.LinkedHashMap<>();
+    /** Leader side: per asking node's life, the highest number whose answer went before its time (cap reached). */
+    private final Map<String, Forgotten> forgotten = new HashMap<>();
+    /** Answers let go before {@link #RETAIN_MILLIS} because {@link #ANSWERS_KEPT} was reached. */
+    private final AtomicLong answersForgotten = new AtomicLong();
+    private final long retainNanos;
+    /** When this node's asks began: a resend it has no answer for may have run in its previous life until RETAIN later. */
+    private final long startedNanos = System.nanoTime();
 
     LeaderAsks(String nodeId, RaftGroupId groupId, RaftClientRpc rpc, Supplier<RaftPeerId> leader,
                BooleanSupplier decidesHere, ScheduledExecutorService scheduler) {
@@ -92,6 +122,13 @@ final class LeaderAsks implements ClusterLeader {
     /** As above, waiting {@code gapMillis} for an ask that came late (tests). */
     LeaderAsks(String nodeId, RaftGroupId groupId, RaftClientRpc rpc, Supplier<RaftPeerId> leader,
                BooleanSupplier decidesHere, ScheduledExecutorService scheduler, long gapMillis) {
+        this(nodeId, groupId, rpc, leader, decidesHere, scheduler, gapMillis, RETAIN_MILLIS);
+    }
+
+    /** As above, keeping answers {@code retainMillis} (tests). */
+    LeaderAsks(String nodeId, RaftGroupId groupId, RaftClientRpc rpc, Supplier<RaftPeerId> leader,
+               BooleanSupplier decidesHere, ScheduledExecutorService scheduler, long gapMillis, long retainMillis) {
+        this.retainNanos = TimeUnit.MILLISECONDS.toNanos(retainMillis);
         this.gapMillis = gapMillis;
         this.nodeId = nodeId;
         this.groupId = groupId;
@@ -154,7 +191,7 @@ final class LeaderAsks implements ClusterLeader {
 
     /** This node's ask and listener failures since start, measured now (each was logged once). */
     Failures failures() {
-        return new Failures(sendFailures.get(), taskFailures.get(), listenerFailures.get());
+        return new Failures(sendFailures.get(), taskFailures.get(), listenerFailures.get(), answersForgotten.get());
     }
 
     /**
@@ -163,15 +200,18 @@ final class LeaderAsks implements ClusterLeader {
      * @param sends sends to the leader that threw before anything left this node (the ask was resent)
      * @param tasks scheduled tasks (a resend, a gap timer) that failed
      * @param listeners leadership listeners that threw
+     * @param answersForgotten answers of asks let go before their time because too many were kept
      */
-    record Failures(long sends, long tasks, long listeners) {
+    record Failures(long sends, long tasks, long listeners, long answersForgotten) {
     }
 
     @Override
     public CompletableFuture<ObjectNode> ask(String service, ObjectNode body, Duration bound) {
         ObjectNode request = request(service, body);
         CompletableFuture<ObjectNode> answer = new CompletableFuture<>();
-        attempt(request, ByteString.copyFrom(MeshJson.bytes(request)), answer, System.nanoTime() + bound.toNanos());
+        long now = System.nanoTime();
+        attempt(request, ByteString.copyFrom(MeshJson.bytes(request)), answer, now + bound.toNanos(), null,
+                now + retainNanos / 2);
         return answer;
     }
 
@@ -188,26 +228,37 @@ final class LeaderAsks implements ClusterLeader {
         return request;
     }
 
-    private void attempt(ObjectNode request, ByteString bytes, CompletableFuture<ObjectNode> answer, long deadline) {
-        RaftPeerId to = leader.get();
-        if (to != null && to.toString().equals(nodeId)) {
+    /**
+     * Sends the ask to the leader, or, when {@code pinned} names a node it may have reached already,
+     * again to that node only (marked {@link #RESENT}), which answers it as it did or says it never
+     * took it; pinned resends stop at {@code pinEnd}.
+     */
+    private void attempt(ObjectNode request, ByteString bytes, CompletableFuture<ObjectNode> answer, long deadline,
+                         RaftPeerId pinned, long pinEnd) {
+        RaftPeerId to = pinned != null ? pinned : leader.get();
+        if (pinned == null && to != null && to.toString().equals(nodeId)) {
             if (!leadsHere()) {
-                retry(request, bytes, answer, deadline); // leads, not ready yet
+                retry(request, bytes, answer, deadline, null, pinEnd); // leads, not ready yet
                 return;
             }
             // bounded like an ask sent to another node: a handler that never answers does not hold the asker
             long left = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
-            answered(arrived(request).copy().orTimeout(left, TimeUnit.MILLISECONDS), request, bytes, answer, deadline);
+            answered(arrived(request).copy().orTimeout(left, TimeUnit.MILLISECONDS), request, bytes, answer, deadline,
+                    null, pinEnd);
             return;
         }
         if (to == null) {
-            retry(request, bytes, answer, deadline);
+            retry(request, bytes, answer, deadline, null, pinEnd);
             return;
         }
         long left = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+        ByteString sending = pinned == null ? bytes
+                : ByteString.copyFrom(MeshJson.bytes(request.deepCopy().put(RESENT, true)));
+        // a stale read: Ratis hands it to the state machine whatever this node's role, and the leader's side
+        // says not_leading per ask; a non-stale read refused for the role fails every ask on the stream
         RaftClientRequest r = RaftClientRequest.newBuilder().setClientId(clientId).setServerId(to)
-                .setGroupId(groupId).setCallId(callIds.incrementAndGet()).setMessage(Message.valueOf(bytes))
-                .setType(RaftClientRequest.readRequestType(true)).setTimeoutMs(left).build();
+                .setGroupId(groupId).setCallId(callIds.incrementAndGet()).setMessage(Message.valueOf(sending))
+                .setType(AnyNodeRead.TYPE).setTimeoutMs(left).build();
         CompletableFuture<RaftClientReply> sent;
         try {
             sent = rpc.sendRequestAsyncUnordered(r);
@@ -220,7 +271,7 @@ final class LeaderAsks implements ClusterLeader {
                         + "failure counted in synapse_mesh_leader_ask_send_failures_total): "
                         + LogRedactor.scrub(String.valueOf(e.getMessage())), LogRedactor.safe(e));
             }
-            retry(request, bytes, answer, deadline);
+            retry(request, bytes, answer, deadline, pinned, pinEnd);
             return;
         }
         if (sendFailing.getAndSet(false)) {
@@ -230,14 +281,15 @@ final class LeaderAsks implements ClusterLeader {
             if (failure != null) {
                 Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                         ? failure.getCause() : failure;
-                if (neverArrived(cause)) {
+                if (resendable(cause)) {
                     rpc.handleException(to, cause, true); // the channel reconnects on the next request
-                    retry(request, bytes, answer, deadline);
+                    // it may have reached the node (a stream closed after it left): only that node may take it again
+                    retry(request, bytes, answer, deadline, neverLeft(cause) ? pinned : to, pinEnd);
                 } else {
                     answer.completeExceptionally(new IOException("the leader " + to + " did not answer: " + cause));
                 }
             } else if (reply.getNotLeaderException() != null || reply.getLeaderNotReadyException() != null) {
-                retry(request, bytes, answer, deadline);
+                retry(request, bytes, answer, deadline, to, pinEnd); // refused by Ratis, the others on its stream too
             } else if (!reply.isSuccess()) {
                 answer.completeExceptionally(new IOException("the leader " + to + " failed: " + reply.getException()));
             } else {
@@ -249,18 +301,19 @@ final class LeaderAsks implements ClusterLeader {
                     return;
                 }
                 answered(CompletableFuture.completedFuture(json instanceof ObjectNode o ? o
-                        : MeshJson.MAPPER.createObjectNode()), request, bytes, answer, deadline);
+                        : MeshJson.MAPPER.createObjectNode()), request, bytes, answer, deadline, pinned, pinEnd);
             }
         });
     }
 
     private void answered(CompletableFuture<ObjectNode> reply, ObjectNode request, ByteString bytes,
-                          CompletableFuture<ObjectNode> answer, long deadline) {
+                          CompletableFuture<ObjectNode> answer, long deadline, RaftPeerId pinned, long pinEnd) {
         reply.whenComplete((json, failure) -> {
             if (failure != null) {
                 answer.completeExceptionally(failure);
             } else if (json.path(NOT_LEADING).asBoolean(false)) {
-                retry(request, bytes, answer, deadline); // refused before any handler saw it
+                // no handler there saw it, and none there will: free to go to the current leader
+                retry(request, bytes, answer, deadline, null, pinEnd);
             } else if (json.has("error")) {
                 answer.completeExceptionally(new IOException("the leader refused the ask: " + json.path("error").asText()));
             } else {
@@ -269,8 +322,16 @@ final class LeaderAsks implements ClusterLeader {
         });
     }
 
-    private void retry(ObjectNode request, ByteString bytes, CompletableFuture<ObjectNode> answer, long deadline) {
-        if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RETRY_MILLIS) - deadline > 0) {
+    private void retry(ObjectNode request, ByteString bytes, CompletableFuture<ObjectNode> answer, long deadline,
+                       RaftPeerId pinned, long pinEnd) {
+        long next = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RETRY_MILLIS);
+        if (pinned != null && (next - deadline > 0 || next - pinEnd > 0)) {
+            // it may have run there: sent elsewhere it could run twice, and only that node can tell
+            answer.completeExceptionally(new IOException("the " + request.path(SERVICE).asText() + " ask may have"
+                    + " reached " + pinned + ", which did not answer it again in time; it may or may not have run"));
+            return;
+        }
+        if (next - deadline > 0) {
             answer.completeExceptionally(new Unreached("no leader of the mesh took the " + request.path(SERVICE).asText()
                     + " ask in time"));
             return;
@@ -278,7 +339,7 @@ final class LeaderAsks implements ClusterLeader {
         try {
             scheduler.schedule(() -> {
                 try {
-                    attempt(request, bytes, answer, deadline);
+                    attempt(request, bytes, answer, deadline, pinned, pinEnd);
                 } catch (RuntimeException e) {
                     failed("a resend of an ask", e);
                     answer.completeExceptionally(new IOException("the resend of the " + request.path(SERVICE).asText()
@@ -288,7 +349,9 @@ final class LeaderAsks implements ClusterLeader {
         } catch (java.util.concurrent.RejectedExecutionException e) {
             // the node is closing: the ask is answered, never left waiting on a resend that cannot run
             failed("a resend of an ask", e);
-            answer.completeExceptionally(new Unreached("the node closed before the " + request.path(SERVICE).asText()
+            answer.completeExceptionally(pinned != null ? new IOException("the node closed before " + pinned
+                    + " answered the " + request.path(SERVICE).asText() + " ask again; it may or may not have run")
+                    : new Unreached("the node closed before the " + request.path(SERVICE).asText()
                     + " ask reached a leader"));
         }
     }
@@ -310,11 +373,25 @@ final class LeaderAsks implements ClusterLeader {
                 LogRedactor.safe(e));
     }
 
-    /** True when the ask may be sent again: the leader (or the channel to it) refused it before any handler saw it. */
-    private static boolean neverArrived(Throwable failure) {
+    /**
+     * True when the ask may be sent again: the channel could not connect, or Ratis refused a request on
+     * its stream, or the stream closed. Only a failed connection means it never left this node; the
+     * others fail every request on the stream, also one the leader took ({@link #neverLeft}).
+     */
+    private static boolean resendable(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof NotLeaderException || t instanceof LeaderNotReadyException || t instanceof ConnectException
                     || t instanceof AlreadyClosedException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** True when the channel never connected, so the ask never left this node. */
+    private static boolean neverLeft(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof ConnectException) {
                 return true;
             }
         }
@@ -337,9 +414,6 @@ final class LeaderAsks implements ClusterLeader {
             e.put("error", handler == null ? "no service '" + service + "' on this node" : "the ask has no body");
             return CompletableFuture.completedFuture(e);
         }
-        if (!leadsHere()) {
-            return CompletableFuture.completedFuture(notLeading());
-        }
         String origin = request.path("origin").asText("");
         // the node's numbers restart with it: its order and its asks in flight are those of this life of it
         String life = request.hasNonNull(INCARNATION) ? origin + "@" + request.path(INCARNATION).asText() : origin;
@@ -347,9 +421,22 @@ final class LeaderAsks implements ClusterLeader {
         String key = life + "/" + seq;
         CompletableFuture<ObjectNode> answer;
         synchronized (this) {
+            letGoOfOldAnswers();
+            Answered done = answered.get(key);
+            if (done != null) {
+                // its first answer was lost: the answer it had, also from a node that no longer leads
+                return CompletableFuture.completedFuture(done.answer().deepCopy());
+            }
             CompletableFuture<ObjectNode> first = inFlight.get(key);
             if (first != null) {
                 return first; // the same ask again (its channel was reset): the first arrival answers both
+            }
+            String unknown = mayHaveRun(life, seq, request.path(RESENT).asBoolean(false));
+            if (unknown != null) {
+                return CompletableFuture.completedFuture(MeshJson.MAPPER.createObjectNode().put("error", unknown));
+            }
+            if (!leadsHere()) {
+                return CompletableFuture.completedFuture(notLeading());
             }
             answer = new CompletableFuture<>();
             inFlight.put(key, answer);
@@ -374,20 +461,79 @@ final class LeaderAsks implements ClusterLeader {
                 handled = CompletableFuture.failedFuture(e);
             }
             handled.whenComplete((a, f) -> {
+                ObjectNode result;
                 if (f != null) {
                     LOG.log(System.Logger.Level.WARNING, "the " + service + " ask of " + origin + " failed: "
                             + LogRedactor.scrub(String.valueOf(f.getMessage())));
-                    answer.complete(MeshJson.MAPPER.createObjectNode().put("error", "the leader's " + service
-                            + " failed"));
+                    result = MeshJson.MAPPER.createObjectNode().put("error", "the leader's " + service + " failed");
                 } else {
-                    ObjectNode wrapped = MeshJson.MAPPER.createObjectNode();
-                    wrapped.set("answer", a);
-                    answer.complete(wrapped);
+                    result = MeshJson.MAPPER.createObjectNode();
+                    result.set("answer", a);
                 }
+                remember(key, life, seq, result); // before it leaves the asks in flight: a resend always finds it
+                answer.complete(result);
             });
         };
         inOrder(life, seq, new HeldAsk(run, refuse));
         return answer;
+    }
+
+    /**
+     * Why an ask this node has no answer for may have run already (it must not run now), or null:
+     * its number is at or below one whose answer went early, or it is a resend and this node
+     * started too recently to know what its previous life ran.
+     */
+    private String mayHaveRun(String life, long seq, boolean resent) {
+        Forgotten f = forgotten.get(life);
+        if (f != null && seq <= f.seq()) {
+            return "outcome unknown: this node no longer keeps the answers of that node's asks up to number " + f.seq()
+                    + " (more than " + ANSWERS_KEPT + " were kept); the ask is not run again";
+        }
+        if (resent && System.nanoTime() - startedNanos < retainNanos) {
+            return "outcome unknown: this node started too recently to tell whether it took the resent ask before;"
+                    + " it is not run again";
+        }
+        return null;
+    }
+
+    /** Keeps a handler's answer for a resend (under the lock of this object). */
+    private void remember(String key, String life, long seq, ObjectNode result) {
+        synchronized (this) {
+            answered.put(key, new Answered(life, seq, result, System.nanoTime()));
+            letGoOfOldAnswers();
+        }
+    }
+
+    /** Lets go of answers past {@link #RETAIN_MILLIS}, and the oldest past {@link #ANSWERS_KEPT} (logged, counted). */
+    private void letGoOfOldAnswers() {
+        long now = System.nanoTime();
+        var it = answered.values().iterator();
+        while (it.hasNext()) {
+            Answered a = it.next();
+            boolean expired = now - a.at() >= retainNanos;
+            if (!expired && answered.size() <= ANSWERS_KEPT) {
+                break;
+            }
+            it.remove();
+            if (!expired) {
+                // a resend of it could still come: numbers up to it are refused from now on, never run again
+                forgotten.merge(a.life(), new Forgotten(a.seq(), now), (x, y) -> x.seq() >= y.seq() ? x : y);
+                if (answersForgotten.getAndIncrement() == 0) {
+                    LOG.log(System.Logger.Level.WARNING, "more than " + ANSWERS_KEPT + " answers of asks kept: the"
+                            + " oldest go before their time, and a resend of one is refused as unknown (logged once;"
+                            + " counted in synapse_mesh_leader_ask_answers_forgotten_total)");
+                }
+            }
+        }
+        forgotten.values().removeIf(f -> now - f.at() >= retainNanos);
+    }
+
+    /** A handler's answer to one ask, kept for a resend. */
+    private record Answered(String life, long seq, ObjectNode answer, long at) {
+    }
+
+    /** The highest number of one node's life whose answer went before its time, and when. */
+    private record Forgotten(long seq, long at) {
     }
 
     private static ObjectNode notLeading() {

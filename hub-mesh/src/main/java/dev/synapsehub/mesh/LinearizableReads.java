@@ -19,20 +19,22 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Linearizable reads on request (seed 001 §12, issue 13): before a read that asks for it, the
- * node obtains a read index from the leader (Ratis' ReadIndex: the leader confirms it still
- * leads with a quorum and names its commit index; the node waits until its Raft state machine
- * has applied that far) and then until its actor holds every record accepted up to there. A
- * read after that sees every write acknowledged before the request arrived, whichever node
- * took it. Without a leader and a quorum within the commit timeout the read is refused
- * ({@code busy}), never answered from a state that may be behind.
+ * node obtains a read index from the leader, which takes its commit index and then confirms it
+ * still leads with a fresh round of term answers from a majority ({@link LeadershipCheck}); the
+ * node waits until its Raft state machine has applied that far, and then until its actor holds
+ * every record accepted up to there. A read after that sees every write acknowledged before the
+ * request arrived, whichever node took it. A deposed leader that still believes it leads cannot
+ * confirm and so never answers. Without a leader and a quorum within the commit timeout the read
+ * is refused ({@code busy}), never answered from a state that may be behind.
  */
 final class LinearizableReads {
     /** The request member that asks for it. */
     static final String FIELD = "consistency";
     /** Its value. */
     static final String LINEARIZABLE = "linearizable";
-    /** The query the node's own state machine answers once Ratis confirmed the read index. */
+    /** The query a follower sends the leader for a read index. */
     static final String QUERY = "read_index";
+    private static final long APPLIED_POLL_MILLIS = 5;
 
     /** What the reads need of the node. */
     interface Node {
@@ -41,23 +43,54 @@ final class LinearizableReads {
          * so far is applied (the actor applies replicated records in order).
          */
         CompletableFuture<Void> afterAppliedSoFar();
+
+        /** True while this node leads a term and decides. */
+        default boolean decides() {
+            return false;
+        }
+
+        /** The leader this node knows, or null. */
+        default RaftPeerId leader() {
+            return null;
+        }
+
+        /** The last log index this node knows committed. */
+        default long commitIndex() {
+            return -1;
+        }
+
+        /** The last log index this node's state machine applied. */
+        default long appliedIndex() {
+            return -1;
+        }
     }
 
     private final RaftClientRpc rpc;
     private final RaftGroupId groupId;
-    private final RaftPeerId self;
     private final Node node;
+    private final LeadershipCheck lead;
+    private final java.util.concurrent.ScheduledExecutorService scheduler;
     private final long timeoutMillis;
     private final ClientId clientId = ClientId.randomId();
-    private final AtomicLong callIds = new AtomicLong();
+    private final AtomicLong callIds;
+    private final ChannelResets resets;
     private final AtomicLong served = new AtomicLong();
     private final AtomicLong refused = new AtomicLong();
 
-    LinearizableReads(RaftClientRpc rpc, RaftGroupId groupId, RaftPeerId self, Node node, long timeoutMillis) {
+    /**
+     * @param callIds shared with every other user of {@code rpc}: replies are matched by call id per server
+     * @param resets shared with every other user of {@code rpc}: a reset closes the channel for them all
+     */
+    LinearizableReads(RaftClientRpc rpc, AtomicLong callIds, ChannelResets resets, RaftGroupId groupId, Node node,
+                      LeadershipCheck lead,
+                      java.util.concurrent.ScheduledExecutorService scheduler, long timeoutMillis) {
         this.rpc = rpc;
+        this.callIds = callIds;
+        this.resets = resets;
         this.groupId = groupId;
-        this.self = self;
         this.node = node;
+        this.lead = lead;
+        this.scheduler = scheduler;
         this.timeoutMillis = timeoutMillis;
     }
 
@@ -71,38 +104,115 @@ final class LinearizableReads {
      * with a {@code busy} {@link ActorRefusedException} when no leader confirmed a read index in time.
      */
     CompletableFuture<Void> barrier() {
-        ObjectNode query = MeshJson.MAPPER.createObjectNode();
-        query.put("protocol", MeshProtocol.PROTOCOL);
-        query.put("version", MeshProtocol.VERSION);
-        query.put(MeshQueueProbe.QUERY, QUERY);
-        // a linearizable read to this node's own server: a follower asks the leader for the read index
-        RaftClientRequest request = RaftClientRequest.newBuilder().setClientId(clientId).setServerId(self)
-                .setGroupId(groupId).setCallId(callIds.incrementAndGet())
-                .setMessage(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(query))))
-                .setType(RaftClientRequest.readRequestType(false)).setTimeoutMs(timeoutMillis).build();
-        CompletableFuture<RaftClientReply> sent;
-        try {
-            sent = rpc.sendRequestAsyncUnordered(request);
-        } catch (RuntimeException e) {
-            return refuse("the read index request could not be sent: " + LogRedactor.scrub(e));
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        CompletableFuture<Long> index;
+        if (node.decides()) {
+            index = readIndexHere();
+        } else {
+            index = askLeader();
         }
-        return sent.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).handle((reply, failure) -> {
+        return index.handle((readIndex, failure) -> {
             if (failure != null) {
-                return this.<Void>refuse("no leader confirmed a read index: " + LogRedactor.scrub(failure));
+                Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+                        ? failure.getCause() : failure;
+                return this.<Void>refuse("no leader confirmed a read index: " + LogRedactor.scrub(cause));
             }
-            if (!reply.isSuccess()) {
-                return this.<Void>refuse("no leader confirmed a read index: " + LogRedactor.scrub(reply.getException()));
-            }
-            return node.afterAppliedSoFar().thenRun(served::incrementAndGet);
+            return appliedThrough(readIndex, deadline).thenCompose(v -> node.afterAppliedSoFar())
+                    .thenRun(served::incrementAndGet);
         }).thenCompose(next -> next);
     }
 
     /**
-     * The answer of this node's state machine to {@link #QUERY}: Ratis runs it only once this
-     * node applied up to the read index, and applying hands each record to the actor at once.
+     * On the leader: its commit index, once a round of term answers sent after it was taken confirmed
+     * this node still leads (fails otherwise).
      */
-    static ObjectNode answer() {
-        return MeshJson.MAPPER.createObjectNode().put(QUERY, true);
+    CompletableFuture<Long> readIndexHere() {
+        long index = node.commitIndex();
+        return lead.confirm().thenApply(v -> index);
+    }
+
+    private CompletableFuture<Long> askLeader() {
+        RaftPeerId to = node.leader();
+        if (to == null) {
+            return CompletableFuture.failedFuture(new IllegalStateException("no leader known"));
+        }
+        ObjectNode query = MeshJson.MAPPER.createObjectNode();
+        query.put("protocol", MeshProtocol.PROTOCOL);
+        query.put("version", MeshProtocol.VERSION);
+        query.put(MeshQueueProbe.QUERY, QUERY);
+        // to the leader's state machine, which confirms its lead before it answers and says itself when it does not
+        // lead (Ratis refusing it for the role would fail every request on the stream, term checks included)
+        RaftClientRequest request = RaftClientRequest.newBuilder().setClientId(clientId).setServerId(to)
+                .setGroupId(groupId).setCallId(callIds.incrementAndGet())
+                .setMessage(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(query))))
+                .setType(AnyNodeRead.TYPE).setTimeoutMs(timeoutMillis).build();
+        CompletableFuture<RaftClientReply> sent;
+        ChannelResets.Sent on = resets.sent(to.toString(), System.nanoTime());
+        try {
+            sent = rpc.sendRequestAsyncUnordered(request);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(new IllegalStateException("the read index request could not be sent: "
+                    + LogRedactor.scrub(e)));
+        }
+        return sent.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).whenComplete((reply, fault) -> {
+            if (fault == null) {
+                resets.answered(to.toString(), System.nanoTime());
+                return;
+            }
+            Throwable cause = fault instanceof java.util.concurrent.CompletionException && fault.getCause() != null
+                    ? fault.getCause() : fault;
+            // a failed stream stays closed until its channel is reset (once per channel): the next read reconnects
+            if (resets.reset(on, cause)) {
+                rpc.handleException(to, cause, true);
+            }
+        }).thenApply(reply -> {
+            if (!reply.isSuccess()) {
+                throw new IllegalStateException(LogRedactor.scrub(reply.getException()));
+            }
+            JsonNode json = MeshJson.tree(reply.getMessage().getContent().toByteArray());
+            if (!json.path(QUERY).isIntegralNumber()) {
+                throw new IllegalStateException("the leader " + to + " did not confirm it leads: "
+                        + json.path("error").asText("no read index"));
+            }
+            return json.path(QUERY).asLong();
+        });
+    }
+
+    /** Completes once this node's state machine applied {@code index}; fails at {@code deadline}. */
+    private CompletableFuture<Void> appliedThrough(long index, long deadline) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        Runnable[] look = new Runnable[1];
+        look[0] = () -> {
+            if (node.appliedIndex() >= index) {
+                done.complete(null);
+            } else if (System.nanoTime() - deadline > 0) {
+                done.completeExceptionally(new ActorRefusedException(busy("this node did not apply the read index "
+                        + index + " in time")));
+                refused.incrementAndGet();
+            } else {
+                try {
+                    scheduler.schedule(look[0], APPLIED_POLL_MILLIS, TimeUnit.MILLISECONDS);
+                } catch (java.util.concurrent.RejectedExecutionException closing) {
+                    refused.incrementAndGet();
+                    done.completeExceptionally(new ActorRefusedException(busy("this node is closing")));
+                }
+            }
+        };
+        look[0].run();
+        return done;
+    }
+
+    /** The leader's answer to {@link #QUERY}: its read index, or why it has none. */
+    static ObjectNode answer(Long readIndex, Throwable failure) {
+        ObjectNode o = MeshJson.MAPPER.createObjectNode();
+        if (failure == null) {
+            o.put(QUERY, readIndex);
+        } else {
+            Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+                    ? failure.getCause() : failure;
+            o.put("error", LogRedactor.scrub(String.valueOf(cause.getMessage())));
+        }
+        return o;
     }
 
     /** Linearizable reads served since start. */
@@ -117,9 +227,12 @@ final class LinearizableReads {
 
     private <T> CompletableFuture<T> refuse(String why) {
         refused.incrementAndGet();
-        return CompletableFuture.failedFuture(new ActorRefusedException(new Outcome.Refused(Outcome.Reason.BUSY,
-                "No leader confirmed a read index within " + timeoutMillis + " ms (" + why + "); nothing was read. "
-                        + "Retry, or read without consistency linearizable: the reply is then labelled with its "
-                        + "staleness.")));
+        return CompletableFuture.failedFuture(new ActorRefusedException(busy(why)));
+    }
+
+    private Outcome.Refused busy(String why) {
+        return new Outcome.Refused(Outcome.Reason.BUSY, "No leader confirmed a read index within " + timeoutMillis
+                + " ms (" + why + "); nothing was read. Retry, or read without consistency linearizable: the reply is"
+                + " then labelled with its staleness.");
     }
 }

@@ -83,6 +83,9 @@ final class MeshFace implements HubExtension {
                 "Scheduled tasks of asks of the leader (a resend, a gap timer) that failed, since start.", asks.tasks());
         counter(out, "synapse_mesh_leadership_listener_failures_total",
                 "Leadership listeners (federation's links to owning hubs) that threw, since start.", asks.listeners());
+        counter(out, "synapse_mesh_leader_ask_answers_forgotten_total",
+                "On the leader: answers of asks let go before their time because too many were kept (a resend of one"
+                        + " is refused as unknown, never run again), since start.", asks.answersForgotten());
         MeshTlsReload tls = node.tlsReload();
         if (tls != null) {
             counter(out, "synapse_mesh_tls_reloads_total", "Changed mesh TLS files loaded since start (no restart).",

@@ -106,6 +106,10 @@ public final class MeshNode implements AutoCloseable {
     private final MeshIntents intents;
     private final ReadStaleness staleness;
     private final LinearizableReads reads;
+    /** Confirms this node still leads, for linearizable reads and decisions without events. */
+    private final LeadershipCheck lead;
+    /** Read indexes and lead confirmations, on a client of their own. */
+    private final RaftClient readsClient;
     /** This node's mesh TLS files, followed while it runs; null without TLS. */
     private final MeshTlsReload tlsReload;
     /** This node's governance settings against the leader's (docs/mesh.md, "Nodes agree on their governance settings"). */
@@ -238,14 +242,64 @@ public final class MeshNode implements AutoCloseable {
         this.intents = new MeshIntents(nodeId, IntentQueue.open(new IntentStore(
                 IntentStore.beside(config.storageDir()), nodeId), nodeId, mutations), new IntentView(), this::actor,
                 edge, clock, scheduler, config.commitTimeout().toMillis() + " ms", tags);
+        // read indexes and lead confirmations on a client of their own, numbering their calls from one counter
+        this.readsClient = RaftClient.newBuilder().setRaftGroup(group).setProperties(properties(config))
+                .setParameters(transport).setRetryPolicy(RetryPolicies.noRetry()).build();
+        AtomicLong readCallIds = new AtomicLong();
+        ChannelResets readResets = new ChannelResets();
+        this.lead = new LeadershipCheck(nodeId, group.getGroupId(), readsClient.getClientRpc(), readCallIds, readResets,
+                new LeadershipCheck.Node() {
+                    @Override
+                    public boolean decides() {
+                        return !closed && site.decidesHere();
+                    }
+
+                    @Override
+                    public long term() {
+                        DivisionInfo i = info();
+                        return i == null ? -1 : i.getCurrentTerm();
+                    }
+
+                    @Override
+                    public MeshVoters voters() {
+                        return MeshNode.this.voters();
+                    }
+                }, scheduler, config.commitTimeout().toMillis());
         this.site = new MeshSite(nodeId, cursor, this::info, forwarder, forwardedOrigins, intents::queueInstead, tags,
-                decidedIntents);
-        this.reads = new LinearizableReads(client.getClientRpc(), group.getGroupId(), RaftPeerId.valueOf(nodeId),
-                // a node that failed to apply is not at the read index whatever its actor says: refused, never "fresh"
-                () -> site.failure() != null ? CompletableFuture.failedFuture(new dev.synapsehub.core.actor.ActorRefusedException(
-                        new Outcome.Refused(Outcome.Reason.BUSY, "This node stopped applying the mesh's records ("
-                                + site.failure() + "); nothing was read. Read through another node.")))
-                        : actor().<Void>applyReplicated(s -> null), config.commitTimeout().toMillis());
+                decidedIntents, lead::confirm, config.commitTimeout().toMillis());
+        this.reads = new LinearizableReads(readsClient.getClientRpc(), readCallIds, readResets, group.getGroupId(),
+                new LinearizableReads.Node() {
+                    @Override
+                    public CompletableFuture<Void> afterAppliedSoFar() {
+                        // a node that failed to apply is not at the read index whatever its actor says: refused
+                        return site.failure() != null ? CompletableFuture.failedFuture(
+                                new dev.synapsehub.core.actor.ActorRefusedException(new Outcome.Refused(
+                                        Outcome.Reason.BUSY, "This node stopped applying the mesh's records ("
+                                        + site.failure() + "); nothing was read. Read through another node.")))
+                                : actor().<Void>applyReplicated(s -> null);
+                    }
+
+                    @Override
+                    public boolean decides() {
+                        return !closed && site.decidesHere();
+                    }
+
+                    @Override
+                    public RaftPeerId leader() {
+                        DivisionInfo i = info();
+                        return closed || i == null ? null : i.getLeaderId();
+                    }
+
+                    @Override
+                    public long commitIndex() {
+                        return MeshNode.this.commitIndex();
+                    }
+
+                    @Override
+                    public long appliedIndex() {
+                        return lastAppliedLogIndex();
+                    }
+                }, lead, scheduler, config.commitTimeout().toMillis());
         this.settingsClient = RaftClient.newBuilder().setRaftGroup(group).setProperties(properties(config))
                 .setParameters(transport).setRetryPolicy(RetryPolicies.noRetry()).build();
         this.settingsCheck = new MeshSettingsCheck(nodeId, settingsClient.getClientRpc(), group.getGroupId(), () -> {
@@ -280,8 +334,8 @@ public final class MeshNode implements AutoCloseable {
         RaftServerConfigKeys.Log.setUnsafeFlushEnabled(p, false);
         RaftServerConfigKeys.Log.setAsyncFlushEnabled(p, false);
         RaftClientConfigKeys.Rpc.setRequestTimeout(p, millis(config.commitTimeout().toMillis()));
-        // reads asked for as linearizable use Ratis' ReadIndex (also from a follower); forwarded writes and
-        // the queue probe are sent as non-linearizable and stale reads, which this does not change
+        // the mesh's own requests are non-linearizable or stale reads; linearizable reads on request do not use
+        // Ratis' ReadIndex, which in 3.2.2 may answer a deposed leader without a heartbeat round (LeadershipCheck)
         RaftServerConfigKeys.Read.setOption(p, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
         RaftServerConfigKeys.Read.setTimeout(p, millis(config.commitTimeout().toMillis()));
         return p;
@@ -1083,8 +1137,17 @@ public final class MeshNode implements AutoCloseable {
                     throw new IllegalArgumentException(incompatible);
                 }
                 if (LinearizableReads.QUERY.equals(json.path(MeshQueueProbe.QUERY).asText(null))) {
+                    // a follower's read index: this leader's commit index once a majority confirmed it still leads
+                    CompletableFuture<Long> index = closed || !site.decidesHere()
+                            ? CompletableFuture.failedFuture(new IllegalStateException("this node does not lead"))
+                            : reads.readIndexHere();
+                    return index.handle((i, f) -> Message.valueOf(ByteString.copyFrom(MeshJson.bytes(
+                            LinearizableReads.answer(i, f)))));
+                }
+                if (LeadershipCheck.QUERY.equals(json.path(MeshQueueProbe.QUERY).asText(null))) {
+                    DivisionInfo i = info();
                     return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(
-                            LinearizableReads.answer()))));
+                            LeadershipCheck.answer(i == null ? -1 : i.getCurrentTerm())))));
                 }
                 if (json.has(LeaderAsks.SERVICE)) {
                     return leaderAsks.forwarded(json); // an extension's ask of the leader
@@ -1178,6 +1241,7 @@ public final class MeshNode implements AutoCloseable {
             client.close();
             askClient.close();
             settingsClient.close();
+            readsClient.close();
             scheduler.shutdownNow();
             actor.close();
         }

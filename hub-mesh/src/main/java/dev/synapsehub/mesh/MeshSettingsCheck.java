@@ -226,7 +226,7 @@ final class MeshSettingsCheck {
         try {
             request = RaftClientRequest.newBuilder().setClientId(clientId).setServerId(current).setGroupId(groupId)
                     .setCallId(callIds.incrementAndGet()).setMessage(Message.valueOf(ByteString.copyFrom(
-                            MeshJson.bytes(query())))).setType(RaftClientRequest.staleReadRequestType(0))
+                            MeshJson.bytes(query())))).setType(AnyNodeRead.TYPE)
                     .setTimeoutMs(bound).build();
             rpc.sendRequestAsyncUnordered(request).orTimeout(bound, TimeUnit.MILLISECONDS)
                     .whenComplete((reply, fault) -> {

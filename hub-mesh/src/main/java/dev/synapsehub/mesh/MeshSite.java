@@ -46,6 +46,9 @@ final class MeshSite implements DecisionSite {
     private final IntentTags tags;
     private final DecidedIntents decided;
     private volatile String failure;
+    /** Confirms this node still leads now (a fresh majority of term answers), or fails. */
+    private final Supplier<CompletableFuture<Void>> confirmLead;
+    private final long confirmTimeoutMillis;
 
     /**
      * @param queue what becomes of a write no quorum committed in time: queued (seed 001 §9) or
@@ -53,7 +56,10 @@ final class MeshSite implements DecisionSite {
      */
     MeshSite(String nodeId, ReplicaCursor cursor, Supplier<DivisionInfo> info, Forwarder forwarder,
              Map<Mutation, String> forwardedOrigins, BiFunction<Mutation, Outcome.Refused, Outcome> queue,
-             IntentTags tags, DecidedIntents decided) {
+             IntentTags tags, DecidedIntents decided, Supplier<CompletableFuture<Void>> confirmLead,
+             long confirmTimeoutMillis) {
+        this.confirmLead = confirmLead;
+        this.confirmTimeoutMillis = confirmTimeoutMillis;
         this.nodeId = nodeId;
         this.tags = tags;
         this.decided = decided;
@@ -144,6 +150,44 @@ final class MeshSite implements DecisionSite {
         }
         return first;
     }
+
+    /**
+     * A batch decided without events (a refusal from this node's state) is answered only once a
+     * majority confirmed, after it was decided, that this node still leads: a deposed leader
+     * that does not know it yet (up to the election timeout) would answer from a stale state.
+     */
+    @Override
+    public boolean stillDecides() {
+        if (!decidesHere()) {
+            return false;
+        }
+        try {
+            confirmLead.get().get(confirmTimeoutMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
+            return true;
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /**
+     * A decision without events this node could not confirm: a follower's forward is told this
+     * node stopped leading (it retries at the new leader); this node's own agents are told to retry.
+     */
+    @Override
+    public Outcome notConfirmed(Mutation mutation) {
+        if (mutation != null && forwardedOrigins.containsKey(mutation)) {
+            return NOT_DECIDING;
+        }
+        return NOT_CONFIRMED;
+    }
+
+    /** The answer to this node's own agents when it could not confirm it still leads. */
+    static final Outcome.Refused NOT_CONFIRMED = new Outcome.Refused(Outcome.Reason.BUSY, "This mesh node could not"
+            + " confirm it still leads (it may have lost the lead); nothing was decided. Retry, through another node"
+            + " if it persists.");
 
     /** Stops deciding for good: this node's state can no longer be trusted. */
     void fail(String why) {

@@ -204,8 +204,20 @@ final class TestCluster implements AutoCloseable {
 
     MeshConfig config(String id) {
         List<MeshPeer> view = links == null ? peers : links.viewOf(id, peers);
-        return new MeshConfig(id, view, dir.resolve(id + ".db.raft"), COMMIT_TIMEOUT, Duration.ofMillis(300),
-                Duration.ofMillis(600), group).withTls(tls.apply(id)).withBootstrap(bootstrap);
+        Duration[] election = elections.getOrDefault(id, new Duration[] {Duration.ofMillis(300), Duration.ofMillis(600)});
+        return new MeshConfig(id, view, dir.resolve(id + ".db.raft"), COMMIT_TIMEOUT, election[0],
+                election[1], group).withTls(tls.apply(id)).withBootstrap(bootstrap);
+    }
+
+    /** Election timeouts of nodes that differ from the others', by id (from their next start). */
+    private final Map<String, Duration[]> elections = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * Node {@code id} runs with election timeouts {@code min}..{@code max} from its next start: as a
+     * leader it heartbeats every {@code min / 2} and steps down only after {@code max} without a majority.
+     */
+    void elections(String id, Duration min, Duration max) {
+        elections.put(id, new Duration[] {min, max});
     }
 
     /**

@@ -116,6 +116,11 @@ public final class CoordinationActor implements AutoCloseable {
             this.settledDurably = durably;
         }
 
+        /** True unless this is an answer committed before the batch (a fact whatever this actor's role now). */
+        boolean needsConfirming() {
+            return settled == null || !settledDurably;
+        }
+
         /** The answer when the batch fails: a durable earlier answer stands, anything else is refused. */
         Outcome whenAbandoned(Outcome refusal) {
             return settled != null && settledDurably ? settled : refusal;
@@ -595,12 +600,18 @@ public final class CoordinationActor implements AutoCloseable {
                 state.resyncSeq(journalSeq);
             }
         }
+        // nothing committed vouches for decisions without events: a replica confirms it still decides first
+        boolean unconfirmed = all.isEmpty() && needsConfirming() && !stillDecides();
         state.commitBatch();
         if (!committed.isEmpty()) {
             observer.published(committed);
         }
         int offset = 0;
         for (Pending p : pending) {
+            if (unconfirmed && p.needsConfirming()) {
+                p.future.complete(unconfirmedAnswer(p.mutation));
+                continue;
+            }
             if (p.settled != null) {
                 p.future.complete(p.settled);
                 continue;
@@ -611,6 +622,36 @@ public final class CoordinationActor implements AutoCloseable {
         }
         pending.clear();
         state.beginBatch();
+    }
+
+    /** True when a pending answer was decided on this batch's state (not one committed before it). */
+    private boolean needsConfirming() {
+        for (Pending p : pending) {
+            if (p.needsConfirming()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private boolean stillDecides() {
+        try {
+            return site.stillDecides();
+        } catch (RuntimeException fault) {
+            LOG.log(System.Logger.Level.ERROR, "fault confirming that this actor still decides; refusing the batch's"
+                    + " decisions without events", fault);
+            return false;
+        }
+    }
+
+    private Outcome unconfirmedAnswer(Mutation mutation) {
+        try {
+            return site.notConfirmed(mutation);
+        } catch (RuntimeException fault) {
+            LOG.log(System.Logger.Level.ERROR, "fault answering an unconfirmed decision", fault);
+            return new Outcome.Refused(Outcome.Reason.BUSY, "This node could not confirm it still decides; nothing"
+                    + " was applied. Retry.");
+        }
     }
 
     private List<DecidedMutation> decided() {

@@ -49,4 +49,25 @@ public interface DecisionSite {
     default Outcome decidedBefore(Mutation mutation) {
         return null;
     }
+
+    /**
+     * Confirms that this actor still decides now, before it answers decisions of a batch that
+     * produced no events (a refusal decided from its state): no commit vouches for them, and a
+     * replica that lost the lead without knowing it yet would answer from a stale state. A
+     * replicated hub asks its cluster; false answers each such decision {@link #notConfirmed(Mutation)}
+     * instead. Called on the actor thread; may block, within its own bound.
+     */
+    default boolean stillDecides() {
+        return true;
+    }
+
+    /**
+     * The answer a decision without events gets when {@link #stillDecides()} was false (nothing was
+     * applied): a refusal saying to retry. {@code mutation} is null for an answer replayed from this
+     * batch. Called on the actor thread; must not block.
+     */
+    default Outcome notConfirmed(Mutation mutation) {
+        return new Outcome.Refused(Outcome.Reason.BUSY, "This node could not confirm it still decides; nothing was "
+                + "applied. Retry.");
+    }
 }

@@ -22,7 +22,8 @@ public interface ClusterLeader {
      * current leader (this node's own when it leads) and completes with its answer. While no
      * leader takes it (an election, a leader not ready yet) it is sent again, until
      * {@code bound}; it then fails {@link Unreached}, and the handler never saw it. Any other
-     * failure leaves it unknown whether the handler saw it. Never blocks.
+     * failure leaves it unknown whether the handler saw it. The handler runs at most once per
+     * ask, also when an answer is lost on the way back and the ask is sent again. Never blocks.
      * <p>Order, best effort within limits: asks of one node reach one leader's handler in the
      * order this node made them, an ask that came early being held a short while (the mesh:
      * 200 ms) for an earlier one that may never come, after which it goes on without it. The
