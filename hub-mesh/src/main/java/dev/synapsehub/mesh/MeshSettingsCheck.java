@@ -86,6 +86,8 @@ final class MeshSettingsCheck {
     private final long unknownTimeoutMillis;
     private final ClientId clientId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
+    /** A failed stream stays closed ("is closed") until its channel is reset: once per channel, as the other asks do. */
+    private final ChannelResets resets = new ChannelResets();
     private final AtomicBoolean asking = new AtomicBoolean();
     private final AtomicLong mismatchesSeen = new AtomicLong();
     private final AtomicLong checkFailures = new AtomicLong();
@@ -228,9 +230,19 @@ final class MeshSettingsCheck {
                     .setCallId(callIds.incrementAndGet()).setMessage(Message.valueOf(ByteString.copyFrom(
                             MeshJson.bytes(query())))).setType(AnyNodeRead.TYPE)
                     .setTimeoutMs(bound).build();
+            ChannelResets.Sent on = resets.sent(current.toString(), System.nanoTime());
             rpc.sendRequestAsyncUnordered(request).orTimeout(bound, TimeUnit.MILLISECONDS)
                     .whenComplete((reply, fault) -> {
                         try {
+                            if (fault != null) {
+                                Throwable cause = fault instanceof java.util.concurrent.CompletionException
+                                        && fault.getCause() != null ? fault.getCause() : fault;
+                                if (resets.reset(on, cause)) { // else every later ask fails on the closed stream
+                                    rpc.handleException(current, cause, true);
+                                }
+                            } else {
+                                resets.answered(current.toString(), System.nanoTime());
+                            }
                             if (!current.equals(leader.get())) {
                                 return; // a late answer of a former leader: the new one is asked next
                             }

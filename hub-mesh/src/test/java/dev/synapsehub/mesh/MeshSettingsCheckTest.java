@@ -75,6 +75,23 @@ class MeshSettingsCheckTest {
         assertThat(noMap.awaitCompared(0)).isTrue(); // it refuses nothing while unknown
     }
 
+    /** A failed ask's stream stays closed until its channel is reset: the check resets it, once, and the next ask works. */
+    @Test
+    void anAskThatFailedResetsItsChannelOnce() {
+        MeshSettingsCheck check = check();
+        check.check();
+        pending.get(0).completeExceptionally(new org.apache.ratis.protocol.exceptions.AlreadyClosedException(
+                "client-1->n1 is closed"));
+        assertThat(check.checkFailures()).isEqualTo(1);
+        assertThat(resetsOf).containsExactly(RaftPeerId.valueOf("n1"));
+        check.check();
+        pending.get(1).complete(reply(asked.get(1), OWN, "n1"));
+        assertThat(check.view().state()).isEqualTo(MeshSettingsCheck.State.AGREE);
+        assertThat(resetsOf).hasSize(1);
+    }
+
+    private final List<RaftPeerId> resetsOf = new CopyOnWriteArrayList<>();
+
     private MeshSettingsCheck check() {
         RaftClientRpc rpc = (RaftClientRpc) Proxy.newProxyInstance(getClass().getClassLoader(),
                 new Class<?>[] {RaftClientRpc.class}, (proxy, method, args) -> {
@@ -83,6 +100,10 @@ class MeshSettingsCheckTest {
                         CompletableFuture<RaftClientReply> f = new CompletableFuture<>();
                         pending.add(f);
                         return f;
+                    }
+                    if (method.getName().equals("handleException")) {
+                        resetsOf.add((RaftPeerId) args[0]);
+                        return true;
                     }
                     throw new UnsupportedOperationException(method.getName());
                 });
