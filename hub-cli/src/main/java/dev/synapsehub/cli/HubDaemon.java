@@ -163,8 +163,9 @@ final class HubDaemon implements AutoCloseable {
         JournalControl control = null;
         try {
             CoordinationState state;
+            StateRecovery.Recovery recovery = null;
             if (journal instanceof SqliteJournal sqlite) {
-                StateRecovery.Recovery recovery = StateRecovery.recover(sqlite, options::newState, clock.nowSeconds(),
+                recovery = StateRecovery.recover(sqlite, options::newState, clock.nowSeconds(),
                         phases);
                 state = recovery.state();
                 logRecovery(sqlite, recovery, state);
@@ -178,7 +179,7 @@ final class HubDaemon implements AutoCloseable {
             actor = new CoordinationActor(state, journal, clock, actorSettings);
             actor.start();
             if (journal instanceof SqliteJournal sqlite) {
-                snapshotter = Snapshotter.start(sqlite, actor, clock, snapshotPolicy, retention);
+                snapshotter = Snapshotter.start(sqlite, actor, clock, snapshotPolicy, retention, recovery);
                 control = JournalControl.start(sqlite, actor, retention).orElse(null);
             }
             phases.mark("writer start");

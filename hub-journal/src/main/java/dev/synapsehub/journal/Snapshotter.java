@@ -66,20 +66,21 @@ public final class Snapshotter implements AutoCloseable {
     private final AtomicLong upkeepFailures = new AtomicLong();
     private long upkeepFailuresInARow; // upkeep failures in a row, guarded by this; logged at the first only
     private volatile long lastSeq;
+    private final int unusableAtStart;
     private volatile double lastAt;
     private volatile Result last;
     private volatile boolean lastAttemptFailed; // the newest attempt did not write its snapshot
     private boolean closed;
 
     private Snapshotter(SqliteJournal journal, WriterAccess writer, Clock clock, SnapshotPolicy policy,
-                        Retention retention) throws JournalException {
+                        Retention retention, long coveredSeq, int unusableAtStart) {
         this.journal = journal;
         this.writer = writer;
         this.clock = clock;
         this.policy = policy;
         this.retention = retention;
-        List<SnapshotStore.Info> existing = writer.run(s -> journal.snapshots().list());
-        this.lastSeq = existing.isEmpty() ? 0 : existing.get(0).seq();
+        this.lastSeq = coveredSeq;
+        this.unusableAtStart = unusableAtStart;
         this.lastAt = clock.nowSeconds();
         this.timer = policy.periodic() ? Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "synapse-snapshots");
@@ -94,7 +95,29 @@ public final class Snapshotter implements AutoCloseable {
      */
     public static Snapshotter start(SqliteJournal journal, CoordinationActor actor, Clock clock,
                                     SnapshotPolicy policy, Retention retention) throws JournalException {
-        Snapshotter s = new Snapshotter(journal, WriterAccess.actor(actor, 60), clock, policy, retention);
+        WriterAccess writer = WriterAccess.actor(actor, 60);
+        return schedule(new Snapshotter(journal, writer, clock, policy, retention, newestListed(journal, writer), 0));
+    }
+
+    /**
+     * As {@link #start(SqliteJournal, CoordinationActor, Clock, SnapshotPolicy, Retention)} for the
+     * hub that {@code from} rebuilt: the policy counts rows from the snapshot it loaded (none after a
+     * full replay), not from one it skipped, which may claim a seq the journal never reached.
+     */
+    public static Snapshotter start(SqliteJournal journal, CoordinationActor actor, Clock clock,
+                                    SnapshotPolicy policy, Retention retention, StateRecovery.Recovery from) {
+        long covered = from.snapshot() == null ? 0 : from.snapshot().seq();
+        return schedule(new Snapshotter(journal, WriterAccess.actor(actor, 60), clock, policy, retention, covered,
+                from.unusable().size()));
+    }
+
+    /** The seq the newest listed snapshot covers, 0 when none. */
+    private static long newestListed(SqliteJournal journal, WriterAccess writer) throws JournalException {
+        List<SnapshotStore.Info> existing = writer.run(s -> journal.snapshots().list());
+        return existing.isEmpty() ? 0 : existing.get(0).seq();
+    }
+
+    private static Snapshotter schedule(Snapshotter s) {
         if (s.timer != null) {
             s.timer.scheduleWithFixedDelay(s::tick, 1, 1, TimeUnit.SECONDS);
         }
@@ -104,7 +127,7 @@ public final class Snapshotter implements AutoCloseable {
     /** A snapshotter whose timer never runs, so a test drives {@link #tick()} by hand. */
     static Snapshotter unscheduled(SqliteJournal journal, WriterAccess writer, Clock clock, SnapshotPolicy policy,
                                    Retention retention) throws JournalException {
-        Snapshotter s = new Snapshotter(journal, writer, clock, policy, retention);
+        Snapshotter s = new Snapshotter(journal, writer, clock, policy, retention, newestListed(journal, writer), 0);
         if (s.timer != null) {
             s.timer.shutdownNow();
         }
@@ -207,7 +230,12 @@ public final class Snapshotter implements AutoCloseable {
         return lastAttemptFailed;
     }
 
-    /** The seq the newest snapshot covers (one written by an earlier run included), 0 when none. */
+    /** Snapshots the start found unusable and retired (each logged as a WARN then). */
+    public int unusableAtStart() {
+        return unusableAtStart;
+    }
+
+    /** The seq the newest snapshot covers (the one the start loaded included), 0 when none. */
     public long lastSeq() {
         return lastSeq;
     }
