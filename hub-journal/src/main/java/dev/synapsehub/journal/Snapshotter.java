@@ -27,9 +27,22 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@link Retention} compacts the rows the kept ones cover. A snapshot that is written counts as
  * taken even when that upkeep after it fails: the failure is counted ({@link #upkeepFailures()})
  * and logged once until upkeep works again, and the next snapshot comes by the policy as usual.
+ *
+ * <p>Whatever an attempt throws, an {@link Error} included, is counted, logged and reported
+ * ({@link #lastAttemptFailed()}) and never reaches the timer, which would otherwise cancel every
+ * later tick without a word. After a {@link VirtualMachineError} (say, out of memory while
+ * encoding) the snapshotter keeps trying, since the heap may be short only for a burst and a hub
+ * that stops snapshotting for good replays ever more at its next start; but the next attempt
+ * waits {@link #VM_ERROR_BACKOFF_SECONDS}, doubling to {@link #MAX_VM_ERROR_BACKOFF_SECONDS}:
+ * each attempt images the state and allocates the whole body again, and retried every tick it
+ * would take that memory from the writer and the connections that serve agents.
  */
 public final class Snapshotter implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Snapshotter.class.getName());
+    /** Hub seconds the first attempt after a {@link VirtualMachineError} waits. */
+    static final double VM_ERROR_BACKOFF_SECONDS = 60;
+    /** The longest wait after {@link VirtualMachineError}s in a row. */
+    static final double MAX_VM_ERROR_BACKOFF_SECONDS = 900;
 
     /**
      * One snapshot taken.
@@ -52,7 +65,7 @@ public final class Snapshotter implements AutoCloseable {
     }
 
     /** What rotation and compaction did; {@code failure} is null when both worked. */
-    private record Upkeep(int deletedSnapshots, long compactedRows, Exception failure) {
+    private record Upkeep(int deletedSnapshots, long compactedRows, Throwable failure) {
     }
 
     private final SqliteJournal journal;
@@ -70,6 +83,8 @@ public final class Snapshotter implements AutoCloseable {
     private volatile double lastAt;
     private volatile Result last;
     private volatile boolean lastAttemptFailed; // the newest attempt did not write its snapshot
+    private int vmErrorsInARow; // guarded by this
+    private volatile double retryNotBefore; // hub time; set after a VirtualMachineError
     private boolean closed;
 
     private Snapshotter(SqliteJournal journal, WriterAccess writer, Clock clock, SnapshotPolicy policy,
@@ -134,17 +149,21 @@ public final class Snapshotter implements AutoCloseable {
         return s;
     }
 
-    /** One timer tick: a snapshot when the policy says one is due. */
+    /**
+     * One timer tick: a snapshot when the policy says one is due (and no backoff after a
+     * {@link VirtualMachineError} holds it). Throws nothing: the timer cancels a task that throws.
+     */
     void tick() {
-        long rows = journal.lastSeq() - lastSeq;
-        boolean due = (policy.everyRows() > 0 && rows >= policy.everyRows())
-                || (policy.intervalSeconds() > 0 && rows > 0 && clock.nowSeconds() - lastAt >= policy.intervalSeconds());
-        if (due) {
-            try {
+        try {
+            long rows = journal.lastSeq() - lastSeq;
+            double now = clock.nowSeconds();
+            boolean due = (policy.everyRows() > 0 && rows >= policy.everyRows())
+                    || (policy.intervalSeconds() > 0 && rows > 0 && now - lastAt >= policy.intervalSeconds());
+            if (due && now >= retryNotBefore) {
                 takeNow();
-            } catch (JournalException | RuntimeException e) {
-                // counted and logged in takeNow; the next tick tries again
             }
+        } catch (Throwable t) {
+            // counted, reported and logged in takeNow; the next tick tries again
         }
     }
 
@@ -159,15 +178,14 @@ public final class Snapshotter implements AutoCloseable {
         Written written;
         try {
             written = write(journal, writer, clock);
-        } catch (JournalException | RuntimeException e) {
-            failures.incrementAndGet();
-            lastAttemptFailed = true;
-            LOG.log(System.Logger.Level.WARNING, "state snapshot failed (the journal is unaffected; the next one"
-                    + " will try again): " + e.getMessage(), e);
+        } catch (JournalException | RuntimeException | Error e) {
+            failed(e);
             throw e;
         }
         // written and visible: the policy counts from it whatever upkeep does next
         lastAttemptFailed = false;
+        vmErrorsInARow = 0;
+        retryNotBefore = 0;
         lastSeq = written.info().seq();
         lastAt = clock.nowSeconds();
         taken.incrementAndGet();
@@ -186,8 +204,25 @@ public final class Snapshotter implements AutoCloseable {
         return r;
     }
 
+    /** Counts, reports and logs a snapshot that could not be written; holds the next attempt after a VM error. */
+    private void failed(Throwable e) {
+        failures.incrementAndGet();
+        lastAttemptFailed = true;
+        if (e instanceof VirtualMachineError) {
+            double wait = Math.min(MAX_VM_ERROR_BACKOFF_SECONDS, VM_ERROR_BACKOFF_SECONDS * Math.pow(2, vmErrorsInARow));
+            vmErrorsInARow++;
+            retryNotBefore = clock.nowSeconds() + wait;
+            LOG.log(System.Logger.Level.ERROR, String.format(Locale.ROOT, "state snapshot failed with %s (the journal"
+                    + " is unaffected; the next attempt waits %.0f s so it does not take memory from serving)", e,
+                    wait), e);
+        } else {
+            LOG.log(System.Logger.Level.WARNING, "state snapshot failed (the journal is unaffected; the next one"
+                    + " will try again): " + e.getMessage(), e);
+        }
+    }
+
     /** Counts an upkeep failure and logs only the first of a run, so a lasting fault is not a WARN a snapshot. */
-    private void noteUpkeep(SnapshotStore.Info info, Exception failure) {
+    private void noteUpkeep(SnapshotStore.Info info, Throwable failure) {
         if (failure == null) {
             if (upkeepFailuresInARow > 0) {
                 LOG.log(System.Logger.Level.INFO, "snapshot rotation and journal compaction work again after "
@@ -263,8 +298,8 @@ public final class Snapshotter implements AutoCloseable {
             if (policy.onShutdown() && journal.lastSeq() > lastSeq) {
                 try {
                     takeNow();
-                } catch (JournalException | RuntimeException e) {
-                    // logged; the next start replays the tail instead
+                } catch (Throwable e) {
+                    // logged and counted; the actor and journal still close, and the next start replays the tail
                 }
             }
         }
@@ -298,7 +333,7 @@ public final class Snapshotter implements AutoCloseable {
                 store.complete(id, body.length, chunks, crc);
                 return null;
             });
-        } catch (JournalException | RuntimeException e) {
+        } catch (JournalException | RuntimeException | Error e) {
             try {
                 writer.run(s -> {
                     store.delete(id);
@@ -321,7 +356,7 @@ public final class Snapshotter implements AutoCloseable {
         try {
             deleted = rotate(journal.snapshots(), writer, keep);
             return new Upkeep(deleted, retention.compact(journal, writer, keep, now), null);
-        } catch (JournalException | RuntimeException e) {
+        } catch (JournalException | RuntimeException | Error e) {
             return new Upkeep(deleted, 0, e);
         }
     }
