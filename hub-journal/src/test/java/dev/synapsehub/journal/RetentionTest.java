@@ -435,6 +435,37 @@ class RetentionTest {
                 .singleElement().satisfies(r -> assertThat(r.getThrown()).isInstanceOf(OutOfMemoryError.class));
     }
 
+    @Test
+    void theRowOfAPartitionNotYetHealedIsKeptUntilItsHeal() throws Exception {
+        try (DurableCoordination hub = open(new Retention(0))) {
+            churn(hub, "a", 5);
+            long partition = audit(hub, "multihub_partition", "{\"namespace\":\"proj\",\"contesting_hubs\":[\"hub-c\"]}");
+            audit(hub, "multihub_partition", "{\"namespace\":\"other\",\"contesting_hubs\":[\"hub-c\"]}");
+            long otherHealed = audit(hub, "multihub_heal", "{\"namespace\":\"other\"}");
+            for (int i = 0; i < 3; i++) {
+                hub.snapshotter().takeNow();
+                churn(hub, "b" + i, 5);
+            }
+            hub.snapshotter().takeNow();
+            assertThat(hub.journal().compactedThrough()).as("held by proj's partition row (a start restores it)")
+                    .isEqualTo(partition - 1);
+
+            audit(hub, "multihub_heal", "{\"namespace\":\"proj\"}");
+            for (int i = 0; i < 2; i++) {
+                churn(hub, "c" + i, 5);
+                hub.snapshotter().takeNow();
+            }
+            assertThat(hub.journal().compactedThrough()).as("healed: nothing held").isGreaterThan(otherHealed);
+        }
+    }
+
+    /** Journals an audit record; returns its seq. */
+    private static long audit(DurableCoordination hub, String kind, String payload) {
+        var outcome = (dev.synapsehub.core.actor.Outcome.Decided) await(hub.actor().submit(Mutation.of(
+                new dev.synapsehub.core.command.AuditRecordCommand("hub-a", kind, payload))));
+        return outcome.committed().get(0).seq();
+    }
+
     private static void awaitLatch(CountDownLatch latch) {
         try {
             assertThat(latch.await(60, TimeUnit.SECONDS)).isTrue();
