@@ -49,6 +49,8 @@ final class HubDaemon implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(HubDaemon.class);
     /** How long a mesh node waits to catch up with the cluster before serving agents anyway. */
     private static final long CATCH_UP_MILLIS = 30_000;
+    /** The retention hold of the rows federation peers have yet to pull (docs/operations.md, retention). */
+    private static final String PEER_CURSORS = "federation peers' log cursors";
 
     private final HubServer server;
     private final CoordinationActor actor;
@@ -163,8 +165,9 @@ final class HubDaemon implements AutoCloseable {
         JournalControl control = null;
         try {
             CoordinationState state;
+            StateRecovery.Recovery recovery = null;
             if (journal instanceof SqliteJournal sqlite) {
-                StateRecovery.Recovery recovery = StateRecovery.recover(sqlite, options::newState, clock.nowSeconds(),
+                recovery = StateRecovery.recover(sqlite, options::newState, clock.nowSeconds(),
                         phases);
                 state = recovery.state();
                 logRecovery(sqlite, recovery, state);
@@ -178,7 +181,9 @@ final class HubDaemon implements AutoCloseable {
             actor = new CoordinationActor(state, journal, clock, actorSettings);
             actor.start();
             if (journal instanceof SqliteJournal sqlite) {
-                snapshotter = Snapshotter.start(sqlite, actor, clock, snapshotPolicy, retention);
+                // held before anything compacts: the federation that knows the peers' cursors is made below
+                retention.hold(PEER_CURSORS, () -> FederationExtension.peerCursorFloorBeforeStart(federationSettings));
+                snapshotter = Snapshotter.start(sqlite, actor, clock, snapshotPolicy, retention, recovery);
                 control = JournalControl.start(sqlite, actor, retention).orElse(null);
             }
             phases.mark("writer start");
@@ -203,7 +208,7 @@ final class HubDaemon implements AutoCloseable {
         }
         phases.mark("federation");
         // rows a federation peer has yet to pull are kept (docs/operations.md, retention)
-        retention.hold("federation peers' log cursors", federation::peerCursorFloor);
+        retention.hold(PEER_CURSORS, federation::peerCursorFloor);
         List<dev.synapsehub.net.extension.HubExtension> extensions = new java.util.ArrayList<>();
         if (frameGate != null) {
             extensions.add(frameGate);

@@ -27,6 +27,9 @@ final class SnapshotMetrics implements HubExtension {
                 snapshotter.failures());
         PrometheusText.counter(out, "synapse_snapshot_upkeep_failures_total", "Rotations of older snapshots or"
                 + " journal compactions that failed after a written snapshot, since start.", snapshotter.upkeepFailures());
+        PrometheusText.gauge(out, "synapse_snapshots_unusable_at_start", "Snapshots the start found unusable"
+                + " (each logged as a WARN) and retired, so rotation and retention no longer count them.",
+                snapshotter.unusableAtStart());
         PrometheusText.gauge(out, "synapse_snapshot_last_seq", "The journal seq the newest snapshot covers, 0 when none.",
                 snapshotter.lastSeq());
     }

@@ -93,11 +93,28 @@ public final class FederationExtension implements HubExtension {
 
     /**
      * The rows authorised peers still have to pull ({@link dev.synapsehub.federation.serve.PeerCursorHolds}),
-     * as a retention hold: {@link Long#MAX_VALUE} (nothing held) until the hub is bound.
+     * as a retention hold. Until the hub is bound every row is held when the log is served to
+     * peers (no peer has pulled from this run yet), none when it is not.
      */
     public long peerCursorFloor() {
         LogServer server = logServer;
-        return server == null ? Long.MAX_VALUE : server.cursorHolds().keepAfter();
+        if (server == null) {
+            return servesItsLog(settings) ? 0 : Long.MAX_VALUE;
+        }
+        return server.cursorHolds().keepAfter();
+    }
+
+    /**
+     * The hold a hub started with {@code settings} registers before anything compacts, until its
+     * federation is made and bound ({@link #peerCursorFloor()}): every row while a serving policy
+     * may let peers pull.
+     */
+    public static long peerCursorFloorBeforeStart(FederationSettings settings) {
+        return servesItsLog(settings) ? 0 : Long.MAX_VALUE;
+    }
+
+    private static boolean servesItsLog(FederationSettings settings) {
+        return settings.trust().configured();
     }
 
     @Override

@@ -36,7 +36,7 @@ public record DurableCoordination(CoordinationActor actor, SqliteJournal journal
             StateRecovery.Recovery recovery = StateRecovery.recover(journal, fresh, clock.nowSeconds());
             actor = new CoordinationActor(recovery.state(), journal, clock, settings);
             actor.start();
-            Snapshotter snapshotter = Snapshotter.start(journal, actor, clock, policy, retention);
+            Snapshotter snapshotter = Snapshotter.start(journal, actor, clock, policy, retention, recovery);
             return new DurableCoordination(actor, journal, recovery, snapshotter);
         } catch (JournalException | RuntimeException e) {
             if (actor != null) {

@@ -29,6 +29,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *       deferred receipt is still pending, stays replayable and resolvable by an {@code ack},
  *       for at most {@link #PENDING_HOLD_SECONDS}: a chat nobody acknowledges (sent to a role or
  *       a mistyped name) must not keep every later row forever;</li>
+ *   <li>the newest {@code multihub_partition} row of each namespace whose partition has not
+ *       healed: a start restores unresolved partitions from those rows (the snapshot does not
+ *       carry them), and a partition a restart forgot would never be journaled as healed;</li>
  *   <li>every {@link RetentionHold} registered: a federation peer's log cursor, a backup in
  *       progress.</li>
  * </ul>
@@ -40,6 +43,8 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class Retention {
     private static final System.Logger LOG = System.getLogger(Retention.class.getName());
+    private static final com.fasterxml.jackson.databind.ObjectMapper PAYLOADS =
+            new com.fasterxml.jackson.databind.ObjectMapper();
     /** Rows deleted per writer transaction. */
     static final int BATCH_ROWS = 20_000;
     /** How long a pending directed chat or receipt holds its row: as long as a dead letter is remembered. */
@@ -125,12 +130,47 @@ public final class Retention {
                 why = "a directed chat still pending in a mailbox";
             }
         }
+        long partitions = partitionFloor(journal);
+        if (partitions < floor) {
+            floor = partitions;
+            why = "an unresolved multi-hub partition's row";
+        }
         Floor held = lowestHold();
         if (held.through() < floor) {
             floor = held.through();
             why = held.limitedBy();
         }
         return new Floor(Math.max(0, floor), why);
+    }
+
+    /**
+     * One below the oldest of the rows that leave a namespace partitioned (its newest
+     * {@code multihub_partition}, no {@code multihub_heal} after it); MAX_VALUE when none. Read on
+     * the writer through the partial index of those rare rows.
+     */
+    static long partitionFloor(SqliteJournal journal) throws JournalException {
+        Map<String, Long> unresolved = new java.util.HashMap<>();
+        for (dev.synapsehub.core.journal.JournaledEvent row : journal.readAfter(0, Integer.MAX_VALUE,
+                java.util.Set.copyOf(JournalSchema.PARTITION_KINDS))) {
+            if (!(row.event() instanceof dev.synapsehub.core.event.AuditRecordEvent audit)) {
+                continue;
+            }
+            String ns;
+            try {
+                ns = PAYLOADS.readTree(audit.payloadJson()).path("namespace").asText(null);
+            } catch (com.fasterxml.jackson.core.JsonProcessingException unreadable) {
+                continue; // the start-up restore skips it as well
+            }
+            if (ns == null) {
+                continue;
+            }
+            if ("multihub_partition".equals(audit.kind())) {
+                unresolved.put(ns, row.seq());
+            } else {
+                unresolved.remove(ns);
+            }
+        }
+        return unresolved.values().stream().mapToLong(seq -> seq - 1).min().orElse(Long.MAX_VALUE);
     }
 
     /** The lowest {@link RetentionHold#keepAfter()} registered and its name; MAX_VALUE when none. */

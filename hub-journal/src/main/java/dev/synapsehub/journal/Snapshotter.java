@@ -27,9 +27,22 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@link Retention} compacts the rows the kept ones cover. A snapshot that is written counts as
  * taken even when that upkeep after it fails: the failure is counted ({@link #upkeepFailures()})
  * and logged once until upkeep works again, and the next snapshot comes by the policy as usual.
+ *
+ * <p>Whatever an attempt throws, an {@link Error} included, is counted, logged and reported
+ * ({@link #lastAttemptFailed()}) and never reaches the timer, which would otherwise cancel every
+ * later tick without a word. After a {@link VirtualMachineError} (say, out of memory while
+ * encoding) the snapshotter keeps trying, since the heap may be short only for a burst and a hub
+ * that stops snapshotting for good replays ever more at its next start; but the next attempt
+ * waits {@link #VM_ERROR_BACKOFF_SECONDS}, doubling to {@link #MAX_VM_ERROR_BACKOFF_SECONDS}:
+ * each attempt images the state and allocates the whole body again, and retried every tick it
+ * would take that memory from the writer and the connections that serve agents.
  */
 public final class Snapshotter implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Snapshotter.class.getName());
+    /** Hub seconds the first attempt after a {@link VirtualMachineError} waits. */
+    static final double VM_ERROR_BACKOFF_SECONDS = 60;
+    /** The longest wait after {@link VirtualMachineError}s in a row. */
+    static final double MAX_VM_ERROR_BACKOFF_SECONDS = 900;
 
     /**
      * One snapshot taken.
@@ -52,7 +65,7 @@ public final class Snapshotter implements AutoCloseable {
     }
 
     /** What rotation and compaction did; {@code failure} is null when both worked. */
-    private record Upkeep(int deletedSnapshots, long compactedRows, Exception failure) {
+    private record Upkeep(int deletedSnapshots, long compactedRows, Throwable failure) {
     }
 
     private final SqliteJournal journal;
@@ -66,20 +79,23 @@ public final class Snapshotter implements AutoCloseable {
     private final AtomicLong upkeepFailures = new AtomicLong();
     private long upkeepFailuresInARow; // upkeep failures in a row, guarded by this; logged at the first only
     private volatile long lastSeq;
+    private final int unusableAtStart;
     private volatile double lastAt;
     private volatile Result last;
     private volatile boolean lastAttemptFailed; // the newest attempt did not write its snapshot
+    private int vmErrorsInARow; // guarded by this
+    private volatile double retryNotBefore; // hub time; set after a VirtualMachineError
     private boolean closed;
 
     private Snapshotter(SqliteJournal journal, WriterAccess writer, Clock clock, SnapshotPolicy policy,
-                        Retention retention) throws JournalException {
+                        Retention retention, long coveredSeq, int unusableAtStart) {
         this.journal = journal;
         this.writer = writer;
         this.clock = clock;
         this.policy = policy;
         this.retention = retention;
-        List<SnapshotStore.Info> existing = writer.run(s -> journal.snapshots().list());
-        this.lastSeq = existing.isEmpty() ? 0 : existing.get(0).seq();
+        this.lastSeq = coveredSeq;
+        this.unusableAtStart = unusableAtStart;
         this.lastAt = clock.nowSeconds();
         this.timer = policy.periodic() ? Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "synapse-snapshots");
@@ -94,7 +110,29 @@ public final class Snapshotter implements AutoCloseable {
      */
     public static Snapshotter start(SqliteJournal journal, CoordinationActor actor, Clock clock,
                                     SnapshotPolicy policy, Retention retention) throws JournalException {
-        Snapshotter s = new Snapshotter(journal, WriterAccess.actor(actor, 60), clock, policy, retention);
+        WriterAccess writer = WriterAccess.actor(actor, 60);
+        return schedule(new Snapshotter(journal, writer, clock, policy, retention, newestListed(journal, writer), 0));
+    }
+
+    /**
+     * As {@link #start(SqliteJournal, CoordinationActor, Clock, SnapshotPolicy, Retention)} for the
+     * hub that {@code from} rebuilt: the policy counts rows from the snapshot it loaded (none after a
+     * full replay), not from one it skipped, which may claim a seq the journal never reached.
+     */
+    public static Snapshotter start(SqliteJournal journal, CoordinationActor actor, Clock clock,
+                                    SnapshotPolicy policy, Retention retention, StateRecovery.Recovery from) {
+        long covered = from.snapshot() == null ? 0 : from.snapshot().seq();
+        return schedule(new Snapshotter(journal, WriterAccess.actor(actor, 60), clock, policy, retention, covered,
+                from.unusable().size()));
+    }
+
+    /** The seq the newest listed snapshot covers, 0 when none. */
+    private static long newestListed(SqliteJournal journal, WriterAccess writer) throws JournalException {
+        List<SnapshotStore.Info> existing = writer.run(s -> journal.snapshots().list());
+        return existing.isEmpty() ? 0 : existing.get(0).seq();
+    }
+
+    private static Snapshotter schedule(Snapshotter s) {
         if (s.timer != null) {
             s.timer.scheduleWithFixedDelay(s::tick, 1, 1, TimeUnit.SECONDS);
         }
@@ -104,24 +142,28 @@ public final class Snapshotter implements AutoCloseable {
     /** A snapshotter whose timer never runs, so a test drives {@link #tick()} by hand. */
     static Snapshotter unscheduled(SqliteJournal journal, WriterAccess writer, Clock clock, SnapshotPolicy policy,
                                    Retention retention) throws JournalException {
-        Snapshotter s = new Snapshotter(journal, writer, clock, policy, retention);
+        Snapshotter s = new Snapshotter(journal, writer, clock, policy, retention, newestListed(journal, writer), 0);
         if (s.timer != null) {
             s.timer.shutdownNow();
         }
         return s;
     }
 
-    /** One timer tick: a snapshot when the policy says one is due. */
+    /**
+     * One timer tick: a snapshot when the policy says one is due (and no backoff after a
+     * {@link VirtualMachineError} holds it). Throws nothing: the timer cancels a task that throws.
+     */
     void tick() {
-        long rows = journal.lastSeq() - lastSeq;
-        boolean due = (policy.everyRows() > 0 && rows >= policy.everyRows())
-                || (policy.intervalSeconds() > 0 && rows > 0 && clock.nowSeconds() - lastAt >= policy.intervalSeconds());
-        if (due) {
-            try {
+        try {
+            long rows = journal.lastSeq() - lastSeq;
+            double now = clock.nowSeconds();
+            boolean due = (policy.everyRows() > 0 && rows >= policy.everyRows())
+                    || (policy.intervalSeconds() > 0 && rows > 0 && now - lastAt >= policy.intervalSeconds());
+            if (due && now >= retryNotBefore) {
                 takeNow();
-            } catch (JournalException | RuntimeException e) {
-                // counted and logged in takeNow; the next tick tries again
             }
+        } catch (Throwable t) {
+            // counted, reported and logged in takeNow; the next tick tries again
         }
     }
 
@@ -136,15 +178,14 @@ public final class Snapshotter implements AutoCloseable {
         Written written;
         try {
             written = write(journal, writer, clock);
-        } catch (JournalException | RuntimeException e) {
-            failures.incrementAndGet();
-            lastAttemptFailed = true;
-            LOG.log(System.Logger.Level.WARNING, "state snapshot failed (the journal is unaffected; the next one"
-                    + " will try again): " + e.getMessage(), e);
+        } catch (JournalException | RuntimeException | Error e) {
+            failed(e);
             throw e;
         }
         // written and visible: the policy counts from it whatever upkeep does next
         lastAttemptFailed = false;
+        vmErrorsInARow = 0;
+        retryNotBefore = 0;
         lastSeq = written.info().seq();
         lastAt = clock.nowSeconds();
         taken.incrementAndGet();
@@ -163,8 +204,25 @@ public final class Snapshotter implements AutoCloseable {
         return r;
     }
 
+    /** Counts, reports and logs a snapshot that could not be written; holds the next attempt after a VM error. */
+    private void failed(Throwable e) {
+        failures.incrementAndGet();
+        lastAttemptFailed = true;
+        if (e instanceof VirtualMachineError) {
+            double wait = Math.min(MAX_VM_ERROR_BACKOFF_SECONDS, VM_ERROR_BACKOFF_SECONDS * Math.pow(2, vmErrorsInARow));
+            vmErrorsInARow++;
+            retryNotBefore = clock.nowSeconds() + wait;
+            LOG.log(System.Logger.Level.ERROR, String.format(Locale.ROOT, "state snapshot failed with %s (the journal"
+                    + " is unaffected; the next attempt waits %.0f s so it does not take memory from serving)", e,
+                    wait), e);
+        } else {
+            LOG.log(System.Logger.Level.WARNING, "state snapshot failed (the journal is unaffected; the next one"
+                    + " will try again): " + e.getMessage(), e);
+        }
+    }
+
     /** Counts an upkeep failure and logs only the first of a run, so a lasting fault is not a WARN a snapshot. */
-    private void noteUpkeep(SnapshotStore.Info info, Exception failure) {
+    private void noteUpkeep(SnapshotStore.Info info, Throwable failure) {
         if (failure == null) {
             if (upkeepFailuresInARow > 0) {
                 LOG.log(System.Logger.Level.INFO, "snapshot rotation and journal compaction work again after "
@@ -207,7 +265,12 @@ public final class Snapshotter implements AutoCloseable {
         return lastAttemptFailed;
     }
 
-    /** The seq the newest snapshot covers (one written by an earlier run included), 0 when none. */
+    /** Snapshots the start found unusable and retired (each logged as a WARN then). */
+    public int unusableAtStart() {
+        return unusableAtStart;
+    }
+
+    /** The seq the newest snapshot covers (the one the start loaded included), 0 when none. */
     public long lastSeq() {
         return lastSeq;
     }
@@ -235,8 +298,8 @@ public final class Snapshotter implements AutoCloseable {
             if (policy.onShutdown() && journal.lastSeq() > lastSeq) {
                 try {
                     takeNow();
-                } catch (JournalException | RuntimeException e) {
-                    // logged; the next start replays the tail instead
+                } catch (Throwable e) {
+                    // logged and counted; the actor and journal still close, and the next start replays the tail
                 }
             }
         }
@@ -270,7 +333,7 @@ public final class Snapshotter implements AutoCloseable {
                 store.complete(id, body.length, chunks, crc);
                 return null;
             });
-        } catch (JournalException | RuntimeException e) {
+        } catch (JournalException | RuntimeException | Error e) {
             try {
                 writer.run(s -> {
                     store.delete(id);
@@ -293,7 +356,7 @@ public final class Snapshotter implements AutoCloseable {
         try {
             deleted = rotate(journal.snapshots(), writer, keep);
             return new Upkeep(deleted, retention.compact(journal, writer, keep, now), null);
-        } catch (JournalException | RuntimeException e) {
+        } catch (JournalException | RuntimeException | Error e) {
             return new Upkeep(deleted, 0, e);
         }
     }

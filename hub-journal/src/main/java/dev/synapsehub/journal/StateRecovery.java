@@ -19,6 +19,13 @@ import java.util.function.Supplier;
  * snapshot, or a full replay of the journal. When rows were compacted and no snapshot covers
  * them, nothing can rebuild the state: start-up fails with a message rather than serve a state
  * that silently lost acknowledged work.
+ *
+ * <p>A start that succeeds retires the snapshots it skipped ({@link #recover}): left listed, an
+ * unusable snapshot would count as one of the kept snapshots, so rotation would delete a usable
+ * one in its place and retention would compact the rows only that one could replay, and one
+ * more damaged snapshot would leave nothing to start from. Retired, it is no longer listed, so
+ * the snapshots rotation and retention count are the one this start loaded and those written
+ * after it.
  */
 public final class StateRecovery {
     private static final System.Logger LOG = System.getLogger(StateRecovery.class.getName());
@@ -34,11 +41,13 @@ public final class StateRecovery {
      * @param fallbacks one line per snapshot skipped, newest first (each was logged as a WARN)
      * @param tail what the replay after the snapshot (or the full replay) read
      * @param loadSeconds time spent reading, checking, decoding and restoring the snapshot
+     * @param unusable the snapshots skipped, newest first (those {@code fallbacks} names)
      */
     public record Recovery(CoordinationState state, SnapshotStore.Info snapshot, List<String> fallbacks,
-                           ReplayStats tail, double loadSeconds) {
+                           ReplayStats tail, double loadSeconds, List<SnapshotStore.Info> unusable) {
         public Recovery {
             fallbacks = List.copyOf(fallbacks);
+            unusable = List.copyOf(unusable);
         }
 
         /** Events applied: those of the tail (a snapshot's are not counted). */
@@ -49,7 +58,7 @@ public final class StateRecovery {
 
     /**
      * Rebuilds a state for {@code journal} from {@code fresh.get()} and expires it at {@code now},
-     * first discarding snapshots a stop left incomplete.
+     * first discarding snapshots a stop left incomplete, then retiring those found unusable.
      */
     public static Recovery recover(SqliteJournal journal, Supplier<CoordinationState> fresh, double now)
             throws JournalException {
@@ -63,7 +72,30 @@ public final class StateRecovery {
         if (discarded > 0) {
             LOG.log(System.Logger.Level.INFO, "discarded " + discarded + " snapshot(s) a stop left incomplete");
         }
-        return rebuild(journal, fresh, now, phases);
+        Recovery recovery = rebuild(journal, fresh, now, phases);
+        retireUnusable(journal.snapshots(), recovery.unusable());
+        return recovery;
+    }
+
+    /**
+     * Retires the snapshots this start skipped: never listed again, so rotation and retention
+     * count only snapshots that load (the fallback the docs promise), and the snapshotter's
+     * policy counts from the snapshot loaded. The body stays until the next start discards it
+     * with the incomplete ones, so it can still be looked at ({@code sqlite3 -readonly}).
+     */
+    private static void retireUnusable(SnapshotStore store, List<SnapshotStore.Info> unusable)
+            throws JournalException {
+        if (unusable.isEmpty()) {
+            return;
+        }
+        StringBuilder ids = new StringBuilder();
+        for (SnapshotStore.Info info : unusable) {
+            store.retire(info.id());
+            ids.append(ids.length() == 0 ? "#" : ", #").append(info.id());
+        }
+        LOG.log(System.Logger.Level.WARNING, unusable.size() + " snapshot(s) found unusable at start retired (" + ids
+                + "): rotation and retention no longer count them as kept, so the snapshot loaded and the rows after"
+                + " it stay the fallback until newer snapshots replace it; their bodies are discarded at the next start");
     }
 
     /** As {@link #recover}, but writes nothing to the file (the journal tools). */
@@ -78,13 +110,14 @@ public final class StateRecovery {
         long compacted = journal.compactedThrough();
         List<SnapshotStore.Info> snapshots = store.list();
         List<String> fallbacks = new ArrayList<>();
+        List<SnapshotStore.Info> unusable = new ArrayList<>();
         phases.mark("snapshot list");
         for (int i = 0; i < snapshots.size(); i++) {
             SnapshotStore.Info info = snapshots.get(i);
             long start = System.nanoTime();
             CoordinationState state = fresh.get();
-            String unusable = load(journal, info, compacted, state, phases);
-            if (unusable == null) {
+            String why = load(journal, info, compacted, state, phases);
+            if (why == null) {
                 double load = (System.nanoTime() - start) / 1e9;
                 LOG.log(System.Logger.Level.INFO, String.format(Locale.ROOT,
                         "state loaded from snapshot #%d (seq %,d, %,d bytes) in %.3f s; replaying the journal after it",
@@ -93,13 +126,14 @@ public final class StateRecovery {
                 phases.mark("tail replay");
                 state.settle(now, journal.lastSeq());
                 phases.mark("settle");
-                return new Recovery(state, info, fallbacks, journal.lastReplay(), load);
+                return new Recovery(state, info, fallbacks, journal.lastReplay(), load, unusable);
             }
             String next = i + 1 < snapshots.size() ? describe(snapshots.get(i + 1)) : compacted > 0
                     ? "nothing: rows through seq " + compacted + " were compacted away" : "a full replay of the journal";
-            String line = describe(info) + " is unusable: " + unusable + "; falling back to " + next;
+            String line = describe(info) + " is unusable: " + why + "; falling back to " + next;
             LOG.log(System.Logger.Level.WARNING, line);
             fallbacks.add(line);
+            unusable.add(info);
         }
         if (compacted > 0) {
             throw new JournalRefusedException(journal.path() + ": rows through seq " + compacted + " were compacted"
@@ -111,7 +145,7 @@ public final class StateRecovery {
         phases.mark("full replay");
         state.settle(now, journal.lastSeq());
         phases.mark("settle");
-        return new Recovery(state, null, fallbacks, journal.lastReplay(), 0);
+        return new Recovery(state, null, fallbacks, journal.lastReplay(), 0, unusable);
     }
 
     /** Loads a snapshot into {@code state}; returns null, or why it cannot be used. */

@@ -37,6 +37,7 @@ import java.util.logging.Logger;
 import static dev.synapsehub.journal.Fixtures.await;
 import static dev.synapsehub.journal.Fixtures.granted;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 
 /**
  * Retention deletes the rows the kept snapshots cover and nothing the hub still has to serve:
@@ -401,6 +402,68 @@ class RetentionTest {
             assertThat(snapshots.lastAttemptFailed()).as("a written snapshot ends it").isFalse();
             assertThat(snapshots.lastSeq()).isEqualTo(hub.journal().lastSeq());
         }
+    }
+
+    @Test
+    void anErrorWhileTakingASnapshotIsCountedAndReportedAndNeverReachesTheTimer() throws Exception {
+        List<LogRecord> logged = capture(Snapshotter.class);
+        try (DurableCoordination hub = open(Retention.keepAll());
+             // turn 1 lists the stored snapshots at construction; turn 2 is the first snapshot's image
+             Snapshotter snapshots = Snapshotter.unscheduled(hub.journal(), new WriterTurnGate(
+                     WriterAccess.actor(hub.actor(), 60), 2, () -> {
+                         throw new OutOfMemoryError("Java heap space (injected)");
+                     }), clock, new SnapshotPolicy(0, 20, 2, false), Retention.keepAll())) {
+            churn(hub, "a", 10);
+            // the timer runs tick: a throw out of it would cancel every later tick, silently
+            assertThatCode(snapshots::tick).as("nothing thrown into the timer").doesNotThrowAnyException();
+            assertThat(snapshots.failures()).isEqualTo(1);
+            assertThat(snapshots.taken()).isZero();
+            assertThat(snapshots.lastAttemptFailed()).as("reported: snapshot_failing").isTrue();
+
+            snapshots.tick(); // due, but a VM error holds the next attempt for a while
+            assertThat(snapshots.failures()).isEqualTo(1);
+            assertThat(snapshots.taken()).isZero();
+
+            clock.advance(Snapshotter.VM_ERROR_BACKOFF_SECONDS);
+            snapshots.tick(); // and then it keeps trying
+            assertThat(snapshots.taken()).isEqualTo(1);
+            assertThat(snapshots.lastAttemptFailed()).isFalse();
+        } finally {
+            release(Snapshotter.class);
+        }
+        assertThat(logged).filteredOn(r -> r.getLevel() == Level.SEVERE).as("logged once")
+                .singleElement().satisfies(r -> assertThat(r.getThrown()).isInstanceOf(OutOfMemoryError.class));
+    }
+
+    @Test
+    void theRowOfAPartitionNotYetHealedIsKeptUntilItsHeal() throws Exception {
+        try (DurableCoordination hub = open(new Retention(0))) {
+            churn(hub, "a", 5);
+            long partition = audit(hub, "multihub_partition", "{\"namespace\":\"proj\",\"contesting_hubs\":[\"hub-c\"]}");
+            audit(hub, "multihub_partition", "{\"namespace\":\"other\",\"contesting_hubs\":[\"hub-c\"]}");
+            long otherHealed = audit(hub, "multihub_heal", "{\"namespace\":\"other\"}");
+            for (int i = 0; i < 3; i++) {
+                hub.snapshotter().takeNow();
+                churn(hub, "b" + i, 5);
+            }
+            hub.snapshotter().takeNow();
+            assertThat(hub.journal().compactedThrough()).as("held by proj's partition row (a start restores it)")
+                    .isEqualTo(partition - 1);
+
+            audit(hub, "multihub_heal", "{\"namespace\":\"proj\"}");
+            for (int i = 0; i < 2; i++) {
+                churn(hub, "c" + i, 5);
+                hub.snapshotter().takeNow();
+            }
+            assertThat(hub.journal().compactedThrough()).as("healed: nothing held").isGreaterThan(otherHealed);
+        }
+    }
+
+    /** Journals an audit record; returns its seq. */
+    private static long audit(DurableCoordination hub, String kind, String payload) {
+        var outcome = (dev.synapsehub.core.actor.Outcome.Decided) await(hub.actor().submit(Mutation.of(
+                new dev.synapsehub.core.command.AuditRecordCommand("hub-a", kind, payload))));
+        return outcome.committed().get(0).seq();
     }
 
     private static void awaitLatch(CountDownLatch latch) {

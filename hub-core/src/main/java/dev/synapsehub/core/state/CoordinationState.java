@@ -221,6 +221,9 @@ public final class CoordinationState {
     public void apply(CoordinationEvent event) {
         long seq = ++lastSeq;
         undo.record(() -> lastSeq = seq - 1);
+        // live, the decision that made this event first advanced the hub clock to its time (a no-op here
+        // then); a replay does the same for every family, so it ends on the clock a snapshot images (INV-RR-1)
+        claims.advanceTo(event.ts());
         claims.apply(event);
         messaging.apply(event, seq);
         board.apply(event);

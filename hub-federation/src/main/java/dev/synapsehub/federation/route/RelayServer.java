@@ -183,11 +183,27 @@ public final class RelayServer {
         String reason = reasonNode != null && reasonNode.isTextual() ? reasonNode.textValue().strip() : "";
         double now = hub.clock().nowSeconds();
         PeerDecision peer = trust.decide(r.sender(), r.session().peerCertificateChain(), now);
-        String refusal = null;
         if (!peer.allowed()) {
             LOG.warn("Refused operator relay from peer '{}': {}", r.sender(), peer.reason());
-            refusal = "peer_not_authorised";
-        } else if (!"release".equals(action)) {
+            refused.incrementAndGet();
+            result(r, false, "peer_not_authorised");
+            return;
+        }
+        JsonNode idemNode = r.get("idem_key");
+        // keyed by the verified peer: another principal's retry is a new request (catalog INV-CR-1 #33)
+        String ledgerKey = idemNode == null || idemNode.isNull() ? null
+                : Idempotency.key(r.sender(), r.type(), idemNode.textValue());
+        // a keyed retry of an authorised peer gets its first answer before any gate of the present moment
+        // (action, reason, grant, ownership, partition: INV-CR-1), as ClaimServer answers a forwarded claim;
+        // a new request meets the gates in contract A5.1's order
+        java.util.Optional<Outcome> prior = ledgerKey == null ? java.util.Optional.empty()
+                : hub.actor().priorAnswer(ledgerKey, digest(r));
+        if (prior.isPresent()) {
+            answer(r, namespace, taskId, r.get("operator").textValue().strip(), detail(r), prior.get(), null);
+            return;
+        }
+        String refusal = null;
+        if (!"release".equals(action)) {
             refusal = "unknown_action";
         } else if (requireReason && reason.isEmpty()) {
             refusal = "reason_required";
@@ -201,11 +217,8 @@ public final class RelayServer {
             result(r, false, refusal);
             return;
         }
-        JsonNode idemNode = r.get("idem_key");
-        // keyed by the verified peer: another principal's retry is a new request (catalog INV-CR-1 #33)
-        String ledgerKey = idemNode == null || idemNode.isNull() ? null
-                : Idempotency.key(r.sender(), r.type(), idemNode.textValue());
-        // a keyed retry of an applied relay replays its answer; it never opens a second quorum
+        // a keyed retry of a relay applied since the ledger was read above replays its answer; it never opens a
+        // second quorum
         // on a mesh the writer counts the operators (the approvals are replicated state)
         String awaiting = replicatedApprovals || (ledgerKey != null && hub.actor().remembers(ledgerKey)) ? null
                 : secondOperator(action, namespace, taskId.strip(), r.sender());

@@ -77,7 +77,7 @@ public final class LogServer implements AutoCloseable {
     private boolean readAheadFailing;
     /** Pages read before their pull came; on the reader's thread only. */
     private final ReadAhead readAhead = new ReadAhead(READ_AHEAD_PAGES, READ_AHEAD_AGE.toNanos(), System::nanoTime);
-    private final PeerCursorHolds holds = new PeerCursorHolds();
+    private final PeerCursorHolds holds;
     /** How the error answering a pull behind deleted rows begins (our follower tells that failure by it). */
     public static final String COMPACTED = "Log compacted";
     /** Pulls waiting at most for the reader ({@link #READ_QUEUE}, or a test's). */
@@ -97,6 +97,7 @@ public final class LogServer implements AutoCloseable {
         this.trust = trust;
         this.journal = journal;
         this.metrics = metrics;
+        this.holds = new PeerCursorHolds(trust::grantedPeers);
         SqliteJournalReader opened = null;
         if (journal != null && trust.configured()) { // without a serving policy every pull is refused unread
             try {
@@ -139,6 +140,7 @@ public final class LogServer implements AutoCloseable {
             Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                     ? failure.getCause() : failure; // through the writer, a read's failure comes wrapped
             if (cause instanceof Compacted gone) {
+                holds.behind(r.sender());
                 metrics.logRequestsCompacted.incrementAndGet();
                 LOG.warn("peer '{}' asked for the log after seq {}, but retention deleted the rows up to seq {}: it cannot"
                         + " catch up from this hub (raise --journal-keep-rows; peers that pull at least once every {} h"

@@ -77,6 +77,18 @@ public final class ServingTrust {
         return l == null ? null : l.policy();
     }
 
+    /**
+     * The peers the policy last loaded grants, without looking at the files again (retention
+     * asks on the writer); empty without a policy, null while the file is invalid.
+     */
+    public java.util.Set<String> grantedPeers() {
+        if (policyFile == null) {
+            return java.util.Set.of();
+        }
+        ServingPolicy policy = loaded.policy();
+        return policy == null ? null : policy.grants().keySet();
+    }
+
     /** True when a serving policy was configured. */
     public boolean configured() {
         return policyFile != null;

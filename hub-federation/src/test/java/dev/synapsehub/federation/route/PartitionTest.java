@@ -9,6 +9,16 @@ import dev.synapsehub.federation.testing.Federation;
 import dev.synapsehub.federation.testing.Pki;
 import dev.synapsehub.federation.testing.TrustFiles;
 import dev.synapsehub.federation.trust.ServingTrust;
+import dev.synapsehub.core.Clock;
+import dev.synapsehub.core.actor.ActorSettings;
+import dev.synapsehub.core.actor.Mutation;
+import dev.synapsehub.core.command.ClaimCommand;
+import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.federation.AuditJournal;
+import dev.synapsehub.federation.follow.WatchSettings;
+import dev.synapsehub.journal.DurableCoordination;
+import dev.synapsehub.journal.Retention;
+import dev.synapsehub.journal.SnapshotPolicy;
 import dev.synapsehub.journal.StoredEvent;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -19,6 +29,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -101,6 +112,37 @@ class PartitionTest {
         assertThat(keyedClaim(again, "K-2", "k-2").path("ownership").asText()).isEqualTo("partitioned");
     }
 
+    @Test
+    void anUnresolvedPartitionWhoseRowRetentionDeletedIsRestoredAndHeals() throws Exception {
+        Pki pki = new Pki(dir);
+        Pki.HubCerts aCerts = pki.hub("hub-a");
+        Path aDb = dir.resolve("a.db");
+        NamespaceOwners owners = new NamespaceOwners("hub-a", Map.of("proj", "hub-a"));
+        long partitionSeq;
+        try (DurableCoordination hub = DurableCoordination.open(aDb, Clock.system(), CoordinationState::new,
+                ActorSettings.DEFAULTS, new SnapshotPolicy(0, 0, 2, false), new Retention(0))) {
+            claim(hub, "X-1");
+            hub.snapshotter().takeNow();
+            // proj entered a partition a while before the stop; two snapshots are taken after it
+            assertThat(new AuditJournal(hub.actor(), "hub-a").record("multihub_partition",
+                    PartitionTracker.partitionPayload(owners, "proj", Set.of("hub-c"), true)).get()).isTrue();
+            partitionSeq = hub.journal().lastSeq();
+            hub.snapshotter().takeNow();
+            claim(hub, "X-2");
+            hub.snapshotter().takeNow(); // the older kept snapshot covers the partition row
+            assertThat(hub.journal().compactedThrough()).as("retention compacts up to the partition row only")
+                    .isEqualTo(partitionSeq - 1);
+        }
+        // nobody contests proj any more: the restored partition heals at the first refresh
+        FedHub restarted = keep(new FedHub(aCerts, aDb, new FederationSettings(ServingTrust.none(),
+                WatchSettings.none(), owners, ForwardSettings.none(), null,
+                new FederationSettings.RelayPolicy(false, false))));
+        Await.until("the restored partition heals", WAIT, () -> healed(restarted));
+        HubClient a1 = restarted.agent("proj/a1");
+        assertThat(FedHub.claim(a1, "proj/a1", "T-1", "src/a").path("type").asText())
+                .as("claims in proj are granted again").isEqualTo("claim_granted");
+    }
+
     private static ObjectNode keyedClaim(HubClient agent, String task, String idemKey) throws Exception {
         ObjectNode f = agent.frame("proj/a1", "claim");
         f.put("task_id", task);
@@ -108,6 +150,19 @@ class PartitionTest {
         agent.send(f);
         return agent.await(r -> ("claim_granted".equals(r.path("type").asText()) || "claim_denied".equals(
                 r.path("type").asText())) && task.equals(r.path("task_id").asText()), WAIT);
+    }
+
+    private static void claim(DurableCoordination hub, String task) throws Exception {
+        hub.actor().submit(Mutation.of(new ClaimCommand("other/x", "other/x", task, null, null, task, List.of(), null)))
+                .get();
+    }
+
+    private static boolean healed(FedHub hub) {
+        try {
+            return auditRows(hub).stream().anyMatch(e -> e.kind().equals("multihub_heal"));
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     static List<StoredEvent> auditRows(FedHub hub) throws Exception {

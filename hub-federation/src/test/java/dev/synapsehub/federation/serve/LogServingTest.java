@@ -136,6 +136,22 @@ class LogServingTest {
         assertThat(pull(p, "hub-a", 3L, 1).path("events").size()).as("a peer at the end is answered as ever").isZero();
     }
 
+    @Test
+    void aRestartedHubHoldsEveryRowUntilEachGrantedPeerHasPulledAgain() throws Exception {
+        HubClient p = peer("hub-a", true);
+        assertThat(pull(p, "hub-a", 0L, 1).path("events").size()).isEqualTo(1); // hub-a lags: it has seq 1 only
+        b.close();
+        open.remove(b);
+        b = FedHub.serving(b.certs, dir.resolve("b.db"), ServingTrust.load(policy, m -> { }));
+        open.add(b);
+        // the cursors were in memory: compacting now would delete what hub-a has yet to pull, for good
+        assertThat(b.federation.peerCursorFloor()).as("every row held until hub-a pulls again").isZero();
+
+        HubClient again = peer("hub-a", true);
+        assertThat(pull(again, "hub-a", 2L, 1).path("events").size()).isEqualTo(1);
+        assertThat(b.federation.peerCursorFloor()).as("every granted peer pulled: its cursor holds").isEqualTo(2);
+    }
+
     private static ObjectNode pullAnswer(HubClient p, long afterSeq) throws Exception {
         p.send(requestAfter(p, afterSeq));
         return p.await(f -> "error".equals(f.path("type").asText())
