@@ -141,7 +141,7 @@ public final class CoordinationState {
                 return new Decision(new Reply.Denied("", Refusal.NOT_A_MEMBER, "not a member of channel '" + id + "'"),
                         List.of());
             }
-            return messaging.decideChannelChat(c, t, lastSeq, channels.channel(id).orElseThrow().members());
+            return messaging.decideChannelChat(c, t, lastSeq, channels.members(id));
         } else if (command instanceof MessagingCommand m) {
             return messaging.decide(m, t, lastSeq);
         } else if (command instanceof dev.synapsehub.core.command.OperatorReleaseCommand o) {

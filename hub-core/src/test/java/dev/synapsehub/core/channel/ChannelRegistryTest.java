@@ -123,4 +123,49 @@ class ChannelRegistryTest {
         assertThat(live.image()).isEqualTo(replayed.image());
         assertThat(live.channel("ops").orElseThrow().members()).containsExactly("ann", "bob");
     }
+
+    /** Bytes the current thread allocated so far (HotSpot's per-thread counter). */
+    private static long allocated() {
+        return ((com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean())
+                .getThreadAllocatedBytes(Thread.currentThread().getId());
+    }
+
+    /**
+     * The writer changes a channel in place: an invite into a channel of 900 invites, or a chat
+     * into a history of 5,000, allocates a few hundred bytes, not a copy of the set or history
+     * (which made n invites or chats cost the writer n² time). Bytes, not time: deterministic.
+     */
+    @Test
+    void anInviteOrAChatDoesNotCopyTheChannel() {
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        org.junit.jupiter.api.Assumptions.assumeTrue(mx instanceof com.sun.management.ThreadMXBean
+                && ((com.sun.management.ThreadMXBean) mx).isThreadAllocatedMemoryEnabled());
+        ChannelRegistry r = new ChannelRegistry(10_000);
+        run(r, "ann", Op.CREATE, "ops", null);
+        for (int i = 0; i < 900; i++) {
+            run(r, "ann", Op.INVITE, "ops", "agent-" + i);
+        }
+        List<ChannelCommand> invites = new java.util.ArrayList<>();
+        for (int i = 900; i < 1000; i++) {
+            invites.add(new ChannelCommand("ann", Op.INVITE, "ops", "agent-" + i, null));
+        }
+        long before = allocated();
+        for (ChannelCommand c : invites) {
+            r.decide(c, 1.0).events().forEach(r::apply);
+        }
+        long perInvite = (allocated() - before) / invites.size();
+        assertThat(r.channel("ops").orElseThrow().invites()).hasSize(1000);
+        assertThat(perInvite).as("bytes one invite allocates (a copy of 900 names is ~36 KB)").isLessThan(4_000);
+
+        List<ChatEvent> chats = new java.util.ArrayList<>();
+        for (int i = 0; i < 6_000; i++) {
+            chats.add(new ChatEvent(i, i, "ann", null, "ops", false, List.of(), "{\"n\":" + i + "}"));
+        }
+        chats.subList(0, 5_000).forEach(r::apply);
+        before = allocated();
+        chats.subList(5_000, 6_000).forEach(r::apply);
+        long perChat = (allocated() - before) / 1_000;
+        assertThat(r.channel("ops").orElseThrow().history()).hasSize(6_000);
+        assertThat(perChat).as("bytes one channel chat allocates (a copy of 5,000 frames is ~20 KB)").isLessThan(2_000);
+    }
 }
