@@ -107,6 +107,21 @@ class ChannelWireTest {
         }
     }
 
+    /** An invitee no agent could bind (too long, or a control character) is the contract's invalid invitee. */
+    @Test
+    void anInviteeThatCouldNeverJoinIsInvalid() throws Exception {
+        try (TestHub hub = TestHub.open()) {
+            HubClient ann = hub.agent("ann");
+            verb(ann, "channel_create", "ops", null);
+            assertResult(verb(ann, "channel_invite", "ops", "x".repeat(64 * 1024)), "ops", false, "invalid invitee",
+                    List.of());
+            assertResult(verb(ann, "channel_invite", "ops", "bob\u0007"), "ops", false, "invalid invitee", List.of());
+            assertResult(verb(ann, "channel_invite", "ops", "b\u200Bob"), "ops", false, "invalid invitee", List.of());
+            assertResult(verb(ann, "channel_invite", "ops", "b".repeat(256)), "ops", true,
+                    "invited '" + "b".repeat(256) + "' to 'ops'", List.of("ann"));
+        }
+    }
+
     @Test
     void channelChatReachesOtherOnlineMembersOnlyWithReceiptAndHistory() throws Exception {
         try (TestHub hub = TestHub.open()) {

@@ -26,6 +26,18 @@ public final class ChannelRegistry {
     public static final int MAX_CHANNELS = 4096;
     /** A channel id is 1–200 characters after trimming (A1.1). */
     public static final int MAX_ID_LENGTH = 200;
+    /**
+     * Names one channel holds at most: members, pending invitees and its owner together. Ours
+     * (the contract has no bound): without it one owner's invites grew without end on the writer.
+     */
+    public static final int MAX_ROSTER = 1024;
+    /**
+     * Channels one agent owns at most at once. Ours: without it one agent could take all
+     * {@link #MAX_CHANNELS} places and leave every other agent {@code channel registry is full}.
+     */
+    public static final int MAX_OWNED_PER_AGENT = 256;
+    /** An invitee is at most this many code points, as an agent name (a longer one could never join). */
+    public static final int MAX_INVITEE_CODE_POINTS = 256;
 
     /**
      * Characters of chat frames all channels' histories keep at most together (about 64 MiB of
@@ -39,6 +51,8 @@ public final class ChannelRegistry {
     private final long maxHistoryChars;
     private final LinkedHashMap<String, LiveChannel> channels = new LinkedHashMap<>(); // creation order
     private final UndoLog undo;
+    /** Channels each owner owns now (absent: none); kept beside the map so a create need not count. */
+    private final java.util.HashMap<String, Integer> owned = new java.util.HashMap<>();
     /** Characters of every channel's history together. */
     private long historyChars;
 
@@ -80,6 +94,10 @@ public final class ChannelRegistry {
                 if (channels.size() >= MAX_CHANNELS) {
                     return refused(id, "channel registry is full");
                 }
+                if (owned.getOrDefault(agent, 0) >= MAX_OWNED_PER_AGENT) {
+                    return refused(id, "cannot create '" + id + "': you already own " + MAX_OWNED_PER_AGENT
+                            + " channels");
+                }
                 return done(id, "created channel '" + id + "'", List.of(agent),
                         new ChannelEvent(t, c.op(), id, agent, null, c.label()));
             case INVITE: {
@@ -87,7 +105,8 @@ public final class ChannelRegistry {
                     return refused(id, "cannot invite to '" + id + "': no such channel or you are not its owner");
                 }
                 String invitee = c.invitee();
-                if (invitee == null || invitee.isEmpty()) {
+                if (invitee == null || invitee.isEmpty()
+                        || invitee.codePointCount(0, invitee.length()) > MAX_INVITEE_CODE_POINTS) {
                     return refused(id, "invalid invitee");
                 }
                 if (ch.members.contains(invitee)) {
@@ -95,6 +114,10 @@ public final class ChannelRegistry {
                 }
                 if (ch.invites.contains(invitee)) {
                     return refused(id, "'" + invitee + "' is already invited to '" + id + "'");
+                }
+                if (ch.roster() >= MAX_ROSTER) {
+                    return refused(id, "cannot invite to '" + id + "': it already holds " + MAX_ROSTER
+                            + " members and invitees");
                 }
                 return done(id, "invited '" + invitee + "' to '" + id + "'",
                         ch.members.contains(agent) ? ch.members : List.of(),
@@ -161,6 +184,7 @@ public final class ChannelRegistry {
                     created.members.add(e.agent());
                     channels.put(e.channel(), created);
                     undo.record(() -> channels.remove(e.channel()));
+                    countOwned(e.agent(), 1);
                 }
                 break;
             case INVITE:
@@ -202,9 +226,15 @@ public final class ChannelRegistry {
     /** Removes the channel; the undo puts it back in its creation-order place, history and all. */
     private void delete(LiveChannel ch) {
         undo.removeInPlace(channels, ch.id);
+        countOwned(ch.owner, -1);
         long chars = ch.historyChars;
         historyChars -= chars;
         undo.record(() -> historyChars += chars);
+    }
+
+    private void countOwned(String owner, int delta) {
+        owned.merge(owner, delta, (a, b) -> a + b == 0 ? null : a + b);
+        undo.record(() -> owned.merge(owner, -delta, (a, b) -> a + b == 0 ? null : a + b));
     }
 
     private void append(LiveChannel ch, String frame) {
@@ -315,6 +345,7 @@ public final class ChannelRegistry {
                 live.historyChars += frame.length();
             }
             channels.put(ch.id(), live);
+            owned.merge(ch.owner(), 1, Integer::sum);
             historyChars += live.historyChars;
         }
     }

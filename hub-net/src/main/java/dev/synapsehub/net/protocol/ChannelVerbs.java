@@ -8,6 +8,7 @@ import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.channel.Channel;
 import dev.synapsehub.core.command.ChannelCommand;
 import dev.synapsehub.core.reply.ChannelReply;
+import dev.synapsehub.net.wire.AgentNames;
 import dev.synapsehub.net.wire.FieldCoercion;
 import dev.synapsehub.net.wire.HubFrames;
 
@@ -70,6 +71,9 @@ final class ChannelVerbs {
     private void change(Request r, ChannelCommand.Op op) {
         JsonNode inv = r.get("invitee");
         String invitee = inv != null && inv.isTextual() ? inv.textValue() : null;
+        if (invitee != null && AgentNames.refusal(invitee.strip()) != null) {
+            invitee = ""; // no agent could bind that name, so none could join: the contract's "invalid invitee"
+        }
         JsonNode lab = r.get("label");
         String label = op == ChannelCommand.Op.CREATE && lab != null && lab.isTextual() ? lab.textValue() : null;
         ChannelCommand command = new ChannelCommand(r.sender(), op, channelId(r), invitee, label);
