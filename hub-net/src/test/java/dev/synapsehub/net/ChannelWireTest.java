@@ -122,6 +122,39 @@ class ChannelWireTest {
         }
     }
 
+    /** A1.1/A1.4: ids are trimmed as Python's str.strip trims (U+00A0, U+2007, U+202F, U+0085 too). */
+    @Test
+    void channelIdsAreTrimmedOfPythonWhitespace() throws Exception {
+        try (TestHub hub = TestHub.open()) {
+            HubClient ann = hub.agent("ann");
+            HubClient bob = hub.agent("bob");
+            assertResult(verb(ann, "channel_create", "\u00A0ops\u00A0", null), "ops", true, "created channel 'ops'",
+                    List.of("ann"));
+            assertResult(verb(ann, "channel_create", "\u2007\u202F\u0085", null), "", false, "invalid channel id",
+                    List.of());
+            assertResult(verb(ann, "channel_invite", "\u202Fops", "\u00A0bob\u2007"), "ops", true,
+                    "invited 'bob' to 'ops'", List.of("ann"));
+            assertResult(verb(bob, "channel_join", "ops\u0085", null), "ops", true, "joined 'ops'",
+                    List.of("ann", "bob"));
+            bob.clearPending();
+            ObjectNode chat = ann.frame("chat");
+            chat.put("channel", "\u00A0ops").put("payload", "in channel");
+            ann.send(chat);
+            assertThat(bob.awaitType("chat", WAIT).path("channel").asText()).isEqualTo("\u00A0ops"); // echoed as sent
+            HubClient eve = hub.agent("eve");
+            ObjectNode intrude = eve.frame("chat");
+            intrude.put("channel", "\u00A0ops\u202F").put("payload", "let me in");
+            eve.send(intrude);
+            assertThat(eve.awaitType("error", WAIT).path("channel").asText()).isEqualTo("ops");
+            // a channel of Python whitespace only is an ordinary public chat (A1.4)
+            bob.clearPending();
+            ObjectNode open = eve.frame("chat");
+            open.put("channel", "\u00A0").put("payload", "public");
+            eve.send(open);
+            assertThat(bob.awaitType("chat", WAIT).path("payload").asText()).isEqualTo("public");
+        }
+    }
+
     @Test
     void channelChatReachesOtherOnlineMembersOnlyWithReceiptAndHistory() throws Exception {
         try (TestHub hub = TestHub.open()) {

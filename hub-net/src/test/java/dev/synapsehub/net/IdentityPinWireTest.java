@@ -604,4 +604,21 @@ class IdentityPinWireTest {
             assertThat(metrics.faults.get()).as("a full store is no fault").isZero();
         }
     }
+
+    /** A2.6 check 3: a reason of Python whitespace only (U+00A0, U+2007, U+202F) is no reason. */
+    @Test
+    void aReasonOfNoBreakSpacesIsNotAnOperatorReason(@TempDir Path dir) throws Exception {
+        try (TestHub hub = reclaimHub(dir)) {
+            IdentityKey rootKey = IdentityKey.generate();
+            IdentityKey annKey = IdentityKey.generate();
+            Agent root = agent(hub, rootKey.registration("ops/root"));
+            awaitPin(hub, "ops/root");
+            admitted(hub, annKey.registration("p/ann"));
+            awaitPin(hub, "p/ann");
+            JsonNode r = reclaim(root, "p/ann", annKey.keyId, "\u00A0\u2007\u202F", true);
+            assertThat(r.path("payload").asText()).isEqualTo("a non-empty operator reason is required");
+            assertThat(r.path("applied").asBoolean()).isFalse();
+            assertThat(hub.actor.committedPin("p/ann")).isPresent();
+        }
+    }
 }

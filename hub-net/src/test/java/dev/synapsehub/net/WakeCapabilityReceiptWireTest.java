@@ -122,6 +122,19 @@ class WakeCapabilityReceiptWireTest {
         }
     }
 
+    /** A7: the declaration is trimmed as Python trims (U+00A0, U+2007, U+202F, U+0085 too). */
+    @Test
+    void aDeclarationIsTrimmedOfPythonWhitespace() throws Exception {
+        try (TestHub hub = TestHub.open()) {
+            HubClient sender = hub.agent("q/sender");
+            HubClient alice = seat(hub, sender, "proj/alice", null);
+            ObjectNode keepalive = alice.frame("proj/alice", "heartbeat");
+            keepalive.put("wake_capability", "\u00A0Direct\u2007\u202F\u0085");
+            alice.send(keepalive);
+            awaitDeclared(sender, "proj/alice", "direct");
+        }
+    }
+
     @Test
     void aProjectWaiterSeatStandsForTheBareProject() throws Exception {
         try (TestHub hub = TestHub.open()) {

@@ -1,5 +1,6 @@
 package dev.synapsehub.core.channel;
 
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.core.claim.Decision;
 import dev.synapsehub.core.command.ChannelCommand;
 import dev.synapsehub.core.event.ChannelEvent;
@@ -162,7 +163,7 @@ public final class ChannelRegistry {
         if (event instanceof ChannelEvent e) {
             applyChannel(e);
         } else if (event instanceof ChatEvent chat && chat.channel() != null) {
-            String id = chat.channel().strip();
+            String id = PythonWhitespace.strip(chat.channel());
             LiveChannel ch = channels.get(id);
             if (ch != null) {
                 append(ch, chat.frameJson());
@@ -285,7 +286,7 @@ public final class ChannelRegistry {
 
     /** The channel {@code id} (trimmed), if it exists: a copy, safe to hand to another thread. */
     public Optional<Channel> channel(String id) {
-        LiveChannel ch = id == null ? null : channels.get(id.strip());
+        LiveChannel ch = id == null ? null : channels.get(PythonWhitespace.strip(id));
         return Optional.ofNullable(ch == null ? null : ch.image());
     }
 
@@ -294,13 +295,13 @@ public final class ChannelRegistry {
      * of the live set, for a decision on the writer thread only (no copy per channel chat).
      */
     public SortedSet<String> members(String id) {
-        LiveChannel ch = id == null ? null : channels.get(id.strip());
+        LiveChannel ch = id == null ? null : channels.get(PythonWhitespace.strip(id));
         return ch == null ? Collections.emptySortedSet() : Collections.unmodifiableSortedSet(ch.members);
     }
 
     /** True when {@code agent} is a current member of {@code id} (trimmed). */
     public boolean isMember(String id, String agent) {
-        LiveChannel ch = id == null ? null : channels.get(id.strip());
+        LiveChannel ch = id == null ? null : channels.get(PythonWhitespace.strip(id));
         return ch != null && ch.members.contains(agent);
     }
 

@@ -1,5 +1,7 @@
 package dev.synapsehub.core.command;
 
+import dev.synapsehub.core.PythonWhitespace;
+
 import java.util.Objects;
 
 /**
@@ -23,8 +25,8 @@ public record ChannelCommand(String agent, Op op, String channel, String invitee
     public ChannelCommand {
         Objects.requireNonNull(agent, "agent");
         Objects.requireNonNull(op, "op");
-        channel = channel == null ? "" : channel.strip();
-        invitee = invitee == null ? null : invitee.strip();
+        channel = channel == null ? "" : PythonWhitespace.strip(channel);
+        invitee = PythonWhitespace.strip(invitee);
         if (label != null && label.codePointCount(0, label.length()) > MAX_LABEL_CODE_POINTS) {
             label = label.substring(0, label.offsetByCodePoints(0, MAX_LABEL_CODE_POINTS));
         }

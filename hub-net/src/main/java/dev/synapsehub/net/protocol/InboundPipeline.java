@@ -3,6 +3,7 @@ package dev.synapsehub.net.protocol;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.core.Clock;
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.actor.Outcome;
 import dev.synapsehub.net.HubConfig;
@@ -552,7 +553,7 @@ public final class InboundPipeline {
         }
         JsonNode wake = frame.get("wake_capability");
         if (wake != null && !wake.isNull()) {
-            String w = wake.isTextual() ? wake.textValue().strip().toLowerCase(Locale.ROOT).replace('-', '_') : "";
+            String w = wake.isTextual() ? PythonWhitespace.strip(wake.textValue()).toLowerCase(Locale.ROOT).replace('-', '_') : "";
             switch (w) {
                 case "direct":
                 case "passive":

@@ -2,6 +2,7 @@ package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.net.wire.HubFrames;
 import dev.synapsehub.net.wire.PythonFloatFormat;
 
@@ -318,23 +319,9 @@ public record ReleaseReceipt(
         return b.append(quote).toString();
     }
 
-    /** Trims Python's whitespace, which Java's {@code strip()} does not match (U+00A0, U+2007, U+202F...). */
+    /** Trims Python's whitespace (U+00A0, U+2007, U+202F... too), as the reference does. */
     static String pythonStrip(String s) {
-        int from = 0;
-        int to = s.length();
-        while (from < to && pythonSpace(s.charAt(from))) {
-            from++;
-        }
-        while (to > from && pythonSpace(s.charAt(to - 1))) {
-            to--;
-        }
-        return s.substring(from, to);
-    }
-
-    private static boolean pythonSpace(char c) {
-        return (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x20) || c == 0x85 || c == 0xa0 || c == 0x1680
-                || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f || c == 0x205f
-                || c == 0x3000;
+        return PythonWhitespace.strip(s);
     }
 
     /** Cut to 500 code points (an astral character counts once). */
