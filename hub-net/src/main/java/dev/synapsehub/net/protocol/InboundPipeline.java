@@ -552,8 +552,9 @@ public final class InboundPipeline {
             hub.registry().roles(sender, new ArrayList<>(clean));
         }
         JsonNode wake = frame.get("wake_capability");
-        if (wake != null && !wake.isNull()) {
-            String w = wake.isTextual() ? PythonWhitespace.strip(wake.textValue()).toLowerCase(Locale.ROOT).replace('-', '_') : "";
+        if (wake != null) { // absent keeps the declaration; null, like any non-string, clears it (A7)
+            String w = wake.isTextual()
+                    ? PythonWhitespace.strip(wake.textValue()).toLowerCase(Locale.ROOT).replace('-', '_') : "";
             switch (w) {
                 case "direct":
                 case "passive":
