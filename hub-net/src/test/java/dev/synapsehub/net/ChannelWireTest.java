@@ -60,6 +60,10 @@ class ChannelWireTest {
             assertResult(verb(ann, "channel_create", "  ", null), "", false, "invalid channel id", List.of());
             assertResult(verb(ann, "channel_create", "x".repeat(201), null), "x".repeat(201), false,
                     "invalid channel id", List.of());
+            String astral = "\uD83D\uDE00".repeat(150); // 150 characters, 300 UTF-16 units (A1.1 counts characters)
+            assertResult(verb(ann, "channel_create", astral, null), astral, true, "created channel '" + astral + "'",
+                    List.of("ann"));
+            assertResult(verb(ann, "channel_leave", astral, null), astral, true, "left '" + astral + "'", List.of());
             assertResult(verb(ann, "channel_create", " ops ", null), "ops", true, "created channel 'ops'",
                     List.of("ann"));
             assertResult(verb(bob, "channel_create", "ops", null), "ops", false, "channel 'ops' already exists",

@@ -25,7 +25,7 @@ import java.util.TreeSet;
 public final class ChannelRegistry {
     /** At most this many channels exist at once (A1.1). */
     public static final int MAX_CHANNELS = 4096;
-    /** A channel id is 1–200 characters after trimming (A1.1). */
+    /** A channel id is 1–200 characters (code points, as Python counts) after trimming (A1.1). */
     public static final int MAX_ID_LENGTH = 200;
     /**
      * Names one channel holds at most: members, pending invitees and its owner together. Ours
@@ -86,7 +86,7 @@ public final class ChannelRegistry {
         LiveChannel ch = channels.get(id);
         switch (c.op()) {
             case CREATE:
-                if (id.isEmpty() || id.length() > MAX_ID_LENGTH) {
+                if (id.isEmpty() || id.codePointCount(0, id.length()) > MAX_ID_LENGTH) { // Python len: code points
                     return refused(id, "invalid channel id");
                 }
                 if (ch != null) {

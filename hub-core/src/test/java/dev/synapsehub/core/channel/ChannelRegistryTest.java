@@ -231,4 +231,16 @@ class ChannelRegistryTest {
         restored.restore(r.image());
         assertThat(run(restored, "hog", Op.CREATE, "again", null).ok()).as("a restore counts owners").isFalse();
     }
+
+    /** A1.1: 1–200 characters, counted as Python counts them (an astral character is one). */
+    @Test
+    void aChannelIdIsAtMost200CodePoints() {
+        ChannelRegistry r = new ChannelRegistry(5);
+        String emoji = "\uD83D\uDE00";
+        assertThat(run(r, "ann", Op.CREATE, emoji.repeat(200), null).ok()).isTrue();
+        ChannelReply tooLong = run(r, "ann", Op.CREATE, emoji.repeat(201), null);
+        assertThat(tooLong.message()).isEqualTo("invalid channel id");
+        assertThat(run(r, "ann", Op.CREATE, "x".repeat(200), null).ok()).isTrue();
+        assertThat(run(r, "ann", Op.CREATE, "x".repeat(201), null).message()).isEqualTo("invalid channel id");
+    }
 }
