@@ -142,6 +142,10 @@ final class HubDaemon implements AutoCloseable {
                         + "--log-format on the command line or set SYNAPSE_LOG_FORMAT", options.logFormat(),
                         LogSetup.activeFormat());
             }
+            String volatilePins = options.volatilePinsWarning(config);
+            if (volatilePins != null) {
+                LOG.warn(volatilePins);
+            }
             List<String> waived = options.waivedOffLoopback(config);
             if (!waived.isEmpty()) {
                 LOG.warn("listening on {} without {}: --insecure-off-loopback accepts the risk", config.host(),

@@ -670,6 +670,23 @@ public final class ServeOptions {
      * What {@code --insecure-off-loopback} waives for this configuration (contract: the bind
      * refusals become warnings): empty on loopback or when nothing is waived.
      */
+    /**
+     * The start-up warning for identity pinning without a durable store, or null when pins are
+     * journaled (--db), replicated (a mesh), not kept (off, or the operator-bundle posture). The
+     * contract says pins survive restarts (A2.5); in memory they do not, and a name pinned before
+     * a restart may then be pinned by any key.
+     */
+    String volatilePinsWarning(HubConfig config) {
+        if (!config.identityPins().enabled() || config.identityPins().requiresBinding() || db != null
+                || meshId != null) {
+            return null;
+        }
+        return "identity pins are kept in memory only (no --db): every pin is lost when the hub stops, so after a "
+                + "restart any key may pin a name again, though the contract says pins survive restarts; give --db FILE "
+                + "to journal them (this hub has no --identity-pins file; `synapse-hub import --identity-pins FILE` "
+                + "loads a reference pin file into a journal), or --no-identity-pinning to say pins are not wanted";
+    }
+
     List<String> waivedOffLoopback(HubConfig config) {
         List<String> waived = new ArrayList<>();
         if (isLoopback(host) || !insecureOffLoopback) {

@@ -233,6 +233,18 @@ class CliTest {
         assertThat(parsed(withTls).serve.hubConfig().tls()).isNotNull();
     }
 
+    /** A2.5: pins survive restarts; a hub that pins in memory says at start that they will not. */
+    @Test
+    void pinningWithoutADurableStoreIsWarnedOfAtStart(@TempDir Path dir) throws Exception {
+        ServeOptions memory = parsed("--port", "0").serve;
+        assertThat(memory.volatilePinsWarning(memory.hubConfig())).contains("in memory only").contains("--db FILE")
+                .contains("--no-identity-pinning").contains("--identity-pins");
+        ServeOptions journaled = parsed("--port", "0", "--db", dir.resolve("hub.db").toString()).serve;
+        assertThat(journaled.volatilePinsWarning(journaled.hubConfig())).isNull();
+        ServeOptions off = parsed("--port", "0", "--no-identity-pinning").serve;
+        assertThat(off.volatilePinsWarning(off.hubConfig())).isNull();
+    }
+
     @Test
     void aMetricsTokenIsReadOnlyWithMetricsAndTheQueryFormOnlyWithAToken(@TempDir Path dir) throws Exception {
         Run noMetrics = run("--port", "0", "--metrics-token", "t");

@@ -60,6 +60,10 @@ class ChannelWireTest {
             assertResult(verb(ann, "channel_create", "  ", null), "", false, "invalid channel id", List.of());
             assertResult(verb(ann, "channel_create", "x".repeat(201), null), "x".repeat(201), false,
                     "invalid channel id", List.of());
+            String astral = "\uD83D\uDE00".repeat(150); // 150 characters, 300 UTF-16 units (A1.1 counts characters)
+            assertResult(verb(ann, "channel_create", astral, null), astral, true, "created channel '" + astral + "'",
+                    List.of("ann"));
+            assertResult(verb(ann, "channel_leave", astral, null), astral, true, "left '" + astral + "'", List.of());
             assertResult(verb(ann, "channel_create", " ops ", null), "ops", true, "created channel 'ops'",
                     List.of("ann"));
             assertResult(verb(bob, "channel_create", "ops", null), "ops", false, "channel 'ops' already exists",
@@ -104,6 +108,54 @@ class ChannelWireTest {
                     List.of("bob"));
             assertThat(list(ann)).containsExactly("two");
             assertThat(list(bob)).containsExactly("ops", "two");
+        }
+    }
+
+    /** An invitee no agent could bind (too long, or a control character) is the contract's invalid invitee. */
+    @Test
+    void anInviteeThatCouldNeverJoinIsInvalid() throws Exception {
+        try (TestHub hub = TestHub.open()) {
+            HubClient ann = hub.agent("ann");
+            verb(ann, "channel_create", "ops", null);
+            assertResult(verb(ann, "channel_invite", "ops", "x".repeat(64 * 1024)), "ops", false, "invalid invitee",
+                    List.of());
+            assertResult(verb(ann, "channel_invite", "ops", "bob\u0007"), "ops", false, "invalid invitee", List.of());
+            assertResult(verb(ann, "channel_invite", "ops", "b\u200Bob"), "ops", false, "invalid invitee", List.of());
+            assertResult(verb(ann, "channel_invite", "ops", "b".repeat(256)), "ops", true,
+                    "invited '" + "b".repeat(256) + "' to 'ops'", List.of("ann"));
+        }
+    }
+
+    /** A1.1/A1.4: ids are trimmed as Python's str.strip trims (U+00A0, U+2007, U+202F, U+0085 too). */
+    @Test
+    void channelIdsAreTrimmedOfPythonWhitespace() throws Exception {
+        try (TestHub hub = TestHub.open()) {
+            HubClient ann = hub.agent("ann");
+            HubClient bob = hub.agent("bob");
+            assertResult(verb(ann, "channel_create", "\u00A0ops\u00A0", null), "ops", true, "created channel 'ops'",
+                    List.of("ann"));
+            assertResult(verb(ann, "channel_create", "\u2007\u202F\u0085", null), "", false, "invalid channel id",
+                    List.of());
+            assertResult(verb(ann, "channel_invite", "\u202Fops", "\u00A0bob\u2007"), "ops", true,
+                    "invited 'bob' to 'ops'", List.of("ann"));
+            assertResult(verb(bob, "channel_join", "ops\u0085", null), "ops", true, "joined 'ops'",
+                    List.of("ann", "bob"));
+            bob.clearPending();
+            ObjectNode chat = ann.frame("chat");
+            chat.put("channel", "\u00A0ops").put("payload", "in channel");
+            ann.send(chat);
+            assertThat(bob.awaitType("chat", WAIT).path("channel").asText()).isEqualTo("\u00A0ops"); // echoed as sent
+            HubClient eve = hub.agent("eve");
+            ObjectNode intrude = eve.frame("chat");
+            intrude.put("channel", "\u00A0ops\u202F").put("payload", "let me in");
+            eve.send(intrude);
+            assertThat(eve.awaitType("error", WAIT).path("channel").asText()).isEqualTo("ops");
+            // a channel of Python whitespace only is an ordinary public chat (A1.4)
+            bob.clearPending();
+            ObjectNode open = eve.frame("chat");
+            open.put("channel", "\u00A0").put("payload", "public");
+            eve.send(open);
+            assertThat(bob.awaitType("chat", WAIT).path("payload").asText()).isEqualTo("public");
         }
     }
 

@@ -62,6 +62,32 @@ class ContractTextsWireTest {
         }
     }
 
+    /**
+     * The recorded reference words a non-owner's checkpoint ({@code checkpoint_denied}) and
+     * task_update ({@code error}) without "is" (shared/transcripts/reference-v2.jsonl), unlike
+     * A9's release text; tools match on each.
+     */
+    @Test
+    void checkpointAndTaskUpdateByANonOwnerUseTheRecordedTexts() throws Exception {
+        try (TestHub hub = TestHub.open()) {
+            HubClient alpha = hub.agent("p/alpha");
+            HubClient beta = hub.agent("p/beta");
+            claimed(alpha, "T1");
+            beta.clearPending();
+
+            ObjectNode checkpoint = beta.frame("checkpoint");
+            checkpoint.put("task_id", "T1");
+            beta.send(checkpoint);
+            assertThat(beta.awaitType("checkpoint_denied", WAIT).path("payload").asText())
+                    .isEqualTo("Task 'T1' owned by p/alpha, not p/beta.");
+
+            ObjectNode update = beta.frame("task_update");
+            update.put("payload", "T1").put("task_id", "T1").put("status", "done");
+            beta.send(update);
+            assertThat(errorPayload(beta)).isEqualTo("Task 'T1' owned by p/alpha, not p/beta.");
+        }
+    }
+
     @Test
     void waitRequestOutcomesUseTheContractTexts() throws Exception {
         try (TestHub hub = TestHub.open()) {

@@ -548,4 +548,77 @@ class IdentityPinWireTest {
             assertThat(hub.actor.committedPin("p/ann")).isEmpty();
         }
     }
+
+    /**
+     * A pinned key id is kept forever (A2.5): one longer than {@code MAX_KEY_ID_CHARACTERS} is a
+     * broken first-use proof ({@code unknown_key}, A2.2/A2.4) and pins nothing; 256 still pins.
+     */
+    @Test
+    void anOversizeKeyIdIsABrokenProofAndPinsNothing() throws Exception {
+        try (TestHub hub = pinningHub()) {
+            IdentityKey key = IdentityKey.generate();
+            ObjectNode big = key.registration("p/big");
+            ((ObjectNode) big.get("signature")).put("key_id", "k".repeat(512 * 1024));
+            assertBindingFailed(refused(hub, key.sign(big)), "unknown_key");
+            ObjectNode astral = key.registration("p/big");
+            ((ObjectNode) astral.get("signature")).put("key_id", "\uD83D\uDE00".repeat(257));
+            assertBindingFailed(refused(hub, key.sign(astral)), "unknown_key");
+            assertThat(hub.actor.committedPin("p/big")).isEmpty();
+
+            ObjectNode longest = key.registration("p/big");
+            String keyId = "\uD83D\uDE00".repeat(dev.synapsehub.net.identity.IdentityProof.MAX_KEY_ID_CHARACTERS);
+            ((ObjectNode) longest.get("signature")).put("key_id", keyId);
+            admitted(hub, key.sign(longest));
+            assertThat(awaitPin(hub, "p/big").keyId()).isEqualTo(keyId);
+        }
+    }
+
+    /**
+     * A full pin store (pins never expire, A2.5) admits a valid first-use proof without a pin, as a
+     * frame without a proof is admitted (A2.3): refusing would let 65,536 names lock out every new
+     * signed agent. Each such admission is counted.
+     */
+    @Test
+    void aFullPinStoreAdmitsAValidFirstUseProofUnpinnedAndCountsIt() throws Exception {
+        CoordinationState state = new CoordinationState();
+        for (int i = 0; i < dev.synapsehub.core.identity.IdentityPinRegistry.MAX_PINS; i++) {
+            state.pins().apply(new dev.synapsehub.core.event.IdentityPinEvent(1.0,
+                    dev.synapsehub.core.event.IdentityPinEvent.Op.PIN, "n" + i, "kid", "pk"));
+        }
+        dev.synapsehub.core.actor.CoordinationActor actor = new dev.synapsehub.core.actor.CoordinationActor(state,
+                new dev.synapsehub.core.journal.InMemoryJournal(), dev.synapsehub.core.Clock.system(),
+                dev.synapsehub.core.actor.ActorSettings.DEFAULTS);
+        actor.start();
+        try (TestHub hub = new TestHub(pinning(null, PinReclaimAcl.NONE), actor, dev.synapsehub.core.Clock.system())) {
+            var metrics = hub.server.services().metrics();
+            for (String name : List.of("p/ann", "p/bob")) {
+                IdentityKey key = IdentityKey.generate();
+                admitted(hub, key.registration(name));
+                long deadline = System.nanoTime() + WAIT.toNanos();
+                while (metrics.pinsStoreFull.get() < (name.equals("p/ann") ? 1 : 2) && System.nanoTime() < deadline) {
+                    Thread.sleep(5); // the pin is decided after the binding, off the socket's path
+                }
+                assertThat(hub.actor.committedPin(name)).isEmpty();
+            }
+            assertThat(metrics.pinsStoreFull.get()).isEqualTo(2);
+            assertThat(metrics.faults.get()).as("a full store is no fault").isZero();
+        }
+    }
+
+    /** A2.6 check 3: a reason of Python whitespace only (U+00A0, U+2007, U+202F) is no reason. */
+    @Test
+    void aReasonOfNoBreakSpacesIsNotAnOperatorReason(@TempDir Path dir) throws Exception {
+        try (TestHub hub = reclaimHub(dir)) {
+            IdentityKey rootKey = IdentityKey.generate();
+            IdentityKey annKey = IdentityKey.generate();
+            Agent root = agent(hub, rootKey.registration("ops/root"));
+            awaitPin(hub, "ops/root");
+            admitted(hub, annKey.registration("p/ann"));
+            awaitPin(hub, "p/ann");
+            JsonNode r = reclaim(root, "p/ann", annKey.keyId, "\u00A0\u2007\u202F", true);
+            assertThat(r.path("payload").asText()).isEqualTo("a non-empty operator reason is required");
+            assertThat(r.path("applied").asBoolean()).isFalse();
+            assertThat(hub.actor.committedPin("p/ann")).isPresent();
+        }
+    }
 }

@@ -191,4 +191,23 @@ class ReleaseReceiptWireTest {
             }
         }
     }
+
+    /**
+     * R1.3: {@code float("1" * 5000)} is +inf in Python, so the release is granted and graded
+     * stale; the parse must not overflow the stack (close 1011, task left held).
+     */
+    @Test
+    void aDigitStringTooLongForADoubleGradesStaleAndReleases() throws Exception {
+        try (TestHub hub = TestHub.open()) {
+            HubClient a = hub.agent("p/alpha");
+            HubClient b = hub.agent("p/beta");
+            Released r = release(a, b, "{\"evidence\":[\"pytest ok\"],\"freshness_seconds\":\"" + "1".repeat(5000) + "\"}");
+            assertThat(r.receipt().path("epistemic_status").asText()).isEqualTo("stale");
+            assertThat(r.reasons()).containsExactly(POS, OLD);
+            assertThat(r.note()).contains("freshness_seconds=inf;");
+            Released fullwidth = release(a, b, "{\"evidence\":[\"ok\"],\"freshness_seconds\":\"\uFF11\uFF12\"}");
+            assertThat(fullwidth.receipt().path("freshness_seconds").asDouble()).isEqualTo(12.0);
+            assertThat(a.isOpen()).isTrue();
+        }
+    }
 }

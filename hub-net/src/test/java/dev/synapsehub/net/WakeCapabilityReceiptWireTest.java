@@ -63,7 +63,8 @@ class WakeCapabilityReceiptWireTest {
         for (int i = 0; i < 100_000 && System.nanoTime() < deadline; i++) {
             observer.send(observer.frame("who_request"));
             JsonNode who = observer.awaitType("who_snapshot", WAIT);
-            if (wake.equals(who.path("wake_capabilities").path(name).asText())) {
+            // who_snapshot leaves an unknown (or cleared) declaration out
+            if (wake.equals(who.path("wake_capabilities").path(name).asText("unknown"))) {
                 return;
             }
         }
@@ -119,6 +120,50 @@ class WakeCapabilityReceiptWireTest {
             assertThat(d.wake()).containsExactly(Map.entry("proj/alice", "direct"));
             assertThat(d.warning()).isNull();
             assertThat(d.receipt().path("payload").asText()).isEqualTo("delivered to proj/alice (direct agent)");
+        }
+    }
+
+    /** A7: the declaration is trimmed as Python trims (U+00A0, U+2007, U+202F, U+0085 too). */
+    @Test
+    void aDeclarationIsTrimmedOfPythonWhitespace() throws Exception {
+        try (TestHub hub = TestHub.open()) {
+            HubClient sender = hub.agent("q/sender");
+            HubClient alice = seat(hub, sender, "proj/alice", null);
+            ObjectNode keepalive = alice.frame("proj/alice", "heartbeat");
+            keepalive.put("wake_capability", "\u00A0Direct\u2007\u202F\u0085");
+            alice.send(keepalive);
+            awaitDeclared(sender, "proj/alice", "direct");
+        }
+    }
+
+    /** A7: "{@code 5}/{@code "wake"}/{@code null} → cleared"; a heartbeat without the member keeps it. */
+    @Test
+    void aNullOrNonStringDeclarationClearsAndAnAbsentOneKeeps() throws Exception {
+        try (TestHub hub = TestHub.open()) {
+            HubClient sender = hub.agent("q/sender");
+            HubClient bob = seat(hub, sender, "p/bob", "direct");
+            ObjectNode keep = bob.frame("p/bob", "heartbeat");
+            keep.put("payload", "alive");
+            bob.send(keep);
+            bob.send(bob.frame("p/bob", "who_request")); // answered after the heartbeat on the same socket
+            assertThat(bob.awaitType("who_snapshot", WAIT).path("wake_capabilities").path("p/bob").asText())
+                    .as("a heartbeat without the member keeps the declaration").isEqualTo("direct");
+            ObjectNode cleared = bob.frame("p/bob", "heartbeat");
+            cleared.put("payload", "alive").putNull("wake_capability");
+            bob.send(cleared);
+            awaitDeclared(sender, "p/bob", "unknown");
+            Outcome o = send(sender, "p/bob");
+            assertThat(o.wake()).containsExactly(Map.entry("p/bob", "unknown"));
+            assertThat(o.receipt().path("payload").asText()).isEqualTo("delivered to p/bob");
+
+            ObjectNode again = bob.frame("p/bob", "heartbeat");
+            again.put("wake_capability", "passive");
+            bob.send(again);
+            awaitDeclared(sender, "p/bob", "passive");
+            ObjectNode five = bob.frame("p/bob", "heartbeat");
+            five.put("wake_capability", 5);
+            bob.send(five);
+            awaitDeclared(sender, "p/bob", "unknown");
         }
     }
 

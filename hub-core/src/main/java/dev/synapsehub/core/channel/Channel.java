@@ -7,8 +7,8 @@ import java.util.TreeSet;
 import java.util.Collections;
 
 /**
- * One private channel, immutable (a change makes a new value, so undo and snapshot images
- * share it safely).
+ * One private channel as data, immutable: the image a snapshot writes and a read hands to
+ * another thread (the writer changes its own {@link LiveChannel} in place).
  *
  * @param id the trimmed id
  * @param owner the creator; ownership never moves (contract A1.1)
@@ -25,17 +25,5 @@ public record Channel(String id, String owner, String label, SortedSet<String> m
         members = Collections.unmodifiableSortedSet(new TreeSet<>(members));
         invites = Collections.unmodifiableSortedSet(new TreeSet<>(invites));
         history = List.copyOf(history);
-    }
-
-    Channel withMembers(SortedSet<String> m) {
-        return new Channel(id, owner, label, m, invites, history);
-    }
-
-    Channel withInvites(SortedSet<String> i) {
-        return new Channel(id, owner, label, members, i, history);
-    }
-
-    Channel withHistory(List<String> h) {
-        return new Channel(id, owner, label, members, invites, h);
     }
 }

@@ -1,5 +1,6 @@
 package dev.synapsehub.core.channel;
 
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.core.claim.Decision;
 import dev.synapsehub.core.command.ChannelCommand;
 import dev.synapsehub.core.event.ChannelEvent;
@@ -9,9 +10,9 @@ import dev.synapsehub.core.reply.ChannelReply;
 import dev.synapsehub.core.undo.UndoLog;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.SortedSet;
 import java.util.TreeSet;
@@ -24,8 +25,20 @@ import java.util.TreeSet;
 public final class ChannelRegistry {
     /** At most this many channels exist at once (A1.1). */
     public static final int MAX_CHANNELS = 4096;
-    /** A channel id is 1–200 characters after trimming (A1.1). */
+    /** A channel id is 1–200 characters (code points, as Python counts) after trimming (A1.1). */
     public static final int MAX_ID_LENGTH = 200;
+    /**
+     * Names one channel holds at most: members, pending invitees and its owner together. Ours
+     * (the contract has no bound): without it one owner's invites grew without end on the writer.
+     */
+    public static final int MAX_ROSTER = 1024;
+    /**
+     * Channels one agent owns at most at once. Ours: without it one agent could take all
+     * {@link #MAX_CHANNELS} places and leave every other agent {@code channel registry is full}.
+     */
+    public static final int MAX_OWNED_PER_AGENT = 256;
+    /** An invitee is at most this many code points, as an agent name (a longer one could never join). */
+    public static final int MAX_INVITEE_CODE_POINTS = 256;
 
     /**
      * Characters of chat frames all channels' histories keep at most together (about 64 MiB of
@@ -37,12 +50,12 @@ public final class ChannelRegistry {
 
     private final int maxHistory;
     private final long maxHistoryChars;
-    private final LinkedHashMap<String, Channel> channels = new LinkedHashMap<>(); // creation order
+    private final LinkedHashMap<String, LiveChannel> channels = new LinkedHashMap<>(); // creation order
     private final UndoLog undo;
+    /** Channels each owner owns now (absent: none); kept beside the map so a create need not count. */
+    private final java.util.HashMap<String, Integer> owned = new java.util.HashMap<>();
     /** Characters of every channel's history together. */
     private long historyChars;
-    /** Characters of each channel's history (kept beside it: summing a history on every chat would cost its size). */
-    private final Map<String, Long> chars = new java.util.HashMap<>();
 
     /** A registry keeping the {@code maxHistory} most recent chats per channel, recording into {@code undo}. */
     public ChannelRegistry(int maxHistory, UndoLog undo) {
@@ -70,10 +83,10 @@ public final class ChannelRegistry {
     public Decision decide(ChannelCommand c, double t) {
         String id = c.channel();
         String agent = c.agent();
-        Channel ch = channels.get(id);
+        LiveChannel ch = channels.get(id);
         switch (c.op()) {
             case CREATE:
-                if (id.isEmpty() || id.length() > MAX_ID_LENGTH) {
+                if (id.isEmpty() || id.codePointCount(0, id.length()) > MAX_ID_LENGTH) { // Python len: code points
                     return refused(id, "invalid channel id");
                 }
                 if (ch != null) {
@@ -82,34 +95,43 @@ public final class ChannelRegistry {
                 if (channels.size() >= MAX_CHANNELS) {
                     return refused(id, "channel registry is full");
                 }
+                if (owned.getOrDefault(agent, 0) >= MAX_OWNED_PER_AGENT) {
+                    return refused(id, "cannot create '" + id + "': you already own " + MAX_OWNED_PER_AGENT
+                            + " channels");
+                }
                 return done(id, "created channel '" + id + "'", List.of(agent),
                         new ChannelEvent(t, c.op(), id, agent, null, c.label()));
             case INVITE: {
-                if (ch == null || !ch.owner().equals(agent)) {
+                if (ch == null || !ch.owner.equals(agent)) {
                     return refused(id, "cannot invite to '" + id + "': no such channel or you are not its owner");
                 }
                 String invitee = c.invitee();
-                if (invitee == null || invitee.isEmpty()) {
+                if (invitee == null || invitee.isEmpty()
+                        || invitee.codePointCount(0, invitee.length()) > MAX_INVITEE_CODE_POINTS) {
                     return refused(id, "invalid invitee");
                 }
-                if (ch.members().contains(invitee)) {
+                if (ch.members.contains(invitee)) {
                     return refused(id, "'" + invitee + "' is already a member of '" + id + "'");
                 }
-                if (ch.invites().contains(invitee)) {
+                if (ch.invites.contains(invitee)) {
                     return refused(id, "'" + invitee + "' is already invited to '" + id + "'");
                 }
+                if (ch.roster() >= MAX_ROSTER) {
+                    return refused(id, "cannot invite to '" + id + "': it already holds " + MAX_ROSTER
+                            + " members and invitees");
+                }
                 return done(id, "invited '" + invitee + "' to '" + id + "'",
-                        ch.members().contains(agent) ? ch.members() : List.of(),
+                        ch.members.contains(agent) ? ch.members : List.of(),
                         new ChannelEvent(t, c.op(), id, agent, invitee, null));
             }
             case JOIN: {
-                if (ch != null && ch.members().contains(agent)) {
+                if (ch != null && ch.members.contains(agent)) {
                     return refused(id, "already a member of '" + id + "'");
                 }
-                if (ch == null || !(ch.owner().equals(agent) || ch.invites().contains(agent))) {
+                if (ch == null || !(ch.owner.equals(agent) || ch.invites.contains(agent))) {
                     return refused(id, "cannot join '" + id + "': no such channel or you were not invited");
                 }
-                TreeSet<String> after = new TreeSet<>(ch.members());
+                TreeSet<String> after = new TreeSet<>(ch.members);
                 after.add(agent);
                 return done(id, "joined '" + id + "'", after, new ChannelEvent(t, c.op(), id, agent, null, null));
             }
@@ -117,7 +139,7 @@ public final class ChannelRegistry {
                 if (ch == null) {
                     return refused(id, "channel '" + id + "' does not exist");
                 }
-                if (!ch.members().contains(agent)) {
+                if (!ch.members.contains(agent)) {
                     return refused(id, "not a member of '" + id + "'");
                 }
                 return done(id, "left '" + id + "'", List.of(), new ChannelEvent(t, c.op(), id, agent, null, null));
@@ -136,66 +158,106 @@ public final class ChannelRegistry {
                 List.of(event));
     }
 
-    /** The one path by which channels change, live and on replay. */
+    /** The one path by which channels change, live and on replay; each change is recorded for undo. */
     public void apply(CoordinationEvent event) {
         if (event instanceof ChannelEvent e) {
             applyChannel(e);
         } else if (event instanceof ChatEvent chat && chat.channel() != null) {
-            String id = chat.channel().strip();
-            Channel ch = channels.get(id);
+            String id = PythonWhitespace.strip(chat.channel());
+            LiveChannel ch = channels.get(id);
             if (ch != null) {
-                List<String> h = new ArrayList<>(ch.history());
-                h.add(chat.frameJson());
-                long kept = charsOf(id) + chat.frameJson().length();
-                long others = historyChars - charsOf(id);
-                int from = 0;
+                append(ch, chat.frameJson());
                 // the count bound, then the character bound (the written channel's oldest first, its newest stays)
-                while (h.size() - from > maxHistory || (others + kept > maxHistoryChars && h.size() - from > 1)) {
-                    kept -= h.get(from).length();
-                    from++;
+                while (ch.history.size() > maxHistory || (historyChars > maxHistoryChars && ch.history.size() > 1)) {
+                    dropOldest(ch);
                 }
-                put(id, ch.withHistory(h.subList(from, h.size())), kept);
                 keepWithinChars(id);
             }
         }
     }
 
     private void applyChannel(ChannelEvent e) {
-        Channel ch = channels.get(e.channel());
+        LiveChannel ch = channels.get(e.channel());
         switch (e.op()) {
             case CREATE:
                 if (ch == null) {
-                    put(e.channel(), new Channel(e.channel(), e.agent(), e.label(), new TreeSet<>(List.of(e.agent())),
-                            new TreeSet<>(), List.of()));
+                    LiveChannel created = new LiveChannel(e.channel(), e.agent(), e.label());
+                    created.members.add(e.agent());
+                    channels.put(e.channel(), created);
+                    undo.record(() -> channels.remove(e.channel()));
+                    countOwned(e.agent(), 1);
                 }
                 break;
             case INVITE:
                 if (ch != null && e.invitee() != null) {
-                    TreeSet<String> inv = new TreeSet<>(ch.invites());
-                    inv.add(e.invitee());
-                    put(e.channel(), ch.withInvites(inv));
+                    add(ch.invites, e.invitee());
                 }
                 break;
             case JOIN:
                 if (ch != null) {
-                    TreeSet<String> inv = new TreeSet<>(ch.invites());
-                    inv.remove(e.agent()); // an invite is one-shot
-                    TreeSet<String> mem = new TreeSet<>(ch.members());
-                    mem.add(e.agent());
-                    put(e.channel(), ch.withInvites(inv).withMembers(mem));
+                    remove(ch.invites, e.agent()); // an invite is one-shot
+                    add(ch.members, e.agent());
                 }
                 break;
             case LEAVE:
                 if (ch != null) {
-                    TreeSet<String> mem = new TreeSet<>(ch.members());
-                    mem.remove(e.agent());
-                    // the last member out deletes the channel, and its id is free again (A1.1)
-                    put(e.channel(), mem.isEmpty() ? null : ch.withMembers(mem));
+                    remove(ch.members, e.agent());
+                    if (ch.members.isEmpty()) {
+                        delete(ch); // the last member out deletes the channel, and its id is free again (A1.1)
+                    }
                 }
                 break;
             default:
                 throw new IllegalArgumentException("unknown channel op " + e.op());
         }
+    }
+
+    private void add(java.util.Set<String> set, String name) {
+        if (set.add(name)) {
+            undo.record(() -> set.remove(name));
+        }
+    }
+
+    private void remove(java.util.Set<String> set, String name) {
+        if (set.remove(name)) {
+            undo.record(() -> set.add(name));
+        }
+    }
+
+    /** Removes the channel; the undo puts it back in its creation-order place, history and all. */
+    private void delete(LiveChannel ch) {
+        undo.removeInPlace(channels, ch.id);
+        countOwned(ch.owner, -1);
+        long chars = ch.historyChars;
+        historyChars -= chars;
+        undo.record(() -> historyChars += chars);
+    }
+
+    private void countOwned(String owner, int delta) {
+        owned.merge(owner, delta, (a, b) -> a + b == 0 ? null : a + b);
+        undo.record(() -> owned.merge(owner, -delta, (a, b) -> a + b == 0 ? null : a + b));
+    }
+
+    private void append(LiveChannel ch, String frame) {
+        ch.history.addLast(frame);
+        ch.historyChars += frame.length();
+        historyChars += frame.length();
+        undo.record(() -> {
+            ch.history.removeLast();
+            ch.historyChars -= frame.length();
+            historyChars -= frame.length();
+        });
+    }
+
+    private void dropOldest(LiveChannel ch) {
+        String frame = ch.history.removeFirst();
+        ch.historyChars -= frame.length();
+        historyChars -= frame.length();
+        undo.record(() -> {
+            ch.history.addFirst(frame);
+            ch.historyChars += frame.length();
+            historyChars += frame.length();
+        });
     }
 
     /**
@@ -205,81 +267,50 @@ public final class ChannelRegistry {
      */
     private void keepWithinChars(String written) {
         while (historyChars > maxHistoryChars) {
-            String victim = null;
-            long most = 0;
-            for (Map.Entry<String, Long> e : chars.entrySet()) {
-                long c = e.getValue();
-                if (!e.getKey().equals(written) && c > 0
-                        && (c > most || (c == most && e.getKey().compareTo(victim) < 0))) {
-                    victim = e.getKey();
-                    most = c;
+            LiveChannel victim = null;
+            for (LiveChannel ch : channels.values()) {
+                long c = ch.historyChars;
+                if (!ch.id.equals(written) && c > 0 && (victim == null || c > victim.historyChars
+                        || (c == victim.historyChars && ch.id.compareTo(victim.id) < 0))) {
+                    victim = ch;
                 }
             }
             if (victim == null) {
                 return; // the newest chat alone is over the bound: it stays, as in the public history
             }
-            Channel from = channels.get(victim);
-            List<String> h = from.history();
-            long kept = most;
-            int cut = 0;
-            while (cut < h.size() && historyChars - (most - kept) > maxHistoryChars) {
-                kept -= h.get(cut).length();
-                cut++;
+            while (!victim.history.isEmpty() && historyChars > maxHistoryChars) {
+                dropOldest(victim);
             }
-            put(victim, from.withHistory(h.subList(cut, h.size())), kept);
         }
     }
 
-    private long charsOf(String id) {
-        return chars.getOrDefault(id, 0L);
-    }
-
-    /** As {@link #put(String, Channel, long)} for a change that leaves the history as it is. */
-    private void put(String id, Channel value) {
-        put(id, value, value == null ? 0 : charsOf(id));
-    }
-
-    /** Sets (null: removes) channel {@code id}, whose history holds {@code valueChars} characters; undone with the batch. */
-    private void put(String id, Channel value, long valueChars) {
-        // a removal is undone in place (creation order), so it is recorded before the rest
-        Channel before = value == null ? undo.removeInPlace(channels, id) : channels.put(id, value);
-        Long beforeChars = value == null ? chars.remove(id) : chars.put(id, valueChars);
-        long delta = (value == null ? 0 : valueChars) - (beforeChars == null ? 0 : beforeChars);
-        historyChars += delta;
-        undo.record(() -> {
-            if (value != null) {
-                if (before == null) {
-                    channels.remove(id);
-                } else {
-                    channels.put(id, before); // an existing key keeps its place
-                }
-            }
-            if (beforeChars == null) {
-                chars.remove(id);
-            } else {
-                chars.put(id, beforeChars);
-            }
-            historyChars -= delta;
-        });
-    }
-
-    /** The channel {@code id} (trimmed), if it exists. */
+    /** The channel {@code id} (trimmed), if it exists: a copy, safe to hand to another thread. */
     public Optional<Channel> channel(String id) {
-        return Optional.ofNullable(id == null ? null : channels.get(id.strip()));
+        LiveChannel ch = id == null ? null : channels.get(PythonWhitespace.strip(id));
+        return Optional.ofNullable(ch == null ? null : ch.image());
+    }
+
+    /**
+     * The current members of {@code id} (trimmed), empty when it does not exist: a read-only view
+     * of the live set, for a decision on the writer thread only (no copy per channel chat).
+     */
+    public SortedSet<String> members(String id) {
+        LiveChannel ch = id == null ? null : channels.get(PythonWhitespace.strip(id));
+        return ch == null ? Collections.emptySortedSet() : Collections.unmodifiableSortedSet(ch.members);
     }
 
     /** True when {@code agent} is a current member of {@code id} (trimmed). */
     public boolean isMember(String id, String agent) {
-        Channel ch = id == null ? null : channels.get(id.strip());
-        return ch != null && ch.members().contains(agent);
+        LiveChannel ch = id == null ? null : channels.get(PythonWhitespace.strip(id));
+        return ch != null && ch.members.contains(agent);
     }
 
     /** The sorted ids of the channels {@code agent} is a member of. */
     public List<String> channelsOf(String agent) {
         SortedSet<String> out = new TreeSet<>();
         channels.values().forEach(ch -> {
-            if (ch.members().contains(agent)) {
-                out.add(ch.id());
+            if (ch.members.contains(agent)) {
+                out.add(ch.id);
             }
         });
         return List.copyOf(out);
@@ -290,9 +321,11 @@ public final class ChannelRegistry {
         return channels.size();
     }
 
-    /** Every channel, in creation order. */
+    /** Every channel, in creation order, as immutable copies (the image of a snapshot). */
     public List<Channel> image() {
-        return List.copyOf(channels.values());
+        List<Channel> out = new ArrayList<>(channels.size());
+        channels.values().forEach(ch -> out.add(ch.image()));
+        return out;
     }
 
     /** Loads an image into this empty registry; histories are cut to this registry's bound. */
@@ -304,15 +337,17 @@ public final class ChannelRegistry {
             if (channels.size() >= MAX_CHANNELS) {
                 break;
             }
+            LiveChannel live = new LiveChannel(ch.id(), ch.owner(), ch.label());
+            live.members.addAll(ch.members());
+            live.invites.addAll(ch.invites());
             List<String> h = ch.history();
-            Channel kept = h.size() > maxHistory ? ch.withHistory(h.subList(h.size() - maxHistory, h.size())) : ch;
-            channels.put(ch.id(), kept);
-            long n = 0;
-            for (String frame : kept.history()) {
-                n += frame.length();
+            for (String frame : h.subList(Math.max(0, h.size() - maxHistory), h.size())) {
+                live.history.addLast(frame);
+                live.historyChars += frame.length();
             }
-            chars.put(ch.id(), n);
-            historyChars += n;
+            channels.put(ch.id(), live);
+            owned.merge(ch.owner(), 1, Integer::sum);
+            historyChars += live.historyChars;
         }
     }
 }

@@ -192,7 +192,7 @@ public final class ClaimRegistry {
         if (held == null) {
             return denied(taskId, Refusal.NOT_CLAIMED, "Task '" + taskId + "' is not currently claimed.");
         }
-        Optional<Decision> fenced = fence(held.claim(), r.agent(), r.epoch());
+        Optional<Decision> fenced = fence(held.claim(), r.agent(), r.epoch(), IS_OWNED_BY);
         if (fenced.isPresent()) {
             return fenced.get();
         }
@@ -229,7 +229,7 @@ public final class ClaimRegistry {
             return denied(taskId, Refusal.NOT_FOUND, "Task '" + taskId + "' not found.");
         }
         Claim claim = held.claim();
-        Optional<Decision> fenced = fence(claim, u.agent(), u.epoch());
+        Optional<Decision> fenced = fence(claim, u.agent(), u.epoch(), OWNED_BY);
         if (fenced.isPresent()) {
             return fenced.get();
         }
@@ -272,7 +272,7 @@ public final class ClaimRegistry {
         }
         Claim claim = held.claim();
         if (!claim.owner().equals(h.agent())) {
-            return notOwner(claim, h.agent());
+            return notOwner(claim, h.agent(), IS_OWNED_BY);
         }
         if (recipient.equals(claim.owner())) {
             return denied(taskId, Refusal.ALREADY_OWNER, "Task '" + taskId + "' is already owned by " + recipient + ".");
@@ -307,7 +307,7 @@ public final class ClaimRegistry {
         if (held == null) {
             return denied(taskId, Refusal.NOT_FOUND, "Task '" + taskId + "' not found.");
         }
-        Optional<Decision> fenced = fence(held.claim(), k.agent(), k.epoch());
+        Optional<Decision> fenced = fence(held.claim(), k.agent(), k.epoch(), OWNED_BY);
         if (fenced.isPresent()) {
             return fenced.get();
         }
@@ -316,10 +316,13 @@ public final class ClaimRegistry {
                 new Reply.Granted(saved, null, "Checkpoint saved for task '" + taskId + "'."));
     }
 
-    /** Ownership then epoch: a stale epoch from a non-owner gets the ownership refusal. */
-    private Optional<Decision> fence(Claim claim, String agent, Long epoch) {
+    /**
+     * Ownership then epoch: a stale epoch from a non-owner gets the ownership refusal, worded
+     * {@code ownedBy} ({@link #IS_OWNED_BY} or {@link #OWNED_BY}, per verb).
+     */
+    private Optional<Decision> fence(Claim claim, String agent, Long epoch, String ownedBy) {
         if (!claim.owner().equals(agent)) {
-            return Optional.of(notOwner(claim, agent));
+            return Optional.of(notOwner(claim, agent, ownedBy));
         }
         if (epoch != null && epoch != claim.epoch()) {
             return Optional.of(staleEpoch(claim, epoch));
@@ -327,10 +330,19 @@ public final class ClaimRegistry {
         return Optional.empty();
     }
 
-    /** The refusal text of contract A9, which tools match on. */
-    private static Decision notOwner(Claim claim, String agent) {
+    /** A9's non-owner text for {@code release} (and our {@code handoff}): {@code Task 'T' is owned by A, not B.} */
+    private static final String IS_OWNED_BY = "' is owned by ";
+    /**
+     * The recorded reference's non-owner text for {@code checkpoint} ({@code checkpoint_denied})
+     * and {@code task_update} ({@code error}): {@code Task 'T' owned by A, not B.}, without "is"
+     * (shared/transcripts/reference-v2.jsonl); tools match on these texts.
+     */
+    private static final String OWNED_BY = "' owned by ";
+
+    /** The non-owner refusal, worded per verb as the reference words it. */
+    private static Decision notOwner(Claim claim, String agent, String ownedBy) {
         return new Decision(new Reply.Denied(claim.taskId(), Refusal.NOT_OWNER,
-                "Task '" + claim.taskId() + "' is owned by " + claim.owner() + ", not " + agent + ".", claim.owner(),
+                "Task '" + claim.taskId() + ownedBy + claim.owner() + ", not " + agent + ".", claim.owner(),
                 null), List.of());
     }
 

@@ -1,5 +1,6 @@
 package dev.synapsehub.core.messaging;
 
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.core.claim.Decision;
 import dev.synapsehub.core.command.AckCommand;
 import dev.synapsehub.core.command.AgentActivityCommand;
@@ -112,7 +113,7 @@ public final class MessagingRegistry {
     private Decision decideChat(ChatCommand c, double t, long position) {
         String sender = c.agent();
         String target = c.target();
-        String channel = c.channel() == null || c.channel().isBlank() ? null : c.channel();
+        String channel = PythonWhitespace.isBlank(c.channel()) ? null : c.channel();
         boolean isDirected = AddressMatcher.isDirected(target);
         long msgId = msgCounter + 1;
         long seq = position + 1;
@@ -166,7 +167,7 @@ public final class MessagingRegistry {
      */
     public Decision decideChannelChat(ChatCommand c, double t, long position, java.util.Collection<String> members) {
         String sender = c.agent();
-        String id = c.channel().strip();
+        String id = PythonWhitespace.strip(c.channel());
         long msgId = msgCounter + 1;
         ChatStamp stamp = new ChatStamp(msgId, t, ClientFields.clientTimestamp(c.clientTimestamp()),
                 ClientFields.clientMsgId(c.clientMsgId()));

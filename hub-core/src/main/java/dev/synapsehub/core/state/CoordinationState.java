@@ -1,5 +1,6 @@
 package dev.synapsehub.core.state;
 
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.core.board.BoardLimits;
 import dev.synapsehub.core.card.CardRegistry;
 import dev.synapsehub.core.command.CardCommand;
@@ -135,13 +136,13 @@ public final class CoordinationState {
             return cards.decide(remove, t);
         } else if (command instanceof IdentityPinCommand p) {
             return pins.decide(p, t, lastSeq);
-        } else if (command instanceof ChatCommand c && c.channel() != null && !c.channel().isBlank()) {
-            String id = c.channel().strip();
+        } else if (command instanceof ChatCommand c && !PythonWhitespace.isBlank(c.channel())) {
+            String id = PythonWhitespace.strip(c.channel());
             if (!channels.isMember(id, c.agent())) {
                 return new Decision(new Reply.Denied("", Refusal.NOT_A_MEMBER, "not a member of channel '" + id + "'"),
                         List.of());
             }
-            return messaging.decideChannelChat(c, t, lastSeq, channels.channel(id).orElseThrow().members());
+            return messaging.decideChannelChat(c, t, lastSeq, channels.members(id));
         } else if (command instanceof MessagingCommand m) {
             return messaging.decide(m, t, lastSeq);
         } else if (command instanceof dev.synapsehub.core.command.OperatorReleaseCommand o) {

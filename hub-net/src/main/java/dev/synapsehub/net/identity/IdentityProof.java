@@ -21,6 +21,13 @@ public final class IdentityProof {
     public static final double WINDOW_SECONDS = 10.0;
     /** How far in the future a proof may be signed, seconds (A2.2). */
     public static final double FUTURE_SKEW_SECONDS = 1.0;
+    /**
+     * Longest {@code key_id}, in characters (code points). Ours: a key id is pinned and kept
+     * forever (A2.5), so an unbounded one let one first frame store megabytes; the reference
+     * clients send {@code machine-} and 16 hex digits. A longer one is {@code unknown_key}, as any
+     * key id that cannot be the expected one (A2.2).
+     */
+    public static final int MAX_KEY_ID_CHARACTERS = 256;
     /** Accepted (key id, sender, nonce) identities remembered inside the window (A2.2). */
     public static final int REPLAY_CAPACITY = 4096;
 
@@ -45,6 +52,7 @@ public final class IdentityProof {
         }
         JsonNode keyId = signature.get("key_id");
         if (keyId == null || !keyId.isTextual() || keyId.textValue().isEmpty()
+                || keyId.textValue().codePointCount(0, keyId.textValue().length()) > MAX_KEY_ID_CHARACTERS
                 || (expectedKeyId != null && !expectedKeyId.equals(keyId.textValue()))) {
             return "unknown_key";
         }

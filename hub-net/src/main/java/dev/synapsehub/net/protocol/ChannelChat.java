@@ -1,5 +1,6 @@
 package dev.synapsehub.net.protocol;
 
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.core.reply.ChatReply;
 import dev.synapsehub.net.session.Session;
 import dev.synapsehub.net.session.SessionRegistry;
@@ -25,7 +26,7 @@ final class ChannelChat {
     /** The trimmed channel of a chat request, or null for a public or directed chat. */
     static String channelOf(Request req) {
         String channel = FieldCoercion.text(req.frame().get("channel"));
-        return channel == null || channel.isBlank() ? null : channel.strip();
+        return PythonWhitespace.isBlank(channel) ? null : PythonWhitespace.strip(channel);
     }
 
     /** A member's channel chat decided here: to every other member bound now, then the receipt if asked. */

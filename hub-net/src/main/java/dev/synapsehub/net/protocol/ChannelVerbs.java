@@ -4,10 +4,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.util.RawValue;
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.channel.Channel;
 import dev.synapsehub.core.command.ChannelCommand;
 import dev.synapsehub.core.reply.ChannelReply;
+import dev.synapsehub.net.wire.AgentNames;
 import dev.synapsehub.net.wire.FieldCoercion;
 import dev.synapsehub.net.wire.HubFrames;
 
@@ -64,12 +66,15 @@ final class ChannelVerbs {
     /** The trimmed {@code channel} member; {@code ""} when absent or blank (non-strings never get here). */
     private static String channelId(Request r) {
         String c = FieldCoercion.text(r.get("channel"));
-        return c == null ? "" : c.strip();
+        return c == null ? "" : PythonWhitespace.strip(c);
     }
 
     private void change(Request r, ChannelCommand.Op op) {
         JsonNode inv = r.get("invitee");
         String invitee = inv != null && inv.isTextual() ? inv.textValue() : null;
+        if (invitee != null && AgentNames.refusal(PythonWhitespace.strip(invitee)) != null) {
+            invitee = ""; // no agent could bind that name, so none could join: the contract's "invalid invitee"
+        }
         JsonNode lab = r.get("label");
         String label = op == ChannelCommand.Op.CREATE && lab != null && lab.isTextual() ? lab.textValue() : null;
         ChannelCommand command = new ChannelCommand(r.sender(), op, channelId(r), invitee, label);

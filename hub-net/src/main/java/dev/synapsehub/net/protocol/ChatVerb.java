@@ -2,6 +2,7 @@ package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.core.command.ChatCommand;
 import dev.synapsehub.core.event.ChatEvent;
 import dev.synapsehub.core.event.DeadLetterEscalationEvent;
@@ -75,7 +76,7 @@ final class ChatVerb {
         ObjectNode frame = r.frame();
         String target = FieldCoercion.text(frame.get("target"));
         String channel = FieldCoercion.text(frame.get("channel"));
-        if (channel != null && channel.strip().isEmpty()) {
+        if (channel != null && PythonWhitespace.isBlank(channel)) {
             channel = null; // channel "" is an ordinary public chat (A1.4), echoed as sent
         }
         JsonNode ts = frame.get("timestamp");
@@ -107,7 +108,7 @@ final class ChatVerb {
         ObjectNode e = frames.error(req.sender(), refusal.message(), d.at());
         if (refusal.refusal() == Refusal.NOT_A_MEMBER) {
             // A1.4: a non-member (or unknown channel) gets this error, naming the channel
-            e.put("channel", FieldCoercion.text(req.frame().get("channel")).strip());
+            e.put("channel", PythonWhitespace.strip(FieldCoercion.text(req.frame().get("channel"))));
         } else {
             e.put("error_code", refusal.refusal().name().toLowerCase(java.util.Locale.ROOT));
         }

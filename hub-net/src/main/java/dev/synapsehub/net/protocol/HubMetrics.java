@@ -38,6 +38,8 @@ public final class HubMetrics implements ActorObserver {
     public final AtomicLong idempotencyRecords = new AtomicLong();
     public final AtomicLong slowReadersDisconnected = new AtomicLong();
     public final AtomicLong faults = new AtomicLong();
+    /** Valid first-use proofs admitted without a pin because the pin store was full. */
+    public final AtomicLong pinsStoreFull = new AtomicLong();
     /** Mutations no request waited for (dead-letter clearing, mailbox watermarks) that the actor refused. */
     public final AtomicLong unansweredRefusals = new AtomicLong();
     /** Registrations whose mailbox replay waited because the hub was busy ({@link DeferredReplays}). */

@@ -8,6 +8,7 @@ import dev.synapsehub.core.actor.Mutation;
 import dev.synapsehub.core.actor.Outcome;
 import dev.synapsehub.core.command.IdentityPinCommand;
 import dev.synapsehub.core.identity.IdentityPin;
+import dev.synapsehub.core.identity.IdentityPinRegistry;
 import dev.synapsehub.core.reply.IdentityPinReply;
 import dev.synapsehub.net.identity.IdentityPinSettings;
 import dev.synapsehub.net.identity.IdentityProof;
@@ -18,6 +19,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Identity pinning at registration (wire contract A2.1–A2.4, decision A10.3). Only a socket's
@@ -44,6 +46,8 @@ final class IdentityPinGate {
     private final HubMetrics metrics;
     private final Clock clock;
     private final IdentityProof proof = new IdentityProof();
+    /** The full pin store is logged once per hub; every admission it leaves unpinned is counted. */
+    private final AtomicBoolean storeFullLogged = new AtomicBoolean();
 
     /** The gate under {@code pins}: committed pins are read from, and new ones submitted to, {@code actor}. */
     IdentityPinGate(IdentityPinSettings pins, CoordinationActor actor, Outbox outbox, HubFrames frames,
@@ -144,8 +148,17 @@ final class IdentityPinGate {
                     refusePinned(session, pin.agent(), reply.pin().keyId(), result, clock.nowSeconds());
                 }
                 case STORE_FULL -> {
-                    metrics.faults.incrementAndGet();
-                    LOG.warn("identity pin store is full: '{}' stays unpinned", pin.agent());
+                    // admitted unpinned, as a first frame without a proof would be (A2.3): refusing every
+                    // new signed agent once 65,536 names were pinned would let a flood of names lock the hub
+                    metrics.pinsStoreFull.incrementAndGet();
+                    if (storeFullLogged.compareAndSet(false, true)) {
+                        LOG.warn("identity pin store is full ({} pins, which never expire): '{}' and every later "
+                                + "first-use proof are admitted without a pin; counted in "
+                                + "synapse_identity_pin_store_full_total, logged once; an operator reclaim frees "
+                                + "a place", IdentityPinRegistry.MAX_PINS, pin.agent());
+                    } else {
+                        LOG.debug("identity pin store is full: '{}' stays unpinned", pin.agent());
+                    }
                 }
                 default -> LOG.debug("pinned '{}' to key {}", pin.agent(), pin.keyId());
             }

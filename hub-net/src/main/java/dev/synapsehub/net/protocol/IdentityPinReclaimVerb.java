@@ -2,6 +2,7 @@ package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.core.command.IdentityPinCommand;
 import dev.synapsehub.core.event.IdentityPinReclaimEvent;
 import dev.synapsehub.core.journal.JournaledEvent;
@@ -216,6 +217,6 @@ final class IdentityPinReclaimVerb {
     }
 
     private static String text(JsonNode v) {
-        return v != null && v.isTextual() ? v.textValue().strip() : "";
+        return v != null && v.isTextual() ? PythonWhitespace.strip(v.textValue()) : ""; // Python str.strip (A2.6)
     }
 }

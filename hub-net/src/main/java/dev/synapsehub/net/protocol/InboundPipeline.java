@@ -3,6 +3,7 @@ package dev.synapsehub.net.protocol;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.core.Clock;
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.actor.Outcome;
 import dev.synapsehub.net.HubConfig;
@@ -551,8 +552,9 @@ public final class InboundPipeline {
             hub.registry().roles(sender, new ArrayList<>(clean));
         }
         JsonNode wake = frame.get("wake_capability");
-        if (wake != null && !wake.isNull()) {
-            String w = wake.isTextual() ? wake.textValue().strip().toLowerCase(Locale.ROOT).replace('-', '_') : "";
+        if (wake != null) { // absent keeps the declaration; null, like any non-string, clears it (A7)
+            String w = wake.isTextual()
+                    ? PythonWhitespace.strip(wake.textValue()).toLowerCase(Locale.ROOT).replace('-', '_') : "";
             switch (w) {
                 case "direct":
                 case "passive":

@@ -2,6 +2,7 @@ package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.net.wire.HubFrames;
 import dev.synapsehub.net.wire.PythonFloatFormat;
 
@@ -41,10 +42,6 @@ public record ReleaseReceipt(
     static final String TOO_OLD = "evidence age exceeds 3600 seconds";
     static final String UNVERIFIED = "fresh evidence present but unverified";
 
-    /** A Python float literal after trimming, underscores between digits allowed (R1.3). */
-    private static final String DIGITS = "\\d(?:_?\\d)*";
-    private static final Pattern FLOAT_LITERAL = Pattern.compile("[+-]?(?:" + DIGITS + "(?:\\.(?:" + DIGITS + ")?)?|\\."
-            + DIGITS + ")(?:[eE][+-]?" + DIGITS + ")?");
     private static final Pattern NON_FINITE = Pattern.compile("(?i)[+-]?(?:inf|infinity|nan)");
 
     /** Reads the top-level receipt members of a release frame (R1); an object under {@code evidence} counts as none. */
@@ -189,10 +186,81 @@ public record ReleaseReceipt(
             return t.endsWith("nan") ? Double.NaN
                     : t.startsWith("-") ? Double.NEGATIVE_INFINITY : Double.POSITIVE_INFINITY;
         }
-        if (!FLOAT_LITERAL.matcher(text).matches()) {
+        String ascii = floatLiteral(text);
+        // too large for a double: infinity, as Python
+        return ascii == null ? null : Double.parseDouble(ascii);
+    }
+
+    /**
+     * The ASCII form of a Python float literal (Unicode decimal digits mapped to 0-9, underscores
+     * between digits dropped), or null when {@code text} is not one. A loop, not a regex: a
+     * backtracking pattern overflows the stack on a few thousand digits.
+     */
+    static String floatLiteral(String text) {
+        StringBuilder out = new StringBuilder(text.length());
+        int i = sign(text, 0, out);
+        int end = digitPart(text, i, out);
+        if (end < 0) {
             return null;
         }
-        return Double.parseDouble(text.replace("_", "")); // too large for a double: infinity, as Python
+        boolean digits = end > i;
+        i = end;
+        if (i < text.length() && text.charAt(i) == '.') {
+            out.append('.');
+            end = digitPart(text, ++i, out);
+            if (end < 0) {
+                return null;
+            }
+            digits |= end > i;
+            i = end;
+        }
+        if (!digits) {
+            return null;
+        }
+        if (i < text.length() && (text.charAt(i) == 'e' || text.charAt(i) == 'E')) {
+            out.append('e');
+            i = sign(text, i + 1, out);
+            end = digitPart(text, i, out);
+            if (end <= i) {
+                return null; // no exponent digits, or a misplaced underscore
+            }
+            i = end;
+        }
+        return i == text.length() ? out.toString() : null;
+    }
+
+    private static int sign(String text, int i, StringBuilder out) {
+        if (i < text.length() && (text.charAt(i) == '+' || text.charAt(i) == '-')) {
+            out.append(text.charAt(i));
+            return i + 1;
+        }
+        return i;
+    }
+
+    /**
+     * Copies the digits from {@code i} on (any Unicode decimal digit, as Python's {@code float}
+     * takes them; one underscore allowed between two digits); the index after them, or -1 when
+     * an underscore is not between two digits.
+     */
+    private static int digitPart(String text, int i, StringBuilder out) {
+        boolean afterUnderscore = false;
+        int start = i;
+        while (i < text.length()) {
+            int cp = text.codePointAt(i);
+            if (cp == '_' && i > start && !afterUnderscore) {
+                afterUnderscore = true;
+                i++;
+                continue;
+            }
+            int digit = Character.isDigit(cp) ? Character.digit(cp, 10) : -1;
+            if (digit < 0) {
+                break;
+            }
+            out.append((char) ('0' + digit));
+            afterUnderscore = false;
+            i += Character.charCount(cp);
+        }
+        return afterUnderscore ? -1 : i;
     }
 
     /**
@@ -251,23 +319,9 @@ public record ReleaseReceipt(
         return b.append(quote).toString();
     }
 
-    /** Trims Python's whitespace, which Java's {@code strip()} does not match (U+00A0, U+2007, U+202F...). */
+    /** Trims Python's whitespace (U+00A0, U+2007, U+202F... too), as the reference does. */
     static String pythonStrip(String s) {
-        int from = 0;
-        int to = s.length();
-        while (from < to && pythonSpace(s.charAt(from))) {
-            from++;
-        }
-        while (to > from && pythonSpace(s.charAt(to - 1))) {
-            to--;
-        }
-        return s.substring(from, to);
-    }
-
-    private static boolean pythonSpace(char c) {
-        return (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x20) || c == 0x85 || c == 0xa0 || c == 0x1680
-                || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f || c == 0x205f
-                || c == 0x3000;
+        return PythonWhitespace.strip(s);
     }
 
     /** Cut to 500 code points (an astral character counts once). */

@@ -3,6 +3,7 @@ package dev.synapsehub.net.relay;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.net.wire.CanonicalJson;
 
 import java.util.Iterator;
@@ -40,7 +41,7 @@ public final class RelayLine {
         line.put("t", ts != null && ts.isNumber() ? (long) (ts.doubleValue() * 1000.0) : 0L);
         line.set("h", orNull(frame.get("hub_id")));
         JsonNode channel = frame.get("channel");
-        line.put("c", channel != null && channel.isTextual() ? channel.textValue().strip() : "");
+        line.put("c", channel != null && channel.isTextual() ? PythonWhitespace.strip(channel.textValue()) : "");
         ObjectNode extra = nf.objectNode();
         for (Iterator<Map.Entry<String, JsonNode>> it = frame.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
