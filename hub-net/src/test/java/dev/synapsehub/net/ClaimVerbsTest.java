@@ -3,6 +3,7 @@ package dev.synapsehub.net;
 import dev.synapsehub.client.HubClient;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.net.auth.MessageAuthenticator;
+import dev.synapsehub.net.auth.SigningTime;
 import dev.synapsehub.net.wire.WireJson;
 import org.junit.jupiter.api.Test;
 
@@ -287,17 +288,42 @@ class ClaimVerbsTest {
         for (double skew : new double[] {-10.0, 1.0}) {
             ObjectNode f = (ObjectNode) json.parse("{\"sender\":\"p/a\",\"type\":\"claim\",\"task_id\":\"T\"}");
             sign(f, "k", "s", "n" + skew, now + skew);
-            assertThat(auth.verify(f, "p/a", now)).isEqualTo("ok");
+            assertThat(auth.verify(f, "p/a", SigningTime.at(now))).isEqualTo("ok");
         }
         for (double skew : new double[] {-10.001, 1.001}) {
             ObjectNode f = (ObjectNode) json.parse("{\"sender\":\"p/a\",\"type\":\"claim\",\"task_id\":\"T\"}");
             sign(f, "k", "s", "m" + skew, now + skew);
-            assertThat(auth.verify(f, "p/a", now)).isEqualTo("expired");
+            assertThat(auth.verify(f, "p/a", SigningTime.at(now))).isEqualTo("expired");
         }
         ObjectNode seq = (ObjectNode) json.parse("{\"sender\":\"p/a\",\"type\":\"claim\"}");
         sign(seq, "k", "s", "q", now);
         ((ObjectNode) seq.get("auth")).put("sequence", 0);
-        assertThat(auth.verify(seq, "p/a", now)).isEqualTo("sequence_mismatch");
+        assertThat(auth.verify(seq, "p/a", SigningTime.at(now))).isEqualTo("sequence_mismatch");
+    }
+
+    /**
+     * INV-CK-2 after a wall-clock step (an NTP correction, a resumed VM): hub time slews toward
+     * the wall clock at 1 %, but signers read their wall clocks, so the window is the wall
+     * clock's. A frame signed now is admitted at once; one carrying the lagging hub time is stale.
+     */
+    @Test
+    void aWallClockStepDoesNotExpireFramesSignedNow() {
+        java.util.concurrent.atomic.AtomicLong wallMillis = new java.util.concurrent.atomic.AtomicLong(1_800_000_000_000L);
+        java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong();
+        dev.synapsehub.core.SteadyClock clock = new dev.synapsehub.core.SteadyClock(wallMillis::get, nanos::get, m -> { });
+        wallMillis.addAndGet(30_000); // the host's NTP steps the wall clock 30 s forward
+        wallMillis.addAndGet(1_000);
+        nanos.addAndGet(1_000_000_000L);
+        assertThat(clock.wallSeconds() - clock.nowSeconds()).as("hub time lags the step").isGreaterThan(25);
+        MessageAuthenticator auth = new MessageAuthenticator(List.of(new MessageAuthKey("k", "s", Set.of("p/a"))),
+                true, 10.0, 1.0, 16);
+        WireJson json = new WireJson(64);
+        ObjectNode fresh = (ObjectNode) json.parse("{\"sender\":\"p/a\",\"type\":\"claim\",\"task_id\":\"T\"}");
+        sign(fresh, "k", "s", "n1", wallMillis.get() / 1000.0);
+        assertThat(auth.verify(fresh, "p/a", SigningTime.of(clock))).isEqualTo("ok");
+        ObjectNode hubTimed = (ObjectNode) json.parse("{\"sender\":\"p/a\",\"type\":\"claim\",\"task_id\":\"T\"}");
+        sign(hubTimed, "k", "s", "n2", clock.nowSeconds());
+        assertThat(auth.verify(hubTimed, "p/a", SigningTime.of(clock))).isEqualTo("expired");
     }
 
     static ObjectNode sign(ObjectNode frame, String kid, String secret, String nonce, double ts) {

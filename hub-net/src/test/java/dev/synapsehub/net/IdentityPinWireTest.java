@@ -621,4 +621,25 @@ class IdentityPinWireTest {
             assertThat(hub.actor.committedPin("p/ann")).isPresent();
         }
     }
+
+    /**
+     * INV-CK-2 after a host suspend: the wall clock moved 10 minutes, the monotonic clock did not,
+     * so hub time lags the wall clock and slews back at 1 % (about 16 h). The pinned agent signs
+     * with its wall clock and must be admitted at once, not refused {@code expired}.
+     */
+    @Test
+    void aPinnedAgentIsAdmittedRightAfterTheHostWakesFromASuspend() throws Exception {
+        java.util.concurrent.atomic.AtomicLong suspended = new java.util.concurrent.atomic.AtomicLong();
+        dev.synapsehub.core.SteadyClock clock = new dev.synapsehub.core.SteadyClock(
+                () -> System.currentTimeMillis() + suspended.get(), System::nanoTime, m -> { });
+        try (TestHub hub = new TestHub(pinning(null, PinReclaimAcl.NONE), clock)) {
+            IdentityKey key = IdentityKey.generate();
+            admitted(hub, key.registration("p/sleeper", 1, clock.wallSeconds())).close();
+            awaitPin(hub, "p/sleeper");
+            suspended.set(600_000);
+            assertThat(clock.wallSeconds() - clock.nowSeconds()).as("hub time lags the wall clock").isGreaterThan(500);
+            HubClient back = admitted(hub, key.registration("p/sleeper", 1, clock.wallSeconds()));
+            back.close();
+        }
+    }
 }

@@ -43,11 +43,14 @@ public final class MessageAuthenticator {
     }
 
     /**
-     * Verifies a frame as received (minus the connect token).
+     * Verifies a frame as received (minus the connect token). The timestamp is compared with the
+     * wall clock ({@code at.wall()}), which the signer reads too, not hub time, which lags a
+     * wall-clock step for as long as it takes to slew (INV-CK-2).
      *
      * @return {@code ok} or the contract's failure string
      */
-    public String verify(ObjectNode received, String boundName, double now) {
+    public String verify(ObjectNode received, String boundName, SigningTime at) {
+        double now = at.wall();
         JsonNode auth = received.get("auth");
         if (auth == null || !auth.isObject()) {
             return "missing";
@@ -89,7 +92,7 @@ public final class MessageAuthenticator {
                 value.textValue().getBytes(StandardCharsets.UTF_8))) {
             return "bad_authentication";
         }
-        if (!replay.admit(key.keyId(), boundName, nonce.textValue(), signedAt, now)) {
+        if (!replay.admit(key.keyId(), boundName, nonce.textValue(), signedAt, at)) {
             return "replayed";
         }
         return "ok";

@@ -6,15 +6,17 @@ import java.util.PriorityQueue;
 
 /**
  * Bounded nonce cache of contract §9: identity (key id, sender, nonce). A nonce is remembered
- * only while a frame carrying it could still pass the window check (until its signed time
- * plus the window); expired nonces leave through a min-heap on that deadline, so an admission
- * costs O(log n), not a sweep of every entry. A full cache refuses new nonces (fail closed,
- * never evicts a live nonce); size the capacity for the signed rate times the window
- * ({@code --message-auth-replay-capacity}). Thread-safe.
+ * while a frame carrying it could still pass the window check: from its admission for the rest
+ * of its window ({@code signedAt + window - wall}), measured in hub (monotonic) time, and then
+ * for as long as the wall clock still reads no later than {@code signedAt + window} (so a wall
+ * clock stepped back cannot re-admit it). Expired nonces leave through a min-heap on that
+ * deadline, so an admission costs O(log n), not a sweep of every entry. A full cache refuses new
+ * nonces (fail closed, never evicts a live nonce); size the capacity for the signed rate times
+ * the window ({@code --message-auth-replay-capacity}). Thread-safe.
  */
 public final class ReplayCache {
-    /** A remembered nonce and the instant after which it can no longer be replayed. */
-    private record Held(String identity, double forgetAfter) {
+    /** A remembered nonce, its signing time, and the hub time at which it is looked at again. */
+    private record Held(String identity, double signedAt, double recheckAt) {
     }
 
     /**
@@ -26,8 +28,8 @@ public final class ReplayCache {
     private final int capacity;
     private final double window;
     private final Map<String, Held> seen = new HashMap<>();
-    private final PriorityQueue<Held> byDeadline =
-            new PriorityQueue<>((a, b) -> Double.compare(a.forgetAfter(), b.forgetAfter()));
+    private final PriorityQueue<Held> byRecheck =
+            new PriorityQueue<>((a, b) -> Double.compare(a.recheckAt(), b.recheckAt()));
 
     public ReplayCache(int capacity, double windowSeconds) {
         this.capacity = capacity;
@@ -35,22 +37,34 @@ public final class ReplayCache {
     }
 
     /** True when admitted; false = {@code replayed} (duplicate or cache full). */
-    public synchronized boolean admit(String keyId, String sender, String nonce, double signedAt, double now) {
-        forgetExpired(now);
+    public synchronized boolean admit(String keyId, String sender, String nonce, double signedAt, SigningTime at) {
+        forgetExpired(at);
         String identity = keyId + '\0' + sender + '\0' + nonce;
         if (seen.containsKey(identity) || seen.size() >= capacity) {
             return false;
         }
-        Held held = new Held(identity, signedAt + window);
+        Held held = new Held(identity, signedAt, at.steady() + Math.max(0, signedAt + window - at.wall()));
         seen.put(identity, held);
-        byDeadline.add(held);
+        byRecheck.add(held);
         return true;
     }
 
-    /** Drops nonces whose frames would now fail the window check ({@code signedAt < now - window}). */
-    private void forgetExpired(double now) {
-        while (!byDeadline.isEmpty() && byDeadline.peek().forgetAfter() < now) {
-            seen.remove(byDeadline.poll().identity());
+    /**
+     * Drops nonces whose frames now fail the window check ({@code signedAt < wall - window}) once
+     * their remembered time has passed; one whose frame the wall clock (stepped back) would
+     * still admit is looked at again when its window ends by the wall clock's reading now.
+     */
+    private void forgetExpired(SigningTime at) {
+        while (!byRecheck.isEmpty() && byRecheck.peek().recheckAt() < at.steady()) {
+            Held held = byRecheck.poll();
+            double left = held.signedAt() + window - at.wall();
+            if (left < 0) {
+                seen.remove(held.identity());
+            } else {
+                Held again = new Held(held.identity(), held.signedAt(), at.steady() + left);
+                seen.put(held.identity(), again);
+                byRecheck.add(again);
+            }
         }
     }
 

@@ -3,6 +3,7 @@ package dev.synapsehub.net.identity;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.net.auth.ReplayCache;
+import dev.synapsehub.net.auth.SigningTime;
 import dev.synapsehub.net.wire.CanonicalJson;
 
 import java.nio.charset.StandardCharsets;
@@ -42,10 +43,12 @@ public final class IdentityProof {
      * @param sender the hub's trimmed sender name
      * @param expectedKeyId the pinned key id, or null when any key id may pin (first use)
      * @param publicKey the standard base64 key to verify with (pinned, or presented on first use)
-     * @param now hub time, Unix seconds
+     * @param at now: {@code signed_at} is compared with its wall reading, which the signing client
+     *           also reads (hub time may lag a wall-clock step for hours)
      * @return {@code ok} or the contract's failure string
      */
-    public String verify(ObjectNode received, String sender, String expectedKeyId, String publicKey, double now) {
+    public String verify(ObjectNode received, String sender, String expectedKeyId, String publicKey, SigningTime at) {
+        double now = at.wall();
         JsonNode signature = received.get("signature");
         if (signature == null || !signature.isObject()) {
             return "missing_signature";
@@ -84,8 +87,8 @@ public final class IdentityProof {
         if (!sequence.isIntegralNumber() || sequence.bigIntegerValue().signum() <= 0) {
             return "sequence_mismatch";
         }
-        double at = signedAt.doubleValue();
-        if (at < now - WINDOW_SECONDS || at > now + FUTURE_SKEW_SECONDS) {
+        double signed = signedAt.doubleValue();
+        if (signed < now - WINDOW_SECONDS || signed > now + FUTURE_SKEW_SECONDS) {
             return "expired";
         }
         JsonNode nonce = signature.get("nonce");
@@ -97,7 +100,7 @@ public final class IdentityProof {
         if (!Ed25519.verifies(rawKey, signedBytes(received, v), Ed25519.signature(value.textValue()))) {
             return "bad_signature";
         }
-        if (!replay.admit(keyId.textValue(), sender, nonce.textValue(), at, now)) {
+        if (!replay.admit(keyId.textValue(), sender, nonce.textValue(), signed, at)) {
             return "replayed";
         }
         return "ok";

@@ -9,6 +9,7 @@ import dev.synapsehub.core.actor.Outcome;
 import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.auth.ConnectTokenAuth;
 import dev.synapsehub.net.auth.MessageAuthenticator;
+import dev.synapsehub.net.auth.SigningTime;
 import dev.synapsehub.net.extension.HubExtensions;
 import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.core.actor.ResponseRenderer;
@@ -434,7 +435,7 @@ public final class InboundPipeline {
 
     /** The per-message HMAC gate (§9); false after answering the refusal. */
     private boolean signedFrameVerified(Session session, String sender, ObjectNode received, double now) {
-        String result = hub.messageAuth().verify(received, sender, now);
+        String result = hub.messageAuth().verify(received, sender, SigningTime.of(hub.clock())); // wall clock (INV-CK-2)
         if ("ok".equals(result)) {
             return true;
         }

@@ -2,6 +2,7 @@ package dev.synapsehub.net.identity;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.net.auth.SigningTime;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
@@ -45,21 +46,21 @@ class IdentityProofTest {
         String key = Base64.getEncoder().encodeToString(new byte[32]);
         ObjectNode f = (ObjectNode) MAPPER.readTree("{\"sender\":\"p/b\",\"signature\":{\"key_id\":\"k\","
                 + "\"algorithm\":\"rsa\",\"version\":3,\"sequence\":0,\"signed_at\":0}}");
-        assertThat(proof.verify(f, "p/b", "other", key, 100)).isEqualTo("unknown_key");
-        assertThat(proof.verify(f, "p/b", null, "AAAA", 100)).isEqualTo("unknown_key");
-        assertThat(proof.verify(f, "p/a", null, key, 100)).isEqualTo("sender_mismatch");
-        assertThat(proof.verify(f, "p/b", null, key, 100)).isEqualTo("bad_signature");
+        assertThat(proof.verify(f, "p/b", "other", key, SigningTime.at(100))).isEqualTo("unknown_key");
+        assertThat(proof.verify(f, "p/b", null, "AAAA", SigningTime.at(100))).isEqualTo("unknown_key");
+        assertThat(proof.verify(f, "p/a", null, key, SigningTime.at(100))).isEqualTo("sender_mismatch");
+        assertThat(proof.verify(f, "p/b", null, key, SigningTime.at(100))).isEqualTo("bad_signature");
         ((ObjectNode) f.get("signature")).put("algorithm", "ed25519").put("version", 2);
-        assertThat(proof.verify(f, "p/b", null, key, 100)).isEqualTo("invalid_domain");
+        assertThat(proof.verify(f, "p/b", null, key, SigningTime.at(100))).isEqualTo("invalid_domain");
         ((ObjectNode) f.get("signature")).put("domain", IdentityProof.DOMAIN).put("signed_at", "soon");
-        assertThat(proof.verify(f, "p/b", null, key, 100)).isEqualTo("bad_signature");
+        assertThat(proof.verify(f, "p/b", null, key, SigningTime.at(100))).isEqualTo("bad_signature");
         ((ObjectNode) f.get("signature")).put("signed_at", 0);
-        assertThat(proof.verify(f, "p/b", null, key, 100)).isEqualTo("sequence_mismatch");
+        assertThat(proof.verify(f, "p/b", null, key, SigningTime.at(100))).isEqualTo("sequence_mismatch");
         ((ObjectNode) f.get("signature")).put("sequence", 1);
-        assertThat(proof.verify(f, "p/b", null, key, 100)).isEqualTo("expired");
+        assertThat(proof.verify(f, "p/b", null, key, SigningTime.at(100))).isEqualTo("expired");
         ((ObjectNode) f.get("signature")).put("signed_at", 100);
-        assertThat(proof.verify(f, "p/b", null, key, 100)).as("no nonce, no value").isEqualTo("bad_signature");
+        assertThat(proof.verify(f, "p/b", null, key, SigningTime.at(100))).as("no nonce, no value").isEqualTo("bad_signature");
         ((ObjectNode) f.get("signature")).put("nonce", "n").put("value", Base64.getEncoder().encodeToString(new byte[64]));
-        assertThat(proof.verify(f, "p/b", null, key, 100)).as("a signature that does not verify").isEqualTo("bad_signature");
+        assertThat(proof.verify(f, "p/b", null, key, SigningTime.at(100))).as("a signature that does not verify").isEqualTo("bad_signature");
     }
 }
