@@ -1,6 +1,7 @@
 package dev.synapsehub.net.auth;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
 
@@ -12,11 +13,28 @@ import java.util.PriorityQueue;
  * clock stepped back cannot re-admit it). Expired nonces leave through a min-heap on that
  * deadline, so an admission costs O(log n), not a sweep of every entry. A full cache refuses new
  * nonces (fail closed, never evicts a live nonce); size the capacity for the signed rate times
- * the window ({@code --message-auth-replay-capacity}). Thread-safe.
+ * the window ({@code --message-auth-replay-capacity}). A nonce may also be charged to
+ * {@link Share}s (a key, a name, a remote host): a full share refuses only the nonces charged to
+ * it, so one signer's flood fills its own share and never the others'. Duplicates are found
+ * across every share. Thread-safe.
  */
 public final class ReplayCache {
     /** A remembered nonce, its signing time, and the hub time at which it is looked at again. */
-    private record Held(String identity, double signedAt, double recheckAt) {
+    private record Held(String identity, double signedAt, double recheckAt, List<Share> shares) {
+    }
+
+    /** At most {@code limit} remembered nonces are charged to {@code bucket} at once. */
+    public record Share(String bucket, int limit) {
+    }
+
+    /** What {@link #admit(String, String, String, double, SigningTime, List)} decided. */
+    public enum Admission {
+        /** New: remembered until it can no longer pass the window check. */
+        ADMITTED,
+        /** Already remembered: a replay. */
+        REPLAYED,
+        /** New, but the cache or one of its shares is full: not remembered. */
+        FULL
     }
 
     /**
@@ -28,6 +46,7 @@ public final class ReplayCache {
     private final int capacity;
     private final double window;
     private final Map<String, Held> seen = new HashMap<>();
+    private final Map<String, Integer> charged = new HashMap<>();
     private final PriorityQueue<Held> byRecheck =
             new PriorityQueue<>((a, b) -> Double.compare(a.recheckAt(), b.recheckAt()));
 
@@ -37,16 +56,27 @@ public final class ReplayCache {
     }
 
     /** True when admitted; false = {@code replayed} (duplicate or cache full). */
-    public synchronized boolean admit(String keyId, String sender, String nonce, double signedAt, SigningTime at) {
+    public boolean admit(String keyId, String sender, String nonce, double signedAt, SigningTime at) {
+        return admit(keyId, sender, nonce, signedAt, at, List.of()) == Admission.ADMITTED;
+    }
+
+    /** Admits a nonce charged to {@code shares}; a full share or cache refuses it as {@link Admission#FULL}. */
+    public synchronized Admission admit(String keyId, String sender, String nonce, double signedAt, SigningTime at,
+            List<Share> shares) {
         forgetExpired(at);
         String identity = keyId + '\0' + sender + '\0' + nonce;
-        if (seen.containsKey(identity) || seen.size() >= capacity) {
-            return false;
+        if (seen.containsKey(identity)) {
+            return Admission.REPLAYED;
         }
-        Held held = new Held(identity, signedAt, at.steady() + Math.max(0, signedAt + window - at.wall()));
+        if (seen.size() >= capacity || shares.stream().anyMatch(s -> charged.getOrDefault(s.bucket(), 0) >= s.limit())) {
+            return Admission.FULL;
+        }
+        Held held = new Held(identity, signedAt, at.steady() + Math.max(0, signedAt + window - at.wall()),
+                List.copyOf(shares));
         seen.put(identity, held);
         byRecheck.add(held);
-        return true;
+        shares.forEach(s -> charged.merge(s.bucket(), 1, Integer::sum));
+        return Admission.ADMITTED;
     }
 
     /**
@@ -60,8 +90,9 @@ public final class ReplayCache {
             double left = held.signedAt() + window - at.wall();
             if (left < 0) {
                 seen.remove(held.identity());
+                held.shares().forEach(s -> charged.computeIfPresent(s.bucket(), (b, n) -> n > 1 ? n - 1 : null));
             } else {
-                Held again = new Held(held.identity(), held.signedAt(), at.steady() + left);
+                Held again = new Held(held.identity(), held.signedAt(), at.steady() + left, held.shares());
                 seen.put(held.identity(), again);
                 byRecheck.add(again);
             }
@@ -71,5 +102,10 @@ public final class ReplayCache {
     /** Nonces currently remembered. */
     public synchronized int size() {
         return seen.size();
+    }
+
+    /** Nonces currently charged to {@code bucket}. */
+    public synchronized int charged(String bucket) {
+        return charged.getOrDefault(bucket, 0);
     }
 }

@@ -60,6 +60,8 @@ public final class HubMetrics implements ActorObserver {
     public final AtomicLong tlsCertificateReloads = new AtomicLong();
     /** Changed server certificate and key pairs that did not load (the previous pair stays in use). */
     public final AtomicLong tlsCertificateReloadFailures = new AtomicLong();
+    /** Valid first-use identity proofs admitted without a pin because the first-use replay pool was full. */
+    public final AtomicLong identityProofsUnpinned = new AtomicLong();
 
     /** Journal commit latency (one observation per transaction). */
     final Histogram commitLatency = Histogram.builder()

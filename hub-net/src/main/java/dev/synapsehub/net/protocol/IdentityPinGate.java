@@ -99,11 +99,19 @@ final class IdentityPinGate {
             return Admission.ADMIT; // nothing to pin (A2.3, last row)
         }
         String keyText = key.isTextual() ? key.textValue() : "";
-        String result = proof.verify(received, sender, null, keyText, SigningTime.of(clock));
-        if (!"ok".equals(result)) {
+        IdentityProof.Result result = proof.verifyFirstUse(received, sender, keyText, SigningTime.of(clock),
+                session.remoteHost());
+        if (!result.ok()) {
             metrics.authFailures.incrementAndGet();
-            refuse(session, sender, "identity signature invalid: " + result, result, "identity binding failed", now);
+            refuse(session, sender, "identity signature invalid: " + result.result(), result.result(),
+                    "identity binding failed", now);
             return Admission.REFUSED;
+        }
+        if (!result.pinnable()) {
+            // the first-use replay pool was full (a flood): admitted as an unsigned frame would be, pinned later
+            metrics.identityProofsUnpinned.incrementAndGet();
+            LOG.debug("first-use proof of '{}' admitted without a pin: the first-use replay pool is full", sender);
+            return Admission.ADMIT;
         }
         return new Admission(true, new IdentityPinCommand.Pin(sender, signature.get("key_id").textValue(), keyText));
     }
