@@ -161,6 +161,37 @@ class ConnectionTest {
         }
     }
 
+    /**
+     * Review F3: any frame type binds (§3.4), so a client may present its lease on a chat first
+     * frame, or on every frame. The lease token must reach no recipient and no history.
+     */
+    @Test
+    void anOwnerLeaseOnAChatIsNeverEchoedToAnyoneNorKeptInHistory() throws Exception {
+        try (TestHub hub = new TestHub(HubConfig.builder().leaseOfflineTtlSeconds(60))) {
+            HubClient owner = hub.connect();
+            ObjectNode hb = owner.frame("p/alpha", "heartbeat");
+            hb.put("lease", true);
+            owner.send(hb);
+            String lease = owner.awaitType("lease_granted", WAIT).path("owner_lease").asText();
+            owner.close();
+            HubClient other = hub.agent("p/other");
+            HubClient back = hub.connect();
+            ObjectNode chat = back.frame("p/alpha", "chat");
+            chat.put("owner_lease", lease).put("takeover", true).put("lease", true).put("payload", "back online");
+            back.send(chat);
+            ObjectNode seen = other.awaitType("chat", WAIT);
+            assertThat(seen.toString()).as("the lease token reaches no other agent").doesNotContain(lease);
+            assertThat(seen.has("takeover") || seen.has("lease") || seen.has("owner_lease")).isFalse();
+            ObjectNode later = back.frame("p/alpha", "chat");
+            later.put("owner_lease", lease).put("payload", "again");
+            back.send(later);
+            assertThat(other.awaitType("chat", WAIT).toString()).doesNotContain(lease);
+            other.send(other.frame("p/other", "history_request"));
+            assertThat(other.awaitType("history_snapshot", WAIT).toString()).contains("back online")
+                    .doesNotContain(lease);
+        }
+    }
+
     @Test
     void authAndRegistrationTimeoutsClose4012() throws Exception {
         try (TestHub open = new TestHub(HubConfig.builder().authTimeout(Duration.ofMillis(300)))) {
