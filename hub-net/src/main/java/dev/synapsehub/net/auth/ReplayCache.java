@@ -87,6 +87,9 @@ public final class ReplayCache {
     private void forgetExpired(SigningTime at) {
         while (!byRecheck.isEmpty() && byRecheck.peek().recheckAt() < at.steady()) {
             Held held = byRecheck.poll();
+            if (seen.get(held.identity()) != held) {
+                continue; // released since (busy): already forgotten
+            }
             double left = held.signedAt() + window - at.wall();
             if (left < 0) {
                 seen.remove(held.identity());
@@ -96,6 +99,17 @@ public final class ReplayCache {
                 seen.put(held.identity(), again);
                 byRecheck.add(again);
             }
+        }
+    }
+
+    /**
+     * Forgets a nonce just admitted whose frame was then refused for a passing reason (busy)
+     * with nothing applied: the same frame sent again is then judged afresh, not {@code replayed}.
+     */
+    public synchronized void release(String keyId, String sender, String nonce) {
+        Held held = seen.remove(keyId + '\0' + sender + '\0' + nonce);
+        if (held != null) {
+            held.shares().forEach(s -> charged.computeIfPresent(s.bucket(), (b, n) -> n > 1 ? n - 1 : null));
         }
     }
 

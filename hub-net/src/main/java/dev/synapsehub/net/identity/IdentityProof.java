@@ -2,6 +2,7 @@ package dev.synapsehub.net.identity;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.net.auth.MessageAuthenticator;
 import dev.synapsehub.net.auth.ReplayCache;
 import dev.synapsehub.net.auth.SigningTime;
 import dev.synapsehub.net.wire.CanonicalJson;
@@ -198,6 +199,7 @@ public final class IdentityProof {
         JsonNode nonce = signature.get("nonce");
         JsonNode value = signature.get("value");
         if (nonce == null || !nonce.isTextual() || nonce.textValue().isEmpty()
+                || nonce.textValue().length() > MessageAuthenticator.MAX_NONCE_LENGTH // remembered for the window
                 || value == null || !value.isTextual() || value.textValue().isEmpty()) {
             return "bad_signature";
         }

@@ -378,6 +378,9 @@ public final class InboundPipeline {
             if (answeredFromLedger(request, null, now)) {
                 return;
             }
+            if (received != null) {
+                hub.messageAuth().release(received, sender); // nothing applied: the resend must not be 'replayed'
+            }
             busy(session, sender, now, behind);
             return;
         }

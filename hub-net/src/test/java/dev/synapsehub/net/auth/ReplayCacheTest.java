@@ -90,4 +90,19 @@ class ReplayCacheTest {
         cache.admit("k", "a", "x", 1060.0, new SigningTime(1060.0, 52.0));
         assertThat(cache.admit("k", "a", "n", 1000.0, new SigningTime(1003.0, 55.0))).isFalse();
     }
+
+    @Test
+    void aReleasedNonceIsAdmittedAgainAndFreesItsShare() {
+        ReplayCache cache = new ReplayCache(16, WINDOW);
+        java.util.List<ReplayCache.Share> share = java.util.List.of(new ReplayCache.Share("k", 1));
+        assertThat(cache.admit("k", "a", "n", 1000.0, SigningTime.at(1000.0), share)).isEqualTo(ReplayCache.Admission.ADMITTED);
+        assertThat(cache.admit("k", "a", "m", 1000.0, SigningTime.at(1000.0), share)).isEqualTo(ReplayCache.Admission.FULL);
+        cache.release("k", "a", "n");
+        assertThat(cache.charged("k")).isZero();
+        assertThat(cache.admit("k", "a", "n", 1000.0, SigningTime.at(1001.0), share)).isEqualTo(ReplayCache.Admission.ADMITTED);
+        // the released entry's old deadline passing does not forget the re-admitted one early
+        assertThat(cache.admit("k", "a", "n", 1000.0, SigningTime.at(1010.0), share)).isEqualTo(ReplayCache.Admission.REPLAYED);
+        assertThat(cache.admit("k", "a", "z", 1010.5, SigningTime.at(1010.5), share)).isEqualTo(ReplayCache.Admission.ADMITTED);
+        assertThat(cache.charged("k")).isEqualTo(1);
+    }
 }
