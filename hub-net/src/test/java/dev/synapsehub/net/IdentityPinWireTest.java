@@ -642,4 +642,26 @@ class IdentityPinWireTest {
             back.close();
         }
     }
+
+    /**
+     * Review F7b: a role equal to a pinned agent's name would receive that agent's directed chats
+     * whenever it is offline; it is refused (ours: the contract is silent), the other roles kept.
+     */
+    @Test
+    void aRoleNamedAfterAPinnedAgentIsRefused() throws Exception {
+        try (TestHub hub = pinningHub()) {
+            IdentityKey key = IdentityKey.generate();
+            admitted(hub, key.registration("p/alice")).close();
+            awaitPin(hub, "p/alice");
+            HubClient sidecar = admitted(hub, unsigned("p/alice-rx"));
+            assertThat(sidecar.isOpen()).as("pins are per exact name (A2.5)").isTrue();
+            HubClient mallory = hub.connect();
+            ObjectNode reg = unsigned("q/mallory");
+            reg.putArray("roles").add("p/alice").add("p/alice-rx").add("q/reviewer");
+            mallory.send(reg);
+            assertThat(mallory.awaitType("error", WAIT).path("payload").asText()).isEqualTo("Roles refused:"
+                    + " 'p/alice' (a pinned agent name), 'p/alice-rx' (the name of a connected agent). A role is an"
+                    + " address of its own, never another agent's name; the other roles apply.");
+        }
+    }
 }
