@@ -3,6 +3,7 @@ package dev.synapsehub.bench;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.net.MessageAuthKey;
 import dev.synapsehub.net.auth.MessageAuthenticator;
+import dev.synapsehub.net.auth.SigningTime;
 import dev.synapsehub.net.auth.ReplayCache;
 import dev.synapsehub.net.wire.WireJson;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -69,7 +70,7 @@ public class SignedFrameBenchmark {
                 .put("timestamp", now);
         auth.put("value", MessageAuthenticator.mac(SECRET, MessageAuthenticator.canonicalBytes(frame)));
         frames++;
-        String result = authenticator.verify(frame, "bench/agent", now);
+        String result = authenticator.verify(frame, "bench/agent", SigningTime.at(now));
         if (!"ok".equals(result)) {
             throw new IllegalStateException("refused: " + result + " at frame " + frames);
         }
@@ -79,7 +80,7 @@ public class SignedFrameBenchmark {
     @Benchmark
     public boolean admitOnly() {
         double now = now();
-        boolean admitted = cache.admit("k1", "bench/agent", "n-" + frames, now, now);
+        boolean admitted = cache.admit("k1", "bench/agent", "n-" + frames, now, SigningTime.at(now));
         frames++;
         if (!admitted) {
             throw new IllegalStateException("refused as replayed at frame " + frames);

@@ -134,7 +134,7 @@ public final class ServeOptions {
     @Option(names = "--message-auth-window-seconds", defaultValue = "" + SpecConstants.DEFAULT_MESSAGE_AUTH_WINDOW_SECONDS, description = "How old a signed frame may be (default: ${DEFAULT-VALUE}); the future skew is fixed at 1 s.")
     double messageAuthWindow;
 
-    @Option(names = "--message-auth-replay-capacity", defaultValue = "262144", description = "Live nonces remembered for replay protection; a nonce is kept for the auth window, so size it for the signed rate x the window (default: ${DEFAULT-VALUE}, 10,000 signed frames/s with room).")
+    @Option(names = "--message-auth-replay-capacity", defaultValue = "262144", description = "Live nonces remembered for replay protection, shared evenly among the keys; a nonce is kept for the auth window, so size it for the signed rate x the window x the keys (default: ${DEFAULT-VALUE}, 10,000 signed frames/s with room).")
     int messageAuthReplayCapacity;
 
     @Option(names = "--metrics", description = "Serve GET /health and /metrics on the hub port.")

@@ -66,6 +66,12 @@ public final class SteadyClock implements Clock {
         return Double.longBitsToDouble(bits);
     }
 
+    /** The raw wall clock, stepped or not: for signed timestamps, which clients take from their wall clocks. */
+    @Override
+    public double wallSeconds() {
+        return wallMillis.getAsLong() / 1000.0;
+    }
+
     /** Compares with the wall clock and plans the rate until the next check (one thread at a time). */
     private void replan(long now) {
         double hub = segment.at(now);

@@ -74,4 +74,13 @@ class SteadyClockTest {
         assertThat(clock.nowSeconds()).isCloseTo(wallMillis / 1000.0, within(0.002));
         assertThat(steps).hasSize(1);
     }
+
+    @Test
+    void theWallReadingFollowsAStepAtOnceWhileHubTimeSlews() {
+        double start = clock.nowSeconds();
+        wallMillis += 600_000; // a 10-minute suspend: only the wall clock moved
+        double hub = run(2);
+        assertThat(clock.wallSeconds()).isEqualTo(start + 602);
+        assertThat(hub).as("hub time still lags the step").isLessThan(start + 3);
+    }
 }

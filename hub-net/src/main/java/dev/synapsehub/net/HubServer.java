@@ -46,7 +46,9 @@ import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateHandler;
+import dev.synapsehub.net.handler.PendingSockets;
 import dev.synapsehub.net.handler.TlsHandshakeWatch;
+import dev.synapsehub.net.handler.UpgradeWatch;
 import dev.synapsehub.net.tls.ServerCertificate;
 import dev.synapsehub.net.extension.HubExtensions;
 import dev.synapsehub.net.extension.HubServices;
@@ -236,6 +238,8 @@ public final class HubServer implements AutoCloseable {
         transport = NetTransport.choose(config.nativeTransport());
         ChannelGroup accepted = new DefaultChannelGroup(
                 "synapse-connections", GlobalEventExecutor.INSTANCE);
+        // sockets not yet upgraded meet the session caps too (contract §3.2 counts from the connect)
+        PendingSockets pendingSockets = new PendingSockets(config.maxClients(), config.maxConnectionsPerHost());
         openSockets = accepted;
         boss = transport.group(1, "synapse-accept");
         // One loop per core: handlers never block, and under broadcast fan-out every extra
@@ -264,6 +268,7 @@ public final class HubServer implements AutoCloseable {
                         }
                         p.addLast(new HttpServerCodec());
                         p.addLast(new HttpObjectAggregator(64 * 1024));
+                        p.addLast(new UpgradeWatch(pendingSockets, metrics, config.authTimeout()));
                         p.addLast(new HttpRequestHandler(actor, clock, config.metricsEnabled(), config.metricsAuth(), guard,
                                 metricsText, cockpit));
                         p.addLast(CloseCodeGuard.INSTANCE);

@@ -3,6 +3,7 @@ package dev.synapsehub.net;
 import dev.synapsehub.client.HubClient;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.net.auth.MessageAuthenticator;
+import dev.synapsehub.net.auth.SigningTime;
 import dev.synapsehub.net.wire.WireJson;
 import org.junit.jupiter.api.Test;
 
@@ -287,17 +288,104 @@ class ClaimVerbsTest {
         for (double skew : new double[] {-10.0, 1.0}) {
             ObjectNode f = (ObjectNode) json.parse("{\"sender\":\"p/a\",\"type\":\"claim\",\"task_id\":\"T\"}");
             sign(f, "k", "s", "n" + skew, now + skew);
-            assertThat(auth.verify(f, "p/a", now)).isEqualTo("ok");
+            assertThat(auth.verify(f, "p/a", SigningTime.at(now))).isEqualTo("ok");
         }
         for (double skew : new double[] {-10.001, 1.001}) {
             ObjectNode f = (ObjectNode) json.parse("{\"sender\":\"p/a\",\"type\":\"claim\",\"task_id\":\"T\"}");
             sign(f, "k", "s", "m" + skew, now + skew);
-            assertThat(auth.verify(f, "p/a", now)).isEqualTo("expired");
+            assertThat(auth.verify(f, "p/a", SigningTime.at(now))).isEqualTo("expired");
         }
         ObjectNode seq = (ObjectNode) json.parse("{\"sender\":\"p/a\",\"type\":\"claim\"}");
         sign(seq, "k", "s", "q", now);
         ((ObjectNode) seq.get("auth")).put("sequence", 0);
-        assertThat(auth.verify(seq, "p/a", now)).isEqualTo("sequence_mismatch");
+        assertThat(auth.verify(seq, "p/a", SigningTime.at(now))).isEqualTo("sequence_mismatch");
+    }
+
+    /**
+     * INV-CK-2 after a wall-clock step (an NTP correction, a resumed VM): hub time slews toward
+     * the wall clock at 1 %, but signers read their wall clocks, so the window is the wall
+     * clock's. A frame signed now is admitted at once; one carrying the lagging hub time is stale.
+     */
+    @Test
+    void aWallClockStepDoesNotExpireFramesSignedNow() {
+        java.util.concurrent.atomic.AtomicLong wallMillis = new java.util.concurrent.atomic.AtomicLong(1_800_000_000_000L);
+        java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong();
+        dev.synapsehub.core.SteadyClock clock = new dev.synapsehub.core.SteadyClock(wallMillis::get, nanos::get, m -> { });
+        wallMillis.addAndGet(30_000); // the host's NTP steps the wall clock 30 s forward
+        wallMillis.addAndGet(1_000);
+        nanos.addAndGet(1_000_000_000L);
+        assertThat(clock.wallSeconds() - clock.nowSeconds()).as("hub time lags the step").isGreaterThan(25);
+        MessageAuthenticator auth = new MessageAuthenticator(List.of(new MessageAuthKey("k", "s", Set.of("p/a"))),
+                true, 10.0, 1.0, 16);
+        WireJson json = new WireJson(64);
+        ObjectNode fresh = (ObjectNode) json.parse("{\"sender\":\"p/a\",\"type\":\"claim\",\"task_id\":\"T\"}");
+        sign(fresh, "k", "s", "n1", wallMillis.get() / 1000.0);
+        assertThat(auth.verify(fresh, "p/a", SigningTime.of(clock))).isEqualTo("ok");
+        ObjectNode hubTimed = (ObjectNode) json.parse("{\"sender\":\"p/a\",\"type\":\"claim\",\"task_id\":\"T\"}");
+        sign(hubTimed, "k", "s", "n2", clock.nowSeconds());
+        assertThat(auth.verify(hubTimed, "p/a", SigningTime.of(clock))).isEqualTo("expired");
+    }
+
+    /**
+     * Review F6a: a signed frame refused {@code busy} ("retry shortly") applied nothing, so
+     * sending it again unchanged must be judged afresh, never refused {@code replayed}.
+     */
+    @Test
+    void aSignedFrameRefusedBusyMayBeSentAgainUnchanged() throws Exception {
+        MessageAuthKey key = MessageAuthKey.parse("k1:s3cret:p/a");
+        // a one-second linger keeps the first grant queued for p/b; a 1-byte limit makes that a backlog
+        HubConfig.Builder config = HubConfig.builder().messageAuthKeys(List.of(key)).requireMessageAuth(true)
+                .broadcastLinger(java.time.Duration.ofSeconds(1)).maxFanoutBacklogBytes(1);
+        try (TestHub hub = new TestHub(config)) {
+            HubClient a = hub.agent("p/a");
+            hub.agent("p/b");
+            hub.awaitBroadcastsHandedOut();
+            a.send(sign(claim(a, "T1", "a.py"), "k1", "s3cret", "nonce-1", System.currentTimeMillis() / 1000.0));
+            a.awaitType("claim_granted", WAIT);
+            ObjectNode second = sign(claim(a, "T2", "b.py"), "k1", "s3cret", "nonce-2", System.currentTimeMillis() / 1000.0);
+            a.send(second);
+            assertThat(a.awaitType("error", WAIT).path("error_code").asText()).isEqualTo("busy");
+            for (int attempt = 0; ; attempt++) {
+                assertThat(attempt).as("granted once the backlog drained").isLessThan(10_000);
+                a.clearPending();
+                a.send(second);
+                ObjectNode reply = a.await(f -> "claim_granted".equals(f.path("type").asText())
+                        || "error".equals(f.path("type").asText()), WAIT);
+                if ("claim_granted".equals(reply.path("type").asText())) {
+                    break;
+                }
+                assertThat(reply.path("error_code").asText()).as(reply.toString()).isEqualTo("busy");
+            }
+            a.send(second);
+            assertThat(a.awaitType("error", WAIT).path("verification_result").asText())
+                    .as("once applied, the same frame is a replay").isEqualTo("replayed");
+        }
+    }
+
+    /** Review F6b/F6c: nonces are bounded in length, and one key's flood fills only its own share. */
+    @Test
+    void oneKeysFloodNeverRefusesAnotherKeysFreshFramesAndNoncesAreBounded() {
+        MessageAuthenticator auth = new MessageAuthenticator(List.of(new MessageAuthKey("k1", "noisy", Set.of("p/noisy")),
+                new MessageAuthKey("k2", "quiet", Set.of("p/quiet"))), true, 10.0, 1.0, 4);
+        WireJson json = new WireJson(64);
+        double now = 1_000_000.0;
+        List<String> noisy = new java.util.ArrayList<>();
+        for (int i = 0; i < 4; i++) { // k1's signer tries to fill the whole cache
+            ObjectNode f = (ObjectNode) json.parse("{\"sender\":\"p/noisy\",\"type\":\"claim\"}");
+            noisy.add(auth.verify(sign(f, "k1", "noisy", "n" + i, now), "p/noisy", SigningTime.at(now)));
+        }
+        for (int i = 0; i < 2; i++) {
+            ObjectNode f = (ObjectNode) json.parse("{\"sender\":\"p/quiet\",\"type\":\"claim\"}");
+            assertThat(auth.verify(sign(f, "k2", "quiet", "q" + i, now), "p/quiet", SigningTime.at(now)))
+                    .as("another key's fresh frame").isEqualTo("ok");
+        }
+        assertThat(noisy).as("k1 fills its own share, half of 4").containsExactly("ok", "ok", "replayed", "replayed");
+        ObjectNode longest = (ObjectNode) json.parse("{\"sender\":\"p/quiet\",\"type\":\"claim\"}");
+        sign(longest, "k2", "quiet", "x".repeat(MessageAuthenticator.MAX_NONCE_LENGTH + 1), now);
+        assertThat(auth.verify(longest, "p/quiet", SigningTime.at(now))).isEqualTo("bad_authentication");
+        ObjectNode edge = (ObjectNode) json.parse("{\"sender\":\"p/quiet\",\"type\":\"claim\"}");
+        sign(edge, "k2", "quiet", "x".repeat(MessageAuthenticator.MAX_NONCE_LENGTH), now + 11);
+        assertThat(auth.verify(edge, "p/quiet", SigningTime.at(now + 11))).isEqualTo("ok");
     }
 
     static ObjectNode sign(ObjectNode frame, String kid, String secret, String nonce, double ts) {

@@ -9,6 +9,7 @@ import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 import static dev.synapsehub.net.TestHub.WAIT;
@@ -161,6 +162,37 @@ class ConnectionTest {
         }
     }
 
+    /**
+     * Review F3: any frame type binds (§3.4), so a client may present its lease on a chat first
+     * frame, or on every frame. The lease token must reach no recipient and no history.
+     */
+    @Test
+    void anOwnerLeaseOnAChatIsNeverEchoedToAnyoneNorKeptInHistory() throws Exception {
+        try (TestHub hub = new TestHub(HubConfig.builder().leaseOfflineTtlSeconds(60))) {
+            HubClient owner = hub.connect();
+            ObjectNode hb = owner.frame("p/alpha", "heartbeat");
+            hb.put("lease", true);
+            owner.send(hb);
+            String lease = owner.awaitType("lease_granted", WAIT).path("owner_lease").asText();
+            owner.close();
+            HubClient other = hub.agent("p/other");
+            HubClient back = hub.connect();
+            ObjectNode chat = back.frame("p/alpha", "chat");
+            chat.put("owner_lease", lease).put("takeover", true).put("lease", true).put("payload", "back online");
+            back.send(chat);
+            ObjectNode seen = other.awaitType("chat", WAIT);
+            assertThat(seen.toString()).as("the lease token reaches no other agent").doesNotContain(lease);
+            assertThat(seen.has("takeover") || seen.has("lease") || seen.has("owner_lease")).isFalse();
+            ObjectNode later = back.frame("p/alpha", "chat");
+            later.put("owner_lease", lease).put("payload", "again");
+            back.send(later);
+            assertThat(other.awaitType("chat", WAIT).toString()).doesNotContain(lease);
+            other.send(other.frame("p/other", "history_request"));
+            assertThat(other.awaitType("history_snapshot", WAIT).toString()).contains("back online")
+                    .doesNotContain(lease);
+        }
+    }
+
     @Test
     void authAndRegistrationTimeoutsClose4012() throws Exception {
         try (TestHub open = new TestHub(HubConfig.builder().authTimeout(Duration.ofMillis(300)))) {
@@ -195,6 +227,47 @@ class ConnectionTest {
             HubClient second = hub.connect();
             assertThat(second.awaitClose(WAIT))
                     .isEqualTo(new HubClient.CloseStatus(4014, "too many unauthenticated connections"));
+        }
+    }
+
+    /**
+     * Review F5: sockets that never finish their HTTP upgrade were counted by no cap and lived
+     * until two idle ping intervals. They now meet the caps at the TCP accept and are closed when
+     * no complete request arrived within the auth timeout; both are counted.
+     */
+    @Test
+    void socketsThatNeverFinishTheirUpgradeMeetTheCapsAndTheAuthTimeout() throws Exception {
+        try (TestHub hub = new TestHub(HubConfig.builder().maxClients(2).maxConnectionsPerHost(1)
+                .authTimeout(Duration.ofSeconds(1)))) {
+            List<java.net.Socket> held = new ArrayList<>();
+            try {
+                for (int i = 0; i < 10; i++) {
+                    java.net.Socket s = new java.net.Socket("127.0.0.1", hub.port);
+                    s.getOutputStream().write("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n".getBytes(StandardCharsets.US_ASCII));
+                    s.setSoTimeout((int) WAIT.toMillis());
+                    held.add(s);
+                }
+                for (java.net.Socket s : held) {
+                    try {
+                        assertThat(s.getInputStream().read()).as("closed by the hub, nothing sent").isEqualTo(-1);
+                    } catch (java.net.SocketException reset) {
+                        // closed by the hub
+                    }
+                }
+            } finally {
+                for (java.net.Socket s : held) {
+                    s.close();
+                }
+            }
+            var metrics = hub.server.services().metrics();
+            // one pending socket from the host at a time: the rest are refused at the accept (9 unless the
+            // machine took longer than the auth timeout to open the ten)
+            assertThat(metrics.socketsRefusedBeforeUpgrade.get()).as("beyond one pending socket from the host")
+                    .isPositive();
+            assertThat(metrics.upgradeTimeouts.get()).as("those within the caps, after the auth timeout").isPositive();
+            assertThat(metrics.socketsRefusedBeforeUpgrade.get() + metrics.upgradeTimeouts.get()).isEqualTo(10);
+            HubClient a = hub.agent("p/a");
+            assertThat(a.isOpen()).as("the caps are free again for a real client").isTrue();
         }
     }
 

@@ -621,4 +621,47 @@ class IdentityPinWireTest {
             assertThat(hub.actor.committedPin("p/ann")).isPresent();
         }
     }
+
+    /**
+     * INV-CK-2 after a host suspend: the wall clock moved 10 minutes, the monotonic clock did not,
+     * so hub time lags the wall clock and slews back at 1 % (about 16 h). The pinned agent signs
+     * with its wall clock and must be admitted at once, not refused {@code expired}.
+     */
+    @Test
+    void aPinnedAgentIsAdmittedRightAfterTheHostWakesFromASuspend() throws Exception {
+        java.util.concurrent.atomic.AtomicLong suspended = new java.util.concurrent.atomic.AtomicLong();
+        dev.synapsehub.core.SteadyClock clock = new dev.synapsehub.core.SteadyClock(
+                () -> System.currentTimeMillis() + suspended.get(), System::nanoTime, m -> { });
+        try (TestHub hub = new TestHub(pinning(null, PinReclaimAcl.NONE), clock)) {
+            IdentityKey key = IdentityKey.generate();
+            admitted(hub, key.registration("p/sleeper", 1, clock.wallSeconds())).close();
+            awaitPin(hub, "p/sleeper");
+            suspended.set(600_000);
+            assertThat(clock.wallSeconds() - clock.nowSeconds()).as("hub time lags the wall clock").isGreaterThan(500);
+            HubClient back = admitted(hub, key.registration("p/sleeper", 1, clock.wallSeconds()));
+            back.close();
+        }
+    }
+
+    /**
+     * Review F7b: a role equal to a pinned agent's name would receive that agent's directed chats
+     * whenever it is offline; it is refused (ours: the contract is silent), the other roles kept.
+     */
+    @Test
+    void aRoleNamedAfterAPinnedAgentIsRefused() throws Exception {
+        try (TestHub hub = pinningHub()) {
+            IdentityKey key = IdentityKey.generate();
+            admitted(hub, key.registration("p/alice")).close();
+            awaitPin(hub, "p/alice");
+            HubClient sidecar = admitted(hub, unsigned("p/alice-rx"));
+            assertThat(sidecar.isOpen()).as("pins are per exact name (A2.5)").isTrue();
+            HubClient mallory = hub.connect();
+            ObjectNode reg = unsigned("q/mallory");
+            reg.putArray("roles").add("p/alice").add("p/alice-rx").add("q/reviewer");
+            mallory.send(reg);
+            assertThat(mallory.awaitType("error", WAIT).path("payload").asText()).isEqualTo("Roles refused:"
+                    + " 'p/alice' (a pinned agent name), 'p/alice-rx' (the name of a connected agent). A role is an"
+                    + " address of its own, never another agent's name; the other roles apply.");
+        }
+    }
 }

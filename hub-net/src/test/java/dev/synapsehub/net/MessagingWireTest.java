@@ -272,6 +272,69 @@ class MessagingWireTest {
         }
     }
 
+    /**
+     * Review F7: X's lease covered the exact name only, so any socket binding {@code X-rx} with
+     * {@code mailbox_for: X} read X's directed (private) backlog. While X holds a lease, its
+     * sidecar needs X's owner_lease (ours: the contract is silent); X's own sidecar still works.
+     */
+    @Test
+    void theSidecarOfALeasedNameNeedsItsOwnerLeaseToReadItsMailbox() throws Exception {
+        try (TestHub hub = new TestHub(HubConfig.builder().privateDirectedMessages(true).leaseOfflineTtlSeconds(3600),
+                dir.resolve("hub.db"), CoordinationState::new)) {
+            HubClient alice = hub.connect();
+            ObjectNode hb = alice.frame("p/alice", "heartbeat");
+            hb.put("lease", true);
+            alice.send(hb);
+            String lease = alice.awaitType("lease_granted", WAIT).path("owner_lease").asText();
+            alice.close();
+            HubClient bob = hub.agent("p/bob");
+            bob.send(chat(bob, "p/alice", "the deploy key is hunter2"));
+            who(bob); // the chat was handled before
+            HubClient mallory = hub.connect();
+            ObjectNode rx = mallory.frame("p/alice-rx", "heartbeat");
+            rx.put("mailbox", true).put("mailbox_for", "p/alice");
+            mallory.send(rx);
+            ObjectNode refusal = mallory.awaitType("name_conflict", WAIT);
+            assertThat(refusal.path("payload").asText()).isEqualTo("Name 'p/alice-rx' is the receive sidecar of"
+                    + " 'p/alice', which is protected by an ownership lease. Reconnect presenting that name's owner_lease"
+                    + " token, or choose a unique --name.");
+            assertThat(mallory.awaitClose(WAIT)).isEqualTo(new HubClient.CloseStatus(4016, "name owned"));
+            assertThat(mallory.received().toString()).doesNotContain("hunter2");
+
+            HubClient sidecar = hub.connect();
+            ObjectNode own = sidecar.frame("p/alice-rx", "heartbeat");
+            own.put("mailbox", true).put("mailbox_for", "p/alice").put("owner_lease", lease);
+            sidecar.send(own);
+            assertThat(sidecar.awaitType("chat", WAIT).path("payload").asText()).isEqualTo("the deploy key is hunter2");
+        }
+    }
+
+    /**
+     * Review F7b: a role is any string, so declaring another agent's name as a role intercepted
+     * its directed (private) chats. A role naming a connected, leased or pinned agent is refused.
+     */
+    @Test
+    void aRoleNamedAfterAnotherAgentIsRefusedAndGetsNoneOfItsChats() throws Exception {
+        try (TestHub hub = new TestHub(HubConfig.builder().privateDirectedMessages(true))) {
+            HubClient alice = hub.agent("p/alice");
+            HubClient mallory = hub.connect();
+            ObjectNode reg = mallory.frame("q/mallory", "heartbeat");
+            reg.putArray("roles").add("p/alice").add("q/reviewer");
+            mallory.send(reg);
+            ObjectNode refused = mallory.awaitType("error", WAIT);
+            assertThat(refused.path("error_code").asText()).isEqualTo("role_refused");
+            assertThat(refused.path("payload").asText()).isEqualTo("Roles refused: 'p/alice' (the name of a connected"
+                    + " agent). A role is an address of its own, never another agent's name; the other roles apply.");
+            HubClient bob = hub.agent("p/bob");
+            bob.send(chat(bob, "p/alice", "private: hunter2"));
+            bob.send(chat(bob, "q/reviewer", "please review"));
+            alice.awaitType("chat", WAIT);
+            assertThat(mallory.awaitType("chat", WAIT).path("payload").asText()).as("the role it kept")
+                    .isEqualTo("please review");
+            assertThat(mallory.received().toString()).doesNotContain("hunter2");
+        }
+    }
+
     @Test
     void boardVerbs() throws Exception {
         try (TestHub hub = TestHub.open()) {

@@ -22,11 +22,16 @@ public final class MessageAuthenticator {
     public static final Set<String> SIGNED_VERBS = Set.of("claim", "release", "task_update", "handoff",
             "checkpoint", "resource", "resource_offer", "offer_resource");
 
+    /** The longest nonce accepted (Python clients send 24 characters); a longer one is {@code bad_authentication}. */
+    public static final int MAX_NONCE_LENGTH = 128;
+
     private final Map<String, MessageAuthKey> keys = new HashMap<>();
     private final boolean required;
     private final double window;
     private final double futureSkew;
     private final ReplayCache replay;
+    /** Each key's share of the replay capacity: one signer's flood fills its own share only. */
+    private final int perKey;
 
     public MessageAuthenticator(List<MessageAuthKey> keys, boolean required, double windowSeconds,
                                 double futureSkewSeconds, int replayCapacity) {
@@ -35,6 +40,7 @@ public final class MessageAuthenticator {
         this.window = windowSeconds;
         this.futureSkew = futureSkewSeconds;
         this.replay = new ReplayCache(replayCapacity, windowSeconds);
+        this.perKey = Math.max(1, replayCapacity / Math.max(1, this.keys.size()));
     }
 
     /** True when frames of {@code verb} must carry a valid {@code auth}. */
@@ -43,11 +49,14 @@ public final class MessageAuthenticator {
     }
 
     /**
-     * Verifies a frame as received (minus the connect token).
+     * Verifies a frame as received (minus the connect token). The timestamp is compared with the
+     * wall clock ({@code at.wall()}), which the signer reads too, not hub time, which lags a
+     * wall-clock step for as long as it takes to slew (INV-CK-2).
      *
      * @return {@code ok} or the contract's failure string
      */
-    public String verify(ObjectNode received, String boundName, double now) {
+    public String verify(ObjectNode received, String boundName, SigningTime at) {
+        double now = at.wall();
         JsonNode auth = received.get("auth");
         if (auth == null || !auth.isObject()) {
             return "missing";
@@ -81,6 +90,7 @@ public final class MessageAuthenticator {
         JsonNode nonce = auth.get("nonce");
         JsonNode value = auth.get("value");
         if (nonce == null || !nonce.isTextual() || nonce.textValue().isEmpty()
+                || nonce.textValue().length() > MAX_NONCE_LENGTH // each is remembered for the window
                 || value == null || !value.isTextual() || value.textValue().isEmpty()) {
             return "bad_authentication";
         }
@@ -89,10 +99,20 @@ public final class MessageAuthenticator {
                 value.textValue().getBytes(StandardCharsets.UTF_8))) {
             return "bad_authentication";
         }
-        if (!replay.admit(key.keyId(), boundName, nonce.textValue(), signedAt, now)) {
-            return "replayed";
+        ReplayCache.Admission admission = replay.admit(key.keyId(), boundName, nonce.textValue(), signedAt, at,
+                List.of(new ReplayCache.Share(key.keyId(), perKey)));
+        return admission == ReplayCache.Admission.ADMITTED ? "ok" : "replayed";
+    }
+
+    /**
+     * Forgets the nonce of a frame {@link #verify} admitted that was then refused with nothing
+     * applied (busy): the contract's "retry shortly" must not meet {@code replayed}.
+     */
+    public void release(ObjectNode verified, String boundName) {
+        JsonNode auth = verified.get("auth");
+        if (auth != null && auth.get("kid") != null && auth.get("nonce") != null) {
+            replay.release(auth.get("kid").asText(), boundName, auth.get("nonce").asText());
         }
-        return "ok";
     }
 
     /** The signed text: the frame minus {@code token} and {@code auth.value}, canonical (§9). */

@@ -86,6 +86,7 @@ public final class WebSocketFrameHandler extends SimpleChannelInboundHandler<Web
     }
 
     private void admit(ChannelHandlerContext ctx) {
+        UpgradeWatch.upgraded(ctx.channel()); // from here the session caps below count this socket
         String host = ctx.channel().remoteAddress() instanceof InetSocketAddress a
                 ? a.getAddress().getHostAddress() : String.valueOf(ctx.channel().remoteAddress());
         Session s = new Session(shared.ids().incrementAndGet(), ctx.channel(), host);

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.core.Clock;
+import dev.synapsehub.net.auth.SigningTime;
 import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.card.PersistentCard;
 import dev.synapsehub.core.command.CardCommand;
@@ -93,7 +94,7 @@ public final class CapabilityCards {
             return;
         }
         boolean signed = signature != null && signature.isObject() && signature.size() > 0;
-        CardSignature.Verification verified = signed ? signatures.verify(r.frame(), agent, now) : null;
+        CardSignature.Verification verified = signed ? signatures.verify(r.frame(), agent, SigningTime.of(clock), now) : null;
         if (verified != null && !verified.valid()) {
             // a bad signature changes nothing: no card, no broadcast, no registration
             ObjectNode e = frames.error(r.sender(), "Capability card signature refused: " + verified.result()

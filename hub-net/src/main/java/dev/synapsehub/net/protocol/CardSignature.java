@@ -3,6 +3,7 @@ package dev.synapsehub.net.protocol;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.net.auth.ReplayCache;
+import dev.synapsehub.net.auth.SigningTime;
 import dev.synapsehub.net.identity.Ed25519;
 import dev.synapsehub.net.wire.CanonicalJson;
 
@@ -46,10 +47,11 @@ public final class CardSignature {
 
     /**
      * Verifies the {@code signature} object of {@code frame} (an object: the caller handles
-     * absent and non-object ones) for the card of {@code agent} at hub time {@code now}. A valid
-     * nonce is remembered, so the same signed frame is {@code replayed} the second time.
+     * absent and non-object ones) for the card of {@code agent}: {@code signed_at} against the wall
+     * clock the signer reads too, {@code expires_at} against hub time {@code now}. A valid nonce
+     * is remembered, so the same signed frame is {@code replayed} the second time.
      */
-    public Verification verify(ObjectNode frame, String agent, double now) {
+    public Verification verify(ObjectNode frame, String agent, SigningTime at, double now) {
         JsonNode sig = frame.get("signature");
         if (!"ed25519".equals(text(sig.get("algorithm")))) {
             return Verification.failed("bad_signature", "algorithm must be ed25519");
@@ -74,8 +76,9 @@ public final class CardSignature {
         if (!sequence.isIntegralNumber() || !sequence.canConvertToLong() || sequence.asLong() < 1) {
             return Verification.failed("sequence_mismatch", "sequence must be an integer of at least 1");
         }
-        double at = signedAt.asDouble();
-        if (!Double.isFinite(at) || at < now - WINDOW || at > now + FUTURE_SKEW) {
+        double signedAtSeconds = signedAt.asDouble();
+        double wall = at.wall();
+        if (!Double.isFinite(signedAtSeconds) || signedAtSeconds < wall - WINDOW || signedAtSeconds > wall + FUTURE_SKEW) {
             return Verification.failed("expired", "signed_at is outside the window of " + (long) WINDOW + " s");
         }
         JsonNode expires = sig.get("expires_at");
@@ -98,10 +101,10 @@ public final class CardSignature {
         if (!Ed25519.verifies(key, signed, value)) {
             return Verification.failed("bad_signature", "the Ed25519 signature does not match the card");
         }
-        if (!replay.admit(keyId, agent, nonce, at, now)) {
+        if (!replay.admit(keyId, agent, nonce, signedAtSeconds, at)) {
             return Verification.failed("replayed", "this nonce was already used");
         }
-        return new Verification("valid", "ed25519 signature verified", keyId, sequence.asLong(), sha256(signed), at,
+        return new Verification("valid", "ed25519 signature verified", keyId, sequence.asLong(), sha256(signed), signedAtSeconds,
                 expiresAt);
     }
 

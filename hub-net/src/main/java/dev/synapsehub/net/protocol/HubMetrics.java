@@ -60,6 +60,12 @@ public final class HubMetrics implements ActorObserver {
     public final AtomicLong tlsCertificateReloads = new AtomicLong();
     /** Changed server certificate and key pairs that did not load (the previous pair stays in use). */
     public final AtomicLong tlsCertificateReloadFailures = new AtomicLong();
+    /** Sockets closed at the TCP accept: too many from their host, or in all, not yet upgraded. */
+    public final AtomicLong socketsRefusedBeforeUpgrade = new AtomicLong();
+    /** Sockets closed for sending no complete HTTP request (upgrade or endpoint) within the auth timeout. */
+    public final AtomicLong upgradeTimeouts = new AtomicLong();
+    /** Valid first-use identity proofs admitted without a pin because the first-use replay pool was full. */
+    public final AtomicLong identityProofsUnpinned = new AtomicLong();
 
     /** Journal commit latency (one observation per transaction). */
     final Histogram commitLatency = Histogram.builder()

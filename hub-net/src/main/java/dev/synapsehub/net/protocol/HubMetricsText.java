@@ -190,6 +190,13 @@ public final class HubMetricsText {
         counter("synapse_durable_ingress_refused_total", "Chats refused by a durable-ingress quota: this hub has"
                 + " none (the contract's --durable-ingress-* flags are not taken), so none is refused.", () -> 0);
         counter("synapse_auth_failures_total", "Token and per-message authentication failures.", m.authFailures::get);
+        counter("synapse_sockets_refused_before_upgrade_total", "Sockets closed at the TCP accept: as many not yet"
+                + " upgraded from their host (--max-connections-per-host) or in all (--max-clients).",
+                m.socketsRefusedBeforeUpgrade::get);
+        counter("synapse_upgrade_timeouts_total", "Sockets closed for sending no complete HTTP request (the WebSocket"
+                + " upgrade or an HTTP endpoint's) within --auth-timeout.", m.upgradeTimeouts::get);
+        counter("synapse_identity_proofs_unpinned_total", "Valid first-use identity proofs admitted without a pin:"
+                + " the first-use replay pool (or the remote host's share of it) was full.", m.identityProofsUnpinned::get);
         counter("synapse_rate_limited_total", "Frames refused by the rate limit.", m.rateLimited::get);
         counter("synapse_takeovers_total", "Name takeovers.", m.takeovers::get);
         counter("synapse_takeover_quarantines_total", "Names pinned to their holder after repeated takeovers.",

@@ -10,6 +10,7 @@ import dev.synapsehub.core.command.IdentityPinCommand;
 import dev.synapsehub.core.identity.IdentityPin;
 import dev.synapsehub.core.identity.IdentityPinRegistry;
 import dev.synapsehub.core.reply.IdentityPinReply;
+import dev.synapsehub.net.auth.SigningTime;
 import dev.synapsehub.net.identity.IdentityPinSettings;
 import dev.synapsehub.net.identity.IdentityProof;
 import dev.synapsehub.net.identity.IdentityTrust;
@@ -84,7 +85,7 @@ final class IdentityPinGate {
         Optional<IdentityPin> pinned = actor.committedPin(sender);
         if (pinned.isPresent()) {
             IdentityPin pin = pinned.get();
-            String result = signed ? proof.verify(received, sender, pin.keyId(), pin.publicKey(), now)
+            String result = signed ? proof.verify(received, sender, pin.keyId(), pin.publicKey(), SigningTime.of(clock))
                     : "signature missing";
             if ("ok".equals(result)) {
                 return Admission.ADMIT;
@@ -98,11 +99,19 @@ final class IdentityPinGate {
             return Admission.ADMIT; // nothing to pin (A2.3, last row)
         }
         String keyText = key.isTextual() ? key.textValue() : "";
-        String result = proof.verify(received, sender, null, keyText, now);
-        if (!"ok".equals(result)) {
+        IdentityProof.Result result = proof.verifyFirstUse(received, sender, keyText, SigningTime.of(clock),
+                session.remoteHost());
+        if (!result.ok()) {
             metrics.authFailures.incrementAndGet();
-            refuse(session, sender, "identity signature invalid: " + result, result, "identity binding failed", now);
+            refuse(session, sender, "identity signature invalid: " + result.result(), result.result(),
+                    "identity binding failed", now);
             return Admission.REFUSED;
+        }
+        if (!result.pinnable()) {
+            // the first-use replay pool was full (a flood): admitted as an unsigned frame would be, pinned later
+            metrics.identityProofsUnpinned.incrementAndGet();
+            LOG.debug("first-use proof of '{}' admitted without a pin: the first-use replay pool is full", sender);
+            return Admission.ADMIT;
         }
         return new Admission(true, new IdentityPinCommand.Pin(sender, signature.get("key_id").textValue(), keyText));
     }
@@ -116,7 +125,7 @@ final class IdentityPinGate {
         Optional<IdentityTrust.TrustedKey> key = trust.keyOf(sender);
         String result = signed == null ? "missing_signature"
                 : key.isEmpty() ? "unknown_key"
-                : proof.verify(signed, sender, key.get().keyId(), key.get().publicKey(), now);
+                : proof.verify(signed, sender, key.get().keyId(), key.get().publicKey(), SigningTime.of(clock));
         if ("ok".equals(result)) {
             return Admission.ADMIT;
         }

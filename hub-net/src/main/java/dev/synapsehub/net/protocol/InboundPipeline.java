@@ -9,11 +9,13 @@ import dev.synapsehub.core.actor.Outcome;
 import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.auth.ConnectTokenAuth;
 import dev.synapsehub.net.auth.MessageAuthenticator;
+import dev.synapsehub.net.auth.SigningTime;
 import dev.synapsehub.net.extension.HubExtensions;
 import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.core.actor.ResponseRenderer;
 import dev.synapsehub.core.event.IdentityPinReclaimEvent;
 import dev.synapsehub.core.journal.JournaledEvent;
+import dev.synapsehub.core.messaging.AddressMatcher;
 import dev.synapsehub.core.messaging.ChatFrameRenderer;
 import dev.synapsehub.core.reply.Reply;
 import dev.synapsehub.net.session.Session;
@@ -44,6 +46,8 @@ import java.util.function.Supplier;
 public final class InboundPipeline {
     private static final Logger LOG = LoggerFactory.getLogger(InboundPipeline.class);
     private static final List<String> ROUTING_FIELDS = List.of("sender", "target", "type", "channel");
+    /** Registration members (§3.5, §3.6): read once by registration, then never echoed, stored or relayed. */
+    private static final List<String> REGISTRATION_SECRETS = List.of("owner_lease", "lease", "takeover");
 
     /** Set once the hub is stopping ({@link #stopping()}). */
     private volatile boolean stopping;
@@ -332,10 +336,11 @@ public final class InboundPipeline {
         } else {
             hub.registry().touch(session, now, !"heartbeat".equals(type));
         }
+        frame.remove(REGISTRATION_SECRETS); // the lease token protects the name: the hub keeps only its hash
         frame.put("sender", sender);
         frame.put("type", type);
         if ("heartbeat".equals(type)) {
-            heartbeatSideEffects(sender, frame);
+            heartbeatSideEffects(session, sender, frame, now);
             BusyReason behind = FieldCoercion.truthy(frame.get("mailbox")) ? busyReason() : null;
             if (behind != null && unbound) {
                 // this frame bound the name: it is not refused, only its replay waits
@@ -373,6 +378,9 @@ public final class InboundPipeline {
         if (behind != null) {
             if (answeredFromLedger(request, null, now)) {
                 return;
+            }
+            if (received != null) {
+                hub.messageAuth().release(received, sender); // nothing applied: the resend must not be 'replayed'
             }
             busy(session, sender, now, behind);
             return;
@@ -434,7 +442,7 @@ public final class InboundPipeline {
 
     /** The per-message HMAC gate (§9); false after answering the refusal. */
     private boolean signedFrameVerified(Session session, String sender, ObjectNode received, double now) {
-        String result = hub.messageAuth().verify(received, sender, now);
+        String result = hub.messageAuth().verify(received, sender, SigningTime.of(hub.clock())); // wall clock (INV-CK-2)
         if ("ok".equals(result)) {
             return true;
         }
@@ -474,6 +482,11 @@ public final class InboundPipeline {
                         + seconds(hub.config().leaseOfflineTtlSeconds())
                         + "s after its holder disconnects for the lease to lapse, or choose a unique --name.", now),
                         4016, "name owned");
+                return false;
+            case OWNER_LEASED:
+                hub.outbox().close(session, nameConflict(sender, "Name '" + sender + "' is the receive sidecar of '"
+                        + AddressMatcher.logicalName(sender) + "', which is protected by an ownership lease. Reconnect"
+                        + " presenting that name's owner_lease token, or choose a unique --name.", now), 4016, "name owned");
                 return false;
             case CONFLICT:
                 hub.outbox().close(session, nameConflict(sender, "Name '" + sender
@@ -540,7 +553,7 @@ public final class InboundPipeline {
         }
     }
 
-    private void heartbeatSideEffects(String sender, ObjectNode frame) {
+    private void heartbeatSideEffects(Session session, String sender, ObjectNode frame, double now) {
         JsonNode roles = frame.get("roles");
         if (roles != null && roles.isArray()) {
             Set<String> clean = new LinkedHashSet<>();
@@ -548,6 +561,19 @@ public final class InboundPipeline {
                 if (role.isTextual() && !role.textValue().isBlank() && clean.size() < 64) {
                     clean.add(role.textValue().strip());
                 }
+            }
+            List<String> refused = new ArrayList<>();
+            clean.removeIf(role -> {
+                String why = roleRefusal(sender, role, now);
+                return why != null && refused.add("'" + role + "' (" + why + ")");
+            });
+            if (!refused.isEmpty()) {
+                hub.metrics().authFailures.incrementAndGet();
+                ObjectNode e = hub.frames().error(sender, "Roles refused: " + String.join(", ", refused)
+                        + ". A role is an address of its own, never another agent's name; the other roles apply.", now);
+                e.put("error_code", "role_refused");
+                e.put("field", "roles");
+                hub.outbox().send(session, e);
             }
             hub.registry().roles(sender, new ArrayList<>(clean));
         }
@@ -565,6 +591,27 @@ public final class InboundPipeline {
             }
             hub.registry().wake(sender, w);
         }
+    }
+
+    /**
+     * Why {@code role} may not be declared by {@code sender}, or null: a role equal to another
+     * agent's bound, leased or pinned name would receive that agent's directed (and private) chats
+     * (ours: the contract is silent). The sender's own name and logical owner are its own.
+     */
+    private String roleRefusal(String sender, String role, double now) {
+        if (role.equals(sender) || role.equals(AddressMatcher.logicalName(sender))) {
+            return null;
+        }
+        if (hub.registry().session(role) != null) {
+            return "the name of a connected agent";
+        }
+        if (hub.registry().leaseLive(role, now)) {
+            return "a name held by an ownership lease";
+        }
+        if (hub.actor().committedPin(role).isPresent()) {
+            return "a pinned agent name";
+        }
+        return null;
     }
 
     private ObjectNode welcome(List<String> online, int connected) {

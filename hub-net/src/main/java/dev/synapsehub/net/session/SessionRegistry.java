@@ -1,5 +1,7 @@
 package dev.synapsehub.net.session;
 
+import dev.synapsehub.core.messaging.AddressMatcher;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -32,7 +34,7 @@ public final class SessionRegistry {
     public record Bind(Kind kind, Session superseded, boolean joined, String leaseToken,
                        List<String> onlineAgents, int connectedClients) {
         /** Outcome kinds: bound, or refused (4009 conflict, 4016 owned, 4014 cooldown / quarantine). */
-        public enum Kind { BOUND, CONFLICT, OWNED, TAKEOVER_COOLDOWN, TAKEOVER_QUARANTINE }
+        public enum Kind { BOUND, CONFLICT, OWNED, OWNER_LEASED, TAKEOVER_COOLDOWN, TAKEOVER_QUARANTINE }
     }
 
     /**
@@ -98,6 +100,12 @@ public final class SessionRegistry {
             NameLeases.Presented presented = leases.check(name, ownerLease, now);
             if (presented == NameLeases.Presented.REFUSED) {
                 return new Bind(Bind.Kind.OWNED, null, false, null, online(), admission.size());
+            }
+            // a sidecar X-rx / X-pane-rx stands for X (mailbox, private routing, history): while X holds a
+            // lease, binding it needs X's owner_lease too (ours: the contract is silent)
+            String owner = AddressMatcher.logicalName(name);
+            if (!owner.equals(name) && leases.check(owner, ownerLease, now) == NameLeases.Presented.REFUSED) {
+                return new Bind(Bind.Kind.OWNER_LEASED, null, false, null, online(), admission.size());
             }
             Session holder = byName.get(name);
             Session superseded = null;
