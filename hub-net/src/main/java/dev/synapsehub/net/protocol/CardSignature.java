@@ -2,6 +2,7 @@ package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.net.auth.MessageAuthenticator;
 import dev.synapsehub.net.auth.ReplayCache;
 import dev.synapsehub.net.auth.SigningTime;
 import dev.synapsehub.net.identity.Ed25519;
@@ -11,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.util.HexFormat;
+import java.util.List;
 
 /**
  * Verifies the Ed25519 signature of a signed capability card ({@code advertise} with a
@@ -43,7 +45,15 @@ public final class CardSignature {
         }
     }
 
-    private final ReplayCache replay = new ReplayCache(4096, WINDOW);
+    /**
+     * Nonces remembered at most for one agent's cards at once: a card is self-certifying (any key
+     * signs it), so without a share one client advertising many signed cards would fill the cache
+     * and every other agent's next signed card would be refused {@code replayed} for the window.
+     */
+    static final int NONCES_PER_AGENT = 32;
+    /** Every agent's share: 4,096 agents advertising a full share within the 10 s window. */
+    static final int CAPACITY = 4096 * NONCES_PER_AGENT;
+    private final ReplayCache replay = new ReplayCache(CAPACITY, WINDOW);
 
     /**
      * Verifies the {@code signature} object of {@code frame} (an object: the caller handles
@@ -97,12 +107,24 @@ public final class CardSignature {
         if (nonce == null || nonce.isEmpty() || value == null) {
             return Verification.failed("bad_signature", "nonce and a 64-byte value are required");
         }
+        if (nonce.length() > MessageAuthenticator.MAX_NONCE_LENGTH) { // each is remembered for the window
+            return Verification.failed("bad_signature", "nonce is longer than "
+                    + MessageAuthenticator.MAX_NONCE_LENGTH + " characters");
+        }
         byte[] signed = signedBytes(frame);
         if (!Ed25519.verifies(key, signed, value)) {
             return Verification.failed("bad_signature", "the Ed25519 signature does not match the card");
         }
-        if (!replay.admit(keyId, agent, nonce, signedAtSeconds, at)) {
-            return Verification.failed("replayed", "this nonce was already used");
+        switch (replay.admit(keyId, agent, nonce, signedAtSeconds, at,
+                List.of(new ReplayCache.Share("agent\0" + agent, NONCES_PER_AGENT)))) {
+            case REPLAYED -> {
+                return Verification.failed("replayed", "this nonce was already used");
+            }
+            case FULL -> { // fail closed (never forget a live nonce), for this agent's cards only
+                return Verification.failed("replayed", "too many signed cards from " + agent + " within "
+                        + (long) WINDOW + " s (" + NONCES_PER_AGENT + "); send it again later");
+            }
+            case ADMITTED -> { }
         }
         return new Verification("valid", "ed25519 signature verified", keyId, sequence.asLong(), sha256(signed), signedAtSeconds,
                 expiresAt);
