@@ -184,6 +184,14 @@ public final class ServeOptions {
     @Option(names = "--burst", defaultValue = "20", description = "Burst for --rate (default: ${DEFAULT-VALUE}).")
     int burst;
 
+    @Option(names = "--host-rate", defaultValue = "0", description = "Per-remote-host frames per second, every frame of"
+            + " every socket from the address, heartbeats included; reconnecting does not refill it; 0 disables"
+            + " (default: ${DEFAULT-VALUE}).")
+    double hostRate;
+
+    @Option(names = "--host-burst", defaultValue = "40", description = "Burst for --host-rate (default: ${DEFAULT-VALUE}).")
+    int hostBurst;
+
     @Option(names = "--queue-capacity", defaultValue = "65536", description = "Commands waiting for the state actor at most; beyond, the hub answers busy (default: ${DEFAULT-VALUE}).")
     int queueCapacity;
 
@@ -384,6 +392,8 @@ public final class ServeOptions {
                 "--shutdown-close-timeout must be a number of seconds within 0..3600");
         require(messageAuthWindow > 0 && Double.isFinite(messageAuthWindow), "--message-auth-window-seconds must be positive");
         require(rate >= 0 && Double.isFinite(rate), "--rate must be >= 0");
+        require(hostRate >= 0 && Double.isFinite(hostRate), "--host-rate must be >= 0");
+        require(hostBurst >= 1, "--host-burst must be at least 1");
         require(takeoverCooldown >= 0 && Double.isFinite(takeoverCooldown), "--takeover-cooldown must be >= 0");
         require(recipientLivenessWindow > 0 && Double.isFinite(recipientLivenessWindow),
                 "--recipient-liveness-window must be a positive number of seconds");
@@ -416,6 +426,7 @@ public final class ServeOptions {
                 .messageAuthFutureSkewSeconds(SpecConstants.DEFAULT_MESSAGE_AUTH_FUTURE_SKEW_SECONDS)
                 .messageAuthReplayCapacity(messageAuthReplayCapacity)
                 .metricsEnabled(metrics).metricsAuth(new MetricsAuth(effectiveMetricsToken, metricsQueryTokenOk)).ui(ui).ratePerSecond(rate).rateBurst(burst)
+                .hostRatePerSecond(hostRate).hostRateBurst(hostBurst)
                 .privateDirectedMessages(privateDirectedMessages)
                 .maxFindingsPerAgent(maxFindingsPerAgent)
                 .warnStaleRecipients(warnStaleRecipients == null || warnStaleRecipients)
@@ -641,6 +652,8 @@ public final class ServeOptions {
         m.put("max_offers_per_agent", maxOffersPerAgent);
         m.put("board_task_cap", boardTaskCap == 0 ? "off" : boardTaskCap);
         m.put("rate_per_s", config.ratePerSecond() == 0 ? "off" : config.ratePerSecond() + " burst " + config.rateBurst());
+        m.put("host_rate_per_s", config.hostRatePerSecond() == 0 ? "off"
+                : config.hostRatePerSecond() + " burst " + config.hostRateBurst());
         m.put("actor", "queue " + actor.queueCapacity() + ", batch " + actor.maxBatch());
         return m;
     }

@@ -27,6 +27,16 @@ class StartRefusalsCliTest {
     }
 
     @Test
+    void aNegativeOrInfiniteHostRateAndANoughtBurstAreRefused() {
+        for (String[] bad : new String[][] {{"--host-rate", "-1"}, {"--host-rate", "Infinity"},
+                {"--host-rate", "NaN"}, {"--host-burst", "0"}}) {
+            CliTest.Run run = CliTest.run("--port", "0", bad[0], bad[1]);
+            assertThat(run.code()).as(String.join(" ", bad)).isEqualTo(ExitCodes.USAGE);
+            assertThat(run.err()).contains(bad[0] + " must be");
+        }
+    }
+
+    @Test
     void anUnreadableCertificateIsRefusedBeforeTheJournalIsCreated() throws Exception {
         Path db = dir.resolve("tls.db");
         Path bad = Files.writeString(dir.resolve("bad.pem"), "not a certificate\n");

@@ -20,6 +20,8 @@ import java.util.List;
  *        for {@code slowReaderGrace} (or reaches twice it) is disconnected
  * @param leaseOfflineTtlSeconds how long a name lease outlives its holder's disconnect
  * @param ratePerSecond per-connection frame rate for non-heartbeat frames; 0 disables
+ * @param hostRatePerSecond per-remote-host frame rate, every frame of every socket of the host
+ *        ({@code --host-rate}, contract §4.3 step 3); 0 disables
  * @param pingInterval server WebSocket ping interval; the peer must answer within the same time
  * @param privateDirectedMessages {@code --private-directed-messages}: directed chats go only to the
  *        directed-private audience (contract §4.7, §8.8), and history/resume show them only to their
@@ -97,6 +99,8 @@ public record HubConfig(
         String hubVersion,
         double ratePerSecond,
         int rateBurst,
+        double hostRatePerSecond,
+        int hostRateBurst,
         Duration pingInterval,
         String advertisedHost,
         List<String> allowOrigins,
@@ -192,6 +196,10 @@ public record HubConfig(
         }
         positiveWindow("recipient liveness window", recipientLivenessWindowSeconds);
         positiveWindow("waiter liveness window", waiterLivenessWindowSeconds);
+        if (!(hostRatePerSecond >= 0) || !Double.isFinite(hostRatePerSecond) || hostRateBurst < 1) {
+            throw new IllegalArgumentException("host rate must be >= 0 and its burst >= 1: " + hostRatePerSecond
+                    + " burst " + hostRateBurst);
+        }
     }
 
     /** Default {@link #recipientLivenessWindowSeconds()} (contract §8.6, §13). */
@@ -253,6 +261,7 @@ public record HubConfig(
         b.messageAuthWindowSeconds = messageAuthWindowSeconds;
         b.messageAuthFutureSkewSeconds = messageAuthFutureSkewSeconds; b.metricsEnabled = metricsEnabled;
         b.hubId = hubId; b.hubVersion = hubVersion; b.ratePerSecond = ratePerSecond; b.rateBurst = rateBurst;
+        b.hostRatePerSecond = hostRatePerSecond; b.hostRateBurst = hostRateBurst;
         b.pingInterval = pingInterval; b.advertisedHost = advertisedHost; b.allowOrigins = allowOrigins;
         b.privateDirectedMessages = privateDirectedMessages;
         b.takeoverCooldown = takeoverCooldown; b.takeoverQuarantineThreshold = takeoverQuarantineThreshold;
@@ -299,6 +308,8 @@ public record HubConfig(
         private String hubVersion = "synapse-hub-java/0.1.0";
         private double ratePerSecond;
         private int rateBurst = 20;
+        private double hostRatePerSecond;
+        private int hostRateBurst = 40;
         private Duration pingInterval = Duration.ofSeconds(15);
         private String advertisedHost;
         private List<String> allowOrigins = List.of();
@@ -348,6 +359,8 @@ public record HubConfig(
         public Builder hubVersion(String v) { hubVersion = v; return this; }
         public Builder ratePerSecond(double v) { ratePerSecond = v; return this; }
         public Builder rateBurst(int v) { rateBurst = v; return this; }
+        public Builder hostRatePerSecond(double v) { hostRatePerSecond = v; return this; }
+        public Builder hostRateBurst(int v) { hostRateBurst = v; return this; }
         public Builder pingInterval(Duration v) { pingInterval = v; return this; }
         public Builder advertisedHost(String v) { advertisedHost = v; return this; }
         public Builder allowOrigins(List<String> v) { allowOrigins = v; return this; }
@@ -381,7 +394,7 @@ public record HubConfig(
                     authTimeout, maxFrameBytes, maxJsonDepth, outboundHighWaterBytes, slowReaderGrace,
                     leaseOfflineTtlSeconds, messageAuthKeys, requireMessageAuth, messageAuthReplayCapacity,
                     messageAuthWindowSeconds, messageAuthFutureSkewSeconds, metricsEnabled, hubId, hubVersion,
-                    ratePerSecond, rateBurst, pingInterval, advertisedHost, allowOrigins,
+                    ratePerSecond, rateBurst, hostRatePerSecond, hostRateBurst, pingInterval, advertisedHost, allowOrigins,
                     privateDirectedMessages, takeoverCooldown, takeoverQuarantineThreshold, takeoverQuarantineWindow,
                     takeoverQuarantine, presenceFanoutLimit, broadcastLinger, nativeTransport, ioLoops, maxFanoutBacklogBytes,
                     maxFanoutDelay, maxFanoutWrites, outboxBusyTasks, tls, ui, defaultDelivery, identityPins, maxFindingsPerAgent,

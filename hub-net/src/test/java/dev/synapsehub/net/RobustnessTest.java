@@ -354,6 +354,57 @@ class RobustnessTest {
         }
     }
 
+    /**
+     * {@code --host-rate} (contract §4.3 step 3): one bucket for every frame of every socket from
+     * the address, heartbeats included; reconnecting does not refill it; a keyed retry past it
+     * still gets its first answer.
+     */
+    @Test
+    void thePerHostRateLimitCountsEverySocketOfTheHostAndAKeyedRetryStillGetsItsFirstAnswer() throws Exception {
+        try (TestHub hub = new TestHub(HubConfig.builder().hostRatePerSecond(0.01).hostRateBurst(6))) {
+            HubClient a = hub.agent("p/a"); // 1 (the registration heartbeat)
+            HubClient b = hub.agent("p/b"); // 2: the same host
+            a.awaitType("presence_update", WAIT); // b joined
+            ObjectNode keyed = claim(a, "TH", "wt", "src/h");
+            keyed.put("idem_key", "h-1");
+            a.send(keyed); // 3
+            String granted = a.awaitType("claim_granted", WAIT).toString();
+            a.send(a.frame("who_request")); // 4
+            a.awaitType("who_snapshot", WAIT);
+            b.send(b.frame("heartbeat")); // 5: heartbeats count
+            a.send(a.frame("who_request")); // 6
+            a.awaitType("who_snapshot", WAIT);
+
+            a.send(a.frame("who_request"));
+            ObjectNode refused = a.awaitType("error", WAIT);
+            assertThat(refused.path("error_code").asText()).isEqualTo("rate_limited");
+            assertThat(refused.path("payload").asText()).isEqualTo("Host rate limit exceeded; slow down.");
+            assertThat(refused.path("target").asText()).isEqualTo("p/a");
+            b.send(b.frame("who_request"));
+            assertThat(b.awaitType("error", WAIT).path("error_code").asText()).as("b shares a's host")
+                    .isEqualTo("rate_limited");
+
+            a.send(keyed); // a keyed retry: its first answer, from the ledger
+            assertThat(a.awaitType("claim_granted", WAIT).toString()).isEqualTo(granted);
+            ObjectNode fresh = claim(a, "TH2", "wt", "src/h2");
+            fresh.put("idem_key", "h-2");
+            a.send(fresh); // a new keyed request is refused, and changes nothing
+            assertThat(a.awaitType("error", WAIT).path("error_code").asText()).isEqualTo("rate_limited");
+
+            HubClient c = hub.connect(); // a new socket of the host: the bucket is not refilled
+            c.send(c.frame("p/c", "heartbeat"));
+            ObjectNode early = c.awaitType("error", WAIT);
+            assertThat(early.path("error_code").asText()).isEqualTo("rate_limited");
+            assertThat(early.path("target").asText()).isEqualTo("all");
+            assertThat(c.isOpen()).as("the socket is kept").isTrue();
+            TestHub.assertQuiet(a);
+            assertThat(hub.server.services().metrics().hostRateLimited.get()).isEqualTo(4);
+            assertThat(hub.server.services().metrics().rateLimited.get()).isEqualTo(4);
+            assertThat(hub.server.services().actor().read(s -> s.claims().liveClaim("TH2",
+                    System.currentTimeMillis() / 1000.0).isPresent()).get()).isFalse();
+        }
+    }
+
     @Test
     void aHubBehindOnItsBroadcastsAnswersBusyChangesNothingAndRecovers() throws Exception {
         // a one-second linger keeps the first grant queued for beta; a 1-byte limit makes that a backlog

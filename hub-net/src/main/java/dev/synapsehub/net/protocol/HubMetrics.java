@@ -25,6 +25,8 @@ public final class HubMetrics implements ActorObserver {
     public final AtomicLong releasesGranted = new AtomicLong();
     public final AtomicLong authFailures = new AtomicLong();
     public final AtomicLong rateLimited = new AtomicLong();
+    /** Frames refused by the per-host rate limit ({@code --host-rate}). */
+    public final AtomicLong hostRateLimited = new AtomicLong();
     public final AtomicLong takeovers = new AtomicLong();
     public final AtomicLong idempotentReplays = new AtomicLong();
     public final AtomicLong idempotencyConflicts = new AtomicLong();

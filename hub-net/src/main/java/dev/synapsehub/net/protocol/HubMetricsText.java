@@ -197,7 +197,10 @@ public final class HubMetricsText {
                 + " upgrade or an HTTP endpoint's) within --auth-timeout.", m.upgradeTimeouts::get);
         counter("synapse_identity_proofs_unpinned_total", "Valid first-use identity proofs admitted without a pin:"
                 + " the first-use replay pool (or the remote host's share of it) was full.", m.identityProofsUnpinned::get);
-        counter("synapse_rate_limited_total", "Frames refused by the rate limit.", m.rateLimited::get);
+        counter("synapse_rate_limited_total", "Frames refused by a rate limit (--rate or --host-rate).",
+                m.rateLimited::get);
+        counter("synapse_host_rate_limited_total", "Frames refused by the per-host rate limit (--host-rate).",
+                m.hostRateLimited::get);
         counter("synapse_takeovers_total", "Name takeovers.", m.takeovers::get);
         counter("synapse_takeover_quarantines_total", "Names pinned to their holder after repeated takeovers.",
                 () -> hub.registry().takeoverQuarantines());

@@ -68,6 +68,8 @@ public final class InboundPipeline {
     private final MemoryVerbs memory;
     private final GuardEvidenceVerb guardEvidence;
     private final DeferredReplays deferredReplays;
+    /** {@code --host-rate}'s buckets, or null when it is off. */
+    private final dev.synapsehub.net.session.HostRates hostRates;
 
     /**
      * What the pipeline and the verbs it builds use, wired once by {@code HubServer}: every
@@ -127,6 +129,9 @@ public final class InboundPipeline {
         this.guardEvidence = new GuardEvidenceVerb(support, hub.outbox(), hub.frames(), hub.journaled(),
                 hub.config().token());
         this.deferredReplays = new DeferredReplays(this::busyReason, hub.registry(), messaging, hub.metrics());
+        this.hostRates = hub.config().hostRatePerSecond() > 0
+                ? new dev.synapsehub.net.session.HostRates(hub.config().hostRatePerSecond(), hub.config().hostRateBurst())
+                : null;
     }
 
     /** The hub's claim path, as extensions use it to decide claims on behalf of another hub. */
@@ -281,6 +286,13 @@ public final class InboundPipeline {
             return;
         }
         ObjectNode frame = (ObjectNode) node;
+        // §4.3 step 3: the host's bucket, heartbeats included. A keyed frame past it is refused only
+        // after its binding, once the idempotency ledger had its say (a keyed retry gets its first answer)
+        boolean hostLimited = hostRates != null && !hostRates.take(session.remoteHost(), System.nanoTime());
+        if (hostLimited && !keyedRequest(frame)) {
+            hostRateLimited(session, now);
+            return;
+        }
         for (String field : ROUTING_FIELDS) {
             if (FieldCoercion.notText(frame.get(field))) {
                 earlyError(session, "Malformed frame: '" + field + "' must be a string.", now);
@@ -360,6 +372,12 @@ public final class InboundPipeline {
             messaging.onActivity(sender); // a chat clears its sender's dead letter by itself
         }
         Request request = new Request(session, sender, type, target, frame);
+        if (hostLimited) {
+            if (!answeredFromLedger(request, received, now)) {
+                hostRateLimited(session, now);
+            }
+            return;
+        }
         if (hub.config().ratePerSecond() > 0
                 && !session.takeRateToken(hub.config().ratePerSecond(), hub.config().rateBurst(), System.nanoTime())) {
             if (answeredFromLedger(request, received, now)) {
@@ -692,6 +710,24 @@ public final class InboundPipeline {
      * the socket kept; on a socket whose first frame this is, nothing got bound, so after the
      * error the socket is closed 4010 (§3.2 row 6).
      */
+    /** A frame that is not a heartbeat and carries a string {@code idem_key}: the ledger may answer it. */
+    private static boolean keyedRequest(ObjectNode frame) {
+        JsonNode key = frame.get("idem_key");
+        JsonNode type = frame.get("type");
+        return key != null && key.isTextual() && !key.textValue().isBlank()
+                && !(type != null && type.isTextual() && "heartbeat".equalsIgnoreCase(type.textValue().strip()));
+    }
+
+    /** The per-host rate limit's refusal: private, the socket kept (contract §4.3 step 3). */
+    private void hostRateLimited(Session session, double now) {
+        hub.metrics().hostRateLimited.incrementAndGet();
+        hub.metrics().rateLimited.incrementAndGet(); // the contract's count of every rate-limit refusal
+        ObjectNode e = hub.frames().error(session.name() == null ? "all" : session.name(),
+                "Host rate limit exceeded; slow down.", now);
+        e.put("error_code", "rate_limited");
+        hub.outbox().send(session, e);
+    }
+
     private void earlyError(Session session, String payload, double now) {
         earlyError(session, hub.frames().error("all", payload, now));
     }
