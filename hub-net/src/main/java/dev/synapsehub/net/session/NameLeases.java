@@ -29,7 +29,16 @@ final class NameLeases {
     private record OfflineLease(String name, double expiresAt) {
     }
 
+    /**
+     * Leases held at most: names bound with {@code lease: true} and left are kept {@code offlineTtl}
+     * (an hour by default), so without a bound a client binding and leaving names would grow the
+     * map with its bind rate times the TTL. Online holders are bounded by the connection caps.
+     */
+    static final int MAX_LEASES = 65_536;
+
     private final Map<String, Lease> leases = new HashMap<>();
+    /** Offline leases dropped early to keep {@link #MAX_LEASES}. */
+    private long evicted;
     /**
      * Offline leases in the order they lapse (every one lasts {@code offlineTtl} from a departure
      * on the steady edge clock, so arrival order is lapse order).
@@ -82,11 +91,35 @@ final class NameLeases {
         if (!wantLease) {
             return null;
         }
+        if (leases.size() >= MAX_LEASES && !leases.containsKey(name)) {
+            evictOldestOffline();
+        }
         byte[] raw = new byte[32];
         random.nextBytes(raw);
         String token = Base64.getUrlEncoder().withoutPadding().encodeToString(raw);
         leases.put(name, new Lease(hash(token), true, Double.POSITIVE_INFINITY));
         return token;
+    }
+
+    /**
+     * Drops the offline lease closest to lapsing (its name is free to bind a little early); none
+     * when every lease's holder is online (the connection caps bound those).
+     */
+    private void evictOldestOffline() {
+        while (!lapsing.isEmpty()) {
+            OfflineLease oldest = lapsing.removeFirst();
+            Lease lease = leases.get(oldest.name());
+            if (lease != null && !lease.holderOnline() && lease.expiresAt() == oldest.expiresAt()) {
+                leases.remove(oldest.name());
+                evicted++;
+                return;
+            }
+        }
+    }
+
+    /** Offline leases dropped before they lapsed, because {@link #MAX_LEASES} were held. */
+    synchronized long evicted() {
+        return evicted;
     }
 
     /** {@code name}'s holder left at {@code now}: its lease lasts {@code offlineTtl} more (none without one). */

@@ -165,6 +165,11 @@ public final class SessionRegistry {
         return leases.count();
     }
 
+    /** Offline name leases dropped before they lapsed, to keep the lease table bounded. */
+    public long leasesEvicted() {
+        return leases.evicted();
+    }
+
     /** How many takeover quarantines were started since the hub started. */
     public long takeoverQuarantines() {
         return throttle.quarantinesStarted();

@@ -5,7 +5,7 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 
-/** The lease table on its own: a matched lease that lapsed before the bind completed. */
+/** The lease table on its own: a matched lease that lapsed before the bind completed; its bound. */
 class NameLeasesTest {
     @Test
     void aMatchedLeaseSweptBeforeTheBindCompletesIsTreatedAsNoLeaseInsteadOfFailingTheBind() {
@@ -20,5 +20,23 @@ class NameLeasesTest {
         String fresh = leases.bound("p/a", presented, true);
         assertThat(fresh).isNotNull();
         assertThat(leases.live("p/a", 162)).isTrue();
+    }
+
+    /** Names bound with a lease and left stay leased for the TTL: the table holds at most MAX_LEASES. */
+    @Test
+    void aFloodOfLeasedNamesLeftOfflineDropsTheOldestOfflineLeaseNeverAnOnlineOne() {
+        NameLeases leases = new NameLeases(3600);
+        leases.bound("p/online", NameLeases.Presented.NO_LEASE, true); // its holder stays online throughout
+        for (int i = 0; i < NameLeases.MAX_LEASES + 10; i++) {
+            String name = "p/flood-" + i;
+            leases.bound(name, NameLeases.Presented.NO_LEASE, true);
+            leases.departed(name, 100 + i * 0.001);
+        }
+        assertThat(leases.count()).isEqualTo(NameLeases.MAX_LEASES);
+        assertThat(leases.evicted()).isEqualTo(11);
+        assertThat(leases.live("p/online", 200)).isTrue();
+        assertThat(leases.live("p/flood-0", 200)).as("the oldest offline lease went first").isFalse();
+        assertThat(leases.live("p/flood-11", 200)).isTrue();
+        assertThat(leases.live("p/flood-" + (NameLeases.MAX_LEASES + 9), 200)).isTrue();
     }
 }
