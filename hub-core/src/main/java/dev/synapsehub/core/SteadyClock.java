@@ -8,7 +8,7 @@ import java.util.function.LongSupplier;
  * The hub's clock: Unix seconds measured on the monotonic clock, anchored to the wall clock
  * at start. A step of the wall clock (an NTP correction, a VM resumed, an operator's
  * {@code date -s}) therefore never expires every lease at once or stretches them all: the hub
- * logs the step once and slews toward the wall clock at no more than {@link #MAX_SLEW} (1 %),
+ * logs each step once and slews toward the wall clock at no more than {@link #MAX_SLEW} (1 %),
  * so a lease measured during the catch-up is at most 1 % short or long, and the hub's
  * timestamps converge on wall time again (a 60 s step in 100 minutes). Never goes backwards.
  * Thread-safe and lock-free; the slew is re-planned at most every {@link #RECHECK_NANOS}.
@@ -34,7 +34,9 @@ public final class SteadyClock implements Clock {
     private volatile Segment segment;
     private final AtomicLong recheckAt;
     private final AtomicLong lastBits = new AtomicLong();
-    private volatile boolean stepReported;
+    /** The wall clock's lead over hub time at the last re-plan, and when that was (replan's thread only). */
+    private double lastGap;
+    private long lastReplanNanos;
 
     /** A clock over the given wall and monotonic sources; {@code stepLog} hears of each step once. */
     public SteadyClock(LongSupplier wallMillis, LongSupplier monotonicNanos, Consumer<String> stepLog) {
@@ -44,6 +46,7 @@ public final class SteadyClock implements Clock {
         long now = monotonicNanos.getAsLong();
         this.segment = new Segment(now, wallMillis.getAsLong() / 1000.0, 1.0);
         this.recheckAt = new AtomicLong(now + RECHECK_NANOS);
+        this.lastReplanNanos = now;
     }
 
     /** The system's wall and monotonic clocks; steps are logged as warnings. */
@@ -76,17 +79,18 @@ public final class SteadyClock implements Clock {
     private void replan(long now) {
         double hub = segment.at(now);
         double behind = wallMillis.getAsLong() / 1000.0 - hub; // > 0: the wall clock is ahead
-        if (Math.abs(behind) >= STEP_SECONDS) {
-            if (!stepReported) {
-                stepReported = true;
-                stepLog.accept(String.format(java.util.Locale.ROOT, "wall clock stepped %s by %.3f s against the"
-                        + " hub's monotonic time; leases keep their real durations and hub time slews toward the"
-                        + " wall clock at %.0f %% (about %.0f s to converge)", behind > 0 ? "forward" : "back",
-                        Math.abs(behind), MAX_SLEW * 100, Math.abs(behind) / MAX_SLEW));
-            }
-        } else if (Math.abs(behind) < STEP_SECONDS / 10) {
-            stepReported = false;
+        // a step is a change of the gap the slew since the last check cannot explain: each one is
+        // reported, also a second step while hub time is still converging after the first
+        double expected = lastGap - (segment.rate() - 1.0) * Math.max(0, now - lastReplanNanos) / 1e9;
+        double step = behind - expected;
+        if (Math.abs(step) >= STEP_SECONDS) {
+            stepLog.accept(String.format(java.util.Locale.ROOT, "wall clock stepped %s by %.3f s against the"
+                    + " hub's monotonic time; leases keep their real durations and hub time slews toward the"
+                    + " wall clock at %.0f %% (about %.0f s to converge)", step > 0 ? "forward" : "back",
+                    Math.abs(step), MAX_SLEW * 100, Math.abs(behind) / MAX_SLEW));
         }
+        lastGap = behind;
+        lastReplanNanos = now;
         double wanted = behind / (RECHECK_NANOS / 1e9); // close the gap within one check, if allowed
         double rate = 1.0 + Math.max(-MAX_SLEW, Math.min(MAX_SLEW, wanted));
         segment = new Segment(now, hub, rate);

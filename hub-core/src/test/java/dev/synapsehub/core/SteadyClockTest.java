@@ -76,6 +76,20 @@ class SteadyClockTest {
     }
 
     @Test
+    void aSecondStepWhileHubTimeIsStillConvergingIsReportedToo() {
+        clock.nowSeconds();
+        wallMillis += 600_000; // a suspend: ten minutes, about 16 h to converge at 1 %
+        run(60);
+        assertThat(steps).hasSize(1);
+        wallMillis -= 30_000; // an NTP correction half a minute back, long before the first converged
+        run(60);
+        assertThat(steps).hasSize(2);
+        assertThat(steps.get(1)).contains("back by 30.000 s");
+        run(120); // the slew alone is no step
+        assertThat(steps).hasSize(2);
+    }
+
+    @Test
     void theWallReadingFollowsAStepAtOnceWhileHubTimeSlews() {
         double start = clock.nowSeconds();
         wallMillis += 600_000; // a 10-minute suspend: only the wall clock moved
