@@ -576,8 +576,8 @@ public final class InboundPipeline {
         if (roles != null && roles.isArray()) {
             Set<String> clean = new LinkedHashSet<>();
             for (JsonNode role : roles) {
-                if (role.isTextual() && !role.textValue().isBlank() && clean.size() < 64) {
-                    clean.add(role.textValue().strip());
+                if (role.isTextual() && !PythonWhitespace.isBlank(role.textValue()) && clean.size() < 64) {
+                    clean.add(PythonWhitespace.strip(role.textValue()));
                 }
             }
             List<String> refused = new ArrayList<>();
