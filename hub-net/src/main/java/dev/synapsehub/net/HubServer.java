@@ -239,7 +239,7 @@ public final class HubServer implements AutoCloseable {
         ChannelGroup accepted = new DefaultChannelGroup(
                 "synapse-connections", GlobalEventExecutor.INSTANCE);
         // sockets not yet upgraded meet the session caps too (contract §3.2 counts from the connect)
-        PendingSockets pendingSockets = new PendingSockets(config.maxClients(), config.maxConnectionsPerHost());
+        PendingSockets pendingSockets = PendingSockets.forSessions(config.maxClients(), config.maxConnectionsPerHost());
         openSockets = accepted;
         boss = transport.group(1, "synapse-accept");
         // One loop per core: handlers never block, and under broadcast fan-out every extra

@@ -241,7 +241,7 @@ class ConnectionTest {
                 .authTimeout(Duration.ofSeconds(1)))) {
             List<java.net.Socket> held = new ArrayList<>();
             try {
-                for (int i = 0; i < 10; i++) {
+                for (int i = 0; i < 70; i++) { // the pending cap from one host: at least 64 (room above the session caps)
                     java.net.Socket s = new java.net.Socket("127.0.0.1", hub.port);
                     s.getOutputStream().write("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n".getBytes(StandardCharsets.US_ASCII));
                     s.setSoTimeout((int) WAIT.toMillis());
@@ -260,14 +260,44 @@ class ConnectionTest {
                 }
             }
             var metrics = hub.server.services().metrics();
-            // one pending socket from the host at a time: the rest are refused at the accept (9 unless the
-            // machine took longer than the auth timeout to open the ten)
-            assertThat(metrics.socketsRefusedBeforeUpgrade.get()).as("beyond one pending socket from the host")
+            // 64 pending sockets from the host at a time: the rest are refused at the accept (6 unless the
+            // machine took longer than the auth timeout to open the seventy)
+            assertThat(metrics.socketsRefusedBeforeUpgrade.get()).as("beyond 64 pending sockets from the host")
                     .isPositive();
             assertThat(metrics.upgradeTimeouts.get()).as("those within the caps, after the auth timeout").isPositive();
-            assertThat(metrics.socketsRefusedBeforeUpgrade.get() + metrics.upgradeTimeouts.get()).isEqualTo(10);
+            assertThat(metrics.socketsRefusedBeforeUpgrade.get() + metrics.upgradeTimeouts.get()).isEqualTo(70);
             HubClient a = hub.agent("p/a");
             assertThat(a.isOpen()).as("the caps are free again for a real client").isTrue();
+        }
+    }
+
+    /** A burst of connects past the session caps gets the contract's close codes, not resets at the accept. */
+    @Test
+    void aBurstPastTheSessionCapsIsRefusedWithTheContractsCloseCodes() throws Exception {
+        try (TestHub hub = new TestHub(HubConfig.builder().maxClients(2))) {
+            List<java.util.concurrent.CompletableFuture<HubClient>> connecting = new ArrayList<>();
+            for (int i = 0; i < 6; i++) {
+                connecting.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return HubClient.connect(hub.uri(), WAIT);
+                    } catch (Exception e) {
+                        throw new IllegalStateException("the upgrade itself failed: " + e, e);
+                    }
+                }));
+            }
+            int full = 0;
+            for (var c : connecting) {
+                HubClient client = c.get(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+                try {
+                    assertThat(client.awaitClose(Duration.ofSeconds(2)).code()).isEqualTo(4013);
+                    full++;
+                } catch (java.util.concurrent.TimeoutException admitted) {
+                    // one of the two sessions --max-clients allows
+                }
+                client.close();
+            }
+            assertThat(full).as("four of six over --max-clients 2").isEqualTo(4);
+            assertThat(hub.server.services().metrics().socketsRefusedBeforeUpgrade.get()).isZero();
         }
     }
 

@@ -15,11 +15,11 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A socket's life before it is a WebSocket session (contract §3.2 caps, applied from the TCP
- * accept): counted in {@link PendingSockets} until its upgrade completes or it closes, closed at
- * once beyond the caps, and closed when no complete HTTP request (the upgrade, or a request to an
- * HTTP endpoint) arrived within the bound (the auth timeout). Both are counted. Sits after the
- * HTTP aggregator, on the connection's event loop.
+ * A socket's life before its first complete HTTP request (the WebSocket upgrade, or a request to
+ * an HTTP endpoint): counted in {@link PendingSockets} from the TCP accept until that request
+ * arrives or it closes, closed at once beyond the pending caps, and closed when no complete
+ * request arrived within the bound (the auth timeout). Both are counted. Sits after the HTTP
+ * aggregator, on the connection's event loop.
  */
 public final class UpgradeWatch extends ChannelInboundHandlerAdapter {
     private static final Logger LOG = LoggerFactory.getLogger(UpgradeWatch.class);
@@ -77,6 +77,9 @@ public final class UpgradeWatch extends ChannelInboundHandlerAdapter {
             if (timer != null) {
                 timer.cancel(false);
             }
+            // a complete request: an upgrade (the session caps count it from here) or an HTTP request
+            // (answered at once; a keep-alive scraper or an event stream is no socket on its way to an upgrade)
+            stopCounting();
         }
         super.channelRead(ctx, msg);
     }

@@ -190,8 +190,9 @@ public final class HubMetricsText {
         counter("synapse_durable_ingress_refused_total", "Chats refused by a durable-ingress quota: this hub has"
                 + " none (the contract's --durable-ingress-* flags are not taken), so none is refused.", () -> 0);
         counter("synapse_auth_failures_total", "Token and per-message authentication failures.", m.authFailures::get);
-        counter("synapse_sockets_refused_before_upgrade_total", "Sockets closed at the TCP accept: as many not yet"
-                + " upgraded from their host (--max-connections-per-host) or in all (--max-clients).",
+        counter("synapse_sockets_refused_before_upgrade_total", "Sockets closed at the TCP accept: as many that had"
+                + " sent no complete request yet from their host or in all (twice the session caps, at least 64 and"
+                + " 1,024).",
                 m.socketsRefusedBeforeUpgrade::get);
         counter("synapse_upgrade_timeouts_total", "Sockets closed for sending no complete HTTP request (the WebSocket"
                 + " upgrade or an HTTP endpoint's) within --auth-timeout.", m.upgradeTimeouts::get);
