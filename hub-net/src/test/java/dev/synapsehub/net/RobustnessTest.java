@@ -397,9 +397,16 @@ class RobustnessTest {
             assertThat(early.path("error_code").asText()).isEqualTo("rate_limited");
             assertThat(early.path("target").asText()).isEqualTo("all");
             assertThat(c.isOpen()).as("the socket is kept").isTrue();
+            // a keyed first frame past the limit binds nothing: no takeover of p/a
+            HubClient d = hub.connect();
+            ObjectNode takeover = d.frame("p/a", "who_request");
+            takeover.put("idem_key", "any-key").put("takeover", true);
+            d.send(takeover);
+            assertThat(d.awaitType("error", WAIT).path("error_code").asText()).isEqualTo("rate_limited");
             TestHub.assertQuiet(a);
-            assertThat(hub.server.services().metrics().hostRateLimited.get()).isEqualTo(4);
-            assertThat(hub.server.services().metrics().rateLimited.get()).isEqualTo(4);
+            assertThat(a.isOpen()).as("p/a was not taken over").isTrue();
+            assertThat(hub.server.services().metrics().hostRateLimited.get()).isEqualTo(5);
+            assertThat(hub.server.services().metrics().rateLimited.get()).isEqualTo(5);
             assertThat(hub.server.services().actor().read(s -> s.claims().liveClaim("TH2",
                     System.currentTimeMillis() / 1000.0).isPresent()).get()).isFalse();
         }

@@ -286,10 +286,11 @@ public final class InboundPipeline {
             return;
         }
         ObjectNode frame = (ObjectNode) node;
-        // §4.3 step 3: the host's bucket, heartbeats included. A keyed frame past it is refused only
-        // after its binding, once the idempotency ledger had its say (a keyed retry gets its first answer)
+        // §4.3 step 3: the host's bucket, heartbeats included. A keyed frame past it on a socket already
+        // bound to its sender goes on only as far as the idempotency ledger (a keyed retry gets its first
+        // answer); nothing past the limit binds, takes over or registers a name
         boolean hostLimited = hostRates != null && !hostRates.take(session.remoteHost(), System.nanoTime());
-        if (hostLimited && !keyedRequest(frame)) {
+        if (hostLimited && !(keyedRequest(frame) && boundSender(session, frame))) {
             hostRateLimited(session, now);
             return;
         }
@@ -716,6 +717,13 @@ public final class InboundPipeline {
         JsonNode type = frame.get("type");
         return key != null && key.isTextual() && !key.textValue().isBlank()
                 && !(type != null && type.isTextual() && "heartbeat".equalsIgnoreCase(type.textValue().strip()));
+    }
+
+    /** True when the socket is bound and the frame's sender (trimmed as below) is its name: no binding step runs. */
+    private static boolean boundSender(Session session, ObjectNode frame) {
+        JsonNode sender = frame.get("sender");
+        return session.name() != null && sender != null && sender.isTextual()
+                && session.name().equals(strip(sender.textValue()));
     }
 
     /** The per-host rate limit's refusal: private, the socket kept (contract §4.3 step 3). */
