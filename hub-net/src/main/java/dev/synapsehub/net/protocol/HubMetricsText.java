@@ -203,9 +203,8 @@ public final class HubMetricsText {
         counter("synapse_host_rate_limited_total", "Frames refused by the per-host rate limit (--host-rate).",
                 m.hostRateLimited::get);
         counter("synapse_takeovers_total", "Name takeovers.", m.takeovers::get);
-        counter("synapse_name_leases_evicted_total", "Offline name leases dropped before they lapsed: 65,536 leases"
-                + " were held when a new one was issued (the one closest to lapsing goes).",
-                () -> hub.registry().leasesEvicted());
+        counter("synapse_name_leases_refused_total", "Name leases asked for and not granted: 65,536 leases were"
+                + " held (the name bound without one).", () -> hub.registry().leasesRefused());
         counter("synapse_takeover_quarantines_total", "Names pinned to their holder after repeated takeovers.",
                 () -> hub.registry().takeoverQuarantines());
         counter("synapse_atomic_operations_inserted_total", "Idempotency records committed (keyed mutations applied once).",

@@ -37,8 +37,8 @@ final class NameLeases {
     static final int MAX_LEASES = 65_536;
 
     private final Map<String, Lease> leases = new HashMap<>();
-    /** Offline leases dropped early to keep {@link #MAX_LEASES}. */
-    private long evicted;
+    /** Leases asked for and not granted, because {@link #MAX_LEASES} were held. */
+    private long refused;
     /**
      * Offline leases in the order they lapse (every one lasts {@code offlineTtl} from a departure
      * on the steady edge clock, so arrival order is lapse order).
@@ -92,7 +92,10 @@ final class NameLeases {
             return null;
         }
         if (leases.size() >= MAX_LEASES && !leases.containsKey(name)) {
-            evictOldestOffline();
+            // fail closed: a name binds without a lease rather than a held one going early (a client
+            // binding and leaving names could otherwise push out a restarting agent's lease and take its name)
+            refused++;
+            return null;
         }
         byte[] raw = new byte[32];
         random.nextBytes(raw);
@@ -101,25 +104,9 @@ final class NameLeases {
         return token;
     }
 
-    /**
-     * Drops the offline lease closest to lapsing (its name is free to bind a little early); none
-     * when every lease's holder is online (the connection caps bound those).
-     */
-    private void evictOldestOffline() {
-        while (!lapsing.isEmpty()) {
-            OfflineLease oldest = lapsing.removeFirst();
-            Lease lease = leases.get(oldest.name());
-            if (lease != null && !lease.holderOnline() && lease.expiresAt() == oldest.expiresAt()) {
-                leases.remove(oldest.name());
-                evicted++;
-                return;
-            }
-        }
-    }
-
-    /** Offline leases dropped before they lapsed, because {@link #MAX_LEASES} were held. */
-    synchronized long evicted() {
-        return evicted;
+    /** Leases asked for and not granted because {@link #MAX_LEASES} were held. */
+    synchronized long refused() {
+        return refused;
     }
 
     /** {@code name}'s holder left at {@code now}: its lease lasts {@code offlineTtl} more (none without one). */

@@ -165,9 +165,9 @@ public final class SessionRegistry {
         return leases.count();
     }
 
-    /** Offline name leases dropped before they lapsed, to keep the lease table bounded. */
-    public long leasesEvicted() {
-        return leases.evicted();
+    /** Name leases asked for and not granted, because the lease table was full. */
+    public long leasesRefused() {
+        return leases.refused();
     }
 
     /** How many takeover quarantines were started since the hub started. */

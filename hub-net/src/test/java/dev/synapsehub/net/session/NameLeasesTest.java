@@ -22,21 +22,27 @@ class NameLeasesTest {
         assertThat(leases.live("p/a", 162)).isTrue();
     }
 
-    /** Names bound with a lease and left stay leased for the TTL: the table holds at most MAX_LEASES. */
+    /**
+     * Names bound with a lease and left stay leased for the TTL: the table holds at most MAX_LEASES,
+     * and beyond it a new name binds without a lease; no held lease, online or offline, goes early.
+     */
     @Test
-    void aFloodOfLeasedNamesLeftOfflineDropsTheOldestOfflineLeaseNeverAnOnlineOne() {
+    void aFullLeaseTableGrantsNoNewLeaseAndDropsNoHeldOne() {
         NameLeases leases = new NameLeases(3600);
-        leases.bound("p/online", NameLeases.Presented.NO_LEASE, true); // its holder stays online throughout
+        String victim = leases.bound("p/victim", NameLeases.Presented.NO_LEASE, true);
+        leases.departed("p/victim", 100); // a restarting agent: offline, its lease the closest to lapsing
         for (int i = 0; i < NameLeases.MAX_LEASES + 10; i++) {
             String name = "p/flood-" + i;
             leases.bound(name, NameLeases.Presented.NO_LEASE, true);
-            leases.departed(name, 100 + i * 0.001);
+            leases.departed(name, 101 + i * 0.001);
         }
         assertThat(leases.count()).isEqualTo(NameLeases.MAX_LEASES);
-        assertThat(leases.evicted()).isEqualTo(11);
-        assertThat(leases.live("p/online", 200)).isTrue();
-        assertThat(leases.live("p/flood-0", 200)).as("the oldest offline lease went first").isFalse();
-        assertThat(leases.live("p/flood-11", 200)).isTrue();
-        assertThat(leases.live("p/flood-" + (NameLeases.MAX_LEASES + 9), 200)).isTrue();
+        assertThat(leases.refused()).isEqualTo(11);
+        assertThat(leases.check("p/victim", null, 800)).as("its name stays protected").isEqualTo(
+                NameLeases.Presented.REFUSED);
+        assertThat(leases.check("p/victim", victim, 800)).isEqualTo(NameLeases.Presented.MATCHED);
+        assertThat(leases.live("p/flood-" + (NameLeases.MAX_LEASES + 9), 800)).as("bound without a lease").isFalse();
+        leases.sweep(3701 + 100); // the victim's and the first floods' leases lapse: room again
+        assertThat(leases.bound("p/new", NameLeases.Presented.NO_LEASE, true)).isNotNull();
     }
 }
