@@ -102,9 +102,11 @@ public final class SessionRegistry {
                 return new Bind(Bind.Kind.OWNED, null, false, null, online(), admission.size());
             }
             // a sidecar X-rx / X-pane-rx stands for X (mailbox, private routing, history): while X holds a
-            // lease, binding it needs X's owner_lease too (ours: the contract is silent)
+            // lease, binding it needs X's owner_lease too (ours: the contract is silent). A sidecar presenting
+            // its own live lease passed that check when the lease was granted: one token cannot match both
             String owner = AddressMatcher.logicalName(name);
-            if (!owner.equals(name) && leases.check(owner, ownerLease, now) == NameLeases.Presented.REFUSED) {
+            if (!owner.equals(name) && presented != NameLeases.Presented.MATCHED
+                    && leases.check(owner, ownerLease, now) == NameLeases.Presented.REFUSED) {
                 return new Bind(Bind.Kind.OWNER_LEASED, null, false, null, online(), admission.size());
             }
             Session holder = byName.get(name);
