@@ -46,8 +46,12 @@ import java.util.function.Supplier;
 public final class InboundPipeline {
     private static final Logger LOG = LoggerFactory.getLogger(InboundPipeline.class);
     private static final List<String> ROUTING_FIELDS = List.of("sender", "target", "type", "channel");
-    /** Registration members (§3.5, §3.6): read once by registration, then never echoed, stored or relayed. */
-    private static final List<String> REGISTRATION_SECRETS = List.of("owner_lease", "lease", "takeover");
+    /**
+     * The registration secret (§3.5): read by registration, then never echoed, stored or relayed
+     * (ours; the reference echoes it in chat). {@code lease} and {@code takeover} are no secrets and
+     * stay, as A6 echoes every other member verbatim.
+     */
+    private static final String REGISTRATION_SECRET = "owner_lease";
 
     /** Set once the hub is stopping ({@link #stopping()}). */
     private volatile boolean stopping;
@@ -349,7 +353,7 @@ public final class InboundPipeline {
         } else {
             hub.registry().touch(session, now, !"heartbeat".equals(type));
         }
-        frame.remove(REGISTRATION_SECRETS); // the lease token protects the name: the hub keeps only its hash
+        frame.remove(REGISTRATION_SECRET); // the lease token protects the name: the hub keeps only its hash
         frame.put("sender", sender);
         frame.put("type", type);
         if ("heartbeat".equals(type)) {
