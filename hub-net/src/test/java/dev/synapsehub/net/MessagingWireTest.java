@@ -332,6 +332,15 @@ class MessagingWireTest {
             assertThat(mallory.awaitType("chat", WAIT).path("payload").asText()).as("the role it kept")
                     .isEqualTo("please review");
             assertThat(mallory.received().toString()).doesNotContain("hunter2");
+            // the keepalive declaring the same roles gets no error again; its roles are still refused
+            mallory.clearPending();
+            ObjectNode keepalive = mallory.frame("q/mallory", "heartbeat");
+            keepalive.putArray("roles").add("p/alice").add("q/reviewer");
+            mallory.send(keepalive);
+            mallory.send(mallory.frame("q/mallory", "who_request"));
+            ObjectNode who = mallory.awaitType("who_snapshot", WAIT);
+            assertThat(who.path("agent_roles").path("q/mallory").toString()).isEqualTo("[\"q/reviewer\"]");
+            assertThat(mallory.received()).noneMatch(f -> "error".equals(f.path("type").asText()));
         }
     }
 

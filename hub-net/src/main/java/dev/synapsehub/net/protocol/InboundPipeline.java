@@ -590,7 +590,10 @@ public final class InboundPipeline {
                 String why = roleRefusal(sender, role, now);
                 return why != null && refused.add("'" + role + "' (" + why + ")");
             });
-            if (!refused.isEmpty()) {
+            // told once per change: a keepalive declaring the same roles every 20 s gets no error each time
+            // (a one-shot client would take it for its command's answer); they are dropped every time
+            if (session.refusedRolesChanged(refused.isEmpty() ? null : String.join(", ", refused))
+                    && !refused.isEmpty()) {
                 hub.metrics().authFailures.incrementAndGet();
                 ObjectNode e = hub.frames().error(sender, "Roles refused: " + String.join(", ", refused)
                         + ". A role is an address of its own, never another agent's name; the other roles apply.", now);

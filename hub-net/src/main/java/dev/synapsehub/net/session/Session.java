@@ -38,6 +38,8 @@ public final class Session {
     private int fanoutIndex = -1;
     private long fanoutDelivered;
     private boolean fanoutQuiet;
+    /** The roles refused on this socket's last heartbeat that declared roles, as told (event loop only). */
+    private String refusedRoles;
     private final AnswerOrder answers = new AnswerOrder();
     /** Where broadcast batches (already encoded frames) enter the pipeline; null: the channel's tail. */
     private ChannelHandlerContext batchWriter;
@@ -251,6 +253,17 @@ public final class Session {
 
     public void fanoutQuiet(boolean quiet) {
         this.fanoutQuiet = quiet;
+    }
+
+    /**
+     * Records the roles refused on a heartbeat ({@code refused}, null for none); true when they
+     * differ from the last heartbeat's, so the refusal is told once, not on every keepalive
+     * (event loop only).
+     */
+    public boolean refusedRolesChanged(String refused) {
+        boolean changed = !java.util.Objects.equals(refused, refusedRoles);
+        refusedRoles = refused;
+        return changed;
     }
 
     /** Token bucket: true when a frame may pass at {@code nowNanos} (event loop only). */
