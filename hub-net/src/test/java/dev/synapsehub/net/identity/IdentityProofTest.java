@@ -99,9 +99,13 @@ class IdentityProofTest {
         }
 
         ObjectNode proof(String sender, double signedAt) {
+            return proof(sender, signedAt, keyId());
+        }
+
+        ObjectNode proof(String sender, double signedAt, String keyId) {
             ObjectNode f = MAPPER.createObjectNode().put("type", "heartbeat").put("sender", sender);
             f.put("identity_public_key", publicKey);
-            f.putObject("signature").put("version", 1).put("key_id", keyId()).put("algorithm", "ed25519")
+            f.putObject("signature").put("version", 1).put("key_id", keyId).put("algorithm", "ed25519")
                     .put("nonce", UUID.randomUUID().toString()).put("sequence", 1).put("signed_at", signedAt);
             try {
                 Signature ed = Signature.getInstance("Ed25519");
@@ -113,6 +117,18 @@ class IdentityProofTest {
             }
             return f;
         }
+    }
+
+    /** The key id bound is for first use: a name pinned with a longer key id before the bound still proves itself. */
+    @Test
+    void aPinKeptWithAKeyIdLongerThanTheBoundStillVerifies() {
+        IdentityProof proof = new IdentityProof();
+        Signer old = Signer.generate();
+        String longKeyId = "k".repeat(IdentityProof.MAX_KEY_ID_CHARACTERS + 44);
+        assertThat(proof.verify(old.proof("p/old", NOW, longKeyId), "p/old", longKeyId, old.publicKey(), AT))
+                .isEqualTo("ok");
+        assertThat(proof.verifyFirstUse(old.proof("p/new", NOW, longKeyId), "p/new", old.publicKey(), AT,
+                "127.0.0.1").result()).as("never pinned anew").isEqualTo("unknown_key");
     }
 
     /**
