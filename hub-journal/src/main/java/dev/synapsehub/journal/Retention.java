@@ -130,7 +130,7 @@ public final class Retention {
                 why = "a directed chat still pending in a mailbox";
             }
         }
-        long partitions = partitionFloor(journal);
+        long partitions = partitionFloor(journal, now - PARTITION_HOLD_SECONDS);
         if (partitions < floor) {
             floor = partitions;
             why = "an unresolved multi-hub partition's row";
@@ -144,11 +144,19 @@ public final class Retention {
     }
 
     /**
-     * One below the oldest of the rows that leave a namespace partitioned (its newest
-     * {@code multihub_partition}, no {@code multihub_heal} after it); MAX_VALUE when none. Read on
-     * the writer through the partial index of those rare rows.
+     * How long the row of a partition never healed holds retention: a heal is journaled only for a
+     * namespace still configured, so one dropped from the owner map (or a hub whose federation was
+     * turned off) would otherwise hold every later row for good. Past it, a restart that finds the
+     * row gone learns the partition again from its next refresh (the watch's fold is kept apart).
      */
-    static long partitionFloor(SqliteJournal journal) throws JournalException {
+    static final double PARTITION_HOLD_SECONDS = MessagingLimits.SEVEN_DAYS;
+
+    /**
+     * One below the oldest of the rows that leave a namespace partitioned (its newest
+     * {@code multihub_partition}, no {@code multihub_heal} after it) journaled at or after hub time
+     * {@code since}; MAX_VALUE when none. Read on the writer through the partial index of those rare rows.
+     */
+    static long partitionFloor(SqliteJournal journal, double since) throws JournalException {
         Map<String, Long> unresolved = new java.util.HashMap<>();
         for (dev.synapsehub.core.journal.JournaledEvent row : journal.readAfter(0, Integer.MAX_VALUE,
                 java.util.Set.copyOf(JournalSchema.PARTITION_KINDS))) {
@@ -165,7 +173,11 @@ public final class Retention {
                 continue;
             }
             if ("multihub_partition".equals(audit.kind())) {
-                unresolved.put(ns, row.seq());
+                if (audit.ts() >= since) {
+                    unresolved.put(ns, row.seq());
+                } else {
+                    unresolved.remove(ns); // older than the hold: no longer kept for it
+                }
             } else {
                 unresolved.remove(ns);
             }

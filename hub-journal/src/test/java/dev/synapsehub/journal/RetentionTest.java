@@ -459,6 +459,28 @@ class RetentionTest {
         }
     }
 
+    /** A partition never healed (its namespace dropped from the owner map) holds rows for a week, not for good. */
+    @Test
+    void theRowOfAPartitionNeverHealedHoldsRowsForAWeekOnly() throws Exception {
+        try (DurableCoordination hub = open(new Retention(0))) {
+            churn(hub, "a", 5);
+            long partition = audit(hub, "multihub_partition", "{\"namespace\":\"gone\",\"contesting_hubs\":[\"hub-c\"]}");
+            for (int i = 0; i < 3; i++) {
+                hub.snapshotter().takeNow();
+                churn(hub, "b" + i, 5);
+            }
+            hub.snapshotter().takeNow();
+            assertThat(hub.journal().compactedThrough()).isEqualTo(partition - 1);
+            clock.advance(Retention.PARTITION_HOLD_SECONDS + 60);
+            for (int i = 0; i < 2; i++) {
+                churn(hub, "c" + i, 5);
+                hub.snapshotter().takeNow();
+            }
+            assertThat(hub.journal().compactedThrough()).as("a week later the row holds nothing")
+                    .isGreaterThan(partition);
+        }
+    }
+
     /** Journals an audit record; returns its seq. */
     private static long audit(DurableCoordination hub, String kind, String payload) {
         var outcome = (dev.synapsehub.core.actor.Outcome.Decided) await(hub.actor().submit(Mutation.of(
