@@ -721,9 +721,8 @@ public final class InboundPipeline {
     /** A frame that is not a heartbeat and carries a string {@code idem_key}: the ledger may answer it. */
     private static boolean keyedRequest(ObjectNode frame) {
         JsonNode key = frame.get("idem_key");
-        JsonNode type = frame.get("type");
         return key != null && key.isTextual() && !key.textValue().isBlank()
-                && !(type != null && type.isTextual() && "heartbeat".equalsIgnoreCase(type.textValue().strip()));
+                && !"heartbeat".equals(normalisedType(frame));
     }
 
     /** True when the socket is bound and the frame's sender (trimmed as below) is its name: no binding step runs. */
