@@ -197,16 +197,19 @@ public final class DeadLetterForwarder implements AutoCloseable {
             sender.schedule(() -> {
                 try {
                     sends.execute(() -> drain(o));
-                } catch (RejectedExecutionException stopping) {
-                    synchronized (o) {
-                        o.draining = false; // the hub is stopping: what waits is not sent
-                    }
+                } catch (RejectedExecutionException stopping) { // the hub is stopping: what waits is not sent
+                    stopDraining(o);
                 }
             }, delayMillis, TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException stopping) {
-            synchronized (o) {
-                o.draining = false; // the hub is stopping: what waits is not sent
-            }
+        } catch (RejectedExecutionException stopping) { // the hub is stopping: what waits is not sent
+            stopDraining(o);
+        }
+    }
+
+    /** No drain of {@code o} runs until its next report starts one. */
+    private static void stopDraining(Outlet o) {
+        synchronized (o) {
+            o.draining = false;
         }
     }
 
@@ -245,9 +248,7 @@ public final class DeadLetterForwarder implements AutoCloseable {
         } catch (RuntimeException fault) { // nothing else would see it: the scheduled future is dropped
             hub.metrics().faults.incrementAndGet();
             LOG.error("Dead-letter forwarding to owner {} failed inside this hub", o.route.hubId(), fault);
-            synchronized (o) {
-                o.draining = false;
-            }
+            stopDraining(o);
         }
     }
 
