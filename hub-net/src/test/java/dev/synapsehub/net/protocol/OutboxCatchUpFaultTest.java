@@ -3,7 +3,6 @@ package dev.synapsehub.net.protocol;
 import dev.synapsehub.net.session.Session;
 import dev.synapsehub.net.wire.HubFrames;
 import dev.synapsehub.net.wire.WireJson;
-import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 import io.netty.util.ReferenceCountUtil;
@@ -27,22 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class OutboxCatchUpFaultTest {
     private final DefaultEventExecutor thread = new DefaultEventExecutor(new DefaultThreadFactory("test-outbox", true));
-    private final FaultyChannel channel = new FaultyChannel();
-
-    /** A connection whose next {@code isActive()} throws: the catch-up step asks it first. */
-    private static final class FaultyChannel extends EmbeddedChannel {
-        /** A plain field: the superclass constructor asks {@code isActive()} before any initialiser runs. */
-        volatile boolean failNext;
-
-        @Override
-        public boolean isActive() {
-            if (failNext) {
-                failNext = false;
-                throw new IllegalStateException("injected catch-up fault");
-            }
-            return super.isActive();
-        }
-    }
+    private final FaultyActiveChannel channel = new FaultyActiveChannel();
 
     @AfterEach
     void stop() {

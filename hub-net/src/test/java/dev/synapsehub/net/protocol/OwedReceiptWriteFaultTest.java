@@ -24,23 +24,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class OwedReceiptWriteFaultTest {
     private final DefaultEventExecutor thread = new DefaultEventExecutor(new DefaultThreadFactory("test-outbox", true));
-    private final FaultyChannel first = new FaultyChannel();
+    private final FaultyActiveChannel first = new FaultyActiveChannel();
     private final EmbeddedChannel second = new EmbeddedChannel();
-
-    /** A connection whose next {@code isActive()} throws: the write asks it first. */
-    private static final class FaultyChannel extends EmbeddedChannel {
-        /** A plain field: the superclass constructor asks {@code isActive()} before any initialiser runs. */
-        volatile boolean failNext;
-
-        @Override
-        public boolean isActive() {
-            if (failNext) {
-                failNext = false;
-                throw new IllegalStateException("injected write fault");
-            }
-            return super.isActive();
-        }
-    }
 
     @AfterEach
     void stop() {
