@@ -84,6 +84,29 @@ class AuthThrottleWireTest {
     }
 
     @Test
+    void wrongWebSocketTokensAlsoStopTheCockpitsBearerCheckOfTheSameToken() throws Exception {
+        ManualClock clock = new ManualClock();
+        try (TestHub hub = new TestHub(HubConfig.builder().token("sekrit").ui(true).authThrottle(THREE_THEN_30S),
+                clock)) {
+            String right = overview(hub.port, "Bearer sekrit");
+            assertThat(right).startsWith("HTTP/1.1 200 OK\r\n");
+            for (int i = 0; i < 3; i++) {
+                refusedRegistration(hub, "guess-" + i, "invalid token");
+            }
+            String throttled = overview(hub.port, "Bearer sekrit");
+            assertThat(throttled).as("one host, one count: the same token over HTTP is not checked either")
+                    .startsWith("HTTP/1.1 401 Unauthorized\r\n").contains("auth_throttled").contains("retry in 30 s");
+            clock.at(30);
+            assertThat(overview(hub.port, "Bearer sekrit")).startsWith("HTTP/1.1 200 OK\r\n");
+        }
+    }
+
+    private static String overview(int port, String authorization) throws Exception {
+        return HttpGet.raw(port, "GET /ui/api/overview HTTP/1.1\r\nHost: 127.0.0.1:" + port + "\r\nAuthorization: "
+                + authorization + "\r\nConnection: close\r\n\r\n");
+    }
+
+    @Test
     void theMetricsBearerTokenIsThrottledTheSameWay() throws Exception {
         ManualClock clock = new ManualClock();
         try (TestHub hub = new TestHub(HubConfig.builder().metricsEnabled(true)
