@@ -17,6 +17,7 @@ import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.identity.IdentityPinSettings;
 import dev.synapsehub.net.identity.PinReclaimAcl;
 import dev.synapsehub.net.MessageAuthKey;
+import dev.synapsehub.net.auth.AuthThrottleSettings;
 import dev.synapsehub.net.auth.MetricsAuth;
 import dev.synapsehub.net.tls.TlsFiles;
 import dev.synapsehub.client.NetTransport;
@@ -115,6 +116,8 @@ public final class ServeOptions {
     int maxMsgKb;
     /** The largest --max-msg-kb: 1 GiB frames (a frame is held whole in memory while it is read). */
     static final int MAX_MSG_KB = 1024 * 1024;
+    /** The longest auth-throttle window or back-off: a week (a longer one is surely a typo). */
+    static final double MAX_AUTH_SECONDS = 7 * 24 * 3600;
 
     @Option(names = "--max-claims-per-agent", defaultValue = "128", description = "Live claims per quota principal (default: ${DEFAULT-VALUE}).")
     int maxClaimsPerAgent;
@@ -191,6 +194,33 @@ public final class ServeOptions {
 
     @Option(names = "--host-burst", defaultValue = "40", description = "Burst for --host-rate (default: ${DEFAULT-VALUE}).")
     int hostBurst;
+
+    @Option(names = "--auth-fail-limit", paramLabel = "N", defaultValue = "10", description = "Failed "
+            + "authentication attempts (connect token, cockpit or metrics bearer token, per-message signature) from one "
+            + "remote host within --auth-fail-window after which that host's attempts are refused unchecked, with the "
+            + "usual refusal, until a back-off passes; 0 disables (default: ${DEFAULT-VALUE}).")
+    int authFailLimit;
+
+    @Option(names = "--auth-fail-window", paramLabel = "SECONDS", defaultValue = "60", description = "How far back "
+            + "--auth-fail-limit counts failures (default: ${DEFAULT-VALUE}).")
+    double authFailWindow;
+
+    @Option(names = "--auth-backoff", paramLabel = "SECONDS", defaultValue = "30", description = "A host's first "
+            + "back-off after --auth-fail-limit failures; each further one doubles it (default: ${DEFAULT-VALUE}).")
+    double authBackoff;
+
+    @Option(names = "--auth-backoff-max", paramLabel = "SECONDS", defaultValue = "900", description = "The longest "
+            + "back-off; a host quiet this long after its back-off starts afresh (default: ${DEFAULT-VALUE}).")
+    double authBackoffMax;
+
+    @Option(names = "--auth-throttle-hosts", paramLabel = "N", defaultValue = "10000", description = "Hosts whose "
+            + "failures are tracked at most; beyond, the oldest quiet one (else the oldest) is forgotten "
+            + "(default: ${DEFAULT-VALUE}).")
+    int authThrottleHosts;
+
+    @Option(names = "--auth-throttle-loopback", description = "Throttle loopback clients too (off by default: local "
+            + "tools connect from there, and behind a local proxy every client shares one address).")
+    boolean authThrottleLoopback;
 
     @Option(names = "--queue-capacity", defaultValue = "65536", description = "Commands waiting for the state actor at most; beyond, the hub answers busy (default: ${DEFAULT-VALUE}).")
     int queueCapacity;
@@ -394,6 +424,14 @@ public final class ServeOptions {
         require(rate >= 0 && Double.isFinite(rate), "--rate must be >= 0");
         require(hostRate >= 0 && Double.isFinite(hostRate), "--host-rate must be >= 0");
         require(hostBurst >= 1, "--host-burst must be at least 1");
+        require(authFailLimit >= 0, "--auth-fail-limit must be >= 0 (0 disables)");
+        require(authFailWindow > 0 && authFailWindow <= MAX_AUTH_SECONDS,
+                "--auth-fail-window must be a positive number of seconds, at most " + MAX_AUTH_SECONDS);
+        require(authBackoff > 0 && authBackoff <= MAX_AUTH_SECONDS,
+                "--auth-backoff must be a positive number of seconds, at most " + MAX_AUTH_SECONDS);
+        require(authBackoffMax >= authBackoff && authBackoffMax <= MAX_AUTH_SECONDS,
+                "--auth-backoff-max must be at least --auth-backoff and at most " + MAX_AUTH_SECONDS);
+        require(authThrottleHosts >= 1, "--auth-throttle-hosts must be at least 1");
         require(takeoverCooldown >= 0 && Double.isFinite(takeoverCooldown), "--takeover-cooldown must be >= 0");
         require(recipientLivenessWindow > 0 && Double.isFinite(recipientLivenessWindow),
                 "--recipient-liveness-window must be a positive number of seconds");
@@ -427,6 +465,8 @@ public final class ServeOptions {
                 .messageAuthReplayCapacity(messageAuthReplayCapacity)
                 .metricsEnabled(metrics).metricsAuth(new MetricsAuth(effectiveMetricsToken, metricsQueryTokenOk)).ui(ui).ratePerSecond(rate).rateBurst(burst)
                 .hostRatePerSecond(hostRate).hostRateBurst(hostBurst)
+                .authThrottle(new AuthThrottleSettings(authFailLimit, millis(authFailWindow), millis(authBackoff),
+                        millis(authBackoffMax), authThrottleHosts, authThrottleLoopback))
                 .privateDirectedMessages(privateDirectedMessages)
                 .maxFindingsPerAgent(maxFindingsPerAgent)
                 .warnStaleRecipients(warnStaleRecipients == null || warnStaleRecipients)
@@ -446,6 +486,11 @@ public final class ServeOptions {
                         aclPolicy == null ? PinReclaimAcl.NONE : PinReclaimAcl.load(aclPolicy),
                         identityTrust == null ? null : dev.synapsehub.net.identity.IdentityTrust.load(identityTrust)))
                 .build();
+    }
+
+    /** Seconds as a duration, to the millisecond (at least 1 ms: the auth-throttle settings need positive ones). */
+    private static Duration millis(double seconds) {
+        return Duration.ofMillis(Math.max(1, Math.round(seconds * 1000)));
     }
 
     /** Native TLS files, or null for plain ws://; both flags or neither (contract F3's last row). */
@@ -654,6 +699,11 @@ public final class ServeOptions {
         m.put("rate_per_s", config.ratePerSecond() == 0 ? "off" : config.ratePerSecond() + " burst " + config.rateBurst());
         m.put("host_rate_per_s", config.hostRatePerSecond() == 0 ? "off"
                 : config.hostRatePerSecond() + " burst " + config.hostRateBurst());
+        AuthThrottleSettings throttle = config.authThrottle();
+        m.put("auth_throttle", !throttle.enabled() ? "off" : throttle.failures() + " failures in "
+                + throttle.window().toMillis() / 1000.0 + " s, back-off " + throttle.backoff().toMillis() / 1000.0 + ".."
+                + throttle.maxBackoff().toMillis() / 1000.0 + " s, " + throttle.hosts() + " hosts"
+                + (throttle.loopback() ? ", loopback too" : ", loopback exempt"));
         m.put("actor", "queue " + actor.queueCapacity() + ", batch " + actor.maxBatch());
         return m;
     }

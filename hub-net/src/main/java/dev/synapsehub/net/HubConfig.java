@@ -1,6 +1,7 @@
 package dev.synapsehub.net;
 
 import dev.synapsehub.core.SpecConstants;
+import dev.synapsehub.net.auth.AuthThrottleSettings;
 import dev.synapsehub.net.auth.MetricsAuth;
 import dev.synapsehub.net.auth.ReplayCache;
 import dev.synapsehub.net.delivery.Delivery;
@@ -75,6 +76,8 @@ import java.util.List;
  *        connections are sent close 1001 {@code going away}, and those whose peer has not answered
  *        within this time are dropped; zero drops them at once (contract §13); null is
  *        {@link #DEFAULT_SHUTDOWN_CLOSE_TIMEOUT}
+ * @param authThrottle the throttle of failed authentication attempts per remote host
+ *        ({@code --auth-fail-limit} and its companions); null is {@link AuthThrottleSettings#DEFAULTS}
  */
 public record HubConfig(
         String host,
@@ -126,7 +129,8 @@ public record HubConfig(
         double recipientLivenessWindowSeconds,
         double waiterLivenessWindowSeconds,
         MetricsAuth metricsAuth,
-        Duration shutdownCloseTimeout) {
+        Duration shutdownCloseTimeout,
+        AuthThrottleSettings authThrottle) {
 
     /**
      * Every component as a record prints them, but the connect token as {@code (set)}: a log line
@@ -175,6 +179,7 @@ public record HubConfig(
         }
         token = token == null || token.isEmpty() ? null : token;
         metricsAuth = metricsAuth == null ? MetricsAuth.OPEN : metricsAuth;
+        authThrottle = authThrottle == null ? AuthThrottleSettings.DEFAULTS : authThrottle;
         maxClients = Math.max(1, maxClients);
         maxConnectionsPerHost = Math.max(0, maxConnectionsPerHost);
         maxUnauthClients = maxUnauthClients <= 0 ? maxClients : maxUnauthClients;
@@ -305,6 +310,7 @@ public record HubConfig(
         b.waiterLivenessWindowSeconds = waiterLivenessWindowSeconds;
         b.metricsAuth = metricsAuth;
         b.shutdownCloseTimeout = shutdownCloseTimeout;
+        b.authThrottle = authThrottle;
         return b;
     }
 
@@ -360,6 +366,7 @@ public record HubConfig(
         private double waiterLivenessWindowSeconds = DEFAULT_WAITER_LIVENESS_WINDOW;
         private MetricsAuth metricsAuth = MetricsAuth.OPEN;
         private Duration shutdownCloseTimeout = DEFAULT_SHUTDOWN_CLOSE_TIMEOUT;
+        private AuthThrottleSettings authThrottle = AuthThrottleSettings.DEFAULTS;
 
         public Builder host(String v) { host = v; return this; }
         public Builder port(int v) { port = v; return this; }
@@ -411,6 +418,7 @@ public record HubConfig(
         public Builder waiterLivenessWindowSeconds(double v) { waiterLivenessWindowSeconds = v; return this; }
         public Builder metricsAuth(MetricsAuth v) { metricsAuth = v; return this; }
         public Builder shutdownCloseTimeout(Duration v) { shutdownCloseTimeout = v; return this; }
+        public Builder authThrottle(AuthThrottleSettings v) { authThrottle = v; return this; }
 
         /** The validated configuration. */
         public HubConfig build() {
@@ -423,7 +431,7 @@ public record HubConfig(
                     takeoverQuarantine, presenceFanoutLimit, broadcastLinger, nativeTransport, ioLoops, maxFanoutBacklogBytes,
                     maxFanoutDelay, maxFanoutWrites, outboxBusyTasks, tls, ui, defaultDelivery, identityPins, maxFindingsPerAgent,
                     warnStaleRecipients, recipientLivenessWindowSeconds, waiterLivenessWindowSeconds, metricsAuth,
-                    shutdownCloseTimeout);
+                    shutdownCloseTimeout, authThrottle);
         }
     }
 }

@@ -17,6 +17,7 @@ import dev.synapsehub.net.handler.WebSocketFrameHandler;
 import dev.synapsehub.net.protocol.DarkSeatMonitor;
 import dev.synapsehub.net.protocol.HistoricalReads;
 import dev.synapsehub.net.protocol.HubMetrics;
+import dev.synapsehub.net.auth.AuthThrottle;
 import dev.synapsehub.net.protocol.HubMetricsText;
 import dev.synapsehub.net.protocol.InboundPipeline;
 import dev.synapsehub.net.protocol.MetricsSources;
@@ -208,6 +209,9 @@ public final class HubServer implements AutoCloseable {
             outbox.mirrorTo(relayLog::record);
         }
         ConnectTokenAuth tokens = new ConnectTokenAuth(config.token());
+        // the edge clock (monotonic; a test's manual one), so a back-off passes with it
+        AuthThrottle authThrottle = new AuthThrottle(config.authThrottle(), () -> (long) (clock.nowSeconds() * 1e9),
+                metrics.authFailuresThrottled);
         MessageAuthenticator messageAuth = new MessageAuthenticator(config.messageAuthKeys(),
                 config.requireMessageAuth(), config.messageAuthWindowSeconds(), config.messageAuthFutureSkewSeconds(),
                 config.messageAuthReplayCapacity());
@@ -216,7 +220,7 @@ public final class HubServer implements AutoCloseable {
         boolean journaled = journal != null;
         this.outbox = outbox; // from here on, close() delivers what it still holds
         pipeline = new InboundPipeline(new InboundPipeline.Services(config, actor, clock, json, frames, registry, outbox,
-                metrics, tokens, messageAuth, configEpoch, journaled, history,
+                metrics, tokens, authThrottle, messageAuth, configEpoch, journaled, history,
                 extensions));
         services = new HubServices(actor, clock, frames, outbox, registry, metrics, config.hubId());
         extensions.bind(services, pipeline.claimService());
@@ -228,7 +232,7 @@ public final class HubServer implements AutoCloseable {
                 config.maxFanoutDelay().toNanos(), config.maxFanoutWrites(), configEpoch,
                 startedAt, journal, extensions::appendMetrics, extensions::degradedReasons));
         if (config.ui()) {
-            cockpit = Cockpit.start(new CockpitSources(actor, registry, clock, metrics, tokens, extensions,
+            cockpit = Cockpit.start(new CockpitSources(actor, registry, clock, metrics, tokens, authThrottle, extensions,
                     config.hubId(), config.hubVersion(), config.secured(), startedAt, journaled));
             actor.observe(cockpit.observing(metrics));
             cockpit.seedFeed(); // after the observer: no batch falls between the seq read and the feed
@@ -269,8 +273,8 @@ public final class HubServer implements AutoCloseable {
                         p.addLast(new HttpServerCodec());
                         p.addLast(new HttpObjectAggregator(64 * 1024));
                         p.addLast(new UpgradeWatch(pendingSockets, metrics, config.authTimeout()));
-                        p.addLast(new HttpRequestHandler(actor, clock, config.metricsEnabled(), config.metricsAuth(), guard,
-                                metricsText, cockpit));
+                        p.addLast(new HttpRequestHandler(actor, clock, config.metricsEnabled(), config.metricsAuth(),
+                                authThrottle, guard, metricsText, cockpit));
                         p.addLast(CloseCodeGuard.INSTANCE);
                         p.addLast(new WebSocketServerProtocolHandler(WebSocketServerProtocolConfig.newBuilder()
                                 .websocketPath("/")

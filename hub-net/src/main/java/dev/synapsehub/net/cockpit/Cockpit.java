@@ -3,6 +3,7 @@ package dev.synapsehub.net.cockpit;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.core.actor.ActorObserver;
 import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.net.auth.AuthThrottle;
 import dev.synapsehub.net.handler.HostGuard;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
@@ -185,9 +186,19 @@ public final class Cockpit implements AutoCloseable {
             return;
         }
         if (hub.tokens().secured()) {
+            String host = AuthThrottle.hostOf(ctx.channel().remoteAddress());
+            long wait = hub.authThrottle().blockedFor(host); // counted and logged by the throttle
+            if (wait > 0) {
+                FullHttpResponse r = json(HttpResponseStatus.UNAUTHORIZED, problem("auth_throttled",
+                        "too many failed authentication attempts from this host: retry in " + wait + " s", null));
+                r.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"synapse-hub\"");
+                send(ctx, r, keepAlive);
+                return;
+            }
             String refused = hub.tokens().check(bearer(headers.get(HttpHeaderNames.AUTHORIZATION)));
             if (refused != null) {
                 hub.metrics().authFailures.incrementAndGet();
+                hub.authThrottle().failed(host);
                 long covered = authRefusals.refused(System.nanoTime());
                 if (covered > 0) {
                     LOG.warn("cockpit refused {} API request(s) for their token since the last such line (this one "

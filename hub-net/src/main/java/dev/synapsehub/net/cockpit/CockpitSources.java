@@ -2,6 +2,7 @@ package dev.synapsehub.net.cockpit;
 
 import dev.synapsehub.core.Clock;
 import dev.synapsehub.core.actor.CoordinationActor;
+import dev.synapsehub.net.auth.AuthThrottle;
 import dev.synapsehub.net.auth.ConnectTokenAuth;
 import dev.synapsehub.net.extension.HubExtensions;
 import dev.synapsehub.net.protocol.HubMetrics;
@@ -12,6 +13,7 @@ import dev.synapsehub.net.session.SessionRegistry;
  *
  * @param actor the writer, read (never written) for the views
  * @param tokens the bearer check of {@code /ui/api/} on a token hub
+ * @param authThrottle the per-host throttle of failed bearer checks, shared with the WebSocket path
  * @param extensions the plugged-in modules' taps, cluster panels and rows
  * @param hubId this hub's id (the overview)
  * @param hubVersion the version the overview reports
@@ -25,6 +27,7 @@ public record CockpitSources(
         Clock clock,
         HubMetrics metrics,
         ConnectTokenAuth tokens,
+        AuthThrottle authThrottle,
         HubExtensions extensions,
         String hubId,
         String hubVersion,

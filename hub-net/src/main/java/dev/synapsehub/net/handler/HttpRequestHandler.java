@@ -2,6 +2,7 @@ package dev.synapsehub.net.handler;
 
 import dev.synapsehub.core.Clock;
 import dev.synapsehub.core.actor.CoordinationActor;
+import dev.synapsehub.net.auth.AuthThrottle;
 import dev.synapsehub.net.auth.MetricsAuth;
 import dev.synapsehub.net.cockpit.Cockpit;
 import dev.synapsehub.net.protocol.HubHealth;
@@ -40,22 +41,25 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
     private final Clock clock;
     private final boolean metricsEnabled;
     private final MetricsAuth metricsAuth;
+    private final AuthThrottle authThrottle;
     private final HostGuard guard;
     private final HubMetricsText metricsText;
     private final Cockpit cockpit;
 
     /**
      * Reads the live-claim count through {@code actor} for {@code /health} and {@code /metrics}
-     * ({@code metricsEnabled} false: both 403; a request {@code metricsAuth} does not admit: 401);
+     * ({@code metricsEnabled} false: both 403; a request {@code metricsAuth} does not admit: 401,
+     * and a failure {@code authThrottle} counts against its host);
      * with the operator cockpit at {@code /ui} ({@code cockpit} null: not served).
      */
     public HttpRequestHandler(CoordinationActor actor, Clock clock, boolean metricsEnabled, MetricsAuth metricsAuth,
-            HostGuard guard, HubMetricsText metricsText, Cockpit cockpit) {
+            AuthThrottle authThrottle, HostGuard guard, HubMetricsText metricsText, Cockpit cockpit) {
         super(false);
         this.actor = actor;
         this.clock = clock;
         this.metricsEnabled = metricsEnabled;
         this.metricsAuth = metricsAuth;
+        this.authThrottle = authThrottle;
         this.guard = guard;
         this.metricsText = metricsText;
         this.cockpit = cockpit;
@@ -122,9 +126,18 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
             respond(ctx, HttpResponseStatus.FORBIDDEN, "text/plain; charset=utf-8", "metrics disabled\n", false);
             return;
         }
-        if (!metricsAuth.admits(request.headers().get(HttpHeaderNames.AUTHORIZATION), queryOf(request))) {
+        String host = AuthThrottle.hostOf(ctx.channel().remoteAddress());
+        long wait = metricsAuth.secured() ? authThrottle.blockedFor(host) : 0; // counted and logged by the throttle
+        boolean admitted = wait == 0 && metricsAuth.admits(request.headers().get(HttpHeaderNames.AUTHORIZATION),
+                queryOf(request));
+        if (!admitted) {
+            if (wait == 0) {
+                authThrottle.failed(host);
+            }
+            String body = wait > 0
+                    ? "unauthorized: too many failed attempts from this host: retry in " + wait + " s\n" : UNAUTHORIZED;
             FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.UNAUTHORIZED,
-                    Unpooled.copiedBuffer(UNAUTHORIZED, StandardCharsets.UTF_8));
+                    Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
             response.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, MetricsAuth.CHALLENGE);
             response.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8");
             HttpUtil.setContentLength(response, response.content().readableBytes());

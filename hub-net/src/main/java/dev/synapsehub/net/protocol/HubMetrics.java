@@ -24,6 +24,8 @@ public final class HubMetrics implements ActorObserver {
     public final AtomicLong claimsDenied = new AtomicLong();
     public final AtomicLong releasesGranted = new AtomicLong();
     public final AtomicLong authFailures = new AtomicLong();
+    /** Authentication attempts refused unchecked while their host was in a back-off ({@code --auth-fail-limit}). */
+    public final AtomicLong authFailuresThrottled = new AtomicLong();
     public final AtomicLong rateLimited = new AtomicLong();
     /** Frames refused by the per-host rate limit ({@code --host-rate}). */
     public final AtomicLong hostRateLimited = new AtomicLong();

@@ -190,6 +190,8 @@ public final class HubMetricsText {
         counter("synapse_durable_ingress_refused_total", "Chats refused by a durable-ingress quota: this hub has"
                 + " none (the contract's --durable-ingress-* flags are not taken), so none is refused.", () -> 0);
         counter("synapse_auth_failures_total", "Token and per-message authentication failures.", m.authFailures::get);
+        counter("synapse_auth_failures_throttled_total", "Authentication attempts refused unchecked: their remote host"
+                + " was in a back-off after repeated failures (--auth-fail-limit).", m.authFailuresThrottled::get);
         counter("synapse_sockets_refused_before_upgrade_total", "Sockets closed at the TCP accept: as many that had"
                 + " sent no complete request yet from their host or in all (twice the session caps, at least 64 and"
                 + " 1,024).",

@@ -7,6 +7,7 @@ import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.actor.Outcome;
 import dev.synapsehub.net.HubConfig;
+import dev.synapsehub.net.auth.AuthThrottle;
 import dev.synapsehub.net.auth.ConnectTokenAuth;
 import dev.synapsehub.net.auth.MessageAuthenticator;
 import dev.synapsehub.net.auth.SigningTime;
@@ -52,6 +53,12 @@ public final class InboundPipeline {
      * stay, as A6 echoes every other member verbatim.
      */
     private static final String REGISTRATION_SECRET = "owner_lease";
+    /**
+     * The per-message results that can be a guess of a key (a wrong MAC, an unknown key id): they
+     * count against the host's {@link AuthThrottle}. A stale timestamp or a replay is a client's
+     * clock or retry, not a guess.
+     */
+    private static final Set<String> GUESSES = Set.of("bad_authentication", "unknown_key");
 
     /** Set once the hub is stopping ({@link #stopping()}). */
     private volatile boolean stopping;
@@ -79,6 +86,7 @@ public final class InboundPipeline {
      * What the pipeline and the verbs it builds use, wired once by {@code HubServer}: every
      * verb is built here, so this is the union of their needs (each verb gets only its part).
      *
+     * @param authThrottle the per-host throttle of failed connect-token and HMAC checks
      * @param configEpoch fingerprint of the effective configuration (who_snapshot)
      * @param journaled whether the hub has a durable journal: seqs on chats, mailbox, deferred receipts
      * @param history historical reads of the journal (mailbox replay, ack resolution), off the writer
@@ -94,6 +102,7 @@ public final class InboundPipeline {
             Outbox outbox,
             HubMetrics metrics,
             ConnectTokenAuth tokens,
+            AuthThrottle authThrottle,
             MessageAuthenticator messageAuth,
             String configEpoch,
             boolean journaled,
@@ -465,11 +474,22 @@ public final class InboundPipeline {
 
     /** The per-message HMAC gate (§9); false after answering the refusal. */
     private boolean signedFrameVerified(Session session, String sender, ObjectNode received, double now) {
+        long wait = hub.authThrottle().blockedFor(session.remoteHost()); // counted and logged by the throttle
+        if (wait > 0) { // unchecked: the rate refusal of §4.3 (the socket is kept, as for a failed check)
+            ObjectNode e = hub.frames().error(sender, "Too many failed authentication attempts from this host; retry in "
+                    + wait + " s.", now);
+            e.put("error_code", "rate_limited");
+            hub.outbox().send(session, e);
+            return false;
+        }
         String result = hub.messageAuth().verify(received, sender, SigningTime.of(hub.clock())); // wall clock (INV-CK-2)
         if ("ok".equals(result)) {
             return true;
         }
         hub.metrics().authFailures.incrementAndGet();
+        if (GUESSES.contains(result)) {
+            hub.authThrottle().failed(session.remoteHost());
+        }
         ObjectNode e = hub.frames().error(sender, "Per-message authentication failed: " + result + ".", now);
         e.put("verification_result", result);
         hub.outbox().send(session, e);
@@ -480,9 +500,17 @@ public final class InboundPipeline {
     private boolean register(Session session, ObjectNode frame, ObjectNode asReceived, String sender, String token,
             double now) {
         if (hub.tokens().secured()) {
+            long wait = hub.authThrottle().blockedFor(session.remoteHost()); // counted and logged by the throttle
+            if (wait > 0) { // the token is not even compared: §3.3's refusal, whatever it was
+                hub.outbox().close(session, hub.frames().envelope(sender, "auth_denied",
+                        "too many failed authentication attempts from this host: retry in " + wait + " s", now),
+                        4010, "auth denied");
+                return false;
+            }
             String refusal = hub.tokens().check(token);
             if (refusal != null) {
                 hub.metrics().authFailures.incrementAndGet();
+                hub.authThrottle().failed(session.remoteHost());
                 hub.outbox().close(session, hub.frames().envelope(sender, "auth_denied", refusal, now),
                         4010, "auth denied");
                 return false;

@@ -33,4 +33,44 @@ class HostRatesTest {
         }
         assertThat(rates.hosts()).isLessThan(1100);
     }
+    @Test
+    void fullBucketsAreForgottenAsNewHostsArriveNotOnlyEveryFewThousand() {
+        HostRates rates = new HostRates(10, 5);
+        for (int i = 0; i < 100; i++) {
+            rates.take("10.1.0." + i, 0);
+        }
+        assertThat(rates.hosts()).isEqualTo(100);
+        for (int i = 0; i < 20; i++) { // a second later the first hundred are full again
+            rates.take("10.2.0." + i, SECOND);
+        }
+        assertThat(rates.hosts()).as("each arrival forgets a few full buckets: only the 20 draining ones are left")
+                .isEqualTo(20);
+        for (int i = 0; i < 100; i++) {
+            assertThat(rates.take("10.1.0." + i, SECOND)).as("a forgotten host starts from a full bucket").isTrue();
+        }
+    }
+
+    @Test
+    void underAFloodOfNewAddressesTheTableHoldsOnlyTheDrainingBuckets() {
+        HostRates rates = new HostRates(1000, 2); // a taken token is back within 1 ms
+        int most = 0;
+        for (int i = 0; i < 20_000; i++) { // one new address a millisecond
+            rates.take("10." + (i >> 16) + "." + ((i >> 8) & 255) + "." + (i & 255), i * (SECOND / 1000));
+            most = Math.max(most, rates.hosts());
+        }
+        assertThat(most).as("the table never grows past the few buckets still refilling").isLessThanOrEqualTo(4);
+    }
+
+    @Test
+    void aBusyHostIsNeverForgottenWhileItsBucketIsDrained() {
+        HostRates rates = new HostRates(1, 3);
+        for (int i = 0; i < 3; i++) {
+            assertThat(rates.take("10.0.0.1", 0)).isTrue();
+        }
+        for (int i = 0; i < 1000; i++) { // a flood of other hosts, within the busy host's refill time
+            rates.take("10.3." + (i / 256) + "." + (i % 256), SECOND / 2);
+        }
+        assertThat(rates.take("10.0.0.1", SECOND / 2)).as("its drained bucket was kept, not replaced by a full one")
+                .isFalse();
+    }
 }
