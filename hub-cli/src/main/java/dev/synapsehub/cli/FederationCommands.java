@@ -242,7 +242,7 @@ final class FederationCommands implements Callable<Integer> {
                         : dev.synapsehub.client.tls.ClientTls.pinned(dev.synapsehub.client.tls.CertificatePin.parse(pin));
                 try (HubClient hub = HubClient.connect(uri, wait, tls)) {
                     try {
-                        hub.register(localId, token, wait);
+                        hub.registerBound(localId, token, null, wait); // an open hub's welcome precedes a refusal
                     } catch (java.util.concurrent.TimeoutException e) { // refused as it registered: say why, as operator commands do
                         HubClient.CloseStatus closed = hub.closeFuture().getNow(null);
                         if (closed == null) {

@@ -65,6 +65,26 @@ class FederationStoreCliTest {
         assertThat(fetch.err()).contains("the hub closed the connection (4010 auth denied): auth denied");
     }
 
+    /**
+     * An open hub sends {@code welcome} at connect, before it reads the registration: a fetch
+     * whose --local-id is taken is refused 4009 after that welcome, and says so at once instead
+     * of waiting --timeout for an offer on a closed connection.
+     */
+    @Test
+    void fetchingUnderANameBoundElsewhereSaysNameConflictAtOnceOnAnOpenHub() throws Exception {
+        HubDaemon d = hub.start("--port", "0");
+        java.time.Duration wait = java.time.Duration.ofSeconds(10);
+        try (dev.synapsehub.client.HubClient holder = dev.synapsehub.client.HubClient.connect(
+                java.net.URI.create(hub.url()), wait)) {
+            holder.registerBound("ops/fetcher", null, null, wait);
+            CliTest.Run fetch = CliTest.run("federation", "fetch", "ws://127.0.0.1:" + d.port(), "--out",
+                    dir.resolve("x.json").toString(), "--local-id", "ops/fetcher", "--timeout", "5");
+            assertThat(fetch.code()).as(fetch.err()).isEqualTo(ExitCodes.USAGE);
+            assertThat(fetch.err()).contains("the hub closed the connection (4009 name conflict)");
+            assertThat(holder.isOpen()).isTrue();
+        }
+    }
+
     @Test
     void fetchPullsTheOfferedBundleWithTheSameFingerprintAndNeverImports() throws Exception {
         String pin = TestCertificates.authority("ca").issue("hub-b").pin().text();

@@ -218,7 +218,10 @@ public final class HubClient implements AutoCloseable {
     /**
      * Sends the registration heartbeat and waits for {@code welcome} (returned). A hub that
      * refuses it (a wrong token: {@code auth_denied}, then close 4010) ends the wait at once: the
-     * exception names the close code, and the refusal frame stays in {@link #pending}.
+     * exception names the close code, and the refusal frame stays in {@link #pending}. An open hub
+     * sends {@code welcome} at connect, before it reads the heartbeat (contract §3.7): there this
+     * returns before the name is bound, and a refusal of the name (4009, 4013, 4016) comes after
+     * it; {@link #registerBound} waits for the binding.
      */
     public ObjectNode register(String agentName, String token, Duration timeout) throws TimeoutException {
         ObjectNode hb = frame(agentName, "heartbeat");
@@ -246,6 +249,35 @@ public final class HubClient implements AutoCloseable {
         this.name = agentName;
         send(hb);
         return awaitWhileOpen(f -> "welcome".equals(f.path("type").asText()), timeout); // as register above
+    }
+
+    /**
+     * Registers as {@link #register(String, String, ObjectNode, Duration)} does ({@code extra}
+     * may be null) and returns {@code welcome} only once the hub has bound the name, on an open
+     * hub too, where {@code welcome} precedes the binding: a {@code who_request} follows the
+     * heartbeat, and the hub answers it only after the heartbeat bound the name. A hub that
+     * refuses the registration (token, name, identity pin, lease, takeover limits) ends the wait
+     * at once: the exception names the close code, and the refusal frame stays in {@link #pending}.
+     */
+    public ObjectNode registerBound(String agentName, String token, ObjectNode extra, Duration timeout)
+            throws TimeoutException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        ObjectNode hb = frame(agentName, "heartbeat");
+        hb.put("payload", "online");
+        if (extra != null) {
+            hb.setAll(extra);
+        }
+        if (token != null) {
+            hb.put("token", token);
+        }
+        this.name = agentName;
+        send(hb);
+        // a hub closing on the heartbeat fails this write: the wait below then names the close
+        sendAsync(frame(agentName, "who_request"));
+        ObjectNode welcome = awaitWhileOpen(f -> "welcome".equals(f.path("type").asText()), timeout);
+        awaitWhileOpen(f -> "who_snapshot".equals(f.path("type").asText()),
+                Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+        return welcome;
     }
 
     /** A fresh frame from {@code sender} of {@code type} with {@code target: "System"}. */

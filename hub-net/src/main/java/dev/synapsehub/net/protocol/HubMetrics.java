@@ -44,6 +44,8 @@ public final class HubMetrics implements ActorObserver {
     public final AtomicLong faults = new AtomicLong();
     /** Valid first-use proofs admitted without a pin because the pin store was full. */
     public final AtomicLong pinsStoreFull = new AtomicLong();
+    /** First frames that waited for another socket's first frame for their name to be admitted and pinned. */
+    public final AtomicLong identityPinWaits = new AtomicLong();
     /** Mutations no request waited for (dead-letter clearing, mailbox watermarks) that the actor refused. */
     public final AtomicLong unansweredRefusals = new AtomicLong();
     /** Registrations whose mailbox replay waited because the hub was busy ({@link DeferredReplays}). */

@@ -252,6 +252,8 @@ public final class HubMetricsText {
         counter("synapse_faults_total", "Unexpected faults (each logged once and answered).", m.faults::get);
         counter("synapse_identity_pin_store_full_total", "Valid first-use identity proofs admitted without a pin"
                 + " because the pin store held its 65,536 pins (logged once).", m.pinsStoreFull::get);
+        counter("synapse_identity_pin_waits_total", "First frames that waited while another socket's first frame"
+                + " for the same name was admitted and its identity pin decided.", m.identityPinWaits::get);
         counter("synapse_unanswered_submissions_refused_total",
                 "Background mutations (dead-letter clearing, mailbox watermarks) the actor refused; retried later.",
                 m.unansweredRefusals::get);

@@ -20,15 +20,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Identity pinning at registration (wire contract A2.1–A2.4, decision A10.3). Only a socket's
  * first frame is examined, after the reserved-name and token checks and before name binding: a
  * pinned name needs a proof by its pinned key, a broken first-use proof is refused, and a valid
- * first-use proof pins the name once its binding succeeded. Refusals are a private {@code error}
- * with {@code verification_result}, then close 4013. On by default (single hub and mesh node);
- * {@code --no-identity-pinning} turns it off. In the operator-bundle posture
+ * first-use proof pins the name once its binding succeeded; the frame applies only once the pin
+ * is decided, and first frames for one name are admitted one at a time ({@link #turn}). Refusals
+ * are a private {@code error} with {@code verification_result}, then close 4013. On by default
+ * (single hub and mesh node); {@code --no-identity-pinning} turns it off. In the operator-bundle posture
  * ({@code --require-identity-binding}) the bundle's key replaces pins for every name.
  */
 final class IdentityPinGate {
@@ -49,6 +52,8 @@ final class IdentityPinGate {
     private final IdentityProof proof = new IdentityProof();
     /** The full pin store is logged once per hub; every admission it leaves unpinned is counted. */
     private final AtomicBoolean storeFullLogged = new AtomicBoolean();
+    /** The names whose first frame is being admitted ({@link #turn}), each with its turn's end. */
+    private final ConcurrentHashMap<String, CompletableFuture<Void>> turns = new ConcurrentHashMap<>();
 
     /** The gate under {@code pins}: committed pins are read from, and new ones submitted to, {@code actor}. */
     IdentityPinGate(IdentityPinSettings pins, CoordinationActor actor, Outbox outbox, HubFrames frames,
@@ -135,26 +140,79 @@ final class IdentityPinGate {
     }
 
     /**
-     * The name bound with a valid first-use proof: pin it (decision A10.3). If another key got
-     * pinned first (two sockets raced for the name), this socket is refused as a pin mismatch.
+     * Takes {@code name}'s admission turn, or null when no turns are kept (trust-on-first-use
+     * pinning is off). Under pinning, the first frames for one name are admitted one at a time,
+     * from the pin check until the writer decided the pin a bound frame brought, so that a socket
+     * racing another for an unpinned name is checked against the pin the other left, before it
+     * binds or changes anything. The turn is the caller's when {@link Turn#taken()}: it must
+     * {@link Turn#end()} it once its first frame is refused, admitted without a pin, or its pin
+     * decided. Otherwise it is another socket's, to wait for ({@link Turn#ended()}) and ask again.
      */
-    void pinAfterBinding(Session session, IdentityPinCommand.Pin pin) {
-        actor.submit(Mutation.of(pin)).whenComplete((outcome, failure) -> {
+    Turn turn(String name) {
+        if (!pins.enabled() || pins.trust() != null) {
+            return null;
+        }
+        CompletableFuture<Void> mine = new CompletableFuture<>();
+        CompletableFuture<Void> current = turns.putIfAbsent(name, mine);
+        return current == null ? new Turn(name, mine, true) : new Turn(name, current, false);
+    }
+
+    /** A name's admission turn ({@link #turn}): this caller's, or another socket's to wait for. */
+    final class Turn {
+        private final String name;
+        private final CompletableFuture<Void> ended;
+        private final boolean taken;
+
+        private Turn(String name, CompletableFuture<Void> ended, boolean taken) {
+            this.name = name;
+            this.ended = ended;
+            this.taken = taken;
+        }
+
+        /** True when the turn is the caller's. */
+        boolean taken() {
+            return taken;
+        }
+
+        /** Completes once the turn ended: the first frame it admitted is refused, admitted or pinned. */
+        CompletableFuture<Void> ended() {
+            return ended;
+        }
+
+        /** Ends the caller's turn (again: nothing); the sockets waiting for it ask again. */
+        void end() {
+            if (taken) {
+                turns.remove(name, ended);
+                ended.complete(null);
+            }
+        }
+    }
+
+    /**
+     * The name bound with a valid first-use proof: pin it (decision A10.3). The answer is true
+     * when the socket may go on with its first frame, false when it was refused: another key got
+     * pinned first (a pin made through another mesh node, or one this node's turns did not
+     * order), so the socket is refused as a pin mismatch, and its first frame must not apply.
+     * Completes on the writer's thread, once the pin is committed and visible to {@link #check}.
+     */
+    CompletableFuture<Boolean> pinAfterBinding(Session session, IdentityPinCommand.Pin pin) {
+        return actor.submit(Mutation.of(pin)).handle((outcome, failure) -> {
             if (failure != null) {
                 metrics.faults.incrementAndGet();
                 LOG.error("cannot pin '{}' to key {}: the name stays unpinned", pin.agent(), pin.keyId(), failure);
-                return;
+                return true;
             }
             if (!(outcome instanceof Outcome.Decided decided) || !(decided.reply() instanceof IdentityPinReply reply)) {
                 metrics.unansweredRefusals.incrementAndGet();
                 LOG.warn("pinning '{}' to key {} was refused ({}): the name stays unpinned", pin.agent(), pin.keyId(),
                         outcome);
-                return;
+                return true;
             }
             switch (reply.outcome()) {
                 case MISMATCH -> {
                     String result = reply.pin().keyId().equals(pin.keyId()) ? "bad_signature" : "unknown_key";
                     refusePinned(session, pin.agent(), reply.pin().keyId(), result, clock.nowSeconds());
+                    return false;
                 }
                 case STORE_FULL -> {
                     // admitted unpinned, as a first frame without a proof would be (A2.3): refusing every
@@ -168,8 +226,12 @@ final class IdentityPinGate {
                     } else {
                         LOG.debug("identity pin store is full: '{}' stays unpinned", pin.agent());
                     }
+                    return true;
                 }
-                default -> LOG.debug("pinned '{}' to key {}", pin.agent(), pin.keyId());
+                default -> {
+                    LOG.debug("pinned '{}' to key {}", pin.agent(), pin.keyId());
+                    return true;
+                }
             }
         });
     }

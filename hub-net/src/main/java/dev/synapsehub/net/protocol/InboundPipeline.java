@@ -36,6 +36,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
@@ -276,6 +277,10 @@ public final class InboundPipeline {
         if (session.closing()) {
             return;
         }
+        if (session.holdingFrames()) {
+            session.holdFrame(bytes); // the first frame is not finished: this one applies after it
+            return;
+        }
         double now = hub.clock().nowSeconds();
         WireJson.Decoded decoded = hub.json().decode(bytes);
         JsonNode node = decoded.node();
@@ -351,24 +356,51 @@ public final class InboundPipeline {
                     4009, "reserved identity");
             return;
         }
+        Inbound in = new Inbound(session, frame, received, sender, type, target, hostLimited, now);
         if (session.name() == null) {
-            if (!register(session, frame, asReceived, sender, token, now)) {
-                return;
-            }
-        } else if (!sender.equals(session.name())) {
+            register(in, asReceived, token); // dispatches the frame once admitted, possibly later
+            return;
+        }
+        if (!sender.equals(session.name())) {
             hub.outbox().close(session, nameConflict(session.name(), "Sender name switch denied: '"
                     + session.name() + "' -> '" + sender + "'. Reconnect with a new --name.", now), 4009, "name switch");
             return;
-        } else {
-            hub.registry().touch(session, now, !"heartbeat".equals(type));
         }
+        hub.registry().touch(session, now, !"heartbeat".equals(type));
+        dispatch(in, false);
+    }
+
+    /**
+     * A frame past the shape checks, on its way to binding (a first frame) and dispatch.
+     *
+     * @param received the frame kept for the per-message HMAC gate, else null
+     * @param hostLimited the host's rate bucket was empty (a keyed retry may still be answered)
+     */
+    private record Inbound(Session session, ObjectNode frame, ObjectNode received, String sender, String type,
+            String target, boolean hostLimited, double now) {
+        /** The same frame taken up again at {@code t}, after waiting for its name's turn. */
+        Inbound at(double t) {
+            return new Inbound(session, frame, received, sender, type, target, hostLimited, t);
+        }
+    }
+
+    /** A frame from its bound sender (for {@code first}, the frame that just bound it): the verb. */
+    private void dispatch(Inbound in, boolean first) {
+        Session session = in.session();
+        ObjectNode frame = in.frame();
+        ObjectNode received = in.received();
+        String sender = in.sender();
+        String type = in.type();
+        String target = in.target();
+        boolean hostLimited = in.hostLimited();
+        double now = in.now();
         frame.remove(REGISTRATION_SECRET); // the lease token protects the name: the hub keeps only its hash
         frame.put("sender", sender);
         frame.put("type", type);
         if ("heartbeat".equals(type)) {
             heartbeatSideEffects(session, sender, frame, now);
             BusyReason behind = FieldCoercion.truthy(frame.get("mailbox")) ? busyReason() : null;
-            if (behind != null && unbound) {
+            if (behind != null && first) {
                 // this frame bound the name: it is not refused, only its replay waits
                 if (hub.journaled()) {
                     deferredReplays.defer(session, sender, frame);
@@ -496,28 +528,76 @@ public final class InboundPipeline {
         return false;
     }
 
-    /** First frame: token, binding, lease, welcome, presence. False when the socket is closing. */
-    private boolean register(Session session, ObjectNode frame, ObjectNode asReceived, String sender, String token,
-            double now) {
+    /** First frame: token, then the rest in its name's turn ({@link #admitInTurn}). */
+    private void register(Inbound in, ObjectNode asReceived, String token) {
+        Session session = in.session();
         if (hub.tokens().secured()) {
             long wait = hub.authThrottle().blockedFor(session.remoteHost()); // counted and logged by the throttle
             if (wait > 0) { // the token is not even compared: §3.3's refusal, whatever it was
-                hub.outbox().close(session, hub.frames().envelope(sender, "auth_denied",
-                        "too many failed authentication attempts from this host: retry in " + wait + " s", now),
+                hub.outbox().close(session, hub.frames().envelope(in.sender(), "auth_denied",
+                        "too many failed authentication attempts from this host: retry in " + wait + " s", in.now()),
                         4010, "auth denied");
-                return false;
+                return;
             }
             String refusal = hub.tokens().check(token);
             if (refusal != null) {
                 hub.metrics().authFailures.incrementAndGet();
                 hub.authThrottle().failed(session.remoteHost());
-                hub.outbox().close(session, hub.frames().envelope(sender, "auth_denied", refusal, now),
+                hub.outbox().close(session, hub.frames().envelope(in.sender(), "auth_denied", refusal, in.now()),
                         4010, "auth denied");
-                return false;
+                return;
             }
             session.markAuthenticated();
             hub.outbox().skipQueuedBroadcasts(session);
         }
+        admitInTurn(in, asReceived);
+    }
+
+    /**
+     * Identity pin check, binding and the first frame, in the name's admission turn (see
+     * {@code IdentityPinGate.turn}): while another socket's first frame for the name is being
+     * admitted, this one waits (its later frames held) and is then checked against the pin that
+     * one left, so a socket that loses a pin race is refused before it binds or changes anything.
+     */
+    private void admitInTurn(Inbound in, ObjectNode asReceived) {
+        Session session = in.session();
+        IdentityPinGate.Turn turn = pins.turn(in.sender());
+        if (turn != null && !turn.taken()) {
+            session.holdFrames();
+            hub.metrics().identityPinWaits.incrementAndGet();
+            turn.ended().whenComplete((done, never) -> onSessionLoop(session, () -> {
+                if (session.closing() || !session.channel().isActive()) {
+                    session.releaseFrames(); // closed while it waited: nothing of it applies
+                    return;
+                }
+                admitInTurn(in.at(hub.clock().nowSeconds()), asReceived);
+            }));
+            return;
+        }
+        boolean pinning = false;
+        try {
+            pinning = admit(in, asReceived, turn);
+        } finally {
+            if (!pinning && turn != null) {
+                turn.end();
+            }
+        }
+        if (!pinning) {
+            releaseHeld(session);
+        }
+    }
+
+    /**
+     * Pin check, then binding; the first frame applies at once, or, when its binding brings a
+     * first-use pin, only once the writer decided that pin (it is refused 4013 if another key got
+     * the name first). True when that decision is pending: it ends {@code turn} and releases the
+     * frames held meanwhile.
+     */
+    private boolean admit(Inbound in, ObjectNode asReceived, IdentityPinGate.Turn turn) {
+        Session session = in.session();
+        String sender = in.sender();
+        ObjectNode frame = in.frame();
+        double now = in.now();
         IdentityPinGate.Admission identity = pins.check(session, asReceived, sender, now);
         if (!identity.admitted()) {
             return false;
@@ -552,9 +632,6 @@ public final class InboundPipeline {
             default:
                 break;
         }
-        if (identity.pin() != null) {
-            pins.pinAfterBinding(session, identity.pin()); // only once the name is bound (A10.3)
-        }
         if (session.authTimer() != null) {
             session.authTimer().cancel(false);
         }
@@ -562,6 +639,43 @@ public final class InboundPipeline {
             hub.metrics().takeovers.incrementAndGet();
             hub.outbox().close(bind.superseded(), null, 4010, "superseded");
         }
+        if (identity.pin() == null) {
+            bound(in, bind);
+            return false;
+        }
+        // only once the name is bound (A10.3); the frame waits for the decision, so a refused one applies nothing
+        session.holdFrames();
+        pins.pinAfterBinding(session, identity.pin()).whenComplete((admitted, fault) -> {
+            try {
+                if (!Boolean.TRUE.equals(admitted) && bind.leaseToken() != null) {
+                    hub.registry().revokeLease(sender); // the lease this refused bind made, before the next turn
+                }
+            } finally {
+                if (turn != null) {
+                    turn.end(); // the pin is committed and visible: the next first frame is checked against it
+                }
+            }
+            onSessionLoop(session, () -> {
+                if (fault != null) {
+                    hub.metrics().faults.incrementAndGet();
+                    LOG.warn("cannot finish the registration of '{}' after its pin decision; closing 1011", sender,
+                            fault);
+                    hub.outbox().close(session, null, 1011, "unexpected fault");
+                } else if (Boolean.TRUE.equals(admitted) && !session.closing() && session.channel().isActive()) {
+                    bound(in, bind);
+                }
+                releaseHeld(session);
+            });
+        });
+        return true;
+    }
+
+    /** The name bound and admitted: lease, welcome, presence, then the first frame's verb. */
+    private void bound(Inbound in, SessionRegistry.Bind bind) {
+        Session session = in.session();
+        String sender = in.sender();
+        ObjectNode frame = in.frame();
+        double now = in.now();
         if (bind.leaseToken() != null) {
             ObjectNode lease = hub.frames().envelope(sender, "lease_granted", "Ownership lease granted for '"
                     + sender + "'. Persist the token and present it as owner_lease on every reconnect.", now);
@@ -578,7 +692,38 @@ public final class InboundPipeline {
             Supplier<String> joined = () -> hub.frames().write(presence("joined", sender, now));
             hub.outbox().scoped().presence(presenceFannedOut() ? joined : null, joined, session, sender);
         }
-        return true;
+        dispatch(in, true);
+    }
+
+    /** The first frame is finished: the frames read meanwhile, in order. */
+    private void releaseHeld(Session session) {
+        if (session.holdingFrames()) {
+            for (byte[] later : session.releaseFrames()) {
+                onFrame(session, later); // a closing session drops them
+            }
+        }
+    }
+
+    /**
+     * Takes a first frame up again on its connection's event loop (after the writer or another
+     * socket's turn). A fault there is logged, counted and closes the connection 1011, as a
+     * fault in a frame read would.
+     */
+    private void onSessionLoop(Session session, Runnable step) {
+        Runnable guarded = () -> {
+            try {
+                step.run();
+            } catch (RuntimeException fault) {
+                hub.metrics().faults.incrementAndGet();
+                LOG.warn("unexpected fault on {}; closing 1011", session, fault);
+                hub.outbox().close(session, null, 1011, "unexpected fault");
+            }
+        };
+        try {
+            session.channel().eventLoop().execute(guarded);
+        } catch (RejectedExecutionException stopping) {
+            LOG.debug("{} is closing with the hub: its first frame is dropped", session);
+        }
     }
 
     /** Socket closed: unbind, presence {@code left} (contract §3.8). Claims are not released. */

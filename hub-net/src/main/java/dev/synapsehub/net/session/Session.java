@@ -4,6 +4,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundInvoker;
 
+import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -43,6 +44,8 @@ public final class Session {
     private final AnswerOrder answers = new AnswerOrder();
     /** Where broadcast batches (already encoded frames) enter the pipeline; null: the channel's tail. */
     private ChannelHandlerContext batchWriter;
+    /** Frames read while the first frame waits for its name's pin (event loop only); null when none waits. */
+    private ArrayDeque<byte[]> heldFrames;
 
     /** The wake capability of a name that declared none. */
     public static final String UNKNOWN_WAKE = "unknown";
@@ -201,6 +204,38 @@ public final class Session {
 
     public void slowReaderTimer(ScheduledFuture<?> timer) {
         this.slowReaderTimer = timer;
+    }
+
+    /**
+     * Holds this connection's later frames, and stops reading more, until {@link #releaseFrames}:
+     * its first frame waits for the writer's pin decision, and frames must apply in the order sent
+     * (event loop only).
+     */
+    public void holdFrames() {
+        if (heldFrames == null) {
+            heldFrames = new ArrayDeque<>();
+            channel.config().setAutoRead(false);
+        }
+    }
+
+    /** True while later frames are held (event loop only). */
+    public boolean holdingFrames() {
+        return heldFrames != null;
+    }
+
+    /** Keeps a frame read while frames are held, in order (event loop only). */
+    public void holdFrame(byte[] frame) {
+        heldFrames.addLast(frame);
+    }
+
+    /** Ends the hold: the frames held, in the order read, and reading resumes (event loop only). */
+    public List<byte[]> releaseFrames() {
+        List<byte[]> held = heldFrames == null ? List.of() : List.copyOf(heldFrames);
+        if (heldFrames != null) {
+            heldFrames = null;
+            channel.config().setAutoRead(true);
+        }
+        return held;
     }
 
     /** Frames received so far (event loop only). */

@@ -1,0 +1,214 @@
+package dev.synapsehub.net;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.client.HubClient;
+import dev.synapsehub.core.Clock;
+import dev.synapsehub.core.actor.ActorSettings;
+import dev.synapsehub.core.actor.CoordinationActor;
+import dev.synapsehub.core.actor.Mutation;
+import dev.synapsehub.core.command.IdentityPinCommand;
+import dev.synapsehub.core.event.CoordinationEvent;
+import dev.synapsehub.core.event.IdentityPinEvent;
+import dev.synapsehub.core.identity.IdentityPin;
+import dev.synapsehub.core.journal.InMemoryJournal;
+import dev.synapsehub.core.journal.Journal;
+import dev.synapsehub.core.journal.JournaledEvent;
+import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.net.identity.IdentityPinSettings;
+import dev.synapsehub.net.identity.PinReclaimAcl;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+
+import static dev.synapsehub.net.TestHub.WAIT;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Pin races (contract A2.3, INV-IP-2): a socket whose first frame loses the race for an unpinned
+ * name to another key is closed 4013 {@code identity pin mismatch}, and nothing of that frame
+ * applies: no claim, no journal record, no takeover of the winner, no lease left behind. The
+ * writer is held inside the winner's pin commit so the loser's frame reaches the hub while that
+ * pin is decided but not yet committed, the window the race lives in.
+ */
+class IdentityPinRaceWireTest {
+
+    /** An in-memory journal that holds the writer inside the commit of one name's pin until released. */
+    private static final class PinHoldingJournal implements Journal {
+        private final InMemoryJournal inner = new InMemoryJournal();
+        private final List<CoordinationEvent> appended = new CopyOnWriteArrayList<>();
+        private final CountDownLatch holding = new CountDownLatch(1);
+        private final CountDownLatch release = new CountDownLatch(1);
+        private volatile String holdFor;
+
+        @Override
+        public List<JournaledEvent> append(List<CoordinationEvent> batch) {
+            String name = holdFor;
+            if (name != null
+                    && batch.stream().anyMatch(e -> e instanceof IdentityPinEvent p && p.name().equals(name))) {
+                holdFor = null;
+                holding.countDown();
+                try {
+                    if (!release.await(WAIT.toMillis() * 2, TimeUnit.MILLISECONDS)) {
+                        throw new IllegalStateException("the test never released the held pin commit");
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException(e);
+                }
+            }
+            appended.addAll(batch);
+            return inner.append(batch);
+        }
+
+        void holdPinOf(String name) {
+            holdFor = name;
+        }
+
+        void awaitHolding() throws InterruptedException {
+            assertThat(holding.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).as("the writer holds the pin commit")
+                    .isTrue();
+        }
+
+        void release() {
+            release.countDown();
+        }
+
+        @Override
+        public void replay(Consumer<JournaledEvent> sink) {
+            inner.replay(sink);
+        }
+
+        @Override
+        public List<JournaledEvent> readAfter(long afterSeq, int limit, Set<String> kinds) {
+            return inner.readAfter(afterSeq, limit, kinds);
+        }
+
+        @Override
+        public long lastSeq() {
+            return inner.lastSeq();
+        }
+
+        @Override
+        public void close() {
+            inner.close();
+        }
+    }
+
+    private static TestHub hubOver(PinHoldingJournal journal) throws InterruptedException {
+        CoordinationActor actor = new CoordinationActor(new CoordinationState(), journal, Clock.system(),
+                ActorSettings.DEFAULTS);
+        actor.start();
+        return new TestHub(HubConfig.builder().identityPins(new IdentityPinSettings(true, null, PinReclaimAcl.NONE)),
+                actor, Clock.system());
+    }
+
+    /** A first frame that claims a task, signed by {@code key} for {@code sender}. */
+    private static ObjectNode signedClaim(IdentityKey key, String sender, String task) {
+        ObjectNode claim = key.registration(sender);
+        claim.put("type", "claim");
+        claim.put("task_id", task).put("worktree", "wt");
+        claim.putArray("paths").add("src/" + task + ".py");
+        return key.sign(claim);
+    }
+
+    private static void awaitTrue(BooleanSupplier condition, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(what + " did not happen within " + WAIT);
+            }
+            Thread.sleep(2);
+        }
+    }
+
+    private static void assertRefusedAsPinMismatch(HubClient loser, String name, String pinnedKeyId)
+            throws Exception {
+        JsonNode error = loser.await(f -> f.has("verification_result"), WAIT);
+        assertThat(error.path("type").asText()).isEqualTo("error");
+        assertThat(error.path("verification_result").asText()).isEqualTo("unknown_key");
+        assertThat(error.path("payload").asText()).startsWith("identity pin: name '" + name + "' is pinned to key "
+                + pinnedKeyId + " (unknown_key).");
+        assertThat(loser.awaitClose(WAIT)).isEqualTo(new HubClient.CloseStatus(4013, "identity pin mismatch"));
+        assertThat(loser.pending()).noneMatch(f -> "claim_granted".equals(f.path("type").asText())
+                || "lease_granted".equals(f.path("type").asText()));
+    }
+
+    private static void assertNoClaims(TestHub hub, PinHoldingJournal journal) throws Exception {
+        HubClient observer = hub.agent("p/observer");
+        assertThat(TestHub.state(observer).path("snapshot").path("active_claims")).isEmpty();
+        assertThat(journal.appended).as("nothing but pins was journaled").allMatch(e -> e instanceof IdentityPinEvent);
+    }
+
+    @Test
+    void aTakeoverLosingThePinRaceIsRefusedBeforeItBindsAndItsFirstFrameAppliesNothing() throws Exception {
+        PinHoldingJournal journal = new PinHoldingJournal();
+        try (TestHub hub = hubOver(journal)) {
+            IdentityKey ann = IdentityKey.generate();
+            IdentityKey mallory = IdentityKey.generate();
+            journal.holdPinOf("p/ann");
+            HubClient winner = hub.connect();
+            winner.send(ann.registration("p/ann"));
+            journal.awaitHolding(); // ann's name is bound and its pin decided, not yet committed
+
+            HubClient loser = hub.connect();
+            ObjectNode takeover = signedClaim(mallory, "p/ann", "T1");
+            takeover.put("takeover", true);
+            takeover.put("lease", true);
+            loser.send(mallory.sign(takeover));
+            // the loser's frame reached the hub: it waits for ann's turn (or, racing, took the name over)
+            var metrics = hub.server.services().metrics();
+            awaitTrue(() -> metrics.identityPinWaits.get() > 0 || !winner.isOpen(), "the loser's first frame");
+            journal.release();
+
+            assertRefusedAsPinMismatch(loser, "p/ann", ann.keyId);
+            // the winner was never superseded: it is admitted and stays bound
+            winner.awaitWhileOpen(f -> "presence_update".equals(f.path("type").asText())
+                    && "p/ann".equals(f.path("agent").asText()) && "joined".equals(f.path("event").asText()), WAIT);
+            winner.send(winner.frame("p/ann", "who_request"));
+            assertThat(winner.awaitWhileOpen(f -> "who_snapshot".equals(f.path("type").asText()), WAIT)
+                    .path("online_agents").toString()).contains("p/ann");
+            assertThat(hub.actor.committedPin("p/ann")).map(IdentityPin::keyId).contains(ann.keyId);
+            assertThat(hub.server.services().registry().leaseLive("p/ann", Clock.system().nowSeconds())).isFalse();
+            assertNoClaims(hub, journal);
+        }
+    }
+
+    @Test
+    void aFirstFrameWhoseNameGotPinnedToAnotherKeyMeanwhileAppliesNothing() throws Exception {
+        PinHoldingJournal journal = new PinHoldingJournal();
+        try (TestHub hub = hubOver(journal)) {
+            IdentityKey ann = IdentityKey.generate();
+            IdentityKey mallory = IdentityKey.generate();
+            journal.holdPinOf("p/ann");
+            // a pin this node's edge did not order, as one made through another mesh node
+            hub.actor.submit(Mutation.of(new IdentityPinCommand.Pin("p/ann", ann.keyId, ann.publicKey)));
+            journal.awaitHolding();
+
+            HubClient loser = hub.connect();
+            ObjectNode claim = signedClaim(mallory, "p/ann", "T1");
+            claim.put("lease", true);
+            loser.send(mallory.sign(claim));
+            loser.send(loser.frame("p/ann", "claim").put("task_id", "T2").put("worktree", "wt")); // held behind it
+            awaitTrue(() -> hub.actor.queueDepth() > 0, "the loser's pin submitted"); // it passed the pin check
+            journal.release();
+
+            assertRefusedAsPinMismatch(loser, "p/ann", ann.keyId);
+            assertThat(hub.actor.committedPin("p/ann")).map(IdentityPin::keyId).contains(ann.keyId);
+            // the refused bind left no ownership lease: the pin's owner binds the name without one
+            awaitTrue(() -> !hub.server.services().registry().isOnline("p/ann"), "the loser's unbinding");
+            assertThat(hub.server.services().registry().leaseLive("p/ann", Clock.system().nowSeconds())).isFalse();
+            HubClient owner = hub.connect();
+            owner.send(ann.registration("p/ann"));
+            owner.awaitWhileOpen(f -> "presence_update".equals(f.path("type").asText())
+                    && "p/ann".equals(f.path("agent").asText()) && "joined".equals(f.path("event").asText()), WAIT);
+            assertNoClaims(hub, journal);
+        }
+    }
+}
