@@ -320,9 +320,9 @@ public final class FederationExtension implements HubExtension {
             LocalOperator.answerRecovery(hub, r, peer, false, LocalOperator.RECOVERY_OFF_MACHINE);
             return;
         }
-        watch.recover(peer, r.sender(), reason).whenComplete((detail, failure) ->
+        hub.outbox().answeredWhen(r.session(), watch.recover(peer, r.sender(), reason).whenComplete((detail, failure) ->
                 LocalOperator.answerRecovery(hub, r, peer, failure == null, failure == null ? detail
-                        : (failure.getCause() != null ? failure.getCause() : failure).getMessage()));
+                        : (failure.getCause() != null ? failure.getCause() : failure).getMessage())));
     }
 
     /** {@code state_snapshot.snapshot.pending_relay_approvals}: the relays awaiting a second operator (A5.1). */

@@ -363,7 +363,9 @@ public final class MeshFederationExtension implements HubExtension {
         java.util.concurrent.CompletableFuture<ObjectNode> asked = cluster != null
                 ? cluster.ask(dev.synapsehub.federation.route.ClusterWatch.RECOVER, body, ASK_LEADER)
                 : clusterWatch.serveRecover(body);
-        asked.orTimeout(ASK_LEADER.toSeconds() + 5, java.util.concurrent.TimeUnit.SECONDS).whenComplete((a, failure) -> {
+        // the connection's later edge answers (an error for its next frame) wait for the leader's answer
+        hub.outbox().answeredWhen(r.session(), asked.orTimeout(ASK_LEADER.toSeconds() + 5,
+                java.util.concurrent.TimeUnit.SECONDS).whenComplete((a, failure) -> {
             if (failure == null) {
                 LocalOperator.answerRecovery(hub, r, peer, a.path("recovered").asBoolean(false),
                         a.path("detail").asText(""));
@@ -375,7 +377,7 @@ public final class MeshFederationExtension implements HubExtension {
                     ? "no leader of the cluster took the recovery (" + why.getMessage() + "); nothing was recorded"
                     : "the cluster's leader did not answer the recovery (" + why + "); it may or may not have "
                     + "been recorded: ask for the advisory view (federation observed) before retrying");
-        });
+        }));
     }
 
     private static String notWatched(String peer) {
@@ -402,7 +404,9 @@ public final class MeshFederationExtension implements HubExtension {
         java.util.concurrent.CompletableFuture<ObjectNode> asked = cluster != null
                 ? cluster.ask(dev.synapsehub.federation.route.ClusterWatch.OBSERVED, body, ASK_LEADER)
                 : clusterWatch.serveObserved(body);
-        asked.orTimeout(ASK_LEADER.toSeconds() + 5, java.util.concurrent.TimeUnit.SECONDS).whenComplete((a, failure) -> {
+        // the connection's later edge answers wait for the leader's view
+        hub.outbox().answeredWhen(r.session(), asked.orTimeout(ASK_LEADER.toSeconds() + 5,
+                java.util.concurrent.TimeUnit.SECONDS).whenComplete((a, failure) -> {
             if (failure == null && a.path("peers").isArray()) {
                 sendObserved(r, hub.clock().nowSeconds(), (com.fasterxml.jackson.databind.node.ArrayNode) a.get("peers"));
                 return;
@@ -410,9 +414,10 @@ public final class MeshFederationExtension implements HubExtension {
             Throwable why = failure == null ? new IllegalStateException("a malformed answer " + a)
                     : failure.getCause() != null ? failure.getCause() : failure;
             askFailed("multihub_observed_request", why);
-            hub.outbox().send(r.session(), hub.frames().error(r.sender(), "The advisory view lives on the cluster's "
-                    + "leader, which did not answer: " + why.getMessage(), hub.clock().nowSeconds()));
-        });
+            // in order, not as an edge answer: that would queue behind the edge answers waiting for this one
+            hub.outbox().sendInOrder(r.session(), hub.frames().write(hub.frames().error(r.sender(), "The advisory view "
+                    + "lives on the cluster's leader, which did not answer: " + why.getMessage(), hub.clock().nowSeconds())));
+        }));
     }
 
     private void sendObserved(Request r, double now, com.fasterxml.jackson.databind.node.ArrayNode peers) {
@@ -420,7 +425,7 @@ public final class MeshFederationExtension implements HubExtension {
                 "Advisory view of watched peers (grants nothing)", now);
         f.put("advisory", true);
         f.set("peers", peers);
-        hub.outbox().send(r.session(), f);
+        hub.outbox().sendInOrder(r.session(), hub.frames().write(f)); // also from the leader's answer: see observed
     }
 
     /** Counted per verb, logged once per distinct reason. */

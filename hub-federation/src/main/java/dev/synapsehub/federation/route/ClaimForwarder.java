@@ -156,8 +156,9 @@ public final class ClaimForwarder {
         long deadline = System.nanoTime() + settings.bound().toNanos();
         InFlight verdict = keyed(claim) ? new InFlight(null, new CompletableFuture<>(), deadline)
                 : inFlight(claim, taskId, chosen.name(), deadline);
-        verdict.answer().whenCompleteAsync((a, f) -> deliver(claim, taskId, res, chosen.name(), a, f, verdict.deadline()),
-                hub.outbox().executor());
+        // the connection's later edge answers (an error for its next frame) wait for the verdict
+        hub.outbox().answeredWhen(claim.session(), verdict.answer().whenCompleteAsync((a, f) ->
+                deliver(claim, taskId, res, chosen.name(), a, f, verdict.deadline()), hub.outbox().executor()));
         if (verdict.joined()) {
             metrics.forwardedClaimsJoined.incrementAndGet();
             return false;

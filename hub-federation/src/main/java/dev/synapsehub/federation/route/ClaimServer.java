@@ -76,6 +76,7 @@ public final class ClaimServer {
         // one answer at a time per peer, so the forwarder reads them in request order: an error too, which
         // names no request and would otherwise overtake a verdict still being decided
         CompletableFuture<Void> done = new CompletableFuture<>();
+        hub.outbox().answeredWhen(r.session(), done); // the connection's later edge answers wait for the verdict
         String id = r.sender();
         CompletableFuture<Void> before = inOrder.put(id, done);
         done.whenComplete((x, e) -> {

@@ -100,7 +100,8 @@ public final class DeadLetterForwardingServer {
         ObjectNode record = AuditJournal.payload();
         record.put("target", target).put("count", count).put("origin_hub_id", r.sender())
                 .put("owner_hub_id", hub.hubId()).put("direction", "in").put("peer", r.sender());
-        audit.record(TYPE, record).whenCompleteAsync((committed, failure) -> {
+        // its broadcast reaches the reporting peer too: the connection's later edge answers wait for it
+        hub.outbox().answeredWhen(r.session(), audit.record(TYPE, record).whenCompleteAsync((committed, failure) -> {
             if (failure != null || !committed) {
                 hub.metrics().faults.incrementAndGet();
                 LOG.error("dead-letter forwarding from peer '{}' for '{}' was not journaled; nothing was broadcast",
@@ -115,7 +116,7 @@ public final class DeadLetterForwardingServer {
             f.put("forwarding_count", count);
             f.put("origin_hub_id", r.sender());
             hub.outbox().broadcast(hub.frames().write(f), r.session());
-        }, hub.outbox().executor());
+        }, hub.outbox().executor()));
     }
 
     /** Why {@code forwarding} is not a report from {@code sender}, or null when it is one. */

@@ -155,6 +155,7 @@ public final class RelayForwarder {
             return true;
         }
         RelayTurn turn = new RelayTurn();
+        hub.outbox().answeredWhen(r.session(), turn.handedOn()); // the connection's later edge answers wait for it
         try {
             lanes.execute(route.hubId(), new QueuedRelay(() -> {
                 if (!turn.send()) {
@@ -163,18 +164,11 @@ public final class RelayForwarder {
                 try {
                     forward(r, route, token, turn);
                 } catch (RuntimeException e) { // nothing else would see it: answer here
-                    if (turn.answer()) {
-                        internalFault(r, route, e);
-                    }
+                    turn.answer(() -> internalFault(r, route, e));
                 }
-            }, () -> {
-                if (turn.answer()) {
-                    closedUnsent(r, route);
-                }
-            }));
+            }, () -> turn.answer(() -> closedUnsent(r, route))));
         } catch (java.util.concurrent.RejectedExecutionException e) { // the hub is stopping
-            turn.answer();
-            internalFault(r, route, e);
+            turn.answer(() -> internalFault(r, route, e));
             return true;
         }
         // the operator hears by the bound, whatever the owner's lane does: a relay behind one whose owner's host
@@ -191,9 +185,15 @@ public final class RelayForwarder {
      */
     private void boundPassed(Request r, ClaimRoute route, RelayTurn turn) {
         boolean unsent = turn.dropQueued(); // atomically: a relay answered unsent is never sent after all
-        if (!unsent && !turn.answer()) {
-            return; // answered in time
+        if (unsent) {
+            turn.answered(() -> timedOut(r, route, true));
+        } else {
+            turn.answer(() -> timedOut(r, route, false)); // nothing when answered in time
         }
+    }
+
+    /** The bound passed: the operator is told the relay was not sent ({@code unsent}) or its outcome is unknown. */
+    private void timedOut(Request r, ClaimRoute route, boolean unsent) {
         String outcome = unsent ? "transport_failure" : "timeout";
         outcomes.increment(route.hubId(), outcome);
         LOG.warn("Relaying operator {} of task '{}' to owner {}: no answer within the {} s bound ({})",
@@ -226,9 +226,29 @@ public final class RelayForwarder {
             return state.compareAndSet(QUEUED, ANSWERED);
         }
 
-        /** True for the one caller that answers the relay. */
-        boolean answer() {
-            return state.getAndSet(ANSWERED) != ANSWERED;
+        /** Completes once the relay was answered (its frame handed to the outbox), however it ended. */
+        private final java.util.concurrent.CompletableFuture<Void> handedOn = new java.util.concurrent.CompletableFuture<>();
+
+        /** Runs {@code answering} when this caller is the one that answers the relay; true then. */
+        boolean answer(Runnable answering) {
+            if (state.getAndSet(ANSWERED) == ANSWERED) {
+                return false;
+            }
+            answered(answering);
+            return true;
+        }
+
+        /** Runs {@code answering} for the caller that took the answer ({@link #dropQueued}), then marks it handed on. */
+        void answered(Runnable answering) {
+            try {
+                answering.run();
+            } finally {
+                handedOn.complete(null);
+            }
+        }
+
+        java.util.concurrent.CompletableFuture<Void> handedOn() {
+            return handedOn;
         }
     }
 
@@ -254,7 +274,8 @@ public final class RelayForwarder {
         body.set("frame", requestFrame(r, route.hubId()));
         String action = r.get("action").textValue();
         String taskId = r.get("task_id").textValue();
-        cluster.ask(SERVICE, body, routes.bound()).whenCompleteAsync((answer, failure) -> {
+        // the connection's later edge answers (an error for its next frame) wait for this one
+        hub.outbox().answeredWhen(r.session(), cluster.ask(SERVICE, body, routes.bound()).whenCompleteAsync((answer, failure) -> {
             try {
                 if (failure == null && answer.has("decided_here")) {
                     // the leader resolves the namespace otherwise than this node yet: as on a single hub
@@ -288,7 +309,7 @@ public final class RelayForwarder {
             } catch (RuntimeException e) { // nothing else would see it: the returned future is dropped
                 internalFault(r, route, e);
             }
-        }, hub.outbox().executor());
+        }, hub.outbox().executor()));
     }
 
     /**
@@ -469,16 +490,17 @@ public final class RelayForwarder {
         link.request(request, "operator_relay_result", reply -> taskId.equals(reply.path("task_id").asText())
                         && namespace.equals(reply.path("namespace").asText()) && action.equals(reply.path("action").asText()),
                 routes.bound()).whenCompleteAsync((result, failure) -> {
-            if (!turn.answer()) { // the operator was answered at the bound: this verdict reaches nobody
+            boolean answered = turn.answer(() -> {
+                try {
+                    settle(r, route, result, failure, action, taskId);
+                } catch (RuntimeException e) { // nothing else would see it: the returned future is dropped
+                    internalFault(r, route, e);
+                }
+            });
+            if (!answered) { // the operator was answered at the bound: this verdict reaches nobody
                 LOG.info("Owner {} answered operator {} of task '{}' after the bound ({}); the operator was told it "
                         + "timed out", route.hubId(), action, taskId, failure == null
                         ? "applied " + result.path("applied").asBoolean() : "failed: " + failure);
-                return;
-            }
-            try {
-                settle(r, route, result, failure, action, taskId);
-            } catch (RuntimeException e) { // nothing else would see it: the returned future is dropped
-                internalFault(r, route, e);
             }
         }, hub.outbox().executor());
     }

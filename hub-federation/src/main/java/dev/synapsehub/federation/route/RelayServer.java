@@ -249,8 +249,9 @@ public final class RelayServer {
         // (storedResponse), and the other nodes publish the committed release with it (publishCommitted)
         dev.synapsehub.net.protocol.RequestContext context = replicatedApprovals
                 ? new dev.synapsehub.net.protocol.RequestContext(r.type(), r.sender(), r.target(), r.frame()) : null;
-        hub.actor().submit(new Mutation(command, idem, context)).whenCompleteAsync((outcome, failure) ->
-                answer(r, namespace, taskId, operator, detail, outcome, failure), hub.outbox().executor());
+        hub.outbox().answeredWhen(r.session(), hub.actor().submit(new Mutation(command, idem, context))
+                .whenCompleteAsync((outcome, failure) -> answer(r, namespace, taskId, operator, detail, outcome, failure),
+                        hub.outbox().executor()));
     }
 
     /**

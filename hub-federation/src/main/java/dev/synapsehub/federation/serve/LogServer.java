@@ -136,7 +136,8 @@ public final class LogServer implements AutoCloseable {
             return;
         }
         int events = (int) Math.min(limit, MAX_EVENTS);
-        read(afterSeq, events).handleAsync((page, failure) -> {
+        // the connection's later edge answers (an error for its next frame) wait for this one
+        hub.outbox().answeredWhen(r.session(), read(afterSeq, events).handleAsync((page, failure) -> {
             Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                     ? failure.getCause() : failure; // through the writer, a read's failure comes wrapped
             if (cause instanceof Compacted gone) {
@@ -193,7 +194,7 @@ public final class LogServer implements AutoCloseable {
                     LOG.error("the empty answer to peer '{}' failed too; its pull runs into its bound", r.sender(), again);
                 }
             }
-        });
+        }));
     }
 
     private record Page(List<StoredEvent> events, long logEnd) {

@@ -136,6 +136,54 @@ class LogServingTest {
         assertThat(pull(p, "hub-a", 3L, 1).path("events").size()).as("a peer at the end is answered as ever").isZero();
     }
 
+    /**
+     * The page of a pull is answered on the log reader's path, through the outbox thread (held
+     * here): an error the edge answers at once for the peer's next frame waits for it, so the
+     * peer reads its answers in the order of its requests (§4.3).
+     */
+    @Test
+    void anEdgeErrorForAPeersNextFrameFollowsThePageOfItsPull() throws Exception {
+        HubClient p = peer("hub-a", true);
+        assertThat(pull(p, "hub-a", 0L, 1).path("events").size()).isEqualTo(1);
+        int before = p.received().size();
+        java.util.concurrent.CountDownLatch release = holdOutbox();
+        try {
+            p.send(requestAfter(p, 1L)); // its page waits for the outbox thread
+            p.sendText("{not json"); // answered by the edge, on the connection's loop
+            ObjectNode heartbeat = p.frame("hub-a", "heartbeat"); // read after it, on the same loop
+            heartbeat.putArray("roles").add("marker");
+            p.send(heartbeat);
+            long end = System.nanoTime() + FedHub.WAIT.toNanos();
+            while (!b.server.services().registry().rolesOf("hub-a").contains("marker")) {
+                assertThat(System.nanoTime()).as("the hub never read the heartbeat").isLessThan(end);
+                Thread.sleep(1);
+            }
+        } finally {
+            release.countDown();
+        }
+        p.awaitType("error", FedHub.WAIT);
+        p.awaitType("multihub_log_snapshot", FedHub.WAIT);
+        assertThat(p.received().subList(before, p.received().size()).stream().map(f -> f.path("type").asText())
+                .filter(t -> "error".equals(t) || "multihub_log_snapshot".equals(t)).toList())
+                .containsExactly("multihub_log_snapshot", "error");
+    }
+
+    /** Holds the hub's outbox thread until the returned latch is counted down. */
+    private java.util.concurrent.CountDownLatch holdOutbox() throws InterruptedException {
+        java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        b.server.services().outbox().executor().execute(() -> {
+            held.countDown();
+            try {
+                release.await(10, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        assertThat(held.await(FedHub.WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)).isTrue();
+        return release;
+    }
+
     @Test
     void aRestartedHubHoldsEveryRowUntilEachGrantedPeerHasPulledAgain() throws Exception {
         HubClient p = peer("hub-a", true);

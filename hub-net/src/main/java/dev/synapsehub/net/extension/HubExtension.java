@@ -28,7 +28,12 @@ public interface HubExtension {
         return false;
     }
 
-    /** Answers one frame of a type it {@link #handles}; never called for an extension that answers none. */
+    /**
+     * Answers one frame of a type it {@link #handles}; never called for an extension that answers none.
+     * An answer given later, off this loop, is registered now with
+     * {@link dev.synapsehub.net.protocol.Outbox#answeredWhen}, so that the connection's answers to
+     * its later frames do not overtake it, and handed on with {@code sendInOrder} or {@code broadcast}.
+     */
     default void handle(Request request) {
         throw new UnsupportedOperationException(getClass().getSimpleName() + " answers no frame type");
     }

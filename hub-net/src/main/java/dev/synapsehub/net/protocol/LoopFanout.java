@@ -8,7 +8,9 @@ import io.netty.channel.EventLoop;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongConsumer;
@@ -131,6 +133,14 @@ final class LoopFanout {
     /** Undelivered batches, seqs consecutive, oldest first. */
     private final List<Pending> pending = new ArrayList<>();
     /**
+     * Per member the hub is closing: the batches it was owed when a pass (or its reply's batch)
+     * reached it, each a share held until its close writes them, before the close frame
+     * ({@link #finish}). Held here rather than in {@link #pending}, so that a close waiting behind
+     * the connection's earlier answers holds back no batch from the other members' release (nor
+     * makes the loop look behind to admission).
+     */
+    private final Map<Session, List<ByteBuf>> heldForClose = new HashMap<>();
+    /**
      * When the oldest batch in {@link #pending} was published ({@link System#nanoTime()}), or
      * {@link #NONE_PENDING}: written on this loop, read by admission on any thread, so that a
      * backlog small in bytes but long in time (a batch costs one write per member) answers busy.
@@ -224,6 +234,7 @@ final class LoopFanout {
 
     /** Removes a member. */
     void leave(Session s) {
+        releaseHeld(s);
         if (!isMember(s)) {
             return;
         }
@@ -246,7 +257,7 @@ final class LoopFanout {
         if (s.fanoutQuiet() == quietMember) {
             return;
         }
-        catchUp(s);
+        catchUp(s, deliverable);
         rosterOf(s).remove(s);
         join(s, quietMember);
     }
@@ -286,7 +297,7 @@ final class LoopFanout {
         try {
             for (Session origin : origins) {
                 if (isMember(origin)) {
-                    catchUp(origin);
+                    catchUp(origin, deliverable);
                 }
             }
         } finally { // even if serving a requester failed: else the batch would wait with no pass to come
@@ -351,9 +362,14 @@ final class LoopFanout {
         }
     }
 
-    /** Writes to {@code s} every queued batch it has not been given, in order. */
+    /**
+     * Writes to {@code s} every queued batch it has not been given, in order, before a private
+     * frame: also to a member the hub is closing, as the private frame itself goes out before the
+     * close (an answer to an earlier request), and must not overtake the broadcasts before it.
+     */
     void catchUp(Session s) {
-        catchUp(s, deliverable);
+        writeHeld(s);
+        catchUp(s, deliverableWhileClosing);
     }
 
     /**
@@ -361,20 +377,34 @@ final class LoopFanout {
      * frames follow), then leaves.
      */
     void finish(Session s) {
+        writeHeld(s);
         catchUp(s, deliverableWhileClosing);
         leave(s);
     }
 
-    /** As {@link #catchUp(Session)}; returns the batches written. */
+    /**
+     * As {@link #catchUp(Session)} when {@code mayWrite} allows it; returns the batches written.
+     * A batch counts as given to {@code s} once written, held for its close (a member the hub is
+     * closing: {@code deliverableWhileClosing} still holds), or when {@code s} may never be written
+     * it (closed, dropped, or not yet authenticated, which skips what came before it anyway).
+     */
     private int catchUp(Session s, Predicate<Session> mayWrite) {
         long delivered = s.fanoutDelivered();
         if (delivered >= newest || !isMember(s)) {
             return 0;
         }
-        s.fanoutDelivered(newest);
-        if (pending.isEmpty() || !mayWrite.test(s)) {
+        if (pending.isEmpty()) {
+            s.fanoutDelivered(newest); // released: each was given to it, or was not for it
             return 0;
         }
+        if (!mayWrite.test(s)) {
+            if (mayWrite == deliverable && deliverableWhileClosing.test(s)) { // being closed: its close writes them
+                holdForClose(s, delivered);
+            }
+            s.fanoutDelivered(newest);
+            return 0;
+        }
+        s.fanoutDelivered(newest);
         boolean quietMember = s.fanoutQuiet();
         Channel channel = s.channel();
         // the batch is encoded frames: it enters the pipeline at the WebSocket encoder (only TLS
@@ -410,6 +440,49 @@ final class LoopFanout {
         return written;
     }
 
+    /** Holds for {@code s}'s close a share of every queued batch after {@code delivered} that is for it. */
+    private void holdForClose(Session s, long delivered) {
+        List<ByteBuf> held = heldForClose.computeIfAbsent(s, k -> new ArrayList<>());
+        boolean quietMember = s.fanoutQuiet();
+        for (int k = (int) Math.max(0, delivered + 1 - pending.get(0).seq()); k < pending.size(); k++) {
+            Pending batch = pending.get(k);
+            if (!quietMember || batch.universal()) {
+                held.add(share(batch.frames()));
+            }
+        }
+    }
+
+    /** Writes what was held for {@code s}'s close, in order, unless it can no longer be written (released then). */
+    private void writeHeld(Session s) {
+        List<ByteBuf> held = heldForClose.remove(s);
+        if (held == null) {
+            return;
+        }
+        int k = 0;
+        try {
+            if (deliverableWhileClosing.test(s)) {
+                Channel channel = s.channel();
+                ChannelOutboundInvoker out = s.batchWriter();
+                for (; k < held.size(); k++) {
+                    out.write(held.get(k), channel.voidPromise()); // the pipeline owns it now
+                }
+                out.flush();
+            }
+        } finally {
+            for (; k < held.size(); k++) {
+                held.get(k).release();
+            }
+        }
+    }
+
+    /** Releases what was held for {@code s}'s close (it left without one). */
+    private void releaseHeld(Session s) {
+        List<ByteBuf> held = heldForClose.remove(s);
+        if (held != null) {
+            held.forEach(ByteBuf::release);
+        }
+    }
+
     /**
      * One member's view of a shared batch: its own read position (the socket's partial writes
      * move it) on the batch's bytes, holding one reference to the batch until the socket
@@ -427,10 +500,10 @@ final class LoopFanout {
     /** Gives every member what it has not had yet, now, and releases every batch (shutdown). */
     void deliverAll() {
         for (Session member : new ArrayList<>(loud.members)) {
-            catchUp(member);
+            catchUp(member, deliverable);
         }
         for (Session member : new ArrayList<>(quiet.members)) {
-            catchUp(member);
+            catchUp(member, deliverable);
         }
         releaseUpTo(newest, newest, true);
     }

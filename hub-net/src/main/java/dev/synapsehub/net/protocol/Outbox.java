@@ -23,9 +23,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiConsumer;
 
 /**
  * Writes frames to connections. Actor outcomes are published from one single-threaded
@@ -42,6 +44,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class Outbox {
     private static final Logger LOG = LoggerFactory.getLogger(Outbox.class);
+    /** The work of an answer that is ready now. */
+    private static final CompletableFuture<Void> NOTHING = CompletableFuture.completedFuture(null);
 
     private final EventExecutor executor;
     private final int busyTasks;
@@ -268,8 +272,8 @@ public final class Outbox {
     /**
      * Runs a write to {@code session} that does not come from the outbox thread (an answer the
      * edge gives at once, such as an error on the connection's I/O loop, or a close) after the
-     * answers to the connection's earlier requests that went through the writer
-     * ({@link #answerStarted}): a connection's answers go back in the order of its requests, as
+     * answers to the connection's earlier requests that are answered on a path of their own
+     * ({@link #answerAfter}): a connection's answers go back in the order of its requests, as
      * the contract's sequential pipeline (§4.3) gives them, and an error names no request. Never
      * blocks: the write follows once those answers were handed on, through the outbox thread,
      * which hands the connection's pending broadcast batch (a reply to its requester) over first.
@@ -316,16 +320,54 @@ public final class Outbox {
     }
 
     /**
-     * An answer to {@code session} was started that the writer's path will publish: an edge answer
-     * sent after this call waits until {@code handedOn} completes (after {@link #answered}).
+     * Answers a request of {@code session} that is answered later, on a path of its own (the
+     * writer's, or an extension's: a federation verb, a mesh node asking its leader): once
+     * {@code work} completes, {@code answer} runs on the outbox thread with its value or failure,
+     * after everything handed to that thread before. The connection's edge answers given after
+     * this call (an error on its loop, a close) wait until {@code answer} ran, so none overtakes
+     * it (see {@link #afterEarlierAnswers}). Any thread; an extension calls it while handling the
+     * request, on the connection's loop: registered only once the answer is ready, it could no
+     * longer hold back an edge answer given meanwhile.
+     *
+     * @param session the requester's connection; null (another mesh node's request): nothing waits
+     * @return completes once {@code answer} ran; fails with what it threw, or with the outbox's
+     *     {@link RejectedExecutionException} (full or stopping) when it did not run: the caller
+     *     then answers some other way
      */
-    void answerStarted(Session session, CompletableFuture<?> handedOn) {
-        session.answers().started(handedOn);
-    }
-
-    /** The outbox thread published an answer to {@code session} (before its started future completes). */
-    void answered(Session session) {
-        session.answers().published(batchesStarted);
+    public <T> CompletableFuture<Void> answerAfter(Session session, CompletionStage<T> work,
+            BiConsumer<? super T, ? super Throwable> answer) {
+        CompletableFuture<Void> answered = new CompletableFuture<>();
+        if (session != null) {
+            session.answers().started(answered);
+        }
+        work.whenComplete((value, failure) -> {
+            Runnable run = () -> {
+                Throwable fault = null;
+                try {
+                    answer.accept(value, failure);
+                } catch (RuntimeException | Error e) {
+                    fault = e;
+                    if (e instanceof Error) {
+                        throw e;
+                    }
+                } finally {
+                    if (session != null) {
+                        session.answers().published(batchesStarted); // before the edge answers behind it go on
+                    }
+                    if (fault == null) {
+                        answered.complete(null);
+                    } else {
+                        answered.completeExceptionally(fault);
+                    }
+                }
+            };
+            try {
+                executor.execute(run);
+            } catch (RejectedExecutionException refused) {
+                answered.completeExceptionally(refused);
+            }
+        });
+        return answered;
     }
 
     /**
@@ -413,12 +455,42 @@ public final class Outbox {
         }
     }
 
+    /**
+     * {@link #answerAfter} for an answer that its path hands to the outbox itself (through
+     * {@link #sendInOrder}, {@link #send} or {@link #broadcast}) before {@code handedOn} completes:
+     * the connection's edge answers given after this call wait until then. {@code handedOn} must
+     * complete on every path (a failure counts as completed).
+     */
+    public void answeredWhen(Session session, CompletionStage<?> handedOn) {
+        answerAfter(session, handedOn, (ignored, failure) -> { });
+    }
+
     /** Like {@link #sendInOrder(Session, String)}, and tells {@code written} whether the frame reached the socket. */
     void sendInOrder(Session session, String text, Written written) {
-        if (executor.inEventLoop()
-                || !offer(() -> send(session, text, written), "a private frame is written out of order")) {
-            send(session, text, written);
+        inOrder(session, () -> send(session, text, written));
+    }
+
+    /**
+     * Runs a private {@code write} on the outbox thread, after everything handed to it before: at
+     * once on that thread; from any other, as an answer ({@link #answerAfter}) that the
+     * connection's later edge answers wait for. Should the thread refuse it, it runs here instead
+     * (logged, counted: it may be out of order, but is never dropped).
+     */
+    private void inOrder(Session session, Runnable write) {
+        if (executor.inEventLoop()) {
+            write.run();
+            return;
         }
+        answerAfter(session, NOTHING, (ignored, none) -> write.run()).whenComplete((ignored, notRun) -> {
+            if (notRun instanceof RejectedExecutionException) {
+                if (!executor.isShuttingDown()) {
+                    metrics.faults.incrementAndGet();
+                    LOG.error("the outbox thread's queue is full ({} tasks); a private frame is written out of order"
+                            + " without it", queuedTasks());
+                }
+                write.run();
+            }
+        });
     }
 
     /**
@@ -495,9 +567,7 @@ public final class Outbox {
      * reply and broadcast published before it (for callers on an I/O thread).
      */
     public void sendInOrder(Session session, String text) {
-        if (executor.inEventLoop() || !offer(() -> write(session, text), "a private frame is written out of order")) {
-            write(session, text);
-        }
+        inOrder(session, () -> write(session, text));
     }
 
     /**
@@ -506,9 +576,7 @@ public final class Outbox {
      * of {@code utf8}.
      */
     public void sendInOrder(Session session, ByteBuf utf8) {
-        if (executor.inEventLoop() || !offer(() -> send(session, utf8), "a private frame is written out of order")) {
-            send(session, utf8);
-        }
+        inOrder(session, () -> send(session, utf8));
     }
 
     private void send(Session session, ByteBuf utf8) {

@@ -127,28 +127,18 @@ final class VerbSupport {
      * @param what what the continuation does, for the log line
      */
     <T> void afterRead(Request r, String what, CompletableFuture<T> read, Consumer<T> then) {
-        // handle, not whenComplete: its future fails only if this continuation did not run
-        CompletableFuture<Object> answered = read.handleAsync((value, failure) -> {
-            try {
-                if (failure != null) {
-                    answerFailure(r, what, failure);
-                    return null;
-                }
-                try {
-                    then.accept(value);
-                } catch (RuntimeException fault) {
-                    fault(r, what, fault);
-                }
-                return null;
-            } finally {
-                if (r.session() != null) {
-                    outbox.answered(r.session());
-                }
+        // the connection's edge answers after this one wait for it; its future fails only if it did not run
+        CompletableFuture<Void> answered = outbox.answerAfter(r.session(), read, (value, failure) -> {
+            if (failure != null) {
+                answerFailure(r, what, failure);
+                return;
             }
-        }, outbox.executor());
-        if (r.session() != null) {
-            outbox.answerStarted(r.session(), answered); // the connection's edge answers after this one wait for it
-        }
+            try {
+                then.accept(value);
+            } catch (RuntimeException fault) {
+                fault(r, what, fault);
+            }
+        });
         answered.whenComplete((ignored, notRun) -> {
             if (notRun != null && !outbox.executor().isShuttingDown()) { // stopping: every socket closes
                 // the outbox would not take the continuation (it is full or stopping): answer

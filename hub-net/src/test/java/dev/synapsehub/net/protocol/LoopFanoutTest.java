@@ -394,6 +394,82 @@ class LoopFanoutTest {
     }
 
     @Test
+    void aConnectionBeingClosedGetsWhatWasBroadcastBeforeTheCloseWhenAPassReachesItBeforeItsClose() throws Exception {
+        List<Session> members = onLoop(() -> join(3));
+        Session closed = members.get(2);
+        onLoop(() -> {
+            fanout.accept(frame("granted"), List.of());
+            closing.add(closed); // the hub decided to close it; the close waits (behind its earlier answers)
+            return null;
+        });
+        awaitDrained(); // the pass reaches it while it is closing: it may not be written yet
+        assertThat(received(closed)).as("nothing follows a close decision before the close itself").isEmpty();
+        assertThat(received(members.get(0))).containsExactly("granted");
+        onLoop(() -> {
+            fanout.finish(closed); // its close catches it up first...
+            closed.channel().writeAndFlush(frame("close")); // ...then writes the close frame
+            return null;
+        });
+        assertThat(received(closed)).containsExactly("granted", "close");
+        assertThat(onLoop(fanout::memberCount)).isEqualTo(2);
+        assertThat(backlog).as("every queued byte was released").hasValue(0);
+    }
+
+    @Test
+    void aRequesterBeingClosedGetsTheBatchWithItsReplyBeforeItsClose() throws Exception {
+        List<Session> members = onLoop(() -> join(3));
+        Session requester = members.get(1);
+        onLoop(() -> {
+            closing.add(requester); // its close waits for the answer to its earlier request...
+            fanout.accept(frame("granted"), List.of(requester)); // ...which this batch carries
+            return null;
+        });
+        awaitDrained();
+        onLoop(() -> {
+            fanout.finish(requester);
+            requester.channel().writeAndFlush(frame("close"));
+            return null;
+        });
+        assertThat(received(requester)).containsExactly("granted", "close");
+    }
+
+    @Test
+    void aPrivateFrameToAConnectionBeingClosedFollowsTheBroadcastsBeforeIt() throws Exception {
+        List<Session> members = onLoop(() -> join(2));
+        Session closed = members.get(1);
+        onLoop(() -> {
+            fanout.accept(frame("b1"), List.of());
+            closing.add(closed);
+            return null;
+        });
+        awaitDrained();
+        onLoop(() -> {
+            fanout.catchUp(closed); // an answer to an earlier request, written before the close
+            closed.channel().writeAndFlush(frame("answer"));
+            fanout.finish(closed);
+            closed.channel().writeAndFlush(frame("close"));
+            return null;
+        });
+        assertThat(received(closed)).containsExactly("b1", "answer", "close");
+    }
+
+    @Test
+    void aMemberThatCanNeverBeWrittenHoldsNoBatchBack() throws Exception {
+        List<Session> members = onLoop(() -> join(3));
+        Session dead = members.get(0);
+        muted.add(dead); // gone (closed, dropped): not even its close writes to it
+        onLoop(() -> {
+            fanout.accept(frame("b1"), List.of(dead));
+            return null;
+        });
+        awaitDrained();
+        assertThat(received(dead)).isEmpty();
+        assertThat(received(members.get(2))).containsExactly("b1");
+        assertThat(onLoop(fanout::writesOwed)).isZero();
+        assertThat(backlog).hasValue(0);
+    }
+
+    @Test
     void withNoMembersABatchIsReleasedAtOnce() throws Exception {
         ByteBuf b = frame("nobody");
         onLoop(() -> {
