@@ -139,7 +139,22 @@ final class LoopFanout {
      * the connection's earlier answers holds back no batch from the other members' release (nor
      * makes the loop look behind to admission).
      */
-    private final Map<Session, List<ByteBuf>> heldForClose = new HashMap<>();
+    private final Map<Session, Held> heldForClose = new HashMap<>();
+    /** Whether what is held for a closing member is more than it may hold (it is then dropped). */
+    private final HeldLimit heldLimit;
+
+    /** Decides when the batches held for a member's close are too many bytes to keep. */
+    @FunctionalInterface
+    interface HeldLimit {
+        /** True when {@code member} holding {@code heldBytes} is over its limit (the callee closes it). */
+        boolean exceeded(Session member, long heldBytes);
+    }
+
+    /** The batch shares held for one closing member, and their bytes. */
+    private static final class Held {
+        final List<ByteBuf> shares = new ArrayList<>();
+        long bytes;
+    }
     /**
      * When the oldest batch in {@link #pending} was published ({@link System#nanoTime()}), or
      * {@link #NONE_PENDING}: written on this loop, read by admission on any thread, so that a
@@ -200,6 +215,18 @@ final class LoopFanout {
     LoopFanout(EventLoop loop, long lingerNanos, Predicate<Session> deliverable,
                Predicate<Session> deliverableWhileClosing, AtomicLong backlogBytes, LongConsumer fanoutDelay,
                LongSupplier clock) {
+        this(loop, lingerNanos, deliverable, deliverableWhileClosing, backlogBytes, fanoutDelay, clock,
+                (member, heldBytes) -> false);
+    }
+
+    /**
+     * As above; {@code heldLimit} is asked each time batches are held for a closing member's
+     * close: when it answers true (it closes the member, as for a slow reader), they are dropped.
+     */
+    LoopFanout(EventLoop loop, long lingerNanos, Predicate<Session> deliverable,
+               Predicate<Session> deliverableWhileClosing, AtomicLong backlogBytes, LongConsumer fanoutDelay,
+               LongSupplier clock, HeldLimit heldLimit) {
+        this.heldLimit = heldLimit;
         this.clock = clock;
         this.loop = loop;
         this.lingerNanos = Math.max(0, lingerNanos);
@@ -442,22 +469,29 @@ final class LoopFanout {
 
     /** Holds for {@code s}'s close a share of every queued batch after {@code delivered} that is for it. */
     private void holdForClose(Session s, long delivered) {
-        List<ByteBuf> held = heldForClose.computeIfAbsent(s, k -> new ArrayList<>());
+        Held held = heldForClose.computeIfAbsent(s, k -> new Held());
         boolean quietMember = s.fanoutQuiet();
         for (int k = (int) Math.max(0, delivered + 1 - pending.get(0).seq()); k < pending.size(); k++) {
             Pending batch = pending.get(k);
             if (!quietMember || batch.universal()) {
-                held.add(share(batch.frames()));
+                ByteBuf share = share(batch.frames());
+                held.shares.add(share);
+                held.bytes += share.readableBytes();
             }
+        }
+        // a close that waits long behind slow answers must not hold broadcasts without bound
+        if (heldLimit.exceeded(s, held.bytes)) {
+            releaseHeld(s);
         }
     }
 
     /** Writes what was held for {@code s}'s close, in order, unless it can no longer be written (released then). */
     private void writeHeld(Session s) {
-        List<ByteBuf> held = heldForClose.remove(s);
-        if (held == null) {
+        Held h = heldForClose.remove(s);
+        if (h == null) {
             return;
         }
+        List<ByteBuf> held = h.shares;
         int k = 0;
         try {
             if (deliverableWhileClosing.test(s)) {
@@ -477,9 +511,9 @@ final class LoopFanout {
 
     /** Releases what was held for {@code s}'s close (it left without one). */
     private void releaseHeld(Session s) {
-        List<ByteBuf> held = heldForClose.remove(s);
+        Held held = heldForClose.remove(s);
         if (held != null) {
-            held.forEach(ByteBuf::release);
+            held.shares.forEach(ByteBuf::release);
         }
     }
 

@@ -201,7 +201,7 @@ public final class Outbox {
     public void join(Session session, boolean quiet) {
         EventLoop loop = session.channel().eventLoop();
         fanouts.computeIfAbsent(loop, l -> new LoopFanout(l, lingerNanos, this::deliverable, this::deliverableWhileClosing,
-                        metrics.fanoutBacklogBytes, metrics::fanoutDelivered))
+                        metrics.fanoutBacklogBytes, metrics::fanoutDelivered, System::nanoTime, this::overLimit))
                 .join(session, quiet);
     }
 
@@ -755,8 +755,16 @@ public final class Outbox {
     }
 
     private boolean overLimit(Session session) {
+        return overLimit(session, 0);
+    }
+
+    /**
+     * True (and the connection dropped as a slow reader) when what its socket has yet to write,
+     * plus {@code heldBytes} of broadcasts held for its close, is over the hard limit.
+     */
+    private boolean overLimit(Session session, long heldBytes) {
         ChannelOutboundBuffer buffer = session.channel().unsafe().outboundBuffer();
-        if (buffer != null && buffer.totalPendingWriteBytes() > hardLimitBytes) {
+        if (buffer != null && buffer.totalPendingWriteBytes() + heldBytes > hardLimitBytes) {
             if (session.dropAsSlowReader()) {
                 metrics.slowReadersDisconnected.incrementAndGet();
             }

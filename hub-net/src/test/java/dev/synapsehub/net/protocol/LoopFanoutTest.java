@@ -454,6 +454,49 @@ class LoopFanoutTest {
     }
 
     @Test
+    void aCloseThatWaitsLongHoldsBroadcastsOnlyUpToTheLimitThenTheMemberIsDropped() throws Exception {
+        List<Long> asked = new ArrayList<>();
+        Set<Session> dropped = new HashSet<>();
+        LoopFanout limited = new LoopFanout(loop, 0, s -> !closing.contains(s) && !dropped.contains(s),
+                s -> !dropped.contains(s), backlog, nanos -> { }, System::nanoTime, (member, heldBytes) -> {
+                    asked.add(heldBytes);
+                    if (heldBytes > 10) { // as the outbox's hard limit closes a slow reader
+                        dropped.add(member);
+                        return true;
+                    }
+                    return false;
+                });
+        List<Session> members = onLoop(() -> join(limited, 2, new ConcurrentHashMap<>()));
+        Session closed = members.get(1);
+        ByteBuf first = frame("b1-xxx"); // 6 bytes: held
+        ByteBuf second = frame("b2-yyy"); // 12 held in all: over the limit
+        onLoop(() -> {
+            closing.add(closed); // its close waits behind slow answers
+            limited.accept(first.retain(), List.of());
+            return null;
+        });
+        awaitDrained(limited);
+        onLoop(() -> {
+            limited.accept(second.retain(), List.of());
+            return null;
+        });
+        awaitDrained(limited);
+        assertThat(asked).containsExactly(6L, 12L);
+        assertThat(dropped).containsExactly(closed);
+        onLoop(() -> {
+            limited.finish(closed);
+            return null;
+        });
+        assertThat(received(closed)).as("a dropped member gets nothing at its close").isEmpty();
+        assertThat(received(members.get(0))).containsExactly("b1-xxx", "b2-yyy");
+        assertThat(first.refCnt()).as("the held shares were released; only the test's own reference is left")
+                .isEqualTo(1);
+        assertThat(second.refCnt()).isEqualTo(1);
+        first.release();
+        second.release();
+    }
+
+    @Test
     void aMemberThatCanNeverBeWrittenHoldsNoBatchBack() throws Exception {
         List<Session> members = onLoop(() -> join(3));
         Session dead = members.get(0);
