@@ -162,6 +162,7 @@ public final class FederationOptions {
     /** Validated settings; {@code explicitHubId} is the --hub-id given (null when defaulted). */
     FederationSettings settings(ServingTrust trust, String explicitHubId, String effectiveHubId) {
         NamespaceOwners owners = owners(explicitHubId, effectiveHubId);
+        watchInterval(); // out of range is refused whether or not a peer is watched yet
         if (peersFile != null) {
             return peersFileSettings(trust, owners);
         }
@@ -209,12 +210,9 @@ public final class FederationOptions {
         } catch (TrustFileException e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }
-        if (!(watchInterval > 0) || !Double.isFinite(watchInterval)) {
-            throw new IllegalArgumentException("--multihub-watch-interval must be a positive number of seconds");
-        }
         List<WatchPeer> peers = new ArrayList<>();
         routes.watch().values().forEach(r -> peers.add(new WatchPeer(r.name(), r.uri(), r.pin())));
-        WatchSettings watch = new WatchSettings(peers, Duration.ofMillis((long) (Math.max(1.0, watchInterval) * 1000)),
+        WatchSettings watch = new WatchSettings(peers, watchInterval(),
                 null, clientCertFile, clientKeyFile, PollBudget.DEFAULT, noRoutes.replyTimeout());
         return new FederationSettings(trust, watch, owners, fileRoutes(routes.claim()), offerFile,
                 new FederationSettings.RelayPolicy(requireRelayReason, requireTwoPersonRelay),
@@ -380,11 +378,13 @@ public final class FederationOptions {
             }
             list.add(new WatchPeer(label, uri, pins.get(label)));
         });
-        if (!(watchInterval > 0) || !Double.isFinite(watchInterval)) {
-            throw new IllegalArgumentException("--multihub-watch-interval must be a positive number of seconds");
-        }
-        return new WatchSettings(list, Duration.ofMillis((long) (Math.max(1.0, watchInterval) * 1000)), watchToken,
+        return new WatchSettings(list, watchInterval(), watchToken,
                 clientCertFile, clientKeyFile, PollBudget.DEFAULT, Duration.ofSeconds(10));
+    }
+
+    /** The validated {@code --multihub-watch-interval}: at least 1 s, as documented, refused below (not raised). */
+    private Duration watchInterval() {
+        return SecondsOption.within("--multihub-watch-interval", watchInterval, 1, Double.POSITIVE_INFINITY, null);
     }
 
     private static String[] pair(String spec, String error) {

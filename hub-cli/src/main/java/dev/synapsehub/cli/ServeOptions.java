@@ -416,10 +416,10 @@ public final class ServeOptions {
         require(port >= 0 && port <= 65_535, "--port must be within 0..65535");
         require(maxMsgKb >= 1 && maxMsgKb <= MAX_MSG_KB, "--max-msg-kb must be within 1.." + MAX_MSG_KB
                 + " (1 GiB)");
-        require(authTimeoutSeconds > 0 && Double.isFinite(authTimeoutSeconds), "--auth-timeout must be a positive number");
+        Duration authTimeout = SecondsOption.positive("--auth-timeout", authTimeoutSeconds);
         require(leaseOfflineTtl >= 0 && Double.isFinite(leaseOfflineTtl), "--lease-offline-ttl must be >= 0");
-        require(shutdownCloseTimeoutSeconds >= 0 && shutdownCloseTimeoutSeconds <= 3600,
-                "--shutdown-close-timeout must be a number of seconds within 0..3600");
+        Duration shutdownCloseTimeout = SecondsOption.zeroOrPositive("--shutdown-close-timeout",
+                shutdownCloseTimeoutSeconds, 3600, "drop them at once");
         require(messageAuthWindow > 0 && Double.isFinite(messageAuthWindow), "--message-auth-window-seconds must be positive");
         require(rate >= 0 && Double.isFinite(rate), "--rate must be >= 0");
         require(hostRate >= 0 && Double.isFinite(hostRate), "--host-rate must be >= 0");
@@ -432,7 +432,8 @@ public final class ServeOptions {
         require(authBackoffMax >= authBackoff && authBackoffMax <= MAX_AUTH_SECONDS,
                 "--auth-backoff-max must be at least --auth-backoff and at most " + MAX_AUTH_SECONDS);
         require(authThrottleHosts >= 1, "--auth-throttle-hosts must be at least 1");
-        require(takeoverCooldown >= 0 && Double.isFinite(takeoverCooldown), "--takeover-cooldown must be >= 0");
+        Duration cooldown = SecondsOption.zeroOrPositive("--takeover-cooldown", takeoverCooldown,
+                Double.POSITIVE_INFINITY, "no cooldown");
         require(recipientLivenessWindow > 0 && Double.isFinite(recipientLivenessWindow),
                 "--recipient-liveness-window must be a positive number of seconds");
         require(waiterLivenessWindow > 0 && Double.isFinite(waiterLivenessWindow),
@@ -453,8 +454,8 @@ public final class ServeOptions {
         return HubConfig.builder()
                 .tls(tlsFiles())
                 .host(host).port(port).token(effectiveToken).hubId(effectiveHubId())
-                .authTimeout(Duration.ofMillis((long) (authTimeoutSeconds * 1000)))
-                .shutdownCloseTimeout(Duration.ofMillis((long) (shutdownCloseTimeoutSeconds * 1000)))
+                .authTimeout(authTimeout)
+                .shutdownCloseTimeout(shutdownCloseTimeout)
                 .leaseOfflineTtlSeconds(leaseOfflineTtl)
                 .maxClients(maxClients).maxUnauthClients(maxUnauthClients)
                 .maxConnectionsPerHost(maxConnectionsPerHost)
@@ -472,7 +473,7 @@ public final class ServeOptions {
                 .warnStaleRecipients(warnStaleRecipients == null || warnStaleRecipients)
                 .recipientLivenessWindowSeconds(recipientLivenessWindow)
                 .waiterLivenessWindowSeconds(waiterLivenessWindow)
-                .takeoverCooldown(Duration.ofMillis((long) (takeoverCooldown * 1000)))
+                .takeoverCooldown(cooldown)
                 .advertisedHost(advertisedHost).allowOrigins(allowOrigins)
                 .presenceFanoutLimit(presenceFanoutLimit)
                 .defaultDelivery(Delivery.ofDefault(defaultDelivery))
@@ -515,10 +516,10 @@ public final class ServeOptions {
         require(!(meshBootstrap && meshGroup != null), "--mesh-bootstrap founds a new mesh and --mesh-group joins a"
                 + " running one: give one of them");
         require(db != null, "a mesh node needs --db (its Raft log goes beside it, in <db>.raft)");
-        require(meshCommitTimeout > 0 && Double.isFinite(meshCommitTimeout), "--mesh-commit-timeout must be positive");
+        Duration commitTimeout = SecondsOption.positive("--mesh-commit-timeout", meshCommitTimeout);
         meshCompaction(); // validated with the other mesh flags
         return new MeshConfig(meshId, MeshPeer.parseList(meshPeers), meshStorage(),
-                Duration.ofMillis((long) (meshCommitTimeout * 1000)), MeshConfig.DEFAULT_ELECTION_MIN,
+                commitTimeout, MeshConfig.DEFAULT_ELECTION_MIN,
                 MeshConfig.DEFAULT_ELECTION_MAX, meshGroupId()).withTls(meshTls.load()).withBootstrap(meshBootstrap);
     }
 
