@@ -184,7 +184,7 @@ public final class ServeOptions {
     @Option(names = "--rate", defaultValue = "0", description = "Per-connection frames per second for non-heartbeat frames; 0 disables (default: ${DEFAULT-VALUE}).")
     double rate;
 
-    @Option(names = "--burst", defaultValue = "20", description = "Burst for --rate (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--burst", defaultValue = "20", description = "Burst for --rate, at least 1 (default: ${DEFAULT-VALUE}).")
     int burst;
 
     @Option(names = "--host-rate", defaultValue = "0", description = "Per-remote-host frames per second, every frame of"
@@ -423,7 +423,8 @@ public final class ServeOptions {
         require(messageAuthWindow > 0 && Double.isFinite(messageAuthWindow), "--message-auth-window-seconds must be positive");
         require(rate >= 0 && Double.isFinite(rate), "--rate must be >= 0");
         require(hostRate >= 0 && Double.isFinite(hostRate), "--host-rate must be >= 0");
-        require(hostBurst >= 1, "--host-burst must be at least 1");
+        atLeast("--burst", burst, 1); // 0 answered every frame rate_limited, for good, once --rate was set
+        atLeast("--host-burst", hostBurst, 1);
         require(authFailLimit >= 0, "--auth-fail-limit must be >= 0 (0 disables)");
         require(authFailWindow > 0 && authFailWindow <= MAX_AUTH_SECONDS,
                 "--auth-fail-window must be a positive number of seconds, at most " + MAX_AUTH_SECONDS);
@@ -434,6 +435,12 @@ public final class ServeOptions {
         require(authThrottleHosts >= 1, "--auth-throttle-hosts must be at least 1");
         Duration cooldown = SecondsOption.zeroOrPositive("--takeover-cooldown", takeoverCooldown,
                 Double.POSITIVE_INFINITY, "no cooldown");
+        // refused, not raised to the nearest value that works: the operator meant something else
+        atLeast("--max-clients", maxClients, 1);
+        atLeast("--max-unauth-clients", maxUnauthClients, 0);
+        atLeast("--max-connections-per-host", maxConnectionsPerHost, 0);
+        atLeast("--presence-fanout-limit", presenceFanoutLimit, 0);
+        atLeast("--message-auth-replay-capacity", messageAuthReplayCapacity, 1);
         require(recipientLivenessWindow > 0 && Double.isFinite(recipientLivenessWindow),
                 "--recipient-liveness-window must be a positive number of seconds");
         require(waiterLivenessWindow > 0 && Double.isFinite(waiterLivenessWindow),
@@ -840,6 +847,11 @@ public final class ServeOptions {
             }
         }
         return true;
+    }
+
+    /** Refuses {@code value} below {@code min}, naming the option, its range and the value. */
+    private static void atLeast(String option, long value, long min) {
+        require(value >= min, option + " must be at least " + min + " (got " + value + ")");
     }
 
     private static void require(boolean ok, String message) {

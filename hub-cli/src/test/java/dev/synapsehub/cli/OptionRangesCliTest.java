@@ -27,6 +27,37 @@ class OptionRangesCliTest {
     }
 
     @Test
+    void aBurstBelowOneIsRefusedForItWouldAnswerEveryFrameRateLimited() {
+        for (String bad : new String[] {"0", "-3"}) {
+            CliTest.Run run = refusedStart("--port", "0", "--rate", "5", "--burst", bad);
+            assertThat(run.code()).as(bad).isEqualTo(ExitCodes.USAGE);
+            assertThat(run.err()).contains("--burst must be at least 1 (got " + bad + ")");
+        }
+        assertThat(serve("--rate", "5", "--burst", "1").hubConfig().rateBurst()).isEqualTo(1);
+    }
+
+    @Test
+    void countsOutOfRangeAreRefusedNotClamped() {
+        String[][] refused = {{"--max-clients", "0", "1"}, {"--max-clients", "-5", "1"},
+                {"--max-connections-per-host", "-32", "0"}, {"--max-unauth-clients", "-3", "0"},
+                {"--presence-fanout-limit", "-1", "0"}, {"--message-auth-replay-capacity", "0", "1"}};
+        for (String[] bad : refused) {
+            assertThatThrownBy(() -> serve(bad[0], bad[1]).hubConfig()).as(bad[0] + " " + bad[1])
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage(bad[0] + " must be at least " + bad[2] + " (got " + bad[1] + ")");
+        }
+        CliTest.Run run = refusedStart("--port", "0", "--max-connections-per-host", "-32");
+        assertThat(run.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(run.err()).contains("--max-connections-per-host must be at least 0 (got -32)");
+        // the documented special values stay: 0 = no per-host cap, = --max-clients, = always broadcast
+        HubConfig zeros = serve("--max-connections-per-host", "0", "--max-unauth-clients", "0",
+                "--presence-fanout-limit", "0", "--max-clients", "7").hubConfig();
+        assertThat(zeros.maxConnectionsPerHost()).isZero();
+        assertThat(zeros.maxUnauthClients()).isEqualTo(7);
+        assertThat(zeros.presenceFanoutLimit()).isZero();
+    }
+
+    @Test
     void aWatchIntervalBelowItsDocumentedSecondIsRefusedNotRaised() {
         SynapseHubCommand command = CliTest.parsed("--multihub-watch-interval", "0.2");
         assertThatThrownBy(() -> command.federation.settings(dev.synapsehub.federation.trust.ServingTrust.none(),
