@@ -130,6 +130,7 @@ final class HubDaemon implements AutoCloseable {
             options.newState();
             snapshotPolicy = options.snapshotPolicy();
             retention = options.retention();
+            List<String> inert = options.inertOptionWarnings();
             if (config.tls() != null) {
                 dev.synapsehub.net.tls.ServerTls.checkFiles(config.tls());
             }
@@ -137,6 +138,7 @@ final class HubDaemon implements AutoCloseable {
             StringBuilder line = new StringBuilder("synapse-hub ").append(VersionProvider.version()).append(" starting:");
             effective.forEach((k, v) -> line.append(' ').append(k).append('=').append(v).append(';'));
             LOG.info(line.toString());
+            inert.forEach(LOG::warn);
             if (!options.logFormat().equals(LogSetup.activeFormat())) {
                 LOG.warn("log-format {} is not used: logging started as {} before the --config file was read; give "
                         + "--log-format on the command line or set SYNAPSE_LOG_FORMAT", options.logFormat(),

@@ -22,7 +22,9 @@ import dev.synapsehub.net.auth.MetricsAuth;
 import dev.synapsehub.net.tls.TlsFiles;
 import dev.synapsehub.client.NetTransport;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -395,6 +397,59 @@ public final class ServeOptions {
                     + "such a start is refused, because a voter that lost its storage looks the same to itself. A "
                     + "node with Raft state ignores it.")
     boolean meshBootstrap;
+
+    /** The hub command these options were parsed for (null when made in code): where each value came from. */
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec command;
+
+    /** Options that take effect only with --db: a snapshot, retention or a journal to hint about. */
+    private static final List<String> NEED_DB = List.of("--snapshot-interval", "--snapshot-every-rows",
+            "--snapshots-kept", "--no-shutdown-snapshot", "--journal-keep-rows", "--compact-hint-threshold");
+    /** Options that take effect only on a mesh node. */
+    private static final List<String> NEED_MESH_ID = List.of("--mesh-group", "--mesh-commit-timeout",
+            "--mesh-snapshot-every");
+
+    /**
+     * Refuses options given on the command line where they cannot take effect (--snapshot-* without
+     * --db, --mesh-* without --mesh-id, retention that no snapshot ever runs), and returns one
+     * warning for each such group a --config file sets: a file may be a copy of the shipped
+     * example serving a hub it was not written for, so it starts, and says once what it ignores.
+     */
+    List<String> inertOptionWarnings() {
+        GivenOptions given = new GivenOptions(command);
+        List<String> warnings = new ArrayList<>();
+        if (meshId == null) {
+            needs(given, NEED_MESH_ID, "--mesh-id", "they configure a mesh node", warnings);
+        }
+        if (db == null) {
+            needs(given, NEED_DB, "--db", "without it nothing is journaled, snapshotted or retained", warnings);
+        } else if (meshId == null && !"all".equals(journalKeepRows) && snapshotInterval == 0 && snapshotEveryRows == 0
+                && noShutdownSnapshot) {
+            throw new IllegalArgumentException("--journal-keep-rows " + journalKeepRows + " needs a snapshot: retention "
+                    + "deletes rows only after one, and --snapshot-interval 0, --snapshot-every-rows 0 and "
+                    + "--no-shutdown-snapshot take none; give a snapshot trigger, or --journal-keep-rows all");
+        }
+        return warnings;
+    }
+
+    private static void needs(GivenOptions given, List<String> options, String needed, String why,
+                              List<String> warnings) {
+        List<String> onCommandLine = new ArrayList<>();
+        List<String> inFile = new ArrayList<>();
+        for (String option : options) {
+            switch (given.source(option)) {
+                case COMMAND_LINE -> onCommandLine.add(option);
+                case CONFIG_FILE -> inFile.add(option.substring(2));
+                case DEFAULT -> { }
+            }
+        }
+        require(onCommandLine.isEmpty(), String.join(", ", onCommandLine) + (onCommandLine.size() == 1 ? " needs "
+                : " need ") + needed + " (" + why + ")");
+        if (!inFile.isEmpty()) {
+            warnings.add("the --config file sets " + String.join(", ", inFile) + ", which take effect only with "
+                    + needed + " (" + why + "); ignored");
+        }
+    }
 
     /** The validated hub settings; throws {@link IllegalArgumentException} with an operator-facing message. */
     HubConfig hubConfig() {
