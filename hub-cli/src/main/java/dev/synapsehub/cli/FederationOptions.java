@@ -382,6 +382,47 @@ public final class FederationOptions {
                 clientCertFile, clientKeyFile, PollBudget.DEFAULT, Duration.ofSeconds(10));
     }
 
+    /**
+     * The effective federation settings for the start-up line, one entry each; tokens only as
+     * "set", never their value.
+     */
+    Map<String, Object> effectiveSummary(FederationSettings settings, boolean frameGate) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("multihub_serving_policy", servingPolicy == null ? "none (no peer served)" : servingPolicy.toAbsolutePath());
+        m.put("namespace_owners", settings.owners().configured() ? settings.owners().owners()
+                : "none (every claim decided here)");
+        String routesFrom = settings.peersFile() == null ? "" : " (from " + settings.peersFile() + ", reloaded)";
+        List<String> watched = new ArrayList<>();
+        settings.watch().peers().forEach(p -> watched.add(p.label() + "=" + where(p.uri(), p.pin() != null)));
+        m.put("multihub_watch", watched.isEmpty() && settings.peersFile() == null ? "none"
+                : watched + routesFrom + ", every " + settings.watch().interval().toMillis() / 1000.0 + " s"
+                        + (settings.watch().token() == null ? "" : ", token set"));
+        m.put("claim_peers", routes(settings.forward(), routesFrom));
+        m.put("relay_peers", routes(settings.relayRoutes(), routesFrom));
+        m.put("multihub_client_cert", clientCertFile == null ? "none" : clientCertFile.toAbsolutePath());
+        m.put("federation_offer", offerFile == null ? "none" : offerFile.toAbsolutePath());
+        m.put("federation_store", !frameGate ? "off (no frame gate)" : federationStore.toAbsolutePath()
+                + (federationObserveOnly ? ", observe only (refuses nothing)" : ", enforcing"));
+        m.put("relay_policy", "reason " + (settings.relay().requireReason() ? "required" : "optional") + ", "
+                + (settings.relay().twoPerson() ? "two-person" : "one person"));
+        return m;
+    }
+
+    private static String routes(ForwardSettings routes, String routesFrom) {
+        if (routes.routes().isEmpty() && routesFrom.isEmpty()) {
+            return "none";
+        }
+        List<String> list = new ArrayList<>();
+        routes.routes().values().forEach(r -> list.add(r.hubId() + "=" + where(r.uri(), r.pin() != null)));
+        return list + routesFrom + (routes.token() == null ? "" : ", token set");
+    }
+
+    /** A peer's address without any user part of its URI (which could carry a secret), and whether it is pinned. */
+    private static String where(URI uri, boolean pinned) {
+        return uri.getScheme() + "://" + uri.getHost() + (uri.getPort() < 0 ? "" : ":" + uri.getPort())
+                + (pinned ? " (pinned)" : "");
+    }
+
     /** The validated {@code --multihub-watch-interval}: at least 1 s, as documented, refused below (not raised). */
     private Duration watchInterval() {
         return SecondsOption.within("--multihub-watch-interval", watchInterval, 1, Double.POSITIVE_INFINITY, null);

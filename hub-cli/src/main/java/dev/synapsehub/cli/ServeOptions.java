@@ -733,18 +733,28 @@ public final class ServeOptions {
         m.put("max_declared_paths", limits.maxDeclaredPaths());
         m.put("default_lease_ttl_s", limits.defaultTtlSeconds());
         m.put("message_auth", config.messageAuthKeys().size() + " key(s), "
-                + (config.requireMessageAuth() ? "required" : "not required"));
+                + (config.requireMessageAuth() ? "required" : "not required") + ", window "
+                + config.messageAuthWindowSeconds() + " s, replay capacity " + config.messageAuthReplayCapacity());
         m.put("metrics", config.metricsEnabled());
         m.put("metrics_token", !config.metricsAuth().secured() ? "none"
                 : "set (" + (metricsToken != null && !metricsToken.isEmpty() ? "--metrics-token" : "--metrics-token-file")
                 + (config.metricsAuth().queryTokenOk() ? "; ?token= accepted" : "") + ")");
         m.put("ui", config.ui() ? "cockpit at /ui" : "off");
+        m.put("advertised_host", config.advertisedHost() == null ? "none" : config.advertisedHost());
+        m.put("allow_origin", config.allowOrigins().isEmpty() ? "none (a handshake with an Origin header is refused)"
+                : config.allowOrigins());
+        m.put("identity_binding", config.identityPins().requiresBinding() ? "required, trust "
+                + identityTrust.toAbsolutePath() : "off");
+        m.put("acl_policy", aclPolicy == null ? "none" : aclPolicy.toAbsolutePath());
         m.put("identity_pinning", config.identityPins().enabled() ? "on (" + (meshId != null ? "pins replicated" : db == null ? "pins in memory" : "pins journaled")
                 + ", " + config.identityPins().acl().grants().size() + " reclaim grant(s))" : "off");
         m.put("private_directed_messages", config.privateDirectedMessages());
         m.put("warn_stale_recipients", config.warnStaleRecipients() ? "on" : "off (socket presence)");
         m.put("recipient_liveness_window_s", config.recipientLivenessWindowSeconds());
         m.put("waiter_liveness_window_s", config.waiterLivenessWindowSeconds());
+        m.put("max_findings_per_agent", config.maxFindingsPerAgent());
+        m.put("relay_log", relayLog == null ? "off" : relayLog.toAbsolutePath() + ", cut to the last " + relayMaxLines
+                + " lines every " + relayMaxLines + " appends");
         m.put("takeover_cooldown_s", config.takeoverCooldown().toMillis() / 1000.0);
         m.put("presence_fanout", config.presenceFanoutLimit() == 0 ? "always" : "up to " + config.presenceFanoutLimit() + " sockets");
         m.put("default_delivery", config.defaultDelivery().mode().wire());
