@@ -481,12 +481,14 @@ public final class ServeOptions {
         atLeast("--burst", burst, 1); // 0 answered every frame rate_limited, for good, once --rate was set
         atLeast("--host-burst", hostBurst, 1);
         require(authFailLimit >= 0, "--auth-fail-limit must be >= 0 (0 disables)");
-        require(authFailWindow > 0 && authFailWindow <= MAX_AUTH_SECONDS,
-                "--auth-fail-window must be a positive number of seconds, at most " + MAX_AUTH_SECONDS);
-        require(authBackoff > 0 && authBackoff <= MAX_AUTH_SECONDS,
-                "--auth-backoff must be a positive number of seconds, at most " + MAX_AUTH_SECONDS);
-        require(authBackoffMax >= authBackoff && authBackoffMax <= MAX_AUTH_SECONDS,
-                "--auth-backoff-max must be at least --auth-backoff and at most " + MAX_AUTH_SECONDS);
+        Duration authWindow = SecondsOption.within("--auth-fail-window", authFailWindow, SecondsOption.SMALLEST,
+                MAX_AUTH_SECONDS, null);
+        Duration backoff = SecondsOption.within("--auth-backoff", authBackoff, SecondsOption.SMALLEST,
+                MAX_AUTH_SECONDS, null);
+        Duration longestBackoff = SecondsOption.within("--auth-backoff-max", authBackoffMax, SecondsOption.SMALLEST,
+                MAX_AUTH_SECONDS, null);
+        require(longestBackoff.compareTo(backoff) >= 0, "--auth-backoff-max must be at least --auth-backoff ("
+                + authBackoff + ")");
         require(authThrottleHosts >= 1, "--auth-throttle-hosts must be at least 1");
         Duration cooldown = SecondsOption.zeroOrPositive("--takeover-cooldown", takeoverCooldown,
                 Double.POSITIVE_INFINITY, "no cooldown");
@@ -528,8 +530,8 @@ public final class ServeOptions {
                 .messageAuthReplayCapacity(messageAuthReplayCapacity)
                 .metricsEnabled(metrics).metricsAuth(new MetricsAuth(effectiveMetricsToken, metricsQueryTokenOk)).ui(ui).ratePerSecond(rate).rateBurst(burst)
                 .hostRatePerSecond(hostRate).hostRateBurst(hostBurst)
-                .authThrottle(new AuthThrottleSettings(authFailLimit, millis(authFailWindow), millis(authBackoff),
-                        millis(authBackoffMax), authThrottleHosts, authThrottleLoopback))
+                .authThrottle(new AuthThrottleSettings(authFailLimit, authWindow, backoff, longestBackoff,
+                        authThrottleHosts, authThrottleLoopback))
                 .privateDirectedMessages(privateDirectedMessages)
                 .maxFindingsPerAgent(maxFindingsPerAgent)
                 .warnStaleRecipients(warnStaleRecipients == null || warnStaleRecipients)
@@ -549,11 +551,6 @@ public final class ServeOptions {
                         aclPolicy == null ? PinReclaimAcl.NONE : PinReclaimAcl.load(aclPolicy),
                         identityTrust == null ? null : dev.synapsehub.net.identity.IdentityTrust.load(identityTrust)))
                 .build();
-    }
-
-    /** Seconds as a duration, to the millisecond (at least 1 ms: the auth-throttle settings need positive ones). */
-    private static Duration millis(double seconds) {
-        return Duration.ofMillis(Math.max(1, Math.round(seconds * 1000)));
     }
 
     /** Native TLS files, or null for plain ws://; both flags or neither (contract F3's last row). */
