@@ -91,7 +91,7 @@ public final class BenchCommand implements Callable<Integer> {
     long count;
 
     @Option(names = "--warmup", paramLabel = "SECONDS", defaultValue = "1",
-            description = "Run this long before measuring (default: ${DEFAULT-VALUE}).")
+            description = "Run this long before measuring (default: ${DEFAULT-VALUE}; at most 3600).")
     double warmupSeconds;
 
     @Option(names = "--who-every", paramLabel = "K", defaultValue = "0",
@@ -196,6 +196,16 @@ public final class BenchCommand implements Callable<Integer> {
                 || idleReadIntervalMs > 1000) {
             err.println("synapse-hub: --agents/--senders/--connect-parallelism must be >= 1, --in-flight 1..1024, --duration > 0,"
                     + " --count/--idle/--who-every/--rate/--drain >= 0, --idle-read-interval-ms 0..1000");
+            return ExitCodes.USAGE;
+        }
+        try {
+            // NaN passes every comparison above; the warm-up has the run's bound (it is part of the run's length)
+            SecondsOption.positive("--duration", durationSeconds);
+            SecondsOption.zeroOrPositive("--warmup", warmupSeconds, MAX_SECONDS, "no warm-up");
+            SecondsOption.zeroOrPositive("--drain", drainSeconds, Double.POSITIVE_INFINITY, "no wait");
+            SecondsOption.positive("--connect-timeout", connectTimeoutSeconds);
+        } catch (IllegalArgumentException e) {
+            err.println("synapse-hub: " + e.getMessage());
             return ExitCodes.USAGE;
         }
         if (workload == Workload.directed && agents % 2 != 0) {

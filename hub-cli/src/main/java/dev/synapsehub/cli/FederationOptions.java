@@ -162,6 +162,7 @@ public final class FederationOptions {
     /** Validated settings; {@code explicitHubId} is the --hub-id given (null when defaulted). */
     FederationSettings settings(ServingTrust trust, String explicitHubId, String effectiveHubId) {
         NamespaceOwners owners = owners(explicitHubId, effectiveHubId);
+        watchInterval(); // out of range is refused whether or not a peer is watched yet
         if (peersFile != null) {
             return peersFileSettings(trust, owners);
         }
@@ -209,12 +210,9 @@ public final class FederationOptions {
         } catch (TrustFileException e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }
-        if (!(watchInterval > 0) || !Double.isFinite(watchInterval)) {
-            throw new IllegalArgumentException("--multihub-watch-interval must be a positive number of seconds");
-        }
         List<WatchPeer> peers = new ArrayList<>();
         routes.watch().values().forEach(r -> peers.add(new WatchPeer(r.name(), r.uri(), r.pin())));
-        WatchSettings watch = new WatchSettings(peers, Duration.ofMillis((long) (Math.max(1.0, watchInterval) * 1000)),
+        WatchSettings watch = new WatchSettings(peers, watchInterval(),
                 null, clientCertFile, clientKeyFile, PollBudget.DEFAULT, noRoutes.replyTimeout());
         return new FederationSettings(trust, watch, owners, fileRoutes(routes.claim()), offerFile,
                 new FederationSettings.RelayPolicy(requireRelayReason, requireTwoPersonRelay),
@@ -380,11 +378,54 @@ public final class FederationOptions {
             }
             list.add(new WatchPeer(label, uri, pins.get(label)));
         });
-        if (!(watchInterval > 0) || !Double.isFinite(watchInterval)) {
-            throw new IllegalArgumentException("--multihub-watch-interval must be a positive number of seconds");
-        }
-        return new WatchSettings(list, Duration.ofMillis((long) (Math.max(1.0, watchInterval) * 1000)), watchToken,
+        return new WatchSettings(list, watchInterval(), watchToken,
                 clientCertFile, clientKeyFile, PollBudget.DEFAULT, Duration.ofSeconds(10));
+    }
+
+    /**
+     * The effective federation settings for the start-up line, one entry each; tokens only as
+     * "set", never their value.
+     */
+    Map<String, Object> effectiveSummary(FederationSettings settings, boolean frameGate) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("multihub_serving_policy", servingPolicy == null ? "none (no peer served)" : servingPolicy.toAbsolutePath());
+        m.put("namespace_owners", settings.owners().configured() ? settings.owners().owners()
+                : "none (every claim decided here)");
+        String routesFrom = settings.peersFile() == null ? "" : " (from " + settings.peersFile() + ", reloaded)";
+        List<String> watched = new ArrayList<>();
+        settings.watch().peers().forEach(p -> watched.add(p.label() + "=" + where(p.uri(), p.pin() != null)));
+        m.put("multihub_watch", watched.isEmpty() && settings.peersFile() == null ? "none"
+                : watched + routesFrom + ", every " + settings.watch().interval().toMillis() / 1000.0 + " s"
+                        + (settings.watch().token() == null ? "" : ", token set"));
+        m.put("claim_peers", routes(settings.forward(), routesFrom));
+        m.put("relay_peers", routes(settings.relayRoutes(), routesFrom));
+        m.put("multihub_client_cert", clientCertFile == null ? "none" : clientCertFile.toAbsolutePath());
+        m.put("federation_offer", offerFile == null ? "none" : offerFile.toAbsolutePath());
+        m.put("federation_store", !frameGate ? "off (no frame gate)" : federationStore.toAbsolutePath()
+                + (federationObserveOnly ? ", observe only (refuses nothing)" : ", enforcing"));
+        m.put("relay_policy", "reason " + (settings.relay().requireReason() ? "required" : "optional") + ", "
+                + (settings.relay().twoPerson() ? "two-person" : "one person"));
+        return m;
+    }
+
+    private static String routes(ForwardSettings routes, String routesFrom) {
+        if (routes.routes().isEmpty() && routesFrom.isEmpty()) {
+            return "none";
+        }
+        List<String> list = new ArrayList<>();
+        routes.routes().values().forEach(r -> list.add(r.hubId() + "=" + where(r.uri(), r.pin() != null)));
+        return list + routesFrom + (routes.token() == null ? "" : ", token set");
+    }
+
+    /** A peer's address without any user part of its URI (which could carry a secret), and whether it is pinned. */
+    private static String where(URI uri, boolean pinned) {
+        return uri.getScheme() + "://" + uri.getHost() + (uri.getPort() < 0 ? "" : ":" + uri.getPort())
+                + (pinned ? " (pinned)" : "");
+    }
+
+    /** The validated {@code --multihub-watch-interval}: at least 1 s, as documented, refused below (not raised). */
+    private Duration watchInterval() {
+        return SecondsOption.within("--multihub-watch-interval", watchInterval, 1, Double.POSITIVE_INFINITY, null);
     }
 
     private static String[] pair(String spec, String error) {

@@ -130,13 +130,16 @@ final class HubDaemon implements AutoCloseable {
             options.newState();
             snapshotPolicy = options.snapshotPolicy();
             retention = options.retention();
+            List<String> inert = options.inertOptionWarnings();
             if (config.tls() != null) {
                 dev.synapsehub.net.tls.ServerTls.checkFiles(config.tls());
             }
             Map<String, Object> effective = options.effectiveSummary(config, limits, actorSettings);
+            effective.putAll(federationOptions.effectiveSummary(federationSettings, frameGate != null));
             StringBuilder line = new StringBuilder("synapse-hub ").append(VersionProvider.version()).append(" starting:");
             effective.forEach((k, v) -> line.append(' ').append(k).append('=').append(v).append(';'));
             LOG.info(line.toString());
+            inert.forEach(LOG::warn);
             if (!options.logFormat().equals(LogSetup.activeFormat())) {
                 LOG.warn("log-format {} is not used: logging started as {} before the --config file was read; give "
                         + "--log-format on the command line or set SYNAPSE_LOG_FORMAT", options.logFormat(),
@@ -376,8 +379,8 @@ final class HubDaemon implements AutoCloseable {
             throw new JournalException("mesh node " + meshConfig.nodeId() + " could not start: " + e.getMessage(), e);
         }
         started.set(mesh);
-        LOG.info("mesh node {} listening on ws://{}:{}/ (hub_id {}), raft {}, {} voters, quorum {}",
-                meshConfig.nodeId(), config.host(), mesh.port(), config.hubId(), meshConfig.self().address(),
+        LOG.info("mesh node {} listening on {}://{}:{}/ (hub_id {}), raft {}, {} voters, quorum {}",
+                meshConfig.nodeId(), config.scheme(), config.host(), mesh.port(), config.hubId(), meshConfig.self().address(),
                 mesh.node().voters().count(), mesh.node().voters().quorum());
         if (config.ui()) {
             LOG.info("operator cockpit at {}://{}:{}/ui (this node's reads, labelled with their staleness)",

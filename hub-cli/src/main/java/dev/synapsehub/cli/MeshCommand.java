@@ -56,8 +56,11 @@ public final class MeshCommand {
 
         @Override
         public Integer call() {
-            if (!(timeout > 0) || !Double.isFinite(timeout)) { // as transfer-leader and add/remove-node refuse it
-                spec.commandLine().getErr().println("synapse-hub: --timeout must be positive");
+            Duration each;
+            try { // as transfer-leader and add/remove-node refuse it
+                each = SecondsOption.positive("--timeout", timeout);
+            } catch (IllegalArgumentException e) {
+                spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
                 return ExitCodes.USAGE;
             }
             List<MeshPeer> peers;
@@ -69,7 +72,6 @@ public final class MeshCommand {
                 spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
                 return ExitCodes.USAGE;
             }
-            Duration each = Duration.ofMillis((long) (timeout * 1000));
             // the group is looked up once (it is kept through membership changes, so it is asked, not derived)
             UUID group = MeshGroup.discover(peers, each, tls);
             List<PeerReport> reports = MeshProbe.probe(group, peers, each, tls);

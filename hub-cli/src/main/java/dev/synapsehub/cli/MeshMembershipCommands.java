@@ -41,13 +41,10 @@ final class MeshMembershipCommands {
 
         @Override
         public Integer call() throws InterruptedException {
-            if (!(timeout > 0) || !Double.isFinite(timeout)) {
-                spec.commandLine().getErr().println("synapse-hub: --timeout must be positive");
-                return ExitCodes.USAGE;
-            }
             MeshMembership.Change done;
             try {
-                done = change(MeshPeer.parseList(meshPeers), Duration.ofMillis((long) (timeout * 1000)), meshTls.load());
+                Duration wait = SecondsOption.positive("--timeout", timeout);
+                done = change(MeshPeer.parseList(meshPeers), wait, meshTls.load());
             } catch (IllegalArgumentException e) {
                 spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
                 return ExitCodes.USAGE;

@@ -38,15 +38,11 @@ final class MeshTransferLeaderCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws InterruptedException {
-        if (!(timeout > 0) || !Double.isFinite(timeout)) {
-            spec.commandLine().getErr().println("synapse-hub: --timeout must be positive");
-            return ExitCodes.USAGE;
-        }
         MeshAdmin.Transfer done;
         try {
+            Duration wait = SecondsOption.positive("--timeout", timeout);
             List<MeshPeer> peers = MeshPeer.parseList(meshPeers);
-            done = MeshAdmin.transferLeader(peers, to, Duration.ofMillis((long) (timeout * 1000)),
-                    meshTls.load());
+            done = MeshAdmin.transferLeader(peers, to, wait, meshTls.load());
         } catch (IllegalArgumentException e) {
             spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
             return ExitCodes.USAGE;

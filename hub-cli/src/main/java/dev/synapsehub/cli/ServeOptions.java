@@ -22,7 +22,9 @@ import dev.synapsehub.net.auth.MetricsAuth;
 import dev.synapsehub.net.tls.TlsFiles;
 import dev.synapsehub.client.NetTransport;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -184,7 +186,7 @@ public final class ServeOptions {
     @Option(names = "--rate", defaultValue = "0", description = "Per-connection frames per second for non-heartbeat frames; 0 disables (default: ${DEFAULT-VALUE}).")
     double rate;
 
-    @Option(names = "--burst", defaultValue = "20", description = "Burst for --rate (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--burst", defaultValue = "20", description = "Burst for --rate, at least 1 (default: ${DEFAULT-VALUE}).")
     int burst;
 
     @Option(names = "--host-rate", defaultValue = "0", description = "Per-remote-host frames per second, every frame of"
@@ -396,6 +398,59 @@ public final class ServeOptions {
                     + "node with Raft state ignores it.")
     boolean meshBootstrap;
 
+    /** The hub command these options were parsed for (null when made in code): where each value came from. */
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec command;
+
+    /** Options that take effect only with --db: a snapshot, retention or a journal to hint about. */
+    private static final List<String> NEED_DB = List.of("--snapshot-interval", "--snapshot-every-rows",
+            "--snapshots-kept", "--no-shutdown-snapshot", "--journal-keep-rows", "--compact-hint-threshold");
+    /** Options that take effect only on a mesh node. */
+    private static final List<String> NEED_MESH_ID = List.of("--mesh-group", "--mesh-commit-timeout",
+            "--mesh-snapshot-every");
+
+    /**
+     * Refuses options given on the command line where they cannot take effect (--snapshot-* without
+     * --db, --mesh-* without --mesh-id, retention that no snapshot ever runs), and returns one
+     * warning for each such group a --config file sets: a file may be a copy of the shipped
+     * example serving a hub it was not written for, so it starts, and says once what it ignores.
+     */
+    List<String> inertOptionWarnings() {
+        GivenOptions given = new GivenOptions(command);
+        List<String> warnings = new ArrayList<>();
+        if (meshId == null) {
+            needs(given, NEED_MESH_ID, "--mesh-id", "they configure a mesh node", warnings);
+        }
+        if (db == null) {
+            needs(given, NEED_DB, "--db", "without it nothing is journaled, snapshotted or retained", warnings);
+        } else if (meshId == null && !"all".equals(journalKeepRows) && snapshotInterval == 0 && snapshotEveryRows == 0
+                && noShutdownSnapshot) {
+            throw new IllegalArgumentException("--journal-keep-rows " + journalKeepRows + " needs a snapshot: retention "
+                    + "deletes rows only after one, and --snapshot-interval 0, --snapshot-every-rows 0 and "
+                    + "--no-shutdown-snapshot take none; give a snapshot trigger, or --journal-keep-rows all");
+        }
+        return warnings;
+    }
+
+    private static void needs(GivenOptions given, List<String> options, String needed, String why,
+                              List<String> warnings) {
+        List<String> onCommandLine = new ArrayList<>();
+        List<String> inFile = new ArrayList<>();
+        for (String option : options) {
+            switch (given.source(option)) {
+                case COMMAND_LINE -> onCommandLine.add(option);
+                case CONFIG_FILE -> inFile.add(option.substring(2));
+                case DEFAULT -> { }
+            }
+        }
+        require(onCommandLine.isEmpty(), String.join(", ", onCommandLine) + (onCommandLine.size() == 1 ? " needs "
+                : " need ") + needed + " (" + why + ")");
+        if (!inFile.isEmpty()) {
+            warnings.add("the --config file sets " + String.join(", ", inFile) + ", which take effect only with "
+                    + needed + " (" + why + "); ignored");
+        }
+    }
+
     /** The validated hub settings; throws {@link IllegalArgumentException} with an operator-facing message. */
     HubConfig hubConfig() {
         String effectiveToken = resolveToken();
@@ -416,23 +471,33 @@ public final class ServeOptions {
         require(port >= 0 && port <= 65_535, "--port must be within 0..65535");
         require(maxMsgKb >= 1 && maxMsgKb <= MAX_MSG_KB, "--max-msg-kb must be within 1.." + MAX_MSG_KB
                 + " (1 GiB)");
-        require(authTimeoutSeconds > 0 && Double.isFinite(authTimeoutSeconds), "--auth-timeout must be a positive number");
+        Duration authTimeout = SecondsOption.positive("--auth-timeout", authTimeoutSeconds);
         require(leaseOfflineTtl >= 0 && Double.isFinite(leaseOfflineTtl), "--lease-offline-ttl must be >= 0");
-        require(shutdownCloseTimeoutSeconds >= 0 && shutdownCloseTimeoutSeconds <= 3600,
-                "--shutdown-close-timeout must be a number of seconds within 0..3600");
+        Duration shutdownCloseTimeout = SecondsOption.zeroOrPositive("--shutdown-close-timeout",
+                shutdownCloseTimeoutSeconds, 3600, "drop them at once");
         require(messageAuthWindow > 0 && Double.isFinite(messageAuthWindow), "--message-auth-window-seconds must be positive");
         require(rate >= 0 && Double.isFinite(rate), "--rate must be >= 0");
         require(hostRate >= 0 && Double.isFinite(hostRate), "--host-rate must be >= 0");
-        require(hostBurst >= 1, "--host-burst must be at least 1");
+        atLeast("--burst", burst, 1); // 0 answered every frame rate_limited, for good, once --rate was set
+        atLeast("--host-burst", hostBurst, 1);
         require(authFailLimit >= 0, "--auth-fail-limit must be >= 0 (0 disables)");
-        require(authFailWindow > 0 && authFailWindow <= MAX_AUTH_SECONDS,
-                "--auth-fail-window must be a positive number of seconds, at most " + MAX_AUTH_SECONDS);
-        require(authBackoff > 0 && authBackoff <= MAX_AUTH_SECONDS,
-                "--auth-backoff must be a positive number of seconds, at most " + MAX_AUTH_SECONDS);
-        require(authBackoffMax >= authBackoff && authBackoffMax <= MAX_AUTH_SECONDS,
-                "--auth-backoff-max must be at least --auth-backoff and at most " + MAX_AUTH_SECONDS);
+        Duration authWindow = SecondsOption.within("--auth-fail-window", authFailWindow, SecondsOption.SMALLEST,
+                MAX_AUTH_SECONDS, null);
+        Duration backoff = SecondsOption.within("--auth-backoff", authBackoff, SecondsOption.SMALLEST,
+                MAX_AUTH_SECONDS, null);
+        Duration longestBackoff = SecondsOption.within("--auth-backoff-max", authBackoffMax, SecondsOption.SMALLEST,
+                MAX_AUTH_SECONDS, null);
+        require(longestBackoff.compareTo(backoff) >= 0, "--auth-backoff-max must be at least --auth-backoff ("
+                + authBackoff + ")");
         require(authThrottleHosts >= 1, "--auth-throttle-hosts must be at least 1");
-        require(takeoverCooldown >= 0 && Double.isFinite(takeoverCooldown), "--takeover-cooldown must be >= 0");
+        Duration cooldown = SecondsOption.zeroOrPositive("--takeover-cooldown", takeoverCooldown,
+                Double.POSITIVE_INFINITY, "no cooldown");
+        // refused, not raised to the nearest value that works: the operator meant something else
+        atLeast("--max-clients", maxClients, 1);
+        atLeast("--max-unauth-clients", maxUnauthClients, 0);
+        atLeast("--max-connections-per-host", maxConnectionsPerHost, 0);
+        atLeast("--presence-fanout-limit", presenceFanoutLimit, 0);
+        atLeast("--message-auth-replay-capacity", messageAuthReplayCapacity, 1);
         require(recipientLivenessWindow > 0 && Double.isFinite(recipientLivenessWindow),
                 "--recipient-liveness-window must be a positive number of seconds");
         require(waiterLivenessWindow > 0 && Double.isFinite(waiterLivenessWindow),
@@ -453,8 +518,8 @@ public final class ServeOptions {
         return HubConfig.builder()
                 .tls(tlsFiles())
                 .host(host).port(port).token(effectiveToken).hubId(effectiveHubId())
-                .authTimeout(Duration.ofMillis((long) (authTimeoutSeconds * 1000)))
-                .shutdownCloseTimeout(Duration.ofMillis((long) (shutdownCloseTimeoutSeconds * 1000)))
+                .authTimeout(authTimeout)
+                .shutdownCloseTimeout(shutdownCloseTimeout)
                 .leaseOfflineTtlSeconds(leaseOfflineTtl)
                 .maxClients(maxClients).maxUnauthClients(maxUnauthClients)
                 .maxConnectionsPerHost(maxConnectionsPerHost)
@@ -465,14 +530,14 @@ public final class ServeOptions {
                 .messageAuthReplayCapacity(messageAuthReplayCapacity)
                 .metricsEnabled(metrics).metricsAuth(new MetricsAuth(effectiveMetricsToken, metricsQueryTokenOk)).ui(ui).ratePerSecond(rate).rateBurst(burst)
                 .hostRatePerSecond(hostRate).hostRateBurst(hostBurst)
-                .authThrottle(new AuthThrottleSettings(authFailLimit, millis(authFailWindow), millis(authBackoff),
-                        millis(authBackoffMax), authThrottleHosts, authThrottleLoopback))
+                .authThrottle(new AuthThrottleSettings(authFailLimit, authWindow, backoff, longestBackoff,
+                        authThrottleHosts, authThrottleLoopback))
                 .privateDirectedMessages(privateDirectedMessages)
                 .maxFindingsPerAgent(maxFindingsPerAgent)
                 .warnStaleRecipients(warnStaleRecipients == null || warnStaleRecipients)
                 .recipientLivenessWindowSeconds(recipientLivenessWindow)
                 .waiterLivenessWindowSeconds(waiterLivenessWindow)
-                .takeoverCooldown(Duration.ofMillis((long) (takeoverCooldown * 1000)))
+                .takeoverCooldown(cooldown)
                 .advertisedHost(advertisedHost).allowOrigins(allowOrigins)
                 .presenceFanoutLimit(presenceFanoutLimit)
                 .defaultDelivery(Delivery.ofDefault(defaultDelivery))
@@ -486,11 +551,6 @@ public final class ServeOptions {
                         aclPolicy == null ? PinReclaimAcl.NONE : PinReclaimAcl.load(aclPolicy),
                         identityTrust == null ? null : dev.synapsehub.net.identity.IdentityTrust.load(identityTrust)))
                 .build();
-    }
-
-    /** Seconds as a duration, to the millisecond (at least 1 ms: the auth-throttle settings need positive ones). */
-    private static Duration millis(double seconds) {
-        return Duration.ofMillis(Math.max(1, Math.round(seconds * 1000)));
     }
 
     /** Native TLS files, or null for plain ws://; both flags or neither (contract F3's last row). */
@@ -515,10 +575,10 @@ public final class ServeOptions {
         require(!(meshBootstrap && meshGroup != null), "--mesh-bootstrap founds a new mesh and --mesh-group joins a"
                 + " running one: give one of them");
         require(db != null, "a mesh node needs --db (its Raft log goes beside it, in <db>.raft)");
-        require(meshCommitTimeout > 0 && Double.isFinite(meshCommitTimeout), "--mesh-commit-timeout must be positive");
+        Duration commitTimeout = SecondsOption.positive("--mesh-commit-timeout", meshCommitTimeout);
         meshCompaction(); // validated with the other mesh flags
         return new MeshConfig(meshId, MeshPeer.parseList(meshPeers), meshStorage(),
-                Duration.ofMillis((long) (meshCommitTimeout * 1000)), MeshConfig.DEFAULT_ELECTION_MIN,
+                commitTimeout, MeshConfig.DEFAULT_ELECTION_MIN,
                 MeshConfig.DEFAULT_ELECTION_MAX, meshGroupId()).withTls(meshTls.load()).withBootstrap(meshBootstrap);
     }
 
@@ -670,18 +730,28 @@ public final class ServeOptions {
         m.put("max_declared_paths", limits.maxDeclaredPaths());
         m.put("default_lease_ttl_s", limits.defaultTtlSeconds());
         m.put("message_auth", config.messageAuthKeys().size() + " key(s), "
-                + (config.requireMessageAuth() ? "required" : "not required"));
+                + (config.requireMessageAuth() ? "required" : "not required") + ", window "
+                + config.messageAuthWindowSeconds() + " s, replay capacity " + config.messageAuthReplayCapacity());
         m.put("metrics", config.metricsEnabled());
         m.put("metrics_token", !config.metricsAuth().secured() ? "none"
                 : "set (" + (metricsToken != null && !metricsToken.isEmpty() ? "--metrics-token" : "--metrics-token-file")
                 + (config.metricsAuth().queryTokenOk() ? "; ?token= accepted" : "") + ")");
         m.put("ui", config.ui() ? "cockpit at /ui" : "off");
+        m.put("advertised_host", config.advertisedHost() == null ? "none" : config.advertisedHost());
+        m.put("allow_origin", config.allowOrigins().isEmpty() ? "none (a handshake with an Origin header is refused)"
+                : config.allowOrigins());
+        m.put("identity_binding", config.identityPins().requiresBinding() ? "required, trust "
+                + identityTrust.toAbsolutePath() : "off");
+        m.put("acl_policy", aclPolicy == null ? "none" : aclPolicy.toAbsolutePath());
         m.put("identity_pinning", config.identityPins().enabled() ? "on (" + (meshId != null ? "pins replicated" : db == null ? "pins in memory" : "pins journaled")
                 + ", " + config.identityPins().acl().grants().size() + " reclaim grant(s))" : "off");
         m.put("private_directed_messages", config.privateDirectedMessages());
         m.put("warn_stale_recipients", config.warnStaleRecipients() ? "on" : "off (socket presence)");
         m.put("recipient_liveness_window_s", config.recipientLivenessWindowSeconds());
         m.put("waiter_liveness_window_s", config.waiterLivenessWindowSeconds());
+        m.put("max_findings_per_agent", config.maxFindingsPerAgent());
+        m.put("relay_log", relayLog == null ? "off" : relayLog.toAbsolutePath() + ", cut to the last " + relayMaxLines
+                + " lines every " + relayMaxLines + " appends");
         m.put("takeover_cooldown_s", config.takeoverCooldown().toMillis() / 1000.0);
         m.put("presence_fanout", config.presenceFanoutLimit() == 0 ? "always" : "up to " + config.presenceFanoutLimit() + " sockets");
         m.put("default_delivery", config.defaultDelivery().mode().wire());
@@ -839,6 +909,11 @@ public final class ServeOptions {
             }
         }
         return true;
+    }
+
+    /** Refuses {@code value} below {@code min}, naming the option, its range and the value. */
+    private static void atLeast(String option, long value, long min) {
+        require(value >= min, option + " must be at least " + min + " (got " + value + ")");
     }
 
     private static void require(boolean ok, String message) {

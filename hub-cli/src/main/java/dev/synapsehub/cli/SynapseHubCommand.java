@@ -97,7 +97,7 @@ public final class SynapseHubCommand implements Callable<Integer> {
         }
         // the close waits up to --shutdown-close-timeout for the clients' close replies: on top of the bound
         return serveUntilStopped(daemon, stop,
-                WRITER_FAILURE_SHUTDOWN.plusMillis((long) (serve.shutdownCloseTimeoutSeconds * 1000)));
+                WRITER_FAILURE_SHUTDOWN.plus(daemon.config().shutdownCloseTimeout()));
     }
 
     /**

@@ -16,9 +16,10 @@ class AuthThrottleCliTest {
     void badValuesAreRefusedAtStartNamingTheOption() {
         String[][] refused = {
                 {"--auth-fail-limit", "-1", "--auth-fail-limit must be >= 0"},
-                {"--auth-fail-window", "0", "--auth-fail-window must be a positive number of seconds"},
-                {"--auth-fail-window", "NaN", "--auth-fail-window must be a positive number of seconds"},
-                {"--auth-backoff", "-5", "--auth-backoff must be a positive number of seconds"},
+                {"--auth-fail-window", "0", "--auth-fail-window must be a number of seconds within 0.001..604800"},
+                {"--auth-fail-window", "NaN", "--auth-fail-window must be a number of seconds within"},
+                {"--auth-backoff", "-5", "--auth-backoff must be a number of seconds within"},
+                {"--auth-backoff", "0.0004", "--auth-backoff must be a number of seconds within 0.001..604800 (got 0.0004)"},
                 {"--auth-backoff-max", "10", "--auth-backoff-max must be at least --auth-backoff"},
                 {"--auth-throttle-hosts", "0", "--auth-throttle-hosts must be at least 1"},
         };

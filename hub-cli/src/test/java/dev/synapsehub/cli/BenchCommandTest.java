@@ -339,6 +339,20 @@ class BenchCommandTest {
     }
 
     @Test
+    void aWarmupPastTheHourOrADurationThatIsNoNumberIsAUsageErrorBeforeAnyConnection() {
+        String url = "ws://127.0.0.1:9"; // nothing listens: a run that is not refused fails to connect instead
+        String[][] refused = {{"--warmup", "3601", "--warmup must be a number of seconds within 0..3600"},
+                {"--warmup", "-1", "--warmup must be"}, {"--duration", "NaN", "--duration must be a number of seconds"},
+                {"--duration", "Infinity", "--duration must be"}, {"--drain", "NaN", "--drain must be"},
+                {"--connect-timeout", "NaN", "--connect-timeout must be"}};
+        for (String[] bad : refused) {
+            CliTest.Run r = run("bench", "--url", url, "--quiet", "--count", "1", bad[0], bad[1]);
+            assertThat(r.code()).as(bad[0] + " " + bad[1]).isEqualTo(ExitCodes.USAGE);
+            assertThat(r.err()).as(bad[0] + " " + bad[1]).contains(bad[2]);
+        }
+    }
+
+    @Test
     void inFlightOutOfRangeIsAUsageError() throws Exception {
         hub.start("--port", "0");
         CliTest.Run r = bench("--in-flight", "0", "--count", "1");

@@ -180,19 +180,24 @@ public record HubConfig(
         token = token == null || token.isEmpty() ? null : token;
         metricsAuth = metricsAuth == null ? MetricsAuth.OPEN : metricsAuth;
         authThrottle = authThrottle == null ? AuthThrottleSettings.DEFAULTS : authThrottle;
-        maxClients = Math.max(1, maxClients);
-        maxConnectionsPerHost = Math.max(0, maxConnectionsPerHost);
-        maxUnauthClients = maxUnauthClients <= 0 ? maxClients : maxUnauthClients;
+        // out of range is refused, not raised to the nearest value: -32 per host meant a cap, not 0 (off)
+        atLeast("max clients", maxClients, 1);
+        atLeast("max connections per host (0: no cap)", maxConnectionsPerHost, 0);
+        atLeast("max unauthenticated clients (0: max clients)", maxUnauthClients, 0);
+        maxUnauthClients = maxUnauthClients == 0 ? maxClients : maxUnauthClients;
         maxFrameBytes = Math.max(1024, maxFrameBytes);
         maxJsonDepth = Math.max(1, maxJsonDepth);
         outboundHighWaterBytes = Math.max(8 * 1024, outboundHighWaterBytes);
         maxFindingsPerAgent = Math.max(1, maxFindingsPerAgent); // 0 and -5 behave as 1 (PM5)
         leaseOfflineTtlSeconds = Math.max(0, leaseOfflineTtlSeconds);
         messageAuthKeys = List.copyOf(messageAuthKeys);
-        messageAuthReplayCapacity = Math.max(1, messageAuthReplayCapacity);
+        atLeast("message-auth replay capacity", messageAuthReplayCapacity, 1);
         hubId = hubId == null || hubId.isBlank() ? randomHubId() : hubId;
         allowOrigins = List.copyOf(allowOrigins);
-        presenceFanoutLimit = Math.max(0, presenceFanoutLimit);
+        atLeast("presence fan-out limit (0: always broadcast)", presenceFanoutLimit, 0);
+        if (authTimeout == null || authTimeout.compareTo(Duration.ofMillis(1)) < 0) {
+            throw new IllegalArgumentException("auth timeout must be at least 1 ms: " + authTimeout);
+        }
         takeoverCooldown = nonNegative(takeoverCooldown);
         takeoverQuarantineThreshold = Math.max(1, takeoverQuarantineThreshold);
         takeoverQuarantineWindow = nonNegative(takeoverQuarantineWindow);
@@ -225,6 +230,11 @@ public record HubConfig(
         }
         positiveWindow("recipient liveness window", recipientLivenessWindowSeconds);
         positiveWindow("waiter liveness window", waiterLivenessWindowSeconds);
+        if (!(ratePerSecond >= 0) || !Double.isFinite(ratePerSecond) || rateBurst < 1) {
+            // a burst of 0 answers every frame rate_limited, for good
+            throw new IllegalArgumentException("rate must be >= 0 and its burst >= 1: " + ratePerSecond
+                    + " burst " + rateBurst);
+        }
         if (!(hostRatePerSecond >= 0) || !Double.isFinite(hostRatePerSecond) || hostRateBurst < 1) {
             throw new IllegalArgumentException("host rate must be >= 0 and its burst >= 1: " + hostRatePerSecond
                     + " burst " + hostRateBurst);
@@ -236,6 +246,12 @@ public record HubConfig(
 
     /** Default {@link #waiterLivenessWindowSeconds()} (contract §8.6, §13). */
     public static final double DEFAULT_WAITER_LIVENESS_WINDOW = 20.0;
+
+    private static void atLeast(String what, long value, long min) {
+        if (value < min) {
+            throw new IllegalArgumentException(what + " must be at least " + min + ": " + value);
+        }
+    }
 
     private static void positiveWindow(String what, double seconds) {
         // NaN or infinity would make every recipient live (or none) without saying so
