@@ -50,7 +50,8 @@ public final class SynapseHubCommand implements Callable<Integer> {
     @Option(names = "--config", paramLabel = "FILE", order = -1,
             description = "Read option defaults from a properties file (keys are option names without dashes, "
                     + "e.g. port=8876, db=/var/lib/synapse/hub.db); a key no option reads is refused (exit 2). "
-                    + "Command-line options win.")
+                    + "Command-line options win. Plain keys set the hub start's options; a subcommand reads only "
+                    + "keys qualified with its name (synapse-hub.who.timeout=5), and no required option.")
     Path config;
 
     @Option(names = "--log-level", paramLabel = "LEVEL", order = -1,
@@ -167,7 +168,28 @@ public final class SynapseHubCommand implements Callable<Integer> {
             config.refuseUnknownKeys(cl, () -> cl);
             cl.setDefaultValueProvider(config.defaults()); // after the subcommands: it reaches theirs too
         }
+        cl.setExecutionStrategy(parsed -> execute(parsed, config));
         return cl;
+    }
+
+    /** Runs the command line as picocli's RunLast does, noting the config file's keys a subcommand does not read. */
+    private static int execute(CommandLine.ParseResult parsed, ConfigFile config) {
+        Integer help = CommandLine.executeHelpRequest(parsed);
+        if (help != null) {
+            return help;
+        }
+        if (parsed.hasSubcommand()) {
+            CommandLine.ParseResult last = parsed;
+            while (last.hasSubcommand()) {
+                last = last.subcommand();
+            }
+            java.io.PrintWriter err = last.commandSpec().commandLine().getErr();
+            if (config != null) {
+                config.keysNotRead(last).forEach(err::println);
+                err.flush();
+            }
+        }
+        return new CommandLine.RunLast().execute(parsed);
     }
 
     /** The command line with every subcommand. */
