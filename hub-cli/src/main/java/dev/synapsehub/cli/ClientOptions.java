@@ -47,7 +47,7 @@ public final class ClientOptions {
             description = "How long to wait for the hub (default: ${DEFAULT-VALUE}).")
     double timeoutSeconds;
 
-    @Option(names = "--json", description = "Print the hub's reply frame as JSON instead of a summary.")
+    @Option(names = "--json", description = "Print the hub's reply frame as JSON instead of a summary (the exit code is the same).")
     boolean json;
 
     /**

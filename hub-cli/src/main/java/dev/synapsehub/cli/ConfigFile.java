@@ -53,77 +53,170 @@ final class ConfigFile {
         return new ConfigFile(file, props);
     }
 
-    /** The default provider over this file's keys. */
+    /**
+     * The default provider over this file's keys. The hub start (the top-level command) reads a
+     * key by the option's name, as picocli's PropertiesDefaultProvider does; a subcommand reads
+     * only keys qualified with its name ({@code synapse-hub.who.timeout}), never an unqualified
+     * one: the same name means another thing there ({@code rate}, {@code timeout}), and the
+     * hub's {@code db} would have become the {@code --db} an operator forgot on {@code import}.
+     * A required option is never read from the file, so forgetting it stays a usage error.
+     */
     CommandLine.IDefaultValueProvider defaults() {
-        return new CommandLine.PropertiesDefaultProvider(props);
+        return arg -> {
+            CommandSpec command = arg.command();
+            if (command == null) {
+                return null;
+            }
+            boolean hubStart = command.parent() == null;
+            if (!hubStart && required(arg)) {
+                return null;
+            }
+            String prefix = command.qualifiedName(".") + ".";
+            for (String name : names(arg)) {
+                String value = props.getProperty(prefix + name);
+                if (value == null && hubStart) {
+                    value = props.getProperty(name);
+                }
+                if (value != null) {
+                    return value;
+                }
+            }
+            return null;
+        };
+    }
+
+    /**
+     * A note for each option of the subcommand that ran which the command line did not give and
+     * an unqualified key of this file names: that key is the hub start's, not the command's.
+     */
+    List<String> keysNotRead(CommandLine.ParseResult subcommand) {
+        CommandSpec spec = subcommand.commandSpec();
+        String command = spec.qualifiedName(" ").replaceFirst("^\\S+ ", "");
+        String prefix = spec.qualifiedName(".") + ".";
+        List<String> notes = new ArrayList<>();
+        for (OptionSpec option : spec.options()) {
+            if (subcommand.hasMatchedOption(option)) {
+                continue;
+            }
+            for (String name : names(option)) {
+                if (props.getProperty(name) != null && props.getProperty(prefix + name) == null) {
+                    notes.add("synapse-hub: note: --config " + file + ": '" + name + "' sets the hub start's option, not "
+                            + command + "'s " + option.longestName() + " (a key for " + command + " is qualified: "
+                            + prefix + name + ")");
+                    break;
+                }
+            }
+        }
+        return notes;
+    }
+
+    /**
+     * Whether the command declares {@code arg} required: its annotation says so, or it is a
+     * parameter that must be given. Not {@link ArgSpec#required()}: that is false once a default
+     * value is found (it asks this file's provider), which is how a key satisfied a required option.
+     */
+    private static boolean required(ArgSpec arg) {
+        if (arg instanceof PositionalParamSpec positional) {
+            return positional.arity().min > 0;
+        }
+        return arg.userObject() instanceof java.lang.reflect.AnnotatedElement element
+                && element.getAnnotation(CommandLine.Option.class) != null
+                && element.getAnnotation(CommandLine.Option.class).required();
+    }
+
+    /** The names a key may give an option or parameter by: its description key, then its name. */
+    private static List<String> names(ArgSpec arg) {
+        List<String> names = new ArrayList<>();
+        if (arg.descriptionKey() != null && !arg.descriptionKey().isEmpty()) {
+            names.add(arg.descriptionKey());
+        }
+        String name = arg instanceof OptionSpec option ? option.longestName().replaceFirst("^-+", "")
+                : ((PositionalParamSpec) arg).paramLabel();
+        if (name != null && !name.isEmpty()) {
+            names.add(name);
+        }
+        return names;
     }
 
     /**
      * Refuses a key no option of {@code commandLine} (or of {@code everyCommand}, built only when
      * needed: the hub's start leaves the subcommands out) reads: a misspelt key would otherwise be
-     * ignored and its option keep its default, where the same typo as a flag exits 2.
+     * ignored and its option keep its default, where the same typo as a flag exits 2. A key that
+     * qualifies a subcommand's required option is refused too: it is never read (see {@link #defaults}).
      */
     void refuseUnknownKeys(CommandLine commandLine, Supplier<CommandLine> everyCommand) {
-        List<String> unknown = unknownKeys(commandLine);
+        Keys keys = Keys.of(commandLine.getCommandSpec());
+        List<String> unknown = keys.unknown(props);
         if (unknown.isEmpty()) {
             return;
         }
         CommandLine all = everyCommand.get();
-        unknown = unknownKeys(all);
+        keys = Keys.of(all.getCommandSpec());
+        unknown = keys.unknown(props);
         if (unknown.isEmpty()) {
             return;
         }
-        Set<String> known = new TreeSet<>(); // the names a suggestion may give, unqualified
-        keys(all.getCommandSpec(), known, false);
-        StringBuilder message = new StringBuilder("--config " + file + ": unknown key");
-        message.append(unknown.size() > 1 ? "s " : " ");
-        for (int i = 0; i < unknown.size(); i++) {
-            String key = unknown.get(i);
-            message.append(i == 0 ? "" : ", ").append('\'').append(key).append('\'');
-            String near = closest(key, known);
-            if (near != null) {
-                message.append(" (did you mean ").append(near).append("?)");
+        List<String> problems = new ArrayList<>();
+        List<String> typos = new ArrayList<>();
+        for (String key : unknown) {
+            String required = keys.requiredKeys().get(key);
+            if (required != null) {
+                problems.add("key '" + key + "' would set " + required + ", a required option, which is never read"
+                        + " from a file: give it on the command line");
+            } else {
+                String near = closest(key, keys.suggestions());
+                typos.add('\'' + key + '\'' + (near == null ? "" : " (did you mean " + near + "?)"));
             }
         }
-        message.append("; keys are option names without the leading dashes (synapse-hub --help lists them)");
-        throw new CommandLine.PicocliException(message.toString());
-    }
-
-    private List<String> unknownKeys(CommandLine commandLine) {
-        Set<String> known = new HashSet<>();
-        keys(commandLine.getCommandSpec(), known, true);
-        List<String> unknown = new ArrayList<>();
-        for (String key : new TreeSet<>(props.stringPropertyNames())) {
-            if (!known.contains(key)) {
-                unknown.add(key);
-            }
+        if (!typos.isEmpty()) {
+            problems.add("unknown key" + (typos.size() > 1 ? "s " : " ") + String.join(", ", typos)
+                    + "; keys are option names without the leading dashes (synapse-hub --help lists them)");
         }
-        return unknown;
+        throw new CommandLine.PicocliException("--config " + file + ": " + String.join("; ", problems));
     }
 
-    /** The keys picocli's PropertiesDefaultProvider looks up for the command and its subcommands. */
-    private static void keys(CommandSpec spec, Set<String> into, boolean qualified) {
-        String prefix = spec.qualifiedName(".") + ".";
-        for (ArgSpec arg : spec.args()) {
-            List<String> names = new ArrayList<>();
-            if (arg instanceof OptionSpec option) {
-                names.add(option.longestName().replaceFirst("^-+", ""));
-                names.add(option.descriptionKey());
-            } else if (arg instanceof PositionalParamSpec positional) {
-                names.add(positional.paramLabel());
-                names.add(positional.descriptionKey());
-            }
-            for (String name : names) {
-                if (name != null && !name.isEmpty()) {
-                    into.add(name);
-                    if (qualified) {
-                        into.add(prefix + name);
+    /**
+     * The keys a file may hold for a command line. Known: the hub start's options by name or
+     * qualified ({@code synapse-hub.port}); a subcommand's by name too (a file shared with the
+     * operator commands starts the hub; the subcommand does not read them) and qualified, unless
+     * the option is required. {@code requiredKeys}: such a qualified key, with the option it names.
+     */
+    private record Keys(Set<String> known, java.util.Map<String, String> requiredKeys, Set<String> suggestions) {
+        static Keys of(CommandSpec spec) {
+            Keys keys = new Keys(new HashSet<>(), new java.util.HashMap<>(), new TreeSet<>());
+            keys.add(spec);
+            return keys;
+        }
+
+        private void add(CommandSpec spec) {
+            String prefix = spec.qualifiedName(".") + ".";
+            boolean hubStart = spec.parent() == null;
+            for (ArgSpec arg : spec.args()) {
+                for (String name : names(arg)) {
+                    known.add(name);
+                    suggestions.add(name);
+                    if (hubStart || !required(arg)) {
+                        known.add(prefix + name);
+                    } else {
+                        requiredKeys.put(prefix + name, (arg instanceof OptionSpec option ? option.longestName()
+                                : ((PositionalParamSpec) arg).paramLabel()) + " of "
+                                + spec.qualifiedName(" ").replaceFirst("^\\S+ ", ""));
                     }
                 }
             }
+            for (CommandLine sub : spec.subcommands().values()) {
+                add(sub.getCommandSpec());
+            }
         }
-        for (CommandLine sub : spec.subcommands().values()) {
-            keys(sub.getCommandSpec(), into, qualified);
+
+        List<String> unknown(Properties props) {
+            List<String> unknown = new ArrayList<>();
+            for (String key : new TreeSet<>(props.stringPropertyNames())) {
+                if (!known.contains(key)) {
+                    unknown.add(key);
+                }
+            }
+            return unknown;
         }
     }
 

@@ -542,14 +542,13 @@ final class FederationCommands implements Callable<Integer> {
         }
 
         @Override
-        int report(ObjectNode reply, PrintWriter out) {
+        void report(ObjectNode reply, PrintWriter out) {
             if (reply.path("peers").isEmpty()) {
                 out.println("no watched peers");
             }
             for (JsonNode p : reply.path("peers")) {
                 out.println(statusLine(p));
             }
-            return ExitCodes.OK;
         }
     }
 
@@ -621,10 +620,11 @@ final class FederationCommands implements Callable<Integer> {
                 ObjectNode parsed = (ObjectNode) new com.fasterxml.jackson.databind.ObjectMapper().readTree(reply.toString());
                 if (client.json) {
                     spec.commandLine().getOut().println(parsed);
-                    return ExitCodes.OK;
+                } else {
+                    offline = true;
+                    report(parsed, spec.commandLine().getOut());
                 }
-                offline = true;
-                return report(parsed, spec.commandLine().getOut());
+                return exitCode(parsed);
             } catch (Exception e) {
                 spec.commandLine().getErr().println("synapse-hub: " + e.getMessage());
                 return ExitCodes.DATA_ERROR;
@@ -632,7 +632,7 @@ final class FederationCommands implements Callable<Integer> {
         }
 
         @Override
-        int report(ObjectNode reply, PrintWriter out) {
+        void report(ObjectNode reply, PrintWriter out) {
             if (reply.path("peers").isEmpty()) {
                 out.println("no watched peers");
             }
@@ -645,7 +645,6 @@ final class FederationCommands implements Callable<Integer> {
                             c.path("seq").asLong(), c.path("observed_on").asText());
                 }
             }
-            return ExitCodes.OK;
         }
     }
 
@@ -674,9 +673,14 @@ final class FederationCommands implements Callable<Integer> {
         }
 
         @Override
-        int report(ObjectNode reply, PrintWriter out) {
+        int exitCode(ObjectNode reply) {
+            return "multihub_recover_result".equals(type(reply)) && !reply.path("recovered").asBoolean()
+                    ? ExitCodes.REFUSED : super.exitCode(reply);
+        }
+
+        @Override
+        void report(ObjectNode reply, PrintWriter out) {
             out.println(reply.path("detail").asText());
-            return reply.path("recovered").asBoolean() ? ExitCodes.OK : ExitCodes.REFUSED;
         }
     }
 }

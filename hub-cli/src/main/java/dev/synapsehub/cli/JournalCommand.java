@@ -4,6 +4,8 @@ import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.journal.JournalException;
 import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.journal.CorruptSnapshotException;
+import dev.synapsehub.journal.BackupTargetRefusedException;
+import dev.synapsehub.journal.HubHoldsJournalException;
 import dev.synapsehub.journal.JournalBackup;
 import dev.synapsehub.journal.JournalCheck;
 import dev.synapsehub.journal.JournalControl;
@@ -173,7 +175,12 @@ public final class JournalCommand {
             "Online, the hub process writes the file, at --to as the hub sees that path: under a service"
                     + " sandbox (the shipped systemd unit: ProtectSystem=strict, PrivateTmp=true) only its writable"
                     + " paths work, and /tmp is the hub's private one. Name a directory the hub may write and you"
-                    + " can read (see docs/operations.md, Backup and restore)."},
+                    + " can read (see docs/operations.md, Backup and restore).",
+            "A running mesh node takes no online backup (it has no control socket): stop it for an offline copy.",
+            "Here exit 2 also means the target exists or is not a new file in an existing directory, or the hub wrote"
+                    + " it where this process does not see it; 3 a hub runs on --db but did not take the backup (no"
+                    + " answer, it could not, its control socket is not this user's, or no control socket: see its"
+                    + " start-up log, or a mesh node)."},
             mixinStandardHelpOptions = true, footer = ExitCodes.HELP_FOOTER)
     static final class Backup implements Callable<Integer> {
         @Option(names = "--db", required = true, paramLabel = "FILE", description = "The journal file.")
@@ -218,14 +225,37 @@ public final class JournalCommand {
                         }
                         return ExitCodes.OK;
                     }
-                    err.println("synapse-hub: the running hub refused the backup: " + reply.replaceFirst("^error ", ""));
-                    return ExitCodes.DATA_ERROR;
+                    if (reply.startsWith(JournalControl.TARGET_REFUSED)) {
+                        err.println("synapse-hub: the running hub refused the target: "
+                                + reply.substring(JournalControl.TARGET_REFUSED.length()));
+                        return ExitCodes.USAGE;
+                    }
+                    err.println("synapse-hub: the running hub could not take the backup: "
+                            + reply.replaceFirst("^error ", ""));
+                    return ExitCodes.UNAVAILABLE;
                 }
                 out.println("offline backup " + JournalBackup.offline(db, target).summary());
                 return ExitCodes.OK;
             } catch (JournalControl.NoAnswerException e) {
                 err.println("synapse-hub: " + e.getMessage() + "; no backup was taken here (if the hub resumes it may"
                         + " still write " + target + ")");
+                return ExitCodes.UNAVAILABLE;
+            } catch (JournalControl.UnusableSocketException e) {
+                err.println("synapse-hub: " + e.getMessage() + "; nothing was written");
+                return ExitCodes.UNAVAILABLE;
+            } catch (BackupTargetRefusedException e) {
+                err.println("synapse-hub: " + e.getMessage());
+                return ExitCodes.USAGE;
+            } catch (HubHoldsJournalException e) {
+                Path raft = Path.of(db + ".raft"); // where a mesh node keeps its Raft log (ServeOptions.meshStorage)
+                if (Files.isDirectory(raft)) {
+                    err.println("synapse-hub: " + db + " is the journal of a running mesh node (its Raft log is " + raft
+                            + "): a mesh node opens no control socket, so it takes no online backup. Stop the node"
+                            + " (the others keep serving while a quorum is up) and run this again for an offline copy"
+                            + " of its journal. Nothing was written.");
+                } else {
+                    err.println("synapse-hub: " + e.getMessage());
+                }
                 return ExitCodes.UNAVAILABLE;
             } catch (JournalException | java.io.IOException e) {
                 err.println("synapse-hub: " + e.getMessage());

@@ -69,14 +69,22 @@ final class MessagingCommands {
         }
 
         @Override
-        int report(ObjectNode reply, PrintWriter out) {
+        int exitCode(ObjectNode reply) {
+            // a receipt that says not delivered: the message reached nobody
+            return type(reply).equals("delivery_receipt") && !reply.path("delivered").asBoolean()
+                    ? ExitCodes.REFUSED : super.exitCode(reply);
+        }
+
+        @Override
+        void report(ObjectNode reply, PrintWriter out) {
             if (type(reply).equals("error")) {
-                return denied(reply, out);
+                denied(reply, out);
+                return;
             }
             if (type(reply).equals("chat")) {
                 out.printf("sent to %s (msg_id %s%s)%n", target, reply.path("msg_id").asText(),
                         reply.has("seq") ? ", seq " + reply.path("seq").asText() : "");
-                return ExitCodes.OK;
+                return;
             }
             boolean delivered = reply.path("delivered").asBoolean();
             List<String> recipients = new ArrayList<>();
@@ -84,7 +92,6 @@ final class MessagingCommands {
             out.printf("%s to %s: %s%s%n", delivered ? "delivered" : "not delivered", target,
                     recipients.isEmpty() ? "no live recipient" : String.join(", ", recipients),
                     reply.path("dead_lettered").asBoolean() ? " (kept as a dead letter for the mailbox)" : "");
-            return delivered ? ExitCodes.OK : ExitCodes.REFUSED;
         }
     }
 
@@ -106,7 +113,7 @@ final class MessagingCommands {
         }
 
         @Override
-        int report(ObjectNode reply, PrintWriter out) {
+        void report(ObjectNode reply, PrintWriter out) {
             JsonNode board = reply.path("board");
             JsonNode tasks = board.path("tasks");
             out.printf("%d task(s); ready: %s%n", tasks.size(), board.path("ready"));
@@ -127,7 +134,6 @@ final class MessagingCommands {
                             n.path("text").asText());
                 }
             }
-            return ExitCodes.OK;
         }
     }
 
@@ -137,7 +143,7 @@ final class MessagingCommands {
     static final class DeadLetters extends OperatorCommands.StateQuery {
 
         @Override
-        int report(ObjectNode reply, PrintWriter out) {
+        void report(ObjectNode reply, PrintWriter out) {
             JsonNode letters = reply.path("snapshot").path("dead_letters");
             double now = reply.path("snapshot").path("generated_at").asDouble();
             out.printf("%d target(s) with dead letters%n", letters.size());
@@ -145,7 +151,6 @@ final class MessagingCommands {
                 out.printf(Locale.ROOT, "  %-28s %5d  last from %-20s %.0f s ago%n", d.path("target").asText(),
                         d.path("count").asLong(), d.path("last_sender").asText(), now - d.path("last_ts").asDouble());
             }
-            return ExitCodes.OK;
         }
     }
 

@@ -38,8 +38,17 @@ final class OperatorCommands {
         /** Recognises the reply to the request. */
         abstract Predicate<ObjectNode> isReply();
 
-        /** Prints a reply and returns the exit code. */
-        abstract int report(ObjectNode reply, PrintWriter out);
+        /** Prints a reply for a person; {@code --json} prints the frame instead. */
+        abstract void report(ObjectNode reply, PrintWriter out);
+
+        /**
+         * The exit code a reply means, the same with {@code --json} as without: 1 for a refusal
+         * (an {@code error} or {@code *_denied} frame), else 0.
+         */
+        int exitCode(ObjectNode reply) {
+            String type = type(reply);
+            return type.equals("error") || type.endsWith("_denied") ? ExitCodes.REFUSED : ExitCodes.OK;
+        }
 
         /** Whether the request is one a hub may require signed (claim, release, handoff): only these read a key. */
         boolean signs() {
@@ -86,13 +95,12 @@ final class OperatorCommands {
                 }
                 if (client.json) {
                     spec.commandLine().getOut().println(reply.toString());
-                    return "error".equals(type(reply)) || type(reply).endsWith("_denied")
-                            ? ExitCodes.REFUSED : ExitCodes.OK;
+                } else if ("error".equals(type(reply))) {
+                    denied(reply, spec.commandLine().getOut());
+                } else {
+                    report(reply, spec.commandLine().getOut());
                 }
-                if ("error".equals(type(reply))) {
-                    return denied(reply, spec.commandLine().getOut());
-                }
-                return report(reply, spec.commandLine().getOut());
+                return exitCode(reply);
             } catch (HubRefusal e) {
                 err.println("synapse-hub: " + e.getMessage());
                 return e.exitCode();
@@ -114,11 +122,10 @@ final class OperatorCommands {
             return t.equals("auth_denied") || t.equals("name_conflict");
         }
 
-        static int denied(ObjectNode reply, PrintWriter out) {
+        static void denied(ObjectNode reply, PrintWriter out) {
             // a denial carries reason_code, an error frame error_code (busy, queued, commit_unknown on a mesh)
             String code = reply.path("reason_code").asText(reply.path("error_code").asText(""));
             out.println("refused" + (code.isEmpty() ? "" : " (" + code + ")") + ": " + reply.path("payload").asText());
-            return ExitCodes.REFUSED;
         }
     }
 
@@ -151,7 +158,7 @@ final class OperatorCommands {
         }
 
         @Override
-        int report(ObjectNode reply, PrintWriter out) {
+        void report(ObjectNode reply, PrintWriter out) {
             // The hub counts this command's own connection and name; an operator asks about the others.
             List<String> names = new ArrayList<>();
             reply.path("online_agents").forEach(n -> {
@@ -167,7 +174,6 @@ final class OperatorCommands {
                 JsonNode r = roles.path(name);
                 out.println("  " + name + (r.isArray() && r.size() > 0 ? "  roles " + r : ""));
             }
-            return ExitCodes.OK;
         }
     }
 
@@ -189,7 +195,7 @@ final class OperatorCommands {
         }
 
         @Override
-        int report(ObjectNode reply, PrintWriter out) {
+        void report(ObjectNode reply, PrintWriter out) {
             JsonNode claims = reply.path("snapshot").path("active_claims");
             double now = reply.path("snapshot").path("generated_at").asDouble();
             JsonNode staleness = reply.path("staleness"); // a mesh node's label (docs/protocol.md)
@@ -207,7 +213,6 @@ final class OperatorCommands {
                         c.path("version").asLong(), c.path("lease_expires_at").asDouble() - now,
                         c.path("worktree").asText(), c.path("paths"));
             }
-            return ExitCodes.OK;
         }
     }
 
@@ -260,16 +265,16 @@ final class OperatorCommands {
         }
 
         @Override
-        int report(ObjectNode reply, PrintWriter out) {
+        void report(ObjectNode reply, PrintWriter out) {
             if (!type(reply).equals("claim_granted")) {
-                return denied(reply, out);
+                denied(reply, out);
+                return;
             }
             double until = reply.path("lease_expires_at").asDouble();
             // an instant a person reads (scripts take --json): UTC, to the millisecond
             out.printf("granted %s to %s: epoch %d, lease until %s%n", reply.path("task_id").asText(),
                     reply.path("owner").asText(), reply.path("epoch").asLong(),
                     java.time.Instant.ofEpochMilli(Math.round(until * 1000)));
-            return ExitCodes.OK;
         }
     }
 
@@ -305,12 +310,12 @@ final class OperatorCommands {
         }
 
         @Override
-        int report(ObjectNode reply, PrintWriter out) {
+        void report(ObjectNode reply, PrintWriter out) {
             if (!type(reply).equals("release_granted")) {
-                return denied(reply, out);
+                denied(reply, out);
+                return;
             }
             out.println("released " + reply.path("task_id").asText());
-            return ExitCodes.OK;
         }
     }
 
@@ -356,13 +361,13 @@ final class OperatorCommands {
         }
 
         @Override
-        int report(ObjectNode reply, PrintWriter out) {
+        void report(ObjectNode reply, PrintWriter out) {
             if (!type(reply).equals("handoff_granted")) {
-                return denied(reply, out);
+                denied(reply, out);
+                return;
             }
             out.printf("handed %s from %s to %s: epoch %d%n", reply.path("task_id").asText(),
                     reply.path("previous_owner").asText(), reply.path("owner").asText(), reply.path("epoch").asLong());
-            return ExitCodes.OK;
         }
     }
 }

@@ -22,7 +22,9 @@ import java.util.concurrent.CountDownLatch;
             "",
             "Without a subcommand it runs the hub: in memory on 127.0.0.1:8876 by default, durably with --db FILE.",
             "Stop it with Ctrl-C or SIGTERM: connections close, accepted work is committed, the journal closes.",
-            "If its writer thread fails it closes the same way and exits 70, for a service manager to restart it."},
+            "If its writer thread fails it closes the same way and exits 70, for a service manager to restart it.",
+            "A subcommand's options go after its name (synapse-hub who --url URI); before it only --config,"
+                    + " --log-level and --log-format are taken, any other option is refused (exit 2)."},
         // the subcommands are added by commandLine(args), only when the arguments may need them
         subcommands = {})
 public final class SynapseHubCommand implements Callable<Integer> {
@@ -50,7 +52,8 @@ public final class SynapseHubCommand implements Callable<Integer> {
     @Option(names = "--config", paramLabel = "FILE", order = -1,
             description = "Read option defaults from a properties file (keys are option names without dashes, "
                     + "e.g. port=8876, db=/var/lib/synapse/hub.db); a key no option reads is refused (exit 2). "
-                    + "Command-line options win.")
+                    + "Command-line options win. Plain keys set the hub start's options; a subcommand reads only "
+                    + "keys qualified with its name (synapse-hub.who.timeout=5), and no required option.")
     Path config;
 
     @Option(names = "--log-level", paramLabel = "LEVEL", order = -1,
@@ -167,7 +170,49 @@ public final class SynapseHubCommand implements Callable<Integer> {
             config.refuseUnknownKeys(cl, () -> cl);
             cl.setDefaultValueProvider(config.defaults()); // after the subcommands: it reaches theirs too
         }
+        cl.setExecutionStrategy(parsed -> execute(parsed, config));
         return cl;
+    }
+
+    /** The options that may come before a subcommand: they apply to it too (logging, the config file). */
+    static final java.util.Set<String> BEFORE_SUBCOMMAND = java.util.Set.of("--config", "--log-level", "--log-format");
+
+    /**
+     * Runs the command line as picocli's RunLast does, except that a subcommand given after hub
+     * options is refused: {@code synapse-hub --port 9000 who} parsed --port as the hub start's and
+     * ran who against 8876. Notes the config file's keys a subcommand does not read.
+     */
+    private static int execute(CommandLine.ParseResult parsed, ConfigFile config) {
+        Integer help = CommandLine.executeHelpRequest(parsed);
+        if (help != null) {
+            return help;
+        }
+        if (parsed.hasSubcommand()) {
+            CommandLine.ParseResult last = parsed;
+            while (last.hasSubcommand()) {
+                last = last.subcommand();
+            }
+            java.io.PrintWriter err = last.commandSpec().commandLine().getErr();
+            String command = last.commandSpec().qualifiedName(" ");
+            List<String> misplaced = parsed.matchedOptions().stream()
+                    .map(CommandLine.Model.OptionSpec::longestName)
+                    .filter(name -> !BEFORE_SUBCOMMAND.contains(name))
+                    .distinct().toList();
+            if (!misplaced.isEmpty()) {
+                boolean one = misplaced.size() == 1;
+                err.println("synapse-hub: " + String.join(", ", misplaced) + (one ? " is an option" : " are options")
+                        + " of the hub start, given before the subcommand " + parsed.subcommand().commandSpec().name()
+                        + ", which does not read " + (one ? "it" : "them") + "; put a subcommand's options after it ('"
+                        + command + " --help' lists them)");
+                err.flush();
+                return ExitCodes.USAGE;
+            }
+            if (config != null) {
+                config.keysNotRead(last).forEach(err::println);
+                err.flush();
+            }
+        }
+        return new CommandLine.RunLast().execute(parsed);
     }
 
     /** The command line with every subcommand. */

@@ -39,9 +39,12 @@ class JournalBackupCliTest {
                 + online.toAbsolutePath().normalize() + ": ").contains("consistent at seq 1");
         assertThat(CliTest.run("claim", "T2", "--url", hub.url()).code()).as("the hub kept serving").isEqualTo(ExitCodes.OK);
         CliTest.Run again = CliTest.run("journal", "backup", "--db", db.toString(), "--to", online.toString());
-        assertThat(again.code()).isEqualTo(ExitCodes.DATA_ERROR);
-        assertThat(again.err()).contains("never overwrites");
+        assertThat(again.code()).as("an existing target is a usage error").isEqualTo(ExitCodes.USAGE);
+        assertThat(again.err()).contains("refused the target").contains("never overwrites");
         hub.close();
+        CliTest.Run offlineAgain = CliTest.run("journal", "backup", "--db", db.toString(), "--to", online.toString());
+        assertThat(offlineAgain.code()).as("offline too").isEqualTo(ExitCodes.USAGE);
+        assertThat(offlineAgain.err()).contains("never overwrites");
         assertThat(Files.exists(JournalControl.socketPath(db))).as("removed at stop").isFalse();
 
         Path offline = dir.resolve("offline.db");
@@ -113,5 +116,33 @@ class JournalBackupCliTest {
             assertThat(run.out()).startsWith("online backup written by the hub process");
             assertThat(run.err()).contains("this process does not see a file there").contains("PrivateTmp");
         }
+    }
+
+    @Test
+    void aRunningHubThatDoesNotTakeTheBackupIsExitThreeNotAnInvalidJournal() throws Exception {
+        Path db = dir.resolve("hub.db");
+        hub.start("--port", "0", "--db", db.toString());
+        // what a hub that could not bind its control socket looks like (a path too long, no Unix sockets)
+        Files.delete(JournalControl.socketPath(db));
+        Path target = dir.resolve("b.db");
+        CliTest.Run run = CliTest.run("journal", "backup", "--db", db.toString(), "--to", target.toString());
+        assertThat(run.code()).as(run.err()).isEqualTo(ExitCodes.UNAVAILABLE);
+        assertThat(run.err()).contains("is open in a running hub").contains("see its start-up log")
+                .contains("Nothing was written");
+        assertThat(target).doesNotExist();
+    }
+
+    @Test
+    void aRunningMeshNodeIsToldToBeStoppedForABackup() throws Exception {
+        Path db = dir.resolve("n1.db");
+        int raft = HubProcess.freePort(); // below the ephemeral range: no outgoing socket takes it meanwhile
+        hub.start("--port", "0", "--db", db.toString(), "--mesh-id", "n1", "--mesh-peers", "n1=127.0.0.1:" + raft);
+        assertThat(JournalControl.socketPath(db)).as("a mesh node opens no control socket").doesNotExist();
+        Path target = dir.resolve("b.db");
+        CliTest.Run run = CliTest.run("journal", "backup", "--db", db.toString(), "--to", target.toString());
+        assertThat(run.code()).as(run.err()).isEqualTo(ExitCodes.UNAVAILABLE);
+        assertThat(run.err()).contains("running mesh node").contains("no online backup").contains("Stop the node")
+                .doesNotContain("start-up log");
+        assertThat(target).doesNotExist();
     }
 }

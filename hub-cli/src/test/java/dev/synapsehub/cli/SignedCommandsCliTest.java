@@ -65,7 +65,9 @@ class SignedCommandsCliTest {
         Files.writeString(hubKeys, "# the hub's keys, one KEY_ID:SECRET:SENDERS per line\nk1:supersecretvalue:team/a\n");
         hub.start("--port", "0", "--message-auth-key-file", hubKeys.toString());
         Path config = dir.resolve("synapse-hub.properties");
-        Files.writeString(config, "message-auth-key-file=" + hubKeys + "\nurl=" + hub.url() + "\n");
+        // a subcommand reads the keys qualified with its name
+        Files.writeString(config, "message-auth-key-file=" + hubKeys + "\nsynapse-hub.who.url=" + hub.url()
+                + "\nsynapse-hub.claim.url=" + hub.url() + "\n");
         CliTest.Run who = CliTest.run("--config", config.toString(), "who");
         assertThat(who.code()).as(who.err()).isEqualTo(ExitCodes.OK);
         CliTest.Run claim = CliTest.run("--config", config.toString(), "claim", "C-1", "--path", "src/c");

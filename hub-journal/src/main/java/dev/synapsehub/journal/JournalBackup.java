@@ -73,8 +73,10 @@ public final class JournalBackup {
      * Copies the journal {@code db} no hub is running on into {@code target}, reading it read-only
      * (nothing of {@code db} is changed or created, so it may sit on read-only storage).
      *
-     * @throws JournalRefusedException when a hub holds {@code db}'s writer lock (back it up through
-     *     that hub instead), or {@code db} is not a current journal
+     * @throws HubHoldsJournalException when a hub holds {@code db}'s writer lock (back it up through
+     *     that hub instead)
+     * @throws BackupTargetRefusedException when {@code target} is not a new file in an existing directory
+     * @throws JournalRefusedException when {@code db} is not a current journal
      */
     public static Result offline(Path db, Path target) throws JournalException {
         if (!Files.isRegularFile(db)) {
@@ -82,7 +84,7 @@ public final class JournalBackup {
         }
         try (SqliteJournal journal = SqliteJournal.openReadOnly(db)) {
             if (journal.hubRunning()) {
-                throw new JournalRefusedException(db + " is open in a running hub (it holds " + WriterLock.lockFile(db)
+                throw new HubHoldsJournalException(db + " is open in a running hub (it holds " + WriterLock.lockFile(db)
                         .getFileName() + ") that did not take the backup through its control socket "
                         + JournalControl.socketPath(db).getFileName() + " (see its start-up log); stop it for an"
                         + " offline backup. Nothing was written.");
@@ -152,10 +154,10 @@ public final class JournalBackup {
 
     private static void checkTarget(Path source, Path to) throws JournalException {
         if (Files.exists(to)) {
-            throw new JournalRefusedException(to + " exists; a backup never overwrites a file. Name a new one.");
+            throw new BackupTargetRefusedException(to + " exists; a backup never overwrites a file. Name a new one.");
         }
         if (to.equals(source) || to.getParent() == null || !Files.isDirectory(to.getParent())) {
-            throw new JournalRefusedException(to + ": not a new file in an existing directory");
+            throw new BackupTargetRefusedException(to + ": not a new file in an existing directory");
         }
     }
 

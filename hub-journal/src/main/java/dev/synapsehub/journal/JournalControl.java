@@ -19,9 +19,10 @@ import java.util.Optional;
  * The running hub's local control socket for journal operations that need its writer: a Unix
  * domain socket beside the journal ({@code <db>.control}, mode 0600, so only the file's owner
  * can use it, as only they can read the journal). Serves one request per connection, one at a
- * time: {@code backup <absolute target path>} answers {@code ok <summary>} or
- * {@code error <message>}, and while it works it sends a {@code wait} line every
- * {@link #HEARTBEAT_MILLIS} ms, so a client tells a hub busy with a long copy from a stopped one
+ * time: {@code backup <absolute target path>} answers {@code ok <summary>},
+ * {@code error target: <message>} for a target it refuses (one that exists, or not in an existing
+ * directory: a matter of the command line) or {@code error <message>}, and while it works it
+ * sends a {@code wait} line every {@link #HEARTBEAT_MILLIS} ms, so a client tells a hub busy with a long copy from a stopped one
  * by how long the hub stays silent. A request must arrive within {@link #REQUEST_TIMEOUT_MILLIS}
  * ms of the connection, so a client that never sends one cannot hold the socket. It is not on
  * the network and not part of the wire protocol.
@@ -35,6 +36,8 @@ public final class JournalControl implements AutoCloseable {
     static final long REQUEST_TIMEOUT_MILLIS = 10_000;
     /** What the hub sends while it works on a request; never a reply. */
     static final String WAIT = "wait";
+    /** How a reply refusing the backup target begins (the rest says why). */
+    public static final String TARGET_REFUSED = "error target: ";
 
     private final Path socket;
     private final ServerSocketChannel server;
@@ -163,10 +166,28 @@ public final class JournalControl implements AutoCloseable {
         }
         try {
             return "ok " + JournalBackup.copy(journal, writer, retention, target).summary();
+        } catch (BackupTargetRefusedException e) {
+            LOG.log(System.Logger.Level.WARNING, "online backup to " + target + " refused: " + e.getMessage());
+            return TARGET_REFUSED + e.getMessage().replace('\n', ' ');
         } catch (JournalException | RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "online backup to " + target + " failed: " + e.getMessage());
             return "error " + e.getMessage().replace('\n', ' ');
         }
+    }
+
+    /**
+     * The control socket is there but this process may not use it: permission denied (it is its
+     * owner's only, mode 0600) or another error than a stale socket's "connection refused".
+     */
+    public static final class UnusableSocketException extends IOException {
+        UnusableSocketException(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    /** Connects a channel (the real connect, or a test's). */
+    interface Connector {
+        boolean connect(SocketChannel channel, UnixDomainSocketAddress address) throws IOException;
     }
 
     /** The hub did not answer within the time allowed: stopped (SIGSTOP), hung, or busy with another client. */
@@ -183,21 +204,34 @@ public final class JournalControl implements AutoCloseable {
      * sends every {@link #HEARTBEAT_MILLIS} ms until it replies.
      *
      * @throws NoAnswerException when the hub stayed silent longer than that
+     * @throws UnusableSocketException when the socket is there but cannot be connected to for
+     *     another reason than a stale socket's (permission denied, above all)
      */
     public static Optional<String> request(Path db, String line, long timeoutMillis) throws IOException {
+        return request(db, line, timeoutMillis, SocketChannel::connect);
+    }
+
+    /** As {@link #request(Path, String, long)}, connecting through {@code connector}. */
+    static Optional<String> request(Path db, String line, long timeoutMillis, Connector connector) throws IOException {
         Path socket = socketPath(db);
         if (!Files.exists(socket)) {
             return Optional.empty();
         }
         try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX); Lines lines = new Lines(channel)) {
             try {
-                if (!channel.connect(UnixDomainSocketAddress.of(socket))) {
+                if (!connector.connect(channel, UnixDomainSocketAddress.of(socket))) {
                     lines.awaitConnect(timeoutMillis);
                 }
             } catch (NoAnswerException e) {
                 throw e;
-            } catch (IOException refused) {
-                return Optional.empty(); // left behind by a hub that was killed
+            } catch (java.net.ConnectException refused) {
+                return Optional.empty(); // left behind by a hub that was killed: nobody listens
+            } catch (IOException e) {
+                if (!Files.exists(socket, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                    return Optional.empty(); // removed meanwhile: the hub stopped
+                }
+                // not a stale socket: permission denied, above all, which an offline refusal would hide
+                throw new UnusableSocketException(unusable(db, socket, e), e);
             }
             lines.send(line, timeoutMillis);
             while (true) { // bounded by the hub: it stops sending wait lines once it replied or stopped
@@ -211,6 +245,22 @@ public final class JournalControl implements AutoCloseable {
                     + " s on its control socket " + socket + " (" + e.getMessage() + "): it is stopped (SIGSTOP),"
                     + " hung, or busy with another client's request");
         }
+    }
+
+    private static String unusable(Path db, Path socket, IOException e) {
+        String message = "cannot use the control socket " + socket + " of the hub running on " + db + ": "
+                + e.getMessage();
+        if (e instanceof java.nio.file.AccessDeniedException
+                || String.valueOf(e.getMessage()).toLowerCase(java.util.Locale.ROOT).contains("permission denied")) {
+            String owner;
+            try {
+                owner = " (" + Files.getOwner(socket, java.nio.file.LinkOption.NOFOLLOW_LINKS).getName() + ")";
+            } catch (IOException | UnsupportedOperationException unknown) {
+                owner = "";
+            }
+            message += "; the socket is its owner's only (mode 0600): run this as the user the hub runs as" + owner;
+        }
+        return message;
     }
 
     /** Lines over a non-blocking channel, each read or write waiting at most a given time. */

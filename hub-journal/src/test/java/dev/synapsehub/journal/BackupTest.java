@@ -148,10 +148,10 @@ class BackupTest {
                     .as("snapshot + tail equals a full replay of the copy").isEmpty();
         }
         byte[] before = Files.readAllBytes(copy);
-        assertThatThrownBy(() -> JournalBackup.offline(db, copy)).isInstanceOf(JournalRefusedException.class)
+        assertThatThrownBy(() -> JournalBackup.offline(db, copy)).isInstanceOf(BackupTargetRefusedException.class)
                 .hasMessageContaining("never overwrites");
         assertThat(Files.readAllBytes(copy)).isEqualTo(before);
-        assertThatThrownBy(() -> JournalBackup.offline(db, db)).isInstanceOf(JournalRefusedException.class);
+        assertThatThrownBy(() -> JournalBackup.offline(db, db)).isInstanceOf(BackupTargetRefusedException.class);
         try (var files = Files.list(dir)) {
             assertThat(files.map(p -> p.getFileName().toString())).noneMatch(n -> n.contains(".partial-"));
         }

@@ -87,4 +87,38 @@ class JournalControlTest {
         }
         assertThat(Files.exists(copy)).isTrue();
     }
+
+    @Test
+    void aSocketThisUserMayNotUseIsSaidSoNotTakenForAStaleOne() throws Exception {
+        Path db = dir.resolve("hub.db");
+        try (ServerSocketChannel hub = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            hub.bind(UnixDomainSocketAddress.of(JournalControl.socketPath(db)));
+            // what JDK 17 throws connecting to another user's 0600 socket (EACCES; tests run as root here,
+            // whom the mode does not stop)
+            JournalControl.Connector denied = (channel, address) -> {
+                throw new java.net.BindException("Permission denied");
+            };
+            assertThatThrownBy(() -> JournalControl.request(db, "backup " + dir.resolve("b.db"), 5_000, denied))
+                    .isInstanceOf(JournalControl.UnusableSocketException.class)
+                    .hasMessageContaining("cannot use the control socket " + JournalControl.socketPath(db))
+                    .hasMessageContaining("Permission denied")
+                    .hasMessageContaining("mode 0600").hasMessageContaining("run this as the user the hub runs as");
+
+            JournalControl.Connector refused = (channel, address) -> {
+                throw new java.net.ConnectException("Connection refused");
+            };
+            assertThat(JournalControl.request(db, "backup " + dir.resolve("b.db"), 5_000, refused))
+                    .as("nobody listens: a socket a killed hub left").isEmpty();
+        }
+        JournalControl.Connector gone = (channel, address) -> {
+            throw new java.net.SocketException("No such file or directory");
+        };
+        Files.deleteIfExists(JournalControl.socketPath(db)); // closing the server leaves its socket file
+        Files.createFile(JournalControl.socketPath(db));
+        assertThat(JournalControl.request(db, "backup " + dir.resolve("b.db"), 5_000, (channel, address) -> {
+            Files.delete(JournalControl.socketPath(db)); // the hub stopped between the look and the connect
+            return gone.connect(channel, address);
+        })).isEmpty();
+        assertThat(dir.resolve("b.db")).doesNotExist();
+    }
 }
