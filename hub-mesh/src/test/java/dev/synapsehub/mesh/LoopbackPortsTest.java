@@ -15,4 +15,14 @@ class LoopbackPortsTest {
         assertThat(LoopbackPorts.slice("${surefire.forkNumber}", "2")).containsExactly(20_000, 32_000);
         assertThat(LoopbackPorts.slice("3", "2")).containsExactly(20_000, 32_000);
     }
+
+    @Test
+    void candidatesInARowAreDistinctAndInTheSlice() {
+        java.util.Set<Integer> seen = new java.util.HashSet<>();
+        for (int i = 0; i < 1_000; i++) {
+            int port = LoopbackPorts.candidate();
+            assertThat(port).isBetween(LoopbackPorts.LOW, LoopbackPorts.HIGH - 1);
+            assertThat(seen.add(port)).as("port %d handed out twice", port).isTrue();
+        }
+    }
 }
