@@ -274,7 +274,7 @@ public final class HubServer implements AutoCloseable {
                         p.addLast(new HttpObjectAggregator(64 * 1024));
                         p.addLast(new UpgradeWatch(pendingSockets, metrics, config.authTimeout()));
                         p.addLast(new HttpRequestHandler(actor, clock, config.metricsEnabled(), config.metricsAuth(),
-                                authThrottle, guard, metricsText, cockpit));
+                                authThrottle, guard, metricsText, metrics, cockpit));
                         p.addLast(CloseCodeGuard.INSTANCE);
                         p.addLast(new WebSocketServerProtocolHandler(WebSocketServerProtocolConfig.newBuilder()
                                 .websocketPath("/")
