@@ -230,7 +230,8 @@ public final class HubServer implements AutoCloseable {
         HubMetricsText metricsText = new HubMetricsText(new MetricsSources(actor, metrics, registry, outbox, json,
                 frames.hubId(), config.hubVersion(), config.maxFanoutBacklogBytes(),
                 config.maxFanoutDelay().toNanos(), config.maxFanoutWrites(), configEpoch,
-                startedAt, journal, extensions::appendMetrics, extensions::degradedReasons));
+                startedAt, journal, extensions::appendMetrics, extensions::degradedReasons,
+                extensions::failedReasons));
         if (config.ui()) {
             cockpit = Cockpit.start(new CockpitSources(actor, registry, clock, metrics, tokens, authThrottle, extensions,
                     config.hubId(), config.hubVersion(), config.secured(), startedAt, journaled));
