@@ -123,6 +123,7 @@ class MeshHealthTest {
         assertThat(metrics(lone.nodeId())).contains("synapse_mesh_deciding 0\n");
 
         cluster.start(other); // a quorum again: a leader is elected
+        cluster.awaitLeader();
         awaitStatus(lone.nodeId(), "ok");
         assertThat(metrics(lone.nodeId())).contains("synapse_mesh_deciding 1\n");
     }
