@@ -87,7 +87,8 @@ class MeshRecoverCliTest {
                 "--multihub-watch", "hub-d=" + deadUri, "--multihub-watch-pin", "hub-d=" + peerServer.pin().text(),
                 "--multihub-watch", "hub-b=" + peerUri, "--multihub-watch-pin", "hub-b=" + peerServer.pin().text(),
                 "--multihub-client-certfile", meshClientFiles.cert().toString(),
-                "--multihub-client-keyfile", meshClientFiles.key().toString(), "--multihub-watch-interval", "1");
+                "--multihub-client-keyfile", meshClientFiles.key().toString(), "--multihub-watch-interval", "1",
+                "--metrics");
         List<HubDaemon> nodes = MeshNodes.start(hubs, dir, watchFlags);
 
         // hub-b grants a claim in proj, which the cluster owns: the leader records the partition
@@ -113,6 +114,10 @@ class MeshRecoverCliTest {
         yan.close();
         await("every node holds hub-b's quarantine", () -> nodes.stream()
                 .allMatch(n -> governance(n).quarantines().containsKey("hub-b")));
+        for (HubDaemon n : nodes) { // replicated: a follower tells it too, not only the leader that watches
+            assertThat(health(n)).as("node on port " + n.port()).contains("\"status\":\"degraded\"")
+                    .contains("\"multihub_peer_quarantined\"");
+        }
         List<HubDaemon> followers = new ArrayList<>(nodes);
         followers.remove(leader);
 
@@ -143,6 +148,9 @@ class MeshRecoverCliTest {
                 + "seq 0");
         await("every node lifted the quarantine", () -> nodes.stream()
                 .allMatch(n -> governance(n).quarantines().isEmpty()));
+        for (HubDaemon n : nodes) {
+            assertThat(health(n)).as("node on port " + n.port()).doesNotContain("multihub_peer_quarantined");
+        }
         await("the leader follows hub-b's new log and heals proj", () -> governance(leader).partitions().isEmpty());
         // the heal reaches the followers by replication: a follower refuses from its own applied
         // state, so claiming through one before it applied the heal races the log
@@ -179,6 +187,15 @@ class MeshRecoverCliTest {
                 assertThat(m.path(field)).as(who + " " + field).isEqualTo(s.path(field));
             }
         }
+    }
+
+    /** The body of node {@code node}'s {@code /health} (its TLS certificate trusted as is: a test's). */
+    private static String health(HubDaemon node) throws Exception {
+        javax.net.ssl.SSLContext ssl = javax.net.ssl.SSLContext.getInstance("TLS");
+        ssl.init(null, new javax.net.ssl.TrustManager[] {TestCertificates.trustAll()}, null);
+        return java.net.http.HttpClient.newBuilder().sslContext(ssl).build().send(java.net.http.HttpRequest.newBuilder(
+                URI.create("https://127.0.0.1:" + node.port() + "/health")).timeout(WAIT).GET().build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString()).body();
     }
 
     private static void startPeer(LoopbackHub peer, Path b, TestCertificates.PemPair peerFiles, int port, String db)

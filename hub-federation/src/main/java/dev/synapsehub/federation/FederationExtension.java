@@ -380,6 +380,13 @@ public final class FederationExtension implements HubExtension {
         PeerGauges.appendTo(out, fold.peers(), hub.clock().nowSeconds());
     }
 
+    /** Peers file or client identity invalid (every peer operation refused), or a watched peer quarantined. */
+    @Override
+    public List<String> degradedReasons() {
+        return FederationHealth.degraded(routes, identity,
+                fold.peers().stream().anyMatch(dev.synapsehub.federation.follow.PeerView::quarantined));
+    }
+
     /** The cockpit's Cluster view: watched peers and partitions (null until bound). */
     @Override
     public ObjectNode cockpitStatus(double now) {

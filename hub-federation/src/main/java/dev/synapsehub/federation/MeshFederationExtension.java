@@ -578,6 +578,16 @@ public final class MeshFederationExtension implements HubExtension {
         }
     }
 
+    /**
+     * This node's peers file or client identity invalid (every peer operation it takes or sends is
+     * refused), or a watched peer quarantined by the cluster (replicated: every node tells it).
+     */
+    @Override
+    public java.util.List<String> degradedReasons() {
+        return FederationHealth.degraded(routes, identity,
+                hub != null && !hub.actor().committedQuarantines().isEmpty());
+    }
+
     @Override
     public void close() {
         if (logServer != null) {

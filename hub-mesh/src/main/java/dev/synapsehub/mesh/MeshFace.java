@@ -5,6 +5,8 @@ import dev.synapsehub.net.extension.HubExtension;
 import dev.synapsehub.net.protocol.PrometheusText;
 import dev.synapsehub.net.protocol.Request;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -20,13 +22,49 @@ import java.util.concurrent.CompletableFuture;
  * index, as Ratis' leader reports it). And the staleness block of seed 001 §12
  * ({@code staleness}: source, lastGlobalCommitAt, replicationLagMs, queueDepth, isStale) on
  * {@code state_snapshot}, {@code who_snapshot} and {@code board_snapshot} replies; a single hub
- * has no such extension, so its replies are unchanged. Answers no frames.
+ * has no such extension, so its replies are unchanged. On {@code /health}: failed
+ * ({@code mesh_node_failed}) once the node stopped applying its group's records, degraded while it
+ * has known no leader for longer than an election's worth of time ({@code mesh_no_leader}) or its
+ * snapshots fail ({@code mesh_snapshot_failing}). Answers no frames.
  */
 final class MeshFace implements HubExtension {
+    /** /health failed: this node stopped applying its group's records for good. */
+    static final String NODE_FAILED = "mesh_node_failed";
+    /** /health degraded: no leader known for longer than {@link LeaderAbsence#afterMillis}. */
+    static final String NO_LEADER = "mesh_no_leader";
+    /** /health degraded: the last snapshot this node tried could not be written. */
+    static final String SNAPSHOT_FAILING = "mesh_snapshot_failing";
+
     private final MeshNode node;
 
     MeshFace(MeshNode node) {
         this.node = node;
+    }
+
+    /**
+     * A node that could not apply a committed record (or load a snapshot) has left its group and
+     * never decides again until restored from a healthy peer: it still takes its agents' writes
+     * only to queue them or answer commit_unknown, so it is failed (503), not ok.
+     */
+    @Override
+    public List<String> failedReasons() {
+        return node.site().failure() != null ? List.of(NODE_FAILED) : List.of();
+    }
+
+    /**
+     * No leader known for longer than an election's worth of time (its writes wait, then are
+     * queued), or snapshots that fail (a restart replays more of the log; the log is not compacted).
+     */
+    @Override
+    public List<String> degradedReasons() {
+        List<String> out = new ArrayList<>(2);
+        if (node.site().failure() == null && node.leaderMissing()) { // a failed node left its group: no news
+            out.add(NO_LEADER);
+        }
+        if (node.snapshotStatus().failing()) {
+            out.add(SNAPSHOT_FAILING);
+        }
+        return out;
     }
 
     /** Presence and ownership leases are this node's own (issue 13): a reclaim here fails closed. */
@@ -41,6 +79,9 @@ final class MeshFace implements HubExtension {
         MeshNode.SnapshotStatus snap = node.snapshotStatus();
         gauge(out, "synapse_mesh_term", "The Raft term this node is in (the contract's lease epoch).", s.term());
         gauge(out, "synapse_mesh_leader", "1 while this node is the Raft leader, 0 otherwise.", s.leading() ? 1 : 0);
+        gauge(out, "synapse_mesh_deciding", "1 while this node's writes can be decided (it applies its group's records"
+                + " and knows a leader), 0 otherwise (an election, no quorum, or stopped for good: mesh_node_failed).",
+                node.deciding() ? 1 : 0);
         gauge(out, "synapse_mesh_commit_index", "The last Raft log index this node knows committed.", s.commitIndex());
         gauge(out, "synapse_mesh_applied_index", "The last Raft log index this node's state holds.", s.appliedIndex());
         gauge(out, "synapse_mesh_applied_seq", "The last event seq this node's state holds.", s.appliedSeq());

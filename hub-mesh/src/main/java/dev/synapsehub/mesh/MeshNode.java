@@ -105,6 +105,8 @@ public final class MeshNode implements AutoCloseable {
     private volatile boolean closed;
     private final MeshIntents intents;
     private final ReadStaleness staleness;
+    /** How long this node has known no leader (/health's mesh_no_leader). */
+    private final LeaderAbsence leaderAbsence;
     private final LinearizableReads reads;
     /** Confirms this node still leads, for linearizable reads and decisions without events. */
     private final LeadershipCheck lead;
@@ -307,6 +309,7 @@ public final class MeshNode implements AutoCloseable {
             return closed || info == null ? null : info.getLeaderId();
         }, config.commitTimeout().toMillis());
         this.staleness = new ReadStaleness(new IntentView(), config.electionTimeoutMax().toMillis());
+        this.leaderAbsence = new LeaderAbsence(this::knowsALeader, LeaderAbsence.afterMillis(config));
         this.journal = new MeshJournal(nodeId, hubId, cursor, this::propose, local, edge, forwardedOrigins,
                 stateMachine::highestOwnOriginSeq, tags, decidedIntents, this::hold);
         this.actor = new CoordinationActor(state, journal, clock, settings, site);
@@ -364,6 +367,7 @@ public final class MeshNode implements AutoCloseable {
         server.start();
         intents.start();
         scheduler.scheduleWithFixedDelay(staleness::sample, 100, 100, TimeUnit.MILLISECONDS);
+        scheduler.scheduleWithFixedDelay(leaderAbsence::sample, 100, 100, TimeUnit.MILLISECONDS);
         settingsCheck.logEffective();
         scheduler.scheduleWithFixedDelay(settingsCheck::tick, 0, MeshSettingsCheck.TICK_MILLIS, TimeUnit.MILLISECONDS);
         if (tlsReload != null) {
@@ -635,6 +639,29 @@ public final class MeshNode implements AutoCloseable {
         return publishAfter != Long.MAX_VALUE;
     }
 
+    /** True while this node's Raft server runs and names a leader (this node or another). */
+    private boolean knowsALeader() {
+        DivisionInfo info = info();
+        return !closed && info != null && info.getLeaderId() != null;
+    }
+
+    /**
+     * True once this node has known no leader for longer than {@link LeaderAbsence#afterMillis}
+     * (an election's worth of time and the commit timeout): its writes are queued or answered
+     * commit_unknown meanwhile.
+     */
+    public boolean leaderMissing() {
+        return leaderAbsence.overdue();
+    }
+
+    /**
+     * True while this node can have its writes decided: it has not stopped applying its group's
+     * records and it knows a leader (itself or another).
+     */
+    public boolean deciding() {
+        return site.failure() == null && knowsALeader();
+    }
+
     /** The node's view of the cluster, measured now. */
     public MeshStatus status() {
         DivisionInfo info = info();
@@ -799,6 +826,7 @@ public final class MeshNode implements AutoCloseable {
         }
         lastCaptureIndex = index;
         if (!copyDurable(state.lastSeq())) {
+            stateMachine.snapshots().notCaptured(); // counted, and /health says snapshots fail
             return; // the next capture tries again; until then the Raft log keeps what the copy may lack
         }
         stateMachine.snapshots().offer(new MeshSnapshotFile(0, index, clock.nowSeconds(), stateMachine.originSeqs(),
@@ -849,7 +877,7 @@ public final class MeshNode implements AutoCloseable {
     public SnapshotStatus snapshotStatus() {
         MeshSnapshots s = stateMachine.snapshots();
         return new SnapshotStatus(s.latestIndex(), s.loadedIndex(), s.taken(), s.corrupt(), s.failed(),
-                logStartIndex(), compaction.snapshotEvery());
+                s.failing(), logStartIndex(), compaction.snapshotEvery());
     }
 
     /**
@@ -860,11 +888,12 @@ public final class MeshNode implements AutoCloseable {
      * @param taken snapshots written since start
      * @param corrupt snapshot files refused as corrupt since start
      * @param failed snapshots that could not be written since start
+     * @param failing true while the last snapshot tried could not be written
      * @param logStartIndex the first index the Raft log still holds (compaction moves it forward), -1 unknown
      * @param snapshotEvery the configured interval, in log entries
      */
     public record SnapshotStatus(long lastSnapshotIndex, long loadedIndex, long taken, long corrupt, long failed,
-                                 long logStartIndex, long snapshotEvery) {
+                                 boolean failing, long logStartIndex, long snapshotEvery) {
     }
 
     private long logStartIndex() {

@@ -49,6 +49,8 @@ final class MeshSnapshots {
     private final AtomicLong taken = new AtomicLong();
     private final AtomicLong corrupt = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
+    /** True from a snapshot that could not be written until one is written again (/health's mesh_snapshot_failing). */
+    private volatile boolean failing;
     private volatile RaftStorage raftStorage;
     private volatile long loadedIndex = -1;
     /**
@@ -97,6 +99,20 @@ final class MeshSnapshots {
         return failed.get();
     }
 
+    /** True while the last snapshot this node tried to write could not be written. */
+    boolean failing() {
+        return failing;
+    }
+
+    /**
+     * A capture that could not be offered (the local journal copy could not be synced through
+     * it): no snapshot is written for it, which counts as a failed one.
+     */
+    void notCaptured() {
+        failed.incrementAndGet();
+        failing = true;
+    }
+
     /** The index of the snapshot this node started from or installed last, -1 when none. */
     long loadedIndex() {
         return loadedIndex;
@@ -122,6 +138,7 @@ final class MeshSnapshots {
         TermIndex at = termOf.apply(capture.index());
         if (at == null) {
             failed.incrementAndGet();
+            failing = true;
             LOG.log(System.Logger.Level.WARNING, "mesh node " + nodeId + ": no log entry at index " + capture.index()
                     + " to name a snapshot after; skipped");
             return before;
@@ -144,10 +161,12 @@ final class MeshSnapshots {
             storage.updateLatestSnapshot(info);
         } catch (IOException | RuntimeException e) {
             failed.incrementAndGet();
+            failing = true;
             LOG.log(System.Logger.Level.ERROR, "mesh node " + nodeId + " cannot write snapshot " + target + ": " + e);
             return before;
         }
         taken.incrementAndGet();
+        failing = false;
         LOG.log(System.Logger.Level.INFO, "mesh node " + nodeId + " took snapshot at index " + at.getIndex()
                 + " (term " + at.getTerm() + ", seq " + capture.image().lastSeq() + ")");
         return at.getIndex();

@@ -126,6 +126,7 @@ class MeshGovernanceTest {
         assertThat(partitions(back)).containsOnlyKeys("proj");
         assertThat(partitions(back).get("proj").contestingHubs()).containsExactly("hub-b");
         assertThat(governance(back).quarantines()).containsOnlyKeys("hub-b");
+        assertThat(back.actor().committedQuarantines()).as("the edge's view (/health)").containsExactly("hub-b");
 
         MeshAdmin.transferLeader(cluster.peers(), id, Duration.ofSeconds(60));
         TestCluster.await(id + " decides", () -> back.status().leading() && back.site().decidesHere());

@@ -230,7 +230,8 @@ public final class HubServer implements AutoCloseable {
         HubMetricsText metricsText = new HubMetricsText(new MetricsSources(actor, metrics, registry, outbox, json,
                 frames.hubId(), config.hubVersion(), config.maxFanoutBacklogBytes(),
                 config.maxFanoutDelay().toNanos(), config.maxFanoutWrites(), configEpoch,
-                startedAt, journal, extensions::appendMetrics, extensions::degradedReasons));
+                startedAt, journal, extensions::appendMetrics, extensions::degradedReasons,
+                extensions::failedReasons));
         if (config.ui()) {
             cockpit = Cockpit.start(new CockpitSources(actor, registry, clock, metrics, tokens, authThrottle, extensions,
                     config.hubId(), config.hubVersion(), config.secured(), startedAt, journaled));
@@ -274,7 +275,7 @@ public final class HubServer implements AutoCloseable {
                         p.addLast(new HttpObjectAggregator(64 * 1024));
                         p.addLast(new UpgradeWatch(pendingSockets, metrics, config.authTimeout()));
                         p.addLast(new HttpRequestHandler(actor, clock, config.metricsEnabled(), config.metricsAuth(),
-                                authThrottle, guard, metricsText, cockpit));
+                                authThrottle, guard, metricsText, metrics, cockpit));
                         p.addLast(CloseCodeGuard.INSTANCE);
                         p.addLast(new WebSocketServerProtocolHandler(WebSocketServerProtocolConfig.newBuilder()
                                 .websocketPath("/")

@@ -165,6 +165,72 @@ class HealthTest {
     }
 
     @Test
+    void anExtensionThatCannotDoItsJobHoldsTheHubFailedWith503UntilItCan() throws Exception {
+        java.util.concurrent.atomic.AtomicReference<List<String>> failed = new java.util.concurrent.atomic.AtomicReference<>(
+                List.of());
+        dev.synapsehub.net.extension.HubExtension part = new dev.synapsehub.net.extension.HubExtension() {
+            @Override
+            public List<String> failedReasons() {
+                return failed.get();
+            }
+
+            @Override
+            public List<String> degradedReasons() {
+                return List.of("part_lagging");
+            }
+        };
+        try (TestHub hub = new TestHub(HubConfig.builder().metricsEnabled(true),
+                new dev.synapsehub.net.extension.HubExtensions(List.of(part)))) {
+            String degraded = HttpGet.body(hub.port, "/health");
+            assertThat(degraded).startsWith("HTTP/1.1 200");
+            assertThat(healthBody(degraded).path("status").asText()).isEqualTo("degraded");
+
+            failed.set(List.of("part_failed"));
+            String response = HttpGet.body(hub.port, "/health");
+            assertThat(response).startsWith("HTTP/1.1 503");
+            JsonNode body = healthBody(response);
+            assertThat(body.path("status").asText()).isEqualTo("failed");
+            assertThat(body.path("reasons").toString()).isEqualTo("[\"part_failed\",\"part_lagging\"]");
+            assertThat(HttpGet.body(hub.port, "/metrics")).contains("synapse_health_status{status=\"failed\"} 1\n");
+
+            failed.set(List.of());
+            assertThat(HttpGet.body(hub.port, "/health")).startsWith("HTTP/1.1 200");
+        }
+    }
+
+    @Test
+    void aFaultWhileBuildingHealthOrMetricsIsAnswered500CountedAndLogged() throws Exception {
+        AtomicBoolean broken = new AtomicBoolean(true);
+        dev.synapsehub.net.extension.HubExtension faulty = new dev.synapsehub.net.extension.HubExtension() {
+            @Override
+            public List<String> degradedReasons() {
+                if (broken.get()) {
+                    throw new IllegalStateException("injected: cannot tell");
+                }
+                return List.of();
+            }
+
+            @Override
+            public void appendMetrics(StringBuilder out) {
+                if (broken.get()) {
+                    throw new IllegalStateException("injected: cannot count");
+                }
+            }
+        };
+        try (TestHub hub = new TestHub(HubConfig.builder().metricsEnabled(true),
+                new dev.synapsehub.net.extension.HubExtensions(List.of(faulty)))) {
+            String health = HttpGet.body(hub.port, "/health");
+            assertThat(health).startsWith("HTTP/1.1 500").contains("Internal Server Error");
+            String metrics = HttpGet.body(hub.port, "/metrics");
+            assertThat(metrics).startsWith("HTTP/1.1 500").contains("Internal Server Error");
+
+            broken.set(false);
+            assertThat(HttpGet.body(hub.port, "/health")).startsWith("HTTP/1.1 200");
+            assertThat(HttpGet.body(hub.port, "/metrics")).contains("synapse_faults_total 2\n");
+        }
+    }
+
+    @Test
     void aReplayThatFellBackToOneThreadIsCountedOnMetrics() throws Exception {
         InMemoryJournal memory = new InMemoryJournal();
         Journal fellBack = new Journal() { // a journal whose start-up replay could not start its threads

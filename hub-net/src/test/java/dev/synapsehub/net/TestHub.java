@@ -52,6 +52,15 @@ final class TestHub implements AutoCloseable {
         port = server.start();
     }
 
+    /** A hub with {@code extensions} plugged in, over a fresh in-memory actor. */
+    TestHub(HubConfig.Builder config, dev.synapsehub.net.extension.HubExtensions extensions)
+            throws InterruptedException {
+        this.actor = started(new CoordinationActor(new CoordinationState(), new InMemoryJournal(), Clock.system(),
+                ActorSettings.DEFAULTS));
+        server = new HubServer(config.host("127.0.0.1").port(0).build(), actor, Clock.system(), null, extensions);
+        port = server.start();
+    }
+
     /** A hub over a SqliteJournal at {@code db} (replayed first), as a journaled hub runs. */
     TestHub(HubConfig.Builder config, java.nio.file.Path db, java.util.function.Supplier<CoordinationState> fresh)
             throws Exception {

@@ -276,6 +276,11 @@ public final class CoordinationActor implements AutoCloseable {
         return state.governance().committedPartitions();
     }
 
+    /** The peers quarantined by committed federation records (replicated governance); safe from any thread. */
+    public java.util.Set<String> committedQuarantines() {
+        return state.governance().committedQuarantines();
+    }
+
     /** Why the actor stopped for good, if it did; empty while it runs (or after a clean close). */
     public Optional<Throwable> failure() {
         return Optional.ofNullable(failure);

@@ -32,6 +32,8 @@ public final class NamespaceGovernance {
     private Map<String, String> governed = Map.of();
     /** The partitioned namespaces as of the last ended batch: the edge's view (a rolled-back record never shows). */
     private volatile java.util.Set<String> committedPartitions = java.util.Set.of();
+    /** The quarantined peers as of the last ended batch (a mesh node's /health reads them). */
+    private volatile java.util.Set<String> committedQuarantines = java.util.Set.of();
     private boolean publishPending;
 
     /** Governance recording its changes in {@code undo}. */
@@ -131,6 +133,7 @@ public final class NamespaceGovernance {
     private void publish() {
         publishPending = false;
         committedPartitions = java.util.Set.copyOf(partitions.keySet());
+        committedQuarantines = java.util.Set.copyOf(quarantines.keySet());
     }
 
     /**
@@ -140,6 +143,11 @@ public final class NamespaceGovernance {
      */
     public java.util.Set<String> committedPartitions() {
         return committedPartitions;
+    }
+
+    /** The peers quarantined (for equivocation) as of the last ended batch; safe from any thread. */
+    public java.util.Set<String> committedQuarantines() {
+        return committedQuarantines;
     }
 
     /** The unresolved partitions, by namespace. */
@@ -167,6 +175,7 @@ public final class NamespaceGovernance {
         }
         quarantines.putAll(image.quarantines());
         committedPartitions = java.util.Set.copyOf(partitions.keySet());
+        committedQuarantines = java.util.Set.copyOf(quarantines.keySet());
     }
 
     /**

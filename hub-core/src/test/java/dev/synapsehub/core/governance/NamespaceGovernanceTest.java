@@ -66,6 +66,7 @@ class NamespaceGovernanceTest {
         apply(state, "multihub_equivocation_recovery", "{\"peer_id\":\"hub-c\"}");
         apply(state, "multihub_partition", "{\"namespace\":\"lab\",\"contesting_hubs\":[\"hub-b\"}"); // not JSON
         assertThat(state.governance().quarantines()).containsOnlyKeys("hub-b");
+        assertThat(state.governance().committedQuarantines()).as("the edge's view (/health)").containsExactly("hub-b");
         assertThat(state.governance().quarantines().get("hub-b")).contains("sha256:a").contains("sha256:b");
         assertThat(state.governance().partitions()).containsOnlyKeys("proj");
         assertThat(state.governance().partitions().get("proj").contestingHubs()).containsExactly("h\u00e9");
@@ -79,6 +80,7 @@ class NamespaceGovernanceTest {
         replaced.governClaims(Map.of("proj", "hub-m"));
         replaced.replaceWith(state.image());
         assertThat(replaced.governance().image()).isEqualTo(state.governance().image());
+        assertThat(replaced.governance().committedQuarantines()).as("a snapshot installed").containsExactly("hub-b");
         assertThat(replaced.decide(ClaimCommand.of("proj/ann", "T-1"), T).reply()).as("governing kept over a replace")
                 .isInstanceOf(Reply.Denied.class);
     }
@@ -119,6 +121,19 @@ class NamespaceGovernanceTest {
         assertThat(g.committedPartitions()).containsExactly("lab");
         g.apply(heal); // outside a batch: at once
         assertThat(g.committedPartitions()).isEmpty();
+
+        CoordinationEvent quarantine = new CoordinationState().decide(new AuditRecordCommand("hub-m",
+                "multihub_equivocation", "{\"peer_id\":\"hub-b\",\"accepted_fingerprint\":\"sha256:a\"}"), T)
+                .events().get(0);
+        undo.begin();
+        g.apply(quarantine);
+        assertThat(g.committedQuarantines()).as("not before the batch ends").isEmpty();
+        undo.rollback();
+        assertThat(g.committedQuarantines()).as("rolled back: never shown").isEmpty();
+        undo.begin();
+        g.apply(quarantine);
+        undo.commit();
+        assertThat(g.committedQuarantines()).containsExactly("hub-b");
     }
 
     private static void apply(CoordinationState state, String kind, String payload) {

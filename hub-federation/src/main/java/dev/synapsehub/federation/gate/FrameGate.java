@@ -58,6 +58,8 @@ public final class FrameGate implements HubExtension {
             "resource_offer", "offer_resource");
     private static final Set<String> RESOURCE_ALIASES = Set.of("resource", "resource_offer", "offer_resource");
     private static final Logger LOG = LoggerFactory.getLogger(FrameGate.class);
+    /** The refusal, and the /health reason, while the store file does not validate. */
+    static final String STORE_INVALID = "federation_store_invalid";
 
     private final Path file;
     private final boolean requireMessageAuth;
@@ -233,7 +235,7 @@ public final class FrameGate implements HubExtension {
         }
         Loaded current = refresh(now);
         if (current.error() != null) {
-            return GateVerdict.refuse("federation_store_invalid"); // fail closed until the file validates
+            return GateVerdict.refuse(STORE_INVALID); // fail closed until the file validates
         }
         FederationStore store = current.store();
         JsonNode keyNode = signature.get("key_id");
@@ -311,6 +313,17 @@ public final class FrameGate implements HubExtension {
                 refusals);
         family(out, "synapse_federation_frame_gate_observed_total", "Frames the federation frame gate would have "
                 + "refused under --federation-observe-only, by reason (they went on to the hub's own path).", observed);
+    }
+
+    /**
+     * {@code federation_store_invalid} while the store file does not validate: every frame carrying
+     * a {@code signature} object is refused meanwhile. The file is checked here as for a signed
+     * frame, so /health tells it without waiting for one.
+     */
+    @Override
+    public List<String> degradedReasons() {
+        Loaded current = refresh(hub == null ? System.currentTimeMillis() / 1000.0 : hub.clock().nowSeconds());
+        return current.error() == null ? List.of() : List.of(STORE_INVALID);
     }
 
     private static void family(StringBuilder out, String name, String help, Map<String, LongAdder> counts) {

@@ -120,6 +120,11 @@ public final class ClientIdentity implements AutoCloseable {
         return watcher != null && !watcher.isShutdown();
     }
 
+    /** True while the files, as last checked, validate (always without a client certificate). */
+    public boolean valid() {
+        return certFile == null || checked.error() == null;
+    }
+
     /** Changes of the files that did not validate (each logged once per distinct error). */
     public long invalidEdits() {
         return invalidEdits.get();

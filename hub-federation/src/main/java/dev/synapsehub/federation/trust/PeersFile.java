@@ -138,6 +138,11 @@ public final class PeersFile implements PeerRouteSource, AutoCloseable {
         return true;
     }
 
+    /** True while the file, as last checked, validates (nothing counted: for /health). */
+    public boolean valid() {
+        return checked.error() == null;
+    }
+
     /** Peer operations refused because the file did not validate. */
     public long refusedOperations() {
         return refused.get();

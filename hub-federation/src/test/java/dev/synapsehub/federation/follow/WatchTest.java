@@ -235,6 +235,8 @@ class WatchTest {
 
         peerLog.set(log("proj/x", "proj/x", "proj/EVIL", "proj/x")); // seq 3 rewritten
         Await.until("quarantined", WAIT, () -> view(follower, "hub-f").quarantined());
+        assertThat(Http.get(follower, "/health")).as("a peer no longer followed: not ok")
+                .contains("\"status\":\"degraded\"").contains("\"multihub_peer_quarantined\"");
         assertThat(view(follower, "hub-f").cursor()).isEqualTo(3);
         assertThat(view(follower, "hub-f").claims().get("T-3").owner()).isEqualTo("proj/x"); // last good observation kept
         List<StoredEvent> audit = auditRows(follower);
@@ -253,6 +255,7 @@ class WatchTest {
         assertThat(view(follower, "hub-f").quarantined()).isFalse();
         assertThat(view(follower, "hub-f").generation()).isEqualTo(1);
         assertThat(view(follower, "hub-f").claims().get("T-3").owner()).isEqualTo("proj/EVIL");
+        assertThat(Http.get(follower, "/health")).contains("\"status\":\"ok\"");
         assertThat(auditRows(follower)).extracting(StoredEvent::kind)
                 .containsExactly("multihub_equivocation", "multihub_equivocation_recovery");
     }

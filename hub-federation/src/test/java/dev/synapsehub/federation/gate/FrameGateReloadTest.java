@@ -178,6 +178,22 @@ class FrameGateReloadTest {
         }
     }
 
+    /** The hub refuses every signed frame while the store is invalid: /health says so, not only a gauge. */
+    @Test
+    void anInvalidStoreHoldsHealthDegradedUntilTheFileValidatesAgain() throws Exception {
+        start(false);
+        assertThat(Http.get(server.boundPort(), "/health")).contains("\"status\":\"ok\"");
+        String valid = Files.readString(store);
+
+        replace("{\"version\": 1, \"records\": [", "rw-------"); // a half-written file: no frame needed to tell
+        assertThat(Http.get(server.boundPort(), "/health")).contains("\"status\":\"degraded\"")
+                .contains("\"reasons\":[\"federation_store_invalid\"]");
+
+        replace(valid, "rw-------");
+        assertThat(Http.get(server.boundPort(), "/health")).contains("\"status\":\"ok\"")
+                .doesNotContain("federation_store_invalid");
+    }
+
     @Test
     void observeOnlyRefusesNothingButCountsWhatItWouldHaveRefused() throws Exception {
         start(true);

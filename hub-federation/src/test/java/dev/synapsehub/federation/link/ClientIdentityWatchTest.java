@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.client.tls.ClientTls;
 import dev.synapsehub.federation.testing.Await;
 import dev.synapsehub.federation.testing.FedHub;
+import dev.synapsehub.federation.testing.Federation;
+import dev.synapsehub.federation.testing.Http;
 import dev.synapsehub.federation.testing.Pki;
 import dev.synapsehub.federation.testing.TrustFiles;
 import dev.synapsehub.federation.trust.ServingTrust;
@@ -101,6 +103,26 @@ class ClientIdentityWatchTest {
         assertThat(identity.isWatching()).isFalse();
         Await.until("no watcher thread left", WAIT, () -> Thread.getAllStackTraces().keySet().stream()
                 .noneMatch(t -> t.getName().equals("synapse-federation-identity-watch") && t.isAlive()));
+    }
+
+    /** A hub whose client identity does not validate refuses every peer operation: /health says so. */
+    @Test
+    void anInvalidIdentityHoldsTheHubsHealthDegradedUntilItValidatesAgain() throws Exception {
+        Pki.HubCerts a = new Pki(dir).hub("hub-a");
+        Path key = a.clientFiles().key();
+        try (FedHub hub = new FedHub(a, dir.resolve("a.db"), Federation.follower(a, List.of(), java.util.Map.of()))) {
+            ClientIdentity identity = hub.federation.clientIdentity();
+            assertThat(Http.get(hub, "/health")).contains("\"status\":\"ok\"");
+
+            Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-r--r--"));
+            Await.until("the watcher finds the world-readable key", WAIT, () -> identity.invalidEdits() == 1);
+            assertThat(Http.get(hub, "/health")).contains("\"status\":\"degraded\"")
+                    .contains("\"reasons\":[\"federation_client_identity_invalid\"]");
+
+            Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-------"));
+            Await.until("the watcher finds it fixed", WAIT, () -> identity.loadedEdits() == 1);
+            assertThat(Http.get(hub, "/health")).contains("\"status\":\"ok\"");
+        }
     }
 
     /**

@@ -101,6 +101,8 @@ class PeersFileForwardingTest {
         FedHub.claim(a1, "proj/a1", "P-4");
         assertThat(live(b, "P-3")).isEmpty();
         assertThat(live(b, "P-4")).isEmpty();
+        assertThat(Http.get(a, "/health")).as("every peer operation is refused: not ok")
+                .contains("\"status\":\"degraded\"").contains("\"federation_peers_invalid\"");
         String metrics = Http.get(a, "/metrics");
         assertThat(metrics).contains("synapse_federation_peers_file_refusals_total 2")
                 .contains("synapse_federation_peers_file_invalid_total 1")
@@ -108,6 +110,7 @@ class PeersFileForwardingTest {
 
         // valid again, with the right pin: forwarded from the next claim on
         edit(a, peers, good, true);
+        assertThat(Http.get(a, "/health")).contains("\"status\":\"ok\"");
         assertThat(FedHub.claim(a1, "proj/a1", "P-3").path("type").asText()).isEqualTo("claim_granted");
         assertThat(live(b, "P-3")).isPresent();
     }

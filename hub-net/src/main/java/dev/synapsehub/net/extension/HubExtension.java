@@ -135,6 +135,15 @@ public interface HubExtension {
     }
 
     /**
+     * Why this extension holds the hub {@code failed} on {@code /health} now (HTTP 503: it cannot
+     * do its job, so a probe or load balancer should send agents elsewhere), as stable snake_case
+     * words (empty: nothing). Any thread; must not block.
+     */
+    default java.util.List<String> failedReasons() {
+        return java.util.List.of();
+    }
+
+    /**
      * This extension's status for the operator cockpit's Cluster view ({@code /ui}), measured
      * now, with a {@code kind} member ({@code federation}, {@code mesh}); null for none. Runs on
      * the cockpit thread about once a second; must not block.

@@ -111,6 +111,13 @@ public final class HubExtensions {
         return out;
     }
 
+    /** Every extension's {@link HubExtension#failedReasons}, in order. */
+    public List<String> failedReasons() {
+        List<String> out = new java.util.ArrayList<>();
+        all.forEach(e -> out.addAll(e.failedReasons()));
+        return out;
+    }
+
     /** Every extension's cockpit status ({@link HubExtension#cockpitStatus}), in order; empty for none. */
     public List<ObjectNode> cockpitStatus(double now) {
         List<ObjectNode> out = new java.util.ArrayList<>();

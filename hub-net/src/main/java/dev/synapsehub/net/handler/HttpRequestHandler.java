@@ -6,6 +6,7 @@ import dev.synapsehub.net.auth.AuthThrottle;
 import dev.synapsehub.net.auth.MetricsAuth;
 import dev.synapsehub.net.cockpit.Cockpit;
 import dev.synapsehub.net.protocol.HubHealth;
+import dev.synapsehub.net.protocol.HubMetrics;
 import dev.synapsehub.net.protocol.HubMetricsText;
 import dev.synapsehub.net.protocol.StateCounts;
 import io.netty.buffer.Unpooled;
@@ -21,6 +22,8 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.QueryStringDecoder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.nio.charset.StandardCharsets;
 import java.util.OptionalInt;
@@ -36,6 +39,9 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
             + " WebSocket client.\n";
     private static final String UNAUTHORIZED = "unauthorized: send the metrics token as Authorization: Bearer <token>\n";
     private static final String COCKPIT_DISABLED = "cockpit disabled (start the hub with --ui)\n";
+    private static final String FAULT = "Internal Server Error: the hub could not build this answer; the fault was"
+            + " logged\n";
+    private static final Logger LOG = LoggerFactory.getLogger(HttpRequestHandler.class);
 
     private final CoordinationActor actor;
     private final Clock clock;
@@ -44,16 +50,19 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
     private final AuthThrottle authThrottle;
     private final HostGuard guard;
     private final HubMetricsText metricsText;
+    private final HubMetrics metrics;
     private final Cockpit cockpit;
 
     /**
      * Reads the live-claim count through {@code actor} for {@code /health} and {@code /metrics}
      * ({@code metricsEnabled} false: both 403; a request {@code metricsAuth} does not admit: 401,
      * and a failure {@code authThrottle} counts against its host);
-     * with the operator cockpit at {@code /ui} ({@code cockpit} null: not served).
+     * with the operator cockpit at {@code /ui} ({@code cockpit} null: not served). A fault while
+     * building either answer is counted in {@code metrics}' faults.
      */
     public HttpRequestHandler(CoordinationActor actor, Clock clock, boolean metricsEnabled, MetricsAuth metricsAuth,
-            AuthThrottle authThrottle, HostGuard guard, HubMetricsText metricsText, Cockpit cockpit) {
+            AuthThrottle authThrottle, HostGuard guard, HubMetricsText metricsText, HubMetrics metrics,
+            Cockpit cockpit) {
         super(false);
         this.actor = actor;
         this.clock = clock;
@@ -62,6 +71,7 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
         this.authThrottle = authThrottle;
         this.guard = guard;
         this.metricsText = metricsText;
+        this.metrics = metrics;
         this.cockpit = cockpit;
     }
 
@@ -155,20 +165,35 @@ public final class HttpRequestHandler extends SimpleChannelInboundHandler<FullHt
         if ("/health".equals(path)) {
             actor.read(s -> s.claims().liveCount(now))
                     .orTimeout(HubMetricsText.BEHIND.toMillis(), TimeUnit.MILLISECONDS)
-                    .whenComplete((claims, failure) -> ctx.executor().execute(() -> {
+                    .whenComplete((claims, failure) -> ctx.executor().execute(() -> answer(ctx, path, () -> {
                         OptionalInt active = failure == null ? OptionalInt.of(claims) : OptionalInt.empty();
                         HubHealth verdict = metricsText.verdict(failure != null);
                         respond(ctx, HttpResponseStatus.valueOf(verdict.httpStatus()), "application/json",
                                 metricsText.health(verdict, active, now), keepAlive);
-                    }));
+                    })));
             return;
         }
         // the state's sizes in one read: counts only
         actor.read(s -> StateCounts.of(s, now))
                 .orTimeout(HubMetricsText.BEHIND.toMillis(), TimeUnit.MILLISECONDS)
-                .whenComplete((counts, failure) -> ctx.executor().execute(() ->
+                .whenComplete((counts, failure) -> ctx.executor().execute(() -> answer(ctx, path, () ->
                         respond(ctx, HttpResponseStatus.OK, HubMetricsText.PROMETHEUS_CONTENT_TYPE,
-                                metricsText.prometheus(failure == null ? counts : null), keepAlive)));
+                                metricsText.prometheus(failure == null ? counts : null), keepAlive))));
+    }
+
+    /**
+     * Builds and sends an answer to {@code path}; a fault while building it (the hub's figures, or
+     * an extension's) is logged once, counted in {@code synapse_faults_total} and answered 500,
+     * never left for the client's timeout.
+     */
+    private void answer(ChannelHandlerContext ctx, String path, Runnable build) {
+        try {
+            build.run();
+        } catch (RuntimeException | Error fault) {
+            metrics.faults.incrementAndGet();
+            LOG.error("fault while building the answer to {}; answered 500", path, fault);
+            respond(ctx, HttpResponseStatus.INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8", FAULT, false);
+        }
     }
 
     /** The query's parameters when a token may come in it; none when undecodable (the token is then missing). */

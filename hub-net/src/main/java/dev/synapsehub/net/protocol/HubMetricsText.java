@@ -62,6 +62,7 @@ public final class HubMetricsText {
         } else if (!actor.metrics().journalWriting()) {
             failed.add("journal_failing");
         }
+        failed.addAll(hub.extensionFailed().get()); // e.g. a mesh node that stopped applying its group's records
         if (skippedRows() > 0) {
             degraded.add("journal_rows_skipped");
         }

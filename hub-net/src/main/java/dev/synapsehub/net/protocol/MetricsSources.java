@@ -21,6 +21,7 @@ import java.util.function.Consumer;
  * @param journal the durable journal, or null for a hub without one
  * @param extensionMetrics appends the plugged-in modules' metric families after the hub's own
  * @param extensionDegraded why the plugged-in modules hold the hub degraded now (empty: nothing)
+ * @param extensionFailed why the plugged-in modules hold the hub failed now (empty: nothing)
  */
 public record MetricsSources(
         CoordinationActor actor,
@@ -37,5 +38,6 @@ public record MetricsSources(
         double startedAt,
         Journal journal,
         Consumer<StringBuilder> extensionMetrics,
-        java.util.function.Supplier<java.util.List<String>> extensionDegraded) {
+        java.util.function.Supplier<java.util.List<String>> extensionDegraded,
+        java.util.function.Supplier<java.util.List<String>> extensionFailed) {
 }
