@@ -63,6 +63,9 @@ public final class HubClient implements AutoCloseable {
 
     /** Shared: a mapper is thread-safe once configured, and one per client weighs on a 10,000-client load run. */
     private static final ObjectMapper MAPPER = new ObjectMapper();
+    /** Netty's logging facade: it writes through SLF4J where the application has it, with no dependency here. */
+    private static final io.netty.util.internal.logging.InternalLogger LOG =
+            io.netty.util.internal.logging.InternalLoggerFactory.getInstance(HubClient.class);
     private final EventLoopGroup group;
     private final boolean ownsGroup;
     private final Object lock = new Object();
@@ -375,9 +378,38 @@ public final class HubClient implements AutoCloseable {
      * The listener must not block; use {@link #sendAsync} from it.
      */
     public void onFrame(Consumer<ObjectNode> frameListener) {
-        this.listener = frameListener;
+        synchronized (lock) { // channelRead0 reads it under the lock: a frame is queued or handed on, not both
+            this.listener = frameListener;
+        }
         this.textListener = null;
         this.bytesListener = null;
+    }
+
+    /**
+     * Like {@link #onFrame}, but the frames received before and not yet consumed by {@link #await}
+     * are handed to {@code frameListener} first, in the order received, and dropped from
+     * {@link #pending} and {@link #received}: no frame is lost or handed on twice in the swap.
+     * The swap runs on this connection's event loop (later frames are read there too, so they
+     * follow the queued ones); it may still be under way when this returns.
+     */
+    public void onFrameAfterQueued(Consumer<ObjectNode> frameListener) {
+        this.textListener = null;
+        this.bytesListener = null;
+        Runnable swap = () -> {
+            List<ObjectNode> queued;
+            synchronized (lock) {
+                queued = new ArrayList<>(inbox);
+                inbox.clear();
+                everything.clear();
+                listener = frameListener;
+            }
+            queued.forEach(frameListener);
+        };
+        try {
+            channel.eventLoop().execute(swap);
+        } catch (java.util.concurrent.RejectedExecutionException loopStopped) {
+            swap.run(); // nothing more is read: no later frame to order against
+        }
     }
 
     /**
@@ -528,6 +560,8 @@ public final class HubClient implements AutoCloseable {
 
     private final class Inbound extends SimpleChannelInboundHandler<WebSocketFrame> {
         private final CompletableFuture<Void> handshake;
+        /** On the event loop only. */
+        private boolean failureLogged;
 
         Inbound(CompletableFuture<Void> handshake) {
             this.handshake = handshake;
@@ -560,18 +594,20 @@ public final class HubClient implements AutoCloseable {
                 }
                 JsonNode node = MAPPER.readTree(text.text());
                 if (node instanceof ObjectNode object) {
-                    Consumer<ObjectNode> l = listener;
-                    if (l != null) {
-                        l.accept(object);
-                        return;
-                    }
-                    synchronized (lock) {
-                        inbox.add(object);
-                        everything.add(object);
-                        if (everything.size() > HISTORY_LIMIT) {
-                            everything.removeFirst();
+                    Consumer<ObjectNode> l;
+                    synchronized (lock) { // with the swap of the listener: queued, or handed on, never lost between
+                        l = listener;
+                        if (l == null) {
+                            inbox.add(object);
+                            everything.add(object);
+                            if (everything.size() > HISTORY_LIMIT) {
+                                everything.removeFirst();
+                            }
+                            lock.notifyAll();
                         }
-                        lock.notifyAll();
+                    }
+                    if (l != null) {
+                        l.accept(object); // outside the lock: the listener may take locks of its own
                     }
                 }
             } else if (frame instanceof CloseWebSocketFrame close) {
@@ -592,6 +628,10 @@ public final class HubClient implements AutoCloseable {
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            if (!failureLogged) { // once: a broken connection may raise the same failure for every read after
+                failureLogged = true;
+                LOG.warn("connection to {} failed: {}", ctx.channel().remoteAddress(), cause.toString());
+            }
             handshake.completeExceptionally(TlsRefusal.named(cause));
             ctx.close();
         }
