@@ -261,6 +261,8 @@ public final class HubClient implements AutoCloseable {
      * heartbeat, and the hub answers it only after the heartbeat bound the name. A hub that
      * refuses the registration (token, name, identity pin, lease, takeover limits) ends the wait
      * at once: the exception names the close code, and the refusal frame stays in {@link #pending}.
+     * A busy or rate-limited hub binds the name and refuses the {@code who_request} ({@link
+     * #refusedForLoad}): it is sent again after a pause, on the same connection, until the timeout.
      */
     public ObjectNode registerBound(String agentName, String token, ObjectNode extra, Duration timeout)
             throws TimeoutException {
@@ -278,9 +280,49 @@ public final class HubClient implements AutoCloseable {
         // a hub closing on the heartbeat fails this write: the wait below then names the close
         sendAsync(frame(agentName, "who_request"));
         ObjectNode welcome = awaitWhileOpen(f -> "welcome".equals(f.path("type").asText()), timeout);
-        awaitWhileOpen(f -> "who_snapshot".equals(f.path("type").asText()),
-                Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
-        return welcome;
+        long pause = FIRST_WHO_PAUSE_MS;
+        while (true) {
+            ObjectNode answer = awaitWhileOpen(f -> "who_snapshot".equals(f.path("type").asText())
+                    || refusedForLoad(f), Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+            if ("who_snapshot".equals(answer.path("type").asText())) {
+                return welcome;
+            }
+            // a busy or rate-limited hub binds the name and refuses only the query: ask again, on this
+            // connection (closing it would abandon the replay the hub deferred for it)
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw new TimeoutException("the hub kept refusing who_request (" + answer.path("error_code").asText()
+                        + ") within " + timeout);
+            }
+            try {
+                closed.get(Math.min(left, pause * 1_000_000L), TimeUnit.NANOSECONDS); // a close ends the pause
+            } catch (TimeoutException paused) {
+                // the pause is over
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new TimeoutException("interrupted");
+            } catch (java.util.concurrent.ExecutionException impossible) {
+                // closed is never completed exceptionally
+            }
+            pause = Math.min(MAX_WHO_PAUSE_MS, pause * 2);
+            sendAsync(frame(agentName, "who_request"));
+        }
+    }
+
+    /** The first pause before a {@code who_request} refused busy or rate limited is sent again, doubling. */
+    private static final long FIRST_WHO_PAUSE_MS = 50;
+    private static final long MAX_WHO_PAUSE_MS = 1_000;
+
+    /**
+     * An {@code error} a busy or rate-limited hub answers a request with: it changed nothing, and
+     * the same request may be sent again later on the same connection.
+     */
+    public static boolean refusedForLoad(JsonNode f) {
+        if (!"error".equals(f.path("type").asText())) {
+            return false;
+        }
+        String code = f.path("error_code").asText("");
+        return "busy".equals(code) || "rate_limited".equals(code);
     }
 
     /** A fresh frame from {@code sender} of {@code type} with {@code target: "System"}. */

@@ -9,11 +9,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** {@link HubClient} against a scripted hub: the swap to a frame listener. */
+/** {@link HubClient} against a scripted hub: registration on a busy hub, and the swap to a frame listener. */
 class HubClientScriptedHubTest {
     private static final Duration WAIT = Duration.ofSeconds(10);
     private final FakeHub hub = new FakeHub();
@@ -21,6 +22,20 @@ class HubClientScriptedHubTest {
     @AfterEach
     void close() {
         hub.close();
+    }
+
+    @Test
+    void registerBoundAsksAgainWhenABusyHubRefusedItsWhoRequest() throws Exception {
+        AtomicInteger whos = new AtomicInteger();
+        hub.script(f -> "who_request".equals(f.path("type").asText()) && whos.incrementAndGet() == 1
+                ? List.of(FakeHub.now(FakeHub.error("busy"))) : List.of());
+        try (HubClient client = HubClient.connect(hub.uri(), WAIT)) {
+            ObjectNode welcome = client.registerBound("proj/me", null, null, Duration.ofSeconds(3));
+            assertThat(welcome.path("type").asText()).isEqualTo("welcome");
+            assertThat(whos.get()).isEqualTo(2);
+            assertThat(client.isOpen()).isTrue();
+        }
+        assertThat(hub.connections.get()).isEqualTo(1);
     }
 
     @Test
