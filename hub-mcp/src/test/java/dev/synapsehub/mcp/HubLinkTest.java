@@ -35,7 +35,10 @@ class HubLinkTest {
     }
 
     private HubLink link(Duration timeout) throws Exception {
-        Inbox inbox = new Inbox(10, null);
+        return link(timeout, new Inbox(10, null));
+    }
+
+    private HubLink link(Duration timeout, Inbox inbox) throws Exception {
         HubLink link = new HubLink(new McpSettings(hub.uri(), "proj/me", null, timeout, McpSettings.DEFAULT_HEARTBEAT,
                 10, null), inbox);
         closing.add(0, inbox);
@@ -212,5 +215,48 @@ class HubLinkTest {
         // above any message id, and exact as a double (a hub may read it as one)
         assertThat(fence.path("since").asLong()).isGreaterThan(HubLink.FENCE_BASE).isLessThan(1L << 53);
         assertThat(link.status()).containsEntry("acks_failed", 0L);
+    }
+
+    @Test
+    void anErrorThatAnswersNothingIsNotTakenForAWaitingClaimsAnswer() throws Exception {
+        // an error about something else (a refused keepalive, a replay's failure) comes just before the grant
+        hub.script(f -> "claim".equals(f.path("type").asText())
+                ? List.of(FakeHub.now(FakeHub.error("rate_limited")), FakeHub.now(grant(f.path("task_id").asText())))
+                : List.of());
+        Inbox inbox = new Inbox(10, null);
+        HubLink link = link(WAIT, inbox);
+        assertThat(Frames.type(link.request(claim("T-1"), f -> granted(f, "T-1")))).isEqualTo("claim_granted");
+        assertThat(inbox.take(10, 0).items()).as("the stray error is kept for the agent")
+                .extracting(i -> i.path("kind").asText()).containsExactly("error");
+    }
+
+    @Test
+    void anErrorThatAnswersTheCallIsItsAnswerOnceTheFenceAfterItIsAnsweredOrRefused() throws Exception {
+        hub.script(f -> "claim".equals(f.path("type").asText()) ? List.of(FakeHub.now(FakeHub.error("busy")))
+                : List.of());
+        HubLink link = link(WAIT);
+        ObjectNode answer = link.request(claim("T-1"), f -> granted(f, "T-1"));
+        assertThat(answer.path("error_code").asText()).isEqualTo("busy");
+
+        // a hub refusing everything refuses the fence too: that ends the wait as well, long before the timeout
+        hub.script(f -> "claim".equals(f.path("type").asText()) || "resume_request".equals(f.path("type").asText())
+                ? List.of(FakeHub.now(FakeHub.error("busy"))) : List.of());
+        long start = System.nanoTime();
+        assertThat(link.request(claim("T-2"), f -> granted(f, "T-2")).path("error_code").asText()).isEqualTo("busy");
+        assertThat(System.nanoTime() - start).isLessThan(WAIT.toNanos());
+    }
+
+    @Test
+    void theGrantOfAClaimThatTimedOutIsFiledInTheInbox() throws Exception {
+        hub.script(f -> "claim".equals(f.path("type").asText())
+                ? List.of(FakeHub.after(700, grant(f.path("task_id").asText()))) : List.of());
+        Inbox inbox = new Inbox(10, null);
+        HubLink link = link(Duration.ofMillis(600), inbox);
+        ToolFailure timedOut = org.assertj.core.api.Assertions.catchThrowableOfType(() -> link.request(claim("T-1"),
+                f -> granted(f, "T-1")), ToolFailure.class);
+        assertThat(timedOut.type()).isEqualTo("no_answer");
+        List<ObjectNode> items = inbox.take(10, WAIT.toMillis()).items();
+        assertThat(items).extracting(i -> i.path("kind").asText()).containsExactly("claim_granted");
+        assertThat(items.get(0).path("task_id").asText()).isEqualTo("T-1");
     }
 }
