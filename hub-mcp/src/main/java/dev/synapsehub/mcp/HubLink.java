@@ -46,6 +46,9 @@ final class HubLink implements AutoCloseable {
     /** Close codes after which the hub will not take this agent back by retrying (wire contract §2.1). */
     static final Set<Integer> TERMINAL_CLOSE_CODES = Set.of(4003, 4009, 4010, 4016);
     private static final long FIRST_BACKOFF_MS = 250;
+    /** The first pause before a registration's {@code who_request} refused busy is sent again, doubling. */
+    private static final long FIRST_WHO_PAUSE_MS = 50;
+    private static final long MAX_WHO_PAUSE_MS = 1_000;
 
     /**
      * A close that refuses the agent itself, whether it ends a registration or a registered
@@ -750,15 +753,14 @@ final class HubLink implements AutoCloseable {
         /**
          * Registers and proves it with a {@code who_request} answered: on an open hub
          * {@code welcome} comes before the registration is even read, so only an answer to a
-         * later frame shows the name was bound.
+         * later frame shows the name was bound. A busy or rate-limited hub binds the name and
+         * refuses the {@code who_request} only: it is sent again after a pause on this connection
+         * (closing it would abandon the replay the hub deferred for it), until the connect timeout.
          */
         void register(boolean takeover) throws Refused, IOException, TimeoutException {
-            client.onFrame(this::onFrame);
-            // an open hub sends welcome at connect: it may have been queued before the listener was set
-            for (ObjectNode early : client.pending()) {
-                onFrame(early);
-            }
-            client.clearPending();
+            long deadline = System.nanoTime() + connectTimeout.toNanos();
+            // an open hub sends welcome at connect: it may be queued already, and comes first
+            client.onFrameAfterQueued(this::onFrame);
             client.closeFuture().whenComplete((status, t) -> welcomed.complete(null)); // no welcome is coming
             if (settings.token() == null) {
                 // an open hub sends welcome at connect: its hub_id decides whether the cursor is this
@@ -787,33 +789,63 @@ final class HubLink implements AutoCloseable {
             if (takeover) {
                 hb.put("takeover", true); // our own binding may outlive the connection we lost
             }
-            Pending p = new Pending("registration", f -> "who_snapshot".equals(Frames.type(f)), true);
-            await(p);
-            client.sendAsync(hb);
-            client.sendAsync(Frames.request(settings.name(), "who_request"));
+            CompletableFuture<Void> ended = new CompletableFuture<>();
             client.closeFuture().whenComplete((status, t) -> {
                 if (status != null && refusesAgent(status)) {
                     // the hub refused the agent itself (name, token, identity): retrying gets the same answer
                     String why = registrationError;
-                    p.reply().completeExceptionally(new Refused("closed " + status.code() + " " + status.reason()
+                    ended.completeExceptionally(new Refused("closed " + status.code() + " " + status.reason()
                             + (why == null ? "" : ": " + why)));
                 } else {
-                    p.reply().completeExceptionally(new IOException("closed during registration" + (status == null
+                    ended.completeExceptionally(new IOException("closed during registration" + (status == null
                             ? "" : " (" + status.code() + " " + status.reason() + ")")));
                 }
             });
-            try {
-                p.reply().get(connectTimeout.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (ExecutionException e) {
-                if (e.getCause() instanceof Refused r) {
-                    throw r;
+            client.sendAsync(hb);
+            long pause = FIRST_WHO_PAUSE_MS;
+            while (true) {
+                Pending p = new Pending("registration", f -> "who_snapshot".equals(Frames.type(f))
+                        || HubClient.refusedForLoad(f), true);
+                await(p);
+                ended.whenComplete((x, why) -> p.reply().completeExceptionally(why)); // closed already, or later
+                client.sendAsync(Frames.request(settings.name(), "who_request"));
+                ObjectNode answer;
+                try {
+                    answer = p.reply().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof Refused r) {
+                        throw r;
+                    }
+                    throw new IOException(e.getCause().getMessage(), e.getCause());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted");
+                } finally {
+                    release(p);
                 }
-                throw new IOException(e.getCause().getMessage(), e.getCause());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException("interrupted");
-            } finally {
-                release(p);
+                if ("who_snapshot".equals(Frames.type(answer))) {
+                    return;
+                }
+                long left = deadline - System.nanoTime();
+                LOG.info("the hub refused who_request during the registration ({}); asking again in {} ms",
+                        answer.path("error_code").asText(), Math.min(pause, left / 1_000_000L));
+                try {
+                    ended.get(Math.max(0, Math.min(left, pause * 1_000_000L)), TimeUnit.NANOSECONDS);
+                } catch (TimeoutException paused) {
+                    if (deadline - System.nanoTime() <= 0) {
+                        throw new TimeoutException("the hub kept refusing who_request (" + answer.path("error_code")
+                                .asText() + ") for the whole connect timeout");
+                    }
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof Refused r) {
+                        throw r;
+                    }
+                    throw new IOException(e.getCause().getMessage(), e.getCause());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted");
+                }
+                pause = Math.min(MAX_WHO_PAUSE_MS, pause * 2);
             }
         }
 
@@ -830,7 +862,7 @@ final class HubLink implements AutoCloseable {
             synchronized (this) {
                 w = waiter;
             }
-            if ("error".equals(type) && w instanceof Pending p && p.registration()) {
+            if ("error".equals(type) && w instanceof Pending p && p.registration() && !HubClient.refusedForLoad(f)) {
                 registrationError = f.path("payload").asText();
             }
             if (("auth_denied".equals(type) || "name_conflict".equals(type)) && w instanceof Pending p

@@ -218,6 +218,18 @@ class HubLinkTest {
     }
 
     @Test
+    void aBusyHubRefusingTheRegistrationsWhoRequestIsAskedAgainOnTheSameConnection() throws Exception {
+        AtomicInteger whos = new AtomicInteger();
+        hub.script(f -> "who_request".equals(f.path("type").asText()) && whos.incrementAndGet() == 1
+                ? List.of(FakeHub.now(FakeHub.error("busy"))) : List.of());
+        HubLink link = link(Duration.ofSeconds(3)); // connect timeout 3 s: a wait for who_snapshot alone ends there
+        assertThat(link.status()).containsEntry("connected", true);
+        assertThat(hub.connections.get()).as("bound on the first connection, not closed").isEqualTo(1);
+        assertThat(whos.get()).isEqualTo(2);
+        assertThat(link.status().get("refused")).isNull();
+    }
+
+    @Test
     void anErrorThatAnswersNothingIsNotTakenForAWaitingClaimsAnswer() throws Exception {
         // an error about something else (a refused keepalive, a replay's failure) comes just before the grant
         hub.script(f -> "claim".equals(f.path("type").asText())
