@@ -865,6 +865,10 @@ final class HubLink implements AutoCloseable {
             if ("error".equals(type) && w instanceof Pending p && p.registration() && !HubClient.refusedForLoad(f)) {
                 registrationError = f.path("payload").asText();
             }
+            if ("who_snapshot".equals(type) && w instanceof Pending p && p.registration()) {
+                // here, on the event loop: the chats read before it are those its count may include
+                inbox.replayPending(mailboxPending(f));
+            }
             if (("auth_denied".equals(type) || "name_conflict".equals(type)) && w instanceof Pending p
                     && p.registration()) {
                 p.reply().completeExceptionally(new Refused(type + ": " + f.path("payload").asText()));
@@ -874,6 +878,15 @@ final class HubLink implements AutoCloseable {
                 offerToInbox(f, type);
             }
         }
+    }
+
+    /**
+     * This agent's {@code mailbox_pending} count in {@code snapshot}: 0 without a journal
+     * ({@code null}), or when it is not listed (the hub lists every identity with pending mail).
+     */
+    private long mailboxPending(ObjectNode snapshot) {
+        JsonNode count = snapshot.path("mailbox_pending").path(settings.name());
+        return count.canConvertToLong() ? Math.max(0, count.longValue()) : 0;
     }
 
     /** Frames that answer no request but concern this agent. */

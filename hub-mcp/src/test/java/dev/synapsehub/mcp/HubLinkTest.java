@@ -217,6 +217,46 @@ class HubLinkTest {
         assertThat(link.status()).containsEntry("acks_failed", 0L);
     }
 
+    private static ObjectNode chat(long seq, boolean replayed) {
+        ObjectNode c = FakeHub.frame("chat");
+        c.put("sender", "proj/other");
+        c.put("target", "proj/me");
+        c.put("payload", "m" + seq);
+        c.put("seq", seq);
+        if (replayed) {
+            c.put("replayed", true);
+        }
+        return c;
+    }
+
+    private static ObjectNode who(long pending) {
+        ObjectNode w = FakeHub.frame("who_snapshot");
+        w.putObject("mailbox_pending").put("proj/me", pending);
+        return w;
+    }
+
+    @Test
+    void aLiveChatReadBeforeTheReplayDoesNotMoveTheNextRegistrationPastTheReplayedOne(
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path file = dir.resolve("cursor");
+        java.nio.file.Files.writeString(file, "100\nhub_id hub-a\n");
+        AtomicInteger whos = new AtomicInteger();
+        // the first connection: live 150 comes (journaled after the who_request), the replay of 120 never does
+        hub.script(f -> "who_request".equals(f.path("type").asText()) && whos.incrementAndGet() == 1
+                ? List.of(FakeHub.now(who(1)), FakeHub.now(chat(150, false))) : List.of());
+        Inbox inbox = new Inbox(10, file);
+        HubLink link = link(WAIT, inbox);
+        assertThat(hub.next("heartbeat").path("since_seq").asLong()).isEqualTo(100);
+        Inbox.Batch read = inbox.take(10, WAIT.toMillis(), true);
+        assertThat(read.items()).extracting(i -> i.path("seq").asLong()).containsExactly(150L);
+        assertThat(link.ack(read.acks())).as("an ack of 150 would count 120 read").isEmpty();
+
+        hub.dropConnections();
+        JsonNode again = hub.next("heartbeat");
+        assertThat(again.path("since_seq").asLong()).as("120 is replayed on the next connection").isEqualTo(100);
+        assertThat(hub.received).noneMatch(f -> "ack".equals(f.path("type").asText()));
+    }
+
     @Test
     void aBusyHubRefusingTheRegistrationsWhoRequestIsAskedAgainOnTheSameConnection() throws Exception {
         AtomicInteger whos = new AtomicInteger();
