@@ -44,7 +44,9 @@ import java.util.concurrent.ExecutorService;
  * directed chats above {@code since_seq} have come: replayed ones, and live ones that came before
  * the snapshot (those the count includes). A count never reached (a replay beyond its scan
  * window, a chat counted by a role this connection no longer has) keeps the hold for this
- * connection only: the next registration starts from where the replay got to.
+ * connection only: the next registration starts from where the replay got to. A count reached
+ * early (a chat to a role the agent took while away is replayed but was not counted) ends the
+ * hold while the rest of that replay, sent in the same batch, is still arriving.
  */
 final class Inbox implements AutoCloseable {
     /**
