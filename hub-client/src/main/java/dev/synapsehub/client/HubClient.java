@@ -63,6 +63,9 @@ public final class HubClient implements AutoCloseable {
 
     /** Shared: a mapper is thread-safe once configured, and one per client weighs on a 10,000-client load run. */
     private static final ObjectMapper MAPPER = new ObjectMapper();
+    /** Netty's logging facade: it writes through SLF4J where the application has it, with no dependency here. */
+    private static final io.netty.util.internal.logging.InternalLogger LOG =
+            io.netty.util.internal.logging.InternalLoggerFactory.getInstance(HubClient.class);
     private final EventLoopGroup group;
     private final boolean ownsGroup;
     private final Object lock = new Object();
@@ -258,6 +261,8 @@ public final class HubClient implements AutoCloseable {
      * heartbeat, and the hub answers it only after the heartbeat bound the name. A hub that
      * refuses the registration (token, name, identity pin, lease, takeover limits) ends the wait
      * at once: the exception names the close code, and the refusal frame stays in {@link #pending}.
+     * A busy or rate-limited hub binds the name and refuses the {@code who_request} ({@link
+     * #refusedForLoad}): it is sent again after a pause, on the same connection, until the timeout.
      */
     public ObjectNode registerBound(String agentName, String token, ObjectNode extra, Duration timeout)
             throws TimeoutException {
@@ -275,9 +280,49 @@ public final class HubClient implements AutoCloseable {
         // a hub closing on the heartbeat fails this write: the wait below then names the close
         sendAsync(frame(agentName, "who_request"));
         ObjectNode welcome = awaitWhileOpen(f -> "welcome".equals(f.path("type").asText()), timeout);
-        awaitWhileOpen(f -> "who_snapshot".equals(f.path("type").asText()),
-                Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
-        return welcome;
+        long pause = FIRST_WHO_PAUSE_MS;
+        while (true) {
+            ObjectNode answer = awaitWhileOpen(f -> "who_snapshot".equals(f.path("type").asText())
+                    || refusedForLoad(f), Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+            if ("who_snapshot".equals(answer.path("type").asText())) {
+                return welcome;
+            }
+            // a busy or rate-limited hub binds the name and refuses only the query: ask again, on this
+            // connection (closing it would abandon the replay the hub deferred for it)
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw new TimeoutException("the hub kept refusing who_request (" + answer.path("error_code").asText()
+                        + ") within " + timeout);
+            }
+            try {
+                closed.get(Math.min(left, pause * 1_000_000L), TimeUnit.NANOSECONDS); // a close ends the pause
+            } catch (TimeoutException paused) {
+                // the pause is over
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new TimeoutException("interrupted");
+            } catch (java.util.concurrent.ExecutionException impossible) {
+                // closed is never completed exceptionally
+            }
+            pause = Math.min(MAX_WHO_PAUSE_MS, pause * 2);
+            sendAsync(frame(agentName, "who_request"));
+        }
+    }
+
+    /** The first pause before a {@code who_request} refused busy or rate limited is sent again, doubling. */
+    private static final long FIRST_WHO_PAUSE_MS = 50;
+    private static final long MAX_WHO_PAUSE_MS = 1_000;
+
+    /**
+     * An {@code error} a busy or rate-limited hub answers a request with: it changed nothing, and
+     * the same request may be sent again later on the same connection.
+     */
+    public static boolean refusedForLoad(JsonNode f) {
+        if (!"error".equals(f.path("type").asText())) {
+            return false;
+        }
+        String code = f.path("error_code").asText("");
+        return "busy".equals(code) || "rate_limited".equals(code);
     }
 
     /** A fresh frame from {@code sender} of {@code type} with {@code target: "System"}. */
@@ -375,9 +420,38 @@ public final class HubClient implements AutoCloseable {
      * The listener must not block; use {@link #sendAsync} from it.
      */
     public void onFrame(Consumer<ObjectNode> frameListener) {
-        this.listener = frameListener;
+        synchronized (lock) { // channelRead0 reads it under the lock: a frame is queued or handed on, not both
+            this.listener = frameListener;
+        }
         this.textListener = null;
         this.bytesListener = null;
+    }
+
+    /**
+     * Like {@link #onFrame}, but the frames received before and not yet consumed by {@link #await}
+     * are handed to {@code frameListener} first, in the order received, and dropped from
+     * {@link #pending} and {@link #received}: no frame is lost or handed on twice in the swap.
+     * The swap runs on this connection's event loop (later frames are read there too, so they
+     * follow the queued ones); it may still be under way when this returns.
+     */
+    public void onFrameAfterQueued(Consumer<ObjectNode> frameListener) {
+        this.textListener = null;
+        this.bytesListener = null;
+        Runnable swap = () -> {
+            List<ObjectNode> queued;
+            synchronized (lock) {
+                queued = new ArrayList<>(inbox);
+                inbox.clear();
+                everything.clear();
+                listener = frameListener;
+            }
+            queued.forEach(frameListener);
+        };
+        try {
+            channel.eventLoop().execute(swap);
+        } catch (java.util.concurrent.RejectedExecutionException loopStopped) {
+            swap.run(); // nothing more is read: no later frame to order against
+        }
     }
 
     /**
@@ -528,6 +602,8 @@ public final class HubClient implements AutoCloseable {
 
     private final class Inbound extends SimpleChannelInboundHandler<WebSocketFrame> {
         private final CompletableFuture<Void> handshake;
+        /** On the event loop only. */
+        private boolean failureLogged;
 
         Inbound(CompletableFuture<Void> handshake) {
             this.handshake = handshake;
@@ -560,18 +636,20 @@ public final class HubClient implements AutoCloseable {
                 }
                 JsonNode node = MAPPER.readTree(text.text());
                 if (node instanceof ObjectNode object) {
-                    Consumer<ObjectNode> l = listener;
-                    if (l != null) {
-                        l.accept(object);
-                        return;
-                    }
-                    synchronized (lock) {
-                        inbox.add(object);
-                        everything.add(object);
-                        if (everything.size() > HISTORY_LIMIT) {
-                            everything.removeFirst();
+                    Consumer<ObjectNode> l;
+                    synchronized (lock) { // with the swap of the listener: queued, or handed on, never lost between
+                        l = listener;
+                        if (l == null) {
+                            inbox.add(object);
+                            everything.add(object);
+                            if (everything.size() > HISTORY_LIMIT) {
+                                everything.removeFirst();
+                            }
+                            lock.notifyAll();
                         }
-                        lock.notifyAll();
+                    }
+                    if (l != null) {
+                        l.accept(object); // outside the lock: the listener may take locks of its own
                     }
                 }
             } else if (frame instanceof CloseWebSocketFrame close) {
@@ -592,6 +670,10 @@ public final class HubClient implements AutoCloseable {
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            if (!failureLogged) { // once: a broken connection may raise the same failure for every read after
+                failureLogged = true;
+                LOG.warn("connection to {} failed: {}", ctx.channel().remoteAddress(), cause.toString());
+            }
             handshake.completeExceptionally(TlsRefusal.named(cause));
             ctx.close();
         }

@@ -382,8 +382,9 @@ final class CoordinationTools {
         return new Tool("inbox", "Read messages", "Messages and notices received since the last call, oldest first: "
                 + "kind 'chat' (sender, target, payload, msg_id, seq; replayed: true when it waited in the mailbox "
                 + "while you were away), 'delivery_receipt' for messages you sent, 'handoff_granted' when a task was "
-                + "handed to you, 'dark_seat_alert' about you, 'recipient_liveness_warning', and unsolicited "
-                + "'error' frames. 'dropped' counts items lost because the inbox was full.", in, false, a -> {
+                + "handed to you, 'dark_seat_alert' about you, 'recipient_liveness_warning', unsolicited "
+                + "'error' frames, and 'claim_granted'/'claim_denied' answers that came after their claim call "
+                + "had given up (a grant listed here is held). 'dropped' counts items lost because the inbox was full.", in, false, a -> {
                     int max = ((Long) a.getOrDefault("max", 50L)).intValue();
                     long waitMillis = (long) (((Double) a.getOrDefault("wait_seconds", 0.0)) * 1000);
                     boolean ack = !Boolean.FALSE.equals(a.get("ack"));

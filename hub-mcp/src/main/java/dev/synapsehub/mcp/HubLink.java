@@ -46,6 +46,9 @@ final class HubLink implements AutoCloseable {
     /** Close codes after which the hub will not take this agent back by retrying (wire contract §2.1). */
     static final Set<Integer> TERMINAL_CLOSE_CODES = Set.of(4003, 4009, 4010, 4016);
     private static final long FIRST_BACKOFF_MS = 250;
+    /** The first pause before a registration's {@code who_request} refused busy is sent again, doubling. */
+    private static final long FIRST_WHO_PAUSE_MS = 50;
+    private static final long MAX_WHO_PAUSE_MS = 1_000;
 
     /**
      * A close that refuses the agent itself, whether it ends a registration or a registered
@@ -111,9 +114,13 @@ final class HubLink implements AutoCloseable {
     /**
      * Sends {@code frame} and returns its answer: the first frame {@code answers} accepts, or an
      * {@code error}, waiting at most the request timeout in all, reconnections included. An
-     * {@code error} names no request, so it is taken as this one's only because nothing else that
-     * can draw one is outstanding: requests and ack rounds hold the link one at a time, and the
-     * answer of a call that timed out is skipped when it comes late ({@link Connection#late}).
+     * {@code error} names no request, and some answer none (an asynchronous replay failure, a
+     * refused keepalive heartbeat): one that comes while this waits is this call's answer only if
+     * the hub answers a fence sent after it before it answers the call otherwise (the hub answers
+     * a connection's frames in order, so the call's own answer comes before the fence's), or
+     * refuses the fence too, or nothing else came by the timeout. Requests and ack rounds hold
+     * the link one at a time, and the answer of a call that timed out is not taken by the next one
+     * ({@link Connection#late}).
      *
      * @throws ToolFailure {@code hub_unavailable} when no connection could be had in time,
      *     {@code no_answer} when the hub took the frame and did not answer in time
@@ -127,7 +134,7 @@ final class HubLink implements AutoCloseable {
             int attempt = 0;
             while (true) {
                 Connection conn = awaitConnection(deadline);
-                Pending pending = new Pending(Frames.type(frame), answers, new CompletableFuture<>());
+                Pending pending = new Pending(Frames.type(frame), answers, false);
                 if (!conn.await(pending)) {
                     pending.reply().completeExceptionally(new ConnectionLost("connection closed"));
                 } else {
@@ -305,11 +312,16 @@ final class HubLink implements AutoCloseable {
 
     /** On the caller's thread, holding {@code round}'s lock. */
     private void sendFence(Connection conn, AckRound round) {
+        round.fences.add(sendFence(conn));
+    }
+
+    /** Sends a fence of its own and returns its {@code since}; safe from the event loop. */
+    private long sendFence(Connection conn) {
         long since = FENCE_BASE + (fences.incrementAndGet() & (FENCE_BASE - 1));
-        round.fences.add(since);
         ObjectNode fence = Frames.request(settings.name(), "resume_request");
         fence.put("since", since);
         conn.client.sendAsync(fence);
+        return since;
     }
 
     private static void pauseUntil(long deadline) throws RoundEnded {
@@ -491,16 +503,44 @@ final class HubLink implements AutoCloseable {
 
     /**
      * A request waiting for its answer: a frame {@code answers} accepts or, unless {@code
-     * registration}, an {@code error}.
+     * registration}, an {@code error} confirmed by a fence ({@link #request}).
      */
-    private record Pending(String verb, Predicate<ObjectNode> answers, boolean registration,
-            CompletableFuture<ObjectNode> reply) implements Waiter {
-        Pending(String verb, Predicate<ObjectNode> answers, CompletableFuture<ObjectNode> reply) {
-            this(verb, answers, false, reply);
+    private static final class Pending implements Waiter {
+        private final String verb;
+        private final Predicate<ObjectNode> answers;
+        private final boolean registration;
+        private final CompletableFuture<ObjectNode> reply = new CompletableFuture<>();
+        /** The first {@code error} that came while this waited, or null; guarded by the connection. */
+        ObjectNode error;
+        /** The {@code since} of the fence sent after {@link #error}; guarded by the connection. */
+        long fence;
+
+        Pending(String verb, Predicate<ObjectNode> answers, boolean registration) {
+            this.verb = verb;
+            this.answers = answers;
+            this.registration = registration;
         }
 
-        boolean takes(ObjectNode f) {
-            return answers.test(f) || (!registration && "error".equals(Frames.type(f)));
+        String verb() {
+            return verb;
+        }
+
+        Predicate<ObjectNode> answers() {
+            return answers;
+        }
+
+        boolean registration() {
+            return registration;
+        }
+
+        CompletableFuture<ObjectNode> reply() {
+            return reply;
+        }
+
+        /** True when {@code f} is the snapshot of the fence sent after this call's tentative error. */
+        boolean fenceAnswered(ObjectNode f) {
+            return fence != 0 && "resume_snapshot".equals(Frames.type(f)) && f.path("since").canConvertToLong()
+                    && f.path("since").longValue() == fence;
         }
     }
 
@@ -642,7 +682,7 @@ final class HubLink implements AutoCloseable {
                 late.removeFirst();
             }
             late.addLast(new Late(p.verb(), p.answers()));
-            return null;
+            return p.error; // nothing answered the call otherwise, nor the fence: the error is the best answer
         }
 
         /** The connection closed: whatever waits learns it. */
@@ -669,19 +709,43 @@ final class HubLink implements AutoCloseable {
                 Late l = it.next();
                 if (l.answers().test(f)) {
                     it.remove();
-                    LOG.info("the answer to {} came after the call had timed out; skipped", l.verb());
-                    return true;
+                    // not the next call's; still filed when it concerns the agent (a grant it holds)
+                    LOG.info("the answer to {} came after the call had timed out; not taken by another call", l.verb());
+                    return false;
                 }
             }
             if (error && !late.isEmpty()) {
                 Late l = late.removeFirst();
-                LOG.info("an error came after {} had timed out; taken as its late answer and skipped: {}",
+                LOG.info("an error came after {} had timed out; taken as its late answer, not the next call's: {}",
                         l.verb(), f.path("payload").asText());
-                return true;
+                return false;
             }
-            if (waiter instanceof Pending p && p.takes(f)) {
-                p.reply().complete(f);
-                return true;
+            if (waiter instanceof Pending p) {
+                boolean fenced = p.fenceAnswered(f); // first: a call may wait for a snapshot of the same type
+                if (!fenced && p.answers().test(f)) {
+                    if (p.error != null && !p.registration()) {
+                        offerToInbox(p.error, "error"); // it answered something else
+                        p.error = null;
+                    }
+                    p.reply().complete(f);
+                    return true;
+                }
+                if (fenced || (error && p.error != null)) {
+                    // the hub answered the fence (a snapshot, or a refusal) before answering the call
+                    // otherwise: the call's answer came first, and it was the error
+                    if (error) {
+                        LOG.debug("the fence after an error to {} was refused too: {}", p.verb(),
+                                f.path("payload").asText());
+                    }
+                    p.reply().complete(p.error);
+                    return true;
+                }
+                if (error && !p.registration()) {
+                    p.error = f; // the call's answer only if the fence sent now is answered first
+                    p.fence = sendFence(this);
+                    return true;
+                }
+                return false;
             }
             return waiter instanceof AckRound r && r.offer(f);
         }
@@ -689,15 +753,14 @@ final class HubLink implements AutoCloseable {
         /**
          * Registers and proves it with a {@code who_request} answered: on an open hub
          * {@code welcome} comes before the registration is even read, so only an answer to a
-         * later frame shows the name was bound.
+         * later frame shows the name was bound. A busy or rate-limited hub binds the name and
+         * refuses the {@code who_request} only: it is sent again after a pause on this connection
+         * (closing it would abandon the replay the hub deferred for it), until the connect timeout.
          */
         void register(boolean takeover) throws Refused, IOException, TimeoutException {
-            client.onFrame(this::onFrame);
-            // an open hub sends welcome at connect: it may have been queued before the listener was set
-            for (ObjectNode early : client.pending()) {
-                onFrame(early);
-            }
-            client.clearPending();
+            long deadline = System.nanoTime() + connectTimeout.toNanos();
+            // an open hub sends welcome at connect: it may be queued already, and comes first
+            client.onFrameAfterQueued(this::onFrame);
             client.closeFuture().whenComplete((status, t) -> welcomed.complete(null)); // no welcome is coming
             if (settings.token() == null) {
                 // an open hub sends welcome at connect: its hub_id decides whether the cursor is this
@@ -726,34 +789,63 @@ final class HubLink implements AutoCloseable {
             if (takeover) {
                 hb.put("takeover", true); // our own binding may outlive the connection we lost
             }
-            Pending p = new Pending("registration", f -> "who_snapshot".equals(Frames.type(f)), true,
-                    new CompletableFuture<>());
-            await(p);
-            client.sendAsync(hb);
-            client.sendAsync(Frames.request(settings.name(), "who_request"));
+            CompletableFuture<Void> ended = new CompletableFuture<>();
             client.closeFuture().whenComplete((status, t) -> {
                 if (status != null && refusesAgent(status)) {
                     // the hub refused the agent itself (name, token, identity): retrying gets the same answer
                     String why = registrationError;
-                    p.reply().completeExceptionally(new Refused("closed " + status.code() + " " + status.reason()
+                    ended.completeExceptionally(new Refused("closed " + status.code() + " " + status.reason()
                             + (why == null ? "" : ": " + why)));
                 } else {
-                    p.reply().completeExceptionally(new IOException("closed during registration" + (status == null
+                    ended.completeExceptionally(new IOException("closed during registration" + (status == null
                             ? "" : " (" + status.code() + " " + status.reason() + ")")));
                 }
             });
-            try {
-                p.reply().get(connectTimeout.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (ExecutionException e) {
-                if (e.getCause() instanceof Refused r) {
-                    throw r;
+            client.sendAsync(hb);
+            long pause = FIRST_WHO_PAUSE_MS;
+            while (true) {
+                Pending p = new Pending("registration", f -> "who_snapshot".equals(Frames.type(f))
+                        || HubClient.refusedForLoad(f), true);
+                await(p);
+                ended.whenComplete((x, why) -> p.reply().completeExceptionally(why)); // closed already, or later
+                client.sendAsync(Frames.request(settings.name(), "who_request"));
+                ObjectNode answer;
+                try {
+                    answer = p.reply().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof Refused r) {
+                        throw r;
+                    }
+                    throw new IOException(e.getCause().getMessage(), e.getCause());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted");
+                } finally {
+                    release(p);
                 }
-                throw new IOException(e.getCause().getMessage(), e.getCause());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException("interrupted");
-            } finally {
-                release(p);
+                if ("who_snapshot".equals(Frames.type(answer))) {
+                    return;
+                }
+                long left = deadline - System.nanoTime();
+                LOG.info("the hub refused who_request during the registration ({}); asking again in {} ms",
+                        answer.path("error_code").asText(), Math.min(pause, left / 1_000_000L));
+                try {
+                    ended.get(Math.max(0, Math.min(left, pause * 1_000_000L)), TimeUnit.NANOSECONDS);
+                } catch (TimeoutException paused) {
+                    if (deadline - System.nanoTime() <= 0) {
+                        throw new TimeoutException("the hub kept refusing who_request (" + answer.path("error_code")
+                                .asText() + ") for the whole connect timeout");
+                    }
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof Refused r) {
+                        throw r;
+                    }
+                    throw new IOException(e.getCause().getMessage(), e.getCause());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted");
+                }
+                pause = Math.min(MAX_WHO_PAUSE_MS, pause * 2);
             }
         }
 
@@ -770,8 +862,12 @@ final class HubLink implements AutoCloseable {
             synchronized (this) {
                 w = waiter;
             }
-            if ("error".equals(type) && w instanceof Pending p && p.registration()) {
+            if ("error".equals(type) && w instanceof Pending p && p.registration() && !HubClient.refusedForLoad(f)) {
                 registrationError = f.path("payload").asText();
+            }
+            if ("who_snapshot".equals(type) && w instanceof Pending p && p.registration()) {
+                // here, on the event loop: the chats read before it are those its count may include
+                inbox.replayPending(mailboxPending(f));
             }
             if (("auth_denied".equals(type) || "name_conflict".equals(type)) && w instanceof Pending p
                     && p.registration()) {
@@ -782,6 +878,15 @@ final class HubLink implements AutoCloseable {
                 offerToInbox(f, type);
             }
         }
+    }
+
+    /**
+     * This agent's {@code mailbox_pending} count in {@code snapshot}: 0 without a journal
+     * ({@code null}), or when it is not listed (the hub lists every identity with pending mail).
+     */
+    private long mailboxPending(ObjectNode snapshot) {
+        JsonNode count = snapshot.path("mailbox_pending").path(settings.name());
+        return count.canConvertToLong() ? Math.max(0, count.longValue()) : 0;
     }
 
     /** Frames that answer no request but concern this agent. */
@@ -805,7 +910,14 @@ final class HubLink implements AutoCloseable {
                 JsonNode seq = f.get("seq");
                 inbox.offer(item, seq != null && seq.canConvertToLong() && seq.isIntegralNumber() ? seq.longValue() : 0);
             }
-            case "delivery_receipt", "recipient_liveness_warning", "error" -> inbox.offer(kind(f, type), 0);
+            case "delivery_receipt", "recipient_liveness_warning", "error", "claim_denied" ->
+                    inbox.offer(kind(f, type), 0);
+            case "claim_granted" -> {
+                // a grant no call took (it came late, or after an error taken for its answer): the agent holds it
+                if (me.equals(f.path("owner").asText())) {
+                    inbox.offer(kind(f, type), 0);
+                }
+            }
             case "handoff_granted" -> {
                 if (me.equals(f.path("owner").asText()) && !me.equals(f.path("previous_owner").asText())) {
                     inbox.offer(kind(f, type), 0);

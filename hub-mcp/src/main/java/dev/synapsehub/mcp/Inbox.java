@@ -32,6 +32,21 @@ import java.util.concurrent.ExecutorService;
  * it. Without that the cursor would stay behind for the whole session, and the next
  * registration's replay, which scans a bounded window of chats after {@code since_seq}, could
  * end before the chats that arrived while the agent was away.
+ *
+ * <p>The replay of a registration is not ordered with live chats (the hub reads the journal on
+ * a thread of its own, or defers the replay while it is busy), and nothing on the wire says it
+ * has ended. So a live chat read before the replayed ones arrived would move the cursor and the
+ * cumulative ack past them, and a drop then would lose them. Until this registration's replay is
+ * known complete, the cursor and the acks stay at or below its {@code since_seq}, or the highest
+ * replayed seq received (the replay is sent in seq order, so every replayed chat below it has
+ * come). It is known complete when the hub's {@code mailbox_pending} count for this identity, in
+ * the registration's {@code who_snapshot} ({@link #replayPending}), is 0, or when that many
+ * directed chats above {@code since_seq} have come: replayed ones, and live ones that came before
+ * the snapshot (those the count includes). A count never reached (a replay beyond its scan
+ * window, a chat counted by a role this connection no longer has) keeps the hold for this
+ * connection only: the next registration starts from where the replay got to. A count reached
+ * early (a chat to a role the agent took while away is replayed but was not counted) ends the
+ * hold while the rest of that replay, sent in the same batch, is still arriving.
  */
 final class Inbox implements AutoCloseable {
     /**
@@ -88,6 +103,14 @@ final class Inbox implements AutoCloseable {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Inbox.class);
     /** How many times the cursor was found to count in another journal than the hub's, and reset. */
     private long cursorResets;
+    /** True from a registration until its replay is known complete: the cursor and acks stay at {@link #replayedTo}. */
+    private boolean replayOpen;
+    /** The registration's {@code since_seq}, then the highest replayed seq received: all below it have come. */
+    private long replayedTo;
+    /** The registration's {@code mailbox_pending} count for this identity, or -1 before its snapshot. */
+    private long replayExpected = -1;
+    /** Directed chats above the registration's {@code since_seq} that count towards {@link #replayExpected}. */
+    private final Set<Long> replaySeen = new HashSet<>();
 
     /**
      * @param cursorFile where the cursor survives a restart of this process, or null
@@ -121,6 +144,17 @@ final class Inbox implements AutoCloseable {
      * a chat). Returns false when it was a duplicate.
      */
     synchronized boolean offer(ObjectNode item, long seq) {
+        if (replayOpen && seq > registeredFrom && item.path("directed").asBoolean()) {
+            // counted before the duplicate check: a chat read in an earlier session is replayed and counted too
+            boolean replayed = item.path("replayed").asBoolean(false);
+            if (replayed) {
+                replayedTo = Math.max(replayedTo, seq);
+            }
+            if (replayed || replayExpected < 0) {
+                replaySeen.add(seq);
+            }
+            checkReplayComplete();
+        }
         if (seq > 0 && (seq <= registeredFrom || recentlyRead.contains(seq) || !queuedSeqs.add(seq))) {
             return false;
         }
@@ -238,13 +272,47 @@ final class Inbox implements AutoCloseable {
      * below it are not taken again, since the hub replays none of them.
      */
     synchronized long registering() {
-        registeredFrom = cursor();
+        registeredFrom = cursor(); // still held by a previous replay not known complete: it starts again there
+        replayOpen = true;
+        replayedTo = registeredFrom;
+        replayExpected = -1;
+        replaySeen.clear();
         return registeredFrom;
+    }
+
+    /**
+     * The registration's {@code who_snapshot} said {@code count} directed chats are pending for
+     * this identity above its {@code since_seq} (0 too when the hub has no journal): the replay is
+     * complete once that many have come (the class comment says which count).
+     */
+    synchronized void replayPending(long count) {
+        if (replayOpen && replayExpected < 0) {
+            replayExpected = Math.max(0, count);
+            checkReplayComplete();
+        }
+    }
+
+    /** True while the current registration's replay is not known complete (the cursor and acks are held). */
+    synchronized boolean replayOpen() {
+        return replayOpen;
+    }
+
+    private void checkReplayComplete() {
+        if (replayExpected >= 0 && replaySeen.size() >= replayExpected) {
+            replayOpen = false;
+            replaySeen.clear();
+        }
     }
 
     /** The seq the next registration sends as {@code since_seq}: read through, but below any blocker. */
     synchronized long cursor() {
         return cursorOf(readThrough, blocker(queuedDirected, unacked, forgottenLow));
+    }
+
+    /** {@link #blocker} and, while the replay is open, the first seq it may still bring. */
+    private long blocker(TreeSet<Long> queued, TreeSet<Long> held, long forgottenLow) {
+        long lowest = lowestBlocker(queued, held, forgottenLow);
+        return replayOpen ? Math.min(lowest, replayedTo + 1) : lowest;
     }
 
     /**
@@ -286,6 +354,7 @@ final class Inbox implements AutoCloseable {
         LOG.warn("inbox cursor {} reset to 0: {}; directed chats are replayed as for a fresh agent", cursor(), why);
         readThrough = 0;
         registeredFrom = 0;
+        replayedTo = 0; // an open replay still holds, from the start of this journal
         ackedThrough = 0;
         owed = new TreeSet<>();
         unacked = new TreeSet<>();
@@ -317,7 +386,7 @@ final class Inbox implements AutoCloseable {
     }
 
     /** The lowest seq that blocks acks and the cursor (unread, or held), or {@link Long#MAX_VALUE}. */
-    private static long blocker(TreeSet<Long> queued, TreeSet<Long> held, long forgottenLow) {
+    private static long lowestBlocker(TreeSet<Long> queued, TreeSet<Long> held, long forgottenLow) {
         long lowest = Long.MAX_VALUE;
         if (!queued.isEmpty()) {
             lowest = queued.first();

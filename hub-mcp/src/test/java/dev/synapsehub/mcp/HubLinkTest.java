@@ -35,7 +35,10 @@ class HubLinkTest {
     }
 
     private HubLink link(Duration timeout) throws Exception {
-        Inbox inbox = new Inbox(10, null);
+        return link(timeout, new Inbox(10, null));
+    }
+
+    private HubLink link(Duration timeout, Inbox inbox) throws Exception {
         HubLink link = new HubLink(new McpSettings(hub.uri(), "proj/me", null, timeout, McpSettings.DEFAULT_HEARTBEAT,
                 10, null), inbox);
         closing.add(0, inbox);
@@ -212,5 +215,100 @@ class HubLinkTest {
         // above any message id, and exact as a double (a hub may read it as one)
         assertThat(fence.path("since").asLong()).isGreaterThan(HubLink.FENCE_BASE).isLessThan(1L << 53);
         assertThat(link.status()).containsEntry("acks_failed", 0L);
+    }
+
+    private static ObjectNode chat(long seq, boolean replayed) {
+        ObjectNode c = FakeHub.frame("chat");
+        c.put("sender", "proj/other");
+        c.put("target", "proj/me");
+        c.put("payload", "m" + seq);
+        c.put("seq", seq);
+        if (replayed) {
+            c.put("replayed", true);
+        }
+        return c;
+    }
+
+    private static ObjectNode who(long pending) {
+        ObjectNode w = FakeHub.frame("who_snapshot");
+        w.putObject("mailbox_pending").put("proj/me", pending);
+        return w;
+    }
+
+    @Test
+    void aLiveChatReadBeforeTheReplayDoesNotMoveTheNextRegistrationPastTheReplayedOne(
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path file = dir.resolve("cursor");
+        java.nio.file.Files.writeString(file, "100\nhub_id hub-a\n");
+        AtomicInteger whos = new AtomicInteger();
+        // the first connection: live 150 comes (journaled after the who_request), the replay of 120 never does
+        hub.script(f -> "who_request".equals(f.path("type").asText()) && whos.incrementAndGet() == 1
+                ? List.of(FakeHub.now(who(1)), FakeHub.now(chat(150, false))) : List.of());
+        Inbox inbox = new Inbox(10, file);
+        HubLink link = link(WAIT, inbox);
+        assertThat(hub.next("heartbeat").path("since_seq").asLong()).isEqualTo(100);
+        Inbox.Batch read = inbox.take(10, WAIT.toMillis(), true);
+        assertThat(read.items()).extracting(i -> i.path("seq").asLong()).containsExactly(150L);
+        assertThat(link.ack(read.acks())).as("an ack of 150 would count 120 read").isEmpty();
+
+        hub.dropConnections();
+        JsonNode again = hub.next("heartbeat");
+        assertThat(again.path("since_seq").asLong()).as("120 is replayed on the next connection").isEqualTo(100);
+        assertThat(hub.received).noneMatch(f -> "ack".equals(f.path("type").asText()));
+    }
+
+    @Test
+    void aBusyHubRefusingTheRegistrationsWhoRequestIsAskedAgainOnTheSameConnection() throws Exception {
+        AtomicInteger whos = new AtomicInteger();
+        hub.script(f -> "who_request".equals(f.path("type").asText()) && whos.incrementAndGet() == 1
+                ? List.of(FakeHub.now(FakeHub.error("busy"))) : List.of());
+        HubLink link = link(Duration.ofSeconds(3)); // connect timeout 3 s: a wait for who_snapshot alone ends there
+        assertThat(link.status()).containsEntry("connected", true);
+        assertThat(hub.connections.get()).as("bound on the first connection, not closed").isEqualTo(1);
+        assertThat(whos.get()).isEqualTo(2);
+        assertThat(link.status().get("refused")).isNull();
+    }
+
+    @Test
+    void anErrorThatAnswersNothingIsNotTakenForAWaitingClaimsAnswer() throws Exception {
+        // an error about something else (a refused keepalive, a replay's failure) comes just before the grant
+        hub.script(f -> "claim".equals(f.path("type").asText())
+                ? List.of(FakeHub.now(FakeHub.error("rate_limited")), FakeHub.now(grant(f.path("task_id").asText())))
+                : List.of());
+        Inbox inbox = new Inbox(10, null);
+        HubLink link = link(WAIT, inbox);
+        assertThat(Frames.type(link.request(claim("T-1"), f -> granted(f, "T-1")))).isEqualTo("claim_granted");
+        assertThat(inbox.take(10, 0).items()).as("the stray error is kept for the agent")
+                .extracting(i -> i.path("kind").asText()).containsExactly("error");
+    }
+
+    @Test
+    void anErrorThatAnswersTheCallIsItsAnswerOnceTheFenceAfterItIsAnsweredOrRefused() throws Exception {
+        hub.script(f -> "claim".equals(f.path("type").asText()) ? List.of(FakeHub.now(FakeHub.error("busy")))
+                : List.of());
+        HubLink link = link(WAIT);
+        ObjectNode answer = link.request(claim("T-1"), f -> granted(f, "T-1"));
+        assertThat(answer.path("error_code").asText()).isEqualTo("busy");
+
+        // a hub refusing everything refuses the fence too: that ends the wait as well, long before the timeout
+        hub.script(f -> "claim".equals(f.path("type").asText()) || "resume_request".equals(f.path("type").asText())
+                ? List.of(FakeHub.now(FakeHub.error("busy"))) : List.of());
+        long start = System.nanoTime();
+        assertThat(link.request(claim("T-2"), f -> granted(f, "T-2")).path("error_code").asText()).isEqualTo("busy");
+        assertThat(System.nanoTime() - start).isLessThan(WAIT.toNanos());
+    }
+
+    @Test
+    void theGrantOfAClaimThatTimedOutIsFiledInTheInbox() throws Exception {
+        hub.script(f -> "claim".equals(f.path("type").asText())
+                ? List.of(FakeHub.after(700, grant(f.path("task_id").asText()))) : List.of());
+        Inbox inbox = new Inbox(10, null);
+        HubLink link = link(Duration.ofMillis(600), inbox);
+        ToolFailure timedOut = org.assertj.core.api.Assertions.catchThrowableOfType(() -> link.request(claim("T-1"),
+                f -> granted(f, "T-1")), ToolFailure.class);
+        assertThat(timedOut.type()).isEqualTo("no_answer");
+        List<ObjectNode> items = inbox.take(10, WAIT.toMillis()).items();
+        assertThat(items).extracting(i -> i.path("kind").asText()).containsExactly("claim_granted");
+        assertThat(items.get(0).path("task_id").asText()).isEqualTo("T-1");
     }
 }

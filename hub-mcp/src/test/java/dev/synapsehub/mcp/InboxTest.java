@@ -75,6 +75,7 @@ class InboxTest {
         try (Inbox inbox = new Inbox(10, file)) {
             inbox.hubIdentified("hub-a"); // same id (a hub given --hub-id), its journal recreated
             assertThat(inbox.registering()).isEqualTo(500);
+            inbox.replayPending(0); // the registration's who_snapshot: nothing pending
             inbox.liveSeq(501);
             assertThat(inbox.cursorResets()).as("above the cursor: nothing to say").isZero();
             inbox.liveSeq(7);
@@ -300,20 +301,29 @@ class InboxTest {
         assertThat(inbox.cursor()).as("an ack past the highest forgotten releases them all").isEqualTo(pastAll);
     }
 
+    private static ObjectNode replayed(long seq) {
+        ObjectNode n = chat(seq);
+        n.put("replayed", true);
+        return n;
+    }
+
     @Test
     void aReplayedChatArrivingAfterAHigherLiveOneWasReadIsStillTaken(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("cursor");
         Inbox inbox = new Inbox(10, file);
         assertThat(inbox.registering()).isZero();
+        inbox.replayPending(1); // the registration's who_snapshot: one chat pending (13)
         // the hub replays after a read of its own: live 14 comes, and is read, before replayed 13
         inbox.offer(chat(14), 14);
-        assertThat(inbox.take(10, 0, true).acks()).containsExactly(14L);
-        assertThat(inbox.offer(chat(13), 13)).as("above the registration's since_seq and never read").isTrue();
+        assertThat(inbox.take(10, 0, true).acks()).as("the replay may still bring a lower one").isEmpty();
+        assertThat(inbox.cursor()).isZero();
+        assertThat(inbox.offer(replayed(13), 13)).as("above the registration's since_seq and never read").isTrue();
+        assertThat(inbox.replayOpen()).isFalse();
         assertThat(inbox.cursor()).as("13 unread: the cursor stays below it").isEqualTo(12);
         Inbox.Batch late = inbox.take(10, 0, true);
         assertThat(late.items()).extracting(i -> i.path("seq").asLong()).containsExactly(13L);
-        assertThat(late.acks()).as("its own ack settles its receipt").containsExactly(13L);
-        assertThat(inbox.offer(chat(13), 13)).as("read in this session: a duplicate").isFalse();
+        assertThat(late.acks()).as("each settles its own receipt, in seq order").containsExactly(13L, 14L);
+        assertThat(inbox.offer(replayed(13), 13)).as("read in this session: a duplicate").isFalse();
         assertThat(inbox.offer(chat(14), 14)).isFalse();
         assertThat(inbox.cursor()).isEqualTo(14);
 
@@ -336,6 +346,7 @@ class InboxTest {
         Files.writeString(file, "5\n");
         Inbox inbox = new Inbox(10, file);
         assertThat(inbox.registering()).isEqualTo(5);
+        inbox.replayPending(0); // the hub counted none pending: a replayed chat that comes anyway is still kept
         inbox.offer(broadcast(14), 14); // live, read before the replay arrives
         inbox.take(10, 0, true);
         assertThat(Files.readString(file).strip()).isEqualTo("14");
@@ -361,6 +372,7 @@ class InboxTest {
         });
         Inbox inbox = new Inbox(10, file, writer);
         inbox.registering();
+        inbox.replayPending(0); // the hub counted none pending: a replayed chat that comes anyway is still kept
         inbox.offer(broadcast(14), 14);
         inbox.take(10, 0, true);
         assertThat(Files.readString(file).strip()).as("a read writes on its own thread").isEqualTo("14");
@@ -399,6 +411,61 @@ class InboxTest {
         assertThat(inbox.take(1, 0, true).items()).extracting(i -> i.path("seq").asLong()).containsExactly(16L);
         assertThat(Files.readString(file).strip()).as("10 still unread").isEqualTo("9");
         inbox.close();
+    }
+
+    @Test
+    void aLiveChatReadBeforeTheReplayCameMovesNeitherTheCursorNorTheAcksPastTheRegistration(@TempDir Path dir)
+            throws Exception {
+        Path file = dir.resolve("cursor");
+        Files.writeString(file, "100\n");
+        Inbox inbox = new Inbox(10, file);
+        assertThat(inbox.registering()).isEqualTo(100);
+        inbox.replayPending(1); // 120 is pending; the replay carrying it is still on its way
+        inbox.offer(chat(150), 150); // live, after the snapshot
+        Inbox.Batch live = inbox.take(10, 0, true);
+        assertThat(live.items()).hasSize(1);
+        assertThat(live.acks()).as("an ack of 150 would count 120 read").isEmpty();
+        assertThat(Files.readString(file).strip()).isEqualTo("100");
+        // the connection drops before 120 came: the next registration asks from 100 again
+        assertThat(inbox.registering()).isEqualTo(100);
+        inbox.replayPending(2); // 120, and 150 (not acked)
+        inbox.offer(replayed(120), 120);
+        assertThat(inbox.offer(replayed(150), 150)).as("read already").isFalse();
+        assertThat(inbox.replayOpen()).isFalse();
+        Inbox.Batch replay = inbox.take(10, 0, true);
+        assertThat(replay.items()).extracting(i -> i.path("seq").asLong()).containsExactly(120L);
+        assertThat(replay.acks()).containsExactly(120L, 150L);
+        assertThat(inbox.cursor()).isEqualTo(150);
+        assertThat(Files.readString(file).strip()).isEqualTo("150");
+    }
+
+    @Test
+    void liveChatsBeforeTheSnapshotCountTowardsItsPendingCount() throws Exception {
+        Inbox inbox = new Inbox(10, null);
+        inbox.registering();
+        inbox.offer(broadcast(4), 4); // broadcasts are never pending
+        inbox.offer(chat(5), 5); // live, journaled before the who_request: the count includes it
+        assertThat(inbox.replayOpen()).isTrue();
+        inbox.replayPending(1);
+        assertThat(inbox.replayOpen()).isFalse();
+        assertThat(inbox.take(10, 0, true).acks()).containsExactly(5L);
+        assertThat(inbox.cursor()).isEqualTo(5);
+    }
+
+    @Test
+    void whileTheReplayIsOpenTheCursorFollowsTheHighestReplayedSeq() throws Exception {
+        Inbox inbox = new Inbox(10, null);
+        inbox.registering();
+        inbox.replayPending(3); // a third one lies beyond the replay's scan window, say: never comes
+        inbox.offer(replayed(10), 10);
+        inbox.offer(replayed(11), 11);
+        inbox.offer(chat(20), 20);
+        Inbox.Batch batch = inbox.take(10, 0, true);
+        assertThat(batch.acks()).as("the replay comes in seq order: all below 11 came").containsExactly(10L, 11L);
+        assertThat(inbox.cursor()).isEqualTo(11);
+        assertThat(inbox.registering()).as("the next registration starts where the replay got to").isEqualTo(11);
+        inbox.replayPending(0);
+        assertThat(inbox.cursor()).isEqualTo(20);
     }
 
     @Test

@@ -18,6 +18,7 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.Iterator;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -259,11 +260,20 @@ public final class PeerLink implements AutoCloseable {
             pending.addLast(new Pending(replyType, matches, decoder, future, firstRead));
             c.sendAsync(frame); // under the lock: the peer sees requests in queue order
         }
-        ScheduledFuture<?> bound = c.eventLoop().schedule(() -> {
-            if (!future.isDone()) {
-                drop(c, new TimeoutException("no " + replyType + " from " + peer + " within " + timeout));
-            }
-        }, timeout.toMillis(), TimeUnit.MILLISECONDS);
+        ScheduledFuture<?> bound;
+        try {
+            bound = c.eventLoop().schedule(() -> {
+                if (!future.isDone()) {
+                    drop(c, new TimeoutException("no " + replyType + " from " + peer + " within " + timeout));
+                }
+            }, timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException loopStopped) {
+            // a drop() since the send shut the connection's loop down; it failed every pending future,
+            // this one included (and should it not have, it fails here: nothing would ever answer it;
+            // not NotSent: the frame may have gone out)
+            future.completeExceptionally(new IOException("connection to " + uri + " closed"));
+            return future;
+        }
         // A pending bound holds the future, and so its reply: a page of a catch-up kept for the
         // whole bound (10 s) was most of the follower's heap (docs/benchmarks.md).
         future.whenComplete((reply, failure) -> bound.cancel(false));
