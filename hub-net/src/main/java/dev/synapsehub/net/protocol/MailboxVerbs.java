@@ -75,9 +75,11 @@ final class MailboxVerbs {
 
     /**
      * Heartbeat side effect (§8.3): with {@code mailbox: true}, advance the cursor watermark and
-     * replay the directed backlog privately. Queued after the registration's presence update.
+     * replay the directed backlog privately. Queued after the registration's presence update. A
+     * replay whose reads the hub cannot serve now (busy, a failed journal read) sends nothing and
+     * goes to {@code unserved}, which retries it: its client never asks again.
      */
-    void onHeartbeat(Session session, String name, ObjectNode frame) {
+    void onHeartbeat(Session session, String name, ObjectNode frame, Runnable unserved) {
         JsonNode mailbox = frame.get("mailbox");
         if (mailbox == null || !mailbox.isBoolean() || !mailbox.booleanValue() || !journaled) {
             return;
@@ -92,8 +94,7 @@ final class MailboxVerbs {
         }
         List<String> roles = registry.rolesOf(name);
         Request r = new Request(session, name, "heartbeat", "all", frame);
-        support.afterRead(r, "replaying the mailbox of " + identity, history.readAfter(since, REPLAY_SCAN, CHAT),
-                events -> {
+        support.afterReadOrRetry(r, "replaying the mailbox of " + identity, history.readAfter(since, REPLAY_SCAN, CHAT), events -> {
             for (JournaledEvent je : events) {
                 if (!(je.event() instanceof ChatEvent chat)) {
                     continue;
@@ -107,7 +108,7 @@ final class MailboxVerbs {
                     outbox.send(session, text);
                 }
             }
-        });
+        }, unserved);
     }
 
     /**
