@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Nothing acknowledged is lost at a mailbox replay: a replay the hub cannot serve at once (its
  * journal reader's queue is full) is retried by the hub instead of answered with an error no
- * client acts on.
+ * client acts on, and a backlog beyond the contract's 1,000-row scan window is replayed whole.
  */
 class MailboxReplayCompletenessTest {
     @TempDir
@@ -89,6 +89,48 @@ class MailboxReplayCompletenessTest {
             assertThat(errors(bob)).as("the registration is not answered busy").isEmpty();
             assertThat(hub.server.services().metrics().mailboxReplaysDeferred.get())
                     .as("the refused replay was counted as deferred").isPositive();
+        }
+    }
+
+    @Test
+    void aDirectedChatBeyondTheFirstThousandChatRowsIsReplayed() throws Exception {
+        try (TestHub hub = TestHub.journaled(dir.resolve("hub.db"))) {
+            HubClient alpha = hub.agent("p/alpha");
+            alpha.send(alpha.frame("chat").put("target", "p/bob").put("payload", "early"));
+            long early = alpha.awaitType("chat", WAIT).path("seq").asLong();
+            for (int i = 0; i < 1500; i++) {
+                alpha.send(alpha.frame("chat").put("payload", "noise " + i));
+            }
+            alpha.send(alpha.frame("chat").put("target", "p/bob").put("payload", "late"));
+            for (int i = 0; i < 10; i++) {
+                alpha.send(alpha.frame("chat").put("payload", "more noise " + i));
+            }
+            alpha.send(alpha.frame("chat").put("target", "p/bob").put("payload", "later")
+                    .put("receipt_requested", true));
+            long later = alpha.await(f -> "later".equals(f.path("payload").asText()), WAIT).path("seq").asLong();
+            alpha.send(alpha.frame("who_request"));
+            assertThat(alpha.awaitType("who_snapshot", WAIT).path("mailbox_pending").path("p/bob").asInt())
+                    .isEqualTo(3);
+
+            HubClient bob = hub.connect();
+            ObjectNode hb = bob.frame("p/bob", "heartbeat");
+            hb.put("mailbox", true).put("since_seq", 0);
+            bob.send(hb);
+            List<ObjectNode> replayed = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                replayed.add(bob.await(f -> f.path("replayed").asBoolean(), WAIT));
+            }
+            assertThat(replayed).extracting(f -> f.path("payload").asText())
+                    .as("the whole backlog, in seq order").containsExactly("early", "late", "later");
+            assertThat(replayed.get(0).path("seq").asLong()).isEqualTo(early);
+            assertThat(replayed.get(2).path("seq").asLong()).isEqualTo(later);
+            assertThat(replayed.get(1).path("seq").asLong()).isBetween(early, later);
+            assertThat(replayed.get(2).path("sender").asText()).isEqualTo("p/alpha");
+            assertThat(replayed.get(2).has("receipt_requested")).isFalse();
+            bob.send(bob.frame("p/bob", "who_request")); // answered after the replay, on this connection
+            bob.awaitType("who_snapshot", WAIT);
+            assertThat(bob.received().stream().filter(f -> f.path("replayed").asBoolean()))
+                    .as("each pending chat once, and no broadcast").hasSize(3);
         }
     }
 }

@@ -16,6 +16,7 @@ import dev.synapsehub.net.wire.HubFrames;
 import dev.synapsehub.net.wire.WireJson;
 import dev.synapsehub.net.wire.FieldCoercion;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -94,7 +95,7 @@ final class MailboxVerbs {
         }
         List<String> roles = registry.rolesOf(name);
         Request r = new Request(session, name, "heartbeat", "all", frame);
-        support.afterReadOrRetry(r, "replaying the mailbox of " + identity, history.readAfter(since, REPLAY_SCAN, CHAT), events -> {
+        support.afterReadOrRetry(r, "replaying the mailbox of " + identity, backlog(identity, since), events -> {
             for (JournaledEvent je : events) {
                 if (!(je.event() instanceof ChatEvent chat)) {
                     continue;
@@ -109,6 +110,30 @@ final class MailboxVerbs {
                 }
             }
         }, unserved);
+    }
+
+    /**
+     * The chat rows a replay after {@code since} considers, ascending: the contract's window (the
+     * first {@link #REPLAY_SCAN} chat rows after {@code since}) and, when the window is full, the
+     * rows of the chats still pending for {@code identity} beyond it (the core's projection, what
+     * {@code mailbox_pending} counts), so a long absence does not leave part of the backlog behind
+     * for the next ack to pass.
+     */
+    private CompletableFuture<List<JournaledEvent>> backlog(String identity, long since) {
+        return history.readAfter(since, REPLAY_SCAN, CHAT).thenCompose(window -> {
+            if (window.size() < REPLAY_SCAN) {
+                return CompletableFuture.completedFuture(window); // the journal's end: nothing beyond
+            }
+            long end = window.get(window.size() - 1).seq();
+            return actor.read(s -> s.messaging().mailboxPendingAfter(identity, end))
+                    .thenCompose(pending -> history.readAt(pending, CHAT))
+                    .thenApply(beyond -> {
+                        List<JournaledEvent> all = new ArrayList<>(window.size() + beyond.size());
+                        all.addAll(window);
+                        all.addAll(beyond);
+                        return all;
+                    });
+        });
     }
 
     /**
