@@ -5,7 +5,11 @@ import dev.synapsehub.client.HubClient;
 import dev.synapsehub.core.Clock;
 import dev.synapsehub.core.actor.ActorSettings;
 import dev.synapsehub.core.journal.JournaledEvent;
+import dev.synapsehub.core.messaging.MessagingLimits;
+import dev.synapsehub.core.board.BoardLimits;
 import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.core.claim.RegistryLimits;
+import dev.synapsehub.core.resource.ResourceLimits;
 import dev.synapsehub.journal.DurableCoordination;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -21,9 +25,10 @@ import static dev.synapsehub.net.TestHub.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Nothing acknowledged is lost at a mailbox replay: a replay the hub cannot serve at once (its
- * journal reader's queue is full) is retried by the hub instead of answered with an error no
- * client acts on, and a backlog beyond the contract's 1,000-row scan window is replayed whole.
+ * Nothing acknowledged is lost at a mailbox replay: a replay or an ack the hub cannot serve at
+ * once (its journal reader's queue is full) is retried by the hub instead of answered with an
+ * error no client acts on, and a backlog beyond the contract's 1,000-row scan window is replayed
+ * whole.
  */
 class MailboxReplayCompletenessTest {
     @TempDir
@@ -89,6 +94,39 @@ class MailboxReplayCompletenessTest {
             assertThat(errors(bob)).as("the registration is not answered busy").isEmpty();
             assertThat(hub.server.services().metrics().mailboxReplaysDeferred.get())
                     .as("the refused replay was counted as deferred").isPositive();
+        }
+    }
+
+    @Test
+    void anAckRefusedByAFullReaderIsRetriedAndItsDeferredReceiptDelivered() throws Exception {
+        // a history of one: the acked chat is no longer in memory, so the ack reads the journal
+        Gated g = gated(() -> new CoordinationState(RegistryLimits.DEFAULTS, 1000, BoardLimits.DEFAULTS,
+                ResourceLimits.DEFAULTS, MessagingLimits.DEFAULTS.withMaxHistory(1)));
+        try (TestHub hub = g.hub()) {
+            HubClient alpha = hub.agent("p/alpha");
+            alpha.send(alpha.frame("chat").put("target", "p/bob").put("payload", "ack me")
+                    .put("receipt_requested", true));
+            long seq = alpha.awaitType("chat", WAIT).path("seq").asLong();
+            ObjectNode immediate = alpha.awaitType("delivery_receipt", WAIT);
+            assertThat(immediate.path("delivered").asBoolean()).isFalse();
+            alpha.send(alpha.frame("chat").put("target", "p/carol").put("payload", "pushes the first out"));
+            alpha.await(f -> "chat".equals(f.path("type").asText())
+                    && "pushes the first out".equals(f.path("payload").asText()), WAIT);
+            HubClient bob = hub.agent("p/bob");
+
+            fillReader(g);
+            try {
+                bob.send(bob.frame("ack").put("seq", seq));
+                bob.send(bob.frame("who_request"));
+                bob.awaitType("who_snapshot", WAIT); // the ack was handled before it
+            } finally {
+                g.journal().release();
+            }
+            ObjectNode deferred = alpha.await(f -> "delivery_receipt".equals(f.path("type").asText())
+                    && f.path("deferred").asBoolean(), WAIT);
+            assertThat(deferred.path("delivered").asBoolean()).isTrue();
+            assertThat(deferred.path("message_seq").asLong()).isEqualTo(seq);
+            assertThat(errors(bob)).as("an ack is never answered (§5.3)").isEmpty();
         }
     }
 

@@ -46,7 +46,7 @@ public final class HubMetrics implements ActorObserver {
     public final AtomicLong pinsStoreFull = new AtomicLong();
     /** First frames that waited for another socket's first frame for their name to be admitted and pinned. */
     public final AtomicLong identityPinWaits = new AtomicLong();
-    /** Mutations no request waited for (dead-letter clearing, mailbox watermarks) that the actor refused. */
+    /** Mutations no request waited for (dead-letter clearing, mailbox watermarks, acks) that were refused. */
     public final AtomicLong unansweredRefusals = new AtomicLong();
     /** Mailbox replays deferred because the hub was busy or their read was refused or failed ({@link DeferredReplays}). */
     public final AtomicLong mailboxReplaysDeferred = new AtomicLong();

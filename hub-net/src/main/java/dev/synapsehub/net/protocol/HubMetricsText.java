@@ -255,7 +255,8 @@ public final class HubMetricsText {
         counter("synapse_identity_pin_waits_total", "First frames that waited while another socket's first frame"
                 + " for the same name was admitted and its identity pin decided.", m.identityPinWaits::get);
         counter("synapse_unanswered_submissions_refused_total",
-                "Background mutations (dead-letter clearing, mailbox watermarks) the actor refused; retried later.",
+                "Background mutations (dead-letter clearing, mailbox watermarks) the actor refused, and acks the hub"
+                        + " could not serve at once; retried later.",
                 m.unansweredRefusals::get);
         counter("synapse_actor_commands_total", "Mutations decided by the actor.", a::commands);
         counter("synapse_actor_busy_refusals_total", "Submissions refused because the queue was full.",

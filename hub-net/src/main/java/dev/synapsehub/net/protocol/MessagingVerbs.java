@@ -52,7 +52,7 @@ public final class MessagingVerbs {
         this.chat = new ChatVerb(support, receipts, owedReceipts, deadLetters, registry, outbox, frames, json,
                 escalations, settings);
         this.mailbox = new MailboxVerbs(support, receipts, owedReceipts, actor, journalHistory, registry, outbox,
-                frames, json, settings.journaled());
+                frames, json, metrics, settings.journaled());
         this.history = new ChatHistoryVerbs(support, actor, registry, outbox, frames, settings);
     }
 
