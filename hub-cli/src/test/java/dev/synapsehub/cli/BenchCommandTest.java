@@ -128,14 +128,14 @@ class BenchCommandTest {
     }
 
     @Test
-    void mailboxPagesThroughABacklogLargerThanOneReplay(@TempDir Path dir) throws Exception {
+    void mailboxGetsABacklogLargerThanTheContractsScanWindowInOneReplay(@TempDir Path dir) throws Exception {
         hub.start("--port", "0", "--db", dir.resolve("hub.db").toString());
         CliTest.Run r = bench("--workload", "mailbox", "--count", "2100");
         assertThat(r.code()).as(r.out() + r.err()).isEqualTo(ExitCodes.OK);
         assertThat(r.out()).containsPattern("replayed\\s+2,100 of 2,100\\n")
                 .containsPattern("duplicates\\s+0\\n")
                 .containsPattern("out of order\\s+0\\n")
-                .containsPattern("pages\\s+3\\s+\\(1000 of 1000 chats each at most; 0 re-requested")
+                .containsPattern("pages\\s+1\\s+\\(1000 of 1000 chats each at most; 0 re-requested")
                 .contains("every chat replayed exactly once, in seq order");
     }
 

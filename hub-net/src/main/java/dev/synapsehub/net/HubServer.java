@@ -330,6 +330,11 @@ public final class HubServer implements AutoCloseable {
         return services;
     }
 
+    /** The historical reads of the journal (after {@link #start()}), for tests that hold them up. */
+    HistoricalReads history() {
+        return history;
+    }
+
     /** The verbs' entry points for a replicated hub (after {@link #start()}; null before). */
     public InboundPipeline pipeline() {
         return pipeline;

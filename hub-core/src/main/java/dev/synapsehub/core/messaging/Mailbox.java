@@ -72,6 +72,17 @@ final class Mailbox {
         }
     }
 
+    /** The identity's pending seqs above {@code after}, ascending; read only (no LRU touch). */
+    List<Long> pendingAfter(String identity, long after) {
+        List<Long> out = new ArrayList<>();
+        for (Long seq : queue(identity)) {
+            if (seq > after) {
+                out.add(seq);
+            }
+        }
+        return out;
+    }
+
     /** The identity's pending seqs, shown or parked; a new empty queue when it has none. */
     private ArrayDeque<Long> queue(String identity) {
         ArrayDeque<Long> q = pending.get(identity);

@@ -404,6 +404,14 @@ public final class MessagingRegistry {
         return mailbox.droppedWithPending();
     }
 
+    /**
+     * The seqs of the directed chats pending for {@code identity} above {@code after}, ascending
+     * (what {@link #mailboxPending} counts): a mailbox replay reads these rows beyond its scan window.
+     */
+    public List<Long> mailboxPendingAfter(String identity, long after) {
+        return mailbox.pendingAfter(identity, after);
+    }
+
     /** {@code who_snapshot.mailbox_pending}: identity to pending directed messages, sorted. */
     public Map<String, Integer> mailboxPending() {
         return mailbox.pendingCounts();

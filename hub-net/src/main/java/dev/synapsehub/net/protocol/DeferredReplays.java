@@ -9,12 +9,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * The mailbox replays of registrations that came while the hub was busy (§8.3): such a
- * registration binds its name as any other (answering it {@code busy} would say nothing was done
- * while the name is bound, and its client sends no second {@code mailbox: true}), and its replay
- * follows once the hub is no longer busy. Checked on the connection's own event loop, at growing
- * intervals, for as long as that connection holds the name: a connection that goes away takes its
- * replay to its next registration.
+ * The mailbox replays the hub could not serve at once (§8.3): a registration that came while the
+ * hub was busy (it binds its name as any other: answering it {@code busy} would say nothing was
+ * done while the name is bound), and a replay whose journal reads were refused or failed. Their
+ * clients send no second {@code mailbox: true}, and acking a later chat would move the watermark
+ * past what was never replayed, so the hub retries by itself: checked on the connection's own
+ * event loop, at growing intervals, for as long as that connection holds the name; a connection
+ * that goes away takes its replay to its next registration.
  */
 final class DeferredReplays {
     /** The first check, soon: most busy spells are short. */
@@ -23,28 +24,39 @@ final class DeferredReplays {
     static final long LONGEST_CHECK_MILLIS = 1000;
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(DeferredReplays.class);
 
+    /** A mailbox replay attempt; one the hub cannot serve now runs {@code unserved} instead. */
+    @FunctionalInterface
+    interface Replay {
+        void replay(Session session, String name, ObjectNode registration, Runnable unserved);
+    }
+
     private final Supplier<BusyReason> busy;
     private final SessionRegistry registry;
-    private final MessagingVerbs messaging;
+    private final Replay replay;
     private final HubMetrics metrics;
 
     /**
-     * Replays through {@code messaging} once {@code busy} says null (not busy); counts each
+     * Replays through {@code replay} once {@code busy} says null (not busy); counts each
      * deferral, and the replays waiting, in {@code metrics}.
      */
-    DeferredReplays(Supplier<BusyReason> busy, SessionRegistry registry, MessagingVerbs messaging, HubMetrics metrics) {
+    DeferredReplays(Supplier<BusyReason> busy, SessionRegistry registry, Replay replay, HubMetrics metrics) {
         this.busy = busy;
         this.registry = registry;
-        this.messaging = messaging;
+        this.replay = replay;
         this.metrics = metrics;
     }
 
     /** Replays the mailbox {@code registration} asks for once the hub can serve it. */
     void defer(Session session, String name, ObjectNode registration) {
-        LOG.debug("the hub is busy: the mailbox replay of {} waits", name);
+        defer(session, name, registration, FIRST_CHECK_MILLIS);
+    }
+
+    /** The replay {@code registration} asked for, refused again: checked again after {@code afterMillis}. */
+    private void defer(Session session, String name, ObjectNode registration, long afterMillis) {
+        LOG.debug("the mailbox replay of {} waits {} ms", name, afterMillis);
         metrics.mailboxReplaysDeferred.incrementAndGet();
         metrics.mailboxReplaysWaiting.incrementAndGet(); // until replayed or given up, below
-        check(session, name, registration, FIRST_CHECK_MILLIS);
+        check(session, name, registration, afterMillis);
     }
 
     private void check(Session session, String name, ObjectNode registration, long afterMillis) {
@@ -54,12 +66,13 @@ final class DeferredReplays {
                     metrics.mailboxReplaysWaiting.decrementAndGet();
                     return; // gone, or superseded: the name's next registration replays
                 }
+                long next = Math.min(afterMillis * 2, LONGEST_CHECK_MILLIS);
                 if (busy.get() != null) {
-                    check(session, name, registration, Math.min(afterMillis * 2, LONGEST_CHECK_MILLIS));
+                    check(session, name, registration, next);
                     return;
                 }
                 metrics.mailboxReplaysWaiting.decrementAndGet();
-                messaging.onHeartbeat(session, name, registration);
+                replay.replay(session, name, registration, () -> defer(session, name, registration, next));
             }, afterMillis, TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException stopping) {
             // the connection's loop is shutting down, and the connection with it

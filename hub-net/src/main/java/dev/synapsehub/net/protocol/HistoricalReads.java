@@ -11,6 +11,7 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -30,6 +31,8 @@ public final class HistoricalReads implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(HistoricalReads.class);
     /** Reads waiting at most; more are refused busy. */
     static final int QUEUE = 1024;
+    /** Rows one range read returns at most (the contract's replay window). */
+    static final int PAGE = 1000;
 
     private final CoordinationActor actor;
     private final Journal journal;
@@ -51,17 +54,58 @@ public final class HistoricalReads implements AutoCloseable {
 
     /** The committed events after {@code afterSeq} of {@code kinds}, at most {@code limit}. */
     public CompletableFuture<List<JournaledEvent>> readAfter(long afterSeq, int limit, Set<String> kinds) {
-        if (journal == null) {
+        return run(source -> read(source, afterSeq, limit, kinds));
+    }
+
+    /**
+     * The committed events of {@code kinds} stored at {@code seqs} (ascending), in seq order; seqs
+     * with no such event are skipped. Read in pages of at most {@code PAGE} rows, each starting at
+     * the next seq not yet found, so seqs far apart cost a short read each.
+     */
+    public CompletableFuture<List<JournaledEvent>> readAt(List<Long> seqs, Set<String> kinds) {
+        if (seqs.isEmpty()) {
             return CompletableFuture.completedFuture(List.of());
         }
-        if (reader == null) {
-            return actor.read(s -> read(journal::readAfter, afterSeq, limit, kinds));
+        return run(source -> {
+            List<JournaledEvent> out = new ArrayList<>();
+            int next = 0;
+            while (next < seqs.size()) {
+                int limit = Math.min(PAGE, seqs.size() - next);
+                List<JournaledEvent> page = read(source, seqs.get(next) - 1, limit, kinds);
+                for (JournaledEvent e : page) {
+                    while (next < seqs.size() && seqs.get(next) < e.seq()) {
+                        next++; // not stored as one of kinds
+                    }
+                    if (next < seqs.size() && seqs.get(next) == e.seq()) {
+                        out.add(e);
+                        next++;
+                    }
+                }
+                if (page.size() < limit) {
+                    break; // the journal's end: no later seq is stored
+                }
+                long last = page.get(page.size() - 1).seq();
+                while (next < seqs.size() && seqs.get(next) <= last) {
+                    next++;
+                }
+            }
+            return out;
+        });
+    }
+
+    /** Runs {@code read} on the reader thread, or on the writer when the journal offers no reader. */
+    private <T> CompletableFuture<T> run(java.util.function.Function<RangeRead, T> read) {
+        if (journal == null) {
+            return CompletableFuture.completedFuture(read.apply((afterSeq, limit, kinds) -> List.of()));
         }
-        CompletableFuture<List<JournaledEvent>> result = new CompletableFuture<>();
+        if (reader == null) {
+            return actor.read(s -> read.apply(journal::readAfter));
+        }
+        CompletableFuture<T> result = new CompletableFuture<>();
         try {
             thread.execute(() -> {
                 try {
-                    result.complete(read(reader::readAfter, afterSeq, limit, kinds));
+                    result.complete(read.apply(reader::readAfter));
                 } catch (RuntimeException e) {
                     result.completeExceptionally(e);
                 }

@@ -46,11 +46,11 @@ public final class HubMetrics implements ActorObserver {
     public final AtomicLong pinsStoreFull = new AtomicLong();
     /** First frames that waited for another socket's first frame for their name to be admitted and pinned. */
     public final AtomicLong identityPinWaits = new AtomicLong();
-    /** Mutations no request waited for (dead-letter clearing, mailbox watermarks) that the actor refused. */
+    /** Mutations no request waited for (dead-letter clearing, mailbox watermarks, acks) that were refused. */
     public final AtomicLong unansweredRefusals = new AtomicLong();
-    /** Registrations whose mailbox replay waited because the hub was busy ({@link DeferredReplays}). */
+    /** Mailbox replays deferred because the hub was busy or their read was refused or failed ({@link DeferredReplays}). */
     public final AtomicLong mailboxReplaysDeferred = new AtomicLong();
-    /** Deferred mailbox replays still waiting for the hub to be no longer busy. */
+    /** Deferred mailbox replays still waiting to be retried. */
     public final AtomicLong mailboxReplaysWaiting = new AtomicLong();
     /** Broadcast bytes queued on the I/O loops and not yet given to every socket (a batch counts once). */
     public final AtomicLong fanoutBacklogBytes = new AtomicLong();

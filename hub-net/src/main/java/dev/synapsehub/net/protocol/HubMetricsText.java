@@ -171,8 +171,8 @@ public final class HubMetricsText {
                 "The most socket writes one I/O loop owes for the broadcasts waiting there (a batch once per socket"
                         + " it is for); above --max-fanout-writes requests are answered busy.",
                 () -> hub.outbox().writesOwed());
-        gauge("synapse_mailbox_replays_deferred_waiting", "Mailbox replays of registrations made while the hub was"
-                + " busy that still wait for it to be no longer busy (checked on the connection's loop).",
+        gauge("synapse_mailbox_replays_deferred_waiting", "Mailbox replays the hub could not serve at once (busy,"
+                + " or their journal read refused or failed) that still wait to be retried (on the connection's loop).",
                 m.mailboxReplaysWaiting::get);
         gauge("synapse_outbox_queued_tasks", "Tasks (replies, broadcasts) waiting for the outbox thread.",
                 () -> hub.outbox().queuedTasks());
@@ -235,8 +235,8 @@ public final class HubMetricsText {
                     }
                 })
                 .register(registry);
-        counter("synapse_mailbox_replays_deferred_total", "Registrations with mailbox: true made while the hub was"
-                + " busy: bound as any, their mailbox replay deferred until the hub could serve it.",
+        counter("synapse_mailbox_replays_deferred_total", "Mailbox replays deferred: registrations with mailbox: true"
+                + " made while the hub was busy, and replays whose journal read was refused or failed; each retried.",
                 m.mailboxReplaysDeferred::get);
         counter("synapse_accept_failures_total",
                 "Connections the listening socket failed to accept (out of file descriptors, ...); each pauses accepting 1 s.",
@@ -256,7 +256,8 @@ public final class HubMetricsText {
         counter("synapse_identity_pin_waits_total", "First frames that waited while another socket's first frame"
                 + " for the same name was admitted and its identity pin decided.", m.identityPinWaits::get);
         counter("synapse_unanswered_submissions_refused_total",
-                "Background mutations (dead-letter clearing, mailbox watermarks) the actor refused; retried later.",
+                "Background mutations (dead-letter clearing, mailbox watermarks) the actor refused, and acks the hub"
+                        + " could not serve at once; retried later.",
                 m.unansweredRefusals::get);
         counter("synapse_actor_commands_total", "Mutations decided by the actor.", a::commands);
         counter("synapse_actor_busy_refusals_total", "Submissions refused because the queue was full.",

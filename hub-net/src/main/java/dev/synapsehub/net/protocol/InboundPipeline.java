@@ -142,7 +142,8 @@ public final class InboundPipeline {
                 hub.journaled(), hub.config().maxFindingsPerAgent());
         this.guardEvidence = new GuardEvidenceVerb(support, hub.outbox(), hub.frames(), hub.journaled(),
                 hub.config().token());
-        this.deferredReplays = new DeferredReplays(this::busyReason, hub.registry(), messaging, hub.metrics());
+        this.deferredReplays = new DeferredReplays(this::busyReason, hub.registry(), messaging::onHeartbeat,
+                hub.metrics());
         this.hostRates = hub.config().hostRatePerSecond() > 0
                 ? new dev.synapsehub.net.session.HostRates(hub.config().hostRatePerSecond(), hub.config().hostRateBurst())
                 : null;
@@ -411,7 +412,7 @@ public final class InboundPipeline {
                 busy(session, sender, now, behind); // the replay is work; the liveness refresh above is not
                 return;
             }
-            messaging.onHeartbeat(session, sender, frame);
+            messaging.onHeartbeat(session, sender, frame, () -> deferredReplays.defer(session, sender, frame));
             return;
         }
         if (!"chat".equals(type)) {

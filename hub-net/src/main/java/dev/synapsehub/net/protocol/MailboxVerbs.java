@@ -10,16 +10,20 @@ import dev.synapsehub.core.messaging.AddressMatcher;
 import dev.synapsehub.core.messaging.DirectedChat;
 import dev.synapsehub.core.reply.MailboxReply;
 import dev.synapsehub.core.actor.CoordinationActor;
+import dev.synapsehub.core.actor.Outcome;
 import dev.synapsehub.net.session.Session;
 import dev.synapsehub.net.session.SessionRegistry;
 import dev.synapsehub.net.wire.HubFrames;
 import dev.synapsehub.net.wire.WireJson;
 import dev.synapsehub.net.wire.FieldCoercion;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The mailbox (contract §5.3, §8.3): the directed backlog replayed on a mailbox heartbeat, the
@@ -28,6 +32,9 @@ import java.util.concurrent.CompletableFuture;
 final class MailboxVerbs {
     /** Contract §8.3: the replay scan reads the first 1000 chat events after since_seq. */
     static final int REPLAY_SCAN = 1000;
+    /** Attempts of an ack the hub cannot serve (busy) before it is given up: about a minute of back-off. */
+    static final int ACK_ATTEMPTS = 64;
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(MailboxVerbs.class);
     private static final Set<String> CHAT = Set.of("chat");
 
     private final VerbSupport support;
@@ -40,14 +47,16 @@ final class MailboxVerbs {
     private final HubFrames frames;
     private final WireJson json;
     private final boolean journaled;
+    private final HubMetrics metrics;
 
     /**
      * The mailbox of a hub with a journal when {@code journaled} (otherwise there is none to
-     * replay): directed chats no longer in memory are read from {@code history}, off the writer.
+     * replay): directed chats no longer in memory are read from {@code history}, off the writer;
+     * acks retried after a refusal are counted in {@code metrics}.
      */
     MailboxVerbs(VerbSupport support, ReceiptFrames receipts, OwedReceipts owed, CoordinationActor actor,
             HistoricalReads history, SessionRegistry registry, Outbox outbox, HubFrames frames, WireJson json,
-            boolean journaled) {
+            HubMetrics metrics, boolean journaled) {
         this.support = support;
         this.receipts = receipts;
         this.owed = owed;
@@ -58,6 +67,7 @@ final class MailboxVerbs {
         this.frames = frames;
         this.json = json;
         this.journaled = journaled;
+        this.metrics = metrics;
     }
 
     /** The logical identity of {@code mailbox_for} (§3.6): own name, or the owner of an -rx sidecar. */
@@ -75,9 +85,11 @@ final class MailboxVerbs {
 
     /**
      * Heartbeat side effect (§8.3): with {@code mailbox: true}, advance the cursor watermark and
-     * replay the directed backlog privately. Queued after the registration's presence update.
+     * replay the directed backlog privately. Queued after the registration's presence update. A
+     * replay whose reads the hub cannot serve now (busy, a failed journal read) sends nothing and
+     * goes to {@code unserved}, which retries it: its client never asks again.
      */
-    void onHeartbeat(Session session, String name, ObjectNode frame) {
+    void onHeartbeat(Session session, String name, ObjectNode frame, Runnable unserved) {
         JsonNode mailbox = frame.get("mailbox");
         if (mailbox == null || !mailbox.isBoolean() || !mailbox.booleanValue() || !journaled) {
             return;
@@ -92,8 +104,7 @@ final class MailboxVerbs {
         }
         List<String> roles = registry.rolesOf(name);
         Request r = new Request(session, name, "heartbeat", "all", frame);
-        support.afterRead(r, "replaying the mailbox of " + identity, history.readAfter(since, REPLAY_SCAN, CHAT),
-                events -> {
+        support.afterReadOrRetry(r, "replaying the mailbox of " + identity, backlog(identity, since), events -> {
             for (JournaledEvent je : events) {
                 if (!(je.event() instanceof ChatEvent chat)) {
                     continue;
@@ -107,6 +118,30 @@ final class MailboxVerbs {
                     outbox.send(session, text);
                 }
             }
+        }, unserved);
+    }
+
+    /**
+     * The chat rows a replay after {@code since} considers, ascending: the contract's window (the
+     * first {@link #REPLAY_SCAN} chat rows after {@code since}) and, when the window is full, the
+     * rows of the chats still pending for {@code identity} beyond it (the core's projection, what
+     * {@code mailbox_pending} counts), so a long absence does not leave part of the backlog behind
+     * for the next ack to pass.
+     */
+    private CompletableFuture<List<JournaledEvent>> backlog(String identity, long since) {
+        return history.readAfter(since, REPLAY_SCAN, CHAT).thenCompose(window -> {
+            if (window.size() < REPLAY_SCAN) {
+                return CompletableFuture.completedFuture(window); // the journal's end: nothing beyond
+            }
+            long end = window.get(window.size() - 1).seq();
+            return actor.read(s -> s.messaging().mailboxPendingAfter(identity, end))
+                    .thenCompose(pending -> history.readAt(pending, CHAT))
+                    .thenApply(beyond -> {
+                        List<JournaledEvent> all = new ArrayList<>(window.size() + beyond.size());
+                        all.addAll(window);
+                        all.addAll(beyond);
+                        return all;
+                    });
         });
     }
 
@@ -129,7 +164,12 @@ final class MailboxVerbs {
         return frames.write(out);
     }
 
-    /** {@code ack} (§5.3): advances the watermark; a pending chat's sender gets its deferred receipt. */
+    /**
+     * {@code ack} (§5.3): advances the watermark; a pending chat's sender gets its deferred receipt.
+     * An ack is never answered, a refused one neither: an ack the hub cannot serve now (its lookup
+     * or its decision refused busy, a failed journal read or append) is tried again after a pause,
+     * up to {@link #ACK_ATTEMPTS} times, each refusal counted.
+     */
     void ack(Request r) {
         JsonNode seqNode = r.get("seq");
         if (!journaled || seqNode == null || !seqNode.isIntegralNumber() || !seqNode.canConvertToLong()
@@ -139,18 +179,49 @@ final class MailboxVerbs {
         long seq = seqNode.longValue();
         String identity = mailboxIdentity(r.sender(), r.get("mailbox_for"));
         List<String> roles = registry.rolesOf(r.sender());
+        ack(r, identity, roles, seq, 1);
+    }
+
+    private void ack(Request r, String identity, List<String> roles, long seq, int attempt) {
+        Runnable again = () -> ackLater(r, identity, roles, seq, attempt);
         // pending in memory (committed state, through the writer), else from the journal's history
         CompletableFuture<DirectedChat> resolved = actor.read(s -> s.messaging().directedChat(seq).isPresent())
                 .thenCompose(pending -> pending ? CompletableFuture.completedFuture(null)
                         : history.readAfter(seq - 1, 1, CHAT).thenApply(events -> storedChat(events, seq)));
-        support.afterRead(r, "resolving the ack of seq " + seq, resolved, stored -> {
-                    AckCommand command = new AckCommand(r.sender(), identity, roles, seq, stored);
-                    support.submit(r, command, false, null, DecisionPublisher.typed(MailboxReply.class, (d, m) -> {
-                        if (m.deferredReceipt() != null) {
-                            owed.deliverDeferred(m.deferredReceipt(), d.at(), true);
-                        }
-                    }, (d, refusal) -> { })); // an ack is never answered (§5.3), a refused one neither
-                });
+        support.afterReadOrRetry(r, "resolving the ack of seq " + seq, resolved, stored -> {
+            AckCommand command = new AckCommand(r.sender(), identity, roles, seq, stored);
+            support.submit(r, command, false, null, DecisionPublisher.typed(MailboxReply.class, (d, m) -> {
+                if (m.deferredReceipt() != null) {
+                    owed.deliverDeferred(m.deferredReceipt(), d.at(), true);
+                }
+            }, (d, refusal) -> { }), (request, settled) -> {
+                if (settled instanceof Outcome.Refused refused && (refused.reason() == Outcome.Reason.BUSY
+                        || refused.reason() == Outcome.Reason.JOURNAL_FAILED)) {
+                    again.run();
+                } else if (settled instanceof Outcome.Refused refused
+                        && refused.reason() == Outcome.Reason.INTERNAL_FAULT) {
+                    metrics.faults.incrementAndGet(); // the actor logged it with its batch
+                }
+                // shutting down or a failed writer: the hub stops, and the chat stays pending for a replay
+            });
+        }, again);
+    }
+
+    /** Schedules another attempt of an ack the hub could not serve, after a back-off. */
+    private void ackLater(Request r, String identity, List<String> roles, long seq, int attempt) {
+        metrics.unansweredRefusals.incrementAndGet();
+        if (attempt >= ACK_ATTEMPTS) {
+            LOG.warn("the ack of seq {} by {} was refused {} times; given up (the chat stays pending, replayed "
+                    + "at the next mailbox registration)", seq, identity, attempt);
+            return;
+        }
+        long delay = Math.min(DeferredReplays.FIRST_CHECK_MILLIS << Math.min(attempt - 1, 5),
+                DeferredReplays.LONGEST_CHECK_MILLIS);
+        try {
+            outbox.executor().schedule(() -> ack(r, identity, roles, seq, attempt + 1), delay, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException stopping) {
+            LOG.debug("the hub stops: the ack of seq {} by {} is not retried", seq, identity);
+        }
     }
 
     /** The chat stored at {@code seq} among {@code events} read from the journal, else null. */

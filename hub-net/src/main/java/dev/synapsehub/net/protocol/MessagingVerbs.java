@@ -52,7 +52,7 @@ public final class MessagingVerbs {
         this.chat = new ChatVerb(support, receipts, owedReceipts, deadLetters, registry, outbox, frames, json,
                 escalations, settings);
         this.mailbox = new MailboxVerbs(support, receipts, owedReceipts, actor, journalHistory, registry, outbox,
-                frames, json, settings.journaled());
+                frames, json, metrics, settings.journaled());
         this.history = new ChatHistoryVerbs(support, actor, registry, outbox, frames, settings);
     }
 
@@ -117,9 +117,10 @@ public final class MessagingVerbs {
 
     /**
      * Heartbeat side effect (§8.3): with {@code mailbox: true}, advance the cursor watermark and
-     * replay the directed backlog privately. Queued after the registration's presence update.
+     * replay the directed backlog privately. Queued after the registration's presence update; a
+     * replay the hub cannot serve now goes to {@code unserved}, to be retried.
      */
-    public void onHeartbeat(Session session, String name, ObjectNode frame) {
-        mailbox.onHeartbeat(session, name, frame);
+    public void onHeartbeat(Session session, String name, ObjectNode frame, Runnable unserved) {
+        mailbox.onHeartbeat(session, name, frame, unserved);
     }
 }

@@ -10,10 +10,11 @@ import dev.synapsehub.net.session.Session;
 import dev.synapsehub.net.session.SessionRegistry;
 import dev.synapsehub.net.wire.HubFrames;
 
-import java.util.Iterator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -24,7 +25,8 @@ import java.util.concurrent.TimeUnit;
 final class OwedReceipts {
     /**
      * Receipt frames owed to offline senders, kept at most (§8.5): the core's outbox holds as
-     * many ({@code MessagingLimits.pendingReceipts}, 1024 by default), evicting the oldest alike.
+     * many ({@code MessagingLimits.pendingReceipts}, 1024 by default), evicting the oldest alike:
+     * the one first owed longest ago, whoever its sender.
      */
     static final int MAX_OWED_RECEIPTS = 1024;
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(OwedReceipts.class);
@@ -38,12 +40,24 @@ final class OwedReceipts {
     private final HubMetrics metrics;
     private final boolean journaled;
     /**
-     * The edge's copy of the core's receipt outbox, by sender: notification id to frame. The core
-     * holds what survives a restart; this copy lets a registration queue what is owed before its
-     * presence update without waiting for the writer. Guarded by itself.
+     * The edge's copy of the core's receipt outbox, by sender: age to the receipt, oldest first.
+     * The core holds what survives a restart; this copy lets a registration queue what is owed
+     * before its presence update without waiting for the writer. Guarded by itself, as are the
+     * two below.
      */
-    private final Map<String, LinkedHashMap<String, String>> owed = new LinkedHashMap<>();
-    private int owedCount;
+    private final Map<String, TreeMap<Long, Owing>> owed = new HashMap<>();
+    /** Every receipt in {@link #owed} by age: the order the core's outbox evicts in. */
+    private final TreeMap<Long, Owing> byAge = new TreeMap<>();
+    /**
+     * The age of each receipt owed or being written: the order in which the core first owed it,
+     * kept when a write fails and it is owed again, so that both evict the same receipt.
+     */
+    private final Map<String, Long> ageOf = new HashMap<>();
+    private long nextAge;
+
+    /** A receipt frame owed to {@code sender}. */
+    private record Owing(String sender, String id, String text, long age) {
+    }
 
     /**
      * Receipts owed on a hub with a journal when {@code journaled} (none otherwise): those the
@@ -118,6 +132,9 @@ final class OwedReceipts {
                 }
                 return;
             }
+            if (owe) {
+                ageOf.putIfAbsent(id, nextAge++); // owed by the core from now on, until written
+            }
         }
         LinkedHashMap<String, String> one = new LinkedHashMap<>();
         one.put(id, text);
@@ -133,7 +150,11 @@ final class OwedReceipts {
         ReceiptWrites writes = new ReceiptWrites(frames.size());
         frames.forEach((id, text) -> outbox.sendInOrder(session, text, written -> {
             if (writes.done(id, text, written)) { // the last outcome of this batch: settle once
-                settle(name, writes.written());
+                List<String> settled = writes.written();
+                synchronized (owed) {
+                    settled.forEach(ageOf::remove);
+                }
+                settle(name, settled);
                 unwritten(session, name, writes.unwritten(), owe);
             }
         }));
@@ -146,7 +167,13 @@ final class OwedReceipts {
      * still: they were not settled.
      */
     private void unwritten(Session failedOn, String name, LinkedHashMap<String, String> frames, boolean owe) {
-        if (frames.isEmpty() || !owe) {
+        if (frames.isEmpty()) {
+            return;
+        }
+        if (!owe) {
+            synchronized (owed) {
+                frames.keySet().forEach(ageOf::remove);
+            }
             return;
         }
         LOG.debug("{} receipts to {} did not reach its socket; kept owed", frames.size(), name);
@@ -161,21 +188,23 @@ final class OwedReceipts {
         write(now, name, frames, true);
     }
 
-    /** Keeps {@code text} owed to {@code name}, dropping the oldest beyond the bound. Holds the lock. */
+    /**
+     * Keeps {@code text} owed to {@code name}, dropping the receipt first owed longest ago, of any
+     * sender, beyond the bound, as the core's outbox does. Holds the lock.
+     */
     private void owe(String name, String id, String text) {
-        if (owed.computeIfAbsent(name, k -> new LinkedHashMap<>()).put(id, text) == null) {
-            owedCount++;
-        }
-        while (owedCount > MAX_OWED_RECEIPTS) {
-            Iterator<Map.Entry<String, LinkedHashMap<String, String>>> it = owed.entrySet().iterator();
-            Map.Entry<String, LinkedHashMap<String, String>> eldest = it.next();
-            Iterator<String> ids = eldest.getValue().keySet().iterator();
-            ids.next();
-            ids.remove();
-            owedCount--;
-            if (eldest.getValue().isEmpty()) {
-                it.remove();
+        long age = ageOf.computeIfAbsent(id, k -> nextAge++);
+        Owing o = new Owing(name, id, text, age);
+        owed.computeIfAbsent(name, k -> new TreeMap<>()).put(age, o);
+        byAge.put(age, o);
+        while (byAge.size() > MAX_OWED_RECEIPTS) {
+            Owing eldest = byAge.pollFirstEntry().getValue();
+            TreeMap<Long, Owing> of = owed.get(eldest.sender());
+            of.remove(eldest.age());
+            if (of.isEmpty()) {
+                owed.remove(eldest.sender());
             }
+            ageOf.remove(eldest.id());
         }
     }
 
@@ -199,15 +228,17 @@ final class OwedReceipts {
      * written to its socket.
      */
     void onBound(Session session, String name) {
-        LinkedHashMap<String, String> drained;
+        LinkedHashMap<String, String> drained = new LinkedHashMap<>();
         synchronized (owed) {
-            drained = owed.remove(name);
-            if (drained != null) {
-                owedCount -= drained.size();
+            TreeMap<Long, Owing> mine = owed.remove(name);
+            if (mine == null) {
+                return;
+            }
+            for (Owing o : mine.values()) { // oldest first
+                byAge.remove(o.age());
+                drained.put(o.id(), o.text());
             }
         }
-        if (drained != null) {
-            write(session, name, drained, true);
-        }
+        write(session, name, drained, true);
     }
 }

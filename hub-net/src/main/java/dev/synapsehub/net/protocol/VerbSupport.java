@@ -127,10 +127,31 @@ final class VerbSupport {
      * @param what what the continuation does, for the log line
      */
     <T> void afterRead(Request r, String what, CompletableFuture<T> read, Consumer<T> then) {
+        afterRead(r, what, read, then, null);
+    }
+
+    /**
+     * Like {@link #afterRead(Request, String, CompletableFuture, Consumer)}, except that a read the
+     * hub could not serve for now (refused {@code busy}, or a journal read that failed) is not
+     * answered: it is logged once (a journal failure also counted as a fault) and handed to
+     * {@code unserved}, which retries it. For reads no client would retry on an error (a mailbox
+     * replay: its client sends no second {@code mailbox: true}).
+     */
+    <T> void afterReadOrRetry(Request r, String what, CompletableFuture<T> read, Consumer<T> then,
+            Runnable unserved) {
+        afterRead(r, what, read, then, unserved);
+    }
+
+    private <T> void afterRead(Request r, String what, CompletableFuture<T> read, Consumer<T> then,
+            Runnable unserved) {
         // the connection's edge answers after this one wait for it; its future fails only if it did not run
         CompletableFuture<Void> answered = outbox.answerAfter(r.session(), read, (value, failure) -> {
             if (failure != null) {
-                answerFailure(r, what, failure);
+                if (unserved != null && retryable(r, what, failure)) {
+                    unserved.run();
+                } else {
+                    answerFailure(r, what, failure);
+                }
                 return;
             }
             try {
@@ -169,6 +190,24 @@ final class VerbSupport {
                 }
             }
         });
+    }
+
+    /**
+     * Whether {@code failure} is one a later attempt may not meet (the hub was busy, the journal
+     * could not be read), logged once here; a journal failure is also counted as a fault.
+     */
+    boolean retryable(Request r, String what, Throwable failure) {
+        Throwable cause = unwrap(failure);
+        if (cause instanceof ActorRefusedException refused && refused.refusal().reason() == Outcome.Reason.BUSY) {
+            LOG.debug("{} for {}: refused busy, retried later", what, r.session());
+            return true;
+        }
+        if (cause instanceof JournalReadException journal) {
+            metrics.faults.incrementAndGet();
+            LOG.error("{} for {}: the journal could not be read; retried later", what, r.session(), journal.getCause());
+            return true;
+        }
+        return false;
     }
 
     /** Answers a failed read or submission: refusals with their reason, journal reads and faults as such. */
