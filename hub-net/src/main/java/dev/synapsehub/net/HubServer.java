@@ -335,6 +335,17 @@ public final class HubServer implements AutoCloseable {
         return history;
     }
 
+    /**
+     * Waits until every I/O loop and then the outbox thread have run what they had been given
+     * (a socket's close and the presence it hands on, say), for tests that must not act before.
+     */
+    void awaitLoopsPassed(java.time.Duration wait) throws Exception {
+        for (io.netty.util.concurrent.EventExecutor loop : workers) {
+            loop.submit(() -> { }).get(wait.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        }
+        outbox.executor().submit(() -> { }).get(wait.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    }
+
     /** The verbs' entry points for a replicated hub (after {@link #start()}; null before). */
     public InboundPipeline pipeline() {
         return pipeline;
