@@ -121,10 +121,10 @@ public final class ServeOptions {
     /** The longest auth-throttle window or back-off: a week (a longer one is surely a typo). */
     static final double MAX_AUTH_SECONDS = 7 * 24 * 3600;
 
-    @Option(names = "--max-claims-per-agent", defaultValue = "128", description = "Live claims per quota principal (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--max-claims-per-agent", defaultValue = "" + SpecConstants.MAX_CLAIMS_PER_AGENT, description = "Live claims per quota principal (default: ${DEFAULT-VALUE}).")
     int maxClaimsPerAgent;
 
-    @Option(names = "--max-paths-per-claim", defaultValue = "512", description = "Declared paths before a claim widens to its whole worktree (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--max-paths-per-claim", defaultValue = "" + SpecConstants.MAX_DECLARED_PATHS, description = "Declared paths before a claim widens to its whole worktree (default: ${DEFAULT-VALUE}).")
     int maxPathsPerClaim;
 
     @Option(names = "--message-auth-key", paramLabel = "KEY_ID:SECRET:SENDER[,SENDER...]", description = "Per-message HMAC key (repeatable).")

@@ -83,6 +83,11 @@ public final class EventCodec {
 
     private final MessagingEventCodec messaging = new MessagingEventCodec();
 
+    /** True for the kinds whose payload is a claim record (claim, task_update, checkpoint, handoff). */
+    static boolean isClaimSnapshotKind(String kind) {
+        return kind != null && SNAPSHOT_KINDS.containsKey(kind);
+    }
+
     /** True when this codec decodes {@code kind}; other kinds are skipped on replay. */
     public boolean knows(String kind) {
         return MessagingEventCodec.knows(kind) || SNAPSHOT_KINDS.containsKey(kind) || "release".equals(kind) || "claim_denial".equals(kind)

@@ -62,7 +62,7 @@ public final class JournalCheck {
             String problem = StateRecovery.load(journal, info, compacted, state, StartupPhases.startingNow());
             ReplayStats tail = null;
             if (problem == null) {
-                journal.replayAfter(info.seq(), state::apply);
+                StateRecovery.replayAfter(journal, info.seq(), state);
                 state.settle(now, journal.lastSeq());
                 tail = journal.lastReplay();
                 if (!tail.clean()) {
@@ -89,7 +89,7 @@ public final class JournalCheck {
         if (compacted == 0) {
             journal.carryCorruption(0, 0);
             CoordinationState state = fresh.get();
-            journal.replayAfter(0, state::apply);
+            StateRecovery.replayAfter(journal, 0, state);
             state.settle(now, journal.lastSeq());
             full = journal.lastReplay();
             if (!full.clean()) {

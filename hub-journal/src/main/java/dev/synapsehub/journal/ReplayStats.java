@@ -12,11 +12,14 @@ package dev.synapsehub.journal;
  *     itself degraded when this is not zero
  * @param firstCorruptSeq the seq of the first corrupt row, 0 when there is none
  * @param seconds wall time of the replay
+ * @param epochFloor the highest epoch read from the corrupt claim-family rows ({@link EpochFloor}),
+ *     0 when none shows one: the state's epoch counter is raised to it, since those epochs were
+ *     issued even though their rows were skipped (INV-EF-1)
  */
 public record ReplayStats(long rows, long replayed, long skippedUnknown, long corrupt, long firstCorruptSeq,
-                          double seconds) {
+                          double seconds, long epochFloor) {
     /** Nothing replayed yet. */
-    public static final ReplayStats NONE = new ReplayStats(0, 0, 0, 0, 0, 0);
+    public static final ReplayStats NONE = new ReplayStats(0, 0, 0, 0, 0, 0, 0);
 
     /** True when no corrupt row was met. */
     public boolean clean() {

@@ -596,7 +596,9 @@ public final class SqliteJournal implements Journal {
      *
      * <p>No row stops a replay: a row whose payload is not valid for its kind (see
      * {@link PayloadReader}), or whose event the sink refuses with an exception, is skipped,
-     * logged with its seq, and counted in {@link ReplayStats#corrupt()}.
+     * logged with its seq, and counted in {@link ReplayStats#corrupt()}. A skipped claim-family
+     * row's epoch, where its text still shows one, goes to {@link ReplayStats#epochFloor()}: the
+     * caller raises the state's epoch counter to it, so no epoch is issued twice (INV-EF-1).
      */
     public void replayAfter(long afterSeq, Consumer<JournaledEvent> sink) throws JournalException {
         ensureOpen();
@@ -607,6 +609,7 @@ public final class SqliteJournal implements Journal {
         long unknown = 0;
         long corrupt = 0;
         long firstCorrupt = 0;
+        long epochFloor = 0;
         try (ReplayFeed feed = expected >= replayPipeline.fromRows()
                 ? ReplayFeed.pipelined(connection, afterSeq, codec, replayPipeline.batchRows(), replayPipeline.batches(),
                         replayThreads, replayThreadFallbacks::incrementAndGet)
@@ -633,7 +636,9 @@ public final class SqliteJournal implements Journal {
                         if (firstCorrupt == 0) {
                             firstCorrupt = seq;
                         }
-                        LOG.log(System.Logger.Level.ERROR, "journal row seq=" + seq + " kind=" + batch.kind[i] + " " + fault);
+                        LOG.log(System.Logger.Level.ERROR, "journal row seq=" + seq + " kind=" + batch.kind[i] + " " + fault
+                                + epochNote(batch, i));
+                        epochFloor = Math.max(epochFloor, skippedEpoch(batch, i));
                     }
                     if ((rows & 4095) == 0) {
                         progress.update(rows);
@@ -655,9 +660,28 @@ public final class SqliteJournal implements Journal {
         } catch (Exception e) {
             throw new JournalException(path + ": replay failed after " + rows + " rows: " + e, e);
         }
-        lastReplay = new ReplayStats(rows, replayed, unknown, corrupt, firstCorrupt, progress.elapsedSeconds());
+        lastReplay = new ReplayStats(rows, replayed, unknown, corrupt, firstCorrupt, progress.elapsedSeconds(),
+                epochFloor);
         LOG.log(corrupt == 0 ? System.Logger.Level.INFO : System.Logger.Level.WARNING,
                 "journal replay done: " + lastReplay);
+    }
+
+    /** The epoch a skipped row of a claim-family kind still shows, 0 for other kinds or when none reads. */
+    private static long skippedEpoch(ReplayRows batch, int i) {
+        if (!EpochFloor.carriesEpoch(batch.kind[i])) {
+            return 0;
+        }
+        return batch.payload[i] != null ? EpochFloor.read(batch.payload[i]) : EpochFloor.read(batch.text[i]);
+    }
+
+    /** What the skipped row means for the epoch counter, said in its log line (claim-family kinds only). */
+    private static String epochNote(ReplayRows batch, int i) {
+        if (!EpochFloor.carriesEpoch(batch.kind[i])) {
+            return "";
+        }
+        long epoch = skippedEpoch(batch, i);
+        return epoch > 0 ? "; its epoch " + epoch + " still raises the epoch counter, so it is never issued again"
+                : "; no epoch can be read from it, so it raises no epoch floor";
     }
 
     /**
@@ -756,6 +780,11 @@ public final class SqliteJournal implements Journal {
     @Override
     public long replayThreadFallbacks() {
         return replayThreadFallbacks.get();
+    }
+
+    @Override
+    public long replayEpochFloor() {
+        return lastReplay.epochFloor();
     }
 
     @Override

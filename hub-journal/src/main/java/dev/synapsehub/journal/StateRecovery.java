@@ -122,7 +122,7 @@ public final class StateRecovery {
                 LOG.log(System.Logger.Level.INFO, String.format(Locale.ROOT,
                         "state loaded from snapshot #%d (seq %,d, %,d bytes) in %.3f s; replaying the journal after it",
                         info.id(), info.seq(), info.bytes(), load));
-                journal.replayAfter(info.seq(), state::apply);
+                replayAfter(journal, info.seq(), state);
                 phases.mark("tail replay");
                 state.settle(now, journal.lastSeq());
                 phases.mark("settle");
@@ -141,11 +141,21 @@ public final class StateRecovery {
                     + " backup (synapse-hub journal backup). The file was not modified.");
         }
         CoordinationState state = fresh.get();
-        journal.replayAfter(0, state::apply);
+        replayAfter(journal, 0, state);
         phases.mark("full replay");
         state.settle(now, journal.lastSeq());
         phases.mark("settle");
         return new Recovery(state, null, fallbacks, journal.lastReplay(), 0, unusable);
+    }
+
+    /**
+     * Applies the journal after {@code afterSeq} to {@code state}, then raises its epoch counter
+     * to the epochs the skipped claim rows still show (INV-EF-1: a damaged row's epoch was
+     * issued, and must not be issued again).
+     */
+    static void replayAfter(SqliteJournal journal, long afterSeq, CoordinationState state) throws JournalException {
+        journal.replayAfter(afterSeq, state::apply);
+        state.raiseEpochFloor(journal.lastReplay().epochFloor());
     }
 
     /** Loads a snapshot into {@code state}; returns null, or why it cannot be used. */

@@ -41,12 +41,16 @@ class BadRowStartupTest {
     record Row(String kind, String payload) {
     }
 
-    /** A claim payload for live task t1 with one member replaced (or dropped when {@code value} is null). */
+    /**
+     * A claim payload for live task t1 with one member replaced (or dropped when {@code value} is
+     * null). Its epoch, 3, is one the first half issued: the floor a skipped claim row raises
+     * (EpochFloorRestartTest) then leaves the state equal to the clean twin's.
+     */
     private static String t1Claim(String member, String value) {
         StringBuilder sb = new StringBuilder("{");
         String[][] members = {{"task_id", "\"t1\""}, {"owner", "\"alice\""}, {"note", "\"\""}, {"claimed_at", "1000"},
                 {"lease_expires_at", "99999"}, {"status", "\"working\""}, {"data_ref", "\"\""}, {"worktree", "\"wt-t1\""},
-                {"paths", "[]"}, {"epoch", "77"}, {"version", "9"}, {"checkpoint", "\"hijack\""}, {"git", "null"},
+                {"paths", "[]"}, {"epoch", "3"}, {"version", "9"}, {"checkpoint", "\"hijack\""}, {"git", "null"},
                 {"quota_principal", "\"alice\""}};
         for (String[] m : members) {
             String v = m[0].equals(member) ? value : m[1];

@@ -98,7 +98,7 @@ class PipelinedReplayTest {
             });
             ReplayStats s = journal.lastReplay();
             return new Replayed(events, new ReplayStats(s.rows(), s.replayed(), s.skippedUnknown(), s.corrupt(),
-                    s.firstCorruptSeq(), 0), state.claims().snapshot(2_000) + "/" + state.claims().epochCounter());
+                    s.firstCorruptSeq(), 0, s.epochFloor()), state.claims().snapshot(2_000) + "/" + state.claims().epochCounter());
         }
     }
 

@@ -788,6 +788,17 @@ public final class ClaimRegistry {
         return Optional.ofNullable(retainedCheckpoints.get(taskId));
     }
 
+    /**
+     * Raises the epoch counter to {@code epoch} when it is below (a rebuild's floor from journal
+     * rows it skipped, INV-EF-1); never lowers it. Not undoable: called only during a rebuild,
+     * outside any batch.
+     */
+    public void raiseEpochFloor(long epoch) {
+        if (epoch > epochCounter) {
+            epochCounter = epoch;
+        }
+    }
+
     /** The highest epoch issued (or replayed) so far. */
     public long epochCounter() {
         return epochCounter;

@@ -69,6 +69,15 @@ public interface Journal extends AutoCloseable {
         return 0;
     }
 
+    /**
+     * The highest epoch the last replay read from claim rows it skipped as corrupt, 0 when none:
+     * those epochs were issued, so the replayed state raises its epoch counter to this floor
+     * rather than issue one of them again (INV-EF-1). 0 for a journal that keeps nothing.
+     */
+    default long replayEpochFloor() {
+        return 0;
+    }
+
     /** The seq of the first row counted by {@link #corruptRows()}, 0 when there is none. Any thread. */
     default long firstCorruptSeq() {
         return 0;

@@ -254,8 +254,18 @@ public final class CoordinationState {
                 progress.accept(count[0]);
             }
         });
+        raiseEpochFloor(journal.replayEpochFloor());
         settle(now, journal.lastSeq());
         return count[0];
+    }
+
+    /**
+     * Raises the epoch counter to {@code epoch} when it is below: an epoch a rebuild could not
+     * apply (a skipped, damaged journal row) was still issued, and must never be issued again
+     * (INV-EF-1). Call it on the owning thread during a rebuild, before the state serves.
+     */
+    public void raiseEpochFloor(long epoch) {
+        claims.raiseEpochFloor(epoch);
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.SpecConstants;
 import dev.synapsehub.core.actor.ActorMetrics;
 import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.net.wire.HubFrames;
@@ -94,7 +95,7 @@ public final class HubMetricsText {
         o.put("writer", hub.actor().failure().isPresent() ? "failed" : "running");
         o.put("journal_corrupt_rows", skippedRows());
         o.put("version", hub.hubVersion());
-        o.put("protocol_version", 2);
+        o.put("protocol_version", SpecConstants.WIRE_PROTOCOL_VERSION);
         o.put("hub_id", hub.hubId());
         o.put("config_epoch", hub.configEpoch());
         HubFrames.putFloat(o, "uptime_seconds", Math.round((now - hub.startedAt()) * 1000.0) / 1000.0);

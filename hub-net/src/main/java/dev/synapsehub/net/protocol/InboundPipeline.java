@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.core.Clock;
 import dev.synapsehub.core.PythonWhitespace;
+import dev.synapsehub.core.SpecConstants;
 import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.actor.Outcome;
 import dev.synapsehub.net.HubConfig;
@@ -613,12 +614,13 @@ public final class InboundPipeline {
                         + "' is protected by an ownership lease. Reconnect presenting its owner_lease token, wait "
                         + seconds(hub.config().leaseOfflineTtlSeconds())
                         + "s after its holder disconnects for the lease to lapse, or choose a unique --name.", now),
-                        4016, "name owned");
+                        SpecConstants.NAME_OWNED_CLOSE_CODE, "name owned");
                 return false;
             case OWNER_LEASED:
                 hub.outbox().close(session, nameConflict(sender, "Name '" + sender + "' is the receive sidecar of '"
                         + AddressMatcher.logicalName(sender) + "', which is protected by an ownership lease. Reconnect"
-                        + " presenting that name's owner_lease token, or choose a unique --name.", now), 4016, "name owned");
+                        + " presenting that name's owner_lease token, or choose a unique --name.", now),
+                        SpecConstants.NAME_OWNED_CLOSE_CODE, "name owned");
                 return false;
             case CONFLICT:
                 hub.outbox().close(session, nameConflict(sender, "Name '" + sender
@@ -818,7 +820,7 @@ public final class InboundPipeline {
         ObjectNode f = hub.frames().envelope("self", "welcome", "Welcome to Synapse", hub.clock().nowSeconds());
         f.put("connected_clients", connected);
         HubFrames.putStrings(f, "online_agents", online);
-        f.put("protocol_version", 2);
+        f.put("protocol_version", SpecConstants.WIRE_PROTOCOL_VERSION);
         return f;
     }
 
