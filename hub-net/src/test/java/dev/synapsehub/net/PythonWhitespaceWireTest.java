@@ -110,4 +110,21 @@ class PythonWhitespaceWireTest {
             assertThat(b.awaitType("wait_granted", WAIT).path("holder").asText()).isEqualTo("p/a");
         }
     }
+
+    /** §5.10: a resource's kind and name are trimmed, and one of Python whitespace only is missing. */
+    @Test
+    void aResourceKindAndNameAreTrimmedOfPythonWhitespace() throws Exception {
+        try (TestHub hub = TestHub.open()) {
+            HubClient a = hub.agent("p/a");
+            HubClient b = hub.agent("p/b");
+            ObjectNode r = a.frame("resource");
+            r.put("kind", "\u00A0gpu\u202F").put("name", "\u0085a100\u2007");
+            a.send(r);
+            assertThat(b.awaitType("resource_offered", WAIT).path("key").asText()).isEqualTo("p/a:gpu:a100");
+            ObjectNode blank = a.frame("resource");
+            blank.put("kind", "\u00A0").put("name", "a100");
+            a.send(blank);
+            assertThat(a.awaitType("error", WAIT).path("error_code").asText()).isEqualTo("kind_required");
+        }
+    }
 }
