@@ -96,6 +96,22 @@ class PythonWhitespaceWireTest {
         }
     }
 
+    /** §3.1/§4.1: the sender and the type are trimmed before the name check and the routing. */
+    @Test
+    void theSenderAndTheTypeAreTrimmedOfPythonWhitespace() throws Exception {
+        try (TestHub hub = TestHub.open()) {
+            HubClient watch = hub.agent("ops/watch");
+            HubClient x = hub.connect();
+            x.register("\u00A0p/x\u2007", null, WAIT);
+            watch.await(f -> "presence_update".equals(f.path("type").asText())
+                    && "p/x".equals(f.path("agent").asText()) && "joined".equals(f.path("event").asText()), WAIT);
+            ObjectNode c = x.frame("p/x\u0085", "\u00A0claim\u202F");
+            c.put("task_id", "TX").put("worktree", "wx");
+            x.send(c);
+            assertThat(granted(x, "TX").path("owner").asText()).isEqualTo("p/x");
+        }
+    }
+
     /** §5.9: a {@code wait_request}'s task id is trimmed as the claim's is. */
     @Test
     void aWaitRequestNamesTheTaskWithoutItsPythonWhitespace() throws Exception {
@@ -125,6 +141,24 @@ class PythonWhitespaceWireTest {
             blank.put("kind", "\u00A0").put("name", "a100");
             a.send(blank);
             assertThat(a.awaitType("error", WAIT).path("error_code").asText()).isEqualTo("kind_required");
+        }
+    }
+
+    /** §5.15: a card's agent, skills and contract task classes are trimmed, blanks and duplicates dropped. */
+    @Test
+    void cardMembersAreTrimmedOfPythonWhitespace() throws Exception {
+        try (TestHub hub = TestHub.open()) {
+            HubClient a = hub.agent("p/a");
+            HubClient b = hub.agent("p/b");
+            ObjectNode ad = a.frame("advertise");
+            ad.put("agent", "\u00A0p/a\u2007");
+            ad.putArray("skills").add("\u00A0java\u202F").add("java").add("\u2007");
+            ad.putArray("contracts").addObject().put("task", "\u0085build\u00A0");
+            a.send(ad);
+            ObjectNode card = b.awaitType("capability_advertised", WAIT);
+            assertThat(card.path("card").path("agent").asText()).isEqualTo("p/a");
+            assertThat(card.path("card").path("skills").toString()).isEqualTo("[\"java\"]");
+            assertThat(card.path("card").path("contracts").get(0).path("task_class").asText()).isEqualTo("build");
         }
     }
 }
