@@ -1,5 +1,7 @@
 package dev.synapsehub.core.actor;
 
+import dev.synapsehub.core.PythonWhitespace;
+
 import java.util.Objects;
 
 /**
@@ -18,6 +20,6 @@ public record Idempotency(String key, String requestDigest, ResponseRenderer ren
 
     /** The ledger key: sender NUL verb NUL raw key, so keys never collide across agents or verbs. */
     public static String key(String sender, String verb, String rawKey) {
-        return sender.strip() + '\0' + verb.strip().toLowerCase(java.util.Locale.ROOT) + '\0' + rawKey;
+        return PythonWhitespace.strip(sender) + '\0' + PythonWhitespace.strip(verb).toLowerCase(java.util.Locale.ROOT) + '\0' + rawKey;
     }
 }

@@ -1,5 +1,6 @@
 package dev.synapsehub.core.board;
 
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.core.claim.Decision;
 import dev.synapsehub.core.command.BoardCommand;
 import dev.synapsehub.core.command.LedgerProgressCommand;
@@ -133,17 +134,17 @@ public final class BoardRegistry {
             return versionConflict(taskId, u.expectedVersion(), existing.version());
         }
         BoardStatus status = existing.status();
-        if (u.status() != null && !u.status().isBlank()) {
+        if (!PythonWhitespace.isBlank(u.status())) {
             Optional<BoardStatus> parsed = BoardStatus.fromWire(u.status());
             if (parsed.isEmpty()) {
-                return denied(taskId, Refusal.UNKNOWN_STATUS, "Unknown ledger status '" + u.status().strip() + "'.");
+                return denied(taskId, Refusal.UNKNOWN_STATUS, "Unknown ledger status '" + PythonWhitespace.strip(u.status()) + "'.");
             }
             status = parsed.get();
         }
         BoardTask task = new BoardTask(taskId, existing.title(), existing.description(), existing.dependsOn(),
                 status,
-                u.suggestedOwner() == null ? existing.suggestedOwner() : u.suggestedOwner().strip(),
-                u.project() == null ? existing.project() : u.project().strip(),
+                u.suggestedOwner() == null ? existing.suggestedOwner() : PythonWhitespace.strip(u.suggestedOwner()),
+                u.project() == null ? existing.project() : PythonWhitespace.strip(u.project()),
                 existing.version() + 1, existing.createdBy(), existing.createdAt(), t);
         return new Decision(new BoardTaskReply(task, false),
                 List.of(new LedgerTaskEvent(t, task, blankToNull(u.causalParent()))));
@@ -153,7 +154,7 @@ public final class BoardRegistry {
         Optional<NoteKind> kind = NoteKind.fromWire(p.kind());
         String taskId = strip(p.taskId());
         if (kind.isEmpty()) {
-            return denied(taskId, Refusal.UNKNOWN_KIND, "Unknown progress kind '" + p.kind().strip()
+            return denied(taskId, Refusal.UNKNOWN_KIND, "Unknown progress kind '" + PythonWhitespace.strip(p.kind())
                     + "'; use note, blocked, assessment, usage or approval.");
         }
         ProgressNote note = new ProgressNote(taskId, p.agent(), kind.get(), p.text() == null ? "" : p.text(), t);
@@ -223,11 +224,11 @@ public final class BoardRegistry {
     }
 
     private static String strip(String s) {
-        return s == null ? "" : s.strip();
+        return s == null ? "" : PythonWhitespace.strip(s);
     }
 
     private static String blankToNull(String s) {
-        return s == null || s.isBlank() ? null : s;
+        return PythonWhitespace.isBlank(s) ? null : s;
     }
 
     // ---------------------------------------------------------------------------------------

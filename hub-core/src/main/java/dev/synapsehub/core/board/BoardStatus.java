@@ -1,5 +1,7 @@
 package dev.synapsehub.core.board;
 
+import dev.synapsehub.core.PythonWhitespace;
+
 import java.util.Locale;
 import java.util.Optional;
 
@@ -22,7 +24,7 @@ public enum BoardStatus {
         if (s == null) {
             return Optional.empty();
         }
-        String t = s.strip();
+        String t = PythonWhitespace.strip(s);
         for (BoardStatus status : values()) {
             if (status.wire().equals(t)) {
                 return Optional.of(status);

@@ -1,5 +1,7 @@
 package dev.synapsehub.core.board;
 
+import dev.synapsehub.core.PythonWhitespace;
+
 import java.util.Locale;
 import java.util.Optional;
 
@@ -14,10 +16,10 @@ public enum NoteKind {
 
     /** Parses the wire spelling; null or blank is {@link #NOTE}; an unknown kind is empty. */
     public static Optional<NoteKind> fromWire(String s) {
-        if (s == null || s.isBlank()) {
+        if (PythonWhitespace.isBlank(s)) {
             return Optional.of(NOTE);
         }
-        String t = s.strip();
+        String t = PythonWhitespace.strip(s);
         for (NoteKind kind : values()) {
             if (kind.wire().equals(t)) {
                 return Optional.of(kind);

@@ -1,5 +1,6 @@
 package dev.synapsehub.core.claim;
 
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.core.command.CheckpointCommand;
 import dev.synapsehub.core.command.ClaimCommand;
 import dev.synapsehub.core.command.Command;
@@ -248,8 +249,8 @@ public final class ClaimRegistry {
             status = target.get();
         }
         Claim updated = claim.withUpdate(status,
-                u.note() == null ? claim.note() : u.note().strip(),
-                u.dataRef() == null ? claim.dataRef() : u.dataRef().strip());
+                u.note() == null ? claim.note() : PythonWhitespace.strip(u.note()),
+                u.dataRef() == null ? claim.dataRef() : PythonWhitespace.strip(u.dataRef()));
         return granted(new ClaimSnapshotEvent(t, ClaimSnapshotEvent.Kind.TASK_UPDATE, updated),
                 new Reply.Granted(updated, null, "Task '" + taskId + "' updated."));
     }
@@ -290,7 +291,7 @@ public final class ClaimRegistry {
         if (conflict.isPresent()) {
             return new Decision(scopeConflict(taskId, conflict.get()), List.of());
         }
-        String note = h.note() == null || h.note().isBlank() ? claim.note() : h.note().strip();
+        String note = PythonWhitespace.isBlank(h.note()) ? claim.note() : PythonWhitespace.strip(h.note());
         Claim moved = claim.withOwnership(recipient, principal, t, t + limits.defaultTtlSeconds(),
                 epochCounter + 1, note);
         return granted(new ClaimSnapshotEvent(t, ClaimSnapshotEvent.Kind.HANDOFF, moved),
@@ -369,7 +370,7 @@ public final class ClaimRegistry {
     }
 
     private static String strip(String s) {
-        return s == null ? "" : s.strip();
+        return s == null ? "" : PythonWhitespace.strip(s);
     }
 
     // ---------------------------------------------------------------------------------------

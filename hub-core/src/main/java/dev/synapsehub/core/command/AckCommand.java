@@ -1,5 +1,6 @@
 package dev.synapsehub.core.command;
 
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.core.messaging.DirectedChat;
 
 import java.util.List;
@@ -22,6 +23,6 @@ public record AckCommand(String agent, String identity, List<String> roles, long
 
     /** The identity acting: {@code identity} if given, else the connection name. */
     public String effectiveIdentity() {
-        return identity == null || identity.isBlank() ? agent : identity.strip();
+        return PythonWhitespace.isBlank(identity) ? agent : PythonWhitespace.strip(identity);
     }
 }

@@ -1,5 +1,7 @@
 package dev.synapsehub.core.command;
 
+import dev.synapsehub.core.PythonWhitespace;
+
 /**
  * A registration heartbeat with {@code mailbox: true} and {@code since_seq} (§8.3 step 2):
  * advance the identity's watermark to {@code min(sinceSeq, highest journal seq)} if higher.
@@ -9,6 +11,6 @@ package dev.synapsehub.core.command;
 public record MailboxCursorCommand(String agent, String identity, long sinceSeq) implements MessagingCommand {
     /** The identity acting: {@code identity} if given, else the connection name. */
     public String effectiveIdentity() {
-        return identity == null || identity.isBlank() ? agent : identity.strip();
+        return PythonWhitespace.isBlank(identity) ? agent : PythonWhitespace.strip(identity);
     }
 }

@@ -1,5 +1,6 @@
 package dev.synapsehub.core.memory;
 
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.core.claim.Decision;
 import dev.synapsehub.core.command.MemoryCommand;
 import dev.synapsehub.core.event.CoordinationEvent;
@@ -34,7 +35,7 @@ public final class FindingQuota {
 
     /** Decides a memory write: a finding over its author's quota is refused, nothing else is. */
     public Decision decide(MemoryCommand c, double t, long nextSeq) {
-        String actor = c.agent().strip();
+        String actor = PythonWhitespace.strip(c.agent());
         if (c.kind() == MemoryCommand.Kind.FINDING && admitted.getOrDefault(actor, 0) >= c.findingQuota()) {
             return new Decision(new Reply.Denied("", Refusal.QUOTA_EXCEEDED,
                     "Agent '" + actor + "' has reached the " + c.findingQuota() + " durable-finding quota."), List.of());
@@ -61,7 +62,7 @@ public final class FindingQuota {
 
     /** Admitted findings of {@code actor} (trimmed). */
     public int admitted(String actor) {
-        return admitted.getOrDefault(actor.strip(), 0);
+        return admitted.getOrDefault(PythonWhitespace.strip(actor), 0);
     }
 
     /** The counts, in first-admission order. */

@@ -1,5 +1,7 @@
 package dev.synapsehub.core.messaging;
 
+import dev.synapsehub.core.PythonWhitespace;
+
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
@@ -40,7 +42,7 @@ public final class ClientFields {
         if (raw == null) {
             return null;
         }
-        String s = raw.strip();
+        String s = PythonWhitespace.strip(raw);
         if (s.isEmpty() || s.getBytes(StandardCharsets.UTF_8).length > MAX_CLIENT_MSG_ID_BYTES) {
             return null;
         }

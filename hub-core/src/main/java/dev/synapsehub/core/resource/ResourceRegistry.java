@@ -1,5 +1,6 @@
 package dev.synapsehub.core.resource;
 
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.core.claim.Decision;
 import dev.synapsehub.core.command.ResourceOfferCommand;
 import dev.synapsehub.core.event.CoordinationEvent;
@@ -78,7 +79,7 @@ public final class ResourceRegistry {
     }
 
     private static String strip(String s) {
-        return s == null ? "" : s.strip();
+        return s == null ? "" : PythonWhitespace.strip(s);
     }
 
     /** Applies one event: the only way offers change. Events of other families are ignored. */

@@ -1,5 +1,6 @@
 package dev.synapsehub.core.scope;
 
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.core.SpecConstants;
 
 import java.util.ArrayList;
@@ -22,7 +23,7 @@ public final class PathNormalizer {
 
     /** Normalises one path: trim, backslashes to '/', absolute or '..' to root, drop '' and '.'. */
     public static String normalize(String raw) {
-        String s = raw.strip().replace('\\', '/');
+        String s = PythonWhitespace.strip(raw).replace('\\', '/');
         if (s.startsWith("/")) {
             return "";
         }

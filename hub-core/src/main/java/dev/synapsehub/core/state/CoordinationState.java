@@ -166,7 +166,7 @@ public final class CoordinationState {
     private Decision decideOperatorRelease(dev.synapsehub.core.command.OperatorReleaseCommand o, double t) {
         List<CoordinationEvent> events = new ArrayList<>();
         if (o.approver() != null) {
-            String key = RelayApprovals.key("release", o.namespace(), o.taskId().strip());
+            String key = RelayApprovals.key("release", o.namespace(), PythonWhitespace.strip(o.taskId()));
             java.util.Optional<String> first = RelayApprovals.first(idempotency, key);
             if (first.isEmpty()) {
                 return new Decision(new Reply.Denied(o.taskId(), Refusal.AWAITING_SECOND_OPERATOR,
@@ -201,7 +201,7 @@ public final class CoordinationState {
         LedgerProgressCommand note;
         if (command instanceof HandoffCommand h) {
             String text = "handed off to " + granted.claim().owner()
-                    + (h.note() == null || h.note().isBlank() ? "" : ": " + h.note().strip());
+                    + (PythonWhitespace.isBlank(h.note()) ? "" : ": " + PythonWhitespace.strip(h.note()));
             note = new LedgerProgressCommand(h.agent(), granted.claim().taskId(), NoteKind.NOTE.wire(), text);
         } else if (command instanceof ReleaseCommand r && r.assessment() != null) {
             note = new LedgerProgressCommand(r.agent(), granted.claim().taskId(), NoteKind.ASSESSMENT.wire(),

@@ -320,4 +320,33 @@ class BoardRegistryTest {
         assertThat(openSuggestedIds(restored)).isEmpty();
         assertThat(openSuggestedByScan(restored)).isEmpty();
     }
+
+    /** §5.12/§5.13 fields are trimmed with Python's str.strip: U+00A0, U+2007, U+202F, U+0085 too. */
+    @Test
+    void boardFieldsAreTrimmedOfPythonWhitespace() {
+        run(declare("T0", "zero", null, "p"), 100);
+        Reply declared = run(new LedgerTaskCommand("alice", "\u00A0T1\u2007", "\u202Fone\u0085", "\u00A0d",
+                List.of("T0\u00A0", "\u2007", "\u202FT1"), "\u00A0bob\u00A0", "\u0085p\u202F", null, null), 101);
+        BoardTask task = ((BoardTaskReply) declared).task();
+        assertThat(task.taskId()).isEqualTo("T1");
+        assertThat(task.title()).isEqualTo("one");
+        assertThat(task.description()).isEqualTo("d");
+        assertThat(task.dependsOn()).containsExactly("T0"); // a blank and a self-reference dropped
+        assertThat(task.suggestedOwner()).isEqualTo("bob");
+        assertThat(task.project()).isEqualTo("p");
+
+        Reply updated = run(new LedgerTaskUpdateCommand("bob", "T1\u00A0", "done\u2007", "\u00A0", "\u202Fq",
+                null, null), 102);
+        BoardTask after = ((BoardTaskReply) updated).task();
+        assertThat(after.status()).isEqualTo(BoardStatus.DONE);
+        assertThat(after.suggestedOwner()).isEmpty();
+        assertThat(after.project()).isEqualTo("q");
+        assertThat(run(LedgerTaskUpdateCommand.status("bob", "T1", "\u00A0"), 103)).isInstanceOf(BoardTaskReply.class);
+
+        Reply note = run(new LedgerProgressCommand("bob", "\u2007T1", "blocked\u00A0", "stuck"), 104);
+        assertThat(((dev.synapsehub.core.reply.ProgressNoteReply) note).note().kind()).isEqualTo(NoteKind.BLOCKED);
+        assertThat(((dev.synapsehub.core.reply.ProgressNoteReply) note).note().taskId()).isEqualTo("T1");
+        Reply defaulted = run(new LedgerProgressCommand("bob", "T1", "\u202F", "plain"), 105);
+        assertThat(((dev.synapsehub.core.reply.ProgressNoteReply) defaulted).note().kind()).isEqualTo(NoteKind.NOTE);
+    }
 }

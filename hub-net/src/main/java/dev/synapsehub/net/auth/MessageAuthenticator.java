@@ -2,6 +2,7 @@ package dev.synapsehub.net.auth;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.net.MessageAuthKey;
 import dev.synapsehub.net.wire.CanonicalJson;
 
@@ -67,7 +68,7 @@ public final class MessageAuthenticator {
             return "unknown_key";
         }
         JsonNode sender = received.get("sender");
-        String frameSender = sender != null && sender.isTextual() ? sender.textValue().strip() : null;
+        String frameSender = sender != null && sender.isTextual() ? PythonWhitespace.strip(sender.textValue()) : null;
         if (frameSender == null || !frameSender.equals(boundName) || !key.senders().contains(boundName)) {
             return "sender_mismatch";
         }

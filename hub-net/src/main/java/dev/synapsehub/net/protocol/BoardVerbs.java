@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.util.RawValue;
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.core.board.BoardSnapshot;
 import dev.synapsehub.core.board.BoardTask;
 import dev.synapsehub.core.board.ProgressNote;
@@ -359,18 +360,18 @@ public final class BoardVerbs {
             return null;
         }
         String s = FieldCoercion.text(v);
-        if (s == null || s.isBlank()) {
+        if (PythonWhitespace.isBlank(s)) {
             ObjectNode e = frames.error(r.sender(), "resource offer requires kind+name", support.now());
             e.put("error_code", name + "_required");
             outbox.send(r.session(), e);
             return null;
         }
-        return s.strip();
+        return PythonWhitespace.strip(s);
     }
 
     private static String text(Request r, String field) {
         String s = FieldCoercion.text(r.get(field));
-        return s == null ? "" : s.strip();
+        return s == null ? "" : PythonWhitespace.strip(s);
     }
 
     /** A string array (absent/null: empty); null after a typed error. */

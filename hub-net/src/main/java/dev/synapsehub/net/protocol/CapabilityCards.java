@@ -3,6 +3,7 @@ package dev.synapsehub.net.protocol;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.core.Clock;
 import dev.synapsehub.net.auth.SigningTime;
 import dev.synapsehub.core.actor.CoordinationActor;
@@ -74,7 +75,7 @@ public final class CapabilityCards {
             }
         }
         String agent = FieldCoercion.text(r.get("agent"));
-        agent = agent == null || agent.isBlank() ? r.sender() : agent.strip();
+        agent = PythonWhitespace.isBlank(agent) ? r.sender() : PythonWhitespace.strip(agent);
         if (!agent.equals(r.sender()) && !AddressMatcher.logicalName(r.sender()).equals(agent)) {
             ObjectNode e = frames.error(r.sender(), "You may advertise only for yourself or the identity whose"
                     + " -rx sidecar you are.", support.now());
@@ -220,7 +221,7 @@ public final class CapabilityCards {
             return;
         }
         String agent = FieldCoercion.text(r.get("agent"));
-        agent = agent == null || agent.isBlank() ? r.sender() : agent.strip();
+        agent = PythonWhitespace.isBlank(agent) ? r.sender() : PythonWhitespace.strip(agent);
         if (!agent.equals(r.sender()) && !AddressMatcher.logicalName(r.sender()).equals(agent)) {
             ObjectNode e = frames.error(r.sender(), "You may remove only your own card or that of the identity"
                     + " whose -rx sidecar you are.", support.now());
@@ -309,11 +310,11 @@ public final class CapabilityCards {
             return;
         }
         String taskClass = keyClass != null ? keyClass : FieldCoercion.text(c.has("task_class") ? c.get("task_class") : c.get("task"));
-        if (taskClass == null || taskClass.isBlank() || !seen.add(taskClass.strip())) {
+        if (PythonWhitespace.isBlank(taskClass) || !seen.add(PythonWhitespace.strip(taskClass))) {
             return;
         }
         ObjectNode o = out.addObject();
-        o.put("task_class", taskClass.strip());
+        o.put("task_class", PythonWhitespace.strip(taskClass));
         JsonNode in = c.has("input_schema") ? c.get("input_schema") : c.get("inputs");
         JsonNode outSchema = c.has("output_schema") ? c.get("output_schema") : c.get("outputs");
         o.set("input_schema", in != null && in.isObject() ? in.deepCopy() : json.object());
@@ -327,8 +328,8 @@ public final class CapabilityCards {
         Set<String> out = new LinkedHashSet<>();
         if (v != null && v.isArray()) {
             for (JsonNode e : v) {
-                if (e.isTextual() && !e.textValue().isBlank() && out.size() < MAX_LIST) {
-                    out.add(e.textValue().strip());
+                if (e.isTextual() && !PythonWhitespace.isBlank(e.textValue()) && out.size() < MAX_LIST) {
+                    out.add(PythonWhitespace.strip(e.textValue()));
                 }
             }
         }

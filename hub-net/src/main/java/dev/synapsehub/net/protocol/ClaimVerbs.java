@@ -2,6 +2,7 @@ package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.claim.GitContext;
 import dev.synapsehub.core.command.CheckpointCommand;
@@ -157,15 +158,15 @@ public final class ClaimVerbs {
         GitContext git = null;
         JsonNode g = r.get("git");
         if (g != null && g.isObject()) {
-            git = new GitContext(FieldCoercion.text(g.get("branch")), FieldCoercion.text(g.get("base")),
+            git = GitContext.fromWire(FieldCoercion.text(g.get("branch")), FieldCoercion.text(g.get("base")),
                     FieldCoercion.text(g.get("auto_release_on")));
         }
         String worktree = FieldCoercion.text(r.get("worktree"));
         PathIdentityWire.Parsed identity = PathIdentityWire.parse(r.get("path_identity"));
         if (identity.invalid()) {
             // refused as the claim path refuses it, from the outbox thread in order; nothing submitted
-            Reply.Denied d = new Reply.Denied(taskId.strip(), Refusal.PATH_IDENTITY_INVALID,
-                    "Task '" + taskId.strip() + "' carries an invalid path identity.");
+            Reply.Denied d = new Reply.Denied(strip(taskId), Refusal.PATH_IDENTITY_INVALID,
+                    "Task '" + strip(taskId) + "' carries an invalid path identity.");
             support.afterRead(r, "refusing an invalid path identity",
                     java.util.concurrent.CompletableFuture.completedFuture(d),
                     denied -> claimPublisher(true).publish(
@@ -279,7 +280,7 @@ public final class ClaimVerbs {
 
     private void taskUpdate(Request r) {
         JsonNode idNode = r.get("task_id");
-        if (idNode == null || idNode.isNull() || (idNode.isTextual() && idNode.textValue().isBlank())) {
+        if (idNode == null || idNode.isNull() || (idNode.isTextual() && PythonWhitespace.isBlank(idNode.textValue()))) {
             idNode = r.get("id");
         }
         if (FieldCoercion.notText(idNode)) {
@@ -499,6 +500,6 @@ public final class ClaimVerbs {
     }
 
     private static String strip(String s) {
-        return s == null ? "" : s.strip();
+        return s == null ? "" : PythonWhitespace.strip(s);
     }
 }

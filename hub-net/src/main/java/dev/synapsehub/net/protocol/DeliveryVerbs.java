@@ -2,6 +2,7 @@ package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.core.Clock;
 import dev.synapsehub.net.delivery.Delivery;
 import dev.synapsehub.net.session.Session;
@@ -50,7 +51,7 @@ final class DeliveryVerbs {
         JsonNode declared = frame.get("delivery");
         Delivery defaults = outbox.scoped().defaultDelivery();
         JsonNode type = frame.get("type");
-        if (type != null && type.isTextual() && handles(type.textValue().strip().toLowerCase(java.util.Locale.ROOT))) {
+        if (type != null && type.isTextual() && handles(PythonWhitespace.strip(type.textValue()).toLowerCase(java.util.Locale.ROOT))) {
             declared = null; // a first frame that is set_delivery: the verb answers it, once
         }
         if (declared == null || declared.isNull()) {

@@ -958,6 +958,6 @@ public final class InboundPipeline {
     }
 
     private static String strip(String s) {
-        return s == null ? "" : s.strip();
+        return s == null ? "" : PythonWhitespace.strip(s);
     }
 }

@@ -2,6 +2,7 @@ package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.core.command.AckCommand;
 import dev.synapsehub.core.command.MailboxCursorCommand;
 import dev.synapsehub.core.event.ChatEvent;
@@ -76,7 +77,7 @@ final class MailboxVerbs {
         if (v == null) {
             return name;
         }
-        v = v.strip();
+        v = PythonWhitespace.strip(v);
         if (v.isEmpty() || v.equals(name) || name.equals(v + "-rx") || name.equals(v + "-pane-rx")) {
             return v.isEmpty() ? name : v;
         }

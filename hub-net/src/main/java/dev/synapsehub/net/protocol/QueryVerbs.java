@@ -2,6 +2,7 @@ package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.messaging.DeadLetter;
 import dev.synapsehub.core.resource.ResourceOffer;
@@ -228,10 +229,10 @@ public final class QueryVerbs {
             return;
         }
         String id = FieldCoercion.text(r.get("task_id"));
-        id = id == null ? "" : id.strip();
+        id = id == null ? "" : PythonWhitespace.strip(id);
         if (id.isEmpty()) {
             String payload = FieldCoercion.text(r.get("payload"));
-            id = payload == null ? "" : payload.strip();
+            id = payload == null ? "" : PythonWhitespace.strip(payload);
         }
         String taskId = id;
         String waiter = r.sender();
