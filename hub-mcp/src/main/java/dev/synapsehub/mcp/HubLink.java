@@ -351,6 +351,7 @@ final class HubLink implements AutoCloseable {
             s.put("inbox_cursor", inbox.cursor());
             s.put("cursor_lowerings_failed", inbox.cursorLoweringsFailed());
             s.put("cursor_resets", inbox.cursorResets());
+            s.put("replay_holds_cut", inbox.replayHoldsCut());
             s.put("acks_failed", acksFailed.get());
             return s;
         }
