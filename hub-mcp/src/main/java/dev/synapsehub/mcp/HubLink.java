@@ -118,7 +118,9 @@ final class HubLink implements AutoCloseable {
      * refused keepalive heartbeat): one that comes while this waits is this call's answer only if
      * the hub answers a fence sent after it before it answers the call otherwise (the hub answers
      * a connection's frames in order, so the call's own answer comes before the fence's), or
-     * refuses the fence too, or nothing else came by the timeout. Requests and ack rounds hold
+     * refuses the fence too ({@code busy} or {@code rate_limited}: a second error of another kind
+     * is the call's own answer, and the first goes to the inbox), or nothing else came by the
+     * timeout. Requests and ack rounds hold
      * the link one at a time, and the answer of a call that timed out is not taken by the next one
      * ({@link Connection#late}).
      *
@@ -349,6 +351,7 @@ final class HubLink implements AutoCloseable {
             s.put("inbox_cursor", inbox.cursor());
             s.put("cursor_lowerings_failed", inbox.cursorLoweringsFailed());
             s.put("cursor_resets", inbox.cursorResets());
+            s.put("replay_holds_cut", inbox.replayHoldsCut());
             s.put("acks_failed", acksFailed.get());
             return s;
         }
@@ -730,14 +733,22 @@ final class HubLink implements AutoCloseable {
                     p.reply().complete(f);
                     return true;
                 }
-                if (fenced || (error && p.error != null)) {
-                    // the hub answered the fence (a snapshot, or a refusal) before answering the call
-                    // otherwise: the call's answer came first, and it was the error
+                if (fenced || (error && p.error != null && HubClient.refusedForLoad(f))) {
+                    // the hub answered the fence (a snapshot, or a refusal: a fence changes nothing, so
+                    // only a busy or rate-limited hub refuses it) before answering the call otherwise:
+                    // the call's answer came first, and it was the error
                     if (error) {
                         LOG.debug("the fence after an error to {} was refused too: {}", p.verb(),
                                 f.path("payload").asText());
                     }
                     p.reply().complete(p.error);
+                    return true;
+                }
+                if (error && p.error != null) {
+                    // not a fence's refusal: the call's own answer, and the first error answered something else
+                    offerToInbox(p.error, "error"); // set only for a call, never for a registration
+                    p.error = null;
+                    p.reply().complete(f);
                     return true;
                 }
                 if (error && !p.registration()) {

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ExecutorService;
+import java.util.function.LongSupplier;
 
 /**
  * What the agent has received and not read yet: chats addressed to it or to everyone, late
@@ -42,11 +43,23 @@ import java.util.concurrent.ExecutorService;
  * come). It is known complete when the hub's {@code mailbox_pending} count for this identity, in
  * the registration's {@code who_snapshot} ({@link #replayPending}), is 0, or when that many
  * directed chats above {@code since_seq} have come: replayed ones, and live ones that came before
- * the snapshot (those the count includes). A count never reached (a replay beyond its scan
- * window, a chat counted by a role this connection no longer has) keeps the hold for this
- * connection only: the next registration starts from where the replay got to. A count reached
- * early (a chat to a role the agent took while away is replayed but was not counted) ends the
- * hold while the rest of that replay, sent in the same batch, is still arriving.
+ * the snapshot (those the count includes). A count reached early (a chat to a role the agent
+ * took while away is replayed but was not counted) ends the hold while the rest of that replay,
+ * sent in the same batch, is still arriving.
+ *
+ * <p>A count may never be reached: a chat counted under a role this connection no longer has,
+ * one acked by another connection or evicted between the snapshot and the replay's read, a
+ * reference hub's 1,000-chat replay window. So the hold is also bounded: it ends {@link
+ * #REPLAY_HOLD_MILLIS} after the registration's {@code who_snapshot}, and sooner should more
+ * than {@link #MAX_OWED} acks become owed. Otherwise every chat read would leave its ack owed,
+ * without end, until the next reconnect, and on the hub those chats would stay pending and their
+ * senders get {@code expired} receipts for chats the agent did read. A time bound, not a fence:
+ * the hub answers a connection's frames in order, and sends an immediate replay before its
+ * answer to the registration's {@code who_request}, but a replay it deferred (a busy hub, a
+ * journal read that failed) comes whenever the hub can serve it, after answers to later frames.
+ * A replayed chat that comes after the bound is still taken, and the cursor file follows it
+ * down, but a live chat acked meanwhile has counted it read on the hub, and a drop before it was
+ * read loses it.
  */
 final class Inbox implements AutoCloseable {
     /**
@@ -70,7 +83,8 @@ final class Inbox implements AutoCloseable {
      * Seqs of directed chats read with an ack, their ack not released yet because a lower one
      * blocks. Fewer than {@code capacity}: each was read while the lowest blocker was queued
      * behind it (a chat queued later has a higher seq than any read, and one read with an ack
-     * after a lower one was held releases that hold).
+     * after a lower one was held releases that hold). A replay's hold aside: that one ends before
+     * more than {@link #MAX_OWED} are owed.
      */
     private TreeSet<Long> owed = new TreeSet<>();
     /**
@@ -111,6 +125,16 @@ final class Inbox implements AutoCloseable {
     private long replayExpected = -1;
     /** Directed chats above the registration's {@code since_seq} that count towards {@link #replayExpected}. */
     private final Set<Long> replaySeen = new HashSet<>();
+    /** How long after the registration's {@code who_snapshot} its replay holds the cursor and acks at most. */
+    static final long REPLAY_HOLD_MILLIS = 10_000;
+    /** Acks owed at most while a replay holds them (as many as the hub keeps pending per identity): beyond, the hold ends. */
+    static final int MAX_OWED = 10_000;
+    /** {@link System#nanoTime}, or a test's clock. */
+    private final LongSupplier nanoClock;
+    /** When the current replay's hold ends at the latest ({@link #nanoClock}), once its snapshot came. */
+    private long replayHoldEnds;
+    /** How many replay holds ended by their bound (time or owed acks) rather than by the count. */
+    private long replayHoldsCut;
 
     /**
      * @param cursorFile where the cursor survives a restart of this process, or null
@@ -124,6 +148,12 @@ final class Inbox implements AutoCloseable {
      *     one it can hold up); shut down by {@link #close}
      */
     Inbox(int capacity, Path cursorFile, ExecutorService writer) throws IOException {
+        this(capacity, cursorFile, writer, System::nanoTime);
+    }
+
+    /** @param nanoClock {@link System#nanoTime}, or a clock a test moves */
+    Inbox(int capacity, Path cursorFile, ExecutorService writer, LongSupplier nanoClock) throws IOException {
+        this.nanoClock = nanoClock;
         if (capacity < 1) {
             writer.shutdownNow();
             throw new IllegalArgumentException("inbox capacity must be at least 1");
@@ -232,6 +262,7 @@ final class Inbox implements AutoCloseable {
         } else if (!ack) {
             held.addAll(read.tailSet(ackedThrough, false)); // one an ack already passed is read on the hub
         }
+        boundReplayHold(due.size());
         while (held.size() > MAX_HELD) {
             // the highest go: the lowest is what blocks, and it stays exact
             long seq = held.pollLast();
@@ -288,6 +319,7 @@ final class Inbox implements AutoCloseable {
     synchronized void replayPending(long count) {
         if (replayOpen && replayExpected < 0) {
             replayExpected = Math.max(0, count);
+            replayHoldEnds = nanoClock.getAsLong() + REPLAY_HOLD_MILLIS * 1_000_000L;
             checkReplayComplete();
         }
     }
@@ -304,8 +336,35 @@ final class Inbox implements AutoCloseable {
         }
     }
 
+    /**
+     * Ends the replay's hold when its bound is reached (the class comment says why): {@link
+     * #REPLAY_HOLD_MILLIS} after its snapshot, or {@code owedAcks} beyond {@link #MAX_OWED}.
+     */
+    private void boundReplayHold(int owedAcks) {
+        if (!replayOpen) {
+            return;
+        }
+        boolean late = replayExpected >= 0 && nanoClock.getAsLong() - replayHoldEnds >= 0;
+        if (!late && owedAcks <= MAX_OWED) {
+            return;
+        }
+        replayHoldsCut++;
+        LOG.info("the mailbox replay after since_seq {} brought {} of the {} chats the hub counted pending {}; the"
+                + " cursor and acks are no longer held for the rest", registeredFrom, replaySeen.size(),
+                replayExpected < 0 ? "(no count yet)" : replayExpected, late ? "within " + REPLAY_HOLD_MILLIS
+                + " ms" : "before " + owedAcks + " acks were owed");
+        replayOpen = false;
+        replaySeen.clear();
+    }
+
+    /** How many replay holds ended by their bound (time, or acks owed) before the count was reached. */
+    synchronized long replayHoldsCut() {
+        return replayHoldsCut;
+    }
+
     /** The seq the next registration sends as {@code since_seq}: read through, but below any blocker. */
     synchronized long cursor() {
+        boundReplayHold(owed.size());
         return cursorOf(readThrough, blocker(queuedDirected, unacked, forgottenLow));
     }
 

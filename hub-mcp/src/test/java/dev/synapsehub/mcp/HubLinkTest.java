@@ -299,6 +299,28 @@ class HubLinkTest {
     }
 
     @Test
+    void aSecondErrorThatIsNoFenceRefusalIsTheCallsOwnAnswerAndTheFirstIsFiled() throws Exception {
+        // a refused keepalive heartbeat (answers nothing), then the claim's own refusal, both before the fence's snapshot
+        hub.script(f -> {
+            if (!"claim".equals(f.path("type").asText())) {
+                return List.of();
+            }
+            ObjectNode keepalive = FakeHub.error("rate_limited");
+            keepalive.put("payload", "heartbeat refused: rate_limited");
+            return List.of(FakeHub.now(keepalive), FakeHub.now(FakeHub.error("invalid_task")));
+        });
+        Inbox inbox = new Inbox(10, null);
+        HubLink link = link(WAIT, inbox);
+        ObjectNode answer = link.request(claim("T-1"), f -> granted(f, "T-1"));
+        assertThat(answer.path("error_code").asText()).as("the call's own answer").isEqualTo("invalid_task");
+        assertThat(inbox.take(10, 0).items()).as("the keepalive's refusal is kept for the agent")
+                .extracting(i -> i.path("error_code").asText()).containsExactly("rate_limited");
+        // the fence's snapshot, still owed, is not the next call's answer
+        hub.script(f -> "claim".equals(f.path("type").asText()) ? List.of(FakeHub.now(grant("T-2"))) : List.of());
+        assertThat(Frames.type(link.request(claim("T-2"), f -> granted(f, "T-2")))).isEqualTo("claim_granted");
+    }
+
+    @Test
     void theGrantOfAClaimThatTimedOutIsFiledInTheInbox() throws Exception {
         hub.script(f -> "claim".equals(f.path("type").asText())
                 ? List.of(FakeHub.after(700, grant(f.path("task_id").asText()))) : List.of());

@@ -469,6 +469,50 @@ class InboxTest {
     }
 
     @Test
+    void aPendingCountNeverReachedHoldsTheAcksOnlyUntilTheBoundAfterTheSnapshot() throws Exception {
+        java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong();
+        Inbox inbox = new Inbox(10, null, CursorFile.newWriter(), clock::get);
+        assertThat(inbox.registering()).isZero();
+        inbox.replayPending(1); // counted under a role this connection no longer declares, say: never replayed
+        inbox.offer(chat(20), 20);
+        inbox.offer(chat(21), 21);
+        assertThat(inbox.take(10, 0, true).acks()).as("the replay may still bring a lower one").isEmpty();
+        assertThat(inbox.acksOwed()).isEqualTo(2);
+
+        clock.addAndGet(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(Inbox.REPLAY_HOLD_MILLIS));
+        inbox.offer(chat(22), 22);
+        assertThat(inbox.take(10, 0, true).acks()).as("the hold ended: the owed acks go too").containsExactly(20L,
+                21L, 22L);
+        assertThat(inbox.acksOwed()).isZero();
+        assertThat(inbox.replayOpen()).isFalse();
+        assertThat(inbox.cursor()).isEqualTo(22);
+        assertThat(inbox.replayHoldsCut()).isEqualTo(1);
+        inbox.close();
+    }
+
+    @Test
+    void theOwedAcksOfAHeldReplayStayBounded() throws Exception {
+        Inbox inbox = new Inbox(100, null, CursorFile.newWriter(), () -> 0L); // time stands still: only the count bounds
+        inbox.registering();
+        inbox.replayPending(1); // never reached
+        long seq = 100;
+        java.util.List<Long> acked = new java.util.ArrayList<>();
+        for (int round = 0; round * 100 <= Inbox.MAX_OWED; round++) {
+            for (int i = 0; i < 100; i++) {
+                seq++;
+                inbox.offer(chat(seq), seq);
+            }
+            acked.addAll(inbox.take(100, 0, true).acks());
+            assertThat(inbox.acksOwed()).isLessThanOrEqualTo(Inbox.MAX_OWED);
+        }
+        assertThat(inbox.replayOpen()).isFalse();
+        assertThat(acked).as("every chat read is acked once the hold ended").hasSize((int) (seq - 100));
+        assertThat(inbox.acksOwed()).isZero();
+        assertThat(inbox.cursor()).isEqualTo(seq);
+        inbox.close();
+    }
+
+    @Test
     void takeWaitsForTheFirstItem() throws Exception {
         Inbox inbox = new Inbox(10, null);
         Thread t = new Thread(() -> {
