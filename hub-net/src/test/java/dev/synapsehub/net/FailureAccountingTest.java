@@ -6,6 +6,7 @@ import dev.synapsehub.client.HubClient;
 import dev.synapsehub.core.Clock;
 import dev.synapsehub.core.actor.ActorSettings;
 import dev.synapsehub.core.actor.CoordinationActor;
+import dev.synapsehub.core.event.ChatEvent;
 import dev.synapsehub.core.event.CoordinationEvent;
 import dev.synapsehub.core.journal.InMemoryJournal;
 import dev.synapsehub.core.journal.Journal;
@@ -21,6 +22,8 @@ import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 import static dev.synapsehub.net.TestHub.WAIT;
@@ -42,7 +45,11 @@ class FailureAccountingTest {
 
     /** An in-memory journal whose historical reads go through {@code read}. */
     private static Journal journal(HistoricalRead read) {
-        InMemoryJournal memory = new InMemoryJournal();
+        return journal(read, new InMemoryJournal());
+    }
+
+    /** {@code memory}, whose historical reads go through {@code read}. */
+    private static Journal journal(HistoricalRead read, Journal memory) {
         return new Journal() {
             @Override
             public List<JournaledEvent> append(List<CoordinationEvent> batch) throws JournalException {
@@ -70,9 +77,62 @@ class FailureAccountingTest {
     }
 
     private static TestHub hubOver(Journal journal, ActorSettings settings) throws Exception {
+        return hubOver(journal, settings, Clock.system());
+    }
+
+    /** A hub whose edge reads {@code edgeClock}. */
+    private static TestHub hubOver(Journal journal, ActorSettings settings, Clock edgeClock) throws Exception {
         CoordinationActor actor = new CoordinationActor(new CoordinationState(), journal, Clock.system(), settings);
         actor.start();
-        return new TestHub(HubConfig.builder().metricsEnabled(true), actor, Clock.system(), journal);
+        return new TestHub(HubConfig.builder().metricsEnabled(true), actor, edgeClock, journal);
+    }
+
+    /** A journal that keeps its chats in memory, whose historical reads fail while {@code failing} holds. */
+    private static Journal failingWhile(AtomicBoolean failing) {
+        List<JournaledEvent> chats = new java.util.concurrent.CopyOnWriteArrayList<>();
+        InMemoryJournal numbering = new InMemoryJournal();
+        Journal kept = new Journal() {
+            @Override
+            public List<JournaledEvent> append(List<CoordinationEvent> batch) {
+                List<JournaledEvent> committed = numbering.append(batch);
+                committed.stream().filter(e -> e.event() instanceof ChatEvent).forEach(chats::add);
+                return committed;
+            }
+
+            @Override
+            public void replay(Consumer<JournaledEvent> sink) {
+            }
+
+            @Override
+            public List<JournaledEvent> readAfter(long afterSeq, int limit, Set<String> kinds) {
+                return chats.stream().filter(e -> e.seq() > afterSeq).limit(limit).toList();
+            }
+
+            @Override
+            public long lastSeq() {
+                return numbering.lastSeq();
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        return journal(after -> {
+            if (failing.get()) {
+                throw new JournalException("injected: disk I/O error");
+            }
+            return kept.readAfter(after, 1000, Set.of("chat"));
+        }, kept);
+    }
+
+    /** Waits (bounded) until {@code counter} reaches {@code at}. */
+    private static void awaitAtLeast(java.util.function.LongSupplier counter, long at, String what)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (counter.getAsLong() < at && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertThat(counter.getAsLong()).as(what).isGreaterThanOrEqualTo(at);
     }
 
     private static ObjectNode mailboxHeartbeat(HubClient c) {
@@ -100,6 +160,83 @@ class FailureAccountingTest {
             assertThat(a.received()).as("no reply a client would not act on").noneMatch(f -> isError(f))
                     .as("and no replay of nothing").noneMatch(f -> f.path("replayed").asBoolean());
             assertThat(a.isOpen()).isTrue();
+        }
+    }
+
+    @Test
+    void aReplayWhoseJournalKeepsFailingIsReportedOnceAndASecondMailboxHeartbeatAddsNoSecondReplay()
+            throws Exception {
+        AtomicBoolean failing = new AtomicBoolean(true);
+        try (TestHub hub = hubOver(failingWhile(failing), ActorSettings.DEFAULTS)) {
+            HubMetrics metrics = hub.server.services().metrics();
+            HubClient alpha = hub.agent("p/alpha");
+            ObjectNode chat = alpha.frame("chat");
+            chat.put("target", "p/bob").put("payload", "while you were away");
+            alpha.send(chat);
+            alpha.awaitType("chat", WAIT);
+
+            HubClient bob = hub.connect();
+            ObjectNode registration = bob.frame("p/bob", "heartbeat");
+            registration.put("mailbox", true).put("since_seq", 0);
+            bob.send(registration);
+            awaitAtLeast(metrics.mailboxReplaysDeferred::get, 3, "the replay was tried again, and failed again");
+            assertThat(faults(hub)).as("one journal failure reported for the whole wait, not one per attempt")
+                    .isEqualTo(1);
+
+            ObjectNode again = bob.frame("p/bob", "heartbeat");
+            again.put("mailbox", true).put("since_seq", 0);
+            bob.send(again); // while the first replay waits: it adds no second one
+            long deferred = metrics.mailboxReplaysDeferred.get();
+            awaitAtLeast(metrics.mailboxReplaysDeferred::get, deferred + 2, "the one replay is still retried");
+            assertThat(faults(hub)).as("still one report").isEqualTo(1);
+
+            failing.set(false);
+            ObjectNode replayed = bob.await(f -> f.path("replayed").asBoolean(), WAIT);
+            assertThat(replayed.path("payload").asText()).isEqualTo("while you were away");
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (metrics.mailboxReplaysWaiting.get() > 0 && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertThat(metrics.mailboxReplaysWaiting.get()).as("no replay waits any more").isZero();
+            bob.send(bob.frame("p/bob", "who_request")); // answered after any replay still on its way
+            bob.awaitType("who_snapshot", WAIT);
+            assertThat(bob.received().stream().filter(f -> f.path("replayed").asBoolean()))
+                    .as("the backlog replayed once, not once per mailbox heartbeat").hasSize(1);
+            assertThat(bob.received()).noneMatch(FailureAccountingTest::isError);
+        }
+    }
+
+    @Test
+    void aReplayWhoseJournalStillFailsAtItsBoundIsGivenUpAndAnsweredJournalFailed() throws Exception {
+        AtomicBoolean failing = new AtomicBoolean(true);
+        AtomicLong stepMillis = new AtomicLong();
+        Clock edge = () -> System.currentTimeMillis() / 1000.0 + stepMillis.get() / 1000.0;
+        try (TestHub hub = hubOver(failingWhile(failing), ActorSettings.DEFAULTS, edge)) {
+            HubMetrics metrics = hub.server.services().metrics();
+            HubClient bob = hub.connect();
+            ObjectNode registration = bob.frame("p/bob", "heartbeat");
+            registration.put("mailbox", true).put("since_seq", 0);
+            bob.send(registration);
+            awaitAtLeast(metrics.mailboxReplaysDeferred::get, 2, "the replay is retried");
+            assertThat(bob.received()).as("not answered while it is retried").noneMatch(FailureAccountingTest::isError);
+
+            stepMillis.set(61_000); // past the bound
+            ObjectNode e = bob.awaitType("error", WAIT);
+            assertThat(e.path("error_code").asText()).as("given up, and the client told").isEqualTo("journal_failed");
+            assertThat(faults(hub)).as("the failure was counted once").isEqualTo(1);
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (metrics.mailboxReplaysWaiting.get() > 0 && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertThat(metrics.mailboxReplaysWaiting.get()).as("nothing waits any more").isZero();
+            long deferred = metrics.mailboxReplaysDeferred.get();
+
+            ObjectNode again = bob.frame("p/bob", "heartbeat");
+            again.put("mailbox", true).put("since_seq", 0);
+            bob.send(again); // the client asks again: a new wait, reported once more
+            awaitAtLeast(metrics.mailboxReplaysDeferred::get, deferred + 1, "the new replay waits");
+            assertThat(faults(hub)).as("one report per wait").isEqualTo(2);
+            assertThat(bob.isOpen()).isTrue();
         }
     }
 

@@ -1,11 +1,15 @@
 package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.synapsehub.core.Clock;
 import dev.synapsehub.net.session.Session;
 import dev.synapsehub.net.session.SessionRegistry;
 
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -14,69 +18,168 @@ import java.util.function.Supplier;
  * done while the name is bound), and a replay whose journal reads were refused or failed. Their
  * clients send no second {@code mailbox: true}, and acking a later chat would move the watermark
  * past what was never replayed, so the hub retries by itself: checked on the connection's own
- * event loop, at growing intervals, for as long as that connection holds the name; a connection
- * that goes away takes its replay to its next registration.
+ * event loop, at growing intervals, while that connection holds the name (a connection that goes
+ * away takes its replay to its next registration), for at most {@link #GIVE_UP_SECONDS} of hub
+ * time. A connection has at most one replay waiting ({@link Session#deferMailboxReplay()}): a
+ * later {@code mailbox: true} adds none. A failed journal read is logged and counted as a fault
+ * once per wait, however many attempts it takes; each attempt is counted as a deferral.
  */
 final class DeferredReplays {
     /** The first check, soon: most busy spells are short. */
     static final long FIRST_CHECK_MILLIS = 50;
     /** Checks back off to this interval while the hub stays busy. */
     static final long LONGEST_CHECK_MILLIS = 1000;
+    /**
+     * A replay still unserved this long (hub time) after it was first deferred is given up and
+     * answered as it was before the hub retried ({@code journal_failed}, or {@code busy}): about
+     * sixty attempts, long enough for a busy spell or a transient disk fault to pass, and the
+     * client, told, may register again.
+     */
+    static final double GIVE_UP_SECONDS = 60;
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(DeferredReplays.class);
 
-    /** A mailbox replay attempt; one the hub cannot serve now runs {@code unserved} instead. */
-    @FunctionalInterface
+    /** What a deferred replay does: its attempts, and the answer when it is given up. */
     interface Replay {
-        void replay(Session session, String name, ObjectNode registration, Runnable unserved);
+        /**
+         * Attempts the replay {@code registration} asked for; one the hub cannot serve now hands its
+         * cause (a busy refusal, a failed journal read) to {@code unserved}.
+         *
+         * @return completes once the attempt settled (served, answered, or handed to {@code unserved})
+         */
+        CompletableFuture<Void> replay(Session session, String name, ObjectNode registration,
+                Consumer<Throwable> unserved);
+
+        /** Answers a replay given up: {@code cause} is its last failure, null when the hub stayed busy. */
+        void givenUp(Session session, String name, ObjectNode registration, Throwable cause);
     }
 
     private final Supplier<BusyReason> busy;
     private final SessionRegistry registry;
     private final Replay replay;
     private final HubMetrics metrics;
+    private final Clock clock;
 
     /**
      * Replays through {@code replay} once {@code busy} says null (not busy); counts each
-     * deferral, and the replays waiting, in {@code metrics}.
+     * deferral, and the replays waiting, in {@code metrics}; gives up by {@code clock}.
      */
-    DeferredReplays(Supplier<BusyReason> busy, SessionRegistry registry, Replay replay, HubMetrics metrics) {
+    DeferredReplays(Supplier<BusyReason> busy, SessionRegistry registry, Replay replay, HubMetrics metrics,
+            Clock clock) {
         this.busy = busy;
         this.registry = registry;
         this.replay = replay;
         this.metrics = metrics;
+        this.clock = clock;
     }
 
-    /** Replays the mailbox {@code registration} asks for once the hub can serve it. */
-    void defer(Session session, String name, ObjectNode registration) {
-        defer(session, name, registration, FIRST_CHECK_MILLIS);
+    /**
+     * Replays the mailbox {@code registration} asks for once the hub can serve it, unless a replay
+     * of {@code session} waits already (that one replays the backlog).
+     *
+     * @param cause why it could not be served now: a busy refusal or a failed journal read; null
+     *        when the hub was too busy to try
+     */
+    void defer(Session session, String name, ObjectNode registration, Throwable cause) {
+        if (!session.deferMailboxReplay()) {
+            LOG.debug("a mailbox replay of {} waits already; this one adds none", name);
+            return;
+        }
+        new Wait(session, name, registration, clock.nowSeconds()).unserved(cause, FIRST_CHECK_MILLIS);
     }
 
-    /** The replay {@code registration} asked for, refused again: checked again after {@code afterMillis}. */
-    private void defer(Session session, String name, ObjectNode registration, long afterMillis) {
-        LOG.debug("the mailbox replay of {} waits {} ms", name, afterMillis);
-        metrics.mailboxReplaysDeferred.incrementAndGet();
-        metrics.mailboxReplaysWaiting.incrementAndGet(); // until replayed or given up, below
-        check(session, name, registration, afterMillis);
-    }
+    /**
+     * One connection's deferred replay, from its first deferral until served or given up. Its
+     * steps run one after another (on the connection's loop and the outbox thread, each handing
+     * the next over through a scheduler), never at once.
+     */
+    private final class Wait {
+        private final Session session;
+        private final String name;
+        private final ObjectNode registration;
+        private final double since;
+        private int attempts;
+        private boolean journalReported;
+        private Throwable lastCause;
 
-    private void check(Session session, String name, ObjectNode registration, long afterMillis) {
-        try {
-            session.channel().eventLoop().schedule(() -> {
-                if (session.closing() || !session.channel().isActive() || registry.session(name) != session) {
+        Wait(Session session, String name, ObjectNode registration, double since) {
+            this.session = session;
+            this.name = name;
+            this.registration = registration;
+            this.since = since;
+        }
+
+        /** An attempt (or the registration) could not be served: reported, then checked again or given up. */
+        void unserved(Throwable cause, long afterMillis) {
+            attempts++;
+            metrics.mailboxReplaysDeferred.incrementAndGet();
+            if (cause != null) {
+                lastCause = cause;
+            }
+            if (cause instanceof JournalReadException journal && !journalReported) {
+                journalReported = true;
+                metrics.faults.incrementAndGet();
+                LOG.error("the mailbox replay of {} for {}: the journal could not be read; retried for up to {} s",
+                        name, session, GIVE_UP_SECONDS, journal.getCause());
+            } else {
+                LOG.debug("the mailbox replay of {} waits {} ms (attempt {})", name, afterMillis, attempts);
+            }
+            if (expired()) {
+                giveUp();
+                return;
+            }
+            metrics.mailboxReplaysWaiting.incrementAndGet(); // until checked, below
+            check(afterMillis);
+        }
+
+        private boolean expired() {
+            return clock.nowSeconds() - since >= GIVE_UP_SECONDS;
+        }
+
+        private void check(long afterMillis) {
+            try {
+                session.channel().eventLoop().schedule(() -> {
                     metrics.mailboxReplaysWaiting.decrementAndGet();
-                    return; // gone, or superseded: the name's next registration replays
-                }
-                long next = Math.min(afterMillis * 2, LONGEST_CHECK_MILLIS);
-                if (busy.get() != null) {
-                    check(session, name, registration, next);
-                    return;
-                }
+                    if (session.closing() || !session.channel().isActive() || registry.session(name) != session) {
+                        session.mailboxReplaySettled();
+                        return; // gone, or superseded: the name's next registration replays
+                    }
+                    long next = Math.min(afterMillis * 2, LONGEST_CHECK_MILLIS);
+                    if (busy.get() != null) {
+                        if (expired()) {
+                            giveUp();
+                        } else {
+                            metrics.mailboxReplaysWaiting.incrementAndGet();
+                            check(next);
+                        }
+                        return;
+                    }
+                    attempt(next);
+                }, afterMillis, TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException stopping) {
+                // the connection's loop is shutting down, and the connection with it
                 metrics.mailboxReplaysWaiting.decrementAndGet();
-                replay.replay(session, name, registration, () -> defer(session, name, registration, next));
-            }, afterMillis, TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException stopping) {
-            // the connection's loop is shutting down, and the connection with it
-            metrics.mailboxReplaysWaiting.decrementAndGet();
+                session.mailboxReplaySettled();
+            }
+        }
+
+        private void attempt(long next) {
+            AtomicBoolean again = new AtomicBoolean();
+            replay.replay(session, name, registration, cause -> {
+                again.set(true);
+                unserved(cause, next);
+            }).whenComplete((ignored, notRun) -> {
+                if (!again.get()) {
+                    session.mailboxReplaySettled(); // served, or answered (a fault, a refusal)
+                }
+            });
+        }
+
+        private void giveUp() {
+            LOG.warn("the mailbox replay of {} for {} could not be served in {} attempts over {} s; given up and "
+                    + "answered (the chats stay pending for its next registration)", name, session, attempts,
+                    GIVE_UP_SECONDS);
+            session.mailboxReplaySettled();
+            replay.givenUp(session, name, registration, lastCause);
         }
     }
 }

@@ -37,8 +37,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -143,8 +145,18 @@ public final class InboundPipeline {
                 hub.journaled(), hub.config().maxFindingsPerAgent());
         this.guardEvidence = new GuardEvidenceVerb(support, hub.outbox(), hub.frames(), hub.journaled(),
                 hub.config().token());
-        this.deferredReplays = new DeferredReplays(this::busyReason, hub.registry(), messaging::onHeartbeat,
-                hub.metrics());
+        this.deferredReplays = new DeferredReplays(this::busyReason, hub.registry(), new DeferredReplays.Replay() {
+            @Override
+            public CompletableFuture<Void> replay(Session session, String name, ObjectNode registration,
+                    Consumer<Throwable> unserved) {
+                return messaging.replayDeferred(session, name, registration, unserved);
+            }
+
+            @Override
+            public void givenUp(Session session, String name, ObjectNode registration, Throwable cause) {
+                messaging.replayGivenUp(session, name, registration, cause);
+            }
+        }, hub.metrics(), hub.clock());
         this.hostRates = hub.config().hostRatePerSecond() > 0
                 ? new dev.synapsehub.net.session.HostRates(hub.config().hostRatePerSecond(), hub.config().hostRateBurst())
                 : null;
@@ -405,7 +417,7 @@ public final class InboundPipeline {
             if (behind != null && first) {
                 // this frame bound the name: it is not refused, only its replay waits
                 if (hub.journaled()) {
-                    deferredReplays.defer(session, sender, frame);
+                    deferredReplays.defer(session, sender, frame, null);
                 }
                 return;
             }
@@ -413,7 +425,7 @@ public final class InboundPipeline {
                 busy(session, sender, now, behind); // the replay is work; the liveness refresh above is not
                 return;
             }
-            messaging.onHeartbeat(session, sender, frame, () -> deferredReplays.defer(session, sender, frame));
+            messaging.onHeartbeat(session, sender, frame, cause -> deferredReplays.defer(session, sender, frame, cause));
             return;
         }
         if (!"chat".equals(type)) {

@@ -25,6 +25,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * The mailbox (contract §5.3, §8.3): the directed backlog replayed on a mailbox heartbeat, the
@@ -88,12 +89,34 @@ final class MailboxVerbs {
      * Heartbeat side effect (§8.3): with {@code mailbox: true}, advance the cursor watermark and
      * replay the directed backlog privately. Queued after the registration's presence update. A
      * replay whose reads the hub cannot serve now (busy, a failed journal read) sends nothing and
-     * goes to {@code unserved}, which retries it: its client never asks again.
+     * hands its cause to {@code unserved}, which retries it: its client never asks again. While
+     * an earlier replay of this connection waits to be retried, this one only advances the
+     * watermark: the waiting one replays the backlog, once.
      */
-    void onHeartbeat(Session session, String name, ObjectNode frame, Runnable unserved) {
+    void onHeartbeat(Session session, String name, ObjectNode frame, Consumer<Throwable> unserved) {
+        mailbox(session, name, frame, unserved, !session.mailboxReplayDeferred());
+    }
+
+    /**
+     * Another attempt of the deferred replay {@code registration} asked for ({@link DeferredReplays}).
+     *
+     * @return completes once the attempt settled (served, answered, or handed to {@code unserved})
+     */
+    CompletableFuture<Void> replayDeferred(Session session, String name, ObjectNode registration,
+            Consumer<Throwable> unserved) {
+        return mailbox(session, name, registration, unserved, true);
+    }
+
+    /** Answers a deferred replay given up at its bound ({@code cause}: its last failure, null: the hub stayed busy). */
+    void replayGivenUp(Session session, String name, ObjectNode registration, Throwable cause) {
+        support.answerGivenUp(new Request(session, name, "heartbeat", "all", registration), cause);
+    }
+
+    private CompletableFuture<Void> mailbox(Session session, String name, ObjectNode frame,
+            Consumer<Throwable> unserved, boolean replay) {
         JsonNode mailbox = frame.get("mailbox");
         if (mailbox == null || !mailbox.isBoolean() || !mailbox.booleanValue() || !journaled) {
-            return;
+            return CompletableFuture.completedFuture(null);
         }
         String identity = mailboxIdentity(name, frame.get("mailbox_for"));
         OptionalLong raw = FieldCoercion.tolerantLong(frame.get("since_seq"));
@@ -103,9 +126,13 @@ final class MailboxVerbs {
             support.submitUnanswered(new MailboxCursorCommand(name, identity, since),
                     "advancing the mailbox watermark of " + identity, () -> { });
         }
+        if (!replay) {
+            LOG.debug("the mailbox replay of {} waits to be retried already: this heartbeat adds none", identity);
+            return CompletableFuture.completedFuture(null);
+        }
         List<String> roles = registry.rolesOf(name);
         Request r = new Request(session, name, "heartbeat", "all", frame);
-        support.afterReadOrRetry(r, "replaying the mailbox of " + identity, backlog(identity, since), events -> {
+        return support.afterReadOrRetry(r, "replaying the mailbox of " + identity, backlog(identity, since), events -> {
             for (JournaledEvent je : events) {
                 if (!(je.event() instanceof ChatEvent chat)) {
                     continue;
@@ -169,7 +196,8 @@ final class MailboxVerbs {
      * {@code ack} (§5.3): advances the watermark; a pending chat's sender gets its deferred receipt.
      * An ack is never answered, a refused one neither: an ack the hub cannot serve now (its lookup
      * or its decision refused busy, a failed journal read or append) is tried again after a pause,
-     * up to {@link #ACK_ATTEMPTS} times, each refusal counted.
+     * up to {@link #ACK_ATTEMPTS} times, each refusal counted; a failed journal read is logged
+     * and counted as a fault once per ack, not once per attempt.
      */
     void ack(Request r) {
         JsonNode seqNode = r.get("seq");
@@ -180,16 +208,18 @@ final class MailboxVerbs {
         long seq = seqNode.longValue();
         String identity = mailboxIdentity(r.sender(), r.get("mailbox_for"));
         List<String> roles = registry.rolesOf(r.sender());
-        ack(r, identity, roles, seq, 1);
+        ack(r, identity, roles, seq, 1, false);
     }
 
-    private void ack(Request r, String identity, List<String> roles, long seq, int attempt) {
-        Runnable again = () -> ackLater(r, identity, roles, seq, attempt);
+    /** @param journalReported an earlier attempt of this ack reported its failed journal read */
+    private void ack(Request r, String identity, List<String> roles, long seq, int attempt, boolean journalReported) {
+        Runnable again = () -> ackLater(r, identity, roles, seq, attempt, journalReported);
+        String what = "resolving the ack of seq " + seq;
         // pending in memory (committed state, through the writer), else from the journal's history
         CompletableFuture<DirectedChat> resolved = actor.read(s -> s.messaging().directedChat(seq).isPresent())
                 .thenCompose(pending -> pending ? CompletableFuture.completedFuture(null)
                         : history.readAfter(seq - 1, 1, CHAT).thenApply(events -> storedChat(events, seq)));
-        support.afterReadOrRetry(r, "resolving the ack of seq " + seq, resolved, stored -> {
+        support.afterReadOrRetry(r, what, resolved, stored -> {
             AckCommand command = new AckCommand(r.sender(), identity, roles, seq, stored);
             support.submit(r, command, false, null, DecisionPublisher.typed(MailboxReply.class, (d, m) -> {
                 if (m.deferredReceipt() != null) {
@@ -205,11 +235,13 @@ final class MailboxVerbs {
                 }
                 // shutting down or a failed writer: the hub stops, and the chat stays pending for a replay
             });
-        }, again);
+        }, cause -> ackLater(r, identity, roles, seq, attempt,
+                support.reportUnserved(r, what, cause, journalReported)));
     }
 
     /** Schedules another attempt of an ack the hub could not serve, after a back-off. */
-    private void ackLater(Request r, String identity, List<String> roles, long seq, int attempt) {
+    private void ackLater(Request r, String identity, List<String> roles, long seq, int attempt,
+            boolean journalReported) {
         metrics.unansweredRefusals.incrementAndGet();
         if (attempt >= ACK_ATTEMPTS) {
             LOG.warn("the ack of seq {} by {} was refused {} times; given up (the chat stays pending, replayed "
@@ -219,7 +251,8 @@ final class MailboxVerbs {
         long delay = Math.min(DeferredReplays.FIRST_CHECK_MILLIS << Math.min(attempt - 1, 5),
                 DeferredReplays.LONGEST_CHECK_MILLIS);
         try {
-            outbox.executor().schedule(() -> ack(r, identity, roles, seq, attempt + 1), delay, TimeUnit.MILLISECONDS);
+            outbox.executor().schedule(() -> ack(r, identity, roles, seq, attempt + 1, journalReported), delay,
+                    TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException stopping) {
             LOG.debug("the hub stops: the ack of seq {} by {} is not retried", seq, identity);
         }

@@ -118,9 +118,21 @@ public final class MessagingVerbs {
     /**
      * Heartbeat side effect (§8.3): with {@code mailbox: true}, advance the cursor watermark and
      * replay the directed backlog privately. Queued after the registration's presence update; a
-     * replay the hub cannot serve now goes to {@code unserved}, to be retried.
+     * replay the hub cannot serve now hands its cause to {@code unserved}, to be retried.
      */
-    public void onHeartbeat(Session session, String name, ObjectNode frame, Runnable unserved) {
+    public void onHeartbeat(Session session, String name, ObjectNode frame,
+            java.util.function.Consumer<Throwable> unserved) {
         mailbox.onHeartbeat(session, name, frame, unserved);
+    }
+
+    /** Another attempt of a deferred mailbox replay; completes once it settled. */
+    java.util.concurrent.CompletableFuture<Void> replayDeferred(Session session, String name,
+            ObjectNode registration, java.util.function.Consumer<Throwable> unserved) {
+        return mailbox.replayDeferred(session, name, registration, unserved);
+    }
+
+    /** Tells the client its deferred mailbox replay was given up ({@code cause}: its last failure, or null). */
+    void replayGivenUp(Session session, String name, ObjectNode registration, Throwable cause) {
+        mailbox.replayGivenUp(session, name, registration, cause);
     }
 }

@@ -336,6 +336,17 @@ public final class Outbox {
      */
     public <T> CompletableFuture<Void> answerAfter(Session session, CompletionStage<T> work,
             BiConsumer<? super T, ? super Throwable> answer) {
+        return answerAfter(session, work, answer, null);
+    }
+
+    /**
+     * {@link #answerAfter(Session, CompletionStage, BiConsumer)}, with {@code refused} run (on the
+     * thread that saw the refusal) when the outbox thread will not take {@code answer}: before the
+     * returned future fails, so the edge answers that wait for it still come after what
+     * {@code refused} writes.
+     */
+    private <T> CompletableFuture<Void> answerAfter(Session session, CompletionStage<T> work,
+            BiConsumer<? super T, ? super Throwable> answer, Runnable refused) {
         CompletableFuture<Void> answered = new CompletableFuture<>();
         if (session != null) {
             session.answers().started(answered);
@@ -363,8 +374,14 @@ public final class Outbox {
             };
             try {
                 executor.execute(run);
-            } catch (RejectedExecutionException refused) {
-                answered.completeExceptionally(refused);
+            } catch (RejectedExecutionException notTaken) {
+                try {
+                    if (refused != null) {
+                        refused.run();
+                    }
+                } finally {
+                    answered.completeExceptionally(notTaken);
+                }
             }
         });
         return answered;
@@ -481,15 +498,14 @@ public final class Outbox {
             write.run();
             return;
         }
-        answerAfter(session, NOTHING, (ignored, none) -> write.run()).whenComplete((ignored, notRun) -> {
-            if (notRun instanceof RejectedExecutionException) {
-                if (!executor.isShuttingDown()) {
-                    metrics.faults.incrementAndGet();
-                    LOG.error("the outbox thread's queue is full ({} tasks); a private frame is written out of order"
-                            + " without it", queuedTasks());
-                }
-                write.run();
+        // refused: written here, before the edge answers waiting for this one are let go
+        answerAfter(session, NOTHING, (ignored, none) -> write.run(), () -> {
+            if (!executor.isShuttingDown()) {
+                metrics.faults.incrementAndGet();
+                LOG.error("the outbox thread's queue is full ({} tasks); a private frame is written out of order"
+                        + " without it", queuedTasks());
             }
+            write.run();
         });
     }
 

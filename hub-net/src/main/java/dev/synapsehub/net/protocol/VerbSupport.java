@@ -133,22 +133,26 @@ final class VerbSupport {
     /**
      * Like {@link #afterRead(Request, String, CompletableFuture, Consumer)}, except that a read the
      * hub could not serve for now (refused {@code busy}, or a journal read that failed) is not
-     * answered: it is logged once (a journal failure also counted as a fault) and handed to
-     * {@code unserved}, which retries it. For reads no client would retry on an error (a mailbox
-     * replay: its client sends no second {@code mailbox: true}).
+     * answered, nor logged or counted here: its cause is handed to {@code unserved}, which retries
+     * it and reports the failure once per episode of retries (see {@link #reportUnserved}). For
+     * reads no client would retry on an error (a mailbox replay: its client sends no second
+     * {@code mailbox: true}).
+     *
+     * @return completes once the attempt settled: served, answered, or handed to {@code unserved}
      */
-    <T> void afterReadOrRetry(Request r, String what, CompletableFuture<T> read, Consumer<T> then,
-            Runnable unserved) {
-        afterRead(r, what, read, then, unserved);
+    <T> CompletableFuture<Void> afterReadOrRetry(Request r, String what, CompletableFuture<T> read,
+            Consumer<T> then, Consumer<Throwable> unserved) {
+        return afterRead(r, what, read, then, unserved);
     }
 
-    private <T> void afterRead(Request r, String what, CompletableFuture<T> read, Consumer<T> then,
-            Runnable unserved) {
+    private <T> CompletableFuture<Void> afterRead(Request r, String what, CompletableFuture<T> read,
+            Consumer<T> then, Consumer<Throwable> unserved) {
         // the connection's edge answers after this one wait for it; its future fails only if it did not run
         CompletableFuture<Void> answered = outbox.answerAfter(r.session(), read, (value, failure) -> {
             if (failure != null) {
-                if (unserved != null && retryable(r, what, failure)) {
-                    unserved.run();
+                Throwable cause = unwrap(failure);
+                if (unserved != null && retryable(cause)) {
+                    unserved.accept(cause);
                 } else {
                     answerFailure(r, what, failure);
                 }
@@ -167,6 +171,7 @@ final class VerbSupport {
                 fault(r, what + " (the outbox refused the continuation)", notRun);
             }
         });
+        return answered;
     }
 
     /**
@@ -192,23 +197,52 @@ final class VerbSupport {
         });
     }
 
-    /**
-     * Whether {@code failure} is one a later attempt may not meet (the hub was busy, the journal
-     * could not be read), logged once here; a journal failure is also counted as a fault.
-     */
-    boolean retryable(Request r, String what, Throwable failure) {
-        Throwable cause = unwrap(failure);
-        if (cause instanceof ActorRefusedException refused && refused.refusal().reason() == Outcome.Reason.BUSY) {
-            LOG.debug("{} for {}: refused busy, retried later", what, r.session());
-            return true;
-        }
-        if (cause instanceof JournalReadException journal) {
-            metrics.faults.incrementAndGet();
-            LOG.error("{} for {}: the journal could not be read; retried later", what, r.session(), journal.getCause());
-            return true;
-        }
-        return false;
+    /** Whether {@code cause} (unwrapped) is one a later attempt may not meet: the hub was busy, the journal could not be read. */
+    static boolean retryable(Throwable cause) {
+        return busyRefusal(cause) || cause instanceof JournalReadException;
     }
+
+    private static boolean busyRefusal(Throwable cause) {
+        return cause instanceof ActorRefusedException refused && refused.refusal().reason() == Outcome.Reason.BUSY;
+    }
+
+    /**
+     * Reports a read the hub could not serve and retries ({@link #retryable}): a journal failure
+     * is logged at ERROR and counted as a fault once per episode of retries ({@code reported}:
+     * an earlier attempt of the episode did so), later ones and busy refusals only at DEBUG.
+     *
+     * @return whether the episode's journal failure has been reported now
+     */
+    boolean reportUnserved(Request r, String what, Throwable cause, boolean reported) {
+        if (!(cause instanceof JournalReadException journal)) {
+            LOG.debug("{} for {}: refused busy, retried later", what, r.session());
+            return reported;
+        }
+        if (reported) {
+            LOG.debug("{} for {}: the journal could still not be read; retried later", what, r.session());
+            return true;
+        }
+        metrics.faults.incrementAndGet();
+        LOG.error("{} for {}: the journal could not be read; retried later", what, r.session(), journal.getCause());
+        return true;
+    }
+
+    /**
+     * Answers a read retried until its bound ({@code cause}: its last failure, already reported;
+     * null when the hub stayed too busy to try): {@code journal_failed} or {@code busy}, as the
+     * read would have been answered at once.
+     */
+    void answerGivenUp(Request r, Throwable cause) {
+        if (cause instanceof JournalReadException) {
+            errorLater(r, JOURNAL_FAILED, "journal_failed");
+        } else if (cause instanceof ActorRefusedException refused) {
+            errorLater(r, refused.refusal().message(), "busy");
+        } else {
+            errorLater(r, "The hub is busy; retry shortly.", "busy");
+        }
+    }
+
+    private static final String JOURNAL_FAILED = "The journal could not be read; nothing was replayed. Retry shortly.";
 
     /** Answers a failed read or submission: refusals with their reason, journal reads and faults as such. */
     private void answerFailure(Request r, String what, Throwable failure) {
@@ -220,7 +254,7 @@ final class VerbSupport {
         } else if (cause instanceof JournalReadException journal) {
             metrics.faults.incrementAndGet();
             LOG.error("{} for {}: the journal could not be read", what, r.session(), journal.getCause());
-            errorLater(r, "The journal could not be read; nothing was replayed. Retry shortly.", "journal_failed");
+            errorLater(r, JOURNAL_FAILED, "journal_failed");
         } else {
             fault(r, what, cause);
         }

@@ -25,6 +25,8 @@ public final class Session {
     private volatile String principal;
     private volatile boolean closing;
     private final AtomicBoolean droppedAsSlowReader = new AtomicBoolean();
+    /** A mailbox replay of this connection waits to be retried (set and cleared on any thread). */
+    private final AtomicBoolean mailboxReplayDeferred = new AtomicBoolean();
     // Presence of the bound name, written on this connection's own frames without any shared
     // lock (the per-frame path), read by queries and chat fan-out through SessionRegistry.
     private volatile double lastSeen = Double.NaN;
@@ -55,6 +57,24 @@ public final class Session {
         this.id = id;
         this.channel = channel;
         this.remoteHost = remoteHost;
+    }
+
+    /**
+     * Takes this connection's one deferred mailbox replay: false when one waits already (a later
+     * {@code mailbox: true} then starts no second one: it would replay the same chats twice).
+     */
+    public boolean deferMailboxReplay() {
+        return mailboxReplayDeferred.compareAndSet(false, true);
+    }
+
+    /** True while a mailbox replay of this connection waits to be retried. */
+    public boolean mailboxReplayDeferred() {
+        return mailboxReplayDeferred.get();
+    }
+
+    /** Its deferred mailbox replay was served, answered or given up. */
+    public void mailboxReplaySettled() {
+        mailboxReplayDeferred.set(false);
     }
 
     /** The order this connection's answers must keep (edge answers behind the writer's replies). */
