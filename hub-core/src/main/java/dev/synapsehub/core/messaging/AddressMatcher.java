@@ -1,12 +1,14 @@
 package dev.synapsehub.core.messaging;
 
+import dev.synapsehub.core.PythonWhitespace;
+
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 
 /**
  * Address matching of wire contract §8.1, as pure functions. A target is split on commas; each
- * trimmed non-empty part is a {@link ShellPattern}. A name is addressed by a part that matches
+ * non-empty part, trimmed as Python trims (U+00A0, U+2007, U+202F, U+0085 included), is a {@link ShellPattern}. A name is addressed by a part that matches
  * the name, its project prefix (the text before the first {@code /}), or one of its roles.
  */
 public final class AddressMatcher {
@@ -20,7 +22,7 @@ public final class AddressMatcher {
             return parts;
         }
         for (String raw : target.split(",", -1)) {
-            String part = raw.strip();
+            String part = PythonWhitespace.strip(raw);
             if (!part.isEmpty()) {
                 parts.add(part);
             }
@@ -30,7 +32,7 @@ public final class AddressMatcher {
 
     /** Whether the target addresses everyone: null, blank, or {@code all}. */
     public static boolean isBroadcast(String target) {
-        return target == null || target.isBlank() || target.strip().equals("all");
+        return target == null || PythonWhitespace.isBlank(target) || PythonWhitespace.strip(target).equals("all");
     }
 
     /**

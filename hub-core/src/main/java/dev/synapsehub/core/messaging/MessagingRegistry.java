@@ -145,7 +145,7 @@ public final class MessagingRegistry {
         }
         DeadLetterEscalationEvent escalation = null;
         if (deadLettered && limits.escalationThreshold() > 0) {
-            String key = target.strip();
+            String key = PythonWhitespace.strip(target);
             DeadLetter entry = deadLetters.current(key, t);
             long count = (entry == null ? 0 : entry.count()) + 1;
             if (count % limits.escalationThreshold() == 0) {
@@ -153,7 +153,7 @@ public final class MessagingRegistry {
                 events.add(escalation);
             }
         }
-        if (deadLetters.current(sender, t) != null && !(deadLettered && target.strip().equals(sender))) {
+        if (deadLetters.current(sender, t) != null && !(deadLettered && PythonWhitespace.strip(target).equals(sender))) {
             events.add(new DeadLetterClearedEvent(t, sender));
         }
         return new Decision(new ChatReply(stamp, sender, target, frame, isDirected, c.receiptRequested(), verdict,
@@ -303,7 +303,7 @@ public final class MessagingRegistry {
         }
         deadLetters.forgetStale(e.ts());
         if (e.deadLettered() && e.target() != null) {
-            deadLetters.record(e.target().strip(), e.sender(), e.ts());
+            deadLetters.record(PythonWhitespace.strip(e.target()), e.sender(), e.ts());
         }
         if (e.channel() == null && AddressMatcher.isDirected(e.target())) {
             directed.put(seq, new DirectedChat(seq, e.msgId(), e.sender(), e.target(), null, null));

@@ -54,6 +54,17 @@ class AddressMatcherTest {
     }
 
     @Test
+    void targetsAreTrimmedAsPythonTrimsThem() {
+        // U+00A0, U+2007, U+202F and U+0085 are whitespace to Python's str.strip, not to Java's
+        for (char space : new char[] {'\u00a0', '\u2007', '\u202f', '\u0085'}) {
+            assertThat(AddressMatcher.parts(space + "p/b" + space + "," + space + "p/c")).containsExactly("p/b", "p/c");
+            assertThat(AddressMatcher.isBroadcast(String.valueOf(space))).as("U+%04X alone", (int) space).isTrue();
+            assertThat(AddressMatcher.isBroadcast("all" + space)).isTrue();
+            assertThat(AddressMatcher.isDirected(space + " , " + space)).isFalse();
+        }
+    }
+
+    @Test
     void addressesByNameProjectAndRole() {
         List<String> none = List.of();
         assertThat(AddressMatcher.addresses("BOB", "BOB", none)).isTrue();
