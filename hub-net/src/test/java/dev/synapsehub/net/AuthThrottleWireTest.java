@@ -16,8 +16,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Guessing a credential from one host over the real wire: after the limit of failures the host's
- * next attempt is refused unchecked, the right credential included, with the refusal the
- * contract documents for it; once the back-off has passed on the hub's clock, the right one works.
+ * next attempt is refused unchecked, the right credential included, with the capacity refusal
+ * clients retry (never the terminal bad-token close); once the back-off has passed on the hub's clock, the right one works.
  */
 class AuthThrottleWireTest {
     private static final double BASE = 1_700_000_000.0;
@@ -51,6 +51,25 @@ class AuthThrottleWireTest {
         return c.awaitClose(WAIT);
     }
 
+    /**
+     * A first frame with {@code token} from a host in its back-off: a private {@code error}
+     * ({@code rate_limited}, saying when to retry), then the close clients retry.
+     */
+    private static HubClient.CloseStatus throttledRegistration(TestHub hub, String token, String expectedPayload)
+            throws Exception {
+        HubClient c = hub.connect();
+        ObjectNode hb = c.frame("p/healthy", "heartbeat");
+        hb.put("token", token);
+        c.send(hb);
+        ObjectNode refused = c.awaitType("error", WAIT);
+        assertThat(refused.path("error_code").asText()).as(refused.toString()).isEqualTo("rate_limited");
+        assertThat(refused.path("target").asText()).isEqualTo("p/healthy");
+        assertThat(refused.path("payload").asText()).contains(expectedPayload);
+        assertThat(c.pending()).noneMatch(f -> "auth_denied".equals(f.path("type").asText())
+                || "welcome".equals(f.path("type").asText()));
+        return c.awaitClose(WAIT);
+    }
+
     private static long counter(TestHub hub, String name) throws Exception {
         for (String line : HttpGet.body(hub.port, "/metrics").split("\n")) {
             if (line.startsWith(name + " ")) {
@@ -69,11 +88,12 @@ class AuthThrottleWireTest {
                 assertThat(refusedRegistration(hub, "guess-" + i, "invalid token"))
                         .isEqualTo(new HubClient.CloseStatus(4010, "auth denied"));
             }
-            assertThat(refusedRegistration(hub, "sekrit", "too many failed authentication attempts"))
-                    .as("the contract's bad-token refusal, the token unchecked")
-                    .isEqualTo(new HubClient.CloseStatus(4010, "auth denied"));
+            assertThat(throttledRegistration(hub, "sekrit", "Too many failed authentication attempts"))
+                    .as("the token unchecked: a capacity refusal (4014, \"too many\"), which clients retry,"
+                            + " not 4010 \"auth\", which they take as their own bad token and stop for good")
+                    .isEqualTo(new HubClient.CloseStatus(4014, "too many failed authentication attempts"));
             clock.at(29);
-            assertThat(refusedRegistration(hub, "sekrit", "retry in 1 s").code()).isEqualTo(4010);
+            assertThat(throttledRegistration(hub, "sekrit", "retry in 1 s").code()).isEqualTo(4014);
             assertThat(counter(hub, "synapse_auth_failures_throttled_total")).isEqualTo(2);
             assertThat(counter(hub, "synapse_auth_failures_total")).as("only the checked ones").isEqualTo(3);
 

@@ -61,6 +61,13 @@ public final class InboundPipeline {
      * clock or retry, not a guess.
      */
     private static final Set<String> GUESSES = Set.of("bad_authentication", "unknown_key");
+    /**
+     * The close of a first frame from a host in its {@link AuthThrottle} back-off: a capacity
+     * refusal (contract §3.2: 4014 with "too many"), which clients retry, not 4010 "auth", which
+     * they take as their own bad token and stop for good.
+     */
+    private static final int AUTH_THROTTLED_CLOSE_CODE = 4014;
+    private static final String AUTH_THROTTLED_CLOSE_REASON = "too many failed authentication attempts";
 
     /** Set once the hub is stopping ({@link #stopping()}). */
     private volatile boolean stopping;
@@ -535,10 +542,11 @@ public final class InboundPipeline {
         Session session = in.session();
         if (hub.tokens().secured()) {
             long wait = hub.authThrottle().blockedFor(session.remoteHost()); // counted and logged by the throttle
-            if (wait > 0) { // the token is not even compared: §3.3's refusal, whatever it was
-                hub.outbox().close(session, hub.frames().envelope(in.sender(), "auth_denied",
-                        "too many failed authentication attempts from this host: retry in " + wait + " s", in.now()),
-                        4010, "auth denied");
+            if (wait > 0) { // the token is not even compared, so the refusal says nothing of it
+                ObjectNode e = hub.frames().error(in.sender(), "Too many failed authentication attempts from this host;"
+                        + " retry in " + wait + " s.", in.now());
+                e.put("error_code", "rate_limited");
+                hub.outbox().close(session, e, AUTH_THROTTLED_CLOSE_CODE, AUTH_THROTTLED_CLOSE_REASON);
                 return;
             }
             String refusal = hub.tokens().check(token);
