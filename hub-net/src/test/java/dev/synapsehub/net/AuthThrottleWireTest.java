@@ -168,6 +168,25 @@ class AuthThrottleWireTest {
         }
     }
 
+    @Test
+    void aRetiredSigningKeyIsNoGuessAndLocksNobodyOut() throws Exception {
+        ManualClock clock = new ManualClock();
+        try (TestHub hub = new TestHub(HubConfig.builder().token("sekrit").authThrottle(THREE_THEN_30S)
+                .messageAuthKeys(List.of(MessageAuthKey.parse("k1:s3cret:p/a"))).requireMessageAuth(true), clock)) {
+            HubClient a = hub.connect();
+            assertThat(a.register("p/a", "sekrit", WAIT).path("type").asText()).isEqualTo("welcome");
+            for (int i = 0; i < 5; i++) { // still signing with the key rotated out
+                a.send(sign(claim(a, "T" + i), "k0", "old-secret", "n" + i, BASE));
+                assertThat(a.awaitType("error", WAIT).path("verification_result").asText()).isEqualTo("unknown_key");
+            }
+            a.send(sign(claim(a, "T9"), "s3cret", "n9", BASE));
+            assertThat(a.awaitType("claim_granted", WAIT).path("task_id").asText())
+                    .as("its host is in no back-off: the rotated key's frames were no guesses").isEqualTo("T9");
+            HubClient neighbour = hub.connect();
+            assertThat(neighbour.register("p/b", "sekrit", WAIT).path("type").asText()).isEqualTo("welcome");
+        }
+    }
+
     private static String get(int port, String authorization) throws Exception {
         return HttpGet.raw(port, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: " + authorization
                 + "\r\nConnection: close\r\n\r\n");
@@ -181,8 +200,12 @@ class AuthThrottleWireTest {
     }
 
     private static ObjectNode sign(ObjectNode frame, String secret, String nonce, double ts) {
+        return sign(frame, "k1", secret, nonce, ts);
+    }
+
+    private static ObjectNode sign(ObjectNode frame, String kid, String secret, String nonce, double ts) {
         ObjectNode auth = frame.putObject("auth");
-        auth.put("alg", "hmac-sha256").put("kid", "k1").put("nonce", nonce).put("sequence", 1).put("timestamp", ts);
+        auth.put("alg", "hmac-sha256").put("kid", kid).put("nonce", nonce).put("sequence", 1).put("timestamp", ts);
         auth.put("value", MessageAuthenticator.mac(secret, MessageAuthenticator.canonicalBytes(frame)));
         return frame;
     }

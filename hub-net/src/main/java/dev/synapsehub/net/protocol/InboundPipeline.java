@@ -56,11 +56,13 @@ public final class InboundPipeline {
      */
     private static final String REGISTRATION_SECRET = "owner_lease";
     /**
-     * The per-message results that can be a guess of a key (a wrong MAC, an unknown key id): they
-     * count against the host's {@link AuthThrottle}. A stale timestamp or a replay is a client's
-     * clock or retry, not a guess.
+     * The per-message results that can be a guess of a key (a wrong MAC): they count against the
+     * host's {@link AuthThrottle}. An unknown key id is not: it reveals nothing a guesser could use
+     * (the MAC is never computed), and after a key rotation it is what an agent still signing with
+     * its retired key gets on every frame, which must not lock out its healthy neighbours. A stale
+     * timestamp or a replay is a client's clock or retry, not a guess.
      */
-    private static final Set<String> GUESSES = Set.of("bad_authentication", "unknown_key");
+    private static final Set<String> GUESSES = Set.of("bad_authentication");
     /**
      * The close of a first frame from a host in its {@link AuthThrottle} back-off: a capacity
      * refusal (contract §3.2: 4014 with "too many"), which clients retry, not 4010 "auth", which
