@@ -656,7 +656,9 @@ public final class InboundPipeline {
             bound(in, bind);
             return false;
         }
-        // only once the name is bound (A10.3); the frame waits for the decision, so a refused one applies nothing
+        // only once the name is bound (A10.3); the frame waits for the decision, so a refused one applies nothing.
+        // Deliveries addressed to the name wait too: until the welcome, the client is not admitted
+        session.admissionPending(bind.joined());
         session.holdFrames();
         pins.pinAfterBinding(session, identity.pin()).whenComplete((admitted, fault) -> {
             try {
@@ -677,6 +679,7 @@ public final class InboundPipeline {
                 } else if (Boolean.TRUE.equals(admitted) && !session.closing() && session.channel().isActive()) {
                     bound(in, bind);
                 }
+                session.admissionDecided(false); // not admitted (bound() decided it otherwise): its deliveries dropped
                 releaseHeld(session);
             });
         });
@@ -705,6 +708,7 @@ public final class InboundPipeline {
             Supplier<String> joined = () -> hub.frames().write(presence("joined", sender, now));
             hub.outbox().scoped().presence(presenceFannedOut() ? joined : null, joined, session, sender);
         }
+        session.admissionDecided(true); // deliveries that waited for its pin decision, after its welcome
         dispatch(in, true);
     }
 
@@ -746,8 +750,11 @@ public final class InboundPipeline {
         }
         double now = hub.clock().nowSeconds();
         SessionRegistry.Departure departure = hub.registry().remove(session, now);
+        session.admissionDecided(false); // gone before its pin decision: nothing waits for it any more
         if (departure.left()) {
             cards.dropFor(departure.name());
+        }
+        if (departure.left() && !session.joinUnannounced()) { // never announced joined: no left either
             Supplier<String> left = () -> hub.frames().write(presenceFrame("left", departure.name(),
                     departure.onlineAgents(), now));
             hub.outbox().scoped().presence(presenceFannedOut() ? left : null, left, session, departure.name());
