@@ -34,6 +34,10 @@ record CloseReasons(String explanation, int exitCode) {
             case 4014 -> reason.contains("takeover")
                     ? unavailable("the hub refused a takeover of the name " + name + " (" + reason + "): wait, or pass"
                             + " another --name")
+                    : reason.contains("failed authentication")
+                    ? unavailable("this address made too many failed authentication attempts (--auth-fail-limit on the"
+                            + " hub): the hub refuses it, whatever the token, until its back-off passes: retry later,"
+                            + " and fix the client here with a stale token")
                     : unavailable("the hub has --max-unauth-clients connections waiting to authenticate: retry later,"
                             + " or raise --max-unauth-clients on the hub");
             case 4015 -> unavailable("the hub has --max-connections-per-host connections open from this address: close"

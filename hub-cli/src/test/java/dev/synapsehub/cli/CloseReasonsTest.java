@@ -28,6 +28,14 @@ class CloseReasonsTest {
     }
 
     @Test
+    void fourThousandFourteenForFailedAuthenticationIsABackOffToWaitOut() {
+        CloseReasons throttled = of(4014, "too many failed authentication attempts");
+        assertThat(throttled.explanation()).contains("--auth-fail-limit").contains("retry later")
+                .doesNotContain("--max-unauth-clients");
+        assertThat(throttled.exitCode()).as("retryable, not a bad token").isEqualTo(ExitCodes.UNAVAILABLE);
+    }
+
+    @Test
     void fourThousandThirteenIsIdentityOnlyWithTheWordIdentity() {
         assertThat(of(4013, "identity pin mismatch").exitCode()).isEqualTo(ExitCodes.USAGE);
         assertThat(of(4013, "hub at capacity").explanation()).contains("--max-clients");

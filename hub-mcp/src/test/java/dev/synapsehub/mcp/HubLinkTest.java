@@ -189,7 +189,17 @@ class HubLinkTest {
 
     @Test
     void aHubAtCapacityIsRetried() throws Exception {
-        hub.refuse(4013, "hub at capacity");
+        assertRetried(4013, "hub at capacity");
+    }
+
+    @Test
+    void anAddressInItsAuthBackOffIsRetriedNotTakenForABadToken() throws Exception {
+        // the hub's refusal of a first frame while its address waits out --auth-fail-limit's back-off
+        assertRetried(4014, "too many failed authentication attempts");
+    }
+
+    private void assertRetried(int code, String reason) throws Exception {
+        hub.refuse(code, reason);
         Inbox inbox = new Inbox(10, null);
         HubLink link = new HubLink(new McpSettings(hub.uri(), "proj/me", null, WAIT, McpSettings.DEFAULT_HEARTBEAT,
                 10, null), inbox);

@@ -16,8 +16,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Guessing a credential from one host over the real wire: after the limit of failures the host's
- * next attempt is refused unchecked, the right credential included, with the refusal the
- * contract documents for it; once the back-off has passed on the hub's clock, the right one works.
+ * next attempt is refused unchecked, the right credential included, with the capacity refusal
+ * clients retry (never the terminal bad-token close); once the back-off has passed on the hub's clock, the right one works.
  */
 class AuthThrottleWireTest {
     private static final double BASE = 1_700_000_000.0;
@@ -51,6 +51,25 @@ class AuthThrottleWireTest {
         return c.awaitClose(WAIT);
     }
 
+    /**
+     * A first frame with {@code token} from a host in its back-off: a private {@code error}
+     * ({@code rate_limited}, saying when to retry), then the close clients retry.
+     */
+    private static HubClient.CloseStatus throttledRegistration(TestHub hub, String token, String expectedPayload)
+            throws Exception {
+        HubClient c = hub.connect();
+        ObjectNode hb = c.frame("p/healthy", "heartbeat");
+        hb.put("token", token);
+        c.send(hb);
+        ObjectNode refused = c.awaitType("error", WAIT);
+        assertThat(refused.path("error_code").asText()).as(refused.toString()).isEqualTo("rate_limited");
+        assertThat(refused.path("target").asText()).isEqualTo("p/healthy");
+        assertThat(refused.path("payload").asText()).contains(expectedPayload);
+        assertThat(c.pending()).noneMatch(f -> "auth_denied".equals(f.path("type").asText())
+                || "welcome".equals(f.path("type").asText()));
+        return c.awaitClose(WAIT);
+    }
+
     private static long counter(TestHub hub, String name) throws Exception {
         for (String line : HttpGet.body(hub.port, "/metrics").split("\n")) {
             if (line.startsWith(name + " ")) {
@@ -69,11 +88,12 @@ class AuthThrottleWireTest {
                 assertThat(refusedRegistration(hub, "guess-" + i, "invalid token"))
                         .isEqualTo(new HubClient.CloseStatus(4010, "auth denied"));
             }
-            assertThat(refusedRegistration(hub, "sekrit", "too many failed authentication attempts"))
-                    .as("the contract's bad-token refusal, the token unchecked")
-                    .isEqualTo(new HubClient.CloseStatus(4010, "auth denied"));
+            assertThat(throttledRegistration(hub, "sekrit", "Too many failed authentication attempts"))
+                    .as("the token unchecked: a capacity refusal (4014, \"too many\"), which clients retry,"
+                            + " not 4010 \"auth\", which they take as their own bad token and stop for good")
+                    .isEqualTo(new HubClient.CloseStatus(4014, "too many failed authentication attempts"));
             clock.at(29);
-            assertThat(refusedRegistration(hub, "sekrit", "retry in 1 s").code()).isEqualTo(4010);
+            assertThat(throttledRegistration(hub, "sekrit", "retry in 1 s").code()).isEqualTo(4014);
             assertThat(counter(hub, "synapse_auth_failures_throttled_total")).isEqualTo(2);
             assertThat(counter(hub, "synapse_auth_failures_total")).as("only the checked ones").isEqualTo(3);
 
@@ -148,6 +168,25 @@ class AuthThrottleWireTest {
         }
     }
 
+    @Test
+    void aRetiredSigningKeyIsNoGuessAndLocksNobodyOut() throws Exception {
+        ManualClock clock = new ManualClock();
+        try (TestHub hub = new TestHub(HubConfig.builder().token("sekrit").authThrottle(THREE_THEN_30S)
+                .messageAuthKeys(List.of(MessageAuthKey.parse("k1:s3cret:p/a"))).requireMessageAuth(true), clock)) {
+            HubClient a = hub.connect();
+            assertThat(a.register("p/a", "sekrit", WAIT).path("type").asText()).isEqualTo("welcome");
+            for (int i = 0; i < 5; i++) { // still signing with the key rotated out
+                a.send(sign(claim(a, "T" + i), "k0", "old-secret", "n" + i, BASE));
+                assertThat(a.awaitType("error", WAIT).path("verification_result").asText()).isEqualTo("unknown_key");
+            }
+            a.send(sign(claim(a, "T9"), "s3cret", "n9", BASE));
+            assertThat(a.awaitType("claim_granted", WAIT).path("task_id").asText())
+                    .as("its host is in no back-off: the rotated key's frames were no guesses").isEqualTo("T9");
+            HubClient neighbour = hub.connect();
+            assertThat(neighbour.register("p/b", "sekrit", WAIT).path("type").asText()).isEqualTo("welcome");
+        }
+    }
+
     private static String get(int port, String authorization) throws Exception {
         return HttpGet.raw(port, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: " + authorization
                 + "\r\nConnection: close\r\n\r\n");
@@ -161,8 +200,12 @@ class AuthThrottleWireTest {
     }
 
     private static ObjectNode sign(ObjectNode frame, String secret, String nonce, double ts) {
+        return sign(frame, "k1", secret, nonce, ts);
+    }
+
+    private static ObjectNode sign(ObjectNode frame, String kid, String secret, String nonce, double ts) {
         ObjectNode auth = frame.putObject("auth");
-        auth.put("alg", "hmac-sha256").put("kid", "k1").put("nonce", nonce).put("sequence", 1).put("timestamp", ts);
+        auth.put("alg", "hmac-sha256").put("kid", kid).put("nonce", nonce).put("sequence", 1).put("timestamp", ts);
         auth.put("value", MessageAuthenticator.mac(secret, MessageAuthenticator.canonicalBytes(frame)));
         return frame;
     }

@@ -8,6 +8,7 @@ import dev.synapsehub.core.actor.ActorSettings;
 import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.actor.Mutation;
 import dev.synapsehub.core.command.IdentityPinCommand;
+import dev.synapsehub.core.event.ChatEvent;
 import dev.synapsehub.core.event.CoordinationEvent;
 import dev.synapsehub.core.event.IdentityPinEvent;
 import dev.synapsehub.core.identity.IdentityPin;
@@ -17,6 +18,7 @@ import dev.synapsehub.core.journal.JournaledEvent;
 import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.net.identity.IdentityPinSettings;
 import dev.synapsehub.net.identity.PinReclaimAcl;
+import dev.synapsehub.net.session.Session;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -102,11 +104,26 @@ class IdentityPinRaceWireTest {
     }
 
     private static TestHub hubOver(PinHoldingJournal journal) throws InterruptedException {
+        return hubOver(journal, HubConfig.builder());
+    }
+
+    private static TestHub hubOver(PinHoldingJournal journal, HubConfig.Builder config) throws InterruptedException {
         CoordinationActor actor = new CoordinationActor(new CoordinationState(), journal, Clock.system(),
                 ActorSettings.DEFAULTS);
         actor.start();
-        return new TestHub(HubConfig.builder().identityPins(new IdentityPinSettings(true, null, PinReclaimAcl.NONE)),
+        return new TestHub(config.identityPins(new IdentityPinSettings(true, null, PinReclaimAcl.NONE)),
                 actor, Clock.system());
+    }
+
+    /** Runs nothing on {@code executor}, so every task handed to it before has run when this returns. */
+    private static void drained(java.util.concurrent.Executor executor) throws Exception {
+        CountDownLatch ran = new CountDownLatch(1);
+        executor.execute(ran::countDown);
+        assertThat(ran.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).as("the executor ran its tasks").isTrue();
+    }
+
+    private static boolean presenceOf(JsonNode f, String agent) {
+        return "presence_update".equals(f.path("type").asText()) && agent.equals(f.path("agent").asText());
     }
 
     /** A first frame that claims a task, signed by {@code key} for {@code sender}. */
@@ -209,6 +226,79 @@ class IdentityPinRaceWireTest {
             owner.awaitWhileOpen(f -> "presence_update".equals(f.path("type").asText())
                     && "p/ann".equals(f.path("agent").asText()) && "joined".equals(f.path("event").asText()), WAIT);
             assertNoClaims(hub, journal);
+        }
+    }
+
+    @Test
+    void aDirectedChatFindingTheNameWhilePinnedIsDeliveredAfterTheWelcomeNotBefore() throws Exception {
+        PinHoldingJournal journal = new PinHoldingJournal();
+        try (TestHub hub = hubOver(journal, HubConfig.builder().token("sekrit").privateDirectedMessages(true))) {
+            IdentityKey ann = IdentityKey.generate();
+            HubClient bob = hub.connect();
+            bob.register("p/bob", "sekrit", WAIT);
+            bob.send(bob.frame("p/bob", "who_request"));
+            bob.awaitType("who_snapshot", WAIT); // bob's joined is out before p/ann connects: not this test's concern
+            var outbox = hub.server.services().outbox();
+            CountDownLatch stalled = new CountDownLatch(1);
+            outbox.executor().execute(() -> { // the outbox thread stalls: the chat below is decided, not yet fanned out
+                try {
+                    stalled.await(WAIT.toMillis() * 2, TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            ObjectNode chat = bob.frame("chat");
+            chat.put("target", "p/ann").put("payload", "for ann");
+            bob.send(chat); // resolved while p/ann is offline: a connection binding it later gets it at fan-out
+            awaitTrue(() -> journal.appended.stream().anyMatch(e -> e instanceof ChatEvent), "the chat decided");
+
+            journal.holdPinOf("p/ann");
+            HubClient annClient = hub.connect();
+            ObjectNode registration = ann.registration("p/ann");
+            registration.put("token", "sekrit");
+            annClient.send(ann.sign(registration));
+            journal.awaitHolding(); // p/ann is bound, its pin decided, not committed: no welcome yet
+
+            stalled.countDown();
+            drained(outbox.executor()); // the chat was fanned out meanwhile
+            Session annSession = hub.server.services().registry().session("p/ann");
+            assertThat(annSession).isNotNull();
+            drained(annSession.channel().eventLoop()); // and whatever it handed to p/ann's socket was written
+            journal.release();
+
+            ObjectNode delivered = annClient.await(f -> "chat".equals(f.path("type").asText()), WAIT);
+            assertThat(delivered.path("payload").asText()).as("held, not lost").isEqualTo("for ann");
+            List<String> types = annClient.received().stream().map(f -> f.path("type").asText()).toList();
+            assertThat(types).contains("welcome");
+            assertThat(types.indexOf("chat")).as("no chat to the name reaches a client before its welcome: %s",
+                    annClient.received()).isGreaterThan(types.indexOf("welcome"));
+        }
+    }
+
+    @Test
+    void aSocketGoneBeforeItsPinDecisionIsNeverAnnouncedLeft() throws Exception {
+        PinHoldingJournal journal = new PinHoldingJournal();
+        // a short keepalive: the socket whose frames are held is read from no more, so the hub drops it
+        try (TestHub hub = hubOver(journal, HubConfig.builder().pingInterval(java.time.Duration.ofMillis(200)))) {
+            IdentityKey ann = IdentityKey.generate();
+            HubClient observer = hub.agent("p/observer");
+            journal.holdPinOf("p/ann");
+            HubClient annClient = hub.connect();
+            annClient.send(ann.registration("p/ann"));
+            journal.awaitHolding();
+            var registry = hub.server.services().registry();
+            Session annSession = registry.session("p/ann");
+            assertThat(annSession).isNotNull();
+            annClient.close();
+            awaitTrue(() -> !registry.isOnline("p/ann"), "p/ann's socket dropped before its pin decision");
+            drained(annSession.channel().eventLoop()); // its departure handled: any presence of it handed on
+            drained(hub.server.services().outbox().executor());
+            journal.release();
+
+            observer.send(observer.frame("p/observer", "who_request"));
+            observer.awaitWhileOpen(f -> "who_snapshot".equals(f.path("type").asText()), WAIT);
+            assertThat(observer.received()).as("never announced joined, so never left either")
+                    .noneMatch(f -> presenceOf(f, "p/ann"));
         }
     }
 }

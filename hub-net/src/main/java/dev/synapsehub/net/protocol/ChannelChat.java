@@ -50,7 +50,7 @@ final class ChannelChat {
         for (String member : members) {
             Session s = registry.session(member);
             if (s != null) {
-                outbox.send(s, c.frameJson());
+                outbox.sendNamed(s, c.frameJson());
             }
         }
     }

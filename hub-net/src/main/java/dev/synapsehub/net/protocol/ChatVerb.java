@@ -217,7 +217,7 @@ final class ChatVerb {
                 String name = s.name();
                 if (s == req.session() || (name != null && (matched.contains(AddressMatcher.logicalName(name))
                         || matched.contains(name) || (s.bindOrder() > boundBefore && addressedNow(c, s, name))))) {
-                    outbox.send(s, text);
+                    outbox.sendNamed(s, text); // a recipient still being admitted gets it after its welcome
                 }
             }
         } else {

@@ -58,11 +58,20 @@ public final class InboundPipeline {
      */
     private static final String REGISTRATION_SECRET = "owner_lease";
     /**
-     * The per-message results that can be a guess of a key (a wrong MAC, an unknown key id): they
-     * count against the host's {@link AuthThrottle}. A stale timestamp or a replay is a client's
-     * clock or retry, not a guess.
+     * The per-message results that can be a guess of a key (a wrong MAC): they count against the
+     * host's {@link AuthThrottle}. An unknown key id is not: it reveals nothing a guesser could use
+     * (the MAC is never computed), and after a key rotation it is what an agent still signing with
+     * its retired key gets on every frame, which must not lock out its healthy neighbours. A stale
+     * timestamp or a replay is a client's clock or retry, not a guess.
      */
-    private static final Set<String> GUESSES = Set.of("bad_authentication", "unknown_key");
+    private static final Set<String> GUESSES = Set.of("bad_authentication");
+    /**
+     * The close of a first frame from a host in its {@link AuthThrottle} back-off: a capacity
+     * refusal (contract §3.2: 4014 with "too many"), which clients retry, not 4010 "auth", which
+     * they take as their own bad token and stop for good.
+     */
+    private static final int AUTH_THROTTLED_CLOSE_CODE = 4014;
+    private static final String AUTH_THROTTLED_CLOSE_REASON = "too many failed authentication attempts";
 
     /** Set once the hub is stopping ({@link #stopping()}). */
     private volatile boolean stopping;
@@ -547,10 +556,11 @@ public final class InboundPipeline {
         Session session = in.session();
         if (hub.tokens().secured()) {
             long wait = hub.authThrottle().blockedFor(session.remoteHost()); // counted and logged by the throttle
-            if (wait > 0) { // the token is not even compared: §3.3's refusal, whatever it was
-                hub.outbox().close(session, hub.frames().envelope(in.sender(), "auth_denied",
-                        "too many failed authentication attempts from this host: retry in " + wait + " s", in.now()),
-                        4010, "auth denied");
+            if (wait > 0) { // the token is not even compared, so the refusal says nothing of it
+                ObjectNode e = hub.frames().error(in.sender(), "Too many failed authentication attempts from this host;"
+                        + " retry in " + wait + " s.", in.now());
+                e.put("error_code", "rate_limited");
+                hub.outbox().close(session, e, AUTH_THROTTLED_CLOSE_CODE, AUTH_THROTTLED_CLOSE_REASON);
                 return;
             }
             String refusal = hub.tokens().check(token);
@@ -658,7 +668,9 @@ public final class InboundPipeline {
             bound(in, bind);
             return false;
         }
-        // only once the name is bound (A10.3); the frame waits for the decision, so a refused one applies nothing
+        // only once the name is bound (A10.3); the frame waits for the decision, so a refused one applies nothing.
+        // Deliveries addressed to the name wait too: until the welcome, the client is not admitted
+        session.admissionPending(bind.joined());
         session.holdFrames();
         pins.pinAfterBinding(session, identity.pin()).whenComplete((admitted, fault) -> {
             try {
@@ -679,6 +691,7 @@ public final class InboundPipeline {
                 } else if (Boolean.TRUE.equals(admitted) && !session.closing() && session.channel().isActive()) {
                     bound(in, bind);
                 }
+                session.admissionDecided(false); // not admitted (bound() decided it otherwise): its deliveries dropped
                 releaseHeld(session);
             });
         });
@@ -707,6 +720,7 @@ public final class InboundPipeline {
             Supplier<String> joined = () -> hub.frames().write(presence("joined", sender, now));
             hub.outbox().scoped().presence(presenceFannedOut() ? joined : null, joined, session, sender);
         }
+        session.admissionDecided(true); // deliveries that waited for its pin decision, after its welcome
         dispatch(in, true);
     }
 
@@ -748,8 +762,11 @@ public final class InboundPipeline {
         }
         double now = hub.clock().nowSeconds();
         SessionRegistry.Departure departure = hub.registry().remove(session, now);
+        session.admissionDecided(false); // gone before its pin decision: nothing waits for it any more
         if (departure.left()) {
             cards.dropFor(departure.name());
+        }
+        if (departure.left() && !session.joinUnannounced()) { // never announced joined: no left either
             Supplier<String> left = () -> hub.frames().write(presenceFrame("left", departure.name(),
                     departure.onlineAgents(), now));
             hub.outbox().scoped().presence(presenceFannedOut() ? left : null, left, session, departure.name());

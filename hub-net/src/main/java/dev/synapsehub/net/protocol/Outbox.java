@@ -270,6 +270,15 @@ public final class Outbox {
     }
 
     /**
+     * Sends a frame addressed to the name {@code session} is bound to (a directed or channel
+     * chat): as {@link #send(Session, String)}, but while the session's admission waits for its
+     * pin decision, only once it is admitted, after its welcome (dropped if it is refused).
+     */
+    public void sendNamed(Session session, String text) {
+        session.deliverWhenAdmitted(() -> send(session, text), () -> { });
+    }
+
+    /**
      * Runs a write to {@code session} that does not come from the outbox thread (an answer the
      * edge gives at once, such as an error on the connection's I/O loop, or a close) after the
      * answers to the connection's earlier requests that are answered on a path of their own
@@ -485,6 +494,15 @@ public final class Outbox {
     /** Like {@link #sendInOrder(Session, String)}, and tells {@code written} whether the frame reached the socket. */
     void sendInOrder(Session session, String text, Written written) {
         inOrder(session, () -> send(session, text, written));
+    }
+
+    /**
+     * {@link #sendInOrder(Session, String, Written)} for a frame addressed to the session's name,
+     * held as {@link #sendNamed} holds it: a refused admission tells {@code written} false.
+     */
+    void sendNamedInOrder(Session session, String text, Written written) {
+        inOrder(session, () -> session.deliverWhenAdmitted(() -> send(session, text, written),
+                () -> written.outcome(false)));
     }
 
     /**

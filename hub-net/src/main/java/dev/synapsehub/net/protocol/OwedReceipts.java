@@ -148,7 +148,7 @@ final class OwedReceipts {
      */
     private void write(Session session, String name, LinkedHashMap<String, String> frames, boolean owe) {
         ReceiptWrites writes = new ReceiptWrites(frames.size());
-        frames.forEach((id, text) -> outbox.sendInOrder(session, text, written -> {
+        frames.forEach((id, text) -> outbox.sendNamedInOrder(session, text, written -> {
             if (writes.done(id, text, written)) { // the last outcome of this batch: settle once
                 List<String> settled = writes.written();
                 synchronized (owed) {

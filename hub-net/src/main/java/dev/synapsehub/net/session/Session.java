@@ -48,6 +48,8 @@ public final class Session {
     private ChannelHandlerContext batchWriter;
     /** Frames read while the first frame waits for its name's pin (event loop only); null when none waits. */
     private ArrayDeque<byte[]> heldFrames;
+    /** Set while the bound name's admission waits for its pin decision, and kept after it; null otherwise. */
+    private volatile PendingAdmission pendingAdmission;
 
     /** The wake capability of a name that declared none. */
     public static final String UNKNOWN_WAKE = "unknown";
@@ -256,6 +258,49 @@ public final class Session {
             channel.config().setAutoRead(true);
         }
         return held;
+    }
+
+    /**
+     * The name is bound but its admission waits for the pin decision: deliveries addressed to it
+     * wait ({@link #deliverWhenAdmitted}) until {@link #admissionDecided}. {@code announcesJoin}:
+     * the bind will announce the name {@code joined} once admitted.
+     */
+    public void admissionPending(boolean announcesJoin) {
+        pendingAdmission = new PendingAdmission(announcesJoin);
+    }
+
+    /**
+     * Runs {@code deliver} now, or, while the admission is pending, once it is admitted; {@code
+     * drop} instead when it is refused or the socket goes first. Any thread.
+     */
+    public void deliverWhenAdmitted(Runnable deliver, Runnable drop) {
+        PendingAdmission pending = pendingAdmission;
+        if (pending == null || !pending.hold(new PendingAdmission.Held(deliver, drop))) {
+            deliver.run();
+        }
+    }
+
+    /**
+     * The pending admission was decided ({@code admitted}) or abandoned: the deliveries held run,
+     * or are dropped, in order. Nothing when none was pending or it was decided already.
+     */
+    public void admissionDecided(boolean admitted) {
+        PendingAdmission pending = pendingAdmission;
+        if (pending == null) {
+            return;
+        }
+        for (PendingAdmission.Held h : pending.decide(admitted)) {
+            (admitted ? h.deliver() : h.drop()).run();
+        }
+    }
+
+    /**
+     * True when this socket's bind would announce its name {@code joined} but was never admitted:
+     * no {@code joined} went out, so its departure announces no {@code left} either.
+     */
+    public boolean joinUnannounced() {
+        PendingAdmission pending = pendingAdmission;
+        return pending != null && pending.joinUnannounced();
     }
 
     /** Frames received so far (event loop only). */

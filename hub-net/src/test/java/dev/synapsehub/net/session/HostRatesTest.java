@@ -2,7 +2,10 @@ package dev.synapsehub.net.session;
 
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
+
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /** The per-host buckets: shared by the host's frames, refilled by time only, and forgotten once full again. */
 class HostRatesTest {
@@ -72,5 +75,19 @@ class HostRatesTest {
         }
         assertThat(rates.take("10.0.0.1", SECOND / 2)).as("its drained bucket was kept, not replaced by a full one")
                 .isFalse();
+    }
+
+    @Test
+    void aBucketMarkedForgottenButStillMappedDoesNotMakeTakeSpin() {
+        HostRates rates = new HostRates(1, 3);
+        for (int i = 0; i < 3; i++) {
+            assertThat(rates.take("10.0.0.1", 0)).isTrue();
+        }
+        rates.markForgotten("10.0.0.1"); // its forgetter preempted before buckets.remove
+        Boolean taken = assertTimeoutPreemptively(Duration.ofSeconds(10), () -> rates.take("10.0.0.1", 0),
+                "take() spun on the forgotten bucket still in the map");
+        assertThat(taken).as("the host's next bucket counts the frame: it starts full").isTrue();
+        assertThat(rates.hosts()).isEqualTo(1);
+        assertThat(rates.take("10.0.0.1", 0)).as("the new bucket is the one kept: 2 tokens left").isTrue();
     }
 }
