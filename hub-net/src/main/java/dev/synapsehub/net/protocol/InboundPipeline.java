@@ -627,9 +627,17 @@ public final class InboundPipeline {
             return false;
         }
         session.principal(hub.tokens().principalFor(session.remoteHost()));
+        boolean pinning = identity.pin() != null;
+        if (pinning) {
+            // before the bind makes the name visible: a fan-out finding it from then on holds its deliveries
+            session.admissionPending();
+        }
         SessionRegistry.Bind bind = hub.registry().bind(session, sender,
                 FieldCoercion.truthy(frame.get("takeover")), FieldCoercion.text(frame.get("owner_lease")),
                 FieldCoercion.truthy(frame.get("lease")), now);
+        if (pinning && bind.kind() != SessionRegistry.Bind.Kind.BOUND) {
+            session.admissionAbandoned(); // not bound: the name never became this socket's
+        }
         switch (bind.kind()) {
             case OWNED:
                 hub.outbox().close(session, nameConflict(sender, "Name '" + sender
@@ -664,13 +672,14 @@ public final class InboundPipeline {
             hub.metrics().takeovers.incrementAndGet();
             hub.outbox().close(bind.superseded(), null, 4010, "superseded");
         }
-        if (identity.pin() == null) {
+        if (!pinning) {
             bound(in, bind);
             return false;
         }
         // only once the name is bound (A10.3); the frame waits for the decision, so a refused one applies nothing.
-        // Deliveries addressed to the name wait too: until the welcome, the client is not admitted
-        session.admissionPending(bind.joined());
+        // Deliveries addressed to the name wait too (held since before the bind): until the welcome, the client
+        // is not admitted
+        session.admissionBound(bind.joined());
         session.holdFrames();
         pins.pinAfterBinding(session, identity.pin()).whenComplete((admitted, fault) -> {
             try {
