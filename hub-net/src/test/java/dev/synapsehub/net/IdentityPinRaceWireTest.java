@@ -276,6 +276,47 @@ class IdentityPinRaceWireTest {
     }
 
     @Test
+    void aDirectedChatHeldForASocketThatLosesThePinRaceIsDroppedAndCounted() throws Exception {
+        PinHoldingJournal journal = new PinHoldingJournal();
+        try (TestHub hub = hubOver(journal, HubConfig.builder().privateDirectedMessages(true))) {
+            IdentityKey ann = IdentityKey.generate();
+            IdentityKey mallory = IdentityKey.generate();
+            HubClient bob = hub.agent("p/bob");
+            var outbox = hub.server.services().outbox();
+            var metrics = hub.server.services().metrics();
+            CountDownLatch stalled = new CountDownLatch(1);
+            outbox.executor().execute(() -> { // the outbox thread stalls: the chat below is decided, not yet fanned out
+                try {
+                    stalled.await(WAIT.toMillis() * 2, TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            ObjectNode chat = bob.frame("p/bob", "chat");
+            chat.put("target", "p/ann").put("payload", "for ann");
+            bob.send(chat); // resolved while p/ann is offline: a connection binding it later gets it at fan-out
+            awaitTrue(() -> journal.appended.stream().anyMatch(e -> e instanceof ChatEvent), "the chat decided");
+
+            journal.holdPinOf("p/ann");
+            // ann's pin, ordered elsewhere (another mesh node), decided but held before it commits
+            hub.actor.submit(Mutation.of(new IdentityPinCommand.Pin("p/ann", ann.keyId, ann.publicKey)));
+            journal.awaitHolding();
+            HubClient loser = hub.connect();
+            loser.send(mallory.registration("p/ann"));
+            awaitTrue(() -> hub.actor.queueDepth() > 0, "the loser bound and its pin submitted");
+
+            stalled.countDown();
+            drained(outbox.executor()); // the chat was fanned out to the loser's socket: held until its decision
+            assertThat(metrics.heldDeliveriesDropped.get()).isZero();
+            journal.release();
+
+            assertRefusedAsPinMismatch(loser, "p/ann", ann.keyId);
+            awaitTrue(() -> metrics.heldDeliveriesDropped.get() == 1, "the held chat counted as dropped");
+            assertThat(loser.received()).noneMatch(f -> "chat".equals(f.path("type").asText()));
+        }
+    }
+
+    @Test
     void aSocketGoneBeforeItsPinDecisionIsNeverAnnouncedLeft() throws Exception {
         PinHoldingJournal journal = new PinHoldingJournal();
         // a short keepalive: the socket whose frames are held is read from no more, so the hub drops it

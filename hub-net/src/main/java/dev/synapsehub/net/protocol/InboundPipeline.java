@@ -700,7 +700,8 @@ public final class InboundPipeline {
                 } else if (Boolean.TRUE.equals(admitted) && !session.closing() && session.channel().isActive()) {
                     bound(in, bind);
                 }
-                session.admissionDecided(false); // not admitted (bound() decided it otherwise): its deliveries dropped
+                // not admitted (bound() decided it otherwise): its deliveries dropped
+                heldDropped(sender, session.admissionDecided(false), "its admission was refused");
                 releaseHeld(session);
             });
         });
@@ -731,6 +732,17 @@ public final class InboundPipeline {
         }
         session.admissionDecided(true); // deliveries that waited for its pin decision, after its welcome
         dispatch(in, true);
+    }
+
+    /**
+     * Logs, once per admission, the deliveries held for it that were dropped (each chat counted
+     * in {@code synapse_held_deliveries_dropped_total} as it is dropped; receipts stay owed).
+     */
+    private static void heldDropped(String name, int dropped, String why) {
+        if (dropped > 0) {
+            LOG.info("{} deliveries held for '{}' were dropped: {} (chats are replayed at its next registration"
+                    + " only with a journal; receipts stay owed)", dropped, name, why);
+        }
     }
 
     /** The first frame is finished: the frames read meanwhile, in order. */
@@ -771,7 +783,8 @@ public final class InboundPipeline {
         }
         double now = hub.clock().nowSeconds();
         SessionRegistry.Departure departure = hub.registry().remove(session, now);
-        session.admissionDecided(false); // gone before its pin decision: nothing waits for it any more
+        // gone before its pin decision: nothing waits for it any more
+        heldDropped(session.name(), session.admissionDecided(false), "its socket closed before its pin decision");
         if (departure.left()) {
             cards.dropFor(departure.name());
         }
