@@ -276,6 +276,92 @@ class IdentityPinRaceWireTest {
     }
 
     @Test
+    void aDirectedChatHeldForASocketThatLosesThePinRaceIsDroppedAndCounted() throws Exception {
+        PinHoldingJournal journal = new PinHoldingJournal();
+        try (TestHub hub = hubOver(journal, HubConfig.builder().privateDirectedMessages(true))) {
+            IdentityKey ann = IdentityKey.generate();
+            IdentityKey mallory = IdentityKey.generate();
+            HubClient bob = hub.agent("p/bob");
+            var outbox = hub.server.services().outbox();
+            var metrics = hub.server.services().metrics();
+            CountDownLatch stalled = new CountDownLatch(1);
+            outbox.executor().execute(() -> { // the outbox thread stalls: the chat below is decided, not yet fanned out
+                try {
+                    stalled.await(WAIT.toMillis() * 2, TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            ObjectNode chat = bob.frame("p/bob", "chat");
+            chat.put("target", "p/ann").put("payload", "for ann");
+            bob.send(chat); // resolved while p/ann is offline: a connection binding it later gets it at fan-out
+            awaitTrue(() -> journal.appended.stream().anyMatch(e -> e instanceof ChatEvent), "the chat decided");
+
+            journal.holdPinOf("p/ann");
+            // ann's pin, ordered elsewhere (another mesh node), decided but held before it commits
+            hub.actor.submit(Mutation.of(new IdentityPinCommand.Pin("p/ann", ann.keyId, ann.publicKey)));
+            journal.awaitHolding();
+            HubClient loser = hub.connect();
+            loser.send(mallory.registration("p/ann"));
+            awaitTrue(() -> hub.actor.queueDepth() > 0, "the loser bound and its pin submitted");
+
+            stalled.countDown();
+            drained(outbox.executor()); // the chat was fanned out to the loser's socket: held until its decision
+            assertThat(metrics.heldDeliveriesDropped.get()).isZero();
+            journal.release();
+
+            assertRefusedAsPinMismatch(loser, "p/ann", ann.keyId);
+            awaitTrue(() -> metrics.heldDeliveriesDropped.get() == 1, "the held chat counted as dropped");
+            assertThat(loser.received()).noneMatch(f -> "chat".equals(f.path("type").asText()));
+        }
+    }
+
+    @Test
+    void aChatFanningOutWhileAPinningTakeoverBindsWaitsForItsWelcome() throws Exception {
+        PinHoldingJournal journal = new PinHoldingJournal();
+        // loops enough for the three sockets below to get one each: only the new one's loop is stalled
+        try (TestHub hub = hubOver(journal, HubConfig.builder().token("sekrit").privateDirectedMessages(true)
+                .ioLoops(4))) {
+            IdentityKey ann = IdentityKey.generate();
+            var registry = hub.server.services().registry();
+            HubClient oldAnn = hub.connect();
+            oldAnn.register("p/ann", "sekrit", WAIT); // unsigned: the name stays unpinned
+            HubClient bob = hub.connect();
+            bob.register("p/bob", "sekrit", WAIT);
+            Session old = registry.session("p/ann");
+            Session bobSession = registry.session("p/bob");
+            assertThat(old).isNotNull();
+            assertThat(bobSession).isNotNull();
+
+            HubClient newAnn = hub.connect();
+            ObjectNode takeover = ann.registration("p/ann");
+            takeover.put("token", "sekrit").put("takeover", true);
+            Session taken;
+            // the takeover's bind closes the superseded socket, which waits for this monitor: its event loop
+            // stalls right after the bind made p/ann its name, the window a fan-out could find it in
+            synchronized (old.answers()) {
+                newAnn.send(ann.sign(takeover));
+                awaitTrue(() -> registry.session("p/ann") != old, "the takeover bound p/ann");
+                taken = registry.session("p/ann");
+                assertThat(taken.channel().eventLoop()).as("bob is served by another loop")
+                        .isNotSameAs(bobSession.channel().eventLoop());
+                ObjectNode chat = bob.frame("p/bob", "chat");
+                chat.put("target", "p/ann").put("payload", "for ann");
+                bob.send(chat);
+                bob.await(f -> "chat".equals(f.path("type").asText()), WAIT); // its own copy: fanned out
+                drained(hub.server.services().outbox().executor()); // to p/ann's new socket too
+            }
+
+            ObjectNode delivered = newAnn.await(f -> "chat".equals(f.path("type").asText()), WAIT);
+            assertThat(delivered.path("payload").asText()).as("held, not lost").isEqualTo("for ann");
+            List<String> types = newAnn.received().stream().map(f -> f.path("type").asText()).toList();
+            assertThat(types).contains("welcome");
+            assertThat(types.indexOf("chat")).as("no chat to the name reaches a client before its welcome: %s",
+                    newAnn.received()).isGreaterThan(types.indexOf("welcome"));
+        }
+    }
+
+    @Test
     void aSocketGoneBeforeItsPinDecisionIsNeverAnnouncedLeft() throws Exception {
         PinHoldingJournal journal = new PinHoldingJournal();
         // a short keepalive: the socket whose frames are held is read from no more, so the hub drops it

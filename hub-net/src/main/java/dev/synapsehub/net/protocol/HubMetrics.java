@@ -46,6 +46,8 @@ public final class HubMetrics implements ActorObserver {
     public final AtomicLong pinsStoreFull = new AtomicLong();
     /** First frames that waited for another socket's first frame for their name to be admitted and pinned. */
     public final AtomicLong identityPinWaits = new AtomicLong();
+    /** Chats held for a name whose first-use pin was being decided, dropped because its admission was refused. */
+    public final AtomicLong heldDeliveriesDropped = new AtomicLong();
     /** Mutations no request waited for (dead-letter clearing, mailbox watermarks, acks) that were refused. */
     public final AtomicLong unansweredRefusals = new AtomicLong();
     /** Mailbox replays deferred because the hub was busy or their read was refused or failed ({@link DeferredReplays}). */

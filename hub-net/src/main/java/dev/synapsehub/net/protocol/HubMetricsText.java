@@ -256,6 +256,9 @@ public final class HubMetricsText {
                 + " because the pin store held its 65,536 pins (logged once).", m.pinsStoreFull::get);
         counter("synapse_identity_pin_waits_total", "First frames that waited while another socket's first frame"
                 + " for the same name was admitted and its identity pin decided.", m.identityPinWaits::get);
+        counter("synapse_held_deliveries_dropped_total", "Chats held for a name whose first-use identity pin was"
+                + " being decided, dropped because its socket was refused or closed first (logged once per"
+                + " admission; replayed at its next registration only with a journal).", m.heldDeliveriesDropped::get);
         counter("synapse_unanswered_submissions_refused_total",
                 "Background mutations (dead-letter clearing, mailbox watermarks) the actor refused, and acks the hub"
                         + " could not serve at once; retried later.",

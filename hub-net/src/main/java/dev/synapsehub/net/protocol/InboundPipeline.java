@@ -627,9 +627,17 @@ public final class InboundPipeline {
             return false;
         }
         session.principal(hub.tokens().principalFor(session.remoteHost()));
+        boolean pinning = identity.pin() != null;
+        if (pinning) {
+            // before the bind makes the name visible: a fan-out finding it from then on holds its deliveries
+            session.admissionPending();
+        }
         SessionRegistry.Bind bind = hub.registry().bind(session, sender,
                 FieldCoercion.truthy(frame.get("takeover")), FieldCoercion.text(frame.get("owner_lease")),
                 FieldCoercion.truthy(frame.get("lease")), now);
+        if (pinning && bind.kind() != SessionRegistry.Bind.Kind.BOUND) {
+            session.admissionAbandoned(); // not bound: the name never became this socket's
+        }
         switch (bind.kind()) {
             case OWNED:
                 hub.outbox().close(session, nameConflict(sender, "Name '" + sender
@@ -664,13 +672,14 @@ public final class InboundPipeline {
             hub.metrics().takeovers.incrementAndGet();
             hub.outbox().close(bind.superseded(), null, 4010, "superseded");
         }
-        if (identity.pin() == null) {
+        if (!pinning) {
             bound(in, bind);
             return false;
         }
         // only once the name is bound (A10.3); the frame waits for the decision, so a refused one applies nothing.
-        // Deliveries addressed to the name wait too: until the welcome, the client is not admitted
-        session.admissionPending(bind.joined());
+        // Deliveries addressed to the name wait too (held since before the bind): until the welcome, the client
+        // is not admitted
+        session.admissionBound(bind.joined());
         session.holdFrames();
         pins.pinAfterBinding(session, identity.pin()).whenComplete((admitted, fault) -> {
             try {
@@ -691,7 +700,8 @@ public final class InboundPipeline {
                 } else if (Boolean.TRUE.equals(admitted) && !session.closing() && session.channel().isActive()) {
                     bound(in, bind);
                 }
-                session.admissionDecided(false); // not admitted (bound() decided it otherwise): its deliveries dropped
+                // not admitted (bound() decided it otherwise): its deliveries dropped
+                heldDropped(sender, session.admissionDecided(false), "its admission was refused");
                 releaseHeld(session);
             });
         });
@@ -722,6 +732,17 @@ public final class InboundPipeline {
         }
         session.admissionDecided(true); // deliveries that waited for its pin decision, after its welcome
         dispatch(in, true);
+    }
+
+    /**
+     * Logs, once per admission, the deliveries held for it that were dropped (each chat counted
+     * in {@code synapse_held_deliveries_dropped_total} as it is dropped; receipts stay owed).
+     */
+    private static void heldDropped(String name, int dropped, String why) {
+        if (dropped > 0) {
+            LOG.info("{} deliveries held for '{}' were dropped: {} (chats are replayed at its next registration"
+                    + " only with a journal; receipts stay owed)", dropped, name, why);
+        }
     }
 
     /** The first frame is finished: the frames read meanwhile, in order. */
@@ -762,7 +783,8 @@ public final class InboundPipeline {
         }
         double now = hub.clock().nowSeconds();
         SessionRegistry.Departure departure = hub.registry().remove(session, now);
-        session.admissionDecided(false); // gone before its pin decision: nothing waits for it any more
+        // gone before its pin decision: nothing waits for it any more
+        heldDropped(session.name(), session.admissionDecided(false), "its socket closed before its pin decision");
         if (departure.left()) {
             cards.dropFor(departure.name());
         }

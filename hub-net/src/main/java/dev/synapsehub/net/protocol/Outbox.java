@@ -272,10 +272,11 @@ public final class Outbox {
     /**
      * Sends a frame addressed to the name {@code session} is bound to (a directed or channel
      * chat): as {@link #send(Session, String)}, but while the session's admission waits for its
-     * pin decision, only once it is admitted, after its welcome (dropped if it is refused).
+     * pin decision, only once it is admitted, after its welcome (dropped, and counted, if it is
+     * refused; the pipeline logs the drops once per admission).
      */
     public void sendNamed(Session session, String text) {
-        session.deliverWhenAdmitted(() -> send(session, text), () -> { });
+        session.deliverWhenAdmitted(() -> send(session, text), metrics.heldDeliveriesDropped::incrementAndGet);
     }
 
     /**

@@ -4,8 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A bound name whose admission still waits for its first-use pin decision (between the bind and
- * the welcome): deliveries addressed to the name that find the session meanwhile wait here, so
+ * A name whose admission still waits for its first-use pin decision (from just before its bind
+ * makes it visible until the welcome): deliveries addressed to the name that find the session meanwhile wait here, so
  * none reaches the client before its welcome (or an impostor that then loses the pin race), and
  * it remembers whether the bind will announce the name {@code joined}. Thread-safe: deliveries
  * arrive on the outbox thread, the decision on the session's event loop.
@@ -15,13 +15,15 @@ final class PendingAdmission {
     record Held(Runnable deliver, Runnable drop) {
     }
 
-    private final boolean announcesJoin;
+    /** Known once bound: the bind announces the name {@code joined} when admitted. */
+    private boolean announcesJoin;
     /** Null once decided. */
     private List<Held> held = new ArrayList<>();
     private boolean admitted;
 
-    PendingAdmission(boolean announcesJoin) {
-        this.announcesJoin = announcesJoin;
+    /** The bind that made the name visible announces it {@code joined} once admitted. */
+    synchronized void announcesJoin(boolean announces) {
+        announcesJoin = announces;
     }
 
     /** Keeps {@code h} until the decision; false when it was made (deliver now). */

@@ -261,12 +261,27 @@ public final class Session {
     }
 
     /**
-     * The name is bound but its admission waits for the pin decision: deliveries addressed to it
-     * wait ({@link #deliverWhenAdmitted}) until {@link #admissionDecided}. {@code announcesJoin}:
-     * the bind will announce the name {@code joined} once admitted.
+     * The first frame brings a first-use pin: its admission waits for the pin decision, so
+     * deliveries addressed to the name wait ({@link #deliverWhenAdmitted}) until {@link
+     * #admissionDecided}. Called before the bind makes the name visible (a fan-out finding the
+     * name in between would otherwise write straight to a socket that may lose the pin race).
      */
-    public void admissionPending(boolean announcesJoin) {
-        pendingAdmission = new PendingAdmission(announcesJoin);
+    public void admissionPending() {
+        pendingAdmission = new PendingAdmission();
+    }
+
+    /** The pending admission's bind made the name visible; {@code announcesJoin}: it announces it {@code joined} once admitted. */
+    public void admissionBound(boolean announcesJoin) {
+        PendingAdmission pending = pendingAdmission;
+        if (pending != null) {
+            pending.announcesJoin(announcesJoin);
+        }
+    }
+
+    /** The pending admission's bind failed: the name never became this socket's, so nothing waits for it. */
+    public void admissionAbandoned() {
+        admissionDecided(false);
+        pendingAdmission = null;
     }
 
     /**
@@ -282,16 +297,19 @@ public final class Session {
 
     /**
      * The pending admission was decided ({@code admitted}) or abandoned: the deliveries held run,
-     * or are dropped, in order. Nothing when none was pending or it was decided already.
+     * or are dropped, in order. Nothing when none was pending or it was decided already. Returns
+     * how many were dropped.
      */
-    public void admissionDecided(boolean admitted) {
+    public int admissionDecided(boolean admitted) {
         PendingAdmission pending = pendingAdmission;
         if (pending == null) {
-            return;
+            return 0;
         }
-        for (PendingAdmission.Held h : pending.decide(admitted)) {
+        List<PendingAdmission.Held> held = pending.decide(admitted);
+        for (PendingAdmission.Held h : held) {
             (admitted ? h.deliver() : h.drop()).run();
         }
+        return admitted ? 0 : held.size();
     }
 
     /**
