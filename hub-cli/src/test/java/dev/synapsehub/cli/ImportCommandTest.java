@@ -337,6 +337,30 @@ class ImportCommandTest {
                 .contains("live claims 1");
     }
 
+    /** The reference trims a chat's target with Python's strip, which takes U+00A0 where Java's does not. */
+    @Test
+    void aDeadLetterWhoseTargetCarriesPythonWhitespaceIsClearedWhenTheTargetActsAfterwards(@TempDir Path dir)
+            throws Exception {
+        double t = System.currentTimeMillis() / 1000.0;
+        Path source = dir.resolve("other.db");
+        try (ReferenceDb db = new ReferenceDb(source)) {
+            ObjectNode chat = JSON.createObjectNode();
+            chat.put("type", "chat").put("sender", "proj/alice").put("target", "proj/bob\u00a0").put("payload", "hi")
+                    .put("timestamp", t - 200).put("hub_id", "syn-old00001").put("msg_id", 1).put("client_msg_id", "c-1")
+                    .put("receipt_requested", true);
+            db.event(t - 200, "chat", chat);                                                  // 1
+            db.event(t - 200, "delivery_receipt_immediate", "{\"sender\":\"proj/alice\",\"target\":\"proj/bob\u00a0\","
+                    + "\"message_id\":1,\"message_seq\":1,\"delivered\":false,\"deferred\":false,\"recipients\":[],"
+                    + "\"matched_recipients\":[],\"stale_recipients\":[],\"reason\":\"no_online_recipient\","
+                    + "\"dead_lettered\":true,\"recipient_wake_capabilities\":{},\"client_msg_id\":\"c-1\"}"); // 2
+            db.event(t - 100, "mailbox_watermark", "{\"identity\":\"proj/bob\",\"through_seq\":0,\"source\":\"cursor\"}"); // 3
+        }
+        CliTest.Run dry = run("import", "--from", source.toString(), "--db", dir.resolve("hub.db").toString(), "--dry-run");
+        assertThat(dry.code()).as(dry.err()).isEqualTo(ExitCodes.OK);
+        assertThat(dry.out()).as("bob acted after the chat to 'proj/bob' + U+00A0: no dead letter")
+                .contains("0 dead letter(s) from receipt verdicts");
+    }
+
     @Test
     void aTargetWithHistoryIsKeptUnlessItsReplacementIsAskedFor(@TempDir Path dir) throws Exception {
         double t = System.currentTimeMillis() / 1000.0;

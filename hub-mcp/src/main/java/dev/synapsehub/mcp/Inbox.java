@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ExecutorService;
-import java.util.function.LongSupplier;
 
 /**
  * What the agent has received and not read yet: chats addressed to it or to everyone, late
@@ -49,17 +48,15 @@ import java.util.function.LongSupplier;
  *
  * <p>A count may never be reached: a chat counted under a role this connection no longer has,
  * one acked by another connection or evicted between the snapshot and the replay's read, a
- * reference hub's 1,000-chat replay window. So the hold is also bounded: it ends {@link
- * #REPLAY_HOLD_MILLIS} after the registration's {@code who_snapshot}, and sooner should more
- * than {@link #MAX_OWED} acks become owed. Otherwise every chat read would leave its ack owed,
- * without end, until the next reconnect, and on the hub those chats would stay pending and their
- * senders get {@code expired} receipts for chats the agent did read. A time bound, not a fence:
- * the hub answers a connection's frames in order, and sends an immediate replay before its
- * answer to the registration's {@code who_request}, but a replay it deferred (a busy hub, a
- * journal read that failed) comes whenever the hub can serve it, after answers to later frames.
- * A replayed chat that comes after the bound is still taken, and the cursor file follows it
- * down, but a live chat acked meanwhile has counted it read on the hub, and a drop before it was
- * read loses it.
+ * reference hub's 1,000-chat replay window. The hold has no time bound all the same: the hub
+ * retries a deferred replay (a busy hub, a journal read that fails) for as long as the
+ * connection lasts, and a live chat acked meanwhile would count the backlog read on the hub and
+ * clear it there, so a drop before the replay came would lose it for good. Acks are withheld
+ * until the replay is known complete, so that no chat is ever acknowledged before it arrived;
+ * the price of a count never reached is acks owed until the next reconnect, and senders may see
+ * {@code expired} receipts for chats the agent did read. The only other end is memory: the hold
+ * ends once more than {@link #MAX_OWED} acks are owed (logged once, counted in {@link
+ * #replayHoldsCut}).
  */
 final class Inbox implements AutoCloseable {
     /**
@@ -125,15 +122,9 @@ final class Inbox implements AutoCloseable {
     private long replayExpected = -1;
     /** Directed chats above the registration's {@code since_seq} that count towards {@link #replayExpected}. */
     private final Set<Long> replaySeen = new HashSet<>();
-    /** How long after the registration's {@code who_snapshot} its replay holds the cursor and acks at most. */
-    static final long REPLAY_HOLD_MILLIS = 10_000;
     /** Acks owed at most while a replay holds them (as many as the hub keeps pending per identity): beyond, the hold ends. */
     static final int MAX_OWED = 10_000;
-    /** {@link System#nanoTime}, or a test's clock. */
-    private final LongSupplier nanoClock;
-    /** When the current replay's hold ends at the latest ({@link #nanoClock}), once its snapshot came. */
-    private long replayHoldEnds;
-    /** How many replay holds ended by their bound (time or owed acks) rather than by the count. */
+    /** How many replay holds ended by their bound (owed acks) rather than by the count. */
     private long replayHoldsCut;
 
     /**
@@ -148,12 +139,6 @@ final class Inbox implements AutoCloseable {
      *     one it can hold up); shut down by {@link #close}
      */
     Inbox(int capacity, Path cursorFile, ExecutorService writer) throws IOException {
-        this(capacity, cursorFile, writer, System::nanoTime);
-    }
-
-    /** @param nanoClock {@link System#nanoTime}, or a clock a test moves */
-    Inbox(int capacity, Path cursorFile, ExecutorService writer, LongSupplier nanoClock) throws IOException {
-        this.nanoClock = nanoClock;
         if (capacity < 1) {
             writer.shutdownNow();
             throw new IllegalArgumentException("inbox capacity must be at least 1");
@@ -319,7 +304,6 @@ final class Inbox implements AutoCloseable {
     synchronized void replayPending(long count) {
         if (replayOpen && replayExpected < 0) {
             replayExpected = Math.max(0, count);
-            replayHoldEnds = nanoClock.getAsLong() + REPLAY_HOLD_MILLIS * 1_000_000L;
             checkReplayComplete();
         }
     }
@@ -337,27 +321,23 @@ final class Inbox implements AutoCloseable {
     }
 
     /**
-     * Ends the replay's hold when its bound is reached (the class comment says why): {@link
-     * #REPLAY_HOLD_MILLIS} after its snapshot, or {@code owedAcks} beyond {@link #MAX_OWED}.
+     * Ends the replay's hold when {@code owedAcks} exceed {@link #MAX_OWED}: a memory bound, not a
+     * time bound (the class comment says why there is none).
      */
     private void boundReplayHold(int owedAcks) {
-        if (!replayOpen) {
-            return;
-        }
-        boolean late = replayExpected >= 0 && nanoClock.getAsLong() - replayHoldEnds >= 0;
-        if (!late && owedAcks <= MAX_OWED) {
+        if (!replayOpen || owedAcks <= MAX_OWED) {
             return;
         }
         replayHoldsCut++;
-        LOG.info("the mailbox replay after since_seq {} brought {} of the {} chats the hub counted pending {}; the"
-                + " cursor and acks are no longer held for the rest", registeredFrom, replaySeen.size(),
-                replayExpected < 0 ? "(no count yet)" : replayExpected, late ? "within " + REPLAY_HOLD_MILLIS
-                + " ms" : "before " + owedAcks + " acks were owed");
+        LOG.warn("the mailbox replay after since_seq {} brought {} of the {} chats the hub counted pending before {}"
+                + " acks were owed; the cursor and acks are no longer held for the rest (a chat still to be replayed"
+                + " may be counted read on the hub)", registeredFrom, replaySeen.size(),
+                replayExpected < 0 ? "(no count yet)" : replayExpected, owedAcks);
         replayOpen = false;
         replaySeen.clear();
     }
 
-    /** How many replay holds ended by their bound (time, or acks owed) before the count was reached. */
+    /** How many replay holds ended by their bound (more than {@link #MAX_OWED} acks owed) before the count was reached. */
     synchronized long replayHoldsCut() {
         return replayHoldsCut;
     }

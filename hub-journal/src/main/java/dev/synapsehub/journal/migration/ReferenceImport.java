@@ -2,6 +2,7 @@ package dev.synapsehub.journal.migration;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.synapsehub.core.PythonWhitespace;
 import dev.synapsehub.core.claim.Claim;
 import dev.synapsehub.core.event.ChatEvent;
 import dev.synapsehub.core.event.ClaimSnapshotEvent;
@@ -349,8 +350,8 @@ public final class ReferenceImport {
         long deadLettered;
 
         void acted(String agent, double ts) {
-            if (agent != null && !agent.isBlank()) {
-                lastActivity.merge(agent.strip(), ts, Math::max);
+            if (!PythonWhitespace.isBlank(agent)) {
+                lastActivity.merge(PythonWhitespace.strip(agent), ts, Math::max); // keyed as targets are looked up
             }
         }
     }
@@ -584,7 +585,7 @@ public final class ReferenceImport {
             }
             names.remove(c.sender());
             addressees = List.copyOf(names);
-            String target = c.target().strip();
+            String target = PythonWhitespace.strip(c.target()); // as the reference trims; Java's misses U+00A0
             dead = Boolean.TRUE.equals(f.deadLetterVerdict.get(seq))
                     && f.lastActivity.getOrDefault(target, Double.NEGATIVE_INFINITY) <= c.ts();
             if (dead) {

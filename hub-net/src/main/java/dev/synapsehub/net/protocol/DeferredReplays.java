@@ -1,7 +1,6 @@
 package dev.synapsehub.net.protocol;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.synapsehub.core.Clock;
 import dev.synapsehub.net.session.Session;
 import dev.synapsehub.net.session.SessionRegistry;
 
@@ -18,10 +17,12 @@ import java.util.function.Supplier;
  * done while the name is bound), and a replay whose journal reads were refused or failed. Their
  * clients send no second {@code mailbox: true}, and acking a later chat would move the watermark
  * past what was never replayed, so the hub retries by itself: checked on the connection's own
- * event loop, at growing intervals, while that connection holds the name (a connection that goes
- * away takes its replay to its next registration), for at most {@link #GIVE_UP_SECONDS} of hub
- * time. A connection has at most one replay waiting ({@link Session#deferMailboxReplay()}): a
- * later {@code mailbox: true} adds none. A failed journal read is logged and counted as a fault
+ * event loop, at growing intervals, for as long as that connection holds the name (a connection
+ * that goes away takes its replay to its next registration). Never given up: a client told so
+ * would keep its cursor where it is, but one that acked a live chat meanwhile (acks are
+ * cumulative) has moved the watermark past the backlog, which its next registration would then
+ * never replay. A connection has at most one replay waiting ({@link Session#deferMailboxReplay()}):
+ * a later {@code mailbox: true} adds none. A failed journal read is logged and counted as a fault
  * once per wait, however many attempts it takes; each attempt is counted as a deferral.
  */
 final class DeferredReplays {
@@ -29,16 +30,9 @@ final class DeferredReplays {
     static final long FIRST_CHECK_MILLIS = 50;
     /** Checks back off to this interval while the hub stays busy. */
     static final long LONGEST_CHECK_MILLIS = 1000;
-    /**
-     * A replay still unserved this long (hub time) after it was first deferred is given up and
-     * answered as it was before the hub retried ({@code journal_failed}, or {@code busy}): about
-     * sixty attempts, long enough for a busy spell or a transient disk fault to pass, and the
-     * client, told, may register again.
-     */
-    static final double GIVE_UP_SECONDS = 60;
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(DeferredReplays.class);
 
-    /** What a deferred replay does: its attempts, and the answer when it is given up. */
+    /** What a deferred replay does: its attempts. */
     interface Replay {
         /**
          * Attempts the replay {@code registration} asked for; one the hub cannot serve now hands its
@@ -48,28 +42,22 @@ final class DeferredReplays {
          */
         CompletableFuture<Void> replay(Session session, String name, ObjectNode registration,
                 Consumer<Throwable> unserved);
-
-        /** Answers a replay given up: {@code cause} is its last failure, null when the hub stayed busy. */
-        void givenUp(Session session, String name, ObjectNode registration, Throwable cause);
     }
 
     private final Supplier<BusyReason> busy;
     private final SessionRegistry registry;
     private final Replay replay;
     private final HubMetrics metrics;
-    private final Clock clock;
 
     /**
      * Replays through {@code replay} once {@code busy} says null (not busy); counts each
-     * deferral, and the replays waiting, in {@code metrics}; gives up by {@code clock}.
+     * deferral, and the replays waiting, in {@code metrics}.
      */
-    DeferredReplays(Supplier<BusyReason> busy, SessionRegistry registry, Replay replay, HubMetrics metrics,
-            Clock clock) {
+    DeferredReplays(Supplier<BusyReason> busy, SessionRegistry registry, Replay replay, HubMetrics metrics) {
         this.busy = busy;
         this.registry = registry;
         this.replay = replay;
         this.metrics = metrics;
-        this.clock = clock;
     }
 
     /**
@@ -84,11 +72,12 @@ final class DeferredReplays {
             LOG.debug("a mailbox replay of {} waits already; this one adds none", name);
             return;
         }
-        new Wait(session, name, registration, clock.nowSeconds()).unserved(cause, FIRST_CHECK_MILLIS);
+        new Wait(session, name, registration).unserved(cause, FIRST_CHECK_MILLIS);
     }
 
     /**
-     * One connection's deferred replay, from its first deferral until served or given up. Its
+     * One connection's deferred replay, from its first deferral until served, or the connection no
+     * longer holds the name. Its
      * steps run one after another (on the connection's loop and the outbox thread, each handing
      * the next over through a scheduler), never at once.
      */
@@ -96,43 +85,29 @@ final class DeferredReplays {
         private final Session session;
         private final String name;
         private final ObjectNode registration;
-        private final double since;
         private int attempts;
         private boolean journalReported;
-        private Throwable lastCause;
 
-        Wait(Session session, String name, ObjectNode registration, double since) {
+        Wait(Session session, String name, ObjectNode registration) {
             this.session = session;
             this.name = name;
             this.registration = registration;
-            this.since = since;
         }
 
-        /** An attempt (or the registration) could not be served: reported, then checked again or given up. */
+        /** An attempt (or the registration) could not be served: reported, then checked again. */
         void unserved(Throwable cause, long afterMillis) {
             attempts++;
             metrics.mailboxReplaysDeferred.incrementAndGet();
-            if (cause != null) {
-                lastCause = cause;
-            }
             if (cause instanceof JournalReadException journal && !journalReported) {
                 journalReported = true;
                 metrics.faults.incrementAndGet();
-                LOG.error("the mailbox replay of {} for {}: the journal could not be read; retried for up to {} s",
-                        name, session, GIVE_UP_SECONDS, journal.getCause());
+                LOG.error("the mailbox replay of {} for {}: the journal could not be read; retried while the connection"
+                        + " holds the name", name, session, journal.getCause());
             } else {
                 LOG.debug("the mailbox replay of {} waits {} ms (attempt {})", name, afterMillis, attempts);
             }
-            if (expired()) {
-                giveUp();
-                return;
-            }
             metrics.mailboxReplaysWaiting.incrementAndGet(); // until checked, below
             check(afterMillis);
-        }
-
-        private boolean expired() {
-            return clock.nowSeconds() - since >= GIVE_UP_SECONDS;
         }
 
         private void check(long afterMillis) {
@@ -145,12 +120,8 @@ final class DeferredReplays {
                     }
                     long next = Math.min(afterMillis * 2, LONGEST_CHECK_MILLIS);
                     if (busy.get() != null) {
-                        if (expired()) {
-                            giveUp();
-                        } else {
-                            metrics.mailboxReplaysWaiting.incrementAndGet();
-                            check(next);
-                        }
+                        metrics.mailboxReplaysWaiting.incrementAndGet();
+                        check(next);
                         return;
                     }
                     attempt(next);
@@ -172,14 +143,6 @@ final class DeferredReplays {
                     session.mailboxReplaySettled(); // served, or answered (a fault, a refusal)
                 }
             });
-        }
-
-        private void giveUp() {
-            LOG.warn("the mailbox replay of {} for {} could not be served in {} attempts over {} s; given up and "
-                    + "answered (the chats stay pending for its next registration)", name, session, attempts,
-                    GIVE_UP_SECONDS);
-            session.mailboxReplaySettled();
-            replay.givenUp(session, name, registration, lastCause);
         }
     }
 }

@@ -160,12 +160,7 @@ public final class InboundPipeline {
                     Consumer<Throwable> unserved) {
                 return messaging.replayDeferred(session, name, registration, unserved);
             }
-
-            @Override
-            public void givenUp(Session session, String name, ObjectNode registration, Throwable cause) {
-                messaging.replayGivenUp(session, name, registration, cause);
-            }
-        }, hub.metrics(), hub.clock());
+        }, hub.metrics());
         this.hostRates = hub.config().hostRatePerSecond() > 0
                 ? new dev.synapsehub.net.session.HostRates(hub.config().hostRatePerSecond(), hub.config().hostRateBurst())
                 : null;

@@ -107,11 +107,6 @@ final class MailboxVerbs {
         return mailbox(session, name, registration, unserved, true);
     }
 
-    /** Answers a deferred replay given up at its bound ({@code cause}: its last failure, null: the hub stayed busy). */
-    void replayGivenUp(Session session, String name, ObjectNode registration, Throwable cause) {
-        support.answerGivenUp(new Request(session, name, "heartbeat", "all", registration), cause);
-    }
-
     private CompletableFuture<Void> mailbox(Session session, String name, ObjectNode frame,
             Consumer<Throwable> unserved, boolean replay) {
         JsonNode mailbox = frame.get("mailbox");

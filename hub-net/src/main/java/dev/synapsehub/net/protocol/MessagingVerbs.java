@@ -130,9 +130,4 @@ public final class MessagingVerbs {
             ObjectNode registration, java.util.function.Consumer<Throwable> unserved) {
         return mailbox.replayDeferred(session, name, registration, unserved);
     }
-
-    /** Tells the client its deferred mailbox replay was given up ({@code cause}: its last failure, or null). */
-    void replayGivenUp(Session session, String name, ObjectNode registration, Throwable cause) {
-        mailbox.replayGivenUp(session, name, registration, cause);
-    }
 }

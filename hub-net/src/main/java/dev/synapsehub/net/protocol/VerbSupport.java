@@ -227,21 +227,6 @@ final class VerbSupport {
         return true;
     }
 
-    /**
-     * Answers a read retried until its bound ({@code cause}: its last failure, already reported;
-     * null when the hub stayed too busy to try): {@code journal_failed} or {@code busy}, as the
-     * read would have been answered at once.
-     */
-    void answerGivenUp(Request r, Throwable cause) {
-        if (cause instanceof JournalReadException) {
-            errorLater(r, JOURNAL_FAILED, "journal_failed");
-        } else if (cause instanceof ActorRefusedException refused) {
-            errorLater(r, refused.refusal().message(), "busy");
-        } else {
-            errorLater(r, "The hub is busy; retry shortly.", "busy");
-        }
-    }
-
     private static final String JOURNAL_FAILED = "The journal could not be read; nothing was replayed. Retry shortly.";
 
     /** Answers a failed read or submission: refusals with their reason, journal reads and faults as such. */

@@ -74,7 +74,7 @@ public final class Session {
         return mailboxReplayDeferred.get();
     }
 
-    /** Its deferred mailbox replay was served, answered or given up. */
+    /** Its deferred mailbox replay was served or answered, or this connection no longer holds the name. */
     public void mailboxReplaySettled() {
         mailboxReplayDeferred.set(false);
     }
