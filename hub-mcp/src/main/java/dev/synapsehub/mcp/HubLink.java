@@ -822,15 +822,7 @@ final class HubLink implements AutoCloseable {
                 client.sendAsync(Frames.request(settings.name(), "who_request"));
                 ObjectNode answer;
                 try {
-                    answer = p.reply().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                } catch (ExecutionException e) {
-                    if (e.getCause() instanceof Refused r) {
-                        throw r;
-                    }
-                    throw new IOException(e.getCause().getMessage(), e.getCause());
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IOException("interrupted");
+                    answer = registrationWait(p.reply(), Math.max(0, deadline - System.nanoTime()));
                 } finally {
                     release(p);
                 }
@@ -841,22 +833,33 @@ final class HubLink implements AutoCloseable {
                 LOG.info("the hub refused who_request during the registration ({}); asking again in {} ms",
                         answer.path("error_code").asText(), Math.min(pause, left / 1_000_000L));
                 try {
-                    ended.get(Math.max(0, Math.min(left, pause * 1_000_000L)), TimeUnit.NANOSECONDS);
+                    registrationWait(ended, Math.max(0, Math.min(left, pause * 1_000_000L)));
                 } catch (TimeoutException paused) {
                     if (deadline - System.nanoTime() <= 0) {
                         throw new TimeoutException("the hub kept refusing who_request (" + answer.path("error_code")
                                 .asText() + ") for the whole connect timeout");
                     }
-                } catch (ExecutionException e) {
-                    if (e.getCause() instanceof Refused r) {
-                        throw r;
-                    }
-                    throw new IOException(e.getCause().getMessage(), e.getCause());
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IOException("interrupted");
                 }
                 pause = Math.min(MAX_WHO_PAUSE_MS, pause * 2);
+            }
+        }
+
+        /**
+         * Waits up to {@code nanos} for a step of the registration: a refusal of the agent is thrown
+         * as it is, any other failure (the connection closed) as an {@link IOException}.
+         */
+        private static <T> T registrationWait(CompletableFuture<T> step, long nanos)
+                throws Refused, IOException, TimeoutException {
+            try {
+                return step.get(nanos, TimeUnit.NANOSECONDS);
+            } catch (ExecutionException e) {
+                if (e.getCause() instanceof Refused r) {
+                    throw r;
+                }
+                throw new IOException(e.getCause().getMessage(), e.getCause());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted");
             }
         }
 
