@@ -130,7 +130,6 @@ final class Forwarder {
                 System.nanoTime() + timeoutMillis * 1_000_000);
     }
 
-    /** A forward's encoded request and the mutation it carries. */
     /**
      * One forwarded write and its attempts. {@code mayHaveArrived} is set once an attempt failed in
      * a way that does not prove the leader never took it (its channel closed under it): the write
@@ -224,8 +223,11 @@ final class Forwarder {
         return false;
     }
 
-    /** A closed channel fails what it carried whether the leader took it or not. */
+    /** A closed channel fails what it carried whether the leader took it or not (but not what it refused unsent). */
     private static boolean mayHaveArrived(Throwable failure) {
+        if (SendFailures.neverLeft(failure)) {
+            return false;
+        }
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof AlreadyClosedException) {
                 return true;

@@ -284,7 +284,7 @@ final class LeaderAsks implements ClusterLeader {
                 if (resendable(cause)) {
                     rpc.handleException(to, cause, true); // the channel reconnects on the next request
                     // it may have reached the node (a stream closed after it left): only that node may take it again
-                    retry(request, bytes, answer, deadline, neverLeft(cause) ? pinned : to, pinEnd);
+                    retry(request, bytes, answer, deadline, SendFailures.neverLeft(cause) ? pinned : to, pinEnd);
                 } else {
                     answer.completeExceptionally(new IOException("the leader " + to + " did not answer: " + cause));
                 }
@@ -376,7 +376,7 @@ final class LeaderAsks implements ClusterLeader {
     /**
      * True when the ask may be sent again: the channel could not connect, or Ratis refused a request on
      * its stream, or the stream closed. Only a failed connection means it never left this node; the
-     * others fail every request on the stream, also one the leader took ({@link #neverLeft}).
+     * others fail every request on the stream, also one the leader took ({@link SendFailures#neverLeft}).
      */
     private static boolean resendable(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause()) {
@@ -388,15 +388,6 @@ final class LeaderAsks implements ClusterLeader {
         return false;
     }
 
-    /** True when the channel never connected, so the ask never left this node. */
-    private static boolean neverLeft(Throwable failure) {
-        for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (t instanceof ConnectException) {
-                return true;
-            }
-        }
-        return false;
-    }
 
     // ------------------------------------------------------------------ the leader's side
 

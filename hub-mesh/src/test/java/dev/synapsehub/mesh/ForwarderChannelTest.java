@@ -9,6 +9,7 @@ import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.exceptions.AlreadyClosedException;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -43,7 +44,7 @@ class ForwarderChannelTest {
     }
 
     /** A transport whose replies the test gives, counting the channel resets the forwarder asks for. */
-    private static final class FakeRpc implements RaftClientRpc {
+    private static class FakeRpc implements RaftClientRpc {
         final List<RaftClientRequest> requests = new CopyOnWriteArrayList<>();
         final List<CompletableFuture<RaftClientReply>> replies = new CopyOnWriteArrayList<>();
         final AtomicInteger resets = new AtomicInteger();
@@ -152,6 +153,32 @@ class ForwarderChannelTest {
         CompletableFuture<Outcome> lost = forward(f, "T3");
         assertThat(refusal(lost)).isEqualTo(Outcome.Reason.COMMIT_UNKNOWN);
         assertThat(rpc.resets.get()).as("nothing answered since it left: the channel is reset").isEqualTo(1);
+    }
+
+    @Test
+    void aForwardRefusedUnsentOnAnEndedStreamUntilTheBoundAppliedNothingOneFailedOnTheStreamMayHave() throws Exception {
+        // Ratis' texts: a request refused on a stream that had ended, and one on a stream when it ended
+        FakeRpc refusing = new FakeRpc() {
+            @Override
+            public CompletableFuture<RaftClientReply> sendRequestAsyncUnordered(RaftClientRequest request) {
+                requests.add(request);
+                return CompletableFuture.failedFuture(new AlreadyClosedException("client->n1 is closed."));
+            }
+        };
+        Outcome refused = forward(forwarder(refusing, 300), "T1").get(30, TimeUnit.SECONDS);
+        assertThat(refusing.requests.size()).as("sent again until the bound").isGreaterThan(1);
+        assertThat(refused).as("nothing left this node: nothing was applied").isSameAs(Forwarder.NO_LEADER);
+
+        FakeRpc ending = new FakeRpc() {
+            @Override
+            public CompletableFuture<RaftClientReply> sendRequestAsyncUnordered(RaftClientRequest request) {
+                requests.add(request);
+                return CompletableFuture.failedFuture(new AlreadyClosedException(
+                        "client->n1: Stream completed: no reply for async request cid=" + request.getCallId()));
+            }
+        };
+        assertThat(refusal(forward(forwarder(ending, 300), "T2"))).as("it may have committed")
+                .isEqualTo(Outcome.Reason.COMMIT_UNKNOWN);
     }
 
     @Test
