@@ -169,15 +169,21 @@ class MeshFailoverTest {
             return false;
         });
         assertThat(broken.status().leading()).isFalse();
-        assertThat(granted(deciding[0], "p/b", "B1")).as("decided, not queued").isTrue();
+        Outcome b1 = outcome(deciding[0], "p/b", "B1");
+        assertThat(granted(b1)).as("decided, not queued: " + b1).isTrue();
         assertThat(claims(deciding[0])).extracting(Claim::taskId).contains("A1", "B1");
     }
 
     private static boolean granted(MeshNode via, String agent, String task) throws Exception {
-        Outcome o = via.actor()
-                .submit(Mutation.of(MeshReplicationTest.claim(agent, task)))
-                .get(30, TimeUnit.SECONDS);
+        return granted(outcome(via, agent, task));
+    }
+
+    private static boolean granted(Outcome o) {
         return o instanceof Outcome.Decided d && d.reply().granted();
+    }
+
+    private static Outcome outcome(MeshNode via, String agent, String task) throws Exception {
+        return via.actor().submit(Mutation.of(MeshReplicationTest.claim(agent, task))).get(30, TimeUnit.SECONDS);
     }
 
     static List<Claim> claims(MeshNode n) throws Exception {
