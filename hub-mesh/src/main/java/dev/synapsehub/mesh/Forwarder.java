@@ -132,7 +132,8 @@ final class Forwarder {
 
     /**
      * One forwarded write and its attempts. {@code mayHaveArrived} is set once an attempt failed in
-     * a way that does not prove the leader never took it (its channel closed under it): the write
+     * a way that does not prove the leader never took it (its channel closed under it, or another
+     * request's refusal failed it with the rest of its stream): the write
      * may then have committed, so running out of time is answered commit_unknown, never "nothing
      * was applied".
      */
@@ -223,13 +224,20 @@ final class Forwarder {
         return false;
     }
 
-    /** A closed channel fails what it carried whether the leader took it or not (but not what it refused unsent). */
+    /**
+     * A closed channel fails what it carried whether the leader took it or not (but not what it
+     * refused unsent). So does a not-leader or not-ready refusal that comes as the failure of the
+     * send: Ratis' client fails every request on the stream with the one a reply carried, also a
+     * forward the old leader committed but had not answered (a refusal on this request's own reply
+     * object is the leader's word on it alone, and does not come here).
+     */
     private static boolean mayHaveArrived(Throwable failure) {
         if (SendFailures.neverLeft(failure)) {
             return false;
         }
         for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (t instanceof AlreadyClosedException) {
+            if (t instanceof AlreadyClosedException || t instanceof NotLeaderException
+                    || t instanceof LeaderNotReadyException) {
                 return true;
             }
         }
@@ -264,7 +272,7 @@ final class Forwarder {
         if (System.nanoTime() - deadline > 0) {
             if (!decidedHere(node.leader(), request, future)) {
                 if (request.mayHaveArrived().get()) {
-                    unknown(future, "no leader answered in time, and an earlier attempt's channel closed under it");
+                    unknown(future, "no leader answered in time, and an earlier attempt may have reached one");
                 } else {
                     future.complete(NO_LEADER);
                 }

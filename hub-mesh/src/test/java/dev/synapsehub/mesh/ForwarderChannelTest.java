@@ -181,6 +181,44 @@ class ForwarderChannelTest {
                 .isEqualTo(Outcome.Reason.COMMIT_UNKNOWN);
     }
 
+    /** A NotLeaderException as the leader n1 sends it for {@code r}. */
+    private static org.apache.ratis.protocol.exceptions.NotLeaderException notLeader(RaftClientRequest r) {
+        return new org.apache.ratis.protocol.exceptions.NotLeaderException(
+                org.apache.ratis.protocol.RaftGroupMemberId.valueOf(LEADER, r.getRaftGroupId()), null, List.of());
+    }
+
+    @Test
+    void aForwardFailedByAnotherRequestsNotLeaderRefusalMayHaveCommittedOneRefusedByItsOwnReplyDidNot() throws Exception {
+        // Ratis' client fails every request on the stream with a NotLeaderException one reply carried, also one the
+        // old leader committed but had not answered: the failure says nothing of this forward
+        FakeRpc collateral = new FakeRpc() {
+            @Override
+            public CompletableFuture<RaftClientReply> sendRequestAsyncUnordered(RaftClientRequest request) {
+                requests.add(request);
+                if (requests.size() == 1) {
+                    return CompletableFuture.failedFuture(notLeader(request));
+                }
+                return CompletableFuture.completedFuture(RaftClientReply.newBuilder().setRequest(request)
+                        .setException(notLeader(request)).build());
+            }
+        };
+        Outcome failed = forward(forwarder(collateral, 300), "T1").get(30, TimeUnit.SECONDS);
+        assertThat(collateral.requests.size()).as("retried under its intent id until the bound").isGreaterThan(1);
+        assertThat(failed).as("it may have committed: never \"nothing was applied\"").isNotSameAs(Forwarder.NO_LEADER);
+        assertThat(refusal(CompletableFuture.completedFuture(failed))).isEqualTo(Outcome.Reason.COMMIT_UNKNOWN);
+
+        FakeRpc refusing = new FakeRpc() {
+            @Override
+            public CompletableFuture<RaftClientReply> sendRequestAsyncUnordered(RaftClientRequest request) {
+                requests.add(request);
+                return CompletableFuture.completedFuture(RaftClientReply.newBuilder().setRequest(request)
+                        .setException(notLeader(request)).build());
+            }
+        };
+        assertThat(forward(forwarder(refusing, 300), "T2").get(30, TimeUnit.SECONDS))
+                .as("refused by its own reply each time: nothing was applied").isSameAs(Forwarder.NO_LEADER);
+    }
+
     @Test
     void theRuleAlone() {
         ChannelResets r = new ChannelResets();
