@@ -375,10 +375,15 @@ final class LeaderAsks implements ClusterLeader {
 
     /**
      * True when the ask may be sent again: the channel could not connect, or Ratis refused a request on
-     * its stream, or the stream closed. Only a failed connection means it never left this node; the
-     * others fail every request on the stream, also one the leader took ({@link SendFailures#neverLeft}).
+     * its stream, or the stream closed or broke (cancelled, unavailable). Only a failed connection, or
+     * a refusal on a stream that had ended, means it never left this node; the others fail every
+     * request on the stream, also one the leader took ({@link SendFailures#neverLeft}), so such an ask
+     * is resent to that node alone.
      */
     private static boolean resendable(Throwable failure) {
+        if (SendFailures.streamBroke(failure)) {
+            return true;
+        }
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof NotLeaderException || t instanceof LeaderNotReadyException || t instanceof ConnectException
                     || t instanceof AlreadyClosedException) {

@@ -219,6 +219,42 @@ class ForwarderChannelTest {
                 .as("refused by its own reply each time: nothing was applied").isSameAs(Forwarder.NO_LEADER);
     }
 
+    /** What Ratis' client fails a request with that was in flight when its stream broke with {@code status}. */
+    static IOException streamBroke(org.apache.ratis.thirdparty.io.grpc.Status status) {
+        return new IOException(status.asRuntimeException());
+    }
+
+    @Test
+    void aForwardInFlightWhenItsStreamBrokeIsRetriedUnderItsIdAndUnknownOnlyAtTheDeadline() throws Exception {
+        // the leader shut down (CANCELLED) with the forward on its stream; the next attempt is answered
+        FakeRpc rpc = new FakeRpc();
+        Forwarder f = forwarder(rpc, 60_000);
+        CompletableFuture<Outcome> out = forward(f, "T1");
+        rpc.replies.get(0).completeExceptionally(streamBroke(org.apache.ratis.thirdparty.io.grpc.Status.CANCELLED
+                .withDescription("RST_STREAM closed stream. HTTP/2 error code: CANCEL")));
+        for (int i = 0; i < 200 && rpc.requests.size() < 2; i++) {
+            Thread.sleep(10); // the retry is scheduled 50 ms on
+        }
+        assertThat(rpc.requests).as("sent again, under the same intent id").hasSize(2);
+        assertThat(rpc.requests.get(1).getMessage().getContent())
+                .isEqualTo(rpc.requests.get(0).getMessage().getContent());
+        rpc.answer(1);
+        assertThat(refusal(out)).as("the leader's answer, not commit_unknown").isEqualTo(Outcome.Reason.BUSY);
+        assertThat(rpc.resets.get()).as("the broken channel is reset as before").isEqualTo(1);
+
+        // every attempt's stream breaks (a crashed leader, UNAVAILABLE): unknown at the deadline, never NO_LEADER
+        FakeRpc crashed = new FakeRpc() {
+            @Override
+            public CompletableFuture<RaftClientReply> sendRequestAsyncUnordered(RaftClientRequest request) {
+                requests.add(request);
+                return CompletableFuture.failedFuture(streamBroke(org.apache.ratis.thirdparty.io.grpc.Status.UNAVAILABLE
+                        .withDescription("Connection closed after GOAWAY")));
+            }
+        };
+        assertThat(refusal(forward(forwarder(crashed, 300), "T2"))).isEqualTo(Outcome.Reason.COMMIT_UNKNOWN);
+        assertThat(crashed.requests.size()).as("retried until the deadline").isGreaterThan(1);
+    }
+
     @Test
     void theRuleAlone() {
         ChannelResets r = new ChannelResets();
