@@ -8,7 +8,8 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * When a follower's {@link Forwarder} resets its channel to the leader after a failed forward
- * (and the lead checks and read index requests theirs, after a failed ask): once per channel,
+ * (and the lead checks, read index requests and asks of the leader theirs, after a failed ask):
+ * once per channel,
  * and never for a channel that is alive but slow. A Ratis client's stream that failed stays
  * closed ("is closed") until its channel is reset. Resetting closes the channel
  * and fails every other forward in flight on it; before this, each of those failures reset the

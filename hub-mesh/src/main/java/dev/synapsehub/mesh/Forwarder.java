@@ -31,8 +31,8 @@ import java.util.function.BiConsumer;
  * leader's actor. Every attempt carries the write's intent id ({@link IntentTags}), and a leader
  * answers an id that has committed with that first decision, so a retry is never decided twice.
  * It is retried when the reply says the leader did not decide it (not the leader, not ready, or
- * its actor no longer decides) or the stream closed under it (which happens after the leader
- * committed it too: the id makes that retry safe); any other failure is an unknown outcome
+ * its actor no longer decides) or the stream closed or broke under it (which happens after the
+ * leader committed it too: the id makes that retry safe); any other failure is an unknown outcome
  * ({@code COMMIT_UNKNOWN}), queued by the site under the same id. Should this node itself take
  * the lead while its forward retries, it decides the write on its own actor (no other node would).
  * A decided
@@ -132,7 +132,8 @@ final class Forwarder {
 
     /**
      * One forwarded write and its attempts. {@code mayHaveArrived} is set once an attempt failed in
-     * a way that does not prove the leader never took it (its channel closed under it): the write
+     * a way that does not prove the leader never took it (its channel closed under it, or another
+     * request's refusal failed it with the rest of its stream): the write
      * may then have committed, so running out of time is answered commit_unknown, never "nothing
      * was applied".
      */
@@ -208,12 +209,16 @@ final class Forwarder {
 
     /**
      * True when the request may be sent again: the leader refused it as not leading or not ready,
-     * the channel could not connect, or the channel closed under it. A closed stream does not
+     * the channel could not connect, or the channel closed or broke under it (its gRPC stream
+     * cancelled or unavailable). A closed stream does not
      * prove the leader never saw it (Ratis fails every request in flight on a channel it resets
      * or that the server ended, answered or not): the retry is safe only because it carries the
      * same intent id, which a leader never decides twice.
      */
     private static boolean neverArrived(Throwable failure) {
+        if (SendFailures.streamBroke(failure)) {
+            return true;
+        }
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof AlreadyClosedException || t instanceof NotLeaderException
                     || t instanceof LeaderNotReadyException || t instanceof ConnectException) {
@@ -223,13 +228,23 @@ final class Forwarder {
         return false;
     }
 
-    /** A closed channel fails what it carried whether the leader took it or not (but not what it refused unsent). */
+    /**
+     * A closed channel fails what it carried whether the leader took it or not (but not what it
+     * refused unsent). So does a not-leader or not-ready refusal that comes as the failure of the
+     * send: Ratis' client fails every request on the stream with the one a reply carried, also a
+     * forward the old leader committed but had not answered (a refusal on this request's own reply
+     * object is the leader's word on it alone, and does not come here).
+     */
     private static boolean mayHaveArrived(Throwable failure) {
         if (SendFailures.neverLeft(failure)) {
             return false;
         }
+        if (SendFailures.streamBroke(failure)) {
+            return true; // the stream broke with it on it: the leader may have committed it
+        }
         for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (t instanceof AlreadyClosedException) {
+            if (t instanceof AlreadyClosedException || t instanceof NotLeaderException
+                    || t instanceof LeaderNotReadyException) {
                 return true;
             }
         }
@@ -264,7 +279,7 @@ final class Forwarder {
         if (System.nanoTime() - deadline > 0) {
             if (!decidedHere(node.leader(), request, future)) {
                 if (request.mayHaveArrived().get()) {
-                    unknown(future, "no leader answered in time, and an earlier attempt's channel closed under it");
+                    unknown(future, "no leader answered in time, and an earlier attempt may have reached one");
                 } else {
                     future.complete(NO_LEADER);
                 }

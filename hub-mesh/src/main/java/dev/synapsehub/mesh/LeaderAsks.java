@@ -52,7 +52,9 @@ import java.util.function.Supplier;
  * for {@link #RETAIN_MILLIS}, by the ask's node, incarnation and number, and answers a resend
  * with it. An ask whose send failed after it may have left this node is resent only to the node
  * it went to ({@code "resent"}), until that node answers it or says it never took it; after
- * {@code RETAIN_MILLIS / 2} it fails as unknown instead of being sent again. A node that started
+ * {@code RETAIN_MILLIS / 2}, or at once when that node refuses connections (it is down), it fails
+ * as unknown instead of being sent again. Its channel to a node is reset once per broken channel
+ * ({@link ChannelResets}), not once per failed ask. A node that started
  * less than {@code RETAIN_MILLIS} ago cannot tell whether its previous life took a resent ask, so
  * it refuses one it has no answer for ("outcome unknown", never run).
  */
@@ -111,6 +113,8 @@ final class LeaderAsks implements ClusterLeader {
     /** Answers let go before {@link #RETAIN_MILLIS} because {@link #ANSWERS_KEPT} was reached. */
     private final AtomicLong answersForgotten = new AtomicLong();
     private final long retainNanos;
+    /** When this node resets its channel to a node after a failed ask: once per channel, as its forwards do. */
+    private final ChannelResets resets = new ChannelResets();
     /** When this node's asks began: a resend it has no answer for may have run in its previous life until RETAIN later. */
     private final long startedNanos = System.nanoTime();
 
@@ -260,6 +264,7 @@ final class LeaderAsks implements ClusterLeader {
                 .setGroupId(groupId).setCallId(callIds.incrementAndGet()).setMessage(Message.valueOf(sending))
                 .setType(AnyNodeRead.TYPE).setTimeoutMs(left).build();
         CompletableFuture<RaftClientReply> sent;
+        ChannelResets.Sent on = resets.sent(to.toString(), System.nanoTime());
         try {
             sent = rpc.sendRequestAsyncUnordered(r);
         } catch (RuntimeException e) {
@@ -278,11 +283,25 @@ final class LeaderAsks implements ClusterLeader {
             LOG.log(System.Logger.Level.INFO, "sending asks to the leader " + to + " works again");
         }
         sent.orTimeout(left, TimeUnit.MILLISECONDS).whenComplete((reply, failure) -> {
+            if (failure == null) {
+                resets.answered(to.toString(), System.nanoTime());
+            }
             if (failure != null) {
                 Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                         ? failure.getCause() : failure;
                 if (resendable(cause)) {
-                    rpc.handleException(to, cause, true); // the channel reconnects on the next request
+                    // the channel reconnects on the next request; reset once per channel: a reset fails every ask
+                    // then on it ("Stream close"), which would pin each to this node though none had left
+                    if (resets.reset(on, cause)) {
+                        rpc.handleException(to, cause, true);
+                    }
+                    if (pinned != null && connectionRefused(cause)) {
+                        // the node it may have reached is down; restarted, it refuses a resend it has no answer for
+                        answer.completeExceptionally(new IOException("the " + request.path(SERVICE).asText()
+                                + " ask may have reached " + pinned + ", which is down now (its connection refused);"
+                                + " it may or may not have run"));
+                        return;
+                    }
                     // it may have reached the node (a stream closed after it left): only that node may take it again
                     retry(request, bytes, answer, deadline, SendFailures.neverLeft(cause) ? pinned : to, pinEnd);
                 } else {
@@ -373,12 +392,27 @@ final class LeaderAsks implements ClusterLeader {
                 LogRedactor.safe(e));
     }
 
+    /** True when the channel could not connect: the node is not listening (down, or not started again yet). */
+    private static boolean connectionRefused(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof ConnectException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
      * True when the ask may be sent again: the channel could not connect, or Ratis refused a request on
-     * its stream, or the stream closed. Only a failed connection means it never left this node; the
-     * others fail every request on the stream, also one the leader took ({@link SendFailures#neverLeft}).
+     * its stream, or the stream closed or broke (cancelled, unavailable). Only a failed connection, or
+     * a refusal on a stream that had ended, means it never left this node; the others fail every
+     * request on the stream, also one the leader took ({@link SendFailures#neverLeft}), so such an ask
+     * is resent to that node alone.
      */
     private static boolean resendable(Throwable failure) {
+        if (SendFailures.streamBroke(failure)) {
+            return true;
+        }
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof NotLeaderException || t instanceof LeaderNotReadyException || t instanceof ConnectException
                     || t instanceof AlreadyClosedException) {

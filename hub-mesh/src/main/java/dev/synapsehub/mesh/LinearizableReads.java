@@ -24,8 +24,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * node waits until its Raft state machine has applied that far, and then until its actor holds
  * every record accepted up to there. A read after that sees every write acknowledged before the
  * request arrived, whichever node took it. A deposed leader that still believes it leads cannot
- * confirm and so never answers. Without a leader and a quorum within the commit timeout the read
- * is refused ({@code busy}), never answered from a state that may be behind.
+ * confirm and so never answers. A follower asks again while no leader answers (an election), and
+ * without a leader and a quorum within the commit timeout the read is refused ({@code busy}),
+ * never answered from a state that may be behind.
  */
 final class LinearizableReads {
     /** The request member that asks for it. */
@@ -35,6 +36,8 @@ final class LinearizableReads {
     /** The query a follower sends the leader for a read index. */
     static final String QUERY = "read_index";
     private static final long APPLIED_POLL_MILLIS = 5;
+    /** How soon a follower asks the leader for a read index again after an attempt failed. */
+    private static final long RETRY_MILLIS = 50;
 
     /** What the reads need of the node. */
     interface Node {
@@ -105,12 +108,8 @@ final class LinearizableReads {
      */
     CompletableFuture<Void> barrier() {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        CompletableFuture<Long> index;
-        if (node.decides()) {
-            index = readIndexHere();
-        } else {
-            index = askLeader();
-        }
+        CompletableFuture<Long> index = new CompletableFuture<>();
+        readIndex(index, deadline);
         return index.handle((readIndex, failure) -> {
             if (failure != null) {
                 Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
@@ -131,7 +130,40 @@ final class LinearizableReads {
         return lead.confirm().thenApply(v -> index);
     }
 
-    private CompletableFuture<Long> askLeader() {
+    /**
+     * Completes {@code index} with a read index: this node's own when it leads, else the leader's,
+     * asked again every {@link #RETRY_MILLIS} until {@code deadline} while none answers (an
+     * election: a follower keeps the dead leader's id until its own election timer fires, then
+     * knows none until one is elected; asking again is safe, a read index changes nothing). A
+     * leader's own failed confirmation is final: its round already waited for the voters.
+     */
+    private void readIndex(CompletableFuture<Long> index, long deadline) {
+        boolean here = node.decides();
+        CompletableFuture<Long> attempt;
+        try {
+            attempt = here ? readIndexHere() : askLeader(deadline);
+        } catch (RuntimeException e) {
+            attempt = CompletableFuture.failedFuture(e);
+        }
+        attempt.whenComplete((i, failure) -> {
+            if (failure == null) {
+                index.complete(i);
+                return;
+            }
+            if (here || System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RETRY_MILLIS) - deadline > 0) {
+                index.completeExceptionally(failure);
+                return;
+            }
+            try {
+                scheduler.schedule(() -> readIndex(index, deadline), RETRY_MILLIS, TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException closing) {
+                index.completeExceptionally(failure);
+            }
+        });
+    }
+
+    private CompletableFuture<Long> askLeader(long deadline) {
+        long left = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
         RaftPeerId to = node.leader();
         if (to == null) {
             return CompletableFuture.failedFuture(new IllegalStateException("no leader known"));
@@ -145,7 +177,7 @@ final class LinearizableReads {
         RaftClientRequest request = RaftClientRequest.newBuilder().setClientId(clientId).setServerId(to)
                 .setGroupId(groupId).setCallId(callIds.incrementAndGet())
                 .setMessage(Message.valueOf(ByteString.copyFrom(MeshJson.bytes(query))))
-                .setType(AnyNodeRead.TYPE).setTimeoutMs(timeoutMillis).build();
+                .setType(AnyNodeRead.TYPE).setTimeoutMs(left).build();
         CompletableFuture<RaftClientReply> sent;
         ChannelResets.Sent on = resets.sent(to.toString(), System.nanoTime());
         try {
@@ -154,7 +186,7 @@ final class LinearizableReads {
             return CompletableFuture.failedFuture(new IllegalStateException("the read index request could not be sent: "
                     + LogRedactor.scrub(e)));
         }
-        return sent.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).whenComplete((reply, fault) -> {
+        return sent.orTimeout(left, TimeUnit.MILLISECONDS).whenComplete((reply, fault) -> {
             if (fault == null) {
                 resets.answered(to.toString(), System.nanoTime());
                 return;

@@ -1,6 +1,9 @@
 package dev.synapsehub.mesh;
 
 import org.apache.ratis.protocol.exceptions.AlreadyClosedException;
+import org.apache.ratis.thirdparty.io.grpc.Status;
+import org.apache.ratis.thirdparty.io.grpc.StatusException;
+import org.apache.ratis.thirdparty.io.grpc.StatusRuntimeException;
 
 import java.net.ConnectException;
 
@@ -21,6 +24,27 @@ final class SendFailures {
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof ConnectException || t instanceof AlreadyClosedException
                     && String.valueOf(t.getMessage()).endsWith(" is closed.")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * True when the stream the request was on broke with a gRPC status after the request may have
+     * left (the node shut down, CANCELLED, or its connection died, UNAVAILABLE): Ratis' client
+     * fails every request in flight on the stream with an IOException around that status, answered
+     * or not. Not a connection that never opened ({@link #neverLeft}), and not a deadline (a slow
+     * node, whose failure stays a timeout).
+     */
+    static boolean streamBroke(Throwable failure) {
+        if (neverLeft(failure)) {
+            return false;
+        }
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            Status status = t instanceof StatusRuntimeException s ? s.getStatus()
+                    : t instanceof StatusException s ? s.getStatus() : null;
+            if (status != null && !status.isOk() && status.getCode() != Status.Code.DEADLINE_EXCEEDED) {
                 return true;
             }
         }

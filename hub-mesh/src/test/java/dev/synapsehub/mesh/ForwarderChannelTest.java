@@ -181,6 +181,80 @@ class ForwarderChannelTest {
                 .isEqualTo(Outcome.Reason.COMMIT_UNKNOWN);
     }
 
+    /** A NotLeaderException as the leader n1 sends it for {@code r}. */
+    private static org.apache.ratis.protocol.exceptions.NotLeaderException notLeader(RaftClientRequest r) {
+        return new org.apache.ratis.protocol.exceptions.NotLeaderException(
+                org.apache.ratis.protocol.RaftGroupMemberId.valueOf(LEADER, r.getRaftGroupId()), null, List.of());
+    }
+
+    @Test
+    void aForwardFailedByAnotherRequestsNotLeaderRefusalMayHaveCommittedOneRefusedByItsOwnReplyDidNot() throws Exception {
+        // Ratis' client fails every request on the stream with a NotLeaderException one reply carried, also one the
+        // old leader committed but had not answered: the failure says nothing of this forward
+        FakeRpc collateral = new FakeRpc() {
+            @Override
+            public CompletableFuture<RaftClientReply> sendRequestAsyncUnordered(RaftClientRequest request) {
+                requests.add(request);
+                if (requests.size() == 1) {
+                    return CompletableFuture.failedFuture(notLeader(request));
+                }
+                return CompletableFuture.completedFuture(RaftClientReply.newBuilder().setRequest(request)
+                        .setException(notLeader(request)).build());
+            }
+        };
+        Outcome failed = forward(forwarder(collateral, 300), "T1").get(30, TimeUnit.SECONDS);
+        assertThat(collateral.requests.size()).as("retried under its intent id until the bound").isGreaterThan(1);
+        assertThat(failed).as("it may have committed: never \"nothing was applied\"").isNotSameAs(Forwarder.NO_LEADER);
+        assertThat(refusal(CompletableFuture.completedFuture(failed))).isEqualTo(Outcome.Reason.COMMIT_UNKNOWN);
+
+        FakeRpc refusing = new FakeRpc() {
+            @Override
+            public CompletableFuture<RaftClientReply> sendRequestAsyncUnordered(RaftClientRequest request) {
+                requests.add(request);
+                return CompletableFuture.completedFuture(RaftClientReply.newBuilder().setRequest(request)
+                        .setException(notLeader(request)).build());
+            }
+        };
+        assertThat(forward(forwarder(refusing, 300), "T2").get(30, TimeUnit.SECONDS))
+                .as("refused by its own reply each time: nothing was applied").isSameAs(Forwarder.NO_LEADER);
+    }
+
+    /** What Ratis' client fails a request with that was in flight when its stream broke with {@code status}. */
+    static IOException streamBroke(org.apache.ratis.thirdparty.io.grpc.Status status) {
+        return new IOException(status.asRuntimeException());
+    }
+
+    @Test
+    void aForwardInFlightWhenItsStreamBrokeIsRetriedUnderItsIdAndUnknownOnlyAtTheDeadline() throws Exception {
+        // the leader shut down (CANCELLED) with the forward on its stream; the next attempt is answered
+        FakeRpc rpc = new FakeRpc();
+        Forwarder f = forwarder(rpc, 60_000);
+        CompletableFuture<Outcome> out = forward(f, "T1");
+        rpc.replies.get(0).completeExceptionally(streamBroke(org.apache.ratis.thirdparty.io.grpc.Status.CANCELLED
+                .withDescription("RST_STREAM closed stream. HTTP/2 error code: CANCEL")));
+        for (int i = 0; i < 200 && rpc.requests.size() < 2; i++) {
+            Thread.sleep(10); // the retry is scheduled 50 ms on
+        }
+        assertThat(rpc.requests).as("sent again, under the same intent id").hasSize(2);
+        assertThat(rpc.requests.get(1).getMessage().getContent())
+                .isEqualTo(rpc.requests.get(0).getMessage().getContent());
+        rpc.answer(1);
+        assertThat(refusal(out)).as("the leader's answer, not commit_unknown").isEqualTo(Outcome.Reason.BUSY);
+        assertThat(rpc.resets.get()).as("the broken channel is reset as before").isEqualTo(1);
+
+        // every attempt's stream breaks (a crashed leader, UNAVAILABLE): unknown at the deadline, never NO_LEADER
+        FakeRpc crashed = new FakeRpc() {
+            @Override
+            public CompletableFuture<RaftClientReply> sendRequestAsyncUnordered(RaftClientRequest request) {
+                requests.add(request);
+                return CompletableFuture.failedFuture(streamBroke(org.apache.ratis.thirdparty.io.grpc.Status.UNAVAILABLE
+                        .withDescription("Connection closed after GOAWAY")));
+            }
+        };
+        assertThat(refusal(forward(forwarder(crashed, 300), "T2"))).isEqualTo(Outcome.Reason.COMMIT_UNKNOWN);
+        assertThat(crashed.requests.size()).as("retried until the deadline").isGreaterThan(1);
+    }
+
     @Test
     void theRuleAlone() {
         ChannelResets r = new ChannelResets();
