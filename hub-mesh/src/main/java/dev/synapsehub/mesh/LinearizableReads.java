@@ -138,19 +138,21 @@ final class LinearizableReads {
      * leader's own failed confirmation is final: its round already waited for the voters.
      */
     private void readIndex(CompletableFuture<Long> index, long deadline) {
-        boolean here = node.decides();
+        boolean here = false;
         CompletableFuture<Long> attempt;
-        try {
+        try { // a scheduled retry must complete the read whatever throws, never leave it waiting
+            here = node.decides();
             attempt = here ? readIndexHere() : askLeader(deadline);
         } catch (RuntimeException e) {
             attempt = CompletableFuture.failedFuture(e);
         }
+        boolean leads = here;
         attempt.whenComplete((i, failure) -> {
             if (failure == null) {
                 index.complete(i);
                 return;
             }
-            if (here || System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RETRY_MILLIS) - deadline > 0) {
+            if (leads || System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RETRY_MILLIS) - deadline > 0) {
                 index.completeExceptionally(failure);
                 return;
             }

@@ -34,8 +34,9 @@ final class SendFailures {
      * True when the stream the request was on broke with a gRPC status after the request may have
      * left (the node shut down, CANCELLED, or its connection died, UNAVAILABLE): Ratis' client
      * fails every request in flight on the stream with an IOException around that status, answered
-     * or not. Not a connection that never opened ({@link #neverLeft}), and not a deadline (a slow
-     * node, whose failure stays a timeout).
+     * or not. Not a connection that never opened ({@link #neverLeft}), not a deadline (a slow node,
+     * whose failure stays a timeout), and no other status (a refused handshake, a message over the
+     * size limit: the same again on every attempt, so an unknown outcome at once as before).
      */
     static boolean streamBroke(Throwable failure) {
         if (neverLeft(failure)) {
@@ -44,7 +45,8 @@ final class SendFailures {
         for (Throwable t = failure; t != null; t = t.getCause()) {
             Status status = t instanceof StatusRuntimeException s ? s.getStatus()
                     : t instanceof StatusException s ? s.getStatus() : null;
-            if (status != null && !status.isOk() && status.getCode() != Status.Code.DEADLINE_EXCEEDED) {
+            if (status != null && (status.getCode() == Status.Code.CANCELLED
+                    || status.getCode() == Status.Code.UNAVAILABLE)) {
                 return true;
             }
         }

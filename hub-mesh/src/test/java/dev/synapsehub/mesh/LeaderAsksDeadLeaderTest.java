@@ -250,6 +250,10 @@ class LeaderAsksDeadLeaderTest {
         assertThat(SendFailures.streamBroke(refused)).isFalse();
         assertThat(SendFailures.streamBroke(new org.apache.ratis.protocol.exceptions.TimeoutIOException("deadline",
                 Status.DEADLINE_EXCEEDED.asRuntimeException()))).as("a slow node stays a timeout").isFalse();
+        assertThat(SendFailures.streamBroke(new java.io.IOException(Status.UNAUTHENTICATED.asRuntimeException())))
+                .as("a refused handshake fails the same way every time: not a stream that broke").isFalse();
+        assertThat(SendFailures.streamBroke(new java.io.IOException(Status.RESOURCE_EXHAUSTED.asRuntimeException())))
+                .as("a message over the limit neither").isFalse();
         assertThat(SendFailures.neverLeft(new CompletionException(new AlreadyClosedException("client->n1 is closed."))))
                 .isTrue();
         assertThat(SendFailures.neverLeft(new AlreadyClosedException("client->n1: the stream is closed."))).isTrue();
