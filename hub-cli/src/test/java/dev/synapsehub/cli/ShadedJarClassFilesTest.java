@@ -23,10 +23,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * ClassFileUpgrade.java) at class-file version 52, all of them, so that the launcher's class-data
  * archive keeps them: the JVM leaves classes older than version 50 out of an archive or AOT cache,
  * and every hub start then read and verified picocli's classes from the jar. The training the
- * launcher runs, on this JVM, archives with no class left out as too old.
+ * launcher runs, on this JVM, archives with no class left out as too old. And none of the hub's
+ * own classes concatenates strings through invokedynamic (the build compiles it inline): on Java 17
+ * each concatenation shape spun method-handle classes at run time, which the archive does not keep.
  */
 @Tag("launcher")
-class PicocliClassFilesTest {
+class ShadedJarClassFilesTest {
     private static final Path SHADED = Path.of("target", "synapse-hub.jar");
 
     @TempDir
@@ -62,6 +64,40 @@ class PicocliClassFilesTest {
                 .allSatisfy((name, version) -> assertThat(version).isLessThan(50));
         assertThat(shaded.keySet()).as("no class lost or added").isEqualTo(original.keySet());
         assertThat(shaded).allSatisfy((name, version) -> assertThat(version).as(name).isEqualTo(52));
+    }
+
+    @Test
+    void noClassOfTheHubConcatenatesStringsThroughInvokedynamic() throws Exception {
+        byte[] factory = "java/lang/invoke/StringConcatFactory".getBytes(StandardCharsets.UTF_8);
+        java.util.List<String> indy = new java.util.ArrayList<>();
+        int ours = 0;
+        try (JarFile f = new JarFile(SHADED.toFile())) {
+            for (var e : java.util.Collections.list(f.entries())) {
+                if (e.getName().startsWith("dev/synapsehub/") && e.getName().endsWith(".class")) {
+                    ours++;
+                    try (InputStream in = f.getInputStream(e)) {
+                        if (contains(in.readAllBytes(), factory)) {
+                            indy.add(e.getName());
+                        }
+                    }
+                }
+            }
+        }
+        assertThat(ours).as("the hub's classes are in the jar").isGreaterThan(500);
+        assertThat(indy).isEmpty();
+    }
+
+    private static boolean contains(byte[] haystack, byte[] needle) {
+        outer:
+        for (int i = 0; i + needle.length <= haystack.length; i++) {
+            for (int j = 0; j < needle.length; j++) {
+                if (haystack[i + j] != needle[j]) {
+                    continue outer;
+                }
+            }
+            return true;
+        }
+        return false;
     }
 
     @Test
