@@ -35,6 +35,8 @@ final class ChannelResets {
         long generation;
         long lastAnswer = Long.MIN_VALUE;
         boolean answered;
+        /** A reset is replacing the channel now: its generation moves on only once the new one is in place. */
+        boolean resetting;
     }
 
     private final Map<String, Channel> channels = new ConcurrentHashMap<>();
@@ -55,17 +57,39 @@ final class ChannelResets {
         c.answered = true;
     }
 
-    /** True when the forward {@code sent} failed with {@code cause} and its channel should be reset now. */
-    synchronized boolean reset(Sent sent, Throwable cause) {
-        Channel c = channel(sent.peer());
-        if (c.generation != sent.generation()) {
-            return false;
+    /**
+     * When the forward {@code sent} failed with {@code cause} and its channel should be reset now:
+     * runs {@code reset} (the client's channel reset, outside this object's lock: Ratis closes the
+     * old channel synchronously) and returns true. The generation moves on only after {@code reset}
+     * returned, so a send recorded while the channel was being replaced counts as sent on the old
+     * one, and its failure (the old channel's "is closed") never resets the new one under others.
+     */
+    boolean reset(Sent sent, Throwable cause, Runnable reset) {
+        Channel c;
+        synchronized (this) {
+            c = channel(sent.peer());
+            if (c.resetting || c.generation != sent.generation()) {
+                return false;
+            }
+            if (timeout(cause) && c.answered && c.lastAnswer - sent.at() > 0) {
+                return false;
+            }
+            c.resetting = true;
         }
-        if (timeout(cause) && c.answered && c.lastAnswer - sent.at() > 0) {
-            return false;
+        try {
+            reset.run();
+        } finally {
+            synchronized (this) {
+                c.generation++;
+                c.resetting = false;
+            }
         }
-        c.generation++;
         return true;
+    }
+
+    /** As {@link #reset(Sent, Throwable, Runnable)} with nothing to run (the rule alone, for tests). */
+    boolean reset(Sent sent, Throwable cause) {
+        return reset(sent, cause, () -> { });
     }
 
     /** Resets made since start, for {@code peer}. */

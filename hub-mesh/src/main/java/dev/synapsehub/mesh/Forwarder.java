@@ -186,9 +186,7 @@ final class Forwarder {
                         ? failure.getCause() : failure;
                 // a failed channel stays closed until reset (the next request reconnects), but only the channel
                 // this request went on, and not one that answers others: a reset fails every forward in flight
-                if (resets.reset(on, cause)) {
-                    rpc.handleException(leader, cause, true);
-                }
+                resets.reset(on, cause, () -> rpc.handleException(leader, cause, true));
                 if (neverArrived(cause)) {
                     if (mayHaveArrived(cause)) {
                         request.mayHaveArrived().set(true);

@@ -292,9 +292,7 @@ final class LeaderAsks implements ClusterLeader {
                 if (resendable(cause)) {
                     // the channel reconnects on the next request; reset once per channel: a reset fails every ask
                     // then on it ("Stream close"), which would pin each to this node though none had left
-                    if (resets.reset(on, cause)) {
-                        rpc.handleException(to, cause, true);
-                    }
+                    resets.reset(on, cause, () -> rpc.handleException(to, cause, true));
                     if (pinned != null && connectionRefused(cause)) {
                         // the node it may have reached is down; restarted, it refuses a resend it has no answer for
                         answer.completeExceptionally(new IOException("the " + request.path(SERVICE).asText()

@@ -212,9 +212,7 @@ final class LeadershipCheck {
                 Throwable cause = fault instanceof java.util.concurrent.CompletionException && fault.getCause() != null
                         ? fault.getCause() : fault;
                 // a failed stream stays closed until its channel is reset: once per channel, the next ask reconnects
-                if (resets.reset(on, cause)) {
-                    rpc.handleException(to, cause, true);
-                }
+                resets.reset(on, cause, () -> rpc.handleException(to, cause, true));
                 askAgain(round, peer);
                 return;
             }

@@ -196,9 +196,7 @@ final class LinearizableReads {
             Throwable cause = fault instanceof java.util.concurrent.CompletionException && fault.getCause() != null
                     ? fault.getCause() : fault;
             // a failed stream stays closed until its channel is reset (once per channel): the next read reconnects
-            if (resets.reset(on, cause)) {
-                rpc.handleException(to, cause, true);
-            }
+            resets.reset(on, cause, () -> rpc.handleException(to, cause, true));
         }).thenApply(reply -> {
             if (!reply.isSuccess()) {
                 throw new IllegalStateException(LogRedactor.scrub(reply.getException()));

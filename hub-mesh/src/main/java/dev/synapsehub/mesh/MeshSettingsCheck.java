@@ -237,9 +237,8 @@ final class MeshSettingsCheck {
                             if (fault != null) {
                                 Throwable cause = fault instanceof java.util.concurrent.CompletionException
                                         && fault.getCause() != null ? fault.getCause() : fault;
-                                if (resets.reset(on, cause)) { // else every later ask fails on the closed stream
-                                    rpc.handleException(current, cause, true);
-                                }
+                                // reset, or every later ask fails on the closed stream
+                                resets.reset(on, cause, () -> rpc.handleException(current, cause, true));
                             } else {
                                 resets.answered(current.toString(), System.nanoTime());
                             }

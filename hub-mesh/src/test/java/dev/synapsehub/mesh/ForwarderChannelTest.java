@@ -256,6 +256,21 @@ class ForwarderChannelTest {
     }
 
     @Test
+    void aSendRecordedWhileTheChannelIsBeingReplacedCountsAsSentOnTheOldOne() {
+        ChannelResets r = new ChannelResets();
+        ChannelResets.Sent broke = r.sent("n1", 100);
+        java.util.concurrent.atomic.AtomicReference<ChannelResets.Sent> during = new java.util.concurrent.atomic.AtomicReference<>();
+        // another request is recorded while the client replaces the channel (Ratis does it outside our lock)
+        assertThat(r.reset(broke, new IOException("broken"), () -> during.set(r.sent("n1", 110)))).isTrue();
+        // it may have gone out on the old channel ("is closed"): its failure must not reset the new one
+        assertThat(r.reset(during.get(), new AlreadyClosedException("client->n1 is closed."),
+                () -> { throw new AssertionError("the new channel was reset"); })).isFalse();
+        ChannelResets.Sent next = r.sent("n1", 120);
+        assertThat(r.reset(next, new IOException("broken again"))).as("a send on the new channel resets it").isTrue();
+        assertThat(r.resets("n1")).isEqualTo(2);
+    }
+
+    @Test
     void theRuleAlone() {
         ChannelResets r = new ChannelResets();
         ChannelResets.Sent a = r.sent("n1", 100);
