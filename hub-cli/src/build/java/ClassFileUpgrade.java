@@ -76,8 +76,7 @@ public final class ClassFileUpgrade {
         if (upgraded + copied == 0) {
             throw new IllegalStateException("no class under " + prefix + " in " + library);
         }
-        System.out.println("ClassFileUpgrade: " + upgraded + " classes of " + library.getFileName()
-                + " rewritten to class-file version 52, " + copied + " copied as they were, into " + out);
+        // silent when it worked: the launcher's first-run build and `./mvnw -q` print nothing either
     }
 
     private static byte[] upgrade(byte[] bytes, ClassLoader types) {
