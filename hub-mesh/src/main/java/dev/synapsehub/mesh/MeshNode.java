@@ -787,7 +787,7 @@ public final class MeshNode implements AutoCloseable {
         } catch (TimeoutException e) {
             throw new CommitUnknownException("no quorum committed the record within " + config.commitTimeout(), e);
         } catch (ExecutionException e) {
-            throw ProposalFailures.ofFailure(e.getCause()); // the pending-request limit: not proposed; else unknown
+            throw new CommitUnknownException("the proposal failed: " + e.getCause(), e.getCause());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CommitUnknownException("interrupted while the record was proposed", e);
@@ -795,7 +795,12 @@ public final class MeshNode implements AutoCloseable {
         if (reply.isSuccess()) {
             return new MeshJournal.Proposal(MeshStateMachine.Verdict.parse(reply.getMessage()), reply.getLogIndex());
         }
-        throw ProposalFailures.ofReply(reply); // not ready or stepping down: not proposed; otherwise unknown
+        if (reply.getLeaderNotReadyException() != null) {
+            throw new JournalException("the record was not proposed: this leader is not ready yet");
+        }
+        // NotLeader may come after the record was appended: the next leader may still commit it
+        throw new CommitUnknownException("the proposal was not confirmed: " + reply.getException(),
+                reply.getException());
     }
 
     // ------------------------------------------------------------------------- applying
