@@ -97,7 +97,8 @@ final class ChannelResets {
         return channel(peer).generation;
     }
 
-    private static boolean timeout(Throwable failure) {
+    /** True when {@code failure} is a timeout (the future's own, or Ratis' client's). */
+    static boolean timeout(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof TimeoutException || t instanceof TimeoutIOException) {
                 return true;

@@ -116,6 +116,9 @@ final class MeshFace implements HubExtension {
         counter(out, "synapse_mesh_remote_publish_failures_total",
                 "Other nodes' decisions that could not be published to this node's connections, since start.",
                 edge.remotePublishes());
+        counter(out, "synapse_mesh_forward_decision_faults_total",
+                "On the leader: forwarded mutations whose decision failed here, answered as a refusal, since start.",
+                node.forwardDecisionFaults());
         LeaderAsks.Failures asks = node.leaderAskFailures();
         counter(out, "synapse_mesh_leader_ask_send_failures_total",
                 "Asks of the leader whose send threw before leaving this node (each resent), since start.",

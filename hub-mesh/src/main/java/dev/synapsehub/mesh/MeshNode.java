@@ -2,6 +2,7 @@ package dev.synapsehub.mesh;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.synapsehub.core.Clock;
+import dev.synapsehub.core.actor.ActorRefusedException;
 import dev.synapsehub.core.actor.ActorSettings;
 import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.actor.Mutation;
@@ -102,6 +103,8 @@ public final class MeshNode implements AutoCloseable {
     private final AtomicLong edgeEffectFailures = new AtomicLong();
     /** Other nodes' decisions that could not be published here (publishRemote), since start. */
     private final AtomicLong remotePublishFailures = new AtomicLong();
+    /** Forwarded mutations whose decision failed here, answered as a refusal (Replica#decisionFault), since start. */
+    private final AtomicLong forwardDecisionFaults = new AtomicLong();
     private volatile boolean closed;
     private final MeshIntents intents;
     private final ReadStaleness staleness;
@@ -229,7 +232,7 @@ public final class MeshNode implements AutoCloseable {
                     }
                 });
             }
-        }, mutations, scheduler, config.commitTimeout().toMillis());
+        }, mutations, scheduler, config.commitTimeout().toMillis(), forwardAttemptMillis(config));
         // an ask waits on the leader's handler (a claim forwarded to its owner: up to its 10 s bound), longer than
         // a commit, so it has a client whose request timeout covers it; each ask bounds itself
         RaftProperties askProperties = properties(config);
@@ -316,6 +319,15 @@ public final class MeshNode implements AutoCloseable {
         this.server = RaftServer.newBuilder().setServerId(RaftPeerId.valueOf(nodeId)).setGroup(startGroup)
                 .setStateMachine(stateMachine).setProperties(properties).setParameters(transport)
                 .setOption(RaftStorage.StartupOption.RECOVER).build();
+    }
+
+    /**
+     * How long one forward attempt waits for the leader's answer before it is sent again to whoever
+     * leads then: two election timeouts, by when a leader cut off silently has been replaced (a
+     * healthy leader's decision is answered well within it; sent again, it joins the first).
+     */
+    static long forwardAttemptMillis(MeshConfig config) {
+        return Math.min(config.commitTimeout().toMillis(), 2 * config.electionTimeoutMax().toMillis());
     }
 
     /** The Raft settings of a node of {@code config} (package-private: tests pin them). */
@@ -542,6 +554,24 @@ public final class MeshNode implements AutoCloseable {
      */
     public long unannouncedRecords() {
         return unannounced.get();
+    }
+
+    /** The answer to a forwarded mutation whose decision failed on this leader with anything but a refusal. */
+    static final Outcome.Refused FORWARD_DECISION_FAILED = new Outcome.Refused(Outcome.Reason.COMMIT_UNKNOWN,
+            "The leader failed while deciding this write; it may still apply. Retry with the same idem_key to learn"
+                    + " the outcome.");
+
+    /**
+     * Forwarded mutations whose decision failed on this node as leader since start: each answered
+     * as a refusal (never a failed query, which would end the follower's stream), logged once.
+     */
+    public long forwardDecisionFaults() {
+        return forwardDecisionFaults.get();
+    }
+
+    /** The Ratis state machine (tests ask it as Ratis does). */
+    MeshStateMachine stateMachine() {
+        return stateMachine;
     }
 
     /** This node's edge failures, measured now. */
@@ -1224,26 +1254,55 @@ public final class MeshNode implements AutoCloseable {
                 synchronized (forwardsInFlight) {
                     forwardsInFlight.remove(intent);
                 }
-                if (fault != null) {
-                    answer.completeExceptionally(fault);
-                } else {
-                    answer.complete(message);
-                }
+                answer.complete(fault == null ? message : encode(decisionFault(fault)));
             });
             return answer;
         }
 
-        /** Submits a forwarded mutation to this node's actor and encodes its outcome. */
+        /**
+         * Submits a forwarded mutation to this node's actor and encodes its outcome. Never fails:
+         * Ratis answers a failed query future by erroring the follower's whole gRPC stream, which
+         * fails every other forward in flight on it; a fault is answered as a refusal instead.
+         */
         private CompletableFuture<Message> decide(Mutation mutation, String origin) {
             forwardedOrigins.put(mutation, origin);
-            return actor.submit(mutation).thenApplyAsync(outcome -> {
+            CompletableFuture<Outcome> decided;
+            try {
+                decided = actor.submit(mutation);
+            } catch (RuntimeException e) {
+                decided = CompletableFuture.failedFuture(e);
+            }
+            return decided.thenApplyAsync(outcome -> {
                 forwardedOrigins.remove(mutation);
                 if (outcome == MeshSite.NOT_DECIDING) {
                     return Message.valueOf(ByteString.copyFrom(MeshJson.bytes(
                             MeshJson.MAPPER.createObjectNode().put("outcome", Forwarder.NOT_DECIDING))));
                 }
                 return encode(outcome);
-            }, scheduler);
+            }, scheduler).handle((message, fault) -> {
+                if (fault == null) {
+                    return message;
+                }
+                forwardedOrigins.remove(mutation);
+                return encode(decisionFault(fault));
+            });
+        }
+
+        /**
+         * The answer to a forwarded mutation whose decision failed here (the actor refused it, the
+         * scheduler that encodes answers is closing, the outcome could not be encoded): the actor's
+         * own refusal, anything else commit_unknown (the decision may have committed). Logged and counted.
+         */
+        private Outcome.Refused decisionFault(Throwable fault) {
+            Throwable cause = fault instanceof java.util.concurrent.CompletionException && fault.getCause() != null
+                    ? fault.getCause() : fault;
+            Outcome.Refused answer = cause instanceof ActorRefusedException refused ? refused.refusal()
+                    : FORWARD_DECISION_FAILED;
+            forwardDecisionFaults.incrementAndGet();
+            LOG.log(System.Logger.Level.WARNING, "mesh node " + nodeId + ": deciding a forwarded mutation failed ("
+                    + LogRedactor.scrub(cause) + "); answered " + answer.reason() + ", counted in"
+                    + " synapse_mesh_forward_decision_faults_total");
+            return answer;
         }
 
         private Message encode(Outcome outcome) {
