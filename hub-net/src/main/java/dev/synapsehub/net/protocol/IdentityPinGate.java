@@ -194,8 +194,11 @@ final class IdentityPinGate {
      * pinned first (a pin made through another mesh node, or one this node's turns did not
      * order), so the socket is refused as a pin mismatch, and its first frame must not apply.
      * Completes on the writer's thread, once the pin is committed and visible to {@link #check}.
+     * {@code beforeRefusal} runs just before a refused socket is closed (the caller revokes the
+     * lease its bind made there: once the socket's close unbinds the name, no lease of it is left
+     * for the pin's owner to meet).
      */
-    CompletableFuture<Boolean> pinAfterBinding(Session session, IdentityPinCommand.Pin pin) {
+    CompletableFuture<Boolean> pinAfterBinding(Session session, IdentityPinCommand.Pin pin, Runnable beforeRefusal) {
         return actor.submit(Mutation.of(pin)).handle((outcome, failure) -> {
             if (failure != null) {
                 metrics.faults.incrementAndGet();
@@ -211,6 +214,7 @@ final class IdentityPinGate {
             switch (reply.outcome()) {
                 case MISMATCH -> {
                     String result = reply.pin().keyId().equals(pin.keyId()) ? "bad_signature" : "unknown_key";
+                    beforeRefusal.run();
                     refusePinned(session, pin.agent(), reply.pin().keyId(), result, clock.nowSeconds());
                     return false;
                 }

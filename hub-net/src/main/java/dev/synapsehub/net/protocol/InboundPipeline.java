@@ -676,10 +676,17 @@ public final class InboundPipeline {
         // is not admitted
         session.admissionBound(bind.joined());
         session.holdFrames();
-        pins.pinAfterBinding(session, identity.pin()).whenComplete((admitted, fault) -> {
+        // the lease this bind made goes with a refusal, before the socket's close unbinds the name (and before
+        // the next turn): the pin's owner binding next never meets it
+        Runnable revokeLease = () -> {
+            if (bind.leaseToken() != null) {
+                hub.registry().revokeLease(sender);
+            }
+        };
+        pins.pinAfterBinding(session, identity.pin(), revokeLease).whenComplete((admitted, fault) -> {
             try {
-                if (!Boolean.TRUE.equals(admitted) && bind.leaseToken() != null) {
-                    hub.registry().revokeLease(sender); // the lease this refused bind made, before the next turn
+                if (fault != null) {
+                    revokeLease.run(); // closed 1011 below: not admitted either
                 }
             } finally {
                 if (turn != null) {
