@@ -97,8 +97,7 @@ final class ChannelResets {
         return channel(peer).generation;
     }
 
-    /** True when {@code failure} is a timeout (the future's own, or Ratis' client's). */
-    static boolean timeout(Throwable failure) {
+    private static boolean timeout(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof TimeoutException || t instanceof TimeoutIOException) {
                 return true;

@@ -31,10 +31,8 @@ import java.util.function.BiConsumer;
  * leader's actor. Every attempt carries the write's intent id ({@link IntentTags}), and a leader
  * answers an id that has committed with that first decision, so a retry is never decided twice.
  * It is retried when the reply says the leader did not decide it (not the leader, not ready, or
- * its actor no longer decides), the stream closed or broke under it (which happens after the
- * leader committed it too: the id makes that retry safe), or no answer came within the attempt's
- * bound (about two election timeouts: a leader cut off silently, its connections hanging, has been
- * replaced by then, and the write goes to whoever leads now); any other failure is an unknown outcome
+ * its actor no longer decides) or the stream closed or broke under it (which happens after the
+ * leader committed it too: the id makes that retry safe); any other failure is an unknown outcome
  * ({@code COMMIT_UNKNOWN}), queued by the site under the same id. Should this node itself take
  * the lead while its forward retries, it decides the write on its own actor (no other node would).
  * A decided
@@ -85,29 +83,14 @@ final class Forwarder {
     private final OutcomeCodec outcomes = new OutcomeCodec();
     private final ScheduledExecutorService scheduler;
     private final long timeoutMillis;
-    /** How long one attempt waits for its leader's answer before asking whoever leads now (within the deadline). */
-    private final long attemptMillis;
     private final ClientId clientId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
     private final AtomicLong forwarded = new AtomicLong();
     private final AtomicLong unknown = new AtomicLong();
     private final ChannelResets resets = new ChannelResets();
 
-    /** A forwarder whose every attempt may wait the whole {@code timeoutMillis}. */
     Forwarder(String nodeId, RaftGroupId groupId, RaftClientRpc rpc, Node node, MutationCodec mutations,
               ScheduledExecutorService scheduler, long timeoutMillis) {
-        this(nodeId, groupId, rpc, node, mutations, scheduler, timeoutMillis, timeoutMillis);
-    }
-
-    /**
-     * @param timeoutMillis how long a forward may take in all (then commit_unknown, or nothing applied)
-     * @param attemptMillis how long one attempt waits for its answer: a leader cut off silently (its
-     *     connections hang) is replaced by an election within about this long, and the write is sent
-     *     again, under its intent id, to whoever leads then
-     */
-    Forwarder(String nodeId, RaftGroupId groupId, RaftClientRpc rpc, Node node, MutationCodec mutations,
-              ScheduledExecutorService scheduler, long timeoutMillis, long attemptMillis) {
-        this.attemptMillis = Math.max(1, Math.min(attemptMillis, timeoutMillis));
         this.nodeId = nodeId;
         this.groupId = groupId;
         this.rpc = rpc;
@@ -178,13 +161,9 @@ final class Forwarder {
             retry(request, future, deadline); // an election, or this node leads but is not ready yet
             return;
         }
-        long remaining = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
-        // the last attempt waits out the deadline; an earlier one only its own bound, then asks whoever leads
-        boolean last = remaining <= attemptMillis;
-        long bound = last ? remaining : attemptMillis;
         RaftClientRequest r = RaftClientRequest.newBuilder().setClientId(clientId).setServerId(leader)
                 .setGroupId(groupId).setCallId(callIds.incrementAndGet()).setMessage(Message.valueOf(request.bytes()))
-                .setType(RaftClientRequest.readRequestType(true)).setTimeoutMs(bound).build();
+                .setType(RaftClientRequest.readRequestType(true)).setTimeoutMs(timeoutMillis).build();
         CompletableFuture<RaftClientReply> sent;
         ChannelResets.Sent on = resets.sent(leader.toString(), System.nanoTime());
         try {
@@ -193,12 +172,11 @@ final class Forwarder {
             retry(request, future, deadline); // nothing left this node
             return;
         }
-        sent.orTimeout(bound, TimeUnit.MILLISECONDS).whenComplete(handle(leader, on, request, future, deadline, last));
+        sent.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).whenComplete(handle(leader, on, request, future, deadline));
     }
 
     private BiConsumer<RaftClientReply, Throwable> handle(RaftPeerId leader, ChannelResets.Sent on, Request request,
-                                                          CompletableFuture<Outcome> future, long deadline,
-                                                          boolean last) {
+                                                          CompletableFuture<Outcome> future, long deadline) {
         return (reply, failure) -> {
             if (failure == null) {
                 resets.answered(leader.toString(), System.nanoTime());
@@ -209,11 +187,7 @@ final class Forwarder {
                 // a failed channel stays closed until reset (the next request reconnects), but only the channel
                 // this request went on, and not one that answers others: a reset fails every forward in flight
                 resets.reset(on, cause, () -> rpc.handleException(leader, cause, true));
-                if (!last && ChannelResets.timeout(cause)) {
-                    // unanswered within its bound: the leader may be cut off and replaced; it may also have it
-                    request.mayHaveArrived().set(true);
-                    retry(request, future, deadline);
-                } else if (neverArrived(cause)) {
+                if (neverArrived(cause)) {
                     if (mayHaveArrived(cause)) {
                         request.mayHaveArrived().set(true);
                     }

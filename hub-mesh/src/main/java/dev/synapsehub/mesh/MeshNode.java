@@ -232,7 +232,7 @@ public final class MeshNode implements AutoCloseable {
                     }
                 });
             }
-        }, mutations, scheduler, config.commitTimeout().toMillis(), forwardAttemptMillis(config));
+        }, mutations, scheduler, config.commitTimeout().toMillis());
         // an ask waits on the leader's handler (a claim forwarded to its owner: up to its 10 s bound), longer than
         // a commit, so it has a client whose request timeout covers it; each ask bounds itself
         RaftProperties askProperties = properties(config);
@@ -319,15 +319,6 @@ public final class MeshNode implements AutoCloseable {
         this.server = RaftServer.newBuilder().setServerId(RaftPeerId.valueOf(nodeId)).setGroup(startGroup)
                 .setStateMachine(stateMachine).setProperties(properties).setParameters(transport)
                 .setOption(RaftStorage.StartupOption.RECOVER).build();
-    }
-
-    /**
-     * How long one forward attempt waits for the leader's answer before it is sent again to whoever
-     * leads then: two election timeouts, by when a leader cut off silently has been replaced (a
-     * healthy leader's decision is answered well within it; sent again, it joins the first).
-     */
-    static long forwardAttemptMillis(MeshConfig config) {
-        return Math.min(config.commitTimeout().toMillis(), 2 * config.electionTimeoutMax().toMillis());
     }
 
     /** The Raft settings of a node of {@code config} (package-private: tests pin them). */

@@ -124,18 +124,13 @@ class ForwardOnceTest {
                     firstReply.complete(r);
                 }
             });
-            return new CompletableFuture<>(); // the forwarder gives up on this attempt after its bound
+            return new CompletableFuture<>(); // the forwarder gives up after its commit timeout
         }
     }
 
-    /**
-     * The node's own forwarding transport, except that every forward until {@code loseIt} is held,
-     * never sent, and then failed (an attempt unanswered within its bound is sent again meanwhile).
-     */
+    /** The node's own forwarding transport, except that the first forward is held, never sent, and later failed. */
     private static final class HeldFirstSend extends LostFirstReply {
         final CompletableFuture<Void> held = new CompletableFuture<>();
-        /** Forwards sent after {@code loseIt}. */
-        final AtomicInteger sentAfter = new AtomicInteger();
 
         HeldFirstSend(RaftClientRpc real) {
             super(real);
@@ -143,9 +138,7 @@ class ForwardOnceTest {
 
         @Override
         public CompletableFuture<RaftClientReply> sendRequestAsyncUnordered(RaftClientRequest request) {
-            sent.incrementAndGet();
-            if (loseIt.isDone()) {
-                sentAfter.incrementAndGet();
+            if (sent.incrementAndGet() > 1) {
                 return real.sendRequestAsyncUnordered(request);
             }
             held.complete(null);
@@ -177,15 +170,14 @@ class ForwardOnceTest {
         assertThat(answer).as(answer.toString()).isInstanceOf(Outcome.Decided.class);
         assertThat(((Outcome.Decided) answer).reply().granted()).isTrue();
         assertThat(taker.queueDepth()).as("decided, not queued").isZero();
-        assertThat(rpc[0].sentAfter.get()).as("never sent to another node once this node leads").isZero();
+        assertThat(rpc[0].sent.get()).as("never sent to another node again").isEqualTo(1);
     }
 
     /**
      * Seed 001 §7 step 4 and §9–§10 with a dead leader: a follower's strong write that the leader
-     * committed but never answered (it died, and the mesh had no quorum again within the commit
-     * timeout) is answered {@code queued}, stored under the intent id its forward carried, and its
-     * replay is reconciled {@code noop_already_applied} by the next leader instead of being decided
-     * a second time.
+     * committed but never answered (it died) is answered {@code queued}, stored under the intent
+     * id its forward carried, and its replay is reconciled {@code noop_already_applied} by the next
+     * leader instead of being decided a second time.
      */
     @Test
     void aWriteWhoseLeaderDiedAfterCommittingItIsQueuedUnderItsIntentIdAndReconciledAsAlreadyApplied()
@@ -201,9 +193,7 @@ class ForwardOnceTest {
         long firstSeq = OutcomeCodec.lastSeq(new OutcomeCodec().read(MeshJson.tree(
                 first.getMessage().getContent().toByteArray())));
         assertThat(firstSeq).as("the leader committed the claim").isPositive();
-        MeshNode other = cluster.running().stream().filter(n -> n != leader && n != taker).findFirst().orElseThrow();
         cluster.stop(leader.nodeId()); // it dies with the answer undelivered
-        cluster.stop(other.nodeId()); // and no quorum is left to answer the write's next attempts
 
         Outcome answer = told.get(30, TimeUnit.SECONDS);
         assertThat(answer).isInstanceOf(Outcome.Refused.class);
@@ -211,7 +201,6 @@ class ForwardOnceTest {
         QueuedIntent queued = taker.intents().queue().all().get(0);
         assertThat(((Outcome.Refused) answer).message()).as("the agent is told its intent").contains(queued.intentId());
 
-        cluster.start(other.nodeId()); // a quorum again: the queued write is replayed
         MeshNode next = cluster.awaitLeader();
         TestCluster.await("the intent reconciled", () -> !taker.intents().queue().get(queued.intentId()).queued());
         QueuedIntent done = taker.intents().queue().get(queued.intentId());
@@ -219,36 +208,6 @@ class ForwardOnceTest {
         assertThat(next.actor().read(s -> s.lastSeq()).get(10, TimeUnit.SECONDS))
                 .as("the replay decided nothing again").isEqualTo(firstSeq);
         assertThat(taker.queueDepth()).isZero();
-    }
-
-    /**
-     * A forward whose leader committed it and died with the answer undelivered (its connection
-     * hanging: no stream error reaches the follower) is sent again, after its attempt's bound, to
-     * the next leader, which answers it with the first decision within the commit timeout: not
-     * {@code queued} after the whole timeout spent waiting on the dead leader.
-     */
-    @Test
-    void aForwardWhoseLeaderDiedSilentlyIsAnsweredByTheNextLeaderWithTheFirstDecision() throws Exception {
-        cluster = new TestCluster(dir, 3);
-        MeshNode leader = cluster.awaitLeader();
-        MeshNode taker = cluster.follower(leader);
-        SwallowedFirstReply[] rpc = new SwallowedFirstReply[1];
-        taker.wrapForwardTransport(real -> rpc[0] = new SwallowedFirstReply(real));
-
-        CompletableFuture<Outcome> told = taker.actor().submit(Mutation.of(claim("alice", "T1")));
-        RaftClientReply first = rpc[0].firstReply.get(30, TimeUnit.SECONDS);
-        long firstSeq = OutcomeCodec.lastSeq(new OutcomeCodec().read(MeshJson.tree(
-                first.getMessage().getContent().toByteArray())));
-        assertThat(firstSeq).as("the leader committed the claim").isPositive();
-        cluster.stop(leader.nodeId()); // it dies with the answer undelivered
-
-        Outcome answer = told.get(30, TimeUnit.SECONDS);
-        assertThat(answer).as(answer.toString()).isInstanceOf(Outcome.Decided.class);
-        assertThat(OutcomeCodec.lastSeq(answer)).as("the first decision, not a second one").isEqualTo(firstSeq);
-        assertThat(taker.queueDepth()).as("answered, not queued").isZero();
-        MeshNode next = cluster.awaitLeader();
-        assertThat(next.actor().read(s -> s.lastSeq()).get(10, TimeUnit.SECONDS))
-                .as("nothing decided again").isEqualTo(firstSeq);
     }
 
     @Test

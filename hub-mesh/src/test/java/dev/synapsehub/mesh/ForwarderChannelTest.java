@@ -256,44 +256,6 @@ class ForwarderChannelTest {
     }
 
     @Test
-    void aForwardToALeaderCutOffSilentlyIsSentToTheNextLeaderWithinItsDeadline() throws Exception {
-        // n1's connections hang: nothing it is sent is ever answered or failed; n2 answers at once
-        java.util.concurrent.atomic.AtomicLong firstSent = new java.util.concurrent.atomic.AtomicLong();
-        FakeRpc rpc = new FakeRpc() {
-            @Override
-            public CompletableFuture<RaftClientReply> sendRequestAsyncUnordered(RaftClientRequest request) {
-                CompletableFuture<RaftClientReply> reply = super.sendRequestAsyncUnordered(request);
-                if (request.getServerId().equals(RaftPeerId.valueOf("n2"))) {
-                    answer(requests.size() - 1);
-                } else {
-                    firstSent.compareAndSet(0, System.nanoTime());
-                }
-                return reply;
-            }
-        };
-        Forwarder f = new Forwarder("n3", RaftGroupId.valueOf(UUID.randomUUID()), rpc, new Forwarder.Node() {
-            @Override
-            public RaftPeerId leader() {
-                // the others elect n2 about 300 ms after the forward first went to n1
-                long sent = firstSent.get();
-                return RaftPeerId.valueOf(sent == 0 || System.nanoTime() - sent < 300_000_000L ? "n1" : "n2");
-            }
-
-            @Override
-            public void whenApplied(long seq, Runnable release) {
-                release.run();
-            }
-        }, new MutationCodec(new TestEdge()), scheduler, 10_000, 500);
-        CompletableFuture<Outcome> out = forward(f, "T1");
-        assertThat(refusal(out)).as("n2's decision, not commit_unknown after n1's silence").isEqualTo(Outcome.Reason.BUSY);
-        assertThat(rpc.requests.get(0).getServerId()).isEqualTo(LEADER);
-        RaftClientRequest decided = rpc.requests.get(rpc.requests.size() - 1);
-        assertThat(decided.getServerId()).isEqualTo(RaftPeerId.valueOf("n2"));
-        assertThat(decided.getMessage().getContent()).as("the same write, under the same intent id")
-                .isEqualTo(rpc.requests.get(0).getMessage().getContent());
-    }
-
-    @Test
     void aSendRecordedWhileTheChannelIsBeingReplacedCountsAsSentOnTheOldOne() {
         ChannelResets r = new ChannelResets();
         ChannelResets.Sent broke = r.sent("n1", 100);
