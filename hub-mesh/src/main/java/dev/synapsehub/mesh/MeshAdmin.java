@@ -70,11 +70,20 @@ public final class MeshAdmin {
                     + peers.stream().map(MeshPeer::id).toList());
         }
         long deadline = System.nanoTime() + timeout.toNanos();
-        String leader = agreedLeader(MeshProbe.probe(peers, timeout, tls), MeshConfig.quorum(peers.size()));
+        List<MeshProbe.PeerReport> reports = MeshProbe.probe(peers, timeout, tls);
+        String leader = agreedLeader(reports, MeshConfig.quorum(peers.size()));
         if (leader == null) {
             throw new MeshAdminException("no leader is agreed by a majority of the voters; nothing was changed");
         }
         if (!leader.equals(target)) {
+            // Ratis 3.2.2 keeps a leader "stepping down" (refusing every write) for good when its hand-over fails
+            // at once, as it does to a voter that does not answer: such a hand-over is not asked for
+            MeshProbe.PeerReport to = reports.stream().filter(r -> r.id().equals(target)).findFirst().orElse(null);
+            if (to == null || !to.reachable() || !"FOLLOWER".equals(to.role())) {
+                throw new MeshAdminException(target + " cannot take the lead now ("
+                        + (to == null ? "not probed" : to.reachable() ? "it is " + to.role() : "it does not answer: "
+                        + to.error()) + "); nothing was changed, " + leader + " still leads");
+            }
             RaftClientReply reply;
             try (RaftClient client = client(peers, timeout, tls)) {
                 reply = client.admin().transferLeadership(RaftPeerId.valueOf(target), RaftPeerId.valueOf(leader),
