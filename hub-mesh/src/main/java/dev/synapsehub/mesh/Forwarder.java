@@ -11,12 +11,8 @@ import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.protocol.exceptions.AlreadyClosedException;
-import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
-import org.apache.ratis.protocol.exceptions.NotLeaderException;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 
-import java.net.ConnectException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -187,11 +183,13 @@ final class Forwarder {
                 // a failed channel stays closed until reset (the next request reconnects), but only the channel
                 // this request went on, and not one that answers others: a reset fails every forward in flight
                 resets.reset(on, cause, () -> rpc.handleException(leader, cause, true));
-                if (neverArrived(cause)) {
-                    if (mayHaveArrived(cause)) {
+                if (SendFailures.resendable(cause)) {
+                    // a closed or broken stream, or a refusal another reply carried, fails what the leader may have
+                    // taken and committed: the retry is safe under the intent id, and the deadline says unknown
+                    if (!SendFailures.neverLeft(cause)) {
                         request.mayHaveArrived().set(true);
                     }
-                    retry(request, future, deadline); // nothing was sent, or the leader's actor never saw it
+                    retry(request, future, deadline);
                 } else {
                     unknown(future, "the leader did not answer: " + cause);
                 }
@@ -203,50 +201,6 @@ final class Forwarder {
                 answered(reply.getMessage(), request, future, deadline);
             }
         };
-    }
-
-    /**
-     * True when the request may be sent again: the leader refused it as not leading or not ready,
-     * the channel could not connect, or the channel closed or broke under it (its gRPC stream
-     * cancelled or unavailable). A closed stream does not
-     * prove the leader never saw it (Ratis fails every request in flight on a channel it resets
-     * or that the server ended, answered or not): the retry is safe only because it carries the
-     * same intent id, which a leader never decides twice.
-     */
-    private static boolean neverArrived(Throwable failure) {
-        if (SendFailures.streamBroke(failure)) {
-            return true;
-        }
-        for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (t instanceof AlreadyClosedException || t instanceof NotLeaderException
-                    || t instanceof LeaderNotReadyException || t instanceof ConnectException) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /**
-     * A closed channel fails what it carried whether the leader took it or not (but not what it
-     * refused unsent). So does a not-leader or not-ready refusal that comes as the failure of the
-     * send: Ratis' client fails every request on the stream with the one a reply carried, also a
-     * forward the old leader committed but had not answered (a refusal on this request's own reply
-     * object is the leader's word on it alone, and does not come here).
-     */
-    private static boolean mayHaveArrived(Throwable failure) {
-        if (SendFailures.neverLeft(failure)) {
-            return false;
-        }
-        if (SendFailures.streamBroke(failure)) {
-            return true; // the stream broke with it on it: the leader may have committed it
-        }
-        for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (t instanceof AlreadyClosedException || t instanceof NotLeaderException
-                    || t instanceof LeaderNotReadyException) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private void answered(Message message, Request request, CompletableFuture<Outcome> future, long deadline) {

@@ -10,13 +10,9 @@ import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.protocol.exceptions.AlreadyClosedException;
-import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
-import org.apache.ratis.protocol.exceptions.NotLeaderException;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 
 import java.io.IOException;
-import java.net.ConnectException;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -289,11 +285,11 @@ final class LeaderAsks implements ClusterLeader {
             if (failure != null) {
                 Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                         ? failure.getCause() : failure;
-                if (resendable(cause)) {
+                if (SendFailures.resendable(cause)) {
                     // the channel reconnects on the next request; reset once per channel: a reset fails every ask
                     // then on it ("Stream close"), which would pin each to this node though none had left
                     resets.reset(on, cause, () -> rpc.handleException(to, cause, true));
-                    if (pinned != null && connectionRefused(cause)) {
+                    if (pinned != null && SendFailures.connectionRefused(cause)) {
                         // the node it may have reached is down; restarted, it refuses a resend it has no answer for
                         answer.completeExceptionally(new IOException("the " + request.path(SERVICE).asText()
                                 + " ask may have reached " + pinned + ", which is down now (its connection refused);"
@@ -389,37 +385,6 @@ final class LeaderAsks implements ClusterLeader {
         LOG.log(System.Logger.Level.ERROR, what + " failed: " + LogRedactor.scrub(String.valueOf(e.getMessage())),
                 LogRedactor.safe(e));
     }
-
-    /** True when the channel could not connect: the node is not listening (down, or not started again yet). */
-    private static boolean connectionRefused(Throwable failure) {
-        for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (t instanceof ConnectException) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /**
-     * True when the ask may be sent again: the channel could not connect, or Ratis refused a request on
-     * its stream, or the stream closed or broke (cancelled, unavailable). Only a failed connection, or
-     * a refusal on a stream that had ended, means it never left this node; the others fail every
-     * request on the stream, also one the leader took ({@link SendFailures#neverLeft}), so such an ask
-     * is resent to that node alone.
-     */
-    private static boolean resendable(Throwable failure) {
-        if (SendFailures.streamBroke(failure)) {
-            return true;
-        }
-        for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (t instanceof NotLeaderException || t instanceof LeaderNotReadyException || t instanceof ConnectException
-                    || t instanceof AlreadyClosedException) {
-                return true;
-            }
-        }
-        return false;
-    }
-
 
     // ------------------------------------------------------------------ the leader's side
 

@@ -1,6 +1,8 @@
 package dev.synapsehub.mesh;
 
 import org.apache.ratis.protocol.exceptions.AlreadyClosedException;
+import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
+import org.apache.ratis.protocol.exceptions.NotLeaderException;
 import org.apache.ratis.thirdparty.io.grpc.Status;
 import org.apache.ratis.thirdparty.io.grpc.StatusException;
 import org.apache.ratis.thirdparty.io.grpc.StatusRuntimeException;
@@ -13,6 +15,36 @@ final class SendFailures {
     }
 
     /**
+     * True when the request may be sent again: the node refused it as not leading or not ready
+     * (Ratis' client fails every request on the stream with the refusal one reply carried), the
+     * channel could not connect, or the stream closed or broke under it. Only {@link #neverLeft}
+     * proves it never arrived; the others fail requests the node may have taken, so a resend must
+     * be safe to run twice (a forward's intent id) or go to that node alone (an ask).
+     */
+    static boolean resendable(Throwable failure) {
+        if (streamBroke(failure)) {
+            return true;
+        }
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof NotLeaderException || t instanceof LeaderNotReadyException || t instanceof ConnectException
+                    || t instanceof AlreadyClosedException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** True when the channel could not connect: the node is not listening (down, or not started again yet). */
+    static boolean connectionRefused(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof ConnectException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * True when the request never left this node: the channel never connected, or the client
      * refused it on a stream that had already ended (the node it was addressed to died or reset it
      * since the last request): Ratis' gRPC client then fails it at once with "… is closed." (the
@@ -21,9 +53,11 @@ final class SendFailures {
      * &lt;event&gt;: no reply …" or the stream's own error, and that request may have arrived.
      */
     static boolean neverLeft(Throwable failure) {
+        if (connectionRefused(failure)) {
+            return true;
+        }
         for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (t instanceof ConnectException || t instanceof AlreadyClosedException
-                    && String.valueOf(t.getMessage()).endsWith(" is closed.")) {
+            if (t instanceof AlreadyClosedException && String.valueOf(t.getMessage()).endsWith(" is closed.")) {
                 return true;
             }
         }
