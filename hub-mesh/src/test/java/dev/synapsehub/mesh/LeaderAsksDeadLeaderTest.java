@@ -18,9 +18,7 @@ import org.apache.ratis.thirdparty.io.grpc.Status;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -57,12 +55,6 @@ class LeaderAsksDeadLeaderTest {
         grpc.close();
     }
 
-    private static int deadPort() throws Exception {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
-
     private RaftClientRequest read(String to, long callId) {
         return RaftClientRequest.newBuilder().setClientId(ClientId.randomId()).setServerId(RaftPeerId.valueOf(to))
                 .setGroupId(group).setCallId(callId).setMessage(Message.valueOf(ByteString.copyFromUtf8("{}")))
@@ -80,55 +72,36 @@ class LeaderAsksDeadLeaderTest {
 
     @Test
     void anAskRefusedUnsentOnTheDeadLeadersEndedStreamGoesToTheNewLeader() throws Exception {
-        grpc.addRaftPeers(List.of(RaftPeer.newBuilder().setId("n1").setAddress("127.0.0.1:" + deadPort()).build()));
-        // the stream to n1 ends (its node died): every request on it since is refused unsent
-        failureOf(grpc.sendRequestAsyncUnordered(read("n1", 1)));
-        Throwable refused = failureOf(grpc.sendRequestAsyncUnordered(read("n1", 2)));
-        assertThat(refused).as("Ratis' refusal on an ended stream, as this test needs it")
-                .isInstanceOf(AlreadyClosedException.class).hasMessageEndingWith(" is closed.");
+        try (DeadNodeRpc dead = new DeadNodeRpc("n1")) {
+            // the stream to n1 ends (its node died): every request on it since is refused unsent
+            failureOf(dead.real().sendRequestAsyncUnordered(read("n1", 1)));
+            Throwable refused = failureOf(dead.real().sendRequestAsyncUnordered(read("n1", 2)));
+            assertThat(refused).as("Ratis' refusal on an ended stream, as this test needs it")
+                    .isInstanceOf(AlreadyClosedException.class).hasMessageEndingWith(" is closed.");
 
-        LeaderAsks n3 = new LeaderAsks("n3", group, null, () -> RaftPeerId.valueOf("n3"), () -> true, scheduler);
-        AtomicInteger ran = new AtomicInteger();
-        n3.serve("claim_forward", body -> CompletableFuture.completedFuture(
-                MeshJson.MAPPER.createObjectNode().put("forwarded_by", "n3#" + ran.incrementAndGet())));
-        RaftClientRpc rpc = (RaftClientRpc) Proxy.newProxyInstance(RaftClientRpc.class.getClassLoader(),
-                new Class<?>[]{RaftClientRpc.class}, (proxy, method, args) -> {
-                    if (method.getName().equals("sendRequestAsyncUnordered")) {
-                        RaftClientRequest r = (RaftClientRequest) args[0];
-                        String to = r.getServerId().toString();
-                        sentTo.add(to);
-                        if (to.equals("n1")) {
-                            return grpc.sendRequestAsyncUnordered(r); // the dead node, through the real client
-                        }
-                        JsonNode ask = MeshJson.tree(r.getMessage().getContent().toByteArray());
-                        return n3.forwarded(ask).thenApply(m ->
-                                RaftClientReply.newBuilder().setRequest(r).setSuccess().setMessage(m).build());
-                    }
-                    if (method.getName().equals("handleException")) {
-                        try {
-                            return method.invoke(grpc, args);
-                        } catch (InvocationTargetException e) {
-                            throw e.getCause();
-                        }
-                    }
-                    throw new UnsupportedOperationException(method.getName());
-                });
-        // the asking node still sees n1 as its leader for its first send; the election then names n3
-        AtomicReference<String> leader = new AtomicReference<>("n1");
-        AtomicBoolean firstLook = new AtomicBoolean(true);
-        LeaderAsks asker = new LeaderAsks("n2", group, rpc, () -> {
-            String now = leader.get();
-            if (firstLook.getAndSet(false)) {
-                leader.set("n3");
-            }
-            return RaftPeerId.valueOf(now);
-        }, () -> false, scheduler);
+            LeaderAsks n3 = new LeaderAsks("n3", group, null, () -> RaftPeerId.valueOf("n3"), () -> true, scheduler);
+            AtomicInteger ran = new AtomicInteger();
+            n3.serve("claim_forward", body -> CompletableFuture.completedFuture(
+                    MeshJson.MAPPER.createObjectNode().put("forwarded_by", "n3#" + ran.incrementAndGet())));
+            RaftClientRpc rpc = dead.rpc(r -> n3.forwarded(MeshJson.tree(r.getMessage().getContent().toByteArray()))
+                    .thenApply(m -> RaftClientReply.newBuilder().setRequest(r).setSuccess().setMessage(m).build()));
+            // the asking node still sees n1 as its leader for its first send; the election then names n3
+            AtomicReference<String> leader = new AtomicReference<>("n1");
+            AtomicBoolean firstLook = new AtomicBoolean(true);
+            LeaderAsks asker = new LeaderAsks("n2", group, rpc, () -> {
+                String now = leader.get();
+                if (firstLook.getAndSet(false)) {
+                    leader.set("n3");
+                }
+                return RaftPeerId.valueOf(now);
+            }, () -> false, scheduler);
 
-        ObjectNode answer = asker.ask("claim_forward", MeshJson.MAPPER.createObjectNode(), Duration.ofSeconds(5))
-                .get(10, TimeUnit.SECONDS);
+            ObjectNode answer = asker.ask("claim_forward", MeshJson.MAPPER.createObjectNode(), Duration.ofSeconds(5))
+                    .get(10, TimeUnit.SECONDS);
 
-        assertThat(answer.path("forwarded_by").asText()).isEqualTo("n3#1");
-        assertThat(sentTo).containsExactly("n1", "n3");
+            assertThat(answer.path("forwarded_by").asText()).isEqualTo("n3#1");
+            assertThat(dead.sentTo).containsExactly("n1", "n3");
+        }
     }
 
     /** A node's Raft client service on a loopback port that takes each request and never answers it. */
