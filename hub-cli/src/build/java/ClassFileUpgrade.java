@@ -39,8 +39,7 @@ public final class ClassFileUpgrade {
         Path library = Path.of(args[0]);
         Path out = Path.of(args[1]);
         String prefix = args[2];
-        int upgraded = 0;
-        int copied = 0;
+        int written = 0;
         Path earlier = out.resolve(prefix);
         if (Files.isDirectory(earlier)) {
             try (var walk = Files.walk(earlier)) {
@@ -64,20 +63,17 @@ public final class ClassFileUpgrade {
                 int major = (bytes[6] & 0xff) << 8 | bytes[7] & 0xff;
                 if (major < Opcodes.V1_6) {
                     bytes = upgrade(bytes, types);
-                    upgraded++;
-                } else {
-                    copied++;
                 }
                 Path target = out.resolve(e.getName());
                 Files.createDirectories(target.getParent());
                 Files.write(target, bytes);
+                written++;
             }
         }
-        if (upgraded + copied == 0) {
+        if (written == 0) {
             throw new IllegalStateException("no class under " + prefix + " in " + library);
         }
-        // silent when it worked: the launcher's first-run build and `./mvnw -q` print nothing either
-    }
+    } // silent when it worked: the launcher's first-run build and `./mvnw -q` print nothing either
 
     private static byte[] upgrade(byte[] bytes, ClassLoader types) {
         ClassReader reader = new ClassReader(bytes);
