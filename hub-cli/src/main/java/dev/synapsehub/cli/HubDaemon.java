@@ -85,6 +85,15 @@ final class HubDaemon implements AutoCloseable {
         return start(options, federationOptions, () -> false);
     }
 
+    /**
+     * Whether this hub may build a TLS context: its port ({@code --tls-certfile}), a link to a
+     * peer hub (watched, forwarded to, relayed to, or listed in a peers file, any of which may be
+     * {@code wss://}), or a mesh node (its transport may run TLS).
+     */
+    static boolean usesTls(HubConfig config, boolean meshNode, FederationSettings federation) {
+        return config.tls() != null || meshNode || federation.linksPeers();
+    }
+
     /** The start was stopped by a signal before the server was bound; everything it opened is closed. */
     static final class StoppedBeforeServing extends RuntimeException {
         StoppedBeforeServing() {
@@ -115,7 +124,8 @@ final class HubDaemon implements AutoCloseable {
             config = config.toBuilder().tls(config.tls().withClientCa(trust.startupPolicy().clientCaFile())).build();
         }
         // BoringSSL's library (for the TLS engine's line) and the server's classes load beside the summary and restore
-        StartupWarmup warmup = StartupWarmup.begin(config, LOG);
+        StartupWarmup warmup = StartupWarmup.begin(config,
+                usesTls(config, options.meshRequested(), federationSettings), LOG);
         RegistryLimits limits;
         ActorSettings actorSettings;
         CompactHint compactHint;

@@ -561,6 +561,11 @@ public final class ServeOptions {
         return new TlsFiles(tlsCertFile, tlsKeyFile, null);
     }
 
+    /** Whether a mesh flag asks for a mesh node (validated by {@link #meshConfig()}). */
+    boolean meshRequested() {
+        return meshId != null || meshPeers != null;
+    }
+
     /**
      * The mesh node settings, or null for a single hub. A mesh node needs --db: its Raft log
      * lives beside it, in {@code <db>.raft}.

@@ -10,7 +10,9 @@ import org.slf4j.Logger;
  * opens the journal and restores the state: loading BoringSSL's native library to say which TLS
  * engine is in use (its start-up line), and the server's classes ({@link HubServer#warmUp}).
  * It reads no state and opens no socket, so nothing can be served early; the bind meets the
- * classes already initialized (or waits for the JVM to finish initializing them).
+ * classes already initialized (or waits for the JVM to finish initializing them). A hub that
+ * uses no TLS probes no engine: the probe initializes Netty's BoringSSL support, which builds a
+ * JDK TLS context as well: hundreds of classes and their CPU, taken from the restore beside it.
  */
 final class StartupWarmup {
     private final java.util.concurrent.CountDownLatch startLineLogged = new java.util.concurrent.CountDownLatch(1);
@@ -19,13 +21,19 @@ final class StartupWarmup {
     private StartupWarmup() {
     }
 
+    /** The TLS line of a hub that uses no TLS: no engine was probed. */
+    static final String NO_TLS_LINE = "TLS engine: not loaded (no TLS in use: no --tls-certfile, peer link or mesh)";
+
     /**
      * Starts the warm-up thread (a daemon: it never holds up an exit). Its TLS line waits for
      * {@link #startLineLogged()}, so the log reads in the same order as when the main thread wrote both.
+     *
+     * @param usesTls whether this hub may build a TLS context (its port, a peer link, the mesh):
+     *                only then is the engine probed and named
      */
-    static StartupWarmup begin(HubConfig config, Logger log) {
+    static StartupWarmup begin(HubConfig config, boolean usesTls, Logger log) {
         StartupWarmup warmup = new StartupWarmup();
-        warmup.thread = new Thread(() -> warmup.run(config, log), "synapse-warmup");
+        warmup.thread = new Thread(() -> warmup.run(config, usesTls, log), "synapse-warmup");
         warmup.thread.setDaemon(true);
         warmup.thread.start();
         return warmup;
@@ -41,9 +49,9 @@ final class StartupWarmup {
         startLineLogged.countDown();
     }
 
-    private void run(HubConfig config, Logger log) {
+    private void run(HubConfig config, boolean usesTls, Logger log) {
         try {
-            String engine = TlsEngine.describe();
+            String engine = usesTls ? TlsEngine.describe() : NO_TLS_LINE;
             startLineLogged.await();
             // ServerTls keeps a port that asks for client certificates on the JDK's engine
             log.info(config.tls() != null && config.tls().clientCaFile() != null

@@ -58,6 +58,15 @@ public record FederationSettings(ServingTrust trust, WatchSettings watch, Namesp
         this(trust, watch, owners, forward, offerFile, RelayPolicy.DEFAULT);
     }
 
+    /**
+     * Whether this hub links to another hub: it follows a peer's log, forwards claims or relays
+     * to one, or reads its routes from a peers file (which may name some later).
+     */
+    public boolean linksPeers() {
+        return !watch.peers().isEmpty() || !forward.routes().isEmpty() || !relayRoutes.routes().isEmpty()
+                || peersFile != null;
+    }
+
     /** No federation: no peer served, none followed, every claim local. */
     public static FederationSettings none(String hubId) {
         return new FederationSettings(ServingTrust.none(), WatchSettings.none(), NamespaceOwners.none(hubId),
