@@ -191,8 +191,11 @@ public final class HubServer implements AutoCloseable {
                 metrics);
         Outbox outbox = new Outbox(outboxThread, frames, config.outboundHighWaterBytes(), config.broadcastLinger(), metrics,
                 config.outboxBusyTasks(), config.defaultDelivery(), clock);
-        // scoped delivery's view of live claims starts from what a restarted hub holds; read unsorted
-        // (the seed sorts them on the outbox): the first /health's count waits behind this read on the writer
+        // scoped delivery's view of live claims starts from what a restarted hub holds, read here at
+        // start (before anyone can change them; a lazy read left the first scoped declarer loud
+        // meanwhile, see ScopedDelivery.seed) and unsorted: the outbox keeps them as they are and
+        // sorts and indexes them only once the view is needed (the first scoped connection), so a
+        // hub with none never spends that on them. The first /health's count waits behind this read
         actor.read(state -> state.claims().liveAt(clock.nowSeconds()))
                 .whenComplete((claims, failed) -> {
                     if (failed == null) {

@@ -33,10 +33,22 @@ public final class ScopedDelivery {
     /** Scoped connections by bound name (the owners and handoff parties named by a change). */
     private final Map<String, Session> scopedByName = new HashMap<>();
     private final LiveClaims live = new LiveClaims();
-    /** Tasks published before the start-up view of live claims arrived (theirs is newer). */
+    /**
+     * Tasks published since start and before the start-up live claims were indexed into
+     * {@link #live} (theirs is newer); null once indexed, or given up.
+     */
     private Set<String> publishedBeforeSeed = new HashSet<>();
-    /** More tasks than this published before the view arrived: it is too old to use. */
-    private static final int SEED_WINDOW = 65_536;
+    /**
+     * More tasks than this published before the start-up live claims arrived: they are too old to
+     * use. Once they arrived, reaching it indexes them instead (the set stays bounded).
+     */
+    static final int SEED_WINDOW = 65_536;
+    /**
+     * The start-up live claims, arrived but not indexed yet (unsorted, as read): indexing a
+     * restarted hub's every claim costs its start CPU time, and {@link #live} is read only for
+     * scoped connections, which a hub may never have. Null when none wait.
+     */
+    private List<Claim> pendingSeed;
     /**
      * On a hub whose default is scoped, the connections that declared {@code broadcast}: exactly
      * the loud ones, since every other joins quiet. Kept on the outbox thread in commit order, so
@@ -93,22 +105,54 @@ public final class ScopedDelivery {
 
     /**
      * From any thread: the live claims a restarted hub holds, before anyone could change them, in
-     * any order: they are taken in task id order, on the outbox thread (off the writer).
+     * any order (the list is kept, not copied: the caller hands it over). On the outbox thread
+     * they are kept as they are and indexed only when the view is first needed: at once if a
+     * connection is scoped already, else when one declares scoped, or when so many tasks were
+     * published since start that tracking them would outgrow its bound ({@link #SEED_WINDOW}).
+     * Indexing takes them in task id order and skips every task published since start (its
+     * publication is newer). Claims arriving after that many publications are dropped as too old.
      */
     public void seed(List<Claim> claims) {
         onOutbox(() -> {
             if (publishedBeforeSeed == null) {
                 return; // arrived too late to be trusted
             }
-            List<Claim> byTask = new ArrayList<>(claims);
-            byTask.sort(java.util.Comparator.comparing(Claim::taskId));
-            for (Claim c : byTask) {
-                if (!publishedBeforeSeed.contains(c.taskId())) {
-                    live.put(held(c));
-                }
+            pendingSeed = claims;
+            if (index.size() > 0) {
+                indexSeed();
             }
-            publishedBeforeSeed = null;
         });
+    }
+
+    /**
+     * Outbox thread: indexes the start-up live claims that wait (see {@link #seed}) into
+     * {@link #live}, before anything reads it for a scoped connection; afterwards publications
+     * alone keep it.
+     */
+    private void indexSeed() {
+        List<Claim> claims = pendingSeed;
+        if (claims == null) {
+            return;
+        }
+        pendingSeed = null;
+        List<Claim> byTask = new ArrayList<>(claims);
+        byTask.sort(java.util.Comparator.comparing(Claim::taskId));
+        for (Claim c : byTask) {
+            if (!publishedBeforeSeed.contains(c.taskId())) {
+                live.put(held(c)); // an ended lease is kept as today: reads skip it, the heap sweeps it
+            }
+        }
+        publishedBeforeSeed = null;
+    }
+
+    /** Whether the start-up live claims wait to be indexed (outbox thread; for tests). */
+    boolean seedPending() {
+        return pendingSeed != null;
+    }
+
+    /** Claims in the view of live claims (outbox thread; for tests). */
+    int liveClaimsIndexed() {
+        return live.size();
     }
 
     /**
@@ -128,6 +172,7 @@ public final class ScopedDelivery {
         live.expire(now);
         Set<Session> scoped = null;
         if (index.size() > 0) {
+            indexSeed(); // a scoped declaration indexed it already; should none have, before it is read
             scoped = new LinkedHashSet<>();
             index.match(claim.taskId(), claim.worktree(), claim.paths(), scoped);
             List<String> parties = new ArrayList<>(4);
@@ -156,9 +201,14 @@ public final class ScopedDelivery {
                 }
             }
         }
-        if (publishedBeforeSeed != null && publishedBeforeSeed.add(claim.taskId())
-                && publishedBeforeSeed.size() > SEED_WINDOW) {
-            publishedBeforeSeed = null;
+        if (publishedBeforeSeed != null && publishedBeforeSeed.add(claim.taskId())) {
+            if (pendingSeed != null && publishedBeforeSeed.size() >= SEED_WINDOW) {
+                // index the waiting claims now rather than track more tasks; this task is in the
+                // set, so the seed skips it and the change below is what stays
+                indexSeed();
+            } else if (publishedBeforeSeed.size() > SEED_WINDOW) {
+                publishedBeforeSeed = null; // claims arriving later would be too old
+            }
         }
         if (released) {
             live.remove(claim.taskId());
@@ -206,6 +256,7 @@ public final class ScopedDelivery {
      * declared, and those a change of one of its live claims would reach.
      */
     private Set<Session> presenceAudience(Session session, String agent) {
+        indexSeed(); // a scoped declaration indexed it already; should none have, before it is read
         Set<Session> out = new LinkedHashSet<>();
         Delivery declared = session == null ? null : index.get(session);
         if (declared != null) {
@@ -261,6 +312,7 @@ public final class ScopedDelivery {
             declaredLoud.add(session);
         }
         if (delivery.scoped()) {
+            indexSeed(); // the view is needed from now on: complete before this connection's first change
             index.put(session, delivery);
             if (name != null) {
                 scopedByName.put(name, session);
