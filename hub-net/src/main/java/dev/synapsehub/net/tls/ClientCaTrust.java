@@ -26,17 +26,52 @@ import java.util.List;
  * changes (size, modification time or file key), so an operator can rotate it without a
  * restart. A file that no longer parses trusts nothing until it does: a certificate presented
  * then fails the handshake, it never passes on the CA that was replaced.
+ *
+ * <p>{@link #verify} (a peer's every forwarded claim or log pull, on its open connection) remembers
+ * the chains that passed under the CA file as it is now, so a peer's next request is not a full
+ * path validation again (its signatures were most of a forwarded claim's time on the owner). A
+ * remembered chain counts only inside every one of its certificates' validity periods, and only
+ * until the file changes: the trust re-read from a changed file starts with none remembered.
  */
 public final class ClientCaTrust extends X509ExtendedTrustManager {
     private static final Logger LOG = LoggerFactory.getLogger(ClientCaTrust.class);
     /** Largest CA file read; a CA bundle is a few KiB. */
     static final long MAX_BYTES = 1 << 20;
 
+    /** Chains remembered per CA file version; past this many, they are forgotten and checked afresh. */
+    static final int MAX_REMEMBERED = 1024;
+
     private final Path file;
     private volatile Loaded loaded;
+    /** Full path validations {@link #verify} ran (tests: a remembered chain runs none). */
+    private final java.util.concurrent.atomic.AtomicLong fullChecks = new java.util.concurrent.atomic.AtomicLong();
 
-    /** The trust in force (null while the file does not parse), why not, and what it was read from. */
-    private record Loaded(FileStamp stamp, X509TrustManager delegate, X509Certificate[] issuers, String error) {
+    /**
+     * The trust in force (null while the file does not parse), why not, and what it was read
+     * from, with the chains {@link #verify} found trusted under it.
+     */
+    private record Loaded(FileStamp stamp, X509TrustManager delegate, X509Certificate[] issuers, String error,
+                          java.util.Map<List<X509Certificate>, Validity> verified) {
+        Loaded(FileStamp stamp, X509TrustManager delegate, X509Certificate[] issuers, String error) {
+            this(stamp, delegate, issuers, error, new java.util.concurrent.ConcurrentHashMap<>());
+        }
+    }
+
+    /** When every certificate of a chain is valid: from the latest start to the earliest end, in epoch ms. */
+    private record Validity(long from, long to) {
+        static Validity of(List<X509Certificate> chain) {
+            long from = Long.MIN_VALUE;
+            long to = Long.MAX_VALUE;
+            for (X509Certificate c : chain) {
+                from = Math.max(from, c.getNotBefore().getTime());
+                to = Math.min(to, c.getNotAfter().getTime());
+            }
+            return new Validity(from, to);
+        }
+
+        boolean covers(long now) {
+            return from <= now && now <= to;
+        }
     }
 
     private ClientCaTrust(Path file) {
@@ -72,16 +107,36 @@ public final class ClientCaTrust extends X509ExtendedTrustManager {
         if (chain.isEmpty()) {
             throw new CertificateException("no client certificate");
         }
+        Loaded l = trusted();
+        Validity remembered = l.verified().get(chain);
+        if (remembered != null && remembered.covers(System.currentTimeMillis())) {
+            return;
+        }
         X509Certificate[] certs = chain.toArray(X509Certificate[]::new);
-        current().checkClientTrusted(certs, certs[0].getPublicKey().getAlgorithm());
+        fullChecks.incrementAndGet();
+        l.delegate().checkClientTrusted(certs, certs[0].getPublicKey().getAlgorithm());
+        if (l.verified().size() >= MAX_REMEMBERED) {
+            l.verified().clear(); // bounded: many peers' chains at once are checked in full again
+        }
+        l.verified().put(List.copyOf(chain), Validity.of(chain));
+    }
+
+    /** Full path validations {@link #verify} has run (tests). */
+    long fullChecks() {
+        return fullChecks.get();
     }
 
     private X509TrustManager current() throws CertificateException {
+        return trusted().delegate();
+    }
+
+    /** The trust as the file is now; a file that does not parse now refuses. */
+    private Loaded trusted() throws CertificateException {
         Loaded l = fresh();
         if (l.delegate() == null) {
             throw new CertificateException(l.error());
         }
-        return l.delegate();
+        return l;
     }
 
     /** The trust as the file is now: re-read when its stamp moved since the last read. */

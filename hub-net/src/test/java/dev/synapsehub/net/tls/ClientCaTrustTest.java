@@ -41,6 +41,44 @@ class ClientCaTrustTest {
     }
 
     @Test
+    void aChainThatPassedIsNotValidatedAgainUntilTheFileChanges() throws Exception {
+        TestCertificates.Authority ca = TestCertificates.authority("ca");
+        Path file = ca.writeCertificate(dir, "client-ca");
+        ClientCaTrust trust = ClientCaTrust.watching(file);
+        TestCertificates.Identity peer = ca.issue("hub-a");
+        TestCertificates.Identity stranger = TestCertificates.authority("ca-other").issue("hub-a");
+
+        trust.verify(chain(peer));
+        trust.verify(chain(peer));
+        trust.verify(List.copyOf(chain(peer))); // the same chain as another list (each request reads the session's)
+        assertThat(trust.fullChecks()).isEqualTo(1);
+        assertThatThrownBy(() -> trust.verify(chain(stranger))).isInstanceOf(CertificateException.class);
+        assertThatThrownBy(() -> trust.verify(chain(stranger))).isInstanceOf(CertificateException.class);
+        assertThat(trust.fullChecks()).as("a refusal is never remembered").isEqualTo(3);
+
+        // the same CA written again is another version of the file: nothing it did not check itself counts
+        TestCertificates.writePrivate(file, Files.readString(file) + "\n");
+        trust.verify(chain(peer));
+        assertThat(trust.fullChecks()).isEqualTo(4);
+    }
+
+    @Test
+    void aRememberedChainCountsOnlyWhileEveryCertificateInItIsValid() throws Exception {
+        TestCertificates.Authority ca = TestCertificates.authority("ca");
+        ClientCaTrust trust = ClientCaTrust.watching(ca.writeCertificate(dir, "client-ca"));
+        TestCertificates.Identity brief = ca.issue("hub-a", java.time.Duration.ofSeconds(2));
+        trust.verify(chain(brief));
+
+        long end = brief.certificate().getNotAfter().getTime();
+        long deadline = System.currentTimeMillis() + 10_000; // bounded: the certificate ends 2 s after it was made
+        while (System.currentTimeMillis() <= end && System.currentTimeMillis() < deadline) {
+            Thread.sleep(50);
+        }
+        assertThatThrownBy(() -> trust.verify(chain(brief))).isInstanceOf(CertificateException.class);
+        assertThat(trust.fullChecks()).isEqualTo(2);
+    }
+
+    @Test
     void aFileThatNoLongerParsesTrustsNothingUntilItDoesAndNeverFallsBackToTheOldCa() throws Exception {
         TestCertificates.Authority ca = TestCertificates.authority("ca");
         Path file = ca.writeCertificate(dir, "client-ca");
