@@ -236,17 +236,58 @@ public final class PeerLink implements AutoCloseable {
         return send(null, null, frame, replyType, matches, decoder, timeout);
     }
 
+    /**
+     * Like {@link #request(ObjectNode, String, Predicate, Duration)}, but only over the connection
+     * open now under the client identity in force: never (re)connecting, never waiting for a
+     * connect another thread runs, so it may be called on an event loop. Null, with nothing sent,
+     * when there is no such connection: send it with {@code request}, off the event loop.
+     */
+    public CompletableFuture<ObjectNode> requestIfConnected(ObjectNode frame, String replyType,
+                                                            Predicate<ObjectNode> matches, Duration timeout) {
+        HubClient c = connectedNow();
+        if (c == null) {
+            return null;
+        }
+        return send(c, null, null, frame, replyType, matches, null, timeout).thenApply(reply -> (ObjectNode) reply);
+    }
+
+    /** The connection open now under the identity in force, or null; never blocks. */
+    private HubClient connectedNow() {
+        if (!connecting.tryLock()) {
+            return null; // another thread (re)connects: its result is not known yet
+        }
+        try {
+            ClientIdentity.InForce stamp;
+            try {
+                stamp = identity.current();
+            } catch (IOException invalid) {
+                return null; // the blocking path refuses it and drops the connection
+            }
+            synchronized (this) {
+                return !closed && client != null && client.isOpen() && stamp.equals(clientIdentity) ? client : null;
+            }
+        } finally {
+            connecting.unlock();
+        }
+    }
+
     /** Sends {@code first} (when not null, with its slot {@code firstRead}) and then {@code frame}, on one connection. */
     private CompletableFuture<Object> send(Pending firstRead, ObjectNode first, ObjectNode frame, String replyType,
                                            Predicate<ObjectNode> matches, ReplyDecoder<?> decoder, Duration timeout) {
-        CompletableFuture<Object> future = new CompletableFuture<>();
         HubClient c;
         try {
             c = open();
         } catch (IOException | TimeoutException | RuntimeException e) {
-            future.completeExceptionally(e);
-            return future;
+            return CompletableFuture.failedFuture(e);
         }
+        return send(c, firstRead, first, frame, replyType, matches, decoder, timeout);
+    }
+
+    /** {@link #send(Pending, ObjectNode, ObjectNode, String, Predicate, ReplyDecoder, Duration)} on {@code c}. */
+    private CompletableFuture<Object> send(HubClient c, Pending firstRead, ObjectNode first, ObjectNode frame,
+                                           String replyType, Predicate<ObjectNode> matches, ReplyDecoder<?> decoder,
+                                           Duration timeout) {
+        CompletableFuture<Object> future = new CompletableFuture<>();
         stamp(frame);
         synchronized (this) {
             if (client != c || !c.isOpen()) {

@@ -76,6 +76,16 @@ public final class PeerLinks implements AutoCloseable {
         return made.link();
     }
 
+    /**
+     * The link held for {@code uri} with this TLS and token, or null: unlike {@link #link} it
+     * makes none and closes none, so it never waits.
+     */
+    public PeerLink held(URI uri, ClientTls tls, String token) {
+        Made m = links.get(uri.toString());
+        return m != null && java.util.Objects.equals(m.tls(), tls) && java.util.Objects.equals(m.token(), token)
+                ? m.link() : null;
+    }
+
     /** Closes the links to URIs no route names any more (a peers file edited), so none stays registered on a peer. */
     public void retain(java.util.Set<String> uris) {
         links.entrySet().removeIf(e -> {

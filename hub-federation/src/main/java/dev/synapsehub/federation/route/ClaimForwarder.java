@@ -326,32 +326,54 @@ public final class ClaimForwarder {
 
     /** On the connector: sends {@code request} to {@code owner} over the link and completes {@code answer}. */
     private void send(String owner, ObjectNode request, long deadline, CompletableFuture<ObjectNode> answer) {
+        send(owner, request, deadline, answer, true);
+    }
+
+    /**
+     * Sends {@code request} to {@code owner} over the link and completes {@code answer}. With
+     * {@code mayConnect} false (an event loop's send) it only sends over a connection already open
+     * and returns false, having done nothing, when there is none.
+     */
+    private boolean send(String owner, ObjectNode request, long deadline, CompletableFuture<ObjectNode> answer,
+                         boolean mayConnect) {
         if (answer.isDone()) {
-            return; // answered by the bound while it waited its turn: a grant made now would reach nobody
+            return true; // answered by the bound while it waited its turn: a grant made now would reach nobody
         }
         if (deadline - System.nanoTime() <= 0) {
             answer.complete(failure("timeout", "the bound passed before the forward's turn to be sent to " + owner));
-            return;
+            return true;
         }
         dev.synapsehub.federation.trust.PeerRoute to;
         try {
             to = RouteLookup.forwardRoute(routes, PeerRoutes::claim, "--claim-peer", owner);
         } catch (RouteLookup.NoRoute none) {
             answer.complete(failure("transport_failure", none.getMessage()));
-            return;
+            return true;
         }
         ClaimRoute route = new ClaimRoute(to.name(), to.uri(), to.pin());
         String taskId = request.path("task_id").asText("");
         PeerLink link;
         try {
-            link = links.link(route.hubId(), route.uri(), settings.tlsFor(route), to.token());
+            // an event loop's send only uses a link already held: making one may close a stale one, which waits
+            link = mayConnect ? links.link(route.hubId(), route.uri(), settings.tlsFor(route), to.token())
+                    : links.held(route.uri(), settings.tlsFor(route), to.token());
         } catch (RuntimeException e) {
             answer.complete(failure("transport_failure", e.getMessage()));
-            return;
+            return true;
+        }
+        if (link == null) {
+            return false;
         }
         String claimant = request.path("claimant").asText("");
-        link.request(request.deepCopy(), "multihub_claim_result", reply -> answers(reply, taskId, claimant),
-                Duration.ofNanos(Math.max(1, deadline - System.nanoTime()))).whenComplete((result, failure) -> {
+        java.util.function.Predicate<ObjectNode> verdict = reply -> answers(reply, taskId, claimant);
+        Duration bound = Duration.ofNanos(Math.max(1, deadline - System.nanoTime()));
+        CompletableFuture<ObjectNode> sent = mayConnect
+                ? link.request(request.deepCopy(), "multihub_claim_result", verdict, bound)
+                : link.requestIfConnected(request.deepCopy(), "multihub_claim_result", verdict, bound);
+        if (sent == null) {
+            return false; // no warm connection: the connector sends it
+        }
+        sent.whenComplete((result, failure) -> {
             if (failure == null) {
                 ObjectNode ok = JsonNodeFactory.instance.objectNode();
                 ok.set("result", result);
@@ -373,6 +395,7 @@ public final class ClaimForwarder {
             answer.complete(cause instanceof TimeoutException || nameTaken ? failure("timeout", cause.getMessage())
                     : failure("transport_failure", cause.getMessage()));
         });
+        return true;
     }
 
     /**
@@ -443,9 +466,24 @@ public final class ClaimForwarder {
                 Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         ObjectNode request = requestFrame(claim, taskId, res, to.name());
         // the link's own bound runs from the send on a single hub, from the claim for a shared name
-        onConnector(to.name(), () -> send(to.name(), request, sharedName ? deadline : System.nanoTime() + settings.bound().toNanos(),
-                answer), answer);
+        long linkDeadline = sharedName ? deadline : System.nanoTime() + settings.bound().toNanos();
+        // over a warm link with nothing of this owner's waiting it goes out from here, else from the connector
+        if (!lanes.tryHere(to.name(), () -> sendHere(to.name(), request, linkDeadline, answer))) {
+            onConnector(to.name(), () -> send(to.name(), request, linkDeadline, answer), answer);
+        }
         return answer;
+    }
+
+    /** {@link #send} from an event loop, over a warm connection only; a fault is answered, not thrown at the loop. */
+    private boolean sendHere(String owner, ObjectNode request, long deadline, CompletableFuture<ObjectNode> answer) {
+        try {
+            return send(owner, request, deadline, answer, false);
+        } catch (RuntimeException fault) {
+            // counted when the agent is answered (transport_failure)
+            LOG.error("fault sending a forwarded claim to owner {}; answered as a failed forward", owner, fault);
+            answer.complete(failure("transport_failure", String.valueOf(fault.getMessage())));
+            return true;
+        }
     }
 
     private void relay(Request claim, String taskId, Resolution res, ObjectNode result) {

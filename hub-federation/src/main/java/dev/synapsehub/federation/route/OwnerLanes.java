@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 /**
@@ -15,7 +16,10 @@ import java.util.function.Consumer;
  * every owner a thread of its own when it has work (a pool that grows). A send blocks while its
  * link connects (up to the connect timeout, then the welcome's): an owner whose host accepts and
  * never answers so holds one thread, and its other sends wait in its lane, never on the threads
- * the sends to other owners need.
+ * the sends to other owners need. A send that cannot block (over a connection already open) may
+ * run on the caller's thread instead, as its lane's turn, when nothing of that owner's is queued
+ * or running ({@link #tryHere}): the connector's hand-over (a thread woken) was a tenth of a
+ * forwarded claim's round trip.
  */
 final class OwnerLanes {
     private final Executor connector;
@@ -37,6 +41,16 @@ final class OwnerLanes {
      */
     void execute(String owner, Runnable send) {
         lanes.computeIfAbsent(owner, o -> new Lane()).add(send);
+    }
+
+    /**
+     * Runs {@code send} on this thread as {@code owner}'s lane's turn when the lane is idle; the
+     * sends queued meanwhile run after it, on the connector. False when the lane is busy (nothing
+     * was run) or when {@code send} returned false, which it must only do having done nothing
+     * (the caller then queues it with {@link #execute}).
+     */
+    boolean tryHere(String owner, BooleanSupplier send) {
+        return lanes.computeIfAbsent(owner, o -> new Lane()).tryHere(send);
     }
 
     /** Hands every send still queued in a lane to {@code dropped} (the connector closed). */
@@ -74,6 +88,20 @@ final class OwnerLanes {
             }
         }
 
+        boolean tryHere(BooleanSupplier send) {
+            synchronized (this) {
+                if (scheduled) { // a send of this owner's runs or waits: this one goes behind it
+                    return false;
+                }
+                scheduled = true;
+            }
+            try {
+                return send.getAsBoolean();
+            } finally {
+                turnEnded();
+            }
+        }
+
         @Override
         public void run() {
             Runnable next;
@@ -85,17 +113,22 @@ final class OwnerLanes {
                     next.run();
                 }
             } finally {
-                boolean more;
-                synchronized (this) {
-                    more = !queue.isEmpty();
-                    scheduled = more;
-                }
-                if (more) { // another turn, behind the other owners' work already queued
-                    try {
-                        connector.execute(this);
-                    } catch (RejectedExecutionException closing) {
-                        drain().forEach(dropped);
-                    }
+                turnEnded();
+            }
+        }
+
+        /** Gives the connector the lane's next turn when a send is queued, else marks the lane idle. */
+        private void turnEnded() {
+            boolean more;
+            synchronized (this) {
+                more = !queue.isEmpty();
+                scheduled = more;
+            }
+            if (more) { // another turn, behind the other owners' work already queued
+                try {
+                    connector.execute(this);
+                } catch (RejectedExecutionException closing) {
+                    drain().forEach(dropped);
                 }
             }
         }

@@ -75,6 +75,37 @@ class PeerLinkTest {
         }
     }
 
+    @Test
+    void aSendThatMayNotConnectGoesOnlyOverTheConnectionAlreadyOpen() throws Exception {
+        Pki pki = new Pki(dir);
+        Pki.HubCerts a = pki.hub("hub-a");
+        Path policy = TrustFiles.servingPolicy(dir.resolve("b-trust"), pki.clientCaFile(),
+                List.of(TrustFiles.peering("a.example", "proj", "k", List.of(a.client().pin().text()))),
+                List.of(new TrustFiles.Grant("hub-a", "a.example", "proj", "k")));
+        try (FedHub b = FedHub.serving(pki.hub("hub-b"), dir.resolve("b.db"), ServingTrust.load(policy, m -> { }));
+             PeerLink link = new PeerLink("hub-b", b.uri(), ClientTls.pinned(b.certs.server().pin())
+                     .withClientCertificate(a.clientFiles().cert(), a.clientFiles().key()), "hub-a", null, WAIT)) {
+            assertThat(link.requestIfConnected(logRequest(), "multihub_log_snapshot", r -> true, WAIT))
+                    .as("a cold link: nothing sent, no connection made").isNull();
+            assertThat(metric(b, "synapse_connected_clients")).isZero();
+
+            link.request(logRequest(), "multihub_log_snapshot", WAIT).get(WAIT.toSeconds(), TimeUnit.SECONDS);
+            CompletableFuture<ObjectNode> warm = link.requestIfConnected(logRequest(), "multihub_log_snapshot",
+                    r -> true, WAIT);
+            assertThat(warm).isNotNull();
+            assertThat(warm.get(WAIT.toSeconds(), TimeUnit.SECONDS).path("log_end_seq").isIntegralNumber()).isTrue();
+            assertThat(metric(b, "synapse_connected_clients")).isEqualTo(1);
+        }
+    }
+
+    private static ObjectNode logRequest() {
+        ObjectNode request = JsonNodeFactory.instance.objectNode();
+        request.put("type", "multihub_log_request");
+        request.put("target", "all");
+        request.put("after_seq", 0);
+        return request;
+    }
+
     private static long metric(FedHub hub, String name) {
         try {
             for (String line : Http.get(hub, "/metrics").split("\n")) {
