@@ -15,8 +15,8 @@ import dev.synapsehub.core.reply.ResourceOfferReply;
 /** The core's replies as JSON (forwarded outcomes, replicated decisions). */
 final class ReplyCodec {
     private final TypedRecords<Reply> records = new TypedRecords<>(Reply.class, Reply.Granted.class,
-            Reply.Denied.class, BoardTaskReply.class, ProgressNoteReply.class, ResourceOfferReply.class,
-            ChatReply.class, MailboxReply.class, ActivityReply.class, ChannelReply.class,
+            Reply.AlreadyHeld.class, Reply.Denied.class, BoardTaskReply.class, ProgressNoteReply.class,
+            ResourceOfferReply.class, ChatReply.class, MailboxReply.class, ActivityReply.class, ChannelReply.class,
             CardReply.class, dev.synapsehub.core.reply.CardRemovedReply.class,
             dev.synapsehub.core.reply.MemoryReply.class, dev.synapsehub.core.reply.IdentityPinReply.class,
             dev.synapsehub.core.reply.AuditRecordedReply.class);

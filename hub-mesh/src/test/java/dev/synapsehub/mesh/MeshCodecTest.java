@@ -153,6 +153,50 @@ class MeshCodecTest {
     }
 
     @Test
+    void aClaimWithoutKeepHeldEncodesByteForByteAsBeforeTheFlagExisted() {
+        // the bytes a node of the previous version wrote for these two claims
+        assertThat(encoded(new ClaimCommand("ann", "p", "T1", "n \u00e9", 30.5, "wt", List.of("x/y"),
+                new GitContext("b", null, "manual"))))
+                .isEqualTo("{\"type\":\"ClaimCommand\",\"value\":{\"agent\":\"ann\",\"principal\":\"p\","
+                        + "\"taskId\":\"T1\",\"note\":\"n \\u00E9\",\"ttlSeconds\":30.5,\"worktree\":\"wt\","
+                        + "\"paths\":[\"x/y\"],\"git\":{\"branch\":\"b\",\"base\":\"main\","
+                        + "\"autoReleaseOn\":\"manual\"},\"pathIdentity\":null}}");
+        assertThat(encoded(new ClaimCommand("ann", null, "T1", null, null, "", List.of(), null)))
+                .isEqualTo("{\"type\":\"ClaimCommand\",\"value\":{\"agent\":\"ann\",\"principal\":null,"
+                        + "\"taskId\":\"T1\",\"note\":null,\"ttlSeconds\":null,\"worktree\":\"\",\"paths\":[],"
+                        + "\"git\":null,\"pathIdentity\":null}}");
+    }
+
+    private static String encoded(Command c) {
+        return new String(MeshJson.bytes(new CommandCodec().write(c)), java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void keepHeldSurvivesTheHandOverToTheLeaderAndItsAbsenceStaysAbsent() {
+        ClaimCommand plain = new ClaimCommand("proj/a", "federation-peer:hub-a", "T1", null, null, "", List.of("src"),
+                null);
+        ClaimCommand kept = plain.keepingHeld();
+        var written = mutations.write(Mutation.of(kept));
+        assertThat(written.toString()).contains("\"keepHeld\":true");
+        ClaimCommand back = (ClaimCommand) mutations.read(MeshJson.tree(MeshJson.bytes(written))).command();
+        assertThat(back).isEqualTo(kept);
+        assertThat(back.answersHeld()).isTrue();
+
+        assertThat(mutations.write(Mutation.of(plain)).toString()).doesNotContain("keepHeld");
+        ClaimCommand plainBack = (ClaimCommand) roundTrip(plain);
+        assertThat(plainBack).isEqualTo(plain);
+        assertThat(plainBack.keepHeld()).isNull();
+        assertThat(plainBack.answersHeld()).isFalse();
+    }
+
+    @Test
+    void anAlreadyHeldAnswerRoundTripsInsideAnOutcomeWithoutEvents() {
+        Outcome o = new Outcome.Decided(new Reply.AlreadyHeld(CLAIM, "Task 'T1' already claimed by ann."), List.of(),
+                null);
+        assertThat(outcomes.read(MeshJson.tree(MeshJson.bytes(outcomes.write(o))))).isEqualTo(o);
+    }
+
+    @Test
     void anUnknownTypeIsRefusedNotInstantiated() {
         var json = MeshJson.MAPPER.createObjectNode();
         json.putObject("command").put("type", "java.lang.Runtime");

@@ -108,6 +108,27 @@ class MeshReplicationTest {
     }
 
     @Test
+    void aClaimKeepingItsHoldIsHandedToTheLeaderAndAnsweredAsItStandsWithNothingCommitted() throws Exception {
+        cluster = new TestCluster(dir, 3);
+        MeshNode leader = cluster.awaitLeader();
+        MeshNode follower = cluster.follower(leader);
+        Outcome first = submit(follower, Mutation.of(claim("erin", "T5")));
+        Claim held = ((Reply.Granted) ((Outcome.Decided) first).reply()).claim();
+        long seq = OutcomeCodec.lastSeq(first);
+        cluster.awaitApplied(seq);
+
+        Outcome kept = submit(follower, Mutation.of(claim("erin", "T5").keepingHeld()));
+
+        assertThat(follower.status().forwarded()).as("decided by the leader").isEqualTo(2);
+        assertThat(kept).isInstanceOf(Outcome.Decided.class);
+        assertThat(((Outcome.Decided) kept).reply())
+                .isEqualTo(new Reply.AlreadyHeld(held, "Task 'T5' already claimed by erin."));
+        assertThat(((Outcome.Decided) kept).committed()).isEmpty();
+        assertThat(leader.actor().read(s -> s.lastSeq()).get(5, TimeUnit.SECONDS)).isEqualTo(seq);
+        assertThat(claims(follower)).contains(held);
+    }
+
+    @Test
     void aKeyedRetryThroughAnotherNodeReplaysTheStoredFirstAnswer() throws Exception {
         cluster = new TestCluster(dir, 3);
         MeshNode leader = cluster.awaitLeader();

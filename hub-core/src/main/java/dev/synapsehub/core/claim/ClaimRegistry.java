@@ -154,11 +154,18 @@ public final class ClaimRegistry {
             return claimDenied(t, agent, taskId, scope,
                     new Reply.Denied("", Refusal.TASK_ID_REQUIRED, "A task id is required to claim."));
         }
+        Held existing = live.get(taskId);
+        if (c.answersHeld() && existing != null && existing.claim().owner().equals(agent)
+                && existing.claim().principal().equals(principal)) {
+            // an unkeyed retry of a forwarded claim: answered with the claim as it stands, before any
+            // other check, exactly as a read of the committed claim would have answered it
+            return new Decision(new Reply.AlreadyHeld(existing.claim(),
+                    "Task '" + taskId + "' already claimed by " + agent + "."), List.of());
+        }
         if (c.pathIdentity() != null && !c.pathIdentity().alignsWith(scope.worktree(), scope.paths())) {
             return claimDenied(t, agent, taskId, scope, new Reply.Denied(taskId, Refusal.PATH_IDENTITY_INVALID,
                     "Task '" + taskId + "' path identity does not match its declared scope."));
         }
-        Held existing = live.get(taskId);
         if (existing != null && !existing.claim().owner().equals(agent)) {
             String owner = existing.claim().owner();
             return claimDenied(t, agent, taskId, scope, new Reply.Denied(taskId, Refusal.LEASE_LIVE,

@@ -4,12 +4,12 @@ import dev.synapsehub.core.board.ProgressNote;
 import dev.synapsehub.core.claim.Claim;
 
 /**
- * The core's answer to one command. {@link Granted} and {@link Denied} answer the claim family;
- * {@link Denied} is also every other verb's typed refusal; the other permitted types are the
- * successful answers of the board, resource and messaging verbs.
+ * The core's answer to one command. {@link Granted}, {@link AlreadyHeld} and {@link Denied} answer
+ * the claim family; {@link Denied} is also every other verb's typed refusal; the other permitted
+ * types are the successful answers of the board, resource and messaging verbs.
  */
-public sealed interface Reply permits Reply.Granted, Reply.Denied, BoardTaskReply, ProgressNoteReply,
-        ResourceOfferReply, ChatReply, MailboxReply, ActivityReply, AuditRecordedReply, ChannelReply,
+public sealed interface Reply permits Reply.Granted, Reply.AlreadyHeld, Reply.Denied, BoardTaskReply,
+        ProgressNoteReply, ResourceOfferReply, ChatReply, MailboxReply, ActivityReply, AuditRecordedReply, ChannelReply,
         CardReply, CardRemovedReply, IdentityPinReply, MemoryReply {
 
     /** The task the reply concerns (trimmed; empty when the request had none or is not about a task). */
@@ -41,6 +41,22 @@ public sealed interface Reply permits Reply.Granted, Reply.Denied, BoardTaskRepl
             return new Granted(claim, previousOwner, message, note);
         }
 
+        @Override
+        public String taskId() {
+            return claim.taskId();
+        }
+    }
+
+    /**
+     * A claim asked to keep a live claim of the same agent and principal as it stands
+     * ({@code ClaimCommand.keepHeld}) found one: the claimant holds the task, nothing changed,
+     * nothing is journaled and nothing is broadcast (the claim was published when it was granted).
+     * A type of its own, not a {@link Granted} without events, so that no publisher of grants (a
+     * mesh node publishing a replicated batch's decisions among them) takes it for a new grant.
+     *
+     * @param claim the live claim, unchanged (same epoch, same lease)
+     */
+    record AlreadyHeld(Claim claim, String message) implements Reply {
         @Override
         public String taskId() {
             return claim.taskId();

@@ -164,21 +164,9 @@ public final class ClaimServer {
             return;
         }
         metrics.peerClaimsDecided.incrementAndGet();
-        if (inner.hasNonNull("idem_key")) {
-            claims.claimOnBehalf(onBehalf, principal, scope, answer); // the ledger decides a keyed claim atomically
-            return;
-        }
-        claims.answerIfHeld(claimant, principal, taskId, answer).whenComplete((held, failure) -> {
-            try {
-                if (failure != null) {
-                    result(r, false, taskId, namespace, "The hub is busy; retry shortly.", null, done);
-                } else if (!held) {
-                    claims.claimOnBehalf(onBehalf, principal, scope, answer);
-                }
-            } catch (RuntimeException fault) { // whenComplete would drop it, and the peer's next would wait on it
-                faulted(r, taskId, namespace, done, fault);
-            }
-        });
+        // one writer turn: the ledger decides a keyed claim atomically; an unkeyed one already held by the
+        // claimant under this principal is answered with its grant as it stands, never renewed twice
+        claims.claimOnBehalf(onBehalf, principal, scope, answer);
     }
 
     /** A decision that threw: logged, counted, answered refused (unless it answered already), so the peer's next go on. */

@@ -21,7 +21,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -73,12 +72,6 @@ class ClaimServerStallTest {
             @Override
             public boolean answerIfKeyed(Request claim, String ledgerScope, Answer answer) {
                 return false;
-            }
-
-            @Override
-            public CompletableFuture<Boolean> answerIfHeld(String claimant, String principal, String taskId,
-                                                           Answer answer) {
-                return CompletableFuture.completedFuture(false);
             }
         };
     }
@@ -163,12 +156,6 @@ class ClaimServerStallTest {
                 @Override
                 public boolean answerIfKeyed(Request claim, String ledgerScope, Answer answer) {
                     return false;
-                }
-
-                @Override
-                public CompletableFuture<Boolean> answerIfHeld(String claimant, String principal, String taskId,
-                                                               Answer answer) {
-                    return CompletableFuture.completedFuture(false);
                 }
             };
             ClaimServer server = server(claims, metrics, 2);

@@ -147,6 +147,36 @@ class ForwardingTest {
         assertThat(b.durable.actor().read(s -> s.claims().epochCounter()).get()).isEqualTo(counter);
     }
 
+    @Test
+    void anUnkeyedRetryOfAHeldForwardedClaimIsAnsweredAsItStandsAndNeitherJournaledNorBroadcast() throws Exception {
+        FedHub a = forwarder();
+        HubClient watcher = b.agent("proj/watcher"); // on the owner: sees the owner's claim traffic
+        HubClient a1 = a.agent("proj/a1");
+        ObjectNode first = FedHub.claim(a1, "proj/a1", "T-5", "src/r.py");
+        assertThat(first.path("type").asText()).as(first.toString()).isEqualTo("claim_granted");
+        watcher.await(f -> "claim_granted".equals(f.path("type").asText()) && "T-5".equals(f.path("task_id").asText()),
+                WAIT);
+        Claim held = live(b, "T-5").orElseThrow();
+        long counter = b.durable.actor().read(s -> s.claims().epochCounter()).get();
+        long seq = b.durable.actor().read(s -> s.lastSeq()).get();
+
+        ObjectNode again = FedHub.claim(a1, "proj/a1", "T-5", "src/r.py");
+
+        assertThat(again.path("type").asText()).isEqualTo("claim_granted");
+        assertThat(again.path("epoch").asLong()).isEqualTo(first.path("epoch").asLong());
+        assertThat(again.path("lease_expires_at").asDouble()).isEqualTo(first.path("lease_expires_at").asDouble());
+        assertThat(again.path("payload").asText()).isEqualTo("Task 'T-5' already claimed by proj/a1.");
+        assertThat(live(b, "T-5")).contains(held); // not renewed
+        assertThat(b.durable.actor().read(s -> s.claims().epochCounter()).get()).isEqualTo(counter);
+        assertThat(b.durable.actor().read(s -> s.lastSeq()).get()).as("nothing journaled").isEqualTo(seq);
+        // a later grant reaches the watcher after anything the retry could have broadcast before it
+        assertThat(FedHub.claim(a1, "proj/a1", "T-6", "src/s.py").path("type").asText()).isEqualTo("claim_granted");
+        watcher.await(f -> "claim_granted".equals(f.path("type").asText()) && "T-6".equals(f.path("task_id").asText()),
+                WAIT);
+        assertThat(watcher.received().stream().filter(f -> "T-5".equals(f.path("task_id").asText())))
+                .as("the retry is answered to the peer only").hasSize(1);
+    }
+
     private static ObjectNode keyedClaim(HubClient c, String task, String key, String path) throws Exception {
         ObjectNode f = c.frame("proj/a1", "claim");
         f.put("task_id", task);

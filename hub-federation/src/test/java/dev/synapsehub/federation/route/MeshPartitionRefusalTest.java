@@ -155,12 +155,6 @@ class MeshPartitionRefusalTest {
         public boolean answerIfKeyed(dev.synapsehub.net.protocol.Request claim, String ledgerScope, Answer answer) {
             return false;
         }
-
-        @Override
-        public java.util.concurrent.CompletableFuture<Boolean> answerIfHeld(String claimant, String principal,
-                                                                            String taskId, Answer answer) {
-            throw new AssertionError("a partitioned namespace must be refused before the claim path");
-        }
     };
 
     @Test

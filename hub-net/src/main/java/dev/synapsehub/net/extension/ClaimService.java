@@ -21,8 +21,11 @@ public interface ClaimService {
      * Decides {@code claim} (a {@code claim} frame whose {@code sender} is the claimant) with the
      * same parsing and rules as a local claim, charged to {@code principal}. An {@code idem_key}
      * in the frame is kept in a ledger scope of its own ({@code ledgerScope}), so a retry is
-     * answered from the ledger and never grants twice. A grant is broadcast like any local
-     * grant; the requester's socket gets nothing else: {@code answer} tells the outcome.
+     * answered from the ledger and never grants twice. An unkeyed claim whose claimant already
+     * holds the task live under {@code principal} is answered with that grant as it stands (same
+     * epoch, nothing renewed, journaled or broadcast), so an unkeyed retry never renews twice. A new
+     * grant or renewal is broadcast like any local grant; the requester's socket gets nothing else:
+     * {@code answer} tells the outcome.
      */
     void claimOnBehalf(Request claim, String principal, String ledgerScope, Answer answer);
 
@@ -34,12 +37,4 @@ public interface ClaimService {
      * retry is answered before any check of the present moment (ownership, partition, busy).
      */
     boolean answerIfKeyed(Request claim, String ledgerScope, Answer answer);
-
-    /**
-     * Answers from committed state, without deciding anything, when the claimant already holds
-     * {@code taskId} live under {@code principal}: {@code answer} gets the existing grant and
-     * true is returned later via the future; otherwise it completes false and answers nothing.
-     */
-    java.util.concurrent.CompletableFuture<Boolean> answerIfHeld(String claimant, String principal, String taskId,
-            Answer answer);
 }

@@ -10,11 +10,9 @@ import dev.synapsehub.core.command.ClaimCommand;
 import dev.synapsehub.core.command.HandoffCommand;
 import dev.synapsehub.core.command.ReleaseCommand;
 import dev.synapsehub.core.command.TaskUpdateCommand;
-import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.actor.Outcome;
 import dev.synapsehub.core.reply.Refusal;
 import dev.synapsehub.net.extension.ClaimService;
-import java.util.concurrent.CompletableFuture;
 import dev.synapsehub.core.reply.Reply;
 import dev.synapsehub.net.session.Session;
 import dev.synapsehub.net.session.SessionRegistry;
@@ -43,7 +41,6 @@ public final class ClaimVerbs {
 
     private final VerbSupport support;
     private final BoardVerbs board;
-    private final CoordinationActor actor;
     private final SessionRegistry registry;
     private final Outbox outbox;
     private final HubFrames frames;
@@ -59,11 +56,10 @@ public final class ClaimVerbs {
      * journaled); {@code registry} holds the presence a handoff weighs and the wait graph a grant
      * or release prunes.
      */
-    ClaimVerbs(VerbSupport support, BoardVerbs board, CoordinationActor actor, SessionRegistry registry, Outbox outbox,
+    ClaimVerbs(VerbSupport support, BoardVerbs board, SessionRegistry registry, Outbox outbox,
             HubFrames frames, WireJson json, HubMetrics metrics) {
         this.support = support;
         this.board = board;
-        this.actor = actor;
         this.registry = registry;
         this.outbox = outbox;
         this.frames = frames;
@@ -194,6 +190,8 @@ public final class ClaimVerbs {
      * A claim decided for a claimant on another hub ({@link ClaimService#claimOnBehalf}): the
      * request's {@code type} is replaced by {@code ledgerScope}, so its {@code idem_key} lives in
      * a ledger scope of its own; a grant is published as any grant, every outcome goes to {@code answer}.
+     * An unkeyed claim that finds the claimant already holding the task under {@code principal} is
+     * answered with the claim as it stands, decided in the same writer turn, and published to no one.
      */
     public void claimOnBehalf(Request r, String principal, String ledgerScope, ClaimService.Answer answer) {
         Request scoped = new Request(r.session(), r.sender(), ledgerScope, r.target(), r.frame());
@@ -209,8 +207,13 @@ public final class ClaimVerbs {
             answer.answer(false, null, "The forwarded claim is malformed; nothing was applied.");
             return;
         }
+        JsonNode key = scoped.get("idem_key");
+        if (key == null || key.isNull()) {
+            // an unkeyed retry must never renew twice: a keyed one has the ledger for that
+            command = command.keepingHeld();
+        }
         DecisionPublisher published = claimPublisher(false);
-        support.submit(scoped, command, true, claimRenderer, DecisionPublisher.typed(Reply.Granted.class,
+        DecisionPublisher decided = DecisionPublisher.typed(Reply.Granted.class,
                 (d, granted) -> {
                     published.publish(d);
                     answer.answer(true, d.storedResponse() != null ? (ObjectNode) json.parse(d.storedResponse())
@@ -218,7 +221,15 @@ public final class ClaimVerbs {
                 }, (d, refusal) -> {
                     published.publish(d);
                     answer.answer(false, null, refusal.message());
-                }), (req, settled) -> {
+                });
+        support.submit(scoped, command, true, claimRenderer, d -> {
+            if (d.reply() instanceof Reply.AlreadyHeld held) {
+                // nothing changed and nothing is broadcast: the claim was published when it was granted
+                answer.answer(true, claimFrames.claimGranted(held.claim(), held.message(), d.at()), held.message());
+            } else {
+                decided.publish(d);
+            }
+        }, (req, settled) -> {
             if (!answerFromLedger(settled, answer) && settled instanceof Outcome.Refused refused) {
                 answer.answer(false, null, refused.message());
             }
@@ -246,20 +257,6 @@ public final class ClaimVerbs {
         Request scoped = new Request(r.session(), r.sender(), ledgerScope, r.target(), r.frame());
         // forgotten meanwhile, or never keyed: the claim path decides it, and checks the ledger again
         return support.priorAnswer(scoped, ledgerScope).map(prior -> answerFromLedger(prior, answer)).orElse(false);
-    }
-
-    /** {@link ClaimService#answerIfHeld}: the existing grant, read from committed state, when the claimant holds the task. */
-    public CompletableFuture<Boolean> answerIfHeld(String claimant, String principal, String taskId,
-            ClaimService.Answer answer) {
-        double now = support.now();
-        return actor.read(state -> state.claims().liveClaim(taskId, now)
-                        .filter(c -> c.owner().equals(claimant) && c.principal().equals(principal)))
-                .thenApplyAsync(held -> {
-                    held.ifPresent(c -> answer.answer(true, claimFrames.claimGranted(c, "Task '" + taskId
-                            + "' already claimed by " + claimant + ".", now), "Task '" + taskId
-                            + "' already claimed by " + claimant + "."));
-                    return held.isPresent();
-                }, outbox.executor());
     }
 
     private void release(Request r) {

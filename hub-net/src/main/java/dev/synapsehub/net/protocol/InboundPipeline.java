@@ -136,7 +136,7 @@ public final class InboundPipeline {
                 hub.frames(), hub.json(), hub.metrics(), hub.extensions()::deadLetterEscalated,
                 new MessagingVerbs.Settings(hub.journaled(), hub.config().privateDirectedMessages(),
                         hub.config().maxFrameBytes(), liveness));
-        this.claims = new ClaimVerbs(support, board, hub.actor(), hub.registry(), hub.outbox(), hub.frames(),
+        this.claims = new ClaimVerbs(support, board, hub.registry(), hub.outbox(), hub.frames(),
                 hub.json(), hub.metrics());
         this.queries = new QueryVerbs(support, board, hub.actor(), hub.registry(), hub.outbox(), hub.frames(),
                 hub.extensions(), new QueryVerbs.WhoFacts(hub.config().hubVersion(), hub.configEpoch(),
@@ -177,12 +177,6 @@ public final class InboundPipeline {
             @Override
             public boolean answerIfKeyed(Request claim, String ledgerScope, Answer answer) {
                 return claims.answerIfKeyed(claim, ledgerScope, answer);
-            }
-
-            @Override
-            public java.util.concurrent.CompletableFuture<Boolean> answerIfHeld(String claimant, String principal,
-                    String taskId, Answer answer) {
-                return claims.answerIfHeld(claimant, principal, taskId, answer);
             }
         };
     }

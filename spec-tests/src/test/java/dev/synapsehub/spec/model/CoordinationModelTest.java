@@ -56,6 +56,7 @@ public class CoordinationModelTest {
                 .action(ModelActions.claim(30))
                 .action(ModelActions.claimWithTtl(8))
                 .action(ModelActions.renew(8))
+                .action(ModelActions.keepHeld(6))
                 .action(ModelActions.release(8))
                 .action(ModelActions.update(10))
                 .action(ModelActions.handoff(10))
@@ -113,6 +114,7 @@ public class CoordinationModelTest {
             assertThat(Harness.covered("handoff-granted")).as("handoffs").isPositive();
             assertThat(Harness.covered("takeover-resumed-checkpoint")).as("checkpoint resumes").isPositive();
             assertThat(Harness.covered("renewal-at-cap")).as("free renewals at the cap").isPositive();
+            assertThat(Harness.covered("kept-held")).as("kept claims answered as they stand").isPositive();
             assertThat(Harness.covered("ttl:non-finite-default")).as("non-finite TTLs").isPositive();
             assertThat(Harness.covered("expired-exactly-at-boundary")).as("expiry == now").isPositive();
             assertThat(Harness.covered("granted-despite-overlap-in-other-worktree")).as("INV-ME-3").isPositive();

@@ -184,6 +184,34 @@ final class Harness {
         return reply;
     }
 
+    /**
+     * A claim that keeps a held claim ({@link ClaimCommand#keepingHeld()}, an unkeyed retry of a
+     * forwarded claim). When the model holds the task live for the same agent and principal, the
+     * registry must answer that claim exactly as it stands, with no event, and change nothing (the
+     * retry applies once, INV-CR-1: not renewed, not charged, not journaled); otherwise it is a
+     * plain claim, checked against the model's prediction as any claim is.
+     */
+    Reply performKeepHeld(ClaimCommand command) {
+        model.advanceTo(model.now);
+        String principal = command.principal() == null || command.principal().isEmpty()
+                ? command.agent() : command.principal();
+        ShadowModel.Slot s = model.live.get(command.taskId());
+        if (s == null || !s.owner.equals(command.agent()) || !s.principal.equals(principal)) {
+            return perform(command, model.claim(command.agent(), command.principal(), command.taskId(),
+                    command.worktree(), command.paths(), command.ttlSeconds()));
+        }
+        Observable before = observe();
+        long seqBefore = journal.lastSeq();
+        MutationDecider.Result result = MutationDecider.decide(state, Mutation.of(command), model.now);
+        Invariant.check("INV-CR-1", result instanceof MutationDecider.Fresh f && f.events().isEmpty()
+                        && f.reply() instanceof Reply.AlreadyHeld held && differences(held.claim(), s).isEmpty(),
+                () -> "a kept claim of " + s.owner + " on " + s.task + " was answered " + result + ", model " + s);
+        Invariant.check("INV-CR-1", before.equals(observe()) && journal.lastSeq() == seqBefore,
+                () -> "a kept claim changed state or the journal: " + command);
+        count("kept-held");
+        return ((MutationDecider.Fresh) result).reply();
+    }
+
     /** The decided events without the idempotency record (what the state decision itself produced). */
     private static List<CoordinationEvent> stateEvents(List<CoordinationEvent> events) {
         List<CoordinationEvent> out = new ArrayList<>(events);

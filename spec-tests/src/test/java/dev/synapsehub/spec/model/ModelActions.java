@@ -180,6 +180,37 @@ final class ModelActions {
     }
 
     // -------------------------------------------------------------------------------------
+    // Keep held: an unkeyed retry of a forwarded claim, answered as it stands when still held (INV-CR-1)
+
+    /**
+     * A claim with {@code keepHeld}: as the live holder (its own principal and scope) when
+     * {@code asHolder} and the task is held, otherwise as {@code agent} under {@code principal}
+     * (another agent, another principal, or a task nobody holds: decided as a plain claim).
+     */
+    record KeepHeld(String task, boolean asHolder, String agent, String worktree, List<String> paths,
+                    String principal) implements Action<Harness> {
+        @Override
+        public void run(Harness h) {
+            ShadowModel.Slot s = h.model.live.get(task);
+            ClaimCommand c = asHolder && s != null
+                    ? new ClaimCommand(s.owner, s.principal, task, null, null, s.worktree, s.paths, null)
+                    : new ClaimCommand(agent, principal, task, null, null, worktree, paths, null);
+            h.performKeepHeld(c.keepingHeld());
+        }
+
+        @Override
+        public String toString() {
+            return "keep-held " + task + (asHolder ? " as holder" : " " + agent + " " + worktree + paths
+                    + (principal != null ? " principal=" + principal : ""));
+        }
+    }
+
+    static Weighted<Harness> keepHeld(int weight) {
+        return Weighted.of(weight, "keep-held", r -> new KeepHeld(pick(r, Harness.TASKS), r.nextInt(3) > 0,
+                pick(r, Harness.AGENTS), pick(r, Harness.WORKTREES), paths(r), principal(r)));
+    }
+
+    // -------------------------------------------------------------------------------------
     // Release
 
     record Release(String task, boolean byOwner, String agent, EpochMode epoch) implements Action<Harness> {
