@@ -61,9 +61,11 @@ import java.util.Map;
  *       {@code --serve-seconds}, a follower after 10 minutes at most. With
  *       {@code --probe-claims-per-s R} an agent on hub-b claims R times a second during each run
  *       (on a copy of the journal) and the claims' latencies are reported.</li>
- *   <li>{@code forward --claims K}: on hub-a, K claims in hub-b's namespace (forwarded over the
- *       warm link and granted by hub-b) and K claims in hub-a's own namespace (local), one at a
- *       time, interleaved; send-to-grant latency percentiles of both, from the same run.</li>
+ *   <li>{@code forward --claims K [--warmup W]}: on hub-a, K claims in hub-b's namespace (forwarded
+ *       over the warm link and granted by hub-b) and K claims in hub-a's own namespace (local), one
+ *       at a time, interleaved, after W pairs not measured (default 2,000: a steady state, the code of both paths
+ *       compiled; 200, the default before, measured mostly code the JIT had not compiled yet); send-to-grant
+ *       latency percentiles of both, from the same run.</li>
  * </ul>
  * Certificates are made with {@code openssl} in {@code --dir}, as docs/federation.md shows.
  */
@@ -83,7 +85,10 @@ public final class FederationBench {
         switch (args[0]) {
             case "catchup" -> catchUp(s, Integer.parseInt(option(args, "--events", "1000000")),
                     Integer.parseInt(option(args, "--runs", "1")));
-            case "forward" -> forward(s, Integer.parseInt(option(args, "--claims", "2000")));
+            case "forward" -> {
+                int k = Integer.parseInt(option(args, "--claims", "2000"));
+                forward(s, k, Integer.parseInt(option(args, "--warmup", "2000")));
+            }
             case "coldcatchup" -> ColdCatchUp.run(s.dir, Integer.parseInt(option(args, "--events", "1000000")),
                     Integer.parseInt(option(args, "--runs", "3")), Integer.parseInt(option(args, "--warmups", "1")),
                     option(args, "--server-jvm", "-Xmx2g"), option(args, "--follower-jvm", "-Xmx2g"),
@@ -362,7 +367,10 @@ public final class FederationBench {
                 .getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
-    static void forward(Setup s, int k) throws Exception {
+    static void forward(Setup s, int k, int warmup) throws Exception {
+        if (k < 1 || k > 1_000_000 || warmup < 0 || warmup > 1_000_000) {
+            throw new IllegalArgumentException("--claims is 1 to 1,000,000 and --warmup 0 to 1,000,000");
+        }
         for (String h : List.of("b", "a")) {
             for (String suffix : DB_FILES) {
                 Files.deleteIfExists(s.dir.resolve("forward-" + h + ".db" + suffix));
@@ -379,7 +387,6 @@ public final class FederationBench {
              HubClient local = HubClient.connect(a.uri(), Duration.ofSeconds(5), toA)) {
             remote.register("proj/bench", null, Duration.ofSeconds(5));
             local.register("aproj/bench", null, Duration.ofSeconds(5));
-            int warmup = Math.min(200, k / 5);
             long[] fwd = new long[k];
             long[] loc = new long[k];
             for (int i = 0; i < warmup + k; i++) {
@@ -396,7 +403,8 @@ public final class FederationBench {
                     pct(fwd, 0.5), pct(fwd, 0.9), pct(fwd, 0.99), k);
             System.out.printf(Locale.ROOT, "local claim:     p50 %.0f us, p90 %.0f us, p99 %.0f us (%d claims)%n",
                     pct(loc, 0.5), pct(loc, 0.9), pct(loc, 0.99), k);
-            System.out.printf(Locale.ROOT, "p50 ratio forwarded/local: %.2f (load %.1f)%n", pct(fwd, 0.5) / pct(loc, 0.5),
+            System.out.printf(Locale.ROOT, "p50 ratio forwarded/local: %.2f after %d warm-up pairs (load %.1f)%n",
+                    pct(fwd, 0.5) / pct(loc, 0.5), warmup,
                     java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
         }
         a.close();
