@@ -5,6 +5,7 @@ import org.apache.ratis.protocol.exceptions.TimeoutIOException;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * When a follower's {@link Forwarder} resets its channel to the leader after a failed forward
@@ -24,9 +25,14 @@ import java.util.concurrent.TimeoutException;
  *   <li>anything else (a broken stream, a refused connection, a timeout with the leader silent)
  *       resets once, and the next forward opens a new channel.</li>
  * </ul>
- * Times are {@link System#nanoTime()} values, passed in so the rule can be tested alone.
+ * Times are {@link System#nanoTime()} values, passed in so the rule can be tested alone. A reset
+ * that throws (the client could not replace its channel) is logged, counted and swallowed: it
+ * runs inside a failed request's callback, which must still go on to retry or answer that request.
  */
 final class ChannelResets {
+    private static final System.Logger LOG = System.getLogger(ChannelResets.class.getName());
+    private final AtomicLong failed = new AtomicLong();
+
     /** What a forward recorded when it was sent: to whom, on which channel generation, when. */
     record Sent(String peer, long generation, long at) {
     }
@@ -63,6 +69,7 @@ final class ChannelResets {
      * old channel synchronously) and returns true. The generation moves on only after {@code reset}
      * returned, so a send recorded while the channel was being replaced counts as sent on the old
      * one, and its failure (the old channel's "is closed") never resets the new one under others.
+     * A {@code reset} that throws changes nothing and returns false (logged and counted).
      */
     boolean reset(Sent sent, Throwable cause, Runnable reset) {
         Channel c;
@@ -78,13 +85,25 @@ final class ChannelResets {
         }
         try {
             reset.run();
-        } finally {
+        } catch (RuntimeException fault) {
+            failed.incrementAndGet();
+            LOG.log(System.Logger.Level.WARNING, "resetting the channel to " + sent.peer() + " failed (" + fault
+                    + "); it stays as it is, and the next failure there tries again", fault);
             synchronized (this) {
-                c.generation++;
-                c.resetting = false;
+                c.resetting = false; // not replaced: its generation stays, so its next failure may reset it
             }
+            return false;
+        }
+        synchronized (this) {
+            c.generation++;
+            c.resetting = false;
         }
         return true;
+    }
+
+    /** Resets that threw, since start (each logged once). */
+    long failedResets() {
+        return failed.get();
     }
 
     /** As {@link #reset(Sent, Throwable, Runnable)} with nothing to run (the rule alone, for tests). */

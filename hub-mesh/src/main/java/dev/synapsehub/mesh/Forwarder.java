@@ -267,4 +267,9 @@ final class Forwarder {
     long unknownOutcomes() {
         return unknown.get();
     }
+
+    /** Channel resets that threw, since start ({@code synapse_mesh_channel_reset_faults_total}). */
+    long channelResetFaults() {
+        return resets.failedResets();
+    }
 }

@@ -593,4 +593,9 @@ final class LeaderAsks implements ClusterLeader {
             return due;
         }
     }
+
+    /** Channel resets that threw, since start ({@code synapse_mesh_channel_reset_faults_total}). */
+    long channelResetFaults() {
+        return resets.failedResets();
+    }
 }

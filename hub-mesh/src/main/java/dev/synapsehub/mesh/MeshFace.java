@@ -119,6 +119,9 @@ final class MeshFace implements HubExtension {
         counter(out, "synapse_mesh_forward_decision_faults_total",
                 "On the leader: forwarded mutations whose decision failed here, answered as a refusal, since start.",
                 node.forwardDecisionFaults());
+        counter(out, "synapse_mesh_channel_reset_faults_total",
+                "Resets of a Raft client's channel that threw (logged; the failed request still retried or answered), since start.",
+                node.channelResetFaults());
         LeaderAsks.Failures asks = node.leaderAskFailures();
         counter(out, "synapse_mesh_leader_ask_send_failures_total",
                 "Asks of the leader whose send threw before leaving this node (each resent), since start.",

@@ -93,6 +93,8 @@ public final class MeshNode implements AutoCloseable {
      */
     private final RaftClient settingsClient;
     private final LeaderAsks leaderAsks;
+    /** The channel resets of the read-index and lead-confirmation client. */
+    private final ChannelResets readResets;
     private final CoordinationActor actor;
     private final MutationCodec mutations;
     private final OutcomeCodec outcomes = new OutcomeCodec();
@@ -252,6 +254,7 @@ public final class MeshNode implements AutoCloseable {
                 .setParameters(transport).setRetryPolicy(RetryPolicies.noRetry()).build();
         AtomicLong readCallIds = new AtomicLong();
         ChannelResets readResets = new ChannelResets();
+        this.readResets = readResets;
         this.lead = new LeadershipCheck(nodeId, group.getGroupId(), readsClient.getClientRpc(), readCallIds, readResets,
                 new LeadershipCheck.Node() {
                     @Override
@@ -558,6 +561,12 @@ public final class MeshNode implements AutoCloseable {
      */
     public long forwardDecisionFaults() {
         return forwardDecisionFaults.get();
+    }
+
+    /** Resets of a Raft client's channel that threw, on any of this node's clients, since start. */
+    public long channelResetFaults() {
+        return forwarder.channelResetFaults() + leaderAsks.channelResetFaults() + settingsCheck.channelResetFaults()
+                + readResets.failedResets();
     }
 
     /** The Ratis state machine (tests ask it as Ratis does). */

@@ -357,4 +357,9 @@ final class MeshSettingsCheck {
     private static String show(String value) {
         return value == null ? "(not set)" : value.isEmpty() ? "(empty)" : "'" + value + "'";
     }
+
+    /** Channel resets that threw, since start ({@code synapse_mesh_channel_reset_faults_total}). */
+    long channelResetFaults() {
+        return resets.failedResets();
+    }
 }

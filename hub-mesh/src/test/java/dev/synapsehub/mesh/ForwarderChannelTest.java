@@ -271,6 +271,43 @@ class ForwarderChannelTest {
     }
 
     @Test
+    void aResetThatThrowsIsCountedChangesNothingAndTheNextFailureTriesAgain() {
+        ChannelResets r = new ChannelResets();
+        ChannelResets.Sent a = r.sent("n1", 100);
+        assertThat(r.reset(a, new IOException("broken"), () -> {
+            throw new NullPointerException("no proxy for n1");
+        })).isFalse();
+        assertThat(r.failedResets()).isEqualTo(1);
+        assertThat(r.resets("n1")).as("the channel was not replaced").isZero();
+        ChannelResets.Sent b = r.sent("n1", 110);
+        assertThat(r.reset(b, new IOException("broken"))).as("not left half reset").isTrue();
+        assertThat(r.resets("n1")).isEqualTo(1);
+        assertThat(r.failedResets()).isEqualTo(1);
+    }
+
+    @Test
+    void aForwardWhoseChannelResetThrowsIsStillRetriedAndAnswered() throws Exception {
+        FakeRpc rpc = new FakeRpc() {
+            @Override
+            public boolean handleException(RaftPeerId serverId, Throwable t, boolean reconnect) {
+                super.handleException(serverId, t, reconnect);
+                throw new IllegalStateException("the client's proxy map has no " + serverId);
+            }
+        };
+        Forwarder f = forwarder(rpc, 60_000);
+        CompletableFuture<Outcome> out = forward(f, "T1");
+        rpc.replies.get(0).completeExceptionally(streamBroke(org.apache.ratis.thirdparty.io.grpc.Status.CANCELLED
+                .withDescription("RST_STREAM closed stream. HTTP/2 error code: CANCEL")));
+        for (int i = 0; i < 200 && rpc.requests.size() < 2; i++) {
+            Thread.sleep(10); // the retry is scheduled 50 ms on
+        }
+        assertThat(rpc.requests).as("the callback went on to the retry").hasSize(2);
+        rpc.answer(1);
+        assertThat(refusal(out)).isEqualTo(Outcome.Reason.BUSY);
+        assertThat(f.channelResetFaults()).isEqualTo(1);
+    }
+
+    @Test
     void theRuleAlone() {
         ChannelResets r = new ChannelResets();
         ChannelResets.Sent a = r.sent("n1", 100);
