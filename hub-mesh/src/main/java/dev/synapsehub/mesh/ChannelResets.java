@@ -106,11 +106,6 @@ final class ChannelResets {
         return failed.get();
     }
 
-    /** As {@link #reset(Sent, Throwable, Runnable)} with nothing to run (the rule alone, for tests). */
-    boolean reset(Sent sent, Throwable cause) {
-        return reset(sent, cause, () -> { });
-    }
-
     /** Resets made since start, for {@code peer}. */
     synchronized long resets(String peer) {
         return channel(peer).generation;

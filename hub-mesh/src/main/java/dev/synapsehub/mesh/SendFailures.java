@@ -25,23 +25,13 @@ final class SendFailures {
         if (streamBroke(failure)) {
             return true;
         }
-        for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (t instanceof NotLeaderException || t instanceof LeaderNotReadyException || t instanceof ConnectException
-                    || t instanceof AlreadyClosedException) {
-                return true;
-            }
-        }
-        return false;
+        return causedBy(failure, t -> t instanceof NotLeaderException || t instanceof LeaderNotReadyException
+                || t instanceof ConnectException || t instanceof AlreadyClosedException);
     }
 
     /** True when the channel could not connect: the node is not listening (down, or not started again yet). */
     static boolean connectionRefused(Throwable failure) {
-        for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (t instanceof ConnectException) {
-                return true;
-            }
-        }
-        return false;
+        return causedBy(failure, t -> t instanceof ConnectException);
     }
 
     /**
@@ -53,15 +43,8 @@ final class SendFailures {
      * &lt;event&gt;: no reply …" or the stream's own error, and that request may have arrived.
      */
     static boolean neverLeft(Throwable failure) {
-        if (connectionRefused(failure)) {
-            return true;
-        }
-        for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (t instanceof AlreadyClosedException && String.valueOf(t.getMessage()).endsWith(" is closed.")) {
-                return true;
-            }
-        }
-        return false;
+        return connectionRefused(failure) || causedBy(failure, t -> t instanceof AlreadyClosedException
+                && String.valueOf(t.getMessage()).endsWith(" is closed."));
     }
 
     /**
@@ -76,11 +59,18 @@ final class SendFailures {
         if (neverLeft(failure)) {
             return false;
         }
-        for (Throwable t = failure; t != null; t = t.getCause()) {
+        return causedBy(failure, t -> {
             Status status = t instanceof StatusRuntimeException s ? s.getStatus()
                     : t instanceof StatusException s ? s.getStatus() : null;
-            if (status != null && (status.getCode() == Status.Code.CANCELLED
-                    || status.getCode() == Status.Code.UNAVAILABLE)) {
+            return status != null && (status.getCode() == Status.Code.CANCELLED
+                    || status.getCode() == Status.Code.UNAVAILABLE);
+        });
+    }
+
+    /** True when {@code failure} or one of its causes is {@code what}. */
+    private static boolean causedBy(Throwable failure, java.util.function.Predicate<Throwable> what) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (what.test(t)) {
                 return true;
             }
         }

@@ -266,7 +266,7 @@ class ForwarderChannelTest {
         assertThat(r.reset(during.get(), new AlreadyClosedException("client->n1 is closed."),
                 () -> { throw new AssertionError("the new channel was reset"); })).isFalse();
         ChannelResets.Sent next = r.sent("n1", 120);
-        assertThat(r.reset(next, new IOException("broken again"))).as("a send on the new channel resets it").isTrue();
+        assertThat(rule(r, next, new IOException("broken again"))).as("a send on the new channel resets it").isTrue();
         assertThat(r.resets("n1")).isEqualTo(2);
     }
 
@@ -280,7 +280,7 @@ class ForwarderChannelTest {
         assertThat(r.failedResets()).isEqualTo(1);
         assertThat(r.resets("n1")).as("the channel was not replaced").isZero();
         ChannelResets.Sent b = r.sent("n1", 110);
-        assertThat(r.reset(b, new IOException("broken"))).as("not left half reset").isTrue();
+        assertThat(rule(r, b, new IOException("broken"))).as("not left half reset").isTrue();
         assertThat(r.resets("n1")).isEqualTo(1);
         assertThat(r.failedResets()).isEqualTo(1);
     }
@@ -312,15 +312,20 @@ class ForwarderChannelTest {
         ChannelResets r = new ChannelResets();
         ChannelResets.Sent a = r.sent("n1", 100);
         ChannelResets.Sent b = r.sent("n1", 110);
-        assertThat(r.reset(a, new IOException("broken"))).isTrue();
-        assertThat(r.reset(b, new IOException("shut down by that reset"))).isFalse();
+        assertThat(rule(r, a, new IOException("broken"))).isTrue();
+        assertThat(rule(r, b, new IOException("shut down by that reset"))).isFalse();
         ChannelResets.Sent c = r.sent("n1", 200);
         r.answered("n1", 250);
-        assertThat(r.reset(c, new TimeoutException())).as("answered since it was sent").isFalse();
-        assertThat(r.reset(c, new IOException("broken"))).as("a broken stream resets even so").isTrue();
+        assertThat(rule(r, c, new TimeoutException())).as("answered since it was sent").isFalse();
+        assertThat(rule(r, c, new IOException("broken"))).as("a broken stream resets even so").isTrue();
         ChannelResets.Sent d = r.sent("n1", 300);
-        assertThat(r.reset(d, new org.apache.ratis.protocol.exceptions.TimeoutIOException("t"))).isTrue();
+        assertThat(rule(r, d, new org.apache.ratis.protocol.exceptions.TimeoutIOException("t"))).isTrue();
         assertThat(r.resets("n1")).isEqualTo(3);
         assertThat(r.resets("n3")).isZero();
+    }
+
+    /** The reset rule alone: whether a reset would run, with nothing to run. */
+    private static boolean rule(ChannelResets r, ChannelResets.Sent sent, Throwable cause) {
+        return r.reset(sent, cause, () -> { });
     }
 }
