@@ -18,6 +18,10 @@ public final class PeerLinks implements AutoCloseable {
 
     /** A link and the settings it was made with. */
     private record Made(ClientTls tls, String token, PeerLink link) {
+        /** Whether this link was made with {@code tls} and {@code token} (else a new one replaces it). */
+        boolean serves(ClientTls tls, String token) {
+            return java.util.Objects.equals(this.tls, tls) && java.util.Objects.equals(this.token, token);
+        }
     }
 
     /** What the first route declared for a URI. */
@@ -63,7 +67,7 @@ public final class PeerLinks implements AutoCloseable {
     public PeerLink link(String peer, URI uri, ClientTls tls, String token) {
         PeerLink[] stale = new PeerLink[1];
         Made made = links.compute(uri.toString(), (k, prior) -> {
-            if (prior != null && java.util.Objects.equals(prior.tls(), tls) && java.util.Objects.equals(prior.token(), token)) {
+            if (prior != null && prior.serves(tls, token)) {
                 return prior;
             }
             stale[0] = prior == null ? null : prior.link();
@@ -82,8 +86,7 @@ public final class PeerLinks implements AutoCloseable {
      */
     public PeerLink held(URI uri, ClientTls tls, String token) {
         Made m = links.get(uri.toString());
-        return m != null && java.util.Objects.equals(m.tls(), tls) && java.util.Objects.equals(m.token(), token)
-                ? m.link() : null;
+        return m != null && m.serves(tls, token) ? m.link() : null;
     }
 
     /** Closes the links to URIs no route names any more (a peers file edited), so none stays registered on a peer. */
