@@ -230,11 +230,7 @@ class ForwarderChannelTest {
         FakeRpc rpc = new FakeRpc();
         Forwarder f = forwarder(rpc, 60_000);
         CompletableFuture<Outcome> out = forward(f, "T1");
-        rpc.replies.get(0).completeExceptionally(streamBroke(org.apache.ratis.thirdparty.io.grpc.Status.CANCELLED
-                .withDescription("RST_STREAM closed stream. HTTP/2 error code: CANCEL")));
-        for (int i = 0; i < 200 && rpc.requests.size() < 2; i++) {
-            Thread.sleep(10); // the retry is scheduled 50 ms on
-        }
+        breakFirstStreamAndAwaitAResend(rpc);
         assertThat(rpc.requests).as("sent again, under the same intent id").hasSize(2);
         assertThat(rpc.requests.get(1).getMessage().getContent())
                 .isEqualTo(rpc.requests.get(0).getMessage().getContent());
@@ -296,11 +292,7 @@ class ForwarderChannelTest {
         };
         Forwarder f = forwarder(rpc, 60_000);
         CompletableFuture<Outcome> out = forward(f, "T1");
-        rpc.replies.get(0).completeExceptionally(streamBroke(org.apache.ratis.thirdparty.io.grpc.Status.CANCELLED
-                .withDescription("RST_STREAM closed stream. HTTP/2 error code: CANCEL")));
-        for (int i = 0; i < 200 && rpc.requests.size() < 2; i++) {
-            Thread.sleep(10); // the retry is scheduled 50 ms on
-        }
+        breakFirstStreamAndAwaitAResend(rpc);
         assertThat(rpc.requests).as("the callback went on to the retry").hasSize(2);
         rpc.answer(1);
         assertThat(refusal(out)).isEqualTo(Outcome.Reason.BUSY);
@@ -327,5 +319,14 @@ class ForwarderChannelTest {
     /** The reset rule alone: whether a reset would run, with nothing to run. */
     private static boolean rule(ChannelResets r, ChannelResets.Sent sent, Throwable cause) {
         return r.reset(sent, cause, () -> { });
+    }
+
+    /** The leader shut down (CANCELLED) with the first forward on its stream; waits up to 2 s for a resend. */
+    private static void breakFirstStreamAndAwaitAResend(FakeRpc rpc) throws InterruptedException {
+        rpc.replies.get(0).completeExceptionally(streamBroke(org.apache.ratis.thirdparty.io.grpc.Status.CANCELLED
+                .withDescription("RST_STREAM closed stream. HTTP/2 error code: CANCEL")));
+        for (int i = 0; i < 200 && rpc.requests.size() < 2; i++) {
+            Thread.sleep(10); // the retry is scheduled 50 ms on
+        }
     }
 }
