@@ -42,7 +42,8 @@ final class HubProcess implements AutoCloseable {
     /**
      * @param name a label for the log file and messages
      * @param port the port the hub binds (the caller picked it with {@link #freePort})
-     * @param log where the process's stdout and stderr go (appended across restarts)
+     * @param log where the process's stdout and stderr go (appended across restarts), in a directory
+     *     the test owns: a hub on the test class path unpacks SQLite's native library beside it
      * @param args the hub's arguments (without {@code --port}, {@code --host}, {@code --metrics})
      */
     HubProcess(String name, int port, Path log, List<String> args) {
@@ -78,6 +79,11 @@ final class HubProcess implements AutoCloseable {
         return port;
     }
 
+    /** The operating-system process id of the running hub. */
+    synchronized long pid() {
+        return process.pid();
+    }
+
     /** {@code wss://127.0.0.1:<port>}. */
     String url() {
         return "wss://127.0.0.1:" + port;
@@ -88,22 +94,22 @@ final class HubProcess implements AutoCloseable {
         if (process != null && process.isAlive()) {
             throw new IllegalStateException(name + " is already running");
         }
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         // a small, quickly started JVM: three of them share two cores with the test
         List<String> small = List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-Xmx256m");
+        List<String> hubArgs = new ArrayList<>(List.of("--host", "127.0.0.1", "--port", Integer.toString(port), "--metrics"));
+        hubArgs.addAll(args);
         List<String> command = new ArrayList<>();
         if (launcher == null) {
-            command.add(java);
-            command.addAll(small);
-            command.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
+            // SQLite's library goes beside the log: a killed hub leaves it in the test's directory, not in /tmp
+            command.addAll(ChildJvm.hub(ChildJvm.sqliteDirIn(log.toAbsolutePath().getParent()), small, hubArgs));
         } else {
+            // the launcher has the hub load its own unpacked copy (bin/synapse-hub, "SQLite's native library")
             command.add(launcher.toString());
+            command.addAll(hubArgs);
         }
-        command.addAll(List.of("--host", "127.0.0.1", "--port", Integer.toString(port), "--metrics"));
-        command.addAll(args);
         ProcessBuilder pb = new ProcessBuilder(command);
         if (launcher != null) {
-            pb.environment().put("JAVA", java);
+            pb.environment().put("JAVA", Path.of(System.getProperty("java.home"), "bin", "java").toString());
             pb.environment().put("SYNAPSE_HUB_JAVA_OPTS", String.join(" ", small));
             // the class-data archive is the launcher's own business (LauncherClassDataTest); a
             // training run here would only add a JVM start per build to this test

@@ -53,10 +53,9 @@ class LogFormatCliTest {
     @Test
     void aHubStartedWithJsonWritesOnlyJsonObjectLines(@TempDir Path dir) throws Exception {
         Path err = dir.resolve("stderr.log");
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder pb = new ProcessBuilder(java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m",
-                "-cp", System.getProperty("java.class.path"), Main.class.getName(),
-                "--host", "127.0.0.1", "--port", "0", "--log-format", "json");
+        ProcessBuilder pb = new ProcessBuilder(ChildJvm.hub(ChildJvm.sqliteDirIn(dir),
+                List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m"),
+                List.of("--host", "127.0.0.1", "--port", "0", "--log-format", "json")));
         pb.environment().remove(LogSetup.FORMAT_VARIABLE);
         pb.environment().remove(LogSetup.LEVEL_VARIABLE);
         pb.redirectError(err.toFile());

@@ -21,10 +21,9 @@ class LogLevelOptionTest {
 
     /** Runs a start that logs its starting line and is then refused (the journal path is a directory). */
     private static String start(Path dir, String... options) throws Exception {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path"),
-                Main.class.getName(), "--port", "0", "--db", dir.toString()));
-        command.addAll(List.of(options));
+        List<String> args = new ArrayList<>(List.of("--port", "0", "--db", dir.toString()));
+        args.addAll(List.of(options));
+        List<String> command = ChildJvm.hub(ChildJvm.sqliteDirIn(dir), List.of(), args);
         Path out = Files.createTempFile(dir, "out", ".txt");
         Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile()).start();
         if (!p.waitFor(120, TimeUnit.SECONDS)) {

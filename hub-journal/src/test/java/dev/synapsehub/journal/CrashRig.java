@@ -40,12 +40,18 @@ import static org.assertj.core.api.Assertions.fail;
  */
 final class CrashRig {
     private final Path dir;
+    private final Path sqliteDir;
     private final Map<String, String> childEnvironment;
     private final String label;
 
-    /** A rig writing into {@code dir}; {@code childEnvironment} is added to the child's (faults, preloads). */
-    CrashRig(Path dir, Map<String, String> childEnvironment, String label) {
+    /**
+     * A rig writing into {@code dir}, its children's SQLite library into {@code sqliteDir} (a
+     * directory the test removes, outside any faultfs match: the library is loaded from the disk);
+     * {@code childEnvironment} is added to the child's (faults, preloads).
+     */
+    CrashRig(Path dir, Path sqliteDir, Map<String, String> childEnvironment, String label) {
         this.dir = dir;
+        this.sqliteDir = sqliteDir;
         this.childEnvironment = childEnvironment;
         this.label = label;
     }
@@ -98,18 +104,19 @@ final class CrashRig {
     private record Holder(String owner, long epoch, double expiresAt) {
     }
 
-    private List<String> childCommand(String cds, String... args) {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-Xmx128m", cds,
-                "-cp", System.getProperty("java.class.path"), CrashChild.class.getName()));
-        command.addAll(List.of(args));
-        return command;
+    /** A started {@link CrashChild}, its acknowledged lines read into {@code lines} until it dies. */
+    record Running(Process process, Thread reader, List<String> lines) {
     }
 
-    private List<String> runAndKill(Path db, double offset, long seed, int runMillis) throws Exception {
+    /**
+     * Starts a {@link CrashChild} on {@code db} and waits until it has opened its journal (60 s at
+     * most); it then acknowledges under load until it is killed.
+     */
+    Running start(Path db, double offset, long seed) throws Exception {
         // AppCDS would need a jar class path (surefire hands us directories), so only -Xshare:auto.
-        ProcessBuilder pb = new ProcessBuilder(childCommand("-Xshare:auto", db.toString(), Double.toString(offset),
-                Long.toString(seed)));
+        ProcessBuilder pb = new ProcessBuilder(ChildJvm.command(sqliteDir,
+                List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-Xmx128m"),
+                CrashChild.class, db.toString(), Double.toString(offset), Long.toString(seed)));
         pb.environment().putAll(childEnvironment);
         pb.redirectError(new File(dir.toFile(), "child-" + seed + ".err"));
         Process child = pb.start();
@@ -133,6 +140,13 @@ final class CrashRig {
             child.destroyForcibly().waitFor();
             fail("child did not start; see " + dir.resolve("child-" + seed + ".err"));
         }
+        return new Running(child, reader, lines);
+    }
+
+    private List<String> runAndKill(Path db, double offset, long seed, int runMillis) throws Exception {
+        Running running = start(db, offset, seed);
+        Process child = running.process();
+        List<String> lines = running.lines();
         // the random moment is counted from the first acknowledgement, so the kill lands under
         // load even on a machine slow to warm up
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -142,7 +156,7 @@ final class CrashRig {
         Thread.sleep(runMillis);
         child.destroyForcibly(); // SIGKILL
         child.waitFor(30, TimeUnit.SECONDS);
-        reader.join(30_000);
+        running.reader().join(30_000);
         return lines;
     }
 

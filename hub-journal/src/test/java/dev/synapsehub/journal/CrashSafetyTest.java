@@ -27,7 +27,7 @@ class CrashSafetyTest {
     void sigkillAtRandomMomentsLosesNoAcknowledgedOutcome() throws Exception {
         int iterations = Integer.getInteger("crash.iterations", 50);
         long seed = Long.getLong("crash.seed", System.nanoTime());
-        CrashRig.Summary summary = new CrashRig(dir, Map.of(), "crash suite").run(iterations, seed);
+        CrashRig.Summary summary = new CrashRig(dir, ChildJvm.sqliteDirIn(dir), Map.of(), "crash suite").run(iterations, seed);
         assertThat(summary.killedWithAcks()).as("most kills land under load").isGreaterThan(iterations / 2);
         for (String verb : List.of("claim", "release", "handoff", "task_update", "checkpoint")) {
             assertThat(summary.keyedVerbs()).as("keyed " + verb + " grants were acknowledged").contains(verb);

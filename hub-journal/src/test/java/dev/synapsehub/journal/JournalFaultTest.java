@@ -56,9 +56,8 @@ class JournalFaultTest {
             faults = new FaultFs(dir.resolve("faultfs.control"));
         }
         answers.clear();
-        ProcessBuilder pb = new ProcessBuilder(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx128m", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-                FaultChild.class.getName(), db.toString()));
+        ProcessBuilder pb = new ProcessBuilder(ChildJvm.command(ChildJvm.sqliteDirIn(dir),
+                List.of("-Xmx128m", "-XX:TieredStopAtLevel=1"), FaultChild.class, db.toString()));
         pb.environment().putAll(faults.environment(data, false));
         pb.redirectError(dir.resolve("child.err").toFile());
         child = pb.start();

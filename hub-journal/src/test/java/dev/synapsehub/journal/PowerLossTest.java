@@ -40,7 +40,7 @@ class PowerLossTest {
         FaultFs faults = new FaultFs(dir.resolve("faultfs.control"));
         Path data = dir.resolve("data");
         java.nio.file.Files.createDirectories(data);
-        CrashRig.Summary summary = new CrashRig(data, faults.environment(data, true), "power-loss suite")
+        CrashRig.Summary summary = new CrashRig(data, ChildJvm.sqliteDirIn(dir), faults.environment(data, true), "power-loss suite")
                 .run(iterations, seed);
         assertThat(summary.killedWithAcks()).as("most kills land under load").isGreaterThan(iterations / 2);
         assertThat(faults.fsyncs()).as("the journal synced through the shim").isPositive();
@@ -62,9 +62,8 @@ class PowerLossTest {
         java.nio.file.Files.createDirectories(data);
         FaultFs faults = new FaultFs(dir.resolve("probe-" + synchronous + ".control"));
         Path db = data.resolve("probe.db");
-        ProcessBuilder pb = new ProcessBuilder(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx64m", "-cp", System.getProperty("java.class.path"), SyncProbeChild.class.getName(), db.toString(),
-                synchronous));
+        ProcessBuilder pb = new ProcessBuilder(ChildJvm.command(ChildJvm.sqliteDirIn(dir), List.of("-Xmx64m"),
+                SyncProbeChild.class, db.toString(), synchronous));
         pb.environment().putAll(faults.environment(data, true));
         pb.redirectError(dir.resolve("probe-" + synchronous + ".err").toFile());
         Process child = pb.start();

@@ -47,8 +47,8 @@ class WriterLockRaceTest {
     }
 
     private Child start(String what, Path journal) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx32m", "-cp", System.getProperty("java.class.path"), Tool.class.getName(), what, journal.toString());
+        ProcessBuilder pb = new ProcessBuilder(ChildJvm.command(ChildJvm.sqliteDirIn(dir), List.of("-Xmx32m"), Tool.class,
+                what, journal.toString()));
         pb.redirectError(dir.resolve(what + ".err").toFile());
         Process p = pb.start();
         children.add(p);
