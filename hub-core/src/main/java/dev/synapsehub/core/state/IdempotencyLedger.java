@@ -43,10 +43,12 @@ public final class IdempotencyLedger {
     private final int capacity;
     private final long maxChars;
     private long chars;
-    /** Replaced by {@link #restore}, sized for the image once (100,000 keys would otherwise rehash ~14 times). */
-    private LinkedHashMap<String, Entry> entries = new LinkedHashMap<>();
-    /** Recording order of each held key, so a rollback can restore the eviction order. */
-    private java.util.HashMap<String, Long> recordedAt = new java.util.HashMap<>();
+    /**
+     * The held entries with their recording order (so a rollback can restore the eviction order),
+     * least recently recorded first. Replaced by {@link #restore}, sized for the image once
+     * (100,000 keys would otherwise rehash ~14 times).
+     */
+    private LinkedHashMap<String, Recorded> entries = new LinkedHashMap<>();
     private long recordings;
     private boolean reorderOnRollback;
     private final UndoLog undo;
@@ -74,7 +76,7 @@ public final class IdempotencyLedger {
 
     /** The entry stored under {@code key}, if still retained. */
     public Optional<Entry> find(String key) {
-        return Optional.ofNullable(entries.get(key));
+        return Optional.ofNullable(entries.get(key)).map(Recorded::entry);
     }
 
     /** The committed entry under {@code key}, if retained; safe from any thread. */
@@ -97,50 +99,41 @@ public final class IdempotencyLedger {
     /** Applies a recorded event; re-recording a key refreshes it. */
     public void apply(IdempotencyRecordedEvent event) {
         Entry entry = new Entry(event.key(), event.requestDigest(), event.response());
-        Entry previous = entries.remove(entry.key());
-        Long previousAt = recordedAt.put(entry.key(), ++recordings);
-        entries.put(entry.key(), entry);
-        chars += entry.response().length() - (previous == null ? 0 : previous.response().length());
-        List<Entry> evicted = null;
-        List<Long> evictedAt = null;
+        Recorded previous = entries.remove(entry.key());
+        entries.put(entry.key(), new Recorded(entry, ++recordings));
+        chars += entry.response().length() - (previous == null ? 0 : previous.entry().response().length());
+        List<Recorded> evicted = null;
         while (entries.size() > capacity || (chars > maxChars && entries.size() > 1)) {
-            String eldest = entries.keySet().iterator().next();
-            Entry out = entries.remove(eldest);
-            chars -= out.response().length();
+            Recorded out = entries.remove(entries.keySet().iterator().next());
+            chars -= out.entry().response().length();
             if (evicted == null) {
                 evicted = new ArrayList<>(1);
-                evictedAt = new ArrayList<>(1);
             }
             evicted.add(out);
-            evictedAt.add(recordedAt.remove(eldest));
         }
         boolean firstInBatch = touched.isEmpty();
         touched.add(entry.key());
         if (evicted != null) {
-            evicted.forEach(e -> touched.add(e.key()));
+            evicted.forEach(e -> touched.add(e.entry().key()));
         }
         if (firstInBatch) {
             // the committed view learns the batch's keys when it ends (at once outside a batch)
             undo.atBatchEnd(this::endBatch);
         }
         if (undo.isOpen()) {
-            List<Entry> lost = evicted;
-            List<Long> lostAt = evictedAt;
+            List<Recorded> lost = evicted;
             undo.record(() -> {
                 entries.remove(entry.key());
-                recordedAt.remove(entry.key());
                 chars -= entry.response().length();
                 if (previous != null) {
-                    entries.put(previous.key(), previous);
-                    recordedAt.put(previous.key(), previousAt);
-                    chars += previous.response().length();
+                    entries.put(previous.entry().key(), previous);
+                    chars += previous.entry().response().length();
                     reorderOnRollback = true;
                 }
                 if (lost != null) {
-                    for (int i = 0; i < lost.size(); i++) {
-                        entries.put(lost.get(i).key(), lost.get(i));
-                        recordedAt.put(lost.get(i).key(), lostAt.get(i));
-                        chars += lost.get(i).response().length();
+                    for (Recorded r : lost) {
+                        entries.put(r.entry().key(), r);
+                        chars += r.entry().response().length();
                     }
                     reorderOnRollback = true;
                 }
@@ -150,7 +143,11 @@ public final class IdempotencyLedger {
 
     /** The held entries, least recently recorded first (the next evicted). */
     public List<Entry> image() {
-        return new ArrayList<>(entries.values());
+        List<Entry> out = new ArrayList<>(entries.size());
+        for (Recorded r : entries.values()) {
+            out.add(r.entry());
+        }
+        return out;
     }
 
     /**
@@ -176,19 +173,24 @@ public final class IdempotencyLedger {
         int tableSize = (int) Math.min(1 << 30, kept.size() / 0.75 + 1);
         if (kept.size() > 12) {
             entries = new LinkedHashMap<>(tableSize);
-            recordedAt = new java.util.HashMap<>(tableSize);
             committed = new ConcurrentHashMap<>(kept.size()); // sizes itself for that many
         }
         for (Entry entry : kept) {
-            Entry replaced = entries.remove(entry.key());
-            if (replaced != null) {
-                chars -= replaced.response().length();
-            }
-            chars += entry.response().length();
-            entries.put(entry.key(), entry);
-            recordedAt.put(entry.key(), ++recordings);
-            committed.put(entry.key(), new Recorded(entry, recordings));
+            restoreOne(entry);
         }
+    }
+
+    /** One image entry, recorded as the latest (a key the image repeats moves to the young end, as replay does). */
+    private void restoreOne(Entry entry) {
+        Recorded recorded = new Recorded(entry, ++recordings);
+        Recorded replaced = entries.put(entry.key(), recorded);
+        if (replaced != null) { // put kept the key where it was: move it to the young end
+            chars -= replaced.entry().response().length();
+            entries.remove(entry.key());
+            entries.put(entry.key(), recorded);
+        }
+        chars += entry.response().length();
+        committed.put(entry.key(), recorded);
     }
 
     /** Number of keys held. */
@@ -216,19 +218,19 @@ public final class IdempotencyLedger {
             // Restored entries were re-inserted at the young end; put them back where they were
             // so eviction order (and thus the state a replay rebuilds) is exactly as before.
             reorderOnRollback = false;
-            List<Entry> ordered = new ArrayList<>(entries.values());
-            ordered.sort(Comparator.comparingLong(e -> recordedAt.get(e.key())));
+            List<Recorded> ordered = new ArrayList<>(entries.values());
+            ordered.sort(Comparator.comparingLong(Recorded::order));
             entries.clear();
-            for (Entry e : ordered) {
-                entries.put(e.key(), e);
+            for (Recorded r : ordered) {
+                entries.put(r.entry().key(), r);
             }
         }
         for (String key : touched) {
-            Entry now = entries.get(key);
+            Recorded now = entries.get(key);
             if (now == null) {
                 committed.remove(key);
             } else {
-                committed.put(key, new Recorded(now, recordedAt.get(key)));
+                committed.put(key, now);
             }
         }
         touched.clear();
@@ -236,6 +238,8 @@ public final class IdempotencyLedger {
 
     /** Snapshot of keys in retention order, oldest first (for tests and diagnostics). */
     public Map<String, Entry> view() {
-        return java.util.Collections.unmodifiableMap(new LinkedHashMap<>(entries));
+        Map<String, Entry> out = new LinkedHashMap<>();
+        entries.forEach((key, r) -> out.put(key, r.entry()));
+        return java.util.Collections.unmodifiableMap(out);
     }
 }
