@@ -210,8 +210,12 @@ final class SnapshotBytes {
                 throw new CorruptSnapshotException("a string of " + n + " chars exceeds the body");
             }
             int len = (int) n;
-            if (ascii(len)) {
-                String fast = new String(buf, pos, len, StandardCharsets.ISO_8859_1);
+            // ASCII, the common case, through the JDK's UTF-8 decoder: its all-ASCII check is
+            // intrinsic (vectorised), a byte-by-byte loop here was a start's largest decode cost.
+            // Any byte over 0x7F among the len bytes makes that decode shorter than len chars (a
+            // multi-byte sequence) or puts U+FFFD in it (a malformed one): then it is not taken.
+            String fast = new String(buf, pos, len, StandardCharsets.UTF_8);
+            if (fast.length() == len && fast.indexOf('\uFFFD') < 0) {
                 pos += len;
                 return fast;
             }

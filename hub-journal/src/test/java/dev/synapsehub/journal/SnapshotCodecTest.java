@@ -6,7 +6,9 @@ import dev.synapsehub.core.event.CoordinationEvent;
 import dev.synapsehub.core.state.CoordinationState;
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -51,6 +53,32 @@ class SnapshotCodecTest {
         assertThat(in.str()).isEqualTo(odd);
         assertThat(in.str()).isNull();
         assertThat(in.str()).isEmpty();
+        assertThat(in.atEnd()).isTrue();
+    }
+
+    @Test
+    void stringsNearTheAsciiFastPathRoundTripExactly() throws Exception {
+        // chars whose bytes the ASCII fast path must not take: NUL (two bytes), 0x80-0xFF (two),
+        // U+FFFD itself (three, what a malformed UTF-8 decode would produce), lone surrogates
+        char[] alphabet = {'a', 'Z', '0', '/', '\u007f', '\u0000', '\u0080', '\u00e9', '\u00ff', '\u0100', '\u4e2d',
+                '\ufffd', '\ud800', '\udfff', '\ud83d', '\ude00'};
+        Random rnd = new Random(11);
+        List<String> strings = new ArrayList<>();
+        for (int i = 0; i < 5_000; i++) {
+            char[] chars = new char[rnd.nextInt(40)];
+            boolean mostlyAscii = rnd.nextBoolean(); // one odd char in a long ASCII run, or a mix
+            for (int c = 0; c < chars.length; c++) {
+                chars[c] = mostlyAscii && c != chars.length / 2 ? (char) ('a' + rnd.nextInt(26))
+                        : alphabet[rnd.nextInt(alphabet.length)];
+            }
+            strings.add(new String(chars));
+        }
+        SnapshotBytes.Out out = new SnapshotBytes.Out();
+        strings.forEach(out::str);
+        SnapshotBytes.In in = new SnapshotBytes.In(out.toByteArray());
+        for (String expected : strings) {
+            assertThat(in.str()).isEqualTo(expected);
+        }
         assertThat(in.atEnd()).isTrue();
     }
 
