@@ -29,6 +29,7 @@ class LauncherClassDataTest {
               case "$a" in
                 -XX:ArchiveClassesAtExit=*)
                   echo train >>"$FAKE_COUNT"
+                  echo "$*" >"$FAKE_COUNT.args"
                   # a training that goes on until it is stopped: its PID, then this process sleeps
                   [ "${FAKE_TRAINING:-ok}" != endless ] || { echo $$ >"$FAKE_TRAINER"; exec sleep 120; }
                   sleep 2
@@ -378,6 +379,24 @@ class LauncherClassDataTest {
         assertThat(Files.getLastModifiedTime(unpacked).toMillis()).as("not unpacked again").isEqualTo(modified);
 
         assertThat(finish(launch(launcher, "fail", "off"))).contains("hub ").doesNotContain("org.sqlite.lib");
+    }
+
+    /**
+     * The training JVM starts a hub on a scratch journal, so it loads SQLite too: given the same
+     * unpacked library as the hub, a training killed outright leaves no copy in the temporary
+     * directory (sqlite-jdbc's own copy goes only at a normal exit).
+     */
+    @Test
+    void theTrainingLoadsSqlitesLibraryFromTheCacheAsTheHubDoes() throws Exception {
+        assumeTrue(unzipOnPath(), "the native-library cache needs unzip");
+        Path launcher = setUp();
+        jarWithNativeLibrary();
+        Path unpacked = unpackedLibrary(finish(launch(launcher, "ok")));
+        assertThat(trainings()).isEqualTo(1);
+        String training = Files.readString(root.resolve("trainings.args"));
+        assertThat(training).contains("dev.synapsehub.cli.ClassDataTraining")
+                .contains("-Dorg.sqlite.lib.path=" + unpacked.getParent())
+                .contains("-Dorg.sqlite.lib.name=" + unpacked.getFileName());
     }
 
     @Test
