@@ -6,7 +6,10 @@ import java.util.Arrays;
 /**
  * The primitives of the snapshot body: fixed-width big-endian numbers, unsigned varints, and
  * strings as a char count then each UTF-16 unit in one to three bytes (the encoding of Java's
- * modified UTF-8), so every Java string, lone surrogates included, round-trips exactly.
+ * modified UTF-8, except that NUL is written as one 0 byte), so every Java string, lone
+ * surrogates included, round-trips exactly. A reader takes NUL as one 0 byte or as the two
+ * bytes {@code C0 80} of modified UTF-8, which hubs wrote before; as one byte, an idempotency
+ * key (agent, verb and key joined by NULs) reads as the ASCII it otherwise is.
  * Reading checks every bound and throws {@link CorruptSnapshotException}, never an unchecked
  * exception, on a body that does not hold what it claims.
  */
@@ -70,16 +73,16 @@ final class SnapshotBytes {
             varint(n + 1L);
             ensure(3 * n);
             int i = 0;
-            for (; i < n; i++) { // the common case, ASCII without NUL, one byte per char
+            for (; i < n; i++) { // the common case, ASCII, one byte per char
                 char c = s.charAt(i);
-                if (c == 0 || c >= 0x80) {
+                if (c >= 0x80) {
                     break;
                 }
                 buf[size++] = (byte) c;
             }
             for (; i < n; i++) {
                 char c = s.charAt(i);
-                if (c != 0 && c < 0x80) {
+                if (c < 0x80) {
                     buf[size++] = (byte) c;
                 } else if (c < 0x800) {
                     buf[size++] = (byte) (0xC0 | (c >> 6));
@@ -237,13 +240,13 @@ final class SnapshotBytes {
             return new String(chars);
         }
 
-        /** True when the next {@code n} bytes are each a one-byte char (ASCII without NUL). */
+        /** True when the next {@code n} bytes are each a one-byte char (ASCII, NUL included). */
         private boolean ascii(int n) {
             if (n > end - pos) {
                 return false;
             }
             for (int i = pos, end = pos + n; i < end; i++) {
-                if (buf[i] <= 0) {
+                if (buf[i] < 0) {
                     return false;
                 }
             }

@@ -83,6 +83,23 @@ class SnapshotCodecTest {
     }
 
     @Test
+    void nulIsWrittenAsOneByteAndReadInEitherForm() throws Exception {
+        String key = "fleet/agent-7\u0000claim\u0000boot-42"; // an idempotency key: agent, verb, key
+        SnapshotBytes.Out out = new SnapshotBytes.Out();
+        out.str(key);
+        byte[] written = out.toByteArray();
+        assertThat(written).hasSize(1 + key.length()); // the count, then one byte per char
+        assertThat(written[1 + key.indexOf('\u0000')]).isZero();
+        assertThat(new SnapshotBytes.In(written).str()).isEqualTo(key);
+        assertThat(new SnapshotBytes.In(written).shared("key")).isEqualTo(key);
+
+        // as hubs wrote it before: NUL as the two bytes C0 80 of modified UTF-8
+        byte[] older = {4, 'a', (byte) 0xC0, (byte) 0x80, 'b'};
+        assertThat(new SnapshotBytes.In(older).str()).isEqualTo("a\u0000b");
+        assertThat(new SnapshotBytes.In(older).shared("key")).isEqualTo("a\u0000b");
+    }
+
+    @Test
     void everyTruncationAndRandomDamageIsACorruptSnapshotNeverAnotherFailure() throws Exception {
         byte[] body = SnapshotCodec.encode(new StateSnapshot(1.0, 0, 0, randomState(9, 600).image()));
         for (int len = 0; len < body.length; len += Math.max(1, body.length / 2_000)) {
