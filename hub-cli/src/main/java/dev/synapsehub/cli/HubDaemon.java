@@ -110,6 +110,17 @@ final class HubDaemon implements AutoCloseable {
     static HubDaemon start(ServeOptions options, FederationOptions federationOptions,
                            java.util.function.BooleanSupplier stopRequested)
             throws JournalException, InterruptedException {
+        return start(options, federationOptions, stopRequested, dev.synapsehub.journal.SnapshotReadAhead.none());
+    }
+
+    /**
+     * As {@link #start(ServeOptions, FederationOptions, java.util.function.BooleanSupplier)},
+     * loading the snapshot {@code readAhead} read if it is the one chosen.
+     */
+    static HubDaemon start(ServeOptions options, FederationOptions federationOptions,
+                           java.util.function.BooleanSupplier stopRequested,
+                           dev.synapsehub.journal.SnapshotReadAhead readAhead)
+            throws JournalException, InterruptedException {
         // JVM start, class loading, logging and option parsing, up to here
         StartupPhases phases = StartupPhases.sinceJvmStart("jvm and options");
         // an unknown -Dsynapsehub.tls refuses the start here, before anything listens, rather than at
@@ -185,9 +196,9 @@ final class HubDaemon implements AutoCloseable {
             StateRecovery.Recovery recovery = null;
             if (journal instanceof SqliteJournal sqlite) {
                 recovery = StateRecovery.recover(sqlite, options::newState, clock.nowSeconds(),
-                        phases);
+                        phases, readAhead);
                 state = recovery.state();
-                logRecovery(sqlite, recovery, state);
+                logRecovery(sqlite, recovery, state, readAhead.used());
                 // seqs are never reused and retention deletes a prefix: the rows held, without a COUNT(*) scan
                 compactHint.message(sqlite.path(), sqlite.lastSeq() - sqlite.compactedThrough(), options.journalKeepRows)
                         .ifPresent(LOG::info);
@@ -290,10 +301,12 @@ final class HubDaemon implements AutoCloseable {
         actor.close();
     }
 
-    private static void logRecovery(SqliteJournal sqlite, StateRecovery.Recovery recovery, CoordinationState state) {
+    private static void logRecovery(SqliteJournal sqlite, StateRecovery.Recovery recovery, CoordinationState state,
+                                    boolean readAhead) {
         ReplayStats stats = recovery.tail();
         String from = recovery.snapshot() == null ? "a full replay" : "snapshot #" + recovery.snapshot().id()
-                + " at seq " + recovery.snapshot().seq() + String.format(" (loaded in %.3f s)", recovery.loadSeconds());
+                + " at seq " + recovery.snapshot().seq() + String.format(" (loaded in %.3f s%s)", recovery.loadSeconds(),
+                readAhead ? "; read while the options were" : "");
         LOG.info("journal {}: state from {} plus {} events replayed in {} s; {} live claims, epoch counter {}",
                 sqlite.path(), from, stats.replayed(), String.format("%.3f", stats.seconds()),
                 state.claims().liveCount(), state.claims().epochCounter());

@@ -1,5 +1,6 @@
 package dev.synapsehub.cli;
 
+import dev.synapsehub.journal.SnapshotReadAhead;
 import dev.synapsehub.journal.SqliteJournal;
 import io.netty.util.ResourceLeakDetector;
 import picocli.CommandLine;
@@ -49,10 +50,10 @@ public final class Main {
             return ExitCodes.USAGE;
         }
         chooseLogFormat(args);
-        loadJournalLibrariesIfServing(args);
+        SnapshotReadAhead readAhead = loadJournalIfServing(args);
         CommandLine cl;
         try {
-            cl = SynapseHubCommand.commandLine(args);
+            cl = SynapseHubCommand.commandLine(args, readAhead);
         } catch (CommandLine.ParameterException e) {
             return refused(e, new java.io.PrintWriter(System.err, true));
         } catch (CommandLine.PicocliException e) {
@@ -84,24 +85,41 @@ public final class Main {
      * A durable hub start (no subcommand named, {@code --db} given) opens its journal once its
      * options are read: sqlite-jdbc's driver and library and the event codec load meanwhile on a
      * thread of their own ({@link SqliteJournal#loadLibraries}, which opens no file), beside the command line's model
-     * and the configuration, so the journal open finds them loaded. A daemon thread: {@code --help},
-     * {@code --version} or a refused option exit without waiting for it.
+     * and the configuration, so the journal open finds them loaded; and a single hub (no mesh
+     * option) has its newest snapshot read ahead meanwhile ({@link SnapshotReadAhead}, read-only,
+     * used only if it is the snapshot the start chooses). Daemon threads: {@code --help},
+     * {@code --version} or a refused option exit without waiting for them.
      */
-    private static void loadJournalLibrariesIfServing(String[] args) {
+    static SnapshotReadAhead loadJournalIfServing(String[] args) {
         java.util.Set<String> subcommands = SynapseHubCommand.subcommandNames();
-        boolean durable = false;
-        for (String arg : args) {
+        String db = null;
+        boolean mesh = false;
+        for (int i = 0; i < args.length; i++) {
+            String arg = args[i];
             if (subcommands.contains(arg)) {
-                return;
+                return SnapshotReadAhead.none();
             }
-            durable |= arg.equals("--db") || arg.startsWith("--db=");
+            if (arg.equals("--db")) {
+                db = i + 1 < args.length ? args[i + 1] : null;
+            } else if (arg.startsWith("--db=")) {
+                db = arg.substring("--db=".length());
+            }
+            mesh |= arg.startsWith("--mesh-");
         }
-        if (!durable) {
-            return; // an in-memory hub opens no journal: the libraries would only take CPU from its start
+        if (db == null) {
+            return SnapshotReadAhead.none(); // an in-memory hub opens no journal: the libraries would only take CPU from its start
         }
         Thread warmup = new Thread(SqliteJournal::loadLibraries, "synapse-journal-warmup");
         warmup.setDaemon(true);
         warmup.start();
+        if (mesh) {
+            return SnapshotReadAhead.none(); // a mesh node starts from its Raft log, not from this snapshot
+        }
+        try {
+            return SnapshotReadAhead.start(java.nio.file.Path.of(db));
+        } catch (java.nio.file.InvalidPathException e) {
+            return SnapshotReadAhead.none(); // the option is refused when it is read
+        }
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.synapsehub.cli;
 
+import dev.synapsehub.journal.SnapshotReadAhead;
 import picocli.AutoComplete;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -64,6 +65,9 @@ public final class SynapseHubCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
+    /** The snapshot read ahead for this start (Main), handed to the start once and then let go of. */
+    private SnapshotReadAhead readAhead = SnapshotReadAhead.none();
+
     @Override
     public Integer call() throws Exception {
         // registered before the start, so that a SIGTERM during it is seen (StopSignal)
@@ -84,7 +88,9 @@ public final class SynapseHubCommand implements Callable<Integer> {
         StopSignal stop = StopSignal.register();
         HubDaemon daemon = null;
         try {
-            daemon = HubDaemon.start(serve, federation, stop::requested);
+            SnapshotReadAhead ahead = readAhead;
+            readAhead = SnapshotReadAhead.none(); // not kept for the hub's life
+            daemon = HubDaemon.start(serve, federation, stop::requested, ahead);
         } catch (HubDaemon.StoppedBeforeServing e) {
             return ExitCodes.OK; // the JVM is exiting for the signal; the journal was closed
         } catch (IllegalArgumentException e) {
@@ -152,9 +158,16 @@ public final class SynapseHubCommand implements Callable<Integer> {
 
     /** Builds the command line with the {@code --config} file, if any, as the default provider. */
     static CommandLine commandLine(String[] args) {
+        return commandLine(args, SnapshotReadAhead.none());
+    }
+
+    /** As {@link #commandLine(String[])}; a hub start takes its snapshot from {@code readAhead} if it read the one chosen. */
+    static CommandLine commandLine(String[] args, SnapshotReadAhead readAhead) {
         Path configFile = ConfigFile.find(args);
         ConfigFile config = configFile == null ? null : ConfigFile.read(configFile);
-        CommandLine hubOnly = new CommandLine(new SynapseHubCommand());
+        SynapseHubCommand hub = new SynapseHubCommand();
+        hub.readAhead = readAhead;
+        CommandLine hubOnly = new CommandLine(hub);
         if (config != null) {
             hubOnly.setDefaultValueProvider(config.defaults());
         }

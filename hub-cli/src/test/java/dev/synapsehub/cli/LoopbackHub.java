@@ -8,9 +8,14 @@ final class LoopbackHub implements AutoCloseable {
 
     /** Starts a hub as {@code synapse-hub ARGS} would (pass {@code --port 0}). */
     HubDaemon start(String... args) throws Exception {
+        return start(dev.synapsehub.journal.SnapshotReadAhead.none(), args);
+    }
+
+    /** As {@link #start(String...)}, loading the snapshot {@code readAhead} read if it is the one chosen. */
+    HubDaemon start(dev.synapsehub.journal.SnapshotReadAhead readAhead, String... args) throws Exception {
         SynapseHubCommand command = new SynapseHubCommand();
         new CommandLine(command).parseArgs(args);
-        daemon = HubDaemon.start(command.serve, command.federation);
+        daemon = HubDaemon.start(command.serve, command.federation, () -> false, readAhead);
         return daemon;
     }
 

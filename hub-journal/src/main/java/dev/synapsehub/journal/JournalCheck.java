@@ -59,7 +59,8 @@ public final class JournalCheck {
         for (SnapshotStore.Info info : journal.snapshots().list()) {
             String name = StateRecovery.describe(info);
             CoordinationState state = fresh.get();
-            String problem = StateRecovery.load(journal, info, compacted, state, StartupPhases.startingNow());
+            String problem = StateRecovery.load(journal, info, compacted, state, StartupPhases.startingNow(),
+                    SnapshotReadAhead.none());
             ReplayStats tail = null;
             if (problem == null) {
                 StateRecovery.replayAfter(journal, info.seq(), state);

@@ -91,7 +91,17 @@ public final class SnapshotStore {
 
     /** Complete snapshots, newest first (highest seq, then highest id). */
     public List<Info> list() throws JournalException {
-        return journal.query("listing snapshots", c -> {
+        return list(journal::query);
+    }
+
+    /** Runs SQL on a connection: the journal's own, or a reader's ({@link SnapshotReadAhead}). */
+    interface Sql {
+        <T> T query(String what, SqliteJournal.SqlWork<T> work) throws JournalException;
+    }
+
+    /** As {@link #list()}, through {@code sql}. */
+    static List<Info> list(Sql sql) throws JournalException {
+        return sql.query("listing snapshots", c -> {
             List<Info> out = new ArrayList<>();
             try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT id, seq, created_at, format,"
                     + " bytes, chunks, crc32c FROM snapshots WHERE complete = 1 ORDER BY seq DESC, id DESC")) {
@@ -133,6 +143,11 @@ public final class SnapshotStore {
      * @throws CorruptSnapshotException when a chunk is missing or the body does not match
      */
     public byte[] read(Info info) throws JournalException, CorruptSnapshotException {
+        return read(journal::query, info);
+    }
+
+    /** As {@link #read(Info)}, through {@code sql}. */
+    static byte[] read(Sql sql, Info info) throws JournalException, CorruptSnapshotException {
         if (info.format() < SnapshotCodec.OLDEST_FORMAT || info.format() > SnapshotCodec.FORMAT) {
             throw new CorruptSnapshotException("format " + info.format() + " is not " + SnapshotCodec.OLDEST_FORMAT
                     + " to " + SnapshotCodec.FORMAT);
@@ -143,7 +158,7 @@ public final class SnapshotStore {
         }
         byte[] bytes = new byte[(int) Math.max(0, info.bytes())]; // filled in place: no growing copies of a large body
         long[] filled = {0};
-        int chunks = journal.query("reading a snapshot", c -> {
+        int chunks = sql.query("reading a snapshot", c -> {
             int n = 0;
             try (PreparedStatement q = c.prepareStatement(
                     "SELECT idx, data FROM snapshot_chunks WHERE snapshot_id = ? ORDER BY idx")) {

@@ -68,11 +68,20 @@ public final class StateRecovery {
     /** As {@link #recover(SqliteJournal, Supplier, double)}, marking each step in {@code phases}. */
     public static Recovery recover(SqliteJournal journal, Supplier<CoordinationState> fresh, double now,
                                    StartupPhases phases) throws JournalException {
+        return recover(journal, fresh, now, phases, SnapshotReadAhead.none());
+    }
+
+    /**
+     * As {@link #recover(SqliteJournal, Supplier, double, StartupPhases)}, with the body
+     * {@code readAhead} read when it is the snapshot chosen.
+     */
+    public static Recovery recover(SqliteJournal journal, Supplier<CoordinationState> fresh, double now,
+                                   StartupPhases phases, SnapshotReadAhead readAhead) throws JournalException {
         int discarded = journal.snapshots().discardIncomplete();
         if (discarded > 0) {
             LOG.log(System.Logger.Level.INFO, "discarded " + discarded + " snapshot(s) a stop left incomplete");
         }
-        Recovery recovery = rebuild(journal, fresh, now, phases);
+        Recovery recovery = rebuild(journal, fresh, now, phases, readAhead);
         retireUnusable(journal.snapshots(), recovery.unusable());
         return recovery;
     }
@@ -101,11 +110,11 @@ public final class StateRecovery {
     /** As {@link #recover}, but writes nothing to the file (the journal tools). */
     public static Recovery rebuild(SqliteJournal journal, Supplier<CoordinationState> fresh, double now)
             throws JournalException {
-        return rebuild(journal, fresh, now, StartupPhases.startingNow());
+        return rebuild(journal, fresh, now, StartupPhases.startingNow(), SnapshotReadAhead.none());
     }
 
     private static Recovery rebuild(SqliteJournal journal, Supplier<CoordinationState> fresh, double now,
-                                    StartupPhases phases) throws JournalException {
+                                    StartupPhases phases, SnapshotReadAhead readAhead) throws JournalException {
         SnapshotStore store = journal.snapshots();
         long compacted = journal.compactedThrough();
         List<SnapshotStore.Info> snapshots = store.list();
@@ -116,7 +125,7 @@ public final class StateRecovery {
             SnapshotStore.Info info = snapshots.get(i);
             long start = System.nanoTime();
             CoordinationState state = fresh.get();
-            String why = load(journal, info, compacted, state, phases);
+            String why = load(journal, info, compacted, state, phases, readAhead);
             if (why == null) {
                 double load = (System.nanoTime() - start) / 1e9;
                 LOG.log(System.Logger.Level.INFO, String.format(Locale.ROOT,
@@ -160,7 +169,7 @@ public final class StateRecovery {
 
     /** Loads a snapshot into {@code state}; returns null, or why it cannot be used. */
     static String load(SqliteJournal journal, SnapshotStore.Info info, long compacted, CoordinationState state,
-                       StartupPhases phases) throws JournalException {
+                       StartupPhases phases, SnapshotReadAhead readAhead) throws JournalException {
         if (info.seq() > journal.lastSeq()) {
             return "it covers seq " + info.seq() + " but the journal ends at seq " + journal.lastSeq();
         }
@@ -169,7 +178,10 @@ public final class StateRecovery {
         }
         ClaimsPipe pipe = null;
         try {
-            byte[] body = journal.snapshots().read(info);
+            byte[] body = readAhead.take(journal.path(), info);
+            if (body == null) {
+                body = journal.snapshots().read(info);
+            }
             phases.mark("snapshot read and check");
             // the claims load on a thread of their own while they are decoded, this one loads the rest
             pipe = new ClaimsPipe(state, StateRecovery::onOwnThread);
