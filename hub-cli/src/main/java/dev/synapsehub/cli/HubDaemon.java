@@ -306,7 +306,7 @@ final class HubDaemon implements AutoCloseable {
         ReplayStats stats = recovery.tail();
         String from = recovery.snapshot() == null ? "a full replay" : "snapshot #" + recovery.snapshot().id()
                 + " at seq " + recovery.snapshot().seq() + String.format(" (loaded in %.3f s%s)", recovery.loadSeconds(),
-                readAhead ? "; read while the options were" : "");
+                readAhead ? ", read ahead" : "");
         LOG.info("journal {}: state from {} plus {} events replayed in {} s; {} live claims, epoch counter {}",
                 sqlite.path(), from, stats.replayed(), String.format("%.3f", stats.seconds()),
                 state.claims().liveCount(), state.claims().epochCounter());

@@ -107,7 +107,8 @@ public final class Main {
             mesh |= arg.startsWith("--mesh-");
         }
         if (db == null) {
-            return SnapshotReadAhead.none(); // an in-memory hub opens no journal: the libraries would only take CPU from its start
+            // an in-memory hub opens no journal: the libraries would only take CPU from its start
+            return SnapshotReadAhead.none();
         }
         Thread warmup = new Thread(SqliteJournal::loadLibraries, "synapse-journal-warmup");
         warmup.setDaemon(true);

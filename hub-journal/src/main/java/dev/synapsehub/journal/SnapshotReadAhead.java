@@ -33,7 +33,8 @@ public final class SnapshotReadAhead {
     /** Whether the start loaded the body read here. */
     private boolean used;
 
-    private record Read(SnapshotStore.Info info, byte[] body) {
+    /** A snapshot's row and its checked body. */
+    record Read(SnapshotStore.Info info, byte[] body) {
     }
 
     private SnapshotReadAhead(Path file, CompletableFuture<Read> read) {
@@ -48,12 +49,31 @@ public final class SnapshotReadAhead {
 
     /** Starts reading the newest snapshot of the journal at {@code db} on a daemon thread. */
     public static SnapshotReadAhead start(Path db) {
+        return start(db, SnapshotReadAhead::readNewest);
+    }
+
+    /**
+     * As {@link #start(Path)}, reading with {@code reader}. Whatever it throws, an {@link Error}
+     * too (a 40 MB body on a small heap), ends the read with nothing read, logged: the start never
+     * waits on a read that died, it reads the snapshot itself.
+     */
+    static SnapshotReadAhead start(Path db, java.util.function.Function<Path, Read> reader) {
         Path file = db.toAbsolutePath();
         CompletableFuture<Read> read = new CompletableFuture<>();
-        Thread reader = new Thread(() -> read.complete(readNewest(file)), "snapshot-read-ahead");
-        reader.setDaemon(true);
+        Thread thread = new Thread(() -> {
+            Read done = null;
+            try {
+                done = reader.apply(file);
+            } catch (Throwable unexpected) {
+                LOG.log(System.Logger.Level.WARNING, file + ": the snapshot read ahead failed (the start reads it"
+                        + " itself): " + unexpected, unexpected);
+            } finally {
+                read.complete(done);
+            }
+        }, "snapshot-read-ahead");
+        thread.setDaemon(true);
         try {
-            reader.start();
+            thread.start();
         } catch (OutOfMemoryError | RuntimeException e) { // no thread to be had: the start reads it
             return NONE;
         }
@@ -72,7 +92,7 @@ public final class SnapshotReadAhead {
             }
             SnapshotStore.Info newest = snapshots.get(0);
             return new Read(newest, SnapshotStore.read(sql, newest));
-        } catch (JournalException | CorruptSnapshotException | SQLException | RuntimeException e) {
+        } catch (JournalException | CorruptSnapshotException | SQLException e) {
             // not a failure of the start: it reads (and reports on) the snapshot itself
             LOG.log(System.Logger.Level.DEBUG, () -> file + ": no snapshot read ahead: " + e);
             return null;

@@ -142,6 +142,30 @@ class SnapshotReadAheadTest {
     }
 
     @Test
+    void aReadThatDiesEvenOfAnErrorEndsWithNothingReadAndTheStartReadsItself() throws Exception {
+        SnapshotReadAhead ahead = SnapshotReadAhead.start(db(), file -> {
+            throw new OutOfMemoryError("a 40 MB body on a small heap");
+        });
+        CompletableFuture<byte[]> taken = CompletableFuture.supplyAsync(() -> ahead.take(db(), newestUnchecked()));
+        assertThat(taken.get(30, java.util.concurrent.TimeUnit.SECONDS)).as("ended, not waited on forever").isNull();
+        assertThat(ahead.used()).isFalse();
+
+        SnapshotReadAhead broken = SnapshotReadAhead.start(db(), file -> {
+            throw new IllegalStateException("a bug in the read");
+        });
+        assertThat(recovered(db(), broken)).isEqualTo(expected);
+        assertThat(broken.used()).isFalse();
+    }
+
+    private SnapshotStore.Info newestUnchecked() {
+        try {
+            return newest(db());
+        } catch (JournalException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Test
     void aMissingJournalIsNotCreatedAndNothingIsReadAhead() throws Exception {
         Path missing = dir.resolve("new.db");
         SnapshotReadAhead ahead = SnapshotReadAhead.start(missing);
