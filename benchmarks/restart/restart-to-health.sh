@@ -6,6 +6,8 @@
 # had used when /health answered (less sensitive than wall time to other work on the machine), and
 # how long after the SIGTERM the hub was gone, with its exit code (143: stopped by its hook).
 #
+# Ends with one line over all runs: median, p90 (nearest rank), fastest, slowest, and how many took over 1 s.
+#
 # usage: benchmarks/restart/restart-to-health.sh DB RUNS [extra synapse-hub flags...]
 # env:   JAVA (default java), JAVA_OPTS (default -Xmx4g), JAR (default hub-cli/target/synapse-hub.jar),
 #        LAUNCHER (e.g. bin/synapse-hub: start through it instead, with SYNAPSE_HUB_JAVA_OPTS=$JAVA_OPTS;
@@ -19,6 +21,7 @@ java=${JAVA:-java}
 jar=${JAR:-hub-cli/target/synapse-hub.jar}
 opts=${JAVA_OPTS:--Xmx4g}
 log=$(mktemp)
+walls=() # each run's ms to /health, for the summary line at the end
 # The probe forks nothing while the hub starts: with curl, date and sleep started every 5 ms the
 # probe itself took a good part of one of the two cores from the start it was timing. A connection
 # attempt through bash's /dev/tcp that is refused costs microseconds; the pause is a read with a
@@ -90,7 +93,8 @@ for i in $(seq 1 "$runs"); do
     # CPU the hub process used until then (user + system, all threads: JIT and GC included)
     ticks=$(awk '{print $14 + $15}' "/proc/$pid/stat")
     cpu_ms=$(( ticks * 1000 / $(getconf CLK_TCK) ))
-    echo "run $i: $(( (end - start) / 1000000 )) ms to /health, ${cpu_ms} ms of CPU; load $(cut -d' ' -f1 /proc/loadavg)"
+    walls+=($(( (end - start) / 1000000 )))
+    echo "run $i: ${walls[-1]} ms to /health, ${cpu_ms} ms of CPU; load $(cut -d' ' -f1 /proc/loadavg)"
     if [ "${THREADS:-0}" -gt 0 ]; then
         # CPU per live thread at /health (threads that already ended count in the total only)
         for t in /proc/"$pid"/task/*; do
@@ -117,3 +121,7 @@ for i in $(seq 1 "$runs"); do
     echo "    stopped $(( ($(date +%s%N) - stop) / 1000000 )) ms after SIGTERM, exit $code"
 done
 rm -f "$log"
+# The distribution (nearest rank: p90 of 30 runs is the 27th fastest), and how many starts took longer than 1 s
+printf '%s\n' "${walls[@]}" | sort -n | awk -v limit=1000 '{ w[NR] = $1; over += ($1 > limit) }
+    END { p = int((NR * 9 + 9) / 10); printf "%d starts: median %d ms, p90 %d ms, fastest %d, slowest %d; %d above %d ms\n",
+        NR, (NR % 2 ? w[(NR + 1) / 2] : (w[NR / 2] + w[NR / 2 + 1]) / 2), w[p], w[1], w[NR], over, limit }'
