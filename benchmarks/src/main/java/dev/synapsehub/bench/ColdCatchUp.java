@@ -34,7 +34,7 @@ final class ColdCatchUp {
         Path journal = FederationBench.peerJournal(dir, events);
         Path portFile = dir.resolve("serve.port");
         Files.deleteIfExists(portFile);
-        List<String> serve = command(serverJvm, "serve", "--dir", dir.toString(), "--events", Integer.toString(events),
+        List<String> serve = command(dir, serverJvm, "serve", "--dir", dir.toString(), "--events", Integer.toString(events),
                 "--serve-seconds", Integer.toString(serveSeconds));
         if (probeClaimsPerSecond > 0) { // the probe's claims are journaled: on a copy, so the generated log stays as it is
             Path copy = dir.resolve("serve-probe-" + events + ".db");
@@ -53,7 +53,7 @@ final class ColdCatchUp {
             String end = portAndEnd[1];
             System.out.printf(Locale.ROOT, "serving JVM pid %d: %s events at %s; log %s%n", server.pid(), end, uri,
                     dir.resolve("serve.log"));
-            List<String> follow = command(followerJvm, "follow", "--dir", dir.toString(), "--uri", uri, "--end", end);
+            List<String> follow = command(dir, followerJvm, "follow", "--dir", dir.toString(), "--uri", uri, "--end", end);
             for (int w = 1; w <= warmups; w++) {
                 System.out.printf(Locale.ROOT, "warm-up %d of %d (the serving JVM's JIT)%n", w, warmups);
                 follower(follow, dir.resolve("follow-warmup-" + w + ".log"), server);
@@ -104,10 +104,16 @@ final class ColdCatchUp {
         }
     }
 
-    /** The java command of this JVM running {@link FederationBench} with {@code jvm} options and {@code args}. */
-    private static List<String> command(String jvm, String... args) {
+    /**
+     * The java command of this JVM running {@link FederationBench} with {@code jvm} options and {@code args}.
+     * sqlite-jdbc unpacks its native library into the temporary directory at every start and removes
+     * it only at a normal exit: a child killed on its time bound would leave a copy in /tmp, so the
+     * children unpack into {@code dir} (given first: a {@code jvm} option can still move it).
+     */
+    private static List<String> command(Path dir, String jvm, String... args) {
         List<String> c = new ArrayList<>();
         c.add(ProcessHandle.current().info().command().orElse("java"));
+        c.add("-Dorg.sqlite.tmpdir=" + dir.toAbsolutePath());
         c.addAll(Arrays.stream(jvm.trim().split("\\s+")).filter(a -> !a.isEmpty()).toList());
         c.addAll(List.of("-cp", System.getProperty("java.class.path"), FederationBench.class.getName()));
         c.addAll(List.of(args));
