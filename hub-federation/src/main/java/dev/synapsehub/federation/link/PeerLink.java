@@ -1,5 +1,6 @@
 package dev.synapsehub.federation.link;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -22,6 +23,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
 
@@ -58,6 +60,8 @@ public final class PeerLink implements AutoCloseable {
     private volatile Welcome welcome;
     private volatile long lastRoundTripNanos = -1;
     private boolean closed;
+    /** Frames from the peer read into a Jackson tree; only tests read it (a broadcast nothing awaits costs none). */
+    private final LongAdder framesParsedToTrees = new LongAdder();
 
     /**
      * What the peer said when the connection opened: its protocol version and clock skew, and
@@ -396,10 +400,17 @@ public final class PeerLink implements AutoCloseable {
         return c;
     }
 
+    /** Frames from the peer read into a Jackson tree so far (for tests). */
+    long framesParsedToTrees() {
+        return framesParsedToTrees.sum();
+    }
+
     /**
      * One frame from the peer, on the connection's event loop. A reply awaited by a decoder is
-     * decoded from the bytes; any other frame is parsed into a tree as the client would. A frame
-     * that is not JSON, or not well-formed UTF-8, throws, which closes the connection (as the client does).
+     * decoded from the bytes; a frame no request awaits (the peer's broadcasts: the owner sends
+     * them to every connection) is only read through; any other frame is parsed into a tree as the
+     * client would. A frame that is not JSON, or not well-formed UTF-8, throws, which closes the
+     * connection (as the client does).
      */
     private void receive(HubClient from, ByteBuf content, Scratch scratch) {
         int length = content.readableBytes();
@@ -410,17 +421,23 @@ public final class PeerLink implements AutoCloseable {
         }
         String first = firstType(bytes, length);
         ReplyDecoder<?> decoder;
+        boolean awaited;
         synchronized (this) {
             if (from != client) {
                 return;
             }
             Pending p = oldestOfType(first);
+            awaited = p != null;
             decoder = p == null ? null : p.decoder();
         }
         try {
             if (decoder != null && completeDecoded(from, decoder, bytes, length, first)) {
                 return;
             }
+            if (!awaited && first != null && !refusal(first) && unused(from, bytes, length)) {
+                return;
+            }
+            framesParsedToTrees.increment();
             JsonNode node = MAPPER.readTree(bytes, 0, length);
             if (node instanceof ObjectNode object) {
                 dispatch(from, object, bytes, length);
@@ -458,6 +475,58 @@ public final class PeerLink implements AutoCloseable {
         }
         taken.completeDecoded(reply);
         return true;
+    }
+
+    private static boolean refusal(String type) {
+        return "error".equals(type) || "name_conflict".equals(type);
+    }
+
+    /**
+     * Whether nothing can use the frame: no request awaits the type a tree would read, and it is
+     * no refusal. Reads the frame through first, so one the tree would refuse still throws.
+     */
+    private boolean unused(HubClient from, byte[] bytes, int length) throws IOException {
+        String type = lastType(MAPPER.getFactory(), bytes, length);
+        if (type == null || refusal(type)) {
+            return false;
+        }
+        synchronized (this) {
+            // Checked under the lock that send() holds while it queues a request and then writes
+            // it: a request not queued yet was not sent yet, so this frame, already received,
+            // cannot be its reply.
+            return from != client || oldestOfType(type) == null;
+        }
+    }
+
+    /**
+     * The type a tree of the frame would read (the last top-level {@code type}: in a tree a
+     * repeated key keeps its last value) when it is a string, having read the whole top-level
+     * object exactly as {@code json}'s {@link ObjectMapper#readTree} would: throws where it throws
+     * (malformed JSON, a stream read constraint), ignores what it ignores (anything after the
+     * object). Null when the tree must decide: not an object, no string type, or a frame long
+     * enough to hold a string over the length limit, which only a tree, materialising the
+     * string, checks (a string has no more chars than bytes).
+     */
+    static String lastType(JsonFactory json, byte[] bytes, int length) throws IOException {
+        if (length > json.streamReadConstraints().getMaxStringLength()) {
+            return null;
+        }
+        try (JsonParser p = json.createParser(bytes, 0, length)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                return null;
+            }
+            String type = null;
+            JsonToken token;
+            while ((token = p.nextToken()) == JsonToken.FIELD_NAME) {
+                boolean isType = "type".equals(p.currentName());
+                JsonToken value = p.nextToken();
+                if (isType) {
+                    type = value == JsonToken.VALUE_STRING ? p.getText() : null;
+                }
+                p.skipChildren(); // still tokenises (and so checks) everything it skips
+            }
+            return token == JsonToken.END_OBJECT ? type : null;
+        }
     }
 
     private Pending oldestOfType(String type) {
@@ -500,7 +569,7 @@ public final class PeerLink implements AutoCloseable {
             if (from != client) {
                 return;
             }
-            if ("error".equals(type) || "name_conflict".equals(type)) {
+            if (refusal(type)) {
                 Pending oldest = takeRefused();
                 if (oldest != null) {
                     oldest.future().completeExceptionally(new Answered(peer + " answered " + type + ": "
