@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.synapsehub.client.HubClient;
 import dev.synapsehub.client.tls.TestCertificates;
+import dev.synapsehub.federation.testing.Await;
 import dev.synapsehub.federation.testing.FedHub;
 import dev.synapsehub.federation.testing.Pki;
 import dev.synapsehub.federation.testing.TrustFiles;
@@ -419,6 +420,8 @@ class LogServingTest {
                 }
             });
             assertThat(held.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            // peer() sends the heartbeat that binds the name but does not wait for it
+            Await.until("hub-a bound", FedHub.WAIT, () -> b.server.services().registry().session("hub-a") != null);
             dev.synapsehub.net.session.Session session = b.server.services().registry().session("hub-a");
             java.util.function.LongFunction<dev.synapsehub.net.protocol.Request> pull = after -> {
                 ObjectNode f = p.frame("hub-a", "multihub_log_request");
