@@ -8,13 +8,11 @@ import dev.synapsehub.core.actor.ActorSettings;
 import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.journal.InMemoryJournal;
 import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.federation.testing.AnsweringExtension;
 import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.HubServer;
-import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.net.extension.HubExtension;
 import dev.synapsehub.net.extension.HubExtensions;
-import dev.synapsehub.net.extension.HubServices;
-import dev.synapsehub.net.protocol.Request;
 import io.netty.buffer.Unpooled;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -58,30 +56,15 @@ class PeerLinkBroadcastTest {
     void start() throws Exception {
         actor = new CoordinationActor(new CoordinationState(), new InMemoryJournal(), Clock.system(), ActorSettings.DEFAULTS);
         actor.start();
-        HubExtension peer = new HubExtension() {
-            private HubServices hub;
-
-            @Override
-            public void bind(HubServices context, ClaimService claims) {
-                hub = context;
+        HubExtension peer = new AnsweringExtension(PROBE::equals, (hub, r) -> {
+            for (var frame : r.frame().path("frames")) {
+                hub.outbox().sendInOrder(r.session(), Unpooled.wrappedBuffer(Base64.getDecoder().decode(frame.asText())));
             }
-
-            @Override
-            public boolean handles(String type) {
-                return PROBE.equals(type);
+            if (r.frame().path("silent").asBoolean()) {
+                return;
             }
-
-            @Override
-            public void handle(Request r) {
-                for (var frame : r.frame().path("frames")) {
-                    hub.outbox().sendInOrder(r.session(), Unpooled.wrappedBuffer(Base64.getDecoder().decode(frame.asText())));
-                }
-                if (r.frame().path("silent").asBoolean()) {
-                    return;
-                }
-                hub.outbox().sendInOrder(r.session(), "{\"type\":\"" + DONE + "\",\"payload\":\"done\"}");
-            }
-        };
+            hub.outbox().sendInOrder(r.session(), "{\"type\":\"" + DONE + "\",\"payload\":\"done\"}");
+        });
         server = new HubServer(HubConfig.builder().host("127.0.0.1").port(0).hubId("hub-b").build(), actor,
                 Clock.system(), null, new HubExtensions(List.of(peer)));
         server.start();

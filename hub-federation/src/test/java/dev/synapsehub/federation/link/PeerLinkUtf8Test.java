@@ -8,14 +8,12 @@ import dev.synapsehub.core.actor.ActorSettings;
 import dev.synapsehub.core.actor.CoordinationActor;
 import dev.synapsehub.core.journal.InMemoryJournal;
 import dev.synapsehub.core.state.CoordinationState;
+import dev.synapsehub.federation.testing.AnsweringExtension;
 import dev.synapsehub.federation.testing.Pki;
 import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.HubServer;
-import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.net.extension.HubExtension;
 import dev.synapsehub.net.extension.HubExtensions;
-import dev.synapsehub.net.extension.HubServices;
-import dev.synapsehub.net.protocol.Request;
 import dev.synapsehub.net.tls.TlsFiles;
 import io.netty.buffer.Unpooled;
 import org.junit.jupiter.api.Test;
@@ -49,36 +47,21 @@ class PeerLinkUtf8Test {
         CoordinationActor actor = new CoordinationActor(new CoordinationState(), new InMemoryJournal(), Clock.system(),
                 ActorSettings.DEFAULTS);
         actor.start();
-        HubExtension peer = new HubExtension() {
-            private HubServices hub;
-
-            @Override
-            public void bind(HubServices context, ClaimService claims) {
-                hub = context;
+        HubExtension peer = new AnsweringExtension("multihub_log_request"::equals, (hub, r) -> {
+            boolean bad = r.frame().path("after_seq").asLong() == 1;
+            byte[] text = ("{\"type\":\"multihub_log_snapshot\",\"payload\":\"X\",\"events\":[],\"next_cursor\":0,"
+                    + "\"log_end_seq\":0}").getBytes(StandardCharsets.UTF_8);
+            if (bad) {
+                int x = new String(text, StandardCharsets.UTF_8).indexOf('X');
+                byte[] overlong = new byte[text.length + 1];
+                System.arraycopy(text, 0, overlong, 0, x);
+                overlong[x] = (byte) 0xC1; // an overlong two-byte form of 'X'
+                overlong[x + 1] = (byte) 0x98;
+                System.arraycopy(text, x + 1, overlong, x + 2, text.length - x - 1);
+                text = overlong;
             }
-
-            @Override
-            public boolean handles(String type) {
-                return "multihub_log_request".equals(type);
-            }
-
-            @Override
-            public void handle(Request r) {
-                boolean bad = r.frame().path("after_seq").asLong() == 1;
-                byte[] text = ("{\"type\":\"multihub_log_snapshot\",\"payload\":\"X\",\"events\":[],\"next_cursor\":0,"
-                        + "\"log_end_seq\":0}").getBytes(StandardCharsets.UTF_8);
-                if (bad) {
-                    int x = new String(text, StandardCharsets.UTF_8).indexOf('X');
-                    byte[] overlong = new byte[text.length + 1];
-                    System.arraycopy(text, 0, overlong, 0, x);
-                    overlong[x] = (byte) 0xC1; // an overlong two-byte form of 'X'
-                    overlong[x + 1] = (byte) 0x98;
-                    System.arraycopy(text, x + 1, overlong, x + 2, text.length - x - 1);
-                    text = overlong;
-                }
-                hub.outbox().sendInOrder(r.session(), Unpooled.wrappedBuffer(text));
-            }
-        };
+            hub.outbox().sendInOrder(r.session(), Unpooled.wrappedBuffer(text));
+        });
         HubServer server = new HubServer(HubConfig.builder().host("127.0.0.1").port(0).hubId("hub-b")
                 .tls(new TlsFiles(b.serverFiles().cert(), b.serverFiles().key(), null)).build(), actor, Clock.system(),
                 null, new HubExtensions(List.of(peer)));

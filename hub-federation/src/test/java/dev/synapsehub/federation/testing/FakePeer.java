@@ -8,11 +8,8 @@ import dev.synapsehub.core.journal.InMemoryJournal;
 import dev.synapsehub.core.state.CoordinationState;
 import dev.synapsehub.net.HubConfig;
 import dev.synapsehub.net.HubServer;
-import dev.synapsehub.net.extension.ClaimService;
 import dev.synapsehub.net.extension.HubExtension;
 import dev.synapsehub.net.extension.HubExtensions;
-import dev.synapsehub.net.extension.HubServices;
-import dev.synapsehub.net.protocol.Request;
 import dev.synapsehub.net.tls.TlsFiles;
 
 import java.net.URI;
@@ -39,36 +36,21 @@ public final class FakePeer implements AutoCloseable {
         this.certs = certs;
         actor = new CoordinationActor(new CoordinationState(), new InMemoryJournal(), Clock.system(), ActorSettings.DEFAULTS);
         actor.start();
-        HubExtension ext = new HubExtension() {
-            private HubServices hub;
-
-            @Override
-            public void bind(HubServices context, ClaimService claims) {
-                hub = context;
+        HubExtension ext = new AnsweringExtension(type -> "multihub_log_request".equals(type)
+                || "multihub_claim_request".equals(type) || "operator_relay_request".equals(type), (hub, r) -> {
+            requests.incrementAndGet();
+            if (!"multihub_log_request".equals(r.type())) {
+                return; // claims and relays: an owner that never answers
             }
-
-            @Override
-            public boolean handles(String type) {
-                return "multihub_log_request".equals(type) || "multihub_claim_request".equals(type)
-                        || "operator_relay_request".equals(type);
+            ObjectNode members = script.apply(r.frame());
+            if (members == null) {
+                return; // a silent peer
             }
-
-            @Override
-            public void handle(Request r) {
-                requests.incrementAndGet();
-                if (!"multihub_log_request".equals(r.type())) {
-                    return; // claims and relays: an owner that never answers
-                }
-                ObjectNode members = script.apply(r.frame());
-                if (members == null) {
-                    return; // a silent peer
-                }
-                ObjectNode f = hub.frames().envelope(r.sender(), "multihub_log_snapshot", "Multi-hub log snapshot",
-                        hub.clock().nowSeconds());
-                f.setAll(members);
-                hub.outbox().send(r.session(), f);
-            }
-        };
+            ObjectNode f = hub.frames().envelope(r.sender(), "multihub_log_snapshot", "Multi-hub log snapshot",
+                    hub.clock().nowSeconds());
+            f.setAll(members);
+            hub.outbox().send(r.session(), f);
+        });
         server = new HubServer(HubConfig.builder().host("127.0.0.1").port(0).hubId(certs.hubId())
                 .tls(new TlsFiles(certs.serverFiles().cert(), certs.serverFiles().key(), null)).build(),
                 actor, Clock.system(), null, new HubExtensions(List.of(ext)));
