@@ -67,6 +67,25 @@ class WireFormatTest {
     }
 
     @Test
+    void aNegativeZeroFloatIsSignedAsPythonReadsIt() {
+        // python: o = json.loads(text); del o["auth"]["value"]; hmac over canon(o) as above
+        String text = "{\"sender\":\"p/alpha\",\"type\":\"claim\",\"task_id\":\"T-0.5\",\"z\":-0.0,"
+                + "\"q\":[1,-0e0,{\"r\":-0.000E+3}],\"d\":-0.0,\"d\":0.0,\"i\":-0,\"u\":-1e-400,"
+                + "\"auth\":{\"alg\":\"hmac-sha256\",\"kid\":\"k1\",\"nonce\":\"n-1\",\"sequence\":1,"
+                + "\"timestamp\":1795976354.25,\"value\":\"x\"}}";
+        ObjectNode frame = (ObjectNode) json.parse(text);
+        String canonical = MessageAuthenticator.canonicalBytes(frame);
+        assertThat(canonical).isEqualTo("{\"auth\":{\"alg\":\"hmac-sha256\",\"kid\":\"k1\",\"nonce\":\"n-1\","
+                + "\"sequence\":1,\"timestamp\":1795976354.25},\"d\":0.0,\"i\":0,\"q\":[1,-0.0,{\"r\":-0.0}],"
+                + "\"sender\":\"p/alpha\",\"task_id\":\"T-0.5\",\"type\":\"claim\",\"u\":-0.0,\"z\":-0.0}");
+        assertThat(MessageAuthenticator.mac("s3cret", canonical))
+                .isEqualTo("be90456735806241cbbe615b96eaf708f487b027b36bd58d16671d6600df8559");
+        // a later member of the same name that is no zero keeps its value
+        assertThat(json.parse("{\"a\":[-0.0],\"a\":{\"0\":0.5},\"b\":-0.0,\"b\":[2]}").toString())
+                .isEqualTo("{\"a\":{\"0\":0.5},\"b\":[2]}");
+    }
+
+    @Test
     void idempotencyDigestIsAsciiEscapedSortedSha256() throws Exception {
         JsonNode d = json.parse("{\"sender\":\"p/alpha\",\"type\":\"claim\",\"task_id\":\"T-1\","
                 + "\"note\":\"caf\\u00e9\",\"idem_key\":\"k\",\"ttl_seconds\":1e16,\"n\":5.0}");

@@ -1,18 +1,25 @@
 package dev.synapsehub.net.wire;
 
 import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonPointer;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.DoubleNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
 
@@ -95,7 +102,70 @@ public final class WireJson {
             return Decoded.MALFORMED;
         }
         Decoded problem = problem(node, null);
-        return problem != null ? problem : new Decoded(node, false, null);
+        if (problem != null) {
+            return problem;
+        }
+        if (mayHoldNegativeZero(text)) {
+            try {
+                restoreNegativeZeros(text, node);
+            } catch (IOException | RuntimeException e) {
+                return Decoded.MALFORMED; // not reached: the same text just parsed
+            }
+        }
+        return new Decoded(node, false, null);
+    }
+
+    /**
+     * Whether {@code text} may hold a float literal {@code -0.…} or {@code -0e…}: a cheap
+     * over-approximation (the same characters inside a string also count).
+     */
+    static boolean mayHoldNegativeZero(String text) {
+        for (int i = text.indexOf("-0"); i >= 0 && i + 2 < text.length(); i = text.indexOf("-0", i + 2)) {
+            char next = text.charAt(i + 2);
+            if (next == '.' || next == 'e' || next == 'E') {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Puts back the sign of each negative-zero float literal, which the exact decimal a float is
+     * kept as cannot carry: Python reads {@code -0.0} as a float whose {@code repr} is {@code -0.0}
+     * (contract §9), so a signature over a frame holding one covers {@code -0.0}. For a member
+     * given twice, the last one counts, as in the tree.
+     */
+    private void restoreNegativeZeros(String text, JsonNode root) throws IOException {
+        Map<JsonPointer, Boolean> lastIsNegativeZero = new HashMap<>();
+        try (JsonParser p = mapper.getFactory().createParser(text)) {
+            JsonToken t;
+            while ((t = p.nextToken()) != null) {
+                if (t.isScalarValue()) {
+                    boolean negativeZero = t == JsonToken.VALUE_NUMBER_FLOAT && p.getText().startsWith("-")
+                            && p.getDecimalValue().signum() == 0;
+                    JsonPointer at = p.getParsingContext().pathAsPointer();
+                    if (negativeZero || lastIsNegativeZero.containsKey(at)) {
+                        lastIsNegativeZero.put(at, negativeZero);
+                    }
+                }
+            }
+        }
+        lastIsNegativeZero.forEach((at, negativeZero) -> {
+            if (!negativeZero || at.matches()) {
+                return;
+            }
+            JsonNode parent = root.at(at.head());
+            JsonNode value = root.at(at);
+            // a later member of the same name may have put something else there
+            if (!value.isNumber() || value.isIntegralNumber() || value.decimalValue().signum() != 0) {
+                return;
+            }
+            if (parent instanceof ObjectNode object) {
+                object.set(at.last().getMatchingProperty(), DoubleNode.valueOf(-0.0));
+            } else if (parent instanceof ArrayNode array) {
+                array.set(at.last().getMatchingIndex(), DoubleNode.valueOf(-0.0));
+            }
+        });
     }
 
     /** Serialises a frame. */
