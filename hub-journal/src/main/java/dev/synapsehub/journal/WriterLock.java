@@ -82,9 +82,52 @@ public final class WriterLock implements AutoCloseable {
         return key != null ? key : file.toRealPath();
     }
 
-    /** The lock file of {@code journal}: {@code <journal>-lock} beside it. */
+    /**
+     * The lock file of {@code journal}: {@code <journal>-lock} beside the file it names, symbolic
+     * links followed (as SQLite follows them to the file it opens), so every path to one journal
+     * file, a link or a linked directory included, shares one lock. A journal that does not exist
+     * yet is named through its directory's real path.
+     */
     public static Path lockFile(Path journal) {
-        return journal.resolveSibling(journal.getFileName() + "-lock");
+        Path real = realPath(journal);
+        return real.resolveSibling(real.getFileName() + "-lock");
+    }
+
+    private static Path realPath(Path journal) {
+        Path absolute = journal.toAbsolutePath().normalize();
+        try {
+            return absolute.toRealPath();
+        } catch (IOException missing) {
+            Path dir = absolute.getParent();
+            try {
+                return dir == null ? absolute : dir.toRealPath().resolve(absolute.getFileName());
+            } catch (IOException noDirectory) {
+                return absolute; // opening the journal fails on its own, naming the directory
+            }
+        }
+    }
+
+    /**
+     * Refuses a journal file that has more than one name (hard links): SQLite keys its
+     * write-ahead log on the name it was given, so two hubs (or a hub and a tool) reaching one file
+     * by two names would each see only their own log, and no lock file beside either name could
+     * stop them. Where the file system cannot tell, nothing is refused.
+     */
+    static void refuseSecondNames(Path journal) throws JournalException {
+        Object links;
+        try {
+            links = Files.getAttribute(journal, "unix:nlink");
+        } catch (NoSuchFileException | UnsupportedOperationException | IllegalArgumentException absent) {
+            return;
+        } catch (IOException e) {
+            return; // reading it fails on its own, saying why
+        }
+        if (links instanceof Integer n && n > 1) {
+            throw new JournalRefusedException(journal + " has " + n + " names (hard links): SQLite keeps a"
+                    + " journal's write-ahead log by name, so a hub and anything opening it by another name"
+                    + " would each miss the other's writes. Keep one name (remove the other links, or copy the"
+                    + " file) and start again. The file was not modified.");
+        }
     }
 
     /** Takes the lock of {@code journal}, or refuses when another hub (or this one) holds it. */
@@ -100,6 +143,7 @@ public final class WriterLock implements AutoCloseable {
     }
 
     private static WriterLock acquireHeld(Path journal, Pause pause) throws JournalException {
+        refuseSecondNames(journal);
         Path file = lockFile(journal);
         FileChannel channel;
         Object identity;
@@ -175,6 +219,7 @@ public final class WriterLock implements AutoCloseable {
     }
 
     private static Holder probeUnheld(Path journal, Runnable whileTesting) throws JournalException {
+        refuseSecondNames(journal);
         Path file = lockFile(journal);
         if (!Files.exists(file)) {
             return Holder.NONE;
