@@ -428,6 +428,10 @@ public final class ServeOptions {
             throw new IllegalArgumentException("--journal-keep-rows " + journalKeepRows + " needs a snapshot: retention "
                     + "deletes rows only after one, and --snapshot-interval 0, --snapshot-every-rows 0 and "
                     + "--no-shutdown-snapshot take none; give a snapshot trigger, or --journal-keep-rows all");
+        } else if (meshId == null && !"all".equals(journalKeepRows) && snapshotsKept == 1) {
+            warnings.add("--journal-keep-rows " + journalKeepRows + " with --snapshots-kept 1: retention deletes the rows"
+                    + " the one snapshot covers, so nothing is left to fall back on; if that snapshot is damaged the hub"
+                    + " cannot start from this journal (restore a backup). Keep 2 or more snapshots to have a fallback");
         }
         return warnings;
     }

@@ -68,6 +68,19 @@ class InertOptionsCliTest {
     }
 
     @Test
+    void retentionWithOneSnapshotKeptWarnsThatNothingIsLeftToFallBackOn() {
+        Path db = dir.resolve("hub.db");
+        assertThat(CliTest.parsed("--db", db.toString(), "--journal-keep-rows", "0", "--snapshots-kept", "1")
+                .serve.inertOptionWarnings()).singleElement().asString()
+                .startsWith("--journal-keep-rows 0 with --snapshots-kept 1: retention deletes the rows the one snapshot"
+                        + " covers, so nothing is left to fall back on");
+        assertThat(CliTest.parsed("--db", db.toString(), "--snapshots-kept", "1").serve.inertOptionWarnings())
+                .as("keeping every row").isEmpty();
+        assertThat(CliTest.parsed("--db", db.toString(), "--journal-keep-rows", "0").serve.inertOptionWarnings())
+                .as("two snapshots kept").isEmpty();
+    }
+
+    @Test
     void theSameKeysInAConfigFileStartWithOneWarningEach() throws Exception {
         Path file = Files.writeString(dir.resolve("hub.properties"), String.join("\n",
                 "snapshot-interval=300", "snapshots-kept=2", "no-shutdown-snapshot=false", "journal-keep-rows=all",
