@@ -619,7 +619,7 @@ final class FederationCommands implements Callable<Integer> {
                 // reply's are (a raw node reads as 0: every last success showed "never")
                 ObjectNode parsed = (ObjectNode) new com.fasterxml.jackson.databind.ObjectMapper().readTree(reply.toString());
                 if (client.json) {
-                    spec.commandLine().getOut().println(parsed);
+                    spec.commandLine().getOut().println(FrameText.of(parsed));
                 } else {
                     offline = true;
                     report(parsed, spec.commandLine().getOut());

@@ -196,7 +196,7 @@ final class MessagingCommands {
                 hub.onFrame(f -> {
                     if (matches(f, wanted) && !"delivery_set".equals(f.path("type").asText())) {
                         synchronized (out) {
-                            out.println(client.json ? f.toString() : line(f));
+                            out.println(client.json ? FrameText.of(f) : line(f));
                             out.flush();
                         }
                         if (count > 0 && printed.incrementAndGet() >= count) {
@@ -207,7 +207,7 @@ final class MessagingCommands {
                 for (ObjectNode f : hub.pending()) {
                     if (matches(f, wanted) && !"welcome".equals(f.path("type").asText())
                             && !"delivery_set".equals(f.path("type").asText())) {
-                        out.println(client.json ? f.toString() : line(f));
+                        out.println(client.json ? FrameText.of(f) : line(f));
                     }
                 }
                 long waitMillis = duration > 0 ? (long) (duration * 1000) : Long.MAX_VALUE;

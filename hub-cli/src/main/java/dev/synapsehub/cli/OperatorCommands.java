@@ -94,7 +94,7 @@ final class OperatorCommands {
                     return closed != null ? closed.exitCode() : ExitCodes.REFUSED;
                 }
                 if (client.json) {
-                    spec.commandLine().getOut().println(reply.toString());
+                    spec.commandLine().getOut().println(FrameText.of(reply));
                 } else if ("error".equals(type(reply))) {
                     denied(reply, spec.commandLine().getOut());
                 } else {

@@ -44,6 +44,18 @@ class JsonExitCodeCliTest {
         }
     }
 
+    @Test
+    void floatsArePrintedAsTheHubWritesThemNotAsJavaDoes() throws Exception {
+        hub.start("--port", "0");
+        CliTest.Run claim = run(List.of("claim", "T2", "--name", "ops/first"), true);
+        JsonNode reply = JSON.readTree(claim.out());
+        double timestamp = reply.path("timestamp").doubleValue();
+        assertThat(timestamp).as(claim.out()).isGreaterThan(1e9);
+        // Java writes 1.7964500961302543E9; the hub (Python's repr) 1796450096.1302543
+        assertThat(claim.out()).doesNotContainPattern("\\d[eE]9")
+                .contains("\"timestamp\":" + dev.synapsehub.net.wire.PythonFloatFormat.format(timestamp));
+    }
+
     private CliTest.Run run(List<String> command, boolean json) {
         List<String> args = new java.util.ArrayList<>(command);
         args.addAll(List.of("--url", hub.url()));
