@@ -1,5 +1,7 @@
 package dev.synapsehub.cli;
 
+import dev.synapsehub.journal.WriterLock;
+
 import picocli.CommandLine;
 import picocli.CommandLine.Model.ArgSpec;
 import picocli.CommandLine.Model.CommandSpec;
@@ -48,7 +50,8 @@ final class ConfigFile {
         try (Reader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
             props.load(in);
         } catch (IOException e) {
-            throw new CommandLine.PicocliException("cannot read --config " + file + ": " + e.getMessage(), e);
+            throw new CommandLine.PicocliException("cannot read --config " + file + ": " + (e instanceof
+                    java.nio.charset.CharacterCodingException ? "not UTF-8 text" : WriterLock.reason(e)), e);
         }
         return new ConfigFile(file, props);
     }

@@ -470,6 +470,7 @@ final class HubDaemon implements AutoCloseable {
             }
             actor.close();
         }
-        LOG.info("stopped; the journal is closed");
+        // an in-memory hub has no journal to close (a durable one always has a snapshotter)
+        LOG.info(mesh == null && snapshotter == null ? "stopped" : "stopped; the journal is closed");
     }
 }

@@ -472,6 +472,8 @@ public final class ServeOptions {
             require(!metrics || effectiveMetricsToken != null, "refusing to serve --metrics on " + host
                     + " without a metrics token: set --metrics-token-file (or --insecure-off-loopback to accept the risk)");
         }
+        // an empty --db (db= in a file, or an unset variable) would name the working directory
+        require(db == null || !db.toString().isBlank(), "--db must name a journal file; it is empty");
         require(port >= 0 && port <= 65_535, "--port must be within 0..65535");
         require(maxMsgKb >= 1 && maxMsgKb <= MAX_MSG_KB, "--max-msg-kb must be within 1.." + MAX_MSG_KB
                 + " (1 GiB)");

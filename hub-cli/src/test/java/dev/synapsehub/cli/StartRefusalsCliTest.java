@@ -27,6 +27,29 @@ class StartRefusalsCliTest {
     }
 
     @Test
+    void anEmptyDbIsAUsageErrorThatCreatesNothing() throws Exception {
+        for (String empty : new String[] {"", " "}) {
+            CliTest.Run run = CliTest.run("--port", "0", "--db", empty);
+            assertThat(run.code()).as("'" + empty + "'").isEqualTo(ExitCodes.USAGE);
+            assertThat(run.err()).contains("--db must name a journal file; it is empty");
+        }
+        Path file = Files.writeString(dir.resolve("hub.properties"), "db=\n");
+        CliTest.Run fromFile = CliTest.run("--config", file.toString(), "--port", "0");
+        assertThat(fromFile.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(fromFile.err()).contains("--db must name a journal file; it is empty");
+        assertThat(Path.of(" ")).doesNotExist();
+        assertThat(Path.of(" -lock")).doesNotExist();
+    }
+
+    @Test
+    void aMissingConfigFileSaysSo() {
+        // read as the command line is built, before a command runs: Main reports it as a usage error
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> CliTest.run("--config",
+                        dir.resolve("absent.properties").toString(), "--port", "0"))
+                .hasMessageEndingWith("absent.properties: no such file or directory");
+    }
+
+    @Test
     void aNegativeOrInfiniteHostRateAndANoughtBurstAreRefused() {
         for (String[] bad : new String[][] {{"--host-rate", "-1"}, {"--host-rate", "Infinity"},
                 {"--host-rate", "NaN"}, {"--host-burst", "0"}}) {
