@@ -63,6 +63,21 @@ class JournalBackupCliTest {
     }
 
     @Test
+    void aTargetDirectoryThatRefusesANewFileIsAUsageErrorSayingWhy() throws Exception {
+        Path db = dir.resolve("hub.db");
+        // /proc takes no new file, whoever asks (root passes permission bits, not this)
+        Path target = Path.of("/proc", "synapse-backup-test.db");
+        hub.start("--port", "0", "--db", db.toString());
+        CliTest.Run online = CliTest.run("journal", "backup", "--db", db.toString(), "--to", target.toString());
+        assertThat(online.code()).as(online.out() + online.err()).isEqualTo(ExitCodes.USAGE);
+        assertThat(online.err()).contains("refused the target").contains("cannot create a file in /proc");
+        hub.close();
+        CliTest.Run offline = CliTest.run("journal", "backup", "--db", db.toString(), "--to", target.toString());
+        assertThat(offline.code()).as(offline.out() + offline.err()).isEqualTo(ExitCodes.USAGE);
+        assertThat(offline.err()).contains(target + ": cannot create a file in /proc: ").contains("Nothing was written");
+    }
+
+    @Test
     void aStaleControlSocketFromAKilledHubFallsBackToOffline() throws Exception {
         Path db = dir.resolve("hub.db");
         hub.start("--port", "0", "--db", db.toString());

@@ -122,7 +122,14 @@ public final class JournalBackup {
         });
         Path partial = to.resolveSibling(to.getFileName() + ".partial-" + UUID.randomUUID());
         try {
-            SqliteJournal.createPrivately(partial);
+            try {
+                SqliteJournal.createPrivately(partial);
+            } catch (JournalException e) {
+                // the target's directory refuses a new file (permissions, a read-only or special file system)
+                throw new BackupTargetRefusedException(to + ": cannot create a file in " + to.getParent() + ": "
+                        + (e.getCause() instanceof IOException io ? WriterLock.reason(io) : e.getMessage())
+                        + "; name a --to in a directory this user can write. Nothing was written.");
+            }
             long rows;
             try (Connection out = DriverManager.getConnection("jdbc:sqlite:" + partial)) {
                 try (Statement s = out.createStatement()) {

@@ -369,7 +369,7 @@ public final class SqliteJournal implements Journal {
             throw new JournalException(file + ": cannot create the journal file: the directory " + dir
                     + " does not exist; create it (mkdir -p " + dir + ") or pass another --db path", e);
         } catch (IOException e) {
-            throw new JournalException(file + ": cannot create the journal file: " + e.getMessage(), e);
+            throw new JournalException(file + ": cannot create the journal file: " + WriterLock.reason(e), e);
         }
     }
 
