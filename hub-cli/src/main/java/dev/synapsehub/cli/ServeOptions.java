@@ -459,7 +459,8 @@ public final class ServeOptions {
     HubConfig hubConfig() {
         String effectiveToken = resolveToken();
         String effectiveMetricsToken = resolveMetricsToken();
-        require(effectiveMetricsToken == null || metrics, "--metrics-token is read only with --metrics");
+        require(effectiveMetricsToken == null || metrics, (metricsToken != null && !metricsToken.isEmpty()
+                ? "--metrics-token" : "--metrics-token-file") + " is read only with --metrics");
         require(!metricsQueryTokenOk || effectiveMetricsToken != null,
                 "--metrics-query-token-ok needs a metrics token (--metrics-token-file)");
         if (!isLoopback(host) && !insecureOffLoopback) {
@@ -478,7 +479,8 @@ public final class ServeOptions {
         require(maxMsgKb >= 1 && maxMsgKb <= MAX_MSG_KB, "--max-msg-kb must be within 1.." + MAX_MSG_KB
                 + " (1 GiB)");
         Duration authTimeout = SecondsOption.positive("--auth-timeout", authTimeoutSeconds);
-        require(leaseOfflineTtl >= 0 && Double.isFinite(leaseOfflineTtl), "--lease-offline-ttl must be >= 0");
+        require(leaseOfflineTtl >= 0 && Double.isFinite(leaseOfflineTtl),
+                "--lease-offline-ttl must be a finite number >= 0 (got " + leaseOfflineTtl + ")");
         Duration shutdownCloseTimeout = SecondsOption.zeroOrPositive("--shutdown-close-timeout",
                 shutdownCloseTimeoutSeconds, 3600, "drop them at once");
         require(messageAuthWindow > 0 && Double.isFinite(messageAuthWindow), "--message-auth-window-seconds must be positive");
@@ -650,8 +652,9 @@ public final class ServeOptions {
     CoordinationState newState() {
         require(maxHistory >= 1, "--max-history must be at least 1");
         require(deadLetterEscalation >= 0, "--dead-letter-escalation must be >= 0");
-        require(maxProgress >= 1 && maxProgressPerAuthor >= 1 && maxProgressPerTask >= 1,
-                "--max-progress* must be at least 1");
+        atLeast("--max-progress", maxProgress, 1);
+        atLeast("--max-progress-per-author", maxProgressPerAuthor, 1);
+        atLeast("--max-progress-per-task", maxProgressPerTask, 1);
         require(maxOffersPerAgent >= 1, "--max-offers-per-agent must be at least 1");
         require(boardTaskCap >= 0, "--board-task-cap must be >= 0");
         return new CoordinationState(registryLimits(), CoordinationState.DEFAULT_IDEMPOTENCY_CAPACITY,
@@ -685,7 +688,8 @@ public final class ServeOptions {
     /** The validated {@code --log-format}, lower case (LogSetup chose the encoder from the same value). */
     String logFormat() {
         String format = logFormat.toLowerCase(java.util.Locale.ROOT);
-        require(format.equals("text") || format.equals("json"), "--log-format must be text or json, not '" + logFormat + "'");
+        require(format.equals("text") || format.equals("json"), "--log-format must be text or json, not '" + logFormat
+                + "'" + (logFormat.equals(System.getenv("SYNAPSE_LOG_FORMAT")) ? " (from SYNAPSE_LOG_FORMAT)" : ""));
         return format;
     }
 

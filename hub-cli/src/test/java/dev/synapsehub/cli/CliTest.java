@@ -250,6 +250,10 @@ class CliTest {
         Run noMetrics = run("--port", "0", "--metrics-token", "t");
         assertThat(noMetrics.code()).isEqualTo(ExitCodes.USAGE);
         assertThat(noMetrics.err()).contains("--metrics-token is read only with --metrics");
+        Path tokenFile = Files.writeString(dir.resolve("metrics.token"), "t\n");
+        Run fileWithoutMetrics = run("--port", "0", "--metrics-token-file", tokenFile.toString());
+        assertThat(fileWithoutMetrics.code()).isEqualTo(ExitCodes.USAGE);
+        assertThat(fileWithoutMetrics.err()).contains("--metrics-token-file is read only with --metrics");
         Run queryAlone = run("--port", "0", "--metrics", "--metrics-query-token-ok");
         assertThat(queryAlone.code()).isEqualTo(ExitCodes.USAGE);
         assertThat(queryAlone.err()).contains("--metrics-query-token-ok needs a metrics token");

@@ -42,6 +42,18 @@ class StartRefusalsCliTest {
     }
 
     @Test
+    void aRefusalNamesTheOptionGiven() {
+        String[][] cases = {{"--max-progress-per-task", "0", "--max-progress-per-task must be at least 1"},
+                {"--max-progress-per-author", "0", "--max-progress-per-author must be at least 1"},
+                {"--lease-offline-ttl", "Infinity", "--lease-offline-ttl must be a finite number >= 0"}};
+        for (String[] c : cases) {
+            CliTest.Run run = CliTest.run("--port", "0", c[0], c[1]);
+            assertThat(run.code()).as(c[0]).isEqualTo(ExitCodes.USAGE);
+            assertThat(run.err()).as(c[0]).contains(c[2]);
+        }
+    }
+
+    @Test
     void aMissingConfigFileSaysSo() {
         // read as the command line is built, before a command runs: Main reports it as a usage error
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> CliTest.run("--config",
