@@ -103,7 +103,9 @@ final class ConfigFile {
             }
             for (String name : names(option)) {
                 if (props.getProperty(name) != null && props.getProperty(prefix + name) == null) {
-                    notes.add("synapse-hub: note: --config " + file + ": '" + name + "' sets the hub start's option, not "
+                    boolean hubReadsIt = spec.root().findOption("--" + name) != null;
+                    notes.add("synapse-hub: note: --config " + file + ": '" + name + "' "
+                            + (hubReadsIt ? "sets the hub start's option, not " : "is not read as ")
                             + command + "'s " + option.longestName() + " (a key for " + command + " is qualified: "
                             + prefix + name + ")");
                     break;

@@ -61,6 +61,15 @@ class ConfigScopeCliTest {
     }
 
     @Test
+    void theNoteForAPlainKeySaysWhetherTheHubStartReadsIt() throws Exception {
+        Path config = Files.writeString(dir.resolve("notes.properties"), "token=abc\ntimeout=99\n");
+        CliTest.Run who = CliTest.run("--config", config.toString(), "who", "--url", "ws://127.0.0.1:9");
+        assertThat(who.err()).contains("'token' sets the hub start's option, not who's --token")
+                .contains("'timeout' is not read as who's --timeout (a key for who is qualified: synapse-hub.who.timeout)")
+                .doesNotContain("'timeout' sets the hub start's option");
+    }
+
+    @Test
     void aSubcommandReadsOnlyTheKeysQualifiedWithItsName() throws Exception {
         Path config = dir.resolve("shared.properties");
         // rate: frames/s per connection for the hub, claims/s for bench; timeout: who's wait

@@ -87,7 +87,9 @@ public final class PeerCursorHolds implements RetentionHold {
             return false;
         }
         settling = false;
-        LOG.log(System.Logger.Level.INFO, allPulled
+        LOG.log(System.Logger.Level.INFO, allPulled && expected.isEmpty()
+                ? "no peer is granted the log: retention holds no rows for peers"
+                : allPulled
                 ? "every peer granted the log has pulled since the start: retention holds only their cursors now"
                 : "a granted peer has not pulled for " + WINDOW.toHours() + " h since the start: retention no longer"
                         + " holds every row for it");
