@@ -156,11 +156,26 @@ public final class Main {
                 return null;
             }
         }
-        boolean subcommand = args.length > 0 && !args[0].startsWith("-");
-        if (subcommand && System.getProperty("SYNAPSE_LOG_LEVEL") == null && System.getenv("SYNAPSE_LOG_LEVEL") == null) {
+        if (namesASubcommand(args) && System.getProperty("SYNAPSE_LOG_LEVEL") == null && System.getenv("SYNAPSE_LOG_LEVEL") == null) {
             System.setProperty("SYNAPSE_LOG_LEVEL", "WARN");
         }
         return null;
+    }
+
+    /**
+     * Whether the command line runs a subcommand: its first word, after the options that may come
+     * before one ({@code --config F}, {@code --log-level L}, {@code --log-format F}), is no option.
+     */
+    static boolean namesASubcommand(String[] args) {
+        for (int i = 0; i < args.length; i++) {
+            String arg = args[i];
+            if (SynapseHubCommand.BEFORE_SUBCOMMAND.contains(arg)) {
+                i++; // its value
+            } else if (!SynapseHubCommand.BEFORE_SUBCOMMAND.contains(arg.split("=", 2)[0])) {
+                return !arg.startsWith("-");
+            }
+        }
+        return false;
     }
 
     /** The levels {@code --log-level} takes (any case). */
