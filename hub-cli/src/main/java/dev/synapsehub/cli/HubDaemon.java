@@ -166,6 +166,10 @@ final class HubDaemon implements AutoCloseable {
                         + "--log-format on the command line or set SYNAPSE_LOG_FORMAT", options.logFormat(),
                         LogSetup.activeFormat());
             }
+            String emptyToken = options.emptyTokenWarning();
+            if (emptyToken != null) {
+                LOG.warn(emptyToken);
+            }
             String volatilePins = options.volatilePinsWarning(config);
             if (volatilePins != null) {
                 LOG.warn(volatilePins);

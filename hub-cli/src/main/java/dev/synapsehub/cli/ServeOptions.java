@@ -819,6 +819,19 @@ public final class ServeOptions {
      * refusals become warnings): empty on loopback or when nothing is waived.
      */
     /**
+     * A warning when {@code --token} was given empty and no other source names a token: as in the
+     * reference, an empty token counts as none and the hub is open, which a unit passing an unset
+     * variable ({@code --token "$TOKEN"}) would not notice otherwise. Null when there is nothing to say.
+     */
+    String emptyTokenWarning() {
+        if (token == null || !token.isEmpty() || resolveToken() != null) {
+            return null;
+        }
+        return "--token is empty and no --token-file or SYNAPSE_TOKEN names a token: the hub is open, any agent"
+                + " connects without one";
+    }
+
+    /**
      * The start-up warning for identity pinning without a durable store, or null when pins are
      * journaled (--db), replicated (a mesh), not kept (off, or the operator-bundle posture). The
      * contract says pins survive restarts (A2.5); in memory they do not, and a name pinned before

@@ -246,6 +246,18 @@ class CliTest {
     }
 
     @Test
+    void anEmptyTokenOpensTheHubAsInTheReferenceButSaysSo(@TempDir Path dir) throws Exception {
+        assertThat(parsed("--token", "").serve.emptyTokenWarning()).as("the reference reads it as no token")
+                .contains("--token is empty").contains("the hub is open");
+        assertThat(parsed("--token", "").serve.hubConfig().token()).isNull();
+        Path file = Files.writeString(dir.resolve("connect.token"), "from-file\n");
+        assertThat(parsed("--token", "", "--token-file", file.toString()).serve.emptyTokenWarning())
+                .as("the next source names one").isNull();
+        assertThat(parsed("--token", "abc").serve.emptyTokenWarning()).isNull();
+        assertThat(parsed().serve.emptyTokenWarning()).as("no --token given").isNull();
+    }
+
+    @Test
     void aMetricsTokenIsReadOnlyWithMetricsAndTheQueryFormOnlyWithAToken(@TempDir Path dir) throws Exception {
         Run noMetrics = run("--port", "0", "--metrics-token", "t");
         assertThat(noMetrics.code()).isEqualTo(ExitCodes.USAGE);
