@@ -32,8 +32,7 @@ record CompactHint(long threshold) {
                         + "delete, after each snapshot, the rows older than the last N that the kept snapshots cover"
                 : "--journal-keep-rows is " + keepRows + ": retention deletes only rows the kept snapshots cover and "
                         + "no pending directed chat (up to 7 days), federation peer or backup still needs; "
-                        + "`synapse-hub journal inspect --db " + journal + "` (hub stopped) "
-                        + "shows what holds them";
+                        + "each retention pass logs what holds the rest ('journal retention: … (floor set by …)')";
         return Optional.of("journal " + journal + " holds " + rows + " rows, more than --compact-hint-threshold "
                 + threshold + "; " + advice + " (docs/operations.md, \"The journal\")");
     }

@@ -96,7 +96,7 @@ public final class JournalCommand {
             List<SnapshotStore.Info> snapshots = journal.snapshots().list();
             int incomplete = journal.snapshots().incomplete();
             out.printf("snapshots      %d%s%n", snapshots.size(), incomplete > 0 ? " (+" + incomplete
-                    + " incomplete, discarded at the next start)" : "");
+                    + " incomplete or retired as unusable, discarded at the next start)" : "");
             for (SnapshotStore.Info info : snapshots) {
                 String check;
                 try {

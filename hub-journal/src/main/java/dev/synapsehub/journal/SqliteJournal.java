@@ -636,8 +636,9 @@ public final class SqliteJournal implements Journal {
                         if (firstCorrupt == 0) {
                             firstCorrupt = seq;
                         }
-                        LOG.log(System.Logger.Level.ERROR, "journal row seq=" + seq + " kind=" + batch.kind[i] + " " + fault
-                                + epochNote(batch, i));
+                        // one line per row: a JSON parser's message continues on a second line ("at [Source: …]")
+                        LOG.log(System.Logger.Level.ERROR, "journal row seq=" + seq + " kind=" + batch.kind[i] + " "
+                                + fault.replaceAll("\\s*\\R\\s*", " ") + epochNote(batch, i));
                         epochFloor = Math.max(epochFloor, skippedEpoch(batch, i));
                     }
                     if ((rows & 4095) == 0) {

@@ -79,10 +79,11 @@ public final class StateRecovery {
                                    StartupPhases phases, SnapshotReadAhead readAhead) throws JournalException {
         int discarded = journal.snapshots().discardIncomplete();
         if (discarded > 0) {
-            LOG.log(System.Logger.Level.INFO, "discarded " + discarded + " snapshot(s) a stop left incomplete");
+            LOG.log(System.Logger.Level.INFO, "discarded " + discarded + " snapshot(s) a stop left incomplete or an"
+                    + " earlier start retired as unusable");
         }
         Recovery recovery = rebuild(journal, fresh, now, phases, readAhead);
-        retireUnusable(journal.snapshots(), recovery.unusable());
+        retireUnusable(journal.snapshots(), recovery.unusable(), recovery.snapshot() != null);
         return recovery;
     }
 
@@ -92,7 +93,7 @@ public final class StateRecovery {
      * policy counts from the snapshot loaded. The body stays until the next start discards it
      * with the incomplete ones, so it can still be looked at ({@code sqlite3 -readonly}).
      */
-    private static void retireUnusable(SnapshotStore store, List<SnapshotStore.Info> unusable)
+    private static void retireUnusable(SnapshotStore store, List<SnapshotStore.Info> unusable, boolean oneLoaded)
             throws JournalException {
         if (unusable.isEmpty()) {
             return;
@@ -103,8 +104,10 @@ public final class StateRecovery {
             ids.append(ids.length() == 0 ? "#" : ", #").append(info.id());
         }
         LOG.log(System.Logger.Level.WARNING, unusable.size() + " snapshot(s) found unusable at start retired (" + ids
-                + "): rotation and retention no longer count them as kept, so the snapshot loaded and the rows after"
-                + " it stay the fallback until newer snapshots replace it; their bodies are discarded at the next start");
+                + "): rotation and retention no longer count them as kept, so " + (oneLoaded
+                ? "the snapshot loaded and the rows after it stay the fallback until newer snapshots replace it"
+                : "no snapshot is kept now and the journal's rows (this start's full replay) are the fallback until"
+                        + " a new snapshot is written") + "; their bodies are discarded at the next start");
     }
 
     /** As {@link #recover}, but writes nothing to the file (the journal tools). */
