@@ -404,6 +404,26 @@ class ImportCommandTest {
     }
 
     @Test
+    void aTargetWithASecondNameIsRefusedForThatNotTakenForOneAHubServes(@TempDir Path dir) throws Exception {
+        double t = System.currentTimeMillis() / 1000.0;
+        Path source = dir.resolve("other.db");
+        try (ReferenceDb db = new ReferenceDb(source)) {
+            db.event(t, "claim", claim("a", "proj/x", 3, 0, t, t + 600, ""));
+        }
+        Path target = dir.resolve("hub.db");
+        hub.start("--port", "0", "--db", target.toString());
+        hub.close();
+        Files.createLink(dir.resolve("second.db"), target);
+        for (String[] args : List.of(new String[] {"--replace-existing"}, new String[] {"--replace-existing",
+                "--dry-run"})) {
+            CliTest.Run refused = run(Stream.concat(Stream.of("import", "--from", source.toString(), "--db",
+                    target.toString()), Stream.of(args)).toArray(String[]::new));
+            assertThat(refused.code()).as(refused.out() + refused.err()).isEqualTo(ExitCodes.USAGE);
+            assertThat(refused.err()).contains("has 2 names (hard links)").doesNotContain("running hub");
+        }
+    }
+
+    @Test
     void aTargetARunningHubServesIsRefusedAndTheHubKeepsItsJournal(@TempDir Path dir) throws Exception {
         double t = System.currentTimeMillis() / 1000.0;
         Path source = dir.resolve("other.db");

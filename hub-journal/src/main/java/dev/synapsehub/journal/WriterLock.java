@@ -98,6 +98,14 @@ public final class WriterLock implements AutoCloseable {
         try {
             return absolute.toRealPath();
         } catch (IOException missing) {
+            // not there yet; a link to a file not made yet names the file SQLite will make
+            for (int hops = 0; hops < 40 && Files.isSymbolicLink(absolute); hops++) {
+                try {
+                    absolute = absolute.resolveSibling(Files.readSymbolicLink(absolute)).normalize();
+                } catch (IOException unreadable) {
+                    break;
+                }
+            }
             Path dir = absolute.getParent();
             try {
                 return dir == null ? absolute : dir.toRealPath().resolve(absolute.getFileName());
@@ -108,12 +116,13 @@ public final class WriterLock implements AutoCloseable {
     }
 
     /**
-     * Refuses a journal file that has more than one name (hard links): SQLite keys its
-     * write-ahead log on the name it was given, so two hubs (or a hub and a tool) reaching one file
-     * by two names would each see only their own log, and no lock file beside either name could
-     * stop them. Where the file system cannot tell, nothing is refused.
+     * Refuses a journal file that has more than one name (hard links) to a writer: SQLite keys its
+     * write-ahead log on the name it was given, so two hubs reaching one file by two names would
+     * each see only their own log, and no lock file beside either name could stop them. Read-only
+     * tools are not refused (a hard-linked backup tree may be inspected): no hub writes such a file.
+     * Where the file system cannot tell, nothing is refused.
      */
-    static void refuseSecondNames(Path journal) throws JournalException {
+    public static void refuseSecondNames(Path journal) throws JournalException {
         Object links;
         try {
             links = Files.getAttribute(journal, "unix:nlink");
@@ -125,8 +134,9 @@ public final class WriterLock implements AutoCloseable {
         if (links instanceof Integer n && n > 1) {
             throw new JournalRefusedException(journal + " has " + n + " names (hard links): SQLite keeps a"
                     + " journal's write-ahead log by name, so a hub and anything opening it by another name"
-                    + " would each miss the other's writes. Keep one name (remove the other links, or copy the"
-                    + " file) and start again. The file was not modified.");
+                    + " would each miss the other's writes. Keep one name (remove the other links, listed by"
+                    + " 'find <dir> -samefile " + journal + "', such as a backup's leftover .partial file, or copy"
+                    + " the file) and start again. The file was not modified.");
         }
     }
 
@@ -219,7 +229,6 @@ public final class WriterLock implements AutoCloseable {
     }
 
     private static Holder probeUnheld(Path journal, Runnable whileTesting) throws JournalException {
-        refuseSecondNames(journal);
         Path file = lockFile(journal);
         if (!Files.exists(file)) {
             return Holder.NONE;

@@ -237,6 +237,7 @@ public final class ReferenceImport {
 
     /** Takes the target's writer lock (as a hub would), or refuses when a running hub holds it. */
     private static WriterLock lockTarget(Path target) throws ImportRefusedException {
+        refuseSecondNames(target);
         try {
             return WriterLock.acquire(target);
         } catch (JournalRefusedException held) {
@@ -247,12 +248,22 @@ public final class ReferenceImport {
     }
 
     private static void refuseIfServed(Path target) throws ImportRefusedException {
+        refuseSecondNames(target);
         try {
             if (WriterLock.probe(target) == WriterLock.Holder.HUB) {
                 throw servedByHub(target);
             }
         } catch (JournalException e) {
             throw targetRefused(e.getMessage() + ". Nothing was written.");
+        }
+    }
+
+    /** A target with a second name is refused for that, not taken for one a hub holds. */
+    private static void refuseSecondNames(Path target) throws ImportRefusedException {
+        try {
+            WriterLock.refuseSecondNames(target);
+        } catch (JournalException e) {
+            throw targetRefused(e.getMessage());
         }
     }
 
