@@ -125,10 +125,12 @@ public final class JournalBackup {
             try {
                 SqliteJournal.createPrivately(partial);
             } catch (JournalException e) {
-                // the target's directory refuses a new file (permissions, a read-only or special file system)
+                if (!(e.getCause() instanceof java.nio.file.FileSystemException refusal) || !refusesNewFiles(refusal)) {
+                    throw e; // a full disk or an I/O error is no fault of the target's name
+                }
                 throw new BackupTargetRefusedException(to + ": cannot create a file in " + to.getParent() + ": "
-                        + (e.getCause() instanceof IOException io ? WriterLock.reason(io) : e.getMessage())
-                        + "; name a --to in a directory this user can write. Nothing was written.");
+                        + WriterLock.reason(refusal) + "; name a --to in a directory this user can write."
+                        + " Nothing was written.");
             }
             long rows;
             try (Connection out = DriverManager.getConnection("jdbc:sqlite:" + partial)) {
@@ -235,6 +237,16 @@ public final class JournalBackup {
                 s.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('compacted_through', '" + plan.floor() + "')");
             }
         }
+    }
+
+    /**
+     * Whether creating a file failed because of where it was asked for: no permission, a read-only
+     * file system, or a directory that takes no new file (as {@code /proc} answers "no such file").
+     */
+    private static boolean refusesNewFiles(java.nio.file.FileSystemException e) {
+        return e instanceof java.nio.file.AccessDeniedException || e instanceof java.nio.file.NoSuchFileException
+                || e.getReason() != null && (e.getReason().contains("Read-only file system")
+                || e.getReason().contains("Operation not permitted"));
     }
 
     private static void sync(Path file) throws IOException {
