@@ -140,9 +140,10 @@ public final class WireJson {
         try (JsonParser p = mapper.getFactory().createParser(text)) {
             JsonToken t;
             while ((t = p.nextToken()) != null) {
-                if (t.isScalarValue()) {
-                    boolean negativeZero = t == JsonToken.VALUE_NUMBER_FLOAT && p.getText().startsWith("-")
-                            && p.getDecimalValue().signum() == 0;
+                // only a zero float can be a negative zero, or undo one given earlier under the same
+                // name; anything else a later member puts there fails the check on the tree below
+                if (t == JsonToken.VALUE_NUMBER_FLOAT && p.getDecimalValue().signum() == 0) {
+                    boolean negativeZero = p.getText().startsWith("-");
                     JsonPointer at = p.getParsingContext().pathAsPointer();
                     if (negativeZero || lastIsNegativeZero.containsKey(at)) {
                         lastIsNegativeZero.put(at, negativeZero);
