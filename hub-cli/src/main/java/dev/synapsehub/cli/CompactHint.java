@@ -32,7 +32,8 @@ record CompactHint(long threshold) {
                         + "delete, after each snapshot, the rows older than the last N that the kept snapshots cover"
                 : "--journal-keep-rows is " + keepRows + ": retention deletes only rows the kept snapshots cover and "
                         + "no pending directed chat (up to 7 days), federation peer or backup still needs; "
-                        + "each retention pass logs what holds the rest ('journal retention: … (floor set by …)')";
+                        + "each retention pass that deletes rows logs what set its floor ('journal retention: … (floor"
+                        + " set by …)')";
         return Optional.of("journal " + journal + " holds " + rows + " rows, more than --compact-hint-threshold "
                 + threshold + "; " + advice + " (docs/operations.md, \"The journal\")");
     }

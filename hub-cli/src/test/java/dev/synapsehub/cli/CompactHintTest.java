@@ -74,7 +74,7 @@ class CompactHintTest {
         assertThat(hint.message(Path.of("hub.db"), 11, "all")).get().asString()
                 .contains("set --journal-keep-rows N");
         assertThat(hint.message(Path.of("hub.db"), 11, "500")).get().asString()
-                .contains("--journal-keep-rows is 500").contains("each retention pass logs what holds the rest");
+                .contains("--journal-keep-rows is 500").contains("each retention pass that deletes rows logs what set its floor");
     }
 
     /** The hint lines HubDaemon logs at one start over {@code db} with {@code threshold}. */
