@@ -166,7 +166,7 @@ final class HubDaemon implements AutoCloseable {
                         + "--log-format on the command line or set SYNAPSE_LOG_FORMAT", options.logFormat(),
                         LogSetup.activeFormat());
             }
-            String emptyToken = options.emptyTokenWarning();
+            String emptyToken = options.emptyTokenWarning(config);
             if (emptyToken != null) {
                 LOG.warn(emptyToken);
             }

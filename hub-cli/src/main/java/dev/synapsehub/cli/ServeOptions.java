@@ -822,9 +822,10 @@ public final class ServeOptions {
      * A warning when {@code --token} was given empty and no other source names a token: as in the
      * reference, an empty token counts as none and the hub is open, which a unit passing an unset
      * variable ({@code --token "$TOKEN"}) would not notice otherwise. Null when there is nothing to say.
+     * Reads the token {@code config} resolved, so no token file is read twice.
      */
-    String emptyTokenWarning() {
-        if (token == null || !token.isEmpty() || resolveToken() != null) {
+    String emptyTokenWarning(HubConfig config) {
+        if (token == null || !token.isEmpty() || config.token() != null) {
             return null;
         }
         return "--token is empty and no --token-file or SYNAPSE_TOKEN names a token: the hub is open, any agent"
@@ -880,7 +881,8 @@ public final class ServeOptions {
             require(!first.isEmpty(), option + " " + file + " is empty");
             return first;
         } catch (IOException e) {
-            throw new IllegalArgumentException("cannot read " + option + " " + file + ": " + e.getMessage(), e);
+            throw new IllegalArgumentException("cannot read " + option + " " + file + ": "
+                    + dev.synapsehub.journal.WriterLock.reason(e), e);
         }
     }
 

@@ -245,16 +245,20 @@ class CliTest {
         assertThat(off.volatilePinsWarning(off.hubConfig())).isNull();
     }
 
+    private static String warning(ServeOptions serve) {
+        return serve.emptyTokenWarning(serve.hubConfig());
+    }
+
     @Test
     void anEmptyTokenOpensTheHubAsInTheReferenceButSaysSo(@TempDir Path dir) throws Exception {
-        assertThat(parsed("--token", "").serve.emptyTokenWarning()).as("the reference reads it as no token")
+        assertThat(warning(parsed("--token", "").serve)).as("the reference reads it as no token")
                 .contains("--token is empty").contains("the hub is open");
         assertThat(parsed("--token", "").serve.hubConfig().token()).isNull();
         Path file = Files.writeString(dir.resolve("connect.token"), "from-file\n");
-        assertThat(parsed("--token", "", "--token-file", file.toString()).serve.emptyTokenWarning())
+        assertThat(warning(parsed("--token", "", "--token-file", file.toString()).serve))
                 .as("the next source names one").isNull();
-        assertThat(parsed("--token", "abc").serve.emptyTokenWarning()).isNull();
-        assertThat(parsed().serve.emptyTokenWarning()).as("no --token given").isNull();
+        assertThat(warning(parsed("--token", "abc").serve)).isNull();
+        assertThat(warning(parsed().serve)).as("no --token given").isNull();
     }
 
     @Test

@@ -363,11 +363,7 @@ class ImportCommandTest {
 
     @Test
     void aTargetWithHistoryIsKeptUnlessItsReplacementIsAskedFor(@TempDir Path dir) throws Exception {
-        double t = System.currentTimeMillis() / 1000.0;
-        Path source = dir.resolve("other.db");
-        try (ReferenceDb db = new ReferenceDb(source)) {
-            db.event(t, "claim", claim("a", "proj/x", 3, 0, t, t + 600, ""));
-        }
+        Path source = oneClaimSource(dir);
         Path target = dir.resolve("hub.db");
         hub.start("--port", "0", "--db", target.toString());
         try (HubClient c = HubClient.connect(URI.create(hub.url()), WAIT)) {
@@ -405,11 +401,7 @@ class ImportCommandTest {
 
     @Test
     void aTargetWithASecondNameIsRefusedForThatNotTakenForOneAHubServes(@TempDir Path dir) throws Exception {
-        double t = System.currentTimeMillis() / 1000.0;
-        Path source = dir.resolve("other.db");
-        try (ReferenceDb db = new ReferenceDb(source)) {
-            db.event(t, "claim", claim("a", "proj/x", 3, 0, t, t + 600, ""));
-        }
+        Path source = oneClaimSource(dir);
         Path target = dir.resolve("hub.db");
         hub.start("--port", "0", "--db", target.toString());
         hub.close();
@@ -425,11 +417,7 @@ class ImportCommandTest {
 
     @Test
     void aTargetARunningHubServesIsRefusedAndTheHubKeepsItsJournal(@TempDir Path dir) throws Exception {
-        double t = System.currentTimeMillis() / 1000.0;
-        Path source = dir.resolve("other.db");
-        try (ReferenceDb db = new ReferenceDb(source)) {
-            db.event(t, "claim", claim("a", "proj/x", 3, 0, t, t + 600, ""));
-        }
+        Path source = oneClaimSource(dir);
         Path target = dir.resolve("hub.db");
         hub.start("--port", "0", "--db", target.toString());
         try (HubClient c = HubClient.connect(URI.create(hub.url()), WAIT)) {
@@ -463,5 +451,15 @@ class ImportCommandTest {
             JsonNode claims = ask(c, "state_request", "state_snapshot").path("snapshot").path("active_claims");
             assertThat(claims).extracting(n -> n.path("task_id").asText()).containsExactlyInAnyOrder("before", "after");
         }
+    }
+
+    /** Another hub's database holding one live claim (task a, proj/x, epoch 3), in {@code dir}. */
+    private static Path oneClaimSource(Path dir) throws Exception {
+        double t = System.currentTimeMillis() / 1000.0;
+        Path source = dir.resolve("other.db");
+        try (ReferenceDb db = new ReferenceDb(source)) {
+            db.event(t, "claim", claim("a", "proj/x", 3, 0, t, t + 600, ""));
+        }
+        return source;
     }
 }
